@@ -1,0 +1,16 @@
+"""etchpy: named-index contraction expressions over any semiring, compiled to fused C.
+
+    import etchpy as ep
+    i, j = ep.indices("i j")
+    A = ep.tensor("A", 2, format="csr"); x = ep.tensor("x", 1)
+    y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=A_scipy, x=x_np)
+"""
+from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
+                     InputError, OrderError, SemiringError)
+from .expression import Expr, Index, TensorVar, indices, tensor
+from .storage import Tensor
+from .expression import sum  # noqa: A004 - ep.sum is the public name
+from .formats import Compressed, Dense, Format, Singleton
+from .semiring import Op, Semiring, check_axioms, semirings
+
+__version__ = "0.1.0"

@@ -1,0 +1,289 @@
+"""The named-index expression language.
+
+Grammar (every node is a frozen, hashable dataclass):
+
+    e ::= A[i1, ..., in]       Access: tensor variable A of order n, distinct indices
+        | c                    Lit: a scalar literal, a value of the semiring's carrier
+        | e * e                Mul: product, broadcasting by index name
+        | e + e                Add: sum over the union of supports, broadcasting
+        | Σ_i e                Sum: contraction of an index i that is free in e
+
+Sugar: `a - b` is `a + (-1)*b` (the -1 is marked so that only semirings with
+negation accept it); `e ** n` is n-fold `*` (n ≥ 1).
+
+The free indices of an expression are a tuple in order of first appearance.
+Type errors are raised as the expression is built and name the offending index.
+A repeated index inside one access (`A[i, i]`, a diagonal) is rejected: write the
+diagonal as a product with an identity tensor instead.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Iterator
+
+from .errors import ExpressionTypeError
+
+
+@dataclass(frozen=True)
+class Index:
+    name: str
+
+    def __post_init__(self):
+        if not (isinstance(self.name, str) and self.name.isidentifier()):
+            raise ExpressionTypeError(f"index name must be an identifier, got {self.name!r}")
+
+    def __repr__(self):
+        return self.name
+
+
+def indices(names: str) -> tuple[Index, ...]:
+    """`i, j, k = ep.indices("i j k")` (commas are also accepted)."""
+    parts = names.replace(",", " ").split()
+    if not parts:
+        raise ExpressionTypeError("ep.indices needs at least one name")
+    return tuple(Index(p) for p in parts) if len(parts) > 1 else (Index(parts[0]),)
+
+
+RESERVED_NAMES = {"out", "dim", "acc"}
+
+
+@dataclass(frozen=True)
+class TensorVar:
+    """A named tensor of fixed order with a declared storage format."""
+
+    name: str
+    order: int
+    format: object = "dense"   # a format name or an etchpy.formats.Format
+
+    def __post_init__(self):
+        if not (isinstance(self.name, str) and self.name.isidentifier()):
+            raise ExpressionTypeError(f"tensor name must be an identifier, got {self.name!r}")
+        if self.name in RESERVED_NAMES or self.name.startswith(("tmp", "out_")):
+            raise ExpressionTypeError(f"tensor name {self.name!r} is reserved for etchpy's "
+                                      f"own arrays; choose another name")
+        if not isinstance(self.order, int) or self.order < 0:
+            raise ExpressionTypeError(f"tensor {self.name}: order must be a non-negative int")
+        from .formats import Format
+        object.__setattr__(self, "format", Format.parse(self.format, self.order))
+
+    def __getitem__(self, idx) -> "Access":
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        for ix in idx:
+            if not isinstance(ix, Index):
+                raise ExpressionTypeError(f"{self.name}[...] takes indices made by "
+                                          f"ep.indices, got {ix!r}")
+        if len(idx) != self.order:
+            shown = ", ".join(map(str, idx))
+            raise ExpressionTypeError(f"tensor {self.name} has order {self.order} but is "
+                                      f"indexed with {len(idx)} indices: {self.name}[{shown}]")
+        seen = set()
+        for ix in idx:
+            if ix in seen:
+                raise ExpressionTypeError(
+                    f"index {ix} appears twice in {self.name}[{', '.join(map(str, idx))}]: "
+                    f"diagonal access is not supported; multiply by an identity tensor")
+            seen.add(ix)
+        return Access(self, tuple(idx))
+
+    def __repr__(self):
+        return f"tensor({self.name!r}, {self.order}, format={self.format})"
+
+
+def tensor(name: str, order: int, format="dense") -> TensorVar:
+    return TensorVar(name, order, format)
+
+
+class Expr:
+    """Operator overloading shared by all expression nodes."""
+
+    def __mul__(self, other):
+        return Mul(self, as_expr(other))
+
+    def __rmul__(self, other):
+        return Mul(as_expr(other), self)
+
+    def __add__(self, other):
+        return Add(self, as_expr(other))
+
+    def __radd__(self, other):
+        return Add(as_expr(other), self)
+
+    def __sub__(self, other):
+        return Add(self, Mul(Lit(-1, negation=True), as_expr(other)))
+
+    def __rsub__(self, other):
+        return Add(as_expr(other), Mul(Lit(-1, negation=True), self))
+
+    def __neg__(self):
+        return Mul(Lit(-1, negation=True), self)
+
+    def __pow__(self, n):
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ExpressionTypeError(f"e ** n needs an integer n >= 1, got {n!r}")
+        out = self
+        for _ in range(int(n) - 1):
+            out = Mul(out, self)
+        return out
+
+    @property
+    def free(self) -> tuple[Index, ...]:
+        return free_indices(self)
+
+    def __str__(self):
+        return show(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Access(Expr):
+    tensor: TensorVar
+    indices: tuple[Index, ...]
+
+    def __repr__(self):
+        return show(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Lit(Expr):
+    value: object
+    negation: bool = False   # True for the -1 introduced by `a - b`
+
+    def __post_init__(self):
+        if not isinstance(self.value, numbers.Number):
+            raise ExpressionTypeError(f"a literal must be a number, got {self.value!r}")
+
+    def __repr__(self):
+        return show(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Mul(Expr):
+    a: Expr
+    b: Expr
+
+    def __repr__(self):
+        return show(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Add(Expr):
+    a: Expr
+    b: Expr
+
+    def __repr__(self):
+        return show(self)
+
+
+@dataclass(frozen=True, repr=False)
+class Sum(Expr):
+    index: Index
+    body: Expr
+
+    def __post_init__(self):
+        if not isinstance(self.index, Index):
+            raise ExpressionTypeError(f"ep.sum takes indices, got {self.index!r}")
+        if not isinstance(self.body, Expr):
+            raise ExpressionTypeError(f"ep.sum takes an expression, got {self.body!r}")
+        if self.index not in free_indices(self.body):
+            raise ExpressionTypeError(f"cannot sum over index {self.index}: it is not free "
+                                      f"in {show(self.body)}")
+
+    def __repr__(self):
+        return show(self)
+
+
+def as_expr(x) -> Expr:
+    if isinstance(x, Expr):
+        return x
+    if isinstance(x, numbers.Number):
+        return Lit(x)
+    if isinstance(x, TensorVar):
+        if x.order == 0:
+            return Access(x, ())
+        raise ExpressionTypeError(f"tensor {x.name} of order {x.order} must be indexed, "
+                                  f"e.g. {x.name}[{', '.join('ijkl'[:x.order])}]")
+    raise ExpressionTypeError(f"cannot use {x!r} in an expression")
+
+
+def sum(idx, body) -> Expr:   # noqa: A001 - the public name is ep.sum
+    """Σ over one index or a tuple of indices (the last one innermost)."""
+    body = as_expr(body)
+    idxs = idx if isinstance(idx, (tuple, list)) else (idx,)
+    if not idxs:
+        raise ExpressionTypeError("ep.sum needs at least one index")
+    for ix in reversed(idxs):
+        body = Sum(ix, body)
+    return body
+
+
+def free_indices(e: Expr) -> tuple[Index, ...]:
+    match e:
+        case Access(_, idx):
+            return idx
+        case Lit():
+            return ()
+        case Mul(a, b) | Add(a, b):
+            fa = free_indices(a)
+            return fa + tuple(i for i in free_indices(b) if i not in fa)
+        case Sum(i, body):
+            return tuple(j for j in free_indices(body) if j != i)
+    raise ExpressionTypeError(f"not an expression: {e!r}")
+
+
+def accesses(e: Expr) -> Iterator[Access]:
+    """Every tensor access in `e`, left to right."""
+    match e:
+        case Access():
+            yield e
+        case Mul(a, b) | Add(a, b):
+            yield from accesses(a)
+            yield from accesses(b)
+        case Sum(_, body):
+            yield from accesses(body)
+
+
+def tensors(e: Expr) -> dict[str, TensorVar]:
+    """The tensor variables of `e` by name; one name must mean one declaration."""
+    out: dict[str, TensorVar] = {}
+    for acc in accesses(e):
+        t = acc.tensor
+        if out.setdefault(t.name, t) != t:
+            raise ExpressionTypeError(f"tensor name {t.name} is declared twice with "
+                                      f"different order or format: {out[t.name]!r} and {t!r}")
+    return out
+
+
+def uses_negation(e: Expr) -> bool:
+    match e:
+        case Lit(_, neg):
+            return neg
+        case Access():
+            return False
+        case Mul(a, b) | Add(a, b):
+            return uses_negation(a) or uses_negation(b)
+        case Sum(_, body):
+            return uses_negation(body)
+    return False
+
+
+_PREC = {"Add": 1, "Mul": 2, "Sum": 0}
+
+
+def show(e: Expr, prec: int = 0) -> str:
+    """Readable text, e.g. `Σ_j A[i,j]·x[j]`."""
+    match e:
+        case Access(t, idx):
+            return f"{t.name}[{','.join(i.name for i in idx)}]" if idx else t.name
+        case Lit(v, _):
+            return repr(v)
+        case Mul(a, b):
+            s = f"{show(a, 2)}·{show(b, 2)}"
+            return f"({s})" if prec > 2 else s
+        case Add(a, b):
+            s = f"{show(a, 1)} + {show(b, 1)}"
+            return f"({s})" if prec > 1 else s
+        case Sum(i, body):
+            s = f"Σ_{i.name} {show(body, 2)}"
+            return f"({s})" if prec > 0 else s
+    return repr(e)

@@ -1,0 +1,231 @@
+"""Semirings: the carrier dtype, zero, one, add and mul, in C and in numpy.
+
+A semiring (S, +, ·, 0, 1) gives every operator of an expression its meaning:
+`+` is `add`, `*` is `mul`, Σ folds `add` starting from `zero`, and the
+implicit entries of a sparse tensor are `zero`.
+
+Each operation is an `Op`: a C expression template over `{a}` and `{b}`
+(rendered by the C backend) and a numpy callable (used by the reference
+semantics and the interpreters). Both spellings must denote the same function.
+
+`check_axioms(semiring, values)` tests the semiring laws on sample values; the
+Hypothesis strategies in `etchpy.testing` use it.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError, SemiringError
+
+
+@dataclass(frozen=True)
+class Op:
+    """A binary operation spelled twice: as C (`{a}`, `{b}` holes) and as numpy."""
+
+    c: str
+    py: Callable = field(compare=False)
+
+    def __call__(self, a, b):
+        return self.py(a, b)
+
+    def render(self, a: str, b: str) -> str:
+        return self.c.format(a=a, b=b)
+
+
+def _as_op(op) -> Op:
+    if isinstance(op, Op):
+        return op
+    if isinstance(op, tuple) and len(op) == 2:
+        c, py = op
+        if isinstance(c, str) and callable(py):
+            return Op(c, py)
+    raise TypeError("a semiring operation is ep.Op(c_template, callable) or a pair "
+                    "(c_template, callable), e.g. ('{a} + {b}', numpy.add)")
+
+
+@dataclass(frozen=True)
+class Semiring:
+    """A commutative semiring over one numpy dtype.
+
+    `negation` says that every element has an additive inverse (a ring), which
+    is what `a - b` needs. `idempotent` says a + a = a. `allows_nan` says NaN is
+    an acceptable input value (only for plain IEEE arithmetic).
+    """
+
+    name: str
+    dtype: np.dtype
+    zero: object
+    one: object
+    add: Op
+    mul: Op
+    negation: bool = False
+    idempotent: bool = False
+    allows_nan: bool = False
+
+    def __init__(self, name, dtype, zero, one, add, mul, *, negation=False,
+                 idempotent=False, allows_nan=False):
+        dt = np.dtype(dtype)
+        set_ = object.__setattr__
+        set_(self, "name", str(name))
+        set_(self, "dtype", dt)
+        set_(self, "zero", dt.type(zero))
+        set_(self, "one", dt.type(one))
+        set_(self, "add", _as_op(add))
+        set_(self, "mul", _as_op(mul))
+        set_(self, "negation", bool(negation))
+        set_(self, "idempotent", bool(idempotent))
+        set_(self, "allows_nan", bool(allows_nan))
+
+    def __repr__(self):
+        return f"Semiring({self.name}, {self.dtype})"
+
+    # -- values -------------------------------------------------------------
+    def literal(self, value):
+        """The carrier element written as the literal `value` in an expression."""
+        try:
+            return self.dtype.type(self.cast(np.asarray(value), what="literal")[()])
+        except InputError as err:
+            raise SemiringError(f"literal {value!r} is not a value of semiring "
+                                f"{self.name} ({self.dtype}): {err}") from None
+
+    def cast(self, array, what="input"):
+        """Cast `array` to the carrier dtype, refusing anything that changes a value.
+
+        A cast is accepted when numpy calls it safe, or when every value survives
+        the round trip unchanged (so 0/1 floats make booleans, integral floats
+        make integers). NaN is refused unless the semiring allows it.
+        """
+        a = np.asarray(array)
+        if a.dtype == self.dtype:
+            out = a
+        elif a.dtype.kind not in "biuf":
+            raise InputError(f"{what} has dtype {a.dtype}; semiring {self.name} "
+                             f"needs numbers castable to {self.dtype}")
+        elif np.can_cast(a.dtype, self.dtype, casting="safe"):
+            out = a.astype(self.dtype)
+        else:
+            if a.dtype.kind == "f" and np.isnan(a).any():
+                raise InputError(f"{what} contains NaN, which semiring {self.name} "
+                                 f"does not allow")
+            with np.errstate(all="ignore"):
+                out = a.astype(self.dtype)
+                back = out.astype(a.dtype)
+            if not np.all(back == a):
+                raise InputError(f"{what} has dtype {a.dtype} with values that do not "
+                                 f"survive a cast to {self.dtype} (semiring "
+                                 f"{self.name}); convert it explicitly")
+        if not self.allows_nan and out.dtype.kind == "f" and out.size and np.isnan(out).any():
+            raise InputError(f"{what} contains NaN, which semiring {self.name} does "
+                             f"not allow")
+        return out
+
+    def c_type(self) -> str:
+        return _C_TYPES[self.dtype]
+
+    def require(self, law: str):
+        """Raise a SemiringError unless this semiring has the named law."""
+        if not getattr(self, law):
+            raise SemiringError(f"semiring {self.name} has no {law}; the expression "
+                                f"needs it (e.g. `a - b` needs negation)")
+
+
+_C_TYPES = {
+    np.dtype(np.float64): "double",
+    np.dtype(np.float32): "float",
+    np.dtype(np.int64): "int64_t",
+    np.dtype(np.int32): "int32_t",
+    np.dtype(np.bool_): "uint8_t",
+}
+
+
+def _min(a, b):
+    return np.minimum(a, b)
+
+
+def _max(a, b):
+    return np.maximum(a, b)
+
+
+class _Builtins:
+    """The built-in semirings, reachable as `ep.semirings.<name>`."""
+
+    real = Semiring("real", np.float64, 0.0, 1.0, ("{a} + {b}", np.add),
+                    ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+    real32 = Semiring("real32", np.float32, 0.0, 1.0, ("{a} + {b}", np.add),
+                      ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+    integer = Semiring("integer", np.int64, 0, 1, ("{a} + {b}", np.add),
+                       ("{a} * {b}", np.multiply), negation=True)
+    boolean = Semiring("boolean", np.bool_, False, True, ("({a} | {b})", np.logical_or),
+                       ("({a} & {b})", np.logical_and), idempotent=True)
+    min_plus = Semiring("min_plus", np.float64, np.inf, 0.0,
+                        ("({a} < {b} ? {a} : {b})", _min), ("{a} + {b}", np.add),
+                        idempotent=True)
+    max_plus = Semiring("max_plus", np.float64, -np.inf, 0.0,
+                        ("({a} > {b} ? {a} : {b})", _max), ("{a} + {b}", np.add),
+                        idempotent=True)
+    max_times = Semiring("max_times", np.float64, 0.0, 1.0,
+                         ("({a} > {b} ? {a} : {b})", _max), ("{a} * {b}", np.multiply),
+                         idempotent=True)
+
+    def all(self):
+        return [self.real, self.real32, self.integer, self.boolean, self.min_plus,
+                self.max_plus, self.max_times]
+
+    def get(self, name_or_semiring) -> Semiring:
+        if isinstance(name_or_semiring, Semiring):
+            return name_or_semiring
+        for s in self.all():
+            if s.name == name_or_semiring:
+                return s
+        raise SemiringError(f"unknown semiring {name_or_semiring!r}; built in: "
+                            + ", ".join(s.name for s in self.all()))
+
+
+semirings = _Builtins()
+
+
+def check_axioms(semiring: Semiring, values, *, rtol=1e-9):
+    """Check the commutative-semiring laws on every triple of sample `values`.
+
+    Returns a list of (law, a, b, c) failures; empty means all laws held.
+    Floating carriers are compared with a relative tolerance.
+    """
+    sr = semiring
+    vals = [sr.dtype.type(v) for v in values] + [sr.zero, sr.one]
+    add, mul = sr.add, sr.mul
+
+    def eq(x, y):
+        x, y = np.asarray(x), np.asarray(y)
+        if sr.dtype.kind == "f":
+            return bool(np.isclose(x, y, rtol=rtol, atol=0, equal_nan=True) or x == y)
+        return bool(x == y)
+
+    failures = []
+    for a, b, c in itertools.product(vals, repeat=3):
+        laws = {
+            "add associative": (add(add(a, b), c), add(a, add(b, c))),
+            "mul associative": (mul(mul(a, b), c), mul(a, mul(b, c))),
+            "distributive": (mul(a, add(b, c)), add(mul(a, b), mul(a, c))),
+        }
+        for law, (x, y) in laws.items():
+            if not eq(x, y):
+                failures.append((law, a, b, c))
+    for a, b in itertools.product(vals, repeat=2):
+        if not eq(add(a, b), add(b, a)):
+            failures.append(("add commutative", a, b, None))
+        if not eq(mul(a, b), mul(b, a)):
+            failures.append(("mul commutative", a, b, None))
+    for a in vals:
+        if not eq(add(a, sr.zero), a):
+            failures.append(("zero is additive identity", a, None, None))
+        if not eq(mul(a, sr.one), a):
+            failures.append(("one is multiplicative identity", a, None, None))
+        if not eq(mul(a, sr.zero), sr.zero):
+            failures.append(("zero annihilates", a, None, None))
+        if sr.idempotent and not eq(add(a, a), a):
+            failures.append(("add idempotent", a, None, None))
+    return failures

@@ -1,0 +1,95 @@
+"""The expression layer: construction, free indices, type errors, printing."""
+import pytest
+
+import etchpy as ep
+from etchpy.expression import Add, Lit, Mul, Sum, accesses, free_indices
+
+i, j, k, l = ep.indices("i j k l")
+A = ep.tensor("A", 2, format="csr")
+B = ep.tensor("B", 2)
+x = ep.tensor("x", 1)
+
+
+def test_spmv_free_indices_and_text():
+    e = ep.sum(j, A[i, j] * x[j])
+    assert e.free == (i,)
+    assert str(e) == "Σ_j A[i,j]·x[j]"
+
+
+def test_nodes_are_hashable_and_structural():
+    e1 = ep.sum(j, A[i, j] * x[j])
+    e2 = ep.sum(j, A[i, j] * x[j])
+    assert e1 == e2 and hash(e1) == hash(e2)
+    assert len({e1, e2}) == 1
+    with pytest.raises(Exception):
+        e1.body = None
+
+
+def test_free_indices_first_appearance_order():
+    assert (A[i, j] * B[j, k]).free == (i, j, k)
+    assert (B[k, j] + A[i, j]).free == (k, j, i)
+    assert ep.sum((i, k), A[i, j] * B[j, k]).free == (j,)
+
+
+def test_sum_over_tuple_nests_sums():
+    e = ep.sum((j, k), A[i, j] * B[j, k])
+    assert isinstance(e, Sum) and e.index == j and isinstance(e.body, Sum)
+
+
+def test_sum_over_index_that_is_not_free_names_it():
+    with pytest.raises(ep.ExpressionTypeError, match="index k"):
+        ep.sum(k, A[i, j])
+    with pytest.raises(ep.ExpressionTypeError, match="index j"):
+        ep.sum(j, ep.sum(j, A[i, j]))
+
+
+def test_wrong_number_of_indices_names_tensor():
+    with pytest.raises(ep.ExpressionTypeError, match="A has order 2"):
+        A[i]
+    with pytest.raises(ep.ExpressionTypeError, match="x has order 1"):
+        x[i, j]
+
+
+def test_diagonal_access_is_rejected_clearly():
+    with pytest.raises(ep.ExpressionTypeError, match="index i appears twice"):
+        B[i, i]
+
+
+def test_non_index_subscript_rejected():
+    with pytest.raises(ep.ExpressionTypeError):
+        A[i, 0]
+
+
+def test_literals_sub_neg_pow():
+    e = 2 * A[i, j] - B[i, j]
+    assert isinstance(e, Add) and isinstance(e.b, Mul) and e.b.a == Lit(-1, negation=True)
+    assert (A[i, j] ** 3) == Mul(Mul(A[i, j], A[i, j]), A[i, j])
+    assert (-x[i]).free == (i,)
+    with pytest.raises(ep.ExpressionTypeError):
+        A[i, j] ** 0
+    with pytest.raises(ep.ExpressionTypeError):
+        A[i, j] ** 1.5
+    with pytest.raises(ep.ExpressionTypeError):
+        A[i, j] * "two"
+
+
+def test_format_checked_against_order():
+    with pytest.raises(ep.FormatError):
+        ep.tensor("M", 3, format="csr")
+    with pytest.raises(ep.FormatError):
+        ep.tensor("M", 2, format="banana")
+    f = ep.Format(["dense", "compressed"], (1, 0))
+    assert ep.tensor("M", 2, format=f).format == ep.tensor("N", 2, format="csc").format
+
+
+def test_accesses_and_printing_parenthesises():
+    e = (A[i, j] + B[i, j]) * x[j]
+    assert [a.tensor.name for a in accesses(e)] == ["A", "B", "x"]
+    assert str(e) == "(A[i,j] + B[i,j])·x[j]"
+    assert str(ep.sum(j, A[i, j]) * x[i]) == "(Σ_j A[i,j])·x[i]"
+
+
+def test_free_indices_respect_shadowing():
+    # the bound i inside the sum is not the free i of x
+    e = ep.sum(i, A[i, j]) * x[i]
+    assert set(free_indices(e)) == {i, j}
