@@ -1,0 +1,138 @@
+"""Level formats (installed as `etchpy.formats`).
+
+A format is a tuple of per-level kinds plus a mode order, after TACO and Etch.
+Storage level k holds logical mode `mode_order[k]`.
+
+    level kinds   dense        every coordinate 0..n-1 is present; position p*n + i
+                  compressed   pos[p]..pos[p+1] delimit the children of p; crd holds coordinates
+                  singleton    exactly one child per parent position; crd holds its coordinate
+
+A compressed or singleton level is *unique* unless it stores repeated
+coordinates under one parent (the first level of COO does). A singleton level
+must sit under a non-unique level.
+
+    named formats  dense (any order), csr = (dense, compressed),
+                   csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
+                   coo = (compressed non-unique, singleton non-unique..., singleton),
+                   csf = all compressed
+
+Each level kind lives in its own module and provides the packing of arrays
+(building from sorted coordinates, listing coordinates back, validation) and
+its read stream.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import FormatError
+from .compressed import Compressed
+from .dense import Dense
+from .singleton import Singleton
+
+__all__ = ["Format", "Dense", "Compressed", "Singleton", "NAMED_FORMATS"]
+
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf")
+
+_LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton}
+
+
+def _level(spec):
+    if isinstance(spec, (Dense, Compressed, Singleton)):
+        return spec
+    if isinstance(spec, str):
+        name, _, flag = spec.partition("-")
+        if name in _LEVEL_NAMES and flag in ("", "nonunique", "nu"):
+            cls = _LEVEL_NAMES[name]
+            if cls is Dense:
+                if flag:
+                    raise FormatError("a dense level is always unique")
+                return Dense()
+            return cls(unique=not flag)
+    raise FormatError(f"unknown level kind {spec!r}; use 'dense', 'compressed', "
+                      f"'singleton' (append '-nonunique' for repeated coordinates) or "
+                      f"ep.Dense()/ep.Compressed()/ep.Singleton()")
+
+
+@dataclass(frozen=True)
+class Format:
+    levels: tuple
+    mode_order: tuple[int, ...]
+    name: str | None = None
+
+    def __init__(self, levels, mode_order=None, name=None):
+        levels = tuple(_level(lv) for lv in levels)
+        mode_order = tuple(range(len(levels))) if mode_order is None else tuple(mode_order)
+        if sorted(mode_order) != list(range(len(levels))):
+            raise FormatError(f"mode order {mode_order} is not a permutation of "
+                              f"0..{len(levels) - 1}")
+        for k, lv in enumerate(levels):
+            if isinstance(lv, Singleton) and (k == 0 or levels[k - 1].unique):
+                raise FormatError(f"singleton level {k} must sit under a non-unique "
+                                  f"level (as in coo), got {levels}")
+        object.__setattr__(self, "levels", levels)
+        object.__setattr__(self, "mode_order", mode_order)
+        object.__setattr__(self, "name", name)
+
+    # Equality ignores the display name.
+    def __eq__(self, other):
+        return (isinstance(other, Format) and self.levels == other.levels
+                and self.mode_order == other.mode_order)
+
+    def __hash__(self):
+        return hash((self.levels, self.mode_order))
+
+    @property
+    def order(self) -> int:
+        return len(self.levels)
+
+    @property
+    def is_dense(self) -> bool:
+        return all(isinstance(lv, Dense) for lv in self.levels)
+
+    def __repr__(self):
+        if self.name:
+            return repr(self.name)
+        return f"Format({[str(lv) for lv in self.levels]}, {self.mode_order})"
+
+    def __str__(self):
+        return self.name or repr(self)
+
+    @staticmethod
+    def named(name: str, order: int) -> "Format":
+        if name == "dense":
+            return Format([Dense()] * order, name="dense")
+        if name in ("csr", "csc"):
+            if order != 2:
+                raise FormatError(f"format {name} is for order-2 tensors, not order {order}")
+            return Format([Dense(), Compressed()], (0, 1) if name == "csr" else (1, 0),
+                          name=name)
+        if name == "dcsr":
+            if order != 2:
+                raise FormatError(f"format dcsr is for order-2 tensors, not order {order}")
+            return Format([Compressed(), Compressed()], name="dcsr")
+        if name == "csf":
+            return Format([Compressed()] * order, name="csf")
+        if name == "coo":
+            if order == 0:
+                return Format([], name="coo")
+            if order == 1:
+                return Format([Compressed()], name="coo")
+            levels = [Compressed(unique=False)] + [Singleton(unique=False)] * (order - 2) \
+                + [Singleton()]
+            return Format(levels, name="coo")
+        raise FormatError(f"unknown format {name!r}; named formats are "
+                          f"{', '.join(NAMED_FORMATS)}, or use ep.Format(levels, mode_order)")
+
+    @staticmethod
+    def parse(spec, order: int) -> "Format":
+        fmt = Format.named(spec, order) if isinstance(spec, str) else spec
+        if not isinstance(fmt, Format):
+            raise FormatError(f"a format is a name or an ep.Format, got {spec!r}")
+        if fmt.order != order:
+            raise FormatError(f"format {fmt} has {fmt.order} levels but the tensor has "
+                              f"order {order}")
+        return fmt
+
+    def storage_modes(self):
+        """(level index, logical mode, level) in storage order."""
+        return [(k, m, lv) for k, (m, lv) in enumerate(zip(self.mode_order, self.levels))]

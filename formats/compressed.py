@@ -1,0 +1,149 @@
+"""The compressed level kind.
+
+A compressed level stores `pos` (one entry per parent position, plus one) and
+`crd`: the children of parent p are the positions pos[p]..pos[p+1]-1, and
+position q has coordinate crd[q]. Within a parent's segment the coordinates
+strictly increase (unique level) or never decrease (non-unique level).
+
+The module also holds the vectorised index-array checks shared by the sparse
+level kinds and by the scipy input path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+@dataclass(frozen=True)
+class Compressed:
+    unique: bool = True
+
+    def __str__(self):
+        return "compressed" + ("" if self.unique else "-nonunique")
+
+    # -- packing ------------------------------------------------------------
+    def pack(self, parent_ids, n_parents, coord, size, split=None):
+        """Build pos/crd from sorted entries.
+
+        `parent_ids[e]` is the (nondecreasing) parent position of entry e and
+        `coord[e]` its coordinate here. Consecutive entries with the same parent
+        and coordinate share a position, unless this level is non-unique and
+        `split[e]` asks for a fresh one. Returns (arrays, positions of the
+        entries, number of positions).
+        """
+        parent_ids = np.asarray(parent_ids, dtype=np.int64)
+        coord = np.asarray(coord, dtype=np.int64)
+        starts = np.ones(len(coord), dtype=bool)
+        starts[1:] = (parent_ids[1:] != parent_ids[:-1]) | (coord[1:] != coord[:-1])
+        if split is not None and not self.unique:
+            starts[1:] |= np.asarray(split, dtype=bool)[1:]
+        positions = np.cumsum(starts, dtype=np.int64) - 1
+        crd = coord[starts]
+        counts = np.bincount(parent_ids[starts], minlength=n_parents)
+        pos = np.zeros(n_parents + 1, dtype=np.int64)
+        np.cumsum(counts, out=pos[1:])
+        return {"pos": pos, "crd": crd}, positions, len(crd)
+
+    def unpack(self, arrays, parents, size):
+        """All children of the positions `parents`, in storage order.
+
+        Returns (owner, coord, positions): child c belongs to `parents[owner[c]]`.
+        """
+        pos = arrays["pos"]
+        parents = np.asarray(parents, dtype=np.int64)
+        begin = pos[parents].astype(np.int64)
+        counts = pos[parents + 1].astype(np.int64) - begin
+        owner = np.repeat(np.arange(len(parents), dtype=np.int64), counts)
+        segment_start = np.cumsum(counts) - counts
+        offset = np.arange(len(owner), dtype=np.int64) - np.repeat(segment_start, counts)
+        children = np.repeat(begin, counts) + offset
+        return owner, arrays["crd"][children].astype(np.int64), children
+
+    def check(self, arrays, n_parents, size, where):
+        """Validate pos/crd under `n_parents` positions; return the position count."""
+        require_keys(arrays, ("pos", "crd"), where)
+        pos = index_array(arrays["pos"], f"{where}: pos", exact=True)
+        crd = index_array(arrays["crd"], f"{where}: crd", exact=True)
+        check_pointers(pos, n_parents, len(crd), where)
+        check_range(crd, size, f"{where}: crd")
+        bad = first_order_violation(pos, crd, strict=self.unique)
+        if bad >= 0:
+            parent = int(np.searchsorted(pos, bad, side="right")) - 1
+            rule = "strictly increase" if self.unique else "not decrease"
+            raise InputError(f"{where}: coordinates must {rule} within a parent's "
+                             f"segment, but crd[{bad - 1}] = {crd[bad - 1]} is followed "
+                             f"by crd[{bad}] = {crd[bad]} under parent position {parent}")
+        return len(crd)
+
+
+# -- shared vectorised checks ---------------------------------------------------
+def require_keys(arrays, keys, where):
+    """The level dict must hold exactly `keys`."""
+    if not isinstance(arrays, dict) or set(arrays) != set(keys):
+        got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+        raise InputError(f"{where}: the level needs arrays {list(keys)}, got {got}")
+
+
+def index_array(a, what, exact=False):
+    """`a` as a 1-d integer array; `exact` demands int32 or int64."""
+    if not isinstance(a, np.ndarray):
+        raise InputError(f"{what} must be a numpy array, got {type(a).__name__}")
+    if a.ndim != 1:
+        raise InputError(f"{what} must be 1-d, got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise InputError(f"{what} must hold integers, got dtype {a.dtype}")
+    if exact and a.dtype not in INDEX_DTYPES:
+        raise InputError(f"{what} must be int32 or int64, got dtype {a.dtype}")
+    return a
+
+
+def check_pointers(pos, n_parents, n_children, where, pos_name="pos",
+                   crd_name="crd", parents="parent positions"):
+    """pos has n_parents + 1 entries, starts at 0, never decreases, ends at n_children."""
+    if len(pos) != n_parents + 1:
+        raise InputError(f"{where}: {pos_name} has length {len(pos)} but needs "
+                         f"{n_parents + 1} (one more than the {n_parents} {parents})")
+    if pos[0] != 0:
+        raise InputError(f"{where}: {pos_name}[0] must be 0, got {pos[0]}")
+    drops = np.flatnonzero(pos[1:] < pos[:-1])
+    if drops.size:
+        i = int(drops[0])
+        raise InputError(f"{where}: {pos_name} must be nondecreasing, but "
+                         f"{pos_name}[{i}] = {pos[i]} > {pos_name}[{i + 1}] = {pos[i + 1]}")
+    if pos[-1] != n_children:
+        relation = "smaller than" if pos[-1] < n_children else "larger than"
+        raise InputError(f"{where}: {pos_name}[-1] = {pos[-1]} is {relation} the "
+                         f"{n_children} entries of {crd_name}; they must be equal")
+
+
+def check_range(crd, size, what):
+    """Every coordinate lies in [0, size)."""
+    bad = np.flatnonzero((crd < 0) | (crd >= size))
+    if bad.size:
+        q = int(bad[0])
+        kind = "negative" if crd[q] < 0 else "out of range"
+        raise InputError(f"{what} has value {crd[q]} at index {q}, which is {kind}: "
+                         f"coordinates must lie in [0, {size})")
+
+
+def first_order_violation(pos, crd, strict):
+    """First q with crd[q] out of order after crd[q-1] in the same segment, or -1.
+
+    `pos` must already be valid pointers into `crd`. Strict order forbids
+    repeats (the coordinates must increase).
+    """
+    if len(crd) < 2:
+        return -1
+    step = np.diff(crd.astype(np.int64))
+    same_segment = np.ones(len(crd) - 1, dtype=bool)
+    starts = np.asarray(pos[1:-1], dtype=np.int64)
+    starts = starts[(starts > 0) & (starts < len(crd))]
+    same_segment[starts - 1] = False
+    bad = same_segment & ((step <= 0) if strict else (step < 0))
+    hits = np.flatnonzero(bad)
+    return int(hits[0]) + 1 if hits.size else -1

@@ -1,0 +1,48 @@
+"""The dense level kind.
+
+A dense level of size n stores no arrays: every parent position p has the
+children p*n + i for i in 0..n-1, with coordinate i.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class Dense:
+    unique = True
+
+    def __str__(self):
+        return "dense" + ("" if self.unique else "-nonunique")
+
+    # -- packing ------------------------------------------------------------
+    def pack(self, parent_ids, n_parents, coord, size, split=None):
+        """Place sorted entries in this level.
+
+        `parent_ids[e]` is the parent position of entry e and `coord[e]` its
+        coordinate here. Returns (arrays, positions of the entries, number of
+        positions). `split` only matters for non-unique levels.
+        """
+        positions = np.asarray(parent_ids, dtype=np.int64) * size + coord
+        return {}, positions, n_parents * size
+
+    def unpack(self, arrays, parents, size):
+        """All children of the positions `parents`, in storage order.
+
+        Returns (owner, coord, positions): child c belongs to `parents[owner[c]]`.
+        """
+        parents = np.asarray(parents, dtype=np.int64)
+        owner = np.repeat(np.arange(len(parents), dtype=np.int64), size)
+        coord = np.tile(np.arange(size, dtype=np.int64), len(parents))
+        return owner, coord, parents[owner] * size + coord
+
+    def check(self, arrays, n_parents, size, where):
+        """Validate this level's arrays; return its number of positions."""
+        if arrays:
+            raise InputError(f"{where}: a dense level stores no arrays, got "
+                             f"{sorted(arrays)}")
+        return n_parents * size

@@ -1,0 +1,548 @@
+"""Tests of etchpy.tensor.Tensor: building, validating, listing and converting."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from etchpy.errors import FormatError, InputError
+from etchpy.formats import Compressed, Format, Singleton
+from etchpy.semiring import semirings
+from etchpy.storage import Tensor
+
+CUSTOM_CD = Format(["compressed", "dense"], (1, 0))
+FORMATS = {
+    0: ["dense", "coo", "csf"],
+    1: ["dense", "coo", "csf"],
+    2: ["dense", "csr", "csc", "dcsr", "coo", "csf", CUSTOM_CD],
+    3: ["dense", "coo", "csf", Format(["dense", "compressed", "compressed"], (2, 0, 1)),
+        Format(["compressed-nonunique", "singleton", "dense"], (1, 2, 0))],
+    4: ["dense", "coo", "csf"],
+}
+SHAPES = {0: (), 1: (7,), 2: (5, 6), 3: (3, 4, 5), 4: (2, 3, 2, 3)}
+ORDER_FORMATS = [(order, fmt) for order, fmts in FORMATS.items() for fmt in fmts]
+
+
+def sparse_array(shape, density=0.4, seed=0):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(1, 9, size=shape).astype(float)
+    return np.where(rng.random(shape) < density, values, 0.0)
+
+
+def csr(dense, cls=sp.csr_array):
+    return cls(np.asarray(dense, dtype=float))
+
+
+# -- round trips ------------------------------------------------------------------
+@pytest.mark.parametrize("order,fmt", ORDER_FORMATS, ids=str)
+def test_dense_round_trip(order, fmt):
+    a = sparse_array(SHAPES[order])
+    t = Tensor.from_dense(a, fmt, name="A")
+    t.validate()
+    assert t.format == Format.parse(fmt, order)
+    assert t.to_dense().shape == a.shape
+    np.testing.assert_array_equal(t.to_dense(), a)
+
+
+@pytest.mark.parametrize("order,fmt", ORDER_FORMATS, ids=str)
+def test_coords_round_trip(order, fmt):
+    a = sparse_array(SHAPES[order], seed=1)
+    coords, values = Tensor.from_dense(a, fmt).to_coords()
+    assert coords.dtype == np.int64 and coords.shape == (order, len(values))
+    back = Tensor.from_coords(coords, values, a.shape, fmt)
+    np.testing.assert_array_equal(back.to_dense(), a)
+
+
+@pytest.mark.parametrize("order,fmt", ORDER_FORMATS, ids=str)
+def test_convert_to_every_format(order, fmt):
+    a = sparse_array(SHAPES[order], seed=2)
+    t = Tensor.from_dense(a, fmt)
+    for target in FORMATS[order]:
+        u = t.convert(target)
+        u.validate()
+        assert u.format == Format.parse(target, order)
+        np.testing.assert_array_equal(u.to_dense(), a)
+    assert t.convert(t.format) is t
+
+
+@pytest.mark.parametrize("fmt", FORMATS[2], ids=str)
+def test_scipy_round_trip(fmt):
+    a = sparse_array((5, 6), seed=3)
+    for source in (sp.csr_array(a), sp.csc_matrix(a), sp.coo_array(a)):
+        t = Tensor.from_scipy(source, fmt)
+        t.validate()
+        np.testing.assert_array_equal(t.to_dense(), a)
+        back = t.to_scipy()
+        expected = sp.csc_array if t.format == Format.named("csc", 2) else sp.csr_array
+        assert isinstance(back, expected)
+        np.testing.assert_array_equal(back.toarray(), a)
+
+
+def test_scipy_default_formats():
+    a = sparse_array((4, 5))
+    assert Tensor.from_scipy(sp.csr_matrix(a)).format == Format.named("csr", 2)
+    assert Tensor.from_scipy(sp.csc_array(a)).format == Format.named("csc", 2)
+    assert Tensor.from_scipy(sp.coo_matrix(a)).format == Format.named("coo", 2)
+    for other in (sp.lil_array(a), sp.dok_array(a), sp.bsr_array(a)):
+        t = Tensor.from_scipy(other)
+        assert t.format == Format.named("coo", 2)
+        np.testing.assert_array_equal(t.to_dense(), a)
+
+
+def test_scipy_one_dimensional_coo():
+    v = np.array([0.0, 1.5, 0.0, 2.0])
+    t = Tensor.from_scipy(sp.coo_array(v), "csf")
+    np.testing.assert_array_equal(t.to_dense(), v)
+
+
+def test_layouts_of_named_formats():
+    a = np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.0, 0.0]])
+    t = Tensor.from_dense(a, "csr")
+    np.testing.assert_array_equal(t.levels[1]["pos"], [0, 1, 3, 3])
+    np.testing.assert_array_equal(t.levels[1]["crd"], [1, 0, 2])
+    np.testing.assert_array_equal(t.vals, [1.0, 2.0, 3.0])
+    t = Tensor.from_dense(a, "csc")
+    np.testing.assert_array_equal(t.levels[1]["pos"], [0, 1, 2, 3])
+    np.testing.assert_array_equal(t.levels[1]["crd"], [1, 0, 1])
+    np.testing.assert_array_equal(t.vals, [2.0, 1.0, 3.0])
+    t = Tensor.from_dense(a, "dcsr")
+    np.testing.assert_array_equal(t.levels[0]["pos"], [0, 2])
+    np.testing.assert_array_equal(t.levels[0]["crd"], [0, 1])
+    t = Tensor.from_dense(a, "coo")
+    np.testing.assert_array_equal(t.levels[0]["pos"], [0, 3])
+    np.testing.assert_array_equal(t.levels[0]["crd"], [0, 1, 1])
+    np.testing.assert_array_equal(t.levels[1]["crd"], [1, 0, 2])
+    assert all(v.dtype == np.int64 for lv in t.levels for v in lv.values())
+
+
+def test_custom_compressed_dense_column_major():
+    a = np.array([[0.0, 1.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+    t = Tensor.from_dense(a, CUSTOM_CD)
+    np.testing.assert_array_equal(t.levels[0]["crd"], [1])     # only column 1 stored
+    np.testing.assert_array_equal(t.vals, [1.0, 2.0, 0.0])      # that column, densely
+    coords, values = t.to_coords()
+    np.testing.assert_array_equal(coords, [[0, 1, 2], [1, 1, 1]])
+    # Converting away from a dense last level drops the padding.
+    assert t.convert("csr").nnz == 2
+    np.testing.assert_array_equal(t.to_scipy().toarray(), a)
+
+
+def test_to_coords_in_storage_order():
+    a = np.array([[0.0, 1.0], [2.0, 3.0]])
+    coords, values = Tensor.from_dense(a, "csc").to_coords()
+    np.testing.assert_array_equal(coords, [[1, 0, 1], [0, 1, 1]])
+    np.testing.assert_array_equal(values, [2.0, 1.0, 3.0])
+
+
+def test_coo_nonunique_level_has_one_position_per_entry():
+    coords = [[0, 0, 1], [1, 2, 0], [3, 1, 2]]
+    t = Tensor.from_coords(coords, [1.0, 2.0, 3.0], (2, 3, 4), "coo")
+    assert t.format.levels == (Compressed(False), Singleton(False), Singleton())
+    np.testing.assert_array_equal(t.levels[0]["crd"], [0, 0, 1])
+    np.testing.assert_array_equal(t.levels[1]["crd"], [1, 2, 0])
+    np.testing.assert_array_equal(t.levels[2]["crd"], [3, 1, 2])
+
+
+# -- edge cases -------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(0,), (0, 3), (3, 0), (2, 0, 2), (1,), (1, 1), (1, 5, 1)],
+                         ids=str)
+@pytest.mark.parametrize("kind", ["zeros", "one", "full"])
+def test_edge_shapes(shape, kind):
+    a = np.zeros(shape)
+    if kind == "one" and a.size:
+        a.reshape(-1)[a.size // 2] = 4.0
+    if kind == "full":
+        a += 2.0
+    for fmt in FORMATS[len(shape)]:
+        t = Tensor.from_dense(a, fmt)
+        t.validate()
+        np.testing.assert_array_equal(t.to_dense(), a)
+        if len(shape) == 2:
+            np.testing.assert_array_equal(Tensor.from_scipy(sp.csr_array(a), fmt)
+                                          .to_scipy().toarray(), a)
+
+
+def test_empty_sparse_tensor_has_no_values():
+    t = Tensor.from_coords(np.zeros((2, 0), dtype=np.int64), [], (3, 4), "csr")
+    assert t.nnz == 0
+    np.testing.assert_array_equal(t.levels[1]["pos"], [0, 0, 0, 0])
+    np.testing.assert_array_equal(t.to_dense(), np.zeros((3, 4)))
+    t = Tensor.from_coords([[], []], [], (3, 4), "dcsr")      # empty float lists are fine
+    assert t.nnz == 0 and t.levels[0]["pos"].tolist() == [0, 0]
+
+
+def test_order_zero():
+    t = Tensor.from_dense(np.float64(2.5))
+    assert t.levels == () and t.vals.tolist() == [2.5] and t.to_dense() == 2.5
+    t = Tensor.from_coords(np.zeros((0, 3)), [1.0, 2.0, 3.0], (), "coo")
+    assert t.vals.tolist() == [6.0]
+    t = Tensor.from_coords(np.zeros((0, 0)), [], (), "coo")
+    assert t.vals.tolist() == [0.0]
+
+
+def test_repr_and_properties():
+    t = Tensor.from_dense(np.eye(3), "csr", name="I")
+    assert t.nnz == 3 and t.order == 2 and t.dtype == np.float64
+    assert repr(t) == "Tensor('I', shape=(3, 3), format=csr, nnz=3, dtype=float64)"
+
+
+# -- zero copy --------------------------------------------------------------------
+@pytest.mark.parametrize("cls", [sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix])
+def test_scipy_compressed_input_is_shared(cls):
+    m = cls(sparse_array((6, 5), seed=4))
+    t = Tensor.from_scipy(m)
+    assert np.shares_memory(t.vals, m.data)
+    assert np.shares_memory(t.levels[1]["pos"], m.indptr)
+    assert np.shares_memory(t.levels[1]["crd"], m.indices)
+    assert t.levels[1]["crd"].dtype == m.indices.dtype       # int32 kept
+
+
+def test_scipy_other_layout_is_copied():
+    m = sp.csr_array(sparse_array((6, 5), seed=5))
+    t = Tensor.from_scipy(m, "csc")
+    assert not np.shares_memory(t.vals, m.data)
+    np.testing.assert_array_equal(t.to_dense(), m.toarray())
+
+
+def test_numpy_c_order_is_shared():
+    a = sparse_array((3, 4, 5))
+    t = Tensor.from_dense(a)
+    assert t.format == Format.named("dense", 3) and t.format.mode_order == (0, 1, 2)
+    assert np.shares_memory(t.vals, a)
+
+
+def test_numpy_fortran_order_is_shared():
+    a = np.asfortranarray(sparse_array((3, 4, 5)))
+    t = Tensor.from_dense(a)
+    assert t.format.is_dense and t.format.mode_order == (2, 1, 0)
+    assert np.shares_memory(t.vals, a)
+    np.testing.assert_array_equal(t.to_dense(), a)
+
+
+def test_numpy_transposed_view_is_shared():
+    base = np.arange(24.0).reshape(2, 3, 4)
+    a = base.transpose(1, 2, 0)
+    t = Tensor.from_dense(a)
+    assert t.format.mode_order == (2, 0, 1)
+    assert np.shares_memory(t.vals, base)
+    np.testing.assert_array_equal(t.to_dense(), a)
+    assert not np.shares_memory(t.to_dense(), base)       # to_dense returns a copy
+
+
+def test_numpy_strided_view_is_copied():
+    a = np.arange(20.0).reshape(4, 5)[:, ::2]
+    t = Tensor.from_dense(a)
+    assert t.format.mode_order == (0, 1) and not np.shares_memory(t.vals, a)
+    np.testing.assert_array_equal(t.to_dense(), a)
+
+
+def test_explicit_dense_format_keeps_requested_mode_order():
+    a = np.asfortranarray(sparse_array((3, 4)))
+    t = Tensor.from_dense(a, "dense")
+    assert t.format.mode_order == (0, 1)
+    np.testing.assert_array_equal(t.to_dense(), a)
+    t = Tensor.from_dense(a, Format(["dense", "dense"], (1, 0)))
+    assert np.shares_memory(t.vals, a)
+
+
+# -- canonicalisation ---------------------------------------------------------------
+def messy_csr(cls=sp.csr_array):
+    """Row 0 holds columns 2, 0, 2 (unsorted, duplicate); row 1 holds column 1."""
+    indptr = np.array([0, 3, 4], dtype=np.int32)
+    indices = np.array([2, 0, 2, 1], dtype=np.int32)
+    data = np.array([1.0, 2.0, 3.0, 4.0])
+    return cls((data, indices, indptr), shape=(2, 3))
+
+
+def snapshot(m):
+    return [a.copy() for a in (m.indptr, m.indices, m.data)]
+
+
+@pytest.mark.parametrize("semiring,combined", [(semirings.real, 4.0),
+                                               (semirings.min_plus, 1.0),
+                                               (semirings.max_plus, 3.0)],
+                         ids=["real", "min_plus", "max_plus"])
+@pytest.mark.parametrize("cls", [sp.csr_array, sp.csr_matrix])
+def test_scipy_duplicates_combined_without_mutation(semiring, combined, cls):
+    m = messy_csr(cls)
+    before = snapshot(m)
+    t = Tensor.from_scipy(m, semiring=semiring)
+    t.validate()
+    np.testing.assert_array_equal(t.levels[1]["crd"], [0, 2, 1])
+    np.testing.assert_array_equal(t.vals, [2.0, combined, 4.0])
+    for old, new in zip(before, snapshot(m)):
+        np.testing.assert_array_equal(old, new)
+    assert not np.shares_memory(t.vals, m.data)
+
+
+def test_scipy_csc_unsorted_and_coo_duplicates():
+    csc = sp.csc_array((np.array([5.0, 6.0, 7.0]), np.array([1, 0, 1]),
+                        np.array([0, 3, 3])), shape=(2, 2))
+    before = snapshot(csc)
+    t = Tensor.from_scipy(csc)
+    np.testing.assert_array_equal(t.to_dense(), [[6.0, 0.0], [12.0, 0.0]])
+    for old, new in zip(before, snapshot(csc)):
+        np.testing.assert_array_equal(old, new)
+    coo = sp.coo_array((np.array([1.0, 2.0, 3.0]), (np.array([1, 0, 1]),
+                                                    np.array([1, 0, 1]))), shape=(2, 2))
+    t = Tensor.from_scipy(coo, semiring=semirings.min_plus)
+    np.testing.assert_array_equal(t.to_dense(), [[2.0, np.inf], [np.inf, 1.0]])
+    assert coo.nnz == 3
+
+
+@pytest.mark.parametrize("semiring", [semirings.real, semirings.integer, semirings.boolean,
+                                      semirings.min_plus, semirings.max_times], ids=str)
+def test_from_coords_combines_duplicates(semiring):
+    coords = [[2, 0, 2, 2, 1], [1, 1, 1, 0, 1]]
+    values = [1, 1, 1, 1, 0]
+    t = Tensor.from_coords(coords, values, (3, 2), "csr", semiring=semiring)
+    t.validate()
+    assert t.dtype == semiring.dtype
+    np.testing.assert_array_equal(t.levels[1]["crd"], [1, 1, 0, 1])
+    expected_dup = semiring.add(semiring.dtype.type(1), semiring.dtype.type(1))
+    np.testing.assert_array_equal(t.vals, semiring.cast(np.array([1, 0, 1, expected_dup])))
+
+
+def test_from_coords_accepts_per_mode_sequences():
+    rows = np.array([1, 0], dtype=np.int32)
+    cols = np.array([0, 2], dtype=np.int64)
+    t = Tensor.from_coords((rows, cols), [1.0, 2.0], (2, 3), "csr")
+    np.testing.assert_array_equal(t.to_dense(), [[0, 0, 2], [1, 0, 0]])
+    t = Tensor.from_coords([3, 1], [1.0, 2.0], (4,), "csf")     # order 1: flat coords
+    np.testing.assert_array_equal(t.to_dense(), [0, 2, 0, 1])
+
+
+# -- semiring values ----------------------------------------------------------------
+def test_min_plus_keeps_explicit_zero_and_fills_infinity():
+    t = Tensor.from_coords([[0, 2]], [0.0, 5.0], (4,), "csf", semiring=semirings.min_plus)
+    assert t.nnz == 2 and t.fill == np.inf
+    np.testing.assert_array_equal(t.to_dense(), [0.0, np.inf, 5.0, np.inf])
+    t = Tensor.from_dense(np.array([[np.inf, 0.0], [3.0, np.inf]]), "csr",
+                          semiring=semirings.min_plus)
+    np.testing.assert_array_equal(t.vals, [0.0, 3.0])
+    np.testing.assert_array_equal(t.to_dense(), [[np.inf, 0.0], [3.0, np.inf]])
+    with pytest.raises(InputError, match="fill"):
+        t.to_scipy()
+
+
+def test_real_keeps_explicit_zero():
+    t = Tensor.from_coords([[1], [1]], [0.0], (2, 2), "dcsr")
+    assert t.nnz == 1 and t.convert("coo").nnz == 1
+
+
+def test_nan_is_stored_under_real():
+    a = np.array([0.0, np.nan, 1.0])
+    t = Tensor.from_dense(a, "csf")
+    assert t.nnz == 2 and np.isnan(t.vals[0])
+
+
+def test_nan_rejected_by_boolean():
+    with pytest.raises(InputError, match="NaN"):
+        Tensor.from_dense(np.array([np.nan, 1.0]), "csf", semiring=semirings.boolean)
+    with pytest.raises(InputError, match="NaN"):
+        Tensor.from_scipy(sp.csr_array(np.array([[np.nan, 1.0]])),
+                          semiring=semirings.boolean)
+    with pytest.raises(InputError, match="NaN"):
+        Tensor.from_coords([[0]], [np.nan], (1,), semiring=semirings.boolean)
+
+
+def test_boolean_from_zero_one_floats():
+    t = Tensor.from_dense(np.array([[0.0, 1.0], [1.0, 0.0]]), "csr",
+                          semiring=semirings.boolean)
+    assert t.dtype == np.bool_ and t.fill == np.False_ and t.nnz == 2
+    assert t.to_scipy().dtype == np.bool_
+
+
+# -- malformed scipy input ----------------------------------------------------------
+def broken_csr(**changes):
+    m = sp.csr_array(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]))
+    for attr, value in changes.items():
+        setattr(m, attr, np.asarray(value))
+    return m
+
+
+@pytest.mark.parametrize("changes,message", [
+    ({"indices": [0, 3, 1]}, "out of range"),
+    ({"indices": [0, -1, 1]}, "negative"),
+    ({"indptr": [0, 2]}, "indptr has length 2"),
+    ({"indptr": [0, 1, 2]}, "indptr.*smaller than"),
+    ({"indptr": [0, 3, 2]}, "nondecreasing"),
+    ({"indptr": [0, 2, 4]}, "larger than"),
+    ({"indptr": [1, 2, 3]}, r"indptr\[0\] must be 0"),
+    ({"indices": [0.0, 2.0, 1.0]}, "integers"),
+    ({"indptr": [0.0, 2.0, 3.0]}, "integers"),
+    ({"data": [1.0, 2.0]}, "data"),
+], ids=["out-of-range", "negative", "short-indptr", "indptr-end-small", "non-monotone",
+        "indptr-end-large", "indptr-start", "float-indices", "float-indptr", "short-data"])
+def test_malformed_csr_rejected(changes, message):
+    m = broken_csr(**changes)
+    with pytest.raises(InputError, match=message) as info:
+        Tensor.from_scipy(m, name="A")
+    assert "'A'" in str(info.value)
+
+
+def test_indptr_end_smaller_than_indices_is_named():
+    m = broken_csr(indptr=[0, 1, 2])
+    with pytest.raises(InputError, match=r"indptr\[-1\] = 2 is smaller than the 3 entries"):
+        Tensor.from_scipy(m, name="A")
+
+
+def test_malformed_csc_and_coo_rejected():
+    m = sp.csc_array(np.eye(3))
+    m.indices = np.array([0, 1, 5], dtype=np.int32)
+    with pytest.raises(InputError, match="'B'.*indices.*out of range"):
+        Tensor.from_scipy(m, name="B")
+    m = sp.coo_array(np.eye(3))
+    m.coords = (m.coords[0], np.array([0, -2, 2], dtype=np.int32))
+    with pytest.raises(InputError, match="'C'.*negative"):
+        Tensor.from_scipy(m, name="C")
+
+
+def test_scipy_claims_of_canonical_format_are_not_trusted():
+    m = broken_csr()
+    m.has_canonical_format = True
+    m.indices = np.array([2, 0, 1], dtype=np.int32)      # row 0 now unsorted
+    t = Tensor.from_scipy(m)
+    np.testing.assert_array_equal(t.levels[1]["crd"], [0, 2, 1])
+    np.testing.assert_array_equal(t.vals, [2.0, 1.0, 3.0])
+
+
+def test_not_scipy_rejected():
+    with pytest.raises(InputError, match="scipy"):
+        Tensor.from_scipy(np.eye(2))
+
+
+# -- malformed coordinates ------------------------------------------------------------
+@pytest.mark.parametrize("coords,message", [
+    ([[0, 3], [0, 0]], "out of range"),
+    ([[0, -1], [0, 0]], "negative"),
+    ([[0.0, 1.0], [0.0, 0.0]], "integers"),
+    ([[0, 1]], "shape"),
+    ([[0, 1, 2], [0, 0, 0]], "shape"),
+], ids=["out-of-range", "negative", "float", "wrong-order", "wrong-nnz"])
+def test_malformed_coords_rejected(coords, message):
+    with pytest.raises(InputError, match=message):
+        Tensor.from_coords(coords, [1.0, 2.0], (3, 3), "csr", name="A")
+
+
+def test_bad_shape_and_format():
+    with pytest.raises(InputError, match="negative size"):
+        Tensor.from_coords([[0]], [1.0], (-1,))
+    with pytest.raises(FormatError):
+        Tensor.from_dense(np.zeros((2, 2, 2)), "csr")
+    with pytest.raises(InputError, match="order 2"):
+        Tensor.from_dense(np.zeros(3), "csf").to_scipy()
+
+
+# -- validate() -------------------------------------------------------------------------
+def i64(*xs):
+    return np.array(xs, dtype=np.int64)
+
+
+CSR = Format.named("csr", 2)
+COO = Format.named("coo", 2)
+GOOD_CSR = ({}, {"pos": i64(0, 2, 3), "crd": i64(0, 2, 1)})
+
+
+@pytest.mark.parametrize("fmt,levels,vals,message", [
+    (CSR, ({}, {"pos": i64(0, 2), "crd": i64(0, 2)}), [1.0, 2.0], "pos has length 2"),
+    (CSR, ({}, {"pos": i64(0, 2, 1), "crd": i64(0, 2)}), [1.0, 2.0], "nondecreasing"),
+    (CSR, ({}, {"pos": i64(1, 2, 3), "crd": i64(0, 2, 1)}), [1.0] * 3, r"pos\[0\]"),
+    (CSR, ({}, {"pos": i64(0, 2, 3), "crd": i64(0, 3, 1)}), [1.0] * 3, "out of range"),
+    (CSR, ({}, {"pos": i64(0, 2, 3), "crd": i64(2, 0, 1)}), [1.0] * 3, "strictly increase"),
+    (CSR, ({}, {"pos": i64(0, 2, 3), "crd": i64(1, 1, 1)}), [1.0] * 3, "strictly increase"),
+    (CSR, GOOD_CSR, [1.0, 2.0], "vals has 2 entries"),
+    (CSR, ({}, {"pos": i64(0, 2, 3), "crd": np.array([0, 2, 1], np.int16)}), [1.0] * 3,
+     "int32 or int64"),
+    (CSR, ({}, {"pos": i64(0, 2, 3)}), [1.0] * 3, "needs arrays"),
+    (CSR, ({"crd": i64(0)}, GOOD_CSR[1]), [1.0] * 3, "dense level stores no arrays"),
+    (CSR, (GOOD_CSR[1],), [1.0] * 3, "2 levels"),
+    (COO, ({"pos": i64(0, 3), "crd": i64(0, 1, 0)}, {"crd": i64(0, 0, 1)}), [1.0] * 3,
+     "not decrease"),
+    (COO, ({"pos": i64(0, 3), "crd": i64(0, 1, 1)}, {"crd": i64(0, 2, 2)}), [1.0] * 3,
+     "repeats"),
+    (COO, ({"pos": i64(0, 3), "crd": i64(0, 1, 1)}, {"crd": i64(0, 2, 1)}), [1.0] * 3,
+     "comes before"),
+    (COO, ({"pos": i64(0, 3), "crd": i64(0, 1, 1)}, {"crd": i64(0, 2)}), [1.0] * 3,
+     "one entry per parent"),
+], ids=["short-pos", "pos-decreasing", "pos-start", "crd-range", "crd-unsorted",
+        "crd-duplicate", "vals-length", "int16", "missing-crd", "dense-arrays",
+        "level-count", "coo-decreasing", "coo-duplicate", "coo-unsorted",
+        "singleton-length"])
+def test_validate_rejects(fmt, levels, vals, message):
+    with pytest.raises(InputError, match=message) as info:
+        Tensor((2, 3), fmt, levels, np.array(vals), name="T")
+    assert "'T'" in str(info.value)
+
+
+def test_validate_accepts_good_and_skips_when_asked():
+    t = Tensor((2, 3), CSR, GOOD_CSR, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(t.to_dense(), [[1, 0, 2], [0, 3, 0]])
+    bad = Tensor((2, 3), CSR, GOOD_CSR, np.array([1.0]), validate=False)
+    with pytest.raises(InputError):
+        bad.validate()
+    t32 = Tensor((2, 3), CSR, ({}, {k: v.astype(np.int32) for k, v in GOOD_CSR[1].items()}),
+                 np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(t32.to_dense(), t.to_dense())
+
+
+# -- property -----------------------------------------------------------------------
+@st.composite
+def level_formats(draw, order):
+    """Any valid Format of `order` levels, with a random mode order."""
+    kinds = []
+    for k in range(order):
+        choices = ["dense", "compressed", "compressed-nonunique"]
+        if k > 0 and kinds[-1].endswith("nonunique"):
+            choices += ["singleton", "singleton-nonunique"]
+        kinds.append(draw(st.sampled_from(choices)))
+    mode_order = draw(st.permutations(range(order)))
+    return Format(kinds, mode_order)
+
+
+@st.composite
+def sparse_cases(draw):
+    order = draw(st.integers(0, 4))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=order, max_size=order)))
+    size = int(np.prod(shape, dtype=np.int64))
+    flat = draw(st.lists(st.integers(-3, 3).map(lambda v: v if abs(v) < 3 else 0),
+                         min_size=size, max_size=size))
+    array = np.array(flat, dtype=np.int64).reshape(shape)
+    named = st.sampled_from(FORMATS[order] if order in (0, 1, 3, 4) else FORMATS[2])
+    fmt = draw(st.one_of(named, level_formats(order)))
+    other = draw(st.one_of(named, level_formats(order)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    return array, fmt, other, seed
+
+
+@settings(max_examples=150, deadline=None)
+@given(sparse_cases())
+def test_property_round_trips(case):
+    array, fmt, other, seed = case
+    ring = semirings.integer
+    t = Tensor.from_dense(array, fmt, semiring=ring)
+    t.validate()
+    np.testing.assert_array_equal(t.to_dense(), array)
+    u = t.convert(other)
+    u.validate()
+    np.testing.assert_array_equal(u.to_dense(), array)
+
+    # Shuffle the stored entries and split some into two summands.
+    coords, values = t.to_coords()
+    rng = np.random.default_rng(seed)
+    split = rng.random(len(values)) < 0.3
+    parts = rng.integers(-5, 5, size=len(values))
+    coords = np.concatenate([coords, coords[:, split]], axis=1)
+    values = np.concatenate([values - np.where(split, parts, 0), parts[split]])
+    perm = rng.permutation(len(values))
+    w = Tensor.from_coords(coords[:, perm], values[perm], array.shape, other, semiring=ring)
+    w.validate()
+    np.testing.assert_array_equal(w.to_dense(), array)
+
+    if array.ndim == 2:
+        m = sp.csr_array(array)
+        np.testing.assert_array_equal(Tensor.from_scipy(m, fmt, semiring=ring).to_dense(),
+                                      array)
+        np.testing.assert_array_equal(t.to_scipy().toarray(), array)
