@@ -1,0 +1,214 @@
+"""The public entry points: `evaluate` and the input/output marshalling they share.
+
+    evaluate(e, semiring=..., backend="c"|"streams"|"reference", output="dense",
+             order=None, **inputs)
+
+Inputs are bound by tensor name and turned into `Tensor`s of the declared
+format (validated, canonicalised, cast to the semiring's dtype). Index sizes are
+read off the inputs and must agree across every access. The result is a numpy
+array (a numpy scalar for no free indices), a scipy sparse array for a 2-d
+sparse `output`, or an `ep.Tensor` for an n-d sparse output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import imp, plan as planning, reference, streams
+from .errors import InputError
+from .expression import Expr, Index, as_expr, free_indices, tensors, uses_negation
+from .formats import Format
+from .semiring import Semiring, semirings
+from .storage import Tensor
+
+BACKENDS = ("c", "streams", "reference")
+_default_backend = ["streams"]
+
+
+def set_default_backend(name: str):
+    if name not in BACKENDS:
+        raise ValueError(f"unknown backend {name!r}; choose one of {BACKENDS}")
+    _default_backend[0] = name
+
+
+def evaluate(e, *, semiring=None, backend=None, output="dense", order=None,
+             out_indices=None, check=False, **inputs):
+    """Evaluate `e` on named inputs with one of the backends (see module docstring)."""
+    backend = backend or _default_backend[0]
+    if backend == "c":
+        from .runtime import compile as compile_kernel
+        kern = compile_kernel(e, semiring=semiring, output=output, order=order,
+                              out_indices=out_indices)
+        return kern(**inputs)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+    e = as_expr(e)
+    sr = prepare_semiring(e, semiring)
+    out = tuple(out_indices) if out_indices is not None else free_indices(e)
+    check_out_indices(e, out)
+    bound = bind_inputs(tensors(e), inputs, sr)
+    plan = planning.make_plan(e, out, order)
+    sizes = index_sizes(plan, bound)
+    shape = tuple(sizes[ix.name] for ix in out)
+    if backend == "reference":
+        dense_in = {name: t.to_dense() for name, t in bound.items()}
+        result = reference.evaluate(e, sr, dense_in, out)
+        return make_output(result, shape, output, sr)
+    values = run_plan_streams(plan, bound, sizes, sr, check=check)
+    return make_output(values, shape, output, sr)
+
+
+def prepare_semiring(e: Expr, semiring) -> Semiring:
+    sr = semirings.get(semiring if semiring is not None else semirings.real)
+    if uses_negation(e):
+        sr.require("negation")
+    return sr
+
+
+def check_out_indices(e: Expr, out):
+    free = set(free_indices(e))
+    if set(out) != free or len(out) != len(free):
+        raise InputError(f"output indices {tuple(out)} must be a permutation of the free "
+                         f"indices {free_indices(e)}")
+
+# ------------------------------------------------------------------------ inputs
+
+
+def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]:
+    missing = sorted(set(declared) - set(inputs))
+    if missing:
+        raise InputError(f"missing input for tensor {', '.join(missing)}")
+    extra = sorted(set(inputs) - set(declared))
+    if extra:
+        raise InputError(f"input {', '.join(extra)} is not a tensor of the expression "
+                         f"(tensors: {', '.join(sorted(declared))})")
+    return {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+
+
+def as_tensor(value, tvar, sr: Semiring) -> Tensor:
+    """`value` as a validated Tensor in the format `tvar` declares."""
+    fmt: Format = tvar.format
+    name = tvar.name
+    if isinstance(value, Tensor):
+        t = value
+    elif _is_scipy_sparse(value):
+        t = Tensor.from_scipy(value, None if fmt.is_dense else fmt, semiring=sr, name=name)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype == object:
+            raise InputError(f"input {name} is not a numeric array")
+        if arr.ndim != tvar.order:
+            raise InputError(f"input {name} has {arr.ndim} dimensions but {name} is "
+                             f"declared with order {tvar.order}")
+        arr = sr.cast(arr, what=f"input {name}")
+        return Tensor.from_dense(arr, None if fmt.is_dense else fmt, semiring=sr, name=name)
+    if t.order != tvar.order:
+        raise InputError(f"input {name} has {t.order} dimensions but {name} is declared "
+                         f"with order {tvar.order}")
+    if fmt.is_dense and t.format.is_dense:
+        pass
+    elif t.format != fmt:
+        t = t.convert(fmt)
+    if t.vals.dtype != sr.dtype or t.fill != sr.zero:
+        vals = sr.cast(t.vals, what=f"input {name}")
+        t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
+    return t
+
+
+def _is_scipy_sparse(x) -> bool:
+    mod = type(x).__module__
+    return mod.startswith("scipy.sparse")
+
+
+def index_sizes(plan: planning.Plan, bound: dict[str, Tensor]) -> dict[str, int]:
+    """The size of every index, read off the inputs; disagreement is an InputError."""
+    sizes: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for step in plan.steps:
+        for acc in planning._accesses(step.body):
+            t = bound.get(acc.tensor.name)
+            if t is None:      # a temporary: sized by its own step
+                continue
+            for mode, ix in enumerate(acc.indices):
+                n = int(t.shape[mode])
+                here = f"{acc.tensor.name} (mode {mode}, size {n})"
+                if ix.name in sizes and sizes[ix.name] != n:
+                    user = plan.origin.get(ix.name, ix.name)
+                    raise InputError(f"index {user} has size {sizes[ix.name]} in "
+                                     f"{where[ix.name]} but size {n} in {here}")
+                sizes.setdefault(ix.name, n)
+                where.setdefault(ix.name, here)
+    return sizes
+
+# ------------------------------------------------------------------- streams
+
+
+def imp_env(bound: dict[str, Tensor], sizes: dict[str, int]) -> dict:
+    """The Imp environment: index sizes as dim_<index>, tensor arrays by their names."""
+    env = {f"dim_{v}": n for v, n in sizes.items()}
+    for name, t in bound.items():
+        b = streams.array_names(name, t.format)
+        env[b.vals] = t.vals
+        for arrays, names in zip(t.levels, b.levels):
+            for key, arr_name in names.items():
+                env[arr_name] = arrays[key]
+    return env
+
+
+def run_plan_streams(plan: planning.Plan, bound, sizes, sr, check=False) -> dict:
+    """Run every step of the plan with the stream interpreter; the output as a dict."""
+    tensors_now = dict(bound)
+    machine = imp.Machine(sr, imp_env(bound, sizes))
+    result: dict = {}
+    for step in plan.steps:
+        bindings = {name: streams.array_names(name, t.format)
+                    for name, t in tensors_now.items()}
+        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound)
+        target = result if step.target == "out" else {}
+        perm = _level_to_axis(step)
+        values: dict = {}
+        streams.run_stream(s, machine, values, check=check)
+        for key, v in values.items():
+            coord = tuple(key[p] for p in perm)
+            target[coord] = sr.add(target[coord], v) if coord in target else v
+        if step.target != "out":
+            shape = tuple(sizes[v] for v in step.out)
+            dense = np.full(shape, sr.zero, dtype=sr.dtype)
+            for coord, v in target.items():
+                dense[coord] = v
+            t = Tensor.from_dense(dense, None, semiring=sr, name=step.target)
+            tensors_now[step.target] = t
+            b = streams.array_names(step.target, t.format)
+            machine.env[b.vals] = t.vals
+    return result
+
+
+def _level_to_axis(step: planning.Step) -> list[int]:
+    """Positions, within a stream key (free indices in loop order), of each output axis."""
+    free_in_order = [v for v in step.order if v not in step.bound]
+    return [free_in_order.index(v) for v in step.out]
+
+# ------------------------------------------------------------------- outputs
+
+
+def make_output(values, shape, output, sr: Semiring):
+    """Dense array / numpy scalar / scipy sparse / Tensor, from a dense array or a dict."""
+    if isinstance(values, dict):
+        dense = np.full(shape, sr.zero, dtype=sr.dtype)
+        for coord, v in values.items():
+            dense[coord] = v
+    else:
+        dense = np.asarray(values, dtype=sr.dtype).reshape(shape)
+    if output in (None, "dense"):
+        return dense[()] if dense.ndim == 0 else dense
+    fmt = Format.parse(output, len(shape)) if not isinstance(output, Format) else output
+    if isinstance(values, dict):
+        coords = np.array(list(values.keys()), dtype=np.int64).reshape(-1, len(shape)).T
+        vals = np.array(list(values.values()), dtype=sr.dtype)
+        t = Tensor.from_coords(coords, vals, shape, fmt, semiring=sr, name="output")
+    else:
+        t = Tensor.from_dense(dense, fmt, semiring=sr, name="output")
+    return t.to_scipy(keep_fill=True) if len(shape) == 2 else t
+
+
+def output_indices(e, out_indices) -> tuple[Index, ...]:
+    return tuple(out_indices) if out_indices is not None else free_indices(e)

@@ -1,0 +1,424 @@
+"""Imp: the small imperative language that streams are staged into.
+
+    types  t ::= index | bool | value          (value = the semiring's carrier)
+
+    expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
+               | Select(e, e, e) | Ring(add|mul, e, e)
+           op ::= + - * < <= == != && || max min
+
+    stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
+               | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
+               | Alloc(a, t, e, e) | Reserve(a, t, e)
+
+`&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
+`Ring` is the semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v.
+Variables are named uniquely by `Names`, so one flat environment serves the
+interpreter and C block scoping never matters for correctness.
+
+`Machine` is the one interpreter of Imp: the stream interpreter runs staged
+stream fields with it, and whole lowered programs run on it as an oracle
+between streams and C.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+import numpy as np
+
+# --------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    type: str = "index"   # index | bool | value
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Not:
+    a: "Expr"
+
+
+@dataclass(frozen=True)
+class Load:
+    array: str
+    index: "Expr"
+
+
+@dataclass(frozen=True)
+class Select:
+    cond: "Expr"
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Ring:
+    op: str   # "add" | "mul"
+    a: "Expr"
+    b: "Expr"
+
+
+Expr = Union[Var, Const, Bin, Not, Load, Select, Ring]
+
+TRUE = Const(True, "bool")
+FALSE = Const(False, "bool")
+ZERO = Const(0)
+ONE = Const(1)
+
+# ---------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Decl:
+    name: str
+    type: str
+    init: Expr
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store:
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Accum:
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class While:
+    cond: Expr
+    body: "Stmt"
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: "Stmt"
+    else_: "Stmt | None" = None
+
+
+@dataclass(frozen=True)
+class Seq:
+    stmts: tuple
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """A fresh array of `size` elements of `type`, every one set to `fill`."""
+    array: str
+    type: str
+    size: Expr
+    fill: Expr
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """Grow `array` (keeping its contents) so that it holds at least `size` elements."""
+    array: str
+    type: str
+    size: Expr
+
+
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve]
+
+SKIP = Seq(())
+
+# ------------------------------------------------------------ smart constructors
+# They fold constants so that staged code stays readable; they never change meaning.
+
+
+def seq(*stmts) -> Stmt:
+    out = []
+    for s in stmts:
+        match s:
+            case None:
+                pass
+            case Seq(inner):
+                out.extend(inner)
+            case _:
+                out.append(s)
+    return out[0] if len(out) == 1 else Seq(tuple(out))
+
+
+def and_(a: Expr, b: Expr) -> Expr:
+    if a == TRUE:
+        return b
+    if b == TRUE:
+        return a
+    if FALSE in (a, b):
+        return FALSE
+    return Bin("&&", a, b)
+
+
+def or_(a: Expr, b: Expr) -> Expr:
+    if a == FALSE:
+        return b
+    if b == FALSE:
+        return a
+    if TRUE in (a, b):
+        return TRUE
+    return Bin("||", a, b)
+
+
+def not_(a: Expr) -> Expr:
+    match a:
+        case Const(v, "bool"):
+            return Const(not v, "bool")
+        case Not(inner):
+            return inner
+    return Not(a)
+
+
+def add(a: Expr, b: Expr) -> Expr:
+    if b == ZERO:
+        return a
+    if a == ZERO:
+        return b
+    if isinstance(a, Const) and isinstance(b, Const):
+        return Const(a.value + b.value)
+    return Bin("+", a, b)
+
+
+def mul(a: Expr, b: Expr) -> Expr:
+    if ONE == a:
+        return b
+    if ONE == b:
+        return a
+    if ZERO in (a, b):
+        return ZERO
+    return Bin("*", a, b)
+
+
+def lt(a, b):
+    return Bin("<", a, b)
+
+
+def le(a, b):
+    return Bin("<=", a, b)
+
+
+def eq(a, b):
+    return Bin("==", a, b)
+
+
+def max_(a, b):
+    return a if a == b else Bin("max", a, b)
+
+
+def select(c, a, b):
+    if c == TRUE:
+        return a
+    if c == FALSE:
+        return b
+    return Select(c, a, b)
+
+
+def incr(name: str) -> Stmt:
+    return Assign(name, Bin("+", Var(name), ONE))
+
+
+class Names:
+    """Deterministic fresh names: the first request for `q` gets `q`, then `q_1`, …"""
+
+    def __init__(self):
+        self.used: dict[str, int] = {}
+
+    def fresh(self, base: str) -> str:
+        n = self.used.get(base)
+        if n is None:
+            self.used[base] = 0
+            return base
+        while True:
+            n += 1
+            cand = f"{base}_{n}"
+            if cand not in self.used:
+                self.used[base] = n
+                self.used[cand] = 0
+                return cand
+
+# ---------------------------------------------------------------------- interpreter
+
+
+class ImpRuntimeError(RuntimeError):
+    """An Imp program misbehaved (e.g. read out of bounds): a compiler bug."""
+
+
+_BINOPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "max": max,
+    "min": min,
+}
+
+
+class Machine:
+    """Runs Imp over an environment of scalars and numpy arrays."""
+
+    def __init__(self, semiring, env: dict | None = None):
+        self.semiring = semiring
+        self.env: dict = dict(env or {})
+        self._cast = semiring.dtype.type
+
+    def eval(self, e: Expr):
+        env = self.env
+        match e:
+            case Var(name):
+                return env[name]
+            case Const(value, "value"):
+                return self._cast(value)
+            case Const(value, _):
+                return value
+            case Bin("&&", a, b):
+                return bool(self.eval(a)) and bool(self.eval(b))
+            case Bin("||", a, b):
+                return bool(self.eval(a)) or bool(self.eval(b))
+            case Bin(op, a, b):
+                return _BINOPS[op](self.eval(a), self.eval(b))
+            case Not(a):
+                return not self.eval(a)
+            case Load(array, index):
+                return self._load(array, self.eval(index))
+            case Select(c, a, b):
+                return self.eval(a) if self.eval(c) else self.eval(b)
+            case Ring(op, a, b):
+                fn = self.semiring.add if op == "add" else self.semiring.mul
+                return self._cast(fn(self.eval(a), self.eval(b)))
+        raise ImpRuntimeError(f"not an Imp expression: {e!r}")
+
+    def _load(self, array, i):
+        arr = self.env[array]
+        if not 0 <= i < len(arr):
+            raise ImpRuntimeError(f"read {array}[{i}] out of bounds (length {len(arr)})")
+        v = arr[i]
+        return int(v) if arr.dtype.kind in "iu" else v
+
+    def exec(self, s: Stmt):
+        env = self.env
+        match s:
+            case Decl(name, _, init):
+                env[name] = self.eval(init)
+            case Assign(name, value):
+                env[name] = self.eval(value)
+            case Store(array, index, value):
+                i = self.eval(index)
+                self._check_store(array, i)
+                env[array][i] = self.eval(value)
+            case Accum(array, index, value):
+                i = self.eval(index)
+                self._check_store(array, i)
+                arr = env[array]
+                arr[i] = self.semiring.add(arr[i], self.eval(value))
+            case While(cond, body):
+                while self.eval(cond):
+                    self.exec(body)
+            case If(cond, then, else_):
+                if self.eval(cond):
+                    self.exec(then)
+                elif else_ is not None:
+                    self.exec(else_)
+            case Seq(stmts):
+                for t in stmts:
+                    self.exec(t)
+            case Comment():
+                pass
+            case Alloc(array, typ, size, fill):
+                env[array] = np.full(int(self.eval(size)), self.eval(fill),
+                                     dtype=self._dtype(typ))
+            case Reserve(array, typ, size):
+                need = int(self.eval(size))
+                arr = env[array]
+                if need > len(arr):
+                    grown = np.zeros(max(need, 2 * len(arr)), dtype=arr.dtype)
+                    grown[:len(arr)] = arr
+                    env[array] = grown
+            case _:
+                raise ImpRuntimeError(f"not an Imp statement: {s!r}")
+
+    def _dtype(self, typ):
+        return {"index": np.int64, "bool": np.bool_}.get(typ, self.semiring.dtype)
+
+    def _check_store(self, array, i):
+        n = len(self.env[array])
+        if not 0 <= i < n:
+            raise ImpRuntimeError(f"write {array}[{i}] out of bounds (length {n})")
+
+
+def show(node, indent: int = 0) -> str:
+    """A readable, C-like listing of an Imp statement or expression (for debugging)."""
+    pad = "  " * indent
+    match node:
+        case Var(name):
+            return name
+        case Const(v, _):
+            return repr(v)
+        case Bin(op, a, b) if op in ("max", "min"):
+            return f"{op}({show(a)}, {show(b)})"
+        case Bin(op, a, b):
+            return f"({show(a)} {op} {show(b)})"
+        case Not(a):
+            return f"!{show(a)}"
+        case Load(arr, i):
+            return f"{arr}[{show(i)}]"
+        case Select(c, a, b):
+            return f"({show(c)} ? {show(a)} : {show(b)})"
+        case Ring(op, a, b):
+            return f"{'⊕' if op == 'add' else '⊗'}({show(a)}, {show(b)})"
+        case Decl(name, t, init):
+            return f"{pad}{t} {name} = {show(init)};"
+        case Assign(name, v):
+            return f"{pad}{name} = {show(v)};"
+        case Store(arr, i, v):
+            return f"{pad}{arr}[{show(i)}] = {show(v)};"
+        case Accum(arr, i, v):
+            return f"{pad}{arr}[{show(i)}] ⊕= {show(v)};"
+        case While(c, body):
+            return f"{pad}while {show(c)} {{\n{show(body, indent + 1)}\n{pad}}}"
+        case If(c, t, e):
+            out = f"{pad}if {show(c)} {{\n{show(t, indent + 1)}\n{pad}}}"
+            if e is not None:
+                out += f" else {{\n{show(e, indent + 1)}\n{pad}}}"
+            return out
+        case Seq(stmts):
+            return "\n".join(show(t, indent) for t in stmts)
+        case Comment(text):
+            return f"{pad}// {text}"
+        case Alloc(arr, t, n, fill):
+            return f"{pad}{t} {arr}[{show(n)}] = {{{show(fill)}...}};"
+        case Reserve(arr, t, n):
+            return f"{pad}reserve {arr}[{show(n)}];"
+    return repr(node)

@@ -1,0 +1,230 @@
+"""From an expression to a plan: a short sequence of fused loop nests.
+
+Each `Step` is one loop nest computing Σ_bound body into a target, where body
+has no Σ inside, and `order` is its loop order (free and bound indices).
+
+The planner
+1. renames bound indices apart, so no Σ captures or shadows another index;
+2. pulls Σ out of products: (Σ_j a)·b = Σ_j (a·b) when j is not free in b
+   (distributivity, valid in every semiring);
+3. materialises a Σ that sits under `+` into a dense temporary computed by an
+   earlier step (pulling it out would change its multiplicity); a top-level sum
+   of terms instead becomes one step per term, all adding into the output;
+4. picks a loop order per step in which every sparse input is walked in its
+   storage order (dense inputs locate any coordinate and never constrain it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .errors import OrderError
+from .formats import Format
+from .expression import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
+from .imp import Names
+
+
+@dataclass(frozen=True)
+class Step:
+    target: str                  # "out" or a temporary's name
+    out: tuple[str, ...]         # the target's axes
+    bound: tuple[str, ...]       # contracted indices
+    body: Expr                   # Σ-free
+    order: tuple[str, ...]       # loop order over out + bound
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...]
+    out: tuple[str, ...]                        # output axes
+    temps: dict = field(default_factory=dict)   # name -> TensorVar (dense)
+    origin: dict = field(default_factory=dict)  # renamed index -> user's index name
+
+    def explain(self) -> str:
+        lines = []
+        for s in self.steps:
+            sig = f"{s.target}[{','.join(s.out)}]"
+            bound = f"Σ_{{{','.join(s.bound)}}} " if s.bound else ""
+            lines.append(f"{sig} ⊕= {bound}{s.body}    loop order ({', '.join(s.order)})")
+        return "\n".join(lines)
+
+
+def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None) -> Plan:
+    """The plan for `e`; `order` optionally lists index names, outermost first."""
+    out = tuple(free_indices(e)) if out is None else tuple(out)
+    names = Names()
+    for ix in out:
+        names.fresh(ix.name)
+    origin: dict[str, str] = {ix.name: ix.name for ix in out}
+    e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
+    builder = _Builder(names, origin, order)
+    out_names = tuple(ix.name for ix in out)
+    terms = list(_top_terms(e))
+    pulled = [builder.pull(t) for t in terms]
+    if len(pulled) > 1 and any(bound for bound, _ in pulled):
+        for bound, body in pulled:
+            builder.step("out", out_names, bound, body)
+    else:
+        body = pulled[0][1]
+        for _, b in pulled[1:]:
+            body = Add(body, b)
+        builder.step("out", out_names, pulled[0][0], body)
+    return Plan(tuple(builder.steps), out_names, builder.temps, origin)
+
+
+def _top_terms(e: Expr):
+    if isinstance(e, Add):
+        yield from _top_terms(e.a)
+        yield from _top_terms(e.b)
+    else:
+        yield e
+
+
+def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
+    match e:
+        case Access(t, idx):
+            return Access(t, tuple(env.get(ix, ix) for ix in idx))
+        case Lit():
+            return e
+        case Mul(a, b):
+            return Mul(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
+        case Add(a, b):
+            return Add(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
+        case Sum(i, body):
+            new = Index(names.fresh(i.name))
+            origin[new.name] = i.name
+            return Sum(new, _rename_apart(body, {**env, i: new}, names, origin))
+    raise TypeError(f"not an expression: {e!r}")
+
+
+class _Builder:
+    def __init__(self, names: Names, origin: dict, order):
+        self.names = names
+        self.origin = origin
+        self.user_order = None if order is None else [getattr(o, "name", o) for o in order]
+        self.steps: list[Step] = []
+        self.temps: dict[str, TensorVar] = {}
+
+    def pull(self, e: Expr) -> tuple[tuple[str, ...], Expr]:
+        """(bound, body) with e = Σ_bound body and body free of Σ."""
+        match e:
+            case Access() | Lit():
+                return (), e
+            case Sum(i, body):
+                bound, inner = self.pull(body)
+                return (i.name,) + bound, inner
+            case Mul(a, b):
+                ba, ea = self.pull(a)
+                bb, eb = self.pull(b)
+                return ba + bb, Mul(ea, eb)
+            case Add(a, b):
+                return (), Add(self.sum_free(a), self.sum_free(b))
+        raise TypeError(f"not an expression: {e!r}")
+
+    def sum_free(self, e: Expr) -> Expr:
+        """e itself if it pulls to no Σ, else an access to a temporary holding it."""
+        bound, body = self.pull(e)
+        if not bound:
+            return body
+        free = tuple(ix.name for ix in free_indices(e))
+        name = self.names.fresh("tmp")
+        tvar = TensorVar.__new__(TensorVar)   # temporaries may use the reserved prefix
+        for attr, value in (("name", name), ("order", len(free)),
+                            ("format", Format.named("dense", len(free)))):
+            object.__setattr__(tvar, attr, value)
+        self.temps[name] = tvar
+        self.step(name, free, bound, body)
+        return Access(tvar, tuple(Index(v) for v in free))
+
+    def step(self, target, out, bound, body):
+        order = choose_order(body, out + tuple(bound), self.origin, self.user_order)
+        self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
+
+
+def storage_constraints(body: Expr) -> list[tuple[str, tuple[str, ...]]]:
+    """(tensor name, index names in storage order) for every access that constrains order."""
+    out = []
+    for acc in _accesses(body):
+        fmt = acc.tensor.format
+        if fmt.is_dense:
+            continue
+        names = [ix.name for ix in acc.indices]
+        out.append((acc.tensor.name, tuple(names[m] for m in fmt.mode_order)))
+    return out
+
+
+def _accesses(e):
+    match e:
+        case Access():
+            yield e
+        case Mul(a, b) | Add(a, b):
+            yield from _accesses(a)
+            yield from _accesses(b)
+        case Sum(_, body):
+            yield from _accesses(body)
+
+
+def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
+                 user_order=None) -> tuple[str, ...]:
+    """A loop order that walks every sparse access in storage order.
+
+    Without a user order, indices are taken as early as the constraints allow,
+    preferring the output's order and then the order of appearance.
+    """
+    cons = storage_constraints(body)
+    if user_order is not None:
+        rank = {o: k for k, o in enumerate(user_order)}
+        missing = sorted({origin.get(v, v) for v in variables} - set(rank))
+        if missing:
+            raise OrderError(f"order {tuple(user_order)} does not list index "
+                             f"{', '.join(missing)}")
+        order = tuple(sorted(variables, key=lambda v: (rank[origin.get(v, v)], v)))
+        for tname, st in cons:
+            pos = [order.index(v) for v in st]
+            if pos != sorted(pos):
+                raise OrderError(f"order {tuple(user_order)} walks {tname} against its "
+                                 f"storage order ({', '.join(st)}); convert {tname} or "
+                                 f"choose another order")
+        return order
+    preds = {v: set() for v in variables}
+    for _, st in cons:
+        for a, b in zip(st, st[1:]):
+            preds[b].add(a)
+    order, left = [], list(variables)
+    while left:
+        ready = [v for v in left if not preds[v] - set(order)]
+        if not ready:
+            raise OrderError(_cycle_message(cons, left))
+        order.append(ready[0])
+        left.remove(ready[0])
+    return tuple(order)
+
+
+def _cycle_message(cons, left) -> str:
+    involved = [f"{t}({', '.join(st)})" for t, st in cons if set(st) & set(left)]
+    return ("no loop order walks every sparse input in its storage order: "
+            + "; ".join(involved)
+            + ". Convert one of these inputs to a format with another mode order "
+              "(e.g. csr <-> csc) or to dense.")
+
+
+def legal_orders(body: Expr, variables: tuple[str, ...], limit: int = 50):
+    """Up to `limit` loop orders consistent with the storage orders in body."""
+    cons = storage_constraints(body)
+    preds = {v: set() for v in variables}
+    for _, st in cons:
+        for a, b in zip(st, st[1:]):
+            preds[b].add(a)
+    out: list[tuple[str, ...]] = []
+
+    def go(prefix, left):
+        if len(out) >= limit:
+            return
+        if not left:
+            out.append(tuple(prefix))
+            return
+        for v in left:
+            if not preds[v] - set(prefix):
+                go(prefix + [v], [w for w in left if w != v])
+
+    go([], list(variables))
+    return out

@@ -1,0 +1,385 @@
+"""Indexed streams, after Etch (Kovach & Kjolstad), staged into Imp.
+
+A stream ranges over one index variable and is a record of staged fields:
+
+    state         the Imp variables it owns, with types (declared on entry)
+    init          Imp statement: set up the state (assignments only)
+    valid         Imp bool:  not yet exhausted
+    index         Imp index: the current coordinate (read only while valid)
+    ready         Imp bool:  the current state carries a value
+    value         Imp value expression (innermost level) or a nested Stream
+    next          Imp statement: advance past the current (index, ready)
+    skip(t, r)    Imp statement: advance to the first state whose (index, ready)
+                  is lexicographically > (t, r), with False < True; so skip(t, False)
+                  reaches index ≥ t and skip(t, True) reaches index > t
+    contracted    True once Σ has made the level unit-indexed
+
+A nested value is entered afresh each time its parent is ready: its state is
+declared and its init run then, reading the parent's state.
+
+Combinators, each one function building a new record from its operands' fields:
+    mul(a, b)        intersection merge (leapfrogs with skip)
+    add(a, b)        union merge; values of operands behind the front are guarded off
+    contract(s, v)   Σ over the level of variable v
+    replicate(v, x)  ↑: x repeated at every coordinate of v's range
+    map_leaf(f, s)   f applied to every innermost value
+
+The evaluation ⟦s⟧ (run_stream) sums the ready values into a dictionary from
+coordinates to values. With `check=True` it also checks the simple-stream
+invariants at every step: bounded (finite), (index, ready) strictly increasing
+(monotonic), and ready indices strictly increasing (reduced).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Union
+
+from . import imp
+from .expression import Access, Add, Lit, Mul
+from .formats import Compressed, Dense, Singleton
+from .imp import (FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Ring, Var, While,
+                  and_, eq, incr, le, lt, max_, not_, or_, select, seq)
+
+
+@dataclass(frozen=True, eq=False)
+class Stream:
+    var: str
+    state: tuple            # ((name, type), ...)
+    init: imp.Stmt
+    valid: imp.Expr
+    index: imp.Expr
+    ready: imp.Expr
+    value: "Value"
+    next: imp.Stmt
+    skip: Callable[[imp.Expr, imp.Expr], imp.Stmt] = field(repr=False)
+    contracted: bool = False
+    search: str = "linear"   # how skip moves: locate | jump | linear | merge
+
+
+Value = Union[Stream, imp.Expr]
+
+
+def is_stream(x) -> bool:
+    return isinstance(x, Stream)
+
+
+def levels_of(s: Value) -> list[Stream]:
+    out = []
+    while is_stream(s):
+        out.append(s)
+        s = s.value
+    return out
+
+# ------------------------------------------------------------------ combinators
+
+
+def range_stream(names: imp.Names, var: str, size: imp.Expr,
+                 value_of: Callable[[imp.Expr], Value], search="locate") -> Stream:
+    """Every coordinate 0..size-1 of `var`; skip locates in O(1)."""
+    c = names.fresh(f"{var}_c")
+    cv = Var(c)
+
+    def skip(t, r):
+        return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
+
+    return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
+                  valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
+                  next=incr(c), skip=skip, search=search)
+
+
+def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
+    """↑x: the same value x at every coordinate of var (skip jumps directly)."""
+    return range_stream(names, var, size, lambda _: x, search="jump")
+
+
+def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
+    """Intersection: ready where both are ready at the same index."""
+    if not is_stream(a) and not is_stream(b):
+        return Ring("mul", a, b)
+    assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
+    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
+    index = max_(a.index, b.index)
+    ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
+
+    def skip(tt, rr):
+        return seq(a.skip(tt, rr), b.skip(tt, rr))
+
+    nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
+    return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
+                  init=seq(a.init, b.init), valid=and_(a.valid, b.valid), index=index,
+                  ready=ready, value=mul(names, sr, a.value, b.value), next=nxt, skip=skip,
+                  search="merge")
+
+
+def order_le(a: Stream, b: Stream) -> imp.Expr:
+    """(a.index, a.ready) ≤ (b.index, b.ready), with an exhausted stream at +∞."""
+    same = and_(eq(a.index, b.index), or_(not_(a.ready), b.ready))
+    return and_(a.valid, or_(not_(b.valid), or_(lt(a.index, b.index), same)))
+
+
+def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
+    """Union: the front of the two streams; operands behind the front add zero."""
+    if not is_stream(a) and not is_stream(b):
+        return Ring("add", a, b)
+    assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
+    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
+    a_first, b_first = order_le(a, b), order_le(b, a)
+    index = select(a_first, a.index, b.index)
+    ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
+    value = add(names, sr, guard(names, sr, a_first, a.value),
+                guard(names, sr, b_first, b.value))
+
+    def skip(tt, rr):
+        return seq(a.skip(tt, rr), b.skip(tt, rr))
+
+    nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
+    return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
+                  init=seq(a.init, b.init), valid=or_(a.valid, b.valid), index=index,
+                  ready=ready, value=value, next=nxt, skip=skip, search="merge")
+
+
+def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
+    """x where cond holds, the empty stream (or zero) elsewhere."""
+    if not is_stream(x):
+        return select(cond, x, Const(sr.zero, "value"))
+    g = names.fresh(f"{x.var}_g")
+    gv = Var(g)
+    return dataclasses.replace(
+        x, state=((g, "bool"),) + x.state, init=seq(Assign(g, cond), If(gv, x.init)),
+        valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)))
+
+
+def contract(s: Value, var: str) -> Value:
+    """Σ over var: its level becomes unit-indexed; evaluation then sums its values."""
+    assert is_stream(s), f"no level {var} to contract"
+    if s.var == var:
+        return dataclasses.replace(s, contracted=True)
+    return dataclasses.replace(s, value=contract(s.value, var))
+
+
+def map_leaf(f: Callable[[imp.Expr], imp.Expr], s: Value) -> Value:
+    if not is_stream(s):
+        return f(s)
+    return dataclasses.replace(s, value=map_leaf(f, s.value))
+
+# ---------------------------------------------------------------- level streams
+# A level stream walks one storage level of a tensor below a parent position
+# range (lo, hi); hi is lo + 1 below a unique level.
+
+
+def dense_level(names, var, size, parent, child) -> Stream:
+    lo, _ = parent
+    return range_stream(names, var, size,
+                        lambda c: child((imp.add(imp.mul(lo, size), c),
+                                         imp.add(imp.add(imp.mul(lo, size), c), ONE))))
+
+
+def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: bool,
+                  child) -> Stream:
+    """Positions start..end-1 with coordinates crd[q] (compressed and singleton levels).
+
+    A non-unique level groups each run of equal coordinates into one state and
+    hands the whole run [q, q_run) to its child.
+    """
+    q, e = names.fresh(f"{var}_q"), names.fresh(f"{var}_end")
+    qv, ev = Var(q), Var(e)
+    crd_q = Load(crd, qv)
+
+    def behind(t, r):      # (crd[q], true) ≤ (t, r)
+        return or_(lt(crd_q, t), and_(eq(crd_q, t), r))
+
+    if unique:
+        state = ((q, "index"), (e, "index"))
+        init = seq(Assign(q, start), Assign(e, end))
+        return Stream(var=var, state=state, init=init, valid=lt(qv, ev), index=crd_q,
+                      ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
+                      skip=lambda t, r: While(and_(lt(qv, ev), behind(t, r)), incr(q)))
+    run = names.fresh(f"{var}_run")
+    rv = Var(run)
+    find_run = seq(Assign(run, imp.add(qv, ONE)),
+                   While(and_(lt(rv, ev), eq(Load(crd, rv), crd_q)), incr(run)))
+    state = ((q, "index"), (e, "index"), (run, "index"))
+    return Stream(var=var, state=state, init=seq(Assign(q, start), Assign(e, end), find_run),
+                  valid=lt(qv, ev), index=crd_q, ready=TRUE, value=child((qv, rv)),
+                  next=seq(Assign(q, rv), find_run),
+                  skip=lambda t, r: seq(While(and_(lt(qv, ev), behind(t, r)), incr(q)),
+                                        find_run))
+
+
+def level_stream(names, level, var, size, arrays, parent, child) -> Stream:
+    """The read stream of one storage level (arrays: its pos/crd array names)."""
+    lo, hi = parent
+    match level:
+        case Dense():
+            return dense_level(names, var, size, parent, child)
+        case Compressed(unique):
+            pos = arrays["pos"]
+            return segment_level(names, var, arrays["crd"], Load(pos, lo),
+                                 Load(pos, imp.add(lo, ONE)), unique, child)
+        case Singleton(unique):
+            return segment_level(names, var, arrays["crd"], lo, hi, unique, child)
+    raise TypeError(f"unknown level {level!r}")
+
+# ---------------------------------------------------------------------- lowering
+
+
+@dataclass
+class Binding:
+    """What lowering needs to know about one tensor: format and Imp array names."""
+
+    format: object
+    vals: str
+    levels: tuple            # per storage level: {"pos": name, "crd": name} or {}
+
+
+def array_names(tensor_name: str, fmt) -> Binding:
+    levels = []
+    for k, lv in enumerate(fmt.levels):
+        match lv:
+            case Dense():
+                levels.append({})
+            case Compressed():
+                levels.append({"pos": f"{tensor_name}_pos{k}", "crd": f"{tensor_name}_crd{k}"})
+            case Singleton():
+                levels.append({"crd": f"{tensor_name}_crd{k}"})
+    return Binding(fmt, f"{tensor_name}_vals", tuple(levels))
+
+
+def dim_var(var: str) -> imp.Expr:
+    return Var(f"dim_{var}")
+
+
+class Lowerer:
+    """Lowers a sum-free expression body over an ordered list of index levels."""
+
+    def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names):
+        self.sr = semiring
+        self.bindings = bindings
+        self.names = names
+
+    def lower(self, e, levels: tuple[str, ...]) -> Value:
+        match e:
+            case Access():
+                return self.access(e, levels)
+            case Lit(v, _):
+                return self.replicate_over(levels, Const(self.sr.literal(v), "value"))
+            case Mul(a, b):
+                return mul(self.names, self.sr, self.lower(a, levels), self.lower(b, levels))
+            case Add(a, b):
+                return add(self.names, self.sr, self.lower(a, levels), self.lower(b, levels))
+        raise TypeError(f"cannot lower {e!r} (sums must be pulled out first)")
+
+    def replicate_over(self, levels, leaf: imp.Expr) -> Value:
+        out: Value = leaf
+        for v in reversed(levels):
+            out = replicate(self.names, v, dim_var(v), out)
+        return out
+
+    def access(self, acc: Access, levels) -> Value:
+        b = self.bindings[acc.tensor.name]
+        names = [ix.name for ix in acc.indices]
+        if b.format.is_dense:
+            return self.dense_access(b, names, levels)
+        storage = [names[m] for m in b.format.mode_order]
+        return self.sparse_access(b, storage, levels, 0, 0, (ZERO, ONE))
+
+    def dense_access(self, b: Binding, names, levels) -> Value:
+        """A dense tensor locates any coordinate, so it follows any loop order."""
+        strides = {}
+        stride: imp.Expr = ONE
+        for m in reversed(b.format.mode_order):
+            strides[names[m]] = stride
+            stride = imp.mul(stride, dim_var(names[m]))
+        coords: dict[str, imp.Expr] = {}
+
+        def build(k):
+            if k == len(levels):
+                flat: imp.Expr = ZERO
+                for v, s in strides.items():
+                    flat = imp.add(flat, imp.mul(coords[v], s))
+                return Load(b.vals, flat)
+            v = levels[k]
+            if v not in strides:
+                return replicate(self.names, v, dim_var(v), build(k + 1))
+
+            def value_of(c):
+                coords[v] = c
+                return build(k + 1)
+            return range_stream(self.names, v, dim_var(v), value_of)
+
+        return build(0)
+
+    def sparse_access(self, b: Binding, storage, levels, k, lev, parent) -> Value:
+        if k == len(levels):
+            assert lev == len(storage), f"levels {levels} do not cover {storage}"
+            return Load(b.vals, parent[0])
+        v = levels[k]
+        if lev < len(storage) and storage[lev] == v:
+            return level_stream(
+                self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
+                lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child))
+        assert v not in storage[lev:], f"order {levels} breaks storage order {storage}"
+        return replicate(self.names, v, dim_var(v),
+                         self.sparse_access(b, storage, levels, k + 1, lev, parent))
+
+
+def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None) -> Value:
+    """The stream of Σ_bound body, with levels in `order` (free and bound indices)."""
+    low = Lowerer(semiring, bindings, names or imp.Names())
+    s = low.lower(body, tuple(order))
+    for v in bound:
+        s = contract(s, v)
+    return s
+
+# -------------------------------------------------------------- evaluation ⟦s⟧
+
+
+class StreamInvariantError(AssertionError):
+    """A stream broke the simple-stream invariants (a compiler bug)."""
+
+
+def declare(machine: imp.Machine, s: Stream):
+    for name, typ in s.state:
+        machine.env[name] = False if typ == "bool" else 0
+
+
+def run_stream(s: Value, machine: imp.Machine, out: dict, prefix=(), check=False,
+               max_steps=10**8):
+    """⟦s⟧: add every ready value into out[coordinates] (contracted levels drop out)."""
+    if not is_stream(s):
+        v = machine.eval(s)
+        out[prefix] = machine.semiring.add(out[prefix], v) if prefix in out else v
+        return
+    declare(machine, s)
+    machine.exec(s.init)
+    last = None
+    last_ready = None
+    steps = 0
+    while machine.eval(s.valid):
+        idx, ready = machine.eval(s.index), bool(machine.eval(s.ready))
+        if check:
+            steps += 1
+            if steps > max_steps:
+                raise StreamInvariantError(f"stream over {s.var} did not finish")
+            if last is not None and (idx, ready) <= last:
+                raise StreamInvariantError(f"stream over {s.var} not monotonic: "
+                                           f"{(idx, ready)} after {last}")
+            if ready and last_ready is not None and idx <= last_ready:
+                raise StreamInvariantError(f"stream over {s.var} not reduced: index {idx} "
+                                           f"ready twice")
+            last = (idx, ready)
+        if ready:
+            if check:
+                last_ready = idx
+            key = prefix if s.contracted else prefix + (idx,)
+            run_stream(s.value, machine, out, key, check, max_steps)
+        machine.exec(s.next)
+
+
+def describe(s: Value, depth=0) -> list[str]:
+    """One line per level: variable, how it moves, contracted or not."""
+    out = []
+    for lv in levels_of(s):
+        out.append(f"{'Σ ' if lv.contracted else ''}{lv.var}: {lv.search}")
+    return out
