@@ -1,0 +1,492 @@
+"""Compile C source to a shared object with the system C compiler; load it with cffi.
+
+    lib = load(c_source, "double dot(const double *, const double *, long);")
+    lib.lib.dot(...)
+
+Loading uses cffi's ABI mode (``ffi.dlopen``), so no Python headers are needed.
+
+Cache layout
+------------
+Every artefact lives in one directory, created private to the user (mode 0o700):
+``$ETCHPY_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/etchpy``, else ``~/.cache/etchpy``.
+
+    <name>-<key[:16]>.c    the exact source that was compiled (kept when compiling fails)
+    <name>-<key[:16]>.so   the shared object handed to ffi.dlopen
+    probe-<hash[:16]>      a remembered compiler probe answer, "1" or "0"
+                           (does -march=native work? does -fopenmp build and load?)
+    .<file>.<pid>.<rand>.tmp   an in-flight temporary, renamed into place when complete
+                           (probe scratch files end in .c / .so and are deleted)
+
+Cache key
+---------
+``key`` is a sha256 over, length-prefixed and in this order: the C source, the cdef, the
+compiler command (resolved path plus any extra words of ``CC``), the first line of the
+compiler's ``--version``, the final flag list, the openmp request and
+``etchpy.__version__``.  Anything that can change the machine code changes the key, so an
+entry never needs invalidating; old entries may simply be deleted.
+
+Publishing is atomic: files are written under a unique temporary name in the cache
+directory and ``os.replace``-d into place, so concurrent processes building the same
+kernel both succeed and nobody sees a half-written file.  A cached ``.so`` that dlopen
+rejects is deleted and rebuilt once.
+
+Within a process, ``load`` memoises its result by its arguments and the relevant
+environment, so repeated calls cost a dictionary lookup.
+
+Environment
+-----------
+``CC``                   compiler command (default: the first of cc, gcc, clang on PATH)
+``CFLAGS``               optimisation flags, shlex-split (default: ``-O3 -march=native``;
+                         ``-O3`` alone if the compiler rejects ``-march=native``)
+``ETCHPY_CACHE_DIR``     the cache directory (see above)
+``ETCHPY_LOG_COMPILES``  a file to which one line per compiler invocation is appended
+
+``stats`` counts compiler invocations (kernels and probes), disk-cache hits and memo hits.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+import shlex
+import shutil
+import struct
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cffi
+
+from .errors import CompileError
+
+__all__ = ["Library", "load", "clear_memo", "cache_directory", "find_compiler", "stats"]
+
+COMPILER_CANDIDATES = ("cc", "gcc", "clang")
+DEFAULT_FLAGS = ("-O3", "-march=native")
+PORTABLE_FLAGS = ("-O3",)
+REQUIRED_FLAGS = ("-shared", "-fPIC", "-std=c99")  # c99 has `restrict`
+OPENMP_FLAGS = ("-fopenmp",)
+LINK_LIBS = ("-lm",)
+INSTALL_HINT = ("install a C compiler (e.g. `apt-get install gcc`, `dnf install gcc`, "
+                "or `xcode-select --install` on macOS) or set CC to a compiler's path")
+
+_PROBE_SOURCES = {
+    "native": "int etchpy_probe(void) { return 0; }\n",
+    "openmp": ("#include <omp.h>\n"
+               "int etchpy_probe(void) {\n"
+               "    int s = 0;\n"
+               "    #pragma omp parallel for reduction(+:s)\n"
+               "    for (int i = 0; i < 4; i++) s += i;\n"
+               "    return s + omp_get_max_threads();\n"
+               "}\n"),
+}
+_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+
+stats = {"compiles": 0, "cache_hits": 0, "memo_hits": 0}
+
+_memo: dict[tuple, "Library"] = {}
+_keys: dict[tuple, str] = {}
+_versions: dict[tuple[str, ...], str] = {}
+_probes: dict[tuple, bool] = {}
+_lock = threading.RLock()
+
+
+@dataclass(frozen=True, eq=False)
+class Library:
+    """A loaded kernel library.
+
+    ``from_cache`` describes the call that created this object (memo hits return the
+    same object): True when that call ran no compiler for the kernel itself.
+    """
+    ffi: cffi.FFI = field(repr=False)
+    lib: object = field(repr=False)
+    path: Path
+    c_path: Path
+    key: str
+    from_cache: bool
+    flags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Compiler:
+    command: tuple[str, ...]  # resolved executable, then any extra words from CC
+    version: str              # first line of `--version`
+
+
+# --------------------------------------------------------------------------- public API
+
+def load(c_source: str, cdef: str, *, name: str = "kernel",
+         openmp: bool = False) -> Library:
+    """Compile ``c_source`` (or reuse a cached build) and dlopen it with ``cdef``.
+
+    ``name`` prefixes the cache file names; ``openmp`` adds -fopenmp when the compiler
+    can build and load an OpenMP program (else the kernel is built serially, silently).
+    Repeated calls with the same arguments and the same CC / CFLAGS / cache-directory
+    environment return the same ``Library`` in about a microsecond.
+    Raises CompileError when no compiler is found or compiling fails.
+    """
+    memo_key = (c_source, cdef, name, bool(openmp), _env_signature())
+    library = _memo.get(memo_key)
+    if library is not None:
+        stats["memo_hits"] += 1
+        return library
+    with _lock:
+        library = _memo.get(memo_key)
+        if library is None:
+            library = _load_uncached(c_source, cdef, name, bool(openmp))
+            _memo[memo_key] = library
+        else:
+            stats["memo_hits"] += 1
+    return library
+
+
+def clear_memo() -> None:
+    """Forget in-process results, so the next ``load`` consults the disk cache."""
+    with _lock:
+        _memo.clear()
+
+
+def cache_directory() -> Path:
+    """The cache directory, created with mode 0o700 if it does not exist."""
+    path = _cache_directory_path()
+    _ensure_private_dir(path)
+    return path
+
+
+# --------------------------------------------------------------------------- loading
+
+_ENV_NAMES = ("CC", "CFLAGS", "ETCHPY_CACHE_DIR", "XDG_CACHE_HOME")
+
+
+def _make_env_reader():
+    """A fast reader of the variables that select a build, for the memo key.
+
+    ``os.environ.get`` costs about 2 us per missing name (it raises KeyError inside);
+    CPython keeps the live environment in the plain dict ``os.environ._data`` (updated
+    by every ``os.environ`` assignment), which reads in tens of nanoseconds.
+    """
+    data = getattr(os.environ, "_data", None)
+    encode = getattr(os.environ, "encodekey", None)
+    if isinstance(data, dict) and encode is not None:
+        get, (cc, cflags, cache, xdg) = data.get, map(encode, _ENV_NAMES)
+        return lambda: (get(cc), get(cflags), get(cache), get(xdg))
+    return lambda: tuple(map(os.environ.get, _ENV_NAMES))
+
+
+_env_signature = _make_env_reader()
+
+
+def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library:
+    if not _NAME_RE.fullmatch(name):
+        raise ValueError(f"kernel name {name!r} must match {_NAME_RE.pattern}")
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)  # a bad cdef fails here, before any compiling
+    cache_dir = cache_directory()
+    compiler = find_compiler()
+    while True:
+        flags = _final_flags(compiler, cache_dir, openmp)
+        key = _cache_key(c_source, cdef, compiler, flags, openmp)
+        try:
+            return _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags)
+        except CompileError:
+            if not _native_flag_to_blame(compiler, flags, cache_dir):
+                raise  # otherwise the next round uses portable flags
+
+
+def _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags) -> Library:
+    c_path = cache_dir / f"{name}-{key[:16]}.c"
+    so_path = cache_dir / f"{name}-{key[:16]}.so"
+    if so_path.exists():
+        try:
+            if not _looks_complete(so_path):
+                raise OSError(f"{so_path} is truncated or not a shared object")
+            lib = ffi.dlopen(str(so_path))
+        except OSError:
+            _unlink(so_path)  # corrupt entry: rebuild once, below
+        else:
+            if not c_path.exists():
+                _write_atomic(c_path, c_source)
+            stats["cache_hits"] += 1
+            return Library(ffi, lib, so_path, c_path, key, True, flags)
+    _build(c_source, c_path, so_path, compiler, flags)
+    try:
+        lib = ffi.dlopen(str(so_path))
+    except OSError as exc:
+        raise _error(f"built {so_path} but dlopen rejected it: {exc}", "", c_path) from exc
+    return Library(ffi, lib, so_path, c_path, key, False, flags)
+
+
+def _build(c_source, c_path, so_path, compiler, flags) -> None:
+    _write_atomic(c_path, c_source)
+    tmp_so = _temp_path(so_path)
+    try:
+        result = _run_compiler(compiler, flags, c_path, tmp_so)
+        if result.returncode != 0:
+            raise _error(f"C compiler failed (exit {result.returncode}) on {c_path}\n"
+                         f"command: {shlex.join(result.args)}\n{result.stderr.strip()}",
+                         result.stderr, c_path)
+        os.replace(tmp_so, so_path)
+    finally:
+        _unlink(tmp_so)
+
+
+# --------------------------------------------------------------------------- compiler
+
+def find_compiler() -> Compiler:
+    """The compiler named by ``CC``, else the first of cc, gcc, clang on PATH."""
+    cc = os.environ.get("CC")
+    if cc is not None and cc.strip():
+        words = _split_env("CC", cc)
+        exe = shutil.which(words[0])
+        if exe is None:
+            raise _error(f"CC={cc!r} is not an executable program; {INSTALL_HINT}")
+        command = (exe, *words[1:])
+    else:
+        exe = next(filter(None, map(shutil.which, COMPILER_CANDIDATES)), None)
+        if exe is None:
+            raise _error(f"no C compiler found (looked for {', '.join(COMPILER_CANDIDATES)}"
+                         f" on PATH); {INSTALL_HINT}")
+        command = (exe,)
+    return Compiler(command, _compiler_version(command))
+
+
+def _split_env(variable: str, value: str) -> list[str]:
+    try:
+        return shlex.split(value)
+    except ValueError as exc:
+        raise _error(f"cannot parse {variable}={value!r}: {exc}") from exc
+
+
+def _compiler_version(command: tuple[str, ...]) -> str:
+    version = _versions.get(command)
+    if version is None:
+        try:
+            result = subprocess.run([*command, "--version"], capture_output=True,
+                                    text=True, errors="replace", timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise _error(f"cannot run C compiler {command[0]}: {exc}; {INSTALL_HINT}") from exc
+        lines = (result.stdout + "\n" + result.stderr).strip().splitlines()
+        version = lines[0].strip() if lines else f"unknown (exit {result.returncode})"
+        _versions[command] = version
+    return version
+
+
+def _final_flags(compiler: Compiler, cache_dir: Path, openmp: bool) -> tuple[str, ...]:
+    cflags = os.environ.get("CFLAGS")
+    if cflags is not None:
+        base = tuple(_split_env("CFLAGS", cflags))
+    elif _known_probe(compiler, DEFAULT_FLAGS, "native", cache_dir) is False:
+        base = PORTABLE_FLAGS
+    else:
+        base = DEFAULT_FLAGS
+    flags = REQUIRED_FLAGS + base
+    if openmp and _probe(compiler, flags, "openmp", cache_dir):
+        flags += OPENMP_FLAGS
+    return flags
+
+
+def _native_flag_to_blame(compiler: Compiler, flags, cache_dir: Path) -> bool:
+    """After a failed build with the default flags: was -march=native the problem?"""
+    if os.environ.get("CFLAGS") is not None or "-march=native" not in flags:
+        return False
+    return not _probe(compiler, DEFAULT_FLAGS, "native", cache_dir)
+
+
+def _run_compiler(compiler: Compiler, flags, c_path: Path, out_path: Path):
+    cmd = [*compiler.command, *flags, "-o", str(out_path), str(c_path), *LINK_LIBS]
+    _record_invocation(cmd)
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    except OSError as exc:
+        raise _error(f"cannot run C compiler {cmd[0]}: {exc}; {INSTALL_HINT}",
+                     "", c_path) from exc
+
+
+def _record_invocation(cmd: list[str]) -> None:
+    stats["compiles"] += 1
+    log = os.environ.get("ETCHPY_LOG_COMPILES")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{time.time():.3f} pid={os.getpid()} {shlex.join(cmd)}\n")
+
+
+# --------------------------------------------------------------------------- probes
+
+def _probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
+    """Does ``probe`` build and load with ``flags``? Remembered in-process and on disk."""
+    known = _known_probe(compiler, flags, probe, cache_dir)
+    if known is None:
+        known = _run_probe(compiler, flags, probe, cache_dir)
+        _probes[(compiler, tuple(flags), probe)] = known
+        _write_atomic(_probe_path(compiler, flags, probe, cache_dir), "1" if known else "0")
+    return known
+
+
+def _known_probe(compiler, flags, probe, cache_dir) -> bool | None:
+    memo_key = (compiler, tuple(flags), probe)
+    if memo_key not in _probes:
+        try:
+            text = _probe_path(compiler, flags, probe, cache_dir).read_text().strip()
+        except OSError:
+            return None
+        if text not in ("0", "1"):
+            return None
+        _probes[memo_key] = text == "1"
+    return _probes[memo_key]
+
+
+def _probe_path(compiler, flags, probe, cache_dir: Path) -> Path:
+    digest = _sha256([*compiler.command, compiler.version, *flags, probe, _etchpy_version()])
+    return cache_dir / f"probe-{digest[:16]}"
+
+
+def _run_probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
+    extra = OPENMP_FLAGS if probe == "openmp" else ()
+    flags = tuple(flags) + extra
+    if "-shared" not in flags:
+        flags = REQUIRED_FLAGS + flags
+    c_path = _temp_path(cache_dir / f"probe-{probe}", ".c")
+    so_path = _temp_path(cache_dir / f"probe-{probe}", ".so")
+    try:
+        c_path.write_text(_PROBE_SOURCES[probe])
+        if _run_compiler(compiler, flags, c_path, so_path).returncode != 0:
+            return False
+        ffi = cffi.FFI()
+        ffi.cdef("int etchpy_probe(void);")
+        try:
+            lib = ffi.dlopen(str(so_path))
+            lib.etchpy_probe()
+        except (OSError, AttributeError):
+            return False
+        return True  # never dlclose: unloading libgomp under its idle threads crashes
+    finally:
+        _unlink(c_path)
+        _unlink(so_path)
+
+
+# --------------------------------------------------------------------------- cache files
+
+def _cache_directory_path() -> Path:
+    explicit = os.environ.get("ETCHPY_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
+    return base / "etchpy"
+
+
+def _ensure_private_dir(path: Path) -> None:
+    if path.is_dir():
+        return  # existing: leave its permissions alone
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(path, 0o700)
+        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+    except FileExistsError:
+        if not path.is_dir():
+            raise _error(f"cache path {path} exists and is not a directory; "
+                         "set ETCHPY_CACHE_DIR to a directory") from None
+    except OSError as exc:
+        raise _error(f"cannot create cache directory {path}: {exc}; "
+                     "set ETCHPY_CACHE_DIR to a writable directory") from exc
+
+
+def _looks_complete(path: Path) -> bool:
+    """Cheap sanity check before dlopen, which can crash (SIGBUS) on a truncated file.
+
+    For ELF and 64-bit Mach-O, every header table and file-backed segment must lie
+    inside the file; other formats are left to dlopen.
+    """
+    data = path.read_bytes()
+    try:
+        if data[:4] == b"\x7fELF":
+            return _elf_complete(data)
+        if data[:4] == b"\xcf\xfa\xed\xfe":
+            return _macho64_complete(data)
+    except (struct.error, IndexError):
+        return False
+    return len(data) > 0
+
+
+def _elf_complete(data: bytes) -> bool:
+    wide, order = data[4] == 2, "<" if data[5] == 1 else ">"
+    header = order + ("16xHHIQQQIHHHHHH" if wide else "16xHHIIIIIHHHHHH")
+    (_, _, _, _, phoff, shoff, _, ehsize, phentsize, phnum, shentsize,
+     shnum, _) = struct.unpack_from(header, data)
+    size = len(data)
+    if ehsize > size or phoff + phnum * phentsize > size or shoff + shnum * shentsize > size:
+        return False
+    segment = order + ("8xQ16xQ" if wide else "4xI8xI")
+    for i in range(phnum):
+        offset, filesize = struct.unpack_from(segment, data, phoff + i * phentsize)
+        if offset + filesize > size:
+            return False
+    return True
+
+
+def _macho64_complete(data: bytes) -> bool:
+    ncmds, = struct.unpack_from("<16xI", data)
+    position = 32
+    for _ in range(ncmds):
+        cmd, cmdsize = struct.unpack_from("<II", data, position)
+        if cmd == 0x19:  # LC_SEGMENT_64
+            fileoff, filesize = struct.unpack_from("<QQ", data, position + 40)
+            if fileoff + filesize > len(data):
+                return False
+        position += max(cmdsize, 8)
+    return True
+
+
+def _cache_key(c_source, cdef, compiler: Compiler, flags, openmp: bool) -> str:
+    memo_key = (c_source, cdef, compiler, flags, openmp)
+    key = _keys.get(memo_key)
+    if key is None:
+        key = _sha256([c_source, cdef, "\0".join(compiler.command), compiler.version,
+                       "\0".join(flags), f"openmp={int(openmp)}", _etchpy_version()])
+        _keys[memo_key] = key
+    return key
+
+
+def _sha256(parts) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def _etchpy_version() -> str:
+    from . import __version__  # late: etchpy/__init__ defines it after its imports
+    return __version__
+
+
+def _temp_path(final: Path, suffix: str = ".tmp") -> Path:
+    """A unique sibling of ``final``; compilers need a real suffix (.c) on sources."""
+    return final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = _temp_path(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        _unlink(tmp)
+
+
+def _unlink(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _error(message: str, stderr: str = "", c_path: Path | None = None) -> CompileError:
+    error = CompileError(message)
+    error.stderr = stderr
+    error.c_path = c_path
+    return error

@@ -1,0 +1,286 @@
+"""Tests for etchpy.build: compiling, loading and caching C kernels."""
+import json
+import os
+import shutil
+import stat
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from etchpy import CompileError
+from etchpy import build
+
+HAVE_CC = bool(os.environ.get("CC")) or any(map(shutil.which, build.COMPILER_CANDIDATES))
+needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler on PATH")
+
+DOT_CDEF = "double dot(const double *a, const double *b, long n);"
+DOT_SOURCE = textwrap.dedent("""\
+    double dot(const double *restrict a, const double *restrict b, long n) {
+        double s = 0.0;
+        for (long i = 0; i < n; i++) s += a[i] * b[i];
+        return s;
+    }
+""")
+
+# Runs in a child process: load argv[1] (source) / argv[2] (cdef) after an optional
+# start time argv[3], call dot, report what happened as JSON.
+CHILD = textwrap.dedent("""\
+    import json, sys, time
+    import numpy as np
+    from etchpy import build
+    if len(sys.argv) > 3:
+        time.sleep(max(0.0, float(sys.argv[3]) - time.time()))
+    lib = build.load(sys.argv[1], sys.argv[2], openmp="--openmp" in sys.argv)
+    a = np.arange(10.0)
+    value = lib.lib.dot(lib.ffi.from_buffer("double[]", a),
+                        lib.ffi.from_buffer("double[]", a), len(a))
+    print(json.dumps({"from_cache": lib.from_cache, "path": str(lib.path),
+                      "compiles": build.stats["compiles"], "value": value}))
+""")
+DOT_0_TO_9 = float(np.dot(np.arange(10.0), np.arange(10.0)))
+
+
+@pytest.fixture(autouse=True)
+def cache_dir(tmp_path, monkeypatch):
+    path = tmp_path / "nested" / "cache"
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(path))
+    for var in ("CC", "CFLAGS", "ETCHPY_LOG_COMPILES"):
+        monkeypatch.delenv(var, raising=False)
+    build.clear_memo()
+    yield path
+    build.clear_memo()
+
+
+def dot_source(tag):
+    """DOT_SOURCE made unique, so each test gets a fresh cache key."""
+    return f"/* {tag} */\n{DOT_SOURCE}"
+
+
+def call_dot(library, a, b):
+    ffi = library.ffi
+    return library.lib.dot(ffi.from_buffer("double[]", a), ffi.from_buffer("double[]", b),
+                           len(a))
+
+
+def spawn_child(*args):
+    return subprocess.Popen([sys.executable, "-c", CHILD, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+
+
+def finish_child(proc):
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return json.loads(out)
+
+
+@needs_cc
+def test_compile_and_call(cache_dir):
+    library = build.load(DOT_SOURCE, DOT_CDEF, name="dot")
+    a, b = np.arange(1000.0), np.linspace(0.0, 1.0, 1000)
+    assert call_dot(library, a, b) == pytest.approx(np.dot(a, b))
+    assert not library.from_cache
+    assert library.path == cache_dir / f"dot-{library.key[:16]}.so"
+    assert library.c_path == cache_dir / f"dot-{library.key[:16]}.c"
+    assert library.c_path.read_text() == DOT_SOURCE
+    assert len(library.key) == 64
+
+
+@needs_cc
+def test_memo_then_disk_cache():
+    first = build.load(DOT_SOURCE, DOT_CDEF)
+    before = dict(build.stats)
+    assert build.load(DOT_SOURCE, DOT_CDEF) is first
+    assert build.stats["memo_hits"] == before["memo_hits"] + 1
+
+    build.clear_memo()
+    again = build.load(DOT_SOURCE, DOT_CDEF)
+    assert again is not first and again.from_cache
+    assert again.key == first.key and again.path == first.path
+    assert build.stats["compiles"] == before["compiles"]
+    assert build.stats["cache_hits"] == before["cache_hits"] + 1
+    assert call_dot(again, np.ones(3), np.ones(3)) == 3.0
+
+
+@needs_cc
+def test_other_process_uses_disk_cache(tmp_path, monkeypatch):
+    log = tmp_path / "compiles.log"
+    monkeypatch.setenv("ETCHPY_LOG_COMPILES", str(log))
+    library = build.load(DOT_SOURCE, DOT_CDEF)
+    assert len(log.read_text().splitlines()) == 1
+
+    child = finish_child(spawn_child(DOT_SOURCE, DOT_CDEF))
+    assert child == {"from_cache": True, "path": str(library.path), "compiles": 0,
+                     "value": DOT_0_TO_9}
+    assert len(log.read_text().splitlines()) == 1  # the child ran no compiler
+
+
+OPENMP_SOURCE = DOT_SOURCE.replace(
+    "    for", "    #pragma omp parallel for reduction(+:s)\n    for") + textwrap.dedent("""\
+    int uses_openmp(void) {
+    #ifdef _OPENMP
+        return 1;
+    #else
+        return 0;
+    #endif
+    }
+""")
+
+
+def compiler_is_gcc():
+    command = build.find_compiler().command
+    out = subprocess.run([*command, "--version"], capture_output=True, text=True).stdout
+    return "Free Software Foundation" in out and "clang" not in out
+
+
+@needs_cc
+def test_openmp_kernel_reused_by_other_process(tmp_path, monkeypatch):
+    log = tmp_path / "compiles.log"
+    monkeypatch.setenv("ETCHPY_LOG_COMPILES", str(log))
+    cdef = DOT_CDEF + " int uses_openmp(void);"
+    library = build.load(OPENMP_SOURCE, cdef, openmp=True)
+    a = np.arange(10.0)
+    assert call_dot(library, a, a) == DOT_0_TO_9
+    assert library.lib.uses_openmp() == ("-fopenmp" in library.flags)
+    if compiler_is_gcc():
+        assert "-fopenmp" in library.flags  # gcc ships libgomp: the probe must say yes
+    lines = len(log.read_text().splitlines())  # the kernel, plus the OpenMP probe
+
+    child = finish_child(spawn_child(OPENMP_SOURCE, cdef, "0", "--openmp"))
+    assert child["from_cache"] and child["compiles"] == 0  # probe answer was on disk
+    assert child["value"] == DOT_0_TO_9
+    assert len(log.read_text().splitlines()) == lines
+
+
+@needs_cc
+def test_concurrent_builds_both_succeed(cache_dir):
+    source = dot_source(f"concurrent {time.time()}")
+    start = str(time.time() + 0.6)  # both children start compiling at the same moment
+    children = [spawn_child(source, DOT_CDEF, start) for _ in range(2)]
+    results = [finish_child(child) for child in children]
+    assert all(r["value"] == DOT_0_TO_9 for r in results)
+    assert results[0]["path"] == results[1]["path"]
+    leftovers = [p.name for p in cache_dir.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+
+
+@needs_cc
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_corrupt_shared_object_is_rebuilt(damage):
+    source = dot_source(damage)
+    # Build in another process: a .so this process has dlopen-ed must not be overwritten.
+    path = finish_child(spawn_child(source, DOT_CDEF))["path"]
+    data = open(path, "rb").read()
+    with open(path, "wb") as f:
+        f.write(b"not an ELF file" * 10 if damage == "garbage" else data[:len(data) // 3])
+
+    compiles = build.stats["compiles"]
+    library = build.load(source, DOT_CDEF)
+    assert not library.from_cache and str(library.path) == path
+    assert build.stats["compiles"] == compiles + 1
+    a = np.arange(10.0)
+    assert call_dot(library, a, a) == DOT_0_TO_9
+
+
+@needs_cc
+def test_truncation_detected_before_dlopen(tmp_path):
+    # dlopen of a truncated ELF file can die with SIGBUS, so build checks it first.
+    data = build.load(DOT_SOURCE, DOT_CDEF).path.read_bytes()
+    probe = tmp_path / "probe.so"
+    for cut in [4, 20, 63, 64, 200, len(data) // 2, len(data) - 1]:
+        probe.write_bytes(data[:cut])
+        assert not build._looks_complete(probe), cut
+    probe.write_bytes(data)
+    assert build._looks_complete(probe)
+
+
+def test_macho_truncation_detected(tmp_path):
+    segment = struct.pack("<II16sQQQQiiII", 0x19, 72, b"__TEXT", 0, 4096, 0, 4096, 5, 5, 0, 0)
+    header = struct.pack("<IiiIIII4x", 0xFEEDFACF, 0, 0, 6, 1, len(segment), 0)
+    image = header + segment
+    path = tmp_path / "lib.dylib"
+    path.write_bytes(image + bytes(4096 - len(image)))
+    assert build._looks_complete(path)
+    path.write_bytes(image + bytes(100))
+    assert not build._looks_complete(path)
+
+
+@needs_cc
+def test_syntax_error_raises_compile_error():
+    with pytest.raises(CompileError) as info:
+        build.load("double broken(void) { return 1.0 +; }\n", "double broken(void);",
+                   name="broken")
+    error = info.value
+    assert error.c_path is not None and error.c_path.exists()
+    assert str(error.c_path) in str(error)
+    assert "error" in error.stderr and error.stderr.strip() in str(error)
+    assert not list(error.c_path.parent.glob("broken-*.so"))
+
+
+def test_missing_compiler_gives_install_hint(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/etchpy-no-such-cc")
+    with pytest.raises(CompileError, match="apt-get install gcc") as info:
+        build.load(DOT_SOURCE, DOT_CDEF)
+    assert "CC" in str(info.value)
+
+
+def test_no_compiler_on_path_gives_install_hint(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # an empty directory
+    with pytest.raises(CompileError, match="no C compiler found.*apt-get install gcc"):
+        build.load(DOT_SOURCE, DOT_CDEF)
+
+
+@needs_cc
+def test_cache_dir_is_private(cache_dir):
+    build.load(DOT_SOURCE, DOT_CDEF)
+    assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+
+
+@needs_cc
+def test_existing_cache_dir_permissions_untouched(cache_dir):
+    cache_dir.mkdir(parents=True, mode=0o755)
+    os.chmod(cache_dir, 0o755)
+    build.load(DOT_SOURCE, DOT_CDEF)
+    assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o755
+
+
+@needs_cc
+def test_cflags_are_honoured(monkeypatch):
+    default = build.load(DOT_SOURCE, DOT_CDEF)
+    monkeypatch.setenv("CFLAGS", "-O0 -g")
+    debug = build.load(DOT_SOURCE, DOT_CDEF)  # no clear_memo: the env change must count
+    assert debug.key != default.key and not debug.from_cache
+    assert "-O0" in debug.flags and "-g" in debug.flags
+    assert "-march=native" not in debug.flags
+    assert call_dot(debug, np.ones(4), np.ones(4)) == 4.0
+
+
+@needs_cc
+def test_falls_back_when_march_native_is_rejected(tmp_path, monkeypatch):
+    real_cc = os.environ.get("CC") or next(filter(None, map(shutil.which,
+                                                            build.COMPILER_CANDIDATES)))
+    wrapper = tmp_path / "picky-cc"
+    wrapper.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        for arg in "$@"; do
+            if [ "$arg" = "-march=native" ]; then
+                echo "picky-cc: error: unsupported option '-march=native'" >&2; exit 1
+            fi
+        done
+        exec {real_cc} "$@"
+    """))
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("CC", str(wrapper))
+    library = build.load(DOT_SOURCE, DOT_CDEF)
+    assert "-march=native" not in library.flags and "-O3" in library.flags
+    assert call_dot(library, np.ones(2), np.ones(2)) == 2.0
+
+    build.clear_memo()
+    compiles = build.stats["compiles"]
+    source = dot_source("second kernel")
+    assert "-march=native" not in build.load(source, DOT_CDEF).flags
+    assert build.stats["compiles"] == compiles + 1  # remembered: no failed attempt first
