@@ -1,0 +1,369 @@
+"""Streams to a whole Imp program with output writes (after Etch's Fig. 4).
+
+    ⟦s⟧ at location L  =  declare state; init
+                          while valid { if ready { ⟦value⟧ at L·index } ; next }
+
+A contracted level keeps L; a run of contracted levels at the bottom adds into a
+local accumulator that is written once. Where the values go is the target's
+business:
+
+    dense    out[flat(L)] ⊕= v, the output filled with zero first (also temporaries
+             and scalars, as 1-element arrays)
+    append   sparse output assembled in order: the loop order visits the output's
+             levels in storage order, all contracted indices below them; levels are
+             dense (position p·n + i) or compressed (crd/pos appended, grown by
+             doubling); unvisited rows get their pos filled forward at the end
+    coords   any other case: (coordinates, value) records are appended and the
+             runtime canonicalises them (sorts, combines duplicates with ⊕)
+
+A `Program` lists its parameters (the ABI), its body, and what the output is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import imp, plan as planning, streams
+from .formats import Compressed, Dense, Format
+from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
+                  Ring, Store, Var, While, incr, lt, seq)
+from .streams import is_stream
+
+INITIAL_CAPACITY = 1024
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str      # dim | in_array | out_dense | out_grown | out_count
+    type: str      # index | value
+    doc: str
+
+
+@dataclass(frozen=True)
+class Output:
+    mode: str                       # dense | append | coords
+    axes: tuple[str, ...]
+    format: Format | None
+    arrays: dict = field(default_factory=dict)   # role -> Imp array name
+    counts: dict = field(default_factory=dict)   # role -> Imp variable holding a length
+
+
+@dataclass(frozen=True)
+class Program:
+    params: tuple[Param, ...]
+    body: imp.Stmt
+    output: Output
+    plan: planning.Plan
+    dims: tuple                     # (index var, tensor, mode) for every access mode
+    streams_text: tuple = ()
+
+
+def output_mode(plan: planning.Plan, fmt: Format | None) -> str:
+    if fmt is None or fmt.is_dense:
+        return "dense"
+    steps = [s for s in plan.steps if s.target == "out"]
+    if len(steps) == 1 and appendable(fmt) and _order_matches(steps[0], fmt, plan.out):
+        return "append"
+    return "coords"
+
+
+def appendable(fmt: Format) -> bool:
+    """Dense levels, then unique compressed levels (dense, csr, csc, dcsr, csf, …)."""
+    kinds = [type(lv) for lv in fmt.levels]
+    first_sparse = next((k for k, t in enumerate(kinds) if t is not Dense), len(kinds))
+    return all(isinstance(lv, Compressed) and lv.unique for lv in fmt.levels[first_sparse:])
+
+
+def _order_matches(step: planning.Step, fmt: Format, out) -> bool:
+    storage = [out[m] for m in fmt.mode_order]
+    n = len(storage)
+    return list(step.order[:n]) == storage
+
+
+def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
+               names: imp.Names | None = None) -> Program:
+    """The Imp program of a plan; `tensors` maps input names to their TensorVar."""
+    names = names or imp.Names()
+    for v in _all_vars(plan):
+        names.fresh(f"dim_{v}")
+    sr = semiring
+    mode = output_mode(plan, out_format)
+    params, dims = _input_params(tensors, plan)
+    bindings = {n: streams.array_names(n, tv.format) for n, tv in tensors.items()}
+    out_axes = plan.out
+    body = []
+    target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr, names)
+    body.append(target_out.setup())
+    texts = []
+    for name, tv in plan.temps.items():
+        bindings[name] = streams.array_names(name, tv.format)
+    for step in plan.steps:
+        if step.target == "out":
+            target = target_out
+        else:
+            tvals = bindings[step.target].vals
+            size = _product([streams.dim_var(v) for v in step.out])
+            body.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
+            target = DenseTarget(tvals, step.out, sr, fill=False)
+        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, names)
+        texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
+        body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
+                                + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
+                                + f"{step.body}   order ({', '.join(step.order)})"))
+        body.append(Emitter(names, sr, target).emit(s, {}))
+    body.append(finish)
+    return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
+                   tuple(texts))
+
+
+def _all_vars(plan):
+    out = []
+    for s in plan.steps:
+        out += [v for v in s.order if v not in out]
+    return out
+
+
+def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:
+    params: list[Param] = []
+    for name in sorted(tensors):
+        tv = tensors[name]
+        for m in range(tv.order):
+            params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
+        b = streams.array_names(name, tv.format)
+        for k, arrays in enumerate(b.levels):
+            for role, arr in arrays.items():
+                params.append(Param(arr, "in_array", "index",
+                                    f"{name} level {k} ({tv.format.levels[k]}) {role}"))
+        params.append(Param(b.vals, "in_array", "value", f"{name} values"))
+    dims = []
+    for step in plan.steps:
+        for acc in planning._accesses(step.body):
+            if acc.tensor.name in tensors:
+                for m, ix in enumerate(acc.indices):
+                    dims.append((ix.name, acc.tensor.name, m))
+    return params, dims
+
+
+def _product(factors):
+    out = ONE
+    for f in factors:
+        out = imp.mul(out, f)
+    return out
+
+# ------------------------------------------------------------------- targets
+
+
+class DenseTarget:
+    """out[flat(coordinates)] ⊕= v over a row-major array with axes `axes`."""
+
+    def __init__(self, array: str, axes, sr, fill=True):
+        self.array, self.axes, self.sr, self.fill = array, tuple(axes), sr, fill
+
+    def setup(self):
+        if not self.fill:
+            return imp.SKIP
+        k = "out_k"
+        size = _product([streams.dim_var(v) for v in self.axes])
+        return seq(Decl(k, "index", ZERO),
+                   While(lt(Var(k), size),
+                         seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
+
+    def enter(self, var, index, ctx):
+        return imp.SKIP, {**ctx, var: index}
+
+    def leave(self, var, ctx):
+        return imp.SKIP
+
+    def write(self, ctx, v):
+        flat = ZERO
+        for ax in self.axes:
+            flat = imp.add(imp.mul(flat, streams.dim_var(ax)), ctx[ax])
+        return Accum(self.array, flat, v)
+
+    def finish(self):
+        return imp.SKIP
+
+
+class AppendTarget:
+    """A sparse output built in order: dense levels, then compressed ones."""
+
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names):
+        self.sr = sr
+        self.fmt = fmt
+        self.storage = [axes[m] for m in fmt.mode_order]
+        self.level_of = {v: k for k, v in enumerate(self.storage)}
+        self.arrays: dict[str, str] = {}
+        self.count: dict[int, str] = {}
+        for k, lv in enumerate(fmt.levels):
+            if isinstance(lv, Compressed):
+                self.arrays[f"pos{k}"] = f"out_pos{k}"
+                self.arrays[f"crd{k}"] = f"out_crd{k}"
+                self.count[k] = f"out_count{k}"
+        self.arrays["vals"] = "out_vals"
+
+    def _parents(self, k):
+        """The number of parent positions of level k, as an Imp expression."""
+        n = ONE
+        for kk in range(k):
+            if isinstance(self.fmt.levels[kk], Compressed):
+                n = Var(self.count[kk])
+            else:
+                n = imp.mul(n, streams.dim_var(self.storage[kk]))
+        return n
+
+    def _static_parents(self, k):
+        return all(isinstance(lv, Dense) for lv in self.fmt.levels[:k])
+
+    def setup(self):
+        out = []
+        for k, lv in enumerate(self.fmt.levels):
+            if not isinstance(lv, Compressed):
+                continue
+            out.append(Decl(self.count[k], "index", ZERO))
+            npos = imp.add(self._parents(k), ONE) if self._static_parents(k) \
+                else Const(INITIAL_CAPACITY)
+            out.append(Alloc(self.arrays[f"pos{k}"], "index", npos, ZERO))
+            out.append(Alloc(self.arrays[f"crd{k}"], "index", Const(INITIAL_CAPACITY), ZERO))
+        last = len(self.fmt.levels) - 1
+        size = _product([streams.dim_var(v) for v in self.storage]) \
+            if self._static_parents(last + 1) else Const(INITIAL_CAPACITY)
+        out.append(Alloc("out_vals", "value", size, Const(self.sr.zero, "value")))
+        return seq(*out)
+
+    def enter(self, var, index, ctx):
+        k = self.level_of[var]
+        parent = ctx.get("pos", ZERO)
+        if isinstance(self.fmt.levels[k], Dense):
+            return imp.SKIP, {**ctx, var: index, "pos": imp.add(
+                imp.mul(parent, streams.dim_var(var)), index)}
+        cnt, crd = self.count[k], self.arrays[f"crd{k}"]
+        p = f"out_p{k}"
+        grow = [Reserve(crd, "index", imp.add(Var(cnt), ONE))]
+        if k + 1 < len(self.fmt.levels):
+            grow.append(Reserve(self.arrays[f"pos{k + 1}"], "index", imp.add(Var(cnt), Const(2))))
+        else:
+            grow.append(Reserve("out_vals", "value", imp.add(Var(cnt), ONE)))
+        stmts = seq(Decl(p, "index", Var(cnt)), *grow, Store(crd, Var(p), index), incr(cnt))
+        return stmts, {**ctx, var: index, "pos": Var(p)}
+
+    def leave(self, var, ctx):
+        """After all children of one parent at var's level: close the segment."""
+        k = self.level_of[var]
+        if not isinstance(self.fmt.levels[k], Compressed):
+            return imp.SKIP
+        parent = ctx.get("pos", ZERO)
+        return Store(self.arrays[f"pos{k}"], imp.add(parent, ONE), Var(self.count[k]))
+
+    def write(self, ctx, v):
+        return Store("out_vals", ctx.get("pos", ZERO), v)
+
+    def finish(self):
+        out = []
+        for k, lv in enumerate(self.fmt.levels):
+            if isinstance(lv, Compressed) and self._static_parents(k):
+                r, pos = f"out_r{k}", self.arrays[f"pos{k}"]
+                nxt = Load(pos, imp.add(Var(r), ONE))
+                out.append(seq(Decl(r, "index", ZERO), While(
+                    lt(Var(r), self._parents(k)),
+                    seq(If(lt(nxt, Load(pos, Var(r))),
+                           Store(pos, imp.add(Var(r), ONE), Load(pos, Var(r)))), incr(r)))))
+        return seq(*out)
+
+    def counts(self):
+        return {f"count{k}": var for k, var in self.count.items()}
+
+
+class CoordsTarget:
+    """(coordinates, value) records, to be canonicalised by the runtime."""
+
+    def __init__(self, axes, sr):
+        self.axes, self.sr = tuple(axes), sr
+        self.arrays = {f"crd{m}": f"out_crd{m}" for m in range(len(self.axes))}
+        self.arrays["vals"] = "out_vals"
+
+    def setup(self):
+        cap = Const(INITIAL_CAPACITY)
+        out = [Decl("out_count", "index", ZERO)]
+        out += [Alloc(a, "index", cap, ZERO) for r, a in self.arrays.items() if r != "vals"]
+        out.append(Alloc("out_vals", "value", cap, Const(self.sr.zero, "value")))
+        return seq(*out)
+
+    def enter(self, var, index, ctx):
+        return imp.SKIP, {**ctx, var: index}
+
+    def leave(self, var, ctx):
+        return imp.SKIP
+
+    def write(self, ctx, v):
+        n = Var("out_count")
+        need = imp.add(n, ONE)
+        out = []
+        for m, ax in enumerate(self.axes):
+            out += [Reserve(f"out_crd{m}", "index", need), Store(f"out_crd{m}", n, ctx[ax])]
+        out += [Reserve("out_vals", "value", need), Store("out_vals", n, v), incr("out_count")]
+        return seq(*out)
+
+    def finish(self):
+        return imp.SKIP
+
+    def counts(self):
+        return {"count": "out_count"}
+
+
+def _make_output(mode, axes, fmt, sr, names):
+    if mode == "dense":
+        t = DenseTarget("out", axes, sr)
+        params = [Param("out", "out_dense", "value",
+                        "output, row-major over (" + ", ".join(axes) + "); filled by the kernel")]
+        return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
+    t = AppendTarget(axes, fmt, sr, names) if mode == "append" else CoordsTarget(axes, sr)
+    params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
+                    f"output {role}: set to a malloc'ed array; the caller frees it")
+              for role, arr in t.arrays.items()]
+    params += [Param(var, "out_count", "index", f"output {role}: number of entries written")
+               for role, var in t.counts().items()]
+    return t, params, Output(mode, axes, fmt, dict(t.arrays), t.counts()), t.finish()
+
+# ------------------------------------------------------------------- emitter
+
+
+class Emitter:
+    def __init__(self, names: imp.Names, sr, target):
+        self.names, self.sr, self.target = names, sr, target
+
+    def emit(self, s, ctx) -> imp.Stmt:
+        if not is_stream(s):
+            return self.target.write(ctx, s)
+        if all(lv.contracted for lv in streams.levels_of(s)):
+            acc = self.names.fresh("acc")
+            return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
+                       self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
+        if s.contracted:
+            inner = self.emit(s.value, ctx)
+        else:
+            iv = self.names.fresh(f"{s.var}_")
+            enter, ctx2 = self.target.enter(s.var, Var(iv), ctx)
+            inner = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx2))
+        leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
+        return seq(self.loop(s, inner), leave)
+
+    def accumulate(self, s, acc) -> imp.Stmt:
+        if not is_stream(s):
+            return Assign(acc, Ring("add", Var(acc), s))
+        return self.loop(s, self.accumulate(s.value, acc))
+
+    def loop(self, s, on_ready) -> imp.Stmt:
+        decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO) for n, t in s.state]
+        return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}"), *decls,
+                   s.init, While(s.valid, seq(If(s.ready, on_ready), s.next)))
+
+# ------------------------------------------------------------------ running on Imp
+
+
+def run_program(prog: Program, sr, env: dict):
+    """Run a program on the Imp interpreter; returns the final environment."""
+    machine = imp.Machine(sr, env)
+    for var, tensor, mode in prog.dims:
+        machine.env.setdefault(f"dim_{var}", env[f"{tensor}_dim{mode}"])
+    machine.exec(prog.body)
+    return machine.env
