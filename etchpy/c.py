@@ -1,0 +1,274 @@
+"""C text: the only module that writes C.
+
+A lowered `Program` becomes one C99 function. The jinja2 skeletons in
+`codegen_templates/` hold the file around it (includes, typedefs, the exported
+prototype, the standalone header and the cffi cdef); all three prototypes come
+from one `Prototype` description, so they cannot drift apart. Statements and
+expressions are rendered here from the Imp tree. Names are deterministic, so the
+same expression, formats and semiring give byte-identical C.
+
+Scalars of type index are int64_t; arrays of indices are idx_t (int32_t or
+int64_t, chosen per call from the inputs); values are val_t (the semiring's
+carrier). Arrays made by Alloc/Reserve are heap arrays with a capacity, freed
+on every exit path except the outputs handed to the caller.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import jinja2
+import numpy as np
+
+from . import imp
+from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
+                  Ring, Select, Seq, Store, Var, While)
+from .lower import Program
+
+INDENT = "    "
+
+
+@lru_cache(maxsize=1)
+def _templates() -> jinja2.Environment:
+    text = {name: resources.files("etchpy.codegen_templates").joinpath(name).read_text()
+            for name in ("kernel.c.j2", "kernel.h.j2", "cdef.j2")}
+    return jinja2.Environment(loader=jinja2.DictLoader(text), keep_trailing_newline=True,
+                              undefined=jinja2.StrictUndefined, autoescape=False)
+
+
+@dataclass(frozen=True)
+class CParam:
+    ctype: str      # with idx_t / val_t as placeholders
+    name: str
+    doc: str
+
+
+@dataclass(frozen=True)
+class Prototype:
+    name: str
+    params: tuple[CParam, ...]
+
+    def render(self, idx="idx_t", val="val_t", restrict=True) -> str:
+        def one(p):
+            t = p.ctype.replace("idx_t", idx).replace("val_t", val)
+            if not restrict:
+                t = t.replace(" restrict", "")
+            return f"{t} {p.name}"
+        args = ",\n    ".join(one(p) for p in self.params)
+        return f"int {self.name}(\n    {args})"
+
+
+@dataclass(frozen=True)
+class CSource:
+    name: str
+    c: str
+    header: str
+    cdef: str
+    prototype: Prototype
+
+
+def prototype(prog: Program, name: str) -> Prototype:
+    out = []
+    for p in prog.params:
+        elem = "idx_t" if p.type == "index" else "val_t"
+        match p.kind:
+            case "dim":
+                out.append(CParam("int64_t", p.name, p.doc))
+            case "in_array":
+                out.append(CParam(f"const {elem} *restrict", p.name, p.doc))
+            case "out_dense":
+                out.append(CParam(f"{elem} *restrict", p.name, p.doc))
+            case "out_grown":
+                out.append(CParam(f"{elem} **", f"{p.name}_ret", p.doc))
+            case "out_count":
+                out.append(CParam("int64_t *", f"{p.name}_ret", p.doc))
+    return Prototype(name, tuple(out))
+
+
+def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
+           banner: tuple[str, ...] = (), version: str = "") -> CSource:
+    proto = prototype(prog, name)
+    body = FunctionBody(prog, semiring).render()
+    val_type = semiring.c_type()
+    sparse = prog.output.mode != "dense"
+    env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
+               val_type=val_type, semiring=semiring.name)
+    t = _templates()
+    c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
+    header = t.get_template("kernel.h.j2").render(
+        params=[CParam(p.ctype.replace("idx_t", f"{name}_idx_t").replace("val_t", f"{name}_val_t"),
+                       p.name, p.doc) for p in proto.params],
+        header_prototype=proto.render(f"{name}_idx_t", f"{name}_val_t"),
+        guard=f"ETCHPY_{name.upper()}_H", sparse_output=sparse, **env)
+    cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(restrict=False), **env)
+    return CSource(name, c, header, cdef, proto)
+
+
+class FunctionBody:
+    def __init__(self, prog: Program, semiring):
+        self.prog = prog
+        self.sr = semiring
+        self.heap = _heap_arrays(prog.body)          # name -> type
+        self.published = {p.name for p in prog.params if p.kind == "out_grown"}
+
+    def render(self) -> str:
+        lines = []
+        first: dict[str, str] = {}
+        for var, tensor, mode in self.prog.dims:
+            src = f"{tensor}_dim{mode}"
+            if var not in first:
+                first[var] = src
+                lines.append(f"const int64_t dim_{var} = {src};")
+        for var, tensor, mode in self.prog.dims:
+            src = f"{tensor}_dim{mode}"
+            if first[var] != src:
+                lines.append(f"if ({src} != dim_{var}) return 2;")
+        for arr, typ in self.heap.items():
+            lines.append(f"{self.ctype(typ)} *{arr} = NULL; int64_t {arr}_cap = 0;")
+        lines.append(self.stmt(self.prog.body, 0))
+        for p in self.prog.params:
+            if p.kind in ("out_grown", "out_count"):
+                lines.append(f"*{p.name}_ret = {p.name};")
+        for arr in self.heap:
+            if arr not in self.published:
+                lines.append(f"free({arr});")
+        lines.append("return 0;")
+        if self.heap:
+            lines.append("fail:")
+            lines += [f"free({arr});" for arr in self.heap]
+            lines.append("return 1;")
+        return "\n".join(INDENT + ln if ln and not ln.startswith("fail:") else ln
+                         for ln in "\n".join(lines).split("\n"))
+
+    def ctype(self, typ: str) -> str:
+        return {"index": "idx_t", "bool": "int", "value": "val_t"}[typ]
+
+    def scalar_ctype(self, typ: str) -> str:
+        return {"index": "int64_t", "bool": "int", "value": "val_t"}[typ]
+
+    # ----------------------------------------------------------- statements
+    def stmt(self, s, depth) -> str:
+        pad = INDENT * depth
+        e = self.expr
+        match s:
+            case Decl(name, typ, init):
+                return f"{pad}{self.scalar_ctype(typ)} {name} = {e(init)};"
+            case Assign(name, value):
+                return f"{pad}{name} = {e(value)};"
+            case Store(arr, i, v):
+                return f"{pad}{arr}[{e(i)}] = {e(v)};"
+            case Accum(arr, i, v):
+                idx = e(i)
+                return f"{pad}{arr}[{idx}] = {self.sr.add.render(f'{arr}[{idx}]', e(v))};"
+            case While(c, body):
+                return f"{pad}while ({_bare(e(c))}) {{\n{self.stmt(body, depth + 1)}\n{pad}}}"
+            case If(c, then, else_):
+                out = f"{pad}if ({_bare(e(c))}) {{\n{self.stmt(then, depth + 1)}\n{pad}}}"
+                if else_ is not None:
+                    out += f" else {{\n{self.stmt(else_, depth + 1)}\n{pad}}}"
+                return out
+            case Seq(stmts):
+                return "\n".join(self.stmt(t, depth) for t in stmts if t != imp.SKIP)
+            case Comment(text):
+                return f"{pad}/* {text.replace('*/', '* /')} */"
+            case Alloc(arr, typ, size, fill):
+                t = self.ctype(typ)
+                return "\n".join([
+                    f"{pad}{arr}_cap = ep_max({e(size)}, 1);",
+                    f"{pad}{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));",
+                    f"{pad}if (!{arr}) goto fail;",
+                    f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
+            case Reserve(arr, typ, size):
+                t = self.ctype(typ)
+                return "\n".join([
+                    f"{pad}if ({e(size)} > {arr}_cap) {{",
+                    f"{pad}{INDENT}int64_t cap_ = ep_max({e(size)}, 2 * {arr}_cap);",
+                    f"{pad}{INDENT}{t} *grown_ = ({t} *)realloc({arr}, (size_t)cap_ * sizeof({t}));",
+                    f"{pad}{INDENT}if (!grown_) goto fail;",
+                    f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
+                    f"{pad}}}"])
+        raise TypeError(f"cannot render statement {s!r}")
+
+    # ---------------------------------------------------------- expressions
+    def expr(self, x) -> str:
+        e = self.expr
+        match x:
+            case Var(name):
+                return name
+            case Const(v, "value"):
+                return self.value_literal(v)
+            case Const(v, "bool"):
+                return "1" if v else "0"
+            case Const(v, _):
+                return str(int(v))
+            case Bin("max", a, b):
+                return f"ep_max({e(a)}, {e(b)})"
+            case Bin("min", a, b):
+                return f"ep_min({e(a)}, {e(b)})"
+            case Bin(op, a, b):
+                return f"({e(a)} {op} {e(b)})"
+            case Not(a):
+                return f"!{e(a)}"
+            case Load(arr, i):
+                return f"{arr}[{e(i)}]"
+            case Select(c, a, b):
+                return f"({e(c)} ? {e(a)} : {e(b)})"
+            case Ring(op, a, b):
+                fn = self.sr.add if op == "add" else self.sr.mul
+                return f"({fn.render(e(a), e(b))})"
+        raise TypeError(f"cannot render expression {x!r}")
+
+    def value_literal(self, v) -> str:
+        return c_literal(v, self.sr.dtype)
+
+
+def c_literal(v, dtype) -> str:
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "1" if v else "0"
+    if dtype.kind in "iu":
+        return f"INT64_C({int(v)})"
+    f = float(v)
+    if math.isnan(f):
+        return "NAN"
+    if math.isinf(f):
+        return "INFINITY" if f > 0 else "(-INFINITY)"
+    text = repr(f)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + ("f" if dtype == np.float32 else "")
+
+
+def _bare(text: str) -> str:
+    """Drop one pair of redundant outer parentheses (for while/if conditions)."""
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(text) - 1:
+                return text
+        return text[1:-1]
+    return text
+
+
+def _heap_arrays(s) -> dict[str, str]:
+    out: dict[str, str] = {}
+
+    def walk(t):
+        match t:
+            case Alloc(arr, typ, _, _):
+                out.setdefault(arr, typ)
+            case Seq(stmts):
+                for u in stmts:
+                    walk(u)
+            case While(_, body):
+                walk(body)
+            case If(_, then, else_):
+                walk(then)
+                if else_ is not None:
+                    walk(else_)
+    walk(s)
+    return out

@@ -1,0 +1,254 @@
+"""Compiled kernels: the pipeline from expression to a callable over numpy/scipy.
+
+    compile(e)  =  plan (index order, temporaries)
+                →  streams (per step)          [ETCHPY_DEBUG=1 prints each stage]
+                →  Imp program (lower)
+                →  C text (c.render)
+                →  shared object (build.load, disk-cached)
+                →  Kernel
+
+A Kernel validates and marshals its inputs on every call (shapes, dtypes,
+structure, through the same Tensor conversions the other backends use), picks
+the int32 or int64 variant of the C code from the index arrays it is given,
+and returns numpy / scipy.sparse / Tensor results as GUIDE §2 describes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+
+from . import __version__, api, build, c, imp, lower, plan as planning
+from .errors import EtchpyError, InputError
+from .expression import as_expr, free_indices, tensors
+from .formats import Format
+from .storage import Tensor
+
+
+def _debug(stage: str, text: str):
+    if os.environ.get("ETCHPY_DEBUG"):
+        print(f"---- etchpy {stage} ----\n{text}", file=sys.stderr)
+
+
+class Kernel:
+    """A compiled expression. Call it with the inputs by tensor name."""
+
+    def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
+                 name="etchpy_kernel"):
+        expr = as_expr(expr)
+        self.expr = expr
+        self.semiring = api.prepare_semiring(expr, semiring)
+        self.out_indices = api.output_indices(expr, out_indices)
+        api.check_out_indices(expr, self.out_indices)
+        self.tensors = tensors(expr)
+        self.out_format = None if output in (None, "dense") else (
+            output if isinstance(output, Format) else Format.parse(output, len(self.out_indices)))
+        self.name = name
+        self.plan = planning.make_plan(expr, self.out_indices, order)
+        _debug("plan", self.plan.explain())
+        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format)
+        _debug("streams", "\n".join(self.program.streams_text))
+        _debug("imp", imp.show(self.program.body))
+        self._sources: dict[str, c.CSource] = {}
+        self._libs: dict[str, build.Library] = {}
+        self._params = self.program.params
+        _debug("c", self.source("int64_t").c)
+
+    # ----------------------------------------------------------- C text
+    def source(self, idx_type: str = "int64_t") -> c.CSource:
+        src = self._sources.get(idx_type)
+        if src is None:
+            src = c.render(self.program, self.semiring, name=self.name, idx_type=idx_type,
+                           banner=self.banner(), version=__version__)
+            self._sources[idx_type] = src
+        return src
+
+    @property
+    def c_source(self) -> str:
+        return self.source("int64_t").c
+
+    @property
+    def signature(self) -> str:
+        return self.source("int64_t").prototype.render() + ";"
+
+    def banner(self) -> tuple[str, ...]:
+        fm = ", ".join(f"{n}: {t.format}" for n, t in sorted(self.tensors.items()))
+        lines = [f"expression: {self.expr}", f"semiring:   {self.semiring.name}",
+                 f"formats:    {fm or '(none)'}",
+                 f"output:     {self.program.output.mode}"
+                 + (f" {self.out_format}" if self.out_format else "")
+                 + f" over ({', '.join(ix.name for ix in self.out_indices)})"]
+        for step in self.plan.steps:
+            lines.append(f"loop order: {step.target} over ({', '.join(step.order)})")
+        return tuple(lines)
+
+    def explain(self) -> str:
+        out = ["etchpy kernel", *("  " + b for b in self.banner()), "plan:"]
+        out += ["  " + ln for ln in self.plan.explain().splitlines()]
+        out.append("streams (level: how skip moves):")
+        out += ["  " + t for t in self.program.streams_text]
+        return "\n".join(out)
+
+    def __repr__(self):
+        return f"Kernel({self.expr}, semiring={self.semiring.name})"
+
+    # ------------------------------------------------------------- calling
+    def library(self, idx_type: str) -> build.Library:
+        lib = self._libs.get(idx_type)
+        if lib is None:
+            src = self.source(idx_type)
+            lib = build.load(src.c, src.cdef, name=self.name)
+            self._libs[idx_type] = lib
+        return lib
+
+    def __call__(self, **inputs):
+        sr = self.semiring
+        bound = api.bind_inputs(self.tensors, inputs, sr)
+        sizes = api.index_sizes(self.plan, bound)
+        out_shape = tuple(sizes[ix.name] for ix in self.out_indices)
+        idx_type, idx_dtype = _index_type(bound)
+        lib = self.library(idx_type)
+        ffi = lib.ffi
+        keep = []
+        args = []
+        out_dense = None
+        grown = {}
+        for p in self._params:
+            match p.kind:
+                case "dim":
+                    tname, mode = p.name.rsplit("_dim", 1)
+                    args.append(int(bound[tname].shape[int(mode)]))
+                case "in_array":
+                    arr = self._input_array(bound, p, idx_dtype, sr)
+                    keep.append(arr)
+                    args.append(ffi.from_buffer(("idx_t" if p.type == "index" else "val_t")
+                                                + "[]", arr))
+                case "out_dense":
+                    out_dense = np.empty(out_shape, dtype=sr.dtype)
+                    args.append(ffi.from_buffer("val_t[]", out_dense))
+                case "out_grown":
+                    ptr = ffi.new("idx_t **" if p.type == "index" else "val_t **")
+                    grown[p.name] = ptr
+                    args.append(ptr)
+                case "out_count":
+                    ptr = ffi.new("int64_t *")
+                    grown[p.name] = ptr
+                    args.append(ptr)
+        rc = getattr(lib.lib, self.name)(*args)
+        if rc == 1:
+            raise MemoryError("etchpy kernel ran out of memory building its output")
+        if rc != 0:
+            raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
+        if out_dense is not None:
+            return api.make_output(out_dense, out_shape, self.out_format, sr)
+        return self._sparse_output(lib, grown, out_shape, idx_dtype)
+
+    def _input_array(self, bound, p, idx_dtype, sr):
+        tname, role = _split_array_name(p.name)
+        t = bound[tname]
+        if role == "vals":
+            arr = t.vals
+        else:
+            k = int(role[3:])
+            arr = t.levels[k][role[:3]]
+            if arr.dtype != idx_dtype:
+                arr = arr.astype(idx_dtype)
+        arr = np.ascontiguousarray(arr)
+        if len(arr) == 0:    # from_buffer needs a real buffer
+            arr = np.zeros(1, dtype=arr.dtype)
+        return arr
+
+    def _sparse_output(self, lib, grown, shape, idx_dtype):
+        out = self.program.output
+        ffi, sr = lib.ffi, self.semiring
+        counts = {role: int(grown[var][0]) for role, var in out.counts.items()}
+
+        def take(role, n, dtype):
+            ptr = grown[out.arrays[role]][0]
+            arr = np.frombuffer(ffi.buffer(ptr, n * np.dtype(dtype).itemsize), dtype=dtype).copy() \
+                if n else np.zeros(0, dtype=dtype)
+            return arr
+
+        try:
+            if out.mode == "coords":
+                n = counts["count"]
+                coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
+                                   for m in range(len(shape))]) if shape else \
+                    np.zeros((0, n), dtype=np.int64)
+                vals = take("vals", n, sr.dtype)
+                t = Tensor.from_coords(coords, vals, shape, self.out_format, semiring=sr,
+                                       name="output")
+            else:
+                t = self._assemble(take, counts, shape, idx_dtype)
+        finally:
+            free = getattr(lib.lib, f"{self.name}_free")
+            for var in out.arrays.values():
+                free(grown[var][0])
+        return t.to_scipy(keep_fill=True) if len(shape) == 2 else t
+
+    def _assemble(self, take, counts, shape, idx_dtype):
+        fmt, sr = self.out_format, self.semiring
+        storage_sizes = [shape[m] for m in fmt.mode_order]
+        levels, parents = [], 1
+        for k, lv in enumerate(fmt.levels):
+            if lv.__class__.__name__ == "Dense":
+                levels.append({})
+                parents *= storage_sizes[k]
+            else:
+                n = counts[f"count{k}"]
+                levels.append({"pos": take(f"pos{k}", parents + 1, idx_dtype),
+                               "crd": take(f"crd{k}", n, idx_dtype)})
+                parents = n
+        vals = take("vals", parents, sr.dtype)
+        return Tensor(shape, fmt, tuple(levels), vals, sr.zero, validate=True, name="output")
+
+
+def _split_array_name(name: str):
+    for role in ("_vals",):
+        if name.endswith(role):
+            return name[: -len(role)], "vals"
+    tname, _, role = name.rpartition("_")
+    return tname, role
+
+
+def _index_type(bound: dict[str, Tensor]):
+    """int32 when every index array already is int32 (no copies), else int64."""
+    dtypes = {arr.dtype for t in bound.values() for lv in t.levels for arr in lv.values()}
+    if dtypes and dtypes <= {np.dtype(np.int32)}:
+        return "int32_t", np.dtype(np.int32)
+    return "int64_t", np.dtype(np.int64)
+
+
+_kernel_cache: dict = {}
+
+
+def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,
+            formats=None, name="etchpy_kernel") -> Kernel:   # noqa: A001 - public name
+    """Compile an expression (or an 'y[i] = ...' string) into a Kernel.
+
+    Compiling makes "c" the default backend of `evaluate`.
+    """
+    if isinstance(expr, str):
+        from .frontend import parse
+        st = parse(expr, formats)
+        expr, out_indices = st.expr, st.indices
+        if output == "dense" and st.output_format is not None:
+            output = st.output_format
+    elif formats:
+        raise EtchpyError("formats= is for the string front end; declare formats with "
+                          "ep.tensor(name, order, format=...)")
+    key = (as_expr(expr), semiring if semiring is None else id(semiring), str(output),
+           None if order is None else tuple(getattr(o, "name", o) for o in order),
+           None if out_indices is None else tuple(out_indices), name)
+    kern = _kernel_cache.get(key)
+    if kern is None:
+        kern = Kernel(expr, semiring=semiring, output=output, order=order,
+                      out_indices=out_indices, name=name)
+        _kernel_cache[key] = kern
+    api.set_default_backend("c")
+    return kern
+
+
+def free_index_names(expr) -> tuple[str, ...]:
+    return tuple(ix.name for ix in free_indices(as_expr(expr)))
