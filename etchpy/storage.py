@@ -241,7 +241,13 @@ class Tensor:
 
     # -- validation ------------------------------------------------------------
     def validate(self):
-        """Check every structural invariant; raise InputError naming the problem."""
+        """Check every structural invariant; raise InputError naming the problem.
+
+        The per-level checks also make the stored coordinate tuples strictly
+        increase in storage order: dense and compressed levels order each
+        segment, every non-unique level is followed by a singleton level (see
+        Format), and a singleton level orders each run of its parent.
+        """
         where = f"tensor {self.name!r}"
         if len(self.levels) != self.order:
             raise InputError(f"{where}: format {self.format} has {self.order} levels "
@@ -249,29 +255,32 @@ class Tensor:
         if self.vals.ndim != 1 or self.vals.dtype.kind not in "biuf":
             raise InputError(f"{where}: vals must be a 1-d numeric array, got shape "
                              f"{self.vals.shape} and dtype {self.vals.dtype}")
+        # Runs (positions with equal coordinates at every level so far) are
+        # tracked down to the last singleton level, which checks its order
+        # within each run of its parent; `trail` keeps (owner, coord) per level
+        # to name the coordinates of a bad entry.
+        last_singleton = max((k for k, lv in enumerate(self.format.levels)
+                              if isinstance(lv, Singleton)), default=-1)
+        run_id = np.zeros(1, dtype=np.int64)
+        run_starts = np.ones(1, dtype=bool)
+        trail = []
         n_positions = 1
         for k, mode, level in self.format.storage_modes():
             level_where = f"{where} level {k} ({level}, mode {mode})"
-            n_positions = level.check(self.levels[k], n_positions, self.shape[mode],
-                                      level_where)
+            n_parents = n_positions
+            if isinstance(level, Singleton):
+                n_positions = level.check(
+                    self.levels[k], n_parents, self.shape[mode], level_where,
+                    parent_runs=run_starts, coords_above=lambda p: _coords_of(trail, p))
+            else:
+                n_positions = level.check(self.levels[k], n_parents, self.shape[mode],
+                                          level_where)
+            if k < last_singleton:
+                run_id, run_starts = _runs(level, self.levels[k], n_parents,
+                                           self.shape[mode], run_id, trail)
         if len(self.vals) != n_positions:
             raise InputError(f"{where}: vals has {len(self.vals)} entries but the last "
                              f"level has {n_positions} positions")
-        if not all(level.unique for level in self.format.levels):
-            self._check_sorted_unique(where)
-
-    def _check_sorted_unique(self, where):
-        """Coordinate tuples (in storage order) strictly increase overall."""
-        storage, _ = self._storage_coords()
-        steps = _lexicographic_steps(storage)
-        bad = np.flatnonzero(steps <= 0)
-        if bad.size:
-            q = int(bad[0]) + 1
-            problem = "repeats" if steps[q - 1] == 0 else "comes before"
-            raise InputError(f"{where}: stored entry {q} with storage coordinates "
-                             f"{tuple(storage[:, q])} {problem} entry {q - 1} "
-                             f"{tuple(storage[:, q - 1])}; entries must be sorted and "
-                             f"unique")
 
     def _storage_coords(self):
         """(coordinates in storage order (order, n), last-level positions)."""
@@ -282,6 +291,27 @@ class Tensor:
                                                    self.shape[mode])
             storage = np.vstack([storage[:, owner], coord[None, :]])
         return storage, positions
+
+
+def _runs(level, arrays, n_parents, size, parent_run_id, trail):
+    """Runs of a (validated) level's positions: consecutive positions with equal
+    coordinates at this level and every level above. Returns (run id, run start
+    flag) per position and appends (owner, coord) to `trail`."""
+    owner, coord, _ = level.unpack(arrays, np.arange(n_parents, dtype=np.int64), size)
+    above = parent_run_id[owner]
+    starts = np.ones(len(coord), dtype=bool)
+    starts[1:] = (above[1:] != above[:-1]) | (coord[1:] != coord[:-1])
+    trail.append((owner, coord))
+    return np.cumsum(starts, dtype=np.int64) - 1, starts
+
+
+def _coords_of(trail, p):
+    """Storage coordinates of position p of the last level in `trail`."""
+    coords = []
+    for owner, coord in reversed(trail):
+        coords.append(int(coord[p]))
+        p = owner[p]
+    return tuple(reversed(coords))
 
 
 # -- helpers: input normalisation ----------------------------------------------

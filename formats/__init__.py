@@ -9,7 +9,10 @@ Storage level k holds logical mode `mode_order[k]`.
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
-must sit under a non-unique level.
+must sit under a non-unique level, and a non-unique level must be directly
+followed by a singleton level (so it is never the last level): its read stream
+hands each run of equal coordinates, a range of positions, to the level below,
+and only a singleton level reads such a range.
 
     named formats  dense (any order), csr = (dense, compressed),
                    csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
@@ -53,6 +56,10 @@ def _level(spec):
                       f"ep.Dense()/ep.Compressed()/ep.Singleton()")
 
 
+def _names(levels):
+    return [str(lv) for lv in levels]
+
+
 @dataclass(frozen=True)
 class Format:
     levels: tuple
@@ -68,7 +75,15 @@ class Format:
         for k, lv in enumerate(levels):
             if isinstance(lv, Singleton) and (k == 0 or levels[k - 1].unique):
                 raise FormatError(f"singleton level {k} must sit under a non-unique "
-                                  f"level (as in coo), got {levels}")
+                                  f"level (as in coo), got {_names(levels)}")
+            if not lv.unique and k + 1 == len(levels):
+                raise FormatError(f"non-unique level {k} ({lv}) cannot be the last level: "
+                                  f"a non-unique level must be directly followed by a "
+                                  f"singleton level (as in coo), got {_names(levels)}")
+            if not lv.unique and not isinstance(levels[k + 1], Singleton):
+                raise FormatError(f"non-unique level {k} ({lv}) must be directly followed "
+                                  f"by a singleton level (as in coo), but level {k + 1} is "
+                                  f"{levels[k + 1]}: got {_names(levels)}")
         object.__setattr__(self, "levels", levels)
         object.__setattr__(self, "mode_order", mode_order)
         object.__setattr__(self, "name", name)

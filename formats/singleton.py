@@ -3,6 +3,11 @@
 A singleton level stores `crd` with one entry per parent position: the only
 child of position p is p itself, with coordinate crd[p]. It sits under a
 non-unique level (as in coo), which gives every stored entry its own position.
+
+The parent streams each *run* of its positions (consecutive positions with equal
+coordinates at every level above and at the parent) as one coordinate and hands
+the whole run to this level, which streams it as a segment: within a run the
+coordinates strictly increase (unique level) or never decrease (non-unique).
 """
 from __future__ import annotations
 
@@ -43,12 +48,45 @@ class Singleton:
         owner = np.arange(len(parents), dtype=np.int64)
         return owner, arrays["crd"][parents].astype(np.int64), parents
 
-    def check(self, arrays, n_parents, size, where):
-        """Validate crd under `n_parents` positions; return the position count."""
+    def check(self, arrays, n_parents, size, where, parent_runs=None, coords_above=None):
+        """Validate crd under `n_parents` positions; return the position count.
+
+        `parent_runs[p]` is True where a run of the parent level begins at
+        position p (bool, one per parent position); without it the order within
+        runs is not checked. `coords_above(p)` names the coordinates of parent
+        position p (a tuple) in the error message.
+        """
         require_keys(arrays, ("crd",), where)
         crd = index_array(arrays["crd"], f"{where}: crd", exact=True)
         if len(crd) != n_parents:
             raise InputError(f"{where}: crd has length {len(crd)} but a singleton "
                              f"level needs one entry per parent position ({n_parents})")
         check_range(crd, size, f"{where}: crd")
+        if parent_runs is None:
+            return n_parents
+        bad = first_run_violation(crd, parent_runs, strict=self.unique)
+        if bad >= 0:
+            above = tuple(int(c) for c in coords_above(bad)) if coords_above else ()
+            before, after = above + (int(crd[bad - 1]),), above + (int(crd[bad]),)
+            rule = "strictly increase" if self.unique else "not decrease"
+            problem = (f"duplicate coordinate {after}" if crd[bad] == crd[bad - 1]
+                       else f"coordinates unsorted within a run, {before} is followed "
+                            f"by {after}")
+            raise InputError(f"{where}: {problem}; within a run of the parent level "
+                             f"(positions with equal coordinates above) the coordinates "
+                             f"must {rule}, but crd[{bad - 1}] = {crd[bad - 1]} is "
+                             f"followed by crd[{bad}] = {crd[bad]}")
         return n_parents
+
+
+def first_run_violation(crd, run_starts, strict):
+    """First q with crd[q] out of order after crd[q-1] in the same run, or -1.
+
+    `run_starts[q]` is True where a run begins; strict order forbids repeats.
+    """
+    if len(crd) < 2:
+        return -1
+    step = np.diff(crd.astype(np.int64))
+    same_run = ~np.asarray(run_starts, dtype=bool)[1:]
+    hits = np.flatnonzero(same_run & ((step <= 0) if strict else (step < 0)))
+    return int(hits[0]) + 1 if hits.size else -1
