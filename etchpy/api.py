@@ -21,19 +21,16 @@ from .semiring import Semiring, semirings
 from .storage import Tensor
 
 BACKENDS = ("c", "streams", "reference")
-_default_backend = ["streams"]
 
 
-def set_default_backend(name: str):
-    if name not in BACKENDS:
-        raise ValueError(f"unknown backend {name!r}; choose one of {BACKENDS}")
-    _default_backend[0] = name
-
-
-def evaluate(e, *, semiring=None, backend=None, output="dense", order=None,
+def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
              out_indices=None, check=False, **inputs):
-    """Evaluate `e` on named inputs with one of the backends (see module docstring)."""
-    backend = backend or _default_backend[0]
+    """Evaluate `e` on named inputs with one of the backends (see module docstring).
+
+    "c" compiles (or reuses) a kernel; "streams" runs the indexed-stream
+    interpreter (slow, faithful; `check=True` verifies the stream invariants at
+    every step); "reference" is the dense specification.
+    """
     if backend == "c":
         from .runtime import compile as compile_kernel
         kern = compile_kernel(e, semiring=semiring, output=output, order=order,
@@ -85,13 +82,21 @@ def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]
 
 
 def as_tensor(value, tvar, sr: Semiring) -> Tensor:
-    """`value` as a validated Tensor in the format `tvar` declares."""
+    """`value` as a validated Tensor in exactly the format `tvar` declares.
+
+    Every backend lowers with the declared format, so the bound tensor must have
+    it: a matching layout is taken as it is, anything else is converted.
+    """
     fmt: Format = tvar.format
     name = tvar.name
     if isinstance(value, Tensor):
         t = value
     elif _is_scipy_sparse(value):
-        t = Tensor.from_scipy(value, None if fmt.is_dense else fmt, semiring=sr, name=name)
+        if fmt.is_dense:
+            t = Tensor.from_dense(sr.cast(value.toarray(), what=f"input {name}"), fmt,
+                                  semiring=sr, name=name)
+        else:
+            t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
     else:
         arr = np.asarray(value)
         if arr.dtype == object:
@@ -100,13 +105,11 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
             raise InputError(f"input {name} has {arr.ndim} dimensions but {name} is "
                              f"declared with order {tvar.order}")
         arr = sr.cast(arr, what=f"input {name}")
-        return Tensor.from_dense(arr, None if fmt.is_dense else fmt, semiring=sr, name=name)
+        return Tensor.from_dense(arr, fmt, semiring=sr, name=name)
     if t.order != tvar.order:
         raise InputError(f"input {name} has {t.order} dimensions but {name} is declared "
                          f"with order {tvar.order}")
-    if fmt.is_dense and t.format.is_dense:
-        pass
-    elif t.format != fmt:
+    if t.format != fmt:
         t = t.convert(fmt)
     if t.vals.dtype != sr.dtype or t.fill != sr.zero:
         vals = sr.cast(t.vals, what=f"input {name}")
