@@ -25,7 +25,7 @@ import numpy as np
 from . import imp
 from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
                   Ring, Select, Seq, Store, Var, While)
-from .lower import Program
+from .lower import Program, describe_output
 
 INDENT = "    "
 
@@ -88,20 +88,21 @@ def prototype(prog: Program, name: str) -> Prototype:
 
 
 def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
-           banner: tuple[str, ...] = (), version: str = "") -> CSource:
+           banner: tuple[str, ...] = (), version: str = "", include_header=False) -> CSource:
     proto = prototype(prog, name)
     body = FunctionBody(prog, semiring).render()
     val_type = semiring.c_type()
     sparse = prog.output.mode != "dense"
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
-               val_type=val_type, semiring=semiring.name)
+               val_type=val_type, semiring=semiring.name, include_header=include_header)
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
     header = t.get_template("kernel.h.j2").render(
         params=[CParam(p.ctype.replace("idx_t", f"{name}_idx_t").replace("val_t", f"{name}_val_t"),
                        p.name, p.doc) for p in proto.params],
         header_prototype=proto.render(f"{name}_idx_t", f"{name}_val_t"),
-        guard=f"ETCHPY_{name.upper()}_H", sparse_output=sparse, **env)
+        guard=f"ETCHPY_{name.upper()}_H", sparse_output=sparse,
+        output_doc=describe_output(prog.output), **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(restrict=False), **env)
     return CSource(name, c, header, cdef, proto)
 

@@ -48,6 +48,32 @@ class Output:
     counts: dict = field(default_factory=dict)   # role -> Imp variable holding a length
 
 
+def describe_output(out: Output) -> list[str]:
+    """How the output arrays are laid out, for the exported header."""
+    if out.mode == "dense":
+        return [f"out: row-major over ({', '.join(out.axes)}), one value per coordinate."]
+    if out.mode == "coords":
+        crds = ", ".join(f"out_crd{m}[n] (index {ax})" for m, ax in enumerate(out.axes))
+        return [f"{crds} and out_vals[n], for n < count: one record per value produced,",
+                "in loop order, not sorted; equal coordinates are to be combined with",
+                "the semiring's add."]
+    lines = [f"format {out.format}: storage level k holds index "
+             f"({', '.join(out.axes[m] for m in out.format.mode_order)})[k]."]
+    parents = "1"
+    for k, lv in enumerate(out.format.levels):
+        ax = out.axes[out.format.mode_order[k]]
+        if isinstance(lv, Compressed):
+            lines.append(f"level {k} (compressed, {ax}): out_pos{k} has {parents} + 1 entries; "
+                         f"the children of position p are out_crd{k}[out_pos{k}[p] .. "
+                         f"out_pos{k}[p+1]-1], sorted; out_crd{k} has count{k} entries.")
+            parents = f"count{k}"
+        else:
+            lines.append(f"level {k} (dense, {ax}): position p·dim_{ax} + {ax}.")
+            parents = f"{parents}·dim_{ax}" if parents != "1" else f"dim_{ax}"
+    lines.append(f"out_vals has one value per position of the last level ({parents}).")
+    return lines
+
+
 @dataclass(frozen=True)
 class Program:
     params: tuple[Param, ...]

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import __version__, api, build, c, imp, lower, plan as planning
 from .errors import EtchpyError, InputError
-from .expression import as_expr, free_indices, tensors
+from .expression import as_expr, tensors
 from .formats import Format
 from .storage import Tensor
 
@@ -56,12 +56,14 @@ class Kernel:
         _debug("c", self.source("int64_t").c)
 
     # ----------------------------------------------------------- C text
-    def source(self, idx_type: str = "int64_t") -> c.CSource:
-        src = self._sources.get(idx_type)
+    def source(self, idx_type: str = "int64_t", include_header=False) -> c.CSource:
+        key = (idx_type, include_header)
+        src = self._sources.get(key)
         if src is None:
             src = c.render(self.program, self.semiring, name=self.name, idx_type=idx_type,
-                           banner=self.banner(), version=__version__)
-            self._sources[idx_type] = src
+                           banner=self.banner(), version=__version__,
+                           include_header=include_header)
+            self._sources[key] = src
         return src
 
     @property
@@ -225,10 +227,7 @@ _kernel_cache: dict = {}
 
 def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,
             formats=None, name="etchpy_kernel") -> Kernel:   # noqa: A001 - public name
-    """Compile an expression (or an 'y[i] = ...' string) into a Kernel.
-
-    Compiling makes "c" the default backend of `evaluate`.
-    """
+    """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached in-process)."""
     if isinstance(expr, str):
         from .frontend import parse
         st = parse(expr, formats)
@@ -246,9 +245,33 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
         kern = Kernel(expr, semiring=semiring, output=output, order=order,
                       out_indices=out_indices, name=name)
         _kernel_cache[key] = kern
-    api.set_default_backend("c")
     return kern
 
 
-def free_index_names(expr) -> tuple[str, ...]:
-    return tuple(ix.name for ix in free_indices(as_expr(expr)))
+def export_c(expr, name: str, directory, *, formats=None, semiring=None, output="dense",
+             order=None, out_indices=None, index_type="int64_t"):
+    """Write `name.c` and `name.h`: a standalone kernel needing neither Python nor etchpy.
+
+    The header documents the ABI (every parameter, how sparse outputs are returned
+    and freed, the return codes). Returns the two paths.
+    """
+    import pathlib
+    if not name.isidentifier():
+        raise EtchpyError(f"export name must be a C identifier, got {name!r}")
+    if index_type not in ("int32_t", "int64_t"):
+        raise EtchpyError("index_type is 'int32_t' or 'int64_t'")
+    if isinstance(expr, str):
+        from .frontend import parse
+        st = parse(expr, formats)
+        expr, out_indices = st.expr, st.indices
+        if output == "dense" and st.output_format is not None:
+            output = st.output_format
+    kern = Kernel(expr, semiring=semiring, output=output, order=order,
+                  out_indices=out_indices, name=name)
+    src = kern.source(index_type, include_header=True)
+    out = pathlib.Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    c_path, h_path = out / f"{name}.c", out / f"{name}.h"
+    c_path.write_text(src.c)
+    h_path.write_text(src.header)
+    return c_path, h_path

@@ -1,0 +1,110 @@
+"""Standalone C export: a C main built with sanitizers calls the kernel, no Python."""
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+
+pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
+SAN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
+       "-fno-sanitize-recover=all"]
+
+
+def c_array(ctype, name, values):
+    body = ", ".join(repr(float(v)) if ctype == "double" else str(int(v)) for v in values)
+    return f"static const {ctype} {name}[] = {{{body}{'' if len(values) else '0'}}};"
+
+
+def build_and_run(tmp_path, name, main_src):
+    (tmp_path / "main.c").write_text(main_src)
+    exe = tmp_path / "main"
+    cmd = ["gcc", *SAN, "-o", str(exe), str(tmp_path / "main.c"), str(tmp_path / f"{name}.c"),
+           "-lm"]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+    res = subprocess.run([str(exe)], check=True, capture_output=True, text=True)
+    return res.stdout.split()
+
+
+def test_exported_spmv_runs_without_python(tmp_path):
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+    c_path, h_path = ep.export_c(ep.sum(j, A[i, j] * x[j]), "spmv", tmp_path)
+    assert "int64_t A_dim0" in h_path.read_text() and "Returns 0" in h_path.read_text()
+    M = sp.random(30, 20, density=0.2, format="csr", random_state=3)
+    xv = np.linspace(-1, 1, 20)
+    main = f"""
+#include <stdio.h>
+#include "spmv.h"
+{c_array("int64_t", "pos", M.indptr)}
+{c_array("int64_t", "crd", M.indices)}
+{c_array("double", "vals", M.data)}
+{c_array("double", "x", xv)}
+int main(void) {{
+    double y[30];
+    int rc = spmv(30, 20, pos, crd, vals, 20, x, y);
+    if (rc) return 10 + rc;
+    for (int i = 0; i < 30; i++) printf("%.17g\\n", y[i]);
+    return 0;
+}}
+"""
+    out = build_and_run(tmp_path, "spmv", main)
+    np.testing.assert_allclose(np.array(out, dtype=float), M @ xv, rtol=1e-14)
+
+
+def test_exported_sparse_output_kernel(tmp_path):
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    ep.export_c(ep.sum(j, A[i, j] * B[k, j]), "abt", tmp_path, output="csr")
+    M = sp.random(12, 9, density=0.3, format="csr", random_state=4)
+    N = sp.random(7, 9, density=0.3, format="csr", random_state=5)
+    main = f"""
+#include <stdio.h>
+#include "abt.h"
+{c_array("int64_t", "ap", M.indptr)}
+{c_array("int64_t", "ac", M.indices)}
+{c_array("double", "av", M.data)}
+{c_array("int64_t", "bp", N.indptr)}
+{c_array("int64_t", "bc", N.indices)}
+{c_array("double", "bv", N.data)}
+int main(void) {{
+    int64_t *pos, *crd; double *vals; int64_t nnz;
+    int rc = abt(12, 9, ap, ac, av, 7, 9, bp, bc, bv, &pos, &crd, &vals, &nnz);
+    if (rc) return 10 + rc;
+    for (int i = 0; i <= 12; i++) printf("%lld\\n", (long long)pos[i]);
+    for (int64_t q = 0; q < nnz; q++) printf("%lld %.17g\\n", (long long)crd[q], vals[q]);
+    abt_free(pos); abt_free(crd); abt_free(vals);
+    return 0;
+}}
+"""
+    out = build_and_run(tmp_path, "abt", main)
+    pos = np.array(out[:13], dtype=np.int64)
+    rest = out[13:]
+    crd = np.array(rest[0::2], dtype=np.int64)
+    vals = np.array(rest[1::2], dtype=float)
+    got = sp.csr_array((vals, crd, pos), shape=(12, 7)).toarray()
+    np.testing.assert_allclose(got, (M @ N.T).toarray(), rtol=1e-14)
+
+
+def test_exported_size_mismatch_returns_2(tmp_path):
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    ep.export_c(ep.sum(j, A[i, j] * x[j]), "mv", tmp_path, index_type="int32_t")
+    main = """
+#include <stdio.h>
+#include "mv.h"
+int main(void) {
+    double a[6] = {1, 2, 3, 4, 5, 6}, x[2] = {1, 1}, y[2];
+    printf("%d\\n", mv(2, 3, a, 2, x, y));
+    return 0;
+}
+"""
+    assert build_and_run(tmp_path, "mv", main) == ["2"]
+
+
+def test_export_name_must_be_identifier(tmp_path):
+    i, = ep.indices("i")
+    with pytest.raises(ep.EtchpyError):
+        ep.export_c(ep.tensor("x", 1)[i], "not a name", tmp_path)
