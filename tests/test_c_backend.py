@@ -60,3 +60,172 @@ def test_imp_program_on_interpreter_equals_reference(p):
     final = lower.run_program(prog, sr, env)
     want = ep.evaluate(e, semiring=sr, backend="reference", **p.inputs)
     assert_same(final["out"].reshape(shape), want, sr, what=str(e))
+
+# ------------------------------------------------------------------ bad input
+
+A_csr = ep.tensor("A", 2, format="csr")
+x_vec = ep.tensor("x", 1)
+SPMV = ep.sum(j, A_csr[i, j] * x_vec[j])
+
+
+def _csr(indptr, indices, data, shape):
+    m = sp.csr_array((np.asarray(data, float), np.asarray(indices), np.asarray(indptr)),
+                     shape=shape, copy=False)
+    return m
+
+
+def _broken(kind):
+    """A scipy csr_array whose arrays were corrupted after construction."""
+    m = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    if kind == "out of range":
+        m.indices[1] = 7
+    elif kind == "negative":
+        m.indices[0] = -1
+    elif kind == "short pointers":
+        m.indptr = m.indptr[:2]
+    elif kind == "non-monotone":
+        m.indptr[1] = 3
+        m.indptr[2] = 2
+    return m
+
+
+@pytest.mark.parametrize("kind", ["out of range", "negative", "short pointers", "non-monotone"])
+@pytest.mark.parametrize("backend", ["c", "streams", "reference"])
+def test_malformed_scipy_input_raises(kind, backend):
+    with pytest.raises(ep.InputError):
+        ep.evaluate(SPMV, backend=backend, A=_broken(kind), x=np.ones(3))
+
+
+def test_mismatched_shapes_name_the_index():
+    with pytest.raises(ep.InputError, match="index j"):
+        ep.evaluate(SPMV, backend="c", A=sp.csr_array(np.eye(3)), x=np.ones(4))
+
+
+def test_nan_in_boolean_semiring_raises():
+    u, v = ep.indices("u v")
+    A = ep.tensor("A", 2, format="csr")
+    f = ep.tensor("f", 1)
+    e = ep.sum(u, f[u] * A[u, v])
+    with pytest.raises(ep.InputError, match="NaN"):
+        ep.evaluate(e, semiring="boolean", backend="c", A=sp.csr_array(np.eye(3)),
+                    f=np.array([1.0, np.nan, 0.0]))
+    with pytest.raises(ep.InputError, match="NaN"):
+        ep.evaluate(e, semiring="boolean", backend="c",
+                    A=sp.csr_array(np.array([[np.nan, 1.0], [0, 1]])), f=np.ones(2, bool))
+
+
+def test_wrong_dtype_and_missing_inputs():
+    with pytest.raises(ep.InputError):
+        ep.evaluate(SPMV, backend="c", A=sp.csr_array(np.eye(3)), x=np.array(["a", "b", "c"]))
+    with pytest.raises(ep.InputError, match="missing"):
+        ep.evaluate(SPMV, backend="c", A=sp.csr_array(np.eye(3)))
+    with pytest.raises(ep.InputError, match="not a tensor"):
+        ep.evaluate(SPMV, backend="c", A=sp.csr_array(np.eye(3)), x=np.ones(3), y=1)
+    with pytest.raises(ep.InputError, match="dimensions"):
+        ep.evaluate(SPMV, backend="c", A=sp.csr_array(np.eye(3)), x=np.ones((3, 1)))
+
+
+def test_unsorted_and_duplicate_entries_are_canonicalised():
+    m = _csr([0, 3, 4], [2, 0, 2, 1], [1.0, 2.0, 3.0, 4.0], (2, 3))
+    before = (m.indices.copy(), m.data.copy())
+    y = ep.evaluate(SPMV, backend="c", A=m, x=np.array([1.0, 10.0, 100.0]))
+    np.testing.assert_array_equal(y, [2.0 + 400.0, 40.0])
+    np.testing.assert_array_equal(m.indices, before[0])   # the input is not modified
+    mp = ep.evaluate(SPMV, backend="c", semiring="min_plus", A=m, x=np.zeros(3))
+    np.testing.assert_array_equal(mp, [1.0, 4.0])          # duplicates combine with min
+
+
+def test_min_plus_explicit_zero_is_an_edge():
+    W = sp.csr_array((np.array([0.0]), np.array([1]), np.array([0, 1, 1])), shape=(2, 2))
+    d = ep.evaluate(SPMV, backend="c", semiring="min_plus", A=W, x=np.array([5.0, 2.0]))
+    np.testing.assert_array_equal(d, [2.0, np.inf])
+
+# ----------------------------------------------------------------- the cache
+
+
+def test_second_process_reuses_disk_cache(tmp_path):
+    env = dict(os.environ, ETCHPY_CACHE_DIR=str(tmp_path / "c"),
+               ETCHPY_LOG_COMPILES=str(tmp_path / "log"))
+    script = textwrap.dedent("""
+        import numpy as np, scipy.sparse as sp, etchpy as ep
+        i, j = ep.indices("i j")
+        A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        y = ep.compile(ep.sum(j, A[i, j] * x[j]))(A=sp.csr_array(np.eye(4)), x=np.arange(4.0))
+        assert y.tolist() == [0.0, 1.0, 2.0, 3.0]
+    """)
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    first = (tmp_path / "log").read_text().count("\n")
+    assert first >= 1
+    subprocess.run([sys.executable, "-c", script], env=env, check=True)
+    assert (tmp_path / "log").read_text().count("\n") == first
+
+
+def test_kernel_exposes_source_signature_explain():
+    kern = ep.compile(SPMV)
+    assert "int etchpy_kernel(" in kern.c_source and "Σ_j A[i,j]·x[j]" in kern.c_source
+    assert kern.signature.startswith("int etchpy_kernel(")
+    text = kern.explain()
+    assert "loop order" in text and "csr" in text
+    assert ep.compile(SPMV) is kern                   # in-process cache
+
+
+def test_c_source_is_deterministic():
+    a = ep.runtime.Kernel(SPMV).c_source
+    b = ep.runtime.Kernel(ep.sum(j, A_csr[i, j] * x_vec[j])).c_source
+    assert a == b
+
+
+def test_no_legal_order_says_what_to_convert():
+    B = ep.tensor("B", 2, format="csr")
+    with pytest.raises(ep.OrderError, match="Convert"):
+        ep.compile(ep.sum((i, j), A_csr[i, j] * B[j, i]))
+
+# ------------------------------------------------------- real sizes (nnz ≥ 1e5)
+
+
+def _sparse3(n, nnz, seed):
+    rng = np.random.default_rng(seed)
+    coords = rng.integers(0, n, size=(3, nnz))
+    return ep.Tensor.from_coords(coords, rng.random(nnz), (n, n, n), "csf")
+
+
+def _random_csr(n, m, nnz, seed):
+    """Random CSR quickly (scipy's sp.random is slow at low density and large n)."""
+    rng = np.random.default_rng(seed)
+    coo = sp.coo_array((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))),
+                       shape=(n, m))
+    return coo.tocsr()
+
+
+def test_benchmark_expressions_at_real_size():
+    rng = np.random.default_rng(0)
+    n = 20000
+    A = _random_csr(n, n, 200000, 1)
+    B = _random_csr(n, n, 200000, 2)
+    x = rng.random(n)
+    Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    xv = ep.tensor("x", 1)
+    np.testing.assert_allclose(ep.evaluate(ep.sum(j, Ac[i, j] * xv[j]), A=A, x=x), A @ x)
+    C = ep.evaluate(ep.sum(j, Ac[i, j] * Bc[j, k]), A=A, B=B, output="csr")
+    assert abs(C - A @ B).max() < 1e-12
+    # inner products visit every (i, k) pair: sized so that nnz is still 1e5
+    A2 = _random_csr(1000, 1000, 100000, 5)
+    B2 = _random_csr(1000, 1000, 100000, 6)
+    C2 = ep.evaluate(ep.sum(j, Ac[i, j] * Bc[k, j]), A=A2, B=sp.csr_array(B2.T), output="csr")
+    assert abs(C2 - A2 @ B2).max() < 1e-12
+    T = _sparse3(200, 200000, 3)
+    dense = T.to_dense()
+    c, M1, M2 = rng.random(200), rng.random((200, 8)), rng.random((200, 8))
+    Tv = ep.tensor("T", 3, format="csf")
+    cv, Mv, Nv = ep.tensor("c", 1), ep.tensor("M", 2), ep.tensor("N", 2)
+    np.testing.assert_allclose(ep.evaluate(ep.sum(k, Tv[i, j, k] * cv[k]), T=T, c=c),
+                               np.einsum("ijk,k->ij", dense, c))
+    np.testing.assert_allclose(ep.evaluate(ep.sum(k, Tv[i, j, k] * Mv[k, r]), T=T, M=M1),
+                               np.einsum("ijk,kr->ijr", dense, M1))
+    np.testing.assert_allclose(
+        ep.evaluate(ep.sum((j, k), Tv[i, j, k] * Mv[j, r] * Nv[k, r]), T=T, M=M1, N=M2),
+        np.einsum("ijk,jr,kr->ir", dense, M1, M2))
+    U = _sparse3(200, 200000, 4)
+    Uv = ep.tensor("U", 3, format="csf")
+    np.testing.assert_allclose(ep.evaluate(ep.sum((i, j, k), Tv[i, j, k] * Uv[i, j, k]),
+                                           T=T, U=U), np.sum(dense * U.to_dense()))
