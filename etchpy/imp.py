@@ -170,6 +170,14 @@ def seq(*stmts) -> Stmt:
     return out[0] if len(out) == 1 else Seq(tuple(out))
 
 
+def if_(cond: Expr, then: "Stmt", else_=None) -> "Stmt":
+    if cond == TRUE:
+        return then
+    if cond == FALSE:
+        return else_ if else_ is not None else SKIP
+    return If(cond, then, else_)
+
+
 def and_(a: Expr, b: Expr) -> Expr:
     if a == TRUE:
         return b

@@ -381,7 +381,7 @@ class Emitter:
     def loop(self, s, on_ready) -> imp.Stmt:
         decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO) for n, t in s.state]
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}"), *decls,
-                   s.init, While(s.valid, seq(If(s.ready, on_ready), s.next)))
+                   s.init, While(s.valid, seq(imp.if_(s.ready, on_ready), s.next)))
 
 # ------------------------------------------------------------------ running on Imp
 

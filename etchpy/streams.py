@@ -54,7 +54,11 @@ class Stream:
     next: imp.Stmt
     skip: Callable[[imp.Expr, imp.Expr], imp.Stmt] = field(repr=False)
     contracted: bool = False
-    search: str = "linear"   # how skip moves: locate | jump | linear | merge
+    search: str = "linear"   # how skip moves: locate | jump | linear | merge | iterate <side>
+    # For a stream holding every coordinate 0..n-1 (dense levels, ↑): its value at
+    # coordinate t, with no state of its own. mul and add use it to visit only the
+    # other operand and locate into this one.
+    locate: Callable[[imp.Expr], "Value"] | None = field(default=None, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -85,7 +89,7 @@ def range_stream(names: imp.Names, var: str, size: imp.Expr,
 
     return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
                   valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
-                  next=incr(c), skip=skip, search=search)
+                  next=incr(c), skip=skip, search=search, locate=value_of)
 
 
 def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
@@ -98,6 +102,13 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     if not is_stream(a) and not is_stream(b):
         return Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
+    if b.locate is not None:        # visit a only; b holds every coordinate
+        return dataclasses.replace(
+            a, value=mul(names, sr, a.value, b.locate(a.index)),
+            locate=None if a.locate is None else
+            (lambda t: mul(names, sr, a.locate(t), b.locate(t))))
+    if a.locate is not None:
+        return dataclasses.replace(b, value=mul(names, sr, a.locate(b.index), b.value))
     t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     index = max_(a.index, b.index)
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
@@ -123,6 +134,10 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     if not is_stream(a) and not is_stream(b):
         return Ring("add", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
+    if a.locate is not None and b.locate is not None:   # both hold every coordinate
+        return dataclasses.replace(
+            a, value=add(names, sr, a.value, b.locate(a.index)),
+            locate=lambda t: add(names, sr, a.locate(t), b.locate(t)))
     t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     a_first, b_first = order_le(a, b), order_le(b, a)
     index = select(a_first, a.index, b.index)
@@ -147,7 +162,7 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     gv = Var(g)
     return dataclasses.replace(
         x, state=((g, "bool"),) + x.state, init=seq(Assign(g, cond), If(gv, x.init)),
-        valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)))
+        valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)), locate=None)
 
 
 def contract(s: Value, var: str) -> Value:
@@ -161,7 +176,9 @@ def contract(s: Value, var: str) -> Value:
 def map_leaf(f: Callable[[imp.Expr], imp.Expr], s: Value) -> Value:
     if not is_stream(s):
         return f(s)
-    return dataclasses.replace(s, value=map_leaf(f, s.value))
+    return dataclasses.replace(s, value=map_leaf(f, s.value),
+                               locate=None if s.locate is None else
+                               (lambda t: map_leaf(f, s.locate(t))))
 
 # ---------------------------------------------------------------- level streams
 # A level stream walks one storage level of a tensor below a parent position
@@ -291,9 +308,8 @@ class Lowerer:
         for m in reversed(b.format.mode_order):
             strides[names[m]] = stride
             stride = imp.mul(stride, dim_var(names[m]))
-        coords: dict[str, imp.Expr] = {}
 
-        def build(k):
+        def build(k, coords):
             if k == len(levels):
                 flat: imp.Expr = ZERO
                 for v, s in strides.items():
@@ -301,14 +317,11 @@ class Lowerer:
                 return Load(b.vals, flat)
             v = levels[k]
             if v not in strides:
-                return replicate(self.names, v, dim_var(v), build(k + 1))
+                return replicate(self.names, v, dim_var(v), build(k + 1, coords))
+            return range_stream(self.names, v, dim_var(v),
+                                lambda c: build(k + 1, {**coords, v: c}))
 
-            def value_of(c):
-                coords[v] = c
-                return build(k + 1)
-            return range_stream(self.names, v, dim_var(v), value_of)
-
-        return build(0)
+        return build(0, {})
 
     def sparse_access(self, b: Binding, storage, levels, k, lev, parent) -> Value:
         if k == len(levels):
