@@ -168,7 +168,9 @@ def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
     """A loop order that walks every sparse access in storage order.
 
     Without a user order, indices are taken as early as the constraints allow,
-    preferring the output's order and then the order of appearance.
+    preferring indices that walk a sparse level (so that each sparse input is
+    traversed once and dense-only indices such as MTTKRP's rank run innermost),
+    then free before contracted ones, then the order of appearance.
     """
     cons = storage_constraints(body)
     if user_order is not None:
@@ -189,13 +191,15 @@ def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
     for _, st in cons:
         for a, b in zip(st, st[1:]):
             preds[b].add(a)
+    sparse = {v for _, st in cons for v in st}
     order, left = [], list(variables)
     while left:
         ready = [v for v in left if not preds[v] - set(order)]
         if not ready:
             raise OrderError(_cycle_message(cons, left))
-        order.append(ready[0])
-        left.remove(ready[0])
+        best = min(ready, key=lambda v: (v not in sparse, variables.index(v)))
+        order.append(best)
+        left.remove(best)
     return tuple(order)
 
 
