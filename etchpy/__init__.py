@@ -14,5 +14,5 @@ from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 
 __version__ = "0.1.0"
-from .api import evaluate
+from .api import einsum, evaluate
 from .runtime import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name

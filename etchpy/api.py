@@ -54,6 +54,18 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
     return make_output(values, shape, output, sr)
 
 
+def einsum(spec: str, *operands, semiring=None, output="dense", backend="c"):
+    """numpy-style `ep.einsum("ij,j->i", A, x)` over any semiring.
+
+    Indices missing from the output are summed; scipy csr/csc/coo operands keep
+    their sparse format, everything else is dense.
+    """
+    from .frontend import einsum_expr
+    expr, out, inputs = einsum_expr(spec, list(operands))
+    return evaluate(expr, semiring=semiring, output=output, backend=backend,
+                    out_indices=out, **inputs)
+
+
 def prepare_semiring(e: Expr, semiring) -> Semiring:
     sr = semirings.get(semiring if semiring is not None else semirings.real)
     if uses_negation(e):

@@ -1,0 +1,117 @@
+"""The public API end to end: strings, einsum, outputs, semirings, debug dumps."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.testing import check_backends, dense_value
+
+i, j, k = ep.indices("i j k")
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def test_string_front_end_compiles():
+    kern = ep.compile("y[i] = A[i,j] * x[j]", formats={"A": "csr"})
+    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    np.testing.assert_array_equal(kern(A=A, x=np.array([1.0, 2.0, 3.0])), [7.0, 6.0])
+
+
+def test_string_front_end_sparse_output_and_semiring():
+    kern = ep.compile("C[i,k] = A[i,j] * B[j,k]", formats={"A": "csr", "B": "csr", "C": "csr"},
+                      semiring="min_plus")
+    # scipy does not store the zeros, so they are missing edges (+inf) in min-plus
+    W = sp.csr_array(np.array([[0.0, 3.0], [1.0, 0.0]]))
+    C = kern(A=W, B=W)
+    assert isinstance(C, sp.csr_array)
+    inf = np.inf
+    np.testing.assert_array_equal(dense_value(C, ep.semirings.min_plus), [[4.0, inf], [inf, 4.0]])
+
+
+def test_string_errors_point_at_token():
+    with pytest.raises(ep.ExpressionTypeError, match="column"):
+        ep.compile("y[i] = A[i,j]) * x[j]")
+
+
+def test_einsum_over_semirings():
+    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(ep.einsum("ij,j->i", A, x), A @ x)
+    np.testing.assert_array_equal(ep.einsum("ij,j->i", A, x, semiring="max_times"), [6.0, 6.0])
+    assert ep.einsum("ij,ij->", A, A) == 14.0
+
+
+def test_outputs_dense_scalar_scipy_and_tensor():
+    A = ep.tensor("A", 2, format="csr")
+    T = ep.tensor("T", 3, format="csf")
+    M = sp.csr_array(np.array([[1.0, 0], [2.0, 3.0]]))
+    s = ep.evaluate(ep.sum((i, j), A[i, j]), A=M)
+    assert isinstance(s, np.floating) and s == 6.0
+    csc = ep.evaluate(A[i, j] * A[i, j], A=M, output="csc")
+    assert isinstance(csc, sp.csc_array)
+    np.testing.assert_array_equal(csc.toarray(), M.toarray() ** 2)
+    dense3 = np.zeros((2, 2, 2))
+    dense3[0, 1, 1] = 5.0
+    out = ep.evaluate(T[i, j, k] * T[i, j, k], T=ep.Tensor.from_dense(dense3, "csf"),
+                      output="csf")
+    assert isinstance(out, ep.Tensor)
+    np.testing.assert_array_equal(out.to_dense(), dense3 ** 2)
+
+
+def test_out_indices_transpose():
+    A = ep.tensor("A", 2)
+    M = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(ep.evaluate(A[i, j], A=M, out_indices=(j, i)), M.T)
+
+
+def test_subtraction_needs_negation():
+    A = ep.tensor("A", 2, format="csr")
+    M = sp.csr_array(np.eye(2))
+    np.testing.assert_array_equal(ep.evaluate(A[i, j] - 2 * A[i, j], A=M), -np.eye(2))
+    with pytest.raises(ep.SemiringError, match="negation"):
+        ep.evaluate(A[i, j] - A[i, j], A=M, semiring="min_plus")
+
+
+def test_user_defined_semiring_compiles():
+    bottleneck = ep.Semiring("bottleneck", np.float64, 0.0, np.inf,
+                             ("({a} > {b} ? {a} : {b})", np.maximum),
+                             ("({a} < {b} ? {a} : {b})", np.minimum))
+    A = ep.tensor("A", 2, format="csr")
+    x = ep.tensor("x", 1)
+    cap = sp.csr_array(np.array([[0, 5.0, 2.0], [0, 0, 4.0], [0, 0, 0]]))
+    check_backends(ep.sum(j, A[i, j] * x[j]), {"A": cap, "x": np.array([1.0, 3.0, 9.0])},
+                   semiring=bottleneck)
+
+
+def test_float32_and_integer_semirings():
+    A = ep.tensor("A", 2, format="csr")
+    x = ep.tensor("x", 1)
+    M = sp.csr_array(np.array([[1, 0, 2], [0, 3, 0]], dtype=np.int64))
+    y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=M, x=np.array([1, 2, 3]), semiring="integer")
+    assert y.dtype == np.int64 and y.tolist() == [7, 6]
+    y32 = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=M.astype(np.float32),
+                      x=np.ones(3, np.float32), semiring="real32")
+    assert y32.dtype == np.float32 and y32.tolist() == [3.0, 3.0]
+
+
+def test_debug_dump_prints_every_stage(monkeypatch, capsys):
+    monkeypatch.setenv("ETCHPY_DEBUG", "1")
+    ep.runtime.Kernel(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j]))
+    err = capsys.readouterr().err
+    for stage in ("plan", "streams", "imp", "c"):
+        assert f"---- etchpy {stage} ----" in err
+
+
+def test_int32_and_int64_index_variants_agree():
+    A = ep.tensor("A", 2, format="csr")
+    x = ep.tensor("x", 1)
+    M = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    M64 = sp.csr_array((M.data, M.indices.astype(np.int64), M.indptr.astype(np.int64)),
+                       shape=M.shape)
+    xv = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(kern(A=M, x=xv), kern(A=M64, x=xv))
+    assert set(kern._libs) == {"int32_t", "int64_t"}
