@@ -33,7 +33,8 @@ INDENT = "    "
 @lru_cache(maxsize=1)
 def _templates() -> jinja2.Environment:
     text = {name: resources.files("etchpy.codegen_templates").joinpath(name).read_text()
-            for name in ("kernel.c.j2", "kernel.h.j2", "cdef.j2")}
+            for name in ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2",
+                         "checks.cdef.j2")}
     return jinja2.Environment(loader=jinja2.DictLoader(text), keep_trailing_newline=True,
                               undefined=jinja2.StrictUndefined, autoescape=False)
 
@@ -105,6 +106,13 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
         output_doc=describe_output(prog.output), **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(restrict=False), **env)
     return CSource(name, c, header, cdef, proto)
+
+
+def checks_source(version: str = "") -> tuple[str, str]:
+    """C source and cdef of the compiled structural checks (see etchpy.checks)."""
+    t = _templates()
+    return (t.get_template("checks.c.j2").render(version=version),
+            t.get_template("checks.cdef.j2").render())
 
 
 class FunctionBody:

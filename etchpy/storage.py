@@ -23,6 +23,7 @@ import operator
 
 import numpy as np
 
+from .checks import check_compressed
 from .errors import InputError
 from .formats import Compressed, Dense, Format, Singleton
 from .formats.compressed import (check_pointers, check_range, first_order_violation,
@@ -147,12 +148,18 @@ class Tensor:
             raise InputError(f"{where}: data has shape {data.shape} but indices has "
                              f"{len(indices)} entries; they must match")
         parents = "rows" if layout == "csr" else "columns"
-        check_pointers(indptr, major, len(indices), where, pos_name="indptr",
-                       crd_name="indices", parents=parents)
-        check_range(indices, minor, f"{where}: indices")
+        fast = check_compressed(indptr, indices, major, minor)
+        if fast is None or fast[0] not in (0, 5):
+            check_pointers(indptr, major, len(indices), where, pos_name="indptr",
+                           crd_name="indices", parents=parents)
+            check_range(indices, minor, f"{where}: indices")
+            if fast is not None:   # the compiled check saw a problem the numpy one missed
+                raise InputError(f"{where}: malformed indptr/indices (check code "
+                                 f"{fast[0]} at {fast[1]})")
         values = sr.cast(data, what=f"{where} data")
-        fmt = Format.parse(format, 2)
-        canonical = first_order_violation(indptr, indices, strict=True) < 0
+        fmt = format if isinstance(format, Format) else Format.parse(format, 2)
+        canonical = fast[0] == 0 if fast is not None and fast[0] in (0, 5) else \
+            first_order_violation(indptr, indices, strict=True) < 0
         if canonical and fmt == Format.named(layout, 2):
             levels = ({}, {"pos": _index_dtype(indptr), "crd": _index_dtype(indices)})
             return cls(m.shape, fmt, levels, values, sr.zero, validate=False, name=name)
