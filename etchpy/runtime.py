@@ -23,6 +23,7 @@ from . import __version__, api, build, c, imp, lower, plan as planning
 from .errors import EtchpyError, InputError
 from .expression import as_expr, tensors
 from .formats import Format
+from .checks import check_compressed
 from .storage import Tensor
 
 
@@ -53,6 +54,7 @@ class Kernel:
         self._sources: dict[str, c.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._params = self.program.params
+        self._slots = self._make_slots()
         _debug("c", self.source("int64_t").c)
 
     # ----------------------------------------------------------- C text
@@ -106,60 +108,89 @@ class Kernel:
 
     def __call__(self, **inputs):
         sr = self.semiring
-        bound = api.bind_inputs(self.tensors, inputs, sr)
-        sizes = api.index_sizes(self.plan, bound)
+        if inputs.keys() != self.tensors.keys():
+            api.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
+        bound = {name: self._bind(name, value) for name, value in inputs.items()}
+        sizes = self._sizes(bound)
         out_shape = tuple(sizes[ix.name] for ix in self.out_indices)
         idx_type, idx_dtype = _index_type(bound)
         lib = self.library(idx_type)
         ffi = lib.ffi
-        keep = []
-        args = []
+        args, keep, grown = [], [], {}
         out_dense = None
-        grown = {}
-        for p in self._params:
-            match p.kind:
-                case "dim":
-                    tname, mode = p.name.rsplit("_dim", 1)
-                    args.append(int(bound[tname].shape[int(mode)]))
-                case "in_array":
-                    arr = self._input_array(bound, p, idx_dtype, sr)
-                    keep.append(arr)
-                    args.append(ffi.from_buffer(("idx_t" if p.type == "index" else "val_t")
-                                                + "[]", arr))
-                case "out_dense":
-                    out_dense = np.empty(out_shape, dtype=sr.dtype)
-                    args.append(ffi.from_buffer("val_t[]", out_dense))
-                case "out_grown":
-                    ptr = ffi.new("idx_t **" if p.type == "index" else "val_t **")
-                    grown[p.name] = ptr
-                    args.append(ptr)
-                case "out_count":
-                    ptr = ffi.new("int64_t *")
-                    grown[p.name] = ptr
-                    args.append(ptr)
+        for kind, tname, role, ctype in self._slots:
+            if kind == "dim":
+                args.append(bound[tname][0][role])
+            elif kind == "in_array":
+                arr = bound[tname][1][role]
+                if ctype == "idx_t[]" and arr.dtype != idx_dtype:
+                    arr = arr.astype(idx_dtype)
+                if len(arr) == 0:              # from_buffer needs a real buffer
+                    arr = np.zeros(1, dtype=arr.dtype)
+                keep.append(arr)
+                args.append(ffi.from_buffer(ctype, arr))
+            elif kind == "out_dense":
+                out_dense = np.empty(out_shape, dtype=sr.dtype)
+                args.append(ffi.from_buffer("val_t[]", out_dense))
+            else:
+                ptr = ffi.new(ctype)
+                grown[tname] = ptr
+                args.append(ptr)
         rc = getattr(lib.lib, self.name)(*args)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
         if rc != 0:
             raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
         if out_dense is not None:
+            if self.out_format is None:
+                return out_dense[()] if out_dense.ndim == 0 else out_dense
             return api.make_output(out_dense, out_shape, self.out_format, sr)
         return self._sparse_output(lib, grown, out_shape, idx_dtype)
 
-    def _input_array(self, bound, p, idx_dtype, sr):
-        tname, role = _split_array_name(p.name)
-        t = bound[tname]
-        if role == "vals":
-            arr = t.vals
-        else:
-            k = int(role[3:])
-            arr = t.levels[k][role[:3]]
-            if arr.dtype != idx_dtype:
-                arr = arr.astype(idx_dtype)
-        arr = np.ascontiguousarray(arr)
-        if len(arr) == 0:    # from_buffer needs a real buffer
-            arr = np.zeros(1, dtype=arr.dtype)
-        return arr
+    def _make_slots(self):
+        """How each C parameter is fed: (kind, tensor or output name, role, C type)."""
+        slots = []
+        for p in self._params:
+            elem = "idx_t" if p.type == "index" else "val_t"
+            match p.kind:
+                case "dim":
+                    tname, mode = p.name.rsplit("_dim", 1)
+                    slots.append(("dim", tname, int(mode), None))
+                case "in_array":
+                    tname, role = _split_array_name(p.name)
+                    slots.append(("in_array", tname, role, f"{elem}[]"))
+                case "out_dense":
+                    slots.append(("out_dense", None, None, None))
+                case "out_grown":
+                    slots.append(("out_grown", p.name, None, f"{elem} **"))
+                case "out_count":
+                    slots.append(("out_count", p.name, None, "int64_t *"))
+        return tuple(slots)
+
+    def _bind(self, name, value):
+        """(shape, {role: array}) for one input, validated; the fast path avoids copies."""
+        tv = self.tensors[name]
+        fast = _fast_bind(value, tv, self.semiring)
+        if fast is not None:
+            return fast
+        t = api.as_tensor(value, tv, self.semiring)
+        roles = {"vals": t.vals}
+        for k, arrays in enumerate(t.levels):
+            for key, arr in arrays.items():
+                roles[f"{key}{k}"] = arr
+        return t.shape, roles
+
+    def _sizes(self, bound) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        for var, tname, mode in self.program.dims:
+            n = int(bound[tname][0][mode])
+            if sizes.setdefault(var, n) != n:
+                user = self.plan.origin.get(var, var)
+                seen = [f"{t} (mode {m}, size {bound[t][0][m]})"
+                        for v, t, m in self.program.dims if v == var]
+                raise InputError(f"index {user} has different sizes in "
+                                 + " and ".join(seen))
+        return sizes
 
     def _sparse_output(self, lib, grown, shape, idx_dtype):
         out = self.program.output
@@ -214,9 +245,46 @@ def _split_array_name(name: str):
     return tname, role
 
 
-def _index_type(bound: dict[str, Tensor]):
+def _fast_bind(value, tv, sr):
+    """A matching, already-canonical input as (shape, arrays) without any copy, else None.
+
+    Covers C-contiguous numpy arrays of the carrier dtype for dense tensors and
+    scipy csr/csc of the declared layout with matching index dtypes; anything
+    else goes through Tensor conversion. NaN is still refused where the
+    semiring forbids it, and the structure is checked in one compiled pass.
+    """
+    fmt = tv.format
+    if type(value) is np.ndarray:
+        if (fmt.is_dense and fmt.mode_order == tuple(range(tv.order)) and value.ndim == tv.order
+                and value.dtype == sr.dtype and value.flags.c_contiguous):
+            _refuse_nan(value, sr, tv.name)
+            return value.shape, {"vals": value.reshape(-1)}
+        return None
+    layout = getattr(value, "format", None)
+    if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
+        return None
+    indptr, indices, data = value.indptr, value.indices, value.data
+    if (data.dtype != sr.dtype or indptr.dtype != indices.dtype
+            or indptr.dtype not in (np.int32, np.int64) or data.ndim != 1
+            or len(data) != len(indices)):
+        return None
+    major, minor = value.shape if layout == "csr" else value.shape[::-1]
+    res = check_compressed(indptr, indices, major, minor)
+    if res is None or res[0] != 0:
+        return None                 # the general path words errors and canonicalises
+    _refuse_nan(data, sr, tv.name)
+    return value.shape, {"pos1": indptr, "crd1": indices, "vals": data}
+
+
+def _refuse_nan(arr, sr, name):
+    if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
+        raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
+
+
+def _index_type(bound: dict):
     """int32 when every index array already is int32 (no copies), else int64."""
-    dtypes = {arr.dtype for t in bound.values() for lv in t.levels for arr in lv.values()}
+    dtypes = {arr.dtype for _, roles in bound.values() for role, arr in roles.items()
+              if role != "vals"}
     if dtypes and dtypes <= {np.dtype(np.int32)}:
         return "int32_t", np.dtype(np.int32)
     return "int64_t", np.dtype(np.int64)
