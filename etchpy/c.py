@@ -24,7 +24,7 @@ import numpy as np
 
 from . import imp
 from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
-                  Ring, Select, Seq, Store, Var, While)
+                  Ring, Select, Seq, SortIndices, Store, Var, While)
 from .lower import Program, describe_output
 
 INDENT = "    "
@@ -95,7 +95,8 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     val_type = semiring.c_type()
     sparse = prog.output.mode != "dense"
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
-               val_type=val_type, semiring=semiring.name, include_header=include_header)
+               val_type=val_type, semiring=semiring.name, include_header=include_header,
+               uses_sort=_contains(prog.body, SortIndices))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
     header = t.get_template("kernel.h.j2").render(
@@ -152,7 +153,7 @@ class FunctionBody:
                          for ln in "\n".join(lines).split("\n"))
 
     def ctype(self, typ: str) -> str:
-        return {"index": "idx_t", "bool": "int", "value": "val_t"}[typ]
+        return {"index": "idx_t", "bool": "int", "value": "val_t", "bits": "uint64_t"}[typ]
 
     def scalar_ctype(self, typ: str) -> str:
         return {"index": "int64_t", "bool": "int", "value": "val_t"}[typ]
@@ -189,6 +190,8 @@ class FunctionBody:
                     f"{pad}{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));",
                     f"{pad}if (!{arr}) goto fail;",
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
+            case SortIndices(arr, n, _, scratch):
+                return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch});"
             case Reserve(arr, typ, size):
                 t = self.ctype(typ)
                 return "\n".join([
@@ -263,21 +266,28 @@ def _bare(text: str) -> str:
     return text
 
 
+def _statements(s):
+    """Every statement inside s, s included."""
+    yield s
+    match s:
+        case Seq(stmts):
+            for u in stmts:
+                yield from _statements(u)
+        case While(_, body):
+            yield from _statements(body)
+        case If(_, then, else_):
+            yield from _statements(then)
+            if else_ is not None:
+                yield from _statements(else_)
+
+
+def _contains(s, kind) -> bool:
+    return any(isinstance(u, kind) for u in _statements(s))
+
+
 def _heap_arrays(s) -> dict[str, str]:
     out: dict[str, str] = {}
-
-    def walk(t):
-        match t:
-            case Alloc(arr, typ, _, _):
-                out.setdefault(arr, typ)
-            case Seq(stmts):
-                for u in stmts:
-                    walk(u)
-            case While(_, body):
-                walk(body)
-            case If(_, then, else_):
-                walk(then)
-                if else_ is not None:
-                    walk(else_)
-    walk(s)
+    for u in _statements(s):
+        if isinstance(u, Alloc):
+            out.setdefault(u.array, u.type)
     return out

@@ -8,7 +8,7 @@
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
-               | Alloc(a, t, e, e) | Reserve(a, t, e)
+               | Alloc(a, t, e, e) | Reserve(a, t, e) | SortIndices(a, e, e, a)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
 `Ring` is the semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v.
@@ -149,7 +149,20 @@ class Reserve:
     size: Expr
 
 
-Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve]
+@dataclass(frozen=True)
+class SortIndices:
+    """Sort array[0..n-1], a set of distinct indices < size.
+
+    `scratch` is an all-zero array of size/64 + 1 words that an implementation
+    may use as a bitset (and must leave all-zero).
+    """
+    array: str
+    n: Expr
+    size: Expr
+    scratch: str
+
+
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices]
 
 SKIP = Seq(())
 
@@ -289,6 +302,7 @@ _BINOPS = {
     "<=": lambda a, b: a <= b,
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
+    "/": lambda a, b: a // b,
     "max": max,
     "min": min,
 }
@@ -367,6 +381,9 @@ class Machine:
             case Alloc(array, typ, size, fill):
                 env[array] = np.full(int(self.eval(size)), self.eval(fill),
                                      dtype=self._dtype(typ))
+            case SortIndices(array, n, _, _):
+                k = int(self.eval(n))
+                env[array][:k] = np.sort(env[array][:k])
             case Reserve(array, typ, size):
                 need = int(self.eval(size))
                 arr = env[array]
@@ -378,7 +395,8 @@ class Machine:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 
     def _dtype(self, typ):
-        return {"index": np.int64, "bool": np.bool_}.get(typ, self.semiring.dtype)
+        return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
+            typ, self.semiring.dtype)
 
     def _check_store(self, array, i):
         n = len(self.env[array])
@@ -429,4 +447,6 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}{t} {arr}[{show(n)}] = {{{show(fill)}...}};"
         case Reserve(arr, t, n):
             return f"{pad}reserve {arr}[{show(n)}];"
+        case SortIndices(arr, n, _, _):
+            return f"{pad}sort {arr}[0..{show(n)}];"
     return repr(node)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from . import imp, plan as planning, streams
 from .formats import Compressed, Dense, Format
 from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
-                  Ring, Store, Var, While, incr, lt, seq)
+                  Ring, SortIndices, Store, Var, While, eq, incr, lt, seq)
 from .streams import is_stream
 
 INITIAL_CAPACITY = 1024
@@ -41,7 +41,7 @@ class Param:
 
 @dataclass(frozen=True)
 class Output:
-    mode: str                       # dense | append | coords
+    mode: str                       # dense | append | workspace | coords
     axes: tuple[str, ...]
     format: Format | None
     arrays: dict = field(default_factory=dict)   # role -> Imp array name
@@ -90,6 +90,9 @@ def output_mode(plan: planning.Plan, fmt: Format | None) -> str:
     steps = [s for s in plan.steps if s.target == "out"]
     if len(steps) == 1 and appendable(fmt) and _order_matches(steps[0], fmt, plan.out):
         return "append"
+    if len(steps) == 1 and appendable(fmt) and isinstance(fmt.levels[-1], Compressed) \
+            and _order_matches(steps[0], fmt, plan.out, skip_last=True):
+        return "workspace"
     return "coords"
 
 
@@ -100,10 +103,12 @@ def appendable(fmt: Format) -> bool:
     return all(isinstance(lv, Compressed) and lv.unique for lv in fmt.levels[first_sparse:])
 
 
-def _order_matches(step: planning.Step, fmt: Format, out) -> bool:
+def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bool:
+    """The loop order starts with the output's levels (all but the last one)."""
     storage = [out[m] for m in fmt.mode_order]
-    n = len(storage)
-    return list(step.order[:n]) == storage
+    if skip_last:
+        storage = storage[:-1]
+    return list(step.order[:len(storage)]) == storage
 
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
@@ -200,6 +205,9 @@ class DenseTarget:
     def leave(self, var, ctx):
         return imp.SKIP
 
+    def after(self, var, ctx):
+        return imp.SKIP
+
     def write(self, ctx, v):
         flat = ZERO
         for ax in self.axes:
@@ -272,6 +280,9 @@ class AppendTarget:
         stmts = seq(Decl(p, "index", Var(cnt)), *grow, Store(crd, Var(p), index), incr(cnt))
         return stmts, {**ctx, var: index, "pos": Var(p)}
 
+    def after(self, var, ctx):
+        return imp.SKIP
+
     def leave(self, var, ctx):
         """After all children of one parent at var's level: close the segment."""
         k = self.level_of[var]
@@ -297,6 +308,67 @@ class AppendTarget:
 
     def counts(self):
         return {f"count{k}": var for k, var in self.count.items()}
+
+
+class WorkspaceTarget(AppendTarget):
+    """Like append, but the last (compressed) level arrives out of order.
+
+    Values for the last level scatter into a dense accumulator with a list of
+    touched coordinates; once all loops under the last in-order level finish,
+    the list is sorted (through a bitset over the touched range, or quicksort when
+    that range is sparse) and
+    appended as one sorted segment, and the accumulator is cleared.
+    """
+
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names):
+        super().__init__(axes, fmt, sr, names)
+        self.last = len(fmt.levels) - 1
+        self.ws_var = self.storage[self.last]
+        self.flush_after = self.storage[self.last - 1] if self.last > 0 else None
+
+    def setup(self):
+        size = streams.dim_var(self.ws_var)
+        return seq(super().setup(), Decl("ws_n", "index", ZERO),
+                   Alloc("ws_vals", "value", size, Const(self.sr.zero, "value")),
+                   Alloc("ws_mark", "index", size, ZERO),
+                   Alloc("ws_list", "index", size, ZERO),
+                   Alloc("ws_bits", "bits", imp.add(Bin("/", size, Const(64)), ONE), ZERO))
+
+    def enter(self, var, index, ctx):
+        if var == self.ws_var:
+            return imp.SKIP, {**ctx, var: index}
+        return super().enter(var, index, ctx)
+
+    def leave(self, var, ctx):
+        return imp.SKIP if var == self.ws_var else super().leave(var, ctx)
+
+    def after(self, var, ctx):
+        return self.flush(ctx) if var == self.flush_after else imp.SKIP
+
+    def write(self, ctx, v):
+        k = ctx[self.ws_var]
+        first_touch = seq(Store("ws_mark", k, ONE), Store("ws_list", Var("ws_n"), k),
+                          incr("ws_n"))
+        return seq(If(eq(Load("ws_mark", k), ZERO), first_touch), Accum("ws_vals", k, v))
+
+    def flush(self, ctx):
+        last, cnt = self.last, self.count[self.last]
+        crd, pos = self.arrays[f"crd{last}"], self.arrays[f"pos{last}"]
+        need = imp.add(Var(cnt), Var("ws_n"))
+        t = Var("ws_t")
+        kk = Load("ws_list", t)
+        move = seq(Store(crd, Var(cnt), kk), Store("out_vals", Var(cnt), Load("ws_vals", kk)),
+                   Store("ws_vals", kk, Const(self.sr.zero, "value")),
+                   Store("ws_mark", kk, ZERO), incr(cnt), incr("ws_t"))
+        return seq(SortIndices("ws_list", Var("ws_n"), streams.dim_var(self.ws_var), "ws_bits"),
+                   Reserve(crd, "index", need), Reserve("out_vals", "value", need),
+                   Decl("ws_t", "index", ZERO), While(lt(t, Var("ws_n")), move),
+                   Assign("ws_n", ZERO),
+                   Store(pos, imp.add(ctx.get("pos", ZERO), ONE), Var(cnt)))
+
+    def finish(self):
+        head = self.flush({}) if self.flush_after is None else imp.SKIP
+        return seq(head, super().finish())
 
 
 class CoordsTarget:
@@ -329,6 +401,9 @@ class CoordsTarget:
         out += [Reserve("out_vals", "value", need), Store("out_vals", n, v), incr("out_count")]
         return seq(*out)
 
+    def after(self, var, ctx):
+        return imp.SKIP
+
     def finish(self):
         return imp.SKIP
 
@@ -342,7 +417,8 @@ def _make_output(mode, axes, fmt, sr, names):
         params = [Param("out", "out_dense", "value",
                         "output, row-major over (" + ", ".join(axes) + "); filled by the kernel")]
         return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
-    t = AppendTarget(axes, fmt, sr, names) if mode == "append" else CoordsTarget(axes, sr)
+    t = {"append": AppendTarget, "workspace": WorkspaceTarget}[mode](axes, fmt, sr, names) \
+        if mode in ("append", "workspace") else CoordsTarget(axes, sr)
     params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
                     f"output {role}: set to a malloc'ed array; the caller frees it")
               for role, arr in t.arrays.items()]
@@ -369,7 +445,8 @@ class Emitter:
         else:
             iv = self.names.fresh(f"{s.var}_")
             enter, ctx2 = self.target.enter(s.var, Var(iv), ctx)
-            inner = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx2))
+            inner = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx2),
+                        self.target.after(s.var, ctx2))
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
         return seq(self.loop(s, inner), leave)
 

@@ -229,3 +229,25 @@ def test_benchmark_expressions_at_real_size():
     Uv = ep.tensor("U", 3, format="csf")
     np.testing.assert_allclose(ep.evaluate(ep.sum((i, j, k), Tv[i, j, k] * Uv[i, j, k]),
                                            T=T, U=U), np.sum(dense * U.to_dense()))
+
+
+@pytest.mark.parametrize("n, per_row", [(300, 120), (100000, 40), (50, 3)])
+def test_gustavson_spgemm_workspace_sorts_rows(n, per_row):
+    """Rows long enough for the bitset scan, spread wide enough for quicksort, and tiny."""
+    rng = np.random.default_rng(n)
+    rows = 20
+    A = sp.csr_array((rng.random(rows * 3), (np.repeat(np.arange(rows), 3),
+                                            rng.integers(0, 30, rows * 3))), shape=(rows, 30))
+    B = sp.csr_array((rng.random(30 * per_row), (np.repeat(np.arange(30), per_row),
+                                                rng.integers(0, n, 30 * per_row))),
+                     shape=(30, n))
+    Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    kern = ep.compile(ep.sum(j, Ac[i, j] * Bc[j, k]), output="csr")
+    assert kern.program.output.mode == "workspace"
+    C = kern(A=A, B=B)
+    ref = (A @ B).tocsr()
+    ref.sort_indices()
+    for r_ in range(rows):
+        row = C.indices[C.indptr[r_]:C.indptr[r_ + 1]]
+        assert np.all(np.diff(row) > 0), "rows must be sorted without duplicates"
+    np.testing.assert_allclose(C.toarray(), ref.toarray(), rtol=1e-12)

@@ -108,3 +108,42 @@ def test_export_name_must_be_identifier(tmp_path):
     i, = ep.indices("i")
     with pytest.raises(ep.EtchpyError):
         ep.export_c(ep.tensor("x", 1)[i], "not a name", tmp_path)
+
+
+def test_exported_workspace_kernel_under_sanitizers(tmp_path):
+    """Gustavson SpGEMM (workspace, bitset sort) through the C ABI with ASan/UBSan."""
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus", tmp_path, output="csr")
+    rng = np.random.default_rng(9)
+    M = sp.csr_array((rng.random(60), (rng.integers(0, 6, 60), rng.integers(0, 10, 60))),
+                     shape=(6, 10))
+    N = sp.csr_array((rng.random(400), (rng.integers(0, 10, 400), rng.integers(0, 200, 400))),
+                     shape=(10, 200))
+    main = f"""
+#include <stdio.h>
+#include "gus.h"
+{c_array("int64_t", "ap", M.indptr)}
+{c_array("int64_t", "ac", M.indices)}
+{c_array("double", "av", M.data)}
+{c_array("int64_t", "bp", N.indptr)}
+{c_array("int64_t", "bc", N.indices)}
+{c_array("double", "bv", N.data)}
+int main(void) {{
+    int64_t *pos, *crd; double *vals; int64_t nnz;
+    int rc = gus(6, 10, ap, ac, av, 10, 200, bp, bc, bv, &pos, &crd, &vals, &nnz);
+    if (rc) return 10 + rc;
+    for (int i = 0; i <= 6; i++) printf("%lld\\n", (long long)pos[i]);
+    for (int64_t q = 0; q < nnz; q++) printf("%lld %.17g\\n", (long long)crd[q], vals[q]);
+    gus_free(pos); gus_free(crd); gus_free(vals);
+    return 0;
+}}
+"""
+    out = build_and_run(tmp_path, "gus", main)
+    pos = np.array(out[:7], dtype=np.int64)
+    crd = np.array(out[7::2], dtype=np.int64)
+    vals = np.array(out[8::2], dtype=float)
+    for r in range(6):
+        assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)
+    got = sp.csr_array((vals, crd, pos), shape=(6, 200)).toarray()
+    np.testing.assert_allclose(got, (M @ N).toarray(), rtol=1e-13)

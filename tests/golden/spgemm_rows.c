@@ -3,7 +3,7 @@
  * expression: Σ_j A[i,j]·B[j,k]
  * semiring:   real
  * formats:    A: csr, B: csr
- * output:     coords csr over (i, k)
+ * output:     workspace csr over (i, k)
  * loop order: out over (i, j, k)
  */
 #include <stdint.h>
@@ -15,6 +15,62 @@ typedef double val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
+ * distinct keys both parts are non-empty) down to runs of 16, then insertion. */
+static void ep_sort_idx(idx_t *a, int64_t n)
+{
+    while (n > 16) {
+        idx_t x = a[0], y = a[n / 2], z = a[n - 1];
+        idx_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        int64_t i = -1, j = n;
+        for (;;) {
+            do i++; while (a[i] < p);
+            do j--; while (a[j] > p);
+            if (i >= j) break;
+            idx_t t = a[i]; a[i] = a[j]; a[j] = t;
+        }
+        if (j + 1 < n - j - 1) { ep_sort_idx(a, j + 1); a += j + 1; n -= j + 1; }
+        else { ep_sort_idx(a + j + 1, n - j - 1); n = j + 1; }
+    }
+    for (int64_t i = 1; i < n; i++) {
+        idx_t v = a[i];
+        int64_t k = i - 1;
+        while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
+        a[k + 1] = v;
+    }
+}
+
+static inline int ep_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
+/* Sorts n distinct indices. When the touched range is dense enough, each index
+ * sets a bit and the bits are read back in order (and cleared); otherwise
+ * quicksort. `bits` is all-zero on entry and on exit. */
+static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits)
+{
+    if (n < 32) { ep_sort_idx(a, n); return; }
+    int64_t lo = a[0], hi = a[0];
+    for (int64_t i = 1; i < n; i++) {
+        if (a[i] < lo) lo = a[i];
+        if (a[i] > hi) hi = a[i];
+    }
+    if ((hi >> 6) - (lo >> 6) + 1 > 4 * n) { ep_sort_idx(a, n); return; }
+    for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] |= (uint64_t)1 << (a[i] & 63);
+    int64_t t = 0;
+    for (int64_t w = lo >> 6; w <= (hi >> 6); w++) {
+        uint64_t x = bits[w];
+        bits[w] = 0;
+        while (x) { a[t++] = (idx_t)((w << 6) + ep_ctz64(x)); x &= x - 1; }
+    }
+}
 
 void spgemm_rows_free(void *p) { free(p); }
 
@@ -30,23 +86,27 @@ int spgemm_rows(
     const idx_t *restrict B_pos1,
     const idx_t *restrict B_crd1,
     const val_t *restrict B_vals,
-    idx_t ** out_crd0_ret,
+    idx_t ** out_pos1_ret,
     idx_t ** out_crd1_ret,
     val_t ** out_vals_ret,
-    int64_t * out_count_ret)
+    int64_t * out_count1_ret)
 {
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     const int64_t dim_k = B_dim1;
     if (B_dim0 != dim_j) return 2;
-    idx_t *out_crd0 = NULL; int64_t out_crd0_cap = 0;
+    idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
     idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
     val_t *out_vals = NULL; int64_t out_vals_cap = 0;
-    int64_t out_count = 0;
-    out_crd0_cap = ep_max(1024, 1);
-    out_crd0 = (idx_t *)malloc((size_t)out_crd0_cap * sizeof(idx_t));
-    if (!out_crd0) goto fail;
-    for (int64_t k_ = 0; k_ < out_crd0_cap; k_++) out_crd0[k_] = 0;
+    val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
+    idx_t *ws_mark = NULL; int64_t ws_mark_cap = 0;
+    idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
+    uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
+    int64_t out_count1 = 0;
+    out_pos1_cap = ep_max((dim_i + 1), 1);
+    out_pos1 = (idx_t *)malloc((size_t)out_pos1_cap * sizeof(idx_t));
+    if (!out_pos1) goto fail;
+    for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
     out_crd1_cap = ep_max(1024, 1);
     out_crd1 = (idx_t *)malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
@@ -55,6 +115,23 @@ int spgemm_rows(
     out_vals = (val_t *)malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
+    int64_t ws_n = 0;
+    ws_vals_cap = ep_max(dim_k, 1);
+    ws_vals = (val_t *)malloc((size_t)ws_vals_cap * sizeof(val_t));
+    if (!ws_vals) goto fail;
+    for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
+    ws_mark_cap = ep_max(dim_k, 1);
+    ws_mark = (idx_t *)malloc((size_t)ws_mark_cap * sizeof(idx_t));
+    if (!ws_mark) goto fail;
+    for (int64_t k_ = 0; k_ < ws_mark_cap; k_++) ws_mark[k_] = 0;
+    ws_list_cap = ep_max(dim_k, 1);
+    ws_list = (idx_t *)malloc((size_t)ws_list_cap * sizeof(idx_t));
+    if (!ws_list) goto fail;
+    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+    ws_bits_cap = ep_max(((dim_k / 64) + 1), 1);
+    ws_bits = (uint64_t *)malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+    if (!ws_bits) goto fail;
+    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
     /* i: locate */
     int64_t i_c = 0;
@@ -74,42 +151,65 @@ int spgemm_rows(
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
             while (k_q_1 < k_end_1) {
                 int64_t k_ = B_crd1[k_q_1];
-                if ((out_count + 1) > out_crd0_cap) {
-                    int64_t cap_ = ep_max((out_count + 1), 2 * out_crd0_cap);
-                    idx_t *grown_ = (idx_t *)realloc(out_crd0, (size_t)cap_ * sizeof(idx_t));
-                    if (!grown_) goto fail;
-                    out_crd0 = grown_; out_crd0_cap = cap_;
+                if (ws_mark[k_] == 0) {
+                    ws_mark[k_] = 1;
+                    ws_list[ws_n] = k_;
+                    ws_n = (ws_n + 1);
                 }
-                out_crd0[out_count] = i_;
-                if ((out_count + 1) > out_crd1_cap) {
-                    int64_t cap_ = ep_max((out_count + 1), 2 * out_crd1_cap);
-                    idx_t *grown_ = (idx_t *)realloc(out_crd1, (size_t)cap_ * sizeof(idx_t));
-                    if (!grown_) goto fail;
-                    out_crd1 = grown_; out_crd1_cap = cap_;
-                }
-                out_crd1[out_count] = k_;
-                if ((out_count + 1) > out_vals_cap) {
-                    int64_t cap_ = ep_max((out_count + 1), 2 * out_vals_cap);
-                    val_t *grown_ = (val_t *)realloc(out_vals, (size_t)cap_ * sizeof(val_t));
-                    if (!grown_) goto fail;
-                    out_vals = grown_; out_vals_cap = cap_;
-                }
-                out_vals[out_count] = (A_vals[j_q] * B_vals[k_q_1]);
-                out_count = (out_count + 1);
+                ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                 k_q_1 = (k_q_1 + 1);
             }
             j_q = (j_q + 1);
         }
+        ep_sort_marked(ws_list, ws_n, ws_bits);
+        if ((out_count1 + ws_n) > out_crd1_cap) {
+            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+            idx_t *grown_ = (idx_t *)realloc(out_crd1, (size_t)cap_ * sizeof(idx_t));
+            if (!grown_) goto fail;
+            out_crd1 = grown_; out_crd1_cap = cap_;
+        }
+        if ((out_count1 + ws_n) > out_vals_cap) {
+            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+            val_t *grown_ = (val_t *)realloc(out_vals, (size_t)cap_ * sizeof(val_t));
+            if (!grown_) goto fail;
+            out_vals = grown_; out_vals_cap = cap_;
+        }
+        int64_t ws_t = 0;
+        while (ws_t < ws_n) {
+            out_crd1[out_count1] = ws_list[ws_t];
+            out_vals[out_count1] = ws_vals[ws_list[ws_t]];
+            ws_vals[ws_list[ws_t]] = 0.0;
+            ws_mark[ws_list[ws_t]] = 0;
+            out_count1 = (out_count1 + 1);
+            ws_t = (ws_t + 1);
+        }
+        ws_n = 0;
+        out_pos1[(i_ + 1)] = out_count1;
         i_c = (i_c + 1);
     }
-    *out_crd0_ret = out_crd0;
+    int64_t out_r1 = 0;
+    while (out_r1 < dim_i) {
+        if (out_pos1[(out_r1 + 1)] < out_pos1[out_r1]) {
+            out_pos1[(out_r1 + 1)] = out_pos1[out_r1];
+        }
+        out_r1 = (out_r1 + 1);
+    }
+    *out_pos1_ret = out_pos1;
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
-    *out_count_ret = out_count;
+    *out_count1_ret = out_count1;
+    free(ws_vals);
+    free(ws_mark);
+    free(ws_list);
+    free(ws_bits);
     return 0;
 fail:
-    free(out_crd0);
+    free(out_pos1);
     free(out_crd1);
     free(out_vals);
+    free(ws_vals);
+    free(ws_mark);
+    free(ws_list);
+    free(ws_bits);
     return 1;
 }
