@@ -268,6 +268,33 @@ def incr(name: str) -> Stmt:
     return Assign(name, Bin("+", Var(name), ONE))
 
 
+def names_used(node) -> set[str]:
+    """Every variable name read or written inside an Imp statement or expression."""
+    out: set[str] = set()
+
+    def walk(x):
+        match x:
+            case Var(name):
+                out.add(name)
+            case Decl(name, _, init):
+                out.add(name)
+                walk(init)
+            case Assign(name, v):
+                out.add(name)
+                walk(v)
+            case Seq(stmts):
+                for t in stmts:
+                    walk(t)
+            case Comment():
+                pass
+            case _ if hasattr(x, "__dataclass_fields__"):
+                for f in x.__dataclass_fields__:
+                    walk(getattr(x, f))
+
+    walk(node)
+    return out
+
+
 class Names:
     """Deterministic fresh names: the first request for `q` gets `q`, then `q_1`, …"""
 

@@ -456,9 +456,12 @@ class Emitter:
         return self.loop(s, self.accumulate(s.value, acc))
 
     def loop(self, s, on_ready) -> imp.Stmt:
-        decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO) for n, t in s.state]
+        body = seq(s.init, While(s.valid, seq(imp.if_(s.ready, on_ready), s.next)))
+        used = imp.names_used(body)          # state only some operation needs (gallop
+        decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
+                 for n, t in s.state if n in used]
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}"), *decls,
-                   s.init, While(s.valid, seq(imp.if_(s.ready, on_ready), s.next)))
+                   body)
 
 # ------------------------------------------------------------------ running on Imp
 

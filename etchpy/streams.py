@@ -105,10 +105,12 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     if b.locate is not None:        # visit a only; b holds every coordinate
         return dataclasses.replace(
             a, value=mul(names, sr, a.value, b.locate(a.index)),
+            search=_located(a.search),
             locate=None if a.locate is None else
             (lambda t: mul(names, sr, a.locate(t), b.locate(t))))
     if a.locate is not None:
-        return dataclasses.replace(b, value=mul(names, sr, a.locate(b.index), b.value))
+        return dataclasses.replace(b, value=mul(names, sr, a.locate(b.index), b.value),
+                                   search=_located(b.search))
     t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     index = max_(a.index, b.index)
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
@@ -120,7 +122,11 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
                   init=seq(a.init, b.init), valid=and_(a.valid, b.valid), index=index,
                   ready=ready, value=mul(names, sr, a.value, b.value), next=nxt, skip=skip,
-                  search="merge")
+                  search=f"intersect [{a.search}] with [{b.search}]")
+
+
+def _located(search: str) -> str:
+    return search if "locate" in search else f"{search}; other side located"
 
 
 def order_le(a: Stream, b: Stream) -> imp.Expr:
@@ -151,7 +157,8 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
     return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
                   init=seq(a.init, b.init), valid=or_(a.valid, b.valid), index=index,
-                  ready=ready, value=value, next=nxt, skip=skip, search="merge")
+                  ready=ready, value=value, next=nxt, skip=skip,
+                  search=f"union [{a.search}] with [{b.search}]")
 
 
 def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
@@ -209,9 +216,10 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
     if unique:
         state = ((q, "index"), (e, "index"))
         init = seq(Assign(q, start), Assign(e, end))
-        return Stream(var=var, state=state, init=init, valid=lt(qv, ev), index=crd_q,
+        skip, extra = gallop_skip(names, var, crd, qv, ev)
+        return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
-                      skip=lambda t, r: While(and_(lt(qv, ev), behind(t, r)), incr(q)))
+                      skip=skip, search="linear, then gallop")
     run = names.fresh(f"{var}_run")
     rv = Var(run)
     find_run = seq(Assign(run, imp.add(qv, ONE)),
@@ -222,6 +230,46 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
                   next=seq(Assign(q, rv), find_run),
                   skip=lambda t, r: seq(While(and_(lt(qv, ev), behind(t, r)), incr(q)),
                                         find_run))
+
+
+LINEAR_STEPS = 8
+
+
+def gallop_skip(names, var, crd: str, qv: Var, ev: Var):
+    """skip(t, r) over a sorted crd[q..e): a few linear steps, then a gallop.
+
+    Balanced merges advance one or two positions per skip and never leave the
+    linear phase; a long jump (an intersection with a much shorter list) doubles
+    a step until it overshoots, then binary-searches the last interval, so it
+    costs O(log distance) instead of O(distance).
+    """
+    k, step, lo, hi, mid = (names.fresh(f"{var}_{n}") for n in ("k", "step", "lo", "hi", "mid"))
+    extra = tuple((n, "index") for n in (k, step, lo, hi, mid))
+
+    def behind(pos, t, r):          # (crd[pos], true) ≤ (t, r)
+        c = Load(crd, pos)
+        return or_(lt(c, t), and_(eq(c, t), r))
+
+    def skip(t, r):
+        q = qv.name
+        linear = seq(Assign(k, ZERO), While(
+            and_(and_(lt(qv, ev), lt(Var(k), Const(LINEAR_STEPS))), behind(qv, t, r)),
+            seq(incr(q), incr(k))))
+        far = imp.add(qv, Var(step))
+        gallop = seq(
+            Assign(step, ONE),
+            While(and_(lt(far, ev), behind(far, t, r)),
+                  seq(Assign(q, far), Assign(step, imp.add(Var(step), Var(step))))),
+            Assign(lo, imp.add(qv, ONE)),
+            Assign(hi, select(lt(far, ev), far, ev)),
+            While(lt(Var(lo), Var(hi)), seq(
+                Assign(mid, imp.add(Var(lo), Bin("/", Bin("-", Var(hi), Var(lo)), Const(2)))),
+                If(behind(Var(mid), t, r), Assign(lo, imp.add(Var(mid), ONE)),
+                   Assign(hi, Var(mid))))),
+            Assign(q, Var(lo)))
+        return seq(linear, If(and_(lt(qv, ev), behind(qv, t, r)), gallop))
+
+    return skip, extra
 
 
 def level_stream(names, level, var, size, arrays, parent, child) -> Stream:

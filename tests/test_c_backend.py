@@ -251,3 +251,22 @@ def test_gustavson_spgemm_workspace_sorts_rows(n, per_row):
         row = C.indices[C.indptr[r_]:C.indptr[r_ + 1]]
         assert np.all(np.diff(row) > 0), "rows must be sorted without duplicates"
     np.testing.assert_allclose(C.toarray(), ref.toarray(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("backend, n", [("streams", 400), ("c", 200000)])
+def test_unbalanced_intersection_gallops_correctly(backend, n):
+    """A short sparse list against a long one: skips jump far, past the linear phase."""
+    rng = np.random.default_rng(n)
+    long_idx = np.sort(rng.choice(n, size=n // 2, replace=False))
+    short_idx = np.sort(rng.choice(n, size=7, replace=False))
+    a = np.zeros(n)
+    b = np.zeros(n)
+    a[short_idx] = rng.integers(1, 5, size=7)
+    b[long_idx] = rng.integers(1, 5, size=len(long_idx))
+    x, y = ep.tensor("x", 1, format="csf"), ep.tensor("y", 1, format="csf")
+    e = ep.sum(i, x[i] * y[i])
+    got = ep.evaluate(e, backend=backend, check=(backend == "streams"),
+                      x=ep.Tensor.from_dense(a, "csf"), y=ep.Tensor.from_dense(b, "csf"))
+    assert got == float(a @ b)
+    kern = ep.compile(e)
+    assert "gallop" in kern.explain()

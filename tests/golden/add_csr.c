@@ -61,11 +61,21 @@ int add_csr(
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
-        /* j: merge */
+        /* j: union [linear, then gallop] with [linear, then gallop] */
         int64_t j_q = 0;
         int64_t j_end = 0;
+        int64_t j_k = 0;
+        int64_t j_step = 0;
+        int64_t j_lo = 0;
+        int64_t j_hi = 0;
+        int64_t j_mid = 0;
         int64_t j_q_2 = 0;
         int64_t j_end_2 = 0;
+        int64_t j_k_2 = 0;
+        int64_t j_step_2 = 0;
+        int64_t j_lo_2 = 0;
+        int64_t j_hi_2 = 0;
+        int64_t j_mid_2 = 0;
         int64_t j_t = 0;
         int j_r = 0;
         j_q = A_pos1[i_c];
@@ -92,11 +102,51 @@ int add_csr(
             out_vals[out_p1] = ((((j_q < j_end) && (!(j_q_2 < j_end_2) || ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])))) ? A_vals[j_q] : 0.0) + (((j_q_2 < j_end_2) && (!(j_q < j_end) || ((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])))) ? B_vals[j_q_2] : 0.0));
             j_t = (((j_q < j_end) && (!(j_q_2 < j_end_2) || ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])))) ? A_crd1[j_q] : B_crd1[j_q_2]);
             j_r = 1;
-            while ((j_q < j_end) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
+            j_k = 0;
+            while (((j_q < j_end) && (j_k < 8)) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
                 j_q = (j_q + 1);
+                j_k = (j_k + 1);
             }
-            while ((j_q_2 < j_end_2) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
+            if ((j_q < j_end) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
+                j_step = 1;
+                while (((j_q + j_step) < j_end) && ((A_crd1[(j_q + j_step)] < j_t) || ((A_crd1[(j_q + j_step)] == j_t) && j_r))) {
+                    j_q = (j_q + j_step);
+                    j_step = (j_step + j_step);
+                }
+                j_lo = (j_q + 1);
+                j_hi = (((j_q + j_step) < j_end) ? (j_q + j_step) : j_end);
+                while (j_lo < j_hi) {
+                    j_mid = (j_lo + ((j_hi - j_lo) / 2));
+                    if ((A_crd1[j_mid] < j_t) || ((A_crd1[j_mid] == j_t) && j_r)) {
+                        j_lo = (j_mid + 1);
+                    } else {
+                        j_hi = j_mid;
+                    }
+                }
+                j_q = j_lo;
+            }
+            j_k_2 = 0;
+            while (((j_q_2 < j_end_2) && (j_k_2 < 8)) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
                 j_q_2 = (j_q_2 + 1);
+                j_k_2 = (j_k_2 + 1);
+            }
+            if ((j_q_2 < j_end_2) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
+                j_step_2 = 1;
+                while (((j_q_2 + j_step_2) < j_end_2) && ((B_crd1[(j_q_2 + j_step_2)] < j_t) || ((B_crd1[(j_q_2 + j_step_2)] == j_t) && j_r))) {
+                    j_q_2 = (j_q_2 + j_step_2);
+                    j_step_2 = (j_step_2 + j_step_2);
+                }
+                j_lo_2 = (j_q_2 + 1);
+                j_hi_2 = (((j_q_2 + j_step_2) < j_end_2) ? (j_q_2 + j_step_2) : j_end_2);
+                while (j_lo_2 < j_hi_2) {
+                    j_mid_2 = (j_lo_2 + ((j_hi_2 - j_lo_2) / 2));
+                    if ((B_crd1[j_mid_2] < j_t) || ((B_crd1[j_mid_2] == j_t) && j_r)) {
+                        j_lo_2 = (j_mid_2 + 1);
+                    } else {
+                        j_hi_2 = j_mid_2;
+                    }
+                }
+                j_q_2 = j_lo_2;
             }
         }
         out_pos1[(i_ + 1)] = out_count1;

@@ -138,13 +138,13 @@ int spgemm_rows(
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
-        /* Σ j: linear */
+        /* Σ j: linear, then gallop; other side located */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
         while (j_q < j_end) {
-            /* k: linear */
+            /* k: linear, then gallop; other side located */
             int64_t k_q_1 = 0;
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];

@@ -44,7 +44,7 @@ int spmv(
     while (i_c < dim_i) {
         int64_t i_ = i_c;
         val_t acc = 0.0;
-        /* Σ j: linear */
+        /* Σ j: linear, then gallop; other side located */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
