@@ -190,6 +190,18 @@ class FunctionBody:
                     f"{pad}{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));",
                     f"{pad}if (!{arr}) goto fail;",
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
+            case imp.ParallelFor(var, start, end, body, threads):
+                return "\n".join([
+                    f"{pad}{{",
+                    f"{pad}{INDENT}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
+                    "#ifdef _OPENMP",
+                    f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, 256) "
+                    f"num_threads({threads})",
+                    "#endif",
+                    f"{pad}{INDENT}for (int64_t {var} = {var}_first; {var} < {var}_end; {var}++) {{",
+                    self.stmt(body, depth + 2),
+                    f"{pad}{INDENT}}}",
+                    f"{pad}}}"])
             case SortIndices(arr, n, _, scratch):
                 return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch});"
             case Reserve(arr, typ, size):
@@ -273,7 +285,7 @@ def _statements(s):
         case Seq(stmts):
             for u in stmts:
                 yield from _statements(u)
-        case While(_, body):
+        case While(_, body) | imp.ParallelFor(_, _, _, body, _):
             yield from _statements(body)
         case If(_, then, else_):
             yield from _statements(then)

@@ -9,6 +9,7 @@
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
                | Alloc(a, t, e, e) | Reserve(a, t, e) | SortIndices(a, e, e, a)
+               | ParallelFor(x, e, e, s, threads)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
 `Ring` is the semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v.
@@ -162,7 +163,22 @@ class SortIndices:
     scratch: str
 
 
-Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices]
+@dataclass(frozen=True)
+class ParallelFor:
+    """for var in [start, end): body, where iterations touch disjoint memory.
+
+    The interpreter runs it in order; C may split it across `threads` threads.
+    The body must not leave the loop early (no allocation failures inside).
+    """
+    var: str
+    start: Expr
+    end: Expr
+    body: "Stmt"
+    threads: int
+
+
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices,
+             ParallelFor]
 
 SKIP = Seq(())
 
@@ -408,6 +424,12 @@ class Machine:
             case Alloc(array, typ, size, fill):
                 env[array] = np.full(int(self.eval(size)), self.eval(fill),
                                      dtype=self._dtype(typ))
+            case ParallelFor(var, start, end, body, _):
+                stop = self.eval(end)
+                env[var] = self.eval(start)
+                while env[var] < stop:
+                    self.exec(body)
+                    env[var] += 1
             case SortIndices(array, n, _, _):
                 k = int(self.eval(n))
                 env[array][:k] = np.sort(env[array][:k])
@@ -476,4 +498,7 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}reserve {arr}[{show(n)}];"
         case SortIndices(arr, n, _, _):
             return f"{pad}sort {arr}[0..{show(n)}];"
+        case ParallelFor(var, a, b, body, threads):
+            return (f"{pad}parallel({threads}) for {var} in [{show(a)}, {show(b)}) {{\n"
+                    f"{show(body, indent + 1)}\n{pad}}}")
     return repr(node)

@@ -112,7 +112,7 @@ def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bo
 
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
-               names: imp.Names | None = None) -> Program:
+               names: imp.Names | None = None, threads: int = 1) -> Program:
     """The Imp program of a plan; `tensors` maps input names to their TensorVar."""
     names = names or imp.Names()
     for v in _all_vars(plan):
@@ -141,7 +141,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                                 + f"{step.body}   order ({', '.join(step.order)})"))
-        body.append(Emitter(names, sr, target).emit(s, {}))
+        body.append(Emitter(names, sr, target, threads).emit_step(s))
     body.append(finish)
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts))
@@ -430,8 +430,28 @@ def _make_output(mode, axes, fmt, sr, names):
 
 
 class Emitter:
-    def __init__(self, names: imp.Names, sr, target):
-        self.names, self.sr, self.target = names, sr, target
+    def __init__(self, names: imp.Names, sr, target, threads: int = 1):
+        self.names, self.sr, self.target, self.threads = names, sr, target, threads
+
+    def emit_step(self, s) -> imp.Stmt:
+        """A step's loop nest; its outermost loop runs on threads when that is safe."""
+        if self.parallel_ok(s):
+            return self.parallel(s)
+        return self.emit(s, {})
+
+    def parallel_ok(self, s) -> bool:
+        """Dense target, outermost level free and a plain counted loop: disjoint rows."""
+        return (self.threads > 1 and isinstance(self.target, DenseTarget) and is_stream(s)
+                and not s.contracted and s.counter is not None and s.ready == imp.TRUE)
+
+    def parallel(self, s) -> imp.Stmt:
+        c, start, end = s.counter
+        iv = self.names.fresh(f"{s.var}_")
+        enter, ctx = self.target.enter(s.var, Var(iv), {})
+        body = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx),
+                   self.target.after(s.var, ctx))
+        return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
+                   imp.ParallelFor(c, start, end, body, self.threads))
 
     def emit(self, s, ctx) -> imp.Stmt:
         if not is_stream(s):

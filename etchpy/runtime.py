@@ -36,7 +36,7 @@ class Kernel:
     """A compiled expression. Call it with the inputs by tensor name."""
 
     def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
-                 name="etchpy_kernel"):
+                 name="etchpy_kernel", threads=None):
         expr = as_expr(expr)
         self.expr = expr
         self.semiring = api.prepare_semiring(expr, semiring)
@@ -46,9 +46,13 @@ class Kernel:
         self.out_format = None if output in (None, "dense") else (
             output if isinstance(output, Format) else Format.parse(output, len(self.out_indices)))
         self.name = name
+        self.threads = default_threads() if threads is None else int(threads)
+        if self.threads < 1:
+            raise EtchpyError(f"threads must be at least 1, got {threads}")
         self.plan = planning.make_plan(expr, self.out_indices, order)
         _debug("plan", self.plan.explain())
-        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format)
+        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
+                                        threads=self.threads)
         _debug("streams", "\n".join(self.program.streams_text))
         _debug("imp", imp.show(self.program.body))
         self._sources: dict[str, c.CSource] = {}
@@ -79,6 +83,7 @@ class Kernel:
     def banner(self) -> tuple[str, ...]:
         fm = ", ".join(f"{n}: {t.format}" for n, t in sorted(self.tensors.items()))
         lines = [f"expression: {self.expr}", f"semiring:   {self.semiring.name}",
+                 f"threads:    {self.threads}",
                  f"formats:    {fm or '(none)'}",
                  f"output:     {self.program.output.mode}"
                  + (f" {self.out_format}" if self.out_format else "")
@@ -102,7 +107,7 @@ class Kernel:
         lib = self._libs.get(idx_type)
         if lib is None:
             src = self.source(idx_type)
-            lib = build.load(src.c, src.cdef, name=self.name)
+            lib = build.load(src.c, src.cdef, name=self.name, openmp=self.threads > 1)
             self._libs[idx_type] = lib
         return lib
 
@@ -295,8 +300,17 @@ def _index_type(bound: dict):
 _kernel_cache: dict = {}
 
 
+def default_threads() -> int:
+    """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked)."""
+    value = os.environ.get("ETCHPY_NUM_THREADS", "1")
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise EtchpyError(f"ETCHPY_NUM_THREADS must be an integer, got {value!r}") from None
+
+
 def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,
-            formats=None, name="etchpy_kernel") -> Kernel:   # noqa: A001 - public name
+            formats=None, name="etchpy_kernel", threads=None) -> Kernel:   # noqa: A001
     """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached in-process)."""
     if isinstance(expr, str):
         from .frontend import parse
@@ -309,11 +323,12 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
                           "ep.tensor(name, order, format=...)")
     key = (as_expr(expr), semiring if semiring is None else id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
-           None if out_indices is None else tuple(out_indices), name)
+           None if out_indices is None else tuple(out_indices), name,
+           default_threads() if threads is None else threads)
     kern = _kernel_cache.get(key)
     if kern is None:
         kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                      out_indices=out_indices, name=name)
+                      out_indices=out_indices, name=name, threads=threads)
         _kernel_cache[key] = kern
     return kern
 

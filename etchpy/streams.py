@@ -59,6 +59,9 @@ class Stream:
     # coordinate t, with no state of its own. mul and add use it to visit only the
     # other operand and locate into this one.
     locate: Callable[[imp.Expr], "Value"] | None = field(default=None, repr=False)
+    # For a plain counted loop (ready always, next = +1, nothing else in the state
+    # that its index or value read): (counter, first, end). Threads split it.
+    counter: tuple | None = field(default=None, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -89,7 +92,8 @@ def range_stream(names: imp.Names, var: str, size: imp.Expr,
 
     return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
                   valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
-                  next=incr(c), skip=skip, search=search, locate=value_of)
+                  next=incr(c), skip=skip, search=search, locate=value_of,
+                  counter=(c, ZERO, size))
 
 
 def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
@@ -169,7 +173,8 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     gv = Var(g)
     return dataclasses.replace(
         x, state=((g, "bool"),) + x.state, init=seq(Assign(g, cond), If(gv, x.init)),
-        valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)), locate=None)
+        valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)), locate=None,
+        counter=None)
 
 
 def contract(s: Value, var: str) -> Value:
@@ -219,7 +224,7 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
         skip, extra = gallop_skip(names, var, crd, qv, ev)
         return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
-                      skip=skip, search="linear, then gallop")
+                      skip=skip, search="linear, then gallop", counter=(q, start, end))
     run = names.fresh(f"{var}_run")
     rv = Var(run)
     find_run = seq(Assign(run, imp.add(qv, ONE)),

@@ -270,3 +270,23 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
     assert got == float(a @ b)
     kern = ep.compile(e)
     assert "gallop" in kern.explain()
+
+
+@settings(max_examples=20)
+@given(problems())
+def test_two_threads_equal_reference(p):
+    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2)
+
+
+def test_threads_split_the_outer_loop_of_dense_outputs():
+    B = ep.tensor("B", 2)
+    kern = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), threads=2)
+    assert "omp parallel for" in kern.c_source and "threads:    2" in kern.explain()
+    rng = np.random.default_rng(1)
+    M = _random_csr(3000, 200, 20000, 3)
+    X = rng.random((200, 16))
+    np.testing.assert_allclose(kern(A=M, B=X), M @ X, rtol=1e-12)
+    # sparse outputs and full reductions stay serial
+    assert "omp" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="csr", threads=2).c_source
+    with pytest.raises(ep.EtchpyError):
+        ep.compile(SPMV, threads=0)

@@ -2,6 +2,7 @@
  *
  * expression: A[i,j] + B[i,j]
  * semiring:   real
+ * threads:    1
  * formats:    A: csr, B: csr
  * output:     append csr over (i, j)
  * loop order: out over (i, j)

@@ -2,6 +2,7 @@
  *
  * expression: (Σ_u x[u]·W[u,v]) + x[v]
  * semiring:   min_plus
+ * threads:    1
  * formats:    W: csc, x: dense
  * output:     dense over (v)
  * loop order: out over (v, u)

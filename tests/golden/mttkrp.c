@@ -2,6 +2,7 @@
  *
  * expression: Σ_j (Σ_k T[i,j,k]·C[j,r]·D[k,r])
  * semiring:   real
+ * threads:    1
  * formats:    C: dense, D: dense, T: csf
  * output:     dense over (i, r)
  * loop order: out over (i, j, k, r)

@@ -2,6 +2,7 @@
  *
  * expression: Σ_j A[i,j]·B[k,j]
  * semiring:   real
+ * threads:    1
  * formats:    A: csr, B: csr
  * output:     append csr over (i, k)
  * loop order: out over (i, k, j)

@@ -2,6 +2,7 @@
  *
  * expression: Σ_j A[i,j]·B[j,k]
  * semiring:   real
+ * threads:    1
  * formats:    A: csr, B: csr
  * output:     workspace csr over (i, k)
  * loop order: out over (i, j, k)

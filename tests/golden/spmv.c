@@ -2,6 +2,7 @@
  *
  * expression: Σ_j A[i,j]·x[j]
  * semiring:   real
+ * threads:    1
  * formats:    A: csr, x: dense
  * output:     dense over (i)
  * loop order: out over (i, j)
