@@ -37,10 +37,23 @@ def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int
     ncrd = len(crd)
     pos = np.ascontiguousarray(pos)
     crd = np.ascontiguousarray(crd) if ncrd else np.zeros(1, dtype=pos.dtype)
-    ctype = "int32_t" if pos.dtype == np.int32 else "int64_t"
+    fn, array_type, where_type = _entry(lib, pos.dtype)
     ffi = lib.ffi
-    where = ffi.new("int64_t *")
-    fn = getattr(lib.lib, f"etchpy_check_{ctype}")
-    code = fn(ffi.from_buffer(f"{ctype}[]", pos), n_parents,
-              ffi.from_buffer(f"{ctype}[]", crd), ncrd, size, where)
+    where = ffi.new(where_type)
+    code = fn(ffi.from_buffer(array_type, pos), n_parents, ffi.from_buffer(array_type, crd),
+              ncrd, size, where)
     return code, where[0]
+
+
+_entries: dict = {}
+
+
+def _entry(lib, dtype):
+    """(function, cffi array type, cffi int64_t* type) for one index dtype, resolved once."""
+    got = _entries.get((id(lib), dtype))
+    if got is None:
+        ctype = "int32_t" if dtype == np.int32 else "int64_t"
+        got = (getattr(lib.lib, f"etchpy_check_{ctype}"), lib.ffi.typeof(f"{ctype}[]"),
+               lib.ffi.typeof("int64_t *"))
+        _entries[(id(lib), dtype)] = got
+    return got

@@ -57,6 +57,7 @@ class Kernel:
         _debug("imp", imp.show(self.program.body))
         self._sources: dict[str, c.CSource] = {}
         self._libs: dict[str, build.Library] = {}
+        self._ctypes: dict[str, dict] = {}
         self._params = self.program.params
         self._slots = self._make_slots()
         _debug("c", self.source("int64_t").c)
@@ -109,6 +110,9 @@ class Kernel:
             src = self.source(idx_type)
             lib = build.load(src.c, src.cdef, name=self.name, openmp=self.threads > 1)
             self._libs[idx_type] = lib
+            # cffi type objects, resolved once rather than parsed on every call
+            self._ctypes[idx_type] = {t: lib.ffi.typeof(t) for t in (
+                "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
         return lib
 
     def __call__(self, **inputs):
@@ -121,6 +125,7 @@ class Kernel:
         idx_type, idx_dtype = _index_type(bound)
         lib = self.library(idx_type)
         ffi = lib.ffi
+        types = self._ctypes[idx_type]
         args, keep, grown = [], [], {}
         out_dense = None
         for kind, tname, role, ctype in self._slots:
@@ -133,12 +138,12 @@ class Kernel:
                 if len(arr) == 0:              # from_buffer needs a real buffer
                     arr = np.zeros(1, dtype=arr.dtype)
                 keep.append(arr)
-                args.append(ffi.from_buffer(ctype, arr))
+                args.append(ffi.from_buffer(types[ctype], arr))
             elif kind == "out_dense":
                 out_dense = np.empty(out_shape, dtype=sr.dtype)
-                args.append(ffi.from_buffer("val_t[]", out_dense))
+                args.append(ffi.from_buffer(types["val_t[]"], out_dense))
             else:
-                ptr = ffi.new(ctype)
+                ptr = ffi.new(types[ctype])
                 grown[tname] = ptr
                 args.append(ptr)
         rc = getattr(lib.lib, self.name)(*args)
