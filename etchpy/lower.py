@@ -97,15 +97,24 @@ def output_mode(plan: planning.Plan, fmt: Format | None) -> str:
 
 
 def appendable(fmt: Format) -> bool:
-    """Dense levels, then unique compressed levels (dense, csr, csc, dcsr, csf, …)."""
-    kinds = [type(lv) for lv in fmt.levels]
-    first_sparse = next((k for k, t in enumerate(kinds) if t is not Dense), len(kinds))
-    return all(isinstance(lv, Compressed) and lv.unique for lv in fmt.levels[first_sparse:])
+    """Dense levels, unique compressed levels, then dense levels again (csr, csc,
+    dcsr, csf, (compressed, compressed, dense), …)."""
+    sparse = [k for k, lv in enumerate(fmt.levels) if not isinstance(lv, Dense)]
+    return all(isinstance(fmt.levels[k], Compressed) and fmt.levels[k].unique
+               for k in range(sparse[0], sparse[-1] + 1)) if sparse else True
+
+
+def sparse_prefix(fmt: Format) -> int:
+    """The number of levels up to and including the last compressed one."""
+    sparse = [k for k, lv in enumerate(fmt.levels) if not isinstance(lv, Dense)]
+    return sparse[-1] + 1 if sparse else 0
 
 
 def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bool:
-    """The loop order starts with the output's levels (all but the last one)."""
-    storage = [out[m] for m in fmt.mode_order]
+    """The loop order starts with the output's levels down to the last compressed
+    one (all but the last level for a workspace); trailing dense levels may come
+    anywhere later, since their block is allocated when its parent is appended."""
+    storage = [out[m] for m in fmt.mode_order][:sparse_prefix(fmt)]
     if skip_last:
         storage = storage[:-1]
     return list(step.order[:len(storage)]) == storage
@@ -219,13 +228,18 @@ class DenseTarget:
 
 
 class AppendTarget:
-    """A sparse output built in order: dense levels, then compressed ones."""
+    """A sparse output built in order: dense levels, compressed levels, and a dense
+    tail. Appending a position at the last compressed level also appends its
+    zero-filled dense block, into which the tail's values accumulate."""
 
     def __init__(self, axes, fmt: Format, sr, names: imp.Names):
         self.sr = sr
         self.fmt = fmt
         self.storage = [axes[m] for m in fmt.mode_order]
         self.level_of = {v: k for k, v in enumerate(self.storage)}
+        self.head = sparse_prefix(fmt)
+        self.tail = self.storage[self.head:]         # trailing dense levels
+        self.block = _product([streams.dim_var(v) for v in self.tail])
         self.arrays: dict[str, str] = {}
         self.count: dict[int, str] = {}
         for k, lv in enumerate(fmt.levels):
@@ -267,18 +281,31 @@ class AppendTarget:
     def enter(self, var, index, ctx):
         k = self.level_of[var]
         parent = ctx.get("pos", ZERO)
+        if var in self.tail:                    # located in the block at write time
+            return imp.SKIP, {**ctx, var: index}
         if isinstance(self.fmt.levels[k], Dense):
             return imp.SKIP, {**ctx, var: index, "pos": imp.add(
                 imp.mul(parent, streams.dim_var(var)), index)}
         cnt, crd = self.count[k], self.arrays[f"crd{k}"]
         p = f"out_p{k}"
         grow = [Reserve(crd, "index", imp.add(Var(cnt), ONE))]
-        if k + 1 < len(self.fmt.levels):
+        if k + 1 < self.head:
             grow.append(Reserve(self.arrays[f"pos{k + 1}"], "index", imp.add(Var(cnt), Const(2))))
         else:
-            grow.append(Reserve("out_vals", "value", imp.add(Var(cnt), ONE)))
+            grow.append(self._append_block(cnt))
         stmts = seq(Decl(p, "index", Var(cnt)), *grow, Store(crd, Var(p), index), incr(cnt))
         return stmts, {**ctx, var: index, "pos": Var(p)}
+
+    def _append_block(self, cnt):
+        """Room for the values under position cnt, zero-filled when there is a tail."""
+        end = imp.mul(imp.add(Var(cnt), ONE), self.block)
+        if not self.tail:
+            return Reserve("out_vals", "value", end)
+        z = Var("out_z")
+        return seq(Reserve("out_vals", "value", end),
+                   Decl("out_z", "index", imp.mul(Var(cnt), self.block)),
+                   While(lt(z, end), seq(Store("out_vals", z, Const(self.sr.zero, "value")),
+                                         incr("out_z"))))
 
     def after(self, var, ctx):
         return imp.SKIP
@@ -292,7 +319,12 @@ class AppendTarget:
         return Store(self.arrays[f"pos{k}"], imp.add(parent, ONE), Var(self.count[k]))
 
     def write(self, ctx, v):
-        return Store("out_vals", ctx.get("pos", ZERO), v)
+        if not self.tail:
+            return Store("out_vals", ctx.get("pos", ZERO), v)
+        flat = ctx.get("pos", ZERO)
+        for t in self.tail:
+            flat = imp.add(imp.mul(flat, streams.dim_var(t)), ctx[t])
+        return Accum("out_vals", flat, v)
 
     def finish(self):
         out = []

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy import api, lower, plan as planning
 from etchpy.expression import free_indices, tensors
-from etchpy.testing import assert_same, check_backends, problems
+from etchpy.testing import assert_same, check_backends, formats_for, problems
 
 i, j, k, l, r = ep.indices("i j k l r")
 
@@ -29,16 +29,34 @@ def test_c_equals_streams_equals_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
 
 
-@settings(max_examples=25)
-@given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]))
-def test_sparse_outputs_match_reference(p, fmt):
+@settings(max_examples=40)
+@given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
+       st.data())
+def test_sparse_outputs_match_reference(p, fmt, data):
     out = free_indices(p.expr)
-    if len(out) != 2 and fmt != "csf" and fmt != "coo":
-        fmt = "csf"
     if not out:
         return
+    if len(out) != 2 and fmt != "csf" and fmt != "coo":
+        fmt = data.draw(formats_for(len(out)))     # any mix of dense and compressed
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
                    output=fmt)
+
+
+def test_ttm_into_sparse_rows_with_dense_tail_appends():
+    """(compressed, compressed, dense): the rank level accumulates in place."""
+    T = ep.tensor("T", 3, format="csf")
+    M = ep.tensor("M", 2)
+    r_ = ep.indices("r")[0]
+    fmt = ep.Format(["compressed", "compressed", "dense"])
+    kern = ep.compile(ep.sum(k, T[i, j, k] * M[k, r_]), output=fmt)
+    assert kern.program.output.mode == "append"
+    rng = np.random.default_rng(2)
+    coords = rng.integers(0, 30, size=(3, 400))
+    Tt = ep.Tensor.from_coords(coords, rng.random(400), (30, 30, 30), "csf")
+    Mv = rng.random((30, 5))
+    got = kern(T=Tt, M=Mv)
+    np.testing.assert_allclose(got.to_dense(), np.einsum("ijk,kr->ijr", Tt.to_dense(), Mv),
+                               rtol=1e-12)
 
 
 @settings(max_examples=25)
