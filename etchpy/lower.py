@@ -145,12 +145,16 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             size = _product([streams.dim_var(v) for v in step.out])
             body.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
             target = DenseTarget(tvals, step.out, sr, fill=False)
-        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, names)
+        low = streams.Lowerer(sr, bindings, names, markers=True)
+        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+        for arr, typ, size, fill in low.scratch:
+            body.append(Alloc(arr, typ, size, fill))
         texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                                 + f"{step.body}   order ({', '.join(step.order)})"))
-        body.append(Emitter(names, sr, target, threads).emit_step(s))
+        # markers are shared scratch filled inside the loops: keep such steps serial
+        body.append(Emitter(names, sr, target, 1 if low.scratch else threads).emit_step(s))
     body.append(finish)
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts))

@@ -62,6 +62,10 @@ class Stream:
     # For a plain counted loop (ready always, next = +1, nothing else in the state
     # that its index or value read): (counter, first, end). Threads split it.
     counter: tuple | None = field(default=None, repr=False)
+    dense: bool = False      # visits every coordinate 0..n-1 (a range)
+    # Statements that must run even when the stream is only located into, never
+    # iterated (a marker fill); `init` already includes them.
+    prelude: imp.Stmt = field(default=imp.SKIP, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -93,7 +97,7 @@ def range_stream(names: imp.Names, var: str, size: imp.Expr,
     return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
                   valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
                   next=incr(c), skip=skip, search=search, locate=value_of,
-                  counter=(c, ZERO, size))
+                  counter=(c, ZERO, size), dense=True)
 
 
 def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
@@ -106,15 +110,10 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     if not is_stream(a) and not is_stream(b):
         return Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
-    if b.locate is not None:        # visit a only; b holds every coordinate
-        return dataclasses.replace(
-            a, value=mul(names, sr, a.value, b.locate(a.index)),
-            search=_located(a.search),
-            locate=None if a.locate is None else
-            (lambda t: mul(names, sr, a.locate(t), b.locate(t))))
+    if b.locate is not None and (a.locate is None or b.dense or not a.dense):
+        return _iterate_locate(names, sr, a, b, lambda x, y: mul(names, sr, x, y))
     if a.locate is not None:
-        return dataclasses.replace(b, value=mul(names, sr, a.locate(b.index), b.value),
-                                   search=_located(b.search))
+        return _iterate_locate(names, sr, b, a, lambda x, y: mul(names, sr, y, x))
     t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     index = max_(a.index, b.index)
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
@@ -124,9 +123,22 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
 
     nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
     return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
-                  init=seq(a.init, b.init), valid=and_(a.valid, b.valid), index=index,
+                  init=seq(a.init, b.init), prelude=seq(a.prelude, b.prelude),
+                  valid=and_(a.valid, b.valid), index=index,
                   ready=ready, value=mul(names, sr, a.value, b.value), next=nxt, skip=skip,
                   search=f"intersect [{a.search}] with [{b.search}]")
+
+
+def _iterate_locate(names, sr, it: Stream, loc: Stream, combine) -> Stream:
+    """Walk `it` and read `loc` at each of its coordinates (loc can locate).
+
+    loc's prelude still runs (it may fill a marker); its state is kept for that.
+    """
+    return dataclasses.replace(
+        it, state=it.state + loc.state, init=seq(it.init, loc.prelude),
+        prelude=seq(it.prelude, loc.prelude),
+        value=combine(it.value, loc.locate(it.index)), search=_located(it.search),
+        locate=None if it.locate is None else (lambda t: combine(it.locate(t), loc.locate(t))))
 
 
 def _located(search: str) -> str:
@@ -144,10 +156,8 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     if not is_stream(a) and not is_stream(b):
         return Ring("add", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
-    if a.locate is not None and b.locate is not None:   # both hold every coordinate
-        return dataclasses.replace(
-            a, value=add(names, sr, a.value, b.locate(a.index)),
-            locate=lambda t: add(names, sr, a.locate(t), b.locate(t)))
+    if a.dense and b.dense:       # both hold every coordinate: one range
+        return _iterate_locate(names, sr, a, b, lambda x, y: add(names, sr, x, y))
     t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     a_first, b_first = order_le(a, b), order_le(b, a)
     index = select(a_first, a.index, b.index)
@@ -160,7 +170,8 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
 
     nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
     return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
-                  init=seq(a.init, b.init), valid=or_(a.valid, b.valid), index=index,
+                  init=seq(a.init, b.init), prelude=seq(a.prelude, b.prelude),
+                  valid=or_(a.valid, b.valid), index=index,
                   ready=ready, value=value, next=nxt, skip=skip,
                   search=f"union [{a.search}] with [{b.search}]")
 
@@ -174,7 +185,8 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     return dataclasses.replace(
         x, state=((g, "bool"),) + x.state, init=seq(Assign(g, cond), If(gv, x.init)),
         valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)), locate=None,
-        counter=None)
+        counter=None, dense=False, prelude=If(gv, x.prelude) if x.prelude != imp.SKIP
+        else imp.SKIP)
 
 
 def contract(s: Value, var: str) -> Value:
@@ -321,12 +333,23 @@ def dim_var(var: str) -> imp.Expr:
 
 
 class Lowerer:
-    """Lowers a sum-free expression body over an ordered list of index levels."""
+    """Lowers a sum-free expression body over an ordered list of index levels.
 
-    def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names):
+    With `markers=True`, a last compressed level that sits below levels its
+    tensor does not depend on (so it would be walked again for each of their
+    coordinates) is scattered once per parent into a marker: `mark[c]` holds a
+    stamp of the parent position and `wv[c]` the value. The level then also
+    locates in O(1), so an intersection walks the other side and probes. The
+    arrays it needs are listed in `scratch` (name, type, size, fill).
+    """
+
+    def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
+                 markers: bool = False):
         self.sr = semiring
         self.bindings = bindings
         self.names = names
+        self.markers = markers
+        self.scratch: list[tuple] = []
 
     def lower(self, e, levels: tuple[str, ...]) -> Value:
         match e:
@@ -376,23 +399,63 @@ class Lowerer:
 
         return build(0, {})
 
-    def sparse_access(self, b: Binding, storage, levels, k, lev, parent) -> Value:
+    def sparse_access(self, b: Binding, storage, levels, k, lev, parent, marker=None) -> Value:
         if k == len(levels):
             assert lev == len(storage), f"levels {levels} do not cover {storage}"
             return Load(b.vals, parent[0])
         v = levels[k]
         if lev < len(storage) and storage[lev] == v:
-            return level_stream(
+            s = level_stream(
                 self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
                 lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child))
+            if marker is not None:
+                mark, wv, stamp = marker
+                rest = levels[k + 1:]      # only replicated levels remain below
+
+                def probe(c):
+                    hit = select(eq(Load(mark, c), stamp), Load(wv, c),
+                                 Const(self.sr.zero, "value"))
+                    return self.replicate_over(rest, hit)
+                s = dataclasses.replace(s, search=s.search + ", probed via a marker",
+                                        locate=probe)
+            return s
         assert v not in storage[lev:], f"order {levels} breaks storage order {storage}"
-        return replicate(self.names, v, dim_var(v),
-                         self.sparse_access(b, storage, levels, k + 1, lev, parent))
+        fill = imp.SKIP
+        if marker is None and self._wants_marker(b, storage, lev):
+            marker, fill, state = self._marker(b, storage, lev, parent)
+        rep = replicate(self.names, v, dim_var(v),
+                        self.sparse_access(b, storage, levels, k + 1, lev, parent, marker))
+        if fill == imp.SKIP:
+            return rep
+        return dataclasses.replace(rep, state=rep.state + state, init=seq(fill, rep.init),
+                                   prelude=fill)
+
+    def _wants_marker(self, b, storage, lev) -> bool:
+        level = b.format.levels[lev] if lev < len(storage) else None
+        return (self.markers and lev == len(storage) - 1 and isinstance(level, Compressed)
+                and level.unique)
+
+    def _marker(self, b, storage, lev, parent):
+        """Scatter the children of `parent` at level lev into mark/wv, stamped parent+1."""
+        var = storage[lev]
+        mark, wv = self.names.fresh(f"{var}_mark"), self.names.fresh(f"{var}_wv")
+        self.scratch += [(mark, "index", dim_var(var), ZERO),
+                         (wv, "value", dim_var(var), Const(self.sr.zero, "value"))]
+        stamp = imp.add(parent[0], ONE)
+        q = self.names.fresh(f"{var}_fill")
+        pos, crd = b.levels[lev]["pos"], b.levels[lev]["crd"]
+        c = Load(crd, Var(q))
+        fill = seq(Assign(q, Load(pos, parent[0])),
+                   While(lt(Var(q), Load(pos, imp.add(parent[0], ONE))),
+                         seq(imp.Store(mark, c, stamp), imp.Store(wv, c, Load(b.vals, Var(q))),
+                             incr(q))))
+        return (mark, wv, stamp), fill, ((q, "index"),)
 
 
-def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None) -> Value:
+def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,
+               lowerer=None) -> Value:
     """The stream of Σ_bound body, with levels in `order` (free and bound indices)."""
-    low = Lowerer(semiring, bindings, names or imp.Names())
+    low = lowerer or Lowerer(semiring, bindings, names or imp.Names())
     s = low.lower(body, tuple(order))
     for v in bound:
         s = contract(s, v)

@@ -43,6 +43,8 @@ int spgemm_inner(
     idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
     idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
     val_t *out_vals = NULL; int64_t out_vals_cap = 0;
+    idx_t *j_mark = NULL; int64_t j_mark_cap = 0;
+    val_t *j_wv = NULL; int64_t j_wv_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
     out_pos1 = (idx_t *)malloc((size_t)out_pos1_cap * sizeof(idx_t));
@@ -56,6 +58,14 @@ int spgemm_inner(
     out_vals = (val_t *)malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
+    j_mark_cap = ep_max(dim_j, 1);
+    j_mark = (idx_t *)malloc((size_t)j_mark_cap * sizeof(idx_t));
+    if (!j_mark) goto fail;
+    for (int64_t k_ = 0; k_ < j_mark_cap; k_++) j_mark[k_] = 0;
+    j_wv_cap = ep_max(dim_j, 1);
+    j_wv = (val_t *)malloc((size_t)j_wv_cap * sizeof(val_t));
+    if (!j_wv) goto fail;
+    for (int64_t k_ = 0; k_ < j_wv_cap; k_++) j_wv[k_] = 0.0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
     /* i: locate */
     int64_t i_c = 0;
@@ -64,6 +74,13 @@ int spgemm_inner(
         int64_t i_ = i_c;
         /* k: jump; other side located */
         int64_t k_c = 0;
+        int64_t j_fill = 0;
+        j_fill = A_pos1[i_c];
+        while (j_fill < A_pos1[(i_c + 1)]) {
+            j_mark[A_crd1[j_fill]] = (i_c + 1);
+            j_wv[A_crd1[j_fill]] = A_vals[j_fill];
+            j_fill = (j_fill + 1);
+        }
         k_c = 0;
         while (k_c < dim_k) {
             int64_t k_ = k_c;
@@ -83,79 +100,14 @@ int spgemm_inner(
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
             val_t acc = 0.0;
-            /* Σ j: intersect [linear, then gallop] with [linear, then gallop] */
-            int64_t j_q = 0;
-            int64_t j_end = 0;
-            int64_t j_k = 0;
-            int64_t j_step = 0;
-            int64_t j_lo = 0;
-            int64_t j_hi = 0;
-            int64_t j_mid = 0;
+            /* Σ j: linear, then gallop; other side located */
             int64_t j_q_2 = 0;
             int64_t j_end_2 = 0;
-            int64_t j_k_2 = 0;
-            int64_t j_step_2 = 0;
-            int64_t j_lo_2 = 0;
-            int64_t j_hi_2 = 0;
-            int64_t j_mid_2 = 0;
-            int64_t j_t = 0;
-            int j_r = 0;
-            j_q = A_pos1[i_c];
-            j_end = A_pos1[(i_c + 1)];
             j_q_2 = B_pos1[k_c];
             j_end_2 = B_pos1[(k_c + 1)];
-            while ((j_q < j_end) && (j_q_2 < j_end_2)) {
-                if (A_crd1[j_q] == B_crd1[j_q_2]) {
-                    acc = (acc + (A_vals[j_q] * B_vals[j_q_2]));
-                }
-                j_t = ep_max(A_crd1[j_q], B_crd1[j_q_2]);
-                j_r = (A_crd1[j_q] == B_crd1[j_q_2]);
-                j_k = 0;
-                while (((j_q < j_end) && (j_k < 8)) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
-                    j_q = (j_q + 1);
-                    j_k = (j_k + 1);
-                }
-                if ((j_q < j_end) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
-                    j_step = 1;
-                    while (((j_q + j_step) < j_end) && ((A_crd1[(j_q + j_step)] < j_t) || ((A_crd1[(j_q + j_step)] == j_t) && j_r))) {
-                        j_q = (j_q + j_step);
-                        j_step = (j_step + j_step);
-                    }
-                    j_lo = (j_q + 1);
-                    j_hi = (((j_q + j_step) < j_end) ? (j_q + j_step) : j_end);
-                    while (j_lo < j_hi) {
-                        j_mid = (j_lo + ((j_hi - j_lo) / 2));
-                        if ((A_crd1[j_mid] < j_t) || ((A_crd1[j_mid] == j_t) && j_r)) {
-                            j_lo = (j_mid + 1);
-                        } else {
-                            j_hi = j_mid;
-                        }
-                    }
-                    j_q = j_lo;
-                }
-                j_k_2 = 0;
-                while (((j_q_2 < j_end_2) && (j_k_2 < 8)) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
-                    j_q_2 = (j_q_2 + 1);
-                    j_k_2 = (j_k_2 + 1);
-                }
-                if ((j_q_2 < j_end_2) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
-                    j_step_2 = 1;
-                    while (((j_q_2 + j_step_2) < j_end_2) && ((B_crd1[(j_q_2 + j_step_2)] < j_t) || ((B_crd1[(j_q_2 + j_step_2)] == j_t) && j_r))) {
-                        j_q_2 = (j_q_2 + j_step_2);
-                        j_step_2 = (j_step_2 + j_step_2);
-                    }
-                    j_lo_2 = (j_q_2 + 1);
-                    j_hi_2 = (((j_q_2 + j_step_2) < j_end_2) ? (j_q_2 + j_step_2) : j_end_2);
-                    while (j_lo_2 < j_hi_2) {
-                        j_mid_2 = (j_lo_2 + ((j_hi_2 - j_lo_2) / 2));
-                        if ((B_crd1[j_mid_2] < j_t) || ((B_crd1[j_mid_2] == j_t) && j_r)) {
-                            j_lo_2 = (j_mid_2 + 1);
-                        } else {
-                            j_hi_2 = j_mid_2;
-                        }
-                    }
-                    j_q_2 = j_lo_2;
-                }
+            while (j_q_2 < j_end_2) {
+                acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                j_q_2 = (j_q_2 + 1);
             }
             out_vals[out_p1] = acc;
             k_c = (k_c + 1);
@@ -174,10 +126,14 @@ int spgemm_inner(
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
+    free(j_mark);
+    free(j_wv);
     return 0;
 fail:
     free(out_pos1);
     free(out_crd1);
     free(out_vals);
+    free(j_mark);
+    free(j_wv);
     return 1;
 }
