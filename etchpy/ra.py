@@ -1,0 +1,333 @@
+"""Relational algebra for expressions, and a canonical form that decides equivalence.
+
+RA grammar (flat, n-ary; every node is a frozen, hashable dataclass):
+
+    q ::= Rel(access)          a bound tensor: the relation A(i1, ..., in) -> value
+        | Const(value)         a constant relation with no attributes
+        | Join(q1, ..., qn)    natural join, values multiplied (the `*` of a semiring)
+        | Union(q1, ..., qn)   outer union, values added (the `+`), broadcast by name
+        | Agg(attrs, q)        aggregate (Σ) the attributes `attrs` away
+
+`to_ra(expr)` flattens nested `*`, `+` and Σ; `from_ra(q)` rebuilds an expression
+from the same TensorVar objects (with `ep.sum`, `*`, `+`, `Lit`).
+
+Canonical form (`canonical(expr, semiring)`): by distributivity every expression
+is a sum of monomials
+
+    c · Σ_B (x1 · ... · xn)          xk accesses, B the bound indices
+
+where c is a coefficient built from literals and symbolic index sizes dim(i)
+(Σ_i of a term that does not mention i multiplies it by |i|). Monomials are
+keyed up to renaming of their bound indices by a canonical labelling (colour
+refinement, then the smallest key over the permutations of tied indices), and
+the coefficients of equal monomials are added. Two expressions with the same
+free indices and equal canonical forms are equal in the semiring (sound in every
+commutative semiring); for rings of characteristic 0 (real, integer) the
+converse holds too, so `equivalent` is a decision procedure there.
+
+Coefficient algebras (chosen from the semiring's laws, see `CoefAlgebra`):
+- "numeric" (literals add and multiply like numbers: real, real32, integer):
+  a polynomial over dims with exact rational coefficients;
+- "idempotent" (min_plus, max_plus, boolean, ...): n·x = x for n >= 1, so dims
+  vanish and coefficients are semiring values combined with the semiring's ops;
+- "formal" (anything else): a multiset of (literal product, dims) pairs; sound
+  but incomplete.
+Assumptions: an index name denotes one size in one expression, every size is
+>= 1, and tensors are unconstrained (no NaN/inf reasoning: 0·x = 0).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .expression import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices
+from .expression import sum as ep_sum
+from .semiring import Semiring, semirings
+
+# ----------------------------------------------------------------------------- RA
+
+
+@dataclass(frozen=True)
+class Rel:
+    access: Access
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    negation: bool = False
+
+
+@dataclass(frozen=True)
+class Join:
+    parts: tuple
+
+
+@dataclass(frozen=True)
+class Union:
+    parts: tuple
+
+
+@dataclass(frozen=True)
+class Agg:
+    attrs: tuple      # Index objects, outermost first
+    body: object
+
+
+def to_ra(e: Expr):
+    """The RA tree of `e`: nested `*`/`+` become one Join/Union, nested Σ one Agg."""
+    e = as_expr(e)
+    match e:
+        case Access():
+            return Rel(e)
+        case Lit(v, neg):
+            return Const(v, neg)
+        case Mul():
+            return Join(tuple(to_ra(p) for p in _spine(e, Mul)))
+        case Add():
+            return Union(tuple(to_ra(p) for p in _spine(e, Add)))
+        case Sum():
+            attrs = []
+            while isinstance(e, Sum):
+                attrs.append(e.index)
+                e = e.body
+            return Agg(tuple(attrs), to_ra(e))
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def _spine(e, cls):
+    if isinstance(e, cls):
+        yield from _spine(e.a, cls)
+        yield from _spine(e.b, cls)
+    else:
+        yield e
+
+
+def from_ra(q) -> Expr:
+    """The expression of an RA tree (inverse of `to_ra` up to association)."""
+    match q:
+        case Rel(acc):
+            return acc
+        case Const(v, neg):
+            return Lit(v, neg)
+        case Join(parts) | Union(parts):
+            exprs = [from_ra(p) for p in parts]
+            out = exprs[0]
+            for x in exprs[1:]:
+                out = Mul(out, x) if isinstance(q, Join) else Add(out, x)
+            return out
+        case Agg(attrs, body):
+            return ep_sum(tuple(attrs), from_ra(body))
+    raise TypeError(f"not an RA node: {q!r}")
+
+# ------------------------------------------------------------------ coefficients
+
+
+def literal_laws(sr: Semiring) -> dict[str, bool]:
+    """Which laws about literals hold: int_mul (literal n = 1+...+1), numeric."""
+    try:
+        one, two, three = (sr.literal(v) for v in (1, 2, 3))
+        int_mul = bool(two == sr.add(sr.one, sr.one) and three == sr.add(two, sr.one))
+        numeric = int_mul and bool(sr.mul(two, three) == sr.literal(6)
+                                   and sr.add(two, three) == sr.literal(5))
+    except Exception:   # noqa: BLE001 - e.g. boolean cannot hold 2
+        int_mul = numeric = False
+    return {"int_mul": int_mul, "numeric": numeric}
+
+
+class CoefAlgebra:
+    """Coefficients as {key: amount} maps; the mode fixes keys and arithmetic."""
+
+    def __init__(self, sr: Semiring):
+        self.sr = sr
+        if literal_laws(sr)["numeric"]:
+            self.mode = "numeric"
+        elif sr.idempotent:
+            self.mode = "idempotent"
+        else:
+            self.mode = "formal"
+
+    def lit(self, v) -> tuple:
+        val = self.sr.literal(v)
+        if val == self.sr.zero:
+            return ()
+        if self.mode == "numeric":
+            return (((), Fraction(val.item())),)
+        if self.mode == "idempotent":
+            return (((), val.item()),)
+        return (((val.item(), ()), 1),)
+
+    def dim(self, name: str) -> tuple:
+        if self.mode == "numeric":
+            return (((name,), Fraction(1)),)
+        if self.mode == "idempotent":
+            return self.one()
+        return (((self.sr.one.item(), (name,)), 1),)
+
+    def one(self) -> tuple:
+        return self.lit(self.sr.one.item())
+
+    def _key_mul(self, k1, k2):
+        if self.mode == "numeric":
+            return tuple(sorted(k1 + k2))
+        if self.mode == "idempotent":
+            return ()
+        return (self.sr.mul(k1[0], k2[0]).item(), tuple(sorted(k1[1] + k2[1])))
+
+    def _amt_mul(self, a1, a2):
+        return self.sr.mul(a1, a2).item() if self.mode == "idempotent" else a1 * a2
+
+    def _amt_add(self, a1, a2):
+        return self.sr.add(a1, a2).item() if self.mode == "idempotent" else a1 + a2
+
+    def _is_zero_amt(self, a):
+        return a == self.sr.zero if self.mode == "idempotent" else a == 0
+
+    def _freeze(self, acc: dict) -> tuple:
+        items = [(k, a) for k, a in acc.items() if not self._is_zero_amt(a)]
+        if self.mode == "formal":
+            items = [(k, a) for k, a in items if k[0] != self.sr.zero]
+        return tuple(sorted(items, key=repr))
+
+    def add(self, c1: tuple, c2: tuple) -> tuple:
+        acc: dict = {}
+        for k, a in c1 + c2:
+            acc[k] = self._amt_add(acc[k], a) if k in acc else a
+        return self._freeze(acc)
+
+    def mul(self, c1: tuple, c2: tuple) -> tuple:
+        acc: dict = {}
+        for (k1, a1), (k2, a2) in itertools.product(c1, c2):
+            k, a = self._key_mul(k1, k2), self._amt_mul(a1, a2)
+            acc[k] = self._amt_add(acc[k], a) if k in acc else a
+        return self._freeze(acc)
+
+# ------------------------------------------------------------------ canonical form
+
+
+@dataclass(frozen=True)
+class Term:
+    coef: tuple
+    bound: frozenset            # internal names of the bound indices
+    factors: tuple              # (tensor name, (index names ...)) per access
+
+
+@dataclass(frozen=True)
+class Canonical:
+    free: frozenset             # free index names
+    terms: tuple                # ((monomial key, coefficient), ...) sorted by key
+    mode: str
+
+    def show(self) -> str:
+        parts = []
+        for (nb, facs), coef in self.terms:
+            body = "·".join(f"{t}[{','.join(ix)}]" for t, ix in facs) or "1"
+            sums = f"Σ_{{{nb} bound}} " if nb else ""
+            parts.append(f"{_show_coef(coef)}·{sums}{body}")
+        return " + ".join(parts) or "0"
+
+
+def _show_coef(coef) -> str:
+    return "(" + " + ".join(f"{a}{''.join('·dim(' + d + ')' for d in _dims(k))}"
+                            for k, a in coef) + ")"
+
+
+def _dims(k):
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], tuple):
+        return k[1]
+    return k if isinstance(k, tuple) else ()
+
+
+def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:
+    """e as a list of terms (sum of monomials); bound indices get fresh `name#k` names."""
+    counter = itertools.count()
+
+    def go(e, env) -> list[Term]:
+        match e:
+            case Access(t, idx):
+                names = tuple(env.get(ix.name, ix.name) for ix in idx)
+                return [Term(alg.one(), frozenset(), ((t.name, names),))]
+            case Lit(v, _):
+                c = alg.lit(v)
+                return [Term(c, frozenset(), ())] if c else []
+            case Mul(a, b):
+                return [_times(x, y, alg) for x in go(a, env) for y in go(b, env)]
+            case Add(a, b):
+                return go(a, env) + go(b, env)
+            case Sum(i, body):
+                new = f"{i.name}#{next(counter)}"
+                return [_sum_term(t, new, i.name, alg) for t in go(body, {**env, i.name: new})]
+        raise TypeError(f"not an expression: {e!r}")
+
+    return [t for t in go(as_expr(e), {}) if t.coef]
+
+
+def _times(x: Term, y: Term, alg) -> Term:
+    return Term(alg.mul(x.coef, y.coef), x.bound | y.bound, x.factors + y.factors)
+
+
+def _sum_term(t: Term, new: str, name: str, alg) -> Term:
+    if any(new in ix for _, ix in t.factors):
+        return Term(t.coef, t.bound | {new}, t.factors)
+    return Term(alg.mul(t.coef, alg.dim(name)), t.bound, t.factors)
+
+
+def monomial_key(bound: frozenset, factors: tuple, max_perms: int = 5040) -> tuple:
+    """A key for (bound, factors) invariant under renaming of the bound indices."""
+    bound = sorted(bound)
+    colour = {b: () for b in bound}
+    for _ in range(3):
+        colour = {b: _signature(b, factors, colour) for b in bound}
+    groups: dict = {}
+    for b in bound:
+        groups.setdefault(colour[b], []).append(b)
+    ordered = [groups[c] for c in sorted(groups, key=repr)]
+    best, tried = None, 0
+    for perm in itertools.product(*(itertools.permutations(g) for g in ordered)):
+        names = [b for grp in perm for b in grp]
+        key = _labelled(factors, {b: f"#{k:03d}" for k, b in enumerate(names)})
+        if best is None or key < best:
+            best = key
+        tried += 1
+        if tried >= max_perms:
+            break
+    if best is None:
+        best = _labelled(factors, {})
+    return (len(bound), best)
+
+
+def _signature(b, factors, colour):
+    sig = []
+    for t, ix in factors:
+        if b in ix:
+            ctx = tuple(repr(colour[x]) if x in colour else "f:" + x for x in ix)
+            sig.append((t, ix.index(b), ctx))
+    return tuple(sorted(sig))
+
+
+def _labelled(factors, label) -> tuple:
+    return tuple(sorted((t, tuple(label.get(x, "f:" + x) for x in ix)) for t, ix in factors))
+
+
+def canonical(e: Expr, semiring=None) -> Canonical:
+    """The canonical form of `e` in `semiring` (default real), see the module docstring."""
+    e = as_expr(e)
+    sr = semirings.get(semiring if semiring is not None else semirings.real)
+    alg = CoefAlgebra(sr)
+    acc: dict = {}
+    for t in normal_terms(e, alg):
+        key = monomial_key(t.bound, t.factors)
+        acc[key] = alg.add(acc[key], t.coef) if key in acc else t.coef
+    terms = tuple(sorted(((k, c) for k, c in acc.items() if c), key=lambda kc: repr(kc[0])))
+    return Canonical(frozenset(ix.name for ix in free_indices(e)), terms, alg.mode)
+
+
+def equivalent(e1, e2, semiring=None) -> bool:
+    """True when e1 and e2 have equal canonical forms (hence equal values).
+
+    Complete for the real and integer semirings (False means some inputs tell
+    them apart); for other semirings True is still a proof but False may be a
+    missed equivalence (e.g. absorption x + x·y = x in boolean).
+    """
+    return canonical(e1, semiring) == canonical(e2, semiring)

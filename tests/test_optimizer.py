@@ -1,0 +1,385 @@
+"""The optimizer: RA translation, canonical forms, e-graph rules and extraction."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+
+import etchpy as ep
+from etchpy.api import evaluate
+from etchpy.egraph import RULES, proves, rules_for
+from etchpy.expression import Access, Add, Lit, Mul, Sum, free_indices
+from etchpy.optimizer import canonical, cost, equivalent, from_ra, optimize, to_ra
+from etchpy.semiring import semirings
+from etchpy.testing import assert_same, max_min, problems
+
+FAST = dict(max_examples=40, deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+i, j, k, r, rp = ep.indices("i j k r rp")
+
+
+def reference(e, inputs, sr, out):
+    return evaluate(e, semiring=sr, backend="reference", out_indices=out, **inputs)
+
+
+def n_sums(e) -> int:
+    match e:
+        case Sum(_, body):
+            return 1 + n_sums(body)
+        case Mul(a, b) | Add(a, b):
+            return n_sums(a) + n_sums(b)
+    return 0
+
+# ------------------------------------------------------------- semantics preserved
+
+
+@settings(**FAST)
+@given(problems())
+def test_optimize_preserves_value_on_every_semiring(p):
+    opt = optimize(p.expr, semiring=p.semiring, limits=dict(seconds=0.3))
+    out = free_indices(p.expr)
+    assert set(free_indices(opt.expr)) == set(out)
+    assert opt.cost_after <= opt.cost_before
+    want = reference(p.expr, p.inputs, p.semiring, out)
+    got = reference(opt.expr, {n: p.inputs[n] for n in ep.expression.tensors(opt.expr)},
+                    p.semiring, out)
+    assert_same(got, want, p.semiring, what=f"optimize({p.expr}) = {opt.expr}")
+
+
+def test_optimized_expression_compiles_with_the_c_backend():
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    e = ep.sum((i, j, k), A[i, j] * B[j, k])
+    opt = optimize(e)
+    rng = np.random.default_rng(0)
+    ins = {"A": rng.integers(-3, 4, (3, 4)).astype(float),
+           "B": rng.integers(-3, 4, (4, 5)).astype(float)}
+    assert ep.evaluate(opt.expr, **ins) == pytest.approx(ep.evaluate(e, **ins))
+
+# --------------------------------------------------- equivalent vs numeric testing
+
+
+def random_inputs(p, seed):
+    rng = np.random.default_rng(seed)
+    return {n: rng.standard_normal(np.shape(a)) for n, a in p.inputs.items()}
+
+
+def sizes_by_name(e, p) -> bool:
+    """Does every index name have one size in e? (the canonical form assumes it)"""
+    sizes = {}
+    for acc in ep.expression.accesses(e):
+        for ix, n in zip(acc.indices, np.shape(p.inputs[acc.tensor.name])):
+            if sizes.setdefault(ix.name, n) != n:
+                return False
+    return True
+
+
+def numerically_equal(e1, e2, p) -> bool:
+    out = free_indices(e1)
+    for seed in range(2):
+        ins = random_inputs(p, seed)
+        a = reference(e1, {n: ins[n] for n in ep.expression.tensors(e1)}, semirings.real, out)
+        b = reference(e2, {n: ins[n] for n in ep.expression.tensors(e2)}, semirings.real, out)
+        if not np.allclose(a, b, rtol=1e-7, atol=1e-9):
+            return False
+    return True
+
+
+def commute(e):
+    match e:
+        case Mul(a, b):
+            return Mul(commute(b), commute(a))
+        case Add(a, b):
+            return Add(commute(b), commute(a))
+        case Sum(ix, body):
+            return Sum(ix, commute(body))
+    return e
+
+
+def distribute(e):
+    """a·(b + c) -> a·b + a·c wherever it occurs."""
+    match e:
+        case Mul(a, Add(b, c)):
+            return Add(Mul(distribute(a), distribute(b)), Mul(distribute(a), distribute(c)))
+        case Mul(Add(b, c), a):
+            return Add(Mul(distribute(b), distribute(a)), Mul(distribute(c), distribute(a)))
+        case Mul(a, b):
+            return Mul(distribute(a), distribute(b))
+        case Add(a, b):
+            return Add(distribute(a), distribute(b))
+        case Sum(ix, body):
+            return Sum(ix, distribute(body))
+    return e
+
+
+def pull_sums(e):
+    """(Σ_i a)·b -> Σ_i (a·b) when i is not free in b."""
+    match e:
+        case Mul(Sum(ix, a), b) if ix not in free_indices(b):
+            return Sum(ix, Mul(pull_sums(a), pull_sums(b)))
+        case Mul(a, b):
+            return Mul(pull_sums(a), pull_sums(b))
+        case Add(a, b):
+            return Add(pull_sums(a), pull_sums(b))
+        case Sum(ix, body):
+            return Sum(ix, pull_sums(body))
+    return e
+
+
+def drop_factor(e):
+    """Drop the right factor of the first product that keeps the free indices."""
+    match e:
+        case Mul(a, b) if set(free_indices(a)) == set(free_indices(e)):
+            return a
+        case Mul(a, b):
+            return Mul(a, drop_factor(b))
+        case Add(a, b):
+            return Add(drop_factor(a), b)
+        case Sum(ix, body):
+            return Sum(ix, drop_factor(body))
+    return e
+
+
+def swap_axes(e):
+    """Transpose the first 2-d access: X[i,j] -> X[j,i] (needs equal sizes)."""
+    match e:
+        case Access(t, (a, b)):
+            return Access(t, (b, a))
+        case Mul(x, y) | Add(x, y):
+            new = swap_axes(x)
+            return type(e)(new, y) if new != x else type(e)(x, swap_axes(y))
+        case Sum(ix, body):
+            return Sum(ix, swap_axes(body))
+    return e
+
+
+@settings(**FAST)
+@given(problems(semiring=semirings.real))
+def test_equivalent_accepts_valid_rewrites(p):
+    for rewrite in (commute, distribute, pull_sums,
+                    lambda e: pull_sums(distribute(commute(e)))):
+        other = rewrite(p.expr)
+        assert equivalent(p.expr, other), f"{p.expr} vs {other}"
+        assert numerically_equal(p.expr, other, p)
+
+
+@settings(**FAST)
+@given(problems(semiring=semirings.real))
+def test_equivalent_agrees_with_numbers_on_mutations(p):
+    mutants = [drop_factor(p.expr), p.expr + p.expr, p.expr * p.expr
+               if not free_indices(p.expr) else p.expr + 1]
+    try:
+        mutants.append(swap_axes(p.expr))
+    except ep.ExpressionTypeError:
+        pass
+    for m in mutants:
+        if set(free_indices(m)) != set(free_indices(p.expr)) or not sizes_by_name(m, p):
+            continue
+        try:
+            same = numerically_equal(p.expr, m, p)
+        except (ep.EtchpyError, ValueError):    # a transposed non-square access
+            continue
+        eq = equivalent(p.expr, m)
+        if eq:
+            assert same, f"equivalent but numerically different: {p.expr} vs {m}"
+        if not same:
+            assert not eq
+
+
+def test_known_non_equivalent_pairs():
+    X, v = ep.tensor("X", 2), ep.tensor("v", 1)
+    assert not equivalent(ep.sum(j, X[i, j] * v[j]), ep.sum(j, X[j, i] * v[j]))
+    assert not equivalent(ep.sum(j, X[i, j] * v[j]), ep.sum(j, X[i, j]))
+    assert not equivalent(ep.sum(i, v[i]) * ep.sum(i, v[i]), ep.sum(i, v[i] * v[i]))
+    assert not equivalent(v[i], v[j])
+
+# ------------------------------------------------------------- laws, one per test
+
+
+def test_sum_over_both_axes_is_order_free():
+    X = ep.tensor("X", 2)
+    assert equivalent(ep.sum((i, j), X[j, i]), ep.sum((i, j), X[i, j]))
+    assert equivalent(ep.sum((i, j), X[j, i]), ep.sum((k, r), X[k, r]))
+
+
+def test_sum_of_sum_is_sum_of_sums():
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    lhs, rhs = ep.sum(i, A[i, j] + B[i, j]), ep.sum(i, A[i, j]) + ep.sum(i, B[i, j])
+    assert equivalent(lhs, rhs)
+    for sr in semirings.all():
+        assert proves(lhs, rhs, sr)
+
+
+def test_constant_factor_leaves_the_sum():
+    X = ep.tensor("X", 2)
+    lhs, rhs = ep.sum((i, j), 3 * X[i, j]), 3 * ep.sum((i, j), X[i, j])
+    assert equivalent(lhs, rhs)
+    assert proves(lhs, rhs, semirings.real)
+    lam = ep.tensor("lam", 0)            # a symbolic scalar λ
+    assert equivalent(ep.sum(i, lam * X[i, j]), lam * ep.sum(i, X[i, j]))
+    assert proves(ep.sum(i, lam * X[i, j]), lam * ep.sum(i, X[i, j]), semirings.min_plus)
+
+
+def test_chain_sum_factorises():
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    e = ep.sum((i, j, k), A[i, j] * B[j, k])
+    factored = ep.sum(j, ep.sum(i, A[i, j]) * ep.sum(k, B[j, k]))
+    opt = optimize(e)
+    assert equivalent(opt.expr, factored)
+    assert opt.cost_after < opt.cost_before
+    assert opt.cost_after <= cost(factored)
+    assert opt.rules_used.get("sum-push", 0) > 0
+
+
+def test_dot_product_stays_one_sum():
+    v = ep.tensor("v", 1)
+    opt = optimize(ep.sum(i, v[i] * v[i]))
+    assert equivalent(opt.expr, ep.sum(i, v[i] ** 2))
+    assert n_sums(opt.expr) == 1
+
+
+SQ_DIMS = {"i": 10_000, "j": 10_000}
+SQ_NNZ = {"X": 100_000}
+
+
+def test_squared_loss_never_iterates_the_dense_space():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    target = (ep.sum((i, j), X[i, j] ** 2) - 2 * ep.sum((i, j), U[i] * X[i, j] * V[j])
+              + ep.sum(i, U[i] ** 2) * ep.sum(j, V[j] ** 2))
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    assert equivalent(opt.expr, e)
+    assert equivalent(opt.expr, target)
+    assert opt.cost_before > 1e8
+    assert opt.cost_after < 1e6
+    assert opt.cost_after <= cost(target, dims=SQ_DIMS, nnz=SQ_NNZ)
+
+
+def als(x_format):
+    X = ep.tensor("X", 2, x_format)
+    U, V = ep.tensor("U", 2), ep.tensor("V", 2)
+    e = ep.sum(j, (ep.sum(rp, U[i, rp] * V[j, rp]) - X[i, j]) * V[j, r])
+    expanded = (ep.sum(rp, U[i, rp] * ep.sum(j, V[j, rp] * V[j, r]))
+                - ep.sum(j, X[i, j] * V[j, r]))
+    return e, expanded
+
+
+def test_als_expands_when_x_is_sparse():
+    e, expanded = als("csr")
+    dims = {"i": 10_000, "j": 10_000, "r": 10, "rp": 10}
+    opt = optimize(e, dims=dims, nnz={"X": 100_000})
+    assert equivalent(opt.expr, expanded)
+    assert opt.cost_after <= cost(expanded, dims=dims, nnz={"X": 100_000})
+    assert opt.cost_after < opt.cost_before / 100
+
+
+def test_als_keeps_the_factored_form_when_x_is_dense_and_rank_large():
+    e, expanded = als("dense")
+    dims = {"i": 100, "j": 100, "r": 1000, "rp": 1000}
+    opt = optimize(e, dims=dims)
+    assert equivalent(opt.expr, e)
+    assert cost(expanded, dims=dims) > opt.cost_before
+    assert opt.cost_after <= opt.cost_before
+    assert opt.cost_after < cost(expanded, dims=dims)
+
+# --------------------------------------------------------- RA, rules, extraction
+
+
+@settings(**FAST)
+@given(problems())
+def test_ra_round_trip(p):
+    back = from_ra(to_ra(p.expr))
+    assert set(free_indices(back)) == set(free_indices(p.expr))
+    assert canonical(back, p.semiring) == canonical(p.expr, p.semiring)
+
+
+def test_rules_fire_only_with_their_laws():
+    names = {sr.name: {r.name for r in rules_for(sr)} for sr in semirings.all()}
+    assert "add-repeated" in names["real"] and "add-idempotent" not in names["real"]
+    assert "add-idempotent" in names["min_plus"] and "add-repeated" not in names["min_plus"]
+    assert "dim-idempotent" in names["boolean"]
+    assert {r.name for r in rules_for(max_min)} >= {"expand", "factor", "sum-push"}
+    assert all(r.needs <= {"negation", "idempotent", "int_mul"} for r in RULES)
+
+
+def test_idempotent_semiring_drops_index_sizes():
+    A, B = ep.tensor("A", 1), ep.tensor("B", 1)
+    e = ep.sum(i, A[i] + B[j])
+    assert equivalent(e, ep.sum(i, A[i]) + B[j], semirings.min_plus)
+    assert not equivalent(e, ep.sum(i, A[i]) + B[j], semirings.real)
+    assert proves(e, ep.sum(i, A[i]) + B[j], semirings.max_plus)
+
+
+def test_like_terms_combine():
+    X, v = ep.tensor("X", 2), ep.tensor("v", 1)
+    e = ep.sum(j, X[i, j] * v[j]) + ep.sum(j, v[j] * X[i, j])
+    assert equivalent(e, 2 * ep.sum(k, X[i, k] * v[k]))
+    assert equivalent(e, ep.sum(j, X[i, j] * v[j]), semirings.boolean)
+
+
+def test_exact_extraction_is_never_worse_than_greedy():
+    A, B, C = ep.tensor("A", 2), ep.tensor("B", 2), ep.tensor("C", 2)
+    e = ep.sum((i, j, k), A[i, j] * (B[j, k] + C[j, k]))
+    greedy, exact = optimize(e), optimize(e, exact=True)
+    assert equivalent(exact.expr, e)
+    assert exact.cost_after <= greedy.cost_after
+
+
+def test_limits_and_stats():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    opt = optimize(e, limits=dict(iterations=2))
+    assert opt.stats["iterations"] <= 2 and opt.stats["stop"] == "iteration limit"
+    opt = optimize(e, limits=dict(nodes=50))
+    assert opt.stats["stop"] == "node limit"
+    assert equivalent(opt.expr, e)
+    text = opt.explain()
+    assert "before" in text and "after" in text and "cost" in text
+
+
+def test_subtraction_needs_a_ring():
+    v = ep.tensor("v", 1)
+    with pytest.raises(ep.SemiringError):
+        optimize(v[i] - v[i], semiring="min_plus")
+
+
+def test_lit_folding_keeps_the_value():
+    v = ep.tensor("v", 1)
+    opt = optimize(2 * v[i] * 3 + Lit(0))
+    assert equivalent(opt.expr, 6 * v[i])
+
+
+# ------------------------------------------------- compiled optimized kernels
+
+from hypothesis import given as _given, settings as _settings  # noqa: E402
+
+from etchpy.testing import check_backends as _check_backends, problems as _problems  # noqa: E402
+
+
+@_settings(max_examples=12, deadline=None)
+@_given(_problems(max_occurrences=3))
+def test_compiled_optimized_kernels_equal_reference(p):
+    """compile(optimize=True): the factorised plan (Σ factors kept in their own
+    loop nests) computes the same values as the reference."""
+    _check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), optimize=True)
+
+
+def test_squared_loss_compiles_to_factorised_plan():
+    import scipy.sparse as sp
+    i, j = ep.indices("i j")
+    X = ep.tensor("X", 2, format="csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    loss = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    rng = np.random.default_rng(0)
+    n = 300
+    Xs = sp.coo_array((rng.random(900), (rng.integers(0, n, 900), rng.integers(0, n, 900))),
+                      shape=(n, n)).tocsr()
+    u, v = rng.random(n), rng.random(n)
+    kern = ep.compile(loss, optimize=True,
+                      optimizer_options={"dims": {"i": 10**4, "j": 10**4}, "nnz": {"X": 10**5},
+                                         "limits": {"iterations": 6}})
+    assert kern.optimized.cost_after * 100 < kern.optimized.cost_before
+    assert len(kern.plan.steps) > 1                  # the factors run as separate nests
+    assert "optimizer:" in kern.explain()
+    want = float(np.sum((Xs.toarray() - np.outer(u, v)) ** 2))
+    assert abs(kern(X=Xs, U=u, V=v) - want) <= 1e-9 * abs(want)
