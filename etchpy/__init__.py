@@ -15,4 +15,5 @@ from .semiring import Op, Semiring, check_axioms, semirings
 
 __version__ = "0.1.0"
 from .api import einsum, evaluate
+from .optimizer import equivalent, optimize
 from .runtime import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name

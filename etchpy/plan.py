@@ -48,15 +48,21 @@ class Plan:
         return "\n".join(lines)
 
 
-def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None) -> Plan:
-    """The plan for `e`; `order` optionally lists index names, outermost first."""
+def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
+              keep_factored=False) -> Plan:
+    """The plan for `e`; `order` optionally lists index names, outermost first.
+
+    `keep_factored=True` (used for optimizer output) computes a Σ that is a
+    factor of a product in its own loop nest instead of fusing it into the
+    product's loops: the factorised form is the point of the rewrite.
+    """
     out = tuple(free_indices(e)) if out is None else tuple(out)
     names = Names()
     for ix in out:
         names.fresh(ix.name)
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
-    builder = _Builder(names, origin, order)
+    builder = _Builder(names, origin, order, keep_factored)
     out_names = tuple(ix.name for ix in out)
     terms = list(_top_terms(e))
     pulled = [builder.pull(t) for t in terms]
@@ -97,7 +103,8 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
 
 
 class _Builder:
-    def __init__(self, names: Names, origin: dict, order):
+    def __init__(self, names: Names, origin: dict, order, keep_factored=False):
+        self.keep_factored = keep_factored
         self.names = names
         self.origin = origin
         self.user_order = None if order is None else [getattr(o, "name", o) for o in order]
@@ -112,6 +119,8 @@ class _Builder:
             case Sum(i, body):
                 bound, inner = self.pull(body)
                 return (i.name,) + bound, inner
+            case Mul(a, b) if self.keep_factored:
+                return (), Mul(self.sum_free(a), self.sum_free(b))
             case Mul(a, b):
                 ba, ea = self.pull(a)
                 bb, eb = self.pull(b)

@@ -36,10 +36,16 @@ class Kernel:
     """A compiled expression. Call it with the inputs by tensor name."""
 
     def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
-                 name="etchpy_kernel", threads=None):
+                 name="etchpy_kernel", threads=None, optimize=False, optimizer_options=None):
         expr = as_expr(expr)
-        self.expr = expr
         self.semiring = api.prepare_semiring(expr, semiring)
+        self.optimized = None
+        if optimize:
+            from .optimizer import optimize as run_optimizer
+            self.optimized = run_optimizer(expr, semiring=self.semiring, **(optimizer_options or {}))
+            _debug("optimizer", self.optimized.explain())
+        self.source_expr = expr
+        self.expr = expr = self.optimized.expr if self.optimized else expr
         self.out_indices = api.output_indices(expr, out_indices)
         api.check_out_indices(expr, self.out_indices)
         self.tensors = tensors(expr)
@@ -49,7 +55,8 @@ class Kernel:
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
             raise EtchpyError(f"threads must be at least 1, got {threads}")
-        self.plan = planning.make_plan(expr, self.out_indices, order)
+        self.plan = planning.make_plan(expr, self.out_indices, order,
+                                       keep_factored=self.optimized is not None)
         _debug("plan", self.plan.explain())
         self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
                                         threads=self.threads)
@@ -95,6 +102,9 @@ class Kernel:
 
     def explain(self) -> str:
         out = ["etchpy kernel", *("  " + b for b in self.banner()), "plan:"]
+        if self.optimized is not None:
+            out.append("optimizer:")
+            out += ["  " + ln for ln in self.optimized.explain().splitlines()]
         out += ["  " + ln for ln in self.plan.explain().splitlines()]
         out.append("streams (level: how skip moves):")
         out += ["  " + t for t in self.program.streams_text]
@@ -315,7 +325,8 @@ def default_threads() -> int:
 
 
 def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,
-            formats=None, name="etchpy_kernel", threads=None) -> Kernel:   # noqa: A001
+            formats=None, name="etchpy_kernel", threads=None, optimize=False,
+            optimizer_options=None) -> Kernel:   # noqa: A001
     """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached in-process)."""
     if isinstance(expr, str):
         from .frontend import parse
@@ -329,11 +340,13 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
     key = (as_expr(expr), semiring if semiring is None else id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
-           default_threads() if threads is None else threads)
+           default_threads() if threads is None else threads, bool(optimize),
+           None if optimizer_options is None else repr(sorted(optimizer_options.items())))
     kern = _kernel_cache.get(key)
     if kern is None:
         kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                      out_indices=out_indices, name=name, threads=threads)
+                      out_indices=out_indices, name=name, threads=threads,
+                      optimize=optimize, optimizer_options=optimizer_options)
         _kernel_cache[key] = kern
     return kern
 
