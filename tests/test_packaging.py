@@ -89,6 +89,8 @@ def wheel(tmp_path_factory) -> Path:
     _copy_sources(src)
     route, cmd = _build_command(src, outdir)
     if route is None:
+        if os.environ.get("CI"):   # the test extra installs these: CI must build the wheel
+            pytest.fail(cmd)
         pytest.skip(cmd)
     proc = subprocess.run(cmd, cwd=base, capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, (f"{route} failed:\n{proc.stdout[-4000:]}\n"
