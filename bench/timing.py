@@ -1,0 +1,67 @@
+"""Timing primitives: one timed call, summaries, and human-readable durations."""
+from __future__ import annotations
+
+import gc
+import time
+
+import numpy as np
+
+
+def timed(fn):
+    """(seconds, result) of one call of `fn()`, with the garbage collector paused."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        t0 = time.perf_counter()
+        out = fn()
+        t1 = time.perf_counter()
+    finally:
+        if was_enabled:
+            gc.enable()
+    return t1 - t0, out
+
+
+def summarize(samples) -> dict:
+    """median, min, max and the quartiles of a list of durations (seconds)."""
+    a = np.asarray(samples, dtype=float)
+    if a.size == 0:
+        return {"n": 0}
+    return {"n": int(a.size), "median": float(np.median(a)), "min": float(a.min()),
+            "max": float(a.max()), "q1": float(np.percentile(a, 25)),
+            "q3": float(np.percentile(a, 75))}
+
+
+def fmt_time(s) -> str:
+    """1.23 µs / 4.56 ms / 7.89 s with three significant digits."""
+    if s is None or not np.isfinite(s):
+        return "—"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if s >= scale or unit == "ns":
+            v = s / scale
+            return f"{v:.3g} {unit}" if v < 100 else f"{v:.0f} {unit}"
+    return f"{s} s"
+
+
+def fmt_spread(summary) -> str:
+    """'3.12 ms (3.05–3.40)': median and min–max, in the median's unit."""
+    if not summary or summary.get("n", 0) == 0:
+        return "—"
+    med = summary["median"]
+    if summary["n"] == 1:
+        return f"{fmt_time(med)} (1 run)"
+    unit_scale = next(sc for u, sc in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+                      if med >= sc or u == "ns")
+    lo, hi = summary["min"] / unit_scale, summary["max"] / unit_scale
+    return f"{fmt_time(med)} ({_num(lo)}–{_num(hi)})"
+
+
+def _num(v) -> str:
+    """Three significant digits, never in exponent notation."""
+    return f"{v:.0f}" if v >= 100 else f"{v:.3g}"
+
+
+def fmt_ratio(r) -> str:
+    """2 decimals, or 2 significant digits below 0.1 (0.0025, not 0.00)."""
+    if r is None:
+        return "—"
+    return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
