@@ -15,7 +15,8 @@ import numpy as np
 
 from . import imp, plan as planning, reference, streams
 from .errors import InputError
-from .expression import Expr, Index, as_expr, free_indices, tensors, uses_negation
+from .expression import (Expr, Index, accesses, as_expr, free_indices, tensors,
+                         uses_negation)
 from .formats import Format
 from .semiring import Semiring, semirings
 from .storage import Tensor
@@ -139,7 +140,7 @@ def index_sizes(plan: planning.Plan, bound: dict[str, Tensor]) -> dict[str, int]
     sizes: dict[str, int] = {}
     where: dict[str, str] = {}
     for step in plan.steps:
-        for acc in planning._accesses(step.body):
+        for acc in accesses(step.body):
             t = bound.get(acc.tensor.name)
             if t is None:      # a temporary: sized by its own step
                 continue

@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from .expression import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr
+from .expression import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr, spine
 from .expression import sum as ep_sum
 from .ra import literal_laws
 from .semiring import Semiring
@@ -236,9 +236,9 @@ class EGraph:
             case Lit(v, _):
                 return self.lit(v)
             case Mul():
-                return self.mul_of([self.add_expr(p) for p in _spine(e, Mul)])
+                return self.mul_of([self.add_expr(p) for p in spine(e, Mul)])
             case Add():
-                return self.add_of([self.add_expr(p) for p in _spine(e, Add)])
+                return self.add_of([self.add_expr(p) for p in spine(e, Add)])
             case Sum():
                 idx = []
                 while isinstance(e, Sum):
@@ -248,12 +248,6 @@ class EGraph:
         raise TypeError(f"not an expression: {e!r}")
 
 
-def _spine(e, cls):
-    if isinstance(e, cls):
-        yield from _spine(e.a, cls)
-        yield from _spine(e.b, cls)
-    else:
-        yield e
 
 # ------------------------------------------------------------------------ rules
 

@@ -243,6 +243,15 @@ def accesses(e: Expr) -> Iterator[Access]:
             yield from accesses(body)
 
 
+def spine(e: Expr, cls):
+    """The operands of a nest of `cls` nodes (Mul or Add), left to right: a·(b·c) → a, b, c."""
+    if isinstance(e, cls):
+        yield from spine(e.a, cls)
+        yield from spine(e.b, cls)
+    else:
+        yield e
+
+
 def tensors(e: Expr) -> dict[str, TensorVar]:
     """The tensor variables of `e` by name; one name must mean one declaration."""
     out: dict[str, TensorVar] = {}

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import imp, plan as planning, streams
+from .expression import accesses
 from .formats import Compressed, Dense, Format
 from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
                   Ring, SortIndices, Store, Var, While, eq, incr, lt, seq)
@@ -147,14 +148,15 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             target = DenseTarget(tvals, step.out, sr, fill=False)
         low = streams.Lowerer(sr, bindings, names, markers=True)
         s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
-        for arr, typ, size, fill in low.scratch:
-            body.append(Alloc(arr, typ, size, fill))
         texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                                 + f"{step.body}   order ({', '.join(step.order)})"))
-        # markers are shared scratch filled inside the loops: keep such steps serial
-        body.append(Emitter(names, sr, target, 1 if low.scratch else threads).emit_step(s))
+        loops = Emitter(names, sr, target, threads, markers=bool(low.scratch)).emit_step(s)
+        used = imp.names_used(loops)           # a marker built but never read is dropped
+        body += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
+                 if arr in used]
+        body.append(loops)
     body.append(finish)
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts))
@@ -181,7 +183,7 @@ def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:
         params.append(Param(b.vals, "in_array", "value", f"{name} values"))
     dims = []
     for step in plan.steps:
-        for acc in planning._accesses(step.body):
+        for acc in accesses(step.body):
             if acc.tensor.name in tensors:
                 for m, ix in enumerate(acc.indices):
                     dims.append((ix.name, acc.tensor.name, m))
@@ -466,8 +468,9 @@ def _make_output(mode, axes, fmt, sr, names):
 
 
 class Emitter:
-    def __init__(self, names: imp.Names, sr, target, threads: int = 1):
+    def __init__(self, names: imp.Names, sr, target, threads: int = 1, markers=False):
         self.names, self.sr, self.target, self.threads = names, sr, target, threads
+        self.markers = markers       # the step fills shared marker scratch in its loops
 
     def emit_step(self, s) -> imp.Stmt:
         """A step's loop nest; its outermost loop runs on threads when that is safe."""
@@ -476,9 +479,14 @@ class Emitter:
         return self.emit(s, {})
 
     def parallel_ok(self, s) -> bool:
-        """Dense target, outermost level free and a plain counted loop: disjoint rows."""
-        return (self.threads > 1 and isinstance(self.target, DenseTarget) and is_stream(s)
-                and not s.contracted and s.counter is not None and s.ready == imp.TRUE)
+        """Dense target, outermost level free and a plain counted loop: disjoint rows.
+
+        Not with markers: their scratch arrays are shared and filled inside the loop
+        (and the split loop skips the outer level's init, which may hold a fill).
+        """
+        return (self.threads > 1 and not self.markers and isinstance(self.target, DenseTarget)
+                and is_stream(s) and not s.contracted and s.counter is not None
+                and s.ready == imp.TRUE and s.prelude == imp.SKIP)
 
     def parallel(self, s) -> imp.Stmt:
         c, start, end = s.counter

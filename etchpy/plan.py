@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from .errors import OrderError
 from .formats import Format
-from .expression import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
+from .expression import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
+                         free_indices)
 from .imp import Names
 
 
@@ -152,7 +153,7 @@ class _Builder:
 def storage_constraints(body: Expr) -> list[tuple[str, tuple[str, ...]]]:
     """(tensor name, index names in storage order) for every access that constrains order."""
     out = []
-    for acc in _accesses(body):
+    for acc in accesses(body):
         fmt = acc.tensor.format
         if fmt.is_dense:
             continue
@@ -160,16 +161,6 @@ def storage_constraints(body: Expr) -> list[tuple[str, tuple[str, ...]]]:
         out.append((acc.tensor.name, tuple(names[m] for m in fmt.mode_order)))
     return out
 
-
-def _accesses(e):
-    match e:
-        case Access():
-            yield e
-        case Mul(a, b) | Add(a, b):
-            yield from _accesses(a)
-            yield from _accesses(b)
-        case Sum(_, body):
-            yield from _accesses(body)
 
 
 def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,

@@ -41,7 +41,7 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .expression import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices
+from .expression import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices, spine
 from .expression import sum as ep_sum
 from .semiring import Semiring, semirings
 
@@ -84,9 +84,9 @@ def to_ra(e: Expr):
         case Lit(v, neg):
             return Const(v, neg)
         case Mul():
-            return Join(tuple(to_ra(p) for p in _spine(e, Mul)))
+            return Join(tuple(to_ra(p) for p in spine(e, Mul)))
         case Add():
-            return Union(tuple(to_ra(p) for p in _spine(e, Add)))
+            return Union(tuple(to_ra(p) for p in spine(e, Add)))
         case Sum():
             attrs = []
             while isinstance(e, Sum):
@@ -96,12 +96,6 @@ def to_ra(e: Expr):
     raise TypeError(f"not an expression: {e!r}")
 
 
-def _spine(e, cls):
-    if isinstance(e, cls):
-        yield from _spine(e.a, cls)
-        yield from _spine(e.b, cls)
-    else:
-        yield e
 
 
 def from_ra(q) -> Expr:
