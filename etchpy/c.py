@@ -278,28 +278,13 @@ def _bare(text: str) -> str:
     return text
 
 
-def _statements(s):
-    """Every statement inside s, s included."""
-    yield s
-    match s:
-        case Seq(stmts):
-            for u in stmts:
-                yield from _statements(u)
-        case While(_, body) | imp.ParallelFor(_, _, _, body, _):
-            yield from _statements(body)
-        case If(_, then, else_):
-            yield from _statements(then)
-            if else_ is not None:
-                yield from _statements(else_)
-
-
 def _contains(s, kind) -> bool:
-    return any(isinstance(u, kind) for u in _statements(s))
+    return any(isinstance(u, kind) for u in imp.statements(s))
 
 
 def _heap_arrays(s) -> dict[str, str]:
     out: dict[str, str] = {}
-    for u in _statements(s):
+    for u in imp.statements(s):
         if isinstance(u, Alloc):
             out.setdefault(u.array, u.type)
     return out

@@ -284,8 +284,23 @@ def incr(name: str) -> Stmt:
     return Assign(name, Bin("+", Var(name), ONE))
 
 
+def statements(s):
+    """Every statement inside s, s included, outermost first."""
+    yield s
+    match s:
+        case Seq(stmts):
+            for u in stmts:
+                yield from statements(u)
+        case While(_, body) | ParallelFor(_, _, _, body, _):
+            yield from statements(body)
+        case If(_, then, else_):
+            yield from statements(then)
+            if else_ is not None:
+                yield from statements(else_)
+
+
 def names_used(node) -> set[str]:
-    """Every variable name read or written inside an Imp statement or expression."""
+    """Every variable or array name read or written inside an Imp statement or expression."""
     out: set[str] = set()
 
     def walk(x):
@@ -305,7 +320,11 @@ def names_used(node) -> set[str]:
                 pass
             case _ if hasattr(x, "__dataclass_fields__"):
                 for f in x.__dataclass_fields__:
-                    walk(getattr(x, f))
+                    value = getattr(x, f)
+                    if f in ("array", "scratch", "var") and isinstance(value, str):
+                        out.add(value)           # arrays and loop counters are names too
+                    else:
+                        walk(value)
 
     walk(node)
     return out

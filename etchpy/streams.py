@@ -114,19 +114,23 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
         return _iterate_locate(names, sr, a, b, lambda x, y: mul(names, sr, x, y))
     if a.locate is not None:
         return _iterate_locate(names, sr, b, a, lambda x, y: mul(names, sr, y, x))
-    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     index = max_(a.index, b.index)
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
+    return _merged(names, a, b, and_(a.valid, b.valid), index, ready,
+                   mul(names, sr, a.value, b.value), f"intersect [{a.search}] with [{b.search}]")
+
+
+def _merged(names, a: Stream, b: Stream, valid, index, ready, value, search) -> Stream:
+    """The record shared by mul and add: both operands advance past (index, ready)."""
+    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
 
     def skip(tt, rr):
         return seq(a.skip(tt, rr), b.skip(tt, rr))
 
     nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
     return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
-                  init=seq(a.init, b.init), prelude=seq(a.prelude, b.prelude),
-                  valid=and_(a.valid, b.valid), index=index,
-                  ready=ready, value=mul(names, sr, a.value, b.value), next=nxt, skip=skip,
-                  search=f"intersect [{a.search}] with [{b.search}]")
+                  init=seq(a.init, b.init), prelude=seq(a.prelude, b.prelude), valid=valid,
+                  index=index, ready=ready, value=value, next=nxt, skip=skip, search=search)
 
 
 def _iterate_locate(names, sr, it: Stream, loc: Stream, combine) -> Stream:
@@ -137,12 +141,12 @@ def _iterate_locate(names, sr, it: Stream, loc: Stream, combine) -> Stream:
     return dataclasses.replace(
         it, state=it.state + loc.state, init=seq(it.init, loc.prelude),
         prelude=seq(it.prelude, loc.prelude),
-        value=combine(it.value, loc.locate(it.index)), search=_located(it.search),
+        value=combine(it.value, loc.locate(it.index)), search=_located(it.search, loc.search),
         locate=None if it.locate is None else (lambda t: combine(it.locate(t), loc.locate(t))))
 
 
-def _located(search: str) -> str:
-    return search if "locate" in search else f"{search}; other side located"
+def _located(search: str, other: str) -> str:
+    return f"{search}; locate into [{other}]"
 
 
 def order_le(a: Stream, b: Stream) -> imp.Expr:
@@ -158,22 +162,13 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
     if a.dense and b.dense:       # both hold every coordinate: one range
         return _iterate_locate(names, sr, a, b, lambda x, y: add(names, sr, x, y))
-    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
     a_first, b_first = order_le(a, b), order_le(b, a)
     index = select(a_first, a.index, b.index)
     ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
     value = add(names, sr, guard(names, sr, a_first, a.value),
                 guard(names, sr, b_first, b.value))
-
-    def skip(tt, rr):
-        return seq(a.skip(tt, rr), b.skip(tt, rr))
-
-    nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
-    return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
-                  init=seq(a.init, b.init), prelude=seq(a.prelude, b.prelude),
-                  valid=or_(a.valid, b.valid), index=index,
-                  ready=ready, value=value, next=nxt, skip=skip,
-                  search=f"union [{a.search}] with [{b.search}]")
+    return _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
+                   f"union [{a.search}] with [{b.search}]")
 
 
 def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:

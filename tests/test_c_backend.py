@@ -1,6 +1,7 @@
 """The compiled C backend: C == streams == reference, programs on the Imp
 interpreter, outputs of every kind, the disk cache, and bad input."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -308,3 +309,25 @@ def test_threads_split_the_outer_loop_of_dense_outputs():
     assert "omp" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="csr", threads=2).c_source
     with pytest.raises(ep.EtchpyError):
         ep.compile(SPMV, threads=0)
+
+
+def test_triangle_count_probes_a_marker():
+    """U[a,c] is reused across the b loop: scattered once per a, then probed."""
+    a, b, c = ep.indices("a b c")
+    U = ep.tensor("U", 2, format="csr")
+    kern = ep.compile(ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]))
+    assert "probed via a marker" in kern.explain()
+    assert re.search(r"_mark(_\d+)?\[", kern.c_source)
+    rng = np.random.default_rng(5)
+    n = 300
+    r_, s_ = rng.integers(0, n, 3000), rng.integers(0, n, 3000)
+    keep = r_ != s_
+    G = sp.coo_array((np.ones(keep.sum()), (np.minimum(r_, s_)[keep], np.maximum(r_, s_)[keep])),
+                     shape=(n, n)).tocsr()
+    G.data[:] = 1.0
+    want = float(((G @ G).multiply(G)).sum())
+    assert kern(U=G) == want
+    # the same count on the stream interpreter, which never uses markers
+    assert ep.evaluate(ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]), backend="streams",
+                       U=G[:40, :40]) == float(((G[:40, :40] @ G[:40, :40]).multiply(
+                           G[:40, :40])).sum())

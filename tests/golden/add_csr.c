@@ -57,7 +57,7 @@ int add_csr(
     if (!out_vals) goto fail;
     for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
     /* out[i,j] ⊕= A[i,j] + B[i,j]   order (i, j) */
-    /* i: locate */
+    /* i: locate; locate into [locate] */
     int64_t i_c = 0;
     i_c = 0;
     while (i_c < dim_i) {

@@ -41,13 +41,13 @@ int min_plus_relax(
         out_k = (out_k + 1);
     }
     /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-    /* v: jump; other side located */
+    /* v: jump; locate into [locate] */
     int64_t v_c = 0;
     v_c = 0;
     while (v_c < dim_v) {
         int64_t v_ = v_c;
         val_t acc = INFINITY;
-        /* Σ u: linear, then gallop; other side located */
+        /* Σ u: linear, then gallop; locate into [locate] */
         int64_t u_q_1 = 0;
         int64_t u_end_1 = 0;
         u_q_1 = W_pos1[v_c];

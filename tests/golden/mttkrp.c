@@ -52,26 +52,26 @@ int mttkrp(
         out_k = (out_k + 1);
     }
     /* out[i,r] ⊕= Σ_{j,k} T[i,j,k]·C[j,r]·D[k,r]   order (i, j, k, r) */
-    /* i: linear, then gallop; other side located */
+    /* i: linear, then gallop; locate into [jump]; locate into [jump] */
     int64_t i_q = 0;
     int64_t i_end = 0;
     i_q = T_pos0[0];
     i_end = T_pos0[1];
     while (i_q < i_end) {
         int64_t i_ = T_crd0[i_q];
-        /* Σ j: linear, then gallop; other side located */
+        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump] */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = T_pos1[i_q];
         j_end = T_pos1[(i_q + 1)];
         while (j_q < j_end) {
-            /* Σ k: linear, then gallop; other side located */
+            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate] */
             int64_t k_q = 0;
             int64_t k_end = 0;
             k_q = T_pos2[j_q];
             k_end = T_pos2[(j_q + 1)];
             while (k_q < k_end) {
-                /* r: jump; other side located */
+                /* r: jump; locate into [locate]; locate into [locate] */
                 int64_t r_c = 0;
                 r_c = 0;
                 while (r_c < dim_r) {

@@ -58,6 +58,7 @@ int spgemm_inner(
     out_vals = (val_t *)malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
+    /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
     j_mark_cap = ep_max(dim_j, 1);
     j_mark = (idx_t *)malloc((size_t)j_mark_cap * sizeof(idx_t));
     if (!j_mark) goto fail;
@@ -66,13 +67,12 @@ int spgemm_inner(
     j_wv = (val_t *)malloc((size_t)j_wv_cap * sizeof(val_t));
     if (!j_wv) goto fail;
     for (int64_t k_ = 0; k_ < j_wv_cap; k_++) j_wv[k_] = 0.0;
-    /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
-    /* i: locate */
+    /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
-        /* k: jump; other side located */
+        /* k: jump; locate into [locate] */
         int64_t k_c = 0;
         int64_t j_fill = 0;
         j_fill = A_pos1[i_c];
@@ -100,7 +100,7 @@ int spgemm_inner(
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
             val_t acc = 0.0;
-            /* Σ j: linear, then gallop; other side located */
+            /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker] */
             int64_t j_q_2 = 0;
             int64_t j_end_2 = 0;
             j_q_2 = B_pos1[k_c];

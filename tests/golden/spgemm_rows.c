@@ -134,18 +134,18 @@ int spgemm_rows(
     if (!ws_bits) goto fail;
     for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
-    /* i: locate */
+    /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
-        /* Σ j: linear, then gallop; other side located */
+        /* Σ j: linear, then gallop; locate into [locate] */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
         while (j_q < j_end) {
-            /* k: linear, then gallop; other side located */
+            /* k: linear, then gallop; locate into [jump] */
             int64_t k_q_1 = 0;
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];

@@ -39,13 +39,13 @@ int spmv(
         out_k = (out_k + 1);
     }
     /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-    /* i: locate */
+    /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
         val_t acc = 0.0;
-        /* Σ j: linear, then gallop; other side located */
+        /* Σ j: linear, then gallop; locate into [locate] */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
