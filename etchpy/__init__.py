@@ -15,5 +15,12 @@ from .semiring import Op, Semiring, check_axioms, semirings
 
 __version__ = "0.1.0"
 from .api import einsum, evaluate
-from .optimizer import equivalent, optimize
 from .runtime import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name
+
+
+def __getattr__(name):
+    """ep.optimize and ep.equivalent load the optimizer only when first used."""
+    if name in ("optimize", "equivalent"):
+        from . import optimizer
+        return getattr(optimizer, name)
+    raise AttributeError(f"module 'etchpy' has no attribute {name!r}")

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-import jinja2
 import numpy as np
 
 from . import imp
@@ -31,7 +30,8 @@ INDENT = "    "
 
 
 @lru_cache(maxsize=1)
-def _templates() -> jinja2.Environment:
+def _templates():
+    import jinja2      # only needed when C is rendered, not for every import etchpy
     text = {name: resources.files("etchpy.codegen_templates").joinpath(name).read_text()
             for name in ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2",
                          "checks.cdef.j2")}
