@@ -54,15 +54,12 @@ int main(void) {{
     np.testing.assert_allclose(np.array(out, dtype=float), M @ xv, rtol=1e-14)
 
 
-def test_exported_sparse_output_kernel(tmp_path):
-    i, j, k = ep.indices("i j k")
-    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
-    ep.export_c(ep.sum(j, A[i, j] * B[k, j]), "abt", tmp_path, output="csr")
-    M = sp.random(12, 9, density=0.3, format="csr", random_state=4)
-    N = sp.random(7, 9, density=0.3, format="csr", random_state=5)
+def run_csr_product(tmp_path, name, M, N, out_cols):
+    """Call an exported kernel f(A, B) -> csr from a C main; return its output as csr."""
+    rows = M.shape[0]
     main = f"""
 #include <stdio.h>
-#include "abt.h"
+#include "{name}.h"
 {c_array("int64_t", "ap", M.indptr)}
 {c_array("int64_t", "ac", M.indices)}
 {c_array("double", "av", M.data)}
@@ -71,21 +68,30 @@ def test_exported_sparse_output_kernel(tmp_path):
 {c_array("double", "bv", N.data)}
 int main(void) {{
     int64_t *pos, *crd; double *vals; int64_t nnz;
-    int rc = abt(12, 9, ap, ac, av, 7, 9, bp, bc, bv, &pos, &crd, &vals, &nnz);
+    int rc = {name}({M.shape[0]}, {M.shape[1]}, ap, ac, av, {N.shape[0]}, {N.shape[1]},
+                    bp, bc, bv, &pos, &crd, &vals, &nnz);
     if (rc) return 10 + rc;
-    for (int i = 0; i <= 12; i++) printf("%lld\\n", (long long)pos[i]);
+    for (int i = 0; i <= {rows}; i++) printf("%lld\\n", (long long)pos[i]);
     for (int64_t q = 0; q < nnz; q++) printf("%lld %.17g\\n", (long long)crd[q], vals[q]);
-    abt_free(pos); abt_free(crd); abt_free(vals);
+    {name}_free(pos); {name}_free(crd); {name}_free(vals);
     return 0;
 }}
 """
-    out = build_and_run(tmp_path, "abt", main)
-    pos = np.array(out[:13], dtype=np.int64)
-    rest = out[13:]
-    crd = np.array(rest[0::2], dtype=np.int64)
-    vals = np.array(rest[1::2], dtype=float)
-    got = sp.csr_array((vals, crd, pos), shape=(12, 7)).toarray()
-    np.testing.assert_allclose(got, (M @ N.T).toarray(), rtol=1e-14)
+    out = build_and_run(tmp_path, name, main)
+    pos = np.array(out[:rows + 1], dtype=np.int64)
+    crd = np.array(out[rows + 1::2], dtype=np.int64)
+    vals = np.array(out[rows + 2::2], dtype=float)
+    return sp.csr_array((vals, crd, pos), shape=(rows, out_cols))
+
+
+def test_exported_sparse_output_kernel(tmp_path):
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    ep.export_c(ep.sum(j, A[i, j] * B[k, j]), "abt", tmp_path, output="csr")
+    M = sp.random(12, 9, density=0.3, format="csr", random_state=4)
+    N = sp.random(7, 9, density=0.3, format="csr", random_state=5)
+    got = run_csr_product(tmp_path, "abt", M, N, 7)
+    np.testing.assert_allclose(got.toarray(), (M @ N.T).toarray(), rtol=1e-14)
 
 
 def test_exported_size_mismatch_returns_2(tmp_path):
@@ -120,30 +126,7 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path):
                      shape=(6, 10))
     N = sp.csr_array((rng.random(400), (rng.integers(0, 10, 400), rng.integers(0, 200, 400))),
                      shape=(10, 200))
-    main = f"""
-#include <stdio.h>
-#include "gus.h"
-{c_array("int64_t", "ap", M.indptr)}
-{c_array("int64_t", "ac", M.indices)}
-{c_array("double", "av", M.data)}
-{c_array("int64_t", "bp", N.indptr)}
-{c_array("int64_t", "bc", N.indices)}
-{c_array("double", "bv", N.data)}
-int main(void) {{
-    int64_t *pos, *crd; double *vals; int64_t nnz;
-    int rc = gus(6, 10, ap, ac, av, 10, 200, bp, bc, bv, &pos, &crd, &vals, &nnz);
-    if (rc) return 10 + rc;
-    for (int i = 0; i <= 6; i++) printf("%lld\\n", (long long)pos[i]);
-    for (int64_t q = 0; q < nnz; q++) printf("%lld %.17g\\n", (long long)crd[q], vals[q]);
-    gus_free(pos); gus_free(crd); gus_free(vals);
-    return 0;
-}}
-"""
-    out = build_and_run(tmp_path, "gus", main)
-    pos = np.array(out[:7], dtype=np.int64)
-    crd = np.array(out[7::2], dtype=np.int64)
-    vals = np.array(out[8::2], dtype=float)
+    got = run_csr_product(tmp_path, "gus", M, N, 200)
     for r in range(6):
-        assert np.all(np.diff(crd[pos[r]:pos[r + 1]]) > 0)
-    got = sp.csr_array((vals, crd, pos), shape=(6, 200)).toarray()
-    np.testing.assert_allclose(got, (M @ N).toarray(), rtol=1e-13)
+        assert np.all(np.diff(got.indices[got.indptr[r]:got.indptr[r + 1]]) > 0)
+    np.testing.assert_allclose(got.toarray(), (M @ N).toarray(), rtol=1e-13)
