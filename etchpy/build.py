@@ -12,11 +12,6 @@ Every artefact lives in one directory, created private to the user (mode 0o700):
 
     <name>-<key[:16]>.c    the exact source that was compiled (kept when compiling fails)
     <name>-<key[:16]>.so   the shared object handed to ffi.dlopen
-    <name>-<key[:16]>.py   the cdef pre-parsed by cffi (``ffi.emit_python_code``, cffi's
-                           out-of-line ABI mode) plus an ``ETCHPY_KEY`` line; a later
-                           process imports it and calls ``ffi.dlopen`` without parsing
-                           the cdef, so pycparser is never imported on a warm load.  A
-                           missing or unusable one is regenerated from the cdef.
     probe-<hash[:16]>      a remembered compiler probe answer, "1" or "0"
                            (does -march=native work? does -fopenmp build and load?)
     .<file>.<pid>.<rand>.tmp   an in-flight temporary, renamed into place when complete
@@ -51,9 +46,6 @@ Environment
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
-import importlib.util
-import io
 import os
 import re
 import secrets
@@ -190,106 +182,41 @@ _env_signature = _make_env_reader()
 def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library:
     if not _NAME_RE.fullmatch(name):
         raise ValueError(f"kernel name {name!r} must match {_NAME_RE.pattern}")
-    # The cdef is parsed (which imports pycparser, tens of milliseconds) only when the
-    # cache holds no usable pre-parsed module for it; a bad cdef still fails before any
-    # compiling, and before a missing compiler is reported.
-    parsed: list = []
-
-    def parse_cdef():
-        if not parsed:
-            ffi = cffi.FFI()
-            ffi.cdef(cdef)
-            parsed.append(ffi)
-        return parsed[0]
-
+    ffi = cffi.FFI()
+    ffi.cdef(cdef)  # a bad cdef fails here, before any compiling
     cache_dir = cache_directory()
-    try:
-        compiler = find_compiler()
-    except CompileError:
-        parse_cdef()
-        raise
+    compiler = find_compiler()
     while True:
         flags = _final_flags(compiler, cache_dir, openmp)
         key = _cache_key(c_source, cdef, compiler, flags, openmp)
         try:
-            return _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
-                                  flags)
+            return _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags)
         except CompileError:
             if not _native_flag_to_blame(compiler, flags, cache_dir):
                 raise  # otherwise the next round uses portable flags
 
 
-def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
-                   flags) -> Library:
+def _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags) -> Library:
     c_path = cache_dir / f"{name}-{key[:16]}.c"
     so_path = cache_dir / f"{name}-{key[:16]}.so"
-    py_path = cache_dir / f"{name}-{key[:16]}.py"
     if so_path.exists():
-        ffi = _import_ffi(py_path, name, key)
-        fresh_ffi = ffi is None
         try:
             if not _looks_complete(so_path):
                 raise OSError(f"{so_path} is truncated or not a shared object")
-            if fresh_ffi:
-                ffi = parse_cdef()
             lib = ffi.dlopen(str(so_path))
         except OSError:
             _unlink(so_path)  # corrupt entry: rebuild once, below
         else:
             if not c_path.exists():
                 _write_atomic(c_path, c_source)
-            if fresh_ffi:
-                _write_ffi_module(ffi, py_path, name, key)
             stats["cache_hits"] += 1
             return Library(ffi, lib, so_path, c_path, key, True, flags)
-    ffi = parse_cdef()
     _build(c_source, c_path, so_path, compiler, flags)
     try:
         lib = ffi.dlopen(str(so_path))
     except OSError as exc:
         raise _error(f"built {so_path} but dlopen rejected it: {exc}", "", c_path) from exc
-    _write_ffi_module(ffi, py_path, name, key)
     return Library(ffi, lib, so_path, c_path, key, False, flags)
-
-
-def _ffi_module_name(name: str, key: str) -> str:
-    return f"_etchpy_cdef_{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{key[:16]}"
-
-
-def _import_ffi(py_path: Path, name: str, key: str):
-    """The out-of-line ABI-mode ``ffi`` stored at ``py_path``, or None if unusable."""
-    if not py_path.exists():
-        return None
-    try:
-        module_name = _ffi_module_name(name, key)
-        spec = importlib.util.spec_from_file_location(
-            module_name, py_path, loader=_NoBytecodeLoader(module_name, str(py_path)))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if getattr(module, "ETCHPY_KEY", None) != key:
-            return None  # truncated, or not ours
-        return module.ffi
-    except Exception:  # corrupt entry: parse the cdef, regenerate the module
-        return None
-
-
-class _NoBytecodeLoader(importlib.machinery.SourceFileLoader):
-    """Loads a cached cdef module without writing a __pycache__ into the cache dir."""
-
-    def set_data(self, path, data, *, _mode=0o666):
-        pass
-
-
-def _write_ffi_module(ffi, py_path: Path, name: str, key: str) -> None:
-    """Store ``ffi``'s parsed cdef as an out-of-line ABI-mode module (best effort)."""
-    try:
-        # set_source only names the module emitted here; ffi.dlopen is unaffected
-        ffi.set_source(_ffi_module_name(name, key), None, compiler_verbose=False)
-        text = io.StringIO()
-        ffi.emit_python_code(text)  # a file-like target: no file, no "generating" line
-        _write_atomic(py_path, f"{text.getvalue().rstrip()}\n\nETCHPY_KEY = {key!r}\n")
-    except Exception:
-        pass  # only a speed-up for later processes; they will parse the cdef instead
 
 
 def _build(c_source, c_path, so_path, compiler, flags) -> None:
