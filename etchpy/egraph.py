@@ -58,6 +58,10 @@ class Limits:
     seconds: float = 1.0
     match_limit: int = 100       # matches per rule and iteration before backoff
     ban_length: int = 2          # iterations a rule sits out (doubles each ban)
+    patience: int = 3            # stop after this many iterations without a cheaper root
+                                 # (needs a root; 0 or None turns early stopping off)
+    check_every: int = 1         # extract the root's best cost every k iterations
+    min_gain: float = 1e-3       # a relative decrease below this is not an improvement
 
     @staticmethod
     def of(x) -> "Limits":
@@ -479,21 +483,39 @@ class SaturationStats:
     fired: Counter = field(default_factory=Counter)
     stop: str = ""
     seconds: float = 0.0
+    costs: list = field(default_factory=list)     # (iteration, best tree cost of the root)
+    extract_seconds: float = 0.0                  # time spent in those extractions
 
     def as_dict(self) -> dict:
         return {"iterations": self.iterations, "nodes": self.nodes, "classes": self.classes,
                 "rules fired": dict(self.fired), "stop": self.stop,
-                "seconds": round(self.seconds, 4)}
+                "seconds": round(self.seconds, 4),
+                "root costs": list(self.costs),
+                "extract seconds": round(self.extract_seconds, 4)}
 
 
-def saturate(eg: EGraph, rules, limits=None) -> SaturationStats:
-    """Apply `rules` until nothing changes or a limit is hit (with per-rule backoff)."""
+def saturate(eg: EGraph, rules, limits=None, root: int | None = None) -> SaturationStats:
+    """Apply `rules` until nothing changes or a limit is hit (with per-rule backoff).
+
+    With a `root` class and `limits.patience` > 0, the root's best (greedy tree) cost
+    is extracted every `limits.check_every` iterations and saturation stops with
+    reason "no improvement" once it has not decreased for `patience` consecutive
+    iterations (a decrease by less than the fraction `limits.min_gain` does not count).
+    """
     lim = Limits.of(limits)
     stats = SaturationStats()
     start = time.perf_counter()
     banned_until = {r.name: 0 for r in rules}
     bans = Counter()
     seen: set = set()
+    watch = root is not None and bool(lim.patience)
+    every = max(1, int(lim.check_every or 1))
+    best_cost, best_at = math.inf, 0
+    if watch:
+        t0 = time.perf_counter()
+        best_cost = best_costs(eg)[eg.find(root)]
+        stats.extract_seconds += time.perf_counter() - t0
+        stats.costs.append((0, best_cost))
     for it in range(lim.iterations):
         stats.iterations = it + 1
         matches, any_banned = [], False
@@ -518,6 +540,16 @@ def saturate(eg: EGraph, rules, limits=None) -> SaturationStats:
         if (eg.num_nodes(), len(eg.classes)) == before and not any_banned:
             stats.stop = "saturated"
             break
+        if watch and (it + 1) % every == 0:
+            t0 = time.perf_counter()
+            now = best_costs(eg)[eg.find(root)]
+            stats.extract_seconds += time.perf_counter() - t0
+            stats.costs.append((it + 1, now))
+            if now < best_cost * (1 - lim.min_gain):
+                best_cost, best_at = now, it + 1
+            elif it + 1 - best_at >= lim.patience:
+                stats.stop = "no improvement"
+                break
     else:
         stats.stop = "iteration limit"
     stats.nodes, stats.classes = eg.num_nodes(), len(eg.classes)
@@ -586,19 +618,35 @@ def dag_cost(eg: EGraph, root: int, choice: dict) -> float:
 
 def extract_greedy(eg: EGraph) -> dict:
     """For every class the node of least tree cost (bottom-up fixpoint)."""
+    return _greedy(eg)[1]
+
+
+def best_costs(eg: EGraph) -> dict:
+    """For every class its least tree cost (what `extract_greedy` minimises)."""
+    return _greedy(eg)[0]
+
+
+def _greedy(eg: EGraph):
     best: dict[int, float] = {c: math.inf for c in eg.classes}
     choice: dict[int, tuple] = {}
-    own = {n: node_cost(eg, n) for ns in eg.classes.values() for n in ns}
+    find = eg.find
+    rows = []
+    for c, ns in eg.classes.items():
+        for n in ns:
+            own = node_cost(eg, n)
+            if own != math.inf:           # |i| nodes are never chosen
+                rows.append((c, n, own, tuple({find(k): None for k in n[2]})))
     changed = True
     while changed:
         changed = False
-        for c, ns in eg.classes.items():
-            for n in ns:
-                cost = own[n] + sum(best[eg.find(k)] for k in set(n[2]))
-                if cost < best[c]:
-                    best[c], choice[c] = cost, n
-                    changed = True
-    return choice
+        for c, n, own, kids in rows:
+            cost = own
+            for k in kids:
+                cost += best[k]
+            if cost < best[c]:
+                best[c], choice[c] = cost, n
+                changed = True
+    return best, choice
 
 
 def extract_exact(eg: EGraph, root: int, time_limit: float = 2.0) -> dict | None:

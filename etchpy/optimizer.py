@@ -14,7 +14,10 @@
 `dims` maps index names (or Index objects) to sizes (default 1000); `nnz` maps
 tensor names to nonzero counts (default: the full size for dense formats, 1%
 for sparse ones). `limits` is an `etchpy.egraph.Limits` or a dict with keys
-nodes (10_000), iterations (30), seconds (1.0), match_limit, ban_length.
+nodes (10_000), iterations (30), seconds (1.0), match_limit, ban_length, patience (3),
+check_every (1) and min_gain (1e-3): saturation also stops ("no improvement") once the
+root's best extracted cost has not decreased (by more than the fraction min_gain) for
+`patience` consecutive iterations; patience=0 turns early stopping off.
 
 The cost model assumes a Σ nested inside a product is computed on its own
 (materialised, or fused as a separate loop), which is what makes factorised
@@ -82,7 +85,7 @@ def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False,
     sr = _semiring(expr, semiring)
     eg = EGraph(sr, dims, nnz)
     root = eg.add_expr(expr)
-    stats = saturate(eg, rules_for(sr), limits)
+    stats = saturate(eg, rules_for(sr), limits, root=root)
     choice = extract_greedy(eg)
     if exact:       # the MILP may stop at its time limit: keep the cheaper of the two
         milp_choice = extract_exact(eg, root)

@@ -337,6 +337,31 @@ def test_limits_and_stats():
     assert "before" in text and "after" in text and "cost" in text
 
 
+def test_saturation_stops_when_the_best_cost_stops_improving():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    assert opt.stats["stop"] == "no improvement"
+    assert opt.stats["iterations"] < 30
+    costs = [c for _, c in opt.stats["root costs"]]
+    assert costs == sorted(costs, reverse=True)          # the best cost never grows
+    patience = ep.optimizer.Limits().patience
+    assert len(costs) >= patience + 1
+    assert all(c >= costs[-1] * (1 - 1e-3) for c in costs[-patience - 1:])
+    full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=0))
+    assert full.stats["stop"] != "no improvement" and not full.stats["root costs"]
+    assert opt.cost_after <= full.cost_after * (1 + 1e-3)
+    # a short patience stops before the expansion pays off (it takes 3 iterations)
+    short = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=1))
+    assert short.stats["stop"] == "no improvement" and short.stats["iterations"] == 1
+    assert equivalent(short.expr, e)
+    # checking every 2 iterations still stops, on a multiple of 2
+    every2 = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(check_every=2))
+    assert every2.stats["stop"] == "no improvement"
+    assert all(it % 2 == 0 for it, _ in every2.stats["root costs"])
+
+
 def test_subtraction_needs_a_ring():
     v = ep.tensor("v", 1)
     with pytest.raises(ep.SemiringError):
