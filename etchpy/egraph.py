@@ -17,8 +17,10 @@ whose nodes collide, repeat until stable).
 Rules are rows of the `RULES` table: a name, the node operator they look at, the
 semiring laws they need ("idempotent", "int_mul", "negation"), a condition on the
 node and a search that yields appliers (closures adding the right-hand side and
-returning its class). Bound index names are kept: every rule checks the
-side condition that no index is captured, so no renaming is needed.
+returning its class). Rules check that no index is captured; where pulling a Σ
+out of a product would capture one (Σ_i v[i])·(Σ_i w[i]), `sum-pull` first
+renames the clashing bound index to a fresh name `i__r1` (same size as i) in a
+copy of the Σ's body (`EGraph.renamed`).
 
 Cost (work estimate under the stream model, see `node_cost`): a product iterates
 the space of its free indices driven by its sparsest operand, Σ reads its body's
@@ -40,8 +42,7 @@ from .expression import sum as ep_sum
 from .ra import literal_laws
 from .semiring import Semiring
 
-DEFAULT_DIM = 1000
-SPARSE_DENSITY = 0.01
+from .cost import DEFAULT_DIM, SPARSE_DENSITY, base_name  # noqa: F401  (shared defaults)
 
 
 @dataclass
@@ -85,6 +86,9 @@ class EGraph:
         self.data: dict[int, ClassData] = {}
         self.one = semiring.one.item()
         self.zero = semiring.zero.item()
+        self.index_names: set[str] = set()
+        self._renamed: dict[tuple, int | None] = {}
+        self._fresh: dict[tuple, str] = {}
 
     # -- union-find and hash-consing ------------------------------------------
     def find(self, c: int) -> int:
@@ -157,7 +161,7 @@ class EGraph:
 
     # -- analysis --------------------------------------------------------------
     def dim(self, name: str) -> float:
-        return self.dims.get(name, DEFAULT_DIM)
+        return self.dims.get(name, self.dims.get(base_name(name), DEFAULT_DIM))
 
     def full(self, free) -> float:
         return math.prod(self.dim(v) for v in free)
@@ -167,6 +171,7 @@ class EGraph:
         ds = [self.info(k) for k in kids]
         if op == "acc":
             free = frozenset(ix.name for ix in payload.indices)
+            self.index_names |= free
             return ClassData(free, self.access_nnz(payload, free))
         if op == "lit":
             return ClassData(frozenset(), 1.0, payload)
@@ -230,6 +235,52 @@ class EGraph:
         out = self.add(("sum", bound, (body,))) if bound else body
         if missing and not self.sr.idempotent:
             out = self.mul_of([self.add(("dim", m, ())) for m in missing] + [out])
+        return out
+
+    def fresh_index(self, name: str, why=None) -> str:
+        """A new index name for `name`; the same one again for the same `why` key."""
+        if why is not None and (why, name) in self._fresh:
+            return self._fresh[(why, name)]
+        base, n = base_name(name), 1
+        while f"{base}__r{n}" in self.index_names:
+            n += 1
+        self.index_names.add(f"{base}__r{n}")
+        if why is not None:
+            self._fresh[(why, name)] = f"{base}__r{n}"
+        return f"{base}__r{n}"
+
+    def renamed(self, c: int, old: str, new: str, active=None) -> int | None:
+        """A class for c with free index `old` renamed to the fresh `new`.
+
+        Copies one term of c (the first node of each class that can be copied
+        without going round a cycle); saturation regrows the alternatives.
+        `new` must be fresh, so no Σ inside can capture it.
+        """
+        c = self.find(c)
+        if old not in self.info(c).free:
+            return c
+        if new in self.info(c).free:
+            return None                    # not fresh here: renaming would capture
+        key = (c, old, new)
+        if key in self._renamed:
+            return self._renamed[key]
+        active = set() if active is None else active
+        if c in active:
+            return None
+        active.add(c)
+        out = None
+        for op, payload, kids in list(self.nodes(c)):
+            if op == "acc":
+                out = self.add(("acc", Access(payload.tensor, tuple(
+                    Index(new) if ix.name == old else ix for ix in payload.indices)), ()))
+            elif op in ("sum", "mul", "add") and not (op == "sum" and new in payload):
+                copies = [self.renamed(k, old, new, active) for k in kids]
+                if None not in copies:
+                    out = self.add((op, payload, tuple(copies)))
+            if out is not None:
+                break
+        active.discard(c)
+        self._renamed[key] = out
         return out
 
     def add_expr(self, e: Expr) -> int:
@@ -342,16 +393,29 @@ def add_of_sums(eg: EGraph, c, node):
 
 
 def sum_pull(eg: EGraph, c, node):
-    """(Σ_A x)·y -> Σ_A (x·y)   when no index of A is free in y"""
+    """(Σ_A x)·y -> Σ_A (x·y)   renaming the indices of A that are free in y first"""
     out = []
     for k in dict.fromkeys(node[2]):
         rest = _without(node[2], k)
         rest_free = frozenset().union(*(eg.info(r).free for r in rest))
         for n in eg.nodes(k):
-            if n[0] == "sum" and not set(n[1]) & rest_free:
-                out.append(lambda n=n, rest=rest: eg.sum_of(n[1], eg.mul_of(rest + [n[2][0]])))
+            if n[0] == "sum":
+                out.append(lambda n=n, rest=rest, rest_free=rest_free:
+                           _pull(eg, n, rest, rest_free))
                 break
     return out
+
+
+def _pull(eg: EGraph, node, rest, rest_free):
+    bound, body = list(node[1]), node[2][0]
+    for pos, ix in enumerate(bound):
+        if ix in rest_free:
+            new = eg.fresh_index(ix, why=(node, rest_free))
+            body = eg.renamed(body, ix, new)
+            if body is None:
+                return None
+            bound[pos] = new
+    return eg.sum_of(tuple(bound), eg.mul_of(rest + [body]))
 
 
 def sum_push(eg: EGraph, c, node):
@@ -574,7 +638,8 @@ def _search(eg: EGraph, rule: Rule, seen: set):
 
 def _apply(eg, matches, stats, lim, start) -> str:
     for r, c, f in matches:
-        if eg.union(c, f()):
+        rhs = f()
+        if rhs is not None and eg.union(c, rhs):
             stats.fired[r.name] += 1
         if len(eg.memo) > lim.nodes:
             return "node limit"

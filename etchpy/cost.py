@@ -1,0 +1,106 @@
+"""Estimated work of loop nests and plans under the stream model (Etch §8).
+
+A loop nest over order (v1, ..., vn) visits, at depth k, one record per point of
+the body's support projected onto {v1..vk}. Every visit costs one unit, every
+innermost record also pays one unit per operation of the body, and a dense
+temporary pays TEMP_WEIGHT units per element (it is allocated, zeroed, written
+and read back, usually from memory rather than registers or cache).
+
+Support sizes are estimates from `Stats`: an index has a size (default 1000) and
+a tensor a nonzero count (default: full for dense formats, 1% for sparse ones).
+A sparse tensor with N nonzeros projected onto a subset W of its indices has
+about min(|W|, N) points; a product is driven by its sparsest factor (streams
+iterate the sparse side and locate into the other), a sum reads all operands.
+
+    Stats(dims, nnz, origin)      sizes; origin maps renamed indices to user names
+    support(e, S, stats)          estimated records of Σ-free e over index set S
+    nest_cost(body, order, stats) work of one loop nest
+    plan_cost(plan, stats)        work of a whole plan (steps plus temporaries)
+"""
+from __future__ import annotations
+
+import math
+
+from .expression import Access, Add, Expr, Lit, Mul
+
+DEFAULT_DIM = 1000
+SPARSE_DENSITY = 0.01
+TEMP_WEIGHT = 4.0
+
+
+def base_name(name: str) -> str:
+    """The user's index behind a bound index the optimizer renamed: i__r2 -> i."""
+    head, sep, tail = name.rpartition("__r")
+    return head if sep and head and tail.isdigit() else name
+
+
+class Stats:
+    def __init__(self, dims=None, nnz=None, origin=None):
+        self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
+        self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
+        self.origin = dict(origin or {})
+
+    def with_origin(self, origin) -> "Stats":
+        s = Stats()
+        s.dims, s.nnz, s.origin = self.dims, self.nnz, dict(origin)
+        return s
+
+    def dim(self, name: str) -> float:
+        name = self.origin.get(name, name)
+        return self.dims.get(name, self.dims.get(base_name(name), DEFAULT_DIM))
+
+    def full(self, names) -> float:
+        return math.prod(self.dim(v) for v in names)
+
+    def tensor_nnz(self, acc: Access) -> float:
+        names = [ix.name for ix in acc.indices]
+        full = self.full(names)
+        if acc.tensor.name in self.nnz:
+            return min(full, self.nnz[acc.tensor.name])
+        return full if acc.tensor.format.is_dense else max(1.0, SPARSE_DENSITY * full)
+
+
+def support(e: Expr, space: frozenset, stats: Stats) -> float:
+    """Estimated number of points of e's support projected onto (and broadcast over) space."""
+    match e:
+        case Access():
+            mine = {ix.name for ix in e.indices}
+            if e.tensor.format.is_dense:
+                return stats.full(space)
+            seen = mine & space
+            return min(stats.full(seen), stats.tensor_nnz(e)) * stats.full(space - mine)
+        case Lit():
+            return stats.full(space)
+        case Mul(a, b):
+            return min(support(a, space, stats), support(b, space, stats))
+        case Add(a, b):
+            return min(stats.full(space), support(a, space, stats) + support(b, space, stats))
+    raise TypeError(f"the cost model takes Σ-free bodies, got {e!r}")
+
+
+def operations(e: Expr) -> int:
+    match e:
+        case Mul(a, b) | Add(a, b):
+            return 1 + operations(a) + operations(b)
+    return 0
+
+
+def nest_cost(body: Expr, order, stats: Stats) -> float:
+    """Visits of every loop level plus the body's operations at the innermost level."""
+    total, seen = 0.0, frozenset()
+    for v in order:
+        seen = seen | {v}
+        total += support(body, seen, stats)
+    inner = support(body, seen, stats) if order else 1.0
+    return total + inner * operations(body)
+
+
+def plan_cost(plan, stats: Stats | None = None) -> float:
+    """Work of a plan: every step's loop nest plus the size of every dense temporary."""
+    stats = (stats or Stats()).with_origin(plan.origin)
+    total = 0.0
+    for step in plan.steps:
+        total += nest_cost(step.body, step.order, stats)
+        if step.target in plan.temps:
+            total += TEMP_WEIGHT * stats.full(step.out)
+    return total
