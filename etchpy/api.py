@@ -25,7 +25,8 @@ BACKENDS = ("c", "streams", "reference")
 
 
 def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
-             out_indices=None, check=False, threads=None, optimize=False, **inputs):
+             out_indices=None, check=False, threads=None, optimize=None,
+             optimizer_options=None, **inputs):
     """Evaluate `e` on named inputs with one of the backends (see module docstring).
 
     "c" compiles (or reuses) a kernel; "streams" runs the indexed-stream
@@ -35,7 +36,8 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
     if backend == "c":
         from .runtime import compile as compile_kernel
         kern = compile_kernel(e, semiring=semiring, output=output, order=order,
-                              out_indices=out_indices, threads=threads, optimize=optimize)
+                              out_indices=out_indices, threads=threads, optimize=optimize,
+                              optimizer_options=optimizer_options)
         return kern(**inputs)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")

@@ -12,6 +12,9 @@ The planner
    of terms instead becomes one step per term, all adding into the output;
 4. picks a loop order per step in which every sparse input is walked in its
    storage order (dense inputs locate any coordinate and never constrain it).
+   With `stats` (an etchpy.cost.Stats, given when the optimizer is on) the
+   legal orders are priced by `etchpy.cost.nest_cost` and the cheapest is taken;
+   the heuristic order wins ties and anything within 10% of it.
 """
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ class Plan:
 
 
 def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
-              keep_factored=False) -> Plan:
+              keep_factored=False, stats=None) -> Plan:
     """The plan for `e`; `order` optionally lists index names, outermost first.
 
     `keep_factored=True` (used for optimizer output) computes a Σ that is a
@@ -63,7 +66,7 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
         names.fresh(ix.name)
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
-    builder = _Builder(names, origin, order, keep_factored)
+    builder = _Builder(names, origin, order, keep_factored, stats)
     out_names = tuple(ix.name for ix in out)
     terms = list(_top_terms(e))
     pulled = [builder.pull(t) for t in terms]
@@ -104,8 +107,9 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
 
 
 class _Builder:
-    def __init__(self, names: Names, origin: dict, order, keep_factored=False):
+    def __init__(self, names: Names, origin: dict, order, keep_factored=False, stats=None):
         self.keep_factored = keep_factored
+        self.stats = stats
         self.names = names
         self.origin = origin
         self.user_order = None if order is None else [getattr(o, "name", o) for o in order]
@@ -147,6 +151,9 @@ class _Builder:
 
     def step(self, target, out, bound, body):
         order = choose_order(body, out + tuple(bound), self.origin, self.user_order)
+        if self.stats is not None and self.user_order is None:
+            order = cheapest_order(body, out + tuple(bound), order,
+                                   self.stats.with_origin(self.origin))
         self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
 
 
@@ -201,6 +208,16 @@ def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
         order.append(best)
         left.remove(best)
     return tuple(order)
+
+
+def cheapest_order(body: Expr, variables: tuple[str, ...], default: tuple[str, ...],
+                   stats, limit: int = 120) -> tuple[str, ...]:
+    """The legal order of least estimated work; `default` unless another is >10% cheaper."""
+    from .cost import nest_cost
+    base = nest_cost(body, default, stats)
+    priced = [(nest_cost(body, cand, stats), cand) for cand in legal_orders(body, variables, limit)]
+    best_cost, best = min(priced, default=(base, default))
+    return best if best_cost < 0.9 * base else default
 
 
 def _cycle_message(cons, left) -> str:

@@ -36,16 +36,10 @@ class Kernel:
     """A compiled expression. Call it with the inputs by tensor name."""
 
     def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
-                 name="etchpy_kernel", threads=None, optimize=False, optimizer_options=None):
+                 name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None):
         expr = as_expr(expr)
         self.semiring = api.prepare_semiring(expr, semiring)
-        self.optimized = None
-        if optimize:
-            from .optimizer import optimize as run_optimizer
-            self.optimized = run_optimizer(expr, semiring=self.semiring, **(optimizer_options or {}))
-            _debug("optimizer", self.optimized.explain())
         self.source_expr = expr
-        self.expr = expr = self.optimized.expr if self.optimized else expr
         self.out_indices = api.output_indices(expr, out_indices)
         api.check_out_indices(expr, self.out_indices)
         self.tensors = tensors(expr)
@@ -55,8 +49,17 @@ class Kernel:
         self.threads = default_threads() if threads is None else int(threads)
         if self.threads < 1:
             raise EtchpyError(f"threads must be at least 1, got {threads}")
-        self.plan = planning.make_plan(expr, self.out_indices, order,
-                                       keep_factored=self.optimized is not None)
+        # optimize=None: on, unless the caller fixed the loop order by hand
+        use_optimizer = (order is None) if optimize is None else bool(optimize)
+        self.optimized = None
+        self.plan_costs = None
+        if use_optimizer:
+            self.plan, self.optimized, self.plan_costs = _optimized_plan(
+                expr, self.out_indices, order, self.semiring, dict(optimizer_options or {}))
+            _debug("optimizer", self.optimized.explain())
+        else:
+            self.plan = planning.make_plan(expr, self.out_indices, order)
+        self.expr = self.optimized.expr if self.plan_costs and self.plan_costs[2] else expr
         _debug("plan", self.plan.explain())
         self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
                                         threads=self.threads)
@@ -105,6 +108,9 @@ class Kernel:
         if self.optimized is not None:
             out.append("optimizer:")
             out += ["  " + ln for ln in self.optimized.explain().splitlines()]
+            written, rewritten, used = self.plan_costs
+            out.append(f"  plan cost as written {written:.4g}, optimized {rewritten:.4g}: "
+                       f"compiling the {'optimized' if used else 'written'} expression")
         out += ["  " + ln for ln in self.plan.explain().splitlines()]
         out.append("streams (level: how skip moves):")
         out += ["  " + t for t in self.program.streams_text]
@@ -315,6 +321,38 @@ def _index_type(bound: dict):
 _kernel_cache: dict = {}
 
 
+REWRITE_MARGIN = 0.5
+
+
+def _optimized_plan(expr, out_indices, order, semiring, options):
+    """(plan, Optimized, (cost as written, cost optimized, optimized plan used?)).
+
+    The optimizer's expression is planned with its factors kept apart and every
+    step's loop order priced (etchpy.cost); the expression as written is planned
+    fused, with priced orders too. The rewrite is compiled only when its plan costs
+    at most half the written one (the model is coarse and sizes are guesses at
+    compile time, so a constant-factor saving such as a factorised MTTKRP, which
+    trades one multiplication per nonzero for a large dense temporary, is not
+    worth the risk; asymptotic savings such as colSums·rowSums are). The option
+    `rewrite_margin` changes the factor (math.inf: always compile the rewrite). The optimized
+    expression must use the same tensors (the kernel's signature).
+    """
+    from .cost import Stats, plan_cost
+    from .optimizer import optimize as run_optimizer
+    margin = options.pop("rewrite_margin", REWRITE_MARGIN)
+    opt = run_optimizer(expr, semiring=semiring, **options)
+    stats = Stats(options.get("dims"), options.get("nnz"))
+    written = planning.make_plan(expr, out_indices, order, stats=stats)
+    cost_written = plan_cost(written, stats)
+    if opt.expr == expr or tensors(opt.expr) != tensors(expr):
+        return written, opt, (cost_written, cost_written, False)
+    rewritten = planning.make_plan(opt.expr, out_indices, order, keep_factored=True, stats=stats)
+    cost_rewritten = plan_cost(rewritten, stats)
+    if cost_rewritten <= margin * cost_written:
+        return rewritten, opt, (cost_written, cost_rewritten, True)
+    return written, opt, (cost_written, cost_rewritten, False)
+
+
 def default_threads() -> int:
     """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked)."""
     value = os.environ.get("ETCHPY_NUM_THREADS", "1")
@@ -325,7 +363,7 @@ def default_threads() -> int:
 
 
 def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,
-            formats=None, name="etchpy_kernel", threads=None, optimize=False,
+            formats=None, name="etchpy_kernel", threads=None, optimize=None,
             optimizer_options=None) -> Kernel:   # noqa: A001
     """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached in-process)."""
     if isinstance(expr, str):
@@ -340,7 +378,7 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
     key = (as_expr(expr), semiring if semiring is None else id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
-           default_threads() if threads is None else threads, bool(optimize),
+           default_threads() if threads is None else threads, optimize,
            None if optimizer_options is None else repr(sorted(optimizer_options.items())))
     kern = _kernel_cache.get(key)
     if kern is None:

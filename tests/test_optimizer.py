@@ -386,7 +386,8 @@ from etchpy.testing import check_backends as _check_backends, problems as _probl
 def test_compiled_optimized_kernels_equal_reference(p):
     """compile(optimize=True): the factorised plan (Σ factors kept in their own
     loop nests) computes the same values as the reference."""
-    _check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), optimize=True)
+    _check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), optimize=True,
+                    optimizer_options={"rewrite_margin": float("inf")})
 
 
 def test_squared_loss_compiles_to_factorised_plan():
@@ -408,3 +409,111 @@ def test_squared_loss_compiles_to_factorised_plan():
     assert "optimizer:" in kern.explain()
     want = float(np.sum((Xs.toarray() - np.outer(u, v)) ** 2))
     assert abs(kern(X=Xs, U=u, V=v) - want) <= 1e-9 * abs(want)
+
+
+def test_sum_pull_renames_a_captured_bound_index():
+    """(Σ_i v[i])·(Σ_i w[i]): pulling the second Σ under the first would capture i,
+    so sum-pull renames it to a fresh i__r1 and reaches Σ_{i,i__r1} v[i]·w[i__r1]."""
+    from etchpy.egraph import EGraph, rules_for, saturate
+    v, w = ep.tensor("v", 1), ep.tensor("w", 1)
+    r1 = ep.Index("i__r1")
+    eg = EGraph(ep.semirings.real)
+    lhs = eg.add_expr(ep.sum(i, v[i]) * ep.sum(i, w[i]))
+    stats = saturate(eg, rules_for(ep.semirings.real))
+    before = len(eg.classes)
+    rhs = eg.add_expr(ep.sum((i, r1), v[i] * w[r1]))     # hash-consed: already there
+    assert len(eg.classes) == before
+    assert eg.find(lhs) == eg.find(rhs)
+    assert stats.fired["sum-pull"] >= 1
+    # the renamed index keeps i's size in the cost model
+    eg2 = EGraph(ep.semirings.real, dims={"i": 7})
+    assert eg2.dim("i__r1") == 7
+
+
+def test_renamed_pull_keeps_values():
+    v, w, x = ep.tensor("v", 1), ep.tensor("w", 1), ep.tensor("x", 1)
+    e = x[i] * ep.sum(i, v[i]) * ep.sum(i, w[i] * x[i])     # free i outside, bound i inside
+    rng = np.random.default_rng(1)
+    ins = {n: rng.integers(-3, 4, 5).astype(float) for n in "vwx"}
+    want = ep.evaluate(e, backend="reference", **ins)
+    for margin in (0.5, float("inf")):
+        got = ep.evaluate(e, optimizer_options={"rewrite_margin": margin}, **ins)
+        np.testing.assert_allclose(got, want)
+
+
+def test_repeated_sum_factors_rename_without_capture():
+    """Found by Hypothesis: (Σ_j A[j])³·0 pulls one copy after another; each pull
+    needs its own fresh name (a name reused across contexts would capture)."""
+    A = ep.tensor("A", 1)
+    s = ep.sum(j, A[j])
+    e = s * s * Lit(0.0) * s
+    opt = optimize(e)
+    assert ep.equivalent(opt.expr, e)
+    for margin in (0.5, float("inf")):
+        got = ep.evaluate(e, optimizer_options={"rewrite_margin": margin}, A=np.array([2.0]))
+        assert got == 0.0
+
+
+# ------------------------------------------------- the optimizer inside compile
+
+
+def test_default_compile_runs_the_optimizer():
+    """compile() optimizes by default; order= (a hand-fixed loop order) turns it off
+    unless optimize=True is passed too; optimize=False compiles the expression as written."""
+    import scipy.sparse as sp
+    X = ep.tensor("X", 2, format="csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    loss = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    kern = ep.compile(loss)
+    assert kern.optimized is not None and kern.plan_costs[2]      # the rewrite is compiled
+    assert kern.plan_costs[1] * 100 < kern.plan_costs[0]
+    assert len(kern.plan.steps) > 1
+    assert "compiling the optimized expression" in kern.explain()
+    assert ep.compile(loss, optimize=False).optimized is None
+    assert ep.compile(loss, order=("i", "j")).optimized is None
+    rng = np.random.default_rng(2)
+    Xs = sp.random(30, 20, density=0.1, random_state=3, format="csr")
+    u, v = rng.random(30), rng.random(20)
+    want = float(np.sum((Xs.toarray() - np.outer(u, v)) ** 2))
+    for k in (kern, ep.compile(loss, optimize=False)):
+        assert abs(k(X=Xs, U=u, V=v) - want) <= 1e-9 * want
+
+
+def test_mttkrp_is_not_factorised_by_default():
+    """The optimizer finds Σ_k D·(Σ_j B·C), but its plan needs a dense i×k×r
+    temporary and saves only one multiplication per nonzero: the plan-level cost
+    keeps the fused loop nest (which ran 16× faster when measured)."""
+    B, C, D = ep.tensor("B", 3, "csf"), ep.tensor("C", 2), ep.tensor("D", 2)
+    r = ep.Index("r")
+    e = ep.sum((j, k), B[i, j, k] * C[j, r] * D[k, r])
+    kern = ep.compile(e)
+    written, rewritten, used = kern.plan_costs
+    assert not used and rewritten > 0.5 * written
+    assert len(kern.plan.steps) == 1 and kern.plan.steps[0].order == ("i", "j", "k", "r")
+    forced = ep.compile(e, optimizer_options={"rewrite_margin": float("inf")})
+    assert forced.plan_costs[2] and len(forced.plan.steps) == 2
+    rng = np.random.default_rng(4)
+    Bd = rng.random((4, 5, 6)) * (rng.random((4, 5, 6)) < 0.3)
+    Cd, Dd = rng.random((5, 3)), rng.random((6, 3))
+    want = np.einsum("ijk,jr,kr->ir", Bd, Cd, Dd)
+    for kk in (kern, forced):
+        np.testing.assert_allclose(kk(B=ep.Tensor.from_dense(Bd, "csf"), C=Cd, D=Dd), want)
+
+
+def test_cheapest_order_prefers_less_work():
+    """y[i] = Σ_j a[i]·b[j] with a full and b nearly empty: the heuristic order
+    (free index first) visits |i|·nnz(b) + |i| records, (j, i) only nnz(b)·(1 + |i|)."""
+    from etchpy.cost import Stats, nest_cost
+    from etchpy.plan import make_plan
+    a, b = ep.tensor("a", 1, "csf"), ep.tensor("b", 1, "csf")
+    e = ep.sum(j, a[i] * b[j])
+    assert make_plan(e).steps[0].order == ("i", "j")
+    stats = Stats(nnz={"a": 1000, "b": 1})
+    plan = make_plan(e, stats=stats)
+    assert plan.steps[0].order == ("j", "i")
+    body = plan.steps[0].body
+    assert nest_cost(body, ("j", "i"), stats) < 0.9 * nest_cost(body, ("i", "j"), stats)
+    kern = ep.compile(e, optimizer_options={"nnz": {"a": 1000, "b": 1}})
+    assert kern.plan.steps[0].order == ("j", "i")
+    av, bv = np.arange(1.0, 6.0), np.array([0, 0, 3.0, 0])
+    np.testing.assert_allclose(kern(a=av, b=bv), av * 3.0)
