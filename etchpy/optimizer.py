@@ -6,7 +6,9 @@
     opt.cost_after    estimated work of `opt.expr`  (never above cost_before)
     opt.rules_used    {rule name: times it merged two classes}
     opt.stats         saturation statistics (iterations, nodes, classes, stop reason)
-    opt.explain()     a readable report
+    opt.plan          the loop nests it compiles to (plan.make_plan with its factors
+                      kept apart and loop orders priced by etchpy.cost)
+    opt.explain()     a readable report, plan included
 
     equivalent(e1, e2, semiring=None) -> bool     canonical forms (etchpy.ra)
     to_ra(expr), from_ra(q), canonical(expr, semiring)
@@ -46,6 +48,14 @@ class Optimized:
     rules_used: dict = field(default_factory=dict)
     stats: dict = field(default_factory=dict)
     semiring: str = "real"
+    dims: dict | None = None
+    nnz: dict | None = None
+
+    @property
+    def plan(self):
+        from .cost import Stats
+        from .plan import make_plan
+        return make_plan(self.expr, keep_factored=True, stats=Stats(self.dims, self.nnz))
 
     def explain(self) -> str:
         rules = ", ".join(f"{k}×{v}" for k, v in sorted(self.rules_used.items())) or "none"
@@ -60,6 +70,8 @@ class Optimized:
             f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
             f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
             f"{s.get('seconds', 0) * 1000:.1f} ms",
+            "plan",
+            *("  " + ln for ln in self.plan.explain().splitlines()),
         ])
 
 
@@ -97,4 +109,5 @@ def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False,
     after = cost(best, semiring=sr, dims=dims, nnz=nnz)
     if after > before:            # greedy tree cost can miss sharing: never get worse
         best, after = expr, before
-    return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name)
+    return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name,
+                     dims, nnz)

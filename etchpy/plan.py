@@ -10,6 +10,8 @@ The planner
 3. materialises a Σ that sits under `+` into a dense temporary computed by an
    earlier step (pulling it out would change its multiplicity); a top-level sum
    of terms instead becomes one step per term, all adding into the output;
+   a Σ that occurs twice (equal up to the names of its bound indices) is
+   computed once and its temporary read twice;
 4. picks a loop order per step in which every sparse input is walked in its
    storage order (dense inputs locate any coordinate and never constrain it).
    With `stats` (an etchpy.cost.Stats, given when the optimizer is on) the
@@ -115,6 +117,7 @@ class _Builder:
         self.user_order = None if order is None else [getattr(o, "name", o) for o in order]
         self.steps: list[Step] = []
         self.temps: dict[str, TensorVar] = {}
+        self.shared: dict = {}                 # alpha_key of a Σ -> its temporary
 
     def pull(self, e: Expr) -> tuple[tuple[str, ...], Expr]:
         """(bound, body) with e = Σ_bound body and body free of Σ."""
@@ -136,6 +139,9 @@ class _Builder:
 
     def sum_free(self, e: Expr) -> Expr:
         """e itself if it pulls to no Σ, else an access to a temporary holding it."""
+        key = alpha_key(e)
+        if key in self.shared:
+            return self.shared[key]
         bound, body = self.pull(e)
         if not bound:
             return body
@@ -147,7 +153,8 @@ class _Builder:
             object.__setattr__(tvar, attr, value)
         self.temps[name] = tvar
         self.step(name, free, bound, body)
-        return Access(tvar, tuple(Index(v) for v in free))
+        self.shared[key] = Access(tvar, tuple(Index(v) for v in free))
+        return self.shared[key]
 
     def step(self, target, out, bound, body):
         order = choose_order(body, out + tuple(bound), self.origin, self.user_order)
@@ -155,6 +162,21 @@ class _Builder:
             order = cheapest_order(body, out + tuple(bound), order,
                                    self.stats.with_origin(self.origin))
         self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
+
+
+def alpha_key(e: Expr, env=None, depth=0):
+    """A hashable key of e equal for expressions that differ only in bound names."""
+    env = env or {}
+    match e:
+        case Access(t, idx):
+            return ("acc", t, tuple(env.get(ix.name, ix.name) for ix in idx))
+        case Lit():
+            return ("lit", e)
+        case Mul(a, b) | Add(a, b):
+            return (type(e).__name__, alpha_key(a, env, depth), alpha_key(b, env, depth))
+        case Sum(i, body):
+            return ("sum", alpha_key(body, {**env, i.name: ("bound", depth)}, depth + 1))
+    raise TypeError(f"not an expression: {e!r}")
 
 
 def storage_constraints(body: Expr) -> list[tuple[str, tuple[str, ...]]]:

@@ -517,3 +517,21 @@ def test_cheapest_order_prefers_less_work():
     assert kern.plan.steps[0].order == ("j", "i")
     av, bv = np.arange(1.0, 6.0), np.array([0, 0, 3.0, 0])
     np.testing.assert_allclose(kern(a=av, b=bv), av * 3.0)
+
+
+def test_optimized_plan_and_shared_temporaries():
+    """ep.optimize(e).plan is the sequence of loop nests; a Σ that occurs twice
+    (equal up to bound names) is one temporary, computed once (cost counted once)."""
+    from etchpy.cost import plan_cost
+    from etchpy.plan import make_plan
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    e = x[i] * (ep.sum(j, A[i, j] * x[j]) + ep.sum(k, A[i, k] * x[k]))
+    plan = make_plan(e)
+    assert [s.target for s in plan.steps] == ["tmp", "out"]
+    single = make_plan(x[i] * ep.sum(j, A[i, j] * x[j]), keep_factored=True)
+    assert plan_cost(plan) < 1.1 * plan_cost(single)
+    ins = {"A": np.arange(9.0).reshape(3, 3), "x": np.array([1.0, -2.0, 0.5])}
+    want = ep.evaluate(e, backend="reference", **ins)
+    np.testing.assert_allclose(ep.evaluate(e, optimize=False, **ins), want)
+    opt = optimize(ep.sum((i, j, k), A[i, j] * A[j, k]))
+    assert len(opt.plan.steps) >= 2 and "loop order" in opt.explain()
