@@ -89,6 +89,8 @@ class EGraph:
         self.index_names: set[str] = set()
         self._renamed: dict[tuple, int | None] = {}
         self._fresh: dict[tuple, str] = {}
+        self._dim_memo: dict[str, float] = {}
+        self._full_memo: dict = {}
 
     # -- union-find and hash-consing ------------------------------------------
     def find(self, c: int) -> int:
@@ -161,10 +163,17 @@ class EGraph:
 
     # -- analysis --------------------------------------------------------------
     def dim(self, name: str) -> float:
-        return self.dims.get(name, self.dims.get(base_name(name), DEFAULT_DIM))
+        d = self._dim_memo.get(name)
+        if d is None:
+            d = self._dim_memo[name] = self.dims.get(
+                name, self.dims.get(base_name(name), DEFAULT_DIM))
+        return d
 
     def full(self, free) -> float:
-        return math.prod(self.dim(v) for v in free)
+        f = self._full_memo.get(free)
+        if f is None:
+            f = self._full_memo[free] = math.prod(self.dim(v) for v in free)
+        return f
 
     def make_data(self, node: tuple) -> ClassData:
         op, payload, kids = node
@@ -583,11 +592,12 @@ def saturate(eg: EGraph, rules, limits=None, root: int | None = None) -> Saturat
     for it in range(lim.iterations):
         stats.iterations = it + 1
         matches, any_banned = [], False
+        by_op = _nodes_by_op(eg)
         for r in rules:
             if banned_until[r.name] > it:
                 any_banned = True
                 continue
-            keys, found = _search(eg, r, seen)
+            keys, found = _search(eg, r, seen, by_op)
             if len(found) > lim.match_limit << bans[r.name]:
                 banned_until[r.name] = it + (lim.ban_length << bans[r.name])
                 bans[r.name] += 1
@@ -621,18 +631,27 @@ def saturate(eg: EGraph, rules, limits=None, root: int | None = None) -> Saturat
     return stats
 
 
-def _search(eg: EGraph, rule: Rule, seen: set):
+def _nodes_by_op(eg: EGraph) -> dict:
+    """op -> [(class, node, sizes of its child classes)], one scan per iteration."""
+    out: dict[str, list] = {}
+    classes, find = eg.classes, eg.find
+    for c, ns in classes.items():
+        for n in ns:
+            out.setdefault(n[0], []).append(
+                (c, n, tuple(len(classes[find(k)]) for k in n[2])))
+    return out
+
+
+def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict | None = None):
     """New matches of `rule`: a node is searched again only when a child class grew."""
     keys, found = [], []
-    for c in list(eg.classes):
-        for n in list(eg.classes[c]):
-            if n[0] != rule.op:
-                continue
-            key = (rule.name, n, tuple(len(eg.classes[eg.find(k)]) for k in n[2]))
-            if key in seen or not rule.condition(eg, c, n):
-                continue
-            keys.append(key)
-            found += [(c, f) for f in rule.search(eg, c, n)]
+    by_op = _nodes_by_op(eg) if by_op is None else by_op
+    for c, n, sizes in by_op.get(rule.op, ()):
+        key = (rule.name, n, sizes)
+        if key in seen or not rule.condition(eg, c, n):
+            continue
+        keys.append(key)
+        found += [(c, f) for f in rule.search(eg, c, n)]
     return keys, found
 
 
@@ -701,6 +720,7 @@ def _greedy(eg: EGraph):
             own = node_cost(eg, n)
             if own != math.inf:           # |i| nodes are never chosen
                 rows.append((c, n, own, tuple({find(k): None for k in n[2]})))
+    rows.sort(key=lambda r: r[0])       # children are mostly older classes: few passes
     changed = True
     while changed:
         changed = False
