@@ -190,6 +190,8 @@ class FunctionBody:
                     f"{pad}{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));",
                     f"{pad}if (!{arr}) goto fail;",
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
+            case imp.ParallelFor(var, start, end, body, threads, red) if red:
+                return self.parallel_reduce(var, start, end, body, threads, red, depth)
             case imp.ParallelFor(var, start, end, body, threads):
                 return "\n".join([
                     f"{pad}{{",
@@ -214,6 +216,39 @@ class FunctionBody:
                     f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
                     f"{pad}}}"])
         raise TypeError(f"cannot render statement {s!r}")
+
+    def parallel_reduce(self, var, start, end, body, threads, red, depth) -> str:
+        """Each thread adds into its own `red` (a block-local copy, starting at
+        zero) over a static block of iterations; the copies are added into the
+        outer `red` in thread order, so the result does not depend on timing."""
+        pad, p2, p3 = INDENT * depth, INDENT * (depth + 1), INDENT * (depth + 2)
+        e, zero = self.expr, self.value_literal(self.sr.zero)
+        part = f"{red}_part"
+        return "\n".join([
+            f"{pad}{{",
+            f"{p2}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
+            f"{p2}val_t {part}[{threads}];",
+            f"{p2}for (int t_ = 0; t_ < {threads}; t_++) {part}[t_] = {zero};",
+            "#ifdef _OPENMP",
+            f"{p2}#pragma omp parallel num_threads({threads})",
+            "#endif",
+            f"{p2}{{",
+            f"{p3}val_t {red} = {zero};   /* this thread's partial sum */",
+            "#ifdef _OPENMP",
+            f"{p3}#pragma omp for schedule(static)",
+            "#endif",
+            f"{p3}for (int64_t {var} = {var}_first; {var} < {var}_end; {var}++) {{",
+            self.stmt(body, depth + 3),
+            f"{p3}}}",
+            "#ifdef _OPENMP",
+            f"{p3}{part}[omp_get_thread_num()] = {red};",
+            "#else",
+            f"{p3}{part}[0] = {red};",
+            "#endif",
+            f"{p2}}}",
+            f"{p2}for (int t_ = 0; t_ < {threads}; t_++) "
+            f"{red} = {self.sr.add.render(red, f'{part}[t_]')};",
+            f"{pad}}}"])
 
     # ---------------------------------------------------------- expressions
     def expr(self, x) -> str:

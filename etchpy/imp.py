@@ -9,7 +9,7 @@
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
                | Alloc(a, t, e, e) | Reserve(a, t, e) | SortIndices(a, e, e, a)
-               | ParallelFor(x, e, e, s, threads)
+               | ParallelFor(x, e, e, s, threads, reduce)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
 `Ring` is the semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v.
@@ -169,12 +169,18 @@ class ParallelFor:
 
     The interpreter runs it in order; C may split it across `threads` threads.
     The body must not leave the loop early (no allocation failures inside).
+    With `reduce` (a value variable declared before the loop), iterations may
+    also add into that variable with the semiring's ⊕: in C every thread adds
+    into its own copy, starting at zero, and the copies are added into the
+    variable in thread order after the loop (⊕ is associative and commutative,
+    and each thread takes a fixed block of iterations, so results repeat).
     """
     var: str
     start: Expr
     end: Expr
     body: "Stmt"
     threads: int
+    reduce: str | None = None
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices,
@@ -517,7 +523,8 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}reserve {arr}[{show(n)}];"
         case SortIndices(arr, n, _, _):
             return f"{pad}sort {arr}[0..{show(n)}];"
-        case ParallelFor(var, a, b, body, threads):
-            return (f"{pad}parallel({threads}) for {var} in [{show(a)}, {show(b)}) {{\n"
+        case ParallelFor(var, a, b, body, threads, red):
+            what = f"parallel({threads}{', reduce ' + red if red else ''})"
+            return (f"{pad}{what} for {var} in [{show(a)}, {show(b)}) {{\n"
                     f"{show(body, indent + 1)}\n{pad}}}")
     return repr(node)

@@ -476,7 +476,27 @@ class Emitter:
         """A step's loop nest; its outermost loop runs on threads when that is safe."""
         if self.parallel_ok(s):
             return self.parallel(s)
+        if self.reduction_ok(s):
+            return self.parallel_reduction(s)
         return self.emit(s, {})
+
+    def reduction_ok(self, s) -> bool:
+        """A full reduction (every level contracted) whose outermost level is a plain
+        counted loop: per-thread accumulators, added up after the loop."""
+        return (self.threads > 1 and not self.markers and isinstance(self.target, DenseTarget)
+                and is_stream(s) and s.counter is not None and s.ready == imp.TRUE
+                and s.prelude == imp.SKIP
+                and all(lv.contracted for lv in streams.levels_of(s)))
+
+    def parallel_reduction(self, s) -> imp.Stmt:
+        c, start, end = s.counter
+        acc = self.names.fresh("acc")
+        return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
+                   imp.Comment(f"Σ {s.var}: {s.search}, split across {self.threads} threads, "
+                               f"one accumulator each"),
+                   imp.ParallelFor(c, start, end, self.accumulate(s.value, acc), self.threads,
+                                   reduce=acc),
+                   self.target.write({}, Var(acc)))
 
     def parallel_ok(self, s) -> bool:
         """Dense target, outermost level free and a plain counted loop: disjoint rows.

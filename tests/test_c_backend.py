@@ -305,10 +305,35 @@ def test_threads_split_the_outer_loop_of_dense_outputs():
     M = _random_csr(3000, 200, 20000, 3)
     X = rng.random((200, 16))
     np.testing.assert_allclose(kern(A=M, B=X), M @ X, rtol=1e-12)
-    # sparse outputs and full reductions stay serial
-    assert "omp" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="csr", threads=2).c_source
+    # sparse outputs stay serial
+    assert "omp parallel" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="csr",
+                                            threads=2).c_source
     with pytest.raises(ep.EtchpyError):
         ep.compile(SPMV, threads=0)
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus", "integer", "boolean"])
+def test_threads_split_full_reductions_with_one_accumulator_each(semiring):
+    """Σ_{i,j} A[i,j]·x[j]: every level contracted, so each thread adds into its own
+    accumulator over a static block of rows; the partials are added in thread order."""
+    x = ep.tensor("x", 1)
+    e = ep.sum((i, j), A_csr[i, j] * x[j])
+    kern = ep.compile(e, threads=2, semiring=semiring)
+    src = kern.c_source
+    assert "omp parallel num_threads(2)" in src and "schedule(static)" in src
+    assert "one accumulator each" in src
+    sr = ep.semirings.get(semiring)
+    M = _random_csr(700, 90, 4000, 5)
+    M.data = np.random.default_rng(0).integers(1, 5, M.nnz).astype(M.data.dtype)
+    xv = np.random.default_rng(1).integers(0, 4, 90).astype(float)
+    M, xv = M.astype(sr.dtype), xv.astype(sr.dtype)
+    want = ep.evaluate(e, semiring=semiring, backend="reference", A=M, x=xv)
+    got = kern(A=M, x=xv)
+    assert got == pytest.approx(want, rel=1e-12)
+    assert kern(A=M, x=xv) == got                       # the same partition every call
+    serial = ep.compile(e, threads=1, semiring=semiring)
+    assert "omp" not in "\n".join(ln for ln in serial.c_source.splitlines()
+                                   if not ln.startswith("#"))
 
 
 def test_triangle_count_probes_a_marker():

@@ -10,6 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 typedef int64_t idx_t;   /* element type of every pos/crd array */
 typedef double val_t;   /* carrier of semiring real */
