@@ -78,10 +78,36 @@ def stencil_csr(g):
 
 
 def er_degree_ordered_upper(rng, n, m):
-    """Erdős–Rényi graph (m random pairs, loops and duplicates dropped), vertices
+    """Erdős–Rényi graph (m random pairs), degree-ordered upper triangle."""
+    return degree_ordered_upper(n, rng.integers(0, n, m), rng.integers(0, n, m))
+
+
+RMAT_PROBS = (0.57, 0.19, 0.19, 0.05)       # the Graph500 R-MAT parameters
+
+
+def rmat_degree_ordered_upper(rng, scale, m, probs=RMAT_PROBS):
+    """R-MAT power-law graph on 2**scale vertices from m edge draws: each draw picks
+    one of four quadrants per bit with probabilities a, b, c, d; vertex ids are then
+    permuted at random (so high degree is not tied to low ids), and the result is
+    degree-ordered like the ER graph."""
+    n = 1 << scale
+    a, b, c, _ = probs
+    src = np.zeros(m, dtype=np.int64)
+    dst = np.zeros(m, dtype=np.int64)
+    for _bit in range(scale):
+        u = rng.random(m)
+        row = u >= a + b                      # quadrants c, d: lower half
+        col = ((u >= a) & (u < a + b)) | (u >= a + b + c)    # quadrants b, d
+        src = (src << 1) | row
+        dst = (dst << 1) | col
+    perm = rng.permutation(n)
+    return degree_ordered_upper(n, perm[src], perm[dst])
+
+
+def degree_ordered_upper(n, a, b):
+    """The simple graph on edges (a, b) (loops and duplicates dropped), vertices
     relabelled by ascending degree, each edge oriented low -> high label: the
     strictly upper triangular U (int64 ones) and its edge arrays."""
-    a, b = rng.integers(0, n, m), rng.integers(0, n, m)
     keep = a != b
     lo, hi = np.minimum(a[keep], b[keep]), np.maximum(a[keep], b[keep])
     key = np.unique(lo * n + hi)
@@ -703,7 +729,14 @@ TRIANGLE_SQL = ("SELECT count(*) FROM u AS e1 JOIN u AS e2 ON e2.a = e1.b "
 def gen_triangle(ctx):
     rng = rng_for("triangle")
     n, m = (10_000, 100_000) if ctx.quick else (100_000, 1_000_000)
-    U, eu, ev = er_degree_ordered_upper(rng, n, m)
+    yield _triangle_case(ctx, "ER", n, *er_degree_ordered_upper(rng, n, m))
+    scale = 13 if ctx.quick else 17                    # 8,192 or 131,072 vertices
+    rng = rng_for("triangle-rmat")
+    yield _triangle_case(ctx, f"R-MAT scale {scale}", 1 << scale,
+                         *rmat_degree_ordered_upper(rng, scale, m))
+
+
+def _triangle_case(ctx, graph, n, U, eu, ev):
     info = {}
     impls = etchpy_impls("triangle", {"U": U}, info, norm=int)
     impls.append(Impl("scipy", lambda: ((lambda: (U @ U).multiply(U).sum()), int),
@@ -755,7 +788,7 @@ def gen_triangle(ctx):
             return f, int
         impls.append(Impl("SQLite", build_sqlite,
                           note=f"same SQL, (a,b) primary key; interrupted after {budget:g} s"))
-    yield Case("triangle", f"ER n={n:,} m={U.nnz:,}", impls,
+    return Case("triangle", f"{graph} n={n:,} m={U.nnz:,}", impls,
                sizes={"n": n, "m": int(U.nnz)},
                notes=["U: strictly upper triangle after relabelling vertices by degree",
                       "etchpy over the integer semiring"], info=info)
