@@ -196,6 +196,14 @@ class Kernel:
     def _bind(self, name, value):
         """(shape, {role: array}) for one input, validated; the fast path avoids copies."""
         tv = self.tensors[name]
+        if type(value) is Tensor:
+            # A Tensor passed again: reuse its binding while its arrays are the same
+            # objects (a Tensor's arrays are validated once, when it is built).
+            memo = value.__dict__.setdefault("_etchpy_bound", {})
+            hit = memo.get((id(tv), id(self.semiring)))
+            if (hit is not None and hit[0] is value.levels and hit[1] is value.vals
+                    and hit[2] is value.format and hit[3] == value.shape):
+                return hit[4]
         fast = _fast_bind(value, tv, self.semiring)
         if fast is not None:
             return fast
@@ -204,6 +212,11 @@ class Kernel:
         for k, arrays in enumerate(t.levels):
             for key, arr in arrays.items():
                 roles[f"{key}{k}"] = arr
+        if type(value) is Tensor:
+            # the entry holds tv and the semiring, so their ids cannot be reused
+            memo[(id(tv), id(self.semiring))] = (value.levels, value.vals, value.format,
+                                                 value.shape, (t.shape, roles), t, tv,
+                                                 self.semiring)
         return t.shape, roles
 
     def _sizes(self, bound) -> dict[str, int]:

@@ -356,3 +356,22 @@ def test_triangle_count_probes_a_marker():
     assert ep.evaluate(ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]), backend="streams",
                        U=G[:40, :40]) == float(((G[:40, :40] @ G[:40, :40]).multiply(
                            G[:40, :40])).sum())
+
+
+def test_tensor_inputs_are_bound_once_and_rebound_when_replaced():
+    """A Tensor passed again reuses its validated binding; replacing its arrays, or
+    passing it to a kernel declaring another format, binds afresh."""
+    x = ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A_csr[i, j] * x[j]))
+    M = _random_csr(20, 10, 60, 9)
+    T = ep.Tensor.from_scipy(M, "csr")
+    xv = np.arange(10.0)
+    np.testing.assert_allclose(kern(A=T, x=xv), M @ xv)
+    assert len(T._etchpy_bound) == 1
+    np.testing.assert_allclose(kern(A=T, x=xv), M @ xv)
+    T.vals = T.vals * 2                          # a new array: bound again
+    np.testing.assert_allclose(kern(A=T, x=xv), 2 * (M @ xv))
+    csc = ep.tensor("A", 2, "csc")
+    other = ep.compile(ep.sum(j, csc[i, j] * x[j]))
+    np.testing.assert_allclose(other(A=T, x=xv), 2 * (M @ xv))   # converted for csc
+    assert len(T._etchpy_bound) == 2
