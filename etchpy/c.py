@@ -196,8 +196,11 @@ class FunctionBody:
                 return "\n".join([
                     f"{pad}{{",
                     f"{pad}{INDENT}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
+                    f"{pad}{INDENT}/* chunks of at most 256 iterations, about 16 per thread */",
+                    f"{pad}{INDENT}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
+                    f"({var}_end - {var}_first) / {16 * threads}));",
                     "#ifdef _OPENMP",
-                    f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, 256) "
+                    f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, {var}_chunk) "
                     f"num_threads({threads})",
                     "#endif",
                     f"{pad}{INDENT}for (int64_t {var} = {var}_first; {var} < {var}_end; {var}++) {{",
