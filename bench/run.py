@@ -5,7 +5,7 @@
 
 Kernels (names for --only): spmv stencil spmm spgemm ewise sddmm ttv ttm mttkrp
 inner3 minplus orand triangle, plus `compile` (cold compile / warm load / per-call
-overhead). See bench/README.md for what is measured and how ratios are defined.
+overhead) and `threads` (etchpy with threads=1 vs threads=2). See bench/README.md for what is measured and how ratios are defined.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from bench.cases import Context, print_case, print_header, run_case  # noqa: E40
 from bench.kernels import KERNELS  # noqa: E402
 from bench.peers import load_peers  # noqa: E402
 
-ALL_NAMES = ("compile", *KERNELS)
+ALL_NAMES = ("compile", "threads", *KERNELS)
 
 
 def machine_info() -> dict:
@@ -136,6 +136,15 @@ def main(argv=None, prog="python bench/run.py") -> int:
             results["overhead"] = measure_overhead(say)
         except Exception as exc:
             results["overhead"] = {"error": f"{type(exc).__name__}: {exc}"}
+            say(f"    FAILED: {exc}")
+
+    if "threads" in args.names:
+        from bench.threads import measure_threads
+        say("\n== etchpy on 1 and 2 threads ==")
+        try:
+            results["threads"] = measure_threads(args.quick, args.repeat, say)
+        except Exception as exc:
+            results["threads"] = {"error": f"{type(exc).__name__}: {exc}"}
             say(f"    FAILED: {exc}")
 
     kernels = [n for n in args.names if n in KERNELS]

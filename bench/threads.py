@@ -1,0 +1,72 @@
+"""etchpy on one thread and on two, in the same run: the speedup of `threads=2`.
+
+Each kernel is compiled twice (threads=1 and threads=2) over the same prebuilt
+ep.Tensor inputs; both are warmed up, then timed alternately (1, 2, 1, 2, …) so
+that drifting machine load hits both alike. The figure is median(1 thread) /
+median(2 threads); the target is ≥ 1.7 for SpMV, SpMM and MTTKRP.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import etchpy as ep
+
+from . import exprs
+from .kernels import Tensor3, prebuild, random_csr, rng_for
+from .timing import fmt_time, summarize, timed
+
+
+def _reduction():
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    return ep.sum((i, j), A[i, j] * x[j]), {}
+
+
+def _cases(quick):
+    rng = rng_for("threads")
+    n, nnz = (10_000, 100_000) if quick else (100_000, 1_000_000)
+    A = random_csr(rng, n, n, nnz)
+    x = rng.random(n)
+    yield "spmv", f"random n={n:,} nnz={A.nnz:,}", exprs.get("spmv"), {"A": A, "x": x}
+    X = rng.random((n, 32))
+    yield "spmm", f"n={n:,} nnz={A.nnz:,} × 32 cols", exprs.get("spmm"), {"A": A, "X": X}
+    yield ("reduction", f"Σ_ij A[i,j]·x[j], n={n:,} nnz={A.nnz:,}", _reduction(),
+           {"A": A, "x": x})
+    dims, tnnz = ((200, 200, 200), 100_000) if quick else ((1000, 1000, 1000), 1_000_000)
+    B = Tensor3(rng, dims, tnnz)
+    C, D = rng.random((dims[1], 16)), rng.random((dims[2], 16))
+    yield ("mttkrp", f"{dims[0]}³ nnz={len(B.keys):,} rank 16", exprs.get("mttkrp"),
+           {"B": B.etchpy("B"), "C": C, "D": D})
+
+
+def measure_threads(quick=False, repeat=7, say=print) -> dict:
+    rows = []
+    for kernel, case, (expr, kw), inputs in _cases(quick):
+        k1 = ep.compile(expr, threads=1, **kw)
+        k2 = ep.compile(expr, threads=2, **kw)
+        tin = prebuild(k1, inputs)
+        r1, r2 = k1(**tin), k2(**tin)          # warm-up, and the two must agree
+        np.testing.assert_allclose(r2, r1, rtol=1e-9, atol=1e-9)
+        t1, t2 = [], []
+        for _ in range(repeat):
+            t1.append(timed(lambda: k1(**tin))[0])
+            t2.append(timed(lambda: k2(**tin))[0])
+        s1, s2 = summarize(t1), summarize(t2)
+        speedup = s1["median"] / s2["median"]
+        parallel = "omp parallel" in k2.c_source
+        rows.append({"kernel": kernel, "case": case, "one": s1, "two": s2,
+                     "speedup": speedup, "parallel": parallel})
+        say(f"    {kernel:10s} {case:44s} 1 thread {fmt_time(s1['median']):>9s}   "
+            f"2 threads {fmt_time(s2['median']):>9s}   speedup {speedup:.2f}×"
+            + ("" if parallel else "   (serial: no parallel loop)"))
+    return {"rows": rows, "repeat": repeat}
+
+
+def threads_table(th) -> str:
+    if not th or "rows" not in th:
+        return ""
+    lines = ["| kernel | case | 1 thread | 2 threads | speedup |", "|---|---|---:|---:|---:|"]
+    for r in th["rows"]:
+        lines.append(f"| {r['kernel']} | {r['case']} | {fmt_time(r['one']['median'])} | "
+                     f"{fmt_time(r['two']['median'])} | {r['speedup']:.2f}× |")
+    return "\n".join(lines)
