@@ -23,7 +23,9 @@ Failures (exceptions in setup, warm-up or a timed run) are recorded, never raise
 from __future__ import annotations
 
 import gc
+import re
 import traceback
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -31,6 +33,17 @@ import numpy as np
 import scipy.sparse as sp
 
 from .timing import fmt_ratio, fmt_spread, fmt_time, summarize, timed
+
+_ROOT = str(Path(__file__).resolve().parent.parent)
+
+
+def portable_traceback(limit: int) -> str:
+    """The current traceback with this checkout's path written as <repo> and any
+    installed package's directory as <site-packages>, the standard library's as
+    <python3.X> (results are committed)."""
+    text = traceback.format_exc(limit=limit).replace(_ROOT, "<repo>")
+    text = re.sub(r'"[^"]*?/site-packages/', '"<site-packages>/', text)
+    return re.sub(r'"[^"]*?/lib/python(\d+\.\d+)/', r'"<python\1>/', text)
 
 
 @dataclass
@@ -141,7 +154,7 @@ def run_case(case: Case, ctx: Context) -> dict:
             built = impl.build()
         except Exception as exc:
             r["error"] = "setup failed: " + _short(exc)
-            r["traceback"] = traceback.format_exc(limit=6)
+            r["traceback"] = portable_traceback(6)
             continue
         fn, norm = built if isinstance(built, tuple) else (built, None)
         gc.collect()
@@ -150,7 +163,7 @@ def run_case(case: Case, ctx: Context) -> dict:
             t, out = timed(fn)
         except Exception as exc:
             r["error"] = "warm-up failed: " + _short(exc)
-            r["traceback"] = traceback.format_exc(limit=6)
+            r["traceback"] = portable_traceback(6)
             continue
         r["warmup"] = t
         try:

@@ -160,13 +160,13 @@ def main(argv=None, prog="python bench/run.py") -> int:
                 print_case(rec, say)
                 del case
         except Exception as exc:        # data generation failed: record, go on
-            import traceback
+            from bench.cases import portable_traceback
             results["cases"].append({
                 "kernel": name, "case": "(input generation)", "sizes": {}, "notes": [],
                 "info": {}, "ratios": {}, "reference": None,
                 "impls": {"etchpy": {"role": "etchpy",
                                      "error": f"harness: {type(exc).__name__}: {exc}",
-                                     "traceback": traceback.format_exc(limit=8)}}})
+                                     "traceback": portable_traceback(8)}}})
             say(f"{name}: harness error {type(exc).__name__}: {exc}")
         if name in ("inner3",) or name == kernels[-1]:
             ctx.cache.pop("tensor3", None)
