@@ -42,7 +42,7 @@ from .expression import sum as ep_sum
 from .ra import literal_laws
 from .semiring import Semiring
 
-from .cost import DEFAULT_DIM, SPARSE_DENSITY, base_name  # noqa: F401  (shared defaults)
+from .cost import Stats, base_name
 
 
 @dataclass
@@ -78,8 +78,7 @@ class EGraph:
 
     def __init__(self, semiring: Semiring, dims=None, nnz=None):
         self.sr = semiring
-        self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
-        self.nnz_stats = dict(nnz or {})
+        self.stats = Stats(dims, nnz)           # sizes and nonzeros, shared with etchpy.cost
         self.parent: list[int] = []
         self.classes: dict[int, dict] = {}       # root -> {node: None} (ordered set)
         self.memo: dict[tuple, int] = {}
@@ -165,8 +164,7 @@ class EGraph:
     def dim(self, name: str) -> float:
         d = self._dim_memo.get(name)
         if d is None:
-            d = self._dim_memo[name] = self.dims.get(
-                name, self.dims.get(base_name(name), DEFAULT_DIM))
+            d = self._dim_memo[name] = self.stats.dim(name)
         return d
 
     def full(self, free) -> float:
@@ -181,7 +179,7 @@ class EGraph:
         if op == "acc":
             free = frozenset(ix.name for ix in payload.indices)
             self.index_names |= free
-            return ClassData(free, self.access_nnz(payload, free))
+            return ClassData(free, self.stats.tensor_nnz(payload))
         if op == "lit":
             return ClassData(frozenset(), 1.0, payload)
         if op == "dim":
@@ -195,12 +193,6 @@ class EGraph:
             return ClassData(free, min(self.full(free) * dens, self.drive(free, kids)))
         spread = sum(self.info(k).nnz * self.full(free - self.info(k).free) for k in kids)
         return ClassData(free, min(self.full(free), spread))
-
-    def access_nnz(self, acc: Access, free) -> float:
-        full = self.full(free)
-        if acc.tensor.name in self.nnz_stats:
-            return min(full, float(self.nnz_stats[acc.tensor.name]))
-        return full if acc.tensor.format.is_dense else max(1.0, SPARSE_DENSITY * full)
 
     def density(self, c: int) -> float:
         d = self.info(c)
@@ -246,17 +238,16 @@ class EGraph:
             out = self.mul_of([self.add(("dim", m, ())) for m in missing] + [out])
         return out
 
-    def fresh_index(self, name: str, why=None) -> str:
-        """A new index name for `name`; the same one again for the same `why` key."""
-        if why is not None and (why, name) in self._fresh:
-            return self._fresh[(why, name)]
-        base, n = base_name(name), 1
-        while f"{base}__r{n}" in self.index_names:
-            n += 1
-        self.index_names.add(f"{base}__r{n}")
-        if why is not None:
-            self._fresh[(why, name)] = f"{base}__r{n}"
-        return f"{base}__r{n}"
+    def fresh_index(self, name: str, why) -> str:
+        """A new index name for `name`, the same one again for the same `why` key."""
+        key = (why, name)
+        if key not in self._fresh:
+            base, n = base_name(name), 1
+            while f"{base}__r{n}" in self.index_names:
+                n += 1
+            self.index_names.add(f"{base}__r{n}")
+            self._fresh[key] = f"{base}__r{n}"
+        return self._fresh[key]
 
     def renamed(self, c: int, old: str, new: str, active=None) -> int | None:
         """A class for c with free index `old` renamed to the fresh `new`.
@@ -642,10 +633,10 @@ def _nodes_by_op(eg: EGraph) -> dict:
     return out
 
 
-def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict | None = None):
-    """New matches of `rule`: a node is searched again only when a child class grew."""
+def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict):
+    """New matches of `rule` among `by_op` (see _nodes_by_op): a node is searched
+    again only when a child class grew."""
     keys, found = [], []
-    by_op = _nodes_by_op(eg) if by_op is None else by_op
     for c, n, sizes in by_op.get(rule.op, ()):
         key = (rule.name, n, sizes)
         if key in seen or not rule.condition(eg, c, n):

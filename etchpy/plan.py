@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .cost import nest_cost
 from .errors import OrderError
 from .formats import Format
 from .expression import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
@@ -235,7 +236,6 @@ def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
 def cheapest_order(body: Expr, variables: tuple[str, ...], default: tuple[str, ...],
                    stats, limit: int = 120) -> tuple[str, ...]:
     """The legal order of least estimated work; `default` unless another is >10% cheaper."""
-    from .cost import nest_cost
     base = nest_cost(body, default, stats)
     priced = [(nest_cost(body, cand, stats), cand) for cand in legal_orders(body, variables, limit)]
     best_cost, best = min(priced, default=(base, default))

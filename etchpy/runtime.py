@@ -215,7 +215,7 @@ class Kernel:
         if type(value) is Tensor:
             # the entry holds tv and the semiring, so their ids cannot be reused
             memo[(id(tv), id(self.semiring))] = (value.levels, value.vals, value.format,
-                                                 value.shape, (t.shape, roles), t, tv,
+                                                 value.shape, (t.shape, roles), tv,
                                                  self.semiring)
         return t.shape, roles
 
