@@ -52,6 +52,9 @@ class Impl:
     build: Callable[[], Any]      # () -> fn, or (fn, normalize)
     role: str = "peer"            # "etchpy" | "etchpy-raw" | "peer"
     note: str = ""                # how it computes the kernel
+    # timed elsewhere (another interpreter): (ctx) -> (record with warmup, samples and
+    # maybe budget_note, result); `build` is then unused
+    external: Callable | None = None
 
 
 @dataclass
@@ -150,6 +153,9 @@ def run_case(case: Case, ctx: Context) -> dict:
     for impl in case.impls:
         r = {"role": impl.role, "note": impl.note}
         rec["impls"][impl.name] = r
+        if impl.external is not None:
+            _run_external(impl, r, outputs, ctx)
+            continue
         try:
             built = impl.build()
         except Exception as exc:
@@ -244,6 +250,24 @@ def print_case(rec, say):
     for n, r in rec["impls"].items():
         if "GB/s" in r:
             say(f"    · {n}: {r['GB/s']:.2f} GB/s effective")
+
+
+def _run_external(impl, r, outputs, ctx):
+    """An implementation that times itself (tensora in its own venv)."""
+    try:
+        got, out = impl.external(ctx)
+    except Exception as exc:
+        r["error"] = "external run failed: " + _short(exc)
+        r["traceback"] = portable_traceback(6)
+        return
+    r["warmup"], r["samples"] = got["warmup"], list(got["samples"])
+    if got.get("budget_note"):
+        r["budget_note"] = got["budget_note"]
+    if got.get("compile") is not None:
+        r["note"] += f"; compile {fmt_time(got['compile'])} (not timed)"
+    outputs[impl.name] = out
+    if r["samples"]:
+        r["summary"] = summarize(r["samples"])
 
 
 def _time_runs(fn, r, ctx):

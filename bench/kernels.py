@@ -9,6 +9,7 @@ scipy.sparse.random, which is slow): coordinates -> coo -> canonical csr.
 """
 from __future__ import annotations
 
+import re
 import sqlite3
 import time
 import zlib
@@ -245,14 +246,33 @@ def gb_spmv_impl(ctx, A, x):
     return Impl("GraphBLAS", build, note="A.mxv(x, plus_times), 1 thread")
 
 
-def tensora_impl(ctx, assignment, out_format, make_inputs, note=""):
-    ta = ctx.peers["tensora"]
+def tensora_impl(ctx, assignment, out_format, inputs, note=""):
+    """tensora (cffi backend) on `inputs`: name -> (tensora format, array). A dense
+    format takes a numpy array; a sparse one a scipy matrix or a 3-tensor (.i .j .k
+    .vals .dims). It runs in this process or in tensora's own venv (bench/peers.py)."""
+    peer = ctx.peers["tensora"]
+    output = re.match(r"\s*(\w+)", assignment).group(1)
 
-    def build():
-        tin = make_inputs(ta)
-        return (lambda: ta.evaluate(assignment, out_format, **tin)), \
-            (lambda t: np.asarray(t.to_numpy()))
-    return Impl("tensora", build, note=note or f"evaluate({assignment!r})")
+    def external(ctx):
+        arrays, formats = {}, {}
+        for name, (fmt, data) in inputs.items():
+            formats[name] = fmt
+            if isinstance(data, np.ndarray):
+                arrays[name] = data
+            elif sp.issparse(data):
+                coo = data.tocoo()
+                arrays[name + ".coords"] = np.vstack([coo.row, coo.col]).astype(np.int64)
+                arrays[name + ".vals"], arrays[name + ".dims"] = coo.data, np.array(coo.shape)
+            else:
+                arrays[name + ".coords"] = np.vstack([data.i, data.j, data.k]).astype(np.int64)
+                arrays[name + ".vals"], arrays[name + ".dims"] = data.vals, np.array(data.dims)
+        spec = {"assignment": assignment, "formats": formats, "output": output,
+                "output_format": out_format, "repeat": ctx.repeat, "budget": ctx.budget,
+                "impl_budget": ctx.impl_budget}
+        return peer.run(spec, arrays)
+    where = "own venv" if peer.python else "in process"
+    return Impl("tensora", None, external=external,
+                note=note or f"tensor_method({assignment!r}), cffi backend, {where}")
 
 
 # ------------------------------------------------------------------ kernels
@@ -272,10 +292,8 @@ def gen_spmv(ctx):
         if _gb(ctx):
             impls.append(gb_spmv_impl(ctx, A, x))
         if "tensora" in ctx.peers:
-            impls.append(tensora_impl(
-                ctx, "y(i) = A(i,j) * x(j)", "d",
-                lambda ta, A=A, x=x: {"A": ta.Tensor.from_scipy_sparse(A, format="ds"),
-                                      "x": ta.Tensor.from_numpy(x)}))
+            impls.append(tensora_impl(ctx, "y(i) = A(i,j) * x(j)", "d",
+                                      {"A": ("ds", A), "x": ("d", x)}))
         yield Case("spmv", f"{label} n={n:,} nnz={A.nnz:,}", impls,
                    sizes={"n": n, "nnz": int(A.nnz)}, info=info)
         del A, x, impls
@@ -505,18 +523,13 @@ def gen_ttv(ctx):
         impls.append(Impl("pydata sparse", build_pd, note="sparse.tensordot(B, v, axes=(2, 0))"))
     if "tensora" in ctx.peers:
         impls.append(tensora_impl(ctx, "y(i,j) = B(i,j,k) * v(k)", "dd",
-                                  lambda ta: {"B": _tensora3(ta, B), "v": ta.Tensor.from_numpy(v)}))
+                                  {"B": ("sss", B), "v": ("d", v)}))
     yield Case("ttv", f"{_dims_txt(B)}", impls, sizes={"dims": B.dims, "nnz": B.nnz},
                notes=["dense output (I x J)"], info=info)
 
 
 def _pydata_dense(r):
     return np.asarray(r.todense()) if hasattr(r, "todense") else np.asarray(r)
-
-
-def _tensora3(ta, T):
-    return ta.Tensor.from_soa((T.i.tolist(), T.j.tolist(), T.k.tolist()), T.vals.tolist(),
-                              dimensions=T.dims, format="sss")
 
 
 def gen_ttm(ctx):
@@ -550,6 +563,9 @@ def gen_ttm(ctx):
                       note="(present (i,j) fibers x K csr) @ M -> #fibers x R dense"))
     if pd is not None:
         impls.append(pydata_impl())
+    if "tensora" in ctx.peers:
+        impls.append(tensora_impl(ctx, "A(i,j,r) = B(i,j,k) * M(k,r)", "ssd",
+                                  {"B": ("sss", B), "M": ("dd", M)}))
     yield Case("ttm", f"{_dims_txt(B)} R={R} → sparse (i,j), dense r", impls,
                sizes={"dims": B.dims, "nnz": B.nnz, "R": R},
                notes=["etchpy output format (compressed, compressed, dense)"], info=info)
@@ -565,6 +581,9 @@ def gen_ttm(ctx):
                       note="mode-3 unfolding (I·J x K csr) @ M, reshaped (dense)"))
     if pd is not None:
         impls.append(pydata_impl())
+    if "tensora" in ctx.peers:
+        impls.append(tensora_impl(ctx, "A(i,j,r) = B(i,j,k) * M(k,r)", "ddd",
+                                  {"B": ("sss", B), "M": ("dd", M)}))
     yield Case("ttm", f"{_dims_txt(B)} R={R} → dense", impls,
                sizes={"dims": B.dims, "nnz": B.nnz, "R": R},
                notes=["dense output I x J x R"], info=info)
@@ -594,10 +613,8 @@ def gen_mttkrp(ctx):
             impls.append(Impl("pydata sparse", build_pd,
                               note="sparse.einsum('ijk,jr,kr->ir') (materializes broadcasts)"))
         if "tensora" in ctx.peers:
-            impls.append(tensora_impl(
-                ctx, "A(i,r) = B(i,j,k) * C(j,r) * D(k,r)", "dd",
-                lambda ta, C=C, D=D: {"B": _tensora3(ta, B), "C": ta.Tensor.from_numpy(C),
-                                      "D": ta.Tensor.from_numpy(D)}))
+            impls.append(tensora_impl(ctx, "A(i,r) = B(i,j,k) * C(j,r) * D(k,r)", "dd",
+                                      {"B": ("sss", B), "C": ("dd", C), "D": ("dd", D)}))
         yield Case("mttkrp", f"{_dims_txt(B)} rank {R}", impls,
                    sizes={"dims": B.dims, "nnz": B.nnz, "rank": R}, info=info)
 
@@ -619,8 +636,8 @@ def gen_inner3(ctx):
             return (lambda: (Bs * Cs).sum()), _pydata_dense
         impls.append(Impl("pydata sparse", build_pd, note="(B * C).sum()"))
     if "tensora" in ctx.peers:
-        impls.append(tensora_impl(ctx, "s = B(i,j,k) * C(i,j,k)", "",
-                                  lambda ta: {"B": _tensora3(ta, B), "C": _tensora3(ta, C)}))
+        impls.append(tensora_impl(ctx, "s() = B(i,j,k) * C(i,j,k)", "",
+                                  {"B": ("sss", B), "C": ("sss", C)}))
     yield Case("inner3", f"{_dims_txt(B)} & nnz={C.nnz:,}", impls,
                sizes={"dims": B.dims, "nnz_B": B.nnz, "nnz_C": C.nnz},
                notes=["C shares about half of B's coordinates"], info=info)

@@ -6,8 +6,21 @@ depends on any of these.
 from __future__ import annotations
 
 import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
 
 from ._env import THREADS
+
+HERE = Path(__file__).resolve().parent
+# tensora's own venv: $ETCHPY_BENCH_TENSORA_PYTHON, or bench/.venv-tensora (made by
+# `python -m bench --setup-tensora`)
+TENSORA_VENV = HERE / ".venv-tensora"
 
 # module name -> label shown in the report
 OPTIONAL = {
@@ -26,6 +39,8 @@ def load_peers(say=print) -> tuple[dict, dict]:
         try:
             mod = importlib.import_module(name)
         except Exception as exc:  # ImportError, or a broken install
+            if name == "tensora" and _tensora_elsewhere(mods, info, label, say):
+                continue
             info[name] = {"label": label, "available": False,
                           "note": f"{type(exc).__name__}: {exc}".splitlines()[0]}
             say(f"note: peer {label} not available ({info[name]['note']}); skipped")
@@ -40,7 +55,73 @@ def load_peers(say=print) -> tuple[dict, dict]:
                 extra = f"nthreads={mod.ss.config['nthreads']}"
             except Exception as exc:  # pragma: no cover - depends on the build
                 extra = f"could not set nthreads: {exc}"
+        if name == "tensora":
+            from importlib.metadata import version as _version
+            mod, version = TensoraPeer(None), _version("tensora")
+            extra = "in this process, cffi backend"
         mods[name] = mod
         info[name] = {"label": label, "available": True, "version": str(version),
                       "note": extra}
     return mods, info
+
+
+# ------------------------------------------------------------------ tensora
+
+def tensora_python() -> str | None:
+    """The interpreter of tensora's own venv, if there is one."""
+    env = os.environ.get("ETCHPY_BENCH_TENSORA_PYTHON")
+    if env:
+        return env
+    exe = TENSORA_VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    return str(exe) if exe.exists() else None
+
+
+def setup_tensora_venv(say=print) -> None:
+    """Create bench/.venv-tensora with tensora and numpy (tensora pins llvmlite, which
+    conflicts with the numba that pydata sparse needs, so it gets its own venv)."""
+    if not TENSORA_VENV.exists():
+        say(f"creating {TENSORA_VENV.relative_to(HERE.parent)} for tensora ...")
+        subprocess.run([sys.executable, "-m", "venv", str(TENSORA_VENV)], check=True)
+    subprocess.run([tensora_python(), "-m", "pip", "install", "-q", "tensora", "numpy"],
+                   check=True)
+
+
+def _tensora_elsewhere(mods, info, label, say) -> bool:
+    python = tensora_python()
+    if python is None:
+        return False
+    try:
+        version = subprocess.run(
+            [python, "-c", "import tensora, importlib.metadata as m; "
+                           "print(m.version('tensora'))"],
+            capture_output=True, text=True, check=True, timeout=120).stdout.strip()
+    except Exception as exc:
+        say(f"note: tensora's venv ({python}) does not import tensora ({exc}); skipped")
+        return False
+    mods["tensora"] = TensoraPeer(python)
+    info["tensora"] = {"label": label, "available": True, "version": version,
+                       "note": "own venv (bench/tensora_worker.py), cffi backend"}
+    return True
+
+
+class TensoraPeer:
+    """Runs bench/tensora_worker.py in this process, or in tensora's own venv."""
+
+    def __init__(self, python: str | None):
+        self.python = python
+
+    def run(self, spec: dict, arrays: dict) -> tuple[dict, np.ndarray]:
+        if self.python is None:
+            from .tensora_worker import run
+            return run(spec, arrays)
+        with tempfile.TemporaryDirectory(prefix="etchpy-tensora-") as work:
+            work = Path(work)
+            (work / "spec.json").write_text(json.dumps(spec))
+            np.savez(work / "inputs.npz", **arrays)
+            done = subprocess.run([self.python, str(HERE / "tensora_worker.py"), str(work)],
+                                  capture_output=True, text=True)
+            if done.returncode != 0:
+                tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+                raise RuntimeError(f"tensora worker failed: {tail}")
+            rec = json.loads(done.stdout.strip().splitlines()[-1])
+            return rec, np.load(work / "out.npy")

@@ -34,7 +34,7 @@ import etchpy as ep  # noqa: E402
 from bench import report  # noqa: E402
 from bench.cases import Context, print_case, print_header, run_case  # noqa: E402
 from bench.kernels import KERNELS  # noqa: E402
-from bench.peers import load_peers  # noqa: E402
+from bench.peers import load_peers, setup_tensora_venv  # noqa: E402
 
 ALL_NAMES = ("compile", "threads", *KERNELS)
 
@@ -86,6 +86,9 @@ def parse_args(argv, prog):
                    help="seconds of timed runs per implementation and case; fewer runs "
                         "when the warm-up says repeat runs would exceed it (default 60)")
     p.add_argument("--no-plot", action="store_true", help="skip ratios.png")
+    p.add_argument("--setup-tensora", action="store_true",
+                   help="first create bench/.venv-tensora with tensora (it pins llvmlite, "
+                        "which clashes with pydata sparse's numba), then run")
     args = p.parse_args(argv)
     names = [s.strip() for s in args.only.split(",") if s.strip()]
     bad = [n for n in names if n not in ALL_NAMES]
@@ -108,6 +111,8 @@ def main(argv=None, prog="python bench/run.py") -> int:
     say(f"machine: {machine['cpu']}, {machine['cores']} cores, {machine['memory']}; "
         f"python {machine['python']}, numpy {machine['numpy']}, scipy {machine['scipy']}, "
         f"etchpy {machine['etchpy']}")
+    if args.setup_tensora:
+        setup_tensora_venv(say)
     mods, peer_info = load_peers(say)
     say("peers: " + ", ".join(f"{v['label']} {v['version']}" for v in peer_info.values()
                               if v["available"]))
