@@ -10,8 +10,9 @@ implicit `fill` value (the semiring's zero). Storage level k holds logical mode
     Singleton level    {"crd": ...}                child of p: p, coordinate crd[p]
 
 Level -1 has the single position 0; an order-0 tensor has no levels and one
-value. Index arrays are int32 or int64 (int64 when built here; scipy input keeps
-its own dtype so that it can be shared without a copy).
+value. Index arrays are int32 or int64: built here, they are int32 whenever every
+coordinate and position fits (so kernels load half the index bytes), else int64;
+scipy input keeps its own dtype so that it can be shared without a copy.
 
 The per-level work (packing sorted coordinates, listing children, checking
 arrays) lives in the level classes of `etchpy.formats`; this module composes
@@ -489,4 +490,17 @@ def _pack(storage, values, shape, fmt, fill):
         levels.append(arrays)
     vals = np.full(n_parents, fill, dtype=values.dtype)
     vals[parent_ids] = values
-    return tuple(levels), vals
+    return _narrowest(tuple(levels), shape), vals
+
+
+INT32_LIMIT = 2**31 - 1
+
+
+def _narrowest(levels, shape):
+    """The index arrays as int32 when every value fits: a coordinate is below its
+    dimension and a pos entry at most its level's length."""
+    arrays = [a for lv in levels for a in lv.values()]
+    bound = max([0, *shape] + [len(a) for a in arrays])
+    if bound > INT32_LIMIT:
+        return levels
+    return tuple({k: a.astype(np.int32) for k, a in lv.items()} for lv in levels)

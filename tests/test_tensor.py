@@ -114,7 +114,7 @@ def test_layouts_of_named_formats():
     np.testing.assert_array_equal(t.levels[0]["pos"], [0, 3])
     np.testing.assert_array_equal(t.levels[0]["crd"], [0, 1, 1])
     np.testing.assert_array_equal(t.levels[1]["crd"], [1, 0, 2])
-    assert all(v.dtype == np.int64 for lv in t.levels for v in lv.values())
+    assert all(v.dtype == np.int32 for lv in t.levels for v in lv.values())   # narrowest fit
 
 
 def test_custom_compressed_dense_column_major():
@@ -679,3 +679,12 @@ def test_property_round_trips(case):
         np.testing.assert_array_equal(Tensor.from_scipy(m, fmt, semiring=ring).to_dense(),
                                       array)
         np.testing.assert_array_equal(t.to_scipy().toarray(), array)
+
+
+def test_index_arrays_int32_only_when_everything_fits():
+    small = Tensor.from_coords([[0, 5]], [1.0, 2.0], (10,), "csf")
+    assert small.levels[0]["crd"].dtype == np.int32
+    big = 2**31 + 10
+    wide = Tensor.from_coords([[0, big - 1]], [1.0, 2.0], (big,), "csf")
+    assert all(v.dtype == np.int64 for v in wide.levels[0].values())
+    np.testing.assert_array_equal(wide.levels[0]["crd"], [0, big - 1])
