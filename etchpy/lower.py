@@ -540,12 +540,28 @@ class Emitter:
         return self.loop(s, self.accumulate(s.value, acc))
 
     def loop(self, s, on_ready) -> imp.Stmt:
-        body = seq(s.init, While(s.valid, seq(imp.if_(s.ready, on_ready), s.next)))
+        step = lambda nxt: While(s.valid, seq(imp.if_(s.ready, on_ready), nxt))  # noqa: E731
+        nxt = s.next
+        if (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
+                and nxt.else_ is not None and _size(on_ready) <= UNSWITCH_LIMIT):
+            # next picks its way by a flag that init sets: one loop per way, so the
+            # flag is tested once per segment instead of once per step
+            body = seq(s.init, If(nxt.cond, step(nxt.then), step(nxt.else_)))
+        else:
+            body = seq(s.init, step(nxt))
         used = imp.names_used(body)          # state only some operation needs (gallop
         decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
                  for n, t in s.state if n in used]
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}"), *decls,
                    body)
+
+# A loop whose body has at most this many statements is emitted once per way of a
+# per-segment choice (merge or leapfrog); a larger one tests the flag at each step.
+UNSWITCH_LIMIT = 400
+
+
+def _size(stmt) -> int:
+    return sum(1 for _ in imp.statements(stmt))
 
 # ------------------------------------------------------------------ running on Imp
 

@@ -66,6 +66,12 @@ class Stream:
     # Statements that must run even when the stream is only located into, never
     # iterated (a marker fill); `init` already includes them.
     prelude: imp.Stmt = field(default=imp.SKIP, repr=False)
+    # Number of states left, read right after init (a segment's end - start), or None.
+    # Only a heuristic reads it (merge or leapfrog), never correctness.
+    extent: imp.Expr | None = field(default=None, repr=False)
+    # A bool state variable that init sets and nothing else changes, on which next
+    # branches (If(choice, ...)): lowering may emit one loop per branch.
+    choice: str | None = field(default=None, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -114,10 +120,48 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
         return _iterate_locate(names, sr, a, b, lambda x, y: mul(names, sr, x, y))
     if a.locate is not None:
         return _iterate_locate(names, sr, b, a, lambda x, y: mul(names, sr, y, x))
-    index = max_(a.index, b.index)
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
-    return _merged(names, a, b, and_(a.valid, b.valid), index, ready,
-                   mul(names, sr, a.value, b.value), f"intersect [{a.search}] with [{b.search}]")
+    value = mul(names, sr, a.value, b.value)
+    valid = and_(a.valid, b.valid)
+    leap = _merged(names, a, b, valid, max_(a.index, b.index), ready, value,
+                   f"intersect [{a.search}] with [{b.search}]")
+    if a.extent is None or b.extent is None or a.ready != TRUE or b.ready != TRUE:
+        return leap
+    return _merge_or_leapfrog(names, a, b, leap)
+
+
+# An intersection of two segments gallops when one is this many times longer than
+# the other, and merges them step by step otherwise.
+GALLOP_RATIO = 16
+
+
+def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
+    """Intersection of two segments, choosing per segment pair from their lengths:
+    a two-finger merge (next advances exactly the operands at the front, one step,
+    no branch) when the lengths are comparable, else the leapfrog (next skips the
+    operand behind to the other's index, galloping). Both operands are always
+    ready (unique segments), so the merge's state (smaller index, equal indices)
+    strictly increases."""
+    g, fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("gallop", "fa", "fb"))
+    ratio = Const(GALLOP_RATIO)
+    choose = Assign(g, or_(lt(imp.mul(a.extent, ratio), b.extent),
+                           lt(imp.mul(b.extent, ratio), a.extent)))
+    merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
+                     _advance_if(fa, a), _advance_if(fb, b))
+    return dataclasses.replace(
+        leap, state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
+        init=seq(leap.init, choose),
+        index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
+        next=If(Var(g), leap.next, merge_next), choice=g,
+        search=f"merge [{a.search}] with [{b.search}], leapfrog when one is "
+               f"≥{GALLOP_RATIO}x longer")
+
+
+def _advance_if(flag: str, s: Stream) -> imp.Stmt:
+    """s.next when flag holds; a counter step q += flag needs no branch."""
+    if isinstance(s.next, Assign) and s.next == incr(s.next.name):
+        return Assign(s.next.name, imp.add(Var(s.next.name), Var(flag)))
+    return If(Var(flag), s.next)
 
 
 def _merged(names, a: Stream, b: Stream, valid, index, ready, value, search) -> Stream:
@@ -231,7 +275,8 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
         skip, extra = gallop_skip(names, var, crd, qv, ev)
         return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
-                      skip=skip, search="linear, then gallop", counter=(q, start, end))
+                      skip=skip, search="linear, then gallop", counter=(q, start, end),
+                      extent=Bin("-", ev, qv))
     run = names.fresh(f"{var}_run")
     rv = Var(run)
     find_run = seq(Assign(run, imp.add(qv, ONE)),

@@ -291,6 +291,43 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
     assert "gallop" in kern.explain()
 
 
+@pytest.mark.parametrize("ratio", [0, 10**9])
+@settings(max_examples=25)
+@given(problems())
+def test_merge_and_leapfrog_ways_equal_reference(ratio, p):
+    """Each way of a two-segment intersection on its own: ratio 0 always leapfrogs
+    (gallops), a huge ratio always merges; both must agree with the reference."""
+    from etchpy import streams
+    old = streams.GALLOP_RATIO
+    streams.GALLOP_RATIO = ratio
+    try:
+        check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
+    finally:
+        streams.GALLOP_RATIO = old
+
+
+def test_intersection_picks_merge_or_gallop_per_segment_pair():
+    """Row 0 intersects 5000 entries with 7 (leapfrog, galloping), row 1 4000 with
+    5000 (merge); the choice is made per pair of segments at run time and the loop
+    is emitted once per way."""
+    rng = np.random.default_rng(7)
+    n = 10000
+    x, y = np.zeros((2, n)), np.zeros((2, n))
+    x[0, rng.choice(n, 5000, replace=False)] = 1.0
+    y[0, rng.choice(n, 7, replace=False)] = 2.0
+    x[1, rng.choice(n, 4000, replace=False)] = 3.0
+    y[1, rng.choice(n, 5000, replace=False)] = 4.0
+    X, Y = ep.tensor("X", 2, format="csr"), ep.tensor("Y", 2, format="csr")
+    e = ep.sum((i, j), X[i, j] * Y[i, j])
+    kern = ep.compile(e)
+    assert "merge [" in kern.explain() and "leapfrog when one is" in kern.explain()
+    assert kern.c_source.count("_gallop) {") == 1
+    want = float((x * y).sum())
+    Xs, Ys = sp.csr_matrix(x), sp.csr_matrix(y)
+    assert kern(X=Xs, Y=Ys) == pytest.approx(want)
+    assert ep.evaluate(e, backend="streams", check=True, X=Xs, Y=Ys) == pytest.approx(want)
+
+
 @settings(max_examples=20)
 @given(problems())
 def test_two_threads_equal_reference(p):
