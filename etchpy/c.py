@@ -207,6 +207,8 @@ class FunctionBody:
                     self.stmt(body, depth + 2),
                     f"{pad}{INDENT}}}",
                     f"{pad}}}"])
+            case SortIndices(arr, n, _, None):
+                return f"{pad}ep_sort_idx({arr}, {e(n)});"
             case SortIndices(arr, n, _, scratch):
                 return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch});"
             case Reserve(arr, typ, size):
@@ -269,6 +271,8 @@ class FunctionBody:
                 return f"ep_max({e(a)}, {e(b)})"
             case Bin("min", a, b):
                 return f"ep_min({e(a)}, {e(b)})"
+            case Bin("hash", a, b):
+                return f"ep_hash({e(a)}, {e(b)})"
             case Bin(op, a, b):
                 return f"({e(a)} {op} {e(b)})"
             case Not(a):

@@ -155,7 +155,7 @@ class SortIndices:
     """Sort array[0..n-1], a set of distinct indices < size.
 
     `scratch` is an all-zero array of size/64 + 1 words that an implementation
-    may use as a bitset (and must leave all-zero).
+    may use as a bitset (and must leave all-zero), or None.
     """
     array: str
     n: Expr
@@ -371,6 +371,10 @@ _BINOPS = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
     "/": lambda a, b: a // b,
+    "&": lambda a, b: a & b,
+    # a slot in a table of mask + 1 entries (a power of two): Fibonacci hashing,
+    # the same bits as ep_hash in the C kernel
+    "hash": lambda k, mask: ((int(k) * 0x9E3779B97F4A7C15) % (1 << 64) >> 32) & int(mask),
     "max": max,
     "min": min,
 }

@@ -20,13 +20,16 @@ A `Program` lists its parameters (the ABI), its body, and what the output is.
 """
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass, field
 
 from . import imp, plan as planning, streams
 from .expression import accesses
 from .formats import Compressed, Dense, Format
 from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
-                  Ring, SortIndices, Store, Var, While, eq, incr, lt, seq)
+                  Ring, SortIndices, Store, Var, While, eq, incr, lt, not_, or_, select,
+                  seq)
 from .streams import is_stream
 
 INITIAL_CAPACITY = 1024
@@ -152,7 +155,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                                 + f"{step.body}   order ({', '.join(step.order)})"))
-        loops = Emitter(names, sr, target, threads, markers=bool(low.scratch)).emit_step(s)
+        loops = _emit_loops(s, names, sr, target, threads, markers=bool(low.scratch))
         used = imp.names_used(loops)           # a marker built but never read is dropped
         body += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
                  if arr in used]
@@ -160,6 +163,16 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body.append(finish)
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts))
+
+
+def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
+    """The loop nest of one step. A workspace output gets two nests, one per kind
+    of workspace (dense or hash), chosen once per call: the hot loop tests nothing."""
+    if isinstance(target, WorkspaceTarget):
+        return If(Var("ws_hash"),
+                  Emitter(names, sr, target.way(True), threads, markers).emit_step(s),
+                  Emitter(names, sr, target.way(False), threads, markers).emit_step(s))
+    return Emitter(names, sr, target, threads, markers).emit_step(s)
 
 
 def _all_vars(plan):
@@ -348,14 +361,30 @@ class AppendTarget:
         return {f"count{k}": var for k, var in self.count.items()}
 
 
+# A workspace over a dimension larger than this is a hash table (memory grows with
+# the touched coordinates), not a dense accumulator (memory grows with the dimension).
+HASH_WORKSPACE_DIM = 1 << 22
+HASH_INITIAL = 256                  # first table size (a power of two)
+EMPTY = Const(-1)
+
+
 class WorkspaceTarget(AppendTarget):
     """Like append, but the last (compressed) level arrives out of order.
 
-    Values for the last level scatter into a dense accumulator with a list of
-    touched coordinates; once all loops under the last in-order level finish,
-    the list is sorted (through a bitset over the touched range, or quicksort when
-    that range is sparse) and
-    appended as one sorted segment, and the accumulator is cleared.
+    Values for the last level go into a workspace along with a list of touched
+    coordinates; once all loops under the last in-order level finish, the list
+    is sorted and appended as one sorted segment, and the workspace is cleared.
+
+    The workspace is chosen at run time from the dimension n of that level:
+
+    * n ≤ HASH_WORKSPACE_DIM: a dense accumulator `ws_vals[n]` with a touched
+      flag per coordinate; the touched list is sorted through a bitset over its
+      range, or by quicksort when that range is sparse;
+    * larger n: an open-addressing hash table (`hs_keys`, `hs_vals`, linear
+      probing, capacity a power of two kept at least twice the touched count and
+      doubled by rehashing), with `hs_slot[t]` the table slot of the t-th touched
+      coordinate so that clearing costs O(touched); the list is quicksorted and
+      each coordinate looked up again in order.
     """
 
     def __init__(self, axes, fmt: Format, sr, names: imp.Names):
@@ -363,14 +392,37 @@ class WorkspaceTarget(AppendTarget):
         self.last = len(fmt.levels) - 1
         self.ws_var = self.storage[self.last]
         self.flush_after = self.storage[self.last - 1] if self.last > 0 else None
+        self.hashed = None           # which workspace: True, False, or None (test ws_hash)
+
+    def way(self, hashed: bool) -> "WorkspaceTarget":
+        """This target writing only to the hash table (True) or the dense one."""
+        t = copy.copy(self)
+        t.hashed = hashed
+        return t
+
+    def _pick(self, hashed: imp.Stmt, dense: imp.Stmt) -> imp.Stmt:
+        if self.hashed is None:
+            return If(Var("ws_hash"), hashed, dense)
+        return hashed if self.hashed else dense
 
     def setup(self):
         size = streams.dim_var(self.ws_var)
+        hashed = Var("ws_hash")
+        dense_size = select(hashed, ONE, size)
+        table = select(hashed, Const(HASH_INITIAL), ONE)
+        zero = Const(self.sr.zero, "value")
         return seq(super().setup(), Decl("ws_n", "index", ZERO),
-                   Alloc("ws_vals", "value", size, Const(self.sr.zero, "value")),
-                   Alloc("ws_mark", "index", size, ZERO),
-                   Alloc("ws_list", "index", size, ZERO),
-                   Alloc("ws_bits", "bits", imp.add(Bin("/", size, Const(64)), ONE), ZERO))
+                   Decl("ws_hash", "bool", lt(Const(HASH_WORKSPACE_DIM), size)),
+                   Alloc("ws_vals", "value", dense_size, zero),
+                   Alloc("ws_mark", "index", dense_size, ZERO),
+                   Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL), size), ZERO),
+                   Alloc("ws_bits", "bits", imp.add(Bin("/", dense_size, Const(64)), ONE), ZERO),
+                   Decl("hs_cap", "index", table), Decl("hs_h", "index", ZERO),
+                   Decl("hs_t", "index", ZERO),
+                   Alloc("hs_keys", "index", table, EMPTY),
+                   Alloc("hs_vals", "value", table, zero),
+                   Alloc("hs_slot", "index", table, ZERO),
+                   Alloc("hs_tmp", "value", ONE, zero))
 
     def enter(self, var, index, ctx):
         if var == self.ws_var:
@@ -387,7 +439,46 @@ class WorkspaceTarget(AppendTarget):
         k = ctx[self.ws_var]
         first_touch = seq(Store("ws_mark", k, ONE), Store("ws_list", Var("ws_n"), k),
                           incr("ws_n"))
-        return seq(If(eq(Load("ws_mark", k), ZERO), first_touch), Accum("ws_vals", k, v))
+        dense = seq(If(eq(Load("ws_mark", k), ZERO), first_touch), Accum("ws_vals", k, v))
+        return self._pick(self.hash_write(k, v), dense)
+
+    def _probe(self, key, until) -> imp.Stmt:
+        """hs_h := the slot of `key`: its hash, then linear steps while `until`
+        (a condition on hs_keys[hs_h]) does not hold."""
+        mask = Bin("-", Var("hs_cap"), ONE)
+        return seq(Assign("hs_h", Bin("hash", key, mask)),
+                   While(not_(until(Load("hs_keys", Var("hs_h")))),
+                         Assign("hs_h", Bin("&", imp.add(Var("hs_h"), ONE), mask))))
+
+    def hash_write(self, k, v) -> imp.Stmt:
+        h, n = Var("hs_h"), Var("ws_n")
+        zero = Const(self.sr.zero, "value")
+        insert = seq(Store("hs_keys", h, k), Store("hs_vals", h, zero),
+                     Reserve("ws_list", "index", imp.add(n, ONE)),
+                     Reserve("hs_slot", "index", imp.add(n, ONE)),
+                     Store("ws_list", n, k), Store("hs_slot", n, h), incr("ws_n"))
+        return seq(self._probe(k, lambda at: or_(eq(at, EMPTY), eq(at, k))),
+                   If(eq(Load("hs_keys", h), EMPTY), insert),
+                   Accum("hs_vals", h, v),
+                   If(lt(Var("hs_cap"), imp.mul(Const(2), n)), self.rehash()))
+
+    def rehash(self) -> imp.Stmt:
+        """Double the table: save the values by touched order, clear, reinsert."""
+        t, n, h = Var("hs_t"), Var("ws_n"), Var("hs_h")
+        key = Load("ws_list", t)
+
+        def each(limit, body):
+            return seq(Assign("hs_t", ZERO), While(lt(t, limit), seq(body, incr("hs_t"))))
+        return seq(
+            Reserve("hs_tmp", "value", n),
+            each(n, Store("hs_tmp", t, Load("hs_vals", Load("hs_slot", t)))),
+            Assign("hs_cap", imp.mul(Const(2), Var("hs_cap"))),
+            Reserve("hs_keys", "index", Var("hs_cap")),
+            Reserve("hs_vals", "value", Var("hs_cap")),
+            each(Var("hs_cap"), Store("hs_keys", t, EMPTY)),
+            each(n, seq(self._probe(key, lambda at: eq(at, EMPTY)),
+                        Store("hs_keys", h, key), Store("hs_vals", h, Load("hs_tmp", t)),
+                        Store("hs_slot", t, h))))
 
     def flush(self, ctx):
         last, cnt = self.last, self.count[self.last]
@@ -395,12 +486,23 @@ class WorkspaceTarget(AppendTarget):
         need = imp.add(Var(cnt), Var("ws_n"))
         t = Var("ws_t")
         kk = Load("ws_list", t)
+        zero = Const(self.sr.zero, "value")
         move = seq(Store(crd, Var(cnt), kk), Store("out_vals", Var(cnt), Load("ws_vals", kk)),
-                   Store("ws_vals", kk, Const(self.sr.zero, "value")),
-                   Store("ws_mark", kk, ZERO), incr(cnt), incr("ws_t"))
-        return seq(SortIndices("ws_list", Var("ws_n"), streams.dim_var(self.ws_var), "ws_bits"),
+                   Store("ws_vals", kk, zero), Store("ws_mark", kk, ZERO))
+        hs_move = seq(self._probe(kk, lambda at: eq(at, kk)),
+                      Store(crd, Var(cnt), kk),
+                      Store("out_vals", Var(cnt), Load("hs_vals", Var("hs_h"))))
+        size = streams.dim_var(self.ws_var)
+        return seq(self._pick(SortIndices("ws_list", Var("ws_n"), size, None),
+                              SortIndices("ws_list", Var("ws_n"), size, "ws_bits")),
                    Reserve(crd, "index", need), Reserve("out_vals", "value", need),
-                   Decl("ws_t", "index", ZERO), While(lt(t, Var("ws_n")), move),
+                   Decl("ws_t", "index", ZERO),
+                   While(lt(t, Var("ws_n")), seq(self._pick(hs_move, move),
+                                                 incr(cnt), incr("ws_t"))),
+                   self._pick(seq(Assign("ws_t", ZERO), While(
+                       lt(t, Var("ws_n")),
+                       seq(Store("hs_keys", Load("hs_slot", t), EMPTY), incr("ws_t")))),
+                       imp.SKIP),
                    Assign("ws_n", ZERO),
                    Store(pos, imp.add(ctx.get("pos", ZERO), ONE), Var(cnt)))
 

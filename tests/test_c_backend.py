@@ -43,6 +43,63 @@ def test_sparse_outputs_match_reference(p, fmt, data):
                    output=fmt)
 
 
+@settings(max_examples=25)
+@given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "csf"]))
+def test_hash_workspace_outputs_match_reference(p, fmt):
+    """With every workspace forced to be a hash table (threshold 0)."""
+    from etchpy import lower
+    out = free_indices(p.expr)
+    if not out:
+        return
+    if len(out) != 2:
+        fmt = "csf"
+    old = lower.HASH_WORKSPACE_DIM
+    lower.HASH_WORKSPACE_DIM = 0
+    try:
+        check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
+                       output=fmt)
+    finally:
+        lower.HASH_WORKSPACE_DIM = old
+
+
+@pytest.mark.parametrize("forced", [True, False])
+def test_hash_workspace_spgemm_grows_and_sorts(forced, monkeypatch):
+    """Rows touching up to ~900 columns: the 256-slot table rehashes twice or more."""
+    from etchpy import lower
+    if forced:
+        monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
+    rng = np.random.default_rng(11)
+    A = sp.random_array((40, 60), density=0.2, format="csr", rng=rng)
+    B = sp.random_array((60, 5000), density=0.02, format="csr", rng=rng)
+    Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    kern = ep.compile(ep.sum(j, Ac[i, j] * Bc[j, k]), output="csr")
+    assert kern.program.output.mode == "workspace"
+    assert ("hs_keys" in kern.c_source) and ("ep_hash" in kern.c_source)
+    C = kern(A=A, B=B)
+    for r_ in range(40):
+        assert np.all(np.diff(C.indices[C.indptr[r_]:C.indptr[r_ + 1]]) > 0)
+    np.testing.assert_allclose(C.toarray(), (A @ B).toarray(), rtol=1e-12)
+
+
+def test_huge_output_dimension_uses_a_hash_workspace():
+    """2^23 + 17 columns: a dense accumulator would allocate ~200 MB per call; the
+    hash table holds only the touched columns."""
+    n = 2**23 + 17
+    rng = np.random.default_rng(5)
+    A = sp.csr_array((rng.random(300), (rng.integers(0, 30, 300), rng.integers(0, 50, 300))),
+                     shape=(30, 50))
+    B = sp.csr_array((rng.random(2000), (rng.integers(0, 50, 2000), rng.integers(0, n, 2000))),
+                     shape=(50, n))
+    Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    C = ep.evaluate(ep.sum(j, Ac[i, j] * Bc[j, k]), A=A, B=B, output="csr")
+    ref = (A @ B).tocsr()
+    ref.sum_duplicates()
+    assert C.shape == (30, n)
+    np.testing.assert_array_equal(C.indptr, ref.indptr)
+    np.testing.assert_array_equal(C.indices, ref.indices)
+    np.testing.assert_allclose(C.data, ref.data, rtol=1e-12)
+
+
 def test_ttm_into_sparse_rows_with_dense_tail_appends():
     """(compressed, compressed, dense): the rank level accumulates in place."""
     T = ep.tensor("T", 3, format="csf")

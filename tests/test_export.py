@@ -116,8 +116,14 @@ def test_export_name_must_be_identifier(tmp_path):
         ep.export_c(ep.tensor("x", 1)[i], "not a name", tmp_path)
 
 
-def test_exported_workspace_kernel_under_sanitizers(tmp_path):
-    """Gustavson SpGEMM (workspace, bitset sort) through the C ABI with ASan/UBSan."""
+@pytest.mark.parametrize("hashed", [False, True])
+def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashed):
+    """Gustavson SpGEMM (workspace: dense with the bitset sort, or a hash table that
+    grows) through the C ABI with ASan/UBSan."""
+    from etchpy import lower
+    if hashed:
+        monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
+        monkeypatch.setattr(lower, "HASH_INITIAL", 4)
     i, j, k = ep.indices("i j k")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
     ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus", tmp_path, output="csr")

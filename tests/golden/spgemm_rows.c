@@ -19,6 +19,13 @@ typedef double val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* Table slot of key k when the table has mask + 1 entries (a power of two, at
+ * most 2^32): the high half of k times 2^64/phi (Fibonacci hashing). */
+static inline int64_t ep_hash(int64_t k, int64_t mask)
+{
+    return (int64_t)((((uint64_t)k * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (uint64_t)mask);
+}
+
 /* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
  * distinct keys both parts are non-empty) down to runs of 16, then insertion. */
 static void ep_sort_idx(idx_t *a, int64_t n)
@@ -106,6 +113,10 @@ int spgemm_rows(
     idx_t *ws_mark = NULL; int64_t ws_mark_cap = 0;
     idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
+    idx_t *hs_keys = NULL; int64_t hs_keys_cap = 0;
+    val_t *hs_vals = NULL; int64_t hs_vals_cap = 0;
+    idx_t *hs_slot = NULL; int64_t hs_slot_cap = 0;
+    val_t *hs_tmp = NULL; int64_t hs_tmp_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
     out_pos1 = (idx_t *)malloc((size_t)out_pos1_cap * sizeof(idx_t));
@@ -120,76 +131,220 @@ int spgemm_rows(
     if (!out_vals) goto fail;
     for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
     int64_t ws_n = 0;
-    ws_vals_cap = ep_max(dim_k, 1);
+    int ws_hash = (4194304 < dim_k);
+    ws_vals_cap = ep_max((ws_hash ? 1 : dim_k), 1);
     ws_vals = (val_t *)malloc((size_t)ws_vals_cap * sizeof(val_t));
     if (!ws_vals) goto fail;
     for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
-    ws_mark_cap = ep_max(dim_k, 1);
+    ws_mark_cap = ep_max((ws_hash ? 1 : dim_k), 1);
     ws_mark = (idx_t *)malloc((size_t)ws_mark_cap * sizeof(idx_t));
     if (!ws_mark) goto fail;
     for (int64_t k_ = 0; k_ < ws_mark_cap; k_++) ws_mark[k_] = 0;
-    ws_list_cap = ep_max(dim_k, 1);
+    ws_list_cap = ep_max((ws_hash ? 256 : dim_k), 1);
     ws_list = (idx_t *)malloc((size_t)ws_list_cap * sizeof(idx_t));
     if (!ws_list) goto fail;
     for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
-    ws_bits_cap = ep_max(((dim_k / 64) + 1), 1);
+    ws_bits_cap = ep_max((((ws_hash ? 1 : dim_k) / 64) + 1), 1);
     ws_bits = (uint64_t *)malloc((size_t)ws_bits_cap * sizeof(uint64_t));
     if (!ws_bits) goto fail;
     for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+    int64_t hs_cap = (ws_hash ? 256 : 1);
+    int64_t hs_h = 0;
+    int64_t hs_t = 0;
+    hs_keys_cap = ep_max((ws_hash ? 256 : 1), 1);
+    hs_keys = (idx_t *)malloc((size_t)hs_keys_cap * sizeof(idx_t));
+    if (!hs_keys) goto fail;
+    for (int64_t k_ = 0; k_ < hs_keys_cap; k_++) hs_keys[k_] = -1;
+    hs_vals_cap = ep_max((ws_hash ? 256 : 1), 1);
+    hs_vals = (val_t *)malloc((size_t)hs_vals_cap * sizeof(val_t));
+    if (!hs_vals) goto fail;
+    for (int64_t k_ = 0; k_ < hs_vals_cap; k_++) hs_vals[k_] = 0.0;
+    hs_slot_cap = ep_max((ws_hash ? 256 : 1), 1);
+    hs_slot = (idx_t *)malloc((size_t)hs_slot_cap * sizeof(idx_t));
+    if (!hs_slot) goto fail;
+    for (int64_t k_ = 0; k_ < hs_slot_cap; k_++) hs_slot[k_] = 0;
+    hs_tmp_cap = ep_max(1, 1);
+    hs_tmp = (val_t *)malloc((size_t)hs_tmp_cap * sizeof(val_t));
+    if (!hs_tmp) goto fail;
+    for (int64_t k_ = 0; k_ < hs_tmp_cap; k_++) hs_tmp[k_] = 0.0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
-    /* i: locate; locate into [jump] */
-    int64_t i_c = 0;
-    i_c = 0;
-    while (i_c < dim_i) {
-        int64_t i_ = i_c;
-        /* Σ j: linear, then gallop; locate into [locate] */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        while (j_q < j_end) {
-            /* k: linear, then gallop; locate into [jump] */
-            int64_t k_q_1 = 0;
-            int64_t k_end_1 = 0;
-            k_q_1 = B_pos1[A_crd1[j_q]];
-            k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-            while (k_q_1 < k_end_1) {
-                int64_t k_ = B_crd1[k_q_1];
-                if (ws_mark[k_] == 0) {
-                    ws_mark[k_] = 1;
-                    ws_list[ws_n] = k_;
-                    ws_n = (ws_n + 1);
+    if (ws_hash) {
+        /* i: locate; locate into [jump] */
+        int64_t i_c = 0;
+        i_c = 0;
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            /* Σ j: linear, then gallop; locate into [locate] */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            while (j_q < j_end) {
+                /* k: linear, then gallop; locate into [jump] */
+                int64_t k_q_1 = 0;
+                int64_t k_end_1 = 0;
+                k_q_1 = B_pos1[A_crd1[j_q]];
+                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+                while (k_q_1 < k_end_1) {
+                    int64_t k_ = B_crd1[k_q_1];
+                    hs_h = ep_hash(k_, (hs_cap - 1));
+                    while (!((hs_keys[hs_h] == -1) || (hs_keys[hs_h] == k_))) {
+                        hs_h = ((hs_h + 1) & (hs_cap - 1));
+                    }
+                    if (hs_keys[hs_h] == -1) {
+                        hs_keys[hs_h] = k_;
+                        hs_vals[hs_h] = 0.0;
+                        if ((ws_n + 1) > ws_list_cap) {
+                            int64_t cap_ = ep_max((ws_n + 1), 2 * ws_list_cap);
+                            idx_t *grown_ = (idx_t *)realloc(ws_list, (size_t)cap_ * sizeof(idx_t));
+                            if (!grown_) goto fail;
+                            ws_list = grown_; ws_list_cap = cap_;
+                        }
+                        if ((ws_n + 1) > hs_slot_cap) {
+                            int64_t cap_ = ep_max((ws_n + 1), 2 * hs_slot_cap);
+                            idx_t *grown_ = (idx_t *)realloc(hs_slot, (size_t)cap_ * sizeof(idx_t));
+                            if (!grown_) goto fail;
+                            hs_slot = grown_; hs_slot_cap = cap_;
+                        }
+                        ws_list[ws_n] = k_;
+                        hs_slot[ws_n] = hs_h;
+                        ws_n = (ws_n + 1);
+                    }
+                    hs_vals[hs_h] = hs_vals[hs_h] + (A_vals[j_q] * B_vals[k_q_1]);
+                    if (hs_cap < (2 * ws_n)) {
+                        if (ws_n > hs_tmp_cap) {
+                            int64_t cap_ = ep_max(ws_n, 2 * hs_tmp_cap);
+                            val_t *grown_ = (val_t *)realloc(hs_tmp, (size_t)cap_ * sizeof(val_t));
+                            if (!grown_) goto fail;
+                            hs_tmp = grown_; hs_tmp_cap = cap_;
+                        }
+                        hs_t = 0;
+                        while (hs_t < ws_n) {
+                            hs_tmp[hs_t] = hs_vals[hs_slot[hs_t]];
+                            hs_t = (hs_t + 1);
+                        }
+                        hs_cap = (2 * hs_cap);
+                        if (hs_cap > hs_keys_cap) {
+                            int64_t cap_ = ep_max(hs_cap, 2 * hs_keys_cap);
+                            idx_t *grown_ = (idx_t *)realloc(hs_keys, (size_t)cap_ * sizeof(idx_t));
+                            if (!grown_) goto fail;
+                            hs_keys = grown_; hs_keys_cap = cap_;
+                        }
+                        if (hs_cap > hs_vals_cap) {
+                            int64_t cap_ = ep_max(hs_cap, 2 * hs_vals_cap);
+                            val_t *grown_ = (val_t *)realloc(hs_vals, (size_t)cap_ * sizeof(val_t));
+                            if (!grown_) goto fail;
+                            hs_vals = grown_; hs_vals_cap = cap_;
+                        }
+                        hs_t = 0;
+                        while (hs_t < hs_cap) {
+                            hs_keys[hs_t] = -1;
+                            hs_t = (hs_t + 1);
+                        }
+                        hs_t = 0;
+                        while (hs_t < ws_n) {
+                            hs_h = ep_hash(ws_list[hs_t], (hs_cap - 1));
+                            while (!(hs_keys[hs_h] == -1)) {
+                                hs_h = ((hs_h + 1) & (hs_cap - 1));
+                            }
+                            hs_keys[hs_h] = ws_list[hs_t];
+                            hs_vals[hs_h] = hs_tmp[hs_t];
+                            hs_slot[hs_t] = hs_h;
+                            hs_t = (hs_t + 1);
+                        }
+                    }
+                    k_q_1 = (k_q_1 + 1);
                 }
-                ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
-                k_q_1 = (k_q_1 + 1);
+                j_q = (j_q + 1);
             }
-            j_q = (j_q + 1);
+            ep_sort_idx(ws_list, ws_n);
+            if ((out_count1 + ws_n) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+                idx_t *grown_ = (idx_t *)realloc(out_crd1, (size_t)cap_ * sizeof(idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + ws_n) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+                val_t *grown_ = (val_t *)realloc(out_vals, (size_t)cap_ * sizeof(val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            int64_t ws_t = 0;
+            while (ws_t < ws_n) {
+                hs_h = ep_hash(ws_list[ws_t], (hs_cap - 1));
+                while (!(hs_keys[hs_h] == ws_list[ws_t])) {
+                    hs_h = ((hs_h + 1) & (hs_cap - 1));
+                }
+                out_crd1[out_count1] = ws_list[ws_t];
+                out_vals[out_count1] = hs_vals[hs_h];
+                out_count1 = (out_count1 + 1);
+                ws_t = (ws_t + 1);
+            }
+            ws_t = 0;
+            while (ws_t < ws_n) {
+                hs_keys[hs_slot[ws_t]] = -1;
+                ws_t = (ws_t + 1);
+            }
+            ws_n = 0;
+            out_pos1[(i_ + 1)] = out_count1;
+            i_c = (i_c + 1);
         }
-        ep_sort_marked(ws_list, ws_n, ws_bits);
-        if ((out_count1 + ws_n) > out_crd1_cap) {
-            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
-            idx_t *grown_ = (idx_t *)realloc(out_crd1, (size_t)cap_ * sizeof(idx_t));
-            if (!grown_) goto fail;
-            out_crd1 = grown_; out_crd1_cap = cap_;
+    } else {
+        /* i: locate; locate into [jump] */
+        int64_t i_c = 0;
+        i_c = 0;
+        while (i_c < dim_i) {
+            int64_t i__1 = i_c;
+            /* Σ j: linear, then gallop; locate into [locate] */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            while (j_q < j_end) {
+                /* k: linear, then gallop; locate into [jump] */
+                int64_t k_q_1 = 0;
+                int64_t k_end_1 = 0;
+                k_q_1 = B_pos1[A_crd1[j_q]];
+                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+                while (k_q_1 < k_end_1) {
+                    int64_t k__1 = B_crd1[k_q_1];
+                    if (ws_mark[k__1] == 0) {
+                        ws_mark[k__1] = 1;
+                        ws_list[ws_n] = k__1;
+                        ws_n = (ws_n + 1);
+                    }
+                    ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
+                    k_q_1 = (k_q_1 + 1);
+                }
+                j_q = (j_q + 1);
+            }
+            ep_sort_marked(ws_list, ws_n, ws_bits);
+            if ((out_count1 + ws_n) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+                idx_t *grown_ = (idx_t *)realloc(out_crd1, (size_t)cap_ * sizeof(idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + ws_n) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+                val_t *grown_ = (val_t *)realloc(out_vals, (size_t)cap_ * sizeof(val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            int64_t ws_t = 0;
+            while (ws_t < ws_n) {
+                out_crd1[out_count1] = ws_list[ws_t];
+                out_vals[out_count1] = ws_vals[ws_list[ws_t]];
+                ws_vals[ws_list[ws_t]] = 0.0;
+                ws_mark[ws_list[ws_t]] = 0;
+                out_count1 = (out_count1 + 1);
+                ws_t = (ws_t + 1);
+            }
+            ws_n = 0;
+            out_pos1[(i__1 + 1)] = out_count1;
+            i_c = (i_c + 1);
         }
-        if ((out_count1 + ws_n) > out_vals_cap) {
-            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
-            val_t *grown_ = (val_t *)realloc(out_vals, (size_t)cap_ * sizeof(val_t));
-            if (!grown_) goto fail;
-            out_vals = grown_; out_vals_cap = cap_;
-        }
-        int64_t ws_t = 0;
-        while (ws_t < ws_n) {
-            out_crd1[out_count1] = ws_list[ws_t];
-            out_vals[out_count1] = ws_vals[ws_list[ws_t]];
-            ws_vals[ws_list[ws_t]] = 0.0;
-            ws_mark[ws_list[ws_t]] = 0;
-            out_count1 = (out_count1 + 1);
-            ws_t = (ws_t + 1);
-        }
-        ws_n = 0;
-        out_pos1[(i_ + 1)] = out_count1;
-        i_c = (i_c + 1);
     }
     int64_t out_r1 = 0;
     while (out_r1 < dim_i) {
@@ -206,6 +361,10 @@ int spgemm_rows(
     free(ws_mark);
     free(ws_list);
     free(ws_bits);
+    free(hs_keys);
+    free(hs_vals);
+    free(hs_slot);
+    free(hs_tmp);
     return 0;
 fail:
     free(out_pos1);
@@ -215,5 +374,9 @@ fail:
     free(ws_mark);
     free(ws_list);
     free(ws_bits);
+    free(hs_keys);
+    free(hs_vals);
+    free(hs_slot);
+    free(hs_tmp);
     return 1;
 }
