@@ -12,6 +12,16 @@ Every artefact lives in one directory, created private to the user (mode 0o700):
 
     <name>-<key[:16]>.c    the exact source that was compiled (kept when compiling fails)
     <name>-<key[:16]>.so   the shared object handed to ffi.dlopen
+    <name>-<key[:16]>.py   the cdef pre-parsed by cffi (``ffi.emit_python_code``, cffi's
+                           out-of-line ABI mode) plus an ``ETCHPY_KEY`` line; a later
+                           process imports it and calls ``ffi.dlopen`` without parsing
+                           the cdef, so pycparser is never imported on a warm load.  A
+                           missing or unusable one is regenerated from the cdef.
+    <name>-req-<key[:24]>.pkl   a kernel manifest: what one compile request produced (plan,
+                           Imp program, C text and cdef per index type), keyed by the
+                           request and a fingerprint of etchpy's files; a new process
+                           asking for the same kernel skips planning, lowering and
+                           rendering (see runtime.Kernel)
     probe-<hash[:16]>      a remembered compiler probe answer, "1" or "0"
                            (does -march=native work? does -fopenmp build and load?)
     .<file>.<pid>.<rand>.tmp   an in-flight temporary, renamed into place when complete
@@ -46,7 +56,11 @@ Environment
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
+import importlib.util
+import io
 import os
+import pickle
 import re
 import secrets
 import shlex
@@ -182,41 +196,106 @@ _env_signature = _make_env_reader()
 def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library:
     if not _NAME_RE.fullmatch(name):
         raise ValueError(f"kernel name {name!r} must match {_NAME_RE.pattern}")
-    ffi = cffi.FFI()
-    ffi.cdef(cdef)  # a bad cdef fails here, before any compiling
+    # The cdef is parsed (which imports pycparser, tens of milliseconds) only when the
+    # cache holds no usable pre-parsed module for it; a bad cdef still fails before any
+    # compiling, and before a missing compiler is reported.
+    parsed: list = []
+
+    def parse_cdef():
+        if not parsed:
+            ffi = cffi.FFI()
+            ffi.cdef(cdef)
+            parsed.append(ffi)
+        return parsed[0]
+
     cache_dir = cache_directory()
-    compiler = find_compiler()
+    try:
+        compiler = find_compiler()
+    except CompileError:
+        parse_cdef()
+        raise
     while True:
         flags = _final_flags(compiler, cache_dir, openmp)
         key = _cache_key(c_source, cdef, compiler, flags, openmp)
         try:
-            return _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags)
+            return _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
+                                  flags)
         except CompileError:
             if not _native_flag_to_blame(compiler, flags, cache_dir):
                 raise  # otherwise the next round uses portable flags
 
 
-def _load_or_build(ffi, c_source, cache_dir, name, key, compiler, flags) -> Library:
+def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
+                   flags) -> Library:
     c_path = cache_dir / f"{name}-{key[:16]}.c"
     so_path = cache_dir / f"{name}-{key[:16]}.so"
+    py_path = cache_dir / f"{name}-{key[:16]}.py"
     if so_path.exists():
+        ffi = _import_ffi(py_path, name, key)
+        fresh_ffi = ffi is None
         try:
             if not _looks_complete(so_path):
                 raise OSError(f"{so_path} is truncated or not a shared object")
+            if fresh_ffi:
+                ffi = parse_cdef()
             lib = ffi.dlopen(str(so_path))
         except OSError:
             _unlink(so_path)  # corrupt entry: rebuild once, below
         else:
             if not c_path.exists():
                 _write_atomic(c_path, c_source)
+            if fresh_ffi:
+                _write_ffi_module(ffi, py_path, name, key)
             stats["cache_hits"] += 1
             return Library(ffi, lib, so_path, c_path, key, True, flags)
+    ffi = parse_cdef()
     _build(c_source, c_path, so_path, compiler, flags)
     try:
         lib = ffi.dlopen(str(so_path))
     except OSError as exc:
         raise _error(f"built {so_path} but dlopen rejected it: {exc}", "", c_path) from exc
+    _write_ffi_module(ffi, py_path, name, key)
     return Library(ffi, lib, so_path, c_path, key, False, flags)
+
+
+def _ffi_module_name(name: str, key: str) -> str:
+    return f"_etchpy_cdef_{re.sub(r'[^A-Za-z0-9_]', '_', name)}_{key[:16]}"
+
+
+def _import_ffi(py_path: Path, name: str, key: str):
+    """The out-of-line ABI-mode ``ffi`` stored at ``py_path``, or None if unusable."""
+    if not py_path.exists():
+        return None
+    try:
+        module_name = _ffi_module_name(name, key)
+        spec = importlib.util.spec_from_file_location(
+            module_name, py_path, loader=_NoBytecodeLoader(module_name, str(py_path)))
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if getattr(module, "ETCHPY_KEY", None) != key:
+            return None  # truncated, or not ours
+        return module.ffi
+    except Exception:  # corrupt entry: parse the cdef, regenerate the module
+        return None
+
+
+class _NoBytecodeLoader(importlib.machinery.SourceFileLoader):
+    """Loads a cached cdef module without writing a __pycache__ into the cache dir."""
+
+    def set_data(self, path, data, *, _mode=0o666):
+        pass
+
+
+def _write_ffi_module(ffi, py_path: Path, name: str, key: str) -> None:
+    """Store ``ffi``'s parsed cdef as an out-of-line ABI-mode module (best effort)."""
+    try:
+        # set_source only names the module emitted here; ffi.dlopen is unaffected
+        ffi.set_source(_ffi_module_name(name, key), None, compiler_verbose=False)
+        text = io.StringIO()
+        ffi.emit_python_code(text)  # a file-like target: no file, no "generating" line
+        _write_atomic(py_path, f"{text.getvalue().rstrip()}\n\nETCHPY_KEY = {key!r}\n")
+    except Exception:
+        pass  # only a speed-up for later processes; they will parse the cdef instead
 
 
 def _build(c_source, c_path, so_path, compiler, flags) -> None:
@@ -469,13 +548,72 @@ def _temp_path(final: Path, suffix: str = ".tmp") -> Path:
     return final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}"
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str | bytes) -> None:
     tmp = _temp_path(path)
     try:
-        tmp.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)
+        else:
+            tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     finally:
         _unlink(tmp)
+
+
+# ------------------------------------------------------------------ kernel manifests
+# A manifest remembers what compiling one request produced (plan, Imp program, C
+# text per index type), so that a new process asking for the same kernel skips
+# planning, lowering and rendering; build.load then finds the .so. It is keyed by
+# the request and by a fingerprint of etchpy's own files, so any change to the
+# compiler makes old manifests unreachable. It lives in the private cache
+# directory beside the shared objects that dlopen trusts anyway.
+
+_fingerprint: list = []
+
+
+def compiler_fingerprint() -> str:
+    """Hash of the (path, size, mtime) of every file of the etchpy package and its
+    formats and templates (computed once per process)."""
+    if not _fingerprint:
+        root = Path(__file__).resolve().parent
+        h = hashlib.sha256()
+        dirs = [root, root / "formats", root / "codegen_templates"]
+        for pkg in ("formats", "codegen_templates"):
+            spec = importlib.util.find_spec(f"etchpy.{pkg}")
+            if spec is not None and spec.submodule_search_locations:
+                dirs += [Path(d) for d in spec.submodule_search_locations]
+        for d in sorted(set(dirs)):
+            if not d.is_dir():
+                continue
+            for f in sorted(d.iterdir()):
+                if f.suffix in (".py", ".j2"):
+                    st = f.stat()
+                    h.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+        _fingerprint.append(h.hexdigest())
+    return _fingerprint[0]
+
+
+def manifest_path(name: str, request: str) -> Path:
+    return cache_directory() / f"{name}-req-{request[:24]}.pkl"
+
+
+def read_manifest(name: str, request: str):
+    """The object stored for `request`, or None (missing, unreadable, or stale)."""
+    try:
+        data = manifest_path(name, request).read_bytes()
+        obj = pickle.loads(data)
+    except Exception:        # missing, truncated, or from an incompatible version
+        return None
+    return obj if isinstance(obj, dict) and obj.get("request") == request else None
+
+
+def write_manifest(name: str, request: str, obj: dict) -> None:
+    """Best effort: a manifest only speeds up later processes."""
+    try:
+        _write_atomic(manifest_path(name, request),
+                      pickle.dumps({**obj, "request": request}, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:
+        pass
 
 
 def _unlink(path: Path) -> None:

@@ -18,8 +18,15 @@ _lib = []
 
 def _library():
     if not _lib:
-        from . import __version__, build, c
-        src, cdef = c.checks_source(__version__)
+        from . import __version__, build
+        request = build.compiler_fingerprint()        # the source depends on nothing else
+        saved = build.read_manifest("etchpy_checks", request)
+        if saved is not None:
+            src, cdef = saved["texts"]
+        else:
+            from . import c
+            src, cdef = c.checks_source(__version__)
+            build.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
         try:
             _lib.append(build.load(src, cdef, name="etchpy_checks"))
         except CompileError:

@@ -50,27 +50,65 @@ class Kernel:
         if self.threads < 1:
             raise EtchpyError(f"threads must be at least 1, got {threads}")
         # optimize=None: on, unless the caller fixed the loop order by hand
-        use_optimizer = (order is None) if optimize is None else bool(optimize)
-        self.optimized = None
-        self.plan_costs = None
-        if use_optimizer:
-            self.plan, self.optimized, self.plan_costs = _optimized_plan(
-                expr, self.out_indices, order, self.semiring, dict(optimizer_options or {}))
-            _debug("optimizer", self.optimized.explain())
+        self._use_optimizer = (order is None) if optimize is None else bool(optimize)
+        self._order, self._options = order, dict(optimizer_options or {})
+        self._request = _request_key(expr, self.semiring, self.out_format, order,
+                                     self.out_indices, name, self.threads, optimize,
+                                     self._options)
+        self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
+        # ETCHPY_DEBUG prints every stage, so it always runs them
+        saved = build.read_manifest(name, self._request) \
+            if self._request and not os.environ.get("ETCHPY_DEBUG") else None
+        if saved is not None and saved.get("source_expr") == expr:
+            self.plan, self.program = saved["plan"], saved["program"]
+            self.expr, self.plan_costs = saved["expr"], saved["plan_costs"]
+            self._optimized = saved["optimized"]
+            self._texts = dict(saved["texts"])
+            self.from_manifest = True
         else:
-            self.plan = planning.make_plan(expr, self.out_indices, order)
-        self.expr = self.optimized.expr if self.plan_costs and self.plan_costs[2] else expr
-        _debug("plan", self.plan.explain())
-        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
-                                        threads=self.threads)
-        _debug("streams", "\n".join(self.program.streams_text))
-        _debug("imp", imp.show(self.program.body))
+            self._plan_and_lower(expr)
+            self.from_manifest = False
         self._sources: dict[str, c.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._ctypes: dict[str, dict] = {}
         self._params = self.program.params
         self._slots = self._make_slots()
-        _debug("c", self.source("int64_t").c)
+        if os.environ.get("ETCHPY_DEBUG"):
+            _debug("c", self.source("int64_t").c)
+
+    def _plan_and_lower(self, expr):
+        if self._use_optimizer:
+            self.plan, self._optimized, self.plan_costs = _optimized_plan(
+                expr, self.out_indices, self._order, self.semiring, dict(self._options))
+            _debug("optimizer", self._optimized.explain())
+        else:
+            self._optimized, self.plan_costs = None, None
+            self.plan = planning.make_plan(expr, self.out_indices, self._order)
+        self.expr = self._optimized.expr if self.plan_costs and self.plan_costs[2] else expr
+        _debug("plan", self.plan.explain())
+        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
+                                        threads=self.threads)
+        _debug("streams", "\n".join(self.program.streams_text))
+        _debug("imp", imp.show(self.program.body))
+
+    @property
+    def optimized(self):
+        """The optimizer's result (None when it did not run); a kernel restored from a
+        manifest runs the optimizer again on first access."""
+        if isinstance(self._optimized, str):      # "rerun"
+            self._optimized = _optimized_plan(self.source_expr, self.out_indices,
+                                              self._order, self.semiring,
+                                              dict(self._options))[1]
+        return self._optimized
+
+    def _save_manifest(self):
+        if self._request is None:
+            return
+        build.write_manifest(self.name, self._request, {
+            "source_expr": self.source_expr, "plan": self.plan, "program": self.program,
+            "expr": self.expr, "plan_costs": self.plan_costs,
+            "optimized": None if self._optimized is None else "rerun",
+            "texts": self._texts})
 
     # ----------------------------------------------------------- C text
     def source(self, idx_type: str = "int64_t", include_header=False) -> c.CSource:
@@ -123,8 +161,12 @@ class Kernel:
     def library(self, idx_type: str) -> build.Library:
         lib = self._libs.get(idx_type)
         if lib is None:
-            src = self.source(idx_type)
-            lib = build.load(src.c, src.cdef, name=self.name, openmp=self.threads > 1)
+            text = self._texts.get(idx_type)
+            if text is None:
+                src = self.source(idx_type)
+                text = self._texts[idx_type] = (src.c, src.cdef)
+                self._save_manifest()
+            lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
             self._libs[idx_type] = lib
             # cffi type objects, resolved once rather than parsed on every call
             self._ctypes[idx_type] = {t: lib.ffi.typeof(t) for t in (
@@ -364,6 +406,23 @@ def _optimized_plan(expr, out_indices, order, semiring, options):
     if cost_rewritten <= margin * cost_written:
         return rewritten, opt, (cost_written, cost_rewritten, True)
     return written, opt, (cost_written, cost_rewritten, False)
+
+
+def _request_key(expr, semiring, out_format, order, out_indices, name, threads, optimize,
+                 options) -> str | None:
+    """A stable key of one compile request (for the manifest), or None when some part
+    of it has no stable text (a semiring defined at run time)."""
+    from .semiring import semirings
+    if getattr(semirings, semiring.name, None) is not semiring:
+        return None
+    fmts = sorted((n, repr(tv.format), tv.order) for n, tv in tensors(expr).items())
+    parts = (__version__, build.compiler_fingerprint(), str(expr), repr(expr), fmts,
+             semiring.name, repr(out_format),
+             None if order is None else [getattr(o, "name", o) for o in order],
+             [ix.name for ix in out_indices], name, threads, optimize,
+             repr(sorted(options.items())))
+    import hashlib
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def default_threads() -> int:

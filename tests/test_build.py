@@ -284,3 +284,100 @@ def test_falls_back_when_march_native_is_rejected(tmp_path, monkeypatch):
     source = dot_source("second kernel")
     assert "-march=native" not in build.load(source, DOT_CDEF).flags
     assert build.stats["compiles"] == compiles + 1  # remembered: no failed attempt first
+
+
+NO_PYCPARSER_CHILD = textwrap.dedent("""\
+    import json, sys
+    import numpy as np
+    from etchpy import build
+    lib = build.load(sys.argv[1], sys.argv[2])
+    loaded_pycparser = "pycparser" in sys.modules
+    a = np.arange(10.0)
+    ffi = lib.ffi
+    value = lib.lib.dot(ffi.from_buffer("double[]", a),
+                        ffi.from_buffer(ffi.typeof("double[]"), a), len(a))
+    box = ffi.new("long *", 7)
+    print(json.dumps({"from_cache": lib.from_cache, "compiles": build.stats["compiles"],
+                      "value": value, "pycparser": loaded_pycparser, "box": box[0],
+                      "still_no_pycparser": "pycparser" not in sys.modules}))
+""")
+
+
+@needs_cc
+def test_other_process_loads_without_pycparser(cache_dir):
+    source = dot_source("no pycparser")
+    library = build.load(source, DOT_CDEF)
+    py_path = library.path.with_suffix(".py")
+    assert py_path.exists() and library.key in py_path.read_text()
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.run([sys.executable, "-c", NO_PYCPARSER_CHILD, source, DOT_CDEF],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    child = json.loads(proc.stdout)
+    assert child == {"from_cache": True, "compiles": 0, "value": DOT_0_TO_9,
+                     "pycparser": False, "box": 7, "still_no_pycparser": True}
+    assert not (cache_dir / "__pycache__").exists()  # no bytecode left in the cache
+
+
+TYPEDEF_CDEF = ("typedef int32_t idx_t; typedef double val_t;"
+                " void *malloc(size_t); void free(void *);"
+                " val_t *fill(idx_t n, int64_t *count);")
+TYPEDEF_SOURCE = textwrap.dedent("""\
+    #include <stdint.h>
+    #include <stdlib.h>
+    typedef int32_t idx_t; typedef double val_t;
+    val_t *fill(idx_t n, int64_t *count) {
+        val_t *out = malloc(sizeof(val_t) * (n ? n : 1));
+        for (idx_t i = 0; i < n; i++) out[i] = 2.0 * i;
+        *count = n;
+        return out;
+    }
+""")
+
+
+@needs_cc
+def test_preparsed_ffi_supports_the_runtime_calls():
+    build.load(TYPEDEF_SOURCE, TYPEDEF_CDEF)
+    build.clear_memo()
+    library = build.load(TYPEDEF_SOURCE, TYPEDEF_CDEF)  # the out-of-line ffi
+    assert library.from_cache and type(library.ffi).__module__ == "_cffi_backend"
+    ffi, lib = library.ffi, library.lib
+    count = ffi.new("int64_t *")
+    ptr = ffi.gc(lib.fill(5, count), lib.free)
+    assert count[0] == 5
+    values = np.frombuffer(ffi.buffer(ptr, 5 * 8), dtype=np.float64)
+    assert values.tolist() == [0.0, 2.0, 4.0, 6.0, 8.0]
+    idx = np.arange(3, dtype=np.int32)
+    view = ffi.from_buffer(ffi.typeof("idx_t[]"), idx)
+    assert ffi.typeof(view) is ffi.typeof("idx_t[]") and view[2] == 2
+    assert ffi.sizeof("val_t") == 8 and ffi.from_buffer("val_t[]", values)[4] == 8.0
+
+
+@needs_cc
+@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "other key"])
+def test_corrupt_ffi_module_is_regenerated(damage):
+    source = dot_source(f"ffi module {damage}")
+    first = build.load(source, DOT_CDEF)
+    py_path = first.path.with_suffix(".py")
+    good = py_path.read_text()
+    if damage == "missing":
+        py_path.unlink()
+    elif damage == "garbage":
+        py_path.write_text("this is ( not python\n")
+    elif damage == "truncated":
+        py_path.write_text(good[:len(good) // 2].rsplit("\n", 1)[0] + "\n")
+    else:
+        py_path.write_text(good.replace(first.key, "0" * 64))
+
+    build.clear_memo()
+    compiles = build.stats["compiles"]
+    again = build.load(source, DOT_CDEF)
+    assert again.from_cache and build.stats["compiles"] == compiles
+    assert call_dot(again, np.arange(10.0), np.arange(10.0)) == DOT_0_TO_9
+    assert py_path.read_text() == good  # regenerated
+
+    build.clear_memo()
+    third = build.load(source, DOT_CDEF)  # now through the pre-parsed module
+    assert type(third.ffi).__module__ == "_cffi_backend"
+    assert call_dot(third, np.arange(10.0), np.arange(10.0)) == DOT_0_TO_9
