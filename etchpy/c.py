@@ -192,6 +192,8 @@ class FunctionBody:
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
             case imp.ParallelFor(var, start, end, body, threads, red) if red:
                 return self.parallel_reduce(var, start, end, body, threads, red, depth)
+            case imp.ParallelFor(var, start, end, body, threads, None, private) if private:
+                return self.parallel_private(var, start, end, body, threads, private, depth)
             case imp.ParallelFor(var, start, end, body, threads):
                 return "\n".join([
                     f"{pad}{{",
@@ -221,6 +223,48 @@ class FunctionBody:
                     f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
                     f"{pad}}}"])
         raise TypeError(f"cannot render statement {s!r}")
+
+    def parallel_private(self, var, start, end, body, threads, private, depth) -> str:
+        """Rows on threads, each thread with its own scratch arrays. Every thread
+        reaches the work-sharing loop (OpenMP requires it); one whose allocation
+        failed skips its iterations, and the kernel then fails after the loop."""
+        pad, p2, p3, p4 = (INDENT * (depth + d) for d in range(4))
+        e = self.expr
+        lines = [f"{pad}{{",
+                 f"{p2}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
+                 f"{p2}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
+                 f"({var}_end - {var}_first) / {16 * threads}));",
+                 f"{p2}int {var}_failed = 0;",
+                 "#ifdef _OPENMP",
+                 f"{p2}#pragma omp parallel num_threads({threads})",
+                 "#endif",
+                 f"{p2}{{"]
+        ok = []
+        for arr, typ, size, _ in private:
+            t = self.ctype(typ)
+            lines.append(f"{p3}const int64_t {arr}_cap = ep_max({e(size)}, 1);")
+            lines.append(f"{p3}{t} *{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));")
+            ok.append(f"{arr} != NULL")
+        lines.append(f"{p3}const int {var}_ok = {' && '.join(ok)};")
+        lines.append(f"{p3}if ({var}_ok) {{")
+        for arr, _, _, fill in private:
+            lines.append(f"{p4}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};")
+        lines += [f"{p3}}} else {{",
+                  "#ifdef _OPENMP",
+                  f"{p4}#pragma omp atomic write",
+                  "#endif",
+                  f"{p4}{var}_failed = 1;",
+                  f"{p3}}}",
+                  "#ifdef _OPENMP",
+                  f"{p3}#pragma omp for schedule(dynamic, {var}_chunk)",
+                  "#endif",
+                  f"{p3}for (int64_t {var} = {var}_first; {var} < {var}_end; {var}++) {{",
+                  f"{p4}if (!{var}_ok) continue;",
+                  self.stmt(body, depth + 3),
+                  f"{p3}}}"]
+        lines += [f"{p3}free({arr});" for arr, *_ in private]
+        lines += [f"{p2}}}", f"{p2}if ({var}_failed) goto fail;", f"{pad}}}"]
+        return "\n".join(lines)
 
     def parallel_reduce(self, var, start, end, body, threads, red, depth) -> str:
         """Each thread adds into its own `red` (a block-local copy, starting at

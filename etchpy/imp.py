@@ -174,6 +174,10 @@ class ParallelFor:
     into its own copy, starting at zero, and the copies are added into the
     variable in thread order after the loop (⊕ is associative and commutative,
     and each thread takes a fixed block of iterations, so results repeat).
+    With `private` ((array, type, size, fill), ...), each thread allocates its own
+    copy of those scratch arrays (filled) before its first iteration; iterations
+    must leave them as they found them. A failed allocation makes the kernel fail
+    after the loop.
     """
     var: str
     start: Expr
@@ -181,6 +185,7 @@ class ParallelFor:
     body: "Stmt"
     threads: int
     reduce: str | None = None
+    private: tuple = ()
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices,
@@ -453,12 +458,17 @@ class Machine:
             case Alloc(array, typ, size, fill):
                 env[array] = np.full(int(self.eval(size)), self.eval(fill),
                                      dtype=self._dtype(typ))
-            case ParallelFor(var, start, end, body, _):
+            case ParallelFor(var, start, end, body, _, _, private):
+                saved = {arr: env[arr] for arr, *_ in private if arr in env}
+                for arr, typ, size, fill in private:
+                    env[arr] = np.full(int(self.eval(size)), self.eval(fill),
+                                       dtype=self._dtype(typ))
                 stop = self.eval(end)
                 env[var] = self.eval(start)
                 while env[var] < stop:
                     self.exec(body)
                     env[var] += 1
+                env.update(saved)
             case SortIndices(array, n, _, _):
                 k = int(self.eval(n))
                 env[array][:k] = np.sort(env[array][:k])
@@ -527,8 +537,9 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}reserve {arr}[{show(n)}];"
         case SortIndices(arr, n, _, _):
             return f"{pad}sort {arr}[0..{show(n)}];"
-        case ParallelFor(var, a, b, body, threads, red):
-            what = f"parallel({threads}{', reduce ' + red if red else ''})"
+        case ParallelFor(var, a, b, body, threads, red, private):
+            what = f"parallel({threads}{', reduce ' + red if red else ''}" + "".join(
+                f", private {arr}[{show(n)}]" for arr, _, n, _ in private) + ")"
             return (f"{pad}{what} for {var} in [{show(a)}, {show(b)}) {{\n"
                     f"{show(body, indent + 1)}\n{pad}}}")
     return repr(node)

@@ -511,6 +511,111 @@ class WorkspaceTarget(AppendTarget):
         return seq(head, super().finish())
 
 
+class RowCountTarget:
+    """Pass 1 of a sparse output filled by threads, row by row: each row (the
+    output's dense first level) counts its entries into pos[row + 1]. For a
+    workspace output it counts the distinct coordinates it touches (per-thread
+    marks and touched list, cleared at the end of the row)."""
+
+    def __init__(self, base: AppendTarget):
+        self.base = base
+        self.pos = base.arrays["pos1"]
+        self.row_var = base.storage[0]
+        self.workspace = isinstance(base, WorkspaceTarget)
+
+    def enter(self, var, index, ctx):
+        if var == self.row_var:
+            return Decl("row_n", "index", ZERO), {**ctx, var: index, "row": index}
+        if self.workspace:
+            return imp.SKIP, {**ctx, var: index}
+        return incr("row_n"), {**ctx, var: index}
+
+    def write(self, ctx, v):
+        if not self.workspace:
+            return imp.SKIP
+        k = ctx[self.base.ws_var]
+        return If(eq(Load("ws_mark", k), ZERO),
+                  seq(Store("ws_mark", k, ONE), Store("ws_list", Var("row_n"), k),
+                      incr("row_n")))
+
+    def after(self, var, ctx):
+        if var != self.row_var:
+            return imp.SKIP
+        t = Var("ws_t")
+        clear = imp.SKIP if not self.workspace else seq(
+            Decl("ws_t", "index", ZERO),
+            While(lt(t, Var("row_n")), seq(Store("ws_mark", Load("ws_list", t), ZERO),
+                                           incr("ws_t"))))
+        return seq(clear, Store(self.pos, imp.add(ctx["row"], ONE), Var("row_n")))
+
+    def leave(self, var, ctx):
+        return imp.SKIP
+
+    def private(self):
+        if not self.workspace:
+            return ()
+        size = streams.dim_var(self.base.ws_var)
+        return (("ws_mark", "index", size, ZERO), ("ws_list", "index", size, ZERO))
+
+
+class RowFillTarget(RowCountTarget):
+    """Pass 2: each row writes its entries from pos[row] on (the counts are exact,
+    so nothing grows). A workspace output sorts each row's touched list in its
+    own per-thread workspace and moves it out."""
+
+    def enter(self, var, index, ctx):
+        crd = self.base.arrays["crd1"]
+        if var == self.row_var:
+            # ws_n: this row's touched count, private to the iteration
+            first = seq(Decl("row_q", "index", Load(self.pos, index)),
+                        Decl("ws_n", "index", ZERO) if self.workspace else imp.SKIP)
+            return first, {**ctx, var: index, "row": index}
+        if self.workspace:
+            return imp.SKIP, {**ctx, var: index}
+        return (seq(Decl("out_p1", "index", Var("row_q")), incr("row_q"),
+                    Store(crd, Var("out_p1"), index)),
+                {**ctx, var: index, "pos": Var("out_p1")})
+
+    def write(self, ctx, v):
+        return self.base.write(ctx, v)
+
+    def after(self, var, ctx):
+        if var != self.row_var or not self.workspace:
+            return imp.SKIP
+        b = self.base
+        crd, t = b.arrays["crd1"], Var("ws_t")
+        kk = Load("ws_list", t)
+        at = imp.add(Var("row_q"), t)
+        return seq(SortIndices("ws_list", Var("ws_n"), streams.dim_var(b.ws_var), "ws_bits"),
+                   Decl("ws_t", "index", ZERO),
+                   While(lt(t, Var("ws_n")), seq(
+                       Store(crd, at, kk), Store("out_vals", at, Load("ws_vals", kk)),
+                       Store("ws_vals", kk, Const(self.base.sr.zero, "value")),
+                       Store("ws_mark", kk, ZERO), incr("ws_t"))),
+                   Assign("ws_n", ZERO))
+
+    def private(self):
+        if not self.workspace:
+            return ()
+        size = streams.dim_var(self.base.ws_var)
+        return (("ws_vals", "value", size, Const(self.base.sr.zero, "value")),
+                ("ws_mark", "index", size, ZERO), ("ws_list", "index", size, ZERO),
+                ("ws_bits", "bits", imp.add(Bin("/", size, Const(64)), ONE), ZERO))
+
+
+def rows_on_threads(target) -> bool:
+    """A sparse output whose rows threads can fill after a counting pass: a dense
+    first level over one unique compressed level (csr, csc), appended in order
+    or through the dense workspace."""
+    if type(target) not in (AppendTarget, WorkspaceTarget):
+        return False
+    if isinstance(target, WorkspaceTarget) and target.hashed is not False:
+        return False
+    levels = target.fmt.levels
+    return (len(levels) == 2 and isinstance(levels[0], Dense)
+            and isinstance(levels[1], Compressed) and levels[1].unique)
+
+
 class CoordsTarget:
     """(coordinates, value) records, to be canonicalised by the runtime."""
 
@@ -578,6 +683,8 @@ class Emitter:
         """A step's loop nest; its outermost loop runs on threads when that is safe."""
         if self.parallel_ok(s):
             return self.parallel(s)
+        if self.rows_ok(s):
+            return self.parallel_rows(s)
         if self.reduction_ok(s):
             return self.parallel_reduction(s)
         return self.emit(s, {})
@@ -612,12 +719,46 @@ class Emitter:
 
     def parallel(self, s) -> imp.Stmt:
         c, start, end = s.counter
+        return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
+                   imp.ParallelFor(c, start, end, self.row_body(s), self.threads))
+
+    def row_body(self, s) -> imp.Stmt:
+        """One iteration of the outermost level (its coordinate, entered and left)."""
         iv = self.names.fresh(f"{s.var}_")
         enter, ctx = self.target.enter(s.var, Var(iv), {})
-        body = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx),
+        return seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx),
                    self.target.after(s.var, ctx))
-        return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
-                   imp.ParallelFor(c, start, end, body, self.threads))
+
+    def rows_ok(self, s) -> bool:
+        """A csr-like sparse output whose rows are the outermost, plainly counted loop."""
+        return (self.threads > 1 and not self.markers and rows_on_threads(self.target)
+                and is_stream(s) and not s.contracted and s.counter is not None
+                and s.var == self.target.storage[0]
+                and s.ready == imp.TRUE and s.prelude == imp.SKIP)
+
+    def parallel_rows(self, s) -> imp.Stmt:
+        """Count each row's entries on threads, turn the counts into pos, size the
+        output exactly, then fill the rows on threads, each into its own range."""
+        c, start, end = s.counter
+        t = self.target
+        pos, count = t.arrays["pos1"], t.count[1]
+        rows = streams.dim_var(t.storage[0])
+        passes = []
+        for target in (RowCountTarget(t), RowFillTarget(t)):
+            em = Emitter(self.names, self.sr, target, self.threads, self.markers)
+            passes.append(imp.ParallelFor(c, start, end, em.row_body(s), self.threads,
+                                          private=target.private()))
+        r = Var("out_r")
+        prefix = seq(Decl("out_r", "index", ZERO), While(lt(r, rows), seq(
+            Store(pos, imp.add(r, ONE), imp.add(Load(pos, imp.add(r, ONE)), Load(pos, r))),
+            incr("out_r"))))
+        total = Load(pos, rows)
+        return seq(imp.Comment(f"{s.var}: {s.search}; rows counted, then filled, "
+                               f"on {self.threads} threads"),
+                   passes[0], prefix,
+                   Reserve(t.arrays["crd1"], "index", total),
+                   Reserve("out_vals", "value", total),
+                   passes[1], Assign(count, total))
 
     def emit(self, s, ctx) -> imp.Stmt:
         if not is_stream(s):

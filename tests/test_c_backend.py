@@ -437,6 +437,45 @@ def test_two_threads_equal_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2)
 
 
+@settings(max_examples=25)
+@given(problems(max_indices=3), st.sampled_from(["csr", "csc"]))
+def test_two_threads_sparse_outputs_equal_reference(p, fmt):
+    out = free_indices(p.expr)
+    if len(out) != 2:
+        return
+    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2,
+                   output=fmt)
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus", "boolean"])
+def test_threads_fill_sparse_rows_after_a_counting_pass(semiring):
+    """csr outputs on two threads: each row's entries are counted first (for the
+    workspace, its distinct touched columns), pos is their prefix sum, and every
+    row then fills its own range. Element-wise (append) and Gustavson (workspace)."""
+    sr = ep.semirings.get(semiring)
+    rng = np.random.default_rng(3)
+    M = _random_csr(2500, 400, 20000, 1)
+    N = _random_csr(2500, 400, 20000, 2)
+    P = _random_csr(400, 700, 6000, 4)
+    for m in (M, N, P):
+        m.data = rng.integers(1, 5, m.nnz).astype(sr.dtype)
+    B = ep.tensor("B", 2, format="csr")
+    add = ep.compile(A_csr[i, j] + B[i, j], output="csr", threads=2, semiring=semiring)
+    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr", threads=2,
+                     semiring=semiring)
+    for kern in (add, gus):
+        assert "rows counted, then filled, on 2 threads" in kern.c_source
+    for kern, inputs, want in (
+            (add, dict(A=M, B=N), ep.evaluate(A_csr[i, j] + B[i, j], semiring=semiring,
+                                              output="csr", A=M, B=N)),
+            (gus, dict(A=M, B=P), ep.evaluate(ep.sum(j, A_csr[i, j] * B[j, k]),
+                                              semiring=semiring, output="csr", A=M, B=P))):
+        got = kern(**inputs)
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+
+
 def test_threads_split_the_outer_loop_of_dense_outputs():
     B = ep.tensor("B", 2)
     kern = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), threads=2)
@@ -445,8 +484,8 @@ def test_threads_split_the_outer_loop_of_dense_outputs():
     M = _random_csr(3000, 200, 20000, 3)
     X = rng.random((200, 16))
     np.testing.assert_allclose(kern(A=M, B=X), M @ X, rtol=1e-12)
-    # sparse outputs stay serial
-    assert "omp parallel" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="csr",
+    # a sparse output whose rows are not the outermost loop stays serial
+    assert "omp parallel" not in ep.compile(A_csr[i, j] * A_csr[i, j], output="dcsr",
                                             threads=2).c_source
     with pytest.raises(ep.EtchpyError):
         ep.compile(SPMV, threads=0)
