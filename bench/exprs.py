@@ -92,9 +92,10 @@ def minplus():
 
 
 def orand():
-    """f'[v] = OR_u f[u] AND W[u,v] -- one BFS frontier step, pulled over csc W."""
+    """f'[v] = OR_u f[u] AND W[u,v] -- one BFS frontier step, pushed from a sparse
+    frontier f along the rows of csr W (the loop walks f's nonzeros only)."""
     u, v = _ix("u v")
-    W, f = ep.tensor("W", 2, "csc"), ep.tensor("f", 1)
+    W, f = ep.tensor("W", 2, "csr"), ep.tensor("f", 1, "csf")
     return ep.sum(u, f[u] * W[u, v]), {"semiring": "boolean"}
 
 
