@@ -138,6 +138,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body = []
     target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr, names)
     body.append(target_out.setup())
+    setup_at = len(body) - 1
+    out_steps = sum(1 for step in plan.steps if step.target == "out")
     texts = []
     for name, tv in plan.temps.items():
         bindings[name] = streams.array_names(name, tv.format)
@@ -151,6 +153,10 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             target = DenseTarget(tvals, step.out, sr, fill=False)
         low = streams.Lowerer(sr, bindings, names, markers=True)
         s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+        if (step.target == "out" and out_steps == 1 and isinstance(target, DenseTarget)
+                and writes_every_cell_once(s, len(step.out))):
+            body[setup_at] = imp.SKIP          # no zero fill: every cell is stored once
+            target.store = True
         texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
@@ -163,6 +169,18 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body.append(finish)
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts))
+
+
+def writes_every_cell_once(s, n_axes: int) -> bool:
+    """Do the loops write each output cell exactly once? True when the free levels
+    come first, each a range visiting every coordinate once (ready throughout), and
+    everything below them is contracted into one accumulator (or is the leaf)."""
+    free = 0
+    while streams.is_stream(s) and not s.contracted:
+        if not (s.dense and s.ready == imp.TRUE):
+            return False
+        free, s = free + 1, s.value
+    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
 
 
 def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
@@ -217,6 +235,7 @@ class DenseTarget:
 
     def __init__(self, array: str, axes, sr, fill=True):
         self.array, self.axes, self.sr, self.fill = array, tuple(axes), sr, fill
+        self.store = False       # True: each cell is written exactly once (no fill)
 
     def setup(self):
         if not self.fill:
@@ -240,7 +259,7 @@ class DenseTarget:
         flat = ZERO
         for ax in self.axes:
             flat = imp.add(imp.mul(flat, streams.dim_var(ax)), ctx[ax])
-        return Accum(self.array, flat, v)
+        return Store(self.array, flat, v) if self.store else Accum(self.array, flat, v)
 
     def finish(self):
         return imp.SKIP

@@ -36,11 +36,6 @@ int spmv(
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
-    int64_t out_k = 0;
-    while (out_k < dim_i) {
-        out[out_k] = 0.0;
-        out_k = (out_k + 1);
-    }
     /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
@@ -57,7 +52,7 @@ int spmv(
             acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
             j_q = (j_q + 1);
         }
-        out[i_] = out[i_] + acc;
+        out[i_] = acc;
         i_c = (i_c + 1);
     }
     return 0;
