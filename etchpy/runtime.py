@@ -298,6 +298,14 @@ class Kernel:
                 np.zeros((0, n), dtype=np.int64)
             t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, self.out_format,
                                    semiring=sr, name="output")
+        elif self.out_format in _SCIPY_LAYOUTS:
+            # csr / csc: straight into scipy (sorted and canonical by construction)
+            import scipy.sparse as sp      # loaded by then; not at `import etchpy`
+            n = counts["count1"]
+            build = sp.csc_array if self.out_format.name == "csc" else sp.csr_array
+            major = shape[self.out_format.mode_order[0]]
+            return build((take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
+                          take("pos1", major + 1, idx_dtype)), shape=shape)
         else:
             t = self._assemble(take, counts, shape, idx_dtype)
         return t.to_scipy(keep_fill=True) if len(shape) == 2 else t
@@ -374,6 +382,7 @@ def _index_type(bound: dict):
 
 
 _kernel_cache: dict = {}
+_SCIPY_LAYOUTS = (Format.named("csr", 2), Format.named("csc", 2))
 
 
 REWRITE_MARGIN = 0.5

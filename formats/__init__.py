@@ -25,6 +25,8 @@ its read stream.
 """
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 from ..errors import FormatError
@@ -113,6 +115,7 @@ class Format:
         return self.name or repr(self)
 
     @staticmethod
+    @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         if name == "dense":
             return Format([Dense()] * order, name="dense")
