@@ -417,6 +417,16 @@ def _optimized_plan(expr, out_indices, order, semiring, options):
     return written, opt, (cost_written, cost_rewritten, False)
 
 
+def tunables() -> tuple:
+    """The module-level knobs that change the generated code. They belong to every
+    kernel cache key (in process and on disk), so that setting one (as the tests
+    do) never returns a kernel built under another value."""
+    from . import cost, streams
+    return (streams.GALLOP_RATIO, streams.LINEAR_STEPS, lower.INITIAL_CAPACITY,
+            lower.HASH_WORKSPACE_DIM, lower.HASH_INITIAL, lower.UNSWITCH_LIMIT,
+            REWRITE_MARGIN, cost.DEFAULT_DIM, cost.SPARSE_DENSITY, cost.TEMP_WEIGHT)
+
+
 def _request_key(expr, semiring, out_format, order, out_indices, name, threads, optimize,
                  options) -> str | None:
     """A stable key of one compile request (for the manifest), or None when some part
@@ -425,8 +435,8 @@ def _request_key(expr, semiring, out_format, order, out_indices, name, threads, 
     if getattr(semirings, semiring.name, None) is not semiring:
         return None
     fmts = sorted((n, repr(tv.format), tv.order) for n, tv in tensors(expr).items())
-    parts = (__version__, build.compiler_fingerprint(), str(expr), repr(expr), fmts,
-             semiring.name, repr(out_format),
+    parts = (__version__, build.compiler_fingerprint(), tunables(), str(expr), repr(expr),
+             fmts, semiring.name, repr(out_format),
              None if order is None else [getattr(o, "name", o) for o in order],
              [ix.name for ix in out_indices], name, threads, optimize,
              repr(sorted(options.items())))
@@ -460,7 +470,8 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
            default_threads() if threads is None else threads, optimize,
-           None if optimizer_options is None else repr(sorted(optimizer_options.items())))
+           None if optimizer_options is None else repr(sorted(optimizer_options.items())),
+           tunables())
     kern = _kernel_cache.get(key)
     if kern is None:
         kern = Kernel(expr, semiring=semiring, output=output, order=order,
