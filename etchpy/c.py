@@ -187,7 +187,7 @@ class FunctionBody:
                 t = self.ctype(typ)
                 return "\n".join([
                     f"{pad}{arr}_cap = ep_max({e(size)}, 1);",
-                    f"{pad}{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));",
+                    f"{pad}{arr} = ({t} *)ep_malloc((size_t){arr}_cap * sizeof({t}));",
                     f"{pad}if (!{arr}) goto fail;",
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
             case imp.ParallelFor(var, start, end, body, threads, red) if red:
@@ -218,7 +218,8 @@ class FunctionBody:
                 return "\n".join([
                     f"{pad}if ({e(size)} > {arr}_cap) {{",
                     f"{pad}{INDENT}int64_t cap_ = ep_max({e(size)}, 2 * {arr}_cap);",
-                    f"{pad}{INDENT}{t} *grown_ = ({t} *)realloc({arr}, (size_t)cap_ * sizeof({t}));",
+                    f"{pad}{INDENT}{t} *grown_ = ({t} *)ep_grow({arr}, (size_t){arr}_cap * "
+                    f"sizeof({t}), (size_t)cap_ * sizeof({t}));",
                     f"{pad}{INDENT}if (!grown_) goto fail;",
                     f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
                     f"{pad}}}"])
@@ -243,7 +244,7 @@ class FunctionBody:
         for arr, typ, size, _ in private:
             t = self.ctype(typ)
             lines.append(f"{p3}const int64_t {arr}_cap = ep_max({e(size)}, 1);")
-            lines.append(f"{p3}{t} *{arr} = ({t} *)malloc((size_t){arr}_cap * sizeof({t}));")
+            lines.append(f"{p3}{t} *{arr} = ({t} *)ep_malloc((size_t){arr}_cap * sizeof({t}));")
             ok.append(f"{arr} != NULL")
         lines.append(f"{p3}const int {var}_ok = {' && '.join(ok)};")
         lines.append(f"{p3}if ({var}_ok) {{")

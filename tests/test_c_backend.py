@@ -424,6 +424,23 @@ def test_merge_and_leapfrog_ways_equal_reference(ratio, p):
         streams.GALLOP_RATIO = old
 
 
+def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
+    """A csr output of ~800k entries (6 MB of values): its arrays cross 4 MiB while
+    growing, so ep_grow moves them into new blocks (huge pages asked for first)."""
+    M = _random_csr(40000, 40000, 400000, 8)
+    N = _random_csr(40000, 40000, 400000, 9)
+    B = ep.tensor("B", 2, format="csr")
+    kern = ep.compile(A_csr[i, j] + B[i, j], output="csr")
+    assert "ep_grow(" in kern.c_source and "MADV_HUGEPAGE" in kern.c_source
+    got = kern(A=M, B=N)
+    want = (M + N).tocsr()
+    want.sort_indices()
+    assert got.nnz == want.nnz > 600000
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_array_equal(got.indices, want.indices)
+    np.testing.assert_allclose(got.data, want.data, rtol=1e-12)
+
+
 def test_knobs_are_part_of_the_kernel_cache_key(monkeypatch):
     """Setting a code-generation knob never returns a kernel built under another value
     (in process, and through the on-disk manifest)."""
