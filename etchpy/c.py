@@ -268,36 +268,34 @@ class FunctionBody:
         return "\n".join(lines)
 
     def parallel_reduce(self, var, start, end, body, threads, red, depth) -> str:
-        """Each thread adds into its own `red` (a block-local copy, starting at
-        zero) over a static block of iterations; the copies are added into the
-        outer `red` in thread order, so the result does not depend on timing."""
+        """The range is cut into a fixed number of blocks (16 per thread, fewer for a
+        short range) that threads take dynamically; each block adds into its own
+        partial, starting at zero, and the partials are added into the outer `red`
+        in block order. The blocks depend only on the range and the thread count,
+        so the result does not depend on timing, and a slow core does not hold
+        the others up."""
         pad, p2, p3 = INDENT * depth, INDENT * (depth + 1), INDENT * (depth + 2)
         e, zero = self.expr, self.value_literal(self.sr.zero)
-        part = f"{red}_part"
+        part, blocks = f"{red}_part", 16 * threads
         return "\n".join([
             f"{pad}{{",
-            f"{p2}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
-            f"{p2}val_t {part}[{threads}];",
-            f"{p2}for (int t_ = 0; t_ < {threads}; t_++) {part}[t_] = {zero};",
+            f"{p2}const int64_t {var}_first = {e(start)}, {var}_n = {e(end)} - {var}_first;",
+            f"{p2}const int64_t {var}_blocks = ep_max(1, ep_min({var}_n, {blocks}));",
+            f"{p2}val_t {part}[{blocks}];",
             "#ifdef _OPENMP",
-            f"{p2}#pragma omp parallel num_threads({threads})",
+            f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({threads})",
             "#endif",
-            f"{p2}{{",
-            f"{p3}val_t {red} = {zero};   /* this thread's partial sum */",
-            "#ifdef _OPENMP",
-            f"{p3}#pragma omp for schedule(static)",
-            "#endif",
-            f"{p3}for (int64_t {var} = {var}_first; {var} < {var}_end; {var}++) {{",
+            f"{p2}for (int64_t b_ = 0; b_ < {var}_blocks; b_++) {{",
+            f"{p3}val_t {red} = {zero};   /* this block's partial sum */",
+            f"{p3}const int64_t {var}_lo = {var}_first + {var}_n * b_ / {var}_blocks;",
+            f"{p3}const int64_t {var}_hi = {var}_first + {var}_n * (b_ + 1) / {var}_blocks;",
+            f"{p3}for (int64_t {var} = {var}_lo; {var} < {var}_hi; {var}++) {{",
             self.stmt(body, depth + 3),
             f"{p3}}}",
-            "#ifdef _OPENMP",
-            f"{p3}{part}[omp_get_thread_num()] = {red};",
-            "#else",
-            f"{p3}{part}[0] = {red};",
-            "#endif",
+            f"{p3}{part}[b_] = {red};",
             f"{p2}}}",
-            f"{p2}for (int t_ = 0; t_ < {threads}; t_++) "
-            f"{red} = {self.sr.add.render(red, f'{part}[t_]')};",
+            f"{p2}for (int64_t b_ = 0; b_ < {var}_blocks; b_++) "
+            f"{red} = {self.sr.add.render(red, f'{part}[b_]')};",
             f"{pad}}}"])
 
     # ---------------------------------------------------------- expressions

@@ -170,10 +170,11 @@ class ParallelFor:
     The interpreter runs it in order; C may split it across `threads` threads.
     The body must not leave the loop early (no allocation failures inside).
     With `reduce` (a value variable declared before the loop), iterations may
-    also add into that variable with the semiring's ⊕: in C every thread adds
-    into its own copy, starting at zero, and the copies are added into the
-    variable in thread order after the loop (⊕ is associative and commutative,
-    and each thread takes a fixed block of iterations, so results repeat).
+    also add into that variable with the semiring's ⊕: in C the range is cut
+    into fixed blocks, each block adds into its own copy starting at zero, and
+    the copies are added into the variable in block order after the loop (⊕ is
+    associative and commutative, and the blocks depend only on the range and
+    the thread count, so results repeat).
     With `private` ((array, type, size, fill), ...), each thread allocates its own
     copy of those scratch arrays (filled) before its first iteration; iterations
     must leave them as they found them. A failed allocation makes the kernel fail

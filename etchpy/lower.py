@@ -721,7 +721,7 @@ class Emitter:
         acc = self.names.fresh("acc")
         return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                    imp.Comment(f"Σ {s.var}: {s.search}, split across {self.threads} threads, "
-                               f"one accumulator each"),
+                               f"one accumulator per block"),
                    imp.ParallelFor(c, start, end, self.accumulate(s.value, acc), self.threads,
                                    reduce=acc),
                    self.target.write({}, Var(acc)))

@@ -537,15 +537,16 @@ def test_threads_split_the_outer_loop_of_dense_outputs():
 
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "integer", "boolean"])
-def test_threads_split_full_reductions_with_one_accumulator_each(semiring):
-    """Σ_{i,j} A[i,j]·x[j]: every level contracted, so each thread adds into its own
-    accumulator over a static block of rows; the partials are added in thread order."""
+def test_threads_split_full_reductions_with_one_accumulator_per_block(semiring):
+    """Σ_{i,j} A[i,j]·x[j]: every level contracted, so the rows are cut into fixed
+    blocks that threads take dynamically, each block adding into its own partial;
+    the partials are added in block order."""
     x = ep.tensor("x", 1)
     e = ep.sum((i, j), A_csr[i, j] * x[j])
     kern = ep.compile(e, threads=2, semiring=semiring)
     src = kern.c_source
-    assert "omp parallel num_threads(2)" in src and "schedule(static)" in src
-    assert "one accumulator each" in src
+    assert "schedule(dynamic, 1) num_threads(2)" in src and "acc_part[32]" in src
+    assert "one accumulator per block" in src
     sr = ep.semirings.get(semiring)
     M = _random_csr(700, 90, 4000, 5)
     M.data = np.random.default_rng(0).integers(1, 5, M.nnz).astype(M.data.dtype)
