@@ -188,8 +188,8 @@ class FunctionBody:
                 return "\n".join([
                     f"{pad}{arr}_cap = ep_max({e(size)}, 1);",
                     f"{pad}{arr} = ({t} *)ep_malloc((size_t){arr}_cap * sizeof({t}));",
-                    f"{pad}if (!{arr}) goto fail;",
-                    f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"])
+                    f"{pad}if (!{arr}) goto fail;"] + ([] if fill is None else [
+                    f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"]))
             case imp.ParallelFor(var, start, end, body, threads, red) if red:
                 return self.parallel_reduce(var, start, end, body, threads, red, depth)
             case imp.ParallelFor(var, start, end, body, threads, None, private) if private:

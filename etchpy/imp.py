@@ -135,11 +135,13 @@ class Comment:
 
 @dataclass(frozen=True)
 class Alloc:
-    """A fresh array of `size` elements of `type`, every one set to `fill`."""
+    """A fresh array of `size` elements of `type`, every one set to `fill`; with
+    fill None its contents are undefined until stored (the interpreter fills it
+    with garbage, so that a program reading such a cell goes wrong in tests)."""
     array: str
     type: str
     size: Expr
-    fill: Expr
+    fill: Expr | None
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,33 @@ def eq(a, b):
 
 def max_(a, b):
     return a if a == b else Bin("max", a, b)
+
+
+def min_(a, b):
+    return a if a == b else Bin("min", a, b)
+
+
+def assume(e: Expr, facts: dict) -> Expr:
+    """e where each boolean expression in `facts` has the given value, folded.
+    Sound wherever those expressions do have those values when e is evaluated."""
+    if e in facts:
+        return TRUE if facts[e] else FALSE
+    match e:
+        case Bin("&&", a, b):
+            return and_(assume(a, facts), assume(b, facts))
+        case Bin("||", a, b):
+            return or_(assume(a, facts), assume(b, facts))
+        case Bin(op, a, b):
+            return Bin(op, assume(a, facts), assume(b, facts))
+        case Not(a):
+            return not_(assume(a, facts))
+        case Select(c, a, b):
+            return select(assume(c, facts), assume(a, facts), assume(b, facts))
+        case Ring(op, a, b):
+            return Ring(op, assume(a, facts), assume(b, facts))
+        case Load(array, i):
+            return Load(array, assume(i, facts))
+    return e
 
 
 def select(c, a, b):
@@ -457,8 +486,9 @@ class Machine:
             case Comment():
                 pass
             case Alloc(array, typ, size, fill):
-                env[array] = np.full(int(self.eval(size)), self.eval(fill),
-                                     dtype=self._dtype(typ))
+                dtype = self._dtype(typ)
+                env[array] = np.full(int(self.eval(size)), _garbage(dtype) if fill is None
+                                     else self.eval(fill), dtype=dtype)
             case ParallelFor(var, start, end, body, _, _, private):
                 saved = {arr: env[arr] for arr, *_ in private if arr in env}
                 for arr, typ, size, fill in private:
@@ -476,8 +506,9 @@ class Machine:
             case Reserve(array, typ, size):
                 need = int(self.eval(size))
                 arr = env[array]
-                if need > len(arr):
-                    grown = np.zeros(max(need, 2 * len(arr)), dtype=arr.dtype)
+                if need > len(arr):       # like C's realloc: the new part is undefined
+                    grown = np.full(max(need, 2 * len(arr)), _garbage(arr.dtype),
+                                    dtype=arr.dtype)
                     grown[:len(arr)] = arr
                     env[array] = grown
             case _:
@@ -491,6 +522,14 @@ class Machine:
         n = len(self.env[array])
         if not 0 <= i < n:
             raise ImpRuntimeError(f"write {array}[{i}] out of bounds (length {n})")
+
+
+def _garbage(dtype):
+    """What the interpreter puts in cells that C leaves undefined: values no test
+    expects, and indices far out of every array's bounds."""
+    kind = np.dtype(dtype).kind
+    return {"f": 918273.645, "b": True, "u": 0x5A5A5A5A5A5A5A5A}.get(
+        kind, 1 << 40 if np.dtype(dtype) == np.int64 else 918273645)
 
 
 def show(node, indent: int = 0) -> str:
@@ -533,7 +572,8 @@ def show(node, indent: int = 0) -> str:
         case Comment(text):
             return f"{pad}// {text}"
         case Alloc(arr, t, n, fill):
-            return f"{pad}{t} {arr}[{show(n)}] = {{{show(fill)}...}};"
+            return f"{pad}{t} {arr}[{show(n)}]" + ("" if fill is None
+                                                    else f" = {{{show(fill)}...}}") + ";"
         case Reserve(arr, t, n):
             return f"{pad}reserve {arr}[{show(n)}];"
         case SortIndices(arr, n, _, _):

@@ -21,11 +21,12 @@ A `Program` lists its parameters (the ABI), its body, and what the output is.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 from dataclasses import dataclass, field
 
 from . import imp, plan as planning, streams
-from .expression import accesses
+from .expression import Access, Add, Mul, accesses
 from .formats import Compressed, Dense, Format
 from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
                   Ring, SortIndices, Store, Var, While, eq, incr, lt, not_, or_, select,
@@ -136,10 +137,13 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     bindings = {n: streams.array_names(n, tv.format) for n, tv in tensors.items()}
     out_axes = plan.out
     body = []
-    target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr, names)
+    out_steps = [step for step in plan.steps if step.target == "out"]
+    bound = entries_bound(out_steps[0].body, out_axes, tensors) if len(out_steps) == 1 \
+        else None
+    target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr,
+                                                          names, bound)
     body.append(target_out.setup())
     setup_at = len(body) - 1
-    out_steps = sum(1 for step in plan.steps if step.target == "out")
     texts = []
     for name, tv in plan.temps.items():
         bindings[name] = streams.array_names(name, tv.format)
@@ -153,7 +157,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             target = DenseTarget(tvals, step.out, sr, fill=False)
         low = streams.Lowerer(sr, bindings, names, markers=True)
         s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
-        if (step.target == "out" and out_steps == 1 and isinstance(target, DenseTarget)
+        if (step.target == "out" and len(out_steps) == 1 and isinstance(target, DenseTarget)
                 and writes_every_cell_once(s, len(step.out))):
             body[setup_at] = imp.SKIP          # no zero fill: every cell is stored once
             target.store = True
@@ -270,9 +274,12 @@ class AppendTarget:
     tail. Appending a position at the last compressed level also appends its
     zero-filled dense block, into which the tail's values accumulate."""
 
-    def __init__(self, axes, fmt: Format, sr, names: imp.Names):
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound: imp.Expr | None = None):
         self.sr = sr
         self.fmt = fmt
+        # An upper bound on the output's entries known at entry (see entries_bound):
+        # the first capacity of the last compressed level, so that it rarely grows.
+        self.bound = bound
         self.storage = [axes[m] for m in fmt.mode_order]
         self.level_of = {v: k for k, v in enumerate(self.storage)}
         self.head = sparse_prefix(fmt)
@@ -309,12 +316,22 @@ class AppendTarget:
             npos = imp.add(self._parents(k), ONE) if self._static_parents(k) \
                 else Const(INITIAL_CAPACITY)
             out.append(Alloc(self.arrays[f"pos{k}"], "index", npos, ZERO))
-            out.append(Alloc(self.arrays[f"crd{k}"], "index", Const(INITIAL_CAPACITY), ZERO))
+            cap = self._first_capacity(k)
+            out.append(Alloc(self.arrays[f"crd{k}"], "index", cap, None))
         last = len(self.fmt.levels) - 1
-        size = _product([streams.dim_var(v) for v in self.storage]) \
-            if self._static_parents(last + 1) else Const(INITIAL_CAPACITY)
-        out.append(Alloc("out_vals", "value", size, Const(self.sr.zero, "value")))
+        if self._static_parents(last + 1):        # no compressed level: every cell
+            size = _product([streams.dim_var(v) for v in self.storage])
+            out.append(Alloc("out_vals", "value", size, Const(self.sr.zero, "value")))
+        else:              # each value is stored (or its block zeroed) when appended
+            cap = imp.mul(self._first_capacity(self.head - 1), self.block)
+            out.append(Alloc("out_vals", "value", cap, None))
         return seq(*out)
+
+    def _first_capacity(self, k):
+        """Entries allocated up front at compressed level k; appends grow it."""
+        if self.bound is not None and k == self.head - 1:
+            return imp.max_(self.bound, Const(INITIAL_CAPACITY))
+        return Const(INITIAL_CAPACITY)
 
     def enter(self, var, index, ctx):
         k = self.level_of[var]
@@ -406,8 +423,8 @@ class WorkspaceTarget(AppendTarget):
       each coordinate looked up again in order.
     """
 
-    def __init__(self, axes, fmt: Format, sr, names: imp.Names):
-        super().__init__(axes, fmt, sr, names)
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound=None):
+        super().__init__(axes, fmt, sr, names, bound)
         self.last = len(fmt.levels) - 1
         self.ws_var = self.storage[self.last]
         self.flush_after = self.storage[self.last - 1] if self.last > 0 else None
@@ -675,13 +692,51 @@ class CoordsTarget:
         return {"count": "out_count"}
 
 
-def _make_output(mode, axes, fmt, sr, names):
+def entries_bound(body, out_axes, tensors: dict) -> imp.Expr | None:
+    """An upper bound, computable at kernel entry, on the number of distinct output
+    coordinates a Σ-free body can produce, or None.
+
+    An access whose indices include every output axis produces at most one output
+    coordinate per stored entry of its tensor (the coordinates are a projection of
+    its entries); a product has no more than its smallest factor, a sum no more
+    than the sum of both sides. Literals, and accesses missing an output axis
+    (broadcast along it), give no bound."""
+    want = set(out_axes)
+    match body:
+        case Access(tensor, indices) if tensor.name in tensors:
+            if want <= {ix.name for ix in indices}:
+                return stored_entries(tensor.name, tensors[tensor.name].format)
+            return None
+        case Mul(a, b):
+            ba, bb = entries_bound(a, out_axes, tensors), entries_bound(b, out_axes, tensors)
+            if ba is None or bb is None:
+                return ba if bb is None else bb
+            return imp.min_(ba, bb)
+        case Add(a, b):
+            ba, bb = entries_bound(a, out_axes, tensors), entries_bound(b, out_axes, tensors)
+            return None if ba is None or bb is None else imp.add(ba, bb)
+    return None
+
+
+def stored_entries(name: str, fmt: Format) -> imp.Expr:
+    """The number of values an input tensor stores, read from its level arrays."""
+    b = streams.array_names(name, fmt)
+    n = ONE
+    for k, lv in enumerate(fmt.levels):
+        if isinstance(lv, Dense):
+            n = imp.mul(n, Var(f"{name}_dim{fmt.mode_order[k]}"))
+        elif isinstance(lv, Compressed):
+            n = Load(b.levels[k]["pos"], n)
+    return n
+
+
+def _make_output(mode, axes, fmt, sr, names, bound=None):
     if mode == "dense":
         t = DenseTarget("out", axes, sr)
         params = [Param("out", "out_dense", "value",
                         "output, row-major over (" + ", ".join(axes) + "); filled by the kernel")]
         return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
-    t = {"append": AppendTarget, "workspace": WorkspaceTarget}[mode](axes, fmt, sr, names) \
+    t = {"append": AppendTarget, "workspace": WorkspaceTarget}[mode](axes, fmt, sr, names, bound) \
         if mode in ("append", "workspace") else CoordsTarget(axes, sr)
     params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
                     f"output {role}: set to a malloc'ed array; the caller frees it")
@@ -786,36 +841,82 @@ class Emitter:
             acc = self.names.fresh("acc")
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
-        if s.contracted:
-            inner = self.emit(s.value, ctx)
-        else:
-            iv = self.names.fresh(f"{s.var}_")
-            enter, ctx2 = self.target.enter(s.var, Var(iv), ctx)
-            inner = seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx2),
-                        self.target.after(s.var, ctx2))
+        def record(v):          # what one ready record of v does
+            if v.contracted:
+                return self.emit(v.value, ctx)
+            iv = self.names.fresh(f"{v.var}_")
+            enter, ctx2 = self.target.enter(v.var, Var(iv), ctx)
+            return seq(Decl(iv, "index", v.index), enter, self.emit(v.value, ctx2),
+                       self.target.after(v.var, ctx2))
+
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
-        return seq(self.loop(s, inner), leave)
+        return seq(self.loop(s, record), leave)
 
     def accumulate(self, s, acc) -> imp.Stmt:
         if not is_stream(s):
             return Assign(acc, Ring("add", Var(acc), s))
-        return self.loop(s, self.accumulate(s.value, acc))
+        return self.loop(s, lambda v: self.accumulate(v.value, acc))
 
-    def loop(self, s, on_ready) -> imp.Stmt:
-        step = lambda nxt: While(s.valid, seq(imp.if_(s.ready, on_ready), nxt))  # noqa: E731
+    def loop(self, s, record) -> imp.Stmt:
+        """init, then `while valid: (if ready: record) ; next`, where record(v) is the
+        code for one ready record of v (s, or one of its phases, run in turn)."""
+        def step(v, nxt, on_ready):
+            return While(v.valid, seq(imp.if_(v.ready, on_ready), nxt))
+
         nxt = s.next
-        if (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
-                and nxt.else_ is not None and _size(on_ready) <= UNSWITCH_LIMIT):
+        if s.split and not is_stream(s.value) and _size(record(s)) <= UNSWITCH_LIMIT:
+            body = seq(s.init, *self.phases(s, record))
+        elif (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
+                and nxt.else_ is not None and _size(on_ready := record(s)) <= UNSWITCH_LIMIT):
             # next picks its way by a flag that init sets: one loop per way, so the
             # flag is tested once per segment instead of once per step
-            body = seq(s.init, If(nxt.cond, step(nxt.then), step(nxt.else_)))
+            body = seq(s.init, If(nxt.cond, step(s, nxt.then, on_ready),
+                                  step(s, nxt.else_, on_ready)))
         else:
-            body = seq(s.init, step(nxt))
+            body = seq(s.init, step(s, nxt, record(s)))
         used = imp.names_used(body)          # state only some operation needs (gallop
         decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
                  for n, t in s.state if n in used]
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}"), *decls,
                    body)
+
+    def phases(self, s, record) -> list:
+        """The loop of a union of leaf levels as four loops, one per phase: both
+        operands valid, only a, only b, neither (for an enclosing union).
+
+        Each loop runs while its phase holds and s is valid, with the operands'
+        validity tests folded in the records and in the statements of next that
+        come before it moves any state. An exhausted operand stays exhausted, so
+        the phases only ever move forward in this order, and the four loops visit
+        the states of the one loop `while valid: …` in the same order."""
+        va, vb = s.split
+        loops = []
+        for facts in ({va: True, vb: True}, {va: True, vb: False},
+                      {va: False, vb: True}, {va: False, vb: False}):
+            holds = imp.and_(imp.and_(va if facts[va] else imp.not_(va),
+                                      vb if facts[vb] else imp.not_(vb)),
+                             imp.assume(s.valid, facts))
+            if holds == imp.FALSE:
+                continue
+            v = dataclasses.replace(s, valid=holds, ready=imp.assume(s.ready, facts),
+                                    index=imp.assume(s.index, facts),
+                                    value=imp.assume(s.value, facts))
+            loops.append(While(v.valid, seq(imp.if_(v.ready, record(v)),
+                                            _assume_ahead(s.next, facts))))
+        return loops
+
+
+def _assume_ahead(nxt, facts) -> imp.Stmt:
+    """next with the facts folded into its leading assignments, up to the first
+    statement that could change a variable the facts read."""
+    reads = set().union(*(imp.names_used(f) for f in facts))
+    stmts = list(nxt.stmts) if isinstance(nxt, imp.Seq) else [nxt]
+    for k, st in enumerate(stmts):
+        if not (isinstance(st, Assign) and st.name not in reads):
+            break
+        stmts[k] = Assign(st.name, imp.assume(st.value, facts))
+    return seq(*stmts)
+
 
 # A loop whose body has at most this many statements is emitted once per way of a
 # per-segment choice (merge or leapfrog); a larger one tests the flag at each step.

@@ -72,6 +72,11 @@ class Stream:
     # A bool state variable that init sets and nothing else changes, on which next
     # branches (If(choice, ...)): lowering may emit one loop per branch.
     choice: str | None = field(default=None, repr=False)
+    # (va, vb): the validity tests of two operands that this stream runs until both
+    # are exhausted (a union). Once false, each stays false under next and skip, so
+    # lowering may run the loop in phases (both valid, only a, only b, neither),
+    # each with the tests folded to constants in the records it reads.
+    split: tuple = field(default=(), repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -202,7 +207,8 @@ def order_le(a: Stream, b: Stream) -> imp.Expr:
 def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     """Union: the front of the two streams; operands behind the front add zero."""
     if not is_stream(a) and not is_stream(b):
-        return Ring("add", a, b)
+        zero = Const(sr.zero, "value")
+        return a if b == zero else b if a == zero else Ring("add", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
     if a.dense and b.dense:       # both hold every coordinate: one range
         return _iterate_locate(names, sr, a, b, lambda x, y: add(names, sr, x, y))
@@ -211,8 +217,27 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
     value = add(names, sr, guard(names, sr, a_first, a.value),
                 guard(names, sr, b_first, b.value))
-    return _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
-                   f"union [{a.search}] with [{b.search}]")
+    union = dataclasses.replace(
+        _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
+                f"union [{a.search}] with [{b.search}]"), split=(a.valid, b.valid))
+    if a.ready != TRUE or b.ready != TRUE:
+        return union
+    return _step_fronts(names, a, b, union, a_first, b_first)
+
+
+def _step_fronts(names, a: Stream, b: Stream, union: Stream, a_first, b_first) -> Stream:
+    """A union of two always-ready operands advances exactly the operands at its
+    front by one next each, instead of skipping both past its index.
+
+    With ready ≡ true, next moves a stream strictly past its index, so an operand
+    at the union's index t is past t after one next, and one whose index is
+    greater than t is already past it: skip(t, true) is exactly 'next if at the
+    front'. A counter step becomes q += flag, with no branch."""
+    fa, fb = names.fresh(f"{a.var}_fa"), names.fresh(f"{a.var}_fb")
+    return dataclasses.replace(
+        union, state=union.state + ((fa, "bool"), (fb, "bool")),
+        next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
+                 _advance_if(fb, b)))
 
 
 def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:

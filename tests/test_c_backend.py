@@ -492,6 +492,101 @@ def test_two_threads_sparse_outputs_equal_reference(p, fmt):
                    output=fmt)
 
 
+def _csr_on_interpreter(expr, sr, **inputs):
+    """The lowered csr-output program of expr run on the Imp interpreter."""
+    bound = api.bind_inputs(tensors(expr), inputs, sr)
+    pl = planning.make_plan(expr)
+    sizes = api.index_sizes(pl, bound)
+    prog = lower.lower_plan(pl, sr, tensors(expr), ep.Format.named("csr", 2))
+    env = api.imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    final = lower.run_program(prog, sr, env)
+    nnz = int(final["out_count1"])
+    return sp.csr_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
+                         final["out_pos1"][:sizes[pl.out[0]] + 1]),
+                        shape=tuple(sizes[v] for v in pl.out))
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_union_of_segments_steps_fronts_in_phases(semiring):
+    """csr A+B: the union steps exactly the operands at its front (q += flag), and
+    its loop runs in three phases (both rows left, only A's, only B's) with the
+    validity tests folded away. C, the Imp interpreter and scipy agree, including
+    rows where one side is empty or ends first."""
+    sr = ep.semirings.get(semiring)
+    B = ep.tensor("B", 2, format="csr")
+    e = A_csr[i, j] + B[i, j]
+    kern = ep.compile(e, output="csr", semiring=semiring)
+    src = kern.c_source
+    assert "then gallop" in src and "j_fa = ((A_crd1[j_q] < B_crd1[j_q_2])" in src
+    both = r"while \(\(j_q < j_end\) && \(j_q_2 < j_end_2\)\)"
+    only_a = r"while \(\(j_q < j_end\) && !\(j_q_2 < j_end_2\)\)"
+    only_b = r"while \(!\(j_q < j_end\) && \(j_q_2 < j_end_2\)\)"
+    for loop in (both, only_a, only_b):
+        assert len(re.findall(loop, src)) == 1, loop
+    assert "j_q = (j_q + j_fa);" in src
+    M, N = _random_csr(300, 80, 3000, 11), _random_csr(300, 80, 1500, 12)
+    M = sp.csr_array(M.multiply(np.arange(300)[:, None] % 3 != 0))      # rows A lacks
+    N = sp.csr_array(N.multiply(np.arange(300)[:, None] % 5 != 0))      # rows B lacks
+    for m in (M, N):
+        m.data = np.random.default_rng(1).integers(1, 9, m.nnz).astype(sr.dtype)
+    want = ep.evaluate(e, semiring=semiring, backend="reference", A=M, B=N)
+    for got in (kern(A=M, B=N), _csr_on_interpreter(e, sr, A=M, B=N)):
+        dense = np.full(got.shape, sr.zero, dtype=sr.dtype)
+        coo = got.tocoo()
+        dense[coo.row, coo.col] = coo.data
+        assert_same(dense, want, sr, what=str(e))
+        for r in range(got.shape[0]):
+            row = got.indices[got.indptr[r]:got.indptr[r + 1]]
+            assert np.all(np.diff(row) > 0)
+    if semiring == "real":
+        np.testing.assert_allclose(kern(A=M, B=N).toarray(), (M + N).toarray())
+
+
+def test_union_output_is_allocated_once_from_the_input_sizes():
+    """A sparse output's first capacity is a bound read from the inputs: the sum of
+    the stored entries for A+B, the smaller for A∘B, a broadcast factor adds no
+    bound of its own, and a contraction with a missing output axis has none."""
+    B = ep.tensor("B", 2, format="csr")
+    x = ep.tensor("x", 1)
+    D = ep.tensor("D", 2, format="dcsr")
+    plus = ep.compile(A_csr[i, j] + B[i, j], output="csr").c_source
+    assert "out_crd1_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);" in plus
+    assert "out_vals_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);" in plus
+    assert "k_ < out_vals_cap" not in plus and "k_ < out_crd1_cap" not in plus  # no fill
+    times = ep.compile(A_csr[i, j] * B[i, j], output="csr").c_source
+    assert "ep_min(A_pos1[A_dim0], B_pos1[B_dim0])" in times
+    scaled = ep.compile(A_csr[i, j] * x[j], output="csr").c_source
+    assert "out_crd1_cap = ep_max(ep_max(A_pos1[A_dim0], 1024), 1);" in scaled
+    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
+    assert "out_crd1_cap = ep_max(1024, 1);" in gus
+    tvs = {"D": D}
+    assert lower.entries_bound(D[i, j], ("i", "j"), tvs) == \
+        ep.imp.Load("D_pos1", ep.imp.Load("D_pos0", ep.imp.ONE))
+    assert lower.entries_bound(x[j], ("i", "j"), {"x": x}) is None
+    M, N = _random_csr(500, 400, 6000, 1), _random_csr(500, 400, 300, 2)
+    np.testing.assert_allclose(ep.evaluate(A_csr[i, j] + B[i, j], output="csr", A=M,
+                                           B=N).toarray(), (M + N).toarray())
+    np.testing.assert_allclose(ep.evaluate(A_csr[i, j] * B[i, j], output="csr", A=M,
+                                           B=N).toarray(), M.multiply(N).toarray())
+
+
+def test_unfilled_arrays_hold_garbage_on_the_interpreter():
+    """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
+    interpreter puts values there that no test expects, so reading one shows."""
+    from etchpy import imp
+    sr = ep.semirings.get("real")
+    m = imp.Machine(sr, {})
+    m.exec(imp.seq(imp.Alloc("v", "value", imp.Const(3), None),
+                   imp.Alloc("c", "index", imp.Const(2), None),
+                   imp.Alloc("z", "index", imp.Const(2), imp.ZERO),
+                   imp.Reserve("z", "index", imp.Const(5))))
+    assert np.all(m.env["v"] == 918273.645) and np.all(m.env["c"] == 1 << 40)
+    assert list(m.env["z"][:2]) == [0, 0] and np.all(m.env["z"][2:] == 1 << 40)
+
+
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "boolean"])
 def test_threads_fill_sparse_rows_after_a_counting_pass(semiring):
     """csr outputs on two threads: each row's entries are counted first (for the

@@ -88,14 +88,12 @@ int add_csr(
     out_pos1 = (idx_t *)ep_malloc((size_t)out_pos1_cap * sizeof(idx_t));
     if (!out_pos1) goto fail;
     for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
-    out_crd1_cap = ep_max(1024, 1);
+    out_crd1_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
-    for (int64_t k_ = 0; k_ < out_crd1_cap; k_++) out_crd1[k_] = 0;
-    out_vals_cap = ep_max(1024, 1);
+    out_vals_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
-    for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
     /* out[i,j] ⊕= A[i,j] + B[i,j]   order (i, j) */
     /* i: locate; locate into [locate] */
     int64_t i_c = 0;
@@ -105,26 +103,16 @@ int add_csr(
         /* j: union [linear, then gallop] with [linear, then gallop] */
         int64_t j_q = 0;
         int64_t j_end = 0;
-        int64_t j_k = 0;
-        int64_t j_step = 0;
-        int64_t j_lo = 0;
-        int64_t j_hi = 0;
-        int64_t j_mid = 0;
         int64_t j_q_2 = 0;
         int64_t j_end_2 = 0;
-        int64_t j_k_2 = 0;
-        int64_t j_step_2 = 0;
-        int64_t j_lo_2 = 0;
-        int64_t j_hi_2 = 0;
-        int64_t j_mid_2 = 0;
-        int64_t j_t = 0;
-        int j_r = 0;
+        int j_fa = 0;
+        int j_fb = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
         j_q_2 = B_pos1[i_c];
         j_end_2 = B_pos1[(i_c + 1)];
-        while ((j_q < j_end) || (j_q_2 < j_end_2)) {
-            int64_t j_ = (((j_q < j_end) && (!(j_q_2 < j_end_2) || ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])))) ? A_crd1[j_q] : B_crd1[j_q_2]);
+        while ((j_q < j_end) && (j_q_2 < j_end_2)) {
+            int64_t j__1 = (((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_crd1[j_q] : B_crd1[j_q_2]);
             int64_t out_p1 = out_count1;
             if ((out_count1 + 1) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
@@ -138,57 +126,59 @@ int add_csr(
                 if (!grown_) goto fail;
                 out_vals = grown_; out_vals_cap = cap_;
             }
-            out_crd1[out_p1] = j_;
+            out_crd1[out_p1] = j__1;
             out_count1 = (out_count1 + 1);
-            out_vals[out_p1] = ((((j_q < j_end) && (!(j_q_2 < j_end_2) || ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])))) ? A_vals[j_q] : 0.0) + (((j_q_2 < j_end_2) && (!(j_q < j_end) || ((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])))) ? B_vals[j_q_2] : 0.0));
-            j_t = (((j_q < j_end) && (!(j_q_2 < j_end_2) || ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])))) ? A_crd1[j_q] : B_crd1[j_q_2]);
-            j_r = 1;
-            j_k = 0;
-            while (((j_q < j_end) && (j_k < 8)) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
-                j_q = (j_q + 1);
-                j_k = (j_k + 1);
+            out_vals[out_p1] = ((((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_vals[j_q] : 0.0) + (((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])) ? B_vals[j_q_2] : 0.0));
+            j_fa = ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2]));
+            j_fb = ((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q]));
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
+        }
+        while ((j_q < j_end) && !(j_q_2 < j_end_2)) {
+            int64_t j__2 = A_crd1[j_q];
+            int64_t out_p1 = out_count1;
+            if ((out_count1 + 1) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
+                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
             }
-            if ((j_q < j_end) && ((A_crd1[j_q] < j_t) || ((A_crd1[j_q] == j_t) && j_r))) {
-                j_step = 1;
-                while (((j_q + j_step) < j_end) && ((A_crd1[(j_q + j_step)] < j_t) || ((A_crd1[(j_q + j_step)] == j_t) && j_r))) {
-                    j_q = (j_q + j_step);
-                    j_step = (j_step + j_step);
-                }
-                j_lo = (j_q + 1);
-                j_hi = (((j_q + j_step) < j_end) ? (j_q + j_step) : j_end);
-                while (j_lo < j_hi) {
-                    j_mid = (j_lo + ((j_hi - j_lo) / 2));
-                    if ((A_crd1[j_mid] < j_t) || ((A_crd1[j_mid] == j_t) && j_r)) {
-                        j_lo = (j_mid + 1);
-                    } else {
-                        j_hi = j_mid;
-                    }
-                }
-                j_q = j_lo;
+            if ((out_count1 + 1) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
+                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
             }
-            j_k_2 = 0;
-            while (((j_q_2 < j_end_2) && (j_k_2 < 8)) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
-                j_q_2 = (j_q_2 + 1);
-                j_k_2 = (j_k_2 + 1);
+            out_crd1[out_p1] = j__2;
+            out_count1 = (out_count1 + 1);
+            out_vals[out_p1] = (A_vals[j_q] + 0.0);
+            j_fa = 1;
+            j_fb = 0;
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
+        }
+        while (!(j_q < j_end) && (j_q_2 < j_end_2)) {
+            int64_t j__3 = B_crd1[j_q_2];
+            int64_t out_p1 = out_count1;
+            if ((out_count1 + 1) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
+                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
             }
-            if ((j_q_2 < j_end_2) && ((B_crd1[j_q_2] < j_t) || ((B_crd1[j_q_2] == j_t) && j_r))) {
-                j_step_2 = 1;
-                while (((j_q_2 + j_step_2) < j_end_2) && ((B_crd1[(j_q_2 + j_step_2)] < j_t) || ((B_crd1[(j_q_2 + j_step_2)] == j_t) && j_r))) {
-                    j_q_2 = (j_q_2 + j_step_2);
-                    j_step_2 = (j_step_2 + j_step_2);
-                }
-                j_lo_2 = (j_q_2 + 1);
-                j_hi_2 = (((j_q_2 + j_step_2) < j_end_2) ? (j_q_2 + j_step_2) : j_end_2);
-                while (j_lo_2 < j_hi_2) {
-                    j_mid_2 = (j_lo_2 + ((j_hi_2 - j_lo_2) / 2));
-                    if ((B_crd1[j_mid_2] < j_t) || ((B_crd1[j_mid_2] == j_t) && j_r)) {
-                        j_lo_2 = (j_mid_2 + 1);
-                    } else {
-                        j_hi_2 = j_mid_2;
-                    }
-                }
-                j_q_2 = j_lo_2;
+            if ((out_count1 + 1) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
+                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
             }
+            out_crd1[out_p1] = j__3;
+            out_count1 = (out_count1 + 1);
+            out_vals[out_p1] = (0.0 + B_vals[j_q_2]);
+            j_fa = 0;
+            j_fb = 1;
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
         }
         out_pos1[(i_ + 1)] = out_count1;
         i_c = (i_c + 1);

@@ -93,11 +93,9 @@ int spgemm_inner(
     out_crd1_cap = ep_max(1024, 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
-    for (int64_t k_ = 0; k_ < out_crd1_cap; k_++) out_crd1[k_] = 0;
     out_vals_cap = ep_max(1024, 1);
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
-    for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
     j_mark_cap = ep_max(dim_j, 1);
     j_mark = (idx_t *)ep_malloc((size_t)j_mark_cap * sizeof(idx_t));

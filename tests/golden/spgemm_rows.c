@@ -162,11 +162,9 @@ int spgemm_rows(
     out_crd1_cap = ep_max(1024, 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
-    for (int64_t k_ = 0; k_ < out_crd1_cap; k_++) out_crd1[k_] = 0;
     out_vals_cap = ep_max(1024, 1);
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
-    for (int64_t k_ = 0; k_ < out_vals_cap; k_++) out_vals[k_] = 0.0;
     int64_t ws_n = 0;
     int ws_hash = (4194304 < dim_k);
     ws_vals_cap = ep_max((ws_hash ? 1 : dim_k), 1);
