@@ -34,6 +34,10 @@ from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, R
 from .streams import is_stream
 
 INITIAL_CAPACITY = 1024
+# A bound from the input sizes above this many positions is not trusted for the
+# first allocation (an intersection's bound can far exceed its result): the
+# arrays start here and grow.
+FIRST_CAPACITY_LIMIT = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     out_axes = plan.out
     body = []
     out_steps = [step for step in plan.steps if step.target == "out"]
-    bound = entries_bound(out_steps[0].body, out_axes, tensors) if len(out_steps) == 1 \
-        else None
+    only = out_steps[0].body if len(out_steps) == 1 else None
+    bound = None if only is None else (lambda axes: entries_bound(only, axes, tensors))
     target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr,
                                                           names, bound)
     body.append(target_out.setup())
@@ -274,11 +278,12 @@ class AppendTarget:
     tail. Appending a position at the last compressed level also appends its
     zero-filled dense block, into which the tail's values accumulate."""
 
-    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound: imp.Expr | None = None):
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound=None):
         self.sr = sr
         self.fmt = fmt
-        # An upper bound on the output's entries known at entry (see entries_bound):
-        # the first capacity of the last compressed level, so that it rarely grows.
+        # bound(axes): an upper bound, read from the inputs at entry, on the distinct
+        # coordinates over those axes (entries_bound), or None. It sets the first
+        # capacity of each compressed level, so that appends rarely grow the arrays.
         self.bound = bound
         self.storage = [axes[m] for m in fmt.mode_order]
         self.level_of = {v: k for k, v in enumerate(self.storage)}
@@ -328,10 +333,13 @@ class AppendTarget:
         return seq(*out)
 
     def _first_capacity(self, k):
-        """Entries allocated up front at compressed level k; appends grow it."""
-        if self.bound is not None and k == self.head - 1:
-            return imp.max_(self.bound, Const(INITIAL_CAPACITY))
-        return Const(INITIAL_CAPACITY)
+        """Positions allocated up front at compressed level k (appends grow them):
+        the bound on the distinct coordinates of the levels down to k, kept
+        between INITIAL_CAPACITY and FIRST_CAPACITY_LIMIT."""
+        b = None if self.bound is None else self.bound(self.storage[:k + 1])
+        if b is None:
+            return Const(INITIAL_CAPACITY)
+        return imp.min_(imp.max_(b, Const(INITIAL_CAPACITY)), Const(FIRST_CAPACITY_LIMIT))
 
     def enter(self, var, index, ctx):
         k = self.level_of[var]
@@ -692,16 +700,17 @@ class CoordsTarget:
         return {"count": "out_count"}
 
 
-def entries_bound(body, out_axes, tensors: dict) -> imp.Expr | None:
-    """An upper bound, computable at kernel entry, on the number of distinct output
-    coordinates a Σ-free body can produce, or None.
+def entries_bound(body, axes, tensors: dict) -> imp.Expr | None:
+    """An upper bound, computable at kernel entry, on the number of distinct
+    coordinates over `axes` (some output axes) at which a Σ-free body is nonzero,
+    or None.
 
-    An access whose indices include every output axis produces at most one output
-    coordinate per stored entry of its tensor (the coordinates are a projection of
-    its entries); a product has no more than its smallest factor, a sum no more
-    than the sum of both sides. Literals, and accesses missing an output axis
-    (broadcast along it), give no bound."""
-    want = set(out_axes)
+    An access whose indices include every one of those axes has at most one such
+    coordinate per stored entry of its tensor (the coordinates are a projection
+    of its entries); a product has no more than its smallest factor, a sum no
+    more than the sum of both sides. Literals, and accesses missing one of the
+    axes (broadcast along it), give no bound."""
+    out_axes, want = axes, set(axes)
     match body:
         case Access(tensor, indices) if tensor.name in tensors:
             if want <= {ix.name for ix in indices}:

@@ -548,29 +548,54 @@ def test_union_of_segments_steps_fronts_in_phases(semiring):
 def test_union_output_is_allocated_once_from_the_input_sizes():
     """A sparse output's first capacity is a bound read from the inputs: the sum of
     the stored entries for A+B, the smaller for A∘B, a broadcast factor adds no
-    bound of its own, and a contraction with a missing output axis has none."""
+    bound of its own, and a contraction with a missing output axis has none. A
+    dense tail multiplies the bound of the levels above it (TTM's fibers)."""
     B = ep.tensor("B", 2, format="csr")
     x = ep.tensor("x", 1)
     D = ep.tensor("D", 2, format="dcsr")
+
+    def caps(src):
+        return {ln.split("_cap = ")[0].strip(): ln.split("_cap = ")[1]
+                for ln in src.split("\n") if "_cap = ep_" in ln}
+    lim = lower.FIRST_CAPACITY_LIMIT
     plus = ep.compile(A_csr[i, j] + B[i, j], output="csr").c_source
-    assert "out_crd1_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);" in plus
-    assert "out_vals_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);" in plus
+    sum_ = f"ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), {lim}), 1);"
+    assert caps(plus)["out_crd1"] == caps(plus)["out_vals"] == sum_
     assert "k_ < out_vals_cap" not in plus and "k_ < out_crd1_cap" not in plus  # no fill
     times = ep.compile(A_csr[i, j] * B[i, j], output="csr").c_source
-    assert "ep_min(A_pos1[A_dim0], B_pos1[B_dim0])" in times
+    assert "ep_min(A_pos1[A_dim0], B_pos1[B_dim0])" in caps(times)["out_crd1"]
     scaled = ep.compile(A_csr[i, j] * x[j], output="csr").c_source
-    assert "out_crd1_cap = ep_max(ep_max(A_pos1[A_dim0], 1024), 1);" in scaled
+    assert caps(scaled)["out_crd1"] == f"ep_max(ep_min(ep_max(A_pos1[A_dim0], 1024), {lim}), 1);"
     gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
-    assert "out_crd1_cap = ep_max(1024, 1);" in gus
+    assert caps(gus)["out_crd1"] == "ep_max(1024, 1);"
+    T = ep.tensor("T", 3, "csf")
+    fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
+    ttm = ep.compile(ep.sum(k, T[i, j, k] * B[k, r]), output=fibers).c_source
+    assert caps(ttm)["out_vals"] == \
+        f"ep_max((ep_min(ep_max(T_pos2[T_pos1[T_pos0[1]]], 1024), {lim}) * dim_r), 1);"
     tvs = {"D": D}
     assert lower.entries_bound(D[i, j], ("i", "j"), tvs) == \
         ep.imp.Load("D_pos1", ep.imp.Load("D_pos0", ep.imp.ONE))
     assert lower.entries_bound(x[j], ("i", "j"), {"x": x}) is None
+    assert lower.entries_bound(x[j], ("j",), {"x": x}) == ep.imp.Var("x_dim0")
     M, N = _random_csr(500, 400, 6000, 1), _random_csr(500, 400, 300, 2)
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] + B[i, j], output="csr", A=M,
                                            B=N).toarray(), (M + N).toarray())
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] * B[i, j], output="csr", A=M,
                                            B=N).toarray(), M.multiply(N).toarray())
+
+
+def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):
+    """A bound above FIRST_CAPACITY_LIMIT is not trusted: the arrays start at the
+    limit and appends grow them."""
+    monkeypatch.setattr(lower, "FIRST_CAPACITY_LIMIT", 16)
+    B = ep.tensor("B", 2, format="csr")
+    kern = ep.compile(A_csr[i, j] + B[i, j], output="csr")
+    assert ", 16), 1);" in kern.c_source
+    M, N = _random_csr(400, 300, 5000, 3), _random_csr(400, 300, 5000, 4)
+    got = kern(A=M, B=N)
+    np.testing.assert_allclose(got.toarray(), (M + N).toarray())
+    assert got.nnz > 16 * 100
 
 
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():

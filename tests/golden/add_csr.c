@@ -88,10 +88,10 @@ int add_csr(
     out_pos1 = (idx_t *)ep_malloc((size_t)out_pos1_cap * sizeof(idx_t));
     if (!out_pos1) goto fail;
     for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
-    out_crd1_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);
+    out_crd1_cap = ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 16777216), 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
-    out_vals_cap = ep_max(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 1);
+    out_vals_cap = ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 16777216), 1);
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     /* out[i,j] ⊕= A[i,j] + B[i,j]   order (i, j) */
