@@ -81,6 +81,8 @@ def prototype(prog: Program, name: str) -> Prototype:
                 out.append(CParam(f"const {elem} *restrict", p.name, p.doc))
             case "out_dense":
                 out.append(CParam(f"{elem} *restrict", p.name, p.doc))
+            case "out_zeroed":
+                out.append(CParam("int", p.name, p.doc))
             case "out_grown":
                 out.append(CParam(f"{elem} **", f"{p.name}_ret", p.doc))
             case "out_count":

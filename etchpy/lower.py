@@ -43,7 +43,7 @@ FIRST_CAPACITY_LIMIT = 1 << 24
 @dataclass(frozen=True)
 class Param:
     name: str
-    kind: str      # dim | in_array | out_dense | out_grown | out_count
+    kind: str      # dim | in_array | out_dense | out_zeroed | out_grown | out_count
     type: str      # index | value
     doc: str
 
@@ -165,6 +165,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
                 and writes_every_cell_once(s, len(step.out))):
             body[setup_at] = imp.SKIP          # no zero fill: every cell is stored once
             target.store = True
+            out_params = [p for p in out_params if p.kind != "out_zeroed"]
         texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
@@ -238,6 +239,10 @@ def _product(factors):
 # ------------------------------------------------------------------- targets
 
 
+# The flag by which a caller passes a dense output already filled with zeros.
+ZEROED = "out_zeroed"
+
+
 class DenseTarget:
     """out[flat(coordinates)] ⊕= v over a row-major array with axes `axes`."""
 
@@ -246,13 +251,15 @@ class DenseTarget:
         self.store = False       # True: each cell is written exactly once (no fill)
 
     def setup(self):
+        """The zero fill, skipped when the caller says `out` already holds zeros."""
         if not self.fill:
             return imp.SKIP
         k = "out_k"
         size = _product([streams.dim_var(v) for v in self.axes])
-        return seq(Decl(k, "index", ZERO),
-                   While(lt(Var(k), size),
-                         seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
+        return imp.if_(not_(Var(ZEROED)), seq(
+            Decl(k, "index", ZERO),
+            While(lt(Var(k), size),
+                  seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
 
     def enter(self, var, index, ctx):
         return imp.SKIP, {**ctx, var: index}
@@ -743,7 +750,10 @@ def _make_output(mode, axes, fmt, sr, names, bound=None):
     if mode == "dense":
         t = DenseTarget("out", axes, sr)
         params = [Param("out", "out_dense", "value",
-                        "output, row-major over (" + ", ".join(axes) + "); filled by the kernel")]
+                        "output, row-major over (" + ", ".join(axes) + "); filled by the kernel"),
+                  Param(ZEROED, "out_zeroed", "index",
+                        "nonzero if out already holds the semiring's zero in every cell "
+                        "(the kernel then skips its fill), else 0")]
         return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
     t = {"append": AppendTarget, "workspace": WorkspaceTarget}[mode](axes, fmt, sr, names, bound) \
         if mode in ("append", "workspace") else CoordsTarget(axes, sr)
@@ -941,6 +951,7 @@ def _size(stmt) -> int:
 def run_program(prog: Program, sr, env: dict):
     """Run a program on the Imp interpreter; returns the final environment."""
     machine = imp.Machine(sr, env)
+    machine.env.setdefault(ZEROED, 0)
     for var, tensor, mode in prog.dims:
         machine.env.setdefault(f"dim_{var}", env[f"{tensor}_dim{mode}"])
     machine.exec(prog.body)

@@ -73,6 +73,10 @@ class Kernel:
         self._ctypes: dict[str, dict] = {}
         self._params = self.program.params
         self._slots = self._make_slots()
+        # a dense output from np.zeros already holds the zero when its bits are all 0
+        zero = np.asarray(self.semiring.zero, dtype=self.semiring.dtype)
+        self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
+                             and not zero.tobytes().strip(b"\0"))
         if os.environ.get("ETCHPY_DEBUG"):
             _debug("c", self.source("int64_t").c)
 
@@ -198,8 +202,13 @@ class Kernel:
                 keep.append(arr)
                 args.append(ffi.from_buffer(types[ctype], arr))
             elif kind == "out_dense":
-                out_dense = np.empty(out_shape, dtype=sr.dtype)
+                # zeros from calloc cost nothing until touched: the kernel's fill
+                # pass is skipped when they already are the semiring's zero
+                out_dense = (np.zeros if self._calloc_zero else np.empty)(out_shape,
+                                                                          dtype=sr.dtype)
                 args.append(ffi.from_buffer(types["val_t[]"], out_dense))
+            elif kind == "out_zeroed":
+                args.append(int(self._calloc_zero))
             else:
                 ptr = ffi.new(types[ctype])
                 grown[tname] = ptr
@@ -229,6 +238,8 @@ class Kernel:
                     slots.append(("in_array", tname, role, f"{elem}[]"))
                 case "out_dense":
                     slots.append(("out_dense", None, None, None))
+                case "out_zeroed":
+                    slots.append(("out_zeroed", None, None, None))
                 case "out_grown":
                     slots.append(("out_grown", p.name, None, f"{elem} **"))
                 case "out_count":

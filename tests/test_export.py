@@ -84,6 +84,50 @@ int main(void) {{
     return sp.csr_array((vals, crd, pos), shape=(rows, out_cols))
 
 
+def test_exported_dense_output_fills_unless_told_it_is_zeroed(tmp_path):
+    """A dense output that loops add into (SpMM, row by row) takes `out_zeroed`:
+    with 0 the kernel fills the buffer first, whatever it held; with 1 it trusts
+    the caller's zeros. From Python, etchpy passes np.zeros and 1 when the
+    semiring's zero is all-zero bits (real), np.empty and 0 otherwise (min_plus)."""
+    i, j, k = ep.indices("i j k")
+    A, X = ep.tensor("A", 2, format="csr"), ep.tensor("X", 2)
+    e = ep.sum(j, A[i, j] * X[j, k])
+    c_path, h_path = ep.export_c(e, "spmm", tmp_path)
+    assert "int out_zeroed" in h_path.read_text()
+    M = sp.random(6, 5, density=0.4, format="csr", random_state=2)
+    Xv = np.arange(15.0).reshape(5, 3)
+    main = f"""
+#include <stdio.h>
+#include "spmm.h"
+{c_array("int64_t", "pos", M.indptr)}
+{c_array("int64_t", "crd", M.indices)}
+{c_array("double", "vals", M.data)}
+{c_array("double", "x", Xv.ravel())}
+int main(void) {{
+    double y[18], z[18];
+    for (int t = 0; t < 18; t++) {{ y[t] = 7.0; z[t] = 0.0; }}
+    int rc = spmm(6, 5, pos, crd, vals, 5, 3, x, y, 0);
+    if (rc) return 10 + rc;
+    rc = spmm(6, 5, pos, crd, vals, 5, 3, x, z, 1);
+    if (rc) return 20 + rc;
+    for (int t = 0; t < 18; t++) printf("%.17g %.17g\\n", y[t], z[t]);
+    return 0;
+}}
+"""
+    out = np.array(build_and_run(tmp_path, "spmm", main), dtype=float).reshape(18, 2)
+    want = (M @ Xv).ravel()
+    np.testing.assert_allclose(out[:, 0], want, rtol=1e-14)
+    np.testing.assert_allclose(out[:, 1], want, rtol=1e-14)
+    real, tropical = ep.compile(e), ep.compile(e, semiring="min_plus")
+    assert real._calloc_zero and not tropical._calloc_zero
+    assert "if (!out_zeroed)" in real.c_source
+    W = sp.random(40, 30, density=0.2, format="csr", random_state=4)
+    Wx = np.random.default_rng(0).random((30, 4))
+    np.testing.assert_allclose(real(A=W, X=Wx), W @ Wx)
+    want_t = ep.evaluate(e, semiring="min_plus", backend="reference", A=W, X=Wx)
+    np.testing.assert_array_equal(tropical(A=W, X=Wx), want_t)
+
+
 def test_exported_sparse_output_kernel(tmp_path):
     i, j, k = ep.indices("i j k")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")

@@ -69,16 +69,19 @@ int min_plus_relax(
     const val_t *restrict W_vals,
     int64_t x_dim0,
     const val_t *restrict x_vals,
-    val_t *restrict out)
+    val_t *restrict out,
+    int out_zeroed)
 {
     const int64_t dim_u = x_dim0;
     const int64_t dim_v = W_dim1;
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
-    int64_t out_k = 0;
-    while (out_k < dim_v) {
-        out[out_k] = INFINITY;
-        out_k = (out_k + 1);
+    if (!out_zeroed) {
+        int64_t out_k = 0;
+        while (out_k < dim_v) {
+            out[out_k] = INFINITY;
+            out_k = (out_k + 1);
+        }
     }
     /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
     /* v: jump; locate into [locate] */

@@ -77,7 +77,8 @@ int mttkrp(
     const idx_t *restrict T_pos2,
     const idx_t *restrict T_crd2,
     const val_t *restrict T_vals,
-    val_t *restrict out)
+    val_t *restrict out,
+    int out_zeroed)
 {
     const int64_t dim_i = T_dim0;
     const int64_t dim_j = T_dim1;
@@ -86,10 +87,12 @@ int mttkrp(
     if (C_dim0 != dim_j) return 2;
     if (D_dim0 != dim_k) return 2;
     if (D_dim1 != dim_r) return 2;
-    int64_t out_k = 0;
-    while (out_k < (dim_i * dim_r)) {
-        out[out_k] = 0.0;
-        out_k = (out_k + 1);
+    if (!out_zeroed) {
+        int64_t out_k = 0;
+        while (out_k < (dim_i * dim_r)) {
+            out[out_k] = 0.0;
+            out_k = (out_k + 1);
+        }
     }
     /* out[i,r] ⊕= Σ_{j,k} T[i,j,k]·C[j,r]·D[k,r]   order (i, j, k, r) */
     /* i: linear, then gallop; locate into [jump]; locate into [jump] */
