@@ -8,7 +8,10 @@ and validated on every call), and the peers. For each case:
    timed) and warmed up once (the warm-up is timed and recorded separately; for
    etchpy it includes building or loading the C library);
 2. right after its warm-up, each implementation is timed `repeat` times back to
-   back with time.perf_counter (order: etchpy, etchpy with scipy inputs, peers).
+   back with time.perf_counter (order: etchpy, etchpy with scipy inputs, peers);
+   a call that takes less than 0.25 s / repeat is timed more often, up to 5 x
+   repeat runs or 0.25 s, so that a millisecond kernel's median rests on more
+   than a handful of noisy samples.
    Back to back, not interleaved, because interleaving made every call that follows
    another library's call pay for the allocator and cache state that library left
    behind (measured: +50% on a 4 ms SpMM). A run longer than `budget` seconds ends
@@ -270,8 +273,12 @@ def _run_external(impl, r, outputs, ctx):
         r["summary"] = summarize(r["samples"])
 
 
+FAST_FACTOR, FAST_SECONDS = 5, 0.25
+
+
 def _time_runs(fn, r, ctx):
-    """`repeat` timed calls back to back, within the per-run and per-impl budgets."""
+    """`repeat` timed calls back to back (more for a fast call), within the per-run
+    and per-impl budgets."""
     warm = r["warmup"]
     r["samples"] = []
     if warm > ctx.budget:
@@ -280,6 +287,9 @@ def _time_runs(fn, r, ctx):
                             f"the warm-up is the only sample")
         return
     runs = min(ctx.repeat, max(1, int(ctx.impl_budget // max(warm, 1e-9))))
+    # a fast call gets more runs (up to FAST_FACTOR x repeat within FAST_SECONDS):
+    # its median is otherwise at the mercy of one or two noisy samples
+    runs = max(runs, min(FAST_FACTOR * ctx.repeat, int(FAST_SECONDS // max(warm, 1e-9))))
     if runs < ctx.repeat:
         r["budget_note"] = f"{runs} runs (of {ctx.repeat}) to stay within {ctx.impl_budget:g} s"
     for rnd in range(runs):
