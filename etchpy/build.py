@@ -238,7 +238,7 @@ def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
                 raise OSError(f"{so_path} is truncated or not a shared object")
             if fresh_ffi:
                 ffi = parse_cdef()
-            lib = ffi.dlopen(str(so_path))
+            lib = _dlopen(ffi, so_path)
         except OSError:
             _unlink(so_path)  # corrupt entry: rebuild once, below
         else:
@@ -251,7 +251,7 @@ def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
     ffi = parse_cdef()
     _build(c_source, c_path, so_path, compiler, flags)
     try:
-        lib = ffi.dlopen(str(so_path))
+        lib = _dlopen(ffi, so_path)
     except OSError as exc:
         raise _error(f"built {so_path} but dlopen rejected it: {exc}", "", c_path) from exc
     _write_ffi_module(ffi, py_path, name, key)
@@ -436,7 +436,7 @@ def _run_probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
         ffi = cffi.FFI()
         ffi.cdef("int etchpy_probe(void);")
         try:
-            lib = ffi.dlopen(str(so_path))
+            lib = _dlopen(ffi, so_path)
             lib.etchpy_probe()
         except (OSError, AttributeError):
             return False
@@ -471,6 +471,13 @@ def _ensure_private_dir(path: Path) -> None:
     except OSError as exc:
         raise _error(f"cannot create cache directory {path}: {exc}; "
                      "set ETCHPY_CACHE_DIR to a writable directory") from exc
+
+
+def _dlopen(ffi, so_path):
+    """dlopen, never to be unloaded: a library built with OpenMP leaves libgomp's
+    worker threads parked in its code, and unloading it under them (when the last
+    reference goes, or at interpreter exit) made a process crash now and then."""
+    return ffi.dlopen(str(so_path), ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
 
 
 def _looks_complete(path: Path) -> bool:
