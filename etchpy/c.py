@@ -211,6 +211,8 @@ class FunctionBody:
                     self.stmt(body, depth + 2),
                     f"{pad}{INDENT}}}",
                     f"{pad}}}"])
+            case imp.Prefetch(arr, index):
+                return f"{pad}EP_PREFETCH(&{arr}[{_bare(e(index))}]);"
             case SortIndices(arr, n, _, None):
                 return f"{pad}ep_sort_idx({arr}, {e(n)});"
             case SortIndices(arr, n, _, scratch):

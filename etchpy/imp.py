@@ -153,6 +153,14 @@ class Reserve:
 
 
 @dataclass(frozen=True)
+class Prefetch:
+    """A hint that array[index] will be read soon. It has no effect on results;
+    index must be within the array (the interpreter checks it)."""
+    array: str
+    index: Expr
+
+
+@dataclass(frozen=True)
 class SortIndices:
     """Sort array[0..n-1], a set of distinct indices < size.
 
@@ -192,7 +200,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices,
-             ParallelFor]
+             ParallelFor, Prefetch]
 
 SKIP = Seq(())
 
@@ -500,6 +508,11 @@ class Machine:
                     self.exec(body)
                     env[var] += 1
                 env.update(saved)
+            case Prefetch(array, index):
+                i = int(self.eval(index))
+                if not 0 <= i < len(self.env[array]):
+                    raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
+                                          f"(length {len(self.env[array])})")
             case SortIndices(array, n, _, _):
                 k = int(self.eval(n))
                 env[array][:k] = np.sort(env[array][:k])
@@ -578,6 +591,8 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}reserve {arr}[{show(n)}];"
         case SortIndices(arr, n, _, _):
             return f"{pad}sort {arr}[0..{show(n)}];"
+        case Prefetch(arr, i):
+            return f"{pad}prefetch {arr}[{show(i)}];"
         case ParallelFor(var, a, b, body, threads, red, private):
             what = f"parallel({threads}{', reduce ' + red if red else ''}" + "".join(
                 f", private {arr}[{show(n)}]" for arr, _, n, _ in private) + ")"

@@ -434,7 +434,8 @@ def tunables() -> tuple:
     do) never returns a kernel built under another value."""
     from . import cost, streams
     return (streams.GALLOP_RATIO, streams.LINEAR_STEPS, lower.INITIAL_CAPACITY,
-            lower.FIRST_CAPACITY_LIMIT,
+            lower.FIRST_CAPACITY_LIMIT, lower.PREFETCH_DISTANCE, lower.PREFETCH_SPAN,
+            lower.PREFETCH_MIN_BYTES,
             lower.HASH_WORKSPACE_DIM, lower.HASH_INITIAL, lower.UNSWITCH_LIMIT,
             REWRITE_MARGIN, cost.DEFAULT_DIM, cost.SPARSE_DENSITY, cost.TEMP_WEIGHT)
 

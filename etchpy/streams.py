@@ -77,6 +77,16 @@ class Stream:
     # lowering may run the loop in phases (both valid, only a, only b, neither),
     # each with the tests folded to constants in the records it reads.
     split: tuple = field(default=(), repr=False)
+    # (array, offset, length, total): the values under coordinate t lie contiguously
+    # in array[offset(t) : offset(t) + length] (a row of a dense operand), and all
+    # rows of this level together hold `total` values.
+    block: tuple | None = field(default=None, repr=False)
+    # (crd, n) for a unique segment level: state q has coordinate crd[q], and while
+    # q + d < n, crd[q + d] is the coordinate d states later.
+    ahead: tuple | None = field(default=None, repr=False)
+    # Blocks of operands located at this level's coordinate. Knowing `ahead`, a
+    # loop may prefetch them a few states early; a hint, never read for results.
+    prefetch: tuple = field(default=(), repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -187,9 +197,10 @@ def _iterate_locate(names, sr, it: Stream, loc: Stream, combine) -> Stream:
 
     loc's prelude still runs (it may fill a marker); its state is kept for that.
     """
+    fetch = (loc.block,) if loc.block is not None and it.ahead is not None else ()
     return dataclasses.replace(
         it, state=it.state + loc.state, init=seq(it.init, loc.prelude),
-        prelude=seq(it.prelude, loc.prelude),
+        prelude=seq(it.prelude, loc.prelude), block=None, prefetch=it.prefetch + fetch,
         value=combine(it.value, loc.locate(it.index)), search=_located(it.search, loc.search),
         locate=None if it.locate is None else (lambda t: combine(it.locate(t), loc.locate(t))))
 
@@ -281,7 +292,7 @@ def dense_level(names, var, size, parent, child) -> Stream:
 
 
 def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: bool,
-                  child) -> Stream:
+                  child, crd_len: imp.Expr | None = None) -> Stream:
     """Positions start..end-1 with coordinates crd[q] (compressed and singleton levels).
 
     A non-unique level groups each run of equal coordinates into one state and
@@ -301,7 +312,8 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
         return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
                       skip=skip, search="linear, then gallop", counter=(q, start, end),
-                      extent=Bin("-", ev, qv))
+                      extent=Bin("-", ev, qv),
+                      ahead=None if crd_len is None else (crd, crd_len))
     run = names.fresh(f"{var}_run")
     rv = Var(run)
     find_run = seq(Assign(run, imp.add(qv, ONE)),
@@ -354,8 +366,9 @@ def gallop_skip(names, var, crd: str, qv: Var, ev: Var):
     return skip, extra
 
 
-def level_stream(names, level, var, size, arrays, parent, child) -> Stream:
-    """The read stream of one storage level (arrays: its pos/crd array names)."""
+def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -> Stream:
+    """The read stream of one storage level (arrays: its pos/crd array names;
+    crd_len: the length of its crd array, if known)."""
     lo, hi = parent
     match level:
         case Dense():
@@ -363,9 +376,9 @@ def level_stream(names, level, var, size, arrays, parent, child) -> Stream:
         case Compressed(unique):
             pos = arrays["pos"]
             return segment_level(names, var, arrays["crd"], Load(pos, lo),
-                                 Load(pos, imp.add(lo, ONE)), unique, child)
+                                 Load(pos, imp.add(lo, ONE)), unique, child, crd_len)
         case Singleton(unique):
-            return segment_level(names, var, arrays["crd"], lo, hi, unique, child)
+            return segment_level(names, var, arrays["crd"], lo, hi, unique, child, crd_len)
     raise TypeError(f"unknown level {level!r}")
 
 # ---------------------------------------------------------------------- lowering
@@ -378,6 +391,18 @@ class Binding:
     format: object
     vals: str
     levels: tuple            # per storage level: {"pos": name, "crd": name} or {}
+    name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
+
+    def positions(self, k: int) -> imp.Expr:
+        """The number of positions at storage level k (the length of its crd, and
+        of vals at the last level), read from the level arrays at run time."""
+        n = ONE
+        for lev, level in enumerate(self.format.levels[:k + 1]):
+            if isinstance(level, Dense):
+                n = imp.mul(n, Var(f"{self.name}_dim{self.format.mode_order[lev]}"))
+            elif isinstance(level, Compressed):
+                n = Load(self.levels[lev]["pos"], n)
+        return n
 
 
 def array_names(tensor_name: str, fmt) -> Binding:
@@ -390,7 +415,7 @@ def array_names(tensor_name: str, fmt) -> Binding:
                 levels.append({"pos": f"{tensor_name}_pos{k}", "crd": f"{tensor_name}_crd{k}"})
             case Singleton():
                 levels.append({"crd": f"{tensor_name}_crd{k}"})
-    return Binding(fmt, f"{tensor_name}_vals", tuple(levels))
+    return Binding(fmt, f"{tensor_name}_vals", tuple(levels), tensor_name)
 
 
 def dim_var(var: str) -> imp.Expr:
@@ -446,6 +471,7 @@ class Lowerer:
         """A dense tensor locates any coordinate, so it follows any loop order."""
         strides = {}
         stride: imp.Expr = ONE
+        order = [names[m] for m in b.format.mode_order]
         for m in reversed(b.format.mode_order):
             strides[names[m]] = stride
             stride = imp.mul(stride, dim_var(names[m]))
@@ -459,8 +485,18 @@ class Lowerer:
             v = levels[k]
             if v not in strides:
                 return replicate(self.names, v, dim_var(v), build(k + 1, coords))
-            return range_stream(self.names, v, dim_var(v),
-                                lambda c: build(k + 1, {**coords, v: c}))
+            row = range_stream(self.names, v, dim_var(v),
+                               lambda c: build(k + 1, {**coords, v: c}))
+            outer = order[:order.index(v)]
+            if not all(u in coords for u in outer):
+                return row
+            # every mode before v is fixed: the values under v = t are one run
+            base: imp.Expr = ZERO
+            for u in outer:
+                base = imp.add(base, imp.mul(coords[u], strides[u]))
+            return dataclasses.replace(row, block=(
+                b.vals, lambda t: imp.add(base, imp.mul(t, strides[v])), strides[v],
+                imp.mul(dim_var(v), strides[v])))
 
         return build(0, {})
 
@@ -472,7 +508,8 @@ class Lowerer:
         if lev < len(storage) and storage[lev] == v:
             s = level_stream(
                 self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
-                lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child))
+                lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child),
+                b.positions(lev) if b.name else None)
             if marker is not None:
                 mark, wv, stamp = marker
                 rest = levels[k + 1:]      # only replicated levels remain below

@@ -598,6 +598,40 @@ def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):
     assert got.nnz > 16 * 100
 
 
+def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
+    """SpMM gathers X[j,:] at A's column coordinates: the j loop prefetches the rows
+    of the entries 16 ahead (crd read only inside A's crd), when X holds at least
+    PREFETCH_MIN_BYTES. A scalar gather (SpMV's x[j]) is left alone. Results do not
+    change, in C (big X, prefetching) or on the interpreter, which checks that
+    every prefetched index is inside its array."""
+    X = ep.tensor("X", 2)
+    spmm = ep.sum(j, A_csr[i, j] * X[j, k])
+    src = ep.compile(spmm).c_source
+    assert "if ((131072 <= (dim_j * dim_k)) && ((j_q + 16) < A_pos1[A_dim0]))" in src
+    assert "EP_PREFETCH(&X_vals[(j_ahead * dim_k) + j_pf]);" in src
+    assert "rows of large operands prefetched ahead" in src
+    assert "EP_PREFETCH(&" not in ep.compile(SPMV).c_source
+    M = _random_csr(3000, 6000, 30000, 8)
+    Xv = np.random.default_rng(2).random((6000, 32))          # 1.5 MB: prefetched
+    np.testing.assert_allclose(ep.evaluate(spmm, A=M, X=Xv), M @ Xv, rtol=1e-12)
+    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
+    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 3)
+    sr = ep.semirings.get("real")
+    small, Xs = _random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
+    bound = api.bind_inputs(tensors(spmm), {"A": small, "X": Xs}, sr)
+    pl = planning.make_plan(spmm)
+    sizes = api.index_sizes(pl, bound)
+    prog = lower.lower_plan(pl, sr, tensors(spmm), None)
+    assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+    env = api.imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    env["out"] = np.zeros(30 * 5)
+    final = lower.run_program(prog, sr, env)
+    np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
+
+
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():
     """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
     interpreter puts values there that no test expects, so reading one shows."""

@@ -27,6 +27,13 @@ typedef double val_t;   /* carrier of semiring real */
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* A hint that memory will be read soon (gathers through coordinates). */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define EP_PREFETCH(p) ((void)(p))
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */

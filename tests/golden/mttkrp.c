@@ -27,6 +27,13 @@ typedef double val_t;   /* carrier of semiring real */
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+/* A hint that memory will be read soon (gathers through coordinates). */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define EP_PREFETCH(p) ((void)(p))
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */
@@ -102,18 +109,34 @@ int mttkrp(
     i_end = T_pos0[1];
     while (i_q < i_end) {
         int64_t i_ = T_crd0[i_q];
-        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump] */
+        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = T_pos1[i_q];
         j_end = T_pos1[(i_q + 1)];
         while (j_q < j_end) {
-            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate] */
+            if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                int64_t j_ahead = T_crd1[(j_q + 16)];
+                int64_t j_pf = 0;
+                while (j_pf < ep_min(dim_r, 64)) {
+                    EP_PREFETCH(&C_vals[(j_ahead * dim_r) + j_pf]);
+                    j_pf = (j_pf + 8);
+                }
+            }
+            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
             int64_t k_q = 0;
             int64_t k_end = 0;
             k_q = T_pos2[j_q];
             k_end = T_pos2[(j_q + 1)];
             while (k_q < k_end) {
+                if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                    int64_t k_ahead = T_crd2[(k_q + 16)];
+                    int64_t k_pf = 0;
+                    while (k_pf < ep_min(dim_r, 64)) {
+                        EP_PREFETCH(&D_vals[(k_ahead * dim_r) + k_pf]);
+                        k_pf = (k_pf + 8);
+                    }
+                }
                 /* r: jump; locate into [locate]; locate into [locate] */
                 int64_t r_c = 0;
                 r_c = 0;
