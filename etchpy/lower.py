@@ -736,14 +736,7 @@ def entries_bound(body, axes, tensors: dict) -> imp.Expr | None:
 
 def stored_entries(name: str, fmt: Format) -> imp.Expr:
     """The number of values an input tensor stores, read from its level arrays."""
-    b = streams.array_names(name, fmt)
-    n = ONE
-    for k, lv in enumerate(fmt.levels):
-        if isinstance(lv, Dense):
-            n = imp.mul(n, Var(f"{name}_dim{fmt.mode_order[k]}"))
-        elif isinstance(lv, Compressed):
-            n = Load(b.levels[k]["pos"], n)
-    return n
+    return streams.array_names(name, fmt).positions(len(fmt.levels) - 1)
 
 
 def _make_output(mode, axes, fmt, sr, names, bound=None):
