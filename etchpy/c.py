@@ -187,10 +187,13 @@ class FunctionBody:
                 return f"{pad}/* {text.replace('*/', '* /')} */"
             case Alloc(arr, typ, size, fill):
                 t = self.ctype(typ)
+                zeroed = fill is not None and _all_zero_bits(fill)
+                get = (f"ep_calloc((size_t){arr}_cap, sizeof({t}))" if zeroed
+                       else f"ep_malloc((size_t){arr}_cap * sizeof({t}))")
                 return "\n".join([
                     f"{pad}{arr}_cap = ep_max({e(size)}, 1);",
-                    f"{pad}{arr} = ({t} *)ep_malloc((size_t){arr}_cap * sizeof({t}));",
-                    f"{pad}if (!{arr}) goto fail;"] + ([] if fill is None else [
+                    f"{pad}{arr} = ({t} *){get};",
+                    f"{pad}if (!{arr}) goto fail;"] + ([] if fill is None or zeroed else [
                     f"{pad}for (int64_t k_ = 0; k_ < {arr}_cap; k_++) {arr}[k_] = {e(fill)};"]))
             case imp.ParallelFor(var, start, end, body, threads, red) if red:
                 return self.parallel_reduce(var, start, end, body, threads, red, depth)
@@ -217,14 +220,16 @@ class FunctionBody:
                 return f"{pad}ep_sort_idx({arr}, {e(n)});"
             case SortIndices(arr, n, _, scratch):
                 return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch});"
-            case Reserve(arr, typ, size):
+            case Reserve(arr, typ, size, fill):
                 t = self.ctype(typ)
                 return "\n".join([
                     f"{pad}if ({e(size)} > {arr}_cap) {{",
                     f"{pad}{INDENT}int64_t cap_ = ep_max({e(size)}, 2 * {arr}_cap);",
                     f"{pad}{INDENT}{t} *grown_ = ({t} *)ep_grow({arr}, (size_t){arr}_cap * "
                     f"sizeof({t}), (size_t)cap_ * sizeof({t}));",
-                    f"{pad}{INDENT}if (!grown_) goto fail;",
+                    f"{pad}{INDENT}if (!grown_) goto fail;"] + ([] if fill is None else [
+                    f"{pad}{INDENT}for (int64_t k_ = {arr}_cap; k_ < cap_; k_++) "
+                    f"grown_[k_] = {e(fill)};"]) + [
                     f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
                     f"{pad}}}"])
         raise TypeError(f"cannot render statement {s!r}")
@@ -352,6 +357,12 @@ def c_literal(v, dtype) -> str:
     if "e" not in text and "." not in text:
         text += ".0"
     return text + ("f" if dtype == np.float32 else "")
+
+
+def _all_zero_bits(c) -> bool:
+    """Is this constant stored as all-zero bytes (so calloc already provides it)?"""
+    return (isinstance(c, Const) and not isinstance(c.value, str) and c.value == 0
+            and math.copysign(1.0, float(c.value)) > 0)
 
 
 def _bare(text: str) -> str:

@@ -146,10 +146,12 @@ class Alloc:
 
 @dataclass(frozen=True)
 class Reserve:
-    """Grow `array` (keeping its contents) so that it holds at least `size` elements."""
+    """Grow `array` (keeping its contents) so that it holds at least `size` elements.
+    The grown part is set to `fill`, or undefined when fill is None."""
     array: str
     type: str
     size: Expr
+    fill: Expr | None = None
 
 
 @dataclass(frozen=True)
@@ -516,12 +518,12 @@ class Machine:
             case SortIndices(array, n, _, _):
                 k = int(self.eval(n))
                 env[array][:k] = np.sort(env[array][:k])
-            case Reserve(array, typ, size):
+            case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))
                 arr = env[array]
                 if need > len(arr):       # like C's realloc: the new part is undefined
-                    grown = np.full(max(need, 2 * len(arr)), _garbage(arr.dtype),
-                                    dtype=arr.dtype)
+                    grown = np.full(max(need, 2 * len(arr)), _garbage(arr.dtype)
+                                    if fill is None else self.eval(fill), dtype=arr.dtype)
                     grown[:len(arr)] = arr
                     env[array] = grown
             case _:
@@ -587,8 +589,9 @@ def show(node, indent: int = 0) -> str:
         case Alloc(arr, t, n, fill):
             return f"{pad}{t} {arr}[{show(n)}]" + ("" if fill is None
                                                     else f" = {{{show(fill)}...}}") + ";"
-        case Reserve(arr, t, n):
-            return f"{pad}reserve {arr}[{show(n)}];"
+        case Reserve(arr, t, n, fill):
+            return f"{pad}reserve {arr}[{show(n)}]" + ("" if fill is None
+                                                        else f" = {{{show(fill)}...}}") + ";"
         case SortIndices(arr, n, _, _):
             return f"{pad}sort {arr}[0..{show(n)}];"
         case Prefetch(arr, i):

@@ -334,9 +334,12 @@ class AppendTarget:
         if self._static_parents(last + 1):        # no compressed level: every cell
             size = _product([streams.dim_var(v) for v in self.storage])
             out.append(Alloc("out_vals", "value", size, Const(self.sr.zero, "value")))
-        else:              # each value is stored (or its block zeroed) when appended
+        else:
+            # without a tail each value is stored when appended; with one, values
+            # accumulate into their block, so vals is zero everywhere past the
+            # appended blocks: allocated zeroed (calloc: no pass) and grown zeroed
             cap = imp.mul(self._first_capacity(self.head - 1), self.block)
-            out.append(Alloc("out_vals", "value", cap, None))
+            out.append(Alloc("out_vals", "value", cap, self._zero() if self.tail else None))
         return seq(*out)
 
     def _first_capacity(self, k):
@@ -367,15 +370,13 @@ class AppendTarget:
         return stmts, {**ctx, var: index, "pos": Var(p)}
 
     def _append_block(self, cnt):
-        """Room for the values under position cnt, zero-filled when there is a tail."""
+        """Room for the values under position cnt (already zero when there is a tail:
+        vals is kept zero past the appended blocks)."""
         end = imp.mul(imp.add(Var(cnt), ONE), self.block)
-        if not self.tail:
-            return Reserve("out_vals", "value", end)
-        z = Var("out_z")
-        return seq(Reserve("out_vals", "value", end),
-                   Decl("out_z", "index", imp.mul(Var(cnt), self.block)),
-                   While(lt(z, end), seq(Store("out_vals", z, Const(self.sr.zero, "value")),
-                                         incr("out_z"))))
+        return Reserve("out_vals", "value", end, self._zero() if self.tail else None)
+
+    def _zero(self):
+        return Const(self.sr.zero, "value")
 
     def after(self, var, ctx):
         return imp.SKIP

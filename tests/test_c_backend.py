@@ -596,6 +596,21 @@ def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):
     got = kern(A=M, B=N)
     np.testing.assert_allclose(got.toarray(), (M + N).toarray())
     assert got.nnz > 16 * 100
+    # a dense tail (TTM's fibers): vals starts zeroed (calloc, no fill loop), and
+    # each growth zeroes the grown part, so every appended block starts at zero
+    T, W = ep.tensor("T", 3, "csf"), ep.tensor("W", 2)
+    fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
+    e = ep.sum(k, T[i, j, k] * W[k, r])
+    src = ep.compile(e, output=fibers).c_source
+    assert "out_vals = (val_t *)ep_calloc(" in src
+    assert "for (int64_t k_ = out_vals_cap; k_ < cap_; k_++) grown_[k_] = 0.0;" in src
+    rng = np.random.default_rng(5)
+    dense = np.where(rng.random((30, 20, 10)) < 0.2, rng.random((30, 20, 10)), 0.0)
+    Wv = rng.random((10, 3))
+    for semiring in ("real", "min_plus"):
+        want = ep.evaluate(e, semiring=semiring, backend="reference", T=dense, W=Wv)
+        got = ep.evaluate(e, semiring=semiring, output=fibers, T=dense, W=Wv)
+        assert_same(got.to_dense(), want, ep.semirings.get(semiring), what=semiring)
 
 
 def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):

@@ -53,6 +53,13 @@ static inline void *ep_advise(void *p, size_t n)
 
 static inline void *ep_malloc(size_t n) { return ep_advise(malloc(n), n); }
 
+/* Zeroed memory: a large block comes fresh from the system, zero pages that cost
+ * nothing until touched, instead of a fill pass. */
+static inline void *ep_calloc(size_t n, size_t size)
+{
+    return ep_advise(calloc(n, size), n * size);
+}
+
 /* Grow an array from `had` to `n` bytes, keeping its contents. A large one is
  * moved into a fresh, advised block (realloc would copy or remap it into 4 KiB
  * pages first); on failure the old block is left as it was. */
@@ -92,9 +99,8 @@ int add_csr(
     val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
-    out_pos1 = (idx_t *)ep_malloc((size_t)out_pos1_cap * sizeof(idx_t));
+    out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
     if (!out_pos1) goto fail;
-    for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
     out_crd1_cap = ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), 16777216), 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;

@@ -53,6 +53,13 @@ static inline void *ep_advise(void *p, size_t n)
 
 static inline void *ep_malloc(size_t n) { return ep_advise(malloc(n), n); }
 
+/* Zeroed memory: a large block comes fresh from the system, zero pages that cost
+ * nothing until touched, instead of a fill pass. */
+static inline void *ep_calloc(size_t n, size_t size)
+{
+    return ep_advise(calloc(n, size), n * size);
+}
+
 /* Grow an array from `had` to `n` bytes, keeping its contents. A large one is
  * moved into a fresh, advised block (realloc would copy or remap it into 4 KiB
  * pages first); on failure the old block is left as it was. */

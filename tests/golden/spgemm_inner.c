@@ -53,6 +53,13 @@ static inline void *ep_advise(void *p, size_t n)
 
 static inline void *ep_malloc(size_t n) { return ep_advise(malloc(n), n); }
 
+/* Zeroed memory: a large block comes fresh from the system, zero pages that cost
+ * nothing until touched, instead of a fill pass. */
+static inline void *ep_calloc(size_t n, size_t size)
+{
+    return ep_advise(calloc(n, size), n * size);
+}
+
 /* Grow an array from `had` to `n` bytes, keeping its contents. A large one is
  * moved into a fresh, advised block (realloc would copy or remap it into 4 KiB
  * pages first); on failure the old block is left as it was. */
@@ -94,9 +101,8 @@ int spgemm_inner(
     val_t *j_wv = NULL; int64_t j_wv_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
-    out_pos1 = (idx_t *)ep_malloc((size_t)out_pos1_cap * sizeof(idx_t));
+    out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
     if (!out_pos1) goto fail;
-    for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
     out_crd1_cap = ep_max(1024, 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
@@ -105,13 +111,11 @@ int spgemm_inner(
     if (!out_vals) goto fail;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
     j_mark_cap = ep_max(dim_j, 1);
-    j_mark = (idx_t *)ep_malloc((size_t)j_mark_cap * sizeof(idx_t));
+    j_mark = (idx_t *)ep_calloc((size_t)j_mark_cap, sizeof(idx_t));
     if (!j_mark) goto fail;
-    for (int64_t k_ = 0; k_ < j_mark_cap; k_++) j_mark[k_] = 0;
     j_wv_cap = ep_max(dim_j, 1);
-    j_wv = (val_t *)ep_malloc((size_t)j_wv_cap * sizeof(val_t));
+    j_wv = (val_t *)ep_calloc((size_t)j_wv_cap, sizeof(val_t));
     if (!j_wv) goto fail;
-    for (int64_t k_ = 0; k_ < j_wv_cap; k_++) j_wv[k_] = 0.0;
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;

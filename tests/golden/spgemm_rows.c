@@ -53,6 +53,13 @@ static inline void *ep_advise(void *p, size_t n)
 
 static inline void *ep_malloc(size_t n) { return ep_advise(malloc(n), n); }
 
+/* Zeroed memory: a large block comes fresh from the system, zero pages that cost
+ * nothing until touched, instead of a fill pass. */
+static inline void *ep_calloc(size_t n, size_t size)
+{
+    return ep_advise(calloc(n, size), n * size);
+}
+
 /* Grow an array from `had` to `n` bytes, keeping its contents. A large one is
  * moved into a fresh, advised block (realloc would copy or remap it into 4 KiB
  * pages first); on failure the old block is left as it was. */
@@ -163,9 +170,8 @@ int spgemm_rows(
     val_t *hs_tmp = NULL; int64_t hs_tmp_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
-    out_pos1 = (idx_t *)ep_malloc((size_t)out_pos1_cap * sizeof(idx_t));
+    out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
     if (!out_pos1) goto fail;
-    for (int64_t k_ = 0; k_ < out_pos1_cap; k_++) out_pos1[k_] = 0;
     out_crd1_cap = ep_max(1024, 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
@@ -175,21 +181,17 @@ int spgemm_rows(
     int64_t ws_n = 0;
     int ws_hash = (4194304 < dim_k);
     ws_vals_cap = ep_max((ws_hash ? 1 : dim_k), 1);
-    ws_vals = (val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(val_t));
+    ws_vals = (val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(val_t));
     if (!ws_vals) goto fail;
-    for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
     ws_mark_cap = ep_max((ws_hash ? 1 : dim_k), 1);
-    ws_mark = (idx_t *)ep_malloc((size_t)ws_mark_cap * sizeof(idx_t));
+    ws_mark = (idx_t *)ep_calloc((size_t)ws_mark_cap, sizeof(idx_t));
     if (!ws_mark) goto fail;
-    for (int64_t k_ = 0; k_ < ws_mark_cap; k_++) ws_mark[k_] = 0;
     ws_list_cap = ep_max((ws_hash ? 256 : dim_k), 1);
-    ws_list = (idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(idx_t));
+    ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
     if (!ws_list) goto fail;
-    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
     ws_bits_cap = ep_max((((ws_hash ? 1 : dim_k) / 64) + 1), 1);
-    ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+    ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
     if (!ws_bits) goto fail;
-    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
     int64_t hs_cap = (ws_hash ? 256 : 1);
     int64_t hs_h = 0;
     int64_t hs_t = 0;
@@ -198,17 +200,14 @@ int spgemm_rows(
     if (!hs_keys) goto fail;
     for (int64_t k_ = 0; k_ < hs_keys_cap; k_++) hs_keys[k_] = -1;
     hs_vals_cap = ep_max((ws_hash ? 256 : 1), 1);
-    hs_vals = (val_t *)ep_malloc((size_t)hs_vals_cap * sizeof(val_t));
+    hs_vals = (val_t *)ep_calloc((size_t)hs_vals_cap, sizeof(val_t));
     if (!hs_vals) goto fail;
-    for (int64_t k_ = 0; k_ < hs_vals_cap; k_++) hs_vals[k_] = 0.0;
     hs_slot_cap = ep_max((ws_hash ? 256 : 1), 1);
-    hs_slot = (idx_t *)ep_malloc((size_t)hs_slot_cap * sizeof(idx_t));
+    hs_slot = (idx_t *)ep_calloc((size_t)hs_slot_cap, sizeof(idx_t));
     if (!hs_slot) goto fail;
-    for (int64_t k_ = 0; k_ < hs_slot_cap; k_++) hs_slot[k_] = 0;
     hs_tmp_cap = ep_max(1, 1);
-    hs_tmp = (val_t *)ep_malloc((size_t)hs_tmp_cap * sizeof(val_t));
+    hs_tmp = (val_t *)ep_calloc((size_t)hs_tmp_cap, sizeof(val_t));
     if (!hs_tmp) goto fail;
-    for (int64_t k_ = 0; k_ < hs_tmp_cap; k_++) hs_tmp[k_] = 0.0;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
     if (ws_hash) {
         /* i: locate; locate into [jump] */
