@@ -162,12 +162,16 @@ class Prefetch:
     index: Expr
 
 
+SORT_SLACK = Const(2)
+
+
 @dataclass(frozen=True)
 class SortIndices:
     """Sort array[0..n-1], a set of distinct indices < size.
 
     `scratch` is an all-zero array of size/64 + 1 words that an implementation
-    may use as a bitset (and must leave all-zero), or None.
+    may use as a bitset (and must leave all-zero), or None. With scratch, array
+    must have room for n + SORT_SLACK entries: the cells past n are scratch too.
     """
     array: str
     n: Expr
@@ -515,8 +519,11 @@ class Machine:
                 if not 0 <= i < len(self.env[array]):
                     raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
                                           f"(length {len(self.env[array])})")
-            case SortIndices(array, n, _, _):
+            case SortIndices(array, n, _, scratch):
                 k = int(self.eval(n))
+                if scratch is not None and len(env[array]) < k + SORT_SLACK.value:
+                    raise ImpRuntimeError(f"sort {array}[0..{k}] with a bitset needs "
+                                          f"{SORT_SLACK.value} spare cells")
                 env[array][:k] = np.sort(env[array][:k])
             case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))

@@ -417,6 +417,9 @@ class AppendTarget:
 # the touched coordinates), not a dense accumulator (memory grows with the dimension).
 HASH_WORKSPACE_DIM = 1 << 22
 HASH_INITIAL = 256                  # first table size (a power of two)
+# Entries past n that sorting through the bitset may scribble on (it writes a
+# few candidates per word unconditionally): the touched list has this many more.
+SORT_SLACK = imp.SORT_SLACK
 EMPTY = Const(-1)
 
 
@@ -467,7 +470,8 @@ class WorkspaceTarget(AppendTarget):
                    Decl("ws_hash", "bool", lt(Const(HASH_WORKSPACE_DIM), size)),
                    Alloc("ws_vals", "value", dense_size, zero),
                    Alloc("ws_mark", "index", dense_size, ZERO),
-                   Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL), size), ZERO),
+                   Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL),
+                                                    imp.add(size, SORT_SLACK)), ZERO),
                    Alloc("ws_bits", "bits", imp.add(Bin("/", dense_size, Const(64)), ONE), ZERO),
                    Decl("hs_cap", "index", table), Decl("hs_h", "index", ZERO),
                    Decl("hs_t", "index", ZERO),
@@ -607,7 +611,8 @@ class RowCountTarget:
         if not self.workspace:
             return ()
         size = streams.dim_var(self.base.ws_var)
-        return (("ws_mark", "index", size, ZERO), ("ws_list", "index", size, ZERO))
+        return (("ws_mark", "index", size, ZERO),
+                ("ws_list", "index", imp.add(size, SORT_SLACK), ZERO))
 
 
 class RowFillTarget(RowCountTarget):
@@ -651,7 +656,8 @@ class RowFillTarget(RowCountTarget):
             return ()
         size = streams.dim_var(self.base.ws_var)
         return (("ws_vals", "value", size, Const(self.base.sr.zero, "value")),
-                ("ws_mark", "index", size, ZERO), ("ws_list", "index", size, ZERO),
+                ("ws_mark", "index", size, ZERO),
+                ("ws_list", "index", imp.add(size, SORT_SLACK), ZERO),
                 ("ws_bits", "bits", imp.add(Bin("/", size, Const(64)), ONE), ZERO))
 
 

@@ -102,6 +102,17 @@ static void ep_sort_idx(idx_t *a, int64_t n)
     }
 }
 
+static inline int64_t ep_popcount64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_popcountll(x);
+#else
+    int64_t n = 0;
+    for (; x; x &= x - 1) n++;
+    return n;
+#endif
+}
+
 static inline int ep_ctz64(uint64_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
@@ -115,7 +126,10 @@ static inline int ep_ctz64(uint64_t x)
 
 /* Sorts n distinct indices. When the touched range is dense enough, each index
  * sets a bit and the bits are read back in order (and cleared); otherwise
- * quicksort. `bits` is all-zero on entry and on exit. */
+ * quicksort. `bits` is all-zero on entry and on exit. Each word's first three
+ * candidates are written without a test (a[t..t+2]; t only advances by the
+ * word's popcount), so `a` needs room for n + 2 entries: a word read before
+ * the last one leaves t + 2 <= n, and the last one holds at least one index. */
 static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits)
 {
     if (n < 32) { ep_sort_idx(a, n); return; }
@@ -130,7 +144,13 @@ static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits)
     for (int64_t w = lo >> 6; w <= (hi >> 6); w++) {
         uint64_t x = bits[w];
         bits[w] = 0;
-        while (x) { a[t++] = (idx_t)((w << 6) + ep_ctz64(x)); x &= x - 1; }
+        const int64_t base = w << 6, c = ep_popcount64(x);
+        const uint64_t top = (uint64_t)1 << 63;   /* ctz of 0 would be undefined */
+        a[t] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+        a[t + 1] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+        a[t + 2] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+        for (int64_t u = t + 3; x; u++) { a[u] = (idx_t)(base + ep_ctz64(x)); x &= x - 1; }
+        t += c;
     }
 }
 
@@ -186,7 +206,7 @@ int spgemm_rows(
     ws_mark_cap = ep_max((ws_hash ? 1 : dim_k), 1);
     ws_mark = (idx_t *)ep_calloc((size_t)ws_mark_cap, sizeof(idx_t));
     if (!ws_mark) goto fail;
-    ws_list_cap = ep_max((ws_hash ? 256 : dim_k), 1);
+    ws_list_cap = ep_max((ws_hash ? 256 : (dim_k + 2)), 1);
     ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
     if (!ws_list) goto fail;
     ws_bits_cap = ep_max((((ws_hash ? 1 : dim_k) / 64) + 1), 1);
