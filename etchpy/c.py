@@ -218,8 +218,8 @@ class FunctionBody:
                 return f"{pad}EP_PREFETCH(&{arr}[{_bare(e(index))}]);"
             case SortIndices(arr, n, _, None):
                 return f"{pad}ep_sort_idx({arr}, {e(n)});"
-            case SortIndices(arr, n, _, scratch):
-                return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch});"
+            case SortIndices(arr, n, size, scratch):
+                return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch}, {e(size)});"
             case Reserve(arr, typ, size, fill):
                 t = self.ctype(typ)
                 return "\n".join([

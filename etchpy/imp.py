@@ -165,12 +165,21 @@ class Prefetch:
 SORT_SLACK = Const(2)
 
 
+def sort_bits_words(size: Expr) -> Expr:
+    """Words of the all-zero scratch a bitset sort of indices < size needs: one
+    bit per index (size/64 + 1 words), then one summary bit per word of those
+    (size/4096 + 1 words), so the readback visits only the words that hold
+    indices."""
+    return add(add(Bin("/", size, Const(64)), Const(1)),
+               add(Bin("/", size, Const(4096)), Const(1)))
+
+
 @dataclass(frozen=True)
 class SortIndices:
     """Sort array[0..n-1], a set of distinct indices < size.
 
-    `scratch` is an all-zero array of size/64 + 1 words that an implementation
-    may use as a bitset (and must leave all-zero), or None. With scratch, array
+    `scratch` is an all-zero array of `sort_bits_words(size)` words that an
+    implementation may use as a bitset (and must leave all-zero), or None. With scratch, array
     must have room for n + SORT_SLACK entries: the cells past n are scratch too.
     """
     array: str
@@ -519,11 +528,14 @@ class Machine:
                 if not 0 <= i < len(self.env[array]):
                     raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
                                           f"(length {len(self.env[array])})")
-            case SortIndices(array, n, _, scratch):
+            case SortIndices(array, n, size, scratch):
                 k = int(self.eval(n))
                 if scratch is not None and len(env[array]) < k + SORT_SLACK.value:
                     raise ImpRuntimeError(f"sort {array}[0..{k}] with a bitset needs "
                                           f"{SORT_SLACK.value} spare cells")
+                if scratch is not None and (len(env[scratch])
+                                            < int(self.eval(sort_bits_words(size)))):
+                    raise ImpRuntimeError(f"sort scratch {scratch} is too short")
                 env[array][:k] = np.sort(env[array][:k])
             case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))

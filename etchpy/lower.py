@@ -472,7 +472,7 @@ class WorkspaceTarget(AppendTarget):
                    Alloc("ws_mark", "index", dense_size, ZERO),
                    Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL),
                                                     imp.add(size, SORT_SLACK)), ZERO),
-                   Alloc("ws_bits", "bits", imp.add(Bin("/", dense_size, Const(64)), ONE), ZERO),
+                   Alloc("ws_bits", "bits", imp.sort_bits_words(dense_size), ZERO),
                    Decl("hs_cap", "index", table), Decl("hs_h", "index", ZERO),
                    Decl("hs_t", "index", ZERO),
                    Alloc("hs_keys", "index", table, EMPTY),
@@ -658,7 +658,7 @@ class RowFillTarget(RowCountTarget):
         return (("ws_vals", "value", size, Const(self.base.sr.zero, "value")),
                 ("ws_mark", "index", size, ZERO),
                 ("ws_list", "index", imp.add(size, SORT_SLACK), ZERO),
-                ("ws_bits", "bits", imp.add(Bin("/", size, Const(64)), ONE), ZERO))
+                ("ws_bits", "bits", imp.sort_bits_words(size), ZERO))
 
 
 def rows_on_threads(target) -> bool:

@@ -368,9 +368,10 @@ def test_benchmark_expressions_at_real_size():
                                            T=T, U=U), np.sum(dense * U.to_dense()))
 
 
-@pytest.mark.parametrize("n, per_row", [(300, 120), (100000, 40), (50, 3)])
+@pytest.mark.parametrize("n, per_row", [(300, 120), (100000, 40), (4_000_000, 40), (50, 3)])
 def test_gustavson_spgemm_workspace_sorts_rows(n, per_row):
-    """Rows long enough for the bitset scan, spread wide enough for quicksort, and tiny."""
+    """Rows long enough for the bitset readback (within one summary word, and across
+    many), spread wide enough for quicksort, and tiny."""
     rng = np.random.default_rng(n)
     rows = 20
     A = sp.csr_array((rng.random(rows * 3), (np.repeat(np.arange(rows), 3),

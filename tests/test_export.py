@@ -186,3 +186,12 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashe
     got = run_csr_product(tmp_path, "gus", M, full, 194)
     assert np.all(np.diff(got.indptr) == 194)
     np.testing.assert_allclose(got.toarray(), (M @ full).toarray(), rtol=1e-13)
+    # rows spread over several summary words, touching the first and last column
+    cols = np.concatenate([rng.integers(0, 9001, 400), np.arange(10) * 0, np.full(10, 9000)])
+    wide = sp.csr_array((rng.random(420), (np.concatenate([rng.integers(0, 10, 400),
+                                                           np.arange(10), np.arange(10)]),
+                                           cols)), shape=(10, 9001))
+    got = run_csr_product(tmp_path, "gus", M, wide, 9001)
+    for r in range(6):
+        assert np.all(np.diff(got.indices[got.indptr[r]:got.indptr[r + 1]]) > 0)
+    np.testing.assert_allclose(got.toarray(), (M @ wide).toarray(), rtol=1e-13)

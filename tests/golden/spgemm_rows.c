@@ -124,33 +124,45 @@ static inline int ep_ctz64(uint64_t x)
 #endif
 }
 
-/* Sorts n distinct indices. When the touched range is dense enough, each index
- * sets a bit and the bits are read back in order (and cleared); otherwise
- * quicksort. `bits` is all-zero on entry and on exit. Each word's first three
- * candidates are written without a test (a[t..t+2]; t only advances by the
- * word's popcount), so `a` needs room for n + 2 entries: a word read before
- * the last one leaves t + 2 <= n, and the last one holds at least one index. */
-static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits)
+/* Sorts n distinct indices < size. When the touched range is dense enough,
+ * each index sets its bit in `bits` (size/64 + 1 words) and the bit of its
+ * word in a summary that follows them (size/4096 + 1 words); the readback walks
+ * the summary, so it visits only words that hold indices, and clears both.
+ * Otherwise quicksort. `bits` is all-zero on entry and on exit. Each word's
+ * first three candidates are written without a test (a[t..t+2]; t only
+ * advances by the word's popcount), so `a` needs room for n + 2 entries: every
+ * visited word holds at least one index, so t + 2 <= n + 1. */
+static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits, int64_t size)
 {
     if (n < 32) { ep_sort_idx(a, n); return; }
+    uint64_t *summary = bits + (size >> 6) + 1;
     int64_t lo = a[0], hi = a[0];
     for (int64_t i = 1; i < n; i++) {
         if (a[i] < lo) lo = a[i];
         if (a[i] > hi) hi = a[i];
     }
-    if ((hi >> 6) - (lo >> 6) + 1 > 4 * n) { ep_sort_idx(a, n); return; }
-    for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] |= (uint64_t)1 << (a[i] & 63);
+    if ((hi >> 12) - (lo >> 12) + 1 > 4 * n) { ep_sort_idx(a, n); return; }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t k = a[i];
+        bits[k >> 6] |= (uint64_t)1 << (k & 63);
+        summary[k >> 12] |= (uint64_t)1 << ((k >> 6) & 63);
+    }
     int64_t t = 0;
-    for (int64_t w = lo >> 6; w <= (hi >> 6); w++) {
-        uint64_t x = bits[w];
-        bits[w] = 0;
-        const int64_t base = w << 6, c = ep_popcount64(x);
-        const uint64_t top = (uint64_t)1 << 63;   /* ctz of 0 would be undefined */
-        a[t] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-        a[t + 1] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-        a[t + 2] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-        for (int64_t u = t + 3; x; u++) { a[u] = (idx_t)(base + ep_ctz64(x)); x &= x - 1; }
-        t += c;
+    const uint64_t top = (uint64_t)1 << 63;   /* ctz of 0 would be undefined */
+    for (int64_t s = lo >> 12; s <= (hi >> 12); s++) {
+        uint64_t m = summary[s];
+        summary[s] = 0;
+        for (; m; m &= m - 1) {
+            const int64_t w = (s << 6) + ep_ctz64(m);
+            uint64_t x = bits[w];
+            bits[w] = 0;
+            const int64_t base = w << 6, c = ep_popcount64(x);
+            a[t] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+            a[t + 1] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+            a[t + 2] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
+            for (int64_t u = t + 3; x; u++) { a[u] = (idx_t)(base + ep_ctz64(x)); x &= x - 1; }
+            t += c;
+        }
     }
 }
 
@@ -209,7 +221,7 @@ int spgemm_rows(
     ws_list_cap = ep_max((ws_hash ? 256 : (dim_k + 2)), 1);
     ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
     if (!ws_list) goto fail;
-    ws_bits_cap = ep_max((((ws_hash ? 1 : dim_k) / 64) + 1), 1);
+    ws_bits_cap = ep_max(((((ws_hash ? 1 : dim_k) / 64) + 1) + (((ws_hash ? 1 : dim_k) / 4096) + 1)), 1);
     ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
     if (!ws_bits) goto fail;
     int64_t hs_cap = (ws_hash ? 256 : 1);
@@ -380,7 +392,7 @@ int spgemm_rows(
                 }
                 j_q = (j_q + 1);
             }
-            ep_sort_marked(ws_list, ws_n, ws_bits);
+            ep_sort_marked(ws_list, ws_n, ws_bits, dim_k);
             if ((out_count1 + ws_n) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
                 idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
