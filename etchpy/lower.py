@@ -143,7 +143,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body = []
     out_steps = [step for step in plan.steps if step.target == "out"]
     only = out_steps[0].body if len(out_steps) == 1 else None
-    bound = None if only is None else (lambda axes: entries_bound(only, axes, tensors))
+    bound = None if only is None else (
+        lambda axes, pre: entries_bound(only, axes, tensors, names, pre))
     target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr,
                                                           names, bound)
     body.append(target_out.setup())
@@ -292,6 +293,8 @@ class AppendTarget:
         # coordinates over those axes (entries_bound), or None. It sets the first
         # capacity of each compressed level, so that appends rarely grow the arrays.
         self.bound = bound
+        self.bounds: dict = {}          # level -> first capacity (see _first_capacity)
+        self.bound_pre: list = []
         self.storage = [axes[m] for m in fmt.mode_order]
         self.level_of = {v: k for k, v in enumerate(self.storage)}
         self.head = sparse_prefix(fmt)
@@ -340,16 +343,21 @@ class AppendTarget:
             # appended blocks: allocated zeroed (calloc: no pass) and grown zeroed
             cap = imp.mul(self._first_capacity(self.head - 1), self.block)
             out.append(Alloc("out_vals", "value", cap, self._zero() if self.tail else None))
-        return seq(*out)
+        return seq(*self.bound_pre, *out)
 
     def _first_capacity(self, k):
         """Positions allocated up front at compressed level k (appends grow them):
         the bound on the distinct coordinates of the levels down to k, kept
-        between INITIAL_CAPACITY and FIRST_CAPACITY_LIMIT."""
-        b = None if self.bound is None else self.bound(self.storage[:k + 1])
-        if b is None:
-            return Const(INITIAL_CAPACITY)
-        return imp.min_(imp.max_(b, Const(INITIAL_CAPACITY)), Const(FIRST_CAPACITY_LIMIT))
+        between INITIAL_CAPACITY and FIRST_CAPACITY_LIMIT. A bound that needs a
+        pass over the inputs is computed once, by statements kept in
+        self.bound_pre for setup to run first."""
+        if k in self.bounds:
+            return self.bounds[k]
+        b = None if self.bound is None else self.bound(self.storage[:k + 1], self.bound_pre)
+        cap = Const(INITIAL_CAPACITY) if b is None else imp.min_(
+            imp.max_(b, Const(INITIAL_CAPACITY)), Const(FIRST_CAPACITY_LIMIT))
+        self.bounds[k] = cap
+        return cap
 
     def enter(self, var, index, ctx):
         k = self.level_of[var]
@@ -714,7 +722,8 @@ class CoordsTarget:
         return {"count": "out_count"}
 
 
-def entries_bound(body, axes, tensors: dict) -> imp.Expr | None:
+def entries_bound(body, axes, tensors: dict, names: imp.Names | None = None,
+                  pre: list | None = None) -> imp.Expr | None:
     """An upper bound, computable at kernel entry, on the number of distinct
     coordinates over `axes` (some output axes) at which a Σ-free body is nonzero,
     or None.
@@ -722,8 +731,10 @@ def entries_bound(body, axes, tensors: dict) -> imp.Expr | None:
     An access whose indices include every one of those axes has at most one such
     coordinate per stored entry of its tensor (the coordinates are a projection
     of its entries); a product has no more than its smallest factor, a sum no
-    more than the sum of both sides. Literals, and accesses missing one of the
-    axes (broadcast along it), give no bound."""
+    more than the sum of both sides. A product of two accesses that each miss
+    one of the axes is bounded by its join size when that can be counted in one
+    pass (`join_size`; its loop goes into `pre`). Literals, and other accesses
+    missing one of the axes (broadcast along it), give no bound."""
     out_axes, want = axes, set(axes)
     match body:
         case Access(tensor, indices) if tensor.name in tensors:
@@ -731,14 +742,64 @@ def entries_bound(body, axes, tensors: dict) -> imp.Expr | None:
                 return stored_entries(tensor.name, tensors[tensor.name].format)
             return None
         case Mul(a, b):
-            ba, bb = entries_bound(a, out_axes, tensors), entries_bound(b, out_axes, tensors)
+            ba = entries_bound(a, out_axes, tensors, names, pre)
+            bb = entries_bound(b, out_axes, tensors, names, pre)
+            if ba is None and bb is None and names is not None and pre is not None:
+                return (join_size(a, b, want, tensors, names, pre)
+                        or join_size(b, a, want, tensors, names, pre))
             if ba is None or bb is None:
                 return ba if bb is None else bb
             return imp.min_(ba, bb)
         case Add(a, b):
-            ba, bb = entries_bound(a, out_axes, tensors), entries_bound(b, out_axes, tensors)
+            ba = entries_bound(a, out_axes, tensors, names, pre)
+            bb = entries_bound(b, out_axes, tensors, names, pre)
             return None if ba is None or bb is None else imp.add(ba, bb)
     return None
+
+
+def join_size(a, b, want: set, tensors: dict, names: imp.Names, pre: list):
+    """|a ⋈ b|, the number of pairs of stored entries of a and b that agree on their
+    one shared index j, as a variable that statements appended to `pre` compute;
+    None when it cannot be counted that way.
+
+    Every coordinate over `want` (⊆ the indices of a and b) where a·b is nonzero
+    is the projection of such a pair, so the join size bounds them: Gustavson's
+    product A[i,j]·B[j,k] writes at most Σ over A's entries of the length of B's
+    row j. It is counted when j is a's last storage level and a compressed one
+    (its crd gives j for every entry), and b's first storage level is dense over
+    j with only dense and compressed levels below (the entries under j are one
+    range of positions): one pass over a's entries, two loads each."""
+    if not (isinstance(a, Access) and isinstance(b, Access)
+            and a.tensor.name in tensors and b.tensor.name in tensors):
+        return None
+    ia, ib = [x.name for x in a.indices], [x.name for x in b.indices]
+    shared = set(ia) & set(ib)
+    if len(shared) != 1 or not want <= set(ia) | set(ib):
+        return None
+    (j,) = shared
+    fa, fb = tensors[a.tensor.name].format, tensors[b.tensor.name].format
+    sa = [ia[m] for m in fa.mode_order]
+    sb = [ib[m] for m in fb.mode_order]
+    if not (sa[-1] == j and isinstance(fa.levels[-1], Compressed) and sb[0] == j
+            and isinstance(fb.levels[0], Dense) and len(fb.levels) > 1
+            and all(isinstance(lv, (Dense, Compressed)) for lv in fb.levels)):
+        return None
+    ba = streams.array_names(a.tensor.name, fa)
+    bb = streams.array_names(b.tensor.name, fb)
+    total, q = names.fresh("join_size"), names.fresh("join_q")
+    lo: imp.Expr = Load(ba.levels[-1]["crd"], Var(q))
+    hi: imp.Expr = imp.add(lo, ONE)
+    for lev in range(1, len(fb.levels)):
+        if isinstance(fb.levels[lev], Dense):
+            size = Var(f"{b.tensor.name}_dim{fb.mode_order[lev]}")
+            lo, hi = imp.mul(lo, size), imp.mul(hi, size)
+        else:
+            pos = bb.levels[lev]["pos"]
+            lo, hi = Load(pos, lo), Load(pos, hi)
+    pre += [Decl(total, "index", ZERO), Decl(q, "index", ZERO),
+            While(lt(Var(q), stored_entries(a.tensor.name, fa)),
+                  seq(Assign(total, imp.add(Var(total), Bin("-", hi, lo))), incr(q)))]
+    return Var(total)
 
 
 def stored_entries(name: str, fmt: Format) -> imp.Expr:

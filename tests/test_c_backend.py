@@ -568,7 +568,10 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
     scaled = ep.compile(A_csr[i, j] * x[j], output="csr").c_source
     assert caps(scaled)["out_crd1"] == f"ep_max(ep_min(ep_max(A_pos1[A_dim0], 1024), {lim}), 1);"
     gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
-    assert caps(gus)["out_crd1"] == "ep_max(1024, 1);"
+    assert caps(gus)["out_crd1"] == f"ep_max(ep_min(ep_max(join_size, 1024), {lim}), 1);"
+    Bd = ep.tensor("B", 2, format="dcsr")     # rows not located by j: no join size
+    gus_d = ep.compile(ep.sum(j, A_csr[i, j] * Bd[j, k]), output="csr").c_source
+    assert caps(gus_d)["out_crd1"] == "ep_max(1024, 1);"
     T = ep.tensor("T", 3, "csf")
     fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
     ttm = ep.compile(ep.sum(k, T[i, j, k] * B[k, r]), output=fibers).c_source
@@ -584,6 +587,32 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
                                            B=N).toarray(), (M + N).toarray())
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] * B[i, j], output="csr", A=M,
                                            B=N).toarray(), M.multiply(N).toarray())
+
+
+@pytest.mark.parametrize("fa, fb", [("csr", "csr"), ("dcsr", "csr"), ("csr", "dense")])
+def test_gustavson_first_capacity_is_the_join_size(fa, fb):
+    """Σ_j A[i,j]·B[j,k] into csr starts at |A ⋈ B| entries: Σ over A's entries of
+    the entries in B's row j, counted in one pass at entry. It bounds the result
+    (every output entry is the projection of a joined pair), and for random rows
+    with few collisions it is close, so the arrays do not grow by copies."""
+    Af, Bf = ep.tensor("A", 2, format=fa), ep.tensor("B", 2, format=fb)
+    expr = ep.sum(j, Af[i, j] * Bf[j, k])
+    M, N = _random_csr(60, 50, 400, 5), _random_csr(50, 70, 300, 6)
+    sr = ep.semirings.get("real")
+    bound = api.bind_inputs(tensors(expr), {"A": M, "B": N}, sr)
+    pl = planning.make_plan(expr)
+    sizes = api.index_sizes(pl, bound)
+    prog = lower.lower_plan(pl, sr, tensors(expr), ep.Format.named("csr", 2))
+    env = api.imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    final = lower.run_program(prog, sr, env)
+    rows_of_b = np.diff(N.indptr) if fb == "csr" else np.full(50, 70)
+    assert int(final["join_size"]) == int(rows_of_b[M.indices].sum())
+    assert int(final["out_count1"]) <= int(final["join_size"])
+    got = ep.compile(expr, output="csr")(A=M, B=N)
+    np.testing.assert_allclose(got.toarray(), (M @ N).toarray(), rtol=1e-12)
 
 
 def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):

@@ -200,14 +200,20 @@ int spgemm_rows(
     val_t *hs_vals = NULL; int64_t hs_vals_cap = 0;
     idx_t *hs_slot = NULL; int64_t hs_slot_cap = 0;
     val_t *hs_tmp = NULL; int64_t hs_tmp_cap = 0;
+    int64_t join_size = 0;
+    int64_t join_q = 0;
+    while (join_q < A_pos1[A_dim0]) {
+        join_size = (join_size + (B_pos1[(A_crd1[join_q] + 1)] - B_pos1[A_crd1[join_q]]));
+        join_q = (join_q + 1);
+    }
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
     out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
     if (!out_pos1) goto fail;
-    out_crd1_cap = ep_max(1024, 1);
+    out_crd1_cap = ep_max(ep_min(ep_max(join_size, 1024), 16777216), 1);
     out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
     if (!out_crd1) goto fail;
-    out_vals_cap = ep_max(1024, 1);
+    out_vals_cap = ep_max(ep_min(ep_max(join_size, 1024), 16777216), 1);
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
