@@ -398,8 +398,12 @@ def gen_spmm(ctx):
 
 
 def gen_spgemm(ctx):
-    rng = rng_for("spgemm")
-    n, k = (2_000, 10) if ctx.quick else (20_000, 10)
+    for n in ((2_000, 10_000) if ctx.quick else (20_000, 100_000)):
+        yield from _spgemm_case(ctx, n, 10)
+
+
+def _spgemm_case(ctx, n, k):
+    rng = rng_for(f"spgemm{n}")
     A, B = per_row_csr(rng, n, n, k), per_row_csr(rng, n, n, k)
     info = {}
     impls = etchpy_impls("spgemm", {"A": A, "B": B}, info)
