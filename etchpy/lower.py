@@ -965,39 +965,50 @@ class Emitter:
                    *decls, body)
 
     def prefetch_ahead(self, s) -> imp.Stmt:
-        """At each state of a segment level that gathers rows of dense operands at
-        its coordinates (SpMM's X[j,:], SDDMM's V[j,:]): prefetch the rows that
-        PREFETCH_DISTANCE states later will read, up to PREFETCH_SPAN values each,
-        when that operand holds at least PREFETCH_MIN_BYTES (checked per call:
-        a smaller one stays in cache, and the prefetches would only cost
-        instructions; MTTKRP's 128 KB factors ran 20% slower with them; with the
-        test, which fails on every step there, the loop is still ~7% slower, the
-        same as with one loop per outcome of the test).
-        crd[q + d] is read only while q + d is inside crd; rows of one value
-        (SpMV's x[j]) are left to the hardware."""
+        """At each state of a segment level that gathers rows of other operands at
+        its coordinates (SpMM's X[j,:], SDDMM's V[j,:], Gustavson's B[j,:]):
+        prefetch the rows that PREFETCH_DISTANCE states later will read, up to
+        PREFETCH_SPAN values each, when that operand holds at least
+        PREFETCH_MIN_BYTES of values (checked per call: a smaller one stays in
+        cache, and the prefetches would only cost instructions; MTTKRP's 128 KB
+        factors ran 20% slower with them; with the test, which fails on every
+        step there, the loop is still ~7% slower, the same as with one loop per
+        outcome of the test). A compressed row starts at pos[t], which is itself
+        prefetched twice as far ahead, so it is in cache when the row's address
+        is computed. crd[q + d] is read only while q + d is inside crd; rows of
+        one value (SpMV's x[j]) are left to the hardware."""
         if not (s.ahead and s.prefetch and s.counter):
             return imp.SKIP
         crd, n = s.ahead
         at = imp.add(Var(s.counter[0]), Const(PREFETCH_DISTANCE))
+        at2 = imp.add(Var(s.counter[0]), Const(2 * PREFETCH_DISTANCE))
         t = self.names.fresh(f"{s.var}_ahead")
         line = Const(max(1, 64 // self.sr.dtype.itemsize))
-        body = [Decl(t, "index", Load(crd, at))]
-        big = []
-        for arr, offset, length, total in s.prefetch:
+        body, early, big, seen = [Decl(t, "index", Load(crd, at))], [], [], set()
+        for blk in s.prefetch:
+            length = blk.length(Var(t))
             if isinstance(length, Const) and length.value < 2:
                 continue
-            big.append(imp.le(Const(PREFETCH_MIN_BYTES // self.sr.dtype.itemsize), total))
-            k = self.names.fresh(f"{s.var}_pf")
-            body += [Decl(k, "index", ZERO),
-                     While(lt(Var(k), imp.min_(length, Const(PREFETCH_SPAN))), seq(
-                         imp.Prefetch(arr, imp.add(offset(Var(t)), Var(k))),
+            wide = imp.le(Const(PREFETCH_MIN_BYTES // self.sr.dtype.itemsize), blk.total)
+            big += [] if wide in big else [wide]
+            k, m, o = (self.names.fresh(f"{s.var}_{x}") for x in ("pf", "pf_n", "pf_at"))
+            body += [Decl(k, "index", ZERO), Decl(o, "index", blk.offset(Var(t))),
+                     Decl(m, "index", imp.min_(length, Const(PREFETCH_SPAN))),
+                     While(lt(Var(k), Var(m)), seq(
+                         imp.Prefetch(blk.array, imp.add(Var(o), Var(k))),
                          Assign(k, imp.add(Var(k), line))))]
+            if blk.via is not None and blk.via[0] not in seen:
+                seen.add(blk.via[0])
+                early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2))))
         if not big:
             return imp.SKIP
         wanted = big[0]
         for b in big[1:]:
             wanted = imp.or_(wanted, b)
-        return If(imp.and_(wanted, lt(at, n)), seq(*body))
+        fetch = If(imp.and_(wanted, lt(at, n)), seq(*body))
+        if not early:
+            return fetch
+        return seq(If(imp.and_(wanted, lt(at2, n)), seq(*early)), fetch)
 
     def phases(self, s, record) -> list:
         """The loop of a union of leaf levels as four loops, one per phase: both

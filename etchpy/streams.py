@@ -77,10 +77,9 @@ class Stream:
     # lowering may run the loop in phases (both valid, only a, only b, neither),
     # each with the tests folded to constants in the records it reads.
     split: tuple = field(default=(), repr=False)
-    # (array, offset, length, total): the values under coordinate t lie contiguously
-    # in array[offset(t) : offset(t) + length] (a row of a dense operand), and all
-    # rows of this level together hold `total` values.
-    block: tuple | None = field(default=None, repr=False)
+    # Blocks: the data under coordinate t lies contiguously in each block's array
+    # (a row of a dense operand; the crd and vals of a compressed row).
+    block: tuple = field(default=(), repr=False)
     # (crd, n) for a unique segment level: state q has coordinate crd[q], and while
     # q + d < n, crd[q + d] is the coordinate d states later.
     ahead: tuple | None = field(default=None, repr=False)
@@ -90,6 +89,19 @@ class Stream:
 
 
 Value = Union[Stream, imp.Expr]
+
+
+@dataclass(frozen=True)
+class Block:
+    """The data under coordinate t of a level: array[offset(t) : offset(t) + length(t)],
+    where the level's blocks together hold `total` values. When offset(t) reads
+    an array itself (a compressed row's start, pos[t]), `via` = (that array,
+    t ↦ the index it reads), so a prefetch can fetch that first."""
+    array: str
+    offset: Callable
+    length: Callable
+    total: imp.Expr
+    via: tuple | None = None
 
 
 def is_stream(x) -> bool:
@@ -197,10 +209,10 @@ def _iterate_locate(names, sr, it: Stream, loc: Stream, combine) -> Stream:
 
     loc's prelude still runs (it may fill a marker); its state is kept for that.
     """
-    fetch = (loc.block,) if loc.block is not None and it.ahead is not None else ()
+    fetch = loc.block if it.ahead is not None else ()
     return dataclasses.replace(
         it, state=it.state + loc.state, init=seq(it.init, loc.prelude),
-        prelude=seq(it.prelude, loc.prelude), block=None, prefetch=it.prefetch + fetch,
+        prelude=seq(it.prelude, loc.prelude), block=(), prefetch=it.prefetch + fetch,
         value=combine(it.value, loc.locate(it.index)), search=_located(it.search, loc.search),
         locate=None if it.locate is None else (lambda t: combine(it.locate(t), loc.locate(t))))
 
@@ -494,9 +506,9 @@ class Lowerer:
             base: imp.Expr = ZERO
             for u in outer:
                 base = imp.add(base, imp.mul(coords[u], strides[u]))
-            return dataclasses.replace(row, block=(
-                b.vals, lambda t: imp.add(base, imp.mul(t, strides[v])), strides[v],
-                imp.mul(dim_var(v), strides[v])))
+            return dataclasses.replace(row, block=(Block(
+                b.vals, lambda t: imp.add(base, imp.mul(t, strides[v])),
+                lambda t: strides[v], imp.mul(dim_var(v), strides[v])),))
 
         return build(0, {})
 
@@ -510,6 +522,8 @@ class Lowerer:
                 self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
                 lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child),
                 b.positions(lev) if b.name else None)
+            s = dataclasses.replace(s, block=self._row_blocks(b, storage, levels, k, lev,
+                                                              parent))
             if marker is not None:
                 mark, wv, stamp = marker
                 rest = levels[k + 1:]      # only replicated levels remain below
@@ -531,6 +545,31 @@ class Lowerer:
             return rep
         return dataclasses.replace(rep, state=rep.state + state, init=seq(fill, rep.init),
                                    prelude=fill)
+
+    @staticmethod
+    def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:
+        """A dense level over v whose child, the last level, is compressed and walked
+        next (csr's rows, located by the coordinate of a sparse operand in
+        Gustavson's product): the row under t is one range of positions, in crd
+        and in vals, starting at pos[lo·n + t]."""
+        fmt = b.format
+        if not (b.name and isinstance(fmt.levels[lev], Dense) and lev + 2 == len(storage)
+                and isinstance(fmt.levels[lev + 1], Compressed) and k + 1 < len(levels)
+                and levels[k + 1] == storage[lev + 1]):
+            return ()
+        pos, crd = b.levels[lev + 1]["pos"], b.levels[lev + 1]["crd"]
+
+        def at(t):
+            return imp.add(imp.mul(parent[0], dim_var(storage[lev])), t)
+
+        def start(t):
+            return Load(pos, at(t))
+
+        def length(t):
+            return Bin("-", Load(pos, imp.add(at(t), ONE)), Load(pos, at(t)))
+
+        total = b.positions(lev + 1)
+        return tuple(Block(arr, start, length, total, via=(pos, at)) for arr in (crd, b.vals))
 
     def _wants_marker(self, b, storage, lev) -> bool:
         level = b.format.levels[lev] if lev < len(storage) else None

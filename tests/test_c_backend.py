@@ -653,7 +653,8 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     spmm = ep.sum(j, A_csr[i, j] * X[j, k])
     src = ep.compile(spmm).c_source
     assert "if ((131072 <= (dim_j * dim_k)) && ((j_q + 16) < A_pos1[A_dim0]))" in src
-    assert "EP_PREFETCH(&X_vals[(j_ahead * dim_k) + j_pf]);" in src
+    assert "int64_t j_pf_at = (j_ahead * dim_k);" in src
+    assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
     assert "rows of large operands prefetched ahead" in src
     assert "EP_PREFETCH(&" not in ep.compile(SPMV).c_source
     M = _random_csr(3000, 6000, 30000, 8)
@@ -675,6 +676,31 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     env["out"] = np.zeros(30 * 5)
     final = lower.run_program(prog, sr, env)
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
+
+
+def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
+    """Σ_j A[i,j]·B[j,k] locates B's row j at A's coordinates: when B is large, the
+    j loop prefetches pos[j] of the entry 32 ahead, and the crd and vals of the
+    row of the entry 16 ahead (from that pos). Results do not change, in C or on
+    the interpreter, which checks that every prefetched index is inside its
+    array (rows at the end of B, crd read only inside A's crd)."""
+    B = ep.tensor("B", 2, format="csr")
+    gus = ep.sum(j, A_csr[i, j] * B[j, k])
+    src = ep.compile(gus, output="csr").c_source
+    assert "EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);" in src
+    assert "EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);" in src
+    assert "EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);" in src
+    M, N = _random_csr(400, 300, 3000, 10), _random_csr(300, 500, 150000, 11)  # N: 1.2 MB
+    np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
+                               (M @ N).toarray(), rtol=1e-12)
+    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
+    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 2)
+    sr = ep.semirings.get("real")
+    small, Ns = _random_csr(30, 20, 120, 12), _random_csr(20, 25, 200, 13)
+    last = sp.csr_array((np.ones(30), (np.arange(30), np.full(30, 19))), shape=(30, 20))
+    small = (small + last).tocsr()          # the last row of B is read (pos[20])
+    got = _csr_on_interpreter(gus, sr, A=small, B=Ns)
+    np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
 
 
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():

@@ -125,8 +125,10 @@ int mttkrp(
             if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
                 int64_t j_ahead = T_crd1[(j_q + 16)];
                 int64_t j_pf = 0;
-                while (j_pf < ep_min(dim_r, 64)) {
-                    EP_PREFETCH(&C_vals[(j_ahead * dim_r) + j_pf]);
+                int64_t j_pf_at = (j_ahead * dim_r);
+                int64_t j_pf_n = ep_min(dim_r, 64);
+                while (j_pf < j_pf_n) {
+                    EP_PREFETCH(&C_vals[j_pf_at + j_pf]);
                     j_pf = (j_pf + 8);
                 }
             }
@@ -139,8 +141,10 @@ int mttkrp(
                 if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
                     int64_t k_ahead = T_crd2[(k_q + 16)];
                     int64_t k_pf = 0;
-                    while (k_pf < ep_min(dim_r, 64)) {
-                        EP_PREFETCH(&D_vals[(k_ahead * dim_r) + k_pf]);
+                    int64_t k_pf_at = (k_ahead * dim_r);
+                    int64_t k_pf_n = ep_min(dim_r, 64);
+                    while (k_pf < k_pf_n) {
+                        EP_PREFETCH(&D_vals[k_pf_at + k_pf]);
                         k_pf = (k_pf + 8);
                     }
                 }

@@ -253,12 +253,32 @@ int spgemm_rows(
         i_c = 0;
         while (i_c < dim_i) {
             int64_t i_ = i_c;
-            /* Σ j: linear, then gallop; locate into [locate] */
+            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
             int64_t j_end = 0;
             j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
             while (j_q < j_end) {
+                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
+                    EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
+                }
+                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
+                    int64_t j_ahead = A_crd1[(j_q + 16)];
+                    int64_t j_pf = 0;
+                    int64_t j_pf_at = B_pos1[j_ahead];
+                    int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                    while (j_pf < j_pf_n) {
+                        EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
+                        j_pf = (j_pf + 8);
+                    }
+                    int64_t j_pf_1 = 0;
+                    int64_t j_pf_at_1 = B_pos1[j_ahead];
+                    int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                    while (j_pf_1 < j_pf_n_1) {
+                        EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
+                        j_pf_1 = (j_pf_1 + 8);
+                    }
+                }
                 /* k: linear, then gallop; locate into [jump] */
                 int64_t k_q_1 = 0;
                 int64_t k_end_1 = 0;
@@ -375,12 +395,32 @@ int spgemm_rows(
         i_c = 0;
         while (i_c < dim_i) {
             int64_t i__1 = i_c;
-            /* Σ j: linear, then gallop; locate into [locate] */
+            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
             int64_t j_end = 0;
             j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
             while (j_q < j_end) {
+                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
+                    EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
+                }
+                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
+                    int64_t j_ahead_1 = A_crd1[(j_q + 16)];
+                    int64_t j_pf_2 = 0;
+                    int64_t j_pf_at_2 = B_pos1[j_ahead_1];
+                    int64_t j_pf_n_2 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
+                    while (j_pf_2 < j_pf_n_2) {
+                        EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);
+                        j_pf_2 = (j_pf_2 + 8);
+                    }
+                    int64_t j_pf_3 = 0;
+                    int64_t j_pf_at_3 = B_pos1[j_ahead_1];
+                    int64_t j_pf_n_3 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
+                    while (j_pf_3 < j_pf_n_3) {
+                        EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);
+                        j_pf_3 = (j_pf_3 + 8);
+                    }
+                }
                 /* k: linear, then gallop; locate into [jump] */
                 int64_t k_q_1 = 0;
                 int64_t k_end_1 = 0;
