@@ -175,9 +175,20 @@ def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
                            lt(imp.mul(b.extent, ratio), a.extent)))
     merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
                      _advance_if(fa, a), _advance_if(fb, b))
+    both = and_(a.valid, b.valid)
+
+    def skip(t, r):
+        # Merging, the state is (smaller index, equal indices): with the operands
+        # at t and at u > t it is (t, false), and skip(t, false) must move past
+        # it, which the operands' own skips (past (t, false)) do not. There is no
+        # match at t, so the one at t moves past t.
+        settle = seq(If(and_(both, and_(lt(a.index, b.index), eq(a.index, t))), a.skip(t, TRUE)),
+                     If(and_(both, and_(lt(b.index, a.index), eq(b.index, t))), b.skip(t, TRUE)))
+        return seq(leap.skip(t, r), If(not_(Var(g)), settle))
+
     return dataclasses.replace(
         leap, state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
-        init=seq(leap.init, choose),
+        init=seq(leap.init, choose), skip=skip,
         index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
         next=If(Var(g), leap.next, merge_next), choice=g,
         search=f"merge [{a.search}] with [{b.search}], leapfrog when one is "

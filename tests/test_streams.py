@@ -238,3 +238,18 @@ def test_sum_of_sums_needs_no_capture(sr, n):
         else rng.integers(0, 3, size=(n, n)).astype(sr.dtype)
     inputs = {"A": vals, "x": vals[0]}
     check_backends(e, inputs, semiring=sr, backends=("streams",))
+
+
+@pytest.mark.parametrize("other", [2, 0])
+def test_merging_product_inside_a_union_skips_past_its_key(other):
+    """A[i]·B[i,…] merging (A at 1, B at `other`) sits at key (min, False); the union
+    with ↑0 skips it past that key, which must move the operand at the smaller
+    index on. Before the fix the stream stood still (found by Hypothesis)."""
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 1, "csf"), ep.tensor("B", 3, "csf")
+    expr = ep.sum(i, A[i] * B[i, j, k] + 0.0) * 0.5
+    Bv = np.zeros((3, 3, 3))
+    Bv[other, 2, 1] = 3.0
+    Bv[2, 0, 0] = 1.0
+    check_backends(expr, {"A": np.array([0.0, 1.0, 2.0]), "B": Bv},
+                   semiring=ep.semirings.get("real"), backends=("streams", "c"), output="csf")
