@@ -262,6 +262,9 @@ class DenseTarget:
             While(lt(Var(k), size),
                   seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
 
+    def reserve(self, var, most, ctx):
+        return imp.SKIP, ctx            # nothing appended ahead of its loop
+
     def enter(self, var, index, ctx):
         return imp.SKIP, {**ctx, var: index}
 
@@ -369,19 +372,33 @@ class AppendTarget:
                 imp.mul(parent, streams.dim_var(var)), index)}
         cnt, crd = self.count[k], self.arrays[f"crd{k}"]
         p = f"out_p{k}"
-        grow = [Reserve(crd, "index", imp.add(Var(cnt), ONE))]
-        if k + 1 < self.head:
-            grow.append(Reserve(self.arrays[f"pos{k + 1}"], "index", imp.add(Var(cnt), Const(2))))
-        else:
-            grow.append(self._append_block(cnt))
-        stmts = seq(Decl(p, "index", Var(cnt)), *grow, Store(crd, Var(p), index), incr(cnt))
+        grow = imp.SKIP if ctx.get(("reserved", var)) else self._room(k, imp.add(Var(cnt), ONE))
+        stmts = seq(Decl(p, "index", Var(cnt)), grow, Store(crd, Var(p), index), incr(cnt))
         return stmts, {**ctx, var: index, "pos": Var(p)}
 
-    def _append_block(self, cnt):
-        """Room for the values under position cnt (already zero when there is a tail:
-        vals is kept zero past the appended blocks)."""
-        end = imp.mul(imp.add(Var(cnt), ONE), self.block)
-        return Reserve("out_vals", "value", end, self._zero() if self.tail else None)
+    def reserve(self, var, most, ctx):
+        """Before the loop over var: room for `most` more appends at var's level, so
+        that enter appends without a capacity test (`most` bounds the loop's ready
+        states, each of which appends one position). (SKIP, ctx) where var's level
+        appends nothing or no bound is known."""
+        k = self.level_of.get(var)
+        if (most is None or k is None or var in self.tail
+                or not isinstance(self.fmt.levels[k], Compressed)):
+            return imp.SKIP, ctx
+        return (self._room(k, imp.add(Var(self.count[k]), most)),
+                {**ctx, ("reserved", var): True})
+
+    def _room(self, k, n):
+        """Room for positions 0..n-1 at compressed level k: its crd, and the pos of
+        the level below or the value blocks under them (already zero when there
+        is a tail: vals is kept zero past the appended blocks)."""
+        grow = [Reserve(self.arrays[f"crd{k}"], "index", n)]
+        if k + 1 < self.head:
+            grow.append(Reserve(self.arrays[f"pos{k + 1}"], "index", imp.add(n, ONE)))
+        else:
+            grow.append(Reserve("out_vals", "value", imp.mul(n, self.block),
+                                self._zero() if self.tail else None))
+        return seq(*grow)
 
     def _zero(self):
         return Const(self.sr.zero, "value")
@@ -493,6 +510,11 @@ class WorkspaceTarget(AppendTarget):
             return imp.SKIP, {**ctx, var: index}
         return super().enter(var, index, ctx)
 
+    def reserve(self, var, most, ctx):
+        if var == self.ws_var:           # the flush reserves the sorted row
+            return imp.SKIP, ctx
+        return super().reserve(var, most, ctx)
+
     def leave(self, var, ctx):
         return imp.SKIP if var == self.ws_var else super().leave(var, ctx)
 
@@ -586,6 +608,9 @@ class RowCountTarget:
         self.pos = base.arrays["pos1"]
         self.row_var = base.storage[0]
         self.workspace = isinstance(base, WorkspaceTarget)
+
+    def reserve(self, var, most, ctx):
+        return imp.SKIP, ctx            # nothing appended ahead of its loop
 
     def enter(self, var, index, ctx):
         if var == self.row_var:
@@ -696,6 +721,9 @@ class CoordsTarget:
         out += [Alloc(a, "index", cap, ZERO) for r, a in self.arrays.items() if r != "vals"]
         out.append(Alloc("out_vals", "value", cap, Const(self.sr.zero, "value")))
         return seq(*out)
+
+    def reserve(self, var, most, ctx):
+        return imp.SKIP, ctx            # nothing appended ahead of its loop
 
     def enter(self, var, index, ctx):
         return imp.SKIP, {**ctx, var: index}
@@ -921,42 +949,47 @@ class Emitter:
             acc = self.names.fresh("acc")
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
+        room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
+            self.target.reserve(s.var, s.most, ctx)
+
         def record(v):          # what one ready record of v does
             if v.contracted:
                 return self.emit(v.value, ctx)
             iv = self.names.fresh(f"{v.var}_")
-            enter, ctx2 = self.target.enter(v.var, Var(iv), ctx)
+            enter, ctx2 = self.target.enter(v.var, Var(iv), ctx_in)
             return seq(Decl(iv, "index", v.index), enter, self.emit(v.value, ctx2),
                        self.target.after(v.var, ctx2))
 
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
-        return seq(self.loop(s, record), leave)
+        return seq(self.loop(s, record, room), leave)
 
     def accumulate(self, s, acc) -> imp.Stmt:
         if not is_stream(s):
             return Assign(acc, Ring("add", Var(acc), s))
         return self.loop(s, lambda v: self.accumulate(v.value, acc))
 
-    def loop(self, s, record) -> imp.Stmt:
+    def loop(self, s, record, room=imp.SKIP) -> imp.Stmt:
         """init, then `while valid: (if ready: record) ; next`, where record(v) is the
         code for one ready record of v (s, or one of its phases, run in turn), and a
-        level that gathers rows of large operands prefetches some first."""
+        level that gathers rows of large operands prefetches some first. `room`
+        runs right after init (it reads s.most, the output space the loop needs)."""
         fetch = self.prefetch_ahead(s)
+        init = seq(s.init, room)
 
         def step(v, nxt, on_ready):
             return While(v.valid, seq(fetch, imp.if_(v.ready, on_ready), nxt))
 
         nxt = s.next
         if s.split and not is_stream(s.value) and _size(record(s)) <= UNSWITCH_LIMIT:
-            body = seq(s.init, *self.phases(s, record))
+            body = seq(init, *self.phases(s, record))
         elif (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
                 and nxt.else_ is not None and _size(on_ready := record(s)) <= UNSWITCH_LIMIT):
             # next picks its way by a flag that init sets: one loop per way, so the
             # flag is tested once per segment instead of once per step
-            body = seq(s.init, If(nxt.cond, step(s, nxt.then, on_ready),
-                                  step(s, nxt.else_, on_ready)))
+            body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready),
+                                step(s, nxt.else_, on_ready)))
         else:
-            body = seq(s.init, step(s, nxt, record(s)))
+            body = seq(init, step(s, nxt, record(s)))
         used = imp.names_used(body)          # state only some operation needs (gallop
         decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
                  for n, t in s.state if n in used]

@@ -69,6 +69,10 @@ class Stream:
     # Number of states left, read right after init (a segment's end - start), or None.
     # Only a heuristic reads it (merge or leapfrog), never correctness.
     extent: imp.Expr | None = field(default=None, repr=False)
+    # An upper bound on the number of ready states, read right after init, or None.
+    # A sparse output reserves that many appends once before the loop, so unlike
+    # extent it must never be below the true count (proofs_notes/lowering.md).
+    most: imp.Expr | None = field(default=None, repr=False)
     # A bool state variable that init sets and nothing else changes, on which next
     # branches (If(choice, ...)): lowering may emit one loop per branch.
     choice: str | None = field(default=None, repr=False)
@@ -130,7 +134,7 @@ def range_stream(names: imp.Names, var: str, size: imp.Expr,
     return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
                   valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
                   next=incr(c), skip=skip, search=search, locate=value_of,
-                  counter=(c, ZERO, size), dense=True)
+                  counter=(c, ZERO, size), dense=True, most=size)
 
 
 def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
@@ -150,11 +154,21 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
     value = mul(names, sr, a.value, b.value)
     valid = and_(a.valid, b.valid)
-    leap = _merged(names, a, b, valid, max_(a.index, b.index), ready, value,
-                   f"intersect [{a.search}] with [{b.search}]")
+    leap = dataclasses.replace(
+        _merged(names, a, b, valid, max_(a.index, b.index), ready, value,
+                f"intersect [{a.search}] with [{b.search}]"),
+        most=_fewest(a.most, b.most))
     if a.extent is None or b.extent is None or a.ready != TRUE or b.ready != TRUE:
         return leap
     return _merge_or_leapfrog(names, a, b, leap)
+
+
+def _fewest(x, y):
+    """A bound on an intersection's ready states: each is a distinct ready state
+    of both operands (they both move past it), so either operand's bound holds."""
+    if x is None or y is None:
+        return y if x is None else x
+    return imp.min_(x, y)
 
 
 # An intersection of two segments gallops when one is this many times longer than
@@ -251,9 +265,13 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
     ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
     value = add(names, sr, guard(names, sr, a_first, a.value),
                 guard(names, sr, b_first, b.value))
+    # each ready state of the union has a ready operand at its front, which then
+    # moves past it: no more ready states than both operands together
+    most = None if a.most is None or b.most is None else imp.add(a.most, b.most)
     union = dataclasses.replace(
         _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
-                f"union [{a.search}] with [{b.search}]"), split=(a.valid, b.valid))
+                f"union [{a.search}] with [{b.search}]"), split=(a.valid, b.valid),
+        most=most)
     if a.ready != TRUE or b.ready != TRUE:
         return union
     return _step_fronts(names, a, b, union, a_first, b_first)
@@ -335,7 +353,7 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
         return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
                       skip=skip, search="linear, then gallop", counter=(q, start, end),
-                      extent=Bin("-", ev, qv),
+                      extent=Bin("-", ev, qv), most=Bin("-", ev, qv),
                       ahead=None if crd_len is None else (crd, crd_len))
     run = names.fresh(f"{var}_run")
     rv = Var(run)
@@ -344,6 +362,7 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
     state = ((q, "index"), (e, "index"), (run, "index"))
     return Stream(var=var, state=state, init=seq(Assign(q, start), Assign(e, end), find_run),
                   valid=lt(qv, ev), index=crd_q, ready=TRUE, value=child((qv, rv)),
+                  most=Bin("-", ev, qv),
                   next=seq(Assign(q, rv), find_run),
                   skip=lambda t, r: seq(While(and_(lt(qv, ev), behind(t, r)), incr(q)),
                                         find_run))

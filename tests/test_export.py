@@ -138,6 +138,28 @@ def test_exported_sparse_output_kernel(tmp_path):
     np.testing.assert_allclose(got.toarray(), (M @ N.T).toarray(), rtol=1e-14)
 
 
+@pytest.mark.parametrize("op", ["add", "mul"])
+def test_exported_union_and_intersection_reserve_each_row_under_sanitizers(
+        tmp_path, monkeypatch, op):
+    """csr A+B and A∘B reserve room for a whole row before its loop (the union's
+    rows together, the intersection's shorter row) and append without a test.
+    With the first capacity forced to 4 entries the arrays grow row by row;
+    ASan checks that no append writes past them."""
+    from etchpy import lower
+    monkeypatch.setattr(lower, "FIRST_CAPACITY_LIMIT", 4)
+    i, j = ep.indices("i j")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    e = A[i, j] + B[i, j] if op == "add" else A[i, j] * B[i, j]
+    ep.export_c(e, "ew", tmp_path, output="csr")
+    src = (tmp_path / "ew.c").read_text()
+    assert "(out_count1 + 1) > out_crd1_cap" not in src
+    M = sp.random(40, 30, density=0.4, format="csr", random_state=6)
+    N = sp.random(40, 30, density=0.4, format="csr", random_state=7)
+    got = run_csr_product(tmp_path, "ew", M, N, 30)
+    want = M + N if op == "add" else M.multiply(N)
+    np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-14)
+
+
 def test_exported_size_mismatch_returns_2(tmp_path):
     i, j = ep.indices("i j")
     A, x = ep.tensor("A", 2), ep.tensor("x", 1)

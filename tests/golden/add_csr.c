@@ -124,21 +124,21 @@ int add_csr(
         j_end = A_pos1[(i_c + 1)];
         j_q_2 = B_pos1[i_c];
         j_end_2 = B_pos1[(i_c + 1)];
+        if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_crd1_cap) {
+            int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_crd1_cap);
+            idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+            if (!grown_) goto fail;
+            out_crd1 = grown_; out_crd1_cap = cap_;
+        }
+        if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_vals_cap) {
+            int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_vals_cap);
+            val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+            if (!grown_) goto fail;
+            out_vals = grown_; out_vals_cap = cap_;
+        }
         while ((j_q < j_end) && (j_q_2 < j_end_2)) {
             int64_t j__1 = (((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_crd1[j_q] : B_crd1[j_q_2]);
             int64_t out_p1 = out_count1;
-            if ((out_count1 + 1) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + 1) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
             out_crd1[out_p1] = j__1;
             out_count1 = (out_count1 + 1);
             out_vals[out_p1] = ((((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_vals[j_q] : 0.0) + (((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])) ? B_vals[j_q_2] : 0.0));
@@ -150,18 +150,6 @@ int add_csr(
         while ((j_q < j_end) && !(j_q_2 < j_end_2)) {
             int64_t j__2 = A_crd1[j_q];
             int64_t out_p1 = out_count1;
-            if ((out_count1 + 1) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + 1) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
             out_crd1[out_p1] = j__2;
             out_count1 = (out_count1 + 1);
             out_vals[out_p1] = (A_vals[j_q] + 0.0);
@@ -173,18 +161,6 @@ int add_csr(
         while (!(j_q < j_end) && (j_q_2 < j_end_2)) {
             int64_t j__3 = B_crd1[j_q_2];
             int64_t out_p1 = out_count1;
-            if ((out_count1 + 1) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + 1) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
             out_crd1[out_p1] = j__3;
             out_count1 = (out_count1 + 1);
             out_vals[out_p1] = (0.0 + B_vals[j_q_2]);

@@ -131,21 +131,21 @@ int spgemm_inner(
             j_fill = (j_fill + 1);
         }
         k_c = 0;
+        if ((out_count1 + dim_k) > out_crd1_cap) {
+            int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_crd1_cap);
+            idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+            if (!grown_) goto fail;
+            out_crd1 = grown_; out_crd1_cap = cap_;
+        }
+        if ((out_count1 + dim_k) > out_vals_cap) {
+            int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_vals_cap);
+            val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+            if (!grown_) goto fail;
+            out_vals = grown_; out_vals_cap = cap_;
+        }
         while (k_c < dim_k) {
             int64_t k_ = k_c;
             int64_t out_p1 = out_count1;
-            if ((out_count1 + 1) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + 1) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + 1), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
             val_t acc = 0.0;
