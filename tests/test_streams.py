@@ -129,7 +129,11 @@ def test_every_legal_order_agrees(p):
             continue
         tried += 1
         assert_same(got, want, p.semiring, what=f"order {order} on {p.expr}")
-    assert tried >= 1 or not names
+    if not tried:
+        # One order for every step can be impossible when nested sums reuse the
+        # index names under formats that want them the other way round (csf A
+        # inside, csc B outside); the planner's own per-step orders must work.
+        assert_same(streams_eval(p.expr, p), want, p.semiring, what=f"planned {p.expr}")
 
 
 def _accesses(e):
