@@ -15,6 +15,7 @@ on every exit path except the outputs handed to the caller.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -128,11 +129,15 @@ class FunctionBody:
     def render(self) -> str:
         lines = []
         first: dict[str, str] = {}
+        used = imp.names_used(self.prog.body)
+        shared = Counter(var for var, _, _ in self.prog.dims)
         for var, tensor, mode in self.prog.dims:
             src = f"{tensor}_dim{mode}"
             if var not in first:
                 first[var] = src
                 lines.append(f"const int64_t dim_{var} = {src};")
+                if f"dim_{var}" not in used and shared[var] == 1:
+                    lines.append(f"(void)dim_{var};   /* read by no loop */")
         for var, tensor, mode in self.prog.dims:
             src = f"{tensor}_dim{mode}"
             if first[var] != src:
@@ -206,6 +211,7 @@ class FunctionBody:
                     f"{pad}{INDENT}/* chunks of at most 256 iterations, about 16 per thread */",
                     f"{pad}{INDENT}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
                     f"({var}_end - {var}_first) / {16 * threads}));",
+                    f"{pad}{INDENT}(void){var}_chunk;   /* unused when built without OpenMP */",
                     "#ifdef _OPENMP",
                     f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, {var}_chunk) "
                     f"num_threads({threads})",
@@ -244,6 +250,7 @@ class FunctionBody:
                  f"{p2}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
                  f"{p2}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
                  f"({var}_end - {var}_first) / {16 * threads}));",
+                 f"{p2}(void){var}_chunk;   /* unused when built without OpenMP */",
                  f"{p2}int {var}_failed = 0;",
                  "#ifdef _OPENMP",
                  f"{p2}#pragma omp parallel num_threads({threads})",

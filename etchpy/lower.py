@@ -957,8 +957,10 @@ class Emitter:
                 return self.emit(v.value, ctx)
             iv = self.names.fresh(f"{v.var}_")
             enter, ctx2 = self.target.enter(v.var, Var(iv), ctx_in)
-            return seq(Decl(iv, "index", v.index), enter, self.emit(v.value, ctx2),
-                       self.target.after(v.var, ctx2))
+            rest = seq(enter, self.emit(v.value, ctx2), self.target.after(v.var, ctx2))
+            if iv not in imp.names_used(rest):       # a counting pass needs no index
+                return rest
+            return seq(Decl(iv, "index", v.index), rest)
 
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
         return seq(self.loop(s, record, room), leave)

@@ -495,11 +495,13 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
 
 
 def export_c(expr, name: str, directory, *, formats=None, semiring=None, output="dense",
-             order=None, out_indices=None, index_type="int64_t"):
+             order=None, out_indices=None, index_type="int64_t", threads=None):
     """Write `name.c` and `name.h`: a standalone kernel needing neither Python nor etchpy.
 
     The header documents the ABI (every parameter, how sparse outputs are returned
-    and freed, the return codes). Returns the two paths.
+    and freed, the return codes). Returns the two paths. With threads > 1
+    (default: 1, or ETCHPY_NUM_THREADS) the kernel uses OpenMP when built with
+    it (-fopenmp) and runs serially otherwise.
     """
     import pathlib
     if not name.isidentifier():
@@ -513,7 +515,7 @@ def export_c(expr, name: str, directory, *, formats=None, semiring=None, output=
         if output == "dense" and st.output_format is not None:
             output = st.output_format
     kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                  out_indices=out_indices, name=name)
+                  out_indices=out_indices, name=name, threads=threads)
     src = kern.source(index_type, include_header=True)
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
