@@ -118,23 +118,30 @@ def test_ttm_into_sparse_rows_with_dense_tail_appends():
                                rtol=1e-12)
 
 
+def _on_interpreter(expr, sr, out_format, inputs):
+    """The lowered program of expr run on the Imp interpreter, with a zeroed dense
+    `out` when out_format is None: (final environment, program, output shape)."""
+    bound = api.bind_inputs(tensors(expr), inputs, sr)
+    pl = planning.make_plan(expr)
+    sizes = api.index_sizes(pl, bound)
+    prog = lower.lower_plan(pl, sr, tensors(expr), out_format)
+    env = api.imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    shape = tuple(sizes[v] for v in pl.out)
+    if out_format is None:
+        env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
+    return lower.run_program(prog, sr, env), prog, shape
+
+
 @settings(max_examples=25)
 @given(problems())
 def test_imp_program_on_interpreter_equals_reference(p):
     """The whole lowered program (output writes included) run on the Imp interpreter."""
     sr = p.semiring
     e = p.expr
-    bound = api.bind_inputs(tensors(e), p.inputs, sr)
-    pl = planning.make_plan(e)
-    sizes = api.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(e), None)
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    shape = tuple(sizes[v] for v in pl.out)
-    env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
-    final = lower.run_program(prog, sr, env)
+    final, _, shape = _on_interpreter(e, sr, None, p.inputs)
     want = ep.evaluate(e, semiring=sr, backend="reference", **p.inputs)
     assert_same(final["out"].reshape(shape), want, sr, what=str(e))
 
@@ -495,19 +502,10 @@ def test_two_threads_sparse_outputs_equal_reference(p, fmt):
 
 def _csr_on_interpreter(expr, sr, **inputs):
     """The lowered csr-output program of expr run on the Imp interpreter."""
-    bound = api.bind_inputs(tensors(expr), inputs, sr)
-    pl = planning.make_plan(expr)
-    sizes = api.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), ep.Format.named("csr", 2))
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    final = lower.run_program(prog, sr, env)
+    final, _, shape = _on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs)
     nnz = int(final["out_count1"])
     return sp.csr_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
-                         final["out_pos1"][:sizes[pl.out[0]] + 1]),
-                        shape=tuple(sizes[v] for v in pl.out))
+                         final["out_pos1"][:shape[0] + 1]), shape=shape)
 
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus"])
@@ -598,16 +596,8 @@ def test_gustavson_first_capacity_is_the_join_size(fa, fb):
     Af, Bf = ep.tensor("A", 2, format=fa), ep.tensor("B", 2, format=fb)
     expr = ep.sum(j, Af[i, j] * Bf[j, k])
     M, N = _random_csr(60, 50, 400, 5), _random_csr(50, 70, 300, 6)
-    sr = ep.semirings.get("real")
-    bound = api.bind_inputs(tensors(expr), {"A": M, "B": N}, sr)
-    pl = planning.make_plan(expr)
-    sizes = api.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), ep.Format.named("csr", 2))
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    final = lower.run_program(prog, sr, env)
+    final, _, _ = _on_interpreter(expr, ep.semirings.get("real"), ep.Format.named("csr", 2),
+                                  {"A": M, "B": N})
     rows_of_b = np.diff(N.indptr) if fb == "csr" else np.full(50, 70)
     assert int(final["join_size"]) == int(rows_of_b[M.indices].sum())
     assert int(final["out_count1"]) <= int(final["join_size"])
@@ -664,17 +654,8 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 3)
     sr = ep.semirings.get("real")
     small, Xs = _random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
-    bound = api.bind_inputs(tensors(spmm), {"A": small, "X": Xs}, sr)
-    pl = planning.make_plan(spmm)
-    sizes = api.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(spmm), None)
+    final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs})
     assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    env["out"] = np.zeros(30 * 5)
-    final = lower.run_program(prog, sr, env)
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
 
 
