@@ -982,16 +982,18 @@ class Emitter:
             return While(v.valid, seq(fetch, imp.if_(v.ready, on_ready), nxt))
 
         nxt = s.next
-        if s.split and not is_stream(s.value) and _size(record(s)) <= UNSWITCH_LIMIT:
+        on_ready = record(s)
+        small = _size(on_ready) <= UNSWITCH_LIMIT
+        if s.split and not is_stream(s.value) and small:
             body = seq(init, *self.phases(s, record))
         elif (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
-                and nxt.else_ is not None and _size(on_ready := record(s)) <= UNSWITCH_LIMIT):
+                and nxt.else_ is not None and small):
             # next picks its way by a flag that init sets: one loop per way, so the
             # flag is tested once per segment instead of once per step
             body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready),
                                 step(s, nxt.else_, on_ready)))
         else:
-            body = seq(init, step(s, nxt, record(s)))
+            body = seq(init, step(s, nxt, on_ready))
         used = imp.names_used(body)          # state only some operation needs (gallop
         decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
                  for n, t in s.state if n in used]
