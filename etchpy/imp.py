@@ -313,6 +313,18 @@ def min_(a, b):
     return a if a == b else Bin("min", a, b)
 
 
+def min_bound(a, b):
+    """The smaller of two upper bounds, either of which may be unknown (None)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return min_(a, b)
+
+
+def sum_bound(a, b):
+    """The sum of two upper bounds; unknown (None) when either is."""
+    return None if a is None or b is None else add(a, b)
+
+
 def assume(e: Expr, facts: dict) -> Expr:
     """e where each boolean expression in `facts` has the given value, folded.
     Sound wherever those expressions do have those values when e is evaluated."""

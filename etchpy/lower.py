@@ -775,13 +775,10 @@ def entries_bound(body, axes, tensors: dict, names: imp.Names | None = None,
             if ba is None and bb is None and names is not None and pre is not None:
                 return (join_size(a, b, want, tensors, names, pre)
                         or join_size(b, a, want, tensors, names, pre))
-            if ba is None or bb is None:
-                return ba if bb is None else bb
-            return imp.min_(ba, bb)
+            return imp.min_bound(ba, bb)
         case Add(a, b):
-            ba = entries_bound(a, out_axes, tensors, names, pre)
-            bb = entries_bound(b, out_axes, tensors, names, pre)
-            return None if ba is None or bb is None else imp.add(ba, bb)
+            return imp.sum_bound(entries_bound(a, out_axes, tensors, names, pre),
+                                 entries_bound(b, out_axes, tensors, names, pre))
     return None
 
 

@@ -157,18 +157,12 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
     leap = dataclasses.replace(
         _merged(names, a, b, valid, max_(a.index, b.index), ready, value,
                 f"intersect [{a.search}] with [{b.search}]"),
-        most=_fewest(a.most, b.most))
+        # each ready state is a distinct ready state of both operands (they both
+        # move past it), so either operand's bound holds
+        most=imp.min_bound(a.most, b.most))
     if a.extent is None or b.extent is None or a.ready != TRUE or b.ready != TRUE:
         return leap
     return _merge_or_leapfrog(names, a, b, leap)
-
-
-def _fewest(x, y):
-    """A bound on an intersection's ready states: each is a distinct ready state
-    of both operands (they both move past it), so either operand's bound holds."""
-    if x is None or y is None:
-        return y if x is None else x
-    return imp.min_(x, y)
 
 
 # An intersection of two segments gallops when one is this many times longer than
@@ -267,11 +261,10 @@ def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
                 guard(names, sr, b_first, b.value))
     # each ready state of the union has a ready operand at its front, which then
     # moves past it: no more ready states than both operands together
-    most = None if a.most is None or b.most is None else imp.add(a.most, b.most)
     union = dataclasses.replace(
         _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
                 f"union [{a.search}] with [{b.search}]"), split=(a.valid, b.valid),
-        most=most)
+        most=imp.sum_bound(a.most, b.most))
     if a.ready != TRUE or b.ready != TRUE:
         return union
     return _step_fronts(names, a, b, union, a_first, b_first)
