@@ -16,8 +16,12 @@ is a sum of monomials
 
     c · Σ_B (x1 · ... · xn)          xk accesses, B the bound indices
 
-where c is a coefficient built from literals and symbolic index sizes dim(i)
-(Σ_i of a term that does not mention i multiplies it by |i|). Monomials are
+where c is a coefficient built from literals and symbolic index sizes dim(·)
+(Σ_i of a term that does not mention i multiplies it by |i|). A size is named by
+the tensor modes that fix it, not by the index name: the modes linked to i through
+shared indices in the whole expression (`A.1=B.0`), so that renaming a bound index
+keeps the size, and Σ_j over A's mode 0 and Σ_j over its mode 1 are told apart.
+Only an index that indexes no tensor keeps its name. Monomials are
 keyed up to renaming of their bound indices by a canonical labelling (colour
 refinement, then the smallest key over the permutations of tied indices), and
 the coefficients of equal monomials are added. Two expressions with the same
@@ -32,8 +36,9 @@ Coefficient algebras (chosen from the semiring's laws, see `CoefAlgebra`):
   vanish and coefficients are semiring values combined with the semiring's ops;
 - "formal" (anything else): a multiset of (literal product, dims) pairs; sound
   but incomplete.
-Assumptions: an index name denotes one size in one expression, every size is
->= 1, and tensors are unconstrained (no NaN/inf reasoning: 0·x = 0).
+Assumptions: an index name denotes one size in one expression (so the modes
+it links have equal sizes), every size is >= 1, and tensors are unconstrained
+(no NaN/inf reasoning: 0·x = 0).
 """
 from __future__ import annotations
 
@@ -162,6 +167,19 @@ class CoefAlgebra:
     def one(self) -> tuple:
         return self.lit(self.sr.one.item())
 
+    def rename_dims(self, coef: tuple, names: dict) -> tuple:
+        """coef with its size symbols renamed by `names` (like terms combined)."""
+        if self.mode == "idempotent":
+            return coef
+        acc: dict = {}
+        for k, a in coef:
+            if self.mode == "numeric":
+                k = tuple(sorted(names.get(d, d) for d in k))
+            else:
+                k = (k[0], tuple(sorted(names.get(d, d) for d in k[1])))
+            acc[k] = self._amt_add(acc[k], a) if k in acc else a
+        return self._freeze(acc)
+
     def _key_mul(self, k1, k2):
         if self.mode == "numeric":
             return tuple(sorted(k1 + k2))
@@ -234,13 +252,16 @@ def _dims(k):
 
 
 def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:
-    """e as a list of terms (sum of monomials); bound indices get fresh `name#k` names."""
+    """e as a list of terms (sum of monomials); bound indices get fresh `name#k`
+    names, and index sizes the names of their size classes (`SizeClasses`)."""
     counter = itertools.count()
+    sizes, bound = SizeClasses(), []
 
     def go(e, env) -> list[Term]:
         match e:
             case Access(t, idx):
                 names = tuple(env.get(ix.name, ix.name) for ix in idx)
+                sizes.bind(t.name, names)
                 return [Term(alg.one(), frozenset(), ((t.name, names),))]
             case Lit(v, _):
                 c = alg.lit(v)
@@ -251,20 +272,60 @@ def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:
                 return go(a, env) + go(b, env)
             case Sum(i, body):
                 new = f"{i.name}#{next(counter)}"
-                return [_sum_term(t, new, i.name, alg) for t in go(body, {**env, i.name: new})]
+                bound.append(new)
+                return [_sum_term(t, new, alg) for t in go(body, {**env, i.name: new})]
         raise TypeError(f"not an expression: {e!r}")
 
-    return [t for t in go(as_expr(e), {}) if t.coef]
+    terms = go(as_expr(e), {})
+    names = sizes.names(bound)
+    terms = [Term(alg.rename_dims(t.coef, names), t.bound, t.factors) for t in terms]
+    return [t for t in terms if t.coef]
+
+
+class SizeClasses:
+    """Which index sizes an expression forces equal: an index and every tensor
+    mode it indexes share a size (union-find over indices and `tensor.mode`)."""
+
+    def __init__(self):
+        self.parent: dict = {}
+
+    def find(self, x):
+        root = x
+        while self.parent.get(root, root) != root:
+            root = self.parent[root]
+        while x != root:
+            self.parent[x], x = root, self.parent[x]
+        return root
+
+    def bind(self, tensor: str, indices: tuple):
+        for mode, ix in enumerate(indices):
+            for x in (("index", ix), ("mode", f"{tensor}.{mode}")):
+                self.parent.setdefault(x, x)
+            a, b = self.find(("index", ix)), self.find(("mode", f"{tensor}.{mode}"))
+            if a != b:
+                self.parent[a] = b
+
+    def names(self, bound: list) -> dict:
+        """Each fresh bound name `i#k` -> the name of its size: the modes of its
+        class joined by `=` (sorted), or `i` when it indexes no tensor."""
+        modes: dict = {}
+        for x in list(self.parent):
+            if x[0] == "mode":
+                modes.setdefault(self.find(x), []).append(x[1])
+        return {b: "=".join(sorted(modes.get(self.find(("index", b)), [])))
+                or b.split("#")[0] for b in bound}
 
 
 def _times(x: Term, y: Term, alg) -> Term:
     return Term(alg.mul(x.coef, y.coef), x.bound | y.bound, x.factors + y.factors)
 
 
-def _sum_term(t: Term, new: str, name: str, alg) -> Term:
+def _sum_term(t: Term, new: str, alg) -> Term:
+    """Σ_new t: new becomes bound, or multiplies t by its size when t lacks it
+    (the size named `new` for now; normal_terms renames it by its class)."""
     if any(new in ix for _, ix in t.factors):
         return Term(t.coef, t.bound | {new}, t.factors)
-    return Term(alg.mul(t.coef, alg.dim(name)), t.bound, t.factors)
+    return Term(alg.mul(t.coef, alg.dim(new)), t.bound, t.factors)
 
 
 def monomial_key(bound: frozenset, factors: tuple, max_perms: int = 5040) -> tuple:

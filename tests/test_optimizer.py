@@ -191,6 +191,18 @@ def test_known_non_equivalent_pairs():
     assert not equivalent(ep.sum(i, v[i]) * ep.sum(i, v[i]), ep.sum(i, v[i] * v[i]))
     assert not equivalent(v[i], v[j])
 
+
+def test_index_sizes_are_those_of_the_modes_they_index():
+    """Σ_j c counts |j|: renaming j keeps that size, and j over a different mode
+    (a transposed access of a non-square A) changes it."""
+    A, M, B = ep.tensor("A", 1), ep.tensor("M", 2), ep.tensor("B", 1)
+    assert equivalent(ep.sum(j, A[j] + 1), ep.sum(k, A[k] + 1))
+    assert not equivalent(ep.sum(j, ep.sum(i, M[i, j]) + 1),
+                          ep.sum(j, ep.sum(i, M[j, i]) + 1))
+    assert equivalent(ep.sum(j, M[i, j] * B[j] + 1),
+                      ep.sum(k, M[i, k] * B[k]) + ep.sum(j, B[j] + 1) - ep.sum(j, B[j]))
+
+
 # ------------------------------------------------------------- laws, one per test
 
 
