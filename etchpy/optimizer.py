@@ -71,8 +71,15 @@ class Optimized:
             f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
             f"{s.get('seconds', 0) * 1000:.1f} ms",
             "plan",
-            *("  " + ln for ln in self.plan.explain().splitlines()),
+            *("  " + ln for ln in self._plan_text().splitlines()),
         ])
+
+    def _plan_text(self) -> str:
+        from .errors import OrderError
+        try:
+            return self.plan.explain()
+        except OrderError as err:     # the written expression is compiled instead
+            return f"none: {err}"
 
 
 def _semiring(expr, semiring):

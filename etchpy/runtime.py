@@ -14,22 +14,24 @@ and returns numpy / scipy.sparse / Tensor results as GUIDE §2 describes.
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 
 import numpy as np
 
 from . import __version__, api, build, c, imp, lower, plan as planning
-from .errors import EtchpyError, InputError
+from .errors import EtchpyError, InputError, OrderError
 from .expression import as_expr, tensors
 from .formats import Format
 from .checks import check_compressed
 from .storage import Tensor
 
 
-def _debug(stage: str, text: str):
+def _debug(stage: str, text):
+    """Print text() to stderr under ETCHPY_DEBUG (text is only built then)."""
     if os.environ.get("ETCHPY_DEBUG"):
-        print(f"---- etchpy {stage} ----\n{text}", file=sys.stderr)
+        print(f"---- etchpy {stage} ----\n{text()}", file=sys.stderr)
 
 
 class Kernel:
@@ -78,22 +80,22 @@ class Kernel:
         self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
                              and not zero.tobytes().strip(b"\0"))
         if os.environ.get("ETCHPY_DEBUG"):
-            _debug("c", self.source("int64_t").c)
+            _debug("c", lambda: self.source("int64_t").c)
 
     def _plan_and_lower(self, expr):
         if self._use_optimizer:
             self.plan, self._optimized, self.plan_costs = _optimized_plan(
                 expr, self.out_indices, self._order, self.semiring, dict(self._options))
-            _debug("optimizer", self._optimized.explain())
+            _debug("optimizer", self._optimized.explain)
         else:
             self._optimized, self.plan_costs = None, None
             self.plan = planning.make_plan(expr, self.out_indices, self._order)
         self.expr = self._optimized.expr if self.plan_costs and self.plan_costs[2] else expr
-        _debug("plan", self.plan.explain())
+        _debug("plan", self.plan.explain)
         self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
                                         threads=self.threads)
-        _debug("streams", "\n".join(self.program.streams_text))
-        _debug("imp", imp.show(self.program.body))
+        _debug("streams", lambda: "\n".join(self.program.streams_text))
+        _debug("imp", lambda: imp.show(self.program.body))
 
     @property
     def optimized(self):
@@ -421,7 +423,11 @@ def _optimized_plan(expr, out_indices, order, semiring, options):
     cost_written = plan_cost(written, stats)
     if opt.expr == expr or tensors(opt.expr) != tensors(expr):
         return written, opt, (cost_written, cost_written, False)
-    rewritten = planning.make_plan(opt.expr, out_indices, order, keep_factored=True, stats=stats)
+    try:
+        rewritten = planning.make_plan(opt.expr, out_indices, order, keep_factored=True,
+                                       stats=stats)
+    except OrderError:          # no loop order walks the rewrite's sparse inputs
+        return written, opt, (cost_written, math.inf, False)
     cost_rewritten = plan_cost(rewritten, stats)
     if cost_rewritten <= margin * cost_written:
         return rewritten, opt, (cost_written, cost_rewritten, True)
