@@ -188,6 +188,8 @@ class FunctionBody:
                 return out
             case Seq(stmts):
                 return "\n".join(self.stmt(t, depth) for t in stmts if t != imp.SKIP)
+            case imp.Block(body):
+                return f"{pad}{{\n{self.stmt(body, depth + 1)}\n{pad}}}"
             case Comment(text):
                 return f"{pad}/* {text.replace('*/', '* /')} */"
             case Alloc(arr, typ, size, fill):

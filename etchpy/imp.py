@@ -129,6 +129,13 @@ class Seq:
 
 
 @dataclass(frozen=True)
+class Block:
+    """A scope: what `body` declares is not visible after it (C braces), so the
+    same loop nest can be emitted twice in a row."""
+    body: "Stmt"
+
+
+@dataclass(frozen=True)
 class Comment:
     text: str
 
@@ -214,7 +221,7 @@ class ParallelFor:
     private: tuple = ()
 
 
-Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Comment, Alloc, Reserve, SortIndices,
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve, SortIndices,
              ParallelFor, Prefetch]
 
 SKIP = Seq(())
@@ -367,7 +374,7 @@ def statements(s):
         case Seq(stmts):
             for u in stmts:
                 yield from statements(u)
-        case While(_, body) | ParallelFor(_, _, _, body, _):
+        case While(_, body) | ParallelFor(_, _, _, body, _) | Block(body):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -518,6 +525,8 @@ class Machine:
             case Seq(stmts):
                 for t in stmts:
                     self.exec(t)
+            case Block(body):
+                self.exec(body)
             case Comment():
                 pass
             case Alloc(array, typ, size, fill):
@@ -615,6 +624,8 @@ def show(node, indent: int = 0) -> str:
             return out
         case Seq(stmts):
             return "\n".join(show(t, indent) for t in stmts)
+        case Block(body):
+            return f"{pad}{{\n{show(body, indent + 1)}\n{pad}}}"
         case Comment(text):
             return f"{pad}// {text}"
         case Alloc(arr, t, n, fill):

@@ -50,7 +50,7 @@ class Param:
 
 @dataclass(frozen=True)
 class Output:
-    mode: str                       # dense | append | workspace | coords
+    mode: str                       # dense | append | workspace | bucket | coords
     axes: tuple[str, ...]
     format: Format | None
     arrays: dict = field(default_factory=dict)   # role -> Imp array name
@@ -102,7 +102,17 @@ def output_mode(plan: planning.Plan, fmt: Format | None) -> str:
     if len(steps) == 1 and appendable(fmt) and isinstance(fmt.levels[-1], Compressed) \
             and _order_matches(steps[0], fmt, plan.out, skip_last=True):
         return "workspace"
+    if len(steps) == 1 and bucketable(fmt) \
+            and tuple(steps[0].order[:1]) == (plan.out[fmt.mode_order[1]],):
+        return "bucket"
     return "coords"
+
+
+def bucketable(fmt: Format) -> bool:
+    """Two levels, dense then unique compressed (csr, csc): filled by one counting
+    sort when the loops run over the compressed level's index first."""
+    return (len(fmt.levels) == 2 and isinstance(fmt.levels[0], Dense)
+            and isinstance(fmt.levels[1], Compressed) and fmt.levels[1].unique)
 
 
 def appendable(fmt: Format) -> bool:
@@ -145,8 +155,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     only = out_steps[0].body if len(out_steps) == 1 else None
     bound = None if only is None else (
         lambda axes, pre: entries_bound(only, axes, tensors, names, pre))
-    target_out, out_params, output, finish = _make_output(mode, out_axes, out_format, sr,
-                                                          names, bound)
+    target_out, out_params, output, finish = _make_output(
+        mode, out_axes, out_format, sr, names, bound, out_steps[0] if only else None)
     body.append(target_out.setup())
     setup_at = len(body) - 1
     texts = []
@@ -200,6 +210,12 @@ def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
         return If(Var("ws_hash"),
                   Emitter(names, sr, target.way(True), threads, markers).emit_step(s),
                   Emitter(names, sr, target.way(False), threads, markers).emit_step(s))
+    if isinstance(target, BucketTarget):
+        return seq(imp.Comment("count the entries of each row"),
+                   imp.Block(Emitter(names, sr, target.way(True), threads, markers).emit_step(s)),
+                   target.between(),
+                   imp.Comment("write each entry at its row's cursor"),
+                   imp.Block(Emitter(names, sr, target.way(False), threads, markers).emit_step(s)))
     return Emitter(names, sr, target, threads, markers).emit_step(s)
 
 
@@ -750,6 +766,91 @@ class CoordsTarget:
         return {"count": "out_count"}
 
 
+class BucketTarget:
+    """A (dense, compressed) output, csr or csc, whose loops run over the compressed
+    level's index (col) first: entries arrive in order of col but scattered over
+    the dense level's index (row), as when transposing. A counting sort by row,
+    done by running the loops twice:
+
+    * the count pass adds each entry to out_pos1[row + 1], and prefix sums turn
+      the counts into row starts (bk_next[row], the row's cursor, starts there);
+    * the fill pass writes each entry at its row's cursor. A row receives its
+      entries in the loops' order, so sorted by col.
+
+    When a summed index is looped over before row (`repeats`), one coordinate is
+    written once per value of that index, always before the loops move to the next
+    col. The count pass then counts a coordinate only when it differs from the
+    last one counted in its row (bk_last[row]), and the fill pass adds it into the
+    entry it wrote last in the row, so out_pos1 is exact and the rows canonical."""
+
+    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound=None, repeats=True):
+        self.sr = sr
+        self.row, self.col = (axes[m] for m in fmt.mode_order)
+        self.repeats = repeats
+        self.counting = True            # which pass this target writes
+        self.arrays = {"pos1": "out_pos1", "crd1": "out_crd1", "vals": "out_vals"}
+
+    def way(self, counting: bool) -> "BucketTarget":
+        """This target in the count pass (True) or the fill pass."""
+        t = copy.copy(self)
+        t.counting = counting
+        return t
+
+    def setup(self):
+        rows = streams.dim_var(self.row)
+        return seq(Decl("out_count1", "index", ZERO), Decl("bk_p", "index", ZERO),
+                   Alloc("out_pos1", "index", imp.add(rows, ONE), ZERO),
+                   Alloc("out_crd1", "index", ONE, None),
+                   Alloc("out_vals", "value", ONE, None),
+                   Alloc("bk_next", "index", rows, None),
+                   Alloc("bk_last", "index", rows, EMPTY) if self.repeats else imp.SKIP)
+
+    def reserve(self, var, most, ctx):
+        return imp.SKIP, ctx
+
+    def enter(self, var, index, ctx):
+        return imp.SKIP, {**ctx, var: index}
+
+    def leave(self, var, ctx):
+        return imp.SKIP
+
+    def after(self, var, ctx):
+        return imp.SKIP
+
+    def write(self, ctx, v):
+        r, c, p = ctx[self.row], ctx[self.col], Var("bk_p")
+        if self.counting:
+            count = Store("out_pos1", imp.add(r, ONE), imp.add(Load("out_pos1", imp.add(r, ONE)), ONE))
+            if not self.repeats:
+                return count
+            return If(not_(eq(Load("bk_last", r), c)), seq(Store("bk_last", r, c), count))
+        place = seq(Store("out_crd1", p, c), Store("out_vals", p, v),
+                    Store("bk_next", r, imp.add(p, ONE)))
+        if not self.repeats:
+            return seq(Assign("bk_p", Load("bk_next", r)), place)
+        last = imp.add(p, Const(-1))
+        repeat = imp.and_(lt(Load("out_pos1", r), p), eq(Load("out_crd1", last), c))
+        return seq(Assign("bk_p", Load("bk_next", r)),
+                   If(repeat, Accum("out_vals", last, v), place))
+
+    def between(self):
+        """After the count pass: row starts, cursors, and the exact room."""
+        rows, r = streams.dim_var(self.row), Var("bk_r")
+        nxt = imp.add(r, ONE)
+        total = Load("out_pos1", rows)
+        return seq(Decl("bk_r", "index", ZERO), While(lt(r, rows), seq(
+                       Store("bk_next", r, Load("out_pos1", r)),
+                       Store("out_pos1", nxt, imp.add(Load("out_pos1", nxt), Load("out_pos1", r))),
+                       incr("bk_r"))),
+                   Reserve("out_crd1", "index", total), Reserve("out_vals", "value", total))
+
+    def finish(self):
+        return Assign("out_count1", Load("out_pos1", streams.dim_var(self.row)))
+
+    def counts(self):
+        return {"count1": "out_count1"}
+
+
 def entries_bound(body, axes, tensors: dict, names: imp.Names | None = None,
                   pre: list | None = None) -> imp.Expr | None:
     """An upper bound, computable at kernel entry, on the number of distinct
@@ -832,7 +933,7 @@ def stored_entries(name: str, fmt: Format) -> imp.Expr:
     return streams.array_names(name, fmt).positions(len(fmt.levels) - 1)
 
 
-def _make_output(mode, axes, fmt, sr, names, bound=None):
+def _make_output(mode, axes, fmt, sr, names, bound=None, step=None):
     if mode == "dense":
         t = DenseTarget("out", axes, sr)
         params = [Param("out", "out_dense", "value",
@@ -841,8 +942,15 @@ def _make_output(mode, axes, fmt, sr, names, bound=None):
                         "nonzero if out already holds the semiring's zero in every cell "
                         "(the kernel then skips its fill), else 0")]
         return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
-    t = {"append": AppendTarget, "workspace": WorkspaceTarget}[mode](axes, fmt, sr, names, bound) \
-        if mode in ("append", "workspace") else CoordsTarget(axes, sr)
+    if mode == "bucket":
+        row = axes[fmt.mode_order[0]]
+        t = BucketTarget(axes, fmt, sr, names, repeats=any(
+            v in step.bound for v in step.order[:list(step.order).index(row)]))
+    elif mode in ("append", "workspace"):
+        kind = AppendTarget if mode == "append" else WorkspaceTarget
+        t = kind(axes, fmt, sr, names, bound)
+    else:
+        t = CoordsTarget(axes, sr)
     params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
                     f"output {role}: set to a malloc'ed array; the caller frees it")
               for role, arr in t.arrays.items()]

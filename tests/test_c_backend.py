@@ -101,6 +101,59 @@ def test_huge_output_dimension_uses_a_hash_workspace():
     np.testing.assert_allclose(C.data, ref.data, rtol=1e-12)
 
 
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_transposed_sparse_output_is_one_counting_sort(semiring):
+    """csr A written as csc: the loops run over A's rows, the output's compressed
+    index, first. Counted per column, then placed at each column's cursor: the
+    same arrays as scipy's tocsc (sorted rows, exact pointers), on C and on the
+    Imp interpreter."""
+    sr = ep.semirings.get(semiring)
+    M = _random_csr(300, 200, 2000, 3)
+    if semiring == "min_plus":
+        M.data[::7] = 0.0                        # stored zeros are real edges
+    kern = ep.compile(A_csr[i, j], output="csc", semiring=semiring)
+    assert kern.program.output.mode == "bucket"
+    assert "bk_last" not in kern.c_source        # no sum inside: no repeats to merge
+    ref = sp.csc_array(M)
+    ref.sort_indices()
+    final, _, _ = _on_interpreter(A_csr[i, j], sr, ep.Format.named("csc", 2), {"A": M})
+    nnz = int(final["out_count1"])
+    on_imp = sp.csc_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
+                           final["out_pos1"][:201]), shape=(300, 200))
+    for got in (kern(A=M), on_imp):
+        np.testing.assert_array_equal(got.indptr, ref.indptr)
+        np.testing.assert_array_equal(got.indices, ref.indices)
+        np.testing.assert_array_equal(got.data, ref.data)
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_bucket_output_merges_the_repeats_of_an_inner_sum(semiring):
+    """Σ_j A[i,j]·B[j,k] into csc with loops (i, j, k): (i, k) is written once per
+    j, before i moves on. The count pass counts it once and the fill pass adds
+    the repeats into one entry, so each column is sorted and duplicate-free."""
+    sr = ep.semirings.get(semiring)
+    A, B = _random_csr(60, 40, 500, 4), _random_csr(40, 70, 500, 5)
+    Bc = ep.tensor("B", 2, format="csr")
+    e = ep.sum(j, A_csr[i, j] * Bc[j, k])
+    kern = ep.compile(e, output="csc", semiring=semiring)
+    assert kern.program.output.mode == "bucket" and "bk_last" in kern.c_source
+    got = kern(A=A, B=B)
+    want = ep.evaluate(e, A=A, B=B, semiring=semiring, backend="reference")
+    assert got.nnz == np.count_nonzero(want != sr.zero)
+    for c in range(70):
+        assert np.all(np.diff(got.indices[got.indptr[c]:got.indptr[c + 1]]) > 0)
+    np.testing.assert_allclose(got.toarray() if semiring == "real" else
+                               _fill(got, sr.zero), want, rtol=1e-12)
+
+
+def _fill(m, fill):
+    """A sparse result as a dense array whose implicit entries are `fill`."""
+    out = np.full(m.shape, fill)
+    coo = m.tocoo()
+    out[coo.row, coo.col] = coo.data
+    return out
+
+
 def test_ttm_into_sparse_rows_with_dense_tail_appends():
     """(compressed, compressed, dense): the rank level accumulates in place."""
     T = ep.tensor("T", 3, format="csf")

@@ -54,9 +54,9 @@ int main(void) {{
     np.testing.assert_allclose(np.array(out, dtype=float), M @ xv, rtol=1e-14)
 
 
-def run_csr_product(tmp_path, name, M, N, out_cols):
-    """Call an exported kernel f(A, B) -> csr from a C main; return its output as csr."""
-    rows = M.shape[0]
+def run_csr_product(tmp_path, name, M, N, out_cols, csc=False):
+    """Call an exported kernel f(A, B) -> csr (or csc) from a C main; return its output."""
+    rows = out_cols if csc else M.shape[0]
     main = f"""
 #include <stdio.h>
 #include "{name}.h"
@@ -81,7 +81,8 @@ int main(void) {{
     pos = np.array(out[:rows + 1], dtype=np.int64)
     crd = np.array(out[rows + 1::2], dtype=np.int64)
     vals = np.array(out[rows + 2::2], dtype=float)
-    return sp.csr_array((vals, crd, pos), shape=(rows, out_cols))
+    return (sp.csc_array if csc else sp.csr_array)((vals, crd, pos),
+                                                   shape=(M.shape[0], out_cols))
 
 
 def test_exported_dense_output_fills_unless_told_it_is_zeroed(tmp_path):
@@ -219,6 +220,28 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashe
     np.testing.assert_allclose(got.toarray(), (M @ wide).toarray(), rtol=1e-13)
 
 
+def test_exported_bucket_kernel_under_sanitizers(tmp_path):
+    """Gustavson SpGEMM into csc (a counting sort whose loops sum over j before
+    the row index k) through the C ABI with ASan/UBSan, with empty rows and
+    columns, and with repeats: every entry's row j hit by several i."""
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus_csc", tmp_path, output="csc")
+    assert "bk_last" in (tmp_path / "gus_csc.c").read_text()
+    rng = np.random.default_rng(10)
+    M = sp.csr_array((rng.random(60), (rng.integers(0, 6, 60), rng.integers(0, 10, 60))),
+                     shape=(8, 10))
+    N = sp.csr_array((rng.random(80), (rng.integers(0, 9, 80), rng.integers(0, 30, 80))),
+                     shape=(10, 40))
+    got = run_csr_product(tmp_path, "gus_csc", M, N, 40, csc=True)
+    for c in range(40):
+        assert np.all(np.diff(got.indices[got.indptr[c]:got.indptr[c + 1]]) > 0)
+    want = sp.csc_array(M @ N)
+    want.sum_duplicates()
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-13)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_exported_kernels_compile_without_warnings(tmp_path, threads):
     """Exported C builds warning-free under -Wall -Wextra -Werror, with and without
@@ -233,6 +256,8 @@ def test_exported_kernels_compile_without_warnings(tmp_path, threads):
                "gus": (ep.sum(j, A[i, j] * B[j, k]), {"output": "csr"}),
                "add": (A[i, j] + B[i, j], {"output": "csr"}),
                "ttm": (ep.sum(k, T[i, j, k] * M[k, r]), {"output": fibers}),
+               "transpose": (A[i, j], {"output": "csc"}),
+               "gus_csc": (ep.sum(j, A[i, j] * B[j, k]), {"output": "csc"}),
                "total": (ep.sum((i, j), A[i, j] * x[j]), {})}
     for name, (e, kw) in kernels.items():
         ep.export_c(e, name, tmp_path, threads=threads, **kw)
