@@ -38,6 +38,13 @@ def ewise_add():
     return A[i, j] + B[i, j], {"output": "csr"}
 
 
+def transpose():
+    """csr A rewritten as csc: the loops walk A's rows, the output's compressed index."""
+    i, j = _ix("i j")
+    A = ep.tensor("A", 2, "csr")
+    return A[i, j], {"output": "csc"}
+
+
 def ewise_mul():
     i, j = _ix("i j")
     A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
@@ -105,7 +112,7 @@ def triangle():
     return ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]), {"semiring": "integer"}
 
 
-EXPRS = {f.__name__: f for f in (spmv, spmm, spgemm, ewise_add, ewise_mul, sddmm, ttv, ttm,
+EXPRS = {f.__name__: f for f in (spmv, spmm, spgemm, ewise_add, ewise_mul, transpose, sddmm, ttv, ttm,
                                  ttm_dense, mttkrp, inner3, minplus, orand, triangle)}
 
 

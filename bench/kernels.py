@@ -468,6 +468,29 @@ def gen_ewise(ctx):
                    notes=["B shares about half of A's coordinates"], info=info)
 
 
+def gen_transpose(ctx):
+    rng = rng_for("transpose")
+    n, nnz = (10_000, 100_000) if ctx.quick else (100_000, 1_000_000)
+    A = random_csr(rng, n, n, nnz)
+    info = {}
+    impls = etchpy_impls("transpose", {"A": A}, info)
+    impls.append(Impl("scipy", lambda: A.tocsc, note="A.tocsc() (sorted rows)"))
+    if _gb(ctx):
+        gb = _gb(ctx)
+
+        def build():
+            Ag = gb.io.from_scipy_sparse(A)
+
+            def f():
+                C = Ag.T.new()
+                C.wait()
+                return C
+            return f, lambda C: gb.io.to_scipy_sparse(C, format="csr").T
+        impls.append(Impl("GraphBLAS", build, note="A.T.new(), by rows (= csc of A)"))
+    yield Case("transpose", f"csr → csc n={n:,} nnz={A.nnz:,}", impls,
+               sizes={"n": n, "nnz": int(A.nnz)}, info=info)
+
+
 def gen_sddmm(ctx):
     rng = rng_for("sddmm")
     n, nnz, rank = (1_000, 10_000, 32) if ctx.quick else (10_000, 100_000, 32)
@@ -820,7 +843,7 @@ def _triangle_case(ctx, graph, n, U, eu, ev):
 # name -> generator, in run order
 KERNELS = {
     "spmv": gen_spmv, "stencil": gen_stencil, "spmm": gen_spmm, "spgemm": gen_spgemm,
-    "ewise": gen_ewise, "sddmm": gen_sddmm, "ttv": gen_ttv, "ttm": gen_ttm,
+    "ewise": gen_ewise, "transpose": gen_transpose, "sddmm": gen_sddmm, "ttv": gen_ttv, "ttm": gen_ttm,
     "mttkrp": gen_mttkrp, "inner3": gen_inner3, "minplus": gen_minplus,
     "orand": gen_orand, "triangle": gen_triangle,
 }
