@@ -688,3 +688,15 @@ def test_index_arrays_int32_only_when_everything_fits():
     wide = Tensor.from_coords([[0, big - 1]], [1.0, 2.0], (big,), "csf")
     assert all(v.dtype == np.int64 for v in wide.levels[0].values())
     np.testing.assert_array_equal(wide.levels[0]["crd"], [0, big - 1])
+
+
+@given(st.lists(st.integers(0, 50), max_size=200), st.sampled_from([0, 2**40, 2**61]))
+def test_packed_stable_argsort_is_numpys_stable_argsort(keys, offset):
+    """from_coords sorts through key and position packed into one int64 (np.sort),
+    or numpy's stable argsort when they do not fit (offset 2**61): the same
+    permutation, ties in position order."""
+    from etchpy.storage import _stable_argsort
+    key = np.asarray(keys, dtype=np.int64) + offset
+    if len(key) == 0:
+        return
+    np.testing.assert_array_equal(_stable_argsort(key), np.argsort(key, kind="stable"))
