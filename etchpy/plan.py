@@ -9,7 +9,9 @@ The planner
    (distributivity, valid in every semiring);
 3. materialises a Σ that sits under `+` into a dense temporary computed by an
    earlier step (pulling it out would change its multiplicity); a top-level sum
-   of terms instead becomes one step per term, all adding into the output;
+   of terms instead becomes one step per term, all adding into the output (and
+   so does a union no loop order can walk, A[i,j] + A[j,i] with A csr, with Σ
+   distributed over its terms);
    a Σ that occurs twice (equal up to the names of its bound indices) is
    computed once and its temporary read twice;
 4. picks a loop order per step in which every sparse input is walked in its
@@ -69,27 +71,42 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
         names.fresh(ix.name)
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
-    builder = _Builder(names, origin, order, keep_factored, stats)
     out_names = tuple(ix.name for ix in out)
-    terms = list(_top_terms(e))
-    pulled = [builder.pull(t) for t in terms]
-    if len(pulled) > 1 and any(bound for bound, _ in pulled):
-        for bound, body in pulled:
-            builder.step("out", out_names, bound, body)
-    else:
-        body = pulled[0][1]
-        for _, b in pulled[1:]:
-            body = Add(body, b)
-        builder.step("out", out_names, pulled[0][0], body)
+    builder = _Builder(names, origin, order, keep_factored, stats)
+    try:
+        pulled = [builder.pull(t) for t in _top_terms(e)]
+        if len(pulled) > 1 and any(bound for bound, _ in pulled):
+            for bound, body in pulled:
+                builder.step("out", out_names, bound, body)
+        else:
+            body = pulled[0][1]
+            for _, b in pulled[1:]:
+                body = Add(body, b)
+            builder.step("out", out_names, pulled[0][0], body)
+    except OrderError:
+        # no order walks the fused union (A[i,j] + A[j,i] with A csr): one step
+        # per term, with Σ distributed over + (any semiring), each its own order
+        terms = list(_top_terms(e, through_sums=True))
+        if len(terms) == 1:
+            raise
+        builder = _Builder(names, origin, order, keep_factored, stats)
+        for t in terms:
+            builder.step("out", out_names, *builder.pull(t))
     return Plan(tuple(builder.steps), out_names, builder.temps, origin)
 
 
-def _top_terms(e: Expr):
-    if isinstance(e, Add):
-        yield from _top_terms(e.a)
-        yield from _top_terms(e.b)
-    else:
-        yield e
+def _top_terms(e: Expr, through_sums=False):
+    """The terms of a top-level sum; with through_sums, Σ_i (a + b) gives Σ_i a
+    and Σ_i b (Σ distributes over +)."""
+    match e:
+        case Add(a, b):
+            yield from _top_terms(a, through_sums)
+            yield from _top_terms(b, through_sums)
+        case Sum(i, body) if through_sums:
+            for t in _top_terms(body, through_sums):
+                yield Sum(i, t)
+        case _:
+            yield e
 
 
 def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:

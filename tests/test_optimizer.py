@@ -550,12 +550,9 @@ def test_optimized_plan_and_shared_temporaries():
 
 
 def test_an_optimizer_plan_with_no_walkable_order_is_reported_not_raised():
-    """Kept factored, Σ_j (Σ_i A[i,j])·B·A[i,j] + A[j,i] would walk csf A both
-    ways in one nest (no loop order does); fused as written it plans. Compiling,
-    explain() and the result all work (found by the dev Hypothesis profile)."""
-    A, B = ep.tensor("A", 2, format="csf"), ep.tensor("B", 0)
-    e = ep.sum(j, ep.sum(i, A[i, j]) * B) * A[i, j] + A[j, i]
-    kern = ep.compile(e)
-    assert "none: no loop order walks" in kern.explain()
-    M = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 0.0]])
-    np.testing.assert_allclose(kern(A=M, B=np.array(2.0)), M.sum() * 2.0 * M + M.T)
+    """explain() of a rewrite that no loop order can walk says so instead of
+    raising (the debug report built it on every compile; found by the dev
+    Hypothesis profile)."""
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    opt = optimize(ep.sum((i, j), A[i, j] * B[j, i]))
+    assert "none: no loop order walks" in opt.explain()
