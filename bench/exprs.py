@@ -112,8 +112,8 @@ def triangle():
     return ep.sum((a, b, c), U[a, b] * U[b, c] * U[a, c]), {"semiring": "integer"}
 
 
-EXPRS = {f.__name__: f for f in (spmv, spmm, spgemm, ewise_add, ewise_mul, transpose, sddmm, ttv, ttm,
-                                 ttm_dense, mttkrp, inner3, minplus, orand, triangle)}
+EXPRS = {f.__name__: f for f in (spmv, spmm, spgemm, ewise_add, ewise_mul, transpose, sddmm,
+                                 ttv, ttm, ttm_dense, mttkrp, inner3, minplus, orand, triangle)}
 
 
 def get(name):

@@ -843,8 +843,8 @@ def _triangle_case(ctx, graph, n, U, eu, ev):
 # name -> generator, in run order
 KERNELS = {
     "spmv": gen_spmv, "stencil": gen_stencil, "spmm": gen_spmm, "spgemm": gen_spgemm,
-    "ewise": gen_ewise, "transpose": gen_transpose, "sddmm": gen_sddmm, "ttv": gen_ttv, "ttm": gen_ttm,
-    "mttkrp": gen_mttkrp, "inner3": gen_inner3, "minplus": gen_minplus,
+    "ewise": gen_ewise, "transpose": gen_transpose, "sddmm": gen_sddmm, "ttv": gen_ttv,
+    "ttm": gen_ttm, "mttkrp": gen_mttkrp, "inner3": gen_inner3, "minplus": gen_minplus,
     "orand": gen_orand, "triangle": gen_triangle,
 }
 

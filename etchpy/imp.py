@@ -221,8 +221,8 @@ class ParallelFor:
     private: tuple = ()
 
 
-Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve, SortIndices,
-             ParallelFor, Prefetch]
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
+             SortIndices, ParallelFor, Prefetch]
 
 SKIP = Seq(())
 

@@ -212,10 +212,12 @@ def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
                   Emitter(names, sr, target.way(False), threads, markers).emit_step(s))
     if isinstance(target, BucketTarget):
         return seq(imp.Comment("count the entries of each row"),
-                   imp.Block(Emitter(names, sr, target.way(True), threads, markers).emit_step(s)),
+                   imp.Block(Emitter(names, sr, target.way(True), threads,
+                                     markers).emit_step(s)),
                    target.between(),
                    imp.Comment("write each entry at its row's cursor"),
-                   imp.Block(Emitter(names, sr, target.way(False), threads, markers).emit_step(s)))
+                   imp.Block(Emitter(names, sr, target.way(False), threads,
+                                     markers).emit_step(s)))
     return Emitter(names, sr, target, threads, markers).emit_step(s)
 
 
@@ -766,6 +768,13 @@ class CoordsTarget:
         return {"count": "out_count"}
 
 
+def prefix_sums(pos: str, rows: imp.Expr, var: str) -> imp.Stmt:
+    """pos[r+1] holds row r's count -> pos[r] is where row r starts, for r ≤ rows."""
+    r, nxt = Var(var), imp.add(Var(var), ONE)
+    return seq(Decl(var, "index", ZERO), While(lt(r, rows), seq(
+        Store(pos, nxt, imp.add(Load(pos, nxt), Load(pos, r))), incr(var))))
+
+
 class BucketTarget:
     """A (dense, compressed) output, csr or csc, whose loops run over the compressed
     level's index (col) first: entries arrive in order of col but scattered over
@@ -783,8 +792,7 @@ class BucketTarget:
     last one counted in its row (bk_last[row]), and the fill pass adds it into the
     entry it wrote last in the row, so out_pos1 is exact and the rows canonical."""
 
-    def __init__(self, axes, fmt: Format, sr, names: imp.Names, bound=None, repeats=True):
-        self.sr = sr
+    def __init__(self, axes, fmt: Format, repeats: bool):
         self.row, self.col = (axes[m] for m in fmt.mode_order)
         self.repeats = repeats
         self.counting = True            # which pass this target writes
@@ -820,7 +828,8 @@ class BucketTarget:
     def write(self, ctx, v):
         r, c, p = ctx[self.row], ctx[self.col], Var("bk_p")
         if self.counting:
-            count = Store("out_pos1", imp.add(r, ONE), imp.add(Load("out_pos1", imp.add(r, ONE)), ONE))
+            nxt = imp.add(r, ONE)
+            count = Store("out_pos1", nxt, imp.add(Load("out_pos1", nxt), ONE))
             if not self.repeats:
                 return count
             return If(not_(eq(Load("bk_last", r), c)), seq(Store("bk_last", r, c), count))
@@ -836,12 +845,10 @@ class BucketTarget:
     def between(self):
         """After the count pass: row starts, cursors, and the exact room."""
         rows, r = streams.dim_var(self.row), Var("bk_r")
-        nxt = imp.add(r, ONE)
         total = Load("out_pos1", rows)
-        return seq(Decl("bk_r", "index", ZERO), While(lt(r, rows), seq(
-                       Store("bk_next", r, Load("out_pos1", r)),
-                       Store("out_pos1", nxt, imp.add(Load("out_pos1", nxt), Load("out_pos1", r))),
-                       incr("bk_r"))),
+        return seq(prefix_sums("out_pos1", rows, "bk_r"),
+                   Assign("bk_r", ZERO), While(lt(r, rows), seq(
+                       Store("bk_next", r, Load("out_pos1", r)), incr("bk_r"))),
                    Reserve("out_crd1", "index", total), Reserve("out_vals", "value", total))
 
     def finish(self):
@@ -944,7 +951,7 @@ def _make_output(mode, axes, fmt, sr, names, bound=None, step=None):
         return t, params, Output("dense", axes, fmt, {"vals": "out"}), t.finish()
     if mode == "bucket":
         row = axes[fmt.mode_order[0]]
-        t = BucketTarget(axes, fmt, sr, names, repeats=any(
+        t = BucketTarget(axes, fmt, repeats=any(
             v in step.bound for v in step.order[:list(step.order).index(row)]))
     elif mode in ("append", "workspace"):
         kind = AppendTarget if mode == "append" else WorkspaceTarget
@@ -1035,14 +1042,10 @@ class Emitter:
             em = Emitter(self.names, self.sr, target, self.threads, self.markers)
             passes.append(imp.ParallelFor(c, start, end, em.row_body(s), self.threads,
                                           private=target.private()))
-        r = Var("out_r")
-        prefix = seq(Decl("out_r", "index", ZERO), While(lt(r, rows), seq(
-            Store(pos, imp.add(r, ONE), imp.add(Load(pos, imp.add(r, ONE)), Load(pos, r))),
-            incr("out_r"))))
         total = Load(pos, rows)
         return seq(imp.Comment(f"{s.var}: {s.search}; rows counted, then filled, "
                                f"on {self.threads} threads"),
-                   passes[0], prefix,
+                   passes[0], prefix_sums(pos, rows, "out_r"),
                    Reserve(t.arrays["crd1"], "index", total),
                    Reserve("out_vals", "value", total),
                    passes[1], Assign(count, total))
