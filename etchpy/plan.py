@@ -86,27 +86,36 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
     except OrderError:
         # no order walks the fused union (A[i,j] + A[j,i] with A csr): one step
         # per term, with Σ distributed over + (any semiring), each its own order
-        terms = list(_top_terms(e, through_sums=True))
+        terms = list(_summed_terms(e))
         if len(terms) == 1:
             raise
         builder = _Builder(names, origin, order, keep_factored, stats)
-        for t in terms:
-            builder.step("out", out_names, *builder.pull(t))
+        for bound, t in terms:
+            inner, body = builder.pull(t)
+            builder.step("out", out_names, bound + inner, body)
     return Plan(tuple(builder.steps), out_names, builder.temps, origin)
 
 
-def _top_terms(e: Expr, through_sums=False):
-    """The terms of a top-level sum; with through_sums, Σ_i (a + b) gives Σ_i a
-    and Σ_i b (Σ distributes over +)."""
+def _top_terms(e: Expr):
+    if isinstance(e, Add):
+        yield from _top_terms(e.a)
+        yield from _top_terms(e.b)
+    else:
+        yield e
+
+
+def _summed_terms(e: Expr, bound=()):
+    """e as a sum of terms Σ_bound t, with Σ distributed over +: Σ_i (a + b)
+    gives (i, a) and (i, b), also when b does not mention i (it is then added
+    once per value of i, as in the union)."""
     match e:
         case Add(a, b):
-            yield from _top_terms(a, through_sums)
-            yield from _top_terms(b, through_sums)
-        case Sum(i, body) if through_sums:
-            for t in _top_terms(body, through_sums):
-                yield Sum(i, t)
+            yield from _summed_terms(a, bound)
+            yield from _summed_terms(b, bound)
+        case Sum(i, body):
+            yield from _summed_terms(body, bound + (i.name,))
         case _:
-            yield e
+            yield bound, e
 
 
 def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:

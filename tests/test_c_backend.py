@@ -376,7 +376,7 @@ def test_c_source_is_deterministic():
 def test_a_union_no_order_walks_is_planned_one_step_per_term(output):
     """A + Aᵀ with A csr: no single loop order walks both accesses, so the planner
     gives each term its own step (and its own order); a Σ over such a union is
-    distributed first, Σ_i (a + b) = Σ_i a + Σ_i b."""
+    distributed first, Σ_i (a + b) = Σ_i a + Σ_i b, also over a term without i."""
     M = _random_csr(40, 40, 300, 6)
     D = M.toarray()
     sym = A_csr[i, j] + A_csr[j, i]
@@ -386,6 +386,8 @@ def test_a_union_no_order_walks_is_planned_one_step_per_term(output):
     np.testing.assert_allclose(got if output == "dense" else got.toarray(), D + D.T)
     check_backends(sym, {"A": M}, output=output)
     check_backends(ep.sum(i, sym), {"A": M})
+    v = ep.tensor("v", 1)        # a term without i is added once per value of i
+    check_backends(ep.sum(i, sym + v[j]), {"A": M, "v": np.arange(40.0)})
 
 
 def test_no_legal_order_says_what_to_convert():
