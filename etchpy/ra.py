@@ -267,7 +267,8 @@ def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:
                 c = alg.lit(v)
                 return [Term(c, frozenset(), ())] if c else []
             case Mul(a, b):
-                return [_times(x, y, alg) for x in go(a, env) for y in go(b, env)]
+                xs, ys = go(a, env), go(b, env)     # both sides: every access binds sizes
+                return [_times(x, y, alg) for x in xs for y in ys]
             case Add(a, b):
                 return go(a, env) + go(b, env)
             case Sum(i, body):

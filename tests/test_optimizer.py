@@ -201,6 +201,8 @@ def test_index_sizes_are_those_of_the_modes_they_index():
                           ep.sum(j, ep.sum(i, M[j, i]) + 1))
     assert equivalent(ep.sum(j, M[i, j] * B[j] + 1),
                       ep.sum(k, M[i, k] * B[k]) + ep.sum(j, B[j] + 1) - ep.sum(j, B[j]))
+    # a factor with coefficient 0 still fixes j's size, whichever side it is on
+    assert equivalent(ep.sum(j, 1 + 0 * B[j]), ep.sum(j, B[j] * 0 + 1))
 
 
 # ------------------------------------------------------------- laws, one per test
