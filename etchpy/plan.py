@@ -58,12 +58,15 @@ class Plan:
 
 
 def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
-              keep_factored=False, stats=None) -> Plan:
+              keep_factored=False, stats=None, walk=True) -> Plan:
     """The plan for `e`; `order` optionally lists index names, outermost first.
 
     `keep_factored=True` (used for optimizer output) computes a Σ that is a
     factor of a product in its own loop nest instead of fusing it into the
     product's loops: the factorised form is the point of the rewrite.
+    `walk=False` skips choosing loop orders (each step keeps out + bound as its
+    order), for callers that need only the steps' accesses, such as the index
+    sizes of the reference semantics, which no storage order constrains.
     """
     out = tuple(free_indices(e)) if out is None else tuple(out)
     names = Names()
@@ -72,7 +75,7 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
     out_names = tuple(ix.name for ix in out)
-    builder = _Builder(names, origin, order, keep_factored, stats)
+    builder = _Builder(names, origin, order, keep_factored, stats, walk)
     try:
         pulled = [builder.pull(t) for t in _top_terms(e)]
         if len(pulled) > 1 and any(bound for bound, _ in pulled):
@@ -89,7 +92,7 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
         terms = list(_summed_terms(e))
         if len(terms) == 1:
             raise
-        builder = _Builder(names, origin, order, keep_factored, stats)
+        builder = _Builder(names, origin, order, keep_factored, stats, walk)
         for bound, t in terms:
             inner, body = builder.pull(t)
             builder.step("out", out_names, bound + inner, body)
@@ -136,8 +139,10 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
 
 
 class _Builder:
-    def __init__(self, names: Names, origin: dict, order, keep_factored=False, stats=None):
+    def __init__(self, names: Names, origin: dict, order, keep_factored=False, stats=None,
+                 walk=True):
         self.keep_factored = keep_factored
+        self.walk = walk
         self.stats = stats
         self.names = names
         self.origin = origin
@@ -184,6 +189,10 @@ class _Builder:
         return self.shared[key]
 
     def step(self, target, out, bound, body):
+        if not self.walk:
+            self.steps.append(Step(target, tuple(out), tuple(bound), body,
+                                   tuple(out) + tuple(bound)))
+            return
         order = choose_order(body, out + tuple(bound), self.origin, self.user_order)
         if self.stats is not None and self.user_order is None:
             order = cheapest_order(body, out + tuple(bound), order,

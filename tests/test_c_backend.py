@@ -395,6 +395,17 @@ def test_no_legal_order_says_what_to_convert():
     with pytest.raises(ep.OrderError, match="Convert"):
         ep.compile(ep.sum((i, j), A_csr[i, j] * B[j, i]))
 
+
+def test_reference_semantics_needs_no_loop_order():
+    """The dense specification evaluates what no loop order walks (the
+    optimizer's tests compare rewrites on it)."""
+    B = ep.tensor("B", 2, format="csr")
+    M, N = _random_csr(20, 30, 100, 7), _random_csr(30, 20, 100, 8)
+    got = ep.evaluate(ep.sum((i, j), A_csr[i, j] * B[j, i]), A=M, B=N, backend="reference")
+    assert got == pytest.approx(float((M.toarray() * N.toarray().T).sum()))
+    with pytest.raises(ep.OrderError):
+        ep.evaluate(ep.sum((i, j), A_csr[i, j] * B[j, i]), A=M, B=N, backend="streams")
+
 # ------------------------------------------------------- real sizes (nnz ≥ 1e5)
 
 
