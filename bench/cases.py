@@ -7,16 +7,21 @@ and validated on every call), and the peers. For each case:
 1. every implementation is set up (conversions to its own data structures are not
    timed) and warmed up once (the warm-up is timed and recorded separately; for
    etchpy it includes building or loading the C library);
-2. right after its warm-up, each implementation is timed `repeat` times back to
-   back with time.perf_counter (order: etchpy, etchpy with scipy inputs, peers);
-   a call that takes less than 0.25 s / repeat is timed more often, up to 5 x
-   repeat runs or 0.25 s, so that a millisecond kernel's median rests on more
-   than a handful of noisy samples.
-   Back to back, not interleaved, because interleaving made every call that follows
-   another library's call pay for the allocator and cache state that library left
-   behind (measured: +50% on a 4 ms SpMM). A run longer than `budget` seconds ends
-   that implementation's runs; when the warm-up says `repeat` runs would exceed
-   `impl_budget` seconds it gets fewer runs (the count is recorded);
+2. each implementation is timed `repeat` times with time.perf_counter (order:
+   etchpy, etchpy with scipy inputs, peers); a call that takes less than
+   0.25 s / repeat is timed more often, up to 5 x repeat runs or 0.25 s, so that
+   a millisecond kernel's median rests on more than a handful of noisy samples.
+   The runs are spread over ROUNDS rounds: in each round every implementation
+   runs its share back to back, after one untimed call. Back to back, not
+   interleaved call by call, because interleaving made every call that follows
+   another library's call pay for the allocator and cache state that library
+   left behind (measured: +50% on a 4 ms SpMM); the untimed call absorbs that
+   once per block. In rounds, because this machine is shared: a burst of load
+   lasting a second or two then lands on every implementation's samples, not
+   on whichever one was running (seen: SpMV 1.5 ms one block, 2.6 ms the next).
+   A run longer than `budget` seconds ends that implementation's runs; when the
+   warm-up says `repeat` runs would exceed `impl_budget` seconds it gets fewer
+   runs (the count is recorded);
 3. every result (from the warm-up) is checked against etchpy's (or, if etchpy
    failed, against the first implementation that succeeded): ok / MISMATCH;
 4. ratio = etchpy median / peer median (> 1: etchpy is slower).
@@ -152,7 +157,7 @@ def run_case(case: Case, ctx: Context) -> dict:
            "notes": list(case.notes), "info": dict(case.info), "impls": {},
            "ratios": {}, "reference": None, "bytes": case.bytes,
            "bytes_formula": case.bytes_formula}
-    outputs = {}
+    outputs, live = {}, []           # live: (fn, record) of each warmed-up impl
     for impl in case.impls:
         r = {"role": impl.role, "note": impl.note}
         rec["impls"][impl.name] = r
@@ -179,13 +184,15 @@ def run_case(case: Case, ctx: Context) -> dict:
             outputs[impl.name] = norm(out) if norm is not None else out
         except Exception as exc:
             r["check"] = "n/a (" + _short(exc, 120) + ")"
-        del out
-        _time_runs(fn, r, ctx)
-        del fn, norm, built
+        del out, norm, built
+        live.append((fn, r))
+    _time_rounds(live, ctx)
+    for _, r in live:
         if r["samples"]:
             r["summary"] = summarize(r["samples"])
             if case.bytes:
                 r["GB/s"] = case.bytes / r["summary"]["median"] / 1e9
+    del live
     rec["info"].update(case.info)     # builders fill case.info
 
     ref_name = "etchpy" if "etchpy" in outputs else next(iter(outputs), None)
@@ -276,31 +283,54 @@ def _run_external(impl, r, outputs, ctx):
 FAST_FACTOR, FAST_SECONDS = 5, 0.25
 
 
-def _time_runs(fn, r, ctx):
-    """`repeat` timed calls back to back (more for a fast call), within the per-run
-    and per-impl budgets."""
+ROUNDS = 3
+
+
+def _planned_runs(r, ctx) -> int:
+    """How many timed runs an implementation gets, from its warm-up: `repeat`,
+    fewer within the per-impl budget, more for a fast call (0 when the warm-up
+    alone exceeds the per-run budget: it is then the only sample)."""
     warm = r["warmup"]
-    r["samples"] = []
     if warm > ctx.budget:
         r["samples"].append(warm)
         r["budget_note"] = (f"one run took {fmt_time(warm)} > {ctx.budget:g} s budget: "
                             f"the warm-up is the only sample")
-        return
+        return 0
     runs = min(ctx.repeat, max(1, int(ctx.impl_budget // max(warm, 1e-9))))
     # a fast call gets more runs (up to FAST_FACTOR x repeat within FAST_SECONDS):
     # its median is otherwise at the mercy of one or two noisy samples
     runs = max(runs, min(FAST_FACTOR * ctx.repeat, int(FAST_SECONDS // max(warm, 1e-9))))
     if runs < ctx.repeat:
         r["budget_note"] = f"{runs} runs (of {ctx.repeat}) to stay within {ctx.impl_budget:g} s"
-    for rnd in range(runs):
-        try:
-            t, out = timed(fn)
-            del out
-        except Exception as exc:
-            r["error"] = f"run {rnd + 1} failed: " + _short(exc)
-            return
-        r["samples"].append(t)
-        if t > ctx.budget:
-            r["budget_note"] = (f"run {rnd + 1} took {fmt_time(t)} > {ctx.budget:g} s budget: "
-                                f"stopped after {len(r['samples'])} runs")
-            return
+    return runs
+
+
+def _time_rounds(live, ctx):
+    """The timed runs of every warmed-up implementation, spread over ROUNDS
+    rounds (see the module docstring): in each round, one untimed call, then the
+    implementation's share of its runs back to back."""
+    for _, r in live:
+        r["samples"] = []
+    plans = [(fn, r, _planned_runs(r, ctx)) for fn, r in live]
+    stopped = set()
+    for rnd in range(ROUNDS):
+        for k, (fn, r, total) in enumerate(plans):
+            share = total // ROUNDS + (rnd < total % ROUNDS)
+            if k in stopped or share == 0:
+                continue
+            try:
+                if rnd > 0:
+                    timed(fn)                   # untimed: settles caches and allocator
+                for _ in range(share):
+                    t, out = timed(fn)
+                    del out
+                    r["samples"].append(t)
+                    if t > ctx.budget:
+                        r["budget_note"] = (f"run {len(r['samples'])} took {fmt_time(t)} > "
+                                            f"{ctx.budget:g} s budget: stopped after "
+                                            f"{len(r['samples'])} runs")
+                        stopped.add(k)
+                        break
+            except Exception as exc:
+                r["error"] = f"run {len(r['samples']) + 1} failed: " + _short(exc)
+                stopped.add(k)
