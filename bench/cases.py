@@ -12,13 +12,16 @@ and validated on every call), and the peers. For each case:
    0.25 s / repeat is timed more often, up to 5 x repeat runs or 0.25 s, so that
    a millisecond kernel's median rests on more than a handful of noisy samples.
    The runs are spread over ROUNDS rounds: in each round every implementation
-   runs its share back to back, after one untimed call. Back to back, not
+   runs its share back to back, after one untimed call, and each round starts
+   with the next implementation. Back to back, not
    interleaved call by call, because interleaving made every call that follows
    another library's call pay for the allocator and cache state that library
    left behind (measured: +50% on a 4 ms SpMM); the untimed call absorbs that
    once per block. In rounds, because this machine is shared: a burst of load
    lasting a second or two then lands on every implementation's samples, not
-   on whichever one was running (seen: SpMV 1.5 ms one block, 2.6 ms the next).
+   on whichever one was running (seen: SpMV 1.5 ms one block, 2.6 ms the next);
+   and the block right after a case's setup often runs slow (3.3 ms against
+   1.9 ms for the same SpMV later), so no implementation is always first.
    A run longer than `budget` seconds ends that implementation's runs; when the
    warm-up says `repeat` runs would exceed `impl_budget` seconds it gets fewer
    runs (the count is recorded);
@@ -283,7 +286,7 @@ def _run_external(impl, r, outputs, ctx):
 FAST_FACTOR, FAST_SECONDS = 5, 0.25
 
 
-ROUNDS = 3
+ROUNDS = 5
 
 
 def _planned_runs(r, ctx) -> int:
@@ -314,13 +317,15 @@ def _time_rounds(live, ctx):
     plans = [(fn, r, _planned_runs(r, ctx)) for fn, r in live]
     stopped = set()
     for rnd in range(ROUNDS):
-        for k, (fn, r, total) in enumerate(plans):
+        # each round starts at the next implementation: the first block after a
+        # case's setup runs slow (fresh arrays settling), and not always etchpy's
+        for k in [(rnd + m) % len(plans) for m in range(len(plans))]:
+            fn, r, total = plans[k]
             share = total // ROUNDS + (rnd < total % ROUNDS)
             if k in stopped or share == 0:
                 continue
             try:
-                if rnd > 0:
-                    timed(fn)                   # untimed: settles caches and allocator
+                timed(fn)                       # untimed: settles caches and allocator
                 for _ in range(share):
                     t, out = timed(fn)
                     del out
