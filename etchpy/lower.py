@@ -262,7 +262,24 @@ def _product(factors):
 ZEROED = "out_zeroed"
 
 
-class DenseTarget:
+class FlatTarget:
+    """A target whose levels need nothing on entry, exit or ahead of their loops:
+    only `write` (and setup/finish) does work. enter binds the index."""
+
+    def reserve(self, var, most, ctx):
+        return imp.SKIP, ctx            # nothing appended ahead of its loop
+
+    def enter(self, var, index, ctx):
+        return imp.SKIP, {**ctx, var: index}
+
+    def leave(self, var, ctx):
+        return imp.SKIP
+
+    def after(self, var, ctx):
+        return imp.SKIP
+
+
+class DenseTarget(FlatTarget):
     """out[flat(coordinates)] ⊕= v over a row-major array with axes `axes`."""
 
     def __init__(self, array: str, axes, sr, fill=True):
@@ -279,18 +296,6 @@ class DenseTarget:
             Decl(k, "index", ZERO),
             While(lt(Var(k), size),
                   seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
-
-    def reserve(self, var, most, ctx):
-        return imp.SKIP, ctx            # nothing appended ahead of its loop
-
-    def enter(self, var, index, ctx):
-        return imp.SKIP, {**ctx, var: index}
-
-    def leave(self, var, ctx):
-        return imp.SKIP
-
-    def after(self, var, ctx):
-        return imp.SKIP
 
     def write(self, ctx, v):
         flat = ZERO
@@ -725,7 +730,7 @@ def rows_on_threads(target) -> bool:
             and isinstance(levels[1], Compressed) and levels[1].unique)
 
 
-class CoordsTarget:
+class CoordsTarget(FlatTarget):
     """(coordinates, value) records, to be canonicalised by the runtime."""
 
     def __init__(self, axes, sr):
@@ -740,15 +745,6 @@ class CoordsTarget:
         out.append(Alloc("out_vals", "value", cap, Const(self.sr.zero, "value")))
         return seq(*out)
 
-    def reserve(self, var, most, ctx):
-        return imp.SKIP, ctx            # nothing appended ahead of its loop
-
-    def enter(self, var, index, ctx):
-        return imp.SKIP, {**ctx, var: index}
-
-    def leave(self, var, ctx):
-        return imp.SKIP
-
     def write(self, ctx, v):
         n = Var("out_count")
         need = imp.add(n, ONE)
@@ -757,9 +753,6 @@ class CoordsTarget:
             out += [Reserve(f"out_crd{m}", "index", need), Store(f"out_crd{m}", n, ctx[ax])]
         out += [Reserve("out_vals", "value", need), Store("out_vals", n, v), incr("out_count")]
         return seq(*out)
-
-    def after(self, var, ctx):
-        return imp.SKIP
 
     def finish(self):
         return imp.SKIP
@@ -775,7 +768,7 @@ def prefix_sums(pos: str, rows: imp.Expr, var: str) -> imp.Stmt:
         Store(pos, nxt, imp.add(Load(pos, nxt), Load(pos, r))), incr(var))))
 
 
-class BucketTarget:
+class BucketTarget(FlatTarget):
     """A (dense, compressed) output, csr or csc, whose loops run over the compressed
     level's index (col) first: entries arrive in order of col but scattered over
     the dense level's index (row), as when transposing. A counting sort by row,
@@ -812,18 +805,6 @@ class BucketTarget:
                    Alloc("out_vals", "value", ONE, None),
                    Alloc("bk_next", "index", rows, None),
                    Alloc("bk_last", "index", rows, EMPTY) if self.repeats else imp.SKIP)
-
-    def reserve(self, var, most, ctx):
-        return imp.SKIP, ctx
-
-    def enter(self, var, index, ctx):
-        return imp.SKIP, {**ctx, var: index}
-
-    def leave(self, var, ctx):
-        return imp.SKIP
-
-    def after(self, var, ctx):
-        return imp.SKIP
 
     def write(self, ctx, v):
         r, c, p = ctx[self.row], ctx[self.col], Var("bk_p")
