@@ -24,7 +24,7 @@ import numpy as np
 
 from . import imp
 from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
-                  Ring, Select, Seq, SortIndices, Store, Var, While)
+                  Ring, Select, Seq, Store, Var, While)
 from .lower import Program, describe_output
 
 INDENT = "    "
@@ -99,7 +99,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     sparse = prog.output.mode != "dense"
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=val_type, semiring=semiring.name, include_header=include_header,
-               uses_sort=_contains(prog.body, SortIndices))
+               uses_sort=_contains(prog.body, imp.ForSorted))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
     header = t.get_template("kernel.h.j2").render(
@@ -224,10 +224,11 @@ class FunctionBody:
                     f"{pad}}}"])
             case imp.Prefetch(arr, index):
                 return f"{pad}EP_PREFETCH(&{arr}[{_bare(e(index))}]);"
-            case SortIndices(arr, n, _, None):
-                return f"{pad}ep_sort_idx({arr}, {e(n)});"
-            case SortIndices(arr, n, size, scratch):
-                return f"{pad}ep_sort_marked({arr}, {e(n)}, {scratch}, {e(size)});"
+            case imp.SetBit(arr, i, on):
+                word, bit = f"{arr}[({e(i)}) >> 6]", f"(uint64_t)1 << (({e(i)}) & 63)"
+                return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"
+            case imp.ForSorted(var, arr, n, size, bits, body):
+                return self.for_sorted(var, arr, n, size, bits, body, depth)
             case Reserve(arr, typ, size, fill):
                 t = self.ctype(typ)
                 return "\n".join([
@@ -241,6 +242,45 @@ class FunctionBody:
                     f"{pad}{INDENT}{arr} = grown_; {arr}_cap = cap_;",
                     f"{pad}}}"])
         raise TypeError(f"cannot render statement {s!r}")
+
+    def for_sorted(self, var, arr, n, size, bits, body, depth) -> str:
+        """The list sorted and walked; or, with marks that are dense enough in
+        their range, the marks walked in order (summary word, then marked word,
+        then bit), so the list is never sorted. The body is emitted once per way."""
+        pad, p2, p3, p4, p5 = (INDENT * (depth + d) for d in range(5))
+        e = self.expr
+        listed = [f"{p2}for (int64_t {var}_t = 0; {var}_t < {var}_n; {var}_t++) {{",
+                  f"{p3}const int64_t {var} = {arr}[{var}_t];",
+                  self.stmt(body, depth + 2),
+                  f"{p2}}}"]
+        if bits is None:
+            return "\n".join([f"{pad}{{", f"{p2}const int64_t {var}_n = {e(n)};",
+                              f"{p2}ep_sort_idx({arr}, {var}_n);", *listed, f"{pad}}}"])
+        size_c = e(size)
+        return "\n".join([
+            f"{pad}{{",
+            f"{p2}const int64_t {var}_n = {e(n)};",
+            f"{p2}int64_t {var}_lo = 0, {var}_hi = -1;",
+            f"{p2}if (ep_marks_walkable({arr}, {var}_n, {bits}, {size_c}, &{var}_lo, "
+            f"&{var}_hi)) {{",
+            f"{p2}{INDENT}uint64_t *{var}_sum = {bits} + (({size_c}) >> 6) + 1;",
+            f"{p2}{INDENT}for (int64_t {var}_s = {var}_lo; {var}_s <= {var}_hi; {var}_s++) {{",
+            f"{p3}{INDENT}uint64_t {var}_m = {var}_sum[{var}_s];",
+            f"{p3}{INDENT}{var}_sum[{var}_s] = 0;",
+            f"{p3}{INDENT}for (; {var}_m; {var}_m &= {var}_m - 1) {{",
+            f"{p4}{INDENT}const int64_t {var}_w = ({var}_s << 6) + ep_ctz64({var}_m);",
+            f"{p4}{INDENT}uint64_t {var}_x = {bits}[{var}_w];",
+            f"{p4}{INDENT}{bits}[{var}_w] = 0;",
+            f"{p4}{INDENT}for (; {var}_x; {var}_x &= {var}_x - 1) {{",
+            f"{p5}{INDENT}const int64_t {var} = ({var}_w << 6) + ep_ctz64({var}_x);",
+            self.stmt(body, depth + 5),
+            f"{p4}{INDENT}}}",
+            f"{p3}{INDENT}}}",
+            f"{p2}{INDENT}}}",
+            f"{p2}}} else {{",
+            *[INDENT + ln if ln else ln for ln in "\n".join(listed).split("\n")],
+            f"{p2}}}",
+            f"{pad}}}"])
 
     def parallel_private(self, var, start, end, body, threads, private, depth) -> str:
         """Rows on threads, each thread with its own scratch arrays. Every thread
@@ -340,6 +380,8 @@ class FunctionBody:
                 return f"!{e(a)}"
             case Load(arr, i):
                 return f"{arr}[{e(i)}]"
+            case imp.Bit(arr, i):
+                return f"(({arr}[({e(i)}) >> 6] >> (({e(i)}) & 63)) & 1)"
             case Select(c, a, b):
                 return f"({e(c)} ? {e(a)} : {e(b)})"
             case Ring(op, a, b):

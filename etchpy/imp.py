@@ -3,12 +3,13 @@
     types  t ::= index | bool | value          (value = the semiring's carrier)
 
     expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
-               | Select(e, e, e) | Ring(add|mul, e, e)
+               | Bit(a, e) | Select(e, e, e) | Ring(add|mul, e, e)
            op ::= + - * < <= == != && || max min
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
-               | Alloc(a, t, e, e) | Reserve(a, t, e) | SortIndices(a, e, e, a)
+               | Alloc(a, t, e, e) | Reserve(a, t, e) | SetBit(a, e, b)
+               | ForSorted(x, a, e, e, a, s)
                | ParallelFor(x, e, e, s, threads, reduce)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
@@ -60,6 +61,13 @@ class Load:
 
 
 @dataclass(frozen=True)
+class Bit:
+    """Bit `index` of a `bits` array (word index/64, bit index%64), as a bool."""
+    array: str
+    index: "Expr"
+
+
+@dataclass(frozen=True)
 class Select:
     cond: "Expr"
     a: "Expr"
@@ -73,7 +81,7 @@ class Ring:
     b: "Expr"
 
 
-Expr = Union[Var, Const, Bin, Not, Load, Select, Ring]
+Expr = Union[Var, Const, Bin, Not, Load, Bit, Select, Ring]
 
 TRUE = Const(True, "bool")
 FALSE = Const(False, "bool")
@@ -169,30 +177,41 @@ class Prefetch:
     index: Expr
 
 
-SORT_SLACK = Const(2)
-
-
 def sort_bits_words(size: Expr) -> Expr:
-    """Words of the all-zero scratch a bitset sort of indices < size needs: one
-    bit per index (size/64 + 1 words), then one summary bit per word of those
-    (size/4096 + 1 words), so the readback visits only the words that hold
-    indices."""
+    """Words of a `bits` array that marks indices < size for `ForSorted`: one bit
+    per index (size/64 + 1 words), then one summary bit per word of those
+    (size/4096 + 1 words), so that the walk visits only the words that hold
+    marks."""
     return add(add(Bin("/", size, Const(64)), Const(1)),
                add(Bin("/", size, Const(4096)), Const(1)))
 
 
 @dataclass(frozen=True)
-class SortIndices:
-    """Sort array[0..n-1], a set of distinct indices < size.
+class SetBit:
+    """Set (on) or clear bit `index` of a `bits` array."""
+    array: str
+    index: Expr
+    on: bool
 
-    `scratch` is an all-zero array of `sort_bits_words(size)` words that an
-    implementation may use as a bitset (and must leave all-zero), or None. With scratch, array
-    must have room for n + SORT_SLACK entries: the cells past n are scratch too.
+
+@dataclass(frozen=True)
+class ForSorted:
+    """Run `body` once for each of array[0..n-1], a set of distinct indices < size,
+    in ascending order, with `var` bound to it.
+
+    With `bits` (an array of `sort_bits_words(size)` words), exactly the listed
+    indices are marked in its first size/64 + 1 words and the rest is zero on
+    entry; on exit the whole array is zero again, which lets C walk the marks in
+    order instead of sorting the list. Without bits, the list is sorted. Either
+    way array[0..n-1] is left in an unspecified order; the body must not touch
+    array, bits or n.
     """
+    var: str
     array: str
     n: Expr
     size: Expr
-    scratch: str
+    bits: str | None
+    body: "Stmt"
 
 
 @dataclass(frozen=True)
@@ -222,7 +241,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             SortIndices, ParallelFor, Prefetch]
+             SetBit, ForSorted, ParallelFor, Prefetch]
 
 SKIP = Seq(())
 
@@ -374,7 +393,8 @@ def statements(s):
         case Seq(stmts):
             for u in stmts:
                 yield from statements(u)
-        case While(_, body) | ParallelFor(_, _, _, body, _) | Block(body):
+        case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
+              | ForSorted(_, _, _, _, _, body)):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -404,7 +424,7 @@ def names_used(node) -> set[str]:
             case _ if hasattr(x, "__dataclass_fields__"):
                 for f in x.__dataclass_fields__:
                     value = getattr(x, f)
-                    if f in ("array", "scratch", "var") and isinstance(value, str):
+                    if f in ("array", "bits", "var") and isinstance(value, str):
                         out.add(value)           # arrays and loop counters are names too
                     else:
                         walk(value)
@@ -484,6 +504,9 @@ class Machine:
                 return not self.eval(a)
             case Load(array, index):
                 return self._load(array, self.eval(index))
+            case Bit(array, index):
+                i = self.eval(index)
+                return bool((self._load(array, i // 64) >> (i % 64)) & 1)
             case Select(c, a, b):
                 return self.eval(a) if self.eval(c) else self.eval(b)
             case Ring(op, a, b):
@@ -549,15 +572,15 @@ class Machine:
                 if not 0 <= i < len(self.env[array]):
                     raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
                                           f"(length {len(self.env[array])})")
-            case SortIndices(array, n, size, scratch):
-                k = int(self.eval(n))
-                if scratch is not None and len(env[array]) < k + SORT_SLACK.value:
-                    raise ImpRuntimeError(f"sort {array}[0..{k}] with a bitset needs "
-                                          f"{SORT_SLACK.value} spare cells")
-                if scratch is not None and (len(env[scratch])
-                                            < int(self.eval(sort_bits_words(size)))):
-                    raise ImpRuntimeError(f"sort scratch {scratch} is too short")
-                env[array][:k] = np.sort(env[array][:k])
+            case SetBit(array, index, on):
+                i = self.eval(index)
+                self._check_store(array, i // 64)
+                bit = np.uint64(1) << np.uint64(i % 64)
+                words = env[array]
+                words[i // 64] = (words[i // 64] | bit) if on else (words[i // 64] & ~bit)
+            case ForSorted(var, array, n, size, bits, body):
+                self._for_sorted(var, array, int(self.eval(n)), int(self.eval(size)), bits,
+                                 body)
             case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))
                 arr = env[array]
@@ -568,6 +591,28 @@ class Machine:
                     env[array] = grown
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
+
+    def _for_sorted(self, var, array, n, size, bits, body):
+        env = self.env
+        if n > len(env[array]):
+            raise ImpRuntimeError(f"sorted walk over {array}[0..{n}] past its end")
+        items = sorted(int(x) for x in env[array][:n])
+        if len(set(items)) != n or (items and not 0 <= items[0] <= items[-1] < size):
+            raise ImpRuntimeError(f"sorted walk over {array}: not distinct indices < {size}")
+        if bits is not None:
+            words = env[bits]
+            if len(words) < int(self.eval(sort_bits_words(Const(size)))):
+                raise ImpRuntimeError(f"mark array {bits} is too short")
+            marked = [w * 64 + b for w in np.flatnonzero(words) for b in range(64)
+                      if (int(words[w]) >> b) & 1]
+            if marked != items:
+                raise ImpRuntimeError(f"the marks in {bits} are not exactly {array}[0..{n}]")
+        env[array][:n] = _garbage(env[array].dtype)     # C leaves it in any order
+        for x in items:
+            env[var] = x
+            self.exec(body)
+        if bits is not None:
+            env[bits][:] = 0
 
     def _dtype(self, typ):
         return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
@@ -634,8 +679,14 @@ def show(node, indent: int = 0) -> str:
         case Reserve(arr, t, n, fill):
             return f"{pad}reserve {arr}[{show(n)}]" + ("" if fill is None
                                                         else f" = {{{show(fill)}...}}") + ";"
-        case SortIndices(arr, n, _, _):
-            return f"{pad}sort {arr}[0..{show(n)}];"
+        case Bit(arr, i):
+            return f"bit({arr}, {show(i)})"
+        case SetBit(arr, i, on):
+            return f"{pad}{'set' if on else 'clear'} bit({arr}, {show(i)});"
+        case ForSorted(var, arr, n, _, bits, body):
+            marks = f" marked in {bits}" if bits else ""
+            return (f"{pad}for {var} in sorted {arr}[0..{show(n)}]{marks} {{\n"
+                    f"{show(body, indent + 1)}\n{pad}}}")
         case Prefetch(arr, i):
             return f"{pad}prefetch {arr}[{show(i)}];"
         case ParallelFor(var, a, b, body, threads, red, private):

@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from . import imp, plan as planning, streams
 from .expression import Access, Add, Mul, accesses
 from .formats import Compressed, Dense, Format
-from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve,
-                  Ring, SortIndices, Store, Var, While, eq, incr, lt, not_, or_, select,
-                  seq)
+from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
+                  Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
+                  select, seq)
 from .streams import is_stream
 
 INITIAL_CAPACITY = 1024
@@ -465,10 +465,14 @@ class AppendTarget:
 # the touched coordinates), not a dense accumulator (memory grows with the dimension).
 HASH_WORKSPACE_DIM = 1 << 22
 HASH_INITIAL = 256                  # first table size (a power of two)
-# Entries past n that sorting through the bitset may scribble on (it writes a
-# few candidates per word unconditionally): the touched list has this many more.
-SORT_SLACK = imp.SORT_SLACK
 EMPTY = Const(-1)
+
+
+def mark_first(counter: str, k: imp.Expr) -> imp.Stmt:
+    """On the first touch of coordinate k: mark it in ws_bits and push it on
+    ws_list at `counter`."""
+    return If(Not(Bit("ws_bits", k)), seq(SetBit("ws_bits", k, True),
+                                          Store("ws_list", Var(counter), k), incr(counter)))
 
 
 class WorkspaceTarget(AppendTarget):
@@ -481,8 +485,9 @@ class WorkspaceTarget(AppendTarget):
     The workspace is chosen at run time from the dimension n of that level:
 
     * n ≤ HASH_WORKSPACE_DIM: a dense accumulator `ws_vals[n]` with a touched
-      flag per coordinate; the touched list is sorted through a bitset over its
-      range, or by quicksort when that range is sparse;
+      bit per coordinate in `ws_bits`; the flush walks the touched coordinates
+      in order (`ForSorted`: C walks the bits, or quicksorts the list when the
+      touched coordinates are sparse in their range) and moves each value out;
     * larger n: an open-addressing hash table (`hs_keys`, `hs_vals`, linear
       probing, capacity a power of two kept at least twice the touched count and
       doubled by rehashing), with `hs_slot[t]` the table slot of the t-th touched
@@ -517,9 +522,7 @@ class WorkspaceTarget(AppendTarget):
         return seq(super().setup(), Decl("ws_n", "index", ZERO),
                    Decl("ws_hash", "bool", lt(Const(HASH_WORKSPACE_DIM), size)),
                    Alloc("ws_vals", "value", dense_size, zero),
-                   Alloc("ws_mark", "index", dense_size, ZERO),
-                   Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL),
-                                                    imp.add(size, SORT_SLACK)), ZERO),
+                   Alloc("ws_list", "index", select(hashed, Const(HASH_INITIAL), size), ZERO),
                    Alloc("ws_bits", "bits", imp.sort_bits_words(dense_size), ZERO),
                    Decl("hs_cap", "index", table), Decl("hs_h", "index", ZERO),
                    Decl("hs_t", "index", ZERO),
@@ -546,9 +549,7 @@ class WorkspaceTarget(AppendTarget):
 
     def write(self, ctx, v):
         k = ctx[self.ws_var]
-        first_touch = seq(Store("ws_mark", k, ONE), Store("ws_list", Var("ws_n"), k),
-                          incr("ws_n"))
-        dense = seq(If(eq(Load("ws_mark", k), ZERO), first_touch), Accum("ws_vals", k, v))
+        dense = seq(mark_first("ws_n", k), Accum("ws_vals", k, v))
         return self._pick(self.hash_write(k, v), dense)
 
     def _probe(self, key, until) -> imp.Stmt:
@@ -593,25 +594,19 @@ class WorkspaceTarget(AppendTarget):
         last, cnt = self.last, self.count[self.last]
         crd, pos = self.arrays[f"crd{last}"], self.arrays[f"pos{last}"]
         need = imp.add(Var(cnt), Var("ws_n"))
-        t = Var("ws_t")
-        kk = Load("ws_list", t)
+        k, t = Var("ws_k"), Var("ws_t")
         zero = Const(self.sr.zero, "value")
-        move = seq(Store(crd, Var(cnt), kk), Store("out_vals", Var(cnt), Load("ws_vals", kk)),
-                   Store("ws_vals", kk, zero), Store("ws_mark", kk, ZERO))
-        hs_move = seq(self._probe(kk, lambda at: eq(at, kk)),
-                      Store(crd, Var(cnt), kk),
-                      Store("out_vals", Var(cnt), Load("hs_vals", Var("hs_h"))))
+        move = seq(Store(crd, Var(cnt), k), Store("out_vals", Var(cnt), Load("ws_vals", k)),
+                   Store("ws_vals", k, zero), incr(cnt))
+        hs_move = seq(self._probe(k, lambda at: eq(at, k)), Store(crd, Var(cnt), k),
+                      Store("out_vals", Var(cnt), Load("hs_vals", Var("hs_h"))), incr(cnt))
+        hs_clear = seq(Decl("ws_t", "index", ZERO), While(lt(t, Var("ws_n")), seq(
+            Store("hs_keys", Load("hs_slot", t), EMPTY), incr("ws_t"))))
         size = streams.dim_var(self.ws_var)
-        return seq(self._pick(SortIndices("ws_list", Var("ws_n"), size, None),
-                              SortIndices("ws_list", Var("ws_n"), size, "ws_bits")),
-                   Reserve(crd, "index", need), Reserve("out_vals", "value", need),
-                   Decl("ws_t", "index", ZERO),
-                   While(lt(t, Var("ws_n")), seq(self._pick(hs_move, move),
-                                                 incr(cnt), incr("ws_t"))),
-                   self._pick(seq(Assign("ws_t", ZERO), While(
-                       lt(t, Var("ws_n")),
-                       seq(Store("hs_keys", Load("hs_slot", t), EMPTY), incr("ws_t")))),
-                       imp.SKIP),
+        return seq(Reserve(crd, "index", need), Reserve("out_vals", "value", need),
+                   self._pick(seq(ForSorted("ws_k", "ws_list", Var("ws_n"), size, None, hs_move),
+                                  hs_clear),
+                              ForSorted("ws_k", "ws_list", Var("ws_n"), size, "ws_bits", move)),
                    Assign("ws_n", ZERO),
                    Store(pos, imp.add(ctx.get("pos", ZERO), ONE), Var(cnt)))
 
@@ -645,10 +640,7 @@ class RowCountTarget:
     def write(self, ctx, v):
         if not self.workspace:
             return imp.SKIP
-        k = ctx[self.base.ws_var]
-        return If(eq(Load("ws_mark", k), ZERO),
-                  seq(Store("ws_mark", k, ONE), Store("ws_list", Var("row_n"), k),
-                      incr("row_n")))
+        return mark_first("row_n", ctx[self.base.ws_var])
 
     def after(self, var, ctx):
         if var != self.row_var:
@@ -656,7 +648,7 @@ class RowCountTarget:
         t = Var("ws_t")
         clear = imp.SKIP if not self.workspace else seq(
             Decl("ws_t", "index", ZERO),
-            While(lt(t, Var("row_n")), seq(Store("ws_mark", Load("ws_list", t), ZERO),
+            While(lt(t, Var("row_n")), seq(SetBit("ws_bits", Load("ws_list", t), False),
                                            incr("ws_t"))))
         return seq(clear, Store(self.pos, imp.add(ctx["row"], ONE), Var("row_n")))
 
@@ -667,8 +659,8 @@ class RowCountTarget:
         if not self.workspace:
             return ()
         size = streams.dim_var(self.base.ws_var)
-        return (("ws_mark", "index", size, ZERO),
-                ("ws_list", "index", imp.add(size, SORT_SLACK), ZERO))
+        return (("ws_bits", "bits", imp.sort_bits_words(size), ZERO),
+                ("ws_list", "index", size, ZERO))
 
 
 class RowFillTarget(RowCountTarget):
@@ -696,15 +688,11 @@ class RowFillTarget(RowCountTarget):
         if var != self.row_var or not self.workspace:
             return imp.SKIP
         b = self.base
-        crd, t = b.arrays["crd1"], Var("ws_t")
-        kk = Load("ws_list", t)
-        at = imp.add(Var("row_q"), t)
-        return seq(SortIndices("ws_list", Var("ws_n"), streams.dim_var(b.ws_var), "ws_bits"),
-                   Decl("ws_t", "index", ZERO),
-                   While(lt(t, Var("ws_n")), seq(
-                       Store(crd, at, kk), Store("out_vals", at, Load("ws_vals", kk)),
-                       Store("ws_vals", kk, Const(self.base.sr.zero, "value")),
-                       Store("ws_mark", kk, ZERO), incr("ws_t"))),
+        crd, k, at = b.arrays["crd1"], Var("ws_k"), Var("row_q")
+        move = seq(Store(crd, at, k), Store("out_vals", at, Load("ws_vals", k)),
+                   Store("ws_vals", k, Const(b.sr.zero, "value")), incr("row_q"))
+        return seq(ForSorted("ws_k", "ws_list", Var("ws_n"), streams.dim_var(b.ws_var),
+                             "ws_bits", move),
                    Assign("ws_n", ZERO))
 
     def private(self):
@@ -712,8 +700,7 @@ class RowFillTarget(RowCountTarget):
             return ()
         size = streams.dim_var(self.base.ws_var)
         return (("ws_vals", "value", size, Const(self.base.sr.zero, "value")),
-                ("ws_mark", "index", size, ZERO),
-                ("ws_list", "index", imp.add(size, SORT_SLACK), ZERO),
+                ("ws_list", "index", size, ZERO),
                 ("ws_bits", "bits", imp.sort_bits_words(size), ZERO))
 
 

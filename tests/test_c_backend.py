@@ -171,13 +171,13 @@ def test_ttm_into_sparse_rows_with_dense_tail_appends():
                                rtol=1e-12)
 
 
-def _on_interpreter(expr, sr, out_format, inputs):
+def _on_interpreter(expr, sr, out_format, inputs, threads=1):
     """The lowered program of expr run on the Imp interpreter, with a zeroed dense
     `out` when out_format is None: (final environment, program, output shape)."""
     bound = api.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
     sizes = api.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), out_format)
+    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):
@@ -582,9 +582,9 @@ def test_two_threads_sparse_outputs_equal_reference(p, fmt):
                    output=fmt)
 
 
-def _csr_on_interpreter(expr, sr, **inputs):
+def _csr_on_interpreter(expr, sr, threads=1, **inputs):
     """The lowered csr-output program of expr run on the Imp interpreter."""
-    final, _, shape = _on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs)
+    final, _, shape = _on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs, threads)
     nnz = int(final["out_count1"])
     return sp.csr_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
                          final["out_pos1"][:shape[0] + 1]), shape=shape)
@@ -766,6 +766,37 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
     np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
 
 
+def test_sorted_walk_over_marks_on_the_interpreter():
+    """ForSorted runs its body in ascending order of the listed indices, leaves the
+    marks all-zero, and refuses marks that are not exactly the list (or a list
+    with repeats); with no marks it only sorts."""
+    from etchpy import imp
+    m = imp.Machine(ep.semirings.get("real"), {})
+    size = imp.Const(200)
+    listed = [130, 7, 64, 63, 199]
+    walk = imp.seq(imp.Alloc("seen", "index", imp.Const(5), imp.ZERO),
+                   imp.Decl("t", "index", imp.ZERO),
+                   imp.ForSorted("k", "list", imp.Const(5), size, "bits",
+                                 imp.seq(imp.Store("seen", imp.Var("t"), imp.Var("k")),
+                                         imp.incr("t"))))
+    m.exec(imp.seq(imp.Alloc("list", "index", imp.Const(5), imp.ZERO),
+                   imp.Alloc("bits", "bits", imp.sort_bits_words(size), imp.ZERO)))
+    for t, k in enumerate(listed):
+        m.exec(imp.seq(imp.Store("list", imp.Const(t), imp.Const(k)),
+                       imp.SetBit("bits", imp.Const(k), True)))
+    assert m.eval(imp.Bit("bits", imp.Const(64))) and not m.eval(imp.Bit("bits", imp.Const(65)))
+    m.exec(walk)
+    assert list(m.env["seen"]) == sorted(listed) and not m.env["bits"].any()
+    m.exec(imp.seq(*(imp.Store("list", imp.Const(t), imp.Const(k))
+                     for t, k in enumerate(listed)), imp.SetBit("bits", imp.Const(7), True)))
+    with pytest.raises(imp.ImpRuntimeError, match="not exactly"):
+        m.exec(walk)                              # only one of the five is marked
+    m.exec(imp.SetBit("bits", imp.Const(7), False))
+    m.exec(imp.Store("list", imp.Const(1), imp.Const(130)))
+    with pytest.raises(imp.ImpRuntimeError, match="distinct"):
+        m.exec(imp.ForSorted("k", "list", imp.Const(5), size, None, imp.SKIP))
+
+
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():
     """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
     interpreter puts values there that no test expects, so reading one shows."""
@@ -807,6 +838,14 @@ def test_threads_fill_sparse_rows_after_a_counting_pass(semiring):
         np.testing.assert_array_equal(got.indptr, want.indptr)
         np.testing.assert_array_equal(got.indices, want.indices)
         np.testing.assert_array_equal(got.data, want.data)
+    # the same two-pass programs on the Imp interpreter (small inputs)
+    small = {name: sp.csr_array(m[:40, :60] if m is not P else m[:60, :50])
+             for name, m in (("M", M), ("N", N), ("P", P))}
+    for kern, a, b in ((add, "M", "N"), (gus, "M", "P")):
+        got = _csr_on_interpreter(kern.expr, sr, threads=2, A=small[a], B=small[b])
+        want = kern(A=small[a], B=small[b])
+        for part in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(got, part), getattr(want, part))
 
 
 def test_threads_split_the_outer_loop_of_dense_outputs():

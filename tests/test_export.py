@@ -203,8 +203,7 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashe
     for r in range(6):
         assert np.all(np.diff(got.indices[got.indptr[r]:got.indptr[r + 1]]) > 0)
     np.testing.assert_allclose(got.toarray(), (M @ N).toarray(), rtol=1e-13)
-    # full rows whose last bitset word holds two indices: the readback writes two
-    # candidates past the end of the touched list, into its spare cells
+    # full rows: every word of marks full, the last one holding two indices
     full = sp.csr_array(np.arange(1.0, 1941.0).reshape(10, 194))
     got = run_csr_product(tmp_path, "gus", M, full, 194)
     assert np.all(np.diff(got.indptr) == 194)

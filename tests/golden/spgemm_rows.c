@@ -102,17 +102,6 @@ static void ep_sort_idx(idx_t *a, int64_t n)
     }
 }
 
-static inline int64_t ep_popcount64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_popcountll(x);
-#else
-    int64_t n = 0;
-    for (; x; x &= x - 1) n++;
-    return n;
-#endif
-}
-
 static inline int ep_ctz64(uint64_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
@@ -124,46 +113,30 @@ static inline int ep_ctz64(uint64_t x)
 #endif
 }
 
-/* Sorts n distinct indices < size. When the touched range is dense enough,
- * each index sets its bit in `bits` (size/64 + 1 words) and the bit of its
- * word in a summary that follows them (size/4096 + 1 words); the readback walks
- * the summary, so it visits only words that hold indices, and clears both.
- * Otherwise quicksort. `bits` is all-zero on entry and on exit. Each word's
- * first three candidates are written without a test (a[t..t+2]; t only
- * advances by the word's popcount), so `a` needs room for n + 2 entries: every
- * visited word holds at least one index, so t + 2 <= n + 1. */
-static void ep_sort_marked(idx_t *a, int64_t n, uint64_t *bits, int64_t size)
+/* Prepares the ordered walk over n distinct indices < size that are marked in
+ * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
+ * zero but the marks). When the indices are dense enough in their range, sets
+ * the summary bit of each marked word, stores the range of summary words in
+ * *lo, *hi and returns 1: the caller walks the summary and the marked words in
+ * order and clears both. Otherwise clears the marks, sorts a and returns 0. */
+static int ep_marks_walkable(idx_t *a, int64_t n, uint64_t *bits, int64_t size,
+                             int64_t *lo, int64_t *hi)
 {
-    if (n < 32) { ep_sort_idx(a, n); return; }
     uint64_t *summary = bits + (size >> 6) + 1;
-    int64_t lo = a[0], hi = a[0];
+    int64_t l = n ? a[0] : 0, h = l;
     for (int64_t i = 1; i < n; i++) {
-        if (a[i] < lo) lo = a[i];
-        if (a[i] > hi) hi = a[i];
+        if (a[i] < l) l = a[i];
+        if (a[i] > h) h = a[i];
     }
-    if ((hi >> 12) - (lo >> 12) + 1 > 4 * n) { ep_sort_idx(a, n); return; }
-    for (int64_t i = 0; i < n; i++) {
-        const int64_t k = a[i];
-        bits[k >> 6] |= (uint64_t)1 << (k & 63);
-        summary[k >> 12] |= (uint64_t)1 << ((k >> 6) & 63);
+    if (n < 32 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
+        for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
+        ep_sort_idx(a, n);
+        return 0;
     }
-    int64_t t = 0;
-    const uint64_t top = (uint64_t)1 << 63;   /* ctz of 0 would be undefined */
-    for (int64_t s = lo >> 12; s <= (hi >> 12); s++) {
-        uint64_t m = summary[s];
-        summary[s] = 0;
-        for (; m; m &= m - 1) {
-            const int64_t w = (s << 6) + ep_ctz64(m);
-            uint64_t x = bits[w];
-            bits[w] = 0;
-            const int64_t base = w << 6, c = ep_popcount64(x);
-            a[t] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-            a[t + 1] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-            a[t + 2] = (idx_t)(base + ep_ctz64(x | top)); x &= x - 1;
-            for (int64_t u = t + 3; x; u++) { a[u] = (idx_t)(base + ep_ctz64(x)); x &= x - 1; }
-            t += c;
-        }
-    }
+    for (int64_t i = 0; i < n; i++) summary[a[i] >> 12] |= (uint64_t)1 << ((a[i] >> 6) & 63);
+    *lo = l >> 12;
+    *hi = h >> 12;
+    return 1;
 }
 
 void spgemm_rows_free(void *p) { free(p); }
@@ -193,7 +166,6 @@ int spgemm_rows(
     idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
     val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
-    idx_t *ws_mark = NULL; int64_t ws_mark_cap = 0;
     idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
     idx_t *hs_keys = NULL; int64_t hs_keys_cap = 0;
@@ -221,10 +193,7 @@ int spgemm_rows(
     ws_vals_cap = ep_max((ws_hash ? 1 : dim_k), 1);
     ws_vals = (val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(val_t));
     if (!ws_vals) goto fail;
-    ws_mark_cap = ep_max((ws_hash ? 1 : dim_k), 1);
-    ws_mark = (idx_t *)ep_calloc((size_t)ws_mark_cap, sizeof(idx_t));
-    if (!ws_mark) goto fail;
-    ws_list_cap = ep_max((ws_hash ? 256 : (dim_k + 2)), 1);
+    ws_list_cap = ep_max((ws_hash ? 256 : dim_k), 1);
     ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
     if (!ws_list) goto fail;
     ws_bits_cap = ep_max(((((ws_hash ? 1 : dim_k) / 64) + 1) + (((ws_hash ? 1 : dim_k) / 4096) + 1)), 1);
@@ -356,7 +325,6 @@ int spgemm_rows(
                 }
                 j_q = (j_q + 1);
             }
-            ep_sort_idx(ws_list, ws_n);
             if ((out_count1 + ws_n) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
                 idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
@@ -369,18 +337,21 @@ int spgemm_rows(
                 if (!grown_) goto fail;
                 out_vals = grown_; out_vals_cap = cap_;
             }
-            int64_t ws_t = 0;
-            while (ws_t < ws_n) {
-                hs_h = ep_hash(ws_list[ws_t], (hs_cap - 1));
-                while (!(hs_keys[hs_h] == ws_list[ws_t])) {
-                    hs_h = ((hs_h + 1) & (hs_cap - 1));
+            {
+                const int64_t ws_k_n = ws_n;
+                ep_sort_idx(ws_list, ws_k_n);
+                for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                    const int64_t ws_k = ws_list[ws_k_t];
+                    hs_h = ep_hash(ws_k, (hs_cap - 1));
+                    while (!(hs_keys[hs_h] == ws_k)) {
+                        hs_h = ((hs_h + 1) & (hs_cap - 1));
+                    }
+                    out_crd1[out_count1] = ws_k;
+                    out_vals[out_count1] = hs_vals[hs_h];
+                    out_count1 = (out_count1 + 1);
                 }
-                out_crd1[out_count1] = ws_list[ws_t];
-                out_vals[out_count1] = hs_vals[hs_h];
-                out_count1 = (out_count1 + 1);
-                ws_t = (ws_t + 1);
             }
-            ws_t = 0;
+            int64_t ws_t = 0;
             while (ws_t < ws_n) {
                 hs_keys[hs_slot[ws_t]] = -1;
                 ws_t = (ws_t + 1);
@@ -428,8 +399,8 @@ int spgemm_rows(
                 k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
                 while (k_q_1 < k_end_1) {
                     int64_t k__1 = B_crd1[k_q_1];
-                    if (ws_mark[k__1] == 0) {
-                        ws_mark[k__1] = 1;
+                    if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
+                        ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
                         ws_list[ws_n] = k__1;
                         ws_n = (ws_n + 1);
                     }
@@ -438,7 +409,6 @@ int spgemm_rows(
                 }
                 j_q = (j_q + 1);
             }
-            ep_sort_marked(ws_list, ws_n, ws_bits, dim_k);
             if ((out_count1 + ws_n) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
                 idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
@@ -451,14 +421,36 @@ int spgemm_rows(
                 if (!grown_) goto fail;
                 out_vals = grown_; out_vals_cap = cap_;
             }
-            int64_t ws_t = 0;
-            while (ws_t < ws_n) {
-                out_crd1[out_count1] = ws_list[ws_t];
-                out_vals[out_count1] = ws_vals[ws_list[ws_t]];
-                ws_vals[ws_list[ws_t]] = 0.0;
-                ws_mark[ws_list[ws_t]] = 0;
-                out_count1 = (out_count1 + 1);
-                ws_t = (ws_t + 1);
+            {
+                const int64_t ws_k_n = ws_n;
+                int64_t ws_k_lo = 0, ws_k_hi = -1;
+                if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
+                    uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
+                    for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
+                        uint64_t ws_k_m = ws_k_sum[ws_k_s];
+                        ws_k_sum[ws_k_s] = 0;
+                        for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
+                            const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
+                            uint64_t ws_k_x = ws_bits[ws_k_w];
+                            ws_bits[ws_k_w] = 0;
+                            for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
+                                const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
+                                out_crd1[out_count1] = ws_k;
+                                out_vals[out_count1] = ws_vals[ws_k];
+                                ws_vals[ws_k] = 0.0;
+                                out_count1 = (out_count1 + 1);
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                        const int64_t ws_k = ws_list[ws_k_t];
+                        out_crd1[out_count1] = ws_k;
+                        out_vals[out_count1] = ws_vals[ws_k];
+                        ws_vals[ws_k] = 0.0;
+                        out_count1 = (out_count1 + 1);
+                    }
+                }
             }
             ws_n = 0;
             out_pos1[(i__1 + 1)] = out_count1;
@@ -477,7 +469,6 @@ int spgemm_rows(
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
     free(ws_vals);
-    free(ws_mark);
     free(ws_list);
     free(ws_bits);
     free(hs_keys);
@@ -490,7 +481,6 @@ fail:
     free(out_crd1);
     free(out_vals);
     free(ws_vals);
-    free(ws_mark);
     free(ws_list);
     free(ws_bits);
     free(hs_keys);
