@@ -99,7 +99,9 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     sparse = prog.output.mode != "dense"
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=val_type, semiring=semiring.name, include_header=include_header,
-               uses_sort=_contains(prog.body, imp.ForSorted))
+               uses_sort=_contains(prog.body, imp.ForSorted),
+               uses_hash=_uses_op(prog.body, "hash"),
+               refuses=bool(prog.refuse_above))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
     header = t.get_template("kernel.h.j2").render(
@@ -142,6 +144,8 @@ class FunctionBody:
             src = f"{tensor}_dim{mode}"
             if first[var] != src:
                 lines.append(f"if ({src} != dim_{var}) return 2;")
+        for var, most in self.prog.refuse_above:
+            lines.append(f"if (dim_{var} > {most}) return 3;   /* needs the hash-table build */")
         for arr, typ in self.heap.items():
             lines.append(f"{self.ctype(typ)} *{arr} = NULL; int64_t {arr}_cap = 0;")
         lines.append(self.stmt(self.prog.body, 0))
@@ -427,6 +431,16 @@ def _bare(text: str) -> str:
                 return text
         return text[1:-1]
     return text
+
+
+def _uses_op(node, op: str) -> bool:
+    """Does any expression inside node apply the binary operator op?"""
+    if isinstance(node, Bin) and node.op == op:
+        return True
+    if isinstance(node, (tuple, list)):
+        return any(_uses_op(x, op) for x in node)
+    fields = getattr(node, "__dataclass_fields__", ())
+    return any(_uses_op(getattr(node, f), op) for f in fields)
 
 
 def _contains(s, kind) -> bool:

@@ -91,6 +91,9 @@ class Program:
     plan: planning.Plan
     dims: tuple                     # (index var, tensor, mode) for every access mode
     streams_text: tuple = ()
+    # (index, largest size): the kernel returns 3, before allocating anything, when
+    # that index's dimension is larger (a dense-only workspace, see lower_plan)
+    refuse_above: tuple = ()
 
 
 def output_mode(plan: planning.Plan, fmt: Format | None) -> str:
@@ -140,8 +143,14 @@ def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bo
 
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
-               names: imp.Names | None = None, threads: int = 1) -> Program:
-    """The Imp program of a plan; `tensors` maps input names to their TensorVar."""
+               names: imp.Names | None = None, threads: int = 1,
+               hash_workspace: bool = True) -> Program:
+    """The Imp program of a plan; `tensors` maps input names to their TensorVar.
+
+    With hash_workspace False, a workspace output has only its dense kind, and
+    the program refuses (`Program.refuse_above`) a dimension that would need the
+    hash table: half the C text for the common case, and the caller lowers the
+    plan again, with both kinds, for an input that is refused."""
     names = names or imp.Names()
     for v in _all_vars(plan):
         names.fresh(f"dim_{v}")
@@ -156,7 +165,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     bound = None if only is None else (
         lambda axes, pre: entries_bound(only, axes, tensors, names, pre))
     target_out, out_params, output, finish = _make_output(
-        mode, out_axes, out_format, sr, names, bound, out_steps[0] if only else None)
+        mode, out_axes, out_format, sr, names, bound, out_steps[0] if only else None,
+        hash_workspace)
     body.append(target_out.setup())
     setup_at = len(body) - 1
     texts = []
@@ -187,8 +197,9 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
                  if arr in used]
         body.append(loops)
     body.append(finish)
+    refuse = target_out.refusals() if isinstance(target_out, WorkspaceTarget) else ()
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
-                   tuple(texts))
+                   tuple(texts), refuse)
 
 
 def writes_every_cell_once(s, n_axes: int) -> bool:
@@ -204,9 +215,10 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
 
 
 def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
-    """The loop nest of one step. A workspace output gets two nests, one per kind
-    of workspace (dense or hash), chosen once per call: the hot loop tests nothing."""
-    if isinstance(target, WorkspaceTarget):
+    """The loop nest of one step. A workspace output that may be either kind gets
+    two nests, one per kind (dense or hash), chosen once per call: the hot loop
+    tests nothing."""
+    if isinstance(target, WorkspaceTarget) and target.hashed is None:
         return If(Var("ws_hash"),
                   Emitter(names, sr, target.way(True), threads, markers).emit_step(s),
                   Emitter(names, sr, target.way(False), threads, markers).emit_step(s))
@@ -515,10 +527,15 @@ class WorkspaceTarget(AppendTarget):
 
     def setup(self):
         size = streams.dim_var(self.ws_var)
+        zero = Const(self.sr.zero, "value")
+        if self.hashed is False:        # the dense workspace alone (larger n: refused)
+            return seq(super().setup(), Decl("ws_n", "index", ZERO),
+                       Alloc("ws_vals", "value", size, zero),
+                       Alloc("ws_list", "index", size, ZERO),
+                       Alloc("ws_bits", "bits", imp.sort_bits_words(size), ZERO))
         hashed = Var("ws_hash")
         dense_size = select(hashed, ONE, size)
         table = select(hashed, Const(HASH_INITIAL), ONE)
-        zero = Const(self.sr.zero, "value")
         return seq(super().setup(), Decl("ws_n", "index", ZERO),
                    Decl("ws_hash", "bool", lt(Const(HASH_WORKSPACE_DIM), size)),
                    Alloc("ws_vals", "value", dense_size, zero),
@@ -530,6 +547,13 @@ class WorkspaceTarget(AppendTarget):
                    Alloc("hs_vals", "value", table, zero),
                    Alloc("hs_slot", "index", table, ZERO),
                    Alloc("hs_tmp", "value", ONE, zero))
+
+    def refusals(self) -> tuple:
+        """(index, largest size) pairs this target cannot take: a dense-only
+        workspace refuses a dimension past HASH_WORKSPACE_DIM."""
+        if self.hashed is False:
+            return ((self.ws_var, HASH_WORKSPACE_DIM),)
+        return ()
 
     def enter(self, var, index, ctx):
         if var == self.ws_var:
@@ -908,7 +932,7 @@ def stored_entries(name: str, fmt: Format) -> imp.Expr:
     return streams.array_names(name, fmt).positions(len(fmt.levels) - 1)
 
 
-def _make_output(mode, axes, fmt, sr, names, bound=None, step=None):
+def _make_output(mode, axes, fmt, sr, names, bound=None, step=None, hash_workspace=True):
     if mode == "dense":
         t = DenseTarget("out", axes, sr)
         params = [Param("out", "out_dense", "value",
@@ -921,9 +945,11 @@ def _make_output(mode, axes, fmt, sr, names, bound=None, step=None):
         row = axes[fmt.mode_order[0]]
         t = BucketTarget(axes, fmt, repeats=any(
             v in step.bound for v in step.order[:list(step.order).index(row)]))
-    elif mode in ("append", "workspace"):
-        kind = AppendTarget if mode == "append" else WorkspaceTarget
-        t = kind(axes, fmt, sr, names, bound)
+    elif mode == "append":
+        t = AppendTarget(axes, fmt, sr, names, bound)
+    elif mode == "workspace":
+        t = WorkspaceTarget(axes, fmt, sr, names, bound)
+        t = t if hash_workspace else t.way(False)
     else:
         t = CoordsTarget(axes, sr)
     params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
@@ -1185,5 +1211,9 @@ def run_program(prog: Program, sr, env: dict):
     machine.env.setdefault(ZEROED, 0)
     for var, tensor, mode in prog.dims:
         machine.env.setdefault(f"dim_{var}", env[f"{tensor}_dim{mode}"])
+    for var, most in prog.refuse_above:
+        if machine.env[f"dim_{var}"] > most:
+            raise imp.ImpRuntimeError(f"dimension {var} = {machine.env[f'dim_{var}']} is "
+                                      f"refused (> {most})")
     machine.exec(prog.body)
     return machine.env

@@ -38,7 +38,11 @@ class Kernel:
     """A compiled expression. Call it with the inputs by tensor name."""
 
     def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
-                 name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None):
+                 name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None,
+                 every_size=False):
+        """every_size: build the code for every input size at once (export_c does).
+        Otherwise a workspace output is built with its dense kind only, and the
+        first call whose dimension needs the hash table builds a second kernel."""
         expr = as_expr(expr)
         self.semiring = api.prepare_semiring(expr, semiring)
         self.source_expr = expr
@@ -54,9 +58,10 @@ class Kernel:
         # optimize=None: on, unless the caller fixed the loop order by hand
         self._use_optimizer = (order is None) if optimize is None else bool(optimize)
         self._order, self._options = order, dict(optimizer_options or {})
+        self._optimize, self._every_size, self._larger = optimize, bool(every_size), None
         self._request = _request_key(expr, self.semiring, self.out_format, order,
                                      self.out_indices, name, self.threads, optimize,
-                                     self._options)
+                                     self._options, self._every_size)
         self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
         # ETCHPY_DEBUG prints every stage, so it always runs them
         saved = build.read_manifest(name, self._request) \
@@ -93,7 +98,8 @@ class Kernel:
         self.expr = self._optimized.expr if self.plan_costs and self.plan_costs[2] else expr
         _debug("plan", self.plan.explain)
         self.program = lower.lower_plan(self.plan, self.semiring, self.tensors, self.out_format,
-                                        threads=self.threads)
+                                        threads=self.threads,
+                                        hash_workspace=self._every_size)
         _debug("streams", lambda: "\n".join(self.program.streams_text))
         _debug("imp", lambda: imp.show(self.program.body))
 
@@ -145,6 +151,10 @@ class Kernel:
                  + f" over ({', '.join(ix.name for ix in self.out_indices)})"]
         for step in self.plan.steps:
             lines.append(f"loop order: {step.target} over ({', '.join(step.order)})")
+        for var, most in self.program.refuse_above:
+            ix = self.plan.origin.get(var, var)
+            lines.append(f"workspace:  dense while |{ix}| <= {most}; a larger |{ix}| builds "
+                         "a hash-table kernel on first need")
         return tuple(lines)
 
     def explain(self) -> str:
@@ -216,6 +226,8 @@ class Kernel:
                 grown[tname] = ptr
                 args.append(ptr)
         rc = getattr(lib.lib, self.name)(*args)
+        if rc == 3:                    # a dimension this build refuses: see every_size
+            return self._for_every_size()(**inputs)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
         if rc != 0:
@@ -225,6 +237,16 @@ class Kernel:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
             return api.make_output(out_dense, out_shape, self.out_format, sr)
         return self._sparse_output(lib, grown, out_shape, idx_dtype)
+
+    def _for_every_size(self) -> "Kernel":
+        """The same kernel built for every input size (made on first need)."""
+        if self._larger is None:
+            self._larger = Kernel(self.source_expr, semiring=self.semiring,
+                                  output=self.out_format or "dense", order=self._order,
+                                  out_indices=self.out_indices, name=self.name,
+                                  threads=self.threads, optimize=self._optimize,
+                                  optimizer_options=self._options, every_size=True)
+        return self._larger
 
     def _make_slots(self):
         """How each C parameter is fed: (kind, tensor or output name, role, C type)."""
@@ -447,7 +469,7 @@ def tunables() -> tuple:
 
 
 def _request_key(expr, semiring, out_format, order, out_indices, name, threads, optimize,
-                 options) -> str | None:
+                 options, every_size) -> str | None:
     """A stable key of one compile request (for the manifest), or None when some part
     of it has no stable text (a semiring defined at run time)."""
     from .semiring import semirings
@@ -458,7 +480,7 @@ def _request_key(expr, semiring, out_format, order, out_indices, name, threads, 
              fmts, semiring.name, repr(out_format),
              None if order is None else [getattr(o, "name", o) for o in order],
              [ix.name for ix in out_indices], name, threads, optimize,
-             repr(sorted(options.items())))
+             repr(sorted(options.items())), every_size)
     import hashlib
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
@@ -521,7 +543,7 @@ def export_c(expr, name: str, directory, *, formats=None, semiring=None, output=
         if output == "dense" and st.output_format is not None:
             output = st.output_format
     kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                  out_indices=out_indices, name=name, threads=threads)
+                  out_indices=out_indices, name=name, threads=threads, every_size=True)
     src = kern.source(index_type, include_header=True)
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)

@@ -65,7 +65,9 @@ def test_hash_workspace_outputs_match_reference(p, fmt):
 
 @pytest.mark.parametrize("forced", [True, False])
 def test_hash_workspace_spgemm_grows_and_sorts(forced, monkeypatch):
-    """Rows touching up to ~900 columns: the 256-slot table rehashes twice or more."""
+    """Rows touching up to ~900 columns: the 256-slot table rehashes twice or more.
+    The kernel is built with the dense workspace only; a dimension past the limit
+    makes it return 3, and the call goes to a second build that has the table."""
     from etchpy import lower
     if forced:
         monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
@@ -75,8 +77,13 @@ def test_hash_workspace_spgemm_grows_and_sorts(forced, monkeypatch):
     Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
     kern = ep.compile(ep.sum(j, Ac[i, j] * Bc[j, k]), output="csr")
     assert kern.program.output.mode == "workspace"
-    assert ("hs_keys" in kern.c_source) and ("ep_hash" in kern.c_source)
+    assert "hs_keys" not in kern.c_source and "ep_hash" not in kern.c_source
+    assert f"if (dim_k > {lower.HASH_WORKSPACE_DIM}) return 3;" in kern.c_source
+    assert f"dense while |k| <= {lower.HASH_WORKSPACE_DIM}" in kern.explain()
     C = kern(A=A, B=B)
+    assert (kern._larger is not None) == forced
+    if forced:
+        assert "hs_keys" in kern._larger.c_source and "return 3" not in kern._larger.c_source
     for r_ in range(40):
         assert np.all(np.diff(C.indices[C.indptr[r_]:C.indptr[r_ + 1]]) > 0)
     np.testing.assert_allclose(C.toarray(), (A @ B).toarray(), rtol=1e-12)
@@ -751,8 +758,8 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
     gus = ep.sum(j, A_csr[i, j] * B[j, k])
     src = ep.compile(gus, output="csr").c_source
     assert "EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);" in src
-    assert "EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);" in src
-    assert "EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);" in src
+    assert "EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);" in src
+    assert "EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);" in src
     M, N = _random_csr(400, 300, 3000, 10), _random_csr(300, 500, 150000, 11)  # N: 1.2 MB
     np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
                                (M @ N).toarray(), rtol=1e-12)

@@ -6,6 +6,7 @@
  * formats:    A: csr, B: csr
  * output:     workspace csr over (i, k)
  * loop order: out over (i, j, k)
+ * workspace:  dense while |k| <= 4194304; a larger |k| builds a hash-table kernel on first need
  */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE   /* madvise and MADV_HUGEPAGE under -std=c99 */
@@ -70,13 +71,6 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     if (p) { memcpy(p, q, had); free(q); }
     return p;
 }
-/* Table slot of key k when the table has mask + 1 entries (a power of two, at
- * most 2^32): the high half of k times 2^64/phi (Fibonacci hashing). */
-static inline int64_t ep_hash(int64_t k, int64_t mask)
-{
-    return (int64_t)((((uint64_t)k * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (uint64_t)mask);
-}
-
 /* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
  * distinct keys both parts are non-empty) down to runs of 16, then insertion. */
 static void ep_sort_idx(idx_t *a, int64_t n)
@@ -141,7 +135,8 @@ static int ep_marks_walkable(idx_t *a, int64_t n, uint64_t *bits, int64_t size,
 
 void spgemm_rows_free(void *p) { free(p); }
 
-/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
+/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
+ * 3 when a dimension is too large for this build (nothing is allocated then). */
 int spgemm_rows(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -162,16 +157,13 @@ int spgemm_rows(
     const int64_t dim_j = A_dim1;
     const int64_t dim_k = B_dim1;
     if (B_dim0 != dim_j) return 2;
+    if (dim_k > 4194304) return 3;   /* needs the hash-table build */
     idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
     idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
     val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
     idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
-    idx_t *hs_keys = NULL; int64_t hs_keys_cap = 0;
-    val_t *hs_vals = NULL; int64_t hs_vals_cap = 0;
-    idx_t *hs_slot = NULL; int64_t hs_slot_cap = 0;
-    val_t *hs_tmp = NULL; int64_t hs_tmp_cap = 0;
     int64_t join_size = 0;
     int64_t join_q = 0;
     while (join_q < A_pos1[A_dim0]) {
@@ -189,273 +181,110 @@ int spgemm_rows(
     out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
-    int ws_hash = (4194304 < dim_k);
-    ws_vals_cap = ep_max((ws_hash ? 1 : dim_k), 1);
+    ws_vals_cap = ep_max(dim_k, 1);
     ws_vals = (val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(val_t));
     if (!ws_vals) goto fail;
-    ws_list_cap = ep_max((ws_hash ? 256 : dim_k), 1);
+    ws_list_cap = ep_max(dim_k, 1);
     ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
     if (!ws_list) goto fail;
-    ws_bits_cap = ep_max(((((ws_hash ? 1 : dim_k) / 64) + 1) + (((ws_hash ? 1 : dim_k) / 4096) + 1)), 1);
+    ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
     ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
     if (!ws_bits) goto fail;
-    int64_t hs_cap = (ws_hash ? 256 : 1);
-    int64_t hs_h = 0;
-    int64_t hs_t = 0;
-    hs_keys_cap = ep_max((ws_hash ? 256 : 1), 1);
-    hs_keys = (idx_t *)ep_malloc((size_t)hs_keys_cap * sizeof(idx_t));
-    if (!hs_keys) goto fail;
-    for (int64_t k_ = 0; k_ < hs_keys_cap; k_++) hs_keys[k_] = -1;
-    hs_vals_cap = ep_max((ws_hash ? 256 : 1), 1);
-    hs_vals = (val_t *)ep_calloc((size_t)hs_vals_cap, sizeof(val_t));
-    if (!hs_vals) goto fail;
-    hs_slot_cap = ep_max((ws_hash ? 256 : 1), 1);
-    hs_slot = (idx_t *)ep_calloc((size_t)hs_slot_cap, sizeof(idx_t));
-    if (!hs_slot) goto fail;
-    hs_tmp_cap = ep_max(1, 1);
-    hs_tmp = (val_t *)ep_calloc((size_t)hs_tmp_cap, sizeof(val_t));
-    if (!hs_tmp) goto fail;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
-    if (ws_hash) {
-        /* i: locate; locate into [jump] */
-        int64_t i_c = 0;
-        i_c = 0;
-        while (i_c < dim_i) {
-            int64_t i_ = i_c;
-            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
-            int64_t j_q = 0;
-            int64_t j_end = 0;
-            j_q = A_pos1[i_c];
-            j_end = A_pos1[(i_c + 1)];
-            while (j_q < j_end) {
-                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
-                    EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
-                }
-                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
-                    int64_t j_ahead = A_crd1[(j_q + 16)];
-                    int64_t j_pf = 0;
-                    int64_t j_pf_at = B_pos1[j_ahead];
-                    int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
-                    while (j_pf < j_pf_n) {
-                        EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
-                        j_pf = (j_pf + 8);
-                    }
-                    int64_t j_pf_1 = 0;
-                    int64_t j_pf_at_1 = B_pos1[j_ahead];
-                    int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
-                    while (j_pf_1 < j_pf_n_1) {
-                        EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
-                        j_pf_1 = (j_pf_1 + 8);
-                    }
-                }
-                /* k: linear, then gallop; locate into [jump] */
-                int64_t k_q_1 = 0;
-                int64_t k_end_1 = 0;
-                k_q_1 = B_pos1[A_crd1[j_q]];
-                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-                while (k_q_1 < k_end_1) {
-                    int64_t k_ = B_crd1[k_q_1];
-                    hs_h = ep_hash(k_, (hs_cap - 1));
-                    while (!((hs_keys[hs_h] == -1) || (hs_keys[hs_h] == k_))) {
-                        hs_h = ((hs_h + 1) & (hs_cap - 1));
-                    }
-                    if (hs_keys[hs_h] == -1) {
-                        hs_keys[hs_h] = k_;
-                        hs_vals[hs_h] = 0.0;
-                        if ((ws_n + 1) > ws_list_cap) {
-                            int64_t cap_ = ep_max((ws_n + 1), 2 * ws_list_cap);
-                            idx_t *grown_ = (idx_t *)ep_grow(ws_list, (size_t)ws_list_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                            if (!grown_) goto fail;
-                            ws_list = grown_; ws_list_cap = cap_;
-                        }
-                        if ((ws_n + 1) > hs_slot_cap) {
-                            int64_t cap_ = ep_max((ws_n + 1), 2 * hs_slot_cap);
-                            idx_t *grown_ = (idx_t *)ep_grow(hs_slot, (size_t)hs_slot_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                            if (!grown_) goto fail;
-                            hs_slot = grown_; hs_slot_cap = cap_;
-                        }
-                        ws_list[ws_n] = k_;
-                        hs_slot[ws_n] = hs_h;
-                        ws_n = (ws_n + 1);
-                    }
-                    hs_vals[hs_h] = hs_vals[hs_h] + (A_vals[j_q] * B_vals[k_q_1]);
-                    if (hs_cap < (2 * ws_n)) {
-                        if (ws_n > hs_tmp_cap) {
-                            int64_t cap_ = ep_max(ws_n, 2 * hs_tmp_cap);
-                            val_t *grown_ = (val_t *)ep_grow(hs_tmp, (size_t)hs_tmp_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                            if (!grown_) goto fail;
-                            hs_tmp = grown_; hs_tmp_cap = cap_;
-                        }
-                        hs_t = 0;
-                        while (hs_t < ws_n) {
-                            hs_tmp[hs_t] = hs_vals[hs_slot[hs_t]];
-                            hs_t = (hs_t + 1);
-                        }
-                        hs_cap = (2 * hs_cap);
-                        if (hs_cap > hs_keys_cap) {
-                            int64_t cap_ = ep_max(hs_cap, 2 * hs_keys_cap);
-                            idx_t *grown_ = (idx_t *)ep_grow(hs_keys, (size_t)hs_keys_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                            if (!grown_) goto fail;
-                            hs_keys = grown_; hs_keys_cap = cap_;
-                        }
-                        if (hs_cap > hs_vals_cap) {
-                            int64_t cap_ = ep_max(hs_cap, 2 * hs_vals_cap);
-                            val_t *grown_ = (val_t *)ep_grow(hs_vals, (size_t)hs_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                            if (!grown_) goto fail;
-                            hs_vals = grown_; hs_vals_cap = cap_;
-                        }
-                        hs_t = 0;
-                        while (hs_t < hs_cap) {
-                            hs_keys[hs_t] = -1;
-                            hs_t = (hs_t + 1);
-                        }
-                        hs_t = 0;
-                        while (hs_t < ws_n) {
-                            hs_h = ep_hash(ws_list[hs_t], (hs_cap - 1));
-                            while (!(hs_keys[hs_h] == -1)) {
-                                hs_h = ((hs_h + 1) & (hs_cap - 1));
-                            }
-                            hs_keys[hs_h] = ws_list[hs_t];
-                            hs_vals[hs_h] = hs_tmp[hs_t];
-                            hs_slot[hs_t] = hs_h;
-                            hs_t = (hs_t + 1);
-                        }
-                    }
-                    k_q_1 = (k_q_1 + 1);
-                }
-                j_q = (j_q + 1);
+    /* i: locate; locate into [jump] */
+    int64_t i_c = 0;
+    i_c = 0;
+    while (i_c < dim_i) {
+        int64_t i_ = i_c;
+        /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        while (j_q < j_end) {
+            if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
+                EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((out_count1 + ws_n) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
+            if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
+                int64_t j_ahead = A_crd1[(j_q + 16)];
+                int64_t j_pf = 0;
+                int64_t j_pf_at = B_pos1[j_ahead];
+                int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                while (j_pf < j_pf_n) {
+                    EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
+                    j_pf = (j_pf + 8);
+                }
+                int64_t j_pf_1 = 0;
+                int64_t j_pf_at_1 = B_pos1[j_ahead];
+                int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                while (j_pf_1 < j_pf_n_1) {
+                    EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
+                    j_pf_1 = (j_pf_1 + 8);
+                }
             }
-            if ((out_count1 + ws_n) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
+            /* k: linear, then gallop; locate into [jump] */
+            int64_t k_q_1 = 0;
+            int64_t k_end_1 = 0;
+            k_q_1 = B_pos1[A_crd1[j_q]];
+            k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+            while (k_q_1 < k_end_1) {
+                int64_t k_ = B_crd1[k_q_1];
+                if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
+                    ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                    ws_list[ws_n] = k_;
+                    ws_n = (ws_n + 1);
+                }
+                ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
+                k_q_1 = (k_q_1 + 1);
             }
-            {
-                const int64_t ws_k_n = ws_n;
-                ep_sort_idx(ws_list, ws_k_n);
+            j_q = (j_q + 1);
+        }
+        if ((out_count1 + ws_n) > out_crd1_cap) {
+            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+            idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+            if (!grown_) goto fail;
+            out_crd1 = grown_; out_crd1_cap = cap_;
+        }
+        if ((out_count1 + ws_n) > out_vals_cap) {
+            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+            val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+            if (!grown_) goto fail;
+            out_vals = grown_; out_vals_cap = cap_;
+        }
+        {
+            const int64_t ws_k_n = ws_n;
+            int64_t ws_k_lo = 0, ws_k_hi = -1;
+            if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
+                uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
+                for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
+                    uint64_t ws_k_m = ws_k_sum[ws_k_s];
+                    ws_k_sum[ws_k_s] = 0;
+                    for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
+                        const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
+                        uint64_t ws_k_x = ws_bits[ws_k_w];
+                        ws_bits[ws_k_w] = 0;
+                        for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
+                            const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
+                            out_crd1[out_count1] = ws_k;
+                            out_vals[out_count1] = ws_vals[ws_k];
+                            ws_vals[ws_k] = 0.0;
+                            out_count1 = (out_count1 + 1);
+                        }
+                    }
+                }
+            } else {
                 for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
                     const int64_t ws_k = ws_list[ws_k_t];
-                    hs_h = ep_hash(ws_k, (hs_cap - 1));
-                    while (!(hs_keys[hs_h] == ws_k)) {
-                        hs_h = ((hs_h + 1) & (hs_cap - 1));
-                    }
                     out_crd1[out_count1] = ws_k;
-                    out_vals[out_count1] = hs_vals[hs_h];
+                    out_vals[out_count1] = ws_vals[ws_k];
+                    ws_vals[ws_k] = 0.0;
                     out_count1 = (out_count1 + 1);
                 }
             }
-            int64_t ws_t = 0;
-            while (ws_t < ws_n) {
-                hs_keys[hs_slot[ws_t]] = -1;
-                ws_t = (ws_t + 1);
-            }
-            ws_n = 0;
-            out_pos1[(i_ + 1)] = out_count1;
-            i_c = (i_c + 1);
         }
-    } else {
-        /* i: locate; locate into [jump] */
-        int64_t i_c = 0;
-        i_c = 0;
-        while (i_c < dim_i) {
-            int64_t i__1 = i_c;
-            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
-            int64_t j_q = 0;
-            int64_t j_end = 0;
-            j_q = A_pos1[i_c];
-            j_end = A_pos1[(i_c + 1)];
-            while (j_q < j_end) {
-                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
-                    EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
-                }
-                if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
-                    int64_t j_ahead_1 = A_crd1[(j_q + 16)];
-                    int64_t j_pf_2 = 0;
-                    int64_t j_pf_at_2 = B_pos1[j_ahead_1];
-                    int64_t j_pf_n_2 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
-                    while (j_pf_2 < j_pf_n_2) {
-                        EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);
-                        j_pf_2 = (j_pf_2 + 8);
-                    }
-                    int64_t j_pf_3 = 0;
-                    int64_t j_pf_at_3 = B_pos1[j_ahead_1];
-                    int64_t j_pf_n_3 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
-                    while (j_pf_3 < j_pf_n_3) {
-                        EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);
-                        j_pf_3 = (j_pf_3 + 8);
-                    }
-                }
-                /* k: linear, then gallop; locate into [jump] */
-                int64_t k_q_1 = 0;
-                int64_t k_end_1 = 0;
-                k_q_1 = B_pos1[A_crd1[j_q]];
-                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-                while (k_q_1 < k_end_1) {
-                    int64_t k__1 = B_crd1[k_q_1];
-                    if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
-                        ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
-                        ws_list[ws_n] = k__1;
-                        ws_n = (ws_n + 1);
-                    }
-                    ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
-                    k_q_1 = (k_q_1 + 1);
-                }
-                j_q = (j_q + 1);
-            }
-            if ((out_count1 + ws_n) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
-                idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + ws_n) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
-                val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
-            {
-                const int64_t ws_k_n = ws_n;
-                int64_t ws_k_lo = 0, ws_k_hi = -1;
-                if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
-                    uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
-                    for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
-                        uint64_t ws_k_m = ws_k_sum[ws_k_s];
-                        ws_k_sum[ws_k_s] = 0;
-                        for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
-                            const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
-                            uint64_t ws_k_x = ws_bits[ws_k_w];
-                            ws_bits[ws_k_w] = 0;
-                            for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
-                                const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
-                                out_crd1[out_count1] = ws_k;
-                                out_vals[out_count1] = ws_vals[ws_k];
-                                ws_vals[ws_k] = 0.0;
-                                out_count1 = (out_count1 + 1);
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
-                        const int64_t ws_k = ws_list[ws_k_t];
-                        out_crd1[out_count1] = ws_k;
-                        out_vals[out_count1] = ws_vals[ws_k];
-                        ws_vals[ws_k] = 0.0;
-                        out_count1 = (out_count1 + 1);
-                    }
-                }
-            }
-            ws_n = 0;
-            out_pos1[(i__1 + 1)] = out_count1;
-            i_c = (i_c + 1);
-        }
+        ws_n = 0;
+        out_pos1[(i_ + 1)] = out_count1;
+        i_c = (i_c + 1);
     }
     int64_t out_r1 = 0;
     while (out_r1 < dim_i) {
@@ -471,10 +300,6 @@ int spgemm_rows(
     free(ws_vals);
     free(ws_list);
     free(ws_bits);
-    free(hs_keys);
-    free(hs_vals);
-    free(hs_slot);
-    free(hs_tmp);
     return 0;
 fail:
     free(out_pos1);
@@ -483,9 +308,5 @@ fail:
     free(ws_vals);
     free(ws_list);
     free(ws_bits);
-    free(hs_keys);
-    free(hs_vals);
-    free(hs_slot);
-    free(hs_tmp);
     return 1;
 }
