@@ -487,6 +487,13 @@ def mark_first(counter: str, k: imp.Expr) -> imp.Stmt:
                                           Store("ws_list", Var(counter), k), incr(counter)))
 
 
+def move_out(crd: str, at: str, k: imp.Expr, zero: imp.Expr) -> imp.Stmt:
+    """Entry `at` of the output is k with the workspace's value there, which is
+    reset to zero; `at` moves on."""
+    return seq(Store(crd, Var(at), k), Store("out_vals", Var(at), Load("ws_vals", k)),
+               Store("ws_vals", k, zero), incr(at))
+
+
 class WorkspaceTarget(AppendTarget):
     """Like append, but the last (compressed) level arrives out of order.
 
@@ -494,7 +501,10 @@ class WorkspaceTarget(AppendTarget):
     coordinates; once all loops under the last in-order level finish, the list
     is sorted and appended as one sorted segment, and the workspace is cleared.
 
-    The workspace is chosen at run time from the dimension n of that level:
+    The workspace is chosen at run time from the dimension n of that level (by
+    the program, testing ws_hash; or, in a program lowered with
+    hash_workspace=False, which has the dense kind only, by the caller, when the
+    program refuses a larger n):
 
     * n ≤ HASH_WORKSPACE_DIM: a dense accumulator `ws_vals[n]` with a touched
       bit per coordinate in `ws_bits`; the flush walks the touched coordinates
@@ -620,8 +630,7 @@ class WorkspaceTarget(AppendTarget):
         need = imp.add(Var(cnt), Var("ws_n"))
         k, t = Var("ws_k"), Var("ws_t")
         zero = Const(self.sr.zero, "value")
-        move = seq(Store(crd, Var(cnt), k), Store("out_vals", Var(cnt), Load("ws_vals", k)),
-                   Store("ws_vals", k, zero), incr(cnt))
+        move = move_out(crd, cnt, k, zero)
         hs_move = seq(self._probe(k, lambda at: eq(at, k)), Store(crd, Var(cnt), k),
                       Store("out_vals", Var(cnt), Load("hs_vals", Var("hs_h"))), incr(cnt))
         hs_clear = seq(Decl("ws_t", "index", ZERO), While(lt(t, Var("ws_n")), seq(
@@ -712,9 +721,7 @@ class RowFillTarget(RowCountTarget):
         if var != self.row_var or not self.workspace:
             return imp.SKIP
         b = self.base
-        crd, k, at = b.arrays["crd1"], Var("ws_k"), Var("row_q")
-        move = seq(Store(crd, at, k), Store("out_vals", at, Load("ws_vals", k)),
-                   Store("ws_vals", k, Const(b.sr.zero, "value")), incr("row_q"))
+        move = move_out(b.arrays["crd1"], "row_q", Var("ws_k"), Const(b.sr.zero, "value"))
         return seq(ForSorted("ws_k", "ws_list", Var("ws_n"), streams.dim_var(b.ws_var),
                              "ws_bits", move),
                    Assign("ws_n", ZERO))
