@@ -56,6 +56,14 @@ class Compressed:
         """
         pos = arrays["pos"]
         parents = np.asarray(parents, dtype=np.int64)
+        if len(parents) == len(pos) - 1 and pos[0] == 0 and np.array_equal(
+                parents, np.arange(len(parents))):
+            # every position in order (how storage is listed): the children are
+            # all of crd, and each one's owner is its segment
+            counts = np.diff(pos).astype(np.int64)
+            owner = np.repeat(np.arange(len(parents), dtype=np.int64), counts)
+            n = int(pos[-1])
+            return owner, arrays["crd"][:n].astype(np.int64), np.arange(n, dtype=np.int64)
         begin = pos[parents].astype(np.int64)
         counts = pos[parents + 1].astype(np.int64) - begin
         owner = np.repeat(np.arange(len(parents), dtype=np.int64), counts)
