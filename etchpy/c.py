@@ -101,6 +101,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                val_type=val_type, semiring=semiring.name, include_header=include_header,
                uses_sort=_contains(prog.body, imp.ForSorted),
                uses_hash=_uses_op(prog.body, "hash"),
+               uses_short=_contains(prog.body, imp.ShortIntersect),
                refuses=bool(prog.refuse_above))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
@@ -233,6 +234,8 @@ class FunctionBody:
                 return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"
             case imp.ForSorted(var, arr, n, size, bits, body):
                 return self.for_sorted(var, arr, n, size, bits, body, depth)
+            case imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
+                return self.short_intersect(qa, ea, crd_a, qb, eb, crd_b, body, depth)
             case Reserve(arr, typ, size, fill):
                 t = self.ctype(typ)
                 return "\n".join([
@@ -284,6 +287,37 @@ class FunctionBody:
             f"{p2}}} else {{",
             *[INDENT + ln if ln else ln for ln in "\n".join(listed).split("\n")],
             f"{p2}}}",
+            f"{pad}}}"])
+
+    def short_intersect(self, qa, ea, crd_a, qb, eb, crd_b, body, depth) -> str:
+        """With SIMD (EP_SHORT_SIMD): all pairs of the two segments compared at
+        once, the matching lanes of a taken in order, and each one's position in
+        b found by one more compare. Without: the two-finger merge."""
+        pad, p2, p3 = (INDENT * (depth + d) for d in range(3))
+        m, a0, b0 = f"{qa}_m", f"{qa}_0", f"{qb}_0"
+        return "\n".join([
+            f"{pad}{{",
+            "#if EP_SHORT_SIMD",
+            f"{p2}const int64_t {a0} = {qa}, {b0} = {qb};",
+            f"{p2}int {m} = ep_short_match({crd_a} + {a0}, {ea} - {a0}, {crd_b} + {b0}, "
+            f"{eb} - {b0});",
+            f"{p2}for (; {m}; {m} &= {m} - 1) {{",
+            f"{p3}{qa} = {a0} + ep_ctz64((uint64_t){m});",
+            f"{p3}{qb} = {b0} + ep_short_find({crd_b} + {b0}, {crd_a}[{qa}]);",
+            self.stmt(body, depth + 2),
+            f"{p2}}}",
+            "#else",
+            f"{p2}while ({qa} < {ea} && {qb} < {eb}) {{",
+            f"{p3}if ({crd_a}[{qa}] == {crd_b}[{qb}]) {{",
+            self.stmt(body, depth + 3),
+            f"{p3}}}",
+            f"{p3}const int64_t {qa}_x = {crd_a}[{qa}], {qb}_x = {crd_b}[{qb}];",
+            f"{p3}{qa} += {qa}_x <= {qb}_x;",
+            f"{p3}{qb} += {qb}_x <= {qa}_x;",
+            f"{p2}}}",
+            "#endif",
+            f"{p2}{qa} = {ea};",
+            f"{p2}{qb} = {eb};",
             f"{pad}}}"])
 
     def parallel_private(self, var, start, end, body, threads, private, depth) -> str:

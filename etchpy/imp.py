@@ -9,7 +9,7 @@
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
                | Alloc(a, t, e, e) | Reserve(a, t, e) | SetBit(a, e, b)
-               | ForSorted(x, a, e, e, a, s)
+               | ForSorted(x, a, e, e, a, s) | ShortIntersect(x, x, a, x, x, a, s)
                | ParallelFor(x, e, e, s, threads, reduce)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
@@ -214,6 +214,29 @@ class ForSorted:
     body: "Stmt"
 
 
+# Entries a short segment may have for ShortIntersect, and the entries C reads
+# from its start (so the array must hold that many from there).
+SHORT_SEGMENT = 4
+
+
+@dataclass(frozen=True)
+class ShortIntersect:
+    """Intersect two short sorted segments at once: for each coordinate in both
+    crd_a[qa..ea) and crd_b[qb..eb) (each strictly increasing), in ascending
+    order, set qa and qb to its positions and run `body`; then qa := ea and
+    qb := eb. Each segment has at most SHORT_SEGMENT entries, and each array
+    holds SHORT_SEGMENT entries from the segment's start (C reads them all and
+    masks the ones past the end). `body` must not change qa, qb, ea or eb.
+    """
+    qa: str
+    ea: str
+    crd_a: str
+    qb: str
+    eb: str
+    crd_b: str
+    body: "Stmt"
+
+
 @dataclass(frozen=True)
 class ParallelFor:
     """for var in [start, end): body, where iterations touch disjoint memory.
@@ -241,7 +264,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             SetBit, ForSorted, ParallelFor, Prefetch]
+             SetBit, ForSorted, ShortIntersect, ParallelFor, Prefetch]
 
 SKIP = Seq(())
 
@@ -394,7 +417,7 @@ def statements(s):
             for u in stmts:
                 yield from statements(u)
         case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
-              | ForSorted(_, _, _, _, _, body)):
+              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -424,7 +447,8 @@ def names_used(node) -> set[str]:
             case _ if hasattr(x, "__dataclass_fields__"):
                 for f in x.__dataclass_fields__:
                     value = getattr(x, f)
-                    if f in ("array", "bits", "var") and isinstance(value, str):
+                    if f in ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb",
+                             "crd_b") and isinstance(value, str):
                         out.add(value)           # arrays and loop counters are names too
                     else:
                         walk(value)
@@ -581,6 +605,8 @@ class Machine:
             case ForSorted(var, array, n, size, bits, body):
                 self._for_sorted(var, array, int(self.eval(n)), int(self.eval(size)), bits,
                                  body)
+            case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
+                self._short_intersect(qa, ea, crd_a, qb, eb, crd_b, body)
             case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))
                 arr = env[array]
@@ -613,6 +639,22 @@ class Machine:
             self.exec(body)
         if bits is not None:
             env[bits][:] = 0
+
+    def _short_intersect(self, qa, ea, crd_a, qb, eb, crd_b, body):
+        env = self.env
+        segments = []
+        for q, e, crd in ((qa, ea, crd_a), (qb, eb, crd_b)):
+            start, end = int(env[q]), int(env[e])
+            if not (0 <= start <= end and end - start <= SHORT_SEGMENT
+                    and start + SHORT_SEGMENT <= len(env[crd])):
+                raise ImpRuntimeError(f"short intersection of {crd}[{start}..{end}) "
+                                      f"(length {len(env[crd])}) breaks its precondition")
+            segments.append({int(env[crd][p]): p for p in range(start, end)})
+        first, second = segments
+        for coord in sorted(first.keys() & second.keys()):
+            env[qa], env[qb] = first[coord], second[coord]
+            self.exec(body)
+        env[qa], env[qb] = env[ea], env[eb]
 
     def _dtype(self, typ):
         return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
@@ -689,6 +731,9 @@ def show(node, indent: int = 0) -> str:
                     f"{show(body, indent + 1)}\n{pad}}}")
         case Prefetch(arr, i):
             return f"{pad}prefetch {arr}[{show(i)}];"
+        case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
+            return (f"{pad}for ({qa}, {qb}) in {crd_a}[{qa}..{ea}) ∩ {crd_b}[{qb}..{eb}) {{\n"
+                    f"{show(body, indent + 1)}\n{pad}}}")
         case ParallelFor(var, a, b, body, threads, red, private):
             what = f"parallel({threads}{', reduce ' + red if red else ''}" + "".join(
                 f", private {arr}[{show(n)}]" for arr, _, n, _ in private) + ")"

@@ -1099,8 +1099,10 @@ class Emitter:
                 and nxt.else_ is not None and small):
             # next picks its way by a flag that init sets: one loop per way, so the
             # flag is tested once per segment instead of once per step
-            body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready),
-                                step(s, nxt.else_, on_ready)))
+            merge = step(s, nxt.else_, on_ready)
+            if s.short is not None:
+                merge = If(short_fits(s.short), short_intersect(s, on_ready), merge)
+            body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready), merge))
         else:
             body = seq(init, step(s, nxt, on_ready))
         used = imp.names_used(body)          # state only some operation needs (gallop
@@ -1204,6 +1206,23 @@ PREFETCH_MIN_BYTES = 1 << 20
 # A loop whose body has at most this many statements is emitted once per way of a
 # per-segment choice (merge or leapfrog); a larger one tests the flag at each step.
 UNSWITCH_LIMIT = 400
+
+
+def short_fits(short) -> imp.Expr:
+    """Both segments of an intersection are short, and both arrays hold
+    SHORT_SEGMENT entries from the segments' starts (imp.ShortIntersect)."""
+    n = Const(imp.SHORT_SEGMENT)
+    conds = []
+    for q, e, _, crd_len in short:
+        conds += [imp.le(Bin("-", Var(e), Var(q)), n), imp.le(imp.add(Var(q), n), crd_len)]
+    return imp.and_(imp.and_(conds[0], conds[1]), imp.and_(conds[2], conds[3]))
+
+
+def short_intersect(s, on_ready) -> imp.Stmt:
+    """The ready states of a merging intersection of two short segments, found at
+    once: the same states, in the same order, as the merge loop's."""
+    (qa, ea, crd_a, _), (qb, eb, crd_b, _) = s.short
+    return imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, imp.if_(s.ready, on_ready))
 
 
 def _size(stmt) -> int:

@@ -90,6 +90,13 @@ class Stream:
     # Blocks of operands located at this level's coordinate. Knowing `ahead`, a
     # loop may prefetch them a few states early; a hint, never read for results.
     prefetch: tuple = field(default=(), repr=False)
+    # (q, end, crd, crd length) of a unique segment level: its state is position
+    # q in crd[q..end), and crd holds `crd length` entries in all.
+    segment: tuple | None = field(default=None, repr=False)
+    # For an intersection of two unique segments: (a.segment, b.segment). While
+    # it merges, lowering may intersect two short segments at once instead
+    # (imp.ShortIntersect), which visits the same ready states in the same order.
+    short: tuple | None = field(default=None, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -194,13 +201,17 @@ def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
                      If(and_(both, and_(lt(b.index, a.index), eq(b.index, t))), b.skip(t, TRUE)))
         return seq(leap.skip(t, r), If(not_(Var(g)), settle))
 
+    # innermost segments only: lowering emits the body once more for the short way
+    short = ((a.segment, b.segment) if a.segment and b.segment and not is_stream(leap.value)
+             else None)
     return dataclasses.replace(
         leap, state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
         init=seq(leap.init, choose), skip=skip,
         index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
-        next=If(Var(g), leap.next, merge_next), choice=g,
+        next=If(Var(g), leap.next, merge_next), choice=g, short=short,
         search=f"merge [{a.search}] with [{b.search}], leapfrog when one is "
-               f"≥{GALLOP_RATIO}x longer")
+               f"≥{GALLOP_RATIO}x longer"
+               + (f", all pairs at once when both have ≤{imp.SHORT_SEGMENT}" if short else ""))
 
 
 def _advance_if(flag: str, s: Stream) -> imp.Stmt:
@@ -347,7 +358,8 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
                       skip=skip, search="linear, then gallop", counter=(q, start, end),
                       extent=Bin("-", ev, qv), most=Bin("-", ev, qv),
-                      ahead=None if crd_len is None else (crd, crd_len))
+                      ahead=None if crd_len is None else (crd, crd_len),
+                      segment=None if crd_len is None else (q, e, crd, crd_len))
     run = names.fresh(f"{var}_run")
     rv = Var(run)
     find_run = seq(Assign(run, imp.add(qv, ONE)),

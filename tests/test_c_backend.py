@@ -934,3 +934,71 @@ def test_tensor_inputs_are_bound_once_and_rebound_when_replaced():
     other = ep.compile(ep.sum(j, csc[i, j] * x[j]))
     np.testing.assert_allclose(other(A=T, x=xv), 2 * (M @ xv))   # converted for csc
     assert len(T._etchpy_bound) == 2
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_short_segments_intersect_at_once(index_dtype, semiring):
+    """An innermost intersection of two segments of at most 4 entries is found
+    with one all-pairs compare (SSE2 for int32, AVX2 for int64, the merge
+    elsewhere). Lanes past a segment's end hold the next segment's coordinates,
+    which must not match: A∘B below is empty, though row 0 of A holds 1, row 0
+    of B holds 2 and row 1 of each starts with the other's. The same programs
+    run on the Imp interpreter."""
+    sr = ep.semirings.get(semiring)
+    B = ep.tensor("B", 2, format="csr")
+    e = A_csr[i, j] * B[i, j]
+    kern = ep.compile(e, output="csr", semiring=semiring)
+    assert "ep_short_match(" in kern.c_source
+
+    def csr(indptr, indices, n):
+        m = sp.csr_array((np.arange(1.0, len(indices) + 1), np.asarray(indices, index_dtype),
+                          np.asarray(indptr, index_dtype)), shape=(len(indptr) - 1, n))
+        m.data = m.data.astype(sr.dtype)
+        return m
+    # four rows each, padded with rows of 4 so that every segment has 4 readable entries
+    M = csr([0, 1, 3, 7, 11, 15], [1, 2, 5, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3], 8)
+    N = csr([0, 1, 3, 7, 11, 15], [2, 1, 6, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1, 2, 3], 8)
+    want = ep.evaluate(e, semiring=semiring, backend="reference", output="csr", A=M, B=N)
+    assert want.nnz == 8                           # only rows 3 and 4 meet
+    for got in (kern(A=M, B=N), _csr_on_interpreter(e, sr, A=M, B=N)):
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+        np.testing.assert_array_equal(got.indices, want.indices)
+        np.testing.assert_array_equal(got.data, want.data)
+    # inner3 on random csf tensors: fibers of 1-3 entries, most of them short
+    T, U = _sparse3(60, 20000, 1), _sparse3(60, 20000, 2)
+    if index_dtype == np.int64:
+        T, U = (ep.Tensor(t.shape, t.format, [{k: a.astype(np.int64) for k, a in lv.items()}
+                                              for lv in t.levels], t.vals, t.fill)
+                for t in (T, U))
+    Tv, Uv = ep.tensor("T", 3, format="csf"), ep.tensor("U", 3, format="csf")
+    inner = ep.sum((i, j, k), Tv[i, j, k] * Uv[i, j, k])
+    np.testing.assert_allclose(ep.evaluate(inner, T=T, U=U),
+                               np.sum(T.to_dense() * U.to_dense()), rtol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), semiring=st.sampled_from(["real", "min_plus", "boolean"]),
+       index_dtype=st.sampled_from([np.int32, np.int64]),
+       shape=st.tuples(st.integers(1, 12), st.integers(1, 9)),
+       density=st.floats(0.05, 0.7), output=st.sampled_from(["dense", "csr"]))
+def test_short_intersections_equal_reference(seed, semiring, index_dtype, shape, density,
+                                             output):
+    """Element-wise products and row dot products of random csr matrices with rows
+    of 0-9 entries: short segments next to long ones and at the ends of the
+    arrays, on C (all-pairs way where it fits) and on streams, against the
+    reference."""
+    sr = ep.semirings.get(semiring)
+    rng = np.random.default_rng(seed)
+
+    def rand_csr():
+        mask = rng.random(shape) < density
+        vals = rng.integers(1, 5, shape).astype(sr.dtype) * mask
+        m = sp.csr_array(vals)
+        m.eliminate_zeros()
+        return sp.csr_array((m.data, m.indices.astype(index_dtype),
+                             m.indptr.astype(index_dtype)), shape=shape)
+    B = ep.tensor("B", 2, format="csr")
+    M, N = rand_csr(), rand_csr()
+    check_backends(A_csr[i, j] * B[i, j], {"A": M, "B": N}, semiring=semiring, output=output)
+    check_backends(ep.sum(j, A_csr[i, j] * B[i, j]), {"A": M, "B": N}, semiring=semiring)

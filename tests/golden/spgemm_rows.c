@@ -71,6 +71,17 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     if (p) { memcpy(p, q, had); free(q); }
     return p;
 }
+static inline int ep_ctz64(uint64_t x)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctzll(x);
+#else
+    int n = 0;
+    while (!(x & 1)) { x >>= 1; n++; }
+    return n;
+#endif
+}
+
 /* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
  * distinct keys both parts are non-empty) down to runs of 16, then insertion. */
 static void ep_sort_idx(idx_t *a, int64_t n)
@@ -94,17 +105,6 @@ static void ep_sort_idx(idx_t *a, int64_t n)
         while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
         a[k + 1] = v;
     }
-}
-
-static inline int ep_ctz64(uint64_t x)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(x);
-#else
-    int n = 0;
-    while (!(x & 1)) { x >>= 1; n++; }
-    return n;
-#endif
 }
 
 /* Prepares the ordered walk over n distinct indices < size that are marked in
