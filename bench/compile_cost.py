@@ -32,7 +32,7 @@ from . import exprs
 from .kernels import prebuild
 from .timing import fmt_time, summarize
 
-COLD_KERNELS = ("spmv", "spgemm", "sddmm", "mttkrp", "minplus", "triangle")
+COLD_KERNELS = ("spmv", "spgemm", "sddmm", "mttkrp", "inner3", "minplus", "triangle")
 ROOT = Path(__file__).resolve().parent.parent
 
 _CHILD = r"""
