@@ -1002,3 +1002,17 @@ def test_short_intersections_equal_reference(seed, semiring, index_dtype, shape,
     M, N = rand_csr(), rand_csr()
     check_backends(A_csr[i, j] * B[i, j], {"A": M, "B": N}, semiring=semiring, output=output)
     check_backends(ep.sum(j, A_csr[i, j] * B[i, j]), {"A": M, "B": N}, semiring=semiring)
+
+
+def test_short_intersections_without_simd_merge(monkeypatch):
+    """Built without AVX2 (CFLAGS=-O2), the int64 kernel has no all-pairs compare
+    and its short way is the two-finger merge: the same results."""
+    monkeypatch.setenv("CFLAGS", "-O2")
+    B = ep.tensor("B", 2, format="csr")
+    kern = ep.Kernel(A_csr[i, j] * B[i, j], output="csr")
+    M, N = _random_csr(300, 8, 700, 21), _random_csr(300, 8, 700, 22)    # rows of 0-6
+    wide = [sp.csr_array((m.data, m.indices.astype(np.int64), m.indptr.astype(np.int64)),
+                         shape=m.shape) for m in (M, N)]
+    got = kern(A=wide[0], B=wide[1])
+    assert kern.library("int64_t").flags[-1] == "-O2"
+    np.testing.assert_array_equal(got.toarray(), M.multiply(N).toarray())
