@@ -1216,10 +1216,11 @@ def short_fits(short) -> imp.Expr:
     """Both segments of an intersection are short, and both arrays hold
     SHORT_SEGMENT entries from the segments' starts (imp.ShortIntersect)."""
     n = Const(imp.SHORT_SEGMENT)
-    conds = []
+    fits = imp.TRUE
     for q, e, _, crd_len in short:
-        conds += [imp.le(Bin("-", Var(e), Var(q)), n), imp.le(imp.add(Var(q), n), crd_len)]
-    return imp.and_(imp.and_(conds[0], conds[1]), imp.and_(conds[2], conds[3]))
+        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(e), Var(q)), n),
+                                       imp.le(imp.add(Var(q), n), crd_len)))
+    return fits
 
 
 def short_intersect(s, on_ready) -> imp.Stmt:
