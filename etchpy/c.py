@@ -102,6 +102,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                uses_sort=_contains(prog.body, imp.ForSorted),
                uses_hash=_uses_op(prog.body, "hash"),
                uses_short=_contains(prog.body, imp.ShortIntersect),
+               uses_seek=_contains(prog.body, imp.Seek), seek_linear=imp.SEEK_LINEAR,
                refuses=bool(prog.refuse_above))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
@@ -234,6 +235,8 @@ class FunctionBody:
                 return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"
             case imp.ForSorted(var, arr, n, size, bits, body):
                 return self.for_sorted(var, arr, n, size, bits, body, depth)
+            case imp.Seek(q, end, crd, t, r):
+                return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
                 return self.short_intersect(qa, ea, crd_a, qb, eb, crd_b, body, depth)
             case Reserve(arr, typ, size, fill):

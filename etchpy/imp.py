@@ -10,6 +10,7 @@
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
                | Alloc(a, t, e, e) | Reserve(a, t, e) | SetBit(a, e, b)
                | ForSorted(x, a, e, e, a, s) | ShortIntersect(x, x, a, x, x, a, s)
+               | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce)
 
 `&&`, `||` and `Select` evaluate lazily (as in C), so guarded loads are safe.
@@ -237,6 +238,29 @@ class ShortIntersect:
     body: "Stmt"
 
 
+# Positions C's Seek steps through one at a time before it gallops.
+SEEK_LINEAR = 8
+
+
+@dataclass(frozen=True)
+class Seek:
+    """Move q past every position of crd[q..end) that is behind (t, r), that is
+    with (crd[p], true) <= (t, r): crd[p] < t, or crd[p] == t when r holds.
+    crd[q..end) must be strictly increasing, so those positions are a prefix.
+
+    The interpreter steps through the prefix one position at a time (and checks
+    the order it passes); C takes SEEK_LINEAR steps and then gallops: doubles a
+    step until it overshoots, then binary-searches the last interval, in one
+    out-of-line function (ep_seek), so each skip site costs a call, not three
+    loops of code.
+    """
+    q: str
+    end: Expr
+    crd: str
+    t: Expr
+    r: Expr
+
+
 @dataclass(frozen=True)
 class ParallelFor:
     """for var in [start, end): body, where iterations touch disjoint memory.
@@ -264,7 +288,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             SetBit, ForSorted, ShortIntersect, ParallelFor, Prefetch]
+             SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch]
 
 SKIP = Seq(())
 
@@ -448,7 +472,7 @@ def names_used(node) -> set[str]:
                 for f in x.__dataclass_fields__:
                     value = getattr(x, f)
                     if f in ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb",
-                             "crd_b") and isinstance(value, str):
+                             "crd_b", "q", "crd") and isinstance(value, str):
                         out.add(value)           # arrays and loop counters are names too
                     else:
                         walk(value)
@@ -607,6 +631,8 @@ class Machine:
                                  body)
             case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
                 self._short_intersect(qa, ea, crd_a, qb, eb, crd_b, body)
+            case Seek(q, end, crd, t, r):
+                self._seek(q, int(self.eval(end)), crd, self.eval(t), bool(self.eval(r)))
             case Reserve(array, typ, size, fill):
                 need = int(self.eval(size))
                 arr = env[array]
@@ -655,6 +681,17 @@ class Machine:
             env[qa], env[qb] = first[coord], second[coord]
             self.exec(body)
         env[qa], env[qb] = env[ea], env[eb]
+
+    def _seek(self, q, end, crd, t, r):
+        env = self.env
+        p, arr = int(env[q]), env[crd]
+        if not 0 <= p <= end <= len(arr):
+            raise ImpRuntimeError(f"seek in {crd}[{p}..{end}) (length {len(arr)}) out of bounds")
+        while p < end and (arr[p] < t or (arr[p] == t and r)):
+            if p + 1 < end and not arr[p] < arr[p + 1]:
+                raise ImpRuntimeError(f"seek in {crd}[..{end}): not increasing at {p}")
+            p += 1
+        env[q] = p
 
     def _dtype(self, typ):
         return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
@@ -731,6 +768,8 @@ def show(node, indent: int = 0) -> str:
                     f"{show(body, indent + 1)}\n{pad}}}")
         case Prefetch(arr, i):
             return f"{pad}prefetch {arr}[{show(i)}];"
+        case Seek(q, end, crd, t, r):
+            return f"{pad}{q} = seek({crd}[{q}..{show(end)}] past ({show(t)}, {show(r)}));"
         case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
             return (f"{pad}for ({qa}, {qb}) in {crd_a}[{qa}..{ea}) ∩ {crd_b}[{qb}..{eb}) {{\n"
                     f"{show(body, indent + 1)}\n{pad}}}")

@@ -353,10 +353,10 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
     if unique:
         state = ((q, "index"), (e, "index"))
         init = seq(Assign(q, start), Assign(e, end))
-        skip, extra = gallop_skip(names, var, crd, qv, ev)
-        return Stream(var=var, state=state + extra, init=init, valid=lt(qv, ev), index=crd_q,
+        return Stream(var=var, state=state, init=init, valid=lt(qv, ev), index=crd_q,
                       ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
-                      skip=skip, search="linear, then gallop", counter=(q, start, end),
+                      skip=lambda t, r: imp.Seek(q, ev, crd, t, r),
+                      search="linear, then gallop", counter=(q, start, end),
                       extent=Bin("-", ev, qv), most=Bin("-", ev, qv),
                       ahead=None if crd_len is None else (crd, crd_len),
                       segment=None if crd_len is None else (q, e, crd, crd_len))
@@ -371,46 +371,6 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
                   next=seq(Assign(q, rv), find_run),
                   skip=lambda t, r: seq(While(and_(lt(qv, ev), behind(t, r)), incr(q)),
                                         find_run))
-
-
-LINEAR_STEPS = 8
-
-
-def gallop_skip(names, var, crd: str, qv: Var, ev: Var):
-    """skip(t, r) over a sorted crd[q..e): a few linear steps, then a gallop.
-
-    Balanced merges advance one or two positions per skip and never leave the
-    linear phase; a long jump (an intersection with a much shorter list) doubles
-    a step until it overshoots, then binary-searches the last interval, so it
-    costs O(log distance) instead of O(distance).
-    """
-    k, step, lo, hi, mid = (names.fresh(f"{var}_{n}") for n in ("k", "step", "lo", "hi", "mid"))
-    extra = tuple((n, "index") for n in (k, step, lo, hi, mid))
-
-    def behind(pos, t, r):          # (crd[pos], true) ≤ (t, r)
-        c = Load(crd, pos)
-        return or_(lt(c, t), and_(eq(c, t), r))
-
-    def skip(t, r):
-        q = qv.name
-        linear = seq(Assign(k, ZERO), While(
-            and_(and_(lt(qv, ev), lt(Var(k), Const(LINEAR_STEPS))), behind(qv, t, r)),
-            seq(incr(q), incr(k))))
-        far = imp.add(qv, Var(step))
-        gallop = seq(
-            Assign(step, ONE),
-            While(and_(lt(far, ev), behind(far, t, r)),
-                  seq(Assign(q, far), Assign(step, imp.add(Var(step), Var(step))))),
-            Assign(lo, imp.add(qv, ONE)),
-            Assign(hi, select(lt(far, ev), far, ev)),
-            While(lt(Var(lo), Var(hi)), seq(
-                Assign(mid, imp.add(Var(lo), Bin("/", Bin("-", Var(hi), Var(lo)), Const(2)))),
-                If(behind(Var(mid), t, r), Assign(lo, imp.add(Var(mid), ONE)),
-                   Assign(hi, Var(mid))))),
-            Assign(q, Var(lo)))
-        return seq(linear, If(and_(lt(qv, ev), behind(qv, t, r)), gallop))
-
-    return skip, extra
 
 
 def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -> Stream:

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy import api, lower, plan as planning
+from etchpy import api, imp, lower, plan as planning
 from etchpy.expression import free_indices, tensors
 from etchpy.testing import assert_same, check_backends, formats_for, problems
 
@@ -504,6 +504,42 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
     assert got == float(a @ b)
     kern = ep.compile(e)
     assert "gallop" in kern.explain()
+
+
+def _seek_in_c():
+    """The C seek of a kernel that leapfrogs (ep_seek, static in its source), with a
+    small exported wrapper around it so that a test can call it directly."""
+    from etchpy import build
+    x, y = ep.tensor("x", 1, format="csf"), ep.tensor("y", 1, format="csf")
+    src = ep.compile(ep.sum(i, x[i] * y[i])).source("int32_t").c
+    assert "ep_seek(" in src
+    wrapper = ("int64_t seek_for_test(const int32_t *crd, int64_t q, int64_t end, "
+               "int64_t t, int r)")
+    return build.load(src + f"\n{wrapper} {{ return ep_seek(crd, q, end, t, r); }}\n",
+                      wrapper + ";", name="seek_test")
+
+
+@settings(max_examples=200)
+@given(st.integers(0, 400), st.integers(1, 12), st.data())
+def test_seek_in_c_equals_its_imp_meaning(n, gap, data):
+    """ep_seek (linear steps, then a gallop and a binary search) against the meaning
+    of imp.Seek: q moves past exactly the positions of crd[q..end) behind (t, r).
+    Targets land before, on, between and past the coordinates, near and far."""
+    rng = np.random.default_rng(n * 13 + gap)
+    crd = np.cumsum(rng.integers(1, gap + 1, n)).astype(np.int32)
+    q = data.draw(st.integers(0, n), label="q")
+    end = data.draw(st.one_of(st.just(n), st.integers(q, n)), label="end")
+    inside = [int(c) for c in crd[q:end]] or [0]
+    t = data.draw(st.one_of(st.sampled_from(inside), st.sampled_from(inside).map(lambda c: c + 1),
+                            st.integers(-2, 12 * 400 + 2)), label="t")
+    r = data.draw(st.booleans(), label="r")
+    lib = _seek_in_c()
+    got = lib.lib.seek_for_test(lib.ffi.cast("const int32_t *", crd.ctypes.data), q, end, t,
+                                int(r))
+    assert got == q + np.searchsorted(crd[q:end], t, side="right" if r else "left")
+    machine = imp.Machine(ep.semirings.get("real"), {"crd": crd.astype(np.int64), "q": q})
+    machine.exec(imp.Seek("q", imp.Const(end), "crd", imp.Const(t), imp.Const(r, "bool")))
+    assert machine.env["q"] == got
 
 
 @pytest.mark.parametrize("ratio", [0, 10**9])
