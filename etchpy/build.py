@@ -395,12 +395,15 @@ def _record_invocation(cmd: list[str]) -> None:
 # --------------------------------------------------------------------------- probes
 
 def _probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
-    """Does ``probe`` build and load with ``flags``? Remembered in-process and on disk."""
+    """Does ``probe`` build and load with ``flags``? Remembered in-process and on disk
+    (in every cache directory used, so that a later process finds it there too)."""
     known = _known_probe(compiler, flags, probe, cache_dir)
     if known is None:
         known = _run_probe(compiler, flags, probe, cache_dir)
         _probes[(compiler, tuple(flags), probe)] = known
-        _write_atomic(_probe_path(compiler, flags, probe, cache_dir), "1" if known else "0")
+    path = _probe_path(compiler, flags, probe, cache_dir)
+    if not path.exists():          # also when the answer came from another directory
+        _write_atomic(path, "1" if known else "0")
     return known
 
 
