@@ -84,6 +84,8 @@ class Kernel:
         zero = np.asarray(self.semiring.zero, dtype=self.semiring.dtype)
         self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
                              and not zero.tobytes().strip(b"\0"))
+        self._dense_out = (self.out_format is None
+                           and any(k == "out_dense" for k, *_ in self._slots))
         if os.environ.get("ETCHPY_DEBUG"):
             _debug("c", lambda: self.source("int64_t").c)
 
@@ -189,8 +191,16 @@ class Kernel:
                 "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
         return lib
 
-    def __call__(self, **inputs):
+    def __call__(self, out=None, **inputs):
+        """Run the kernel on `inputs` (by tensor name). A dense output may be written
+        into `out`, a C-contiguous writeable array of the output's shape and the
+        semiring's dtype that shares no memory with the inputs; it is overwritten
+        (not accumulated into) and returned. Reusing one buffer across calls
+        saves allocating, and first touching, a fresh output each time."""
         sr = self.semiring
+        if out is not None and not self._dense_out:
+            raise InputError(f"out= needs a kernel with a dense output; this one returns "
+                             f"{self.out_format or 'a sparse output'}")
         if inputs.keys() != self.tensors.keys():
             api.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
         bound = {name: self._bind(name, value) for name, value in inputs.items()}
@@ -216,22 +226,25 @@ class Kernel:
             elif kind == "out_dense":
                 # zeros from calloc cost nothing until touched: the kernel's fill
                 # pass is skipped when they already are the semiring's zero
-                out_dense = (np.zeros if self._calloc_zero else np.empty)(out_shape,
-                                                                          dtype=sr.dtype)
+                out_dense = ((np.zeros if self._calloc_zero else np.empty)(out_shape,
+                                                                           dtype=sr.dtype)
+                             if out is None else _checked_out(out, out_shape, sr, keep))
                 args.append(ffi.from_buffer(types["val_t[]"], out_dense))
             elif kind == "out_zeroed":
-                args.append(int(self._calloc_zero))
+                args.append(int(self._calloc_zero and out is None))
             else:
                 ptr = ffi.new(types[ctype])
                 grown[tname] = ptr
                 args.append(ptr)
         rc = getattr(lib.lib, self.name)(*args)
         if rc == 3:                    # a dimension this build refuses: see every_size
-            return self._for_every_size()(**inputs)
+            return self._for_every_size()(out=out, **inputs)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
         if rc != 0:
             raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
+        if out is not None:
+            return out
         if out_dense is not None:
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
@@ -405,6 +418,21 @@ def _fast_bind(value, tv, sr):
 def _refuse_nan(arr, sr, name):
     if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
         raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
+
+
+def _checked_out(out, shape, sr, inputs) -> np.ndarray:
+    """`out` when the kernel may write its dense output there, else InputError."""
+    if not isinstance(out, np.ndarray):
+        raise InputError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.shape != shape or out.dtype != sr.dtype:
+        raise InputError(f"out must have shape {shape} and dtype {np.dtype(sr.dtype)} "
+                         f"(semiring {sr.name}); got shape {out.shape}, dtype {out.dtype}")
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise InputError("out must be C-contiguous and writeable")
+    if any(np.may_share_memory(out, arr) for arr in inputs):
+        raise InputError("out shares memory with an input; the kernel would overwrite "
+                         "what it reads")
+    return out
 
 
 def _index_type(bound: dict):

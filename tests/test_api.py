@@ -115,3 +115,49 @@ def test_int32_and_int64_index_variants_agree():
     xv = np.array([1.0, 2.0, 3.0])
     np.testing.assert_array_equal(kern(A=M, x=xv), kern(A=M64, x=xv))
     assert set(kern._libs) == {"int32_t", "int64_t"}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dense_output_written_into_out(threads):
+    """out= receives the result (overwriting whatever it held, for the real and the
+    min-plus zero alike) and is returned; the answer equals a fresh output's. Over
+    csc the kernel adds into out (columns outer), so out must be cleared first."""
+    rng = np.random.default_rng(5)
+    A = sp.random(300, 200, density=0.05, format="csr", random_state=rng)
+    x = rng.random(200)
+    v = ep.tensor("x", 1)
+    for semiring, fmt in (("real", "csr"), ("min_plus", "csr"), ("real", "csc"),
+                          ("min_plus", "csc")):
+        a = ep.tensor("A", 2, fmt)
+        kern = ep.compile(ep.sum(j, a[i, j] * v[j]), semiring=semiring, threads=threads)
+        want = kern(A=A, x=x)
+        out = np.full(300, 7.5)
+        got = kern(A=A, x=x, out=out)
+        assert got is out
+        np.testing.assert_array_equal(out, want)
+        got = kern(A=A, x=2 * x, out=out)        # reused: nothing of the last call stays
+        np.testing.assert_array_equal(out, kern(A=A, x=2 * x))
+    total = ep.compile(ep.sum((i, j), ep.tensor("A", 2, "csr")[i, j] * v[j]))
+    cell = np.full((), 3.0)
+    assert total(A=A, x=x, out=cell) is cell and cell[()] == pytest.approx(A @ x @ np.ones(300))
+
+
+def test_out_that_cannot_hold_the_result_is_refused():
+    a, v = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, a[i, j] * v[j]))
+    A = sp.random(4, 4, density=0.5, format="csr", random_state=1)
+    x = np.ones(4)
+    bad = {"shape": np.zeros(5), "dtype": np.zeros(4, np.float32),
+           "C-contiguous": np.zeros(8)[::2], "a numpy array": [0.0] * 4}
+    for words, out in bad.items():
+        with pytest.raises(ep.InputError, match=words):
+            kern(A=A, x=x, out=out)
+    frozen = np.zeros(4)
+    frozen.flags.writeable = False
+    with pytest.raises(ep.InputError, match="writeable"):
+        kern(A=A, x=x, out=frozen)
+    with pytest.raises(ep.InputError, match="shares memory"):
+        kern(A=A, x=x, out=x)                      # would overwrite what it reads
+    sparse = ep.compile(a[i, j] + a[i, j], output="csr")
+    with pytest.raises(ep.InputError, match="dense output"):
+        sparse(A=A, out=np.zeros((4, 4)))
