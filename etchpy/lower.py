@@ -701,11 +701,15 @@ class RowFillTarget(RowCountTarget):
     so nothing grows). A workspace output sorts each row's touched list in its
     own per-thread workspace and moves it out."""
 
+    def __init__(self, base: AppendTarget):
+        super().__init__(base)
+        self.starts, self.crd = self.pos, base.arrays["crd1"]     # where rows are written
+
     def enter(self, var, index, ctx):
-        crd = self.base.arrays["crd1"]
+        crd = self.crd
         if var == self.row_var:
             # ws_n: this row's touched count, private to the iteration
-            first = seq(Decl("row_q", "index", Load(self.pos, index)),
+            first = seq(Decl("row_q", "index", Load(self.starts, index)),
                         Decl("ws_n", "index", ZERO) if self.workspace else imp.SKIP)
             return first, {**ctx, var: index, "row": index}
         if self.workspace:
@@ -733,6 +737,25 @@ class RowFillTarget(RowCountTarget):
         return (("ws_vals", "value", size, Const(self.base.sr.zero, "value")),
                 ("ws_list", "index", size, ZERO),
                 ("ws_bits", "bits", imp.sort_bits_words(size), ZERO))
+
+
+class RowBoundFillTarget(RowFillTarget):
+    """Pass 2 of rows filled within bounds: as RowFillTarget, each row into its
+    bounded range of bd_crd and bd_vals (from bd_pos[row]), and its entry count
+    kept in pos[row + 1]."""
+
+    def __init__(self, base: AppendTarget):
+        super().__init__(base)
+        self.starts, self.crd = "bd_pos", "bd_crd"
+
+    def write(self, ctx, v):
+        return Store("bd_vals", ctx["pos"], v)
+
+    def after(self, var, ctx):
+        if var != self.row_var:
+            return imp.SKIP
+        row = ctx["row"]
+        return Store(self.pos, imp.add(row, ONE), Bin("-", Var("row_q"), Load("bd_pos", row)))
 
 
 def rows_on_threads(target) -> bool:
@@ -784,6 +807,18 @@ def prefix_sums(pos: str, rows: imp.Expr, var: str) -> imp.Stmt:
     r, nxt = Var(var), imp.add(Var(var), ONE)
     return seq(Decl(var, "index", ZERO), While(lt(r, rows), seq(
         Store(pos, nxt, imp.add(Load(pos, nxt), Load(pos, r))), incr(var))))
+
+
+def copy_row(pos: str, crd: str) -> imp.Stmt:
+    """Row out_c's entries from its range of bd_crd/bd_vals (from bd_pos[out_c])
+    to its place in crd/out_vals (from pos[out_c])."""
+    r, k, src, dst = Var("out_c"), Var("out_k"), Var("out_s"), Var("out_d")
+    return seq(Decl("out_s", "index", Load("bd_pos", r)), Decl("out_d", "index", Load(pos, r)),
+               Decl("out_n", "index", Bin("-", Load(pos, imp.add(r, ONE)), dst)),
+               Decl("out_k", "index", ZERO), While(lt(k, Var("out_n")), seq(
+                   Store(crd, imp.add(dst, k), Load("bd_crd", imp.add(src, k))),
+                   Store("out_vals", imp.add(dst, k), Load("bd_vals", imp.add(src, k))),
+                   incr("out_k"))))
 
 
 class BucketTarget(FlatTarget):
@@ -1032,6 +1067,16 @@ class Emitter:
                 and s.ready == imp.TRUE and s.prelude == imp.SKIP)
 
     def parallel_rows(self, s) -> imp.Stmt:
+        """Fill a csr-like output's rows on threads: within bounds when each row's
+        entries are bounded by its column stream's `most` (no workspace), else
+        after counting them."""
+        col = s.value
+        if (isinstance(self.target, WorkspaceTarget) or not is_stream(col)
+                or col.var != self.target.storage[1] or col.contracted or col.most is None):
+            return self.counted_rows(s)
+        return self.bounded_rows(s, col)
+
+    def counted_rows(self, s) -> imp.Stmt:
         """Count each row's entries on threads, turn the counts into pos, size the
         output exactly, then fill the rows on threads, each into its own range."""
         c, start, end = s.counter
@@ -1050,6 +1095,37 @@ class Emitter:
                    Reserve(t.arrays["crd1"], "index", total),
                    Reserve("out_vals", "value", total),
                    passes[1], Assign(count, total))
+
+    def bounded_rows(self, s, col) -> imp.Stmt:
+        """Each row's column stream, right after its init, bounds the row's entries
+        (`most`, O(1) per row: A+B's is the sum of its two segments' lengths). On
+        threads: the bounds are summed into ranges of scratch arrays, each row
+        fills its range and keeps its count in pos, and after the counts' prefix
+        sums each row is copied into place. This replaces a counting pass that
+        ran each row's loop (A+B's merge) twice."""
+        c, start, end = s.counter
+        t = self.target
+        pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
+        rows = streams.dim_var(t.storage[0])
+        row = self.names.fresh(f"{s.var}_")
+        bound = seq(col.init, Store("bd_pos", imp.add(Var(row), ONE), col.most))
+        decls = [Decl(n, typ, Const(False, "bool") if typ == "bool" else ZERO)
+                 for n, typ in col.state if n in imp.names_used(bound)]
+        fill = Emitter(self.names, self.sr, RowBoundFillTarget(t), self.threads,
+                       self.markers)
+        room, total = Load("bd_pos", rows), Load(pos, rows)
+        return seq(imp.Comment(f"{s.var}: {s.search}; rows bounded, filled on "
+                               f"{self.threads} threads, then copied into place"),
+                   Alloc("bd_pos", "index", imp.add(rows, ONE), ZERO),
+                   imp.ParallelFor(c, start, end, seq(Decl(row, "index", s.index), *decls,
+                                                      bound), self.threads),
+                   prefix_sums("bd_pos", rows, "out_r"),
+                   Alloc("bd_crd", "index", room, None), Alloc("bd_vals", "value", room, None),
+                   imp.ParallelFor(c, start, end, fill.row_body(s), self.threads),
+                   prefix_sums(pos, rows, "out_r2"),
+                   Reserve(crd, "index", total), Reserve("out_vals", "value", total),
+                   imp.ParallelFor("out_c", ZERO, rows, copy_row(pos, crd), self.threads),
+                   Assign(count, total))
 
     def emit(self, s, ctx) -> imp.Stmt:
         if not is_stream(s):

@@ -855,10 +855,13 @@ def test_unfilled_arrays_hold_garbage_on_the_interpreter():
 
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "boolean"])
-def test_threads_fill_sparse_rows_after_a_counting_pass(semiring):
-    """csr outputs on two threads: each row's entries are counted first (for the
-    workspace, its distinct touched columns), pos is their prefix sum, and every
-    row then fills its own range. Element-wise (append) and Gustavson (workspace)."""
+def test_threads_fill_sparse_rows(semiring):
+    """csr outputs on two threads. Element-wise: each row's column stream bounds its
+    entries (A+B: both lengths; A∘B: the shorter), the bounds are summed into
+    ranges of scratch arrays, rows fill their ranges on threads and are then copied
+    into place.
+    Gustavson (workspace): each row's distinct touched columns are counted first,
+    pos is their prefix sum, and every row then fills its own range."""
     sr = ep.semirings.get(semiring)
     rng = np.random.default_rng(3)
     M = _random_csr(2500, 400, 20000, 1)
@@ -866,27 +869,31 @@ def test_threads_fill_sparse_rows_after_a_counting_pass(semiring):
     P = _random_csr(400, 700, 6000, 4)
     for m in (M, N, P):
         m.data = rng.integers(1, 5, m.nnz).astype(sr.dtype)
+    M = M.tolil()
+    M[100:300] = 0                                    # empty rows: ranges of length 0
+    M = sp.csr_array(M.tocsr())
+    M.eliminate_zeros()
     B = ep.tensor("B", 2, format="csr")
-    add = ep.compile(A_csr[i, j] + B[i, j], output="csr", threads=2, semiring=semiring)
-    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr", threads=2,
-                     semiring=semiring)
-    for kern in (add, gus):
-        assert "rows counted, then filled, on 2 threads" in kern.c_source
-    for kern, inputs, want in (
-            (add, dict(A=M, B=N), ep.evaluate(A_csr[i, j] + B[i, j], semiring=semiring,
-                                              output="csr", A=M, B=N)),
-            (gus, dict(A=M, B=P), ep.evaluate(ep.sum(j, A_csr[i, j] * B[j, k]),
-                                              semiring=semiring, output="csr", A=M, B=P))):
-        got = kern(**inputs)
+    exprs = {"add": A_csr[i, j] + B[i, j], "mul": A_csr[i, j] * B[i, j],
+             "gus": ep.sum(j, A_csr[i, j] * B[j, k])}
+    kerns = {name: ep.compile(e, output="csr", threads=2, semiring=semiring)
+             for name, e in exprs.items()}
+    for name in ("add", "mul"):
+        assert "rows bounded, filled on 2 threads, then copied" in kerns[name].c_source
+    assert "rows counted, then filled, on 2 threads" in kerns["gus"].c_source
+    operands = {"add": dict(A=M, B=N), "mul": dict(A=M, B=N), "gus": dict(A=M, B=P)}
+    for name, kern in kerns.items():
+        got = kern(**operands[name])
+        want = ep.evaluate(exprs[name], semiring=semiring, output="csr", **operands[name])
         np.testing.assert_array_equal(got.indptr, want.indptr)
         np.testing.assert_array_equal(got.indices, want.indices)
         np.testing.assert_array_equal(got.data, want.data)
-    # the same two-pass programs on the Imp interpreter (small inputs)
-    small = {name: sp.csr_array(m[:40, :60] if m is not P else m[:60, :50])
+    # the same threaded programs on the Imp interpreter (small inputs)
+    small = {name: sp.csr_array(m[90:130, :60] if m is not P else m[:60, :50])
              for name, m in (("M", M), ("N", N), ("P", P))}
-    for kern, a, b in ((add, "M", "N"), (gus, "M", "P")):
-        got = _csr_on_interpreter(kern.expr, sr, threads=2, A=small[a], B=small[b])
-        want = kern(A=small[a], B=small[b])
+    for name, a, b in (("add", "M", "N"), ("mul", "M", "N"), ("gus", "M", "P")):
+        got = _csr_on_interpreter(kerns[name].expr, sr, threads=2, A=small[a], B=small[b])
+        want = kerns[name](A=small[a], B=small[b])
         for part in ("indptr", "indices", "data"):
             np.testing.assert_array_equal(getattr(got, part), getattr(want, part))
 
