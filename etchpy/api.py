@@ -226,7 +226,12 @@ def make_output(values, shape, output, sr: Semiring):
         t = Tensor.from_coords(coords, vals, shape, fmt, semiring=sr, name="output")
     else:
         t = Tensor.from_dense(dense, fmt, semiring=sr, name="output")
-    return t.to_scipy(keep_fill=True) if len(shape) == 2 else t
+    return t.to_scipy(keep_fill=True) if fmt in scipy_layouts() else t
+
+
+def scipy_layouts() -> tuple[Format, Format]:
+    """The output formats returned as scipy arrays (csr, csc); others are Tensors."""
+    return Format.named("csr", 2), Format.named("csc", 2)
 
 
 def output_indices(e, out_indices) -> tuple[Index, ...]:

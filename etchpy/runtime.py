@@ -346,7 +346,7 @@ class Kernel:
                 np.zeros((0, n), dtype=np.int64)
             t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, self.out_format,
                                    semiring=sr, name="output")
-        elif self.out_format in _SCIPY_LAYOUTS:
+        elif self.out_format in api.scipy_layouts():
             # csr / csc: straight into scipy (sorted and canonical by construction)
             import scipy.sparse as sp      # loaded by then; not at `import etchpy`
             n = counts["count1"]
@@ -356,7 +356,7 @@ class Kernel:
                           take("pos1", major + 1, idx_dtype)), shape=shape)
         else:
             t = self._assemble(take, counts, shape, idx_dtype)
-        return t.to_scipy(keep_fill=True) if len(shape) == 2 else t
+        return t.to_scipy(keep_fill=True) if self.out_format in api.scipy_layouts() else t
 
     def _assemble(self, take, counts, shape, idx_dtype):
         fmt, sr = self.out_format, self.semiring
@@ -445,7 +445,6 @@ def _index_type(bound: dict):
 
 
 _kernel_cache: dict = {}
-_SCIPY_LAYOUTS = (Format.named("csr", 2), Format.named("csc", 2))
 
 
 REWRITE_MARGIN = 0.5

@@ -53,6 +53,11 @@ def test_outputs_dense_scalar_scipy_and_tensor():
     csc = ep.evaluate(A[i, j] * A[i, j], A=M, output="csc")
     assert isinstance(csc, sp.csc_array)
     np.testing.assert_array_equal(csc.toarray(), M.toarray() ** 2)
+    for backend in ("c", "streams", "reference"):       # other 2-d formats stay Tensors
+        for name in ("dcsr", "coo"):
+            t = ep.evaluate(A[i, j] * A[i, j], A=M, output=name, backend=backend)
+            assert isinstance(t, ep.Tensor) and t.format == ep.Format.named(name, 2)
+            np.testing.assert_array_equal(t.to_dense(), M.toarray() ** 2)
     dense3 = np.zeros((2, 2, 2))
     dense3[0, 1, 1] = 5.0
     out = ep.evaluate(T[i, j, k] * T[i, j, k], T=ep.Tensor.from_dense(dense3, "csf"),
