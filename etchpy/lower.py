@@ -1109,8 +1109,7 @@ class Emitter:
         rows = streams.dim_var(t.storage[0])
         row = self.names.fresh(f"{s.var}_")
         bound = seq(col.init, Store("bd_pos", imp.add(Var(row), ONE), col.most))
-        decls = [Decl(n, typ, Const(False, "bool") if typ == "bool" else ZERO)
-                 for n, typ in col.state if n in imp.names_used(bound)]
+        decls = _state_decls(col, bound)
         fill = Emitter(self.names, self.sr, RowBoundFillTarget(t), self.threads,
                        self.markers)
         room, total = Load("bd_pos", rows), Load(pos, rows)
@@ -1181,9 +1180,7 @@ class Emitter:
             body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready), merge))
         else:
             body = seq(init, step(s, nxt, on_ready))
-        used = imp.names_used(body)          # state only some operation needs (gallop
-        decls = [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)   # scratch)
-                 for n, t in s.state if n in used]
+        decls = _state_decls(s, body)        # state only some operation needs
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *decls, body)
@@ -1306,6 +1303,13 @@ def short_intersect(s, on_ready) -> imp.Stmt:
     once: the same states, in the same order, as the merge loop's."""
     (qa, ea, crd_a, _), (qb, eb, crd_b, _) = s.short
     return imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, imp.if_(s.ready, on_ready))
+
+
+def _state_decls(v, stmt) -> list:
+    """Declarations of the state of stream v that stmt uses."""
+    used = imp.names_used(stmt)
+    return [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)
+            for n, t in v.state if n in used]
 
 
 def _size(stmt) -> int:
