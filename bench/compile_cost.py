@@ -121,14 +121,18 @@ def measure_compile(say=print) -> dict:
     return out
 
 
-def _per_call(fn, calls):
-    fn()
-    samples = []
-    for _ in range(calls):
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return summarize(samples)
+def _per_call(fns, calls, rounds=10):
+    """Per-call time samples of each of fns: calls each, spread over `rounds`
+    rounds in which every fn takes its turn, so that a slow spell of the shared
+    machine hits all of them alike (as the kernel table's rounds do)."""
+    samples = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, samples):
+            for _ in range(calls // rounds):
+                t0 = time.perf_counter()
+                fn()
+                out.append(time.perf_counter() - t0)
+    return samples
 
 
 def measure_overhead(say=print, calls=2000) -> dict:
@@ -151,13 +155,17 @@ def measure_overhead(say=print, calls=2000) -> dict:
         ("etchpy A+B n=4 → csr, scipy inputs", lambda: k2(A=A, B=B)),
         ("scipy A+B n=4", lambda: A + B),
     ]
+    working = []
     for label, fn in rows:
         try:
-            s = _per_call(fn, calls)
-            out[label] = s
-            say(f"    {label:<42} {fmt_time(s['median'])} per call "
-                f"(IQR {fmt_time(s['q1'])}–{fmt_time(s['q3'])})")
+            fn()                                   # warm-up, and does it run at all
+            working.append((label, fn))
         except Exception as exc:
             out[label] = {"error": f"{type(exc).__name__}: {exc}"}
             say(f"    {label:<42} FAILED: {exc}")
+    samples = _per_call([fn for _, fn in working], calls)
+    for (label, _), ts in zip(working, samples):
+        s = out[label] = summarize(ts)
+        say(f"    {label:<42} {fmt_time(s['median'])} per call "
+            f"(IQR {fmt_time(s['q1'])}–{fmt_time(s['q3'])})")
     return out

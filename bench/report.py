@@ -212,7 +212,8 @@ def write_markdown(results, path: Path):
     ot = overhead_table(results.get("overhead"))
     if ot:
         L += ["Per-call overhead (median of "
-              f"{results['overhead'].get('calls', '?')} calls on 4×4 inputs):", "", ot, ""]
+              f"{results['overhead'].get('calls', '?')} calls on 4×4 inputs, spread over "
+              "10 rounds in which each call below takes its turn):", "", ot, ""]
     from .threads import threads_table
     tt = threads_table(results.get("threads"))
     if tt:
