@@ -759,9 +759,9 @@ class RowBoundFillTarget(RowFillTarget):
 
 
 def rows_on_threads(target) -> bool:
-    """A sparse output whose rows threads can fill after a counting pass: a dense
-    first level over one unique compressed level (csr, csc), appended in order
-    or through the dense workspace."""
+    """A sparse output whose rows threads can fill (within bounds, or after a
+    counting pass): a dense first level over one unique compressed level (csr,
+    csc), appended in order or through the dense workspace."""
     if type(target) not in (AppendTarget, WorkspaceTarget):
         return False
     if isinstance(target, WorkspaceTarget) and target.hashed is not False:
