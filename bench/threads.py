@@ -39,6 +39,7 @@ def _cases(quick):
     yield ("spgemm", f"n={m:,} 10/row → csr", exprs.get("spgemm"), {"A": P, "B": Q})
     yield ("A+B", f"n={n:,} nnz={A.nnz:,} → csr", exprs.get("ewise_add"),
            {"A": A, "B": overlapping_csr(rng, A)})
+    yield ("transpose", f"csr → csc n={n:,} nnz={A.nnz:,}", exprs.get("transpose"), {"A": A})
     dims, tnnz = ((200, 200, 200), 100_000) if quick else ((1000, 1000, 1000), 1_000_000)
     B = Tensor3(rng, dims, tnnz)
     C, D = rng.random((dims[1], 16)), rng.random((dims[2], 16))

@@ -223,6 +223,9 @@ def _emit_loops(s, names, sr, target, threads, markers) -> imp.Stmt:
                   Emitter(names, sr, target.way(True), threads, markers).emit_step(s),
                   Emitter(names, sr, target.way(False), threads, markers).emit_step(s))
     if isinstance(target, BucketTarget):
+        threaded = target.blocked_passes(s, names, sr, threads, markers)
+        if threaded is not None:
+            return threaded
         return seq(imp.Comment("count the entries of each row"),
                    imp.Block(Emitter(names, sr, target.way(True), threads,
                                      markers).emit_step(s)),
@@ -842,25 +845,33 @@ class BucketTarget(FlatTarget):
         self.row, self.col = (axes[m] for m in fmt.mode_order)
         self.repeats = repeats
         self.counting = True            # which pass this target writes
+        self.blocked = False            # threads: per-block counts and cursors in bk_blk
         self.arrays = {"pos1": "out_pos1", "crd1": "out_crd1", "vals": "out_vals"}
 
-    def way(self, counting: bool) -> "BucketTarget":
-        """This target in the count pass (True) or the fill pass."""
+    def way(self, counting: bool, blocked: bool = False) -> "BucketTarget":
+        """This target in the count pass (True) or the fill pass; blocked: in the
+        threaded passes (blocked_passes)."""
         t = copy.copy(self)
-        t.counting = counting
+        t.counting, t.blocked = counting, blocked
         return t
 
     def setup(self):
         rows = streams.dim_var(self.row)
-        return seq(Decl("out_count1", "index", ZERO), Decl("bk_p", "index", ZERO),
+        return seq(Decl("out_count1", "index", ZERO),
                    Alloc("out_pos1", "index", imp.add(rows, ONE), ZERO),
                    Alloc("out_crd1", "index", ONE, None),
                    Alloc("out_vals", "value", ONE, None),
-                   Alloc("bk_next", "index", rows, None),
                    Alloc("bk_last", "index", rows, EMPTY) if self.repeats else imp.SKIP)
 
     def write(self, ctx, v):
         r, c, p = ctx[self.row], ctx[self.col], Var("bk_p")
+        if self.blocked:           # block bk_b's count of row r, then its cursor there
+            at = imp.add(imp.mul(Var("bk_b"), streams.dim_var(self.row)), r)
+            if self.counting:
+                return Store("bk_blk", at, imp.add(Load("bk_blk", at), ONE))
+            return seq(Decl("bk_p", "index", Load("bk_blk", at)),
+                       Store("out_crd1", p, c), Store("out_vals", p, v),
+                       Store("bk_blk", at, imp.add(p, ONE)))
         if self.counting:
             nxt = imp.add(r, ONE)
             count = Store("out_pos1", nxt, imp.add(Load("out_pos1", nxt), ONE))
@@ -880,10 +891,58 @@ class BucketTarget(FlatTarget):
         """After the count pass: row starts, cursors, and the exact room."""
         rows, r = streams.dim_var(self.row), Var("bk_r")
         total = Load("out_pos1", rows)
-        return seq(prefix_sums("out_pos1", rows, "bk_r"),
+        return seq(prefix_sums("out_pos1", rows, "bk_r"), Decl("bk_p", "index", ZERO),
+                   Alloc("bk_next", "index", rows, None),
                    Assign("bk_r", ZERO), While(lt(r, rows), seq(
                        Store("bk_next", r, Load("out_pos1", r)), incr("bk_r"))),
                    Reserve("out_crd1", "index", total), Reserve("out_vals", "value", total))
+
+    def blocked_passes(self, s, names, sr, threads, markers) -> imp.Stmt | None:
+        """Both passes on threads, when the outermost loop is a plain counted loop
+        over col and no coordinate repeats: its range is cut into `threads`
+        blocks of consecutive cols. Block b counts its entries of each row r in
+        bk_blk[b·rows + r]; a serial pass over the rows, blocks in order within
+        each row, turns those counts into cursors and pos; then block b writes
+        each entry at its cursor. A row gets block 0's entries, then block 1's,
+        …, each block's in loop order: sorted by col, as serially. None when the
+        loops do not qualify."""
+        if (threads < 2 or markers or self.repeats or not is_stream(s) or s.contracted
+                or s.var != self.col or s.counter is None or s.ready != imp.TRUE
+                or s.prelude != imp.SKIP):
+            return None
+        c, start, end = s.counter
+        rows, nb = streams.dim_var(self.row), Const(threads)
+        b, r = Var("bk_b"), Var("bk_r")
+        at = imp.add(imp.mul(b, rows), r)
+
+        def cut(k):                     # first col of block k
+            return imp.add(start, Bin("/", imp.mul(Bin("-", end, start), k), nb))
+
+        def on_threads(counting):
+            em = Emitter(names, sr, self.way(counting, blocked=True), threads, markers)
+            return imp.ParallelFor("bk_b", ZERO, nb, seq(
+                Decl(c, "index", cut(b)),
+                While(lt(Var(c), cut(imp.add(b, ONE))), seq(em.row_body(s), incr(c)))),
+                threads)
+
+        cursors = seq(Decl("bk_run", "index", ZERO), Assign("bk_r", ZERO), While(
+            lt(r, rows), seq(
+                Store("out_pos1", r, Var("bk_run")), Assign("bk_b", ZERO),
+                While(lt(b, nb), seq(
+                    Decl("bk_n", "index", Load("bk_blk", at)),
+                    Store("bk_blk", at, Var("bk_run")),
+                    Assign("bk_run", imp.add(Var("bk_run"), Var("bk_n"))), incr("bk_b"))),
+                incr("bk_r"))),
+            Store("out_pos1", rows, Var("bk_run")))
+        total = Load("out_pos1", rows)
+        return seq(imp.Comment(f"count each block's entries of each row, on {threads} "
+                               "threads"),
+                   Alloc("bk_blk", "index", imp.mul(nb, rows), ZERO),
+                   Decl("bk_b", "index", ZERO), Decl("bk_r", "index", ZERO),
+                   on_threads(True), cursors,
+                   Reserve("out_crd1", "index", total), Reserve("out_vals", "value", total),
+                   imp.Comment("write each entry at its block's cursor in its row"),
+                   on_threads(False))
 
     def finish(self):
         return Assign("out_count1", Load("out_pos1", streams.dim_var(self.row)))
@@ -1056,8 +1115,10 @@ class Emitter:
         """One iteration of the outermost level (its coordinate, entered and left)."""
         iv = self.names.fresh(f"{s.var}_")
         enter, ctx = self.target.enter(s.var, Var(iv), {})
-        return seq(Decl(iv, "index", s.index), enter, self.emit(s.value, ctx),
-                   self.target.after(s.var, ctx))
+        body = seq(enter, self.emit(s.value, ctx), self.target.after(s.var, ctx))
+        if iv not in imp.names_used(body):    # a counting pass may not need the index
+            return body
+        return seq(Decl(iv, "index", s.index), body)
 
     def rows_ok(self, s) -> bool:
         """A csr-like sparse output whose rows are the outermost, plainly counted loop."""

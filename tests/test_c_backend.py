@@ -108,22 +108,34 @@ def test_huge_output_dimension_uses_a_hash_workspace():
     np.testing.assert_allclose(C.data, ref.data, rtol=1e-12)
 
 
-@pytest.mark.parametrize("semiring", ["real", "min_plus"])
-def test_transposed_sparse_output_is_one_counting_sort(semiring):
-    """csr A written as csc: the loops run over A's rows, the output's compressed
-    index, first. Counted per column, then placed at each column's cursor: the
-    same arrays as scipy's tocsc (sorted rows, exact pointers), on C and on the
-    Imp interpreter."""
+@pytest.mark.parametrize("semiring, threads, fmt", [
+    ("real", 1, "csr"), ("min_plus", 1, "csr"), ("real", 2, "csr"), ("min_plus", 2, "csr"),
+    ("real", 2, "dcsr"), ("real", 3, "csr")])
+def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt):
+    """csr (or dcsr) A written as csc: the loops run over A's rows, the output's
+    compressed index, first. Counted per column, then placed at each column's
+    cursor: the same arrays as scipy's tocsc (sorted rows, exact pointers), on C
+    and on the Imp interpreter. On threads the rows are cut into one block per
+    thread; each block counts, then places, its entries of each column, and the
+    cursors put block 0's entries of a column before block 1's."""
     sr = ep.semirings.get(semiring)
     M = _random_csr(300, 200, 2000, 3)
+    M = M.tolil()
+    M[140:170] = 0                               # empty rows, some at a block's edge
+    M[:, 50:60] = 0                              # and empty columns
+    M = sp.csr_array(M.tocsr())
+    M.eliminate_zeros()
     if semiring == "min_plus":
         M.data[::7] = 0.0                        # stored zeros are real edges
-    kern = ep.compile(A_csr[i, j], output="csc", semiring=semiring)
+    A = ep.tensor("A", 2, format=fmt)
+    kern = ep.compile(A[i, j], output="csc", semiring=semiring, threads=threads)
     assert kern.program.output.mode == "bucket"
     assert "bk_last" not in kern.c_source        # no sum inside: no repeats to merge
+    assert ("count each block" in kern.c_source) == (threads > 1)
     ref = sp.csc_array(M)
     ref.sort_indices()
-    final, _, _ = _on_interpreter(A_csr[i, j], sr, ep.Format.named("csc", 2), {"A": M})
+    final, _, _ = _on_interpreter(A[i, j], sr, ep.Format.named("csc", 2),
+                                  {"A": ep.Tensor.from_scipy(M, fmt, semiring=sr)}, threads)
     nnz = int(final["out_count1"])
     on_imp = sp.csc_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
                            final["out_pos1"][:201]), shape=(300, 200))
@@ -144,6 +156,8 @@ def test_bucket_output_merges_the_repeats_of_an_inner_sum(semiring):
     e = ep.sum(j, A_csr[i, j] * Bc[j, k])
     kern = ep.compile(e, output="csc", semiring=semiring)
     assert kern.program.output.mode == "bucket" and "bk_last" in kern.c_source
+    threaded = ep.compile(e, output="csc", semiring=semiring, threads=2)
+    assert "count each block" not in threaded.c_source    # repeats: one thread
     got = kern(A=A, B=B)
     want = ep.evaluate(e, A=A, B=B, semiring=semiring, backend="reference")
     assert got.nnz == np.count_nonzero(want != sr.zero)
