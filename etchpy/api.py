@@ -26,36 +26,65 @@ BACKENDS = ("c", "streams", "reference")
 
 def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
              out_indices=None, check=False, threads=None, optimize=None,
-             optimizer_options=None, **inputs):
+             optimizer_options=None, out=None, **inputs):
     """Evaluate `e` on named inputs with one of the backends (see module docstring).
 
     "c" compiles (or reuses) a kernel; "streams" runs the indexed-stream
     interpreter (slow, faithful; `check=True` verifies the stream invariants at
-    every step); "reference" is the dense specification.
+    every step); "reference" is the dense specification. A dense result may be
+    written into `out` (as for a compiled kernel: see `checked_out`).
     """
     if backend == "c":
         from .runtime import compile as compile_kernel
         kern = compile_kernel(e, semiring=semiring, output=output, order=order,
                               out_indices=out_indices, threads=threads, optimize=optimize,
                               optimizer_options=optimizer_options)
-        return kern(**inputs)
+        return kern(out=out, **inputs)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+    if out is not None and output not in (None, "dense"):
+        raise InputError(f"out= needs a dense output, not {output!r}")
     e = as_expr(e)
     sr = prepare_semiring(e, semiring)
-    out = tuple(out_indices) if out_indices is not None else free_indices(e)
-    check_out_indices(e, out)
+    out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
+    check_out_indices(e, out_ix)
     bound = bind_inputs(tensors(e), inputs, sr)
     # the reference semantics has no loop order: any expression is evaluated
-    plan = planning.make_plan(e, out, order, walk=backend != "reference")
+    plan = planning.make_plan(e, out_ix, order, walk=backend != "reference")
     sizes = index_sizes(plan, bound)
-    shape = tuple(sizes[ix.name] for ix in out)
+    shape = tuple(sizes[ix.name] for ix in out_ix)
+    if out is not None:
+        checked_out(out, shape, sr, [a for t in bound.values()
+                                     for a in (t.vals, *(x for lv in t.levels
+                                                         for x in lv.values()))])
     if backend == "reference":
         dense_in = {name: t.to_dense() for name, t in bound.items()}
-        result = reference.evaluate(e, sr, dense_in, out)
-        return make_output(result, shape, output, sr)
-    values = run_plan_streams(plan, bound, sizes, sr, check=check)
-    return make_output(values, shape, output, sr)
+        result = make_output(reference.evaluate(e, sr, dense_in, out_ix), shape, output, sr)
+    else:
+        values = run_plan_streams(plan, bound, sizes, sr, check=check)
+        result = make_output(values, shape, output, sr)
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out
+
+
+def checked_out(out, shape, sr, inputs) -> np.ndarray:
+    """`out` when a dense result of `shape` may be written there: a C-contiguous,
+    writeable numpy array of the semiring's dtype sharing no memory with any of
+    the `inputs` arrays (a kernel clears out before reading them). Else
+    InputError."""
+    if not isinstance(out, np.ndarray):
+        raise InputError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.shape != shape or out.dtype != sr.dtype:
+        raise InputError(f"out must have shape {shape} and dtype {np.dtype(sr.dtype)} "
+                         f"(semiring {sr.name}); got shape {out.shape}, dtype {out.dtype}")
+    if not (out.flags.c_contiguous and out.flags.writeable):
+        raise InputError("out must be C-contiguous and writeable")
+    if any(np.may_share_memory(out, arr) for arr in inputs):
+        raise InputError("out shares memory with an input; the kernel would overwrite "
+                         "what it reads")
+    return out
 
 
 def einsum(spec: str, *operands, semiring=None, output="dense", backend="c"):

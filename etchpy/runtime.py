@@ -228,7 +228,7 @@ class Kernel:
                 # pass is skipped when they already are the semiring's zero
                 out_dense = ((np.zeros if self._calloc_zero else np.empty)(out_shape,
                                                                            dtype=sr.dtype)
-                             if out is None else _checked_out(out, out_shape, sr, keep))
+                             if out is None else api.checked_out(out, out_shape, sr, keep))
                 args.append(ffi.from_buffer(types["val_t[]"], out_dense))
             elif kind == "out_zeroed":
                 args.append(int(self._calloc_zero and out is None))
@@ -418,21 +418,6 @@ def _fast_bind(value, tv, sr):
 def _refuse_nan(arr, sr, name):
     if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
         raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
-
-
-def _checked_out(out, shape, sr, inputs) -> np.ndarray:
-    """`out` when the kernel may write its dense output there, else InputError."""
-    if not isinstance(out, np.ndarray):
-        raise InputError(f"out must be a numpy array, not {type(out).__name__}")
-    if out.shape != shape or out.dtype != sr.dtype:
-        raise InputError(f"out must have shape {shape} and dtype {np.dtype(sr.dtype)} "
-                         f"(semiring {sr.name}); got shape {out.shape}, dtype {out.dtype}")
-    if not (out.flags.c_contiguous and out.flags.writeable):
-        raise InputError("out must be C-contiguous and writeable")
-    if any(np.may_share_memory(out, arr) for arr in inputs):
-        raise InputError("out shares memory with an input; the kernel would overwrite "
-                         "what it reads")
-    return out
 
 
 def _index_type(bound: dict):

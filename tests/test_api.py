@@ -142,6 +142,13 @@ def test_dense_output_written_into_out(threads):
         np.testing.assert_array_equal(out, want)
         got = kern(A=A, x=2 * x, out=out)        # reused: nothing of the last call stays
         np.testing.assert_array_equal(out, kern(A=A, x=2 * x))
+        for backend in ("streams", "reference"):           # evaluate takes out= too
+            small = sp.csr_array(A[:40])
+            cell = np.full(40, -1.0)
+            got = ep.evaluate(ep.sum(j, a[i, j] * v[j]), semiring=semiring, backend=backend,
+                              A=small, x=x, out=cell)
+            assert got is cell
+            np.testing.assert_allclose(cell, kern(A=small, x=x), rtol=1e-12)
     total = ep.compile(ep.sum((i, j), ep.tensor("A", 2, "csr")[i, j] * v[j]))
     cell = np.full((), 3.0)
     assert total(A=A, x=x, out=cell) is cell and cell[()] == pytest.approx(A @ x @ np.ones(300))
@@ -166,3 +173,9 @@ def test_out_that_cannot_hold_the_result_is_refused():
     sparse = ep.compile(a[i, j] + a[i, j], output="csr")
     with pytest.raises(ep.InputError, match="dense output"):
         sparse(A=A, out=np.zeros((4, 4)))
+    for backend in ("c", "streams", "reference"):
+        with pytest.raises(ep.InputError, match="dense output"):
+            ep.evaluate(a[i, j] + a[i, j], output="csr", backend=backend, A=A,
+                        out=np.zeros((4, 4)))
+        with pytest.raises(ep.InputError, match="shares memory"):
+            ep.evaluate(ep.sum(j, a[i, j] * v[j]), backend=backend, A=A, x=x, out=x)
