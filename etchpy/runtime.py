@@ -78,8 +78,17 @@ class Kernel:
         self._sources: dict[str, c.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._ctypes: dict[str, dict] = {}
+        self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._params = self.program.params
         self._slots = self._make_slots()
+        # the slots each input fills, and the output's, as (position, kind, name, C type)
+        self._in_slots = {name: tuple((pos, kind, role, ctype)
+                                      for pos, (kind, tname, role, ctype) in enumerate(self._slots)
+                                      if tname == name and kind in ("dim", "in_array"))
+                          for name in self.tensors}
+        self._out_slots = tuple((pos, kind, tname, ctype)
+                                for pos, (kind, tname, _, ctype) in enumerate(self._slots)
+                                if kind not in ("dim", "in_array"))
         # a dense output from np.zeros already holds the zero when its bits are all 0
         zero = np.asarray(self.semiring.zero, dtype=self.semiring.dtype)
         self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
@@ -203,39 +212,32 @@ class Kernel:
                              f"{self.out_format or 'a sparse output'}")
         if inputs.keys() != self.tensors.keys():
             api.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
-        bound = {name: self._bind(name, value) for name, value in inputs.items()}
-        sizes = self._sizes(bound)
-        out_shape = tuple(sizes[ix.name] for ix in self.out_indices)
-        idx_type, idx_dtype = _index_type(bound)
+        bound = {name: self._bind(name, inputs[name]) for name in self.tensors}
+        sig = tuple([(b.shape, b.idx32) for b in bound.values()])
+        known = self._signatures.get(sig)
+        out_shape, idx_type, idx_dtype = known or self._signature(sig, bound)
         lib = self.library(idx_type)
         ffi = lib.ffi
         types = self._ctypes[idx_type]
-        args, keep, grown = [], [], {}
-        out_dense = None
-        for kind, tname, role, ctype in self._slots:
-            if kind == "dim":
-                args.append(bound[tname][0][role])
-            elif kind == "in_array":
-                arr = bound[tname][1][role]
-                if ctype == "idx_t[]" and arr.dtype != idx_dtype:
-                    arr = arr.astype(idx_dtype)
-                if len(arr) == 0:              # from_buffer needs a real buffer
-                    arr = np.zeros(1, dtype=arr.dtype)
-                keep.append(arr)
-                args.append(ffi.from_buffer(types[ctype], arr))
-            elif kind == "out_dense":
+        args = [None] * len(self._slots)
+        for name, b in bound.items():
+            for pos, value in self._input_args(name, b, lib, idx_dtype):
+                args[pos] = value
+        grown, out_dense = {}, None
+        for pos, kind, tname, ctype in self._out_slots:
+            if kind == "out_dense":
                 # zeros from calloc cost nothing until touched: the kernel's fill
                 # pass is skipped when they already are the semiring's zero
                 out_dense = ((np.zeros if self._calloc_zero else np.empty)(out_shape,
                                                                            dtype=sr.dtype)
-                             if out is None else api.checked_out(out, out_shape, sr, keep))
-                args.append(ffi.from_buffer(types["val_t[]"], out_dense))
+                             if out is None else api.checked_out(
+                                 out, out_shape, sr,
+                                 [a for b in bound.values() for a in b.roles.values()]))
+                args[pos] = ffi.from_buffer(types["val_t[]"], out_dense)
             elif kind == "out_zeroed":
-                args.append(int(self._calloc_zero and out is None))
+                args[pos] = int(self._calloc_zero and out is None)
             else:
-                ptr = ffi.new(types[ctype])
-                grown[tname] = ptr
-                args.append(ptr)
+                args[pos] = grown[tname] = ffi.new(types[ctype])
         rc = getattr(lib.lib, self.name)(*args)
         if rc == 3:                    # a dimension this build refuses: see every_size
             return self._for_every_size()(out=out, **inputs)
@@ -283,8 +285,8 @@ class Kernel:
                     slots.append(("out_count", p.name, None, "int64_t *"))
         return tuple(slots)
 
-    def _bind(self, name, value):
-        """(shape, {role: array}) for one input, validated; the fast path avoids copies."""
+    def _bind(self, name, value) -> "_Bound":
+        """One input, validated, as the kernel's arrays; the fast paths avoid copies."""
         tv = self.tensors[name]
         if type(value) is Tensor:
             # A Tensor passed again: reuse its binding while its arrays are the same
@@ -302,20 +304,59 @@ class Kernel:
         for k, arrays in enumerate(t.levels):
             for key, arr in arrays.items():
                 roles[f"{key}{k}"] = arr
+        b = _Bound(t.shape, roles, _all_int32(roles), reused=type(value) is Tensor)
         if type(value) is Tensor:
             # the entry holds tv and the semiring, so their ids cannot be reused
             memo[(id(tv), id(self.semiring))] = (value.levels, value.vals, value.format,
-                                                 value.shape, (t.shape, roles), tv,
-                                                 self.semiring)
-        return t.shape, roles
+                                                 value.shape, b, tv, self.semiring)
+        return b
+
+    def _input_args(self, name, b: "_Bound", lib, idx_dtype) -> tuple:
+        """(position, C argument) for each of input `name`'s parameters. A reused
+        binding keeps them per library, so a Tensor passed again skips the
+        conversions; index arrays are copied to the library's index type when
+        they differ (a Tensor's arrays are never modified once validated)."""
+        if b.args is not None:
+            hit = b.args.get(id(lib))
+            if hit is not None:
+                return hit[1]
+        ffi, types = lib.ffi, self._ctypes[_IDX_TYPE[idx_dtype]]
+        made = []
+        for pos, kind, role, ctype in self._in_slots[name]:
+            if kind == "dim":
+                made.append((pos, b.shape[role]))
+                continue
+            arr = b.roles[role]
+            if ctype == "idx_t[]" and arr.dtype != idx_dtype:
+                arr = arr.astype(idx_dtype)
+            if len(arr) == 0:              # from_buffer needs a real buffer
+                arr = np.zeros(1, dtype=arr.dtype)
+            made.append((pos, ffi.from_buffer(types[ctype], arr)))   # holds arr alive
+        made = tuple(made)
+        if b.args is not None:
+            b.args[id(lib)] = (lib, made)   # holding lib keeps its id from being reused
+        return made
+
+    def _signature(self, sig, bound) -> tuple:
+        """(output shape, index type name, index dtype) for inputs of these shapes
+        and index dtypes, which are checked to agree; remembered by `sig`."""
+        sizes = self._sizes(bound)
+        # int32 when every index array already is int32 (no copies), else int64
+        idx32 = {b.idx32 for b in bound.values()} - {None} == {True}
+        found = (tuple(sizes[ix.name] for ix in self.out_indices),
+                 "int32_t" if idx32 else "int64_t", _INT32 if idx32 else _INT64)
+        if len(self._signatures) >= 64:
+            self._signatures.clear()
+        self._signatures[sig] = found
+        return found
 
     def _sizes(self, bound) -> dict[str, int]:
         sizes: dict[str, int] = {}
         for var, tname, mode in self.program.dims:
-            n = int(bound[tname][0][mode])
+            n = int(bound[tname].shape[mode])
             if sizes.setdefault(var, n) != n:
                 user = self.plan.origin.get(var, var)
-                seen = [f"{t} (mode {m}, size {bound[t][0][m]})"
+                seen = [f"{t} (mode {m}, size {bound[t].shape[m]})"
                         for v, t, m in self.program.dims if v == var]
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
@@ -385,7 +426,7 @@ def _split_array_name(name: str):
 
 
 def _fast_bind(value, tv, sr):
-    """A matching, already-canonical input as (shape, arrays) without any copy, else None.
+    """A matching, already-canonical input bound without any copy, else None.
 
     Covers C-contiguous numpy arrays of the carrier dtype for dense tensors and
     scipy csr/csc of the declared layout with matching index dtypes; anything
@@ -397,7 +438,7 @@ def _fast_bind(value, tv, sr):
         if (fmt.is_dense and fmt.mode_order == tuple(range(tv.order)) and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
             _refuse_nan(value, sr, tv.name)
-            return value.shape, {"vals": value.reshape(-1)}
+            return _Bound(value.shape, {"vals": value.reshape(-1)}, None)
         return None
     layout = getattr(value, "format", None)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -412,7 +453,8 @@ def _fast_bind(value, tv, sr):
     if res is None or res[0] != 0:
         return None                 # the general path words errors and canonicalises
     _refuse_nan(data, sr, tv.name)
-    return value.shape, {"pos1": indptr, "crd1": indices, "vals": data}
+    return _Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": data},
+                  indptr.dtype == np.int32)
 
 
 def _refuse_nan(arr, sr, name):
@@ -420,13 +462,26 @@ def _refuse_nan(arr, sr, name):
         raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
 
 
-def _index_type(bound: dict):
-    """int32 when every index array already is int32 (no copies), else int64."""
-    dtypes = {arr.dtype for _, roles in bound.values() for role, arr in roles.items()
-              if role != "vals"}
-    if dtypes and dtypes <= {np.dtype(np.int32)}:
-        return "int32_t", np.dtype(np.int32)
-    return "int64_t", np.dtype(np.int64)
+_INT32, _INT64 = np.dtype(np.int32), np.dtype(np.int64)
+_IDX_TYPE = {_INT32: "int32_t", _INT64: "int64_t"}
+
+
+class _Bound:
+    """One input as a kernel reads it: its shape, its arrays by role ("vals",
+    "pos1", "crd1", ...), and idx32: whether all its index arrays are int32
+    (None when it has none). A binding reused across calls (a Tensor's) also
+    keeps the C arguments made from it, per library (`args`)."""
+
+    __slots__ = ("shape", "roles", "idx32", "args")
+
+    def __init__(self, shape, roles, idx32, reused=False):
+        self.shape, self.roles, self.idx32 = shape, roles, idx32
+        self.args = {} if reused else None
+
+
+def _all_int32(roles: dict):
+    dtypes = {arr.dtype for role, arr in roles.items() if role != "vals"}
+    return (dtypes == {_INT32}) if dtypes else None
 
 
 _kernel_cache: dict = {}

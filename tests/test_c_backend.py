@@ -993,6 +993,40 @@ def test_tensor_inputs_are_bound_once_and_rebound_when_replaced():
     assert len(T._etchpy_bound) == 2
 
 
+def _with_index_dtype(M, dtype):
+    M = M.copy()
+    M.indptr, M.indices = M.indptr.astype(dtype), M.indices.astype(dtype)
+    return M
+
+
+def test_a_tensor_reused_across_index_types_and_argument_orders():
+    """A Tensor's C arguments are kept per library: an int32 Tensor meets an int64
+    one (int64 library, its indices copied) and then an int32 one (int32 library),
+    in either keyword order. Writes into its values are seen by later calls, a
+    new shape is checked again, and swapped shapes are not taken for known ones."""
+    B = ep.tensor("B", 2, "csr")
+    kern = ep.compile(A_csr[i, j] * B[i, j], output="csr")
+    M1, M2 = _random_csr(30, 20, 150, 1), _random_csr(30, 20, 150, 2)
+    T32 = ep.Tensor.from_scipy(_with_index_dtype(M1, np.int32), "csr")
+    T64 = ep.Tensor.from_scipy(_with_index_dtype(M2, np.int64), "csr")
+    S32 = ep.Tensor.from_scipy(_with_index_dtype(M2, np.int32), "csr")
+    want = M1.multiply(M2).toarray()
+    for _ in range(2):
+        np.testing.assert_allclose(kern(A=T32, B=T64).toarray(), want)
+        np.testing.assert_allclose(kern(B=S32, A=T32).toarray(), want)
+    T32.vals[:] *= 2                                 # the same array, written in place
+    np.testing.assert_allclose(kern(A=T32, B=S32).toarray(), 2 * want)
+    wide = ep.Tensor.from_scipy(_random_csr(30, 21, 150, 3), "csr")
+    with pytest.raises(ep.InputError, match="different sizes"):
+        kern(A=T32, B=wide)
+    x = ep.tensor("x", 1)
+    y = ep.tensor("y", 1)
+    outer = ep.compile(x[i] * y[j])
+    xv, yv = np.arange(3.0), np.arange(5.0)
+    assert outer(x=xv, y=yv).shape == (3, 5)
+    assert outer(y=xv, x=yv).shape == (5, 3)
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("semiring", ["real", "min_plus"])
 def test_short_segments_intersect_at_once(index_dtype, semiring):
