@@ -868,10 +868,20 @@ class BucketTarget(FlatTarget):
         if self.blocked:           # block bk_b's count of row r, then its cursor there
             at = imp.add(imp.mul(Var("bk_b"), streams.dim_var(self.row)), r)
             if self.counting:
-                return Store("bk_blk", at, imp.add(Load("bk_blk", at), ONE))
-            return seq(Decl("bk_p", "index", Load("bk_blk", at)),
-                       Store("out_crd1", p, c), Store("out_vals", p, v),
-                       Store("bk_blk", at, imp.add(p, ONE)))
+                count = Store("bk_blk", at, imp.add(Load("bk_blk", at), ONE))
+            else:
+                count = seq(Decl("bk_p", "index", Load("bk_blk", at)),
+                            Store("out_crd1", p, c), Store("out_vals", p, v),
+                            Store("bk_blk", at, imp.add(p, ONE)))
+            if not self.repeats:
+                return count
+            # the block's last col in row r: a repeat adds into the block's own
+            # last entry there, which no other block writes
+            fresh = seq(Store("bk_lastb", at, c), count)
+            if self.counting:
+                return If(not_(eq(Load("bk_lastb", at), c)), fresh)
+            return If(eq(Load("bk_lastb", at), c),
+                      Accum("out_vals", imp.add(Load("bk_blk", at), Const(-1)), v), fresh)
         if self.counting:
             nxt = imp.add(r, ONE)
             count = Store("out_pos1", nxt, imp.add(Load("out_pos1", nxt), ONE))
@@ -899,14 +909,17 @@ class BucketTarget(FlatTarget):
 
     def blocked_passes(self, s, names, sr, threads, markers) -> imp.Stmt | None:
         """Both passes on threads, when the outermost loop is a plain counted loop
-        over col and no coordinate repeats: its range is cut into `threads`
-        blocks of consecutive cols. Block b counts its entries of each row r in
-        bk_blk[b·rows + r]; a serial pass over the rows, blocks in order within
-        each row, turns those counts into cursors and pos; then block b writes
-        each entry at its cursor. A row gets block 0's entries, then block 1's,
-        …, each block's in loop order: sorted by col, as serially. None when the
-        loops do not qualify."""
-        if (threads < 2 or markers or self.repeats or not is_stream(s) or s.contracted
+        over col: its range is cut into `threads` blocks of consecutive cols.
+        Block b counts its entries of each row r in bk_blk[b·rows + r]; a serial
+        pass over the rows, blocks in order within each row, turns those counts
+        into cursors and pos; then block b writes each entry at its cursor. A
+        row gets block 0's entries, then block 1's, …, each block's in loop
+        order: sorted by col, as serially. With repeats, every repeat of a
+        coordinate comes in one col's iteration, so in one block: each block
+        keeps its own last col per row (bk_lastb[b·rows + r], reset to empty
+        between the passes) and counts, or merges into its last entry, as the
+        serial passes do. None when the loops do not qualify."""
+        if (threads < 2 or markers or not is_stream(s) or s.contracted
                 or s.var != self.col or s.counter is None or s.ready != imp.TRUE
                 or s.prelude != imp.SKIP):
             return None
@@ -925,12 +938,13 @@ class BucketTarget(FlatTarget):
                 While(lt(Var(c), cut(imp.add(b, ONE))), seq(em.row_body(s), incr(c)))),
                 threads)
 
+        reset = Store("bk_lastb", at, EMPTY) if self.repeats else imp.SKIP
         cursors = seq(Decl("bk_run", "index", ZERO), Assign("bk_r", ZERO), While(
             lt(r, rows), seq(
                 Store("out_pos1", r, Var("bk_run")), Assign("bk_b", ZERO),
                 While(lt(b, nb), seq(
                     Decl("bk_n", "index", Load("bk_blk", at)),
-                    Store("bk_blk", at, Var("bk_run")),
+                    Store("bk_blk", at, Var("bk_run")), reset,
                     Assign("bk_run", imp.add(Var("bk_run"), Var("bk_n"))), incr("bk_b"))),
                 incr("bk_r"))),
             Store("out_pos1", rows, Var("bk_run")))
@@ -938,6 +952,8 @@ class BucketTarget(FlatTarget):
         return seq(imp.Comment(f"count each block's entries of each row, on {threads} "
                                "threads"),
                    Alloc("bk_blk", "index", imp.mul(nb, rows), ZERO),
+                   Alloc("bk_lastb", "index", imp.mul(nb, rows), EMPTY)
+                   if self.repeats else imp.SKIP,
                    Decl("bk_b", "index", ZERO), Decl("bk_r", "index", ZERO),
                    on_threads(True), cursors,
                    Reserve("out_crd1", "index", total), Reserve("out_vals", "value", total),

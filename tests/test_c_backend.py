@@ -145,26 +145,41 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt):
         np.testing.assert_array_equal(got.data, ref.data)
 
 
-@pytest.mark.parametrize("semiring", ["real", "min_plus"])
-def test_bucket_output_merges_the_repeats_of_an_inner_sum(semiring):
+@pytest.mark.parametrize("semiring, threads", [
+    ("real", 1), ("min_plus", 1), ("real", 2), ("min_plus", 2), ("real", 3)])
+def test_bucket_output_merges_the_repeats_of_an_inner_sum(semiring, threads):
     """Σ_j A[i,j]·B[j,k] into csc with loops (i, j, k): (i, k) is written once per
     j, before i moves on. The count pass counts it once and the fill pass adds
-    the repeats into one entry, so each column is sorted and duplicate-free."""
+    the repeats into one entry, so each column is sorted and duplicate-free. On
+    threads each block of rows i keeps its own last i per column k, and a
+    column gets block 0's entries first: the same arrays as one thread, on C
+    and on the Imp interpreter."""
     sr = ep.semirings.get(semiring)
-    A, B = _random_csr(60, 40, 500, 4), _random_csr(40, 70, 500, 5)
+    A = _random_csr(60, 40, 500, 4).tolil()
+    A[20:35] = 0                                 # empty rows, across a block's edge
+    A = sp.csr_array(A.tocsr())
+    B = _random_csr(40, 70, 500, 5)
     Bc = ep.tensor("B", 2, format="csr")
     e = ep.sum(j, A_csr[i, j] * Bc[j, k])
-    kern = ep.compile(e, output="csc", semiring=semiring)
+    kern = ep.compile(e, output="csc", semiring=semiring, threads=threads)
     assert kern.program.output.mode == "bucket" and "bk_last" in kern.c_source
-    threaded = ep.compile(e, output="csc", semiring=semiring, threads=2)
-    assert "count each block" not in threaded.c_source    # repeats: one thread
-    got = kern(A=A, B=B)
+    assert ("count each block" in kern.c_source) == (threads > 1)
     want = ep.evaluate(e, A=A, B=B, semiring=semiring, backend="reference")
-    assert got.nnz == np.count_nonzero(want != sr.zero)
-    for c in range(70):
-        assert np.all(np.diff(got.indices[got.indptr[c]:got.indptr[c + 1]]) > 0)
-    np.testing.assert_allclose(got.toarray() if semiring == "real" else
-                               _fill(got, sr.zero), want, rtol=1e-12)
+    final, _, _ = _on_interpreter(e, sr, ep.Format.named("csc", 2),
+                                  {"A": A, "B": B}, threads)
+    nnz = int(final["out_count1"])
+    on_imp = sp.csc_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
+                           final["out_pos1"][:71]), shape=(60, 70))
+    serial = ep.compile(e, output="csc", semiring=semiring)(A=A, B=B)
+    for got in (kern(A=A, B=B), on_imp):
+        assert got.nnz == np.count_nonzero(want != sr.zero)
+        for c in range(70):
+            assert np.all(np.diff(got.indices[got.indptr[c]:got.indptr[c + 1]]) > 0)
+        np.testing.assert_allclose(got.toarray() if semiring == "real" else
+                                   _fill(got, sr.zero), want, rtol=1e-12)
+        np.testing.assert_array_equal(got.indptr, serial.indptr)
+        np.testing.assert_array_equal(got.indices, serial.indices)
+        np.testing.assert_array_equal(got.data, serial.data)
 
 
 def _fill(m, fill):

@@ -219,14 +219,18 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashe
     np.testing.assert_allclose(got.toarray(), (M @ wide).toarray(), rtol=1e-13)
 
 
-def test_exported_bucket_kernel_under_sanitizers(tmp_path):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_exported_bucket_kernel_under_sanitizers(tmp_path, threads):
     """Gustavson SpGEMM into csc (a counting sort whose loops sum over j before
     the row index k) through the C ABI with ASan/UBSan, with empty rows and
-    columns, and with repeats: every entry's row j hit by several i."""
+    columns, and with repeats: every entry's row j hit by several i. With
+    threads=2 the blocked passes run (serially: built without OpenMP here)."""
     i, j, k = ep.indices("i j k")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
-    ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus_csc", tmp_path, output="csc")
-    assert "bk_last" in (tmp_path / "gus_csc.c").read_text()
+    ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus_csc", tmp_path, output="csc",
+                threads=threads)
+    text = (tmp_path / "gus_csc.c").read_text()
+    assert "bk_last" in text and ("count each block" in text) == (threads > 1)
     rng = np.random.default_rng(10)
     M = sp.csr_array((rng.random(60), (rng.integers(0, 6, 60), rng.integers(0, 10, 60))),
                      shape=(8, 10))
