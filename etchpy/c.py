@@ -239,6 +239,9 @@ class FunctionBody:
                 return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):
                 return self.short_intersect(qa, ea, crd_a, qb, eb, crd_b, body, depth)
+            case imp.Move(arr, src):
+                return (f"{pad}free({arr}); {arr} = {src}; {arr}_cap = {src}_cap; "
+                        f"{src} = NULL; {src}_cap = 0;")
             case Reserve(arr, typ, size, fill):
                 t = self.ctype(typ)
                 return "\n".join([

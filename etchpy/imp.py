@@ -8,7 +8,7 @@
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s) | Seq(s...) | Comment(text)
-               | Alloc(a, t, e, e) | Reserve(a, t, e) | SetBit(a, e, b)
+               | Alloc(a, t, e, e) | Reserve(a, t, e) | Move(a, a) | SetBit(a, e, b)
                | ForSorted(x, a, e, e, a, s) | ShortIntersect(x, x, a, x, x, a, s)
                | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce)
@@ -171,6 +171,15 @@ class Reserve:
 
 
 @dataclass(frozen=True)
+class Move:
+    """`array` becomes the array `source` was, contents and capacity: array's old
+    contents are dropped (freed in C) and source is left empty, not to be read
+    again. Both must be heap arrays (Alloc)."""
+    array: str
+    source: str
+
+
+@dataclass(frozen=True)
 class Prefetch:
     """A hint that array[index] will be read soon. It has no effect on results;
     index must be within the array (the interpreter checks it)."""
@@ -288,7 +297,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch]
+             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch]
 
 SKIP = Seq(())
 
@@ -472,7 +481,7 @@ def names_used(node) -> set[str]:
                 for f in x.__dataclass_fields__:
                     value = getattr(x, f)
                     if f in ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb",
-                             "crd_b", "q", "crd") and isinstance(value, str):
+                             "crd_b", "q", "crd", "source") and isinstance(value, str):
                         out.add(value)           # arrays and loop counters are names too
                     else:
                         walk(value)
@@ -641,6 +650,8 @@ class Machine:
                                     if fill is None else self.eval(fill), dtype=arr.dtype)
                     grown[:len(arr)] = arr
                     env[array] = grown
+            case Move(array, source):
+                env[array], env[source] = env[source], env[source][:0]
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 
@@ -758,6 +769,8 @@ def show(node, indent: int = 0) -> str:
         case Reserve(arr, t, n, fill):
             return f"{pad}reserve {arr}[{show(n)}]" + ("" if fill is None
                                                         else f" = {{{show(fill)}...}}") + ";"
+        case Move(arr, src):
+            return f"{pad}{arr} = move {src};"
         case Bit(arr, i):
             return f"bit({arr}, {show(i)})"
         case SetBit(arr, i, on):

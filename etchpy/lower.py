@@ -29,7 +29,7 @@ from . import imp, plan as planning, streams
 from .expression import Access, Add, Mul, accesses
 from .formats import Compressed, Dense, Format
 from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
-                  Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
+                  Move, Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                   select, seq)
 from .streams import is_stream
 
@@ -452,13 +452,13 @@ class AppendTarget:
         parent = ctx.get("pos", ZERO)
         return Store(self.arrays[f"pos{k}"], imp.add(parent, ONE), Var(self.count[k]))
 
-    def write(self, ctx, v):
+    def write(self, ctx, v, vals="out_vals"):
         if not self.tail:
-            return Store("out_vals", ctx.get("pos", ZERO), v)
+            return Store(vals, ctx.get("pos", ZERO), v)
         flat = ctx.get("pos", ZERO)
         for t in self.tail:
             flat = imp.add(imp.mul(flat, streams.dim_var(t)), ctx[t])
-        return Accum("out_vals", flat, v)
+        return Accum(vals, flat, v)
 
     def finish(self):
         out = []
@@ -652,24 +652,32 @@ class WorkspaceTarget(AppendTarget):
 
 
 class RowCountTarget:
-    """Pass 1 of a sparse output filled by threads, row by row: each row (the
-    output's dense first level) counts its entries into pos[row + 1]. For a
-    workspace output it counts the distinct coordinates it touches (per-thread
-    marks and touched list, cleared at the end of the row)."""
+    """Pass 1 of a sparse output filled by threads, row by row: each row (an
+    iteration of the outermost loop, over the output's first level) counts its
+    entries into pos[row + 1]. For a workspace output it counts the distinct
+    coordinates it touches (per-thread marks and touched list, cleared at the
+    end of the row). A dense first level numbers the rows by their index; a
+    compressed one (dcsr, fibers) by the iteration (ctx "iteration", see
+    Emitter.row_frame)."""
 
     def __init__(self, base: AppendTarget):
         self.base = base
         self.pos = base.arrays["pos1"]
         self.row_var = base.storage[0]
         self.workspace = isinstance(base, WorkspaceTarget)
+        self.hyper = isinstance(base.fmt.levels[0], Compressed)
+
+    def row(self, index, ctx):
+        return ctx["iteration"] if self.hyper else index
 
     def reserve(self, var, most, ctx):
         return imp.SKIP, ctx            # nothing appended ahead of its loop
 
     def enter(self, var, index, ctx):
         if var == self.row_var:
-            return Decl("row_n", "index", ZERO), {**ctx, var: index, "row": index}
-        if self.workspace:
+            return Decl("row_n", "index", ZERO), {**ctx, var: index,
+                                                   "row": self.row(index, ctx)}
+        if self.workspace or var in self.base.tail:    # a tail is located at write time
             return imp.SKIP, {**ctx, var: index}
         return incr("row_n"), {**ctx, var: index}
 
@@ -712,10 +720,13 @@ class RowFillTarget(RowCountTarget):
         crd = self.crd
         if var == self.row_var:
             # ws_n: this row's touched count, private to the iteration
-            first = seq(Decl("row_q", "index", Load(self.starts, index)),
-                        Decl("ws_n", "index", ZERO) if self.workspace else imp.SKIP)
-            return first, {**ctx, var: index, "row": index}
-        if self.workspace:
+            row = self.row(index, ctx)
+            first = seq(Decl("row_q", "index", Load(self.starts, row)),
+                        Decl("ws_n", "index", ZERO) if self.workspace else imp.SKIP,
+                        Store(self.base.arrays["crd0"], row, index) if self.hyper
+                        else imp.SKIP)
+            return first, {**ctx, var: index, "row": row}
+        if self.workspace or var in self.base.tail:
             return imp.SKIP, {**ctx, var: index}
         return (seq(Decl("out_p1", "index", Var("row_q")), incr("row_q"),
                     Store(crd, Var("out_p1"), index)),
@@ -752,7 +763,7 @@ class RowBoundFillTarget(RowFillTarget):
         self.starts, self.crd = "bd_pos", "bd_crd"
 
     def write(self, ctx, v):
-        return Store("bd_vals", ctx["pos"], v)
+        return self.base.write(ctx, v, vals="bd_vals")
 
     def after(self, var, ctx):
         if var != self.row_var:
@@ -763,15 +774,18 @@ class RowBoundFillTarget(RowFillTarget):
 
 def rows_on_threads(target) -> bool:
     """A sparse output whose rows threads can fill (within bounds, or after a
-    counting pass): a dense first level over one unique compressed level (csr,
-    csc), appended in order or through the dense workspace."""
+    counting pass): a dense or unique compressed first level over one unique
+    compressed level, appended in order, maybe with a dense tail (csr, csc,
+    dcsr, TTM's fibers); or a dense first level over the dense workspace."""
     if type(target) not in (AppendTarget, WorkspaceTarget):
         return False
-    if isinstance(target, WorkspaceTarget) and target.hashed is not False:
-        return False
     levels = target.fmt.levels
-    return (len(levels) == 2 and isinstance(levels[0], Dense)
-            and isinstance(levels[1], Compressed) and levels[1].unique)
+    if len(levels) < 2 or not (isinstance(levels[1], Compressed) and levels[1].unique):
+        return False
+    if type(target) is WorkspaceTarget:
+        return target.hashed is False and len(levels) == 2 and isinstance(levels[0], Dense)
+    return (type(target) is AppendTarget and target.head == 2
+            and (isinstance(levels[0], Dense) or levels[0].unique))
 
 
 class CoordsTarget(FlatTarget):
@@ -812,16 +826,25 @@ def prefix_sums(pos: str, rows: imp.Expr, var: str) -> imp.Stmt:
         Store(pos, nxt, imp.add(Load(pos, nxt), Load(pos, r))), incr(var))))
 
 
-def copy_row(pos: str, crd: str) -> imp.Stmt:
+def copy_row(pos: str, crd: str, block: imp.Expr = ONE) -> imp.Stmt:
     """Row out_c's entries from its range of bd_crd/bd_vals (from bd_pos[out_c])
-    to its place in crd/out_vals (from pos[out_c])."""
+    to its place in crd/out_vals (from pos[out_c]); each entry holds `block`
+    values (a dense tail)."""
     r, k, src, dst = Var("out_c"), Var("out_k"), Var("out_s"), Var("out_d")
-    return seq(Decl("out_s", "index", Load("bd_pos", r)), Decl("out_d", "index", Load(pos, r)),
+    n = Var("out_n")
+    head = seq(Decl("out_s", "index", Load("bd_pos", r)), Decl("out_d", "index", Load(pos, r)),
                Decl("out_n", "index", Bin("-", Load(pos, imp.add(r, ONE)), dst)),
-               Decl("out_k", "index", ZERO), While(lt(k, Var("out_n")), seq(
-                   Store(crd, imp.add(dst, k), Load("bd_crd", imp.add(src, k))),
-                   Store("out_vals", imp.add(dst, k), Load("bd_vals", imp.add(src, k))),
-                   incr("out_k"))))
+               Decl("out_k", "index", ZERO))
+    crds = Store(crd, imp.add(dst, k), Load("bd_crd", imp.add(src, k)))
+    if block == ONE:
+        return seq(head, While(lt(k, n), seq(
+            crds, Store("out_vals", imp.add(dst, k), Load("bd_vals", imp.add(src, k))),
+            incr("out_k"))))
+    m, src_v, dst_v = Var("out_m"), imp.mul(src, block), imp.mul(dst, block)
+    return seq(head, While(lt(k, n), seq(crds, incr("out_k"))),
+               Decl("out_m", "index", ZERO), While(lt(m, imp.mul(n, block)), seq(
+                   Store("out_vals", imp.add(dst_v, m), Load("bd_vals", imp.add(src_v, m))),
+                   incr("out_m"))))
 
 
 class BucketTarget(FlatTarget):
@@ -1127,10 +1150,10 @@ class Emitter:
         return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
                    imp.ParallelFor(c, start, end, self.row_body(s), self.threads))
 
-    def row_body(self, s) -> imp.Stmt:
+    def row_body(self, s, ctx=None) -> imp.Stmt:
         """One iteration of the outermost level (its coordinate, entered and left)."""
         iv = self.names.fresh(f"{s.var}_")
-        enter, ctx = self.target.enter(s.var, Var(iv), {})
+        enter, ctx = self.target.enter(s.var, Var(iv), ctx or {})
         body = seq(enter, self.emit(s.value, ctx), self.target.after(s.var, ctx))
         if iv not in imp.names_used(body):    # a counting pass may not need the index
             return body
@@ -1153,25 +1176,44 @@ class Emitter:
             return self.counted_rows(s)
         return self.bounded_rows(s, col)
 
+    def row_frame(self, s):
+        """How the rows of a sparse output filled on threads are numbered:
+        (number of rows, the ctx that gives row_body the iteration, statements
+        before the passes, statements after them). A dense first level's rows
+        are its indices. A compressed first level appends one coordinate per
+        iteration of the outermost loop (whose ready is true), so its rows are
+        the iterations, c − start, and its arrays are known up front: pos0 =
+        (0, rows), and each row stores its coordinate in crd0 in the fill pass."""
+        c, start, end = s.counter
+        t = self.target
+        if isinstance(t.fmt.levels[0], Dense):
+            return streams.dim_var(t.storage[0]), {}, imp.SKIP, imp.SKIP
+        rows = Bin("-", end, start)
+        before = seq(Reserve(t.arrays["crd0"], "index", rows),
+                     Reserve(t.arrays["pos1"], "index", imp.add(rows, ONE), ZERO))
+        after = seq(Store(t.arrays["pos0"], ONE, rows), Assign(t.count[0], rows))
+        return rows, {"iteration": Bin("-", Var(c), start)}, before, after
+
     def counted_rows(self, s) -> imp.Stmt:
         """Count each row's entries on threads, turn the counts into pos, size the
         output exactly, then fill the rows on threads, each into its own range."""
         c, start, end = s.counter
         t = self.target
         pos, count = t.arrays["pos1"], t.count[1]
-        rows = streams.dim_var(t.storage[0])
+        rows, it, before, after = self.row_frame(s)
         passes = []
         for target in (RowCountTarget(t), RowFillTarget(t)):
             em = Emitter(self.names, self.sr, target, self.threads, self.markers)
-            passes.append(imp.ParallelFor(c, start, end, em.row_body(s), self.threads,
+            passes.append(imp.ParallelFor(c, start, end, em.row_body(s, it), self.threads,
                                           private=target.private()))
         total = Load(pos, rows)
         return seq(imp.Comment(f"{s.var}: {s.search}; rows counted, then filled, "
                                f"on {self.threads} threads"),
-                   passes[0], prefix_sums(pos, rows, "out_r"),
+                   before, passes[0], prefix_sums(pos, rows, "out_r"),
                    Reserve(t.arrays["crd1"], "index", total),
-                   Reserve("out_vals", "value", total),
-                   passes[1], Assign(count, total))
+                   Reserve("out_vals", "value", imp.mul(total, t.block),
+                           t._zero() if t.tail else None),
+                   passes[1], Assign(count, total), after)
 
     def bounded_rows(self, s, col) -> imp.Stmt:
         """Each row's column stream, right after its init, bounds the row's entries
@@ -1179,29 +1221,38 @@ class Emitter:
         threads: the bounds are summed into ranges of scratch arrays, each row
         fills its range and keeps its count in pos, and after the counts' prefix
         sums each row is copied into place. This replaces a counting pass that
-        ran each row's loop (A+B's merge) twice."""
+        ran each row's loop (A+B's merge) twice. When every row met its bound
+        (the total is the room: a TTM or an SDDMM, whose rows are an operand's
+        segments), the scratch arrays already are the output and are moved."""
         c, start, end = s.counter
         t = self.target
         pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
-        rows = streams.dim_var(t.storage[0])
-        row = self.names.fresh(f"{s.var}_")
-        bound = seq(col.init, Store("bd_pos", imp.add(Var(row), ONE), col.most))
+        rows, it, before, after = self.row_frame(s)
+        row = it.get("iteration") or Var(self.names.fresh(f"{s.var}_"))
+        bound = seq(col.init, Store("bd_pos", imp.add(row, ONE), col.most))
         decls = _state_decls(col, bound)
+        if isinstance(row, Var):
+            decls = [Decl(row.name, "index", s.index), *decls]
         fill = Emitter(self.names, self.sr, RowBoundFillTarget(t), self.threads,
                        self.markers)
         room, total = Load("bd_pos", rows), Load(pos, rows)
+        zero = t._zero() if t.tail else None
         return seq(imp.Comment(f"{s.var}: {s.search}; rows bounded, filled on "
-                               f"{self.threads} threads, then copied into place"),
-                   Alloc("bd_pos", "index", imp.add(rows, ONE), ZERO),
-                   imp.ParallelFor(c, start, end, seq(Decl(row, "index", s.index), *decls,
-                                                      bound), self.threads),
+                               f"{self.threads} threads, then moved into place"),
+                   before, Alloc("bd_pos", "index", imp.add(rows, ONE), ZERO),
+                   imp.ParallelFor(c, start, end, seq(*decls, bound), self.threads),
                    prefix_sums("bd_pos", rows, "out_r"),
-                   Alloc("bd_crd", "index", room, None), Alloc("bd_vals", "value", room, None),
-                   imp.ParallelFor(c, start, end, fill.row_body(s), self.threads),
+                   Alloc("bd_crd", "index", room, None),
+                   Alloc("bd_vals", "value", imp.mul(room, t.block), zero),
+                   imp.ParallelFor(c, start, end, fill.row_body(s, it), self.threads),
                    prefix_sums(pos, rows, "out_r2"),
-                   Reserve(crd, "index", total), Reserve("out_vals", "value", total),
-                   imp.ParallelFor("out_c", ZERO, rows, copy_row(pos, crd), self.threads),
-                   Assign(count, total))
+                   # every row met its bound: the ranges are the output's layout
+                   If(eq(total, room), seq(Move(crd, "bd_crd"), Move("out_vals", "bd_vals")),
+                      seq(Reserve(crd, "index", total),
+                          Reserve("out_vals", "value", imp.mul(total, t.block)),
+                          imp.ParallelFor("out_c", ZERO, rows, copy_row(pos, crd, t.block),
+                                          self.threads))),
+                   Assign(count, total), after)
 
     def emit(self, s, ctx) -> imp.Stmt:
         if not is_stream(s):
