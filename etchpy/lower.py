@@ -1229,7 +1229,7 @@ class Emitter:
         pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
         rows, it, before, after = self.row_frame(s)
         row = it.get("iteration") or Var(self.names.fresh(f"{s.var}_"))
-        bound = seq(col.init, Store("bd_pos", imp.add(row, ONE), col.most))
+        bound = seq(_slice(col.init, col.most), Store("bd_pos", imp.add(row, ONE), col.most))
         decls = _state_decls(col, bound)
         if isinstance(row, Var):
             decls = [Decl(row.name, "index", s.index), *decls]
@@ -1438,6 +1438,22 @@ def _state_decls(v, stmt) -> list:
     used = imp.names_used(stmt)
     return [Decl(n, t, Const(False, "bool") if t == "bool" else ZERO)
             for n, t in v.state if n in used]
+
+
+def _slice(init, expr) -> imp.Stmt:
+    """The statements of `init` that the value of expr depends on: a backward
+    slice over its top-level assignments (other statements are kept whole). A
+    bound read right after a stream's init needs its segment ends, not the
+    rest of its state (A∘B's gallop flag), which would be set and never read."""
+    def flat(s):
+        return [u for t in s.stmts for u in flat(t)] if isinstance(s, imp.Seq) else [s]
+    need, kept = imp.names_used(expr), []
+    for st in reversed(flat(init)):
+        if isinstance(st, Assign) and st.name not in need:
+            continue
+        kept.append(st)
+        need |= imp.names_used(st)
+    return seq(*reversed(kept))
 
 
 def _size(stmt) -> int:

@@ -219,6 +219,28 @@ def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashe
     np.testing.assert_allclose(got.toarray(), (M @ wide).toarray(), rtol=1e-13)
 
 
+@pytest.mark.parametrize("same_pattern", [True, False])
+def test_exported_threaded_rows_under_sanitizers(tmp_path, same_pattern):
+    """A∘B into csr with threads=2 (its rows filled within bounds; built without
+    OpenMP here, so the passes run serially) with ASan/UBSan, empty rows
+    included. B with A's pattern meets every row's bound, so the scratch arrays
+    are moved into the output; another B is copied row by row."""
+    i, j = ep.indices("i j")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    ep.export_c(A[i, j] * B[i, j], "emul", tmp_path, output="csr", threads=2)
+    text = (tmp_path / "emul.c").read_text()
+    assert "then moved into place" in text and "bd_crd = NULL" in text
+    rng = np.random.default_rng(11)
+    M = sp.csr_array((rng.random(80), (rng.integers(0, 9, 80) * (rng.random(80) < 0.8),
+                                       rng.integers(0, 30, 80))), shape=(12, 30))
+    N = M * 3.0 if same_pattern else sp.csr_array(
+        (rng.random(90), (rng.integers(0, 12, 90), rng.integers(0, 30, 90))), shape=(12, 30))
+    got = run_csr_product(tmp_path, "emul", M, N, 30)
+    want = sp.csr_array(M.multiply(N))
+    np.testing.assert_array_equal(got.indptr, want.indptr)
+    np.testing.assert_allclose(got.toarray(), want.toarray(), rtol=1e-13)
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_exported_bucket_kernel_under_sanitizers(tmp_path, threads):
     """Gustavson SpGEMM into csc (a counting sort whose loops sum over j before
