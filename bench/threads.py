@@ -37,6 +37,9 @@ def _cases(quick):
     m = 2_000 if quick else 20_000
     P, Q = per_row_csr(rng, m, m, 10), per_row_csr(rng, m, m, 10)
     yield ("spgemm", f"n={m:,} 10/row → csr", exprs.get("spgemm"), {"A": P, "B": Q})
+    gus, kw = exprs.get("spgemm")
+    yield ("spgemm", f"n={m:,} 10/row → csc (counting sort)", (gus, {**kw, "output": "csc"}),
+           {"A": P, "B": Q})
     yield ("A+B", f"n={n:,} nnz={A.nnz:,} → csr", exprs.get("ewise_add"),
            {"A": A, "B": overlapping_csr(rng, A)})
     yield ("transpose", f"csr → csc n={n:,} nnz={A.nnz:,}", exprs.get("transpose"), {"A": A})
@@ -45,6 +48,8 @@ def _cases(quick):
     C, D = rng.random((dims[1], 16)), rng.random((dims[2], 16))
     yield ("mttkrp", f"{dims[0]}³ nnz={len(B.keys):,} rank 16", exprs.get("mttkrp"),
            {"B": B.etchpy("B"), "C": C, "D": D})
+    yield ("ttm", f"{dims[0]}³ nnz={len(B.keys):,} R=16 → fibers (i,j), dense r",
+           exprs.get("ttm"), {"B": B.etchpy("B"), "M": C})
 
 
 def measure_threads(quick=False, repeat=7, say=print) -> dict:
@@ -58,6 +63,10 @@ def measure_threads(quick=False, repeat=7, say=print) -> dict:
             assert (np.array_equal(r1.indptr, r2.indptr)
                     and np.array_equal(r1.indices, r2.indices))
             np.testing.assert_allclose(r2.data, r1.data, rtol=1e-9, atol=1e-9)
+        elif isinstance(r1, ep.Tensor):  # the same level arrays
+            for l1, l2 in zip(r1.levels, r2.levels, strict=True):
+                assert all(np.array_equal(l1[key], l2[key]) for key in l1)
+            np.testing.assert_allclose(r2.vals, r1.vals, rtol=1e-9, atol=1e-9)
         else:
             np.testing.assert_allclose(r2, r1, rtol=1e-9, atol=1e-9)
         t1, t2 = [], []
