@@ -28,6 +28,7 @@ from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not
 from .lower import Program, describe_output
 
 INDENT = "    "
+CHUNKS_PER_THREAD = 16   # dynamic chunks per thread in a loop over rows
 
 
 @lru_cache(maxsize=1)
@@ -216,9 +217,7 @@ class FunctionBody:
                 return "\n".join([
                     f"{pad}{{",
                     f"{pad}{INDENT}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
-                    f"{pad}{INDENT}/* chunks of at most 256 iterations, about 16 per thread */",
-                    f"{pad}{INDENT}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
-                    f"({var}_end - {var}_first) / {16 * threads}));",
+                    *_chunk_decl(var, threads, pad + INDENT),
                     f"{pad}{INDENT}(void){var}_chunk;   /* unused when built without OpenMP */",
                     "#ifdef _OPENMP",
                     f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, {var}_chunk) "
@@ -334,8 +333,7 @@ class FunctionBody:
         e = self.expr
         lines = [f"{pad}{{",
                  f"{p2}const int64_t {var}_first = {e(start)}, {var}_end = {e(end)};",
-                 f"{p2}const int {var}_chunk = (int)ep_max(1, ep_min(256, "
-                 f"({var}_end - {var}_first) / {16 * threads}));",
+                 *_chunk_decl(var, threads, p2),
                  f"{p2}(void){var}_chunk;   /* unused when built without OpenMP */",
                  f"{p2}int {var}_failed = 0;",
                  "#ifdef _OPENMP",
@@ -452,6 +450,18 @@ def c_literal(v, dtype) -> str:
     if "e" not in text and "." not in text:
         text += ".0"
     return text + ("f" if dtype == np.float32 else "")
+
+
+def _chunk_decl(var: str, threads: int, pad: str) -> list[str]:
+    """The chunk size of a loop whose rows threads take dynamically: about
+    CHUNKS_PER_THREAD chunks per thread, whatever the loop's length. Few long
+    chunks keep each thread on a long run of consecutive rows (one sequential
+    stream per array, which the hardware prefetcher follows); the several
+    chunks per thread still even out rows of uneven cost."""
+    return [f"{pad}/* about {CHUNKS_PER_THREAD} chunks per thread */",
+            f"{pad}const int64_t {var}_chunk = ep_max(1, ({var}_end - {var}_first) / "
+            f"{CHUNKS_PER_THREAD * threads});",
+            ]
 
 
 def _all_zero_bits(c) -> bool:
