@@ -182,7 +182,8 @@ class Move:
 @dataclass(frozen=True)
 class Prefetch:
     """A hint that array[index] will be read soon. It has no effect on results;
-    index must be within the array (the interpreter checks it)."""
+    index must be within the array or one past its end (an address C may form;
+    the interpreter checks it)."""
     array: str
     index: Expr
 
@@ -458,6 +459,28 @@ def statements(s):
                 yield from statements(else_)
 
 
+def arrays_loaded_at(node, index) -> list[str]:
+    """The arrays read as array[index] inside an Imp statement or expression, in
+    order of first appearance; with index None, every array read."""
+    out: list[str] = []
+
+    def walk(x):
+        match x:
+            case Load(array, at):
+                if (index is None or at == index) and array not in out:
+                    out.append(array)
+                walk(at)
+            case tuple() | list():
+                for t in x:
+                    walk(t)
+            case _ if hasattr(x, "__dataclass_fields__"):
+                for f in x.__dataclass_fields__:
+                    walk(getattr(x, f))
+
+    walk(node)
+    return out
+
+
 def names_used(node) -> set[str]:
     """Every variable or array name read or written inside an Imp statement or expression."""
     out: set[str] = set()
@@ -626,7 +649,7 @@ class Machine:
                 env.update(saved)
             case Prefetch(array, index):
                 i = int(self.eval(index))
-                if not 0 <= i < len(self.env[array]):
+                if not 0 <= i <= len(self.env[array]):
                     raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
                                           f"(length {len(self.env[array])})")
             case SetBit(array, index, on):

@@ -97,6 +97,12 @@ class Stream:
     # it merges, lowering may intersect two short segments at once instead
     # (imp.ShortIntersect), which visits the same ready states in the same order.
     short: tuple | None = field(default=None, repr=False)
+    # (arrays, n) for a unique segment level whose successive segments follow
+    # one another in memory (its parent's position is a counter, not a gathered
+    # coordinate): the arrays it reads at its own position q (its crd, a leaf's
+    # values, a child level's pos), each holding at least n entries. Lowering
+    # prefetches them ahead at each segment's start; a hint, never read for results.
+    runs: tuple | None = field(default=None, repr=False)
 
 
 Value = Union[Stream, imp.Expr]
@@ -305,7 +311,7 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     return dataclasses.replace(
         x, state=((g, "bool"),) + x.state, init=seq(Assign(g, cond), If(gv, x.init)),
         valid=and_(gv, x.valid), skip=lambda t, r: If(gv, x.skip(t, r)), locate=None,
-        counter=None, dense=False, prelude=If(gv, x.prelude) if x.prelude != imp.SKIP
+        counter=None, dense=False, runs=None, prelude=If(gv, x.prelude) if x.prelude != imp.SKIP
         else imp.SKIP)
 
 
@@ -337,11 +343,12 @@ def dense_level(names, var, size, parent, child) -> Stream:
 
 
 def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: bool,
-                  child, crd_len: imp.Expr | None = None) -> Stream:
+                  child, crd_len: imp.Expr | None = None, in_order: bool = False) -> Stream:
     """Positions start..end-1 with coordinates crd[q] (compressed and singleton levels).
 
     A non-unique level groups each run of equal coordinates into one state and
-    hands the whole run [q, q_run) to its child.
+    hands the whole run [q, q_run) to its child. `in_order`: the parent's
+    positions are visited in order, so successive segments follow one another.
     """
     q, e = names.fresh(f"{var}_q"), names.fresh(f"{var}_end")
     qv, ev = Var(q), Var(e)
@@ -353,8 +360,13 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
     if unique:
         state = ((q, "index"), (e, "index"))
         init = seq(Assign(q, start), Assign(e, end))
+        value = child((qv, imp.add(qv, ONE)))
+        runs = None
+        if in_order and crd_len is not None:
+            read = imp.arrays_loaded_at(value.init if is_stream(value) else value, qv)
+            runs = ((crd, *[a for a in read if a != crd]), crd_len)
         return Stream(var=var, state=state, init=init, valid=lt(qv, ev), index=crd_q,
-                      ready=TRUE, value=child((qv, imp.add(qv, ONE))), next=incr(q),
+                      ready=TRUE, value=value, next=incr(q), runs=runs,
                       skip=lambda t, r: imp.Seek(q, ev, crd, t, r),
                       search="linear, then gallop", counter=(q, start, end),
                       extent=Bin("-", ev, qv), most=Bin("-", ev, qv),
@@ -377,15 +389,18 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -
     """The read stream of one storage level (arrays: its pos/crd array names;
     crd_len: the length of its crd array, if known)."""
     lo, hi = parent
+    in_order = not imp.arrays_loaded_at(lo, None)     # a counter, not a gathered coordinate
     match level:
         case Dense():
             return dense_level(names, var, size, parent, child)
         case Compressed(unique):
             pos = arrays["pos"]
             return segment_level(names, var, arrays["crd"], Load(pos, lo),
-                                 Load(pos, imp.add(lo, ONE)), unique, child, crd_len)
+                                 Load(pos, imp.add(lo, ONE)), unique, child, crd_len,
+                                 in_order)
         case Singleton(unique):
-            return segment_level(names, var, arrays["crd"], lo, hi, unique, child, crd_len)
+            return segment_level(names, var, arrays["crd"], lo, hi, unique, child, crd_len,
+                                 in_order)
     raise TypeError(f"unknown level {level!r}")
 
 # ---------------------------------------------------------------------- lowering

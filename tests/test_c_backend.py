@@ -805,7 +805,7 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     assert "int64_t j_pf_at = (j_ahead * dim_k);" in src
     assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
     assert "rows of large operands prefetched ahead" in src
-    assert "EP_PREFETCH(&" not in ep.compile(SPMV).c_source
+    assert "EP_PREFETCH(&x_vals" not in ep.compile(SPMV).c_source
     M = _random_csr(3000, 6000, 30000, 8)
     Xv = np.random.default_rng(2).random((6000, 32))          # 1.5 MB: prefetched
     np.testing.assert_allclose(ep.evaluate(spmm, A=M, X=Xv), M @ Xv, rtol=1e-12)
@@ -816,6 +816,41 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs})
     assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
+
+
+def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
+    """A csr level below a counter whose loop only adds up its values (SpMV's
+    rows) prefetches its crd and values RUN_AHEAD entries past each row's start
+    (rows of at least RUN_SHORT entries), clamped to one past the end, and at
+    every step in rows of at least RUN_LONG entries. Other loops do not: a row
+    gathered at another operand's coordinates (Gustavson's B[j,:]), a loop that
+    writes (a transpose). Results do not change; the interpreter checks each
+    prefetched index is inside its array or one past it, with a distance that
+    reaches past the end of A's arrays."""
+    src = ep.compile(SPMV).c_source
+    assert "if (4 <= (j_end - j_q)) {" in src
+    assert "EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
+    assert "EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
+    assert "if (32 <= (j_end - j_q)) {" in src
+    assert "its arrays prefetched 256 ahead" in src
+    B = ep.tensor("B", 2, format="csr")
+    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
+    assert "EP_PREFETCH(&B_crd1[ep_min(" not in gus
+    assert "ep_min((j_q + 256)" not in ep.compile(A_csr[i, j], output="csc").c_source
+    rng = np.random.default_rng(5)
+    M = _random_csr(400, 300, 6000, 10)
+    v = rng.random(300)
+    np.testing.assert_allclose(ep.evaluate(SPMV, A=M, x=v), M @ v, rtol=1e-12)
+    monkeypatch.setattr(lower, "RUN_AHEAD", 5)
+    monkeypatch.setattr(lower, "RUN_SHORT", 1)
+    monkeypatch.setattr(lower, "RUN_LONG", 3)
+    sr = ep.semirings.get("real")
+    for small in (_random_csr(30, 20, 90, 9), sp.csr_matrix((12, 20)),
+                  sp.csr_matrix(np.triu(np.ones((20, 20))))):
+        xs = rng.random(20)
+        final, prog, _ = _on_interpreter(SPMV, sr, None, {"A": small, "x": xs})
+        assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+        np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
 
 
 def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):

@@ -104,14 +104,27 @@ int min_plus_relax(
     while (v_c < dim_v) {
         int64_t v_ = v_c;
         val_t acc = INFINITY;
-        /* Σ u: linear, then gallop; locate into [locate] */
+        /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t u_q_1 = 0;
         int64_t u_end_1 = 0;
         u_q_1 = W_pos1[v_c];
         u_end_1 = W_pos1[(v_c + 1)];
-        while (u_q_1 < u_end_1) {
-            acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-            u_q_1 = (u_q_1 + 1);
+        if (4 <= (u_end_1 - u_q_1)) {
+            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+        }
+        if (32 <= (u_end_1 - u_q_1)) {
+            while (u_q_1 < u_end_1) {
+                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                u_q_1 = (u_q_1 + 1);
+            }
+        } else {
+            while (u_q_1 < u_end_1) {
+                acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                u_q_1 = (u_q_1 + 1);
+            }
         }
         out[v_] = (out[v_] < acc ? out[v_] : acc);
         v_c = (v_c + 1);

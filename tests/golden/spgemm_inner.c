@@ -149,14 +149,27 @@ int spgemm_inner(
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
             val_t acc = 0.0;
-            /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker] */
+            /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
             int64_t j_q_2 = 0;
             int64_t j_end_2 = 0;
             j_q_2 = B_pos1[k_c];
             j_end_2 = B_pos1[(k_c + 1)];
-            while (j_q_2 < j_end_2) {
-                acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
-                j_q_2 = (j_q_2 + 1);
+            if (4 <= (j_end_2 - j_q_2)) {
+                EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+            }
+            if (32 <= (j_end_2 - j_q_2)) {
+                while (j_q_2 < j_end_2) {
+                    EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                    EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                    acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                    j_q_2 = (j_q_2 + 1);
+                }
+            } else {
+                while (j_q_2 < j_end_2) {
+                    acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                    j_q_2 = (j_q_2 + 1);
+                }
             }
             out_vals[out_p1] = acc;
             k_c = (k_c + 1);

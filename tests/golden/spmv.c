@@ -94,14 +94,27 @@ int spmv(
     while (i_c < dim_i) {
         int64_t i_ = i_c;
         val_t acc = 0.0;
-        /* Σ j: linear, then gallop; locate into [locate] */
+        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t j_q = 0;
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        while (j_q < j_end) {
-            acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-            j_q = (j_q + 1);
+        if (4 <= (j_end - j_q)) {
+            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+        }
+        if (32 <= (j_end - j_q)) {
+            while (j_q < j_end) {
+                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                j_q = (j_q + 1);
+            }
+        } else {
+            while (j_q < j_end) {
+                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                j_q = (j_q + 1);
+            }
         }
         out[i_] = acc;
         i_c = (i_c + 1);
