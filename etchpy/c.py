@@ -227,8 +227,9 @@ class FunctionBody:
                     self.stmt(body, depth + 2),
                     f"{pad}{INDENT}}}",
                     f"{pad}}}"])
-            case imp.Prefetch(arr, index):
-                return f"{pad}EP_PREFETCH(&{arr}[{_bare(e(index))}]);"
+            case imp.Prefetch(arr, index, write):
+                macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"
+                return f"{pad}{macro}(&{arr}[{_bare(e(index))}]);"
             case imp.SetBit(arr, i, on):
                 word, bit = f"{arr}[({e(i)}) >> 6]", f"(uint64_t)1 << (({e(i)}) & 63)"
                 return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"

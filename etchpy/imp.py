@@ -183,9 +183,10 @@ class Move:
 class Prefetch:
     """A hint that array[index] will be read soon. It has no effect on results;
     index must be within the array or one past its end (an address C may form;
-    the interpreter checks it)."""
+    the interpreter checks it). `write`: the hint is that it will be written."""
     array: str
     index: Expr
+    write: bool = False
 
 
 def sort_bits_words(size: Expr) -> Expr:
@@ -647,7 +648,7 @@ class Machine:
                     self.exec(body)
                     env[var] += 1
                 env.update(saved)
-            case Prefetch(array, index):
+            case Prefetch(array, index, _):
                 i = int(self.eval(index))
                 if not 0 <= i <= len(self.env[array]):
                     raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
@@ -802,8 +803,8 @@ def show(node, indent: int = 0) -> str:
             marks = f" marked in {bits}" if bits else ""
             return (f"{pad}for {var} in sorted {arr}[0..{show(n)}]{marks} {{\n"
                     f"{show(body, indent + 1)}\n{pad}}}")
-        case Prefetch(arr, i):
-            return f"{pad}prefetch {arr}[{show(i)}];"
+        case Prefetch(arr, i, write):
+            return f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}];"
         case Seek(q, end, crd, t, r):
             return f"{pad}{q} = seek({crd}[{q}..{show(end)}] past ({show(t)}, {show(r)}));"
         case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body):

@@ -293,6 +293,11 @@ class FlatTarget:
     def after(self, var, ctx):
         return imp.SKIP
 
+    def scatter_blocks(self, var) -> tuple:
+        """Blocks this target writes at the coordinate t of var, scattered and
+        known ahead of time (streams.Block, written=True); none here."""
+        return ()
+
 
 class DenseTarget(FlatTarget):
     """out[flat(coordinates)] ⊕= v over a row-major array with axes `axes`."""
@@ -443,6 +448,9 @@ class AppendTarget:
 
     def after(self, var, ctx):
         return imp.SKIP
+
+    def scatter_blocks(self, var) -> tuple:
+        return ()                       # appends in order: nothing scattered
 
     def leave(self, var, ctx):
         """After all children of one parent at var's level: close the segment."""
@@ -699,6 +707,9 @@ class RowCountTarget:
     def leave(self, var, ctx):
         return imp.SKIP
 
+    def scatter_blocks(self, var) -> tuple:
+        return ()
+
     def private(self):
         if not self.workspace:
             return ()
@@ -919,6 +930,18 @@ class BucketTarget(FlatTarget):
         repeat = imp.and_(lt(Load("out_pos1", r), p), eq(Load("out_crd1", last), c))
         return seq(Assign("bk_p", Load("bk_next", r)),
                    If(repeat, Accum("out_vals", last, v), place))
+
+    def scatter_blocks(self, var) -> tuple:
+        """In the serial fill pass, the entry at row coordinate t goes to
+        out_crd1[bk_next[t]] and out_vals[bk_next[t]]: a loop over row knows them
+        ahead (a transpose's scattered writes, 20-25% of a C counting sort's
+        time when prefetched 32 entries ahead). The cursor then read is at most
+        the one that entry will use, so inside the arrays."""
+        if var != self.row or self.counting or self.blocked or self.repeats:
+            return ()
+        total = Load("out_pos1", streams.dim_var(self.row))
+        return tuple(streams.Block(a, lambda t: Load("bk_next", t), lambda t: ONE, total,
+                                   written=True) for a in ("out_crd1", "out_vals"))
 
     def between(self):
         """After the count pass: row starts, cursors, and the exact room."""
@@ -1263,6 +1286,8 @@ class Emitter:
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
         room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
             self.target.reserve(s.var, s.most, ctx)
+        if not s.contracted:
+            s = dataclasses.replace(s, prefetch=s.prefetch + self.target.scatter_blocks(s.var))
 
         def record(v):          # what one ready record of v does
             if v.contracted:
@@ -1339,7 +1364,9 @@ class Emitter:
         outcome of the test). A compressed row starts at pos[t], which is itself
         prefetched twice as far ahead, so it is in cache when the row's address
         is computed. crd[q + d] is read only while q + d is inside crd; rows of
-        one value (SpMV's x[j]) are left to the hardware."""
+        one value (SpMV's x[j]) are left to the hardware. The blocks the target
+        will write at that coordinate (scatter_blocks: a counting sort's
+        destinations) are prefetched for writing, one value each."""
         if not (s.ahead and s.prefetch and s.counter):
             return imp.SKIP
         crd, n = s.ahead
@@ -1350,9 +1377,13 @@ class Emitter:
         body, early, big, seen = [Decl(t, "index", Load(crd, at))], [], [], set()
         for blk in s.prefetch:
             length = blk.length(Var(t))
+            wide = imp.le(Const(PREFETCH_MIN_BYTES // self.sr.dtype.itemsize), blk.total)
+            if blk.written and length == ONE:
+                big += [] if wide in big else [wide]
+                body.append(imp.Prefetch(blk.array, blk.offset(Var(t)), write=True))
+                continue
             if isinstance(length, Const) and length.value < 2:
                 continue
-            wide = imp.le(Const(PREFETCH_MIN_BYTES // self.sr.dtype.itemsize), blk.total)
             big += [] if wide in big else [wide]
             k, m, o = (self.names.fresh(f"{s.var}_{x}") for x in ("pf", "pf_n", "pf_at"))
             body += [Decl(k, "index", ZERO), Decl(o, "index", blk.offset(Var(t))),

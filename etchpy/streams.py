@@ -119,6 +119,9 @@ class Block:
     length: Callable
     total: imp.Expr
     via: tuple | None = None
+    # the loop writes this block (an output's scattered destination) rather than
+    # reads it: prefetched for writing, even when it is one value
+    written: bool = False
 
 
 def is_stream(x) -> bool:

@@ -111,13 +111,17 @@ def test_huge_output_dimension_uses_a_hash_workspace():
 @pytest.mark.parametrize("semiring, threads, fmt", [
     ("real", 1, "csr"), ("min_plus", 1, "csr"), ("real", 2, "csr"), ("min_plus", 2, "csr"),
     ("real", 2, "dcsr"), ("real", 3, "csr")])
-def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt):
+def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, monkeypatch):
     """csr (or dcsr) A written as csc: the loops run over A's rows, the output's
     compressed index, first. Counted per column, then placed at each column's
     cursor: the same arrays as scipy's tocsc (sorted rows, exact pointers), on C
     and on the Imp interpreter. On threads the rows are cut into one block per
     thread; each block counts, then places, its entries of each column, and the
-    cursors put block 0's entries of a column before block 1's."""
+    cursors put block 0's entries of a column before block 1's. One thread
+    prefetches the destinations of the entry d ahead for writing (here for any
+    size, d = 3; the interpreter checks each index is inside its array)."""
+    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
+    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 3)
     sr = ep.semirings.get(semiring)
     M = _random_csr(300, 200, 2000, 3)
     M = M.tolil()
@@ -132,6 +136,7 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt):
     assert kern.program.output.mode == "bucket"
     assert "bk_last" not in kern.c_source        # no sum inside: no repeats to merge
     assert ("count each block" in kern.c_source) == (threads > 1)
+    assert ("EP_PREFETCH_W(&out_vals[bk_next[" in kern.c_source) == (threads == 1)
     ref = sp.csc_array(M)
     ref.sort_indices()
     final, _, _ = _on_interpreter(A[i, j], sr, ep.Format.named("csc", 2),

@@ -28,11 +28,14 @@ typedef double val_t;   /* carrier of semiring real */
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* A hint that memory will be read soon (gathers through coordinates). */
+/* A hint that memory will be read soon (gathers through coordinates), or
+ * written soon (EP_PREFETCH_W: the scattered writes of a counting sort). */
 #if defined(__GNUC__) || defined(__clang__)
 #define EP_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define EP_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
 #else
 #define EP_PREFETCH(p) ((void)(p))
+#define EP_PREFETCH_W(p) ((void)(p))
 #endif
 
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
