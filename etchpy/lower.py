@@ -932,15 +932,22 @@ class BucketTarget(FlatTarget):
                    If(repeat, Accum("out_vals", last, v), place))
 
     def scatter_blocks(self, var) -> tuple:
-        """In the serial fill pass, the entry at row coordinate t goes to
-        out_crd1[bk_next[t]] and out_vals[bk_next[t]]: a loop over row knows them
-        ahead (a transpose's scattered writes, 20-25% of a C counting sort's
-        time when prefetched 32 entries ahead). The cursor then read is at most
-        the one that entry will use, so inside the arrays."""
-        if var != self.row or self.counting or self.blocked or self.repeats:
+        """In the fill pass, the entry at row coordinate t goes to out_crd1 and
+        out_vals at its row's cursor, bk_next[t] (block bk_b's, on threads): a
+        loop over row knows them ahead (a transpose's scattered writes, 20-25%
+        of a C counting sort's time when prefetched 32 entries ahead). The
+        cursor then read is at most the one that entry will use, so inside the
+        arrays."""
+        if var != self.row or self.counting or self.repeats:
             return ()
-        total = Load("out_pos1", streams.dim_var(self.row))
-        return tuple(streams.Block(a, lambda t: Load("bk_next", t), lambda t: ONE, total,
+        rows = streams.dim_var(self.row)
+        if self.blocked:
+            def cursor(t):
+                return Load("bk_blk", imp.add(imp.mul(Var("bk_b"), rows), t))
+        else:
+            def cursor(t):
+                return Load("bk_next", t)
+        return tuple(streams.Block(a, cursor, lambda t: ONE, Load("out_pos1", rows),
                                    written=True) for a in ("out_crd1", "out_vals"))
 
     def between(self):

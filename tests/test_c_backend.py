@@ -117,7 +117,7 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, m
     cursor: the same arrays as scipy's tocsc (sorted rows, exact pointers), on C
     and on the Imp interpreter. On threads the rows are cut into one block per
     thread; each block counts, then places, its entries of each column, and the
-    cursors put block 0's entries of a column before block 1's. One thread
+    cursors put block 0's entries of a column before block 1's. The write pass
     prefetches the destinations of the entry d ahead for writing (here for any
     size, d = 3; the interpreter checks each index is inside its array)."""
     monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
@@ -137,6 +137,7 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, m
     assert "bk_last" not in kern.c_source        # no sum inside: no repeats to merge
     assert ("count each block" in kern.c_source) == (threads > 1)
     assert ("EP_PREFETCH_W(&out_vals[bk_next[" in kern.c_source) == (threads == 1)
+    assert ("EP_PREFETCH_W(&out_vals[bk_blk[" in kern.c_source) == (threads > 1)
     ref = sp.csc_array(M)
     ref.sort_indices()
     final, _, _ = _on_interpreter(A[i, j], sr, ep.Format.named("csc", 2),
