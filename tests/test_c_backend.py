@@ -828,16 +828,17 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
     """A csr level below a counter whose loop only adds up its values (SpMV's
     rows) prefetches its crd and values RUN_AHEAD entries past each row's start
     (rows of at least RUN_SHORT entries), clamped to one past the end, and at
-    every step in rows of at least RUN_LONG entries. Other loops do not: a row
+    every step in rows of at least RUN_LONG entries, when it holds at least
+    RUN_MIN_ENTRIES entries. Other loops do not: a row
     gathered at another operand's coordinates (Gustavson's B[j,:]), a loop that
     writes (a transpose). Results do not change; the interpreter checks each
     prefetched index is inside its array or one past it, with a distance that
     reaches past the end of A's arrays."""
     src = ep.compile(SPMV).c_source
-    assert "if (4 <= (j_end - j_q)) {" in src
+    assert "if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {" in src
     assert "EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
     assert "EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
-    assert "if (32 <= (j_end - j_q)) {" in src
+    assert "if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {" in src
     assert "its arrays prefetched 256 ahead" in src
     B = ep.tensor("B", 2, format="csr")
     gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
@@ -849,6 +850,7 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
     np.testing.assert_allclose(ep.evaluate(SPMV, A=M, x=v), M @ v, rtol=1e-12)
     monkeypatch.setattr(lower, "RUN_AHEAD", 5)
     monkeypatch.setattr(lower, "RUN_SHORT", 1)
+    monkeypatch.setattr(lower, "RUN_MIN_ENTRIES", 0)
     monkeypatch.setattr(lower, "RUN_LONG", 3)
     sr = ep.semirings.get("real")
     for small in (_random_csr(30, 20, 90, 9), sp.csr_matrix((12, 20)),

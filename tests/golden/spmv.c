@@ -102,11 +102,11 @@ int spmv(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        if (4 <= (j_end - j_q)) {
+        if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
             EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
-        if (32 <= (j_end - j_q)) {
+        if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
             while (j_q < j_end) {
                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
