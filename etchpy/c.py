@@ -227,6 +227,8 @@ class FunctionBody:
                     self.stmt(body, depth + 2),
                     f"{pad}{INDENT}}}",
                     f"{pad}}}"])
+            case imp.Opaque(var):
+                return f"{pad}EP_OPAQUE({var});"
             case imp.Prefetch(arr, index, write):
                 macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"
                 return f"{pad}{macro}(&{arr}[{_bare(e(index))}]);"

@@ -226,6 +226,14 @@ class ForSorted:
     body: "Stmt"
 
 
+@dataclass(frozen=True)
+class Opaque:
+    """No effect. In C, the compiler may no longer assume anything about `var`'s
+    value here, so a loop that steps it is not vectorised (a sparse row's loop:
+    its gathers and scatters ran slower as vector instructions)."""
+    var: str
+
+
 # Entries a short segment may have for ShortIntersect, and the entries C reads
 # from its start (so the array must hold that many from there).
 SHORT_SEGMENT = 4
@@ -299,7 +307,7 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch]
+             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque]
 
 SKIP = Seq(())
 
@@ -648,6 +656,8 @@ class Machine:
                     self.exec(body)
                     env[var] += 1
                 env.update(saved)
+            case Opaque(_):
+                pass
             case Prefetch(array, index, _):
                 i = int(self.eval(index))
                 if not 0 <= i <= len(self.env[array]):
@@ -803,6 +813,8 @@ def show(node, indent: int = 0) -> str:
             marks = f" marked in {bits}" if bits else ""
             return (f"{pad}for {var} in sorted {arr}[0..{show(n)}]{marks} {{\n"
                     f"{show(body, indent + 1)}\n{pad}}}")
+        case Opaque(var):
+            return f"{pad}opaque {var};"
         case Prefetch(arr, i, write):
             return f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}];"
         case Seek(q, end, crd, t, r):

@@ -1328,8 +1328,10 @@ class Emitter:
         init = seq(s.init, If(runs_wanted(s, RUN_SHORT), prefetch_runs(s))
                    if s.runs is not None else imp.SKIP, room)
 
+        hide = streams.hidden(s.segment[0]) if s.segment else imp.SKIP
+
         def step(v, nxt, on_ready):
-            return While(v.valid, seq(fetch, imp.if_(v.ready, on_ready), nxt))
+            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
 
         nxt = s.next
         on_ready = record(s)

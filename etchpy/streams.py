@@ -601,9 +601,19 @@ class Lowerer:
         c = Load(crd, Var(q))
         fill = seq(Assign(q, Load(pos, parent[0])),
                    While(lt(Var(q), Load(pos, imp.add(parent[0], ONE))),
-                         seq(imp.Store(mark, c, stamp), imp.Store(wv, c, Load(b.vals, Var(q))),
-                             incr(q))))
+                         seq(hidden(q), imp.Store(mark, c, stamp),
+                             imp.Store(wv, c, Load(b.vals, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)
+
+
+# Loops over a sparse segment hide their counter from the C compiler (imp.Opaque).
+HIDE_SEGMENT_COUNTERS = True
+
+
+def hidden(q: str) -> imp.Stmt:
+    """imp.Opaque(q) at the top of a loop over a segment's positions q, so that C
+    runs it as scalar code (see imp.Opaque)."""
+    return imp.Opaque(q) if HIDE_SEGMENT_COUNTERS else imp.SKIP
 
 
 def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,

@@ -37,6 +37,16 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_PREFETCH_W(p) ((void)(p))
 #endif
 
+/* The compiler may assume nothing of v's value here: a sparse row's loop steps
+ * such a counter, and is then not vectorised. Its gathers (x[crd[q]]) and
+ * scatters (a marker's fill) ran slower as vector instructions than as scalar
+ * loads and stores. No instruction is emitted. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define EP_OPAQUE(v) ((void)0)
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */

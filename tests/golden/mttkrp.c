@@ -37,6 +37,16 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_PREFETCH_W(p) ((void)(p))
 #endif
 
+/* The compiler may assume nothing of v's value here: a sparse row's loop steps
+ * such a counter, and is then not vectorised. Its gathers (x[crd[q]]) and
+ * scatters (a marker's fill) ran slower as vector instructions than as scalar
+ * loads and stores. No instruction is emitted. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define EP_OPAQUE(v) ((void)0)
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */
@@ -118,6 +128,7 @@ int mttkrp(
     i_q = T_pos0[0];
     i_end = T_pos0[1];
     while (i_q < i_end) {
+        EP_OPAQUE(i_q);
         int64_t i_ = T_crd0[i_q];
         /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
         int64_t j_q = 0;
@@ -125,6 +136,7 @@ int mttkrp(
         j_q = T_pos1[i_q];
         j_end = T_pos1[(i_q + 1)];
         while (j_q < j_end) {
+            EP_OPAQUE(j_q);
             if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
                 int64_t j_ahead = T_crd1[(j_q + 16)];
                 int64_t j_pf = 0;
@@ -141,6 +153,7 @@ int mttkrp(
             k_q = T_pos2[j_q];
             k_end = T_pos2[(j_q + 1)];
             while (k_q < k_end) {
+                EP_OPAQUE(k_q);
                 if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
                     int64_t k_ahead = T_crd2[(k_q + 16)];
                     int64_t k_pf = 0;

@@ -37,6 +37,16 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_PREFETCH_W(p) ((void)(p))
 #endif
 
+/* The compiler may assume nothing of v's value here: a sparse row's loop steps
+ * such a counter, and is then not vectorised. Its gathers (x[crd[q]]) and
+ * scatters (a marker's fill) ran slower as vector instructions than as scalar
+ * loads and stores. No instruction is emitted. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define EP_OPAQUE(v) ((void)0)
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */
@@ -129,6 +139,7 @@ int spgemm_inner(
         int64_t j_fill = 0;
         j_fill = A_pos1[i_c];
         while (j_fill < A_pos1[(i_c + 1)]) {
+            EP_OPAQUE(j_fill);
             j_mark[A_crd1[j_fill]] = (i_c + 1);
             j_wv[A_crd1[j_fill]] = A_vals[j_fill];
             j_fill = (j_fill + 1);
@@ -170,6 +181,7 @@ int spgemm_inner(
                 }
             } else {
                 while (j_q_2 < j_end_2) {
+                    EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
                     j_q_2 = (j_q_2 + 1);
                 }

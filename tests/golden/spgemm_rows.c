@@ -38,6 +38,16 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_PREFETCH_W(p) ((void)(p))
 #endif
 
+/* The compiler may assume nothing of v's value here: a sparse row's loop steps
+ * such a counter, and is then not vectorised. Its gathers (x[crd[q]]) and
+ * scatters (a marker's fill) ran slower as vector instructions than as scalar
+ * loads and stores. No instruction is emitted. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define EP_OPAQUE(v) ((void)0)
+#endif
+
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
  * touched: a fresh 100 MB output otherwise costs ~25 000 page faults, which can
  * take longer than the kernel's arithmetic. A no-op where unsupported. */
@@ -205,6 +215,7 @@ int spgemm_rows(
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
         while (j_q < j_end) {
+            EP_OPAQUE(j_q);
             if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
@@ -231,6 +242,7 @@ int spgemm_rows(
             k_q_1 = B_pos1[A_crd1[j_q]];
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
             while (k_q_1 < k_end_1) {
+                EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];
                 if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
                     ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
