@@ -229,6 +229,9 @@ class FunctionBody:
                     f"{pad}}}"])
             case imp.Opaque(var):
                 return f"{pad}EP_OPAQUE({var});"
+            case imp.LocalArray(arr, size, fill):
+                return (f"{pad}val_t {arr}[{size}];\n"
+                        f"{pad}for (int k_ = 0; k_ < {size}; k_++) {arr}[k_] = {e(fill)};")
             case imp.Prefetch(arr, index, write):
                 macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"
                 return f"{pad}{macro}(&{arr}[{_bare(e(index))}]);"

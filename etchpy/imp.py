@@ -24,6 +24,7 @@ between streams and C.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Union
 
@@ -227,6 +228,16 @@ class ForSorted:
 
 
 @dataclass(frozen=True)
+class LocalArray:
+    """An array of `size` (a constant) values, each set to `fill`, in the scope
+    that declares it: in C an automatic array, which the compiler keeps in
+    registers when every index into it is a constant after unrolling."""
+    array: str
+    size: int
+    fill: Expr
+
+
+@dataclass(frozen=True)
 class Opaque:
     """No effect. In C, the compiler may no longer assume anything about `var`'s
     value here, so a loop that steps it is not vectorised (a sparse row's loop:
@@ -307,7 +318,8 @@ class ParallelFor:
 
 
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
-             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque]
+             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
+             LocalArray]
 
 SKIP = Seq(())
 
@@ -466,6 +478,22 @@ def statements(s):
             yield from statements(then)
             if else_ is not None:
                 yield from statements(else_)
+
+
+def substitute(node, name: str, value: Expr):
+    """node (a statement or expression) with every read of the variable `name`
+    replaced by `value`. Sound where `name` holds `value` throughout node and
+    node does not assign it."""
+    match node:
+        case Var(n) if n == name:
+            return value
+        case tuple():
+            return tuple(substitute(x, name, value) for x in node)
+        case _ if hasattr(node, "__dataclass_fields__"):
+            return dataclasses.replace(node, **{
+                f: substitute(getattr(node, f), name, value)
+                for f in node.__dataclass_fields__})
+    return node
 
 
 def arrays_loaded_at(node, index) -> list[str]:
@@ -658,6 +686,8 @@ class Machine:
                 env.update(saved)
             case Opaque(_):
                 pass
+            case LocalArray(array, size, fill):
+                env[array] = np.full(size, self.eval(fill), dtype=self._dtype("value"))
             case Prefetch(array, index, _):
                 i = int(self.eval(index))
                 if not 0 <= i <= len(self.env[array]):
@@ -815,6 +845,8 @@ def show(node, indent: int = 0) -> str:
                     f"{show(body, indent + 1)}\n{pad}}}")
         case Opaque(var):
             return f"{pad}opaque {var};"
+        case LocalArray(arr, size, fill):
+            return f"{pad}local {arr}[{size}] = {show(fill)};"
         case Prefetch(arr, i, write):
             return f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}];"
         case Seek(q, end, crd, t, r):

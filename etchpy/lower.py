@@ -327,6 +327,16 @@ class DenseTarget(FlatTarget):
         return imp.SKIP
 
 
+class BlockTarget(FlatTarget):
+    """blk[r] ⊕= v: the local block of Emitter.emit_block."""
+
+    def __init__(self, array: str, var: str):
+        self.array, self.var = array, var
+
+    def write(self, ctx, v):
+        return Accum(self.array, ctx[self.var], v)
+
+
 class AppendTarget:
     """A sparse output built in order: dense levels, compressed levels, and a dense
     tail. Appending a position at the last compressed level also appends its
@@ -1284,9 +1294,12 @@ class Emitter:
                                           self.threads))),
                    Assign(count, total), after)
 
-    def emit(self, s, ctx) -> imp.Stmt:
+    def emit(self, s, ctx, blocks=True) -> imp.Stmt:
         if not is_stream(s):
             return self.target.write(ctx, s)
+        block = self.block_axis(s) if blocks else None
+        if block is not None:
+            return self.emit_block(s, ctx, block)
         if all(lv.contracted for lv in streams.levels_of(s)):
             acc = self.names.fresh("acc")
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
@@ -1308,6 +1321,44 @@ class Emitter:
 
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
         return seq(self.loop(s, record, room), leave)
+
+    def block_axis(self, s) -> str | None:
+        """r, when s is a contracted level whose levels below are contracted too
+        but for the innermost, a free dense range r that is the last axis of a
+        dense output (MTTKRP's Σ_j Σ_k ... over r): every state of these levels
+        adds into the same block out[..., 0:n]. Else None. At least two levels
+        are contracted: with one (SpMM's j over ~10 entries a row, TTM's k over
+        ~1.6) the block's zeroing and flush cost about what it saves (SpMM
+        0.99x, dense TTM 1.17x in one process; MTTKRP 0.67x)."""
+        if not (BLOCK_SIZES and isinstance(self.target, DenseTarget) and s.contracted):
+            return None
+        levels = streams.levels_of(s)
+        inner = levels[-1]
+        if (inner.contracted or not inner.dense or len(levels) < 3
+                or any(not lv.contracted for lv in levels[:-1])):
+            return None
+        return inner.var if self.target.axes[-1] == inner.var else None
+
+    def emit_block(self, s, ctx, r) -> imp.Stmt:
+        """The levels from s add into a local block blk[0:n], n the extent of r,
+        which is then added into out once. When n is one of BLOCK_SIZES the nest
+        is emitted with n a constant, so that the C compiler unrolls the loops over
+        r and keeps the block in registers instead of loading and storing the
+        output row at every state (MTTKRP rank 16 in one process: 7.0 -> 4.5 ms
+        on one thread, 4.3 -> 2.5 ms on two); for any other n as without blocks."""
+        dim = streams.dim_var(r)
+        out = self.emit(s, ctx, blocks=False)
+        for n in reversed(BLOCK_SIZES):
+            blk, t = self.names.fresh(f"{r}_blk"), self.names.fresh(f"{r}_t")
+            inner = Emitter(self.names, self.sr, BlockTarget(blk, r), self.threads,
+                            self.markers)
+            flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), dim), seq(
+                self.target.write({**ctx, r: Var(t)}, Load(blk, Var(t))), incr(t))))
+            body = seq(imp.Comment(f"the block over {r} ({n} values) in registers"),
+                       imp.LocalArray(blk, n, Const(self.sr.zero, "value")),
+                       inner.emit(s, ctx), flush)
+            out = If(eq(dim, Const(n)), imp.substitute(body, dim.name, Const(n)), out)
+        return out
 
     def accumulate(self, s, acc) -> imp.Stmt:
         if not is_stream(s):
@@ -1486,6 +1537,11 @@ RUN_SHORT = 4
 # A segment with at least this many entries prefetches its arrays at every step
 # (50 entries a row: 15% faster in a C loop; 5 or 10 a row: slower).
 RUN_LONG = 32
+
+# Extents of a dense output's last axis for which a contracted loop nest over it is
+# also emitted with the extent a constant and its block of the output in registers
+# (Emitter.emit_block). Each one is one more copy of that nest in the C.
+BLOCK_SIZES = (16, 32)
 
 # A level with fewer entries than this (4 MB of doubles) prefetches nothing.
 RUN_MIN_ENTRIES = 1 << 19

@@ -1276,3 +1276,37 @@ def test_short_intersections_without_simd_merge(monkeypatch):
     got = kern(A=wide[0], B=wide[1])
     assert kern.library("int64_t").flags[-1] == "-O2"
     np.testing.assert_array_equal(got.toarray(), M.multiply(N).toarray())
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus", "integer"])
+@pytest.mark.parametrize("rank", [3, 16, 32])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
+    """MTTKRP adds, over two contracted levels, into one block out[i, 0:rank]:
+    with rank 16 or 32 (BLOCK_SIZES) the nest runs with the rank a constant and
+    the block in a local array, added into out once per i; with rank 3 the
+    nest writes out directly. SpMM (one contracted level) writes out directly
+    at every rank. All agree with the reference, on C and on the interpreter."""
+    sr = ep.semirings.get(semiring)
+    i, j, k, r = ep.indices("i j k r")
+    B = ep.tensor("B", 3, format="csf")
+    C, D, X = ep.tensor("C", 2), ep.tensor("D", 2), ep.tensor("X", 2)
+    A = ep.tensor("A", 2, format="csr")
+    rng = np.random.default_rng(rank)
+    coords = np.unique(rng.integers(0, 9, (3, 60)), axis=1)
+    vals = rng.integers(1, 5, coords.shape[1]).astype(sr.dtype)
+    Bt = ep.Tensor.from_coords(coords, vals, (9, 9, 9), "csf", semiring=sr)
+    M = _random_csr(12, 9, 40, 7)
+    M.data = np.rint(M.data * 4 + 1)
+    Cv, Dv, Xv = (rng.integers(0, 3, (9, rank)).astype(sr.dtype) for _ in range(3))
+    cases = [(ep.sum((j, k), B[i, j, k] * C[j, r] * D[k, r]), {"B": Bt, "C": Cv, "D": Dv}),
+             (ep.sum(j, A[i, j] * X[j, r]), {"A": M.astype(sr.dtype), "X": Xv})]
+    for e, inputs in cases:
+        kern = ep.compile(e, semiring=sr, threads=threads)
+        blocked = "C" in inputs
+        assert ("if (dim_r == 16) {" in kern.c_source) == blocked
+        assert ("if (dim_r == 32) {" in kern.c_source) == blocked
+        want = ep.evaluate(e, semiring=sr, backend="reference", **inputs)
+        assert_same(kern(**inputs), want, sr, what=str(e))
+        final, _, shape = _on_interpreter(e, sr, None, inputs, threads)
+        assert_same(final["out"].reshape(shape), want, sr, what=str(e))

@@ -130,51 +130,165 @@ int mttkrp(
     while (i_q < i_end) {
         EP_OPAQUE(i_q);
         int64_t i_ = T_crd0[i_q];
-        /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = T_pos1[i_q];
-        j_end = T_pos1[(i_q + 1)];
-        while (j_q < j_end) {
-            EP_OPAQUE(j_q);
-            if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                int64_t j_ahead = T_crd1[(j_q + 16)];
-                int64_t j_pf = 0;
-                int64_t j_pf_at = (j_ahead * dim_r);
-                int64_t j_pf_n = ep_min(dim_r, 64);
-                while (j_pf < j_pf_n) {
-                    EP_PREFETCH(&C_vals[j_pf_at + j_pf]);
-                    j_pf = (j_pf + 8);
-                }
-            }
-            /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
-            int64_t k_q = 0;
-            int64_t k_end = 0;
-            k_q = T_pos2[j_q];
-            k_end = T_pos2[(j_q + 1)];
-            while (k_q < k_end) {
-                EP_OPAQUE(k_q);
-                if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                    int64_t k_ahead = T_crd2[(k_q + 16)];
-                    int64_t k_pf = 0;
-                    int64_t k_pf_at = (k_ahead * dim_r);
-                    int64_t k_pf_n = ep_min(dim_r, 64);
-                    while (k_pf < k_pf_n) {
-                        EP_PREFETCH(&D_vals[k_pf_at + k_pf]);
-                        k_pf = (k_pf + 8);
+        if (dim_r == 16) {
+            /* the block over r (16 values) in registers */
+            val_t r_blk_1[16];
+            for (int k_ = 0; k_ < 16; k_++) r_blk_1[k_] = 0.0;
+            /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = T_pos1[i_q];
+            j_end = T_pos1[(i_q + 1)];
+            while (j_q < j_end) {
+                EP_OPAQUE(j_q);
+                if ((131072 <= (dim_j * 16)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                    int64_t j_ahead_2 = T_crd1[(j_q + 16)];
+                    int64_t j_pf_2 = 0;
+                    int64_t j_pf_at_2 = (j_ahead_2 * 16);
+                    int64_t j_pf_n_2 = ep_min(16, 64);
+                    while (j_pf_2 < j_pf_n_2) {
+                        EP_PREFETCH(&C_vals[j_pf_at_2 + j_pf_2]);
+                        j_pf_2 = (j_pf_2 + 8);
                     }
                 }
-                /* r: jump; locate into [locate]; locate into [locate] */
-                int64_t r_c = 0;
-                r_c = 0;
-                while (r_c < dim_r) {
-                    int64_t r_ = r_c;
-                    out[((i_ * dim_r) + r_)] = out[((i_ * dim_r) + r_)] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * dim_r))]) * D_vals[(r_c + (T_crd2[k_q] * dim_r))]);
-                    r_c = (r_c + 1);
+                /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                int64_t k_q = 0;
+                int64_t k_end = 0;
+                k_q = T_pos2[j_q];
+                k_end = T_pos2[(j_q + 1)];
+                while (k_q < k_end) {
+                    EP_OPAQUE(k_q);
+                    if ((131072 <= (dim_k * 16)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                        int64_t k_ahead_2 = T_crd2[(k_q + 16)];
+                        int64_t k_pf_2 = 0;
+                        int64_t k_pf_at_2 = (k_ahead_2 * 16);
+                        int64_t k_pf_n_2 = ep_min(16, 64);
+                        while (k_pf_2 < k_pf_n_2) {
+                            EP_PREFETCH(&D_vals[k_pf_at_2 + k_pf_2]);
+                            k_pf_2 = (k_pf_2 + 8);
+                        }
+                    }
+                    /* r: jump; locate into [locate]; locate into [locate] */
+                    int64_t r_c = 0;
+                    r_c = 0;
+                    while (r_c < 16) {
+                        int64_t r__2 = r_c;
+                        r_blk_1[r__2] = r_blk_1[r__2] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 16))]) * D_vals[(r_c + (T_crd2[k_q] * 16))]);
+                        r_c = (r_c + 1);
+                    }
+                    k_q = (k_q + 1);
                 }
-                k_q = (k_q + 1);
+                j_q = (j_q + 1);
             }
-            j_q = (j_q + 1);
+            int64_t r_t_1 = 0;
+            while (r_t_1 < 16) {
+                out[((i_ * 16) + r_t_1)] = out[((i_ * 16) + r_t_1)] + r_blk_1[r_t_1];
+                r_t_1 = (r_t_1 + 1);
+            }
+        } else {
+            if (dim_r == 32) {
+                /* the block over r (32 values) in registers */
+                val_t r_blk[32];
+                for (int k_ = 0; k_ < 32; k_++) r_blk[k_] = 0.0;
+                /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = T_pos1[i_q];
+                j_end = T_pos1[(i_q + 1)];
+                while (j_q < j_end) {
+                    EP_OPAQUE(j_q);
+                    if ((131072 <= (dim_j * 32)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                        int64_t j_ahead_1 = T_crd1[(j_q + 16)];
+                        int64_t j_pf_1 = 0;
+                        int64_t j_pf_at_1 = (j_ahead_1 * 32);
+                        int64_t j_pf_n_1 = ep_min(32, 64);
+                        while (j_pf_1 < j_pf_n_1) {
+                            EP_PREFETCH(&C_vals[j_pf_at_1 + j_pf_1]);
+                            j_pf_1 = (j_pf_1 + 8);
+                        }
+                    }
+                    /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                    int64_t k_q = 0;
+                    int64_t k_end = 0;
+                    k_q = T_pos2[j_q];
+                    k_end = T_pos2[(j_q + 1)];
+                    while (k_q < k_end) {
+                        EP_OPAQUE(k_q);
+                        if ((131072 <= (dim_k * 32)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                            int64_t k_ahead_1 = T_crd2[(k_q + 16)];
+                            int64_t k_pf_1 = 0;
+                            int64_t k_pf_at_1 = (k_ahead_1 * 32);
+                            int64_t k_pf_n_1 = ep_min(32, 64);
+                            while (k_pf_1 < k_pf_n_1) {
+                                EP_PREFETCH(&D_vals[k_pf_at_1 + k_pf_1]);
+                                k_pf_1 = (k_pf_1 + 8);
+                            }
+                        }
+                        /* r: jump; locate into [locate]; locate into [locate] */
+                        int64_t r_c = 0;
+                        r_c = 0;
+                        while (r_c < 32) {
+                            int64_t r__1 = r_c;
+                            r_blk[r__1] = r_blk[r__1] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * 32))]) * D_vals[(r_c + (T_crd2[k_q] * 32))]);
+                            r_c = (r_c + 1);
+                        }
+                        k_q = (k_q + 1);
+                    }
+                    j_q = (j_q + 1);
+                }
+                int64_t r_t = 0;
+                while (r_t < 32) {
+                    out[((i_ * 32) + r_t)] = out[((i_ * 32) + r_t)] + r_blk[r_t];
+                    r_t = (r_t + 1);
+                }
+            } else {
+                /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = T_pos1[i_q];
+                j_end = T_pos1[(i_q + 1)];
+                while (j_q < j_end) {
+                    EP_OPAQUE(j_q);
+                    if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                        int64_t j_ahead = T_crd1[(j_q + 16)];
+                        int64_t j_pf = 0;
+                        int64_t j_pf_at = (j_ahead * dim_r);
+                        int64_t j_pf_n = ep_min(dim_r, 64);
+                        while (j_pf < j_pf_n) {
+                            EP_PREFETCH(&C_vals[j_pf_at + j_pf]);
+                            j_pf = (j_pf + 8);
+                        }
+                    }
+                    /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
+                    int64_t k_q = 0;
+                    int64_t k_end = 0;
+                    k_q = T_pos2[j_q];
+                    k_end = T_pos2[(j_q + 1)];
+                    while (k_q < k_end) {
+                        EP_OPAQUE(k_q);
+                        if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                            int64_t k_ahead = T_crd2[(k_q + 16)];
+                            int64_t k_pf = 0;
+                            int64_t k_pf_at = (k_ahead * dim_r);
+                            int64_t k_pf_n = ep_min(dim_r, 64);
+                            while (k_pf < k_pf_n) {
+                                EP_PREFETCH(&D_vals[k_pf_at + k_pf]);
+                                k_pf = (k_pf + 8);
+                            }
+                        }
+                        /* r: jump; locate into [locate]; locate into [locate] */
+                        int64_t r_c = 0;
+                        r_c = 0;
+                        while (r_c < dim_r) {
+                            int64_t r_ = r_c;
+                            out[((i_ * dim_r) + r_)] = out[((i_ * dim_r) + r_)] + ((T_vals[k_q] * C_vals[(r_c + (T_crd1[j_q] * dim_r))]) * D_vals[(r_c + (T_crd2[k_q] * dim_r))]);
+                            r_c = (r_c + 1);
+                        }
+                        k_q = (k_q + 1);
+                    }
+                    j_q = (j_q + 1);
+                }
+            }
         }
         i_q = (i_q + 1);
     }
