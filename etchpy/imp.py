@@ -550,6 +550,46 @@ def names_used(node) -> set[str]:
     return out
 
 
+def declared_in(node) -> set[str]:
+    """The names a statement introduces for itself: its Decls, local arrays and
+    loop variables. They are not visible outside it."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case Decl(name, _, _) | LocalArray(name, _, _):
+                out.add(name)
+            case ForSorted(var, _, _, _, _, _) | ParallelFor(var, _, _, _, _):
+                out.add(var)
+    return out
+
+
+def scalars_assigned(node) -> set[str]:
+    """The scalar variables a statement changes after their declaration."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case Assign(name, _) | Seek(name, _, _, _, _):
+                out.add(name)
+            case ShortIntersect(qa, _, _, qb, _, _, _):
+                out |= {qa, qb}
+    return out
+
+
+def arrays_written(node) -> set[str]:
+    """The arrays a statement stores into, grows, clears or replaces."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case (Store(arr, _, _) | Accum(arr, _, _) | SetBit(arr, _, _)
+                  | Alloc(arr, _, _, _) | Reserve(arr, _, _, _)):
+                out.add(arr)
+            case Move(arr, src):
+                out |= {arr, src}
+            case ForSorted(_, arr, _, _, bits, _):
+                out |= {arr} | ({bits} if bits else set())
+    return out
+
+
 class Names:
     """Deterministic fresh names: the first request for `q` gets `q`, then `q_1`, …"""
 

@@ -1096,6 +1096,33 @@ def test_threads_split_the_outer_loop_of_dense_outputs():
         ep.compile(SPMV, threads=0)
 
 
+def test_a_threaded_loops_body_is_a_function_of_its_own():
+    """Each loop split across threads runs its blocks of rows through a static
+    function whose parameters are the names the body reads from outside: the
+    arrays it writes as plain restrict pointers, the rest const; scalars by value.
+    Serial kernels have no such function."""
+    B = ep.tensor("B", 2)
+    src = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), threads=2).c_source
+    m = re.search(r"static EP_NOINLINE void (ep_rows_0)\(([^)]*)\)", src)
+    assert m, src
+    params = {p.split()[-1]: p for p in (q.strip() for q in m.group(2).split(","))}
+    assert params["out"] == "val_t *restrict out"
+    assert params["A_vals"] == "const val_t *restrict A_vals"
+    assert params["A_pos1"] == "const idx_t *restrict A_pos1"
+    assert params["lo"] == "int64_t lo" and params["hi"] == "int64_t hi"
+    kernel = src[src.index("int etchpy_kernel("):]
+    assert re.search(r"ep_rows_0\(\w+_lo, \w+_hi,", kernel) and "A_vals[" not in kernel
+    assert "ep_rows" not in ep.compile(ep.sum(j, A_csr[i, j] * B[j, k])).c_source
+    # the analysis it rests on
+    body = imp.seq(imp.Decl("t", "value", imp.Load("x", imp.Var("q"))),
+                   imp.Assign("t", imp.Var("u")),
+                   imp.Accum("y", imp.Var("q"), imp.Var("t")),
+                   imp.Seek("p", imp.Var("e"), "crd", imp.Var("q"), imp.Const(True, "bool")))
+    assert imp.declared_in(body) == {"t"}
+    assert imp.scalars_assigned(body) == {"t", "p"}
+    assert imp.arrays_written(body) == {"y"}
+
+
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "integer", "boolean"])
 def test_threads_split_full_reductions_with_one_accumulator_per_block(semiring):
     """Σ_{i,j} A[i,j]·x[j]: every level contracted, so the rows are cut into fixed

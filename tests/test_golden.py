@@ -28,6 +28,10 @@ CASES = {
     "add_csr": dict(expr=A[i, j] + B[i, j], output="csr"),
     "mttkrp": dict(expr=ep.sum((j, k), T[i, j, k] * C[j, r] * D[k, r])),
     "min_plus_relax": dict(expr=ep.sum(u, x[u] * W[u, v]) + x[v], semiring="min_plus"),
+    # on threads: rows counted then filled (scratch arrays per thread), and a full
+    # reduction with one partial per block of rows
+    "spgemm_rows_threads": dict(expr=ep.sum(j, A[i, j] * B[j, k]), output="csr", threads=2),
+    "reduction_threads": dict(expr=ep.sum((i, j), A[i, j] * x[j]), threads=2),
 }
 
 
