@@ -1,5 +1,6 @@
 """Replace the text between <!-- bench:start --> and <!-- bench:end --> in README.md
-with the results table built from bench/results.json.
+with the results table built from bench/results.json, and the two-thread table
+when the run measured it.
 
     python bench/update_readme.py [--results bench/results.json] [--readme README.md]
 
@@ -19,6 +20,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(_here.parent))
 
 from bench.report import results_table  # noqa: E402
+from bench.threads import threads_table  # noqa: E402
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 BENCH = Path(__file__).resolve().parent
@@ -31,7 +33,13 @@ def render(results) -> str:
             f"{'quick' if cfg['quick'] else 'full'} sizes, median of {cfg['repeat']} runs. "
             f"ratio = etchpy median / peer median (< 1: etchpy faster). "
             f"Details: bench/RESULTS.md.")
-    return f"{head}\n\n{results_table(results)}\n"
+    text = f"{head}\n\n{results_table(results)}\n"
+    th = results.get("threads")
+    if th and th.get("rows"):
+        text += (f"\netchpy on one and two threads in the same run (a process of its own, "
+                 f"OpenMP wait policy: {th.get('omp_wait_policy', 'as set')}; median of at least "
+                 f"{th.get('min_rounds', th.get('repeat', '?'))} alternating runs each):\n\n{threads_table(th)}\n")
+    return text
 
 
 def update(readme: Path, results_path: Path) -> bool:
