@@ -61,7 +61,7 @@ def portable_traceback(limit: int) -> str:
 class Impl:
     name: str
     build: Callable[[], Any]      # () -> fn, or (fn, normalize)
-    role: str = "peer"            # "etchpy" | "etchpy-raw" | "peer"
+    role: str = "peer"            # "etchpy" | "etchpy-raw" | "etchpy-out" | "peer"
     note: str = ""                # how it computes the kernel
     # timed elsewhere (another interpreter): (ctx) -> (record with warmup, samples and
     # maybe budget_note, result); `build` is then unused

@@ -354,10 +354,20 @@ def gen_stencil(ctx):
     nbytes = A.nnz * (8 + 4) + n * (8 + 8 + 4)
     info = {}
     impls = etchpy_impls("spmv", {"A": A, "x": x}, info)
+
+    def build_out():             # the triad writes into an allocated array; so does this
+        expr, kw = exprs.get("spmv")
+        k = ep.compile(expr, **kw)
+        tin, y = prebuild(k, {"A": A, "x": x}), np.empty(n)
+        return lambda: k(out=y, **tin)
+    impls.append(Impl("etchpy[out=]", build_out, role="etchpy-out",
+                      note="the same kernel writing into a preallocated y (out=), as the "
+                           "triads write into theirs"))
     impls.append(Impl("scipy", lambda: (lambda: A @ x), note="csr @ x"))
     if _gb(ctx):
         impls.append(gb_spmv_impl(ctx, A, x))
-    notes = []
+    notes = ["etchpy and scipy allocate y on every call; the triads and etchpy[out=] "
+             "write into arrays allocated once"]
     if ctx.quick:
         notes.append("quick size: the matrix may fit in the last-level cache, so GB/s can "
                      "exceed DRAM bandwidth")
