@@ -276,6 +276,14 @@ def _product(factors):
 # The flag by which a caller passes a dense output already filled with zeros.
 ZEROED = "out_zeroed"
 
+# ctx key, true right after a target appended a position whose block of the
+# output's dense tail is all zero and is written by nothing but the value emitted
+# under that position (AppendTarget._owns_block). A local block over the tail
+# (Emitter.emit_block) may then store its values instead of adding them in.
+# Descending through a contracted level drops it: that level's states would
+# each flush a block into the same cells.
+FRESH = "fresh"
+
 
 class FlatTarget:
     """A target whose levels need nothing on entry, exit or ahead of their loops:
@@ -427,7 +435,12 @@ class AppendTarget:
         p = f"out_p{k}"
         grow = imp.SKIP if ctx.get(("reserved", var)) else self._room(k, imp.add(Var(cnt), ONE))
         stmts = seq(Decl(p, "index", Var(cnt)), grow, Store(crd, Var(p), index), incr(cnt))
-        return stmts, {**ctx, var: index, "pos": Var(p)}
+        return stmts, {**ctx, var: index, "pos": Var(p), FRESH: self._owns_block(k)}
+
+    def _owns_block(self, k) -> bool:
+        """Does appending a position at level k append its own zero block of the
+        tail (see FRESH)? Only the last compressed level of a plain append."""
+        return type(self) is AppendTarget and bool(self.tail) and k == self.head - 1
 
     def reserve(self, var, most, ctx):
         """Before the loop over var: room for `most` more appends at var's level, so
@@ -470,13 +483,15 @@ class AppendTarget:
         parent = ctx.get("pos", ZERO)
         return Store(self.arrays[f"pos{k}"], imp.add(parent, ONE), Var(self.count[k]))
 
-    def write(self, ctx, v, vals="out_vals"):
+    def write(self, ctx, v, vals="out_vals", once=False):
+        """vals[cell] ⊕= v; with `once` (a cell of a FRESH block written once) a
+        store, which never reads the output (its memory is fresh)."""
         if not self.tail:
             return Store(vals, ctx.get("pos", ZERO), v)
         flat = ctx.get("pos", ZERO)
         for t in self.tail:
             flat = imp.add(imp.mul(flat, streams.dim_var(t)), ctx[t])
-        return Accum(vals, flat, v)
+        return Store(vals, flat, v) if once else Accum(vals, flat, v)
 
     def finish(self):
         out = []
@@ -751,10 +766,10 @@ class RowFillTarget(RowCountTarget):
             return imp.SKIP, {**ctx, var: index}
         return (seq(Decl("out_p1", "index", Var("row_q")), incr("row_q"),
                     Store(crd, Var("out_p1"), index)),
-                {**ctx, var: index, "pos": Var("out_p1")})
+                {**ctx, var: index, "pos": Var("out_p1"), FRESH: self.base._owns_block(1)})
 
-    def write(self, ctx, v):
-        return self.base.write(ctx, v)
+    def write(self, ctx, v, once=False):
+        return self.base.write(ctx, v, once=True) if once else self.base.write(ctx, v)
 
     def after(self, var, ctx):
         if var != self.row_var or not self.workspace:
@@ -783,8 +798,8 @@ class RowBoundFillTarget(RowFillTarget):
         super().__init__(base)
         self.starts, self.crd = "bd_pos", "bd_crd"
 
-    def write(self, ctx, v):
-        return self.base.write(ctx, v, vals="bd_vals")
+    def write(self, ctx, v, once=False):
+        return self.base.write(ctx, v, vals="bd_vals", once=once)
 
     def after(self, var, ctx):
         if var != self.row_var:
@@ -1297,7 +1312,7 @@ class Emitter:
     def emit(self, s, ctx, blocks=True) -> imp.Stmt:
         if not is_stream(s):
             return self.target.write(ctx, s)
-        block = self.block_axis(s) if blocks else None
+        block = self.block_axis(s, ctx) if blocks else None
         if block is not None:
             return self.emit_block(s, ctx, block)
         if all(lv.contracted for lv in streams.levels_of(s)):
@@ -1311,7 +1326,7 @@ class Emitter:
 
         def record(v):          # what one ready record of v does
             if v.contracted:
-                return self.emit(v.value, ctx)
+                return self.emit(v.value, {**ctx, FRESH: False})
             iv = self.names.fresh(f"{v.var}_")
             enter, ctx2 = self.target.enter(v.var, Var(iv), ctx_in)
             rest = seq(enter, self.emit(v.value, ctx2), self.target.after(v.var, ctx2))
@@ -1322,26 +1337,39 @@ class Emitter:
         leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
         return seq(self.loop(s, record, room), leave)
 
-    def block_axis(self, s) -> str | None:
+    def block_axis(self, s, ctx) -> str | None:
         """r, when s is a contracted level whose levels below are contracted too
-        but for the innermost, a free dense range r that is the last axis of a
-        dense output (MTTKRP's Σ_j Σ_k ... over r): every state of these levels
-        adds into the same block out[..., 0:n]. Else None. At least two levels
-        are contracted: with one (SpMM's j over ~10 entries a row, TTM's k over
-        ~1.6) the block's zeroing and flush cost about what it saves (SpMM
-        0.99x, dense TTM 1.17x in one process; MTTKRP 0.67x)."""
-        if not (BLOCK_SIZES and isinstance(self.target, DenseTarget) and s.contracted):
+        but for the innermost, a free dense range r that is the last axis of the
+        output: every state of these levels adds into the same block
+        out[..., 0:n]. Else None.
+
+        * A dense output (MTTKRP's Σ_j Σ_k ... over r) needs at least two
+          contracted levels: with one (SpMM's j over ~10 entries a row, dense
+          TTM's k over ~1.6) the block's zeroing and the flush that adds it in
+          cost about what it saves (SpMM 0.99x, dense TTM 1.17x in one process;
+          MTTKRP 0.67x).
+        * A FRESH block of a sparse output's tail (TTM's (i,j) fibers over r)
+          needs one: the flush stores and never reads the output, whose memory
+          is fresh (TTM into fibers 0.88x in a C driver: 14.2 against 16.1 ms;
+          a flush that adds in was 1.17x, zeroing each block when appended and
+          adding into it 1.16x)."""
+        if not (BLOCK_SIZES and s.contracted):
             return None
         levels = streams.levels_of(s)
         inner = levels[-1]
-        if (inner.contracted or not inner.dense or len(levels) < 3
+        if (inner.contracted or not inner.dense
                 or any(not lv.contracted for lv in levels[:-1])):
             return None
-        return inner.var if self.target.axes[-1] == inner.var else None
+        if isinstance(self.target, DenseTarget):
+            last = self.target.axes[-1]
+            return inner.var if len(levels) >= 3 and last == inner.var else None
+        tail = getattr(getattr(self.target, "base", self.target), "tail", None)
+        return inner.var if ctx.get(FRESH) and tail == [inner.var] else None
 
     def emit_block(self, s, ctx, r) -> imp.Stmt:
         """The levels from s add into a local block blk[0:n], n the extent of r,
-        which is then added into out once. When n is one of BLOCK_SIZES the nest
+        which is then added into out once (stored, in a FRESH block). When n is
+        one of BLOCK_SIZES the nest
         is emitted with n a constant, so that the C compiler unrolls the loops over
         r and keeps the block in registers instead of loading and storing the
         output row at every state (MTTKRP rank 16, alternating in one process:
@@ -1349,12 +1377,13 @@ class Emitter:
         without blocks."""
         dim = streams.dim_var(r)
         out = self.emit(s, ctx, blocks=False)
+        once = {"once": True} if ctx.get(FRESH) else {}
         for n in reversed(BLOCK_SIZES):
             blk, t = self.names.fresh(f"{r}_blk"), self.names.fresh(f"{r}_t")
             inner = Emitter(self.names, self.sr, BlockTarget(blk, r), self.threads,
                             self.markers)
             flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), dim), seq(
-                self.target.write({**ctx, r: Var(t)}, Load(blk, Var(t))), incr(t))))
+                self.target.write({**ctx, r: Var(t)}, Load(blk, Var(t)), **once), incr(t))))
             body = seq(imp.Comment(f"the block over {r} ({n} values) in registers"),
                        imp.LocalArray(blk, n, Const(self.sr.zero, "value")),
                        inner.emit(s, ctx), flush)

@@ -1021,6 +1021,51 @@ def _levels(t):
     return [arr for level in t.levels for arr in level.values()] + [t.vals]
 
 
+@pytest.mark.parametrize("semiring", ["real", "min_plus", "integer"])
+def test_fresh_tail_blocks_are_stored_not_added(semiring):
+    """TTM into (i,j) fibers with a dense r tail: each appended fiber's block is
+    zero and written by nothing but its Σ_k, so with r of extent 16 or 32 the k
+    loop adds into a local block that is then stored (the output is never read);
+    other extents add into the output as before. One and two threads (rows within
+    bounds, and counted), C and the Imp interpreter agree with the reference.
+    A sum over two contracted levels under the fiber (Σ_{k,l}) still stores once
+    per fiber, not once per k."""
+    sr = ep.semirings.get(semiring)
+    r_, l_ = ep.indices("r l")
+    T = ep.tensor("T", 3, format="csf")
+    U = ep.tensor("U", 4, format="csf")
+    M, N = ep.tensor("M", 2), ep.tensor("N", 2)
+    fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
+    rng = np.random.default_rng(11)
+    Tv = _random_csf((30, 25, 20), 500, 4)
+    coords = np.array([rng.integers(0, 9, 400), rng.integers(0, 8, 400),
+                       rng.integers(0, 7, 400), rng.integers(0, 6, 400)])
+    Uv = ep.Tensor.from_coords(coords, rng.integers(1, 4, 400).astype(float), (9, 8, 7, 6),
+                               "csf")
+    for R in (16, 32, 5):
+        Mv = rng.integers(0, 4, (20, R)).astype(sr.dtype)
+        Nv = rng.integers(0, 4, (7, R)).astype(sr.dtype)
+        cases = [(ep.sum(k, T[i, j, k] * M[k, r_]), {"T": Tv, "M": Mv}),
+                 (ep.sum((k, l_), U[i, j, k, l_] * N[k, r_]), {"U": Uv, "N": Nv})]
+        for e, inputs in cases:
+            inputs = {n: (v.astype(sr.dtype) if isinstance(v, np.ndarray) else v)
+                      for n, v in inputs.items()}
+            want = ep.evaluate(e, semiring=semiring, backend="reference", **inputs)
+            for threads in (1, 2):
+                kern = ep.compile(e, output=fibers, semiring=semiring, threads=threads,
+                                  optimize=False)
+                src = kern.c_source
+                stored = re.findall(r"(\w+)\[\(\(out_p1 \* (16|32)\) \+ r_t\w*\)\] = (\w+)\[", src)
+                assert {n for _, n, _ in stored} == {"16", "32"}, src
+                assert all(not rhs.startswith("out") for *_, rhs in stored)
+                got = kern(**inputs)
+                np.testing.assert_array_equal(got.to_dense(), want)
+                final, _, shape = _on_interpreter(e, sr, kern.out_format, inputs, threads)
+                for a, b in zip(_levels_on_interpreter(final, kern.out_format, shape),
+                                _levels(got), strict=True):
+                    np.testing.assert_array_equal(a, b)
+
+
 @pytest.mark.parametrize("semiring", ["real", "min_plus"])
 @pytest.mark.parametrize("counted", [False, True])
 def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monkeypatch):
