@@ -182,11 +182,12 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             target = DenseTarget(tvals, step.out, sr, fill=False)
         low = streams.Lowerer(sr, bindings, names, markers=True)
         s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
-        if (step.target == "out" and len(out_steps) == 1 and isinstance(target, DenseTarget)
-                and writes_every_cell_once(s, len(step.out))):
-            body[setup_at] = imp.SKIP          # no zero fill: every cell is stored once
-            target.store = True
-            out_params = [p for p in out_params if p.kind != "out_zeroed"]
+        if step.target == "out" and len(out_steps) == 1 and isinstance(target, DenseTarget):
+            target.fresh = True                # zero (filled or passed so), one writer
+            if writes_every_cell_once(s, len(step.out)):
+                body[setup_at] = imp.SKIP      # no zero fill: every cell is stored once
+                target.store = True
+                out_params = [p for p in out_params if p.kind != "out_zeroed"]
         texts.append(f"{step.target}: " + "; ".join(streams.describe(s)))
         body.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                                 + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
@@ -276,9 +277,12 @@ def _product(factors):
 # The flag by which a caller passes a dense output already filled with zeros.
 ZEROED = "out_zeroed"
 
-# ctx key, true right after a target appended a position whose block of the
-# output's dense tail is all zero and is written by nothing but the value emitted
-# under that position (AppendTarget._owns_block). A local block over the tail
+# ctx key: the output cells under the coordinates bound so far are zero and are
+# written by nothing but the value emitted under them. True right after a target
+# appended a position that brings its own zero block of the output's dense tail
+# (AppendTarget._owns_block), and at the top of the one step that writes a dense
+# output that is zero on entry (Emitter.top; free levels keep it, as a stream's
+# ready coordinates are strictly increasing). A local block over the last axis
 # (Emitter.emit_block) may then store its values instead of adding them in.
 # Descending through a contracted level drops it: that level's states would
 # each flush a block into the same cells.
@@ -313,6 +317,7 @@ class DenseTarget(FlatTarget):
     def __init__(self, array: str, axes, sr, fill=True):
         self.array, self.axes, self.sr, self.fill = array, tuple(axes), sr, fill
         self.store = False       # True: each cell is written exactly once (no fill)
+        self.fresh = False       # True: zero on entry, and the one step writing it
 
     def setup(self):
         """The zero fill, skipped when the caller says `out` already holds zeros."""
@@ -325,11 +330,13 @@ class DenseTarget(FlatTarget):
             While(lt(Var(k), size),
                   seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
 
-    def write(self, ctx, v):
+    def write(self, ctx, v, once=False):
+        """out[cell] ⊕= v; a store when every cell is written once (`store`), or
+        this cell is (`once`: a FRESH block's flush)."""
         flat = ZERO
         for ax in self.axes:
             flat = imp.add(imp.mul(flat, streams.dim_var(ax)), ctx[ax])
-        return Store(self.array, flat, v) if self.store else Accum(self.array, flat, v)
+        return Store(self.array, flat, v) if self.store or once else Accum(self.array, flat, v)
 
     def finish(self):
         return imp.SKIP
@@ -1170,7 +1177,13 @@ class Emitter:
             return self.parallel_rows(s)
         if self.reduction_ok(s):
             return self.parallel_reduction(s)
-        return self.emit(s, {})
+        return self.emit(s, self.top())
+
+    def top(self) -> dict:
+        """The ctx a step's outermost level starts from: FRESH when the target is
+        a dense output that is zero on entry and written by this step alone (so a
+        cell prefix bound by free levels only is visited once)."""
+        return {FRESH: bool(getattr(self.target, "fresh", False))}
 
     def reduction_ok(self, s) -> bool:
         """A full reduction (every level contracted) whose outermost level is a plain
@@ -1203,7 +1216,7 @@ class Emitter:
     def parallel(self, s) -> imp.Stmt:
         c, start, end = s.counter
         return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
-                   imp.ParallelFor(c, start, end, self.row_body(s), self.threads))
+                   imp.ParallelFor(c, start, end, self.row_body(s, self.top()), self.threads))
 
     def row_body(self, s, ctx=None) -> imp.Stmt:
         """One iteration of the outermost level (its coordinate, entered and left)."""
@@ -1343,16 +1356,17 @@ class Emitter:
         output: every state of these levels adds into the same block
         out[..., 0:n]. Else None.
 
-        * A dense output (MTTKRP's Σ_j Σ_k ... over r) needs at least two
-          contracted levels: with one (SpMM's j over ~10 entries a row, dense
-          TTM's k over ~1.6) the block's zeroing and the flush that adds it in
-          cost about what it saves (SpMM 0.99x, dense TTM 1.17x in one process;
-          MTTKRP 0.67x).
-        * A FRESH block of a sparse output's tail (TTM's (i,j) fibers over r)
-          needs one: the flush stores and never reads the output, whose memory
-          is fresh (TTM into fibers 0.88x in a C driver: 14.2 against 16.1 ms;
-          a flush that adds in was 1.17x, zeroing each block when appended and
-          adding into it 1.16x)."""
+        * In a FRESH block (see FRESH: a dense output written by one step, or a
+          sparse output's tail block appended with its position) one contracted
+          level is enough: the flush stores and never reads the output, whose
+          memory is fresh. Alternating in one process: SpMM (j over ~10 entries
+          a row) 0.93x, TTM into fibers 0.89x (two threads 0.76x), dense TTM
+          1.00x (two threads 0.78x), MTTKRP 0.62x. A flush that added into the
+          fresh output cost more than it saved (SpMM 0.99x, dense TTM 1.17x;
+          fibers 1.17x in a C driver, and zeroing each block when appended and
+          adding into it 1.16x).
+        * Otherwise (out written by several steps, or a contracted level above
+          the block) at least two contracted levels, and the flush adds in."""
         if not (BLOCK_SIZES and s.contracted):
             return None
         levels = streams.levels_of(s)
@@ -1361,8 +1375,9 @@ class Emitter:
                 or any(not lv.contracted for lv in levels[:-1])):
             return None
         if isinstance(self.target, DenseTarget):
+            least = 2 if ctx.get(FRESH) else 3
             last = self.target.axes[-1]
-            return inner.var if len(levels) >= 3 and last == inner.var else None
+            return inner.var if len(levels) >= least and last == inner.var else None
         tail = getattr(getattr(self.target, "base", self.target), "tail", None)
         return inner.var if ctx.get(FRESH) and tail == [inner.var] else None
 

@@ -1356,9 +1356,11 @@ def test_short_intersections_without_simd_merge(monkeypatch):
 def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
     """MTTKRP adds, over two contracted levels, into one block out[i, 0:rank]:
     with rank 16 or 32 (BLOCK_SIZES) the nest runs with the rank a constant and
-    the block in a local array, added into out once per i; with rank 3 the
-    nest writes out directly. SpMM (one contracted level) writes out directly
-    at every rank. All agree with the reference, on C and on the interpreter."""
+    the block in a local array, stored into out once per i; with rank 3 the
+    nest writes out directly. SpMM (one contracted level) takes the block too,
+    as out is zero on entry and its one step visits each i once (FRESH); the
+    same SpMM with a second term that adds into out in a step of its own does
+    not. All agree with the reference, on C and on the interpreter."""
     sr = ep.semirings.get(semiring)
     i, j, k, r = ep.indices("i j k r")
     B = ep.tensor("B", 3, format="csf")
@@ -1371,13 +1373,25 @@ def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
     M = _random_csr(12, 9, 40, 7)
     M.data = np.rint(M.data * 4 + 1)
     Cv, Dv, Xv = (rng.integers(0, 3, (9, rank)).astype(sr.dtype) for _ in range(3))
-    cases = [(ep.sum((j, k), B[i, j, k] * C[j, r] * D[k, r]), {"B": Bt, "C": Cv, "D": Dv}),
-             (ep.sum(j, A[i, j] * X[j, r]), {"A": M.astype(sr.dtype), "X": Xv})]
-    for e, inputs in cases:
-        kern = ep.compile(e, semiring=sr, threads=threads)
-        blocked = "C" in inputs
-        assert ("if (dim_r == 16) {" in kern.c_source) == blocked
+    Y, P, Q = ep.tensor("Y", 2), ep.tensor("P", 2, format="csr"), ep.tensor("Q", 2, format="csr")
+    Yv = rng.integers(0, 3, (12, rank)).astype(sr.dtype)
+    cases = [(ep.sum((j, k), B[i, j, k] * C[j, r] * D[k, r]), {"B": Bt, "C": Cv, "D": Dv},
+              True),
+             (ep.sum(j, A[i, j] * X[j, r]), {"A": M.astype(sr.dtype), "X": Xv}, True),
+             (ep.sum(j, A[i, j] * X[j, r]) + Y[i, r], {"A": M.astype(sr.dtype), "X": Xv,
+                                                      "Y": Yv}, False),
+             # loops (j, i, k, r): the contracted j above i visits each out[i, :]
+             # once per j, so the block under k (one contracted level) is not FRESH
+             (ep.sum((j, k), P[j, i] * Q[i, k] * X[k, r]),
+              {"P": _random_csr(9, 12, 30, 8).astype(sr.dtype),
+               "Q": _random_csr(12, 9, 40, 9).astype(sr.dtype), "X": Xv}, False)]
+    for e, inputs, blocked in cases:
+        order = ("j", "i", "k", "r") if "P" in inputs else None
+        kern = ep.compile(e, semiring=sr, threads=threads, order=order)
+        assert ("if (dim_r == 16) {" in kern.c_source) == blocked, kern.explain()
         assert ("if (dim_r == 32) {" in kern.c_source) == blocked
+        if blocked:
+            assert re.search(r"out\[\(\(i_\w* \* (16|32)\) \+ r_t\w*\)\] = r_blk", kern.c_source)
         want = ep.evaluate(e, semiring=sr, backend="reference", **inputs)
         assert_same(kern(**inputs), want, sr, what=str(e))
         final, _, shape = _on_interpreter(e, sr, None, inputs, threads)

@@ -182,7 +182,7 @@ int mttkrp(
             }
             int64_t r_t_1 = 0;
             while (r_t_1 < 16) {
-                out[((i_ * 16) + r_t_1)] = out[((i_ * 16) + r_t_1)] + r_blk_1[r_t_1];
+                out[((i_ * 16) + r_t_1)] = r_blk_1[r_t_1];
                 r_t_1 = (r_t_1 + 1);
             }
         } else {
@@ -238,7 +238,7 @@ int mttkrp(
                 }
                 int64_t r_t = 0;
                 while (r_t < 32) {
-                    out[((i_ * 32) + r_t)] = out[((i_ * 32) + r_t)] + r_blk[r_t];
+                    out[((i_ * 32) + r_t)] = r_blk[r_t];
                     r_t = (r_t + 1);
                 }
             } else {
