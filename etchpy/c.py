@@ -28,7 +28,7 @@ from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not
 from .lower import Program, describe_output
 
 INDENT = "    "
-CHUNKS_PER_THREAD = 16   # dynamic chunks per thread in a loop over rows
+CHUNKS_PER_THREAD = 16   # blocks of rows per thread, taken dynamically (runtime.tunables)
 
 
 @lru_cache(maxsize=1)

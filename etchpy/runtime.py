@@ -533,6 +533,7 @@ def tunables() -> tuple:
             lower.PREFETCH_MIN_BYTES, lower.RUN_AHEAD, lower.RUN_SHORT, lower.RUN_MIN_ENTRIES, lower.BLOCK_SIZES,
             lower.RUN_LONG,
             lower.HASH_WORKSPACE_DIM, lower.HASH_INITIAL, lower.UNSWITCH_LIMIT,
+            c.CHUNKS_PER_THREAD,
             REWRITE_MARGIN, cost.DEFAULT_DIM, cost.SPARSE_DENSITY, cost.TEMP_WEIGHT)
 
 
