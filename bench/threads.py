@@ -153,14 +153,13 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=7)
     args = p.parse_args(argv)
+    early = _libgomp_loaded()    # the policy is read when libgomp loads: before any kernel
     out = measure_threads(args.quick, args.repeat, say=lambda s: print(s, flush=True))
     out["omp_wait_policy"] = os.environ.get("OMP_WAIT_POLICY") or "default"
-    out["libgomp_loaded_before_policy"] = _LOADED_EARLY
+    out["libgomp_loaded_before_policy"] = early
     print("RESULT " + json.dumps(out), flush=True)
     return 0
 
-
-_LOADED_EARLY = _libgomp_loaded()   # at import: the policy is read when libgomp loads
 
 if __name__ == "__main__":
     raise SystemExit(main())

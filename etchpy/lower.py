@@ -624,7 +624,7 @@ class WorkspaceTarget(AppendTarget):
     def after(self, var, ctx):
         return self.flush(ctx) if var == self.flush_after else imp.SKIP
 
-    def write(self, ctx, v):
+    def write(self, ctx, v, once=False):     # never FRESH (see _owns_block)
         k = ctx[self.ws_var]
         dense = seq(mark_first("ws_n", k), Accum("ws_vals", k, v))
         return self._pick(self.hash_write(k, v), dense)
@@ -776,7 +776,7 @@ class RowFillTarget(RowCountTarget):
                 {**ctx, var: index, "pos": Var("out_p1"), FRESH: self.base._owns_block(1)})
 
     def write(self, ctx, v, once=False):
-        return self.base.write(ctx, v, once=True) if once else self.base.write(ctx, v)
+        return self.base.write(ctx, v, once=once)
 
     def after(self, var, ctx):
         if var != self.row_var or not self.workspace:
