@@ -1,6 +1,6 @@
 """etchpy's fixed costs: cold compile, warm load from the disk cache, per-call overhead.
 
-cold      ETCHPY_CACHE_DIR points at a fresh empty directory, etchpy.build.clear_memo()
+cold      ETCHPY_CACHE_DIR points at a fresh empty directory, etchpy.runtime.build.clear_memo()
           is called, and a new ep.Kernel is built: plan + lowering, C text, C compiler,
           dlopen. Split into "plan+lower", "C text" and "cc+load".
 memo      the same expression again in the same process: ep.compile (in-process kernel
@@ -48,14 +48,14 @@ k = ep.compile(expr, **kw)
 lib = k.library("int32_t")
 t3 = time.perf_counter()
 print(json.dumps({"import_s": t1 - t0, "load_s": t3 - t2, "from_cache": lib.from_cache,
-                  "stats": dict(ep.build.stats)}))
+                  "stats": dict(ep.runtime.build.stats)}))
 """
 
 
 def measure_compile(say=print) -> dict:
     out = {"kernels": {}, "compiler": None}
     try:
-        c = ep.build.find_compiler()
+        c = ep.runtime.build.find_compiler()
         out["compiler"] = c.version
     except Exception as exc:
         out["compiler"] = f"not found: {exc}"
@@ -67,8 +67,8 @@ def measure_compile(say=print) -> dict:
             r = out["kernels"].setdefault(name, {})
             try:
                 expr, kw = exprs.get(name)
-                ep.build.clear_memo()
-                compiles0 = ep.build.stats["compiles"]
+                ep.runtime.build.clear_memo()
+                compiles0 = ep.runtime.build.stats["compiles"]
                 t0 = time.perf_counter()
                 k = ep.Kernel(expr, **kw)
                 t1 = time.perf_counter()
@@ -78,7 +78,7 @@ def measure_compile(say=print) -> dict:
                 t3 = time.perf_counter()
                 r.update({"cold_s": t3 - t0, "plan_lower_s": t1 - t0, "c_text_s": t2 - t1,
                           "cc_load_s": t3 - t2,
-                          "compiler_runs": ep.build.stats["compiles"] - compiles0,
+                          "compiler_runs": ep.runtime.build.stats["compiles"] - compiles0,
                           "cold_from_cache": lib.from_cache})
                 # the same expression again, same process: in-process caches
                 ep.compile(expr, **kw).library("int32_t")        # populate ep.compile cache
@@ -116,7 +116,7 @@ def measure_compile(say=print) -> dict:
             os.environ.pop("ETCHPY_CACHE_DIR", None)
         else:
             os.environ["ETCHPY_CACHE_DIR"] = old
-        ep.build.clear_memo()
+        ep.runtime.build.clear_memo()
         shutil.rmtree(tmp, ignore_errors=True)
     return out
 

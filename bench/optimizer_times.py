@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 import etchpy as ep  # noqa: E402
-from etchpy.expression import Add, Mul, Sum  # noqa: E402
+from etchpy.expr.nodes import Add, Mul, Sum  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 N, NNZ = 10_000, 100_000

@@ -207,7 +207,7 @@ def write_markdown(results, path: Path):
     ct = compile_table(results.get("compile"))
     if ct:
         L += ["## Compile, load and call overhead", "",
-              "cold: empty `ETCHPY_CACHE_DIR`, `etchpy.build.clear_memo()`, new `ep.Kernel` "
+              "cold: empty `ETCHPY_CACHE_DIR`, `etchpy.runtime.build.clear_memo()`, new `ep.Kernel` "
               "then `.library(\"int32_t\")`. warm: a new Python process (same cache "
               "directory) timing `ep.compile(...)` + `.library(\"int32_t\")` inside itself "
               "(interpreter start-up excluded; `import etchpy` shown separately). "

@@ -64,7 +64,7 @@ def machine_info() -> dict:
             "platform": platform.platform(), "python": platform.python_version(),
             "numpy": np.__version__, "scipy": scipy.__version__, "etchpy": ep.__version__}
     try:
-        info["compiler"] = ep.build.find_compiler().version
+        info["compiler"] = ep.runtime.build.find_compiler().version
     except Exception as exc:
         info["compiler"] = f"not found ({exc})"
     return info

@@ -7,20 +7,20 @@
 """
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
                      InputError, OrderError, SemiringError)
-from .expression import Expr, Index, TensorVar, indices, tensor
-from .storage import Tensor
-from .expression import sum  # noqa: A004 - ep.sum is the public name
+from .expr.nodes import Expr, Index, TensorVar, indices, tensor
+from .runtime.tensor import Tensor
+from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 
 __version__ = "0.1.0"
 from .api import einsum, evaluate
-from .runtime import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name
+from .runtime.kernel import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name
 
 
 def __getattr__(name):
     """ep.optimize and ep.equivalent load the optimizer only when first used."""
     if name in ("optimize", "equivalent"):
-        from . import optimizer
+        from .optimizer import optimize as optimizer
         return getattr(optimizer, name)
     raise AttributeError(f"module 'etchpy' has no attribute {name!r}")

@@ -347,7 +347,7 @@ def _header(ep, size, seed, out):
     out(f"    python {platform.python_version()}, numpy {np.__version__}, "
         f"scipy {scipy.__version__}, {os.cpu_count()} cpu(s)")
     try:
-        from . import build
+        from .runtime import build
         cc = build.find_compiler()
         out(f"    compiler  {' '.join(cc.command)}  ({cc.version})")
         out(f"    cache     {build.cache_directory()}")

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .expression import Expr, Index, Lit, TensorVar, free_indices
-from .expression import sum as ep_sum
+from .expr.nodes import Expr, Index, Lit, TensorVar, free_indices
+from .expr.nodes import sum as ep_sum
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Semiring, semirings
 
@@ -163,7 +163,7 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
 def make_walkable(e: Expr, fmts: dict) -> Expr:
     """Turn sparse tensors dense (last name first) until some loop order walks them all."""
     from .errors import OrderError
-    from .plan import make_plan
+    from .plan.plan import make_plan
     while True:
         try:
             make_plan(e)
@@ -176,7 +176,7 @@ def make_walkable(e: Expr, fmts: dict) -> Expr:
 
 def with_formats(e: Expr, fmts: dict) -> Expr:
     """e with every tensor re-declared in the format `fmts` gives it."""
-    from .expression import Access, Add, Mul, Sum
+    from .expr.nodes import Access, Add, Mul, Sum
     match e:
         case Access(t, idx):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \

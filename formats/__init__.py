@@ -30,9 +30,9 @@ import functools
 from dataclasses import dataclass
 
 from ..errors import FormatError
-from .compressed import Compressed
-from .dense import Dense
-from .singleton import Singleton
+from ..formats.compressed import Compressed
+from ..formats.dense import Dense
+from ..formats.singleton import Singleton
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "NAMED_FORMATS"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FormatError, InputError
-from .compressed import check_range, index_array, require_keys
+from ..formats.compressed import check_range, index_array, require_keys
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ def test_float32_and_integer_semirings():
 
 def test_debug_dump_prints_every_stage(monkeypatch, capsys):
     monkeypatch.setenv("ETCHPY_DEBUG", "1")
-    ep.runtime.Kernel(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j]))
+    ep.Kernel(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j]))
     err = capsys.readouterr().err
     for stage in ("plan", "streams", "imp", "c"):
         assert f"---- etchpy {stage} ----" in err

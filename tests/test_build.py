@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from etchpy import CompileError
-from etchpy import build
+from etchpy.runtime import build
 
 HAVE_CC = bool(os.environ.get("CC")) or any(map(shutil.which, build.COMPILER_CANDIDATES))
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler on PATH")
@@ -32,7 +32,7 @@ DOT_SOURCE = textwrap.dedent("""\
 CHILD = textwrap.dedent("""\
     import json, sys, time
     import numpy as np
-    from etchpy import build
+    from etchpy.runtime import build
     if len(sys.argv) > 3:
         time.sleep(max(0.0, float(sys.argv[3]) - time.time()))
     lib = build.load(sys.argv[1], sys.argv[2], openmp="--openmp" in sys.argv)
@@ -298,7 +298,7 @@ def test_falls_back_to_the_next_tier_of_flags(tmp_path, monkeypatch, rejected, t
 NO_PYCPARSER_CHILD = textwrap.dedent("""\
     import json, sys
     import numpy as np
-    from etchpy import build
+    from etchpy.runtime import build
     lib = build.load(sys.argv[1], sys.argv[2])
     loaded_pycparser = "pycparser" in sys.modules
     a = np.arange(10.0)

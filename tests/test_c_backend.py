@@ -13,8 +13,12 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy import api, imp, lower, plan as planning
-from etchpy.expression import free_indices, tensors
+from etchpy import api
+from etchpy.runtime import inputs as binding
+from etchpy.imp import core as imp
+from etchpy.lower import core as lower
+from etchpy.plan import plan as planning
+from etchpy.expr.nodes import free_indices, tensors
 from etchpy.testing import assert_same, check_backends, formats_for, problems
 
 i, j, k, l, r = ep.indices("i j k l r")
@@ -48,7 +52,7 @@ def test_sparse_outputs_match_reference(p, fmt, data):
 @given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "csf"]))
 def test_hash_workspace_outputs_match_reference(p, fmt):
     """With every workspace forced to be a hash table (threshold 0)."""
-    from etchpy import lower
+    from etchpy.lower import core as lower
     out = free_indices(p.expr)
     if not out:
         return
@@ -68,7 +72,7 @@ def test_hash_workspace_spgemm_grows_and_sorts(forced, monkeypatch):
     """Rows touching up to ~900 columns: the 256-slot table rehashes twice or more.
     The kernel is built with the dense workspace only; a dimension past the limit
     makes it return 3, and the call goes to a second build that has the table."""
-    from etchpy import lower
+    from etchpy.lower import core as lower
     if forced:
         monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
     rng = np.random.default_rng(11)
@@ -216,9 +220,9 @@ def test_ttm_into_sparse_rows_with_dense_tail_appends():
 def _on_interpreter(expr, sr, out_format, inputs, threads=1):
     """The lowered program of expr run on the Imp interpreter, with a zeroed dense
     `out` when out_format is None: (final environment, program, output shape)."""
-    bound = api.bind_inputs(tensors(expr), inputs, sr)
+    bound = binding.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
-    sizes = api.index_sizes(pl, bound)
+    sizes = binding.index_sizes(pl, bound)
     prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
@@ -409,8 +413,8 @@ def test_kernel_exposes_source_signature_explain():
 
 
 def test_c_source_is_deterministic():
-    a = ep.runtime.Kernel(SPMV).c_source
-    b = ep.runtime.Kernel(ep.sum(j, A_csr[i, j] * x_vec[j])).c_source
+    a = ep.Kernel(SPMV).c_source
+    b = ep.Kernel(ep.sum(j, A_csr[i, j] * x_vec[j])).c_source
     assert a == b
 
 
@@ -544,7 +548,7 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
 def _seek_in_c():
     """The C seek of a kernel that leapfrogs (ep_seek, static in its source), with a
     small exported wrapper around it so that a test can call it directly."""
-    from etchpy import build
+    from etchpy.runtime import build
     x, y = ep.tensor("x", 1, format="csf"), ep.tensor("y", 1, format="csf")
     src = ep.compile(ep.sum(i, x[i] * y[i])).source("int32_t").c
     assert "ep_seek(" in src
@@ -583,7 +587,7 @@ def test_seek_in_c_equals_its_imp_meaning(n, gap, data):
 def test_merge_and_leapfrog_ways_equal_reference(ratio, p):
     """Each way of a two-segment intersection on its own: ratio 0 always leapfrogs
     (gallops), a huge ratio always merges; both must agree with the reference."""
-    from etchpy import streams
+    from etchpy.streams import stream as streams
     old = streams.GALLOP_RATIO
     streams.GALLOP_RATIO = ratio
     try:
@@ -612,7 +616,8 @@ def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
 def test_knobs_are_part_of_the_kernel_cache_key(monkeypatch):
     """Setting a code-generation knob never returns a kernel built under another value
     (in process, and through the on-disk manifest)."""
-    from etchpy import runtime, streams
+    from etchpy.runtime import kernel as runtime
+    from etchpy.streams import stream as streams
     e = ep.sum(j, A_csr[i, j] * ep.tensor("y", 2, format="csr")[i, j])
     before = ep.compile(e)
     monkeypatch.setattr(streams, "GALLOP_RATIO", 3)
@@ -742,9 +747,9 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
         f"ep_max((ep_min(ep_max(T_pos2[T_pos1[T_pos0[1]]], 1024), {lim}) * dim_r), 1);"
     tvs = {"D": D}
     assert lower.entries_bound(D[i, j], ("i", "j"), tvs) == \
-        ep.imp.Load("D_pos1", ep.imp.Load("D_pos0", ep.imp.ONE))
+        ep.imp.core.Load("D_pos1", ep.imp.core.Load("D_pos0", ep.imp.core.ONE))
     assert lower.entries_bound(x[j], ("i", "j"), {"x": x}) is None
-    assert lower.entries_bound(x[j], ("j",), {"x": x}) == ep.imp.Var("x_dim0")
+    assert lower.entries_bound(x[j], ("j",), {"x": x}) == ep.imp.core.Var("x_dim0")
     M, N = _random_csr(500, 400, 6000, 1), _random_csr(500, 400, 300, 2)
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] + B[i, j], output="csr", A=M,
                                            B=N).toarray(), (M + N).toarray())
@@ -820,7 +825,7 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     sr = ep.semirings.get("real")
     small, Xs = _random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
     final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs})
-    assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+    assert any(isinstance(u, ep.imp.core.Prefetch) for u in ep.imp.core.statements(prog.body))
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
 
 
@@ -857,7 +862,7 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
                   sp.csr_matrix(np.triu(np.ones((20, 20))))):
         xs = rng.random(20)
         final, prog, _ = _on_interpreter(SPMV, sr, None, {"A": small, "x": xs})
-        assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+        assert any(isinstance(u, ep.imp.core.Prefetch) for u in ep.imp.core.statements(prog.body))
         np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
 
 
@@ -911,7 +916,7 @@ def test_sorted_walk_over_marks_on_the_interpreter():
     """ForSorted runs its body in ascending order of the listed indices, leaves the
     marks all-zero, and refuses marks that are not exactly the list (or a list
     with repeats); with no marks it only sorts."""
-    from etchpy import imp
+    from etchpy.imp import core as imp
     m = imp.Machine(ep.semirings.get("real"), {})
     size = imp.Const(200)
     listed = [130, 7, 64, 63, 199]
@@ -941,7 +946,7 @@ def test_sorted_walk_over_marks_on_the_interpreter():
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():
     """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
     interpreter puts values there that no test expects, so reading one shows."""
-    from etchpy import imp
+    from etchpy.imp import core as imp
     sr = ep.semirings.get("real")
     m = imp.Machine(sr, {})
     m.exec(imp.seq(imp.Alloc("v", "value", imp.Const(3), None),
@@ -1078,7 +1083,7 @@ def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monke
     every such output takes the counting pass instead. The arrays equal one
     thread's, and the reference's values, on C and on the Imp interpreter. (The
     forced kernels get a name of their own, so no cached program is reused.)"""
-    from etchpy import lower
+    from etchpy.lower import core as lower
     if counted:
         monkeypatch.setattr(lower.Emitter, "parallel_rows", lower.Emitter.counted_rows)
     sr = ep.semirings.get(semiring)

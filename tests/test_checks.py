@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from etchpy.checks import check_compressed
+from etchpy.runtime.checks import check_compressed
 
 
 def reference(pos, crd, n_parents, size):

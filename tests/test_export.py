@@ -146,7 +146,7 @@ def test_exported_union_and_intersection_reserve_each_row_under_sanitizers(
     rows together, the intersection's shorter row) and append without a test.
     With the first capacity forced to 4 entries the arrays grow row by row;
     ASan checks that no append writes past them."""
-    from etchpy import lower
+    from etchpy.lower import core as lower
     monkeypatch.setattr(lower, "FIRST_CAPACITY_LIMIT", 4)
     i, j = ep.indices("i j")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
@@ -187,7 +187,7 @@ def test_export_name_must_be_identifier(tmp_path):
 def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashed):
     """Gustavson SpGEMM (workspace: dense with the bitset sort, or a hash table that
     grows) through the C ABI with ASan/UBSan."""
-    from etchpy import lower
+    from etchpy.lower import core as lower
     if hashed:
         monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
         monkeypatch.setattr(lower, "HASH_INITIAL", 4)

@@ -2,7 +2,7 @@
 import pytest
 
 import etchpy as ep
-from etchpy.expression import Add, Lit, Mul, Sum, accesses, free_indices
+from etchpy.expr.nodes import Add, Lit, Mul, Sum, accesses, free_indices
 
 i, j, k, l = ep.indices("i j k l")
 A = ep.tensor("A", 2, format="csr")

@@ -7,8 +7,8 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import ExpressionTypeError, FormatError
-from etchpy.expression import Access, Add, Lit, Mul, Sum
-from etchpy.frontend import FrontendError, Statement, einsum_expr, parse
+from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum
+from etchpy.expr.parse import FrontendError, Statement, einsum_expr, parse
 
 i, j, k, l, r = ep.indices("i j k l r")
 

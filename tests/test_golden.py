@@ -10,7 +10,7 @@ import pathlib
 import pytest
 
 import etchpy as ep
-from etchpy.runtime import Kernel
+from etchpy.runtime.kernel import Kernel
 
 GOLDEN = pathlib.Path(__file__).parent / "golden"
 i, j, k, r = ep.indices("i j k r")

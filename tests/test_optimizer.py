@@ -5,9 +5,9 @@ from hypothesis import HealthCheck, assume, given, settings
 
 import etchpy as ep
 from etchpy.api import evaluate
-from etchpy.egraph import RULES, proves, rules_for
-from etchpy.expression import Access, Add, Lit, Mul, Sum, free_indices
-from etchpy.optimizer import canonical, cost, equivalent, from_ra, optimize, to_ra
+from etchpy.optimizer.egraph import RULES, proves, rules_for
+from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices
+from etchpy.optimizer.optimize import canonical, cost, equivalent, from_ra, optimize, to_ra
 from etchpy.semiring import semirings
 from etchpy.testing import assert_same, max_min, problems
 
@@ -40,7 +40,7 @@ def test_optimize_preserves_value_on_every_semiring(p):
     assert set(free_indices(opt.expr)) == set(out)
     assert opt.cost_after <= opt.cost_before
     want = reference(p.expr, p.inputs, p.semiring, out)
-    got = reference(opt.expr, {n: p.inputs[n] for n in ep.expression.tensors(opt.expr)},
+    got = reference(opt.expr, {n: p.inputs[n] for n in ep.expr.nodes.tensors(opt.expr)},
                     p.semiring, out)
     assert_same(got, want, p.semiring, what=f"optimize({p.expr}) = {opt.expr}")
 
@@ -65,7 +65,7 @@ def random_inputs(p, seed):
 def sizes_by_name(e, p) -> bool:
     """Does every index name have one size in e? (the canonical form assumes it)"""
     sizes = {}
-    for acc in ep.expression.accesses(e):
+    for acc in ep.expr.nodes.accesses(e):
         for ix, n in zip(acc.indices, np.shape(p.inputs[acc.tensor.name])):
             if sizes.setdefault(ix.name, n) != n:
                 return False
@@ -76,8 +76,8 @@ def numerically_equal(e1, e2, p) -> bool:
     out = free_indices(e1)
     for seed in range(2):
         ins = random_inputs(p, seed)
-        a = reference(e1, {n: ins[n] for n in ep.expression.tensors(e1)}, semirings.real, out)
-        b = reference(e2, {n: ins[n] for n in ep.expression.tensors(e2)}, semirings.real, out)
+        a = reference(e1, {n: ins[n] for n in ep.expr.nodes.tensors(e1)}, semirings.real, out)
+        b = reference(e2, {n: ins[n] for n in ep.expr.nodes.tensors(e2)}, semirings.real, out)
         if not np.allclose(a, b, rtol=1e-7, atol=1e-9):
             return False
     return True
@@ -360,7 +360,7 @@ def test_saturation_stops_when_the_best_cost_stops_improving():
     assert opt.stats["iterations"] < 30
     costs = [c for _, c in opt.stats["root costs"]]
     assert costs == sorted(costs, reverse=True)          # the best cost never grows
-    patience = ep.optimizer.Limits().patience
+    patience = ep.optimizer.egraph.Limits().patience
     assert len(costs) >= patience + 1
     assert all(c >= costs[-1] * (1 - 1e-3) for c in costs[-patience - 1:])
     full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=0))
@@ -428,7 +428,7 @@ def test_squared_loss_compiles_to_factorised_plan():
 def test_sum_pull_renames_a_captured_bound_index():
     """(Σ_i v[i])·(Σ_i w[i]): pulling the second Σ under the first would capture i,
     so sum-pull renames it to a fresh i__r1 and reaches Σ_{i,i__r1} v[i]·w[i__r1]."""
-    from etchpy.egraph import EGraph, rules_for, saturate
+    from etchpy.optimizer.egraph import EGraph, rules_for, saturate
     v, w = ep.tensor("v", 1), ep.tensor("w", 1)
     r1 = ep.Index("i__r1")
     eg = EGraph(ep.semirings.real)
@@ -517,8 +517,8 @@ def test_mttkrp_is_not_factorised_by_default():
 def test_cheapest_order_prefers_less_work():
     """y[i] = Σ_j a[i]·b[j] with a full and b nearly empty: the heuristic order
     (free index first) visits |i|·nnz(b) + |i| records, (j, i) only nnz(b)·(1 + |i|)."""
-    from etchpy.cost import Stats, nest_cost
-    from etchpy.plan import make_plan
+    from etchpy.plan.cost import Stats, nest_cost
+    from etchpy.plan.plan import make_plan
     a, b = ep.tensor("a", 1, "csf"), ep.tensor("b", 1, "csf")
     e = ep.sum(j, a[i] * b[j])
     assert make_plan(e).steps[0].order == ("i", "j")
@@ -536,8 +536,8 @@ def test_cheapest_order_prefers_less_work():
 def test_optimized_plan_and_shared_temporaries():
     """ep.optimize(e).plan is the sequence of loop nests; a Σ that occurs twice
     (equal up to bound names) is one temporary, computed once (cost counted once)."""
-    from etchpy.cost import plan_cost
-    from etchpy.plan import make_plan
+    from etchpy.plan.cost import plan_cost
+    from etchpy.plan.plan import make_plan
     A, x = ep.tensor("A", 2), ep.tensor("x", 1)
     e = x[i] * (ep.sum(j, A[i, j] * x[j]) + ep.sum(k, A[i, k] * x[k]))
     plan = make_plan(e)

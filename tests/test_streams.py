@@ -12,9 +12,10 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy import imp, streams
+from etchpy.imp import core as imp
+from etchpy.streams import stream as streams
 from etchpy.api import evaluate
-from etchpy.expression import Access, Add, Lit, Mul, Sum, free_indices, tensors
+from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices, tensors
 from etchpy.testing import assert_same, check_backends, problems, semirings_st
 
 i, j, k, l, r = ep.indices("i j k l r")
@@ -82,15 +83,17 @@ def test_law_sum(p, data):
 @given(problems(max_occurrences=2, max_indices=3))
 def test_law_replicate(p):
     """⟦↑_v a⟧ = ↑_v ⟦a⟧: a lowered under an extra outer level repeats its value."""
-    from etchpy import api, plan as planning
+    from etchpy import api
+    from etchpy.runtime import inputs as binding
+    from etchpy.plan import plan as planning
     sr = p.semiring
     e = p.expr
-    bound = api.bind_inputs(tensors(e), p.inputs, sr)
+    bound = binding.bind_inputs(tensors(e), p.inputs, sr)
     pl = planning.make_plan(e)
     if len(pl.steps) != 1:
         return
     step = pl.steps[0]
-    sizes = api.index_sizes(pl, bound)
+    sizes = binding.index_sizes(pl, bound)
     sizes["v"] = 2
     s = streams.lower_step(sr, {n: streams.array_names(n, t.format) for n, t in bound.items()},
                            step.body, ("v",) + step.order, step.bound)
@@ -137,7 +140,7 @@ def test_every_legal_order_agrees(p):
 
 
 def _accesses(e):
-    from etchpy.expression import accesses
+    from etchpy.expr.nodes import accesses
     return list(accesses(e))
 
 

@@ -37,12 +37,12 @@ from typing import Callable
 
 import numpy as np
 
-from .expression import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr, spine
-from .expression import sum as ep_sum
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr, spine
+from ..expr.nodes import sum as ep_sum
 from .ra import literal_laws
-from .semiring import Semiring
+from ..semiring import Semiring
 
-from .cost import Stats, base_name
+from ..plan.cost import Stats, base_name
 
 
 @dataclass

@@ -25,11 +25,11 @@ import operator
 import numpy as np
 
 from .checks import check_compressed
-from .errors import InputError
-from .formats import Compressed, Dense, Format, Singleton
-from .formats.compressed import (check_pointers, check_range, first_order_violation,
+from ..errors import InputError
+from ..formats import Compressed, Dense, Format, Singleton
+from ..formats.compressed import (check_pointers, check_range, first_order_violation,
                                  index_array)
-from .semiring import semirings
+from ..semiring import semirings
 
 
 class Tensor:

@@ -75,7 +75,7 @@ from pathlib import Path
 
 import cffi
 
-from .errors import CompileError
+from ..errors import CompileError
 
 __all__ = ["Library", "load", "clear_memo", "cache_directory", "find_compiler", "stats"]
 
@@ -562,7 +562,7 @@ def _sha256(parts) -> str:
 
 
 def _etchpy_version() -> str:
-    from . import __version__  # late: etchpy/__init__ defines it after its imports
+    from .. import __version__  # late: etchpy/__init__ defines it after its imports
     return __version__
 
 

@@ -36,9 +36,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from . import expression as ex
-from .errors import ExpressionTypeError, FormatError
-from .expression import Expr, Index, Lit, TensorVar
+from . import nodes as ex
+from ..errors import ExpressionTypeError, FormatError
+from .nodes import Expr, Index, Lit, TensorVar
 
 __all__ = ["FrontendError", "Statement", "parse", "einsum_expr"]
 

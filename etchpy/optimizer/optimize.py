@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 from .egraph import (EGraph, Limits, dag_cost, extract_exact, extract_greedy, rules_for,
                      saturate, to_expr)
-from .expression import Expr, as_expr, uses_negation
+from ..expr.nodes import Expr, as_expr, uses_negation
 from .ra import canonical, equivalent, from_ra, to_ra
-from .semiring import semirings
+from ..semiring import semirings
 
 __all__ = ["optimize", "Optimized", "equivalent", "canonical", "to_ra", "from_ra",
            "cost", "Limits"]
@@ -53,8 +53,8 @@ class Optimized:
 
     @property
     def plan(self):
-        from .cost import Stats
-        from .plan import make_plan
+        from ..plan.cost import Stats
+        from ..plan.plan import make_plan
         return make_plan(self.expr, keep_factored=True, stats=Stats(self.dims, self.nnz))
 
     def explain(self) -> str:
@@ -75,7 +75,7 @@ class Optimized:
         ])
 
     def _plan_text(self) -> str:
-        from .errors import OrderError
+        from ..errors import OrderError
         try:
             return self.plan.explain()
         except OrderError as err:     # the written expression is compiled instead

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .expression import Access, Add, Expr, Index, Lit, Mul, Sum
+from .nodes import Access, Add, Expr, Index, Lit, Mul, Sum
 
 
 def evaluate(e: Expr, semiring, inputs: dict[str, np.ndarray],

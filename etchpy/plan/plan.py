@@ -25,11 +25,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .cost import nest_cost
-from .errors import OrderError
-from .formats import Format
-from .expression import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
+from ..errors import OrderError
+from ..formats import Format
+from ..expr.nodes import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
                          free_indices)
-from .imp import Names
+from ..imp.core import Names
 
 
 @dataclass(frozen=True)

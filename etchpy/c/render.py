@@ -22,10 +22,10 @@ from importlib import resources
 
 import numpy as np
 
-from . import imp
-from .imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
+from ..imp import core as imp
+from ..imp.core import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
                   Ring, Select, Seq, Store, Var, While)
-from .lower import Program, describe_output
+from ..lower.core import Program, describe_output
 
 INDENT = "    "
 CHUNKS_PER_THREAD = 16   # blocks of rows per thread, taken dynamically (runtime.tunables)

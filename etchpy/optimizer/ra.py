@@ -46,9 +46,9 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .expression import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices, spine
-from .expression import sum as ep_sum
-from .semiring import Semiring, semirings
+from ..expr.nodes import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices, spine
+from ..expr.nodes import sum as ep_sum
+from ..semiring import Semiring, semirings
 
 # ----------------------------------------------------------------------------- RA
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-from .expression import Access, Add, Expr, Lit, Mul
+from ..expr.nodes import Access, Add, Expr, Lit, Mul
 
 DEFAULT_DIM = 1000
 SPARSE_DENSITY = 0.01

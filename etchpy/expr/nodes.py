@@ -22,7 +22,7 @@ import numbers
 from dataclasses import dataclass
 from typing import Iterator
 
-from .errors import ExpressionTypeError
+from ..errors import ExpressionTypeError
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class TensorVar:
                                       f"own arrays; choose another name")
         if not isinstance(self.order, int) or self.order < 0:
             raise ExpressionTypeError(f"tensor {self.name}: order must be a non-negative int")
-        from .formats import Format
+        from ..formats import Format
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
 
     def __getitem__(self, idx) -> "Access":

@@ -20,12 +20,18 @@ import sys
 
 import numpy as np
 
-from . import __version__, api, build, c, imp, lower, plan as planning
-from .errors import EtchpyError, InputError, OrderError
-from .expression import as_expr, tensors
-from .formats import Format
+from .. import __version__
+from . import inputs as io_
+from . import build
+from ..c import render as c
+from ..imp import core as imp
+from ..lower import core as lower
+from ..plan import plan as planning
+from ..errors import EtchpyError, InputError, OrderError
+from ..expr.nodes import as_expr, tensors
+from ..formats import Format
 from .checks import check_compressed
-from .storage import Tensor
+from .tensor import Tensor
 
 
 def _debug(stage: str, text):
@@ -44,10 +50,10 @@ class Kernel:
         Otherwise a workspace output is built with its dense kind only, and the
         first call whose dimension needs the hash table builds a second kernel."""
         expr = as_expr(expr)
-        self.semiring = api.prepare_semiring(expr, semiring)
+        self.semiring = io_.prepare_semiring(expr, semiring)
         self.source_expr = expr
-        self.out_indices = api.output_indices(expr, out_indices)
-        api.check_out_indices(expr, self.out_indices)
+        self.out_indices = io_.output_indices(expr, out_indices)
+        io_.check_out_indices(expr, self.out_indices)
         self.tensors = tensors(expr)
         self.out_format = None if output in (None, "dense") else (
             output if isinstance(output, Format) else Format.parse(output, len(self.out_indices)))
@@ -211,7 +217,7 @@ class Kernel:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
         if inputs.keys() != self.tensors.keys():
-            api.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
+            io_.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
         bound = {name: self._bind(name, inputs[name]) for name in self.tensors}
         sig = tuple([(b.shape, b.idx32) for b in bound.values()])
         known = self._signatures.get(sig)
@@ -230,7 +236,7 @@ class Kernel:
                 # pass is skipped when they already are the semiring's zero
                 out_dense = ((np.zeros if self._calloc_zero else np.empty)(out_shape,
                                                                            dtype=sr.dtype)
-                             if out is None else api.checked_out(
+                             if out is None else io_.checked_out(
                                  out, out_shape, sr,
                                  [a for b in bound.values() for a in b.roles.values()]))
                 args[pos] = ffi.from_buffer(types["val_t[]"], out_dense)
@@ -250,7 +256,7 @@ class Kernel:
         if out_dense is not None:
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
-            return api.make_output(out_dense, out_shape, self.out_format, sr)
+            return io_.make_output(out_dense, out_shape, self.out_format, sr)
         return self._sparse_output(lib, grown, out_shape, idx_dtype)
 
     def _for_every_size(self) -> "Kernel":
@@ -299,7 +305,7 @@ class Kernel:
         fast = _fast_bind(value, tv, self.semiring)
         if fast is not None:
             return fast
-        t = api.as_tensor(value, tv, self.semiring)
+        t = io_.as_tensor(value, tv, self.semiring)
         roles = {"vals": t.vals}
         for k, arrays in enumerate(t.levels):
             for key, arr in arrays.items():
@@ -387,7 +393,7 @@ class Kernel:
                 np.zeros((0, n), dtype=np.int64)
             t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, self.out_format,
                                    semiring=sr, name="output")
-        elif self.out_format in api.scipy_layouts():
+        elif self.out_format in io_.scipy_layouts():
             # csr / csc: straight into scipy (sorted and canonical by construction)
             import scipy.sparse as sp      # loaded by then; not at `import etchpy`
             n = counts["count1"]
@@ -397,7 +403,7 @@ class Kernel:
                           take("pos1", major + 1, idx_dtype)), shape=shape)
         else:
             t = self._assemble(take, counts, shape, idx_dtype)
-        return t.to_scipy(keep_fill=True) if self.out_format in api.scipy_layouts() else t
+        return t.to_scipy(keep_fill=True) if self.out_format in io_.scipy_layouts() else t
 
     def _assemble(self, take, counts, shape, idx_dtype):
         fmt, sr = self.out_format, self.semiring
@@ -503,8 +509,8 @@ def _optimized_plan(expr, out_indices, order, semiring, options):
     `rewrite_margin` changes the factor (math.inf: always compile the rewrite). The optimized
     expression must use the same tensors (the kernel's signature).
     """
-    from .cost import Stats, plan_cost
-    from .optimizer import optimize as run_optimizer
+    from ..plan.cost import Stats, plan_cost
+    from ..optimizer.optimize import optimize as run_optimizer
     margin = options.pop("rewrite_margin", REWRITE_MARGIN)
     opt = run_optimizer(expr, semiring=semiring, **options)
     stats = Stats(options.get("dims"), options.get("nnz"))
@@ -527,7 +533,8 @@ def tunables() -> tuple:
     """The module-level knobs that change the generated code. They belong to every
     kernel cache key (in process and on disk), so that setting one (as the tests
     do) never returns a kernel built under another value."""
-    from . import cost, streams
+    from ..plan import cost
+    from ..streams import stream as streams
     return (streams.GALLOP_RATIO, streams.HIDE_SEGMENT_COUNTERS, imp.SEEK_LINEAR, lower.INITIAL_CAPACITY,
             lower.FIRST_CAPACITY_LIMIT, lower.PREFETCH_DISTANCE, lower.PREFETCH_SPAN,
             lower.PREFETCH_MIN_BYTES, lower.RUN_AHEAD, lower.RUN_SHORT, lower.RUN_MIN_ENTRIES, lower.BLOCK_SIZES,
@@ -541,7 +548,7 @@ def _request_key(expr, semiring, out_format, order, out_indices, name, threads, 
                  options, every_size) -> str | None:
     """A stable key of one compile request (for the manifest), or None when some part
     of it has no stable text (a semiring defined at run time)."""
-    from .semiring import semirings
+    from ..semiring import semirings
     if getattr(semirings, semiring.name, None) is not semiring:
         return None
     fmts = sorted((n, repr(tv.format), tv.order) for n, tv in tensors(expr).items())
@@ -568,7 +575,7 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
             optimizer_options=None) -> Kernel:   # noqa: A001
     """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached in-process)."""
     if isinstance(expr, str):
-        from .frontend import parse
+        from ..expr.parse import parse
         st = parse(expr, formats)
         expr, out_indices = st.expr, st.indices
         if output == "dense" and st.output_format is not None:
@@ -606,7 +613,7 @@ def export_c(expr, name: str, directory, *, formats=None, semiring=None, output=
     if index_type not in ("int32_t", "int64_t"):
         raise EtchpyError("index_type is 'int32_t' or 'int64_t'")
     if isinstance(expr, str):
-        from .frontend import parse
+        from ..expr.parse import parse
         st = parse(expr, formats)
         expr, out_indices = st.expr, st.indices
         if output == "dense" and st.output_format is not None:

@@ -25,13 +25,15 @@ import dataclasses
 
 from dataclasses import dataclass, field
 
-from . import imp, plan as planning, streams
-from .expression import Access, Add, Mul, accesses
-from .formats import Compressed, Dense, Format
-from .imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
+from ..imp import core as imp
+from ..plan import plan as planning
+from ..streams import stream as streams
+from ..expr.nodes import Access, Add, Mul, accesses
+from ..formats import Compressed, Dense, Format
+from ..imp.core import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
                   Move, Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                   select, seq)
-from .streams import is_stream
+from ..streams.stream import is_stream
 
 INITIAL_CAPACITY = 1024
 # A bound from the input sizes above this many positions is not trusted for the

@@ -11,20 +11,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import CompileError
+from ..errors import CompileError
 
 _lib = []
 
 
 def _library():
     if not _lib:
-        from . import __version__, build
+        from .. import __version__
+        from . import build
         request = build.compiler_fingerprint()        # the source depends on nothing else
         saved = build.read_manifest("etchpy_checks", request)
         if saved is not None:
             src, cdef = saved["texts"]
         else:
-            from . import c
+            from ..c import render as c
             src, cdef = c.checks_source(__version__)
             build.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
         try:
