@@ -1,20 +1,122 @@
-"""The README's Python examples run as written (so the docs stay true)."""
+"""The README and docs/*.md stay true: their Python examples run as written, and
+the README keeps the shape the project promises (short, the two commands, the
+benchmark markers, every built-in semiring)."""
 import contextlib
 import io
 import pathlib
 import re
+import subprocess
+import sys
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+DOCS = sorted((ROOT / "docs").glob("*.md"))
+PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+
+
+def python_blocks(path: pathlib.Path) -> list[str]:
+    return PYTHON_BLOCK.findall(path.read_text(encoding="utf-8"))
+
+
+def run_blocks(path: pathlib.Path, tmp_path, monkeypatch) -> dict:
+    """Run a file's python blocks in order in one namespace, in a fresh cache
+    directory and working directory, with stdout swallowed."""
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    env: dict = {"__name__": f"doc_{path.stem}"}
+    rel = path.relative_to(ROOT)
+    with contextlib.redirect_stdout(io.StringIO()):
+        for n, block in enumerate(python_blocks(path), 1):
+            try:
+                exec(compile(block, f"{rel} (python block {n})", "exec"), env)  # noqa: S102
+            except Exception as exc:   # say which block failed
+                raise AssertionError(f"{rel}: python block {n} failed: {exc!r}\n{block}") from exc
+    return env
 
 
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    text = (ROOT / "README.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(blocks) >= 3
-    env: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for block in blocks:
-            exec(compile(block, "README.md", "exec"), env)   # noqa: S102 - our own docs
+    assert len(python_blocks(ROOT / "README.md")) >= 3
+    run_blocks(ROOT / "README.md", tmp_path, monkeypatch)
     assert (tmp_path / "out" / "spmv.c").exists()
+    assert (tmp_path / "out" / "spmv.h").exists()
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
+def test_docs_python_blocks_run(path, tmp_path, monkeypatch):
+    run_blocks(path, tmp_path, monkeypatch)
+
+
+def test_every_docs_page_exists_and_has_examples():
+    names = {p.name for p in DOCS}
+    for page in ("language", "api", "formats", "semirings", "optimizer", "c-export",
+                 "performance", "status"):
+        assert f"{page}.md" in names
+    for page in ("language", "api", "formats", "semirings", "optimizer", "c-export"):
+        assert python_blocks(ROOT / "docs" / f"{page}.md"), page
+
+
+def test_readme_is_a_short_user_document():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    # the test command is the one .ci/run calls, verbatim
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci.startswith("python3 -m venv") and f"```sh\n{ci}\n```" in text
+    assert ("```sh\npython3 -m venv .venv && . .venv/bin/activate && pip install -e . "
+            "&& python -m etchpy demo\n```") in text
+    assert "ETCHPY_CACHE_DIR" in text
+
+
+def test_readme_names_every_builtin_semiring():
+    import etchpy as ep
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    for sr in ep.semirings.all():
+        assert f"`{sr.name}`" in text, sr.name
+
+
+def test_doc_links_resolve():
+    for path in [ROOT / "README.md", *DOCS, ROOT / "bench" / "HISTORY.md"]:
+        text = path.read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
+            if "://" in target:
+                continue
+            assert (path.parent / target).exists(), f"{path.name} links to {target}"
+
+
+def test_no_machine_paths_in_docs():
+    for path in [ROOT / "README.md", *DOCS, ROOT / "bench" / "HISTORY.md"]:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"(/work/|/home/|/tmp/|/Users/)", text), path.name
+
+
+def test_benchmark_table_is_the_one_update_readme_writes(tmp_path):
+    """The markers are there, and bench/update_readme.py, run on a copy of the
+    README, finds the table already up to date with bench/results.json."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert text.count("<!-- bench:start -->") == 1 and text.count("<!-- bench:end -->") == 1
+    copy = tmp_path / "README.md"
+    copy.write_text(text, encoding="utf-8")
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "update_readme.py"),
+                          "--readme", str(copy)], capture_output=True, text=True, cwd=ROOT,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "already up to date" in out.stdout, out.stdout
+    assert copy.read_text(encoding="utf-8") == text
+
+
+def test_tests_named_in_docs_exist():
+    """docs name the tests that cover each rule as `tests/file.py::test_name`
+    (later names on the same line of thought as `::test_name`)."""
+    tests = {}
+    for path in [ROOT / "README.md", *DOCS]:
+        current = None
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"(tests/[\w/]+\.py)|::(test_\w+)", text):
+            if m.group(1):
+                current = m.group(1)
+                continue
+            assert current, f"{path.name}: ::{m.group(2)} names no file"
+            if current not in tests:
+                tests[current] = (ROOT / current).read_text(encoding="utf-8")
+            assert re.search(rf"^(async )?def {m.group(2)}\(", tests[current], re.M), \
+                f"{path.name}: {current}::{m.group(2)} does not exist"
