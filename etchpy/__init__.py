@@ -12,6 +12,7 @@ from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
+from .tuning import Tuning
 
 __version__ = "0.1.0"
 from .api import einsum, evaluate

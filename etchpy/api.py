@@ -15,7 +15,7 @@ import numpy as np
 from .errors import InputError
 from .expr import reference
 from .expr.nodes import as_expr, free_indices, tensors
-from .imp import core as imp
+from . import imp
 from .plan import plan as planning
 from .runtime.inputs import (bind_inputs, check_out_indices, checked_out, index_sizes,
                              make_output, prepare_semiring)

@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy import api
 from etchpy.runtime import inputs as binding
-from etchpy.imp import core as imp
+from etchpy import imp
 from etchpy.lower import core as lower
 from etchpy.plan import plan as planning
 from etchpy.expr.nodes import free_indices, tensors
@@ -747,9 +747,9 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
         f"ep_max((ep_min(ep_max(T_pos2[T_pos1[T_pos0[1]]], 1024), {lim}) * dim_r), 1);"
     tvs = {"D": D}
     assert lower.entries_bound(D[i, j], ("i", "j"), tvs) == \
-        ep.imp.core.Load("D_pos1", ep.imp.core.Load("D_pos0", ep.imp.core.ONE))
+        ep.imp.Load("D_pos1", ep.imp.Load("D_pos0", ep.imp.ONE))
     assert lower.entries_bound(x[j], ("i", "j"), {"x": x}) is None
-    assert lower.entries_bound(x[j], ("j",), {"x": x}) == ep.imp.core.Var("x_dim0")
+    assert lower.entries_bound(x[j], ("j",), {"x": x}) == ep.imp.Var("x_dim0")
     M, N = _random_csr(500, 400, 6000, 1), _random_csr(500, 400, 300, 2)
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] + B[i, j], output="csr", A=M,
                                            B=N).toarray(), (M + N).toarray())
@@ -825,7 +825,7 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     sr = ep.semirings.get("real")
     small, Xs = _random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
     final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs})
-    assert any(isinstance(u, ep.imp.core.Prefetch) for u in ep.imp.core.statements(prog.body))
+    assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
 
 
@@ -862,7 +862,7 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
                   sp.csr_matrix(np.triu(np.ones((20, 20))))):
         xs = rng.random(20)
         final, prog, _ = _on_interpreter(SPMV, sr, None, {"A": small, "x": xs})
-        assert any(isinstance(u, ep.imp.core.Prefetch) for u in ep.imp.core.statements(prog.body))
+        assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
         np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
 
 
@@ -916,7 +916,7 @@ def test_sorted_walk_over_marks_on_the_interpreter():
     """ForSorted runs its body in ascending order of the listed indices, leaves the
     marks all-zero, and refuses marks that are not exactly the list (or a list
     with repeats); with no marks it only sorts."""
-    from etchpy.imp import core as imp
+    from etchpy import imp
     m = imp.Machine(ep.semirings.get("real"), {})
     size = imp.Const(200)
     listed = [130, 7, 64, 63, 199]
@@ -946,7 +946,7 @@ def test_sorted_walk_over_marks_on_the_interpreter():
 def test_unfilled_arrays_hold_garbage_on_the_interpreter():
     """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
     interpreter puts values there that no test expects, so reading one shows."""
-    from etchpy.imp import core as imp
+    from etchpy import imp
     sr = ep.semirings.get("real")
     m = imp.Machine(sr, {})
     m.exec(imp.seq(imp.Alloc("v", "value", imp.Const(3), None),

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy.imp import core as imp
+from etchpy import imp
 from etchpy.streams import stream as streams
 from etchpy.api import evaluate
 from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices, tensors

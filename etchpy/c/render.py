@@ -22,8 +22,8 @@ from importlib import resources
 
 import numpy as np
 
-from ..imp import core as imp
-from ..imp.core import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
+from .. import imp
+from ..imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
                   Ring, Select, Seq, Store, Var, While)
 from ..lower.core import Program, describe_output
 

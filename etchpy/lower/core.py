@@ -25,12 +25,13 @@ import dataclasses
 
 from dataclasses import dataclass, field
 
-from ..imp import core as imp
+from .. import imp
 from ..plan import plan as planning
 from ..streams import stream as streams
 from ..expr.nodes import Access, Add, Mul, accesses
 from ..formats import Compressed, Dense, Format
-from ..imp.core import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
+from ..tuning import DEFAULT, Tuning
+from ..imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
                   Move, Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                   select, seq)
 from ..streams.stream import is_stream
@@ -146,8 +147,9 @@ def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bo
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
                names: imp.Names | None = None, threads: int = 1,
-               hash_workspace: bool = True) -> Program:
+               hash_workspace: bool = True, tuning: Tuning = DEFAULT) -> Program:
     """The Imp program of a plan; `tensors` maps input names to their TensorVar.
+    `tuning` holds every knob of lowering (etchpy.tuning).
 
     With hash_workspace False, a workspace output has only its dense kind, and
     the program refuses (`Program.refuse_above`) a dimension that would need the

@@ -29,7 +29,7 @@ from ..errors import OrderError
 from ..formats import Format
 from ..expr.nodes import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
                          free_indices)
-from ..imp.core import Names
+from ..imp import Names
 
 
 @dataclass(frozen=True)

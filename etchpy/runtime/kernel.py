@@ -24,7 +24,7 @@ from .. import __version__
 from . import inputs as io_
 from . import build
 from ..c import render as c
-from ..imp import core as imp
+from .. import imp
 from ..lower import core as lower
 from ..plan import plan as planning
 from ..errors import EtchpyError, InputError, OrderError

@@ -35,10 +35,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from ..imp import core as imp
+from .. import imp
 from ..expr.nodes import Access, Add, Lit, Mul
 from ..formats import Compressed, Dense, Singleton
-from ..imp.core import (FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Ring, Var, While,
+from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Ring, Var, While,
                   and_, eq, incr, le, lt, max_, not_, or_, select, seq)
 
 

@@ -1,0 +1,124 @@
+"""Every knob of the compiler, in one frozen value passed explicitly.
+
+A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c`
+(`tuning=`); nothing reads a module global. It is part of every kernel cache
+key (in process and on disk), so a kernel built under one setting is never
+returned for another. docs/performance.md has one section per optimisation:
+its rule, the field that controls it, what it was measured to gain, and the
+test that covers it.
+
+Two kinds of fields:
+- switches (bool): each optimisation, strategy choice or schedule pass can be
+  turned off; with every switch off lowering still emits correct plain loops
+  (one write path per output kind);
+- thresholds and sizes: when an optimisation fires, and how big its pieces are.
+
+Presets:
+    DEFAULT      what `tuning=None` means
+    NOOPT        every switch off: plain loops
+    FORCE        every threshold at its minimum, so each optimised path fires on
+                 test-sized inputs (workspaces dense)
+    FORCE_HASH   FORCE with every workspace a hash table (the strategy that
+                 excludes the dense workspace)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+
+@dataclass(frozen=True)
+class Saturation:
+    """Limits of one equality-saturation run (optimizer.egraph)."""
+
+    nodes: int = 10_000
+    iterations: int = 30
+    seconds: float = 1.0
+    match_limit: int = 100       # matches per rule and iteration before backoff
+    ban_length: int = 2          # iterations a rule sits out (doubles each ban)
+    patience: int = 3            # stop after this many iterations without a cheaper
+                                 # root (0 or None turns early stopping off)
+    check_every: int = 1         # extract the root's best cost every k iterations
+    min_gain: float = 1e-3       # a relative decrease below this is no improvement
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """The compiler's knobs. Field names follow docs/performance.md."""
+
+    # -- switches: strategy choices and schedule passes -----------------------
+    markers: bool = True              # scatter a reused compressed row into a dense marker
+    merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
+    step_fronts: bool = True          # a union of always-ready operands steps its fronts
+    short_intersect: bool = True      # two short segments intersected at once (SIMD)
+    hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
+    unswitch: bool = True             # one loop per way of a per-segment choice
+    phases: bool = True               # a union runs in phases (both valid, one, none)
+    register_blocks: bool = True      # a dense output's last axis in registers
+    prefetch: bool = True             # prefetch gathered rows and consecutive rows
+    threads: bool = True              # honour threads > 1 (OpenMP row blocks)
+    counting_sort: bool = True        # a transposed sparse output by a counting sort
+    workspaces: bool = True           # a scattered sparse output through a workspace
+    # -- thresholds and sizes -------------------------------------------------
+    seek_linear: int = 8              # single steps of a skip before it gallops
+    gallop_ratio: int = 16            # gallop when one segment is this many times longer
+    unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
+    short_segment: int = 4            # entries of a short segment (the SIMD width)
+    hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
+    hash_initial: int = 256           # a hash workspace's first table size (a power of two)
+    initial_capacity: int = 1024      # first allocation of a sparse output's arrays
+    first_capacity_limit: int = 1 << 24  # a larger bound is not trusted for the first allocation
+    prefetch_distance: int = 16       # states ahead a gathered row is prefetched
+    prefetch_span: int = 64           # values of each gathered row prefetched
+    prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
+    run_ahead: int = 256              # entries ahead of a segment's start prefetched
+    run_short: int = 4                # shorter segments prefetch nothing
+    run_long: int = 32                # longer segments prefetch at every step
+    run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
+    block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
+    chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
+    # -- planning and the optimizer ------------------------------------------
+    rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
+    default_dim: int = 1000           # an index size guessed when none is known
+    sparse_density: float = 0.01      # a sparse input's density guessed when none is known
+    temp_weight: float = 4.0          # cost of a materialised entry against a visited one
+    saturation: Saturation = Saturation()
+
+    def key(self) -> str:
+        """A stable text of every field, for cache keys."""
+        return repr(self)
+
+    def with_(self, **changes) -> "Tuning":
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+DEFAULT = Tuning()
+
+NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bool)})
+
+FORCE = Tuning(
+    unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
+    prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
+    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62)
+
+FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
+
+PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH}
+
+
+def of(x) -> Tuning:
+    """A Tuning from None (DEFAULT), a preset name, a dict of fields, or a Tuning."""
+    if x is None:
+        return DEFAULT
+    if isinstance(x, Tuning):
+        return x
+    if isinstance(x, str):
+        try:
+            return PRESETS[x]
+        except KeyError:
+            raise ValueError(f"unknown tuning preset {x!r}; presets are "
+                             f"{', '.join(PRESETS)}") from None
+    if isinstance(x, dict):
+        return Tuning(**x)
+    raise TypeError(f"tuning must be a Tuning, a preset name or a dict, not "
+                    f"{type(x).__name__}")
