@@ -171,11 +171,16 @@ class _Builtins:
                          ("({a} > {b} ? {a} : {b})", _max), ("{a} * {b}", np.multiply),
                          idempotent=True)
 
+    def __repr__(self):
+        return "ep.semirings: " + ", ".join(s.name for s in self.all())
+
     def all(self):
+        """Every built-in semiring, in a fixed order."""
         return [self.real, self.real32, self.integer, self.boolean, self.min_plus,
                 self.max_plus, self.max_times]
 
     def get(self, name_or_semiring) -> Semiring:
+        """The semiring itself, or the built-in one of that name (else SemiringError)."""
         if isinstance(name_or_semiring, Semiring):
             return name_or_semiring
         for s in self.all():

@@ -64,3 +64,10 @@ def test_literal_and_negation_requirements():
     assert ep.semirings.get("min_plus") is ep.semirings.min_plus
     with pytest.raises(ep.SemiringError):
         ep.semirings.get("nope")
+
+
+def test_the_builtin_registry_says_what_it_holds():
+    text = repr(ep.semirings)
+    assert "object at" not in text
+    for s in ep.semirings.all():
+        assert s.name in text
