@@ -5,9 +5,10 @@ from hypothesis import HealthCheck, assume, given, settings
 
 import etchpy as ep
 from etchpy.api import evaluate
-from etchpy.optimizer.egraph import RULES, proves, rules_for
+from etchpy.optimizer.rules import RULES, rules_for
 from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices
-from etchpy.optimizer.optimize import canonical, cost, equivalent, from_ra, optimize, to_ra
+from etchpy.optimizer.optimize import (canonical, cost, equivalent, from_ra, optimize, proves,
+                                       to_ra)
 from etchpy.semiring import semirings
 from etchpy.testing import assert_same, max_min, problems
 
@@ -360,7 +361,7 @@ def test_saturation_stops_when_the_best_cost_stops_improving():
     assert opt.stats["iterations"] < 30
     costs = [c for _, c in opt.stats["root costs"]]
     assert costs == sorted(costs, reverse=True)          # the best cost never grows
-    patience = ep.optimizer.egraph.Limits().patience
+    patience = ep.tuning.Saturation().patience
     assert len(costs) >= patience + 1
     assert all(c >= costs[-1] * (1 - 1e-3) for c in costs[-patience - 1:])
     full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=0))
@@ -428,7 +429,9 @@ def test_squared_loss_compiles_to_factorised_plan():
 def test_sum_pull_renames_a_captured_bound_index():
     """(Σ_i v[i])·(Σ_i w[i]): pulling the second Σ under the first would capture i,
     so sum-pull renames it to a fresh i__r1 and reaches Σ_{i,i__r1} v[i]·w[i__r1]."""
-    from etchpy.optimizer.egraph import EGraph, rules_for, saturate
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.plan.cost import Stats
     v, w = ep.tensor("v", 1), ep.tensor("w", 1)
     r1 = ep.Index("i__r1")
     eg = EGraph(ep.semirings.real)
@@ -440,7 +443,7 @@ def test_sum_pull_renames_a_captured_bound_index():
     assert eg.find(lhs) == eg.find(rhs)
     assert stats.fired["sum-pull"] >= 1
     # the renamed index keeps i's size in the cost model
-    eg2 = EGraph(ep.semirings.real, dims={"i": 7})
+    eg2 = EGraph(ep.semirings.real, Stats(dims={"i": 7}))
     assert eg2.dim("i__r1") == 7
 
 
