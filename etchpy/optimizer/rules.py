@@ -41,6 +41,7 @@ class Pattern:
 
 
 def always(eg: EGraph, node: tuple, binding: tuple) -> bool:
+    """No condition beyond the pattern."""
     return True
 
 
@@ -140,6 +141,7 @@ def find_add_of_sums(eg: EGraph, node):
 
 
 def several(eg: EGraph, node, binding) -> bool:
+    """Two or more terms are Σ over the same indices."""
     return len(binding[1]) >= 2
 
 
@@ -184,6 +186,7 @@ def find_sum_of_mul(eg: EGraph, node):
 
 
 def splits(eg: EGraph, node, binding) -> bool:
+    """Some factors have a free and some do not."""
     return bool(binding[1]) and bool(binding[2])
 
 
@@ -211,6 +214,7 @@ def find_consts(eg: EGraph, node):
 
 
 def foldable_mul(eg: EGraph, node, binding) -> bool:
+    """Two constants to multiply, or a 1 to drop."""
     (consts,) = binding
     return len(consts) >= 2 or any(eg.info(k).const == eg.one for k in consts)
 
@@ -227,6 +231,7 @@ def fold_mul(eg: EGraph, node, binding):
 
 
 def foldable_add(eg: EGraph, node, binding) -> bool:
+    """Two constants to add, or a 0 to drop."""
     (consts,) = binding
     return len(consts) >= 2 or any(eg.info(k).const == eg.zero for k in consts)
 
@@ -270,10 +275,12 @@ def add_idempotent(eg: EGraph, node, binding):
 
 
 def dims_and_rest(eg: EGraph, node, binding) -> bool:
+    """Some |i| factor, and some other factor to keep."""
     return bool(binding[0]) and bool(binding[1])
 
 
 def has_repeats(eg: EGraph, node, binding) -> bool:
+    """Some term occurs twice."""
     return len(set(node[2])) < len(node[2])
 
 
@@ -292,7 +299,7 @@ MUL_DIMS = Pattern("mul", "|i|·x", find_dims)
 ADD_REPEATS = Pattern("add", "x + x", find_repeats)
 
 RULES: tuple[Rule, ...] = (
-    #    name              pattern      condition      applier         right-hand side
+    #    name              pattern      condition      applier         right-hand side, laws
     Rule("expand",         MUL_OF_ADD,  always,        expand,         "a·b + a·c + …"),
     Rule("factor",         ADD_OF_MULS, always,        factor,         "a·(b + c) + d"),
     Rule("sum-over-add",   SUM_OF_ADD,  always,        sum_over_add,   "Σ_A a + Σ_A b"),
