@@ -170,7 +170,7 @@ def _cpu_model() -> str:
 
 
 def write_md(path: Path, rows, kern):
-    lim = ep.optimizer.Limits()
+    lim = ep.tuning.Saturation()
     lines = [
         "# Optimizer times",
         "",

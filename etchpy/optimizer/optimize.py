@@ -1,24 +1,28 @@
-"""Algebraic optimisation of expressions: equality saturation plus cost-based extraction.
+"""The optimizer's driver: equality saturation plus cost-based extraction.
 
-    opt = optimize(expr, semiring=None, dims=None, nnz=None, exact=False, limits=None)
+    opt = optimize(expr, semiring=None, dims=None, nnz=None, exact=False,
+                   limits=None, tuning=None)
     opt.expr          an equivalent expression over the same TensorVar objects
-    opt.cost_before   estimated work of `expr`      (see etchpy.egraph.node_cost)
+    opt.cost_before   estimated work of `expr`      (see optimizer.extract.node_cost)
     opt.cost_after    estimated work of `opt.expr`  (never above cost_before)
     opt.rules_used    {rule name: times it merged two classes}
     opt.stats         saturation statistics (iterations, nodes, classes, stop reason)
     opt.plan          the loop nests it compiles to (plan.make_plan with its factors
-                      kept apart and loop orders priced by etchpy.cost)
-    opt.explain()     a readable report, plan included
+                      kept apart and loop orders priced by plan.cost)
+    opt.explain()     a readable report: the rules used with their laws, the plan
 
-    equivalent(e1, e2, semiring=None) -> bool     canonical forms (etchpy.ra)
+    equivalent(e1, e2, semiring=None) -> bool     canonical forms (optimizer.ra)
+    proves(e1, e2, semiring) -> bool              saturation puts them in one class
+    cost(expr, ...)                               estimated work as written
     to_ra(expr), from_ra(q), canonical(expr, semiring)
 
-`dims` maps index names (or Index objects) to sizes (default 1000); `nnz` maps
-tensor names to nonzero counts (default: the full size for dense formats, 1%
-for sparse ones). `limits` is an `etchpy.egraph.Limits` or a dict with keys
-nodes (10_000), iterations (30), seconds (1.0), match_limit, ban_length, patience (3),
-check_every (1) and min_gain (1e-3): saturation also stops ("no improvement") once the
-root's best extracted cost has not decreased (by more than the fraction min_gain) for
+`dims` maps index names (or Index objects) to sizes; `nnz` maps tensor names
+to nonzero counts (defaults: plan.cost.Stats's guesses). Saturation runs under
+the limits `tuning.of(tuning).saturation` (an `etchpy.tuning.Saturation`);
+`limits=` overrides them with a Saturation, or a dict of some of its fields
+(nodes, iterations, seconds, match_limit, ban_length, patience, check_every,
+min_gain): saturation also stops ("no improvement") once the root's best
+extracted cost has not decreased (by more than the fraction min_gain) for
 `patience` consecutive iterations; patience=0 turns early stopping off.
 
 The cost model assumes a Σ nested inside a product is computed on its own
@@ -27,20 +31,27 @@ forms like Σ_j (Σ_i A[i,j])·(Σ_k B[j,k]) cheaper than Σ_{i,j,k} A[i,j]·B[j
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .egraph import (EGraph, Limits, dag_cost, extract_exact, extract_greedy, rules_for,
-                     saturate, to_expr)
+from ..errors import OrderError
 from ..expr.nodes import Expr, as_expr, uses_negation
+from ..plan.cost import Stats
+from ..plan.plan import make_plan
+from ..semiring import Semiring, semirings
+from ..tuning import Saturation, of as tuning_of
+from .egraph import EGraph
+from .extract import dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
-from ..semiring import semirings
+from .rules import RULES_BY_NAME, rules_for
+from .saturate import saturate
 
-__all__ = ["optimize", "Optimized", "equivalent", "canonical", "to_ra", "from_ra",
-           "cost", "Limits"]
+__all__ = ["optimize", "Optimized", "equivalent", "proves", "canonical", "to_ra", "from_ra",
+           "cost"]
 
 
 @dataclass(frozen=True)
 class Optimized:
+    """The result of `optimize`: the chosen expression, its costs and how it was found."""
     expr: Expr
     original: Expr
     cost_before: float
@@ -53,12 +64,11 @@ class Optimized:
 
     @property
     def plan(self):
-        from ..plan.cost import Stats
-        from ..plan.plan import make_plan
+        """The loop nests of `expr`, its Σ factors kept apart (may raise OrderError)."""
         return make_plan(self.expr, keep_factored=True, stats=Stats(self.dims, self.nnz))
 
     def explain(self) -> str:
-        rules = ", ".join(f"{k}×{v}" for k, v in sorted(self.rules_used.items())) or "none"
+        """A readable report: costs, each rule used (name, times, law), saturation, plan."""
         s = self.stats
         ratio = self.cost_before / self.cost_after if self.cost_after else float("inf")
         return "\n".join([
@@ -66,7 +76,7 @@ class Optimized:
             f"before    {self.original}",
             f"after     {self.expr}",
             f"cost      {self.cost_before:.4g} -> {self.cost_after:.4g} ({ratio:.3g}x less work)",
-            f"rules     {rules}",
+            *self._rules_text(),
             f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
             f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
             f"{s.get('seconds', 0) * 1000:.1f} ms",
@@ -74,37 +84,59 @@ class Optimized:
             *("  " + ln for ln in self._plan_text().splitlines()),
         ])
 
+    def _rules_text(self) -> list[str]:
+        used = sorted(self.rules_used.items())
+        if not used:
+            return ["rules     none"]
+        width = max(len(f"{k}×{v}") for k, v in used)
+        return [f"{'rules' if n == 0 else '':<10}{f'{k}×{v}':<{width}}  {RULES_BY_NAME[k].law}"
+                for n, (k, v) in enumerate(used)]
+
     def _plan_text(self) -> str:
-        from ..errors import OrderError
         try:
             return self.plan.explain()
         except OrderError as err:     # the written expression is compiled instead
             return f"none: {err}"
 
 
-def _semiring(expr, semiring):
+def _semiring(expr, semiring) -> Semiring:
     sr = semirings.get(semiring if semiring is not None else semirings.real)
     if uses_negation(expr):
         sr.require("negation")
     return sr
 
 
+def saturation_limits(tuning=None, limits=None) -> Saturation:
+    """The saturation limits: `limits` (a Saturation, or a dict of fields changed
+    from the tuning's) over `tuning.of(tuning).saturation`."""
+    base = tuning_of(tuning).saturation
+    if limits is None:
+        return base
+    if isinstance(limits, Saturation):
+        return limits
+    return replace(base, **dict(limits))
+
+
 def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
     """Estimated work of `expr` as written (shared subexpressions counted once)."""
     expr = as_expr(expr)
-    eg = EGraph(_semiring(expr, semiring), dims, nnz)
+    eg = EGraph(_semiring(expr, semiring), Stats(dims, nnz))
     root = eg.add_expr(expr)
     return dag_cost(eg, root, {c: next(iter(ns)) for c, ns in eg.classes.items()})
 
 
-def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False,
-             limits=None) -> Optimized:
-    """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term."""
+def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False, limits=None,
+             tuning=None) -> Optimized:
+    """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term.
+
+    The result is never costlier than `expr` (if extraction misses sharing, `expr`
+    itself is returned). See the module docstring for the arguments.
+    """
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
-    eg = EGraph(sr, dims, nnz)
+    eg = EGraph(sr, Stats(dims, nnz))
     root = eg.add_expr(expr)
-    stats = saturate(eg, rules_for(sr), limits, root=root)
+    stats = saturate(eg, rules_for(sr), saturation_limits(tuning, limits), root=root)
     choice = extract_greedy(eg)
     if exact:       # the MILP may stop at its time limit: keep the cheaper of the two
         milp_choice = extract_exact(eg, root)
@@ -118,3 +150,13 @@ def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False,
         best, after = expr, before
     return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name,
                      dims, nnz)
+
+
+def proves(e1, e2, semiring, limits=None, tuning=None) -> bool:
+    """True when saturation puts e1 and e2 (same free indices) in one class.
+
+    Sound in `semiring`; False may be a missed proof (a limit was hit)."""
+    eg = EGraph(semirings.get(semiring))
+    a, b = eg.add_expr(e1), eg.add_expr(e2)
+    saturate(eg, rules_for(eg.sr), saturation_limits(tuning, limits))
+    return eg.find(a) == eg.find(b)

@@ -101,8 +101,6 @@ def to_ra(e: Expr):
     raise TypeError(f"not an expression: {e!r}")
 
 
-
-
 def from_ra(q) -> Expr:
     """The expression of an RA tree (inverse of `to_ra` up to association)."""
     match q:
@@ -220,6 +218,7 @@ class CoefAlgebra:
 
 @dataclass(frozen=True)
 class Term:
+    """One monomial coef · Σ_bound (factors)."""
     coef: tuple
     bound: frozenset            # internal names of the bound indices
     factors: tuple              # (tensor name, (index names ...)) per access
@@ -227,28 +226,10 @@ class Term:
 
 @dataclass(frozen=True)
 class Canonical:
+    """A canonical form: equal for two expressions means equal in the semiring."""
     free: frozenset             # free index names
     terms: tuple                # ((monomial key, coefficient), ...) sorted by key
-    mode: str
-
-    def show(self) -> str:
-        parts = []
-        for (nb, facs), coef in self.terms:
-            body = "·".join(f"{t}[{','.join(ix)}]" for t, ix in facs) or "1"
-            sums = f"Σ_{{{nb} bound}} " if nb else ""
-            parts.append(f"{_show_coef(coef)}·{sums}{body}")
-        return " + ".join(parts) or "0"
-
-
-def _show_coef(coef) -> str:
-    return "(" + " + ".join(f"{a}{''.join('·dim(' + d + ')' for d in _dims(k))}"
-                            for k, a in coef) + ")"
-
-
-def _dims(k):
-    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[1], tuple):
-        return k[1]
-    return k if isinstance(k, tuple) else ()
+    mode: str                   # the coefficient algebra (CoefAlgebra.mode)
 
 
 def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:

@@ -1,0 +1,193 @@
+"""Extraction: the cost of an e-node, the cheapest term of a class, and back to Expr.
+
+Cost (a work estimate under the stream model, `node_cost`): a product iterates
+the space of its free indices driven by its sparsest operand, Σ reads its
+body's support once, + reads every operand broadcast to its free indices;
+leaves cost 1 and |i| nodes cost ∞ (they are never extracted).
+
+Extraction chooses one node per class (`choice`: class -> node):
+- greedy: the least tree cost per class, a bottom-up fixpoint (`extract_greedy`);
+- exact: the least DAG cost from a root, shared classes counted once, by
+  integer programming with scipy's MILP (`extract_exact`);
+`dag_cost` prices a choice with each class counted once, and `to_expr` turns it
+into an expression over the original TensorVar objects.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .egraph import EGraph
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul
+from ..expr.nodes import sum as ep_sum
+
+
+def node_cost(eg: EGraph, node: tuple) -> float:
+    """Estimated work of one node given its children's classes (1 + iterations)."""
+    op, payload, kids = node
+    if op == "dim":
+        return math.inf
+    if op in ("acc", "lit"):
+        return 1.0
+    if op == "sum":
+        return 1.0 + eg.info(kids[0]).nnz
+    free = frozenset().union(*(eg.info(k).free for k in kids))
+    if op == "mul":
+        return 1.0 + eg.drive(free, kids) * max(1, len(kids) - 1)
+    return 1.0 + sum(eg.info(k).nnz * eg.full(free - eg.info(k).free) for k in kids)
+
+
+def dag_cost(eg: EGraph, root: int, choice: dict) -> float:
+    """Cost of the term chosen by `choice` (class -> node), each class counted once."""
+    seen, total, todo = set(), 0.0, [eg.find(root)]
+    while todo:
+        c = eg.find(todo.pop())
+        if c in seen:
+            continue
+        seen.add(c)
+        node = choice[c]
+        total += node_cost(eg, node)
+        todo.extend(node[2])
+    return total
+
+# -- greedy -----------------------------------------------------------------------
+
+
+def extract_greedy(eg: EGraph) -> dict:
+    """For every class the node of least tree cost (bottom-up fixpoint)."""
+    return _greedy(eg)[1]
+
+
+def best_costs(eg: EGraph) -> dict:
+    """For every class its least tree cost (what `extract_greedy` minimises)."""
+    return _greedy(eg)[0]
+
+
+def _greedy(eg: EGraph):
+    best: dict[int, float] = {c: math.inf for c in eg.classes}
+    choice: dict[int, tuple] = {}
+    find = eg.find
+    rows = []
+    for c, ns in eg.classes.items():
+        for n in ns:
+            own = node_cost(eg, n)
+            if own != math.inf:           # |i| nodes are never chosen
+                rows.append((c, n, own, tuple({find(k): None for k in n[2]})))
+    rows.sort(key=lambda r: r[0])       # children are mostly older classes: few passes
+    changed = True
+    while changed:
+        changed = False
+        for c, n, own, kids in rows:
+            cost = own
+            for k in kids:
+                cost += best[k]
+            if cost < best[c]:
+                best[c], choice[c] = cost, n
+                changed = True
+    return best, choice
+
+# -- exact --------------------------------------------------------------------------
+
+
+def extract_exact(eg: EGraph, root: int, time_limit: float = 2.0) -> dict | None:
+    """The choice of least DAG cost from `root` by integer programming; None if the
+    solver finds none within `time_limit` seconds (or its choice has a cycle)."""
+    # scipy.optimize is loaded only when exact extraction is asked for (import time).
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    root = eg.find(root)
+    nodes, cost, upper, mat, lo, hi = _milp_problem(eg, root)
+    integrality = np.concatenate([np.ones(len(nodes)), np.zeros(len(cost) - len(nodes))])
+    res = milp(cost, constraints=LinearConstraint(mat, lo, hi), integrality=integrality,
+               bounds=Bounds(np.zeros(len(cost)), upper), options={"time_limit": time_limit})
+    if res.x is None:
+        return None
+    choice = {c: n for k, (c, n) in enumerate(nodes) if res.x[k] > 0.5}
+    return choice if _acyclic(eg, root, choice) else None
+
+
+def _milp_problem(eg: EGraph, root: int):
+    """Variables: one 0/1 per (class, node) reachable from root, then one order
+    variable per class (a chosen node's class is ordered above its children's,
+    which forbids cycles)."""
+    from scipy.sparse import coo_matrix      # lazily, with scipy.optimize
+    classes = _reachable(eg, root)
+    nodes = [(c, n) for c in classes for n in eg.classes[c]]
+    nidx = {cn: k for k, cn in enumerate(nodes)}
+    cidx = {c: len(nodes) + k for k, c in enumerate(classes)}
+    nvar, big = len(nodes) + len(classes), len(classes) + 1
+    cost = np.array([node_cost(eg, n) for _, n in nodes] + [0.0] * len(classes))
+    upper = np.concatenate([np.ones(len(nodes)), np.full(len(classes), big)])
+    never = np.isinf(cost)
+    cost[never], upper[never] = 0.0, 0.0
+    rows, lo, hi = [], [], []
+    for c in classes:      # a chosen class picks one node; the root is chosen
+        rows.append({nidx[(c, n)]: 1.0 for n in eg.classes[c]})
+        lo.append(1.0 if c == root else 0.0)
+        hi.append(1.0)
+    for k, (c, n) in enumerate(nodes):
+        for kid in set(eg.find(x) for x in n[2]):
+            row = {nidx[(kid, m)]: -1.0 for m in eg.classes[kid]}
+            row[k] = row.get(k, 0.0) + 1.0
+            rows += [row, {cidx[c]: 1.0, cidx[kid]: -1.0, k: -float(big)}]
+            lo += [-np.inf, 1.0 - big]     # node chosen -> child class chosen
+            hi += [0.0, np.inf]            # order(c) > order(kid) when chosen
+    ri = [r for r, row in enumerate(rows) for _ in row]
+    ci = [col for row in rows for col in row]
+    vals = [v for row in rows for v in row.values()]
+    mat = coo_matrix((vals, (ri, ci)), shape=(len(rows), nvar)).tocsr()
+    return nodes, cost, upper, mat, lo, hi
+
+
+def _acyclic(eg: EGraph, root: int, choice: dict) -> bool:
+    state: dict[int, int] = {}
+
+    def visit(c) -> bool:
+        c = eg.find(c)
+        if state.get(c) == 2:
+            return True
+        if state.get(c) == 1 or c not in choice:
+            return False
+        state[c] = 1
+        ok = all(visit(k) for k in choice[c][2])
+        state[c] = 2
+        return ok
+    return visit(root)
+
+
+def _reachable(eg: EGraph, root: int) -> list[int]:
+    seen, todo = {}, [root]
+    while todo:
+        c = eg.find(todo.pop())
+        if c in seen:
+            continue
+        seen[c] = None
+        for n in eg.classes[c]:
+            todo.extend(n[2])
+    return list(seen)
+
+# -- back to Expr -----------------------------------------------------------------
+
+
+def to_expr(eg: EGraph, root: int, choice: dict) -> Expr:
+    """The expression chosen by `choice`, over the original TensorVar objects."""
+    op, payload, kids = choice[eg.find(root)]
+    match op:
+        case "acc":
+            return payload
+        case "lit":
+            neg = bool(eg.sr.negation and not isinstance(payload, bool) and payload < 0)
+            return Lit(payload, negation=neg)
+        case "sum":
+            return ep_sum(tuple(Index(i) for i in payload), to_expr(eg, kids[0], choice))
+        case "dim":
+            raise ValueError("|i| has no expression; it is never extracted")
+    parts = sorted((to_expr(eg, k, choice) for k in kids), key=_display_rank)
+    out = parts[0]
+    for p in parts[1:]:
+        out = Mul(out, p) if op == "mul" else Add(out, p)
+    return out
+
+
+def _display_rank(e: Expr):
+    return ({Lit: 0, Access: 1}.get(type(e), 2), str(e))

@@ -1,0 +1,72 @@
+"""Saturation under limits (optimizer.saturate) and extraction (optimizer.extract):
+the limits come from tuning.Saturation, early stopping, exact extraction."""
+import etchpy as ep
+from etchpy.optimizer.optimize import equivalent, optimize, saturation_limits
+from etchpy.tuning import Saturation
+
+i, j, k, r, rp = ep.indices("i j k r rp")
+
+SQ_DIMS = {"i": 10_000, "j": 10_000}
+SQ_NNZ = {"X": 100_000}
+
+
+
+def test_exact_extraction_is_never_worse_than_greedy():
+    A, B, C = ep.tensor("A", 2), ep.tensor("B", 2), ep.tensor("C", 2)
+    e = ep.sum((i, j, k), A[i, j] * (B[j, k] + C[j, k]))
+    greedy, exact = optimize(e), optimize(e, exact=True)
+    assert equivalent(exact.expr, e)
+    assert exact.cost_after <= greedy.cost_after
+
+
+def test_limits_and_stats():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    opt = optimize(e, limits=dict(iterations=2))
+    assert opt.stats["iterations"] <= 2 and opt.stats["stop"] == "iteration limit"
+    opt = optimize(e, limits=dict(nodes=50))
+    assert opt.stats["stop"] == "node limit"
+    assert equivalent(opt.expr, e)
+    text = opt.explain()
+    assert "before" in text and "after" in text and "cost" in text
+
+
+def test_saturation_stops_when_the_best_cost_stops_improving():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    assert opt.stats["stop"] == "no improvement"
+    assert opt.stats["iterations"] < 30
+    costs = [c for _, c in opt.stats["root costs"]]
+    assert costs == sorted(costs, reverse=True)          # the best cost never grows
+    patience = ep.tuning.Saturation().patience
+    assert len(costs) >= patience + 1
+    assert all(c >= costs[-1] * (1 - 1e-3) for c in costs[-patience - 1:])
+    full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=0))
+    assert full.stats["stop"] != "no improvement" and not full.stats["root costs"]
+    assert opt.cost_after <= full.cost_after * (1 + 1e-3)
+    # a short patience stops before the expansion pays off (it takes 3 iterations)
+    short = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=1))
+    assert short.stats["stop"] == "no improvement" and short.stats["iterations"] == 1
+    assert equivalent(short.expr, e)
+    # checking every 2 iterations still stops, on a multiple of 2
+    every2 = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(check_every=2))
+    assert every2.stats["stop"] == "no improvement"
+    assert all(it % 2 == 0 for it, _ in every2.stats["root costs"])
+
+
+def test_limits_come_from_the_tuning_and_limits_overrides_them():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    tight = ep.Tuning(saturation=Saturation(iterations=2, patience=0))
+    opt = optimize(e, tuning=tight)
+    assert opt.stats["iterations"] == 2 and opt.stats["stop"] == "iteration limit"
+    assert saturation_limits(tight, {"nodes": 50}) == Saturation(iterations=2, patience=0,
+                                                                nodes=50)
+    one = optimize(e, tuning=tight, limits={"iterations": 1}).stats   # patience 0 kept
+    assert one["iterations"] == 1 and not one["root costs"]
+    assert optimize(e, tuning=tight, limits=Saturation()).stats["iterations"] > 2
+    assert saturation_limits() == ep.tuning.DEFAULT.saturation == Saturation()
