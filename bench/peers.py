@@ -11,10 +11,12 @@ import os
 import subprocess
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 
+from . import tensora_worker
 from ._env import THREADS
 
 HERE = Path(__file__).resolve().parent
@@ -56,8 +58,7 @@ def load_peers(say=print) -> tuple[dict, dict]:
             except Exception as exc:  # pragma: no cover - depends on the build
                 extra = f"could not set nthreads: {exc}"
         if name == "tensora":
-            from importlib.metadata import version as _version
-            mod, version = TensoraPeer(None), _version("tensora")
+            mod, version = TensoraPeer(None), metadata.version("tensora")
             extra = "in this process, cffi backend"
         mods[name] = mod
         info[name] = {"label": label, "available": True, "version": str(version),
@@ -112,8 +113,7 @@ class TensoraPeer:
 
     def run(self, spec: dict, arrays: dict) -> tuple[dict, np.ndarray]:
         if self.python is None:
-            from .tensora_worker import run
-            return run(spec, arrays)
+            return tensora_worker.run(spec, arrays)
         with tempfile.TemporaryDirectory(prefix="etchpy-tensora-") as work:
             work = Path(work)
             (work / "spec.json").write_text(json.dumps(spec))

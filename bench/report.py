@@ -5,6 +5,7 @@ import json
 import math
 from pathlib import Path
 
+from .threads import threads_table
 from .timing import fmt_ratio, fmt_spread, fmt_time
 
 SLOW_RATIO = 2.0
@@ -218,7 +219,6 @@ def write_markdown(results, path: Path):
         L += ["Per-call overhead (median of "
               f"{results['overhead'].get('calls', '?')} calls on 4×4 inputs, spread over "
               "10 rounds in which each call below takes its turn):", "", ot, ""]
-    from .threads import threads_table
     tt = threads_table(results.get("threads"))
     if tt:
         L += ["## Two threads", "",

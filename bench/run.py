@@ -32,9 +32,12 @@ import scipy  # noqa: E402
 import etchpy as ep  # noqa: E402
 
 from bench import report  # noqa: E402
-from bench.cases import Context, print_case, print_header, run_case  # noqa: E402
+from bench.cases import (Context, portable_traceback, print_case, print_header,  # noqa: E402
+                         run_case)
+from bench.compile_cost import measure_compile, measure_overhead  # noqa: E402
 from bench.kernels import KERNELS  # noqa: E402
 from bench.peers import load_peers, setup_tensora_venv  # noqa: E402
+from bench.threads import run_in_child  # noqa: E402
 
 ALL_NAMES = ("compile", "threads", *KERNELS)
 
@@ -129,7 +132,6 @@ def main(argv=None, prog="python bench/run.py") -> int:
                "cases": [], "extras": ctx.extras}
 
     if "compile" in args.names:
-        from bench.compile_cost import measure_compile, measure_overhead
         say("\n== etchpy compile / load ==")
         try:
             results["compile"] = measure_compile(say)
@@ -144,7 +146,6 @@ def main(argv=None, prog="python bench/run.py") -> int:
             say(f"    FAILED: {exc}")
 
     if "threads" in args.names:
-        from bench.threads import run_in_child
         say("\n== etchpy on 1 and 2 threads (own process, default OpenMP wait policy) ==")
         try:
             results["threads"] = run_in_child(args.quick, args.repeat, say)
@@ -165,7 +166,6 @@ def main(argv=None, prog="python bench/run.py") -> int:
                 print_case(rec, say)
                 del case
         except Exception as exc:        # data generation failed: record, go on
-            from bench.cases import portable_traceback
             results["cases"].append({
                 "kernel": name, "case": "(input generation)", "sizes": {}, "notes": [],
                 "info": {}, "ratios": {}, "reference": None,

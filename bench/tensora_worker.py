@@ -22,6 +22,7 @@ import gc
 import json
 import sys
 import time
+from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +51,7 @@ def _tensor(ta, fmt, arrays, name):
 
 
 def run(spec: dict, arrays) -> tuple[dict, np.ndarray]:
-    import tensora as ta
-    from importlib.metadata import version
+    import tensora as ta   # an optional peer, imported only when it is timed
     formats = dict(spec["formats"])
     inputs = {n: _tensor(ta, f, arrays, n) for n, f in formats.items()}
     formats[spec["output"]] = spec["output_format"]

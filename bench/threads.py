@@ -14,6 +14,7 @@ OMP_WAIT_POLICY=PASSIVE, under which each threaded call wakes a sleeping worker
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -148,7 +149,6 @@ def run_in_child(quick=False, repeat=7, say=print) -> dict:
 
 
 def main(argv=None) -> int:
-    import argparse
     p = argparse.ArgumentParser(prog="python -m bench.threads")
     p.add_argument("--quick", action="store_true")
     p.add_argument("--repeat", type=int, default=7)

@@ -5,6 +5,8 @@
     A = ep.tensor("A", 2, format="csr"); x = ep.tensor("x", 1)
     y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=A_scipy, x=x_np)
 """
+__version__ = "0.1.0"   # first: runtime modules imported below read it
+
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
                      InputError, OrderError, SemiringError)
 from .expr.nodes import Expr, Index, TensorVar, indices, tensor
@@ -14,7 +16,6 @@ from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
 
-__version__ = "0.1.0"
 from .api import einsum, evaluate
 from .runtime.kernel import Kernel, compile, export_c  # noqa: A004 - ep.compile is the public name
 

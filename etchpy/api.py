@@ -76,7 +76,7 @@ def einsum(spec: str, *operands, semiring=None, output="dense", backend="c"):
     Indices missing from the output are summed; scipy csr/csc/coo operands keep
     their sparse format, everything else is dense.
     """
-    from .expr.parse import einsum_expr
+    from .expr.einsum import einsum_expr
     expr, out, inputs = einsum_expr(spec, list(operands))
     return evaluate(expr, semiring=semiring, output=output, backend=backend,
                     out_indices=out, **inputs)

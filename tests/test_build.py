@@ -1,4 +1,4 @@
-"""Tests for etchpy.build: compiling, loading and caching C kernels."""
+"""Tests for etchpy.runtime.build and runtime.cache: compiling, loading and caching C kernels."""
 import json
 import os
 import shutil
@@ -8,12 +8,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from etchpy import CompileError
-from etchpy.runtime import build
+from etchpy.runtime import build, cache
 
 HAVE_CC = bool(os.environ.get("CC")) or any(map(shutil.which, build.COMPILER_CANDIDATES))
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler on PATH")
@@ -193,9 +194,9 @@ def test_truncation_detected_before_dlopen(tmp_path):
     probe = tmp_path / "probe.so"
     for cut in [4, 20, 63, 64, 200, len(data) // 2, len(data) - 1]:
         probe.write_bytes(data[:cut])
-        assert not build._looks_complete(probe), cut
+        assert not cache.looks_complete(probe), cut
     probe.write_bytes(data)
-    assert build._looks_complete(probe)
+    assert cache.looks_complete(probe)
 
 
 def test_macho_truncation_detected(tmp_path):
@@ -204,9 +205,9 @@ def test_macho_truncation_detected(tmp_path):
     image = header + segment
     path = tmp_path / "lib.dylib"
     path.write_bytes(image + bytes(4096 - len(image)))
-    assert build._looks_complete(path)
+    assert cache.looks_complete(path)
     path.write_bytes(image + bytes(100))
-    assert not build._looks_complete(path)
+    assert not cache.looks_complete(path)
 
 
 @needs_cc
@@ -390,3 +391,21 @@ def test_corrupt_ffi_module_is_regenerated(damage):
     third = build.load(source, DOT_CDEF)  # now through the pre-parsed module
     assert type(third.ffi).__module__ == "_cffi_backend"
     assert call_dot(third, np.arange(10.0), np.arange(10.0)) == DOT_0_TO_9
+
+
+def test_fingerprint_covers_every_subpackage_and_template():
+    """A change to any layer (lower, c, streams, ...) must make old manifests unreachable."""
+    files = cache.package_files()
+    package = Path(build.__file__).resolve().parents[1]
+    subpackages = {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
+    assert subpackages <= {f.parent.name for f in files}
+    for needed in ("lower", "c", "streams", "runtime", "expr", "formats", "codegen_templates"):
+        assert any(f.parent.name == needed for f in files), needed
+    assert any(f.suffix == ".j2" for f in files)
+    assert len(cache.compiler_fingerprint()) == 64
+
+
+def test_manifests_round_trip_and_reject_other_requests():
+    cache.write_manifest("m", "a" * 64, {"texts": ("src", "cdef")})
+    assert cache.read_manifest("m", "a" * 64) == {"texts": ("src", "cdef"), "request": "a" * 64}
+    assert cache.read_manifest("m", "b" * 64) is None

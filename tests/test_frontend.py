@@ -8,7 +8,8 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.errors import ExpressionTypeError, FormatError
 from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum
-from etchpy.expr.parse import FrontendError, Statement, einsum_expr, parse
+from etchpy.expr.einsum import einsum_expr
+from etchpy.expr.parse import FrontendError, Statement, parse
 
 i, j, k, l, r = ep.indices("i j k l r")
 

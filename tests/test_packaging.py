@@ -1,9 +1,11 @@
-"""The wheel installs `formats/` and `codegen_templates/` inside the package.
+"""Packaging follows the layout: every subpackage on disk is listed and lands in the wheel.
 
-In the source tree those two packages sit at the top level and pyproject.toml maps
-them to `etchpy.formats` / `etchpy.codegen_templates`. These tests build a real wheel
-(from a copy of the sources, so the project root gets no build/ directory) and check
-that nothing leaks out as a top-level `formats` or `codegen_templates` package, and
+In the source tree `formats/` and `codegen_templates/` sit at the top level and
+pyproject.toml maps them to `etchpy.formats` / `etchpy.codegen_templates`; every other
+subpackage lives under `etchpy/` and is listed in pyproject's package list. These tests
+check that the list matches the folders on disk, build a real wheel (from a copy of
+the sources, so the project root gets no build/ directory), check that every source
+file of every package is in it and that nothing leaks out as a top-level package, and
 that an installed etchpy imports and finds its templates from any working directory.
 """
 import importlib.util
@@ -18,14 +20,41 @@ from pathlib import Path
 
 import pytest
 
+import etchpy
+
 ROOT = Path(__file__).resolve().parents[1]
 
-FORMAT_FILES = ("__init__.py", "dense.py", "compressed.py", "singleton.py")
-TEMPLATE_FILES = ("kernel.c.j2", "kernel.h.j2", "cdef.j2")
-REQUIRED = ([f"etchpy/formats/{f}" for f in FORMAT_FILES]
-            + [f"etchpy/codegen_templates/{f}" for f in TEMPLATE_FILES]
-            + ["etchpy/__init__.py", "etchpy/cli.py", "etchpy/__main__.py"])
+# where each installed package root lives in the source tree (pyproject's package-dir)
+SOURCE_ROOTS = {"etchpy": ROOT / "etchpy", "etchpy.formats": ROOT / "formats",
+                "etchpy.codegen_templates": ROOT / "codegen_templates"}
+SOURCE_SUFFIXES = (".py", ".j2")
 FORBIDDEN_TOP = ("formats/", "codegen_templates/", "tests/", "bench/", "proofs_notes/")
+
+
+def _source_folders() -> list[Path]:
+    """Every folder under the source roots, except caches and build leftovers."""
+    return [d for root in SOURCE_ROOTS.values()
+            for d in [root, *sorted(root.rglob("*"))]
+            if d.is_dir() and not any(part in ("__pycache__", "build") or
+                                      part.endswith(".egg-info") for part in d.parts)]
+
+
+def _source_packages() -> dict[str, Path]:
+    """Dotted name -> folder of every package on disk (a folder with an __init__.py)."""
+    packages = {}
+    for base, root in SOURCE_ROOTS.items():
+        for folder in _source_folders():
+            if folder.is_relative_to(root) and (folder / "__init__.py").is_file():
+                name = ".".join((base, *folder.relative_to(root).parts))
+                packages.setdefault(name, folder)
+    return packages
+
+
+def _expected_wheel_files() -> list[str]:
+    """The wheel path of every .py and .j2 file of every package."""
+    return sorted(f"{name.replace('.', '/')}/{f.name}"
+                  for name, folder in _source_packages().items()
+                  for f in folder.iterdir() if f.suffix in SOURCE_SUFFIXES)
 
 
 def _unmet_build_requirements() -> list[str]:
@@ -116,8 +145,29 @@ def installed_wheel(wheel, tmp_path_factory) -> Path:
     return target
 
 
-def test_wheel_contains_the_mapped_subpackages(wheel_names):
-    missing = [name for name in REQUIRED if name not in wheel_names]
+def test_every_source_folder_is_a_package():
+    """A folder of modules without __init__.py would be left out of the wheel silently."""
+    loose = [str(d.relative_to(ROOT)) for d in _source_folders()
+             if any(f.suffix in SOURCE_SUFFIXES for f in d.iterdir())
+             and not (d / "__init__.py").is_file()]
+    assert not loose, f"folders with modules but no __init__.py: {loose}"
+
+
+def test_pyproject_lists_exactly_the_packages_on_disk():
+    tomllib = pytest.importorskip("tomllib")
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        config = tomllib.load(f)["tool"]["setuptools"]
+    assert sorted(config["packages"]) == sorted(_source_packages())
+    assert config["package-dir"] == {name: str(root.relative_to(ROOT))
+                                     for name, root in SOURCE_ROOTS.items()}
+
+
+def test_wheel_contains_every_package_and_source_file(wheel_names):
+    expected = _expected_wheel_files()
+    for name in _source_packages():
+        assert f"{name.replace('.', '/')}/__init__.py" in expected
+    assert "etchpy/codegen_templates/kernel.c.j2" in expected
+    missing = [name for name in expected if name not in wheel_names]
     assert not missing, f"missing from the wheel: {missing}"
 
 
@@ -129,7 +179,6 @@ def test_wheel_has_no_stray_top_level_packages(wheel_names):
 
 
 def test_wheel_metadata(wheel, wheel_names):
-    import etchpy
     assert wheel.name.startswith(f"etchpy-{etchpy.__version__}-")
     with zipfile.ZipFile(wheel) as zf:
         [top_level] = [n for n in wheel_names if n.endswith(".dist-info/top_level.txt")] \

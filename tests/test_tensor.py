@@ -1,4 +1,4 @@
-"""Tests of etchpy.tensor.Tensor: building, validating, listing and converting."""
+"""Tests of etchpy.runtime.tensor.Tensor and runtime.convert: building, validating, listing and converting."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from etchpy.errors import FormatError, InputError
 from etchpy.formats import Compressed, Format, Singleton
 from etchpy.semiring import semirings
+from etchpy.runtime.convert import _stable_argsort
 from etchpy.runtime.tensor import Tensor
 
 CUSTOM_CD = Format(["compressed", "dense"], (1, 0))
@@ -695,7 +696,6 @@ def test_packed_stable_argsort_is_numpys_stable_argsort(keys, offset):
     """from_coords sorts through key and position packed into one int64 (np.sort),
     or numpy's stable argsort when they do not fit (offset 2**61): the same
     permutation, ties in position order."""
-    from etchpy.runtime.tensor import _stable_argsort
     key = np.asarray(keys, dtype=np.int64) + offset
     if len(key) == 0:
         return

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from ..errors import ExpressionTypeError
+from ..formats import Format
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,6 @@ class TensorVar:
                                       f"own arrays; choose another name")
         if not isinstance(self.order, int) or self.order < 0:
             raise ExpressionTypeError(f"tensor {self.name}: order must be a non-negative int")
-        from ..formats import Format
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
 
     def __getitem__(self, idx) -> "Access":
@@ -274,9 +274,6 @@ def uses_negation(e: Expr) -> bool:
         case Sum(_, body):
             return uses_negation(body)
     return False
-
-
-_PREC = {"Add": 1, "Mul": 2, "Sum": 0}
 
 
 def show(e: Expr, prec: int = 0) -> str:

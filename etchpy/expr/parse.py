@@ -1,4 +1,4 @@
-"""A text front end: `y[i] = A[i,j] * x[j]` and numpy-style einsum specs.
+"""The text front end: statements such as `y[i] = A[i,j] * x[j]` (einsum specs: expr.einsum).
 
 Statements
 ----------
@@ -38,131 +38,10 @@ from dataclasses import dataclass, field
 
 from . import nodes as ex
 from ..errors import ExpressionTypeError, FormatError
+from .lexer import Cursor, FrontendError, FrontendFormatError, check_brackets, tokenize
 from .nodes import Expr, Index, Lit, TensorVar
 
-__all__ = ["FrontendError", "Statement", "parse", "einsum_expr"]
-
-
-# --------------------------------------------------------------------------- errors
-
-class FrontendError(ExpressionTypeError):
-    """A syntax or typing error in a text statement or einsum spec.
-
-    Attributes: `reason` (the message without location), `text`, `pos` (0-based
-    offset into `text`, or None), `line` and `column` (1-based, or None).
-    """
-
-    def __init__(self, reason: str, text: str, pos: int | None):
-        self.reason = reason
-        self.text = text
-        self.pos = pos
-        if pos is None:
-            self.line = self.column = None
-            shown = "\n".join("  " + ln for ln in text.splitlines() or [""])
-            message = f"{reason}\n{shown}"
-        else:
-            pos = max(0, min(pos, len(text)))
-            start = text.rfind("\n", 0, pos) + 1
-            end = text.find("\n", pos)
-            src = text[start:] if end < 0 else text[start:end]
-            col0 = pos - start
-            self.line = text.count("\n", 0, pos) + 1
-            self.column = col0 + 1
-            where = (f"at line {self.line}, column {self.column}" if "\n" in text
-                     else f"at column {self.column}")
-            pad = "".join("\t" if c == "\t" else " " for c in src[:col0])
-            message = f"{reason} {where}\n  {src}\n  {pad}^"
-        super().__init__(message)
-
-
-class _FrontendFormatError(FrontendError, FormatError):
-    """A format that does not fit the tensor (both a FrontendError and a FormatError)."""
-
-
-# --------------------------------------------------------------------------- tokens
-
-@dataclass(frozen=True)
-class _Tok:
-    kind: str   # "name", "number", "op", "end"
-    text: str
-    pos: int
-
-    def shown(self) -> str:
-        return "end of input" if self.kind == "end" else f"token {self.text!r}"
-
-
-_OPS = ("**", "[", "]", "(", ")", ",", "+", "-", "*", "=")
-_CLOSER = {"(": ")", "[": "]"}
-
-
-def _number_end(text: str, i: int) -> int:
-    """End of the numeric literal starting at i (digits[.digits][e[+-]digits])."""
-    n = len(text)
-    j = i
-    while j < n and text[j].isdigit():
-        j += 1
-    if j < n and text[j] == ".":
-        j += 1
-        while j < n and text[j].isdigit():
-            j += 1
-    if j < n and text[j] in "eE":
-        k = j + 1
-        if k < n and text[k] in "+-":
-            k += 1
-        if k < n and text[k].isdigit():
-            while k < n and text[k].isdigit():
-                k += 1
-            j = k
-    return j
-
-
-def _tokenize(text: str) -> list[_Tok]:
-    toks: list[_Tok] = []
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-        elif c.isascii() and c.isdigit() or (c == "." and i + 1 < n and text[i + 1].isdigit()):
-            j = _number_end(text, i)
-            toks.append(_Tok("number", text[i:j], i))
-            i = j
-        elif c.isidentifier():
-            j = i + 1
-            while j < n and text[i:j + 1].isidentifier():
-                j += 1
-            toks.append(_Tok("name", text[i:j], i))
-            i = j
-        else:
-            for op in _OPS:
-                if text.startswith(op, i):
-                    toks.append(_Tok("op", op, i))
-                    i += len(op)
-                    break
-            else:
-                raise FrontendError(f"unknown character {c!r}", text, i)
-    toks.append(_Tok("end", "", n))
-    return toks
-
-
-def _check_brackets(text: str, toks: list[_Tok]) -> None:
-    stack: list[_Tok] = []
-    for t in toks:
-        if t.kind != "op":
-            continue
-        if t.text in _CLOSER:
-            stack.append(t)
-        elif t.text in (")", "]"):
-            if not stack:
-                raise FrontendError(f"unexpected token {t.text!r}", text, t.pos)
-            opener = stack.pop()
-            if _CLOSER[opener.text] != t.text:
-                raise FrontendError(
-                    f"mismatched {t.text!r} closing the {opener.text!r} from column "
-                    f"{opener.pos + 1}", text, t.pos)
-    if stack:
-        t = stack[-1]
-        raise FrontendError(f"unbalanced {t.text!r} that is never closed", text, t.pos)
+__all__ = ["FrontendError", "Statement", "parse"]
 
 
 # --------------------------------------------------------------------------- parse tree
@@ -193,52 +72,15 @@ class Statement:
     output_format: object = field(default=None, compare=False)
 
 
-class _Parser:
+class _Parser(Cursor):
     def __init__(self, text: str, formats: dict):
-        self.text = text
+        toks = tokenize(text)
+        check_brackets(text, toks)
+        super().__init__(text, toks)
         self.formats = formats
-        self.toks = _tokenize(text)
-        _check_brackets(text, self.toks)
-        self.k = 0
         self.orders: dict[str, tuple[int, int]] = {}   # name -> (order, pos of first use)
         self.tvars: dict[str, TensorVar] = {}
         self.bound: dict[str, int] = {}                # explicitly summed index -> pos
-
-    # -- helpers
-    def error(self, reason: str, pos: int | None):
-        return FrontendError(reason, self.text, pos)
-
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.k]
-
-    def peek(self, off: int = 1) -> _Tok:
-        return self.toks[min(self.k + off, len(self.toks) - 1)]
-
-    def at(self, op: str) -> bool:
-        return self.tok.kind == "op" and self.tok.text == op
-
-    def advance(self) -> _Tok:
-        t = self.tok
-        self.k += 1
-        return t
-
-    def unexpected(self, expecting: str | None = None):
-        t = self.tok
-        why = f"unexpected {t.shown()}"
-        if expecting:
-            why += f" (expected {expecting})"
-        return self.error(why, t.pos)
-
-    def expect(self, op: str, expecting: str | None = None) -> _Tok:
-        if not self.at(op):
-            raise self.unexpected(expecting or repr(op))
-        return self.advance()
-
-    def name(self, expecting: str) -> _Tok:
-        if self.tok.kind != "name":
-            raise self.unexpected(expecting)
-        return self.advance()
 
     # -- tensors
     def tensor_var(self, name: str, order: int, pos: int) -> TensorVar:
@@ -255,7 +97,7 @@ class _Parser:
             try:
                 tv = TensorVar(name, order, self.formats.get(name, "dense"))
             except FormatError as e:
-                raise _FrontendFormatError(f"tensor {name} ({e})", self.text, pos) from e
+                raise FrontendFormatError(f"tensor {name} ({e})", self.text, pos) from e
             self.tvars[name] = tv
         return tv
 
@@ -465,29 +307,43 @@ def parse(text: str, formats: dict | None = None) -> Statement:
     formats = dict(formats or {})
     p = _Parser(text, formats)
     out, lhs, out_pos, rhs = p.statement()
-
-    lhs_names = {name for name, _ in lhs}   # distinct: index_list checked
-
-    # The output tensor on the right (y[i] = y[i] + ...) must agree with the left.
-    out_order = len(lhs)
-    if out in p.orders and p.orders[out][0] != out_order:
-        order, pos = p.orders[out]
-        raise p.error(f"tensor {out} has order {out_order} on the left-hand side but is used "
-                      f"here with {order} ind{'ex' if order == 1 else 'ices'}", pos)
-    out_format = None
-    if out in formats:
-        try:
-            out_format = TensorVar(out, out_order, formats[out]).format
-        except FormatError as e:
-            raise _FrontendFormatError(f"tensor {out} ({e})", text, out_pos) from e
-
+    out_format = _output_format(p, out, len(lhs), out_pos)
     for name in formats:
         if name not in p.tvars and name != out:
             raise p.error(f"formats names tensor {name!r}, which does not occur in the "
                           f"statement", None)
-
     total = p.annotate(rhs)
     first = _first_positions(rhs, {})
+    _check_summed(p, lhs, rhs, total)
+    lhs_names = {name for name, _ in lhs}   # distinct: index_list checked
+    pending = {n: first[n] for n in sorted(total, key=first.__getitem__) if n not in lhs_names}
+    try:
+        expr = p.build(rhs, pending, total, first)
+    except FrontendError:
+        raise
+    except ExpressionTypeError as e:  # pragma: no cover - the checks above should catch all
+        raise p.error(str(e), rhs.pos) from e
+    return Statement(out, tuple(Index(n) for n, _ in lhs), expr, ex.tensors(expr), out_format)
+
+
+def _output_format(p: _Parser, out: str, out_order: int, out_pos: int):
+    """The output's Format from `formats` (None if not given); the output tensor used on
+    the right (y[i] = y[i] + ...) must have the order of the left-hand side."""
+    if out in p.orders and p.orders[out][0] != out_order:
+        order, pos = p.orders[out]
+        raise p.error(f"tensor {out} has order {out_order} on the left-hand side but is used "
+                      f"here with {order} ind{'ex' if order == 1 else 'ices'}", pos)
+    if out not in p.formats:
+        return None
+    try:
+        return TensorVar(out, out_order, p.formats[out]).format
+    except FormatError as e:
+        raise FrontendFormatError(f"tensor {out} ({e})", p.text, out_pos) from e
+
+
+def _check_summed(p: _Parser, lhs, rhs: _Node, total: Counter) -> None:
+    """Each output index is free on the right; an index bound by sum(...) is used nowhere
+    else (neither on the left nor outside its sum)."""
     for name, pos in lhs:
         if name in p.bound:
             raise p.error(f"cannot sum over index {name}, which is on the left-hand side",
@@ -501,15 +357,6 @@ def parse(text: str, formats: dict | None = None) -> Statement:
             raise p.error(f"index {name} is bound by the sum(...) from column {pos + 1} and "
                           f"also used outside it", use)
 
-    pending = {n: first[n] for n in sorted(total, key=first.__getitem__) if n not in lhs_names}
-    try:
-        expr = p.build(rhs, pending, total, first)
-    except FrontendError:
-        raise
-    except ExpressionTypeError as e:  # pragma: no cover - the checks above should catch all
-        raise p.error(str(e), rhs.pos) from e
-    return Statement(out, tuple(Index(n) for n, _ in lhs), expr, ex.tensors(expr), out_format)
-
 
 def _free_positions(node: _Node, bound: frozenset = frozenset()):
     """(name, pos) of every index occurrence not bound by an enclosing sum."""
@@ -521,116 +368,3 @@ def _free_positions(node: _Node, bound: frozenset = frozenset()):
         bound = bound | {n for n, _ in node.data}
     for kid in node.kids:
         yield from _free_positions(kid, bound)
-
-
-# --------------------------------------------------------------------------- einsum
-
-_SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo"}
-
-
-def _infer_format(operand) -> str:
-    if type(operand).__module__.startswith("scipy"):
-        import scipy.sparse
-        if scipy.sparse.issparse(operand):
-            return _SPARSE_FORMATS.get(operand.format, "dense")
-    return "dense"
-
-
-def _einsum_letters(spec: str, start: int, stop: int) -> list[tuple[str, int]]:
-    out = []
-    for pos in range(start, stop):
-        c = spec[pos]
-        if c.isspace():
-            continue
-        if c == ".":
-            raise FrontendError("ellipsis '...' is not supported in einsum specs", spec, pos)
-        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            raise FrontendError(f"unknown character {c!r} in einsum spec (subscripts are "
-                                f"letters a-z, A-Z)", spec, pos)
-        out.append((c, pos))
-    return out
-
-
-def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dict[str, object]]:
-    """Expression, output indices and {"T0": operand0, ...} for a numpy einsum spec.
-
-    The expression is the product T0[...] * T1[...] * ... (left to right) under
-    one Σ over the indices not in the output (in order of first appearance).
-    Without '->' the output is every index that occurs exactly once, sorted.
-    """
-    if not isinstance(spec, str):
-        raise ExpressionTypeError(f"an einsum spec is a string, got {type(spec).__name__}")
-    operands = list(operands)
-    arrow = spec.find("->")
-    if arrow >= 0 and spec.find("->", arrow + 2) >= 0:
-        raise FrontendError("an einsum spec has at most one '->'", spec,
-                            spec.find("->", arrow + 2))
-    lhs_end = arrow if arrow >= 0 else len(spec)
-
-    terms: list[list[tuple[str, int]]] = []
-    starts: list[int] = []
-    start = 0
-    while True:
-        comma = spec.find(",", start, lhs_end)
-        stop = lhs_end if comma < 0 else comma
-        terms.append(_einsum_letters(spec, start, stop))
-        starts.append(start)
-        if comma < 0:
-            break
-        start = comma + 1
-
-    if len(terms) != len(operands):
-        raise FrontendError(f"the einsum spec has {len(terms)} operand"
-                            f"{'' if len(terms) == 1 else 's'} but {len(operands)} "
-                            f"{'was' if len(operands) == 1 else 'were'} given", spec, None)
-
-    counts: Counter = Counter()
-    for term in terms:
-        seen = set()
-        for c, pos in term:
-            if c in seen:
-                raise FrontendError(f"index {c} repeats within one operand (a diagonal), "
-                                    f"which is not supported", spec, pos)
-            seen.add(c)
-            counts[c] += 1
-
-    if arrow >= 0:
-        out_letters = _einsum_letters(spec, arrow + 2, len(spec))
-        seen = set()
-        for c, pos in out_letters:
-            if c in seen:
-                raise FrontendError(f"output index {c} appears twice", spec, pos)
-            if c not in counts:
-                raise FrontendError(f"output index {c} does not occur in any operand",
-                                    spec, pos)
-            seen.add(c)
-        out_names = [c for c, _ in out_letters]
-    else:
-        out_names = sorted(c for c, n in counts.items() if n == 1)
-
-    tensors: dict[str, object] = {}
-    product: Expr | None = None
-    for k, (term, operand) in enumerate(zip(terms, operands)):
-        name = f"T{k}"
-        shape = getattr(operand, "shape", None)
-        if shape is not None and len(shape) != len(term):
-            pos = term[0][1] if term else starts[k]
-            raise FrontendError(f"operand {k} has {len(shape)} dimensions but the spec gives "
-                                f"it {len(term)} ind{'ex' if len(term) == 1 else 'ices'}",
-                                spec, pos)
-        fmt = _infer_format(operand)
-        try:
-            tv = TensorVar(name, len(term), fmt)
-        except FormatError as e:
-            raise _FrontendFormatError(f"operand {k} ({e})", spec,
-                                       term[0][1] if term else None) from e
-        acc = tv[tuple(Index(c) for c, _ in term)]
-        product = acc if product is None else product * acc
-        tensors[name] = operand
-
-    if product is None:
-        raise FrontendError("einsum needs at least one operand", spec, None)
-    order = list(dict.fromkeys(c for term in terms for c, _ in term))
-    summed = tuple(Index(c) for c in order if c not in out_names)
-    expr = ex.sum(summed, product) if summed else product
-    return expr, tuple(Index(c) for c in out_names), tensors

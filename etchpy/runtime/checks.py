@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import build, cache
+from .. import __version__
+from ..c import render as c
 from ..errors import CompileError
 
 _lib = []
@@ -18,16 +21,13 @@ _lib = []
 
 def _library():
     if not _lib:
-        from .. import __version__
-        from . import build
-        request = build.compiler_fingerprint()        # the source depends on nothing else
-        saved = build.read_manifest("etchpy_checks", request)
+        request = cache.compiler_fingerprint()        # the source depends on nothing else
+        saved = cache.read_manifest("etchpy_checks", request)
         if saved is not None:
             src, cdef = saved["texts"]
         else:
-            from ..c import render as c
             src, cdef = c.checks_source(__version__)
-            build.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
+            cache.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
         try:
             _lib.append(build.load(src, cdef, name="etchpy_checks"))
         except CompileError:

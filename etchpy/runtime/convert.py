@@ -1,0 +1,399 @@
+"""Conversions into and out of level storage: coordinates, dense arrays, scipy.sparse,
+and from one format to another.
+
+Every `from_*` function returns the `Parts` a `Tensor` is made of (shape, format,
+level dicts, values, fill), already consistent, so the caller skips validation.
+Building from coordinates sorts them in storage order, combines duplicates with the
+semiring's add and packs each level through its `etchpy.formats` class; index arrays
+come out int32 whenever every coordinate and position fits, else int64. scipy csr/csc
+input that is canonical and read in its own layout is shared without a copy.
+The `to_*` functions read any object with `shape`, `format`, `levels`, `vals` and
+`fill` (a Tensor).
+"""
+from __future__ import annotations
+
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from .checks import check_compressed
+from ..errors import InputError
+from ..formats import Compressed, Dense, Format, Singleton
+from ..formats.compressed import (check_pointers, check_range, first_order_violation,
+                                  index_array)
+
+__all__ = ["Parts", "from_coords", "from_dense", "from_scipy", "to_coords", "to_dense",
+           "convert", "to_scipy", "as_shape"]
+
+INT32_LIMIT = 2**31 - 1
+
+
+class Parts(NamedTuple):
+    """What a Tensor is made of (the arguments of its constructor)."""
+
+    shape: tuple[int, ...]
+    format: Format
+    levels: tuple[dict, ...]
+    vals: np.ndarray
+    fill: object
+
+
+# --------------------------------------------------------------------------- into storage
+
+def from_coords(coords, values, shape, format, sr, name) -> Parts:
+    """From coordinates (order, nnz) and values (nnz,); duplicates combine with sr.add."""
+    shape = as_shape(shape, name)
+    fmt = Format.parse(format, len(shape))
+    values = _as_values(values, sr, name)
+    coords = _as_coords(coords, shape, len(values), name)
+    storage = coords[list(fmt.mode_order)]
+    storage, values = _sort_storage(storage, values)
+    storage, values = _combine_duplicates(storage, values, sr.add.py)
+    levels, vals = _pack(storage, values, shape, fmt, sr.zero)
+    return Parts(shape, fmt, levels, vals, sr.zero)
+
+
+def from_dense(array, format, sr, name) -> Parts:
+    """From a numpy array; all-dense formats share its memory when the layout allows
+    (`format=None`: any axis order in which the array is contiguous)."""
+    array = sr.cast(np.asarray(array), what=f"tensor {name!r} values")
+    if format is None:
+        return _dense_layout(array, _contiguous_axis_order(array), sr)
+    fmt = Format.parse(format, array.ndim)
+    if fmt.is_dense:
+        return _dense_layout(array, fmt.mode_order, sr, fmt)
+    coords, values = _stored_entries(array, sr.zero)
+    return from_coords(coords, values, array.shape, fmt, sr, name)
+
+
+def _dense_layout(array, mode_order, sr, fmt=None) -> Parts:
+    """All-dense storage; `mode_order` None means copy to C order."""
+    if mode_order is None:
+        array = np.ascontiguousarray(array)
+        mode_order = tuple(range(array.ndim))
+    if fmt is None:
+        identity = tuple(mode_order) == tuple(range(array.ndim))
+        fmt = Format([Dense()] * array.ndim, mode_order,
+                     name="dense" if identity else None)
+    storage = np.ascontiguousarray(array.transpose(fmt.mode_order))
+    levels = tuple({} for _ in range(array.ndim))
+    return Parts(array.shape, fmt, levels, storage.reshape(-1), sr.zero)
+
+
+def from_scipy(m, format, sr, name) -> Parts:
+    """From a scipy.sparse matrix or array (csr, csc, coo; others via coo), validated."""
+    import scipy.sparse as sp   # lazily: scipy.sparse is heavy to import
+
+    if not sp.issparse(m):
+        raise InputError(f"tensor {name!r}: from_scipy needs a scipy.sparse matrix "
+                         f"or array, got {type(m).__name__}")
+    if m.format in ("csr", "csc") and m.ndim == 2:
+        return _from_scipy_compressed(m, format or m.format, sr, name)
+    if m.format != "coo":
+        m = m.tocoo()
+    return _from_scipy_coo(m, format or "coo", sr, name)
+
+
+def _from_scipy_compressed(m, format, sr, name) -> Parts:
+    layout = m.format
+    where = f"tensor {name!r} (scipy {layout} input)"
+    major, minor = m.shape if layout == "csr" else m.shape[::-1]
+    indptr = index_array(m.indptr, f"{where}: indptr")
+    indices = index_array(m.indices, f"{where}: indices")
+    data = np.asarray(m.data)
+    if data.ndim != 1 or len(data) != len(indices):
+        raise InputError(f"{where}: data has shape {data.shape} but indices has "
+                         f"{len(indices)} entries; they must match")
+    canonical = _check_scipy_compressed(indptr, indices, major, minor, where, layout)
+    values = sr.cast(data, what=f"{where} data")
+    fmt = format if isinstance(format, Format) else Format.parse(format, 2)
+    if canonical and fmt == Format.named(layout, 2):
+        levels = ({}, {"pos": _index_dtype(indptr), "crd": _index_dtype(indices)})
+        return Parts(m.shape, fmt, levels, values, sr.zero)
+    major_ids = np.repeat(np.arange(major, dtype=np.int64), np.diff(indptr))
+    pair = (major_ids, indices) if layout == "csr" else (indices, major_ids)
+    coords = np.stack([np.asarray(c, dtype=np.int64) for c in pair])
+    return from_coords(coords, values, m.shape, fmt, sr, name)
+
+
+def _check_scipy_compressed(indptr, indices, major, minor, where, layout) -> bool:
+    """Raise InputError if indptr/indices are malformed; else whether every segment is
+    strictly increasing (canonical). One compiled pass when a C compiler is available."""
+    fast = check_compressed(indptr, indices, major, minor)
+    if fast is None or fast[0] not in (0, 5):
+        check_pointers(indptr, major, len(indices), where, pos_name="indptr",
+                       crd_name="indices", parents="rows" if layout == "csr" else "columns")
+        check_range(indices, minor, f"{where}: indices")
+        if fast is not None:   # the compiled check saw a problem the numpy one missed
+            raise InputError(f"{where}: malformed indptr/indices (check code "
+                             f"{fast[0]} at {fast[1]})")
+        return first_order_violation(indptr, indices, strict=True) < 0
+    return fast[0] == 0
+
+
+def _from_scipy_coo(m, format, sr, name) -> Parts:
+    where = f"tensor {name!r} (scipy coo input)"
+    coords = getattr(m, "coords", None)
+    if coords is None:
+        coords = (m.row, m.col)
+    data = np.asarray(m.data)
+    for mode, c in enumerate(coords):
+        index_array(np.asarray(c), f"{where}: coordinates of mode {mode}")
+        if len(c) != len(data):
+            raise InputError(f"{where}: mode {mode} has {len(c)} coordinates but "
+                             f"data has {len(data)} entries")
+    values = sr.cast(data, what=f"{where} data")
+    if len(coords) == 0:
+        coords = np.zeros((0, len(values)), dtype=np.int64)
+    return from_coords(coords, values, m.shape, format, sr, name)
+
+
+# --------------------------------------------------------------------------- out of storage
+
+def storage_coords(t):
+    """(coordinates in storage order (order, n), last-level positions) of `t`."""
+    positions = np.zeros(1, dtype=np.int64)
+    storage = np.zeros((0, 1), dtype=np.int64)
+    for k, mode, level in t.format.storage_modes():
+        owner, coord, positions = level.unpack(t.levels[k], positions, t.shape[mode])
+        storage = np.vstack([storage[:, owner], coord[None, :]])
+    return storage, positions
+
+
+def to_coords(t):
+    """(coords (order, n) int64 in logical mode order, values) in storage order."""
+    storage, positions = storage_coords(t)
+    coords = np.empty_like(storage)
+    coords[list(t.format.mode_order)] = storage
+    return coords, t.vals[positions]
+
+
+def to_dense(t):
+    """A new ndarray of `t.shape` holding the fill where nothing is stored."""
+    if t.format.is_dense:
+        storage_shape = tuple(t.shape[m] for m in t.format.mode_order)
+        inverse = np.argsort(t.format.mode_order)
+        return np.array(t.vals.reshape(storage_shape).transpose(inverse))
+    out = np.full(t.shape, t.fill, dtype=t.vals.dtype)
+    coords, values = to_coords(t)
+    out[tuple(coords)] = values
+    return out
+
+
+def convert(t, fmt: Format) -> Parts:
+    """`t`'s stored entries in format `fmt`; under a dense last level, entries equal to
+    the fill count as not stored."""
+    coords, values = to_coords(t)
+    if t.format.levels and isinstance(t.format.levels[-1], Dense):
+        stored = values != t.fill
+        coords, values = coords[:, stored], values[stored]
+    storage, values = _sort_storage(coords[list(fmt.mode_order)], values)
+    levels, vals = _pack(storage, values, t.shape, fmt, t.fill)
+    return Parts(t.shape, fmt, levels, vals, t.fill)
+
+
+def to_scipy(t):
+    """A scipy csr_array (csc_array when `t`'s format is csc) of an order-2 `t`."""
+    import scipy.sparse as sp   # lazily: scipy.sparse is heavy to import
+
+    layout = "csc" if t.format == Format.named("csc", 2) else "csr"
+    parts = convert(t, Format.named(layout, 2)) if t.format != Format.named(layout, 2) else t
+    arrays = parts.levels[1]
+    make = sp.csc_array if layout == "csc" else sp.csr_array
+    return make((parts.vals, arrays["crd"], arrays["pos"]), shape=t.shape)
+
+
+# --------------------------------------------------------------------------- input normalisation
+
+def as_shape(shape, name):
+    """`shape` as a tuple of non-negative ints, or InputError naming tensor `name`."""
+    try:
+        dims = tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise InputError(f"tensor {name!r}: shape must be a tuple of ints, "
+                         f"got {shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise InputError(f"tensor {name!r}: shape {dims} has a negative size")
+    return dims
+
+
+def _as_values(values, sr, name):
+    values = sr.cast(values, what=f"tensor {name!r} values")
+    if values.ndim != 1:
+        raise InputError(f"tensor {name!r}: values must be 1-d, got shape {values.shape}")
+    return values
+
+
+def _as_coords(coords, shape, nnz, name):
+    """Coordinates as a validated (order, nnz) int64 array."""
+    where = f"tensor {name!r}"
+    order = len(shape)
+    try:
+        coords = np.asarray(coords)
+    except ValueError:
+        raise InputError(f"{where}: the per-mode coordinate arrays have different "
+                         f"lengths") from None
+    if order == 0 and coords.size == 0:
+        return np.zeros((0, nnz), dtype=np.int64)
+    if order == 1 and coords.ndim == 1:
+        coords = coords[None, :]
+    if coords.ndim != 2 or coords.shape != (order, nnz):
+        raise InputError(f"{where}: coordinates must have shape (order, nnz) = "
+                         f"({order}, {nnz}), got {coords.shape}")
+    if coords.size == 0:
+        return coords.astype(np.int64)
+    if coords.dtype.kind not in "iu":
+        raise InputError(f"{where}: coordinates must be integers, got dtype "
+                         f"{coords.dtype}")
+    for mode, size in enumerate(shape):
+        check_range(coords[mode], size, f"{where}: coordinates of mode {mode}")
+    return coords.astype(np.int64)
+
+
+def _index_dtype(a):
+    """Keep int32/int64 index arrays as they are; widen anything else to int64."""
+    return a if a.dtype in (np.dtype(np.int32), np.dtype(np.int64)) else a.astype(np.int64)
+
+
+def _contiguous_axis_order(array):
+    """An axis permutation in which `array` is C-contiguous, or None."""
+    if array.flags.c_contiguous:
+        return tuple(range(array.ndim))
+    order = tuple(sorted(range(array.ndim), key=lambda ax: -array.strides[ax]))
+    return order if array.transpose(order).flags.c_contiguous else None
+
+
+def _stored_entries(array, fill):
+    """Coordinates (order, n) and values of the entries != fill (NaN included)."""
+    stored = (array != fill).reshape(-1)
+    flat = np.flatnonzero(stored)
+    if array.ndim == 0:
+        coords = np.zeros((0, len(flat)), dtype=np.int64)
+    else:
+        coords = np.stack(np.unravel_index(flat, array.shape)).astype(np.int64)
+    return coords, array.reshape(-1)[flat]
+
+
+# -- helpers: sorting, combining, packing --------------------------------------
+def _lexicographic_steps(storage):
+    """Sign of the lexicographic step between consecutive columns (-1, 0 or 1)."""
+    n = storage.shape[1]
+    if storage.shape[0] == 0 or n < 2:
+        return np.zeros(max(n - 1, 0), dtype=np.int64)
+    step = np.sign(np.diff(storage, axis=1))
+    first = (step != 0).argmax(axis=0)
+    return step[first, np.arange(n - 1)]
+
+
+def _sort_storage(storage, values):
+    """Sort entries lexicographically by storage coordinates (stable)."""
+    if storage.shape[0] == 0 or storage.shape[1] < 2:
+        return storage, values
+    key = _linear_key(storage)
+    if key is None:
+        if np.all(_lexicographic_steps(storage) >= 0):
+            return storage, values
+        perm = np.lexsort(storage[::-1])
+    else:
+        if np.all(key[1:] >= key[:-1]):
+            return storage, values
+        perm = _stable_argsort(key)
+    # take, not storage[:, perm]: numpy's mixed slice/array indexing is much slower
+    return storage.take(perm, axis=1), values[perm]
+
+
+def _linear_key(storage):
+    """Row-major linear index of each column (same order as lexicographic), or
+    None when it could overflow int64."""
+    dims = [int(d) + 1 for d in storage.max(axis=1)]
+    if int(np.prod(dims, dtype=object)) >= 2**62:
+        return None
+    return np.ravel_multi_index(tuple(storage), dims)
+
+
+def _stable_argsort(key):
+    """np.argsort(key, kind="stable") for a nonnegative int64 key. When key and
+    position fit in one int64 together, they are packed and sorted with np.sort
+    (ties fall in position order), which is several times faster than numpy's
+    stable argsort of int64 (a timsort)."""
+    n = len(key)
+    shift = max(n - 1, 1).bit_length()
+    if int(key.max()).bit_length() + shift > 62:
+        return np.argsort(key, kind="stable")
+    packed = (key << shift) | np.arange(n, dtype=np.int64)
+    packed.sort()
+    return packed & ((1 << shift) - 1)
+
+
+def _combine_duplicates(storage, values, add):
+    """Merge runs of equal (sorted) coordinates with `add`."""
+    n = storage.shape[1]
+    if n == 0:
+        return storage, values
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(storage[:, 1:] != storage[:, :-1], axis=0)
+    starts = np.flatnonzero(new)
+    if len(starts) == n:
+        return storage, values
+    if isinstance(add, np.ufunc):
+        combined = add.reduceat(values, starts).astype(values.dtype, copy=False)
+    else:
+        combined = _reduce_groups(values, starts, add)
+    return storage.take(starts, axis=1), combined
+
+
+def _reduce_groups(values, starts, add):
+    """Per-group fold with a non-ufunc `add` (only the groups with duplicates)."""
+    out = values[starts].copy()
+    ends = np.append(starts[1:], len(values))
+    for g in np.flatnonzero(ends - starts > 1):
+        acc = values[starts[g]]
+        for v in values[starts[g] + 1:ends[g]]:
+            acc = add(acc, v)
+        out[g] = acc
+    return out
+
+
+def _singleton_split(storage, levels, k):
+    """For a non-unique level k: where the coordinates of the singleton levels
+    directly below it change, so that each gets its own position (None if none)."""
+    end = k + 1
+    while end < len(levels) and isinstance(levels[end], Singleton):
+        end += 1
+    if end == k + 1:
+        return None
+    below = storage[k + 1:end]
+    split = np.ones(storage.shape[1], dtype=bool)
+    split[1:] = np.any(below[:, 1:] != below[:, :-1], axis=0)
+    return split
+
+
+def _pack(storage, values, shape, fmt, fill):
+    """Level dicts and vals from sorted, unique storage coordinates."""
+    parent_ids = np.zeros(storage.shape[1], dtype=np.int64)
+    n_parents = 1
+    levels = []
+    for k, mode, level in fmt.storage_modes():
+        split = None
+        if isinstance(level, Compressed) and not level.unique:
+            split = _singleton_split(storage, fmt.levels, k)
+        arrays, parent_ids, n_parents = level.pack(parent_ids, n_parents, storage[k],
+                                                   shape[mode], split)
+        levels.append(arrays)
+    vals = np.full(n_parents, fill, dtype=values.dtype)
+    vals[parent_ids] = values
+    return _narrowest(tuple(levels), shape), vals
+
+
+INT32_LIMIT = 2**31 - 1
+
+
+def _narrowest(levels, shape):
+    """The index arrays as int32 when every value fits: a coordinate is below its
+    dimension and a pos entry at most its level's length."""
+    arrays = [a for lv in levels for a in lv.values()]
+    bound = max([0, *shape] + [len(a) for a in arrays])
+    if bound > INT32_LIMIT:
+        return levels
+    return tuple({k: a.astype(np.int32) for k, a in lv.items()} for lv in levels)
