@@ -33,15 +33,11 @@ class Prototype:
     name: str
     params: tuple[CParam, ...]
 
-    def render(self, idx="idx_t", val="val_t", restrict=True) -> str:
-        """`int name(params)`, with idx_t and val_t spelled idx and val, and
-        without `restrict` when restrict is false (cffi does not parse it)."""
-        def one(p):
-            t = p.ctype.replace("idx_t", idx).replace("val_t", val)
-            if not restrict:
-                t = t.replace(" restrict", "")
-            return f"{t} {p.name}"
-        args = ",\n    ".join(one(p) for p in self.params)
+    def render(self, idx="idx_t", val="val_t") -> str:
+        """`int name(params)`, with idx_t and val_t spelled idx and val (cffi's
+        cdef parses `restrict` too, so one text serves definition and cdef)."""
+        args = ",\n    ".join(f"{p.ctype.replace('idx_t', idx).replace('val_t', val)} {p.name}"
+                              for p in self.params)
         return f"int {self.name}(\n    {args})"
 
     def renamed(self, idx: str, val: str) -> tuple[CParam, ...]:

@@ -55,7 +55,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
         header_prototype=proto.render(f"{name}_idx_t", f"{name}_val_t"),
         guard=f"ETCHPY_{name.upper()}_H", sparse_output=prog.output.mode != "dense",
         output_doc=describe_output(prog.output), **env)
-    cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(restrict=False), **env)
+    cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(), **env)
     return CSource(name, c, header, cdef, proto)
 
 

@@ -100,6 +100,8 @@ def names_used(node) -> set[str]:
         match x:
             case Var(name) | Decl(name, _, _) | Assign(name, _):
                 out.add(name)
+            case ParallelFor(private=private):
+                out.update(arr for arr, *_ in private)
             case Comment():
                 return
         fields = getattr(x, "__dataclass_fields__", ())
