@@ -262,7 +262,8 @@ class Seek:
     crd[q..end) must be strictly increasing, so those positions are a prefix.
 
     The interpreter steps through the prefix one position at a time (and checks
-    the order it passes); C may search it any faster way (c.statements).
+    the order it passes); C calls ep_seek (codegen_templates/kernel.c.j2), which
+    steps `tuning.seek_linear` times and then gallops.
     """
     q: str
     end: Expr
