@@ -76,6 +76,13 @@ class Tuning:
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
+    # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
+    huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages and grow
+                                      # into fresh blocks
+    sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2)
+    marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks
+    marks_walk_spread: int = 4        # marks are walked when their range spans at most this
+                                      # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
     default_dim: int = 1000           # an index size guessed when none is known

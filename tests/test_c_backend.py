@@ -545,42 +545,6 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
     assert "gallop" in kern.explain()
 
 
-def _seek_in_c():
-    """The C seek of a kernel that leapfrogs (ep_seek, static in its source), with a
-    small exported wrapper around it so that a test can call it directly."""
-    from etchpy.runtime import build
-    x, y = ep.tensor("x", 1, format="csf"), ep.tensor("y", 1, format="csf")
-    src = ep.compile(ep.sum(i, x[i] * y[i])).source("int32_t").c
-    assert "ep_seek(" in src
-    wrapper = ("int64_t seek_for_test(const int32_t *crd, int64_t q, int64_t end, "
-               "int64_t t, int r)")
-    return build.load(src + f"\n{wrapper} {{ return ep_seek(crd, q, end, t, r); }}\n",
-                      wrapper + ";", name="seek_test")
-
-
-@settings(max_examples=200)
-@given(st.integers(0, 400), st.integers(1, 12), st.data())
-def test_seek_in_c_equals_its_imp_meaning(n, gap, data):
-    """ep_seek (linear steps, then a gallop and a binary search) against the meaning
-    of imp.Seek: q moves past exactly the positions of crd[q..end) behind (t, r).
-    Targets land before, on, between and past the coordinates, near and far."""
-    rng = np.random.default_rng(n * 13 + gap)
-    crd = np.cumsum(rng.integers(1, gap + 1, n)).astype(np.int32)
-    q = data.draw(st.integers(0, n), label="q")
-    end = data.draw(st.one_of(st.just(n), st.integers(q, n)), label="end")
-    inside = [int(c) for c in crd[q:end]] or [0]
-    t = data.draw(st.one_of(st.sampled_from(inside), st.sampled_from(inside).map(lambda c: c + 1),
-                            st.integers(-2, 12 * 400 + 2)), label="t")
-    r = data.draw(st.booleans(), label="r")
-    lib = _seek_in_c()
-    got = lib.lib.seek_for_test(lib.ffi.cast("const int32_t *", crd.ctypes.data), q, end, t,
-                                int(r))
-    assert got == q + np.searchsorted(crd[q:end], t, side="right" if r else "left")
-    machine = imp.Machine(ep.semirings.get("real"), {"crd": crd.astype(np.int64), "q": q})
-    machine.exec(imp.Seek("q", imp.Const(end), "crd", imp.Const(t), imp.Const(r, "bool")))
-    assert machine.env["q"] == got
-
-
 @pytest.mark.parametrize("ratio", [0, 10**9])
 @settings(max_examples=25)
 @given(problems())
@@ -910,51 +874,6 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
     small = (small + last).tocsr()          # the last row of B is read (pos[20])
     got = _csr_on_interpreter(gus, sr, A=small, B=Ns)
     np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
-
-
-def test_sorted_walk_over_marks_on_the_interpreter():
-    """ForSorted runs its body in ascending order of the listed indices, leaves the
-    marks all-zero, and refuses marks that are not exactly the list (or a list
-    with repeats); with no marks it only sorts."""
-    from etchpy import imp
-    m = imp.Machine(ep.semirings.get("real"), {})
-    size = imp.Const(200)
-    listed = [130, 7, 64, 63, 199]
-    walk = imp.seq(imp.Alloc("seen", "index", imp.Const(5), imp.ZERO),
-                   imp.Decl("t", "index", imp.ZERO),
-                   imp.ForSorted("k", "list", imp.Const(5), size, "bits",
-                                 imp.seq(imp.Store("seen", imp.Var("t"), imp.Var("k")),
-                                         imp.incr("t"))))
-    m.exec(imp.seq(imp.Alloc("list", "index", imp.Const(5), imp.ZERO),
-                   imp.Alloc("bits", "bits", imp.sort_bits_words(size), imp.ZERO)))
-    for t, k in enumerate(listed):
-        m.exec(imp.seq(imp.Store("list", imp.Const(t), imp.Const(k)),
-                       imp.SetBit("bits", imp.Const(k), True)))
-    assert m.eval(imp.Bit("bits", imp.Const(64))) and not m.eval(imp.Bit("bits", imp.Const(65)))
-    m.exec(walk)
-    assert list(m.env["seen"]) == sorted(listed) and not m.env["bits"].any()
-    m.exec(imp.seq(*(imp.Store("list", imp.Const(t), imp.Const(k))
-                     for t, k in enumerate(listed)), imp.SetBit("bits", imp.Const(7), True)))
-    with pytest.raises(imp.ImpRuntimeError, match="not exactly"):
-        m.exec(walk)                              # only one of the five is marked
-    m.exec(imp.SetBit("bits", imp.Const(7), False))
-    m.exec(imp.Store("list", imp.Const(1), imp.Const(130)))
-    with pytest.raises(imp.ImpRuntimeError, match="distinct"):
-        m.exec(imp.ForSorted("k", "list", imp.Const(5), size, None, imp.SKIP))
-
-
-def test_unfilled_arrays_hold_garbage_on_the_interpreter():
-    """Alloc without a fill (and the grown part of a Reserve) is undefined in C; the
-    interpreter puts values there that no test expects, so reading one shows."""
-    from etchpy import imp
-    sr = ep.semirings.get("real")
-    m = imp.Machine(sr, {})
-    m.exec(imp.seq(imp.Alloc("v", "value", imp.Const(3), None),
-                   imp.Alloc("c", "index", imp.Const(2), None),
-                   imp.Alloc("z", "index", imp.Const(2), imp.ZERO),
-                   imp.Reserve("z", "index", imp.Const(5))))
-    assert np.all(m.env["v"] == 918273.645) and np.all(m.env["c"] == 1 << 40)
-    assert list(m.env["z"][:2]) == [0, 0] and np.all(m.env["z"][2:] == 1 << 40)
 
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "boolean"])

@@ -1,1 +1,9 @@
-"""c"""
+"""C: the only layer that writes C text.
+
+    prototype   the kernel's prototype, described once for source, header and cdef
+    statements  Imp statements and expressions as C (FunctionBody)
+    parallel    loops split across threads (OpenMP), their bodies outlined
+    render      the file around the function (jinja2 templates) and its frame
+
+Importers use `etchpy.c.render` (render, checks_source, prototype, CSource).
+"""

@@ -1,7 +1,37 @@
-"""Imp: the small imperative language that streams lower to (see imp.core's grammar).
+"""Imp: the small imperative language that streams are staged into.
 
-This package's face: every layer imports Imp through `etchpy.imp`, so the
-modules inside may be split or renamed without touching the importers.
+This package is Imp's face: every layer imports Imp through `etchpy.imp`, so
+the modules inside may be split or renamed without touching the importers.
+
+    nodes      the syntax (its docstring has the grammar) and its constants
+    construct  smart constructors that fold constants
+    names      the name supply every generated name comes from
+    analysis   facts read off a program's syntax, and the rewrites they allow
+    interp     the interpreter (`Machine`), the oracle between streams and C
+    show       a readable listing, for debugging
 """
-from .core import *  # noqa: F401,F403
-from .core import _BINOPS  # noqa: F401
+from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, names_used,
+                       scalars_assigned, statements, substitute)
+from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound, mul, not_,
+                        or_, select, seq, sort_bits_words, sum_bound)
+from .interp import ImpRuntimeError, Machine
+from .names import Names
+from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
+                    Const, Decl, Expr, ForSorted, If, Load, LocalArray, Move, Not, Opaque,
+                    ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                    ShortIntersect, Stmt, Store, Var, While)
+from .show import show
+
+__all__ = [
+    # syntax
+    "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Select", "Ring",
+    "Decl", "Assign", "Store", "Accum", "While", "If", "Seq", "Block", "Comment", "Alloc",
+    "Reserve", "Move", "Prefetch", "SetBit", "ForSorted", "LocalArray", "Opaque",
+    "ShortIntersect", "Seek", "ParallelFor", "TRUE", "FALSE", "ZERO", "ONE", "SKIP",
+    # smart constructors
+    "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
+    "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
+    # names, analysis, interpreter, listing
+    "Names", "statements", "substitute", "assume", "arrays_loaded_at", "names_used",
+    "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
+]

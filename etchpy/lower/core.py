@@ -1621,7 +1621,7 @@ UNSWITCH_LIMIT = 100
 def short_fits(short) -> imp.Expr:
     """Both segments of an intersection are short, and both arrays hold
     SHORT_SEGMENT entries from the segments' starts (imp.ShortIntersect)."""
-    n = Const(imp.SHORT_SEGMENT)
+    n = Const(DEFAULT.short_segment)
     fits = imp.TRUE
     for q, e, _, crd_len in short:
         fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(e), Var(q)), n),

@@ -535,12 +535,11 @@ def tunables() -> tuple:
     do) never returns a kernel built under another value."""
     from ..plan import cost
     from ..streams import stream as streams
-    return (streams.GALLOP_RATIO, streams.HIDE_SEGMENT_COUNTERS, imp.SEEK_LINEAR, lower.INITIAL_CAPACITY,
+    return (streams.GALLOP_RATIO, streams.HIDE_SEGMENT_COUNTERS, lower.INITIAL_CAPACITY,
             lower.FIRST_CAPACITY_LIMIT, lower.PREFETCH_DISTANCE, lower.PREFETCH_SPAN,
             lower.PREFETCH_MIN_BYTES, lower.RUN_AHEAD, lower.RUN_SHORT, lower.RUN_MIN_ENTRIES, lower.BLOCK_SIZES,
             lower.RUN_LONG,
             lower.HASH_WORKSPACE_DIM, lower.HASH_INITIAL, lower.UNSWITCH_LIMIT,
-            c.CHUNKS_PER_THREAD,
             REWRITE_MARGIN, cost.DEFAULT_DIM, cost.SPARSE_DENSITY, cost.TEMP_WEIGHT)
 
 

@@ -35,7 +35,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from .. import imp
+from .. import imp, tuning
 from ..expr.nodes import Access, Add, Lit, Mul
 from ..formats import Compressed, Dense, Singleton
 from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Ring, Var, While,
@@ -220,7 +220,7 @@ def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
         next=If(Var(g), leap.next, merge_next), choice=g, short=short,
         search=f"merge [{a.search}] with [{b.search}], leapfrog when one is "
                f"≥{GALLOP_RATIO}x longer"
-               + (f", all pairs at once when both have ≤{imp.SHORT_SEGMENT}" if short else ""))
+               + (f", all pairs at once when both have ≤{tuning.DEFAULT.short_segment}" if short else ""))
 
 
 def _advance_if(flag: str, s: Stream) -> imp.Stmt:

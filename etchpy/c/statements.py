@@ -1,0 +1,356 @@
+"""Imp statements and expressions as C text.
+
+`FunctionBody` renders one lowered program's Imp tree. Scalars of type index
+are int64_t; arrays of indices are idx_t; values are val_t (the semiring's
+carrier); `bits` arrays are uint64_t words. Arrays made by Alloc/Reserve are
+heap arrays with a capacity (`{array}_cap`); an allocation failure jumps to
+`fail`, which the function's frame provides (c.render).
+
+C-only names (a capacity `{array}_cap`, a loop's `{var}_n`, a fill loop's
+`k_`, ...) get underscores appended until they differ from every name they
+could shadow or be shadowed by: a name that lives as long as the function
+(`c_name`) from every name of the program, a name of one C block (`local`)
+from every name used in that block. So a user's index name never collides
+with them. Names starting `ep_` belong to kernel.c.j2.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import imp
+from .. import tuning as _tuning
+from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, If,
+                   Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring,
+                   Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+from . import parallel
+
+INDENT = "    "
+
+# Entries of a short segment that the SIMD helpers of kernel.c.j2 compare at once
+# (ep_short_match): a ShortIntersect of another width is always merged.
+SIMD_LANES = 4
+
+_ARRAY_TYPES = {"index": "idx_t", "bool": "int", "value": "val_t", "bits": "uint64_t"}
+_SCALAR_TYPES = {"index": "int64_t", "bool": "int", "value": "val_t"}
+
+
+def ctype(typ: str) -> str:
+    """The C element type of an Imp array of type typ."""
+    return _ARRAY_TYPES[typ]
+
+
+def heap_arrays(s) -> dict[str, str]:
+    """The heap arrays of a program (the arrays it Allocs), name -> Imp type."""
+    out: dict[str, str] = {}
+    for u in imp.statements(s):
+        if isinstance(u, Alloc):
+            out.setdefault(u.array, u.type)
+    return out
+
+
+class FunctionBody:
+    """Renders the statements of one program. `helpers` collects the functions
+    that the statements need beside the kernel (the bodies of parallel loops),
+    in the order they were made; `arrays` and `scalars` give the C type of every
+    name the kernel declares."""
+
+    def __init__(self, prog, semiring, tuning: _tuning.Tuning = _tuning.DEFAULT):
+        self.prog = prog
+        self.sr = semiring
+        self.tuning = tuning
+        self.heap = heap_arrays(prog.body)               # name -> Imp type
+        self.helpers: list[str] = []
+        self.arrays, self.scalars = self._kernel_names()
+        self.taken = frozenset(imp.names_used(prog.body) | set(self.arrays)
+                               | set(self.scalars) | {p.name for p in prog.params})
+
+    def c_name(self, base: str) -> str:
+        """base, with underscores appended until it is none of the program's names.
+        The same base always gives the same name."""
+        while base in self.taken:
+            base += "_"
+        return base
+
+    def local(self, base: str, *scope) -> str:
+        """base, with underscores appended until it is none of the names used in
+        `scope` (Imp nodes, or names as str): for a C name declared in a block
+        where only those names are used."""
+        used = set().union(*({x} if isinstance(x, str) else imp.names_used(x) for x in scope))
+        while base in used:
+            base += "_"
+        return base
+
+    def cap(self, array: str) -> str:
+        """The C variable holding a heap array's capacity."""
+        return self.c_name(f"{array}_cap")
+
+    def ctype(self, typ: str) -> str:
+        return ctype(typ)
+
+    def _kernel_names(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The C element type of every array and the C type of every scalar the
+        kernel names: parameters, dimensions, heap arrays and declared scalars."""
+        arrays, scalars = {}, {}
+        for p in self.prog.params:
+            elem = "idx_t" if p.type == "index" else "val_t"
+            match p.kind:
+                case "in_array" | "out_dense":
+                    arrays[p.name] = elem
+                case "dim":
+                    scalars[p.name] = "int64_t"
+                case "out_zeroed":
+                    scalars[p.name] = "int"
+        for var, _, _ in self.prog.dims:
+            scalars[f"dim_{var}"] = "int64_t"
+        for arr, typ in self.heap.items():
+            arrays[arr] = ctype(typ)
+        for u in imp.statements(self.prog.body):
+            if isinstance(u, Decl):
+                scalars[u.name] = _SCALAR_TYPES[u.type]
+        return arrays, scalars
+
+    # ----------------------------------------------------------- statements
+    def stmt(self, s, depth: int) -> str:
+        """Statement s as C lines, each indented by `depth` levels."""
+        pad, e = INDENT * depth, self.expr
+        match s:
+            case Decl(name, typ, init):
+                return f"{pad}{_SCALAR_TYPES[typ]} {name} = {e(init)};"
+            case Assign(name, value):
+                return f"{pad}{name} = {e(value)};"
+            case Store(arr, i, v):
+                return f"{pad}{arr}[{e(i)}] = {e(v)};"
+            case Accum(arr, i, v):
+                cell = f"{arr}[{e(i)}]"
+                return f"{pad}{cell} = {self.sr.add.render(cell, e(v))};"
+            case While(c, body):
+                return self.nest(f"{pad}while ({_bare(e(c))})", body, depth)
+            case If(c, then, None):
+                return self.nest(f"{pad}if ({_bare(e(c))})", then, depth)
+            case If(c, then, else_):
+                return (self.nest(f"{pad}if ({_bare(e(c))})", then, depth)
+                        + self.nest(" else", else_, depth))
+            case Seq(stmts):
+                return "\n".join(self.stmt(t, depth) for t in stmts if t != imp.SKIP)
+            case Block(body):
+                return f"{pad}{{\n{self.stmt(body, depth + 1)}\n{pad}}}"
+            case Comment(text):
+                return f"{pad}/* {text.replace('*/', '* /')} */"
+            case Alloc(arr, typ, size, fill):
+                return self.alloc(arr, typ, size, fill, pad)
+            case Reserve(arr, typ, size, fill):
+                return self.reserve(arr, typ, size, fill, pad)
+            case Move(arr, src):
+                return (f"{pad}free({arr}); {arr} = {src}; {self.cap(arr)} = {self.cap(src)}; "
+                        f"{src} = NULL; {self.cap(src)} = 0;")
+            case ParallelFor():
+                return parallel.parallel_for(self, s, depth)
+            case Opaque(var):
+                return f"{pad}EP_OPAQUE({var});"
+            case LocalArray(arr, size, fill):
+                k = self.local("k_", arr, fill)
+                return (f"{pad}val_t {arr}[{size}];\n"
+                        f"{pad}for (int {k} = 0; {k} < {size}; {k}++) {arr}[{k}] = {e(fill)};")
+            case Prefetch(arr, index, write):
+                macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"
+                return f"{pad}{macro}(&{arr}[{_bare(e(index))}]);"
+            case SetBit(arr, i, on):
+                word, bit = f"{arr}[({e(i)}) >> 6]", f"(uint64_t)1 << (({e(i)}) & 63)"
+                return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"
+            case ForSorted(var, arr, n, size, bits, body):
+                return self.for_sorted(var, arr, n, size, bits, body, depth)
+            case Seek(q, end, crd, t, r):
+                return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
+            case ShortIntersect():
+                return self.short_intersect(s, depth)
+        raise TypeError(f"cannot render statement {s!r}")
+
+    def nest(self, head: str, body, depth: int) -> str:
+        """head { body }, body one level further in."""
+        return f"{head} {{\n{self.stmt(body, depth + 1)}\n{INDENT * depth}}}"
+
+    def alloc(self, arr, typ, size, fill, pad) -> str:
+        """A fresh heap array; calloc when the fill is all-zero bytes."""
+        t, e, cap = ctype(typ), self.expr, self.cap(arr)
+        k = self.local("k_", arr, cap, fill)
+        zeroed = fill is not None and _all_zero_bits(fill)
+        get = (f"ep_calloc((size_t){cap}, sizeof({t}))" if zeroed
+               else f"ep_malloc((size_t){cap} * sizeof({t}))")
+        lines = [f"{pad}{cap} = ep_max({e(size)}, 1);",
+                 f"{pad}{arr} = ({t} *){get};",
+                 f"{pad}if (!{arr}) goto fail;"]
+        if fill is not None and not zeroed:
+            lines.append(f"{pad}for (int64_t {k} = 0; {k} < {cap}; {k}++) {arr}[{k}] = {e(fill)};")
+        return "\n".join(lines)
+
+    def reserve(self, arr, typ, size, fill, pad) -> str:
+        """Grow a heap array to at least size (and at least double) when it is smaller."""
+        t, e, p2 = ctype(typ), self.expr, pad + INDENT
+        cap = self.cap(arr)
+        scope = (arr, cap, size, fill)
+        new, grown, k = (self.local(x, *scope) for x in ("cap_", "grown_", "k_"))
+        lines = [f"{pad}if ({e(size)} > {cap}) {{",
+                 f"{p2}int64_t {new} = ep_max({e(size)}, 2 * {cap});",
+                 f"{p2}{t} *{grown} = ({t} *)ep_grow({arr}, (size_t){cap} * "
+                 f"sizeof({t}), (size_t){new} * sizeof({t}));",
+                 f"{p2}if (!{grown}) goto fail;"]
+        if fill is not None:
+            lines.append(f"{p2}for (int64_t {k} = {cap}; {k} < {new}; {k}++) "
+                         f"{grown}[{k}] = {e(fill)};")
+        return "\n".join(lines + [f"{p2}{arr} = {grown}; {cap} = {new};", f"{pad}}}"])
+
+    def derived(self, s, var: str, *suffixes: str) -> list[str]:
+        """The C-only names {var}_{suffix} of a block that renders statement s."""
+        return [self.local(f"{var}_{x}", s) for x in suffixes]
+
+    def for_sorted(self, var, arr, n, size, bits, body, depth) -> str:
+        """The list sorted and walked; or, with marks that are dense enough in
+        their range, the marks walked in order (summary word, then marked word,
+        then bit), so the list is never sorted. The body is emitted once per way."""
+        pad, p2, p3 = (INDENT * (depth + d) for d in range(3))
+        scope = ForSorted(var, arr, n, size, bits, body)
+        count, t = self.derived(scope, var, "n", "t")
+        listed = [f"{p2}for (int64_t {t} = 0; {t} < {count}; {t}++) {{",
+                  f"{p3}const int64_t {var} = {arr}[{t}];",
+                  self.stmt(body, depth + 2),
+                  f"{p2}}}"]
+        head = [f"{pad}{{", f"{p2}const int64_t {count} = {self.expr(n)};"]
+        if bits is None:
+            return "\n".join([*head, f"{p2}ep_sort_idx({arr}, {count});", *listed, f"{pad}}}"])
+        return "\n".join([
+            *head, *self.marks_walk(scope, self.expr(size), depth),
+            f"{p2}}} else {{",
+            *[INDENT + ln if ln else ln for ln in "\n".join(listed).split("\n")],
+            f"{p2}}}",
+            f"{pad}}}"])
+
+    def marks_walk(self, fs: ForSorted, size_c, depth) -> list[str]:
+        """The opening `if` of for_sorted's walk over marks, and its walk."""
+        var, arr, bits, body = fs.var, fs.array, fs.bits, fs.body
+        p2, p3, p4, p5 = (INDENT * (depth + d) for d in range(1, 5))
+        count, lo, hi, sums, s, m, w, x = self.derived(fs, var, "n", "lo", "hi", "sum", "s",
+                                                       "m", "w", "x")
+        return [
+            f"{p2}int64_t {lo} = 0, {hi} = -1;",
+            f"{p2}if (ep_marks_walkable({arr}, {count}, {bits}, {size_c}, &{lo}, &{hi})) {{",
+            f"{p2}{INDENT}uint64_t *{sums} = {bits} + (({size_c}) >> 6) + 1;",
+            f"{p2}{INDENT}for (int64_t {s} = {lo}; {s} <= {hi}; {s}++) {{",
+            f"{p3}{INDENT}uint64_t {m} = {sums}[{s}];",
+            f"{p3}{INDENT}{sums}[{s}] = 0;",
+            f"{p3}{INDENT}for (; {m}; {m} &= {m} - 1) {{",
+            f"{p4}{INDENT}const int64_t {w} = ({s} << 6) + ep_ctz64({m});",
+            f"{p4}{INDENT}uint64_t {x} = {bits}[{w}];",
+            f"{p4}{INDENT}{bits}[{w}] = 0;",
+            f"{p4}{INDENT}for (; {x}; {x} &= {x} - 1) {{",
+            f"{p5}{INDENT}const int64_t {var} = ({w} << 6) + ep_ctz64({x});",
+            self.stmt(body, depth + 5),
+            f"{p4}{INDENT}}}",
+            f"{p3}{INDENT}}}",
+            f"{p2}{INDENT}}}"]
+
+    def short_intersect(self, s: ShortIntersect, depth: int) -> str:
+        """With SIMD (EP_SHORT_SIMD, and a width of SIMD_LANES): all pairs of the two
+        segments compared at once, the matching lanes of a taken in order, and
+        each one's position in b found by one more compare. Otherwise the
+        two-finger merge."""
+        qa, ea, crd_a, qb, eb, crd_b = s.qa, s.ea, s.crd_a, s.qb, s.eb, s.crd_b
+        pad, p2, p3 = (INDENT * (depth + d) for d in range(3))
+        (m, a0, xa), (b0, xb) = self.derived(s, qa, "m", "0", "x"), self.derived(s, qb, "0", "x")
+        merge = [
+            f"{p2}while ({qa} < {ea} && {qb} < {eb}) {{",
+            f"{p3}if ({crd_a}[{qa}] == {crd_b}[{qb}]) {{",
+            self.stmt(s.body, depth + 3),
+            f"{p3}}}",
+            f"{p3}const int64_t {xa} = {crd_a}[{qa}], {xb} = {crd_b}[{qb}];",
+            f"{p3}{qa} += {xa} <= {xb};",
+            f"{p3}{qb} += {xb} <= {xa};",
+            f"{p2}}}"]
+        simd = [
+            "#if EP_SHORT_SIMD",
+            f"{p2}const int64_t {a0} = {qa}, {b0} = {qb};",
+            f"{p2}int {m} = ep_short_match({crd_a} + {a0}, {ea} - {a0}, {crd_b} + {b0}, "
+            f"{eb} - {b0});",
+            f"{p2}for (; {m}; {m} &= {m} - 1) {{",
+            f"{p3}{qa} = {a0} + ep_ctz64((uint64_t){m});",
+            f"{p3}{qb} = {b0} + ep_short_find({crd_b} + {b0}, {crd_a}[{qa}]);",
+            self.stmt(s.body, depth + 2),
+            f"{p2}}}",
+            "#else", *merge, "#endif"]
+        return "\n".join([f"{pad}{{", *(simd if s.width == SIMD_LANES else merge),
+                          f"{p2}{qa} = {ea};", f"{p2}{qb} = {eb};", f"{pad}}}"])
+
+    # ---------------------------------------------------------- expressions
+    def expr(self, x) -> str:
+        """Expression x as C text (parenthesised where it could bind loosely)."""
+        e = self.expr
+        match x:
+            case Var(name):
+                return name
+            case Const(v, "value"):
+                return self.value_literal(v)
+            case Const(v, "bool"):
+                return "1" if v else "0"
+            case Const(v, _):
+                return str(int(v))
+            case Bin("max", a, b):
+                return f"ep_max({e(a)}, {e(b)})"
+            case Bin("min", a, b):
+                return f"ep_min({e(a)}, {e(b)})"
+            case Bin("hash", a, b):
+                return f"ep_hash({e(a)}, {e(b)})"
+            case Bin(op, a, b):
+                return f"({e(a)} {op} {e(b)})"
+            case Not(a):
+                return f"!{e(a)}"
+            case Load(arr, i):
+                return f"{arr}[{e(i)}]"
+            case Bit(arr, i):
+                return f"(({arr}[({e(i)}) >> 6] >> (({e(i)}) & 63)) & 1)"
+            case Select(c, a, b):
+                return f"({e(c)} ? {e(a)} : {e(b)})"
+            case Ring(op, a, b):
+                fn = self.sr.add if op == "add" else self.sr.mul
+                return f"({fn.render(e(a), e(b))})"
+        raise TypeError(f"cannot render expression {x!r}")
+
+    def value_literal(self, v) -> str:
+        return c_literal(v, self.sr.dtype)
+
+
+def c_literal(v, dtype) -> str:
+    """v as a C literal of the given numpy dtype (exact for floats: repr round-trips)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "1" if v else "0"
+    if dtype.kind in "iu":
+        return f"INT64_C({int(v)})"
+    f = float(v)
+    if math.isnan(f):
+        return "NAN"
+    if math.isinf(f):
+        return "INFINITY" if f > 0 else "(-INFINITY)"
+    text = repr(f)
+    if "e" not in text and "." not in text:
+        text += ".0"
+    return text + ("f" if dtype == np.float32 else "")
+
+
+def _all_zero_bits(c) -> bool:
+    """Is this constant stored as all-zero bytes (so calloc already provides it)?"""
+    return (isinstance(c, Const) and not isinstance(c.value, str) and c.value == 0
+            and math.copysign(1.0, float(c.value)) > 0)
+
+
+def _bare(text: str) -> str:
+    """Drop one pair of redundant outer parentheses (for while/if conditions)."""
+    if text.startswith("(") and text.endswith(")"):
+        depth = 0
+        for k, ch in enumerate(text):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and k < len(text) - 1:
+                return text
+        return text[1:-1]
+    return text

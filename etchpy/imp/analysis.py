@@ -1,0 +1,156 @@
+"""Facts about Imp programs, read off their syntax, and the rewrites they allow."""
+from __future__ import annotations
+
+import dataclasses
+
+from .construct import and_, not_, or_, select
+from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Comment, Decl, Expr,
+                    ForSorted, If, Load, LocalArray, Move, Not, ParallelFor, Reserve, Ring, Seek,
+                    Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+
+# The fields of statements that hold a name (of an array or a scalar) as a str.
+_NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
+                "source")
+
+
+def statements(s):
+    """Every statement inside s, s included, outermost first."""
+    yield s
+    match s:
+        case Seq(stmts):
+            for u in stmts:
+                yield from statements(u)
+        case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
+              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)):
+            yield from statements(body)
+        case If(_, then, else_):
+            yield from statements(then)
+            if else_ is not None:
+                yield from statements(else_)
+
+
+def _children(x):
+    """The fields of a node (or the items of a tuple or list), else nothing."""
+    if isinstance(x, (tuple, list)):
+        return x
+    return tuple(getattr(x, f) for f in getattr(x, "__dataclass_fields__", ()))
+
+
+def substitute(node, name: str, value: Expr):
+    """node (a statement or expression) with every read of the variable `name`
+    replaced by `value`. Sound where `name` holds `value` throughout node and
+    node does not assign it."""
+    match node:
+        case Var(n) if n == name:
+            return value
+        case tuple():
+            return tuple(substitute(x, name, value) for x in node)
+        case _ if hasattr(node, "__dataclass_fields__"):
+            return dataclasses.replace(node, **{
+                f: substitute(getattr(node, f), name, value)
+                for f in node.__dataclass_fields__})
+    return node
+
+
+def assume(e: Expr, facts: dict) -> Expr:
+    """e where each boolean expression in `facts` has the given value, folded.
+    Sound wherever those expressions do have those values when e is evaluated."""
+    if e in facts:
+        return TRUE if facts[e] else FALSE
+    match e:
+        case Bin("&&", a, b):
+            return and_(assume(a, facts), assume(b, facts))
+        case Bin("||", a, b):
+            return or_(assume(a, facts), assume(b, facts))
+        case Bin(op, a, b):
+            return Bin(op, assume(a, facts), assume(b, facts))
+        case Not(a):
+            return not_(assume(a, facts))
+        case Select(c, a, b):
+            return select(assume(c, facts), assume(a, facts), assume(b, facts))
+        case Ring(op, a, b):
+            return Ring(op, assume(a, facts), assume(b, facts))
+        case Load(array, i):
+            return Load(array, assume(i, facts))
+    return e
+
+
+def arrays_loaded_at(node, index) -> list[str]:
+    """The arrays read as array[index] inside an Imp statement or expression, in
+    order of first appearance; with index None, every array read."""
+    out: list[str] = []
+
+    def walk(x):
+        if isinstance(x, Load) and (index is None or x.index == index) \
+                and x.array not in out:
+            out.append(x.array)
+        for child in _children(x):
+            walk(child)
+
+    walk(node)
+    return out
+
+
+def names_used(node) -> set[str]:
+    """Every variable or array name read or written inside an Imp statement or
+    expression (comments name nothing)."""
+    out: set[str] = set()
+
+    def walk(x):
+        match x:
+            case Var(name) | Decl(name, _, _) | Assign(name, _):
+                out.add(name)
+            case ParallelFor(private=private):
+                out.update(arr for arr, *_ in private)
+            case Comment():
+                return
+        fields = getattr(x, "__dataclass_fields__", ())
+        for f in fields:
+            value = getattr(x, f)
+            if f in _NAME_FIELDS and isinstance(value, str):
+                out.add(value)
+        for child in _children(x):
+            walk(child)
+
+    walk(node)
+    return out
+
+
+def declared_in(node) -> set[str]:
+    """The names a statement introduces for itself: its Decls, local arrays and
+    loop variables. They are not visible outside it."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case Decl(name, _, _) | LocalArray(name, _, _):
+                out.add(name)
+            case ForSorted(var, _, _, _, _, _) | ParallelFor(var, _, _, _, _):
+                out.add(var)
+    return out
+
+
+def scalars_assigned(node) -> set[str]:
+    """The scalar variables a statement changes after their declaration."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case Assign(name, _) | Seek(name, _, _, _, _):
+                out.add(name)
+            case ShortIntersect(qa, _, _, qb, _, _, _):
+                out |= {qa, qb}
+    return out
+
+
+def arrays_written(node) -> set[str]:
+    """The arrays a statement stores into, grows, clears or replaces."""
+    out: set[str] = set()
+    for s in statements(node):
+        match s:
+            case (Store(arr, _, _) | Accum(arr, _, _) | SetBit(arr, _, _)
+                  | Alloc(arr, _, _, _) | Reserve(arr, _, _, _)):
+                out.add(arr)
+            case Move(arr, src):
+                out |= {arr, src}
+            case ForSorted(_, arr, _, _, bits, _):
+                out |= {arr} | ({bits} if bits else set())
+    return out

@@ -1,0 +1,248 @@
+"""The one interpreter of Imp.
+
+The stream interpreter runs staged stream fields on it, and whole lowered
+programs run on it as an oracle between streams and C. It checks what C
+assumes: every read and write in bounds, the preconditions of ForSorted,
+ShortIntersect and Seek; a broken one raises ImpRuntimeError (a compiler bug).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .construct import sort_bits_words
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
+                    ForSorted, If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch,
+                    Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var,
+                    While)
+
+
+class ImpRuntimeError(RuntimeError):
+    """An Imp program misbehaved (e.g. read out of bounds): a compiler bug."""
+
+
+BINOPS = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "/": lambda a, b: a // b,
+    "&": lambda a, b: a & b,
+    # a slot in a table of mask + 1 entries (a power of two): Fibonacci hashing,
+    # the same bits as ep_hash in the C kernel
+    "hash": lambda k, mask: ((int(k) * 0x9E3779B97F4A7C15) % (1 << 64) >> 32) & int(mask),
+    "max": max,
+    "min": min,
+}
+
+
+class Machine:
+    """Runs Imp over `env`, a dict of scalars and numpy arrays (changed in place:
+    after `exec`, env holds the program's variables and arrays)."""
+
+    def __init__(self, semiring, env: dict | None = None):
+        self.semiring = semiring
+        self.env: dict = dict(env or {})
+        self._cast = semiring.dtype.type
+
+    def eval(self, e: Expr):
+        match e:
+            case Var(name):
+                return self.env[name]
+            case Const(value, "value"):
+                return self._cast(value)
+            case Const(value, _):
+                return value
+            case Bin("&&", a, b):
+                return bool(self.eval(a)) and bool(self.eval(b))
+            case Bin("||", a, b):
+                return bool(self.eval(a)) or bool(self.eval(b))
+            case Bin(op, a, b):
+                return BINOPS[op](self.eval(a), self.eval(b))
+            case Not(a):
+                return not self.eval(a)
+            case Load(array, index):
+                return self._load(array, self.eval(index))
+            case Bit(array, index):
+                i = self.eval(index)
+                return bool((self._load(array, i // 64) >> (i % 64)) & 1)
+            case Select(c, a, b):
+                return self.eval(a) if self.eval(c) else self.eval(b)
+            case Ring(op, a, b):
+                fn = self.semiring.add if op == "add" else self.semiring.mul
+                return self._cast(fn(self.eval(a), self.eval(b)))
+        raise ImpRuntimeError(f"not an Imp expression: {e!r}")
+
+    def exec(self, s: Stmt):
+        env = self.env
+        match s:
+            case Decl(name, _, value) | Assign(name, value):
+                env[name] = self.eval(value)
+            case Store(array, index, value):
+                i = self._store_at(array, index)
+                env[array][i] = self.eval(value)
+            case Accum(array, index, value):
+                i = self._store_at(array, index)
+                env[array][i] = self.semiring.add(env[array][i], self.eval(value))
+            case While(cond, body):
+                while self.eval(cond):
+                    self.exec(body)
+            case If(cond, then, else_):
+                if self.eval(cond):
+                    self.exec(then)
+                elif else_ is not None:
+                    self.exec(else_)
+            case Seq(stmts):
+                for t in stmts:
+                    self.exec(t)
+            case Block(body):
+                self.exec(body)
+            case Comment() | Opaque():
+                pass
+            case Alloc(array, typ, size, fill):
+                env[array] = self._fresh_array(typ, size, fill)
+            case LocalArray(array, size, fill):
+                env[array] = self._fresh_array("value", Const(size), fill)
+            case Reserve(array, _, size, fill):
+                self._reserve(array, int(self.eval(size)), fill)
+            case Move(array, source):
+                env[array], env[source] = env[source], env[source][:0]
+            case Prefetch(array, index, _):
+                self._prefetch(array, int(self.eval(index)))
+            case SetBit(array, index, on):
+                self._set_bit(array, self.eval(index), on)
+            case ParallelFor(var, start, end, body, _, _, private):
+                self._parallel_for(var, start, end, body, private)
+            case ForSorted(var, array, n, size, bits, body):
+                self._for_sorted(var, array, int(self.eval(n)), int(self.eval(size)), bits,
+                                 body)
+            case ShortIntersect():
+                self._short_intersect(s)
+            case Seek(q, end, crd, t, r):
+                self._seek(q, int(self.eval(end)), crd, self.eval(t), bool(self.eval(r)))
+            case _:
+                raise ImpRuntimeError(f"not an Imp statement: {s!r}")
+
+    # ------------------------------------------------------------ arrays
+    def _load(self, array, i):
+        arr = self.env[array]
+        if not 0 <= i < len(arr):
+            raise ImpRuntimeError(f"read {array}[{i}] out of bounds (length {len(arr)})")
+        v = arr[i]
+        return int(v) if arr.dtype.kind in "iu" else v
+
+    def _store_at(self, array, index: Expr) -> int:
+        i = self.eval(index)
+        self._check_store(array, i)
+        return i
+
+    def _check_store(self, array, i):
+        n = len(self.env[array])
+        if not 0 <= i < n:
+            raise ImpRuntimeError(f"write {array}[{i}] out of bounds (length {n})")
+
+    def _dtype(self, typ):
+        return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
+            typ, self.semiring.dtype)
+
+    def _fresh_array(self, typ, size: Expr, fill: Expr | None):
+        dtype = self._dtype(typ)
+        return np.full(int(self.eval(size)),
+                       _garbage(dtype) if fill is None else self.eval(fill), dtype=dtype)
+
+    def _reserve(self, array, need: int, fill):
+        arr = self.env[array]
+        if need > len(arr):       # like C's realloc: the new part is undefined
+            grown = np.full(max(need, 2 * len(arr)),
+                            _garbage(arr.dtype) if fill is None else self.eval(fill),
+                            dtype=arr.dtype)
+            grown[:len(arr)] = arr
+            self.env[array] = grown
+
+    def _prefetch(self, array, i: int):
+        if not 0 <= i <= len(self.env[array]):
+            raise ImpRuntimeError(f"prefetch {array}[{i}] out of bounds "
+                                  f"(length {len(self.env[array])})")
+
+    def _set_bit(self, array, i: int, on: bool):
+        self._check_store(array, i // 64)
+        bit = np.uint64(1) << np.uint64(i % 64)
+        words = self.env[array]
+        words[i // 64] = (words[i // 64] | bit) if on else (words[i // 64] & ~bit)
+
+    # ------------------------------------------------------------- loops
+    def _parallel_for(self, var, start, end, body, private):
+        """In order; each private array is fresh for the loop and restored after."""
+        env = self.env
+        saved = {arr: env[arr] for arr, *_ in private if arr in env}
+        for arr, typ, size, fill in private:
+            env[arr] = self._fresh_array(typ, size, fill)
+        stop = self.eval(end)
+        env[var] = self.eval(start)
+        while env[var] < stop:
+            self.exec(body)
+            env[var] += 1
+        env.update(saved)
+
+    def _for_sorted(self, var, array, n, size, bits, body):
+        env = self.env
+        if n > len(env[array]):
+            raise ImpRuntimeError(f"sorted walk over {array}[0..{n}] past its end")
+        items = sorted(int(x) for x in env[array][:n])
+        if len(set(items)) != n or (items and not 0 <= items[0] <= items[-1] < size):
+            raise ImpRuntimeError(f"sorted walk over {array}: not distinct indices < {size}")
+        if bits is not None:
+            self._check_marks(bits, array, n, size, items)
+        env[array][:n] = _garbage(env[array].dtype)     # C leaves it in any order
+        for x in items:
+            env[var] = x
+            self.exec(body)
+        if bits is not None:
+            env[bits][:] = 0
+
+    def _check_marks(self, bits, array, n, size, items):
+        words = self.env[bits]
+        if len(words) < int(self.eval(sort_bits_words(Const(size)))):
+            raise ImpRuntimeError(f"mark array {bits} is too short")
+        marked = [w * 64 + b for w in np.flatnonzero(words) for b in range(64)
+                  if (int(words[w]) >> b) & 1]
+        if marked != items:
+            raise ImpRuntimeError(f"the marks in {bits} are not exactly {array}[0..{n}]")
+
+    def _short_intersect(self, s: ShortIntersect):
+        env = self.env
+        segments = []
+        for q, e, crd in ((s.qa, s.ea, s.crd_a), (s.qb, s.eb, s.crd_b)):
+            start, end = int(env[q]), int(env[e])
+            if not (0 <= start <= end and end - start <= s.width
+                    and start + s.width <= len(env[crd])):
+                raise ImpRuntimeError(f"short intersection of {crd}[{start}..{end}) "
+                                      f"(length {len(env[crd])}, width {s.width}) breaks "
+                                      f"its precondition")
+            segments.append({int(env[crd][p]): p for p in range(start, end)})
+        first, second = segments
+        for coord in sorted(first.keys() & second.keys()):
+            env[s.qa], env[s.qb] = first[coord], second[coord]
+            self.exec(s.body)
+        env[s.qa], env[s.qb] = env[s.ea], env[s.eb]
+
+    def _seek(self, q, end, crd, t, r):
+        env = self.env
+        p, arr = int(env[q]), env[crd]
+        if not 0 <= p <= end <= len(arr):
+            raise ImpRuntimeError(f"seek in {crd}[{p}..{end}) (length {len(arr)}) out of bounds")
+        while p < end and (arr[p] < t or (arr[p] == t and r)):
+            if p + 1 < end and not arr[p] < arr[p + 1]:
+                raise ImpRuntimeError(f"seek in {crd}[..{end}): not increasing at {p}")
+            p += 1
+        env[q] = p
+
+
+def _garbage(dtype):
+    """What the interpreter puts in cells that C leaves undefined: values no test
+    expects, and indices far out of every array's bounds."""
+    kind = np.dtype(dtype).kind
+    return {"f": 918273.645, "b": True, "u": 0x5A5A5A5A5A5A5A5A}.get(
+        kind, 1 << 40 if np.dtype(dtype) == np.int64 else 918273645)

@@ -1,0 +1,305 @@
+"""Imp's syntax: frozen dataclass nodes, matched with `match`.
+
+    types  t ::= index | bool | value | bits    (value = the semiring's carrier;
+                                                 bits = 64-bit words of flags)
+
+    expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
+               | Bit(a, e) | Select(e, e, e) | Ring(add|mul, e, e)
+           op ::= + - * / & < <= == != && || max min hash
+
+    stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
+               | While(e, s) | If(e, s, s?) | Seq(s...) | Block(s) | Comment(text)
+               | Alloc(a, t, e, e?) | Reserve(a, t, e, e?) | Move(a, a)
+               | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
+               | Opaque(x) | ForSorted(x, a, e, e, a?, s)
+               | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
+               | ParallelFor(x, e, e, s, threads, reduce?, private)
+
+`/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash
+table (the same bits in the interpreter and in C). `&&`, `||` and `Select`
+evaluate lazily (as in C), so guarded loads are safe. `Ring` is the
+semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v. Variables are
+named uniquely by `Names`, so one flat environment serves the interpreter and
+C block scoping never matters for correctness.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from .. import tuning as _tuning
+
+# --------------------------------------------------------------------- expressions
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object
+    type: str = "index"   # index | bool | value
+
+
+@dataclass(frozen=True)
+class Bin:
+    op: str
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Not:
+    a: "Expr"
+
+
+@dataclass(frozen=True)
+class Load:
+    array: str
+    index: "Expr"
+
+
+@dataclass(frozen=True)
+class Bit:
+    """Bit `index` of a `bits` array (word index/64, bit index%64), as a bool."""
+    array: str
+    index: "Expr"
+
+
+@dataclass(frozen=True)
+class Select:
+    cond: "Expr"
+    a: "Expr"
+    b: "Expr"
+
+
+@dataclass(frozen=True)
+class Ring:
+    op: str   # "add" | "mul"
+    a: "Expr"
+    b: "Expr"
+
+
+Expr = Union[Var, Const, Bin, Not, Load, Bit, Select, Ring]
+
+TRUE = Const(True, "bool")
+FALSE = Const(False, "bool")
+ZERO = Const(0)
+ONE = Const(1)
+
+# ---------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True)
+class Decl:
+    name: str
+    type: str
+    init: Expr
+
+
+@dataclass(frozen=True)
+class Assign:
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Store:
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class Accum:
+    array: str
+    index: Expr
+    value: Expr
+
+
+@dataclass(frozen=True)
+class While:
+    cond: Expr
+    body: "Stmt"
+
+
+@dataclass(frozen=True)
+class If:
+    cond: Expr
+    then: "Stmt"
+    else_: "Stmt | None" = None
+
+
+@dataclass(frozen=True)
+class Seq:
+    stmts: tuple
+
+
+@dataclass(frozen=True)
+class Block:
+    """A scope: what `body` declares is not visible after it (C braces), so the
+    same loop nest can be emitted twice in a row."""
+    body: "Stmt"
+
+
+@dataclass(frozen=True)
+class Comment:
+    text: str
+
+
+@dataclass(frozen=True)
+class Alloc:
+    """A fresh array of `size` elements of `type`, every one set to `fill`; with
+    fill None its contents are undefined until stored (the interpreter fills it
+    with garbage, so that a program reading such a cell goes wrong in tests)."""
+    array: str
+    type: str
+    size: Expr
+    fill: Expr | None
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """Grow `array` (keeping its contents) so that it holds at least `size` elements.
+    The grown part is set to `fill`, or undefined when fill is None."""
+    array: str
+    type: str
+    size: Expr
+    fill: Expr | None = None
+
+
+@dataclass(frozen=True)
+class Move:
+    """`array` becomes the array `source` was, contents and capacity: array's old
+    contents are dropped (freed in C) and source is left empty, not to be read
+    again. Both must be heap arrays (Alloc)."""
+    array: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Prefetch:
+    """A hint that array[index] will be read soon. It has no effect on results;
+    index must be within the array or one past its end (an address C may form;
+    the interpreter checks it). `write`: the hint is that it will be written."""
+    array: str
+    index: Expr
+    write: bool = False
+
+
+@dataclass(frozen=True)
+class SetBit:
+    """Set (on) or clear bit `index` of a `bits` array."""
+    array: str
+    index: Expr
+    on: bool
+
+
+@dataclass(frozen=True)
+class ForSorted:
+    """Run `body` once for each of array[0..n-1], a set of distinct indices < size,
+    in ascending order, with `var` bound to it.
+
+    With `bits` (an array of `sort_bits_words(size)` words), exactly the listed
+    indices are marked in its first size/64 + 1 words and the rest is zero on
+    entry; on exit the whole array is zero again, which lets C walk the marks in
+    order instead of sorting the list. Without bits, the list is sorted. Either
+    way array[0..n-1] is left in an unspecified order; the body must not touch
+    array, bits or n.
+    """
+    var: str
+    array: str
+    n: Expr
+    size: Expr
+    bits: str | None
+    body: "Stmt"
+
+
+@dataclass(frozen=True)
+class LocalArray:
+    """An array of `size` (a constant) values, each set to `fill`, in the scope
+    that declares it: in C an automatic array, which the compiler keeps in
+    registers when every index into it is a constant after unrolling."""
+    array: str
+    size: int
+    fill: Expr
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """No effect. In C, the compiler may no longer assume anything about `var`'s
+    value here, so a loop that steps it is not vectorised."""
+    var: str
+
+
+@dataclass(frozen=True)
+class ShortIntersect:
+    """Intersect two short sorted segments at once: for each coordinate in both
+    crd_a[qa..ea) and crd_b[qb..eb) (each strictly increasing), in ascending
+    order, set qa and qb to its positions and run `body`; then qa := ea and
+    qb := eb. `body` must not change qa, qb, ea or eb.
+
+    Precondition: each segment has at most `width` entries, and each array holds
+    `width` entries from its segment's start (C may read them all and mask the
+    ones past the end). The interpreter checks it.
+    """
+    qa: str
+    ea: str
+    crd_a: str
+    qb: str
+    eb: str
+    crd_b: str
+    body: "Stmt"
+    width: int = _tuning.DEFAULT.short_segment
+
+
+@dataclass(frozen=True)
+class Seek:
+    """Move q past every position of crd[q..end) that is behind (t, r), that is
+    with (crd[p], true) <= (t, r): crd[p] < t, or crd[p] == t when r holds.
+    crd[q..end) must be strictly increasing, so those positions are a prefix.
+
+    The interpreter steps through the prefix one position at a time (and checks
+    the order it passes); C calls ep_seek (codegen_templates/kernel.c.j2), which
+    steps `tuning.seek_linear` times and then gallops.
+    """
+    q: str
+    end: Expr
+    crd: str
+    t: Expr
+    r: Expr
+
+
+@dataclass(frozen=True)
+class ParallelFor:
+    """for var in [start, end): body, where iterations touch disjoint memory.
+
+    The interpreter runs it in order; C may split it across `threads` threads.
+    The body must not leave the loop early (no allocation failures inside).
+    With `reduce` (a value variable declared before the loop), iterations may
+    also add into that variable with the semiring's ⊕: in C the range is cut
+    into fixed blocks, each block adds into its own copy starting at zero, and
+    the copies are added into the variable in block order after the loop (⊕ is
+    associative and commutative, and the blocks depend only on the range and
+    the thread count, so results repeat).
+    With `private` ((array, type, size, fill), ...), each thread allocates its own
+    copy of those scratch arrays (filled) before its first iteration; iterations
+    must leave them as they found them. A failed allocation makes the kernel fail
+    after the loop.
+    """
+    var: str
+    start: Expr
+    end: Expr
+    body: "Stmt"
+    threads: int
+    reduce: str | None = None
+    private: tuple = ()
+
+
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
+             Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
+             LocalArray]
+
+SKIP = Seq(())

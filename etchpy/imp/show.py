@@ -1,0 +1,104 @@
+"""A readable, C-like listing of Imp, for debugging (`ETCHPY_DEBUG=imp`).
+
+It is for people, not for a compiler: the format may change at any time.
+Constants print as plain numbers (`0.0`, `3`, `true`), whatever numpy type
+holds them.
+"""
+from __future__ import annotations
+
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, If,
+                    Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring,
+                    Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+
+
+def show(node, indent: int = 0) -> str:
+    """node (an Imp statement or expression), statements indented by `indent` levels."""
+    pad = "  " * indent
+    match node:
+        case Var(name):
+            return name
+        case Const(v, _):
+            return _number(v)
+        case Bin(op, a, b) if op in ("max", "min", "hash"):
+            return f"{op}({show(a)}, {show(b)})"
+        case Bin(op, a, b):
+            return f"({show(a)} {op} {show(b)})"
+        case Not(a):
+            return f"!{show(a)}"
+        case Load(arr, i):
+            return f"{arr}[{show(i)}]"
+        case Bit(arr, i):
+            return f"bit({arr}, {show(i)})"
+        case Select(c, a, b):
+            return f"({show(c)} ? {show(a)} : {show(b)})"
+        case Ring(op, a, b):
+            return f"{'⊕' if op == 'add' else '⊗'}({show(a)}, {show(b)})"
+        case Decl(name, t, init):
+            return f"{pad}{t} {name} = {show(init)};"
+        case Assign(name, v):
+            return f"{pad}{name} = {show(v)};"
+        case Store(arr, i, v):
+            return f"{pad}{arr}[{show(i)}] = {show(v)};"
+        case Accum(arr, i, v):
+            return f"{pad}{arr}[{show(i)}] ⊕= {show(v)};"
+        case While(c, body):
+            return _nest(f"{pad}while {show(c)}", body, indent)
+        case If(c, t, None):
+            return _nest(f"{pad}if {show(c)}", t, indent)
+        case If(c, t, e):
+            return _nest(f"{pad}if {show(c)}", t, indent) + _nest(" else", e, indent)
+        case Seq(stmts):
+            return "\n".join(show(t, indent) for t in stmts)
+        case Block(body):
+            return f"{pad}{{\n{show(body, indent + 1)}\n{pad}}}"
+        case Comment(text):
+            return f"{pad}// {text}"
+        case Alloc(arr, t, n, fill):
+            return f"{pad}{t} {arr}[{show(n)}]{_fill(fill)};"
+        case Reserve(arr, _, n, fill):
+            return f"{pad}reserve {arr}[{show(n)}]{_fill(fill)};"
+        case Move(arr, src):
+            return f"{pad}{arr} = move {src};"
+        case SetBit(arr, i, on):
+            return f"{pad}{'set' if on else 'clear'} bit({arr}, {show(i)});"
+        case ForSorted(var, arr, n, _, bits, body):
+            marks = f" marked in {bits}" if bits else ""
+            return _nest(f"{pad}for {var} in sorted {arr}[0..{show(n)}]{marks}", body, indent)
+        case Opaque(var):
+            return f"{pad}opaque {var};"
+        case LocalArray(arr, size, fill):
+            return f"{pad}local {arr}[{size}] = {show(fill)};"
+        case Prefetch(arr, i, write):
+            return f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}];"
+        case Seek(q, end, crd, t, r):
+            return f"{pad}{q} = seek({crd}[{q}..{show(end)}] past ({show(t)}, {show(r)}));"
+        case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body, width):
+            return _nest(f"{pad}for ({qa}, {qb}) in {crd_a}[{qa}..{ea}) ∩ {crd_b}[{qb}..{eb}) "
+                         f"(≤{width} each)", body, indent)
+        case ParallelFor(var, a, b, body, threads, red, private):
+            return _nest(f"{pad}{_parallel(threads, red, private)} for {var} in "
+                         f"[{show(a)}, {show(b)})", body, indent)
+    return repr(node)
+
+
+def _nest(head: str, body, indent: int) -> str:
+    """head { body } with body one level further in and the brace under head's start."""
+    return f"{head} {{\n{show(body, indent + 1)}\n{'  ' * indent}}}"
+
+
+def _number(v) -> str:
+    """A constant as people write it: 3, 0.0, inf, true."""
+    if hasattr(v, "item"):             # a numpy scalar
+        v = v.item()
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return repr(v)
+
+
+def _fill(fill) -> str:
+    return "" if fill is None else f" = {{{show(fill)}...}}"
+
+
+def _parallel(threads, red, private) -> str:
+    return (f"parallel({threads}{', reduce ' + red if red else ''}"
+            + "".join(f", private {arr}[{show(n)}]" for arr, _, n, _ in private) + ")")

@@ -1,0 +1,104 @@
+"""The C helpers of kernel.c.j2 (ep_seek, ep_sort_idx, ep_marks_walkable), called
+directly, under the Tuning values that shape them, against their meaning."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import etchpy as ep
+from etchpy import imp, tuning
+from etchpy.c import render as c
+from etchpy.imp import ONE, ZERO
+from etchpy.runtime import build
+
+WRAPPERS = """
+int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
+{ return ep_seek(crd, q, end, t, r); }
+void sort_for_test(idx_t *a, int64_t n) { ep_sort_idx(a, n); }
+int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
+{ return ep_marks_walkable(a, n, bits, size, lo, hi); }
+"""
+CDEF = """typedef int32_t idx_t;
+int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
+void sort_for_test(idx_t *a, int64_t n);
+int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi);
+"""
+
+
+def helpers(t: tuning.Tuning):
+    """A kernel that needs ep_seek and the sorted walk, with exported wrappers."""
+    body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
+                   imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
+                   imp.Decl("q", "index", ZERO),
+                   imp.Seek("q", ZERO, "a", ZERO, imp.TRUE),
+                   imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP))
+    prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(),
+                           output=SimpleNamespace(mode="dense", axes=()))
+    src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
+                   tuning=t)
+    return build.load(src.c + WRAPPERS, CDEF, name="helpers_test")
+
+
+def _ptr(lib, arr, ctype="idx_t *"):
+    return lib.ffi.cast(ctype, arr.ctypes.data)
+
+
+@pytest.mark.parametrize("linear", [0, 1, 8])
+@settings(max_examples=100)
+@given(st.integers(0, 400), st.integers(1, 12), st.data())
+def test_seek_in_c_equals_its_imp_meaning(linear, n, gap, data):
+    """ep_seek (seek_linear steps, then a gallop and a binary search) against the
+    meaning of imp.Seek: q moves past exactly the positions of crd[q..end) behind
+    (t, r). Targets land before, on, between and past the coordinates, near and far."""
+    rng = np.random.default_rng(n * 13 + gap)
+    crd = np.cumsum(rng.integers(1, gap + 1, n)).astype(np.int32)
+    q = data.draw(st.integers(0, n), label="q")
+    end = data.draw(st.one_of(st.just(n), st.integers(q, n)), label="end")
+    inside = [int(x) for x in crd[q:end]] or [0]
+    t = data.draw(st.one_of(st.sampled_from(inside), st.sampled_from(inside).map(lambda x: x + 1),
+                            st.integers(-2, 12 * 400 + 2)), label="t")
+    r = data.draw(st.booleans(), label="r")
+    lib = helpers(tuning.DEFAULT.with_(seek_linear=linear))
+    got = lib.lib.seek_for_test(_ptr(lib, crd, "const idx_t *"), q, end, t, int(r))
+    assert got == q + np.searchsorted(crd[q:end], t, side="right" if r else "left")
+    machine = imp.Machine(ep.semirings.get("real"), {"crd": crd.astype(np.int64), "q": q})
+    machine.exec(imp.Seek("q", imp.Const(end), "crd", imp.Const(t), imp.Const(r, "bool")))
+    assert machine.env["q"] == got
+
+
+@pytest.mark.parametrize("run", [2, 3, 16])
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 10**6), unique=True, max_size=300))
+def test_sort_in_c_sorts_distinct_indices(run, xs):
+    lib = helpers(tuning.DEFAULT.with_(sort_run=run))
+    a = np.array(xs, dtype=np.int32)
+    lib.lib.sort_for_test(_ptr(lib, a), len(a))
+    assert list(a) == sorted(xs)
+
+
+@pytest.mark.parametrize("least, spread", [(32, 4), (0, 10**6), (0, 1)])
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 20000), unique=True, max_size=200))
+def test_marks_walk_or_sort(least, spread, xs):
+    """ep_marks_walkable walks the marks when there are at least marks_walk_min
+    indices spread over at most marks_walk_spread summary words each; else it
+    clears the marks and sorts the list."""
+    lib = helpers(tuning.DEFAULT.with_(marks_walk_min=least, marks_walk_spread=spread))
+    size = 20001
+    a = np.array(xs, dtype=np.int32)
+    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
+    for x in xs:
+        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
+    walk = lib.lib.marks_for_test(_ptr(lib, a), len(a), _ptr(lib, bits, "uint64_t *"), size,
+                                  lo, hi)
+    words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
+    assert walk == (len(xs) >= least and words <= spread * len(xs))
+    if walk:
+        summary = bits[size // 64 + 1:]
+        marked = {w for w in range(len(summary) * 64)
+                  if int(summary[w // 64]) >> (w % 64) & 1}
+        assert marked == {x >> 6 for x in xs} and (lo[0], hi[0]) == (min(xs) >> 12, max(xs) >> 12)
+    else:
+        assert list(a) == sorted(xs) and not bits.any()
