@@ -25,7 +25,7 @@ import numpy as np
 from .. import imp
 from ..imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
                   Ring, Select, Seq, Store, Var, While)
-from ..lower.core import Program, describe_output
+from ..lower import Program, describe_output
 
 INDENT = "    "
 CHUNKS_PER_THREAD = 16   # blocks of rows per thread, taken dynamically (runtime.tunables)
