@@ -605,8 +605,9 @@ def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
     np.testing.assert_allclose(got.data, want.data, rtol=1e-12)
 
 
-def test_knobs_change_the_kernel():
-    """A kernel lowered under another Tuning is another kernel, with its own C."""
+def test_knobs_are_part_of_the_kernel_cache_key():
+    """A kernel lowered under another Tuning is another kernel (another cache
+    key), with its own C."""
     e = ep.sum(j, A_csr[i, j] * ep.tensor("y", 2, format="csr")[i, j])
     before = tuned_kernel(e, DEFAULT)
     after = tuned_kernel(e, DEFAULT.with_(gallop_ratio=3))
