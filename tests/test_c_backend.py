@@ -16,10 +16,12 @@ import etchpy as ep
 from etchpy import api
 from etchpy.runtime import inputs as binding
 from etchpy import imp
-from etchpy.lower import core as lower
+from etchpy import lower
+from etchpy.tuning import DEFAULT, FORCE_HASH
 from etchpy.plan import plan as planning
 from etchpy.expr.nodes import free_indices, tensors
 from etchpy.testing import assert_same, check_backends, formats_for, problems
+from tuned import tuned_kernel
 
 i, j, k, l, r = ep.indices("i j k l r")
 
@@ -51,39 +53,32 @@ def test_sparse_outputs_match_reference(p, fmt, data):
 @settings(max_examples=25)
 @given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "csf"]))
 def test_hash_workspace_outputs_match_reference(p, fmt):
-    """With every workspace forced to be a hash table (threshold 0)."""
-    from etchpy.lower import core as lower
+    """With every workspace forced to be a hash table (tuning.FORCE_HASH)."""
     out = free_indices(p.expr)
     if not out:
         return
     if len(out) != 2:
         fmt = "csf"
-    old = lower.HASH_WORKSPACE_DIM
-    lower.HASH_WORKSPACE_DIM = 0
-    try:
-        check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
-                       output=fmt)
-    finally:
-        lower.HASH_WORKSPACE_DIM = old
+    want = ep.evaluate(p.expr, semiring=p.semiring, backend="reference", **p.inputs)
+    got = tuned_kernel(p.expr, FORCE_HASH, semiring=p.semiring, output=fmt)(**p.inputs)
+    assert_same(got, want, p.semiring, what=str(p.expr))
 
 
 @pytest.mark.parametrize("forced", [True, False])
-def test_hash_workspace_spgemm_grows_and_sorts(forced, monkeypatch):
+def test_hash_workspace_spgemm_grows_and_sorts(forced):
     """Rows touching up to ~900 columns: the 256-slot table rehashes twice or more.
     The kernel is built with the dense workspace only; a dimension past the limit
     makes it return 3, and the call goes to a second build that has the table."""
-    from etchpy.lower import core as lower
-    if forced:
-        monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
+    tuning = DEFAULT.with_(hash_workspace_dim=0) if forced else DEFAULT
     rng = np.random.default_rng(11)
     A = sp.random_array((40, 60), density=0.2, format="csr", rng=rng)
     B = sp.random_array((60, 5000), density=0.02, format="csr", rng=rng)
     Ac, Bc = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
-    kern = ep.compile(ep.sum(j, Ac[i, j] * Bc[j, k]), output="csr")
+    kern = tuned_kernel(ep.sum(j, Ac[i, j] * Bc[j, k]), tuning, output="csr")
     assert kern.program.output.mode == "workspace"
     assert "hs_keys" not in kern.c_source and "ep_hash" not in kern.c_source
-    assert f"if (dim_k > {lower.HASH_WORKSPACE_DIM}) return 3;" in kern.c_source
-    assert f"dense while |k| <= {lower.HASH_WORKSPACE_DIM}" in kern.explain()
+    assert f"if (dim_k > {tuning.hash_workspace_dim}) return 3;" in kern.c_source
+    assert f"dense while |k| <= {tuning.hash_workspace_dim}" in kern.explain()
     C = kern(A=A, B=B)
     assert (kern._larger is not None) == forced
     if forced:
@@ -115,7 +110,7 @@ def test_huge_output_dimension_uses_a_hash_workspace():
 @pytest.mark.parametrize("semiring, threads, fmt", [
     ("real", 1, "csr"), ("min_plus", 1, "csr"), ("real", 2, "csr"), ("min_plus", 2, "csr"),
     ("real", 2, "dcsr"), ("real", 3, "csr")])
-def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, monkeypatch):
+def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt):
     """csr (or dcsr) A written as csc: the loops run over A's rows, the output's
     compressed index, first. Counted per column, then placed at each column's
     cursor: the same arrays as scipy's tocsc (sorted rows, exact pointers), on C
@@ -124,8 +119,7 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, m
     cursors put block 0's entries of a column before block 1's. The write pass
     prefetches the destinations of the entry d ahead for writing (here for any
     size, d = 3; the interpreter checks each index is inside its array)."""
-    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
-    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 3)
+    near = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=3)
     sr = ep.semirings.get(semiring)
     M = _random_csr(300, 200, 2000, 3)
     M = M.tolil()
@@ -136,7 +130,7 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, m
     if semiring == "min_plus":
         M.data[::7] = 0.0                        # stored zeros are real edges
     A = ep.tensor("A", 2, format=fmt)
-    kern = ep.compile(A[i, j], output="csc", semiring=semiring, threads=threads)
+    kern = tuned_kernel(A[i, j], near, output="csc", semiring=semiring, threads=threads)
     assert kern.program.output.mode == "bucket"
     assert "bk_last" not in kern.c_source        # no sum inside: no repeats to merge
     assert ("count each block" in kern.c_source) == (threads > 1)
@@ -145,7 +139,8 @@ def test_transposed_sparse_output_is_one_counting_sort(semiring, threads, fmt, m
     ref = sp.csc_array(M)
     ref.sort_indices()
     final, _, _ = _on_interpreter(A[i, j], sr, ep.Format.named("csc", 2),
-                                  {"A": ep.Tensor.from_scipy(M, fmt, semiring=sr)}, threads)
+                                  {"A": ep.Tensor.from_scipy(M, fmt, semiring=sr)}, threads,
+                                  near)
     nnz = int(final["out_count1"])
     on_imp = sp.csc_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
                            final["out_pos1"][:201]), shape=(300, 200))
@@ -217,13 +212,14 @@ def test_ttm_into_sparse_rows_with_dense_tail_appends():
                                rtol=1e-12)
 
 
-def _on_interpreter(expr, sr, out_format, inputs, threads=1):
+def _on_interpreter(expr, sr, out_format, inputs, threads=1, tuning=DEFAULT):
     """The lowered program of expr run on the Imp interpreter, with a zeroed dense
     `out` when out_format is None: (final environment, program, output shape)."""
     bound = binding.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
     sizes = binding.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads)
+    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads,
+                            tuning=tuning)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):
@@ -551,13 +547,9 @@ def test_unbalanced_intersection_gallops_correctly(backend, n):
 def test_merge_and_leapfrog_ways_equal_reference(ratio, p):
     """Each way of a two-segment intersection on its own: ratio 0 always leapfrogs
     (gallops), a huge ratio always merges; both must agree with the reference."""
-    from etchpy.streams import stream as streams
-    old = streams.GALLOP_RATIO
-    streams.GALLOP_RATIO = ratio
-    try:
-        check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
-    finally:
-        streams.GALLOP_RATIO = old
+    want = ep.evaluate(p.expr, semiring=p.semiring, backend="reference", **p.inputs)
+    got = tuned_kernel(p.expr, DEFAULT.with_(gallop_ratio=ratio), semiring=p.semiring)
+    assert_same(got(**p.inputs), want, p.semiring, what=str(p.expr))
 
 
 def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
@@ -577,18 +569,14 @@ def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
     np.testing.assert_allclose(got.data, want.data, rtol=1e-12)
 
 
-def test_knobs_are_part_of_the_kernel_cache_key(monkeypatch):
-    """Setting a code-generation knob never returns a kernel built under another value
-    (in process, and through the on-disk manifest)."""
-    from etchpy.runtime import kernel as runtime
-    from etchpy.streams import stream as streams
+def test_knobs_are_part_of_the_kernel_cache_key():
+    """A kernel lowered under another Tuning is another kernel (another cache
+    key), with its own C."""
     e = ep.sum(j, A_csr[i, j] * ep.tensor("y", 2, format="csr")[i, j])
-    before = ep.compile(e)
-    monkeypatch.setattr(streams, "GALLOP_RATIO", 3)
-    after = ep.compile(e)
+    before = tuned_kernel(e, DEFAULT)
+    after = tuned_kernel(e, DEFAULT.with_(gallop_ratio=3))
     assert after is not before and after._request != before._request
     assert "* 3)" in after.c_source and "* 16)" in before.c_source
-    assert runtime.tunables()[0] == 3
 
 
 def test_intersection_picks_merge_or_gallop_per_segment_pair():
@@ -634,9 +622,10 @@ def test_two_threads_sparse_outputs_equal_reference(p, fmt, data):
                    output=fmt)
 
 
-def _csr_on_interpreter(expr, sr, threads=1, **inputs):
+def _csr_on_interpreter(expr, sr, threads=1, tuning=DEFAULT, **inputs):
     """The lowered csr-output program of expr run on the Imp interpreter."""
-    final, _, shape = _on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs, threads)
+    final, _, shape = _on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs, threads,
+                                      tuning)
     nnz = int(final["out_count1"])
     return sp.csr_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
                          final["out_pos1"][:shape[0] + 1]), shape=shape)
@@ -690,7 +679,7 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
     def caps(src):
         return {ln.split("_cap = ")[0].strip(): ln.split("_cap = ")[1]
                 for ln in src.split("\n") if "_cap = ep_" in ln}
-    lim = lower.FIRST_CAPACITY_LIMIT
+    lim = DEFAULT.first_capacity_limit
     plus = ep.compile(A_csr[i, j] + B[i, j], output="csr").c_source
     sum_ = f"ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), {lim}), 1);"
     assert caps(plus)["out_crd1"] == caps(plus)["out_vals"] == sum_
@@ -739,12 +728,12 @@ def test_gustavson_first_capacity_is_the_join_size(fa, fb):
     np.testing.assert_allclose(got.toarray(), (M @ N).toarray(), rtol=1e-12)
 
 
-def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):
-    """A bound above FIRST_CAPACITY_LIMIT is not trusted: the arrays start at the
+def test_outputs_past_the_first_capacity_limit_still_grow():
+    """A bound above tuning.first_capacity_limit is not trusted: the arrays start at the
     limit and appends grow them."""
-    monkeypatch.setattr(lower, "FIRST_CAPACITY_LIMIT", 16)
     B = ep.tensor("B", 2, format="csr")
-    kern = ep.compile(A_csr[i, j] + B[i, j], output="csr")
+    kern = tuned_kernel(A_csr[i, j] + B[i, j], DEFAULT.with_(first_capacity_limit=16),
+                        output="csr")
     assert ", 16), 1);" in kern.c_source
     M, N = _random_csr(400, 300, 5000, 3), _random_csr(400, 300, 5000, 4)
     got = kern(A=M, B=N)
@@ -767,10 +756,10 @@ def test_outputs_past_the_first_capacity_limit_still_grow(monkeypatch):
         assert_same(got.to_dense(), want, ep.semirings.get(semiring), what=semiring)
 
 
-def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
+def test_gathered_rows_of_large_operands_are_prefetched():
     """SpMM gathers X[j,:] at A's column coordinates: the j loop prefetches the rows
     of the entries 16 ahead (crd read only inside A's crd), when X holds at least
-    PREFETCH_MIN_BYTES. A scalar gather (SpMV's x[j]) is left alone. Results do not
+    tuning.prefetch_min_bytes. A scalar gather (SpMV's x[j]) is left alone. Results do not
     change, in C (big X, prefetching) or on the interpreter, which checks that
     every prefetched index is inside its array."""
     X = ep.tensor("X", 2)
@@ -784,21 +773,20 @@ def test_gathered_rows_of_large_operands_are_prefetched(monkeypatch):
     M = _random_csr(3000, 6000, 30000, 8)
     Xv = np.random.default_rng(2).random((6000, 32))          # 1.5 MB: prefetched
     np.testing.assert_allclose(ep.evaluate(spmm, A=M, X=Xv), M @ Xv, rtol=1e-12)
-    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
-    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 3)
+    near = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=3)
     sr = ep.semirings.get("real")
     small, Xs = _random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
-    final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs})
+    final, prog, _ = _on_interpreter(spmm, sr, None, {"A": small, "X": Xs}, tuning=near)
     assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
     np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
 
 
-def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
+def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
     """A csr level below a counter whose loop only adds up its values (SpMV's
-    rows) prefetches its crd and values RUN_AHEAD entries past each row's start
-    (rows of at least RUN_SHORT entries), clamped to one past the end, and at
-    every step in rows of at least RUN_LONG entries, when it holds at least
-    RUN_MIN_ENTRIES entries. Other loops do not: a row
+    rows) prefetches its crd and values tuning.run_ahead entries past each row's start
+    (rows of at least run_short entries), clamped to one past the end, and at
+    every step in rows of at least run_long entries, when it holds at least
+    run_min_entries entries. Other loops do not: a row
     gathered at another operand's coordinates (Gustavson's B[j,:]), a loop that
     writes (a transpose). Results do not change; the interpreter checks each
     prefetched index is inside its array or one past it, with a distance that
@@ -817,15 +805,12 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead(monkeypatch):
     M = _random_csr(400, 300, 6000, 10)
     v = rng.random(300)
     np.testing.assert_allclose(ep.evaluate(SPMV, A=M, x=v), M @ v, rtol=1e-12)
-    monkeypatch.setattr(lower, "RUN_AHEAD", 5)
-    monkeypatch.setattr(lower, "RUN_SHORT", 1)
-    monkeypatch.setattr(lower, "RUN_MIN_ENTRIES", 0)
-    monkeypatch.setattr(lower, "RUN_LONG", 3)
+    near = DEFAULT.with_(run_ahead=5, run_short=1, run_min_entries=0, run_long=3)
     sr = ep.semirings.get("real")
     for small in (_random_csr(30, 20, 90, 9), sp.csr_matrix((12, 20)),
                   sp.csr_matrix(np.triu(np.ones((20, 20))))):
         xs = rng.random(20)
-        final, prog, _ = _on_interpreter(SPMV, sr, None, {"A": small, "x": xs})
+        final, prog, _ = _on_interpreter(SPMV, sr, None, {"A": small, "x": xs}, tuning=near)
         assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
         np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
 
@@ -851,7 +836,7 @@ def test_loops_over_segments_hide_their_counter_from_the_vectoriser():
     assert int(tri(U=Mu)) == want
 
 
-def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
+def test_gustavson_prefetches_the_rows_of_b_it_will_read():
     """Σ_j A[i,j]·B[j,k] locates B's row j at A's coordinates: when B is large, the
     j loop prefetches pos[j] of the entry 32 ahead, and the crd and vals of the
     row of the entry 16 ahead (from that pos). Results do not change, in C or on
@@ -866,13 +851,12 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read(monkeypatch):
     M, N = _random_csr(400, 300, 3000, 10), _random_csr(300, 500, 150000, 11)  # N: 1.2 MB
     np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
                                (M @ N).toarray(), rtol=1e-12)
-    monkeypatch.setattr(lower, "PREFETCH_MIN_BYTES", 8)
-    monkeypatch.setattr(lower, "PREFETCH_DISTANCE", 2)
+    near = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=2)
     sr = ep.semirings.get("real")
     small, Ns = _random_csr(30, 20, 120, 12), _random_csr(20, 25, 200, 13)
     last = sp.csr_array((np.ones(30), (np.arange(30), np.full(30, 19))), shape=(30, 20))
     small = (small + last).tocsr()          # the last row of B is read (pos[20])
-    got = _csr_on_interpreter(gus, sr, A=small, B=Ns)
+    got = _csr_on_interpreter(gus, sr, tuning=near, A=small, B=Ns)
     np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
 
 
@@ -1002,9 +986,9 @@ def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monke
     every such output takes the counting pass instead. The arrays equal one
     thread's, and the reference's values, on C and on the Imp interpreter. (The
     forced kernels get a name of their own, so no cached program is reused.)"""
-    from etchpy.lower import core as lower
-    if counted:
-        monkeypatch.setattr(lower.Emitter, "parallel_rows", lower.Emitter.counted_rows)
+    from etchpy.lower.schedule import rows as threaded_rows
+    if counted:       # no row is taken as bounded: every one is counted first
+        monkeypatch.setattr(threaded_rows, "bounded_rows_ok", lambda target, col: False)
     sr = ep.semirings.get(semiring)
     r_ = ep.indices("r")[0]
     T, S = ep.tensor("T", 3, format="csf"), ep.tensor("S", 2, format="dcsr")
@@ -1279,7 +1263,7 @@ def test_short_intersections_without_simd_merge(monkeypatch):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
     """MTTKRP adds, over two contracted levels, into one block out[i, 0:rank]:
-    with rank 16 or 32 (BLOCK_SIZES) the nest runs with the rank a constant and
+    with rank 16 or 32 (tuning.block_sizes) the nest runs with the rank a constant and
     the block in a local array, stored into out once per i; with rank 3 the
     nest writes out directly. SpMM (one contracted level) takes the block too,
     as out is zero on entry and its one step visits each i once (FRESH); the

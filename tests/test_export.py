@@ -7,6 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 import etchpy as ep
+from etchpy.tuning import DEFAULT
+from tuned import export_tuned
 
 pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 SAN = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined",
@@ -141,17 +143,15 @@ def test_exported_sparse_output_kernel(tmp_path):
 
 @pytest.mark.parametrize("op", ["add", "mul"])
 def test_exported_union_and_intersection_reserve_each_row_under_sanitizers(
-        tmp_path, monkeypatch, op):
+        tmp_path, op):
     """csr A+B and A∘B reserve room for a whole row before its loop (the union's
     rows together, the intersection's shorter row) and append without a test.
     With the first capacity forced to 4 entries the arrays grow row by row;
     ASan checks that no append writes past them."""
-    from etchpy.lower import core as lower
-    monkeypatch.setattr(lower, "FIRST_CAPACITY_LIMIT", 4)
     i, j = ep.indices("i j")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
     e = A[i, j] + B[i, j] if op == "add" else A[i, j] * B[i, j]
-    ep.export_c(e, "ew", tmp_path, output="csr")
+    export_tuned(e, "ew", tmp_path, DEFAULT.with_(first_capacity_limit=4), output="csr")
     src = (tmp_path / "ew.c").read_text()
     assert "(out_count1 + 1) > out_crd1_cap" not in src
     M = sp.random(40, 30, density=0.4, format="csr", random_state=6)
@@ -184,16 +184,13 @@ def test_export_name_must_be_identifier(tmp_path):
 
 
 @pytest.mark.parametrize("hashed", [False, True])
-def test_exported_workspace_kernel_under_sanitizers(tmp_path, monkeypatch, hashed):
+def test_exported_workspace_kernel_under_sanitizers(tmp_path, hashed):
     """Gustavson SpGEMM (workspace: dense with the bitset sort, or a hash table that
     grows) through the C ABI with ASan/UBSan."""
-    from etchpy.lower import core as lower
-    if hashed:
-        monkeypatch.setattr(lower, "HASH_WORKSPACE_DIM", 0)
-        monkeypatch.setattr(lower, "HASH_INITIAL", 4)
+    tuning = DEFAULT.with_(hash_workspace_dim=0, hash_initial=4) if hashed else DEFAULT
     i, j, k = ep.indices("i j k")
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
-    ep.export_c(ep.sum(j, A[i, j] * B[j, k]), "gus", tmp_path, output="csr")
+    export_tuned(ep.sum(j, A[i, j] * B[j, k]), "gus", tmp_path, tuning, output="csr")
     rng = np.random.default_rng(9)
     M = sp.csr_array((rng.random(60), (rng.integers(0, 6, 60), rng.integers(0, 10, 60))),
                      shape=(6, 10))

@@ -16,7 +16,7 @@ from importlib import resources
 
 from .. import imp
 from .. import tuning as _tuning
-from ..lower.core import Program, describe_output
+from ..lower import Program, describe_output
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody
 

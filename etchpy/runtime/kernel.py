@@ -25,7 +25,7 @@ from . import inputs as io_
 from . import build
 from ..c import render as c
 from .. import imp
-from ..lower import core as lower
+from .. import lower
 from ..plan import plan as planning
 from ..errors import EtchpyError, InputError, OrderError
 from ..expr.nodes import as_expr, tensors
@@ -534,12 +534,7 @@ def tunables() -> tuple:
     kernel cache key (in process and on disk), so that setting one (as the tests
     do) never returns a kernel built under another value."""
     from ..plan import cost
-    from ..streams import stream as streams
-    return (streams.GALLOP_RATIO, streams.HIDE_SEGMENT_COUNTERS, lower.INITIAL_CAPACITY,
-            lower.FIRST_CAPACITY_LIMIT, lower.PREFETCH_DISTANCE, lower.PREFETCH_SPAN,
-            lower.PREFETCH_MIN_BYTES, lower.RUN_AHEAD, lower.RUN_SHORT, lower.RUN_MIN_ENTRIES, lower.BLOCK_SIZES,
-            lower.RUN_LONG,
-            lower.HASH_WORKSPACE_DIM, lower.HASH_INITIAL, lower.UNSWITCH_LIMIT,
+    return (
             REWRITE_MARGIN, cost.DEFAULT_DIM, cost.SPARSE_DENSITY, cost.TEMP_WEIGHT)
 
 

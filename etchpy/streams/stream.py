@@ -35,9 +35,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Callable, Union
 
-from .. import imp, tuning
+from .. import imp
 from ..expr.nodes import Access, Add, Lit, Mul
 from ..formats import Compressed, Dense, Singleton
+from ..tuning import DEFAULT, Tuning
 from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Ring, Var, While,
                   and_, eq, incr, le, lt, max_, not_, or_, select, seq)
 
@@ -158,17 +159,18 @@ def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
     return range_stream(names, var, size, lambda _: x, search="jump")
 
 
-def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
-    """Intersection: ready where both are ready at the same index."""
+def mul(names: imp.Names, sr, a: Value, b: Value, tuning: Tuning = DEFAULT) -> Value:
+    """Intersection: ready where both are ready at the same index. `tuning`:
+    merge_or_gallop, gallop_ratio, short_intersect, short_segment."""
     if not is_stream(a) and not is_stream(b):
         return Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
     if b.locate is not None and (a.locate is None or b.dense or not a.dense):
-        return _iterate_locate(names, sr, a, b, lambda x, y: mul(names, sr, x, y))
+        return _iterate_locate(names, sr, a, b, lambda x, y: mul(names, sr, x, y, tuning))
     if a.locate is not None:
-        return _iterate_locate(names, sr, b, a, lambda x, y: mul(names, sr, y, x))
+        return _iterate_locate(names, sr, b, a, lambda x, y: mul(names, sr, y, x, tuning))
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
-    value = mul(names, sr, a.value, b.value)
+    value = mul(names, sr, a.value, b.value, tuning)
     valid = and_(a.valid, b.valid)
     leap = dataclasses.replace(
         _merged(names, a, b, valid, max_(a.index, b.index), ready, value,
@@ -176,25 +178,22 @@ def mul(names: imp.Names, sr, a: Value, b: Value) -> Value:
         # each ready state is a distinct ready state of both operands (they both
         # move past it), so either operand's bound holds
         most=imp.min_bound(a.most, b.most))
-    if a.extent is None or b.extent is None or a.ready != TRUE or b.ready != TRUE:
+    if (not tuning.merge_or_gallop or a.extent is None or b.extent is None
+            or a.ready != TRUE or b.ready != TRUE):
         return leap
-    return _merge_or_leapfrog(names, a, b, leap)
+    return _merge_or_leapfrog(names, a, b, leap, tuning)
 
 
-# An intersection of two segments gallops when one is this many times longer than
-# the other, and merges them step by step otherwise.
-GALLOP_RATIO = 16
-
-
-def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
+def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream, tuning: Tuning) -> Stream:
     """Intersection of two segments, choosing per segment pair from their lengths:
     a two-finger merge (next advances exactly the operands at the front, one step,
     no branch) when the lengths are comparable, else the leapfrog (next skips the
     operand behind to the other's index, galloping). Both operands are always
     ready (unique segments), so the merge's state (smaller index, equal indices)
-    strictly increases."""
+    strictly increases. It gallops when one segment is tuning.gallop_ratio
+    times longer than the other."""
     g, fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("gallop", "fa", "fb"))
-    ratio = Const(GALLOP_RATIO)
+    ratio = Const(tuning.gallop_ratio)
     choose = Assign(g, or_(lt(imp.mul(a.extent, ratio), b.extent),
                            lt(imp.mul(b.extent, ratio), a.extent)))
     merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
@@ -211,16 +210,17 @@ def _merge_or_leapfrog(names, a: Stream, b: Stream, leap: Stream) -> Stream:
         return seq(leap.skip(t, r), If(not_(Var(g)), settle))
 
     # innermost segments only: lowering emits the body once more for the short way
-    short = ((a.segment, b.segment) if a.segment and b.segment and not is_stream(leap.value)
-             else None)
+    short = ((a.segment, b.segment) if tuning.short_intersect and a.segment and b.segment
+             and not is_stream(leap.value) else None)
     return dataclasses.replace(
         leap, state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
         init=seq(leap.init, choose), skip=skip,
         index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
         next=If(Var(g), leap.next, merge_next), choice=g, short=short,
         search=f"merge [{a.search}] with [{b.search}], leapfrog when one is "
-               f"≥{GALLOP_RATIO}x longer"
-               + (f", all pairs at once when both have ≤{tuning.DEFAULT.short_segment}" if short else ""))
+               f"≥{tuning.gallop_ratio}x longer"
+               + (f", all pairs at once when both have ≤{tuning.short_segment}" if short
+                  else ""))
 
 
 def _advance_if(flag: str, s: Stream) -> imp.Stmt:
@@ -266,26 +266,27 @@ def order_le(a: Stream, b: Stream) -> imp.Expr:
     return and_(a.valid, or_(not_(b.valid), or_(lt(a.index, b.index), same)))
 
 
-def add(names: imp.Names, sr, a: Value, b: Value) -> Value:
-    """Union: the front of the two streams; operands behind the front add zero."""
+def add(names: imp.Names, sr, a: Value, b: Value, tuning: Tuning = DEFAULT) -> Value:
+    """Union: the front of the two streams; operands behind the front add zero.
+    `tuning`: step_fronts."""
     if not is_stream(a) and not is_stream(b):
         zero = Const(sr.zero, "value")
         return a if b == zero else b if a == zero else Ring("add", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
     if a.dense and b.dense:       # both hold every coordinate: one range
-        return _iterate_locate(names, sr, a, b, lambda x, y: add(names, sr, x, y))
+        return _iterate_locate(names, sr, a, b, lambda x, y: add(names, sr, x, y, tuning))
     a_first, b_first = order_le(a, b), order_le(b, a)
     index = select(a_first, a.index, b.index)
     ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
     value = add(names, sr, guard(names, sr, a_first, a.value),
-                guard(names, sr, b_first, b.value))
+                guard(names, sr, b_first, b.value), tuning)
     # each ready state of the union has a ready operand at its front, which then
     # moves past it: no more ready states than both operands together
     union = dataclasses.replace(
         _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
                 f"union [{a.search}] with [{b.search}]"), split=(a.valid, b.valid),
         most=imp.sum_bound(a.most, b.most))
-    if a.ready != TRUE or b.ready != TRUE:
+    if not tuning.step_fronts or a.ready != TRUE or b.ready != TRUE:
         return union
     return _step_fronts(names, a, b, union, a_first, b_first)
 
@@ -450,7 +451,7 @@ def dim_var(var: str) -> imp.Expr:
 class Lowerer:
     """Lowers a sum-free expression body over an ordered list of index levels.
 
-    With `markers=True`, a last compressed level that sits below levels its
+    With `markers=True` (and tuning.markers), a last compressed level that sits below levels its
     tensor does not depend on (so it would be walked again for each of their
     coordinates) is scattered once per parent into a marker: `mark[c]` holds a
     stamp of the parent position and `wv[c]` the value. The level then also
@@ -459,11 +460,12 @@ class Lowerer:
     """
 
     def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
-                 markers: bool = False):
+                 markers: bool = False, tuning: Tuning = DEFAULT):
         self.sr = semiring
         self.bindings = bindings
         self.names = names
-        self.markers = markers
+        self.tuning = tuning
+        self.markers = markers and tuning.markers
         self.scratch: list[tuple] = []
 
     def lower(self, e, levels: tuple[str, ...]) -> Value:
@@ -473,9 +475,11 @@ class Lowerer:
             case Lit(v, _):
                 return self.replicate_over(levels, Const(self.sr.literal(v), "value"))
             case Mul(a, b):
-                return mul(self.names, self.sr, self.lower(a, levels), self.lower(b, levels))
+                return mul(self.names, self.sr, self.lower(a, levels), self.lower(b, levels),
+                           self.tuning)
             case Add(a, b):
-                return add(self.names, self.sr, self.lower(a, levels), self.lower(b, levels))
+                return add(self.names, self.sr, self.lower(a, levels), self.lower(b, levels),
+                           self.tuning)
         raise TypeError(f"cannot lower {e!r} (sums must be pulled out first)")
 
     def replicate_over(self, levels, leaf: imp.Expr) -> Value:
@@ -601,25 +605,22 @@ class Lowerer:
         c = Load(crd, Var(q))
         fill = seq(Assign(q, Load(pos, parent[0])),
                    While(lt(Var(q), Load(pos, imp.add(parent[0], ONE))),
-                         seq(hidden(q), imp.Store(mark, c, stamp),
+                         seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
                              imp.Store(wv, c, Load(b.vals, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)
 
 
-# Loops over a sparse segment hide their counter from the C compiler (imp.Opaque).
-HIDE_SEGMENT_COUNTERS = True
-
-
-def hidden(q: str) -> imp.Stmt:
+def hidden(q: str, tuning: Tuning = DEFAULT) -> imp.Stmt:
     """imp.Opaque(q) at the top of a loop over a segment's positions q, so that C
-    runs it as scalar code (see imp.Opaque)."""
-    return imp.Opaque(q) if HIDE_SEGMENT_COUNTERS else imp.SKIP
+    runs it as scalar code (see imp.Opaque); nothing when
+    tuning.hide_segment_counters is off."""
+    return imp.Opaque(q) if tuning.hide_segment_counters else imp.SKIP
 
 
 def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,
-               lowerer=None) -> Value:
+               lowerer=None, tuning: Tuning = DEFAULT) -> Value:
     """The stream of Σ_bound body, with levels in `order` (free and bound indices)."""
-    low = lowerer or Lowerer(semiring, bindings, names or imp.Names())
+    low = lowerer or Lowerer(semiring, bindings, names or imp.Names(), tuning=tuning)
     s = low.lower(body, tuple(order))
     for v in bound:
         s = contract(s, v)

@@ -22,7 +22,7 @@ def param(name, kind, type="index"):
 
 def program(body, params=()):
     return SimpleNamespace(params=tuple(params), body=body, dims=(), refuse_above=(),
-                           output=SimpleNamespace(mode="dense", axes=()))
+                           output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
 
 
 def text(stmt, **kw):

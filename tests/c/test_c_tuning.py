@@ -13,7 +13,7 @@ REAL = ep.semirings.get("real")
 
 def render(body, t=tuning.DEFAULT):
     prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(),
-                           output=SimpleNamespace(mode="dense", axes=()))
+                           output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
     return c.render(prog, REAL, name="knobs", tuning=t).c
 
 

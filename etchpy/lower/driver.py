@@ -1,0 +1,280 @@
+"""Streams to a whole Imp program with output writes (after Etch's Fig. 4).
+
+    ⟦s⟧ at location L  =  declare state; init
+                          while valid { if ready { ⟦value⟧ at L·index } ; next }
+
+A contracted level keeps L; a run of contracted levels at the bottom adds into a
+local accumulator that is written once. Where the values go is the target's
+business (lower.target, lower.outputs); how the loops are scheduled is the
+passes' (lower.schedule), each switched by its Tuning field.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from .. import imp
+from ..expr.nodes import accesses
+from ..formats import Format
+from ..imp import Alloc, Const, Decl, If, Var, While, seq
+from ..plan import plan as planning
+from ..streams import stream as streams
+from ..streams.stream import is_stream
+from ..tuning import DEFAULT, Tuning
+from .outputs import make_output, output_mode
+from .program import Param, Program
+from .schedule import blocks as register
+from .schedule import prefetch, threads, unswitch
+from .schedule.bounds import entries_bound, state_decls
+from .schedule.bucket_threads import blocked_passes
+from .schedule.phases import phases
+from .target import Context, product
+from .targets.bucket import BucketTarget
+from .targets.dense import DenseTarget
+from .targets.workspace import WorkspaceTarget
+
+
+class Emitter:
+    """Emits the loop nest of one stream into one target."""
+
+    def __init__(self, names: imp.Names, sr, target, tuning: Tuning, threads: int = 1,
+                 markers=False):
+        self.names, self.sr, self.target, self.tuning = names, sr, target, tuning
+        self.threads = threads
+        self.markers = markers       # the step fills shared marker scratch in its loops
+
+    def with_target(self, target) -> "Emitter":
+        return Emitter(self.names, self.sr, target, self.tuning, self.threads, self.markers)
+
+    def emit_step(self, s) -> imp.Stmt:
+        """A step's loop nest; its outermost loop runs on threads when that is safe."""
+        threaded = threads.on_threads(self, s)
+        return threaded if threaded is not None else self.emit(s, self.top())
+
+    def top(self) -> Context:
+        """The context a step's outermost level starts from: fresh when the target
+        is a dense output that is zero on entry and written by this step alone (so
+        a cell prefix bound by free levels only is visited once)."""
+        return Context(fresh=bool(getattr(self.target, "fresh", False)))
+
+    def row_body(self, s, ctx: Context | None = None) -> imp.Stmt:
+        """One iteration of the outermost level (its coordinate, entered and left)."""
+        iv = self.names.fresh(f"{s.var}_")
+        enter, ctx = self.target.enter(s.var, Var(iv), ctx if ctx is not None else Context())
+        body = seq(enter, self.emit(s.value, ctx), self.target.after(s.var, ctx))
+        if iv not in imp.names_used(body):    # a counting pass may not need the index
+            return body
+        return seq(Decl(iv, "index", s.index), body)
+
+    def emit(self, s, ctx: Context, blocks=True) -> imp.Stmt:
+        if not is_stream(s):
+            return self.target.write(ctx, s)
+        block = register.block_axis(self, s, ctx) if blocks else None
+        if block is not None:
+            return register.emit_block(self, s, ctx, block)
+        if all(lv.contracted for lv in streams.levels_of(s)):
+            acc = self.names.fresh("acc")
+            return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
+                       self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
+        room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
+            self.target.reserve(s.var, s.most, ctx)
+        if not s.contracted:
+            s = dataclasses.replace(s, prefetch=s.prefetch + self.target.scatter_blocks(s.var))
+
+        def record(v):          # what one ready record of v does
+            if v.contracted:
+                return self.emit(v.value, ctx.with_(fresh=False))
+            iv = self.names.fresh(f"{v.var}_")
+            enter, ctx2 = self.target.enter(v.var, Var(iv), ctx_in)
+            rest = seq(enter, self.emit(v.value, ctx2), self.target.after(v.var, ctx2))
+            if iv not in imp.names_used(rest):       # a counting pass needs no index
+                return rest
+            return seq(Decl(iv, "index", v.index), rest)
+
+        leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
+        return seq(self.loop(s, record, room), leave)
+
+    def accumulate(self, s, acc) -> imp.Stmt:
+        if not is_stream(s):
+            return imp.Assign(acc, imp.Ring("add", Var(acc), s))
+        return self.loop(s, lambda v: self.accumulate(v.value, acc),
+                         runs=not is_stream(s.value))
+
+    def loop(self, s, record, room=imp.SKIP, runs=False) -> imp.Stmt:
+        """init, then `while valid: (if ready: record) ; next`, where record(v) is the
+        code for one ready record of v (s, or one of its phases, run in turn). `room`
+        runs right after init (it reads s.most, the output space the loop needs).
+        `runs`: the loop only adds up a leaf's values (SpMV's row), so little but
+        memory holds it back, and its arrays may be prefetched (prefetch_runs)."""
+        tn = self.tuning
+        fetch = prefetch.prefetch_ahead(self, s)
+        if not (runs and tn.prefetch):
+            s = dataclasses.replace(s, runs=None)
+        init = seq(s.init, If(prefetch.runs_wanted(s, tn.run_short, tn),
+                              prefetch.prefetch_runs(s, tn))
+                   if s.runs is not None else imp.SKIP, room)
+        hide = streams.hidden(s.segment[0], tn) if s.segment else imp.SKIP
+
+        def step(v, nxt, on_ready):
+            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
+
+        on_ready = record(s)
+        small = unswitch.size(on_ready) <= tn.unswitch_limit
+        if tn.phases and s.split and not is_stream(s.value) and small:
+            body = seq(init, *phases(s, record))
+        elif small and unswitch.unswitchable(s, tn):
+            body = unswitch.unswitched(s, init, step, on_ready, tn)
+        elif s.runs is not None and small:
+            # a long segment also prefetches at every step (one prefetch per row
+            # cannot keep ahead of rows of many lines)
+            long = seq(prefetch.prefetch_runs(s, tn), fetch)
+            body = seq(init, If(prefetch.runs_wanted(s, tn.run_long, tn),
+                                While(s.valid, seq(long, imp.if_(s.ready, on_ready), s.next)),
+                                step(s, s.next, on_ready)))
+        else:
+            body = seq(init, step(s, s.next, on_ready))
+        ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
+        ahead += "" if s.runs is None else f"; its arrays prefetched {tn.run_ahead} ahead"
+        return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
+                   *state_decls(s, body), body)
+
+
+def writes_every_cell_once(s, n_axes: int) -> bool:
+    """Do the loops write each output cell exactly once? True when the free levels
+    come first, each a range visiting every coordinate once (ready throughout), and
+    everything below them is contracted into one accumulator (or is the leaf)."""
+    free = 0
+    while streams.is_stream(s) and not s.contracted:
+        if not (s.dense and s.ready == imp.TRUE):
+            return False
+        free, s = free + 1, s.value
+    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
+
+
+def emit_loops(em: Emitter, s) -> imp.Stmt:
+    """The loop nest of one step. A workspace output that may be either kind gets
+    two nests, one per kind (dense or hash), chosen once per call: the hot loop
+    tests nothing. A counting sort runs the loops twice, to count, then to fill."""
+    target = em.target
+    if isinstance(target, WorkspaceTarget) and target.hashed is None:
+        return If(Var(target.v.ws_hash), em.with_target(target.way(True)).emit_step(s),
+                  em.with_target(target.way(False)).emit_step(s))
+    if isinstance(target, BucketTarget):
+        threaded = blocked_passes(em, s)
+        if threaded is not None:
+            return threaded
+        return seq(imp.Comment("count the entries of each row"),
+                   imp.Block(em.with_target(target.way(True)).emit_step(s)),
+                   target.between(),
+                   imp.Comment("write each entry at its row's cursor"),
+                   imp.Block(em.with_target(target.way(False)).emit_step(s)))
+    return em.emit_step(s)
+
+
+def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
+               names: imp.Names | None = None, threads: int = 1,
+               hash_workspace: bool = True, tuning: Tuning = DEFAULT) -> Program:
+    """The Imp program of a plan; `tensors` maps input names to their TensorVar.
+    `tuning` holds every knob of lowering (etchpy.tuning). Every name the program
+    declares comes from `names`, which first claims the names of the C ABI (the
+    inputs' arrays and dimensions, the output's arrays), so that no index name
+    can collide with them.
+
+    With hash_workspace False, a workspace output has only its dense kind, and
+    the program refuses (`Program.refuse_above`) a dimension that would need the
+    hash table: half the C text for the common case, and the caller lowers the
+    plan again, with both kinds, for an input that is refused."""
+    names = names or imp.Names()
+    params, dims = _input_params(tensors, plan)
+    bindings = {n: streams.array_names(n, tv.format) for n, tv in tensors.items()}
+    bindings.update({n: streams.array_names(n, tv.format) for n, tv in plan.temps.items()})
+    for name in [p.name for p in params] + [b.vals for n, b in bindings.items()
+                                            if n in plan.temps]:
+        names.fresh(name)
+    for v in _all_vars(plan):
+        names.fresh(f"dim_{v}")
+    target, out_params, output = _output(plan, semiring, tensors, out_format, names, tuning,
+                                         hash_workspace)
+    body, texts = [target.setup()], []
+    for step in plan.steps:
+        stmts, text, filled = _lower_step(step, plan, semiring, bindings, names, target,
+                                          tuning, threads)
+        if filled:          # every cell is stored once: no zero fill, no zeroed flag
+            body[0] = imp.SKIP
+            out_params = [p for p in out_params if p.kind != "out_zeroed"]
+        body += stmts
+        texts.append(text)
+    body.append(target.finish())
+    refuse = target.refusals() if isinstance(target, WorkspaceTarget) else ()
+    return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
+                   tuple(texts), refuse)
+
+
+def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
+    """The output's target, parameters and record. A sparse output computed by one
+    step may size its first allocation by a bound on its entries."""
+    mode = output_mode(plan, out_format, tuning)
+    out_steps = [step for step in plan.steps if step.target == "out"]
+    only = out_steps[0] if len(out_steps) == 1 else None
+    bound = None if only is None else (
+        lambda axes, pre: entries_bound(only.body, axes, tensors, names, pre))
+    return make_output(mode, plan.out, out_format, sr, names, tuning, bound, only,
+                       hash_workspace)
+
+
+def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
+    """(statements, description, whether it stores every cell of a dense output
+    once) of one step of the plan."""
+    stmts = []
+    if step.target == "out":
+        target = out_target
+    else:
+        tvals = bindings[step.target].vals
+        size = product([streams.dim_var(v) for v in step.out])
+        stmts.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
+        target = DenseTarget(tvals, step.out, sr, names)
+    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning)
+    s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+    filled = False
+    only = sum(1 for st in plan.steps if st.target == "out") == 1
+    if step.target == "out" and only and isinstance(target, DenseTarget):
+        target.fresh = True                # zero (filled or passed so), one writer
+        filled = target.store = writes_every_cell_once(s, len(step.out))
+    text = f"{step.target}: " + "; ".join(streams.describe(s))
+    stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
+                             + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
+                             + f"{step.body}   order ({', '.join(step.order)})"))
+    em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch))
+    loops = emit_loops(em, s)
+    used = imp.names_used(loops)           # a marker built but never read is dropped
+    stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
+              if arr in used]
+    stmts.append(loops)
+    return stmts, text, filled
+
+
+def _all_vars(plan):
+    out = []
+    for s in plan.steps:
+        out += [v for v in s.order if v not in out]
+    return out
+
+
+def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:
+    params: list[Param] = []
+    for name in sorted(tensors):
+        tv = tensors[name]
+        for m in range(tv.order):
+            params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
+        b = streams.array_names(name, tv.format)
+        for k, arrays in enumerate(b.levels):
+            for role, arr in arrays.items():
+                params.append(Param(arr, "in_array", "index",
+                                    f"{name} level {k} ({tv.format.levels[k]}) {role}"))
+        params.append(Param(b.vals, "in_array", "value", f"{name} values"))
+    dims = []
+    for step in plan.steps:
+        for acc in accesses(step.body):
+            if acc.tensor.name in tensors:
+                for m, ix in enumerate(acc.indices):
+                    dims.append((ix.name, acc.tensor.name, m))
+    return params, dims

@@ -1,0 +1,80 @@
+"""Which target writes a step's output, and the output's parameters (the C ABI).
+
+    dense      out[flat(L)] ⊕= v, the output filled with zero first
+    append     a sparse output assembled in order (targets.append)
+    workspace  the last level out of order, through a workspace (tuning.workspaces)
+    bucket     a transposed (dense, compressed) output, by a counting sort
+               (tuning.counting_sort)
+    coords     any other case: (coordinates, value) records that the runtime
+               canonicalises (sorts, combines duplicates with ⊕)
+"""
+from __future__ import annotations
+
+from .. import imp
+from ..formats import Compressed, Format
+from ..plan import plan as planning
+from .program import Output, Param
+from .targets.append import AppendTarget, appendable, sparse_prefix
+from .targets.bucket import BucketTarget, bucketable
+from .targets.coords import CoordsTarget
+from .targets.dense import DenseTarget
+from .targets.workspace import WorkspaceTarget
+
+
+def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
+    if fmt is None or fmt.is_dense:
+        return "dense"
+    steps = [s for s in plan.steps if s.target == "out"]
+    one = len(steps) == 1
+    if one and appendable(fmt) and _order_matches(steps[0], fmt, plan.out):
+        return "append"
+    if (one and tuning.workspaces and appendable(fmt) and isinstance(fmt.levels[-1], Compressed)
+            and _order_matches(steps[0], fmt, plan.out, skip_last=True)):
+        return "workspace"
+    if (one and tuning.counting_sort and bucketable(fmt)
+            and tuple(steps[0].order[:1]) == (plan.out[fmt.mode_order[1]],)):
+        return "bucket"
+    return "coords"
+
+
+def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bool:
+    """The loop order starts with the output's levels down to the last compressed
+    one (all but the last level for a workspace); trailing dense levels may come
+    anywhere later, since their block is allocated when its parent is appended."""
+    storage = [out[m] for m in fmt.mode_order][:sparse_prefix(fmt)]
+    if skip_last:
+        storage = storage[:-1]
+    return list(step.order[:len(storage)]) == storage
+
+
+def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=None,
+                hash_workspace=True):
+    """(target, its parameters, the Output record) of an output of this mode.
+    The target claims its ABI names from `names` first."""
+    if mode == "dense":
+        array, zeroed = names.fresh("out"), names.fresh("out_zeroed")
+        t = DenseTarget(array, axes, sr, names, zeroed=zeroed)
+        params = [Param(array, "out_dense", "value",
+                        "output, row-major over (" + ", ".join(axes) + "); filled by the kernel"),
+                  Param(zeroed, "out_zeroed", "index",
+                        "nonzero if out already holds the semiring's zero in every cell "
+                        "(the kernel then skips its fill), else 0")]
+        return t, params, Output("dense", axes, fmt, {"vals": array})
+    match mode:
+        case "bucket":
+            row = axes[fmt.mode_order[0]]
+            t = BucketTarget(axes, fmt, any(
+                v in step.bound for v in step.order[:list(step.order).index(row)]), names)
+        case "append":
+            t = AppendTarget(axes, fmt, sr, names, tuning, bound)
+        case "workspace":
+            t = WorkspaceTarget(axes, fmt, sr, names, tuning, bound)
+            t = t if hash_workspace else t.way(False)
+        case _:
+            t = CoordsTarget(axes, sr, names, tuning)
+    params = [Param(arr, "out_grown", "value" if role == "vals" else "index",
+                    f"output {role}: set to a malloc'ed array; the caller frees it")
+              for role, arr in t.arrays.items()]
+    params += [Param(var, "out_count", "index", f"output {role}: number of entries written")
+               for role, var in t.counts().items()]
+    return t, params, Output(mode, axes, fmt, dict(t.arrays), t.counts())

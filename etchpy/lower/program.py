@@ -1,0 +1,86 @@
+"""What lowering produces: a `Program` (its parameters, the C ABI; its Imp body;
+what its output is), and running one on the Imp interpreter."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .. import imp
+from ..formats import Compressed, Format
+from ..plan import plan as planning
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str      # dim | in_array | out_dense | out_zeroed | out_grown | out_count
+    type: str      # index | value
+    doc: str
+
+
+@dataclass(frozen=True)
+class Output:
+    mode: str                       # dense | append | workspace | bucket | coords
+    axes: tuple[str, ...]
+    format: Format | None
+    arrays: dict = field(default_factory=dict)   # role -> Imp array name
+    counts: dict = field(default_factory=dict)   # role -> Imp variable holding a length
+
+
+@dataclass(frozen=True)
+class Program:
+    params: tuple[Param, ...]
+    body: imp.Stmt
+    output: Output
+    plan: planning.Plan
+    dims: tuple                     # (index var, tensor, mode) for every access mode
+    streams_text: tuple = ()
+    # (index, largest size): the kernel returns 3, before allocating anything, when
+    # that index's dimension is larger (a dense-only workspace, see lower_plan)
+    refuse_above: tuple = ()
+
+
+def describe_output(out: Output) -> list[str]:
+    """How the output arrays are laid out, for the exported header."""
+    if out.mode == "dense":
+        return [f"{out.arrays['vals']}: row-major over ({', '.join(out.axes)}), "
+                "one value per coordinate."]
+    vals = out.arrays["vals"]
+    if out.mode == "coords":
+        crds = ", ".join(f"{out.arrays[f'crd{m}']}[n] (index {ax})"
+                         for m, ax in enumerate(out.axes))
+        return [f"{crds} and {vals}[n], for n < count: one record per value produced,",
+                "in loop order, not sorted; equal coordinates are to be combined with",
+                "the semiring's add."]
+    lines = [f"format {out.format}: storage level k holds index "
+             f"({', '.join(out.axes[m] for m in out.format.mode_order)})[k]."]
+    parents = "1"
+    for k, lv in enumerate(out.format.levels):
+        ax = out.axes[out.format.mode_order[k]]
+        if isinstance(lv, Compressed):
+            pos, crd = out.arrays[f"pos{k}"], out.arrays[f"crd{k}"]
+            lines.append(f"level {k} (compressed, {ax}): {pos} has {parents} + 1 entries; "
+                         f"the children of position p are {crd}[{pos}[p] .. "
+                         f"{pos}[p+1]-1], sorted; {crd} has count{k} entries.")
+            parents = f"count{k}"
+        else:
+            lines.append(f"level {k} (dense, {ax}): position p·dim_{ax} + {ax}.")
+            parents = f"{parents}·dim_{ax}" if parents != "1" else f"dim_{ax}"
+    lines.append(f"{vals} has one value per position of the last level ({parents}).")
+    return lines
+
+
+def run_program(prog: Program, sr, env: dict):
+    """Run a program on the Imp interpreter; returns the final environment. A
+    dense output's zeroed flag defaults to 0 (the program fills it)."""
+    machine = imp.Machine(sr, env)
+    for p in prog.params:
+        if p.kind == "out_zeroed":
+            machine.env.setdefault(p.name, 0)
+    for var, tensor, mode in prog.dims:
+        machine.env.setdefault(f"dim_{var}", env[f"{tensor}_dim{mode}"])
+    for var, most in prog.refuse_above:
+        if machine.env[f"dim_{var}"] > most:
+            raise imp.ImpRuntimeError(f"dimension {var} = {machine.env[f'dim_{var}']} is "
+                                      f"refused (> {most})")
+    machine.exec(prog.body)
+    return machine.env

@@ -1,0 +1,60 @@
+"""Register blocks, switched by tuning.register_blocks: a dense output's last
+axis, summed into by a contracted nest, kept in a local block of
+tuning.block_sizes values (a constant extent, so C unrolls it into registers)."""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import ZERO, Const, Decl, If, Load, Var, While, eq, incr, lt, seq
+from ...streams import stream as streams
+from ..targets.block import BlockTarget
+from ..targets.dense import DenseTarget
+
+
+def block_axis(em, s, ctx) -> str | None:
+    """r, when s is a contracted level whose levels below are contracted too
+    but for the innermost, a free dense range r that is the last axis of the
+    output: every state of these levels adds into the same block
+    out[..., 0:n]. Else None.
+
+    * In a fresh block (Context.fresh: a dense output written by one step, or
+      a sparse output's tail block appended with its position) one contracted
+      level is enough: the flush stores and never reads the output, whose
+      memory is fresh. (A flush that added into the fresh output cost more
+      than it saved.)
+    * Otherwise (out written by several steps, or a contracted level above
+      the block) at least two contracted levels, and the flush adds in."""
+    if not (em.tuning.register_blocks and em.tuning.block_sizes and s.contracted):
+        return None
+    levels = streams.levels_of(s)
+    inner = levels[-1]
+    if (inner.contracted or not inner.dense
+            or any(not lv.contracted for lv in levels[:-1])):
+        return None
+    target = em.target
+    if isinstance(target, DenseTarget):
+        least = 2 if ctx.fresh else 3
+        return inner.var if len(levels) >= least and target.axes[-1] == inner.var else None
+    tail = getattr(getattr(target, "base", target), "tail", None)
+    return inner.var if ctx.fresh and tail == [inner.var] else None
+
+
+def emit_block(em, s, ctx, r) -> imp.Stmt:
+    """The levels from s add into a local block blk[0:n], n the extent of r,
+    which is then added into out once (stored, in a fresh block). When n is
+    one of tuning.block_sizes the nest is emitted with n a constant, so that
+    the C compiler unrolls the loops over r and keeps the block in registers
+    instead of loading and storing the output row at every state; for any
+    other n as without blocks."""
+    dim = streams.dim_var(r)
+    out = em.emit(s, ctx, blocks=False)
+    for n in reversed(em.tuning.block_sizes):
+        blk, t = em.names.fresh(f"{r}_blk"), em.names.fresh(f"{r}_t")
+        inner = em.with_target(BlockTarget(blk, r))
+        flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), dim), seq(
+            em.target.write(ctx.bind(r, Var(t)), Load(blk, Var(t)), once=ctx.fresh),
+            incr(t))))
+        body = seq(imp.Comment(f"the block over {r} ({n} values) in registers"),
+                   imp.LocalArray(blk, n, Const(em.sr.zero, "value")),
+                   inner.emit(s, ctx), flush)
+        out = If(eq(dim, Const(n)), imp.substitute(body, dim.name, Const(n)), out)
+    return out

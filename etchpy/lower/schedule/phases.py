@@ -1,0 +1,46 @@
+"""Phases, switched by tuning.phases: the loop of a union of leaf levels as one
+loop per phase (both operands valid, only a, only b, neither)."""
+from __future__ import annotations
+
+import dataclasses
+
+from ... import imp
+from ...imp import Assign, While, seq
+
+
+def phases(s, record) -> list:
+    """The loop of a union of leaf levels as four loops, one per phase: both
+    operands valid, only a, only b, neither (for an enclosing union).
+
+    Each loop runs while its phase holds and s is valid, with the operands'
+    validity tests folded in the records and in the statements of next that
+    come before it moves any state. An exhausted operand stays exhausted, so
+    the phases only ever move forward in this order, and the four loops visit
+    the states of the one loop `while valid: …` in the same order."""
+    va, vb = s.split
+    loops = []
+    for facts in ({va: True, vb: True}, {va: True, vb: False},
+                  {va: False, vb: True}, {va: False, vb: False}):
+        holds = imp.and_(imp.and_(va if facts[va] else imp.not_(va),
+                                  vb if facts[vb] else imp.not_(vb)),
+                         imp.assume(s.valid, facts))
+        if holds == imp.FALSE:
+            continue
+        v = dataclasses.replace(s, valid=holds, ready=imp.assume(s.ready, facts),
+                                index=imp.assume(s.index, facts),
+                                value=imp.assume(s.value, facts))
+        loops.append(While(v.valid, seq(imp.if_(v.ready, record(v)),
+                                        assume_ahead(s.next, facts))))
+    return loops
+
+
+def assume_ahead(nxt, facts) -> imp.Stmt:
+    """next with the facts folded into its leading assignments, up to the first
+    statement that could change a variable the facts read."""
+    reads = set().union(*(imp.names_used(f) for f in facts))
+    stmts = list(nxt.stmts) if isinstance(nxt, imp.Seq) else [nxt]
+    for k, st in enumerate(stmts):
+        if not (isinstance(st, Assign) and st.name not in reads):
+            break
+        stmts[k] = Assign(st.name, imp.assume(st.value, facts))
+    return seq(*stmts)

@@ -1,0 +1,89 @@
+"""Prefetching, switched by tuning.prefetch: rows that a segment level gathers
+(prefetch_ahead), and the arrays of segments that follow one another in memory
+(prefetch_runs). Hints only: they never change a result."""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import ONE, ZERO, Assign, Const, Decl, If, Load, Var, While, lt, seq
+
+
+def prefetch_ahead(em, s) -> imp.Stmt:
+    """At each state of a segment level that gathers rows of other operands at
+    its coordinates (SpMM's X[j,:], SDDMM's V[j,:], Gustavson's B[j,:]):
+    prefetch the rows that tuning.prefetch_distance states later will read, up
+    to tuning.prefetch_span values each, when that operand holds at least
+    tuning.prefetch_min_bytes of values (checked per call: a smaller one stays
+    in cache, and the prefetches would only cost instructions). A compressed
+    row starts at pos[t], which is itself prefetched twice as far ahead, so it
+    is in cache when the row's address is computed. crd[q + d] is read only
+    while q + d is inside crd; rows of one value (SpMV's x[j]) are left to the
+    hardware. The blocks the target will write at that coordinate
+    (scatter_blocks: a counting sort's destinations) are prefetched for
+    writing, one value each."""
+    tn = em.tuning
+    if not (tn.prefetch and s.ahead and s.prefetch and s.counter):
+        return imp.SKIP
+    crd, n = s.ahead
+    at = imp.add(Var(s.counter[0]), Const(tn.prefetch_distance))
+    at2 = imp.add(Var(s.counter[0]), Const(2 * tn.prefetch_distance))
+    t = em.names.fresh(f"{s.var}_ahead")
+    body, early, big = [Decl(t, "index", Load(crd, at))], [], []
+    for blk in s.prefetch:
+        wanted = _gather(em, s, blk, Var(t), body)
+        if wanted is not None and wanted not in big:
+            big.append(wanted)
+        if wanted is not None and blk.via is not None and \
+                blk.via[0] not in {e.array for e in early}:
+            early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2))))
+    if not big:
+        return imp.SKIP
+    wanted = big[0]
+    for b in big[1:]:
+        wanted = imp.or_(wanted, b)
+    fetch = If(imp.and_(wanted, lt(at, n)), seq(*body))
+    if not early:
+        return fetch
+    return seq(If(imp.and_(wanted, lt(at2, n)), seq(*early)), fetch)
+
+
+def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
+    """Append to `body` the prefetches of block blk at coordinate t; the test
+    that its operand is large enough, or None when it is not prefetched."""
+    tn = em.tuning
+    length = blk.length(t)
+    wide = imp.le(Const(tn.prefetch_min_bytes // em.sr.dtype.itemsize), blk.total)
+    if blk.written and length == ONE:
+        body.append(imp.Prefetch(blk.array, blk.offset(t), write=True))
+        return wide
+    if isinstance(length, Const) and length.value < 2:
+        return None
+    line = Const(max(1, 64 // em.sr.dtype.itemsize))
+    k, m, o = (em.names.fresh(f"{s.var}_{x}") for x in ("pf", "pf_n", "pf_at"))
+    body += [Decl(k, "index", ZERO), Decl(o, "index", blk.offset(t)),
+             Decl(m, "index", imp.min_(length, Const(tn.prefetch_span))),
+             While(lt(Var(k), Var(m)), seq(
+                 imp.Prefetch(blk.array, imp.add(Var(o), Var(k))),
+                 Assign(k, imp.add(Var(k), line))))]
+    return wide
+
+
+def runs_wanted(s, least: int, tuning) -> imp.Expr:
+    """The level's arrays are large (tuning.run_min_entries entries or more: an
+    operand in cache gains nothing and pays the tests and prefetches) and this
+    segment has at least `least` entries."""
+    return imp.and_(imp.le(Const(tuning.run_min_entries), s.runs[1]),
+                    imp.le(Const(least), s.extent))
+
+
+def prefetch_runs(s, tuning) -> imp.Stmt:
+    """For a level whose segments follow one another (SpMV's rows): prefetch each
+    array it reads at its position (crd, values) tuning.run_ahead entries past
+    position q, clamped to one past the end. Run at the start of each segment
+    of at least tuning.run_short entries, and at every step of one of at least
+    tuning.run_long, when the level's arrays are large (runs_wanted). Only
+    loops that just add up a leaf's values get them (the driver's `runs`)."""
+    if s.runs is None:
+        return imp.SKIP
+    (q, *_), (arrays, n) = s.segment, s.runs
+    at = imp.min_(imp.add(Var(q), Const(tuning.run_ahead)), n)
+    return seq(*(imp.Prefetch(a, at) for a in arrays))

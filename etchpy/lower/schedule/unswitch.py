@@ -1,0 +1,50 @@
+"""Unswitching, switched by tuning.unswitch: a loop whose next picks its way by a
+flag set once per segment (merge or leapfrog) becomes one loop per way, and a
+merging intersection of two short segments may take them at once."""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import Bin, Const, If, Var, seq
+
+
+def size(stmt) -> int:
+    """Imp statements in stmt (a skip is one imp.Seek): what tuning.unswitch_limit
+    counts."""
+    return sum(1 for _ in imp.statements(stmt))
+
+
+def unswitchable(s, tuning) -> bool:
+    """next picks its way by a flag (s.choice) that init sets."""
+    nxt = s.next
+    return (tuning.unswitch and s.choice is not None and isinstance(nxt, If)
+            and nxt.cond == Var(s.choice) and nxt.else_ is not None)
+
+
+def unswitched(s, init, step, on_ready, tuning) -> imp.Stmt:
+    """init, then one loop per way of s.next (step(v, next, on_ready) is one loop);
+    the merging way first tries both segments at once when they are short."""
+    nxt = s.next
+    merge = step(s, nxt.else_, on_ready)
+    if s.short is not None:
+        merge = If(short_fits(s.short, tuning), short_intersect(s, on_ready, tuning.short_segment), merge)
+    return seq(init, If(nxt.cond, step(s, nxt.then, on_ready), merge))
+
+
+def short_fits(short, tuning) -> imp.Expr:
+    """Both segments of an intersection are short, and both arrays hold
+    tuning.short_segment entries from the segments' starts (imp.ShortIntersect)."""
+    n = Const(tuning.short_segment)
+    fits = imp.TRUE
+    for q, e, _, crd_len in short:
+        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(e), Var(q)), n),
+                                       imp.le(imp.add(Var(q), n), crd_len)))
+    return fits
+
+
+def short_intersect(s, on_ready, width: int) -> imp.Stmt:
+    """The ready states of a merging intersection of two short segments (at most
+    `width` entries each), found at once: the same states, in the same order, as
+    the merge loop's."""
+    (qa, ea, crd_a, _), (qb, eb, crd_b, _) = s.short
+    return imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, imp.if_(s.ready, on_ready),
+                              width)

@@ -1,0 +1,1 @@
+"""Output targets, one module per kind (see lower.target for the protocol)."""

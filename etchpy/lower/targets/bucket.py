@@ -1,0 +1,141 @@
+"""A (dense, compressed) output filled by a counting sort (a transpose)."""
+from __future__ import annotations
+
+import copy
+
+from ... import imp
+from ...formats import Compressed, Dense, Format
+from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, If, Load, Reserve, Store,
+                    Var, While, eq, incr, lt, not_, seq)
+from ...streams import stream as streams
+from ..target import EMPTY, FlatTarget, fresh_names
+from .rows import prefix_sums
+
+
+def bucketable(fmt: Format) -> bool:
+    """Two levels, dense then unique compressed (csr, csc): filled by one counting
+    sort when the loops run over the compressed level's index first."""
+    return (len(fmt.levels) == 2 and isinstance(fmt.levels[0], Dense)
+            and isinstance(fmt.levels[1], Compressed) and fmt.levels[1].unique)
+
+
+class BucketTarget(FlatTarget):
+    """A (dense, compressed) output, csr or csc, whose loops run over the compressed
+    level's index (col) first: entries arrive in order of col but scattered over
+    the dense level's index (row), as when transposing. A counting sort by row,
+    done by running the loops twice:
+
+    * the count pass adds each entry to pos1[row + 1], and prefix sums turn the
+      counts into row starts (bk_next[row], the row's cursor, starts there);
+    * the fill pass writes each entry at its row's cursor. A row receives its
+      entries in the loops' order, so sorted by col.
+
+    When a summed index is looped over before row (`repeats`), one coordinate is
+    written once per value of that index, always before the loops move to the next
+    col. The count pass then counts a coordinate only when it differs from the
+    last one counted in its row (bk_last[row]), and the fill pass adds it into the
+    entry it wrote last in the row, so pos1 is exact and the rows canonical.
+
+    On threads (schedule.bucket_threads) each block of cols keeps its counts and
+    cursors per row in bk_blk (`blocked`)."""
+
+    def __init__(self, axes, fmt: Format, repeats: bool, names: imp.Names):
+        self.row, self.col = (axes[m] for m in fmt.mode_order)
+        self.repeats = repeats
+        self.counting = True            # which pass this target writes
+        self.blocked = False            # threads: per-block counts and cursors in bk_blk
+        self.arrays = {"pos1": names.fresh("out_pos1"), "crd1": names.fresh("out_crd1"),
+                       "vals": names.fresh("out_vals")}
+        self.count = names.fresh("out_count1")
+        self.v = fresh_names(names, "bk_last bk_p bk_next bk_r bk_blk bk_lastb bk_b "
+                                    "bk_run bk_n")
+
+    def way(self, counting: bool, blocked: bool = False) -> "BucketTarget":
+        """This target in the count pass (True) or the fill pass; blocked: in the
+        threaded passes."""
+        t = copy.copy(self)
+        t.counting, t.blocked = counting, blocked
+        return t
+
+    def setup(self):
+        rows, a = streams.dim_var(self.row), self.arrays
+        return seq(Decl(self.count, "index", ZERO),
+                   Alloc(a["pos1"], "index", imp.add(rows, ONE), ZERO),
+                   Alloc(a["crd1"], "index", ONE, None),
+                   Alloc(a["vals"], "value", ONE, None),
+                   Alloc(self.v.bk_last, "index", rows, EMPTY) if self.repeats else imp.SKIP)
+
+    def write(self, ctx, v, once=False):
+        r, c = ctx.coord(self.row), ctx.coord(self.col)
+        if self.blocked:
+            return self._blocked_write(r, c, v)
+        pos, crd, vals = self.arrays["pos1"], self.arrays["crd1"], self.arrays["vals"]
+        w, p = self.v, Var(self.v.bk_p)
+        if self.counting:
+            nxt = imp.add(r, ONE)
+            count = Store(pos, nxt, imp.add(Load(pos, nxt), ONE))
+            if not self.repeats:
+                return count
+            return If(not_(eq(Load(w.bk_last, r), c)), seq(Store(w.bk_last, r, c), count))
+        place = seq(Store(crd, p, c), Store(vals, p, v), Store(w.bk_next, r, imp.add(p, ONE)))
+        if not self.repeats:
+            return seq(Assign(w.bk_p, Load(w.bk_next, r)), place)
+        last = imp.add(p, Const(-1))
+        repeat = imp.and_(lt(Load(pos, r), p), eq(Load(crd, last), c))
+        return seq(Assign(w.bk_p, Load(w.bk_next, r)),
+                   If(repeat, Accum(vals, last, v), place))
+
+    def _blocked_write(self, r, c, v):
+        """Block bk_b's count of row r, then its cursor there."""
+        w, p = self.v, Var(self.v.bk_p)
+        at = imp.add(imp.mul(Var(w.bk_b), streams.dim_var(self.row)), r)
+        if self.counting:
+            count = Store(w.bk_blk, at, imp.add(Load(w.bk_blk, at), ONE))
+        else:
+            count = seq(Decl(w.bk_p, "index", Load(w.bk_blk, at)),
+                        Store(self.arrays["crd1"], p, c), Store(self.arrays["vals"], p, v),
+                        Store(w.bk_blk, at, imp.add(p, ONE)))
+        if not self.repeats:
+            return count
+        # the block's last col in row r: a repeat adds into the block's own
+        # last entry there, which no other block writes
+        fresh = seq(Store(w.bk_lastb, at, c), count)
+        if self.counting:
+            return If(not_(eq(Load(w.bk_lastb, at), c)), fresh)
+        return If(eq(Load(w.bk_lastb, at), c),
+                  Accum(self.arrays["vals"], imp.add(Load(w.bk_blk, at), Const(-1)), v), fresh)
+
+    def scatter_blocks(self, var) -> tuple:
+        """In the fill pass, the entry at row coordinate t goes to crd1 and vals
+        at its row's cursor, bk_next[t] (block bk_b's, on threads): a loop over
+        row knows them ahead (a transpose's scattered writes). The cursor then
+        read is at most the one that entry will use, so inside the arrays."""
+        if var != self.row or self.counting or self.repeats:
+            return ()
+        rows, w = streams.dim_var(self.row), self.v
+        if self.blocked:
+            def cursor(t):
+                return Load(w.bk_blk, imp.add(imp.mul(Var(w.bk_b), rows), t))
+        else:
+            def cursor(t):
+                return Load(w.bk_next, t)
+        return tuple(streams.Block(self.arrays[a], cursor, lambda t: ONE,
+                                   Load(self.arrays["pos1"], rows), written=True)
+                     for a in ("crd1", "vals"))
+
+    def between(self):
+        """After the count pass: row starts, cursors, and the exact room."""
+        rows, w, pos = streams.dim_var(self.row), self.v, self.arrays["pos1"]
+        r, total = Var(w.bk_r), Load(pos, rows)
+        return seq(prefix_sums(pos, rows, w.bk_r), Decl(w.bk_p, "index", ZERO),
+                   Alloc(w.bk_next, "index", rows, None),
+                   Assign(w.bk_r, ZERO), While(lt(r, rows), seq(
+                       Store(w.bk_next, r, Load(pos, r)), incr(w.bk_r))),
+                   Reserve(self.arrays["crd1"], "index", total),
+                   Reserve(self.arrays["vals"], "value", total))
+
+    def finish(self):
+        return Assign(self.count, Load(self.arrays["pos1"], streams.dim_var(self.row)))
+
+    def counts(self):
+        return {"count1": self.count}

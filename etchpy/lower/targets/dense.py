@@ -1,0 +1,41 @@
+"""A dense output (also temporaries and scalars, as 1-element arrays):
+out[flat(coordinates)] ⊕= v over a row-major array."""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import ZERO, Accum, Const, Decl, Store, Var, While, incr, lt, not_, seq
+from ...streams import stream as streams
+from ..target import FlatTarget, product
+
+
+class DenseTarget(FlatTarget):
+    """out[flat(coordinates)] ⊕= v over a row-major array with axes `axes`.
+
+    `zeroed`: the name of the flag by which a caller passes an output already
+    holding zeros (setup then skips the fill); None for a temporary, which its
+    step allocates zeroed."""
+
+    def __init__(self, array: str, axes, sr, names: imp.Names, zeroed: str | None = None):
+        self.array, self.axes, self.sr, self.zeroed = array, tuple(axes), sr, zeroed
+        self.k = names.fresh("out_k") if zeroed else None
+        self.store = False       # True: each cell is written exactly once (no fill)
+        self.fresh = False       # True: zero on entry, and the one step writing it
+
+    def setup(self):
+        """The zero fill, skipped when the caller says the output holds zeros."""
+        if self.zeroed is None:
+            return imp.SKIP
+        k = self.k
+        size = product([streams.dim_var(v) for v in self.axes])
+        return imp.if_(not_(Var(self.zeroed)), seq(
+            Decl(k, "index", ZERO),
+            While(lt(Var(k), size),
+                  seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
+
+    def write(self, ctx, v, once=False):
+        """out[cell] ⊕= v; a store when every cell is written once (`store`), or
+        this cell is (`once`: a fresh block's flush)."""
+        flat = ZERO
+        for ax in self.axes:
+            flat = imp.add(imp.mul(flat, streams.dim_var(ax)), ctx.coord(ax))
+        return Store(self.array, flat, v) if self.store or once else Accum(self.array, flat, v)

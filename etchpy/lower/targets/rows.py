@@ -1,0 +1,176 @@
+"""The targets of a sparse output filled row by row on threads (schedule.rows):
+a pass that counts each row's entries, a pass that fills each row from its
+start, and a pass that fills each row within a bound, to be copied into place.
+
+A row is an iteration of the outermost loop, over the output's first level. A
+dense first level numbers the rows by their index; a compressed one (dcsr,
+fibers) by the iteration (Context.iteration)."""
+from __future__ import annotations
+
+from ... import imp
+from ...formats import Compressed, Dense
+from ...imp import (ONE, ZERO, Assign, Bin, Decl, ForSorted, Load, SetBit, Store, Var,
+                    While, incr, lt, seq)
+from ...streams import stream as streams
+from ..target import FlatTarget
+from .append import AppendTarget
+from .workspace import WorkspaceTarget, mark_first, move_out
+
+
+def rows_on_threads(target) -> bool:
+    """A sparse output whose rows threads can fill (within bounds, or after a
+    counting pass): a dense or unique compressed first level over one unique
+    compressed level, appended in order, maybe with a dense tail (csr, csc,
+    dcsr, TTM's fibers); or a dense first level over the dense workspace."""
+    if type(target) not in (AppendTarget, WorkspaceTarget):
+        return False
+    levels = target.fmt.levels
+    if len(levels) < 2 or not (isinstance(levels[1], Compressed) and levels[1].unique):
+        return False
+    if type(target) is WorkspaceTarget:
+        return target.hashed is False and len(levels) == 2 and isinstance(levels[0], Dense)
+    return (type(target) is AppendTarget and target.head == 2
+            and (isinstance(levels[0], Dense) or levels[0].unique))
+
+
+class RowCountTarget(FlatTarget):
+    """Pass 1: each row counts its entries into pos[row + 1]. For a workspace
+    output it counts the distinct coordinates it touches (per-thread marks and
+    touched list, cleared at the end of the row)."""
+
+    def __init__(self, base: AppendTarget, names: imp.Names):
+        self.base = base
+        self.pos = base.arrays["pos1"]
+        self.row_var = base.storage[0]
+        self.workspace = isinstance(base, WorkspaceTarget)
+        self.hyper = isinstance(base.fmt.levels[0], Compressed)
+        self.n = names.fresh("row_n")
+
+    def row(self, index, ctx):
+        return ctx.iteration if self.hyper else index
+
+    def enter(self, var, index, ctx):
+        if var == self.row_var:
+            return Decl(self.n, "index", ZERO), ctx.bind(var, index, row=self.row(index, ctx))
+        if self.workspace or var in self.base.tail:    # a tail is located at write time
+            return imp.SKIP, ctx.bind(var, index)
+        return incr(self.n), ctx.bind(var, index)
+
+    def write(self, ctx, v, once=False):
+        if not self.workspace:
+            return imp.SKIP
+        return mark_first(self.base.v, self.n, ctx.coord(self.base.ws_var))
+
+    def after(self, var, ctx):
+        if var != self.row_var:
+            return imp.SKIP
+        clear = imp.SKIP
+        if self.workspace:
+            w = self.base.v
+            t = Var(w.ws_t)
+            clear = seq(Decl(w.ws_t, "index", ZERO), While(lt(t, Var(self.n)), seq(
+                SetBit(w.ws_bits, Load(w.ws_list, t), False), incr(w.ws_t))))
+        return seq(clear, Store(self.pos, imp.add(ctx.row, ONE), Var(self.n)))
+
+    def private(self):
+        if not self.workspace:
+            return ()
+        w, size = self.base.v, streams.dim_var(self.base.ws_var)
+        return ((w.ws_bits, "bits", imp.sort_bits_words(size), ZERO),
+                (w.ws_list, "index", size, ZERO))
+
+
+class RowFillTarget(RowCountTarget):
+    """Pass 2: each row writes its entries from pos[row] on (the counts are exact,
+    so nothing grows). A workspace output sorts each row's touched list in its
+    own per-thread workspace and moves it out."""
+
+    def __init__(self, base: AppendTarget, names: imp.Names):
+        super().__init__(base, names)
+        self.q = names.fresh("row_q")
+        self.starts, self.crd = self.pos, base.arrays["crd1"]     # where rows are written
+
+    def enter(self, var, index, ctx):
+        if var == self.row_var:
+            # ws_n: this row's touched count, private to the iteration
+            row = self.row(index, ctx)
+            first = seq(Decl(self.q, "index", Load(self.starts, row)),
+                        Decl(self.base.v.ws_n, "index", ZERO) if self.workspace else imp.SKIP,
+                        Store(self.base.arrays["crd0"], row, index) if self.hyper
+                        else imp.SKIP)
+            return first, ctx.bind(var, index, row=row)
+        if self.workspace or var in self.base.tail:
+            return imp.SKIP, ctx.bind(var, index)
+        p = self.base.at[1]
+        return (seq(Decl(p, "index", Var(self.q)), incr(self.q), Store(self.crd, Var(p), index)),
+                ctx.bind(var, index, pos=Var(p), fresh=self.base.owns_block(1)))
+
+    def write(self, ctx, v, once=False):
+        return self.base.write(ctx, v, once=once)
+
+    def after(self, var, ctx):
+        if var != self.row_var or not self.workspace:
+            return imp.SKIP
+        b, w = self.base, self.base.v
+        move = move_out(w, b.vals, b.arrays["crd1"], self.q, Var(w.ws_k), b.zero())
+        return seq(ForSorted(w.ws_k, w.ws_list, Var(w.ws_n), streams.dim_var(b.ws_var),
+                             w.ws_bits, move),
+                   Assign(w.ws_n, ZERO))
+
+    def private(self):
+        if not self.workspace:
+            return ()
+        w, size = self.base.v, streams.dim_var(self.base.ws_var)
+        return ((w.ws_vals, "value", size, self.base.zero()),
+                (w.ws_list, "index", size, ZERO),
+                (w.ws_bits, "bits", imp.sort_bits_words(size), ZERO))
+
+
+class RowBoundFillTarget(RowFillTarget):
+    """Pass 2 of rows filled within bounds: as RowFillTarget, each row into its
+    bounded range of the scratch arrays `bounded` (pos, crd, vals names; from
+    pos[row]), and its entry count kept in the output's pos[row + 1]."""
+
+    def __init__(self, base: AppendTarget, names: imp.Names, bounded: tuple[str, str, str]):
+        super().__init__(base, names)
+        self.starts, self.crd, self.vals = bounded
+
+    def write(self, ctx, v, once=False):
+        return self.base.write(ctx, v, once=once, vals=self.vals)
+
+    def after(self, var, ctx):
+        if var != self.row_var:
+            return imp.SKIP
+        return Store(self.pos, imp.add(ctx.row, ONE),
+                     Bin("-", Var(self.q), Load(self.starts, ctx.row)))
+
+
+def prefix_sums(pos: str, rows: imp.Expr, var: str) -> imp.Stmt:
+    """pos[r+1] holds row r's count -> pos[r] is where row r starts, for r ≤ rows."""
+    r, nxt = Var(var), imp.add(Var(var), ONE)
+    return seq(Decl(var, "index", ZERO), While(lt(r, rows), seq(
+        Store(pos, nxt, imp.add(Load(pos, nxt), Load(pos, r))), incr(var))))
+
+
+def copy_row(names: imp.Names, row: str, bounded: tuple[str, str, str], out: tuple[str, str, str],
+             block: imp.Expr = ONE) -> imp.Stmt:
+    """Row `row`'s entries from its range of the bounded arrays (from their pos[row])
+    to its place in the output's crd and vals (from pos[row]); each entry holds
+    `block` values (a dense tail)."""
+    bd_pos, bd_crd, bd_vals = bounded
+    pos, crd, vals = out
+    k_, s_, d_, n_ = (names.fresh(f"out_{x}") for x in "ksdn")
+    r, k, src, dst, n = Var(row), Var(k_), Var(s_), Var(d_), Var(n_)
+    head = seq(Decl(s_, "index", Load(bd_pos, r)), Decl(d_, "index", Load(pos, r)),
+               Decl(n_, "index", Bin("-", Load(pos, imp.add(r, ONE)), dst)),
+               Decl(k_, "index", ZERO))
+    crds = Store(crd, imp.add(dst, k), Load(bd_crd, imp.add(src, k)))
+    if block == ONE:
+        return seq(head, While(lt(k, n), seq(
+            crds, Store(vals, imp.add(dst, k), Load(bd_vals, imp.add(src, k))), incr(k_))))
+    m_ = names.fresh("out_m")
+    m, src_v, dst_v = Var(m_), imp.mul(src, block), imp.mul(dst, block)
+    return seq(head, While(lt(k, n), seq(crds, incr(k_))),
+               Decl(m_, "index", ZERO), While(lt(m, imp.mul(n, block)), seq(
+                   Store(vals, imp.add(dst_v, m), Load(bd_vals, imp.add(src_v, m))),
+                   incr(m_))))
