@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 
 from .. import imp
 from ..plan import plan as planning
-from ..streams import stream as streams
+from .. import streams
 from ..expr.nodes import Access, Add, Mul, accesses
 from ..formats import Compressed, Dense, Format
 from ..tuning import DEFAULT, Tuning
 from ..imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If, Load,
                   Move, Not, Reserve, Ring, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                   select, seq)
-from ..streams.stream import is_stream
+from ..streams import is_stream
 
 INITIAL_CAPACITY = 1024
 # A bound from the input sizes above this many positions is not trusted for the
@@ -184,7 +184,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
             size = _product([streams.dim_var(v) for v in step.out])
             body.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
             target = DenseTarget(tvals, step.out, sr, fill=False)
-        low = streams.Lowerer(sr, bindings, names, markers=True)
+        low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning)
         s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
         if step.target == "out" and len(out_steps) == 1 and isinstance(target, DenseTarget):
             target.fresh = True                # zero (filled or passed so), one writer
@@ -213,7 +213,7 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
     everything below them is contracted into one accumulator (or is the leaf)."""
     free = 0
     while streams.is_stream(s) and not s.contracted:
-        if not (s.dense and s.ready == imp.TRUE):
+        if not (streams.Dense in s.facts and s.ready == imp.TRUE):
             return False
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
@@ -1009,10 +1009,10 @@ class BucketTarget(FlatTarget):
         between the passes) and counts, or merges into its last entry, as the
         serial passes do. None when the loops do not qualify."""
         if (threads < 2 or markers or not is_stream(s) or s.contracted
-                or s.var != self.col or s.counter is None or s.ready != imp.TRUE
-                or s.prelude != imp.SKIP):
+                or s.var != self.col or streams.Counter not in s.facts or s.ready != imp.TRUE
+                or streams.Prelude in s.facts):
             return None
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         rows, nb = streams.dim_var(self.row), Const(threads)
         b, r = Var("bk_b"), Var("bk_r")
         at = imp.add(imp.mul(b, rows), r)
@@ -1193,12 +1193,12 @@ class Emitter:
         """A full reduction (every level contracted) whose outermost level is a plain
         counted loop: per-thread accumulators, added up after the loop."""
         return (self.threads > 1 and not self.markers and isinstance(self.target, DenseTarget)
-                and is_stream(s) and s.counter is not None and s.ready == imp.TRUE
-                and s.prelude == imp.SKIP
+                and is_stream(s) and streams.Counter in s.facts and s.ready == imp.TRUE
+                and streams.Prelude not in s.facts
                 and all(lv.contracted for lv in streams.levels_of(s)))
 
     def parallel_reduction(self, s) -> imp.Stmt:
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         acc = self.names.fresh("acc")
         return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                    imp.Comment(f"Σ {s.var}: {s.search}, split across {self.threads} threads, "
@@ -1214,11 +1214,11 @@ class Emitter:
         (and the split loop skips the outer level's init, which may hold a fill).
         """
         return (self.threads > 1 and not self.markers and isinstance(self.target, DenseTarget)
-                and is_stream(s) and not s.contracted and s.counter is not None
-                and s.ready == imp.TRUE and s.prelude == imp.SKIP)
+                and is_stream(s) and not s.contracted and streams.Counter in s.facts
+                and s.ready == imp.TRUE and streams.Prelude not in s.facts)
 
     def parallel(self, s) -> imp.Stmt:
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         return seq(imp.Comment(f"{s.var}: {s.search}, split across {self.threads} threads"),
                    imp.ParallelFor(c, start, end, self.row_body(s, self.top()), self.threads))
 
@@ -1234,9 +1234,9 @@ class Emitter:
     def rows_ok(self, s) -> bool:
         """A csr-like sparse output whose rows are the outermost, plainly counted loop."""
         return (self.threads > 1 and not self.markers and rows_on_threads(self.target)
-                and is_stream(s) and not s.contracted and s.counter is not None
+                and is_stream(s) and not s.contracted and streams.Counter in s.facts
                 and s.var == self.target.storage[0]
-                and s.ready == imp.TRUE and s.prelude == imp.SKIP)
+                and s.ready == imp.TRUE and streams.Prelude not in s.facts)
 
     def parallel_rows(self, s) -> imp.Stmt:
         """Fill a csr-like output's rows on threads: within bounds when each row's
@@ -1244,7 +1244,7 @@ class Emitter:
         after counting them."""
         col = s.value
         if (isinstance(self.target, WorkspaceTarget) or not is_stream(col)
-                or col.var != self.target.storage[1] or col.contracted or col.most is None):
+                or col.var != self.target.storage[1] or col.contracted or _most(col) is None):
             return self.counted_rows(s)
         return self.bounded_rows(s, col)
 
@@ -1256,7 +1256,7 @@ class Emitter:
         iteration of the outermost loop (whose ready is true), so its rows are
         the iterations, c − start, and its arrays are known up front: pos0 =
         (0, rows), and each row stores its coordinate in crd0 in the fill pass."""
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         t = self.target
         if isinstance(t.fmt.levels[0], Dense):
             return streams.dim_var(t.storage[0]), {}, imp.SKIP, imp.SKIP
@@ -1269,7 +1269,7 @@ class Emitter:
     def counted_rows(self, s) -> imp.Stmt:
         """Count each row's entries on threads, turn the counts into pos, size the
         output exactly, then fill the rows on threads, each into its own range."""
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         t = self.target
         pos, count = t.arrays["pos1"], t.count[1]
         rows, it, before, after = self.row_frame(s)
@@ -1296,12 +1296,12 @@ class Emitter:
         ran each row's loop (A+B's merge) twice. When every row met its bound
         (the total is the room: a TTM or an SDDMM, whose rows are an operand's
         segments), the scratch arrays already are the output and are moved."""
-        c, start, end = s.counter
+        c, start, end = _counter(s)
         t = self.target
         pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
         rows, it, before, after = self.row_frame(s)
         row = it.get("iteration") or Var(self.names.fresh(f"{s.var}_"))
-        bound = seq(_slice(col.init, col.most), Store("bd_pos", imp.add(row, ONE), col.most))
+        bound = seq(_slice(col.init, _most(col)), Store("bd_pos", imp.add(row, ONE), _most(col)))
         decls = _state_decls(col, bound)
         if isinstance(row, Var):
             decls = [Decl(row.name, "index", s.index), *decls]
@@ -1337,9 +1337,9 @@ class Emitter:
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
         room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
-            self.target.reserve(s.var, s.most, ctx)
+            self.target.reserve(s.var, _most(s), ctx)
         if not s.contracted:
-            s = dataclasses.replace(s, prefetch=s.prefetch + self.target.scatter_blocks(s.var))
+            s = _with_prefetch(s, self.target.scatter_blocks(s.var))
 
         def record(v):          # what one ready record of v does
             if v.contracted:
@@ -1375,7 +1375,7 @@ class Emitter:
             return None
         levels = streams.levels_of(s)
         inner = levels[-1]
-        if (inner.contracted or not inner.dense
+        if (inner.contracted or streams.Dense not in inner.facts
                 or any(not lv.contracted for lv in levels[:-1])):
             return None
         if isinstance(self.target, DenseTarget):
@@ -1424,11 +1424,11 @@ class Emitter:
         memory holds it back, and its arrays are prefetched (prefetch_runs)."""
         fetch = self.prefetch_ahead(s)
         if not runs:
-            s = dataclasses.replace(s, runs=None)
+            s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
         init = seq(s.init, If(runs_wanted(s, RUN_SHORT), prefetch_runs(s))
-                   if s.runs is not None else imp.SKIP, room)
-
-        hide = streams.hidden(s.segment[0]) if s.segment else imp.SKIP
+                   if streams.Runs in s.facts else imp.SKIP, room)
+        seg = s.facts.get(streams.Segment)
+        hide = streams.hidden(seg.q, DEFAULT) if seg else imp.SKIP
 
         def step(v, nxt, on_ready):
             return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
@@ -1436,17 +1436,19 @@ class Emitter:
         nxt = s.next
         on_ready = record(s)
         small = _size(on_ready) <= UNSWITCH_LIMIT
-        if s.split and not is_stream(s.value) and small:
+        if streams.Split in s.facts and not is_stream(s.value) and small:
             body = seq(init, *self.phases(s, record))
-        elif (s.choice is not None and isinstance(nxt, If) and nxt.cond == Var(s.choice)
+        elif (streams.Choice in s.facts and isinstance(nxt, If)
+                and nxt.cond == Var(s.facts.get(streams.Choice).flag)
                 and nxt.else_ is not None and small):
             # next picks its way by a flag that init sets: one loop per way, so the
             # flag is tested once per segment instead of once per step
             merge = step(s, nxt.else_, on_ready)
-            if s.short is not None:
-                merge = If(short_fits(s.short), short_intersect(s, on_ready), merge)
+            if streams.Short in s.facts:
+                merge = If(short_fits(s.facts.get(streams.Short)), short_intersect(s, on_ready),
+                           merge)
             body = seq(init, If(nxt.cond, step(s, nxt.then, on_ready), merge))
-        elif s.runs is not None and small:
+        elif streams.Runs in s.facts and small:
             # a long segment also prefetches at every step (one prefetch per row
             # cannot keep ahead of rows of many lines)
             long = seq(prefetch_runs(s), fetch)
@@ -1457,7 +1459,7 @@ class Emitter:
             body = seq(init, step(s, nxt, on_ready))
         decls = _state_decls(s, body)        # state only some operation needs
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
-        ahead += "" if s.runs is None else f"; its arrays prefetched {RUN_AHEAD} ahead"
+        ahead += "" if streams.Runs not in s.facts else f"; its arrays prefetched {RUN_AHEAD} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *decls, body)
 
@@ -1476,15 +1478,17 @@ class Emitter:
         one value (SpMV's x[j]) are left to the hardware. The blocks the target
         will write at that coordinate (scatter_blocks: a counting sort's
         destinations) are prefetched for writing, one value each."""
-        if not (s.ahead and s.prefetch and s.counter):
+        ahead, fetch, counter = (s.facts.get(k) for k in (streams.Ahead, streams.Prefetch,
+                                                          streams.Counter))
+        if not (ahead and fetch and counter):
             return imp.SKIP
-        crd, n = s.ahead
-        at = imp.add(Var(s.counter[0]), Const(PREFETCH_DISTANCE))
-        at2 = imp.add(Var(s.counter[0]), Const(2 * PREFETCH_DISTANCE))
+        crd, n = ahead.crd, ahead.n
+        at = imp.add(Var(counter.name), Const(PREFETCH_DISTANCE))
+        at2 = imp.add(Var(counter.name), Const(2 * PREFETCH_DISTANCE))
         t = self.names.fresh(f"{s.var}_ahead")
         line = Const(max(1, 64 // self.sr.dtype.itemsize))
         body, early, big, seen = [Decl(t, "index", Load(crd, at))], [], [], set()
-        for blk in s.prefetch:
+        for blk in fetch.blocks:
             length = blk.length(Var(t))
             wide = imp.le(Const(PREFETCH_MIN_BYTES // self.sr.dtype.itemsize), blk.total)
             if blk.written and length == ONE:
@@ -1522,7 +1526,8 @@ class Emitter:
         come before it moves any state. An exhausted operand stays exhausted, so
         the phases only ever move forward in this order, and the four loops visit
         the states of the one loop `while valid: …` in the same order."""
-        va, vb = s.split
+        split = s.facts.get(streams.Split)
+        va, vb = split.a_valid, split.b_valid
         loops = []
         for facts in ({va: True, vb: True}, {va: True, vb: False},
                       {va: False, vb: True}, {va: False, vb: False}):
@@ -1555,8 +1560,8 @@ def runs_wanted(s, least: int) -> imp.Expr:
     """The level's arrays are large (RUN_MIN_ENTRIES entries or more: an operand
     in cache gains nothing and pays the tests and prefetches, 293 against 276 us
     for a 2e5-entry SpMV) and this segment has at least `least` entries."""
-    return imp.and_(imp.le(Const(RUN_MIN_ENTRIES), s.runs[1]),
-                    imp.le(Const(least), s.extent))
+    return imp.and_(imp.le(Const(RUN_MIN_ENTRIES), s.facts.get(streams.Runs).n),
+                    imp.le(Const(least), s.facts.get(streams.Extent).n))
 
 
 def prefetch_runs(s) -> imp.Stmt:
@@ -1572,9 +1577,10 @@ def prefetch_runs(s) -> imp.Stmt:
     step, 15% on 50 a row. Only loops that just add up a leaf's values get them:
     segments of ~1 entry (TTV's), bodies that scatter (a transpose) and non-leaf
     levels (MTTKRP's) ran 2-8% slower with them."""
-    if s.runs is None:
+    runs = s.facts.get(streams.Runs)
+    if runs is None:
         return imp.SKIP
-    (q, *_), (arrays, n) = s.segment, s.runs
+    q, arrays, n = s.facts.get(streams.Segment).q, runs.arrays, runs.n
     at = imp.min_(imp.add(Var(q), Const(RUN_AHEAD)), n)
     return seq(*(imp.Prefetch(a, at) for a in arrays))
 
@@ -1623,17 +1629,17 @@ def short_fits(short) -> imp.Expr:
     SHORT_SEGMENT entries from the segments' starts (imp.ShortIntersect)."""
     n = Const(imp.SHORT_SEGMENT)
     fits = imp.TRUE
-    for q, e, _, crd_len in short:
-        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(e), Var(q)), n),
-                                       imp.le(imp.add(Var(q), n), crd_len)))
+    for seg in (short.a, short.b):
+        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(seg.end), Var(seg.q)), n),
+                                       imp.le(imp.add(Var(seg.q), n), seg.crd_len)))
     return fits
 
 
 def short_intersect(s, on_ready) -> imp.Stmt:
     """The ready states of a merging intersection of two short segments, found at
     once: the same states, in the same order, as the merge loop's."""
-    (qa, ea, crd_a, _), (qb, eb, crd_b, _) = s.short
-    return imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, imp.if_(s.ready, on_ready))
+    a, b = s.facts.get(streams.Short).a, s.facts.get(streams.Short).b
+    return imp.ShortIntersect(a.q, a.end, a.crd, b.q, b.end, b.crd, imp.if_(s.ready, on_ready))
 
 
 def _state_decls(v, stmt) -> list:
@@ -1657,6 +1663,26 @@ def _slice(init, expr) -> imp.Stmt:
         kept.append(st)
         need |= imp.names_used(st)
     return seq(*reversed(kept))
+
+
+
+def _counter(s) -> tuple:
+    """(name, first, end) of the Counter fact of s."""
+    c = s.facts.get(streams.Counter)
+    return c.name, c.first, c.end
+
+
+def _most(s) -> imp.Expr | None:
+    """The bound of the Most fact of s, or None."""
+    m = s.facts.get(streams.Most)
+    return None if m is None else m.bound
+
+
+def _with_prefetch(s, blocks: tuple):
+    """s with `blocks` added to the blocks its loop prefetches."""
+    old = s.facts.get(streams.Prefetch)
+    both = (() if old is None else old.blocks) + blocks
+    return s.derive(s.facts.add(streams.Prefetch(both) if both else None))
 
 
 def _size(stmt) -> int:

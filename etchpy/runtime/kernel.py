@@ -534,8 +534,7 @@ def tunables() -> tuple:
     kernel cache key (in process and on disk), so that setting one (as the tests
     do) never returns a kernel built under another value."""
     from ..plan import cost
-    from ..streams import stream as streams
-    return (streams.GALLOP_RATIO, streams.HIDE_SEGMENT_COUNTERS, imp.SEEK_LINEAR, lower.INITIAL_CAPACITY,
+    return (imp.SEEK_LINEAR, lower.INITIAL_CAPACITY,
             lower.FIRST_CAPACITY_LIMIT, lower.PREFETCH_DISTANCE, lower.PREFETCH_SPAN,
             lower.PREFETCH_MIN_BYTES, lower.RUN_AHEAD, lower.RUN_SHORT, lower.RUN_MIN_ENTRIES, lower.BLOCK_SIZES,
             lower.RUN_LONG,
