@@ -1459,7 +1459,8 @@ class Emitter:
             body = seq(init, step(s, nxt, on_ready))
         decls = _state_decls(s, body)        # state only some operation needs
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
-        ahead += "" if streams.Runs not in s.facts else f"; its arrays prefetched {RUN_AHEAD} ahead"
+        if streams.Runs in s.facts:
+            ahead += f"; its arrays prefetched {RUN_AHEAD} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *decls, body)
 

@@ -126,4 +126,5 @@ def test_markers_switch_and_hidden_counters():
     assert not any(isinstance(st, imp.Opaque) for st in imp.statements(s.init))
     low, s = lowerer(DEFAULT.with_(markers=False))
     assert not low.scratch and streams.Prelude not in s.facts
-    assert streams.hidden("q", NOOPT) == imp.SKIP and streams.hidden("q", DEFAULT) == imp.Opaque("q")
+    assert streams.hidden("q", NOOPT) == imp.SKIP
+    assert streams.hidden("q", DEFAULT) == imp.Opaque("q")
