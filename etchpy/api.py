@@ -21,7 +21,7 @@ from .runtime.inputs import (bind_inputs, check_out_indices, checked_out, index_
                              make_output, prepare_semiring)
 from .runtime.kernel import compile as compile_kernel
 from .runtime.tensor import Tensor
-from .streams import stream as streams
+from . import streams
 
 BACKENDS = ("c", "streams", "reference")
 

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy import imp
-from etchpy.streams import stream as streams
+from etchpy import streams
 from etchpy.api import evaluate
 from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices, tensors
 from etchpy.testing import assert_same, check_backends, problems, semirings_st

@@ -17,8 +17,8 @@ from ..expr.nodes import accesses
 from ..formats import Format
 from ..imp import Alloc, Const, Decl, If, Var, While, seq
 from ..plan import plan as planning
-from ..streams import stream as streams
-from ..streams.stream import is_stream
+from .. import streams
+from ..streams import is_stream
 from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
 from .program import Param, Program
@@ -76,9 +76,9 @@ class Emitter:
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
         room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
-            self.target.reserve(s.var, s.most, ctx)
+            self.target.reserve(s.var, streams.most_bound(s), ctx)
         if not s.contracted:
-            s = dataclasses.replace(s, prefetch=s.prefetch + self.target.scatter_blocks(s.var))
+            s = streams.with_prefetch(s, self.target.scatter_blocks(s.var))
 
         def record(v):          # what one ready record of v does
             if v.contracted:
@@ -108,22 +108,23 @@ class Emitter:
         tn = self.tuning
         fetch = prefetch.prefetch_ahead(self, s)
         if not (runs and tn.prefetch):
-            s = dataclasses.replace(s, runs=None)
+            s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
         init = seq(s.init, If(prefetch.runs_wanted(s, tn.run_short, tn),
                               prefetch.prefetch_runs(s, tn))
-                   if s.runs is not None else imp.SKIP, room)
-        hide = streams.hidden(s.segment[0], tn) if s.segment else imp.SKIP
+                   if streams.Runs in s.facts else imp.SKIP, room)
+        seg = s.facts.get(streams.Segment)
+        hide = streams.hidden(seg.q, tn) if seg else imp.SKIP
 
         def step(v, nxt, on_ready):
             return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
 
         on_ready = record(s)
         small = unswitch.size(on_ready) <= tn.unswitch_limit
-        if tn.phases and s.split and not is_stream(s.value) and small:
+        if tn.phases and streams.Split in s.facts and not is_stream(s.value) and small:
             body = seq(init, *phases(s, record))
         elif small and unswitch.unswitchable(s, tn):
             body = unswitch.unswitched(s, init, step, on_ready, tn)
-        elif s.runs is not None and small:
+        elif streams.Runs in s.facts and small:
             # a long segment also prefetches at every step (one prefetch per row
             # cannot keep ahead of rows of many lines)
             long = seq(prefetch.prefetch_runs(s, tn), fetch)
@@ -133,7 +134,8 @@ class Emitter:
         else:
             body = seq(init, step(s, s.next, on_ready))
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
-        ahead += "" if s.runs is None else f"; its arrays prefetched {tn.run_ahead} ahead"
+        if streams.Runs in s.facts:
+            ahead += f"; its arrays prefetched {tn.run_ahead} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *state_decls(s, body), body)
 
@@ -144,7 +146,7 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
     everything below them is contracted into one accumulator (or is the leaf)."""
     free = 0
     while streams.is_stream(s) and not s.contracted:
-        if not (s.dense and s.ready == imp.TRUE):
+        if not (streams.Dense in s.facts and s.ready == imp.TRUE):
             return False
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))

@@ -1,1 +1,42 @@
-"""streams"""
+"""Indexed streams (after Etch): the record, its facts, the combinators, the
+level read streams, expressions to streams, and the evaluation ⟦s⟧.
+
+Other layers import from this face (`from .. import streams`):
+
+    stream.py       Stream (the Etch record + search label + facts), Value,
+                    is_stream, levels_of, and readers of facts: counter_range,
+                    most_bound, with_prefetch
+    facts.py        Fact, Hint, Facts, NO_FACTS and each fact and hint class
+                    (contracts in their docstrings), Block
+    combinators.py  range_stream, replicate, mul, add, guard, contract, map_leaf,
+                    order_le, prelude, and the named strategy variants
+    levels.py       dense_level, segment_level, level_stream
+    from_expr.py    Binding, array_names, dim_var, hidden, Lowerer, lower_step
+    eval.py         run_stream, declare, describe, StreamInvariantError
+"""
+from .combinators import (add, contract, guard, intersect_by_leapfrog,
+                          intersect_by_merge_or_leapfrog, iterate_locate, map_leaf, mul,
+                          order_le, prelude, range_stream, replicate, union_by_skipping,
+                          union_by_stepping_fronts)
+from .eval import StreamInvariantError, declare, describe, run_stream
+from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, Dense, Extent,
+                    Fact, Facts, Hint, Locate, Most, Prefetch, Prelude, Runs, Segment, Short,
+                    Split)
+from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
+from .levels import dense_level, level_stream, segment_level
+from .stream import (Stream, Value, counter_range, is_stream, levels_of, most_bound,
+                     with_prefetch)
+
+__all__ = [
+    "Stream", "Value", "is_stream", "levels_of", "counter_range", "most_bound",
+    "with_prefetch",
+    "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Dense",
+    "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",
+    "Prefetch", "Runs", "Block",
+    "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",
+    "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
+    "union_by_skipping", "union_by_stepping_fronts",
+    "dense_level", "segment_level", "level_stream",
+    "Binding", "array_names", "dim_var", "hidden", "Lowerer", "lower_step",
+    "run_stream", "declare", "describe", "StreamInvariantError",
+]

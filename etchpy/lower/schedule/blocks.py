@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ... import imp
 from ...imp import ZERO, Const, Decl, If, Load, Var, While, eq, incr, lt, seq
-from ...streams import stream as streams
+from ... import streams
 from ..targets.block import BlockTarget
 from ..targets.dense import DenseTarget
 
@@ -27,7 +27,7 @@ def block_axis(em, s, ctx) -> str | None:
         return None
     levels = streams.levels_of(s)
     inner = levels[-1]
-    if (inner.contracted or not inner.dense
+    if (inner.contracted or streams.Dense not in inner.facts
             or any(not lv.contracted for lv in levels[:-1])):
         return None
     target = em.target

@@ -6,7 +6,7 @@ from ... import imp
 from ...expr.nodes import Access, Add, Mul
 from ...formats import Compressed, Dense, Format
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, Load, Var, While, incr, lt, seq
-from ...streams import stream as streams
+from ... import streams
 
 
 def entries_bound(body, axes, tensors: dict, names: imp.Names | None = None,

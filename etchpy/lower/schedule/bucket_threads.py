@@ -4,7 +4,7 @@ from __future__ import annotations
 from ... import imp
 from ...imp import (ONE, ZERO, Alloc, Assign, Bin, Const, Decl, Load, Reserve, Store, Var,
                     While, incr, lt, seq)
-from ...streams import stream as streams
+from ... import streams
 from ..target import EMPTY
 from .threads import plain_counted, threads_on
 
@@ -41,7 +41,7 @@ def blocked_passes(em, s) -> imp.Stmt | None:
 
 def _pass(em, s, counting: bool) -> imp.Stmt:
     """One pass, block bk_b of the cols on each thread."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     t = em.target
     nb, b = Const(em.threads), Var(t.v.bk_b)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ... import imp
+from ... import imp, streams
 from ...imp import Assign, While, seq
 
 
@@ -17,7 +17,8 @@ def phases(s, record) -> list:
     come before it moves any state. An exhausted operand stays exhausted, so
     the phases only ever move forward in this order, and the four loops visit
     the states of the one loop `while valid: …` in the same order."""
-    va, vb = s.split
+    split = s.facts.get(streams.Split)
+    va, vb = split.a_valid, split.b_valid
     loops = []
     for facts in ({va: True, vb: True}, {va: True, vb: False},
                   {va: False, vb: True}, {va: False, vb: False}):

@@ -3,7 +3,7 @@
 (prefetch_runs). Hints only: they never change a result."""
 from __future__ import annotations
 
-from ... import imp
+from ... import imp, streams
 from ...imp import ONE, ZERO, Assign, Const, Decl, If, Load, Var, While, lt, seq
 
 
@@ -21,14 +21,16 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     (scatter_blocks: a counting sort's destinations) are prefetched for
     writing, one value each."""
     tn = em.tuning
-    if not (tn.prefetch and s.ahead and s.prefetch and s.counter):
+    ahead, fetch, counter = (s.facts.get(k) for k in (streams.Ahead, streams.Prefetch,
+                                                      streams.Counter))
+    if not (tn.prefetch and ahead and fetch and counter):
         return imp.SKIP
-    crd, n = s.ahead
-    at = imp.add(Var(s.counter[0]), Const(tn.prefetch_distance))
-    at2 = imp.add(Var(s.counter[0]), Const(2 * tn.prefetch_distance))
+    crd, n = ahead.crd, ahead.n
+    at = imp.add(Var(counter.name), Const(tn.prefetch_distance))
+    at2 = imp.add(Var(counter.name), Const(2 * tn.prefetch_distance))
     t = em.names.fresh(f"{s.var}_ahead")
     body, early, big = [Decl(t, "index", Load(crd, at))], [], []
-    for blk in s.prefetch:
+    for blk in fetch.blocks:
         wanted = _gather(em, s, blk, Var(t), body)
         if wanted is not None and wanted not in big:
             big.append(wanted)
@@ -71,8 +73,8 @@ def runs_wanted(s, least: int, tuning) -> imp.Expr:
     """The level's arrays are large (tuning.run_min_entries entries or more: an
     operand in cache gains nothing and pays the tests and prefetches) and this
     segment has at least `least` entries."""
-    return imp.and_(imp.le(Const(tuning.run_min_entries), s.runs[1]),
-                    imp.le(Const(least), s.extent))
+    return imp.and_(imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n),
+                    imp.le(Const(least), s.facts.get(streams.Extent).n))
 
 
 def prefetch_runs(s, tuning) -> imp.Stmt:
@@ -82,8 +84,9 @@ def prefetch_runs(s, tuning) -> imp.Stmt:
     of at least tuning.run_short entries, and at every step of one of at least
     tuning.run_long, when the level's arrays are large (runs_wanted). Only
     loops that just add up a leaf's values get them (the driver's `runs`)."""
-    if s.runs is None:
+    runs = s.facts.get(streams.Runs)
+    if runs is None:
         return imp.SKIP
-    (q, *_), (arrays, n) = s.segment, s.runs
+    q, arrays, n = s.facts.get(streams.Segment).q, runs.arrays, runs.n
     at = imp.min_(imp.add(Var(q), Const(tuning.run_ahead)), n)
     return seq(*(imp.Prefetch(a, at) for a in arrays))

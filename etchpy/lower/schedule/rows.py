@@ -7,8 +7,8 @@ from ... import imp
 from ...formats import Dense
 from ...imp import (ONE, ZERO, Alloc, Assign, Bin, Decl, If, Load, Move, Reserve, Store, Var,
                     eq, seq)
-from ...streams import stream as streams
-from ...streams.stream import is_stream
+from ... import streams
+from ...streams import is_stream
 from ..target import Context
 from ..targets.rows import (RowBoundFillTarget, RowCountTarget, RowFillTarget, copy_row,
                             prefix_sums)
@@ -27,7 +27,7 @@ def parallel_rows(em, s) -> imp.Stmt:
 def bounded_rows_ok(target, col) -> bool:
     """Each row's column stream bounds its entries right after its init."""
     return (not isinstance(target, WorkspaceTarget) and is_stream(col)
-            and col.var == target.storage[1] and not col.contracted and col.most is not None)
+            and col.var == target.storage[1] and not col.contracted and streams.most_bound(col) is not None)
 
 
 def row_frame(em, s):
@@ -38,7 +38,7 @@ def row_frame(em, s):
     iteration of the outermost loop (whose ready is true), so its rows are
     the iterations, c − start, and its arrays are known up front: pos0 =
     (0, rows), and each row stores its coordinate in crd0 in the fill pass."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     t = em.target
     if isinstance(t.fmt.levels[0], Dense):
         return streams.dim_var(t.storage[0]), Context(), imp.SKIP, imp.SKIP
@@ -52,7 +52,7 @@ def row_frame(em, s):
 def counted_rows(em, s) -> imp.Stmt:
     """Count each row's entries on threads, turn the counts into pos, size the
     output exactly, then fill the rows on threads, each into its own range."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     t = em.target
     pos, count = t.arrays["pos1"], t.count[1]
     rows, it, before, after = row_frame(em, s)
@@ -78,13 +78,14 @@ def bounded_rows(em, s, col) -> imp.Stmt:
     sums each row is copied into place. When every row met its bound (the
     total is the room: a TTM or an SDDMM, whose rows are an operand's
     segments), the scratch arrays already are the output and are moved."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     t = em.target
     pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
     bd = tuple(em.names.fresh(f"bd_{x}") for x in ("pos", "crd", "vals"))
     rows, it, before, after = row_frame(em, s)
     row = it.iteration or Var(em.names.fresh(f"{s.var}_"))
-    bound = seq(slice_init(col.init, col.most), Store(bd[0], imp.add(row, ONE), col.most))
+    most = streams.most_bound(col)
+    bound = seq(slice_init(col.init, most), Store(bd[0], imp.add(row, ONE), most))
     decls = state_decls(col, bound)
     if isinstance(row, Var):
         decls = [Decl(row.name, "index", s.index), *decls]

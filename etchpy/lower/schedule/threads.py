@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from ... import imp
 from ...imp import Const, Decl, Var, seq
-from ...streams import stream as streams
-from ...streams.stream import is_stream
+from ... import streams
+from ...streams import is_stream
 from ..targets.dense import DenseTarget
 from ..targets.rows import rows_on_threads
 from . import rows
@@ -26,8 +26,8 @@ def threads_on(em) -> bool:
 
 def plain_counted(s) -> bool:
     """s is a level whose loop is a plain counted loop with nothing run on entry."""
-    return (is_stream(s) and s.counter is not None and s.ready == imp.TRUE
-            and s.prelude == imp.SKIP)
+    return (is_stream(s) and streams.Counter in s.facts and s.ready == imp.TRUE
+            and streams.Prelude not in s.facts)
 
 
 def on_threads(em, s) -> imp.Stmt | None:
@@ -46,7 +46,7 @@ def on_threads(em, s) -> imp.Stmt | None:
 
 def parallel_dense_rows(em, s) -> imp.Stmt:
     """Dense target, outermost level free: each thread writes disjoint rows."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     return seq(imp.Comment(f"{s.var}: {s.search}, split across {em.threads} threads"),
                imp.ParallelFor(c, start, end, em.row_body(s, em.top()), em.threads))
 
@@ -54,7 +54,7 @@ def parallel_dense_rows(em, s) -> imp.Stmt:
 def parallel_reduction(em, s) -> imp.Stmt:
     """A full reduction (every level contracted): per-thread accumulators, added
     up after the loop."""
-    c, start, end = s.counter
+    c, start, end = streams.counter_range(s)
     acc = em.names.fresh("acc")
     return seq(Decl(acc, "value", Const(em.sr.zero, "value")),
                imp.Comment(f"Σ {s.var}: {s.search}, split across {em.threads} threads, "

@@ -3,7 +3,7 @@ flag set once per segment (merge or leapfrog) becomes one loop per way, and a
 merging intersection of two short segments may take them at once."""
 from __future__ import annotations
 
-from ... import imp
+from ... import imp, streams
 from ...imp import Bin, Const, If, Var, seq
 
 
@@ -16,8 +16,9 @@ def size(stmt) -> int:
 def unswitchable(s, tuning) -> bool:
     """next picks its way by a flag (s.choice) that init sets."""
     nxt = s.next
-    return (tuning.unswitch and s.choice is not None and isinstance(nxt, If)
-            and nxt.cond == Var(s.choice) and nxt.else_ is not None)
+    choice = s.facts.get(streams.Choice)
+    return (tuning.unswitch and choice is not None and isinstance(nxt, If)
+            and nxt.cond == Var(choice.flag) and nxt.else_ is not None)
 
 
 def unswitched(s, init, step, on_ready, tuning) -> imp.Stmt:
@@ -25,8 +26,10 @@ def unswitched(s, init, step, on_ready, tuning) -> imp.Stmt:
     the merging way first tries both segments at once when they are short."""
     nxt = s.next
     merge = step(s, nxt.else_, on_ready)
-    if s.short is not None:
-        merge = If(short_fits(s.short, tuning), short_intersect(s, on_ready, tuning.short_segment), merge)
+    short = s.facts.get(streams.Short)
+    if short is not None:
+        merge = If(short_fits(short, tuning),
+                   short_intersect(s, on_ready, tuning.short_segment), merge)
     return seq(init, If(nxt.cond, step(s, nxt.then, on_ready), merge))
 
 
@@ -35,9 +38,9 @@ def short_fits(short, tuning) -> imp.Expr:
     tuning.short_segment entries from the segments' starts (imp.ShortIntersect)."""
     n = Const(tuning.short_segment)
     fits = imp.TRUE
-    for q, e, _, crd_len in short:
-        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(e), Var(q)), n),
-                                       imp.le(imp.add(Var(q), n), crd_len)))
+    for seg in (short.a, short.b):
+        fits = imp.and_(fits, imp.and_(imp.le(Bin("-", Var(seg.end), Var(seg.q)), n),
+                                       imp.le(imp.add(Var(seg.q), n), seg.crd_len)))
     return fits
 
 
@@ -45,6 +48,7 @@ def short_intersect(s, on_ready, width: int) -> imp.Stmt:
     """The ready states of a merging intersection of two short segments (at most
     `width` entries each), found at once: the same states, in the same order, as
     the merge loop's."""
-    (qa, ea, crd_a, _), (qb, eb, crd_b, _) = s.short
-    return imp.ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, imp.if_(s.ready, on_ready),
+    short = s.facts.get(streams.Short)
+    a, b = short.a, short.b
+    return imp.ShortIntersect(a.q, a.end, a.crd, b.q, b.end, b.crd, imp.if_(s.ready, on_ready),
                               width)

@@ -8,7 +8,7 @@ from ... import imp
 from ...formats import Compressed, Dense, Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Const, Decl, If, Load, Reserve, Store, Var,
                     While, incr, lt, seq)
-from ...streams import stream as streams
+from ... import streams
 from ..target import FlatTarget, product
 
 

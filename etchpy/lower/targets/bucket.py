@@ -7,7 +7,7 @@ from ... import imp
 from ...formats import Compressed, Dense, Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, If, Load, Reserve, Store,
                     Var, While, eq, incr, lt, not_, seq)
-from ...streams import stream as streams
+from ... import streams
 from ..target import EMPTY, FlatTarget, fresh_names
 from .rows import prefix_sums
 

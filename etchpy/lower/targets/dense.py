@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ... import imp
 from ...imp import ZERO, Accum, Const, Decl, Store, Var, While, incr, lt, not_, seq
-from ...streams import stream as streams
+from ... import streams
 from ..target import FlatTarget, product
 
 

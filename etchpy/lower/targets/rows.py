@@ -11,7 +11,7 @@ from ... import imp
 from ...formats import Compressed, Dense
 from ...imp import (ONE, ZERO, Assign, Bin, Decl, ForSorted, Load, SetBit, Store, Var,
                     While, incr, lt, seq)
-from ...streams import stream as streams
+from ... import streams
 from ..target import FlatTarget
 from .append import AppendTarget
 from .workspace import WorkspaceTarget, mark_first, move_out

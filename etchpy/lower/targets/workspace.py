@@ -9,7 +9,7 @@ from ...formats import Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If,
                     Load, Not, Reserve, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                     select, seq)
-from ...streams import stream as streams
+from ... import streams
 from ..target import EMPTY, fresh_names
 from .append import AppendTarget
 

@@ -1,0 +1,289 @@
+"""Stream combinators: each builds a new record from its operands' fields.
+
+    range_stream(v, n, f)  every coordinate 0..n-1 of v, value f(c); skip locates
+    replicate(v, n, x)     ↑: x repeated at every coordinate of v's range
+    mul(a, b)              intersection; by iterate-and-locate, by leapfrog, or by
+                           merge-or-leapfrog chosen per segment pair
+    add(a, b)              union; by iterate-and-locate, by skipping both
+                           operands past the front, or by stepping the fronts
+    guard(c, x)            x where c holds, the empty stream elsewhere
+    contract(s, v)         Σ over the level of variable v
+    map_leaf(f, s)         f applied to every innermost value
+
+Each one names the facts it keeps (facts.py); every other fact of its operands
+is dropped. The strategy switches (merge_or_gallop, short_intersect,
+step_fronts) and the gallop ratio come from the Tuning passed in; with every
+switch off, products leapfrog and unions skip, which is correct on its own.
+proofs_notes/ has one note per combinator and facts.md for the facts.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import imp
+from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, le, lt,
+                  max_, not_, or_, select, seq)
+from ..tuning import Tuning
+from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Dense, Extent, Facts, Locate,
+                    Most, Prefetch, Prelude, Runs, Segment, Short, Split)
+from .stream import Stream, Value, is_stream
+
+
+def prelude(s: Stream) -> imp.Stmt:
+    """The statements s needs run before it is located into (SKIP when none)."""
+    p = s.facts.get(Prelude)
+    return imp.SKIP if p is None else p.stmt
+
+
+def _bound(s: Stream) -> imp.Expr | None:
+    m = s.facts.get(Most)
+    return None if m is None else m.bound
+
+
+def _blocks(s: Stream, kind) -> tuple:
+    b = s.facts.get(kind)
+    return () if b is None else b.blocks
+
+
+def range_stream(names: imp.Names, var: str, size: imp.Expr,
+                 value_of: Callable[[imp.Expr], Value], search="locate") -> Stream:
+    """Every coordinate 0..size-1 of `var`; skip locates in O(1)."""
+    c = names.fresh(f"{var}_c")
+    cv = Var(c)
+
+    def skip(t, r):
+        return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
+
+    return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
+                  valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
+                  next=incr(c), skip=skip, search=search,
+                  facts=Facts.of(Locate(value_of), Counter(c, ZERO, size), Dense(),
+                                 Most(size)))
+
+
+def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
+    """↑x: the same value x at every coordinate of var (skip jumps directly)."""
+    return range_stream(names, var, size, lambda _: x, search="jump")
+
+# ------------------------------------------------------------------------- mul
+
+
+def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
+    """Intersection: ready where both are ready at the same index. A side that
+    can locate is located (the side that is not a full range is walked); else
+    the operands leapfrog, or, both being always ready, merge or leapfrog."""
+    if not is_stream(a) and not is_stream(b):
+        return Ring("mul", a, b)
+    assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
+
+    def combine(x, y):
+        return mul(names, sr, tuning, x, y)
+
+    if Locate in b.facts and (Locate not in a.facts or Dense in b.facts
+                              or Dense not in a.facts):
+        return iterate_locate(names, a, b, combine)
+    if Locate in a.facts:
+        return iterate_locate(names, b, a, lambda x, y: combine(y, x))
+    leap = intersect_by_leapfrog(names, a, b, combine)
+    if not (tuning.merge_or_gallop and _always_ready_segments(a, b)):
+        return leap
+    return intersect_by_merge_or_leapfrog(names, tuning, a, b, leap)
+
+
+def _always_ready_segments(a: Stream, b: Stream) -> bool:
+    return (Extent in a.facts and Extent in b.facts and a.ready == TRUE
+            and b.ready == TRUE)
+
+
+def intersect_by_leapfrog(names, a: Stream, b: Stream, combine) -> Stream:
+    """Both operands skip to the larger index until they meet (galloping)."""
+    ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
+    merged = _merged(names, a, b, and_(a.valid, b.valid), max_(a.index, b.index), ready,
+                     combine(a.value, b.value), f"intersect [{a.search}] with [{b.search}]")
+    # each ready state is a distinct ready state of both operands (they both
+    # move past it), so either operand's bound holds
+    most = imp.min_bound(_bound(a), _bound(b))
+    return merged.derive(merged.facts.keep(Prelude).add(None if most is None else Most(most)))
+
+
+def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
+                                   leap: Stream) -> Stream:
+    """Intersection of two always-ready segments, choosing per segment pair from
+    their extents: a two-finger merge (next advances exactly the operands at the
+    front, one step, no branch) when the lengths are comparable, else the
+    leapfrog. The merge's state (smaller index, equal indices) strictly
+    increases because an always-ready simple stream's index does."""
+    g, fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("gallop", "fa", "fb"))
+    ratio, ea, eb = Const(tuning.gallop_ratio), a.facts.get(Extent).n, b.facts.get(Extent).n
+    choose = Assign(g, or_(lt(imp.mul(ea, ratio), eb), lt(imp.mul(eb, ratio), ea)))
+    merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
+                     _advance_if(fa, a), _advance_if(fb, b))
+    short = _short(tuning, a, b, leap)
+    search = (f"merge [{a.search}] with [{b.search}], leapfrog when one is "
+              f"≥{tuning.gallop_ratio}x longer"
+              + (f", all pairs at once when both have ≤{tuning.short_segment}"
+                     if short else ""))
+    return leap.derive(
+        leap.facts.keep(Prelude, Most).add(Choice(g), short),
+        state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
+        init=seq(leap.init, choose), skip=_merge_skip(a, b, leap, g),
+        index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
+        next=If(Var(g), leap.next, merge_next), search=search)
+
+
+def _merge_skip(a: Stream, b: Stream, leap: Stream, g: str):
+    """Merging, the state is (smaller index, equal indices): with the operands
+    at t and at u > t it is (t, false), and skip(t, false) must move past it,
+    which the operands' own skips (past (t, false)) do not. There is no match at
+    t, so the one at t moves past t."""
+    both = and_(a.valid, b.valid)
+
+    def skip(t, r):
+        settle = seq(If(and_(both, and_(lt(a.index, b.index), eq(a.index, t))), a.skip(t, TRUE)),
+                     If(and_(both, and_(lt(b.index, a.index), eq(b.index, t))), b.skip(t, TRUE)))
+        return seq(leap.skip(t, r), If(not_(Var(g)), settle))
+
+    return skip
+
+
+def _short(tuning: Tuning, a: Stream, b: Stream, leap: Stream) -> Short | None:
+    """Short(a, b) for two unique segments at the innermost level (lowering then
+    emits the body once more, for two short segments at once)."""
+    sa, sb = a.facts.get(Segment), b.facts.get(Segment)
+    if not (tuning.short_intersect and sa and sb and not is_stream(leap.value)):
+        return None
+    return Short(sa, sb)
+
+
+def _advance_if(flag: str, s: Stream) -> imp.Stmt:
+    """s.next when flag holds; a counter step q += flag needs no branch."""
+    if isinstance(s.next, Assign) and s.next == incr(s.next.name):
+        return Assign(s.next.name, imp.add(Var(s.next.name), Var(flag)))
+    return If(Var(flag), s.next)
+
+
+def _merged(names, a: Stream, b: Stream, valid, index, ready, value, search) -> Stream:
+    """The record shared by mul and add: both operands advance past (index, ready)."""
+    t, r = names.fresh(f"{a.var}_t"), names.fresh(f"{a.var}_r")
+
+    def skip(tt, rr):
+        return seq(a.skip(tt, rr), b.skip(tt, rr))
+
+    nxt = seq(Assign(t, index), Assign(r, ready), skip(Var(t), Var(r)))
+    return Stream(var=a.var, state=a.state + b.state + ((t, "index"), (r, "bool")),
+                  init=seq(a.init, b.init), valid=valid, index=index, ready=ready,
+                  value=value, next=nxt, skip=skip, search=search,
+                  facts=Facts.of(Prelude.of(seq(prelude(a), prelude(b)))))
+
+
+def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
+    """Walk `it` and read `loc` at each of its coordinates (loc has Locate).
+
+    loc's prelude still runs (it may fill a marker); its state is kept for that.
+    The run is it's, so it's facts about the run stay true.
+    """
+    at, it_at = loc.facts.get(Locate).at, it.facts.get(Locate)
+    fetch = _blocks(loc, Blocks) if Ahead in it.facts else ()
+    prefetch = _blocks(it, Prefetch) + fetch
+    facts = it.facts.keep(Counter, Dense, Extent, Most, Choice, Split, Ahead, Segment,
+                          Short, Runs).add(
+        Prelude.of(seq(prelude(it), prelude(loc))),
+        Prefetch(prefetch) if prefetch else None,
+        None if it_at is None else Locate(lambda t: combine(it_at.at(t), at(t))))
+    return it.derive(facts, state=it.state + loc.state, init=seq(it.init, prelude(loc)),
+                     value=combine(it.value, at(it.index)),
+                     search=f"{it.search}; locate into [{loc.search}]")
+
+# ------------------------------------------------------------------------- add
+
+
+def order_le(a: Stream, b: Stream) -> imp.Expr:
+    """(a.index, a.ready) ≤ (b.index, b.ready), with an exhausted stream at +∞."""
+    same = and_(eq(a.index, b.index), or_(not_(a.ready), b.ready))
+    return and_(a.valid, or_(not_(b.valid), or_(lt(a.index, b.index), same)))
+
+
+def add(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
+    """Union: the front of the two streams; operands behind the front add zero.
+    Two ranges are one range (iterate one, locate the other); two always-ready
+    operands step their fronts; otherwise both skip past the front."""
+    if not is_stream(a) and not is_stream(b):
+        zero = Const(sr.zero, "value")
+        return a if b == zero else b if a == zero else Ring("add", a, b)
+    assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
+    if Dense in a.facts and Dense in b.facts:
+        return iterate_locate(names, a, b, lambda x, y: add(names, sr, tuning, x, y))
+    union = union_by_skipping(names, sr, tuning, a, b)
+    if not (tuning.step_fronts and a.ready == TRUE and b.ready == TRUE):
+        return union
+    return union_by_stepping_fronts(names, a, b, union)
+
+
+def union_by_skipping(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Stream:
+    """The front of the two; next skips both operands past it."""
+    a_first, b_first = order_le(a, b), order_le(b, a)
+    index = select(a_first, a.index, b.index)
+    ready = and_(or_(not_(a_first), a.ready), or_(not_(b_first), b.ready))
+    value = add(names, sr, tuning, guard(names, sr, a_first, a.value),
+                guard(names, sr, b_first, b.value))
+    union = _merged(names, a, b, or_(a.valid, b.valid), index, ready, value,
+                    f"union [{a.search}] with [{b.search}]")
+    # each ready state of the union has a ready operand at its front, which then
+    # moves past it: no more ready states than both operands together
+    most = imp.sum_bound(_bound(a), _bound(b))
+    return union.derive(union.facts.keep(Prelude).add(
+        Split(a.valid, b.valid), None if most is None else Most(most)))
+
+
+def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stream:
+    """A union of two always-ready operands advances exactly the operands at its
+    front by one next each, instead of skipping both past its index.
+
+    With ready ≡ true, next moves a stream strictly past its index, so an operand
+    at the union's index t is past t after one next, and one whose index is
+    greater than t is already past it: skip(t, true) is exactly 'next if at the
+    front'. A counter step becomes q += flag, with no branch."""
+    fa, fb = names.fresh(f"{a.var}_fa"), names.fresh(f"{a.var}_fb")
+    a_first, b_first = order_le(a, b), order_le(b, a)
+    return union.derive(
+        union.facts.keep(Prelude, Split, Most),
+        state=union.state + ((fa, "bool"), (fb, "bool")),
+        next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
+                 _advance_if(fb, b)))
+
+# ---------------------------------------------------------- guard, Σ, leaf maps
+
+
+def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
+    """x where cond holds, the empty stream (or zero) elsewhere. Its run is x's
+    or empty, so facts about ready states and the way x moves stay true; it no
+    longer holds every coordinate (Locate, Dense), and init is no longer a
+    plain counter start (Counter) or in memory order (Runs)."""
+    if not is_stream(x):
+        return select(cond, x, Const(sr.zero, "value"))
+    g = names.fresh(f"{x.var}_g")
+    gv = Var(g)
+    facts = x.facts.keep(Most, Extent, Choice, Split, Segment, Short).add(
+        Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP))
+    return x.derive(facts, state=((g, "bool"),) + x.state,
+                    init=seq(Assign(g, cond), If(gv, x.init)), valid=and_(gv, x.valid),
+                    skip=lambda t, r: If(gv, x.skip(t, r)))
+
+
+def contract(s: Value, var: str) -> Value:
+    """Σ over var: its level becomes unit-indexed; evaluation then sums its values.
+    The run of every level is unchanged, so each keeps its facts about its run."""
+    assert is_stream(s), f"no level {var} to contract"
+    if s.var == var:
+        return s.derive(s.facts.keep(*RUN_FACTS), contracted=True)
+    return s.derive(s.facts.keep(*RUN_FACTS), value=contract(s.value, var))
+
+
+def map_leaf(f: Callable[[imp.Expr], imp.Expr], s: Value) -> Value:
+    """f applied to every innermost value; the runs are unchanged."""
+    if not is_stream(s):
+        return f(s)
+    at = s.facts.get(Locate)
+    facts = s.facts.keep(*[k for k in RUN_FACTS if k is not Locate]).add(
+        None if at is None else Locate(lambda t: map_leaf(f, at.at(t))))
+    return s.derive(facts, value=map_leaf(f, s.value))

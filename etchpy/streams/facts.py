@@ -1,0 +1,254 @@
+"""What lowering may assume of a stream, as typed values (proofs_notes/facts.md).
+
+A stream's record (stream.py) says what it means: its run and its values. What
+a combinator or lowering may *assume* of it beyond that is a fact: a frozen
+value whose docstring is its contract, true of the stream in every state in
+which lowering reads it. A `Facts` value holds at most one fact of each class.
+
+Facts are the stream's correctness assumptions: code that relies on one gives
+the same result as the plain loop `init; while valid { if ready {value}; next }`
+only because the fact holds. Hints are facts read only to choose a schedule
+(merge or gallop, prefetch addresses, which loop gets a prefetch): they are
+never read for results, and dropping one never changes a result.
+
+Propagation is opt-in. A combinator that builds a stream from another names
+the classes it keeps (`facts.keep(Locate, Prelude)`) or builds new facts; a
+fact it does not name is dropped, never inherited, so a new kind of fact is
+absent until each combinator that keeps it has been argued to keep it true.
+Read one with `s.facts.get(Counter)` (None when absent) or `Counter in s.facts`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, TypeVar
+
+from .. import imp
+
+
+class Fact:
+    """A correctness assumption about one stream level (its contract is the
+    class docstring). Subclasses are frozen dataclasses."""
+
+
+class Hint(Fact):
+    """A fact read only to choose a schedule, never for a result."""
+
+
+F = TypeVar("F", bound=Fact)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """An immutable collection of facts, at most one per class, in insertion order."""
+
+    items: tuple = ()
+
+    @staticmethod
+    def of(*facts: Fact | None) -> "Facts":
+        """The facts given (None entries are skipped; a later one of a class wins)."""
+        return Facts().add(*facts)
+
+    def get(self, kind: type[F]) -> F | None:
+        """The fact of class `kind`, or None."""
+        for f in self.items:
+            if type(f) is kind:
+                return f
+        return None
+
+    def __contains__(self, kind: type) -> bool:
+        return self.get(kind) is not None
+
+    def keep(self, *kinds: type) -> "Facts":
+        """Only the facts of the classes named; every other fact is dropped."""
+        return Facts(tuple(f for f in self.items if type(f) in kinds))
+
+    def add(self, *facts: Fact | None) -> "Facts":
+        """These facts and the given ones (a given fact replaces one of its class)."""
+        items = list(self.items)
+        for f in facts:
+            if f is None:
+                continue
+            assert isinstance(f, Fact), f"not a fact: {f!r}"
+            items = [g for g in items if type(g) is not type(f)] + [f]
+        return Facts(tuple(items))
+
+
+NO_FACTS = Facts()
+
+# ------------------------------------------------------------------------ facts
+
+
+@dataclass(frozen=True, eq=False)
+class Locate(Fact):
+    """The stream holds every coordinate t in [0, n) it may be asked for, and
+    `at(t)` is its value at t, reading no state of the stream itself (only
+    enclosing state and arrays its Prelude filled): once the Prelude (if any)
+    has run in the current parent state, ⟦at(t)⟧ = ⟦s⟧(t) for every t in
+    [0, n). A product or union may then walk the other operand and read this
+    one at the other's coordinates."""
+
+    at: Callable[[imp.Expr], object]
+
+
+@dataclass(frozen=True)
+class Prelude(Fact):
+    """Statements that must run in the parent state before `Locate.at` is read,
+    even when the stream is only located into and never iterated (a marker's
+    fill). `init` already runs them. Absent means there are none: a stream with
+    no Prelude has an `init` that only sets its own state."""
+
+    stmt: imp.Stmt
+
+    @staticmethod
+    def of(stmt: imp.Stmt) -> "Prelude | None":
+        """The fact for `stmt`, or None when it is empty."""
+        return None if stmt == imp.SKIP else Prelude(stmt)
+
+
+@dataclass(frozen=True)
+class Most(Fact):
+    """An upper bound on the number of ready states of the run, read right after
+    `init` (never negative, whatever the state). A sparse output reserves that
+    many appends once before the loop, so it must never be below the true
+    count (proofs_notes/lowering.md)."""
+
+    bound: imp.Expr
+
+
+@dataclass(frozen=True)
+class Dense(Fact):
+    """The run visits every coordinate 0..n-1 once, in order, each ready (a
+    range). A Dense stream also carries Locate."""
+
+
+@dataclass(frozen=True)
+class Counter(Fact):
+    """The run is a plain counted loop: `init` sets `name` := first (and runs
+    the Prelude, if any), `valid` is name < end, `ready` is true, `next` is
+    name := name + 1, and `index` and `value` read no other state of the stream
+    itself. Lowering may split [first, end) across threads (when there is no
+    Prelude) and use `name` as the position of the current state."""
+
+    name: str
+    first: imp.Expr
+    end: imp.Expr
+
+
+@dataclass(frozen=True)
+class Choice(Fact):
+    """`flag` is a bool state variable that `init` sets and nothing else writes,
+    and `next` is `If(flag, then, else)`: lowering may emit one loop per way
+    and test the flag once, after init."""
+
+    flag: str
+
+
+@dataclass(frozen=True)
+class Split(Fact):
+    """The stream is valid while `a_valid` or `b_valid` holds (a union runs
+    until both operands are exhausted), and once either test is false it stays
+    false under `next` and `skip`. Lowering may run the loop in phases (both
+    valid, only a, only b, neither), with the tests folded to constants in
+    the fields each phase reads."""
+
+    a_valid: imp.Expr
+    b_valid: imp.Expr
+
+
+@dataclass(frozen=True)
+class Segment(Fact):
+    """A unique segment level: its state is position q in crd[q..end), with
+    coordinate crd[q], q increasing by one at each `next`; crd holds `crd_len`
+    entries in all. Lowering may hide q from the C compiler's vectoriser and
+    read crd near q within [0, crd_len)."""
+
+    q: str
+    end: str
+    crd: str
+    crd_len: imp.Expr
+
+
+@dataclass(frozen=True)
+class Short(Fact):
+    """A merging intersection of two unique, always-ready segment levels a and
+    b, innermost (its value is not a stream), whose next, on its merge way,
+    advances exactly the operands at the smaller index. Its ready states are
+    the coordinates common to both segments, in ascending order, at the pair
+    of positions holding them: lowering may find them all at once
+    (imp.ShortIntersect) when both segments are short."""
+
+    a: Segment
+    b: Segment
+
+# ------------------------------------------------------------------------ hints
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """The data under coordinate t of a level: array[offset(t) : offset(t) + length(t)],
+    where the level's blocks together hold `total` values. When offset(t) reads
+    an array itself (a compressed row's start, pos[t]), `via` = (that array,
+    t ↦ the index it reads), so a prefetch can fetch that first. `written`: the
+    loop writes this block (an output's scattered destination) rather than
+    reads it, so it is prefetched for writing, even when it is one value."""
+
+    array: str
+    offset: Callable
+    length: Callable
+    total: imp.Expr
+    via: tuple | None = None
+    written: bool = False
+
+
+@dataclass(frozen=True)
+class Extent(Hint):
+    """The number of states left, read right after init (a segment's end − start).
+    Chooses merge or leapfrog and whether a segment prefetches; any value
+    gives the same result."""
+
+    n: imp.Expr
+
+
+@dataclass(frozen=True)
+class Blocks(Hint):
+    """Where the data under coordinate t lies (one Block per array: a row of a
+    dense operand, the crd and vals of a compressed row). Read when this stream
+    is located into, to prefetch a row before it is read."""
+
+    blocks: tuple
+
+
+@dataclass(frozen=True)
+class Ahead(Hint):
+    """State q of this unique segment level has coordinate crd[q], and while
+    q + d < n, crd[q + d] is the coordinate d states later. A prefetch reads
+    crd[q + d] only below n, so n must not exceed crd's length."""
+
+    crd: str
+    n: imp.Expr
+
+
+@dataclass(frozen=True)
+class Prefetch(Hint):
+    """Blocks of operands located at this level's coordinate: knowing Ahead and
+    Counter, a loop may prefetch them a few states early."""
+
+    blocks: tuple
+
+
+@dataclass(frozen=True)
+class Runs(Hint):
+    """A unique segment level whose successive segments follow one another in
+    memory (its parent's position is a counter, not a gathered coordinate):
+    `arrays` are those it reads at its own position q (its crd, a leaf's values,
+    a child level's pos), each holding at least n entries. Lowering may
+    prefetch them ahead at each segment's start."""
+
+    arrays: tuple
+    n: imp.Expr
+
+
+# Facts about a level's run that hold whatever is done with its coordinate or
+# its values' leaves: Σ (contract) and a leaf map keep these.
+RUN_FACTS = (Locate, Prelude, Most, Dense, Counter, Choice, Split, Segment, Short,
+             Extent, Blocks, Ahead, Prefetch, Runs)

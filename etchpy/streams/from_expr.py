@@ -1,0 +1,243 @@
+"""Expressions to streams: the stream of a sum-free body over an order of levels.
+
+`lower_step(sr, bindings, body, order, bound)` is the stream of Σ_bound body
+with its levels in `order`; `Lowerer` builds it: an access becomes the level
+streams of its tensor (replicated over the levels it does not depend on), a
+literal a replicated constant, `*` mul and `+` add.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import formats, imp
+from ..expr.nodes import Access, Add, Lit, Mul
+from ..imp import ONE, ZERO, Assign, Bin, Const, Load, Var, While, eq, incr, lt, select, seq
+from ..tuning import DEFAULT, Tuning
+from .combinators import add, contract, mul, range_stream, replicate
+from .facts import Block, Blocks, Locate, Prelude
+from .levels import level_stream
+from .stream import Stream, Value
+
+
+@dataclass
+class Binding:
+    """What lowering needs to know about one tensor: format and Imp array names."""
+
+    format: object
+    vals: str
+    levels: tuple            # per storage level: {"pos": name, "crd": name} or {}
+    name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
+
+    def positions(self, k: int) -> imp.Expr:
+        """The number of positions at storage level k (the length of its crd, and
+        of vals at the last level), read from the level arrays at run time."""
+        n = ONE
+        for lev, level in enumerate(self.format.levels[:k + 1]):
+            if isinstance(level, formats.Dense):
+                n = imp.mul(n, Var(f"{self.name}_dim{self.format.mode_order[lev]}"))
+            elif isinstance(level, formats.Compressed):
+                n = Load(self.levels[lev]["pos"], n)
+        return n
+
+
+def array_names(tensor_name: str, fmt) -> Binding:
+    levels = []
+    for k, lv in enumerate(fmt.levels):
+        match lv:
+            case formats.Dense():
+                levels.append({})
+            case formats.Compressed():
+                levels.append({"pos": f"{tensor_name}_pos{k}", "crd": f"{tensor_name}_crd{k}"})
+            case formats.Singleton():
+                levels.append({"crd": f"{tensor_name}_crd{k}"})
+    return Binding(fmt, f"{tensor_name}_vals", tuple(levels), tensor_name)
+
+
+def dim_var(var: str) -> imp.Expr:
+    return Var(f"dim_{var}")
+
+
+def hidden(q: str, tuning: Tuning) -> imp.Stmt:
+    """imp.Opaque(q) at the top of a loop over a segment's positions q, so that C
+    runs it as scalar code (see imp.Opaque); nothing when the Tuning's
+    hide_segment_counters is off."""
+    return imp.Opaque(q) if tuning.hide_segment_counters else imp.SKIP
+
+
+class Lowerer:
+    """Lowers a sum-free expression body over an ordered list of index levels.
+
+    `markers=True` says the caller allocates the arrays listed in `scratch`
+    (name, type, size, fill); then, when `tuning.markers` is on, a last
+    compressed level that sits below levels its tensor does not depend on (so
+    it would be walked again for each of their coordinates) is scattered once
+    per parent into a marker: `mark[c]` holds a stamp of the parent position
+    and `wv[c]` the value. The level then also locates in O(1), so an
+    intersection walks the other side and probes.
+    """
+
+    def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
+                 markers: bool = False, *, tuning: Tuning = DEFAULT):
+        self.sr = semiring
+        self.bindings = bindings
+        self.names = names
+        self.markers = markers and tuning.markers
+        self.tuning = tuning
+        self.scratch: list[tuple] = []
+
+    def lower(self, e, levels: tuple[str, ...]) -> Value:
+        match e:
+            case Access():
+                return self.access(e, levels)
+            case Lit(v, _):
+                return self.replicate_over(levels, Const(self.sr.literal(v), "value"))
+            case Mul(a, b):
+                return mul(self.names, self.sr, self.tuning, self.lower(a, levels),
+                           self.lower(b, levels))
+            case Add(a, b):
+                return add(self.names, self.sr, self.tuning, self.lower(a, levels),
+                           self.lower(b, levels))
+        raise TypeError(f"cannot lower {e!r} (sums must be pulled out first)")
+
+    def replicate_over(self, levels, leaf: imp.Expr) -> Value:
+        out: Value = leaf
+        for v in reversed(levels):
+            out = replicate(self.names, v, dim_var(v), out)
+        return out
+
+    def access(self, acc: Access, levels) -> Value:
+        b = self.bindings[acc.tensor.name]
+        names = [ix.name for ix in acc.indices]
+        if b.format.is_dense:
+            return self.dense_access(b, names, levels)
+        storage = [names[m] for m in b.format.mode_order]
+        return self.sparse_access(b, storage, levels, 0, 0, (ZERO, ONE))
+
+    def dense_access(self, b: Binding, names, levels) -> Value:
+        """A dense tensor locates any coordinate, so it follows any loop order."""
+        strides = {}
+        stride: imp.Expr = ONE
+        order = [names[m] for m in b.format.mode_order]
+        for m in reversed(b.format.mode_order):
+            strides[names[m]] = stride
+            stride = imp.mul(stride, dim_var(names[m]))
+
+        def build(k, coords):
+            if k == len(levels):
+                flat: imp.Expr = ZERO
+                for v, s in strides.items():
+                    flat = imp.add(flat, imp.mul(coords[v], s))
+                return Load(b.vals, flat)
+            v = levels[k]
+            if v not in strides:
+                return replicate(self.names, v, dim_var(v), build(k + 1, coords))
+            row = range_stream(self.names, v, dim_var(v),
+                               lambda c: build(k + 1, {**coords, v: c}))
+            outer = order[:order.index(v)]
+            if not all(u in coords for u in outer):
+                return row
+            # every mode before v is fixed: the values under v = t are one run
+            base: imp.Expr = ZERO
+            for u in outer:
+                base = imp.add(base, imp.mul(coords[u], strides[u]))
+            return row.derive(row.facts.add(Blocks((Block(
+                b.vals, lambda t: imp.add(base, imp.mul(t, strides[v])),
+                lambda t: strides[v], imp.mul(dim_var(v), strides[v])),))))
+
+        return build(0, {})
+
+    def sparse_access(self, b: Binding, storage, levels, k, lev, parent, marker=None) -> Value:
+        if k == len(levels):
+            assert lev == len(storage), f"levels {levels} do not cover {storage}"
+            return Load(b.vals, parent[0])
+        v = levels[k]
+        if lev < len(storage) and storage[lev] == v:
+            return self.stored_level(b, storage, levels, k, lev, parent, marker)
+        assert v not in storage[lev:], f"order {levels} breaks storage order {storage}"
+        fill = imp.SKIP
+        if marker is None and self._wants_marker(b, storage, lev):
+            marker, fill, state = self._marker(b, storage, lev, parent)
+        rep = replicate(self.names, v, dim_var(v),
+                        self.sparse_access(b, storage, levels, k + 1, lev, parent, marker))
+        if fill == imp.SKIP:
+            return rep
+        return rep.derive(rep.facts.add(Prelude(fill)), state=rep.state + state,
+                          init=seq(fill, rep.init))
+
+    def stored_level(self, b: Binding, storage, levels, k, lev, parent, marker) -> Stream:
+        """The read stream of storage level lev (over levels[k]), probed through
+        the marker when one was filled above it."""
+        v = levels[k]
+        s = level_stream(
+            self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
+            lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child),
+            b.positions(lev) if b.name else None)
+        blocks = self._row_blocks(b, storage, levels, k, lev, parent)
+        s = s.derive(s.facts.add(Blocks(blocks) if blocks else None))
+        if marker is None:
+            return s
+        mark, wv, stamp = marker
+        rest = levels[k + 1:]      # only replicated levels remain below
+
+        def probe(c):
+            hit = select(eq(Load(mark, c), stamp), Load(wv, c), Const(self.sr.zero, "value"))
+            return self.replicate_over(rest, hit)
+        return s.derive(s.facts.add(Locate(probe)), search=s.search + ", probed via a marker")
+
+    @staticmethod
+    def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:
+        """A dense level over v whose child, the last level, is compressed and walked
+        next (csr's rows, located by the coordinate of a sparse operand in
+        Gustavson's product): the row under t is one range of positions, in crd
+        and in vals, starting at pos[lo·n + t]."""
+        fmt = b.format
+        if not (b.name and isinstance(fmt.levels[lev], formats.Dense)
+                and lev + 2 == len(storage)
+                and isinstance(fmt.levels[lev + 1], formats.Compressed)
+                and k + 1 < len(levels) and levels[k + 1] == storage[lev + 1]):
+            return ()
+        pos, crd = b.levels[lev + 1]["pos"], b.levels[lev + 1]["crd"]
+
+        def at(t):
+            return imp.add(imp.mul(parent[0], dim_var(storage[lev])), t)
+
+        def start(t):
+            return Load(pos, at(t))
+
+        def length(t):
+            return Bin("-", Load(pos, imp.add(at(t), ONE)), Load(pos, at(t)))
+
+        total = b.positions(lev + 1)
+        return tuple(Block(arr, start, length, total, via=(pos, at)) for arr in (crd, b.vals))
+
+    def _wants_marker(self, b, storage, lev) -> bool:
+        level = b.format.levels[lev] if lev < len(storage) else None
+        return (self.markers and lev == len(storage) - 1
+                and isinstance(level, formats.Compressed) and level.unique)
+
+    def _marker(self, b, storage, lev, parent):
+        """Scatter the children of `parent` at level lev into mark/wv, stamped parent+1."""
+        var = storage[lev]
+        mark, wv = self.names.fresh(f"{var}_mark"), self.names.fresh(f"{var}_wv")
+        self.scratch += [(mark, "index", dim_var(var), ZERO),
+                         (wv, "value", dim_var(var), Const(self.sr.zero, "value"))]
+        stamp = imp.add(parent[0], ONE)
+        q = self.names.fresh(f"{var}_fill")
+        pos, crd = b.levels[lev]["pos"], b.levels[lev]["crd"]
+        c = Load(crd, Var(q))
+        fill = seq(Assign(q, Load(pos, parent[0])),
+                   While(lt(Var(q), Load(pos, imp.add(parent[0], ONE))),
+                         seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
+                             imp.Store(wv, c, Load(b.vals, Var(q))), incr(q))))
+        return (mark, wv, stamp), fill, ((q, "index"),)
+
+
+def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,
+               lowerer=None, tuning: Tuning = DEFAULT) -> Value:
+    """The stream of Σ_bound body, with levels in `order` (free and bound indices).
+    Without a `lowerer`, one is made with no markers and this `tuning`."""
+    low = lowerer or Lowerer(semiring, bindings, names or imp.Names(), tuning=tuning)
+    s = low.lower(body, tuple(order))
+    for v in bound:
+        s = contract(s, v)
+    return s
