@@ -23,6 +23,7 @@ from importlib import resources
 import numpy as np
 
 from .. import imp
+from ..tuning import DEFAULT, Tuning
 from ..imp import (Accum, Alloc, Assign, Bin, Comment, Const, Decl, If, Load, Not, Reserve,
                   Ring, Select, Seq, Store, Var, While)
 from ..lower.core import Program, describe_output
@@ -93,7 +94,8 @@ def prototype(prog: Program, name: str) -> Prototype:
 
 
 def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
-           banner: tuple[str, ...] = (), version: str = "", include_header=False) -> CSource:
+           banner: tuple[str, ...] = (), version: str = "", include_header=False,
+           tuning: Tuning = DEFAULT) -> CSource:
     proto = prototype(prog, name)
     fb = FunctionBody(prog, semiring)
     body = fb.render()

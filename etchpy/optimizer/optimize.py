@@ -34,6 +34,7 @@ from .egraph import (EGraph, Limits, dag_cost, extract_exact, extract_greedy, ru
 from ..expr.nodes import Expr, as_expr, uses_negation
 from .ra import canonical, equivalent, from_ra, to_ra
 from ..semiring import semirings
+from ..tuning import DEFAULT, Tuning
 
 __all__ = ["optimize", "Optimized", "equivalent", "canonical", "to_ra", "from_ra",
            "cost", "Limits"]
@@ -98,7 +99,7 @@ def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
 
 
 def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False,
-             limits=None) -> Optimized:
+             limits=None, tuning: Tuning = DEFAULT) -> Optimized:
     """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term."""
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
