@@ -12,9 +12,9 @@ Strategies
   (empty, all-zero, single-nonzero cases included);
 - `formats_for(order)`: every named format of that order and random level formats;
 - `semirings_st()`: the built-in semirings and user-defined ones;
-- `problems()`: a well-typed random expression (up to 4 indices, 1 to 4 tensor
-  occurrences, the same tensor possibly twice, nested *, + and Σ), a format
-  for each tensor, a semiring and inputs.
+- `problems()`: a well-typed random expression (up to 4 indices named from
+  `INDEX_NAMES`, 1 to 4 tensor occurrences, the same tensor possibly twice,
+  nested *, + and Σ), a format for each tensor, a semiring and inputs.
 
 `check_backends(expr, inputs, ..., tuning=None)` evaluates on every backend
 and asserts that they agree with the dense reference semantics; besides the
@@ -112,12 +112,20 @@ class Problem:
         return f"Problem({self.expr} | {fm} | {self.semiring.name})"
 
 
+# The names of user indices: the usual ones and the names generated code uses
+# for its own variables, which a user may also choose (every generated name
+# must come from the name supply and so never collide with them).
+INDEX_NAMES = ("i", "j", "k", "l", "pos", "row", "out", "n", "q", "acc")
+
+
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
-             allow_literals=True):
-    """A random well-typed expression with formats, a semiring and inputs."""
+             allow_literals=True, index_names=INDEX_NAMES):
+    """A random well-typed expression with formats, a semiring and inputs; its
+    index names are drawn from `index_names`."""
     sr = semiring or draw(semirings_st())
-    names = ["i", "j", "k", "l"][:draw(st.integers(1, max_indices))]
+    n_indices = draw(st.integers(1, max_indices))
+    names = draw(st.permutations(list(index_names)))[:n_indices]
     idx = [Index(n) for n in names]
     size = {ix: draw(st.integers(1, 3)) for ix in idx}
     drawing = _Drawing(draw, sr, idx, size, draw(st.integers(1, max_occurrences)),
