@@ -32,7 +32,7 @@ from .api import evaluate, imp_env
 from .errors import OrderError
 from .expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
 from .expr.nodes import sum as ep_sum
-from .formats import Compressed, Dense, Format, Singleton
+from .formats import Compressed, Dense, Format
 from .lower.core import run_program
 from .plan.plan import make_plan
 from .runtime.calling import read_output
