@@ -1,45 +1,122 @@
-"""The public entry points `evaluate` and `einsum`, and the stream backend's driver.
+"""The public entry points `compile`, `export_c`, `evaluate` and `einsum`, and the
+stream backend's driver.
 
+    compile(e, semiring=..., output="dense", order=None, tuning=None) -> Kernel
+    export_c(e, name, directory, ...)        -> (name.c, name.h)
     evaluate(e, semiring=..., backend="c"|"streams"|"reference", output="dense",
-             order=None, **inputs)
+             order=None, tuning=None, **inputs)
 
 The three backends share the input binding and the output marshalling of
-`runtime.inputs`; "c" compiles a kernel (runtime.kernel), "streams" runs the
-plan's steps in the indexed-stream interpreter, "reference" evaluates the dense
-specification.
+`runtime.inputs`; "c" compiles a kernel (runtime.kernel, through the stages of
+etchpy.pipeline), "streams" runs the plan's steps in the indexed-stream
+interpreter, "reference" evaluates the dense specification. `tuning` (an
+etchpy.tuning.Tuning, a preset name or a dict of fields) sets the compiler's
+knobs; only the "c" backend's code depends on them.
 """
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
 
-from .errors import InputError
+from . import imp
+from . import tuning as tuning_
+from .errors import EtchpyError, InputError
 from .expr import reference
 from .expr.nodes import as_expr, free_indices, tensors
-from . import imp
+from .expr.einsum import einsum_expr
+from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.inputs import (bind_inputs, check_out_indices, checked_out, index_sizes,
                              make_output, prepare_semiring)
-from .runtime.kernel import compile as compile_kernel
+from .runtime.kernel import Kernel, default_threads
 from .runtime.tensor import Tensor
 from . import streams
 
 BACKENDS = ("c", "streams", "reference")
 
+_kernel_cache: dict = {}
+
+
+def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,  # noqa: A001
+            formats=None, name="etchpy_kernel", threads=None, optimize=None,
+            optimizer_options=None, tuning=None) -> Kernel:
+    """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached
+    in-process, by every argument and the Tuning's key)."""
+    expr, out_indices, output = _front_end(expr, formats, out_indices, output)
+    tuned = tuning_.of(tuning)
+    key = (expr, semiring if semiring is None else id(semiring), str(output),
+           None if order is None else tuple(getattr(o, "name", o) for o in order),
+           None if out_indices is None else tuple(out_indices), name,
+           default_threads() if threads is None else threads, optimize,
+           None if optimizer_options is None else repr(sorted(optimizer_options.items())),
+           tuned.key())
+    kern = _kernel_cache.get(key)
+    if kern is None:
+        kern = Kernel(expr, semiring=semiring, output=output, order=order,
+                      out_indices=out_indices, name=name, threads=threads,
+                      optimize=optimize, optimizer_options=optimizer_options, tuning=tuned)
+        _kernel_cache[key] = kern
+    return kern
+
+
+def export_c(expr, name: str, directory, *, formats=None, semiring=None, output="dense",
+             order=None, out_indices=None, index_type="int64_t", threads=None, tuning=None):
+    """Write `name.c` and `name.h`: a standalone kernel needing neither Python nor etchpy.
+
+    The header documents the ABI (every parameter, how sparse outputs are returned
+    and freed, the return codes). Returns the two paths. With threads > 1
+    (default: 1, or ETCHPY_NUM_THREADS) the kernel uses OpenMP when built with
+    it (-fopenmp) and runs serially otherwise.
+    """
+    if not name.isidentifier():
+        raise EtchpyError(f"export name must be a C identifier, got {name!r}")
+    if index_type not in ("int32_t", "int64_t"):
+        raise EtchpyError("index_type is 'int32_t' or 'int64_t'")
+    expr, out_indices, output = _front_end(expr, formats, out_indices, output,
+                                           strict=False)
+    kern = Kernel(expr, semiring=semiring, output=output, order=order,
+                  out_indices=out_indices, name=name, threads=threads, every_size=True,
+                  tuning=tuning)
+    src = kern.source(index_type, include_header=True)
+    out = pathlib.Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    c_path, h_path = out / f"{name}.c", out / f"{name}.h"
+    c_path.write_text(src.c)
+    h_path.write_text(src.header)
+    return c_path, h_path
+
+
+def _front_end(expr, formats, out_indices, output, strict=True):
+    """(expression, output indices, output) of a string statement or an expression;
+    `formats` is for strings only (refused otherwise when `strict`)."""
+    if isinstance(expr, str):
+        st = parse(expr, formats)
+        if output == "dense" and st.output_format is not None:
+            output = st.output_format
+        return st.expr, st.indices, output
+    if formats and strict:
+        raise EtchpyError("formats= is for the string front end; declare formats with "
+                          "ep.tensor(name, order, format=...)")
+    return as_expr(expr), out_indices, output
+
 
 def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
              out_indices=None, check=False, threads=None, optimize=None,
-             optimizer_options=None, out=None, **inputs):
+             optimizer_options=None, tuning=None, out=None, **inputs):
     """Evaluate `e` on named inputs with one of the backends (see module docstring).
 
     "c" compiles (or reuses) a kernel; "streams" runs the indexed-stream
     interpreter (slow, faithful; `check=True` verifies the stream invariants at
     every step); "reference" is the dense specification. A dense result may be
-    written into `out` (as for a compiled kernel: see `checked_out`).
+    written into `out` (as for a compiled kernel: see `checked_out`). Every
+    backend takes `tuning` (checked by tuning.of); the "c" backend compiles with it.
     """
+    tuned = tuning_.of(tuning)
     if backend == "c":
-        kern = compile_kernel(e, semiring=semiring, output=output, order=order,
-                              out_indices=out_indices, threads=threads, optimize=optimize,
-                              optimizer_options=optimizer_options)
+        kern = compile(e, semiring=semiring, output=output, order=order,
+                       out_indices=out_indices, threads=threads, optimize=optimize,
+                       optimizer_options=optimizer_options, tuning=tuned)
         return kern(out=out, **inputs)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
@@ -70,19 +147,15 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
     return out
 
 
-def einsum(spec: str, *operands, semiring=None, output="dense", backend="c"):
+def einsum(spec: str, *operands, semiring=None, output="dense", backend="c", tuning=None):
     """numpy-style `ep.einsum("ij,j->i", A, x)` over any semiring.
 
     Indices missing from the output are summed; scipy csr/csc/coo operands keep
     their sparse format, everything else is dense.
     """
-    from .expr.einsum import einsum_expr
     expr, out, inputs = einsum_expr(spec, list(operands))
     return evaluate(expr, semiring=semiring, output=output, backend=backend,
-                    out_indices=out, **inputs)
-
-
-# ------------------------------------------------------------------------ inputs
+                    out_indices=out, tuning=tuning, **inputs)
 
 
 # ------------------------------------------------------------------- streams
@@ -132,7 +205,4 @@ def _level_to_axis(step: planning.Step) -> list[int]:
     """Positions, within a stream key (free indices in loop order), of each output axis."""
     free_in_order = [v for v in step.order if v not in step.bound]
     return [free_in_order.index(v) for v in step.out]
-
-# ------------------------------------------------------------------- outputs
-
 

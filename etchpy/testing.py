@@ -12,12 +12,14 @@ Strategies
   (empty, all-zero, single-nonzero cases included);
 - `formats_for(order)`: every named format of that order and random level formats;
 - `semirings_st()`: the built-in semirings and user-defined ones;
-- `problems()`: a well-typed random expression (up to 4 indices, 1 to 4 tensor
-  occurrences, the same tensor possibly twice, nested *, + and Σ), a format
-  for each tensor, a semiring and inputs.
+- `problems()`: a well-typed random expression (up to 4 indices named from
+  `INDEX_NAMES`, 1 to 4 tensor occurrences, the same tensor possibly twice,
+  nested *, + and Σ), a format for each tensor, a semiring and inputs.
 
-`check_backends(expr, inputs, ...)` evaluates on every backend and asserts
-that they agree with the dense reference semantics.
+`check_backends(expr, inputs, ..., tuning=None)` evaluates on every backend
+and asserts that they agree with the dense reference semantics; besides the
+backends of `ep.evaluate` it knows "imp": the compiled Imp program run on the
+Imp interpreter (`imp_evaluate`).
 """
 from __future__ import annotations
 
@@ -25,9 +27,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .expr.nodes import Expr, Index, Lit, TensorVar, free_indices
+from . import pipeline
+from .api import evaluate, imp_env
+from .errors import OrderError
+from .expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
 from .expr.nodes import sum as ep_sum
-from .formats import Compressed, Dense, Format, Singleton
+from .formats import Compressed, Dense, Format
+from .lower import run_program
+from .plan.plan import make_plan
+from .runtime.calling import read_output
+from .runtime.inputs import bind_inputs, index_sizes, make_output
+from .runtime.kernel import make_request
 from .semiring import Semiring, semirings
 
 try:
@@ -102,68 +112,88 @@ class Problem:
         return f"Problem({self.expr} | {fm} | {self.semiring.name})"
 
 
+# The names of user indices: the usual ones and the names generated code uses
+# for its own variables, which a user may also choose (every generated name
+# must come from the name supply and so never collide with them).
+INDEX_NAMES = ("i", "j", "k", "l", "pos", "row", "out", "n", "q", "acc")
+
+
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
-             allow_literals=True):
-    """A random well-typed expression with formats, a semiring and inputs."""
+             allow_literals=True, index_names=INDEX_NAMES):
+    """A random well-typed expression with formats, a semiring and inputs; its
+    index names are drawn from `index_names`."""
     sr = semiring or draw(semirings_st())
-    names = ["i", "j", "k", "l"][:draw(st.integers(1, max_indices))]
+    n_indices = draw(st.integers(1, max_indices))
+    names = draw(st.permutations(list(index_names)))[:n_indices]
     idx = [Index(n) for n in names]
     size = {ix: draw(st.integers(1, 3)) for ix in idx}
-    shapes: dict[str, tuple] = {}
-    fmts: dict[str, Format] = {}
-    budget = [draw(st.integers(1, max_occurrences))]
+    drawing = _Drawing(draw, sr, idx, size, draw(st.integers(1, max_occurrences)),
+                       allow_add, allow_literals)
+    e = make_walkable(drawing.expr(3), drawing.fmts)
+    inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
+    return Problem(e, inputs, sr, drawing.fmts)
 
-    def access():
+
+class _Drawing:
+    """The state of drawing one problem's expression: the tensors drawn so far
+    (their shapes and formats) and the budget of tensor occurrences left."""
+
+    def __init__(self, draw, sr, idx, size, budget, allow_add, allow_literals):
+        self.draw, self.sr, self.idx, self.size = draw, sr, idx, size
+        self.budget, self.allow_add, self.allow_literals = budget, allow_add, allow_literals
+        self.shapes: dict[str, tuple] = {}
+        self.fmts: dict[str, Format] = {}
+
+    def access(self):
+        """An access to a tensor drawn before (same shape), or to a new one."""
+        draw, shapes = self.draw, self.shapes
         reuse = [t for t in shapes if shapes[t]]
         if reuse and draw(st.booleans()):
             name = draw(st.sampled_from(reuse))
             picks = []
             for n in shapes[name]:
-                options = [ix for ix in idx if size[ix] == n and ix not in picks]
+                options = [ix for ix in self.idx if self.size[ix] == n and ix not in picks]
                 if not options:
                     break
                 picks.append(draw(st.sampled_from(options)))
             if len(picks) == len(shapes[name]):
-                return TensorVar(name, len(picks), fmts[name])[tuple(picks)]
+                return TensorVar(name, len(picks), self.fmts[name])[tuple(picks)]
         name = "ABCDEFGH"[len(shapes)]
-        order = draw(st.integers(0, min(3, len(idx))))
-        picks = draw(st.permutations(idx))[:order]
-        shapes[name] = tuple(size[ix] for ix in picks)
-        fmts[name] = draw(formats_for(order))
-        return TensorVar(name, order, fmts[name])[tuple(picks)]
+        order = draw(st.integers(0, min(3, len(self.idx))))
+        picks = draw(st.permutations(self.idx))[:order]
+        shapes[name] = tuple(self.size[ix] for ix in picks)
+        self.fmts[name] = draw(formats_for(order))
+        return TensorVar(name, order, self.fmts[name])[tuple(picks)]
 
-    def leaf():
-        if allow_literals and draw(st.integers(0, 7)) == 0:
-            return Lit(draw(semiring_values(sr)) if sr.dtype != np.bool_ else True)
-        budget[0] -= 1
-        return access()
+    def leaf(self):
+        if self.allow_literals and self.draw(st.integers(0, 7)) == 0:
+            sr = self.sr
+            return Lit(self.draw(semiring_values(sr)) if sr.dtype != np.bool_ else True)
+        self.budget -= 1
+        return self.access()
 
-    def expr(depth):
-        if depth == 0 or budget[0] <= 1:
-            e = leaf()
+    def expr(self, depth):
+        draw = self.draw
+        if depth == 0 or self.budget <= 1:
+            e = self.leaf()
         else:
-            op = draw(st.sampled_from(["mul", "add", "leaf"] if allow_add else ["mul", "leaf"]))
+            ops = ["mul", "add", "leaf"] if self.allow_add else ["mul", "leaf"]
+            op = draw(st.sampled_from(ops))
             if op == "leaf":
-                e = leaf()
+                e = self.leaf()
             else:
-                a = expr(depth - 1)
-                b = expr(depth - 1) if budget[0] > 0 else leaf()
+                a = self.expr(depth - 1)
+                b = self.expr(depth - 1) if self.budget > 0 else self.leaf()
                 e = a * b if op == "mul" else a + b
         free = free_indices(e)
         if free and draw(st.integers(0, 2)) == 0:
             e = ep_sum(draw(st.sampled_from(free)), e)
         return e
 
-    e = make_walkable(expr(3), fmts)
-    inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in shapes.items()}
-    return Problem(e, inputs, sr, fmts)
-
 
 def make_walkable(e: Expr, fmts: dict) -> Expr:
     """Turn sparse tensors dense (last name first) until some loop order walks them all."""
-    from .errors import OrderError
-    from .plan.plan import make_plan
     while True:
         try:
             make_plan(e)
@@ -176,7 +206,6 @@ def make_walkable(e: Expr, fmts: dict) -> Expr:
 
 def with_formats(e: Expr, fmts: dict) -> Expr:
     """e with every tensor re-declared in the format `fmts` gives it."""
-    from .expr.nodes import Access, Add, Mul, Sum
     match e:
         case Access(t, idx):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
@@ -215,13 +244,51 @@ def dense_value(x, sr: Semiring):
 
 
 def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order=None,
-                   output="dense", **kw):
-    """Evaluate on the reference and on `backends`; assert they all agree. Returns the value."""
-    from .api import evaluate
+                   output="dense", tuning=None, **kw):
+    """Evaluate on the reference and on `backends` ("c", "streams", "imp"), compiled
+    under `tuning` (a Tuning, a preset name or a dict); assert they all agree with
+    the reference. Returns the reference value."""
     sr = semirings.get(semiring or semirings.real)
     want = evaluate(expr, semiring=sr, backend="reference", output="dense", **inputs)
     for b in backends:
-        got = evaluate(expr, semiring=sr, backend=b, order=order, output=output,
-                       check=(b == "streams"), **inputs, **kw)
+        if b == "imp":
+            got = imp_evaluate(expr, inputs, semiring=sr, order=order, output=output,
+                               tuning=tuning, **kw)
+        else:
+            got = evaluate(expr, semiring=sr, backend=b, order=order, output=output,
+                           check=(b == "streams"), tuning=tuning, **inputs, **kw)
         assert_same(got, want, sr, what=f"backend {b} on {expr}")
     return want
+
+
+def imp_evaluate(expr, inputs, semiring=None, order=None, output="dense", tuning=None,
+                 **kw):
+    """`expr` compiled as for the C backend (`kw`: Kernel's other arguments), its Imp
+    program run on the Imp interpreter (lower.run_program); the result as
+    `ep.evaluate` gives it. Slow: for small test inputs."""
+    req = make_request(expr, semiring=semiring, output=output, order=order,
+                       every_size=True, tuning=tuning, **kw)
+    compiled = pipeline.compile_request(req)
+    sr, program = req.semiring, compiled.program
+    bound = bind_inputs(req.tensors, inputs, sr)
+    sizes = index_sizes(compiled.plan, bound)
+    shape = tuple(sizes[ix.name] for ix in req.out_indices)
+    env = imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    dense = [p.name for p in program.params if p.kind == "out_dense"]
+    zeroed = [p.name for p in program.params if p.kind == "out_zeroed"]
+    for name in dense:
+        env[name] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
+    for name in zeroed:
+        env[name] = 0                # the program clears the output itself
+    final = run_program(program, sr, env)
+    if dense:
+        return make_output(final[dense[0]].reshape(shape), shape, output, sr)
+    out = program.output
+    counts = {role: int(final[var]) for role, var in out.counts.items()}
+    return read_output(out.mode, req.out_format, sr,
+                       lambda role, n, dtype: np.asarray(final[out.arrays[role]][:n],
+                                                         dtype=dtype),
+                       counts, shape, np.dtype(np.int64))

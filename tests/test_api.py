@@ -179,3 +179,22 @@ def test_out_that_cannot_hold_the_result_is_refused():
                         out=np.zeros((4, 4)))
         with pytest.raises(ep.InputError, match="shares memory"):
             ep.evaluate(ep.sum(j, a[i, j] * v[j]), backend=backend, A=A, x=x, out=x)
+
+
+def test_every_entry_point_takes_a_tuning(tmp_path):
+    """compile, Kernel, evaluate (every backend), einsum and export_c take `tuning`:
+    a Tuning, a preset name or a dict of fields."""
+    A = ep.tensor("A", 2, format="csr")
+    x = ep.tensor("x", 1)
+    e = ep.sum(j, A[i, j] * x[j])
+    M, v = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]])), np.array([1.0, 2.0, 3.0])
+    assert ep.Tuning is ep.tuning.Tuning
+    for t in (ep.Tuning(seek_linear=2), "noopt", {"prefetch": False}):
+        assert ep.compile(e, tuning=t).tuning == ep.tuning.of(t)
+        assert ep.Kernel(e, tuning=t).tuning == ep.tuning.of(t)
+        for backend in ("c", "streams", "reference"):
+            np.testing.assert_array_equal(ep.evaluate(e, backend=backend, tuning=t, A=M, x=v),
+                                          M @ v)
+        np.testing.assert_array_equal(ep.einsum("ij,j->i", M, v, tuning=t), M @ v)
+    c_path, _ = ep.export_c(e, "spmv_noopt", tmp_path, tuning="noopt")
+    assert "tuning:     noopt:" in c_path.read_text()

@@ -569,16 +569,6 @@ def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
     np.testing.assert_allclose(got.data, want.data, rtol=1e-12)
 
 
-def test_knobs_are_part_of_the_kernel_cache_key():
-    """A kernel lowered under another Tuning is another kernel (another cache
-    key), with its own C."""
-    e = ep.sum(j, A_csr[i, j] * ep.tensor("y", 2, format="csr")[i, j])
-    before = tuned_kernel(e, DEFAULT)
-    after = tuned_kernel(e, DEFAULT.with_(gallop_ratio=3))
-    assert after is not before and after._request != before._request
-    assert "* 3)" in after.c_source and "* 16)" in before.c_source
-
-
 def test_intersection_picks_merge_or_gallop_per_segment_pair():
     """Row 0 intersects 5000 entries with 7 (leapfrog, galloping), row 1 4000 with
     5000 (merge); the choice is made per pair of segments at run time and the loop

@@ -12,7 +12,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 # Lowest first. Modules of one layer may import each other (no cycles: checked below).
 LAYERS = ["errors", "tuning", "semiring", "formats", "expr", "imp", "plan", "optimizer",
-          "streams", "lower", "c", "runtime", "pipeline", "api", "__init__", "testing",
+          "streams", "lower", "c", "pipeline", "runtime", "api", "__init__", "testing",
           "cli", "__main__", "codegen_templates"]
 RANK = {name: k for k, name in enumerate(LAYERS)}
 

@@ -15,7 +15,7 @@ import etchpy as ep
 from etchpy import imp
 from etchpy import streams
 from etchpy.api import evaluate
-from etchpy.expr.nodes import Access, Add, Lit, Mul, Sum, free_indices, tensors
+from etchpy.expr.nodes import Add, Mul, Sum, free_indices, tensors
 from etchpy.testing import assert_same, check_backends, problems, semirings_st
 
 i, j, k, l, r = ep.indices("i j k l r")

@@ -1,67 +1,29 @@
-"""Kernels lowered under a given Tuning, for tests.
+"""Kernels under a given Tuning, and programs lowered and run on the Imp
+interpreter, for tests."""
+import numpy as np
 
-`tuned_kernel(expr, tuning, **compile_kwargs)` is a Kernel whose program is
-lowered with `tuning` (its own cache name per tuning), and `export_tuned` writes
-one as ep.export_c does. Both stand in for ep.compile / ep.export_c with
-`tuning=` until the runtime passes the tuning itself.
-"""
-import hashlib
-import pathlib
-
-from etchpy import lower
-from etchpy.runtime.kernel import Kernel
+import etchpy as ep
+from etchpy import api, imp, lower
+from etchpy.expr.nodes import tensors
+from etchpy.plan import plan as planning
+from etchpy.runtime import inputs as binding
+from etchpy.tuning import DEFAULT
 
 
-class TunedKernel(Kernel):
-    def __init__(self, expr, tuning, **kw):
-        self.tuning = tuning
-        key = hashlib.sha1(tuning.key().encode()).hexdigest()[:10]
-        kw["name"] = f"{kw.get('name', 'tuned')}_{key}"
-        super().__init__(expr, **kw)
-
-    def _plan_and_lower(self, expr):
-        super()._plan_and_lower(expr)
-        self.program = lower.lower_plan(self.plan, self.semiring, self.tensors,
-                                        self.out_format, threads=self.threads,
-                                        hash_workspace=self._every_size, tuning=self.tuning)
-
-    def _for_every_size(self):
-        if self._larger is None:
-            self._larger = TunedKernel(
-                self.source_expr, self.tuning, semiring=self.semiring,
-                output=self.out_format or "dense", order=self._order,
-                out_indices=self.out_indices, name=self.name.rsplit("_", 1)[0],
-                threads=self.threads, optimize=self._optimize,
-                optimizer_options=self._options, every_size=True)
-        return self._larger
-
-
-def tuned_kernel(expr, tuning, **kw) -> Kernel:
-    return TunedKernel(expr, tuning, **kw)
+def tuned_kernel(expr, tuning, **kw) -> ep.Kernel:
+    """A kernel compiled under `tuning`."""
+    return ep.Kernel(expr, tuning=tuning, **kw)
 
 
 def export_tuned(expr, name, directory, tuning, index_type="int64_t", **kw):
-    """ep.export_c's files (name.c, name.h), of a kernel lowered under `tuning`."""
-    kern = TunedKernel(expr, tuning, name=name, every_size=True, **kw)
-    kern.name, kern._sources = name, {}
-    src = kern.source(index_type, include_header=True)
-    out = pathlib.Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.c").write_text(src.c)
-    (out / f"{name}.h").write_text(src.header)
-    return out / f"{name}.c", out / f"{name}.h"
+    """ep.export_c's files (name.c, name.h), of a kernel compiled under `tuning`."""
+    return ep.export_c(expr, name, directory, index_type=index_type, tuning=tuning, **kw)
 
 
 def run_lowered(expr, sr, out_format, inputs, threads=1, tuning=None, names=None):
     """expr lowered under `tuning` and run on the Imp interpreter: (its value as a
     dense array, the program). Sparse outputs are read back level by level,
     and each segment is checked to be sorted and free of duplicates."""
-    import numpy as np
-    from etchpy import api, imp
-    from etchpy.expr.nodes import tensors
-    from etchpy.plan import plan as planning
-    from etchpy.runtime import inputs as binding
-    from etchpy.tuning import DEFAULT
     bound = binding.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
     sizes = binding.index_sizes(pl, bound)
@@ -81,7 +43,6 @@ def run_lowered(expr, sr, out_format, inputs, threads=1, tuning=None, names=None
 
 def read_output(env, out, shape, sr):
     """The dense value of a program's output in a final interpreter environment."""
-    import numpy as np
     if out.mode == "dense":
         return np.asarray(env[out.arrays["vals"]]).reshape(shape)
     dense = np.full(shape, sr.zero, dtype=sr.dtype)

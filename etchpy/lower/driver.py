@@ -10,7 +10,6 @@ passes' (lower.schedule), each switched by its Tuning field.
 """
 from __future__ import annotations
 
-import dataclasses
 
 from .. import imp
 from ..expr.nodes import accesses

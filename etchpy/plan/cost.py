@@ -3,16 +3,18 @@
 A loop nest over order (v1, ..., vn) visits, at depth k, one record per point of
 the body's support projected onto {v1..vk}. Every visit costs one unit, every
 innermost record also pays one unit per operation of the body, and a dense
-temporary pays TEMP_WEIGHT units per element (it is allocated, zeroed, written
-and read back, usually from memory rather than registers or cache).
+temporary pays `tuning.temp_weight` units per element (it is allocated, zeroed,
+written and read back, usually from memory rather than registers or cache).
 
-Support sizes are estimates from `Stats`: an index has a size (default 1000) and
-a tensor a nonzero count (default: full for dense formats, 1% for sparse ones).
+Support sizes are estimates from `Stats`: an index has a size (default
+`tuning.default_dim`) and a tensor a nonzero count (default: full for dense
+formats, a share `tuning.sparse_density` of it for sparse ones).
 A sparse tensor with N nonzeros projected onto a subset W of its indices has
 about min(|W|, N) points; a product is driven by its sparsest factor (streams
 iterate the sparse side and locate into the other), a sum reads all operands.
 
-    Stats(dims, nnz, origin)      sizes; origin maps renamed indices to user names
+    Stats(dims, nnz, origin, tuning)  sizes; origin maps renamed indices to user
+                                  names; tuning (etchpy.tuning) gives the guesses
     support(e, S, stats)          estimated records of Σ-free e over index set S
     nest_cost(body, order, stats) work of one loop nest
     plan_cost(plan, stats)        work of a whole plan (steps plus temporaries)
@@ -22,10 +24,7 @@ from __future__ import annotations
 import math
 
 from ..expr.nodes import Access, Add, Expr, Lit, Mul
-
-DEFAULT_DIM = 1000
-SPARSE_DENSITY = 0.01
-TEMP_WEIGHT = 4.0
+from ..tuning import DEFAULT, Tuning
 
 
 def base_name(name: str) -> str:
@@ -35,19 +34,24 @@ def base_name(name: str) -> str:
 
 
 class Stats:
-    def __init__(self, dims=None, nnz=None, origin=None):
+    """Known index sizes (`dims`, by index name or Index) and nonzero counts (`nnz`,
+    by tensor name); what is not known is guessed from `tuning` (default_dim,
+    sparse_density), which also weighs temporaries (temp_weight)."""
+
+    def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT):
         self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
         self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
         self.origin = dict(origin or {})
+        self.tuning = tuning
 
     def with_origin(self, origin) -> "Stats":
-        s = Stats()
+        s = Stats(tuning=self.tuning)
         s.dims, s.nnz, s.origin = self.dims, self.nnz, dict(origin)
         return s
 
     def dim(self, name: str) -> float:
         name = self.origin.get(name, name)
-        return self.dims.get(name, self.dims.get(base_name(name), DEFAULT_DIM))
+        return self.dims.get(name, self.dims.get(base_name(name), self.tuning.default_dim))
 
     def full(self, names) -> float:
         return math.prod(self.dim(v) for v in names)
@@ -57,7 +61,7 @@ class Stats:
         full = self.full(names)
         if acc.tensor.name in self.nnz:
             return min(full, self.nnz[acc.tensor.name])
-        return full if acc.tensor.format.is_dense else max(1.0, SPARSE_DENSITY * full)
+        return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
 
 
 def support(e: Expr, space: frozenset, stats: Stats) -> float:
@@ -102,5 +106,5 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
     for step in plan.steps:
         total += nest_cost(step.body, step.order, stats)
         if step.target in plan.temps:
-            total += TEMP_WEIGHT * stats.full(step.out)
+            total += stats.tuning.temp_weight * stats.full(step.out)
     return total

@@ -16,8 +16,9 @@ The planner
    computed once and its temporary read twice;
 4. picks a loop order per step in which every sparse input is walked in its
    storage order (dense inputs locate any coordinate and never constrain it).
-   With `stats` (an etchpy.cost.Stats, given when the optimizer is on) the
-   legal orders are priced by `etchpy.cost.nest_cost` and the cheapest is taken;
+   With `stats` (a plan.cost.Stats, given when the optimizer is on; it carries
+   the Tuning whose guesses it prices with) the legal orders are priced by
+   `plan.cost.nest_cost` and the cheapest is taken;
    the heuristic order wins ties and anything within 10% of it.
 """
 from __future__ import annotations

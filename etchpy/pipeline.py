@@ -1,0 +1,205 @@
+"""The compiler, stage by stage: a compile `Request` in, a `Compiled` kernel out.
+
+    Request                                 expression, semiring, output, loop order,
+                                            threads, optimizer options, Tuning
+      → run_optimizer  → Optimized | None   equality saturation (optimizer.optimize)
+      → choose_plan    → Plan, costs        loop nests: the optimizer's rewrite when
+                                            it pays, else the expression as written
+      → lower_program  → Program            streams per step, one Imp program (lower)
+      → render_c       → CSource            C text for one index type (c.render)
+
+`compile_request` runs the stages up to the Imp program, in this order; the C
+text is rendered per index type when a kernel first needs it (runtime.kernel),
+which also loads it as a shared object (runtime.build). Under ETCHPY_DEBUG=1
+each stage prints its result to stderr, headed `---- etchpy <stage> ----`
+(optimizer, plan, streams, imp, c).
+
+Every knob comes from `request.tuning` (etchpy.tuning); nothing here reads a
+module global. Layering: this module uses the optimizer, plan, lower and c
+layers and nothing of runtime; runtime builds a Request, keeps the Compiled and
+calls it.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+
+from . import __version__, imp
+from . import tuning as tuning_
+from .c import render as c
+from .errors import OrderError
+from .expr.nodes import Expr, Index, tensors
+from .formats import Format
+from . import lower
+from .optimizer.optimize import Optimized, optimize
+from .plan import plan as planning
+from .plan.cost import Stats, plan_cost
+from .semiring import Semiring
+from .tuning import Tuning
+
+
+@dataclass(frozen=True)
+class Request:
+    """One compile request, already checked and normalised by its caller.
+
+    `order`: the loop order the caller fixed (index names, outermost first), or
+    None. `optimize`: whether the optimizer runs. `options`: the optimizer's
+    keyword arguments (dims, nnz, exact, limits); dims and nnz also price the
+    plans. `every_size`: build a workspace output for every dimension at once
+    (else its dense kind only: see lower.lower_plan's hash_workspace).
+    """
+
+    expr: Expr
+    semiring: Semiring
+    out_indices: tuple[Index, ...]
+    out_format: Format | None = None
+    order: tuple[str, ...] | None = None
+    name: str = "etchpy_kernel"
+    threads: int = 1
+    optimize: bool = True
+    options: dict = field(default_factory=dict)
+    every_size: bool = False
+    tuning: Tuning = tuning_.DEFAULT
+
+    @cached_property
+    def tensors(self) -> dict:
+        """The expression's tensors by name (the kernel's inputs)."""
+        return tensors(self.expr)
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What the stages made of a request. `costs` is (cost as written, cost of the
+    optimizer's plan, optimizer's plan used?) when the optimizer ran; `expr` is the
+    expression compiled (the optimizer's or the request's). `optimized` may be None
+    although the optimizer ran (a Compiled restored from disk does not keep it)."""
+
+    request: Request
+    optimized: Optimized | None
+    plan: planning.Plan
+    costs: tuple[float, float, bool] | None
+    expr: Expr
+    program: lower.Program
+
+
+def compile_request(req: Request) -> Compiled:
+    """Run the stages, top to bottom, up to the Imp program."""
+    optimized = run_optimizer(req)
+    if optimized is not None:
+        dump("optimizer", optimized.explain)
+    plan, costs = choose_plan(req, optimized)
+    dump("plan", plan.explain)
+    program = lower_program(req, plan)
+    dump("streams", lambda: "\n".join(program.streams_text))
+    dump("imp", lambda: imp.show(program.body))
+    expr = optimized.expr if costs is not None and costs[2] else req.expr
+    compiled = Compiled(req, optimized, plan, costs, expr, program)
+    dump("c", lambda: render_c(compiled).c)
+    return compiled
+
+
+def run_optimizer(req: Request) -> Optimized | None:
+    """The optimizer's result, or None when the request does not optimize."""
+    if not req.optimize:
+        return None
+    return optimize(req.expr, semiring=req.semiring, tuning=req.tuning, **req.options)
+
+
+def choose_plan(req: Request, optimized: Optimized | None):
+    """(plan, costs): the plan to compile and, when the optimizer ran, what it cost.
+
+    Without the optimizer, the expression as written is planned with the
+    heuristic loop orders. With it, the written expression is planned fused and
+    the optimizer's factored apart, every step's loop order priced
+    (plan.cost); the rewrite is compiled only when its plan costs at most
+    `tuning.rewrite_margin` times the written one (math.inf: always). The model
+    is coarse and sizes are guesses at compile time, so a constant-factor saving
+    is not worth the risk while an asymptotic one is. The rewrite must use the
+    same tensors (the kernel's signature) and be walkable in some loop order.
+    """
+    if optimized is None:
+        return planning.make_plan(req.expr, req.out_indices, req.order), None
+    stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning)
+    written = planning.make_plan(req.expr, req.out_indices, req.order, stats=stats)
+    cost_written = plan_cost(written, stats)
+    if optimized.expr == req.expr or tensors(optimized.expr) != req.tensors:
+        return written, (cost_written, cost_written, False)
+    try:
+        rewritten = planning.make_plan(optimized.expr, req.out_indices, req.order,
+                                       keep_factored=True, stats=stats)
+    except OrderError:          # no loop order walks the rewrite's sparse inputs
+        return written, (cost_written, math.inf, False)
+    cost_rewritten = plan_cost(rewritten, stats)
+    if cost_rewritten <= req.tuning.rewrite_margin * cost_written:
+        return rewritten, (cost_written, cost_rewritten, True)
+    return written, (cost_written, cost_rewritten, False)
+
+
+def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
+    """The plan's steps as streams, lowered to one Imp program."""
+    return lower.lower_plan(plan, req.semiring, req.tensors, req.out_format,
+                            threads=req.threads, hash_workspace=req.every_size,
+                            tuning=req.tuning)
+
+
+def render_c(compiled: Compiled, idx_type: str = "int64_t",
+             include_header: bool = False) -> c.CSource:
+    """The program as C over index type `idx_type`, with the header when asked."""
+    req = compiled.request
+    return c.render(compiled.program, req.semiring, name=req.name, idx_type=idx_type,
+                    banner=banner(compiled), version=__version__,
+                    include_header=include_header, tuning=req.tuning)
+
+
+def banner(compiled: Compiled) -> tuple[str, ...]:
+    """The lines that head the C text and `Kernel.explain()`."""
+    req, plan, program = compiled.request, compiled.plan, compiled.program
+    fm = ", ".join(f"{n}: {t.format}" for n, t in sorted(req.tensors.items()))
+    lines = [f"expression: {compiled.expr}", f"semiring:   {req.semiring.name}",
+             f"threads:    {req.threads}",
+             f"formats:    {fm or '(none)'}",
+             f"output:     {program.output.mode}"
+             + (f" {req.out_format}" if req.out_format else "")
+             + f" over ({', '.join(ix.name for ix in req.out_indices)})"]
+    for k, part in enumerate(_packed(tuning_changes(req.tuning), 76)):
+        lines.append(("tuning:     " if k == 0 else " " * 12) + part)
+    for step in plan.steps:
+        lines.append(f"loop order: {step.target} over ({', '.join(step.order)})")
+    for var, most in program.refuse_above:
+        ix = plan.origin.get(var, var)
+        lines.append(f"workspace:  dense while |{ix}| <= {most}; a larger |{ix}| builds "
+                     "a hash-table kernel on first need")
+    return tuple(lines)
+
+
+def tuning_changes(t: Tuning) -> list[str]:
+    """The fields of `t` that differ from tuning.DEFAULT, as `name=value` (after
+    the preset's name when `t` is one); empty for DEFAULT."""
+    changed = [f"{f.name}={getattr(t, f.name)!r}" for f in fields(t)
+               if getattr(t, f.name) != getattr(tuning_.DEFAULT, f.name)]
+    preset = [f"{name}:" for name, p in tuning_.PRESETS.items() if p == t]
+    return preset[:1] + changed if changed else []
+
+
+def _packed(parts: list[str], width: int) -> list[str]:
+    """`parts` joined by ", " (by " " after one ending in ":") into lines of at most
+    about `width` characters."""
+    lines: list[str] = []
+    for k, part in enumerate(parts):
+        sep = "" if k == 0 else " " if parts[k - 1].endswith(":") else ", "
+        if lines and len(lines[-1]) + len(sep) + len(part) <= width:
+            lines[-1] += sep + part
+        else:
+            if lines:
+                lines[-1] += sep.rstrip()
+            lines.append(part)
+    return lines
+
+
+def dump(stage: str, text) -> None:
+    """Print text() to stderr under ETCHPY_DEBUG (text is only built then)."""
+    if os.environ.get("ETCHPY_DEBUG"):
+        print(f"---- etchpy {stage} ----\n{text()}", file=sys.stderr)

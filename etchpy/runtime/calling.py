@@ -1,0 +1,224 @@
+"""A compiled kernel's calling convention: its C arguments in, its outputs out.
+
+    slots(params)                  how each C parameter is fed
+    bind(value, tvar, sr)          one input as the arrays a kernel reads (a Bound)
+    input_args(b, slots, ...)      that input's C arguments
+    sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
+    read_output(...)               a sparse result from its arrays, wherever they live
+
+Inputs are bound without copies when they already match (C-contiguous numpy
+arrays of the carrier dtype, canonical scipy csr/csc of the declared layout);
+anything else goes through the Tensor conversions the other backends use.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import inputs as io_
+from .checks import check_compressed
+from ..errors import InputError
+from .tensor import Tensor
+
+INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
+IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
+
+
+def slots(params) -> tuple:
+    """How each C parameter is fed: (kind, tensor or output name, role, C type)."""
+    out = []
+    for p in params:
+        elem = "idx_t" if p.type == "index" else "val_t"
+        match p.kind:
+            case "dim":
+                tname, mode = p.name.rsplit("_dim", 1)
+                out.append(("dim", tname, int(mode), None))
+            case "in_array":
+                tname, role = _split_array_name(p.name)
+                out.append(("in_array", tname, role, f"{elem}[]"))
+            case "out_dense":
+                out.append(("out_dense", None, None, None))
+            case "out_zeroed":
+                out.append(("out_zeroed", None, None, None))
+            case "out_grown":
+                out.append(("out_grown", p.name, None, f"{elem} **"))
+            case "out_count":
+                out.append(("out_count", p.name, None, "int64_t *"))
+    return tuple(out)
+
+
+def _split_array_name(name: str):
+    if name.endswith("_vals"):
+        return name[: -len("_vals")], "vals"
+    tname, _, role = name.rpartition("_")
+    return tname, role
+
+
+class Bound:
+    """One input as a kernel reads it: its shape, its arrays by role ("vals",
+    "pos1", "crd1", ...), and idx32: whether all its index arrays are int32
+    (None when it has none). A binding reused across calls (a Tensor's) also
+    keeps the C arguments made from it, per library (`args`)."""
+
+    __slots__ = ("shape", "roles", "idx32", "args")
+
+    def __init__(self, shape, roles, idx32, reused=False):
+        self.shape, self.roles, self.idx32 = shape, roles, idx32
+        self.args = {} if reused else None
+
+
+def bind(value, tv, sr) -> Bound:
+    """`value` validated as input `tv` of a kernel over semiring `sr`."""
+    if type(value) is Tensor:
+        # A Tensor passed again: reuse its binding while its arrays are the same
+        # objects (a Tensor's arrays are validated once, when it is built).
+        memo = value.__dict__.setdefault("_etchpy_bound", {})
+        hit = memo.get((id(tv), id(sr)))
+        if (hit is not None and hit[0] is value.levels and hit[1] is value.vals
+                and hit[2] is value.format and hit[3] == value.shape):
+            return hit[4]
+    fast = _fast_bind(value, tv, sr)
+    if fast is not None:
+        return fast
+    t = io_.as_tensor(value, tv, sr)
+    roles = {"vals": t.vals}
+    for k, arrays in enumerate(t.levels):
+        for key, arr in arrays.items():
+            roles[f"{key}{k}"] = arr
+    b = Bound(t.shape, roles, _all_int32(roles), reused=type(value) is Tensor)
+    if type(value) is Tensor:
+        # the entry holds tv and the semiring, so their ids cannot be reused
+        memo[(id(tv), id(sr))] = (value.levels, value.vals, value.format, value.shape,
+                                  b, tv, sr)
+    return b
+
+
+def _all_int32(roles: dict):
+    dtypes = {arr.dtype for role, arr in roles.items() if role != "vals"}
+    return (dtypes == {INT32}) if dtypes else None
+
+
+def _fast_bind(value, tv, sr):
+    """A matching, already-canonical input bound without any copy, else None.
+
+    Covers C-contiguous numpy arrays of the carrier dtype for dense tensors and
+    scipy csr/csc of the declared layout with matching index dtypes; anything
+    else goes through Tensor conversion. NaN is still refused where the
+    semiring forbids it, and the structure is checked in one compiled pass.
+    """
+    fmt = tv.format
+    if type(value) is np.ndarray:
+        if (fmt.is_dense and fmt.mode_order == tuple(range(tv.order)) and value.ndim == tv.order
+                and value.dtype == sr.dtype and value.flags.c_contiguous):
+            _refuse_nan(value, sr, tv.name)
+            return Bound(value.shape, {"vals": value.reshape(-1)}, None)
+        return None
+    layout = getattr(value, "format", None)
+    if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
+        return None
+    indptr, indices, data = value.indptr, value.indices, value.data
+    if (data.dtype != sr.dtype or indptr.dtype != indices.dtype
+            or indptr.dtype not in (np.int32, np.int64) or data.ndim != 1
+            or len(data) != len(indices)):
+        return None
+    major, minor = value.shape if layout == "csr" else value.shape[::-1]
+    res = check_compressed(indptr, indices, major, minor)
+    if res is None or res[0] != 0:
+        return None                 # the general path words errors and canonicalises
+    _refuse_nan(data, sr, tv.name)
+    return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": data},
+                 indptr.dtype == np.int32)
+
+
+def _refuse_nan(arr, sr, name):
+    if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
+        raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
+
+
+def input_args(b: Bound, in_slots, lib, types, idx_dtype) -> tuple:
+    """(position, C argument) for each of one input's slots. A reused binding
+    keeps them per library, so a Tensor passed again skips the conversions;
+    index arrays are copied to the library's index type when they differ (a
+    Tensor's arrays are never modified once validated)."""
+    if b.args is not None:
+        hit = b.args.get(id(lib))
+        if hit is not None:
+            return hit[1]
+    ffi = lib.ffi
+    made = []
+    for pos, kind, role, ctype in in_slots:
+        if kind == "dim":
+            made.append((pos, b.shape[role]))
+            continue
+        arr = b.roles[role]
+        if ctype == "idx_t[]" and arr.dtype != idx_dtype:
+            arr = arr.astype(idx_dtype)
+        if len(arr) == 0:              # from_buffer needs a real buffer
+            arr = np.zeros(1, dtype=arr.dtype)
+        made.append((pos, ffi.from_buffer(types[ctype], arr)))   # holds arr alive
+    made = tuple(made)
+    if b.args is not None:
+        b.args[id(lib)] = (lib, made)   # holding lib keeps its id from being reused
+    return made
+
+
+def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
+    """Wrap kernel `name`'s malloc'ed output arrays as numpy arrays (no copies).
+
+    Each array owns its C buffer through cffi's gc hook, which frees it with
+    the kernel's own free once numpy lets go of it.
+    """
+    out = program.output
+    ffi = lib.ffi
+    counts = {role: int(grown[var][0]) for role, var in out.counts.items()}
+    free = getattr(lib.lib, f"{name}_free")
+    owned = {role: ffi.gc(grown[var][0], free) for role, var in out.arrays.items()}
+
+    def take(role, n, dtype):
+        if n == 0:
+            return np.zeros(0, dtype=dtype)
+        return np.frombuffer(ffi.buffer(owned[role], n * np.dtype(dtype).itemsize),
+                             dtype=dtype)
+
+    return read_output(out.mode, out_format, sr, take, counts, shape, idx_dtype)
+
+
+def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
+    """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
+    entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
+    the lengths by role ("count", "count1", ...); `mode` is the program's
+    output mode (lower.Output)."""
+    if mode == "coords":
+        n = counts["count"]
+        coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
+                           for m in range(len(shape))]) if shape else \
+            np.zeros((0, n), dtype=np.int64)
+        t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, out_format,
+                               semiring=sr, name="output")
+    elif out_format in io_.scipy_layouts():
+        # csr / csc: straight into scipy (sorted and canonical by construction)
+        import scipy.sparse as sp      # loaded by then; not at `import etchpy`
+        n = counts["count1"]
+        make = sp.csc_array if out_format.name == "csc" else sp.csr_array
+        major = shape[out_format.mode_order[0]]
+        return make((take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
+                     take("pos1", major + 1, idx_dtype)), shape=shape)
+    else:
+        t = _assemble(out_format, sr, take, counts, shape, idx_dtype)
+    return t.to_scipy(keep_fill=True) if out_format in io_.scipy_layouts() else t
+
+
+def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
+    storage_sizes = [shape[m] for m in fmt.mode_order]
+    levels, parents = [], 1
+    for k, lv in enumerate(fmt.levels):
+        if lv.__class__.__name__ == "Dense":
+            levels.append({})
+            parents *= storage_sizes[k]
+        else:
+            n = counts[f"count{k}"]
+            levels.append({"pos": take(f"pos{k}", parents + 1, idx_dtype),
+                           "crd": take(f"crd{k}", n, idx_dtype)})
+            parents = n
+    vals = take("vals", parents, sr.dtype)
+    # canonical by construction (sorted, no duplicates); the tests check it
+    return Tensor(shape, fmt, tuple(levels), vals, sr.zero, validate=False, name="output")

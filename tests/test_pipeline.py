@@ -1,0 +1,116 @@
+"""etchpy.pipeline: the compiler's stages in order, each with its debug dump, and a
+Kernel that only holds and runs their result."""
+import ast
+import math
+import pathlib
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import pipeline, tuning
+from etchpy.runtime.kernel import Kernel, make_request
+
+i, j, k = ep.indices("i j k")
+A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+x = ep.tensor("x", 1)
+SPMV = ep.sum(j, A[i, j] * x[j])
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+def test_stages_run_top_to_bottom_with_a_dump_after_each(monkeypatch, capsys):
+    monkeypatch.setenv("ETCHPY_DEBUG", "1")
+    compiled = pipeline.compile_request(make_request(SPMV))
+    err = capsys.readouterr().err
+    heads = [ln for ln in err.splitlines() if ln.startswith("---- etchpy ")]
+    assert heads == [f"---- etchpy {s} ----" for s in
+                     ("optimizer", "plan", "streams", "imp", "c")]
+    assert compiled.plan.explain() in err and "etchpy_kernel(" in err
+    monkeypatch.delenv("ETCHPY_DEBUG")
+    pipeline.compile_request(make_request(SPMV))
+    assert capsys.readouterr().err == ""
+
+
+def test_without_the_optimizer_there_is_no_optimizer_stage(monkeypatch, capsys):
+    monkeypatch.setenv("ETCHPY_DEBUG", "1")
+    req = make_request(SPMV, optimize=False)
+    assert pipeline.run_optimizer(req) is None
+    compiled = pipeline.compile_request(req)
+    assert "---- etchpy optimizer ----" not in capsys.readouterr().err
+    assert compiled.optimized is None and compiled.costs is None
+    assert compiled.expr == SPMV
+
+
+def test_each_stage_is_a_function_of_the_request():
+    req = make_request(SPMV, tuning="force")
+    optimized = pipeline.run_optimizer(req)
+    plan, costs = pipeline.choose_plan(req, optimized)
+    program = pipeline.lower_program(req, plan)
+    compiled = pipeline.compile_request(req)
+    assert compiled.plan == plan and compiled.costs == costs
+    assert compiled.program.params == program.params
+    src = pipeline.render_c(compiled, "int32_t", include_header=True)
+    assert "typedef int32_t idx_t;" in src.c and src.header
+    assert "tuning:     force:" in src.c
+
+
+def test_choose_plan_compiles_a_rewrite_only_within_the_margin():
+    a, b = ep.tensor("a", 2, format="csr"), ep.tensor("b", 2, format="csr")
+    e = ep.sum((i, j, k), a[i, j] * b[j, k])        # colSums · rowSums
+    req = make_request(e)
+    optimized = pipeline.run_optimizer(req)
+    assert optimized.expr != e
+    _, (written, rewritten, used) = pipeline.choose_plan(req, optimized)
+    assert used and rewritten <= req.tuning.rewrite_margin * written
+    never = replace(req, tuning=req.tuning.with_(rewrite_margin=0.0))
+    plan, (_, _, used) = pipeline.choose_plan(never, optimized)
+    assert not used and len(plan.steps) == 1       # the written expression, fused
+    always = replace(req, tuning=req.tuning.with_(rewrite_margin=math.inf))
+    assert pipeline.choose_plan(always, optimized)[1][2]
+
+
+def test_a_kernel_holds_the_compiled_request_and_runs_it():
+    req = make_request(SPMV, tuning="noopt")
+    kern = Kernel.of_request(req)
+    assert kern.request is req and kern.tuning is tuning.NOOPT
+    assert kern.program is kern.compiled.program and kern.plan is kern.compiled.plan
+    assert kern.banner() == pipeline.banner(kern.compiled)
+    M = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0]]))
+    np.testing.assert_array_equal(kern(A=M, x=np.arange(3.0)), M @ np.arange(3.0))
+
+
+def test_requests_are_normalised():
+    req = make_request(SPMV, order=(i, j), threads=2, optimizer_options={"rewrite_margin": 1})
+    assert req.order == ("i", "j") and req.threads == 2
+    assert not req.optimize                     # a fixed order turns the optimizer off
+    assert req.options == {} and req.tuning.rewrite_margin == 1
+    assert make_request(A[i, j], output="csr").out_format == ep.Format.named("csr", 2)
+    assert make_request(SPMV).out_format is None and make_request(SPMV).optimize
+    with pytest.raises(ep.EtchpyError, match="threads must be at least 1"):
+        make_request(SPMV, threads=0)
+
+
+def test_tuning_changes_lists_what_differs_from_the_default():
+    assert pipeline.tuning_changes(tuning.DEFAULT) == []
+    assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == ["seek_linear=2"]
+    assert pipeline.tuning_changes(tuning.FORCE_HASH)[0] == "force_hash:"
+
+
+def test_the_pipeline_imports_nothing_of_runtime_or_above():
+    """Layering: … < lower < c < pipeline < runtime < api. runtime.kernel builds
+    Requests and calls the pipeline, so the pipeline must not import runtime."""
+    path = pathlib.Path(pipeline.__file__)
+    imported = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "") + ":" + ",".join(a.name for a in node.names))
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    above = ("runtime", "api", "testing", "cli")
+    assert not [m for m in imported if any(part in m for part in above)], imported
