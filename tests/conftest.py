@@ -12,6 +12,14 @@ settings.register_profile("dev", max_examples=300, deadline=None,
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+@pytest.fixture
+def shared_cache(tmp_path_factory, monkeypatch):
+    """ETCHPY_CACHE_DIR set to one kernel cache that the session's tests share,
+    under pytest's base temporary directory (a test module asks for it with
+    pytestmark = pytest.mark.usefixtures("shared_cache"))."""
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
 def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", help="run tests marked slow")
 

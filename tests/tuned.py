@@ -1,6 +1,7 @@
-"""Kernels under a given Tuning, and programs lowered and run on the Imp
-interpreter, for tests."""
+"""Kernels under a given Tuning, programs lowered and run on the Imp
+interpreter, and random sparse inputs, for tests."""
 import numpy as np
+import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import api, imp, lower
@@ -69,3 +70,79 @@ def read_output(env, out, shape, sr):
         at = tuple(c[fmt.mode_order.index(m)] for m in range(len(shape)))
         dense[at] = env[out.arrays["vals"]][p]
     return dense
+
+
+def random_csr(n, m, nnz, seed):
+    """Random CSR quickly (scipy's sp.random is slow at low density and large n)."""
+    rng = np.random.default_rng(seed)
+    coo = sp.coo_array((rng.random(nnz), (rng.integers(0, n, nnz), rng.integers(0, m, nnz))),
+                       shape=(n, m))
+    return coo.tocsr()
+
+
+def sparse3(n, nnz, seed):
+    """A random n×n×n csf Tensor of (at most) nnz entries."""
+    rng = np.random.default_rng(seed)
+    coords = rng.integers(0, n, size=(3, nnz))
+    return ep.Tensor.from_coords(coords, rng.random(nnz), (n, n, n), "csf")
+
+
+def random_csf(shape, nnz, seed, fmt="csf"):
+    """A random Tensor of small integer values, with some empty first-level slices."""
+    rng = np.random.default_rng(seed)
+    coords = np.stack([rng.integers(0, n, nnz) for n in shape])
+    coords[0] = np.where(coords[0] % 5 == 2, 0, coords[0])     # some empty slices
+    return ep.Tensor.from_coords(coords, rng.integers(1, 5, nnz).astype(float), shape, fmt)
+
+
+def csr_from(indptr, indices, data, shape):
+    """A scipy csr_array of exactly these arrays (not canonicalised)."""
+    m = sp.csr_array((np.asarray(data, float), np.asarray(indices), np.asarray(indptr)),
+                     shape=shape, copy=False)
+    return m
+
+
+def on_interpreter(expr, sr, out_format, inputs, threads=1, tuning=DEFAULT):
+    """The lowered program of expr run on the Imp interpreter, with a zeroed dense
+    `out` when out_format is None: (final environment, program, output shape)."""
+    bound = binding.bind_inputs(tensors(expr), inputs, sr)
+    pl = planning.make_plan(expr)
+    sizes = binding.index_sizes(pl, bound)
+    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads,
+                            tuning=tuning)
+    env = api.imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    shape = tuple(sizes[v] for v in pl.out)
+    if out_format is None:
+        env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
+    return lower.run_program(prog, sr, env), prog, shape
+
+
+def csr_on_interpreter(expr, sr, threads=1, tuning=DEFAULT, **inputs):
+    """The lowered csr-output program of expr run on the Imp interpreter."""
+    final, _, shape = on_interpreter(expr, sr, ep.Format.named("csr", 2), inputs, threads,
+                                     tuning)
+    nnz = int(final["out_count1"])
+    return sp.csr_array((final["out_vals"][:nnz], final["out_crd1"][:nnz],
+                         final["out_pos1"][:shape[0] + 1]), shape=shape)
+
+
+def levels_on_interpreter(final, fmt, shape):
+    """The output arrays a lowered program left in the interpreter's environment."""
+    arrays, parents = [], 1
+    for k, lv in enumerate(fmt.levels):
+        n = shape[fmt.mode_order[k]]
+        if isinstance(lv, ep.Dense):
+            parents *= n
+            continue
+        count = int(final[f"out_count{k}"])
+        arrays += [final[f"out_pos{k}"][:parents + 1], final[f"out_crd{k}"][:count]]
+        parents = count
+    return arrays + [final["out_vals"][:parents]]
+
+
+def tensor_levels(t):
+    """A Tensor's level arrays in order, then its values."""
+    return [arr for level in t.levels for arr in level.values()] + [t.vals]

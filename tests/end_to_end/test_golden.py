@@ -1,7 +1,7 @@
 """Golden C: codegen changes show up as diffs of these files.
 
 Regenerate after an intended change with
-    ETCHPY_REGEN_GOLDEN=1 python -m pytest tests/test_golden.py
+    ETCHPY_REGEN_GOLDEN=1 python -m pytest tests/end_to_end/test_golden.py
 and review the diff before committing.
 """
 import os

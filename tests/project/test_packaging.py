@@ -22,7 +22,7 @@ import pytest
 
 import etchpy
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # where each installed package root lives in the source tree (pyproject's package-dir)
 SOURCE_ROOTS = {"etchpy": ROOT / "etchpy", "etchpy.formats": ROOT / "formats",

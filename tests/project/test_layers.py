@@ -8,7 +8,7 @@ loaded dependencies listed in LAZY.
 import ast
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Lowest first. Modules of one layer may import each other (no cycles: checked below).
 LAYERS = ["errors", "tuning", "semiring", "formats", "expr", "imp", "plan", "optimizer",

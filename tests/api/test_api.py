@@ -8,10 +8,7 @@ from etchpy.testing import check_backends, dense_value
 
 i, j, k = ep.indices("i j k")
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
 def test_string_front_end_compiles():

@@ -20,10 +20,7 @@ i, j, k, r = ep.indices("i j k r")
 A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
 x = ep.tensor("x", 1)
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
 # ------------------------------------------------------------------ the value

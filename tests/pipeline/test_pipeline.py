@@ -18,10 +18,7 @@ A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
 x = ep.tensor("x", 1)
 SPMV = ep.sum(j, A[i, j] * x[j])
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
 def test_stages_run_top_to_bottom_with_a_dump_after_each(monkeypatch, capsys):

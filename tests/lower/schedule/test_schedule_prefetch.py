@@ -1,0 +1,100 @@
+"""The prefetch pass: gathered rows, rows that follow one another and the rows of
+B that Gustavson's SpGEMM will read are prefetched ahead. Results do not change,
+and the Imp interpreter checks every prefetched index."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.tuning import DEFAULT
+from tuned import csr_on_interpreter, on_interpreter, random_csr
+
+i, j, k = ep.indices("i j k")
+A_csr = ep.tensor("A", 2, format="csr")
+x_vec = ep.tensor("x", 1)
+SPMV = ep.sum(j, A_csr[i, j] * x_vec[j])
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+
+def test_gathered_rows_of_large_operands_are_prefetched():
+    """SpMM gathers X[j,:] at A's column coordinates: the j loop prefetches the rows
+    of the entries 16 ahead (crd read only inside A's crd), when X holds at least
+    tuning.prefetch_min_bytes. A scalar gather (SpMV's x[j]) is left alone. Results do not
+    change, in C (big X, prefetching) or on the interpreter, which checks that
+    every prefetched index is inside its array."""
+    X = ep.tensor("X", 2)
+    spmm = ep.sum(j, A_csr[i, j] * X[j, k])
+    src = ep.compile(spmm).c_source
+    assert "if ((131072 <= (dim_j * dim_k)) && ((j_q + 16) < A_pos1[A_dim0]))" in src
+    assert "int64_t j_pf_at = (j_ahead * dim_k);" in src
+    assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
+    assert "rows of large operands prefetched ahead" in src
+    assert "EP_PREFETCH(&x_vals" not in ep.compile(SPMV).c_source
+    M = random_csr(3000, 6000, 30000, 8)
+    Xv = np.random.default_rng(2).random((6000, 32))          # 1.5 MB: prefetched
+    np.testing.assert_allclose(ep.evaluate(spmm, A=M, X=Xv), M @ Xv, rtol=1e-12)
+    near = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=3)
+    sr = ep.semirings.get("real")
+    small, Xs = random_csr(30, 20, 90, 9), np.random.default_rng(3).random((20, 5))
+    final, prog, _ = on_interpreter(spmm, sr, None, {"A": small, "X": Xs}, tuning=near)
+    assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+    np.testing.assert_allclose(final["out"].reshape(30, 5), small @ Xs, rtol=1e-12)
+
+
+def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
+    """A csr level below a counter whose loop only adds up its values (SpMV's
+    rows) prefetches its crd and values tuning.run_ahead entries past each row's start
+    (rows of at least run_short entries), clamped to one past the end, and at
+    every step in rows of at least run_long entries, when it holds at least
+    run_min_entries entries. Other loops do not: a row
+    gathered at another operand's coordinates (Gustavson's B[j,:]), a loop that
+    writes (a transpose). Results do not change; the interpreter checks each
+    prefetched index is inside its array or one past it, with a distance that
+    reaches past the end of A's arrays."""
+    src = ep.compile(SPMV).c_source
+    assert "if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {" in src
+    assert "EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
+    assert "EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
+    assert "if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {" in src
+    assert "its arrays prefetched 256 ahead" in src
+    B = ep.tensor("B", 2, format="csr")
+    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
+    assert "EP_PREFETCH(&B_crd1[ep_min(" not in gus
+    assert "ep_min((j_q + 256)" not in ep.compile(A_csr[i, j], output="csc").c_source
+    rng = np.random.default_rng(5)
+    M = random_csr(400, 300, 6000, 10)
+    v = rng.random(300)
+    np.testing.assert_allclose(ep.evaluate(SPMV, A=M, x=v), M @ v, rtol=1e-12)
+    near = DEFAULT.with_(run_ahead=5, run_short=1, run_min_entries=0, run_long=3)
+    sr = ep.semirings.get("real")
+    for small in (random_csr(30, 20, 90, 9), sp.csr_matrix((12, 20)),
+                  sp.csr_matrix(np.triu(np.ones((20, 20))))):
+        xs = rng.random(20)
+        final, prog, _ = on_interpreter(SPMV, sr, None, {"A": small, "x": xs}, tuning=near)
+        assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+        np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
+
+
+def test_gustavson_prefetches_the_rows_of_b_it_will_read():
+    """Σ_j A[i,j]·B[j,k] locates B's row j at A's coordinates: when B is large, the
+    j loop prefetches pos[j] of the entry 32 ahead, and the crd and vals of the
+    row of the entry 16 ahead (from that pos). Results do not change, in C or on
+    the interpreter, which checks that every prefetched index is inside its
+    array (rows at the end of B, crd read only inside A's crd)."""
+    B = ep.tensor("B", 2, format="csr")
+    gus = ep.sum(j, A_csr[i, j] * B[j, k])
+    src = ep.compile(gus, output="csr").c_source
+    assert "EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);" in src
+    assert "EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);" in src
+    assert "EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);" in src
+    M, N = random_csr(400, 300, 3000, 10), random_csr(300, 500, 150000, 11)  # N: 1.2 MB
+    np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
+                               (M @ N).toarray(), rtol=1e-12)
+    near = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=2)
+    sr = ep.semirings.get("real")
+    small, Ns = random_csr(30, 20, 120, 12), random_csr(20, 25, 200, 13)
+    last = sp.csr_array((np.ones(30), (np.arange(30), np.full(30, 19))), shape=(30, 20))
+    small = (small + last).tocsr()          # the last row of B is read (pos[20])
+    got = csr_on_interpreter(gus, sr, tuning=near, A=small, B=Ns)
+    np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
