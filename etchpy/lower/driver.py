@@ -175,8 +175,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     plan again, with both kinds, for an input that is refused."""
     names = names or imp.Names()
     params, dims = _input_params(tensors, plan)
-    bindings = {n: streams.array_names(n, tv.format) for n, tv in tensors.items()}
-    bindings.update({n: streams.array_names(n, tv.format) for n, tv in plan.temps.items()})
+    bindings = {n: streams.array_names(n, tv.format)
+                for n, tv in {**tensors, **plan.temps}.items()}
     for name in [p.name for p in params] + [b.vals for n, b in bindings.items()
                                             if n in plan.temps]:
         names.fresh(name)
