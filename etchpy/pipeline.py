@@ -9,15 +9,10 @@
       → render_c       → CSource            C text for one index type (c.render)
 
 `compile_request` runs the stages up to the Imp program, in this order; the C
-text is rendered per index type when a kernel first needs it (runtime.kernel),
-which also loads it as a shared object (runtime.build). Under ETCHPY_DEBUG=1
-each stage prints its result to stderr, headed `---- etchpy <stage> ----`
-(optimizer, plan, streams, imp, c).
-
-Every knob comes from `request.tuning` (etchpy.tuning); nothing here reads a
-module global. Layering: this module uses the optimizer, plan, lower and c
-layers and nothing of runtime; runtime builds a Request, keeps the Compiled and
-calls it.
+text is rendered per index type when a kernel first needs it (runtime.kernel).
+Under ETCHPY_DEBUG=1 each stage prints its result to stderr, headed
+`---- etchpy <stage> ----` (optimizer, plan, streams, imp, c). Every knob comes
+from `request.tuning`.
 """
 from __future__ import annotations
 

@@ -19,20 +19,29 @@ INDENT = "    "
 
 
 def parallel_for(fb, s: imp.ParallelFor, depth: int) -> str:
-    """The loop, with its reduction or its per-thread arrays when it has them."""
-    if s.reduce:
-        return _reduce(fb, s, depth)
+    """The loop, with its per-thread arrays when it has them. With a reduction,
+    each block adds into its own partial, starting at zero, and the partials are
+    added into the outer `reduce` variable in block order. The blocks depend
+    only on the range and the thread count, so the result does not depend on
+    timing, and a slow core does not hold the others up."""
     if s.private:
         return _private(fb, s, depth)
-    pad = INDENT * depth
-    call = outline(fb, s.var, s.body)
+    pad, p2 = INDENT * depth, INDENT * (depth + 1)
+    red, var = s.reduce, s.var
+    call = outline(fb, var, s.body, result=red)
+    partials, add_up, guard = [], [], ""
+    if red:
+        part, b, blocks = fb.c_name(f"{red}_part"), fb.c_name("b_"), fb.c_name(f"{var}_blocks")
+        partials = [f"{p2}val_t {part}[{fb.tuning.chunks_per_thread * s.threads}];"]
+        add_up = [f"{p2}for (int64_t {b} = 0; {b} < {blocks}; {b}++) "
+                  f"{red} = {fb.sr.add.render(red, f'{part}[{b}]')};"]
+        guard = f"{part}[{fb.c_name(f'{var}_b')}] = "
     return "\n".join([
-        f"{pad}{{",
-        *_blocks_decl(fb, s, pad + INDENT),
+        f"{pad}{{", *_blocks_decl(fb, s, p2), *partials,
         "#ifdef _OPENMP",
-        f"{pad}{INDENT}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
+        f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
         "#endif",
-        *_block_loop(fb, s.var, call, pad + INDENT),
+        *_block_loop(fb, var, call, p2, guard), *add_up,
         f"{pad}}}"])
 
 
@@ -145,28 +154,6 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
               *(f"{p3}free({arr});" for arr, *_ in s.private),
               f"{p2}}}", f"{p2}if ({failed}) goto fail;", f"{pad}}}"]
     return "\n".join(lines)
-
-
-def _reduce(fb, s: imp.ParallelFor, depth: int) -> str:
-    """Each block adds into its own partial, starting at zero, and the partials
-    are added into the outer `reduce` variable in block order. The blocks depend
-    only on the range and the thread count, so the result does not depend on
-    timing, and a slow core does not hold the others up."""
-    pad, p2 = INDENT * depth, INDENT * (depth + 1)
-    red, var = s.reduce, s.var
-    part, b, blocks = fb.c_name(f"{red}_part"), fb.c_name("b_"), fb.c_name(f"{var}_blocks")
-    call = outline(fb, var, s.body, result=red)
-    return "\n".join([
-        f"{pad}{{",
-        *_blocks_decl(fb, s, p2),
-        f"{p2}val_t {part}[{fb.tuning.chunks_per_thread * s.threads}];",
-        "#ifdef _OPENMP",
-        f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
-        "#endif",
-        *_block_loop(fb, var, call, p2, guard=f"{part}[{fb.c_name(f'{var}_b')}] = "),
-        f"{p2}for (int64_t {b} = 0; {b} < {blocks}; {b}++) "
-        f"{red} = {fb.sr.add.render(red, f'{part}[{b}]')};",
-        f"{pad}}}"])
 
 
 def _wrap_call(name: str, args: list[str], width: int = 88) -> str:

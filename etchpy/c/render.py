@@ -73,7 +73,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     found = {type(u) for u in imp.statements(body)}
     return dict(
         uses_sort=imp.ForSorted in found,
-        uses_hash=_uses_op(body, "hash"),
+        uses_hash=any(isinstance(x, imp.Bin) and x.op == "hash"
+                      for x in imp.subterms(body)),
         uses_short=any(isinstance(u, imp.ShortIntersect) and u.width == SIMD_LANES
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,
@@ -137,12 +138,3 @@ def _c_bytes(n: int) -> str:
 def _bytes_text(n: int) -> str:
     return f"{n >> 20} MiB" if n and n % (1 << 20) == 0 else f"{n} bytes"
 
-
-def _uses_op(node, op: str) -> bool:
-    """Does any expression inside node apply the binary operator op?"""
-    if isinstance(node, imp.Bin) and node.op == op:
-        return True
-    if isinstance(node, (tuple, list)):
-        return any(_uses_op(x, op) for x in node)
-    fields = getattr(node, "__dataclass_fields__", ())
-    return any(_uses_op(getattr(node, f), op) for f in fields)

@@ -134,14 +134,13 @@ class Expr:
     def __str__(self):
         return show(self)
 
+    __repr__ = __str__
+
 
 @dataclass(frozen=True, repr=False)
 class Access(Expr):
     tensor: TensorVar
     indices: tuple[Index, ...]
-
-    def __repr__(self):
-        return show(self)
 
 
 @dataclass(frozen=True, repr=False)
@@ -153,26 +152,17 @@ class Lit(Expr):
         if not isinstance(self.value, numbers.Number):
             raise ExpressionTypeError(f"a literal must be a number, got {self.value!r}")
 
-    def __repr__(self):
-        return show(self)
-
 
 @dataclass(frozen=True, repr=False)
 class Mul(Expr):
     a: Expr
     b: Expr
 
-    def __repr__(self):
-        return show(self)
-
 
 @dataclass(frozen=True, repr=False)
 class Add(Expr):
     a: Expr
     b: Expr
-
-    def __repr__(self):
-        return show(self)
 
 
 @dataclass(frozen=True, repr=False)
@@ -188,9 +178,6 @@ class Sum(Expr):
         if self.index not in free_indices(self.body):
             raise ExpressionTypeError(f"cannot sum over index {self.index}: it is not free "
                                       f"in {show(self.body)}")
-
-    def __repr__(self):
-        return show(self)
 
 
 def as_expr(x) -> Expr:
@@ -231,16 +218,20 @@ def free_indices(e: Expr) -> tuple[Index, ...]:
     raise ExpressionTypeError(f"not an expression: {e!r}")
 
 
+def subexprs(e: Expr) -> Iterator[Expr]:
+    """e and every expression inside it, outermost first, left to right."""
+    yield e
+    match e:
+        case Mul(a, b) | Add(a, b):
+            yield from subexprs(a)
+            yield from subexprs(b)
+        case Sum(_, body):
+            yield from subexprs(body)
+
+
 def accesses(e: Expr) -> Iterator[Access]:
     """Every tensor access in `e`, left to right."""
-    match e:
-        case Access():
-            yield e
-        case Mul(a, b) | Add(a, b):
-            yield from accesses(a)
-            yield from accesses(b)
-        case Sum(_, body):
-            yield from accesses(body)
+    return (x for x in subexprs(e) if isinstance(x, Access))
 
 
 def spine(e: Expr, cls):
@@ -264,16 +255,7 @@ def tensors(e: Expr) -> dict[str, TensorVar]:
 
 
 def uses_negation(e: Expr) -> bool:
-    match e:
-        case Lit(_, neg):
-            return neg
-        case Access():
-            return False
-        case Mul(a, b) | Add(a, b):
-            return uses_negation(a) or uses_negation(b)
-        case Sum(_, body):
-            return uses_negation(body)
-    return False
+    return any(isinstance(x, Lit) and x.negation for x in subexprs(e))
 
 
 def show(e: Expr, prec: int = 0) -> str:

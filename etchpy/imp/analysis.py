@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 
 from .construct import and_, not_, or_, select
-from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Comment, Decl, Expr,
+from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr,
                     ForSorted, If, Load, LocalArray, Move, Not, ParallelFor, Reserve, Ring, Seek,
                     Select, Seq, SetBit, ShortIntersect, Store, Var, While)
 
@@ -29,11 +29,16 @@ def statements(s):
                 yield from statements(else_)
 
 
-def _children(x):
-    """The fields of a node (or the items of a tuple or list), else nothing."""
+def subterms(x):
+    """Every node (statement or expression) inside x, x included, outermost first;
+    tuples and lists are walked through."""
     if isinstance(x, (tuple, list)):
-        return x
-    return tuple(getattr(x, f) for f in getattr(x, "__dataclass_fields__", ()))
+        for item in x:
+            yield from subterms(item)
+    elif hasattr(x, "__dataclass_fields__"):
+        yield x
+        for f in x.__dataclass_fields__:
+            yield from subterms(getattr(x, f))
 
 
 def substitute(node, name: str, value: Expr):
@@ -78,41 +83,21 @@ def assume(e: Expr, facts: dict) -> Expr:
 def arrays_loaded_at(node, index) -> list[str]:
     """The arrays read as array[index] inside an Imp statement or expression, in
     order of first appearance; with index None, every array read."""
-    out: list[str] = []
-
-    def walk(x):
-        if isinstance(x, Load) and (index is None or x.index == index) \
-                and x.array not in out:
-            out.append(x.array)
-        for child in _children(x):
-            walk(child)
-
-    walk(node)
-    return out
+    return list(dict.fromkeys(x.array for x in subterms(node) if isinstance(x, Load)
+                              and (index is None or x.index == index)))
 
 
 def names_used(node) -> set[str]:
     """Every variable or array name read or written inside an Imp statement or
     expression (comments name nothing)."""
     out: set[str] = set()
-
-    def walk(x):
+    for x in subterms(node):
         match x:
             case Var(name) | Decl(name, _, _) | Assign(name, _):
                 out.add(name)
             case ParallelFor(private=private):
                 out.update(arr for arr, *_ in private)
-            case Comment():
-                return
-        fields = getattr(x, "__dataclass_fields__", ())
-        for f in fields:
-            value = getattr(x, f)
-            if f in _NAME_FIELDS and isinstance(value, str):
-                out.add(value)
-        for child in _children(x):
-            walk(child)
-
-    walk(node)
+        out.update(v for f in _NAME_FIELDS if isinstance(v := getattr(x, f, None), str))
     return out
 
 

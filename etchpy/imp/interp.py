@@ -81,10 +81,9 @@ class Machine:
             case Decl(name, _, value) | Assign(name, value):
                 env[name] = self.eval(value)
             case Store(array, index, value):
-                i = self._store_at(array, index)
-                env[array][i] = self.eval(value)
+                env[array][self._at(array, self.eval(index))] = self.eval(value)
             case Accum(array, index, value):
-                i = self._store_at(array, index)
+                i = self._at(array, self.eval(index))
                 env[array][i] = self.semiring.add(env[array][i], self.eval(value))
             case While(cond, body):
                 while self.eval(cond):
@@ -126,22 +125,17 @@ class Machine:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 
     # ------------------------------------------------------------ arrays
-    def _load(self, array, i):
-        arr = self.env[array]
-        if not 0 <= i < len(arr):
-            raise ImpRuntimeError(f"read {array}[{i}] out of bounds (length {len(arr)})")
-        v = arr[i]
-        return int(v) if arr.dtype.kind in "iu" else v
-
-    def _store_at(self, array, index: Expr) -> int:
-        i = self.eval(index)
-        self._check_store(array, i)
-        return i
-
-    def _check_store(self, array, i):
+    def _at(self, array, i, what="write") -> int:
+        """i, checked to be in bounds of array for a read or a write."""
         n = len(self.env[array])
         if not 0 <= i < n:
-            raise ImpRuntimeError(f"write {array}[{i}] out of bounds (length {n})")
+            raise ImpRuntimeError(f"{what} {array}[{i}] out of bounds (length {n})")
+        return i
+
+    def _load(self, array, i):
+        arr = self.env[array]
+        v = arr[self._at(array, i, "read")]
+        return int(v) if arr.dtype.kind in "iu" else v
 
     def _dtype(self, typ):
         return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
@@ -167,7 +161,7 @@ class Machine:
                                   f"(length {len(self.env[array])})")
 
     def _set_bit(self, array, i: int, on: bool):
-        self._check_store(array, i // 64)
+        self._at(array, i // 64)
         bit = np.uint64(1) << np.uint64(i % 64)
         words = self.env[array]
         words[i // 64] = (words[i // 64] | bit) if on else (words[i // 64] & ~bit)

@@ -56,7 +56,7 @@ class Emitter:
         return Context(fresh=bool(getattr(self.target, "fresh", False)))
 
     def row_body(self, s, ctx: Context | None = None) -> imp.Stmt:
-        """One iteration of the outermost level (its coordinate, entered and left)."""
+        """One ready state of the free level s (its coordinate, entered and left)."""
         iv = self.names.fresh(f"{s.var}_")
         enter, ctx = self.target.enter(s.var, Var(iv), ctx if ctx is not None else Context())
         body = seq(enter, self.emit(s.value, ctx), self.target.after(s.var, ctx))
@@ -74,23 +74,12 @@ class Emitter:
             acc = self.names.fresh("acc")
             return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
                        self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
-        room, ctx_in = (imp.SKIP, ctx) if s.contracted else \
-            self.target.reserve(s.var, streams.most_bound(s), ctx)
-        if not s.contracted:
-            s = streams.with_prefetch(s, self.target.scatter_blocks(s.var))
-
-        def record(v):          # what one ready record of v does
-            if v.contracted:
-                return self.emit(v.value, ctx.with_(fresh=False))
-            iv = self.names.fresh(f"{v.var}_")
-            enter, ctx2 = self.target.enter(v.var, Var(iv), ctx_in)
-            rest = seq(enter, self.emit(v.value, ctx2), self.target.after(v.var, ctx2))
-            if iv not in imp.names_used(rest):       # a counting pass needs no index
-                return rest
-            return seq(Decl(iv, "index", v.index), rest)
-
-        leave = imp.SKIP if s.contracted else self.target.leave(s.var, ctx)
-        return seq(self.loop(s, record, room), leave)
+        if s.contracted:
+            return self.loop(s, lambda v: self.emit(v.value, ctx.with_(fresh=False)))
+        room, ctx_in = self.target.reserve(s.var, streams.most_bound(s), ctx)
+        s = streams.with_prefetch(s, self.target.scatter_blocks(s.var))
+        return seq(self.loop(s, lambda v: self.row_body(v, ctx_in), room),
+                   self.target.leave(s.var, ctx))
 
     def accumulate(self, s, acc) -> imp.Stmt:
         if not is_stream(s):
@@ -186,12 +175,12 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     plan again, with both kinds, for an input that is refused."""
     names = names or imp.Names()
     params, dims = _input_params(tensors, plan)
-    bindings = {n: streams.array_names(n, tv.format) for n, tv in tensors.items()}
-    bindings.update({n: streams.array_names(n, tv.format) for n, tv in plan.temps.items()})
+    bindings = {n: streams.array_names(n, tv.format)
+                for n, tv in {**tensors, **plan.temps}.items()}
     for name in [p.name for p in params] + [b.vals for n, b in bindings.items()
                                             if n in plan.temps]:
         names.fresh(name)
-    for v in _all_vars(plan):
+    for v in dict.fromkeys(v for step in plan.steps for v in step.order):
         names.fresh(f"dim_{v}")
     target, out_params, output = _output(plan, semiring, tensors, out_format, names, tuning,
                                          hash_workspace)
@@ -251,13 +240,6 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
               if arr in used]
     stmts.append(loops)
     return stmts, text, filled
-
-
-def _all_vars(plan):
-    out = []
-    for s in plan.steps:
-        out += [v for v in s.order if v not in out]
-    return out
 
 
 def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:

@@ -2,11 +2,6 @@
 
 The driver (lower.driver) walks a stream nest and asks a target what to do
 around each level and with each value; the target alone knows where values go.
-A target is told where the loops are by a `Context`: the coordinates bound so
-far, by index name, and, in fields of their own, the facts some targets add on
-the way down (a position in the output, a row on threads, ...). Index names and
-those facts never share a namespace, so a user may call an index `pos` or
-`row`.
 """
 from __future__ import annotations
 
@@ -20,7 +15,9 @@ from ..imp import ONE, ZERO
 
 @dataclass(frozen=True)
 class Context:
-    """Where the loops are, as a target sees it.
+    """Where the loops are, as a target sees it: the coordinates bound so far, by
+    index name, and, in fields of their own, what targets add on the way down (so
+    a user may call an index `pos` or `row`).
 
     coords     (index name, Imp coordinate) for every free level entered so far
     pos        the output position of the last level a sparse target appended

@@ -213,38 +213,37 @@ def find_consts(eg: EGraph, node):
     return [(_consts(eg, node[2]),)]
 
 
+def _foldable(consts, unit, eg) -> bool:
+    return len(consts) >= 2 or any(eg.info(k).const == unit for k in consts)
+
+
 def foldable_mul(eg: EGraph, node, binding) -> bool:
     """Two constants to multiply, or a 1 to drop."""
-    (consts,) = binding
-    return len(consts) >= 2 or any(eg.info(k).const == eg.one for k in consts)
-
-
-def fold_mul(eg: EGraph, node, binding):
-    (consts,) = binding
-    value = eg.sr.one
-    for k in consts:
-        value = eg.sr.mul(value, eg.sr.literal(eg.info(k).const))
-    rest = [k for k in node[2] if k not in consts]
-    if value == eg.sr.one and rest:
-        return eg.mul_of(rest)
-    return eg.mul_of(rest + [eg.lit(value.item())])
+    return _foldable(binding[0], eg.one, eg)
 
 
 def foldable_add(eg: EGraph, node, binding) -> bool:
     """Two constants to add, or a 0 to drop."""
-    (consts,) = binding
-    return len(consts) >= 2 or any(eg.info(k).const == eg.zero for k in consts)
+    return _foldable(binding[0], eg.zero, eg)
+
+
+def _fold(eg: EGraph, node, consts, unit, op, make):
+    """make(the other operands + the constants combined by op), the unit left out."""
+    value = unit
+    for k in consts:
+        value = op(value, eg.sr.literal(eg.info(k).const))
+    rest = [k for k in node[2] if k not in consts]
+    if value == unit and rest:
+        return make(rest)
+    return make(rest + [eg.lit(value.item())])
+
+
+def fold_mul(eg: EGraph, node, binding):
+    return _fold(eg, node, binding[0], eg.sr.one, eg.sr.mul, eg.mul_of)
 
 
 def fold_add(eg: EGraph, node, binding):
-    (consts,) = binding
-    value = eg.sr.zero
-    for k in consts:
-        value = eg.sr.add(value, eg.sr.literal(eg.info(k).const))
-    rest = [k for k in node[2] if k not in consts]
-    if value == eg.sr.zero and rest:
-        return eg.add_of(rest)
-    return eg.add_of(rest + [eg.lit(value.item())])
+    return _fold(eg, node, binding[0], eg.sr.zero, eg.sr.add, eg.add_of)
 
 
 def find_dims(eg: EGraph, node):

@@ -4,13 +4,8 @@ A `Kernel` turns its arguments into a `pipeline.Request`, gets the compiled
 program from `pipeline.compile_request` (or from the manifest a previous
 process left on disk, keyed by the request), renders its C for an index type
 on first need (`pipeline.render_c`) and loads it as a shared object
-(runtime.build, disk-cached).
-
-A Kernel validates and marshals its inputs on every call (shapes, dtypes,
-structure, through the same Tensor conversions the other backends use:
-runtime.calling), picks the int32 or int64 variant of the C code from the
-index arrays it is given, and returns numpy / scipy.sparse / Tensor results as
-GUIDE §2 describes.
+(runtime.build, disk-cached). Each call validates and marshals its inputs
+(runtime.calling) and picks the int32 or int64 variant from the index arrays.
 """
 from __future__ import annotations
 

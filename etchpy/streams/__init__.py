@@ -1,18 +1,11 @@
-"""Indexed streams (after Etch): the record, its facts, the combinators, the
-level read streams, expressions to streams, and the evaluation ⟦s⟧.
+"""Indexed streams (after Etch). Other layers import them from this face.
 
-Other layers import from this face (`from .. import streams`):
-
-    stream.py       Stream (the Etch record + search label + facts), Value,
-                    is_stream, levels_of, and readers of facts: counter_range,
-                    most_bound, with_prefetch
-    facts.py        Fact, Hint, Facts, NO_FACTS and each fact and hint class
-                    (contracts in their docstrings), Block
-    combinators.py  range_stream, replicate, mul, add, guard, contract, map_leaf,
-                    order_le, prelude, and the named strategy variants
-    levels.py       dense_level, segment_level, level_stream
-    from_expr.py    Binding, array_names, dim_var, hidden, Lowerer, lower_step
-    eval.py         run_stream, declare, describe, StreamInvariantError
+    stream       the record (the Etch fields, a search label, typed facts)
+    facts        each fact and hint, with its contract
+    combinators  range, replicate, mul, add, guard, contract, map_leaf
+    levels       the read stream of a stored level
+    from_expr    expressions to streams (Lowerer, lower_step)
+    eval         the evaluation ⟦s⟧ on the Imp interpreter
 """
 from .combinators import (add, contract, guard, intersect_by_leapfrog,
                           intersect_by_merge_or_leapfrog, iterate_locate, map_leaf, mul,
@@ -24,11 +17,11 @@ from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, 
                     Split)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
 from .levels import dense_level, level_stream, segment_level
-from .stream import (Stream, Value, counter_range, is_stream, levels_of, most_bound,
-                     with_prefetch)
+from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
+                     most_bound, with_prefetch)
 
 __all__ = [
-    "Stream", "Value", "is_stream", "levels_of", "counter_range", "most_bound",
+    "Stream", "Value", "is_stream", "levels_of", "counter_range", "most_bound", "blocks_of",
     "with_prefetch",
     "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Dense",
     "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",

@@ -26,23 +26,13 @@ from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr
 from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Dense, Extent, Facts, Locate,
                     Most, Prefetch, Prelude, Runs, Segment, Short, Split)
-from .stream import Stream, Value, is_stream
+from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
 
 def prelude(s: Stream) -> imp.Stmt:
     """The statements s needs run before it is located into (SKIP when none)."""
     p = s.facts.get(Prelude)
     return imp.SKIP if p is None else p.stmt
-
-
-def _bound(s: Stream) -> imp.Expr | None:
-    m = s.facts.get(Most)
-    return None if m is None else m.bound
-
-
-def _blocks(s: Stream, kind) -> tuple:
-    b = s.facts.get(kind)
-    return () if b is None else b.blocks
 
 
 def range_stream(names: imp.Names, var: str, size: imp.Expr,
@@ -102,7 +92,7 @@ def intersect_by_leapfrog(names, a: Stream, b: Stream, combine) -> Stream:
                      combine(a.value, b.value), f"intersect [{a.search}] with [{b.search}]")
     # each ready state is a distinct ready state of both operands (they both
     # move past it), so either operand's bound holds
-    most = imp.min_bound(_bound(a), _bound(b))
+    most = imp.min_bound(most_bound(a), most_bound(b))
     return merged.derive(merged.facts.keep(Prelude).add(None if most is None else Most(most)))
 
 
@@ -183,8 +173,8 @@ def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
     The run is it's, so it's facts about the run stay true.
     """
     at, it_at = loc.facts.get(Locate).at, it.facts.get(Locate)
-    fetch = _blocks(loc, Blocks) if Ahead in it.facts else ()
-    prefetch = _blocks(it, Prefetch) + fetch
+    fetch = blocks_of(loc, Blocks) if Ahead in it.facts else ()
+    prefetch = blocks_of(it, Prefetch) + fetch
     facts = it.facts.keep(Counter, Dense, Extent, Most, Choice, Split, Ahead, Segment,
                           Short, Runs).add(
         Prelude.of(seq(prelude(it), prelude(loc))),
@@ -230,7 +220,7 @@ def union_by_skipping(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Stream
                     f"union [{a.search}] with [{b.search}]")
     # each ready state of the union has a ready operand at its front, which then
     # moves past it: no more ready states than both operands together
-    most = imp.sum_bound(_bound(a), _bound(b))
+    most = imp.sum_bound(most_bound(a), most_bound(b))
     return union.derive(union.facts.keep(Prelude).add(
         Split(a.valid, b.valid), None if most is None else Most(most)))
 

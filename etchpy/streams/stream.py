@@ -85,8 +85,13 @@ def most_bound(s: Stream) -> imp.Expr | None:
     return None if m is None else m.bound
 
 
+def blocks_of(s: Stream, kind) -> tuple:
+    """The blocks of the hint `kind` (Blocks or Prefetch) of s; () without it."""
+    hint = s.facts.get(kind)
+    return () if hint is None else hint.blocks
+
+
 def with_prefetch(s: Stream, blocks: tuple) -> Stream:
     """s with `blocks` added to the blocks its loop prefetches (a hint)."""
-    old = s.facts.get(Prefetch)
-    both = (() if old is None else old.blocks) + tuple(blocks)
+    both = blocks_of(s, Prefetch) + tuple(blocks)
     return s.derive(s.facts.add(Prefetch(both) if both else None))

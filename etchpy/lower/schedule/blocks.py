@@ -40,11 +40,9 @@ def block_axis(em, s, ctx) -> str | None:
 
 def emit_block(em, s, ctx, r) -> imp.Stmt:
     """The levels from s add into a local block blk[0:n], n the extent of r,
-    which is then added into out once (stored, in a fresh block). When n is
-    one of tuning.block_sizes the nest is emitted with n a constant, so that
-    the C compiler unrolls the loops over r and keeps the block in registers
-    instead of loading and storing the output row at every state; for any
-    other n as without blocks."""
+    which is then added into out once (stored, in a fresh block): one nest per
+    n in tuning.block_sizes, with n a constant; for any other n as without
+    blocks."""
     dim = streams.dim_var(r)
     out = em.emit(s, ctx, blocks=False)
     for n in reversed(em.tuning.block_sizes):

@@ -9,14 +9,12 @@ from ...imp import Assign, While, seq
 
 
 def phases(s, record) -> list:
-    """The loop of a union of leaf levels as four loops, one per phase: both
-    operands valid, only a, only b, neither (for an enclosing union).
-
-    Each loop runs while its phase holds and s is valid, with the operands'
-    validity tests folded in the records and in the statements of next that
-    come before it moves any state. An exhausted operand stays exhausted, so
-    the phases only ever move forward in this order, and the four loops visit
-    the states of the one loop `while valid: …` in the same order."""
+    """The four loops, those whose phase can hold, in this order. Each runs
+    while its phase holds and s is valid, with the operands' validity tests
+    folded in the records and in the statements of next that come before it
+    moves any state. An exhausted operand stays exhausted, so the phases only
+    ever move forward in this order, and the four loops visit the states of
+    the one loop `while valid: …` in the same order."""
     split = s.facts.get(streams.Split)
     va, vb = split.a_valid, split.b_valid
     loops = []

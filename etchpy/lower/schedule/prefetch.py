@@ -80,10 +80,9 @@ def runs_wanted(s, least: int, tuning) -> imp.Expr:
 def prefetch_runs(s, tuning) -> imp.Stmt:
     """For a level whose segments follow one another (SpMV's rows): prefetch each
     array it reads at its position (crd, values) tuning.run_ahead entries past
-    position q, clamped to one past the end. Run at the start of each segment
-    of at least tuning.run_short entries, and at every step of one of at least
-    tuning.run_long, when the level's arrays are large (runs_wanted). Only
-    loops that just add up a leaf's values get them (the driver's `runs`)."""
+    position q, clamped to one past the end. The driver runs it at the start of
+    each segment of at least tuning.run_short entries, and at every step of one
+    of at least tuning.run_long, when runs_wanted."""
     runs = s.facts.get(streams.Runs)
     if runs is None:
         return imp.SKIP

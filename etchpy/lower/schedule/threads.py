@@ -1,10 +1,7 @@
 """Threads, switched by tuning.threads (and a kernel's threads > 1): the
-outermost loop of a step on OpenMP threads, when that is safe.
-
-* a dense output's free outermost level: disjoint rows (parallel_dense_rows);
-* a sparse output's rows (schedule.rows);
-* a full reduction: one accumulator per block (parallel_reduction);
-* a counting sort's two passes (schedule.bucket_threads).
+outermost loop of a step on OpenMP threads, when that is safe: a dense
+output's rows, a sparse output's rows (schedule.rows), a full reduction, a
+counting sort's two passes (schedule.bucket_threads).
 
 Never with markers: their scratch arrays are shared and filled inside the loop
 (and the split loop skips the outer level's init, which may hold a fill)."""
@@ -45,15 +42,14 @@ def on_threads(em, s) -> imp.Stmt | None:
 
 
 def parallel_dense_rows(em, s) -> imp.Stmt:
-    """Dense target, outermost level free: each thread writes disjoint rows."""
+    """Each thread writes disjoint rows of the dense output."""
     c, start, end = streams.counter_range(s)
     return seq(imp.Comment(f"{s.var}: {s.search}, split across {em.threads} threads"),
                imp.ParallelFor(c, start, end, em.row_body(s, em.top()), em.threads))
 
 
 def parallel_reduction(em, s) -> imp.Stmt:
-    """A full reduction (every level contracted): per-thread accumulators, added
-    up after the loop."""
+    """One accumulator per block, added up after the loop."""
     c, start, end = streams.counter_range(s)
     acc = em.names.fresh("acc")
     return seq(Decl(acc, "value", Const(em.sr.zero, "value")),

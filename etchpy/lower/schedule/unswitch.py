@@ -8,8 +8,7 @@ from ...imp import Bin, Const, If, Var, seq
 
 
 def size(stmt) -> int:
-    """Imp statements in stmt (a skip is one imp.Seek): what tuning.unswitch_limit
-    counts."""
+    """The Imp statements in stmt: what tuning.unswitch_limit counts."""
     return sum(1 for _ in imp.statements(stmt))
 
 
@@ -34,8 +33,7 @@ def unswitched(s, init, step, on_ready, tuning) -> imp.Stmt:
 
 
 def short_fits(short, tuning) -> imp.Expr:
-    """Both segments of an intersection are short, and both arrays hold
-    tuning.short_segment entries from the segments' starts (imp.ShortIntersect)."""
+    """imp.ShortIntersect's precondition, for width tuning.short_segment."""
     n = Const(tuning.short_segment)
     fits = imp.TRUE
     for seg in (short.a, short.b):
@@ -45,9 +43,7 @@ def short_fits(short, tuning) -> imp.Expr:
 
 
 def short_intersect(s, on_ready, width: int) -> imp.Stmt:
-    """The ready states of a merging intersection of two short segments (at most
-    `width` entries each), found at once: the same states, in the same order, as
-    the merge loop's."""
+    """The merge loop's ready states, in its order, found at once (imp.ShortIntersect)."""
     short = s.facts.get(streams.Short)
     a, b = short.a, short.b
     return imp.ShortIntersect(a.q, a.end, a.crd, b.q, b.end, b.crd, imp.if_(s.ready, on_ready),
