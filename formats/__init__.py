@@ -20,8 +20,11 @@ and only a singleton level reads such a range.
                    csf = all compressed
 
 Each level kind lives in its own module and provides the packing of arrays
-(building from sorted coordinates, listing coordinates back, validation) and
-its read stream.
+(building from sorted coordinates, listing coordinates back, validation), its
+array roles, how it is read (a Range or a Segment) and how it is written
+(located, or appended in the segment layout), answering the protocol of
+formats.level; nothing outside formats/ branches on a level's kind. A new level
+kind is a new module here, plus its name in _LEVEL_NAMES.
 """
 from __future__ import annotations
 

@@ -3,7 +3,9 @@
 A compressed level stores `pos` (one entry per parent position, plus one) and
 `crd`: the children of parent p are the positions pos[p]..pos[p+1]-1, and
 position q has coordinate crd[q]. Within a parent's segment the coordinates
-strictly increase (unique level) or never decrease (non-unique level).
+strictly increase (unique level) or never decrease (non-unique level). It is
+read as a Segment bounded by pos, and a unique one is written by appending
+(formats.level has the protocol).
 
 The module also holds the vectorised index-array checks shared by the sparse
 level kinds and by the scipy input path.
@@ -14,7 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import imp
 from ..errors import InputError
+from ..formats.level import Segment
+from ..imp import ONE, ZERO, Alloc, Decl, If, Load, Reserve, Store, Var, While, incr, lt, seq
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
@@ -22,9 +27,16 @@ INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 @dataclass(frozen=True)
 class Compressed:
     unique: bool = True
+    roles = ("pos", "crd")
+    located = False
 
     def __str__(self):
         return "compressed" + ("" if self.unique else "-nonunique")
+
+    @property
+    def appends(self) -> bool:
+        """A unique compressed level is written by appending, in the segment layout."""
+        return self.unique
 
     # -- packing ------------------------------------------------------------
     def pack(self, parent_ids, n_parents, coord, size, split=None):
@@ -87,6 +99,69 @@ class Compressed:
                              f"segment, but crd[{bad - 1}] = {crd[bad - 1]} is followed "
                              f"by crd[{bad}] = {crd[bad]} under parent position {parent}")
         return len(crd)
+
+    # -- reading (formats.level) -------------------------------------------
+    def children(self, lo, hi, size, arrays):
+        """The children of parent positions lo..hi-1: pos[lo] .. pos[hi] - 1."""
+        return Load(arrays["pos"], lo), Load(arrays["pos"], hi)
+
+    def read(self, lo, hi, size, arrays) -> Segment:
+        """Parent lo's segment pos[lo] .. pos[lo+1] - 1."""
+        pos = arrays["pos"]
+        return Segment(arrays["crd"], Load(pos, lo), Load(pos, imp.add(lo, ONE)), self.unique,
+                       bounds=pos)
+
+    # -- writing by appending (formats.level) ------------------------------
+    def start(self, arrays, count: str, parents, capacity, initial) -> imp.Stmt:
+        """Before the first append: `count` (positions appended) is 0, pos is zero
+        for `parents` parents (None: not known yet; `initial` entries, grown by
+        parent_room), and crd has room for `capacity` positions."""
+        npos = initial if parents is None else imp.add(parents, ONE)
+        return seq(Decl(count, "index", ZERO), Alloc(arrays["pos"], "index", npos, ZERO),
+                   Alloc(arrays["crd"], "index", capacity, None))
+
+    def append(self, arrays, count: str, at: str, index, grow) -> imp.Stmt:
+        """Append coordinate `index` at position `at` := count (after `grow`, which
+        makes room for it), and count it."""
+        return seq(Decl(at, "index", Var(count)), grow, self.place(arrays, Var(at), index),
+                   incr(count))
+
+    def place(self, arrays, at, index) -> imp.Stmt:
+        """Position `at` holds coordinate `index`."""
+        return Store(arrays["crd"], at, index)
+
+    def room(self, arrays, n) -> imp.Stmt:
+        """Room for positions 0..n-1."""
+        return Reserve(arrays["crd"], "index", n)
+
+    def parent_room(self, arrays, n) -> imp.Stmt:
+        """Room for parents 0..n-1 (their segment starts)."""
+        return Reserve(arrays["pos"], "index", imp.add(n, ONE))
+
+    def close(self, arrays, parent, n) -> imp.Stmt:
+        """Parent `parent`'s segment ends before position n."""
+        return Store(arrays["pos"], imp.add(parent, ONE), n)
+
+    def fill_forward(self, arrays, r: str, parents) -> imp.Stmt:
+        """After the last append, when parents were skipped (never closed): each
+        segment end is at least its start, so skipped parents are empty."""
+        pos = arrays["pos"]
+        here, nxt = Load(pos, Var(r)), Load(pos, imp.add(Var(r), ONE))
+        return seq(Decl(r, "index", ZERO), While(
+            lt(Var(r), parents),
+            seq(If(lt(nxt, here), Store(pos, imp.add(Var(r), ONE), here)), incr(r))))
+
+    def describe(self, k, axis, arrays, parents):
+        """The header line of output level k over `axis`, and its positions."""
+        pos, crd = arrays["pos"], arrays["crd"]
+        return (f"level {k} (compressed, {axis}): {pos} has {parents} + 1 entries; "
+                f"the children of position p are {crd}[{pos}[p] .. "
+                f"{pos}[p+1]-1], sorted; {crd} has count{k} entries."), f"count{k}"
+
+    def assemble(self, take, k, parents, size, count):
+        """pos (parents + 1 entries) and crd (count entries); count positions.
+        take(key, length) reads the output array `key` (out_<role><k>)."""
+        return {"pos": take(f"pos{k}", parents + 1), "crd": take(f"crd{k}", count)}, count
 
 
 # -- shared vectorised checks ---------------------------------------------------

@@ -1,7 +1,8 @@
 """The dense level kind.
 
 A dense level of size n stores no arrays: every parent position p has the
-children p*n + i for i in 0..n-1, with coordinate i.
+children p*n + i for i in 0..n-1, with coordinate i. It is read as a Range and
+written by location (formats.level has the protocol).
 """
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import imp
 from ..errors import InputError
+from ..formats.level import Range
 
 
 @dataclass(frozen=True)
 class Dense:
     unique = True
+    roles = ()              # no arrays
+    located = True          # written at p·n + c
+    appends = False
 
     def __str__(self):
         return "dense" + ("" if self.unique else "-nonunique")
@@ -46,3 +52,22 @@ class Dense:
             raise InputError(f"{where}: a dense level stores no arrays, got "
                              f"{sorted(arrays)}")
         return n_parents * size
+
+    # -- reading (formats.level) -------------------------------------------
+    def children(self, lo, hi, size, arrays):
+        """The children of parent positions lo..hi-1: lo·n .. hi·n - 1."""
+        return imp.mul(lo, size), imp.mul(hi, size)
+
+    def read(self, lo, hi, size, arrays) -> Range:
+        """Every coordinate c under parent lo, at position lo·n + c."""
+        return Range(imp.mul(lo, size))
+
+    # -- writing (formats.level) -------------------------------------------
+    def describe(self, k, axis, arrays, parents):
+        """The header line of output level k over `axis`, and its positions."""
+        line = f"level {k} (dense, {axis}): position p·dim_{axis} + {axis}."
+        return line, (f"{parents}·dim_{axis}" if parents != "1" else f"dim_{axis}")
+
+    def assemble(self, take, k, parents, size, count):
+        """No arrays; parents · size positions."""
+        return {}, parents * size

@@ -8,6 +8,8 @@ The parent streams each *run* of its positions (consecutive positions with equal
 coordinates at every level above and at the parent) as one coordinate and hands
 the whole run to this level, which streams it as a segment: within a run the
 coordinates strictly increase (unique level) or never decrease (non-unique).
+It is read as a Segment (formats.level has the protocol); it is never written
+by a kernel (a sparse output's coordinates are canonicalised into it).
 """
 from __future__ import annotations
 
@@ -17,11 +19,15 @@ import numpy as np
 
 from ..errors import FormatError, InputError
 from ..formats.compressed import check_range, index_array, require_keys
+from ..formats.level import Segment
 
 
 @dataclass(frozen=True)
 class Singleton:
     unique: bool = True
+    roles = ("crd",)
+    located = False
+    appends = False
 
     def __str__(self):
         return "singleton" + ("" if self.unique else "-nonunique")
@@ -77,6 +83,15 @@ class Singleton:
                              f"must {rule}, but crd[{bad - 1}] = {crd[bad - 1]} is "
                              f"followed by crd[{bad}] = {crd[bad]}")
         return n_parents
+
+    # -- reading (formats.level) -------------------------------------------
+    def children(self, lo, hi, size, arrays):
+        """Every parent position is its own only child."""
+        return lo, hi
+
+    def read(self, lo, hi, size, arrays) -> Segment:
+        """The parent's run lo .. hi - 1 itself."""
+        return Segment(arrays["crd"], lo, hi, self.unique)
 
 
 def first_run_violation(crd, run_starts, strict):

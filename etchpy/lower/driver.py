@@ -134,7 +134,7 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
     everything below them is contracted into one accumulator (or is the leaf)."""
     free = 0
     while streams.is_stream(s) and not s.contracted:
-        if not (streams.Dense in s.facts and s.ready == imp.TRUE):
+        if not (streams.Full in s.facts and s.ready == imp.TRUE):
             return False
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))

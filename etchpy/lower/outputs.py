@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from .. import imp
-from ..formats import Compressed, Format
+from ..formats import Format
 from ..plan import plan as planning
 from .program import Output, Param
 from .targets.append import AppendTarget, appendable, sparse_prefix
@@ -28,7 +28,7 @@ def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
     one = len(steps) == 1
     if one and appendable(fmt) and _order_matches(steps[0], fmt, plan.out):
         return "append"
-    if (one and tuning.workspaces and appendable(fmt) and isinstance(fmt.levels[-1], Compressed)
+    if (one and tuning.workspaces and appendable(fmt) and fmt.levels[-1].appends
             and _order_matches(steps[0], fmt, plan.out, skip_last=True)):
         return "workspace"
     if (one and tuning.counting_sort and bucketable(fmt)
@@ -38,8 +38,8 @@ def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
 
 
 def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bool:
-    """The loop order starts with the output's levels down to the last compressed
-    one (all but the last level for a workspace); trailing dense levels may come
+    """The loop order starts with the output's levels down to the last appending
+    one (all but the last level for a workspace); trailing located levels may come
     anywhere later, since their block is allocated when its parent is appended."""
     storage = [out[m] for m in fmt.mode_order][:sparse_prefix(fmt)]
     if skip_last:

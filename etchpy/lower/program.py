@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .. import imp
-from ..formats import Compressed, Format
+from ..formats import Format
 from ..plan import plan as planning
 
 
@@ -54,17 +54,11 @@ def describe_output(out: Output) -> list[str]:
     lines = [f"format {out.format}: storage level k holds index "
              f"({', '.join(out.axes[m] for m in out.format.mode_order)})[k]."]
     parents = "1"
-    for k, lv in enumerate(out.format.levels):
+    for k, lv in enumerate(out.format.levels):     # each level describes its arrays
         ax = out.axes[out.format.mode_order[k]]
-        if isinstance(lv, Compressed):
-            pos, crd = out.arrays[f"pos{k}"], out.arrays[f"crd{k}"]
-            lines.append(f"level {k} (compressed, {ax}): {pos} has {parents} + 1 entries; "
-                         f"the children of position p are {crd}[{pos}[p] .. "
-                         f"{pos}[p+1]-1], sorted; {crd} has count{k} entries.")
-            parents = f"count{k}"
-        else:
-            lines.append(f"level {k} (dense, {ax}): position p·dim_{ax} + {ax}.")
-            parents = f"{parents}·dim_{ax}" if parents != "1" else f"dim_{ax}"
+        line, parents = lv.describe(k, ax, {r: out.arrays[f"{r}{k}"] for r in lv.roles},
+                                    parents)
+        lines.append(line)
     lines.append(f"{vals} has one value per position of the last level ({parents}).")
     return lines
 

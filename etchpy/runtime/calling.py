@@ -210,15 +210,10 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
 def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
     storage_sizes = [shape[m] for m in fmt.mode_order]
     levels, parents = [], 1
-    for k, lv in enumerate(fmt.levels):
-        if lv.__class__.__name__ == "Dense":
-            levels.append({})
-            parents *= storage_sizes[k]
-        else:
-            n = counts[f"count{k}"]
-            levels.append({"pos": take(f"pos{k}", parents + 1, idx_dtype),
-                           "crd": take(f"crd{k}", n, idx_dtype)})
-            parents = n
+    for k, lv in enumerate(fmt.levels):          # each level takes its own arrays
+        arrays, parents = lv.assemble(lambda key, n: take(key, n, idx_dtype), k, parents,
+                                      storage_sizes[k], counts.get(f"count{k}"))
+        levels.append(arrays)
     vals = take("vals", parents, sr.dtype)
     # canonical by construction (sorted, no duplicates); the tests check it
     return Tensor(shape, fmt, tuple(levels), vals, sr.zero, validate=False, name="output")

@@ -12,7 +12,7 @@ from .combinators import (add, contract, guard, intersect_by_leapfrog,
                           order_le, prelude, range_stream, replicate, union_by_skipping,
                           union_by_stepping_fronts)
 from .eval import StreamInvariantError, declare, describe, run_stream
-from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, Dense, Extent,
+from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, Full, Extent,
                     Fact, Facts, Hint, Locate, Most, Prefetch, Prelude, Runs, Segment, Short,
                     Split)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
@@ -23,7 +23,7 @@ from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_
 __all__ = [
     "Stream", "Value", "is_stream", "levels_of", "counter_range", "most_bound", "blocks_of",
     "with_prefetch",
-    "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Dense",
+    "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Full",
     "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",
     "Prefetch", "Runs", "Block",
     "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",

@@ -24,7 +24,7 @@ from .. import imp
 from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, le, lt,
                   max_, not_, or_, select, seq)
 from ..tuning import Tuning
-from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Dense, Extent, Facts, Locate,
+from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Locate,
                     Most, Prefetch, Prelude, Runs, Segment, Short, Split)
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
@@ -47,7 +47,7 @@ def range_stream(names: imp.Names, var: str, size: imp.Expr,
     return Stream(var=var, state=((c, "index"),), init=Assign(c, ZERO),
                   valid=lt(cv, size), index=cv, ready=TRUE, value=value_of(cv),
                   next=incr(c), skip=skip, search=search,
-                  facts=Facts.of(Locate(value_of), Counter(c, ZERO, size), Dense(),
+                  facts=Facts.of(Locate(value_of), Counter(c, ZERO, size), Full(),
                                  Most(size)))
 
 
@@ -69,8 +69,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
     def combine(x, y):
         return mul(names, sr, tuning, x, y)
 
-    if Locate in b.facts and (Locate not in a.facts or Dense in b.facts
-                              or Dense not in a.facts):
+    if Locate in b.facts and (Locate not in a.facts or Full in b.facts
+                              or Full not in a.facts):
         return iterate_locate(names, a, b, combine)
     if Locate in a.facts:
         return iterate_locate(names, b, a, lambda x, y: combine(y, x))
@@ -175,7 +175,7 @@ def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
     at, it_at = loc.facts.get(Locate).at, it.facts.get(Locate)
     fetch = blocks_of(loc, Blocks) if Ahead in it.facts else ()
     prefetch = blocks_of(it, Prefetch) + fetch
-    facts = it.facts.keep(Counter, Dense, Extent, Most, Choice, Split, Ahead, Segment,
+    facts = it.facts.keep(Counter, Full, Extent, Most, Choice, Split, Ahead, Segment,
                           Short, Runs).add(
         Prelude.of(seq(prelude(it), prelude(loc))),
         Prefetch(prefetch) if prefetch else None,
@@ -201,7 +201,7 @@ def add(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
         zero = Const(sr.zero, "value")
         return a if b == zero else b if a == zero else Ring("add", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "add needs aligned levels"
-    if Dense in a.facts and Dense in b.facts:
+    if Full in a.facts and Full in b.facts:
         return iterate_locate(names, a, b, lambda x, y: add(names, sr, tuning, x, y))
     union = union_by_skipping(names, sr, tuning, a, b)
     if not (tuning.step_fronts and a.ready == TRUE and b.ready == TRUE):
@@ -247,7 +247,7 @@ def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stre
 def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     """x where cond holds, the empty stream (or zero) elsewhere. Its run is x's
     or empty, so facts about ready states and the way x moves stay true; it no
-    longer holds every coordinate (Locate, Dense), and init is no longer a
+    longer holds every coordinate (Locate, Full), and init is no longer a
     plain counter start (Counter) or in memory order (Runs)."""
     if not is_stream(x):
         return select(cond, x, Const(sr.zero, "value"))

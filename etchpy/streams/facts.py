@@ -116,9 +116,9 @@ class Most(Fact):
 
 
 @dataclass(frozen=True)
-class Dense(Fact):
+class Full(Fact):
     """The run visits every coordinate 0..n-1 once, in order, each ready (a
-    range). A Dense stream also carries Locate."""
+    range). A Full stream also carries Locate."""
 
 
 @dataclass(frozen=True)
@@ -250,5 +250,5 @@ class Runs(Hint):
 
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
-RUN_FACTS = (Locate, Prelude, Most, Dense, Counter, Choice, Split, Segment, Short,
+RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Short,
              Extent, Blocks, Ahead, Prefetch, Runs)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import formats, imp
+from .. import imp
+from ..formats import level as shapes
 from ..expr.nodes import Access, Add, Lit, Mul
 from ..imp import ONE, ZERO, Assign, Bin, Const, Load, Var, While, eq, incr, lt, select, seq
 from ..tuning import DEFAULT, Tuning
@@ -25,32 +26,27 @@ class Binding:
 
     format: object
     vals: str
-    levels: tuple            # per storage level: {"pos": name, "crd": name} or {}
+    levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
 
     def positions(self, k: int) -> imp.Expr:
         """The number of positions at storage level k (the length of its crd, and
         of vals at the last level), read from the level arrays at run time."""
-        n = ONE
+        n: imp.Expr = ONE
         for lev, level in enumerate(self.format.levels[:k + 1]):
-            if isinstance(level, formats.Dense):
-                n = imp.mul(n, Var(f"{self.name}_dim{self.format.mode_order[lev]}"))
-            elif isinstance(level, formats.Compressed):
-                n = Load(self.levels[lev]["pos"], n)
+            _, n = level.children(ZERO, n, self.dim(lev), self.levels[lev])
         return n
+
+    def dim(self, lev: int) -> imp.Expr:
+        """The size of storage level lev, as the tensor's dimension parameter."""
+        return Var(f"{self.name}_dim{self.format.mode_order[lev]}")
 
 
 def array_names(tensor_name: str, fmt) -> Binding:
-    levels = []
-    for k, lv in enumerate(fmt.levels):
-        match lv:
-            case formats.Dense():
-                levels.append({})
-            case formats.Compressed():
-                levels.append({"pos": f"{tensor_name}_pos{k}", "crd": f"{tensor_name}_crd{k}"})
-            case formats.Singleton():
-                levels.append({"crd": f"{tensor_name}_crd{k}"})
-    return Binding(fmt, f"{tensor_name}_vals", tuple(levels), tensor_name)
+    """The Imp names of a tensor's arrays: level k's array of role r is <name>_<r><k>."""
+    levels = tuple({role: f"{tensor_name}_{role}{k}" for role in lv.roles}
+                   for k, lv in enumerate(fmt.levels))
+    return Binding(fmt, f"{tensor_name}_vals", levels, tensor_name)
 
 
 def dim_var(var: str) -> imp.Expr:
@@ -155,8 +151,11 @@ class Lowerer:
             return self.stored_level(b, storage, levels, k, lev, parent, marker)
         assert v not in storage[lev:], f"order {levels} breaks storage order {storage}"
         fill = imp.SKIP
-        if marker is None and self._wants_marker(b, storage, lev):
-            marker, fill, state = self._marker(b, storage, lev, parent)
+        seg = None
+        if marker is None and lev < len(storage):
+            seg = self._marked_segment(b, storage, lev, parent)
+        if seg is not None:
+            marker, fill, state = self._marker(b, storage, seg, lev, parent)
         rep = replicate(self.names, v, dim_var(v),
                         self.sparse_access(b, storage, levels, k + 1, lev, parent, marker))
         if fill == imp.SKIP:
@@ -186,47 +185,66 @@ class Lowerer:
 
     @staticmethod
     def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:
-        """A dense level over v whose child, the last level, is compressed and walked
-        next (csr's rows, located by the coordinate of a sparse operand in
+        """A level over v that holds every coordinate (a Range) whose child, the
+        last level, is a segment read at its parent position and walked next
+        (csr's rows, located by the coordinate of a sparse operand in
         Gustavson's product): the row under t is one range of positions, in crd
-        and in vals, starting at pos[lo·n + t]."""
-        fmt = b.format
-        if not (b.name and isinstance(fmt.levels[lev], formats.Dense)
-                and lev + 2 == len(storage)
-                and isinstance(fmt.levels[lev + 1], formats.Compressed)
+        and in vals, from the segment's start."""
+        if not (b.name and lev + 2 == len(storage)
                 and k + 1 < len(levels) and levels[k + 1] == storage[lev + 1]):
             return ()
-        pos, crd = b.levels[lev + 1]["pos"], b.levels[lev + 1]["crd"]
+        here = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),
+                                         b.levels[lev])
+        if not isinstance(here, shapes.Range):
+            return ()
+        below, arrays = b.format.levels[lev + 1], b.levels[lev + 1]
+        size = dim_var(storage[lev + 1])
 
         def at(t):
-            return imp.add(imp.mul(parent[0], dim_var(storage[lev])), t)
+            return imp.add(here.first, t)
+
+        def row(t) -> shapes.Segment:
+            return below.read(at(t), imp.add(at(t), ONE), size, arrays)
+
+        probe = row(ZERO)
+        if not (isinstance(probe, shapes.Segment) and probe.bounds is not None):
+            return ()
 
         def start(t):
-            return Load(pos, at(t))
+            return row(t).start
 
         def length(t):
-            return Bin("-", Load(pos, imp.add(at(t), ONE)), Load(pos, at(t)))
+            seg = row(t)
+            return Bin("-", seg.end, seg.start)
 
         total = b.positions(lev + 1)
-        return tuple(Block(arr, start, length, total, via=(pos, at)) for arr in (crd, b.vals))
+        return tuple(Block(arr, start, length, total, via=(probe.bounds, at))
+                     for arr in (probe.crd, b.vals))
 
-    def _wants_marker(self, b, storage, lev) -> bool:
-        level = b.format.levels[lev] if lev < len(storage) else None
-        return (self.markers and lev == len(storage) - 1
-                and isinstance(level, formats.Compressed) and level.unique)
+    def _marked_segment(self, b, storage, lev, parent) -> shapes.Segment | None:
+        """The segment a marker is filled from, when markers are on and level lev
+        is the last level and reads as a unique segment named by its parent
+        position alone (its bounds are read there): None otherwise."""
+        if not (self.markers and lev == len(storage) - 1):
+            return None
+        seg = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),
+                                        b.levels[lev])
+        if isinstance(seg, shapes.Segment) and seg.unique and seg.bounds is not None:
+            return seg
+        return None
 
-    def _marker(self, b, storage, lev, parent):
-        """Scatter the children of `parent` at level lev into mark/wv, stamped parent+1."""
+    def _marker(self, b, storage, seg: shapes.Segment, lev, parent):
+        """Scatter the children of `parent` at level lev (the segment `seg`) into
+        mark/wv, stamped parent+1."""
         var = storage[lev]
         mark, wv = self.names.fresh(f"{var}_mark"), self.names.fresh(f"{var}_wv")
         self.scratch += [(mark, "index", dim_var(var), ZERO),
                          (wv, "value", dim_var(var), Const(self.sr.zero, "value"))]
         stamp = imp.add(parent[0], ONE)
         q = self.names.fresh(f"{var}_fill")
-        pos, crd = b.levels[lev]["pos"], b.levels[lev]["crd"]
-        c = Load(crd, Var(q))
-        fill = seq(Assign(q, Load(pos, parent[0])),
-                   While(lt(Var(q), Load(pos, imp.add(parent[0], ONE))),
+        c = Load(seg.crd, Var(q))
+        fill = seq(Assign(q, seg.start),
+                   While(lt(Var(q), seg.end),
                          seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
                              imp.Store(wv, c, Load(b.vals, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)

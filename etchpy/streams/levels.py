@@ -1,30 +1,36 @@
-"""The read streams of storage levels (dense, compressed, singleton).
+"""The read streams of storage levels.
 
 A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
-leaf value. proofs_notes/levels.md.
+leaf value. The level says how it is walked (`level.read`: a formats.level
+Range or Segment, stream shapes rather than level kinds); this module builds
+the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
 
-from .. import formats, imp
+from .. import imp
+from ..formats import level as shapes
 from ..imp import ONE, TRUE, Assign, Bin, Load, Var, While, and_, eq, incr, lt, or_, seq
 from .combinators import range_stream
 from .facts import Ahead, Counter, Extent, Facts, Most, Runs, Segment
 from .stream import Stream, is_stream
 
 
+def range_level(names, var, size, first: imp.Expr, child) -> Stream:
+    """Every coordinate c in 0..size-1 at position first + c (a formats.level.Range)."""
+    return range_stream(names, var, size,
+                        lambda c: child((imp.add(first, c), imp.add(imp.add(first, c), ONE))))
+
+
 def dense_level(names, var, size, parent, child) -> Stream:
     """Every coordinate c of var below position lo: position lo·size + c."""
-    lo, _ = parent
-    return range_stream(names, var, size,
-                        lambda c: child((imp.add(imp.mul(lo, size), c),
-                                         imp.add(imp.add(imp.mul(lo, size), c), ONE))))
+    return range_level(names, var, size, imp.mul(parent[0], size), child)
 
 
 def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: bool,
                   child, crd_len: imp.Expr | None = None, in_order: bool = False) -> Stream:
-    """Positions start..end-1 with coordinates crd[q] (compressed and singleton levels).
+    """Positions start..end-1 with coordinates crd[q] (a formats.level.Segment).
 
     A non-unique level groups each run of equal coordinates into one state and
     hands the whole run [q, q_run) to its child. `in_order`: the parent's
@@ -71,19 +77,14 @@ def unique_segment(names, var, crd: str, start, end, child, crd_len, in_order) -
 
 
 def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -> Stream:
-    """The read stream of one storage level (arrays: its pos/crd array names;
+    """The read stream of one storage level (arrays: its array names by role;
     crd_len: the length of its crd array, if known)."""
     lo, hi = parent
     in_order = not imp.arrays_loaded_at(lo, None)     # a counter, not a gathered coordinate
-    match level:
-        case formats.Dense():
-            return dense_level(names, var, size, parent, child)
-        case formats.Compressed(unique):
-            pos = arrays["pos"]
-            return segment_level(names, var, arrays["crd"], Load(pos, lo),
-                                 Load(pos, imp.add(lo, ONE)), unique, child, crd_len,
+    match level.read(lo, hi, size, arrays):
+        case shapes.Range(first):
+            return range_level(names, var, size, first, child)
+        case shapes.Segment(crd, start, end, unique):
+            return segment_level(names, var, crd, start, end, unique, child, crd_len,
                                  in_order)
-        case formats.Singleton(unique):
-            return segment_level(names, var, arrays["crd"], lo, hi, unique, child, crd_len,
-                                 in_order)
-    raise TypeError(f"unknown level {level!r}")
+    raise TypeError(f"level {level!r} reads as neither a Range nor a Segment")

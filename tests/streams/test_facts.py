@@ -20,7 +20,7 @@ from etchpy.tuning import DEFAULT, NOOPT
 PACKAGE = pathlib.Path(streams.__file__).parent
 NOTES = pathlib.Path(__file__).parents[2] / "proofs_notes" / "facts.md"
 SR = ep.semirings.get("real")
-FACT_CLASSES = (streams.Locate, streams.Prelude, streams.Most, streams.Dense,
+FACT_CLASSES = (streams.Locate, streams.Prelude, streams.Most, streams.Full,
                 streams.Counter, streams.Choice, streams.Split, streams.Segment,
                 streams.Short)
 HINT_CLASSES = (streams.Extent, streams.Blocks, streams.Ahead, streams.Prefetch,
@@ -157,9 +157,9 @@ def test_new_levels_over_a_tagged_value_carry_no_unknown_fact(kind):
 
 def test_facts_value():
     c = streams.Counter("q", ZERO, Var("n"))
-    f = streams.Facts.of(c, None, streams.Dense())
-    assert f.get(streams.Counter) is c and streams.Dense in f and f.get(streams.Most) is None
-    assert f.keep(streams.Dense).items == (streams.Dense(),)
+    f = streams.Facts.of(c, None, streams.Full())
+    assert f.get(streams.Counter) is c and streams.Full in f and f.get(streams.Most) is None
+    assert f.keep(streams.Full).items == (streams.Full(),)
     c2 = streams.Counter("r", ZERO, Var("n"))
     assert f.add(c2).get(streams.Counter) is c2 and len(f.add(c2).items) == 2
     assert streams.Facts.of(Dummy(), c).keep(*streams.RUN_FACTS).items == (c,)

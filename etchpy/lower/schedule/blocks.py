@@ -27,7 +27,7 @@ def block_axis(em, s, ctx) -> str | None:
         return None
     levels = streams.levels_of(s)
     inner = levels[-1]
-    if (inner.contracted or streams.Dense not in inner.facts
+    if (inner.contracted or streams.Full not in inner.facts
             or any(not lv.contracted for lv in levels[:-1])):
         return None
     target = em.target

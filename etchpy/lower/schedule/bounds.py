@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ... import imp
 from ...expr.nodes import Access, Add, Mul
-from ...formats import Compressed, Dense, Format
+from ...formats import Format
+from ...formats import level as shapes
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, Load, Var, While, incr, lt, seq
 from ... import streams
 
@@ -49,10 +50,11 @@ def join_size(a, b, want: set, tensors: dict, names: imp.Names, pre: list):
     Every coordinate over `want` (⊆ the indices of a and b) where a·b is nonzero
     is the projection of such a pair, so the join size bounds them: Gustavson's
     product A[i,j]·B[j,k] writes at most Σ over A's entries of the length of B's
-    row j. It is counted when j is a's last storage level and a compressed one
-    (its crd gives j for every entry), and b's first storage level is dense over
-    j with only dense and compressed levels below (the entries under j are one
-    range of positions): one pass over a's entries, two loads each."""
+    row j. It is counted when j is a's last storage level and that level reads
+    as a segment (its crd gives j for every entry), and b's first storage level
+    is located over j (j is its position), with at least one level below (the
+    entries under j are one range of positions, level.children): one pass over
+    a's entries, two loads per level of b below the first."""
     if not (isinstance(a, Access) and isinstance(b, Access)
             and a.tensor.name in tensors and b.tensor.name in tensors):
         return None
@@ -64,22 +66,18 @@ def join_size(a, b, want: set, tensors: dict, names: imp.Names, pre: list):
     fa, fb = tensors[a.tensor.name].format, tensors[b.tensor.name].format
     sa = [ia[m] for m in fa.mode_order]
     sb = [ib[m] for m in fb.mode_order]
-    if not (sa[-1] == j and isinstance(fa.levels[-1], Compressed) and sb[0] == j
-            and isinstance(fb.levels[0], Dense) and len(fb.levels) > 1
-            and all(isinstance(lv, (Dense, Compressed)) for lv in fb.levels)):
+    if not (sa[-1] == j and sb[0] == j and fb.levels[0].located and len(fb.levels) > 1):
         return None
     ba = streams.array_names(a.tensor.name, fa)
     bb = streams.array_names(b.tensor.name, fb)
+    last = fa.levels[-1].read(ZERO, ONE, ba.dim(len(fa.levels) - 1), ba.levels[-1])
+    if not isinstance(last, shapes.Segment):
+        return None
     total, q = names.fresh("join_size"), names.fresh("join_q")
-    lo: imp.Expr = Load(ba.levels[-1]["crd"], Var(q))
+    lo: imp.Expr = Load(last.crd, Var(q))
     hi: imp.Expr = imp.add(lo, ONE)
     for lev in range(1, len(fb.levels)):
-        if isinstance(fb.levels[lev], Dense):
-            size = Var(f"{b.tensor.name}_dim{fb.mode_order[lev]}")
-            lo, hi = imp.mul(lo, size), imp.mul(hi, size)
-        else:
-            pos = bb.levels[lev]["pos"]
-            lo, hi = Load(pos, lo), Load(pos, hi)
+        lo, hi = fb.levels[lev].children(lo, hi, bb.dim(lev), bb.levels[lev])
     pre += [Decl(total, "index", ZERO), Decl(q, "index", ZERO),
             While(lt(Var(q), stored_entries(a.tensor.name, fa)),
                   seq(Assign(total, imp.add(Var(total), Bin("-", hi, lo))), incr(q)))]

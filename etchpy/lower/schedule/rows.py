@@ -4,7 +4,6 @@ within bounds when each row's entries are bounded by its column stream's
 from __future__ import annotations
 
 from ... import imp
-from ...formats import Dense
 from ...imp import (ONE, ZERO, Alloc, Assign, Bin, Decl, If, Load, Move, Reserve, Store, Var,
                     eq, seq)
 from ... import streams
@@ -33,19 +32,21 @@ def bounded_rows_ok(target, col) -> bool:
 def row_frame(em, s):
     """How the rows of a sparse output filled on threads are numbered:
     (number of rows, the context that gives row_body the iteration, statements
-    before the passes, statements after them). A dense first level's rows
-    are its indices. A compressed first level appends one coordinate per
-    iteration of the outermost loop (whose ready is true), so its rows are
-    the iterations, c − start, and its arrays are known up front: pos0 =
-    (0, rows), and each row stores its coordinate in crd0 in the fill pass."""
+    before the passes, statements after them). A located first level's rows
+    are its indices. An appending first level (in the segment layout of
+    formats.level) appends one coordinate per iteration of the outermost loop
+    (whose ready is true), so its rows are the iterations, c − start, and its
+    arrays are known up front: pos0 = (0, rows), and each row stores its
+    coordinate in crd0 in the fill pass."""
     c, start, end = streams.counter_range(s)
     t = em.target
-    if isinstance(t.fmt.levels[0], Dense):
+    if t.fmt.levels[0].located:
         return streams.dim_var(t.storage[0]), Context(), imp.SKIP, imp.SKIP
     rows = Bin("-", end, start)
-    before = seq(Reserve(t.arrays["crd0"], "index", rows),
+    first = t.fmt.levels[0]
+    before = seq(first.room(t.level_arrays(0), rows),
                  Reserve(t.arrays["pos1"], "index", imp.add(rows, ONE), ZERO))
-    after = seq(Store(t.arrays["pos0"], ONE, rows), Assign(t.count[0], rows))
+    after = seq(first.close(t.level_arrays(0), ZERO, rows), Assign(t.count[0], rows))
     return rows, Context(iteration=Bin("-", Var(c), start)), before, after
 
 

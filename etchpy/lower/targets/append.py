@@ -1,39 +1,39 @@
 """A sparse output assembled in order: the loop order visits the output's levels
-in storage order, all contracted indices below them. Levels are dense (position
-p·n + i) or unique compressed (crd and pos appended, grown by doubling), then
-a dense tail; unvisited rows get their pos filled forward at the end."""
+in storage order, all contracted indices below them. Levels are located
+(position p·n + i) or append (in the segment layout of formats.level, grown by
+doubling), then a located tail; unvisited parents of an appending level get
+their segments filled forward at the end. Each level builds its own steps."""
 from __future__ import annotations
 
 from ... import imp
-from ...formats import Compressed, Dense, Format
-from ...imp import (ONE, ZERO, Accum, Alloc, Const, Decl, If, Load, Reserve, Store, Var,
-                    While, incr, lt, seq)
+from ...formats import Format
+from ...imp import ONE, Accum, Alloc, Const, Reserve, Store, Var, seq
 from ... import streams
 from ..target import FlatTarget, product
 
 
 def appendable(fmt: Format) -> bool:
-    """Dense levels, unique compressed levels, then dense levels again (csr, csc,
+    """Located levels, appending levels, then located levels again (csr, csc,
     dcsr, csf, (compressed, compressed, dense), …)."""
-    sparse = [k for k, lv in enumerate(fmt.levels) if not isinstance(lv, Dense)]
-    return all(isinstance(fmt.levels[k], Compressed) and fmt.levels[k].unique
+    sparse = [k for k, lv in enumerate(fmt.levels) if not lv.located]
+    return all(fmt.levels[k].appends
                for k in range(sparse[0], sparse[-1] + 1)) if sparse else True
 
 
 def sparse_prefix(fmt: Format) -> int:
-    """The number of levels up to and including the last compressed one."""
-    sparse = [k for k, lv in enumerate(fmt.levels) if not isinstance(lv, Dense)]
+    """The number of levels up to and including the last one not located."""
+    sparse = [k for k, lv in enumerate(fmt.levels) if not lv.located]
     return sparse[-1] + 1 if sparse else 0
 
 
 class AppendTarget(FlatTarget):
-    """Dense levels, compressed levels, and a dense tail. Appending a position at
-    the last compressed level also appends its zero-filled dense block, into
-    which the tail's values accumulate.
+    """Located levels, appending levels, and a located tail. Appending a position
+    at the last appending level also appends its zero-filled block of the tail,
+    into which the tail's values accumulate.
 
     bound(axes, pre): an upper bound, read from the inputs at entry, on the
     distinct coordinates over those axes (schedule.bounds.entries_bound), or
-    None. It sets the first capacity of each compressed level, so that appends
+    None. It sets the first capacity of each appending level, so that appends
     rarely grow the arrays; statements it needs go into `pre`."""
 
     def __init__(self, axes, fmt: Format, sr, names: imp.Names, tuning, bound=None):
@@ -43,43 +43,47 @@ class AppendTarget(FlatTarget):
         self.storage = [axes[m] for m in fmt.mode_order]
         self.level_of = {v: k for k, v in enumerate(self.storage)}
         self.head = sparse_prefix(fmt)
-        self.tail = self.storage[self.head:]         # trailing dense levels
+        self.tail = self.storage[self.head:]         # trailing located levels
         self.block = product([streams.dim_var(v) for v in self.tail])
         self.arrays: dict[str, str] = {}
         self.count: dict[int, str] = {}
         self.at: dict[int, str] = {}                 # level -> its appended position
         for k, lv in enumerate(fmt.levels):
-            if isinstance(lv, Compressed):
-                self.arrays[f"pos{k}"] = names.fresh(f"out_pos{k}")
-                self.arrays[f"crd{k}"] = names.fresh(f"out_crd{k}")
+            if not lv.located:
+                for role in lv.roles:
+                    self.arrays[f"{role}{k}"] = names.fresh(f"out_{role}{k}")
                 self.count[k] = names.fresh(f"out_count{k}")
         self.arrays["vals"] = self.vals = names.fresh("out_vals")
         for k in self.count:
             self.at[k] = names.fresh(f"out_p{k}")
         self.fill_r = {k: names.fresh(f"out_r{k}") for k in self.count}
 
+    def level_arrays(self, k) -> dict:
+        """Level k's output arrays by role (see formats.level)."""
+        return {role: self.arrays[f"{role}{k}"] for role in self.fmt.levels[k].roles}
+
     def _parents(self, k):
-        """The number of parent positions of level k, as an Imp expression."""
+        """The number of parent positions of level k, as an Imp expression: the
+        count of the last appending level above, times the located sizes since."""
         n = ONE
         for kk in range(k):
-            if isinstance(self.fmt.levels[kk], Compressed):
+            if kk in self.count:
                 n = Var(self.count[kk])
             else:
                 n = imp.mul(n, streams.dim_var(self.storage[kk]))
         return n
 
     def _static_parents(self, k):
-        return all(isinstance(lv, Dense) for lv in self.fmt.levels[:k])
+        return all(lv.located for lv in self.fmt.levels[:k])
 
     def setup(self):
         out = []
         for k in self.count:
-            out.append(Decl(self.count[k], "index", ZERO))
-            npos = imp.add(self._parents(k), ONE) if self._static_parents(k) \
-                else Const(self.tuning.initial_capacity)
-            out.append(Alloc(self.arrays[f"pos{k}"], "index", npos, ZERO))
-            out.append(Alloc(self.arrays[f"crd{k}"], "index", self._first_capacity(k), None))
-        if self._static_parents(len(self.fmt.levels)):   # no compressed level: every cell
+            parents = self._parents(k) if self._static_parents(k) else None
+            out.append(self.fmt.levels[k].start(
+                self.level_arrays(k), self.count[k], parents, self._first_capacity(k),
+                Const(self.tuning.initial_capacity)))
+        if self._static_parents(len(self.fmt.levels)):   # nothing appends: every cell
             size = product([streams.dim_var(v) for v in self.storage])
             out.append(Alloc(self.vals, "value", size, self.zero()))
         else:
@@ -91,7 +95,7 @@ class AppendTarget(FlatTarget):
         return seq(*self.bound_pre, *out)
 
     def _first_capacity(self, k):
-        """Positions allocated up front at compressed level k (appends grow them):
+        """Positions allocated up front at appending level k (appends grow them):
         the bound on the distinct coordinates of the levels down to k, kept
         between tuning.initial_capacity and tuning.first_capacity_limit. A bound
         that needs a pass over the inputs is computed once, by statements kept in
@@ -109,17 +113,17 @@ class AppendTarget(FlatTarget):
         k = self.level_of[var]
         if var in self.tail:                    # located in the block at write time
             return imp.SKIP, ctx.bind(var, index)
-        if isinstance(self.fmt.levels[k], Dense):
+        if k not in self.count:                 # located
             return imp.SKIP, ctx.bind(var, index, pos=imp.add(
                 imp.mul(ctx.pos, streams.dim_var(var)), index))
-        cnt, crd, p = self.count[k], self.arrays[f"crd{k}"], self.at[k]
+        cnt, p = self.count[k], self.at[k]
         grow = imp.SKIP if var in ctx.reserved else self._room(k, imp.add(Var(cnt), ONE))
-        stmts = seq(Decl(p, "index", Var(cnt)), grow, Store(crd, Var(p), index), incr(cnt))
+        stmts = self.fmt.levels[k].append(self.level_arrays(k), cnt, p, index, grow)
         return stmts, ctx.bind(var, index, pos=Var(p), fresh=self.owns_block(k))
 
     def owns_block(self, k) -> bool:
         """Does appending a position at level k append its own zero block of the
-        tail (see Context.fresh)? Only the last compressed level of a plain append."""
+        tail (see Context.fresh)? Only the last appending level of a plain append."""
         return type(self) is AppendTarget and bool(self.tail) and k == self.head - 1
 
     def reserve(self, var, most, ctx):
@@ -128,19 +132,18 @@ class AppendTarget(FlatTarget):
         states, each of which appends one position). (SKIP, ctx) where var's level
         appends nothing or no bound is known."""
         k = self.level_of.get(var)
-        if (most is None or k is None or var in self.tail
-                or not isinstance(self.fmt.levels[k], Compressed)):
+        if most is None or k is None or var in self.tail or k not in self.count:
             return imp.SKIP, ctx
         return (self._room(k, imp.add(Var(self.count[k]), most)),
                 ctx.with_(reserved=ctx.reserved | {var}))
 
     def _room(self, k, n):
-        """Room for positions 0..n-1 at compressed level k: its crd, and the pos of
-        the level below or the value blocks under them (already zero when there
-        is a tail: vals is kept zero past the appended blocks)."""
-        grow = [Reserve(self.arrays[f"crd{k}"], "index", n)]
+        """Room for positions 0..n-1 at appending level k: its own, and the level
+        below's for n parents, or the value blocks under them (already zero when
+        there is a tail: vals is kept zero past the appended blocks)."""
+        grow = [self.fmt.levels[k].room(self.level_arrays(k), n)]
         if k + 1 < self.head:
-            grow.append(Reserve(self.arrays[f"pos{k + 1}"], "index", imp.add(n, ONE)))
+            grow.append(self.fmt.levels[k + 1].parent_room(self.level_arrays(k + 1), n))
         else:
             grow.append(Reserve(self.vals, "value", imp.mul(n, self.block),
                                 self.zero() if self.tail else None))
@@ -152,9 +155,9 @@ class AppendTarget(FlatTarget):
     def leave(self, var, ctx):
         """After all children of one parent at var's level: close the segment."""
         k = self.level_of[var]
-        if not isinstance(self.fmt.levels[k], Compressed):
+        if k not in self.count:
             return imp.SKIP
-        return Store(self.arrays[f"pos{k}"], imp.add(ctx.pos, ONE), Var(self.count[k]))
+        return self.fmt.levels[k].close(self.level_arrays(k), ctx.pos, Var(self.count[k]))
 
     def write(self, ctx, v, once=False, vals=None):
         """vals[cell] ⊕= v; with `once` (a cell of a fresh block written once) a
@@ -171,12 +174,8 @@ class AppendTarget(FlatTarget):
         out = []
         for k in self.count:
             if self._static_parents(k):
-                r, pos = self.fill_r[k], self.arrays[f"pos{k}"]
-                nxt = Load(pos, imp.add(Var(r), ONE))
-                out.append(seq(Decl(r, "index", ZERO), While(
-                    lt(Var(r), self._parents(k)),
-                    seq(If(lt(nxt, Load(pos, Var(r))),
-                           Store(pos, imp.add(Var(r), ONE), Load(pos, Var(r)))), incr(r)))))
+                out.append(self.fmt.levels[k].fill_forward(self.level_arrays(k), self.fill_r[k],
+                                                           self._parents(k)))
         return seq(*out)
 
     def counts(self):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import copy
 
 from ... import imp
-from ...formats import Compressed, Dense, Format
+from ...formats import Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, If, Load, Reserve, Store,
                     Var, While, eq, incr, lt, not_, seq)
 from ... import streams
@@ -13,10 +13,10 @@ from .rows import prefix_sums
 
 
 def bucketable(fmt: Format) -> bool:
-    """Two levels, dense then unique compressed (csr, csc): filled by one counting
-    sort when the loops run over the compressed level's index first."""
-    return (len(fmt.levels) == 2 and isinstance(fmt.levels[0], Dense)
-            and isinstance(fmt.levels[1], Compressed) and fmt.levels[1].unique)
+    """Two levels, located then appending (csr, csc): filled in the segment
+    layout (formats.level) by one counting sort when the loops run over the
+    appending level's index first."""
+    return len(fmt.levels) == 2 and fmt.levels[0].located and fmt.levels[1].appends
 
 
 class BucketTarget(FlatTarget):

@@ -3,12 +3,12 @@ a pass that counts each row's entries, a pass that fills each row from its
 start, and a pass that fills each row within a bound, to be copied into place.
 
 A row is an iteration of the outermost loop, over the output's first level. A
-dense first level numbers the rows by their index; a compressed one (dcsr,
-fibers) by the iteration (Context.iteration)."""
+located first level numbers the rows by their index; an appending one (dcsr,
+fibers) by the iteration (Context.iteration). The appending levels are written
+in their segment layout (formats.level: pos and crd)."""
 from __future__ import annotations
 
 from ... import imp
-from ...formats import Compressed, Dense
 from ...imp import (ONE, ZERO, Assign, Bin, Decl, ForSorted, Load, SetBit, Store, Var,
                     While, incr, lt, seq)
 from ... import streams
@@ -19,18 +19,19 @@ from .workspace import WorkspaceTarget, mark_first, move_out
 
 def rows_on_threads(target) -> bool:
     """A sparse output whose rows threads can fill (within bounds, or after a
-    counting pass): a dense or unique compressed first level over one unique
-    compressed level, appended in order, maybe with a dense tail (csr, csc,
-    dcsr, TTM's fibers); or a dense first level over the dense workspace."""
+    counting pass): a located or appending first level over one appending
+    level, appended in order, maybe with a located tail (csr, csc, dcsr, TTM's
+    fibers); or a located first level over the dense workspace. The passes
+    write the appending levels in their segment layout (formats.level)."""
     if type(target) not in (AppendTarget, WorkspaceTarget):
         return False
     levels = target.fmt.levels
-    if len(levels) < 2 or not (isinstance(levels[1], Compressed) and levels[1].unique):
+    if len(levels) < 2 or not levels[1].appends:
         return False
     if type(target) is WorkspaceTarget:
-        return target.hashed is False and len(levels) == 2 and isinstance(levels[0], Dense)
+        return target.hashed is False and len(levels) == 2 and levels[0].located
     return (type(target) is AppendTarget and target.head == 2
-            and (isinstance(levels[0], Dense) or levels[0].unique))
+            and (levels[0].located or levels[0].appends))
 
 
 class RowCountTarget(FlatTarget):
@@ -43,7 +44,7 @@ class RowCountTarget(FlatTarget):
         self.pos = base.arrays["pos1"]
         self.row_var = base.storage[0]
         self.workspace = isinstance(base, WorkspaceTarget)
-        self.hyper = isinstance(base.fmt.levels[0], Compressed)
+        self.hyper = not base.fmt.levels[0].located     # rows are iterations
         self.n = names.fresh("row_n")
 
     def row(self, index, ctx):
@@ -96,8 +97,8 @@ class RowFillTarget(RowCountTarget):
             row = self.row(index, ctx)
             first = seq(Decl(self.q, "index", Load(self.starts, row)),
                         Decl(self.base.v.ws_n, "index", ZERO) if self.workspace else imp.SKIP,
-                        Store(self.base.arrays["crd0"], row, index) if self.hyper
-                        else imp.SKIP)
+                        self.base.fmt.levels[0].place(self.base.level_arrays(0), row, index)
+                        if self.hyper else imp.SKIP)
             return first, ctx.bind(var, index, row=row)
         if self.workspace or var in self.base.tail:
             return imp.SKIP, ctx.bind(var, index)

@@ -1,0 +1,66 @@
+"""What every level kind answers: the protocol the rest of the compiler asks.
+
+Nothing outside formats/ branches on a level's kind; readers (streams) and
+writers (lower's output targets) ask a level through these members instead.
+A new level kind is one module here implementing them (proofs_notes/levels.md
+states the law of each).
+
+Arrays. A level stores named arrays; `roles` lists their roles in C-argument
+order, and a tensor's level k passes the array of role r as `<tensor>_<r><k>`
+(an output's as `out_<r><k>`). Every method that reads or writes them takes
+`arrays`, a dict from role to the Imp array name.
+
+Reading.
+    children(lo, hi, size, arrays) -> (lo', hi')
+        the positions below the parent positions lo..hi-1 are lo'..hi'-1
+        (Imp expressions; `size` is the level's dimension)
+    read(lo, hi, size, arrays) -> Range | Segment
+        how one parent (the position range lo..hi-1; hi = lo + 1 below a
+        unique level) is walked: the stream shape, built by streams.levels
+
+Writing (output levels).
+    located    a child's position is computed from its parent's and its
+               coordinate (p·size + c): nothing to store, nothing to grow
+    appends    children can be appended in coordinate order, one closed segment
+               per parent, into growing arrays in the segment layout: `pos`
+               (segment starts, one per parent plus one) and `crd` (one
+               coordinate per position). Such a level builds the Imp of each
+               append step (start, append, room, parent_room, close, fill_forward)
+    describe(k, axis, arrays, parents) -> (header line, positions)
+        the exported header's text for this output level, and its number
+        of positions (C text) given its parents'
+    assemble(take, k, parents) -> (arrays, positions)
+        the kernel's output arrays of this level, taken from the C call
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..imp import Expr
+
+
+@dataclass(frozen=True)
+class Range:
+    """Every coordinate c in 0..size-1 is present, at position first + c (and the
+    children of c are the positions below first + c alone). Such a level
+    locates any coordinate in O(1)."""
+
+    first: Expr
+
+
+@dataclass(frozen=True)
+class Segment:
+    """The positions start..end-1, position q holding the coordinate crd[q].
+
+    `unique`: the coordinates strictly increase; otherwise they never decrease,
+    and each run of equal coordinates is one state whose whole position range
+    goes to the level below. `bounds`: the array the segment is read from at
+    its parent position lo (start = bounds[lo], end = bounds[lo + 1]), so that
+    the parent position alone names the segment; None when start..end is the
+    parent's own range."""
+
+    crd: str
+    start: Expr
+    end: Expr
+    unique: bool
+    bounds: str | None = None

@@ -1,0 +1,143 @@
+"""The laws of the level protocol (formats.level, proofs_notes/levels.md), checked
+on the Imp interpreter against each level's own packing (`pack`/`unpack`)."""
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import etchpy as ep
+from etchpy import imp, streams
+from etchpy.formats import Format, level as shapes
+from etchpy.imp import ONE, Const, Var
+from etchpy.runtime.tensor import Tensor
+
+SR = ep.semirings.get("real")
+NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3),
+         ("dense", 2), (Format(["dense", "compressed", "dense"]), 3),
+         (Format(["compressed", "dense"], (1, 0)), 2)]
+LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
+          Format(["compressed-nonunique", "singleton"]).levels[0],
+          Format(["compressed-nonunique", "singleton"]).levels[1],
+          Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1]]
+
+
+def sparse_array(draw, order):
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=order, max_size=order)))
+    mask = draw(st.lists(st.booleans(), min_size=int(np.prod(shape)),
+                         max_size=int(np.prod(shape))))
+    return np.where(np.reshape(mask, shape), np.arange(np.prod(shape)).reshape(shape) + 1.0,
+                    0.0)
+
+
+@st.composite
+def tensors(draw):
+    spec, order = draw(st.sampled_from(NAMED))
+    fmt = Format.parse(spec, order)
+    return Tensor.from_dense(sparse_array(draw, order), fmt, name="T")
+
+
+def machine(t: Tensor):
+    b = streams.array_names("T", t.format)
+    env = {b.vals: t.vals}
+    env.update({f"T_dim{m}": n for m, n in enumerate(t.shape)})
+    for arrays, names in zip(t.levels, b.levels):
+        assert set(arrays) == set(names)          # roles name the level's own arrays
+        env.update({names[r]: arrays[r] for r in names})
+    return b, imp.Machine(SR, env)
+
+
+def storage_positions(t: Tensor):
+    """Per storage level: the (parent, coordinate, position) triples, from unpack."""
+    out, parents = [], np.array([0])
+    for k, (mode, lv) in enumerate(zip(t.format.mode_order, t.format.levels)):
+        owner, coord, pos = lv.unpack(t.levels[k], parents, t.shape[mode])
+        out.append((parents[owner], coord, pos))
+        parents = pos if lv.located or lv.unique or k + 1 == len(t.format.levels) \
+            else np.unique(pos)
+    return out
+
+
+@given(tensors())
+def test_children_count_every_position(t):
+    """children(0, n) at every level gives the number of positions there
+    (Binding.positions), and the last level's is the length of vals."""
+    b, m = machine(t)
+    for k, (_, _, pos) in enumerate(storage_positions(t)):
+        assert m.eval(b.positions(k)) == len(pos)
+    if t.format.order:
+        assert m.eval(b.positions(t.format.order - 1)) == len(t.vals)
+
+
+@given(tensors())
+def test_read_lists_a_parents_children(t):
+    """read(p, p + 1) walks exactly the children unpack gives parent p, in order:
+    a Range every coordinate at first + c, a Segment crd[q] for q in start..end-1."""
+    b, m = machine(t)
+    n_parents = 1
+    for k, (mode, lv) in enumerate(zip(t.format.mode_order, t.format.levels)):
+        size = t.shape[mode]
+        for p in range(n_parents):
+            _, want_coord, want_pos = lv.unpack(t.levels[k], np.array([p]), size)
+            got = lv.read(Const(p), Const(p + 1), Const(size), b.levels[k])
+            match got:
+                case shapes.Range(first):
+                    coord = np.arange(size)
+                    pos = m.eval(first) + coord
+                case shapes.Segment(crd, start, end, unique):
+                    pos = np.arange(m.eval(start), m.eval(end))
+                    coord = np.asarray(m.env[crd])[pos]
+                    assert unique == lv.unique
+                case _:
+                    raise AssertionError(got)
+            assert list(coord) == list(want_coord) and list(pos) == list(want_pos)
+        n_parents = m.eval(b.positions(k))
+
+
+@given(tensors(), st.data())
+def test_children_of_a_range_are_a_range(t, data):
+    """children(lo, hi) is the range of the positions under parents lo..hi-1."""
+    b, m = machine(t)
+    n_parents = 1
+    for k, (mode, lv) in enumerate(zip(t.format.mode_order, t.format.levels)):
+        lo = data.draw(st.integers(0, n_parents))
+        hi = data.draw(st.integers(lo, n_parents))
+        _, _, want = lv.unpack(t.levels[k], np.arange(lo, hi), t.shape[mode])
+        a, z = lv.children(Const(lo), Const(hi), Const(t.shape[mode]), b.levels[k])
+        assert list(range(m.eval(a), m.eval(z))) == list(want)
+        n_parents = m.eval(b.positions(k))
+
+
+@pytest.mark.parametrize("lv", LEVELS, ids=str)
+def test_every_level_answers_the_protocol(lv):
+    assert isinstance(lv.roles, tuple) and isinstance(lv.located, bool)
+    assert isinstance(lv.appends, bool) and not (lv.located and lv.appends)
+    assert not lv.appends or lv.unique and set(lv.roles) == {"pos", "crd"}
+    arrays = {r: f"a_{r}" for r in lv.roles}
+    assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
+                      (shapes.Range, shapes.Segment))
+    assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
+
+
+@given(st.integers(1, 5), st.data())
+def test_appending_builds_what_pack_builds(n_parents, data):
+    """start, then append (with room) in order, close after each parent's last
+    child, and fill_forward for the parents never closed, give pack's arrays."""
+    size = 5
+    entries = sorted(data.draw(st.sets(st.tuples(st.integers(0, n_parents - 1),
+                                                 st.integers(0, size - 1)))))
+    lv = Format(["dense", "compressed"]).levels[1]
+    arrays = {"pos": "pos", "crd": "crd"}
+    prog = [lv.start(arrays, "cnt", Const(n_parents), Const(1), Const(1))]
+    for p in range(n_parents):
+        mine = [c for q, c in entries if q == p]
+        for c in mine:
+            room = lv.room(arrays, imp.add(Var("cnt"), ONE))
+            prog.append(lv.append(arrays, "cnt", "at", Const(c), room))
+        if mine:
+            prog.append(lv.close(arrays, Const(p), Var("cnt")))
+    prog.append(lv.fill_forward(arrays, "r", Const(n_parents)))
+    m = imp.Machine(SR, {})
+    m.exec(imp.seq(*prog))
+    want, _, n = lv.pack([p for p, _ in entries], n_parents, [c for _, c in entries], size)
+    assert m.env["cnt"] == n
+    assert list(m.env["pos"][:n_parents + 1]) == list(want["pos"])
+    assert list(m.env["crd"][:n]) == list(want["crd"])
