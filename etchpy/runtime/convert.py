@@ -27,6 +27,7 @@ __all__ = ["Parts", "from_coords", "from_dense", "from_scipy", "to_coords", "to_
            "convert", "to_scipy", "as_shape"]
 
 INT32_LIMIT = 2**31 - 1
+INT64_LIMIT = 2**63 - 1
 
 
 class Parts(NamedTuple):
@@ -201,7 +202,9 @@ def to_scipy(t):
     parts = convert(t, Format.named(layout, 2)) if t.format != Format.named(layout, 2) else t
     arrays = parts.levels[1]
     make = sp.csc_array if layout == "csc" else sp.csr_array
-    return make((parts.vals, arrays["crd"], arrays["pos"]), shape=t.shape)
+    # copies: the Tensor's index arrays are immutable, and scipy's are the caller's
+    return make((np.array(parts.vals), np.array(arrays["crd"]), np.array(arrays["pos"])),
+                shape=t.shape)
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -215,6 +218,9 @@ def as_shape(shape, name):
                          f"got {shape!r}") from None
     if any(n < 0 for n in dims):
         raise InputError(f"tensor {name!r}: shape {dims} has a negative size")
+    if any(n > INT64_LIMIT for n in dims):
+        raise InputError(f"tensor {name!r}: shape {dims} has a size of 2**63 or more; "
+                         f"sizes must fit int64")
     return dims
 
 
