@@ -206,7 +206,7 @@ def checked_reference(expr, stored, fmt, kind, x, semiring):
     the kernel must not have accepted anything else."""
     try:
         if kind == "scipy":
-            q = Tensor.from_scipy(stored, name="Q")
+            q = Tensor.from_scipy(stored, semiring=ep.semirings.get(semiring), name="Q")
         else:
             shape, levels, vals = stored
             q = Tensor(shape, "coo" if fmt == "coo3" else fmt, levels, vals, name="Q")
