@@ -130,34 +130,6 @@ def unlink(path: Path) -> None:
         pass
 
 
-# --------------------------------------------------------------------------- publishing
-
-def temp_path(final: Path, suffix: str = ".tmp") -> Path:
-    """A unique sibling of ``final``; compilers need a real suffix (.c) on sources."""
-    return final.parent / f".{final.name}.{os.getpid()}.{secrets.token_hex(4)}{suffix}"
-
-
-def write_atomic(path: Path, text: str | bytes) -> None:
-    """Write ``text`` to a temporary sibling, then rename it onto ``path``."""
-    tmp = temp_path(path)
-    try:
-        if isinstance(text, bytes):
-            tmp.write_bytes(text)
-        else:
-            tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        unlink(tmp)
-
-
-def unlink(path: Path) -> None:
-    """Remove ``path`` if it exists."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
 def write_data(path: Path, obj) -> None:
     """Store ``obj`` (see runtime.jsondata) under a line holding the sha256 of its JSON."""
     body = jsondata.dumps(obj).encode("utf-8")

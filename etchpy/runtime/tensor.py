@@ -12,7 +12,7 @@ implicit `fill` value (the semiring's zero). Storage level k holds logical mode
 Level -1 has the single position 0; an order-0 tensor has no levels and one
 value. Index arrays are int32 or int64: built here, they are int32 whenever every
 coordinate and position fits (so kernels load half the index bytes), else int64;
-scipy input keeps its own dtype so that it can be shared without a copy.
+scipy input keeps its own dtype (its values can then be shared without a copy).
 
 The per-level work (packing sorted coordinates, listing children, checking
 arrays) lives in the level classes of `etchpy.formats`; the conversions from and
@@ -143,8 +143,9 @@ class Tensor:
         """Build from a scipy.sparse matrix or array (csr, csc, coo; others via coo).
 
         The default format follows the input (csr, csc, else coo). Canonical
-        csr/csc input read in its own layout is shared without copying. The
-        input is always validated and never modified.
+        csr/csc input read in its own layout shares its values (the index arrays
+        are copied, see the class docstring). The input is always validated and
+        never modified.
         """
         sr = semiring or semirings.real
         return cls._of(cv.from_scipy(m, format, sr, name), name)

@@ -5,7 +5,6 @@ subprocess with the ASan runtime preloaded; and a C program drives exported kern
 sanitizer report ends that process with an error. Longer runs: see the README.
 """
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
