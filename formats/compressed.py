@@ -12,6 +12,7 @@ level kinds and by the scipy input path.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,14 +85,15 @@ class Compressed:
         children = np.repeat(begin, counts) + offset
         return owner, arrays["crd"][children].astype(np.int64), children
 
-    def check(self, arrays, n_parents, size, where):
-        """Validate pos/crd under `n_parents` positions; return the position count."""
+    def check(self, arrays, n_parents, size, where, order=True):
+        """Validate pos/crd under `n_parents` positions; return the position count.
+        `order=False` checks the bounds only (not the order within segments)."""
         require_keys(arrays, ("pos", "crd"), where)
         pos = index_array(arrays["pos"], f"{where}: pos", exact=True)
         crd = index_array(arrays["crd"], f"{where}: crd", exact=True)
         check_pointers(pos, n_parents, len(crd), where)
         check_range(crd, size, f"{where}: crd")
-        bad = first_order_violation(pos, crd, strict=self.unique)
+        bad = first_order_violation(pos, crd, strict=self.unique) if order else -1
         if bad >= 0:
             parent = int(np.searchsorted(pos, bad, side="right")) - 1
             rule = "strictly increase" if self.unique else "not decrease"
@@ -166,9 +168,9 @@ class Compressed:
 
 # -- shared vectorised checks ---------------------------------------------------
 def require_keys(arrays, keys, where):
-    """The level dict must hold exactly `keys`."""
-    if not isinstance(arrays, dict) or set(arrays) != set(keys):
-        got = sorted(arrays) if isinstance(arrays, dict) else type(arrays).__name__
+    """The level mapping must hold exactly `keys`."""
+    if not isinstance(arrays, Mapping) or set(arrays) != set(keys):
+        got = sorted(arrays) if isinstance(arrays, Mapping) else type(arrays).__name__
         raise InputError(f"{where}: the level needs arrays {list(keys)}, got {got}")
 
 

@@ -46,8 +46,9 @@ class Dense:
         coord = np.tile(np.arange(size, dtype=np.int64), len(parents))
         return owner, coord, parents[owner] * size + coord
 
-    def check(self, arrays, n_parents, size, where):
-        """Validate this level's arrays; return its number of positions."""
+    def check(self, arrays, n_parents, size, where, order=True):
+        """Validate this level's arrays; return its number of positions (`order` is
+        for the other kinds: a dense level is ordered by construction)."""
         if arrays:
             raise InputError(f"{where}: a dense level stores no arrays, got "
                              f"{sorted(arrays)}")

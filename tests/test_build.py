@@ -3,7 +3,6 @@ import json
 import os
 import shutil
 import stat
-import struct
 import subprocess
 import sys
 import textwrap
@@ -188,26 +187,56 @@ def test_corrupt_shared_object_is_rebuilt(damage):
 
 
 @needs_cc
-def test_truncation_detected_before_dlopen(tmp_path):
-    # dlopen of a truncated ELF file can die with SIGBUS, so build checks it first.
-    data = build.load(DOT_SOURCE, DOT_CDEF).path.read_bytes()
-    probe = tmp_path / "probe.so"
-    for cut in [4, 20, 63, 64, 200, len(data) // 2, len(data) - 1]:
-        probe.write_bytes(data[:cut])
-        assert not cache.looks_complete(probe), cut
-    probe.write_bytes(data)
-    assert cache.looks_complete(probe)
+@pytest.mark.parametrize("damage", ["flipped", "truncated", "swapped", "symlink"])
+def test_damaged_shared_object_is_rebuilt_not_loaded(damage, cache_dir, capfd,
+                                                      monkeypatch):
+    """Bytes flipped in the middle (size kept), a cut, two kernels' .so files swapped,
+    or a .so replaced by a link: the sha256 recorded at build time no longer matches,
+    so the .so is never dlopen-ed (once a SIGSEGV, an ld.so assertion, or the other
+    kernel's code); it is rebuilt, with one line under ETCHPY_DEBUG."""
+    source, other = dot_source(f"damage {damage}"), dot_source(f"other {damage}")
+    path = Path(finish_child(spawn_child(source, DOT_CDEF))["path"])
+    other_path = Path(finish_child(spawn_child(other, DOT_CDEF))["path"])
+    data = path.read_bytes()
+    if damage == "flipped":
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes(b ^ 0xFF for b in data[middle:middle + 64])
+                         + data[middle + 64:])
+    elif damage == "truncated":
+        path.write_bytes(data[:len(data) // 3])
+    elif damage == "swapped":
+        tmp = path.with_suffix(".swap")
+        os.replace(path, tmp)
+        os.replace(other_path, path)
+        os.replace(tmp, other_path)
+    else:
+        path.unlink()
+        path.symlink_to(other_path)
+    monkeypatch.setenv("ETCHPY_DEBUG", "1")
+    compiles = build.stats["compiles"]
+    library = build.load(source, DOT_CDEF)
+    assert not library.from_cache and build.stats["compiles"] == compiles + 1
+    assert library.path == path and not path.is_symlink()
+    a = np.arange(10.0)
+    assert call_dot(library, a, a) == DOT_0_TO_9
+    notes = [ln for ln in capfd.readouterr().err.splitlines() if "is not loaded" in ln]
+    assert len(notes) == 1 and path.name in notes[0], notes
 
 
-def test_macho_truncation_detected(tmp_path):
-    segment = struct.pack("<II16sQQQQiiII", 0x19, 72, b"__TEXT", 0, 4096, 0, 4096, 5, 5, 0, 0)
-    header = struct.pack("<IiiIIII4x", 0xFEEDFACF, 0, 0, 6, 1, len(segment), 0)
-    image = header + segment
-    path = tmp_path / "lib.dylib"
-    path.write_bytes(image + bytes(4096 - len(image)))
-    assert cache.looks_complete(path)
-    path.write_bytes(image + bytes(100))
-    assert not cache.looks_complete(path)
+@needs_cc
+def test_every_truncation_is_caught(cache_dir):
+    """Cut at any length (dlopen of a truncated ELF file can die with SIGBUS)."""
+    source = dot_source("cuts")
+    path = Path(finish_child(spawn_child(source, DOT_CDEF))["path"])
+    data = path.read_bytes()
+    for cut in [0, 4, 20, 63, 64, 200, len(data) // 2, len(data) - 1]:
+        path.write_bytes(data[:cut])
+        build.clear_memo()
+        compiles = build.stats["compiles"]
+        library = build.load(source, DOT_CDEF)
+        assert build.stats["compiles"] == compiles + 1, cut
+        record = cache.read_data(library.path.with_suffix(".json"))
+        assert record["so_sha256"] == cache.file_sha256(path) and len(path.read_bytes()) > cut
 
 
 @needs_cc
@@ -317,8 +346,9 @@ NO_PYCPARSER_CHILD = textwrap.dedent("""\
 def test_other_process_loads_without_pycparser(cache_dir):
     source = dot_source("no pycparser")
     library = build.load(source, DOT_CDEF)
-    py_path = library.path.with_suffix(".py")
-    assert py_path.exists() and library.key in py_path.read_text()
+    record = cache.read_data(library.path.with_suffix(".json"))
+    assert record["key"] == library.key and record["ffi"]["_types"]
+    assert not list(cache_dir.glob("*.py")) and not list(cache_dir.glob("*.pkl"))
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.run([sys.executable, "-c", NO_PYCPARSER_CHILD, source, DOT_CDEF],
@@ -365,31 +395,38 @@ def test_preparsed_ffi_supports_the_runtime_calls():
 
 
 @needs_cc
-@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "other key"])
-def test_corrupt_ffi_module_is_regenerated(damage):
-    source = dot_source(f"ffi module {damage}")
+@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "other key",
+                                    "edited", "other hash"])
+def test_damaged_record_means_a_rebuild(damage):
+    """Without its intact record a .so cannot be checked, so it is rebuilt."""
+    source = dot_source(f"record {damage}")
     first = build.load(source, DOT_CDEF)
-    py_path = first.path.with_suffix(".py")
-    good = py_path.read_text()
+    record = first.path.with_suffix(".json")
+    good = record.read_bytes()
+    digest, _, body = good.partition(b"\n")
     if damage == "missing":
-        py_path.unlink()
+        record.unlink()
     elif damage == "garbage":
-        py_path.write_text("this is ( not python\n")
+        record.write_bytes(b"this is { not json\n")
     elif damage == "truncated":
-        py_path.write_text(good[:len(good) // 2].rsplit("\n", 1)[0] + "\n")
+        record.write_bytes(good[:len(good) // 2])
+    elif damage == "other key":
+        cache.write_data(record, {**cache.read_data(record), "key": "0" * 64})
+    elif damage == "edited":          # the body changed, its hash line did not
+        record.write_bytes(digest + b"\n" + body.replace(b"_types", b"_typez"))
     else:
-        py_path.write_text(good.replace(first.key, "0" * 64))
+        cache.write_data(record, {**cache.read_data(record), "so_sha256": "0" * 64})
 
     build.clear_memo()
     compiles = build.stats["compiles"]
     again = build.load(source, DOT_CDEF)
-    assert again.from_cache and build.stats["compiles"] == compiles
+    assert not again.from_cache and build.stats["compiles"] == compiles + 1
     assert call_dot(again, np.arange(10.0), np.arange(10.0)) == DOT_0_TO_9
-    assert py_path.read_text() == good  # regenerated
+    assert cache.read_data(record)["so_sha256"] == cache.file_sha256(first.path)
 
     build.clear_memo()
-    third = build.load(source, DOT_CDEF)  # now through the pre-parsed module
-    assert type(third.ffi).__module__ == "_cffi_backend"
+    third = build.load(source, DOT_CDEF)  # now through the recorded type tables
+    assert third.from_cache and type(third.ffi).__module__ == "_cffi_backend"
     assert call_dot(third, np.arange(10.0), np.arange(10.0)) == DOT_0_TO_9
 
 

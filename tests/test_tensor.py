@@ -191,13 +191,17 @@ def test_repr_and_properties():
 
 # -- zero copy --------------------------------------------------------------------
 @pytest.mark.parametrize("cls", [sp.csr_array, sp.csr_matrix, sp.csc_array, sp.csc_matrix])
-def test_scipy_compressed_input_is_shared(cls):
+def test_scipy_compressed_input_shares_its_values_not_its_index_arrays(cls):
+    """The values are shared; the index arrays are the Tensor's own immutable copies,
+    so changing the scipy input's afterwards cannot break the validated Tensor."""
     m = cls(sparse_array((6, 5), seed=4))
     t = Tensor.from_scipy(m)
     assert np.shares_memory(t.vals, m.data)
-    assert np.shares_memory(t.levels[1]["pos"], m.indptr)
-    assert np.shares_memory(t.levels[1]["crd"], m.indices)
+    assert not np.shares_memory(t.levels[1]["pos"], m.indptr)
+    assert not np.shares_memory(t.levels[1]["crd"], m.indices)
     assert t.levels[1]["crd"].dtype == m.indices.dtype       # int32 kept
+    m.indices[0] = 10**9
+    assert t.levels[1]["crd"][0] < t.shape[1 if m.format == "csr" else 0]
 
 
 def test_scipy_other_layout_is_copied():
@@ -608,12 +612,21 @@ def test_hand_built_coo_valid_iff_sorted_and_unique(order, data):
             Tensor(shape, "coo", levels, np.ones(n))
 
 
-def test_validate_accepts_good_and_skips_when_asked():
+def test_validate_accepts_good_and_the_unsafe_path_still_checks_bounds():
+    """Skipping the order check (validate=False, or its name that says unsafe) still
+    checks every bound a kernel relies on; only the order is the caller's promise."""
     t = Tensor((2, 3), CSR, GOOD_CSR, np.array([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(t.to_dense(), [[1, 0, 2], [0, 3, 0]])
-    bad = Tensor((2, 3), CSR, GOOD_CSR, np.array([1.0]), validate=False)
-    with pytest.raises(InputError):
-        bad.validate()
+    far = ({}, {"pos": GOOD_CSR[1]["pos"], "crd": i64(0, 10**9, 1)})
+    unsorted = ({}, {"pos": GOOD_CSR[1]["pos"], "crd": i64(2, 0, 1)})
+    for skip in ({"validate": False}, {"unsafe_skip_order_check": True}):
+        with pytest.raises(InputError, match="vals has 1 entries"):
+            Tensor((2, 3), CSR, GOOD_CSR, np.array([1.0]), **skip)
+        with pytest.raises(InputError, match="1000000000"):
+            Tensor((2, 3), CSR, far, np.ones(3), **skip)
+        assert Tensor((2, 3), CSR, unsorted, np.ones(3), **skip).nnz == 3
+    with pytest.raises(InputError, match="strictly increase"):
+        Tensor((2, 3), CSR, unsorted, np.ones(3))
     t32 = Tensor((2, 3), CSR, ({}, {k: v.astype(np.int32) for k, v in GOOD_CSR[1].items()}),
                  np.array([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(t32.to_dense(), t.to_dense())

@@ -5,7 +5,8 @@
 
 Loading uses cffi's ABI mode (``ffi.dlopen``), so no Python headers are needed.
 
-The cache directory, its keys and its atomic publishing are in runtime.cache.  Flags:
+The cache directory, its keys, its records (the sha256 a cached .so must match before
+it is loaded) and its atomic publishing are in runtime.cache.  Flags:
 the first tier of FLAG_TIERS the compiler accepts (a probe, remembered on disk); a
 build that fails with a tier the compiler rejects is retried with the next tier.
 
@@ -20,6 +21,9 @@ Environment
                          -mprefer-vector-width=256``, ``-O3 -march=native``, ``-O3``)
 ``ETCHPY_CACHE_DIR``     the cache directory (see runtime.cache)
 ``ETCHPY_LOG_COMPILES``  a file to which one line per compiler invocation is appended
+``ETCHPY_SANITIZE``      when set (not 0): kernels are built with SANITIZE_FLAGS (ASan and
+                         UBSan). They load only into a process started with the ASan
+                         runtime preloaded (``LD_PRELOAD=$(cc -print-file-name=libasan.so)``)
 
 ``stats`` counts compiler invocations (kernels and probes), disk-cache hits and memo hits.
 """
@@ -56,6 +60,9 @@ FLAG_TIERS = (("-O3", "-march=native", "-mprefer-vector-width=256"),
 PORTABLE_FLAGS = FLAG_TIERS[-1]
 REQUIRED_FLAGS = ("-shared", "-fPIC", "-std=c99")  # c99 has `restrict`
 OPENMP_FLAGS = ("-fopenmp",)
+# ETCHPY_SANITIZE=1: AddressSanitizer and UndefinedBehaviorSanitizer, every report fatal
+SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+                  "-fno-omit-frame-pointer", "-g")
 LINK_LIBS = ("-lm",)
 INSTALL_HINT = ("install a C compiler (e.g. `apt-get install gcc`, `dnf install gcc`, "
                 "or `xcode-select --install` on macOS) or set CC to a compiler's path")
@@ -142,7 +149,7 @@ def cache_directory() -> Path:
 
 # --------------------------------------------------------------------------- loading
 
-_ENV_NAMES = ("CC", "CFLAGS", "ETCHPY_CACHE_DIR", "XDG_CACHE_HOME")
+_ENV_NAMES = ("CC", "CFLAGS", "ETCHPY_CACHE_DIR", "XDG_CACHE_HOME", "ETCHPY_SANITIZE")
 
 
 def _make_env_reader():
@@ -155,8 +162,8 @@ def _make_env_reader():
     data = getattr(os.environ, "_data", None)
     encode = getattr(os.environ, "encodekey", None)
     if isinstance(data, dict) and encode is not None:
-        get, (cc, cflags, cache, xdg) = data.get, map(encode, _ENV_NAMES)
-        return lambda: (get(cc), get(cflags), get(cache), get(xdg))
+        get, (cc, cflags, cache, xdg, san) = data.get, map(encode, _ENV_NAMES)
+        return lambda: (get(cc), get(cflags), get(cache), get(xdg), get(san))
     return lambda: tuple(map(os.environ.get, _ENV_NAMES))
 
 
@@ -203,27 +210,42 @@ def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
         stats["cache_hits"] += 1
         return Library(*hit, entry.so, entry.c, key, True, flags)
     ffi = parse_cdef()
-    _build(c_source, entry.c, entry.so, compiler, flags)
-    try:
-        lib = cache.dlopen(ffi, entry.so)
-    except OSError as exc:
-        raise _error(f"built {entry.so} but dlopen rejected it: {exc}", "", entry.c) from exc
-    cache.publish_ffi(ffi, entry)
+    lib = _build(c_source, entry, compiler, flags, ffi)
     return Library(ffi, lib, entry.so, entry.c, key, False, flags)
 
 
-def _build(c_source, c_path, so_path, compiler, flags) -> None:
-    cache.write_atomic(c_path, c_source)
-    tmp_so = cache.temp_path(so_path)
+def _build(c_source, entry, compiler, flags, ffi):
+    """Compile to a temporary file, dlopen it, record its sha256, then rename it into
+    place (so the record never names bytes that were not built)."""
+    cache.write_atomic(entry.c, c_source)
+    tmp_so = cache.temp_path(entry.so)
     try:
-        result = _run_compiler(compiler, flags, c_path, tmp_so)
+        result = _run_compiler(compiler, flags, entry.c, tmp_so)
         if result.returncode != 0:
-            raise _error(f"C compiler failed (exit {result.returncode}) on {c_path}\n"
+            raise _error(f"C compiler failed (exit {result.returncode}) on {entry.c}\n"
                          f"command: {shlex.join(result.args)}\n{result.stderr.strip()}",
-                         result.stderr, c_path)
-        os.replace(tmp_so, so_path)
+                         result.stderr, entry.c)
+        digest = cache.file_sha256(tmp_so)
+        try:
+            lib = cache.load_verified(tmp_so, digest, ffi)
+        except OSError as exc:
+            raise _error(f"built {entry.so} but dlopen rejected it: {exc}{_asan_hint(flags)}",
+                         "", entry.c) from exc
+        if lib is None:
+            raise _error(f"{tmp_so} changed while it was being loaded", "", entry.c)
+        cache.publish(entry, digest, ffi)
+        os.replace(tmp_so, entry.so)
+        return lib
     finally:
         cache.unlink(tmp_so)
+
+
+def _asan_hint(flags) -> str:
+    if not any(f.startswith("-fsanitize=") for f in flags):
+        return ""
+    return ("; a kernel built under ETCHPY_SANITIZE loads only into a process started "
+            "with the sanitizer runtime preloaded, e.g. LD_PRELOAD=$(cc "
+            "-print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0")
 
 
 # --------------------------------------------------------------------------- compiler
@@ -277,6 +299,8 @@ def _final_flags(compiler: Compiler, cache_dir: Path, openmp: bool) -> tuple[str
     flags = REQUIRED_FLAGS + base
     if openmp and _probe(compiler, flags, "openmp", cache_dir):
         flags += OPENMP_FLAGS
+    if os.environ.get("ETCHPY_SANITIZE", "") not in ("", "0"):
+        flags += SANITIZE_FLAGS
     return flags
 
 
@@ -285,7 +309,8 @@ def _tier_to_blame(compiler: Compiler, flags, cache_dir: Path) -> bool:
     compiler reject that tier itself (so the next one is worth a try)?"""
     if os.environ.get("CFLAGS") is not None:
         return False
-    base = tuple(f for f in flags[len(REQUIRED_FLAGS):] if f not in OPENMP_FLAGS)
+    base = tuple(f for f in flags[len(REQUIRED_FLAGS):]
+                 if f not in OPENMP_FLAGS and f not in SANITIZE_FLAGS)
     if base not in FLAG_TIERS[:-1]:
         return False
     return not _probe(compiler, base, "native", cache_dir)

@@ -1,25 +1,32 @@
 """The on-disk kernel cache: its directory, keys, atomic publishing and loading entries.
 
+The cache holds data, and one kind of code: the shared objects that etchpy built.
+Nothing else read from it is executed or unpickled. Threat model: the directory
+checks below stop other users (like ssh's checks of ~/.ssh); the content hashes
+catch corruption and mix-ups (truncated, flipped or swapped files); tampering by
+the same user, who can run code anyway, is out of scope.
+
+The directory and its checks are in runtime.cachedir.
+
 Layout
 ------
-Every artefact lives in one directory, created private to the user (mode 0o700):
-``$ETCHPY_CACHE_DIR`` if set, else ``$XDG_CACHE_HOME/etchpy``, else ``~/.cache/etchpy``.
+    <name>-<key[:16]>.c      the exact source that was compiled (kept when compiling fails)
+    <name>-<key[:16]>.so     the shared object
+    <name>-<key[:16]>.json   its record: the full key, the sha256 of the .so, and cffi's
+                             parsed type tables for the cdef (plain data, so a warm load
+                             neither parses the cdef nor imports pycparser)
+    <name>-req-<request[:24]>.json   a kernel manifest: what one compile request produced
+                             (plan, Imp program, C text and cdef per index type), so that
+                             a new process asking for the same kernel skips planning,
+                             lowering and rendering (see runtime.kernel)
+    probe-<hash[:16]>        a remembered compiler probe answer, "1" or "0" (runtime.build)
+    .<file>.<pid>.<rand>.tmp an in-flight temporary, renamed into place when complete
+                             (probe scratch files end in .c / .so and are deleted)
 
-    <name>-<key[:16]>.c    the exact source that was compiled (kept when compiling fails)
-    <name>-<key[:16]>.so   the shared object handed to ffi.dlopen
-    <name>-<key[:16]>.py   the cdef pre-parsed by cffi (``ffi.emit_python_code``, cffi's
-                           out-of-line ABI mode) plus an ``ETCHPY_KEY`` line; a later
-                           process imports it and calls ``ffi.dlopen`` without parsing
-                           the cdef, so pycparser is never imported on a warm load.  A
-                           missing or unusable one is regenerated from the cdef.
-    <name>-req-<key[:24]>.pkl   a kernel manifest: what one compile request produced (plan,
-                           Imp program, C text and cdef per index type), keyed by the
-                           request and a fingerprint of etchpy's files; a new process
-                           asking for the same kernel skips planning, lowering and
-                           rendering (see runtime.kernel)
-    probe-<hash[:16]>      a remembered compiler probe answer, "1" or "0" (runtime.build)
-    .<file>.<pid>.<rand>.tmp   an in-flight temporary, renamed into place when complete
-                           (probe scratch files end in .c / .so and are deleted)
+Records and manifests are JSON (runtime.jsondata) under a first line holding the
+sha256 of the rest. A ``.so`` is loaded only when the bytes read match the sha256 of
+its record, whose key must be the entry's (a symbolic link is not followed). Any mismatch
+deletes the entry and the caller rebuilds it (a one-line note under ETCHPY_DEBUG).
 
 Key
 ---
@@ -31,74 +38,43 @@ an entry never needs invalidating; old entries may simply be deleted.
 
 Publishing is atomic: files are written under a unique temporary name in the cache
 directory and ``os.replace``-d into place, so concurrent processes building the same
-kernel both succeed and nobody sees a half-written file.  A cached ``.so`` that fails
-the completeness check or that dlopen rejects is deleted (``open_entry`` returns None,
-and the caller rebuilds it).
+kernel both succeed and nobody sees a half-written file.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
-import importlib.machinery
 import importlib.util
 import io
 import os
-import pickle
-import re
 import secrets
-import struct
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import __version__
-from ..errors import CompileError
+import _cffi_backend
 
-__all__ = ["Entry", "directory", "kernel_key", "open_entry", "publish_ffi", "dlopen",
-           "compiler_fingerprint", "read_manifest", "write_manifest", "compile_error"]
+from . import cachedir, jsondata
+from .cachedir import compile_error
+from .. import __version__
+
+__all__ = ["Entry", "directory", "kernel_key", "open_entry", "publish", "load_verified",
+           "dlopen", "compiler_fingerprint", "read_manifest", "write_manifest",
+           "compile_error", "debug_note"]
 
 _keys: dict[tuple, str] = {}
 _fingerprint: list[str] = []
 
 
-def compile_error(message: str, stderr: str = "", c_path: Path | None = None) -> CompileError:
-    """A CompileError carrying the compiler's ``stderr`` and the C file (both may be empty)."""
-    error = CompileError(message)
-    error.stderr = stderr
-    error.c_path = c_path
-    return error
+def debug_note(message: str) -> None:
+    """One line on stderr under ETCHPY_DEBUG."""
+    if os.environ.get("ETCHPY_DEBUG"):
+        print(f"etchpy: {message}", file=sys.stderr)
 
-
-# --------------------------------------------------------------------------- directory
 
 def directory() -> Path:
-    """The cache directory, created with mode 0o700 if it does not exist."""
-    path = _directory_path()
-    _ensure_private_dir(path)
-    return path
-
-
-def _directory_path() -> Path:
-    explicit = os.environ.get("ETCHPY_CACHE_DIR")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"
-    return base / "etchpy"
-
-
-def _ensure_private_dir(path: Path) -> None:
-    if path.is_dir():
-        return  # existing: leave its permissions alone
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(path, 0o700)
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-    except FileExistsError:
-        if not path.is_dir():
-            raise compile_error(f"cache path {path} exists and is not a directory; "
-                                "set ETCHPY_CACHE_DIR to a directory") from None
-    except OSError as exc:
-        raise compile_error(f"cannot create cache directory {path}: {exc}; "
-                            "set ETCHPY_CACHE_DIR to a writable directory") from exc
+    """The cache directory: private to the user, or refused (runtime.cachedir)."""
+    return cachedir.directory()
 
 
 # --------------------------------------------------------------------------- keys
@@ -154,6 +130,28 @@ def unlink(path: Path) -> None:
         pass
 
 
+def write_data(path: Path, obj) -> None:
+    """Store ``obj`` (see runtime.jsondata) under a line holding the sha256 of its JSON."""
+    body = jsondata.dumps(obj).encode("utf-8")
+    write_atomic(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
+
+
+def read_data(path: Path):
+    """The object ``write_data`` stored at ``path``, or None (missing, or failing its
+    hash or the decoder)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    digest, _, body = data.partition(b"\n")
+    if hashlib.sha256(body).hexdigest().encode("ascii") != digest:
+        return None
+    try:
+        return jsondata.loads(body)
+    except jsondata.DataError:
+        return None
+
+
 # --------------------------------------------------------------------------- entries
 
 @dataclass(frozen=True)
@@ -164,134 +162,112 @@ class Entry:
     key: str
     c: Path
     so: Path
-    py: Path
+    record: Path
 
     @classmethod
     def at(cls, cache_dir: Path, name: str, key: str) -> "Entry":
         stem = cache_dir / f"{name}-{key[:16]}"
         return cls(name, key, stem.with_suffix(".c"), stem.with_suffix(".so"),
-                   stem.with_suffix(".py"))
+                   stem.with_suffix(".json"))
 
 
 def open_entry(entry: Entry, parse_cdef, c_source: str):
-    """(ffi, lib) of a usable cached build, or None (absent, or corrupt and now deleted).
-
-    The ffi comes from the pre-parsed module when it is usable, else from
-    ``parse_cdef()``; a missing .c or .py file is restored.
-    """
+    """(ffi, lib) of a cached build that passes its checks, or None: absent, or failing
+    a check (then deleted, and the caller rebuilds it). A missing .c file is restored."""
     if not entry.so.exists():
         return None
-    ffi = _import_ffi(entry)
-    fresh_ffi = ffi is None
+    record = read_data(entry.record)
+    if not (isinstance(record, dict) and record.get("key") == entry.key
+            and isinstance(record.get("so_sha256"), str)):
+        return _discard(entry, "its record is missing or damaged")
+    ffi = _ffi_from_tables(record.get("ffi"))
     try:
-        if not looks_complete(entry.so):
-            raise OSError(f"{entry.so} is truncated or not a shared object")
-        if fresh_ffi:
-            ffi = parse_cdef()
-        lib = dlopen(ffi, entry.so)
-    except OSError:
-        unlink(entry.so)  # corrupt entry: the caller rebuilds it
-        return None
+        lib = load_verified(entry.so, record["so_sha256"], ffi or parse_cdef())
+    except OSError as exc:
+        return _discard(entry, f"dlopen rejected it ({exc})")
+    if lib is None:
+        return _discard(entry, "its bytes do not match the sha256 recorded when it was built")
     if not entry.c.exists():
         write_atomic(entry.c, c_source)
-    if fresh_ffi:
-        publish_ffi(ffi, entry)
-    return ffi, lib
+    return ffi or parse_cdef(), lib
 
 
-def dlopen(ffi, so_path: Path):
+def _discard(entry: Entry, why: str) -> None:
+    debug_note(f"cached {entry.so.name} is not loaded: {why}; rebuilding it")
+    unlink(entry.so)
+    unlink(entry.record)
+    return None
+
+
+def load_verified(so_path: Path, sha256_hex: str, ffi):
+    """dlopen ``so_path`` if its bytes have the sha256 ``sha256_hex``, else None.
+
+    The file is not read through a symbolic link. OSError when dlopen rejects it.
+    (dlopen is given the path: the directory is private, and a path of the form
+    /proc/self/fd/N would not do, as the loader takes a name it has seen before for
+    the library it loaded then.)
+    """
+    fd = os.open(so_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    if digest != sha256_hex:
+        return None
+    return dlopen(ffi, so_path)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def publish(entry: Entry, so_sha256: str, ffi) -> None:
+    """Write the record of ``entry``: its key, the .so's sha256, ``ffi``'s type tables."""
+    write_data(entry.record, {"key": entry.key, "so_sha256": so_sha256,
+                              "ffi": _ffi_tables(ffi, entry)})
+
+
+def dlopen(ffi, so_path):
     """dlopen, never to be unloaded: a library built with OpenMP leaves libgomp's
     worker threads parked in its code, and unloading it under them (when the last
     reference goes, or at interpreter exit) made a process crash now and then."""
     return ffi.dlopen(str(so_path), ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0))
 
 
-def _ffi_module_name(entry: Entry) -> str:
-    return f"_etchpy_cdef_{re.sub(r'[^A-Za-z0-9_]', '_', entry.name)}_{entry.key[:16]}"
+def _ffi_tables(ffi, entry: Entry):
+    """cffi's parsed form of ``ffi``'s cdef as plain data (the arguments of an
+    out-of-line ABI-mode ``_cffi_backend.FFI``), or None when cffi offers none.
 
-
-def _import_ffi(entry: Entry):
-    """The out-of-line ABI-mode ``ffi`` stored at ``entry.py``, or None if unusable."""
-    if not entry.py.exists():
-        return None
+    They are read from the module text cffi emits, which is parsed here as a Python
+    syntax tree of literals, never executed; the text itself is not stored.
+    """
     try:
-        module_name = _ffi_module_name(entry)
-        spec = importlib.util.spec_from_file_location(
-            module_name, entry.py, loader=_NoBytecodeLoader(module_name, str(entry.py)))
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        if getattr(module, "ETCHPY_KEY", None) != entry.key:
-            return None  # truncated, or not ours
-        return module.ffi
-    except Exception:  # corrupt entry: parse the cdef, regenerate the module
-        return None
-
-
-class _NoBytecodeLoader(importlib.machinery.SourceFileLoader):
-    """Loads a cached cdef module without writing a __pycache__ into the cache dir."""
-
-    def set_data(self, path, data, *, _mode=0o666):
-        pass
-
-
-def publish_ffi(ffi, entry: Entry) -> None:
-    """Store ``ffi``'s parsed cdef as an out-of-line ABI-mode module (best effort)."""
-    try:
-        # set_source only names the module emitted here; ffi.dlopen is unaffected
-        ffi.set_source(_ffi_module_name(entry), None, compiler_verbose=False)
+        ffi.set_source(f"_etchpy_cdef_{entry.key[:16]}", None, compiler_verbose=False)
         text = io.StringIO()
         ffi.emit_python_code(text)  # a file-like target: no file, no "generating" line
-        write_atomic(entry.py, f"{text.getvalue().rstrip()}\n\nETCHPY_KEY = {entry.key!r}\n")
-    except Exception:
-        pass  # only a speed-up for later processes; they will parse the cdef instead
+        call = next(node for node in ast.walk(ast.parse(text.getvalue()))
+                    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "FFI")
+        tables = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+        tables["name"] = ast.literal_eval(call.args[0])
+    except Exception:   # only a speed-up: a later process parses the cdef instead
+        return None
+    return None if "_includes" in tables else tables
 
 
-# --------------------------------------------------------------------------- file checks
-
-def looks_complete(path: Path) -> bool:
-    """Cheap sanity check before dlopen, which can crash (SIGBUS) on a truncated file.
-
-    For ELF and 64-bit Mach-O, every header table and file-backed segment must lie
-    inside the file; other formats are left to dlopen.
-    """
-    data = path.read_bytes()
+def _ffi_from_tables(tables):
+    """An out-of-line ABI-mode ffi from ``_ffi_tables``' data, or None."""
+    if not isinstance(tables, dict):
+        return None
     try:
-        if data[:4] == b"\x7fELF":
-            return _elf_complete(data)
-        if data[:4] == b"\xcf\xfa\xed\xfe":
-            return _macho64_complete(data)
-    except (struct.error, IndexError):
-        return False
-    return len(data) > 0
+        kwargs = {k: v for k, v in tables.items() if k != "name"}
+        if not set(kwargs) <= _FFI_ARGUMENTS:
+            return None
+        return _cffi_backend.FFI(tables["name"], **kwargs)
+    except Exception:
+        return None
 
 
-def _elf_complete(data: bytes) -> bool:
-    wide, order = data[4] == 2, "<" if data[5] == 1 else ">"
-    header = order + ("16xHHIQQQIHHHHHH" if wide else "16xHHIIIIIHHHHHH")
-    (_, _, _, _, phoff, shoff, _, ehsize, phentsize, phnum, shentsize,
-     shnum, _) = struct.unpack_from(header, data)
-    size = len(data)
-    if ehsize > size or phoff + phnum * phentsize > size or shoff + shnum * shentsize > size:
-        return False
-    segment = order + ("8xQ16xQ" if wide else "4xI8xI")
-    for i in range(phnum):
-        offset, filesize = struct.unpack_from(segment, data, phoff + i * phentsize)
-        if offset + filesize > size:
-            return False
-    return True
-
-
-def _macho64_complete(data: bytes) -> bool:
-    ncmds, = struct.unpack_from("<16xI", data)
-    position = 32
-    for _ in range(ncmds):
-        cmd, cmdsize = struct.unpack_from("<II", data, position)
-        if cmd == 0x19:  # LC_SEGMENT_64
-            fileoff, filesize = struct.unpack_from("<QQ", data, position + 40)
-            if fileoff + filesize > len(data):
-                return False
-        position += max(cmdsize, 8)
-    return True
+_FFI_ARGUMENTS = frozenset({"_version", "_types", "_globals", "_struct_unions", "_enums",
+                            "_typenames"})
 
 
 # --------------------------------------------------------------------------- manifests
@@ -299,8 +275,8 @@ def _macho64_complete(data: bytes) -> bool:
 # text per index type), so that a new process asking for the same kernel skips
 # planning, lowering and rendering; build.load then finds the .so. It is keyed by
 # the request and by a fingerprint of etchpy's own files, so any change to the
-# compiler makes old manifests unreachable. It lives in the private cache
-# directory beside the shared objects that dlopen trusts anyway.
+# compiler makes old manifests unreachable. It is data (runtime.jsondata): reading
+# one runs no code from the file.
 
 def compiler_fingerprint() -> str:
     """Hash of the (path, size, mtime) of every file of `package_files` (computed once
@@ -326,23 +302,18 @@ def package_files() -> list[Path]:
 
 
 def manifest_path(name: str, request: str) -> Path:
-    return directory() / f"{name}-req-{request[:24]}.pkl"
+    return directory() / f"{name}-req-{request[:24]}.json"
 
 
 def read_manifest(name: str, request: str):
-    """The object stored for `request`, or None (missing, unreadable, or stale)."""
-    try:
-        data = manifest_path(name, request).read_bytes()
-        obj = pickle.loads(data)
-    except Exception:        # missing, truncated, or from an incompatible version
-        return None
+    """The dict stored for ``request``, or None (missing, damaged, or for another request)."""
+    obj = read_data(manifest_path(name, request))
     return obj if isinstance(obj, dict) and obj.get("request") == request else None
 
 
 def write_manifest(name: str, request: str, obj: dict) -> None:
     """Best effort: a manifest only speeds up later processes."""
     try:
-        write_atomic(manifest_path(name, request),
-                     pickle.dumps({**obj, "request": request}, protocol=pickle.HIGHEST_PROTOCOL))
-    except Exception:
+        write_data(manifest_path(name, request), {**obj, "request": request})
+    except (TypeError, ValueError, OSError, RecursionError):
         pass

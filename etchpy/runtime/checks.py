@@ -36,15 +36,19 @@ def _library():
 
 
 def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int):
-    """(code, where) for one compressed level, or None when no compiler is available."""
+    """(code, where) for one compressed level, or None when no compiler is available
+    or the arrays are not C-contiguous 1-d int32/int64 arrays of one dtype (then the
+    caller takes its general path, which copies them)."""
     lib = _library()
-    if lib is None or pos.dtype != crd.dtype or pos.dtype not in (np.int32, np.int64):
+    if (lib is None or pos.dtype != crd.dtype or pos.dtype not in (np.int32, np.int64)
+            or pos.ndim != 1 or crd.ndim != 1
+            or not (pos.flags.c_contiguous and crd.flags.c_contiguous)):
         return None
     if len(pos) != n_parents + 1:
         return None        # the numpy path words this error best
     ncrd = len(crd)
-    pos = np.ascontiguousarray(pos)
-    crd = np.ascontiguousarray(crd) if ncrd else np.zeros(1, dtype=pos.dtype)
+    if not ncrd:
+        crd = np.zeros(1, dtype=pos.dtype)
     fn, array_type, where_type = _entry(lib, pos.dtype)
     ffi = lib.ffi
     where = ffi.new(where_type)

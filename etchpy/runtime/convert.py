@@ -5,8 +5,8 @@ Every `from_*` function returns the `Parts` a `Tensor` is made of (shape, format
 level dicts, values, fill), already consistent, so the caller skips validation.
 Building from coordinates sorts them in storage order, combines duplicates with the
 semiring's add and packs each level through its `etchpy.formats` class; index arrays
-come out int32 whenever every coordinate and position fits, else int64. scipy csr/csc
-input that is canonical and read in its own layout is shared without a copy.
+come out int32 whenever every coordinate and position fits, else int64. Canonical scipy
+csr/csc input read in its own layout shares its values (a Tensor copies index arrays).
 The `to_*` functions read any object with `shape`, `format`, `levels`, `vals` and
 `fill` (a Tensor).
 """
@@ -27,6 +27,7 @@ __all__ = ["Parts", "from_coords", "from_dense", "from_scipy", "to_coords", "to_
            "convert", "to_scipy", "as_shape"]
 
 INT32_LIMIT = 2**31 - 1
+INT64_LIMIT = 2**63 - 1
 
 
 class Parts(NamedTuple):
@@ -201,7 +202,8 @@ def to_scipy(t):
     parts = convert(t, Format.named(layout, 2)) if t.format != Format.named(layout, 2) else t
     arrays = parts.levels[1]
     make = sp.csc_array if layout == "csc" else sp.csr_array
-    return make((parts.vals, arrays["crd"], arrays["pos"]), shape=t.shape)
+    copies = (np.array(parts.vals), np.array(arrays["crd"]), np.array(arrays["pos"]))
+    return make(copies, shape=t.shape)   # a Tensor's arrays are immutable; scipy's are not
 
 
 # --------------------------------------------------------------------------- input normalisation
@@ -215,6 +217,8 @@ def as_shape(shape, name):
                          f"got {shape!r}") from None
     if any(n < 0 for n in dims):
         raise InputError(f"tensor {name!r}: shape {dims} has a negative size")
+    if any(n > INT64_LIMIT for n in dims):
+        raise InputError(f"tensor {name!r}: shape {dims} has a size that does not fit int64")
     return dims
 
 
@@ -384,9 +388,6 @@ def _pack(storage, values, shape, fmt, fill):
     vals = np.full(n_parents, fill, dtype=values.dtype)
     vals[parent_ids] = values
     return _narrowest(tuple(levels), shape), vals
-
-
-INT32_LIMIT = 2**31 - 1
 
 
 def _narrowest(levels, shape):

@@ -12,13 +12,16 @@ implicit `fill` value (the semiring's zero). Storage level k holds logical mode
 Level -1 has the single position 0; an order-0 tensor has no levels and one
 value. Index arrays are int32 or int64: built here, they are int32 whenever every
 coordinate and position fits (so kernels load half the index bytes), else int64;
-scipy input keeps its own dtype so that it can be shared without a copy.
+scipy input keeps its own dtype (its values can then be shared without a copy).
 
 The per-level work (packing sorted coordinates, listing children, checking
 arrays) lives in the level classes of `etchpy.formats`; the conversions from and
 to coordinates, numpy and scipy are in runtime.convert.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
@@ -29,23 +32,70 @@ from ..semiring import semirings
 
 
 class Tensor:
-    """A tensor stored level by level; see the module docstring for the layout."""
+    """A tensor stored level by level; see the module docstring for the layout.
+
+    A Tensor cannot be made inconsistent from Python: ``name``, ``shape``,
+    ``format``, ``levels``, ``vals`` and ``fill`` cannot be rebound, each level is a
+    read-only mapping, and the index arrays are the Tensor's own immutable copies
+    (read-only, over an immutable buffer, so their flags cannot be set writeable
+    again). The values may be written in place. An array whose dtype, shape or
+    strides are changed in place is refused (InputError) on the next access.
+
+    ``validate=True`` checks every structural invariant. A caller that guarantees
+    the order of the coordinates may pass ``unsafe_skip_order_check=True``: the
+    bounds that the kernels rely on (array lengths, pos monotone from 0 to the
+    length of crd, every coordinate inside its dimension, int32/int64 index arrays)
+    are still checked, but an unsorted or repeated coordinate then gives an
+    unspecified result. ``validate=False`` is the older spelling of the same thing.
+    """
 
     def __init__(self, shape, format, levels, vals, fill=0.0, *, validate=True,
-                 name="tensor"):
-        self.name = str(name)
-        self.shape = cv.as_shape(shape, self.name)
-        self.format = Format.parse(format, len(self.shape))
-        self.levels = tuple(_as_level_dict(lv, self.name) for lv in levels)
-        self.vals = np.asarray(vals)
-        self.fill = _as_fill(fill, self.vals.dtype, self.name)
-        if validate:
-            self.validate()
+                 name="tensor", unsafe_skip_order_check=False):
+        self._init(str(name), shape, format, levels, vals, fill)
+        self.validate(order=bool(validate) and not unsafe_skip_order_check)
+
+    def _init(self, name, shape, format, levels, vals, fill):
+        shape = cv.as_shape(shape, name)
+        levels = tuple(_as_level(lv, name) for lv in levels)
+        vals = _as_vals(vals, name)
+        attrs = {"name": name, "shape": shape, "format": Format.parse(format, len(shape)),
+                 "_levels": levels, "_vals": vals, "fill": _as_fill(fill, vals.dtype, name),
+                 "_layout": tuple((a, a.dtype, a.shape, a.strides)
+                                  for a in (vals, *(a for lv in levels for a in lv.values())))}
+        self.__dict__.update(attrs)
 
     @classmethod
     def _of(cls, parts: cv.Parts, name) -> "Tensor":
         """A tensor from consistent parts (built by runtime.convert: not validated again)."""
-        return cls(*parts, validate=False, name=name)
+        t = cls.__new__(cls)
+        t._init(str(name), *parts)
+        return t
+
+    def __setattr__(self, attr, value):
+        raise AttributeError(f"tensor {self.name!r}: {attr} cannot be rebound; build a new "
+                             f"Tensor (its values may be written in place)")
+
+    def __delattr__(self, attr):
+        self.__setattr__(attr, None)
+
+    @property
+    def levels(self) -> tuple:
+        """One read-only mapping of index arrays per storage level."""
+        self._check_layout()
+        return self._levels
+
+    @property
+    def vals(self) -> np.ndarray:
+        """The stored values, one per position of the last level (writeable in place)."""
+        self._check_layout()
+        return self._vals
+
+    def _check_layout(self):
+        for a, dtype, shape, strides in self._layout:
+            if a.shape != shape or a.dtype != dtype or a.strides != strides:
+                raise InputError(f"tensor {self.name!r}: one of its arrays had its dtype, "
+                                 f"shape or strides changed in place (now {a.dtype} "
+                                 f"{a.shape}, was {dtype} {shape}); build a new Tensor")
 
     # -- basic properties ------------------------------------------------------
     @property
@@ -93,8 +143,9 @@ class Tensor:
         """Build from a scipy.sparse matrix or array (csr, csc, coo; others via coo).
 
         The default format follows the input (csr, csc, else coo). Canonical
-        csr/csc input read in its own layout is shared without copying. The
-        input is always validated and never modified.
+        csr/csc input read in its own layout shares its values (the index arrays
+        are copied, see the class docstring). The input is always validated and
+        never modified.
         """
         sr = semiring or semirings.real
         return cls._of(cv.from_scipy(m, format, sr, name), name)
@@ -138,8 +189,9 @@ class Tensor:
         return cv.to_scipy(self)
 
     # -- validation ------------------------------------------------------------
-    def validate(self):
+    def validate(self, order=True):
         """Check every structural invariant; raise InputError naming the problem.
+        With ``order=False`` only the bounds (see the class docstring).
 
         The per-level checks also make the stored coordinate tuples strictly
         increase in storage order: dense and compressed levels order each
@@ -169,11 +221,12 @@ class Tensor:
             if isinstance(level, Singleton):
                 n_positions = level.check(
                     self.levels[k], n_parents, self.shape[mode], level_where,
-                    parent_runs=run_starts, coords_above=lambda p: _coords_of(trail, p))
+                    parent_runs=run_starts if order else None,
+                    coords_above=lambda p: _coords_of(trail, p))
             else:
                 n_positions = level.check(self.levels[k], n_parents, self.shape[mode],
-                                          level_where)
-            if k < last_singleton:
+                                          level_where, order=order)
+            if order and k < last_singleton:
                 run_id, run_starts = _runs(level, self.levels[k], n_parents,
                                            self.shape[mode], run_id, trail)
         if len(self.vals) != n_positions:
@@ -203,11 +256,34 @@ def _coords_of(trail, p):
 
 
 # -- helpers: input normalisation ----------------------------------------------
-def _as_level_dict(level, name):
-    if not isinstance(level, dict):
+def _as_level(level, name):
+    """A read-only mapping of the level's arrays, each an immutable copy (see Tensor)."""
+    if not isinstance(level, Mapping):
         raise InputError(f"tensor {name!r}: each level is a dict of arrays, "
                          f"got {type(level).__name__}")
-    return {key: np.asarray(a) for key, a in level.items()}
+    return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
+
+
+def _immutable(a: np.ndarray) -> np.ndarray:
+    """``a`` when nothing can write its elements (read-only over an immutable buffer),
+    else a C-contiguous copy that nothing can: an array over a ``bytes`` object."""
+    if a.dtype == object:
+        return a                   # refused by validate, with its name
+    base = a
+    while isinstance(base, np.ndarray) and not base.flags.writeable:
+        base = base.base
+    if isinstance(base, bytes) and a.flags.c_contiguous and a.ndim == 1:
+        return a
+    frozen = np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype)
+    return frozen.reshape(a.shape)
+
+
+def _as_vals(vals, name):
+    """C-contiguous values; a view, so that resizing it in place is refused."""
+    vals = np.asarray(vals)
+    if not vals.flags.c_contiguous:
+        vals = np.ascontiguousarray(vals)
+    return vals.view()
 
 
 def _as_fill(fill, dtype, name):

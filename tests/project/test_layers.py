@@ -49,15 +49,20 @@ def layer(module: tuple) -> str:
 
 
 def imports(path, module):
+    """(node, imported module, at module level?) for every import of the file; an
+    import inside a function is not at module level (one under a module-level
+    `try` or `if` is)."""
     tree = ast.parse(path.read_text())
-    top = set(id(n) for n in tree.body)
+    inner = {id(n) for f in ast.walk(tree)
+             if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+             for n in ast.walk(f)}
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             for target in resolve(module, node):
-                yield node, target, id(node) in top
+                yield node, target, id(node) not in inner
         elif isinstance(node, ast.Import):
             for alias in node.names:
-                yield node, tuple(alias.name.split(".")), id(node) in top
+                yield node, tuple(alias.name.split(".")), id(node) not in inner
 
 
 def test_every_module_has_a_layer():

@@ -66,7 +66,7 @@ def test_new_process_restores_kernels_from_their_manifests(tmp_path):
     assert second["manifest"] == [True, True]
     assert not second["jinja2"] and not second["pycparser"]
     assert {k: second[k] for k in want} == want
-    for f in (tmp_path / "c").glob("*-req-*.pkl"):
+    for f in (tmp_path / "c").glob("*-req-*.json"):
         f.write_bytes(b"not a pickle")
     third = child()
     assert third["manifest"] == [False, False]

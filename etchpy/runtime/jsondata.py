@@ -1,0 +1,148 @@
+"""A JSON codec for the data etchpy keeps on disk: plain values and etchpy's own
+frozen dataclasses. Decoding runs no code read from the file.
+
+    text = dumps(obj)          # TypeError for anything the codec does not cover
+    obj = loads(text)          # DataError for anything it did not write
+
+Covered: None, bool, int, str, float (non-finite ones too), bytes, tuple, list,
+dict (any covered keys), frozenset, numpy bool/int/float scalars, and instances of
+dataclasses defined in etchpy's modules (``etchpy.*``). A JSON array is a tuple;
+every other kind is a one-key object ``{"~tag": payload}``.
+
+A dataclass instance is stored as its class's module and qualified name plus its
+instance ``__dict__``, and rebuilt the way pickle rebuilds it: ``object.__new__``
+and the attributes set directly, no ``__init__``. Unlike pickle, the class must be
+a dataclass of a module of etchpy that is already imported (it is looked up in
+``sys.modules``, never imported), so a file can name no other callable.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import sys
+
+import numpy as np
+
+__all__ = ["dumps", "loads", "DataError"]
+
+_NUMPY_KINDS = "biuf"
+
+
+class DataError(ValueError):
+    """The text is not a value this codec wrote."""
+
+
+def dumps(obj) -> str:
+    """Compact JSON text for ``obj``; TypeError when some part is not covered."""
+    return json.dumps(_encode(obj), separators=(",", ":"), allow_nan=False)
+
+
+def loads(text: str | bytes):
+    """The value ``dumps`` encoded in ``text``; DataError for anything else."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise DataError(f"not JSON: {exc}") from None
+    try:
+        return _decode(data)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError,
+            RecursionError) as exc:
+        raise DataError(f"malformed value: {type(exc).__name__}: {exc}") from None
+
+
+def _encode(x):
+    match x:
+        case None | bool() | str():
+            return x
+        case int():
+            return int(x)
+        case float():
+            return x if math.isfinite(x) else {"~f": repr(float(x))}
+        case tuple():
+            return [_encode(v) for v in x]
+        case list():
+            return {"~l": [_encode(v) for v in x]}
+        case dict():
+            return {"~d": [[_encode(k), _encode(v)] for k, v in x.items()]}
+        case frozenset():
+            return {"~s": [_encode(v) for v in x]}
+        case bytes():
+            return {"~b": x.hex()}
+        case np.generic() if x.dtype.kind in _NUMPY_KINDS:
+            return {"~n": [x.dtype.str, _encode(x.item())]}
+        case _ if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return {"~c": [_class_name(type(x)), _encode(dict(vars(x)))]}
+    raise TypeError(f"cannot store a {type(x).__name__} as data")
+
+
+def _class_name(cls) -> str:
+    if not cls.__module__.startswith("etchpy."):
+        raise TypeError(f"cannot store an instance of {cls.__module__}.{cls.__qualname__}")
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _decode(x):
+    if isinstance(x, list):
+        return tuple([_decode(v) for v in x])
+    if not isinstance(x, dict):
+        if isinstance(x, float) and not math.isfinite(x):
+            raise ValueError("a bare non-finite float")
+        return x
+    if len(x) != 1:
+        raise ValueError(f"an object with keys {sorted(x)}")
+    (tag, payload), = x.items()
+    match tag:
+        case "~f":
+            if payload not in ("inf", "-inf", "nan"):
+                raise ValueError(f"float {payload!r}")
+            return float(payload)
+        case "~l":
+            return [_decode(v) for v in _array(payload)]
+        case "~d":
+            return {_decode(k): _decode(v) for k, v in _array(payload)}
+        case "~s":
+            return frozenset(_decode(v) for v in _array(payload))
+        case "~b":
+            return bytes.fromhex(payload)
+        case "~n":
+            dtype, value = _array(payload)
+            dtype = np.dtype(str(dtype))
+            if dtype.kind not in _NUMPY_KINDS:
+                raise ValueError(f"numpy dtype {dtype}")
+            return dtype.type(value)
+        case "~c":
+            name, state = _array(payload)
+            return _instance(_dataclass(name), _decode(state))
+    raise ValueError(f"tag {tag!r}")
+
+
+def _array(payload) -> list:
+    if not isinstance(payload, list):
+        raise ValueError(f"expected an array, got {type(payload).__name__}")
+    return payload
+
+
+def _dataclass(name):
+    """The dataclass ``module:qualname`` of an imported etchpy module, or ValueError."""
+    module_name, _, qualname = str(name).partition(":")
+    module = sys.modules.get(module_name) if module_name.startswith("etchpy.") else None
+    cls = module
+    for part in qualname.split("."):
+        cls = getattr(cls, part, None) if part.isidentifier() else None
+    if not (isinstance(cls, type) and dataclasses.is_dataclass(cls)
+            and cls.__module__ == module_name):
+        raise ValueError(f"class {name!r} is not a dataclass of an imported etchpy module")
+    return cls
+
+
+def _instance(cls, state):
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        raise ValueError(f"the attributes of a {cls.__qualname__}")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    if not fields <= state.keys():
+        raise ValueError(f"{cls.__qualname__} lacks {sorted(fields - state.keys())}")
+    obj = object.__new__(cls)
+    for key, value in state.items():
+        object.__setattr__(obj, key, value)
+    return obj
