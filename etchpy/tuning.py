@@ -56,6 +56,8 @@ class Tuning:
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
+    bounded_rows: bool = True         # threaded sparse rows filled within per-row bounds
+                                      # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
     # -- thresholds and sizes -------------------------------------------------

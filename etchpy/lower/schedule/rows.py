@@ -1,6 +1,7 @@
 """A csr-like sparse output's rows filled on threads (part of the threads pass):
 within bounds when each row's entries are bounded by its column stream's
-`most` (no workspace), else after a pass that counts them."""
+`most` (no workspace) and tuning.bounded_rows is on, else after a pass that
+counts them."""
 from __future__ import annotations
 
 from ... import imp
@@ -18,7 +19,7 @@ from .bounds import slice_init, state_decls
 def parallel_rows(em, s) -> imp.Stmt:
     """Fill a csr-like output's rows (the outermost loop s) on threads."""
     col = s.value
-    if bounded_rows_ok(em.target, col):
+    if em.tuning.bounded_rows and bounded_rows_ok(em.target, col):
         return bounded_rows(em, s, col)
     return counted_rows(em, s)
 

@@ -61,7 +61,7 @@ def test_threads_fill_sparse_rows(semiring):
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus"])
 @pytest.mark.parametrize("counted", [False, True])
-def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monkeypatch):
+def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted):
     """Outputs whose first level is compressed (dcsr, TTM's fibers), or that end
     in dense levels (a tail), filled on 2 and 3 threads: a compressed first level
     appends one coordinate per iteration of the outer loop, so rows are the
@@ -69,11 +69,8 @@ def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monke
     met its bound (TTM, A·x: the rows are an operand's segments) and copied,
     tail blocks and all, when some did not (an intersection). With `counted`
     every such output takes the counting pass instead. The arrays equal one
-    thread's, and the reference's values, on C and on the Imp interpreter. (The
-    forced kernels get a name of their own, so no cached program is reused.)"""
-    from etchpy.lower.schedule import rows as threaded_rows
-    if counted:       # no row is taken as bounded: every one is counted first
-        monkeypatch.setattr(threaded_rows, "bounded_rows_ok", lambda target, col: False)
+    thread's, and the reference's values, on C and on the Imp interpreter."""
+    tuning = ep.Tuning(bounded_rows=not counted)   # counted: every row counted first
     sr = ep.semirings.get(semiring)
     r_ = ep.indices("r")[0]
     T, S = ep.tensor("T", 3, format="csf"), ep.tensor("S", 2, format="dcsr")
@@ -104,16 +101,16 @@ def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted, monke
         np.testing.assert_array_equal(serial.to_dense(), want)
         for threads in (2, 3):
             kern = ep.compile(e, output=fmt, semiring=semiring, threads=threads,
-                              name="forced_count" if counted else "etchpy_kernel")
+                              tuning=tuning)
             assert ("rows counted" if counted else "rows bounded") in kern.c_source
             assert (" = move " in imp.show(kern.program.body)) == (not counted)
             got = kern(**inputs)
             for a, b in zip(tensor_levels(got), tensor_levels(serial), strict=True):
                 np.testing.assert_array_equal(a, b)
         if not counted:     # was every row's bound met, so the scratch was moved?
-            bd = np.diff(on_interpreter(e, sr, kern.out_format, inputs, 2)[0]["bd_pos"])
+            bd = np.diff(on_interpreter(e, sr, kern.out_format, inputs, 2, tuning)[0]["bd_pos"])
             assert (bd == np.diff(serial.levels[1]["pos"])).all() == exact
-        final, _, shape = on_interpreter(e, sr, kern.out_format, inputs, 2)
+        final, _, shape = on_interpreter(e, sr, kern.out_format, inputs, 2, tuning)
         for a, b in zip(levels_on_interpreter(final, kern.out_format, shape),
                         tensor_levels(serial), strict=True):
             np.testing.assert_array_equal(a, b)
