@@ -120,7 +120,7 @@ def check_names(declared, given):
     for n in unknown:
         close = _closest(n, missing or list(declared))
         hint = f" (did you mean {close}?)" if close else ""
-        parts.append(f"unknown input {n}{hint}")
+        parts.append(f"unknown input {n}{hint}: {n} is not a tensor of the expression")
     if missing:
         parts.append(f"missing input for tensor {', '.join(missing)}")
     raise InputError("; ".join(parts) + "; the expression's tensors are "
@@ -220,6 +220,8 @@ def conversion_note(value, tvar) -> str | None:
         fix = f"ep.Tensor.from_dense({name}, {str(fmt)!r})"
     if str(have) == str(fmt):
         return None
+    if not fmt.name:
+        fix = fix.replace(repr(str(fmt)), "<the declared ep.Format>")
     return (f"input {name} is {describe(value)} but {name} is declared {fmt}: it is "
             f"converted on every call. Convert it once and pass the result instead, "
             f"e.g. {fix}")
