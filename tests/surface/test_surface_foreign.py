@@ -29,7 +29,7 @@ def test_pydata_sparse_matrices(make, backend):
     np.testing.assert_allclose(ep.einsum("ij,j->i", S, V, backend=backend), M @ V)
 
 
-def test_a_csr_gcxs_is_bound_without_a_warning_and_a_coo_tensor_shares_its_values():
+def test_a_csr_gcxs_binds_without_a_warning_and_an_nd_coo_is_read():
     import warnings
     G = sparse.GCXS.from_scipy_sparse(sp.csr_array(M))
     kern = ep.compile(SPMV, name="gcxs_as_is")
