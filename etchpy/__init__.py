@@ -8,7 +8,7 @@
 __version__ = "0.1.0"
 
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
-                     InputError, OrderError, SemiringError)
+                     InputError, OrderError, PerformanceWarning, SemiringError)
 from .expr.nodes import Expr, Index, TensorVar, indices, tensor
 from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name

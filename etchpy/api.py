@@ -27,9 +27,11 @@ from .expr.nodes import as_expr, free_indices, tensors
 from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
-from .runtime.inputs import (bind_inputs, check_out_indices, checked_out, index_sizes,
-                             make_output, prepare_semiring)
-from .runtime.kernel import Kernel, default_threads
+from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
+                             index_sizes, make_output, positional_error, prepare_semiring)
+from .runtime import foreign
+from .runtime.kernel import Kernel
+from .runtime.request import default_threads
 from .runtime.tensor import Tensor
 from . import streams
 
@@ -41,8 +43,35 @@ _kernel_cache: dict = {}
 def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,  # noqa: A001
             formats=None, name="etchpy_kernel", threads=None, optimize=None,
             optimizer_options=None, tuning=None) -> Kernel:
-    """Compile an expression (or an 'y[i] = ...' string) into a Kernel (cached
-    in-process, by every argument and the Tuning's key)."""
+    """Compile an expression (or an "y[i] = A[i,j] * x[j]" string) into a Kernel.
+
+    Kernels are cached in-process, by every argument and the Tuning's key. The
+    expression is compiled to an Imp program now; the C is built into a shared
+    object lazily, on the first call of each input signature, or ahead of time
+    with `Kernel.build(**example_inputs)`.
+
+    Parameters:
+        expr: an expression, or a statement string (einsum convention: indices
+            only on the right are summed).
+        semiring: a Semiring or a built-in name; None (default) follows the
+            inputs' common dtype on each call: float32 -> real32, float64 ->
+            real, integers -> integer (int64), bool -> boolean.
+        output: "dense" (default), a named sparse format or an ep.Format.
+        order: a fixed loop order (indices or names, outermost first).
+        out_indices: the output's index order (default: the free indices).
+        formats: {tensor name: format}, for the string front end only.
+        name: the C function's name. threads: OpenMP threads (default
+            ETCHPY_NUM_THREADS, else 1). optimize: run the optimizer (default:
+            unless `order` is given). optimizer_options: its keyword arguments.
+        tuning: an etchpy.tuning.Tuning, a preset name or a dict of fields.
+    Returns: a Kernel; call it with the inputs by tensor name.
+    Raises: ExpressionTypeError, FormatError, SemiringError, OrderError.
+
+        >>> i, j = ep.indices("i j")
+        >>> A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+        >>> y = kern(A=scipy_csr, x=numpy_vector)
+    """
     expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
     key = (expr, semiring if semiring is None else id(semiring), str(output),
@@ -101,17 +130,32 @@ def _front_end(expr, formats, out_indices, output, strict=True):
     return as_expr(expr), out_indices, output
 
 
-def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
+def evaluate(e, *args, semiring=None, backend="c", output="dense", order=None,
              out_indices=None, check=False, threads=None, optimize=None,
              optimizer_options=None, tuning=None, out=None, **inputs):
-    """Evaluate `e` on named inputs with one of the backends (see module docstring).
+    """Evaluate `e` on inputs given by tensor name, with one of three backends.
 
-    "c" compiles (or reuses) a kernel; "streams" runs the indexed-stream
-    interpreter (slow, faithful; `check=True` verifies the stream invariants at
-    every step); "reference" is the dense specification. A dense result may be
-    written into `out` (as for a compiled kernel: see `checked_out`). Every
-    backend takes `tuning` (checked by tuning.of); the "c" backend compiles with it.
+    Parameters:
+        e: an expression (or a statement string, for the "c" backend).
+        semiring, output, order, out_indices, threads, optimize,
+            optimizer_options, tuning: as for `compile`. With no semiring the
+            result's dtype follows the inputs' (float32 in, float32 out).
+        backend: "c" compiles (or reuses) a kernel; "streams" runs the
+            indexed-stream interpreter (slow, faithful; `check=True` verifies the
+            stream invariants at every step); "reference" is the dense
+            specification.
+        out: a dense result may be written there (see `Kernel.__call__`).
+        inputs: numpy arrays, scipy.sparse arrays, ep.Tensors, pydata sparse or
+            python-graphblas arrays, by tensor name.
+    Returns: a numpy array or scalar; for a sparse output a scipy csr/csc array
+        when the semiring's zero is 0, else an ep.Tensor carrying its fill.
+    Raises: TypeError for positional inputs; InputError for bad inputs;
+        ValueError for an unknown backend.
+
+        >>> y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=scipy_csr, x=numpy_vector)
     """
+    if args:
+        raise positional_error(tensors(_front_end(e, None, None, output)[0]), "ep.evaluate")
     tuned = tuning_.of(tuning)
     if backend == "c":
         kern = compile(e, semiring=semiring, output=output, order=order,
@@ -123,7 +167,8 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
     if out is not None and output not in (None, "dense"):
         raise InputError(f"out= needs a dense output, not {output!r}")
     e = as_expr(e)
-    sr = prepare_semiring(e, semiring)
+    check_names(tensors(e), inputs)
+    sr = prepare_semiring(e, semiring, inputs)
     out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
     check_out_indices(e, out_ix)
     bound = bind_inputs(tensors(e), inputs, sr)
@@ -150,10 +195,22 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
 def einsum(spec: str, *operands, semiring=None, output="dense", backend="c", tuning=None):
     """numpy-style `ep.einsum("ij,j->i", A, x)` over any semiring.
 
-    Indices missing from the output are summed; scipy csr/csc/coo operands keep
-    their sparse format, everything else is dense.
+    Parameters:
+        spec: the subscripts, as numpy's einsum takes them; indices missing
+            from the output are summed.
+        operands: numpy arrays (dense), scipy.sparse arrays (csr/csc/coo keep
+            their format), 2-d pydata sparse and python-graphblas arrays (read
+            as scipy arrays in their own layout), other arrays (dense).
+        semiring: None (default) follows the operands' dtype, as numpy does.
+        output, backend, tuning: as for `evaluate`.
+    Returns: as `evaluate`.
+    Raises: FrontendError (an ExpressionTypeError) for a bad spec; InputError
+        for operands whose shapes disagree.
+
+        >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
+        array([1., 1.], dtype=float32)
     """
-    expr, out, inputs = einsum_expr(spec, list(operands))
+    expr, out, inputs = einsum_expr(spec, [foreign.as_scipy(x) for x in operands])
     return evaluate(expr, semiring=semiring, output=output, backend=backend,
                     out_indices=out, tuning=tuning, **inputs)
 

@@ -27,3 +27,9 @@ class SemiringError(EtchpyError, ValueError):
 
 class CompileError(EtchpyError, RuntimeError):
     """The C compiler failed or is missing."""
+
+
+class PerformanceWarning(UserWarning):
+    """A call that works but does avoidable work every time (an input converted on
+    every call, say); the message says how to avoid it. Warned once per kernel and
+    input."""

@@ -179,6 +179,33 @@ class _Builtins:
         return [self.real, self.real32, self.integer, self.boolean, self.min_plus,
                 self.max_plus, self.max_times]
 
+    def for_dtype(self, dtype, *, negation=False) -> Semiring:
+        """The built-in semiring that computes in `dtype` like numpy would.
+
+        This is the choice made when no semiring is given: float32 (and float16)
+        gives `real32`, other floats `real`, signed and unsigned integers
+        `integer` (int64), bool `boolean`, or `integer` when the expression
+        subtracts (`a - b` needs negation).
+
+        Parameters: dtype, anything numpy.dtype accepts; negation, whether the
+        expression needs additive inverses.
+        Returns: a Semiring of `ep.semirings`.
+        Raises: InputError for other dtypes (complex, object, strings).
+
+            >>> ep.semirings.for_dtype(np.float32).name
+            'real32'
+        """
+        dt = np.dtype(dtype)
+        if dt.kind == "b":
+            return self.integer if negation else self.boolean
+        if dt.kind in "iu":
+            return self.integer
+        if dt.kind == "f":
+            return self.real32 if dt.itemsize <= 4 else self.real
+        raise InputError(f"no built-in semiring computes in {dt} (real, real32, integer "
+                         f"and boolean hold float64, float32, int64 and bool); convert "
+                         f"the inputs or pass semiring=")
+
     def get(self, name_or_semiring) -> Semiring:
         """The semiring itself, or the built-in one of that name (else SemiringError)."""
         if isinstance(name_or_semiring, Semiring):

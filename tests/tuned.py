@@ -146,3 +146,9 @@ def levels_on_interpreter(final, fmt, shape):
 def tensor_levels(t):
     """A Tensor's level arrays in order, then its values."""
     return [arr for level in t.levels for arr in level.values()] + [t.vals]
+
+
+def as_scipy(result):
+    """A csr/csc result as scipy arrays: an ep.Tensor (what a sparse result is when
+    the semiring's zero is not 0, e.g. min_plus) read with its fill kept."""
+    return result.to_scipy(keep_fill=True) if isinstance(result, ep.Tensor) else result

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import foreign
 from . import inputs as io_
 from .checks import check_compressed
 from ..errors import InputError
@@ -66,9 +67,14 @@ class Bound:
         self.args = {} if reused else None
 
 
-def bind(value, tv, sr) -> Bound:
-    """`value` validated as input `tv` of a kernel over semiring `sr`."""
-    if type(value) is Tensor:
+def bind(value, tv, sr, on_convert=None) -> Bound:
+    """`value` validated as input `tv` of a kernel over semiring `sr`.
+
+    `on_convert(name, note)` is called when the value's layout is not the declared
+    format's, so that binding it converts it (on every call); see
+    inputs.conversion_note."""
+    reused = type(value) is Tensor
+    if reused:
         # A Tensor passed again: reuse its binding while its arrays are the same
         # objects (a Tensor's arrays are validated once, when it is built).
         memo = value.__dict__.setdefault("_etchpy_bound", {})
@@ -79,13 +85,23 @@ def bind(value, tv, sr) -> Bound:
     fast = _fast_bind(value, tv, sr)
     if fast is not None:
         return fast
+    io_.check_order(value, tv)
+    if on_convert is not None:
+        note = io_.conversion_note(value, tv)
+        if note is not None:
+            on_convert(tv.name, note)
+    if foreign.kind(value):
+        value = foreign.adapt(value, tv, sr)     # GCXS as scipy csr/csc: bound as is
+        fast = _fast_bind(value, tv, sr)
+        if fast is not None:
+            return fast
     t = io_.as_tensor(value, tv, sr)
     roles = {"vals": t.vals}
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr
-    b = Bound(t.shape, roles, _all_int32(roles), reused=type(value) is Tensor)
-    if type(value) is Tensor:
+    b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
+    if reused:
         # the entry holds tv and the semiring, so their ids cannot be reused
         memo[(id(tv), id(sr))] = (value.levels, value.vals, value.format, value.shape,
                                   b, tv, sr)
@@ -186,7 +202,8 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
     """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
     entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
     the lengths by role ("count", "count1", ...); `mode` is the program's
-    output mode (lower.Output)."""
+    output mode (lower.Output). A scipy array when inputs.returns_scipy says
+    so, else a Tensor carrying the semiring's zero as its fill."""
     if mode == "coords":
         n = counts["count"]
         coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
@@ -194,7 +211,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
             np.zeros((0, n), dtype=np.int64)
         t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, out_format,
                                semiring=sr, name="output")
-    elif out_format in io_.scipy_layouts():
+    elif io_.returns_scipy(out_format, sr):
         # csr / csc: straight into scipy (sorted and canonical by construction)
         import scipy.sparse as sp      # loaded by then; not at `import etchpy`
         n = counts["count1"]
@@ -204,7 +221,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
                      take("pos1", major + 1, idx_dtype)), shape=shape)
     else:
         t = _assemble(out_format, sr, take, counts, shape, idx_dtype)
-    return t.to_scipy(keep_fill=True) if out_format in io_.scipy_layouts() else t
+    return t.to_scipy() if io_.returns_scipy(out_format, sr) else t
 
 
 def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:

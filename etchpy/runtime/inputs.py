@@ -1,18 +1,28 @@
 """Inputs and outputs of a kernel call: binding user values to declared tensors.
 
 Inputs are bound by tensor name and turned into `Tensor`s of the declared
-format (validated, canonicalised, cast to the semiring's dtype). Index sizes are
-read off the inputs and must agree across every access. A dense result may be
-written into a caller's `out` buffer; other results become a numpy array (a
-numpy scalar for no free indices), a scipy sparse array for a 2-d sparse
-output, or an `ep.Tensor` for an n-d sparse output.
+format (validated, canonicalised, cast to the semiring's dtype). numpy arrays,
+scipy.sparse arrays and matrices, `ep.Tensor`s, and pydata `sparse` and
+python-graphblas arrays (runtime.foreign) are accepted. Index sizes are read off
+the inputs and must agree across every access.
+
+With no semiring given, the semiring follows the inputs' common dtype (numpy's
+promotion of the inputs and the expression's literals): `infer_semiring`.
+
+A dense result may be written into a caller's `out` buffer; other results become
+a numpy array (a numpy scalar for no free indices), a scipy sparse array for a
+2-d csr/csc output whose semiring's zero is 0, or an `ep.Tensor`, which carries
+its fill value, for every other sparse output (`returns_scipy`).
 """
 from __future__ import annotations
 
+import difflib
+
 import numpy as np
 
+from . import foreign
 from ..errors import InputError
-from ..expr.nodes import Expr, Index, accesses, free_indices, uses_negation
+from ..expr.nodes import Expr, Index, Lit, accesses, free_indices, subexprs, uses_negation
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
@@ -36,11 +46,52 @@ def checked_out(out, shape, sr, inputs) -> np.ndarray:
     return out
 
 
-def prepare_semiring(e: Expr, semiring) -> Semiring:
-    sr = semirings.get(semiring if semiring is not None else semirings.real)
+def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
+    """The semiring of one evaluation: `semiring` (a Semiring or a built-in name),
+    else the one the `inputs` (a dict by tensor name) call for (`infer_semiring`),
+    else `real`. SemiringError when the expression subtracts and it has no
+    negation."""
+    if semiring is not None:
+        sr = semirings.get(semiring)
+    elif inputs is not None:
+        sr = infer_semiring([value_dtype(v) for v in inputs.values()], literal_values(e),
+                            uses_negation(e))
+    else:
+        sr = semirings.real
     if uses_negation(e):
         sr.require("negation")
     return sr
+
+
+def infer_semiring(dtypes, literals=(), negation=False) -> Semiring:
+    """The built-in semiring for the common dtype of the inputs' `dtypes` and the
+    expression's `literals` (Python numbers, which take part as numpy's weak
+    scalars do): see `semirings.for_dtype`. Neither gives `real`."""
+    if not dtypes and not literals:
+        return semirings.real
+    return semirings.for_dtype(np.result_type(*dtypes, *literals), negation=negation)
+
+
+def literal_values(e: Expr) -> tuple:
+    """The literals of `e` as Python numbers, without the -1 that `a - b` writes."""
+    out = []
+    for x in subexprs(e):
+        if isinstance(x, Lit) and not x.negation:
+            v = x.value.item() if isinstance(x.value, np.generic) else x.value
+            out.append(v if isinstance(v, (bool, int, float, complex)) else float(v))
+    return tuple(out)
+
+
+def value_dtype(value) -> np.dtype:
+    """The dtype of an input value: its `dtype` (graphblas: its numpy type), else
+    numpy's reading of it."""
+    dt = getattr(value, "dtype", None)
+    if isinstance(dt, np.dtype):
+        return dt
+    np_type = getattr(dt, "np_type", None)          # a graphblas DataType
+    if np_type is not None:
+        return np.dtype(np_type)
+    return np.asarray(value).dtype
 
 
 def check_out_indices(e: Expr, out):
@@ -51,24 +102,58 @@ def check_out_indices(e: Expr, out):
 
 
 def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]:
-    missing = sorted(set(declared) - set(inputs))
-    if missing:
-        raise InputError(f"missing input for tensor {', '.join(missing)}")
-    extra = sorted(set(inputs) - set(declared))
-    if extra:
-        raise InputError(f"input {', '.join(extra)} is not a tensor of the expression "
-                         f"(tensors: {', '.join(sorted(declared))})")
+    """Every declared tensor's input, as a Tensor of its declared format. The names
+    must be exactly the declared ones (`check_names`)."""
+    check_names(declared, inputs)
     return {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+
+
+def check_names(declared, given):
+    """Nothing when the names `given` are exactly those `declared`; else an
+    InputError naming each unknown name (with the closest declared name) and
+    each missing one, and listing the expression's tensors."""
+    unknown = [n for n in given if n not in declared]
+    missing = [n for n in declared if n not in given]
+    if not unknown and not missing:
+        return
+    parts = []
+    for n in unknown:
+        close = _closest(n, missing or list(declared))
+        hint = f" (did you mean {close}?)" if close else ""
+        parts.append(f"unknown input {n}{hint}: {n} is not a tensor of the expression")
+    if missing:
+        parts.append(f"missing input for tensor {', '.join(missing)}")
+    raise InputError("; ".join(parts) + "; the expression's tensors are "
+                     + ", ".join(declared))
+
+
+def _closest(name, candidates):
+    same_case = [c for c in candidates if c.lower() == name.lower()]
+    if same_case:
+        return same_case[0]
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return close[0] if close else None
+
+
+def positional_error(declared, what="a kernel") -> TypeError:
+    """The TypeError for inputs passed by position: they go by tensor name."""
+    names = list(declared)
+    example = ", ".join(f"{n}=..." for n in names) or "no inputs"
+    return TypeError(f"{what} takes its inputs by tensor name, not by position: "
+                     f"({example}); its tensors are {', '.join(names) or 'none'}")
 
 
 def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     """`value` as a validated Tensor in exactly the format `tvar` declares.
 
     Every backend lowers with the declared format, so the bound tensor must have
-    it: a matching layout is taken as it is, anything else is converted.
+    it: a matching layout is taken as it is, anything else is converted. A value
+    of the wrong order is an InputError naming the input and what it is.
     """
     fmt: Format = tvar.format
     name = tvar.name
+    check_order(value, tvar)
+    value = foreign.adapt(value, tvar, sr)
     if isinstance(value, Tensor):
         t = value
     elif _is_scipy_sparse(value):
@@ -81,20 +166,65 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
         arr = np.asarray(value)
         if arr.dtype == object:
             raise InputError(f"input {name} is not a numeric array")
-        if arr.ndim != tvar.order:
-            raise InputError(f"input {name} has {arr.ndim} dimensions but {name} is "
-                             f"declared with order {tvar.order}")
         arr = sr.cast(arr, what=f"input {name}")
         return Tensor.from_dense(arr, fmt, semiring=sr, name=name)
-    if t.order != tvar.order:
-        raise InputError(f"input {name} has {t.order} dimensions but {name} is declared "
-                         f"with order {tvar.order}")
     if t.format != fmt:
         t = t.convert(fmt)
     if t.vals.dtype != sr.dtype or t.fill != sr.zero:
         vals = sr.cast(t.vals, what=f"input {name}")
         t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
     return t
+
+
+def check_order(value, tvar):
+    """InputError unless `value` has as many dimensions as `tvar` has indices."""
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        shape = np.shape(value)
+    if len(shape) != tvar.order:
+        raise InputError(f"input {tvar.name} is {describe(value)} ({len(shape)} "
+                         f"dimensions), but {tvar.name} is declared with order "
+                         f"{tvar.order} (format {tvar.format})")
+
+
+def describe(value) -> str:
+    """A few words naming what an input value is, for messages."""
+    if isinstance(value, Tensor):
+        return f"an ep.Tensor of shape {value.shape}, format {value.format}"
+    if _is_scipy_sparse(value):
+        return f"a scipy {type(value).__name__} ({value.format}) of shape {value.shape}"
+    if foreign.kind(value):
+        return foreign.describe(value)
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of shape {value.shape}"
+    return f"a {type(value).__name__} of shape {np.shape(value)}"
+
+
+def conversion_note(value, tvar) -> str | None:
+    """What a call does to bind `value` to `tvar` when its layout is not the
+    declared format's (a conversion repeated on every call), with the way to
+    convert once; None when the layout matches."""
+    fmt, name = tvar.format, tvar.name
+    if isinstance(value, Tensor):
+        have, fix = value.format, f"{name}.convert({str(fmt)!r})"
+    elif _is_scipy_sparse(value):
+        have = value.format
+        fix = (f"{name}.toarray()" if fmt.is_dense
+               else f"ep.Tensor.from_scipy({name}, {str(fmt)!r})")
+    elif foreign.kind(value):
+        have = foreign.layout(value)
+        fix = (f"{name}.todense()" if fmt.is_dense and foreign.kind(value) == "pydata"
+               else f"ep.Tensor.from_coords(...) in format {str(fmt)!r}")
+    else:
+        have = "dense"
+        fix = f"ep.Tensor.from_dense({name}, {str(fmt)!r})"
+    if str(have) == str(fmt):
+        return None
+    if not fmt.name:
+        fix = fix.replace(repr(str(fmt)), "<the declared ep.Format>")
+    return (f"input {name} is {describe(value)} but {name} is declared {fmt}: it is "
+            f"converted on every call. Convert it once and pass the result instead, "
+            f"e.g. {fix}")
 
 
 def _is_scipy_sparse(x) -> bool:
@@ -140,12 +270,20 @@ def make_output(values, shape, output, sr: Semiring):
         t = Tensor.from_coords(coords, vals, shape, fmt, semiring=sr, name="output")
     else:
         t = Tensor.from_dense(dense, fmt, semiring=sr, name="output")
-    return t.to_scipy(keep_fill=True) if fmt in scipy_layouts() else t
+    return t.to_scipy() if returns_scipy(fmt, sr) else t
 
 
 def scipy_layouts() -> tuple[Format, Format]:
-    """The output formats returned as scipy arrays (csr, csc); others are Tensors."""
+    """The output formats that scipy can hold (csr, csc)."""
     return Format.named("csr", 2), Format.named("csc", 2)
+
+
+def returns_scipy(fmt: Format, sr: Semiring) -> bool:
+    """Whether a sparse result of format `fmt` over `sr` is returned as a scipy
+    array: csr or csc, and the semiring's zero is 0, which is what scipy reads
+    where nothing is stored. Every other sparse result is an `ep.Tensor`, whose
+    `fill` says what its missing entries are (+inf for min_plus)."""
+    return fmt in scipy_layouts() and sr.zero == 0
 
 
 def output_indices(e, out_indices) -> tuple[Index, ...]:

@@ -9,40 +9,60 @@ on first need (`pipeline.render_c`) and loads it as a shared object
 """
 from __future__ import annotations
 
-import hashlib
 import os
+import sys
+import warnings
 from dataclasses import replace
 
 import numpy as np
 
-from .. import __version__, pipeline
-from .. import tuning as tuning_
+from .. import pipeline
 from . import build
 from . import calling
 from . import inputs as io_
+from .request import make_request, request_key
 from ..c.render import CSource
-from ..errors import EtchpyError, InputError
-from ..expr.nodes import as_expr
-from ..formats import Format
-from ..semiring import semirings
+from ..errors import InputError, PerformanceWarning
+from ..expr.nodes import uses_negation
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Kernel:
-    """A compiled expression. Call it with the inputs by tensor name."""
+    """A compiled expression: call it with the inputs by tensor name.
+
+    Made by `ep.compile` (which also caches it in-process). The expression is
+    compiled to an Imp program when the kernel is made; its C is built into a
+    shared object on the first call for each input signature (index dtype and,
+    with no semiring given, value dtype), or ahead of time by `build`.
+
+    Parameters: expr, an expression; semiring, a Semiring or a built-in name,
+    or None to follow the inputs' dtype on each call (float32 -> real32,
+    float64 -> real, integers -> integer (int64), bool -> boolean); output,
+    "dense" or a sparse format; order, a fixed loop order; out_indices, the
+    output's index order; name, the C function's name; threads, OpenMP threads
+    (default ETCHPY_NUM_THREADS or 1); optimize, whether the optimizer runs
+    (default: unless `order` is given); optimizer_options, its keyword
+    arguments; every_size, build a workspace output for every size at once
+    (export_c does; else a dimension that needs the hash table builds a second
+    kernel on first need); tuning, an etchpy.tuning.Tuning, a preset name or a
+    dict of fields (None: tuning.DEFAULT).
+
+    Raises: ExpressionTypeError, SemiringError, OrderError, EtchpyError for a
+    request that cannot be compiled; calls raise InputError for bad inputs.
+
+        >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+        >>> y = kern(A=scipy_csr, x=numpy_vector)
+    """
 
     def __init__(self, expr, *, semiring=None, output="dense", order=None, out_indices=None,
                  name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None,
                  every_size=False, tuning=None):
-        """optimize=None: the optimizer runs unless `order` fixes the loop order.
-        every_size: build the code for every input size at once (export_c does).
-        Otherwise a workspace output is built with its dense kind only, and the
-        first call whose dimension needs the hash table builds a second kernel.
-        tuning: an etchpy.tuning.Tuning, a preset name or a dict of fields (None:
-        tuning.DEFAULT)."""
         self._setup(make_request(expr, semiring=semiring, output=output, order=order,
                                  out_indices=out_indices, name=name, threads=threads,
                                  optimize=optimize, optimizer_options=optimizer_options,
-                                 every_size=every_size, tuning=tuning))
+                                 every_size=every_size, tuning=tuning),
+                    infer=semiring is None)
 
     @classmethod
     def of_request(cls, req: pipeline.Request) -> "Kernel":
@@ -51,8 +71,14 @@ class Kernel:
         kern._setup(req)
         return kern
 
-    def _setup(self, req: pipeline.Request):
+    def _setup(self, req: pipeline.Request, infer=False):
         self.request = req
+        self._infer = infer                 # the semiring follows the inputs' dtype
+        self._literals = io_.literal_values(req.expr) if infer else ()
+        self._negation = uses_negation(req.expr)
+        self._inferred: dict[tuple, object] = {}        # input dtypes -> semiring
+        self._variants: dict[str, Kernel] = {}          # semiring name -> kernel
+        self._warned: set[str] = set()      # inputs already warned about (see _bind)
         self._request = request_key(req)
         self._larger = None
         self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
@@ -178,22 +204,37 @@ class Kernel:
                 "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
         return lib
 
-    def __call__(self, out=None, **inputs):
-        """Run the kernel on `inputs` (by tensor name). A dense output may be written
-        into `out`, a C-contiguous writeable array of the output's shape and the
-        semiring's dtype that shares no memory with the inputs; it is overwritten
-        (not accumulated into) and returned. Reusing one buffer across calls
-        saves allocating, and first touching, a fresh output each time."""
-        sr = self.semiring
+    def __call__(self, *args, out=None, **inputs):
+        """Run the kernel on `inputs`, given by tensor name.
+
+        Parameters: each input is a numpy array, a scipy.sparse array or matrix,
+        an ep.Tensor, or a pydata sparse / python-graphblas array, of the
+        declared order; `out`, for a dense output only, a C-contiguous writeable
+        array of the output's shape and dtype that shares no memory with the
+        inputs: it is overwritten (not accumulated into) and returned, which saves
+        allocating a fresh output on every call.
+        Returns: a numpy array (a numpy scalar for no free indices); for a sparse
+        output a scipy csr/csc array when the semiring's zero is 0, else an
+        ep.Tensor carrying its fill value.
+        Raises: TypeError for positional inputs; InputError naming the input for
+        unknown or missing names, wrong orders, sizes that disagree, values the
+        semiring cannot hold. Warns (PerformanceWarning, once per input) when an
+        input is converted on every call because its layout is not the declared
+        format's.
+
+            >>> y = kern(A=scipy_csr, x=numpy_vector)
+        """
+        if args:
+            raise io_.positional_error(self.tensors)
+        if inputs.keys() != self.tensors.keys():
+            io_.check_names(self.tensors, inputs)          # raises the precise error
+        sr = self._semiring_of(inputs)
+        if sr is not self.semiring:
+            return self._variant(sr)(out=out, **inputs)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
-        if inputs.keys() != self.tensors.keys():
-            io_.bind_inputs(self.tensors, inputs, sr)      # raises the precise error
-        bound = {name: calling.bind(inputs[name], tv, sr) for name, tv in self.tensors.items()}
-        sig = tuple([(b.shape, b.idx32) for b in bound.values()])
-        known = self._signatures.get(sig)
-        out_shape, idx_type, idx_dtype = known or self._signature(sig, bound)
+        bound, (out_shape, idx_type, idx_dtype) = self._bind(inputs)
         lib = self.library(idx_type)
         types = self._ctypes[idx_type]
         args = [None] * len(self._slots)
@@ -217,6 +258,71 @@ class Kernel:
             return io_.make_output(out_dense, out_shape, self.out_format, sr)
         return calling.sparse_output(self.program, self.out_format, sr, lib, self.name,
                                      grown, out_shape, idx_dtype)
+
+    def build(self, *args, **inputs) -> "Kernel":
+        """Build the shared object for the signature of `inputs` now, without running.
+
+        A kernel is built per input signature: the index dtype of the sparse
+        inputs (int32 or int64) and, when no semiring was given, the value dtype.
+        `ep.compile` is lazy, so the C compiler otherwise runs on the first call
+        of each signature; `build` moves that cost ahead (at start-up, say).
+
+        Parameters: example inputs by tensor name, as for a call (only their
+        types, dtypes and index dtypes matter; sizes are checked to agree).
+        Returns: this kernel, so that `kern = ep.compile(e).build(A=M, x=v)` works.
+        Raises: as a call does for bad inputs; CompileError when the C compiler
+        fails.
+
+            >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j])).build(A=M, x=v)
+        """
+        if args:
+            raise io_.positional_error(self.tensors, "Kernel.build")
+        io_.check_names(self.tensors, inputs)
+        sr = self._semiring_of(inputs)
+        kern = self if sr is self.semiring else self._variant(sr)
+        _, (_, idx_type, _) = kern._bind(inputs)
+        kern.library(idx_type)
+        return self
+
+    def _semiring_of(self, inputs):
+        """The semiring of a call: the kernel's own, or the one the inputs' dtypes
+        call for when no semiring was given (inputs.infer_semiring)."""
+        if not self._infer:
+            return self.semiring
+        dtypes = tuple([io_.value_dtype(v) for v in inputs.values()])
+        sr = self._inferred.get(dtypes)
+        if sr is None:
+            if len(self._inferred) >= 64:
+                self._inferred.clear()
+            sr = self._inferred[dtypes] = io_.infer_semiring(
+                dtypes, self._literals, self._negation)
+        return sr
+
+    def _variant(self, sr) -> "Kernel":
+        """This kernel over semiring `sr` (made on first need)."""
+        kern = self._variants.get(sr.name)
+        if kern is None:
+            kern = Kernel.of_request(replace(self.request, semiring=sr))
+            kern._warned = self._warned
+            self._variants[sr.name] = kern
+        return kern
+
+    def _bind(self, inputs):
+        """(the bound inputs by name, (output shape, index type, index dtype))."""
+        sr = self.semiring
+        bound = {name: calling.bind(inputs[name], tv, sr, self._warn_conversion)
+                 for name, tv in self.tensors.items()}
+        sig = tuple([(b.shape, b.idx32) for b in bound.values()])
+        return bound, (self._signatures.get(sig) or self._signature(sig, bound))
+
+    def _warn_conversion(self, name, note):
+        if name not in self._warned:
+            self._warned.add(name)
+            frame, level = sys._getframe(), 1      # point at the caller outside etchpy
+            while frame.f_back is not None and frame.f_code.co_filename.startswith(
+                    _PACKAGE_DIR):
+                frame, level = frame.f_back, level + 1
+            warnings.warn(note, PerformanceWarning, stacklevel=level)
 
     def _output_args(self, args, out, out_shape, bound, lib, types):
         """Fill the output's C arguments into `args`; (dense output array or None,
@@ -271,50 +377,3 @@ class Kernel:
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
         return sizes
-
-
-def make_request(expr, *, semiring=None, output="dense", order=None, out_indices=None,
-                 name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None,
-                 every_size=False, tuning=None) -> pipeline.Request:
-    """A compile request from Kernel's arguments, checked and normalised. The
-    optimizer option `rewrite_margin` sets the Tuning field of that name."""
-    expr = as_expr(expr)
-    sr = io_.prepare_semiring(expr, semiring)
-    out_ix = io_.output_indices(expr, out_indices)
-    io_.check_out_indices(expr, out_ix)
-    out_format = None if output in (None, "dense") else (
-        output if isinstance(output, Format) else Format.parse(output, len(out_ix)))
-    n_threads = default_threads() if threads is None else int(threads)
-    if n_threads < 1:
-        raise EtchpyError(f"threads must be at least 1, got {threads}")
-    options = dict(optimizer_options or {})
-    tuned = tuning_.of(tuning)
-    if "rewrite_margin" in options:
-        tuned = tuned.with_(rewrite_margin=options.pop("rewrite_margin"))
-    return pipeline.Request(
-        expr, sr, out_ix, out_format,
-        None if order is None else tuple(getattr(o, "name", o) for o in order),
-        name, n_threads, (order is None) if optimize is None else bool(optimize),
-        options, bool(every_size), tuned)
-
-
-def request_key(req: pipeline.Request) -> str | None:
-    """A stable key of one compile request (for the manifest on disk), or None when
-    some part of it has no stable text (a semiring defined at run time)."""
-    if getattr(semirings, req.semiring.name, None) is not req.semiring:
-        return None
-    fmts = sorted((n, repr(tv.format), tv.order) for n, tv in req.tensors.items())
-    parts = (__version__, build.compiler_fingerprint(), req.tuning.key(), str(req.expr),
-             repr(req.expr), fmts, req.semiring.name, repr(req.out_format), req.order,
-             [ix.name for ix in req.out_indices], req.name, req.threads, req.optimize,
-             repr(sorted(req.options.items())), req.every_size)
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
-
-
-def default_threads() -> int:
-    """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked)."""
-    value = os.environ.get("ETCHPY_NUM_THREADS", "1")
-    try:
-        return max(1, int(value))
-    except ValueError:
-        raise EtchpyError(f"ETCHPY_NUM_THREADS must be an integer, got {value!r}") from None

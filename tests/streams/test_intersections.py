@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy.testing import assert_same, check_backends, problems
 from etchpy.tuning import DEFAULT
-from tuned import csr_on_interpreter, random_csr, sparse3, tuned_kernel
+from tuned import as_scipy, csr_on_interpreter, random_csr, sparse3, tuned_kernel
 
 i, j, k = ep.indices("i j k")
 A_csr = ep.tensor("A", 2, format="csr")
@@ -92,9 +92,10 @@ def test_short_segments_intersect_at_once(index_dtype, semiring):
     # four rows each, padded with rows of 4 so that every segment has 4 readable entries
     M = csr([0, 1, 3, 7, 11, 15], [1, 2, 5, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3], 8)
     N = csr([0, 1, 3, 7, 11, 15], [2, 1, 6, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1, 2, 3], 8)
-    want = ep.evaluate(e, semiring=semiring, backend="reference", output="csr", A=M, B=N)
+    want = as_scipy(ep.evaluate(e, semiring=semiring, backend="reference", output="csr",
+                                A=M, B=N))
     assert want.nnz == 8                           # only rows 3 and 4 meet
-    for got in (kern(A=M, B=N), csr_on_interpreter(e, sr, A=M, B=N)):
+    for got in (as_scipy(kern(A=M, B=N)), csr_on_interpreter(e, sr, A=M, B=N)):
         np.testing.assert_array_equal(got.indptr, want.indptr)
         np.testing.assert_array_equal(got.indices, want.indices)
         np.testing.assert_array_equal(got.data, want.data)

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.testing import assert_same
-from tuned import csr_on_interpreter, random_csr
+from tuned import as_scipy, csr_on_interpreter, random_csr
 
 i, j, r = ep.indices("i j r")
 A_csr = ep.tensor("A", 2, format="csr")
@@ -40,7 +40,7 @@ def test_union_of_segments_steps_fronts_in_phases(semiring):
     for m in (M, N):
         m.data = np.random.default_rng(1).integers(1, 9, m.nnz).astype(sr.dtype)
     want = ep.evaluate(e, semiring=semiring, backend="reference", A=M, B=N)
-    for got in (kern(A=M, B=N), csr_on_interpreter(e, sr, A=M, B=N)):
+    for got in (as_scipy(kern(A=M, B=N)), csr_on_interpreter(e, sr, A=M, B=N)):
         dense = np.full(got.shape, sr.zero, dtype=sr.dtype)
         coo = got.tocoo()
         dense[coo.row, coo.col] = coo.data

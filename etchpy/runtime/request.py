@@ -1,0 +1,64 @@
+"""A compile request from a kernel's arguments: `make_request` checks and
+normalises them into a `pipeline.Request`; `request_key` is its stable key (the
+name of its manifest on disk); `default_threads` reads ETCHPY_NUM_THREADS.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+from .. import __version__, pipeline
+from .. import tuning as tuning_
+from . import build
+from . import inputs as io_
+from ..errors import EtchpyError
+from ..expr.nodes import as_expr
+from ..formats import Format
+from ..semiring import semirings
+
+
+def make_request(expr, *, semiring=None, output="dense", order=None, out_indices=None,
+                 name="etchpy_kernel", threads=None, optimize=None, optimizer_options=None,
+                 every_size=False, tuning=None) -> pipeline.Request:
+    """A compile request from Kernel's arguments, checked and normalised. The
+    optimizer option `rewrite_margin` sets the Tuning field of that name."""
+    expr = as_expr(expr)
+    sr = io_.prepare_semiring(expr, semiring)
+    out_ix = io_.output_indices(expr, out_indices)
+    io_.check_out_indices(expr, out_ix)
+    out_format = None if output in (None, "dense") else (
+        output if isinstance(output, Format) else Format.parse(output, len(out_ix)))
+    n_threads = default_threads() if threads is None else int(threads)
+    if n_threads < 1:
+        raise EtchpyError(f"threads must be at least 1, got {threads}")
+    options = dict(optimizer_options or {})
+    tuned = tuning_.of(tuning)
+    if "rewrite_margin" in options:
+        tuned = tuned.with_(rewrite_margin=options.pop("rewrite_margin"))
+    return pipeline.Request(
+        expr, sr, out_ix, out_format,
+        None if order is None else tuple(getattr(o, "name", o) for o in order),
+        name, n_threads, (order is None) if optimize is None else bool(optimize),
+        options, bool(every_size), tuned)
+
+
+def request_key(req: pipeline.Request) -> str | None:
+    """A stable key of one compile request (for the manifest on disk), or None when
+    some part of it has no stable text (a semiring defined at run time)."""
+    if getattr(semirings, req.semiring.name, None) is not req.semiring:
+        return None
+    fmts = sorted((n, repr(tv.format), tv.order) for n, tv in req.tensors.items())
+    parts = (__version__, build.compiler_fingerprint(), req.tuning.key(), str(req.expr),
+             repr(req.expr), fmts, req.semiring.name, repr(req.out_format), req.order,
+             [ix.name for ix in req.out_indices], req.name, req.threads, req.optimize,
+             repr(sorted(req.options.items())), req.every_size)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def default_threads() -> int:
+    """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked)."""
+    value = os.environ.get("ETCHPY_NUM_THREADS", "1")
+    try:
+        return max(1, int(value))
+    except ValueError:
+        raise EtchpyError(f"ETCHPY_NUM_THREADS must be an integer, got {value!r}") from None
