@@ -166,7 +166,16 @@ def evaluate(e, *args, semiring=None, backend="c", output="dense", order=None,
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
     if out is not None and output not in (None, "dense"):
         raise InputError(f"out= needs a dense output, not {output!r}")
-    e = as_expr(e)
+    result = _interpret(as_expr(e), backend, semiring, output, order, out_indices, check,
+                        out, inputs)
+    if out is None:
+        return result
+    np.copyto(out, result)
+    return out
+
+
+def _interpret(e, backend, semiring, output, order, out_indices, check, out, inputs):
+    """The value of e on the "streams" or "reference" backend (see evaluate)."""
     check_names(tensors(e), inputs)
     sr = prepare_semiring(e, semiring, inputs)
     out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
@@ -186,10 +195,7 @@ def evaluate(e, *args, semiring=None, backend="c", output="dense", order=None,
     else:
         values = run_plan_streams(plan, bound, sizes, sr, check=check)
         result = make_output(values, shape, output, sr)
-    if out is None:
-        return result
-    np.copyto(out, result)
-    return out
+    return result
 
 
 def einsum(spec: str, *operands, semiring=None, output="dense", backend="c", tuning=None):

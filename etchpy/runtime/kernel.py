@@ -252,6 +252,11 @@ class Kernel:
             raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
         if out is not None:
             return out
+        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+
+    def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
+        """The call's result: the dense output array (or scalar), else the sparse
+        output read back from the kernel's arrays."""
         if out_dense is not None:
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
