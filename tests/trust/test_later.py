@@ -52,7 +52,6 @@ FORBIDDEN = ["idx_t", "val_t", "ep_max", "ep_kernel", "int", "double", "restrict
              "malloc", "memcpy", "class", "template", "size_t", "int64_t", "omp_get_thread_num"]
 
 
-@phase_b("export_c checks only name.isidentifier()")
 @pytest.mark.parametrize("name", FORBIDDEN)
 def test_export_refuses_names_that_collide(tmp_path, name):
     with pytest.raises(ep.EtchpyError, match=re.escape(name)):
@@ -61,7 +60,6 @@ def test_export_refuses_names_that_collide(tmp_path, name):
 
 
 @needs_cc
-@phase_b("the exported files declare idx_t, val_t and other unprefixed names")
 @pytest.mark.parametrize("name", ["spmv", "pos", "out", "n", "acc", "row"])
 def test_exported_identifiers_carry_the_kernel_prefix_and_compile(tmp_path, name):
     """Every file-scope identifier starts with `name_` or `ep_`; the files compile as
