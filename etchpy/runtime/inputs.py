@@ -16,7 +16,7 @@ from ..expr.nodes import Expr, Index, accesses, free_indices, uses_negation
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
-from .tensor import Tensor
+from .tensor import Tensor, truth_values
 
 def checked_out(out, shape, sr, inputs) -> np.ndarray:
     """`out` when a dense result of `shape` may be written there: a C-contiguous,
@@ -91,8 +91,8 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
                          f"with order {tvar.order}")
     if t.format != fmt:
         t = t.convert(fmt)
-    if t.vals.dtype != sr.dtype or t.fill != sr.zero:
-        vals = sr.cast(t.vals, what=f"input {name}")
+    if t.vals.dtype != sr.dtype or t.fill != sr.zero or truth_values(t.vals) is not t.vals:
+        vals = truth_values(sr.cast(t.vals, what=f"input {name}"))
         t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
     return t
 

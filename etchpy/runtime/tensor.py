@@ -279,11 +279,22 @@ def _immutable(a: np.ndarray) -> np.ndarray:
 
 
 def _as_vals(vals, name):
-    """C-contiguous values; a view, so that resizing it in place is refused."""
-    vals = np.asarray(vals)
+    """C-contiguous values, booleans as 0 or 1; a view, so that resizing it in
+    place is refused."""
+    vals = truth_values(np.asarray(vals))
     if not vals.flags.c_contiguous:
         vals = np.ascontiguousarray(vals)
     return vals.view()
+
+
+def truth_values(vals: np.ndarray) -> np.ndarray:
+    """`vals`, with a bool array whose bytes are not all 0 or 1 (a view of other
+    bytes) copied so that every nonzero byte is True (1), as C reads it. numpy
+    reads such bytes inconsistently (`logical_and.reduce` of 2s is False), so
+    every backend binds booleans through this."""
+    if vals.dtype == np.bool_ and vals.size and vals.view(np.uint8).max() > 1:
+        return vals.view(np.uint8) != 0
+    return vals
 
 
 def _as_fill(fill, dtype, name):
