@@ -26,9 +26,11 @@ Writing (output levels).
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
-    describe(k, axis, arrays, parents) -> (header line, positions)
-        the exported header's text for this output level, and its number
-        of positions (C text) given its parents'
+    describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
+        the exported header's text for level k (input or output) over `axis`
+        (of dimension `size`, C text), its arrays' lengths, ranges and order,
+        and its number of positions (C text, `count` when the caller names
+        it) given its parents'
     assemble(take, k, parents) -> (arrays, positions)
         the kernel's output arrays of this level, taken from the C call
 """

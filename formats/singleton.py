@@ -93,6 +93,17 @@ class Singleton:
         """The parent's run lo .. hi - 1 itself."""
         return Segment(arrays["crd"], lo, hi, self.unique)
 
+    def describe(self, k, axis, arrays, parents, size=None, count=None):
+        """The header text of level k over `axis` (of dimension `size`, C text;
+        default dim_<axis>) below `parents` positions, and its number of positions
+        (the same). Never an output level (formats.level: `appends` is False)."""
+        crd = arrays["crd"]
+        order = "strictly increasing" if self.unique else "nondecreasing"
+        return (f"level {k} ({self}, {axis}): {crd} has {parents} entries, one per parent "
+                f"position (position p's only child is p, at coordinate {crd}[p]), each in "
+                f"[0, {size or f'dim_{axis}'}); {order} along each run of positions whose "
+                f"coordinates above are equal."), parents
+
 
 def first_run_violation(crd, run_starts, strict):
     """First q with crd[q] out of order after crd[q-1] in the same run, or -1.

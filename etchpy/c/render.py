@@ -16,7 +16,7 @@ from importlib import resources
 
 from .. import imp
 from .. import tuning as _tuning
-from ..lower import Program, describe_output
+from ..lower import Program, describe_inputs, describe_output
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody
 
@@ -55,7 +55,8 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     header = t.get_template("kernel.h.j2").render(
         params=proto.renamed(*own), header_prototype=proto.render(*own),
         guard=f"{name}_H", sparse_output=prog.output.mode != "dense",
-        output_doc=describe_output(prog.output), **env)
+        output_doc=describe_output(prog.output), input_doc=describe_inputs(prog),
+        boolean=semiring.dtype.kind == "b", **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(), **env)
     return CSource(name, c, header, cdef, proto)
 
