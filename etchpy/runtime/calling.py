@@ -118,7 +118,7 @@ def _fast_bind(value, tv, sr):
     indptr, indices, data = value.indptr, value.indices, value.data
     if (data.dtype != sr.dtype or indptr.dtype != indices.dtype
             or indptr.dtype not in (np.int32, np.int64) or data.ndim != 1
-            or len(data) != len(indices)):
+            or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
     major, minor = value.shape if layout == "csr" else value.shape[::-1]
     res = check_compressed(indptr, indices, major, minor)

@@ -71,12 +71,8 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     name = tvar.name
     if isinstance(value, Tensor):
         t = value
-    elif _is_scipy_sparse(value):
-        if fmt.is_dense:
-            t = Tensor.from_dense(sr.cast(value.toarray(), what=f"input {name}"), fmt,
-                                  semiring=sr, name=name)
-        else:
-            t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
+    elif _is_scipy_sparse(value):     # validated before any of scipy's own code reads it
+        t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
     else:
         arr = np.asarray(value)
         if arr.dtype == object:

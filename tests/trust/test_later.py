@@ -125,7 +125,6 @@ def test_coo_header_describes_its_levels(tmp_path):
     assert re.search(r"pos0.*\{\s*0\s*,\s*nnz\s*\}", header)
 
 
-@phase_b("inputs.as_tensor calls scipy's toarray on an unvalidated scipy input")
 def test_malformed_scipy_input_to_a_dense_tensor_is_an_input_error():
     script = textwrap.dedent("""
         import numpy as np, scipy.sparse as sp, etchpy as ep
@@ -144,7 +143,6 @@ def test_malformed_scipy_input_to_a_dense_tensor_is_an_input_error():
     assert out.returncode == 0 and out.stdout.strip() == "InputError", out.stderr[-500:]
 
 
-@phase_b("the scipy fast path hands a strided `data` array to cffi")
 def test_strided_scipy_values_with_contiguous_indices():
     m = sp.random(8, 8, density=0.5, format="csr", random_state=1)
     wide = np.zeros(2 * m.nnz)
