@@ -30,6 +30,7 @@ class Compressed:
     unique: bool = True
     roles = ("pos", "crd")
     located = False
+    one_per_parent = False  # formats.level
 
     def __str__(self):
         return "compressed" + ("" if self.unique else "-nonunique")
@@ -85,9 +86,11 @@ class Compressed:
         children = np.repeat(begin, counts) + offset
         return owner, arrays["crd"][children].astype(np.int64), children
 
-    def check(self, arrays, n_parents, size, where, order=True):
+    def check(self, arrays, n_parents, size, where, order=True, parent_runs=None,
+              coords_above=None):
         """Validate pos/crd under `n_parents` positions; return the position count.
-        `order=False` checks the bounds only (not the order within segments)."""
+        `order=False` checks the bounds only (not the order within segments);
+        `parent_runs` and `coords_above` are for levels that are one_per_parent."""
         require_keys(arrays, ("pos", "crd"), where)
         pos = index_array(arrays["pos"], f"{where}: pos", exact=True)
         crd = index_array(arrays["crd"], f"{where}: crd", exact=True)

@@ -21,6 +21,7 @@ class Dense:
     roles = ()              # no arrays
     located = True          # written at p·n + c
     appends = False
+    one_per_parent = False  # formats.level
 
     def __str__(self):
         return "dense" + ("" if self.unique else "-nonunique")
@@ -46,7 +47,8 @@ class Dense:
         coord = np.tile(np.arange(size, dtype=np.int64), len(parents))
         return owner, coord, parents[owner] * size + coord
 
-    def check(self, arrays, n_parents, size, where, order=True):
+    def check(self, arrays, n_parents, size, where, order=True, parent_runs=None,
+              coords_above=None):
         """Validate this level's arrays; return its number of positions (`order` is
         for the other kinds: a dense level is ordered by construction)."""
         if arrays:
