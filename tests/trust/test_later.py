@@ -1,6 +1,5 @@
-"""Rows of issue 26 whose fix lies in files of another phase (runtime/kernel.py,
-runtime/inputs.py, c/, the export). Each test fails today and is marked
-xfail(strict=True), so the change that fixes it must remove the mark."""
+"""Rows of issue 26 fixed in its second part (runtime/kernel.py, runtime/inputs.py,
+c/, the export): each failed before that part, as an xfail(strict=True) test."""
 import os
 import re
 import shutil
@@ -22,10 +21,6 @@ CXX = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
 i, j = ep.indices("i j")
 A, x, z = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1), ep.tensor("z", 1)
 SPMV = ep.sum(j, A[i, j] * x[j])
-
-
-def phase_b(reason):
-    return pytest.mark.xfail(strict=True, reason=f"phase B: {reason}")
 
 
 def test_a_second_retry_request_is_a_clear_error_not_a_recursion():
