@@ -21,6 +21,7 @@ import numpy as np
 
 from . import imp
 from . import tuning as tuning_
+from .c.export_names import check_export_name
 from .errors import EtchpyError, InputError
 from .expr import reference
 from .expr.nodes import as_expr, free_indices, tensors
@@ -98,8 +99,7 @@ def export_c(expr, name: str, directory, *, formats=None, semiring=None, output=
     (default: 1, or ETCHPY_NUM_THREADS) the kernel uses OpenMP when built with
     it (-fopenmp) and runs serially otherwise.
     """
-    if not name.isidentifier():
-        raise EtchpyError(f"export name must be a C identifier, got {name!r}")
+    check_export_name(name)
     if index_type not in ("int32_t", "int64_t"):
         raise EtchpyError("index_type is 'int32_t' or 'int64_t'")
     expr, out_indices, output = _front_end(expr, formats, out_indices, output,

@@ -159,8 +159,9 @@ class _Builtins:
                       ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
     integer = Semiring("integer", np.int64, 0, 1, ("{a} + {b}", np.add),
                        ("{a} * {b}", np.multiply), negation=True)
-    boolean = Semiring("boolean", np.bool_, False, True, ("({a} | {b})", np.logical_or),
-                       ("({a} & {b})", np.logical_and), idempotent=True)
+    # any nonzero byte is true, as in C; results are 0 or 1
+    boolean = Semiring("boolean", np.bool_, False, True, ("(({a} | {b}) != 0)", np.logical_or),
+                       ("(({a} != 0) & ({b} != 0))", np.logical_and), idempotent=True)
     min_plus = Semiring("min_plus", np.float64, np.inf, 0.0,
                         ("({a} < {b} ? {a} : {b})", _min), ("{a} + {b}", np.add),
                         idempotent=True)

@@ -145,6 +145,13 @@ class Format:
                           f"{', '.join(NAMED_FORMATS)}, or use ep.Format(levels, mode_order)")
 
     @staticmethod
+    def dense(order: int, mode_order=None) -> "Format":
+        """All levels dense, stored in `mode_order` (default: the modes' order)."""
+        if mode_order is None or tuple(mode_order) == tuple(range(order)):
+            return Format.named("dense", order)
+        return Format([Dense()] * order, tuple(mode_order))
+
+    @staticmethod
     def parse(spec, order: int) -> "Format":
         fmt = Format.named(spec, order) if isinstance(spec, str) else spec
         if not isinstance(fmt, Format):

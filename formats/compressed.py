@@ -30,6 +30,7 @@ class Compressed:
     unique: bool = True
     roles = ("pos", "crd")
     located = False
+    one_per_parent = False  # formats.level
 
     def __str__(self):
         return "compressed" + ("" if self.unique else "-nonunique")
@@ -85,9 +86,11 @@ class Compressed:
         children = np.repeat(begin, counts) + offset
         return owner, arrays["crd"][children].astype(np.int64), children
 
-    def check(self, arrays, n_parents, size, where, order=True):
+    def check(self, arrays, n_parents, size, where, order=True, parent_runs=None,
+              coords_above=None):
         """Validate pos/crd under `n_parents` positions; return the position count.
-        `order=False` checks the bounds only (not the order within segments)."""
+        `order=False` checks the bounds only (not the order within segments);
+        `parent_runs` and `coords_above` are for levels that are one_per_parent."""
         require_keys(arrays, ("pos", "crd"), where)
         pos = index_array(arrays["pos"], f"{where}: pos", exact=True)
         crd = index_array(arrays["crd"], f"{where}: crd", exact=True)
@@ -153,12 +156,24 @@ class Compressed:
             lt(Var(r), parents),
             seq(If(lt(nxt, here), Store(pos, imp.add(Var(r), ONE), here)), incr(r))))
 
-    def describe(self, k, axis, arrays, parents):
-        """The header line of output level k over `axis`, and its positions."""
+    def describe(self, k, axis, arrays, parents, size=None, count=None):
+        """The header text of level k over `axis` (of dimension `size`, C text;
+        default dim_<axis>) below `parents` positions, and its number of
+        positions (`count`; default pos[parents])."""
         pos, crd = arrays["pos"], arrays["crd"]
-        return (f"level {k} (compressed, {axis}): {pos} has {parents} + 1 entries; "
-                f"the children of position p are {crd}[{pos}[p] .. "
-                f"{pos}[p+1]-1], sorted; {crd} has count{k} entries."), f"count{k}"
+        size = size or f"dim_{axis}"
+        if parents == "1":
+            count = count or ("n" if self.unique else "nnz")
+            what = f"stored {axis} coordinates" if self.unique else "stored entries"
+            starts = f"{pos} = {{0, {count}}} (2 entries; {count}: the number of {what})"
+        else:
+            count = count or f"{pos}[{parents}]"
+            starts = f"{pos} has {parents} + 1 entries, nondecreasing from {pos}[0] = 0"
+        order = ("strictly increasing (sorted, no duplicates)" if self.unique else
+                 "nondecreasing (sorted; a coordinate repeats once per entry below it)")
+        return (f"level {k} ({self}, {axis}): {starts}; the children of position p "
+                f"are {crd}[{pos}[p] .. {pos}[p+1]-1], {order}, each in [0, {size}); "
+                f"{crd} has {count} entries."), count
 
     def assemble(self, take, k, parents, size, count):
         """pos (parents + 1 entries) and crd (count entries); count positions.

@@ -21,6 +21,7 @@ class Dense:
     roles = ()              # no arrays
     located = True          # written at p·n + c
     appends = False
+    one_per_parent = False  # formats.level
 
     def __str__(self):
         return "dense" + ("" if self.unique else "-nonunique")
@@ -46,7 +47,8 @@ class Dense:
         coord = np.tile(np.arange(size, dtype=np.int64), len(parents))
         return owner, coord, parents[owner] * size + coord
 
-    def check(self, arrays, n_parents, size, where, order=True):
+    def check(self, arrays, n_parents, size, where, order=True, parent_runs=None,
+              coords_above=None):
         """Validate this level's arrays; return its number of positions (`order` is
         for the other kinds: a dense level is ordered by construction)."""
         if arrays:
@@ -64,10 +66,14 @@ class Dense:
         return Range(imp.mul(lo, size))
 
     # -- writing (formats.level) -------------------------------------------
-    def describe(self, k, axis, arrays, parents):
-        """The header line of output level k over `axis`, and its positions."""
-        line = f"level {k} (dense, {axis}): position p·dim_{axis} + {axis}."
-        return line, (f"{parents}·dim_{axis}" if parents != "1" else f"dim_{axis}")
+    def describe(self, k, axis, arrays, parents, size=None, count=None):
+        """The header text of level k over `axis` (of dimension `size`, C text;
+        default dim_<axis>) below `parents` positions, and its number of positions.
+        A dense level has no arrays."""
+        size = size or f"dim_{axis}"
+        line = (f"level {k} (dense, {axis}): no arrays; coordinate c of parent position p "
+                f"is at position p·{size} + c.")
+        return line, (f"{parents}·{size}" if parents != "1" else size)
 
     def assemble(self, take, k, parents, size, count):
         """No arrays; parents · size positions."""

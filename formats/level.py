@@ -10,6 +10,20 @@ order, and a tensor's level k passes the array of role r as `<tensor>_<r><k>`
 (an output's as `out_<r><k>`). Every method that reads or writes them takes
 `arrays`, a dict from role to the Imp array name.
 
+Checking and packing (runtime.tensor, runtime.convert).
+    check(arrays, n_parents, size, where, order=True, parent_runs=None,
+          coords_above=None) -> positions
+        validate the level's arrays below n_parents positions (InputError
+        naming `where`); `order=False` checks bounds only. A level that is
+        one_per_parent orders its coordinates within each run of its parent
+        (`parent_runs[p]`: a run starts at p; `coords_above(p)` names them)
+    one_per_parent
+               each parent position has exactly one child, itself (so the
+               level sits under a non-unique level, and that level's packing
+               splits its positions where these levels' coordinates change)
+    pack(parent_ids, n_parents, coord, size, split) / unpack(arrays, parents, size)
+        sorted entries into the level's arrays, and back
+
 Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
@@ -20,15 +34,18 @@ Reading.
 
 Writing (output levels).
     located    a child's position is computed from its parent's and its
-               coordinate (p·size + c): nothing to store, nothing to grow
+               coordinate (p·size + c): nothing to store, nothing to grow;
+               every coordinate has a position (none is left out)
     appends    children can be appended in coordinate order, one closed segment
                per parent, into growing arrays in the segment layout: `pos`
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
-    describe(k, axis, arrays, parents) -> (header line, positions)
-        the exported header's text for this output level, and its number
-        of positions (C text) given its parents'
+    describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
+        the exported header's text for level k (input or output) over `axis`
+        (of dimension `size`, C text), its arrays' lengths, ranges and order,
+        and its number of positions (C text, `count` when the caller names
+        it) given its parents'
     assemble(take, k, parents) -> (arrays, positions)
         the kernel's output arrays of this level, taken from the C call
 """

@@ -28,6 +28,7 @@ class Singleton:
     roles = ("crd",)
     located = False
     appends = False
+    one_per_parent = True   # formats.level: position p's only child is p
 
     def __str__(self):
         return "singleton" + ("" if self.unique else "-nonunique")
@@ -54,12 +55,13 @@ class Singleton:
         owner = np.arange(len(parents), dtype=np.int64)
         return owner, arrays["crd"][parents].astype(np.int64), parents
 
-    def check(self, arrays, n_parents, size, where, parent_runs=None, coords_above=None):
+    def check(self, arrays, n_parents, size, where, order=True, parent_runs=None,
+              coords_above=None):
         """Validate crd under `n_parents` positions; return the position count.
 
         `parent_runs[p]` is True where a run of the parent level begins at
-        position p (bool, one per parent position); without it the order within
-        runs is not checked. `coords_above(p)` names the coordinates of parent
+        position p (bool, one per parent position); without it, or with
+        `order=False`, the order within runs is not checked. `coords_above(p)` names the coordinates of parent
         position p (a tuple) in the error message.
         """
         require_keys(arrays, ("crd",), where)
@@ -68,7 +70,7 @@ class Singleton:
             raise InputError(f"{where}: crd has length {len(crd)} but a singleton "
                              f"level needs one entry per parent position ({n_parents})")
         check_range(crd, size, f"{where}: crd")
-        if parent_runs is None:
+        if parent_runs is None or not order:
             return n_parents
         bad = first_run_violation(crd, parent_runs, strict=self.unique)
         if bad >= 0:
@@ -92,6 +94,17 @@ class Singleton:
     def read(self, lo, hi, size, arrays) -> Segment:
         """The parent's run lo .. hi - 1 itself."""
         return Segment(arrays["crd"], lo, hi, self.unique)
+
+    def describe(self, k, axis, arrays, parents, size=None, count=None):
+        """The header text of level k over `axis` (of dimension `size`, C text;
+        default dim_<axis>) below `parents` positions, and its number of positions
+        (the same). Never an output level (formats.level: `appends` is False)."""
+        crd = arrays["crd"]
+        order = "strictly increasing" if self.unique else "nondecreasing"
+        return (f"level {k} ({self}, {axis}): {crd} has {parents} entries, one per parent "
+                f"position (position p's only child is p, at coordinate {crd}[p]), each in "
+                f"[0, {size or f'dim_{axis}'}); {order} along each run of positions whose "
+                f"coordinates above are equal."), parents
 
 
 def first_run_violation(crd, run_starts, strict):

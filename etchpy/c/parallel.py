@@ -32,7 +32,7 @@ def parallel_for(fb, s: imp.ParallelFor, depth: int) -> str:
     partials, add_up, guard = [], [], ""
     if red:
         part, b, blocks = fb.c_name(f"{red}_part"), fb.c_name("b_"), fb.c_name(f"{var}_blocks")
-        partials = [f"{p2}val_t {part}[{fb.tuning.chunks_per_thread * s.threads}];"]
+        partials = [f"{p2}ep_val_t {part}[{fb.tuning.chunks_per_thread * s.threads}];"]
         add_up = [f"{p2}for (int64_t {b} = 0; {b} < {blocks}; {b}++) "
                   f"{red} = {fb.sr.add.render(red, f'{part}[{b}]')};"]
         guard = f"{part}[{fb.c_name(f'{var}_b')}] = "
@@ -69,12 +69,12 @@ def outline(fb, var, body, *, result=None, private=()) -> str:
     name = f"ep_rows_{len(fb.helpers)}"
     lo, hi = fb.c_name("lo"), fb.c_name("hi")
     lines = [f"/* Rows [{lo}, {hi}) of the loop over {var} split across threads. */",
-             f"static EP_NOINLINE {'val_t' if result else 'void'} {name}(",
+             f"static EP_NOINLINE {'ep_val_t' if result else 'void'} {name}(",
              INDENT + f",\n{INDENT}".join([f"int64_t {lo}", f"int64_t {hi}",
                                            *_params(fb, body, free, private)]) + ")",
              "{"]
     if result:
-        lines.append(f"{INDENT}val_t {result} = {fb.value_literal(fb.sr.zero)};")
+        lines.append(f"{INDENT}ep_val_t {result} = {fb.value_literal(fb.sr.zero)};")
     lines += [f"{INDENT}for (int64_t {var} = {lo}; {var} < {hi}; {var}++) {{",
               fb.stmt(body, 2),
               f"{INDENT}}}"]

@@ -7,6 +7,7 @@ each rendering replaces with its own type names.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # C type of a parameter, per kind of lowered parameter ({elem}: idx_t or val_t),
@@ -33,17 +34,24 @@ class Prototype:
     name: str
     params: tuple[CParam, ...]
 
-    def render(self, idx="idx_t", val="val_t") -> str:
-        """`int name(params)`, with idx_t and val_t spelled idx and val (cffi's
-        cdef parses `restrict` too, so one text serves definition and cdef)."""
-        args = ",\n    ".join(f"{p.ctype.replace('idx_t', idx).replace('val_t', val)} {p.name}"
-                              for p in self.params)
+    def render(self, idx="idx_t", val="val_t", restrict="restrict") -> str:
+        """`int name(params)`, with idx_t, val_t and restrict spelled idx, val and
+        restrict (cffi's cdef parses `restrict` too; the header spells it with a
+        macro that C++ reads as `__restrict`)."""
+        args = ",\n    ".join(f"{p.ctype} {p.name}"
+                              for p in self.renamed(idx, val, restrict))
         return f"int {self.name}(\n    {args})"
 
-    def renamed(self, idx: str, val: str) -> tuple[CParam, ...]:
-        """The parameters with idx_t and val_t spelled idx and val (for the header)."""
-        return tuple(CParam(p.ctype.replace("idx_t", idx).replace("val_t", val), p.name, p.doc)
+    def renamed(self, idx: str, val: str, restrict="restrict") -> tuple[CParam, ...]:
+        """The parameters with idx_t, val_t and restrict spelled idx, val and
+        restrict (for the header)."""
+        return tuple(CParam(_spelled(p.ctype, idx, val, restrict), p.name, p.doc)
                      for p in self.params)
+
+
+def _spelled(ctype: str, idx: str, val: str, restrict: str) -> str:
+    words = {"idx_t": idx, "val_t": val, "restrict": restrict}
+    return re.sub(r"\b(idx_t|val_t|restrict)\b", lambda m: words[m.group()], ctype)
 
 
 @dataclass(frozen=True)

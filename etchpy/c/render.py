@@ -16,7 +16,7 @@ from importlib import resources
 
 from .. import imp
 from .. import tuning as _tuning
-from ..lower import Program, describe_output
+from ..lower import Program, describe_inputs, describe_output
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody
 
@@ -49,12 +49,14 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                include_header=include_header, refuses=bool(prog.refuse_above),
                helpers=fb.helpers, **_helper_switches(prog.body, tuning))
     t = _templates()
-    c = t.get_template("kernel.c.j2").render(prototype=proto.render(), body=body, **env)
+    c = t.get_template("kernel.c.j2").render(
+        prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, **env)
+    own = (f"{name}_idx_t", f"{name}_val_t", f"{name}_restrict")
     header = t.get_template("kernel.h.j2").render(
-        params=proto.renamed(f"{name}_idx_t", f"{name}_val_t"),
-        header_prototype=proto.render(f"{name}_idx_t", f"{name}_val_t"),
-        guard=f"ETCHPY_{name.upper()}_H", sparse_output=prog.output.mode != "dense",
-        output_doc=describe_output(prog.output), **env)
+        params=proto.renamed(*own), header_prototype=proto.render(*own),
+        guard=f"{name}_H", sparse_output=prog.output.mode != "dense",
+        output_doc=describe_output(prog.output), input_doc=describe_inputs(prog),
+        boolean=semiring.dtype.kind == "b", **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(), **env)
     return CSource(name, c, header, cdef, proto)
 

@@ -1,7 +1,7 @@
 """Imp statements and expressions as C text.
 
 `FunctionBody` renders one lowered program's Imp tree. Scalars of type index
-are int64_t; arrays of indices are idx_t; values are val_t (the semiring's
+are int64_t; arrays of indices are ep_idx_t; values are ep_val_t (the semiring's
 carrier); `bits` arrays are uint64_t words. Arrays made by Alloc/Reserve are
 heap arrays with a capacity (`{array}_cap`); an allocation failure jumps to
 `fail`, which the function's frame provides (c.render).
@@ -32,8 +32,8 @@ INDENT = "    "
 # (ep_short_match): a ShortIntersect of another width is always merged.
 SIMD_LANES = 4
 
-_ARRAY_TYPES = {"index": "idx_t", "bool": "int", "value": "val_t", "bits": "uint64_t"}
-_SCALAR_TYPES = {"index": "int64_t", "bool": "int", "value": "val_t"}
+_ARRAY_TYPES = {"index": "ep_idx_t", "bool": "int", "value": "ep_val_t", "bits": "uint64_t"}
+_SCALAR_TYPES = {"index": "int64_t", "bool": "int", "value": "ep_val_t"}
 
 
 def ctype(typ: str) -> str:
@@ -94,7 +94,7 @@ class FunctionBody:
         kernel names: parameters, dimensions, heap arrays and declared scalars."""
         arrays, scalars = {}, {}
         for p in self.prog.params:
-            elem = "idx_t" if p.type == "index" else "val_t"
+            elem = "ep_idx_t" if p.type == "index" else "ep_val_t"
             match p.kind:
                 case "in_array" | "out_dense":
                     arrays[p.name] = elem
@@ -151,7 +151,7 @@ class FunctionBody:
                 return f"{pad}EP_OPAQUE({var});"
             case LocalArray(arr, size, fill):
                 k = self.local("k_", arr, fill)
-                return (f"{pad}val_t {arr}[{size}];\n"
+                return (f"{pad}ep_val_t {arr}[{size}];\n"
                         f"{pad}for (int {k} = 0; {k} < {size}; {k}++) {arr}[{k}] = {e(fill)};")
             case Prefetch(arr, index, write):
                 macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"

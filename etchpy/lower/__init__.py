@@ -6,8 +6,9 @@ outputs (which target an output gets), schedule/ (one module per schedule
 pass, each switched by its Tuning field), driver (Etch's Fig. 4 and lower_plan).
 """
 from .driver import lower_plan
-from .program import Output, Param, Program, describe_output, run_program
+from .program import (Output, Param, Program, describe_inputs, describe_output,
+                      run_program)
 from .schedule.bounds import entries_bound
 
-__all__ = ["lower_plan", "Output", "Param", "Program", "describe_output", "run_program",
+__all__ = ["lower_plan", "Output", "Param", "Program", "describe_output", "describe_inputs", "run_program",
            "entries_bound"]

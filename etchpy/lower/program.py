@@ -2,9 +2,11 @@
 what its output is), and running one on the Imp interpreter."""
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, field
 
 from .. import imp
+from ..expr.nodes import accesses
 from ..formats import Format
 from ..plan import plan as planning
 
@@ -57,10 +59,40 @@ def describe_output(out: Output) -> list[str]:
     for k, lv in enumerate(out.format.levels):     # each level describes its arrays
         ax = out.axes[out.format.mode_order[k]]
         line, parents = lv.describe(k, ax, {r: out.arrays[f"{r}{k}"] for r in lv.roles},
-                                    parents)
-        lines.append(line)
+                                    parents, count=out.counts.get(f"count{k}"))
+        lines += _wrapped(line)
     lines.append(f"{vals} has one value per position of the last level ({parents}).")
     return lines
+
+
+def describe_inputs(prog: Program) -> list[str]:
+    """How each input tensor's arrays must be laid out, for the exported header:
+    what the kernel trusts of them (proofs_notes/trust.md), level by level."""
+    names = {p.name for p in prog.params if p.kind == "in_array"}
+    if not names:
+        return []
+    inputs = {acc.tensor.name: acc.tensor for step in prog.plan.steps
+              for acc in accesses(step.body) if f"{acc.tensor.name}_vals" in names}
+    lines = []
+    for name, tv in sorted(inputs.items()):
+        fmt = tv.format
+        dims = [f"{name}_dim{m}" for m in range(tv.order)]
+        lines.append(f"{name} ({fmt}, sizes {', '.join(dims) or 'none'}):")
+        parents = "1"
+        for k, lv in enumerate(fmt.levels):
+            m = fmt.mode_order[k]
+            line, parents = lv.describe(k, f"mode {m}",
+                                        {r: f"{name}_{r}{k}" for r in lv.roles},
+                                        parents, size=dims[m])
+            lines += _wrapped("  " + line, "    ")
+        lines.append(f"  {name}_vals has one value per position of the last level "
+                     f"({parents}).")
+    return lines
+
+
+def _wrapped(line: str, indent: str = "  ") -> list[str]:
+    return textwrap.wrap(line, 84, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def run_program(prog: Program, sr, env: dict):

@@ -18,7 +18,7 @@ from . import foreign
 from . import inputs as io_
 from .checks import check_compressed
 from ..errors import InputError
-from .tensor import Tensor
+from .tensor import Tensor, truth_values
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
@@ -126,7 +126,7 @@ def _fast_bind(value, tv, sr):
         if (fmt.is_dense and fmt.mode_order == tuple(range(tv.order)) and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
             _refuse_nan(value, sr, tv.name)
-            return Bound(value.shape, {"vals": value.reshape(-1)}, None)
+            return Bound(value.shape, {"vals": truth_values(value.reshape(-1))}, None)
         return None
     layout = getattr(value, "format", None)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -134,14 +134,14 @@ def _fast_bind(value, tv, sr):
     indptr, indices, data = value.indptr, value.indices, value.data
     if (data.dtype != sr.dtype or indptr.dtype != indices.dtype
             or indptr.dtype not in (np.int32, np.int64) or data.ndim != 1
-            or len(data) != len(indices)):
+            or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
     major, minor = value.shape if layout == "csr" else value.shape[::-1]
     res = check_compressed(indptr, indices, major, minor)
     if res is None or res[0] != 0:
         return None                 # the general path words errors and canonicalises
     _refuse_nan(data, sr, tv.name)
-    return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": data},
+    return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
                  indptr.dtype == np.int32)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from .checks import check_compressed
 from ..errors import InputError
-from ..formats import Compressed, Dense, Format, Singleton
+from ..formats import Format
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
                                   index_array)
 
@@ -74,9 +74,7 @@ def _dense_layout(array, mode_order, sr, fmt=None) -> Parts:
         array = np.ascontiguousarray(array)
         mode_order = tuple(range(array.ndim))
     if fmt is None:
-        identity = tuple(mode_order) == tuple(range(array.ndim))
-        fmt = Format([Dense()] * array.ndim, mode_order,
-                     name="dense" if identity else None)
+        fmt = Format.dense(array.ndim, mode_order)
     storage = np.ascontiguousarray(array.transpose(fmt.mode_order))
     levels = tuple({} for _ in range(array.ndim))
     return Parts(array.shape, fmt, levels, storage.reshape(-1), sr.zero)
@@ -186,7 +184,7 @@ def convert(t, fmt: Format) -> Parts:
     """`t`'s stored entries in format `fmt`; under a dense last level, entries equal to
     the fill count as not stored."""
     coords, values = to_coords(t)
-    if t.format.levels and isinstance(t.format.levels[-1], Dense):
+    if t.format.levels and t.format.levels[-1].located:   # every coordinate stored
         stored = values != t.fill
         coords, values = coords[:, stored], values[stored]
     storage, values = _sort_storage(coords[list(fmt.mode_order)], values)
@@ -363,7 +361,7 @@ def _singleton_split(storage, levels, k):
     """For a non-unique level k: where the coordinates of the singleton levels
     directly below it change, so that each gets its own position (None if none)."""
     end = k + 1
-    while end < len(levels) and isinstance(levels[end], Singleton):
+    while end < len(levels) and levels[end].one_per_parent:
         end += 1
     if end == k + 1:
         return None
@@ -380,7 +378,7 @@ def _pack(storage, values, shape, fmt, fill):
     levels = []
     for k, mode, level in fmt.storage_modes():
         split = None
-        if isinstance(level, Compressed) and not level.unique:
+        if not level.unique:
             split = _singleton_split(storage, fmt.levels, k)
         arrays, parent_ids, n_parents = level.pack(parent_ids, n_parents, storage[k],
                                                    shape[mode], split)

@@ -26,7 +26,7 @@ from ..expr.nodes import Expr, Index, Lit, accesses, free_indices, subexprs, use
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
-from .tensor import Tensor
+from .tensor import Tensor, truth_values
 
 def checked_out(out, shape, sr, inputs) -> np.ndarray:
     """`out` when a dense result of `shape` may be written there: a C-contiguous,
@@ -156,12 +156,8 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     value = foreign.adapt(value, tvar, sr)
     if isinstance(value, Tensor):
         t = value
-    elif _is_scipy_sparse(value):
-        if fmt.is_dense:
-            t = Tensor.from_dense(sr.cast(value.toarray(), what=f"input {name}"), fmt,
-                                  semiring=sr, name=name)
-        else:
-            t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
+    elif _is_scipy_sparse(value):     # validated before any of scipy's own code reads it
+        t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
     else:
         arr = np.asarray(value)
         if arr.dtype == object:
@@ -170,8 +166,8 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
         return Tensor.from_dense(arr, fmt, semiring=sr, name=name)
     if t.format != fmt:
         t = t.convert(fmt)
-    if t.vals.dtype != sr.dtype or t.fill != sr.zero:
-        vals = sr.cast(t.vals, what=f"input {name}")
+    if t.vals.dtype != sr.dtype or t.fill != sr.zero or truth_values(t.vals) is not t.vals:
+        vals = truth_values(sr.cast(t.vals, what=f"input {name}"))
         t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
     return t
 

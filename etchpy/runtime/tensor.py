@@ -27,7 +27,7 @@ import numpy as np
 
 from . import convert as cv
 from ..errors import InputError
-from ..formats import Format, Singleton
+from ..formats import Format
 from ..semiring import semirings
 
 
@@ -210,7 +210,7 @@ class Tensor:
         # within each run of its parent; `trail` keeps (owner, coord) per level
         # to name the coordinates of a bad entry.
         last_singleton = max((k for k, lv in enumerate(self.format.levels)
-                              if isinstance(lv, Singleton)), default=-1)
+                              if lv.one_per_parent), default=-1)
         run_id = np.zeros(1, dtype=np.int64)
         run_starts = np.ones(1, dtype=bool)
         trail = []
@@ -218,14 +218,9 @@ class Tensor:
         for k, mode, level in self.format.storage_modes():
             level_where = f"{where} level {k} ({level}, mode {mode})"
             n_parents = n_positions
-            if isinstance(level, Singleton):
-                n_positions = level.check(
-                    self.levels[k], n_parents, self.shape[mode], level_where,
-                    parent_runs=run_starts if order else None,
-                    coords_above=lambda p: _coords_of(trail, p))
-            else:
-                n_positions = level.check(self.levels[k], n_parents, self.shape[mode],
-                                          level_where, order=order)
+            n_positions = level.check(
+                self.levels[k], n_parents, self.shape[mode], level_where, order=order,
+                parent_runs=run_starts, coords_above=lambda p: _coords_of(trail, p))
             if order and k < last_singleton:
                 run_id, run_starts = _runs(level, self.levels[k], n_parents,
                                            self.shape[mode], run_id, trail)
@@ -279,11 +274,22 @@ def _immutable(a: np.ndarray) -> np.ndarray:
 
 
 def _as_vals(vals, name):
-    """C-contiguous values; a view, so that resizing it in place is refused."""
-    vals = np.asarray(vals)
+    """C-contiguous values, booleans as 0 or 1; a view, so that resizing it in
+    place is refused."""
+    vals = truth_values(np.asarray(vals))
     if not vals.flags.c_contiguous:
         vals = np.ascontiguousarray(vals)
     return vals.view()
+
+
+def truth_values(vals: np.ndarray) -> np.ndarray:
+    """`vals`, with a bool array whose bytes are not all 0 or 1 (a view of other
+    bytes) copied so that every nonzero byte is True (1), as C reads it. numpy
+    reads such bytes inconsistently (`logical_and.reduce` of 2s is False), so
+    every backend binds booleans through this."""
+    if vals.dtype == np.bool_ and vals.size and vals.view(np.uint8).max() > 1:
+        return vals.view(np.uint8) != 0
+    return vals
 
 
 def _as_fill(fill, dtype, name):

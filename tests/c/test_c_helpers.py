@@ -13,10 +13,10 @@ from etchpy.imp import ONE, ZERO
 from etchpy.runtime import build
 
 WRAPPERS = """
-int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
+int64_t seek_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
 { return ep_seek(crd, q, end, t, r); }
-void sort_for_test(idx_t *a, int64_t n) { ep_sort_idx(a, n); }
-int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
+void sort_for_test(ep_idx_t *a, int64_t n) { ep_sort_idx(a, n); }
+int marks_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
 { return ep_marks_walkable(a, n, bits, size, lo, hi); }
 """
 CDEF = """typedef int32_t idx_t;

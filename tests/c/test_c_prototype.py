@@ -23,8 +23,8 @@ def test_definition_header_and_cdef_agree(name, idx):
     src = kern.source(idx, include_header=True)
     proto = src.prototype
     assert proto == c.prototype(kern.program, name)
-    assert proto.render() + "\n{" in src.c and f'#include "{name}.h"' in src.c
-    assert proto.render(f"{name}_idx_t", f"{name}_val_t") + ";" in src.header
+    assert proto.render("ep_idx_t", "ep_val_t") + "\n{" in src.c and f'#include "{name}.h"' in src.c
+    assert proto.render(f"{name}_idx_t", f"{name}_val_t", f"{name}_restrict") + ";" in src.header
     assert f"typedef {idx} {name}_idx_t;" in src.header
     assert proto.render() + ";" in src.cdef
     for p in proto.params:                         # the header documents every parameter

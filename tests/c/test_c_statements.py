@@ -22,6 +22,7 @@ def param(name, kind, type="index"):
 
 def program(body, params=()):
     return SimpleNamespace(params=tuple(params), body=body, dims=(), refuse_above=(),
+                           plan=SimpleNamespace(steps=()),
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
 
 

@@ -56,7 +56,7 @@ def test_chunks_per_thread_sizes_the_blocks(chunks):
                        "add", Var("acc"), imp.Load("o", Var("j")))), 2, reduce="acc"))
     text = render(body, tuning.DEFAULT.with_(chunks_per_thread=chunks))
     assert f"/* about {chunks} blocks of rows per thread */" in text
-    assert f"ep_min(i_n, {2 * chunks})" in text and f"val_t acc_part[{2 * chunks}];" in text
+    assert f"ep_min(i_n, {2 * chunks})" in text and f"ep_val_t acc_part[{2 * chunks}];" in text
 
 
 def test_short_segment_width_decides_the_simd_helpers():

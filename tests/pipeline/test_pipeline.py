@@ -53,7 +53,7 @@ def test_each_stage_is_a_function_of_the_request():
     assert compiled.plan == plan and compiled.costs == costs
     assert compiled.program.params == program.params
     src = pipeline.render_c(compiled, "int32_t", include_header=True)
-    assert "typedef int32_t idx_t;" in src.c and src.header
+    assert "typedef int32_t ep_idx_t;" in src.c and src.header
     assert "tuning:     force:" in src.c
 
 

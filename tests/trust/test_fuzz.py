@@ -42,9 +42,8 @@ def kernel(fmt, semiring):
 @st.composite
 def draws(draw):
     fmt = draw(st.sampled_from(sorted(FORMATS)))
-    # scipy input to a dense-declared tensor: phase B (runtime.inputs lets scipy's own
-    # toarray read unvalidated arrays; see test_later.py)
-    kind = draw(st.sampled_from(KINDS if fmt in ("csr", "csc", "coo") else KINDS[:2]))
+    # scipy input: to a tensor declared in its own layout, or to a dense one
+    kind = draw(st.sampled_from(KINDS if fmt in ("csr", "csc", "coo", "dense") else KINDS[:2]))
     semiring = draw(st.sampled_from(["real", "min_plus"]))
     shape = tuple(draw(st.integers(0, 5)) for _ in range(FORMATS[fmt]))
     density = draw(st.floats(0, 1))
@@ -60,12 +59,14 @@ def draws(draw):
     return fmt, kind, semiring, dense, mutation, draw(st.data())
 
 
-def storage_of(fmt, kind, dense, semiring):
-    """(shape, levels as dicts of fresh arrays, vals) of a valid input, or a scipy matrix."""
+def storage_of(fmt, kind, dense, semiring, data):
+    """(shape, levels as dicts of fresh arrays, vals) of a valid input, or a scipy matrix
+    (for a dense-declared tensor, of a drawn layout)."""
     sr = ep.semirings.get(semiring)
     if kind == "scipy":
         zeroed = np.where(dense == sr.zero, 0.0, dense)
-        return {"csr": sp.csr_array, "csc": sp.csc_array, "coo": sp.coo_array}[fmt](zeroed)
+        layout = data.draw(st.sampled_from(["csr", "csc", "coo"])) if fmt == "dense" else fmt
+        return {"csr": sp.csr_array, "csc": sp.csc_array, "coo": sp.coo_array}[layout](zeroed)
     t = Tensor.from_dense(dense, "coo" if fmt == "coo3" else fmt, semiring=sr)
     levels = [{k: np.array(a) for k, a in lv.items()} for lv in t.levels]
     return list(t.shape), levels, np.array(t.vals)
@@ -157,7 +158,7 @@ def test_malformed_inputs_give_the_right_answer_or_an_input_error(draw):
     fmt, kind, semiring, dense, mutation, data = draw
     expr, kern = kernel(fmt, semiring)
     x = np.linspace(-1.0, 2.0, dense.shape[-1])
-    stored = storage_of(fmt, kind, dense, semiring)
+    stored = storage_of(fmt, kind, dense, semiring, data)
     x, huge, new_vals = mutate(stored, mutation, data, x)
     if new_vals is not None:
         stored = (stored[0], stored[1], new_vals)

@@ -1,6 +1,5 @@
-"""Rows of issue 26 whose fix lies in files of another phase (runtime/kernel.py,
-runtime/inputs.py, c/, the export). Each test fails today and is marked
-xfail(strict=True), so the change that fixes it must remove the mark."""
+"""Rows of issue 26 fixed in its second part (runtime/kernel.py, runtime/inputs.py,
+c/, the export): each failed before that part, as an xfail(strict=True) test."""
 import os
 import re
 import shutil
@@ -24,11 +23,6 @@ A, x, z = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1), ep.tensor("z", 1)
 SPMV = ep.sum(j, A[i, j] * x[j])
 
 
-def phase_b(reason):
-    return pytest.mark.xfail(strict=True, reason=f"phase B: {reason}")
-
-
-@phase_b("Kernel.__call__ retries through _for_every_size without a bound")
 def test_a_second_retry_request_is_a_clear_error_not_a_recursion():
     """A kernel answering "retry with the every-size build" (3) from that build too
     (two cached .so files swapped once did this) raises a clear error."""
@@ -53,7 +47,6 @@ FORBIDDEN = ["idx_t", "val_t", "ep_max", "ep_kernel", "int", "double", "restrict
              "malloc", "memcpy", "class", "template", "size_t", "int64_t", "omp_get_thread_num"]
 
 
-@phase_b("export_c checks only name.isidentifier()")
 @pytest.mark.parametrize("name", FORBIDDEN)
 def test_export_refuses_names_that_collide(tmp_path, name):
     with pytest.raises(ep.EtchpyError, match=re.escape(name)):
@@ -62,7 +55,6 @@ def test_export_refuses_names_that_collide(tmp_path, name):
 
 
 @needs_cc
-@phase_b("the exported files declare idx_t, val_t and other unprefixed names")
 @pytest.mark.parametrize("name", ["spmv", "pos", "out", "n", "acc", "row"])
 def test_exported_identifiers_carry_the_kernel_prefix_and_compile(tmp_path, name):
     """Every file-scope identifier starts with `name_` or `ep_`; the files compile as
@@ -89,7 +81,6 @@ def test_exported_identifiers_carry_the_kernel_prefix_and_compile(tmp_path, name
         assert out.returncode == 0, out.stderr
 
 
-@phase_b("the boolean carrier is uint8_t and `and` is a bitwise &")
 def test_boolean_treats_any_nonzero_byte_as_true():
     y = np.array([2], dtype=np.uint8).view(bool)           # a byte holding 2
     e = ep.sum(j, x[j] * z[j])
@@ -99,7 +90,6 @@ def test_boolean_treats_any_nonzero_byte_as_true():
 
 
 @needs_cc
-@phase_b("the exported boolean kernel computes 2 & 1 == 0")
 def test_exported_boolean_kernel_treats_nonzero_as_true(tmp_path):
     c_path, _ = ep.export_c(ep.sum(j, x[j] * z[j]), "dotb", tmp_path, semiring="boolean")
     main = tmp_path / "main.c"
@@ -121,7 +111,6 @@ def test_exported_boolean_kernel_treats_nonzero_as_true(tmp_path):
     assert subprocess.run([str(exe)], capture_output=True, text=True).stdout.split() == ["0", "1"]
 
 
-@phase_b("the header says coo crd entries are strictly increasing, and omits pos0")
 def test_coo_header_describes_its_levels(tmp_path):
     Q = ep.tensor("Q", 2, format="coo")
     _, h_path = ep.export_c(ep.sum(j, Q[i, j] * x[j]), "coomv", tmp_path)
@@ -131,7 +120,6 @@ def test_coo_header_describes_its_levels(tmp_path):
     assert re.search(r"pos0.*\{\s*0\s*,\s*nnz\s*\}", header)
 
 
-@phase_b("inputs.as_tensor calls scipy's toarray on an unvalidated scipy input")
 def test_malformed_scipy_input_to_a_dense_tensor_is_an_input_error():
     script = textwrap.dedent("""
         import numpy as np, scipy.sparse as sp, etchpy as ep
@@ -150,7 +138,6 @@ def test_malformed_scipy_input_to_a_dense_tensor_is_an_input_error():
     assert out.returncode == 0 and out.stdout.strip() == "InputError", out.stderr[-500:]
 
 
-@phase_b("the scipy fast path hands a strided `data` array to cffi")
 def test_strided_scipy_values_with_contiguous_indices():
     m = sp.random(8, 8, density=0.5, format="csr", random_state=1)
     wide = np.zeros(2 * m.nnz)

@@ -22,8 +22,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring min_plus */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring min_plus */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -91,12 +91,12 @@ void min_plus_relax_free(void *p) { free(p); }
 int min_plus_relax(
     int64_t W_dim0,
     int64_t W_dim1,
-    const idx_t *restrict W_pos1,
-    const idx_t *restrict W_crd1,
-    const val_t *restrict W_vals,
+    const ep_idx_t *restrict W_pos1,
+    const ep_idx_t *restrict W_crd1,
+    const ep_val_t *restrict W_vals,
     int64_t x_dim0,
-    const val_t *restrict x_vals,
-    val_t *restrict out,
+    const ep_val_t *restrict x_vals,
+    ep_val_t *restrict out,
     int out_zeroed)
 {
     const int64_t dim_u = x_dim0;
@@ -116,7 +116,7 @@ int min_plus_relax(
     v_c = 0;
     while (v_c < dim_v) {
         int64_t v_ = v_c;
-        val_t acc = INFINITY;
+        ep_val_t acc = INFINITY;
         /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t u_q_1 = 0;
         int64_t u_end_1 = 0;

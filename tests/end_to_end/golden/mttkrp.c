@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring real */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -90,21 +90,21 @@ void mttkrp_free(void *p) { free(p); }
 int mttkrp(
     int64_t C_dim0,
     int64_t C_dim1,
-    const val_t *restrict C_vals,
+    const ep_val_t *restrict C_vals,
     int64_t D_dim0,
     int64_t D_dim1,
-    const val_t *restrict D_vals,
+    const ep_val_t *restrict D_vals,
     int64_t T_dim0,
     int64_t T_dim1,
     int64_t T_dim2,
-    const idx_t *restrict T_pos0,
-    const idx_t *restrict T_crd0,
-    const idx_t *restrict T_pos1,
-    const idx_t *restrict T_crd1,
-    const idx_t *restrict T_pos2,
-    const idx_t *restrict T_crd2,
-    const val_t *restrict T_vals,
-    val_t *restrict out,
+    const ep_idx_t *restrict T_pos0,
+    const ep_idx_t *restrict T_crd0,
+    const ep_idx_t *restrict T_pos1,
+    const ep_idx_t *restrict T_crd1,
+    const ep_idx_t *restrict T_pos2,
+    const ep_idx_t *restrict T_crd2,
+    const ep_val_t *restrict T_vals,
+    ep_val_t *restrict out,
     int out_zeroed)
 {
     const int64_t dim_i = T_dim0;
@@ -132,7 +132,7 @@ int mttkrp(
         int64_t i_ = T_crd0[i_q];
         if (dim_r == 16) {
             /* the block over r (16 values) in registers */
-            val_t r_blk_1[16];
+            ep_val_t r_blk_1[16];
             for (int k_ = 0; k_ < 16; k_++) r_blk_1[k_] = 0.0;
             /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
@@ -188,7 +188,7 @@ int mttkrp(
         } else {
             if (dim_r == 32) {
                 /* the block over r (32 values) in registers */
-                val_t r_blk[32];
+                ep_val_t r_blk[32];
                 for (int k_ = 0; k_ < 32; k_++) r_blk[k_] = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; locate into [jump]; rows of large operands prefetched ahead */
                 int64_t j_q = 0;

@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring real */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -93,16 +93,16 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 #endif
 
 /* Rows [lo, hi) of the loop over i_c split across threads. */
-static EP_NOINLINE val_t ep_rows_0(
+static EP_NOINLINE ep_val_t ep_rows_0(
     int64_t lo,
     int64_t hi,
-    const idx_t *restrict A_crd1,
+    const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
-    const idx_t *restrict A_pos1,
-    const val_t *restrict A_vals,
-    const val_t *restrict x_vals)
+    const ep_idx_t *restrict A_pos1,
+    const ep_val_t *restrict A_vals,
+    const ep_val_t *restrict x_vals)
 {
-    val_t acc = 0.0;
+    ep_val_t acc = 0.0;
     for (int64_t i_c = lo; i_c < hi; i_c++) {
         /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t j_q = 0;
@@ -139,24 +139,24 @@ void reduction_threads_free(void *p) { free(p); }
 int reduction_threads(
     int64_t A_dim0,
     int64_t A_dim1,
-    const idx_t *restrict A_pos1,
-    const idx_t *restrict A_crd1,
-    const val_t *restrict A_vals,
+    const ep_idx_t *restrict A_pos1,
+    const ep_idx_t *restrict A_crd1,
+    const ep_val_t *restrict A_vals,
     int64_t x_dim0,
-    const val_t *restrict x_vals,
-    val_t *restrict out)
+    const ep_val_t *restrict x_vals,
+    ep_val_t *restrict out)
 {
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
     /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-    val_t acc = 0.0;
+    ep_val_t acc = 0.0;
     /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
     {
         const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
         /* about 16 blocks of rows per thread */
         const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
-        val_t acc_part[32];
+        ep_val_t acc_part[32];
     #ifdef _OPENMP
         #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif

@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring real */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -90,44 +90,44 @@ void spgemm_inner_free(void *p) { free(p); }
 int spgemm_inner(
     int64_t A_dim0,
     int64_t A_dim1,
-    const idx_t *restrict A_pos1,
-    const idx_t *restrict A_crd1,
-    const val_t *restrict A_vals,
+    const ep_idx_t *restrict A_pos1,
+    const ep_idx_t *restrict A_crd1,
+    const ep_val_t *restrict A_vals,
     int64_t B_dim0,
     int64_t B_dim1,
-    const idx_t *restrict B_pos1,
-    const idx_t *restrict B_crd1,
-    const val_t *restrict B_vals,
-    idx_t ** out_pos1_ret,
-    idx_t ** out_crd1_ret,
-    val_t ** out_vals_ret,
+    const ep_idx_t *restrict B_pos1,
+    const ep_idx_t *restrict B_crd1,
+    const ep_val_t *restrict B_vals,
+    ep_idx_t ** out_pos1_ret,
+    ep_idx_t ** out_crd1_ret,
+    ep_val_t ** out_vals_ret,
     int64_t * out_count1_ret)
 {
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     const int64_t dim_k = B_dim0;
     if (B_dim1 != dim_j) return 2;
-    idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
-    idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
-    val_t *out_vals = NULL; int64_t out_vals_cap = 0;
-    idx_t *j_mark = NULL; int64_t j_mark_cap = 0;
-    val_t *j_wv = NULL; int64_t j_wv_cap = 0;
+    ep_idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
+    ep_idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
+    ep_val_t *out_vals = NULL; int64_t out_vals_cap = 0;
+    ep_idx_t *j_mark = NULL; int64_t j_mark_cap = 0;
+    ep_val_t *j_wv = NULL; int64_t j_wv_cap = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
-    out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
+    out_pos1 = (ep_idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(ep_idx_t));
     if (!out_pos1) goto fail;
     out_crd1_cap = ep_max(1024, 1);
-    out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
+    out_crd1 = (ep_idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(ep_idx_t));
     if (!out_crd1) goto fail;
     out_vals_cap = ep_max(1024, 1);
-    out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
+    out_vals = (ep_val_t *)ep_malloc((size_t)out_vals_cap * sizeof(ep_val_t));
     if (!out_vals) goto fail;
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[k,j]   order (i, k, j) */
     j_mark_cap = ep_max(dim_j, 1);
-    j_mark = (idx_t *)ep_calloc((size_t)j_mark_cap, sizeof(idx_t));
+    j_mark = (ep_idx_t *)ep_calloc((size_t)j_mark_cap, sizeof(ep_idx_t));
     if (!j_mark) goto fail;
     j_wv_cap = ep_max(dim_j, 1);
-    j_wv = (val_t *)ep_calloc((size_t)j_wv_cap, sizeof(val_t));
+    j_wv = (ep_val_t *)ep_calloc((size_t)j_wv_cap, sizeof(ep_val_t));
     if (!j_wv) goto fail;
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
@@ -147,13 +147,13 @@ int spgemm_inner(
         k_c = 0;
         if ((out_count1 + dim_k) > out_crd1_cap) {
             int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_crd1_cap);
-            idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+            ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
             if (!grown_) goto fail;
             out_crd1 = grown_; out_crd1_cap = cap_;
         }
         if ((out_count1 + dim_k) > out_vals_cap) {
             int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_vals_cap);
-            val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+            ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
             if (!grown_) goto fail;
             out_vals = grown_; out_vals_cap = cap_;
         }
@@ -162,7 +162,7 @@ int spgemm_inner(
             int64_t out_p1 = out_count1;
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
-            val_t acc = 0.0;
+            ep_val_t acc = 0.0;
             /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
             int64_t j_q_2 = 0;
             int64_t j_end_2 = 0;

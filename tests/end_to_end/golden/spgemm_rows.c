@@ -22,8 +22,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring real */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -97,23 +97,23 @@ static inline int ep_ctz64(uint64_t x)
 
 /* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
  * distinct keys both parts are non-empty) down to runs of 16, then insertion. */
-static void ep_sort_idx(idx_t *a, int64_t n)
+static void ep_sort_idx(ep_idx_t *a, int64_t n)
 {
     while (n > 16) {
-        idx_t x = a[0], y = a[n / 2], z = a[n - 1];
-        idx_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+        ep_idx_t x = a[0], y = a[n / 2], z = a[n - 1];
+        ep_idx_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
         int64_t i = -1, j = n;
         for (;;) {
             do i++; while (a[i] < p);
             do j--; while (a[j] > p);
             if (i >= j) break;
-            idx_t t = a[i]; a[i] = a[j]; a[j] = t;
+            ep_idx_t t = a[i]; a[i] = a[j]; a[j] = t;
         }
         if (j + 1 < n - j - 1) { ep_sort_idx(a, j + 1); a += j + 1; n -= j + 1; }
         else { ep_sort_idx(a + j + 1, n - j - 1); n = j + 1; }
     }
     for (int64_t i = 1; i < n; i++) {
-        idx_t v = a[i];
+        ep_idx_t v = a[i];
         int64_t k = i - 1;
         while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
         a[k + 1] = v;
@@ -126,7 +126,7 @@ static void ep_sort_idx(idx_t *a, int64_t n)
  * the summary bit of each marked word, stores the range of summary words in
  * *lo, *hi and returns 1: the caller walks the summary and the marked words in
  * order and clears both. Otherwise clears the marks, sorts a and returns 0. */
-static int ep_marks_walkable(idx_t *a, int64_t n, uint64_t *bits, int64_t size,
+static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
                              int64_t *lo, int64_t *hi)
 {
     uint64_t *summary = bits + (size >> 6) + 1;
@@ -153,17 +153,17 @@ void spgemm_rows_free(void *p) { free(p); }
 int spgemm_rows(
     int64_t A_dim0,
     int64_t A_dim1,
-    const idx_t *restrict A_pos1,
-    const idx_t *restrict A_crd1,
-    const val_t *restrict A_vals,
+    const ep_idx_t *restrict A_pos1,
+    const ep_idx_t *restrict A_crd1,
+    const ep_val_t *restrict A_vals,
     int64_t B_dim0,
     int64_t B_dim1,
-    const idx_t *restrict B_pos1,
-    const idx_t *restrict B_crd1,
-    const val_t *restrict B_vals,
-    idx_t ** out_pos1_ret,
-    idx_t ** out_crd1_ret,
-    val_t ** out_vals_ret,
+    const ep_idx_t *restrict B_pos1,
+    const ep_idx_t *restrict B_crd1,
+    const ep_val_t *restrict B_vals,
+    ep_idx_t ** out_pos1_ret,
+    ep_idx_t ** out_crd1_ret,
+    ep_val_t ** out_vals_ret,
     int64_t * out_count1_ret)
 {
     const int64_t dim_i = A_dim0;
@@ -171,11 +171,11 @@ int spgemm_rows(
     const int64_t dim_k = B_dim1;
     if (B_dim0 != dim_j) return 2;
     if (dim_k > 4194304) return 3;   /* needs the hash-table build */
-    idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
-    idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
-    val_t *out_vals = NULL; int64_t out_vals_cap = 0;
-    val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
-    idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
+    ep_idx_t *out_pos1 = NULL; int64_t out_pos1_cap = 0;
+    ep_idx_t *out_crd1 = NULL; int64_t out_crd1_cap = 0;
+    ep_val_t *out_vals = NULL; int64_t out_vals_cap = 0;
+    ep_val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
+    ep_idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
     int64_t join_size = 0;
     int64_t join_q = 0;
@@ -185,20 +185,20 @@ int spgemm_rows(
     }
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
-    out_pos1 = (idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(idx_t));
+    out_pos1 = (ep_idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(ep_idx_t));
     if (!out_pos1) goto fail;
     out_crd1_cap = ep_max(ep_min(ep_max(join_size, 1024), 16777216), 1);
-    out_crd1 = (idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(idx_t));
+    out_crd1 = (ep_idx_t *)ep_malloc((size_t)out_crd1_cap * sizeof(ep_idx_t));
     if (!out_crd1) goto fail;
     out_vals_cap = ep_max(ep_min(ep_max(join_size, 1024), 16777216), 1);
-    out_vals = (val_t *)ep_malloc((size_t)out_vals_cap * sizeof(val_t));
+    out_vals = (ep_val_t *)ep_malloc((size_t)out_vals_cap * sizeof(ep_val_t));
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
     ws_vals_cap = ep_max(dim_k, 1);
-    ws_vals = (val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(val_t));
+    ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
     if (!ws_vals) goto fail;
     ws_list_cap = ep_max(dim_k, 1);
-    ws_list = (idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(idx_t));
+    ws_list = (ep_idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(ep_idx_t));
     if (!ws_list) goto fail;
     ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
     ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
@@ -256,13 +256,13 @@ int spgemm_rows(
         }
         if ((out_count1 + ws_n) > out_crd1_cap) {
             int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
-            idx_t *grown_ = (idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(idx_t), (size_t)cap_ * sizeof(idx_t));
+            ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
             if (!grown_) goto fail;
             out_crd1 = grown_; out_crd1_cap = cap_;
         }
         if ((out_count1 + ws_n) > out_vals_cap) {
             int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
-            val_t *grown_ = (val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(val_t), (size_t)cap_ * sizeof(val_t));
+            ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
             if (!grown_) goto fail;
             out_vals = grown_; out_vals_cap = cap_;
         }

@@ -21,8 +21,8 @@
 #include <sys/mman.h>
 #endif
 
-typedef int64_t idx_t;   /* element type of every pos/crd array */
-typedef double val_t;   /* carrier of semiring real */
+typedef int64_t ep_idx_t;   /* element type of every pos/crd array */
+typedef double ep_val_t;   /* carrier of semiring real */
 
 static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -90,12 +90,12 @@ void spmv_free(void *p) { free(p); }
 int spmv(
     int64_t A_dim0,
     int64_t A_dim1,
-    const idx_t *restrict A_pos1,
-    const idx_t *restrict A_crd1,
-    const val_t *restrict A_vals,
+    const ep_idx_t *restrict A_pos1,
+    const ep_idx_t *restrict A_crd1,
+    const ep_val_t *restrict A_vals,
     int64_t x_dim0,
-    const val_t *restrict x_vals,
-    val_t *restrict out)
+    const ep_val_t *restrict x_vals,
+    ep_val_t *restrict out)
 {
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
@@ -106,7 +106,7 @@ int spmv(
     i_c = 0;
     while (i_c < dim_i) {
         int64_t i_ = i_c;
-        val_t acc = 0.0;
+        ep_val_t acc = 0.0;
         /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t j_q = 0;
         int64_t j_end = 0;

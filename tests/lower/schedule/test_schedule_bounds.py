@@ -93,7 +93,7 @@ def test_outputs_past_the_first_capacity_limit_still_grow():
     fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
     e = ep.sum(k, T[i, j, k] * W[k, r])
     src = ep.compile(e, output=fibers).c_source
-    assert "out_vals = (val_t *)ep_calloc(" in src
+    assert "out_vals = (ep_val_t *)ep_calloc(" in src
     assert "for (int64_t k_ = out_vals_cap; k_ < cap_; k_++) grown_[k_] = 0.0;" in src
     rng = np.random.default_rng(5)
     dense = np.where(rng.random((30, 20, 10)) < 0.2, rng.random((30, 20, 10)), 0.0)

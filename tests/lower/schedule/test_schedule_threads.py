@@ -43,9 +43,9 @@ def test_a_threaded_loops_body_is_a_function_of_its_own():
     m = re.search(r"static EP_NOINLINE void (ep_rows_0)\(([^)]*)\)", src)
     assert m, src
     params = {p.split()[-1]: p for p in (q.strip() for q in m.group(2).split(","))}
-    assert params["out"] == "val_t *restrict out"
-    assert params["A_vals"] == "const val_t *restrict A_vals"
-    assert params["A_pos1"] == "const idx_t *restrict A_pos1"
+    assert params["out"] == "ep_val_t *restrict out"
+    assert params["A_vals"] == "const ep_val_t *restrict A_vals"
+    assert params["A_pos1"] == "const ep_idx_t *restrict A_pos1"
     assert params["lo"] == "int64_t lo" and params["hi"] == "int64_t hi"
     kernel = src[src.index("int etchpy_kernel("):]
     assert re.search(r"ep_rows_0\(\w+_lo, \w+_hi,", kernel) and "A_vals[" not in kernel
