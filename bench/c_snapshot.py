@@ -24,7 +24,7 @@ from . import exprs
 C_WORDS = frozenset("""auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct
 switch typedef union unsigned void volatile while bool true false NULL int8_t int16_t int32_t
-int64_t uint8_t uint16_t uint32_t uint64_t size_t ptrdiff_t idx_t val_t
+int64_t uint8_t uint16_t uint32_t uint64_t size_t ptrdiff_t
 malloc calloc realloc free memset memcpy memmove qsort INFINITY NAN isnan fmin fmax
 __builtin_prefetch __builtin_expect __restrict pragma omp parallel for schedule dynamic
 num_threads reduction""".split())
