@@ -22,7 +22,7 @@ from . import calling
 from . import inputs as io_
 from .request import make_request, request_key
 from ..c.render import CSource
-from ..errors import InputError, PerformanceWarning
+from ..errors import EtchpyError, InputError, PerformanceWarning
 from ..expr.nodes import uses_negation
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
