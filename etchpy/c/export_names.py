@@ -17,7 +17,6 @@ GCC's warnings; it holds the C standard's names for those headers.
 """
 from __future__ import annotations
 
-
 from ..errors import EtchpyError
 
 C_KEYWORDS = frozenset("""
