@@ -29,6 +29,7 @@ from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.inputs import (bind_inputs, check_out_indices, checked_out, index_sizes,
                              make_output, prepare_semiring)
+from .runtime.identity import with_identities
 from .runtime.kernel import Kernel, default_threads
 from .runtime.tensor import Tensor
 from . import streams
@@ -126,7 +127,7 @@ def evaluate(e, *, semiring=None, backend="c", output="dense", order=None,
     sr = prepare_semiring(e, semiring)
     out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
     check_out_indices(e, out_ix)
-    bound = bind_inputs(tensors(e), inputs, sr)
+    bound = bind_inputs(tensors(e), with_identities(tensors(e), inputs, sr), sr)
     # the reference semantics has no loop order: any expression is evaluated
     plan = planning.make_plan(e, out_ix, order, walk=backend != "reference")
     sizes = index_sizes(plan, bound)

@@ -20,6 +20,7 @@ from .. import tuning as tuning_
 from . import build
 from . import calling
 from . import inputs as io_
+from .identity import with_identities
 from ..c.render import CSource
 from ..errors import EtchpyError, InputError
 from ..expr.nodes import as_expr
@@ -185,6 +186,7 @@ class Kernel:
         (not accumulated into) and returned. Reusing one buffer across calls
         saves allocating, and first touching, a fresh output each time."""
         sr = self.semiring
+        inputs = with_identities(self.tensors, inputs, sr)     # diagonals' δ
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
