@@ -17,6 +17,12 @@ from ..semiring import Semiring
 from .tensor import Tensor
 
 
+def user_tensors(declared: dict) -> dict:
+    """The tensors of `declared` that a caller passes (every one but the identities):
+    the names to check a call's inputs against before `with_identities`."""
+    return {name: tv for name, tv in declared.items() if type(tv) is not IdentityVar}
+
+
 def with_identities(declared: dict, inputs: dict, sr: Semiring) -> dict:
     """`inputs` plus the identity of every IdentityVar in `declared` that it lacks
     (one whose source input is missing is left out, for bind_inputs to name)."""
