@@ -28,6 +28,7 @@ from .expr.nodes import as_expr, free_indices, tensors
 from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
+from .runtime.identity import user_tensors, with_identities
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, make_output, positional_error, prepare_semiring)
 from .runtime import foreign
@@ -176,11 +177,11 @@ def evaluate(e, *args, semiring=None, backend="c", output="dense", order=None,
 
 def _interpret(e, backend, semiring, output, order, out_indices, check, out, inputs):
     """The value of e on the "streams" or "reference" backend (see evaluate)."""
-    check_names(tensors(e), inputs)
+    check_names(user_tensors(tensors(e)), inputs)
     sr = prepare_semiring(e, semiring, inputs)
     out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
     check_out_indices(e, out_ix)
-    bound = bind_inputs(tensors(e), inputs, sr)
+    bound = bind_inputs(tensors(e), with_identities(tensors(e), inputs, sr), sr)
     # the reference semantics has no loop order: any expression is evaluated
     plan = planning.make_plan(e, out_ix, order, walk=backend != "reference")
     sizes = index_sizes(plan, bound)

@@ -1,33 +1,69 @@
 """numpy-style einsum specs ("ij,j->i") as etchpy expressions over the given operands.
 
-A spec names one operand per comma-separated term, one letter (a-z, A-Z) per
-dimension; an optional '->' names the output. Each operand becomes the tensor
-`T<k>`, stored as csr / csc / coo when it is a scipy.sparse matrix in that layout,
-else dense. Every error is a `FrontendError` with a caret under the offending
-character.
+numpy's `einsum` is the specification. A spec names one operand per
+comma-separated term, one letter (a-z, A-Z) per dimension; an optional '->'
+names the output. Whitespace is ignored.
+
+- A letter repeated within one term takes a diagonal (expr.nodes.diagonal): the
+  two dimensions must have one size.
+- '...' (at most once per term) stands for the dimensions the letters do not
+  name. Those of all operands broadcast right-aligned, numpy's way, and become
+  the indices `e0, e1, ...` (left to right over the broadcast dimensions).
+- A dimension of size 1 broadcasts against a larger size of the same letter (or
+  ellipsis position) in another operand: it gets an index of its own, `b0, b1,
+  ...`, that is summed (a sum over one coordinate is that coordinate's value).
+  Other sizes of one letter must agree.
+- Without '->', the output is the ellipsis dimensions, then every letter that
+  occurs exactly once in the spec, sorted by character code (upper case first).
+  With '->', output letters are distinct and occur in some operand; an output
+  without '...' is refused when the operands have ellipsis dimensions.
+
+Each operand becomes the tensor `T<k>`: csr / csc / coo when it is a scipy.sparse
+matrix in that layout, an `ep.Tensor` keeps its format, anything else is dense.
+A 2-d sparse operand whose layout no loop order could walk together with the
+operands before it ('z,mz,zm->' with two csr) is read in the other layout (csr
+<-> csc, coo -> csc), which costs one conversion per call.
+Operands must be real, integer or bool. Spec errors are `FrontendError`s with a
+caret under the offending character; sizes that disagree are `InputError`s.
 """
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
 
 from . import nodes as ex
-from ..errors import ExpressionTypeError, FormatError
+from ..errors import ExpressionTypeError, FormatError, InputError
+from ..formats import Format
 from .lexer import FrontendError, FrontendFormatError
 from .nodes import Expr, Index, TensorVar
 
 __all__ = ["einsum_expr"]
 
 _SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo"}
+ELLIPSIS = "..."
 
-Letters = list[tuple[str, int]]   # (letter, position in the spec)
+Item = tuple[str, int]   # (a letter or ELLIPSIS, its position in the spec)
+
+
+@dataclass
+class _Operand:
+    """One operand: its term, shape and the index name of each dimension."""
+
+    k: int
+    term: list[Item]
+    start: int
+    shape: tuple[int, ...]
+    names: list[str]
 
 
 def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dict[str, object]]:
     """Expression, output indices and {"T0": operand0, ...} for a numpy einsum spec.
 
     The expression is the product T0[...] * T1[...] * ... (left to right) under
-    one Σ over the indices not in the output (in order of first appearance).
-    Without '->' the output is every index that occurs exactly once, sorted.
+    one Σ over the indices not in the output (in order of first appearance, the
+    broadcast indices b0, b1, ... last).
     """
     if not isinstance(spec, str):
         raise ExpressionTypeError(f"an einsum spec is a string, got {type(spec).__name__}")
@@ -41,103 +77,211 @@ def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dic
         raise FrontendError(f"the einsum spec has {len(terms)} operand"
                             f"{'' if len(terms) == 1 else 's'} but {len(operands)} "
                             f"{'was' if len(operands) == 1 else 'were'} given", spec, None)
-    counts = _letter_counts(spec, terms)
+    for k, x in enumerate(operands):
+        _check_dtype(k, x)
+    ops = [_operand(spec, k, term, start, x)
+           for k, (term, start, x) in enumerate(zip(terms, starts, operands))]
+    n_ell = _name_ellipses(ops)
+    _broadcast(spec, ops)
     if arrow >= 0:
-        out_names = _output_letters(spec, arrow, counts)
+        out_names = _output_names(spec, arrow, terms, n_ell)
     else:
-        out_names = sorted(c for c, n in counts.items() if n == 1)
-    product, tensors = _product(spec, terms, starts, operands)
-    order = list(dict.fromkeys(c for term in terms for c, _ in term))
-    summed = tuple(Index(c) for c in order if c not in out_names)
+        counts = Counter(c for term in terms for c, _ in term if c != ELLIPSIS)
+        out_names = [f"e{d}" for d in range(n_ell)] + sorted(
+            c for c, n in counts.items() if n == 1)
+    product, tensors = _product(spec, ops, operands)
+    order = list(dict.fromkeys(n for op in ops for n in op.names))
+    order.sort(key=lambda n: n.startswith("b") and len(n) > 1)     # broadcast last
+    summed = tuple(Index(n) for n in order if n not in out_names)
     expr = ex.sum(summed, product) if summed else product
     return expr, tuple(Index(c) for c in out_names), tensors
 
 
-def _terms(spec: str, lhs_end: int) -> tuple[list[Letters], list[int]]:
-    """The letters of each comma-separated term before `lhs_end`, and where each starts."""
-    terms: list[Letters] = []
+def _terms(spec: str, lhs_end: int) -> tuple[list[list[Item]], list[int]]:
+    """The items of each comma-separated term before `lhs_end`, and where each starts."""
+    terms: list[list[Item]] = []
     starts: list[int] = []
     start = 0
     while True:
         comma = spec.find(",", start, lhs_end)
         stop = lhs_end if comma < 0 else comma
-        terms.append(_letters(spec, start, stop))
+        terms.append(_items(spec, start, stop))
         starts.append(start)
         if comma < 0:
             return terms, starts
         start = comma + 1
 
 
-def _letters(spec: str, start: int, stop: int) -> Letters:
-    out = []
-    for pos in range(start, stop):
+def _items(spec: str, start: int, stop: int) -> list[Item]:
+    """Letters and at most one '...' between start and stop; nothing else but spaces."""
+    out: list[Item] = []
+    pos = start
+    while pos < stop:
         c = spec[pos]
-        if c.isspace():
-            continue
         if c == ".":
-            raise FrontendError("ellipsis '...' is not supported in einsum specs", spec, pos)
-        if not ("a" <= c <= "z" or "A" <= c <= "Z"):
-            raise FrontendError(f"unknown character {c!r} in einsum spec (subscripts are "
-                                f"letters a-z, A-Z)", spec, pos)
-        out.append((c, pos))
+            if spec[pos:pos + 3] != ELLIPSIS or pos + 3 > stop:
+                raise FrontendError("a '.' that is not part of an ellipsis '...'", spec, pos)
+            if any(x == ELLIPSIS for x, _ in out):
+                raise FrontendError("a term has at most one ellipsis '...'", spec, pos)
+            out.append((ELLIPSIS, pos))
+            pos += 3
+            continue
+        if not c.isspace():
+            if not ("a" <= c <= "z" or "A" <= c <= "Z"):
+                raise FrontendError(f"unknown character {c!r} in einsum spec (subscripts "
+                                    f"are letters a-z, A-Z, and '...')", spec, pos)
+            out.append((c, pos))
+        pos += 1
     return out
 
 
-def _letter_counts(spec: str, terms: list[Letters]) -> Counter:
-    """How many operands use each letter; a letter repeated within one operand is refused."""
-    counts: Counter = Counter()
-    for term in terms:
-        seen = set()
-        for c, pos in term:
-            if c in seen:
-                raise FrontendError(f"index {c} repeats within one operand (a diagonal), "
-                                    f"which is not supported", spec, pos)
-            seen.add(c)
-            counts[c] += 1
-    return counts
+def _check_dtype(k: int, x) -> None:
+    """Operands are real, integer or bool (numpy kinds f, i, u, b)."""
+    dtype = getattr(x, "dtype", None)
+    if not isinstance(dtype, np.dtype):
+        try:
+            dtype = np.asarray(x).dtype
+        except Exception:       # noqa: BLE001 - any array-like failure means "not numeric"
+            dtype = np.dtype(object)
+    if dtype.kind not in "fiub":
+        raise InputError(f"ep.einsum takes real, integer or bool operands; operand {k} "
+                         f"has dtype {dtype}")
 
 
-def _output_letters(spec: str, arrow: int, counts: Counter) -> list[str]:
-    """The letters after '->': distinct, and each used by some operand."""
+def _shape(x) -> tuple[int, ...]:
+    shape = getattr(x, "shape", None)
+    return tuple(int(n) for n in (np.shape(x) if shape is None else shape))
+
+
+def _operand(spec: str, k: int, term: list[Item], start: int, x) -> _Operand:
+    """The operand's shape checked against its term; ellipsis dimensions unnamed yet."""
+    shape = _shape(x)
+    letters = [c for c, _ in term if c != ELLIPSIS]
+    has_ell = len(letters) < len(term)
+    if len(shape) < len(letters) or (not has_ell and len(shape) != len(letters)):
+        pos = term[0][1] if term else start
+        raise FrontendError(f"operand {k} has {len(shape)} dimensions but the spec gives "
+                            f"it {len(letters)} ind{'ex' if len(letters) == 1 else 'ices'}"
+                            + (" and '...'" if has_ell else ""), spec, pos)
+    names: list[str] = []
+    for c, _ in term:
+        names += [ELLIPSIS] * (len(shape) - len(letters)) if c == ELLIPSIS else [c]
+    return _Operand(k, term, start, shape, names)
+
+
+def _name_ellipses(ops: list[_Operand]) -> int:
+    """Name every operand's ellipsis dimensions e0, e1, ..., right-aligned across
+    operands; the number of broadcast ellipsis dimensions."""
+    n_ell = max((op.names.count(ELLIPSIS) for op in ops), default=0)
+    for op in ops:
+        d = op.names.count(ELLIPSIS)
+        if d:
+            at = op.names.index(ELLIPSIS)
+            op.names[at:at + d] = [f"e{n_ell - d + m}" for m in range(d)]
+    return n_ell
+
+
+def _broadcast(spec: str, ops: list[_Operand]) -> None:
+    """Check sizes (one per index within an operand; across operands equal or 1)
+    and give each size-1 dimension that broadcasts a summed index b0, b1, ...."""
+    size: dict[str, int] = {}
+    where: dict[str, int] = {}
+    for op in ops:
+        mine: dict[str, int] = {}
+        for name, n in zip(op.names, op.shape):
+            if mine.setdefault(name, n) != n:
+                raise InputError(f"einsum {spec!r}: operand {op.k} repeats index {name} "
+                                 f"(a diagonal) over dimensions of sizes {mine[name]} and {n}")
+        for name, n in mine.items():
+            if n == 1 or size.get(name, 1) == n:
+                size.setdefault(name, n)
+                where.setdefault(name, op.k)
+            elif size.get(name, 1) == 1:
+                size[name], where[name] = n, op.k
+            else:
+                raise InputError(f"einsum {spec!r}: operands do not broadcast: index "
+                                 f"{_shown(name)} has size {size[name]} in operand "
+                                 f"{where[name]} but {n} in operand {op.k}")
+    dummies = 0
+    for op in ops:
+        for m, (name, n) in enumerate(zip(op.names, op.shape)):
+            if n == 1 and size[name] != 1:
+                op.names[m] = f"b{dummies}"
+                dummies += 1
+
+
+def _shown(name: str) -> str:
+    return f"'...' dimension {name[1:]}" if len(name) > 1 else name
+
+
+def _output_names(spec: str, arrow: int, terms: list[list[Item]], n_ell: int) -> list[str]:
+    """The index names after '->': distinct letters that occur in some operand, and
+    the ellipsis dimensions where '...' stands (required when there are some)."""
+    used = {c for term in terms for c, _ in term}
     out: list[str] = []
-    for c, pos in _letters(spec, arrow + 2, len(spec)):
+    items = _items(spec, arrow + 2, len(spec))
+    for c, pos in items:
+        if c == ELLIPSIS:
+            out += [f"e{d}" for d in range(n_ell)]
+            continue
         if c in out:
             raise FrontendError(f"output index {c} appears twice", spec, pos)
-        if c not in counts:
+        if c not in used:
             raise FrontendError(f"output index {c} does not occur in any operand", spec, pos)
         out.append(c)
+    if n_ell and not any(c == ELLIPSIS for c, _ in items):
+        raise FrontendError(f"the operands have {n_ell} dimension"
+                            f"{'' if n_ell == 1 else 's'} under '...' but the output has "
+                            f"no '...' to keep them", spec, arrow)
     return out
 
 
-def _product(spec: str, terms: list[Letters], starts: list[int],
-             operands: list) -> tuple[Expr, dict[str, object]]:
+def _product(spec: str, ops: list[_Operand], operands: list) -> tuple[Expr, dict[str, object]]:
     """T0[...] * T1[...] * ..., and the operands by tensor name."""
     tensors: dict[str, object] = {}
     product: Expr | None = None
-    for k, (term, operand) in enumerate(zip(terms, operands)):
-        name = f"T{k}"
-        shape = getattr(operand, "shape", None)
-        if shape is not None and len(shape) != len(term):
-            pos = term[0][1] if term else starts[k]
-            raise FrontendError(f"operand {k} has {len(shape)} dimensions but the spec gives "
-                                f"it {len(term)} ind{'ex' if len(term) == 1 else 'ices'}",
-                                spec, pos)
+    formats = _walkable([op.names for op in ops], [_infer_format(x) for x in operands])
+    for op, x, fmt in zip(ops, operands, formats):
+        name = f"T{op.k}"
         try:
-            tv = TensorVar(name, len(term), _infer_format(operand))
+            tv = TensorVar(name, len(op.names), fmt)
         except FormatError as e:
-            raise FrontendFormatError(f"operand {k} ({e})", spec,
-                                      term[0][1] if term else None) from e
-        acc = tv[tuple(Index(c) for c, _ in term)]
+            raise FrontendFormatError(f"operand {op.k} ({e})", spec,
+                                      op.term[0][1] if op.term else None) from e
+        acc = tv[tuple(Index(n) for n in op.names)]
         product = acc if product is None else product * acc
-        tensors[name] = operand
+        tensors[name] = x
     if product is None:
         raise FrontendError("einsum needs at least one operand", spec, None)
     return product, tensors
 
 
-def _infer_format(operand) -> str:
+def _walkable(names: list[list[str]], formats: list) -> list:
+    """`formats` with a 2-d sparse operand read in the other layout (csr <-> csc,
+    coo -> csc) when its storage order, taken after those of the operands before
+    it, would leave no loop order that walks them all (as 'z,mz,zm->' would)."""
+    after: dict[str, set[str]] = {}      # index -> the indices some layout puts after it
+
+    def reaches(a, b, seen=()):
+        return a == b or any(reaches(c, b, seen + (a,)) for c in after.get(a, ())
+                             if c not in seen)
+
+    out = []
+    for idx, fmt in zip(names, formats):
+        if fmt in _SPARSE_FORMATS and len(set(idx)) == 2:
+            first, second = idx if fmt != "csc" else idx[::-1]
+            if reaches(second, first):
+                fmt = "csr" if fmt == "csc" else "csc"
+                first, second = second, first
+            after.setdefault(first, set()).add(second)
+        out.append(fmt)
+    return out
+
+
+def _infer_format(operand):
     if type(operand).__module__.startswith("scipy"):
         import scipy.sparse   # lazily: scipy.sparse is heavy to import
         if scipy.sparse.issparse(operand):
             return _SPARSE_FORMATS.get(operand.format, "dense")
-    return "dense"
+    fmt = getattr(operand, "format", None)
+    return fmt if isinstance(fmt, Format) else "dense"

@@ -9,12 +9,19 @@ Grammar (every node is a frozen, hashable dataclass):
         | Σ_i e                Sum: contraction of an index i that is free in e
 
 Sugar: `a - b` is `a + (-1)*b` (the -1 is marked so that only semirings with
-negation accept it); `e ** n` is n-fold `*` (n ≥ 1).
+negation accept it); `e ** n` is n-fold `*` (n ≥ 1); an access that repeats an
+index takes a diagonal (below).
 
 The free indices of an expression are a tuple in order of first appearance.
 Type errors are raised as the expression is built and name the offending index.
-A repeated index inside one access (`A[i, i]`, a diagonal) is rejected: write the
-diagonal as a product with an identity tensor instead.
+
+Diagonals. `A[i, i]` (an index repeated within one access) is sugar for
+Σ_i' A[i, i'] · δ[i, i'], where i' is a fresh bound index and δ an implicit
+identity tensor (`IdentityVar`: semiring one where its two coordinates agree,
+zero elsewhere, stored csr) sized from mode 0 of A and bound at call time by the
+runtime (runtime.identity), which also checks that both modes of A have one
+size. Each further repeat adds its own i'' and δ. The law and why it holds in
+every semiring: proofs_notes/diagonal.md.
 """
 from __future__ import annotations
 
@@ -47,6 +54,7 @@ def indices(names: str) -> tuple[Index, ...]:
 
 
 RESERVED_NAMES = {"out", "dim", "acc"}
+IDENTITY_PREFIX = "eq_"      # the implicit identities of diagonals (IdentityVar)
 
 
 @dataclass(frozen=True)
@@ -60,7 +68,8 @@ class TensorVar:
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
             raise ExpressionTypeError(f"tensor name must be an identifier, got {self.name!r}")
-        if self.name in RESERVED_NAMES or self.name.startswith(("tmp", "out_")):
+        if self.name in RESERVED_NAMES or self.name.startswith(("tmp", "out_",
+                                                               IDENTITY_PREFIX)):
             raise ExpressionTypeError(f"tensor name {self.name!r} is reserved for etchpy's "
                                       f"own arrays; choose another name")
         if not isinstance(self.order, int) or self.order < 0:
@@ -78,13 +87,8 @@ class TensorVar:
             shown = ", ".join(map(str, idx))
             raise ExpressionTypeError(f"tensor {self.name} has order {self.order} but is "
                                       f"indexed with {len(idx)} indices: {self.name}[{shown}]")
-        seen = set()
-        for ix in idx:
-            if ix in seen:
-                raise ExpressionTypeError(
-                    f"index {ix} appears twice in {self.name}[{', '.join(map(str, idx))}]: "
-                    f"diagonal access is not supported; multiply by an identity tensor")
-            seen.add(ix)
+        if len(set(idx)) < len(idx):
+            return diagonal(self, tuple(idx))
         return Access(self, tuple(idx))
 
     def __repr__(self):
@@ -93,6 +97,54 @@ class TensorVar:
 
 def tensor(name: str, order: int, format="dense") -> TensorVar:
     return TensorVar(name, order, format)
+
+
+@dataclass(frozen=True)
+class IdentityVar(TensorVar):
+    """The implicit identity δ of a diagonal access `source[..., i, ..., i, ...]`:
+    an n×n csr tensor holding the semiring's one at (c, c), where n is the size
+    of mode `modes[0]` of `source`, which must equal that of mode `modes[1]`. No
+    user passes it: the runtime binds it from the source's shape."""
+
+    source: str = ""
+    modes: tuple[int, int] = (0, 1)
+
+    def __post_init__(self):   # its reserved name is made here, never by a user
+        object.__setattr__(self, "format", Format.parse(self.format, self.order))
+
+
+def identity_var(source: TensorVar, m0: int, m1: int) -> IdentityVar:
+    return IdentityVar(f"{IDENTITY_PREFIX}{source.name}_{m0}_{m1}", 2, "csr",
+                       source=source.name, modes=(m0, m1))
+
+
+def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
+    """t[idx] with repeated indices: Σ over a fresh i' per repeat of i, of
+    t[idx with each repeat renamed] times δ[i, i'] (the two in the order t stores
+    their modes, so that δ, stored csr, never constrains the loop order against t)."""
+    taken = {ix.name for ix in idx}
+    first: dict[Index, int] = {}
+    renamed = list(idx)
+    fresh: list[Index] = []
+    deltas: list[Access] = []
+    level = {m: k for k, m in enumerate(t.format.mode_order)}
+    for m, ix in enumerate(idx):
+        if ix not in first:
+            first[ix] = m
+            continue
+        name = f"{ix.name}_{m}"
+        while name in taken:
+            name += "_"
+        taken.add(name)
+        new = Index(name)
+        renamed[m], m0 = new, first[ix]
+        fresh.append(new)
+        pair = (ix, new) if level[m0] < level[m] else (new, ix)
+        deltas.append(Access(identity_var(t, m0, m), pair))
+    body: Expr = Access(t, tuple(renamed))
+    for d in deltas:
+        body = Mul(body, d)
+    return sum(tuple(fresh), body)
 
 
 class Expr:

@@ -101,19 +101,16 @@ class _Parser(Cursor):
             self.tvars[name] = tv
         return tv
 
-    def index_list(self, owner: str, lhs: bool = False) -> list[tuple[str, int]]:
-        """After a '[': NAME (',' NAME)* ']' or an empty ']'."""
+    def index_list(self, lhs: bool = False) -> list[tuple[str, int]]:
+        """After a '[': NAME (',' NAME)* ']' or an empty ']'. A name repeated on
+        the right is a diagonal (expr.nodes.diagonal); on the left, an error."""
         out: list[tuple[str, int]] = []
         if not self.at("]"):
             while True:
                 t = self.name("an index name")
-                if any(other == t.text for other, _ in out):
-                    if lhs:
-                        raise self.error(f"index {t.text} appears twice on the left-hand side",
-                                         t.pos)
-                    raise self.error(
-                        f"index {t.text} appears twice in {owner}[...] (diagonal access is not "
-                        f"supported; multiply by an identity tensor)", t.pos)
+                if lhs and any(other == t.text for other, _ in out):
+                    raise self.error(f"index {t.text} appears twice on the left-hand side",
+                                     t.pos)
                 out.append((t.text, t.pos))
                 if not self.at(","):
                     break
@@ -129,7 +126,7 @@ class _Parser(Cursor):
             lhs: list[tuple[str, int]] = []
             if self.at("["):
                 self.advance()
-                lhs = self.index_list(out.text, lhs=True)
+                lhs = self.index_list(lhs=True)
             where = self.tok.pos
         except FrontendError as e:
             if has_eq:
@@ -210,7 +207,7 @@ class _Parser(Cursor):
             idx: list[tuple[str, int]] = []
             if self.at("["):
                 self.advance()
-                idx = self.index_list(t.text)
+                idx = self.index_list()
             tv = self.tensor_var(t.text, len(idx), t.pos)
             return _Node("access", t.pos, (), (tv, idx))
         raise self.unexpected("a number, a tensor, 'sum(' or '('")

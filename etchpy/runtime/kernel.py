@@ -20,6 +20,7 @@ from .. import pipeline
 from . import build
 from . import calling
 from . import inputs as io_
+from .identity import user_tensors, with_identities
 from .request import make_request, request_key
 from ..c.render import CSource
 from ..errors import EtchpyError, InputError, PerformanceWarning
@@ -109,6 +110,7 @@ class Kernel:
                              and not zero.tobytes().strip(b"\0"))
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
+        self._users = user_tensors(self.tensors)    # the inputs a caller passes
 
     # ------------------------------------------------------- the request and its result
     semiring = property(lambda self: self.request.semiring)
@@ -225,12 +227,13 @@ class Kernel:
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
         if args:
-            raise io_.positional_error(self.tensors)
-        if inputs.keys() != self.tensors.keys():
-            io_.check_names(self.tensors, inputs)          # raises the precise error
+            raise io_.positional_error(self._users)
+        if inputs.keys() != self._users.keys():
+            io_.check_names(self._users, inputs)           # raises the precise error
         sr = self._semiring_of(inputs)
         if sr is not self.semiring:
             return self._variant(sr)(out=out, **inputs)
+        inputs = with_identities(self.tensors, inputs, sr)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
@@ -281,11 +284,11 @@ class Kernel:
             >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j])).build(A=M, x=v)
         """
         if args:
-            raise io_.positional_error(self.tensors, "Kernel.build")
-        io_.check_names(self.tensors, inputs)
+            raise io_.positional_error(self._users, "Kernel.build")
+        io_.check_names(self._users, inputs)
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
-        _, (_, idx_type, _) = kern._bind(inputs)
+        _, (_, idx_type, _) = kern._bind(with_identities(self.tensors, inputs, sr))
         kern.library(idx_type)
         return self
 

@@ -93,14 +93,17 @@ def check_einsum_error(spec, operands, col, fragment):
 
 
 @pytest.mark.parametrize("spec, ops, col, fragment", [
-    ("ii->i", [np.ones((2, 2))], 1, "repeats within one operand"),
-    ("ij,jj->i", [np.ones((2, 2))] * 2, 4, "repeats within one operand"),
+    ("i.j->i", [np.ones((2, 2))], 1, "not part of an ellipsis"),
+    ("i..j->i", [np.ones((2, 2))], 1, "not part of an ellipsis"),
+    ("...i...->i", [np.ones((2, 2))], 4, "at most one ellipsis"),
+    ("...ij->j", [np.ones((2, 2, 3))], 5, "no '...' to keep them"),
+    ("i...j", [np.ones(2)], 0, "operand 0 has 1 dimensions but the spec gives it 2 "
+                               "indices and '...'"),
     ("ij,j->i", [np.ones((2, 2))], None, "2 operands but 1 was given"),
     ("ij->i", [np.ones((2, 2))] * 2, None, "1 operand but 2 were given"),
     ("i1,j->i", [np.ones((2, 2)), np.ones(2)], 1, "unknown character '1'"),
     ("ij,é->i", [np.ones((2, 2)), np.ones(2)], 3, "unknown character 'é'"),
     ("i_->i", [np.ones((2, 2))], 1, "unknown character '_'"),
-    ("...i->i", [np.ones(2)], 0, "ellipsis"),
     ("ij,j->k", [np.ones((2, 2)), np.ones(2)], 6, "output index k"),
     ("ij,j->ii", [np.ones((2, 2)), np.ones(2)], 7, "output index i appears twice"),
     ("ij->i->j", [np.ones((2, 2))], 5, "at most one '->'"),

@@ -2,7 +2,7 @@
 import pytest
 
 import etchpy as ep
-from etchpy.expr.nodes import Add, Lit, Mul, Sum, accesses, free_indices
+from etchpy.expr.nodes import Add, IdentityVar, Lit, Mul, Sum, accesses, free_indices
 
 i, j, k, l = ep.indices("i j k l")
 A = ep.tensor("A", 2, format="csr")
@@ -50,9 +50,17 @@ def test_wrong_number_of_indices_names_tensor():
         x[i, j]
 
 
-def test_diagonal_access_is_rejected_clearly():
-    with pytest.raises(ep.ExpressionTypeError, match="index i appears twice"):
-        B[i, i]
+def test_diagonal_access_is_a_sum_with_an_identity():
+    """B[i, i] is Σ_i' B[i, i']·δ[i, i'] with δ an implicit identity (IdentityVar)."""
+    d = B[i, i]
+    assert d.free == (i,)
+    assert isinstance(d, Sum) and isinstance(d.body, Mul)
+    acc, delta = d.body.a, d.body.b
+    assert acc.tensor == B and acc.indices == (i, d.index)
+    assert isinstance(delta.tensor, IdentityVar) and delta.indices == (i, d.index)
+    assert delta.tensor.source == B.name and delta.tensor.modes == (0, 1)
+    with pytest.raises(ep.ExpressionTypeError, match="reserved"):
+        ep.tensor(delta.tensor.name, 2)
 
 
 def test_non_index_subscript_rejected():

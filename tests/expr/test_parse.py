@@ -329,7 +329,12 @@ def test_lhs_index_errors():
 
 
 def test_diagonal_access():
-    check_error("y[i] = A[i,i]", 11, "appears twice in A[...]")
+    """A repeated index on the right is a diagonal, as in the index language."""
+    A = ep.tensor("A", 2)
+    st = parse("y[i] = A[i,i]")
+    assert st.expr == A[i, i] and st.indices == (i,)
+    st = parse("s = A[i,i]")                   # the trace: i is summed around A[i,i]
+    assert st.expr == ep.sum(i, A[i, i]) and st.indices == ()
 
 
 def test_format_errors():

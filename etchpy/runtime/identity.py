@@ -1,0 +1,52 @@
+"""The implicit identity tensors of diagonal accesses, bound at call time.
+
+An access that repeats an index, `A[i, i]`, is built as Σ_i' A[i, i'] · δ[i, i']
+(expr.nodes.diagonal), where δ is an `IdentityVar`: a tensor of the expression
+that no caller passes. `with_identities` adds each missing one to a call's
+inputs: an n×n csr tensor with the semiring's one on the diagonal, n read off
+the shape of the source input, whose two repeated modes must have one size.
+proofs_notes/diagonal.md.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..expr.nodes import IdentityVar
+from ..semiring import Semiring
+from .tensor import Tensor
+
+
+def user_tensors(declared: dict) -> dict:
+    """The tensors of `declared` that a caller passes (every one but the identities):
+    the names to check a call's inputs against before `with_identities`."""
+    return {name: tv for name, tv in declared.items() if type(tv) is not IdentityVar}
+
+
+def with_identities(declared: dict, inputs: dict, sr: Semiring) -> dict:
+    """`inputs` plus the identity of every IdentityVar in `declared` that it lacks
+    (one whose source input is missing is left out, for bind_inputs to name)."""
+    extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
+             if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
+    return {**inputs, **extra} if extra else inputs
+
+
+def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:
+    """δ for a diagonal of `source` over modes tv.modes (their sizes must agree)."""
+    shape = getattr(source, "shape", None)
+    shape = np.shape(source) if shape is None else tuple(shape)
+    m0, m1 = tv.modes
+    if len(shape) <= max(m0, m1):
+        return _eye(0, tv, sr)        # a wrong order: bind_inputs names it
+    if shape[m0] != shape[m1]:
+        raise InputError(f"{tv.source} repeats an index at modes {m0} and {m1} (a "
+                         f"diagonal), so they must have one size; they have sizes "
+                         f"{shape[m0]} and {shape[m1]}")
+    return _eye(int(shape[m0]), tv, sr)
+
+
+def _eye(n: int, tv: IdentityVar, sr: Semiring) -> Tensor:
+    idx = np.int32 if n < 2**31 - 1 else np.int64
+    levels = ({}, {"pos": np.arange(n + 1, dtype=idx), "crd": np.arange(n, dtype=idx)})
+    vals = np.full(n, sr.one, dtype=sr.dtype)
+    return Tensor((n, n), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
