@@ -19,6 +19,7 @@ diagonal as a product with an identity tensor instead.
 from __future__ import annotations
 
 import numbers
+import operator
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -129,12 +130,42 @@ class Expr:
 
     @property
     def free(self) -> tuple[Index, ...]:
+        """The free indices, in order of first appearance."""
         return free_indices(self)
+
+    # numpy and Python reductions have axes, not names: refuse them, pointing to ep.sum
+    def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        """`np.float64(2) * e` (a numpy scalar on the left) builds an expression as
+        `2.0 * e` does; any other numpy ufunc raises a TypeError."""
+        op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        if (op and method == "__call__" and not kwargs and len(args) == 2
+                and all(isinstance(a, (Expr, numbers.Number)) for a in args)):
+            a, b = (getattr(a, "item", lambda a=a: a)() for a in args)
+            return op(as_expr(a), as_expr(b))
+        raise TypeError(_not_numpy(f"numpy's {ufunc.__name__}", self))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise TypeError(_not_numpy(f"np.{func.__name__}", self))
+
+    def __iter__(self):
+        raise TypeError(_not_numpy("iterating (as Python's sum() does)", self))
 
     def __str__(self):
         return show(self)
 
     __repr__ = __str__
+
+
+_NUMPY_OPERATORS = {"multiply": operator.mul, "add": operator.add,
+                    "subtract": operator.sub}
+
+
+def _not_numpy(what: str, e: Expr) -> str:
+    free = ", ".join(ix.name for ix in free_indices(e)) or "none"
+    return (f"{what} does not apply to an etchpy expression ({show(e)}): its indices "
+            f"are named, so an axis has no meaning. Sum over an index with "
+            f"ep.sum(index, expr) (free indices here: {free}); evaluate with "
+            f"ep.evaluate(expr, **inputs) to get a numpy array")
 
 
 @dataclass(frozen=True, repr=False)
