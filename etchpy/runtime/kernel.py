@@ -173,17 +173,13 @@ class Kernel:
         return pipeline.banner(self.compiled)
 
     def explain(self) -> str:
-        out = ["etchpy kernel", *("  " + b for b in self.banner()), "plan:"]
-        if self.optimized is not None:
-            out.append("optimizer:")
-            out += ["  " + ln for ln in self.optimized.explain().splitlines()]
-            written, rewritten, used = self.plan_costs
-            out.append(f"  plan cost as written {written:.4g}, optimized {rewritten:.4g}: "
-                       f"compiling the {'optimized' if used else 'written'} expression")
-        out += ["  " + ln for ln in self.plan.explain().splitlines()]
-        out.append("streams (level: how skip moves):")
-        out += ["  " + t for t in self.program.streams_text]
-        return "\n".join(out)
+        """A readable report of what was compiled: the banner (expression, semiring,
+        formats, output, loop orders, tuning changed), the optimizer's rewrites, the
+        estimated costs and which sizes were guessed, the plan, and its streams.
+
+            >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
+        """
+        return pipeline.explain(self.compiled, self.optimized)
 
     def __repr__(self):
         return f"Kernel({self.expr}, semiring={self.semiring.name})"
