@@ -29,18 +29,35 @@ from ..formats import Format
 
 @dataclass(frozen=True)
 class Index:
+    """A named index (made by `ep.indices`). Parameters: name, an identifier.
+
+        >>> i, j = ep.indices("i j")
+        >>> i
+        Index('i')
+    """
+
     name: str
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
             raise ExpressionTypeError(f"index name must be an identifier, got {self.name!r}")
 
-    def __repr__(self):
+    def __str__(self):
         return self.name
+
+    def __repr__(self):
+        return f"Index({self.name!r})"
 
 
 def indices(names: str) -> tuple[Index, ...]:
-    """`i, j, k = ep.indices("i j k")` (commas are also accepted)."""
+    """Named indices, one per name in `names` (separated by spaces or commas).
+
+    Returns: a tuple of Index, even for one name. Raises: ExpressionTypeError for
+    no name or one that is not an identifier.
+
+        >>> i, j, k = ep.indices("i j k")
+        >>> (n,) = ep.indices("n")
+    """
     parts = names.replace(",", " ").split()
     if not parts:
         raise ExpressionTypeError("ep.indices needs at least one name")
@@ -52,7 +69,17 @@ RESERVED_NAMES = {"out", "dim", "acc"}
 
 @dataclass(frozen=True)
 class TensorVar:
-    """A named tensor of fixed order with a declared storage format."""
+    """A named tensor of fixed order with a declared storage format (made by
+    `ep.tensor`); index it with ep.indices to build an expression.
+
+    Parameters: name, an identifier naming the input (not out, dim, acc, tmp...,
+    out_...); order, the number of indices; format, a format name ("dense",
+    "csr", "csc", "dcsr", "coo", "csf") or an ep.Format.
+
+        >>> A = ep.TensorVar("A", 2, "csr")
+        >>> A[i, j]
+        A[i,j]
+    """
 
     name: str
     order: int
@@ -89,15 +116,37 @@ class TensorVar:
         return Access(self, tuple(idx))
 
     def __repr__(self):
-        return f"tensor({self.name!r}, {self.order}, format={self.format})"
+        fmt = repr(self.format.name) if self.format.name else repr(self.format)
+        return f"tensor({self.name!r}, {self.order}, format={fmt})"
 
 
-def tensor(name: str, order: int, format="dense") -> TensorVar:
+def tensor(name: str, order: int, format: str | Format = "dense") -> TensorVar:
+    """A tensor variable: the input called `name`, of `order` indices, stored in
+    `format` (a name: "dense" (default), "csr", "csc", "dcsr", "coo", "csf"; or an
+    ep.Format). The format declared is the one the kernel reads; an input in
+    another layout is converted on each call (with a PerformanceWarning).
+
+    Returns: a TensorVar. Raises: ExpressionTypeError for a bad or reserved name
+    or order; FormatError for an unknown format or one of another order.
+
+        >>> A = ep.tensor("A", 2, format="csr")
+        >>> x = ep.tensor("x", 1)
+        >>> e = ep.sum(j, A[i, j] * x[j])
+    """
     return TensorVar(name, order, format)
 
 
 class Expr:
-    """Operator overloading shared by all expression nodes."""
+    """An index expression: tensor accesses combined with `*` (the semiring's
+    product, broadcasting by index name), `+` (its sum over the union of
+    supports), `-` (rings only), `e ** n` and ep.sum. numpy functions and ufuncs
+    and Python's sum() are refused with a TypeError: indices are named, so sum
+    with ep.sum(index, e). `e.free` gives the free indices.
+
+        >>> e = ep.sum(j, A[i, j] * x[j]) + 2 * y[i]
+        >>> e.free
+        (Index('i'),)
+    """
 
     def __mul__(self, other):
         return Mul(self, as_expr(other))
@@ -224,8 +273,18 @@ def as_expr(x) -> Expr:
     raise ExpressionTypeError(f"cannot use {x!r} in an expression")
 
 
-def sum(idx, body) -> Expr:   # noqa: A001 - the public name is ep.sum
-    """Σ over one index or a tuple of indices (the last one innermost)."""
+def sum(idx: Index | tuple[Index, ...] | list[Index],  # noqa: A001 - public name ep.sum
+        body: Expr | TensorVar | numbers.Number) -> Expr:
+    """Σ of `body` over the index `idx`, or over each index of a tuple (the last
+    one innermost): the semiring's add folded over that index. This, not np.sum
+    or sum(), is how an expression is summed: indices are named, not axes.
+
+    Returns: an expression whose free indices are body's without `idx`.
+    Raises: ExpressionTypeError when an index is not free in body.
+
+        >>> y = ep.sum(j, A[i, j] * x[j])             # y[i] = Σ_j A[i,j]·x[j]
+        >>> s = ep.sum((i, j), A[i, j])               # every entry, a scalar
+    """
     body = as_expr(body)
     idxs = idx if isinstance(idx, (tuple, list)) else (idx,)
     if not idxs:

@@ -164,12 +164,27 @@ def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
     return dag_cost(eg, root, {c: next(iter(ns)) for c, ns in eg.classes.items()})
 
 
-def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False, limits=None,
-             tuning=None) -> Optimized:
+def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None = None,
+             exact: bool = False, limits=None, tuning=None) -> Optimized:
     """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term.
 
     The result is never costlier than `expr` (if extraction misses sharing, `expr`
-    itself is returned). See the module docstring for the arguments.
+    itself is returned). ep.compile runs it (optimizer_options= are its keyword
+    arguments) and compiles the rewrite when its plan costs less.
+
+    Parameters: expr, an expression; semiring, a Semiring or a built-in name
+    (default real: its rules are the ones applied); dims, {index or name: size};
+    nnz, {tensor name: nonzero count} (sizes not given are guessed from the
+    tuning's default_dim and sparse_density; explain() says which); exact, also
+    extract with a MILP (scipy.optimize.milp) and keep the cheaper; limits, a
+    Saturation or a dict of its fields over the tuning's; tuning, a Tuning, a
+    preset name or a dict.
+    Returns: an Optimized (.expr, .cost_before, .cost_after, .rules_used,
+    .stats, .plan, .explain()).
+
+        >>> opt = ep.optimize(ep.sum((j, k), A[i, j] * B[j, k] * x[k]), dims={"i": 10})
+        >>> print(opt.expr)
+        Σ_j A[i,j]·(Σ_k B[j,k]·x[k])
     """
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
