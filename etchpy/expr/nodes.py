@@ -23,6 +23,8 @@ import operator
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
+
 from ..errors import ExpressionTypeError
 from ..formats import Format
 
@@ -187,10 +189,10 @@ class Expr:
         """`np.float64(2) * e` (a numpy scalar on the left) builds an expression as
         `2.0 * e` does; any other numpy ufunc raises a TypeError."""
         op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        args = tuple(a.item() if isinstance(a, np.generic) else a for a in args)
         if (op and method == "__call__" and not kwargs and len(args) == 2
                 and all(isinstance(a, (Expr, numbers.Number)) for a in args)):
-            a, b = (getattr(a, "item", lambda a=a: a)() for a in args)
-            return op(as_expr(a), as_expr(b))
+            return op(as_expr(args[0]), as_expr(args[1]))
         raise TypeError(_not_numpy(f"numpy's {ufunc.__name__}", self))
 
     def __array_function__(self, func, types, args, kwargs):

@@ -35,6 +35,10 @@ def test_numpy_sum_result_shape_trap_is_gone():
     np.testing.assert_allclose(ep.evaluate(ep.sum(j, E), A=M, x=v), M @ v)
 
 
+def test_a_numpy_bool_on_the_left_is_a_literal_too():
+    assert isinstance(np.True_ * E, ep.Expr)
+
+
 @pytest.mark.parametrize("scalar", [np.float64(2), np.float32(2), np.int64(2), 2.0, 2])
 def test_numpy_scalars_mix_in_on_either_side(scalar):
     M, v = np.arange(6.0).reshape(2, 3), np.ones(3)
