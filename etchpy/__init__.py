@@ -4,6 +4,11 @@
     i, j = ep.indices("i j")
     A = ep.tensor("A", 2, format="csr"); x = ep.tensor("x", 1)
     y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=A_scipy, x=x_np)
+
+help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
+ep.tensor, ep.indices, ep.sum, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
+ep.semirings, ep.Tuning, ep.optimize, ...) gives its parameters and an example;
+docs/ has the guide per topic.
 """
 __version__ = "0.1.0"
 

@@ -16,15 +16,22 @@ knobs; only the "c" backend's code depends on them.
 from __future__ import annotations
 
 import pathlib
+from typing import TYPE_CHECKING, Union
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import scipy.sparse
 
 from . import imp
 from . import tuning as tuning_
 from .c.export_names import check_export_name
 from .errors import EtchpyError, InputError
 from .expr import reference
-from .expr.nodes import as_expr, free_indices, tensors
+from .expr.nodes import Expr, as_expr, free_indices
+from .expr.walk import tensors
+from .formats import Format
+from .semiring import Semiring
 from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
@@ -39,12 +46,18 @@ from . import streams
 
 BACKENDS = ("c", "streams", "reference")
 
+# what evaluate and einsum return: a dense array or scalar, a scipy.sparse array
+# (sparse output, zero 0) or an ep.Tensor (sparse output whose zero is not 0)
+Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
+
 _kernel_cache: dict = {}
 
 
-def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None,  # noqa: A001
-            formats=None, name="etchpy_kernel", threads=None, optimize=None,
-            optimizer_options=None, tuning=None) -> Kernel:
+def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa: A001
+            output: str | Format = "dense", order=None, out_indices=None,
+            formats: dict | None = None, name: str = "etchpy_kernel",
+            threads: int | None = None, optimize: bool | None = None,
+            optimizer_options: dict | None = None, tuning=None) -> Kernel:
     """Compile an expression (or an "y[i] = A[i,j] * x[j]" string) into a Kernel.
 
     Kernels are cached in-process, by every argument and the Tuning's key. The
@@ -66,7 +79,8 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
             ETCHPY_NUM_THREADS, else 1). optimize: run the optimizer (default:
             unless `order` is given). optimizer_options: its keyword arguments.
         tuning: an etchpy.tuning.Tuning, a preset name or a dict of fields.
-    Returns: a Kernel; call it with the inputs by tensor name.
+    Returns: a Kernel; call it with the inputs by tensor name, see what it made
+    with `kern.explain()`, build it ahead of time with `kern.build(...)`.
     Raises: ExpressionTypeError, FormatError, SemiringError, OrderError.
 
         >>> i, j = ep.indices("i j")
@@ -91,14 +105,28 @@ def compile(expr, *, semiring=None, output="dense", order=None, out_indices=None
     return kern
 
 
-def export_c(expr, name: str, directory, *, formats=None, semiring=None, output="dense",
-             order=None, out_indices=None, index_type="int64_t", threads=None, tuning=None):
+def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
+             formats: dict | None = None, semiring: Semiring | str | None = None,
+             output: str | Format = "dense", order=None, out_indices=None,
+             index_type: str = "int64_t", threads: int | None = None,
+             tuning=None) -> tuple[pathlib.Path, pathlib.Path]:
     """Write `name.c` and `name.h`: a standalone kernel needing neither Python nor etchpy.
 
     The header documents the ABI (every parameter, how sparse outputs are returned
-    and freed, the return codes). Returns the two paths. With threads > 1
-    (default: 1, or ETCHPY_NUM_THREADS) the kernel uses OpenMP when built with
-    it (-fopenmp) and runs serially otherwise.
+    and freed, the return codes).
+
+    Parameters: expr, an expression or a statement string (`formats`,
+    {tensor name: format}, for strings only); name, the C function's name (a C
+    identifier; also the files'); directory, where to write them (created if
+    missing); semiring (default real: a C kernel has one value type), output,
+    order, out_indices, tuning: as for `compile`; index_type, "int64_t" or
+    "int32_t"; threads, with threads > 1 (default: 1, or ETCHPY_NUM_THREADS) the
+    kernel uses OpenMP when built with it (-fopenmp) and runs serially otherwise.
+    Returns: the paths of name.c and name.h.
+    Raises: EtchpyError for a bad name or index_type; as `compile` otherwise.
+
+        >>> c_path, h_path = ep.export_c(ep.sum(j, A[i, j] * x[j]), "spmv", "out/")
+        >>> # cc -O3 -c out/spmv.c; #include "spmv.h" from C or C++
     """
     check_export_name(name)
     if index_type not in ("int32_t", "int64_t"):
@@ -131,9 +159,11 @@ def _front_end(expr, formats, out_indices, output, strict=True):
     return as_expr(expr), out_indices, output
 
 
-def evaluate(e, *args, semiring=None, backend="c", output="dense", order=None,
-             out_indices=None, check=False, threads=None, optimize=None,
-             optimizer_options=None, tuning=None, out=None, **inputs):
+def evaluate(e: Expr | str, *args, semiring: Semiring | str | None = None,
+             backend: str = "c", output: str | Format = "dense", order=None,
+             out_indices=None, check: bool = False, threads: int | None = None,
+             optimize: bool | None = None, optimizer_options: dict | None = None,
+             tuning=None, out: np.ndarray | None = None, **inputs) -> Result:
     """Evaluate `e` on inputs given by tensor name, with one of three backends.
 
     Parameters:
@@ -199,7 +229,8 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, inp
     return result
 
 
-def einsum(spec: str, *operands, semiring=None, output="dense", backend="c", tuning=None):
+def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
+           output: str | Format = "dense", backend: str = "c", tuning=None) -> Result:
     """numpy-style `ep.einsum("ij,j->i", A, x)` over any semiring.
 
     Parameters:

@@ -2,34 +2,67 @@
 
 
 class EtchpyError(Exception):
-    """Base class of etchpy's own exceptions."""
+    """Base class of etchpy's own exceptions.
+
+    Catch it to catch any of them:
+
+        try:
+            y = ep.evaluate(e, A=M, x=v)
+        except ep.EtchpyError as err:
+            print(err)
+    """
 
 
 class ExpressionTypeError(EtchpyError, TypeError):
-    """An ill-typed expression, raised when the expression is built."""
+    """An ill-typed expression, raised when the expression is built (also a TypeError).
+
+        >>> A = ep.tensor("A", 2); i, = ep.indices("i")
+        >>> A[i]        # raises: tensor A has order 2 but is indexed with 1 indices
+    """
 
 
 class InputError(EtchpyError, ValueError):
-    """A bad input tensor: wrong shape, dtype, structure or values."""
+    """A bad input tensor: unknown or missing name, wrong order, shape, dtype,
+    structure or values; the message names the input (also a ValueError).
+
+        >>> kern(A=M, X=v)    # raises: unknown input X (the kernel takes A, x)
+    """
 
 
 class FormatError(EtchpyError, ValueError):
-    """An unknown or inconsistent level format."""
+    """An unknown or inconsistent level format (also a ValueError).
+
+        >>> ep.tensor("A", 2, format="csx")   # raises: unknown format 'csx'
+    """
 
 
 class OrderError(EtchpyError, ValueError):
-    """No index order walks every input in its storage order."""
+    """No loop order walks every sparse input in its storage order (also a
+    ValueError); store one of them in another format, or give `order=`.
+
+        >>> ep.compile(A_csr[i, j] * B_csr[j, i])   # raises OrderError
+    """
 
 
 class SemiringError(EtchpyError, ValueError):
-    """The semiring lacks a law the expression needs (e.g. negation)."""
+    """The semiring lacks a law the expression needs (also a ValueError).
+
+        >>> ep.evaluate(A[i] - B[i], semiring="min_plus", A=a, B=b)  # raises: no negation
+    """
 
 
 class CompileError(EtchpyError, RuntimeError):
-    """The C compiler failed or is missing."""
+    """The C compiler failed or is missing (also a RuntimeError); the message
+    carries the compiler's output and the path of the C file.
+
+        CC=clang python my_script.py    # choose the compiler with CC (flags: CFLAGS)
+    """
 
 
 class PerformanceWarning(UserWarning):
     """A call that works but does avoidable work every time (an input converted on
     every call, say); the message says how to avoid it. Warned once per kernel and
-    input."""
+    input. Silence it with the warnings module once the cost is understood.
+
+        warnings.simplefilter("ignore", ep.PerformanceWarning)
+    """

@@ -26,10 +26,11 @@ from . import __version__, imp
 from . import tuning as tuning_
 from .c import render as c
 from .errors import OrderError
-from .expr.nodes import Expr, Index, tensors
+from .expr.nodes import Expr, Index
+from .expr.walk import tensors
 from .formats import Format
 from . import lower
-from .optimizer.optimize import Optimized, optimize
+from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import plan as planning
 from .plan.cost import Stats, plan_cost
 from .semiring import Semiring
@@ -168,6 +169,45 @@ def banner(compiled: Compiled) -> tuple[str, ...]:
         lines.append(f"workspace:  dense while |{ix}| <= {most}; a larger |{ix}| builds "
                      "a hash-table kernel on first need")
     return tuple(lines)
+
+
+STREAMS_LEGEND = (
+    "locate = look up by position (a dense level); jump = a value broadcast along the",
+    "index, no search; linear = step through stored entries; gallop = search ahead",
+    "(exponential, then binary); merge/leapfrog = walk two sorted levels together;",
+    "'X; locate into [Y]' = walk X and look Y up at each of its indices; Σ = summed")
+
+
+def explain(compiled: Compiled, optimized: Optimized | None) -> str:
+    """`Kernel.explain()`: the banner, the optimizer's search, the plans' estimated
+    costs with the sizes they assumed (given or guessed), the plan compiled, and
+    its streams with a legend."""
+    req = compiled.request
+    out = ["etchpy kernel", *("  " + b for b in banner(compiled))]
+    if optimized is not None:
+        out += ["optimizer:", *("  " + ln for ln in optimized.search_lines())]
+    if compiled.costs is not None:
+        out += ["estimated work (plan cost model):", "  " + _costs_text(compiled.costs)]
+        out += ["  " + ln for ln in size_notes(req.expr, req.options.get("dims"),
+                                                      req.options.get("nnz"), req.tuning)]
+    out += ["plan:", *("  " + ln for ln in compiled.plan.explain().splitlines())]
+    out += ["streams (per loop nest and index level: how the loop finds the next index):",
+            *(("  legend: " if n == 0 else " " * 10) + ln
+              for n, ln in enumerate(STREAMS_LEGEND)),
+            *("  " + t for t in compiled.program.streams_text)]
+    return "\n".join(out)
+
+
+def _costs_text(costs: tuple[float, float, bool]) -> str:
+    written, rewritten, used = costs
+    if rewritten == math.inf:
+        return (f"as written {written:.4g}; no loop order walks the optimizer's rewrite: "
+                "compiling the written expression")
+    if rewritten == written and not used:
+        return f"as written {written:.4g}; the optimizer found nothing cheaper"
+    ratio = written / rewritten if rewritten else math.inf
+    return (f"as written {written:.4g}, optimized {rewritten:.4g} ({ratio:.3g}x less): "
+            f"compiling the {'optimized' if used else 'written'} expression")
 
 
 def tuning_changes(t: Tuning) -> list[str]:

@@ -24,7 +24,15 @@ from .errors import InputError, SemiringError
 
 @dataclass(frozen=True)
 class Op:
-    """A binary operation spelled twice: as C (`{a}`, `{b}` holes) and as numpy."""
+    """A binary operation spelled twice: as C (`{a}`, `{b}` holes) and as numpy.
+
+    Parameters: c, a C expression template over `{a}` and `{b}`; py, a numpy
+    callable of two arrays computing the same function elementwise.
+    Calling the Op applies `py`.
+
+        >>> ep.Op("({a} < {b} ? {a} : {b})", np.minimum)(2.0, 3.0)
+        2.0
+    """
 
     c: str
     py: Callable = field(compare=False)
@@ -33,6 +41,11 @@ class Op:
         return self.py(a, b)
 
     def render(self, a: str, b: str) -> str:
+        """The C text of the operation on C expressions `a` and `b`.
+
+            >>> ep.Op("{a} + {b}", np.add).render("x", "y")
+            'x + y'
+        """
         return self.c.format(a=a, b=b)
 
 
@@ -51,9 +64,24 @@ def _as_op(op) -> Op:
 class Semiring:
     """A commutative semiring over one numpy dtype.
 
-    `negation` says that every element has an additive inverse (a ring), which
-    is what `a - b` needs. `idempotent` says a + a = a. `allows_nan` says NaN is
-    an acceptable input value (only for plain IEEE arithmetic).
+    Parameters:
+        name: an identifier, shown in reprs, explain() and C banners.
+        dtype: the carrier, anything numpy.dtype accepts (float64, float32, int64,
+            int32, bool).
+        zero, one: the additive and multiplicative identities (zero is also the
+            value of every entry a sparse tensor does not store).
+        add, mul: each an ep.Op or a pair (C template over {a} and {b}, numpy
+            callable), which must denote the same function.
+        negation: every element has an additive inverse (a ring), which is what
+            `a - b` needs. idempotent: a + a = a. allows_nan: NaN is an acceptable
+            input value (only for plain IEEE arithmetic).
+    Check a new semiring's laws with `ep.check_axioms`.
+
+        >>> max_min = ep.Semiring("max_min", np.float64, -np.inf, np.inf,
+        ...                       ("({a} > {b} ? {a} : {b})", np.maximum),
+        ...                       ("({a} < {b} ? {a} : {b})", np.minimum), idempotent=True)
+        >>> ep.check_axioms(max_min, [0.0, 1.5, 3.0])
+        []
     """
 
     name: str
@@ -85,7 +113,12 @@ class Semiring:
 
     # -- values -------------------------------------------------------------
     def literal(self, value):
-        """The carrier element written as the literal `value` in an expression."""
+        """The carrier element written as the literal `value` in an expression;
+        SemiringError when `value` is not one.
+
+            >>> ep.semirings.integer.literal(2.0)
+            np.int64(2)
+        """
         try:
             return self.dtype.type(self.cast(np.asarray(value), what="literal")[()])
         except InputError as err:
@@ -97,7 +130,11 @@ class Semiring:
 
         A cast is accepted when numpy calls it safe, or when every value survives
         the round trip unchanged (so 0/1 floats make booleans, integral floats
-        make integers). NaN is refused unless the semiring allows it.
+        make integers). NaN is refused unless the semiring allows it. `what`
+        names the array in the InputError raised otherwise.
+
+            >>> ep.semirings.integer.cast(np.array([1.0, 2.0]), what="input x")
+            array([1, 2])
         """
         a = np.asarray(array)
         if a.dtype == self.dtype:
@@ -124,10 +161,19 @@ class Semiring:
         return out
 
     def c_type(self) -> str:
+        """The C type of the carrier.
+
+            >>> ep.semirings.real32.c_type()
+            'float'
+        """
         return _C_TYPES[self.dtype]
 
     def require(self, law: str):
-        """Raise a SemiringError unless this semiring has the named law."""
+        """Raise a SemiringError unless this semiring has the named `law`
+        ("negation", "idempotent" or "allows_nan").
+
+            >>> ep.semirings.min_plus.require("negation")   # raises SemiringError
+        """
         if not getattr(self, law):
             raise SemiringError(f"semiring {self.name} has no {law}; the expression "
                                 f"needs it (e.g. `a - b` needs negation)")
@@ -151,7 +197,16 @@ def _max(a, b):
 
 
 class _Builtins:
-    """The built-in semirings, reachable as `ep.semirings.<name>`."""
+    """The built-in semirings, reachable as `ep.semirings.<name>` (or by name,
+    `semiring="min_plus"`): real (float64), real32 (float32), integer (int64),
+    boolean (or, and), min_plus (tropical: shortest paths), max_plus (longest
+    paths), max_times (most reliable paths). `etchpy.testing.max_min` (bottleneck
+    paths) shows how to define another.
+
+        >>> ep.semirings.min_plus.zero
+        np.float64(inf)
+        >>> ep.evaluate(e, semiring=ep.semirings.min_plus, A=M, x=v)
+    """
 
     real = Semiring("real", np.float64, 0.0, 1.0, ("{a} + {b}", np.add),
                     ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
@@ -221,11 +276,16 @@ class _Builtins:
 semirings = _Builtins()
 
 
-def check_axioms(semiring: Semiring, values, *, rtol=1e-9):
+def check_axioms(semiring: Semiring, values, *, rtol: float = 1e-9) -> list[tuple]:
     """Check the commutative-semiring laws on every triple of sample `values`.
 
-    Returns a list of (law, a, b, c) failures; empty means all laws held.
-    Floating carriers are compared with a relative tolerance.
+    Parameters: semiring, the Semiring to check; values, sample carrier values
+    (zero and one are added); rtol, the relative tolerance floating carriers are
+    compared with.
+    Returns: a list of (law, a, b, c) failures; empty means all laws held.
+
+        >>> ep.check_axioms(ep.semirings.min_plus, [0.0, 1.0, 2.5, np.inf])
+        []
     """
     sr = semiring
     vals = [sr.dtype.type(v) for v in values] + [sr.zero, sr.one]

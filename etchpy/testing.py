@@ -53,7 +53,15 @@ max_min = Semiring("max_min", np.float64, -np.inf, np.inf,
                    ("({a} < {b} ? {a} : {b})", np.minimum), idempotent=True)
 
 
-def semirings_st():
+def semirings_st() -> st.SearchStrategy[Semiring]:
+    """A strategy of semirings: every built-in one and `max_min`, a user-defined
+    (max, min) "bottleneck" semiring that keeps the machinery honest about
+    semirings it does not know.
+
+        @given(semirings_st())
+        def test_laws(sr):
+            assert ep.check_axioms(sr, [0, 1, 2]) == []
+    """
     return st.sampled_from(semirings.all() + [max_min])
 
 
@@ -70,7 +78,14 @@ def semiring_values(sr: Semiring):
 
 @st.composite
 def sparse_arrays(draw, shape, sr: Semiring):
-    """A dense array of carrier values; each entry is the semiring zero with some chance."""
+    """A strategy of dense numpy arrays of `shape` over the carrier of semiring `sr`:
+    each entry is the semiring's zero with some chance (empty, all-zero and
+    single-nonzero arrays included), other values exact on every backend.
+    Turn them sparse with scipy or ep.Tensor.from_dense.
+
+        @given(sparse_arrays((4, 5), ep.semirings.min_plus))
+        def test_mine(M): ...
+    """
     size = int(np.prod(shape, dtype=np.int64))
     kind = draw(st.sampled_from(["random", "random", "random", "empty", "single"]))
     arr = np.full(size, sr.zero, dtype=sr.dtype)
@@ -84,8 +99,13 @@ def sparse_arrays(draw, shape, sr: Semiring):
     return arr.reshape(shape)
 
 
-def random_formats(order: int):
-    """Level formats beyond the named ones: any level kinds, any mode order."""
+def random_formats(order: int) -> st.SearchStrategy[Format]:
+    """A strategy of level formats of `order` levels beyond the named ones: any
+    dense/compressed level kinds, any mode order.
+
+        @given(random_formats(3))
+        def test_mine(fmt): ...
+    """
     if order == 0:
         return st.just(Format([]))
     kinds = st.lists(st.sampled_from(["dense", "compressed"]), min_size=order, max_size=order)
@@ -93,7 +113,15 @@ def random_formats(order: int):
     return st.builds(Format, kinds, perms)        # levels named as in Format's spec
 
 
-def formats_for(order: int):
+def formats_for(order: int) -> st.SearchStrategy[Format]:
+    """A strategy of formats for a tensor of `order` modes: every named format of
+    that order (dense, csf, coo, and csr, csc, dcsr for order 2) and random level
+    formats (`random_formats`).
+
+        @given(formats_for(2))
+        def test_mine(fmt):
+            A = ep.tensor("A", 2, format=fmt)
+    """
     named = ["dense", "csf", "coo"] + (["csr", "csc", "dcsr"] if order == 2 else [])
     return st.one_of(st.sampled_from([Format.named(n, order) for n in named]),
                      random_formats(order))
@@ -120,8 +148,19 @@ INDEX_NAMES = ("i", "j", "k", "l", "pos", "row", "out", "n", "q", "acc")
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
              allow_literals=True, index_names=INDEX_NAMES):
-    """A random well-typed expression with formats, a semiring and inputs; its
-    index names are drawn from `index_names`."""
+    """A strategy of random problems: a well-typed expression with a format per
+    tensor, a semiring and inputs, as a `Problem` (expr, inputs, semiring).
+
+    Parameters: max_indices, at most this many indices (named from
+    `index_names`, default INDEX_NAMES); max_occurrences, at most this many
+    tensor occurrences (one tensor may occur twice); semiring, a fixed Semiring
+    (default: drawn by `semirings_st`); allow_add and allow_literals, whether `+`
+    and literals may appear.
+
+        @given(problems(max_indices=3))
+        def test_mine(p):
+            check_backends(p.expr, p.inputs, semiring=p.semiring)
+    """
     sr = semiring or draw(semirings_st())
     n_indices = draw(st.integers(1, max_indices))
     names = draw(st.permutations(list(index_names)))[:n_indices]
@@ -204,7 +243,11 @@ def make_walkable(e: Expr, fmts: dict) -> Expr:
 
 
 def with_formats(e: Expr, fmts: dict) -> Expr:
-    """e with every tensor re-declared in the format `fmts` gives it."""
+    """`e` with every tensor re-declared in the format `fmts` ({name: format})
+    gives it (the others keep theirs).
+
+        >>> with_formats(A[i, j] * x[j], {"A": "csr"})
+    """
     match e:
         case Access(t, idx):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
@@ -218,7 +261,13 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
     return e
 
 
-def assert_same(actual, expected, sr: Semiring, what=""):
+def assert_same(actual, expected, sr: Semiring, what: str = "") -> None:
+    """Assert that results `actual` and `expected` (numpy arrays or scalars, scipy
+    arrays, ep.Tensors) hold the same values over semiring `sr`: a sparse result's missing entries
+    read as sr.zero; floats agree to rtol 1e-6. `what` heads the failure message.
+
+        >>> assert_same(ep.evaluate(e, **inputs), expected, ep.semirings.real, "spmv")
+    """
     a = dense_value(actual, sr)
     b = dense_value(expected, sr)
     assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
@@ -244,9 +293,15 @@ def dense_value(x, sr: Semiring):
 
 def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order=None,
                    output="dense", tuning=None, **kw):
-    """Evaluate on the reference and on `backends` ("c", "streams", "imp"), compiled
-    under `tuning` (a Tuning, a preset name or a dict); assert they all agree with
-    the reference. Returns the reference value."""
+    """Evaluate `expr` on `inputs` ({name: array}) with the reference semantics and
+    on each of `backends` ("c", "streams", "imp"); assert they all agree with the
+    reference (`assert_same`). `semiring`, `order`, `output` and `tuning` (a
+    Tuning, a preset name or a dict) are as for ep.evaluate; `kw` goes to every
+    backend. Returns the reference value.
+
+        >>> check_backends(ep.sum(j, A[i, j] * x[j]), {"A": M, "x": v},
+        ...                semiring="min_plus", backends=("c",))
+    """
     sr = semirings.get(semiring or semirings.real)
     want = evaluate(expr, semiring=sr, backend="reference", output="dense", **inputs)
     for b in backends:

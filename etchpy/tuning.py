@@ -40,10 +40,40 @@ class Saturation:
     check_every: int = 1         # extract the root's best cost every k iterations
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
 
+    def __repr__(self):
+        """The limits that differ from the defaults: `Saturation(nodes=500)`."""
+        return f"Saturation({', '.join(_changed(self, Saturation()))})"
+
 
 @dataclass(frozen=True)
 class Tuning:
-    """The compiler's knobs. Field names follow docs/performance.md."""
+    """The compiler's knobs, one frozen value (docs/performance.md has a section
+    per field: its rule, what it gains, its test). Give it as `tuning=` to
+    ep.compile, ep.evaluate or ep.export_c, as a Tuning, a preset name ("default",
+    "noopt", "force", "force_hash") or a dict of fields. Its repr shows the fields
+    changed from the defaults.
+
+    Parameters (each a field; the class body comments each one):
+        switches (bool, True by default): markers, merge_or_gallop, step_fronts,
+            short_intersect, hide_segment_counters, unswitch, phases,
+            register_blocks, prefetch, threads, bounded_rows, counting_sort,
+            workspaces.
+        thresholds and sizes: seek_linear, gallop_ratio, unswitch_limit,
+            short_segment, hash_workspace_dim, hash_initial, initial_capacity,
+            first_capacity_limit, prefetch_distance, prefetch_span,
+            prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
+            block_sizes, chunks_per_thread.
+        the C helpers: huge_page_bytes, sort_run, marks_walk_min, marks_walk_spread.
+        planning and the optimizer: rewrite_margin, default_dim and sparse_density
+            (the sizes guessed when none are given; explain() says which were),
+            temp_weight, saturation (an etchpy.tuning.Saturation).
+
+        >>> from etchpy.tuning import Tuning
+        >>> t = Tuning(prefetch=False, default_dim=10_000)
+        >>> t
+        Tuning(prefetch=False, default_dim=10000)
+        >>> kern = ep.compile(e, tuning=t)
+    """
 
     # -- switches: strategy choices and schedule passes -----------------------
     markers: bool = True              # scatter a reused compressed row into a dense marker
@@ -93,12 +123,35 @@ class Tuning:
     saturation: Saturation = Saturation()
 
     def key(self) -> str:
-        """A stable text of every field, for cache keys."""
-        return repr(self)
+        """A stable text of every field (nested ones too), for cache keys.
+
+            >>> Tuning().key()
+            'Tuning(markers=True, merge_or_gallop=True, ...)'
+        """
+        return _full(self)
+
+    def __repr__(self):
+        """The fields that differ from the defaults: `Tuning(prefetch=False)`."""
+        return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed."""
+        """A copy with some fields changed (keyword arguments, by field name).
+
+            >>> tuning.NOOPT.with_(prefetch=True)
+        """
         return replace(self, **changes)
+
+
+def _full(value) -> str:
+    """Every field, nested dataclasses included (the dataclass's own repr form)."""
+    parts = [f"{f.name}={_full(v) if hasattr(v, '__dataclass_fields__') else repr(v)}"
+             for f in fields(value) for v in [getattr(value, f.name)]]
+    return f"{type(value).__name__}({', '.join(parts)})"
+
+
+def _changed(value, default) -> list[str]:
+    return [f"{f.name}={getattr(value, f.name)!r}" for f in fields(value)
+            if getattr(value, f.name) != getattr(default, f.name)]
 
 
 DEFAULT = Tuning()

@@ -67,6 +67,24 @@ def _names(levels):
 
 @dataclass(frozen=True)
 class Format:
+    """A storage format: one level kind per mode, plus the order modes are stored in.
+
+    Parameters:
+        levels: one ep.Dense(), ep.Compressed(unique=...) or ep.Singleton(...) per
+            storage level, or their names ("dense", "compressed", "singleton", with
+            "-nonunique" for repeated coordinates).
+        mode_order: storage level k holds logical mode mode_order[k] (default: the
+            identity, row-major).
+        name: a display name (equality ignores it).
+    Raises: FormatError for an inconsistent nesting (see the module docstring).
+    Named formats come from `Format.named`, or by name wherever a format is taken.
+
+        >>> csc = ep.Format(["dense", "compressed"], mode_order=(1, 0))
+        >>> A = ep.tensor("A", 2, format=csc)
+        >>> csc == ep.Format.named("csc", 2)
+        True
+    """
+
     levels: tuple
     mode_order: tuple[int, ...]
     name: str | None = None
@@ -103,16 +121,21 @@ class Format:
 
     @property
     def order(self) -> int:
+        """The number of levels (the tensor's order)."""
         return len(self.levels)
 
     @property
     def is_dense(self) -> bool:
+        """True when every level is dense."""
         return all(isinstance(lv, Dense) for lv in self.levels)
 
     def __repr__(self):
-        if self.name:
-            return repr(self.name)
-        return f"Format({[str(lv) for lv in self.levels]}, {self.mode_order})"
+        """`Format(['dense', 'compressed'], mode_order=(1, 0), name='csc')`: the levels,
+        the mode order when it is not the identity, the name when there is one."""
+        order = ("" if self.mode_order == tuple(range(self.order))
+                 else f", mode_order={self.mode_order}")
+        name = f", name={self.name!r}" if self.name else ""
+        return f"Format({_names(self.levels)}{order}{name})"
 
     def __str__(self):
         return self.name or repr(self)
@@ -120,6 +143,12 @@ class Format:
     @staticmethod
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
+        """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf") for
+        a tensor of `order` modes; FormatError for an unknown name or a wrong order.
+
+            >>> ep.Format.named("coo", 3).levels
+            (Compressed(unique=False), Singleton(unique=False), Singleton(unique=True))
+        """
         if name == "dense":
             return Format([Dense()] * order, name="dense")
         if name in ("csr", "csc"):
@@ -146,13 +175,22 @@ class Format:
 
     @staticmethod
     def dense(order: int, mode_order=None) -> "Format":
-        """All levels dense, stored in `mode_order` (default: the modes' order)."""
+        """All `order` levels dense, stored in `mode_order` (default: the modes' order).
+
+            >>> ep.Format.dense(2, (1, 0))         # a column-major dense matrix
+        """
         if mode_order is None or tuple(mode_order) == tuple(range(order)):
             return Format.named("dense", order)
         return Format([Dense()] * order, tuple(mode_order))
 
     @staticmethod
-    def parse(spec, order: int) -> "Format":
+    def parse(spec: "str | Format", order: int) -> "Format":
+        """The Format of `spec` (a name or a Format) for a tensor of `order` modes;
+        FormatError when it has another number of levels.
+
+            >>> ep.Format.parse("csr", 2)
+            Format(['dense', 'compressed'], name='csr')
+        """
         fmt = Format.named(spec, order) if isinstance(spec, str) else spec
         if not isinstance(fmt, Format):
             raise FormatError(f"a format is a name or an ep.Format, got {spec!r}")
@@ -162,5 +200,9 @@ class Format:
         return fmt
 
     def storage_modes(self):
-        """(level index, logical mode, level) in storage order."""
+        """(level index, logical mode, level) in storage order.
+
+            >>> ep.Format.named("csc", 2).storage_modes()
+            [(0, 1, Dense()), (1, 0, Compressed(unique=True))]
+        """
         return [(k, m, lv) for k, (m, lv) in enumerate(zip(self.mode_order, self.levels))]

@@ -27,6 +27,13 @@ INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 @dataclass(frozen=True)
 class Compressed:
+    """A compressed level: pos[p]..pos[p+1] delimit the children of parent p, crd
+    holds their coordinates. Parameters: unique, False when one parent may store
+    a coordinate more than once (the first level of coo).
+
+        >>> ep.Format([ep.Compressed(), ep.Compressed()])    # dcsr's levels
+    """
+
     unique: bool = True
     roles = ("pos", "crd")
     located = False

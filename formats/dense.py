@@ -17,6 +17,11 @@ from ..formats.level import Range
 
 @dataclass(frozen=True)
 class Dense:
+    """A dense level: every coordinate 0..n-1 is present (no index arrays).
+
+        >>> ep.Format([ep.Dense(), ep.Compressed()])      # csr's levels
+    """
+
     unique = True
     roles = ()              # no arrays
     located = True          # written at p·n + c

@@ -24,6 +24,13 @@ from ..formats.level import Segment
 
 @dataclass(frozen=True)
 class Singleton:
+    """A singleton level: exactly one child per parent position, its coordinate in
+    crd; it sits under a non-unique level. Parameters: unique, False when it is
+    itself followed by a singleton level.
+
+        >>> ep.Format([ep.Compressed(unique=False), ep.Singleton()])   # coo's levels
+    """
+
     unique: bool = True
     roles = ("crd",)
     located = False

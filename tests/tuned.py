@@ -5,7 +5,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import api, imp, lower
-from etchpy.expr.nodes import tensors
+from etchpy.expr.walk import tensors
 from etchpy.plan import plan as planning
 from etchpy.runtime import inputs as binding
 from etchpy.tuning import DEFAULT

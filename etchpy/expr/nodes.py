@@ -26,8 +26,10 @@ every semiring: proofs_notes/diagonal.md.
 from __future__ import annotations
 
 import numbers
+import operator
 from dataclasses import dataclass
-from typing import Iterator
+
+import numpy as np
 
 from ..errors import ExpressionTypeError
 from ..formats import Format
@@ -35,18 +37,35 @@ from ..formats import Format
 
 @dataclass(frozen=True)
 class Index:
+    """A named index (made by `ep.indices`). Parameters: name, an identifier.
+
+        >>> i, j = ep.indices("i j")
+        >>> i
+        Index('i')
+    """
+
     name: str
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
             raise ExpressionTypeError(f"index name must be an identifier, got {self.name!r}")
 
-    def __repr__(self):
+    def __str__(self):
         return self.name
+
+    def __repr__(self):
+        return f"Index({self.name!r})"
 
 
 def indices(names: str) -> tuple[Index, ...]:
-    """`i, j, k = ep.indices("i j k")` (commas are also accepted)."""
+    """Named indices, one per name in `names` (separated by spaces or commas).
+
+    Returns: a tuple of Index, even for one name. Raises: ExpressionTypeError for
+    no name or one that is not an identifier.
+
+        >>> i, j, k = ep.indices("i j k")
+        >>> (n,) = ep.indices("n")
+    """
     parts = names.replace(",", " ").split()
     if not parts:
         raise ExpressionTypeError("ep.indices needs at least one name")
@@ -59,7 +78,17 @@ IDENTITY_PREFIX = "eq_"      # the implicit identities of diagonals (IdentityVar
 
 @dataclass(frozen=True)
 class TensorVar:
-    """A named tensor of fixed order with a declared storage format."""
+    """A named tensor of fixed order with a declared storage format (made by
+    `ep.tensor`); index it with ep.indices to build an expression.
+
+    Parameters: name, an identifier naming the input (not out, dim, acc, tmp...,
+    out_...); order, the number of indices; format, a format name ("dense",
+    "csr", "csc", "dcsr", "coo", "csf") or an ep.Format.
+
+        >>> A = ep.TensorVar("A", 2, "csr")
+        >>> A[i, j]
+        A[i,j]
+    """
 
     name: str
     order: int
@@ -92,10 +121,23 @@ class TensorVar:
         return Access(self, tuple(idx))
 
     def __repr__(self):
-        return f"tensor({self.name!r}, {self.order}, format={self.format})"
+        fmt = repr(self.format.name) if self.format.name else repr(self.format)
+        return f"tensor({self.name!r}, {self.order}, format={fmt})"
 
 
-def tensor(name: str, order: int, format="dense") -> TensorVar:
+def tensor(name: str, order: int, format: str | Format = "dense") -> TensorVar:
+    """A tensor variable: the input called `name`, of `order` indices, stored in
+    `format` (a name: "dense" (default), "csr", "csc", "dcsr", "coo", "csf"; or an
+    ep.Format). The format declared is the one the kernel reads; an input in
+    another layout is converted on each call (with a PerformanceWarning).
+
+    Returns: a TensorVar. Raises: ExpressionTypeError for a bad or reserved name
+    or order; FormatError for an unknown format or one of another order.
+
+        >>> A = ep.tensor("A", 2, format="csr")
+        >>> x = ep.tensor("x", 1)
+        >>> e = ep.sum(j, A[i, j] * x[j])
+    """
     return TensorVar(name, order, format)
 
 
@@ -148,7 +190,16 @@ def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
 
 
 class Expr:
-    """Operator overloading shared by all expression nodes."""
+    """An index expression: tensor accesses combined with `*` (the semiring's
+    product, broadcasting by index name), `+` (its sum over the union of
+    supports), `-` (rings only), `e ** n` and ep.sum. numpy functions and ufuncs
+    and Python's sum() are refused with a TypeError: indices are named, so sum
+    with ep.sum(index, e). `e.free` gives the free indices.
+
+        >>> e = ep.sum(j, A[i, j] * x[j]) + 2 * y[i]
+        >>> e.free
+        (Index('i'),)
+    """
 
     def __mul__(self, other):
         return Mul(self, as_expr(other))
@@ -181,12 +232,42 @@ class Expr:
 
     @property
     def free(self) -> tuple[Index, ...]:
+        """The free indices, in order of first appearance."""
         return free_indices(self)
+
+    # numpy and Python reductions have axes, not names: refuse them, pointing to ep.sum
+    def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        """`np.float64(2) * e` (a numpy scalar on the left) builds an expression as
+        `2.0 * e` does; any other numpy ufunc raises a TypeError."""
+        op = _NUMPY_OPERATORS.get(ufunc.__name__)
+        args = tuple(a.item() if isinstance(a, np.generic) else a for a in args)
+        if (op and method == "__call__" and not kwargs and len(args) == 2
+                and all(isinstance(a, (Expr, numbers.Number)) for a in args)):
+            return op(as_expr(args[0]), as_expr(args[1]))
+        raise TypeError(_not_numpy(f"numpy's {ufunc.__name__}", self))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise TypeError(_not_numpy(f"np.{func.__name__}", self))
+
+    def __iter__(self):
+        raise TypeError(_not_numpy("iterating (as Python's sum() does)", self))
 
     def __str__(self):
         return show(self)
 
     __repr__ = __str__
+
+
+_NUMPY_OPERATORS = {"multiply": operator.mul, "add": operator.add,
+                    "subtract": operator.sub}
+
+
+def _not_numpy(what: str, e: Expr) -> str:
+    free = ", ".join(ix.name for ix in free_indices(e)) or "none"
+    return (f"{what} does not apply to an etchpy expression ({show(e)}): its indices "
+            f"are named, so an axis has no meaning. Sum over an index with "
+            f"ep.sum(index, expr) (free indices here: {free}); evaluate with "
+            f"ep.evaluate(expr, **inputs) to get a numpy array")
 
 
 @dataclass(frozen=True, repr=False)
@@ -245,8 +326,18 @@ def as_expr(x) -> Expr:
     raise ExpressionTypeError(f"cannot use {x!r} in an expression")
 
 
-def sum(idx, body) -> Expr:   # noqa: A001 - the public name is ep.sum
-    """Σ over one index or a tuple of indices (the last one innermost)."""
+def sum(idx: Index | tuple[Index, ...] | list[Index],  # noqa: A001 - public name ep.sum
+        body: Expr | TensorVar | numbers.Number) -> Expr:
+    """Σ of `body` over the index `idx`, or over each index of a tuple (the last
+    one innermost): the semiring's add folded over that index. This, not np.sum
+    or sum(), is how an expression is summed: indices are named, not axes.
+
+    Returns: an expression whose free indices are body's without `idx`.
+    Raises: ExpressionTypeError when an index is not free in body.
+
+        >>> y = ep.sum(j, A[i, j] * x[j])             # y[i] = Σ_j A[i,j]·x[j]
+        >>> s = ep.sum((i, j), A[i, j])               # every entry, a scalar
+    """
     body = as_expr(body)
     idxs = idx if isinstance(idx, (tuple, list)) else (idx,)
     if not idxs:
@@ -268,46 +359,6 @@ def free_indices(e: Expr) -> tuple[Index, ...]:
         case Sum(i, body):
             return tuple(j for j in free_indices(body) if j != i)
     raise ExpressionTypeError(f"not an expression: {e!r}")
-
-
-def subexprs(e: Expr) -> Iterator[Expr]:
-    """e and every expression inside it, outermost first, left to right."""
-    yield e
-    match e:
-        case Mul(a, b) | Add(a, b):
-            yield from subexprs(a)
-            yield from subexprs(b)
-        case Sum(_, body):
-            yield from subexprs(body)
-
-
-def accesses(e: Expr) -> Iterator[Access]:
-    """Every tensor access in `e`, left to right."""
-    return (x for x in subexprs(e) if isinstance(x, Access))
-
-
-def spine(e: Expr, cls):
-    """The operands of a nest of `cls` nodes (Mul or Add), left to right: a·(b·c) → a, b, c."""
-    if isinstance(e, cls):
-        yield from spine(e.a, cls)
-        yield from spine(e.b, cls)
-    else:
-        yield e
-
-
-def tensors(e: Expr) -> dict[str, TensorVar]:
-    """The tensor variables of `e` by name; one name must mean one declaration."""
-    out: dict[str, TensorVar] = {}
-    for acc in accesses(e):
-        t = acc.tensor
-        if out.setdefault(t.name, t) != t:
-            raise ExpressionTypeError(f"tensor name {t.name} is declared twice with "
-                                      f"different order or format: {out[t.name]!r} and {t!r}")
-    return out
-
-
-def uses_negation(e: Expr) -> bool:
-    return any(isinstance(x, Lit) and x.negation for x in subexprs(e))
 
 
 def show(e: Expr, prec: int = 0) -> str:

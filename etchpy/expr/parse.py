@@ -40,6 +40,7 @@ from . import nodes as ex
 from ..errors import ExpressionTypeError, FormatError
 from .lexer import Cursor, FrontendError, FrontendFormatError, check_brackets, tokenize
 from .nodes import Expr, Index, Lit, TensorVar
+from .walk import tensors
 
 __all__ = ["FrontendError", "Statement", "parse"]
 
@@ -320,7 +321,7 @@ def parse(text: str, formats: dict | None = None) -> Statement:
         raise
     except ExpressionTypeError as e:  # pragma: no cover - the checks above should catch all
         raise p.error(str(e), rhs.pos) from e
-    return Statement(out, tuple(Index(n) for n, _ in lhs), expr, ex.tensors(expr), out_format)
+    return Statement(out, tuple(Index(n) for n, _ in lhs), expr, tensors(expr), out_format)
 
 
 def _output_format(p: _Parser, out: str, out_order: int, out_pos: int):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 from .. import imp
-from ..expr.nodes import accesses
+from ..expr.walk import accesses
 from ..formats import Format
 from ..imp import Alloc, Const, Decl, If, Var, While, seq
 from ..plan import plan as planning

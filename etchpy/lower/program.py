@@ -6,7 +6,7 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .. import imp
-from ..expr.nodes import accesses
+from ..expr.walk import accesses
 from ..formats import Format
 from ..plan import plan as planning
 

@@ -29,7 +29,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr, spine
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr
+from ..expr.walk import spine
 from ..plan.cost import Stats, base_name
 from ..semiring import Semiring
 

@@ -34,11 +34,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import OrderError
-from ..expr.nodes import Expr, as_expr, uses_negation
+from ..expr.nodes import Expr, as_expr
+from ..expr.walk import accesses, uses_negation
 from ..plan.cost import Stats
 from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
-from ..tuning import Saturation, of as tuning_of
+from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
 from .extract import dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
@@ -61,28 +62,43 @@ class Optimized:
     semiring: str = "real"
     dims: dict | None = None
     nnz: dict | None = None
+    tuning: Tuning = DEFAULT
+
+    def __repr__(self):
+        return (f"Optimized({self.original} -> {self.expr}, cost {self.cost_before:.4g} -> "
+                f"{self.cost_after:.4g})")
 
     @property
     def plan(self):
         """The loop nests of `expr`, its Σ factors kept apart (may raise OrderError)."""
-        return make_plan(self.expr, keep_factored=True, stats=Stats(self.dims, self.nnz))
+        return make_plan(self.expr, keep_factored=True, stats=Stats(self.dims, self.nnz,
+                                                               tuning=self.tuning))
 
     def explain(self) -> str:
-        """A readable report: costs, each rule used (name, times, law), saturation, plan."""
-        s = self.stats
+        """A readable report: the search (rules used with their laws, saturation), its
+        cost estimate, which sizes it assumed (given or guessed), and the plan.
+
+            >>> print(ep.optimize(ep.sum(j, A[i, j] * x[j])).explain())
+        """
         ratio = self.cost_before / self.cost_after if self.cost_after else float("inf")
         return "\n".join([
-            f"semiring  {self.semiring}",
-            f"before    {self.original}",
-            f"after     {self.expr}",
-            f"cost      {self.cost_before:.4g} -> {self.cost_after:.4g} ({ratio:.3g}x less work)",
-            *self._rules_text(),
-            f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
-            f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
-            f"{s.get('seconds', 0) * 1000:.1f} ms",
+            *self.search_lines(),
+            f"cost      {self.cost_before:.4g} -> {self.cost_after:.4g} ({ratio:.3g}x less "
+            f"work, e-graph estimate)",
+            *size_notes(self.original, self.dims, self.nnz, self.tuning),
             "plan",
             *("  " + ln for ln in self._plan_text().splitlines()),
         ])
+
+    def search_lines(self) -> list[str]:
+        """The search alone: semiring, the expression before and after, the rules
+        used with their laws, and the saturation's statistics."""
+        s = self.stats
+        return [f"semiring  {self.semiring}", f"before    {self.original}",
+                f"after     {self.expr}", *self._rules_text(),
+                f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
+                f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
+                f"{s.get('seconds', 0) * 1000:.1f} ms"]
 
     def _rules_text(self) -> list[str]:
         used = sorted(self.rules_used.items())
@@ -97,6 +113,30 @@ class Optimized:
             return self.plan.explain()
         except OrderError as err:     # the written expression is compiled instead
             return f"none: {err}"
+
+
+def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT) -> list[str]:
+    """Which sizes cost estimates of `expr` take as given (`dims`, `nnz`: the
+    optimizer_options) and which they guess (tuning.default_dim for an index,
+    tuning.sparse_density for a sparse tensor's nonzeros; a dense one is full)."""
+    dims = {getattr(k, "name", k): v for k, v in (dims or {}).items()}
+    nnz = {getattr(k, "name", k): v for k, v in (nnz or {}).items()}
+    names = sorted({ix.name for a in accesses(expr) for ix in a.indices})
+    sparse = sorted({a.tensor.name for a in accesses(expr) if not a.tensor.format.is_dense})
+    given = ([f"|{n}|={dims[n]:g}" for n in names if n in dims]
+             + [f"nnz({t})={nnz[t]:g}" for t in sparse if t in nnz])
+    dims_guessed = [f"|{n}|" for n in names if n not in dims]
+    nnz_guessed = [t for t in sparse if t not in nnz]
+    guessed = ([f"{', '.join(dims_guessed)} = {tuning.default_dim} (Tuning.default_dim)"]
+               if dims_guessed else [])
+    if nnz_guessed:
+        guessed.append(f"{', '.join(nnz_guessed)} {100 * tuning.sparse_density:.3g}% nonzero "
+                       "(Tuning.sparse_density)")
+    lines = [f"sizes given: {', '.join(given)}"] if given else []
+    if guessed:
+        lines += [f"sizes guessed: {'; '.join(guessed)}",
+                  "  (give them as dims=..., nnz=...: ep.compile's optimizer_options)"]
+    return lines
 
 
 def _semiring(expr, semiring) -> Semiring:
@@ -125,12 +165,27 @@ def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
     return dag_cost(eg, root, {c: next(iter(ns)) for c, ns in eg.classes.items()})
 
 
-def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False, limits=None,
-             tuning=None) -> Optimized:
+def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None = None,
+             exact: bool = False, limits=None, tuning=None) -> Optimized:
     """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term.
 
     The result is never costlier than `expr` (if extraction misses sharing, `expr`
-    itself is returned). See the module docstring for the arguments.
+    itself is returned). ep.compile runs it (optimizer_options= are its keyword
+    arguments) and compiles the rewrite when its plan costs less.
+
+    Parameters: expr, an expression; semiring, a Semiring or a built-in name
+    (default real: its rules are the ones applied); dims, {index or name: size};
+    nnz, {tensor name: nonzero count} (sizes not given are guessed from the
+    tuning's default_dim and sparse_density; explain() says which); exact, also
+    extract with a MILP (scipy.optimize.milp) and keep the cheaper; limits, a
+    Saturation or a dict of its fields over the tuning's; tuning, a Tuning, a
+    preset name or a dict.
+    Returns: an Optimized (.expr, .cost_before, .cost_after, .rules_used,
+    .stats, .plan, .explain()).
+
+        >>> opt = ep.optimize(ep.sum((j, k), A[i, j] * B[j, k] * x[k]), dims={"i": 10})
+        >>> print(opt.expr)
+        Σ_j A[i,j]·(Σ_k B[j,k]·x[k])
     """
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
@@ -149,7 +204,7 @@ def optimize(expr, *, semiring=None, dims=None, nnz=None, exact=False, limits=No
     if after > before:            # greedy tree cost can miss sharing: never get worse
         best, after = expr, before
     return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name,
-                     dims, nnz)
+                     dims, nnz, tuning_of(tuning))
 
 
 def proves(e1, e2, semiring, limits=None, tuning=None) -> bool:

@@ -46,7 +46,8 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..expr.nodes import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices, spine
+from ..expr.nodes import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices
+from ..expr.walk import spine
 from ..expr.nodes import sum as ep_sum
 from ..semiring import Semiring, semirings
 
@@ -365,6 +366,10 @@ def equivalent(e1, e2, semiring=None) -> bool:
 
     Complete for the real and integer semirings (False means some inputs tell
     them apart); for other semirings True is still a proof but False may be a
-    missed equivalence (e.g. absorption x + x·y = x in boolean).
+    missed equivalence (e.g. absorption x + x·y = x in boolean). `semiring`: a
+    Semiring or a built-in name (default real).
+
+        >>> ep.equivalent(ep.sum(j, A[i, j] * x[j]), ep.sum(j, x[j] * A[i, j]))
+        True
     """
     return canonical(e1, semiring) == canonical(e2, semiring)

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from .cost import nest_cost
 from ..errors import OrderError
 from ..formats import Format
-from ..expr.nodes import (Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, accesses,
-                         free_indices)
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
+from ..expr.walk import accesses
 from ..imp import Names
 
 

@@ -204,10 +204,12 @@ def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library
 
 def _load_or_build(parse_cdef, c_source, cache_dir, name, key, compiler,
                    flags) -> Library:
-    entry = cache.Entry.at(cache_dir, name, key)
+    entry, start = cache.Entry.at(cache_dir, name, key), time.perf_counter()
     hit = cache.open_entry(entry, parse_cdef, c_source)
     if hit is not None:
         stats["cache_hits"] += 1
+        cache.debug_note(f"cache hit: loaded {entry.so} in "
+                         f"{(time.perf_counter() - start) * 1000:.1f} ms")
         return Library(*hit, entry.so, entry.c, key, True, flags)
     ffi = parse_cdef()
     lib = _build(c_source, entry, compiler, flags, ffi)
@@ -218,7 +220,7 @@ def _build(c_source, entry, compiler, flags, ffi):
     """Compile to a temporary file, dlopen it, record its sha256, then rename it into
     place (so the record never names bytes that were not built)."""
     cache.write_atomic(entry.c, c_source)
-    tmp_so = cache.temp_path(entry.so)
+    tmp_so, start = cache.temp_path(entry.so), time.perf_counter()
     try:
         result = _run_compiler(compiler, flags, entry.c, tmp_so)
         if result.returncode != 0:
@@ -235,6 +237,8 @@ def _build(c_source, entry, compiler, flags, ffi):
             raise _error(f"{tmp_so} changed while it was being loaded", "", entry.c)
         cache.publish(entry, digest, ffi)
         os.replace(tmp_so, entry.so)
+        cache.debug_note(f"cache miss: built {entry.so} in {time.perf_counter() - start:.2f} s"
+                         f" with: {shlex.join(result.args)}")
         return lib
     finally:
         cache.unlink(tmp_so)

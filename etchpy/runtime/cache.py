@@ -27,6 +27,9 @@ Records and manifests are JSON (runtime.jsondata) under a first line holding the
 sha256 of the rest. A ``.so`` is loaded only when the bytes read match the sha256 of
 its record, whose key must be the entry's (a symbolic link is not followed). Any mismatch
 deletes the entry and the caller rebuilds it (a one-line note under ETCHPY_DEBUG).
+Under ETCHPY_DEBUG every load from disk also prints one line (runtime.build): a cache
+hit with the .so path and the load time, or a miss with the path, the build time and
+the compiler command.
 
 Key
 ---

@@ -22,7 +22,8 @@ import numpy as np
 
 from . import foreign
 from ..errors import InputError
-from ..expr.nodes import Expr, Index, Lit, accesses, free_indices, subexprs, uses_negation
+from ..expr.nodes import Expr, Index, Lit, free_indices
+from ..expr.walk import accesses, subexprs, uses_negation
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings

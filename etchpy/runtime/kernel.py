@@ -21,15 +21,16 @@ from . import build
 from . import calling
 from . import inputs as io_
 from .identity import user_tensors, with_identities
-from .request import make_request, request_key
+from .kernel_faces import KernelFaces
 from ..c.render import CSource
+from .request import make_request, request_key
 from ..errors import EtchpyError, InputError, PerformanceWarning
-from ..expr.nodes import uses_negation
+from ..expr.walk import uses_negation
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class Kernel:
+class Kernel(KernelFaces):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is
@@ -67,7 +68,11 @@ class Kernel:
 
     @classmethod
     def of_request(cls, req: pipeline.Request) -> "Kernel":
-        """The kernel of an already normalised request."""
+        """The kernel of an already normalised request `req` (a pipeline.Request,
+        made by runtime.request.make_request).
+
+            >>> kern = ep.Kernel.of_request(make_request(expr, semiring="min_plus"))
+        """
         kern = cls.__new__(cls)
         kern._setup(req)
         return kern
@@ -112,20 +117,6 @@ class Kernel:
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
 
-    # ------------------------------------------------------- the request and its result
-    semiring = property(lambda self: self.request.semiring)
-    source_expr = property(lambda self: self.request.expr)
-    out_indices = property(lambda self: self.request.out_indices)
-    out_format = property(lambda self: self.request.out_format)
-    tensors = property(lambda self: self.request.tensors)
-    name = property(lambda self: self.request.name)
-    threads = property(lambda self: self.request.threads)
-    tuning = property(lambda self: self.request.tuning, doc="The Tuning it was built with.")
-    plan = property(lambda self: self.compiled.plan)
-    program = property(lambda self: self.compiled.program)
-    expr = property(lambda self: self.compiled.expr, doc="The expression compiled.")
-    plan_costs = property(lambda self: self.compiled.costs)
-
     @property
     def optimized(self):
         """The optimizer's result (None when it did not run); a kernel restored from a
@@ -154,44 +145,13 @@ class Kernel:
             "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
             "expr": c.expr, "costs": c.costs, "texts": self._texts})
 
-    # ----------------------------------------------------------- C text
-    def source(self, idx_type: str = "int64_t", include_header=False) -> CSource:
-        key = (idx_type, include_header)
-        src = self._sources.get(key)
-        if src is None:
-            src = self._sources[key] = pipeline.render_c(self.compiled, idx_type,
-                                                         include_header)
-        return src
-
-    @property
-    def c_source(self) -> str:
-        return self.source("int64_t").c
-
-    @property
-    def signature(self) -> str:
-        return self.source("int64_t").prototype.render() + ";"
-
-    def banner(self) -> tuple[str, ...]:
-        return pipeline.banner(self.compiled)
-
-    def explain(self) -> str:
-        out = ["etchpy kernel", *("  " + b for b in self.banner()), "plan:"]
-        if self.optimized is not None:
-            out.append("optimizer:")
-            out += ["  " + ln for ln in self.optimized.explain().splitlines()]
-            written, rewritten, used = self.plan_costs
-            out.append(f"  plan cost as written {written:.4g}, optimized {rewritten:.4g}: "
-                       f"compiling the {'optimized' if used else 'written'} expression")
-        out += ["  " + ln for ln in self.plan.explain().splitlines()]
-        out.append("streams (level: how skip moves):")
-        out += ["  " + t for t in self.program.streams_text]
-        return "\n".join(out)
-
-    def __repr__(self):
-        return f"Kernel({self.expr}, semiring={self.semiring.name})"
-
     # ------------------------------------------------------------- calling
     def library(self, idx_type: str) -> build.Library:
+        """The loaded shared object for index type `idx_type` ("int32_t" or "int64_t"),
+        built (or read from the disk cache) on first need.
+
+            >>> kern.library("int64_t").path        # the .so file
+        """
         lib = self._libs.get(idx_type)
         if lib is None:
             text = self._texts.get(idx_type)

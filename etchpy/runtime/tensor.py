@@ -47,6 +47,17 @@ class Tensor:
     length of crd, every coordinate inside its dimension, int32/int64 index arrays)
     are still checked, but an unsorted or repeated coordinate then gives an
     unspecified result. ``validate=False`` is the older spelling of the same thing.
+
+    Parameters: shape, the logical shape; format, a format name or ep.Format;
+    levels, one dict of index arrays per storage level; vals, the stored values;
+    fill, the value of every entry not stored (the semiring's zero); name, the
+    name errors use. Most callers use `from_coords`, `from_dense` or `from_scipy`.
+
+        >>> t = ep.Tensor((2, 3), "csr", [{}, {"pos": [0, 1, 2], "crd": [2, 0]}],
+        ...               [5.0, 7.0])
+        >>> t.to_dense()
+        array([[0., 0., 5.],
+               [7., 0., 0.]])
     """
 
     def __init__(self, shape, format, levels, vals, fill=0.0, *, validate=True,
@@ -100,6 +111,7 @@ class Tensor:
     # -- basic properties ------------------------------------------------------
     @property
     def order(self) -> int:
+        """The number of modes (len(shape))."""
         return len(self.shape)
 
     @property
@@ -109,45 +121,65 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
+        """The values' dtype."""
         return self.vals.dtype
 
     def __repr__(self):
+        fill = "" if self.fill == 0 else f", fill={self.fill}"
         return (f"Tensor({self.name!r}, shape={self.shape}, format={self.format}, "
-                f"nnz={self.nnz}, dtype={self.dtype})")
+                f"nnz={self.nnz}, dtype={self.dtype}{fill})")
 
     # -- construction ----------------------------------------------------------
     @classmethod
     def from_coords(cls, coords, values, shape, format="coo", *, semiring=None,
-                    name="tensor"):
-        """Build from coordinates (order, nnz) and values (nnz,).
+                    name: str = "tensor") -> "Tensor":
+        """Build from coordinates `coords` (an (order, nnz) array) and `values` (nnz,),
+        for a tensor of `shape` stored in `format` (default "coo").
 
-        Duplicate coordinates are combined with the semiring's add; stored values
-        equal to the fill are kept.
+        Duplicate coordinates are combined with the semiring's add (`semiring`: a
+        Semiring or a built-in name, default real; its zero is the fill); stored
+        values equal to the fill are kept. `name` is the name errors use.
+
+            >>> t = ep.Tensor.from_coords([[0, 1], [2, 0]], [5.0, 7.0], (2, 3), "csr")
+            >>> t.nnz
+            2
         """
-        sr = semiring or semirings.real
+        sr = semirings.get(semiring if semiring is not None else semirings.real)
         return cls._of(cv.from_coords(coords, values, shape, format, sr, name), name)
 
     @classmethod
-    def from_dense(cls, array, format=None, *, semiring=None, name="tensor"):
-        """Build from a numpy array.
+    def from_dense(cls, array, format=None, *, semiring=None,
+                   name: str = "tensor") -> "Tensor":
+        """Build from a numpy `array`, stored in `format` (a name or ep.Format).
 
         All-dense formats share the array's memory when its layout allows: with
         `format=None` any axis permutation in which the array is contiguous is
-        used as the mode order. Sparse formats store the entries != fill.
+        used as the mode order. Sparse formats store the entries != fill (the
+        zero of `semiring`, a Semiring or a built-in name, default real). `name` is
+        the name errors use.
+
+            >>> ep.Tensor.from_dense(np.eye(3), "csr").nnz
+            3
         """
-        sr = semiring or semirings.real
+        sr = semirings.get(semiring if semiring is not None else semirings.real)
         return cls._of(cv.from_dense(array, format, sr, name), name)
 
     @classmethod
-    def from_scipy(cls, m, format=None, *, semiring=None, name="tensor"):
-        """Build from a scipy.sparse matrix or array (csr, csc, coo; others via coo).
+    def from_scipy(cls, m, format=None, *, semiring=None,
+                   name: str = "tensor") -> "Tensor":
+        """Build from a scipy.sparse matrix or array `m` (csr, csc, coo; others via coo).
 
-        The default format follows the input (csr, csc, else coo). Canonical
+        The default `format` follows the input (csr, csc, else coo). Canonical
         csr/csc input read in its own layout shares its values (the index arrays
         are copied, see the class docstring). The input is always validated and
-        never modified.
+        never modified. `semiring` (a Semiring or a built-in name, default real)
+        gives the fill; `name` is the name errors use.
+
+            >>> t = ep.Tensor.from_scipy(scipy.sparse.random(4, 5, 0.3, "csr"))
+            >>> t.format.name
+            'csr'
         """
-        sr = semiring or semirings.real
+        sr = semirings.get(semiring if semiring is not None else semirings.real)
         return cls._of(cv.from_scipy(m, format, sr, name), name)
 
     # -- listing and conversion ------------------------------------------------
@@ -155,18 +187,28 @@ class Tensor:
         """(coords, values) of every stored position, in storage order.
 
         coords has shape (order, n), int64, rows in logical mode order.
+
+            >>> coords, values = t.to_coords()
         """
         return cv.to_coords(self)
 
     def to_dense(self):
-        """A new ndarray of `shape` holding the fill where nothing is stored."""
+        """A new ndarray of `shape` holding the fill where nothing is stored.
+
+            >>> ep.Tensor.from_dense(np.eye(2), "csr").to_dense()
+            array([[1., 0.],
+                   [0., 1.]])
+        """
         return cv.to_dense(self)
 
     def convert(self, format):
         """This tensor in another format (itself when the format is the same).
 
         Stored entries are kept; under a dense last level, entries equal to the
-        fill count as not stored.
+        fill count as not stored. `format`: a name or an ep.Format.
+
+            >>> t.convert("csc").format.name
+            'csc'
         """
         fmt = Format.parse(format, self.order)
         if fmt == self.format:
@@ -179,6 +221,9 @@ class Tensor:
         scipy reads missing entries as 0, so a tensor whose fill is not 0 (a
         min_plus result, say) is refused unless `keep_fill=True` says the caller
         knows that the missing entries mean `fill`.
+
+            >>> ep.Tensor.from_dense(np.eye(2), "csr").to_scipy().nnz
+            2
         """
         if self.order != 2:
             raise InputError(f"tensor {self.name!r}: to_scipy needs order 2, "
@@ -192,6 +237,8 @@ class Tensor:
     def validate(self, order=True):
         """Check every structural invariant; raise InputError naming the problem.
         With ``order=False`` only the bounds (see the class docstring).
+
+            >>> t.validate()          # None, or InputError naming the bad level
 
         The per-level checks also make the stored coordinate tuples strictly
         increase in storage order: dense and compressed levels order each

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.errors import OrderError
-from etchpy.expr.nodes import IdentityVar, accesses
+from etchpy.expr.nodes import IdentityVar
+from etchpy.expr.walk import accesses
 from etchpy.plan.plan import make_plan
 from etchpy.testing import assert_same, formats_for, max_min, sparse_arrays
 

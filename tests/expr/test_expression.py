@@ -2,7 +2,8 @@
 import pytest
 
 import etchpy as ep
-from etchpy.expr.nodes import Add, IdentityVar, Lit, Mul, Sum, accesses, free_indices
+from etchpy.expr.nodes import Add, IdentityVar, Lit, Mul, Sum, free_indices
+from etchpy.expr.walk import accesses
 
 i, j, k, l = ep.indices("i j k l")
 A = ep.tensor("A", 2, format="csr")

@@ -7,7 +7,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import imp
-from etchpy.expr.nodes import tensors
+from etchpy.expr.walk import tensors
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
 from tuned import run_lowered
 

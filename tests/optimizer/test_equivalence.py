@@ -29,7 +29,7 @@ def random_inputs(p, seed):
 def sizes_by_name(e, p) -> bool:
     """Does every index name have one size in e? (the canonical form assumes it)"""
     sizes = {}
-    for acc in ep.expr.nodes.accesses(e):
+    for acc in ep.expr.walk.accesses(e):
         for ix, n in zip(acc.indices, np.shape(p.inputs[acc.tensor.name])):
             if sizes.setdefault(ix.name, n) != n:
                 return False
@@ -40,8 +40,8 @@ def numerically_equal(e1, e2, p) -> bool:
     out = free_indices(e1)
     for seed in range(2):
         ins = random_inputs(p, seed)
-        a = reference(e1, {n: ins[n] for n in ep.expr.nodes.tensors(e1)}, semirings.real, out)
-        b = reference(e2, {n: ins[n] for n in ep.expr.nodes.tensors(e2)}, semirings.real, out)
+        a = reference(e1, {n: ins[n] for n in ep.expr.walk.tensors(e1)}, semirings.real, out)
+        b = reference(e2, {n: ins[n] for n in ep.expr.walk.tensors(e2)}, semirings.real, out)
         if not np.allclose(a, b, rtol=1e-7, atol=1e-9):
             return False
     return True

@@ -32,7 +32,7 @@ def test_optimize_preserves_value_on_every_semiring(p):
     assert set(free_indices(opt.expr)) == set(out)
     assert opt.cost_after <= opt.cost_before
     want = reference(p.expr, p.inputs, p.semiring, out)
-    got = reference(opt.expr, {n: p.inputs[n] for n in ep.expr.nodes.tensors(opt.expr)},
+    got = reference(opt.expr, {n: p.inputs[n] for n in ep.expr.walk.tensors(opt.expr)},
                     p.semiring, out)
     assert_same(got, want, p.semiring, what=f"optimize({p.expr}) = {opt.expr}")
 

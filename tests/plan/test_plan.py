@@ -12,7 +12,8 @@ from hypothesis import given, settings
 import etchpy as ep
 from etchpy.errors import OrderError
 from etchpy.expr import reference
-from etchpy.expr.nodes import Index, Sum, accesses
+from etchpy.expr.nodes import Index, Sum
+from etchpy.expr.walk import accesses
 from etchpy.plan.plan import make_plan
 from etchpy.testing import assert_same, problems
 

@@ -7,6 +7,8 @@ check that the list matches the folders on disk, build a real wheel (from a copy
 the sources, so the project root gets no build/ directory), check that every source
 file of every package is in it and that nothing leaks out as a top-level package, and
 that an installed etchpy imports and finds its templates from any working directory.
+The PEP 561 marker etchpy/py.typed ships too (package data), so type checkers read
+the public signatures' hints.
 """
 import importlib.util
 import os
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # where each installed package root lives in the source tree (pyproject's package-dir)
 SOURCE_ROOTS = {"etchpy": ROOT / "etchpy", "etchpy.formats": ROOT / "formats",
                 "etchpy.codegen_templates": ROOT / "codegen_templates"}
-SOURCE_SUFFIXES = (".py", ".j2")
+SOURCE_SUFFIXES = (".py", ".j2", ".typed")     # .typed: the PEP 561 marker py.typed
 FORBIDDEN_TOP = ("formats/", "codegen_templates/", "tests/", "bench/", "proofs_notes/")
 
 
@@ -167,6 +169,7 @@ def test_wheel_contains_every_package_and_source_file(wheel_names):
     for name in _source_packages():
         assert f"{name.replace('.', '/')}/__init__.py" in expected
     assert "etchpy/codegen_templates/kernel.c.j2" in expected
+    assert "etchpy/py.typed" in expected          # type checkers read the hints
     missing = [name for name in expected if name not in wheel_names]
     assert not missing, f"missing from the wheel: {missing}"
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 import etchpy as ep
 from etchpy import api, imp, streams
-from etchpy.expr.nodes import tensors
+from etchpy.expr.walk import tensors
 from etchpy import lower
 from etchpy.plan import plan as planning
 from etchpy.runtime import inputs as binding

@@ -15,7 +15,8 @@ import etchpy as ep
 from etchpy import imp
 from etchpy import streams
 from etchpy.api import evaluate
-from etchpy.expr.nodes import Add, Mul, Sum, free_indices, tensors
+from etchpy.expr.nodes import Add, Mul, Sum, free_indices
+from etchpy.expr.walk import tensors
 from etchpy.testing import assert_same, check_backends, problems, semirings_st
 
 i, j, k, l, r = ep.indices("i j k l r")
@@ -140,7 +141,7 @@ def test_every_legal_order_agrees(p):
 
 
 def _accesses(e):
-    from etchpy.expr.nodes import accesses
+    from etchpy.expr.walk import accesses
     return list(accesses(e))
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import etchpy as ep
-from etchpy.expr.nodes import accesses
+from etchpy.expr.walk import accesses
 from etchpy.runtime import build
 from etchpy.runtime.kernel import Kernel
 from etchpy.runtime.inputs import as_tensor

@@ -1,0 +1,48 @@
+"""Walks over expressions: their subexpressions, accesses, tensors and
+product spines."""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..errors import ExpressionTypeError
+from .nodes import Access, Add, Expr, Lit, Mul, Sum, TensorVar
+
+
+def subexprs(e: Expr) -> Iterator[Expr]:
+    """e and every expression inside it, outermost first, left to right."""
+    yield e
+    match e:
+        case Mul(a, b) | Add(a, b):
+            yield from subexprs(a)
+            yield from subexprs(b)
+        case Sum(_, body):
+            yield from subexprs(body)
+
+
+def accesses(e: Expr) -> Iterator[Access]:
+    """Every tensor access in `e`, left to right."""
+    return (x for x in subexprs(e) if isinstance(x, Access))
+
+
+def spine(e: Expr, cls):
+    """The operands of a nest of `cls` nodes (Mul or Add), left to right: a·(b·c) → a, b, c."""
+    if isinstance(e, cls):
+        yield from spine(e.a, cls)
+        yield from spine(e.b, cls)
+    else:
+        yield e
+
+
+def tensors(e: Expr) -> dict[str, TensorVar]:
+    """The tensor variables of `e` by name; one name must mean one declaration."""
+    out: dict[str, TensorVar] = {}
+    for acc in accesses(e):
+        t = acc.tensor
+        if out.setdefault(t.name, t) != t:
+            raise ExpressionTypeError(f"tensor name {t.name} is declared twice with "
+                                      f"different order or format: {out[t.name]!r} and {t!r}")
+    return out
+
+
+def uses_negation(e: Expr) -> bool:
+    return any(isinstance(x, Lit) and x.negation for x in subexprs(e))

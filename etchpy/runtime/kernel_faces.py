@@ -1,0 +1,96 @@
+"""What a `Kernel` says about itself: its request's fields, its C text, its
+report (explain) and its repr. A mixin of runtime.kernel.Kernel, which sets
+`request`, `compiled`, `optimized`, `_sources`, `_libs` and `_variants`.
+"""
+from __future__ import annotations
+
+from .. import pipeline
+from ..c.render import CSource
+
+
+class KernelFaces:
+    """The descriptive half of `ep.Kernel` (see there)."""
+
+    request: pipeline.Request
+    compiled: pipeline.Compiled
+
+    # ------------------------------------------------------- the request and its result
+    semiring = property(lambda self: self.request.semiring, doc=(
+        "The Semiring (with none given: the default one; each call follows its inputs)."))
+    source_expr = property(lambda self: self.request.expr, doc="The expression as given.")
+    out_indices = property(lambda self: self.request.out_indices,
+                           doc="The output's indices, in its axis order.")
+    out_format = property(lambda self: self.request.out_format,
+                          doc="The sparse output's Format, or None for a dense output.")
+    tensors = property(lambda self: self.request.tensors,
+                       doc="The inputs: {name: TensorVar}, as the call takes them.")
+    name = property(lambda self: self.request.name, doc="The C function's name.")
+    threads = property(lambda self: self.request.threads, doc="OpenMP threads it runs on.")
+    tuning = property(lambda self: self.request.tuning, doc="The Tuning it was built with.")
+    plan = property(lambda self: self.compiled.plan, doc="The loop nests compiled (a Plan).")
+    program = property(lambda self: self.compiled.program,
+                       doc="The lowered Imp program (lower.Program).")
+    expr = property(lambda self: self.compiled.expr, doc="The expression compiled.")
+    plan_costs = property(lambda self: self.compiled.costs, doc=(
+        "(cost as written, cost optimized, optimized one used?) when the optimizer "
+        "ran, else None: the estimates explain() shows."))
+
+    # ----------------------------------------------------------- C text
+    def source(self, idx_type: str = "int64_t", include_header: bool = False) -> CSource:
+        """The C of this kernel (c.render.CSource: .c, .cdef, .header, .prototype) for
+        index type `idx_type` ("int32_t" or "int64_t"); with `include_header`, the
+        standalone header too (as export_c writes it).
+
+            >>> print(kern.source("int32_t").c)
+        """
+        key = (idx_type, include_header)
+        src = self._sources.get(key)
+        if src is None:
+            src = self._sources[key] = pipeline.render_c(self.compiled, idx_type,
+                                                         include_header)
+        return src
+
+    @property
+    def c_source(self) -> str:
+        """The C text for int64 indices.
+
+            >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).c_source)
+        """
+        return self.source("int64_t").c
+
+    @property
+    def signature(self) -> str:
+        """The C function's prototype.
+
+            >>> kern.signature
+            'int etchpy_kernel(...);'
+        """
+        return self.source("int64_t").prototype.render() + ";"
+
+    def banner(self) -> tuple[str, ...]:
+        """The lines that head the C text and explain(): expression, semiring,
+        threads, formats, output, tuning changed, loop orders.
+
+            >>> print("\\n".join(kern.banner()))
+        """
+        return pipeline.banner(self.compiled)
+
+    def explain(self) -> str:
+        """A readable report of what was compiled: the banner (expression, semiring,
+        formats, output, loop orders, tuning changed), the optimizer's rewrites, the
+        estimated costs and which sizes were guessed, the plan, and its streams.
+
+            >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
+        """
+        return pipeline.explain(self.compiled, self.optimized)
+
+    def __repr__(self):
+        """Name, expression, semiring, output and the shared objects built so far."""
+        kerns = [self, *self._variants.values()]
+        built = [f"{k.semiring.name}/{t}" for k in kerns for t in k._libs] or ["none yet"]
+        sr = f"from the inputs' dtype (else {self.semiring.name})" if self._infer \
+            else self.semiring.name
+        out = ", ".join(ix.name for ix in self.out_indices)
+        return (f"Kernel({self.name!r}: {self.expr}, semiring {sr}, output "
+                f"{self.out_format or 'dense'} over ({out}), built: {', '.join(built)})")
+
