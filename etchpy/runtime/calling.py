@@ -17,6 +17,7 @@ import numpy as np
 from . import foreign
 from . import inputs as io_
 from .checks import check_compressed
+from .convert import Parts
 from ..errors import InputError
 from .tensor import Tensor, truth_values
 
@@ -232,5 +233,6 @@ def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
                                       storage_sizes[k], counts.get(f"count{k}"))
         levels.append(arrays)
     vals = take("vals", parents, sr.dtype)
-    # canonical by construction (sorted, no duplicates); the tests check it
-    return Tensor(shape, fmt, tuple(levels), vals, sr.zero, validate=False, name="output")
+    # canonical and in bounds by construction (sorted, no duplicates; the tests check
+    # it): built without validating again, its index arrays frozen as any Tensor's
+    return Tensor._of(Parts(shape, fmt, tuple(levels), vals, sr.zero), "output")
