@@ -116,6 +116,7 @@ class Kernel(KernelFaces):
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
+        self._identities = len(self._users) < len(self.tensors)  # diagonals' implicit δ
 
     @property
     def optimized(self):
@@ -181,8 +182,7 @@ class Kernel(KernelFaces):
         Raises: TypeError for positional inputs; InputError naming the input for
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
-        input is converted on every call because its layout is not the declared
-        format's.
+        input's layout is not the declared format's, so it is converted per call.
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
@@ -193,7 +193,8 @@ class Kernel(KernelFaces):
         sr = self._semiring_of(inputs)
         if sr is not self.semiring:
             return self._variant(sr)(out=out, **inputs)
-        inputs = with_identities(self.tensors, inputs, sr)
+        if self._identities:
+            inputs = with_identities(self.tensors, inputs, sr)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")

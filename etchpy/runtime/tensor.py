@@ -121,8 +121,8 @@ class Tensor:
 
     @property
     def dtype(self) -> np.dtype:
-        """The values' dtype."""
-        return self.vals.dtype
+        """The values' dtype (fixed at construction: the layout check refuses a change)."""
+        return self._vals.dtype
 
     def __repr__(self):
         fill = "" if self.fill == 0 else f", fill={self.fill}"
