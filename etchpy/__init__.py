@@ -10,7 +10,7 @@ ep.tensor, ep.indices, ep.sum, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
 ep.semirings, ep.Tuning, ep.optimize, ...) gives its parameters and an example;
 docs/ has the guide per topic.
 """
-__version__ = "0.1.0"
+from .version import __version__
 
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
                      InputError, OrderError, PerformanceWarning, SemiringError)

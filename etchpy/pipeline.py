@@ -22,7 +22,8 @@ import sys
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 
-from . import __version__, imp
+from . import imp
+from .version import __version__
 from . import tuning as tuning_
 from .c import render as c
 from .errors import OrderError

@@ -42,7 +42,7 @@ from pathlib import Path
 import cffi
 
 from . import cache
-from .. import __version__
+from ..version import __version__
 from .cache import compile_error as _error
 from .cache import compiler_fingerprint, read_manifest, write_manifest
 from ..errors import CompileError

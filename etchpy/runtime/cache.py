@@ -59,7 +59,7 @@ import _cffi_backend
 
 from . import cachedir, jsondata
 from .cachedir import compile_error
-from .. import __version__
+from ..version import __version__
 
 __all__ = ["Entry", "directory", "kernel_key", "open_entry", "publish", "load_verified",
            "dlopen", "compiler_fingerprint", "read_manifest", "write_manifest",

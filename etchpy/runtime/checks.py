@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import build, cache
-from .. import __version__
+from ..version import __version__
 from ..c import render as c
 from ..errors import CompileError
 

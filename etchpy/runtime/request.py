@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import os
 
-from .. import __version__, pipeline
+from .. import pipeline
+from ..version import __version__
 from .. import tuning as tuning_
 from . import build
 from . import inputs as io_
