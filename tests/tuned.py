@@ -152,3 +152,27 @@ def as_scipy(result):
     """A csr/csc result as scipy arrays: an ep.Tensor (what a sparse result is when
     the semiring's zero is not 0, e.g. min_plus) read with its fill kept."""
     return result.to_scipy(keep_fill=True) if isinstance(result, ep.Tensor) else result
+
+
+def golden_cases() -> dict:
+    """The kernels of the golden C files (tests/end_to_end/golden/), by file name:
+    compile keyword arguments with the expression under `expr`."""
+    i, j, k, r = ep.indices("i j k r")
+    u, v = ep.indices("u v")
+    A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+    x, T = ep.tensor("x", 1), ep.tensor("T", 3, format="csf")
+    C, D = ep.tensor("C", 2), ep.tensor("D", 2)
+    W = ep.tensor("W", 2, format="csc")
+    return {
+        "spmv": dict(expr=ep.sum(j, A[i, j] * x[j])),
+        "spgemm_inner": dict(expr=ep.sum(j, A[i, j] * B[k, j]), output="csr"),
+        "spgemm_rows": dict(expr=ep.sum(j, A[i, j] * B[j, k]), output="csr"),
+        "add_csr": dict(expr=A[i, j] + B[i, j], output="csr"),
+        "mttkrp": dict(expr=ep.sum((j, k), T[i, j, k] * C[j, r] * D[k, r])),
+        "min_plus_relax": dict(expr=ep.sum(u, x[u] * W[u, v]) + x[v], semiring="min_plus"),
+        # on threads: rows counted then filled (scratch arrays per thread), and a full
+        # reduction with one partial per block of rows
+        "spgemm_rows_threads": dict(expr=ep.sum(j, A[i, j] * B[j, k]), output="csr",
+                                    threads=2),
+        "reduction_threads": dict(expr=ep.sum((i, j), A[i, j] * x[j]), threads=2),
+    }

@@ -18,6 +18,7 @@ from etchpy.expr.walk import accesses
 from etchpy.runtime import build
 from etchpy.runtime.kernel import Kernel
 from etchpy.runtime.inputs import as_tensor
+from tuned import golden_cases
 
 HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
@@ -97,23 +98,9 @@ def test_the_profile_reports_a_read_past_an_array(tmp_path):
 
 # --------------------------------------------------------------------------- exported C
 
-i, j, k, r = ep.indices("i j k r")
-A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
+i, j = ep.indices("i j")
 x = ep.tensor("x", 1)
-T = ep.tensor("T", 3, format="csf")
-C, D = ep.tensor("C", 2), ep.tensor("D", 2)
-W = ep.tensor("W", 2, format="csc")
-u, v = ep.indices("u v")
-GOLDEN = {          # the cases of tests/test_golden.py
-    "spmv": dict(expr=ep.sum(j, A[i, j] * x[j])),
-    "spgemm_inner": dict(expr=ep.sum(j, A[i, j] * B[k, j]), output="csr"),
-    "spgemm_rows": dict(expr=ep.sum(j, A[i, j] * B[j, k]), output="csr"),
-    "add_csr": dict(expr=A[i, j] + B[i, j], output="csr"),
-    "mttkrp": dict(expr=ep.sum((j, k), T[i, j, k] * C[j, r] * D[k, r])),
-    "min_plus_relax": dict(expr=ep.sum(u, x[u] * W[u, v]) + x[v], semiring="min_plus"),
-    "spgemm_rows_threads": dict(expr=ep.sum(j, A[i, j] * B[j, k]), output="csr", threads=2),
-    "reduction_threads": dict(expr=ep.sum((i, j), A[i, j] * x[j]), threads=2),
-}
+GOLDEN = golden_cases()
 for _fmt in ("dense", "csr", "csc", "dcsr", "coo"):
     for _sr in ("real", "min_plus", "integer", "boolean"):
         _M = ep.tensor("M", 2, format=_fmt)
