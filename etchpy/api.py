@@ -36,6 +36,7 @@ from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
+from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, make_output, positional_error, prepare_semiring)
 from .runtime import foreign
@@ -214,6 +215,7 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, inp
     bound = bind_inputs(tensors(e), with_identities(tensors(e), inputs, sr), sr)
     # the reference semantics has no loop order: any expression is evaluated
     plan = planning.make_plan(e, out_ix, order, walk=backend != "reference")
+    bound = with_conversions(plan, bound)       # inputs the plan reads converted
     sizes = index_sizes(plan, bound)
     shape = tuple(sizes[ix.name] for ix in out_ix)
     if out is not None:

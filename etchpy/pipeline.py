@@ -33,7 +33,8 @@ from .formats import Format
 from . import lower
 from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import plan as planning
-from .plan.cost import Stats, plan_cost
+from .plan.convert import kernel_tensors
+from .plan.cost import Stats
 from .semiring import Semiring
 from .tuning import Tuning
 
@@ -116,20 +117,28 @@ def choose_plan(req: Request, optimized: Optimized | None):
     is coarse and sizes are guesses at compile time, so a constant-factor saving
     is not worth the risk while an asymptotic one is. The rewrite must use the
     same tensors (the kernel's signature) and be walkable in some loop order.
+
+    Without a user order, a plan may read inputs converted to another format
+    (plan.convert): when no loop order walks them as declared, and, with the
+    optimizer, when that is priced much cheaper. Costs include the conversions.
     """
+    out_format = req.out_format
     if optimized is None:
-        return planning.make_plan(req.expr, req.out_indices, req.order), None
+        return planning.make_plan(req.expr, req.out_indices, req.order,
+                                  out_format=out_format), None
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning)
-    written = planning.make_plan(req.expr, req.out_indices, req.order, stats=stats)
-    cost_written = plan_cost(written, stats)
+    written = planning.make_plan(req.expr, req.out_indices, req.order, stats=stats,
+                                 out_format=out_format)
+    cost_written = planning.total_cost(written, stats.with_origin(written.origin), out_format)
     if optimized.expr == req.expr or tensors(optimized.expr) != req.tensors:
         return written, (cost_written, cost_written, False)
     try:
         rewritten = planning.make_plan(optimized.expr, req.out_indices, req.order,
-                                       keep_factored=True, stats=stats)
-    except OrderError:          # no loop order walks the rewrite's sparse inputs
+                                       keep_factored=True, stats=stats, out_format=out_format)
+    except OrderError:          # a user order cannot walk the rewrite's sparse inputs
         return written, (cost_written, math.inf, False)
-    cost_rewritten = plan_cost(rewritten, stats)
+    cost_rewritten = planning.total_cost(rewritten, stats.with_origin(rewritten.origin),
+                                         out_format)
     if cost_rewritten <= req.tuning.rewrite_margin * cost_written:
         return rewritten, (cost_written, cost_rewritten, True)
     return written, (cost_written, cost_rewritten, False)
@@ -137,7 +146,8 @@ def choose_plan(req: Request, optimized: Optimized | None):
 
 def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
     """The plan's steps as streams, lowered to one Imp program."""
-    return lower.lower_plan(plan, req.semiring, req.tensors, req.out_format,
+    return lower.lower_plan(plan, req.semiring, kernel_tensors(plan, req.tensors),
+                            req.out_format,
                             threads=req.threads, hash_workspace=req.every_size,
                             tuning=req.tuning)
 
@@ -163,6 +173,7 @@ def banner(compiled: Compiled) -> tuple[str, ...]:
              + f" over ({', '.join(ix.name for ix in req.out_indices)})"]
     for k, part in enumerate(_packed(tuning_changes(req.tuning), 76)):
         lines.append(("tuning:     " if k == 0 else " " * 12) + part)
+    lines += conversion_lines(plan)
     for step in plan.steps:
         lines.append(f"loop order: {step.target} over ({', '.join(step.order)})")
     for var, most in program.refuse_above:
@@ -170,6 +181,13 @@ def banner(compiled: Compiled) -> tuple[str, ...]:
         lines.append(f"workspace:  dense while |{ix}| <= {most}; a larger |{ix}| builds "
                      "a hash-table kernel on first need")
     return tuple(lines)
+
+
+def conversion_lines(plan: planning.Plan) -> list[str]:
+    """Banner lines for the inputs the plan reads converted (plan.convert): the
+    kernel takes each as its own arrays, in the converted format, named after it."""
+    return [f"convert:    {c.source} ({c.source_format}) is read as {c.name} in "
+            f"{c.format}; the kernel takes {c.name}'s arrays" for c in plan.conversions]
 
 
 STREAMS_LEGEND = (

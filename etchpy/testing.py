@@ -38,6 +38,7 @@ from .plan.plan import make_plan
 from .runtime.calling import read_output
 from .runtime.inputs import bind_inputs, index_sizes, make_output
 from .runtime.kernel import make_request
+from .runtime.planned import with_conversions
 from .semiring import Semiring, semirings
 
 try:
@@ -324,7 +325,7 @@ def imp_evaluate(expr, inputs, semiring=None, order=None, output="dense", tuning
                        every_size=True, tuning=tuning, **kw)
     compiled = pipeline.compile_request(req)
     sr, program = req.semiring, compiled.program
-    bound = bind_inputs(req.tensors, inputs, sr)
+    bound = with_conversions(compiled.plan, bind_inputs(req.tensors, inputs, sr))
     sizes = index_sizes(compiled.plan, bound)
     shape = tuple(sizes[ix.name] for ix in req.out_indices)
     env = imp_env(bound, sizes)

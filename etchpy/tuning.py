@@ -90,6 +90,8 @@ class Tuning:
                                       # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
+    conversions: bool = True          # convert an input when that is priced cheaper, not
+                                      # only when no loop order walks it as declared
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

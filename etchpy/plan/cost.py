@@ -17,7 +17,8 @@ iterate the sparse side and locate into the other), a sum reads all operands.
                                   names; tuning (etchpy.tuning) gives the guesses
     support(e, S, stats)          estimated records of Σ-free e over index set S
     nest_cost(body, order, stats) work of one loop nest
-    plan_cost(plan, stats)        work of a whole plan (steps plus temporaries)
+    plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
+                                  conversions it plans, priced when planned)
 """
 from __future__ import annotations
 
@@ -64,8 +65,11 @@ class Stats:
         return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
 
 
-def support(e: Expr, space: frozenset, stats: Stats) -> float:
-    """Estimated number of points of e's support projected onto (and broadcast over) space."""
+def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float:
+    """Estimated number of points of e's support projected onto (and broadcast over)
+    space. `independent`: a product's factors are taken as independent, so its
+    support is also at most the product of their shares of the space (what the
+    conversion search prices with: plan.convert)."""
     match e:
         case Access():
             mine = {ix.name for ix in e.indices}
@@ -76,9 +80,13 @@ def support(e: Expr, space: frozenset, stats: Stats) -> float:
         case Lit():
             return stats.full(space)
         case Mul(a, b):
-            return min(support(a, space, stats), support(b, space, stats))
+            sa, sb = support(a, space, stats, independent), support(b, space, stats, independent)
+            if independent:
+                return min(sa, sb, sa * sb / max(stats.full(space), 1.0))
+            return min(sa, sb)
         case Add(a, b):
-            return min(stats.full(space), support(a, space, stats) + support(b, space, stats))
+            return min(stats.full(space), support(a, space, stats, independent)
+                       + support(b, space, stats, independent))
     raise TypeError(f"the cost model takes Σ-free bodies, got {e!r}")
 
 
@@ -89,13 +97,13 @@ def operations(e: Expr) -> int:
     return 0
 
 
-def nest_cost(body: Expr, order, stats: Stats) -> float:
+def nest_cost(body: Expr, order, stats: Stats, independent=False) -> float:
     """Visits of every loop level plus the body's operations at the innermost level."""
     total, seen = 0.0, frozenset()
     for v in order:
         seen = seen | {v}
-        total += support(body, seen, stats)
-    inner = support(body, seen, stats) if order else 1.0
+        total += support(body, seen, stats, independent)
+    inner = support(body, seen, stats, independent) if order else 1.0
     return total + inner * operations(body)
 
 
@@ -107,4 +115,4 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
         total += nest_cost(step.body, step.order, stats)
         if step.target in plan.temps:
             total += stats.tuning.temp_weight * stats.full(step.out)
-    return total
+    return total + sum(c.cost for c in getattr(plan, "conversions", ()))

@@ -19,13 +19,19 @@ The planner
    With `stats` (a plan.cost.Stats, given when the optimizer is on; it carries
    the Tuning whose guesses it prices with) the legal orders are priced by
    `plan.cost.nest_cost` and the cheapest is taken;
-   the heuristic order wins ties and anything within 10% of it.
+   the heuristic order wins ties and anything within 10% of it;
+5. without a user order, reads an input converted to another format when no
+   loop order walks it as declared, or when that is much cheaper (plan.convert:
+   the conversions are part of the plan, priced by the cost model); a sum of
+   terms then is one loop nest or one per term, whichever costs less. With a
+   user order that cannot walk the inputs, OrderError.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .cost import nest_cost
+from .convert import Converter
+from .cost import Stats, nest_cost, plan_cost, support
 from ..errors import OrderError
 from ..formats import Format
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
@@ -48,9 +54,10 @@ class Plan:
     out: tuple[str, ...]                        # output axes
     temps: dict = field(default_factory=dict)   # name -> TensorVar (dense)
     origin: dict = field(default_factory=dict)  # renamed index -> user's index name
+    conversions: tuple = ()                     # plan.convert.Conversion, made first
 
     def explain(self) -> str:
-        lines = []
+        lines = [f"convert {c.explain()}" for c in self.conversions]
         for s in self.steps:
             sig = f"{s.target}[{','.join(s.out)}]"
             bound = f"Σ_{{{','.join(s.bound)}}} " if s.bound else ""
@@ -59,7 +66,7 @@ class Plan:
 
 
 def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
-              keep_factored=False, stats=None, walk=True) -> Plan:
+              keep_factored=False, stats=None, walk=True, out_format=None) -> Plan:
     """The plan for `e`; `order` optionally lists index names, outermost first.
 
     `keep_factored=True` (used for optimizer output) computes a Σ that is a
@@ -68,6 +75,7 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
     `walk=False` skips choosing loop orders (each step keeps out + bound as its
     order), for callers that need only the steps' accesses, such as the index
     sizes of the reference semantics, which no storage order constrains.
+    `out_format` (None: dense) prices a sparse output written by several steps.
     """
     out = tuple(free_indices(e)) if out is None else tuple(out)
     names = Names()
@@ -76,28 +84,64 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
     out_names = tuple(ix.name for ix in out)
-    builder = _Builder(names, origin, order, keep_factored, stats, walk)
+    args = (names, origin, order, keep_factored, stats, walk)
     try:
-        pulled = [builder.pull(t) for t in _top_terms(e)]
-        if len(pulled) > 1 and any(bound for bound, _ in pulled):
-            for bound, body in pulled:
-                builder.step("out", out_names, bound, body)
-        else:
-            body = pulled[0][1]
-            for _, b in pulled[1:]:
-                body = Add(body, b)
-            builder.step("out", out_names, pulled[0][0], body)
+        fused, err = _fused(e, out_names, _Builder(*args)), None
+    except OrderError as exc:            # only under a user order
+        fused, err = None, exc
+    terms = list(_summed_terms(e))
+    if len(terms) == 1 or (fused is not None and not fused[1]):
+        if fused is None:
+            raise err
+        return fused[0]
+    # no order walks the fused union as declared (A[i,j] + A[j,i] with A csr):
+    # one step per term, with Σ distributed over + (any semiring), each its own
+    # order, unless converting for the fused nest is cheaper
+    try:
+        split = _split(terms, out_names, _Builder(*args))
     except OrderError:
-        # no order walks the fused union (A[i,j] + A[j,i] with A csr): one step
-        # per term, with Σ distributed over + (any semiring), each its own order
-        terms = list(_summed_terms(e))
-        if len(terms) == 1:
+        if fused is None:
             raise
-        builder = _Builder(names, origin, order, keep_factored, stats, walk)
-        for bound, t in terms:
-            inner, body = builder.pull(t)
-            builder.step("out", out_names, bound + inner, body)
-    return Plan(tuple(builder.steps), out_names, builder.temps, origin)
+        return fused[0]
+    if fused is None:
+        return split
+    priced = (stats or Stats()).with_origin(origin)
+    if total_cost(fused[0], priced, out_format) <= total_cost(split, priced, out_format):
+        return fused[0]
+    return split
+
+
+def _fused(e, out_names, builder) -> tuple[Plan, bool]:
+    """(the plan with the top-level terms in one step, whether some input had to
+    be converted for lack of a loop order walking it)"""
+    pulled = [builder.pull(t) for t in _top_terms(e)]
+    if len(pulled) > 1 and any(bound for bound, _ in pulled):
+        for bound, body in pulled:
+            builder.step("out", out_names, bound, body)
+    else:
+        body = pulled[0][1]
+        for _, b in pulled[1:]:
+            body = Add(body, b)
+        builder.step("out", out_names, pulled[0][0], body)
+    return builder.plan(out_names), builder.forced
+
+
+def _split(terms, out_names, builder) -> Plan:
+    for bound, t in terms:
+        inner, body = builder.pull(t)
+        builder.step("out", out_names, bound + inner, body)
+    return builder.plan(out_names)
+
+
+def total_cost(plan: Plan, stats: Stats, out_format=None) -> float:
+    """plan_cost, plus, for a sparse output written by several steps, collecting
+    and sorting their records (`temp_weight` twice per record)."""
+    total = plan_cost(plan, stats)
+    outs = [s for s in plan.steps if s.target == "out"]
+    if out_format is not None and not out_format.is_dense and len(outs) > 1:
+        for s in outs:
+            total += 2 * stats.tuning.temp_weight * support(s.body, frozenset(s.order), stats)
+    return total
 
 
 def _top_terms(e: Expr):
@@ -151,6 +195,13 @@ class _Builder:
         self.steps: list[Step] = []
         self.temps: dict[str, TensorVar] = {}
         self.shared: dict = {}                 # alpha_key of a Σ -> its temporary
+        self.converter = Converter(names, stats, optional=True)
+        self.conversions: list = []
+        self.forced = False                    # some step converted for lack of an order
+
+    def plan(self, out_names) -> Plan:
+        return Plan(tuple(self.steps), tuple(out_names), self.temps, self.origin,
+                    tuple(self.conversions))
 
     def pull(self, e: Expr) -> tuple[tuple[str, ...], Expr]:
         """(bound, body) with e = Σ_bound body and body free of Σ."""
@@ -194,11 +245,26 @@ class _Builder:
             self.steps.append(Step(target, tuple(out), tuple(bound), body,
                                    tuple(out) + tuple(bound)))
             return
-        order = choose_order(body, out + tuple(bound), self.origin, self.user_order)
-        if self.stats is not None and self.user_order is None:
-            order = cheapest_order(body, out + tuple(bound), order,
-                                   self.stats.with_origin(self.origin))
+        variables = tuple(out) + tuple(bound)
+        if self.user_order is not None:
+            order = choose_order(body, variables, self.origin, self.user_order)
+        else:
+            body, order = self.walkable(body, variables)
         self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
+
+    def walkable(self, body, variables):
+        """(body, loop order), the body reading converted inputs where the
+        converter chose them (plan.convert)."""
+        try:
+            order = choose_order(body, variables, self.origin)
+        except OrderError:
+            order = None
+        if order is not None and self.stats is not None:
+            order = cheapest_order(body, variables, order, self.stats.with_origin(self.origin))
+        self.forced = self.forced or order is None
+        body, order, made = self.converter.walk(body, variables, self.origin, order)
+        self.conversions += made
+        return body, order
 
 
 def alpha_key(e: Expr, env=None, depth=0):

@@ -19,6 +19,7 @@ import numpy as np
 from .. import pipeline
 from . import build
 from . import calling
+from . import planned
 from . import inputs as io_
 from .identity import user_tensors, with_identities
 from .kernel_faces import KernelFaces
@@ -101,11 +102,12 @@ class Kernel(KernelFaces):
 
     def _setup_slots(self):
         self._slots = calling.slots(self.program.params)
+        self._inputs = planned.kernel_inputs(self.plan, self.tensors)  # with conversions
         # the slots each input fills, and the output's, as (position, kind, name, C type)
         self._in_slots = {name: tuple((pos, kind, role, ctype)
                                       for pos, (kind, tname, role, ctype) in enumerate(self._slots)
                                       if tname == name and kind in ("dim", "in_array"))
-                          for name in self.tensors}
+                          for name in self._inputs}
         self._out_slots = tuple((pos, kind, tname, ctype)
                                 for pos, (kind, tname, _, ctype) in enumerate(self._slots)
                                 if kind not in ("dim", "in_array"))
@@ -279,8 +281,9 @@ class Kernel(KernelFaces):
     def _bind(self, inputs):
         """(the bound inputs by name, (output shape, index type, index dtype))."""
         sr = self.semiring
-        bound = {name: calling.bind(inputs[name], tv, sr, self._warn_conversion)
-                 for name, tv in self.tensors.items()}
+        bound = {name: planned.bind(inputs[src], tv, sr) if conv else
+                 calling.bind(inputs[src], tv, sr, self._warn_conversion)
+                 for name, (src, tv, conv) in self._inputs.items()}
         sig = tuple([(b.shape, b.idx32) for b in bound.values()])
         return bound, (self._signatures.get(sig) or self._signature(sig, bound))
 

@@ -14,6 +14,8 @@ from etchpy import api, imp, streams
 from etchpy.expr.walk import tensors
 from etchpy import lower
 from etchpy.plan import plan as planning
+from etchpy.plan.convert import kernel_tensors
+from etchpy.runtime.planned import with_conversions
 from etchpy.runtime import inputs as binding
 from etchpy.testing import assert_same, problems
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
@@ -29,8 +31,8 @@ TUNINGS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE,
 def _streams_under(tuning, e, sr, inputs):
     """⟦s⟧ of each step's stream under `tuning` (checked), summed into a dense
     output; None for a plan with temporaries."""
-    bound = binding.bind_inputs(tensors(e), inputs, sr)
     plan = planning.make_plan(e)
+    bound = with_conversions(plan, binding.bind_inputs(tensors(e), inputs, sr))
     if any(step.target != "out" for step in plan.steps):
         return None
     sizes = binding.index_sizes(plan, bound)
@@ -50,10 +52,10 @@ def _streams_under(tuning, e, sr, inputs):
 
 def _program_under(tuning, e, sr, inputs):
     """The whole lowered program under `tuning` run on the Imp interpreter."""
-    bound = binding.bind_inputs(tensors(e), inputs, sr)
     plan = planning.make_plan(e)
+    bound = with_conversions(plan, binding.bind_inputs(tensors(e), inputs, sr))
     sizes = binding.index_sizes(plan, bound)
-    prog = lower.lower_plan(plan, sr, tensors(e), None, tuning=tuning)
+    prog = lower.lower_plan(plan, sr, kernel_tensors(plan, tensors(e)), None, tuning=tuning)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):

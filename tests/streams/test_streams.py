@@ -93,6 +93,8 @@ def test_law_replicate(p):
     pl = planning.make_plan(e)
     if len(pl.steps) != 1:
         return
+    from etchpy.runtime.planned import with_conversions
+    bound = with_conversions(pl, bound)       # the inputs the plan reads converted
     step = pl.steps[0]
     sizes = binding.index_sizes(pl, bound)
     sizes["v"] = 2

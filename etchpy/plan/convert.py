@@ -1,0 +1,245 @@
+"""Format conversions as planned steps: an input read in another format.
+
+A loop nest walks every sparse input in its storage order. When no loop order
+does (A[i,j]·B[j,i] with A and B csr), or when walking a converted copy is much
+cheaper (`Tuning.conversions`, with the sizes of plan.cost), the planner reads
+an access from a converted copy of its input instead: the same level kinds in
+another mode order (csr <-> csc, a permuted coo or csf), or dense when the input
+is small or nearly full. A conversion is materialised at call time by the
+runtime (runtime.planned) before the kernel runs, and priced here at
+`tuning.temp_weight` per stored entry (per element for dense).
+
+    Conversion                 one converted input: its name in the kernel, its
+                               source tensor, the format, the estimated cost, why
+    Converter(names, stats)    chooses conversions for a step's body (`walk`)
+    kernel_tensors(plan, ts)   the kernel's inputs: the tensors it still reads as
+                               written plus every converted copy
+    bindings(plan, ts)         kernel input name -> (user's tensor, TensorVar, planned)
+
+For each candidate loop order the conversions are determined (every access
+walked against it is converted to the mode order the loop order visits, or to
+dense), and the order plus conversions of least estimated work is taken.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from .cost import Stats, nest_cost
+from ..expr.nodes import Access, Add, Expr, Lit, Mul, TensorVar
+from ..expr.walk import accesses
+from ..formats import NAMED_FORMATS, Format
+
+# loop orders tried per step, and combinations of conversions per loop order
+MAX_ORDERS = 720
+MAX_CHOICES = 16
+# a conversion to dense is considered up to this many elements, or when the
+# input is at least this dense
+DENSE_ELEMENTS = 1 << 16
+DENSE_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """Input `source` (declared `source_format`) read as `name` in `format`."""
+
+    name: str
+    source: str
+    source_format: Format
+    format: Format
+    cost: float
+    reason: str
+
+    @property
+    def tensor(self) -> TensorVar:
+        return reserved_tensor(self.name, self.format.order, self.format)
+
+    def explain(self) -> str:
+        return (f"{self.name} = {self.source} converted {self.source_format} -> "
+                f"{self.format} (estimated work {self.cost:.3g}): {self.reason}")
+
+
+def reserved_tensor(name: str, order: int, fmt: Format) -> TensorVar:
+    """A TensorVar under a name reserved for etchpy (temporaries, conversions)."""
+    tvar = TensorVar.__new__(TensorVar)
+    for attr, value in (("name", name), ("order", order), ("format", fmt)):
+        object.__setattr__(tvar, attr, value)
+    return tvar
+
+
+def walked_in_order(acc: Access, order) -> bool:
+    """Whether loop order `order` visits acc's indices in its storage order."""
+    if acc.tensor.format.is_dense:
+        return True
+    pos = {v: k for k, v in enumerate(order)}
+    st = [pos[acc.indices[m].name] for m in acc.tensor.format.mode_order]
+    return st == sorted(st)
+
+
+def permuted(fmt: Format, acc: Access, order) -> Format:
+    """`fmt`'s level kinds in the mode order that loop order `order` visits."""
+    pos = {v: k for k, v in enumerate(order)}
+    modes = tuple(sorted(range(fmt.order), key=lambda m: pos[acc.indices[m].name]))
+    new = Format(fmt.levels, modes)
+    for name in NAMED_FORMATS:
+        try:
+            if Format.named(name, fmt.order) == new:
+                return Format.named(name, fmt.order)
+        except Exception:       # a named format for another order
+            continue
+    return new
+
+
+class Converter:
+    """Chooses the conversions of a plan's steps; `made` keeps them by (source,
+    format) so that steps share a converted copy. `optional`: also convert when
+    it is cheaper (not only when no loop order walks the inputs as declared)."""
+
+    def __init__(self, names, stats: Stats | None, optional: bool):
+        self.names = names
+        self.stats = stats or Stats()
+        self.optional = optional and stats is not None
+        self.made: dict[tuple, Conversion] = {}
+
+    def walk(self, body: Expr, variables, origin, legal=None):
+        """(body, order, new conversions): `legal` is the order chosen to walk
+        body as declared (None: there is none). Conversions are taken when
+        needed, or when optional and their estimated work (conversions
+        included) is at most `tuning.rewrite_margin` times the least work of an
+        order that converts nothing."""
+        if legal is not None and not self.optional:
+            return body, legal, ()
+        stats = self.stats.with_origin(origin)
+        if legal is not None and (not stats.tuning.conversions or len(variables) > 5):
+            return body, legal, ()
+        best, as_declared = self.cheapest(body, tuple(variables), stats)
+        if legal is not None and (best is None or not best[3] or best[0] >
+                                  stats.tuning.rewrite_margin * as_declared):
+            return body, legal, ()
+        if legal is None:
+            why = "no loop order walks " + ", ".join(
+                f"{a.tensor.name}({', '.join(ix.name for ix in a.indices)}) as "
+                f"{a.tensor.format}" for a in _sparse(body)) + " in storage order"
+        else:
+            why = (f"estimated work {best[0]:.3g} with it against {as_declared:.3g} "
+                   "walking the inputs as declared")
+        _, order, new_body, convs = best
+        made = []
+        for key, conv in convs:
+            if key not in self.made:
+                self.made[key] = Conversion(conv.name, conv.source, conv.source_format,
+                                            conv.format, conv.cost, why)
+                made.append(self.made[key])
+        return new_body, order, tuple(made)
+
+    def cheapest(self, body, variables, stats):
+        """((cost, order, body, conversions) of least estimated work over the
+        candidate loop orders, conversions included, or None; the least work
+        of an order that converts nothing, or inf)."""
+        best, as_declared = None, float("inf")
+        for order in candidate_orders(body, variables):
+            for cost, new_body, convs in self.options(body, order, stats):
+                if best is None or cost < best[0]:
+                    best = (cost, order, new_body, convs)
+                if not convs:
+                    as_declared = min(as_declared, cost)
+        return best, as_declared
+
+    def options(self, body, order, stats):
+        """(cost, body, conversions) for each way of converting the accesses that
+        `order` walks against their storage order."""
+        bad = list(dict.fromkeys(a for a in _sparse(body) if not walked_in_order(a, order)))
+        choices = [self.ways(a, order, stats) for a in bad]
+        for combo in itertools.islice(itertools.product(*choices), MAX_CHOICES):
+            convs = dict(combo)
+            new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
+                                  {c.name: c for _, c in combo})
+            cost = nest_cost(new_body, order, stats, independent=True)
+            cost += sum(c.cost for key, c in convs.items() if key not in self.made)
+            yield cost, new_body, tuple(convs.items())
+
+    def ways(self, acc: Access, order, stats):
+        """((source, format), Conversion) for each format acc may be converted to."""
+        t = acc.tensor
+        fmts = [permuted(t.format, acc, order)]
+        full = stats.full([ix.name for ix in acc.indices])
+        nnz = stats.tensor_nnz(acc)
+        if full <= DENSE_ELEMENTS or nnz >= DENSE_SHARE * full:
+            fmts.append(Format.named("dense", t.order))
+        out = []
+        for fmt in fmts:
+            key = (t.name, fmt)
+            conv = self.made.get(key)
+            if conv is None:
+                work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz)
+                conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, work, "")
+            out.append((key, conv))
+        return out
+
+    def fresh(self, source: str, key) -> str:
+        """The name of a converted copy (reserved: tmp...), claimed once per key."""
+        names = self.__dict__.setdefault("_names_by_key", {})
+        if key not in names:
+            names[key] = self.names.fresh(f"tmp_{source}")
+        return names[key]
+
+
+def _sparse(body: Expr) -> list[Access]:
+    return [a for a in accesses(body) if not a.tensor.format.is_dense]
+
+
+def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
+    """Σ-free e with each access in `renamed` reading the converted tensor named there."""
+    match e:
+        case Access(t, idx) if e in renamed:
+            return Access(convs[renamed[e]].tensor, idx)
+        case Access() | Lit():
+            return e
+        case Mul(a, b):
+            return Mul(substitute(a, renamed, convs), substitute(b, renamed, convs))
+        case Add(a, b):
+            return Add(substitute(a, renamed, convs), substitute(b, renamed, convs))
+    raise TypeError(f"not a Σ-free expression: {e!r}")
+
+
+def candidate_orders(body: Expr, variables: tuple):
+    """Loop orders to try: one that breaks as few storage orders as it can, then
+    every permutation (up to MAX_ORDERS)."""
+    yield relaxed_order(body, variables)
+    yield from itertools.islice(itertools.permutations(variables), MAX_ORDERS)
+
+
+def relaxed_order(body: Expr, variables: tuple) -> tuple:
+    """A topological order of the storage-order constraints that, when they form a
+    cycle, takes next the index with fewest unmet predecessors."""
+    preds = {v: set() for v in variables}
+    for a in _sparse(body):
+        st = [a.indices[m].name for m in a.tensor.format.mode_order]
+        for x, y in zip(st, st[1:]):
+            preds[y].add(x)
+    order, left = [], list(variables)
+    while left:
+        best = min(left, key=lambda v: (len(preds[v] - set(order)), variables.index(v)))
+        order.append(best)
+        left.remove(best)
+    return tuple(order)
+
+
+def kernel_tensors(plan, tensors: dict) -> dict:
+    """The kernel's inputs by name: `tensors` (the expression's), less those that
+    every access now reads converted, plus every converted copy."""
+    return {name: tv for name, (_, tv, _) in bindings(plan, tensors).items()}
+
+
+def bindings(plan, tensors: dict) -> dict:
+    """Kernel input name -> (the user's tensor it is bound from, its TensorVar,
+    whether it is a planned conversion)."""
+    convs = getattr(plan, "conversions", ())
+    if not convs:
+        return {name: (name, tv, False) for name, tv in tensors.items()}
+    read = {a.tensor.name for s in plan.steps for a in accesses(s.body)}
+    replaced = {c.source for c in convs} - read
+    out = {name: (name, tv, False) for name, tv in tensors.items() if name not in replaced}
+    for c in convs:
+        out[c.name] = (c.source, c.tensor, True)
+    return out
