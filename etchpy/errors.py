@@ -37,10 +37,11 @@ class FormatError(EtchpyError, ValueError):
 
 
 class OrderError(EtchpyError, ValueError):
-    """No loop order walks every sparse input in its storage order (also a
-    ValueError); store one of them in another format, or give `order=`.
+    """The loop order the user fixed (`order=`) walks a sparse input against its
+    storage order (also a ValueError); store it in another format, or leave the
+    order to the planner, which converts inputs as needed (docs/formats.md).
 
-        >>> ep.compile(A_csr[i, j] * B_csr[j, i])   # raises OrderError
+        >>> ep.compile(A_csr[i, j] * B_csr[j, i], order=("i", "j"))   # raises OrderError
     """
 
 

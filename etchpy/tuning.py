@@ -90,8 +90,9 @@ class Tuning:
                                       # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
-    conversions: bool = True          # convert an input when that is priced cheaper, not
-                                      # only when no loop order walks it as declared
+    conversions: bool = False         # also convert an input when that is priced cheaper
+                                      # (opt in: it changes the kernel's C inputs); an input
+                                      # no loop order walks as declared is always converted
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
