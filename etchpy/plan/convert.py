@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from .cost import Stats, nest_cost
+from .cost import Stats, nest_cost, support
 from ..expr.nodes import Access, Add, Expr, Lit, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -101,18 +101,19 @@ class Converter:
         self.optional = optional and stats is not None
         self.made: dict[tuple, Conversion] = {}
 
-    def walk(self, body: Expr, variables, origin, legal=None):
+    def walk(self, body: Expr, variables, origin, legal=None, written_out=None):
         """(body, order, new conversions): `legal` is the order chosen to walk
         body as declared (None: there is none). Conversions are taken when
         needed, or when optional and their estimated work (conversions
         included) is at most `tuning.rewrite_margin` times the least work of an
-        order that converts nothing."""
+        order that converts nothing. `written_out`: a sparse output's axes in
+        storage order; an order against it pays for sorting its records."""
         if legal is not None and not self.optional:
             return body, legal, ()
         stats = self.stats.with_origin(origin)
         if legal is not None and (not stats.tuning.conversions or len(variables) > 5):
             return body, legal, ()
-        best, as_declared = self.cheapest(body, tuple(variables), stats)
+        best, as_declared = self.cheapest(body, tuple(variables), stats, written_out)
         if legal is not None and (best is None or not best[3] or best[0] >
                                   stats.tuning.rewrite_margin * as_declared):
             return body, legal, ()
@@ -132,13 +133,15 @@ class Converter:
                 made.append(self.made[key])
         return new_body, order, tuple(made)
 
-    def cheapest(self, body, variables, stats):
+    def cheapest(self, body, variables, stats, written_out=None):
         """((cost, order, body, conversions) of least estimated work over the
         candidate loop orders, conversions included, or None; the least work
         of an order that converts nothing, or inf)."""
         best, as_declared = None, float("inf")
         for order in candidate_orders(body, variables):
+            sort = _sort_cost(body, order, stats, written_out)
             for cost, new_body, convs in self.options(body, order, stats):
+                cost += sort
                 if best is None or cost < best[0]:
                     best = (cost, order, new_body, convs)
                 if not convs:
@@ -182,6 +185,20 @@ class Converter:
         if key not in names:
             names[key] = self.names.fresh(f"tmp_{source}")
         return names[key]
+
+
+def _sort_cost(body, order, stats, written_out) -> float:
+    """What writing a sparse output (axes `written_out` in storage order) from
+    loop order `order` costs beyond appending or a row workspace: its records
+    sorted, twice `temp_weight` per record, when the order visits its axes out
+    of order or runs a contracted index outside any but its last axis."""
+    if not written_out:
+        return 0.0
+    pos = [order.index(v) for v in written_out]
+    outer = set(order[:pos[-2] + 1]) if len(pos) > 1 else set()
+    if pos == sorted(pos) and outer <= set(written_out):
+        return 0.0
+    return 2 * stats.tuning.temp_weight * support(body, frozenset(order), stats, True)
 
 
 def _sparse(body: Expr) -> list[Access]:

@@ -84,7 +84,10 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
     origin: dict[str, str] = {ix.name: ix.name for ix in out}
     e = _rename_apart(e, {ix: ix for ix in out}, names, origin)
     out_names = tuple(ix.name for ix in out)
-    args = (names, origin, order, keep_factored, stats, walk)
+    written_out = None       # a sparse output's axes in storage order
+    if out_format is not None and not out_format.is_dense and walk:
+        written_out = tuple(out_names[m] for m in out_format.mode_order)
+    args = (names, origin, order, keep_factored, stats, walk, written_out)
     try:
         fused, err = _fused(e, out_names, _Builder(*args)), None
     except OrderError as exc:            # only under a user order
@@ -185,7 +188,7 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
 
 class _Builder:
     def __init__(self, names: Names, origin: dict, order, keep_factored=False, stats=None,
-                 walk=True):
+                 walk=True, written_out=None):
         self.keep_factored = keep_factored
         self.walk = walk
         self.stats = stats
@@ -196,6 +199,7 @@ class _Builder:
         self.temps: dict[str, TensorVar] = {}
         self.shared: dict = {}                 # alpha_key of a Σ -> its temporary
         self.converter = Converter(names, stats, optional=True)
+        self.written_out = written_out         # sparse output's axes in storage order
         self.conversions: list = []
         self.forced = False                    # some step converted for lack of an order
 
@@ -249,12 +253,14 @@ class _Builder:
         if self.user_order is not None:
             order = choose_order(body, variables, self.origin, self.user_order)
         else:
-            body, order = self.walkable(body, variables)
+            body, order = self.walkable(body, variables,
+                                        self.written_out if target == "out" else None)
         self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
 
-    def walkable(self, body, variables):
+    def walkable(self, body, variables, written_out=None):
         """(body, loop order), the body reading converted inputs where the
-        converter chose them (plan.convert)."""
+        converter chose them (plan.convert); `written_out`: the sparse output's
+        axes in storage order, which a loop order should follow."""
         try:
             order = choose_order(body, variables, self.origin)
         except OrderError:
@@ -262,7 +268,8 @@ class _Builder:
         if order is not None and self.stats is not None:
             order = cheapest_order(body, variables, order, self.stats.with_origin(self.origin))
         self.forced = self.forced or order is None
-        body, order, made = self.converter.walk(body, variables, self.origin, order)
+        body, order, made = self.converter.walk(body, variables, self.origin, order,
+                                                written_out)
         self.conversions += made
         return body, order
 

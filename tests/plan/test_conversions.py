@@ -158,3 +158,21 @@ def test_a_small_input_may_be_converted_to_dense():
     M = sp.random(8, 8, density=0.9, random_state=0, format="csr")
     N = sp.random(8, 8, density=0.9, random_state=1, format="csr")
     assert kern(C=M.tocoo(), B=N) == pytest.approx(float(M.multiply(N.T).sum()))
+
+
+@pytest.mark.parametrize("output", ["csr", "dense"])
+def test_a_product_algorithm_is_chosen_by_cost_when_conversions_are_on(output):
+    """AᵀB with both csr walks as declared only as an outer product (j, i, k).
+    Into csr its records would be sorted afterwards: with conversions on, A is
+    read as csc and the product runs row by row (Gustavson). Into a dense
+    output the outer product scatters at no such cost and stays."""
+    e = ep.sum(j, A[j, i] * B[j, k])
+    kern = ep.compile(e, output=output, tuning={"conversions": True})
+    M, N = random_csr(30, 40, 200, 9), random_csr(30, 35, 200, 10)
+    if output == "csr":
+        assert [c.source for c in kern.plan.conversions] == ["A"]
+        assert kern.plan.steps[0].order == ("i", "j", "k")
+        assert abs(kern(A=M, B=N) - (M.T @ N)).max() < 1e-12
+    else:
+        assert not kern.plan.conversions and kern.plan.steps[0].order == ("j", "i", "k")
+        np.testing.assert_allclose(kern(A=M, B=N), (M.T @ N).toarray())
