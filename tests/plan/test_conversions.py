@@ -10,13 +10,16 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.expr.nodes import Index, TensorVar
 from etchpy.expr.nodes import sum as ep_sum
+from etchpy.imp import Names
+from etchpy.plan.convert import Converter
+from etchpy.plan.cost import Stats
 from etchpy.plan.plan import make_plan
+from etchpy.runtime import planned
 from etchpy.testing import check_backends, formats_for, problems, sparse_arrays
 from etchpy.tuning import NOOPT
 from tuned import random_csr
@@ -147,17 +150,22 @@ def test_a_transposed_product_converts_when_the_cost_model_says_so():
     assert abs(plain(A=M, B=N) - (M @ N.T)).max() < 1e-12
 
 
-def test_a_small_input_may_be_converted_to_dense():
-    """A coo input walked against its order at a size where dense is cheap."""
-    C = ep.tensor("C", 2, format="coo")
-    e = ep.sum((i, j), C[i, j] * B[j, i])
-    kern = ep.compile(e, optimizer_options={"dims": {"i": 8, "j": 8},
-                                            "nnz": {"B": 60, "C": 60}},
-                      tuning={"conversions": True})
-    assert kern.plan.conversions
-    M = sp.random(8, 8, density=0.9, random_state=0, format="csr")
-    N = sp.random(8, 8, density=0.9, random_state=1, format="csr")
-    assert kern(C=M.tocoo(), B=N) == pytest.approx(float(M.multiply(N.T).sum()))
+def test_dense_is_a_candidate_for_a_small_or_nearly_full_input():
+    """The converter offers dense for a small or nearly full input (priced per
+    element), only a permuted format for a large sparse one; a dense
+    conversion binds as the dense array."""
+    small = Stats(dims={"i": 8, "j": 8}, nnz={"B": 60})
+    large = Stats(dims={"i": 10**5, "j": 10**5}, nnz={"B": 10**6})
+    acc = B[j, i]
+    ways = Converter(Names(), small, False).ways(acc, ("i", "j"), small)
+    assert [c.format.name for _, c in ways] == ["csc", "dense"]
+    ways = Converter(Names(), large, False).ways(acc, ("i", "j"), large)
+    assert [c.format.name for _, c in ways] == ["csc"]
+    (_, dense), = [w for w in Converter(Names(), small, False).ways(acc, ("i", "j"), small)
+                   if w[1].format.is_dense]
+    N = random_csr(8, 8, 40, 11)
+    bound = planned.bind(N, dense.tensor, ep.semirings.real)
+    np.testing.assert_array_equal(bound.roles["vals"].reshape(8, 8), N.toarray())
 
 
 @pytest.mark.parametrize("output", ["csr", "dense"])
