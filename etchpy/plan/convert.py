@@ -23,6 +23,7 @@ dense), and the order plus conversions of least estimated work is taken.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 from .cost import Stats, nest_cost, support
@@ -31,7 +32,7 @@ from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
 
 # loop orders tried per step, and combinations of conversions per loop order
-MAX_ORDERS = 720
+MAX_ORDERS = 120
 MAX_CHOICES = 16
 # a conversion to dense is considered up to this many elements, or when the
 # input is at least this dense
@@ -220,9 +221,15 @@ def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
 
 
 def candidate_orders(body: Expr, variables: tuple):
-    """Loop orders to try: one that breaks as few storage orders as it can, then
-    every permutation (up to MAX_ORDERS)."""
-    yield relaxed_order(body, variables)
+    """Loop orders to try: every permutation when there are at most
+    MAX_ORDERS; else, for each index, an order that starts with it and then
+    breaks as few storage orders as it can, and the first MAX_ORDERS
+    permutations."""
+    if math.factorial(len(variables)) <= MAX_ORDERS:
+        yield from itertools.permutations(variables)
+        return
+    for k in range(len(variables)):
+        yield relaxed_order(body, variables[k:] + variables[:k])
     yield from itertools.islice(itertools.permutations(variables), MAX_ORDERS)
 
 
