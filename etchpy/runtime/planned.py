@@ -11,16 +11,24 @@ whose layout is not the declared one).
                                    with every converted copy added
 
 Only an `ep.Tensor`'s conversion is kept across calls: its structure cannot be
-rebound, and calling.bind keeps the converted binding on the Tensor itself (so
-it goes when the Tensor goes). A scipy or numpy input may be changed by its
+rebound, so the converted index arrays and, for each converted position, the
+position of its value in the Tensor are kept on the Tensor itself (they go
+when it goes). Its values may be written in place, so they are gathered again
+on every call (one O(nnz) pass). A scipy or numpy input may be changed by its
 owner between calls, so it is converted again on every call: a canonical scipy
 csr/csc read as the other is transposed by scipy's own compiled conversion,
 after the structural check every scipy input gets.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
+import numpy as np
+
 from . import calling
+from . import convert as cv
 from .checks import check_compressed
+from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
 __all__ = ["kernel_inputs", "bind", "with_conversions"]
@@ -36,6 +44,8 @@ def kernel_inputs(plan, tensors: dict) -> dict:
 
 def bind(value, tv, sr) -> calling.Bound:
     """`value` (the user's input) as input `tv`, a planned conversion of it."""
+    if type(value) is Tensor:
+        return _tensor_bind(value, tv, sr)
     layout = getattr(value, "format", None)
     if (type(value).__module__.startswith("scipy.sparse") and layout in _TRANSPOSED
             and tv.format.name == _TRANSPOSED[layout] and hasattr(value, "indptr")
@@ -58,3 +68,38 @@ def with_conversions(plan, bound: dict) -> dict:
     for c in convs:
         out[c.name] = bound[c.source].convert(c.format)
     return out
+
+
+class _Positions(NamedTuple):
+    """A tensor whose values are the positions of its own values (for runtime.convert)."""
+
+    shape: tuple
+    format: object
+    levels: tuple
+    vals: np.ndarray
+    fill: object
+
+
+def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
+    """Tensor `t` as the planned conversion `tv`: the converted structure, made
+    once per format and kept on `t`, and `t`'s current values gathered into it."""
+    memo = t.__dict__.setdefault("_etchpy_planned", {})
+    hit = memo.get(tv.format)
+    if hit is None:
+        n = len(t.vals)
+        parts = cv.convert(_Positions(t.shape, t.format, t.levels,
+                                      np.arange(n, dtype=np.int64), -1), tv.format)
+        where = parts.vals
+        missing = where < 0                  # dense positions nothing is stored at
+        hit = memo[tv.format] = (parts.levels, np.where(missing, 0, where),
+                                 missing if missing.any() else None)
+    levels, where, missing = hit
+    vals = sr.cast(t.vals, what=f"input {tv.name}")[where] if len(t.vals) else \
+        np.full(len(where), sr.zero, dtype=sr.dtype)
+    if missing is not None:
+        vals[missing] = sr.zero
+    roles = {"vals": truth_values(vals)}
+    for k, arrays in enumerate(levels):
+        for key, arr in arrays.items():
+            roles[f"{key}{k}"] = arr
+    return calling.Bound(t.shape, roles, calling._all_int32(roles))

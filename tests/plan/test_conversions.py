@@ -105,24 +105,42 @@ def test_a_user_order_is_kept_and_refused_when_it_cannot_walk():
 
 
 def test_an_ep_tensor_keeps_its_conversion_a_scipy_input_does_not():
+    """A Tensor's converted structure is made once and kept on the Tensor; its
+    values, which may be written in place, are gathered on every call. A scipy
+    input is converted again on every call."""
     M, N = random_csr(40, 40, 300, 5), random_csr(40, 40, 300, 6)
     kern = ep.compile(TRACE)
     conv = kern.plan.conversions[0]
-    T = ep.Tensor.from_scipy(N if conv.source == "B" else M)
-    other = M if conv.source == "B" else N
-    args = {conv.source: T, ("A" if conv.source == "B" else "B"): other}
+    other_name = "A" if conv.source == "B" else "B"
+    src, other = (N, M) if conv.source == "B" else (M, N)
+    T = ep.Tensor.from_scipy(src)
+    args = {conv.source: T, other_name: other}
     first = kern(**args)
-    memo = T.__dict__.get("_etchpy_bound", {})
-    kept = [entry for entry in memo.values() if entry[5].name == conv.name]
-    assert len(kept) == 1                       # the converted binding, on the Tensor
+    assert first == pytest.approx(float(M.multiply(N.T).sum()))
+    kept = T.__dict__["_etchpy_planned"][conv.format]
     assert kern(**args) == first
-    assert len(T.__dict__["_etchpy_bound"]) == len(memo)
+    assert T.__dict__["_etchpy_planned"][conv.format] is kept     # made once
+    T.vals[:] *= 3                                                 # values in place
+    assert kern(**args) == pytest.approx(3 * first)
     # a scipy input may change between calls: it is converted again each time
-    S = (N if conv.source == "B" else M).copy()
+    S = src.copy()
     args[conv.source] = S
     before = kern(**args)
     S.data *= 2
     assert kern(**args) == pytest.approx(2 * before)
+
+
+@settings(max_examples=20, deadline=None)
+@given(crossed())
+def test_a_tensor_input_gives_what_its_arrays_give(case):
+    """Every input passed as an ep.Tensor (conversions kept on it) gives the
+    same result as the numpy arrays, twice."""
+    e, inputs, sr = case
+    kern = ep.compile(e, semiring=sr)
+    want = kern(**inputs)
+    tensors = {n: ep.Tensor.from_dense(v, "csr", semiring=sr) for n, v in inputs.items()}
+    for _ in range(2):
+        assert np.array_equal(np.asarray(kern(**tensors)), np.asarray(want))
 
 
 def test_explain_and_the_exported_header_name_the_conversion(tmp_path):
