@@ -7,6 +7,8 @@ import etchpy as ep
 from etchpy import api, imp, lower
 from etchpy.expr.walk import tensors
 from etchpy.plan import plan as planning
+from etchpy.plan.convert import kernel_tensors
+from etchpy.runtime.planned import with_conversions
 from etchpy.runtime import inputs as binding
 from etchpy.tuning import DEFAULT
 
@@ -25,11 +27,12 @@ def run_lowered(expr, sr, out_format, inputs, threads=1, tuning=None, names=None
     """expr lowered under `tuning` and run on the Imp interpreter: (its value as a
     dense array, the program). Sparse outputs are read back level by level,
     and each segment is checked to be sorted and free of duplicates."""
-    bound = binding.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
+    bound = with_conversions(pl, binding.bind_inputs(tensors(expr), inputs, sr))
     sizes = binding.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, names=names or imp.Names(),
-                            threads=threads, tuning=tuning or DEFAULT)
+    prog = lower.lower_plan(pl, sr, kernel_tensors(pl, tensors(expr)), out_format,
+                            names=names or imp.Names(), threads=threads,
+                            tuning=tuning or DEFAULT)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):
@@ -105,11 +108,11 @@ def csr_from(indptr, indices, data, shape):
 def on_interpreter(expr, sr, out_format, inputs, threads=1, tuning=DEFAULT):
     """The lowered program of expr run on the Imp interpreter, with a zeroed dense
     `out` when out_format is None: (final environment, program, output shape)."""
-    bound = binding.bind_inputs(tensors(expr), inputs, sr)
     pl = planning.make_plan(expr)
+    bound = with_conversions(pl, binding.bind_inputs(tensors(expr), inputs, sr))
     sizes = binding.index_sizes(pl, bound)
-    prog = lower.lower_plan(pl, sr, tensors(expr), out_format, threads=threads,
-                            tuning=tuning)
+    prog = lower.lower_plan(pl, sr, kernel_tensors(pl, tensors(expr)), out_format,
+                            threads=threads, tuning=tuning)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):
