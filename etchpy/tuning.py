@@ -64,7 +64,10 @@ class Tuning:
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, sort_run, marks_walk_min, marks_walk_spread.
-        planning and the optimizer: rewrite_margin, default_dim and sparse_density
+        planning and the optimizer: conversions (False by default: also read an
+            input converted when that is priced cheaper, docs/formats.md;
+            an input no loop order walks as declared is always converted),
+            rewrite_margin, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
             temp_weight, saturation (an etchpy.tuning.Saturation).
 
