@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 from .cost import Stats, nest_cost, support
+from ..errors import FormatError
 from ..expr.nodes import Access, Add, Expr, Lit, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -86,7 +87,7 @@ def permuted(fmt: Format, acc: Access, order) -> Format:
         try:
             if Format.named(name, fmt.order) == new:
                 return Format.named(name, fmt.order)
-        except Exception:       # a named format for another order
+        except FormatError:     # a named format for another order
             continue
     return new
 
@@ -101,6 +102,7 @@ class Converter:
         self.stats = stats or Stats()
         self.optional = optional and stats is not None
         self.made: dict[tuple, Conversion] = {}
+        self.named: dict[tuple, str] = {}      # (source, format) -> its copy's name
 
     def walk(self, body: Expr, variables, origin, legal=None, written_out=None):
         """(body, order, new conversions): `legal` is the order chosen to walk
@@ -182,10 +184,9 @@ class Converter:
 
     def fresh(self, source: str, key) -> str:
         """The name of a converted copy (reserved: tmp...), claimed once per key."""
-        names = self.__dict__.setdefault("_names_by_key", {})
-        if key not in names:
-            names[key] = self.names.fresh(f"tmp_{source}")
-        return names[key]
+        if key not in self.named:
+            self.named[key] = self.names.fresh(f"tmp_{source}")
+        return self.named[key]
 
 
 def _sort_cost(body, order, stats, written_out) -> float:
