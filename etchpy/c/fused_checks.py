@@ -26,8 +26,9 @@ from dataclasses import dataclass, replace
 from .. import imp
 from .. import tuning as _tuning
 from ..expr.walk import accesses
-from ..imp import (Assign, Bin, Const, Decl, If, Load, ParallelFor, Prefetch, Seq, Var,
-                   While, and_, lt, or_, seq)
+from ..imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+                   Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
+                   ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
 ERROR_CODE = 4          # the kernel's return code when a fused check fails
 _FUSABLE = ("csr", "csc")   # the layouts bound from scipy without a prior check
@@ -42,6 +43,7 @@ class Level:
     vals: str
     dim: str            # the level's dimension (a C parameter)
     parents: str        # its number of parent positions (a C parameter)
+    dense_output: bool = False      # the program's output is dense
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -55,7 +57,8 @@ def candidates(prog) -> dict[str, Level]:
             if tv.format.name in _FUSABLE and f"{name}_crd1" in arrays:
                 major, minor = tv.format.mode_order
                 out[name] = Level(name, f"{name}_pos1", f"{name}_crd1", f"{name}_vals",
-                                  f"{name}_dim{minor}", f"{name}_dim{major}")
+                                  f"{name}_dim{minor}", f"{name}_dim{major}",
+                                  prog.output.mode == "dense")
     return out
 
 
@@ -154,7 +157,7 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(cond, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return _checked_loop(q, cond.b.name, body, lv, err, names)
+            return _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
@@ -171,14 +174,46 @@ def _rewrite_field(value, lv, err, names):
     return value
 
 
-def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names):
-    prev = names.fresh(f"{q}_prev")
+def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
+                  dense_output: bool):
     qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
     nnz = Load(lv.pos, Var(lv.parents))
     outside = or_(or_(lt(qv, Const(0)), lt(ev, qv)), lt(nnz, ev))
     fail = Assign(err, Const(ERROR_CODE))
+    guard = seq(If(outside, seq(fail, Assign(e, qv))))
+    if dense_output and order_free(body, crd_q):
+        cond = and_(lt(qv, ev), and_(Bin("<=", Const(0), crd_q), lt(crd_q, Var(lv.dim))))
+        return seq(guard, While(cond, body), If(lt(qv, ev), fail))
+    prev = names.fresh(f"{q}_prev")
     cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), lt(crd_q, Var(lv.dim))))
-    return seq(Decl(prev, "index", Const(-1)),
-               If(outside, seq(fail, Assign(e, qv))),
+    return seq(Decl(prev, "index", Const(-1)), guard,
                While(cond, seq(Assign(prev, crd_q), body)),
                If(lt(qv, ev), fail))
+
+
+def order_free(body, crd_q: Load) -> bool:
+    """Whether a walk loop's `body` gives the same result for any order of its
+    segment's entries, repeats included (their values combined with ⊕): it
+    changes only ⊕-accumulators (acc := acc ⊕ v, out[k] ⊕= v) and uses the
+    coordinate crd[q] (or a name declared as it) only to say where to read or
+    accumulate, never as a value. Then ⊕'s commutativity and associativity and
+    ⊗'s distributivity give the result of the canonical segment."""
+    aliases = {d.name for d in imp.statements(body) if isinstance(d, Decl) and d.init == crd_q}
+    coords = {crd_q, *(Var(a) for a in aliases)}
+    uses = at = 0
+    for node in imp.subterms(body):
+        match node:
+            case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
+                    | Alloc() | Reserve() | LocalArray():
+                return False
+            case Assign(name, value):
+                if name in aliases or (value != Bin("+", Var(name), Const(1)) and not (
+                        isinstance(value, Ring) and value.op == "add"
+                        and value.a == Var(name))):
+                    return False
+            case Decl(name, _, init) if name in aliases:
+                at += 1
+            case Load(_, index) | Accum(_, index, _) | Prefetch(_, index) if index in coords:
+                at += 1
+        uses += node in coords
+    return uses == at

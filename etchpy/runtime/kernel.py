@@ -211,17 +211,23 @@ class Kernel(KernelFaces):
                 args[pos] = value
         out_dense, grown = self._output_args(args, out, out_shape, bound, lib, types)
         rc = getattr(lib.lib, self.name)(*args)
+        if rc != 0:
+            return self._after(rc, out, inputs, sr)
+        if out is not None:
+            return out
+        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+
+    def _after(self, rc, out, inputs, sr):
+        """A call whose kernel returned rc != 0: made again with the inputs its fused
+        checks refused checked in full, or with the build for every size; else the
+        error rc stands for."""
         if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
             return self(out=out, **calling.checked_inputs(self._users, inputs, sr, self._fused))
         if rc == 3:                    # a dimension this build refuses: see every_size
             return self._for_every_size()(out=out, **inputs)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
-        if rc != 0:
-            raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
-        if out is not None:
-            return out
-        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+        raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
 
     def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
         """The call's result: the dense output array (or scalar), else the sparse

@@ -130,13 +130,11 @@ int min_plus_relax(
             EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
         }
         if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-            int64_t u_q_1_prev = -1;
             if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((u_q_1_prev < W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
-                u_q_1_prev = W_crd1[u_q_1];
+            while ((u_q_1 < u_end_1) && ((0 <= W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
                 EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
@@ -146,13 +144,11 @@ int min_plus_relax(
                 input_error = 4;
             }
         } else {
-            int64_t u_q_1_prev_1 = -1;
             if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((u_q_1_prev_1 < W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
-                u_q_1_prev_1 = W_crd1[u_q_1];
+            while ((u_q_1 < u_end_1) && ((0 <= W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
                 EP_OPAQUE(u_q_1);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);

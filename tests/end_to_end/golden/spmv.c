@@ -120,13 +120,11 @@ int spmv(
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
         if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-            int64_t j_q_prev = -1;
             if (((j_q < 0) || (j_end < j_q)) || (A_pos1[A_dim0] < j_end)) {
                 input_error = 4;
                 j_end = j_q;
             }
-            while ((j_q < j_end) && ((j_q_prev < A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
-                j_q_prev = A_crd1[j_q];
+            while ((j_q < j_end) && ((0 <= A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
@@ -136,13 +134,11 @@ int spmv(
                 input_error = 4;
             }
         } else {
-            int64_t j_q_prev_1 = -1;
             if (((j_q < 0) || (j_end < j_q)) || (A_pos1[A_dim0] < j_end)) {
                 input_error = 4;
                 j_end = j_q;
             }
-            while ((j_q < j_end) && ((j_q_prev_1 < A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
-                j_q_prev_1 = A_crd1[j_q];
+            while ((j_q < j_end) && ((0 <= A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
                 EP_OPAQUE(j_q);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                 j_q = (j_q + 1);
