@@ -7,12 +7,14 @@ reads the level's crd (and the values) only at q. Such a loop gets the checks
 of that level (`fuse`):
 
     int64_t q_prev = -1;
-    if (!(0 <= q && q <= e && e <= pos[n_parents])) { error = 4; e = q; }
-    while (q < e && crd[q] > q_prev && crd[q] < dim) { q_prev = crd[q]; <body> }
+    if (q < 0 || e < q || pos[n_parents] < e) { error = 4; e = q; }
+    while (q < e && q_prev < crd[q] && crd[q] < dim) { q_prev = crd[q]; <body> }
     if (q < e) error = 4;
 
 so the body runs only for positions inside crd with coordinates inside the
-dimension and strictly increasing within the segment, and the kernel returns
+dimension and strictly increasing within the segment (an `order_free` body,
+which only ⊕-accumulates into a dense output, needs no order: its condition is
+`q < e && (uint64_t)crd[q] < (uint64_t)dim`), and the kernel returns
 ERROR_CODE when any segment it opens is malformed (the runtime then checks
 that input in full, and canonicalises it or raises an InputError naming it).
 A level read any other way (a merge that may stop early, a gallop, a search,
@@ -182,7 +184,7 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
     fail = Assign(err, Const(ERROR_CODE))
     guard = seq(If(outside, seq(fail, Assign(e, qv))))
     if dense_output and order_free(body, crd_q):
-        cond = and_(lt(qv, ev), and_(Bin("<=", Const(0), crd_q), lt(crd_q, Var(lv.dim))))
+        cond = and_(lt(qv, ev), Bin("<u", crd_q, Var(lv.dim)))     # 0 <= crd[q] < n
         return seq(guard, While(cond, body), If(lt(qv, ev), fail))
     prev = names.fresh(f"{q}_prev")
     cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), lt(crd_q, Var(lv.dim))))

@@ -134,7 +134,7 @@ int min_plus_relax(
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((0 <= W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
+            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
@@ -148,7 +148,7 @@ int min_plus_relax(
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((0 <= W_crd1[u_q_1]) && (W_crd1[u_q_1] < W_dim0))) {
+            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_OPAQUE(u_q_1);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);

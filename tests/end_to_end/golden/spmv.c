@@ -124,7 +124,7 @@ int spmv(
                 input_error = 4;
                 j_end = j_q;
             }
-            while ((j_q < j_end) && ((0 <= A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
+            while ((j_q < j_end) && ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) {
                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
@@ -138,7 +138,7 @@ int spmv(
                 input_error = 4;
                 j_end = j_q;
             }
-            while ((j_q < j_end) && ((0 <= A_crd1[j_q]) && (A_crd1[j_q] < A_dim1))) {
+            while ((j_q < j_end) && ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) {
                 EP_OPAQUE(j_q);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                 j_q = (j_q + 1);
