@@ -17,6 +17,7 @@ from importlib import resources
 from .. import imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
+from .fused_checks import ERROR_CODE, fuse
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody
 
@@ -42,11 +43,13 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     `banner` lines head the files' comments; with include_header the source
     includes `{name}.h`. The knobs of the C text come from `tuning`."""
     proto = prototype(prog, name)
+    prog, error = fuse(prog, tuning)
     fb = FunctionBody(prog, semiring, tuning)
-    body = function_body(fb)
+    body = function_body(fb, error)
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
                include_header=include_header, refuses=bool(prog.refuse_above),
+               checks=error is not None, check_code=ERROR_CODE,
                helpers=fb.helpers, **_helper_switches(prog.body, tuning))
     t = _templates()
     c = t.get_template("kernel.c.j2").render(
@@ -88,10 +91,12 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         marks_walk_spread=tuning.marks_walk_spread)
 
 
-def function_body(fb: FunctionBody) -> str:
+def function_body(fb: FunctionBody, error: str | None = None) -> str:
     """The kernel function's body: its dimensions read and checked, the heap
     arrays declared, the program, the outputs handed back, and the `fail` exit
-    that frees every heap array."""
+    that frees every heap array. `error`: the variable in which fused input
+    checks (c.fused_checks) report; when it is set the kernel frees every heap
+    array and returns it, handing back nothing."""
     prog = fb.prog
     lines = _dimensions(fb)
     for var, most in prog.refuse_above:
@@ -99,6 +104,10 @@ def function_body(fb: FunctionBody) -> str:
     for arr, typ in fb.heap.items():
         lines.append(f"{fb.ctype(typ)} *{arr} = NULL; int64_t {fb.cap(arr)} = 0;")
     lines.append(fb.stmt(prog.body, 0))
+    if error is not None:
+        lines.append(f"if ({error}) {{")
+        lines += [f"    free({arr});" for arr in fb.heap]
+        lines += [f"    return (int){error};", "}"]
     published = {p.name for p in prog.params if p.kind == "out_grown"}
     for p in prog.params:
         if p.kind in ("out_grown", "out_count"):

@@ -300,6 +300,8 @@ class FunctionBody:
                 return f"ep_min({e(a)}, {e(b)})"
             case Bin("hash", a, b):
                 return f"ep_hash({e(a)}, {e(b)})"
+            case Bin("<u", a, b):        # a < b as unsigned: 0 <= a < b for b >= 0
+                return f"((uint64_t){e(a)} < (uint64_t){e(b)})"
             case Bin(op, a, b):
                 return f"({e(a)} {op} {e(b)})"
             case Not(a):

@@ -1,7 +1,10 @@
 """A compiled kernel's calling convention: its C arguments in, its outputs out.
 
     slots(params)                  how each C parameter is fed
+    fused_inputs(program, tuning)  the inputs whose checks the kernel makes itself
+    variant(idx_type, bound, ...)  which build a call runs: with fused checks or without
     bind(value, tvar, sr)          one input as the arrays a kernel reads (a Bound)
+    checked_inputs(...)            the inputs again, fully checked, after a fused check failed
     input_args(b, slots, ...)      that input's C arguments
     sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
     read_output(...)               a sparse result from its arrays, wherever they live
@@ -9,8 +12,21 @@
 Inputs are bound without copies when they already match (C-contiguous numpy
 arrays of the carrier dtype, canonical scipy csr/csc of the declared layout);
 anything else goes through the Tensor conversions the other backends use.
+
+A scipy csr/csc input is checked before the call in one compiled pass over its
+index arrays, unless the kernel checks it itself as it reads it
+(c.fused_checks; proofs_notes/validation.md): then only what costs O(1) is
+checked here (lengths, indptr's first and last entries), and a kernel that
+finds a malformed or unsorted segment returns CHECK_FAILED, after which the
+call is made again with that input checked in full (`checked_inputs`), which
+canonicalises it or raises an InputError naming it. A call whose inputs were
+all checked before (ep.Tensors, numpy arrays, scipy inputs checked in full) runs
+a second build of the kernel without the fused checks (`variant`), whose C is
+the kernel's as it would be with tuning fused_checks=False.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,7 +35,9 @@ from . import inputs as io_
 from .checks import check_compressed
 from .convert import Parts
 from ..errors import InputError
+from .. import pipeline
 from .tensor import Tensor, truth_values
+from ..c.fused_checks import ERROR_CODE as CHECK_FAILED, fused_tensors
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
@@ -59,21 +77,74 @@ class Bound:
     """One input as a kernel reads it: its shape, its arrays by role ("vals",
     "pos1", "crd1", ...), and idx32: whether all its index arrays are int32
     (None when it has none). A binding reused across calls (a Tensor's) also
-    keeps the C arguments made from it, per library (`args`)."""
+    keeps the C arguments made from it, per library (`args`). `unchecked`: its
+    index arrays were not checked in full (the kernel's fused checks must)."""
 
-    __slots__ = ("shape", "roles", "idx32", "args")
+    __slots__ = ("shape", "roles", "idx32", "args", "unchecked")
 
-    def __init__(self, shape, roles, idx32, reused=False):
+    def __init__(self, shape, roles, idx32, reused=False, unchecked=False):
         self.shape, self.roles, self.idx32 = shape, roles, idx32
         self.args = {} if reused else None
+        self.unchecked = unchecked
 
 
-def bind(value, tv, sr, on_convert=None) -> Bound:
+def fused_inputs(program, tuning) -> frozenset[str]:
+    """The names of the inputs whose index arrays the kernel of `program` built
+    with `tuning` checks as it reads them (c.fused_checks.fused_tensors)."""
+    return fused_tensors(program, tuning)
+
+
+TRUSTED = ":trusted"      # appended to the index type: the build without fused checks
+
+
+def variant(idx_type: str, bound: dict, fused) -> str:
+    """The build a call runs (a key of Kernel.library): `idx_type` when some input
+    among `fused` was bound without its full check (its kernel must check it),
+    else the build without fused checks (idx_type + TRUSTED). A kernel with no
+    fused input has one build."""
+    if not fused or any(b.unchecked for b in bound.values()):
+        return idx_type
+    return idx_type + TRUSTED
+
+
+def variant_source(kern, key: str):
+    """The C (a CSource) of build `key` of kernel `kern` (see `variant`)."""
+    if not key.endswith(TRUSTED):
+        return kern.source(key)
+    req = kern.compiled.request
+    plain = replace(req, tuning=req.tuning.with_(fused_checks=False))
+    return pipeline.render_c(replace(kern.compiled, request=plain), key[: -len(TRUSTED)])
+
+
+def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
+    """`inputs` (by name, only those in `declared`) with every scipy input among
+    `fused` replaced by a fully checked Tensor: what a call passes again after
+    its kernel returned CHECK_FAILED. InputError naming the input when it is
+    malformed; an unsorted one is canonicalised. With no scipy input among them,
+    the refused one is a Tensor whose order was not checked
+    (unsafe_skip_order_check): InputError naming them."""
+    out, replaced = {}, False
+    for name, value in inputs.items():
+        if name not in declared:
+            continue
+        if name in fused and io_._is_scipy_sparse(value):
+            value, replaced = io_.as_tensor(value, declared[name], sr), True
+        out[name] = value
+    if not replaced:
+        names = ", ".join(n for n in declared if n in fused)
+        raise InputError(f"input {names}: the kernel found coordinates out of order (unsorted "
+                         f"or repeated) within a segment; a Tensor built with "
+                         f"unsafe_skip_order_check=True must still be sorted")
+    return out
+
+
+def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     """`value` validated as input `tv` of a kernel over semiring `sr`.
 
     `on_convert(name, note)` is called when the value's layout is not the declared
     format's, so that binding it converts it (on every call); see
-    inputs.conversion_note."""
+    inputs.conversion_note. `fused`: the kernel checks this input's index arrays
+    as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
     reused = type(value) is Tensor
     if reused:
         # A Tensor passed again: reuse its binding while its arrays are the same
@@ -83,7 +154,7 @@ def bind(value, tv, sr, on_convert=None) -> Bound:
         if (hit is not None and hit[0] is value.levels and hit[1] is value.vals
                 and hit[2] is value.format and hit[3] == value.shape):
             return hit[4]
-    fast = _fast_bind(value, tv, sr)
+    fast = _fast_bind(value, tv, sr, fused)
     if fast is not None:
         return fast
     io_.check_order(value, tv)
@@ -114,13 +185,14 @@ def _all_int32(roles: dict):
     return (dtypes == {INT32}) if dtypes else None
 
 
-def _fast_bind(value, tv, sr):
+def _fast_bind(value, tv, sr, fused=False):
     """A matching, already-canonical input bound without any copy, else None.
 
     Covers C-contiguous numpy arrays of the carrier dtype for dense tensors and
     scipy csr/csc of the declared layout with matching index dtypes; anything
     else goes through Tensor conversion. NaN is still refused where the
-    semiring forbids it, and the structure is checked in one compiled pass.
+    semiring forbids it, and the structure is checked in one compiled pass, or
+    with `fused` (the kernel checks the rest as it reads) only in O(1).
     """
     fmt = tv.format
     if type(value) is np.ndarray:
@@ -138,12 +210,30 @@ def _fast_bind(value, tv, sr):
             or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
     major, minor = value.shape if layout == "csr" else value.shape[::-1]
-    res = check_compressed(indptr, indices, major, minor)
-    if res is None or res[0] != 0:
-        return None                 # the general path words errors and canonicalises
+    if fused:
+        if not _bounds_in_o1(value, indptr, indices, major):
+            return None
+    else:
+        res = check_compressed(indptr, indices, major, minor)
+        if res is None or res[0] != 0:
+            return None             # the general path words errors and canonicalises
     _refuse_nan(data, sr, tv.name)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
-                 indptr.dtype == np.int32)
+                 indptr.dtype == np.int32, unchecked=fused)
+
+
+def _bounds_in_o1(value, indptr, indices, major) -> bool:
+    """What a kernel with fused checks needs before it runs, each in O(1): C-contiguous
+    1-d index arrays, len(indptr) = major + 1, indptr[0] = 0 and indptr[-1] =
+    len(indices) (= len(data), checked by the caller). False sends the input to
+    the general path (which words the error or canonicalises); so does scipy's own
+    cached note that its indices are unsorted."""
+    if (indptr.ndim != 1 or indices.ndim != 1 or len(indptr) != major + 1
+            or not (indptr.flags.c_contiguous and indices.flags.c_contiguous)):
+        return False
+    if getattr(value, "_has_sorted_indices", True) is False:
+        return False
+    return int(indptr[0]) == 0 and int(indptr[-1]) == len(indices)
 
 
 def _refuse_nan(arr, sr, name):

@@ -118,6 +118,7 @@ class Kernel(KernelFaces):
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
+        self._fused = calling.fused_inputs(self.program, self.request.tuning)
         self._identities = len(self._users) < len(self.tensors)  # diagonals' implicit δ
 
     @property
@@ -150,7 +151,8 @@ class Kernel(KernelFaces):
 
     # ------------------------------------------------------------- calling
     def library(self, idx_type: str) -> build.Library:
-        """The loaded shared object for index type `idx_type` ("int32_t" or "int64_t"),
+        """The loaded shared object for index type `idx_type` ("int32_t" or "int64_t";
+        with calling.TRUSTED appended, the build without fused input checks),
         built (or read from the disk cache) on first need.
 
             >>> kern.library("int64_t").path        # the .so file
@@ -159,7 +161,7 @@ class Kernel(KernelFaces):
         if lib is None:
             text = self._texts.get(idx_type)
             if text is None:
-                src = self.source(idx_type)
+                src = calling.variant_source(self, idx_type)
                 text = self._texts[idx_type] = (src.c, src.cdef)
                 self._save_manifest()
             lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
@@ -201,6 +203,7 @@ class Kernel(KernelFaces):
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
         bound, (out_shape, idx_type, idx_dtype) = self._bind(inputs)
+        idx_type = calling.variant(idx_type, bound, self._fused)
         lib = self.library(idx_type)
         types = self._ctypes[idx_type]
         args = [None] * len(self._slots)
@@ -210,15 +213,23 @@ class Kernel(KernelFaces):
                 args[pos] = value
         out_dense, grown = self._output_args(args, out, out_shape, bound, lib, types)
         rc = getattr(lib.lib, self.name)(*args)
+        if rc != 0:
+            return self._after(rc, out, inputs, sr)
+        if out is not None:
+            return out
+        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+
+    def _after(self, rc, out, inputs, sr):
+        """A call whose kernel returned rc != 0: made again with the inputs its fused
+        checks refused checked in full, or with the build for every size; else the
+        error rc stands for."""
+        if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
+            return self(out=out, **calling.checked_inputs(self._users, inputs, sr, self._fused))
         if rc == 3:                    # a dimension this build refuses: see every_size
             return self._for_every_size()(out=out, **inputs)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
-        if rc != 0:
-            raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
-        if out is not None:
-            return out
-        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+        raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
 
     def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
         """The call's result: the dense output array (or scalar), else the sparse
@@ -251,8 +262,8 @@ class Kernel(KernelFaces):
         io_.check_names(self._users, inputs)
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
-        _, (_, idx_type, _) = kern._bind(with_identities(self.tensors, inputs, sr))
-        kern.library(idx_type)
+        bound, (_, idx_type, _) = kern._bind(with_identities(self.tensors, inputs, sr))
+        kern.library(calling.variant(idx_type, bound, kern._fused))
         return self
 
     def _semiring_of(self, inputs):
@@ -282,7 +293,8 @@ class Kernel(KernelFaces):
         """(the bound inputs by name, (output shape, index type, index dtype))."""
         sr = self.semiring
         bound = {name: planned.bind(inputs[src], tv, sr) if conv else
-                 calling.bind(inputs[src], tv, sr, self._warn_conversion)
+                 calling.bind(inputs[src], tv, sr, self._warn_conversion,
+                              name in self._fused)
                  for name, (src, tv, conv) in self._inputs.items()}
         sig = tuple([(b.shape, b.idx32) for b in bound.values()])
         return bound, (self._signatures.get(sig) or self._signature(sig, bound))

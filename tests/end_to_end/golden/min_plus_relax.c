@@ -87,7 +87,9 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 void min_plus_relax_free(void *p) { free(p); }
 
-/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
+/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int min_plus_relax(
     int64_t W_dim0,
     int64_t W_dim1,
@@ -103,6 +105,7 @@ int min_plus_relax(
     const int64_t dim_v = W_dim1;
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
+    int64_t input_error = 0;
     if (!out_zeroed) {
         int64_t out_k = 0;
         while (out_k < dim_v) {
@@ -127,17 +130,31 @@ int min_plus_relax(
             EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
         }
         if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-            while (u_q_1 < u_end_1) {
+            if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
+                input_error = 4;
+                u_end_1 = u_q_1;
+            }
+            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);
             }
+            if (u_q_1 < u_end_1) {
+                input_error = 4;
+            }
         } else {
-            while (u_q_1 < u_end_1) {
+            if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
+                input_error = 4;
+                u_end_1 = u_q_1;
+            }
+            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_OPAQUE(u_q_1);
                 acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);
+            }
+            if (u_q_1 < u_end_1) {
+                input_error = 4;
             }
         }
         out[v_] = (out[v_] < acc ? out[v_] : acc);
@@ -151,6 +168,9 @@ int min_plus_relax(
         int64_t v__1 = v_c_2;
         out[v__1] = (out[v__1] < x_vals[v_c_2] ? out[v__1] : x_vals[v_c_2]);
         v_c_2 = (v_c_2 + 1);
+    }
+    if (input_error) {
+        return (int)input_error;
     }
     return 0;
 }

@@ -86,7 +86,9 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 void spgemm_inner_free(void *p) { free(p); }
 
-/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
+/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int spgemm_inner(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -112,6 +114,7 @@ int spgemm_inner(
     ep_val_t *out_vals = NULL; int64_t out_vals_cap = 0;
     ep_idx_t *j_mark = NULL; int64_t j_mark_cap = 0;
     ep_val_t *j_wv = NULL; int64_t j_wv_cap = 0;
+    int64_t input_error = 0;
     int64_t out_count1 = 0;
     out_pos1_cap = ep_max((dim_i + 1), 1);
     out_pos1 = (ep_idx_t *)ep_calloc((size_t)out_pos1_cap, sizeof(ep_idx_t));
@@ -173,17 +176,35 @@ int spgemm_inner(
                 EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
             }
             if ((524288 <= B_pos1[B_dim0]) && (32 <= (j_end_2 - j_q_2))) {
-                while (j_q_2 < j_end_2) {
+                int64_t j_q_2_prev = -1;
+                if (((j_q_2 < 0) || (j_end_2 < j_q_2)) || (B_pos1[B_dim0] < j_end_2)) {
+                    input_error = 4;
+                    j_end_2 = j_q_2;
+                }
+                while ((j_q_2 < j_end_2) && ((j_q_2_prev < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) {
+                    j_q_2_prev = B_crd1[j_q_2];
                     EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
                     j_q_2 = (j_q_2 + 1);
                 }
+                if (j_q_2 < j_end_2) {
+                    input_error = 4;
+                }
             } else {
-                while (j_q_2 < j_end_2) {
+                int64_t j_q_2_prev_1 = -1;
+                if (((j_q_2 < 0) || (j_end_2 < j_q_2)) || (B_pos1[B_dim0] < j_end_2)) {
+                    input_error = 4;
+                    j_end_2 = j_q_2;
+                }
+                while ((j_q_2 < j_end_2) && ((j_q_2_prev_1 < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) {
+                    j_q_2_prev_1 = B_crd1[j_q_2];
                     EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
                     j_q_2 = (j_q_2 + 1);
+                }
+                if (j_q_2 < j_end_2) {
+                    input_error = 4;
                 }
             }
             out_vals[out_p1] = acc;
@@ -198,6 +219,14 @@ int spgemm_inner(
             out_pos1[(out_r1 + 1)] = out_pos1[out_r1];
         }
         out_r1 = (out_r1 + 1);
+    }
+    if (input_error) {
+        free(out_pos1);
+        free(out_crd1);
+        free(out_vals);
+        free(j_mark);
+        free(j_wv);
+        return (int)input_error;
     }
     *out_pos1_ret = out_pos1;
     *out_crd1_ret = out_crd1;

@@ -149,7 +149,9 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 void spgemm_rows_free(void *p) { free(p); }
 
 /* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
- * 3 when a dimension is too large for this build (nothing is allocated then). */
+ * 3 when a dimension is too large for this build (nothing is allocated then),
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int spgemm_rows(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -177,6 +179,7 @@ int spgemm_rows(
     ep_val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
     ep_idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
+    int64_t input_error = 0;
     int64_t join_size = 0;
     int64_t join_q = 0;
     while (join_q < A_pos1[A_dim0]) {
@@ -241,7 +244,13 @@ int spgemm_rows(
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-            while (k_q_1 < k_end_1) {
+            int64_t k_q_1_prev = -1;
+            if (((k_q_1 < 0) || (k_end_1 < k_q_1)) || (B_pos1[B_dim0] < k_end_1)) {
+                input_error = 4;
+                k_end_1 = k_q_1;
+            }
+            while ((k_q_1 < k_end_1) && ((k_q_1_prev < B_crd1[k_q_1]) && (B_crd1[k_q_1] < B_dim1))) {
+                k_q_1_prev = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];
                 if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
@@ -251,6 +260,9 @@ int spgemm_rows(
                 }
                 ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                 k_q_1 = (k_q_1 + 1);
+            }
+            if (k_q_1 < k_end_1) {
+                input_error = 4;
             }
             j_q = (j_q + 1);
         }
@@ -307,6 +319,15 @@ int spgemm_rows(
             out_pos1[(out_r1 + 1)] = out_pos1[out_r1];
         }
         out_r1 = (out_r1 + 1);
+    }
+    if (input_error) {
+        free(out_pos1);
+        free(out_crd1);
+        free(out_vals);
+        free(ws_vals);
+        free(ws_list);
+        free(ws_bits);
+        return (int)input_error;
     }
     *out_pos1_ret = out_pos1;
     *out_crd1_ret = out_crd1;

@@ -86,7 +86,9 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 void spmv_free(void *p) { free(p); }
 
-/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
+/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int spmv(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -100,6 +102,7 @@ int spmv(
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
+    int64_t input_error = 0;
     /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
@@ -117,21 +120,38 @@ int spmv(
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
         if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-            while (j_q < j_end) {
+            if (((j_q < 0) || (j_end < j_q)) || (A_pos1[A_dim0] < j_end)) {
+                input_error = 4;
+                j_end = j_q;
+            }
+            while ((j_q < j_end) && ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) {
                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                 j_q = (j_q + 1);
             }
+            if (j_q < j_end) {
+                input_error = 4;
+            }
         } else {
-            while (j_q < j_end) {
+            if (((j_q < 0) || (j_end < j_q)) || (A_pos1[A_dim0] < j_end)) {
+                input_error = 4;
+                j_end = j_q;
+            }
+            while ((j_q < j_end) && ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) {
                 EP_OPAQUE(j_q);
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                 j_q = (j_q + 1);
             }
+            if (j_q < j_end) {
+                input_error = 4;
+            }
         }
         out[i_] = acc;
         i_c = (i_c + 1);
+    }
+    if (input_error) {
+        return (int)input_error;
     }
     return 0;
 }

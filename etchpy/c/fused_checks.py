@@ -1,0 +1,221 @@
+"""Input checks fused into a kernel's own reads (proofs_notes/validation.md).
+
+A csr or csc input given as a scipy array is bound without a prior pass over
+its index arrays when every read of its compressed level is a linear walk
+that the kernel makes anyway: a loop `while (q < e)` that steps q by one and
+reads the level's crd (and the values) only at q. Such a loop gets the checks
+of that level (`fuse`):
+
+    int64_t q_prev = -1;
+    if (q < 0 || e < q || pos[n_parents] < e) { error = 4; e = q; }
+    while (q < e && q_prev < crd[q] && crd[q] < dim) { q_prev = crd[q]; <body> }
+    if (q < e) error = 4;
+
+so the body runs only for positions inside crd with coordinates inside the
+dimension and strictly increasing within the segment (an `order_free` body,
+which only ⊕-accumulates into a dense output, needs no order: its condition is
+`q < e && (uint64_t)crd[q] < (uint64_t)dim`), and the kernel returns
+ERROR_CODE when any segment it opens is malformed (the runtime then checks
+that input in full, and canonicalises it or raises an InputError naming it).
+A level read any other way (a merge that may stop early, a gallop, a search,
+inside a parallel loop) is not fused: `fused_tensors` leaves it out, and the
+runtime checks that input in full before the call, as it always did.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import imp
+from .. import tuning as _tuning
+from ..expr.walk import accesses
+from ..imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+                   Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
+                   ShortIntersect, Store, Var, While, and_, lt, or_, seq)
+
+ERROR_CODE = 4          # the kernel's return code when a fused check fails
+_FUSABLE = ("csr", "csc")   # the layouts bound from scipy without a prior check
+
+
+@dataclass(frozen=True)
+class Level:
+    """The compressed level of one csr/csc input: its arrays and C sizes."""
+    tensor: str
+    pos: str
+    crd: str
+    vals: str
+    dim: str            # the level's dimension (a C parameter)
+    parents: str        # its number of parent positions (a C parameter)
+    dense_output: bool = False      # the program's output is dense
+
+
+def candidates(prog) -> dict[str, Level]:
+    """The compressed level of every csr/csc input of `prog`, by tensor name."""
+    arrays = {p.name for p in prog.params if p.kind == "in_array"}
+    out = {}
+    plan = getattr(prog, "plan", None)          # a program made by hand may have none
+    for step in (plan.steps if plan is not None else ()):
+        for acc in accesses(step.body):
+            tv, name = acc.tensor, acc.tensor.name
+            if tv.format.name in _FUSABLE and f"{name}_crd1" in arrays:
+                major, minor = tv.format.mode_order
+                out[name] = Level(name, f"{name}_pos1", f"{name}_crd1", f"{name}_vals",
+                                  f"{name}_dim{minor}", f"{name}_dim{major}",
+                                  prog.output.mode == "dense")
+    return out
+
+
+def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[str]:
+    """The inputs whose checks the kernel of `prog` makes itself: none when
+    `tuning.fused_checks` is off."""
+    if not tuning.fused_checks:
+        return frozenset()
+    return frozenset(name for name, lv in candidates(prog).items() if _walks(prog.body, lv))
+
+
+def _walks(body, lv: Level) -> bool:
+    """Whether every read of lv's crd and values is inside a walk loop of it
+    (`_walk_var`), outside any parallel loop; prefetches may point anywhere."""
+    ok, found = True, False
+
+    def visit(node, walk: str | None, parallel: bool):
+        nonlocal ok, found
+        if not ok:
+            return
+        match node:
+            case Prefetch():
+                return
+            case ParallelFor():
+                parallel = True
+            case While(cond, loop_body) if (q := _walk_var(node, lv)) is not None:
+                if parallel:
+                    ok = False
+                    return
+                found = True
+                visit(cond, q, parallel)
+                visit(loop_body, q, parallel)
+                return
+            case Load(array, index) if array in (lv.crd, lv.vals):
+                if walk is None or index != Var(walk):
+                    ok = False
+                return
+        if isinstance(node, (tuple, list)):
+            for item in node:
+                visit(item, walk, parallel)
+        elif hasattr(node, "__dataclass_fields__"):
+            for f in node.__dataclass_fields__:
+                value = getattr(node, f)
+                if isinstance(value, str) and value == lv.crd:
+                    ok = False          # a Seek, a short intersection, ... reads crd
+                    return
+                visit(value, walk, parallel)
+
+    visit(body, None, False)
+    return ok and found
+
+
+def _walk_var(loop: While, lv: Level) -> str | None:
+    """q when `loop` is `while (q < e)` whose body ends by stepping q by one,
+    changes q nowhere else, leaves e alone, and reads lv's crd at q; else None."""
+    match loop.cond:
+        case Bin("<", Var(q), Var(e)):
+            pass
+        case _:
+            return None
+    if Load(lv.crd, Var(q)) not in imp.subterms(loop.body):
+        return None
+    # the step is the body's last statement, so every read in the body sees q < e
+    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    if not stmts or stmts[-1] != imp.incr(q):
+        return None
+    for s in imp.statements(Seq(stmts[:-1])):
+        if q in imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
+            return None
+        if e in imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
+            return None
+        if isinstance(s, Decl) and s.name in (q, e):
+            return None
+    return q
+
+
+def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
+    """(`prog` with the checks of every fused input in its walk loops, the name of
+    its error variable, or None when nothing is fused)."""
+    levels = [lv for name, lv in sorted(candidates(prog).items())
+              if name in fused_tensors(prog, tuning)]
+    if not levels:
+        return prog, None
+    names = imp.Names()
+    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
+        names.fresh(used)
+    err = names.fresh("input_error")
+    body = prog.body
+    for lv in levels:
+        body = _rewrite(body, lv, err, names)
+    return replace(prog, body=seq(Decl(err, "index", Const(0)), body)), err
+
+
+def _rewrite(node, lv: Level, err: str, names: imp.Names):
+    """`node` with every walk loop of lv checked (see the module docstring)."""
+    match node:
+        case While(cond, body) if (q := _walk_var(node, lv)) is not None:
+            body = _rewrite(body, lv, err, names)
+            return _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
+        case Seq(stmts):
+            return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
+        return replace(node, **{f: _rewrite_field(getattr(node, f), lv, err, names)
+                                for f in node.__dataclass_fields__})
+    return node
+
+
+def _rewrite_field(value, lv, err, names):
+    if isinstance(value, tuple):
+        return tuple(_rewrite_field(v, lv, err, names) for v in value)
+    if hasattr(value, "__dataclass_fields__"):
+        return _rewrite(value, lv, err, names)
+    return value
+
+
+def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
+                  dense_output: bool):
+    qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
+    nnz = Load(lv.pos, Var(lv.parents))
+    outside = or_(or_(lt(qv, Const(0)), lt(ev, qv)), lt(nnz, ev))
+    fail = Assign(err, Const(ERROR_CODE))
+    guard = seq(If(outside, seq(fail, Assign(e, qv))))
+    if dense_output and order_free(body, crd_q):
+        cond = and_(lt(qv, ev), Bin("<u", crd_q, Var(lv.dim)))     # 0 <= crd[q] < n
+        return seq(guard, While(cond, body), If(lt(qv, ev), fail))
+    prev = names.fresh(f"{q}_prev")
+    cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), lt(crd_q, Var(lv.dim))))
+    return seq(Decl(prev, "index", Const(-1)), guard,
+               While(cond, seq(Assign(prev, crd_q), body)),
+               If(lt(qv, ev), fail))
+
+
+def order_free(body, crd_q: Load) -> bool:
+    """Whether a walk loop's `body` gives the same result for any order of its
+    segment's entries, repeats included (their values combined with ⊕): it
+    changes only ⊕-accumulators (acc := acc ⊕ v, out[k] ⊕= v) and uses the
+    coordinate crd[q] (or a name declared as it) only to say where to read or
+    accumulate, never as a value. Then ⊕'s commutativity and associativity and
+    ⊗'s distributivity give the result of the canonical segment."""
+    aliases = {d.name for d in imp.statements(body) if isinstance(d, Decl) and d.init == crd_q}
+    coords = {crd_q, *(Var(a) for a in aliases)}
+    uses = at = 0
+    for node in imp.subterms(body):
+        match node:
+            case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
+                    | Alloc() | Reserve() | LocalArray():
+                return False
+            case Assign(name, value):
+                if name in aliases or (value != Bin("+", Var(name), Const(1)) and not (
+                        isinstance(value, Ring) and value.op == "add"
+                        and value.a == Var(name))):
+                    return False
+            case Decl(name, _, init) if name in aliases:
+                at += 1
+            case Load(_, index) | Accum(_, index, _) | Prefetch(_, index) if index in coords:
+                at += 1
+        uses += node in coords
+    return uses == at
