@@ -22,6 +22,7 @@ from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
 from .program import Param, Program
 from .schedule import blocks as register
+from .schedule.blas import gemm_step
 from .schedule import prefetch, threads, unswitch
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -235,6 +236,7 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
                              + f"{step.body}   order ({', '.join(step.order)})"))
     em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch))
     loops = emit_loops(em, s)
+    loops = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) or loops
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]

@@ -1,0 +1,67 @@
+"""Dense products through BLAS against numpy, one thread, same process.
+
+    python -m bench.blas [--rounds N]
+
+Each case alternates etchpy's call with its peer's, call by call, and reports
+the ratio of medians (etchpy / peer) against its target. BLAS thread counts
+are pinned to one by bench._env before numpy loads, for both sides.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+
+import numpy as np
+
+import etchpy as ep
+from bench.timing import fmt_ratio, fmt_time, timed
+
+
+def cases(rng):
+    """(name, etchpy call, peer call, target ratio) of each case."""
+    a, b = rng.random((600, 600)), rng.random((600, 600))
+    x, u, v = rng.random((100, 100, 100)), rng.random((100, 32)), rng.random((100, 32))
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    p, q = rng.random((16, 64, 96)), rng.random((16, 96, 80))
+    m, w = rng.random((2000, 2000)), rng.random(2000)
+    return [
+        ("matmul 600² float64", lambda: ep.einsum("ij,jk->ik", a, b), lambda: a @ b, 1.2),
+        ("matmul 600² float32", lambda: ep.einsum("ij,jk->ik", a32, b32),
+         lambda: a32 @ b32, 1.2),
+        ("A·Bᵀ 600²", lambda: ep.einsum("ij,kj->ik", a, b), lambda: a @ b.T, 1.2),
+        ("batched 16×64×96×80", lambda: ep.einsum("bij,bjk->bik", p, q), lambda: p @ q, 1.2),
+        ("gemv 2000²", lambda: ep.einsum("ij,j->i", m, w), lambda: m @ w, 1.2),
+        ("MTTKRP 100³ r=32", lambda: ep.einsum("ijk,jr,kr->ir", x, u, v),
+         lambda: np.einsum("ijk,jr,kr->ir", x, u, v, optimize=True), 1.2),
+    ]
+
+
+def measure(ours, peer, rounds: int) -> tuple[float, float]:
+    """Medians (seconds) of `rounds` alternating calls of each, after a warm-up."""
+    want, got = peer(), ours()
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    t_ours, t_peer = [], []
+    for _ in range(rounds):
+        t_ours.append(timed(ours)[0])
+        t_peer.append(timed(peer)[0])
+    return float(np.median(t_ours)), float(np.median(t_peer))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.blas", description=__doc__)
+    ap.add_argument("--rounds", type=int, default=30)
+    args = ap.parse_args(argv)
+    missed = 0
+    print(f"{'case':<24} {'etchpy':>10} {'peer':>10} {'ratio':>6}  target")
+    for name, ours, peer, target in cases(np.random.default_rng(0)):
+        t_ours, t_peer = measure(ours, peer, args.rounds)
+        ratio = t_ours / t_peer
+        missed += ratio > target
+        print(f"{name:<24} {fmt_time(t_ours):>10} {fmt_time(t_peer):>10} "
+              f"{fmt_ratio(ratio):>6}  ≤ {target} {'ok' if ratio <= target else 'MISSED'}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
