@@ -18,42 +18,63 @@ HELPER = """\
 /* Dense products (imp.Gemm) call BLAS's gemm as chosen by EP_BLAS (1: a pointer
  * bound by etchpy's runtime through etchpy_blas_bind; 2: CBLAS; 0: none, the
  * loops run). Row-major C = A.B is the column-major product C' = B'.A'. */
-#include <limits.h>
 #ifndef EP_BLAS
 #define EP_BLAS 1
 #endif
 static int ep_gemm_fits(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                         int64_t ldc)
 {
-    return m >= 1 && n >= 1 && k >= 1 && m <= INT_MAX && n <= INT_MAX && k <= INT_MAX
-        && lda >= 1 && ldb >= 1 && ldc >= 1 && lda <= INT_MAX && ldb <= INT_MAX
-        && ldc <= INT_MAX;
+    const int64_t most = 2147483647;    /* BLAS takes int extents */
+    return m >= 1 && n >= 1 && k >= 1 && m <= most && n <= most && k <= most
+        && lda >= 1 && ldb >= 1 && ldc >= 1 && lda <= most && ldb <= most && ldc <= most;
 }
 #if EP_BLAS == 1
 typedef void (*ep_gemm_t)(const char *, const char *, const int *, const int *,
                           const int *, const ep_val_t *, const ep_val_t *, const int *,
                           const ep_val_t *, const int *, const ep_val_t *, ep_val_t *,
                           const int *);
+typedef void (*ep_gemv_t)(const char *, const int *, const int *, const ep_val_t *,
+                          const ep_val_t *, const int *, const ep_val_t *, const int *,
+                          const ep_val_t *, ep_val_t *, const int *);
 static ep_gemm_t ep_gemm_fn = 0;
+static ep_gemv_t ep_gemv_fn = 0;
 /* Called once by etchpy's runtime when it loads this library. */
-void etchpy_blas_bind(void *dgemm, void *sgemm)
+void etchpy_blas_bind(void *dgemm, void *sgemm, void *dgemv, void *sgemv)
 {
-    ep_gemm_fn = (ep_gemm_t)(sizeof(ep_val_t) == sizeof(double) ? dgemm : sgemm);
+    const int wide = sizeof(ep_val_t) == sizeof(double);
+    ep_gemm_fn = (ep_gemm_t)(wide ? dgemm : sgemm);
+    ep_gemv_fn = (ep_gemv_t)(wide ? dgemv : sgemv);
 }
 static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                          int64_t ldc)
 {
-    return ep_gemm_fn != 0 && ep_gemm_fits(m, n, k, lda, ldb, ldc);
+    return ep_gemm_fn != 0 && ep_gemv_fn != 0 && ep_gemm_fits(m, n, k, lda, ldb, ldc);
 }
+/* A product with one row or one column is a matrix-vector product: gemv
+ * (gemm does not always forward it, and runs it many times slower). */
 static void ep_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const ep_val_t *a,
                     int64_t lda, const ep_val_t *b, int64_t ldb, ep_val_t *c, int64_t ldc,
                     int overwrite)
 {
     const int cm = (int)n, cn = (int)m, ck = (int)k, la = (int)ldb, lb = (int)lda,
-              lc = (int)ldc;
+              lc = (int)ldc, unit = 1;
     const ep_val_t one = 1, beta = overwrite ? 0 : 1;
-    ep_gemm_fn(tb ? "T" : "N", ta ? "T" : "N", &cm, &cn, &ck, &one, b, &la, a, &lb, &beta,
-               c, &lc);
+    if (m == 1) {            /* c[0, :] = op(B)' . A[0, :] */
+        const int inc = ta ? lb : 1;
+        if (tb)
+            ep_gemv_fn("T", &ck, &cm, &one, b, &la, a, &inc, &beta, c, &unit);
+        else
+            ep_gemv_fn("N", &cm, &ck, &one, b, &la, a, &inc, &beta, c, &unit);
+    } else if (n == 1) {     /* c[:, 0] = op(A) . B[:, 0] */
+        const int inc = tb ? 1 : la;
+        if (ta)
+            ep_gemv_fn("N", &cn, &ck, &one, a, &lb, b, &inc, &beta, c, &lc);
+        else
+            ep_gemv_fn("T", &ck, &cn, &one, a, &lb, b, &inc, &beta, c, &lc);
+    } else {
+        ep_gemm_fn(tb ? "T" : "N", ta ? "T" : "N", &cm, &cn, &ck, &one, b, &la, a, &lb,
+                   &beta, c, &lc);
+    }
 }
 #elif EP_BLAS == 2
 #include <cblas.h>
@@ -62,20 +83,35 @@ static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t l
 {
     return ep_gemm_fits(m, n, k, lda, ldb, ldc);
 }
+/* One row or one column: gemv (c[0, :] = op(B)' . A[0, :], c[:, 0] = op(A) . B[:, 0]). */
 static void ep_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const ep_val_t *a,
                     int64_t lda, const ep_val_t *b, int64_t ldb, ep_val_t *c, int64_t ldc,
                     int overwrite)
 {
-    const enum CBLAS_TRANSPOSE oa = ta ? CblasTrans : CblasNoTrans,
-                               ob = tb ? CblasTrans : CblasNoTrans;
-    if (sizeof(ep_val_t) == sizeof(double))
-        cblas_dgemm(CblasRowMajor, oa, ob, (int)m, (int)n, (int)k, 1.0, (const double *)a,
-                    (int)lda, (const double *)b, (int)ldb, overwrite ? 0.0 : 1.0,
-                    (double *)c, (int)ldc);
-    else
-        cblas_sgemm(CblasRowMajor, oa, ob, (int)m, (int)n, (int)k, 1.0f, (const float *)a,
-                    (int)lda, (const float *)b, (int)ldb, overwrite ? 0.0f : 1.0f,
-                    (float *)c, (int)ldc);
+    const enum CBLAS_TRANSPOSE N = CblasNoTrans, T = CblasTrans;
+    const int im = (int)m, in = (int)n, ik = (int)k, la = (int)lda, lb = (int)ldb,
+              lc = (int)ldc, wide = sizeof(ep_val_t) == sizeof(double);
+    const ep_val_t beta = overwrite ? 0 : 1;
+    if (m == 1 || n == 1) {
+        const int row = m == 1, rows = row ? (tb ? in : ik) : (ta ? ik : im),
+                  cols = row ? (tb ? ik : in) : (ta ? im : ik),
+                  inc = row ? (ta ? la : 1) : (tb ? 1 : lb), ld = row ? lb : la,
+                  incy = row ? 1 : lc;
+        const enum CBLAS_TRANSPOSE op = row ? (tb ? N : T) : (ta ? T : N);
+        const ep_val_t *mat = row ? b : a, *vec = row ? a : b;
+        if (wide)
+            cblas_dgemv(CblasRowMajor, op, rows, cols, 1.0, (const double *)mat, ld,
+                        (const double *)vec, inc, beta, (double *)c, incy);
+        else
+            cblas_sgemv(CblasRowMajor, op, rows, cols, 1.0f, (const float *)mat, ld,
+                        (const float *)vec, inc, (float)beta, (float *)c, incy);
+    } else if (wide) {
+        cblas_dgemm(CblasRowMajor, ta ? T : N, tb ? T : N, im, in, ik, 1.0, (const double *)a,
+                    la, (const double *)b, lb, beta, (double *)c, lc);
+    } else {
+        cblas_sgemm(CblasRowMajor, ta ? T : N, tb ? T : N, im, in, ik, 1.0f, (const float *)a,
+                    la, (const float *)b, lb, (float)beta, (float *)c, lc);
+    }
 }
 #else
 static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
@@ -88,6 +124,25 @@ static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t l
 #endif"""
 
 BIND_SYMBOL = "etchpy_blas_bind"
+
+EXPORT_CHOICES = {
+    None: (0, "BLAS: none. Dense products run as fused loops (EP_BLAS 0)."),
+    "cblas": (2, "BLAS: dense products call CBLAS (cblas_dgemm/cblas_sgemm, EP_BLAS 2); "
+                 "compile with a CBLAS header and link a CBLAS library (-lcblas or "
+                 "-lopenblas)."),
+}
+
+
+def for_export(c_text: str, header: str, blas: str | None) -> tuple[str, str]:
+    """The C text and header of an exported kernel with BLAS chosen by `blas`
+    (None: fused loops, needing no library; "cblas": link CBLAS), the choice
+    stated at the top of both. Unchanged when the kernel has no dense product."""
+    if blas not in EXPORT_CHOICES:
+        raise ValueError(f"blas is None or 'cblas', not {blas!r}")
+    if "ep_gemm_ready" not in c_text:
+        return c_text, header
+    level, note = EXPORT_CHOICES[blas]
+    return f"/* {note} */\n#define EP_BLAS {level}\n{c_text}", f"/* {note} */\n{header}"
 
 
 def gemm(fb, g, depth: int) -> str:

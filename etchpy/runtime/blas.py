@@ -1,7 +1,7 @@
 """Binds BLAS into a loaded kernel library whose C calls gemm (c.gemm).
 
-The gemm comes from scipy's BLAS: `scipy.linalg.cython_blas` exports dgemm
-and sgemm as PyCapsules holding C function pointers (Fortran conventions:
+The gemm and gemv come from scipy's BLAS: `scipy.linalg.cython_blas` exports
+dgemm, sgemm, dgemv and sgemv as PyCapsules holding C function pointers (Fortran conventions:
 every argument by pointer, column-major). Their addresses are handed to the
 library's `etchpy_blas_bind` once, when it is loaded; a library that is never
 bound (no scipy) runs its fused loops instead, with the same results.
@@ -18,8 +18,9 @@ _lock = threading.Lock()
 _pointers: list = []
 
 
-def gemm_pointers() -> tuple[int, int] | None:
-    """(dgemm, sgemm) addresses from scipy's BLAS, or None without scipy."""
+def gemm_pointers() -> tuple[int, int, int, int] | None:
+    """(dgemm, sgemm, dgemv, sgemv) addresses from scipy's BLAS, or None
+    without scipy."""
     if not _pointers:
         try:
             from scipy.linalg import cython_blas
@@ -33,7 +34,7 @@ def gemm_pointers() -> tuple[int, int] | None:
         api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
         caps = cython_blas.__pyx_capi__
         _pointers.append(tuple(api.PyCapsule_GetPointer(caps[f], api.PyCapsule_GetName(caps[f]))
-                               for f in ("dgemm", "sgemm")))
+                               for f in ("dgemm", "sgemm", "dgemv", "sgemv")))
     return _pointers[0]
 
 
@@ -52,7 +53,7 @@ def bind(library, c_source: str) -> bool:
         # the same path is the same loaded object (dlopen counts references)
         handle = ctypes.CDLL(key)
         fn = getattr(handle, BIND_SYMBOL)
-        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        fn.argtypes = [ctypes.c_void_p] * 4
         fn.restype = None
         fn(*pointers)
         _bound.add(key)

@@ -10,7 +10,9 @@ extent when its indices sit next to each other, in the same order, in every
 operand that holds it. Each operand needs one of its two groups innermost
 (unit stride): that fixes whether it is transposed, and the other group's
 stride is its leading dimension. A C whose M group is innermost is computed
-as Cᵀ = Bᵀ·Aᵀ. Batch indices may sit anywhere: each is a loop of offsets.
+as Cᵀ = Bᵀ·Aᵀ. Batch indices may sit anywhere: each is a loop of offsets,
+taken only when each product has two extents at least (a matrix-vector
+product), since a BLAS call per scaled vector costs more than its loop.
 Any other layout keeps its loops.
 """
 from __future__ import annotations
@@ -38,6 +40,8 @@ def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm |
     if roles is None:
         return None
     m, n, k, batch = roles
+    if batch and sum(1 for g in (m, n, k) if g) < 2:
+        return None          # each product of the batch would be a scaled vector or less
     arrays = [bindings[f.tensor.name].vals for f in fs]
     c_lay = _layout(c_axes, m, n)
     if c_lay is None or c_lay[0]:                  # C's M group innermost: Cᵀ = Bᵀ·Aᵀ
