@@ -3,8 +3,11 @@
     python -m bench.blas [--rounds N]
 
 Each case alternates etchpy's call with its peer's, call by call, and reports
-the ratio of medians (etchpy / peer) against its target. BLAS thread counts
-are pinned to one by bench._env before numpy loads, for both sides.
+the ratio of medians (etchpy / peer), against its target where it has one
+(issue 20: dense matmul 600² and MTTKRP 100³ r=32 at most 1.2×). The `ep.einsum`
+rows include the front end's per-call cost (parsing the spec, finding the
+kernel); the `kernel` rows call a compiled kernel. BLAS thread counts are
+pinned to one by bench._env before numpy loads, for both sides.
 """
 from __future__ import annotations
 
@@ -19,19 +22,25 @@ from bench.timing import fmt_ratio, fmt_time, timed
 
 
 def cases(rng):
-    """(name, etchpy call, peer call, target ratio) of each case."""
+    """(name, etchpy call, peer call, target ratio or None) of each case."""
     a, b = rng.random((600, 600)), rng.random((600, 600))
     x, u, v = rng.random((100, 100, 100)), rng.random((100, 32)), rng.random((100, 32))
     a32, b32 = a.astype(np.float32), b.astype(np.float32)
     p, q = rng.random((16, 64, 96)), rng.random((16, 96, 80))
     m, w = rng.random((2000, 2000)), rng.random(2000)
+    i, j, k, t = ep.indices("i j k t")
+    P, Q, A, y = ep.tensor("P", 3), ep.tensor("Q", 3), ep.tensor("A", 2), ep.tensor("x", 1)
+    batched = ep.compile(ep.sum(j, P[t, i, j] * Q[t, j, k]))
+    gemv = ep.compile(ep.sum(j, A[i, j] * y[j]))
     return [
         ("matmul 600² float64", lambda: ep.einsum("ij,jk->ik", a, b), lambda: a @ b, 1.2),
         ("matmul 600² float32", lambda: ep.einsum("ij,jk->ik", a32, b32),
          lambda: a32 @ b32, 1.2),
-        ("A·Bᵀ 600²", lambda: ep.einsum("ij,kj->ik", a, b), lambda: a @ b.T, 1.2),
-        ("batched 16×64×96×80", lambda: ep.einsum("bij,bjk->bik", p, q), lambda: p @ q, 1.2),
-        ("gemv 2000²", lambda: ep.einsum("ij,j->i", m, w), lambda: m @ w, 1.2),
+        ("A·Bᵀ 600²", lambda: ep.einsum("ij,kj->ik", a, b), lambda: a @ b.T, None),
+        ("batched 16×64×96×80", lambda: ep.einsum("bij,bjk->bik", p, q), lambda: p @ q, None),
+        ("  kernel", lambda: batched(P=p, Q=q), lambda: p @ q, None),
+        ("gemv 2000²", lambda: ep.einsum("ij,j->i", m, w), lambda: m @ w, None),
+        ("  kernel", lambda: gemv(A=m, x=w), lambda: m @ w, None),
         ("MTTKRP 100³ r=32", lambda: ep.einsum("ijk,jr,kr->ir", x, u, v),
          lambda: np.einsum("ijk,jr,kr->ir", x, u, v, optimize=True), 1.2),
     ]
@@ -57,9 +66,11 @@ def main(argv=None) -> int:
     for name, ours, peer, target in cases(np.random.default_rng(0)):
         t_ours, t_peer = measure(ours, peer, args.rounds)
         ratio = t_ours / t_peer
-        missed += ratio > target
+        verdict = "" if target is None else (
+            f"≤ {target} {'ok' if ratio <= target else 'MISSED'}")
+        missed += target is not None and ratio > target
         print(f"{name:<24} {fmt_time(t_ours):>10} {fmt_time(t_peer):>10} "
-              f"{fmt_ratio(ratio):>6}  ≤ {target} {'ok' if ratio <= target else 'MISSED'}")
+              f"{fmt_ratio(ratio):>6}  {verdict}")
     return 1 if missed else 0
 
 

@@ -20,7 +20,9 @@ the GEMM out[i,r] = Σ_{j,k} X[i,j,k]·KR[j,k,r]. It multiplies once per
 (i,j,k,r) and once per (j,k,r), against twice per (i,j,k,r) fused, and runs
 the bulk in BLAS. It is taken when it does fewer multiplications and the
 temporary holds no more cells than the factor it multiplies, so its memory is
-bounded by an input's.
+bounded by an input's. Both are judged on the sizes known when planning
+(given, or guessed); the kernel checks the second again on the real sizes
+and runs the fused step instead when it fails (lower.schedule.khatri_rao).
 """
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
 from ..formats import Format
 from ..imp import Names
 from ..semiring import Semiring
+
+
+KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
 
 
 def has_blas(sr: Semiring) -> bool:
@@ -95,7 +100,7 @@ def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
             steps.append(step)
             continue
         kr_axes, pair, rest = split
-        tvar = _temp(names.fresh("tmp_kr"), len(kr_axes))
+        tvar = _temp(names.fresh(KR_PREFIX), len(kr_axes))
         temps[tvar.name] = tvar
         steps.append(replace(step, target=tvar.name, out=kr_axes, bound=(),
                              body=Mul(*pair), order=kr_axes))

@@ -146,3 +146,19 @@ def test_interpreter_checks_a_gemm_stays_in_bounds():
     with pytest.raises(ImpRuntimeError, match="out of bounds"):
         Machine(sr, {**env, "a": np.ones(5)}).exec(g)
     assert "gemm c[m×n; ld n] = a[ld k] · b[ld n]" in imp.show(g)
+
+
+def test_khatri_rao_checks_the_real_sizes_and_runs_fused_otherwise():
+    """Planned on guessed sizes, the pair runs only when KR is no larger than X on
+    the real ones (here |r| > |i|: the fused step runs), in C and on Imp."""
+    x, u, v = r((2, 5, 6)), r((5, 9)), r((6, 9))
+    want = np.einsum("ijk,jr,kr->ir", x, u, v)
+    expr, out, inputs = einsum_expr("ijk,jr,kr->ir", [x, u, v])
+    compiled = pipeline.compile_request(make_request(expr, out_indices=out))
+    assert len(compiled.plan.steps) == 2
+    has_gemm = lambda s: any(isinstance(u, Gemm) for u in imp.statements(s))
+    guard = [s for s in imp.statements(compiled.program.body)
+             if isinstance(s, imp.If) and has_gemm(s.then)]
+    assert guard and not has_gemm(guard[0].else_)
+    np.testing.assert_allclose(ep.einsum("ijk,jr,kr->ir", x, u, v), want, rtol=1e-12)
+    np.testing.assert_allclose(imp_evaluate(expr, inputs, out_indices=out), want, rtol=1e-12)
