@@ -237,7 +237,9 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
                              + f"{step.body}   order ({', '.join(step.order)})"))
     em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch))
     loops = emit_loops(em, s)
-    loops = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) or loops
+    gemm = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled)
+    if gemm is not None:
+        loops, text = gemm, text + " (a BLAS gemm; these loops when none is bound)"
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]
