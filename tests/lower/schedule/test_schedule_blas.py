@@ -8,7 +8,7 @@ import etchpy as ep
 from etchpy import imp, pipeline
 from etchpy.expr.einsum import einsum_expr
 from etchpy.imp import Gemm, ImpRuntimeError, Machine, Var
-from etchpy.testing import imp_evaluate, make_request
+from etchpy.testing import check_backends, imp_evaluate, make_request
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -162,3 +162,32 @@ def test_khatri_rao_checks_the_real_sizes_and_runs_fused_otherwise():
     assert guard and not has_gemm(guard[0].else_)
     np.testing.assert_allclose(ep.einsum("ijk,jr,kr->ir", x, u, v), want, rtol=1e-12)
     np.testing.assert_allclose(imp_evaluate(expr, inputs, out_indices=out), want, rtol=1e-12)
+
+
+def test_two_products_add_into_one_output_and_a_given_out_is_overwritten():
+    """Each step of a sum of products adds its gemm into the output; one product
+    alone overwrites every cell of an `out=` array (it writes each once)."""
+    i, j, k = ep.indices("i j k")
+    A, B, C, D = (ep.tensor(n, 2) for n in "ABCD")
+    e = ep.sum(j, A[i, j] * B[j, k]) + ep.sum(j, C[i, j] * D[j, k])
+    ins = {"A": r((4, 5)), "B": r((5, 3)), "C": r((4, 6)), "D": r((6, 3))}
+    req = make_request(e)
+    assert len(gemms(pipeline.compile_request(req).program)) == 2
+    check_backends(e, ins, backends=("c", "imp", "streams"))
+    out = np.full((4, 3), 7.0)
+    ep.evaluate(ep.sum(j, A[i, j] * B[j, k]), A=ins["A"], B=ins["B"], out=out)
+    np.testing.assert_allclose(out, ins["A"] @ ins["B"], rtol=1e-12)
+    ep.evaluate(e, out=out, **ins)
+    np.testing.assert_allclose(out, ins["A"] @ ins["B"] + ins["C"] @ ins["D"], rtol=1e-12)
+
+
+def test_threaded_kernels_keep_threaded_fallback_loops_and_agree():
+    i, j, k, q = ep.indices("i j k q")
+    A, B, X = ep.tensor("A", 2), ep.tensor("B", 2), ep.tensor("X", 3)
+    a, bm, x = r((30, 20)), r((20, 10)), r((6, 7, 8))
+    mm = ep.compile(ep.sum(j, A[i, j] * B[j, k]), threads=2)
+    np.testing.assert_allclose(mm(A=a, B=bm), a @ bm, rtol=1e-12)
+    mttkrp = ep.compile(ep.sum((j, k), X[i, j, k] * A[j, q] * B[k, q]), threads=2)
+    u, v = r((7, 5)), r((8, 5))
+    np.testing.assert_allclose(mttkrp(X=x, A=u, B=v), np.einsum("ijk,jr,kr->ir", x, u, v),
+                               rtol=1e-12)
