@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 from . import imp
 from . import tuning as tuning_
+from .c import gemm
 from .c.export_names import check_export_name
 from .errors import EtchpyError, InputError
 from .expr import reference
@@ -110,7 +111,7 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
              formats: dict | None = None, semiring: Semiring | str | None = None,
              output: str | Format = "dense", order=None, out_indices=None,
              index_type: str = "int64_t", threads: int | None = None,
-             tuning=None) -> tuple[pathlib.Path, pathlib.Path]:
+             tuning=None, blas: str | None = None) -> tuple[pathlib.Path, pathlib.Path]:
     """Write `name.c` and `name.h`: a standalone kernel needing neither Python nor etchpy.
 
     The header documents the ABI (every parameter, how sparse outputs are returned
@@ -122,9 +123,12 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
     missing); semiring (default real: a C kernel has one value type), output,
     order, out_indices, tuning: as for `compile`; index_type, "int64_t" or
     "int32_t"; threads, with threads > 1 (default: 1, or ETCHPY_NUM_THREADS) the
-    kernel uses OpenMP when built with it (-fopenmp) and runs serially otherwise.
+    kernel uses OpenMP when built with it (-fopenmp) and runs serially otherwise;
+    blas, None (default: dense products stay fused loops, the files need no
+    library) or "cblas" (they call cblas_dgemm/sgemm: link a CBLAS library). The
+    header's first line says which.
     Returns: the paths of name.c and name.h.
-    Raises: EtchpyError for a bad name or index_type; as `compile` otherwise.
+    Raises: EtchpyError for a bad name, index_type or blas; as `compile` otherwise.
 
         >>> c_path, h_path = ep.export_c(ep.sum(j, A[i, j] * x[j]), "spmv", "out/")
         >>> # cc -O3 -c out/spmv.c; #include "spmv.h" from C or C++
@@ -132,6 +136,8 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
     check_export_name(name)
     if index_type not in ("int32_t", "int64_t"):
         raise EtchpyError("index_type is 'int32_t' or 'int64_t'")
+    if blas not in gemm.EXPORT_CHOICES:
+        raise EtchpyError(f"blas is None or 'cblas', not {blas!r}")
     expr, out_indices, output = _front_end(expr, formats, out_indices, output,
                                            strict=False)
     kern = Kernel(expr, semiring=semiring, output=output, order=order,
@@ -141,8 +147,9 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     c_path, h_path = out / f"{name}.c", out / f"{name}.h"
-    c_path.write_text(src.c)
-    h_path.write_text(src.header)
+    c_text, header = gemm.for_export(src.c, src.header, blas)
+    c_path.write_text(c_text)
+    h_path.write_text(header)
     return c_path, h_path
 
 

@@ -32,6 +32,7 @@ from .expr.walk import tensors
 from .formats import Format
 from . import lower
 from .optimizer.optimize import Optimized, optimize, size_notes
+from .plan import dense as dense_plan
 from .plan import plan as planning
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
@@ -89,6 +90,9 @@ def compile_request(req: Request) -> Compiled:
     if optimized is not None:
         dump("optimizer", optimized.explain)
     plan, costs = choose_plan(req, optimized)
+    if req.order is None:       # dense three-factor steps as Khatri-Rao + GEMM (BLAS)
+        plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, Stats(
+            req.options.get("dims"), req.options.get("nnz"), plan.origin, req.tuning).dim)
     dump("plan", plan.explain)
     program = lower_program(req, plan)
     dump("streams", lambda: "\n".join(program.streams_text))

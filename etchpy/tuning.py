@@ -57,7 +57,7 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, fused_checks.
+            workspaces, fused_checks, blas.
         thresholds and sizes: seek_linear, gallop_ratio, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
@@ -98,6 +98,8 @@ class Tuning:
                                       # no loop order walks as declared is always converted
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
+    blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
+                                      # three-factor product may be Khatri-Rao + GEMM
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -21,10 +21,10 @@ import numpy as np
 
 from .. import imp
 from .. import tuning as _tuning
-from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, If,
-                   Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring,
-                   Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
-from . import parallel
+from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, Gemm,
+                   If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve,
+                   Ring, Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+from . import gemm, parallel
 
 INDENT = "    "
 
@@ -165,6 +165,8 @@ class FunctionBody:
                 return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case ShortIntersect():
                 return self.short_intersect(s, depth)
+            case Gemm():
+                return gemm.gemm(self, s, depth)
         raise TypeError(f"cannot render statement {s!r}")
 
     def nest(self, head: str, body, depth: int) -> str:

@@ -5,12 +5,12 @@ import dataclasses
 
 from .construct import and_, not_, or_, select
 from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr,
-                    ForSorted, If, Load, LocalArray, Move, Not, ParallelFor, Reserve, Ring, Seek,
+                    ForSorted, Gemm, If, Load, LocalArray, Move, Not, ParallelFor, Reserve, Ring, Seek,
                     Select, Seq, SetBit, ShortIntersect, Store, Var, While)
 
 # The fields of statements that hold a name (of an array or a scalar) as a str.
 _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
-                "source")
+                "source", "a_array", "b_array", "c_array")
 
 
 def statements(s):
@@ -21,7 +21,8 @@ def statements(s):
             for u in stmts:
                 yield from statements(u)
         case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
-              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)):
+              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
+              | Gemm(fallback=body)):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -136,6 +137,8 @@ def arrays_written(node) -> set[str]:
                 out.add(arr)
             case Move(arr, src):
                 out |= {arr, src}
+            case Gemm(c_array=arr):
+                out.add(arr)
             case ForSorted(_, arr, _, _, bits, _):
                 out |= {arr} | ({bits} if bits else set())
     return out

@@ -11,7 +11,7 @@ import numpy as np
 
 from .construct import sort_bits_words
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
-                    ForSorted, If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch,
+                    ForSorted, Gemm, If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch,
                     Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var,
                     While)
 
@@ -121,6 +121,8 @@ class Machine:
                 self._short_intersect(s)
             case Seek(q, end, crd, t, r):
                 self._seek(q, int(self.eval(end)), crd, self.eval(t), bool(self.eval(r)))
+            case Gemm():
+                self._gemm(s)
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 
@@ -222,6 +224,30 @@ class Machine:
             self.exec(s.body)
         env[s.qa], env[s.qb] = env[s.ea], env[s.eb]
 
+    def _gemm(self, g: Gemm):
+        """The product with numpy (not g.fallback), every cell it touches checked."""
+        m, n, k = (int(self.eval(x)) for x in (g.m, g.n, g.k))
+        lda, ldb, ldc = (int(self.eval(x)) for x in (g.lda, g.ldb, g.ldc))
+        batch = [tuple(int(self.eval(x)) for x in b) for b in g.batch]
+        rows, cols, inner = np.arange(m)[:, None], np.arange(n)[None, :], np.arange(k)
+        a_at = inner[None, :] * lda + rows if g.a_trans else rows * lda + inner[None, :]
+        b_at = cols * ldb + inner[:, None] if g.b_trans else inner[:, None] * ldb + cols
+        c_at = rows * ldc + cols
+        for offsets in _batch_offsets(batch):
+            a = self._cells(g.a_array, a_at + offsets[0], "read")
+            b = self._cells(g.b_array, b_at + offsets[1], "read")
+            cells = c_at + offsets[2]
+            c = self._cells(g.c_array, cells, "write")
+            total = (a @ b).astype(self.semiring.dtype)
+            self.env[g.c_array][cells] = total if g.overwrite else c + total
+
+    def _cells(self, array, at, what):
+        """array[at] for an array of positions, each checked to be in bounds."""
+        arr = self.env[array]
+        if at.size and not (0 <= at.min() and at.max() < len(arr)):
+            raise ImpRuntimeError(f"gemm {what}s {array} out of bounds (length {len(arr)})")
+        return arr[at]
+
     def _seek(self, q, end, crd, t, r):
         env = self.env
         p, arr = int(env[q]), env[crd]
@@ -232,6 +258,15 @@ class Machine:
                 raise ImpRuntimeError(f"seek in {crd}[..{end}): not increasing at {p}")
             p += 1
         env[q] = p
+
+
+def _batch_offsets(batch):
+    """The (a, b, c) offsets of each product of a Gemm's batch, in order."""
+    offsets = [(0, 0, 0)]
+    for count, sa, sb, sc in batch:
+        offsets = [(a + t * sa, b + t * sb, c + t * sc) for a, b, c in offsets
+                   for t in range(count)]
+    return offsets
 
 
 def _garbage(dtype):

@@ -14,6 +14,7 @@
                | Opaque(x) | ForSorted(x, a, e, e, a?, s)
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce?, private)
+               | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
 
 `/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash
 table (the same bits in the interpreter and in C). `&&`, `||` and `Select`
@@ -298,8 +299,42 @@ class ParallelFor:
     private: tuple = ()
 
 
+@dataclass(frozen=True)
+class Gemm:
+    """A dense matrix product over the real semiring (float64 or float32 values),
+    in row-major terms: for i < m, j < n
+
+        c[c0 + i·ldc + j]  (=, or +=)  Σ_{l<k} A(i, l) · B(l, j)
+
+    where A(i, l) = a[a0 + i·lda + l], or a[a0 + l·lda + i] when `a_trans`, and
+    B(l, j) = b[b0 + l·ldb + j], or b[b0 + j·ldb + l] when `b_trans`.
+    `batch` ((count, a_step, b_step, c_step), ...) repeats the product over nested
+    counters t1 < count1, t2 < count2, ...; the offsets are a0 = Σ t·a_step (b0,
+    c0 likewise). With `overwrite` the cells of c are set to the sums (each cell
+    is then written by exactly one product of the batch); else the sums are added.
+
+    `fallback` is a statement with the same effect (the plain loop nest). The
+    interpreter runs the product with numpy; C calls BLAS when it has one bound
+    and every extent is between 1 and INT_MAX, and runs `fallback` otherwise.
+    """
+    m: "Expr"
+    n: "Expr"
+    k: "Expr"
+    a_array: str
+    a_trans: bool
+    lda: "Expr"
+    b_array: str
+    b_trans: bool
+    ldb: "Expr"
+    c_array: str
+    ldc: "Expr"
+    batch: tuple
+    overwrite: bool
+    fallback: "Stmt"
+
+
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
              Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
-             LocalArray]
+             LocalArray, Gemm]
 
 SKIP = Seq(())

@@ -6,7 +6,7 @@ holds them.
 """
 from __future__ import annotations
 
-from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, If,
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, Gemm, If,
                     Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring,
                     Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
 
@@ -78,7 +78,22 @@ def show(node, indent: int = 0) -> str:
         case ParallelFor(var, a, b, body, threads, red, private):
             return _nest(f"{pad}{_parallel(threads, red, private)} for {var} in "
                          f"[{show(a)}, {show(b)})", body, indent)
+        case Gemm():
+            return _gemm(node, indent)
     return repr(node)
+
+
+def _gemm(g, indent: int) -> str:
+    """The product on one line, its batch as loops, its fallback after `else`."""
+    pad = "  " * indent
+    op = "=" if g.overwrite else "+="
+    batch = "".join(f" × batch({show(n)}; {show(sa)}, {show(sb)}, {show(sc)})"
+                    for n, sa, sb, sc in g.batch)
+    head = (f"{pad}gemm {g.c_array}[{show(g.m)}×{show(g.n)}; ld {show(g.ldc)}] {op} "
+            f"{g.a_array}{'ᵀ' if g.a_trans else ''}[ld {show(g.lda)}] · "
+            f"{g.b_array}{'ᵀ' if g.b_trans else ''}[ld {show(g.ldb)}] over k = "
+            f"{show(g.k)}{batch}")
+    return _nest(f"{head} else", g.fallback, indent)
 
 
 def _nest(head: str, body, indent: int) -> str:

@@ -22,6 +22,8 @@ from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
 from .program import Param, Program
 from .schedule import blocks as register
+from .schedule import khatri_rao
+from .schedule.blas import gemm_step
 from .schedule import prefetch, threads, unswitch
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -185,9 +187,9 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     target, out_params, output = _output(plan, semiring, tensors, out_format, names, tuning,
                                          hash_workspace)
     body, texts = [target.setup()], []
-    for step in plan.steps:
-        stmts, text, filled = _lower_step(step, plan, semiring, bindings, names, target,
-                                          tuning, threads)
+    for steps in khatri_rao.step_groups(plan):
+        stmts, text, filled = khatri_rao.lower_group(steps, lambda step: _lower_step(
+            step, plan, semiring, bindings, names, target, tuning, threads))
         if filled:          # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
@@ -235,6 +237,9 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
                              + f"{step.body}   order ({', '.join(step.order)})"))
     em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch))
     loops = emit_loops(em, s)
+    gemm = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled)
+    if gemm is not None:
+        loops, text = gemm, text + " (a BLAS gemm; these loops when none is bound)"
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]

@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import pipeline
-from . import build
+from . import blas, build
 from . import calling
 from . import planned
 from . import inputs as io_
@@ -165,6 +165,7 @@ class Kernel(KernelFaces):
                 text = self._texts[idx_type] = (src.c, src.cdef)
                 self._save_manifest()
             lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
+            blas.bind(lib, text[0])
             self._libs[idx_type] = lib
             # cffi type objects, resolved once rather than parsed on every call
             self._ctypes[idx_type] = {t: lib.ffi.typeof(t) for t in (

@@ -1,0 +1,97 @@
+"""A dense step that is a (batched) GEMM up to a permutation of its indices
+runs as one `imp.Gemm`, which C sends to BLAS (c.statements), its loop nest
+kept as the fallback.
+
+The step must be C[..] ⊕= Σ_K A[..]·B[..] over dense operands (plan.dense.
+gemm_roles gives the index groups M, N, K and batch) into a dense target, in
+the real semiring (plan.dense.has_blas), with `tuning.blas` on. Arrays are
+row-major over their storage order, so each group flattens into one BLAS
+extent when its indices sit next to each other, in the same order, in every
+operand that holds it. Each operand needs one of its two groups innermost
+(unit stride): that fixes whether it is transposed, and the other group's
+stride is its leading dimension. A C whose M group is innermost is computed
+as Cᵀ = Bᵀ·Aᵀ. Batch indices may sit anywhere: each is a loop of offsets,
+taken only when each product has two extents at least (a matrix-vector
+product), since a BLAS call per scaled vector costs more than its loop.
+Any other layout keeps its loops.
+"""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import Const, Gemm
+from ...plan import dense
+from ...streams import dim_var
+from ..targets.dense import DenseTarget
+
+
+def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm | None:
+    """The Gemm running `step` (whose loop nest is `loops`; `filled`: they store
+    each cell of the target once), or None when the step is no GEMM."""
+    if not (tuning.blas and dense.has_blas(sr) and isinstance(target, DenseTarget)):
+        return None
+    fs = dense.factors(step.body)
+    if fs is None or len(fs) != 2:
+        return None
+    axes = [dense.storage_axes(f) for f in fs]
+    if None in axes or any(f.tensor.name not in bindings for f in fs):
+        return None
+    (a_axes, b_axes), c_axes = axes, target.axes
+    roles = dense.gemm_roles(a_axes, b_axes, c_axes, step.bound)
+    if roles is None:
+        return None
+    m, n, k, batch = roles
+    if batch and sum(1 for g in (m, n, k) if g) < 2:
+        return None          # each product of the batch would be a scaled vector or less
+    arrays = [bindings[f.tensor.name].vals for f in fs]
+    c_lay = _layout(c_axes, m, n)
+    if c_lay is None or c_lay[0]:                  # C's M group innermost: Cᵀ = Bᵀ·Aᵀ
+        c_lay = _layout(c_axes, n, m)
+        if c_lay is None or c_lay[0]:
+            return None
+        m, n = n, m
+        arrays, (a_axes, b_axes) = arrays[::-1], (b_axes, a_axes)
+    a_lay, b_lay = _layout(a_axes, m, k), _layout(b_axes, k, n)
+    if a_lay is None or b_lay is None:
+        return None
+    steps = tuple((dim_var(t), _stride(a_axes, t), _stride(b_axes, t), _stride(c_axes, t))
+                  for t in batch)
+    return Gemm(_size(m), _size(n), _size(k), arrays[0], a_lay[0], a_lay[1],
+                arrays[1], b_lay[0], b_lay[1], target.array, c_lay[1], steps,
+                bool(filled), loops)
+
+
+def _layout(axes, rows, cols):
+    """(transposed, leading dimension) of the row-major array over `axes` read as
+    the matrix rows × cols (each a group of indices), or None when a group is
+    split or reordered, or neither group is innermost."""
+    if not (_run(axes, rows) and _run(axes, cols)):
+        return None
+    if _innermost(axes, cols):
+        return False, (_stride(axes, rows[-1]) if rows else _size(cols))
+    if _innermost(axes, rows):
+        return True, _stride(axes, cols[-1])
+    return None
+
+
+def _run(axes, group) -> bool:
+    """Does `group` sit in axes as consecutive entries, in its order?"""
+    if not group:
+        return True
+    at = axes.index(group[0])
+    return tuple(axes[at:at + len(group)]) == tuple(group)
+
+
+def _innermost(axes, group) -> bool:
+    return not group or group[-1] == axes[-1]
+
+
+def _stride(axes, axis) -> imp.Expr:
+    """The distance between neighbours along `axis` in a row-major array."""
+    return _size(axes[axes.index(axis) + 1:])
+
+
+def _size(group) -> imp.Expr:
+    total = Const(1)
+    for v in group:
+        total = imp.mul(total, dim_var(v))
+    return total

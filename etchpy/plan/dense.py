@@ -1,0 +1,144 @@
+"""Dense products that BLAS can run: the index roles of a GEMM, and the
+Khatri-Rao plan of a three-factor dense product.
+
+A step out[C] ⊕= Σ_bound A[..]·B[..] over dense operands is a (batched) GEMM
+up to a permutation of its indices when every index plays one of four roles:
+
+    batch  in A, B and C          (a loop around the products)
+    M      in A and C, not in B   (the rows of A and C)
+    N      in B and C, not in A   (the columns of B and C)
+    K      in A and B, bound      (the contracted extent)
+
+`gemm_roles` finds the roles; whether the operands' layouts let each role
+flatten into one BLAS extent is the lowering's business (lower.schedule.blas).
+Only the real semiring (float64 or float32, + and ×) has a BLAS: every other
+semiring keeps its loops.
+
+`khatri_rao` plans a dense MTTKRP-like step out[i,r] = Σ_{j,k} X[i,j,k]·U[j,r]·V[k,r]
+as two steps: a Khatri-Rao temporary KR[j,k,r] = U[j,r]·V[k,r] (no sum), then
+the GEMM out[i,r] = Σ_{j,k} X[i,j,k]·KR[j,k,r]. It multiplies once per
+(i,j,k,r) and once per (j,k,r), against twice per (i,j,k,r) fused, and runs
+the bulk in BLAS. It is taken when it does fewer multiplications and the
+temporary holds no more cells than the factor it multiplies, so its memory is
+bounded by an input's. Both are judged on the sizes known when planning
+(given, or guessed); the kernel checks the second again on the real sizes
+and runs the fused step instead when it fails (lower.schedule.khatri_rao).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from itertools import permutations
+
+import numpy as np
+
+from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
+from ..formats import Format
+from ..imp import Names
+from ..semiring import Semiring
+
+
+KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
+
+
+def has_blas(sr: Semiring) -> bool:
+    """Is sr the real semiring over float64 or float32 (so BLAS computes it)?"""
+    return (sr.dtype in (np.dtype(np.float64), np.dtype(np.float32))
+            and sr.add.render("a", "b") == "a + b" and sr.mul.render("a", "b") == "a * b"
+            and float(sr.zero) == 0.0 and float(sr.one) == 1.0)
+
+
+def storage_axes(acc: Access) -> tuple[str, ...] | None:
+    """The index names of a dense access in its storage (row-major) order, or
+    None when it is not dense or repeats an index (a diagonal)."""
+    fmt = acc.tensor.format
+    names = tuple(ix.name for ix in acc.indices)
+    if not fmt.is_dense or len(set(names)) < len(names):
+        return None
+    return tuple(names[m] for m in fmt.mode_order)
+
+
+def gemm_roles(a_axes, b_axes, c_axes, bound):
+    """(M, N, K, batch) index groups of C[c_axes] ⊕= Σ_bound A[a_axes]·B[b_axes],
+    M, N and batch in C's order and K in A's, or None when some index plays
+    none of the four roles (it is summed in one operand only, or broadcast)."""
+    sa, sb, sc, sk = set(a_axes), set(b_axes), set(c_axes), set(bound)
+    if (len(sa) < len(a_axes) or len(sb) < len(b_axes) or len(sc) < len(c_axes)
+            or sc & sk or sa | sb != sc | sk or sk != (sa & sb) - sc):
+        return None
+    m = tuple(x for x in c_axes if x in sa and x not in sb)
+    n = tuple(x for x in c_axes if x in sb and x not in sa)
+    batch = tuple(x for x in c_axes if x in sa and x in sb)
+    k = tuple(x for x in a_axes if x in sk)
+    return m, n, k, batch
+
+
+def factors(body: Expr) -> list | None:
+    """The accesses of a product of accesses, or None for anything else."""
+    match body:
+        case Access():
+            return [body]
+        case Mul(a, b):
+            fa, fb = factors(a), factors(b)
+            return None if fa is None or fb is None else fa + fb
+    return None
+
+
+def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
+    """`plan` with each dense three-factor step that pays planned as a Khatri-Rao
+    temporary and a GEMM (see the module's docstring). `dim(name)` estimates an
+    index's size. Unchanged when BLAS is off (tuning.blas) or sr has none."""
+    if not (tuning.blas and has_blas(sr)):
+        return plan
+    steps, temps = [], dict(plan.temps)
+    names = Names()
+    for v in list(plan.origin) + list(temps) + [ix for s in plan.steps for ix in s.order]:
+        names.fresh(v)
+    for step in plan.steps:
+        split = _split(step, dim)
+        if split is None:
+            steps.append(step)
+            continue
+        kr_axes, pair, rest = split
+        tvar = _temp(names.fresh(KR_PREFIX), len(kr_axes))
+        temps[tvar.name] = tvar
+        steps.append(replace(step, target=tvar.name, out=kr_axes, bound=(),
+                             body=Mul(*pair), order=kr_axes))
+        kr = Access(tvar, tuple(Index(v) for v in kr_axes))
+        steps.append(replace(step, body=Mul(rest, kr)))
+    return replace(plan, steps=tuple(steps), temps=temps)
+
+
+def _split(step, dim):
+    """(temporary's axes, the two factors it holds, the third factor) for a step
+    that pays as Khatri-Rao + GEMM, else None."""
+    fs = factors(step.body)
+    if fs is None or len(fs) != 3 or any(storage_axes(f) is None for f in fs):
+        return None
+    best = None
+    for third, p, q in permutations(fs):
+        if id(p) > id(q):
+            continue
+        held = {ix.name for f in (p, q) for ix in f.indices}
+        third_axes = storage_axes(third)
+        k = tuple(v for v in third_axes if v in step.bound and v in held)
+        if set(step.bound) - set(third_axes) or set(k) != held & set(step.bound):
+            continue      # a sum inside the pair, or one outside the GEMM
+        kr_axes = k + tuple(v for v in step.out if v in held)
+        if gemm_roles(third_axes, kr_axes, step.out, step.bound) is None:
+            continue
+        size = math.prod(dim(v) for v in kr_axes)
+        whole = math.prod(dim(v) for v in set(step.out) | set(step.bound))
+        if size + whole < 2 * whole and size <= math.prod(dim(v) for v in third_axes):
+            if best is None or size < best[0]:
+                best = (size, kr_axes, (p, q), third)
+    return None if best is None else best[1:]
+
+
+def _temp(name: str, order: int) -> TensorVar:
+    """A dense temporary (its name has the prefix reserved for them, `tmp`)."""
+    tvar = TensorVar.__new__(TensorVar)
+    for attr, value in (("name", name), ("order", order),
+                        ("format", Format.named("dense", order))):
+        object.__setattr__(tvar, attr, value)
+    return tvar

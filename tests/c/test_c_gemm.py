@@ -1,0 +1,61 @@
+"""imp.Gemm in C: the runtime binds scipy's gemm into the kernel when it loads
+it; an unbound kernel runs the fallback loops, with the same results."""
+import ctypes
+
+import numpy as np
+import pytest
+
+import etchpy as ep
+from etchpy.c.gemm import BIND_SYMBOL
+from etchpy.runtime import blas
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+i, j, k, b = ep.indices("i j k b")
+
+
+def test_runtime_binds_blas_and_fallback_loops_agree():
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    kern = ep.compile(ep.sum(j, A[i, j] * B[j, k]))
+    rng = np.random.default_rng(2)
+    a, bm = rng.random((40, 30)), rng.random((30, 20))
+    np.testing.assert_allclose(kern(A=a, B=bm), a @ bm, rtol=1e-13)
+    lib = kern.library("int64_t")
+    assert blas.bind(lib, kern.source("int64_t").c)       # bound when first loaded
+    assert "ep_gemm_ready" in kern.source("int64_t").c
+    bind = getattr(ctypes.CDLL(str(lib.path)), BIND_SYMBOL)
+    bind.argtypes = [ctypes.c_void_p] * 4
+    bind(None, None, None, None)                                     # unbound: the loops run
+    try:
+        np.testing.assert_allclose(kern(A=a, B=bm), a @ bm, rtol=1e-13)
+    finally:
+        bind(*blas.gemm_pointers())
+    np.testing.assert_allclose(kern(A=a, B=bm), a @ bm, rtol=1e-13)
+
+
+def test_batched_gemm_renders_a_loop_of_offsets_per_batch_index():
+    P, Q = ep.tensor("P", 3), ep.tensor("Q", 3)
+    kern = ep.compile(ep.sum(j, P[b, i, j] * Q[b, j, k]))
+    text = kern.source("int64_t").c
+    assert "for (int64_t out_b0 = 0; out_b0 < dim_b; out_b0++)" in text
+    assert "out + out_b0 * (dim_i * dim_k)" in text
+    rng = np.random.default_rng(3)
+    p, q = rng.random((3, 4, 5)), rng.random((3, 5, 6))
+    np.testing.assert_allclose(kern(P=p, Q=q), p @ q, rtol=1e-13)
+
+
+def test_library_without_a_dense_product_is_not_bound():
+    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    src = kern.source("int64_t").c
+    assert "ep_gemm" not in src
+    assert not blas.bind(kern.library("int64_t"), src)
+
+
+def test_empty_extents_run_the_loops():
+    """BLAS refuses zero extents; the kernel's loops handle them."""
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    kern = ep.compile(ep.sum(j, A[i, j] * B[j, k]))
+    for m, n, kk in [(0, 3, 4), (3, 0, 4), (3, 4, 0)]:
+        a, bm = np.ones((m, kk)), np.ones((kk, n))
+        np.testing.assert_array_equal(kern(A=a, B=bm), a @ bm)
