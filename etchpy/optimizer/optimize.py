@@ -21,7 +21,8 @@ to nonzero counts (defaults: plan.cost.Stats's guesses). Saturation runs under
 the limits `tuning.of(tuning).saturation` (an `etchpy.tuning.Saturation`);
 `limits=` overrides them with a Saturation, or a dict of some of its fields
 (nodes, iterations, seconds, match_limit, ban_length, patience, check_every,
-min_gain): saturation also stops ("no improvement") once the root's best
+min_gain, saturate_below): a graph smaller than saturate_below e-nodes runs to
+saturation; a larger one also stops ("no improvement") once the root's best
 extracted cost has not decreased (by more than the fraction min_gain) for
 `patience` consecutive iterations; patience=0 turns early stopping off.
 
