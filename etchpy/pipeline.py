@@ -41,6 +41,22 @@ from .tuning import Tuning
 
 
 @dataclass(frozen=True)
+class Measured:
+    """Statistics read from the inputs of the call that planned a kernel
+    (runtime.signature.measure): `dims` ((index, size), ...) and `nnz` ((tensor,
+    stored entries), ...) as used (the caller's optimizer options win over
+    them); `fibers` ((tensor, level, fibers, non-empty ones, longest, mean
+    length), ...) per compressed level; `given` ((tensor, layout as given),
+    ...); `size_class`, the key of the inputs' size class."""
+
+    dims: tuple = ()
+    nnz: tuple = ()
+    fibers: tuple = ()
+    given: tuple = ()
+    size_class: tuple = ()
+
+
+@dataclass(frozen=True)
 class Request:
     """One compile request, already checked and normalised by its caller.
 
@@ -49,6 +65,8 @@ class Request:
     keyword arguments (dims, nnz, exact, limits); dims and nnz also price the
     plans. `every_size`: build a workspace output for every dimension at once
     (else its dense kind only: see lower.lower_plan's hash_workspace).
+    `measured`: the inputs' statistics when the request plans for one call's
+    size class (their sizes are then in `options`), None before any input.
     """
 
     expr: Expr
@@ -62,6 +80,7 @@ class Request:
     options: dict = field(default_factory=dict)
     every_size: bool = False
     tuning: Tuning = tuning_.DEFAULT
+    measured: Measured | None = None
 
     @cached_property
     def tensors(self) -> dict:
@@ -211,8 +230,10 @@ def explain(compiled: Compiled, optimized: Optimized | None) -> str:
         out += ["optimizer:", *("  " + ln for ln in optimized.search_lines())]
     if compiled.costs is not None:
         out += ["estimated work (plan cost model):", "  " + _costs_text(compiled.costs)]
+    if compiled.costs is not None or req.measured is not None:
         out += ["  " + ln for ln in size_notes(req.expr, req.options.get("dims"),
-                                                      req.options.get("nnz"), req.tuning)]
+                                              req.options.get("nnz"), req.tuning,
+                                              req.measured)]
     out += ["plan:", *("  " + ln for ln in compiled.plan.explain().splitlines())]
     out += ["streams (per loop nest and index level: how the loop finds the next index):",
             *(("  legend: " if n == 0 else " " * 10) + ln

@@ -36,7 +36,9 @@ class Saturation:
     match_limit: int = 100       # matches per rule and iteration before backoff
     ban_length: int = 2          # iterations a rule sits out (doubles each ban)
     patience: int = 3            # stop after this many iterations without a cheaper
-                                 # root (0 or None turns early stopping off)
+                                 # root (0 or None turns early stopping off) ...
+    saturate_below: int = 1000   # ... but only once the graph has this many e-nodes:
+                                 # a smaller graph runs to saturation
     check_every: int = 1         # extract the root's best cost every k iterations
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
 

@@ -1,9 +1,12 @@
 """Extraction: the cost of an e-node, the cheapest term of a class, and back to Expr.
 
 Cost (a work estimate under the stream model, `node_cost`): a product iterates
-the space of its free indices driven by its sparsest operand, Σ reads its
-body's support once, + reads every operand broadcast to its free indices;
-leaves cost 1 and |i| nodes cost ∞ (they are never extracted).
+the space of its free indices driven by its sparsest operand, and no more than
+the estimated size of its support (the dense space times every operand's
+density: streams intersect the sparse operands); Σ reads its body's support
+once, and a Σ with free indices is a dense temporary (tuning.temp_weight per
+entry); + reads every operand broadcast to its free indices; leaves cost 1 and
+|i| nodes cost ∞ (they are never extracted).
 
 Extraction chooses one node per class (`choice`: class -> node):
 - greedy: the least tree cost per class, a bottom-up fixpoint (`extract_greedy`);
@@ -31,10 +34,15 @@ def node_cost(eg: EGraph, node: tuple) -> float:
     if op in ("acc", "lit"):
         return 1.0
     if op == "sum":
-        return 1.0 + eg.info(kids[0]).nnz
+        body = eg.info(kids[0])
+        free = body.free - set(payload)
+        temp = eg.stats.tuning.temp_weight * eg.full(free) if free else 0.0
+        return 1.0 + body.nnz + temp
     free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
-        return 1.0 + eg.drive(free, kids) * max(1, len(kids) - 1)
+        dens = math.prod(eg.density(eg.find(k)) for k in set(kids))
+        visits = min(eg.drive(free, kids), eg.full(free) * dens)
+        return 1.0 + visits * max(1, len(kids) - 1)
     return 1.0 + sum(eg.info(k).nnz * eg.full(free - eg.info(k).free) for k in kids)
 
 

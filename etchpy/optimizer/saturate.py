@@ -9,10 +9,13 @@ graph). The limits are an `etchpy.tuning.Saturation`:
 - `match_limit`, `ban_length`: a rule with more than match_limit·2^b new
   matches in one iteration (b = its bans so far) sits out ban_length·2^b
   iterations instead (`Backoff`);
-- `patience`, `check_every`, `min_gain`: with a root class, its best (greedy
-  tree) cost is extracted every check_every iterations, and saturation stops
-  once it has not decreased by more than the fraction min_gain for `patience`
-  iterations (`Patience`; patience 0 or None turns this off).
+- `patience`, `check_every`, `min_gain`, `saturate_below`: with a root class,
+  its best (greedy tree) cost is extracted every check_every iterations, and a
+  graph of at least `saturate_below` e-nodes stops once that cost has not
+  decreased by more than the fraction min_gain for `patience` iterations
+  (`Patience`; patience 0 or None turns this off). A smaller graph runs on to
+  saturation (or a hard limit): a factorisation may need several rewrites in
+  a row that do not lower the cost until the last one.
 
 Stopping at any point is sound: every class only ever holds terms equal to its
 original term.
@@ -71,12 +74,15 @@ class Backoff:
 
 
 class Patience:
-    """Early stopping: the root's best tree cost, checked every `check_every` iterations."""
+    """Early stopping for a large graph: the root's best tree cost, checked every
+    `check_every` iterations; a stop once the graph has `saturate_below` e-nodes
+    and that cost has not improved for `patience` iterations."""
 
     def __init__(self, eg: EGraph, root: int, limits: Saturation, stats: SaturationStats):
         self.eg, self.root, self.stats = eg, root, stats
         self.patience, self.min_gain = limits.patience, limits.min_gain
         self.every = max(1, int(limits.check_every or 1))
+        self.small = limits.saturate_below or 0
         self.best, self.best_at = self._cost(0), 0
 
     def _cost(self, done: int) -> float:
@@ -87,14 +93,15 @@ class Patience:
         return cost
 
     def stalled(self, done: int) -> bool:
-        """After `done` iterations: has the best cost stopped improving?"""
+        """After `done` iterations: is the graph large, and has its best cost
+        stopped improving?"""
         if done % self.every:
             return False
         now = self._cost(done)
         if now < self.best * (1 - self.min_gain):
             self.best, self.best_at = now, done
             return False
-        return done - self.best_at >= self.patience
+        return done - self.best_at >= self.patience and self.eg.num_nodes() >= self.small
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,

@@ -4,8 +4,16 @@ A `Kernel` turns its arguments into a `pipeline.Request`, gets the compiled
 program from `pipeline.compile_request` (or from the manifest a previous
 process left on disk, keyed by the request), renders its C for an index type
 on first need (`pipeline.render_c`) and loads it as a shared object
-(runtime.build, disk-cached). Each call validates and marshals its inputs
-(runtime.calling) and picks the int32 or int64 variant from the index arrays.
+(runtime.build, disk-cached, keyed by the C text). Each call validates and
+marshals its inputs (runtime.calling) and picks the int32 or int64 variant from
+the index arrays.
+
+Plans per input signature: the program made when the kernel is made uses the
+caller's size hints or the guesses (c_source, explain() and export_c before any
+call show it). The first call of each size class of the inputs
+(runtime.signature) plans again from the sizes measured on them, in a kernel
+of its own whose manifest is keyed by the class; when its program is the same,
+this kernel's shared object runs it.
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ from . import blas, build
 from . import calling
 from . import planned
 from . import inputs as io_
+from . import signature as sig_
 from .identity import user_tensors, with_identities
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
@@ -31,13 +40,18 @@ from ..expr.walk import uses_negation
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class Kernel(KernelFaces):
+class Kernel(KernelFaces, sig_.SignaturePlans):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is
-    compiled to an Imp program when the kernel is made; its C is built into a
-    shared object on the first call for each input signature (index dtype and,
-    with no semiring given, value dtype), or ahead of time by `build`.
+    compiled to an Imp program when the kernel is made, from the size hints
+    (optimizer_options dims, nnz) or guesses; the first call of each size class
+    of the inputs (layouts, index dtype, powers of two of the sizes and stored
+    entries) plans it again from the sizes measured on them (the caller's hints
+    win), and its C is built into a shared object on the first call for each
+    input signature (index dtype and, with no semiring given, value dtype), or
+    ahead of time by `build`. After a call, `plan`, `c_source` and `explain()`
+    describe the plan of the last call's size class.
 
     Parameters: expr, an expression; semiring, a Semiring or a built-in name,
     or None to follow the inputs' dtype on each call (float32 -> real32,
@@ -68,25 +82,31 @@ class Kernel(KernelFaces):
                     infer=semiring is None)
 
     @classmethod
-    def of_request(cls, req: pipeline.Request) -> "Kernel":
+    def of_request(cls, req: pipeline.Request, *, key: str | None = None,
+                   per_signature: bool = True) -> "Kernel":
         """The kernel of an already normalised request `req` (a pipeline.Request,
-        made by runtime.request.make_request).
+        made by runtime.request.make_request); `key`, its manifest's key (default
+        request_key(req)); `per_signature`, plan again per size class of the inputs.
 
             >>> kern = ep.Kernel.of_request(make_request(expr, semiring="min_plus"))
         """
         kern = cls.__new__(cls)
-        kern._setup(req)
+        kern._setup(req, key=key, per_signature=per_signature)
         return kern
 
-    def _setup(self, req: pipeline.Request, infer=False):
+    def _setup(self, req: pipeline.Request, infer=False, key=None, per_signature=True):
         self.request = req
+        self._per_signature = per_signature
+        self._planned: dict[tuple, tuple] = {}          # size class -> (shown, runner)
+        self._last = None                   # the kernel planned for the last call
+        self._modes = sig_.index_modes(req.expr)
         self._infer = infer                 # the semiring follows the inputs' dtype
         self._literals = io_.literal_values(req.expr) if infer else ()
         self._negation = uses_negation(req.expr)
         self._inferred: dict[tuple, object] = {}        # input dtypes -> semiring
         self._variants: dict[str, Kernel] = {}          # semiring name -> kernel
         self._warned: set[str] = set()      # inputs already warned about (see _bind)
-        self._request = request_key(req)
+        self._request = request_key(req) if key is None else key
         self._larger = None
         self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
         self.compiled = self._restore()
@@ -101,8 +121,8 @@ class Kernel(KernelFaces):
         self._setup_slots()
 
     def _setup_slots(self):
-        self._slots = calling.slots(self.program.params)
-        self._inputs = planned.kernel_inputs(self.plan, self.tensors)  # with conversions
+        self._slots = calling.slots(self.compiled.program.params)
+        self._inputs = planned.kernel_inputs(self.compiled.plan, self.tensors)  # + conversions
         # the slots each input fills, and the output's, as (position, kind, name, C type)
         self._in_slots = {name: tuple((pos, kind, role, ctype)
                                       for pos, (kind, tname, role, ctype) in enumerate(self._slots)
@@ -128,26 +148,6 @@ class Kernel(KernelFaces):
         if self._optimized is None and self.request.optimize:
             self._optimized = pipeline.run_optimizer(self.request)
         return self._optimized
-
-    def _restore(self) -> pipeline.Compiled | None:
-        """The result a previous compile of this request left on disk, if any
-        (ETCHPY_DEBUG prints every stage, so it always runs them)."""
-        if self._request is None or os.environ.get("ETCHPY_DEBUG"):
-            return None
-        saved = build.read_manifest(self.request.name, self._request)
-        if saved is None or saved.get("source_expr") != self.request.expr:
-            return None
-        self._texts = dict(saved["texts"])
-        return pipeline.Compiled(self.request, None, saved["plan"], saved["costs"],
-                                 saved["expr"], saved["program"])
-
-    def _save_manifest(self):
-        if self._request is None:
-            return
-        c = self.compiled
-        build.write_manifest(self.name, self._request, {
-            "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
-            "expr": c.expr, "costs": c.costs, "texts": self._texts})
 
     # ------------------------------------------------------------- calling
     def library(self, idx_type: str) -> build.Library:
@@ -203,31 +203,31 @@ class Kernel(KernelFaces):
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
-        bound, (out_shape, idx_type, idx_dtype) = self._bind(inputs)
-        idx_type = calling.variant(idx_type, bound, self._fused)
-        lib = self.library(idx_type)
-        types = self._ctypes[idx_type]
-        args = [None] * len(self._slots)
+        bound, (out_shape, idx_type, idx_dtype, kern, _) = self._bind(inputs)
+        idx_type = calling.variant(idx_type, bound, kern._fused)
+        lib = kern.library(idx_type)           # kern: the kernel planned for these sizes
+        types = kern._ctypes[idx_type]
+        args = [None] * len(kern._slots)
         for name, b in bound.items():
-            for pos, value in calling.input_args(b, self._in_slots[name], lib, types,
+            for pos, value in calling.input_args(b, kern._in_slots[name], lib, types,
                                                  idx_dtype):
                 args[pos] = value
-        out_dense, grown = self._output_args(args, out, out_shape, bound, lib, types)
+        out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
         rc = getattr(lib.lib, self.name)(*args)
         if rc != 0:
-            return self._after(rc, out, inputs, sr)
+            return self._after(rc, out, inputs, sr, kern)
         if out is not None:
             return out
-        return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+        return kern._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
 
-    def _after(self, rc, out, inputs, sr):
+    def _after(self, rc, out, inputs, sr, kern):
         """A call whose kernel returned rc != 0: made again with the inputs its fused
         checks refused checked in full, or with the build for every size; else the
         error rc stands for."""
         if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
-            return self(out=out, **calling.checked_inputs(self._users, inputs, sr, self._fused))
+            return self(out=out, **calling.checked_inputs(self._users, inputs, sr, kern._fused))
         if rc == 3:                    # a dimension this build refuses: see every_size
-            return self._for_every_size()(out=out, **inputs)
+            return kern._for_every_size()(out=out, **inputs)
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
         raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
@@ -239,7 +239,7 @@ class Kernel(KernelFaces):
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
             return io_.make_output(out_dense, out_shape, self.out_format, sr)
-        return calling.sparse_output(self.program, self.out_format, sr, lib, self.name,
+        return calling.sparse_output(self.compiled.program, self.out_format, sr, lib, self.name,
                                      grown, out_shape, idx_dtype)
 
     def build(self, *args, **inputs) -> "Kernel":
@@ -263,8 +263,9 @@ class Kernel(KernelFaces):
         io_.check_names(self._users, inputs)
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
-        bound, (_, idx_type, _) = kern._bind(with_identities(self.tensors, inputs, sr))
-        kern.library(calling.variant(idx_type, bound, kern._fused))
+        bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
+                                                                           sr))
+        runner.library(calling.variant(idx_type, bound, runner._fused))
         return self
 
     def _semiring_of(self, inputs):
@@ -291,14 +292,29 @@ class Kernel(KernelFaces):
         return kern
 
     def _bind(self, inputs):
-        """(the bound inputs by name, (output shape, index type, index dtype))."""
+        """(the bound inputs by name, (output shape, index type, index dtype, the
+        kernel that runs them, the kernel planned for them or None)). The signature
+        read on every call costs O(1) per input: shape, index dtype, the power of
+        two of its stored entries, its layout as given."""
+        bound = self._bind_for(self, inputs)
+        users = {src: bound[name] for name, (src, _, _) in self._inputs.items()}
+        sig = tuple([(b.shape, b.idx32, len(b.roles["vals"]).bit_length(),
+                      getattr(inputs[name], "format", None)) for name, b in users.items()])
+        found = self._signatures.get(sig) or self._signature(sig, bound, users, inputs)
+        self._last = found[4]
+        runner = found[3]
+        if runner is not self and (runner._inputs != self._inputs
+                                   or runner._fused != self._fused):
+            bound = self._bind_for(runner, inputs)
+        return bound, found
+
+    def _bind_for(self, kern, inputs) -> dict:
+        """The inputs bound as kernel `kern` reads them: its planned conversions, and
+        fused (left to the kernel's own checks) where `kern` checks them itself."""
         sr = self.semiring
-        bound = {name: planned.bind(inputs[src], tv, sr) if conv else
-                 calling.bind(inputs[src], tv, sr, self._warn_conversion,
-                              name in self._fused)
-                 for name, (src, tv, conv) in self._inputs.items()}
-        sig = tuple([(b.shape, b.idx32) for b in bound.values()])
-        return bound, (self._signatures.get(sig) or self._signature(sig, bound))
+        return {name: planned.bind(inputs[src], tv, sr) if conv else
+                calling.bind(inputs[src], tv, sr, self._warn_conversion, name in kern._fused)
+                for name, (src, tv, conv) in kern._inputs.items()}
 
     def _warn_conversion(self, name, note):
         if name not in self._warned:
@@ -336,7 +352,9 @@ class Kernel(KernelFaces):
         build for every size never asks for a larger one: asking again (return code
         3 from it) is an error naming the kernel, never a second retry."""
         if self._larger is None and not self.request.every_size:
-            self._larger = Kernel.of_request(replace(self.request, every_size=True))
+            self._larger = Kernel.of_request(
+                replace(self.request, every_size=True), per_signature=False,
+                key=sig_.class_key(self._request, "every_size"))
         larger = self._larger
         if self.request.every_size or larger is self or not larger.request.every_size:
             raise EtchpyError(
@@ -345,15 +363,19 @@ class Kernel(KernelFaces):
                 "one compiled for it; delete the kernel cache (ETCHPY_CACHE_DIR) and retry")
         return larger
 
-    def _signature(self, sig, bound) -> tuple:
-        """(output shape, index type name, index dtype) for inputs of these shapes
-        and index dtypes, which are checked to agree; remembered by `sig`."""
+    def _signature(self, sig, bound, users, inputs) -> tuple:
+        """(output shape, index type name, index dtype, runner, planned) for inputs
+        of these shapes and index dtypes, which are checked to agree; remembered by
+        `sig`. Runner and planned: see _planned_for (self and None when this kernel
+        does not plan per signature)."""
         sizes = self._sizes(bound)
         # int32 when every index array already is int32 (no copies), else int64
         idx32 = {b.idx32 for b in bound.values()} - {None} == {True}
+        shown, runner = (self._planned_for(users, inputs, idx32) if self._per_signature
+                         else (None, self))
         found = (tuple(sizes[ix.name] for ix in self.out_indices),
                  "int32_t" if idx32 else "int64_t",
-                 calling.INT32 if idx32 else calling.INT64)
+                 calling.INT32 if idx32 else calling.INT64, runner, shown)
         if len(self._signatures) >= 64:
             self._signatures.clear()
         self._signatures[sig] = found
@@ -361,12 +383,14 @@ class Kernel(KernelFaces):
 
     def _sizes(self, bound) -> dict[str, int]:
         sizes: dict[str, int] = {}
-        for var, tname, mode in self.program.dims:
+        program = self.compiled.program
+        for var, tname, mode in program.dims:
             n = int(bound[tname].shape[mode])
             if sizes.setdefault(var, n) != n:
-                user = self.plan.origin.get(var, var)
+                user = program.plan.origin.get(var, var)
                 seen = [f"{t} (mode {m}, size {bound[t].shape[m]})"
-                        for v, t, m in self.program.dims if v == var]
+                        for v, t, m in program.dims if v == var]
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
         return sizes
+

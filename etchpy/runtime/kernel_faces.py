@@ -1,6 +1,11 @@
 """What a `Kernel` says about itself: its request's fields, its C text, its
 report (explain) and its repr. A mixin of runtime.kernel.Kernel, which sets
-`request`, `compiled`, `optimized`, `_sources`, `_libs` and `_variants`.
+`request`, `compiled`, `optimized`, `_sources`, `_libs`, `_variants`,
+`_planned` and `_last`.
+
+The plan, the program, the C text and the report are those of the kernel
+planned for the last call's size class (runtime.signature), and before any
+call those made from the size hints or guesses.
 """
 from __future__ import annotations
 
@@ -27,13 +32,20 @@ class KernelFaces:
     name = property(lambda self: self.request.name, doc="The C function's name.")
     threads = property(lambda self: self.request.threads, doc="OpenMP threads it runs on.")
     tuning = property(lambda self: self.request.tuning, doc="The Tuning it was built with.")
-    plan = property(lambda self: self.compiled.plan, doc="The loop nests compiled (a Plan).")
-    program = property(lambda self: self.compiled.program,
+    plan = property(lambda self: self._current().compiled.plan,
+                    doc="The loop nests compiled (a Plan).")
+    program = property(lambda self: self._current().compiled.program,
                        doc="The lowered Imp program (lower.Program).")
-    expr = property(lambda self: self.compiled.expr, doc="The expression compiled.")
-    plan_costs = property(lambda self: self.compiled.costs, doc=(
+    expr = property(lambda self: self._current().compiled.expr,
+                    doc="The expression compiled.")
+    plan_costs = property(lambda self: self._current().compiled.costs, doc=(
         "(cost as written, cost optimized, optimized one used?) when the optimizer "
         "ran, else None: the estimates explain() shows."))
+
+    def _current(self):
+        """The kernel planned for the last call's size class, else this one."""
+        last = self._last
+        return self if last is None else last
 
     # ----------------------------------------------------------- C text
     def source(self, idx_type: str = "int64_t", include_header: bool = False) -> CSource:
@@ -43,10 +55,11 @@ class KernelFaces:
 
             >>> print(kern.source("int32_t").c)
         """
+        kern = self._current()
         key = (idx_type, include_header)
-        src = self._sources.get(key)
+        src = kern._sources.get(key)
         if src is None:
-            src = self._sources[key] = pipeline.render_c(self.compiled, idx_type,
+            src = kern._sources[key] = pipeline.render_c(kern.compiled, idx_type,
                                                          include_header)
         return src
 
@@ -73,20 +86,29 @@ class KernelFaces:
 
             >>> print("\\n".join(kern.banner()))
         """
-        return pipeline.banner(self.compiled)
+        return pipeline.banner(self._current().compiled)
 
     def explain(self) -> str:
         """A readable report of what was compiled: the banner (expression, semiring,
         formats, output, loop orders, tuning changed), the optimizer's rewrites, the
-        estimated costs and which sizes were guessed, the plan, and its streams.
+        estimated costs and which sizes were given, measured on the inputs or
+        guessed, the plan, and its streams. After a call, of the plan made for
+        that call's size class; before any, of the one made from the hints.
 
             >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
         """
-        return pipeline.explain(self.compiled, self.optimized)
+        kern = self._current()
+        text = pipeline.explain(kern.compiled, kern.optimized)
+        if kern is self and self._per_signature:
+            text += ("\nsizes: planned before any input was seen; the first call of each "
+                     "size class\n  of the inputs plans again from the sizes measured on "
+                     "them")
+        return text
 
     def __repr__(self):
         """Name, expression, semiring, output and the shared objects built so far."""
-        kerns = [self, *self._variants.values()]
+        kerns = [self, *self._variants.values(),
+                 *{id(k): k for _, k in self._planned.values() if k is not self}.values()]
         built = [f"{k.semiring.name}/{t}" for k in kerns for t in k._libs] or ["none yet"]
         sr = f"from the inputs' dtype (else {self.semiring.name})" if self._infer \
             else self.semiring.name

@@ -8,6 +8,7 @@ i, j, k, r, rp = ep.indices("i j k r rp")
 
 SQ_DIMS = {"i": 10_000, "j": 10_000}
 SQ_NNZ = {"X": 100_000}
+LARGE = ep.Tuning(saturation=Saturation(saturate_below=0))
 
 
 
@@ -33,10 +34,11 @@ def test_limits_and_stats():
 
 
 def test_saturation_stops_when_the_best_cost_stops_improving():
+    """Early stopping, for a graph over saturate_below e-nodes (0 here: every graph)."""
     X = ep.tensor("X", 2, "csr")
     U, V = ep.tensor("U", 1), ep.tensor("V", 1)
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
-    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, tuning=LARGE)
     assert opt.stats["stop"] == "no improvement"
     assert opt.stats["iterations"] < 30
     costs = [c for _, c in opt.stats["root costs"]]
@@ -44,15 +46,16 @@ def test_saturation_stops_when_the_best_cost_stops_improving():
     patience = ep.tuning.Saturation().patience
     assert len(costs) >= patience + 1
     assert all(c >= costs[-1] * (1 - 1e-3) for c in costs[-patience - 1:])
-    full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=0))
+    full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, tuning=LARGE, limits=dict(patience=0))
     assert full.stats["stop"] != "no improvement" and not full.stats["root costs"]
     assert opt.cost_after <= full.cost_after * (1 + 1e-3)
     # a short patience stops before the expansion pays off (it takes 3 iterations)
-    short = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(patience=1))
+    short = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, tuning=LARGE, limits=dict(patience=1))
     assert short.stats["stop"] == "no improvement" and short.stats["iterations"] == 1
     assert equivalent(short.expr, e)
     # checking every 2 iterations still stops, on a multiple of 2
-    every2 = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(check_every=2))
+    every2 = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, tuning=LARGE,
+                      limits=dict(check_every=2))
     assert every2.stats["stop"] == "no improvement"
     assert all(it % 2 == 0 for it, _ in every2.stats["root costs"])
 
@@ -70,3 +73,27 @@ def test_limits_come_from_the_tuning_and_limits_overrides_them():
     assert one["iterations"] == 1 and not one["root costs"]
     assert optimize(e, tuning=tight, limits=Saturation()).stats["iterations"] > 2
     assert saturation_limits() == ep.tuning.DEFAULT.saturation == Saturation()
+
+
+def test_a_small_graph_runs_to_saturation_and_finds_the_als_factorisation():
+    """Σ_k (Σ_r U[i,r]·V[k,r] − X[i,k])·V[k,c] needs six iterations; a graph below
+    saturate_below e-nodes is not stopped early, even under a short patience."""
+    c = ep.Index("c")
+    U, V, X = ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("X", 2, "csr")
+    als = ep.sum(k, (ep.sum(r, U[i, r] * V[k, r]) - X[i, k]) * V[k, c])
+    dims, nnz = {"i": 4000, "k": 4000, "r": 8, "c": 8}, {"X": 160_000}
+    opt = optimize(als, dims=dims, nnz=nnz, limits=dict(patience=1))
+    assert opt.stats["stop"] == "saturated"
+    assert opt.stats["nodes"] < Saturation().saturate_below
+    assert opt.cost_after * 50 < opt.cost_before and equivalent(opt.expr, als)
+    early = optimize(als, dims=dims, nnz=nnz, limits=dict(patience=1, saturate_below=0))
+    assert early.stats["stop"] == "no improvement" and early.cost_after == early.cost_before
+
+
+def test_a_large_graph_still_stops_when_it_stops_improving():
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    assert opt.stats["stop"] == "no improvement"
+    assert opt.stats["nodes"] >= Saturation().saturate_below

@@ -80,7 +80,7 @@ def test_manifests_survive_a_new_process_as_json(tmp_path):
     second = run_child(cache_dir)
     assert json.loads(second.stdout)["manifest"] == [True, True]
     manifests = list(cache_dir.glob("etchpy_kernel-req-*.json"))
-    assert len(manifests) == 2
+    assert len(manifests) == 4          # each kernel's, and its inputs' size class's
     for f in manifests:
         digest, _, body = f.read_bytes().partition(b"\n")
         assert "request" in dict(json.loads(body)["~d"])

@@ -148,10 +148,10 @@ def kernel_rc(kern, values):
     binds them), or None when binding refuses them first."""
     given = {n: v for n, v in values.items() if n in kern.tensors}
     try:
-        bound, (shape, idx_type, idx_dtype) = kern._bind(given)
+        bound, (shape, idx_type, idx_dtype, kern, _) = kern._bind(given)
     except InputError:
         return None
-    key = calling.variant(idx_type, bound, kern._fused)
+    key = calling.variant(idx_type, bound, kern._fused)     # kern: the one planned to run
     lib, types = kern.library(key), kern._ctypes[key]
     args = [None] * len(kern._slots)
     for name, b in bound.items():

@@ -1,0 +1,169 @@
+"""Planning per input signature: what a call's inputs say about the plan to use.
+
+A kernel plans again for each size class of its inputs (runtime.kernel). The
+class is read from facts that cost O(1) per input: its layout as given, the
+index dtype, and the power of two of every index's size and of every sparse
+input's stored entries (`size_class`). When a class is first seen, `measure`
+reads the statistics the planner is given (exact sizes and stored entries, and
+per compressed level its non-empty fibers, longest and mean fiber: one pass
+over each positions array), and `request_for` makes the compile request of the
+class: the measured sizes become the optimizer options `dims` and `nnz`, under
+any the caller gave (which win), and the statistics ride along as
+`Request.measured` (pipeline.Measured), which explain() reports.
+
+    index_modes(expr)                        (index, tensor, mode) of every access mode
+    size_class(modes, bound, inputs, idx32)  the class key of one call (hashable data)
+    measure(modes, bound, inputs, cls)       a pipeline.Measured
+    request_for(req, measured)               the Request planned for that class
+    class_key(request_key, cls)              its manifest's key on disk
+    SignaturePlans                           the Kernel's half that keeps them
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import replace
+
+import numpy as np
+
+from .. import pipeline
+from . import build
+from ..errors import EtchpyError
+from ..expr.walk import accesses
+
+
+def index_modes(expr) -> tuple:
+    """(index name, tensor name, mode) for every mode of every access of `expr`."""
+    seen = {}
+    for acc in accesses(expr):
+        for mode, ix in enumerate(acc.indices):
+            seen.setdefault((ix.name, acc.tensor.name, mode), None)
+    return tuple(seen)
+
+
+def layout(value) -> str:
+    """How an input was given: a scipy or pydata layout ("csr", "coo", ...), "dense"
+    for a numpy array, a Tensor's format, else its type's name."""
+    if type(value) is np.ndarray:
+        return "dense"
+    fmt = getattr(value, "format", None)
+    if fmt is not None:
+        return str(fmt)
+    return type(value).__name__
+
+
+def _stored(b) -> int | None:
+    """Stored entries of a bound input with index arrays (None for a dense one)."""
+    return None if b.idx32 is None else len(b.roles["vals"])
+
+
+def size_class(modes, bound: dict, inputs: dict, idx32: bool) -> tuple:
+    """The size class of one call: powers of two of every index's size and every
+    sparse input's stored entries, the index dtype and the inputs' layouts."""
+    dims = {}
+    for ix, tname, mode in modes:
+        dims.setdefault(ix, int(bound[tname].shape[mode]).bit_length())
+    stored = tuple((name, n.bit_length()) for name, b in bound.items()
+                   for n in [_stored(b)] if n is not None)
+    layouts = tuple((name, layout(inputs[name])) for name in bound)
+    return (tuple(sorted(dims.items())), stored, bool(idx32), layouts)
+
+
+def measure(modes, bound: dict, inputs: dict, cls: tuple) -> pipeline.Measured:
+    """The statistics of one call's inputs (see the module docstring)."""
+    dims = {}
+    for ix, tname, mode in modes:
+        dims.setdefault(ix, int(bound[tname].shape[mode]))
+    nnz, fibers = [], []
+    for name, b in bound.items():
+        n = _stored(b)
+        if n is None:
+            continue
+        nnz.append((name, n))
+        for role, arr in sorted(b.roles.items()):
+            if role.startswith("pos") and role[3:].isdigit() and len(arr) > 1:
+                counts = np.diff(arr)
+                nonempty = int(np.count_nonzero(counts))
+                fibers.append((name, int(role[3:]), len(arr) - 1, nonempty,
+                               int(counts.max()), float(arr[-1] - arr[0]) / max(1, nonempty)))
+    return pipeline.Measured(tuple(sorted(dims.items())), tuple(nnz), tuple(fibers),
+                             tuple((name, layout(inputs[name])) for name in bound), cls)
+
+
+def _by_name(mapping) -> dict:
+    return {getattr(k, "name", k): v for k, v in (mapping or {}).items()}
+
+
+def request_for(req: pipeline.Request, measured: pipeline.Measured) -> pipeline.Request:
+    """`req` planned for `measured`: its sizes as the options dims and nnz, below
+    the caller's own; `measured` keeps only the figures that were used."""
+    options = dict(req.options)
+    given_dims, given_nnz = _by_name(options.get("dims")), _by_name(options.get("nnz"))
+    dims = tuple((n, v) for n, v in measured.dims if n not in given_dims)
+    nnz = tuple((n, v) for n, v in measured.nnz if n not in given_nnz)
+    options["dims"] = {**dict(dims), **given_dims}
+    options["nnz"] = {**dict(nnz), **given_nnz}
+    return replace(req, options=options, measured=replace(measured, dims=dims, nnz=nnz))
+
+
+def class_key(request_key: str | None, cls) -> str | None:
+    """The key of a size class's manifest: its kernel's request key and the class."""
+    if request_key is None:
+        return None
+    return hashlib.sha256(repr((request_key, cls)).encode()).hexdigest()
+
+
+class SignaturePlans:
+    """The plans of a runtime.kernel.Kernel on disk and per size class: its
+    manifest (what compiling its request made, read back by a later process)
+    and the kernels planned for the size classes of its calls."""
+
+    def _restore(self) -> pipeline.Compiled | None:
+        """The result a previous compile of this request left on disk, if any
+        (ETCHPY_DEBUG prints every stage, so it always runs them)."""
+        if self._request is None or os.environ.get("ETCHPY_DEBUG"):
+            return None
+        saved = build.read_manifest(self.request.name, self._request)
+        if saved is None or saved.get("source_expr") != self.request.expr:
+            return None
+        self._texts = dict(saved["texts"])
+        if saved.get("measured") is not None:     # the figures it was planned from
+            self.request = replace(self.request, options=saved["options"],
+                                   measured=saved["measured"])
+        return pipeline.Compiled(self.request, None, saved["plan"], saved["costs"],
+                                 saved["expr"], saved["program"])
+
+    def _save_manifest(self):
+        """Best effort: write what this kernel's request made (see _restore)."""
+        if self._request is None:
+            return
+        c = self.compiled
+        build.write_manifest(self.name, self._request, {
+            "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
+            "expr": c.expr, "costs": c.costs, "texts": self._texts,
+            "measured": self.request.measured, "options": self.request.options})
+
+    def _planned_for(self, bound, inputs, idx32) -> tuple:
+        """(the kernel planned for the size class of these inputs, the kernel that
+        runs it: this one when the programs are equal), planned on first need."""
+        cls = size_class(self._modes, bound, inputs, idx32)
+        hit = self._planned.get(cls)
+        if hit is None:
+            if not self._planned and not self.from_manifest:
+                self._save_manifest()       # a later process restores this kernel too
+            if len(self._planned) >= 64:
+                self._planned.clear()
+            req = request_for(self.request, measure(self._modes, bound, inputs, cls))
+            try:
+                kern = type(self).of_request(req, key=class_key(self._request, cls),
+                                             per_signature=False)
+            except EtchpyError:     # the plan made from the hints runs these inputs too
+                hit = self._planned[cls] = (None, self)
+                return hit
+            kern._warned = self._warned
+            if not kern.from_manifest:
+                kern._save_manifest()
+            same = (kern.compiled.program == self.compiled.program
+                    and kern.compiled.expr == self.compiled.expr)
+            hit = self._planned[cls] = (kern, self if same else kern)
+        return hit

@@ -1,0 +1,209 @@
+"""Plans per input signature (runtime.signature): a kernel plans again for each
+size class of its inputs from the sizes measured on them, agrees with the
+reference at every size, shares a shared object between classes whose C is the
+same, and keeps each class's plan in memory and on disk (JSON manifests)."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import etchpy as ep
+from etchpy.expr.walk import accesses
+from etchpy.runtime import signature
+from etchpy.testing import assert_same, problems, semiring_values
+
+i, j, k, r, c = ep.indices("i j k r c")
+U, V, X = ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("X", 2, format="csr")
+ALS = ep.sum(k, (ep.sum(r, U[i, r] * V[k, r]) - X[i, k]) * V[k, c])
+A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+SPMV = ep.sum(j, A[i, j] * x[j])
+
+
+def als_inputs(n, rank, density, seed=0):
+    rng = np.random.default_rng(seed)
+    Xs = sp.random(n, n, density=density, format="csr", random_state=seed)
+    return {"U": rng.random((n, rank)), "V": rng.random((n, rank)), "X": Xs}
+
+
+def als_reference(d):
+    return d["U"] @ (d["V"].T @ d["V"]) - d["X"] @ d["V"]
+
+
+def test_two_sizes_plan_apart_and_each_agrees_with_numpy():
+    """The ALS update: on tiny inputs the written expression; on tall ones with a
+    small rank the factorisation U·(VᵀV) − X·V, which explain() says was
+    chosen from measured sizes; back on tiny inputs, the first plan again."""
+    kern = ep.Kernel(ALS, out_indices=(i, c), name="als_sizes")
+    before = kern.explain()
+    assert "sizes guessed" in before and "planned before any input" in before
+    tiny, tall = als_inputs(4, 12, 0.5), als_inputs(300, 2, 0.02)
+    np.testing.assert_allclose(kern(**tiny), als_reference(tiny), rtol=1e-10)
+    tiny_plan = kern.plan
+    assert kern.expr == ALS
+    np.testing.assert_allclose(kern(**tall), als_reference(tall), rtol=1e-10)
+    assert kern.plan != tiny_plan and kern.plan_costs[2]       # the rewrite compiled
+    text = kern.explain()
+    assert "sizes measured on the inputs: |c|=2, |i|=300, |k|=300, |r|=2, nnz(X)=" in text
+    assert "sizes guessed" not in text and "compiling the optimized expression" in text
+    np.testing.assert_allclose(kern(**tiny), als_reference(tiny), rtol=1e-10)
+    assert kern.plan == tiny_plan and len(kern._planned) == 2
+
+
+def test_hints_win_over_measured_sizes():
+    """optimizer_options dims override what is measured: told that the rank is
+    1000, the kernel keeps the written ALS plan on tall inputs."""
+    kern = ep.Kernel(ALS, out_indices=(i, c), name="als_hinted",
+                     optimizer_options={"dims": {"r": 1000, "c": 1000}})
+    tall = als_inputs(300, 2, 0.02)
+    np.testing.assert_allclose(kern(**tall), als_reference(tall), rtol=1e-10)
+    assert kern.expr == ALS
+    text = kern.explain()
+    assert "sizes given: |c|=1000, |r|=1000" in text
+    assert "sizes measured on the inputs: |i|=300, |k|=300, nnz(X)=" in text
+
+
+def test_a_size_class_is_planned_once_and_equal_programs_share_one_build():
+    """Sizes within one power of two share a plan; SpMV plans the same at every
+    size, so each class runs the kernel's own shared object (no second build)."""
+    kern = ep.Kernel(SPMV, name="spmv_classes")
+    for n in (300, 400, 5):
+        M = sp.random(n, n, density=0.05, format="csr", random_state=n)
+        v = np.arange(n, dtype=float)
+        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
+    assert len(kern._planned) == 2
+    assert all(runner is kern for _, runner in kern._planned.values())
+    assert list(kern._libs) == ["int32_t"]
+
+
+def test_the_signature_reads_layouts_index_dtypes_and_powers_of_two():
+    M = sp.random(40, 30, density=0.1, format="csr", random_state=0)
+    kern = ep.Kernel(SPMV, name="spmv_sig")
+    kern(A=M, x=np.ones(30))
+    kern(A=M.tocsc(), x=np.ones(30))                 # another layout given
+    M64 = sp.csr_array((M.data, M.indices.astype(np.int64), M.indptr.astype(np.int64)),
+                       shape=M.shape)
+    kern(A=M64, x=np.ones(30))                       # another index dtype
+    classes = list(kern._planned)
+    assert len(classes) == 3
+    dims, stored, idx32, layouts = classes[0]
+    assert dims == (("i", 6), ("j", 5)) and stored == (("A", M.nnz.bit_length()),)
+    assert idx32 and layouts == (("A", "csr"), ("x", "dense"))
+    assert classes[1][3] == (("A", "csc"), ("x", "dense")) and not classes[2][2]
+
+
+def test_measured_statistics_of_compressed_levels():
+    M = sp.csr_array(np.array([[1.0, 0, 2], [0, 0, 0], [4, 0, 0], [0, 0, 5]]))
+    kern = ep.Kernel(SPMV, name="spmv_stats")
+    kern(A=M, x=np.ones(3))
+    measured = kern._last.request.measured
+    assert measured.dims == (("i", 4), ("j", 3)) and measured.nnz == (("A", 4),)
+    assert measured.fibers == (("A", 1, 4, 3, 2, 4 / 3),)
+    assert measured.given == (("A", "csr"), ("x", "dense"))
+
+
+def test_build_plans_for_the_example_inputs():
+    tall = als_inputs(300, 2, 0.02)
+    kern = ep.Kernel(ALS, out_indices=(i, c), name="als_build").build(**tall)
+    (planned, runner), = kern._planned.values()
+    assert runner is planned and "int32_t" in planned._libs
+
+
+CHILD = textwrap.dedent("""
+    import json
+    import numpy as np, scipy.sparse as sp, etchpy as ep
+    i, k, r, c = ep.indices("i k r c")
+    U, V, X = ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("X", 2, format="csr")
+    als = ep.sum(k, (ep.sum(r, U[i, r] * V[k, r]) - X[i, k]) * V[k, c])
+    rng = np.random.default_rng(0)
+    kern = ep.compile(als, out_indices=(i, c))
+    n = 300
+    d = dict(U=rng.random((n, 2)), V=rng.random((n, 2)),
+             X=sp.random(n, n, density=0.02, format="csr", random_state=0))
+    y = kern(**d)
+    (planned, runner), = kern._planned.values()
+    print(json.dumps({"restored": planned.from_manifest, "factorised": kern.plan_costs[2],
+                      "measured": "sizes measured on the inputs" in kern.explain(),
+                      "ok": bool(np.allclose(y, d["U"] @ (d["V"].T @ d["V"]) - d["X"] @ d["V"]))}))
+""")
+
+
+def test_a_size_class_plan_is_kept_on_disk_as_json(tmp_path):
+    env = dict(os.environ, ETCHPY_CACHE_DIR=str(tmp_path / "c"))
+
+    def child():
+        out = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        return json.loads(out.stdout)
+    first, second = child(), child()
+    assert first == {"restored": False, "factorised": True, "measured": True, "ok": True}
+    assert second == {**first, "restored": True}
+    for f in (tmp_path / "c").glob("*-req-*.json"):
+        digest, _, body = f.read_bytes().partition(b"\n")
+        json.loads(body)                         # plain JSON under its hash line
+
+
+def test_class_keys_differ_by_class_and_need_a_request_key():
+    assert signature.class_key("a", (1,)) != signature.class_key("a", (2,))
+    assert signature.class_key(None, (1,)) is None
+
+
+@st.composite
+def resized(draw):
+    """A random problem and inputs for the same expression at larger sizes."""
+    p = draw(problems(max_occurrences=3))
+    names = sorted({ix.name for a in accesses(p.expr) for ix in a.indices})
+    big = draw(st.sampled_from([9, 12])) if len(names) <= 3 else 6
+    size = dict.fromkeys(names, big)      # one size: a tensor may occur transposed
+    values = draw(st.lists(semiring_values(p.semiring), min_size=1, max_size=4))
+    seed = draw(st.integers(0, 2**16))
+    return p, size, values, seed
+
+
+def larger_inputs(p, size, values, seed):
+    rng = np.random.default_rng(seed)
+    shapes = {a.tensor.name: tuple(size[ix.name] for ix in a.indices)
+              for a in accesses(p.expr) if a.tensor.name in p.inputs}
+    out = {}
+    for name, shape in shapes.items():
+        arr = np.full(shape, p.semiring.zero, dtype=p.semiring.dtype)
+        mask = rng.random(shape) < 0.3
+        arr[mask] = rng.choice(np.asarray(values, dtype=p.semiring.dtype), mask.sum())
+        out[name] = arr
+    return out
+
+
+@settings(max_examples=15, deadline=None)
+@given(resized())
+def test_one_kernel_agrees_with_the_reference_at_two_sizes(case):
+    """One kernel called on tiny inputs, on larger ones, then tiny again: each call
+    agrees with the dense reference, whatever each size class planned."""
+    p, size, values, seed = case
+    kern = ep.compile(p.expr, semiring=p.semiring)
+    big = larger_inputs(p, size, values, seed)
+    for inputs in (p.inputs, big, p.inputs):
+        want = ep.evaluate(p.expr, semiring=p.semiring, backend="reference", **inputs)
+        assert_same(kern(**inputs), want, p.semiring, what=f"{p} at {size}")
+
+
+class RefusingPlans(ep.Kernel):
+    """A kernel for which planning from measured sizes fails."""
+
+    @classmethod
+    def of_request(cls, req, **kw):
+        raise ep.OrderError("no loop order (test)")
+
+
+def test_a_class_that_cannot_be_planned_runs_the_plan_from_the_hints():
+    """Should planning from the measured sizes fail, the call still runs, on the
+    plan made when the kernel was (which these inputs fit)."""
+    kern = RefusingPlans(SPMV, name="spmv_fallback")
+    M = sp.random(50, 40, density=0.1, format="csr", random_state=0)
+    np.testing.assert_allclose(kern(A=M, x=np.ones(40)), M @ np.ones(40))
+    assert list(kern._planned.values()) == [(None, kern)] and kern.plan is kern.compiled.plan
