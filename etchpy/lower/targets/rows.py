@@ -47,6 +47,14 @@ class RowCountTarget(FlatTarget):
         self.hyper = not base.fmt.levels[0].located     # rows are iterations
         self.n = names.fresh("row_n")
 
+    sparse_writes = True
+
+    def tentative(self, var) -> bool:
+        return not (var == self.row_var or self.workspace or var in self.base.tail)
+
+    def rollback(self, var, ctx):
+        return Assign(self.n, Bin("-", Var(self.n), ONE))
+
     def row(self, index, ctx):
         return ctx.iteration if self.hyper else index
 
@@ -108,6 +116,9 @@ class RowFillTarget(RowCountTarget):
 
     def write(self, ctx, v, once=False):
         return self.base.write(ctx, v, once=once)
+
+    def rollback(self, var, ctx):
+        return Assign(self.q, Bin("-", Var(self.q), ONE))
 
     def after(self, var, ctx):
         if var != self.row_var or not self.workspace:
