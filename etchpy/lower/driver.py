@@ -67,8 +67,8 @@ class Emitter:
         """One ready state of the free level s (its coordinate, entered and left).
         A level whose coordinate the target appends on entry (target.tentative)
         over a nest that may produce nothing (lower.produced) keeps a flag that
-        every product below sets, and the target takes the entry back when no
-        product was made."""
+        every product below sets, and the target settles the entry after the
+        nest: kept when a product was made, else taken back."""
         iv = self.names.fresh(f"{s.var}_")
         ctx = ctx if ctx is not None else Context()
         made = None
@@ -78,7 +78,7 @@ class Emitter:
         enter, ctx = self.target.enter(s.var, Var(iv), ctx)
         body = seq(enter, self.emit(s.value, ctx),
                    imp.SKIP if made is None else
-                   If(imp.not_(Var(made)), self.target.rollback(s.var, ctx)),
+                   self.target.settle(s.var, ctx, Var(made)),
                    self.target.after(s.var, ctx))
         if made is not None:
             body = seq(Decl(made, "bool", imp.FALSE), body)

@@ -79,7 +79,10 @@ class Target(Protocol):
     tentative(var)            does enter append var's coordinate as an entry
                               that holds values (so that it must be taken back
                               when no product is made under it)?
-    rollback(var, ctx)        takes back the entry enter appended at var
+    settle(var, ctx, made)    after the nest under a tentative entry at var
+                              (Context.made set): keeps it where made, else
+                              takes it back; nothing it wrote may lie outside
+                              what it keeps (rows on threads: the next row's)
     sparse_writes             does a write make an entry (a sparse output)? It
                               is then made only for a product (lower.produced)
     """
@@ -95,7 +98,7 @@ class Target(Protocol):
     def scatter_blocks(self, var: str) -> tuple: ...
     def finish(self) -> imp.Stmt: ...
     def tentative(self, var: str) -> bool: ...
-    def rollback(self, var: str, ctx: Context) -> imp.Stmt: ...
+    def settle(self, var: str, ctx: Context, made: imp.Expr) -> imp.Stmt: ...
 
 
 class FlatTarget:
@@ -107,7 +110,7 @@ class FlatTarget:
     def tentative(self, var) -> bool:
         return False
 
-    def rollback(self, var, ctx) -> imp.Stmt:
+    def settle(self, var, ctx, made) -> imp.Stmt:
         return imp.SKIP
 
     def setup(self) -> imp.Stmt:

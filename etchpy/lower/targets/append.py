@@ -131,11 +131,11 @@ class AppendTarget(FlatTarget):
         return (type(self) is AppendTarget and k == self.head - 1 and k in self.count
                 and var not in self.tail)
 
-    def rollback(self, var, ctx):
-        """The position appended last at var's level is free again (its tail block,
-        written with nothing, is still zero)."""
+    def settle(self, var, ctx, made):
+        """Unless made, the position appended last at var's level is free again
+        (nothing was written in its tail block, which is still zero)."""
         cnt = self.count[self.level_of[var]]
-        return imp.Assign(cnt, imp.Bin("-", Var(cnt), ONE))
+        return imp.if_(imp.not_(made), imp.Assign(cnt, imp.Bin("-", Var(cnt), ONE)))
 
     def owns_block(self, k) -> bool:
         """Does appending a position at level k append its own zero block of the
