@@ -20,6 +20,7 @@ from .. import streams
 from ..streams import is_stream
 from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
+from .produced import Presence, note
 from .program import Param, Program
 from .schedule import blocks as register
 from .schedule import khatri_rao
@@ -38,16 +39,23 @@ class Emitter:
     """Emits the loop nest of one stream into one target."""
 
     def __init__(self, names: imp.Names, sr, target, tuning: Tuning, threads: int = 1,
-                 markers=False):
+                 markers=False, presence: Presence | None = None):
         self.names, self.sr, self.target, self.tuning = names, sr, target, tuning
         self.threads = threads
         self.markers = markers       # the step fills shared marker scratch in its loops
+        self.presence = presence or Presence(sr)     # which values are products
 
     def with_target(self, target) -> "Emitter":
-        return Emitter(self.names, self.sr, target, self.tuning, self.threads, self.markers)
+        return Emitter(self.names, self.sr, target, self.tuning, self.threads, self.markers,
+                       self.presence)
 
     def emit_step(self, s) -> imp.Stmt:
-        """A step's loop nest; its outermost loop runs on threads when that is safe."""
+        """A step's loop nest; its outermost loop runs on threads when that is safe
+        (not a full reduction into a temporary that keeps flags: its one
+        accumulator would not know whether a product was added)."""
+        flagged = getattr(self.target, "has", None) is not None
+        if flagged and all(lv.contracted for lv in streams.levels_of(s)):
+            return self.emit(s, self.top())
         threaded = threads.on_threads(self, s)
         return threaded if threaded is not None else self.emit(s, self.top())
 
@@ -58,24 +66,38 @@ class Emitter:
         return Context(fresh=bool(getattr(self.target, "fresh", False)))
 
     def row_body(self, s, ctx: Context | None = None) -> imp.Stmt:
-        """One ready state of the free level s (its coordinate, entered and left)."""
+        """One ready state of the free level s (its coordinate, entered and left).
+        A level whose coordinate the target appends on entry (target.tentative)
+        over a nest that may produce nothing (lower.produced) keeps a flag that
+        every product below sets, and the target settles the entry after the
+        nest: kept when a product was made, else taken back."""
         iv = self.names.fresh(f"{s.var}_")
-        enter, ctx = self.target.enter(s.var, Var(iv), ctx if ctx is not None else Context())
-        body = seq(enter, self.emit(s.value, ctx), self.target.after(s.var, ctx))
+        ctx = ctx if ctx is not None else Context()
+        made = None
+        if self.target.tentative(s.var) and not self.presence.certain(s.value):
+            made = self.names.fresh("made")
+            ctx = ctx.with_(made=made)
+        enter, ctx = self.target.enter(s.var, Var(iv), ctx)
+        body = seq(enter, self.emit(s.value, ctx),
+                   imp.SKIP if made is None else
+                   self.target.settle(s.var, ctx, Var(made)),
+                   self.target.after(s.var, ctx))
+        if made is not None:
+            body = seq(Decl(made, "bool", imp.FALSE), body)
         if iv not in imp.names_used(body):    # a counting pass may not need the index
             return body
         return seq(Decl(iv, "index", s.index), body)
 
     def emit(self, s, ctx: Context, blocks=True) -> imp.Stmt:
         if not is_stream(s):
-            return self.target.write(ctx, s)
+            return self.write(ctx, s)
+        # a temporary's flags are set by its writes, not by a block's flush
+        blocks = blocks and getattr(self.target, "has", None) is None
         block = register.block_axis(self, s, ctx) if blocks else None
         if block is not None:
             return register.emit_block(self, s, ctx, block)
         if all(lv.contracted for lv in streams.levels_of(s)):
-            acc = self.names.fresh("acc")
-            return seq(Decl(acc, "value", Const(self.sr.zero, "value")),
-                       self.accumulate(s, acc), self.target.write(ctx, Var(acc)))
+            return self.contracted(s, ctx)
         if s.contracted:
             return self.loop(s, lambda v: self.emit(v.value, ctx.with_(fresh=False)))
         room, ctx_in = self.target.reserve(s.var, streams.most_bound(s), ctx)
@@ -83,10 +105,40 @@ class Emitter:
         return seq(self.loop(s, lambda v: self.row_body(v, ctx_in), room),
                    self.target.leave(s.var, ctx))
 
-    def accumulate(self, s, acc) -> imp.Stmt:
+    def write(self, ctx: Context, v) -> imp.Stmt:
+        """The leaf value v written at ctx. Into a target whose writes make entries,
+        or under an entry appended tentatively (ctx.made, which it then sets),
+        only where v is a product: a position taken back was never written."""
+        w, here = self.target.write(ctx, v), self.presence.of(v)
+        if ctx.made is not None:
+            w = seq(w, imp.Assign(ctx.made, imp.TRUE))
+        elif not self.target.sparse_writes:
+            return w
+        return imp.if_(here, w)
+
+    def contracted(self, s, ctx: Context) -> imp.Stmt:
+        """A nest of contracted levels added into a local accumulator, written
+        once. Into a target whose writes make entries, or under an entry
+        appended tentatively (ctx.made), written only if a flag set by the adds
+        says that some product was added."""
+        acc = self.names.fresh("acc")
+        w = self.target.write(ctx, Var(acc))
+        if ctx.made is not None:
+            w = seq(w, imp.Assign(ctx.made, imp.TRUE))
+        guarded = ((self.target.sparse_writes or ctx.made is not None)
+                   and not self.presence.certain(s))
+        made = self.names.fresh("made") if guarded else None
+        out = seq(Decl(acc, "value", Const(self.sr.zero, "value")),
+                  self.accumulate(s, acc, made))
+        if made is None:
+            return seq(out, w)
+        return seq(Decl(made, "bool", imp.FALSE), out, If(Var(made), w))
+
+    def accumulate(self, s, acc, made=None) -> imp.Stmt:
         if not is_stream(s):
-            return imp.Assign(acc, imp.Ring("add", Var(acc), s))
-        return self.loop(s, lambda v: self.accumulate(v.value, acc),
+            add = imp.Assign(acc, imp.Ring("add", Var(acc), s))
+            return add if made is None else seq(add, note(made, self.presence.of(s)))
+        return self.loop(s, lambda v: self.accumulate(v.value, acc, made),
                          runs=not is_stream(s.value))
 
     def loop(self, s, record, room=imp.SKIP, runs=False) -> imp.Stmt:
@@ -187,9 +239,11 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     target, out_params, output = _output(plan, semiring, tensors, out_format, names, tuning,
                                          hash_workspace)
     body, texts = [target.setup()], []
+    # a sparse output's entries are its products, so its temporaries say where theirs are
+    presence = Presence(semiring, {}) if target.sparse_writes else None
     for steps in khatri_rao.step_groups(plan):
         stmts, text, filled = khatri_rao.lower_group(steps, lambda step: _lower_step(
-            step, plan, semiring, bindings, names, target, tuning, threads))
+            step, plan, semiring, bindings, names, target, tuning, threads, presence))
         if filled:          # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
@@ -213,19 +267,26 @@ def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
                        hash_workspace)
 
 
-def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
+def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
+                presence=None):
     """(statements, description, whether it stores every cell of a dense output
-    once) of one step of the plan."""
+    once) of one step of the plan. With `presence` (the output is sparse), a
+    temporary whose cells may get no product keeps flags (lower.produced),
+    recorded in presence.has for the steps that read it."""
     stmts = []
+    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning)
+    s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
     if step.target == "out":
         target = out_target
     else:
         tvals = bindings[step.target].vals
         size = product([streams.dim_var(v) for v in step.out])
         stmts.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
-        target = DenseTarget(tvals, step.out, sr, names)
-    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning)
-    s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+        has = None
+        if presence is not None and not presence.certain(s):
+            has = presence.has[tvals] = names.fresh(f"{tvals}_has")
+            stmts.append(Alloc(has, "bool", size, imp.FALSE))
+        target = DenseTarget(tvals, step.out, sr, names, has=has)
     filled = False
     only = sum(1 for st in plan.steps if st.target == "out") == 1
     if step.target == "out" and only and isinstance(target, DenseTarget):
@@ -235,7 +296,8 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads):
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                              + f"{step.body}   order ({', '.join(step.order)})"))
-    em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch))
+    em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch),
+                 presence=presence)
     loops = emit_loops(em, s)
     gemm = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled)
     if gemm is not None:

@@ -34,6 +34,8 @@ class Context:
                (schedule.blocks) may then store its values instead of adding
                them. Descending through a contracted level drops it.
     reserved   index names whose loops reserved room for their appends ahead
+    made       the flag of the entry appended tentatively above (Target.tentative),
+               which every product below sets, or None
     """
 
     coords: tuple = ()
@@ -42,6 +44,7 @@ class Context:
     iteration: imp.Expr | None = None
     fresh: bool = False
     reserved: frozenset = frozenset()
+    made: str | None = None
 
     def coord(self, var: str) -> imp.Expr:
         """The coordinate bound to index `var` (KeyError when not entered)."""
@@ -73,7 +76,18 @@ class Target(Protocol):
     scatter_blocks(var)       blocks written at var's coordinate, known ahead
                               (streams.Block, written=True): prefetch hints
     finish()                  once, after every step
+    tentative(var)            does enter append var's coordinate as an entry
+                              that holds values (so that it must be taken back
+                              when no product is made under it)?
+    settle(var, ctx, made)    after the nest under a tentative entry at var
+                              (Context.made set): keeps it where made, else
+                              takes it back; nothing it wrote may lie outside
+                              what it keeps (rows on threads: the next row's)
+    sparse_writes             does a write make an entry (a sparse output)? It
+                              is then made only for a product (lower.produced)
     """
+
+    sparse_writes: bool
 
     def setup(self) -> imp.Stmt: ...
     def reserve(self, var: str, most, ctx: Context) -> tuple[imp.Stmt, Context]: ...
@@ -83,11 +97,21 @@ class Target(Protocol):
     def leave(self, var: str, ctx: Context) -> imp.Stmt: ...
     def scatter_blocks(self, var: str) -> tuple: ...
     def finish(self) -> imp.Stmt: ...
+    def tentative(self, var: str) -> bool: ...
+    def settle(self, var: str, ctx: Context, made: imp.Expr) -> imp.Stmt: ...
 
 
 class FlatTarget:
     """A target whose levels need nothing on entry, exit or ahead of their
     loops: only `write` (and setup/finish) does work. enter binds the index."""
+
+    sparse_writes = False
+
+    def tentative(self, var) -> bool:
+        return False
+
+    def settle(self, var, ctx, made) -> imp.Stmt:
+        return imp.SKIP
 
     def setup(self) -> imp.Stmt:
         return imp.SKIP

@@ -51,6 +51,8 @@ def emit_block(em, s, ctx, r) -> imp.Stmt:
         flush = seq(Decl(t, "index", ZERO), While(lt(Var(t), dim), seq(
             em.target.write(ctx.bind(r, Var(t)), Load(blk, Var(t)), once=ctx.fresh),
             incr(t))))
+        if ctx.made is not None:       # a tentative entry: flushed only when kept
+            flush = If(Var(ctx.made), flush)
         body = seq(imp.Comment(f"the block over {r} ({n} values) in registers"),
                    imp.LocalArray(blk, n, Const(em.sr.zero, "value")),
                    inner.emit(s, ctx), flush)

@@ -121,6 +121,22 @@ class AppendTarget(FlatTarget):
         stmts = self.fmt.levels[k].append(self.level_arrays(k), cnt, p, index, grow)
         return stmts, ctx.bind(var, index, pos=Var(p), fresh=self.owns_block(k))
 
+    sparse_writes = True
+
+    def tentative(self, var) -> bool:
+        """The last appending level's positions hold the values (or their tail
+        blocks): one appended over no product is taken back. (An upper level's
+        position over nothing is an empty segment, which holds no value.)"""
+        k = self.level_of.get(var)
+        return (type(self) is AppendTarget and k == self.head - 1 and k in self.count
+                and var not in self.tail)
+
+    def settle(self, var, ctx, made):
+        """Unless made, the position appended last at var's level is free again
+        (nothing was written in its tail block, which is still zero)."""
+        cnt = self.count[self.level_of[var]]
+        return imp.if_(imp.not_(made), imp.Assign(cnt, imp.Bin("-", Var(cnt), ONE)))
+
     def owns_block(self, k) -> bool:
         """Does appending a position at level k append its own zero block of the
         tail (see Context.fresh)? Only the last appending level of a plain append."""

@@ -39,6 +39,8 @@ class BucketTarget(FlatTarget):
     On threads (schedule.bucket_threads) each block of cols keeps its counts and
     cursors per row in bk_blk (`blocked`)."""
 
+    sparse_writes = True
+
     def __init__(self, axes, fmt: Format, repeats: bool, names: imp.Names):
         self.row, self.col = (axes[m] for m in fmt.mode_order)
         self.repeats = repeats

@@ -10,6 +10,8 @@ from ..target import FlatTarget
 class CoordsTarget(FlatTarget):
     """Records appended in loop order into grown arrays (crd0.., vals)."""
 
+    sparse_writes = True
+
     def __init__(self, axes, sr, names: imp.Names, tuning):
         self.axes, self.sr, self.tuning = tuple(axes), sr, tuning
         self.arrays = {f"crd{m}": names.fresh(f"out_crd{m}") for m in range(len(self.axes))}

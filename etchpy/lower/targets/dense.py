@@ -13,10 +13,17 @@ class DenseTarget(FlatTarget):
 
     `zeroed`: the name of the flag by which a caller passes an output already
     holding zeros (setup then skips the fill); None for a temporary, which its
-    step allocates zeroed."""
+    step allocates zeroed.
 
-    def __init__(self, array: str, axes, sr, names: imp.Names, zeroed: str | None = None):
+    `has`: a temporary's flag array (lower.produced), allocated false by its
+    step: each write sets its cell's flag, and the driver writes only products
+    (sparse_writes), so a flag says that a product was written there."""
+
+    def __init__(self, array: str, axes, sr, names: imp.Names, zeroed: str | None = None,
+                 has: str | None = None):
         self.array, self.axes, self.sr, self.zeroed = array, tuple(axes), sr, zeroed
+        self.has = has
+        self.sparse_writes = has is not None
         self.k = names.fresh("out_k") if zeroed else None
         self.store = False       # True: each cell is written exactly once (no fill)
         self.fresh = False       # True: zero on entry, and the one step writing it
@@ -38,4 +45,5 @@ class DenseTarget(FlatTarget):
         flat = ZERO
         for ax in self.axes:
             flat = imp.add(imp.mul(flat, streams.dim_var(ax)), ctx.coord(ax))
-        return Store(self.array, flat, v) if self.store or once else Accum(self.array, flat, v)
+        w = Store(self.array, flat, v) if self.store or once else Accum(self.array, flat, v)
+        return w if self.has is None else seq(w, Store(self.has, flat, imp.TRUE))

@@ -47,6 +47,14 @@ class RowCountTarget(FlatTarget):
         self.hyper = not base.fmt.levels[0].located     # rows are iterations
         self.n = names.fresh("row_n")
 
+    sparse_writes = True
+
+    def tentative(self, var) -> bool:
+        return not (var == self.row_var or self.workspace or var in self.base.tail)
+
+    def settle(self, var, ctx, made):
+        return imp.if_(imp.not_(made), Assign(self.n, Bin("-", Var(self.n), ONE)))
+
     def row(self, index, ctx):
         return ctx.iteration if self.hyper else index
 
@@ -103,11 +111,18 @@ class RowFillTarget(RowCountTarget):
         if self.workspace or var in self.base.tail:
             return imp.SKIP, ctx.bind(var, index)
         p = self.base.at[1]
-        return (seq(Decl(p, "index", Var(self.q)), incr(self.q), Store(self.crd, Var(p), index)),
+        store = Store(self.crd, Var(p), index) if ctx.made is None else imp.SKIP   # settle
+        return (seq(Decl(p, "index", Var(self.q)), incr(self.q), store),
                 ctx.bind(var, index, pos=Var(p), fresh=self.base.owns_block(1)))
 
     def write(self, ctx, v, once=False):
         return self.base.write(ctx, v, once=once)
+
+    def settle(self, var, ctx, made):
+        """The entry's coordinate is stored only when kept: a position taken back
+        at the end of a row is the next row's first, which another thread fills."""
+        return imp.If(made, Store(self.crd, ctx.pos, ctx.coord(var)),
+                      Assign(self.q, Bin("-", Var(self.q), ONE)))
 
     def after(self, var, ctx):
         if var != self.row_var or not self.workspace:

@@ -162,9 +162,11 @@ int spgemm_inner(
         }
         while (k_c < dim_k) {
             int64_t k_ = k_c;
+            int made = 0;
             int64_t out_p1 = out_count1;
             out_crd1[out_p1] = k_;
             out_count1 = (out_count1 + 1);
+            int made_1 = 0;
             ep_val_t acc = 0.0;
             /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
             int64_t j_q_2 = 0;
@@ -186,6 +188,7 @@ int spgemm_inner(
                     EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                    made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
                     j_q_2 = (j_q_2 + 1);
                 }
                 if (j_q_2 < j_end_2) {
@@ -201,13 +204,20 @@ int spgemm_inner(
                     j_q_2_prev_1 = B_crd1[j_q_2];
                     EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                    made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
                     j_q_2 = (j_q_2 + 1);
                 }
                 if (j_q_2 < j_end_2) {
                     input_error = 4;
                 }
             }
-            out_vals[out_p1] = acc;
+            if (made_1) {
+                out_vals[out_p1] = acc;
+                made = 1;
+            }
+            if (!made) {
+                out_count1 = (out_count1 - 1);
+            }
             k_c = (k_c + 1);
         }
         out_pos1[(i_ + 1)] = out_count1;
