@@ -5,10 +5,10 @@ import json
 import math
 from pathlib import Path
 
-from .states import table as states_table
 from .threads import threads_table
 from .timing import fmt_ratio, fmt_spread, fmt_time
 
+PROCESS_STATES = ("fresh", "freed 32 MiB", "freed 24 MiB", "abs().max()")   # bench/states.py
 SLOW_RATIO = 2.0
 
 
@@ -160,6 +160,27 @@ def failures(results) -> list[str]:
             if "MISMATCH" in r.get("check", ""):
                 out.append(f"{rec['kernel']} ({rec['case']}), {name}: {r['check']}")
     return out
+
+
+def states_table(results: dict) -> str:
+    """Markdown: per kernel and implementation, the median in each state and the
+    ratio to the fresh process's median."""
+    lines = []
+    for kernel, rec in results.items():
+        if "error" in rec:
+            lines.append(f"{kernel}: {rec['error']}")
+            continue
+        lines += [f"{kernel} ({rec['case']}): median in each process state, "
+                  "and / fresh", "",
+                  "| implementation | " + " | ".join(PROCESS_STATES) + " |",
+                  "|---|" + "---|" * len(PROCESS_STATES)]
+        for name, fresh in rec["medians"]["fresh"].items():
+            cells = [f"{fresh * 1e3:.3g} ms"] + [
+                f"{rec['medians'][s][name] * 1e3:.3g} ms ({rec['vs_fresh'][s][name]:.2f})"
+                for s in PROCESS_STATES[1:]]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def write_markdown(results, path: Path):

@@ -34,7 +34,7 @@ import sys
 
 import numpy as np
 
-STATES = ("fresh", "freed 32 MiB", "freed 24 MiB", "abs().max()")
+from .report import PROCESS_STATES as STATES, states_table as table
 
 
 def enter_state(state: str, outputs: dict) -> None:
@@ -123,27 +123,6 @@ def summarize_states(case: str, runs: dict) -> dict:
                  for s, by in med.items() if "etchpy" in by}
     return {"case": case, "states": runs, "medians": med, "vs_fresh": vs_fresh,
             "etchpy_vs": etchpy_vs}
-
-
-def table(results: dict) -> str:
-    """Markdown: per kernel and implementation, the median in each state and the
-    ratio to the fresh process's median."""
-    lines = []
-    for kernel, rec in results.items():
-        if "error" in rec:
-            lines.append(f"{kernel}: {rec['error']}")
-            continue
-        lines += [f"{kernel} ({rec['case']}): median in each process state, "
-                  "and / fresh", "",
-                  "| implementation | " + " | ".join(STATES) + " |",
-                  "|---|" + "---|" * len(STATES)]
-        for name, fresh in rec["medians"]["fresh"].items():
-            cells = [f"{fresh * 1e3:.3g} ms"] + [
-                f"{rec['medians'][s][name] * 1e3:.3g} ms ({rec['vs_fresh'][s][name]:.2f})"
-                for s in STATES[1:]]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
