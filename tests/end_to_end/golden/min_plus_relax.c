@@ -73,8 +73,10 @@ static inline void *ep_advise(void *p, size_t n)
  * come from its heap, which it trims and grows again call after call. A
  * freed mapped block waits in one of EP_SPARES slots of the library (its pages
  * handed back to the system lazily, with MADV_FREE) for an array of about its
- * size, from this call or a later one, on any thread. */
-#if defined(__linux__) && defined(MAP_ANONYMOUS) && (defined(__GNUC__) || defined(__clang__))
+ * size, from this call or a later one, on any thread. Under AddressSanitizer
+ * every array comes from malloc, so that its bounds are checked. */
+#if defined(__linux__) && defined(MAP_ANONYMOUS) && (defined(__GNUC__) || defined(__clang__)) \
+    && !defined(__SANITIZE_ADDRESS__)
 #define EP_MAP 1
 #define EP_MAP_BYTES ((size_t)131072)
 #else
