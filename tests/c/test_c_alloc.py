@@ -4,6 +4,8 @@ smaller ones come from malloc; with map_bytes=0 every array comes from malloc.
 Called directly through wrappers, and through kernels run many times, on
 several Python threads at once (cffi releases the GIL during a call), with the
 path on and off."""
+import pathlib
+import re
 import threading
 from types import SimpleNamespace
 
@@ -165,3 +167,15 @@ def test_the_switch_shapes_only_the_helpers():
     assert "mmap(" not in off and "EP_MAP_BYTES" not in off
     cut = lambda s: s[s.index("int etchpy_kernel("):]        # noqa: E731
     assert cut(on) == cut(off)
+
+
+def test_the_emitters_free_heap_arrays_only_through_ep_release():
+    """A heap array from ep_malloc, ep_calloc or ep_grow starts after a header
+    (or is a mapping): C's free would crash on it. No module of etchpy/c emits
+    a bare free() of a generated array."""
+    folder = pathlib.Path(__file__).resolve().parents[2] / "etchpy" / "c"
+    bare = [f"{path.name}:{n}: {line.strip()}"
+            for path in sorted(folder.glob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if re.search(r"(?<![\w.])free\(\{", line)]
+    assert not bare, "emit ep_release({arr}) instead of free({arr}):\n" + "\n".join(bare)
