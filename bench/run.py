@@ -5,7 +5,8 @@
 
 Kernels (names for --only): spmv stencil spmm spgemm ewise sddmm ttv ttm mttkrp
 inner3 minplus orand triangle, plus `compile` (cold compile / warm load / per-call
-overhead) and `threads` (etchpy with threads=1 vs threads=2). See bench/README.md for what is measured and how ratios are defined.
+overhead), `threads` (etchpy with threads=1 vs threads=2) and `states` (SpGEMM timed
+interleaved in fresh processes and after a freed array: bench/states.py). See bench/README.md for what is measured and how ratios are defined.
 """
 from __future__ import annotations
 
@@ -37,9 +38,10 @@ from bench.cases import (Context, portable_traceback, print_case, print_header, 
 from bench.compile_cost import measure_compile, measure_overhead  # noqa: E402
 from bench.kernels import KERNELS  # noqa: E402
 from bench.peers import load_peers, setup_tensora_venv  # noqa: E402
+from bench import states  # noqa: E402
 from bench.threads import run_in_child  # noqa: E402
 
-ALL_NAMES = ("compile", "threads", *KERNELS)
+ALL_NAMES = ("compile", "threads", "states", *KERNELS)
 
 
 def machine_info() -> dict:
@@ -151,6 +153,15 @@ def main(argv=None, prog="python bench/run.py") -> int:
             results["threads"] = run_in_child(args.quick, args.repeat, say)
         except Exception as exc:
             results["threads"] = {"error": f"{type(exc).__name__}: {exc}"}
+            say(f"    FAILED: {exc}")
+
+    if "states" in args.names:
+        say("\n== interleaved, in fresh processes and after a freed array (bench/states.py) ==")
+        try:
+            results["states"] = states.measure(quick=args.quick, say=say)
+            say(states.table(results["states"]))
+        except Exception as exc:
+            results["states"] = {"spgemm": {"error": f"{type(exc).__name__}: {exc}"}}
             say(f"    FAILED: {exc}")
 
     kernels = [n for n in args.names if n in KERNELS]

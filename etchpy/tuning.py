@@ -65,7 +65,7 @@ class Tuning:
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
             block_sizes, chunks_per_thread.
-        the C helpers: huge_page_bytes, sort_run, marks_walk_min, marks_walk_spread.
+        the C helpers: huge_page_bytes, map_bytes, sort_run, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (False by default: also read an
             input converted when that is priced cheaper, docs/formats.md;
             an input no loop order walks as declared is always converted),
@@ -123,6 +123,9 @@ class Tuning:
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages and grow
                                       # into fresh blocks
+    map_bytes: int = 128 << 10        # heap arrays this large are mapped from the system
+                                      # directly (and kept for reuse when freed), whatever
+                                      # malloc's state; 0: every array from malloc
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2)
     marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this

@@ -151,7 +151,7 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
               f"{p3}#pragma omp for schedule(dynamic, 1)",
               "#endif",
               *_block_loop(fb, var, call, p3, guard=f"if ({ok}) "),
-              *(f"{p3}free({arr});" for arr, *_ in s.private),
+              *(f"{p3}ep_release({arr});" for arr, *_ in s.private),
               f"{p2}}}", f"{p2}if ({failed}) goto fail;", f"{pad}}}"]
     return "\n".join(lines)
 

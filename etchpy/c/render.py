@@ -86,6 +86,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),
         huge_page_text=_bytes_text(tuning.huge_page_bytes),
+        map_bytes=_c_bytes(tuning.map_bytes) if tuning.map_bytes > 0 else None,
+        map_text=_bytes_text(tuning.map_bytes),
         sort_run=tuning.sort_run,
         marks_walk_min=tuning.marks_walk_min,
         marks_walk_spread=tuning.marks_walk_spread)
@@ -106,16 +108,16 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
     lines.append(fb.stmt(prog.body, 0))
     if error is not None:
         lines.append(f"if ({error}) {{")
-        lines += [f"    free({arr});" for arr in fb.heap]
+        lines += [f"    ep_release({arr});" for arr in fb.heap]
         lines += [f"    return (int){error};", "}"]
     published = {p.name for p in prog.params if p.kind == "out_grown"}
     for p in prog.params:
         if p.kind in ("out_grown", "out_count"):
             lines.append(f"*{p.name}_ret = {p.name};")
-    lines += [f"free({arr});" for arr in fb.heap if arr not in published]
+    lines += [f"ep_release({arr});" for arr in fb.heap if arr not in published]
     lines.append("return 0;")
     if fb.heap:
-        lines += ["fail:", *(f"free({arr});" for arr in fb.heap), "return 1;"]
+        lines += ["fail:", *(f"ep_release({arr});" for arr in fb.heap), "return 1;"]
     return "\n".join(INDENT + ln if ln and not ln.startswith("fail:") else ln
                      for ln in "\n".join(lines).split("\n"))
 

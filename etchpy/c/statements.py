@@ -143,7 +143,7 @@ class FunctionBody:
             case Reserve(arr, typ, size, fill):
                 return self.reserve(arr, typ, size, fill, pad)
             case Move(arr, src):
-                return (f"{pad}free({arr}); {arr} = {src}; {self.cap(arr)} = {self.cap(src)}; "
+                return (f"{pad}ep_release({arr}); {arr} = {src}; {self.cap(arr)} = {self.cap(src)}; "
                         f"{src} = NULL; {self.cap(src)} = 0;")
             case ParallelFor():
                 return parallel.parallel_for(self, s, depth)

@@ -64,27 +64,152 @@ static inline void *ep_advise(void *p, size_t n)
     return p;
 }
 
-static inline void *ep_malloc(size_t n) { return ep_advise(malloc(n), n); }
+/* Every heap array has a header of EP_HEAD bytes before it: the length of its
+ * mapping, or 0 when it came from malloc; ep_release reads it. Arrays of
+ * 131072 bytes or more are mapped from the system directly, so that how long a
+ * kernel takes does not depend on malloc's state: glibc raises its own
+ * threshold for mapping once a large block is freed, and large blocks then
+ * come from its heap, which it trims and grows again call after call. A
+ * freed mapped block waits in one of EP_SPARES slots of the library (its pages
+ * handed back to the system lazily, with MADV_FREE) for an array of about its
+ * size, from this call or a later one, on any thread. Under AddressSanitizer
+ * every array comes from malloc, so that its bounds are checked. */
+#if defined(__linux__) && defined(MAP_ANONYMOUS) && (defined(__GNUC__) || defined(__clang__)) \
+    && !defined(__SANITIZE_ADDRESS__)
+#define EP_MAP 1
+#define EP_MAP_BYTES ((size_t)131072)
+#else
+#define EP_MAP 0
+#define EP_MAP_BYTES SIZE_MAX
+#endif
+#define EP_HEAD 64
+#define EP_SPARES 4
 
-/* Zeroed memory: a large block comes fresh from the system, zero pages that cost
- * nothing until touched, instead of a fill pass. */
+static inline size_t *ep_head(void *p) { return (size_t *)((char *)p - EP_HEAD); }
+
+/* A block from malloc for n bytes (n < EP_MAP_BYTES), with its header. */
+static inline void *ep_from_malloc(void *b, size_t n)
+{
+    if (!b) return NULL;
+    *(size_t *)b = 0;
+    return ep_advise((char *)b + EP_HEAD, n);
+}
+
+#if EP_MAP
+/* Mapped blocks (their headers) kept for reuse, under a spin lock held for a
+ * few loads and stores only: never across a system call. */
+static struct { size_t *b[EP_SPARES]; char lock; } ep_spares;
+
+static inline void ep_lock(void)
+{
+    while (__atomic_test_and_set(&ep_spares.lock, __ATOMIC_ACQUIRE)) { }
+}
+
+static inline void ep_unlock(void) { __atomic_clear(&ep_spares.lock, __ATOMIC_RELEASE); }
+
+/* A fresh mapping of n bytes and its header (zero pages), or NULL. */
+static void *ep_map(size_t n)
+{
+    const size_t len = (n + EP_HEAD + 4095) & ~(size_t)4095;
+    if (len < n) return NULL;
+    void *b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b == MAP_FAILED) return NULL;
+    *(size_t *)b = len;
+    ep_advise(b, len);
+    return (char *)b + EP_HEAD;
+}
+
+/* Keeps the mapped block with header b in an empty slot, or in place of the
+ * smallest kept block when that is smaller, its pages after the header's
+ * handed back lazily; unmaps whichever block is not kept. */
+static void ep_unmap(size_t *b)
+{
+    size_t *out = b;
+#ifdef MADV_FREE
+    if (*b > 4096 && madvise((char *)b + 4096, *b - 4096, MADV_FREE) == 0) {
+        ep_lock();
+        int at = -1;
+        for (int s = 0; s < EP_SPARES; s++) {
+            if (!ep_spares.b[s]) { at = s; break; }
+            if (*ep_spares.b[s] < *b && (at < 0 || *ep_spares.b[s] < *ep_spares.b[at])) at = s;
+        }
+        if (at >= 0) { out = ep_spares.b[at]; ep_spares.b[at] = b; }
+        ep_unlock();
+    }
+#endif
+    if (out) munmap(out, *out);
+}
+
+/* The smallest kept block of at least n bytes and at most about twice that,
+ * taken out of its slot, or NULL. */
+static void *ep_reuse(size_t n)
+{
+    ep_lock();
+    int at = -1;
+    for (int s = 0; s < EP_SPARES; s++) {
+        const size_t *b = ep_spares.b[s];
+        if (b && *b >= n + EP_HEAD && *b / 2 <= n + EP_HEAD + 4096 &&
+            (at < 0 || *b < *ep_spares.b[at]))
+            at = s;
+    }
+    size_t *b = at < 0 ? NULL : ep_spares.b[at];
+    if (b) ep_spares.b[at] = NULL;
+    ep_unlock();
+    return b ? (char *)b + EP_HEAD : NULL;
+}
+#else
+static inline void *ep_map(size_t n) { (void)n; return NULL; }
+static inline void ep_unmap(size_t *b) { (void)b; }
+static inline void *ep_reuse(size_t n) { (void)n; return NULL; }
+#endif
+
+static inline void *ep_malloc(size_t n)
+{
+    if (n >= EP_MAP_BYTES) {
+        void *p = ep_reuse(n);
+        return p ? p : ep_map(n);
+    }
+    return n > SIZE_MAX - EP_HEAD ? NULL : ep_from_malloc(malloc(n + EP_HEAD), n);
+}
+
+/* Zeroed memory: a kept block filled with zeros when it is smaller than
+ * 4 MiB; a larger one is a fresh mapping, zero pages that cost nothing
+ * until touched, instead of a fill pass. */
 static inline void *ep_calloc(size_t n, size_t size)
 {
-    return ep_advise(calloc(n, size), n * size);
+    if (size && n > (SIZE_MAX - EP_HEAD) / size) return NULL;
+    if (n * size >= EP_MAP_BYTES) {
+        void *p = n * size < ((size_t)4 << 20) ? ep_reuse(n * size) : NULL;
+        return p ? memset(p, 0, n * size) : ep_map(n * size);
+    }
+    return ep_from_malloc(calloc(1, n * size + EP_HEAD), n * size);
+}
+
+/* Releases an array from ep_malloc, ep_calloc or ep_grow (or NULL). */
+static inline void ep_release(void *p)
+{
+    if (!p) return;
+    size_t *b = ep_head(p);
+    if (*b) ep_unmap(b); else free(b);
 }
 
 /* Grow an array from `had` to `n` bytes, keeping its contents. A large one is
- * moved into a fresh, advised block (realloc would copy or remap it into 4 KiB
- * pages first); on failure the old block is left as it was. */
+ * moved into a fresh block (realloc would copy or remap it into 4 KiB pages
+ * first); on failure the old block is left as it was. */
 static inline void *ep_grow(void *q, size_t had, size_t n)
 {
-    if (n < ((size_t)4 << 20)) return realloc(q, n);
+    if (!q) return ep_malloc(n);
+    if (n < EP_MAP_BYTES && n < ((size_t)4 << 20) && !*ep_head(q) && n <= SIZE_MAX - EP_HEAD) {
+        void *b = realloc(ep_head(q), n + EP_HEAD);
+        return b ? (char *)b + EP_HEAD : NULL;
+    }
     void *p = ep_malloc(n);
-    if (p) { memcpy(p, q, had); free(q); }
+    if (p) { memcpy(p, q, had); ep_release(q); }
     return p;
 }
 
-void add_csr_free(void *p) { free(p); }
+
+void add_csr_free(void *p) { ep_release(p); }
 
 /* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
 int add_csr(
@@ -198,8 +323,8 @@ int add_csr(
     *out_count1_ret = out_count1;
     return 0;
 fail:
-    free(out_pos1);
-    free(out_crd1);
-    free(out_vals);
+    ep_release(out_pos1);
+    ep_release(out_crd1);
+    ep_release(out_vals);
     return 1;
 }
