@@ -30,6 +30,14 @@ from ..expr.walk import uses_negation
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _partitioned(inputs):
+    """The first partitioned input (see Kernel._elsewhere), else None."""
+    for v in inputs.values():
+        if hasattr(type(v), "etchpy_distributed_call"):
+            return v
+    return None
+
+
 class Kernel(KernelFaces):
     """A compiled expression: call it with the inputs by tensor name.
 
@@ -186,8 +194,8 @@ class Kernel(KernelFaces):
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
-        if args:
-            raise io_.positional_error(self._users)
+        if args or _partitioned(inputs):      # an error, or a call for etchpy.distributed
+            return self._elsewhere(args, out, inputs)
         if inputs.keys() != self._users.keys():
             io_.check_names(self._users, inputs)           # raises the precise error
         sr = self._semiring_of(inputs)
@@ -217,6 +225,14 @@ class Kernel(KernelFaces):
         if out is not None:
             return out
         return self._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+
+    def _elsewhere(self, args, out, inputs):
+        """A call not run here: positional inputs are an error; a partitioned input
+        (its type has `etchpy_distributed_call`: etchpy.distributed.Partitioned) runs
+        the call on its cluster (this layer never imports the one above it)."""
+        if args:
+            raise io_.positional_error(self._users)
+        return _partitioned(inputs).etchpy_distributed_call(self, out, inputs)
 
     def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
         """The call's result: the dense output array (or scalar), else the sparse
