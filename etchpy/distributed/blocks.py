@@ -33,6 +33,7 @@ class BlockStats:
 
 def stats(value) -> BlockStats:
     """The BlockStats of a numpy array, scipy sparse matrix/array or ep.Tensor."""
+    value = unpack(value)
     if isinstance(value, Tensor):
         arrays = [a for level in value.levels for a in level.values()]
         idx = {a.dtype == np.int32 for a in arrays}
@@ -90,6 +91,36 @@ def _cut_tensor(t: Tensor, modes, lo, hi) -> Tensor:
                   validate=False)
 
 
+@dataclass(frozen=True)
+class Packed:
+    """An ep.Tensor as plain parts, for the trip between processes (a Tensor
+    guards its arrays' layout, which pickling does not keep for every array)."""
+
+    shape: tuple
+    format: object
+    levels: tuple
+    vals: np.ndarray
+    fill: object
+    name: str
+
+
+def pack(value):
+    """`value` ready to travel: a Tensor as Packed, anything else as it is."""
+    if isinstance(value, Tensor):
+        return Packed(tuple(value.shape), value.format,
+                      tuple(dict(level) for level in value.levels), value.vals, value.fill,
+                      value.name)
+    return value
+
+
+def unpack(value):
+    """The value `pack` made travel (a Packed back as a Tensor)."""
+    if isinstance(value, Packed):
+        return Tensor(value.shape, value.format, value.levels, value.vals, fill=value.fill,
+                      validate=False, name=value.name)
+    return value
+
+
 def coords_of(result):
     """(coords (order, n) int64, values) of a sparse result (scipy or Tensor)."""
     if isinstance(result, Tensor):
@@ -104,6 +135,7 @@ def glue(results, offsets, axis, shape, fmt, sr):
     position by position with the semiring `sr`'s add. Dense results are numpy
     arrays or scalars; sparse ones (output Format `fmt`) scipy arrays or Tensors,
     and the same kind comes back as an ordinary call returns."""
+    results = [unpack(r) for r in results]
     if fmt is None:
         if axis is not None:
             return np.concatenate([np.asarray(r) for r in results], axis=axis)
@@ -125,5 +157,5 @@ def glue(results, offsets, axis, shape, fmt, sr):
 
 
 def add_pair(a, b, fmt, sr, shape):
-    """The semiring add of two block results (a step of the tree reduction)."""
-    return glue([a, b], [0, 0], None, shape, fmt, sr)
+    """The semiring add of two block results (a step of the tree reduction), packed."""
+    return pack(glue([a, b], [0, 0], None, shape, fmt, sr))

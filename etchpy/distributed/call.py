@@ -110,7 +110,7 @@ def run(kern, inputs, out=None):
     idx_types = tuple(sorted({"int32_t" if flag is not False else "int64_t" for flag in idx32}
                              | {"int64_t"}))
     shipped = _shipped(kern, client, idx_types)
-    shared = {n: client.scatter(v, broadcast=True, hash=False) for n, v in others.items()}
+    shared = {n: client.scatter(blocks.pack(v), broadcast=True, hash=False) for n, v in others.items()}
     names = list(inputs)
     call_id = uuid.uuid4().hex[:12]
     tasks = []
@@ -156,7 +156,7 @@ def _combine(client, kern, split, tasks, shape, call_id):
                  for k in range(0, len(tasks) - 1, 2)]
         tasks = pairs + tasks[len(tasks) - len(tasks) % 2:]
         level += 1
-    return client.gather(tasks[0])
+    return blocks.unpack(client.gather(tasks[0]))
 
 
 def compute_seconds(client) -> dict:

@@ -97,7 +97,7 @@ def partition(x, mode: int = 0, blocks: int | None = None, client=None,
     pieces = [blocks_.cut(x, (mode,), lo, hi) for lo, hi in bounds]
     stats = [blocks_.stats(p) for p in pieces]
     check_memory(f"partition of {name}", {b: s.nbytes for b, s in enumerate(stats)}, limits)
-    futures = [client.scatter(p, workers=[workers[b % len(workers)]], hash=False)
+    futures = [client.scatter(blocks_.pack(p), workers=[workers[b % len(workers)]], hash=False)
                for b, p in enumerate(pieces)]
     return Partitioned(client, mode, shape, io_.value_dtype(x), bounds, futures, stats, name)
 

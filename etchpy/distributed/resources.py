@@ -10,10 +10,14 @@ MEMORY_SHARE = 0.6
 
 def workers_of(client):
     """(sorted worker addresses, {address: memory limit in bytes, 0 for none})."""
-    info = client.scheduler_info()["workers"]
-    if not info:
-        raise InputError("partition: the Dask cluster has no workers")
-    return sorted(info), {a: int(w.get("memory_limit") or 0) for a, w in info.items()}
+    limits = client.run_on_scheduler(_limits)
+    if not limits:
+        raise InputError(f"the Dask cluster of {client} has no workers")
+    return sorted(limits), limits
+
+
+def _limits(dask_scheduler) -> dict:
+    return {a: int(w.memory_limit or 0) for a, w in dask_scheduler.workers.items()}
 
 
 def check_memory(what: str, need: dict, limits: dict):

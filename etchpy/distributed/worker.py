@@ -90,11 +90,11 @@ def run_block(shipped: Shipped, names, values, cuts, lo: int, hi: int):
     """The kernel on one block: `values` in the order of `names`, each cut to lo:hi
     along its modes in `cuts` (the partitioned blocks come already cut)."""
     kern = _kernel(shipped)
-    inputs = {n: blocks.cut(v, cuts.get(n, ()), lo, hi) for n, v in zip(names, values)}
+    inputs = {n: blocks.cut(blocks.unpack(v), cuts.get(n, ()), lo, hi) for n, v in zip(names, values)}
     start = time.perf_counter()
     result = kern(**inputs)
     _TIMES.append(time.perf_counter() - start)
-    return result
+    return blocks.pack(result)
 
 
 def kernel_times() -> list[float]:
