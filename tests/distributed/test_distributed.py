@@ -188,3 +188,93 @@ def test_single_machine_path_never_imports_dask():
             "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', "
             "'distributed')], 'dask imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def _graph(n, m, seed):
+    rng = np.random.default_rng(seed)
+    src, dst = rng.integers(0, n, m), rng.integers(0, n, m)
+    keep = src != dst
+    return sp.coo_array((rng.integers(1, 9, keep.sum()).astype(float),
+                         (dst[keep], src[keep])), shape=(n, n)).tocsr()
+
+
+def test_iterative_pagerank_bellman_ford_bfs_move_only_the_vector(client):
+    n = 60
+    W = _graph(n, 240, 9)                       # W[i, j]: an edge j -> i of weight W[i, j]
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    spmv = ep.sum(j, A[i, j] * x[j])
+    # PageRank: column-stochastic P, the graph persisted once
+    out_deg = np.asarray((W != 0).sum(axis=0)).ravel()
+    P = (W != 0).astype(float) @ sp.diags_array(1 / np.maximum(out_deg, 1))
+    P = sp.csr_array(P)
+    P.sort_indices()
+    parts = ep.partition(P, mode=0, blocks=2, client=client)
+    kern, r, ref = ep.compile(spmv), np.full(n, 1 / n), np.full(n, 1 / n)
+    for _ in range(20):
+        r = 0.15 / n + 0.85 * kern(A=parts, x=r)
+        ref = 0.15 / n + 0.85 * (P @ ref)
+    np.testing.assert_allclose(r, ref)
+    # Bellman-Ford over min_plus from vertex 0, until nothing changes
+    parts = ep.partition(W, mode=1, blocks=2, client=client)      # a contracted split
+    relax = ep.compile(spmv, semiring="min_plus")
+    dist = np.full(n, np.inf)
+    dist[0] = 0.0
+    for _ in range(n):
+        new = np.minimum(dist, relax(A=parts, x=dist))
+        if np.array_equal(new, dist):
+            break
+        dist = new
+    from scipy.sparse.csgraph import shortest_path
+    want = shortest_path(sp.csr_matrix(W.T), method="BF", indices=0)
+    np.testing.assert_array_equal(dist, want)
+    # BFS over boolean: levels from vertex 0
+    parts = ep.partition(W != 0, mode=0, blocks=2, client=client)
+    step = ep.compile(spmv, semiring="boolean")
+    level = np.full(n, -1)
+    frontier = np.zeros(n, dtype=bool)
+    frontier[0], level[0] = True, 0
+    for depth in range(1, n):
+        reached = step(A=parts, x=frontier) & (level < 0)
+        if not reached.any():
+            break
+        level[reached], frontier = depth, reached
+    hops = shortest_path(sp.csr_matrix((W != 0).T.astype(float)), unweighted=True, indices=0)
+    np.testing.assert_array_equal(level, np.where(np.isinf(hops), -1, hops))
+
+
+class KillFirstRun(distributed.WorkerPlugin):
+    """Kills its worker process when a block task starts while the flag file exists
+    (claimed by renaming, so exactly one task's first attempt dies)."""
+
+    def __init__(self, flag):
+        self.flag = flag
+
+    def transition(self, key, start, finish, **kwargs):
+        if finish == "executing" and str(key).startswith("etchpy-run"):
+            try:
+                os.rename(self.flag, self.flag + ".taken")
+            except FileNotFoundError:
+                return
+            os._exit(1)
+
+
+def test_a_worker_killed_mid_call_is_retried(client, tmp_path):
+    dask = pytest.importorskip("dask")
+    rows, cols = 40, 30
+    chunks = [da.from_delayed(dask.delayed(_generated_block)(b, rows, cols), (rows, cols),
+                              dtype=np.float64, meta=sp.csr_matrix((0, 0)))
+              for b in range(4)]
+    parts = ep.partition(da.concatenate(chunks, axis=0), mode=0, client=client)
+    M = sp.vstack([_generated_block(b, rows, cols) for b in range(4)]).tocsr()
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    v = np.arange(cols, dtype=float)
+    flag = tmp_path / "kill-flag"
+    flag.write_text("kill the first block task's worker")
+    client.register_plugin(KillFirstRun(str(flag)), name="kill-first-run")
+    try:
+        np.testing.assert_allclose(kern(A=parts, x=v), M @ v)
+    finally:
+        client.unregister_worker_plugin("kill-first-run")
+        client.wait_for_workers(2, timeout=60)
+    assert (tmp_path / "kill-flag.taken").exists() and not flag.exists()
