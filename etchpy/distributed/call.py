@@ -14,6 +14,7 @@ of the semiring's add on the workers.
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import CancelledError
 import weakref
 
 import numpy as np
@@ -98,19 +99,48 @@ def run(kern, inputs, out=None):
     """Kernel `kern` on `inputs`, some of them Partitioned: the same kind of result
     as an ordinary call (see the module docstring for the steps)."""
     kern, parts, split = _prepare(kern, inputs)
-    first = next(iter(parts.values()))
-    client = first.client
     others = {n: v for n, v in inputs.items() if n not in parts}
     shape = _out_shape(kern, parts, others, split)
     item = np.dtype(kern.semiring.dtype).itemsize
     _check_memory(kern, parts, split, others,
                   lambda b: 0 if kern.out_format else
                   item * int(np.prod(shape)) // (1 if not split.free else len(split.bounds)))
+    for attempt in (1, 2):
+        try:
+            result = _run_blocks(kern, parts, split, inputs, others, shape)
+            break
+        except CancelledError:
+            # data without a copy elsewhere (the shipped kernel, a broadcast input,
+            # a scattered block) went down with a worker: ship and broadcast again;
+            # Dask recomputes lost blocks that it knows how to make
+            if attempt == 2:
+                _check_blocks(parts)
+                raise
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _check_blocks(parts):
+    for name, p in parts.items():
+        for b, fut in enumerate(p.futures):
+            if fut.status != "finished":
+                raise InputError(
+                    f"block {b} of partitioned input {name} was lost with its worker "
+                    f"({fut.status}): blocks scattered from the client have no copy "
+                    "elsewhere; partition again, or build it from a dask array so that "
+                    "Dask can recompute a lost block")
+
+
+def _run_blocks(kern, parts, split, inputs, others, shape):
+    client = next(iter(parts.values())).client
     idx32 = {s.idx32 for p in parts.values() for s in p.stats}
     idx_types = tuple(sorted({"int32_t" if flag is not False else "int64_t" for flag in idx32}
                              | {"int64_t"}))
     shipped = _shipped(kern, client, idx_types)
-    shared = {n: client.scatter(blocks.pack(v), broadcast=True, hash=False) for n, v in others.items()}
+    shared = {n: client.scatter(blocks.pack(v), broadcast=True, hash=False)
+              for n, v in others.items()}
     names = list(inputs)
     call_id = uuid.uuid4().hex[:12]
     tasks = []
@@ -119,11 +149,7 @@ def run(kern, inputs, out=None):
         tasks.append(client.submit(run_block, shipped, names, values, split.cuts, lo, hi,
                                    key=f"etchpy-run-{call_id}-{b}", retries=RETRIES,
                                    pure=False))
-    result = _combine(client, kern, split, tasks, shape, call_id)
-    if out is not None:
-        out[...] = result
-        return out
-    return result
+    return _combine(client, kern, split, tasks, shape, call_id)
 
 
 def _out_shape(kern, parts, others, split):
