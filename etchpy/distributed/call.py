@@ -92,7 +92,8 @@ def _check_memory(kern, parts, split, others, out_bytes):
     shared = sum(_nbytes(v) for v in others.values())
     need = {b: sum(p.stats[b].nbytes for p in parts.values()) + shared + out_bytes(b)
             for b in range(len(split.bounds))}
-    check_memory(f"kernel {kern.name!r} over " + ", ".join(parts), need, limits)
+    check_memory(f"kernel {kern.name!r} over " + ", ".join(parts), need, limits,
+                 total=sum(p.nbytes for p in parts.values()) + shared)
 
 
 def run(kern, inputs, out=None):

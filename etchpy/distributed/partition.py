@@ -11,9 +11,11 @@ persisted: later calls reuse them and move only the other operands.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from . import blocks as blocks_
 from . import call
-from .resources import check_memory, workers_of
+from .resources import check_memory, estimate, workers_of
 from ..errors import InputError
 from ..runtime import inputs as io_
 
@@ -94,9 +96,9 @@ def partition(x, mode: int = 0, blocks: int | None = None, client=None,
         raise InputError(f"partition: {name} has {shape[mode]} entries along mode {mode}; "
                          f"cannot cut it into {blocks} blocks")
     bounds = _bounds(shape[mode], k)
+    check_memory(f"partition of {name}", estimate(x, mode, bounds), limits)
     pieces = [blocks_.cut(x, (mode,), lo, hi) for lo, hi in bounds]
     stats = [blocks_.stats(p) for p in pieces]
-    check_memory(f"partition of {name}", {b: s.nbytes for b, s in enumerate(stats)}, limits)
     futures = [client.scatter(blocks_.pack(p), workers=[workers[b % len(workers)]], hash=False)
                for b, p in enumerate(pieces)]
     return Partitioned(client, mode, shape, io_.value_dtype(x), bounds, futures, stats, name)
@@ -116,12 +118,20 @@ def _from_dask(x, mode, blocks, client, name, limits) -> Partitioned:
     other = {m: -1 for m in range(x.ndim) if m != mode and x.numblocks[m] > 1}
     if other:
         x = x.rechunk(other)
-    delayed = x.to_delayed().reshape(-1)
-    futures = client.compute(list(delayed))
-    stats = client.gather(client.map(blocks_.stats, futures, pure=False))
     cuts = [0]
     for c in x.chunks[mode]:
         cuts.append(cuts[-1] + c)
     bounds = list(zip(cuts[:-1], cuts[1:]))
-    check_memory(f"partition of {name}", {b: s.nbytes for b, s in enumerate(stats)}, limits)
+    if isinstance(x._meta, np.ndarray):       # dense chunks: their sizes are known now
+        row = x.dtype.itemsize * int(np.prod(x.shape)) // max(x.shape[mode], 1)
+        check_memory(f"partition of {name}",
+                     {b: row * (hi - lo) for b, (lo, hi) in enumerate(bounds)}, limits)
+    futures = client.compute(list(x.to_delayed().reshape(-1)))
+    stats = client.gather(client.map(blocks_.stats, futures, pure=False))
+    try:                                      # sparse chunks: known once built
+        check_memory(f"partition of {name}", {b: s.nbytes for b, s in enumerate(stats)},
+                     limits)
+    except InputError:
+        client.cancel(futures)
+        raise
     return Partitioned(client, mode, x.shape, x.dtype, bounds, futures, stats, name)

@@ -151,10 +151,21 @@ def test_refused_split_says_why_and_which_modes_work(client):
 
 
 def test_memory_limit_is_checked_with_sizes():
-    with pytest.raises(ep.InputError, match=r"block 1 needs 2\.40 GB .* limit is 1\.50 GB"):
-        resources.check_memory("partition of A", {0: 10, 1: int(2.4e9)},
-                               {"tcp://w": int(1.5e9)})
-    resources.check_memory("partition of A", {0: int(0.8e9)}, {"tcp://w": int(1.5e9)})
+    one, two = {"tcp://a": int(1.5e9)}, {"tcp://a": int(1.5e9), "tcp://b": int(1.5e9)}
+    with pytest.raises(ep.InputError, match=r"block 1 needs 1\.40 GB .* limit is 1\.50 GB"):
+        resources.check_memory("partition of A", {0: 10, 1: int(1.4e9)}, two)
+    halves = {b: int(0.6e9) for b in range(4)}
+    with pytest.raises(ep.InputError, match=r"blocks take 2\.40 GB .* 1\.50 GB together"):
+        resources.check_memory("partition of A", halves, one)
+    resources.check_memory("partition of A", halves, two)
+    # a csr matrix of 2.4 GB that is never touched (calloc'ed), cut along its rows
+    nnz, n = 150_000_000, 1_000
+    M = sp.csr_array((np.zeros(nnz), np.zeros(nnz, dtype=np.int64),
+                      np.linspace(0, nnz, n + 1).astype(np.int64)), shape=(n, n))
+    sizes = resources.estimate(M, 0, [(0, 500), (500, 1000)])
+    assert sum(sizes.values()) == M.data.nbytes + M.indices.nbytes + 1002 * 8
+    with pytest.raises(ep.InputError, match=r"blocks take 2\.40 GB"):
+        resources.check_memory("partition of A", sizes, one)
 
 
 def test_worker_without_compiler_is_named(client, tmp_path):
