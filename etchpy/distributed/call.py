@@ -21,7 +21,7 @@ import numpy as np
 
 from . import blocks
 from . import split as split_
-from .resources import check_memory, workers_of
+from .resources import check_memory
 from .worker import Shipped, run_block, kernel_times
 from ..errors import InputError
 from ..runtime import inputs as io_
@@ -88,7 +88,7 @@ def _nbytes(v) -> int:
 
 
 def _check_memory(kern, parts, split, others, out_bytes):
-    _, limits = workers_of(next(iter(parts.values())).client)
+    limits = next(iter(parts.values())).limits
     shared = sum(_nbytes(v) for v in others.values())
     need = {b: sum(p.stats[b].nbytes for p in parts.values()) + shared + out_bytes(b)
             for b in range(len(split.bounds))}

@@ -28,10 +28,12 @@ class Partitioned:
     A kernel called with it as an input runs on its cluster (distributed.call).
     """
 
-    def __init__(self, client, mode, shape, dtype, bounds, futures, stats, name="tensor"):
+    def __init__(self, client, mode, shape, dtype, bounds, futures, stats, name="tensor",
+                 limits=None):
         self.client, self.mode, self.shape, self.dtype = client, mode, tuple(shape), dtype
         self.bounds, self.futures, self.stats = tuple(bounds), list(futures), list(stats)
         self.name = name
+        self.limits = dict(limits or {})    # worker address -> memory limit, when made
 
     ndim = property(lambda self: len(self.shape))
     nnz = property(lambda self: sum(s.nnz for s in self.stats),
@@ -101,7 +103,8 @@ def partition(x, mode: int = 0, blocks: int | None = None, client=None,
     stats = [blocks_.stats(p) for p in pieces]
     futures = [client.scatter(blocks_.pack(p), workers=[workers[b % len(workers)]], hash=False)
                for b, p in enumerate(pieces)]
-    return Partitioned(client, mode, shape, io_.value_dtype(x), bounds, futures, stats, name)
+    return Partitioned(client, mode, shape, io_.value_dtype(x), bounds, futures, stats, name,
+                       limits)
 
 
 def _check_mode(name, shape, mode):
@@ -134,4 +137,4 @@ def _from_dask(x, mode, blocks, client, name, limits) -> Partitioned:
     except InputError:
         client.cancel(futures)
         raise
-    return Partitioned(client, mode, x.shape, x.dtype, bounds, futures, stats, name)
+    return Partitioned(client, mode, x.shape, x.dtype, bounds, futures, stats, name, limits)
