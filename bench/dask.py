@@ -42,8 +42,9 @@ def _cluster(distributed, n_workers=2, memory_limit="auto"):
 
 
 def _overheads(client, repeat):
-    """(per-call seconds, per-task seconds, bandwidth bytes/s) of the Dask path, from
-    tiny SpMVs cut into 2 and 8 blocks and a broadcast of 64 MB."""
+    """(per-call seconds, per-task seconds, broadcast bytes/s, tiny call seconds,
+    gather bytes/s) of the Dask path, from tiny SpMVs cut into 2 and 8 blocks, a
+    broadcast of 64 MB and a gather of 64 MB."""
     kern = ep.compile(*exprs.get("spmv")[:1])
     M = random_csr(rng_for("dask-tiny"), 64, 64, 256)
     x = np.ones(64)
@@ -52,20 +53,24 @@ def _overheads(client, repeat):
         parts = ep.partition(M, mode=0, blocks=k, client=client)
         kern(A=parts, x=x)
         times[k] = float(np.median([timed(lambda: kern(A=parts, x=x))[0]
-                                    for _ in range(max(repeat, 15))]))
-    per_task = (times[8] - times[2]) / 6
+                                    for _ in range(max(3 * repeat, 25))]))
+    per_task = max(0.0, (times[8] - times[2]) / 6)
     payload = np.ones(8_000_000)
     client.scatter(payload, broadcast=True, hash=False).release()
     seconds = np.median([timed(lambda: client.scatter(payload, broadcast=True, hash=False))[0]
                          for _ in range(3)])
     n_workers = len(client.scheduler_info()["workers"])
-    return times[2] - 2 * per_task, per_task, n_workers * payload.nbytes / seconds, times[2]
+    held = client.submit(np.ones, payload.size, pure=False)
+    held.result()
+    back = np.median([timed(lambda: held.result())[0] for _ in range(3)])
+    return (times[2] - 2 * per_task, per_task, n_workers * payload.nbytes / seconds,
+            times[2], payload.nbytes / back)
 
 
 def _alternate(fns, repeat, client):
     """Median seconds of each of `fns` timed alternately; for the distributed one
     (the last) also the median slowest-worker compute seconds."""
-    samples, compute = [[] for _ in fns], []
+    samples, compute, phases = [[] for _ in fns], [], []
     for fn in fns:
         fn()
     compute_seconds(client)
@@ -74,13 +79,15 @@ def _alternate(fns, repeat, client):
             seconds, _ = timed(fn)
             samples[k].append(seconds)
         compute.append(max(compute_seconds(client).values()))
-    return [float(np.median(s)) for s in samples], float(np.median(compute))
+        phases.append(dict(fns[-1].phases))
+    where = {k: 1e3 * float(np.median([p[k] for p in phases])) for k in phases[0]}
+    return [float(np.median(s)) for s in samples], float(np.median(compute)), where
 
 
 def _workload(name, expr, inputs, split_name, mode, client, repeat, over, iterations=1,
               update=None):
     """One workload's row: timings, model and correctness."""
-    call_s, task_s, bandwidth, _ = over
+    call_s, task_s, bandwidth, _, gather = over
     one, two = ep.compile(expr, threads=1), ep.compile(expr, threads=2)
     parts = ep.partition(inputs[split_name], mode=mode, client=client)
     dist = dict(inputs, **{split_name: parts})
@@ -89,25 +96,29 @@ def _workload(name, expr, inputs, split_name, mode, client, repeat, over, iterat
 
     def loop(kern, args):
         def run():
-            out = None
+            out, run.phases = None, {}
             for _ in range(iterations):
                 out = kern(**args)
+                for key, value in parts.last_call.items():
+                    run.phases[key] = run.phases.get(key, 0.0) + value
                 if update:
                     args[vec] = update(out)
             return out
         return run
     fns = [loop(one, dict(inputs)), loop(two, dict(inputs)), loop(one, dict(dist))]
-    (t1, t2, tw), compute = _alternate(fns, repeat, client)
+    (t1, t2, tw), compute, where = _alternate(fns, repeat, client)
     correct = bool(np.allclose(fns[2](), fns[0](), rtol=1e-9, atol=1e-12))
     moved = sum(np.asarray(v).nbytes for n, v in inputs.items() if n != split_name)
     out_bytes = np.asarray(fns[0]()).nbytes
     per_call = (call_s + task_s * len(parts.bounds)
-                + (len(client.scheduler_info()["workers"]) * moved + out_bytes) / bandwidth)
+                + len(client.scheduler_info()["workers"]) * moved / bandwidth
+                + out_bytes / gather)
     model = iterations * per_call + compute
     return {"workload": name, "one_thread_ms": 1e3 * t1, "two_threads_ms": 1e3 * t2,
             "two_workers_ms": 1e3 * tw, "two_workers_compute_ms": 1e3 * compute,
             "model_ms": 1e3 * model, "correct": correct, "blocks": len(parts.bounds),
-            "iterations": iterations, "broadcast_bytes": moved, "output_bytes": out_bytes,
+            "iterations": iterations, "phases_ms": where,
+            "client_side_ms": 1e3 * tw - sum(where.values()), "broadcast_bytes": moved, "output_bytes": out_bytes,
             "block_bytes": [s.nbytes for s in parts.stats],
             "compute_over_one_thread": t1 / compute if compute else None,
             "scaling": _weak_scaling(compute, moved, out_bytes, call_s, task_s, iterations)}
@@ -137,9 +148,9 @@ def _pagerank_inputs(quick):
 def _memory_case(distributed, quick, repeat):
     """The 2.4 GB SpMV on two 1.5 GB workers (blocks generated there), and one such
     worker refusing the same size."""
-    rows, per_row = (150_000, 10) if quick else (15_000_000, 10)
+    rows, per_row = (200_000, 10) if quick else (20_000_000, 10)
     limit = "1.5GB"
-    nblocks = 6
+    nblocks = 8
     rows_per = rows // nblocks
     import dask
     import dask.array as da
@@ -163,10 +174,10 @@ def _memory_case(distributed, quick, repeat):
     finally:
         client.close()
         cluster.close()
-    rows = 15_000_000           # the refusal moves nothing: full size even with --quick
+    rows = 20_000_000           # the refusal moves nothing: full size even with --quick
     nnz = rows * per_row
-    fake = sp.csr_matrix((np.zeros(nnz), np.zeros(nnz, dtype=np.int64),
-                          np.arange(0, nnz + 1, per_row, dtype=np.int64)), shape=(rows, rows))
+    fake = sp.csr_matrix((np.zeros(nnz), np.zeros(nnz, dtype=np.int32),
+                          np.arange(0, nnz + 1, per_row, dtype=np.int32)), shape=(rows, rows))
     cluster, client = _cluster(distributed, 1, limit)
     try:
         ep.partition(fake, mode=0, blocks=nblocks, client=client, name="A")
@@ -176,7 +187,7 @@ def _memory_case(distributed, quick, repeat):
     finally:
         client.close()
         cluster.close()
-    out.append({"workload": f"spmv {(fake.data.nbytes + fake.indices.nbytes) / GB:.2f} GB "
+    out.append({"workload": f"spmv {(fake.data.nbytes + fake.indices.nbytes + fake.indptr.nbytes) / GB:.2f} GB "
                             f"matrix, 1 worker of {limit}", "correct": refused, "message": message})
     return out
 
@@ -231,9 +242,9 @@ def main(argv=None) -> int:
     cluster, client = _cluster(distributed)
     try:
         over = _overheads(client, args.repeat)
-        call_s, task_s, bandwidth, tiny = over
+        call_s, task_s, bandwidth, tiny, gather = over
         print(f"per call {1e3 * call_s:.2f} ms, per task {1e3 * task_s:.2f} ms, "
-              f"broadcast {bandwidth / GB:.2f} GB/s", flush=True)
+              f"broadcast {bandwidth / GB:.2f} GB/s, gather {gather / GB:.2f} GB/s", flush=True)
         for name, expr, inputs, split, mode, iterations, update in _workloads(args.quick):
             row = _workload(name, expr, inputs, split, mode, client, args.repeat, over,
                             iterations, update)
@@ -242,7 +253,8 @@ def main(argv=None) -> int:
         rows.append({"workload": "tiny spmv n=64 (per-call overhead of the Dask path)",
                      "two_workers_ms": 1e3 * tiny, "model_ms": 1e3 * (call_s + 2 * task_s),
                      "per_call_ms": 1e3 * call_s, "per_task_ms": 1e3 * task_s,
-                     "broadcast_GBps": bandwidth / GB, "correct": True})
+                     "broadcast_GBps": bandwidth / GB, "gather_GBps": gather / GB,
+                     "correct": True})
     finally:
         client.close()
         cluster.close()

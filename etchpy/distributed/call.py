@@ -13,6 +13,7 @@ of the semiring's add on the workers.
 """
 from __future__ import annotations
 
+import time
 import uuid
 from concurrent.futures import CancelledError
 import weakref
@@ -67,6 +68,12 @@ def explain(kern, **inputs) -> str:
     sr = kern._semiring_of(inputs)
     kern = kern if sr is kern.semiring else kern._variant(sr)
     return kern.explain() + "\n\n" + split_.describe(kern, _partitioned(inputs))
+
+
+def wait(futures):
+    """Block until `futures` are done (dask.distributed.wait)."""
+    from dask.distributed import wait as dask_wait
+    dask_wait(futures)
 
 
 def _shipped(kern, client, idx_types):
@@ -135,7 +142,10 @@ def _check_blocks(parts):
 
 
 def _run_blocks(kern, parts, split, inputs, others, shape):
-    client = next(iter(parts.values())).client
+    """Ship, broadcast, run and combine; the seconds of each phase are left in the
+    first partitioned input's `last_call` (shipping, running, combining)."""
+    first = next(iter(parts.values()))
+    client, start = first.client, time.perf_counter()
     idx32 = {s.idx32 for p in parts.values() for s in p.stats}
     idx_types = tuple(sorted({"int32_t" if flag is not False else "int64_t" for flag in idx32}
                              | {"int64_t"}))
@@ -150,7 +160,13 @@ def _run_blocks(kern, parts, split, inputs, others, shape):
         tasks.append(client.submit(run_block, shipped, names, values, split.cuts, lo, hi,
                                    key=f"etchpy-run-{call_id}-{b}", retries=RETRIES,
                                    pure=False))
-    return _combine(client, kern, split, tasks, shape, call_id)
+    shipped_at = time.perf_counter()
+    wait(tasks)
+    ran_at = time.perf_counter()
+    result = _combine(client, kern, split, tasks, shape, call_id)
+    first.last_call = {"ship_s": shipped_at - start, "run_s": ran_at - shipped_at,
+                       "combine_s": time.perf_counter() - ran_at}
+    return result
 
 
 def _out_shape(kern, parts, others, split):

@@ -34,6 +34,7 @@ class Partitioned:
         self.bounds, self.futures, self.stats = tuple(bounds), list(futures), list(stats)
         self.name = name
         self.limits = dict(limits or {})    # worker address -> memory limit, when made
+        self.last_call: dict = {}           # seconds by phase of the last call (call.run)
 
     ndim = property(lambda self: len(self.shape))
     nnz = property(lambda self: sum(s.nnz for s in self.stats),
