@@ -94,7 +94,9 @@ def _cut_tensor(t: Tensor, modes, lo, hi) -> Tensor:
 @dataclass(frozen=True)
 class Packed:
     """An ep.Tensor as plain parts, for the trip between processes (a Tensor
-    guards its arrays' layout, which pickling does not keep for every array)."""
+    guards its arrays' layout, which pickling does not keep for every array). The
+    Tensor made from it is kept with it (`unpack`), so a block a worker holds is
+    rebuilt once, not on every call."""
 
     shape: tuple
     format: object
@@ -102,6 +104,9 @@ class Packed:
     vals: np.ndarray
     fill: object
     name: str
+
+    def __getstate__(self):
+        return {k: v for k, v in self.__dict__.items() if k != "_tensor"}
 
 
 def pack(value):
@@ -116,8 +121,12 @@ def pack(value):
 def unpack(value):
     """The value `pack` made travel (a Packed back as a Tensor)."""
     if isinstance(value, Packed):
-        return Tensor(value.shape, value.format, value.levels, value.vals, fill=value.fill,
-                      validate=False, name=value.name)
+        made = value.__dict__.get("_tensor")    # a block held by a worker: made once
+        if made is None:
+            made = Tensor(value.shape, value.format, value.levels, value.vals,
+                          fill=value.fill, validate=False, name=value.name)
+            object.__setattr__(value, "_tensor", made)
+        return made
     return value
 
 
