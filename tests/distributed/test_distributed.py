@@ -289,3 +289,19 @@ def test_a_worker_killed_mid_call_is_retried(client, tmp_path):
         client.unregister_worker_plugin("kill-first-run")
         client.wait_for_workers(2, timeout=60)
     assert (tmp_path / "kill-flag.taken").exists() and not flag.exists()
+
+
+def test_two_partitioned_inputs_split_together_or_refused(client):
+    A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+    kern = ep.compile(A[i, j] * B[i, j], output="csr")
+    M = sp.random(30, 20, 0.3, format="csr", random_state=2)
+    N = sp.random(30, 20, 0.3, format="csr", random_state=3)
+    got = kern(A=ep.partition(M, mode=0, blocks=3, client=client),
+               B=ep.partition(N, mode=0, blocks=3, client=client))
+    assert_same(got, kern(A=M, B=N), kern.semiring, "both split along i")
+    with pytest.raises(ep.InputError, match="different bounds"):
+        kern(A=ep.partition(M, mode=0, blocks=3, client=client),
+             B=ep.partition(N, mode=0, blocks=2, client=client))
+    with pytest.raises(ep.InputError, match="split along index i but B along mode 1"):
+        kern(A=ep.partition(M, mode=0, blocks=2, client=client),
+             B=ep.partition(N, mode=1, blocks=2, client=client))
