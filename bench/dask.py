@@ -37,7 +37,7 @@ NETWORK_GBPS = 1.25          # the network the scaling predictions assume: 10 Gb
 def _cluster(distributed, n_workers=2, memory_limit="auto"):
     cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
                                        processes=True, host="127.0.0.1",
-                                       dashboard_address=None, memory_limit=memory_limit)
+                                       dashboard_address=":0", memory_limit=memory_limit)
     return cluster, distributed.Client(cluster)
 
 

@@ -23,7 +23,7 @@ SEMIRINGS = ["real", "min_plus", "max_plus", "boolean", "integer", "max_times"]
 @pytest.fixture(scope="module")
 def client():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as c:
         yield c
 
