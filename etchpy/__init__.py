@@ -22,4 +22,5 @@ from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
 from .optimizer.optimize import equivalent, optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
+from .distributed import partition
 from .runtime.kernel import Kernel

@@ -40,6 +40,14 @@ from ..expr.walk import uses_negation
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _partitioned(inputs):
+    """The first partitioned input (see Kernel._elsewhere), else None."""
+    for v in inputs.values():
+        if hasattr(type(v), "etchpy_distributed_call"):
+            return v
+    return None
+
+
 class Kernel(KernelFaces, sig_.SignaturePlans):
     """A compiled expression: call it with the inputs by tensor name.
 
@@ -191,8 +199,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
-        if args:
-            raise io_.positional_error(self._users)
+        if args or _partitioned(inputs):      # an error, or a call for etchpy.distributed
+            return self._elsewhere(args, out, inputs)
         if inputs.keys() != self._users.keys():
             io_.check_names(self._users, inputs)           # raises the precise error
         sr = self._semiring_of(inputs)
@@ -231,6 +239,14 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         if rc == 1:
             raise MemoryError("etchpy kernel ran out of memory building its output")
         raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
+
+    def _elsewhere(self, args, out, inputs):
+        """A call not run here: positional inputs are an error; a partitioned input
+        (its type has `etchpy_distributed_call`: etchpy.distributed.Partitioned) runs
+        the call on its cluster (this layer never imports the one above it)."""
+        if args:
+            raise io_.positional_error(self._users)
+        return _partitioned(inputs).etchpy_distributed_call(self, out, inputs)
 
     def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
         """The call's result: the dense output array (or scalar), else the sparse
@@ -363,34 +379,4 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                 "one compiled for it; delete the kernel cache (ETCHPY_CACHE_DIR) and retry")
         return larger
 
-    def _signature(self, sig, bound, users, inputs) -> tuple:
-        """(output shape, index type name, index dtype, runner, planned) for inputs
-        of these shapes and index dtypes, which are checked to agree; remembered by
-        `sig`. Runner and planned: see _planned_for (self and None when this kernel
-        does not plan per signature)."""
-        sizes = self._sizes(bound)
-        # int32 when every index array already is int32 (no copies), else int64
-        idx32 = {b.idx32 for b in bound.values()} - {None} == {True}
-        shown, runner = (self._planned_for(users, inputs, idx32) if self._per_signature
-                         else (None, self))
-        found = (tuple(sizes[ix.name] for ix in self.out_indices),
-                 "int32_t" if idx32 else "int64_t",
-                 calling.INT32 if idx32 else calling.INT64, runner, shown)
-        if len(self._signatures) >= 64:
-            self._signatures.clear()
-        self._signatures[sig] = found
-        return found
-
-    def _sizes(self, bound) -> dict[str, int]:
-        sizes: dict[str, int] = {}
-        program = self.compiled.program
-        for var, tname, mode in program.dims:
-            n = int(bound[tname].shape[mode])
-            if sizes.setdefault(var, n) != n:
-                user = program.plan.origin.get(var, var)
-                seen = [f"{t} (mode {m}, size {bound[t].shape[m]})"
-                        for v, t, m in program.dims if v == var]
-                raise InputError(f"index {user} has different sizes in "
-                                 + " and ".join(seen))
-        return sizes
 

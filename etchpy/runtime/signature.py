@@ -27,8 +27,8 @@ from dataclasses import replace
 import numpy as np
 
 from .. import pipeline
-from . import build
-from ..errors import EtchpyError
+from . import build, calling
+from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 
 
@@ -116,7 +116,8 @@ def class_key(request_key: str | None, cls) -> str | None:
 class SignaturePlans:
     """The plans of a runtime.kernel.Kernel on disk and per size class: its
     manifest (what compiling its request made, read back by a later process)
-    and the kernels planned for the size classes of its calls."""
+    and the kernels planned for the size classes of its calls, with the sizes
+    every call's inputs are checked to agree on (`_signature`, `_sizes`)."""
 
     def _restore(self) -> pipeline.Compiled | None:
         """The result a previous compile of this request left on disk, if any
@@ -167,3 +168,34 @@ class SignaturePlans:
                     and kern.compiled.expr == self.compiled.expr)
             hit = self._planned[cls] = (kern, self if same else kern)
         return hit
+
+    def _signature(self, sig, bound, users, inputs) -> tuple:
+        """(output shape, index type name, index dtype, runner, planned) for inputs
+        of these shapes and index dtypes, which are checked to agree; remembered by
+        `sig`. Runner and planned: see _planned_for (self and None when this kernel
+        does not plan per signature)."""
+        sizes = self._sizes(bound)
+        # int32 when every index array already is int32 (no copies), else int64
+        idx32 = {b.idx32 for b in bound.values()} - {None} == {True}
+        shown, runner = (self._planned_for(users, inputs, idx32) if self._per_signature
+                         else (None, self))
+        found = (tuple(sizes[ix.name] for ix in self.out_indices),
+                 "int32_t" if idx32 else "int64_t",
+                 calling.INT32 if idx32 else calling.INT64, runner, shown)
+        if len(self._signatures) >= 64:
+            self._signatures.clear()
+        self._signatures[sig] = found
+        return found
+
+    def _sizes(self, bound) -> dict[str, int]:
+        sizes: dict[str, int] = {}
+        program = self.compiled.program
+        for var, tname, mode in program.dims:
+            n = int(bound[tname].shape[mode])
+            if sizes.setdefault(var, n) != n:
+                user = program.plan.origin.get(var, var)
+                seen = [f"{t} (mode {m}, size {bound[t].shape[m]})"
+                        for v, t, m in program.dims if v == var]
+                raise InputError(f"index {user} has different sizes in "
+                                 + " and ".join(seen))
+        return sizes

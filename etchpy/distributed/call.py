@@ -1,0 +1,207 @@
+"""A kernel call with partitioned inputs, run on their Dask cluster.
+
+    run(kern, inputs, out)      what Kernel.__call__ returns for such a call
+    explain(kern, **inputs)     kern.explain() plus the distributed plan (or refusal)
+
+One call: pick the semiring (as an ordinary call does), plan the split
+(distributed.split), check each block run fits its worker's memory, ship the
+kernel once per signature (distributed.worker.Shipped, broadcast to every
+worker and remembered per kernel and client), broadcast the other inputs once,
+submit one task per block (retried by Dask when it fails or its worker dies),
+then combine: gather and concatenate when the split index is free, else a tree
+of the semiring's add on the workers.
+"""
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import CancelledError
+import weakref
+
+import numpy as np
+
+from . import blocks
+from . import split as split_
+from .resources import check_memory
+from .worker import Shipped, run_block, kernel_times
+from ..errors import InputError
+from ..runtime import inputs as io_
+
+RETRIES = 3     # re-runs of a block task that raised (a lost worker is Dask's own retry)
+
+# per kernel: {(client id, index types): future of its Shipped copy on every worker}
+_SHIPPED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _partitioned(inputs) -> dict:
+    return {n: v for n, v in inputs.items() if hasattr(type(v), "etchpy_distributed_call")}
+
+
+def _prepare(kern, inputs):
+    """(kernel of the call's semiring, {name: Partitioned}, Split)."""
+    if inputs.keys() != kern._users.keys():
+        io_.check_names(kern._users, inputs)
+    sr = kern._semiring_of(inputs)
+    kern = kern if sr is kern.semiring else kern._variant(sr)
+    parts = _partitioned(inputs)
+    for name, p in parts.items():
+        tv = kern.tensors[name]
+        if p.ndim != tv.order:
+            raise InputError(f"input {name} has order {tv.order} but its partitioned value "
+                             f"has {p.ndim} modes")
+    clients = {id(p.client) for p in parts.values()}
+    if len(clients) > 1:
+        raise InputError("partitioned inputs " + ", ".join(parts) + " live on different "
+                         "Dask clients; partition them with one client")
+    return kern, parts, split_.plan(kern, parts)
+
+
+def explain(kern, **inputs) -> str:
+    """`kern.explain()` followed by how a call with `inputs` runs over its
+    partitioned inputs: the split index, how block results combine, what is
+    broadcast, or why the call is refused.
+
+        >>> print(etchpy.distributed.explain(kern, A=parts, x=v))
+    """
+    if inputs.keys() != kern._users.keys():
+        io_.check_names(kern._users, inputs)
+    sr = kern._semiring_of(inputs)
+    kern = kern if sr is kern.semiring else kern._variant(sr)
+    return kern.explain() + "\n\n" + split_.describe(kern, _partitioned(inputs))
+
+
+def wait(futures):
+    """Block until `futures` are done (dask.distributed.wait)."""
+    from dask.distributed import wait as dask_wait
+    dask_wait(futures)
+
+
+def _shipped(kern, client, idx_types):
+    mine = _SHIPPED.setdefault(kern, {})
+    key = (id(client), idx_types)
+    fut = mine.get(key)
+    if fut is None or fut.status != "finished":
+        token = f"{kern.name}-{uuid.uuid4().hex}"
+        fut = mine[key] = client.scatter(Shipped.of(kern, token, idx_types), broadcast=True,
+                                         hash=False)
+    return fut
+
+
+def _nbytes(v) -> int:
+    try:
+        return blocks.stats(v).nbytes
+    except (TypeError, ValueError, AttributeError):
+        return 0
+
+
+def _check_memory(kern, parts, split, others, out_bytes):
+    limits = next(iter(parts.values())).limits
+    shared = sum(_nbytes(v) for v in others.values())
+    need = {b: sum(p.stats[b].nbytes for p in parts.values()) + shared + out_bytes(b)
+            for b in range(len(split.bounds))}
+    check_memory(f"kernel {kern.name!r} over " + ", ".join(parts), need, limits,
+                 total=sum(p.nbytes for p in parts.values()) + shared)
+
+
+def run(kern, inputs, out=None):
+    """Kernel `kern` on `inputs`, some of them Partitioned: the same kind of result
+    as an ordinary call (see the module docstring for the steps)."""
+    kern, parts, split = _prepare(kern, inputs)
+    others = {n: v for n, v in inputs.items() if n not in parts}
+    shape = _out_shape(kern, parts, others, split)
+    item = np.dtype(kern.semiring.dtype).itemsize
+    _check_memory(kern, parts, split, others,
+                  lambda b: 0 if kern.out_format else
+                  item * int(np.prod(shape)) // (1 if not split.free else len(split.bounds)))
+    for attempt in (1, 2):
+        try:
+            result = _run_blocks(kern, parts, split, inputs, others, shape)
+            break
+        except CancelledError:
+            # data without a copy elsewhere (the shipped kernel, a broadcast input,
+            # a scattered block) went down with a worker: ship and broadcast again;
+            # Dask recomputes lost blocks that it knows how to make
+            if attempt == 2:
+                _check_blocks(parts)
+                raise
+    if out is not None:
+        out[...] = result
+        return out
+    return result
+
+
+def _check_blocks(parts):
+    for name, p in parts.items():
+        for b, fut in enumerate(p.futures):
+            if fut.status != "finished":
+                raise InputError(
+                    f"block {b} of partitioned input {name} was lost with its worker "
+                    f"({fut.status}): blocks scattered from the client have no copy "
+                    "elsewhere; partition again, or build it from a dask array so that "
+                    "Dask can recompute a lost block")
+
+
+def _run_blocks(kern, parts, split, inputs, others, shape):
+    """Ship, broadcast, run and combine; the seconds of each phase are left in the
+    first partitioned input's `last_call` (shipping, running, combining)."""
+    first = next(iter(parts.values()))
+    client, start = first.client, time.perf_counter()
+    idx32 = {s.idx32 for p in parts.values() for s in p.stats}
+    idx_types = tuple(sorted({"int32_t" if flag is not False else "int64_t" for flag in idx32}
+                             | {"int64_t"}))
+    shipped = _shipped(kern, client, idx_types)
+    shared = {n: client.scatter(blocks.pack(v), broadcast=True, hash=False)
+              for n, v in others.items()}
+    names = list(inputs)
+    call_id = uuid.uuid4().hex[:12]
+    tasks = []
+    for b, (lo, hi) in enumerate(split.bounds):
+        values = [parts[n].futures[b] if n in parts else shared[n] for n in names]
+        tasks.append(client.submit(run_block, shipped, names, values, split.cuts, lo, hi,
+                                   key=f"etchpy-run-{call_id}-{b}", retries=RETRIES,
+                                   pure=False))
+    shipped_at = time.perf_counter()
+    wait(tasks)
+    ran_at = time.perf_counter()
+    result = _combine(client, kern, split, tasks, shape, call_id)
+    first.last_call = {"ship_s": shipped_at - start, "run_s": ran_at - shipped_at,
+                       "combine_s": time.perf_counter() - ran_at}
+    return result
+
+
+def _out_shape(kern, parts, others, split):
+    sizes = {}
+    for name in kern.tensors:
+        if name not in parts and name not in others:
+            continue
+        dims = parts[name].shape if name in parts else np.shape(others[name])
+        for node_ix, n in zip(_indices_of(kern, name), dims):
+            sizes.setdefault(node_ix, n)
+    return tuple(sizes[ix.name] for ix in kern.out_indices)
+
+
+def _indices_of(kern, name):
+    for node in split_._walk(kern.source_expr):
+        if getattr(node, "tensor", None) is not None and node.tensor.name == name:
+            return [ix.name for ix in node.indices]
+    return []
+
+
+def _combine(client, kern, split, tasks, shape, call_id):
+    sr, fmt = kern.semiring, kern.out_format
+    if split.free:
+        offsets = [lo for lo, _ in split.bounds]
+        return blocks.glue(client.gather(tasks), offsets, split.axis, shape, fmt, sr)
+    level = 0
+    while len(tasks) > 1:
+        pairs = [client.submit(blocks.add_pair, tasks[k], tasks[k + 1], fmt, sr, shape,
+                               key=f"etchpy-add-{call_id}-{level}-{k}", retries=RETRIES)
+                 for k in range(0, len(tasks) - 1, 2)]
+        tasks = pairs + tasks[len(tasks) - len(tasks) % 2:]
+        level += 1
+    return blocks.unpack(client.gather(tasks[0]))
+
+
+def compute_seconds(client) -> dict:
+    """{worker address: seconds inside kernels since last asked} (for benchmarks)."""
+    return {a: float(np.sum(t)) for a, t in client.run(kernel_times).items()}
