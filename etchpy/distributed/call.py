@@ -24,6 +24,7 @@ from . import blocks
 from . import split as split_
 from .resources import check_memory
 from .worker import Shipped, run_block, kernel_times
+from .. import pipeline
 from ..errors import InputError
 from ..runtime import inputs as io_
 
@@ -49,11 +50,34 @@ def _prepare(kern, inputs):
         if p.ndim != tv.order:
             raise InputError(f"input {name} has order {tv.order} but its partitioned value "
                              f"has {p.ndim} modes")
+    kern = _planned(kern, inputs)
     clients = {id(p.client) for p in parts.values()}
     if len(clients) > 1:
         raise InputError("partitioned inputs " + ", ".join(parts) + " live on different "
                          "Dask clients; partition them with one client")
     return kern, parts, split_.plan(kern, parts)
+
+
+def _planned(kern, inputs):
+    """The kernel planned once for the whole call: its index sizes and stored
+    entries read from the inputs, a partitioned one's added up over its blocks
+    (every block then runs that one plan's C)."""
+    if not getattr(kern, "_per_signature", False):
+        return kern
+    dims, nnz = {}, {}
+    for ix, tname, mode in kern._modes:
+        if tname in inputs:
+            dims.setdefault(ix, int(np.shape(inputs[tname])[mode]))
+    for name, v in inputs.items():
+        dense = (isinstance(v, np.ndarray) or
+                 all(b.idx32 is None for b in getattr(v, "stats", [blocks.BlockStats((), 0, 0, 0)])))
+        if not dense and getattr(v, "nnz", None) is not None:
+            nnz[name] = int(v.nnz)
+    cls = ("distributed", tuple(sorted((k, v.bit_length()) for k, v in dims.items())),
+           tuple(sorted((k, v.bit_length()) for k, v in nnz.items())))
+    measured = lambda: pipeline.Measured(tuple(sorted(dims.items())),    # noqa: E731
+                                         tuple(sorted(nnz.items())), size_class=cls)
+    return kern.planned_for_class(cls, measured)[1]
 
 
 def explain(kern, **inputs) -> str:

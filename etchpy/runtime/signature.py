@@ -150,23 +150,34 @@ class SignaturePlans:
         cls = size_class(self._modes, bound, inputs, idx32)
         hit = self._planned.get(cls)
         if hit is None:
-            if not self._planned and not self.from_manifest:
-                self._save_manifest()       # a later process restores this kernel too
-            if len(self._planned) >= 64:
-                self._planned.clear()
-            req = request_for(self.request, measure(self._modes, bound, inputs, cls))
-            try:
-                kern = type(self).of_request(req, key=class_key(self._request, cls),
-                                             per_signature=False)
-            except EtchpyError:     # the plan made from the hints runs these inputs too
-                hit = self._planned[cls] = (None, self)
-                return hit
-            kern._warned = self._warned
-            if not kern.from_manifest:
-                kern._save_manifest()
-            same = (kern.compiled.program == self.compiled.program
-                    and kern.compiled.expr == self.compiled.expr)
-            hit = self._planned[cls] = (kern, self if same else kern)
+            hit = self.planned_for_class(cls, lambda: measure(self._modes, bound, inputs, cls))
+        return hit
+
+    def planned_for_class(self, cls, measured) -> tuple:
+        """(planned, runner) for size class `cls` (hashable data) as _planned_for
+        gives them; `measured()` makes the class's pipeline.Measured when the
+        class is new. etchpy.distributed plans a call over blocks with it, from
+        the blocks' sizes added up."""
+        hit = self._planned.get(cls)
+        if hit is not None:
+            return hit
+        if not self._planned and not self.from_manifest:
+            self._save_manifest()       # a later process restores this kernel too
+        if len(self._planned) >= 64:
+            self._planned.clear()
+        req = request_for(self.request, measured())
+        try:
+            kern = type(self).of_request(req, key=class_key(self._request, cls),
+                                         per_signature=False)
+        except EtchpyError:     # the plan made from the hints runs these inputs too
+            hit = self._planned[cls] = (None, self)
+            return hit
+        kern._warned = self._warned
+        if not kern.from_manifest:
+            kern._save_manifest()
+        same = (kern.compiled.program == self.compiled.program
+                and kern.compiled.expr == self.compiled.expr)
+        hit = self._planned[cls] = (kern, self if same else kern)
         return hit
 
     def _signature(self, sig, bound, users, inputs) -> tuple:

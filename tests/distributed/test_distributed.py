@@ -49,6 +49,21 @@ def test_spmv_split_free_and_contracted_index(client, sr, mode):
     assert ("concatenated" if mode == 0 else "tree reduction") in report
 
 
+def test_a_call_is_planned_once_from_the_blocks_sizes_added_up(client):
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    M = sp.random(300, 70, density=0.05, format="csr", random_state=3)
+    parts = ep.partition(M, mode=0, blocks=2, client=client)
+    v = np.arange(70.0)
+    np.testing.assert_allclose(kern(A=parts, x=v), M @ v)
+    classes = [c for c in kern._planned if c[0] == "distributed"]
+    assert len(classes) == 1
+    planned, _ = kern._planned[classes[0]]
+    assert planned is not None and planned.request.measured is not None
+    assert dict(planned.request.measured.nnz)["A"] == M.nnz       # the whole, not a block
+    assert dict(planned.request.measured.dims) == {"i": 300, "j": 70}
+
+
 def test_scipy_input_dense_scalar_output_and_out(client):
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     M = sp.random(50, 40, 0.1, format="csr", random_state=3)
