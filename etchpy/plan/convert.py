@@ -54,7 +54,9 @@ class Conversion:
 
     @property
     def tensor(self) -> TensorVar:
-        return reserved_tensor(self.name, self.format.order, self.format)
+        tvar = reserved_tensor(self.name, self.format.order, self.format)
+        object.__setattr__(tvar, "converted_from", self.source)   # its entries: plan.cost
+        return tvar
 
     def explain(self) -> str:
         return (f"{self.name} = {self.source} converted {self.source_format} -> "

@@ -60,8 +60,9 @@ class Stats:
     def tensor_nnz(self, acc: Access) -> float:
         names = [ix.name for ix in acc.indices]
         full = self.full(names)
-        if acc.tensor.name in self.nnz:
-            return min(full, self.nnz[acc.tensor.name])
+        name = getattr(acc.tensor, "converted_from", acc.tensor.name)   # a converted copy
+        if name in self.nnz:                                              # holds its source's
+            return min(full, self.nnz[name])
         return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
 
 
