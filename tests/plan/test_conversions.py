@@ -147,7 +147,7 @@ def test_explain_and_the_exported_header_name_the_conversion(tmp_path):
     c_path, h_path = ep.export_c(TRACE, "trace_ab", tmp_path)
     header = h_path.read_text()
     assert "convert:" in header and "csc" in header
-    conv = ep.compile(TRACE).plan.conversions[0]
+    conv = ep.Kernel(TRACE).plan.conversions[0]   # planned from the hints, as export_c
     assert f"{conv.name}_crd1" in header      # the kernel takes the converted arrays
 
 
