@@ -16,6 +16,7 @@ knobs; only the "c" backend's code depends on them.
 from __future__ import annotations
 
 import pathlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, Union
 
 import numpy as np
@@ -142,7 +143,7 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
                                            strict=False)
     kern = Kernel(expr, semiring=semiring, output=output, order=order,
                   out_indices=out_indices, name=name, threads=threads, every_size=True,
-                  tuning=tuning)
+                  tuning=replace(tuning_.of(tuning), conversions=False))
     src = kern.source(index_type, include_header=True)
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)

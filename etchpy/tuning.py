@@ -66,9 +66,9 @@ class Tuning:
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, marks_walk_min, marks_walk_spread.
-        planning and the optimizer: conversions (False by default: also read an
-            input converted when that is priced cheaper, docs/formats.md;
-            an input no loop order walks as declared is always converted),
+        planning and the optimizer: conversions (also read an input converted
+            when that is priced cheaper, docs/formats.md; an input no loop
+            order walks as declared is converted whatever it says),
             rewrite_margin, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
             temp_weight, saturation (an etchpy.tuning.Saturation).
@@ -95,8 +95,8 @@ class Tuning:
                                       # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
-    conversions: bool = False         # also convert an input when that is priced cheaper
-                                      # (opt in: it changes the kernel's C inputs); an input
+    conversions: bool = True          # also convert an input when that is priced cheaper
+                                      # (it changes the kernel's C inputs); an input
                                       # no loop order walks as declared is always converted
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)

@@ -153,11 +153,17 @@ class SignaturePlans:
             hit = self.planned_for_class(cls, lambda: measure(self._modes, bound, inputs, cls))
         return hit
 
-    def planned_for_class(self, cls, measured) -> tuple:
-        """(planned, runner) for size class `cls` (hashable data) as _planned_for
-        gives them; `measured()` makes the class's pipeline.Measured when the
-        class is new. etchpy.distributed plans a call over blocks with it, from
-        the blocks' sizes added up."""
+    def planned_for_class(self, cls: tuple, measured) -> tuple:
+        """The kernel planned for a size class: (planned, runner) as _planned_for
+        gives them, planned on first need and remembered.
+
+        Parameters: cls, the class's key (hashable data); measured, a function
+        returning the class's pipeline.Measured, called only when the class is
+        new. etchpy.distributed plans a call over blocks with it, from the
+        blocks' sizes added up.
+
+            >>> _, runner = kern.planned_for_class(("mine",), lambda: measured)
+        """
         hit = self._planned.get(cls)
         if hit is not None:
             return hit
