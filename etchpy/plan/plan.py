@@ -241,6 +241,10 @@ class _Builder:
             object.__setattr__(tvar, attr, value)
         self.temps[name] = tvar
         self.step(name, free, bound, body)
+        # a dense temporary is laid out in the order its loop nest writes it
+        last = self.steps[-1]
+        free = tuple(v for v in last.order if v in free)
+        self.steps[-1] = Step(last.target, free, last.bound, last.body, last.order)
         self.shared[key] = Access(tvar, tuple(Index(v) for v in free))
         return self.shared[key]
 
