@@ -306,7 +306,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
         # csr / csc: straight into scipy (sorted and canonical by construction)
         import scipy.sparse as sp      # loaded by then; not at `import etchpy`
         n = counts["count1"]
-        make = sp.csc_array if out_format.name == "csc" else sp.csr_array
+        make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
         major = shape[out_format.mode_order[0]]
         return make((take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
                      take("pos1", major + 1, idx_dtype)), shape=shape)

@@ -61,10 +61,8 @@ def stored(x, shape) -> np.ndarray:
 
 
 def _sparse_output(f) -> bool:
-    """A sparse output format, but not an unnamed csc: the runtime reads that one
-    back as a csr array (calling.read_output picks scipy's class by name)."""
-    unnamed_csc = f.name is None and f == ep.Format(["dense", "compressed"], [1, 0])
-    return not f.is_dense and not unnamed_csc
+    """A sparse output format (an unnamed csc included: tests/runtime/test_unnamed_output)."""
+    return not f.is_dense
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
