@@ -26,6 +26,7 @@ from .resources import check_memory
 from .worker import Shipped, run_block, kernel_times
 from .. import pipeline
 from ..errors import InputError
+from ..expr.walk import subexprs
 from ..runtime import inputs as io_
 
 RETRIES = 3     # re-runs of a block task that raised (a lost worker is Dask's own retry)
@@ -58,6 +59,16 @@ def _prepare(kern, inputs):
     return kern, parts, split_.plan(kern, parts)
 
 
+def _stored(v) -> int | None:
+    """Stored entries of a sparse input (a partitioned one's over all its
+    blocks), None for a dense one."""
+    stats = getattr(v, "stats", None)
+    if isinstance(v, np.ndarray) or (stats is not None and all(b.idx32 is None for b in stats)):
+        return None
+    n = getattr(v, "nnz", None)
+    return None if n is None else int(n)
+
+
 def _planned(kern, inputs):
     """The kernel planned once for the whole call: its index sizes and stored
     entries read from the inputs, a partitioned one's added up over its blocks
@@ -69,10 +80,8 @@ def _planned(kern, inputs):
         if tname in inputs:
             dims.setdefault(ix, int(np.shape(inputs[tname])[mode]))
     for name, v in inputs.items():
-        dense = (isinstance(v, np.ndarray) or
-                 all(b.idx32 is None for b in getattr(v, "stats", [blocks.BlockStats((), 0, 0, 0)])))
-        if not dense and getattr(v, "nnz", None) is not None:
-            nnz[name] = int(v.nnz)
+        if _stored(v) is not None:
+            nnz[name] = _stored(v)
     cls = ("distributed", tuple(sorted((k, v.bit_length()) for k, v in dims.items())),
            tuple(sorted((k, v.bit_length()) for k, v in nnz.items())))
     measured = lambda: pipeline.Measured(tuple(sorted(dims.items())),    # noqa: E731
@@ -205,7 +214,7 @@ def _out_shape(kern, parts, others, split):
 
 
 def _indices_of(kern, name):
-    for node in split_._walk(kern.source_expr):
+    for node in subexprs(kern.source_expr):
         if getattr(node, "tensor", None) is not None and node.tensor.name == name:
             return [ix.name for ix in node.indices]
     return []

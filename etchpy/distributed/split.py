@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
-from ..expr.nodes import Access, Add, Mul, Sum
+from ..expr.nodes import Access, Sum
+from ..expr.walk import subexprs
 
 
 @dataclass(frozen=True)
@@ -38,16 +39,6 @@ class Split:
     cuts: dict
 
 
-def _walk(e):
-    yield e
-    match e:
-        case Mul(a, b) | Add(a, b):
-            yield from _walk(a)
-            yield from _walk(b)
-        case Sum(_, body):
-            yield from _walk(body)
-
-
 def _top_sums(e) -> set:
     names = set()
     while isinstance(e, Sum):
@@ -59,7 +50,7 @@ def _top_sums(e) -> set:
 def _modes_of(expr, name, index) -> set:
     """The sets of modes at which each access of tensor `name` carries `index`."""
     return {tuple(m for m, ix in enumerate(node.indices) if ix.name == index)
-            for node in _walk(expr) if isinstance(node, Access) and node.tensor.name == name}
+            for node in subexprs(expr) if isinstance(node, Access) and node.tensor.name == name}
 
 
 def _refuse(msg, kern, parts):
@@ -76,13 +67,13 @@ def _refuse(msg, kern, parts):
 def _why_not(kern, pname, mode) -> str | None:
     """Why splitting input `pname` along `mode` is not exact, or None when it is."""
     expr = kern.source_expr
-    accesses = [n for n in _walk(expr) if isinstance(n, Access) and n.tensor.name == pname]
+    accesses = [n for n in subexprs(expr) if isinstance(n, Access) and n.tensor.name == pname]
     if len(accesses) != 1:
         return f"{pname} is accessed {len(accesses)} times"
     index = accesses[0].indices[mode].name
     if sum(ix.name == index for ix in accesses[0].indices) > 1:
         return f"{pname} repeats index {index} (a diagonal)"
-    inner = [n for n in _walk(expr) if isinstance(n, Sum) and n.index.name == index]
+    inner = [n for n in subexprs(expr) if isinstance(n, Sum) and n.index.name == index]
     free = index in [ix.name for ix in kern.out_indices]
     if not free and (index not in _top_sums(expr) or len(inner) != 1):
         return (f"index {index} (mode {mode} of {pname}) is contracted inside the "
@@ -104,7 +95,7 @@ def plan(kern, parts: dict) -> Split:
     why = _why_not(kern, first_name, first.mode)
     if why is not None:
         _refuse(why, kern, parts)
-    access = next(n for n in _walk(kern.source_expr)
+    access = next(n for n in subexprs(kern.source_expr)
                   if isinstance(n, Access) and n.tensor.name == first_name)
     index = access.indices[first.mode].name
     for pname, p in parts.items():
