@@ -10,6 +10,7 @@ Statements
     power     ::= atom ['**' INT]                 INT a positive integer literal
     atom      ::= NUMBER | 'inf' | '(' expr ')'
                 | 'sum' '(' (NAME | '(' NAME (',' NAME)* ')') ',' expr ')'
+                | MAP '(' expr [',' ['-'] NUMBER] ')'    MAP a name of ep.map
                 | NAME | NAME '[' [NAME (',' NAME)*] ']'
 
 Precedence follows Python: `**` binds tighter than unary minus, which binds
@@ -27,6 +28,10 @@ the index, several Σs at one node nest in order of first appearance. Since
 `e ** n` stands for `e * ... * e`, an index free in the base of a power counts
 n times, so `s = x[i]**2` is Σ_i x[i]·x[i] (a sum of squares), not (Σ_i x[i])².
 An index bound by an explicit `sum(...)` may not also be used outside that sum.
+An implicit Σ never enters a map (which applies to completed values): in
+`y[i] = exp(A[i,j])` it goes around the map, Σ_j exp(A[i,j]); write
+`exp(sum(j, A[i,j]))` for the other reading. `maximum(A[i,j], 0)` takes the
+scalar after a comma.
 
 Every error is a `FrontendError` showing the text with a caret under the
 offending token.
@@ -37,6 +42,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import nodes as ex
+from .. import maps
 from ..errors import ExpressionTypeError, FormatError
 from .lexer import Cursor, FrontendError, FrontendFormatError, check_brackets, tokenize
 from .nodes import Expr, Index, Lit, TensorVar
@@ -200,9 +206,11 @@ class _Parser(Cursor):
             node = self.expr()
             self.expect(")", "')' or an operator")
             return node
-        if t.kind == "name" and t.text == "sum" and self.peek().kind == "op" \
-                and self.peek().text == "(":
+        called = self.peek().kind == "op" and self.peek().text == "("
+        if t.kind == "name" and t.text == "sum" and called:
             return self.explicit_sum()
+        if t.kind == "name" and called:
+            return self.mapped()
         if t.kind == "name":
             self.advance()
             idx: list[tuple[str, int]] = []
@@ -212,6 +220,27 @@ class _Parser(Cursor):
             tv = self.tensor_var(t.text, len(idx), t.pos)
             return _Node("access", t.pos, (), (tv, idx))
         raise self.unexpected("a number, a tensor, 'sum(' or '('")
+
+    def mapped(self) -> _Node:
+        """NAME '(' expr [',' number] ')': a map (etchpy.maps) and its scalar."""
+        start = self.advance()
+        if not maps.is_map(start.text):
+            raise self.error(f"unknown function {start.text}; the maps are "
+                             + ", ".join(sorted(maps.MAPS)), start.pos)
+        self.expect("(")
+        body, arg = self.expr(), None
+        if self.at(","):
+            self.advance()
+            scalar = self.unary()
+            if scalar.kind != "lit":
+                raise self.error(f"{start.text}(..., x) takes a number x", scalar.pos)
+            arg = scalar.data
+        self.expect(")", f"')' closing {start.text}(...)")
+        try:
+            maps.lookup(start.text, arg)
+        except ExpressionTypeError as err:
+            raise self.error(str(err), start.pos) from None
+        return _Node("map", start.pos, (body,), (start.text, arg))
 
     def explicit_sum(self) -> _Node:
         start = self.advance()
@@ -258,7 +287,8 @@ class _Parser(Cursor):
     # -- conversion to etchpy expressions, placing the implicit Σs
     def build(self, node: _Node, pending: dict[str, int], total: Counter,
               first: dict[str, int]) -> Expr:
-        kids = [self.build(k, pending, total, first) for k in node.kids]
+        inner = {} if node.kind == "map" else pending      # no implicit Σ enters a map
+        kids = [self.build(k, inner, total, first) for k in node.kids]
         match node.kind:
             case "access":
                 tv, idx = node.data
@@ -277,6 +307,8 @@ class _Parser(Cursor):
                 e = kids[0] ** node.data
             case "sum":
                 e = ex.sum(tuple(Index(n) for n, _ in node.data), kids[0])
+            case "map":
+                e = ex.Map(node.data[0], kids[0], node.data[1])
             case _:  # pragma: no cover
                 raise AssertionError(node.kind)
         here = [n for n in pending if node.free[n] == total[n]]
