@@ -174,3 +174,21 @@ def mapped_problems(draw):
 def test_random_map_expressions_agree_on_every_backend(case):
     e, p = case
     check_backends(e, p.inputs, semiring=p.semiring, backends=("streams", "c"))
+
+
+@pytest.mark.parametrize("tuning", ["noopt", "force", "force_hash"])
+@pytest.mark.parametrize("output", ["dense", "csr"])
+def test_maps_under_every_tuning_preset_and_output(tuning, output):
+    A, C = ep.tensor("A", 2, format="csr"), ep.tensor("C", 2, format="csr")
+    x = ep.tensor("x", 1)
+    inputs = {"A": matrix("csr", 7, (6, 6)), "C": matrix("csr", 8, (6, 6)),
+              "x": np.linspace(-1, 1, 6)}
+    cases = [ep.map("exp", A[pos, row]) * C[pos, row],
+             ep.map("abs", ep.sum(n, A[pos, n] * C[n, row])),
+             ep.map("maximum", ep.sum(n, A[pos, n] * C[n, row]), 0.0) + A[pos, row],
+             ep.sum(n, A[pos, n] * ep.map("exp", C[n, row])),
+             A[pos, row] * ep.map("recip", ep.map("exp", x[row]))]
+    for e in cases:
+        used = {name: inputs[name] for name in tensors(e)}
+        check_backends(e, used, backends=("imp", "c"), tuning=tuning, output=output)
+        check_backends(e, used, backends=("c",), tuning=tuning, output=output, threads=2)
