@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import imp
+from .. import imp, maps
 from .. import streams
 from ..imp import FALSE, TRUE, Bin, Const, Load, Ring, Select, and_, or_
 
@@ -56,6 +56,8 @@ class Presence:
         * a load of a flagged temporary: its flag at the same cell;
         * the semiring's zero as a constant (an absent operand, with its
           front test folded away by schedule.phases): never;
+        * a map with f(0) = 0: its operand's presence (one with f(0) ≠ 0
+          walks its operand's dense domain: present everywhere);
         * anything else (a stored value, a constant, a map) is present."""
         match e:
             case Ring("add", a, b) if self._front_guard(a) and self._front_guard(b):
@@ -67,6 +69,8 @@ class Presence:
                 return or_(self.of(a), self.of(b))
             case Ring("mul", a, b):
                 return and_(self.of(a), self.of(b))
+            case Ring(op, a, Const(arg)) if maps.is_map(op) and maps.keeps_zero(op, arg):
+                return self.of(a)
             case Select(c, x, z) if self._absent(z):
                 return and_(c, self.of(x))
             case Load(arr, ix) if arr in self.has:
