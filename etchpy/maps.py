@@ -135,7 +135,3 @@ def check_semiring(fn: str, sr, arg=None) -> None:
                             f"non-integer values; the {sr.name} semiring cannot hold "
                             f"them (use real, or let the inputs choose)")
 
-
-def real_valued(fn: str, arg=None) -> bool:
-    """Does map fn make an integer operand a float (numpy's promotion)?"""
-    return MAPS[fn].real or (arg is not None and not float(arg).is_integer())

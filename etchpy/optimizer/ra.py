@@ -19,7 +19,8 @@ is a sum of monomials
 
 where each xk is an access or a map (opaque: one factor over the map's free
 indices, named by its function and its operand's canonical terms, so no law
-crosses it and exp(a+b) is not exp(a)+exp(b)), and c is a coefficient built from literals and symbolic index sizes dim(·)
+crosses it and exp(a+b) is not exp(a)+exp(b)), and c is a coefficient built
+from literals and symbolic index sizes dim(·)
 (Σ_i of a term that does not mention i multiplies it by |i|). A size is named by
 the tensor modes that fix it, not by the index name: the modes linked to i through
 shared indices in the whole expression (`A.1=B.0`), so that renaming a bound index

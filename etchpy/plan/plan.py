@@ -8,7 +8,8 @@ The planner
 2. pulls Σ out of products: (Σ_j a)·b = Σ_j (a·b) when j is not free in b
    (distributivity, valid in every semiring);
 3. materialises a Σ that sits under `+` or under a map (which applies to
-   completed values) into a dense temporary computed by an earlier step (pulling it out would change its multiplicity); a top-level sum
+   completed values) into a dense temporary computed by an earlier step
+   (pulling it out would change its multiplicity); a top-level sum
    of terms instead becomes one step per term, all adding into the output (and
    so does a union no loop order can walk, A[i,j] + A[j,i] with A csr, with Σ
    distributed over its terms);
