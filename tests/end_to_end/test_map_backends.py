@@ -192,3 +192,16 @@ def test_maps_under_every_tuning_preset_and_output(tuning, output):
         used = {name: inputs[name] for name in tensors(e)}
         check_backends(e, used, backends=("imp", "c"), tuning=tuning, output=output)
         check_backends(e, used, backends=("c",), tuning=tuning, output=output, threads=2)
+
+
+@pytest.mark.parametrize("fn, arg", [("maximum", 1), ("minimum", -1), ("abs", None),
+                                     ("neg", None)])
+def test_integer_maps_compute_in_integers_on_every_backend(fn, arg):
+    A = ep.tensor("A", 2, format="csr")
+    M = sp.csr_array(np.array([[0, -3, 2], [5, 0, -1]], dtype=np.int64))
+    want = maps.apply(fn, M.toarray(), arg)
+    e = ep.map(fn, A[pos, row], arg)
+    for b in ("reference", "streams", "c"):
+        got = ep.evaluate(e, backend=b, A=M)
+        assert got.dtype == np.int64 and (got == want).all(), b
+    assert (imp_evaluate(e, {"A": M}, semiring="integer") == want).all()

@@ -7,7 +7,7 @@ step must be a loop nest that lowering can walk.
 """
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.errors import OrderError
@@ -66,7 +66,28 @@ def assert_walkable(step):
 @settings(deadline=None)
 @given(problems())
 def test_a_plan_means_its_expression(p):
-    plan = make_plan(p.expr)
+    check_plan_means(p.expr, p)
+
+
+MAPS = [("exp", None), ("abs", None), ("neg", None), ("maximum", 0.5), ("minimum", -1.0)]
+
+
+@settings(deadline=None, max_examples=40)
+@given(problems(semiring=ep.semirings.real, max_occurrences=3), st.sampled_from(MAPS),
+       st.sampled_from(["map", "summed", "times"]))
+def test_a_plan_with_maps_means_its_expression(p, f, shape):
+    """A map over any expression (its sums computed into a temporary first),
+    summed or multiplied around it: proofs_notes/map.md."""
+    e = ep.map(f[0], p.expr, f[1])
+    if shape == "summed" and e.free:
+        e = ep.sum(e.free[0], e)
+    elif shape == "times":
+        e = e * p.expr
+    check_plan_means(e, p)
+
+
+def check_plan_means(e, p):
+    plan = make_plan(e)
     for step in plan.steps:
         assert_walkable(step)
     inputs = dense_inputs(p)
@@ -74,8 +95,7 @@ def test_a_plan_means_its_expression(p):
         inputs[c.name] = inputs[c.source]
     sizes = index_sizes(plan, inputs)
     out = plan.out
-    expected = reference.evaluate(p.expr, p.semiring, inputs,
-                                  tuple(Index(v) for v in out))
+    expected = reference.evaluate(e, p.semiring, inputs, tuple(Index(v) for v in out))
     known = {v for s in plan.steps for v in s.out + s.bound}
     if any(v not in sizes for v in known):
         return       # an index only a literal reads has no size to read off
