@@ -247,7 +247,7 @@ class Expr:
         if (op and method == "__call__" and not kwargs and len(args) == 2
                 and all(isinstance(a, (Expr, numbers.Number)) for a in args)):
             return op(as_expr(args[0]), as_expr(args[1]))
-        raise TypeError(_not_numpy(f"numpy's {ufunc.__name__}", self))
+        raise TypeError(_not_numpy(f"numpy's {ufunc.__name__} (maps: ep.map)", self))
 
     def __array_function__(self, func, types, args, kwargs):
         raise TypeError(_not_numpy(f"np.{func.__name__}", self))
