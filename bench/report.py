@@ -54,6 +54,38 @@ def results_table(results) -> str:
     return "\n".join(lines)
 
 
+def summary_table(results) -> str:
+    """kernel | case | etchpy median | ratio to each peer | checks: one row per case
+    (the README's table; RESULTS.md has every peer's own figures).
+
+    `results` as for results_table. A ratio above SLOW_RATIO is bold; a peer that
+    failed shows "failed"; a peer's check note follows its ratio ("(rows
+    sorted)"); check says "ok" when every peer's answer agreed.
+    """
+    cases = results["cases"] if isinstance(results, dict) else results
+    lines = ["| kernel | case | etchpy median | etchpy / peer (< 1: etchpy faster) | check |",
+             "|---|---|---|---|---|"]
+    for rec in cases:
+        e = rec["impls"].get("etchpy", {})
+        etxt = fmt_time(e["summary"]["median"]) if "summary" in e else "**FAILED**"
+        peers, checks = [], []
+        for name, r in rec["impls"].items():
+            if r.get("role") != "peer":
+                continue
+            ratio = rec.get("ratios", {}).get(name)
+            rtxt = "failed" if ratio is None else fmt_ratio(ratio)
+            note = r.get("check", "—")
+            note = f" {note[3:]}" if note.startswith("ok (") else ""   # e.g. "(rows sorted)"
+            peers.append(f"{name} {'**' + rtxt + '**' if ratio and ratio > SLOW_RATIO else rtxt}"
+                         f"{note}")
+            checks.append(r.get("check", "—"))
+        bad = [c for c in checks if "MISMATCH" in c]
+        chk = f"**{bad[0]}**" if bad else ("ok" if checks else "—")
+        lines.append(f"| {rec['kernel']} | {_cell(rec['case'])} | {etxt} | "
+                     f"{_cell(' · '.join(peers) or '—')} | {_cell(chk)} |")
+    return "\n".join(lines)
+
+
 def marshalling_table(results) -> str:
     lines = ["| kernel | case | etchpy, ep.Tensor inputs | etchpy, scipy/numpy inputs "
              "| difference |", "|---|---|---|---|---|"]

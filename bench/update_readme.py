@@ -19,7 +19,7 @@ if __package__ in (None, ""):
         sys.path.pop(0)
     sys.path.insert(0, str(_here.parent))
 
-from bench.report import results_table  # noqa: E402
+from bench.report import summary_table  # noqa: E402
 from bench.threads import threads_table  # noqa: E402
 
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
@@ -32,8 +32,8 @@ def render(results) -> str:
             f"{m['cores']} cores, single-threaded, "
             f"{'quick' if cfg['quick'] else 'full'} sizes, median of {cfg['repeat']} runs. "
             f"ratio = etchpy median / peer median (< 1: etchpy faster). "
-            f"Details: bench/RESULTS.md.")
-    text = f"{head}\n\n{results_table(results)}\n"
+            f"Every peer's own figures: bench/RESULTS.md.")
+    text = f"{head}\n\n{summary_table(results)}\n"
     th = results.get("threads")
     if th and th.get("rows"):
         text += (f"\netchpy on one and two threads in the same run (a process of its own, "

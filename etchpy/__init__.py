@@ -24,4 +24,5 @@ from .tuning import Tuning
 from .optimizer.optimize import equivalent, optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
+from .relational import Keys, Relation, decode, relation
 from .runtime.kernel import Kernel

@@ -1,0 +1,10 @@
+"""Relations: tables loaded into tensors keyed by coded columns (docs/relational.md).
+
+    keys    Keys: key values <-> dense codes; masks and mappings over a coding
+    table   relation(): a table to a tensor (a trie in a chosen level order);
+            decode(): a result over codes back to key columns, sorted and cut
+"""
+from .keys import Keys
+from .table import Relation, decode, relation
+
+__all__ = ["Keys", "Relation", "decode", "relation"]

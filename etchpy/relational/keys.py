@@ -1,0 +1,183 @@
+"""Key codings: the values of a key column mapped to dense codes 0..n-1 and back.
+
+A relation's level holds codes, not key values, so that a join's shared index
+ranges over one dense domain. Two relations joined on a key must code it with
+the same `Keys` (build it from the union of their columns with `Keys.of`).
+
+    range coding       integer keys whose span max-min+1 is at most the number of
+                       values given, or at most `span_limit` times the number of
+                       distinct values: code = value - min
+                       (no lookup table; every value of the span has a code)
+    dictionary coding  anything else numpy can sort (strings, dates, floats,
+                       sparse integers): code = rank among the distinct values
+
+Codes keep the order of the values, so a range of key values is a range of
+codes. Mappings between codings (a computed index such as the year of a date)
+and 0/1 masks (a predicate on the key values, such as a string match) are
+relations too: `Keys.mapping` and `Keys.mask` build them.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..errors import InputError
+
+
+class Keys:
+    """A coding of key values (see the module docstring).
+
+    Parameters: values, an array of key values (repeats allowed; the distinct
+    values are the domain); name, the name errors use; span_limit, how sparse
+    an integer domain may be and still be range-coded.
+
+        >>> k = Keys(np.array([13, 10, 12, 10]), name="orderkey")
+        >>> k.code(np.array([12, 13]))
+        array([2, 3])
+        >>> len(k), k.kind
+        (4, 'range')
+        >>> Keys(np.array([10, 5000, 10**9])).kind
+        'dictionary'
+    """
+
+    def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0):
+        values = _as_column(values, name)
+        self.name = str(name)
+        if values.dtype.kind in "iu" and len(values):
+            lo, hi = int(values.min()), int(values.max())
+            span = hi - lo + 1
+            if span <= len(values) or span <= span_limit * len(np.unique(values)):
+                self.kind, self.low, self.size = "range", lo, span
+                self.dtype, self._table = values.dtype, None
+                return
+        self.kind, self.low = "dictionary", 0
+        self._table = np.unique(values)
+        self.size, self.dtype = len(self._table), self._table.dtype
+
+    @classmethod
+    def of(cls, *columns, name: str = "keys", span_limit: float = 4.0) -> "Keys":
+        """One coding for the union of several `columns` (the key of a join);
+        `name` and `span_limit` as for the constructor.
+
+            >>> k = Keys.of(np.array(["b", "a"]), np.array(["c"]), name="nation")
+            >>> k.decode(np.arange(len(k)))
+            array(['a', 'b', 'c'], dtype='<U1')
+        """
+        cols = [_as_column(c, name) for c in columns]
+        return cls(np.concatenate(cols) if cols else np.array([], dtype=np.int64),
+                   name=name, span_limit=span_limit)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __repr__(self):
+        return f"Keys({self.name!r}, {self.kind}, {self.size} codes, dtype={self.dtype})"
+
+    def values(self) -> np.ndarray:
+        """Every key value, in code order (decode of 0..n-1).
+
+            >>> Keys(np.array([5, 3])).values()
+            array([3, 4, 5])
+        """
+        return self.decode(np.arange(self.size, dtype=np.int64))
+
+    def code(self, values, *, missing: str = "error"):
+        """The codes of `values` (int64). A value outside the domain raises
+        InputError naming this coding (`missing="error"`), or, with
+        `missing="mask"`, the result is (codes, present) where `present` says
+        which values have a code (the others' codes are 0).
+
+            >>> Keys(np.array(["a", "c"])).code(np.array(["c", "b"]), missing="mask")
+            (array([1, 1]), array([ True, False]))
+        """
+        values = _as_column(values, self.name)
+        if self.kind == "range":
+            present = _in_range(values, self.low, self.size)
+            codes = np.where(present, values.astype(np.int64) - self.low, 0)
+        else:
+            codes = np.searchsorted(self._table, values)
+            codes = np.minimum(codes, max(self.size - 1, 0)).astype(np.int64)
+            present = (self._table[codes] == values) if self.size else \
+                np.zeros(len(values), dtype=bool)
+        if missing == "mask":
+            return codes, present
+        if missing != "error":
+            raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
+        if not present.all():
+            bad = values[~present][0]
+            raise InputError(f"keys {self.name!r}: value {bad!r} is not in the domain "
+                             f"({int((~present).sum())} values have no code)")
+        return codes
+
+    def decode(self, codes) -> np.ndarray:
+        """The key values of `codes` (InputError for a code outside 0..n-1).
+
+            >>> Keys(np.array(["a", "c"])).decode(np.array([1, 0]))
+            array(['c', 'a'], dtype='<U1')
+        """
+        codes = np.asarray(codes)
+        if codes.size and (codes.min() < 0 or codes.max() >= self.size):
+            raise InputError(f"keys {self.name!r}: codes must lie in 0..{self.size - 1}")
+        if self.kind == "range":
+            return (codes.astype(np.int64) + self.low).astype(self.dtype)
+        return self._table[codes]
+
+    def mask(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
+        function of the key values) holds. Multiplied into a query on this key's
+        index, it is a filter the query applies itself.
+
+            >>> names = Keys(np.array(["forest green", "navy", "green"]))
+            >>> names.mask(lambda v: np.char.find(v, "green") >= 0)
+            array([1., 1., 0.])
+        """
+        hold = np.asarray(predicate(self.values()), dtype=bool)
+        if hold.shape != (self.size,):
+            raise InputError(f"keys {self.name!r}: the predicate must give one truth "
+                             f"value per key value ({self.size}), got shape {hold.shape}")
+        return hold.astype(np.float64)
+
+    def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
+                *, name: str | None = None):
+        """A computed index: `function` (vectorised) maps every key value to a
+        value of another coding `into` (built from the function's values when
+        None). Returns (M, into), M a csr 0/1 scipy matrix of shape
+        (len(self), len(into)) with M[c, d] = 1 where function(decode(c)) ==
+        into.decode(d). Summed over this key, `M` regroups by the computed key,
+        e.g. a date key to its year; `name` names the new coding.
+
+            >>> dates = Keys(np.array(["1994-03-01", "1995-07-02"], dtype="datetime64[D]"))
+            >>> m, years = dates.mapping(lambda d: d.astype("datetime64[Y]"), name="year")
+            >>> m.toarray(), years.values()
+            (array([[1., 0.],
+                   [0., 1.]]), array(['1994', '1995'], dtype='datetime64[Y]'))
+        """
+        import scipy.sparse as sp
+        image = np.asarray(function(self.values()))
+        if image.shape[:1] != (self.size,):
+            raise InputError(f"keys {self.name!r}: the mapping must give one value "
+                             f"per key value ({self.size}), got shape {image.shape}")
+        into = into if into is not None else Keys(image, name=name or f"{self.name}'")
+        cols = into.code(image)
+        m = sp.csr_array((np.ones(self.size), (np.arange(self.size), cols)),
+                         shape=(self.size, len(into)))
+        return m, into
+
+
+def _as_column(values, name) -> np.ndarray:
+    a = np.asarray(values)
+    if a.ndim != 1:
+        raise InputError(f"keys {name!r}: a key column must be one-dimensional, "
+                         f"got shape {a.shape}")
+    if a.dtype == object:
+        raise InputError(f"keys {name!r}: object arrays are not coded; give numbers, "
+                         f"numpy strings or datetime64 values")
+    return a
+
+
+def _in_range(values, low, size) -> np.ndarray:
+    if values.dtype.kind not in "iu":
+        return np.zeros(len(values), dtype=bool)
+    v = values.astype(np.int64)
+    return (v >= low) & (v < low + size)

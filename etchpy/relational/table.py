@@ -1,0 +1,199 @@
+"""Tables to tries: a relation tensor keyed by coded columns, and results decoded back.
+
+`relation(columns, keys)` codes each key column (etchpy.relational.keys), then
+stores one entry per distinct key tuple in a level format whose storage order
+is `order` (the trie's level order), duplicates combined with the semiring's
+add (under the real semiring: summed values, or row counts when no value
+column is given). `decode` turns a query's result (over codes) back into
+columns of key values, sorted and cut as an ORDER BY ... LIMIT would.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .keys import Keys
+from ..errors import InputError
+from ..expr.nodes import TensorVar, tensor as tensor_var
+from ..formats import Format
+from ..runtime.tensor import Tensor
+from ..semiring import semirings
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A table stored as a `tensor`: mode k is key column `columns[k]`, coded by
+    `keys[k]`; `value` names the value column (None: each key tuple's count, or
+    1 under a semiring whose add is idempotent). `var()` gives the tensor
+    variable to use in expressions. Built by `ep.relation`.
+
+        >>> R = ep.relation({"n": np.array([3, 1, 3])}, ["n"])
+        >>> R.tensor.to_dense(), R.keys[0].values()
+        (array([1., 0., 2.]), array([1, 2, 3]))
+    """
+
+    tensor: Tensor
+    columns: tuple[str, ...]
+    keys: tuple[Keys, ...]
+    value: str | None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The tensor's shape: the size of each key's coding."""
+        return self.tensor.shape
+
+    def var(self, name: str | None = None) -> TensorVar:
+        """An expression variable of this relation's order and format, named
+        `name` (default the tensor's name).
+
+            >>> i, j = ep.indices("i j")
+            >>> expr = ep.sum(j, L.var("L")[i, j])
+        """
+        return tensor_var(name or self.tensor.name, len(self.columns), self.tensor.format)
+
+
+def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
+             coding: Mapping[str, Keys] | None = None, order: Sequence[str] | None = None,
+             levels: Sequence[str] | None = None, semiring=None, name: str = "relation"):
+    """Load a table (a mapping of column name to a 1-d array, e.g. a dict of numpy
+    arrays or a pandas DataFrame) into a Relation keyed by `keys`.
+
+    Parameters: keys, the key columns (the tensor's modes, in this order);
+    values, None (counts), a value column's name (or a 1-d array), or a list of
+    names (then a dict name -> Relation, all sharing one structure); coding, the
+    Keys per key column (the same Keys for every relation joined on that key;
+    built from this table's column when absent); order, the key columns in
+    storage (trie level) order, default `keys`; levels, a level kind per storage
+    level, default dense first when its domain is at most twice the rows, else
+    compressed, then compressed; semiring, its add combines duplicate keys
+    (default real); name, the tensor's name.
+
+        >>> t = {"o": np.array([7, 7, 9]), "s": np.array([1, 2, 1]),
+        ...      "price": np.array([1.0, 2.0, 4.0])}
+        >>> L = relation(t, ["o", "s"], values="price", name="L")
+        >>> L.tensor.to_dense()
+        array([[1., 2.],
+               [0., 0.],
+               [4., 0.]])
+    """
+    keys = _key_names(columns, keys, name)
+    coding = {k: (coding or {}).get(k) or Keys(_column(columns, k, name), name=k)
+              for k in keys}
+    rows = len(_column(columns, keys[0], name)) if keys else 1
+    codes = np.stack([coding[k].code(_column(columns, k, name)) for k in keys]) \
+        if keys else np.zeros((0, rows), dtype=np.int64)
+    fmt = _format(keys, order, levels, coding, rows, name)
+    sr = semirings.get(semiring if semiring is not None else semirings.real)
+    shape = tuple(len(coding[k]) for k in keys)
+    ks = tuple(coding[k] for k in keys)
+
+    def one(v, label):
+        vals = _values(columns, v, rows, sr, name)
+        t = Tensor.from_coords(codes, vals, shape, fmt, semiring=sr, name=name)
+        return Relation(t, keys, ks, label)
+
+    if isinstance(values, (list, tuple)):
+        return {v: one(v, v) for v in values}
+    return one(values, values if isinstance(values, str) else None)
+
+
+def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,
+           value: str = "value", order_by=None, descending: bool = False,
+           limit: int | None = None, fill=0) -> dict[str, np.ndarray]:
+    """A query `result` over codes as decoded columns: one array per key of `keys`
+    (the Keys of each result mode; named by
+    `columns`, default the Keys' names) and `value`, one row per entry that is
+    not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
+    entries). `order_by`: None (code order, i.e. key order), `value`, or a key
+    column's name, or a list of them (first is major); `descending` applies to
+    all; `limit` keeps the first rows.
+
+        >>> k = Keys(np.array(["x", "y", "z"]), name="n")
+        >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
+        {'n': array(['y', 'z'], dtype='<U1'), 'value': array([5., 2.])}
+    """
+    names = list(columns) if columns is not None else [k.name for k in keys]
+    if len(names) != len(keys):
+        raise InputError(f"decode: {len(keys)} key codings but {len(names)} column names")
+    coords, vals = _entries(result, len(keys), fill)
+    out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
+    out[value] = vals
+    rows = _sorted_rows(out, order_by, descending, value, len(vals))
+    rows = rows if limit is None else rows[:limit]
+    return {n: a[rows] for n, a in out.items()}
+
+
+def _key_names(columns, keys, name) -> tuple[str, ...]:
+    keys = (keys,) if isinstance(keys, str) else tuple(keys)
+    if len(set(keys)) != len(keys):
+        raise InputError(f"relation {name!r}: key columns repeat: {keys}")
+    for k in keys:
+        _column(columns, k, name)
+    return keys
+
+
+def _column(columns, key, name) -> np.ndarray:
+    try:
+        col = columns[key]
+    except (KeyError, IndexError, TypeError):
+        raise InputError(f"relation {name!r}: no column {key!r}") from None
+    a = np.asarray(col)
+    if a.ndim != 1:
+        raise InputError(f"relation {name!r}: column {key!r} must be 1-d, got shape {a.shape}")
+    return a
+
+
+def _values(columns, v, rows, sr, name) -> np.ndarray:
+    if v is None:
+        return np.ones(rows, dtype=sr.dtype)
+    a = _column(columns, v, name) if isinstance(v, str) else np.asarray(v)
+    if a.shape != (rows,):
+        raise InputError(f"relation {name!r}: value column {v if isinstance(v, str) else ''!r}"
+                         f" has shape {a.shape}, the key columns have {rows} rows")
+    return a.astype(sr.dtype, copy=False)
+
+
+def _format(keys, order, levels, coding, rows, name) -> Format:
+    order = tuple(keys) if order is None else tuple(order)
+    if sorted(order) != sorted(keys):
+        raise InputError(f"relation {name!r}: order {order} must list the key columns "
+                         f"{tuple(keys)} once each")
+    if levels is None:
+        first = "dense" if keys and len(coding[order[0]]) <= 2 * max(rows, 1) else "compressed"
+        levels = [first] + ["compressed"] * (len(keys) - 1)
+    if len(levels) != len(keys):
+        raise InputError(f"relation {name!r}: {len(levels)} level kinds for {len(keys)} keys")
+    return Format(levels, mode_order=tuple(keys.index(k) for k in order))
+
+
+def _entries(result, order, fill):
+    if isinstance(result, Tensor):
+        coords, vals = result.to_coords()
+    elif hasattr(result, "tocoo"):
+        m = result.tocoo()
+        coords, vals = np.stack([m.row, m.col]).astype(np.int64), np.asarray(m.data)
+    else:
+        a = np.asarray(result)
+        coords = np.stack(np.nonzero(a != fill)) if a.ndim else np.zeros((0, 1), np.int64)
+        vals = a[tuple(coords)] if a.ndim else a.reshape(1)
+    if coords.shape[0] != order:
+        raise InputError(f"decode: the result has order {coords.shape[0]}, "
+                         f"but {order} key codings were given")
+    keep = vals != fill
+    return coords[:, keep], vals[keep]
+
+
+def _sorted_rows(out, order_by, descending, value, n) -> np.ndarray:
+    if order_by is None:
+        by = [c for c in out if c != value]
+    else:
+        by = [order_by] if isinstance(order_by, str) else list(order_by)
+    for c in by:
+        if c not in out:
+            raise InputError(f"decode: cannot order by {c!r}; columns are {list(out)}")
+    if not by:
+        return np.arange(n)
+    rows = np.lexsort([out[c] for c in reversed(by)])
+    return rows[::-1] if descending else rows
