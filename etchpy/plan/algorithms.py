@@ -113,7 +113,7 @@ def choose(plan, stats: Stats, fibers: tuple = (), tuning: Tuning | None = None
     if not tuning.algorithm_choice:
         return NONE
     stats = stats.with_origin(plan.origin)
-    table = {(t, k): (longest, mean) for t, k, _, _, longest, mean in fibers}
+    table = {(t, k): (fibres, longest, mean) for t, k, fibres, _, longest, mean in fibers}
     steps, decisions = [], []
     for n, step in enumerate(plan.steps):
         chooser = _StepChooser(n, step, stats, table, tuning)
@@ -166,8 +166,8 @@ class _StepChooser:
         if "pos" not in level.roles or (acc.tensor.name, lev) in self.marked:
             return UNKNOWN if "pos" not in level.roles else LOCATES
         row = self.table.get((acc.tensor.name, lev))
-        if row is not None:
-            return Fibre(float(row[1]), float(row[0]), True)
+        if row is not None and _fits(row, fmt, storage[:lev], self.stats):
+            return Fibre(float(row[2]), float(row[1]), True)
         nnz = self.stats.tensor_nnz(acc)
         parents = min(nnz, self.stats.full(storage[:lev]))
         return Fibre(nnz / max(1.0, parents), None, False)
@@ -310,6 +310,15 @@ def _path(e: Expr, target: Access) -> list:
             if sub is not None:
                 return [(e, child)] + sub
     return None
+
+
+def _fits(row, fmt, above, stats: Stats) -> bool:
+    """Whether a measured row can be the fibres of this level in this format:
+    below dense levels only, there is one fibre per coordinate above (a row
+    measured on an input read converted to another layout is not)."""
+    if not all(lv.located for lv in fmt.levels[:len(above)]):
+        return True
+    return row[0] == round(stats.full(above))
 
 
 def _sum(x, y):
