@@ -22,6 +22,7 @@ without them (`Tuning(algorithm_choice=False)`, or a caller that passes none)
 the builder does what it did before.
 
     choose(plan, stats, fibers, tuning)   an Algorithms for the plan
+    forced(plan, intersect, marker)       every decision fixed (tests, benchmarks)
     Algorithms.for_step(step)             that step's StepAlgorithms (or None)
 """
 from __future__ import annotations
@@ -120,6 +121,23 @@ def choose(plan, stats: Stats, fibers: tuple = (), tuning: Tuning | None = None
         steps.append((step, chooser.run()))
         decisions += chooser.decisions
     return Algorithms(tuple(steps), tuple(decisions))
+
+
+def forced(plan, intersect: str | None = None, marker: bool | None = None) -> Algorithms:
+    """Every decision of `plan` fixed, whatever the data: each product at each
+    index of its step intersects by `intersect` (MERGE, GALLOP, PER_PAIR or None:
+    undecided) and each reused level gets a marker or not (`marker`, None:
+    undecided). For tests and benchmarks: each way is correct on any input."""
+    steps = []
+    for step in plan.steps:
+        muls = dict.fromkeys(x for x in subexprs(step.body) if isinstance(x, Mul))
+        inter = () if intersect is None else tuple(
+            (m, v, intersect) for m in muls for v in step.order)
+        marks = () if marker is None else tuple(
+            (acc.tensor.name, lev, marker)
+            for acc, lev, _ in marker_candidates(step.body, step.order))
+        steps.append((step, StepAlgorithms(inter, marks)))
+    return Algorithms(tuple(steps))
 
 
 class _StepChooser:
