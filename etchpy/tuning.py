@@ -111,7 +111,7 @@ class Tuning:
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
     fibre_spread: float = 8.0         # a level whose longest fibre is this many times its
                                       # mean keeps the per-pair choice (plan.algorithms)
-    marker_probe: float = 1.5         # a marker probe's cost against one merge step
+    marker_probe: float = 0.6         # a marker probe's cost against one merge step
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables

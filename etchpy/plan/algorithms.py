@@ -280,6 +280,9 @@ def intersect_rule(a: Fibre, b: Fibre, tuning: Tuning) -> tuple[str, str]:
         return PER_PAIR, (f"mixed: longest {a.longest:.0f} and {b.longest:.0f} against "
                           f"means {a.mean:.3g} and {b.mean:.3g}")
     lo, hi = sorted((a.mean, b.mean))
+    if tuning.short_intersect and hi <= tuning.short_segment:
+        return PER_PAIR, (f"short: mean fibres {a.mean:.3g} and {b.mean:.3g}, intersected "
+                          "at once per pair")
     if hi >= tuning.gallop_ratio * max(lo, 1.0):
         return GALLOP, f"mean fibres {a.mean:.3g} vs {b.mean:.3g}"
     return MERGE, f"mean fibres {a.mean:.3g} and {b.mean:.3g}"

@@ -64,11 +64,10 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
     """Intersection: ready where both are ready at the same index. A side that
     can locate is located (the side that is not a full range is walked); else
     the operands leapfrog, or, both being always ready, merge or leapfrog.
-    `choices` ({index: "merge" | "gallop" | "per pair"}, from the planner:
-    plan.algorithms) fixes the way per level where neither side locates:
-    "gallop" the leapfrog, "merge" a plain merge when both are always-ready
-    unique segments (the precondition of the per-pair choice, whose merge way it is);
-    any other level (or a merge the operands cannot take) is chosen as without."""
+    `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
+    the way per level where neither side locates: the leapfrog, or a plain
+    merge of always-ready unique segments (the per-pair choice's own
+    precondition); otherwise the way is chosen as without."""
     if not is_stream(a) and not is_stream(b):
         return Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
@@ -81,8 +80,14 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return iterate_locate(names, a, b, combine)
     if Locate in a.facts:
         return iterate_locate(names, b, a, lambda x, y: combine(y, x))
-    leap = intersect_by_leapfrog(names, a, b, combine)
-    how = (choices or {}).get(a.var)
+    return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
+                      (choices or {}).get(a.var))
+
+
+def _intersect(names, tuning: Tuning, a: Stream, b: Stream, leap: Stream, how) -> Stream:
+    """Neither side locates: the way the planner chose (`how`), else the merge
+    or leapfrog per segment pair when the Tuning and the operands allow it,
+    else the leapfrog."""
     if how == "gallop":
         return leap.derive(leap.facts, search=leap.search + " (gallop: planned)")
     if how == "merge" and _always_ready_segments(a, b):

@@ -51,6 +51,17 @@ def test_balanced_fibres_merge():
     assert "merge: mean fibres 5 and 6" in "\n".join(chosen.lines())
 
 
+def test_short_fibres_keep_the_per_pair_choice_that_intersects_them_at_once():
+    chosen, plan = _decide(A[i, j] * B[i, j], (_rows("A", 100, 3, 3.0),
+                                                 _rows("B", 100, 4, 3.0)),
+                           {"i": 100, "j": 1000})
+    assert chosen.for_step(plan.steps[0]).intersections(plan.steps[0].body) == {"j": "per pair"}
+    assert "short" in chosen.lines()[0]
+    off, plan = _decide(A[i, j] * B[i, j], (_rows("A", 100, 3, 3.0), _rows("B", 100, 4, 3.0)),
+                        {"i": 100, "j": 1000}, tuning=Tuning(short_intersect=False))
+    assert off.for_step(plan.steps[0]).intersections(plan.steps[0].body) == {"j": "merge"}
+
+
 def test_mixed_or_estimated_fibres_keep_the_per_pair_choice():
     mixed, plan = _decide(A[i, j] * B[i, j], (_rows("A", 100, 900, 5.0),
                                                _rows("B", 100, 8, 6.0)),
