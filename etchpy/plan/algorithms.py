@@ -66,7 +66,9 @@ class Decision:
 class StepAlgorithms:
     """The decisions of one step, as the stream builder reads them:
     `intersect` ((Mul node, index, pick), ...) and `markers` ((tensor, storage
-    level, marker or not), ...). Absent entries keep the builder's default."""
+    level, marker or not), ...; when one tensor has two reused accesses in a
+    step, the first one's decision holds for both). Absent entries keep the
+    builder's default."""
 
     intersect: tuple = ()
     markers: tuple = ()
@@ -259,14 +261,16 @@ class _StepChooser:
 
     def sibling(self, acc: Access, v: str):
         """What the marked level would be probed by: the other side of the
-        innermost product holding acc (LOCATES when acc sits under a sum, which
-        walks it, or when no product holds it)."""
+        innermost product holding acc whose other side walks (a product with a
+        side that locates still locates, so the probe moves up); LOCATES when
+        acc sits under a sum, which walks it, or when nothing walks against it."""
         path = _path(self.step.body, acc) or []
         for parent, child in reversed(path):
             if isinstance(parent, Add):
                 return LOCATES
-            if isinstance(parent, Mul):
-                return self.side(parent.b if child is parent.a else parent.a, v)
+            other = self.side(parent.b if child is parent.a else parent.a, v)
+            if other != LOCATES:
+                return other
         return LOCATES
 
 

@@ -91,6 +91,10 @@ def test_a_marker_nothing_would_probe_is_not_made():
     chosen, plan = _decide(ep.sum(j, A[i, j] * D[k, j]), (), {}, order=("i", "k", "j"))
     assert chosen.for_step(plan.steps[0]).marker("A", 1) is False
     assert "never probed" in chosen.lines()[0]
+    # a product with a dense side still locates: B's rows probe A's marker
+    chosen, plan = _decide(ep.sum(j, A[i, j] * D[i, j] * B[k, j]), (), {},
+                           order=("i", "k", "j"))
+    assert chosen.for_step(plan.steps[0]).marker("A", 1) is True
 
 
 def test_switch_off_decides_nothing():
