@@ -183,8 +183,10 @@ class _StepChooser:
         level = fmt.levels[lev]
         if getattr(level, "located", False):
             return LOCATES
-        if "pos" not in level.roles or (acc.tensor.name, lev) in self.marked:
-            return UNKNOWN if "pos" not in level.roles else LOCATES
+        if "pos" not in level.roles:
+            return UNKNOWN
+        if (acc.tensor.name, lev) in self.marked:
+            return LOCATES
         row = self.table.get((acc.tensor.name, lev))
         if row is not None and _fits(row, fmt, storage[:lev], self.stats):
             return Fibre(float(row[2]), float(row[1]), True)
