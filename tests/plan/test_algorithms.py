@@ -166,8 +166,8 @@ HUGE = 10.0 ** 12
 FORCING = {"merge": Tuning(fibre_spread=HUGE, gallop_ratio=10 ** 12),
            "gallop": Tuning(fibre_spread=HUGE, gallop_ratio=1),
            "per pair": Tuning(fibre_spread=0.0),
-           "marker always": Tuning(marker_probe=0.0, fibre_spread=HUGE, gallop_ratio=1),
-           "marker never": Tuning(marker_probe=HUGE, fibre_spread=HUGE,
+           "marker probes free": Tuning(marker_probe=0.0, fibre_spread=HUGE, gallop_ratio=1),
+           "marker probes dear": Tuning(marker_probe=HUGE, fibre_spread=HUGE,
                                   gallop_ratio=10 ** 12)}
 
 
