@@ -32,6 +32,7 @@ from .expr.walk import tensors
 from .formats import Format
 from . import lower
 from .optimizer.optimize import Optimized, optimize, size_notes
+from .plan import algorithms
 from .plan import dense as dense_plan
 from .plan import plan as planning
 from .plan.convert import kernel_tensors
@@ -168,11 +169,16 @@ def choose_plan(req: Request, optimized: Optimized | None):
 
 
 def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
-    """The plan's steps as streams, lowered to one Imp program."""
+    """The plan's steps as streams, lowered to one Imp program, with the
+    intersection ways and markers chosen per level from the sizes and the
+    measured fibres (plan.algorithms; estimated before any input is seen)."""
+    stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin, req.tuning)
+    fibers = req.measured.fibers if req.measured is not None else ()
     return lower.lower_plan(plan, req.semiring, kernel_tensors(plan, req.tensors),
                             req.out_format,
                             threads=req.threads, hash_workspace=req.every_size,
-                            tuning=req.tuning)
+                            tuning=req.tuning,
+                            algorithms=algorithms.choose(plan, stats, fibers, req.tuning))
 
 
 def render_c(compiled: Compiled, idx_type: str = "int64_t",
@@ -235,6 +241,10 @@ def explain(compiled: Compiled, optimized: Optimized | None) -> str:
                                               req.options.get("nnz"), req.tuning,
                                               req.measured)]
     out += ["plan:", *("  " + ln for ln in compiled.plan.explain().splitlines())]
+    chosen = getattr(compiled.program, "algorithms", algorithms.NONE).lines()
+    if chosen:
+        out += ["algorithms (per intersected level and reused row: plan.algorithms):",
+                *("  " + ln for ln in chosen)]
     out += ["streams (per loop nest and index level: how the loop finds the next index):",
             *(("  legend: " if n == 0 else " " * 10) + ln
               for n, ln in enumerate(STREAMS_LEGEND)),

@@ -59,8 +59,9 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, fused_checks, blas.
-        thresholds and sizes: seek_linear, gallop_ratio, unswitch_limit,
+            workspaces, fused_checks, blas, algorithm_choice.
+        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
+            marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
@@ -102,9 +103,15 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
+    algorithm_choice: bool = True     # per intersected level and reused row, the planner
+                                      # picks merge, gallop or per pair, marker or not,
+                                      # from the fibre statistics (plan.algorithms)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
+    fibre_spread: float = 8.0         # a level whose longest fibre is this many times its
+                                      # mean keeps the per-pair choice (plan.algorithms)
+    marker_probe: float = 0.6         # a marker probe's cost against one merge step
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables

@@ -16,6 +16,7 @@ from ..expr.walk import accesses
 from ..formats import Format
 from ..imp import Alloc, Const, Decl, If, Var, While, seq
 from ..plan import plan as planning
+from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
 from .. import streams
 from ..streams import is_stream
 from ..tuning import DEFAULT, Tuning
@@ -216,7 +217,8 @@ def emit_loops(em: Emitter, s) -> imp.Stmt:
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
                names: imp.Names | None = None, threads: int = 1,
-               hash_workspace: bool = True, tuning: Tuning = DEFAULT) -> Program:
+               hash_workspace: bool = True, tuning: Tuning = DEFAULT,
+               algorithms: Algorithms = NO_ALGORITHMS) -> Program:
     """The Imp program of a plan; `tensors` maps input names to their TensorVar.
     `tuning` holds every knob of lowering (etchpy.tuning). Every name the program
     declares comes from `names`, which first claims the names of the C ABI (the
@@ -226,7 +228,11 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     With hash_workspace False, a workspace output has only its dense kind, and
     the program refuses (`Program.refuse_above`) a dimension that would need the
     hash table: half the C text for the common case, and the caller lowers the
-    plan again, with both kinds, for an input that is refused."""
+    plan again, with both kinds, for an input that is refused.
+
+    `algorithms` (plan.algorithms.choose) fixes, per step, the intersection
+    way per index and which reused levels get markers; the default decides
+    nothing (the streams' own defaults)."""
     names = names or imp.Names()
     params, dims = _input_params(tensors, plan)
     bindings = {n: streams.array_names(n, tv.format)
@@ -243,7 +249,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     presence = Presence(semiring, {}) if target.sparse_writes else None
     for steps in khatri_rao.step_groups(plan):
         stmts, text, filled = khatri_rao.lower_group(steps, lambda step: _lower_step(
-            step, plan, semiring, bindings, names, target, tuning, threads, presence))
+            step, plan, semiring, bindings, names, target, tuning, threads, presence,
+            algorithms.for_step(step)))
         if filled:          # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
@@ -252,7 +259,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body.append(target.finish())
     refuse = target.refusals() if isinstance(target, WorkspaceTarget) else ()
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
-                   tuple(texts), refuse)
+                   tuple(texts), refuse, algorithms)
 
 
 def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
@@ -268,13 +275,14 @@ def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
 
 
 def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
-                presence=None):
+                presence=None, algorithms=None):
     """(statements, description, whether it stores every cell of a dense output
     once) of one step of the plan. With `presence` (the output is sparse), a
     temporary whose cells may get no product keeps flags (lower.produced),
     recorded in presence.has for the steps that read it."""
     stmts = []
-    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning)
+    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning,
+                          algorithms=algorithms)
     s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
     if step.target == "out":
         target = out_target

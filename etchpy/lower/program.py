@@ -9,6 +9,7 @@ from .. import imp
 from ..expr.walk import accesses
 from ..formats import Format
 from ..plan import plan as planning
+from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ class Program:
     # (index, largest size): the kernel returns 3, before allocating anything, when
     # that index's dimension is larger (a dense-only workspace, see lower_plan)
     refuse_above: tuple = ()
+    # the planner's per-level choices it was lowered with (plan.algorithms): what
+    # explain() shows; the body says what they did, so equality ignores them
+    algorithms: Algorithms = field(default=NO_ALGORITHMS, compare=False)
 
 
 def describe_output(out: Output) -> list[str]:

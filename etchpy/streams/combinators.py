@@ -2,8 +2,9 @@
 
     range_stream(v, n, f)  every coordinate 0..n-1 of v, value f(c); skip locates
     replicate(v, n, x)     ↑: x repeated at every coordinate of v's range
-    mul(a, b)              intersection; by iterate-and-locate, by leapfrog, or by
-                           merge-or-leapfrog chosen per segment pair
+    mul(a, b)              intersection; by iterate-and-locate, by leapfrog, by
+                           merge-or-leapfrog chosen per segment pair, or by a
+                           plain merge (per level, as the planner chose)
     add(a, b)              union; by iterate-and-locate, by skipping both
                            operands past the front, or by stepping the fronts
     guard(c, x)            x where c holds, the empty stream elsewhere
@@ -58,23 +59,39 @@ def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
 # ------------------------------------------------------------------------- mul
 
 
-def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
+def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
+        choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. A side that
     can locate is located (the side that is not a full range is walked); else
-    the operands leapfrog, or, both being always ready, merge or leapfrog."""
+    the operands leapfrog, or, both being always ready, merge or leapfrog.
+    `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
+    the way per level where neither side locates: the leapfrog, or a plain
+    merge of always-ready unique segments (the per-pair choice's own
+    precondition); otherwise the way is chosen as without."""
     if not is_stream(a) and not is_stream(b):
         return Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
 
     def combine(x, y):
-        return mul(names, sr, tuning, x, y)
+        return mul(names, sr, tuning, x, y, choices)
 
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
                               or Full not in a.facts):
         return iterate_locate(names, a, b, combine)
     if Locate in a.facts:
         return iterate_locate(names, b, a, lambda x, y: combine(y, x))
-    leap = intersect_by_leapfrog(names, a, b, combine)
+    return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
+                      (choices or {}).get(a.var))
+
+
+def _intersect(names, tuning: Tuning, a: Stream, b: Stream, leap: Stream, how) -> Stream:
+    """Neither side locates: the way the planner chose (`how`), else the merge
+    or leapfrog per segment pair when the Tuning and the operands allow it,
+    else the leapfrog."""
+    if how == "gallop":
+        return leap.derive(leap.facts, search=leap.search + " (gallop: planned)")
+    if how == "merge" and _always_ready_segments(a, b):
+        return intersect_by_merge(names, a, b, leap)
     if not (tuning.merge_or_gallop and _always_ready_segments(a, b)):
         return leap
     return intersect_by_merge_or_leapfrog(names, tuning, a, b, leap)
@@ -121,7 +138,21 @@ def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
         next=If(Var(g), leap.next, merge_next), search=search)
 
 
-def _merge_skip(a: Stream, b: Stream, leap: Stream, g: str):
+def intersect_by_merge(names, a: Stream, b: Stream, leap: Stream) -> Stream:
+    """Intersection of two always-ready streams by a two-finger merge alone:
+    the merge way of intersect_by_merge_or_leapfrog with no per-segment flag
+    (the planner chose it for comparable fibres: plan.algorithms)."""
+    fa, fb = (names.fresh(f"{a.var}_{n}") for n in ("fa", "fb"))
+    merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
+                     _advance_if(fa, a), _advance_if(fb, b))
+    return leap.derive(
+        leap.facts.keep(Prelude, Most),
+        state=leap.state + ((fa, "bool"), (fb, "bool")), skip=_merge_skip(a, b, leap, None),
+        index=select(lt(a.index, b.index), a.index, b.index), next=merge_next,
+        search=f"merge [{a.search}] with [{b.search}] (planned)")
+
+
+def _merge_skip(a: Stream, b: Stream, leap: Stream, g: str | None):
     """Merging, the state is (smaller index, equal indices): with the operands
     at t and at u > t it is (t, false), and skip(t, false) must move past it,
     which the operands' own skips (past (t, false)) do not. There is no match at
@@ -131,7 +162,7 @@ def _merge_skip(a: Stream, b: Stream, leap: Stream, g: str):
     def skip(t, r):
         settle = seq(If(and_(both, and_(lt(a.index, b.index), eq(a.index, t))), a.skip(t, TRUE)),
                      If(and_(both, and_(lt(b.index, a.index), eq(b.index, t))), b.skip(t, TRUE)))
-        return seq(leap.skip(t, r), If(not_(Var(g)), settle))
+        return seq(leap.skip(t, r), settle if g is None else If(not_(Var(g)), settle))
 
     return skip
 

@@ -17,6 +17,7 @@ from ..expr.nodes import Access, Add, Lit, Map, Mul
 from ..imp import (ONE, ZERO, Assign, Bin, Const, Load, Ring, Var, While, eq, incr, lt,
                    select, seq)
 from ..tuning import DEFAULT, Tuning
+from ..plan.algorithms import StepAlgorithms
 from .combinators import add, contract, map_leaf, mul, range_stream, replicate
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
@@ -73,15 +74,21 @@ class Lowerer:
     per parent into a marker: `mark[c]` holds a stamp of the parent position
     and `wv[c]` the value. The level then also locates in O(1), so an
     intersection walks the other side and probes.
+
+    `algorithms` (a plan.algorithms.StepAlgorithms, the planner's choices for
+    this step) may turn a marker off per (tensor, storage level) and fix the
+    way each product intersects per index; None keeps the defaults above.
     """
 
     def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
-                 markers: bool = False, *, tuning: Tuning = DEFAULT):
+                 markers: bool = False, *, tuning: Tuning = DEFAULT,
+                 algorithms: StepAlgorithms | None = None):
         self.sr = semiring
         self.bindings = bindings
         self.names = names
         self.markers = markers and tuning.markers
         self.tuning = tuning
+        self.algorithms = algorithms
         self.scratch: list[tuple] = []
 
     def lower(self, e, levels: tuple[str, ...]) -> Value:
@@ -91,8 +98,9 @@ class Lowerer:
             case Lit(v, _):
                 return self.replicate_over(levels, Const(self.sr.literal(v), "value"))
             case Mul(a, b):
+                choices = self.algorithms.intersections(e) if self.algorithms else None
                 return mul(self.names, self.sr, self.tuning, self.lower(a, levels),
-                           self.lower(b, levels))
+                           self.lower(b, levels), choices)
             case Add(a, b):
                 return add(self.names, self.sr, self.tuning, self.lower(a, levels),
                            self.lower(b, levels))
@@ -243,6 +251,8 @@ class Lowerer:
         is the last level and reads as a unique segment named by its parent
         position alone (its bounds are read there): None otherwise."""
         if not (self.markers and lev == len(storage) - 1):
+            return None
+        if self.algorithms is not None and self.algorithms.marker(b.name, lev) is False:
             return None
         seg = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),
                                         b.levels[lev])
