@@ -1,6 +1,7 @@
 """TPC-H Q5 as a sum of products of sparse relations, against DuckDB.
 
-    python -m bench.tpch.q5 [--sf 0.1] [--rounds N]
+    python -m bench.tpch.q5 [--sf 0.1] [--rounds N] [--json PATH] [--explain]
+    python -m bench.tpch.q5 --sf 0.01 --fixture tests/end_to_end/data/tpch_q5_sf0.01.npz
 
     revenue[n] = Σ_{o,c,s} O[o,c]·C[c,n]·L[o,s]·S[s,n]·R[n]
 
@@ -136,6 +137,19 @@ def run(sf: float, rounds: int) -> dict:
             "plan": default.explain()}
 
 
+def write_fixture(path, sf: float = 0.01) -> dict:
+    """The columns Q5 reads at scale `sf` and DuckDB's answer ("answer.n_name",
+    "answer.revenue"), with the versions that made them ("versions", JSON), as a
+    compressed npz at `path` (tests/end_to_end/data/tpch_q5_sf0.01.npz)."""
+    cols = data.tables(sf)
+    want = duckdb_answer(data.duckdb_with(cols))
+    np.savez_compressed(path, **cols, **{"answer.n_name": np.array(list(want)),
+                                         "answer.revenue": np.array(list(want.values())),
+                                         "versions": np.array(json.dumps(
+                                             {**data.versions(), "sf": sf}))})
+    return want
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.tpch.q5", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -143,7 +157,12 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--json", help="write the results there")
     ap.add_argument("--explain", action="store_true", help="print the default's plan")
+    ap.add_argument("--fixture", help="write the test fixture (columns and DuckDB's "
+                    "answer at --sf) there and stop")
     args = ap.parse_args(argv)
+    if args.fixture:
+        print(write_fixture(args.fixture, args.sf))
+        return 0
     r = run(args.sf, args.rounds)
     print(f"TPC-H Q5 sf {args.sf:g}, one thread, {args.rounds} alternating rounds "
           f"(duckdb {r['versions']['duckdb']}, tpch {r['versions']['duckdb_extension_tpch']})")

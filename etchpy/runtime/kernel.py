@@ -322,8 +322,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                 return bound, found
         bound = self._bind_for(self, inputs)
         sig = sig_.call_class(self._inputs, bound, inputs)
-        found = self._signatures.get(sig) or self._signature(sig, bound, sig_.users_of(
-            self._inputs, bound), inputs)
+        found = self._signatures.get(sig) or self._signature(sig, bound, self._as_declared(
+            bound, inputs), inputs)
         self._last, runner = found[4], found[3]
         if runner is not self and (runner._inputs != self._inputs
                                    or runner._fused != self._fused):

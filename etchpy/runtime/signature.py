@@ -157,6 +157,13 @@ class SignaturePlans:
             "expr": c.expr, "costs": c.costs, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options})
 
+    def _as_declared(self, bound, inputs) -> dict:
+        """The bound inputs by the caller's names, each bound in its declared format:
+        an input this kernel's plan converts is bound again as declared, so that the
+        fibres measured on it are in its own storage order."""
+        return {src: calling.bind(inputs[src], self.tensors[src], self.semiring) if conv
+                else bound[name] for name, (src, _, conv) in self._inputs.items()}
+
     def _planned_for(self, bound, inputs, idx32) -> tuple:
         """(the kernel planned for the size class of these inputs, the kernel that
         runs it: this one when the programs are equal), planned on first need."""
