@@ -57,6 +57,7 @@ class Stats:
         # (tensor, storage level) -> non-empty fibres, from (tensor, level, fibres,
         # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
         self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
+        self.memo: dict = {}        # index -> size; an access's keys -> distinct()
 
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
@@ -64,8 +65,12 @@ class Stats:
         return s
 
     def dim(self, name: str) -> float:
-        name = self.origin.get(name, name)
-        return self.dims.get(name, self.dims.get(base_name(name), self.tuning.default_dim))
+        hit = self.memo.get(name)
+        if hit is None:
+            user = self.origin.get(name, name)
+            hit = self.memo[name] = self.dims.get(user, self.dims.get(
+                base_name(user), self.tuning.default_dim))
+        return hit
 
     def full(self, names) -> float:
         return math.prod(self.dim(v) for v in names)
@@ -78,10 +83,19 @@ class Stats:
             return min(full, self.nnz[name])
         return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
 
-    def distinct(self, acc: Access, seen: set) -> float:
+    def distinct(self, acc: Access, seen) -> float:
         """Estimated distinct keys of the sparse `acc` projected onto `seen` (a set
         of its index names): the measured non-empty fibres when `seen` is a prefix
-        of its storage order, else min(|seen|, nnz)."""
+        of its storage order, else min(|seen|, nnz). Remembered per Stats."""
+        fmt = acc.tensor.format
+        key = (acc.tensor.name, getattr(acc.tensor, "converted_from", None), fmt.mode_order,
+               tuple(ix.name for ix in acc.indices), frozenset(seen))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._distinct(acc, set(seen))
+        return hit
+
+    def _distinct(self, acc: Access, seen: set) -> float:
         names = [acc.indices[m].name for m in acc.tensor.format.mode_order]
         bound = min(self.full(seen), self.tensor_nnz(acc))
         k = len(seen)
@@ -103,16 +117,24 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
             return stats.distinct(e, mine & space) * stats.full(space - mine)
         case Lit():
             return stats.full(space)
-        case Mul(a, b):
-            sa, sb = support(a, space, stats, independent), support(b, space, stats, independent)
-            bound = min(sa, sb)
-            if independent:
-                bound = min(bound, sa * sb / max(stats.full(space), 1.0))
-            return min(bound, join_support(e, space, stats, independent))
+        case Mul():
+            return min(_bound(e, space, stats, independent),
+                       join_support(e, space, stats, independent))
         case Add(a, b):
             return min(stats.full(space), support(a, space, stats, independent)
                        + support(b, space, stats, independent))
     raise TypeError(f"the cost model takes Σ-free bodies, got {e!r}")
+
+
+def _bound(e: Expr, space: frozenset, stats: Stats, independent) -> float:
+    """A product's support is at most its sparsest factor's (and, independent, at
+    most their shares of the space multiplied)."""
+    if not isinstance(e, Mul):
+        return support(e, space, stats, independent)
+    sa, sb = _bound(e.a, space, stats, independent), _bound(e.b, space, stats, independent)
+    if independent:
+        return min(sa, sb, sa * sb / max(stats.full(space), 1.0))
+    return min(sa, sb)
 
 
 def _factors(e: Expr) -> list:
@@ -137,12 +159,13 @@ def join_support(e: Mul, space: frozenset, stats: Stats, independent=False) -> f
     memo: dict = {}
 
     def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
-        if (k, sub) not in memo:
+        hit = memo.get((k, sub))
+        if hit is None:
             f = parts[k][0]
-            memo[(k, sub)] = (stats.distinct(f, set(sub)) if isinstance(f, Access)
-                              and not f.tensor.format.is_dense
-                              else support(f, sub, stats, independent))
-        return memo[(k, sub)]
+            hit = memo[(k, sub)] = (stats.distinct(f, sub) if isinstance(f, Access)
+                                    and not f.tensor.format.is_dense
+                                    else support(f, sub, stats, independent))
+        return hit
 
     best = math.inf
     for d in range(len(parts)):
