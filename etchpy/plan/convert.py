@@ -201,7 +201,7 @@ def positions(acc: Access, fmt: Format, stats: Stats) -> float:
     names = [acc.indices[m].name for m in fmt.mode_order]
     total, above = 0.0, 1.0
     for k, level in enumerate(fmt.levels):
-        if type(level).__name__ == "Dense":
+        if level.located:            # a dense level: a position per coordinate
             total += above * stats.dim(names[k])
         above = stats.distinct(acc, set(names[:k + 1])) if k + 1 < len(names) else above
     return total

@@ -206,9 +206,8 @@ def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
             if v not in names:
                 return None
             fmt = e.tensor.format
-            if fmt.is_dense or type(fmt.levels[fmt.mode_order.index(names.index(v))]).__name__ \
-                    == "Dense":
-                return stats.dim(v)
+            if fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located:
+                return stats.dim(v)         # a level holding every coordinate
             mine = set(names) & seen
             return stats.distinct(e, mine | {v}) / max(1.0, stats.distinct(e, mine))
         case Mul(a, b):
