@@ -150,7 +150,8 @@ def choose_plan(req: Request, optimized: Optimized | None):
     if optimized is None:
         return planning.make_plan(req.expr, req.out_indices, req.order,
                                   out_format=out_format), None
-    stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning)
+    stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning,
+                  fibers=req.measured.fibers if req.measured is not None else ())
     written = planning.make_plan(req.expr, req.out_indices, req.order, stats=stats,
                                  out_format=out_format)
     cost_written = planning.total_cost(written, stats.with_origin(written.origin), out_format)

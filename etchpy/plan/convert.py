@@ -7,7 +7,8 @@ an access from a converted copy of its input instead: the same level kinds in
 another mode order (csr <-> csc, a permuted coo or csf), or dense when the input
 is small or nearly full. A conversion is materialised at call time by the
 runtime (runtime.planned) before the kernel runs, and priced here at
-`tuning.temp_weight` per stored entry (per element for dense).
+`tuning.temp_weight` per stored entry (per element for dense) and per position
+of the dense levels it reads and writes (`positions`).
 
     Conversion                 one converted input: its name in the kernel, its
                                source tensor, the format, the estimated cost, why
@@ -179,7 +180,8 @@ class Converter:
             key = (t.name, fmt)
             conv = self.made.get(key)
             if conv is None:
-                work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz)
+                work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz + positions(
+                    acc, t.format, stats) + positions(acc, fmt, stats))
                 conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, work, "")
             out.append((key, conv))
         return out
@@ -189,6 +191,20 @@ class Converter:
         if key not in self.named:
             self.named[key] = self.names.fresh(f"tmp_{source}")
         return self.named[key]
+
+
+def positions(acc: Access, fmt: Format, stats: Stats) -> float:
+    """The positions of `fmt`'s dense levels holding acc's entries (a conversion
+    reads the source's and writes the target's: csr's row pointers are |rows|
+    long however few rows hold entries): per dense level, the keys of the levels
+    above it times its index's size."""
+    names = [acc.indices[m].name for m in fmt.mode_order]
+    total, above = 0.0, 1.0
+    for k, level in enumerate(fmt.levels):
+        if level.located:            # a dense level: a position per coordinate
+            total += above * stats.dim(names[k])
+        above = stats.distinct(acc, set(names[:k + 1])) if k + 1 < len(names) else above
+    return total
 
 
 def _sort_cost(body, order, stats, written_out) -> float:

@@ -10,11 +10,20 @@ Support sizes are estimates from `Stats`: an index has a size (default
 `tuning.default_dim`) and a tensor a nonzero count (default: full for dense
 formats, a share `tuning.sparse_density` of it for sparse ones).
 A sparse tensor with N nonzeros projected onto a subset W of its indices has
-about min(|W|, N) points; a product is driven by its sparsest factor (streams
-iterate the sparse side and locate into the other), a sum reads all operands.
+about min(|W|, N) points, or exactly its non-empty fibres' count when W is a
+prefix of its storage order and the fibre statistics measured on the inputs
+(`fibers`, pipeline.Measured.fibers) give it. A product's support is at most
+its sparsest factor's (streams intersect); it is estimated as a join
+(`join_support`): from each factor as the driver, the other factors are joined
+one at a time, each multiplying the estimate by |g| / max(V(g, K), V(so far, K))
+over their shared indices K (V: distinct keys; the textbook estimate that the
+smaller key set is contained in the larger), so a factor sharing indices fans
+out by its mean fibre length and one whose indices are all bound filters by
+its density; the least estimate over drivers is kept. A sum reads all operands.
 
-    Stats(dims, nnz, origin, tuning)  sizes; origin maps renamed indices to user
-                                  names; tuning (etchpy.tuning) gives the guesses
+    Stats(dims, nnz, origin, tuning, fibers)  sizes; origin maps renamed indices to
+                                  user names; tuning (etchpy.tuning) gives the
+                                  guesses; fibers, measured fibre statistics
     support(e, S, stats)          estimated records of Σ-free e over index set S
     nest_cost(body, order, stats) work of one loop nest
     plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
@@ -40,20 +49,29 @@ class Stats:
     by tensor name); what is not known is guessed from `tuning` (default_dim,
     sparse_density), which also weighs temporaries (temp_weight)."""
 
-    def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT):
+    def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
+                 fibers=()):
         self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
         self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
         self.origin = dict(origin or {})
         self.tuning = tuning
+        # (tensor, storage level) -> non-empty fibres, from (tensor, level, fibres,
+        # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
+        self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
+        self.memo: dict = {}        # index -> size; an access's keys -> distinct()
 
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
-        s.dims, s.nnz, s.origin = self.dims, self.nnz, dict(origin)
+        s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
         return s
 
     def dim(self, name: str) -> float:
-        name = self.origin.get(name, name)
-        return self.dims.get(name, self.dims.get(base_name(name), self.tuning.default_dim))
+        hit = self.memo.get(name)
+        if hit is None:
+            user = self.origin.get(name, name)
+            hit = self.memo[name] = self.dims.get(user, self.dims.get(
+                base_name(user), self.tuning.default_dim))
+        return hit
 
     def full(self, names) -> float:
         return math.prod(self.dim(v) for v in names)
@@ -66,6 +84,26 @@ class Stats:
             return min(full, self.nnz[name])
         return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
 
+    def distinct(self, acc: Access, seen) -> float:
+        """Estimated distinct keys of the sparse `acc` projected onto `seen` (a set
+        of its index names): the measured non-empty fibres when `seen` is a prefix
+        of its storage order, else min(|seen|, nnz). Remembered per Stats."""
+        fmt = acc.tensor.format
+        key = (acc.tensor.name, getattr(acc.tensor, "converted_from", None), fmt.mode_order,
+               tuple(ix.name for ix in acc.indices), frozenset(seen))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._distinct(acc, set(seen))
+        return hit
+
+    def _distinct(self, acc: Access, seen: set) -> float:
+        names = [acc.indices[m].name for m in acc.tensor.format.mode_order]
+        bound = min(self.full(seen), self.tensor_nnz(acc))
+        k = len(seen)
+        if 0 < k < len(names) and set(names[:k]) == seen:
+            return min(bound, self.keys.get((acc.tensor.name, k), bound))
+        return bound
+
 
 def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float:
     """Estimated number of points of e's support projected onto (and broadcast over)
@@ -77,15 +115,12 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
             mine = {ix.name for ix in e.indices}
             if e.tensor.format.is_dense:
                 return stats.full(space)
-            seen = mine & space
-            return min(stats.full(seen), stats.tensor_nnz(e)) * stats.full(space - mine)
+            return stats.distinct(e, mine & space) * stats.full(space - mine)
         case Lit():
             return stats.full(space)
-        case Mul(a, b):
-            sa, sb = support(a, space, stats, independent), support(b, space, stats, independent)
-            if independent:
-                return min(sa, sb, sa * sb / max(stats.full(space), 1.0))
-            return min(sa, sb)
+        case Mul():
+            return min(_bound(e, space, stats, independent),
+                       join_support(e, space, stats, independent))
         case Add(a, b):
             return min(stats.full(space), support(a, space, stats, independent)
                        + support(b, space, stats, independent))
@@ -93,6 +128,67 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
             return (support(a, space, stats, independent) if maps.keeps_zero(fn, arg)
                     else stats.full(space))
     raise TypeError(f"the cost model takes Σ-free bodies, got {e!r}")
+
+
+def _bound(e: Expr, space: frozenset, stats: Stats, independent) -> float:
+    """A product's support is at most its sparsest factor's (and, independent, at
+    most their shares of the space multiplied)."""
+    if not isinstance(e, Mul):
+        return support(e, space, stats, independent)
+    sa, sb = _bound(e.a, space, stats, independent), _bound(e.b, space, stats, independent)
+    if independent:
+        return min(sa, sb, sa * sb / max(stats.full(space), 1.0))
+    return min(sa, sb)
+
+
+def _factors(e: Expr) -> list:
+    return _factors(e.a) + _factors(e.b) if isinstance(e, Mul) else [e]
+
+
+def _names(e: Expr) -> frozenset:
+    match e:
+        case Access():
+            return frozenset(ix.name for ix in e.indices)
+        case Mul(a, b) | Add(a, b):
+            return _names(a) | _names(b)
+    return frozenset()
+
+
+def join_support(e: Mul, space: frozenset, stats: Stats, independent=False) -> float:
+    """The product's support over `space` estimated as a join of its factors (see
+    the module docstring): the least, over the factors as drivers, of the driver's
+    keys times each other factor's |g| / max(V(g, K), V(so far, K)), factors taken
+    greedily by least multiplier; indices no factor holds are broadcast."""
+    parts = [(f, _names(f) & space) for f in _factors(e)]
+    memo: dict = {}
+
+    def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
+        hit = memo.get((k, sub))
+        if hit is None:
+            f = parts[k][0]
+            hit = memo[(k, sub)] = (stats.distinct(f, sub) if isinstance(f, Access)
+                                    and not f.tensor.format.is_dense
+                                    else support(f, sub, stats, independent))
+        return hit
+
+    best = math.inf
+    for d in range(len(parts)):
+        est, covered, joined = keys(d, parts[d][1]), set(parts[d][1]), [d]
+        left = [k for k in range(len(parts)) if k != d]
+        while left:
+            step = []
+            for k in left:
+                shared = frozenset(parts[k][1] & covered)
+                so_far = min([est, stats.full(shared)] + [keys(j, shared) for j in joined
+                                                          if shared <= parts[j][1]])
+                mine = keys(k, parts[k][1])
+                step.append((mine / max(keys(k, shared), so_far, 1.0) if shared else mine, k))
+            m, k = min(step)
+            est, covered = est * m, covered | parts[k][1]
+            joined.append(k)
+            left.remove(k)
+        best = min(best, est)
+    return max(1.0, best) * stats.full(space - set().union(*(p[1] for p in parts)))
 
 
 def operations(e: Expr) -> int:
@@ -104,14 +200,45 @@ def operations(e: Expr) -> int:
     return 0
 
 
+def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
+    """Steps a loop over `v`, inside loops over `seen`, takes per point of `seen` to
+    find e's points: a sparse level's mean fibre (its keys over seen∪{v} per key
+    over seen), a dense level's or a dense tensor's |v|; a product steps the
+    least of its factors (the others are searched), a sum all of its operands;
+    None when e does not hold v (it does not bound the loop)."""
+    match e:
+        case Access():
+            names = [ix.name for ix in e.indices]
+            if v not in names:
+                return None
+            fmt = e.tensor.format
+            if fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located:
+                return stats.dim(v)         # a level holding every coordinate
+            mine = set(names) & seen
+            return stats.distinct(e, mine | {v}) / max(1.0, stats.distinct(e, mine))
+        case Mul(a, b):
+            fa, fb = fanout(a, seen, v, stats), fanout(b, seen, v, stats)
+            return fb if fa is None else fa if fb is None else min(fa, fb)
+        case Add(a, b):
+            fa, fb = fanout(a, seen, v, stats), fanout(b, seen, v, stats)
+            if fa is None or fb is None:
+                return stats.dim(v)
+            return min(stats.dim(v), fa + fb)
+    return None
+
+
 def nest_cost(body: Expr, order, stats: Stats, independent=False) -> float:
-    """Visits of every loop level plus the body's operations at the innermost level."""
-    total, seen = 0.0, frozenset()
+    """Visits of every loop level plus the body's operations at the innermost level.
+    A level visits at least its support, and at least its steps: the points of the
+    level above times the body's fanout (a merge steps through entries that do not
+    match, a dense level through every position)."""
+    total, seen, prev = 0.0, frozenset(), 1.0
     for v in order:
-        seen = seen | {v}
-        total += support(body, seen, stats, independent)
-    inner = support(body, seen, stats, independent) if order else 1.0
-    return total + inner * operations(body)
+        here = support(body, seen | {v}, stats, independent)
+        step = fanout(body, seen, v, stats)
+        total += max(here, prev * (stats.dim(v) if step is None else step))
+        seen, prev = seen | {v}, here
+    return total + prev * operations(body)
 
 
 def plan_cost(plan, stats: Stats | None = None) -> float:

@@ -107,6 +107,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._per_signature = per_signature
         self._planned: dict[tuple, tuple] = {}          # size class -> (shown, runner)
         self._last = None                   # the kernel planned for the last call
+        self._runner = None                 # the kernel that ran it, if not self
         self._modes = sig_.index_modes(req.expr)
         self._infer = infer                 # the semiring follows the inputs' dtype
         self._literals = io_.literal_values(req.expr) if infer else ()
@@ -312,16 +313,24 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         kernel that runs them, the kernel planned for them or None)). The signature
         read on every call costs O(1) per input: shape, index dtype, the power of
         two of its stored entries, its layout as given."""
+        last = self._runner      # the last call's runner: its binding is reused when
+        if last is not None:     # these inputs' class under it is known
+            bound = self._bind_for(last, inputs)
+            found = self._signatures.get((last, sig_.call_class(last._inputs, bound, inputs)))
+            if found is not None:
+                self._last = found[4]
+                return bound, found
         bound = self._bind_for(self, inputs)
-        users = {src: bound[name] for name, (src, _, _) in self._inputs.items()}
-        sig = tuple([(b.shape, b.idx32, len(b.roles["vals"]).bit_length(),
-                      getattr(inputs[name], "format", None)) for name, b in users.items()])
-        found = self._signatures.get(sig) or self._signature(sig, bound, users, inputs)
-        self._last = found[4]
-        runner = found[3]
+        sig = sig_.call_class(self._inputs, bound, inputs)
+        found = self._signatures.get(sig) or self._signature(sig, bound, self._as_declared(
+            bound, inputs), inputs)
+        self._last, runner = found[4], found[3]
         if runner is not self and (runner._inputs != self._inputs
                                    or runner._fused != self._fused):
             bound = self._bind_for(runner, inputs)
+            if all(not conv for _, _, conv in runner._inputs.values()):
+                self._runner = runner        # its binding is the inputs' own
+                self._signatures[(runner, sig_.call_class(runner._inputs, bound, inputs))] = found
         return bound, found
 
     def _bind_for(self, kern, inputs) -> dict:

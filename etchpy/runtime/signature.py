@@ -52,6 +52,19 @@ def layout(value) -> str:
     return type(value).__name__
 
 
+def users_of(kinputs, bound) -> dict:
+    """The bound inputs by the caller's names (kinputs: a kernel's _inputs)."""
+    return {src: bound[name] for name, (src, _, _) in kinputs.items()}
+
+
+def call_class(kinputs, bound, inputs) -> tuple:
+    """A call's size class: per input its shape, index dtype, power of two of its
+    stored entries and layout as given (O(1) per input)."""
+    return tuple([(b.shape, b.idx32, len(b.roles["vals"]).bit_length(),
+                   getattr(inputs[name], "format", None))
+                  for name, b in users_of(kinputs, bound).items()])
+
+
 def _stored(b) -> int | None:
     """Stored entries of a bound input with index arrays (None for a dense one)."""
     return None if b.idx32 is None else len(b.roles["vals"])
@@ -143,6 +156,13 @@ class SignaturePlans:
             "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
             "expr": c.expr, "costs": c.costs, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options})
+
+    def _as_declared(self, bound, inputs) -> dict:
+        """The bound inputs by the caller's names, each bound in its declared format:
+        an input this kernel's plan converts is bound again as declared, so that the
+        fibres measured on it are in its own storage order."""
+        return {src: calling.bind(inputs[src], self.tensors[src], self.semiring) if conv
+                else bound[name] for name, (src, _, conv) in self._inputs.items()}
 
     def _planned_for(self, bound, inputs, idx32) -> tuple:
         """(the kernel planned for the size class of these inputs, the kernel that

@@ -207,3 +207,38 @@ def test_a_class_that_cannot_be_planned_runs_the_plan_from_the_hints():
     M = sp.random(50, 40, density=0.1, format="csr", random_state=0)
     np.testing.assert_allclose(kern(A=M, x=np.ones(40)), M @ np.ones(40))
     assert list(kern._planned.values()) == [(None, kern)] and kern.plan is kern.compiled.plan
+
+
+def _q5_inputs(no, seed):
+    rng = np.random.default_rng(seed)
+    nc, ns, nn = 40, 20, 5
+    keys = rng.choice(no, no // 4, replace=False)
+    O_ = sp.csr_array((np.ones(len(keys)), (keys, rng.integers(0, nc, len(keys)))),
+                      shape=(no, nc))
+    C_ = sp.csr_array((np.ones(nc), (np.arange(nc), rng.integers(0, nn, nc))), shape=(nc, nn))
+    L_ = sp.random(no, ns, density=0.1, format="csr", random_state=seed)
+    S_ = sp.csr_array((np.ones(ns), (np.arange(ns), rng.integers(0, nn, ns))), shape=(ns, nn))
+    R_ = ep.Tensor.from_coords([np.array([0, 2, 3])], np.ones(3), (nn,), "csf")
+    want = np.asarray(((O_ @ C_).multiply(L_ @ S_)).sum(axis=0)).ravel() * R_.to_dense()
+    return {"O": O_, "C": C_, "L": L_, "S": S_, "R": R_}, want
+
+
+def test_a_size_class_kernel_binds_the_inputs_once_per_call():
+    """A join whose plan from the hints converts an input (S to csc) but whose
+    size class's plan reads every input as given: from the second call on the
+    class's kernel binds the inputs itself (not once for the hint plan and
+    again for its own), and a call of another class is planned afresh."""
+    o, c, s, n = ep.indices("o c s n")
+    O, C, L, S = (ep.tensor(t, 2, format="csr") for t in "OCLS")
+    R = ep.tensor("R", 1, format="csf")
+    kern = ep.compile(ep.sum((o, c, s), O[o, c] * C[c, n] * L[o, s] * S[s, n] * R[n]))
+    assert any(conv for _, _, conv in kern._inputs.values())        # the hint plan converts
+    small, want = _q5_inputs(400, 1)
+    for _ in range(3):
+        np.testing.assert_allclose(kern(**small), want)
+    runner = kern._runner
+    assert runner is not None and runner is not kern
+    assert not any(conv for _, _, conv in runner._inputs.values())
+    big, want_big = _q5_inputs(5000, 2)
+    np.testing.assert_allclose(kern(**big), want_big)
+    np.testing.assert_allclose(kern(**small), want)
