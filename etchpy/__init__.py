@@ -23,4 +23,6 @@ from .tuning import Tuning
 from .optimizer.optimize import equivalent, optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
+from . import graph
+from .graph import fixpoint
 from .runtime.kernel import Kernel

@@ -1,0 +1,19 @@
+"""Graph algorithms as fixpoints of compiled etchpy kernels.
+
+    fixpoint(step, state, converged=equal, max_iter=1000) -> Fixpoint(value, iterations)
+    KernelStep(kernel, "x", A=tensor)       a step from a compiled kernel
+    bellman_ford(A, source)                 min_plus, a pushed frontier
+    bfs_levels(A, source)                   boolean, a not-visited mask
+    pagerank(A, alpha=0.85, tol=1e-6)       real, pulled through csc
+    connected_components(A)                 FastSV over an integer min_plus
+
+A[j, i] is the edge j -> i; docs/graphs.md has the guide.
+"""
+from .fixpoint import ConvergenceError, Fixpoint, KernelStep, equal, fixpoint, within
+from .paths import NegativeCycleError, bellman_ford, bfs_levels
+from .rank import pagerank
+from .components import connected_components
+
+__all__ = ["ConvergenceError", "Fixpoint", "KernelStep", "equal", "fixpoint", "within",
+           "NegativeCycleError", "bellman_ford", "bfs_levels", "pagerank",
+           "connected_components"]

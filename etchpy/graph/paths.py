@@ -1,0 +1,119 @@
+"""Single-source shortest paths (Bellman-Ford over min_plus) and BFS levels (the
+boolean semiring with a not-visited mask), each a fixpoint of one compiled kernel.
+
+Both push a sparse frontier (the vertices whose value changed in the last step)
+through the rows of A:  t[i] = ⊕_j f[j] ⊗ A[j, i],  loop order (j, i), so an
+iteration touches the edges leaving the frontier (plus one pass over the dense
+output and the comparison with the current values).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..expr.nodes import indices, sum as esum, tensor as etensor
+from ..semiring import semirings
+from ..api import compile as ep_compile
+from . import adjacency as adj
+from .fixpoint import ConvergenceError, fixpoint
+
+
+class NegativeCycleError(InputError):
+    """A negative cycle is reachable from the source: shortest paths are unbounded
+    (an InputError: the message names the input)."""
+
+
+def _push_kernel(semiring, masked=False):
+    """t[i] = ⊕_j f[j] ⊗ A[j, i] (⊗ u[i] when masked), A csr, f a sparse vector."""
+    i, j = indices("i j")
+    A, f = etensor("A", 2, format="csr"), etensor("f", 1, format="coo")
+    body = f[j] * A[j, i]
+    if masked:
+        body = body * etensor("u", 1)[i]
+    return ep_compile(esum(j, body), semiring=semiring)
+
+
+def bellman_ford(A, source: int, *, max_iter: int | None = None):
+    """Distances from `source` along the edges of A (A[j, i]: the weight of j -> i).
+
+    Parameters: A, a square scipy.sparse matrix or 2-d array of finite weights
+    (negative weights allowed); source, a vertex number; max_iter, the most
+    relaxation rounds (default: the number of vertices, enough for any graph
+    without a negative cycle).
+    Returns: a float64 array of n distances; inf where unreachable.
+    Raises: InputError naming A for a non-square or non-finite matrix, naming
+    source for a bad vertex; NegativeCycleError (an InputError) naming A when
+    a negative cycle is reachable from source.
+
+        >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
+        array([0., 2.])
+    """
+    M = adj.as_csr(A)
+    n = M.shape[0]
+    s = adj.check_vertex(source, n)
+    sr = semirings.min_plus
+    T = adj.tensor(M, "csr", sr)
+    kern, idt = _push_kernel(sr), adj.index_dtype(T)
+    d = np.full(n, np.inf)
+    d[s] = 0.0
+    buf = np.empty(n)
+
+    def step(state):
+        dist, front = state
+        t = kern(A=T, f=adj.frontier(front, dist[front], n, np.inf, idt), out=buf)
+        better = np.flatnonzero(t < dist)
+        dist[better] = t[better]
+        return dist, better
+
+    limit = n + 1 if max_iter is None else max_iter
+    try:
+        return fixpoint(step, (d, np.array([s])), converged=_no_frontier, max_iter=limit,
+                        name="bellman_ford").value[0]
+    except ConvergenceError:
+        if max_iter is not None:
+            raise
+        raise NegativeCycleError(f"A has a negative cycle reachable from source={s}: "
+                                 "shortest distances are unbounded") from None
+
+
+def _no_frontier(old, new) -> bool:
+    return len(new[1]) == 0
+
+
+def bfs_levels(A, source: int):
+    """The BFS level (number of edges on a shortest path) of every vertex from
+    `source`, following the edges j -> i of the stored entries A[j, i] (weights
+    ignored; pass a symmetric A for an undirected graph).
+
+    Each step is t[i] = ∨_j f[j] ∧ A[j, i] ∧ u[i]: the frontier f pushed through
+    A, masked by u, the vertices not visited yet.
+    Returns: an int64 array of n levels; -1 where unreachable.
+    Raises: InputError naming A or source for bad input.
+
+        >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
+        array([0, 1])
+    """
+    M = adj.as_csr(A)
+    n = M.shape[0]
+    s = adj.check_vertex(source, n)
+    sr = semirings.boolean
+    T = adj.tensor(M, "csr", sr, values=True)
+    kern, idt = _push_kernel(sr, masked=True), adj.index_dtype(T)
+    levels = np.full(n, -1, dtype=np.int64)
+    levels[s] = 0
+    unvisited = np.ones(n, dtype=np.bool_)
+    unvisited[s] = False
+    buf = np.empty(n, dtype=np.bool_)
+    ones = np.ones(n, dtype=np.bool_)
+
+    def step(state):
+        depth, front = state
+        f = adj.frontier(front, ones[:len(front)], n, False, idt)
+        reached = np.flatnonzero(kern(A=T, f=f, u=unvisited, out=buf))
+        levels[reached] = depth + 1
+        unvisited[reached] = False
+        return depth + 1, reached
+
+    fixpoint(step, (0, np.array([s])), converged=_no_frontier, max_iter=n + 1,
+             name="bfs_levels")
+    return levels
