@@ -12,6 +12,46 @@ from ..errors import InputError
 from ..runtime.tensor import Tensor
 
 
+class Graph:
+    """An adjacency matrix read once: checked and made canonical (see `as_csr`), with
+    the ep.Tensors the algorithms read cached on it, so that calls after the first
+    on the same Graph convert nothing (what graphblas-algorithms' Graph does for
+    its properties). Treat it as immutable.
+
+    Parameters: A, a square scipy.sparse matrix or 2-d numeric array (A[j, i]:
+    the edge j -> i); name, what errors call it.
+    Raises: InputError naming `name` for a bad matrix (see as_csr).
+
+        >>> G = ep.graph.Graph(scipy_csr)
+        >>> ep.graph.bfs_levels(G, 0); ep.graph.connected_components(G)
+    """
+
+    def __init__(self, A, name: str = "A"):
+        self.name = name
+        self.csr = as_csr(A, name)
+        self.n = self.csr.shape[0]
+        self._cache: dict = {}
+
+    def tensor(self, layout: str, semiring, values=None) -> Tensor:
+        """The graph as an ep.Tensor (see `tensor`), made on first need."""
+        key = (layout, semiring.name, None if values is None else repr(values))
+        t = self._cache.get(key)
+        if t is None:
+            t = self._cache[key] = tensor(self.csr, layout, semiring, values, self.name)
+        return t
+
+    def cached(self, key: str, make):
+        """Any other derived value, made by make(csr) on first need."""
+        if key not in self._cache:
+            self._cache[key] = make(self.csr)
+        return self._cache[key]
+
+
+def as_graph(A, name: str = "A") -> Graph:
+    """A itself when it is a Graph, else Graph(A, name)."""
+    return A if isinstance(A, Graph) else Graph(A, name)
+
+
 def as_csr(A, name: str = "A"):
     """A square scipy csr array of float64 values with sorted indices and no
     duplicates (duplicates summed), from a scipy.sparse matrix or array, or a

@@ -11,6 +11,8 @@ semiring with A's stored values 0, so ⊗ passes gf[j] through.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..expr.nodes import indices, sum as esum, tensor as etensor
@@ -25,6 +27,7 @@ MIN_PLUS_INT = Semiring("min_plus_int64", np.int64, np.iinfo(np.int64).max, 0,
                         idempotent=True)
 
 
+@functools.cache
 def _min_neighbour_kernel():
     i, j = indices("i j")
     A, g = etensor("A", 2, format="csr"), etensor("g", 1)
@@ -34,7 +37,8 @@ def _min_neighbour_kernel():
 def connected_components(A, *, directed: bool = True):
     """The connected components of the graph of A, as a label per vertex.
 
-    Parameters: A, a square scipy.sparse matrix or 2-d array (its stored entries
+    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph
+    (its stored entries
     are the edges; weights ignored); directed, whether A's edges are directed:
     then the components are the weakly connected ones (A + Aᵀ is used); with
     directed=False, A must be symmetric (not checked) and is used as it is.
@@ -45,11 +49,11 @@ def connected_components(A, *, directed: bool = True):
         >>> connected_components(scipy.sparse.csr_array([[0, 1, 0], [0, 0, 0], [0, 0, 0]]))
         array([0, 0, 2])
     """
-    M = adj.as_csr(A)
-    n = M.shape[0]
-    if directed:
-        M = adj.as_csr(abs(M) + abs(M.T))     # every edge both ways (values unused)
-    T = adj.tensor(M, "csr", MIN_PLUS_INT, values=0)
+    G = adj.as_graph(A)
+    n = G.n
+    if directed:        # every edge both ways (values unused)
+        G = G.cached("both_ways", lambda m: adj.Graph(abs(m) + abs(m.T), G.name))
+    T = G.tensor("csr", MIN_PLUS_INT, values=0)
     kern = _min_neighbour_kernel()
     f = np.arange(n, dtype=np.int64)
     buf = np.empty(n, dtype=np.int64)

@@ -8,6 +8,8 @@ output and the comparison with the current values).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InputError
@@ -23,6 +25,7 @@ class NegativeCycleError(InputError):
     (an InputError: the message names the input)."""
 
 
+@functools.cache
 def _push_kernel(semiring, masked=False):
     """t[i] = ⊕_j f[j] ⊗ A[j, i] (⊗ u[i] when masked), A csr, f a sparse vector."""
     i, j = indices("i j")
@@ -36,7 +39,8 @@ def _push_kernel(semiring, masked=False):
 def bellman_ford(A, source: int, *, max_iter: int | None = None):
     """Distances from `source` along the edges of A (A[j, i]: the weight of j -> i).
 
-    Parameters: A, a square scipy.sparse matrix or 2-d array of finite weights
+    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
+    finite weights
     (negative weights allowed); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
     without a negative cycle).
@@ -48,11 +52,11 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
-    M = adj.as_csr(A)
-    n = M.shape[0]
+    G = adj.as_graph(A)
+    n = G.n
     s = adj.check_vertex(source, n)
     sr = semirings.min_plus
-    T = adj.tensor(M, "csr", sr)
+    T = G.tensor("csr", sr)
     kern, idt = _push_kernel(sr), adj.index_dtype(T)
     d = np.full(n, np.inf)
     d[s] = 0.0
@@ -93,11 +97,11 @@ def bfs_levels(A, source: int):
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
-    M = adj.as_csr(A)
-    n = M.shape[0]
+    G = adj.as_graph(A)
+    n = G.n
     s = adj.check_vertex(source, n)
     sr = semirings.boolean
-    T = adj.tensor(M, "csr", sr, values=True)
+    T = G.tensor("csr", sr, values=True)
     kern, idt = _push_kernel(sr, masked=True), adj.index_dtype(T)
     levels = np.full(n, -1, dtype=np.int64)
     levels[s] = 0

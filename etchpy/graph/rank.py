@@ -10,6 +10,8 @@ uniformly, converged when Σ|x' - x| < n·tol), so the results agree.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..errors import InputError
@@ -20,6 +22,7 @@ from . import adjacency as adj
 from .fixpoint import fixpoint, within
 
 
+@functools.cache
 def _pull_kernel():
     i, j = indices("i j")
     A, s, x = etensor("A", 2, format="csc"), etensor("s", 1), etensor("x", 1)
@@ -30,7 +33,8 @@ def _pull_kernel():
 def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
     """The PageRank of every vertex of the graph with edges j -> i of weight A[j, i].
 
-    Parameters: A, a square scipy.sparse matrix or 2-d array of nonnegative
+    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
+    nonnegative
     weights; alpha, the damping factor in [0, 1); tol, converged when
     Σ|x' - x| < n·tol; max_iter, the most power iterations.
     Returns: a float64 array of n ranks summing to 1 (zeros for an empty graph).
@@ -40,19 +44,19 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
         >>> pagerank(scipy.sparse.csr_array([[0, 1.0], [1.0, 0]])).round(3)
         array([0.5, 0.5])
     """
-    M = adj.as_csr(A)
-    n = M.shape[0]
+    G = adj.as_graph(A)
+    M, n = G.csr, G.n
     if not 0 <= alpha < 1:
         raise InputError(f"alpha is a damping factor in [0, 1), not {alpha!r}")
     if np.any(M.data < 0):
         raise InputError("A has a negative weight; PageRank needs nonnegative weights")
     if n == 0 or M.nnz == 0:
         return np.zeros(n)
-    deg = np.asarray(M.sum(axis=1)).ravel()
+    deg = G.cached("out_weight", lambda m: np.asarray(m.sum(axis=1)).ravel())
     dangling = deg == 0
     dmask = dangling.astype(np.float64)
     s = np.where(dangling, 0.0, alpha / np.where(dangling, 1.0, deg))
-    T = adj.tensor(M, "csc", semirings.real)
+    T = G.tensor("csc", semirings.real)
     kern, c = _pull_kernel(), np.empty(n)
     bufs, turn = [np.empty(n), np.empty(n)], [0]
 
