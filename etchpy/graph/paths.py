@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
+from ..runtime.tensor import Tensor
 from . import adjacency as adj
 from .fixpoint import ConvergenceError, fixpoint
 
@@ -107,13 +108,16 @@ def bfs_levels(A, source: int):
     levels[s] = 0
     unvisited = np.ones(n, dtype=np.bool_)
     unvisited[s] = False
+    # a Tensor over the same memory: bound once (a Tensor's binding is reused while
+    # its arrays are the same), updated in place below
+    u = Tensor.from_dense(unvisited, "dense", semiring=sr, name="u")
     buf = np.empty(n, dtype=np.bool_)
     ones = np.ones(n, dtype=np.bool_)
 
     def step(state):
         depth, front = state
         f = adj.frontier(front, ones[:len(front)], n, False, idt)
-        reached = np.flatnonzero(kern(A=T, f=f, u=unvisited, out=buf))
+        reached = np.flatnonzero(kern(A=T, f=f, u=u, out=buf))
         levels[reached] = depth + 1
         unvisited[reached] = False
         return depth + 1, reached
