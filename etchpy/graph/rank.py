@@ -26,7 +26,7 @@ from .fixpoint import fixpoint, within
 def _pull_kernel():
     i, j = indices("i j")
     A, s, x = etensor("A", 2, format="csc"), etensor("s", 1), etensor("x", 1)
-    return ep_compile(etensor("c", 1)[i] + esum(j, A[j, i] * s[j] * x[j]),
+    return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * s[j] * x[j]),
                       semiring=semirings.real)
 
 
@@ -57,11 +57,11 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
     dmask = dangling.astype(np.float64)
     s = np.where(dangling, 0.0, alpha / np.where(dangling, 1.0, deg))
     T = G.tensor("csc", semirings.real)
-    kern, c = _pull_kernel(), np.empty(n)
+    kern = _pull_kernel()
     bufs, turn = [np.empty(n), np.empty(n)], [0]
 
     def step(x):
-        c.fill((1 - alpha) / n + alpha / n * float(x @ dmask))
+        c = np.float64((1 - alpha) / n + alpha / n * float(x @ dmask))
         out = bufs[turn[0]]
         turn[0] ^= 1
         return kern(A=T, s=s, x=x, c=c, out=out)
