@@ -12,7 +12,8 @@ converted tensors across calls). A[j, i] is the edge j -> i; docs/graphs.md has 
 """
 from .adjacency import Graph
 from .fixpoint import ConvergenceError, Fixpoint, KernelStep, equal, fixpoint, within
-from .paths import NegativeCycleError, bellman_ford, bfs_levels
+from .paths import NegativeCycleError, bellman_ford
+from .bfs import bfs_levels
 from .rank import pagerank
 from .components import connected_components
 

@@ -1,7 +1,7 @@
-"""Single-source shortest paths (Bellman-Ford over min_plus) and BFS levels (the
-boolean semiring with a not-visited mask), each a fixpoint of one compiled kernel.
+"""Single-source shortest paths: Bellman-Ford over min_plus, a fixpoint of one
+compiled kernel (BFS levels, in bfs.py, push the same way).
 
-Both push a sparse frontier (the vertices whose value changed in the last step)
+It pushes a sparse frontier (the vertices whose value changed in the last step)
 through the rows of A:  t[i] = ⊕_j f[j] ⊗ A[j, i],  loop order (j, i), so an
 iteration touches the edges leaving the frontier (plus one pass over the dense
 output and the comparison with the current values).
@@ -16,7 +16,6 @@ from ..errors import InputError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
-from ..runtime.tensor import Tensor
 from . import adjacency as adj
 from .fixpoint import ConvergenceError, fixpoint
 
@@ -27,7 +26,7 @@ class NegativeCycleError(InputError):
 
 
 @functools.cache
-def _push_kernel(semiring, masked=False):
+def push_kernel(semiring, masked=False):
     """t[i] = ⊕_j f[j] ⊗ A[j, i] (⊗ u[i] when masked), A csr, f a sparse vector."""
     i, j = indices("i j")
     A, f = etensor("A", 2, format="csr"), etensor("f", 1, format="coo")
@@ -58,7 +57,7 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
     s = adj.check_vertex(source, n)
     sr = semirings.min_plus
     T = G.tensor("csr", sr)
-    kern, idt = _push_kernel(sr), adj.index_dtype(T)
+    kern, idt = push_kernel(sr), adj.index_dtype(T)
     d = np.full(n, np.inf)
     d[s] = 0.0
     buf = np.empty(n)
@@ -72,7 +71,7 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
 
     limit = n + 1 if max_iter is None else max_iter
     try:
-        return fixpoint(step, (d, np.array([s])), converged=_no_frontier, max_iter=limit,
+        return fixpoint(step, (d, np.array([s])), converged=no_frontier, max_iter=limit,
                         name="bellman_ford").value[0]
     except ConvergenceError:
         if max_iter is not None:
@@ -81,47 +80,6 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
                                  "shortest distances are unbounded") from None
 
 
-def _no_frontier(old, new) -> bool:
+def no_frontier(old, new) -> bool:
+    """Converged: the last step changed no vertex (the state is (…, frontier))."""
     return len(new[1]) == 0
-
-
-def bfs_levels(A, source: int):
-    """The BFS level (number of edges on a shortest path) of every vertex from
-    `source`, following the edges j -> i of the stored entries A[j, i] (weights
-    ignored; pass a symmetric A for an undirected graph).
-
-    Each step is t[i] = ∨_j f[j] ∧ A[j, i] ∧ u[i]: the frontier f pushed through
-    A, masked by u, the vertices not visited yet.
-    Returns: an int64 array of n levels; -1 where unreachable.
-    Raises: InputError naming A or source for bad input.
-
-        >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
-        array([0, 1])
-    """
-    G = adj.as_graph(A)
-    n = G.n
-    s = adj.check_vertex(source, n)
-    sr = semirings.boolean
-    T = G.tensor("csr", sr, values=True)
-    kern, idt = _push_kernel(sr, masked=True), adj.index_dtype(T)
-    levels = np.full(n, -1, dtype=np.int64)
-    levels[s] = 0
-    unvisited = np.ones(n, dtype=np.bool_)
-    unvisited[s] = False
-    # a Tensor over the same memory: bound once (a Tensor's binding is reused while
-    # its arrays are the same), updated in place below
-    u = Tensor.from_dense(unvisited, "dense", semiring=sr, name="u")
-    buf = np.empty(n, dtype=np.bool_)
-    ones = np.ones(n, dtype=np.bool_)
-
-    def step(state):
-        depth, front = state
-        f = adj.frontier(front, ones[:len(front)], n, False, idt)
-        reached = np.flatnonzero(kern(A=T, f=f, u=u, out=buf))
-        levels[reached] = depth + 1
-        unvisited[reached] = False
-        return depth + 1, reached
-
-    fixpoint(step, (0, np.array([s])), converged=_no_frontier, max_iter=n + 1,
-             name="bfs_levels")
-    return levels

@@ -79,6 +79,15 @@ def test_bfs_levels_are_unweighted_distances(seed, symmetric):
         assert np.array_equal(graph.bfs_levels(A, s), bfs_reference(A, s))
 
 
+@pytest.mark.parametrize("density", [0.1, 0.3])
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_bfs_levels_on_dense_graphs_pull_as_well(density, symmetric):
+    # dense enough that the later levels pull the unvisited vertices' in-edges
+    A = random_graph(120, density, 5, symmetric=symmetric)
+    for s in (0, 3):
+        assert np.array_equal(graph.bfs_levels(A, s), bfs_reference(A, s))
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_pagerank_matches_the_power_iteration(seed):
     A = random_graph(60, 0.03, seed, loops=True)       # some vertices dangle
