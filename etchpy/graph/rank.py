@@ -1,6 +1,6 @@
 """PageRank by power iteration: one compiled kernel per step,
 
-    x'[i] = c + Σ_j A[j, i] · s[j] · x[j],   s[j] = alpha / outdeg(j) (0 if dangling),
+    x'[i] = c + Σ_j A[j, i] · w[j],   w[j] = s[j]·x[j], s[j] = alpha / outdeg(j) (0 if dangling),
     c = (1 - alpha)/n + alpha/n · Σ_{dangling j} x[j],
 
 with A read in csc (each x'[i] pulls its in-edges, written once). outdeg(j) is the
@@ -25,8 +25,8 @@ from .fixpoint import fixpoint, within
 @functools.cache
 def _pull_kernel():
     i, j = indices("i j")
-    A, s, x = etensor("A", 2, format="csc"), etensor("s", 1), etensor("x", 1)
-    return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * s[j] * x[j]),
+    A, w = etensor("A", 2, format="csc"), etensor("w", 1)
+    return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * w[j]),
                       semiring=semirings.real)
 
 
@@ -58,13 +58,14 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
     s = np.where(dangling, 0.0, alpha / np.where(dangling, 1.0, deg))
     T = G.tensor("csc", semirings.real)
     kern = _pull_kernel()
-    bufs, turn = [np.empty(n), np.empty(n)], [0]
+    bufs, turn, w = [np.empty(n), np.empty(n)], [0], np.empty(n)
 
     def step(x):
         c = np.float64((1 - alpha) / n + alpha / n * float(x @ dmask))
         out = bufs[turn[0]]
         turn[0] ^= 1
-        return kern(A=T, s=s, x=x, c=c, out=out)
+        np.multiply(s, x, out=w)           # one gather per edge in the kernel, not two
+        return kern(A=T, w=w, c=c, out=out)
 
     return fixpoint(step, np.full(n, 1.0 / n), converged=within(tol), max_iter=max_iter,
                     name="pagerank").value
