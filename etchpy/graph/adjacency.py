@@ -113,3 +113,20 @@ def frontier(idx: np.ndarray, vals, n: int, fill, idx_dtype, name: str = "f") ->
     pos = np.array([0, len(idx)], dtype=idx_dtype)
     return Tensor((n,), "coo", [{"pos": pos, "crd": idx}], vals, fill=fill,
                   unsafe_skip_order_check=True, name=name)
+
+
+def changed(csr, front: np.ndarray, hit) -> np.ndarray:
+    """The sorted distinct vertices i with hit(i) true, where hit is a vectorised
+    predicate true only at out-neighbours of `front` (a step's candidates): when
+    the frontier's out-edges are few (under n/16) only they are examined, in
+    O(m + h log h) for m edges and h hits, rather than every vertex."""
+    n = csr.shape[0]
+    starts = csr.indptr[front]
+    counts = csr.indptr[front + 1] - starts
+    total = int(counts.sum())
+    if total * 16 >= n:
+        return np.flatnonzero(hit(slice(None)))
+    offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    cand = csr.indices[offsets]
+    found = np.sort(cand[hit(cand)])          # np.unique hashes: slower on small arrays
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if len(found) else found

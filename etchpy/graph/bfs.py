@@ -55,12 +55,12 @@ class _Levels:
     def step(self, state):
         depth, front = state
         if self.in_unvisited < int(self.out_deg[front].sum()):
-            t = self._pull(front)
+            reached = np.flatnonzero(self._pull(front))
         else:
             f = adj.frontier(front, self.ones[:len(front)], self.n, False, self.idt)
             t = push_kernel(semirings.boolean, masked=True)(A=self.push, f=f, u=self.u,
                                                             out=self.buf)
-        reached = np.flatnonzero(t)
+            reached = adj.changed(self.G.csr, front, lambda at: t[at])
         self.levels[reached] = depth + 1
         self.unvisited[reached] = False
         self.in_unvisited -= int(self.in_deg[reached].sum())

@@ -65,7 +65,7 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
     def step(state):
         dist, front = state
         t = kern(A=T, f=adj.frontier(front, dist[front], n, np.inf, idt), out=buf)
-        better = np.flatnonzero(t < dist)
+        better = adj.changed(G.csr, front, lambda at: t[at] < dist[at])
         dist[better] = t[better]
         return dist, better
 
