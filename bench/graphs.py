@@ -1,7 +1,7 @@
 """Graph fixpoints (etchpy.graph) against graphblas-algorithms, a python-graphblas
 vxm loop and scipy.sparse.csgraph, one thread; and the skewed triangle query.
 
-    python -m bench.graphs [--quick] [--rounds N] [--only NAME]
+    python -m bench.graphs [--quick] [--rounds N] [--only NAME[,NAME...]]
 
 Graphs (bench/graph_inputs.py, seeds fixed): R-MAT scale 18, edge factor 16
 (a, b, c = 0.57, 0.19, 0.19); Erdős–Rényi with 10**6 vertices and 10**7 edges; the
@@ -92,7 +92,7 @@ def run_graphs(quick, rounds, only):
         print(f"{gname}: n={directed.shape[0]}, directed nnz={directed.nnz}, "
               f"symmetric nnz={symmetric.nnz}", flush=True)
         for alg, ours, peers, agree in cases(directed, symmetric):
-            if only and alg != only:
+            if only and alg not in only.split(","):
                 continue
             mine, theirs, ok = measure(ours, peers, agree, rounds)
             best = min(theirs, key=theirs.get)
@@ -134,7 +134,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small graphs")
     ap.add_argument("--rounds", type=int, default=3, help="timed calls per implementation")
-    ap.add_argument("--only", default="", help="one algorithm, or 'triangles'")
+    ap.add_argument("--only", default="", help="algorithms (comma-separated: bellman_ford, "
+                    "bfs_levels, pagerank, components), or 'triangles'")
     args = ap.parse_args(argv)
     if args.only != "triangles":
         run_graphs(args.quick, args.rounds, args.only)
