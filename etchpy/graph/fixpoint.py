@@ -52,8 +52,13 @@ def within(tol: float) -> Callable:
     if not tol > 0:
         raise EtchpyError(f"the tolerance is a positive number, not {tol!r}")
 
+    scratch: list = []          # one buffer reused across steps: no allocation per step
+
     def close(old, new) -> bool:
-        return float(np.abs(new - old).sum()) < len(new) * tol
+        if not scratch or scratch[0].shape != np.shape(new):
+            scratch[:] = [np.empty(np.shape(new), np.result_type(old, new))]
+        diff = np.subtract(new, old, out=scratch[0])
+        return float(np.abs(diff, out=diff).sum()) < len(new) * tol
     return close
 
 
