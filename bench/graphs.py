@@ -2,6 +2,7 @@
 vxm loop and scipy.sparse.csgraph, one thread; and the skewed triangle query.
 
     python -m bench.graphs [--quick] [--rounds N] [--only NAME[,NAME...]]
+                           [--graphs rmat,er,grid]
 
 Graphs (bench/graph_inputs.py, seeds fixed): R-MAT scale 18, edge factor 16
 (a, b, c = 0.57, 0.19, 0.19); Erdős–Rényi with 10**6 vertices and 10**7 edges; the
@@ -31,17 +32,16 @@ from bench.timing import fmt_time, timed
 TOL = 1e-6
 
 
-def graphs(quick: bool):
-    """(name, directed weighted csr, symmetric csr) per graph."""
-    if quick:
-        sizes = (14, 10**5, 10**6, 300)
-    else:
-        sizes = (18, 10**6, 10**7, 1000)
-    scale, n, m, side = sizes
-    g = gi.grid(side)
-    return [(f"rmat{scale}", gi.rmat(scale), gi.rmat(scale, symmetric=True)),
-            (f"er{n:.0e}", gi.erdos_renyi(n, m), gi.erdos_renyi(n, m, symmetric=True)),
-            (f"grid{side}", g, g)]
+def graphs(quick: bool, kinds=("rmat", "er", "grid")):
+    """(name, directed weighted csr, symmetric csr) per graph, made when reached."""
+    scale, n, m, side = (14, 10**5, 10**6, 300) if quick else (18, 10**6, 10**7, 1000)
+    if "rmat" in kinds:
+        yield f"rmat{scale}", gi.rmat(scale), gi.rmat(scale, symmetric=True)
+    if "er" in kinds:
+        yield f"er{n:.0e}", gi.erdos_renyi(n, m), gi.erdos_renyi(n, m, symmetric=True)
+    if "grid" in kinds:
+        g = gi.grid(side)
+        yield f"grid{side}", g, g
 
 
 def same_partition(a, b) -> bool:
@@ -84,11 +84,11 @@ def measure(ours, peers, agree, rounds):
     return float(np.median(t_ours)), {k: float(np.median(v)) for k, v in t_peer.items()}, ok
 
 
-def run_graphs(quick, rounds, only):
+def run_graphs(quick, rounds, only, kinds):
     print(f"one thread; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(other processes share the machine: noisy)")
     print(f"{'graph':<10} {'algorithm':<13} {'etchpy':>9}  {'fastest peer':<36} ratio  agree")
-    for gname, directed, symmetric in graphs(quick):
+    for gname, directed, symmetric in graphs(quick, kinds.split(",")):
         print(f"{gname}: n={directed.shape[0]}, directed nnz={directed.nnz}, "
               f"symmetric nnz={symmetric.nnz}", flush=True)
         for alg, ours, peers, agree in cases(directed, symmetric):
@@ -136,9 +136,10 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=3, help="timed calls per implementation")
     ap.add_argument("--only", default="", help="algorithms (comma-separated: bellman_ford, "
                     "bfs_levels, pagerank, components), or 'triangles'")
+    ap.add_argument("--graphs", default="rmat,er,grid", help="comma-separated: rmat, er, grid")
     args = ap.parse_args(argv)
     if args.only != "triangles":
-        run_graphs(args.quick, args.rounds, args.only)
+        run_graphs(args.quick, args.rounds, args.only, args.graphs)
     if args.only in ("", "triangles"):
         run_triangles(args.quick, args.rounds)
 
