@@ -7,8 +7,8 @@
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
 ep.tensor, ep.indices, ep.sum, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ...) gives its parameters and an example;
-docs/ has the guide per topic.
+ep.semirings, ep.Tuning, ep.optimize, ep.fixpoint, ep.graph.pagerank, ...) gives
+its parameters and an example; docs/ has the guide per topic.
 """
 from .version import __version__
 
