@@ -115,12 +115,20 @@ def frontier(idx: np.ndarray, vals, n: int, fill, idx_dtype, name: str = "f") ->
                   unsafe_skip_order_check=True, name=name)
 
 
-def changed(csr, front: np.ndarray, hit) -> np.ndarray:
+# below this many vertices a scan of all of them costs less than the dozen numpy
+# calls that gather the frontier's out-edges
+SCAN_BELOW = 1 << 18
+
+
+def changed(csr, front: np.ndarray, hit, scan_below: int = SCAN_BELOW) -> np.ndarray:
     """The sorted distinct vertices i with hit(i) true, where hit is a vectorised
     predicate true only at out-neighbours of `front` (a step's candidates): when
-    the frontier's out-edges are few (under n/16) only they are examined, in
-    O(m + h log h) for m edges and h hits, rather than every vertex."""
+    the graph is large (scan_below vertices or more) and the frontier's out-edges
+    are few (under n/16) only they are examined, in O(m + h log h) for m edges
+    and h hits, rather than every vertex."""
     n = csr.shape[0]
+    if n < scan_below:
+        return np.flatnonzero(hit(slice(None)))
     starts = csr.indptr[front]
     counts = csr.indptr[front + 1] - starts
     total = int(counts.sum())

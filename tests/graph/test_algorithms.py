@@ -10,6 +10,7 @@ from hypothesis import given, strategies as st
 
 import etchpy as ep
 from etchpy import graph
+from etchpy.graph import adjacency
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -86,6 +87,29 @@ def test_bfs_levels_on_dense_graphs_pull_as_well(density, symmetric):
     A = random_graph(120, density, 5, symmetric=symmetric)
     for s in (0, 3):
         assert np.array_equal(graph.bfs_levels(A, s), bfs_reference(A, s))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_changed_among_the_frontier_edges_is_the_full_scan(seed):
+    A = random_graph(300, 0.01, seed)
+    rng = np.random.default_rng(seed)
+    front = np.sort(rng.choice(300, 2, replace=False))
+    hit = rng.random(300) < 0.5
+    heads = np.zeros(300, dtype=bool)
+    heads[A[front].indices] = True
+    mask = hit & heads                   # a predicate true only at the frontier's heads
+    got = adjacency.changed(A, front, lambda at: mask[at], scan_below=0)
+    assert np.array_equal(got, np.flatnonzero(mask))
+
+
+def test_large_sparse_graph_takes_the_frontier_edge_path():
+    n = adjacency.SCAN_BELOW
+    rng = np.random.default_rng(7)
+    A = sp.csr_array((rng.uniform(1, 10, 3 * n), (rng.integers(0, n, 3 * n),
+                                                   rng.integers(0, n, 3 * n))), shape=(n, n))
+    A.sum_duplicates()
+    assert np.array_equal(graph.bellman_ford(A, 0), cg.dijkstra(A, indices=0))
+    assert np.array_equal(graph.bfs_levels(A, 0), bfs_reference(A, 0))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
