@@ -7,8 +7,8 @@
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
 ep.tensor, ep.indices, ep.sum, ep.map, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ...) gives its parameters and an example;
-docs/ has the guide per topic.
+ep.semirings, ep.Tuning, ep.optimize, ep.relation, ep.fixpoint, ep.graph.pagerank,
+...) gives its parameters and an example; docs/ has the guide per topic.
 """
 from .version import __version__
 
@@ -25,4 +25,6 @@ from .optimizer.optimize import equivalent, optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
 from .relational import Keys, Relation, decode, relation
+from . import graph
+from .graph import fixpoint
 from .runtime.kernel import Kernel

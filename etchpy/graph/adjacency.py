@@ -1,0 +1,140 @@
+"""Adjacency matrices read once: checked, converted to an ep.Tensor in the layout a
+kernel walks, and sparse frontier vectors built cheaply on every iteration.
+
+Every stored entry of a sparse adjacency matrix is an edge (an explicit zero is an
+edge of weight 0); of a dense one, every nonzero entry. A[j, i] is the edge j -> i.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+from ..runtime.tensor import Tensor
+
+
+class Graph:
+    """An adjacency matrix read once: checked and made canonical (see `as_csr`), with
+    the ep.Tensors the algorithms read cached on it, so that calls after the first
+    on the same Graph convert nothing (what graphblas-algorithms' Graph does for
+    its properties). Treat it as immutable.
+
+    Parameters: A, a square scipy.sparse matrix or 2-d numeric array (A[j, i]:
+    the edge j -> i); name, what errors call it.
+    Raises: InputError naming `name` for a bad matrix (see as_csr).
+
+        >>> G = ep.graph.Graph(scipy_csr)
+        >>> ep.graph.bfs_levels(G, 0); ep.graph.connected_components(G)
+    """
+
+    def __init__(self, A, name: str = "A"):
+        self.name = name
+        self.csr = as_csr(A, name)
+        self.n = self.csr.shape[0]
+        self._cache: dict = {}
+
+    def tensor(self, layout: str, semiring, values=None) -> Tensor:
+        """The graph as an ep.Tensor (see `tensor`), made on first need."""
+        key = (layout, semiring.name, None if values is None else repr(values))
+        t = self._cache.get(key)
+        if t is None:
+            t = self._cache[key] = tensor(self.csr, layout, semiring, values, self.name)
+        return t
+
+    def cached(self, key: str, make):
+        """Any other derived value, made by make(csr) on first need."""
+        if key not in self._cache:
+            self._cache[key] = make(self.csr)
+        return self._cache[key]
+
+
+def as_graph(A, name: str = "A") -> Graph:
+    """A itself when it is a Graph, else Graph(A, name)."""
+    return A if isinstance(A, Graph) else Graph(A, name)
+
+
+def as_csr(A, name: str = "A"):
+    """A square scipy csr array of float64 values with sorted indices and no
+    duplicates (duplicates summed), from a scipy.sparse matrix or array, or a
+    2-d numpy array (its nonzeros are the edges). InputError naming `name` for
+    anything else, a non-square matrix, or values that are not finite."""
+    import scipy.sparse as sp
+    if sp.issparse(A):
+        M = sp.csr_array(A, dtype=np.float64)
+    else:
+        arr = np.asarray(A) if not isinstance(A, (str, bytes)) else None
+        if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biuf":
+            raise InputError(f"{name} is an adjacency matrix: a scipy.sparse matrix or a "
+                             f"2-d numeric array, not {type(A).__name__}")
+        M = sp.csr_array(arr.astype(np.float64))
+    if M.shape[0] != M.shape[1]:
+        raise InputError(f"{name} is an adjacency matrix and must be square, not "
+                         f"{M.shape[0]}x{M.shape[1]}")
+    M.sum_duplicates()
+    if not np.all(np.isfinite(M.data)):
+        raise InputError(f"{name} has a stored value that is not finite (NaN or inf)")
+    return M
+
+
+def check_vertex(v, n: int, name: str = "source") -> int:
+    """`v` as a vertex number in [0, n); InputError naming `name` otherwise."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise InputError(f"{name} is a vertex number, not {v!r}")
+    if not 0 <= v < n:
+        raise InputError(f"{name}={v} is not a vertex of a graph of {n} vertices")
+    return int(v)
+
+
+def tensor(M, layout: str, semiring, values=None, name: str = "A") -> Tensor:
+    """The csr array M as an ep.Tensor in `layout` ("csr" or "csc") whose fill is
+    the zero of `semiring` (a Semiring); `values`, when given, replaces M's
+    values (a scalar broadcast to every stored entry)."""
+    import scipy.sparse as sp
+    if values is not None:
+        vals = np.broadcast_to(np.asarray(values, dtype=semiring.dtype), M.data.shape)
+        M = sp.csr_array((np.ascontiguousarray(vals), M.indices, M.indptr), shape=M.shape)
+    elif M.dtype != semiring.dtype:
+        M = M.astype(semiring.dtype)
+    if layout == "csc":
+        M = M.tocsc()
+        M.sort_indices()
+    return Tensor.from_scipy(M, layout, semiring=semiring, name=name)
+
+
+def index_dtype(T: Tensor) -> np.dtype:
+    """The dtype of the index arrays of a csr/csc Tensor (a frontier uses the same)."""
+    return T.levels[1]["crd"].dtype
+
+
+def frontier(idx: np.ndarray, vals, n: int, fill, idx_dtype, name: str = "f") -> Tensor:
+    """A sparse vector of length n (format coo: one compressed level) storing `vals`
+    at the sorted distinct positions `idx`; made without the order check (the
+    caller's positions come from np.flatnonzero, so they are sorted)."""
+    idx = idx.astype(idx_dtype, copy=False)
+    pos = np.array([0, len(idx)], dtype=idx_dtype)
+    return Tensor((n,), "coo", [{"pos": pos, "crd": idx}], vals, fill=fill,
+                  unsafe_skip_order_check=True, name=name)
+
+
+# below this many vertices a scan of all of them costs less than the dozen numpy
+# calls that gather the frontier's out-edges
+SCAN_BELOW = 1 << 18
+
+
+def changed(csr, front: np.ndarray, hit, scan_below: int = SCAN_BELOW) -> np.ndarray:
+    """The sorted distinct vertices i with hit(i) true, where hit is a vectorised
+    predicate true only at out-neighbours of `front` (a step's candidates): when
+    the graph is large (scan_below vertices or more) and the frontier's out-edges
+    are few (under n/16) only they are examined, in O(m + h log h) for m edges
+    and h hits, rather than every vertex."""
+    n = csr.shape[0]
+    if n < scan_below:
+        return np.flatnonzero(hit(slice(None)))
+    starts = csr.indptr[front]
+    counts = csr.indptr[front + 1] - starts
+    total = int(counts.sum())
+    if total * 16 >= n:
+        return np.flatnonzero(hit(slice(None)))
+    offsets = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(total)
+    cand = csr.indices[offsets]
+    found = np.sort(cand[hit(cand)])          # np.unique hashes: slower on small arrays
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if len(found) else found

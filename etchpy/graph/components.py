@@ -1,0 +1,69 @@
+"""Connected components by FastSV (Zhang, Azad, Hu 2020; LAGraph's
+LAGr_ConnectedComponents): parents f, grandparents gf = f[f], and per step
+
+    mngf[i] = min(gf[i], min_j A[i, j] ⊗ gf[j])      (one compiled kernel)
+    f[f[i]] = min(f[f[i]], mngf[i])                  (stochastic hooking)
+    f = min(f, mngf, gf)                             (aggressive hooking, shortcut)
+
+until the grandparents stop changing; then every vertex's parent is the
+smallest vertex of its component. The kernel runs over an integer min_plus
+semiring with A's stored values 0, so ⊗ passes gf[j] through.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from ..expr.nodes import indices, sum as esum, tensor as etensor
+from ..semiring import Semiring
+from ..api import compile as ep_compile
+from . import adjacency as adj
+from .fixpoint import fixpoint
+
+# min over int64 with + as the product: labels below 2**62 never overflow
+MIN_PLUS_INT = Semiring("min_plus_int64", np.int64, np.iinfo(np.int64).max, 0,
+                        ("({a} < {b} ? {a} : {b})", np.minimum), ("{a} + {b}", np.add),
+                        idempotent=True)
+
+
+@functools.cache
+def _min_neighbour_kernel():
+    i, j = indices("i j")
+    A, g = etensor("A", 2, format="csr"), etensor("g", 1)
+    return ep_compile(g[i] + esum(j, A[i, j] * g[j]), semiring=MIN_PLUS_INT)
+
+
+def connected_components(A, *, directed: bool = True):
+    """The connected components of the graph of A, as a label per vertex.
+
+    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph
+    (its stored entries
+    are the edges; weights ignored); directed, whether A's edges are directed:
+    then the components are the weakly connected ones (A + Aᵀ is used); with
+    directed=False, A must be symmetric (not checked) and is used as it is.
+    Returns: an int64 array: label[v] is the smallest vertex of v's component
+    (so two vertices share a label exactly when they are connected).
+    Raises: InputError naming A for a non-square or non-finite matrix.
+
+        >>> connected_components(scipy.sparse.csr_array([[0, 1, 0], [0, 0, 0], [0, 0, 0]]))
+        array([0, 0, 2])
+    """
+    G = adj.as_graph(A)
+    n = G.n
+    if directed:        # every edge both ways (values unused)
+        G = G.cached("both_ways", lambda m: adj.Graph(abs(m) + abs(m.T), G.name))
+    T = G.tensor("csr", MIN_PLUS_INT, values=0)
+    kern = _min_neighbour_kernel()
+    f = np.arange(n, dtype=np.int64)
+    buf = np.empty(n, dtype=np.int64)
+
+    def step(gf):
+        mngf = kern(A=T, g=gf, out=buf)
+        np.minimum.at(f, f, mngf)                   # stochastic hooking
+        np.minimum(f, mngf, out=f)                  # aggressive hooking
+        np.minimum(f, gf, out=f)                    # shortcutting
+        return f[f]
+
+    fixpoint(step, f.copy(), max_iter=n + 2, name="connected_components")
+    return f
