@@ -7,7 +7,7 @@
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
 ep.tensor, ep.indices, ep.sum, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ...) gives its parameters and an example;
+ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ...) gives its parameters and an example;
 docs/ has the guide per topic.
 """
 from .version import __version__
@@ -24,3 +24,5 @@ from .optimizer.optimize import equivalent, optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
 from .runtime.kernel import Kernel
+from .lazy import LazyArray, compute, exp, explain, lazy, log, maximum, minimum, sqrt
+from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name

@@ -1,0 +1,85 @@
+"""Running lazy programs: `ep.compute(a, b, ...)` evaluates several results as one
+program; `ep.explain(a, b, ...)` shows what it does.
+
+The program (all the results' nodes, common subexpressions merged, squares of
+sums expanded: etchpy.lazy.translate) is cut into steps at the nodes it
+materialises; everything between two cuts is fused into one etchpy index
+expression, compiled with the optimizer (given the real index sizes and nonzero
+counts) as one kernel. A node is materialised when
+  - it is a result, or it is used twice or more and does work (a product, a sum,
+    a map, an element-wise operation of arrays): computed once, read by each user;
+  - it is a map (exp, log, sqrt, abs, recip, maximum, minimum): run by numpy on its
+    materialised operand (on the stored values only when f(0) = 0 keeps a sparse
+    operand's support), or a division by an array (1/b by numpy, then fused);
+  - it is a dense operand of `*` whose other operand is sparse and which holds a
+    matrix product: it is sampled, evaluated only at the sparse operand's stored
+    entries (a sampled dense-dense product, SDDMM, as an etchpy kernel, and the
+    element-wise work on those values), so `X * log(W @ H)` never forms W @ H.
+A step's result is a scipy csr array when its support is contained in that of a
+sparse input (as scipy's `multiply` returns), else a numpy array. Values that
+are not finite off a sparse support (0·inf) are checked only for divisions.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+from .array import RUN, as_node, show
+from .steps import Evaluator, to_result
+from .translate import expand_squares, share
+
+
+def _program(arrays, rewrite: bool):
+    if not arrays:
+        raise InputError("ep.compute needs at least one lazy array")
+    nodes = [as_node(a) for a in arrays]
+    fired: list = []
+    if rewrite:
+        memo: dict = {}
+        nodes = [expand_squares(n, fired, memo) for n in nodes]
+    outs, uses = share(nodes)
+    return nodes, outs, uses, fired
+
+
+def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None):
+    """Evaluate lazy arrays as one program (shared subexpressions once).
+
+    Parameters: arrays, lazy arrays (scalars and arrays are wrapped); optimize,
+    False runs each step as written (no array-level rewrite, no sampling, the
+    etchpy optimizer off); threads, the kernels' threads (default 1); tuning, an
+    etchpy Tuning for the kernels.
+    Returns: one result for one array, else a tuple: numpy arrays, numpy scalars
+    for 0-d results, scipy csr arrays for results whose support is a sparse
+    input's.
+    Raises: InputError for a non-lazy, non-array argument.
+
+        >>> a = ep.lazy(np.ones((2, 2)))
+        >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
+    """
+    _, outs, uses, _ = _program(arrays, optimize)
+    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning)
+    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    return results[0] if len(results) == 1 else results
+
+
+def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None) -> str:
+    """What `compute` does with these arrays, without computing them: the program
+    as written and after the array-level rewrites (which fired), then each step:
+    the node it materialises, in which format, and the etchpy kernel (its
+    expression before and after the optimizer) or the numpy operation that runs.
+    Kernels are compiled (not run) to show their plans."""
+    nodes, outs, uses, fired = _program(arrays, optimize)
+    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
+    for o in outs:
+        ev.value(o)
+    names = ev.leaf_names
+    lines = ["lazy program", "  as written:"]
+    lines += [f"    out{k} = {show(as_node(a), names)}" for k, a in enumerate(arrays)]
+    lines += ["  rewrites:"] + [f"    {f}" for f in fired or ["none"]]
+    lines += ["  after:"] + [f"    out{k} = {show(o, names)}" for k, o in enumerate(outs)]
+    shared = sorted({show(n, names) for n in ev.materialised if uses[n.key] > 1})
+    lines += ["  common subexpressions computed once:"] + \
+        [f"    {s}" for s in shared or ["none"]]
+    lines += ["steps:"] + [f"  {s}" for s in ev.log]
+    return "\n".join(lines)
+
+
+RUN.update(compute=compute, explain=explain)

@@ -1,0 +1,189 @@
+"""The steps of a lazy program: the Evaluator materialises nodes one at a time,
+memoised by structural key (see etchpy.lazy.program for which nodes it
+materialises and why).
+
+Kinds of step, each logged in `Evaluator.log`:
+    kernel   a fused etchpy index expression (etchpy.lazy.translate) compiled
+             with its real index sizes and nonzero counts; dense or csr output
+    sampled  a dense operand of `*` evaluated only at a sparse operand's stored
+             entries: its matrix products as one etchpy kernel each (the pattern
+             times the product, csr output: an SDDMM), the element-wise work on
+             those values by numpy
+    numpy    a map on a materialised operand (on the stored values when f(0) = 0),
+             or a product whose dense factor is not finite off the sparse one's
+             support (numpy's 0·inf = nan is kept)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import MAPS, LazyArray
+from .kernel import Dry, KernelContext, is_sparse, reshape
+from .translate import ZERO_PRESERVING
+from . import sample
+
+
+def map_preserves_zero(node: LazyArray) -> bool:
+    fn, arg = node.param
+    if fn in ("maximum", "minimum"):
+        return (arg <= 0) if fn == "maximum" else (arg >= 0)
+    return fn in ZERO_PRESERVING
+
+
+def does_work(n: LazyArray) -> bool:
+    if n.op in ("leaf", "const", "T"):
+        return False
+    return not (n.op == "mul" and all(a.op in ("leaf", "const") for a in n.args))
+
+
+class Evaluator:
+    """Values of a program's nodes; `uses` counts each node's consumers (by key)."""
+
+    def __init__(self, uses, optimize=True, threads=1, tuning=None, dry=False):
+        self.uses, self.optimize, self.threads = uses, optimize, threads
+        self.tuning, self.dry = tuning, dry
+        self.memo: dict = {}
+        self.supports: dict = {}
+        self.leaf_names: dict = {}
+        self.materialised: list = []
+        self.log: list = []
+
+    # ----------------------------------------------------------------- values
+    def value(self, node: LazyArray):
+        if node.key in self.memo:
+            return self.memo[node.key]
+        if node.op == "leaf":
+            self.leaf_names.setdefault(node.key, f"X{len(self.leaf_names)}")
+            v = node.param
+        elif node.op == "const":
+            v = np.asarray(node.param, dtype=node.dtype)
+        elif node.op == "map":
+            v = self._map(node)
+        elif node.op == "mul" and self._unsafe_product(node):
+            v = self._dense_product(node)
+        else:
+            v = self._kernel(node)
+        if node.op not in ("leaf", "const"):
+            self.materialised.append(node)
+        self.memo[node.key] = v
+        return v
+
+    def _map(self, node: LazyArray):
+        fn, arg = node.param
+        v = self.value(node.args[0])
+        keep = is_sparse(v) and map_preserves_zero(node)
+        fmt = "csr" if keep else "dense"
+        self.log.append(f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
+                        f"{'sparse' if is_sparse(v) else 'dense'} {node.shape} "
+                        f"-> {fmt}{' (stored values only)' if keep else ''}")
+        if self.dry:
+            return Dry(node.shape, node.dtype, keep)
+        f = (lambda x: MAPS[fn](x)) if arg is None else (lambda x: MAPS[fn](x, arg))
+        with np.errstate(all="ignore"):
+            if keep:
+                out = v.tocsr(copy=True)
+                out.data = f(out.data).astype(node.dtype, copy=False)
+                return out
+            return np.asarray(f(v.toarray() if is_sparse(v) else v), dtype=node.dtype)
+
+    # ---------------------------------------------------------------- support
+    def support(self, n: LazyArray):
+        """A frozenset of (sparse leaf key, transposed) whose supports' union holds
+        n's nonzeros, or None (dense)."""
+        if n.key in self.supports:
+            return self.supports[n.key]
+        s = self._support(n)
+        self.supports[n.key] = s
+        return s
+
+    def _support(self, n: LazyArray):
+        match n.op:
+            case "leaf":
+                return frozenset({(n.key, False)}) if is_sparse(n.param) else None
+            case "T":
+                s = self.support(n.args[0])
+                return None if s is None else frozenset((k, not t) for k, t in s)
+            case "add":
+                sa, sb = (self.support(a) for a in n.args)
+                return None if sa is None or sb is None else sa | sb
+            case "mul":
+                sa, sb = (self.support(a) for a in n.args)
+                if sa is not None and sb is not None:
+                    return min(sa, sb, key=len)
+                return sa if sa is not None else sb
+            case "pow":
+                return self.support(n.args[0]) if n.param > 0 else None
+            case "div":
+                return self.support(n.args[0])
+            case "map":
+                return self.support(n.args[0]) if map_preserves_zero(n) else None
+        return None
+
+    def finite(self, n: LazyArray) -> bool:
+        """Whether n holds no inf or nan (maps and materialised nodes are checked;
+        sampled nodes are assumed finite off the support they are sampled on)."""
+        if n.op == "map" or n.key in self.memo:
+            v = self.value(n)
+            if isinstance(v, Dry):
+                return True
+            data = v.data if is_sparse(v) else v
+            return bool(np.isfinite(data).all())
+        return all(self.finite(a) for a in n.args) and (
+            n.op != "const" or bool(np.isfinite(n.param)))
+
+    def _unsafe_product(self, n: LazyArray) -> bool:
+        """A product of a sparse operand and one that is not finite everywhere: the
+        kernel would skip numpy's 0·inf = nan off the sparse support."""
+        a, b = n.args
+        sa, sb = self.support(a), self.support(b)
+        if (sa is None) == (sb is None):
+            return False
+        dense = b if sa is not None else a
+        return not self.finite(dense)
+
+    def _dense_product(self, n: LazyArray):
+        self.log.append(f"numpy product of dense copies {n.shape} (a factor is not "
+                        f"finite off the other's sparse support) -> dense")
+        if self.dry:
+            return Dry(n.shape, n.dtype, False)
+        va, vb = (self.value(a) for a in n.args)
+        va, vb = (v.toarray() if is_sparse(v) else v for v in (va, vb))
+        with np.errstate(all="ignore"):
+            return np.asarray(va * vb, dtype=n.dtype)
+
+    # ---------------------------------------------------------------- kernels
+    def boundary(self, n: LazyArray) -> bool:
+        if n.op in ("leaf", "map") or n.key in self.memo:
+            return True
+        if n.op == "mul" and self._unsafe_product(n):
+            return True
+        return (self.uses[n.key] > 1 and does_work(n)
+                and not (self.optimize and sample.expensive(n, self)))
+
+    def pre(self, ctx: KernelContext, n: LazyArray, ix):
+        """The expression of n inside the kernel of ctx when it is an input (a
+        materialised node) or a sampled product; None to fuse it."""
+        if n is not ctx.root and n.op != "const" and self.boundary(n):
+            return ctx.bind(n, self.value(n), ix)
+        if n.op == "mul" and self.optimize:
+            return sample.sampled_product(ctx, n, ix)
+        return None
+
+    def _kernel(self, node: LazyArray):
+        ctx = KernelContext(self, node)
+        ix = ctx.tr.names(node)
+        e = ctx.tr.expr(node, ix)
+        out_ix = tuple(v for v in ix if v is not None)
+        sparse = (self.support(node) is not None and len(out_ix) == 2)
+        fmt = "csr" if sparse else "dense"
+        return ctx.run(e, out_ix, fmt, node)
+
+
+def to_result(node: LazyArray, v):
+    """A computed value as compute returns it (numpy scalar for 0-d)."""
+    import scipy.sparse as sps
+    if is_sparse(v):
+        return sps.csr_array(v)
+    arr = np.asarray(v, dtype=node.dtype).reshape(node.shape)
+    return arr[()] if arr.ndim == 0 else (arr.copy() if arr is node.param else arr)
+
