@@ -45,8 +45,9 @@ def _leaf_value(x):
         if x.ndim != 2:
             raise InputError(f"ep.lazy takes 1-d or 2-d arrays, got a sparse array of "
                              f"shape {x.shape}")
-        fmt = x.format if x.format in ("csr", "csc") else "csr"
-        return sps.csr_array(x) if fmt == "csr" else sps.csc_array(x)
+        if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
+            return x
+        return sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
     if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
         arr = np.asarray(x)
         if arr.ndim > 2:

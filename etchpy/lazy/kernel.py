@@ -10,6 +10,11 @@ from .array import LazyArray
 from .translate import Translator
 
 
+# compiled kernels by (expression, output, sizes, options): the lookup costs less than
+# ep.compile's own cache key (the tuning is kept alive with it, so its id stays its own)
+KERNELS: dict = {}
+
+
 class Dry:
     """A value not computed (explain): its shape, dtype and whether it is sparse."""
 
@@ -62,11 +67,18 @@ class KernelContext:
         ev = self.ev
         dtype = kernel_dtype(node.dtype)
         opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
-        kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=ev.optimize,
-                              optimizer_options=opts if ev.optimize else None,
-                              threads=ev.threads, tuning=ev.tuning)
-        ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
+        key = (e, fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
+               tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
+        kern = KERNELS.get(key)
+        if kern is None:
+            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=ev.optimize,
+                                  optimizer_options=opts if ev.optimize else None,
+                                  threads=ev.threads, tuning=ev.tuning)
+            KERNELS[key] = (kern, ev.tuning)
+        else:
+            kern = kern[0]
         if ev.dry:
+            ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
             ev.log.extend("    " + ln for ln in kern.explain().splitlines())
             return Dry(node.shape, node.dtype, fmt != "dense")
         inputs = {k: cast(v, dtype) for k, v in self.inputs.items()}

@@ -65,8 +65,8 @@ def sampled_product(ctx, n: LazyArray, ix):
 
 def _sample(ev, node: LazyArray, s_val):
     import scipy.sparse as sps
-    ev.log.append(f"sampled {node.shape} on the stored entries of a sparse operand "
-                  f"-> csr (its pattern)")
+    ev.note(lambda: f"sampled {node.shape} on the stored entries of a sparse operand "
+            f"-> csr (its pattern)")
     if ev.dry:
         Sampler(ev, None).values(node, False)
         return Dry(node.shape, node.dtype, True)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array import MAPS, LazyArray
+from .array import MAPS, LazyArray, show
 from .kernel import Dry, KernelContext, is_sparse, reshape
 from .translate import ZERO_PRESERVING
 from . import sample
@@ -48,6 +48,11 @@ class Evaluator:
         self.materialised: list = []
         self.log: list = []
 
+    def note(self, text) -> None:
+        """Log a step (explain only: text is a function making the line)."""
+        if self.dry:
+            self.log.append(text())
+
     # ----------------------------------------------------------------- values
     def value(self, node: LazyArray):
         if node.key in self.memo:
@@ -61,6 +66,8 @@ class Evaluator:
             v = self._map(node)
         elif node.op == "mul" and self._unsafe_product(node):
             v = self._dense_product(node)
+        elif self._dense_elementwise(node, node):
+            v = self._numpy_region(node)
         else:
             v = self._kernel(node)
         if node.op not in ("leaf", "const"):
@@ -73,7 +80,7 @@ class Evaluator:
         v = self.value(node.args[0])
         keep = is_sparse(v) and map_preserves_zero(node)
         fmt = "csr" if keep else "dense"
-        self.log.append(f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
+        self.note(lambda: f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
                         f"{'sparse' if is_sparse(v) else 'dense'} {node.shape} "
                         f"-> {fmt}{' (stored values only)' if keep else ''}")
         if self.dry:
@@ -139,10 +146,12 @@ class Evaluator:
         if (sa is None) == (sb is None):
             return False
         dense = b if sa is not None else a
+        if self.optimize and sample.expensive(dense, self):
+            return False        # sampled on the sparse support: assumed finite there
         return not self.finite(dense)
 
     def _dense_product(self, n: LazyArray):
-        self.log.append(f"numpy product of dense copies {n.shape} (a factor is not "
+        self.note(lambda: f"numpy product of dense copies {n.shape} (a factor is not "
                         f"finite off the other's sparse support) -> dense")
         if self.dry:
             return Dry(n.shape, n.dtype, False)
@@ -150,6 +159,36 @@ class Evaluator:
         va, vb = (v.toarray() if is_sparse(v) else v for v in (va, vb))
         with np.errstate(all="ignore"):
             return np.asarray(va * vb, dtype=n.dtype)
+
+    # ------------------------------------------------- dense element-wise work
+    def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
+        """Whether the region under root holds only element-wise operations on
+        dense operands (numpy runs it: a kernel call would cost more)."""
+        if n.op == "const":
+            return True
+        if n is not root and self.boundary(n):
+            return not is_sparse(self.value(n))
+        if n.op not in ("add", "mul", "div", "pow", "T"):
+            return False
+        return all(self._dense_elementwise(a, root) for a in n.args)
+
+    def _numpy_region(self, node: LazyArray):
+        self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
+                        f"-> dense: {show(node, self.leaf_names)}")
+        if self.dry:
+            return Dry(node.shape, node.dtype, False)
+
+        def run(n: LazyArray):
+            if n.op == "const":
+                return n.param
+            if n is not node and self.boundary(n):
+                return self.value(n)
+            vals = [run(a) for a in n.args]
+            if n.op == "T":
+                return vals[0].T
+            return sample.Sampler.apply(n, vals)
+        with np.errstate(all="ignore"):
+            return np.array(run(node), dtype=node.dtype).reshape(node.shape)
 
     # ---------------------------------------------------------------- kernels
     def boundary(self, n: LazyArray) -> bool:
