@@ -6,17 +6,19 @@
     y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=A_scipy, x=x_np)
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
-ep.tensor, ep.indices, ep.sum, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ...) gives its parameters and an example;
+ep.tensor, ep.indices, ep.sum, ep.map, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
+ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ...) gives its parameters
+and an example;
 docs/ has the guide per topic.
 """
 from .version import __version__
 
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
-                     InputError, OrderError, PerformanceWarning, SemiringError)
+                     InputError, MapError, OrderError, PerformanceWarning, SemiringError)
 from .expr.nodes import Expr, Index, TensorVar, indices, tensor
 from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
+from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning

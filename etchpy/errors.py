@@ -21,6 +21,14 @@ class ExpressionTypeError(EtchpyError, TypeError):
     """
 
 
+class MapError(ExpressionTypeError, ValueError):
+    """An `ep.map` with an unknown function name, or a missing or extra scalar
+    argument (also a TypeError and a ValueError).
+
+        >>> ep.map("tanh", A[i, j])   # raises: unknown map 'tanh'; ep.map knows abs, ...
+    """
+
+
 class InputError(EtchpyError, ValueError):
     """A bad input tensor: unknown or missing name, wrong order, shape, dtype,
     structure or values; the message names the input (also a ValueError).

@@ -30,7 +30,8 @@ import numpy as np
 from . import pipeline
 from .api import evaluate, imp_env
 from .errors import OrderError
-from .expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
+from .expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar,
+                         free_indices)
 from .expr.nodes import sum as ep_sum
 from .formats import Format
 from .lower import run_program
@@ -259,6 +260,8 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
             return Add(with_formats(a, fmts), with_formats(b, fmts))
         case Sum(i, body):
             return Sum(i, with_formats(body, fmts))
+        case Map(fn, a, arg):
+            return Map(fn, with_formats(a, fmts), arg)
     return e
 
 

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from .. import imp
+from .. import imp, maps
 from .. import tuning as _tuning
 from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, Gemm,
                    If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve,
@@ -314,6 +314,8 @@ class FunctionBody:
                 return f"(({arr}[({e(i)}) >> 6] >> (({e(i)}) & 63)) & 1)"
             case Select(c, a, b):
                 return f"({e(c)} ? {e(a)} : {e(b)})"
+            case Ring(op, a, b) if maps.is_map(op):
+                return maps.render(op, e(a), e(b), self.sr.dtype)
             case Ring(op, a, b):
                 fn = self.sr.add if op == "add" else self.sr.mul
                 return f"({fn.render(e(a), e(b))})"

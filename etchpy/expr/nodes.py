@@ -7,6 +7,8 @@ Grammar (every node is a frozen, hashable dataclass):
         | e * e                Mul: product, broadcasting by index name
         | e + e                Add: sum over the union of supports, broadcasting
         | Σ_i e                Sum: contraction of an index i that is free in e
+        | f(e)                 Map: a named function (etchpy.maps) of each completed
+                               value of e, after e's sums (built by ep.map)
 
 Sugar: `a - b` is `a + (-1)*b` (the -1 is marked so that only semirings with
 negation accept it); `e ** n` is n-fold `*` (n ≥ 1); an access that repeats an
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import maps
 from ..errors import ExpressionTypeError
 from ..formats import Format
 
@@ -313,6 +316,19 @@ class Sum(Expr):
                                       f"in {show(self.body)}")
 
 
+@dataclass(frozen=True, repr=False)
+class Map(Expr):
+    """fn (etchpy.maps) of each completed value of `a` (ep.map builds it)."""
+    fn: str
+    a: Expr
+    arg: float | None = None
+
+    def __post_init__(self):
+        maps.lookup(self.fn, self.arg)
+        if not isinstance(self.a, Expr):
+            raise ExpressionTypeError(f"ep.map({self.fn!r}, e): e is {self.a!r}")
+
+
 def as_expr(x) -> Expr:
     if isinstance(x, Expr):
         return x
@@ -358,6 +374,8 @@ def free_indices(e: Expr) -> tuple[Index, ...]:
             return fa + tuple(i for i in free_indices(b) if i not in fa)
         case Sum(i, body):
             return tuple(j for j in free_indices(body) if j != i)
+        case Map(_, a, _):
+            return free_indices(a)
     raise ExpressionTypeError(f"not an expression: {e!r}")
 
 
@@ -377,4 +395,6 @@ def show(e: Expr, prec: int = 0) -> str:
         case Sum(i, body):
             s = f"Σ_{i.name} {show(body, 2)}"
             return f"({s})" if prec > 0 else s
+        case Map(fn, a, arg):
+            return f"{fn}({show(a)}{'' if arg is None else f', {arg!r}'})"
     return repr(e)

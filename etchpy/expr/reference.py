@@ -3,13 +3,15 @@
 Each subexpression evaluates to a dense numpy array whose axes are its free
 indices. `*` and `+` broadcast by index name and apply the semiring's mul and
 add elementwise; Σ folds add over one axis starting from zero; a literal is the
-carrier value it names. Nothing here is clever on purpose.
+carrier value it names; a map applies its numpy form (etchpy.maps) to every
+entry of its operand's dense value. Nothing here is clever on purpose.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .nodes import Access, Add, Expr, Index, Lit, Mul, Sum
+from .. import maps
+from .nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum
 
 
 def evaluate(e: Expr, semiring, inputs: dict[str, np.ndarray],
@@ -47,6 +49,9 @@ def _eval(e: Expr, sr, inputs):
             for k in range(arr.shape[ax]):
                 acc = np.asarray(sr.add(acc, np.take(arr, k, axis=ax)), dtype=sr.dtype)
             return acc, axes[:ax] + axes[ax + 1:]
+        case Map(fn, a, arg):
+            arr, axes = _eval(a, sr, inputs)
+            return np.asarray(maps.apply(fn, arr, arg), dtype=sr.dtype), axes
     raise TypeError(f"not an expression: {e!r}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import ExpressionTypeError
-from .nodes import Access, Add, Expr, Lit, Mul, Sum, TensorVar
+from .nodes import Access, Add, Expr, Lit, Map, Mul, Sum, TensorVar
 
 
 def subexprs(e: Expr) -> Iterator[Expr]:
@@ -15,7 +15,7 @@ def subexprs(e: Expr) -> Iterator[Expr]:
         case Mul(a, b) | Add(a, b):
             yield from subexprs(a)
             yield from subexprs(b)
-        case Sum(_, body):
+        case Sum(_, body) | Map(_, body, _):
             yield from subexprs(body)
 
 

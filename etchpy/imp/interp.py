@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import maps
 from .construct import sort_bits_words
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
                     ForSorted, Gemm, If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch,
@@ -70,6 +71,8 @@ class Machine:
                 return bool((self._load(array, i // 64) >> (i % 64)) & 1)
             case Select(c, a, b):
                 return self.eval(a) if self.eval(c) else self.eval(b)
+            case Ring(op, a, b) if maps.is_map(op):
+                return self._cast(maps.apply(op, self.eval(a), self.eval(b)))
             case Ring(op, a, b):
                 fn = self.semiring.add if op == "add" else self.semiring.mul
                 return self._cast(fn(self.eval(a), self.eval(b)))

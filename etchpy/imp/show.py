@@ -31,6 +31,8 @@ def show(node, indent: int = 0) -> str:
             return f"bit({arr}, {show(i)})"
         case Select(c, a, b):
             return f"({show(c)} ? {show(a)} : {show(b)})"
+        case Ring(op, a, b) if op not in ("add", "mul"):       # a map (etchpy.maps)
+            return f"{op}({show(a)}, {show(b)})"
         case Ring(op, a, b):
             return f"{'⊕' if op == 'add' else '⊗'}({show(a)}, {show(b)})"
         case Decl(name, t, init):

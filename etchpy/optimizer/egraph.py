@@ -8,6 +8,8 @@ E-nodes are tuples `(op, payload, children)` over class ids:
     ("mul", None, (c1, ..., cn))   flat product, children sorted (a multiset: AC)
     ("add", None, (c1, ..., cn))   flat sum, children sorted
     ("sum", (i1, ..., ik), (c,))   Σ over a sorted set of index names free in c
+    ("map", (fn, arg), (c,))       a map of c's completed value: opaque, no rule
+                                   matches it, so no rewrite crosses it
 
 Associativity and commutativity are built in: `mul_of`/`add_of` splice a child
 class's flat node into the new one, and `canon` sorts the children.
@@ -29,7 +31,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, as_expr
+from .. import maps
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, as_expr
 from ..expr.walk import spine
 from ..plan.cost import Stats, base_name
 from ..semiring import Semiring
@@ -173,6 +176,9 @@ class EGraph:
         if op == "sum":
             free = ds[0].free - set(payload)
             return ClassData(free, min(self.full(free), ds[0].nnz))
+        if op == "map":            # f(0) ≠ 0: its operand's whole dense domain
+            full = not maps.keeps_zero(*payload)
+            return ClassData(ds[0].free, self.full(ds[0].free) if full else ds[0].nnz)
         free = frozenset().union(*(d.free for d in ds))
         if op == "mul":
             dens = math.prod(self.density(self.find(k)) for k in set(kids))
@@ -267,7 +273,7 @@ class EGraph:
                     Index(new) if ix.name == old else ix for ix in payload.indices)), ()))
             case "sum" if new in payload:
                 return None
-            case "sum" | "mul" | "add":
+            case "sum" | "mul" | "add" | "map":
                 copies = [self.renamed(k, old, new, active) for k in kids]
                 return None if None in copies else self.add((op, payload, tuple(copies)))
         return None
@@ -290,4 +296,6 @@ class EGraph:
                     idx.append(e.index.name)
                     e = e.body
                 return self.sum_of(idx, self.add_expr(e))
+            case Map(fn, a, arg):
+                return self.add(("map", (fn, arg), (self.add_expr(a),)))
         raise TypeError(f"not an expression: {e!r}")

@@ -22,7 +22,8 @@ import math
 import numpy as np
 
 from .egraph import EGraph
-from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul
+from .. import maps
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul
 from ..expr.nodes import sum as ep_sum
 
 
@@ -38,6 +39,9 @@ def node_cost(eg: EGraph, node: tuple) -> float:
         free = body.free - set(payload)
         temp = eg.stats.tuning.temp_weight * eg.full(free) if free else 0.0
         return 1.0 + body.nnz + temp
+    if op == "map":                  # once per entry of its operand's (dense) domain
+        body = eg.info(kids[0])
+        return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.full(body.free))
     free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
         dens = math.prod(eg.density(eg.find(k)) for k in set(kids))
@@ -190,6 +194,8 @@ def to_expr(eg: EGraph, root: int, choice: dict) -> Expr:
             return ep_sum(tuple(Index(i) for i in payload), to_expr(eg, kids[0], choice))
         case "dim":
             raise ValueError("|i| has no expression; it is never extracted")
+        case "map":
+            return Map(payload[0], to_expr(eg, kids[0], choice), payload[1])
     parts = sorted((to_expr(eg, k, choice) for k in kids), key=_display_rank)
     out = parts[0]
     for p in parts[1:]:

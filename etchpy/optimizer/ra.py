@@ -7,6 +7,7 @@ RA grammar (flat, n-ary; every node is a frozen, hashable dataclass):
         | Join(q1, ..., qn)    natural join, values multiplied (the `*` of a semiring)
         | Union(q1, ..., qn)   outer union, values added (the `+`), broadcast by name
         | Agg(attrs, q)        aggregate (Σ) the attributes `attrs` away
+        | Apply(fn, arg, q)    a map (etchpy.maps) of q's completed values: opaque
 
 `to_ra(expr)` flattens nested `*`, `+` and Σ; `from_ra(q)` rebuilds an expression
 from the same TensorVar objects (with `ep.sum`, `*`, `+`, `Lit`).
@@ -16,7 +17,9 @@ is a sum of monomials
 
     c · Σ_B (x1 · ... · xn)          xk accesses, B the bound indices
 
-where c is a coefficient built from literals and symbolic index sizes dim(·)
+where each xk is an access or a map (opaque: one factor over the map's free
+indices, named by its function and its operand's canonical terms, so no law
+crosses it and exp(a+b) is not exp(a)+exp(b)), and c is a coefficient built from literals and symbolic index sizes dim(·)
 (Σ_i of a term that does not mention i multiplies it by |i|). A size is named by
 the tensor modes that fix it, not by the index name: the modes linked to i through
 shared indices in the whole expression (`A.1=B.0`), so that renaming a bound index
@@ -46,8 +49,9 @@ import itertools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..expr.nodes import Access, Add, Expr, Lit, Mul, Sum, as_expr, free_indices
+from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, Sum, as_expr, free_indices
 from ..expr.walk import spine
+from .monomials import monomial_key
 from ..expr.nodes import sum as ep_sum
 from ..semiring import Semiring, semirings
 
@@ -81,6 +85,13 @@ class Agg:
     body: object
 
 
+@dataclass(frozen=True)
+class Apply:
+    fn: str
+    arg: object
+    body: object
+
+
 def to_ra(e: Expr):
     """The RA tree of `e`: nested `*`/`+` become one Join/Union, nested Σ one Agg."""
     e = as_expr(e)
@@ -99,6 +110,8 @@ def to_ra(e: Expr):
                 attrs.append(e.index)
                 e = e.body
             return Agg(tuple(attrs), to_ra(e))
+        case Map(fn, a, arg):
+            return Apply(fn, arg, to_ra(a))
     raise TypeError(f"not an expression: {e!r}")
 
 
@@ -117,6 +130,8 @@ def from_ra(q) -> Expr:
             return out
         case Agg(attrs, body):
             return ep_sum(tuple(attrs), from_ra(body))
+        case Apply(fn, arg, body):
+            return Map(fn, from_ra(body), arg)
     raise TypeError(f"not an RA node: {q!r}")
 
 # ------------------------------------------------------------------ coefficients
@@ -257,6 +272,11 @@ def normal_terms(e: Expr, alg: CoefAlgebra) -> list[Term]:
                 new = f"{i.name}#{next(counter)}"
                 bound.append(new)
                 return [_sum_term(t, new, alg) for t in go(body, {**env, i.name: new})]
+            case Map(fn, a, arg):
+                free = tuple(env.get(ix.name, ix.name) for ix in free_indices(a))
+                key = _opaque_key(f"{fn}({'' if arg is None else arg!r})", go(a, env), free, alg)
+                sizes.bind(key, free)
+                return [Term(alg.one(), frozenset(), ((key, free),))]
         raise TypeError(f"not an expression: {e!r}")
 
     terms = go(as_expr(e), {})
@@ -299,6 +319,18 @@ class SizeClasses:
                 or b.split("#")[0] for b in bound}
 
 
+def _opaque_key(head: str, terms: list, free: tuple, alg) -> str:
+    """The name of a map's factor: its head and its operand's canonical terms,
+    with the free indices named by their position in `free`."""
+    pos = {v: f"${p}" for p, v in enumerate(free)}
+    acc: dict = {}
+    for t in terms:
+        factors = tuple((n, tuple(pos.get(x, x) for x in ix)) for n, ix in t.factors)
+        k = monomial_key(t.bound, factors)
+        acc[k] = alg.add(acc[k], t.coef) if k in acc else t.coef
+    return head + repr(sorted(((k, c) for k, c in acc.items() if c), key=repr))
+
+
 def _times(x: Term, y: Term, alg) -> Term:
     return Term(alg.mul(x.coef, y.coef), x.bound | y.bound, x.factors + y.factors)
 
@@ -309,43 +341,6 @@ def _sum_term(t: Term, new: str, alg) -> Term:
     if any(new in ix for _, ix in t.factors):
         return Term(t.coef, t.bound | {new}, t.factors)
     return Term(alg.mul(t.coef, alg.dim(new)), t.bound, t.factors)
-
-
-def monomial_key(bound: frozenset, factors: tuple, max_perms: int = 5040) -> tuple:
-    """A key for (bound, factors) invariant under renaming of the bound indices."""
-    bound = sorted(bound)
-    colour = {b: () for b in bound}
-    for _ in range(3):
-        colour = {b: _signature(b, factors, colour) for b in bound}
-    groups: dict = {}
-    for b in bound:
-        groups.setdefault(colour[b], []).append(b)
-    ordered = [groups[c] for c in sorted(groups, key=repr)]
-    best, tried = None, 0
-    for perm in itertools.product(*(itertools.permutations(g) for g in ordered)):
-        names = [b for grp in perm for b in grp]
-        key = _labelled(factors, {b: f"#{k:03d}" for k, b in enumerate(names)})
-        if best is None or key < best:
-            best = key
-        tried += 1
-        if tried >= max_perms:
-            break
-    if best is None:
-        best = _labelled(factors, {})
-    return (len(bound), best)
-
-
-def _signature(b, factors, colour):
-    sig = []
-    for t, ix in factors:
-        if b in ix:
-            ctx = tuple(repr(colour[x]) if x in colour else "f:" + x for x in ix)
-            sig.append((t, ix.index(b), ctx))
-    return tuple(sorted(sig))
-
-
-def _labelled(factors, label) -> tuple:
-    return tuple(sorted((t, tuple(label.get(x, "f:" + x) for x in ix)) for t, ix in factors))
 
 
 def canonical(e: Expr, semiring=None) -> Canonical:

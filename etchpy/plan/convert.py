@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from .cost import Stats, nest_cost, support
 from ..errors import FormatError
-from ..expr.nodes import Access, Add, Expr, Lit, Mul, TensorVar
+from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
 
@@ -220,6 +220,8 @@ def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
             return Mul(substitute(a, renamed, convs), substitute(b, renamed, convs))
         case Add(a, b):
             return Add(substitute(a, renamed, convs), substitute(b, renamed, convs))
+        case Map(fn, a, arg):
+            return Map(fn, substitute(a, renamed, convs), arg)
     raise TypeError(f"not a Σ-free expression: {e!r}")
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 
-from ..expr.nodes import Access, Add, Expr, Lit, Mul
+from .. import maps
+from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..tuning import DEFAULT, Tuning
 
 
@@ -88,6 +89,9 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
         case Add(a, b):
             return min(stats.full(space), support(a, space, stats, independent)
                        + support(b, space, stats, independent))
+        case Map(fn, a, arg):      # f(0) ≠ 0: the whole dense domain
+            return (support(a, space, stats, independent) if maps.keeps_zero(fn, arg)
+                    else stats.full(space))
     raise TypeError(f"the cost model takes Σ-free bodies, got {e!r}")
 
 
@@ -95,6 +99,8 @@ def operations(e: Expr) -> int:
     match e:
         case Mul(a, b) | Add(a, b):
             return 1 + operations(a) + operations(b)
+        case Map(_, a, _):
+            return 1 + operations(a)
     return 0
 
 

@@ -7,8 +7,8 @@ The planner
 1. renames bound indices apart, so no Σ captures or shadows another index;
 2. pulls Σ out of products: (Σ_j a)·b = Σ_j (a·b) when j is not free in b
    (distributivity, valid in every semiring);
-3. materialises a Σ that sits under `+` into a dense temporary computed by an
-   earlier step (pulling it out would change its multiplicity); a top-level sum
+3. materialises a Σ that sits under `+` or under a map (which applies to
+   completed values) into a dense temporary computed by an earlier step (pulling it out would change its multiplicity); a top-level sum
    of terms instead becomes one step per term, all adding into the output (and
    so does a union no loop order can walk, A[i,j] + A[j,i] with A csr, with Σ
    distributed over its terms);
@@ -34,7 +34,7 @@ from .convert import Converter
 from .cost import Stats, nest_cost, plan_cost, support
 from ..errors import OrderError
 from ..formats import Format
-from ..expr.nodes import Access, Add, Expr, Index, Lit, Mul, Sum, TensorVar, free_indices
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar, free_indices
 from ..expr.walk import accesses
 from ..imp import Names
 
@@ -179,6 +179,8 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
             return Mul(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
         case Add(a, b):
             return Add(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
+        case Map(fn, a, arg):
+            return Map(fn, _rename_apart(a, env, names, origin), arg)
         case Sum(i, body):
             new = Index(names.fresh(i.name))
             origin[new.name] = i.name
@@ -223,6 +225,8 @@ class _Builder:
                 return ba + bb, Mul(ea, eb)
             case Add(a, b):
                 return (), Add(self.sum_free(a), self.sum_free(b))
+            case Map(fn, a, arg):      # a map applies to completed values
+                return (), Map(fn, self.sum_free(a), arg)
         raise TypeError(f"not an expression: {e!r}")
 
     def sum_free(self, e: Expr) -> Expr:
@@ -288,6 +292,8 @@ def alpha_key(e: Expr, env=None, depth=0):
             return ("lit", e)
         case Mul(a, b) | Add(a, b):
             return (type(e).__name__, alpha_key(a, env, depth), alpha_key(b, env, depth))
+        case Map(fn, a, arg):
+            return ("map", fn, arg, alpha_key(a, env, depth))
         case Sum(i, body):
             return ("sum", alpha_key(body, {**env, i.name: ("bound", depth)}, depth + 1))
     raise TypeError(f"not an expression: {e!r}")

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import foreign
 from ..errors import InputError
+from ..expr.maps import check_semiring, promoting_literals
 from ..expr.nodes import Expr, Index, Lit, free_indices
 from ..expr.walk import accesses, subexprs, uses_negation
 from ..formats import Format
@@ -61,6 +62,7 @@ def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
         sr = semirings.real
     if uses_negation(e):
         sr.require("negation")
+    check_semiring(e, sr)
     return sr
 
 
@@ -74,13 +76,14 @@ def infer_semiring(dtypes, literals=(), negation=False) -> Semiring:
 
 
 def literal_values(e: Expr) -> tuple:
-    """The literals of `e` as Python numbers, without the -1 that `a - b` writes."""
+    """The literals of `e` as Python numbers, without the -1 that `a - b` writes,
+    and the numbers by which its maps promote dtypes (expr.maps.promoting_literals)."""
     out = []
     for x in subexprs(e):
         if isinstance(x, Lit) and not x.negation:
             v = x.value.item() if isinstance(x.value, np.generic) else x.value
             out.append(v if isinstance(v, (bool, int, float, complex)) else float(v))
-    return tuple(out)
+    return tuple(out) + promoting_literals(e)
 
 
 def value_dtype(value) -> np.dtype:

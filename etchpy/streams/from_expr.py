@@ -3,18 +3,21 @@
 `lower_step(sr, bindings, body, order, bound)` is the stream of Σ_bound body
 with its levels in `order`; `Lowerer` builds it: an access becomes the level
 streams of its tensor (replicated over the levels it does not depend on), a
-literal a replicated constant, `*` mul and `+` add.
+literal a replicated constant, `*` mul and `+` add, a map `map_leaf` of its
+operand's stream, first made dense (a union with zeros over every level) when
+f(0) ≠ 0 (proofs_notes/map.md).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .. import imp
+from .. import imp, maps
 from ..formats import level as shapes
-from ..expr.nodes import Access, Add, Lit, Mul
-from ..imp import ONE, ZERO, Assign, Bin, Const, Load, Var, While, eq, incr, lt, select, seq
+from ..expr.nodes import Access, Add, Lit, Map, Mul
+from ..imp import (ONE, ZERO, Assign, Bin, Const, Load, Ring, Var, While, eq, incr, lt,
+                   select, seq)
 from ..tuning import DEFAULT, Tuning
-from .combinators import add, contract, mul, range_stream, replicate
+from .combinators import add, contract, map_leaf, mul, range_stream, replicate
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
 from .stream import Stream, Value
@@ -93,7 +96,21 @@ class Lowerer:
             case Add(a, b):
                 return add(self.names, self.sr, self.tuning, self.lower(a, levels),
                            self.lower(b, levels))
+            case Map(fn, a, arg):
+                return self.map(fn, a, arg, levels)
         raise TypeError(f"cannot lower {e!r} (sums must be pulled out first)")
+
+    def map(self, fn: str, a, arg, levels) -> Value:
+        """The stream of fn(a), a Σ-free: map_leaf over a's stream, which, when
+        f(0) ≠ 0, is first united with zeros at every coordinate of `levels`
+        (so the map sees, and writes, a's whole dense domain)."""
+        maps.check_semiring(fn, self.sr, arg)
+        s = self.lower(a, levels)
+        if not maps.keeps_zero(fn, arg):
+            zeros = self.replicate_over(levels, Const(self.sr.zero, "value"))
+            s = add(self.names, self.sr, self.tuning, s, zeros)
+        c = Const(self.sr.literal(0 if arg is None else arg), "value")
+        return map_leaf(lambda x: Ring(fn, x, c), s)
 
     def replicate_over(self, levels, leaf: imp.Expr) -> Value:
         out: Value = leaf

@@ -11,8 +11,9 @@ import pathlib
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # Lowest first. Modules of one layer may import each other (no cycles: checked below).
-LAYERS = ["version", "errors", "tuning", "semiring", "imp", "formats", "expr", "plan", "optimizer",
-          "streams", "lower", "c", "pipeline", "runtime", "distributed", "api", "lazy", "__init__", "testing",
+LAYERS = ["version", "errors", "tuning", "semiring", "maps", "imp", "formats", "expr", "plan",
+          "optimizer", "streams", "lower", "c", "pipeline", "runtime", "distributed", "api", "lazy",
+          "__init__", "testing",
           "cli", "__main__", "codegen_templates"]
 RANK = {name: k for k, name in enumerate(LAYERS)}
 

@@ -1,0 +1,55 @@
+"""Maps in expressions: the `ep.map` builder and what the layers above ask of
+the maps an expression holds (the registry of named maps is etchpy.maps).
+
+⟦map f e⟧ = f applied to each entry of the completed dense value of e, after
+e's sums: f(0) where e is absent. proofs_notes/map.md says how each backend
+computes it.
+"""
+from __future__ import annotations
+
+from .. import maps
+from .nodes import Expr, Map, as_expr
+from .walk import subexprs
+
+
+def map(fn: str, e, arg: float | None = None) -> Expr:  # noqa: A001 - public name ep.map
+    """fn applied to each entry of e's value, after e's sums and also where e
+    is absent (so exp of a sparse operand is dense). fn: "exp", "log", "sqrt",
+    "abs", "recip" (1/x), "neg", or "maximum" / "minimum" with the scalar
+    `arg`. The free indices are e's. Needs a numeric semiring (real, real32 or
+    integer; exp, log, sqrt and recip: a float one), see etchpy.maps; log and
+    sqrt of a negative give nan, as numpy's do.
+
+    Returns: a Map expression. Raises: MapError (a TypeError and a
+    ValueError) naming fn, for an unknown fn or a missing or extra arg.
+
+        >>> relu = ep.map("maximum", ep.sum(j, A[i, j] * x[j]), 0.0)
+        >>> ex = ep.map("exp", A[i, j])            # dense, even for A csr
+    """
+    return Map(fn, as_expr(e), arg)
+
+
+def maps_of(e: Expr) -> list[Map]:
+    """Every map in e, outermost first."""
+    return [x for x in subexprs(e) if isinstance(x, Map)]
+
+
+def check_semiring(e: Expr, sr) -> None:
+    """SemiringError naming the first map of e that semiring sr cannot compute
+    (etchpy.maps.check_semiring)."""
+    for m in maps_of(e):
+        maps.check_semiring(m.fn, sr, m.arg)
+
+
+def promoting_literals(e: Expr) -> tuple:
+    """Python numbers that, taken with the inputs' dtypes as numpy's weak
+    scalars, give the dtype numpy's maps would: 1.0 for a real valued map
+    (exp of an integer array is float64; of a float32 one, float32), else 0
+    (a bool operand computes in integers: no map is boolean), and each map's
+    arg."""
+    out: list = []
+    for m in maps_of(e):
+        out.append(1.0 if maps.MAPS[m.fn].real else 0)
+        if m.arg is not None:
+            out.append(float(m.arg) if not float(m.arg).is_integer() else int(m.arg))
+    return tuple(out)

@@ -1,0 +1,141 @@
+"""The named element-wise maps of `ep.map`: each spelled in C and in numpy.
+
+    name      f(x)                    arg          f(0)   integer semiring
+    exp       e^x                     -            1      no (real valued)
+    log       ln x (nan below 0)      -            -inf   no
+    sqrt      √x (nan below 0)        -            0      no
+    abs       |x|                     -            0      yes
+    recip     1/x (inf at 0)          -            inf    no
+    neg       -x                      -            0      yes
+    maximum   max(x, arg)             the scalar   max(0, arg)  yes, integral arg
+    minimum   min(x, arg)             the scalar   min(0, arg)  yes, integral arg
+
+A map is a function of one carrier value, applied to a completed value (after
+its operand's sums); its meaning is the numpy form, and the C form must agree
+with it, NaN included (maximum and minimum propagate NaN as numpy does).
+Maps need a numeric semiring: + and ×, zero 0 and one 1, over a float or
+integer carrier (real, real32, integer); under any other semiring, or a real
+valued map (exp, log, sqrt, recip) under an integer carrier, `check_semiring`
+raises SemiringError naming the map. Inferring the semiring from the inputs,
+a real valued map makes an integer or bool operand float64, as numpy does.
+
+In Imp a map is `Ring(name, x, Const(arg))` (Const(0) when it takes no arg):
+the interpreter applies the numpy form, C renders the C form.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from .errors import MapError, SemiringError
+
+
+@dataclass(frozen=True)
+class MapFn:
+    """One named map: C templates over `{x}` (and `{a}`, the scalar arg) for a
+    float and for an integer carrier (None: real valued, floats only), and the
+    numpy callable f(x, arg) that defines it."""
+
+    name: str
+    c_float: str
+    c_int: str | None
+    py: Callable = field(compare=False)
+    takes_arg: bool = False
+
+    @property
+    def real(self) -> bool:
+        """Does an integer operand give a float (as numpy's exp(1) does)?"""
+        return self.c_int is None
+
+
+def _max(x, a):
+    return np.maximum(x, a)
+
+
+def _min(x, a):
+    return np.minimum(x, a)
+
+
+_NAN_FIRST = "(({x}) != ({x}) || ({x}) {op} ({a}) ? ({x}) : ({a}))"
+MAPS: dict[str, MapFn] = {m.name: m for m in (
+    MapFn("exp", "exp({x})", None, lambda x, a: np.exp(x)),
+    MapFn("log", "log({x})", None, lambda x, a: np.log(x)),
+    MapFn("sqrt", "sqrt({x})", None, lambda x, a: np.sqrt(x)),
+    MapFn("recip", "(1.0 / ({x}))", None, lambda x, a: np.reciprocal(np.asarray(x, float))),
+    MapFn("abs", "fabs({x})", "(({x}) < 0 ? -({x}) : ({x}))", lambda x, a: np.abs(x)),
+    MapFn("neg", "(-({x}))", "(-({x}))", lambda x, a: np.negative(x)),
+    MapFn("maximum", _NAN_FIRST.replace("{op}", ">"), "(({x}) > ({a}) ? ({x}) : ({a}))",
+          _max, takes_arg=True),
+    MapFn("minimum", _NAN_FIRST.replace("{op}", "<"), "(({x}) < ({a}) ? ({x}) : ({a}))",
+          _min, takes_arg=True),
+)}
+
+
+def lookup(fn: str, arg=None) -> MapFn:
+    """The map named `fn`, checked against `arg` (a number for maximum and
+    minimum, None for the others). Raises MapError (an ExpressionTypeError,
+    also a ValueError) naming the map: an unknown name, a missing or extra arg."""
+    m = MAPS.get(fn) if isinstance(fn, str) else None
+    if m is None:
+        raise MapError(f"unknown map {fn!r}; ep.map knows "
+                                  + ", ".join(sorted(MAPS)))
+    if m.takes_arg and (arg is None or isinstance(arg, bool)
+                        or not isinstance(arg, (int, float, np.integer, np.floating))):
+        raise MapError(f"map {fn!r} needs a number as its scalar argument, "
+                                  f"e.g. ep.map({fn!r}, e, 0.0); got {arg!r}")
+    if not m.takes_arg and arg is not None:
+        raise MapError(f"map {fn!r} takes no scalar argument, got {arg!r}")
+    return m
+
+
+def is_map(op: str) -> bool:
+    """Is the Imp `Ring` op a map (not the semiring's add or mul)?"""
+    return op in MAPS
+
+
+def apply(fn: str, x, arg=None):
+    """The numpy form of map `fn` on x (any float errors are quiet: log(-1) is nan)."""
+    with np.errstate(all="ignore"):
+        return MAPS[fn].py(x, 0 if arg is None else arg)
+
+
+def at_zero(fn: str, arg=None) -> float:
+    """f(0), computed by the numpy form (in float64)."""
+    return float(apply(fn, np.float64(0.0), arg))
+
+
+def keeps_zero(fn: str, arg=None) -> bool:
+    """Does f(0) = 0 (so the map of an absent entry is absent)?"""
+    return at_zero(fn, arg) == 0.0
+
+
+def render(fn: str, x: str, a: str, dtype) -> str:
+    """The C text of map `fn` on the C expression x, with a the arg's C text."""
+    m = MAPS[fn]
+    template = m.c_float if np.dtype(dtype).kind == "f" or m.c_int is None else m.c_int
+    return template.format(x=x, a=a)
+
+
+def check_semiring(fn: str, sr, arg=None) -> None:
+    """SemiringError naming the map unless `sr` is numeric (+, ×, 0, 1 over a
+    float or integer carrier) and, for an integer carrier, the map is not real
+    valued and its arg is integral."""
+    kind = np.dtype(sr.dtype).kind
+    numeric = (kind in "fi" and sr.add.render("a", "b") == "a + b"
+               and sr.mul.render("a", "b") == "a * b"
+               and float(sr.zero) == 0.0 and float(sr.one) == 1.0)
+    if not numeric:
+        raise SemiringError(f"map {fn!r} needs a numeric semiring (real, real32 or "
+                            f"integer), not {sr.name}: a map applies a number function "
+                            f"to completed values")
+    if kind == "i" and (MAPS[fn].real or (arg is not None and not float(arg).is_integer())):
+        raise SemiringError(f"map {fn!r}{'' if arg is None else f' with {arg!r}'} gives "
+                            f"non-integer values; the {sr.name} semiring cannot hold "
+                            f"them (use real, or let the inputs choose)")
+
+
+def real_valued(fn: str, arg=None) -> bool:
+    """Does map fn make an integer operand a float (numpy's promotion)?"""
+    return MAPS[fn].real or (arg is not None and not float(arg).is_integer())
