@@ -30,6 +30,11 @@ def map_preserves_zero(node: LazyArray) -> bool:
     return fn in ZERO_PRESERVING
 
 
+def contracts(n: LazyArray) -> bool:
+    """Whether n holds a matrix product or a sum (before any leaf)."""
+    return n.op in ("matmul", "sum") or any(contracts(a) for a in n.args)
+
+
 def does_work(n: LazyArray) -> bool:
     if n.op in ("leaf", "const", "T"):
         return False
@@ -62,7 +67,7 @@ class Evaluator:
             v = node.param
         elif node.op == "const":
             v = np.asarray(node.param, dtype=node.dtype)
-        elif node.op == "map":
+        elif node.op == "map" and not self.optimize:
             v = self._map(node)
         elif node.op == "mul" and self._unsafe_product(node):
             v = self._dense_product(node)
@@ -168,7 +173,7 @@ class Evaluator:
             return True
         if n is not root and self.boundary(n):
             return not is_sparse(self.value(n))
-        if n.op not in ("add", "mul", "div", "pow", "T"):
+        if n.op not in ("add", "mul", "div", "pow", "T", "map"):
             return False
         return all(self._dense_elementwise(a, root) for a in n.args)
 
@@ -192,8 +197,10 @@ class Evaluator:
 
     # ---------------------------------------------------------------- kernels
     def boundary(self, n: LazyArray) -> bool:
-        if n.op in ("leaf", "map") or n.key in self.memo:
+        if n.op == "leaf" or n.key in self.memo:
             return True
+        if n.op == "map" and (not self.optimize or contracts(n.args[0])):
+            return True     # computed once, not once per entry of an enclosing product
         if n.op == "mul" and self._unsafe_product(n):
             return True
         return (self.uses[n.key] > 1 and does_work(n)

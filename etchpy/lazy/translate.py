@@ -12,6 +12,7 @@ node whose axes are named `ix` (None for an axis of size one, which broadcasts):
     a + b      ->  Add, a * b -> Mul, each operand named by numpy broadcasting
     a / c      ->  (1/c)·a for a scalar c; a ** n -> n-fold Mul (n = 0: 1 + 0·a)
     a.sum(ax)  ->  Σ over a fresh name per summed axis
+    exp(a) ... ->  ep.map("exp", a) (and log, sqrt, abs, recip, maximum, minimum)
 
 A node the program materialises (a leaf, a map, a shared node, an operand sampled
 on a sparse support) is an input of the expression, bound by the callback `pre`.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..expr.maps import map as map_expr
 from ..expr.nodes import Add, Expr, Index, Lit, Mul, Sum
 from .array import LazyArray, as_node, binary, matmul, reduce_sum, transpose
 
@@ -152,6 +154,9 @@ class Translator:
             return Add(Lit(1), Mul(Lit(0), e)) if node.param == 0 else e ** node.param
         if op == "T":
             return self.expr(a[0], ix[::-1])
+        if op == "map":     # ep.map: a contracted operand is its own temporary
+            fn, arg = node.param
+            return map_expr(fn, self.expr(a[0], ix), arg)
         if op == "matmul":
             return self._matmul(a[0], a[1], ix)
         if op == "sum":
