@@ -22,9 +22,10 @@ from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
-from .optimizer.optimize import equivalent, optimize
+from .optimizer.optimize import optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
 from .runtime.kernel import Kernel
-from .lazy import LazyArray, compute, exp, explain, lazy, log, maximum, minimum, sqrt
+from .lazy import (LazyArray, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
+                   sqrt)
 from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
