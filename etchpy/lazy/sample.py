@@ -16,7 +16,7 @@ import numpy as np
 
 from ..expr.nodes import Index, Mul
 from .array import MAPS, LazyArray, matmul, transpose
-from .kernel import Dry, KernelContext
+from .kernel import Dry, KernelContext, is_sparse
 
 ELEMENTWISE = ("add", "mul", "div", "pow", "map", "T")
 
@@ -81,9 +81,15 @@ class Sampler:
 
     def __init__(self, ev, p):
         self.ev, self.p = ev, p
-        if p is not None:
-            self.r = np.repeat(np.arange(p.shape[0]), np.diff(p.indptr))
-            self.c = p.indices
+        self._r = None
+        self.c = None if p is None else p.indices
+
+    @property
+    def r(self):
+        """The row of each stored entry (made on first use)."""
+        if self._r is None:
+            self._r = np.repeat(np.arange(self.p.shape[0]), np.diff(self.p.indptr))
+        return self._r
 
     def values(self, n: LazyArray, flip: bool):
         op = n.op
@@ -97,6 +103,10 @@ class Sampler:
             return self.values(child, not flip)
         if _outer(n):
             return self.sddmm(n, flip)
+        if op == "mul" and not flip:
+            weighted = self.weighted(n)
+            if weighted is not None:
+                return weighted
         if op not in ELEMENTWISE:
             return self.gather(n, flip)
         vals = [self.values(a, flip) if a.shape == n.shape else self.gather(a, flip)
@@ -123,26 +133,36 @@ class Sampler:
         v = self.ev.value(n)
         if self.p is None:
             return 0.0
-        if hasattr(v, "tocsr"):
-            if v is self.p or (n.op == "leaf" and v.tocsr() is self.p):
-                return self.p.data
-            v = v.toarray()
-        v = np.asarray(v)
         r, c = (self.c, self.r) if flip else (self.r, self.c)
+        if hasattr(v, "tocsr"):
+            if not flip and same_pattern(self.ev, v, self.p):
+                return v.data
+            return np.asarray(v.tocsr()[r, c]).ravel()
+        v = np.asarray(v)
         if v.ndim == 0:
             return v[()]
         if v.ndim == 1:
             return v[c] if v.shape[0] > 1 else v[0]
         return v[r if v.shape[0] > 1 else 0, c if v.shape[1] > 1 else 0]
 
-    def sddmm(self, n: LazyArray, flip: bool):
-        """Σ_k at (r, c) of the product n, as one etchpy kernel (csr output)."""
+    def weighted(self, n: LazyArray):
+        """S * (A @ B) with S a sparse leaf of the pattern: one SDDMM weighted by
+        S's values (no separate product), or None."""
+        for s, g in (n.args, n.args[::-1]):
+            if (s.op == "leaf" and is_sparse(s.param) and _outer(g) and self.p is not None
+                    and same_pattern(self.ev, s.param, self.p)):
+                return self.sddmm(g, False, s.param)
+        return None
+
+    def sddmm(self, n: LazyArray, flip: bool, weights=None):
+        """Σ_k at (r, c) of the product n, as one etchpy kernel (csr output),
+        times the weights' values (a csr array of the pattern; default ones)."""
         import scipy.sparse as sps
         ctx = KernelContext(self.ev, n)
         i, j = Index("s0"), Index("s1")
         shape = n.shape[::-1] if flip else n.shape
-        ones = (sps.csr_array((np.ones(self.p.nnz), self.p.indices, self.p.indptr),
-                              shape=self.p.shape) if self.p is not None else None)
+        ones = weights if weights is not None or self.p is None else sps.csr_array(
+            (np.ones(self.p.nnz), self.p.indices, self.p.indptr), shape=self.p.shape)
         pat = ctx.bind(LazyArray("leaf", (), shape, n.dtype, ones), ones if ones is not
                        None else _dry_pattern(shape, n.dtype), (i, j))
         e = Mul(pat, ctx.tr.expr(n, (j, i) if flip else (i, j)))
@@ -153,6 +173,33 @@ class Sampler:
                                                                           self.p.indices):
             return out.data
         return np.asarray(out.tocsr()[self.r, self.c]).ravel()
+
+
+def same_pattern(ev, a, b) -> bool:
+    """Whether csr arrays a and b store the same coordinates in the same order
+    (remembered per pair of arrays for the program's run)."""
+    if a is b:
+        return True
+    key = (id(a), id(b))
+    if key not in ev.patterns:
+        ev.patterns[key] = (a.format == b.format == "csr" and a.shape == b.shape
+                            and np.array_equal(a.indptr, b.indptr)
+                            and np.array_equal(a.indices, b.indices))
+    return ev.patterns[key]
+
+
+def on_pattern(ev, node: LazyArray, p):
+    """The element-wise node (whose support is p's) at p's stored entries: a csr
+    array with p's pattern."""
+    import scipy.sparse as sps
+    ev.note(lambda: f"element-wise {node.shape} on the stored entries of its sparse "
+            f"operands (one pattern) -> csr")
+    if ev.dry:
+        Sampler(ev, None).values(node, False)
+        return Dry(node.shape, node.dtype, True)
+    vals = Sampler(ev, p).values(node, False)
+    vals = np.broadcast_to(np.asarray(vals, dtype=node.dtype), p.data.shape).copy()
+    return sps.csr_array((vals, p.indices, p.indptr), shape=p.shape)
 
 
 def _dry_pattern(shape, dtype):

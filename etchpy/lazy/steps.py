@@ -52,6 +52,8 @@ class Evaluator:
         self.leaf_names: dict = {}
         self.materialised: list = []
         self.log: list = []
+        self.leaves: dict = {}        # sparse leaf values by key (for their patterns)
+        self.patterns: dict = {}      # same_pattern's answers
 
     def note(self, text) -> None:
         """Log a step (explain only: text is a function making the line)."""
@@ -71,6 +73,8 @@ class Evaluator:
             v = self._map(node)
         elif node.op == "mul" and self._unsafe_product(node):
             v = self._dense_product(node)
+        elif self.pattern_region(node):
+            v = sample.on_pattern(self, node, self.single_pattern(node))
         elif self._dense_elementwise(node, node):
             v = self._numpy_region(node)
         else:
@@ -111,7 +115,10 @@ class Evaluator:
     def _support(self, n: LazyArray):
         match n.op:
             case "leaf":
-                return frozenset({(n.key, False)}) if is_sparse(n.param) else None
+                if not is_sparse(n.param):
+                    return None
+                self.leaves[n.key] = n.param
+                return frozenset({(n.key, False)})
             case "T":
                 s = self.support(n.args[0])
                 return None if s is None else frozenset((k, not t) for k, t in s)
@@ -165,6 +172,37 @@ class Evaluator:
         with np.errstate(all="ignore"):
             return np.asarray(va * vb, dtype=n.dtype)
 
+    # ------------------------------------------------ work on one sparse pattern
+    def single_pattern(self, n: LazyArray):
+        """The csr array whose pattern holds n's support, when all the sparse
+        leaves bounding it store one pattern (untransposed), else None."""
+        s = self.support(n)
+        if not s or any(t for _, t in s):
+            return None
+        vals = [self.leaves[k] for k, _ in s]
+        p = vals[0]
+        if p.format != "csr" or not p.has_sorted_indices:
+            return None
+        return p if all(sample.same_pattern(self, v, p) for v in vals[1:]) else None
+
+    def pattern_region(self, n: LazyArray) -> bool:
+        """Whether n is element-wise work best done on its one sparse pattern's
+        stored values: it holds a sampled product or two sparse operands."""
+        if (not self.optimize or n.ndim != 2 or n.op not in sample.ELEMENTWISE
+                or n.op == "T" or n.key in self.memo or self.single_pattern(n) is None):
+            return False
+        region, stack = [], [n]
+        while stack:
+            m = stack.pop()
+            if m.op == "mul" and self._unsafe_product(m):
+                return False
+            region.append(m)
+            stack += [a for a in m.args if a.op in sample.ELEMENTWISE
+                      and a.key not in self.memo and a.shape == m.shape[::-1 if m.op == "T" else 1]]
+        leaves = {a.key for m in region for a in m.args if a.op == "leaf" and is_sparse(a.param)}
+        return len(leaves) > 1 or any(sample.expensive(a, self) for m in region
+                                      for a in m.args)
+
     # ------------------------------------------------- dense element-wise work
     def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
         """Whether the region under root holds only element-wise operations on
@@ -197,7 +235,7 @@ class Evaluator:
 
     # ---------------------------------------------------------------- kernels
     def boundary(self, n: LazyArray) -> bool:
-        if n.op == "leaf" or n.key in self.memo:
+        if n.op == "leaf" or n.key in self.memo or self.pattern_region(n):
             return True
         if n.op == "map" and (not self.optimize or contracts(n.args[0])):
             return True     # computed once, not once per entry of an enclosing product
