@@ -8,9 +8,10 @@ csr_array and numpy arrays, etchpy on their ep.lazy wrappings and computes the
 results with ep.compute (several results as one program). X is n×n at 1%
 density, the factors are dense of rank 10 and 20. One thread, one process; the
 calls alternate after a warm-up call; the ratio is of medians (etchpy / peer).
-"plan" is the cold cost of ep.explain on an empty kernel cache: the array-level
+"plan" is the cold cost of ep.explain on empty kernel caches: the array-level
 rewrites, the etchpy optimizer and the compilation to Imp of every kernel (no C
-build). optimize=False runs each step as written (3 calls).
+build); "e-graph" is the optimizer's share (its saturation and extraction, summed
+over the program's kernels). optimize=False runs each step as written (3 calls).
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from bench import _env  # noqa: F401  (environment first)
 
 import argparse
 import math
+import re
 import time
 
 import numpy as np
@@ -25,6 +27,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import api
+from etchpy.lazy.kernel import KERNELS
 from bench.timing import fmt_ratio, fmt_time, timed
 
 
@@ -81,9 +84,11 @@ def cases(arrays):
 
         def plan(prog=prog):
             api._kernel_cache.clear()
+            KERNELS.clear()
             t = time.perf_counter()
-            ep.explain(*prog(ep, *(ep.lazy(a) for a in arrays)))
-            return time.perf_counter() - t
+            text = ep.explain(*prog(ep, *(ep.lazy(a) for a in arrays)))
+            egraph = sum(float(m) for m in re.findall(r"e-graph .*, ([0-9.]+) ms", text))
+            return time.perf_counter() - t, egraph / 1e3
         yield name, ours, peer, plan
 
 
@@ -100,9 +105,9 @@ def run(n: int, rank: int, rounds: int) -> list:
     rows = []
     print(f"n={n}, density 1%, rank {rank}")
     print(f"{'program':<26} {'etchpy':>9} {'peer':>9} {'speedup':>8} {'no-opt':>9} "
-          f"{'plan':>8}  same")
+          f"{'plan':>8} {'e-graph':>8}  same")
     for name, ours, peer, plan in cases(arrays):
-        t_plan = plan()
+        t_plan, t_egraph = plan()
         ok = same(ours(), peer())
         t_ours, t_peer = measure(ours, peer, rounds)
         t_noopt = float(np.median([timed(lambda: ours(optimize=False))[0]
@@ -110,7 +115,7 @@ def run(n: int, rank: int, rounds: int) -> list:
         rows.append((name, t_peer / t_ours, ok))
         print(f"{name:<26} {fmt_time(t_ours):>9} {fmt_time(t_peer):>9} "
               f"{fmt_ratio(t_peer / t_ours):>8} {fmt_time(t_noopt):>9} "
-              f"{fmt_time(t_plan):>8}  {'yes' if ok else 'NO'}")
+              f"{fmt_time(t_plan):>8} {fmt_time(t_egraph):>8}  {'yes' if ok else 'NO'}")
     return rows
 
 

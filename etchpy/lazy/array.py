@@ -113,7 +113,10 @@ def binary(op: str, a, b) -> "LazyArray":
         dtype = BINARY[op](_dummy(a), _dummy(b)).dtype
     shape = broadcast(a.shape, b.shape, op)
     if op == "div" and (b.op != "const" or b.param == 0):   # a * recip(b), div's dtype
-        return LazyArray("mul", (a, map_node("recip", b)), shape, np.dtype(dtype), None)
+        r = map_node("recip", b)
+        if a.op == "const" and a.param == 1 and r.dtype == dtype and r.shape == shape:
+            return r
+        return LazyArray("mul", (a, r), shape, np.dtype(dtype), None)
     return LazyArray(op, (a, b), shape, np.dtype(dtype), None)
 
 

@@ -13,6 +13,8 @@ from .translate import Translator
 # compiled kernels by (expression, output, sizes, options): the lookup costs less than
 # ep.compile's own cache key (the tuning is kept alive with it, so its id stays its own)
 KERNELS: dict = {}
+# the e-graph's time limit per kernel: a program's kernels share the cold call's budget
+SATURATION = {"seconds": 0.1}
 
 
 class Dry:
@@ -66,7 +68,7 @@ class KernelContext:
     def run(self, e, out_ix, fmt, node: LazyArray):
         ev = self.ev
         dtype = kernel_dtype(node.dtype)
-        opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
+        opts = {"dims": dict(self.dims), "nnz": dict(self.nnz), "limits": SATURATION}
         key = (e, fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
