@@ -6,7 +6,7 @@ import numpy as np
 
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
-from .array import LazyArray
+from .array import LazyArray, show
 from .translate import Translator
 
 
@@ -41,6 +41,7 @@ class KernelContext:
         self.names: dict = {}
         self.dims: dict = {}
         self.nnz: dict = {}
+        self.nodes: dict = {}       # the node each input tensor holds
         self.tr = Translator(self.pre)
 
     def pre(self, n: LazyArray, ix):
@@ -53,6 +54,7 @@ class KernelContext:
         if key not in self.names:
             name = f"t{len(self.names)}"
             self.names[key] = name
+            self.nodes[name] = n
             self.inputs[name] = squeeze(v, ix, self.ev.dry, n.dtype)
         name = self.names[key]
         kept = tuple(v for v in ix if v is not None)
@@ -81,11 +83,31 @@ class KernelContext:
             kern = kern[0]
         if ev.dry:
             ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
-            ev.log.extend("    " + ln for ln in kern.explain().splitlines())
+            ev.log.append("    inputs: " + ", ".join(
+                f"{t}={show(m, ev.leaf_names)}" for t, m in self.nodes.items()))
+            ev.log.extend("    " + ln for ln in brief(kern.explain()))
             return Dry(node.shape, node.dtype, fmt != "dense")
         inputs = {k: cast(v, dtype) for k, v in self.inputs.items()}
         out = kern(**inputs)
         return reshape(out, node)
+
+
+KEPT = ("formats:", "output:", "before ", "after ", "rules ", "e-graph ", "as written ",
+        "plan:", "⊕=")
+
+
+def brief(text: str) -> list[str]:
+    """The lines of a Kernel.explain() that say what runs: formats, the optimizer's
+    before/after and rules, its cost verdict, the plan's loop nests."""
+    out, rules = [], False
+    for ln in text.splitlines():
+        s = ln.strip()
+        if s.startswith("streams ("):
+            break
+        rules = s.startswith("rules ") or (rules and not s.split(" ")[0].startswith("e-"))
+        if rules or any(s.startswith(k) or k == "⊕=" and k in s for k in KEPT):
+            out.append(ln)
+    return out
 
 
 def squeeze(v, ix, dry, dtype):

@@ -68,6 +68,7 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     Kernels are compiled (not run) to show their plans."""
     nodes, outs, uses, fired = _program(arrays, optimize)
     ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
+    _name_leaves(ev, [as_node(a) for a in arrays], set())
     for o in outs:
         ev.value(o)
     names = ev.leaf_names
@@ -80,6 +81,15 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         [f"    {s}" for s in shared or ["none"]]
     lines += ["steps:"] + [f"  {s}" for s in ev.log]
     return "\n".join(lines)
+
+
+def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
+    for n in nodes:
+        if n.key not in seen:
+            seen.add(n.key)
+            if n.op == "leaf":
+                ev.name_leaf(n)
+            _name_leaves(ev, n.args, seen)
 
 
 RUN.update(compute=compute, explain=explain)

@@ -163,8 +163,11 @@ class Sampler:
         shape = n.shape[::-1] if flip else n.shape
         ones = weights if weights is not None or self.p is None else sps.csr_array(
             (np.ones(self.p.nnz), self.p.indices, self.p.indptr), shape=self.p.shape)
-        pat = ctx.bind(LazyArray("leaf", (), shape, n.dtype, ones), ones if ones is not
-                       None else _dry_pattern(shape, n.dtype), (i, j))
+        leaf = LazyArray("leaf", (), shape, n.dtype, ones)
+        self.ev.leaf_names.setdefault(leaf.key, "P (the sparse pattern)" if weights is None
+                                      else "the sparse factor")
+        pat = ctx.bind(leaf, ones if ones is not None else _dry_pattern(shape, n.dtype),
+                       (i, j))
         e = Mul(pat, ctx.tr.expr(n, (j, i) if flip else (i, j)))
         out = ctx.run(e, (i, j), "csr", LazyArray("leaf", (), shape, n.dtype, None))
         if self.p is None:

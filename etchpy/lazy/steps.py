@@ -52,8 +52,15 @@ class Evaluator:
         self.leaf_names: dict = {}
         self.materialised: list = []
         self.log: list = []
+        self.nleaves = 0
         self.leaves: dict = {}        # sparse leaf values by key (for their patterns)
         self.patterns: dict = {}      # same_pattern's answers
+
+    def name_leaf(self, node: LazyArray) -> None:
+        """Name a leaf X0, X1, ... in the order they are first met."""
+        if node.key not in self.leaf_names:
+            self.leaf_names[node.key] = f"X{self.nleaves}"
+            self.nleaves += 1
 
     def note(self, text) -> None:
         """Log a step (explain only: text is a function making the line)."""
@@ -65,7 +72,7 @@ class Evaluator:
         if node.key in self.memo:
             return self.memo[node.key]
         if node.op == "leaf":
-            self.leaf_names.setdefault(node.key, f"X{len(self.leaf_names)}")
+            self.name_leaf(node)
             v = node.param
         elif node.op == "const":
             v = np.asarray(node.param, dtype=node.dtype)
