@@ -107,10 +107,23 @@ def broadcast(a: tuple, b: tuple, what: str) -> tuple:
         raise InputError(f"{what}: shapes {a} and {b} do not broadcast") from None
 
 
+def _sig(node: "LazyArray"):
+    """What numpy's promotion reads of an operand: a python scalar's type (a weak
+    scalar), else the dtype."""
+    p = node.param
+    return type(p) if node.op == "const" and not isinstance(p, np.generic) else node.dtype
+
+
+_PROMOTED: dict = {}
+
+
 def binary(op: str, a, b) -> "LazyArray":
     a, b = as_node(a), as_node(b)
-    with np.errstate(all="ignore"):
-        dtype = BINARY[op](_dummy(a), _dummy(b)).dtype
+    sig = (op, _sig(a), _sig(b))
+    dtype = _PROMOTED.get(sig)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = _PROMOTED.setdefault(sig, BINARY[op](_dummy(a), _dummy(b)).dtype)
     shape = broadcast(a.shape, b.shape, op)
     if op == "div" and (b.op != "const" or b.param == 0):   # a * recip(b), div's dtype
         r = map_node("recip", b)
@@ -182,7 +195,7 @@ def node_key(node: "LazyArray"):
     if node.op == "leaf":
         return ("leaf", id(node.param))
     if node.op == "const":
-        return ("const", node.param, str(node.dtype))
+        return ("const", node.param, node.dtype)
     return (node.op, node.param, tuple(a.key for a in node.args))
 
 
