@@ -21,6 +21,8 @@ import numbers
 import numpy as np
 
 from ..errors import InputError
+from ..expr.maps import map as map_expr
+from ..expr.nodes import Expr
 from ..runtime.tensor import Tensor
 
 MAPS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
@@ -135,7 +137,9 @@ def binary(op: str, a, b) -> "LazyArray":
 
 def map_node(fn: str, a, arg=None) -> "LazyArray":
     """Element-wise fn (a key of MAPS) of a lazy operand; `arg` is maximum's and
-    minimum's scalar."""
+    minimum's scalar. An etchpy index expression gives ep.map(fn, a, arg)."""
+    if isinstance(a, Expr):
+        return map_expr(fn, a, arg)
     a = as_node(a)
     if fn in ("maximum", "minimum") and not _is_scalar(arg):
         raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
