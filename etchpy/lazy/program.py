@@ -32,10 +32,12 @@ def _program(arrays, rewrite: bool):
         raise InputError("ep.compute needs at least one lazy array")
     nodes = [as_node(a) for a in arrays]
     fired: list = []
-    if rewrite:
-        memo: dict = {}
-        nodes = [expand_squares(n, fired, memo) for n in nodes]
     outs, uses = share(nodes)
+    if rewrite and any(k[0] == "sum" and k[2][0][0] == "pow" for k in uses):
+        memo: dict = {}
+        expanded = [expand_squares(n, fired, memo) for n in outs]
+        if fired:
+            outs, uses = share(expanded)
     return nodes, outs, uses, fired
 
 
