@@ -5,19 +5,25 @@ The program (all the results' nodes, common subexpressions merged, squares of
 sums expanded: etchpy.lazy.translate) is cut into steps at the nodes it
 materialises; everything between two cuts is fused into one etchpy index
 expression, compiled with the optimizer (given the real index sizes and nonzero
-counts) as one kernel. A node is materialised when
+counts) as one kernel (maps inside it are ep.map). A node is materialised when
   - it is a result, or it is used twice or more and does work (a product, a sum,
-    a map, an element-wise operation of arrays): computed once, read by each user;
-  - it is a map (exp, log, sqrt, abs, recip, maximum, minimum): run by numpy on its
-    materialised operand (on the stored values only when f(0) = 0 keeps a sparse
-    operand's support), or a division by an array (1/b by numpy, then fused);
-  - it is a dense operand of `*` whose other operand is sparse and which holds a
-    matrix product: it is sampled, evaluated only at the sparse operand's stored
-    entries (a sampled dense-dense product, SDDMM, as an etchpy kernel, and the
-    element-wise work on those values), so `X * log(W @ H)` never forms W @ H.
+    a map, an element-wise operation of arrays): computed once, read by each
+    user; except a low-rank product (U @ V.T), recomputed by each user
+    (factorised in a sum, sampled under a sparse factor);
+  - it is a map of a contraction (exp(X @ w)): computed once, not once per entry
+    of an enclosing product; with optimize=False every map is run by numpy;
+  - it is element-wise work whose support is one sparse pattern and which holds
+    a matrix product or two sparse operands (`X * log(W @ H)`, `M*(U@V.T) - X`):
+    it runs on the pattern's stored values (each product an SDDMM kernel
+    weighted by the mask, the rest numpy on the values; etchpy.lazy.sample),
+    so W @ H is never formed; a dense operand of `*` with a transposed or csc
+    sparse operand is sampled the same way inside its kernel;
+  - it is dense element-wise work: one numpy expression (a kernel call costs
+    more).
 A step's result is a scipy csr array when its support is contained in that of a
-sparse input (as scipy's `multiply` returns), else a numpy array. Values that
-are not finite off a sparse support (0·inf) are checked only for divisions.
+sparse input (as scipy's `multiply` returns), else a numpy array. A product of a
+sparse operand with a materialised one that is not finite everywhere (a divisor
+with a zero) is computed on dense copies, as numpy's 0·inf = nan requires.
 """
 from __future__ import annotations
 

@@ -5,13 +5,14 @@ materialises and why).
 Kinds of step, each logged in `Evaluator.log`:
     kernel   a fused etchpy index expression (etchpy.lazy.translate) compiled
              with its real index sizes and nonzero counts; dense or csr output
-    sampled  a dense operand of `*` evaluated only at a sparse operand's stored
-             entries: its matrix products as one etchpy kernel each (the pattern
-             times the product, csr output: an SDDMM), the element-wise work on
-             those values by numpy
-    numpy    a map on a materialised operand (on the stored values when f(0) = 0),
-             or a product whose dense factor is not finite off the sparse one's
-             support (numpy's 0·inf = nan is kept)
+    sampled  element-wise work evaluated only at one sparse pattern's stored
+             entries (etchpy.lazy.sample): its matrix products as one etchpy
+             kernel each (the mask times the product, csr output: an SDDMM), the
+             element-wise work on those values by numpy; csr out
+    numpy    a dense element-wise region as one numpy expression; with
+             optimize=False a map on a materialised operand (on the stored values
+             when f(0) = 0); a product whose dense factor is not finite off the
+             sparse one's support (numpy's 0·inf = nan is kept)
 """
 from __future__ import annotations
 
