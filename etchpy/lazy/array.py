@@ -68,8 +68,8 @@ def _check_dtype(dtype, what):
 
 
 def lazy(x) -> "LazyArray":
-    """Wrap an array (numpy, scipy.sparse array or matrix, or ep.Tensor; 0-, 1- or
-    2-d) as a lazy array: operators build a program, `.compute()` runs it.
+    """Wrap x, an array (numpy, scipy.sparse array or matrix, or ep.Tensor; 0-, 1-
+    or 2-d), as a lazy array: operators build a program, `.compute()` runs it.
 
     Raises: InputError for another kind of input, more than two dimensions or a
     dtype that is neither integer nor float (bool: cast it first).
@@ -233,12 +233,20 @@ def show(node: "LazyArray", names: dict | None = None) -> str:
 
 
 class LazyArray:
-    """A lazy numpy-like array (made by `ep.lazy` and the operators on it).
+    """A lazy numpy-like array (made by `ep.lazy` and the operators on it, not
+    directly): a node with its op ("leaf", "const", "add", "mul", "matmul", "T",
+    "pow", "sum", "map"), its operand nodes args, its shape and dtype, and param
+    (a leaf's value, a scalar, an exponent, (axes, keepdims), (map, arg)).
 
     `.shape`, `.ndim`, `.dtype`, `.T`; `@ + - * / **`, unary `-`, `.sum(axis,
     keepdims)`; `.compute()` runs its program, `.explain()` shows it (see
     etchpy.lazy.program). Comparison and truth value are refused (no silent
-    evaluation)."""
+    evaluation).
+
+        >>> a = ep.lazy(np.ones((2, 3)))
+        >>> (a @ a.T).sum(axis=1).compute()
+        array([3., 3.])
+    """
 
     __array_priority__ = 1000
 
@@ -250,10 +258,12 @@ class LazyArray:
 
     @property
     def ndim(self) -> int:
+        """The number of axes (0, 1 or 2)."""
         return len(self.shape)
 
     @property
     def T(self) -> "LazyArray":  # noqa: N802 - numpy's name
+        """The transpose (itself for fewer than two axes)."""
         return transpose(self)
 
     def __repr__(self):
@@ -291,14 +301,27 @@ class LazyArray:
         return binary("add", o, binary("mul", -1, self))
 
     def sum(self, axis=None, keepdims=False) -> "LazyArray":  # noqa: A003
+        """The sum over axis (None: every axis; an int or a tuple of ints), keeping
+        the summed axes with size one when keepdims, as numpy's.
+
+            >>> p / p.sum(axis=1, keepdims=True)
+        """
         return reduce_sum(self, axis, keepdims)
 
     def compute(self, **options):
-        """Run this array's program: see ep.compute."""
+        """Run this array's program: ep.compute(self, **options), options being
+        optimize, threads, tuning.
+
+            >>> loss.compute()
+        """
         return RUN["compute"](self, **options)
 
     def explain(self, **options) -> str:
-        """The program, its rewrites, steps and kernels: see ep.explain."""
+        """The program, its rewrites, steps and kernels: ep.explain(self,
+        **options), options being optimize, threads, tuning.
+
+            >>> print(loss.explain())
+        """
         return RUN["explain"](self, **options)
 
     def __array_ufunc__(self, ufunc, method, *args, **kwargs):

@@ -73,7 +73,11 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     as written and after the array-level rewrites (which fired), then each step:
     the node it materialises, in which format, and the etchpy kernel (its
     expression before and after the optimizer) or the numpy operation that runs.
-    Kernels are compiled (not run) to show their plans."""
+    Kernels are compiled (not run) to show their plans. arrays, optimize, threads
+    and tuning: as for compute.
+
+        >>> print(ep.explain(r @ v, r.T @ u))
+    """
     nodes, outs, uses, fired = _program(arrays, optimize)
     ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
     _name_leaves(ev, [as_node(a) for a in arrays], set())

@@ -34,10 +34,10 @@ def to_expr(a: LazyArray, names: dict | None = None):
 
 
 def equivalent(e1, e2, semiring=None) -> bool:
-    """Whether two expressions, or two lazy arrays, denote the same value
+    """Whether e1 and e2, two expressions or two lazy arrays, denote the same value
     (etchpy.optimizer.equivalent on their index expressions; the leaves of two
     lazy programs are named alike, by identity). Lazy arrays of different shapes
-    are not equivalent.
+    are not equivalent. semiring: as for optimizer.equivalent (None: real).
 
         >>> a = ep.lazy(np.ones((2, 3)))
         >>> ep.equivalent((a.T @ a).T, a.T @ a)
