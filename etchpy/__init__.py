@@ -7,8 +7,8 @@
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
 ep.tensor, ep.indices, ep.sum, ep.map, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ep.relation, ep.fixpoint, ep.graph.pagerank,
-...) gives its parameters and an example; docs/ has the guide per topic.
+ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ep.relation, ep.fixpoint,
+ep.graph.pagerank, ...) gives its parameters and an example; docs/ has the guide per topic.
 """
 from .version import __version__
 
@@ -21,10 +21,13 @@ from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
-from .optimizer.optimize import equivalent, optimize
+from .optimizer.optimize import optimize
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
 from .relational import Keys, Relation, decode, relation
 from . import graph
 from .graph import fixpoint
 from .runtime.kernel import Kernel
+from .lazy import (LazyArray, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
+                   sqrt)
+from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name

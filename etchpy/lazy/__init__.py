@@ -1,0 +1,81 @@
+"""Lazy linear-algebra programs, optimised whole: `ep.lazy(x)` wraps an array,
+numpy-style operators build a program, `ep.compute(a, b, ...)` runs several
+results as one program and `ep.explain(a, b, ...)` shows it (docs/lazy.md).
+
+    a = ep.lazy(X); u = ep.lazy(U); v = ep.lazy(V)
+    loss = ((a - u @ v.T) ** 2).sum()
+    loss.compute()            # never forms u @ v.T
+"""
+from .array import LazyArray, lazy, map_node
+from .program import compute, explain
+from .ra import equivalent, to_expr
+
+
+def exp(a) -> LazyArray:
+    """Element-wise e**a of a lazy array (or an array, wrapped).
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression
+    (then it is ep.map("exp", a)). Returns: a lazy array.
+
+        >>> ep.exp(ep.lazy(x))
+    """
+    return map_node("exp", a)
+
+
+def log(a) -> LazyArray:
+    """Element-wise natural logarithm of a lazy array.
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression
+    (then it is ep.map("log", a)). Returns: a lazy array.
+
+        >>> (X * ep.log(W @ H)).sum()
+    """
+    return map_node("log", a)
+
+
+def sqrt(a) -> LazyArray:
+    """Element-wise square root of a lazy array.
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression
+    (then it is ep.map("sqrt", a)). Returns: a lazy array.
+
+        >>> ep.sqrt(ep.lazy(x))
+    """
+    return map_node("sqrt", a)
+
+
+def absolute(a) -> LazyArray:
+    """Element-wise |a| of a lazy array (exported as ep.abs).
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression.
+    Returns: a lazy array.
+
+        >>> ep.abs(ep.lazy(x) - 1)
+    """
+    return map_node("abs", a)
+
+
+def maximum(a, c) -> LazyArray:
+    """Element-wise max(a, c) of a lazy array and a scalar c (ReLU: maximum(a, 0)).
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression; c, a
+    number. Returns: a lazy array. Raises: InputError when c is not a scalar.
+
+        >>> relu = ep.maximum(ep.lazy(x) @ ep.lazy(w), 0)
+    """
+    return map_node("maximum", a, c)
+
+
+def minimum(a, c) -> LazyArray:
+    """Element-wise min(a, c) of a lazy array and a scalar c.
+
+    Parameters: a, a lazy array, an array (wrapped) or an index expression; c, a
+    number. Returns: a lazy array. Raises: InputError when c is not a scalar.
+
+        >>> clipped = ep.minimum(ep.lazy(x), 1.0)
+    """
+    return map_node("minimum", a, c)
+
+
+__all__ = ["LazyArray", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",
+           "maximum", "minimum"]

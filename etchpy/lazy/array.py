@@ -1,0 +1,368 @@
+"""Lazy arrays: numpy-style operators that build a program instead of running it.
+
+    a = ep.lazy(x)        x: a numpy array, a scipy.sparse array or matrix, an ep.Tensor
+                          (1-d or 2-d)
+    a @ b, a.T, a + b, a - b, a * b, a / b, a ** n, -a, a.sum(axis, keepdims)
+    ep.exp(a), ep.log(a), ep.sqrt(a), ep.abs(a), ep.maximum(a, c), ep.minimum(a, c)
+
+A node is a frozen record (op, args, shape, dtype, param); `key` is its structural
+hash, so two equal subprograms built separately are one node of the program
+(common subexpressions are computed once). Shapes broadcast as numpy's do, dtypes
+follow numpy's promotion (found by running the operation on one-element arrays),
+and a wrapped scipy matrix follows ndarray semantics (`*` is element-wise).
+numpy functions on a lazy array build the same node (`np.exp(a)`, `x @ a`) or raise
+a TypeError naming the ep. function: a lazy array is never copied densely behind
+the user's back.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..errors import InputError
+from ..expr.maps import map as map_expr
+from ..expr.nodes import Expr
+from ..runtime.tensor import Tensor
+
+MAPS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
+        "recip": lambda x: np.true_divide(1, x), "maximum": np.maximum, "minimum": np.minimum}
+# filled by etchpy.lazy.program when it is imported (it imports this module)
+RUN: dict = {}
+BINARY = {"add": np.add, "mul": np.multiply, "div": np.true_divide}
+
+
+def _dense_of_tensor(t: Tensor):
+    import scipy.sparse as sps
+    dense = t.to_dense()
+    return sps.csr_array(dense) if len(t.shape) == 2 and t.format.name != "dense" else dense
+
+
+def _leaf_value(x):
+    """The value a leaf holds: a numpy array or a scipy csr/csc array (2-d)."""
+    import scipy.sparse as sps
+    if isinstance(x, Tensor):
+        x = _dense_of_tensor(x)
+    if sps.issparse(x):
+        if x.ndim != 2:
+            raise InputError(f"ep.lazy takes 1-d or 2-d arrays, got a sparse array of "
+                             f"shape {x.shape}")
+        if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
+            return x
+        return sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
+    if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
+        arr = np.asarray(x)
+        if arr.ndim > 2:
+            raise InputError(f"ep.lazy takes arrays of at most 2 dimensions, got shape "
+                             f"{arr.shape}")
+        return arr
+    raise InputError(f"ep.lazy takes a numpy array, a scipy.sparse array or matrix or an "
+                     f"ep.Tensor, got {type(x).__name__}")
+
+
+def _check_dtype(dtype, what):
+    if dtype.kind not in "iuf":
+        raise InputError(f"{what}: lazy arrays hold integers or floats, not {dtype}; "
+                         f"cast it with .astype(np.float64)")
+    return dtype
+
+
+def lazy(x) -> "LazyArray":
+    """Wrap x, an array (numpy, scipy.sparse array or matrix, or ep.Tensor; 0-, 1-
+    or 2-d), as a lazy array: operators build a program, `.compute()` runs it.
+
+    Raises: InputError for another kind of input, more than two dimensions or a
+    dtype that is neither integer nor float (bool: cast it first).
+
+        >>> a = ep.lazy(np.arange(6.0).reshape(2, 3))
+        >>> (2 * a).sum(axis=0).compute()
+        array([ 6., 10., 14.])
+    """
+    if isinstance(x, LazyArray):
+        return x
+    value = _leaf_value(x)
+    _check_dtype(value.dtype, "ep.lazy")
+    return LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
+
+
+def _is_scalar(x) -> bool:
+    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool)
+
+
+def as_node(x) -> "LazyArray":
+    """A lazy operand: a lazy array, a scalar (a "const" node) or an array to wrap."""
+    if isinstance(x, LazyArray):
+        return x
+    if _is_scalar(x):
+        return LazyArray("const", (), (), np.asarray(x).dtype, x)
+    return lazy(x)
+
+
+def _dummy(node: "LazyArray"):
+    return node.param if node.op == "const" else np.ones(1, node.dtype)
+
+
+def broadcast(a: tuple, b: tuple, what: str) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise InputError(f"{what}: shapes {a} and {b} do not broadcast") from None
+
+
+def _sig(node: "LazyArray"):
+    """What numpy's promotion reads of an operand: a python scalar's type (a weak
+    scalar), else the dtype."""
+    p = node.param
+    return type(p) if node.op == "const" and not isinstance(p, np.generic) else node.dtype
+
+
+_PROMOTED: dict = {}
+
+
+def binary(op: str, a, b) -> "LazyArray":
+    a, b = as_node(a), as_node(b)
+    sig = (op, _sig(a), _sig(b))
+    dtype = _PROMOTED.get(sig)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            dtype = _PROMOTED.setdefault(sig, BINARY[op](_dummy(a), _dummy(b)).dtype)
+    shape = broadcast(a.shape, b.shape, op)
+    if op == "div" and (b.op != "const" or b.param == 0):   # a * recip(b), div's dtype
+        r = map_node("recip", b)
+        if a.op == "const" and a.param == 1 and r.dtype == dtype and r.shape == shape:
+            return r
+        return LazyArray("mul", (a, r), shape, np.dtype(dtype), None)
+    return LazyArray(op, (a, b), shape, np.dtype(dtype), None)
+
+
+def map_node(fn: str, a, arg=None) -> "LazyArray":
+    """Element-wise fn (a key of MAPS) of a lazy operand; `arg` is maximum's and
+    minimum's scalar. An etchpy index expression gives ep.map(fn, a, arg)."""
+    if isinstance(a, Expr):
+        return map_expr(fn, a, arg)
+    a = as_node(a)
+    if fn in ("maximum", "minimum") and not _is_scalar(arg):
+        raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
+    with np.errstate(all="ignore"):
+        args = (_dummy(a),) if arg is None else (_dummy(a), arg)
+        dtype = MAPS[fn](*args).dtype
+    return LazyArray("map", (a,), a.shape, np.dtype(dtype), (fn, arg))
+
+
+def matmul(a, b) -> "LazyArray":
+    a, b = as_node(a), as_node(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise InputError("matmul: an operand is a scalar; use * to scale")
+    ka = a.shape[-1]
+    kb = b.shape[0]
+    if ka != kb:
+        raise InputError(f"matmul: shapes {a.shape} and {b.shape} do not align "
+                         f"({ka} != {kb})")
+    shape = a.shape[:-1] + b.shape[1:]
+    dtype = np.result_type(a.dtype, b.dtype)
+    return LazyArray("matmul", (a, b), shape, dtype, None)
+
+
+def reduce_sum(a, axis=None, keepdims=False) -> "LazyArray":
+    a = as_node(a)
+    if axis is None:
+        axes = tuple(range(a.ndim))
+    else:
+        axes = tuple(sorted(ax % a.ndim if isinstance(ax, int) and -a.ndim <= ax < a.ndim
+                            else _bad_axis(ax, a)
+                            for ax in (axis if isinstance(axis, tuple) else (axis,))))
+    shape = tuple((1 if d in axes else n) for d, n in enumerate(a.shape) if keepdims
+                  or d not in axes)
+    dtype = np.sum(np.ones(1, a.dtype)).dtype
+    return LazyArray("sum", (a,), shape, dtype, (axes, bool(keepdims)))
+
+
+def _bad_axis(ax, a):
+    raise InputError(f"sum: axis {ax!r} is out of range for shape {a.shape}")
+
+
+def power(a, n) -> "LazyArray":
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
+    a = as_node(a)
+    return LazyArray("pow", (a,), a.shape, (np.ones(1, a.dtype) ** int(n)).dtype, int(n))
+
+
+def transpose(a) -> "LazyArray":
+    a = as_node(a)
+    if a.op == "T":
+        return a.args[0]
+    return a if a.ndim < 2 else LazyArray("T", (a,), a.shape[::-1], a.dtype, None)
+
+
+def node_key(node: "LazyArray"):
+    if node.op == "leaf":
+        return ("leaf", id(node.param))
+    if node.op == "const":
+        return ("const", node.param, node.dtype)
+    return (node.op, node.param, tuple(a.key for a in node.args))
+
+
+def show(node: "LazyArray", names: dict | None = None) -> str:
+    """Readable text of a program, e.g. `sum((X0 + -1·(X1 @ X2.T)) ** 2)`; `names`
+    maps a leaf's key to its name (default: its shape)."""
+    names = names or {}
+    a = node.args
+    match node.op:
+        case "leaf":
+            return names.get(node.key, f"array{node.shape}")
+        case "const":
+            return repr(node.param.item() if isinstance(node.param, np.generic)
+                        else node.param)
+        case "add" | "mul" | "div" | "matmul":
+            sym = {"add": "+", "mul": "*", "div": "/", "matmul": "@"}[node.op]
+            return f"({show(a[0], names)} {sym} {show(a[1], names)})"
+        case "T":
+            return f"{show(a[0], names)}.T"
+        case "pow":
+            return f"{show(a[0], names)} ** {node.param}"
+        case "sum":
+            axes, keep = node.param
+            ax = "" if len(axes) == a[0].ndim else f"axis={axes[0] if len(axes) == 1 else axes}"
+            kd = ", keepdims=True" if keep else ""
+            return f"sum({show(a[0], names)}{', ' if ax else ''}{ax}{kd})"
+        case "map":
+            fn, arg = node.param
+            return f"{fn}({show(a[0], names)}{'' if arg is None else f', {arg!r}'})"
+    return node.op
+
+
+class LazyArray:
+    """A lazy numpy-like array (made by `ep.lazy` and the operators on it, not
+    directly): a node with its op ("leaf", "const", "add", "mul", "matmul", "T",
+    "pow", "sum", "map"), its operand nodes args, its shape and dtype, and param
+    (a leaf's value, a scalar, an exponent, (axes, keepdims), (map, arg)).
+
+    `.shape`, `.ndim`, `.dtype`, `.T`; `@ + - * / **`, unary `-`, `.sum(axis,
+    keepdims)`; `.compute()` runs its program, `.explain()` shows it (see
+    etchpy.lazy.program). Comparison and truth value are refused (no silent
+    evaluation).
+
+        >>> a = ep.lazy(np.ones((2, 3)))
+        >>> (a @ a.T).sum(axis=1).compute()
+        array([3., 3.])
+    """
+
+    __array_priority__ = 1000
+
+    def __init__(self, op, args, shape, dtype, param):
+        self.op, self.args, self.shape = op, tuple(args), tuple(shape)
+        self.dtype, self.param = np.dtype(dtype), param
+        self.key = node_key(self)
+        self._hash = hash(self.key)
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes (0, 1 or 2)."""
+        return len(self.shape)
+
+    @property
+    def T(self) -> "LazyArray":  # noqa: N802 - numpy's name
+        """The transpose (itself for fewer than two axes)."""
+        return transpose(self)
+
+    def __repr__(self):
+        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {show(self)})"
+
+    def __hash__(self):
+        return self._hash
+
+    def __eq__(self, other):
+        raise TypeError("== on lazy arrays is not supported: compare computed results")
+
+    def __bool__(self):
+        raise TypeError("the truth value of a lazy array is not known before .compute()")
+
+    def __array__(self, *args, **kwargs):
+        raise TypeError("a lazy array is not converted to numpy implicitly: call "
+                        ".compute() (or ep.compute(a, b, ...))")
+
+    __add__ = lambda self, o: binary("add", self, o)          # noqa: E731
+    __radd__ = lambda self, o: binary("add", o, self)         # noqa: E731
+    __mul__ = lambda self, o: binary("mul", self, o)          # noqa: E731
+    __rmul__ = lambda self, o: binary("mul", o, self)         # noqa: E731
+    __truediv__ = lambda self, o: binary("div", self, o)      # noqa: E731
+    __rtruediv__ = lambda self, o: binary("div", o, self)     # noqa: E731
+    __matmul__ = lambda self, o: matmul(self, o)              # noqa: E731
+    __rmatmul__ = lambda self, o: matmul(o, self)             # noqa: E731
+    __pow__ = lambda self, n: power(self, n)                  # noqa: E731
+    __neg__ = lambda self: binary("mul", -1, self)            # noqa: E731
+    __pos__ = lambda self: self                               # noqa: E731
+
+    def __sub__(self, o):
+        return binary("add", self, binary("mul", -1, as_node(o)))
+
+    def __rsub__(self, o):
+        return binary("add", o, binary("mul", -1, self))
+
+    def sum(self, axis=None, keepdims=False) -> "LazyArray":  # noqa: A003
+        """The sum over axis (None: every axis; an int or a tuple of ints), keeping
+        the summed axes with size one when keepdims, as numpy's.
+
+            >>> p / p.sum(axis=1, keepdims=True)
+        """
+        return reduce_sum(self, axis, keepdims)
+
+    def compute(self, **options):
+        """Run this array's program: ep.compute(self, **options), options being
+        optimize, threads, tuning.
+
+            >>> loss.compute()
+        """
+        return RUN["compute"](self, **options)
+
+    def explain(self, **options) -> str:
+        """The program, its rewrites, steps and kernels: ep.explain(self,
+        **options), options being optimize, threads, tuning.
+
+            >>> print(loss.explain())
+        """
+        return RUN["explain"](self, **options)
+
+    def __array_ufunc__(self, ufunc, method, *args, **kwargs):
+        name = ufunc.__name__
+        if method != "__call__" or kwargs:
+            raise TypeError(f"numpy's {name}.{method} on a lazy array: use the operators "
+                            f"or ep.{name}")
+        return numpy_ufunc(name, args)
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = func.__name__
+        if name == "sum":
+            return reduce_sum(*args, **kwargs)
+        if name == "transpose" and not kwargs and len(args) == 1:
+            return transpose(args[0])
+        if name == "matmul":
+            return matmul(*args)
+        raise TypeError(f"np.{name} does not apply to a lazy array: use its operators, "
+                        f".sum(axis), or the ep. functions (ep.exp, ep.log, ep.sqrt, "
+                        f"ep.abs, ep.maximum, ep.minimum); .compute() gives numpy arrays")
+
+
+_UFUNCS = {"add": lambda a, b: binary("add", a, b), "multiply": lambda a, b: binary("mul", a, b),
+           "true_divide": lambda a, b: binary("div", a, b), "divide": lambda a, b: binary("div", a, b),
+           "subtract": lambda a, b: binary("add", a, binary("mul", -1, as_node(b))),
+           "matmul": matmul, "negative": lambda a: binary("mul", -1, a),
+           "absolute": lambda a: map_node("abs", a), "reciprocal": lambda a: map_node("recip", a),
+           "power": power}
+
+
+def numpy_ufunc(name: str, args: tuple):
+    """The lazy node numpy's ufunc `name` stands for, or a TypeError naming ep.'s."""
+    if name in ("exp", "log", "sqrt"):
+        return map_node(name, *args)
+    if name in ("maximum", "minimum") and len(args) == 2:
+        lazy_first = isinstance(args[0], LazyArray)
+        a, c = args if lazy_first else args[::-1]
+        if isinstance(a, LazyArray) and _is_scalar(c):
+            return map_node(name, a, c)
+    elif name in _UFUNCS:
+        return _UFUNCS[name](*args)
+    raise TypeError(f"numpy's {name} on a lazy array is not supported: use the operators "
+                    f"or ep.exp, ep.log, ep.sqrt, ep.abs, ep.maximum(a, scalar), "
+                    f"ep.minimum(a, scalar)")

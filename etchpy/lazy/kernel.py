@@ -1,0 +1,135 @@
+"""One fused kernel of a lazy program: the translation context (its inputs by
+tensor name, the index sizes and nonzero counts it saw) and running it."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..api import compile as compile_kernel
+from ..expr.nodes import Access, TensorVar
+from .array import LazyArray, show
+from .translate import Translator
+
+
+# compiled kernels by (expression, output, sizes, options): the lookup costs less than
+# ep.compile's own cache key (the tuning is kept alive with it, so its id stays its own)
+KERNELS: dict = {}
+# the e-graph's time limit per kernel: a program's kernels share the cold call's budget
+SATURATION = {"seconds": 0.1}
+
+
+class Dry:
+    """A value not computed (explain): its shape, dtype and whether it is sparse."""
+
+    def __init__(self, shape, dtype, sparse):
+        self.shape, self.dtype, self.sparse, self.ndim = shape, dtype, sparse, len(shape)
+
+
+def is_sparse(v) -> bool:
+    return v.sparse if isinstance(v, Dry) else hasattr(v, "tocsr")
+
+
+def kernel_dtype(dtype: np.dtype) -> np.dtype:
+    return dtype if dtype.kind == "f" else np.dtype(np.int64)
+
+
+class KernelContext:
+    """One kernel's translation: its inputs by tensor name, the sizes it saw."""
+
+    def __init__(self, ev: Evaluator, root: LazyArray):
+        self.ev, self.root = ev, root
+        self.inputs: dict = {}
+        self.names: dict = {}
+        self.dims: dict = {}
+        self.nnz: dict = {}
+        self.nodes: dict = {}       # the node each input tensor holds
+        self.tr = Translator(self.pre)
+
+    def pre(self, n: LazyArray, ix):
+        return self.ev.pre(self, n, ix)
+
+    def bind(self, n: LazyArray, v, ix) -> Access:
+        """An access of the materialised value v of n with axes named ix (an axis
+        named None has size one and is dropped)."""
+        key = (n.key, tuple(v is None for v in ix))
+        if key not in self.names:
+            name = f"t{len(self.names)}"
+            self.names[key] = name
+            self.nodes[name] = n
+            self.inputs[name] = squeeze(v, ix, self.ev.dry, n.dtype)
+        name = self.names[key]
+        kept = tuple(v for v in ix if v is not None)
+        val = self.inputs[name]
+        sp = is_sparse(val) and len(kept) == 2
+        fmt = (getattr(val, "format", "csr") if sp else "dense")
+        for v, size in zip(kept, val.shape):
+            self.dims[v.name] = size
+        if sp and not isinstance(val, Dry):
+            self.nnz[name] = int(val.nnz)
+        return Access(TensorVar(name, len(kept), fmt), kept)
+
+    def run(self, e, out_ix, fmt, node: LazyArray):
+        ev = self.ev
+        dtype = kernel_dtype(node.dtype)
+        opts = {"dims": dict(self.dims), "nnz": dict(self.nnz), "limits": SATURATION}
+        key = (e, fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
+               tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
+        kern = KERNELS.get(key)
+        if kern is None:
+            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=ev.optimize,
+                                  optimizer_options=opts if ev.optimize else None,
+                                  threads=ev.threads, tuning=ev.tuning)
+            KERNELS[key] = (kern, ev.tuning)
+        else:
+            kern = kern[0]
+        if ev.dry:
+            ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
+            ev.log.append("    inputs: " + ", ".join(
+                f"{t}={show(m, ev.leaf_names)}" for t, m in self.nodes.items()))
+            ev.log.extend("    " + ln for ln in brief(kern.explain()))
+            return Dry(node.shape, node.dtype, fmt != "dense")
+        inputs = {k: cast(v, dtype) for k, v in self.inputs.items()}
+        out = kern(**inputs)
+        return reshape(out, node)
+
+
+KEPT = ("formats:", "output:", "before ", "after ", "rules ", "e-graph ", "as written ",
+        "plan:", "⊕=")
+
+
+def brief(text: str) -> list[str]:
+    """The lines of a Kernel.explain() that say what runs: formats, the optimizer's
+    before/after and rules, its cost verdict, the plan's loop nests."""
+    out, rules = [], False
+    for ln in text.splitlines():
+        s = ln.strip()
+        if s.startswith("streams ("):
+            break
+        rules = s.startswith("rules ") or (rules and not s.split(" ")[0].startswith("e-"))
+        if rules or any(s.startswith(k) or k == "⊕=" and k in s for k in KEPT):
+            out.append(ln)
+    return out
+
+
+def squeeze(v, ix, dry, dtype):
+    """v without its axes named None (each of size one)."""
+    drop = tuple(d for d, name in enumerate(ix) if name is None)
+    if not drop or dry:
+        return Dry(tuple(n for d, n in enumerate(v.shape) if d not in drop), dtype,
+                   is_sparse(v) and not drop) if dry else v
+    dense = v.toarray() if is_sparse(v) else np.asarray(v)
+    return dense.reshape(tuple(n for d, n in enumerate(dense.shape) if d not in drop))
+
+
+def cast(v, dtype):
+    if isinstance(v, Dry) or v.dtype == dtype:
+        return v
+    return v.astype(dtype)
+
+
+def reshape(out, node: LazyArray):
+    if is_sparse(out):
+        return out.astype(node.dtype, copy=False) if out.dtype != node.dtype else out
+    arr = np.asarray(out, dtype=node.dtype)
+    return arr.reshape(node.shape)
+
+

@@ -1,0 +1,107 @@
+"""Running lazy programs: `ep.compute(a, b, ...)` evaluates several results as one
+program; `ep.explain(a, b, ...)` shows what it does.
+
+The program (all the results' nodes, common subexpressions merged, squares of
+sums expanded: etchpy.lazy.translate) is cut into steps at the nodes it
+materialises; everything between two cuts is fused into one etchpy index
+expression, compiled with the optimizer (given the real index sizes and nonzero
+counts) as one kernel (maps inside it are ep.map). A node is materialised when
+  - it is a result, or it is used twice or more and does work (a product, a sum,
+    a map, an element-wise operation of arrays): computed once, read by each
+    user; except a low-rank product (U @ V.T), recomputed by each user
+    (factorised in a sum, sampled under a sparse factor);
+  - it is a map of a contraction (exp(X @ w)): computed once, not once per entry
+    of an enclosing product; with optimize=False every map is run by numpy;
+  - it is element-wise work whose support is one sparse pattern and which holds
+    a matrix product or two sparse operands (`X * log(W @ H)`, `M*(U@V.T) - X`):
+    it runs on the pattern's stored values (each product an SDDMM kernel
+    weighted by the mask, the rest numpy on the values; etchpy.lazy.sample),
+    so W @ H is never formed; a dense operand of `*` with a transposed or csc
+    sparse operand is sampled the same way inside its kernel;
+  - it is dense element-wise work: one numpy expression (a kernel call costs
+    more).
+A step's result is a scipy csr array when its support is contained in that of a
+sparse input (as scipy's `multiply` returns), else a numpy array. A product of a
+sparse operand with a materialised one that is not finite everywhere (a divisor
+with a zero) is computed on dense copies, as numpy's 0·inf = nan requires.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+from .array import RUN, as_node, show
+from .steps import Evaluator, to_result
+from .translate import expand_squares, share
+
+
+def _program(arrays, rewrite: bool):
+    if not arrays:
+        raise InputError("ep.compute needs at least one lazy array")
+    nodes = [as_node(a) for a in arrays]
+    fired: list = []
+    outs, uses = share(nodes)
+    if rewrite and any(k[0] == "sum" and k[2][0][0] == "pow" for k in uses):
+        memo: dict = {}
+        expanded = [expand_squares(n, fired, memo) for n in outs]
+        if fired:
+            outs, uses = share(expanded)
+    return nodes, outs, uses, fired
+
+
+def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None):
+    """Evaluate lazy arrays as one program (shared subexpressions once).
+
+    Parameters: arrays, lazy arrays (scalars and arrays are wrapped); optimize,
+    False runs each step as written (no array-level rewrite, no sampling, the
+    etchpy optimizer off); threads, the kernels' threads (default 1); tuning, an
+    etchpy Tuning for the kernels.
+    Returns: one result for one array, else a tuple: numpy arrays, numpy scalars
+    for 0-d results, scipy csr arrays for results whose support is a sparse
+    input's.
+    Raises: InputError for a non-lazy, non-array argument.
+
+        >>> a = ep.lazy(np.ones((2, 2)))
+        >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
+    """
+    _, outs, uses, _ = _program(arrays, optimize)
+    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning)
+    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    return results[0] if len(results) == 1 else results
+
+
+def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None) -> str:
+    """What `compute` does with these arrays, without computing them: the program
+    as written and after the array-level rewrites (which fired), then each step:
+    the node it materialises, in which format, and the etchpy kernel (its
+    expression before and after the optimizer) or the numpy operation that runs.
+    Kernels are compiled (not run) to show their plans. arrays, optimize, threads
+    and tuning: as for compute.
+
+        >>> print(ep.explain(r @ v, r.T @ u))
+    """
+    nodes, outs, uses, fired = _program(arrays, optimize)
+    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
+    _name_leaves(ev, [as_node(a) for a in arrays], set())
+    for o in outs:
+        ev.value(o)
+    names = ev.leaf_names
+    lines = ["lazy program", "  as written:"]
+    lines += [f"    out{k} = {show(as_node(a), names)}" for k, a in enumerate(arrays)]
+    lines += ["  rewrites:"] + [f"    {f}" for f in fired or ["none"]]
+    lines += ["  after:"] + [f"    out{k} = {show(o, names)}" for k, o in enumerate(outs)]
+    shared = sorted({show(n, names) for n in ev.materialised if uses[n.key] > 1})
+    lines += ["  common subexpressions computed once:"] + \
+        [f"    {s}" for s in shared or ["none"]]
+    lines += ["steps:"] + [f"  {s}" for s in ev.log]
+    return "\n".join(lines)
+
+
+def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
+    for n in nodes:
+        if n.key not in seen:
+            seen.add(n.key)
+            if n.op == "leaf":
+                ev.name_leaf(n)
+            _name_leaves(ev, n.args, seen)
+
+
+RUN.update(compute=compute, explain=explain)

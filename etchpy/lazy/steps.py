@@ -1,0 +1,281 @@
+"""The steps of a lazy program: the Evaluator materialises nodes one at a time,
+memoised by structural key (see etchpy.lazy.program for which nodes it
+materialises and why).
+
+Kinds of step, each logged in `Evaluator.log`:
+    kernel   a fused etchpy index expression (etchpy.lazy.translate) compiled
+             with its real index sizes and nonzero counts; dense or csr output
+    sampled  element-wise work evaluated only at one sparse pattern's stored
+             entries (etchpy.lazy.sample): its matrix products as one etchpy
+             kernel each (the mask times the product, csr output: an SDDMM), the
+             element-wise work on those values by numpy; csr out
+    numpy    a dense element-wise region as one numpy expression; with
+             optimize=False a map on a materialised operand (on the stored values
+             when f(0) = 0); a product whose dense factor is not finite off the
+             sparse one's support (numpy's 0·inf = nan is kept)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .array import MAPS, LazyArray, show
+from .kernel import Dry, KernelContext, is_sparse, reshape
+from .translate import ZERO_PRESERVING
+from . import sample
+
+
+def map_preserves_zero(node: LazyArray) -> bool:
+    fn, arg = node.param
+    if fn in ("maximum", "minimum"):
+        return (arg <= 0) if fn == "maximum" else (arg >= 0)
+    return fn in ZERO_PRESERVING
+
+
+def contracts(n: LazyArray) -> bool:
+    """Whether n holds a matrix product or a sum (before any leaf)."""
+    return n.op in ("matmul", "sum") or any(contracts(a) for a in n.args)
+
+
+def does_work(n: LazyArray) -> bool:
+    if n.op in ("leaf", "const", "T"):
+        return False
+    return not (n.op == "mul" and all(a.op in ("leaf", "const") for a in n.args))
+
+
+class Evaluator:
+    """Values of a program's nodes; `uses` counts each node's consumers (by key)."""
+
+    def __init__(self, uses, optimize=True, threads=1, tuning=None, dry=False):
+        self.uses, self.optimize, self.threads = uses, optimize, threads
+        self.tuning, self.dry = tuning, dry
+        self.memo: dict = {}
+        self.supports: dict = {}
+        self.leaf_names: dict = {}
+        self.materialised: list = []
+        self.log: list = []
+        self.nleaves = 0
+        self.leaves: dict = {}        # sparse leaf values by key (for their patterns)
+        self.patterns: dict = {}      # same_pattern's answers
+
+    def name_leaf(self, node: LazyArray) -> None:
+        """Name a leaf X0, X1, ... in the order they are first met."""
+        if node.key not in self.leaf_names:
+            self.leaf_names[node.key] = f"X{self.nleaves}"
+            self.nleaves += 1
+
+    def note(self, text) -> None:
+        """Log a step (explain only: text is a function making the line)."""
+        if self.dry:
+            self.log.append(text())
+
+    # ----------------------------------------------------------------- values
+    def value(self, node: LazyArray):
+        if node.key in self.memo:
+            return self.memo[node.key]
+        if node.op == "leaf":
+            self.name_leaf(node)
+            v = node.param
+        elif node.op == "const":
+            v = np.asarray(node.param, dtype=node.dtype)
+        elif node.op == "map" and not self.optimize:
+            v = self._map(node)
+        elif node.op == "mul" and self._unsafe_product(node):
+            v = self._dense_product(node)
+        elif self.pattern_region(node):
+            v = sample.on_pattern(self, node, self.single_pattern(node))
+        elif self._dense_elementwise(node, node):
+            v = self._numpy_region(node)
+        else:
+            v = self._kernel(node)
+        if node.op not in ("leaf", "const"):
+            self.materialised.append(node)
+        self.memo[node.key] = v
+        return v
+
+    def _map(self, node: LazyArray):
+        fn, arg = node.param
+        v = self.value(node.args[0])
+        keep = is_sparse(v) and map_preserves_zero(node)
+        fmt = "csr" if keep else "dense"
+        self.note(lambda: f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
+                        f"{'sparse' if is_sparse(v) else 'dense'} {node.shape} "
+                        f"-> {fmt}{' (stored values only)' if keep else ''}")
+        if self.dry:
+            return Dry(node.shape, node.dtype, keep)
+        f = (lambda x: MAPS[fn](x)) if arg is None else (lambda x: MAPS[fn](x, arg))
+        with np.errstate(all="ignore"):
+            if keep:
+                out = v.tocsr(copy=True)
+                out.data = f(out.data).astype(node.dtype, copy=False)
+                return out
+            return np.asarray(f(v.toarray() if is_sparse(v) else v), dtype=node.dtype)
+
+    # ---------------------------------------------------------------- support
+    def support(self, n: LazyArray):
+        """A frozenset of (sparse leaf key, transposed) whose supports' union holds
+        n's nonzeros, or None (dense)."""
+        if n.key in self.supports:
+            return self.supports[n.key]
+        s = self._support(n)
+        self.supports[n.key] = s
+        return s
+
+    def _support(self, n: LazyArray):
+        match n.op:
+            case "leaf":
+                if not is_sparse(n.param):
+                    return None
+                self.leaves[n.key] = n.param
+                return frozenset({(n.key, False)})
+            case "T":
+                s = self.support(n.args[0])
+                return None if s is None else frozenset((k, not t) for k, t in s)
+            case "add":
+                sa, sb = (self.support(a) for a in n.args)
+                return None if sa is None or sb is None else sa | sb
+            case "mul":
+                sa, sb = (self.support(a) for a in n.args)
+                if sa is not None and sb is not None:
+                    return min(sa, sb, key=len)
+                return sa if sa is not None else sb
+            case "pow":
+                return self.support(n.args[0]) if n.param > 0 else None
+            case "div":
+                return self.support(n.args[0])
+            case "map":
+                return self.support(n.args[0]) if map_preserves_zero(n) else None
+        return None
+
+    def finite(self, n: LazyArray) -> bool:
+        """Whether n holds no inf or nan (maps and materialised nodes are checked;
+        sampled nodes are assumed finite off the support they are sampled on)."""
+        if n.op == "map" or n.key in self.memo:
+            v = self.value(n)
+            if isinstance(v, Dry):
+                return True
+            data = v.data if is_sparse(v) else v
+            return bool(np.isfinite(data).all())
+        return all(self.finite(a) for a in n.args) and (
+            n.op != "const" or bool(np.isfinite(n.param)))
+
+    def _unsafe_product(self, n: LazyArray) -> bool:
+        """A product of a sparse operand and one that is not finite everywhere: the
+        kernel would skip numpy's 0·inf = nan off the sparse support."""
+        a, b = n.args
+        sa, sb = self.support(a), self.support(b)
+        if (sa is None) == (sb is None):
+            return False
+        dense = b if sa is not None else a
+        if self.optimize and sample.expensive(dense, self):
+            return False        # sampled on the sparse support: assumed finite there
+        return not self.finite(dense)
+
+    def _dense_product(self, n: LazyArray):
+        self.note(lambda: f"numpy product of dense copies {n.shape} (a factor is not "
+                        f"finite off the other's sparse support) -> dense")
+        if self.dry:
+            return Dry(n.shape, n.dtype, False)
+        va, vb = (self.value(a) for a in n.args)
+        va, vb = (v.toarray() if is_sparse(v) else v for v in (va, vb))
+        with np.errstate(all="ignore"):
+            return np.asarray(va * vb, dtype=n.dtype)
+
+    # ------------------------------------------------ work on one sparse pattern
+    def single_pattern(self, n: LazyArray):
+        """The csr array whose pattern holds n's support, when all the sparse
+        leaves bounding it store one pattern (untransposed), else None."""
+        s = self.support(n)
+        if not s or any(t for _, t in s):
+            return None
+        vals = [self.leaves[k] for k, _ in s]
+        p = vals[0]
+        if p.format != "csr" or not p.has_sorted_indices:
+            return None
+        return p if all(sample.same_pattern(self, v, p) for v in vals[1:]) else None
+
+    def pattern_region(self, n: LazyArray) -> bool:
+        """Whether n is element-wise work best done on its one sparse pattern's
+        stored values: it holds a sampled product or two sparse operands."""
+        if (not self.optimize or n.ndim != 2 or n.op not in sample.ELEMENTWISE
+                or n.op == "T" or n.key in self.memo or self.single_pattern(n) is None):
+            return False
+        region, stack = [], [n]
+        while stack:
+            m = stack.pop()
+            if m.op == "mul" and self._unsafe_product(m):
+                return False
+            region.append(m)
+            stack += [a for a in m.args if a.op in sample.ELEMENTWISE
+                      and a.key not in self.memo and a.shape == m.shape[::-1 if m.op == "T" else 1]]
+        leaves = {a.key for m in region for a in m.args if a.op == "leaf" and is_sparse(a.param)}
+        return len(leaves) > 1 or any(sample.expensive(a, self) for m in region
+                                      for a in m.args)
+
+    # ------------------------------------------------- dense element-wise work
+    def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
+        """Whether the region under root holds only element-wise operations on
+        dense operands (numpy runs it: a kernel call would cost more)."""
+        if n.op == "const":
+            return True
+        if n is not root and self.boundary(n):
+            return not is_sparse(self.value(n))
+        if n.op not in ("add", "mul", "div", "pow", "T", "map"):
+            return False
+        return all(self._dense_elementwise(a, root) for a in n.args)
+
+    def _numpy_region(self, node: LazyArray):
+        self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
+                        f"-> dense: {show(node, self.leaf_names)}")
+        if self.dry:
+            return Dry(node.shape, node.dtype, False)
+
+        def run(n: LazyArray):
+            if n.op == "const":
+                return n.param
+            if n is not node and self.boundary(n):
+                return self.value(n)
+            vals = [run(a) for a in n.args]
+            if n.op == "T":
+                return vals[0].T
+            return sample.Sampler.apply(n, vals)
+        with np.errstate(all="ignore"):
+            return np.array(run(node), dtype=node.dtype).reshape(node.shape)
+
+    # ---------------------------------------------------------------- kernels
+    def boundary(self, n: LazyArray) -> bool:
+        if n.op == "leaf" or n.key in self.memo or self.pattern_region(n):
+            return True
+        if n.op == "map" and (not self.optimize or contracts(n.args[0])):
+            return True     # computed once, not once per entry of an enclosing product
+        if n.op == "mul" and self._unsafe_product(n):
+            return True
+        return (self.uses[n.key] > 1 and does_work(n)
+                and not (self.optimize and sample.expensive(n, self)))
+
+    def pre(self, ctx: KernelContext, n: LazyArray, ix):
+        """The expression of n inside the kernel of ctx when it is an input (a
+        materialised node) or a sampled product; None to fuse it."""
+        if n is not ctx.root and n.op != "const" and self.boundary(n):
+            return ctx.bind(n, self.value(n), ix)
+        if n.op == "mul" and self.optimize:
+            return sample.sampled_product(ctx, n, ix)
+        return None
+
+    def _kernel(self, node: LazyArray):
+        ctx = KernelContext(self, node)
+        ix = ctx.tr.names(node)
+        e = ctx.tr.expr(node, ix)
+        out_ix = tuple(v for v in ix if v is not None)
+        sparse = (self.support(node) is not None and len(out_ix) == 2)
+        fmt = "csr" if sparse else "dense"
+        return ctx.run(e, out_ix, fmt, node)
+
+
+def to_result(node: LazyArray, v):
+    """A computed value as compute returns it (numpy scalar for 0-d)."""
+    import scipy.sparse as sps
+    if is_sparse(v):
+        return sps.csr_array(v)
+    arr = np.asarray(v, dtype=node.dtype).reshape(node.shape)
+    return arr[()] if arr.ndim == 0 else (arr.copy() if arr is node.param else arr)
+
