@@ -20,7 +20,7 @@ def test_c_equals_streams_equals_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
 
 
-@settings(max_examples=40)
+@settings(max_examples=20)
 @given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
        st.data())
 def test_sparse_outputs_match_reference(p, fmt, data):
@@ -33,7 +33,7 @@ def test_sparse_outputs_match_reference(p, fmt, data):
                    output=fmt)
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(problems())
 def test_imp_program_on_interpreter_equals_reference(p):
     """The whole lowered program (output writes included) run on the Imp interpreter."""

@@ -171,7 +171,7 @@ FORCING = {"merge": Tuning(fibre_spread=HUGE, gallop_ratio=10 ** 12),
                                   gallop_ratio=10 ** 12)}
 
 
-@settings(max_examples=25)
+@settings(max_examples=12)
 @given(p=problems(max_indices=3), name=st.sampled_from(sorted(FORCING)))
 def test_compiled_c_under_each_forcing_tuning_equals_the_reference(p, name):
     """The C kernel plans from the inputs' measured fibres; these thresholds force

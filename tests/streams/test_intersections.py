@@ -113,7 +113,7 @@ def test_short_segments_intersect_at_once(index_dtype, semiring):
                                np.sum(T.to_dense() * U.to_dense()), rtol=1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), semiring=st.sampled_from(["real", "min_plus", "boolean"]),
        index_dtype=st.sampled_from([np.int32, np.int64]),
        shape=st.tuples(st.integers(1, 12), st.integers(1, 9)),

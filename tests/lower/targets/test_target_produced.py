@@ -65,7 +65,7 @@ def _sparse_output(f) -> bool:
     return not f.is_dense
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_pattern_is_the_products(data):
     p = data.draw(problems(allow_literals=False))
@@ -127,7 +127,7 @@ CASES = {
 }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=st.sampled_from(sorted(CASES)), fa=st.sampled_from(["csr", "csc", "dcsr", "coo"]),
        fb=st.sampled_from(["csr", "csc", "dcsr", "coo"]),
        out=st.sampled_from(["csr", "csc", "dcsr", "coo"]), threads=st.sampled_from([1, 2]),
