@@ -13,8 +13,9 @@ from .translate import Translator
 # compiled kernels by (expression, output, sizes, options): the lookup costs less than
 # ep.compile's own cache key (the tuning is kept alive with it, so its id stays its own)
 KERNELS: dict = {}
-# the e-graph's time limit per kernel: a program's kernels share the cold call's budget
-SATURATION = {"seconds": 0.1}
+# the e-graph's time limit per kernel when compute() is given no tuning (a program's
+# kernels share the cold call's budget); a given tuning's saturation limits win
+DEFAULT_SATURATION = {"seconds": 0.1}
 
 
 class Dry:
@@ -70,7 +71,9 @@ class KernelContext:
     def run(self, e, out_ix, fmt, node: LazyArray):
         ev = self.ev
         dtype = kernel_dtype(node.dtype)
-        opts = {"dims": dict(self.dims), "nnz": dict(self.nnz), "limits": SATURATION}
+        opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
+        if ev.tuning is None:
+            opts["limits"] = DEFAULT_SATURATION
         key = (e, fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
