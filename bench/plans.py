@@ -21,7 +21,7 @@ import etchpy as ep
 from bench.timing import fmt_ratio, fmt_time, timed
 
 
-def _csr(n, per_row, seed):
+def random_csr(n, per_row, seed):
     """An n×n canonical csr matrix with `per_row` random columns a row (repeats
     merged, so a few rows hold fewer)."""
     rng = np.random.default_rng(seed)
@@ -42,21 +42,21 @@ def cases(scale: int):
     i, j, k, r, c = ep.indices("i j k r c")
     A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
     n1, n2 = 5000 // scale, 20000 // scale
-    a1, b1 = _csr(n1, 5, 1), _csr(n1, 5, 2)
-    a2, b2 = _csr(n2, 10, 3), _csr(n2, 10, 4)
+    a1, b1 = random_csr(n1, 5, 1), random_csr(n1, 5, 2)
+    a2, b2 = random_csr(n2, 10, 3), random_csr(n2, 10, 4)
     abt = ep.compile(ep.sum(j, A[i, j] * B[k, j]), output="csr")
     apbt = ep.compile(A[i, j] + B[j, i], output="csr")
     trace = ep.compile(ep.sum((i, j), A[i, j] * B[j, i]))
     x = ep.tensor("x", 1)
     spmv = ep.compile(ep.sum(j, A[i, j] * x[j]))
     n3 = 500_000 // scale
-    m3, v3 = _csr(n3, 10, 5), np.random.default_rng(6).random(n3)
+    m3, v3 = random_csr(n3, 10, 5), np.random.default_rng(6).random(n3)
     X, U, V = ep.tensor("X", 2, "csr"), ep.tensor("U", 2), ep.tensor("V", 2)
     als_e = ep.sum(k, (ep.sum(r, U[i, r] * V[k, r]) - X[i, k]) * V[k, c])
     als = ep.compile(als_e)
     als_plain = ep.compile(als_e, optimize=False)
     n4 = 4000 // scale
-    x4, rng = _csr(n4, 40, 7), np.random.default_rng(8)
+    x4, rng = random_csr(n4, 40, 7), np.random.default_rng(8)
     u4, w4 = rng.random((n4, 8)), rng.random((n4, 8))
     pattern = lambda a, b: (np.array_equal(a.indptr, b.indptr)
                             and np.array_equal(a.indices, b.indices))

@@ -16,20 +16,11 @@ from bench import _env  # noqa: F401  (environment first)
 import argparse
 
 import numpy as np
-import scipy.sparse as sp
 
 import etchpy as ep
+from bench.plans import random_csr
 from bench.timing import fmt_ratio, fmt_time, timed
 from bench.tpch import data, q5
-
-
-def _graph(n, per_row, seed):
-    rng = np.random.default_rng(seed)
-    rows = np.repeat(np.arange(n), per_row)
-    m = sp.csr_matrix((rng.random(n * per_row), (rows, rng.integers(0, n, n * per_row))),
-                      shape=(n, n))
-    m.sum_duplicates()
-    return m
 
 
 def cases(sf: float) -> dict:
@@ -39,7 +30,7 @@ def cases(sf: float) -> dict:
     O, C, L, S = (ep.tensor(t, 2, "csr") for t in "OCLS")
     R = ep.tensor("R", 1, "csf")
     A, B, D = (ep.tensor(t, 2, "csr") for t in "ABD")
-    g = {"A": _graph(2000, 8, 1), "B": _graph(2000, 8, 2), "D": _graph(2000, 8, 3)}
+    g = {"A": random_csr(2000, 8, 1), "B": random_csr(2000, 8, 2), "D": random_csr(2000, 8, 3)}
     pick = lambda names: {t: rel[t] for t in names}
     q5_body = O[o, c] * C[c, n] * L[o, s] * S[s, n] * R[n]
     return {
