@@ -4,7 +4,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # CI: bounded and derandomised. dev: more examples, random seeds.
-settings.register_profile("ci", max_examples=60, derandomize=True, deadline=None,
+settings.register_profile("ci", max_examples=40, derandomize=True, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow,
                                                  HealthCheck.data_too_large])
 settings.register_profile("dev", max_examples=300, deadline=None,
