@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent
 SANITIZE = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
             "-fno-omit-frame-pointer", "-g")
-EXAMPLES = os.environ.get("ETCHPY_SANITIZE_EXAMPLES", "6")
+EXAMPLES = os.environ.get("ETCHPY_SANITIZE_EXAMPLES", "3")
 
 
 def compiler():

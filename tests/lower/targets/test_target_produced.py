@@ -65,7 +65,7 @@ def _sparse_output(f) -> bool:
     return not f.is_dense
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_pattern_is_the_products(data):
     p = data.draw(problems(allow_literals=False))
