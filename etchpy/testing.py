@@ -34,7 +34,9 @@ from .expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar
                          free_indices)
 from .expr.nodes import sum as ep_sum
 from .formats import Format
-from .lower import run_program
+from .expr.walk import tensors as tensors_of
+from .lower import lower_plan, run_program
+from .plan.convert import kernel_tensors
 from .plan.plan import make_plan
 from .runtime.calling import read_output
 from .runtime.inputs import bind_inputs, index_sizes, make_output
@@ -350,3 +352,22 @@ def imp_evaluate(expr, inputs, semiring=None, order=None, output="dense", tuning
                        lambda role, n, dtype: np.asarray(final[out.arrays[role]][:n],
                                                          dtype=dtype),
                        counts, shape, np.dtype(np.int64))
+
+
+def run_plan_imp(expr, inputs, sr: Semiring, plan=None, **lower_options):
+    """`expr`'s plan (default: make_plan(expr)) lowered with `lower_options` (lower_plan's
+    keywords, such as tuning= or algorithms=) and run on the Imp interpreter into a
+    zeroed dense output. Returns (output array, plan, bound inputs, index sizes).
+    Slow: for small test inputs."""
+    plan = make_plan(expr) if plan is None else plan
+    bound = with_conversions(plan, bind_inputs(tensors_of(expr), inputs, sr))
+    sizes = index_sizes(plan, bound)
+    prog = lower_plan(plan, sr, kernel_tensors(plan, tensors_of(expr)), None,
+                      **lower_options)
+    env = imp_env(bound, sizes)
+    for name, t in bound.items():
+        for m, n in enumerate(t.shape):
+            env[f"{name}_dim{m}"] = n
+    shape = tuple(sizes[v] for v in plan.out)
+    env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
+    return run_program(prog, sr, env)["out"].reshape(shape), plan, bound, sizes

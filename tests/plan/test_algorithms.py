@@ -12,9 +12,7 @@ from etchpy.plan import algorithms as algos
 from etchpy.plan import plan as planning
 from etchpy.plan.convert import kernel_tensors
 from etchpy.plan.cost import Stats
-from etchpy.runtime import inputs as binding
-from etchpy.runtime.planned import with_conversions
-from etchpy.testing import assert_same, check_backends, problems
+from etchpy.testing import assert_same, check_backends, problems, run_plan_imp
 from etchpy.tuning import DEFAULT, Tuning
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -125,17 +123,7 @@ def _lowered_and_run(e, sr, inputs, chosen_of):
     `chosen_of(plan)`, on the interpreters (streams checked step by step)."""
     plan = planning.make_plan(e)
     chosen = chosen_of(plan)
-    bound = with_conversions(plan, binding.bind_inputs(tensors(e), inputs, sr))
-    sizes = binding.index_sizes(plan, bound)
-    prog = lower.lower_plan(plan, sr, kernel_tensors(plan, tensors(e)), None,
-                            algorithms=chosen)
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    shape = tuple(sizes[v] for v in plan.out)
-    env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
-    out = lower.run_program(prog, sr, env)["out"].reshape(shape)
+    out, plan, bound, sizes = run_plan_imp(e, inputs, sr, plan, algorithms=chosen)
     for step in plan.steps if not plan.temps else ():    # the streams, checked
         machine = imp.Machine(sr, api.imp_env(bound, sizes))
         low = streams.Lowerer(sr, {n: streams.array_names(n, t.format)

@@ -12,12 +12,10 @@ from hypothesis import given, settings
 import etchpy as ep
 from etchpy import api, imp, streams
 from etchpy.expr.walk import tensors
-from etchpy import lower
 from etchpy.plan import plan as planning
-from etchpy.plan.convert import kernel_tensors
 from etchpy.runtime.planned import with_conversions
 from etchpy.runtime import inputs as binding
-from etchpy.testing import assert_same, problems
+from etchpy.testing import assert_same, problems, run_plan_imp
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
 
 SWITCHES = ("markers", "merge_or_gallop", "step_fronts", "short_intersect",
@@ -52,17 +50,7 @@ def _streams_under(tuning, e, sr, inputs):
 
 def _program_under(tuning, e, sr, inputs):
     """The whole lowered program under `tuning` run on the Imp interpreter."""
-    plan = planning.make_plan(e)
-    bound = with_conversions(plan, binding.bind_inputs(tensors(e), inputs, sr))
-    sizes = binding.index_sizes(plan, bound)
-    prog = lower.lower_plan(plan, sr, kernel_tensors(plan, tensors(e)), None, tuning=tuning)
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    shape = tuple(sizes[v] for v in plan.out)
-    env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
-    return lower.run_program(prog, sr, env)["out"].reshape(shape)
+    return run_plan_imp(e, inputs, sr, tuning=tuning)[0]
 
 
 @pytest.mark.parametrize("name", sorted(TUNINGS))
