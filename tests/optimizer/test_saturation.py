@@ -8,7 +8,10 @@ i, j, k, r, rp = ep.indices("i j k r rp")
 
 SQ_DIMS = {"i": 10_000, "j": 10_000}
 SQ_NNZ = {"X": 100_000}
-LARGE = ep.Tuning(saturation=Saturation(saturate_below=0))
+# The stop reasons below must not depend on the machine's load: every search gets
+# a time limit it never reaches.
+PATIENT = 120.0
+LARGE = ep.Tuning(saturation=Saturation(saturate_below=0, seconds=PATIENT))
 
 
 
@@ -24,9 +27,9 @@ def test_limits_and_stats():
     X = ep.tensor("X", 2, "csr")
     U, V = ep.tensor("U", 1), ep.tensor("V", 1)
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
-    opt = optimize(e, limits=dict(iterations=2))
+    opt = optimize(e, limits=dict(iterations=2, seconds=PATIENT))
     assert opt.stats["iterations"] <= 2 and opt.stats["stop"] == "iteration limit"
-    opt = optimize(e, limits=dict(nodes=50))
+    opt = optimize(e, limits=dict(nodes=50, seconds=PATIENT))
     assert opt.stats["stop"] == "node limit"
     assert equivalent(opt.expr, e)
     text = opt.explain()
@@ -64,14 +67,14 @@ def test_limits_come_from_the_tuning_and_limits_overrides_them():
     X = ep.tensor("X", 2, "csr")
     U, V = ep.tensor("U", 1), ep.tensor("V", 1)
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
-    tight = ep.Tuning(saturation=Saturation(iterations=2, patience=0))
+    tight = ep.Tuning(saturation=Saturation(iterations=2, patience=0, seconds=PATIENT))
     opt = optimize(e, tuning=tight)
     assert opt.stats["iterations"] == 2 and opt.stats["stop"] == "iteration limit"
     assert saturation_limits(tight, {"nodes": 50}) == Saturation(iterations=2, patience=0,
-                                                                nodes=50)
+                                                                seconds=PATIENT, nodes=50)
     one = optimize(e, tuning=tight, limits={"iterations": 1}).stats   # patience 0 kept
     assert one["iterations"] == 1 and not one["root costs"]
-    assert optimize(e, tuning=tight, limits=Saturation()).stats["iterations"] > 2
+    assert optimize(e, tuning=tight, limits=Saturation(seconds=PATIENT)).stats["iterations"] > 2
     assert saturation_limits() == ep.tuning.DEFAULT.saturation == Saturation()
 
 
@@ -82,11 +85,12 @@ def test_a_small_graph_runs_to_saturation_and_finds_the_als_factorisation():
     U, V, X = ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("X", 2, "csr")
     als = ep.sum(k, (ep.sum(r, U[i, r] * V[k, r]) - X[i, k]) * V[k, c])
     dims, nnz = {"i": 4000, "k": 4000, "r": 8, "c": 8}, {"X": 160_000}
-    opt = optimize(als, dims=dims, nnz=nnz, limits=dict(patience=1))
+    opt = optimize(als, dims=dims, nnz=nnz, limits=dict(patience=1, seconds=PATIENT))
     assert opt.stats["stop"] == "saturated"
     assert opt.stats["nodes"] < Saturation().saturate_below
     assert opt.cost_after * 50 < opt.cost_before and equivalent(opt.expr, als)
-    early = optimize(als, dims=dims, nnz=nnz, limits=dict(patience=1, saturate_below=0))
+    early = optimize(als, dims=dims, nnz=nnz,
+                     limits=dict(patience=1, saturate_below=0, seconds=PATIENT))
     assert early.stats["stop"] == "no improvement" and early.cost_after == early.cost_before
 
 
@@ -94,6 +98,6 @@ def test_a_large_graph_still_stops_when_it_stops_improving():
     X = ep.tensor("X", 2, "csr")
     U, V = ep.tensor("U", 1), ep.tensor("V", 1)
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
-    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ)
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT))
     assert opt.stats["stop"] == "no improvement"
     assert opt.stats["nodes"] >= Saturation().saturate_below
