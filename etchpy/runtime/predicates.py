@@ -16,6 +16,7 @@ proofs_notes/predicates.md.
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
 
@@ -117,9 +118,22 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     lo, hi = min(max(lo, 0), n), min(max(hi, 0), n)
     hi = max(hi, lo)
     idx = np.int32 if n < 2**31 - 1 else np.int64
-    levels = ({"pos": np.array([0, hi - lo], dtype=idx), "crd": np.arange(lo, hi, dtype=idx)},)
-    vals = np.full(hi - lo, sr.one, dtype=sr.dtype)
-    return Tensor((n,), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
+    crd, ones = _codes(n, np.dtype(idx)), _ones(n, np.dtype(sr.dtype), sr.one)
+    levels = ({"pos": np.array([0, hi - lo], dtype=idx), "crd": crd[lo:hi]},)
+    # consistent by construction: not checked again (a check would read the range)
+    return Tensor._of(((n,), tv.format, levels, ones[:hi - lo], sr.zero), tv.name)
+
+
+@functools.lru_cache(maxsize=4)
+def _codes(n: int, dtype) -> np.ndarray:
+    """0..n-1 over an immutable buffer, kept: a range's codes are a slice of it,
+    which a Tensor takes without a copy (O(1) per call)."""
+    return np.frombuffer(np.arange(n, dtype=dtype).tobytes(), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=4)
+def _ones(n: int, dtype, one) -> np.ndarray:
+    return np.frombuffer(np.full(n, one, dtype=dtype).tobytes(), dtype=dtype)
 
 
 def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
