@@ -154,11 +154,24 @@ def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
 
 
 def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:
-    """The entries of the source whose value passes the test, holding one."""
+    """The entries of the source whose value passes the test, holding one: the
+    source's structure with its last level filtered in storage order (a
+    compressed last level: its crd kept where the value passes and its pos
+    recounted; a dense one: one or zero in place), O(stored entries)."""
     src = as_tensor(inputs[tv.source], TensorVar(tv.source, tv.order, tv.format), sr)
-    coords, vals = src.to_coords()
     op, b = tv.tests[0]
-    keep = _OPS[op](vals, _bound(tv, b, inputs))
-    ones = np.full(int(keep.sum()), sr.one, dtype=sr.dtype)
-    return Tensor.from_coords(coords[:, keep], ones, src.shape, tv.format, semiring=sr,
-                              name=tv.name)
+    keep = _OPS[op](src.vals, _bound(tv, b, inputs))
+    levels, last = list(src.levels), src.format.levels[-1]
+    if last.roles == ():                           # dense: every position stays
+        vals = np.where(keep, sr.one, sr.zero).astype(sr.dtype)
+    elif last.roles == ("pos", "crd") and last.unique:
+        kept = np.concatenate([[0], np.cumsum(keep)])
+        pos = levels[-1]["pos"]
+        levels[-1] = {"pos": kept[pos].astype(pos.dtype), "crd": levels[-1]["crd"][keep]}
+        vals = np.full(int(kept[-1]), sr.one, dtype=sr.dtype)
+    else:                                          # singleton levels: rebuild
+        coords, _ = src.to_coords()
+        return Tensor.from_coords(coords[:, keep], np.full(int(keep.sum()), sr.one,
+                                                           dtype=sr.dtype),
+                                  src.shape, tv.format, semiring=sr, name=tv.name)
+    return Tensor._of((src.shape, tv.format, tuple(levels), vals, sr.zero), tv.name)
