@@ -74,6 +74,10 @@ def test_index_comparisons_on_every_backend():
         for backend in ("reference", "streams", "c"):
             got = ep.evaluate(A[i, j] * pred, A=a, backend=backend)
             np.testing.assert_array_equal(got, want)
+    for fmt in ("dense", "csr", "coo"):     # the three ways a value filter is bound
+        V = ep.tensor("V", 2, fmt)
+        got = ep.evaluate(ep.sum((i, j), V[i, j] * (V[i, j] > 1)), V=a, backend="c")
+        assert got == a[a > 1].sum()
 
 
 def test_computed_year_and_like_on_a_dictionary():
