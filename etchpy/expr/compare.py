@@ -102,7 +102,8 @@ def compare(a, op: str, b) -> Access:
 
 def between(i: Index, lo=None, hi=None, *, tests: tuple = ()) -> Access:
     """The 0/1 factor of lo <= i < hi over the index i (a None bound is open;
-    each bound a number or the name of a parameter passed at call time).
+    each bound a number or the name of a parameter passed at call time);
+    `tests` adds (op, bound) pairs (how `i >= b` and `i < b` are built).
     Python's chained `lo <= i < hi` cannot build it: write ep.between(i, lo, hi).
 
         >>> (i,) = ep.indices("i")
