@@ -18,6 +18,7 @@ from .expr.nodes import Expr, Index, TensorVar, indices, tensor
 from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
 from .expr.maps import map  # noqa: A004 - ep.map is the public name
+from .expr.compare import between
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning

@@ -38,6 +38,7 @@ from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
+from .runtime.predicates import parameter_names
 from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, make_output, positional_error, prepare_semiring)
@@ -217,10 +218,11 @@ def evaluate(e: Expr | str, *args, semiring: Semiring | str | None = None,
 def _interpret(e, backend, semiring, output, order, out_indices, check, out, inputs):
     """The value of e on the "streams" or "reference" backend (see evaluate)."""
     check_names(user_tensors(tensors(e)), inputs)
-    sr = prepare_semiring(e, semiring, inputs)
+    params = parameter_names(tensors(e))
+    sr = prepare_semiring(e, semiring, {k: v for k, v in inputs.items() if k not in params})
     out_ix = tuple(out_indices) if out_indices is not None else free_indices(e)
     check_out_indices(e, out_ix)
-    bound = bind_inputs(tensors(e), with_identities(tensors(e), inputs, sr), sr)
+    bound = bind_inputs(tensors(e), with_identities(tensors(e), inputs, sr, e), sr)
     # the reference semantics has no loop order: any expression is evaluated
     plan = planning.make_plan(e, out_ix, order, walk=backend != "reference")
     bound = with_conversions(plan, bound)       # inputs the plan reads converted

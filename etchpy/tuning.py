@@ -59,7 +59,7 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, fused_checks, blas, algorithm_choice.
+            workspaces, fused_checks, blas, algorithm_choice, clip_ranges.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -106,6 +106,8 @@ class Tuning:
     algorithm_choice: bool = True     # per intersected level and reused row, the planner
                                       # picks merge, gallop or per pair, marker or not,
                                       # from the fibre statistics (plan.algorithms)
+    clip_ranges: bool = True          # a product with a range comparison walks the other
+                                      # operand from lo while < hi (else a leapfrog)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -1,1 +1,4 @@
-"""expr"""
+"""expr: the expression language (nodes), its front ends and its dense meaning.
+
+Importing the package registers the meaning of comparisons (compare.py)."""
+from . import compare  # noqa: F401

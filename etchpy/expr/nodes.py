@@ -10,20 +10,11 @@ Grammar (every node is a frozen, hashable dataclass):
         | f(e)                 Map: a named function (etchpy.maps) of each completed
                                value of e, after e's sums (built by ep.map)
 
-Sugar: `a - b` is `a + (-1)*b` (the -1 is marked so that only semirings with
-negation accept it); `e ** n` is n-fold `*` (n ≥ 1); an access that repeats an
-index takes a diagonal (below).
-
-The free indices of an expression are a tuple in order of first appearance.
-Type errors are raised as the expression is built and name the offending index.
-
-Diagonals. `A[i, i]` (an index repeated within one access) is sugar for
-Σ_i' A[i, i'] · δ[i, i'], where i' is a fresh bound index and δ an implicit
-identity tensor (`IdentityVar`: semiring one where its two coordinates agree,
-zero elsewhere, stored csr) sized from mode 0 of A and bound at call time by the
-runtime (runtime.identity), which also checks that both modes of A have one
-size. Each further repeat adds its own i'' and δ. The law and why it holds in
-every semiring: proofs_notes/diagonal.md.
+Sugar: `a - b` is `a + (-1)*b` (the -1 is marked: rings only); `e ** n` is
+n-fold `*`; an access that repeats an index takes a diagonal.
+Free indices are in order of first appearance; type errors are raised as the
+expression is built. Diagonals: `diagonal` below (proofs_notes/diagonal.md);
+comparisons (`i < j`, `A[i] >= t`): expr.compare (proofs_notes/predicates.md).
 """
 from __future__ import annotations
 
@@ -38,8 +29,22 @@ from ..errors import ExpressionTypeError
 from ..formats import Format
 
 
+def _comparison(op: str):
+    def method(self, other):
+        return self.build(self, op, other)
+    return method
+
+
+class Comparable:
+    """The syntax `a < b`, `a <= b`, `a > b`, `a >= b` of indices and expressions;
+    its meaning, a 0/1 factor, is expr.compare.compare, set as `build` there."""
+
+    build = None
+    __lt__, __le__, __gt__, __ge__ = (_comparison(op) for op in ("<", "<=", ">", ">="))
+
+
 @dataclass(frozen=True)
-class Index:
+class Index(Comparable):
     """A named index (made by `ep.indices`). Parameters: name, an identifier.
 
         >>> i, j = ep.indices("i j")
@@ -77,6 +82,8 @@ def indices(names: str) -> tuple[Index, ...]:
 
 RESERVED_NAMES = {"out", "dim", "acc"}
 IDENTITY_PREFIX = "eq_"      # the implicit identities of diagonals (IdentityVar)
+COMPARE_PREFIX = "cmp_"      # the implicit 0/1 tensors of comparisons (CompareVar)
+RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -100,8 +107,7 @@ class TensorVar:
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
             raise ExpressionTypeError(f"tensor name must be an identifier, got {self.name!r}")
-        if self.name in RESERVED_NAMES or self.name.startswith(("tmp", "out_",
-                                                               IDENTITY_PREFIX)):
+        if self.name in RESERVED_NAMES or self.name.startswith(RESERVED_PREFIXES):
             raise ExpressionTypeError(f"tensor name {self.name!r} is reserved for etchpy's "
                                       f"own arrays; choose another name")
         if not isinstance(self.order, int) or self.order < 0:
@@ -129,17 +135,14 @@ class TensorVar:
 
 
 def tensor(name: str, order: int, format: str | Format = "dense") -> TensorVar:
-    """A tensor variable: the input called `name`, of `order` indices, stored in
-    `format` (a name: "dense" (default), "csr", "csc", "dcsr", "coo", "csf"; or an
-    ep.Format). The format declared is the one the kernel reads; an input in
-    another layout is converted on each call (with a PerformanceWarning).
+    """A TensorVar: the input `name`, of `order` indices, stored in `format` (a
+    name: "dense" (default), "csr", "csc", "dcsr", "coo", "csf"; or an ep.Format),
+    the one the kernel reads (another layout is converted, with a warning).
 
-    Returns: a TensorVar. Raises: ExpressionTypeError for a bad or reserved name
-    or order; FormatError for an unknown format or one of another order.
+    Raises: ExpressionTypeError for a bad or reserved name or order; FormatError
+    for an unknown format or one of another order.
 
-        >>> A = ep.tensor("A", 2, format="csr")
-        >>> x = ep.tensor("x", 1)
-        >>> e = ep.sum(j, A[i, j] * x[j])
+        >>> A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
     """
     return TensorVar(name, order, format)
 
@@ -192,15 +195,14 @@ def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
     return sum(tuple(fresh), body)
 
 
-class Expr:
+class Expr(Comparable):
     """An index expression: tensor accesses combined with `*` (the semiring's
     product, broadcasting by index name), `+` (its sum over the union of
     supports), `-` (rings only), `e ** n` and ep.sum. numpy functions and ufuncs
     and Python's sum() are refused with a TypeError: indices are named, so sum
     with ep.sum(index, e). `e.free` gives the free indices.
 
-        >>> e = ep.sum(j, A[i, j] * x[j]) + 2 * y[i]
-        >>> e.free
+        >>> (ep.sum(j, A[i, j] * x[j]) + 2 * y[i]).free
         (Index('i'),)
     """
 
@@ -238,7 +240,6 @@ class Expr:
         """The free indices, in order of first appearance."""
         return free_indices(self)
 
-    # numpy and Python reductions have axes, not names: refuse them, pointing to ep.sum
     def __array_ufunc__(self, ufunc, method, *args, **kwargs):
         """`np.float64(2) * e` (a numpy scalar on the left) builds an expression as
         `2.0 * e` does; any other numpy ufunc raises a TypeError."""
@@ -261,8 +262,7 @@ class Expr:
     __repr__ = __str__
 
 
-_NUMPY_OPERATORS = {"multiply": operator.mul, "add": operator.add,
-                    "subtract": operator.sub}
+_NUMPY_OPERATORS = {"multiply": operator.mul, "add": operator.add, "subtract": operator.sub}
 
 
 def _not_numpy(what: str, e: Expr) -> str:

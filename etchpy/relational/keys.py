@@ -123,6 +123,24 @@ class Keys:
             return (codes.astype(np.int64) + self.low).astype(self.dtype)
         return self._table[codes]
 
+    def codes_between(self, lo=None, hi=None) -> tuple[int, int]:
+        """The codes (first, end) of the key values v with lo <= v < hi (None: open),
+        for ep.between(index, first, end): codes keep the order of the values, so a
+        range of values is a range of codes.
+
+            >>> Keys(np.array([3, 9, 20, 41])).codes_between(5, 30)
+            (1, 3)
+        """
+        def at(v, default):
+            if v is None:
+                return default
+            v = np.asarray(v, dtype=self.dtype if self.kind == "dictionary" else None)
+            if self.kind == "range":
+                return int(min(max(np.ceil(v - self.low), 0), self.size))
+            return int(np.searchsorted(self._table, v, side="left"))
+        first, end = at(lo, 0), at(hi, self.size)
+        return first, max(first, end)
+
     def mask(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
         function of the key values) holds. Multiplied into a query on this key's

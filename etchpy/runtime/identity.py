@@ -12,23 +12,36 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
 from ..semiring import Semiring
+from .predicates import caller_inputs, with_predicates
 from .tensor import Tensor
 
 
 def user_tensors(declared: dict) -> dict:
-    """The tensors of `declared` that a caller passes (every one but the identities):
-    the names to check a call's inputs against before `with_identities`."""
-    return {name: tv for name, tv in declared.items() if type(tv) is not IdentityVar}
+    """What a caller passes for the tensors `declared` (every one but the implicit
+    identities and comparisons, plus the comparisons' sources and parameters:
+    runtime.predicates): the names to check a call's inputs against before
+    `with_identities`."""
+    own = {name: tv for name, tv in declared.items()
+           if not isinstance(tv, (IdentityVar, CompareVar))}
+    return {**own, **caller_inputs(declared)}
 
 
-def with_identities(declared: dict, inputs: dict, sr: Semiring) -> dict:
+def has_implicit(declared: dict) -> bool:
+    """Does `declared` hold a tensor that no caller passes (an identity, a comparison)?"""
+    return any(isinstance(tv, (IdentityVar, CompareVar)) for tv in declared.values())
+
+
+def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None) -> dict:
     """`inputs` plus the identity of every IdentityVar in `declared` that it lacks
-    (one whose source input is missing is left out, for bind_inputs to name)."""
+    (one whose source input is missing is left out, for bind_inputs to name), and,
+    given the expression `expr`, its comparisons' tensors (runtime.predicates)."""
     extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
              if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
-    return {**inputs, **extra} if extra else inputs
+    inputs = {**inputs, **extra} if extra else inputs
+    return inputs if expr is None else with_predicates(expr, inputs, sr)
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:

@@ -30,7 +30,8 @@ from . import calling
 from . import planned
 from . import inputs as io_
 from . import signature as sig_
-from .identity import user_tensors, with_identities
+from .identity import has_implicit, user_tensors, with_identities
+from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
 from .request import make_request, request_key
@@ -148,7 +149,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
         self._fused = calling.fused_inputs(self.program, self.request.tuning)
-        self._identities = len(self._users) < len(self.tensors)  # diagonals' implicit δ
+        self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
+        self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
 
     @property
     def optimized(self):
@@ -208,7 +210,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         if sr is not self.semiring:
             return self._variant(sr)(out=out, **inputs)
         if self._identities:
-            inputs = with_identities(self.tensors, inputs, sr)
+            inputs = with_identities(self.tensors, inputs, sr, self.request.expr)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
@@ -281,7 +283,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
         bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
-                                                                           sr))
+                                                                           sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused))
         return self
 
@@ -290,7 +292,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         call for when no semiring was given (inputs.infer_semiring)."""
         if not self._infer:
             return self.semiring
-        dtypes = tuple([io_.value_dtype(v) for v in inputs.values()])
+        dtypes = tuple([io_.value_dtype(v) for n, v in inputs.items()
+                        if n not in self._params])
         sr = self._inferred.get(dtypes)
         if sr is None:
             if len(self._inferred) >= 64:

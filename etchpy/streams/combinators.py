@@ -2,6 +2,7 @@
 
     range_stream(v, n, f)  every coordinate 0..n-1 of v, value f(c); skip locates
     replicate(v, n, x)     ↑: x repeated at every coordinate of v's range
+    bounded_range(v, lo, hi, x)  x at every coordinate lo..hi-1; skip jumps, no locate
     mul(a, b)              intersection; by iterate-and-locate, by leapfrog, by
                            merge-or-leapfrog chosen per segment pair, or by a
                            plain merge (per level, as the planner chose)
@@ -25,8 +26,8 @@ from .. import imp
 from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, le, lt,
                   max_, not_, or_, select, seq)
 from ..tuning import Tuning
-from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Locate,
-                    Most, Prefetch, Prelude, Runs, Segment, Short, Split)
+from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Interval,
+                    Locate, Most, Prefetch, Prelude, Runs, Segment, Short, Split)
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
 
@@ -56,6 +57,33 @@ def replicate(names: imp.Names, var: str, size: imp.Expr, x: Value) -> Stream:
     """↑x: the same value x at every coordinate of var (skip jumps directly)."""
     return range_stream(names, var, size, lambda _: x, search="jump")
 
+def bounded_range(names: imp.Names, var: str, lo: imp.Expr, hi: imp.Expr, x: Value) -> Stream:
+    """x at every coordinate lo..hi-1 of `var` (none when hi <= lo). Its skip
+    jumps (c := max(c, t)) but it does not locate, so a product with it walks
+    the other operand from lo (one skip: a gallop) and stops at hi, rather than
+    testing each of the other's coordinates (proofs_notes/predicates.md)."""
+    c, e = names.fresh(f"{var}_lo"), names.fresh(f"{var}_hi")
+    cv, ev = Var(c), Var(e)
+
+    def skip(t, r):
+        return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
+
+    return Stream(var=var, state=((c, "index"), (e, "index")),
+                  init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev), index=cv,
+                  ready=TRUE, value=x, next=incr(c), skip=skip, search="jump (a range)",
+                  facts=Facts.of(Most(max_(imp.Bin("-", ev, cv), ZERO)), Interval(lo, hi)))
+
+
+def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
+    """The product of s with a bounded range lo..hi-1 (Interval) whose value
+    combined with s's is `value`: s skipped to lo once on entry, ended at the
+    first index >= hi. Its states are s's states in [lo, hi), so the product
+    walks s alone over the range, one plain step each (proofs_notes/predicates.md)."""
+    enter = If(s.valid, s.skip(lo, imp.FALSE))
+    return s.derive(s.facts.keep(Prelude, Most), init=seq(s.init, enter),
+                    valid=and_(s.valid, lt(s.index, hi)), value=value,
+                    search=f"{s.search}, from lo while < hi")
+
 # ------------------------------------------------------------------------- mul
 
 
@@ -80,8 +108,17 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return iterate_locate(names, a, b, combine)
     if Locate in a.facts:
         return iterate_locate(names, b, a, lambda x, y: combine(y, x))
+    if Interval in b.facts and tuning.clip_ranges:
+        return clip(a, *_bounds(b), combine(a.value, b.value))
+    if Interval in a.facts and tuning.clip_ranges:
+        return clip(b, *_bounds(a), combine(a.value, b.value))
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
+
+
+def _bounds(s: Stream) -> tuple:
+    i = s.facts.get(Interval)
+    return i.lo, i.hi
 
 
 def _intersect(names, tuning: Tuning, a: Stream, b: Stream, leap: Stream, how) -> Stream:

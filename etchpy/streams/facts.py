@@ -180,6 +180,18 @@ class Short(Fact):
     a: Segment
     b: Segment
 
+@dataclass(frozen=True)
+class Interval(Fact):
+    """The run is the coordinates lo..hi-1 in order (none when hi <= lo), each
+    ready, and the value is the same at each and reads no state of the stream;
+    `lo` and `hi` read no state of it either (a bounded range). A product with a
+    stream that does not locate may then walk that stream alone, from its first
+    index >= lo while its index < hi (combinators.clip)."""
+
+    lo: imp.Expr
+    hi: imp.Expr
+
+
 # ------------------------------------------------------------------------ hints
 
 

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 
 from .. import imp, maps
 from ..formats import level as shapes
+from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Lit, Map, Mul
 from ..imp import (ONE, ZERO, Assign, Bin, Const, Load, Ring, Var, While, eq, incr, lt,
                    select, seq)
 from ..tuning import DEFAULT, Tuning
 from ..plan.algorithms import StepAlgorithms
-from .combinators import add, contract, map_leaf, mul, range_stream, replicate
+from .combinators import (add, bounded_range, contract, map_leaf, mul, range_stream,
+                          replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
 from .stream import Stream, Value
@@ -128,11 +130,32 @@ class Lowerer:
 
     def access(self, acc: Access, levels) -> Value:
         b = self.bindings[acc.tensor.name]
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "range":
+            return self.range_access(b, acc.indices[0].name, levels)
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)
         storage = [names[m] for m in b.format.mode_order]
         return self.sparse_access(b, storage, levels, 0, 0, (ZERO, ONE))
+
+    def range_access(self, b: Binding, var: str, levels) -> Value:
+        """A range comparison's tensor (expr.compare), bound as the consecutive
+        codes lo..hi-1 (runtime.predicates): a bounded range over `var` from its
+        first to its last code, one there, replicated over the other levels; it
+        reads two codes, not the range."""
+        arrays = b.levels[0]
+        first, end = Load(arrays["pos"], ZERO), Load(arrays["pos"], ONE)
+        some = lt(first, end)
+        lo = select(some, Load(arrays["crd"], first), ZERO)
+        hi = select(some, imp.add(Load(arrays["crd"], Bin("-", end, ONE)), ONE), ZERO)
+
+        def build(k) -> Value:
+            if k == len(levels):
+                return Const(self.sr.one, "value")
+            if levels[k] != var:
+                return replicate(self.names, levels[k], dim_var(levels[k]), build(k + 1))
+            return bounded_range(self.names, var, lo, hi, build(k + 1))
+        return build(0)
 
     def dense_access(self, b: Binding, names, levels) -> Value:
         """A dense tensor locates any coordinate, so it follows any loop order."""

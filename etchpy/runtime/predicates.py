@@ -1,0 +1,177 @@
+"""The implicit 0/1 tensors of comparisons (expr.compare), bound at call time.
+
+A comparison's tensor (a `CompareVar`) is no caller's input: `with_predicates`
+makes it from the call's other inputs and its parameters, the numbers passed
+under the names its bounds give. The semiring's one is stored where the
+comparison holds and nothing elsewhere:
+
+    range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
+            (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1)
+    index   c0 op c1 on two indices: a csr tensor of the pairs that hold
+    value   v op bound at the entries the source input stores: the source's
+            structure restricted to them, in the source's format
+
+The sizes of the indices are read off the inputs that use them.
+proofs_notes/predicates.md.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import operator
+
+import numpy as np
+
+from ..errors import InputError
+from ..expr.compare import CompareVar
+from ..expr.nodes import TensorVar
+from ..expr.walk import accesses
+from ..semiring import Semiring
+from .inputs import as_tensor
+from .tensor import Tensor
+
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def caller_inputs(declared: dict) -> dict:
+    """The names a caller passes for the comparisons of `declared`: the source
+    of each value comparison (a TensorVar) and each parameter (its CompareVar)."""
+    out: dict = {}
+    for tv in declared.values():
+        if isinstance(tv, CompareVar):
+            if tv.kind == "value":
+                out.setdefault(tv.source, TensorVar(tv.source, tv.order, tv.format))
+            out.update({p: tv for p in tv.params})
+    return out
+
+
+def parameter_names(declared: dict) -> set[str]:
+    """The parameters (not tensors) the comparisons of `declared` read."""
+    return {p for tv in declared.values() if isinstance(tv, CompareVar) for p in tv.params}
+
+
+def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
+    """`inputs` without the parameters, plus the tensor of every comparison of the
+    expression `e` (each input a caller passes must be present: check_names)."""
+    preds = {a.tensor.name: a for a in accesses(e) if isinstance(a.tensor, CompareVar)}
+    if not preds:
+        return inputs
+    names = {a.tensor.name for a in accesses(e)}    # not the parameters, nor sources
+    out = {k: v for k, v in inputs.items() if k in names}
+    sizes = _index_sizes(e, inputs)
+    for name, acc in preds.items():
+        tv = acc.tensor
+        if tv.kind == "value":
+            if tv.source not in inputs:
+                continue                      # check_names names it
+            out[name] = _value(tv, inputs, sr)
+            continue
+        dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
+        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" \
+            else _pairs(tv, dims, sr)
+    return out
+
+
+def _index_sizes(e, inputs) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for acc in accesses(e):
+        tv = acc.tensor
+        src = tv.source if isinstance(tv, CompareVar) and tv.kind == "value" else tv.name
+        if isinstance(tv, CompareVar) and tv.kind != "value" or src not in inputs:
+            continue
+        shape = getattr(inputs[src], "shape", None)
+        shape = np.shape(inputs[src]) if shape is None else tuple(shape)
+        for ix, n in zip(acc.indices, shape):
+            sizes.setdefault(ix.name, int(n))
+    return sizes
+
+
+def _size(sizes, index, name) -> int:
+    if index not in sizes:
+        raise InputError(f"comparison {name}: index {index} appears in no input, so its "
+                         f"size is unknown; multiply the comparison into a product with "
+                         f"an input indexed by {index}")
+    return sizes[index]
+
+
+def _bound(tv: CompareVar, b, inputs) -> float:
+    if not isinstance(b, str):
+        return float(b)
+    if b not in inputs:
+        raise InputError(f"missing parameter {b} (a bound of comparison {tv.name})")
+    v = np.asarray(inputs[b])
+    if v.shape != () or v.dtype.kind not in "iuf":
+        raise InputError(f"parameter {b} (a bound of comparison {tv.name}) must be one "
+                         f"number, got {inputs[b]!r}")
+    return float(v)
+
+
+def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
+    """The codes c in 0..n-1 that pass every test of tv, a sparse vector."""
+    lo, hi = 0, n
+    for op, b in tv.tests:
+        x = _bound(tv, b, inputs)
+        if op in (">=", ">"):
+            lo = max(lo, math.ceil(x) if op == ">=" else math.floor(x) + 1)
+        else:
+            hi = min(hi, math.ceil(x) if op == "<" else math.floor(x) + 1)
+    lo, hi = min(max(lo, 0), n), min(max(hi, 0), n)
+    hi = max(hi, lo)
+    idx = np.int32 if n < 2**31 - 1 else np.int64
+    crd, ones = _codes(n, np.dtype(idx)), _ones(n, np.dtype(sr.dtype), sr.one)
+    levels = ({"pos": np.array([0, hi - lo], dtype=idx), "crd": crd[lo:hi]},)
+    # consistent by construction: not checked again (a check would read the range)
+    return Tensor._of(((n,), tv.format, levels, ones[:hi - lo], sr.zero), tv.name)
+
+
+@functools.lru_cache(maxsize=4)
+def _codes(n: int, dtype) -> np.ndarray:
+    """0..n-1 over an immutable buffer, kept: a range's codes are a slice of it,
+    which a Tensor takes without a copy (O(1) per call)."""
+    return np.frombuffer(np.arange(n, dtype=dtype).tobytes(), dtype=dtype)
+
+
+@functools.lru_cache(maxsize=4)
+def _ones(n: int, dtype, one) -> np.ndarray:
+    return np.frombuffer(np.full(n, one, dtype=dtype).tobytes(), dtype=dtype)
+
+
+def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
+    """The pairs (r, c) with r op c, csr: row r holds the columns first(r)..last(r)."""
+    n, m = dims
+    op = tv.tests[0][0]
+    r = np.arange(n, dtype=np.int64)
+    first = {"<": r + 1, "<=": r, ">": np.zeros(n, np.int64), ">=": np.zeros(n, np.int64)}[op]
+    end = {"<": np.full(n, m), "<=": np.full(n, m), ">": r, ">=": r + 1}[op]
+    first, end = np.clip(first, 0, m), np.clip(end, 0, m)
+    counts = np.maximum(end - first, 0)
+    pos = np.concatenate([[0], np.cumsum(counts)])
+    crd = np.arange(int(pos[-1]), dtype=np.int64) - np.repeat(pos[:-1] - first, counts)
+    idx = np.int32 if max(n, m, int(pos[-1])) < 2**31 - 1 else np.int64
+    levels = ({}, {"pos": pos.astype(idx), "crd": crd.astype(idx)})
+    vals = np.full(int(pos[-1]), sr.one, dtype=sr.dtype)
+    return Tensor((n, m), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
+
+
+def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:
+    """The entries of the source whose value passes the test, holding one: the
+    source's structure with its last level filtered in storage order (a
+    compressed last level: its crd kept where the value passes and its pos
+    recounted; a dense one: one or zero in place), O(stored entries)."""
+    src = as_tensor(inputs[tv.source], TensorVar(tv.source, tv.order, tv.format), sr)
+    op, b = tv.tests[0]
+    keep = _OPS[op](src.vals, _bound(tv, b, inputs))
+    levels, last = list(src.levels), src.format.levels[-1]
+    if last.roles == ():                           # dense: every position stays
+        vals = np.where(keep, sr.one, sr.zero).astype(sr.dtype)
+    elif last.roles == ("pos", "crd") and last.unique:
+        kept = np.concatenate([[0], np.cumsum(keep)])
+        pos = levels[-1]["pos"]
+        levels[-1] = {"pos": kept[pos].astype(pos.dtype), "crd": levels[-1]["crd"][keep]}
+        vals = np.full(int(kept[-1]), sr.one, dtype=sr.dtype)
+    else:                                          # singleton levels: rebuild
+        coords, _ = src.to_coords()
+        return Tensor.from_coords(coords[:, keep], np.full(int(keep.sum()), sr.one,
+                                                           dtype=sr.dtype),
+                                  src.shape, tv.format, semiring=sr, name=tv.name)
+    return Tensor._of((src.shape, tv.format, tuple(levels), vals, sr.zero), tv.name)
