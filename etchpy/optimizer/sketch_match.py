@@ -28,6 +28,7 @@ choice. Its DAG cost (each distinct subterm once) is what `optimize` reports.
 """
 from __future__ import annotations
 
+import heapq
 import math
 
 from ..expr.nodes import Expr, Index, Lit, Map, Mul, Add
@@ -41,58 +42,110 @@ HOLE = Hole()
 INF = (math.inf, None)
 
 
+def _all_nodes(s: Sketch):
+    """Every node object of s, duplicates included."""
+    yield s
+    for p in s.parts():
+        yield from _all_nodes(p)
+
+
 class SketchMatch:
     """The tables of `sketch` over `eg` (see the module docstring)."""
 
     def __init__(self, eg: EGraph, sketch: Sketch):
         self.eg, self.sketch = eg, sketch
         self.best, self.choice = _greedy(eg)
-        self.cost = {}                        # node -> node_cost, memoised
-        self.rows = [(c, n) for c, ns in eg.classes.items() for n in ns]
-        self.rows.sort(key=lambda r: r[0])
-        self.table: dict[Sketch, dict[int, tuple]] = {}
-        for t in walk(sketch):
+        find = eg.find
+        self.rows = sorted(((c, n) for c, ns in eg.classes.items() for n in ns),
+                           key=lambda r: r[0])
+        self.own = {n: node_cost(eg, n) for _, n in self.rows}
+        # node -> its own cost plus its operands' greedy best (a hole at every operand)
+        self.base = {n: v + _total(self.best.get(find(k), math.inf) for k in n[2])
+                     for n, v in self.own.items()}
+        holes = {c: (b, None) for c, b in self.best.items()}
+        self.by_op: dict[str, list] = {}
+        for r in self.rows:
+            self.by_op.setdefault(r[1][0], []).append(r)
+        self._parent_rows = None
+        self.table: dict[int, dict[int, tuple]] = {id(HOLE): holes}  # id(sketch) -> entries
+        canon = {t: t for t in walk(sketch)}
+        for t in canon:
+            self.table[id(t)] = holes if isinstance(t, Hole) else {}
+        for t in _all_nodes(sketch):          # equal sketch nodes share one table
+            self.table[id(t)] = self.table[id(canon[t])]
+        for t in canon:
             if not isinstance(t, Hole):
                 self._fill(t)
 
     # -- lookups ---------------------------------------------------------------
     def entry(self, c: int, t: Sketch) -> float:
         """Least tree cost of a term of class c satisfying t (inf: none)."""
-        c = self.eg.find(c)
-        if isinstance(t, Hole):
-            return self.best.get(c, math.inf)
-        return self.table[t].get(c, INF)[0]
+        return self.table[id(t)].get(self.eg.find(c), INF)[0]
 
     def satisfied(self, root: int) -> bool:
         return self.entry(root, self.sketch) < math.inf
 
     def matched_anywhere(self, t: Sketch) -> bool:
         """Does some class of the e-graph satisfy the sub-sketch t?"""
-        if isinstance(t, Hole):
-            return True
-        return any(v[0] < math.inf for v in self.table[t].values())
-
-    def _ncost(self, n: tuple) -> float:
-        v = self.cost.get(n)
-        if v is None:
-            v = self.cost[n] = node_cost(self.eg, n)
-        return v
+        return any(v[0] < math.inf for v in self.table[id(t)].values())
 
     # -- the dynamic program -----------------------------------------------------
     def _fill(self, t: Sketch) -> None:
-        tab: dict[int, tuple] = {}
-        self.table[t] = tab
-        rows = [r for r in self.rows if _may_match(r[1], t)]
-        changed = True
-        while changed:                 # one pass, except contains() (a fixpoint)
-            changed = False
-            for c, n in rows:
-                got = self.node_match(n, t)
-                if got[0] < tab.get(c, INF)[0]:
-                    tab[c] = got
-                    changed = True
-            if not isinstance(t, Contains):
-                break
+        if isinstance(t, Contains):
+            return self._fill_contains(t)
+        tab = self.table[id(t)]
+        for c, n in self._candidates(t):
+            got = self.node_match(n, t)
+            if got[0] < tab.get(c, INF)[0]:
+                tab[c] = got
+
+    def _candidates(self, t: Sketch) -> list:
+        """The rows (class, node) whose node may be the root of a term satisfying t."""
+        match t:
+            case Tensor():
+                return self.by_op.get("acc", [])
+            case Op(op):
+                return self.by_op.get(op, [])
+            case SumOf() | Materialised():
+                return self.by_op.get("sum", [])
+            case Either(options):
+                return list({r: None for o in options for r in self._candidates(o)})
+        return self.rows
+
+    def _fill_contains(self, t: Contains) -> None:
+        """Shortest paths (Dijkstra): a class satisfies contains(s) through s, or
+        through a node one operand of which does, at the node's cost plus its other
+        operands' best; every such step adds a positive cost."""
+        tab, holes = self.table[id(t)], self.table[id(HOLE)]
+        inner = self.table[id(t.inner)]
+        heap = []
+        for c, (cost, wit) in inner.items():
+            if cost < math.inf:
+                tab[c] = (cost, wit)
+                heap.append((cost, c))
+        heapq.heapify(heap)
+        parents = self._parents()
+        while heap:
+            d, c = heapq.heappop(heap)
+            if d > tab[c][0]:
+                continue
+            for p, n, at in parents.get(c, ()):
+                nd = self.base[n] - holes[c][0] + d
+                if nd < tab.get(p, INF)[0]:
+                    tab[p] = (nd, (n, tuple(t if q == at else HOLE
+                                            for q in range(len(n[2])))))
+                    heapq.heappush(heap, (nd, p))
+
+    def _parents(self) -> dict:
+        """class -> [(parent class, node, operand position)] (computed once)."""
+        if self._parent_rows is None:
+            find, out = self.eg.find, {}
+            for c, n in self.rows:
+                if self.base[n] < math.inf:
+                    for at, k in enumerate(n[2]):
+                        out.setdefault(find(k), []).append((c, n, at))
+            self._parent_rows = out
+        return self._parent_rows
 
     def node_match(self, n: tuple, t: Sketch) -> tuple:
         """(cost, (n, plan)) of the cheapest term with root node n satisfying t;
@@ -100,9 +153,8 @@ class SketchMatch:
         op, payload, kids = n
         match t:
             case Hole():
-                own = self._ncost(n) + _total(self.best.get(self.eg.find(k), math.inf)
-                                              for k in kids)
-                return (own, (n, (HOLE,) * len(kids))) if own < math.inf else INF
+                own = self.base[n]
+                return (own, (n, (t,) * len(kids))) if own < math.inf else INF
             case Tensor(name):
                 return (1.0, (n, ())) if op == "acc" and payload.tensor.name == name else INF
             case Op():
@@ -111,7 +163,8 @@ class SketchMatch:
                 if op != "sum" or (indices is not None and tuple(
                         sorted(base_name(i) for i in payload)) != indices):
                     return INF
-                return self._with(n, [body])
+                cost = self.own[n] + self.entry(kids[0], body)
+                return (cost, (n, (body,))) if cost < math.inf else INF
             case Materialised(inner):
                 return self.node_match(n, inner) if op == "sum" else INF
             case Either(options):
@@ -120,17 +173,19 @@ class SketchMatch:
                 return min(self.node_match(n, inner), self._descend(n, t), key=_first)
         return INF
 
-    def _with(self, n: tuple, plan) -> tuple:
-        cost = self._ncost(n) + _total(self.entry(k, s) for k, s in zip(n[2], plan))
-        return (cost, (n, tuple(plan))) if cost < math.inf else INF
-
     def _descend(self, n: tuple, t: Contains) -> tuple:
         """One operand of n contains t's sketch, the others anything."""
-        kids = n[2]
-        if not kids:
+        kids, tab, holes = n[2], self.table[id(t)], self.table[id(HOLE)]
+        best, at = math.inf, -1
+        for p, k in enumerate(kids):
+            k = self.eg.find(k)
+            gain = tab.get(k, INF)[0] - holes.get(k, INF)[0]
+            if gain < best:
+                best, at = gain, p
+        cost = self.base[n] + best
+        if at < 0 or not cost < math.inf:
             return INF
-        plans = [[t if q == p else HOLE for q in range(len(kids))] for p in range(len(kids))]
-        return min((self._with(n, plan) for plan in plans), key=_first)
+        return (cost, (n, tuple(t if q == at else HOLE for q in range(len(kids)))))
 
     def _op_match(self, n: tuple, t: Op) -> tuple:
         """The cheapest injective assignment of t's children to n's operands."""
@@ -151,7 +206,7 @@ class SketchMatch:
                         _keep(nxt, mask | 1 << a, cost + self.entry(k, s), plan + (s,))
             dp = nxt
         cost, plan = dp.get(full, INF)
-        cost += self._ncost(n)
+        cost += self.own[n]
         return (cost, (n, plan)) if cost < math.inf else INF
 
     # -- extraction ------------------------------------------------------------
@@ -163,28 +218,15 @@ class SketchMatch:
 
     def _build(self, c: int, t: Sketch, memo: dict) -> Expr:
         c = self.eg.find(c)
-        if isinstance(t, Hole):
+        wit = self.table[id(t)][c][1]
+        if wit is None:                  # a hole, or contains(hole)
             return to_expr(self.eg, c, self.choice)
-        key = (c, t)
+        key = (c, id(t))
         if key not in memo:
-            n, plan = self.table[t][c][1]
+            n, plan = wit
             memo[key] = build_node(self.eg, n, [self._build(k, s, memo)
                                                 for k, s in zip(n[2], plan)])
         return memo[key]
-
-
-def _may_match(n: tuple, t: Sketch) -> bool:
-    """Could node n be the root of a term satisfying t? (a cheap filter)"""
-    match t:
-        case Tensor():
-            return n[0] == "acc"
-        case Op(op):
-            return n[0] == op
-        case SumOf() | Materialised():
-            return n[0] == "sum"
-        case Either(options):
-            return any(_may_match(n, o) for o in options)
-    return True
 
 
 def _keep(d: dict, mask: int, cost: float, plan: tuple) -> None:
