@@ -43,9 +43,10 @@ from dataclasses import dataclass
 from ..errors import SketchError
 from ..expr.nodes import Access, Add, Index, Lit, Map, Mul, Sum, as_expr
 from ..expr.walk import spine
+from ..plan.cost import base_name
 
 __all__ = ["Sketch", "hole", "tensor", "mul", "add", "sum", "materialised", "contains",
-           "either", "of", "as_sketch"]
+           "either", "of", "as_sketch", "satisfies"]
 
 
 class Sketch:
@@ -187,7 +188,7 @@ def _names(indices) -> tuple | None:
         names.extend(name.split() if " " in name else (name,))
     if not names:
         raise SketchError("sum() needs at least one index (None: any)")
-    return tuple(sorted(names))
+    return tuple(sorted(base_name(n) for n in names))
 
 
 def sum(indices, body="?") -> Sketch:     # noqa: A001 (the sketch language's Σ)
@@ -233,7 +234,7 @@ def of(expr) -> Sketch:
             while isinstance(e, Sum):
                 idx.append(e.index.name)
                 e = e.body
-            return SumOf(tuple(sorted(idx)), of(e))
+            return SumOf(tuple(sorted(base_name(n) for n in idx)), of(e))
     raise SketchError(f"not an expression: {expr!r}")
 
 
@@ -250,3 +251,62 @@ def walk(s: Sketch):
     go(s)
     return list(seen)
 
+
+
+def satisfies(expr, s) -> bool:
+    """Does the expression `expr` satisfy the sketch `s`? The same semantics as
+    the e-graph matcher, read off an expression tree: nested products and sums
+    are flat (their operands are `spine`'s), and a chain Σ_i Σ_j x may be read
+    as Σ_{i,j} x or as Σ_i (Σ_j x)."""
+    return _sat(as_expr(expr), as_sketch(s))
+
+
+def _sat(e, s: Sketch) -> bool:
+    match s:
+        case Hole():
+            return True
+        case Tensor(name):
+            return isinstance(e, Access) and e.tensor.name == name
+        case Op(op, kids):
+            kind = Mul if op == "mul" else Add
+            return isinstance(e, kind) and _assign(list(spine(e, kind)), list(kids))
+        case SumOf(indices, body):
+            return any(indices is None or tuple(sorted(base_name(i) for i in head)) == indices
+                       for head, rest in _sum_splits(e) if _sat(rest, body))
+        case Materialised(inner):
+            return isinstance(e, Sum) and _sat(e, inner)
+        case Either(options):
+            return any(_sat(e, o) for o in options)
+        case Contains(inner):
+            return _sat(e, inner) or any(_sat(p, s) for p in _operands(e))
+    return False
+
+
+def _assign(operands: list, kids: list) -> bool:
+    """Can distinct operands satisfy the sketches `kids`, one each?"""
+    if not kids:
+        return True
+    first, rest = kids[0], kids[1:]
+    return any(_sat(x, first) and _assign(operands[:k] + operands[k + 1:], rest)
+               for k, x in enumerate(operands))
+
+
+def _sum_splits(e):
+    """(bound names, body) for each way of reading e's chain of Σ as one Σ."""
+    chain = []
+    while isinstance(e, Sum):
+        chain.append(e)
+        e = e.body
+    return [([c.index.name for c in chain[:p]], chain[p] if p < len(chain) else e)
+            for p in range(1, len(chain) + 1)]
+
+
+def _operands(e) -> list:
+    match e:
+        case Mul() | Add():
+            return list(spine(e, type(e)))
+        case Sum():
+            return [e.body]
+        case Map():
+            return [e.a]
+    return []

@@ -67,6 +67,7 @@ class SketchMatch:
         for r in self.rows:
             self.by_op.setdefault(r[1][0], []).append(r)
         self._parent_rows = None
+        self.parts: dict[int, dict] = {}                # id(op sketch) -> class -> mask -> entry
         self.table: dict[int, dict[int, tuple]] = {id(HOLE): holes}  # id(sketch) -> entries
         canon = {t: t for t in walk(sketch)}
         for t in canon:
@@ -93,6 +94,8 @@ class SketchMatch:
     def _fill(self, t: Sketch) -> None:
         if isinstance(t, Contains):
             return self._fill_contains(t)
+        if isinstance(t, Op):
+            return self._fill_op(t)
         tab = self.table[id(t)]
         for c, n in self._candidates(t):
             got = self.node_match(n, t)
@@ -187,27 +190,52 @@ class SketchMatch:
             return INF
         return (cost, (n, tuple(t if q == at else HOLE for q in range(len(kids)))))
 
+    def _fill_op(self, t: Op) -> None:
+        """Per class and subset (mask) of t's children: the cheapest term rooted at
+        a t.op node whose operands, flattened, match those children one each. A
+        fixpoint: an operand class that holds a t.op node of its own (one the
+        e-graph did not splice) may be spliced in, covering a subset itself."""
+        part: dict[int, dict] = {}
+        self.parts[id(t)] = part
+        rows, changed = self.by_op.get(t.op, []), True
+        while changed:
+            changed = False
+            for c, n in rows:
+                mine = part.setdefault(c, {})
+                for mask, got in self._op_dp(n, t, part).items():
+                    if got[0] < mine.get(mask, INF)[0]:
+                        mine[mask] = got
+                        changed = True
+        full = (1 << len(t.kids)) - 1
+        tab = self.table[id(t)]
+        for c, mine in part.items():
+            if full in mine:
+                tab[c] = mine[full]
+
     def _op_match(self, n: tuple, t: Op) -> tuple:
-        """The cheapest injective assignment of t's children to n's operands."""
-        kids, want = n[2], t.kids
-        if len(want) > len(kids):
-            return INF
-        full = (1 << len(want)) - 1
+        """The cheapest term rooted at n (a t.op node) matching all t's children."""
+        return self._op_dp(n, t, self.parts[id(t)]).get((1 << len(t.kids)) - 1, INF)
+
+    def _op_dp(self, n: tuple, t: Op, part: dict) -> dict:
+        """mask -> (cost, (n, plan)): operand by operand, each a hole, one child, or
+        (spliced) a subset of the children not yet assigned."""
         dp = {0: (0.0, ())}                     # mask of assigned children -> (cost, plan)
-        for p, k in enumerate(kids):
-            hole = self.entry(k, HOLE)
+        for k in n[2]:
+            k = self.eg.find(k)
+            hole, sub = self.entry(k, HOLE), part.get(k, {})
             nxt: dict[int, tuple] = {}
             for mask, (cost, plan) in dp.items():
-                left = len(kids) - p - 1         # operands after this one
-                if bin(full & ~mask).count("1") <= left:
-                    _keep(nxt, mask, cost + hole, plan + (HOLE,))
-                for a, s in enumerate(want):
+                _keep(nxt, mask, cost + hole, plan + (HOLE,))
+                for a, s in enumerate(t.kids):
                     if not mask >> a & 1:
                         _keep(nxt, mask | 1 << a, cost + self.entry(k, s), plan + (s,))
+                for sm, (sc, _) in sub.items():
+                    if sm and not sm & mask:
+                        _keep(nxt, mask | sm, cost + sc, plan + ((t, sm),))
             dp = nxt
-        cost, plan = dp.get(full, INF)
-        cost += self.own[n]
-        return (cost, (n, plan)) if cost < math.inf else INF
+        own = self.own[n]
+        return {mask: (own + cost, (n, plan)) for mask, (cost, plan) in dp.items()
+                if mask and own + cost < math.inf}
 
     # -- extraction ------------------------------------------------------------
     def extract(self, root: int) -> Expr:
@@ -216,12 +244,17 @@ class SketchMatch:
             raise ValueError("no term of this class satisfies the sketch")
         return self._build(root, self.sketch, {})
 
-    def _build(self, c: int, t: Sketch, memo: dict) -> Expr:
+    def _build(self, c: int, t, memo: dict) -> Expr:
+        """The term of class c chosen for t: a sketch node, or (op sketch, mask) for
+        an operand spliced into its parent's product or sum."""
         c = self.eg.find(c)
-        wit = self.table[id(t)][c][1]
+        if isinstance(t, tuple):
+            wit = self.parts[id(t[0])][c][t[1]][1]
+        else:
+            wit = self.table[id(t)][c][1]
         if wit is None:                  # a hole, or contains(hole)
             return to_expr(self.eg, c, self.choice)
-        key = (c, id(t))
+        key = (c, id(t) if not isinstance(t, tuple) else (id(t[0]), t[1]))
         if key not in memo:
             n, plan = wit
             memo[key] = build_node(self.eg, n, [self._build(k, s, memo)
