@@ -21,6 +21,9 @@ import time
 import numpy as np
 
 import etchpy as ep
+from etchpy.expr.walk import accesses
+from etchpy.lazy.optimize import leaf_inputs
+from etchpy.lazy.ra import to_expr
 from etchpy.optimizer.sketch import satisfies
 
 from .kernels import random_csr, rng_for
@@ -73,7 +76,8 @@ def chain8_flat():
                                                          16, 3000], {2, 5}, "flat")
     left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
     right = sk.sum("i7", sk.mul("A8", sk.materialised(sk.contains("A5"))))
-    return expr, ins, dims, nnz, [SPLIT, sk.sum("i4", sk.mul("M", left, right))]
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
+                sketches=[SPLIT, sk.sum("i4", sk.mul("M", left, right))])
 
 
 def chain8_leftdeep():
@@ -84,21 +88,48 @@ def chain8_leftdeep():
                                                              300, 300, 2000], {1, 6},
                                   "leftdeep")
     pulled = sk.sum("i4 i5 i6 i7", sk.mul("M", "A5", "A6", "A7", "A8"))
-    return expr, ins, dims, nnz, [pulled, SPLIT]
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
+                sketches=[pulled, SPLIT])
 
 
-WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep}
+def lazy_chain_tight():
+    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), under a
+    tight node limit (400 e-nodes a search); its leaves are X0 (M), X1..X8."""
+    expr, ins, _, _ = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300, 300,
+                                                        300, 2000], {1, 6}, "leftdeep")
+    prod = ep.lazy(ins["A1"])
+    for k in range(2, 9):
+        prod = prod @ ep.lazy(ins[f"A{k}"])
+    y = ep.lazy(ins["M"]) * prod
+    names: dict = {}
+    e, _ = to_expr(y, names)
+    sized = ep.optimize(y, limits={"iterations": 0})
+    opts = {"dims": sized.dims, "nnz": sized.nnz, "limits": {"nodes": 400}}
+    # M is X0 and Ak is Xk; the translator names the axes: find the thin one (A4's
+    # column) and the right half's bound ones
+    axes = {a.tensor.name: [ix.name for ix in a.indices] for a in accesses(e)}
+    thin, out = axes["X4"][1], axes["X8"][1]
+    right = sorted({n for k in range(5, 9) for n in axes[f"X{k}"]} - {out})
+    pulled = sk.sum(right, sk.mul("X0", "X5", "X6", "X7", "X8"))
+    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")),
+                                sk.materialised(sk.contains("X8"))))
+    return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
+                sketches=[pulled, split])
+
+
+WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
+             "lazy_chain8_mask_nodes400": lazy_chain_tight}
 
 
 def measure(name: str, repeat: int) -> dict:
-    expr, ins, dims, nnz, sketches = WORKLOADS[name]()
-    opts = {"dims": dims, "nnz": nnz}
+    w = WORKLOADS[name]()
+    expr, ins, opts, sketches = w["expr"], w["ins"], w["opts"], w["sketches"]
     t0 = time.perf_counter()
-    plain = ep.optimize(expr, **opts)
+    plain = ep.optimize(w["subject"], **opts)
     unguided_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     try:
-        guided = ep.optimize(expr, **opts, sketches=sketches)
+        guided = ep.optimize(w["subject"], **opts, sketches=sketches)
     except ep.SketchError as err:       # a limit hit first (a loaded machine): say so
         return {"workload": name, "error": str(err), "unguided_s": round(unguided_s, 4),
                 "unguided_nodes": plain.stats["nodes"]}

@@ -22,7 +22,6 @@ from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
-from .optimizer.optimize import optimize
 from .optimizer import sketch
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
@@ -33,3 +32,4 @@ from .runtime.kernel import Kernel
 from .lazy import (LazyArray, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
                    sqrt)
 from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
+from .lazy.optimize import optimize    # expressions and lazy arrays

@@ -176,7 +176,7 @@ def add(*kids) -> Sketch:
 
 
 def _names(indices) -> tuple | None:
-    if indices is None:
+    if indices is None or (isinstance(indices, str) and indices == "?"):
         return None
     if isinstance(indices, (str, Index)):
         indices = (indices,)
@@ -192,7 +192,7 @@ def _names(indices) -> tuple | None:
 
 
 def sum(indices, body="?") -> Sketch:     # noqa: A001 (the sketch language's Σ)
-    """Σ over exactly `indices` (names, Index objects or "i j"; None: any) of a
+    """Σ over exactly `indices` (names, Index objects or "i j"; None or "?": any) of a
     body matching `body`: that Σ is computed on its own (a factorisation shape)."""
     if isinstance(indices, str) and " " in indices:
         indices = indices.split()

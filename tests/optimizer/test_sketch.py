@@ -117,3 +117,16 @@ def test_explain_shows_each_search():
     assert "guided    2 sketch searches" in text
     assert "search 1  sketch contains(sum(m; ?)): satisfied after" in text
     assert "search 2  sketch sum(j; mul(A, ?))" in text and "e-nodes" in text
+
+
+def test_a_lazy_program_is_optimized_whole_and_guided():
+    import numpy as np
+    from etchpy.lazy.optimize import leaf_inputs
+    rng = np.random.default_rng(0)
+    arrays = [rng.random(s) for s in ((6, 5), (5, 4), (4,))]
+    a, b, v = map(ep.lazy, arrays)
+    y = a @ b @ v
+    opt = ep.optimize(y, sketch=sk.sum("?", sk.mul("X0", sk.materialised())))
+    assert opt.dims and satisfies(opt.expr, sk.sum("?", sk.mul("X0", sk.materialised())))
+    got = evaluate(opt.expr, backend="reference", **leaf_inputs(y))
+    assert np.allclose(got, arrays[0] @ arrays[1] @ arrays[2])
