@@ -130,13 +130,13 @@ def measure(name: str, repeat: int) -> dict:
     t0 = time.perf_counter()
     try:
         guided = ep.optimize(w["subject"], **opts, sketches=sketches)
+        guided_s = time.perf_counter() - t0
+        k_guided = ep.compile(expr, optimizer_options={**opts, "sketches": sketches},
+                              tuning=ALWAYS)
     except ep.SketchError as err:       # a limit hit first (a loaded machine): say so
         return {"workload": name, "error": str(err), "unguided_s": round(unguided_s, 4),
                 "unguided_nodes": plain.stats["nodes"]}
-    guided_s = time.perf_counter() - t0
     k_plain = ep.compile(expr, optimizer_options=opts, tuning=ALWAYS)
-    k_guided = ep.compile(expr, optimizer_options={**opts, "sketches": sketches},
-                          tuning=ALWAYS)
     a, b = k_plain(**ins), k_guided(**ins)
     assert np.allclose(_dense(a), _dense(b), rtol=1e-6), name
     tp, tg = [], []
