@@ -34,7 +34,7 @@ import math
 from ..expr.nodes import Expr, Index, Lit, Map, Mul, Add
 from ..expr.nodes import sum as ep_sum
 from .egraph import EGraph
-from .extract import _display_rank, _greedy, node_cost, to_expr
+from .extract import _display_rank, node_cost, to_expr
 from .sketch import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor, walk
 from ..plan.cost import base_name
 
@@ -54,11 +54,11 @@ class SketchMatch:
 
     def __init__(self, eg: EGraph, sketch: Sketch):
         self.eg, self.sketch = eg, sketch
-        self.best, self.choice = _greedy(eg)
         find = eg.find
         self.rows = sorted(((c, n) for c, ns in eg.classes.items() for n in ns),
                            key=lambda r: r[0])
         self.own = {n: node_cost(eg, n) for _, n in self.rows}
+        self.best, self.choice = _greedy_own(self.rows, self.own, find)
         # node -> its own cost plus its operands' greedy best (a hole at every operand)
         self.base = {n: v + _total(self.best.get(find(k), math.inf) for k in n[2])
                      for n, v in self.own.items()}
@@ -197,8 +197,9 @@ class SketchMatch:
         e-graph did not splice) may be spliced in, covering a subset itself."""
         part: dict[int, dict] = {}
         self.parts[id(t)] = part
-        rows, changed = self.by_op.get(t.op, []), True
-        while changed:
+        rows = self.by_op.get(t.op, [])
+        nested = {c for c, _ in rows}       # classes with a t.op node: spliceable
+        while rows:             # after the first pass, only rows that can splice
             changed = False
             for c, n in rows:
                 mine = part.setdefault(c, {})
@@ -206,6 +207,9 @@ class SketchMatch:
                     if got[0] < mine.get(mask, INF)[0]:
                         mine[mask] = got
                         changed = True
+            find = self.eg.find
+            rows = [r for r in rows if any(find(k) in nested for k in r[1][2])] \
+                if changed else []
         full = (1 << len(t.kids)) - 1
         tab = self.table[id(t)]
         for c, mine in part.items():
@@ -223,12 +227,14 @@ class SketchMatch:
         for k in n[2]:
             k = self.eg.find(k)
             hole, sub = self.entry(k, HOLE), part.get(k, {})
+            fits = [(1 << a, s, self.entry(k, s)) for a, s in enumerate(t.kids)]
+            fits = [f for f in fits if f[2] < math.inf]
             nxt: dict[int, tuple] = {}
             for mask, (cost, plan) in dp.items():
                 _keep(nxt, mask, cost + hole, plan + (HOLE,))
-                for a, s in enumerate(t.kids):
-                    if not mask >> a & 1:
-                        _keep(nxt, mask | 1 << a, cost + self.entry(k, s), plan + (s,))
+                for bit, s, e in fits:
+                    if not mask & bit:
+                        _keep(nxt, mask | bit, cost + e, plan + (s,))
                 for sm, (sc, _) in sub.items():
                     if sm and not sm & mask:
                         _keep(nxt, mask | sm, cost + sc, plan + ((t, sm),))
@@ -260,6 +266,25 @@ class SketchMatch:
             memo[key] = build_node(self.eg, n, [self._build(k, s, memo)
                                                 for k, s in zip(n[2], plan)])
         return memo[key]
+
+
+def _greedy_own(rows, own: dict, find):
+    """optimizer.extract's greedy extraction (least tree cost per class, a repeated
+    operand class counted once) over node costs already computed."""
+    best: dict[int, float] = {}
+    choice: dict[int, tuple] = {}
+    work = [(c, n, own[n], tuple({find(k): None for k in n[2]}))
+            for c, n in rows if own[n] != math.inf]
+    changed = True
+    while changed:
+        changed = False
+        for c, n, cost, kids in work:
+            for k in kids:
+                cost += best.get(k, math.inf)
+            if cost < best.get(c, math.inf):
+                best[c], choice[c] = cost, n
+                changed = True
+    return best, choice
 
 
 def _keep(d: dict, mask: int, cost: float, plan: tuple) -> None:
