@@ -11,6 +11,8 @@ etchpy.optimizer.optimize unchanged (sketch=, sketches=, limits=, ...).
 """
 from __future__ import annotations
 
+import functools
+
 from ..expr.walk import accesses
 from ..optimizer.optimize import Optimized
 from ..optimizer.optimize import optimize as optimize_expr
@@ -43,11 +45,10 @@ def leaf_inputs(a: LazyArray, names: dict | None = None) -> dict:
     return out
 
 
+@functools.wraps(optimize_expr)
 def optimize(expr, **options) -> Optimized:
-    """etchpy.optimizer.optimize, also for a lazy array (see the module docstring).
-
-        >>> opt = ep.optimize(ep.lazy(A) @ ep.lazy(B) @ ep.lazy(x), sketch=...)
-    """
+    """etchpy.optimizer.optimize, also for a lazy array (the module docstring);
+    its docstring and signature are optimize's."""
     if not isinstance(expr, LazyArray):
         return optimize_expr(expr, **options)
     names: dict = {}

@@ -192,7 +192,8 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     itself is returned). ep.compile runs it (optimizer_options= are its keyword
     arguments) and compiles the rewrite when its plan costs less.
 
-    Parameters: expr, an expression; semiring, a Semiring or a built-in name
+    Parameters: expr, an expression (ep.optimize also takes a lazy array: its
+    whole program, etchpy.lazy.optimize); semiring, a Semiring or a built-in name
     (default real: its rules are the ones applied); dims, {index or name: size};
     nnz, {tensor name: nonzero count} (sizes not given are guessed from the
     tuning's default_dim and sparse_density; explain() says which); exact, also
@@ -201,7 +202,8 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     preset name or a dict; sketch, a sketch (ep.sketch: the shape of the plan
     wanted), or sketches, a list of them searched in turn (optimizer.guided): the
     result is the cheapest term satisfying the last one, even when it costs more
-    than `expr`; SketchError when one is not satisfied within the limits.
+    than `expr` (exact= is not used); SketchError when one is not satisfied
+    within the limits.
     Returns: an Optimized (.expr, .cost_before, .cost_after, .rules_used,
     .stats, .plan, .explain()).
 
