@@ -13,7 +13,8 @@ ep.graph.pagerank, ...) gives its parameters and an example; docs/ has the guide
 from .version import __version__
 
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
-                     InputError, MapError, OrderError, PerformanceWarning, SemiringError)
+                     InputError, MapError, OrderError, PerformanceWarning, SemiringError,
+                     SketchError)
 from .expr.nodes import Expr, Index, TensorVar, indices, tensor
 from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
@@ -22,7 +23,7 @@ from .expr.compare import between
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
-from .optimizer.optimize import optimize
+from .optimizer import sketch
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .distributed import partition
 from .relational import Keys, Relation, decode, relation
@@ -32,3 +33,4 @@ from .runtime.kernel import Kernel
 from .lazy import (LazyArray, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
                    sqrt)
 from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
+from .lazy.optimize import optimize    # expressions and lazy arrays

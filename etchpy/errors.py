@@ -60,6 +60,15 @@ class SemiringError(EtchpyError, ValueError):
     """
 
 
+class SketchError(EtchpyError, ValueError):
+    """A malformed sketch, or one that no term reached within the saturation limits
+    (also a ValueError); the message names the largest part of the sketch that was
+    matched and the part that was not (docs/sketches.md).
+
+        >>> ep.optimize(A[i, j] * x[j], sketch=ep.sketch.tensor("B"))  # raises SketchError
+    """
+
+
 class CompileError(EtchpyError, RuntimeError):
     """The C compiler failed or is missing (also a RuntimeError); the message
     carries the compiler's output and the path of the C file.

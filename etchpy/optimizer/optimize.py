@@ -42,6 +42,7 @@ from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
+from .guided import as_sketches, guided_search
 from .extract import dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
@@ -64,6 +65,7 @@ class Optimized:
     dims: dict | None = None
     nnz: dict | None = None
     tuning: Tuning = DEFAULT
+    searches: tuple = ()          # optimizer.guided.Search per sketch (sketch=, sketches=)
 
     def __repr__(self):
         return (f"Optimized({self.original} -> {self.expr}, cost {self.cost_before:.4g} -> "
@@ -95,11 +97,15 @@ class Optimized:
         """The search alone: semiring, the expression before and after, the rules
         used with their laws, and the saturation's statistics."""
         s = self.stats
+        graph = [f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
+                 f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
+                 f"{s.get('seconds', 0) * 1000:.1f} ms"]
+        if self.searches:
+            graph = [f"guided    {len(self.searches)} sketch searches, "
+                     f"{s.get('nodes')} e-nodes in all, {s.get('seconds', 0) * 1000:.1f} ms",
+                     *(f"  {x.line(k)}" for k, x in enumerate(self.searches, 1))]
         return [f"semiring  {self.semiring}", f"before    {self.original}",
-                f"after     {self.expr}", *self._rules_text(),
-                f"e-graph   {s.get('iterations')} iterations, {s.get('nodes')} nodes, "
-                f"{s.get('classes')} classes, stopped: {s.get('stop')}, "
-                f"{s.get('seconds', 0) * 1000:.1f} ms"]
+                f"after     {self.expr}", *self._rules_text(), *graph]
 
     def _rules_text(self) -> list[str]:
         used = sorted(self.rules_used.items())
@@ -178,20 +184,26 @@ def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
 
 
 def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None = None,
-             exact: bool = False, limits=None, tuning=None) -> Optimized:
+             exact: bool = False, limits=None, tuning=None, sketch=None,
+             sketches=None) -> Optimized:
     """Saturate the e-graph of `expr` with the semiring's rules; extract the cheapest term.
 
     The result is never costlier than `expr` (if extraction misses sharing, `expr`
     itself is returned). ep.compile runs it (optimizer_options= are its keyword
     arguments) and compiles the rewrite when its plan costs less.
 
-    Parameters: expr, an expression; semiring, a Semiring or a built-in name
+    Parameters: expr, an expression (ep.optimize also takes a lazy array: its
+    whole program, etchpy.lazy.optimize); semiring, a Semiring or a built-in name
     (default real: its rules are the ones applied); dims, {index or name: size};
     nnz, {tensor name: nonzero count} (sizes not given are guessed from the
     tuning's default_dim and sparse_density; explain() says which); exact, also
     extract with a MILP (scipy.optimize.milp) and keep the cheaper; limits, a
     Saturation or a dict of its fields over the tuning's; tuning, a Tuning, a
-    preset name or a dict.
+    preset name or a dict; sketch, a sketch (ep.sketch: the shape of the plan
+    wanted), or sketches, a list of them searched in turn (optimizer.guided): the
+    result is the cheapest term satisfying the last one, even when it costs more
+    than `expr` (exact= is not used); SketchError when one is not satisfied
+    within the limits.
     Returns: an Optimized (.expr, .cost_before, .cost_after, .rules_used,
     .stats, .plan, .explain()).
 
@@ -201,6 +213,8 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     """
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
+    if sketch is not None or sketches is not None:
+        return _guided(expr, sr, as_sketches(sketch, sketches), dims, nnz, limits, tuning)
     eg = EGraph(sr, Stats(dims, nnz))
     root = eg.add_expr(expr)
     stats = saturate(eg, rules_for(sr), saturation_limits(tuning, limits), root=root)
@@ -217,6 +231,20 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
         best, after = expr, before
     return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name,
                      dims, nnz, tuning_of(tuning))
+
+
+def _guided(expr, sr, sketches, dims, nnz, limits, tuning) -> Optimized:
+    """optimize's sketch-guided search: the searches' statistics summed."""
+    best, searches, fired = guided_search(expr, sketches, sr, Stats(dims, nnz),
+                                          saturation_limits(tuning, limits))
+    stats = {"iterations": sum(x.iterations for x in searches),
+             "nodes": sum(x.nodes for x in searches),
+             "classes": sum(x.classes for x in searches), "stop": searches[-1].stop,
+             "seconds": round(sum(x.seconds for x in searches), 4),
+             "rules fired": dict(fired), "searches": len(searches)}
+    return Optimized(best, expr, cost(expr, semiring=sr, dims=dims, nnz=nnz),
+                     cost(best, semiring=sr, dims=dims, nnz=nnz), dict(fired), stats,
+                     sr.name, dims, nnz, tuning_of(tuning), tuple(searches))
 
 
 def proves(e1, e2, semiring, limits=None, tuning=None) -> bool:

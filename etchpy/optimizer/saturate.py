@@ -105,17 +105,22 @@ class Patience:
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,
-             root: int | None = None) -> SaturationStats:
+             root: int | None = None, until=None) -> SaturationStats:
     """Apply `rules` until nothing changes or a limit is hit; see the module docstring.
 
-    Early stopping needs `root`. Returns the statistics; `stop` is one of
-    "saturated", "node limit", "time limit", "iteration limit", "no improvement".
+    Early stopping needs `root`. `until`, a function of no argument, is asked
+    before the first iteration and after each one (the graph rebuilt): True
+    stops the run (a sketch is satisfied: optimizer.guided). Returns the
+    statistics; `stop` is one of "saturated", "node limit", "time limit",
+    "iteration limit", "no improvement", "goal reached".
     """
     lim = limits if limits is not None else Saturation()
     stats = SaturationStats()
     start = time.perf_counter()
     backoff, seen = Backoff(lim), set()
     watch = Patience(eg, root, lim, stats) if root is not None and lim.patience else None
+    if until is not None and until():
+        return _finish(stats, "goal reached", eg, start)
     for it in range(lim.iterations):
         stats.iterations = it + 1
         matches, any_banned = _matches(eg, rules, it, backoff, seen)
@@ -126,11 +131,15 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
             stop = "saturated"
         if not stop and watch is not None and watch.stalled(it + 1):
             stop = "no improvement"
+        if until is not None and until():
+            stop = "goal reached"
         if stop:
-            stats.stop = stop
-            break
-    else:
-        stats.stop = "iteration limit"
+            return _finish(stats, stop, eg, start)
+    return _finish(stats, "iteration limit", eg, start)
+
+
+def _finish(stats: SaturationStats, stop: str, eg: EGraph, start: float) -> SaturationStats:
+    stats.stop = stop
     stats.nodes, stats.classes = eg.num_nodes(), len(eg.classes)
     stats.seconds = time.perf_counter() - start
     return stats

@@ -1,0 +1,174 @@
+"""Sketch-guided optimization against unguided saturation (docs/sketches.md).
+
+    python -m bench sketches --json PATH [--repeat N] [--only NAME]
+
+Workloads: expressions where saturation at the default limits misses the plan a
+sketch names. For each: the optimizer's time and e-nodes unguided (default
+limits) and guided (the workload's sketches; e-nodes summed over the searches),
+whether the unguided result satisfies the last sketch, and the run time of
+both plans' kernels, alternating call by call, as a ratio of medians
+(`speedup` = unguided / sketched). Both kernels compile the optimizer's
+rewrite whatever the plan cost model says (rewrite_margin = inf) and are
+checked against each other. Writes a JSON list, one object per workload.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+
+import numpy as np
+
+import etchpy as ep
+from etchpy.expr.walk import accesses
+from etchpy.lazy.optimize import leaf_inputs
+from etchpy.lazy.ra import to_expr
+from etchpy.optimizer.sketch import satisfies
+
+from .kernels import random_csr, rng_for
+from .timing import timed
+
+sk = ep.sketch
+ALWAYS = {"rewrite_margin": math.inf}
+
+
+def _chain(name, sizes, sparse, written):
+    """The matrices A1..A8 (those in `sparse` csr, 2% dense), the mask M (csr,
+    30 000 nonzeros) and M ∘ (A1 ··· A8) written as one flat Σ or left-deep."""
+    ix = ep.indices(" ".join(f"i{k}" for k in range(9)))
+    rng = rng_for(name)
+    mats, ins, nnz = [], {}, {}
+    for k in range(8):
+        tname, shape = f"A{k + 1}", (sizes[k], sizes[k + 1])
+        if k in sparse:
+            ins[tname] = random_csr(rng, *shape, int(0.02 * shape[0] * shape[1]))
+            nnz[tname] = int(ins[tname].nnz)
+        else:
+            ins[tname] = rng.random(shape)
+        mats.append(ep.tensor(tname, 2, format="csr" if k in sparse else "dense"))
+    M = ep.tensor("M", 2, format="csr")
+    ins["M"] = random_csr(rng, sizes[0], sizes[8], 30_000)
+    nnz["M"] = int(ins["M"].nnz)
+    if written == "flat":
+        body = M[ix[0], ix[8]]
+        for k in range(8):
+            body = body * mats[k][ix[k], ix[k + 1]]
+        expr = ep.sum(tuple(ix[1:8]), body)
+    else:
+        cur = mats[0][ix[0], ix[1]]
+        for k in range(1, 8):
+            cur = ep.sum(ix[k], cur * mats[k][ix[k], ix[k + 1]])
+        expr = M[ix[0], ix[8]] * cur
+    return expr, ins, {f"i{k}": d for k, d in enumerate(sizes)}, nnz
+
+
+# M sampled at the thin middle index i4, each half materialised on its own
+SPLIT = sk.sum("i4", sk.mul("M", sk.materialised(sk.contains("A1")),
+                            sk.materialised(sk.contains("A8"))))
+
+
+def chain8_flat():
+    """Written as one flat Σ; thin at i1, i4 and i7 (16), A3 and A6 sparse. Unguided
+    samples M at i7 with a 3000×16 left factor; the sketch splits at i4, the halves
+    right-to-left from their thin ends."""
+    expr, ins, dims, nnz = _chain("sketch-chain8-flat", [3000, 16, 400, 400, 16, 400, 400,
+                                                         16, 3000], {2, 5}, "flat")
+    left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
+    right = sk.sum("i7", sk.mul("A8", sk.materialised(sk.contains("A5"))))
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
+                sketches=[SPLIT, sk.sum("i4", sk.mul("M", left, right))])
+
+
+def chain8_leftdeep():
+    """Written left-deep, ((A1·A2)·A3)···A8 then ∘ M; thin only at i4 (8), A2 and A7
+    sparse. Unguided (iteration limit) samples M at i7 (300); two sketches: pull
+    the Σ of the right half out, then split at i4."""
+    expr, ins, dims, nnz = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300,
+                                                             300, 300, 2000], {1, 6},
+                                  "leftdeep")
+    pulled = sk.sum("i4 i5 i6 i7", sk.mul("M", "A5", "A6", "A7", "A8"))
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
+                sketches=[pulled, SPLIT])
+
+
+def lazy_chain_tight():
+    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), under a
+    tight node limit (400 e-nodes a search); its leaves are X0 (M), X1..X8."""
+    expr, ins, _, _ = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300, 300,
+                                                        300, 2000], {1, 6}, "leftdeep")
+    prod = ep.lazy(ins["A1"])
+    for k in range(2, 9):
+        prod = prod @ ep.lazy(ins[f"A{k}"])
+    y = ep.lazy(ins["M"]) * prod
+    names: dict = {}
+    e, _ = to_expr(y, names)
+    sized = ep.optimize(y, limits={"iterations": 0})
+    opts = {"dims": sized.dims, "nnz": sized.nnz, "limits": {"nodes": 400}}
+    # M is X0 and Ak is Xk; the translator names the axes: find the thin one (A4's
+    # column) and the right half's bound ones
+    axes = {a.tensor.name: [ix.name for ix in a.indices] for a in accesses(e)}
+    thin, out = axes["X4"][1], axes["X8"][1]
+    right = sorted({n for k in range(5, 9) for n in axes[f"X{k}"]} - {out})
+    pulled = sk.sum(right, sk.mul("X0", "X5", "X6", "X7", "X8"))
+    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")),
+                                sk.materialised(sk.contains("X8"))))
+    return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
+                sketches=[pulled, split])
+
+
+WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
+             "lazy_chain8_mask_nodes400": lazy_chain_tight}
+
+
+def measure(name: str, repeat: int) -> dict:
+    w = WORKLOADS[name]()
+    expr, ins, opts, sketches = w["expr"], w["ins"], w["opts"], w["sketches"]
+    t0 = time.perf_counter()
+    plain = ep.optimize(w["subject"], **opts)
+    unguided_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    try:
+        guided = ep.optimize(w["subject"], **opts, sketches=sketches)
+        guided_s = time.perf_counter() - t0
+        k_guided = ep.compile(expr, optimizer_options={**opts, "sketches": sketches},
+                              tuning=ALWAYS)
+    except ep.SketchError as err:       # a limit hit first (a loaded machine): say so
+        return {"workload": name, "error": str(err), "unguided_s": round(unguided_s, 4),
+                "unguided_nodes": plain.stats["nodes"]}
+    k_plain = ep.compile(expr, optimizer_options=opts, tuning=ALWAYS)
+    a, b = k_plain(**ins), k_guided(**ins)
+    assert np.allclose(_dense(a), _dense(b), rtol=1e-6), name
+    tp, tg = [], []
+    for _ in range(repeat):
+        tp.append(timed(lambda: k_plain(**ins))[0])
+        tg.append(timed(lambda: k_guided(**ins))[0])
+    return {"workload": name, "guided_s": round(guided_s, 4),
+            "unguided_s": round(unguided_s, 4),
+            "guided_nodes": guided.stats["nodes"], "unguided_nodes": plain.stats["nodes"],
+            "unguided_stop": plain.stats["stop"],
+            "unguided_found": bool(satisfies(plain.expr, sketches[-1])),
+            "speedup": round(float(np.median(tp) / np.median(tg)), 3),
+            "guided_ms": round(1e3 * float(np.median(tg)), 3),
+            "unguided_ms": round(1e3 * float(np.median(tp)), 3),
+            "cost_guided": guided.cost_after, "cost_unguided": plain.cost_after,
+            "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr)}
+
+
+def _dense(v):
+    return v.todense() if hasattr(v, "todense") else np.asarray(v)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench sketches")
+    ap.add_argument("--json", required=True, help="where to write the JSON list")
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--only", choices=sorted(WORKLOADS))
+    args = ap.parse_args(argv)
+    rows = []
+    for name in [args.only] if args.only else WORKLOADS:
+        rows.append(measure(name, args.repeat))
+        print(json.dumps(rows[-1]))
+    with open(args.json, "w", encoding="utf-8") as f:
+        json.dump(rows, f, indent=1)
+    return 0

@@ -1,0 +1,100 @@
+"""Sketch-guided equality saturation (after "Sketch-Guided Equality Saturation",
+Koehler et al.): `guided_search(expr, sketches, ...)`, run by
+`optimize(expr, sketch=s)` or `optimize(expr, sketches=[s1, s2, ...])`.
+
+For each sketch in turn (a search):
+1. a fresh e-graph holds the current term (the input, then the previous
+   search's result);
+2. it is saturated with the semiring's rules under the saturation limits (early
+   stopping by cost, `patience`, is off: the goal is the sketch), and after each
+   iteration (and before the first) the sketch is matched (optimizer.sketch_match);
+   the search stops as soon as a term of the root class satisfies it;
+3. the cheapest satisfying term is extracted (a dynamic program over (class,
+   sketch node) pairs) and becomes the next search's start.
+A sketch no term satisfies when saturation stops (saturated, or a limit hit)
+raises SketchError naming the largest part of it that some class matched and
+the parts that none did. Every extracted term is a term of the root class, so
+equal to the input in the semiring (proofs_notes/sketch.md).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, replace
+
+from ..errors import SketchError
+from ..expr.nodes import Expr
+from ..plan.cost import Stats
+from ..semiring import Semiring
+from ..tuning import Saturation
+from .egraph import EGraph
+from .rules import rules_for
+from .saturate import saturate
+from .sketch import Sketch, as_sketch
+from .sketch_match import SketchMatch, report
+
+
+@dataclass(frozen=True)
+class Search:
+    """One guided search: its sketch, the e-graph it grew, and the term it chose."""
+    sketch: str
+    nodes: int
+    classes: int
+    iterations: int
+    seconds: float
+    stop: str
+    result: str
+
+    def line(self, k: int) -> str:
+        return (f"search {k}  sketch {self.sketch}: satisfied after {self.iterations} "
+                f"iterations, {self.nodes} e-nodes, {self.classes} classes, "
+                f"{self.seconds * 1000:.1f} ms -> {self.result}")
+
+
+def as_sketches(sketch, sketches) -> list[Sketch]:
+    """The list of sketches `optimize` was given (one of sketch=, sketches=)."""
+    if sketch is not None and sketches is not None:
+        raise SketchError("give sketch= or sketches=, not both")
+    items = [sketch] if sketch is not None else list(sketches)
+    if not items:
+        raise SketchError("sketches= is empty")
+    return [as_sketch(s) for s in items]
+
+
+def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
+                  limits: Saturation) -> tuple[Expr, list[Search], Counter]:
+    """(the term the last search extracted, the searches, rules fired): see the
+    module docstring. Raises SketchError for a sketch no term satisfied."""
+    term, searches, fired = expr, [], Counter()
+    lim = replace(limits, patience=0)
+    for k, s in enumerate(sketches, 1):
+        eg = EGraph(sr, stats)
+        root = eg.add_expr(term)
+        last: dict = {}
+
+        def satisfied(eg=eg, s=s, root=root, last=last) -> bool:
+            last["m"] = SketchMatch(eg, s)
+            return last["m"].satisfied(root)
+        st = saturate(eg, rules_for(sr), lim, until=satisfied)
+        fired.update(st.fired)
+        m = last["m"]
+        if st.stop != "goal reached":
+            raise SketchError(_unsatisfied(k, s, m, st))
+        term = m.extract(root)
+        searches.append(Search(str(s), st.nodes, st.classes, st.iterations, st.seconds,
+                               st.stop, str(term)))
+    return term, searches, fired
+
+
+def _unsatisfied(k: int, s: Sketch, m: SketchMatch, st) -> str:
+    head = (f"sketch {k} {s} is not satisfied: saturation stopped ({st.stop}) after "
+            f"{st.iterations} iterations with {st.nodes} e-nodes; ")
+    if m.matched_anywhere(s):
+        return head + ("it matches a subterm but not the whole expression (a sketch "
+                       "describes the root: wrap it in contains(...) or in the root's "
+                       "operator)")
+    best, frontier = report(m)
+    where = (f"the largest part some term matched: {best}" if best is not None
+             else "no part of it matched any term")
+    missing = "; ".join(str(t) for t in frontier[:3])
+    return head + (f"{where}; not matched: {missing}. Raise the limits (limits=...), "
+                   "or add an intermediate sketch (sketches=[...])")

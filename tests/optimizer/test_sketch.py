@@ -1,0 +1,133 @@
+"""Sketch-guided optimization (optimizer.sketch, sketch_match, guided): every term
+extracted for a sketch satisfies it and equals the input on the reference backend;
+the sketch language; errors; explain()."""
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import etchpy as ep
+from etchpy.api import evaluate
+from etchpy.expr.nodes import Add, Mul, Sum, free_indices
+from etchpy.expr.walk import spine
+from etchpy.optimizer.optimize import cost, optimize
+from etchpy.optimizer.sketch import satisfies
+from etchpy.testing import assert_same, problems
+
+sk = ep.sketch
+SMALL = dict(max_examples=25, deadline=None,
+             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+LIMITS = dict(seconds=30.0, iterations=8, nodes=3000)    # no time limit in effect: the
+                                                         # searches are deterministic
+
+i, j, k, m = ep.indices("i j k m")
+A, B, C = ep.tensor("A", 2), ep.tensor("B", 2, format="csr"), ep.tensor("C", 2)
+x = ep.tensor("x", 1)
+CHAIN = ep.sum((j, k, m), A[i, j] * B[j, k] * C[k, m] * x[m])
+
+
+def subterms(e):
+    yield e
+    match e:
+        case Mul() | Add():
+            for p in spine(e, type(e)):
+                yield from subterms(p)
+        case Sum():
+            yield from subterms(e.body)
+
+
+def derived_sketches(e):
+    """Sketches a term of e's class satisfies: e's own, with holes, contains(...)."""
+    whole = sk.of(e)
+    out = [whole, sk.contains(whole), sk.either(sk.tensor("nope"), whole)]
+    out += [sk.contains(sk.of(s)) for s in subterms(e) if not isinstance(s, ep.expr.nodes.Lit)]
+    if isinstance(e, Sum):
+        out.append(sk.materialised(sk.hole()))
+    parts = whole.parts()
+    if len(parts) > 1 and isinstance(whole, type(sk.mul("a"))):
+        out.append(type(whole)(whole.op, (sk.hole(),) + parts[1:]))   # a child as a hole
+        out.append(type(whole)(whole.op, parts[:1]))                   # a subset
+    return out
+
+
+@settings(**SMALL)
+@given(problems(max_indices=3, max_occurrences=3), st.data())
+def test_extracted_term_satisfies_the_sketch_and_equals_the_input(p, data):
+    target = optimize(p.expr, semiring=p.semiring, limits=LIMITS).expr
+    s = data.draw(st.sampled_from(derived_sketches(target)))
+    opt = optimize(p.expr, semiring=p.semiring, limits=LIMITS, sketch=s)
+    assert satisfies(opt.expr, s), f"{opt.expr} does not satisfy {s}"
+    out = free_indices(p.expr)
+    assert set(free_indices(opt.expr)) == set(out)
+    want = evaluate(p.expr, semiring=p.semiring, backend="reference", out_indices=out,
+                    **p.inputs)
+    got = evaluate(opt.expr, semiring=p.semiring, backend="reference", out_indices=out,
+                   **{n: p.inputs[n] for n in ep.expr.walk.tensors(opt.expr)})
+    assert_same(got, want, p.semiring, what=f"sketch {s}: {p.expr} -> {opt.expr}")
+
+
+def test_a_factorisation_sketch_gives_that_factorisation():
+    s = sk.sum("j", sk.mul("A", sk.sum("k m", sk.mul("B", "?", "?"))))
+    opt = optimize(CHAIN, sketch=s)
+    assert satisfies(opt.expr, s) and not satisfies(CHAIN, s)
+    assert ep.equivalent(opt.expr, CHAIN)
+
+
+def test_sketches_run_in_turn_each_from_the_last_result():
+    first = sk.contains(sk.sum("m", sk.mul("C", "x")))
+    last = sk.sum("j", sk.mul("A", sk.materialised()))
+    opt = optimize(CHAIN, sketches=[first, last])
+    assert len(opt.searches) == 2 and satisfies(opt.expr, last)
+    assert opt.stats["nodes"] == sum(x.nodes for x in opt.searches)
+
+
+def test_extraction_is_restricted_to_the_sketch_not_the_cheapest_term():
+    flat = sk.sum("j k m", sk.mul("A", "B", "C", "x"))     # the expensive written form
+    opt = optimize(CHAIN, sketch=flat)
+    assert satisfies(opt.expr, flat) and opt.cost_after > optimize(CHAIN).cost_after
+
+
+def test_a_hole_is_satisfied_at_once_by_the_input():
+    opt = optimize(CHAIN, sketch="?")
+    assert opt.searches[0].iterations == 0 and satisfies(opt.expr, sk.of(CHAIN))
+    assert cost(opt.expr) == cost(CHAIN)
+
+
+def test_children_match_a_subset_of_the_operands():
+    e = A[i, j] * B[i, j] * C[i, j]
+    assert satisfies(e, sk.mul("C", "A")) and not satisfies(e, sk.mul("A", "A"))
+    assert sk.mul(sk.mul("A", "B"), "C") == sk.mul("A", "B", "C")
+    assert satisfies(ep.sum(j, ep.sum(k, A[i, j] * B[j, k])), sk.sum("j", sk.sum("k")))
+    assert satisfies(ep.sum(j, ep.sum(k, A[i, j] * B[j, k])), sk.sum("j k"))
+
+
+def test_an_unsatisfiable_sketch_names_the_part_that_matched():
+    with pytest.raises(ep.SketchError, match=r"largest part some term matched: "
+                                            r"sum\(m; mul\(C, x\)\).*not matched: "):
+        optimize(CHAIN, sketch=sk.sum("j", sk.mul("x", sk.sum("m", sk.mul("C", "x")))))
+    with pytest.raises(ep.SketchError, match="matches a subterm"):
+        optimize(CHAIN, sketch=sk.sum("m", sk.mul("C", "x")))
+    with pytest.raises(ep.SketchError, match="not a sketch"):
+        optimize(CHAIN, sketch=3)
+    with pytest.raises(ep.SketchError, match="not both"):
+        optimize(CHAIN, sketch="?", sketches=["?"])
+
+
+def test_explain_shows_each_search():
+    opt = optimize(CHAIN, sketches=[sk.contains(sk.sum("m")), sk.sum("j", sk.mul("A", "?"))])
+    text = opt.explain()
+    assert "guided    2 sketch searches" in text
+    assert "search 1  sketch contains(sum(m; ?)): satisfied after" in text
+    assert "search 2  sketch sum(j; mul(A, ?))" in text and "e-nodes" in text
+
+
+def test_a_lazy_program_is_optimized_whole_and_guided():
+    import numpy as np
+    from etchpy.lazy.optimize import leaf_inputs
+    rng = np.random.default_rng(0)
+    arrays = [rng.random(s) for s in ((6, 5), (5, 4), (4,))]
+    a, b, v = map(ep.lazy, arrays)
+    y = a @ b @ v
+    opt = ep.optimize(y, sketch=sk.sum("?", sk.mul("X0", sk.materialised())))
+    assert opt.dims and satisfies(opt.expr, sk.sum("?", sk.mul("X0", sk.materialised())))
+    got = evaluate(opt.expr, backend="reference", **leaf_inputs(y))
+    assert np.allclose(got, arrays[0] @ arrays[1] @ arrays[2])
