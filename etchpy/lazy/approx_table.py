@@ -16,7 +16,8 @@ Candidates of a constant m×n matrix W (float; vectors and integers get none):
              rebuilt as (A·U_k)·(Σ_k V_kᵀ) (or U_k·((Σ_k V_kᵀ)·B)), never forming W̃
     prune t  entries with |w| < t·max|W| set to zero (t in 1e-3, 1e-2, 1e-1: the
              thresholds are relative to the largest entry, so they do not depend on
-             the scale of W), stored as a scipy csr array that the sparse kernels run
+             the scale of W), stored as a scipy csr array that the sparse kernels run;
+             kept only when cheaper than W in the cost model (SPARSE_WEIGHT·nnz < m·n)
 """
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ from .array import (BINARY, MAPS, LazyArray, as_node, binary, lazy, map_node, ma
 
 PRUNE_THRESHOLDS = (1e-3, 1e-2, 1e-1)
 # one multiply-add through a csr operand costs about this many dense ones in etchpy's
-# kernels (dense x csr product against a dense one, 2 cores, loaded machine; see
-# docs/approximations.md): the cost model weighs a sparse product's nonzeros by it
+# kernels (a dense x csr product against a dense one measured 8-13x per multiply-add on
+# a loaded 2-core machine; docs/approximations.md): the cost model weighs a sparse
+# product's nonzeros by it
 SPARSE_WEIGHT = 8.0
 
 
@@ -86,8 +88,8 @@ def _prune_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
     for t in PRUNE_THRESHOLDS:
         keep = np.abs(w) >= t * top
         nnz = int(keep.sum())
-        if nnz in seen or nnz == w.size:
-            continue
+        if nnz in seen or SPARSE_WEIGHT * nnz >= w.size:
+            continue        # dominated: costs as much as W in every product
         seen.add(nnz)
         pruned = np.where(keep, w, 0)
         err = float(np.linalg.norm(w - pruned)) / norm

@@ -110,8 +110,10 @@ def test_side_table_rows():
     ranks = svd_ranks(784, 512)          # 512 - 9j (step ⌊log2 512⌋ = 9), cheaper than W
     assert ranks[:2] == [305, 296] and all((512 - k) % 9 == 0 for k in ranks)
     assert all(k * (784 + 512) < 784 * 512 for k in svd_ranks(784, 512))
-    W = np.random.default_rng(1).standard_normal((12, 10))
+    W = np.random.default_rng(1).standard_normal((12, 10)) * 1e-3
+    W[::3, ::4] = 5.0                    # 12 large entries: pruning pays
     row = candidates(ep.lazy(W, constant=True))
+    assert any(c.kind == "prune" for c in row)
     assert row[0].kind == "exact" and row[0].error == 0
     for c in row[1:]:
         if c.kind == "prune":
@@ -119,6 +121,18 @@ def test_side_table_rows():
             assert (np.abs(kept[kept != 0]) >= c.param * np.abs(W).max()).all()
             assert np.isclose(c.error, np.linalg.norm(W - kept) / np.linalg.norm(W))
     assert len(candidates(ep.lazy(np.ones(5), constant=True))) == 1   # vectors: exact only
+
+
+def test_pruning_runs_on_the_sparse_kernels():
+    rng = np.random.default_rng(2)
+    W = 1e-4 * rng.standard_normal((40, 30))
+    W[rng.integers(0, 40, 30), rng.integers(0, 30, 30)] = 1.0
+    x = ep.lazy(rng.random((16, 40)))
+    y = x @ ep.lazy(W, constant=True)
+    a = ep.approximate(y, max_rel_error=0.01, samples={x: rng.random((8, 40))})
+    chosen = dict(a.choices)["X1"]
+    assert chosen.kind == "prune" and a.compiled_error <= 0.01
+    assert "csr" in a.explain() and np.allclose(a.compute(), x.param @ W, atol=1e-2)
 
 
 class _C:
