@@ -54,29 +54,44 @@ def _check_budget(budget) -> float:
     return float(budget)
 
 
-def _inputs(what: str, given, variables: list, names: dict, required: bool) -> dict:
-    """{leaf key: lazy sample} from {lazy operand: array}; InputError naming the
-    operand for a missing, unknown, constant or mis-shaped one."""
+def _operand(what: str, k, leaves: list, names: dict) -> LazyArray:
+    """The leaf a samples key stands for: the lazy operand itself or its name in
+    the program as written ("X0", "X1", ...); InputError for anything else."""
+    if isinstance(k, str):
+        found = [v for v in leaves if names[v.key] == k]
+        if not found:
+            raise InputError(f"{what}: no operand named {k!r} in this program (its operands "
+                             f"are {', '.join(names[v.key] for v in leaves)})")
+        return found[0]
+    if not isinstance(k, LazyArray) or k.op != "leaf":
+        raise InputError(f"{what}: keys are the lazy operands (ep.lazy(x)) of the program "
+                         f"or their names X0, X1, ..., got {k!r}")
+    if k.key not in names:
+        raise InputError(f"{what}: the operand {k.shape} is not an operand of this program")
+    return k
+
+
+def _inputs(what: str, given, leaves: list, names: dict, required: bool) -> dict:
+    """{leaf key: lazy sample} from {lazy operand or name: array}; InputError
+    naming the operand for a missing, unknown, constant or mis-shaped one."""
     if given is None and not required:
         return {}
     if not isinstance(given, dict):
         raise InputError(f"{what} must be a dict {{lazy operand: array}}, got "
                          f"{type(given).__name__}")
-    by_key = {v.key: v for v in variables}
+    variables = [v for v in leaves if not getattr(v, "constant", False)]
     out = {}
     for k, arr in given.items():
-        if not isinstance(k, LazyArray) or k.op != "leaf":
-            raise InputError(f"{what}: keys are the lazy operands (ep.lazy(x)) of the "
-                             f"program, got {k!r}")
-        if k.key not in by_key:
-            kind = "a constant operand, which takes no samples" if getattr(
-                k, "constant", False) else "not an operand of this program"
-            raise InputError(f"{what}: {names.get(k.key, 'the operand')} {k.shape} is {kind}")
+        leaf = _operand(what, k, leaves, names)
+        if getattr(leaf, "constant", False):
+            raise InputError(f"{what}: {names[leaf.key]} {leaf.shape} is a constant operand, "
+                             f"which takes no samples")
         v = lazy(arr)
-        if v.shape[1:] != k.shape[1:] or v.ndim != k.ndim:
-            raise InputError(f"{what}: the sample for {names[k.key]} has shape {v.shape}; "
-                             f"the operand has shape {k.shape} (only the first axis may differ)")
-        out[k.key] = v
+        if v.shape[1:] != leaf.shape[1:] or v.ndim != leaf.ndim:
+            raise InputError(f"{what}: the sample for {names[leaf.key]} has shape {v.shape}; "
+                             f"the operand has shape {leaf.shape} (only the first axis may "
+                             f"differ)")
+        out[leaf.key] = v
     missing = [v for v in variables if v.key not in out]
     if missing and (required or out):
         m = missing[0]
@@ -143,7 +158,8 @@ def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = 
 
     Parameters: arrays, the lazy results; max_rel_error, the budget ≥ 0 on the
     relative Frobenius error of each result; samples, {lazy operand: array} for
-    every operand not declared constant (the first axis may differ: a batch);
+    every operand not declared constant (the first axis may differ: a batch; a
+    key may also be the operand's name in explain, "X0", "X1", ...);
     heldout, the same for inputs only used to report an error; extractor,
     "genetic" (default) or "greedy"; seed, the genetic extractor's seed;
     time_limit, seconds of scoring; run_options, ep.compute's (optimize, threads,
@@ -161,9 +177,8 @@ def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = 
     leaves = _leaves(nodes)
     names = {leaf.key: f"X{k}" for k, leaf in enumerate(leaves)}
     consts = [v for v in leaves if getattr(v, "constant", False)]
-    variables = [v for v in leaves if not getattr(v, "constant", False)]
-    sample_leaves = _inputs("samples", samples, variables, names, True)
-    held_leaves = _inputs("heldout", heldout, variables, names, False)
+    sample_leaves = _inputs("samples", samples, leaves, names, True)
+    held_leaves = _inputs("heldout", heldout, leaves, names, False)
     exact_ref = reference(substitute(nodes, sample_leaves, set()))
     rows = [candidates(c) for c in consts]
     score, choice = _scorer(nodes, rows, consts, sample_leaves, exact_ref)

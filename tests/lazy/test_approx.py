@@ -104,6 +104,12 @@ def test_bad_options_name_the_input(program):
     w = [a for a in y.args[0].args[0].args if a.constant][0]
     with pytest.raises(InputError, match="X1 .* constant operand"):
         ep.approximate(y, max_rel_error=0.1, samples={x: Xs, w: Xs})
+    with pytest.raises(InputError, match="no operand named 'X7'"):
+        ep.approximate(y, max_rel_error=0.1, samples={"X7": Xs})
+    with pytest.raises(InputError, match="not an operand of this program"):
+        ep.approximate(y, max_rel_error=0.1, samples={x: Xs, ep.lazy(Xs): Xs})
+    by_name = ep.approximate(y, max_rel_error=0.3, samples={"X0": Xs}, extractor="greedy")
+    assert by_name.measured_error <= 0.3
 
 
 def test_side_table_rows():
