@@ -11,8 +11,9 @@ table that the e-graph and `ep.equivalent` never see) are searched by an extract
 (etchpy.lazy.approx_search) for the cheapest choice whose relative Frobenius error
 at the results, measured on the samples with the numpy reference, is ≤ the
 budget. The chosen program is then compiled and run on the samples; when that
-error exceeds the budget (rounding), the exact program is used instead. The only
-guarantee is that measured error (proofs_notes/approximations.md).
+error exceeds the budget (rounding), the exact program is used instead (whose
+compiled error is the kernels' rounding against numpy only). The only guarantee
+is that measured error (proofs_notes/approximations.md).
 """
 from __future__ import annotations
 
@@ -195,7 +196,7 @@ def _finish(nodes, genome, problem, choice, ctx):
     on_samples = substitute(nodes, {**sample_leaves, **leaves}, factored)
     compiled = compute(*on_samples, **opts)
     compiled_error = rel_error(compiled if len(nodes) > 1 else [compiled], exact_ref)
-    fallback = compiled_error > problem.budget
+    fallback = compiled_error > problem.budget and genome != problem.exact()
     if fallback:
         genome = problem.exact()
         leaves, factored = choice(genome)
