@@ -1,12 +1,17 @@
 from bench import _env  # noqa: F401  (environment first)
 from bench.run import main
 
+# sections run alone as `python -m bench NAME ...`: NAME -> the module whose main(argv) runs it
+SECTIONS = {
+    "dask": "bench.dask",            # the distributed section
+    "sketches": "bench.sketches",    # sketch-guided optimization
+    "approx": "bench.approx",        # approximations under an error budget
+}
+
 if __name__ == "__main__":
+    import importlib
     import sys
-    if sys.argv[1:2] == ["dask"]:              # the distributed section alone (bench/dask.py)
-        from bench.dask import main as dask_main
-        raise SystemExit(dask_main(sys.argv[2:]))
-    if sys.argv[1:2] == ["sketches"]:          # sketch-guided optimization (bench/sketches.py)
-        from bench.sketches import main as sketches_main
-        raise SystemExit(sketches_main(sys.argv[2:]))
+    if sys.argv[1:2] and sys.argv[1] in SECTIONS:
+        section = importlib.import_module(SECTIONS[sys.argv[1]])
+        raise SystemExit(section.main(sys.argv[2:]))
     raise SystemExit(main(prog="python -m bench"))

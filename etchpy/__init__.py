@@ -30,7 +30,7 @@ from .relational import Keys, Relation, decode, relation
 from . import graph
 from .graph import fixpoint
 from .runtime.kernel import Kernel
-from .lazy import (LazyArray, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
+from .lazy import (LazyArray, approximate, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
                    sqrt)
 from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
 from .lazy.optimize import optimize    # expressions and lazy arrays

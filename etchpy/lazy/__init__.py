@@ -8,6 +8,7 @@ results as one program and `ep.explain(a, b, ...)` shows it (docs/lazy.md).
 """
 from .array import LazyArray, lazy, map_node
 from .program import compute, explain
+from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
 
 
@@ -77,5 +78,5 @@ def minimum(a, c) -> LazyArray:
     return map_node("minimum", a, c)
 
 
-__all__ = ["LazyArray", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",
+__all__ = ["LazyArray", "Approximation", "approximate", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",
            "maximum", "minimum"]

@@ -67,9 +67,12 @@ def _check_dtype(dtype, what):
     return dtype
 
 
-def lazy(x) -> "LazyArray":
+def lazy(x, constant: bool = False) -> "LazyArray":
     """Wrap x, an array (numpy, scipy.sparse array or matrix, or ep.Tensor; 0-, 1-
     or 2-d), as a lazy array: operators build a program, `.compute()` runs it.
+    constant=True declares it known ahead of time (weights): only then may
+    `ep.compute(..., max_rel_error=...)` approximate it (docs/approximations.md);
+    exact computation treats it as any other operand.
 
     Raises: InputError for another kind of input, more than two dimensions or a
     dtype that is neither integer nor float (bool: cast it first).
@@ -78,11 +81,18 @@ def lazy(x) -> "LazyArray":
         >>> (2 * a).sum(axis=0).compute()
         array([ 6., 10., 14.])
     """
-    if isinstance(x, LazyArray):
+    if isinstance(x, LazyArray) and not constant:
         return x
+    if isinstance(x, LazyArray):
+        if x.op != "leaf":
+            raise InputError("ep.lazy(a, constant=True): a is a computed lazy array; "
+                             "declare the array itself constant")
+        x = x.param
     value = _leaf_value(x)
     _check_dtype(value.dtype, "ep.lazy")
-    return LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
+    node = LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
+    node.constant = bool(constant)
+    return node
 
 
 def _is_scalar(x) -> bool:
@@ -249,6 +259,7 @@ class LazyArray:
     """
 
     __array_priority__ = 1000
+    constant = False        # a leaf declared constant (ep.lazy(x, constant=True))
 
     def __init__(self, op, args, shape, dtype, param):
         self.op, self.args, self.shape = op, tuple(args), tuple(shape)

@@ -47,7 +47,8 @@ def _program(arrays, rewrite: bool):
     return nodes, outs, uses, fired
 
 
-def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None):
+def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,
+            **approximation):
     """Evaluate lazy arrays as one program (shared subexpressions once).
 
     Parameters: arrays, lazy arrays (scalars and arrays are wrapped); optimize,
@@ -57,27 +58,40 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     Returns: one result for one array, else a tuple: numpy arrays, numpy scalars
     for 0-d results, scipy csr arrays for results whose support is a sparse
     input's.
-    Raises: InputError for a non-lazy, non-array argument.
+    approximation: max_rel_error, samples, heldout, extractor, seed, time_limit
+    (off by default; with max_rel_error the constant operands may be
+    approximated within that error on the samples: ep.approximate,
+    docs/approximations.md).
+    Raises: InputError for a non-lazy, non-array argument or a bad approximation
+    option.
 
         >>> a = ep.lazy(np.ones((2, 2)))
         >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
     """
+    if approximation:
+        return RUN["approximate"]("compute", arrays, approximation,
+                                  dict(optimize=optimize, threads=threads, tuning=tuning))
     _, outs, uses, _ = _program(arrays, optimize)
     ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning)
     results = tuple(to_result(o, ev.value(o)) for o in outs)
     return results[0] if len(results) == 1 else results
 
 
-def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None) -> str:
+def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,
+            **approximation) -> str:
     """What `compute` does with these arrays, without computing them: the program
     as written and after the array-level rewrites (which fired), then each step:
     the node it materialises, in which format, and the etchpy kernel (its
     expression before and after the optimizer) or the numpy operation that runs.
     Kernels are compiled (not run) to show their plans. arrays, optimize, threads
-    and tuning: as for compute.
+    tuning and approximation: as for compute (an approximated program's explain
+    starts with APPROXIMATED, its choices and measured errors).
 
         >>> print(ep.explain(r @ v, r.T @ u))
     """
+    if approximation:
+        return RUN["approximate"]("explain", arrays, approximation,
+                                  dict(optimize=optimize, threads=threads, tuning=tuning))
     nodes, outs, uses, fired = _program(arrays, optimize)
     ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
     _name_leaves(ev, [as_node(a) for a in arrays], set())

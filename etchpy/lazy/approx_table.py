@@ -1,0 +1,250 @@
+"""Approximations of constant operands, kept in a side table (docs/approximations.md).
+
+An approximation is not equal to what it replaces, so it never enters the
+e-graph, the canonical forms or `ep.equivalent`: each constant leaf (a leaf
+wrapped with `ep.lazy(W, constant=True)`) gets a list of `Candidate`s, a side
+table keyed by the leaf and tagged with each candidate's own error
+‖W − W̃‖_F / ‖W‖_F. A choice of one candidate per constant leaf (a genome; index
+0 is always the exact operand) is applied by rebuilding the lazy program with
+the leaves substituted (`substitute`), and only that rebuilt program, a new
+program, is translated and optimised exactly.
+
+Candidates of a constant m×n matrix W (float; vectors and integers get none):
+    svd k    W ≈ U_k·(Σ_k V_kᵀ) for k = r − s, r − 2s, ... with s = ⌊log₂ min(m, n)⌋
+             (the fuzzy-eqsat step) and r = min(m, n), keeping only ranks whose
+             product costs less than W's: k·(m + n) < m·n; a product with it is
+             rebuilt as (A·U_k)·(Σ_k V_kᵀ) (or U_k·((Σ_k V_kᵀ)·B)), never forming W̃
+    prune t  entries with |w| < t·max|W| set to zero (t in 1e-3, 1e-2, 1e-1: the
+             thresholds are relative to the largest entry, so they do not depend on
+             the scale of W), stored as a scipy csr array that the sparse kernels run;
+             kept only when cheaper than W in the cost model (SPARSE_WEIGHT·nnz < m·n)
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .array import (BINARY, MAPS, LazyArray, as_node, binary, lazy, map_node, matmul, power,
+                    reduce_sum, transpose)
+
+PRUNE_THRESHOLDS = (1e-3, 1e-2, 1e-1)
+# one multiply-add through a csr operand costs about this many dense ones in etchpy's
+# kernels (a dense x csr product against a dense one measured 8-13x per multiply-add on
+# a loaded 2-core machine; docs/approximations.md): the cost model weighs a sparse
+# product's nonzeros by it
+SPARSE_WEIGHT = 8.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One approximation of a constant leaf: kind ("exact", "svd", "prune"), its
+    parameter (rank, relative threshold), its own relative Frobenius error, and
+    the lazy node that replaces the leaf (the leaf itself for "exact")."""
+    kind: str
+    param: object
+    error: float
+    node: LazyArray
+
+    def describe(self) -> str:
+        if self.kind == "exact":
+            return "exact"
+        if self.kind == "svd":
+            return f"truncated SVD rank {self.param} (own error {self.error:.3g})"
+        nnz = self.node.param.nnz
+        return (f"pruned |w| < {self.param:g}·max|W| -> csr, {nnz} nonzeros "
+                f"(own error {self.error:.3g})")
+
+
+def svd_ranks(m: int, n: int) -> list[int]:
+    """The ranks tried for an m×n matrix: min(m, n) − j·⌊log₂ min(m, n)⌋, j ≥ 1,
+    cheaper than the matrix (k·(m + n) < m·n), largest first."""
+    r = min(m, n)
+    step = max(1, int(math.floor(math.log2(r)))) if r > 1 else 1
+    return [k for k in range(r - step, 0, -step) if k * (m + n) < m * n]
+
+
+def _svd_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
+    ranks = svd_ranks(*w.shape)
+    if not ranks:
+        return []
+    u, s, vt = np.linalg.svd(w, full_matrices=False)
+    tail = np.concatenate([np.cumsum((s ** 2)[::-1])[::-1], [0.0]])   # Σ_{i≥k} s_i²
+    out = []
+    for k in ranks:
+        left = np.ascontiguousarray(u[:, :k], dtype=w.dtype)
+        right = np.ascontiguousarray(s[:k, None] * vt[:k], dtype=w.dtype)
+        err = math.sqrt(max(tail[k], 0.0)) / norm
+        node = matmul(lazy(left), lazy(right))
+        out.append(Candidate("svd", k, err, node))
+    return out
+
+
+def _prune_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
+    import scipy.sparse as sps
+    top = float(np.abs(w).max())
+    out, seen = [], set()
+    for t in PRUNE_THRESHOLDS:
+        keep = np.abs(w) >= t * top
+        nnz = int(keep.sum())
+        if nnz in seen or SPARSE_WEIGHT * nnz >= w.size:
+            continue        # dominated: costs as much as W in every product
+        seen.add(nnz)
+        pruned = np.where(keep, w, 0)
+        err = float(np.linalg.norm(w - pruned)) / norm
+        out.append(Candidate("prune", t, err, lazy(sps.csr_array(pruned))))
+    return out
+
+
+def candidates(leaf: LazyArray) -> list[Candidate]:
+    """The side table's row for a constant leaf: the exact leaf first, then its
+    approximations (none for a vector, a sparse, an integer or a zero matrix)."""
+    exact = [Candidate("exact", None, 0.0, leaf)]
+    w = leaf.param
+    if leaf.ndim != 2 or not isinstance(w, np.ndarray) or w.dtype.kind != "f":
+        return exact
+    norm = float(np.linalg.norm(w))
+    if norm == 0 or not np.isfinite(norm):
+        return exact
+    return exact + _svd_candidates(w, norm) + _prune_candidates(w, norm)
+
+
+# ------------------------------------------------------------------ rebuilding
+def _is_factored(n: LazyArray, factored: set) -> bool:
+    return n.op == "matmul" and id(n) in factored
+
+
+def _matmul(a: LazyArray, b: LazyArray, factored: set) -> LazyArray:
+    """a @ b, keeping a factored operand's two factors apart: A·(U·R) = (A·U)·R."""
+    if _is_factored(b, factored):
+        return matmul(matmul(a, b.args[0]), b.args[1])
+    if _is_factored(a, factored):
+        return matmul(a.args[0], matmul(a.args[1], b))
+    return matmul(a, b)
+
+
+def _transpose(a: LazyArray, factored: set) -> LazyArray:
+    if _is_factored(a, factored):
+        out = matmul(transpose(a.args[1]), transpose(a.args[0]))
+        factored.add(id(out))
+        return out
+    return transpose(a)
+
+
+def substitute(nodes, leaves: dict, factored: set) -> list[LazyArray]:
+    """The program of `nodes` with each leaf whose key is in `leaves` replaced by
+    its value (a lazy node), shapes and dtypes recomputed by the array
+    constructors; `factored` holds the ids of replacement products U·R to keep
+    apart (see _matmul)."""
+    memo: dict = {}
+
+    def walk(n: LazyArray) -> LazyArray:
+        if n.key in memo:
+            return memo[n.key]
+        if n.op in ("leaf", "const"):
+            out = leaves.get(n.key, n)
+        else:
+            out = _rebuild(n, [walk(a) for a in n.args], factored)
+        memo[n.key] = out
+        return out
+    return [walk(as_node(n)) for n in nodes]
+
+
+def _rebuild(n: LazyArray, a: list, factored: set) -> LazyArray:
+    match n.op:
+        case "add" | "mul" | "div":
+            return binary(n.op, a[0], a[1])
+        case "matmul":
+            return _matmul(a[0], a[1], factored)
+        case "T":
+            return _transpose(a[0], factored)
+        case "pow":
+            return power(a[0], n.param)
+        case "sum":
+            return reduce_sum(a[0], n.param[0], n.param[1])
+        case "map":
+            return map_node(n.param[0], a[0], n.param[1])
+    raise AssertionError(f"no rebuild for {n.op}")
+
+
+# -------------------------------------------------------------- cost and values
+def cost(nodes) -> float:
+    """The model cost of a program: a dense product's m·k·n multiply-adds, a
+    product through a csr operand its nonzeros times the other side's width
+    times SPARSE_WEIGHT, element-wise work one per entry; shared nodes once."""
+    seen: set = set()
+    total = 0.0
+    stack = [as_node(n) for n in nodes]
+    while stack:
+        n = stack.pop()
+        if n.key in seen or n.op in ("leaf", "const"):
+            continue
+        seen.add(n.key)
+        stack += n.args
+        total += _node_cost(n)
+    return total
+
+
+def _node_cost(n: LazyArray) -> float:
+    if n.op != "matmul":
+        return float(max(1, math.prod(n.shape))) if n.op != "T" else 0.0
+    a, b = n.args
+    k = a.shape[-1]
+    rows = math.prod(a.shape[:-1]) if a.ndim > 1 else 1
+    cols = math.prod(b.shape[1:]) if b.ndim > 1 else 1
+    for sp, other in ((a, cols), (b, rows)):
+        if sp.op == "leaf" and hasattr(sp.param, "nnz"):
+            return SPARSE_WEIGHT * sp.param.nnz * other
+    return float(rows * k * cols)
+
+
+def reference(nodes) -> list:
+    """The numpy value of each node (dense numpy arrays; BLAS for products; the
+    meaning etchpy's kernels are checked against), shared nodes once."""
+    memo: dict = {}
+
+    def val(n: LazyArray):
+        if n.key not in memo:
+            memo[n.key] = _value(n, [val(a) for a in n.args])
+        return memo[n.key]
+    with np.errstate(all="ignore"):
+        return [np.asarray(val(as_node(n)), dtype=as_node(n).dtype) for n in nodes]
+
+
+def _value(n: LazyArray, a: list):
+    match n.op:
+        case "leaf":
+            p = n.param
+            return p if isinstance(p, np.ndarray) else p.toarray()
+        case "const":
+            return np.asarray(n.param, dtype=n.dtype)
+        case "add" | "mul" | "div":
+            return BINARY[n.op](a[0], a[1])
+        case "matmul":
+            return a[0] @ a[1]
+        case "T":
+            return a[0].T
+        case "pow":
+            return a[0] ** n.param
+        case "sum":
+            return np.sum(a[0], axis=n.param[0], keepdims=n.param[1])
+        case "map":
+            fn, arg = n.param
+            return MAPS[fn](a[0]) if arg is None else MAPS[fn](a[0], arg)
+    raise AssertionError(f"no value for {n.op}")
+
+
+def rel_error(approx: list, exact: list) -> float:
+    """The largest relative Frobenius error ‖Ỹ − Y‖_F / ‖Y‖_F over the results
+    (the absolute error where ‖Y‖_F = 0; inf where Ỹ is not finite)."""
+    worst = 0.0
+    for y, e in zip(approx, exact):
+        y = y.toarray() if hasattr(y, "toarray") else np.asarray(y, dtype=np.float64)
+        e = np.asarray(e, dtype=np.float64)
+        if not np.isfinite(y).all():
+            return math.inf
+        d = float(np.linalg.norm((y - e).ravel()))
+        ne = float(np.linalg.norm(e.ravel()))
+        worst = max(worst, d / ne if ne > 0 else d)
+    return worst
