@@ -20,6 +20,9 @@ counts) as one kernel (maps inside it are ep.map). A node is materialised when
     sparse operand is sampled the same way inside its kernel;
   - it is dense element-wise work: one numpy expression (a kernel call costs
     more).
+A program run again with arrays of the same kind replays the steps of its
+first run (etchpy.lazy.replay): no translation, no kernel lookup, the same
+input checks.
 A step's result is a scipy csr array when its support is contained in that of a
 sparse input (as scipy's `multiply` returns), else a numpy array. A product of a
 sparse operand with a materialised one that is not finite everywhere (a divisor
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .array import RUN, as_node, show
+from .replay import PROGRAMS, Tape, signature, tuning_key
 from .steps import Evaluator, to_result
 from .translate import expand_squares, share
 
@@ -62,9 +66,21 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         >>> a = ep.lazy(np.ones((2, 2)))
         >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
     """
-    _, outs, uses, _ = _program(arrays, optimize)
-    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning)
-    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    if not arrays:
+        raise InputError("ep.compute needs at least one lazy array")
+    nodes = [as_node(a) for a in arrays]
+    sig, leaves = signature(nodes)
+    tkey = tuning_key(tuning)
+    key = (sig, optimize, threads, tkey)
+    tape = PROGRAMS.get(key) if tkey is not False else None
+    results = None if tape is None else tape.replay([leaf.param for leaf in leaves])
+    if results is None:
+        _, outs, uses, _ = _program(nodes, optimize)
+        ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning,
+                       leaves=leaves)
+        results = tuple(to_result(o, ev.value(o)) for o in outs)
+        if ev.replayable and tkey is not False:
+            PROGRAMS.put(key, Tape(ev, outs))
     return results[0] if len(results) == 1 else results
 
 
