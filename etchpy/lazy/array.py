@@ -103,6 +103,10 @@ def _dummy(node: "LazyArray"):
 
 
 def broadcast(a: tuple, b: tuple, what: str) -> tuple:
+    if a == b or not b:
+        return a
+    if not a:
+        return b
     try:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError:
@@ -143,10 +147,13 @@ def map_node(fn: str, a, arg=None) -> "LazyArray":
     a = as_node(a)
     if fn in ("maximum", "minimum") and not _is_scalar(arg):
         raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
-    with np.errstate(all="ignore"):
-        args = (_dummy(a),) if arg is None else (_dummy(a), arg)
-        dtype = MAPS[fn](*args).dtype
-    return LazyArray("map", (a,), a.shape, np.dtype(dtype), (fn, arg))
+    sig = (fn, _sig(a), type(arg), arg, getattr(arg, "dtype", None))
+    dtype = _PROMOTED.get(sig)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            args = (_dummy(a),) if arg is None else (_dummy(a), arg)
+            dtype = _PROMOTED.setdefault(sig, np.dtype(MAPS[fn](*args).dtype))
+    return LazyArray("map", (a,), a.shape, dtype, (fn, arg))
 
 
 def matmul(a, b) -> "LazyArray":
@@ -159,7 +166,7 @@ def matmul(a, b) -> "LazyArray":
         raise InputError(f"matmul: shapes {a.shape} and {b.shape} do not align "
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
-    dtype = np.result_type(a.dtype, b.dtype)
+    dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     return LazyArray("matmul", (a, b), shape, dtype, None)
 
 
@@ -252,7 +259,8 @@ class LazyArray:
 
     def __init__(self, op, args, shape, dtype, param):
         self.op, self.args, self.shape = op, tuple(args), tuple(shape)
-        self.dtype, self.param = np.dtype(dtype), param
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.param = param
         self.key = node_key(self)
         self._hash = hash(self.key)
 

@@ -299,20 +299,35 @@ class Evaluator:
         return lambda env: sample.Sampler.apply(op, [f(env) for f in fs])
 
     # ---------------------------------------------------------------- kernels
-    def boundary(self, n: LazyArray) -> bool:
+    def boundary(self, n: LazyArray, depth: int = 0) -> bool:
+        """Whether n is materialised, read inside a kernel under `depth` sums (0:
+        at the top of its kernel, or a numpy region)."""
         if n.op == "leaf" or n.key in self.memo or self.pattern_region(n):
             return True
-        if n.op == "map" and (not self.optimize or contracts(n.args[0])):
+        if n.op == "map" and (not self.optimize or contracts(n.args[0]) and depth > 0):
             return True     # computed once, not once per entry of an enclosing product
+        if self.optimize and depth > 0 and self.lifts(n):
+            return True     # element-wise work on a map of a sum: one kernel of its own
         if n.op == "mul" and self._unsafe_product(n):
             return True
         return (self.uses[n.key] > 1 and does_work(n)
                 and not (self.optimize and sample.expensive(n, self)))
 
+    def lifts(self, n: LazyArray) -> bool:
+        """Whether n is dense element-wise work holding, through operands of its
+        shape, a map of a sum: under a sum it is materialised whole (the map and
+        the work on it, once each), not the map alone."""
+        if n.op not in ("add", "mul", "pow", "map") or n.key in self.memo:
+            return False
+        if n.op == "map" and contracts(n.args[0]):
+            return True
+        return self.support(n) is None and any(
+            a.shape == n.shape and self.lifts(a) for a in n.args)
+
     def pre(self, ctx: KernelContext, n: LazyArray, ix):
         """The expression of n inside the kernel of ctx when it is an input (a
         materialised node) or a sampled product; None to fuse it."""
-        if n is not ctx.root and n.op != "const" and self.boundary(n):
+        if n is not ctx.root and n.op != "const" and self.boundary(n, ctx.tr.depth):
             return ctx.bind(n, self.value(n), ix)
         if n.op == "mul" and self.optimize:
             return sample.sampled_product(ctx, n, ix)

@@ -59,3 +59,11 @@ def test_lru_keeps_the_most_recently_used():
     assert cache.get("a") == 1
     cache.put("c", 3)
     assert len(cache) == 2 and cache.get("b") is None and cache.get("a") == 1
+
+
+def test_work_on_a_map_of_a_sum_is_one_kernel_of_its_own():
+    X = sp.random_array((N, N), density=0.2, format="csr", random_state=7)
+    w, y = np.linspace(-1, 1, N), np.linspace(0, 1, N)
+    text = ep.explain(logistic(ep, *(ep.lazy(a) for a in (X, w, y))))
+    assert "numpy element-wise" not in text
+    assert text.count("kernel ->") == 2 and "recip(1 + exp(" in text
