@@ -61,6 +61,8 @@ class Evaluator:
         self.steps: list = []
         self.guards: list = []
         self.replayable = not dry
+        self.plan: dict = {}          # the fusion plan's choices (etchpy.lazy.fusion)
+        self.fusion = None            # what the fusion planner priced, for explain
         for leaf in leaves:
             self.slots[leaf.key] = len(self.env)
             self.env.append(leaf.param)
@@ -306,10 +308,13 @@ class Evaluator:
             return True
         if n.op == "map" and (not self.optimize or contracts(n.args[0]) and depth > 0):
             return True     # computed once, not once per entry of an enclosing product
-        if self.optimize and depth > 0 and self.lifts(n):
-            return True     # element-wise work on a map of a sum: one kernel of its own
         if n.op == "mul" and self._unsafe_product(n):
             return True
+        choice = self.plan.get(n.key)
+        if choice is not None:
+            return choice   # a candidate of the fusion plan
+        if self.optimize and depth > 0 and self.lifts(n):
+            return True     # element-wise work on a map of a sum: one kernel of its own
         return (self.uses[n.key] > 1 and does_work(n)
                 and not (self.optimize and sample.expensive(n, self)))
 
