@@ -202,12 +202,28 @@ def transpose(a) -> "LazyArray":
     return a if a.ndim < 2 else LazyArray("T", (a,), a.shape[::-1], a.dtype, None)
 
 
+class Key(tuple):
+    """A node's structural key: a tuple holding its operands' keys, its hash
+    computed once (a plain nested tuple rehashes the whole subprogram on every
+    lookup)."""
+
+    def __new__(cls, items):
+        self = super().__new__(cls, items)
+        self.h = tuple.__hash__(self)
+        return self
+
+    def __hash__(self):
+        return self.h
+
+    __eq__ = tuple.__eq__
+
+
 def node_key(node: "LazyArray"):
     if node.op == "leaf":
-        return ("leaf", id(node.param))
+        return Key(("leaf", id(node.param)))
     if node.op == "const":
-        return ("const", node.param, node.dtype)
-    return (node.op, node.param, tuple(a.key for a in node.args))
+        return Key(("const", node.param, node.dtype))
+    return Key((node.op, node.param, tuple([a.key for a in node.args])))
 
 
 def show(node: "LazyArray", names: dict | None = None) -> str:
@@ -262,7 +278,7 @@ class LazyArray:
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.param = param
         self.key = node_key(self)
-        self._hash = hash(self.key)
+        self._hash = self.key.h
 
     @property
     def ndim(self) -> int:

@@ -17,7 +17,8 @@ A plan (a set of materialised candidates) is priced as the sum over its steps
 it) of the cost model's work of the step's fused index expression
 (etchpy.optimizer.cost over etchpy.plan.cost's stream model, with the real
 sizes and nonzero counts), plus STEP_COST per step (a kernel call's or a numpy
-expression's fixed cost) and temp_weight per entry of each materialised
+expression's fixed cost; a lone sparse product run by scipy is priced at
+LIBRARY_WORK of its work plus LIBRARY_STEP) and temp_weight per entry of each materialised
 intermediate (a result is written in every plan). Up to EXHAUSTIVE candidates every plan is priced; beyond, the
 search is greedy: from the rules' plan, flip the one candidate that lowers the
 price most, until no flip does. Ties keep the rules' plan.
@@ -35,7 +36,10 @@ from .sample import _outer, expensive
 from .steps import contracts, does_work
 from .translate import Translator
 
-STEP_COST = 2e4          # cost units of one step beyond its work (call, allocation)
+STEP_COST = 2e4          # cost units of one kernel step beyond its work (call, checks)
+LIBRARY_STEP = 5e3       # ... of a scipy product step (etchpy.lazy.steps)
+LIBRARY_WORK = 0.8       # a scipy product's work against a kernel's (measured: its
+                         # loop has no fused input checks; docs/performance.md)
 EXHAUSTIVE = 6           # candidates searched exhaustively; more are searched greedily
 ELEMENTWISE = ("add", "mul", "pow", "map")
 
@@ -88,7 +92,10 @@ class Pricer:
             if r.key in done or r.op in ("leaf", "const"):
                 continue
             done.add(r.key)
-            total += self.step(r, roots) + STEP_COST
+            if self.ev.library_product(r):
+                total += LIBRARY_WORK * self.step(r, roots) + LIBRARY_STEP
+            else:
+                total += self.step(r, roots) + STEP_COST
             if r.key not in outs:
                 total += self.tuning.temp_weight * _size(r)
         return total

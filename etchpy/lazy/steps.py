@@ -13,6 +13,10 @@ Kinds of step, each logged in `Evaluator.log`:
              optimize=False a map on a materialised operand (on the stored values
              when f(0) = 0); a product whose dense factor is not finite off the
              sparse one's support (numpy's 0·inf = nan is kept)
+    scipy    a lone product of a sparse input (or its transpose) and a dense
+             materialised operand, nothing fused into it: scipy's own product
+             (as a BLAS call for a dense one: a kernel call costs more and its
+             loop is no faster)
 """
 from __future__ import annotations
 
@@ -121,6 +125,8 @@ class Evaluator:
         elif self.pattern_region(node):
             fn = None
             v = sample.on_pattern(self, node, self.single_pattern(node))
+        elif self.library_product(node):
+            fn = self._scipy_product(node)
         elif self._dense_elementwise(node, node):
             fn = self._numpy_region(node)
         else:
@@ -260,6 +266,33 @@ class Evaluator:
         return len(leaves) > 1 or any(sample.expensive(a, self) for m in region
                                       for a in m.args)
 
+    # ------------------------------------------------------ library products
+    def library_product(self, n: LazyArray) -> bool:
+        """Whether n is a product of a sparse input (or its transpose) and a
+        dense operand that is an input or materialised (scipy runs it)."""
+        if not self.optimize or n.op != "matmul":
+            return False
+        a, b = n.args
+        s = a.args[0] if a.op == "T" else a
+        return (s.op == "leaf" and is_sparse(s.param) and b.op != "const"
+                and self.support(b) is None and self.boundary(b, 1))
+
+    def _scipy_product(self, n: LazyArray):
+        a, b = n.args
+        x = a.args[0] if a.op == "T" else a
+        self.value(x)
+        self.value(b)
+        sa, sb = self.slot(x), self.slot(b)
+        flip, dtype, shape = a.op == "T", n.dtype, n.shape
+        self.note(lambda: f"scipy product {n.shape}: {show(n, self.leaf_names)} -> dense")
+        if self.dry:
+            return lambda env: Dry(shape, dtype, False)
+
+        def step(env):
+            x = env[sa]
+            return np.asarray((x.T if flip else x) @ env[sb], dtype=dtype).reshape(shape)
+        return step
+
     # ------------------------------------------------- dense element-wise work
     def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
         """Whether the region under root holds only element-wise operations on
@@ -281,8 +314,20 @@ class Evaluator:
 
         def step(env):
             with np.errstate(all="ignore"):
-                return np.array(f(env), dtype=dtype).reshape(shape)
+                out = f(env)
+            if type(out) is np.ndarray and out.dtype == dtype and out.base is None:
+                return out.reshape(shape)
+            return np.array(out, dtype=dtype).reshape(shape)
         return step
+
+    def _signed_fn(self, n: LazyArray, root: LazyArray):
+        """fn(env) of a + (-1·b) as a - b, and of -1·b as -b (one numpy pass)."""
+        if n.op == "mul":
+            f = self._region_fn(n.args[1], root)
+            return lambda env: np.negative(f(env))
+        a, b = n.args if _negated(n.args[1]) else n.args[::-1]
+        fa, fb = self._region_fn(a, root), self._region_fn(b.args[1], root)
+        return lambda env: np.subtract(fa(env), fb(env))
 
     def _region_fn(self, n: LazyArray, root: LazyArray):
         """fn(env): the value of n in root's numpy region (boundaries from slots)."""
@@ -293,6 +338,8 @@ class Evaluator:
             self.value(n)
             s = self.slot(n)
             return lambda env: env[s]
+        if _negated(n) or n.op == "add" and any(_negated(a) for a in n.args):
+            return self._signed_fn(n, root)
         fs = [self._region_fn(a, root) for a in n.args]
         if n.op == "T":
             f = fs[0]
@@ -346,6 +393,12 @@ class Evaluator:
         sparse = (self.support(node) is not None and len(out_ix) == 2)
         fmt = "csr" if sparse else "dense"
         return ctx.step(e, out_ix, fmt, node)
+
+
+def _negated(n: LazyArray) -> bool:
+    """Whether n is -1·b (how unary minus and subtraction are built)."""
+    return (n.op == "mul" and n.args[0].op == "const" and n.args[0].param == -1
+            and n.args[1].shape == n.shape and n.args[1].dtype == n.dtype)
 
 
 class Op:
