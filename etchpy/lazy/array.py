@@ -80,6 +80,8 @@ def lazy(x) -> "LazyArray":
     """
     if isinstance(x, LazyArray):
         return x
+    if type(x) is np.ndarray and x.ndim <= 2 and x.dtype.kind in "iuf":
+        return LazyArray("leaf", (), x.shape, x.dtype, x)       # the common case, fast
     value = _leaf_value(x)
     _check_dtype(value.dtype, "ep.lazy")
     return LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
