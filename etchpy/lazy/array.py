@@ -88,9 +88,12 @@ def lazy(x, constant: bool = False) -> "LazyArray":
             raise InputError("ep.lazy(a, constant=True): a is a computed lazy array; "
                              "declare the array itself constant")
         x = x.param
-    value = _leaf_value(x)
-    _check_dtype(value.dtype, "ep.lazy")
-    node = LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
+    if type(x) is np.ndarray and x.ndim <= 2 and x.dtype.kind in "iuf":
+        node = LazyArray("leaf", (), x.shape, x.dtype, x)       # the common case, fast
+    else:
+        value = _leaf_value(x)
+        _check_dtype(value.dtype, "ep.lazy")
+        node = LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
     node.constant = bool(constant)
     return node
 
@@ -113,6 +116,10 @@ def _dummy(node: "LazyArray"):
 
 
 def broadcast(a: tuple, b: tuple, what: str) -> tuple:
+    if a == b or not b:
+        return a
+    if not a:
+        return b
     try:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError:
@@ -153,10 +160,13 @@ def map_node(fn: str, a, arg=None) -> "LazyArray":
     a = as_node(a)
     if fn in ("maximum", "minimum") and not _is_scalar(arg):
         raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
-    with np.errstate(all="ignore"):
-        args = (_dummy(a),) if arg is None else (_dummy(a), arg)
-        dtype = MAPS[fn](*args).dtype
-    return LazyArray("map", (a,), a.shape, np.dtype(dtype), (fn, arg))
+    sig = (fn, _sig(a), type(arg), arg, getattr(arg, "dtype", None))
+    dtype = _PROMOTED.get(sig)
+    if dtype is None:
+        with np.errstate(all="ignore"):
+            args = (_dummy(a),) if arg is None else (_dummy(a), arg)
+            dtype = _PROMOTED.setdefault(sig, np.dtype(MAPS[fn](*args).dtype))
+    return LazyArray("map", (a,), a.shape, dtype, (fn, arg))
 
 
 def matmul(a, b) -> "LazyArray":
@@ -169,7 +179,7 @@ def matmul(a, b) -> "LazyArray":
         raise InputError(f"matmul: shapes {a.shape} and {b.shape} do not align "
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
-    dtype = np.result_type(a.dtype, b.dtype)
+    dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     return LazyArray("matmul", (a, b), shape, dtype, None)
 
 
@@ -205,12 +215,28 @@ def transpose(a) -> "LazyArray":
     return a if a.ndim < 2 else LazyArray("T", (a,), a.shape[::-1], a.dtype, None)
 
 
+class Key(tuple):
+    """A node's structural key: a tuple holding its operands' keys, its hash
+    computed once (a plain nested tuple rehashes the whole subprogram on every
+    lookup)."""
+
+    def __new__(cls, items):
+        self = super().__new__(cls, items)
+        self.h = tuple.__hash__(self)
+        return self
+
+    def __hash__(self):
+        return self.h
+
+    __eq__ = tuple.__eq__
+
+
 def node_key(node: "LazyArray"):
     if node.op == "leaf":
-        return ("leaf", id(node.param))
+        return Key(("leaf", id(node.param)))
     if node.op == "const":
-        return ("const", node.param, node.dtype)
-    return (node.op, node.param, tuple(a.key for a in node.args))
+        return Key(("const", node.param, node.dtype))
+    return Key((node.op, node.param, tuple([a.key for a in node.args])))
 
 
 def show(node: "LazyArray", names: dict | None = None) -> str:
@@ -263,9 +289,10 @@ class LazyArray:
 
     def __init__(self, op, args, shape, dtype, param):
         self.op, self.args, self.shape = op, tuple(args), tuple(shape)
-        self.dtype, self.param = np.dtype(dtype), param
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.param = param
         self.key = node_key(self)
-        self._hash = hash(self.key)
+        self._hash = self.key.h
 
     @property
     def ndim(self) -> int:

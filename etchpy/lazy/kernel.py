@@ -7,12 +7,14 @@ import numpy as np
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
 from .array import LazyArray, show
+from .replay import KERNEL_CACHE_SIZE, LRU
 from .translate import Translator
 
 
-# compiled kernels by (expression, output, sizes, options): the lookup costs less than
-# ep.compile's own cache key (the tuning is kept alive with it, so its id stays its own)
-KERNELS: dict = {}
+# compiled kernels by (expression, output, sizes, options), the most recently used
+# KERNEL_CACHE_SIZE: the lookup costs less than ep.compile's own cache key (the
+# tuning is kept alive with it, so its id stays its own)
+KERNELS = LRU(KERNEL_CACHE_SIZE)
 # the e-graph's time limit per kernel when compute() is given no tuning (a program's
 # kernels share the cold call's budget); a given tuning's saturation limits win
 DEFAULT_SATURATION = {"seconds": 0.1}
@@ -34,11 +36,12 @@ def kernel_dtype(dtype: np.dtype) -> np.dtype:
 
 
 class KernelContext:
-    """One kernel's translation: its inputs by tensor name, the sizes it saw."""
+    """One kernel's translation: its inputs by tensor name (the slot of the value
+    each reads, the axes it drops), the sizes it saw."""
 
     def __init__(self, ev: Evaluator, root: LazyArray):
         self.ev, self.root = ev, root
-        self.inputs: dict = {}
+        self.sources: dict = {}
         self.names: dict = {}
         self.dims: dict = {}
         self.nnz: dict = {}
@@ -52,25 +55,27 @@ class KernelContext:
         """An access of the materialised value v of n with axes named ix (an axis
         named None has size one and is dropped)."""
         key = (n.key, tuple(v is None for v in ix))
+        drop = tuple(d for d, name in enumerate(ix) if name is None)
         if key not in self.names:
             name = f"t{len(self.names)}"
             self.names[key] = name
             self.nodes[name] = n
-            self.inputs[name] = squeeze(v, ix, self.ev.dry, n.dtype)
+            if n.key not in self.ev.slots:      # a sampled operand: not replayable
+                self.ev.store(n.key, v)
+            self.sources[name] = (self.ev.slots[n.key], drop)
         name = self.names[key]
         kept = tuple(v for v in ix if v is not None)
-        val = self.inputs[name]
-        sp = is_sparse(val) and len(kept) == 2
-        fmt = (getattr(val, "format", "csr") if sp else "dense")
-        for v, size in zip(kept, val.shape):
-            self.dims[v.name] = size
-        if sp and not isinstance(val, Dry):
-            self.nnz[name] = int(val.nnz)
+        sp = is_sparse(v) and not drop and len(kept) == 2
+        fmt = (getattr(v, "format", "csr") if sp else "dense")
+        for v_ix, size in zip(kept, (m for d, m in enumerate(v.shape) if d not in drop)):
+            self.dims[v_ix.name] = size
+        if sp and not isinstance(v, Dry):
+            self.nnz[name] = int(v.nnz)
         return Access(TensorVar(name, len(kept), fmt), kept)
 
-    def run(self, e, out_ix, fmt, node: LazyArray):
+    def kernel(self, e, out_ix, fmt):
+        """The compiled kernel of e (from KERNELS when compiled before)."""
         ev = self.ev
-        dtype = kernel_dtype(node.dtype)
         opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
         if ev.tuning is None:
             opts["limits"] = DEFAULT_SATURATION
@@ -81,18 +86,31 @@ class KernelContext:
             kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=ev.optimize,
                                   optimizer_options=opts if ev.optimize else None,
                                   threads=ev.threads, tuning=ev.tuning)
-            KERNELS[key] = (kern, ev.tuning)
-        else:
-            kern = kern[0]
+            KERNELS.put(key, (kern, ev.tuning))
+            return kern
+        return kern[0]
+
+    def step(self, e, out_ix, fmt, node: LazyArray):
+        """fn(env): the kernel of e run on its inputs' slots, as node's value."""
+        ev = self.ev
+        kern = self.kernel(e, out_ix, fmt)
         if ev.dry:
             ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
             ev.log.append("    inputs: " + ", ".join(
                 f"{t}={show(m, ev.leaf_names)}" for t, m in self.nodes.items()))
             ev.log.extend("    " + ln for ln in brief(kern.explain()))
-            return Dry(node.shape, node.dtype, fmt != "dense")
-        inputs = {k: cast(v, dtype) for k, v in self.inputs.items()}
-        out = kern(**inputs)
-        return reshape(out, node)
+            return lambda env: Dry(node.shape, node.dtype, fmt != "dense")
+        dtype, ndtype, shape = kernel_dtype(node.dtype), node.dtype, node.shape
+        srcs = [(name, s, drop) for name, (s, drop) in self.sources.items()]
+
+        def fn(env):
+            out = kern(**{name: cast(squeeze(env[s], drop), dtype) for name, s, drop in srcs})
+            return reshape(out, ndtype, shape)
+        return fn
+
+    def run(self, e, out_ix, fmt, node: LazyArray):
+        """The value of the kernel of e now (see step)."""
+        return self.step(e, out_ix, fmt, node)(self.ev.env)
 
 
 KEPT = ("formats:", "output:", "before ", "after ", "rules ", "e-graph ", "as written ",
@@ -113,12 +131,10 @@ def brief(text: str) -> list[str]:
     return out
 
 
-def squeeze(v, ix, dry, dtype):
-    """v without its axes named None (each of size one)."""
-    drop = tuple(d for d, name in enumerate(ix) if name is None)
-    if not drop or dry:
-        return Dry(tuple(n for d, n in enumerate(v.shape) if d not in drop), dtype,
-                   is_sparse(v) and not drop) if dry else v
+def squeeze(v, drop: tuple):
+    """v without its axes `drop` (each of size one)."""
+    if not drop or isinstance(v, Dry):
+        return v
     dense = v.toarray() if is_sparse(v) else np.asarray(v)
     return dense.reshape(tuple(n for d, n in enumerate(dense.shape) if d not in drop))
 
@@ -129,10 +145,7 @@ def cast(v, dtype):
     return v.astype(dtype)
 
 
-def reshape(out, node: LazyArray):
+def reshape(out, dtype, shape):
     if is_sparse(out):
-        return out.astype(node.dtype, copy=False) if out.dtype != node.dtype else out
-    arr = np.asarray(out, dtype=node.dtype)
-    return arr.reshape(node.shape)
-
-
+        return out.astype(dtype, copy=False) if out.dtype != dtype else out
+    return np.asarray(out, dtype=dtype).reshape(shape)

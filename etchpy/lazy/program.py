@@ -20,6 +20,9 @@ counts) as one kernel (maps inside it are ep.map). A node is materialised when
     sparse operand is sampled the same way inside its kernel;
   - it is dense element-wise work: one numpy expression (a kernel call costs
     more).
+A program run again with arrays of the same kind replays the steps of its
+first run (etchpy.lazy.replay): no translation, no kernel lookup, the same
+input checks.
 A step's result is a scipy csr array when its support is contained in that of a
 sparse input (as scipy's `multiply` returns), else a numpy array. A product of a
 sparse operand with a materialised one that is not finite everywhere (a divisor
@@ -28,7 +31,9 @@ with a zero) is computed on dense copies, as numpy's 0·inf = nan requires.
 from __future__ import annotations
 
 from ..errors import InputError
+from . import fusion
 from .array import RUN, as_node, show
+from .replay import PROGRAMS, Tape, signature, tuning_key
 from .steps import Evaluator, to_result
 from .translate import expand_squares, share
 
@@ -71,9 +76,23 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     if approximation:
         return RUN["approximate"]("compute", arrays, approximation,
                                   dict(optimize=optimize, threads=threads, tuning=tuning))
-    _, outs, uses, _ = _program(arrays, optimize)
-    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning)
-    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    if not arrays:
+        raise InputError("ep.compute needs at least one lazy array")
+    nodes = [as_node(a) for a in arrays]
+    sig, leaves = signature(nodes)
+    tkey = tuning_key(tuning)
+    key = (sig, optimize, threads, tkey)
+    tape = PROGRAMS.get(key) if tkey is not False else None
+    results = None if tape is None else tape.replay([leaf.param for leaf in leaves])
+    if results is None:
+        _, outs, uses, _ = _program(nodes, optimize)
+        ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning,
+                       leaves=leaves)
+        if optimize:
+            fusion.choose(ev, outs)
+        results = tuple(to_result(o, ev.value(o)) for o in outs)
+        if ev.replayable and tkey is not False:
+            PROGRAMS.put(key, Tape(ev, outs))
     return results[0] if len(results) == 1 else results
 
 
@@ -95,6 +114,8 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     nodes, outs, uses, fired = _program(arrays, optimize)
     ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
     _name_leaves(ev, [as_node(a) for a in arrays], set())
+    if optimize:
+        fusion.choose(ev, outs)
     for o in outs:
         ev.value(o)
     names = ev.leaf_names
@@ -105,8 +126,26 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     shared = sorted({show(n, names) for n in ev.materialised if uses[n.key] > 1})
     lines += ["  common subexpressions computed once:"] + \
         [f"    {s}" for s in shared or ["none"]]
+    lines += _fusion_lines(ev.fusion, names)
     lines += ["steps:"] + [f"  {s}" for s in ev.log]
     return "\n".join(lines)
+
+
+def _fusion_lines(found, names) -> list[str]:
+    """explain's fusion-plan section: each candidate, the rules' plan and the
+    chosen one with their prices."""
+    if found is None:
+        return ["  fusion plan: no candidates (every materialisation is forced)"]
+    cands, rules, p_rules, best, p_best, count, how = found
+
+    def text(plan):
+        mat = [f"C{k}" for k, c in enumerate(cands) if c.key in plan]
+        return "materialise " + (", ".join(mat) if mat else "none")
+    lines = [f"  fusion plan ({how} search, {count} plans priced): candidates"]
+    lines += [f"    C{k}: {show(c, names)}" for k, c in enumerate(cands)]
+    lines += [f"    rules' plan:  {text(rules)}  cost {p_rules:.4g}",
+              f"    chosen plan:  {text(best)}  cost {p_best:.4g}"]
+    return lines
 
 
 def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:

@@ -13,13 +13,19 @@ Kinds of step, each logged in `Evaluator.log`:
              optimize=False a map on a materialised operand (on the stored values
              when f(0) = 0); a product whose dense factor is not finite off the
              sparse one's support (numpy's 0·inf = nan is kept)
+    scipy    a lone product of a sparse input (or its transpose) and a dense
+             materialised operand, nothing fused into it: scipy's own product
+             (as a BLAS call for a dense one: a kernel call costs more and its
+             loop is no faster)
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .array import MAPS, LazyArray, show
-from .kernel import Dry, KernelContext, is_sparse, reshape
+from .array import MAPS, LazyArray
+from .kernel import Dry, KernelContext, is_sparse
+from .regions import Regions
+from .replay import finite as finite_value, result
 from .translate import ZERO_PRESERVING
 from . import sample
 
@@ -42,13 +48,31 @@ def does_work(n: LazyArray) -> bool:
     return not (n.op == "mul" and all(a.op in ("leaf", "const") for a in n.args))
 
 
-class Evaluator:
-    """Values of a program's nodes; `uses` counts each node's consumers (by key)."""
+class Evaluator(Regions):
+    """Values of a program's nodes; `uses` counts each node's consumers (by key).
 
-    def __init__(self, uses, optimize=True, threads=1, tuning=None, dry=False):
+    Each value has a slot in `env` (the `leaves` given first, in that order);
+    `steps` lists (slot, fn) for every value computed as fn(env) from the slots
+    before it, `guards` (slot, finite) the values whose finiteness chose a step;
+    `replayable` is False once a value was computed otherwise (etchpy.lazy.replay).
+    """
+
+    def __init__(self, uses, optimize=True, threads=1, tuning=None, dry=False, leaves=()):
         self.uses, self.optimize, self.threads = uses, optimize, threads
         self.tuning, self.dry = tuning, dry
         self.memo: dict = {}
+        self.env: list = []
+        self.slots: dict = {}
+        self.steps: list = []
+        self.guards: list = []
+        self.replayable = not dry
+        self.plan: dict = {}          # the fusion plan's choices (etchpy.lazy.fusion)
+        self.fusion = None            # what the fusion planner priced, for explain
+        for leaf in leaves:
+            self.slots[leaf.key] = len(self.env)
+            self.env.append(leaf.param)
+            self.memo[leaf.key] = leaf.param
+        self.nleaf_slots = len(self.env)
         self.supports: dict = {}
         self.leaf_names: dict = {}
         self.materialised: list = []
@@ -69,46 +93,71 @@ class Evaluator:
             self.log.append(text())
 
     # ----------------------------------------------------------------- values
+    def store(self, key, v, fn=None):
+        """Give v a slot (fn: how it is computed from the slots before it; None:
+        not replayable unless v is a leaf given at construction)."""
+        self.slots[key] = len(self.env)
+        self.env.append(v)
+        self.memo[key] = v
+        if fn is not None:
+            self.steps.append((self.slots[key], fn))
+        else:
+            self.replayable = False
+        return v
+
+    def slot(self, node: LazyArray) -> int:
+        """The slot of a computed node."""
+        return self.slots[node.key]
+
     def value(self, node: LazyArray):
-        if node.key in self.memo:
-            return self.memo[node.key]
+        v = self.memo.get(node.key, self)
+        if v is not self:
+            return v
         if node.op == "leaf":
             self.name_leaf(node)
-            v = node.param
-        elif node.op == "const":
-            v = np.asarray(node.param, dtype=node.dtype)
-        elif node.op == "map" and not self.optimize:
-            v = self._map(node)
+            return self.store(node.key, node.param)
+        if node.op == "const":
+            c = np.asarray(node.param, dtype=node.dtype)
+            return self.store(node.key, c, lambda env: c)
+        if node.op == "map" and not self.optimize:
+            fn = self._map(node)
         elif node.op == "mul" and self._unsafe_product(node):
-            v = self._dense_product(node)
+            fn = self._dense_product(node)
         elif self.pattern_region(node):
+            fn = None
             v = sample.on_pattern(self, node, self.single_pattern(node))
+        elif self.library_product(node):
+            fn = self._scipy_product(node)
         elif self._dense_elementwise(node, node):
-            v = self._numpy_region(node)
+            fn = self._numpy_region(node)
         else:
-            v = self._kernel(node)
-        if node.op not in ("leaf", "const"):
-            self.materialised.append(node)
-        self.memo[node.key] = v
-        return v
+            fn = self._kernel(node)
+        self.materialised.append(node)
+        if fn is not None:
+            v = fn(self.env)
+        return self.store(node.key, v, None if self.dry else fn)
 
     def _map(self, node: LazyArray):
         fn, arg = node.param
         v = self.value(node.args[0])
-        keep = is_sparse(v) and map_preserves_zero(node)
-        fmt = "csr" if keep else "dense"
+        s, keep = self.slot(node.args[0]), is_sparse(v) and map_preserves_zero(node)
+        fmt, dtype = ("csr" if keep else "dense"), node.dtype
         self.note(lambda: f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
                         f"{'sparse' if is_sparse(v) else 'dense'} {node.shape} "
                         f"-> {fmt}{' (stored values only)' if keep else ''}")
         if self.dry:
-            return Dry(node.shape, node.dtype, keep)
+            return lambda env: Dry(node.shape, node.dtype, keep)
         f = (lambda x: MAPS[fn](x)) if arg is None else (lambda x: MAPS[fn](x, arg))
-        with np.errstate(all="ignore"):
-            if keep:
-                out = v.tocsr(copy=True)
-                out.data = f(out.data).astype(node.dtype, copy=False)
-                return out
-            return np.asarray(f(v.toarray() if is_sparse(v) else v), dtype=node.dtype)
+
+        def step(env):
+            x = env[s]
+            with np.errstate(all="ignore"):
+                if keep:
+                    out = x.tocsr(copy=True)
+                    out.data = f(out.data).astype(dtype, copy=False)
+                    return out
+                return np.asarray(f(x.toarray() if is_sparse(x) else x), dtype=dtype)
+        return step
 
     # ---------------------------------------------------------------- support
     def support(self, n: LazyArray):
@@ -153,8 +202,10 @@ class Evaluator:
             v = self.value(n)
             if isinstance(v, Dry):
                 return True
-            data = v.data if is_sparse(v) else v
-            return bool(np.isfinite(data).all())
+            ok = finite_value(v)
+            if (self.slot(n), ok) not in self.guards:
+                self.guards.append((self.slot(n), ok))
+            return ok
         return all(self.finite(a) for a in n.args) and (
             n.op != "const" or bool(np.isfinite(n.param)))
 
@@ -174,11 +225,16 @@ class Evaluator:
         self.note(lambda: f"numpy product of dense copies {n.shape} (a factor is not "
                         f"finite off the other's sparse support) -> dense")
         if self.dry:
-            return Dry(n.shape, n.dtype, False)
-        va, vb = (self.value(a) for a in n.args)
-        va, vb = (v.toarray() if is_sparse(v) else v for v in (va, vb))
-        with np.errstate(all="ignore"):
-            return np.asarray(va * vb, dtype=n.dtype)
+            return lambda env: Dry(n.shape, n.dtype, False)
+        for a in n.args:
+            self.value(a)
+        sa, sb, dtype = self.slot(n.args[0]), self.slot(n.args[1]), n.dtype
+
+        def step(env):
+            va, vb = (v.toarray() if is_sparse(v) else v for v in (env[sa], env[sb]))
+            with np.errstate(all="ignore"):
+                return np.asarray(va * vb, dtype=dtype)
+        return step
 
     # ------------------------------------------------ work on one sparse pattern
     def single_pattern(self, n: LazyArray):
@@ -211,51 +267,39 @@ class Evaluator:
         return len(leaves) > 1 or any(sample.expensive(a, self) for m in region
                                       for a in m.args)
 
-    # ------------------------------------------------- dense element-wise work
-    def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
-        """Whether the region under root holds only element-wise operations on
-        dense operands (numpy runs it: a kernel call would cost more)."""
-        if n.op == "const":
-            return True
-        if n is not root and self.boundary(n):
-            return not is_sparse(self.value(n))
-        if n.op not in ("add", "mul", "div", "pow", "T", "map"):
-            return False
-        return all(self._dense_elementwise(a, root) for a in n.args)
-
-    def _numpy_region(self, node: LazyArray):
-        self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
-                        f"-> dense: {show(node, self.leaf_names)}")
-        if self.dry:
-            return Dry(node.shape, node.dtype, False)
-
-        def run(n: LazyArray):
-            if n.op == "const":
-                return n.param
-            if n is not node and self.boundary(n):
-                return self.value(n)
-            vals = [run(a) for a in n.args]
-            if n.op == "T":
-                return vals[0].T
-            return sample.Sampler.apply(n, vals)
-        with np.errstate(all="ignore"):
-            return np.array(run(node), dtype=node.dtype).reshape(node.shape)
-
     # ---------------------------------------------------------------- kernels
-    def boundary(self, n: LazyArray) -> bool:
+    def boundary(self, n: LazyArray, depth: int = 0) -> bool:
+        """Whether n is materialised, read inside a kernel under `depth` sums (0:
+        at the top of its kernel, or a numpy region)."""
         if n.op == "leaf" or n.key in self.memo or self.pattern_region(n):
             return True
-        if n.op == "map" and (not self.optimize or contracts(n.args[0])):
+        if n.op == "map" and (not self.optimize or contracts(n.args[0]) and depth > 0):
             return True     # computed once, not once per entry of an enclosing product
         if n.op == "mul" and self._unsafe_product(n):
             return True
+        choice = self.plan.get(n.key)
+        if choice is not None:
+            return choice   # a candidate of the fusion plan
+        if self.optimize and depth > 0 and self.lifts(n):
+            return True     # element-wise work on a map of a sum: one kernel of its own
         return (self.uses[n.key] > 1 and does_work(n)
                 and not (self.optimize and sample.expensive(n, self)))
+
+    def lifts(self, n: LazyArray) -> bool:
+        """Whether n is dense element-wise work holding, through operands of its
+        shape, a map of a sum: under a sum it is materialised whole (the map and
+        the work on it, once each), not the map alone."""
+        if n.op not in ("add", "mul", "pow", "map") or n.key in self.memo:
+            return False
+        if n.op == "map" and contracts(n.args[0]):
+            return True
+        return self.support(n) is None and any(
+            a.shape == n.shape and self.lifts(a) for a in n.args)
 
     def pre(self, ctx: KernelContext, n: LazyArray, ix):
         """The expression of n inside the kernel of ctx when it is an input (a
         materialised node) or a sampled product; None to fuse it."""
-        if n is not ctx.root and n.op != "const" and self.boundary(n):
+        if n is not ctx.root and n.op != "const" and self.boundary(n, ctx.tr.depth):
             return ctx.bind(n, self.value(n), ix)
         if n.op == "mul" and self.optimize:
             return sample.sampled_product(ctx, n, ix)
@@ -268,14 +312,10 @@ class Evaluator:
         out_ix = tuple(v for v in ix if v is not None)
         sparse = (self.support(node) is not None and len(out_ix) == 2)
         fmt = "csr" if sparse else "dense"
-        return ctx.run(e, out_ix, fmt, node)
+        return ctx.step(e, out_ix, fmt, node)
 
 
 def to_result(node: LazyArray, v):
     """A computed value as compute returns it (numpy scalar for 0-d)."""
-    import scipy.sparse as sps
-    if is_sparse(v):
-        return sps.csr_array(v)
-    arr = np.asarray(v, dtype=node.dtype).reshape(node.shape)
-    return arr[()] if arr.ndim == 0 else (arr.copy() if arr is node.param else arr)
+    return result(v, node.dtype, node.shape, v is node.param)
 

@@ -125,6 +125,7 @@ class Translator:
 
     def __init__(self, pre, prefix: str = "i"):
         self.pre, self.prefix, self.count = pre, prefix, 0
+        self.depth = 0          # sums enclosing the node being translated
 
     def fresh(self, size: int):
         if size == 1:
@@ -166,8 +167,10 @@ class Translator:
     def _matmul(self, x: LazyArray, y: LazyArray, ix) -> Expr:
         k = self.fresh(x.shape[-1])
         nx = x.ndim - 1
+        self.depth += k is not None
         ex = self.expr(x, ix[:nx] + (k,))
         ey = self.expr(y, (k,) + ix[nx:])
+        self.depth -= k is not None
         return Mul(ex, ey) if k is None else Sum(k, Mul(ex, ey))
 
     def _sum(self, node: LazyArray, ix) -> Expr:
@@ -182,7 +185,9 @@ class Translator:
                     next(it)
             else:
                 names.append(next(it))
+        self.depth += bool(bound)
         e = self.expr(child, tuple(names))
+        self.depth -= bool(bound)
         for v in reversed(bound):
             e = Sum(v, e)
         return e

@@ -1,0 +1,178 @@
+"""The fusion plan of a lazy program: which optional intermediates to
+materialise, chosen by cost (after SystemML's fusion planner).
+
+Some nodes must be materialised whatever the plan (a result, a leaf, a map of
+a sum read under a sum, work sampled on a sparse pattern, a product whose
+dense factor is not finite); the others are fused into their consumers. The
+*candidates* are the nodes where either choice is right:
+  - shared work (a node read twice or more that does work): computed once and
+    read by each user, or recomputed inside each user;
+  - element-wise work on a map of a sum, read under a sum (`σ(X·w) - y` in
+    `Xᵀ·(σ(X·w) - y)`): one step of its own, or fused into the reading kernel
+    (its map then materialised alone);
+  - a matrix product read by element-wise work (`X·w` in `σ(X·w)`): its own
+    step (the work then a numpy expression on it), or fused into the work.
+A plan (a set of materialised candidates) is priced as the sum over its steps
+(the results and the materialised nodes, each counted once however many read
+it) of the cost model's work of the step's fused index expression
+(etchpy.optimizer.cost over etchpy.plan.cost's stream model, with the real
+sizes and nonzero counts), plus STEP_COST per step (a kernel call's or a numpy
+expression's fixed cost; a lone sparse product run by scipy is priced at
+LIBRARY_WORK of its work plus LIBRARY_STEP) and temp_weight per entry of each materialised
+intermediate (a result is written in every plan). Up to EXHAUSTIVE candidates every plan is priced; beyond, the
+search is greedy: from the rules' plan, flip the one candidate that lowers the
+price most, until no flip does. Ties keep the rules' plan.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+from ..expr.nodes import Access, TensorVar
+from ..optimizer.optimize import cost as expr_cost
+from ..tuning import DEFAULT
+from .array import LazyArray
+from .sample import _outer, expensive
+from .steps import contracts, does_work
+from .translate import Translator
+
+STEP_COST = 2e4          # cost units of one kernel step beyond its work (call, checks)
+LIBRARY_STEP = 5e3       # ... of a scipy product step (etchpy.lazy.steps)
+LIBRARY_WORK = 0.8       # a scipy product's work against a kernel's (measured: its
+                         # loop has no fused input checks; docs/performance.md)
+EXHAUSTIVE = 6           # candidates searched exhaustively; more are searched greedily
+ELEMENTWISE = ("add", "mul", "pow", "map")
+
+
+def _size(n: LazyArray) -> int:
+    return math.prod(n.shape) if n.shape else 1
+
+
+def candidates(ev, outs) -> list:
+    """The program's candidates (see the module doc), in a fixed order."""
+    out_keys = {o.key for o in outs}
+    found, seen = [], set()
+
+    def walk(n: LazyArray, parent):
+        if n.key in seen or n.op in ("leaf", "const"):
+            return
+        seen.add(n.key)
+        for a in n.args:
+            walk(a, n)
+        if n.key in out_keys or ev.support(n) is not None or expensive(n, ev):
+            return
+        if n.op == "map" and contracts(n.args[0]):
+            return
+        shared = ev.uses[n.key] > 1 and does_work(n)
+        lift = parent is not None and parent.op in ("matmul", "sum") and ev.lifts(n)
+        product = (n.op == "matmul" and parent is not None and parent.op in ELEMENTWISE
+                   and not _outer(n))
+        if shared or lift or product:
+            found.append(n)
+    for o in outs:
+        walk(o, None)
+    return found
+
+
+class Pricer:
+    """Prices of plans over one program's evaluator (steps' costs memoised)."""
+
+    def __init__(self, ev, outs, cands):
+        self.ev, self.outs, self.cands = ev, outs, cands
+        self.tuning = ev.tuning if hasattr(ev.tuning, "temp_weight") else DEFAULT
+        self.memo: dict = {}
+
+    def price(self, plan: frozenset) -> float:
+        ev = self.ev
+        ev.plan = {c.key: (c.key in plan) for c in self.cands}
+        roots, done, total = list(self.outs), set(), 0.0
+        outs = {o.key for o in self.outs}
+        while roots:
+            r = roots.pop()
+            if r.key in done or r.op in ("leaf", "const"):
+                continue
+            done.add(r.key)
+            if self.ev.library_product(r):
+                total += LIBRARY_WORK * self.step(r, roots) + LIBRARY_STEP
+            else:
+                total += self.step(r, roots) + STEP_COST
+            if r.key not in outs:
+                total += self.tuning.temp_weight * _size(r)
+        return total
+
+    def step(self, root: LazyArray, roots: list) -> float:
+        """The cost of root's fused expression; the inputs it reads are pushed on
+        roots (materialised ones are steps of their own)."""
+        ev, dims, nnz, names = self.ev, {}, {}, {}
+
+        def pre(n: LazyArray, ix):
+            if n is root or n.op == "const":
+                return None
+            if not (n.op == "leaf" or ev.boundary(n, tr.depth) or _sampled(ev, n)):
+                return None
+            roots.append(n)
+            key = (n.key, tuple(v is None for v in ix))
+            name = names.setdefault(key, f"t{len(names)}")
+            kept = tuple(v for v in ix if v is not None)
+            for v, size in zip(kept, (m for m, v2 in zip(n.shape, ix) if v2 is not None)):
+                dims[v.name] = size
+            sparse = ev.support(n) is not None and len(kept) == 2
+            if sparse:
+                nnz[name] = min(int(ev.leaves[k].nnz) for k, _ in ev.support(n))
+            return Access(TensorVar(name, len(kept), "csr" if sparse else "dense"), kept)
+        tr = Translator(pre, prefix="p")
+        ix = tr.names(root)
+        e = tr.expr(root, ix)
+        key = (e, tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
+        if key not in self.memo:
+            self.memo[key] = expr_cost(e, dims=dims, nnz=nnz)
+        return self.memo[key]
+
+
+def _sampled(ev, n: LazyArray) -> bool:
+    """A product sampled on a sparse operand's pattern (priced as an input: the
+    same in every plan)."""
+    if n.op != "mul" or not ev.optimize:
+        return False
+    sa, sb = (ev.support(a) for a in n.args)
+    dense = n.args[1] if sa is not None else n.args[0]
+    return (sa is None) != (sb is None) and expensive(dense, ev)
+
+
+def choose(ev, outs) -> dict:
+    """The cheapest plan's choices ({candidate key: materialise?}); ev.fusion gets
+    what explain shows: (candidates, rules' plan and price, chosen plan and price,
+    plans priced, "exhaustive" or "greedy")."""
+    cands = candidates(ev, outs)
+    if not cands:
+        ev.plan, ev.fusion = {}, None
+        return ev.plan
+    pricer = Pricer(ev, outs, cands)
+    ev.plan = {}
+    rules = frozenset(c.key for c in cands if ev.boundary(c, 1))
+    priced = {rules: pricer.price(rules)}
+    if len(cands) <= EXHAUSTIVE:
+        for bits in itertools.product((False, True), repeat=len(cands)):
+            plan = frozenset(c.key for c, b in zip(cands, bits) if b)
+            if plan not in priced:
+                priced[plan] = pricer.price(plan)
+        best = min(priced, key=lambda p: (priced[p], p != rules))
+        how = "exhaustive"
+    else:
+        best, how = _greedy(pricer, cands, rules, priced), "greedy"
+    ev.plan = {c.key: (c.key in best) for c in cands}
+    ev.fusion = (cands, rules, priced[rules], best, priced[best], len(priced), how)
+    return ev.plan
+
+
+def _greedy(pricer, cands, start, priced) -> frozenset:
+    best = start
+    while True:
+        flips = [best ^ {c.key} for c in cands]
+        for p in flips:
+            if p not in priced:
+                priced[p] = pricer.price(p)
+        nxt = min(flips, key=lambda p: priced[p])
+        if priced[nxt] >= priced[best]:
+            return best
+        best = nxt

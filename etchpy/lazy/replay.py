@@ -1,0 +1,148 @@
+"""Replaying a lazy program: the steps of its first run, bound to new arrays.
+
+A program run twice with arrays of the same kind (a training loop) takes the
+same steps: only the arrays' values differ. `signature(nodes)` reads, in one
+walk of the program, its structure with the leaves numbered in order of first
+use, and of each leaf what the steps depend on: shape, dtype, sparse format,
+sorted indices, the power of two of its stored entries, and which earlier csr
+leaf of its shape stores the same pattern. A run records its steps (`Tape`):
+each materialised node's slot and the function computing it from the slots
+before it (a compiled kernel's call, a numpy expression); the run's value
+checks (whether a materialised node is finite, which chose a dense product)
+are its guards. `ep.compute` looks the signature up in a bounded LRU of tapes
+(`PROGRAMS`): on a hit the steps run on the new arrays, the guards are checked
+on the values they produced, and a guard that no longer holds runs the program
+afresh. A run with a step that is not a function of slots (a sampled operand)
+is not recorded.
+
+What a replay skips is planning; what it keeps is validation: every kernel
+call checks and binds its inputs as a first call does (the generated C trusts
+what it is given, so the runtime still checks it; docs/api.md).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+# bounds of the caches below (entries)
+PROGRAM_CACHE_SIZE = 64
+KERNEL_CACHE_SIZE = 256
+
+
+class LRU:
+    """A mapping that keeps its `size` most recently used entries."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._d: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        v = self._d.get(key)
+        if v is not None:
+            self._d.move_to_end(key)
+        return v
+
+    def put(self, key, value) -> None:
+        self._d[key] = value
+        self._d.move_to_end(key)
+        while len(self._d) > self.size:
+            self._d.popitem(last=False)
+
+    def clear(self) -> None:
+        self._d.clear()
+
+    def __len__(self):
+        return len(self._d)
+
+
+PROGRAMS = LRU(PROGRAM_CACHE_SIZE)
+
+
+def _same_pattern(a, b) -> bool:
+    return (a.indptr is b.indptr and a.indices is b.indices) or (
+        np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices))
+
+
+def _leaf_sig(v, sparse_leaves: list):
+    if not hasattr(v, "tocsr"):
+        return ("dense", v.shape, v.dtype)
+    same = -1
+    if v.format == "csr":
+        same = next((k for k, p in enumerate(sparse_leaves) if p.shape == v.shape
+                     and p.format == "csr" and _same_pattern(p, v)), -1)
+    sparse_leaves.append(v)
+    return ("sparse", v.shape, v.dtype, v.format, bool(v.has_sorted_indices),
+            int(v.nnz).bit_length(), same)
+
+
+def signature(nodes) -> tuple:
+    """(the program's structure and leaf kinds, a hashable key; its leaf nodes in
+    order of first use)."""
+    ids: dict = {}
+    flat: list = []
+    leaves: list = []
+    sparse: list = []
+
+    def walk(n) -> int:
+        i = ids.get(n.key)
+        if i is None:
+            if n.op == "leaf":
+                entry = _leaf_sig(n.param, sparse)
+                leaves.append(n)
+            else:
+                entry = (n.op, n.param, n.dtype, tuple([walk(a) for a in n.args]))
+            i = ids[n.key] = len(flat)
+            flat.append(entry)
+        return i
+    outs = tuple([walk(n) for n in nodes])
+    return (tuple(flat), outs), leaves
+
+
+def finite(v) -> bool:
+    """Whether a computed value holds no inf or nan."""
+    return bool(np.isfinite(v.data if hasattr(v, "tocsr") else v).all())
+
+
+class Tape:
+    """A run's steps: (slot, fn(env) -> value) in the order they ran, the guards
+    (slot, finite) and the results (slot, dtype, shape); slots below `nleaves`
+    are the leaves."""
+
+    def __init__(self, ev, outs):
+        self.nleaves, self.size = ev.nleaf_slots, len(ev.env)
+        self.steps, self.guards = list(ev.steps), list(ev.guards)
+        self.outs = [(ev.slots[o.key], o.dtype, o.shape) for o in outs]
+
+    def replay(self, leaves: list):
+        """The results on the arrays `leaves` (in the signature's order), or None
+        when a guard fails."""
+        env = leaves + [None] * (self.size - len(leaves))
+        for slot, fn in self.steps:
+            env[slot] = fn(env)
+        for slot, want in self.guards:
+            if finite(env[slot]) != want:
+                return None
+        return tuple(result(env[s], dtype, shape, s < self.nleaves)
+                     for s, dtype, shape in self.outs)
+
+
+def result(v, dtype, shape, is_leaf: bool):
+    """A computed value as compute returns it: a csr array for a sparse value, a
+    numpy scalar for 0-d, else a numpy array (a copy of an input array)."""
+    if hasattr(v, "tocsr"):
+        import scipy.sparse as sps
+        return sps.csr_array(v)
+    arr = np.asarray(v, dtype=dtype).reshape(shape)
+    return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
+
+
+def tuning_key(tuning):
+    """A hashable stand-in for compute's tuning argument, or False (not cached)."""
+    if tuning is None or isinstance(tuning, str):
+        return tuning
+    try:
+        hash(tuning)
+    except TypeError:
+        return False
+    return tuning

@@ -1,0 +1,70 @@
+"""Replayed lazy programs (etchpy.lazy.replay): a program run again on arrays of
+the same kind replays its recorded steps on the new arrays and gives numpy's
+answer; a guard that no longer holds runs it afresh; the caches are bounded."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.lazy.replay import LRU, PROGRAMS, signature
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+N = 25
+
+
+def logistic(F, X, w, y):
+    return X.T @ (1 / (1 + F.exp(-(X @ w))) - y)
+
+
+def test_replay_binds_new_arrays_and_matches_numpy():
+    rng = np.random.default_rng(0)
+    for seed in range(3):
+        X = sp.random_array((N, N), density=0.2, format="csr", random_state=seed)
+        w, y = rng.standard_normal(N), rng.random(N)
+        got = ep.compute(logistic(ep, *(ep.lazy(a) for a in (X, w, y))))
+        np.testing.assert_allclose(got, logistic(np, X, w, y), rtol=1e-12)
+    nodes = [logistic(ep, *(ep.lazy(a) for a in (X, w, y)))]
+    key = (signature(nodes)[0], True, 1, None)
+    assert PROGRAMS.get(key) is not None          # the first run was recorded
+
+
+def test_a_failed_guard_runs_the_program_afresh():
+    X = sp.random_array((N, N), density=0.2, format="csr", random_state=4)
+    d = np.linspace(1, 2, N)
+    for dv in (d, np.where(np.arange(N) == 3, 0.0, d), d):
+        got = (ep.lazy(X) * (1 / ep.lazy(dv))).compute()
+        with np.errstate(all="ignore"):
+            want = X.toarray() * (1 / dv)
+        got = got.toarray() if sp.issparse(got) else got
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_patterns_and_results_that_are_inputs_are_replayed_right():
+    A = sp.random_array((N, N), density=0.2, format="csr", random_state=5)
+    B = sp.random_array((N, N), density=0.2, format="csr", random_state=6)
+    same = sp.csr_array((np.arange(A.nnz) + 1.0, A.indices, A.indptr), shape=A.shape)
+    for other in (same, B, same):
+        a, b = ep.lazy(A), ep.lazy(other)
+        s, t = ep.compute(a * b + a, a)
+        np.testing.assert_allclose(s.toarray(), A.toarray() * other.toarray() + A.toarray())
+        assert t is not A and np.array_equal(t.toarray(), A.toarray())
+
+
+def test_lru_keeps_the_most_recently_used():
+    cache = LRU(2)
+    cache.put("a", 1)
+    cache.put("b", 2)
+    assert cache.get("a") == 1
+    cache.put("c", 3)
+    assert len(cache) == 2 and cache.get("b") is None and cache.get("a") == 1
+
+
+def test_a_lone_sparse_product_is_scipys():
+    X = sp.random_array((N, N), density=0.2, format="csr", random_state=7)
+    w = np.linspace(-1, 1, N)
+    x = ep.lazy(X)
+    assert "scipy product" in ep.explain(x.T @ ep.lazy(w))
+    np.testing.assert_allclose(ep.compute(x.T @ ep.lazy(w)), X.T @ w, rtol=1e-12)
+    assert "scipy product" not in ep.explain(x.T @ (ep.lazy(w) * 2))
