@@ -23,7 +23,8 @@ import numbers
 from ..errors import InputError
 from .approx_search import EXTRACTORS, Problem, extract
 from .approx_table import candidates, cost, reference, rel_error, substitute
-from .array import RUN, LazyArray, as_node, lazy, show
+from .array import RUN, LazyArray, as_node, lazy
+from .show import show
 from .program import compute, explain
 
 DEFAULT_TIME_LIMIT = 10.0     # seconds of scoring per extractor (numpy reference)

@@ -24,6 +24,7 @@ from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
 from ..runtime.tensor import Tensor
+from .show import show
 
 MAPS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
         "recip": lambda x: np.true_divide(1, x), "maximum": np.maximum, "minimum": np.minimum}
@@ -81,19 +82,18 @@ def lazy(x, constant: bool = False) -> "LazyArray":
         >>> (2 * a).sum(axis=0).compute()
         array([ 6., 10., 14.])
     """
-    if isinstance(x, LazyArray) and not constant:
-        return x
     if isinstance(x, LazyArray):
+        if not constant:
+            return x
         if x.op != "leaf":
             raise InputError("ep.lazy(a, constant=True): a is a computed lazy array; "
                              "declare the array itself constant")
         x = x.param
-    if type(x) is np.ndarray and x.ndim <= 2 and x.dtype.kind in "iuf":
-        node = LazyArray("leaf", (), x.shape, x.dtype, x)       # the common case, fast
-    else:
+    value = x                                   # the common case, fast: a numpy array
+    if not (type(x) is np.ndarray and x.ndim <= 2 and x.dtype.kind in "iuf"):
         value = _leaf_value(x)
         _check_dtype(value.dtype, "ep.lazy")
-        node = LazyArray("leaf", (), tuple(value.shape), value.dtype, value)
+    node = LazyArray("leaf", (), value.shape, value.dtype, value)
     node.constant = bool(constant)
     return node
 
@@ -237,35 +237,6 @@ def node_key(node: "LazyArray"):
     if node.op == "const":
         return Key(("const", node.param, node.dtype))
     return Key((node.op, node.param, tuple([a.key for a in node.args])))
-
-
-def show(node: "LazyArray", names: dict | None = None) -> str:
-    """Readable text of a program, e.g. `sum((X0 + -1·(X1 @ X2.T)) ** 2)`; `names`
-    maps a leaf's key to its name (default: its shape)."""
-    names = names or {}
-    a = node.args
-    match node.op:
-        case "leaf":
-            return names.get(node.key, f"array{node.shape}")
-        case "const":
-            return repr(node.param.item() if isinstance(node.param, np.generic)
-                        else node.param)
-        case "add" | "mul" | "div" | "matmul":
-            sym = {"add": "+", "mul": "*", "div": "/", "matmul": "@"}[node.op]
-            return f"({show(a[0], names)} {sym} {show(a[1], names)})"
-        case "T":
-            return f"{show(a[0], names)}.T"
-        case "pow":
-            return f"{show(a[0], names)} ** {node.param}"
-        case "sum":
-            axes, keep = node.param
-            ax = "" if len(axes) == a[0].ndim else f"axis={axes[0] if len(axes) == 1 else axes}"
-            kd = ", keepdims=True" if keep else ""
-            return f"sum({show(a[0], names)}{', ' if ax else ''}{ax}{kd})"
-        case "map":
-            fn, arg = node.param
-            return f"{fn}({show(a[0], names)}{'' if arg is None else f', {arg!r}'})"
-    return node.op
 
 
 class LazyArray:

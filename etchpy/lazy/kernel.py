@@ -6,7 +6,8 @@ import numpy as np
 
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
-from .array import LazyArray, show
+from .array import LazyArray
+from .show import show
 from .replay import KERNEL_CACHE_SIZE, LRU
 from .translate import Translator
 
@@ -39,7 +40,7 @@ class KernelContext:
     """One kernel's translation: its inputs by tensor name (the slot of the value
     each reads, the axes it drops), the sizes it saw."""
 
-    def __init__(self, ev: Evaluator, root: LazyArray):
+    def __init__(self, ev, root: LazyArray):          # ev: the steps.Evaluator
         self.ev, self.root = ev, root
         self.sources: dict = {}
         self.names: dict = {}

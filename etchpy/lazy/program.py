@@ -32,7 +32,8 @@ from __future__ import annotations
 
 from ..errors import InputError
 from . import fusion
-from .array import RUN, as_node, show
+from .array import RUN, as_node
+from .show import show
 from .replay import PROGRAMS, Tape, signature, tuning_key
 from .steps import Evaluator, to_result
 from .translate import expand_squares, share

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array import LazyArray, show
+from .array import LazyArray
+from .show import show
 from .kernel import Dry, is_sparse
 from .sample import Sampler
 
