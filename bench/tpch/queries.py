@@ -1,0 +1,284 @@
+"""TPC-H Q5, Q9 and Q3 written with ep.relation, ep.Keys and ep.decode.
+
+    tries = build(cols)                  the tables as tries (cols: data.tables(sf))
+    QUERIES["Q5"].run(tries, **params)   one warm query: {column: numpy array}
+    QUERIES["Q5"].params                 three sets of TPC-H substitution parameters
+    QUERIES["Q5"].sql(params, dialect)   the same query in SQL ("duckdb" or "sqlite")
+
+`build` depends only on the tables and on each trie's level order, never on a
+query's constants: the date ranges, the region, the colour and the market
+segment are predicates that the warm query builds (`predicates_q5`, ...) and
+multiplies in as 0/1 factors over a key's codes. Those three functions are the
+one place where predicates are made; when predicates become skips in the
+compiler, they change there. Each query sorts and cuts its result (ORDER BY,
+LIMIT) itself and returns decoded columns.
+
+Kernels are compiled once per process with optimize=False and a fixed loop
+order (the trie orders below are chosen for it); ep.compile caches them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import etchpy as ep
+
+DAY = np.timedelta64(1, "D")
+
+
+def days(iso: str) -> int:
+    """Days since 1970-01-01 of an ISO date (the bench's date columns)."""
+    return int(np.datetime64(iso, "D").astype(np.int64))
+
+
+def _table(cols: dict, name: str) -> dict:
+    pre = name + "."
+    return {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
+
+
+def build(cols: dict) -> dict:
+    """Every relation and coding the three queries read, by name (see the query
+    functions for their level orders). Keys shared by a join are one Keys."""
+    t = {n: _table(cols, n) for n in ("region", "nation", "customer", "supplier", "part",
+                                      "partsupp", "orders", "lineitem")}
+    o, li, ps = t["orders"], t["lineitem"], t["partsupp"]
+    k = {"o": ep.Keys(o["o_orderkey"], name="orderkey", span_limit=1.0),
+         "c": ep.Keys(t["customer"]["c_custkey"], name="custkey"),
+         "s": ep.Keys(t["supplier"]["s_suppkey"], name="suppkey"),
+         "p": ep.Keys(t["part"]["p_partkey"], name="partkey"),
+         "n": ep.Keys(t["nation"]["n_nationkey"], name="nationkey"),
+         "r": ep.Keys(t["region"]["r_regionkey"], name="regionkey"),
+         "d": ep.Keys(o["o_orderdate"], name="orderdate")}
+    cod = {"o_orderkey": k["o"], "l_orderkey": k["o"], "o_custkey": k["c"],
+           "c_custkey": k["c"], "s_suppkey": k["s"], "l_suppkey": k["s"],
+           "ps_suppkey": k["s"], "p_partkey": k["p"], "l_partkey": k["p"],
+           "ps_partkey": k["p"], "n_nationkey": k["n"], "c_nationkey": k["n"],
+           "s_nationkey": k["n"], "n_regionkey": k["r"], "r_regionkey": k["r"],
+           "o_orderdate": k["d"]}
+    rel = lambda tab, keys, **kw: ep.relation(tab, keys, coding=cod, **kw)
+    li = dict(li, rev=li["l_extendedprice"] * (1.0 - li["l_discount"]))
+    tries = {
+        # Q5: orders by date first, so a date range is a range of the outer level
+        "O5": rel(o, ["o_orderdate", "o_orderkey", "o_custkey"], name="O5"),
+        "C5": rel(t["customer"], ["c_custkey", "c_nationkey"], name="C5"),
+        "L5": rel(li, ["l_orderkey", "l_suppkey"], values="rev", name="L5"),
+        "S": rel(t["supplier"], ["s_suppkey", "s_nationkey"], name="S"),
+        "N5": rel(t["nation"], ["n_nationkey", "n_name", "n_regionkey"], name="N5"),
+        "R": rel(t["region"], ["r_regionkey", "r_name"], name="R"),
+        # Q9: lineitem by part first, so the part filter prunes whole subtrees
+        **{f"L9{v}": r for v, r in rel(li, ["l_partkey", "l_suppkey", "l_orderkey"],
+                                       values=["rev", "l_quantity"], name="L9").items()},
+        "PS": rel(ps, ["ps_partkey", "ps_suppkey"], values="ps_supplycost", name="PS"),
+        "P": rel(t["part"], ["p_partkey", "p_name"], name="P"),
+        "N9": rel(t["nation"], ["n_nationkey", "n_name"], name="N9"),
+        "O9": rel(o, ["o_orderkey", "o_orderdate"], name="O9"),
+        # Q3: customers by segment, their orders by date, lineitems by ship date
+        "C3": rel(t["customer"], ["c_mktsegment", "c_custkey"], name="C3"),
+        "O3": rel(o, ["o_custkey", "o_orderdate", "o_orderkey"], name="O3"),
+        "L3": rel(li, ["l_orderkey", "l_shipdate"], values="rev", name="L3"),
+    }
+    year, years = k["d"].mapping(_year, name="o_year")
+    # o_orderdate and o_shippriority by order code (attributes of the group key)
+    code = k["o"].code(o["o_orderkey"])
+    attrs = {a: np.empty(len(k["o"]), dtype=o[a].dtype)
+             for a in ("o_orderdate", "o_shippriority")}
+    for a, arr in attrs.items():
+        arr[code] = o[a]
+    return {**tries, "keys": k, "Y": year, "years": years, "order_attrs": attrs}
+
+
+def _year(d: np.ndarray) -> np.ndarray:
+    return d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+
+
+def _kernel(expr, order: str):
+    return ep.compile(expr, optimize=False, order=order.split())
+
+
+# ---- Q5: local supplier volume ------------------------------------------------------
+
+def predicates_q5(tries, region: str, date: str) -> dict:
+    """Q5's predicates as 0/1 vectors over codes: the order dates in
+    [date, date + 1 year) and the region's name."""
+    lo = days(date)
+    hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
+    return {"Dm": tries["keys"]["d"].mask(lambda v: (v >= lo) & (v < hi)),
+            "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
+
+
+def q5_expr(tries):
+    d, o, c, s, n, nm, r, rn = ep.indices("d o c s n nm r rn")
+    T = {k: tries[k].var(k) for k in ("O5", "C5", "L5", "S", "N5", "R")}
+    Dm, Rm = ep.tensor("Dm", 1), ep.tensor("Rm", 1)
+    body = (T["O5"][d, o, c] * Dm[d] * T["C5"][c, n] * T["L5"][o, s] * T["S"][s, n]
+            * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
+    return ep.sum((d, o, c, s, n, r, rn), body), "d o c s n nm r rn"
+
+
+def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
+    """n_name, revenue of the nations of `region` from orders placed in the year
+    from `date`, by revenue descending."""
+    kern = _kernel(*q5_expr(tries))
+    rev = kern(**{k: tries[k].tensor for k in ("O5", "C5", "L5", "S", "N5", "R")},
+               **predicates_q5(tries, region, date))
+    return ep.decode(rev, [tries["N5"].keys[1]], columns=["n_name"], value="revenue",
+                     order_by="revenue", descending=True)
+
+
+# ---- Q9: product type profit -------------------------------------------------------
+
+def predicates_q9(tries, color: str) -> dict:
+    """Q9's predicate: p_name LIKE '%color%', over the part-name codes."""
+    return {"G": tries["P"].keys[1].mask(lambda v: np.char.find(v, color) >= 0)}
+
+
+def q9_expr(tries):
+    p, pn, s, n, nm, o, d, y = ep.indices("p pn s n nm o d y")
+    T = {k: tries[k].var(k) for k in ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")}
+    G, Y = ep.tensor("G", 1), ep.tensor("Y", 2, "csr")
+    amount = T["L9rev"][p, s, o] - T["L9l_quantity"][p, s, o] * T["PS"][p, s]
+    body = (T["P"][p, pn] * G[pn] * amount * T["S"][s, n] * T["N9"][n, nm]
+            * T["O9"][o, d] * Y[d, y])
+    return ep.sum((p, pn, s, n, o, d), body), "p pn s n nm o d y"
+
+
+def q9(tries, color: str = "green") -> dict:
+    """nation, o_year, sum_profit over the lines of parts whose name contains
+    `color`, by nation and year descending."""
+    kern = _kernel(*q9_expr(tries))
+    names = ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")
+    profit = kern(**{k: tries[k].tensor for k in names}, Y=tries["Y"],
+                  **predicates_q9(tries, color))
+    out = ep.decode(profit, [tries["N9"].keys[1], tries["years"]],
+                    columns=["nation", "o_year"], value="sum_profit")
+    rows = np.lexsort((-out["o_year"], out["nation"]))
+    return {k: v[rows] for k, v in out.items()}
+
+
+# ---- Q3: shipping priority ---------------------------------------------------------
+
+def predicates_q3(tries, segment: str, date: str) -> dict:
+    """Q3's predicates: the market segment, orders before `date`, lines shipped
+    after it."""
+    day = days(date)
+    return {"Sg": tries["C3"].keys[0].mask(lambda v: v == segment),
+            "Ob": tries["keys"]["d"].mask(lambda v: v < day),
+            "Sa": tries["L3"].keys[1].mask(lambda v: v > day)}
+
+
+def q3_expr(tries):
+    g, c, d, o, sd = ep.indices("g c d o sd")
+    T = {k: tries[k].var(k) for k in ("C3", "O3", "L3")}
+    Sg, Ob, Sa = (ep.tensor(m, 1) for m in ("Sg", "Ob", "Sa"))
+    body = T["C3"][g, c] * Sg[g] * T["O3"][c, d, o] * Ob[d] * T["L3"][o, sd] * Sa[sd]
+    return ep.sum((g, c, d, sd), body), "g c d o sd"
+
+
+def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 10) -> dict:
+    """l_orderkey, revenue, o_orderdate, o_shippriority of the `limit` orders of
+    the most revenue (then earliest), grouped by order (the order's date and
+    priority are its attributes)."""
+    kern = _kernel(*q3_expr(tries))
+    rev = kern(**{k: tries[k].tensor for k in ("C3", "O3", "L3")},
+               **predicates_q3(tries, segment, date))
+    code = np.flatnonzero(rev)
+    attrs = tries["order_attrs"]
+    rows = np.lexsort((attrs["o_orderdate"][code], -rev[code]))[:limit]
+    code = code[rows]
+    return {"l_orderkey": tries["keys"]["o"].decode(code), "revenue": rev[code],
+            "o_orderdate": attrs["o_orderdate"][code],
+            "o_shippriority": attrs["o_shippriority"][code]}
+
+
+# ---- the same queries in SQL, and the parameter sets ------------------------------
+
+SQL = {
+    "Q5": """
+SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
+FROM customer, orders, lineitem, supplier, nation, region
+WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
+  AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey
+  AND n_regionkey = r_regionkey AND r_name = '{region}'
+  AND o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date1}'
+GROUP BY n_name ORDER BY revenue DESC""",
+    "Q9": """
+SELECT nation, o_year, sum(amount) AS sum_profit FROM (
+  SELECT n_name AS nation, {year} AS o_year,
+         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
+  FROM part, supplier, lineitem, partsupp, orders, nation
+  WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
+    AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
+    AND p_name LIKE '%{color}%') AS profit
+GROUP BY nation, o_year ORDER BY nation, o_year DESC""",
+    "Q3": """
+SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate,
+       o_shippriority
+FROM customer, orders, lineitem
+WHERE c_mktsegment = '{segment}' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
+  AND o_orderdate < {D}'{date}' AND l_shipdate > {D}'{date}'
+GROUP BY l_orderkey, o_orderdate, o_shippriority
+ORDER BY revenue DESC, o_orderdate LIMIT 10""",
+}
+DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
+           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)"}}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query: its etchpy function, its SQL and three substitution parameter sets.
+    `columns` names the result columns in SQL's order; `keys` how many lead (the
+    rest are compared up to float summation order)."""
+
+    name: str
+    run: Callable[..., dict]
+    params: tuple[dict, ...]
+    columns: tuple[str, ...]
+
+    def sql(self, params: dict, dialect: str = "duckdb") -> str:
+        extra = {}
+        if "date" in params and self.name == "Q5":
+            extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
+        return SQL[self.name].format(**params, **extra, **DIALECT[dialect])
+
+
+QUERIES = {
+    "Q5": Query("Q5", q5, ({"region": "ASIA", "date": "1994-01-01"},
+                           {"region": "EUROPE", "date": "1995-01-01"},
+                           {"region": "AMERICA", "date": "1997-01-01"}),
+                ("n_name", "revenue")),
+    "Q9": Query("Q9", q9, ({"color": "green"}, {"color": "blue"}, {"color": "ivory"}),
+                ("nation", "o_year", "sum_profit")),
+    "Q3": Query("Q3", q3, ({"segment": "BUILDING", "date": "1995-03-15"},
+                           {"segment": "AUTOMOBILE", "date": "1995-03-01"},
+                           {"segment": "MACHINERY", "date": "1995-03-31"}),
+                ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")),
+}
+VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue"}
+
+
+def rows_of(result: dict, query: Query) -> list[tuple]:
+    """A result's rows as tuples in the query's column order (dates as ISO text)."""
+    cols = [result[c] for c in query.columns]
+    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
+
+
+def _plain(col, v):
+    if col.endswith("date") and not isinstance(v, str):
+        return str(np.datetime64(int(v), "D")) if isinstance(v, (int, np.integer)) \
+            else str(v)
+    return v.item() if hasattr(v, "item") else v
+
+
+def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) -> bool:
+    """Row lists equal, the value column up to float summation order."""
+    if len(got) != len(want):
+        return False
+    vi = query.columns.index(VALUE[query.name])
+    for g, w in zip(got, want):
+        if any(a != b for i, (a, b) in enumerate(zip(g, w)) if i != vi):
+            return False
+        if not np.isclose(float(g[vi]), float(w[vi]), rtol=rtol, atol=1e-6):
+            return False
+    return True
