@@ -33,60 +33,73 @@ def days(iso: str) -> int:
     return int(np.datetime64(iso, "D").astype(np.int64))
 
 
+# each query's tries: name -> (table, key columns in level order, relation options)
+TRIES = {
+    # Q5: orders by date first, so a date range is a range of the outer level
+    "Q5": {"O5": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
+           "C5": ("customer", ["c_custkey", "c_nationkey"], {}),
+           "L5": ("lineitem", ["l_orderkey", "l_suppkey"], {"values": "rev"}),
+           "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
+           "N5": ("nation", ["n_nationkey", "n_name", "n_regionkey"], {}),
+           "R": ("region", ["r_regionkey", "r_name"], {})},
+    # Q9: lineitem by part first, so the part filter prunes whole subtrees
+    "Q9": {"L9": ("lineitem", ["l_partkey", "l_suppkey", "l_orderkey"],
+                  {"values": ["rev", "l_quantity"]}),
+           "PS": ("partsupp", ["ps_partkey", "ps_suppkey"], {"values": "ps_supplycost"}),
+           "P": ("part", ["p_partkey", "p_name"], {}),
+           "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
+           "N9": ("nation", ["n_nationkey", "n_name"], {}),
+           "O9": ("orders", ["o_orderkey", "o_orderdate"], {})},
+    # Q3: customers by segment, their orders by date, lineitems by ship date
+    "Q3": {"C3": ("customer", ["c_mktsegment", "c_custkey"], {}),
+           "O3": ("orders", ["o_custkey", "o_orderdate", "o_orderkey"], {}),
+           "L3": ("lineitem", ["l_orderkey", "l_shipdate"], {"values": "rev"})},
+}
+# the key columns of each join, coded by one Keys (built from the first column)
+SHARED = {"orderkey": ("orders.o_orderkey", "l_orderkey"), "custkey": ("customer.c_custkey",
+          "o_custkey"), "suppkey": ("supplier.s_suppkey", "l_suppkey", "ps_suppkey"),
+          "partkey": ("part.p_partkey", "l_partkey", "ps_partkey"),
+          "nationkey": ("nation.n_nationkey", "c_nationkey", "s_nationkey"),
+          "regionkey": ("region.r_regionkey", "n_regionkey"),
+          "orderdate": ("orders.o_orderdate",)}
+
+
+def build(cols: dict, queries=("Q5", "Q9", "Q3")) -> dict:
+    """The relations (by name, see TRIES) and codings ("keys") that `queries`
+    read. Keys shared by a join are one ep.Keys; orderkeys are dictionary-coded
+    (dense codes: the keys have gaps)."""
+    keys, coding = {}, {}
+    for name, (col, *others) in SHARED.items():
+        table, first = col.split(".")
+        keys[name] = ep.Keys(cols[col], name=name, span_limit=1.0 if name == "orderkey" else 4.0)
+        coding.update({c: keys[name] for c in (first, *others)})
+    tables = {}
+    out = {"keys": keys}
+    for q in queries:
+        for name, (table, key_cols, kw) in TRIES[q].items():
+            if table not in tables:
+                tables[table] = _table(cols, table)
+            r = ep.relation(tables[table], key_cols, coding=coding, name=name, **kw)
+            out.update({f"{name}{v}": x for v, x in r.items()} if isinstance(r, dict)
+                       else {name: r})
+    if "Q9" in queries:
+        out["Y"], out["years"] = keys["orderdate"].mapping(_year, name="o_year")
+    if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
+        o = tables["orders"]
+        code = keys["orderkey"].code(o["o_orderkey"])
+        out["order_attrs"] = {a: np.empty(len(keys["orderkey"]), dtype=o[a].dtype)
+                              for a in ("o_orderdate", "o_shippriority")}
+        for a, arr in out["order_attrs"].items():
+            arr[code] = o[a]
+    return out
+
+
 def _table(cols: dict, name: str) -> dict:
     pre = name + "."
-    return {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
-
-
-def build(cols: dict) -> dict:
-    """Every relation and coding the three queries read, by name (see the query
-    functions for their level orders). Keys shared by a join are one Keys."""
-    t = {n: _table(cols, n) for n in ("region", "nation", "customer", "supplier", "part",
-                                      "partsupp", "orders", "lineitem")}
-    o, li, ps = t["orders"], t["lineitem"], t["partsupp"]
-    k = {"o": ep.Keys(o["o_orderkey"], name="orderkey", span_limit=1.0),
-         "c": ep.Keys(t["customer"]["c_custkey"], name="custkey"),
-         "s": ep.Keys(t["supplier"]["s_suppkey"], name="suppkey"),
-         "p": ep.Keys(t["part"]["p_partkey"], name="partkey"),
-         "n": ep.Keys(t["nation"]["n_nationkey"], name="nationkey"),
-         "r": ep.Keys(t["region"]["r_regionkey"], name="regionkey"),
-         "d": ep.Keys(o["o_orderdate"], name="orderdate")}
-    cod = {"o_orderkey": k["o"], "l_orderkey": k["o"], "o_custkey": k["c"],
-           "c_custkey": k["c"], "s_suppkey": k["s"], "l_suppkey": k["s"],
-           "ps_suppkey": k["s"], "p_partkey": k["p"], "l_partkey": k["p"],
-           "ps_partkey": k["p"], "n_nationkey": k["n"], "c_nationkey": k["n"],
-           "s_nationkey": k["n"], "n_regionkey": k["r"], "r_regionkey": k["r"],
-           "o_orderdate": k["d"]}
-    rel = lambda tab, keys, **kw: ep.relation(tab, keys, coding=cod, **kw)
-    li = dict(li, rev=li["l_extendedprice"] * (1.0 - li["l_discount"]))
-    tries = {
-        # Q5: orders by date first, so a date range is a range of the outer level
-        "O5": rel(o, ["o_orderdate", "o_orderkey", "o_custkey"], name="O5"),
-        "C5": rel(t["customer"], ["c_custkey", "c_nationkey"], name="C5"),
-        "L5": rel(li, ["l_orderkey", "l_suppkey"], values="rev", name="L5"),
-        "S": rel(t["supplier"], ["s_suppkey", "s_nationkey"], name="S"),
-        "N5": rel(t["nation"], ["n_nationkey", "n_name", "n_regionkey"], name="N5"),
-        "R": rel(t["region"], ["r_regionkey", "r_name"], name="R"),
-        # Q9: lineitem by part first, so the part filter prunes whole subtrees
-        **{f"L9{v}": r for v, r in rel(li, ["l_partkey", "l_suppkey", "l_orderkey"],
-                                       values=["rev", "l_quantity"], name="L9").items()},
-        "PS": rel(ps, ["ps_partkey", "ps_suppkey"], values="ps_supplycost", name="PS"),
-        "P": rel(t["part"], ["p_partkey", "p_name"], name="P"),
-        "N9": rel(t["nation"], ["n_nationkey", "n_name"], name="N9"),
-        "O9": rel(o, ["o_orderkey", "o_orderdate"], name="O9"),
-        # Q3: customers by segment, their orders by date, lineitems by ship date
-        "C3": rel(t["customer"], ["c_mktsegment", "c_custkey"], name="C3"),
-        "O3": rel(o, ["o_custkey", "o_orderdate", "o_orderkey"], name="O3"),
-        "L3": rel(li, ["l_orderkey", "l_shipdate"], values="rev", name="L3"),
-    }
-    year, years = k["d"].mapping(_year, name="o_year")
-    # o_orderdate and o_shippriority by order code (attributes of the group key)
-    code = k["o"].code(o["o_orderkey"])
-    attrs = {a: np.empty(len(k["o"]), dtype=o[a].dtype)
-             for a in ("o_orderdate", "o_shippriority")}
-    for a, arr in attrs.items():
-        arr[code] = o[a]
-    return {**tries, "keys": k, "Y": year, "years": years, "order_attrs": attrs}
+    t = {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
+    if name == "lineitem":      # a computed column of the table (no query constant)
+        t["rev"] = t["l_extendedprice"] * (1.0 - t["l_discount"])
+    return t
 
 
 def _year(d: np.ndarray) -> np.ndarray:
@@ -104,7 +117,7 @@ def predicates_q5(tries, region: str, date: str) -> dict:
     [date, date + 1 year) and the region's name."""
     lo = days(date)
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
-    return {"Dm": tries["keys"]["d"].mask(lambda v: (v >= lo) & (v < hi)),
+    return {"Dm": tries["keys"]["orderdate"].mask(lambda v: (v >= lo) & (v < hi)),
             "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
 
 
@@ -164,7 +177,7 @@ def predicates_q3(tries, segment: str, date: str) -> dict:
     after it."""
     day = days(date)
     return {"Sg": tries["C3"].keys[0].mask(lambda v: v == segment),
-            "Ob": tries["keys"]["d"].mask(lambda v: v < day),
+            "Ob": tries["keys"]["orderdate"].mask(lambda v: v < day),
             "Sa": tries["L3"].keys[1].mask(lambda v: v > day)}
 
 
@@ -187,7 +200,7 @@ def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 
     attrs = tries["order_attrs"]
     rows = np.lexsort((attrs["o_orderdate"][code], -rev[code]))[:limit]
     code = code[rows]
-    return {"l_orderkey": tries["keys"]["o"].decode(code), "revenue": rev[code],
+    return {"l_orderkey": tries["keys"]["orderkey"].decode(code), "revenue": rev[code],
             "o_orderdate": attrs["o_orderdate"][code],
             "o_shippriority": attrs["o_shippriority"][code]}
 
@@ -228,8 +241,7 @@ DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
 @dataclass(frozen=True)
 class Query:
     """A query: its etchpy function, its SQL and three substitution parameter sets.
-    `columns` names the result columns in SQL's order; `keys` how many lead (the
-    rest are compared up to float summation order)."""
+    `columns` names the result columns in SQL's order."""
 
     name: str
     run: Callable[..., dict]
