@@ -46,7 +46,7 @@ TRIES = {
     "Q9": {"L9": ("lineitem", ["l_partkey", "l_suppkey", "l_orderkey"],
                   {"values": ["rev", "l_quantity"]}),
            "PS": ("partsupp", ["ps_partkey", "ps_suppkey"], {"values": "ps_supplycost"}),
-           "P": ("part", ["p_partkey", "p_name"], {}),
+           "P": ("part", ["p_name", "p_partkey"], {}),
            "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
            "N9": ("nation", ["n_nationkey", "n_name"], {}),
            "O9": ("orders", ["o_orderkey", "o_orderdate"], {})},
@@ -106,6 +106,15 @@ def _year(d: np.ndarray) -> np.ndarray:
     return d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
+def skip(mask: np.ndarray) -> ep.Tensor:
+    """A 0/1 mask stored as a sparse vector of its true codes (format "csf"): the
+    kernel walks only those codes where the mask is a loop's outer factor, so a
+    predicate prunes the subtrees below it instead of multiplying zeros into
+    them. (A dense mask is located and multiplied in at the leaves.)"""
+    on = np.flatnonzero(mask)
+    return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
+
+
 def _kernel(expr, order: str):
     return ep.compile(expr, optimize=False, order=order.split())
 
@@ -117,14 +126,14 @@ def predicates_q5(tries, region: str, date: str) -> dict:
     [date, date + 1 year) and the region's name."""
     lo = days(date)
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
-    return {"Dm": tries["keys"]["orderdate"].mask(lambda v: (v >= lo) & (v < hi)),
+    return {"Dm": skip(tries["keys"]["orderdate"].mask(lambda v: (v >= lo) & (v < hi))),
             "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
 
 
 def q5_expr(tries):
     d, o, c, s, n, nm, r, rn = ep.indices("d o c s n nm r rn")
     T = {k: tries[k].var(k) for k in ("O5", "C5", "L5", "S", "N5", "R")}
-    Dm, Rm = ep.tensor("Dm", 1), ep.tensor("Rm", 1)
+    Dm, Rm = ep.tensor("Dm", 1, "csf"), ep.tensor("Rm", 1)
     body = (T["O5"][d, o, c] * Dm[d] * T["C5"][c, n] * T["L5"][o, s] * T["S"][s, n]
             * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
     return ep.sum((d, o, c, s, n, r, rn), body), "d o c s n nm r rn"
@@ -144,17 +153,17 @@ def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
 
 def predicates_q9(tries, color: str) -> dict:
     """Q9's predicate: p_name LIKE '%color%', over the part-name codes."""
-    return {"G": tries["P"].keys[1].mask(lambda v: np.char.find(v, color) >= 0)}
+    return {"G": skip(tries["P"].keys[0].mask(lambda v: np.char.find(v, color) >= 0))}
 
 
 def q9_expr(tries):
     p, pn, s, n, nm, o, d, y = ep.indices("p pn s n nm o d y")
     T = {k: tries[k].var(k) for k in ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")}
-    G, Y = ep.tensor("G", 1), ep.tensor("Y", 2, "csr")
+    G, Y = ep.tensor("G", 1, "csf"), ep.tensor("Y", 2, "csr")
     amount = T["L9rev"][p, s, o] - T["L9l_quantity"][p, s, o] * T["PS"][p, s]
-    body = (T["P"][p, pn] * G[pn] * amount * T["S"][s, n] * T["N9"][n, nm]
+    body = (G[pn] * T["P"][pn, p] * amount * T["S"][s, n] * T["N9"][n, nm]
             * T["O9"][o, d] * Y[d, y])
-    return ep.sum((p, pn, s, n, o, d), body), "p pn s n nm o d y"
+    return ep.sum((p, pn, s, n, o, d), body), "pn p s n nm o d y"
 
 
 def q9(tries, color: str = "green") -> dict:
@@ -176,15 +185,15 @@ def predicates_q3(tries, segment: str, date: str) -> dict:
     """Q3's predicates: the market segment, orders before `date`, lines shipped
     after it."""
     day = days(date)
-    return {"Sg": tries["C3"].keys[0].mask(lambda v: v == segment),
-            "Ob": tries["keys"]["orderdate"].mask(lambda v: v < day),
+    return {"Sg": skip(tries["C3"].keys[0].mask(lambda v: v == segment)),
+            "Ob": skip(tries["keys"]["orderdate"].mask(lambda v: v < day)),
             "Sa": tries["L3"].keys[1].mask(lambda v: v > day)}
 
 
 def q3_expr(tries):
     g, c, d, o, sd = ep.indices("g c d o sd")
     T = {k: tries[k].var(k) for k in ("C3", "O3", "L3")}
-    Sg, Ob, Sa = (ep.tensor(m, 1) for m in ("Sg", "Ob", "Sa"))
+    Sg, Ob, Sa = ep.tensor("Sg", 1, "csf"), ep.tensor("Ob", 1, "csf"), ep.tensor("Sa", 1)
     body = T["C3"][g, c] * Sg[g] * T["O3"][c, d, o] * Ob[d] * T["L3"][o, sd] * Sa[sd]
     return ep.sum((g, c, d, sd), body), "g c d o sd"
 
