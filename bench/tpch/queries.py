@@ -64,14 +64,63 @@ SHARED = {"orderkey": ("orders.o_orderkey", "l_orderkey"), "custkey": ("customer
           "orderdate": ("orders.o_orderdate",)}
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3")) -> dict:
+class ClusteredKeys(ep.Keys):
+    """A coding of unique key values whose codes follow another column `by` (then
+    the key): orders coded in order of their date, a clustered index. Codes are
+    dense 0..n-1; code, decode, values, mask and mapping as for ep.Keys, but codes
+    keep the order of (by, key), not of the key values.
+
+        >>> k = ClusteredKeys(np.array([10, 20, 30]), np.array([5, 1, 3]), name="o")
+        >>> k.code(np.array([10, 20])), k.values()
+        (array([2, 0]), array([20, 30, 10]))
+    """
+
+    def __init__(self, values, by, *, name: str = "keys"):
+        values = np.asarray(values)
+        self.name, self.kind, self.low, self.size = str(name), "clustered", 0, len(values)
+        self.dtype, self._table = values.dtype, None
+        order = np.lexsort((values, by))             # code -> row
+        self._values = values[order]
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[order] = np.arange(len(values))
+        srt = np.argsort(values, kind="stable")
+        self._sorted, self._code_of_sorted = values[srt], rank[srt]
+        if len(values) and (np.diff(self._sorted) == 0).any():
+            raise ep.InputError(f"keys {name!r}: a clustered coding needs unique keys")
+
+    def values(self) -> np.ndarray:
+        return self._values
+
+    def code(self, values, *, missing: str = "error"):
+        values = np.asarray(values)
+        at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
+        present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
+        codes = np.where(present, self._code_of_sorted[at], 0)
+        if missing == "mask":
+            return codes, present
+        if not present.all():
+            raise ep.InputError(f"keys {self.name!r}: {int((~present).sum())} values "
+                                f"have no code")
+        return codes
+
+    def decode(self, codes) -> np.ndarray:
+        return self._values[np.asarray(codes)]
+
+
+def build(cols: dict, queries=("Q5", "Q9", "Q3"), *, cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
-    read. Keys shared by a join are one ep.Keys; orderkeys are dictionary-coded
-    (dense codes: the keys have gaps)."""
+    read. Keys shared by a join are one ep.Keys. Orders are coded in order of
+    their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
+    the keys have gaps), so that the orders of a date range have consecutive
+    codes and their lineitem rows lie together."""
     keys, coding = {}, {}
     for name, (col, *others) in SHARED.items():
         table, first = col.split(".")
-        keys[name] = ep.Keys(cols[col], name=name, span_limit=1.0 if name == "orderkey" else 4.0)
+        if name == "orderkey" and cluster:
+            keys[name] = ClusteredKeys(cols[col], cols["orders.o_orderdate"], name=name)
+        else:
+            keys[name] = ep.Keys(cols[col], name=name,
+                                 span_limit=1.0 if name == "orderkey" else 4.0)
         coding.update({c: keys[name] for c in (first, *others)})
     tables = {}
     out = {"keys": keys}
