@@ -29,8 +29,16 @@ def tries(fixture):
     return build(fixture[0])
 
 
+@pytest.fixture(scope="module")
+def tries_by_key(fixture):
+    """Orders coded by order key rather than by date (build's cluster=False)."""
+    return build(fixture[0], cluster=False)
+
+
 @pytest.mark.parametrize("name", ["Q5", "Q9", "Q3"])
-def test_query_gives_duckdbs_rows_for_every_parameter_set(fixture, tries, name):
+@pytest.mark.parametrize("cluster", [True, False], ids=["by date", "by key"])
+def test_query_gives_duckdbs_rows_for_every_parameter_set(fixture, request, name, cluster):
+    tries = request.getfixturevalue("tries" if cluster else "tries_by_key")
     query, expected = QUERIES[name], fixture[1][name]
     assert len(expected) == 3 and len({json.dumps(e["params"]) for e in expected}) == 3
     for case in expected:
