@@ -15,7 +15,10 @@ Generates (or reads from the cache) the TPC-H columns at scale factor SF
 * sqlite_ms: the SQL in SQLite (stdlib sqlite3, in memory, indexes on the join
   keys; bench/tpch/data.py: sqlite_with);
 * correct: etchpy's rows equal DuckDB's for every parameter set (values up to
-  float summation order).
+  float summation order);
+* etchpy_cpu_ms, duckdb1_cpu_ms, sqlite_cpu_ms: the same calls' CPU time
+  (time.process_time, all of the process's threads): on a loaded machine the
+  wall times include waiting for a core, these do not.
 
 Each round runs the query's three substitution parameter sets (queries.py),
 each system called in turn for each set (alternating call by call); the times
@@ -28,13 +31,26 @@ from __future__ import annotations
 from bench import _env  # noqa: F401  (environment first)
 
 import argparse
+import gc
 import json
+import time
 
 import numpy as np
 
 from bench.timing import timed
 from bench.tpch import data
 from bench.tpch.queries import QUERIES, build, rows_of, same
+
+
+def _clocks(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process) of one call, the collector paused."""
+    gc.disable()
+    try:
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        return time.perf_counter() - w, time.process_time() - c
+    finally:
+        gc.enable()
 
 
 def _rows(cursor_rows) -> list[tuple]:
@@ -64,11 +80,14 @@ def measure(query, cols, cons, rounds: int, sqlite_rounds: int) -> dict:
         for call in calls:
             for k, f in call.items():
                 if k != "sqlite" or r < sqlite_rounds:
-                    times[k].append(timed(f)[0])
-    ms = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
+                    times[k].append(_clocks(f))
+    ms = {k: 1e3 * float(np.median([w for w, _ in v])) for k, v in times.items()}
+    cpu = {f"{k}_cpu_ms": 1e3 * float(np.median([c for _, c in v]))
+           for k, v in times.items() if k != "duckdb"}
     return {"query": query.name, "sf": cons["sf"], "build_ms": 1e3 * build_s,
             "etchpy_ms": ms["etchpy"], "duckdb1_ms": ms["duckdb1"],
             "duckdb_ms": ms["duckdb"], "sqlite_ms": ms["sqlite"], "correct": bool(correct),
+            **cpu,
             "params": list(query.params), "rounds": rounds, "sqlite_rounds": sqlite_rounds,
             **data.versions()}
 
@@ -82,14 +101,16 @@ def run(sf: float, names, rounds: int, sqlite_rounds: int) -> list[dict]:
 
 def report(results: list[dict]) -> str:
     head = (f"{'query':<6}{'sf':>6}{'build':>10}{'etchpy':>10}{'duckdb1':>10}{'duckdb':>10}"
-            f"{'sqlite':>11}{'duck1/etch':>12}{'sqlite/etch':>12}  correct")
+            f"{'sqlite':>11}{'duck1/etch':>12}{'sqlite/etch':>12}{'cpu d1/e':>10}  correct")
     lines = [head]
     for r in results:
         lines.append(f"{r['query']:<6}{r['sf']:>6g}{r['build_ms']:>9.1f} {r['etchpy_ms']:>9.2f} "
                      f"{r['duckdb1_ms']:>9.2f} {r['duckdb_ms']:>9.2f} {r['sqlite_ms']:>10.1f} "
                      f"{r['duckdb1_ms'] / r['etchpy_ms']:>11.2f}x"
-                     f"{r['sqlite_ms'] / r['etchpy_ms']:>11.1f}x  {r['correct']}")
-    return "\n".join(lines) + "\n(ms, medians; ratios > 1: etchpy faster)"
+                     f"{r['sqlite_ms'] / r['etchpy_ms']:>11.1f}x"
+                     f"{r['duckdb1_cpu_ms'] / r['etchpy_cpu_ms']:>9.2f}x  {r['correct']}")
+    return "\n".join(lines) + ("\n(ms, wall-clock medians; ratios > 1: etchpy faster; "
+                               "cpu d1/e: the same ratio in CPU time)")
 
 
 def main(argv=None) -> int:
