@@ -6,6 +6,7 @@ SECTIONS = {
     "dask": "bench.dask",            # the distributed section
     "sketches": "bench.sketches",    # sketch-guided optimization
     "approx": "bench.approx",        # approximations under an error budget
+    "tpch": "bench.tpch.run",        # the relational section (TPC-H Q5, Q9, Q3)
 }
 
 if __name__ == "__main__":

@@ -5,7 +5,10 @@
     connect()           a one-thread DuckDB connection with the tpch extension loaded
                         from the file shipped in the duckdb_extension_tpch wheel
     generate(con, sf)   CALL dbgen(sf=...) on `con`
-    versions()          {"duckdb": ..., "duckdb_extension_tpch": ...}
+    versions()          {"duckdb": ..., "duckdb_extension_tpch": ..., "sqlite": ...}
+    duckdb_with(cols)   a DuckDB connection holding `cols` as tables
+    sqlite_with(cols)   an in-memory SQLite database holding `cols`, indexed on the
+                        join keys (dates as ISO text)
 
 The cache lives outside the repository: $ETCHPY_BENCH_CACHE, else
 ~/.cache/etchpy-bench. Dates are int32 days since 1970-01-01; strings are numpy
@@ -19,21 +22,25 @@ from pathlib import Path
 
 import numpy as np
 
-# the columns the queries here use (a later loader grows this list)
+# the columns the queries here use (Q5, Q9, Q3: bench/tpch/queries.py)
 COLUMNS = {
     "region": ["r_regionkey", "r_name"],
     "nation": ["n_nationkey", "n_name", "n_regionkey"],
-    "customer": ["c_custkey", "c_nationkey"],
+    "customer": ["c_custkey", "c_nationkey", "c_mktsegment"],
     "supplier": ["s_suppkey", "s_nationkey"],
-    "orders": ["o_orderkey", "o_custkey", "o_orderdate"],
-    "lineitem": ["l_orderkey", "l_suppkey", "l_extendedprice", "l_discount"],
+    "part": ["p_partkey", "p_name"],
+    "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost"],
+    "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"],
+    "lineitem": ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
+                 "l_discount", "l_shipdate"],
 }
 PACKAGES = ("duckdb", "duckdb_extension_tpch")
 
 
 def versions() -> dict:
     """The installed versions of DuckDB and of its tpch extension package."""
-    return {p: metadata.version(p) for p in PACKAGES}
+    import sqlite3
+    return {**{p: metadata.version(p) for p in PACKAGES}, "sqlite": sqlite3.sqlite_version}
 
 
 def cache_dir() -> Path:
@@ -83,11 +90,13 @@ def export(con) -> dict:
 
 def tables(sf: float, con=None) -> dict:
     """The COLUMNS at scale factor `sf`, from the cache or generated (with `con`, or
-    a new connection) and cached."""
+    a new connection) and cached (a cached file that lacks a column is remade)."""
     path = cache_dir() / f"tpch-sf{sf:g}.npz"
+    want = {f"{t}.{c}" for t, cols in COLUMNS.items() for c in cols}
     if path.is_file():
         with np.load(path) as z:
-            return {k: z[k] for k in z.files}
+            if want <= set(z.files):
+                return {k: z[k] for k in z.files}
     if con is None:
         con = connect()
     generate(con, sf)
@@ -99,12 +108,14 @@ def tables(sf: float, con=None) -> dict:
     return cols
 
 
-def duckdb_with(cols: dict, threads: int = 1):
+def duckdb_with(cols: dict, threads: int | None = 1):
     """A DuckDB connection holding the tables of `cols` (as exported), for SQL on the
-    same data the numpy relations are built from."""
+    same data the numpy relations are built from; `threads` None keeps DuckDB's
+    default thread count."""
     import duckdb
     con = duckdb.connect()
-    con.execute(f"SET threads = {int(threads)}")
+    if threads is not None:
+        con.execute(f"SET threads = {int(threads)}")
     for t, names in COLUMNS.items():
         frame = {c: cols[f"{t}.{c}"] for c in names if f"{t}.{c}" in cols}
         con.register(f"_{t}", frame)
@@ -113,3 +124,35 @@ def duckdb_with(cols: dict, threads: int = 1):
         con.execute(f"CREATE TABLE {t} AS SELECT {sel} FROM _{t}")
         con.unregister(f"_{t}")
     return con
+
+
+# the join keys SQLite indexes (each table's primary key and its foreign keys)
+SQLITE_INDEXES = {"region": ["r_regionkey"], "nation": ["n_nationkey", "n_regionkey"],
+                  "customer": ["c_custkey", "c_nationkey"], "supplier": ["s_suppkey"],
+                  "part": ["p_partkey"], "partsupp": ["ps_partkey, ps_suppkey"],
+                  "orders": ["o_orderkey", "o_custkey"],
+                  "lineitem": ["l_orderkey", "l_partkey, l_suppkey", "l_suppkey"]}
+
+
+def sqlite_with(cols: dict):
+    """An in-memory SQLite database (stdlib sqlite3) holding the tables of `cols`,
+    dates as ISO 'YYYY-MM-DD' text, with an index on each SQLITE_INDEXES entry."""
+    import sqlite3
+    con = sqlite3.connect(":memory:")
+    for t, names in COLUMNS.items():
+        names = [c for c in names if f"{t}.{c}" in cols]
+        arrays = [_sqlite_column(c, cols[f"{t}.{c}"]) for c in names]
+        con.execute(f"CREATE TABLE {t} ({', '.join(names)})")
+        con.executemany(f"INSERT INTO {t} VALUES ({', '.join('?' * len(names))})",
+                        zip(*arrays))
+        for i, key in enumerate(SQLITE_INDEXES.get(t, ())):
+            con.execute(f"CREATE INDEX {t}_{i} ON {t} ({key})")
+    con.execute("ANALYZE")
+    con.commit()
+    return con
+
+
+def _sqlite_column(name: str, a: np.ndarray) -> list:
+    if name.endswith("date"):
+        return a.astype("datetime64[D]").astype(str).tolist()
+    return a.tolist()

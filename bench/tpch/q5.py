@@ -2,6 +2,7 @@
 
     python -m bench.tpch.q5 [--sf 0.1] [--rounds N] [--json PATH] [--explain]
     python -m bench.tpch.q5 --sf 0.01 --fixture tests/end_to_end/data/tpch_q5_sf0.01.npz
+        (the same as python -m bench.tpch.fixture PATH)
 
     revenue[n] = Σ_{o,c,s} O[o,c]·C[c,n]·L[o,s]·S[s,n]·R[n]
 
@@ -138,16 +139,11 @@ def run(sf: float, rounds: int) -> dict:
 
 
 def write_fixture(path, sf: float = 0.01) -> dict:
-    """The columns Q5 reads at scale `sf` and DuckDB's answer ("answer.n_name",
-    "answer.revenue"), with the versions that made them ("versions", JSON), as a
-    compressed npz at `path` (tests/end_to_end/data/tpch_q5_sf0.01.npz)."""
-    cols = data.tables(sf)
-    want = duckdb_answer(data.duckdb_with(cols))
-    np.savez_compressed(path, **cols, **{"answer.n_name": np.array(list(want)),
-                                         "answer.revenue": np.array(list(want.values())),
-                                         "versions": np.array(json.dumps(
-                                             {**data.versions(), "sf": sf}))})
-    return want
+    """The test fixture (bench/tpch/fixture.py: every query's columns and DuckDB's
+    answers) at `path`; returns DuckDB's Q5 answer for ASIA, 1994."""
+    from bench.tpch import fixture
+    rows = fixture.write(path, sf)["Q5"][0]["rows"]
+    return {name: v for name, v in rows}
 
 
 def main(argv=None) -> int:

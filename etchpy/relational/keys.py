@@ -75,11 +75,17 @@ class Keys:
         return f"Keys({self.name!r}, {self.kind}, {self.size} codes, dtype={self.dtype})"
 
     def values(self) -> np.ndarray:
-        """Every key value, in code order (decode of 0..n-1).
+        """Every key value, in code order (decode of 0..n-1); for a dictionary
+        coding, a read-only view of its table (no copy: a mask over a large
+        dictionary of strings reads it in place).
 
             >>> Keys(np.array([5, 3])).values()
             array([3, 4, 5])
         """
+        if self._table is not None:
+            view = self._table.view()
+            view.flags.writeable = False
+            return view
         return self.decode(np.arange(self.size, dtype=np.int64))
 
     def code(self, values, *, missing: str = "error"):

@@ -1,0 +1,354 @@
+"""TPC-H Q5, Q9 and Q3 written with ep.relation, ep.Keys and ep.decode.
+
+    tries = build(cols)                  the tables as tries (cols: data.tables(sf))
+    QUERIES["Q5"].run(tries, **params)   one warm query: {column: numpy array}
+    QUERIES["Q5"].params                 three sets of TPC-H substitution parameters
+    QUERIES["Q5"].sql(params, dialect)   the same query in SQL ("duckdb" or "sqlite")
+
+`build` depends only on the tables and on each trie's level order, never on a
+query's constants: the date ranges, the region, the colour and the market
+segment are predicates that the warm query builds (`predicates_q5`, ...) and
+multiplies in as 0/1 factors over a key's codes. Those three functions are the
+one place where predicates are made; when predicates become skips in the
+compiler, they change there. Each query sorts and cuts its result (ORDER BY,
+LIMIT) itself and returns decoded columns.
+
+Kernels are compiled once per process with optimize=False and a fixed loop
+order (the trie orders below are chosen for it); ep.compile caches them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+import etchpy as ep
+
+DAY = np.timedelta64(1, "D")
+
+
+def days(iso: str) -> int:
+    """Days since 1970-01-01 of an ISO date (the bench's date columns)."""
+    return int(np.datetime64(iso, "D").astype(np.int64))
+
+
+# each query's tries: name -> (table, key columns in level order, relation options)
+TRIES = {
+    # Q5: orders by date first, so a date range is a range of the outer level
+    "Q5": {"O5": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
+           "C5": ("customer", ["c_custkey", "c_nationkey"], {}),
+           "L5": ("lineitem", ["l_orderkey", "l_suppkey"], {"values": "rev"}),
+           "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
+           "N5": ("nation", ["n_nationkey", "n_name", "n_regionkey"], {}),
+           "R": ("region", ["r_regionkey", "r_name"], {})},
+    # Q9: lineitem by part first, so the part filter prunes whole subtrees
+    "Q9": {"L9": ("lineitem", ["l_partkey", "l_suppkey", "l_orderkey"],
+                  {"values": ["rev", "l_quantity"]}),
+           "PS": ("partsupp", ["ps_partkey", "ps_suppkey"], {"values": "ps_supplycost"}),
+           "P": ("part", ["p_name", "p_partkey"], {}),
+           "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
+           "N9": ("nation", ["n_nationkey", "n_name"], {}),
+           "O9": ("orders", ["o_orderkey", "o_orderdate"], {})},
+    # Q3: customers by segment, their orders by date, lineitems by ship date
+    "Q3": {"C3": ("customer", ["c_mktsegment", "c_custkey"], {}),
+           "O3": ("orders", ["o_custkey", "o_orderdate", "o_orderkey"], {}),
+           "L3": ("lineitem", ["l_orderkey", "l_shipdate"], {"values": "rev"})},
+}
+# the key columns of each join, coded by one Keys (built from the first column)
+SHARED = {"orderkey": ("orders.o_orderkey", "l_orderkey"), "custkey": ("customer.c_custkey",
+          "o_custkey"), "suppkey": ("supplier.s_suppkey", "l_suppkey", "ps_suppkey"),
+          "partkey": ("part.p_partkey", "l_partkey", "ps_partkey"),
+          "nationkey": ("nation.n_nationkey", "c_nationkey", "s_nationkey"),
+          "regionkey": ("region.r_regionkey", "n_regionkey"),
+          "orderdate": ("orders.o_orderdate",)}
+
+
+class ClusteredKeys(ep.Keys):
+    """A coding of unique key values whose codes follow another column `by` (then
+    the key): orders coded in order of their date, a clustered index. Codes are
+    dense 0..n-1; code, decode, values, mask and mapping as for ep.Keys, but codes
+    keep the order of (by, key), not of the key values.
+
+        >>> k = ClusteredKeys(np.array([10, 20, 30]), np.array([5, 1, 3]), name="o")
+        >>> k.code(np.array([10, 20])), k.values()
+        (array([2, 0]), array([20, 30, 10]))
+    """
+
+    def __init__(self, values, by, *, name: str = "keys"):
+        values = np.asarray(values)
+        self.name, self.kind, self.low, self.size = str(name), "clustered", 0, len(values)
+        self.dtype, self._table = values.dtype, None
+        order = np.lexsort((values, by))             # code -> row
+        self._values = values[order]
+        rank = np.empty(len(values), dtype=np.int64)
+        rank[order] = np.arange(len(values))
+        srt = np.argsort(values, kind="stable")
+        self._sorted, self._code_of_sorted = values[srt], rank[srt]
+        if len(values) and (np.diff(self._sorted) == 0).any():
+            raise ep.InputError(f"keys {name!r}: a clustered coding needs unique keys")
+
+    def values(self) -> np.ndarray:
+        return self._values
+
+    def code(self, values, *, missing: str = "error"):
+        values = np.asarray(values)
+        at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
+        present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
+        codes = np.where(present, self._code_of_sorted[at], 0)
+        if missing == "mask":
+            return codes, present
+        if not present.all():
+            raise ep.InputError(f"keys {self.name!r}: {int((~present).sum())} values "
+                                f"have no code")
+        return codes
+
+    def decode(self, codes) -> np.ndarray:
+        return self._values[np.asarray(codes)]
+
+
+def build(cols: dict, queries=("Q5", "Q9", "Q3"), *, cluster: bool = True) -> dict:
+    """The relations (by name, see TRIES) and codings ("keys") that `queries`
+    read. Keys shared by a join are one ep.Keys. Orders are coded in order of
+    their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
+    the keys have gaps), so that the orders of a date range have consecutive
+    codes and their lineitem rows lie together."""
+    keys, coding = {}, {}
+    for name, (col, *others) in SHARED.items():
+        table, first = col.split(".")
+        if name == "orderkey" and cluster:
+            keys[name] = ClusteredKeys(cols[col], cols["orders.o_orderdate"], name=name)
+        else:
+            keys[name] = ep.Keys(cols[col], name=name,
+                                 span_limit=1.0 if name == "orderkey" else 4.0)
+        coding.update({c: keys[name] for c in (first, *others)})
+    tables = {}
+    out = {"keys": keys}
+    for q in queries:
+        for name, (table, key_cols, kw) in TRIES[q].items():
+            if table not in tables:
+                tables[table] = _table(cols, table)
+            r = ep.relation(tables[table], key_cols, coding=coding, name=name, **kw)
+            out.update({f"{name}{v}": x for v, x in r.items()} if isinstance(r, dict)
+                       else {name: r})
+    if "Q9" in queries:
+        out["Y"], out["years"] = keys["orderdate"].mapping(_year, name="o_year")
+    if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
+        o = tables["orders"]
+        code = keys["orderkey"].code(o["o_orderkey"])
+        out["order_attrs"] = {a: np.empty(len(keys["orderkey"]), dtype=o[a].dtype)
+                              for a in ("o_orderdate", "o_shippriority")}
+        for a, arr in out["order_attrs"].items():
+            arr[code] = o[a]
+    return out
+
+
+def _table(cols: dict, name: str) -> dict:
+    pre = name + "."
+    t = {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
+    if name == "lineitem":      # a computed column of the table (no query constant)
+        t["rev"] = t["l_extendedprice"] * (1.0 - t["l_discount"])
+    return t
+
+
+def _year(d: np.ndarray) -> np.ndarray:
+    return d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
+
+
+def skip(mask: np.ndarray) -> ep.Tensor:
+    """A 0/1 mask stored as a sparse vector of its true codes (format "csf"): the
+    kernel walks only those codes where the mask is a loop's outer factor, so a
+    predicate prunes the subtrees below it instead of multiplying zeros into
+    them. (A dense mask is located and multiplied in at the leaves.)"""
+    on = np.flatnonzero(mask)
+    return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
+
+
+def _kernel(expr, order: str):
+    return ep.compile(expr, optimize=False, order=order.split())
+
+
+# ---- Q5: local supplier volume ------------------------------------------------------
+
+def predicates_q5(tries, region: str, date: str) -> dict:
+    """Q5's predicates as 0/1 vectors over codes: the order dates in
+    [date, date + 1 year) and the region's name."""
+    lo = days(date)
+    hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
+    return {"Dm": skip(tries["keys"]["orderdate"].mask(lambda v: (v >= lo) & (v < hi))),
+            "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
+
+
+def q5_expr(tries):
+    d, o, c, s, n, nm, r, rn = ep.indices("d o c s n nm r rn")
+    T = {k: tries[k].var(k) for k in ("O5", "C5", "L5", "S", "N5", "R")}
+    Dm, Rm = ep.tensor("Dm", 1, "csf"), ep.tensor("Rm", 1)
+    body = (T["O5"][d, o, c] * Dm[d] * T["C5"][c, n] * T["L5"][o, s] * T["S"][s, n]
+            * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
+    return ep.sum((d, o, c, s, n, r, rn), body), "d o c s n nm r rn"
+
+
+def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
+    """n_name, revenue of the nations of `region` from orders placed in the year
+    from `date`, by revenue descending."""
+    kern = _kernel(*q5_expr(tries))
+    rev = kern(**{k: tries[k].tensor for k in ("O5", "C5", "L5", "S", "N5", "R")},
+               **predicates_q5(tries, region, date))
+    return ep.decode(rev, [tries["N5"].keys[1]], columns=["n_name"], value="revenue",
+                     order_by="revenue", descending=True)
+
+
+# ---- Q9: product type profit -------------------------------------------------------
+
+def predicates_q9(tries, color: str) -> dict:
+    """Q9's predicate: p_name LIKE '%color%', over the part-name codes."""
+    return {"G": skip(tries["P"].keys[0].mask(lambda v: np.char.find(v, color) >= 0))}
+
+
+def q9_expr(tries):
+    p, pn, s, n, nm, o, d, y = ep.indices("p pn s n nm o d y")
+    T = {k: tries[k].var(k) for k in ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")}
+    G, Y = ep.tensor("G", 1, "csf"), ep.tensor("Y", 2, "csr")
+    amount = T["L9rev"][p, s, o] - T["L9l_quantity"][p, s, o] * T["PS"][p, s]
+    body = (G[pn] * T["P"][pn, p] * amount * T["S"][s, n] * T["N9"][n, nm]
+            * T["O9"][o, d] * Y[d, y])
+    return ep.sum((p, pn, s, n, o, d), body), "pn p s n nm o d y"
+
+
+def q9(tries, color: str = "green") -> dict:
+    """nation, o_year, sum_profit over the lines of parts whose name contains
+    `color`, by nation and year descending."""
+    kern = _kernel(*q9_expr(tries))
+    names = ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")
+    profit = kern(**{k: tries[k].tensor for k in names}, Y=tries["Y"],
+                  **predicates_q9(tries, color))
+    out = ep.decode(profit, [tries["N9"].keys[1], tries["years"]],
+                    columns=["nation", "o_year"], value="sum_profit")
+    rows = np.lexsort((-out["o_year"], out["nation"]))
+    return {k: v[rows] for k, v in out.items()}
+
+
+# ---- Q3: shipping priority ---------------------------------------------------------
+
+def predicates_q3(tries, segment: str, date: str) -> dict:
+    """Q3's predicates: the market segment, orders before `date`, lines shipped
+    after it."""
+    day = days(date)
+    return {"Sg": skip(tries["C3"].keys[0].mask(lambda v: v == segment)),
+            "Ob": skip(tries["keys"]["orderdate"].mask(lambda v: v < day)),
+            "Sa": tries["L3"].keys[1].mask(lambda v: v > day)}
+
+
+def q3_expr(tries):
+    g, c, d, o, sd = ep.indices("g c d o sd")
+    T = {k: tries[k].var(k) for k in ("C3", "O3", "L3")}
+    Sg, Ob, Sa = ep.tensor("Sg", 1, "csf"), ep.tensor("Ob", 1, "csf"), ep.tensor("Sa", 1)
+    body = T["C3"][g, c] * Sg[g] * T["O3"][c, d, o] * Ob[d] * T["L3"][o, sd] * Sa[sd]
+    return ep.sum((g, c, d, sd), body), "g c d o sd"
+
+
+def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 10) -> dict:
+    """l_orderkey, revenue, o_orderdate, o_shippriority of the `limit` orders of
+    the most revenue (then earliest), grouped by order (the order's date and
+    priority are its attributes)."""
+    kern = _kernel(*q3_expr(tries))
+    rev = kern(**{k: tries[k].tensor for k in ("C3", "O3", "L3")},
+               **predicates_q3(tries, segment, date))
+    code = np.flatnonzero(rev)
+    attrs = tries["order_attrs"]
+    rows = np.lexsort((attrs["o_orderdate"][code], -rev[code]))[:limit]
+    code = code[rows]
+    return {"l_orderkey": tries["keys"]["orderkey"].decode(code), "revenue": rev[code],
+            "o_orderdate": attrs["o_orderdate"][code],
+            "o_shippriority": attrs["o_shippriority"][code]}
+
+
+# ---- the same queries in SQL, and the parameter sets ------------------------------
+
+SQL = {
+    "Q5": """
+SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
+FROM customer, orders, lineitem, supplier, nation, region
+WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
+  AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey
+  AND n_regionkey = r_regionkey AND r_name = '{region}'
+  AND o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date1}'
+GROUP BY n_name ORDER BY revenue DESC""",
+    "Q9": """
+SELECT nation, o_year, sum(amount) AS sum_profit FROM (
+  SELECT n_name AS nation, {year} AS o_year,
+         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
+  FROM part, supplier, lineitem, partsupp, orders, nation
+  WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
+    AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
+    AND p_name LIKE '%{color}%') AS profit
+GROUP BY nation, o_year ORDER BY nation, o_year DESC""",
+    "Q3": """
+SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate,
+       o_shippriority
+FROM customer, orders, lineitem
+WHERE c_mktsegment = '{segment}' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
+  AND o_orderdate < {D}'{date}' AND l_shipdate > {D}'{date}'
+GROUP BY l_orderkey, o_orderdate, o_shippriority
+ORDER BY revenue DESC, o_orderdate LIMIT 10""",
+}
+DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
+           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)"}}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query: its etchpy function, its SQL and three substitution parameter sets.
+    `columns` names the result columns in SQL's order."""
+
+    name: str
+    run: Callable[..., dict]
+    params: tuple[dict, ...]
+    columns: tuple[str, ...]
+
+    def sql(self, params: dict, dialect: str = "duckdb") -> str:
+        extra = {}
+        if "date" in params and self.name == "Q5":
+            extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
+        return SQL[self.name].format(**params, **extra, **DIALECT[dialect])
+
+
+QUERIES = {
+    "Q5": Query("Q5", q5, ({"region": "ASIA", "date": "1994-01-01"},
+                           {"region": "EUROPE", "date": "1995-01-01"},
+                           {"region": "AMERICA", "date": "1997-01-01"}),
+                ("n_name", "revenue")),
+    "Q9": Query("Q9", q9, ({"color": "green"}, {"color": "blue"}, {"color": "ivory"}),
+                ("nation", "o_year", "sum_profit")),
+    "Q3": Query("Q3", q3, ({"segment": "BUILDING", "date": "1995-03-15"},
+                           {"segment": "AUTOMOBILE", "date": "1995-03-01"},
+                           {"segment": "MACHINERY", "date": "1995-03-31"}),
+                ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")),
+}
+VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue"}
+
+
+def rows_of(result: dict, query: Query) -> list[tuple]:
+    """A result's rows as tuples in the query's column order (dates as ISO text)."""
+    cols = [result[c] for c in query.columns]
+    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
+
+
+def _plain(col, v):
+    if col.endswith("date") and not isinstance(v, str):
+        return str(np.datetime64(int(v), "D")) if isinstance(v, (int, np.integer)) \
+            else str(v)
+    return v.item() if hasattr(v, "item") else v
+
+
+def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) -> bool:
+    """Row lists equal, the value column up to float summation order."""
+    if len(got) != len(want):
+        return False
+    vi = query.columns.index(VALUE[query.name])
+    for g, w in zip(got, want):
+        if any(a != b for i, (a, b) in enumerate(zip(g, w)) if i != vi):
+            return False
+        if not np.isclose(float(g[vi]), float(w[vi]), rtol=rtol, atol=1e-6):
+            return False
+    return True
