@@ -183,7 +183,14 @@ def _reachable(eg: EGraph, root: int) -> list[int]:
 
 def to_expr(eg: EGraph, root: int, choice: dict) -> Expr:
     """The expression chosen by `choice`, over the original TensorVar objects."""
-    op, payload, kids = choice[eg.find(root)]
+    n = choice[eg.find(root)]
+    return build_node(eg, n, [to_expr(eg, k, choice) for k in n[2]])
+
+
+def build_node(eg: EGraph, n: tuple, kids: list) -> Expr:
+    """The expression of e-node n over the expressions `kids` of its operands
+    (a product's or sum's operands sorted for display)."""
+    op, payload, _ = n
     match op:
         case "acc":
             return payload
@@ -191,12 +198,12 @@ def to_expr(eg: EGraph, root: int, choice: dict) -> Expr:
             neg = bool(eg.sr.negation and not isinstance(payload, bool) and payload < 0)
             return Lit(payload, negation=neg)
         case "sum":
-            return ep_sum(tuple(Index(i) for i in payload), to_expr(eg, kids[0], choice))
+            return ep_sum(tuple(Index(i) for i in payload), kids[0])
         case "dim":
             raise ValueError("|i| has no expression; it is never extracted")
         case "map":
-            return Map(payload[0], to_expr(eg, kids[0], choice), payload[1])
-    parts = sorted((to_expr(eg, k, choice) for k in kids), key=_display_rank)
+            return Map(payload[0], kids[0], payload[1])
+    parts = sorted(kids, key=_display_rank)
     out = parts[0]
     for p in parts[1:]:
         out = Mul(out, p) if op == "mul" else Add(out, p)

@@ -31,10 +31,9 @@ from __future__ import annotations
 import heapq
 import math
 
-from ..expr.nodes import Expr, Index, Lit, Map, Mul, Add
-from ..expr.nodes import sum as ep_sum
+from ..expr.nodes import Expr
 from .egraph import EGraph
-from .extract import _display_rank, node_cost, to_expr
+from .extract import build_node, node_cost, to_expr
 from .sketch import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor, walk
 from ..plan.cost import base_name
 
@@ -300,28 +299,6 @@ def _total(costs) -> float:
     out = 0.0
     for v in costs:
         out += v
-    return out
-
-
-def build_node(eg: EGraph, n: tuple, kids: list) -> Expr:
-    """The expression of node n over the expressions `kids` of its operands."""
-    op, payload, _ = n
-    match op:
-        case "acc":
-            return payload
-        case "lit":
-            neg = bool(eg.sr.negation and not isinstance(payload, bool) and payload < 0)
-            return Lit(payload, negation=neg)
-        case "sum":
-            return ep_sum(tuple(Index(i) for i in payload), kids[0])
-        case "map":
-            return Map(payload[0], kids[0], payload[1])
-        case "dim":
-            raise ValueError("|i| has no expression; it is never extracted")
-    parts = sorted(kids, key=_display_rank)
-    out = parts[0]
-    for p in parts[1:]:
-        out = Mul(out, p) if op == "mul" else Add(out, p)
     return out
 
 
