@@ -50,7 +50,10 @@ def _leaf_value(x):
                              f"shape {x.shape}")
         if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
             return x
-        return sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
+        y = sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
+        if y.format == x.format:    # shares x's arrays: keep x's cached sortedness (O(nnz))
+            y.has_sorted_indices = x.has_sorted_indices
+        return y
     if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
         arr = np.asarray(x)
         if arr.ndim > 2:

@@ -68,3 +68,25 @@ def test_a_lone_sparse_product_is_scipys():
     assert "scipy product" in ep.explain(x.T @ ep.lazy(w))
     np.testing.assert_allclose(ep.compute(x.T @ ep.lazy(w)), X.T @ w, rtol=1e-12)
     assert "scipy product" not in ep.explain(x.T @ (ep.lazy(w) * 2))
+
+
+def test_a_wrapped_scipy_matrix_keeps_its_sortedness_and_its_answers():
+    """ep.lazy of a csr_matrix shares its arrays in a csr_array that carries the
+    matrix's (cached) sortedness; sorted or not, the programs equal numpy's."""
+    rng = np.random.default_rng(3)
+    w, y = rng.standard_normal(N), rng.random(N)
+    X = sp.random(N, N, density=0.3, format="csr", random_state=4)
+    U = X.copy()
+    for r in range(N):                          # each row's entries reversed: unsorted
+        a, b = U.indptr[r], U.indptr[r + 1]
+        U.indices[a:b], U.data[a:b] = U.indices[a:b][::-1].copy(), U.data[a:b][::-1].copy()
+    U.has_sorted_indices = False
+    for M in (X, U, X, U):
+        leaf = ep.lazy(M)
+        assert leaf.param.has_sorted_indices == M.has_sorted_indices
+        want = logistic(np, sp.csr_array(M), w, y)
+        np.testing.assert_allclose(ep.compute(logistic(ep, leaf, ep.lazy(w), ep.lazy(y))),
+                                   want, rtol=1e-12)
+        np.testing.assert_allclose(ep.compute((leaf * (leaf @ leaf)).sum()),
+                                   (M.toarray() * (M.toarray() @ M.toarray())).sum(),
+                                   rtol=1e-10)
