@@ -26,13 +26,18 @@ CHAIN = ep.sum((j, k, m), A[i, j] * B[j, k] * C[k, m] * x[m])
 
 
 def subterms(e):
+    """The subterms of e that are terms of the e-graph: nested sums are one node
+    there (Σ_i Σ_j A is a Σ over {i, j}), so the inner Σ of a nest is not one."""
     yield e
     match e:
         case Mul() | Add():
             for p in spine(e, type(e)):
                 yield from subterms(p)
         case Sum():
-            yield from subterms(e.body)
+            body = e.body
+            while isinstance(body, Sum):
+                body = body.body
+            yield from subterms(body)
 
 
 def derived_sketches(e):
