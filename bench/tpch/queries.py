@@ -171,20 +171,20 @@ def _kernel(expr, order: str):
 # ---- Q5: local supplier volume ------------------------------------------------------
 
 def predicates_q5(tries, region: str, date: str) -> dict:
-    """Q5's predicates as 0/1 vectors over codes: the order dates in
-    [date, date + 1 year) and the region's name."""
+    """Q5's predicates: the codes [dlo, dhi) of the order dates in [date, date + 1
+    year) for ep.between (a skip over the date level), and the region's name."""
     lo = days(date)
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
-    return {"Dm": skip(tries["keys"]["orderdate"].mask(lambda v: (v >= lo) & (v < hi))),
-            "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
+    dlo, dhi = tries["keys"]["orderdate"].codes_between(lo, hi)
+    return {"dlo": dlo, "dhi": dhi, "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
 
 
 def q5_expr(tries):
     d, o, c, s, n, nm, r, rn = ep.indices("d o c s n nm r rn")
     T = {k: tries[k].var(k) for k in ("O5", "C5", "L5", "S", "N5", "R")}
-    Dm, Rm = ep.tensor("Dm", 1, "csf"), ep.tensor("Rm", 1)
-    body = (T["O5"][d, o, c] * Dm[d] * T["C5"][c, n] * T["L5"][o, s] * T["S"][s, n]
-            * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
+    Rm = ep.tensor("Rm", 1)
+    body = (T["O5"][d, o, c] * ep.between(d, "dlo", "dhi") * T["C5"][c, n] * T["L5"][o, s]
+            * T["S"][s, n] * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
     return ep.sum((d, o, c, s, n, r, rn), body), "d o c s n nm r rn"
 
 
@@ -231,19 +231,22 @@ def q9(tries, color: str = "green") -> dict:
 # ---- Q3: shipping priority ---------------------------------------------------------
 
 def predicates_q3(tries, segment: str, date: str) -> dict:
-    """Q3's predicates: the market segment, orders before `date`, lines shipped
-    after it."""
+    """Q3's predicates: the market segment (a mask stored sparse), orders before
+    `date` (codes below dhi: a skip over the date level), lines shipped after it
+    (ship-date codes from slo: a skip within each order's lines)."""
     day = days(date)
+    _, dhi = tries["keys"]["orderdate"].codes_between(None, day)
+    slo, _ = tries["L3"].keys[1].codes_between(day + 1, None)
     return {"Sg": skip(tries["C3"].keys[0].mask(lambda v: v == segment)),
-            "Ob": skip(tries["keys"]["orderdate"].mask(lambda v: v < day)),
-            "Sa": tries["L3"].keys[1].mask(lambda v: v > day)}
+            "dhi": dhi, "slo": slo}
 
 
 def q3_expr(tries):
     g, c, d, o, sd = ep.indices("g c d o sd")
     T = {k: tries[k].var(k) for k in ("C3", "O3", "L3")}
-    Sg, Ob, Sa = ep.tensor("Sg", 1, "csf"), ep.tensor("Ob", 1, "csf"), ep.tensor("Sa", 1)
-    body = T["C3"][g, c] * Sg[g] * T["O3"][c, d, o] * Ob[d] * T["L3"][o, sd] * Sa[sd]
+    Sg = ep.tensor("Sg", 1, "csf")
+    body = (T["C3"][g, c] * Sg[g] * T["O3"][c, d, o] * ep.between(d, None, "dhi")
+            * T["L3"][o, sd] * (sd >= "slo"))
     return ep.sum((g, c, d, sd), body), "g c d o sd"
 
 
