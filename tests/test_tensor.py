@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from etchpy.errors import FormatError, InputError
 from etchpy.formats import Compressed, Format, Singleton
 from etchpy.semiring import semirings
-from etchpy.runtime.convert import _stable_argsort
+from etchpy.runtime.entries import stable_argsort as _stable_argsort
 from etchpy.runtime.tensor import Tensor
 
 CUSTOM_CD = Format(["compressed", "dense"], (1, 0))
@@ -713,3 +713,25 @@ def test_packed_stable_argsort_is_numpys_stable_argsort(keys, offset):
     if len(key) == 0:
         return
     np.testing.assert_array_equal(_stable_argsort(key), np.argsort(key, kind="stable"))
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 4), st.integers(-9, 9),
+                          st.integers(-9, 9)), max_size=30),
+       st.sampled_from(["csr", "csc", "coo", "dense", "dcsr"]),
+       st.sampled_from(["real", "min_plus", "max_times"]))
+def test_several_value_columns_build_as_one_column_each(entries, fmt, semiring):
+    """from_coords_columns (one sort and one grouping for every value column) gives
+    the tensors from_coords builds one column at a time, duplicates combined."""
+    coords = np.array([[e[0] for e in entries], [e[1] for e in entries]],
+                      dtype=np.int64).reshape(2, len(entries))
+    cols = [np.array([e[k] for e in entries], dtype=float) for k in (2, 3)]
+    built = Tensor.from_coords_columns(coords, cols, (4, 5), fmt, semiring=semiring)
+    for col, t in zip(cols, built):
+        one = Tensor.from_coords(coords, col, (4, 5), fmt, semiring=semiring)
+        np.testing.assert_array_equal(t.to_dense(), one.to_dense())
+        assert t.nnz == one.nnz
+
+
+def test_several_value_columns_must_each_match_the_coordinates():
+    with pytest.raises(InputError, match="'T'.*1 values for 2 coordinates"):
+        Tensor.from_coords_columns([[1, 0]], [[5.0, 7.0], [1.0]], (2,), name="T")

@@ -89,14 +89,14 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     shape = tuple(len(coding[k]) for k in keys)
     ks = tuple(coding[k] for k in keys)
 
-    def one(v, label):
-        vals = _values(columns, v, rows, sr, name)
-        t = Tensor.from_coords(codes, vals, shape, fmt, semiring=sr, name=name)
-        return Relation(t, keys, ks, label)
-
-    if isinstance(values, (list, tuple)):
-        return {v: one(v, v) for v in values}
-    return one(values, values if isinstance(values, str) else None)
+    several = isinstance(values, (list, tuple))
+    names = list(values) if several else [values]
+    tensors = Tensor.from_coords_columns(
+        codes, [_values(columns, v, rows, sr, name) for v in names], shape, fmt,
+        semiring=sr, name=name)
+    out = {v: Relation(t, keys, ks, v) for v, t in zip(names, tensors)} if several else None
+    return out if several else Relation(tensors[0], keys, ks,
+                                        values if isinstance(values, str) else None)
 
 
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,

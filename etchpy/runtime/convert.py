@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .checks import check_compressed
+from .entries import combine, group_starts, sort_order, sort_storage
 from ..errors import InputError
 from ..formats import Format
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
@@ -44,15 +45,32 @@ class Parts(NamedTuple):
 
 def from_coords(coords, values, shape, format, sr, name) -> Parts:
     """From coordinates (order, nnz) and values (nnz,); duplicates combine with sr.add."""
+    return from_coords_columns(coords, [values], shape, format, sr, name)[0]
+
+
+def from_coords_columns(coords, columns, shape, format, sr, name) -> list[Parts]:
+    """One Parts per value array of `columns` (each (nnz,)), all over the same
+    coordinates (order, nnz); the entries are sorted and grouped once."""
     shape = as_shape(shape, name)
     fmt = Format.parse(format, len(shape))
-    values = _as_values(values, sr, name)
-    coords = _as_coords(coords, shape, len(values), name)
+    columns = [_as_values(v, sr, name) for v in columns]
+    coords = _as_coords(coords, shape, len(columns[0]) if columns else 0, name)
     storage = coords[list(fmt.mode_order)]
-    storage, values = _sort_storage(storage, values)
-    storage, values = _combine_duplicates(storage, values, sr.add.py)
-    levels, vals = _pack(storage, values, shape, fmt, sr.zero)
-    return Parts(shape, fmt, levels, vals, sr.zero)
+    perm = sort_order(storage)
+    if perm is not None:
+        storage = storage.take(perm, axis=1)
+    starts = group_starts(storage)
+    if starts is not None:
+        storage = storage.take(starts, axis=1)
+    out = []
+    for values in columns:
+        if len(values) != coords.shape[1]:
+            raise InputError(f"tensor {name!r}: {len(values)} values for "
+                             f"{coords.shape[1]} coordinates")
+        values = combine(values if perm is None else values[perm], starts, sr.add.py)
+        levels, vals = _pack(storage, values, shape, fmt, sr.zero)
+        out.append(Parts(shape, fmt, levels, vals, sr.zero))
+    return out
 
 
 def from_dense(array, format, sr, name) -> Parts:
@@ -187,7 +205,7 @@ def convert(t, fmt: Format) -> Parts:
     if t.format.levels and t.format.levels[-1].located:   # every coordinate stored
         stored = values != t.fill
         coords, values = coords[:, stored], values[stored]
-    storage, values = _sort_storage(coords[list(fmt.mode_order)], values)
+    storage, values = sort_storage(coords[list(fmt.mode_order)], values)
     levels, vals = _pack(storage, values, t.shape, fmt, t.fill)
     return Parts(t.shape, fmt, levels, vals, t.fill)
 
@@ -278,85 +296,6 @@ def _stored_entries(array, fill):
 
 
 # -- helpers: sorting, combining, packing --------------------------------------
-def _lexicographic_steps(storage):
-    """Sign of the lexicographic step between consecutive columns (-1, 0 or 1)."""
-    n = storage.shape[1]
-    if storage.shape[0] == 0 or n < 2:
-        return np.zeros(max(n - 1, 0), dtype=np.int64)
-    step = np.sign(np.diff(storage, axis=1))
-    first = (step != 0).argmax(axis=0)
-    return step[first, np.arange(n - 1)]
-
-
-def _sort_storage(storage, values):
-    """Sort entries lexicographically by storage coordinates (stable)."""
-    if storage.shape[0] == 0 or storage.shape[1] < 2:
-        return storage, values
-    key = _linear_key(storage)
-    if key is None:
-        if np.all(_lexicographic_steps(storage) >= 0):
-            return storage, values
-        perm = np.lexsort(storage[::-1])
-    else:
-        if np.all(key[1:] >= key[:-1]):
-            return storage, values
-        perm = _stable_argsort(key)
-    # take, not storage[:, perm]: numpy's mixed slice/array indexing is much slower
-    return storage.take(perm, axis=1), values[perm]
-
-
-def _linear_key(storage):
-    """Row-major linear index of each column (same order as lexicographic), or
-    None when it could overflow int64."""
-    dims = [int(d) + 1 for d in storage.max(axis=1)]
-    if int(np.prod(dims, dtype=object)) >= 2**62:
-        return None
-    return np.ravel_multi_index(tuple(storage), dims)
-
-
-def _stable_argsort(key):
-    """np.argsort(key, kind="stable") for a nonnegative int64 key. When key and
-    position fit in one int64 together, they are packed and sorted with np.sort
-    (ties fall in position order), which is several times faster than numpy's
-    stable argsort of int64 (a timsort)."""
-    n = len(key)
-    shift = max(n - 1, 1).bit_length()
-    if int(key.max()).bit_length() + shift > 62:
-        return np.argsort(key, kind="stable")
-    packed = (key << shift) | np.arange(n, dtype=np.int64)
-    packed.sort()
-    return packed & ((1 << shift) - 1)
-
-
-def _combine_duplicates(storage, values, add):
-    """Merge runs of equal (sorted) coordinates with `add`."""
-    n = storage.shape[1]
-    if n == 0:
-        return storage, values
-    new = np.ones(n, dtype=bool)
-    new[1:] = np.any(storage[:, 1:] != storage[:, :-1], axis=0)
-    starts = np.flatnonzero(new)
-    if len(starts) == n:
-        return storage, values
-    if isinstance(add, np.ufunc):
-        combined = add.reduceat(values, starts).astype(values.dtype, copy=False)
-    else:
-        combined = _reduce_groups(values, starts, add)
-    return storage.take(starts, axis=1), combined
-
-
-def _reduce_groups(values, starts, add):
-    """Per-group fold with a non-ufunc `add` (only the groups with duplicates)."""
-    out = values[starts].copy()
-    ends = np.append(starts[1:], len(values))
-    for g in np.flatnonzero(ends - starts > 1):
-        acc = values[starts[g]]
-        for v in values[starts[g] + 1:ends[g]]:
-            acc = add(acc, v)
-        out[g] = acc
-    return out
-
-
 def _singleton_split(storage, levels, k):
     """For a non-unique level k: where the coordinates of the singleton levels
     directly below it change, so that each gets its own position (None if none)."""

@@ -148,6 +148,20 @@ class Tensor:
         return cls._of(cv.from_coords(coords, values, shape, format, sr, name), name)
 
     @classmethod
+    def from_coords_columns(cls, coords, columns, shape, format="coo", *, semiring=None,
+                            name: str = "tensor") -> list["Tensor"]:
+        """One tensor per value array in `columns`, all over the same `coords`, as
+        `from_coords` builds them; the entries are sorted and combined once.
+
+            >>> a, b = ep.Tensor.from_coords_columns([[1, 0]], [[5.0, 7.0], [1.0, 2.0]], (2,))
+            >>> a.to_dense(), b.to_dense()
+            (array([7., 5.]), array([2., 1.]))
+        """
+        sr = semirings.get(semiring if semiring is not None else semirings.real)
+        return [cls._of(p, name) for p in
+                cv.from_coords_columns(coords, columns, shape, format, sr, name)]
+
+    @classmethod
     def from_dense(cls, array, format=None, *, semiring=None,
                    name: str = "tensor") -> "Tensor":
         """Build from a numpy `array`, stored in `format` (a name or ep.Format).
