@@ -30,7 +30,9 @@ with a zero) is computed on dense copies, as numpy's 0·inf = nan requires.
 """
 from __future__ import annotations
 
+from ..api import compile as compile_kernel
 from ..errors import InputError
+from ..expr.nodes import Expr
 from . import fusion
 from .array import RUN, as_node
 from .show import show
@@ -107,8 +109,15 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     tuning and approximation: as for compute (an approximated program's explain
     starts with APPROXIMATED, its choices and measured errors).
 
+    Given one index expression (or statement string) instead of lazy arrays, it is
+    `ep.compile(expr, ...).explain()`, the other keywords being compile's.
+
         >>> print(ep.explain(r @ v, r.T @ u))
+        >>> print(ep.explain(ep.sum(j, A[i, j] * x[j])))
     """
+    if len(arrays) == 1 and isinstance(arrays[0], (Expr, str)):
+        return compile_kernel(arrays[0], optimize=None if optimize is True else optimize,
+                              threads=threads, tuning=tuning, **approximation).explain()
     if approximation:
         return RUN["approximate"]("explain", arrays, approximation,
                                   dict(optimize=optimize, threads=threads, tuning=tuning))

@@ -84,6 +84,15 @@ def test_explain_shows_steps_and_kernels():
         assert part in text
 
 
+def test_explain_of_an_index_expression_is_its_kernels():
+    i, j = ep.indices("i j")
+    e = ep.sum(j, ep.tensor("A", 2, "csr")[i, j] * ep.tensor("x", 1)[j])
+    assert ep.explain(e, threads=1) == ep.compile(e, threads=1).explain()
+    assert "loop order" in ep.explain("y[i] = A[i,j] * x[j]", formats={"A": "csr"})
+    with pytest.raises(TypeError, match="bogus"):
+        ep.explain(e, bogus=1)
+
+
 def test_equivalent_accepts_lazy_arrays():
     x, u, v = lz()
     assert ep.equivalent((u @ v.T).T, v @ u.T)
