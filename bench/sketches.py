@@ -76,8 +76,16 @@ def chain8_flat():
                                                          16, 3000], {2, 5}, "flat")
     left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
     right = sk.sum("i7", sk.mul("A8", sk.materialised(sk.contains("A5"))))
+    # three short searches, two Σ pushed in each: Σ_i2 and Σ_i5 first (the sparse
+    # A3 and A6 with their neighbours), then Σ_i3 and Σ_i6 around them, then the split
+    inner = sk.sum("i1 i3 i4 i6 i7", sk.mul("M", "A1", "A4", "A7", "A8",
+                                            sk.sum("i2", sk.mul("A2", "A3")),
+                                            sk.sum("i5", sk.mul("A5", "A6"))))
+    middle = sk.sum("i1 i4 i7", sk.mul("M", "A1", "A8",
+                                       sk.sum("i3", sk.mul("A4", sk.materialised())),
+                                       sk.sum("i6", sk.mul("A7", sk.materialised()))))
     return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
-                sketches=[SPLIT, sk.sum("i4", sk.mul("M", left, right))])
+                sketches=[inner, middle, sk.sum("i4", sk.mul("M", left, right))])
 
 
 def chain8_leftdeep():

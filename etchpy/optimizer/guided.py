@@ -30,6 +30,7 @@ from .egraph import EGraph
 from .rules import rules_for
 from .saturate import saturate
 from .sketch import Sketch, as_sketch
+from .sketch_demand import demand
 from .sketch_match import SketchMatch, report
 
 
@@ -74,7 +75,8 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
         def satisfied(eg=eg, s=s, root=root, last=last) -> bool:
             last["m"] = SketchMatch(eg, s)
             return last["m"].satisfied(root)
-        st = saturate(eg, rules_for(sr), lim, until=satisfied)
+        st = saturate(eg, rules_for(sr), lim, until=satisfied,
+                      focus=lambda last=last, root=root: demand(last["m"], root))
         fired.update(st.fired)
         m = last["m"]
         if st.stop != "goal reached":

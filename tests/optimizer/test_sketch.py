@@ -136,3 +136,29 @@ def test_a_lazy_program_is_optimized_whole_and_guided():
     assert opt.dims and satisfies(opt.expr, sk.sum("?", sk.mul("X0", sk.materialised())))
     got = evaluate(opt.expr, backend="reference", **leaf_inputs(y))
     assert np.allclose(got, arrays[0] @ arrays[1] @ arrays[2])
+
+
+def test_demand_is_empty_once_satisfied_and_names_the_root_before():
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.sketch_demand import demand
+    from etchpy.optimizer.sketch_match import SketchMatch
+    eg = EGraph(ep.semirings.real)
+    root = eg.add_expr(CHAIN)
+    want = sk.sum("j", sk.mul("A", "?"))
+    assert eg.find(root) in demand(SketchMatch(eg, want), root)
+    assert demand(SketchMatch(eg, sk.of(CHAIN)), root) == set()
+
+
+def test_a_focus_that_offers_nothing_falls_back_to_the_whole_graph():
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    graphs = []
+    for focus in (None, set):                 # set(): no class is ever focused
+        eg = EGraph(ep.semirings.real)
+        root = eg.add_expr(CHAIN)
+        st = saturate(eg, rules_for(eg.sr), focus=focus)
+        graphs.append((st.stop, eg.num_nodes(), len(eg.classes)))
+        assert st.stop == "saturated"
+    assert graphs[0][1:] == graphs[1][1:]
+
