@@ -7,8 +7,12 @@ For each sketch in turn (a search):
    search's result);
 2. it is saturated with the semiring's rules under the saturation limits (early
    stopping by cost, `patience`, is off: the goal is the sketch), and after each
-   iteration (and before the first) the sketch is matched (optimizer.sketch_match);
-   the search stops as soon as a term of the root class satisfies it;
+   iteration (and before the first, and within an iteration every few merges) the
+   sketch is matched (optimizer.sketch_match, incrementally: only the classes
+   that changed and those above them are recomputed); the search stops as soon
+   as a term of the root class satisfies it. Each iteration searches the rules
+   only at the classes the sketch still needs (optimizer.sketch_demand), and
+   the whole graph when those offer nothing new;
 3. the cheapest satisfying term is extracted (a dynamic program over (class,
    sketch node) pairs) and becomes the next search's start.
 A sketch no term satisfies when saturation stops (saturated, or a limit hit)
@@ -70,10 +74,10 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
     for k, s in enumerate(sketches, 1):
         eg = EGraph(sr, stats)
         root = eg.add_expr(term)
-        last: dict = {}
+        last = {"m": SketchMatch(eg, s)}
 
-        def satisfied(eg=eg, s=s, root=root, last=last) -> bool:
-            last["m"] = SketchMatch(eg, s)
+        def satisfied(root=root, last=last) -> bool:
+            last["m"].update()              # incremental: the changed classes only
             return last["m"].satisfied(root)
         st = saturate(eg, rules_for(sr), lim, until=satisfied,
                       focus=lambda last=last, root=root: demand(last["m"], root))

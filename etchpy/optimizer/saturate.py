@@ -195,7 +195,7 @@ def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict):
     return keys, found
 
 
-GOAL_STEP = 4      # merges between two goal checks within an iteration
+GOAL_STEP = 1      # merges between two goal checks within an iteration
 
 
 def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: float,

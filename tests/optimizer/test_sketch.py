@@ -162,3 +162,35 @@ def test_a_focus_that_offers_nothing_falls_back_to_the_whole_graph():
         assert st.stop == "saturated"
     assert graphs[0][1:] == graphs[1][1:]
 
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problems(max_indices=3, max_occurrences=3), st.data())
+def test_the_incremental_matcher_agrees_with_one_from_scratch(p, data):
+    """After every goal check of a saturation run, the tables kept up to date by
+    SketchMatch.update() equal those of a SketchMatch built afresh."""
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.optimizer.sketch import walk
+    from etchpy.optimizer.sketch_match import SketchMatch
+    target = optimize(p.expr, semiring=p.semiring, limits=LIMITS).expr
+    s = data.draw(st.sampled_from(derived_sketches(target) + [sk.contains("?")]))
+    eg = EGraph(p.semiring)
+    root = eg.add_expr(p.expr)
+    kept, checks = SketchMatch(eg, s), []
+
+    def compare() -> bool:
+        kept.update()
+        fresh = SketchMatch(eg, s)
+        for t in walk(s):
+            for c in eg.classes:
+                assert kept.entry(c, t) == fresh.entry(c, t), (str(t), c)
+        checks.append(kept.recomputed)
+        return False
+    saturate(eg, rules_for(eg.sr), EXHAUST, until=compare)
+    assert checks and kept.satisfied(root) == SketchMatch(eg, s).satisfied(root)
+
+
+EXHAUST = ep.tuning.Saturation(seconds=30.0, iterations=4, nodes=600)
