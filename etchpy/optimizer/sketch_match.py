@@ -39,6 +39,7 @@ from ..plan.cost import base_name
 
 HOLE = Hole()
 INF = (math.inf, None)
+FREE_COST = 1e-9        # an operand class already paid for (positive: no cycles)
 
 
 def _all_nodes(s: Sketch):
@@ -53,8 +54,9 @@ class SketchMatch:
     date incrementally: `update()` recomputes only the classes that changed
     since the last update (new nodes, merges) and the classes above them."""
 
-    def __init__(self, eg: EGraph, sketch: Sketch):
+    def __init__(self, eg: EGraph, sketch: Sketch, free=frozenset()):
         self.eg, self.sketch = eg, sketch
+        self.free = frozenset(free)     # classes an operand takes at ~0 (already paid)
         self.snap: dict[int, frozenset] = {}            # class -> its nodes when computed
         self.own: dict[tuple, float] = {}
         self.best: dict[int, float] = {}
@@ -116,14 +118,14 @@ class SketchMatch:
                 tab.pop(c, None)
             for part in self.parts.values():
                 part.pop(c, None)
-        _greedy_own(self.rows, self.own, find, self.best, self.choice)
+        price = self._price
+        _greedy_own(self.rows, self.own, find, price, self.best, self.choice)
         for _, n in self.rows:
-            self.base[n] = self.own[n] + _total(self.best.get(find(k), math.inf)
-                                                for k in n[2])
+            self.base[n] = self.own[n] + _total(price(find(k)) for k in n[2])
         holes = self.table[id(HOLE)]
         for c in dirty:
             if c in self.best:
-                holes[c] = (self.best[c], None)
+                holes[c] = (price(c), None)
         self.by_op: dict[str, list] = {}
         for r in self.rows:
             self.by_op.setdefault(r[1][0], []).append(r)
@@ -131,6 +133,12 @@ class SketchMatch:
         for t in self.canon:
             if not isinstance(t, Hole):
                 self._fill(t)
+
+    def _price(self, c: int) -> float:
+        """A class's cost as an operand at a hole: its greedy best, or FREE_COST for
+        a class in `free` that has a term (the sharing discount of optimizer.guided)."""
+        b = self.best.get(c, math.inf)
+        return FREE_COST if c in self.free and b < math.inf else b
 
     # -- lookups ---------------------------------------------------------------
     def entry(self, c: int, t: Sketch) -> float:
@@ -299,34 +307,48 @@ class SketchMatch:
                 if mask and own + cost < math.inf}
 
     # -- extraction ------------------------------------------------------------
-    def extract(self, root: int) -> Expr:
-        """The cheapest term of `root` satisfying the sketch (ValueError if none)."""
+    def extract(self, root: int, used: set | None = None) -> Expr:
+        """The cheapest term of `root` satisfying the sketch (ValueError if none);
+        the classes its subterms come from are added to `used`."""
         if not self.satisfied(root):
             raise ValueError("no term of this class satisfies the sketch")
-        return self._build(root, self.sketch, {})
+        return self._build(root, self.sketch, {}, set() if used is None else used)
 
-    def _build(self, c: int, t, memo: dict) -> Expr:
+    def _build(self, c: int, t, memo: dict, used: set) -> Expr:
         """The term of class c chosen for t: a sketch node, or (op sketch, mask) for
         an operand spliced into its parent's product or sum."""
         c = self.eg.find(c)
+        used.add(c)
         if isinstance(t, tuple):
             wit = self.parts[id(t[0])][c][t[1]][1]
         else:
             wit = self.table[id(t)][c][1]
         if wit is None:                  # a hole, or contains(hole)
+            _chosen_classes(self.eg, c, self.choice, used)
             return to_expr(self.eg, c, self.choice)
         key = (c, id(t) if not isinstance(t, tuple) else (id(t[0]), t[1]))
         if key not in memo:
             n, plan = wit
-            memo[key] = build_node(self.eg, n, [self._build(k, s, memo)
+            memo[key] = build_node(self.eg, n, [self._build(k, s, memo, used)
                                                 for k, s in zip(n[2], plan)])
         return memo[key]
 
 
-def _greedy_own(rows, own: dict, find, best: dict, choice: dict) -> None:
+def _chosen_classes(eg: EGraph, c: int, choice: dict, out: set) -> None:
+    """Add to `out` the classes of the term `choice` gives class c."""
+    todo = [c]
+    while todo:
+        k = eg.find(todo.pop())
+        if k not in out or k == c:
+            out.add(k)
+            todo.extend(x for x in choice[k][2] if eg.find(x) not in out)
+
+
+def _greedy_own(rows, own: dict, find, price, best: dict, choice: dict) -> None:
     """optimizer.extract's greedy extraction (least tree cost per class, a repeated
     operand class counted once) over node costs already computed, for the classes
-    of `rows`; `best` holds the other classes' costs already."""
+    of `rows`; `best` holds the other classes' costs already; an operand class k
+    costs price(k) (its best, or less for a class already paid for)."""
     work = [(c, n, own[n], tuple({find(k): None for k in n[2]}))
             for c, n in rows if own[n] != math.inf]
     changed = True
@@ -334,7 +356,7 @@ def _greedy_own(rows, own: dict, find, best: dict, choice: dict) -> None:
         changed = False
         for c, n, cost, kids in work:
             for k in kids:
-                cost += best.get(k, math.inf)
+                cost += price(k)
             if cost < best.get(c, math.inf):
                 best[c], choice[c] = cost, n
                 changed = True
