@@ -91,13 +91,17 @@ def chain8_flat():
 def chain8_leftdeep():
     """Written left-deep, ((A1·A2)·A3)···A8 then ∘ M; thin only at i4 (8), A2 and A7
     sparse. Unguided (iteration limit) samples M at i7 (300); two sketches: pull
-    the Σ of the right half out, then split at i4."""
+    the Σ of the right half out, then split at i4, the right half from its thin end."""
     expr, ins, dims, nnz = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300,
                                                              300, 300, 2000], {1, 6},
                                   "leftdeep")
     pulled = sk.sum("i4 i5 i6 i7", sk.mul("M", "A5", "A6", "A7", "A8"))
+    # the right half from its thin end: ((A5·A6)·A7)·A8
+    right = sk.sum("i7", sk.mul("A8", sk.sum("i6", sk.mul("A7", sk.sum("i5", sk.mul(
+        "A5", "A6"))))))
+    split = sk.sum("i4", sk.mul("M", sk.materialised(sk.contains("A1")), right))
     return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
-                sketches=[pulled, SPLIT])
+                sketches=[pulled, split])
 
 
 def lazy_chain_tight():
@@ -119,14 +123,39 @@ def lazy_chain_tight():
     thin, out = axes["X4"][1], axes["X8"][1]
     right = sorted({n for k in range(5, 9) for n in axes[f"X{k}"]} - {out})
     pulled = sk.sum(right, sk.mul("X0", "X5", "X6", "X7", "X8"))
-    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")),
-                                sk.materialised(sk.contains("X8"))))
+    a5, a6, a7 = (axes[f"X{k}"][1] for k in (5, 6, 7))      # i5, i6, i7 of the chain
+    right = sk.sum(a7, sk.mul("X8", sk.sum(a6, sk.mul("X7", sk.sum(a5, sk.mul(
+        "X5", "X6"))))))
+    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")), right))
     return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
                 sketches=[pulled, split])
 
 
+def mttkrp5():
+    """5-mode MTTKRP, out[i,r] = Σ_{j,k,l,m} X[i,j,k,l,m]·B[j,r]·C[k,r]·D[l,r]·E[m,r],
+    X a csf tensor (10 per mode, 20 000 nonzeros), rank 16. Unguided saturation
+    sums j, k, l into one temporary over (i, m, r); the sketch asks for the
+    factorisation along X's levels, one factor per level (a temporary of 10⁴·16
+    entries at most)."""
+    rng = rng_for("sketch-mttkrp5")
+    n, rank, nnz = 10, 16, 20_000
+    keys = np.unique(rng.integers(0, n ** 5, nnz, dtype=np.int64))
+    coords = np.stack([(keys // n ** (4 - d)) % n for d in range(5)])
+    i, j, k, l, m, r = ep.indices("i j k l m r")
+    X = ep.tensor("X", 5, format="csf")
+    B, C, D, E = (ep.tensor(c, 2) for c in "BCDE")
+    expr = ep.sum((j, k, l, m), X[i, j, k, l, m] * B[j, r] * C[k, r] * D[l, r] * E[m, r])
+    ins = {c: rng.random((n, rank)) for c in "BCDE"}
+    ins["X"] = ep.Tensor.from_coords(coords, rng.random(len(keys)), (n,) * 5, "csf",
+                                     name="X")
+    dims = {**{c: n for c in "ijklm"}, "r": rank}
+    want = sk.sum("j k", sk.mul("B", "C", sk.sum("l m", sk.mul("X", "D", "E"))))
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": {"X": len(keys)}},
+                sketches=[want])
+
+
 WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
-             "lazy_chain8_mask_nodes400": lazy_chain_tight}
+             "lazy_chain8_mask_nodes400": lazy_chain_tight, "mttkrp5": mttkrp5}
 
 
 def measure(name: str, repeat: int) -> dict:
