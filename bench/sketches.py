@@ -105,8 +105,10 @@ def chain8_leftdeep():
 
 
 def lazy_chain_tight():
-    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), under a
-    tight node limit (400 e-nodes a search); its leaves are X0 (M), X1..X8."""
+    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), its guided
+    searches under a tight node limit (400 e-nodes a search; unguided saturation
+    at the default limits, and at 400 e-nodes as `unguided_tight_*`); its leaves
+    are X0 (M), X1..X8."""
     expr, ins, _, _ = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300, 300,
                                                         300, 2000], {1, 6}, "leftdeep")
     prod = ep.lazy(ins["A1"])
@@ -116,7 +118,7 @@ def lazy_chain_tight():
     names: dict = {}
     e, _ = to_expr(y, names)
     sized = ep.optimize(y, limits={"iterations": 0})
-    opts = {"dims": sized.dims, "nnz": sized.nnz, "limits": {"nodes": 400}}
+    opts = {"dims": sized.dims, "nnz": sized.nnz}
     # M is X0 and Ak is Xk; the translator names the axes: find the thin one (A4's
     # column) and the right half's bound ones
     axes = {a.tensor.name: [ix.name for ix in a.indices] for a in accesses(e)}
@@ -128,7 +130,7 @@ def lazy_chain_tight():
         "X5", "X6"))))))
     split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")), right))
     return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
-                sketches=[pulled, split])
+                sketches=[pulled, split], guided_limits={"nodes": 400})
 
 
 def mttkrp5():
@@ -161,14 +163,16 @@ WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_lef
 def measure(name: str, repeat: int) -> dict:
     w = WORKLOADS[name]()
     expr, ins, opts, sketches = w["expr"], w["ins"], w["opts"], w["sketches"]
+    gopts = {**opts, "limits": w["guided_limits"]} if "guided_limits" in w else opts
     t0 = time.perf_counter()
     plain = ep.optimize(w["subject"], **opts)
     unguided_s = time.perf_counter() - t0
+    extra = _tight(w, gopts, sketches) if gopts is not opts else {}
     t0 = time.perf_counter()
     try:
-        guided = ep.optimize(w["subject"], **opts, sketches=sketches)
+        guided = ep.optimize(w["subject"], **gopts, sketches=sketches)
         guided_s = time.perf_counter() - t0
-        k_guided = ep.compile(expr, optimizer_options={**opts, "sketches": sketches},
+        k_guided = ep.compile(expr, optimizer_options={**gopts, "sketches": sketches},
                               tuning=ALWAYS)
     except ep.SketchError as err:       # a limit hit first (a loaded machine): say so
         return {"workload": name, "error": str(err), "unguided_s": round(unguided_s, 4),
@@ -189,7 +193,16 @@ def measure(name: str, repeat: int) -> dict:
             "guided_ms": round(1e3 * float(np.median(tg)), 3),
             "unguided_ms": round(1e3 * float(np.median(tp)), 3),
             "cost_guided": guided.cost_after, "cost_unguided": plain.cost_after,
-            "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr)}
+            "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr), **extra}
+
+
+def _tight(w, gopts, sketches) -> dict:
+    """Unguided saturation under the guided searches' limits: its e-nodes, stop, and
+    whether it found the sketched plan."""
+    plain = ep.optimize(w["subject"], **gopts)
+    return {"guided_limits": gopts["limits"], "unguided_tight_nodes": plain.stats["nodes"],
+            "unguided_tight_stop": plain.stats["stop"],
+            "unguided_tight_found": bool(satisfies(plain.expr, sketches[-1]))}
 
 
 def _dense(v):
