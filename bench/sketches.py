@@ -76,25 +76,43 @@ def chain8_flat():
                                                          16, 3000], {2, 5}, "flat")
     left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
     right = sk.sum("i7", sk.mul("A8", sk.materialised(sk.contains("A5"))))
+    # three short searches, two Σ pushed in each: Σ_i2 and Σ_i5 first (the sparse
+    # A3 and A6 with their neighbours), then Σ_i3 and Σ_i6 around them, then the split
+    inner = sk.sum("i1 i3 i4 i6 i7", sk.mul("M", "A1", "A4", "A7", "A8",
+                                            sk.sum("i2", sk.mul("A2", "A3")),
+                                            sk.sum("i5", sk.mul("A5", "A6"))))
+    middle = sk.sum("i1 i4 i7", sk.mul("M", "A1", "A8",
+                                       sk.sum("i3", sk.mul("A4", sk.materialised())),
+                                       sk.sum("i6", sk.mul("A7", sk.materialised()))))
     return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
-                sketches=[SPLIT, sk.sum("i4", sk.mul("M", left, right))])
+                sketches=[inner, middle, sk.sum("i4", sk.mul("M", left, right))])
 
 
 def chain8_leftdeep():
     """Written left-deep, ((A1·A2)·A3)···A8 then ∘ M; thin only at i4 (8), A2 and A7
     sparse. Unguided (iteration limit) samples M at i7 (300); two sketches: pull
-    the Σ of the right half out, then split at i4."""
+    the Σ of the right half out, split at i4 with the right half from its thin end,
+    then the left half from its thin end."""
     expr, ins, dims, nnz = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300,
                                                              300, 300, 2000], {1, 6},
                                   "leftdeep")
     pulled = sk.sum("i4 i5 i6 i7", sk.mul("M", "A5", "A6", "A7", "A8"))
+    # the right half from its thin end: ((A5·A6)·A7)·A8
+    right = sk.sum("i7", sk.mul("A8", sk.sum("i6", sk.mul("A7", sk.sum("i5", sk.mul(
+        "A5", "A6"))))))
+    split = sk.sum("i4", sk.mul("M", sk.materialised(sk.contains("A1")), right))
+    # then the left half from its thin end too: A1·(...)
+    left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
+    fix = sk.sum("i4", sk.mul("M", left, sk.materialised(sk.contains("A8"))))
     return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
-                sketches=[pulled, SPLIT])
+                sketches=[pulled, split, fix])
 
 
 def lazy_chain_tight():
-    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), under a
-    tight node limit (400 e-nodes a search); its leaves are X0 (M), X1..X8."""
+    """The left-deep workload as a lazy program, M * (A1 @ A2 @ ... @ A8), its guided
+    searches under a tight node limit (400 e-nodes a search; unguided saturation
+    at the default limits, and at 400 e-nodes as `unguided_tight_*`); its leaves
+    are X0 (M), X1..X8."""
     expr, ins, _, _ = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300, 300,
                                                         300, 2000], {1, 6}, "leftdeep")
     prod = ep.lazy(ins["A1"])
@@ -104,34 +122,63 @@ def lazy_chain_tight():
     names: dict = {}
     e, _ = to_expr(y, names)
     sized = ep.optimize(y, limits={"iterations": 0})
-    opts = {"dims": sized.dims, "nnz": sized.nnz, "limits": {"nodes": 400}}
+    opts = {"dims": sized.dims, "nnz": sized.nnz}
     # M is X0 and Ak is Xk; the translator names the axes: find the thin one (A4's
     # column) and the right half's bound ones
     axes = {a.tensor.name: [ix.name for ix in a.indices] for a in accesses(e)}
     thin, out = axes["X4"][1], axes["X8"][1]
     right = sorted({n for k in range(5, 9) for n in axes[f"X{k}"]} - {out})
     pulled = sk.sum(right, sk.mul("X0", "X5", "X6", "X7", "X8"))
-    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")),
-                                sk.materialised(sk.contains("X8"))))
+    a5, a6, a7 = (axes[f"X{k}"][1] for k in (5, 6, 7))      # i5, i6, i7 of the chain
+    right = sk.sum(a7, sk.mul("X8", sk.sum(a6, sk.mul("X7", sk.sum(a5, sk.mul(
+        "X5", "X6"))))))
+    split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")), right))
+    left = sk.sum(axes["X1"][1], sk.mul("X1", sk.materialised(sk.contains("X4"))))
+    fix = sk.sum(thin, sk.mul("X0", left, sk.materialised(sk.contains("X8"))))
     return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
-                sketches=[pulled, split])
+                sketches=[pulled, split, fix], guided_limits={"nodes": 400})
+
+
+def mttkrp5():
+    """5-mode MTTKRP, out[i,r] = Σ_{j,k,l,m} X[i,j,k,l,m]·B[j,r]·C[k,r]·D[l,r]·E[m,r],
+    X a csf tensor (10 per mode, 20 000 nonzeros), rank 16. Unguided saturation
+    sums j, k, l into one temporary over (i, m, r); the sketch asks for the
+    factorisation along X's levels, one factor per level (a temporary of 10⁴·16
+    entries at most)."""
+    rng = rng_for("sketch-mttkrp5")
+    n, rank, nnz = 10, 16, 20_000
+    keys = np.unique(rng.integers(0, n ** 5, nnz, dtype=np.int64))
+    coords = np.stack([(keys // n ** (4 - d)) % n for d in range(5)])
+    i, j, k, l, m, r = ep.indices("i j k l m r")
+    X = ep.tensor("X", 5, format="csf")
+    B, C, D, E = (ep.tensor(c, 2) for c in "BCDE")
+    expr = ep.sum((j, k, l, m), X[i, j, k, l, m] * B[j, r] * C[k, r] * D[l, r] * E[m, r])
+    ins = {c: rng.random((n, rank)) for c in "BCDE"}
+    ins["X"] = ep.Tensor.from_coords(coords, rng.random(len(keys)), (n,) * 5, "csf",
+                                     name="X")
+    dims = {**{c: n for c in "ijklm"}, "r": rank}
+    want = sk.sum("j k", sk.mul("B", "C", sk.sum("l m", sk.mul("X", "D", "E"))))
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": {"X": len(keys)}},
+                sketches=[want])
 
 
 WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
-             "lazy_chain8_mask_nodes400": lazy_chain_tight}
+             "lazy_chain8_mask_nodes400": lazy_chain_tight, "mttkrp5": mttkrp5}
 
 
 def measure(name: str, repeat: int) -> dict:
     w = WORKLOADS[name]()
     expr, ins, opts, sketches = w["expr"], w["ins"], w["opts"], w["sketches"]
+    gopts = {**opts, "limits": w["guided_limits"]} if "guided_limits" in w else opts
     t0 = time.perf_counter()
     plain = ep.optimize(w["subject"], **opts)
     unguided_s = time.perf_counter() - t0
+    extra = _tight(w, gopts, sketches) if gopts is not opts else {}
     t0 = time.perf_counter()
     try:
-        guided = ep.optimize(w["subject"], **opts, sketches=sketches)
+        guided = ep.optimize(w["subject"], **gopts, sketches=sketches)
         guided_s = time.perf_counter() - t0
-        k_guided = ep.compile(expr, optimizer_options={**opts, "sketches": sketches},
+        k_guided = ep.compile(expr, optimizer_options={**gopts, "sketches": sketches},
                               tuning=ALWAYS)
     except ep.SketchError as err:       # a limit hit first (a loaded machine): say so
         return {"workload": name, "error": str(err), "unguided_s": round(unguided_s, 4),
@@ -152,7 +199,16 @@ def measure(name: str, repeat: int) -> dict:
             "guided_ms": round(1e3 * float(np.median(tg)), 3),
             "unguided_ms": round(1e3 * float(np.median(tp)), 3),
             "cost_guided": guided.cost_after, "cost_unguided": plain.cost_after,
-            "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr)}
+            "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr), **extra}
+
+
+def _tight(w, gopts, sketches) -> dict:
+    """Unguided saturation under the guided searches' limits: its e-nodes, stop, and
+    whether it found the sketched plan."""
+    plain = ep.optimize(w["subject"], **gopts)
+    return {"guided_limits": gopts["limits"], "unguided_tight_nodes": plain.stats["nodes"],
+            "unguided_tight_stop": plain.stats["stop"],
+            "unguided_tight_found": bool(satisfies(plain.expr, sketches[-1]))}
 
 
 def _dense(v):

@@ -7,10 +7,15 @@ For each sketch in turn (a search):
    search's result);
 2. it is saturated with the semiring's rules under the saturation limits (early
    stopping by cost, `patience`, is off: the goal is the sketch), and after each
-   iteration (and before the first) the sketch is matched (optimizer.sketch_match);
-   the search stops as soon as a term of the root class satisfies it;
+   iteration (and before the first, and within an iteration every few merges) the
+   sketch is matched (optimizer.sketch_match, incrementally: only the classes
+   that changed and those above them are recomputed); the search stops as soon
+   as a term of the root class satisfies it. Each iteration searches the rules
+   only at the classes the sketch still needs (optimizer.sketch_demand), and
+   the whole graph when those offer nothing new;
 3. the cheapest satisfying term is extracted (a dynamic program over (class,
-   sketch node) pairs) and becomes the next search's start.
+   sketch node) pairs, least tree cost, then improved for DAG cost by
+   `shared_extract`'s heuristic) and becomes the next search's start.
 A sketch no term satisfies when saturation stops (saturated, or a limit hit)
 raises SketchError naming the largest part of it that some class matched and
 the parts that none did. Every extracted term is a term of the root class, so
@@ -27,9 +32,11 @@ from ..plan.cost import Stats
 from ..semiring import Semiring
 from ..tuning import Saturation
 from .egraph import EGraph
+from .extract import dag_cost
 from .rules import rules_for
 from .saturate import saturate
 from .sketch import Sketch, as_sketch
+from .sketch_demand import demand
 from .sketch_match import SketchMatch, report
 
 
@@ -69,20 +76,52 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
     for k, s in enumerate(sketches, 1):
         eg = EGraph(sr, stats)
         root = eg.add_expr(term)
-        last: dict = {}
+        last = {"m": SketchMatch(eg, s)}
 
-        def satisfied(eg=eg, s=s, root=root, last=last) -> bool:
-            last["m"] = SketchMatch(eg, s)
+        def satisfied(root=root, last=last) -> bool:
+            last["m"].update()              # incremental: the changed classes only
             return last["m"].satisfied(root)
-        st = saturate(eg, rules_for(sr), lim, until=satisfied)
+        st = saturate(eg, rules_for(sr), lim, until=satisfied,
+                      focus=lambda last=last, root=root: demand(last["m"], root))
         fired.update(st.fired)
         m = last["m"]
         if st.stop != "goal reached":
             raise SketchError(_unsatisfied(k, s, m, st))
-        term = m.extract(root)
+        term = shared_extract(eg, s, root, m)
         searches.append(Search(str(s), st.nodes, st.classes, st.iterations, st.seconds,
                                st.stop, str(term)))
     return term, searches, fired
+
+
+SHARE_ROUNDS = 3        # re-extractions with the last term's classes already paid
+
+
+def shared_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch) -> Expr:
+    """The term of `root` satisfying s that `m` gives (least TREE cost), improved
+    for DAG cost (each distinct subterm counted once) by a heuristic: extract
+    again with every class of the current term priced ~0 as an operand at a hole
+    (SketchMatch(free=...): reusing it costs nothing more), and keep the new term
+    when its DAG cost is lower; at most SHARE_ROUNDS times. Never costlier by DAG
+    cost than the tree-cost term; not always the least DAG cost."""
+    used: set = set()
+    best = m.extract(root, used)
+    best_cost = term_dag_cost(eg, best)
+    for _ in range(SHARE_ROUNDS):
+        again: set = set()
+        other = SketchMatch(eg, s, free=used).extract(root, again)
+        other_cost = term_dag_cost(eg, other)
+        if not other_cost < best_cost:
+            break
+        best, best_cost, used = other, other_cost, again
+    return best
+
+
+def term_dag_cost(eg: EGraph, e: Expr) -> float:
+    """The DAG cost of expression e (optimizer.optimize.cost) under eg's semiring
+    and statistics: each distinct subterm once."""
+    g = EGraph(eg.sr, eg.stats)
+    r = g.add_expr(e)
+    return dag_cost(g, r, {c: next(iter(ns)) for c, ns in g.classes.items()})
 
 
 def _unsatisfied(k: int, s: Sketch, m: SketchMatch, st) -> str:

@@ -105,33 +105,40 @@ class Patience:
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,
-             root: int | None = None, until=None) -> SaturationStats:
+             root: int | None = None, until=None, focus=None) -> SaturationStats:
     """Apply `rules` until nothing changes or a limit is hit; see the module docstring.
 
     Early stopping needs `root`. `until`, a function of no argument, is asked
-    before the first iteration and after each one (the graph rebuilt): True
-    stops the run (a sketch is satisfied: optimizer.guided). Returns the
-    statistics; `stop` is one of "saturated", "node limit", "time limit",
-    "iteration limit", "no improvement", "goal reached".
+    before the first iteration, after each one (the graph rebuilt), and within
+    an iteration after every `GOAL_STEP` merges (the graph rebuilt first): True
+    stops the run (a sketch is satisfied: optimizer.guided). `focus`, a
+    function of no argument giving a set of class ids or None, restricts an
+    iteration's search to the nodes of those classes; an iteration whose
+    focused search adds nothing is followed by one over the whole graph.
+    Returns the statistics; `stop` is one of "saturated", "node limit", "time
+    limit", "iteration limit", "no improvement", "goal reached".
     """
     lim = limits if limits is not None else Saturation()
     stats = SaturationStats()
     start = time.perf_counter()
-    backoff, seen = Backoff(lim), set()
+    backoff, seen, wide = Backoff(lim), set(), focus is None
     watch = Patience(eg, root, lim, stats) if root is not None and lim.patience else None
     if until is not None and until():
         return _finish(stats, "goal reached", eg, start)
     for it in range(lim.iterations):
         stats.iterations = it + 1
-        matches, any_banned = _matches(eg, rules, it, backoff, seen)
+        only = None if wide else focus()
+        matches, any_banned = _matches(eg, rules, it, backoff, seen, only)
         before = eg.num_nodes(), len(eg.classes)
-        stop = _apply(eg, matches, stats, lim, start)
+        stop = _apply(eg, matches, stats, lim, start, until)
         eg.rebuild()
-        if not stop and (eg.num_nodes(), len(eg.classes)) == before and not any_banned:
+        grew = (eg.num_nodes(), len(eg.classes)) != before
+        if not stop and not grew and not any_banned and only is None:
             stop = "saturated"
+        wide = focus is None or (only is not None and not grew)
         if not stop and watch is not None and watch.stalled(it + 1):
             stop = "no improvement"
-        if until is not None and until():
+        if stop != "goal reached" and until is not None and until():
             stop = "goal reached"
         if stop:
             return _finish(stats, stop, eg, start)
@@ -145,10 +152,11 @@ def _finish(stats: SaturationStats, stop: str, eg: EGraph, start: float) -> Satu
     return stats
 
 
-def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set):
-    """([(rule, class, node, binding)] of this iteration, was some rule banned?)."""
+def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None):
+    """([(rule, class, node, binding)] of this iteration, was some rule banned?);
+    `only`: search the nodes of these classes alone (None: all)."""
     matches, any_banned = [], False
-    by_op = _nodes_by_op(eg)
+    by_op = _nodes_by_op(eg, only)
     for r in rules:
         if backoff.banned(r, it):
             any_banned = True
@@ -162,12 +170,13 @@ def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set):
     return matches, any_banned
 
 
-def _nodes_by_op(eg: EGraph) -> dict:
-    """op -> [(class, node, sizes of its child classes)], one scan per iteration."""
+def _nodes_by_op(eg: EGraph, only=None) -> dict:
+    """op -> [(class, node, sizes of its child classes)], one scan per iteration
+    (of the classes `only`, when given)."""
     out: dict[str, list] = {}
     classes, find = eg.classes, eg.find
-    for c, ns in classes.items():
-        for n in ns:
+    for c in (classes if only is None else [c for c in only if c in classes]):
+        for n in classes[c]:
             out.setdefault(n[0], []).append(
                 (c, n, tuple(len(classes[find(k)]) for k in n[2])))
     return out
@@ -186,15 +195,25 @@ def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict):
     return keys, found
 
 
-def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: float) -> str:
-    """Apply the matches in order; the name of the limit hit, or ""."""
+GOAL_STEP = 1      # merges between two goal checks within an iteration
+
+
+def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: float,
+           until=None) -> str:
+    """Apply the matches in order; the name of the limit hit, "goal reached"
+    (`until` asked every GOAL_STEP merges, the graph rebuilt), or ""."""
+    merged = 0
     for r, c, n, b in matches:
         rhs = r.applier(eg, n, b)
         if rhs is not None and eg.union(c, rhs):
             stats.fired[r.name] += 1
+            merged += 1
+            if until is not None and merged % GOAL_STEP == 0:
+                eg.rebuild()
+                if until():
+                    return "goal reached"
         if len(eg.memo) > lim.nodes:
             return "node limit"
         if time.perf_counter() - start > lim.seconds:
             return "time limit"
     return ""
-

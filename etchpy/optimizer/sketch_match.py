@@ -39,6 +39,7 @@ from ..plan.cost import base_name
 
 HOLE = Hole()
 INF = (math.inf, None)
+FREE_COST = 1e-9        # an operand class already paid for (positive: no cycles)
 
 
 def _all_nodes(s: Sketch):
@@ -49,33 +50,95 @@ def _all_nodes(s: Sketch):
 
 
 class SketchMatch:
-    """The tables of `sketch` over `eg` (see the module docstring)."""
+    """The tables of `sketch` over `eg` (see the module docstring), kept up to
+    date incrementally: `update()` recomputes only the classes that changed
+    since the last update (new nodes, merges) and the classes above them."""
 
-    def __init__(self, eg: EGraph, sketch: Sketch):
+    def __init__(self, eg: EGraph, sketch: Sketch, free=frozenset()):
         self.eg, self.sketch = eg, sketch
-        find = eg.find
-        self.rows = sorted(((c, n) for c, ns in eg.classes.items() for n in ns),
-                           key=lambda r: r[0])
-        self.own = {n: node_cost(eg, n) for _, n in self.rows}
-        self.best, self.choice = _greedy_own(self.rows, self.own, find)
-        # node -> its own cost plus its operands' greedy best (a hole at every operand)
-        self.base = {n: v + _total(self.best.get(find(k), math.inf) for k in n[2])
-                     for n, v in self.own.items()}
-        holes = {c: (b, None) for c, b in self.best.items()}
+        self.free = frozenset(free)     # classes an operand takes at ~0 (already paid)
+        self.snap: dict[int, frozenset] = {}            # class -> its nodes when computed
+        self.own: dict[tuple, float] = {}
+        self.best: dict[int, float] = {}
+        self.choice: dict[int, tuple] = {}
+        self.base: dict[tuple, float] = {}
+        self.parts: dict[int, dict] = {}                # id(op sketch) -> class -> mask -> entry
+        self.table: dict[int, dict[int, tuple]] = {id(HOLE): {}}  # id(sketch) -> entries
+        self.canon = walk(sketch)
+        first = {t: t for t in self.canon}
+        for t in self.canon:
+            self.table[id(t)] = self.table[id(HOLE)] if isinstance(t, Hole) else {}
+            if isinstance(t, Op):
+                self.parts[id(t)] = {}
+        for t in _all_nodes(sketch):          # equal sketch nodes share one table
+            self.table[id(t)] = self.table[id(first[t])]
+            if isinstance(t, Op):
+                self.parts[id(t)] = self.parts[id(first[t])]
+        self.recomputed = 0
+        self.update()
+
+    def update(self) -> int:
+        """Bring the tables up to date with the e-graph; the number of classes
+        recomputed (0: nothing changed)."""
+        eg, find = self.eg, self.eg.find
+        changed = {c for c, ns in eg.classes.items() if self.snap.get(c) != ns.keys()}
+        gone = [c for c in self.snap if c not in eg.classes]
+        if not changed and not gone:
+            return 0
+        for c in gone:
+            del self.snap[c]
+        above: dict[int, set] = {}
+        for c, ns in eg.classes.items():
+            for n in ns:
+                for k in n[2]:
+                    above.setdefault(find(k), set()).add(c)
+        dirty, todo = set(changed), list(changed)
+        while todo:
+            for p in above.get(todo.pop(), ()):
+                if p not in dirty:
+                    dirty.add(p)
+                    todo.append(p)
+        self._recompute(dirty, gone)
+        self.recomputed = len(dirty)
+        return len(dirty)
+
+    def _recompute(self, dirty: set, gone: list) -> None:
+        """The dynamic program over the rows of the `dirty` classes; the entries of
+        every other class stand (nothing below them changed)."""
+        eg, find = self.eg, self.eg.find
+        self.rows = sorted(((c, n) for c in dirty for n in eg.classes[c]), key=lambda r: r[0])
+        for c in dirty:
+            self.snap[c] = frozenset(eg.classes[c])
+        for _, n in self.rows:
+            self.own[n] = node_cost(eg, n)
+        for c in list(dirty) + gone:
+            self.best.pop(c, None)
+            self.choice.pop(c, None)
+            for tab in self.table.values():
+                tab.pop(c, None)
+            for part in self.parts.values():
+                part.pop(c, None)
+        price = self._price
+        _greedy_own(self.rows, self.own, find, price, self.best, self.choice)
+        for _, n in self.rows:
+            self.base[n] = self.own[n] + _total(price(find(k)) for k in n[2])
+        holes = self.table[id(HOLE)]
+        for c in dirty:
+            if c in self.best:
+                holes[c] = (price(c), None)
         self.by_op: dict[str, list] = {}
         for r in self.rows:
             self.by_op.setdefault(r[1][0], []).append(r)
-        self._parent_rows = None
-        self.parts: dict[int, dict] = {}                # id(op sketch) -> class -> mask -> entry
-        self.table: dict[int, dict[int, tuple]] = {id(HOLE): holes}  # id(sketch) -> entries
-        canon = {t: t for t in walk(sketch)}
-        for t in canon:
-            self.table[id(t)] = holes if isinstance(t, Hole) else {}
-        for t in _all_nodes(sketch):          # equal sketch nodes share one table
-            self.table[id(t)] = self.table[id(canon[t])]
-        for t in canon:
+        self._parent_rows, self.dirty = None, dirty
+        for t in self.canon:
             if not isinstance(t, Hole):
                 self._fill(t)
+
+    def _price(self, c: int) -> float:
+        """A class's cost as an operand at a hole: its greedy best, or FREE_COST for
+        a class in `free` that has a term (the sharing discount of optimizer.guided)."""
+        b = self.best.get(c, math.inf)
+        return FREE_COST if c in self.free and b < math.inf else b
 
     # -- lookups ---------------------------------------------------------------
     def entry(self, c: int, t: Sketch) -> float:
@@ -117,23 +180,25 @@ class SketchMatch:
     def _fill_contains(self, t: Contains) -> None:
         """Shortest paths (Dijkstra): a class satisfies contains(s) through s, or
         through a node one operand of which does, at the node's cost plus its other
-        operands' best; every such step adds a positive cost."""
+        operands' best; every such step adds a positive cost. Only the dirty
+        classes are recomputed: the others' entries are the sources they stand at."""
         tab, holes = self.table[id(t)], self.table[id(HOLE)]
-        inner = self.table[id(t.inner)]
+        inner, dirty = self.table[id(t.inner)], self.dirty
         heap = []
         for c, (cost, wit) in inner.items():
-            if cost < math.inf:
+            if c in dirty and cost < math.inf:
                 tab[c] = (cost, wit)
                 heap.append((cost, c))
-        heapq.heapify(heap)
         parents = self._parents()
+        heap += [(tab[c][0], c) for c in parents if c not in dirty and c in tab]
+        heapq.heapify(heap)
         while heap:
             d, c = heapq.heappop(heap)
             if d > tab[c][0]:
                 continue
             for p, n, at in parents.get(c, ()):
                 nd = self.base[n] - holes[c][0] + d
-                if nd < tab.get(p, INF)[0]:
+                if p in dirty and nd < tab.get(p, INF)[0]:
                     tab[p] = (nd, (n, tuple(t if q == at else HOLE
                                             for q in range(len(n[2])))))
                     heapq.heappush(heap, (nd, p))
@@ -194,8 +259,7 @@ class SketchMatch:
         a t.op node whose operands, flattened, match those children one each. A
         fixpoint: an operand class that holds a t.op node of its own (one the
         e-graph did not splice) may be spliced in, covering a subset itself."""
-        part: dict[int, dict] = {}
-        self.parts[id(t)] = part
+        part = self.parts[id(t)]
         rows = self.by_op.get(t.op, [])
         nested = {c for c, _ in rows}       # classes with a t.op node: spliceable
         while rows:             # after the first pass, only rows that can splice
@@ -212,7 +276,7 @@ class SketchMatch:
         full = (1 << len(t.kids)) - 1
         tab = self.table[id(t)]
         for c, mine in part.items():
-            if full in mine:
+            if c in self.dirty and full in mine:
                 tab[c] = mine[full]
 
     def _op_match(self, n: tuple, t: Op) -> tuple:
@@ -243,35 +307,48 @@ class SketchMatch:
                 if mask and own + cost < math.inf}
 
     # -- extraction ------------------------------------------------------------
-    def extract(self, root: int) -> Expr:
-        """The cheapest term of `root` satisfying the sketch (ValueError if none)."""
+    def extract(self, root: int, used: set | None = None) -> Expr:
+        """The cheapest term of `root` satisfying the sketch (ValueError if none);
+        the classes its subterms come from are added to `used`."""
         if not self.satisfied(root):
             raise ValueError("no term of this class satisfies the sketch")
-        return self._build(root, self.sketch, {})
+        return self._build(root, self.sketch, {}, set() if used is None else used)
 
-    def _build(self, c: int, t, memo: dict) -> Expr:
+    def _build(self, c: int, t, memo: dict, used: set) -> Expr:
         """The term of class c chosen for t: a sketch node, or (op sketch, mask) for
         an operand spliced into its parent's product or sum."""
         c = self.eg.find(c)
+        used.add(c)
         if isinstance(t, tuple):
             wit = self.parts[id(t[0])][c][t[1]][1]
         else:
             wit = self.table[id(t)][c][1]
         if wit is None:                  # a hole, or contains(hole)
+            _chosen_classes(self.eg, c, self.choice, used)
             return to_expr(self.eg, c, self.choice)
         key = (c, id(t) if not isinstance(t, tuple) else (id(t[0]), t[1]))
         if key not in memo:
             n, plan = wit
-            memo[key] = build_node(self.eg, n, [self._build(k, s, memo)
+            memo[key] = build_node(self.eg, n, [self._build(k, s, memo, used)
                                                 for k, s in zip(n[2], plan)])
         return memo[key]
 
 
-def _greedy_own(rows, own: dict, find):
+def _chosen_classes(eg: EGraph, c: int, choice: dict, out: set) -> None:
+    """Add to `out` the classes of the term `choice` gives class c."""
+    todo = [c]
+    while todo:
+        k = eg.find(todo.pop())
+        if k not in out or k == c:
+            out.add(k)
+            todo.extend(x for x in choice[k][2] if eg.find(x) not in out)
+
+
+def _greedy_own(rows, own: dict, find, price, best: dict, choice: dict) -> None:
     """optimizer.extract's greedy extraction (least tree cost per class, a repeated
-    operand class counted once) over node costs already computed."""
-    best: dict[int, float] = {}
-    choice: dict[int, tuple] = {}
+    operand class counted once) over node costs already computed, for the classes
+    of `rows`; `best` holds the other classes' costs already; an operand class k
+    costs price(k) (its best, or less for a class already paid for)."""
     work = [(c, n, own[n], tuple({find(k): None for k in n[2]}))
             for c, n in rows if own[n] != math.inf]
     changed = True
@@ -279,11 +356,10 @@ def _greedy_own(rows, own: dict, find):
         changed = False
         for c, n, cost, kids in work:
             for k in kids:
-                cost += best.get(k, math.inf)
+                cost += price(k)
             if cost < best.get(c, math.inf):
                 best[c], choice[c] = cost, n
                 changed = True
-    return best, choice
 
 
 def _keep(d: dict, mask: int, cost: float, plan: tuple) -> None:

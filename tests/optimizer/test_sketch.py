@@ -136,3 +136,83 @@ def test_a_lazy_program_is_optimized_whole_and_guided():
     assert opt.dims and satisfies(opt.expr, sk.sum("?", sk.mul("X0", sk.materialised())))
     got = evaluate(opt.expr, backend="reference", **leaf_inputs(y))
     assert np.allclose(got, arrays[0] @ arrays[1] @ arrays[2])
+
+
+def test_demand_is_empty_once_satisfied_and_names_the_root_before():
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.sketch_demand import demand
+    from etchpy.optimizer.sketch_match import SketchMatch
+    eg = EGraph(ep.semirings.real)
+    root = eg.add_expr(CHAIN)
+    want = sk.sum("j", sk.mul("A", "?"))
+    assert eg.find(root) in demand(SketchMatch(eg, want), root)
+    assert demand(SketchMatch(eg, sk.of(CHAIN)), root) == set()
+
+
+def test_a_focus_that_offers_nothing_falls_back_to_the_whole_graph():
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    graphs = []
+    for focus in (None, set):                 # set(): no class is ever focused
+        eg = EGraph(ep.semirings.real)
+        root = eg.add_expr(CHAIN)
+        st = saturate(eg, rules_for(eg.sr), focus=focus)
+        graphs.append((st.stop, eg.num_nodes(), len(eg.classes)))
+        assert st.stop == "saturated"
+    assert graphs[0][1:] == graphs[1][1:]
+
+
+
+@settings(max_examples=10, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problems(max_indices=3, max_occurrences=3), st.data())
+def test_the_incremental_matcher_agrees_with_one_from_scratch(p, data):
+    """After every goal check of a saturation run, the tables kept up to date by
+    SketchMatch.update() equal those of a SketchMatch built afresh."""
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.optimizer.sketch import walk
+    from etchpy.optimizer.sketch_match import SketchMatch
+    target = optimize(p.expr, semiring=p.semiring, limits=LIMITS).expr
+    s = data.draw(st.sampled_from(derived_sketches(target) + [sk.contains("?")]))
+    eg = EGraph(p.semiring)
+    root = eg.add_expr(p.expr)
+    kept, checks = SketchMatch(eg, s), []
+
+    def compare() -> bool:
+        kept.update()
+        fresh = SketchMatch(eg, s)
+        for t in walk(s):
+            for c in eg.classes:
+                assert kept.entry(c, t) == fresh.entry(c, t), (str(t), c)
+        checks.append(kept.recomputed)
+        return False
+    saturate(eg, rules_for(eg.sr), EXHAUST, until=compare)
+    assert checks and kept.satisfied(root) == SketchMatch(eg, s).satisfied(root)
+
+
+EXHAUST = ep.tuning.Saturation(seconds=30.0, iterations=4, nodes=600)
+
+
+def test_extraction_for_dag_cost_beats_tree_cost_on_a_shared_subterm():
+    """A class with a term cheaper alone (Σ_m P·Q) and one that reuses the costly
+    S the sketch needs anyway (U·S): tree cost picks the first, DAG cost the second."""
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.guided import shared_extract, term_dag_cost
+    from etchpy.optimizer.sketch_match import SketchMatch
+    from etchpy.plan.cost import Stats
+    j2, m2 = ep.indices("j2 m2")
+    X, Y, P, Q, U, V = (ep.tensor(n, 2) for n in "XYPQUV")
+    S = ep.sum(j2, X[i, j2] * Y[j2, k])
+    eg = EGraph(ep.semirings.real, Stats({"i": 10, "k": 10, "j2": 1000, "m2": 400}))
+    c1 = eg.add_expr(ep.sum(m2, P[i, m2] * Q[m2, k]))
+    eg.union(c1, eg.add_expr(U[i, k] * S))       # an extractor test: equal by fiat
+    eg.rebuild()
+    root = eg.add(("add", None, (eg.find(c1), eg.add_expr(V[i, k] * S))))
+    want = sk.add(sk.mul("V", "?"), "?")
+    m_ = SketchMatch(eg, want)
+    tree, dag = m_.extract(root), shared_extract(eg, want, root, m_)
+    assert "P" in str(tree) and "U" in str(dag)
+    assert satisfies(dag, want) and term_dag_cost(eg, dag) < term_dag_cost(eg, tree)
