@@ -16,6 +16,7 @@ import functools
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.tensor import Tensor
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
@@ -37,9 +38,18 @@ def _operand(G):
     graph (every weight 1) is bound as its pattern, whose values the kernel does
     not read; both made once per Graph."""
     if G.cached("unweighted", lambda m: bool(np.all(m.data == 1.0))):
-        return G.cached("csc pattern", lambda m: adj.tensor(
-            m, "csc", semirings.real, name=G.name).pattern()), True
+        return G.cached("csc pattern", lambda m: _pattern(m, G.name)), True
     return G.tensor("csc", semirings.real), False
+
+
+def _pattern(M, name) -> Tensor:
+    """The csr array M in csc as a pattern (Tensor.pattern), with int32 index
+    arrays when they fit (the kernel's int32 variant: half the index bytes)."""
+    C = M.tocsc()
+    C.sort_indices()
+    idx = np.int32 if max(C.shape[0], C.nnz) < 2**31 - 1 else np.int64
+    levels = [{}, {"pos": C.indptr.astype(idx), "crd": C.indices.astype(idx)}]
+    return Tensor(C.shape, "csc", levels, np.ones(C.nnz), name=name).pattern()
 
 
 def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
