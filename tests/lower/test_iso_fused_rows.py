@@ -65,16 +65,18 @@ def test_iso_pull_under_presets(preset):
 
 
 def test_three_steps_share_one_nest_and_match_the_reference():
-    B, x, y = ep.tensor("B", 2, "csr"), ep.tensor("x", 1), ep.tensor("y", 1)
-    e = x[i] + ep.sum(j, B[i, j] * y[j]) + 2.0 * x[i]
+    B, x, y, z = (ep.tensor("B", 2, "csr"), ep.tensor("x", 1), ep.tensor("y", 1),
+                  ep.tensor("z", 1))
+    e = x[i] + ep.sum(j, B[i, j] * y[j]) + z[i]
     rng = np.random.default_rng(3)
     Bm = sp.random_array((8, 6), density=0.3, format="csr", random_state=rng)
-    xv, yv = rng.random(8), rng.random(6)
-    want = ep.evaluate(e, backend="reference", B=Bm, x=xv, y=yv)
+    xv, yv, zv = rng.random(8), rng.random(6), rng.random(8)
+    want = ep.evaluate(e, backend="reference", B=Bm, x=xv, y=yv, z=zv)
     fused = ep.compile(e)
     plain = ep.compile(e, tuning=tuning.DEFAULT.with_(fused_rows=False))
-    assert np.allclose(fused(B=Bm, x=xv, y=yv), want)
-    assert np.allclose(plain(B=Bm, x=xv, y=yv), want)
+    assert len(fused.plan.steps) == 3
+    assert np.allclose(fused(B=Bm, x=xv, y=yv, z=zv), want)
+    assert np.allclose(plain(B=Bm, x=xv, y=yv, z=zv), want)
     assert "in lockstep" in fused.c_source and "out_zeroed" not in fused.c_source
     assert "in lockstep" not in plain.c_source
 
