@@ -3,6 +3,7 @@ vxm loop and scipy.sparse.csgraph, one thread; and the skewed triangle query.
 
     python -m bench.graphs [--quick] [--rounds N] [--only NAME[,NAME...]]
                            [--graphs rmat,er,grid]
+    python -m bench.graphs --only pull [--graphs ...]   (PageRank's kernel alone)
 
 Graphs (bench/graph_inputs.py, seeds fixed): R-MAT scale 18, edge factor 16
 (a, b, c = 0.57, 0.19, 0.19); Erdős–Rényi with 10**6 vertices and 10**7 edges; the
@@ -130,14 +131,47 @@ def run_triangles(quick, rounds):
         print(f"skewed triangles, {label}: {cells}; fitted exponent {slope:.2f}", flush=True)
 
 
+def pull_step(graphs_, rounds):
+    """PageRank's kernel alone, `c + Σ_j A[j,i]·w[j]` (A csc, a Tensor), with the
+    steps lowered one by one, with fused rows, and with fused rows reading A as a
+    pattern (iso), against scipy's `A.T @ w`; calls alternated, medians."""
+    import etchpy as ep
+    i, j = ep.indices("i j")
+    for gname, directed, _ in graphs_:
+        M = directed.copy()
+        M.data[:] = 1.0
+        T = ep.Tensor.from_scipy(M.tocsc(), "csc")
+        w, out, c = np.random.default_rng(0).random(M.shape[0]), np.empty(M.shape[0]), 0.1
+
+        def kern(iso, **tuning):
+            A = ep.tensor("A", 2, "csc", iso=iso)
+            e = ep.tensor("c", 0)[()] + ep.sum(j, A[j, i] * ep.tensor("w", 1)[j])
+            return ep.compile(e, tuning=tuning or None)
+        ways = {"one by one": (kern(False, fused_rows=False), T), "fused": (kern(False), T),
+                "fused, pattern": (kern(True), T.pattern())}
+        Mt = M.T.tocsr()
+        times = {name: [] for name in [*ways, "scipy"]}
+        for _ in range(rounds):
+            for name, (k, t) in ways.items():
+                times[name].append(timed(lambda: k(A=t, w=w, c=np.float64(c), out=out))[0])
+            times["scipy"].append(timed(lambda: Mt @ w)[0])
+        med = {name: float(np.median(v)) for name, v in times.items()}
+        print(f"{gname} pull step: " + ", ".join(
+            f"{name} {fmt_time(v)} ({v / med['scipy']:.2f}x scipy)" for name, v in med.items()),
+            flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small graphs")
     ap.add_argument("--rounds", type=int, default=3, help="timed calls per implementation")
     ap.add_argument("--only", default="", help="algorithms (comma-separated: bellman_ford, "
-                    "bfs_levels, pagerank, components), or 'triangles'")
+                    "bfs_levels, pagerank, components), or 'triangles', or 'pull' "
+                    "(PageRank's kernel alone)")
     ap.add_argument("--graphs", default="rmat,er,grid", help="comma-separated: rmat, er, grid")
     args = ap.parse_args(argv)
+    if args.only == "pull":
+        return pull_step(graphs(args.quick, args.graphs.split(",")), args.rounds)
     if args.only != "triangles":
         run_graphs(args.quick, args.rounds, args.only, args.graphs)
     if args.only in ("", "triangles"):

@@ -59,7 +59,7 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, fused_checks, blas, algorithm_choice, clip_ranges.
+            workspaces, fused_checks, blas, algorithm_choice, clip_ranges, fused_rows.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -108,6 +108,9 @@ class Tuning:
                                       # from the fibre statistics (plan.algorithms)
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
+    fused_rows: bool = True           # the steps of a dense output that each write every
+                                      # cell once share one loop, the cell's value in a
+                                      # register stored once (no zero fill, no re-read)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -93,7 +93,7 @@ class TensorVar:
 
     Parameters: name, an identifier naming the input (not out, dim, acc, tmp...,
     out_...); order, the number of indices; format, a format name ("dense",
-    "csr", "csc", "dcsr", "coo", "csf") or an ep.Format.
+    "csr", "csc", "dcsr", "coo", "csf") or an ep.Format; iso (see `tensor`).
 
         >>> A = ep.TensorVar("A", 2, "csr")
         >>> A[i, j]
@@ -103,6 +103,7 @@ class TensorVar:
     name: str
     order: int
     format: object = "dense"   # a format name or an etchpy.formats.Format
+    iso: bool = False          # every stored value is the semiring's one (never read)
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
@@ -130,21 +131,20 @@ class TensorVar:
         return Access(self, tuple(idx))
 
     def __repr__(self):
-        fmt = repr(self.format.name) if self.format.name else repr(self.format)
+        fmt = repr(self.format.name or self.format) + (", iso=True" if self.iso else "")
         return f"tensor({self.name!r}, {self.order}, format={fmt})"
 
 
-def tensor(name: str, order: int, format: str | Format = "dense") -> TensorVar:
-    """A TensorVar: the input `name`, of `order` indices, stored in `format` (a
-    name: "dense" (default), "csr", "csc", "dcsr", "coo", "csf"; or an ep.Format),
-    the one the kernel reads (another layout is converted, with a warning).
+def tensor(name: str, order: int, format: str | Format = "dense", *, iso=False) -> TensorVar:
+    """A TensorVar: input `name` of `order` indices stored in `format` ("dense" (default),
+    "csr", "csc", "dcsr", "coo", "csf", or an ep.Format), the one the kernel reads
+    (another is converted, with a warning). `iso=True`: every stored value is the
+    semiring's one, never read (another is an InputError; ep.Tensor.pattern makes an
+    input checked once). Raises ExpressionTypeError, FormatError for bad arguments.
 
-    Raises: ExpressionTypeError for a bad or reserved name or order; FormatError
-    for an unknown format or one of another order.
-
-        >>> A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        >>> A, P = ep.tensor("A", 2, format="csr"), ep.tensor("P", 2, "csc", iso=True)
     """
-    return TensorVar(name, order, format)
+    return TensorVar(name, order, format, iso)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ from .program import Param, Program
 from .schedule import blocks as register
 from .schedule import khatri_rao
 from .schedule.blas import gemm_step
-from .schedule import prefetch, threads, unswitch
+from .schedule import fused_rows, prefetch, threads, unswitch
+from .schedule.fused_rows import writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .schedule.phases import phases
@@ -183,18 +184,6 @@ class Emitter:
                    *state_decls(s, body), body)
 
 
-def writes_every_cell_once(s, n_axes: int) -> bool:
-    """Do the loops write each output cell exactly once? True when the free levels
-    come first, each a range visiting every coordinate once (ready throughout), and
-    everything below them is contracted into one accumulator (or is the leaf)."""
-    free = 0
-    while streams.is_stream(s) and not s.contracted:
-        if not (streams.Full in s.facts and s.ready == imp.TRUE):
-            return False
-        free, s = free + 1, s.value
-    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
-
-
 def emit_loops(em: Emitter, s) -> imp.Stmt:
     """The loop nest of one step. A workspace output that may be either kind gets
     two nests, one per kind (dense or hash), chosen once per call: the hot loop
@@ -235,7 +224,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     nothing (the streams' own defaults)."""
     names = names or imp.Names()
     params, dims = _input_params(tensors, plan)
-    bindings = {n: streams.array_names(n, tv.format)
+    bindings = {n: streams.array_names(n, tv.format, tv.iso)
                 for n, tv in {**tensors, **plan.temps}.items()}
     for name in [p.name for p in params] + [b.vals for n, b in bindings.items()
                                             if n in plan.temps]:
@@ -247,10 +236,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body, texts = [target.setup()], []
     # a sparse output's entries are its products, so its temporaries say where theirs are
     presence = Presence(semiring, {}) if target.sparse_writes else None
-    for steps in khatri_rao.step_groups(plan):
-        stmts, text, filled = khatri_rao.lower_group(steps, lambda step: _lower_step(
-            step, plan, semiring, bindings, names, target, tuning, threads, presence,
-            algorithms.for_step(step)))
+    for stmts, text, filled in _lower_groups(plan, semiring, bindings, names, target,
+                                             tuning, threads, presence, algorithms):
         if filled:          # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
@@ -260,6 +247,23 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     refuse = target.refusals() if isinstance(target, WorkspaceTarget) else ()
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts), refuse, algorithms)
+
+
+def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence,
+                  algorithms):
+    """(statements, description, filled) of each group of steps (khatri_rao.step_groups),
+    in order; the steps into a dense output as one group when they share a nest."""
+    groups = list(khatri_rao.step_groups(plan))
+    fused = _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_threads,
+                             algorithms)
+    for steps in groups:
+        if fused is not None and steps[0] in fused[2]:
+            if steps[0] is fused[0]:
+                yield fused[1]
+            continue
+        yield khatri_rao.lower_group(steps, lambda step: _lower_step(
+            step, plan, sr, bindings, names, target, tuning, n_threads, presence,
+            algorithms.for_step(step)))
 
 
 def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
@@ -274,6 +278,45 @@ def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
                        hash_workspace)
 
 
+def _step_stream(step, sr, bindings, names, tuning, algorithms):
+    """(the stream lowerer, the stream) of one step."""
+    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning,
+                          algorithms=algorithms)
+    return low, streams.lower_step(sr, bindings, step.body, step.order, step.bound,
+                                   lowerer=low)
+
+
+def _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_threads,
+                     algorithms):
+    """(first step, its (statements, description, filled), every fused step) when
+    the steps into a dense output are consecutive and share one nest
+    (schedule.fused_rows), else None."""
+    outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
+    if not (tuning.fused_rows and isinstance(target, DenseTarget) and len(outs) > 1
+            and outs == list(range(outs[0], outs[0] + len(outs)))
+            and all(len(groups[n]) == 1 for n in outs)):
+        return None
+    steps = [groups[n][0] for n in outs]
+    if any(gemm_step(st, plan, sr, bindings, target, tuning, imp.SKIP, False) is not None
+           for st in steps):
+        return None                         # a step that is a BLAS call keeps it
+    lows, ss = zip(*[_step_stream(st, sr, bindings, names, tuning,
+                                  algorithms.for_step(st)) for st in steps])
+    em = Emitter(names, sr, target, tuning, n_threads,
+                 markers=any(low.scratch for low in lows))
+    if not fused_rows.fusable(em, ss, len(plan.out)):
+        return None
+    loops = fused_rows.emit_fused(em, list(ss), Context(fresh=True))
+    used = imp.names_used(loops)
+    stmts = [Alloc(arr, typ, size, fill) for low in lows
+             for arr, typ, size, fill in low.scratch if arr in used]
+    stmts += [imp.Comment(f"out[{','.join(plan.out)}] ⊕= "
+                          + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
+                          + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
+    text = "out: " + " + ".join("; ".join(streams.describe(s)) for s in ss)
+    return steps[0], (stmts + [loops], text + " (in one nest)", True), steps
+
+
 def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
                 presence=None, algorithms=None):
     """(statements, description, whether it stores every cell of a dense output
@@ -281,9 +324,7 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
     temporary whose cells may get no product keeps flags (lower.produced),
     recorded in presence.has for the steps that read it."""
     stmts = []
-    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning,
-                          algorithms=algorithms)
-    s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+    low, s = _step_stream(step, sr, bindings, names, tuning, algorithms)
     if step.target == "out":
         target = out_target
     else:

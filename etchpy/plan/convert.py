@@ -67,7 +67,7 @@ class Conversion:
 def reserved_tensor(name: str, order: int, fmt: Format) -> TensorVar:
     """A TensorVar under a name reserved for etchpy (temporaries, conversions)."""
     tvar = TensorVar.__new__(TensorVar)
-    for attr, value in (("name", name), ("order", order), ("format", fmt)):
+    for attr, value in (("name", name), ("order", order), ("format", fmt), ("iso", False)):
         object.__setattr__(tvar, attr, value)
     return tvar
 

@@ -139,6 +139,6 @@ def _temp(name: str, order: int) -> TensorVar:
     """A dense temporary (its name has the prefix reserved for them, `tmp`)."""
     tvar = TensorVar.__new__(TensorVar)
     for attr, value in (("name", name), ("order", order),
-                        ("format", Format.named("dense", order))):
+                        ("format", Format.named("dense", order)), ("iso", False)):
         object.__setattr__(tvar, attr, value)
     return tvar

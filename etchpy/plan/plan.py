@@ -241,7 +241,7 @@ class _Builder:
         free = tuple(ix.name for ix in free_indices(e))
         name = self.names.fresh("tmp")
         tvar = TensorVar.__new__(TensorVar)   # temporaries may use the reserved prefix
-        for attr, value in (("name", name), ("order", len(free)),
+        for attr, value in (("name", name), ("order", len(free)), ("iso", False),
                             ("format", Format.named("dense", len(free)))):
             object.__setattr__(tvar, attr, value)
         self.temps[name] = tvar

@@ -28,7 +28,7 @@ from ..expr.walk import accesses, subexprs, uses_negation
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
-from .tensor import Tensor, truth_values
+from .tensor import Tensor, frozen, truth_values
 
 def checked_out(out, shape, sr, inputs) -> np.ndarray:
     """`out` when a dense result of `shape` may be written there: a C-contiguous,
@@ -107,9 +107,32 @@ def check_out_indices(e: Expr, out):
 
 def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]:
     """Every declared tensor's input, as a Tensor of its declared format. The names
-    must be exactly the declared ones (`check_names`)."""
+    must be exactly the declared ones (`check_names`); an iso one must store only
+    the semiring's one (`check_iso`)."""
     check_names(declared, inputs)
-    return {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+    out = {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+    for name, tv in declared.items():
+        if tv.iso:
+            check_iso(inputs[name], out[name].vals, name, sr)
+    return out
+
+
+def check_iso(value, vals: np.ndarray, name: str, sr: Semiring) -> None:
+    """Nothing when every stored value `vals` of the input `value` bound to the iso
+    tensor `name` (ep.tensor(..., iso=True)) is the semiring's one; else an
+    InputError naming it. A Tensor whose values nothing can write
+    (Tensor.pattern) is checked once, then remembered."""
+    memo = None
+    if type(value) is Tensor and vals is value.vals and frozen(vals):
+        memo = value.__dict__.setdefault("_etchpy_iso", {})
+        if memo.get(repr(sr.one)) is vals:
+            return
+    if vals.size and not np.all(vals == sr.one):
+        raise InputError(f"input {name} is declared iso (every stored value the "
+                         f"semiring's one, {sr.one}) but stores other values; pass "
+                         f"its pattern (ep.Tensor.pattern) or declare it without iso")
+    if memo is not None:
+        memo[repr(sr.one)] = vals
 
 
 def check_names(declared, given):

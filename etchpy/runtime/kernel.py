@@ -133,6 +133,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
     def _setup_slots(self):
         self._slots = calling.slots(self.compiled.program.params)
         self._inputs = planned.kernel_inputs(self.compiled.plan, self.tensors)  # + conversions
+        self._iso = frozenset(n for n, tv in self.tensors.items() if tv.iso)
         # the slots each input fills, and the output's, as (position, kind, name, C type)
         self._in_slots = {name: tuple((pos, kind, role, ctype)
                                       for pos, (kind, tname, role, ctype) in enumerate(self._slots)
@@ -340,9 +341,13 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         """The inputs bound as kernel `kern` reads them: its planned conversions, and
         fused (left to the kernel's own checks) where `kern` checks them itself."""
         sr = self.semiring
-        return {name: planned.bind(inputs[src], tv, sr) if conv else
-                calling.bind(inputs[src], tv, sr, self._warn_conversion, name in kern._fused)
-                for name, (src, tv, conv) in kern._inputs.items()}
+        bound = {name: planned.bind(inputs[src], tv, sr) if conv else
+                 calling.bind(inputs[src], tv, sr, self._warn_conversion, name in kern._fused)
+                 for name, (src, tv, conv) in kern._inputs.items()}
+        for name, (src, _, _) in kern._inputs.items():
+            if src in self._iso:      # ep.tensor(..., iso=True): only the semiring's one
+                io_.check_iso(inputs[src], bound[name].roles["vals"], src, sr)
+        return bound
 
     def _warn_conversion(self, name, note):
         if name not in self._warned:

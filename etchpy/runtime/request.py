@@ -48,7 +48,7 @@ def request_key(req: pipeline.Request) -> str | None:
     some part of it has no stable text (a semiring defined at run time)."""
     if getattr(semirings, req.semiring.name, None) is not req.semiring:
         return None
-    fmts = sorted((n, repr(tv.format), tv.order) for n, tv in req.tensors.items())
+    fmts = sorted((n, repr(tv.format), tv.order, tv.iso) for n, tv in req.tensors.items())
     parts = (__version__, build.compiler_fingerprint(), req.tuning.key(), str(req.expr),
              repr(req.expr), fmts, req.semiring.name, repr(req.out_format), req.order,
              [ix.name for ix in req.out_indices], req.name, req.threads, req.optimize,

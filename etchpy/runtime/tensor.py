@@ -196,6 +196,19 @@ class Tensor:
         sr = semirings.get(semiring if semiring is not None else semirings.real)
         return cls._of(cv.from_scipy(m, format, sr, name), name)
 
+    def pattern(self, value=1.0) -> "Tensor":
+        """This tensor's structure with every stored value `value` (the semiring's
+        one: 1.0 for real, 0.0 for min_plus, True for bool), over values that
+        nothing can write (unlike a Tensor's own): what an input declared
+        `ep.tensor(..., iso=True)` binds with one check of its values, on its
+        first call, instead of one per call. The index arrays are shared.
+
+            >>> P = ep.Tensor.from_scipy(M, "csc").pattern()
+        """
+        one = np.full(len(self.vals), value, dtype=self.dtype)
+        vals = np.frombuffer(one.tobytes(), dtype=self.dtype)
+        return Tensor._of((self.shape, self.format, self.levels, vals, self.fill), self.name)
+
     # -- listing and conversion ------------------------------------------------
     def to_coords(self):
         """(coords, values) of every stored position, in storage order.
@@ -320,18 +333,24 @@ def _as_level(level, name):
     return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
 
 
+def frozen(a: np.ndarray) -> bool:
+    """Nothing can write the elements of the 1-d array ``a``: it is read-only, C
+    contiguous, over an immutable ``bytes`` buffer."""
+    base = a
+    while isinstance(base, np.ndarray) and not base.flags.writeable:
+        base = base.base
+    return isinstance(base, bytes) and a.flags.c_contiguous and a.ndim == 1
+
+
 def _immutable(a: np.ndarray) -> np.ndarray:
     """``a`` when nothing can write its elements (read-only over an immutable buffer),
     else a C-contiguous copy that nothing can: an array over a ``bytes`` object."""
     if a.dtype == object:
         return a                   # refused by validate, with its name
-    base = a
-    while isinstance(base, np.ndarray) and not base.flags.writeable:
-        base = base.base
-    if isinstance(base, bytes) and a.flags.c_contiguous and a.ndim == 1:
+    if frozen(a):
         return a
-    frozen = np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype)
-    return frozen.reshape(a.shape)
+    copy = np.frombuffer(np.ascontiguousarray(a).tobytes(), dtype=a.dtype)
+    return copy.reshape(a.shape)
 
 
 def _as_vals(vals, name):

@@ -97,7 +97,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
     merge of always-ready unique segments (the per-pair choice's own
     precondition); otherwise the way is chosen as without."""
     if not is_stream(a) and not is_stream(b):
-        return Ring("mul", a, b)
+        one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
+        return b if a == one else a if b == one else Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
 
     def combine(x, y):

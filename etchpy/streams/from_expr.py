@@ -34,6 +34,12 @@ class Binding:
     vals: str
     levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
+    iso: bool = False        # every stored value is the semiring's one: never read
+
+    def value(self, sr, at: imp.Expr) -> imp.Expr:
+        """The stored value at position `at`: the semiring's one for an iso tensor
+        (its values are not read), else vals[at]."""
+        return Const(sr.one, "value") if self.iso else Load(self.vals, at)
 
     def positions(self, k: int) -> imp.Expr:
         """The number of positions at storage level k (the length of its crd, and
@@ -48,11 +54,12 @@ class Binding:
         return Var(f"{self.name}_dim{self.format.mode_order[lev]}")
 
 
-def array_names(tensor_name: str, fmt) -> Binding:
-    """The Imp names of a tensor's arrays: level k's array of role r is <name>_<r><k>."""
+def array_names(tensor_name: str, fmt, iso: bool = False) -> Binding:
+    """The Imp names of a tensor's arrays: level k's array of role r is <name>_<r><k>.
+    `iso`: its stored values are all the semiring's one (Binding.value)."""
     levels = tuple({role: f"{tensor_name}_{role}{k}" for role in lv.roles}
                    for k, lv in enumerate(fmt.levels))
-    return Binding(fmt, f"{tensor_name}_vals", levels, tensor_name)
+    return Binding(fmt, f"{tensor_name}_vals", levels, tensor_name, iso)
 
 
 def dim_var(var: str) -> imp.Expr:
@@ -171,14 +178,14 @@ class Lowerer:
                 flat: imp.Expr = ZERO
                 for v, s in strides.items():
                     flat = imp.add(flat, imp.mul(coords[v], s))
-                return Load(b.vals, flat)
+                return b.value(self.sr, flat)
             v = levels[k]
             if v not in strides:
                 return replicate(self.names, v, dim_var(v), build(k + 1, coords))
             row = range_stream(self.names, v, dim_var(v),
                                lambda c: build(k + 1, {**coords, v: c}))
             outer = order[:order.index(v)]
-            if not all(u in coords for u in outer):
+            if not all(u in coords for u in outer) or b.iso:
                 return row
             # every mode before v is fixed: the values under v = t are one run
             base: imp.Expr = ZERO
@@ -193,7 +200,7 @@ class Lowerer:
     def sparse_access(self, b: Binding, storage, levels, k, lev, parent, marker=None) -> Value:
         if k == len(levels):
             assert lev == len(storage), f"levels {levels} do not cover {storage}"
-            return Load(b.vals, parent[0])
+            return b.value(self.sr, parent[0])
         v = levels[k]
         if lev < len(storage) and storage[lev] == v:
             return self.stored_level(b, storage, levels, k, lev, parent, marker)
@@ -267,7 +274,7 @@ class Lowerer:
 
         total = b.positions(lev + 1)
         return tuple(Block(arr, start, length, total, via=(probe.bounds, at))
-                     for arr in (probe.crd, b.vals))
+                     for arr in (probe.crd, *(() if b.iso else (b.vals,))))
 
     def _marked_segment(self, b, storage, lev, parent) -> shapes.Segment | None:
         """The segment a marker is filled from, when markers are on and level lev
@@ -296,7 +303,7 @@ class Lowerer:
         fill = seq(Assign(q, seg.start),
                    While(lt(Var(q), seg.end),
                          seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
-                             imp.Store(wv, c, Load(b.vals, Var(q))), incr(q))))
+                             imp.Store(wv, c, b.value(self.sr, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)
 
 

@@ -223,28 +223,23 @@ int min_plus_relax(
     const ep_val_t *restrict W_vals,
     int64_t x_dim0,
     const ep_val_t *restrict x_vals,
-    ep_val_t *restrict out,
-    int out_zeroed)
+    ep_val_t *restrict out)
 {
     const int64_t dim_u = x_dim0;
     const int64_t dim_v = W_dim1;
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
-    if (!out_zeroed) {
-        int64_t out_k = 0;
-        while (out_k < dim_v) {
-            out[out_k] = INFINITY;
-            out_k = (out_k + 1);
-        }
-    }
     /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-    /* v: jump; locate into [locate] */
+    /* out[v] ⊕= x[v]   order (v) */
+    /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
     int64_t v_c = 0;
+    int64_t v_c_2 = 0;
     v_c = 0;
+    v_c_2 = 0;
     while (v_c < dim_v) {
         int64_t v_ = v_c;
-        ep_val_t acc = INFINITY;
+        ep_val_t cell = INFINITY;
         /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
         int64_t u_q_1 = 0;
         int64_t u_end_1 = 0;
@@ -262,7 +257,7 @@ int min_plus_relax(
             while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);
             }
             if (u_q_1 < u_end_1) {
@@ -275,23 +270,16 @@ int min_plus_relax(
             }
             while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
                 EP_OPAQUE(u_q_1);
-                acc = ((acc < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? acc : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);
             }
             if (u_q_1 < u_end_1) {
                 input_error = 4;
             }
         }
-        out[v_] = (out[v_] < acc ? out[v_] : acc);
+        cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+        out[v_] = cell;
         v_c = (v_c + 1);
-    }
-    /* out[v] ⊕= x[v]   order (v) */
-    /* v: locate */
-    int64_t v_c_2 = 0;
-    v_c_2 = 0;
-    while (v_c_2 < dim_v) {
-        int64_t v__1 = v_c_2;
-        out[v__1] = (out[v__1] < x_vals[v_c_2] ? out[v__1] : x_vals[v_c_2]);
         v_c_2 = (v_c_2 + 1);
     }
     if (input_error) {

@@ -1,0 +1,72 @@
+"""Fused rows, switched by tuning.fused_rows: the steps of a dense output that
+each write every cell once share one loop nest.
+
+`c + Σ_j A[j,i]·w[j]` is two steps, `out[i] ⊕= c` and `out[i] ⊕= Σ_j …`.
+Lowered one by one they fill out with zero, add c into every cell, then add
+each column's sum: three passes over out, two of them reading it. When every
+step's free levels come first, each a full range (streams.Full, ready
+throughout: coordinates 0..n-1 once each, in order), and everything below
+them is contracted, the steps' streams advance in lockstep: their k-th states
+sit at the same coordinate. One loop then runs all the inits, walks the first
+step's levels, and at each cell adds every step's value into one register,
+which is stored once; every stream's `next` runs after the body. The output is
+neither filled nor read (proofs_notes/lowering.md, "Fused rows").
+"""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import Assign, Const, Decl, Var, While, seq
+from ... import streams
+from ...streams import is_stream
+from ..targets.dense import DenseTarget
+from .bounds import state_decls
+from .threads import threads_on
+
+
+def writes_every_cell_once(s, n_axes: int) -> bool:
+    """Do the loops write each output cell exactly once? True when the free levels
+    come first, each a range visiting every coordinate once (ready throughout), and
+    everything below them is contracted into one accumulator (or is the leaf)."""
+    free = 0
+    while streams.is_stream(s) and not s.contracted:
+        if not (streams.Full in s.facts and s.ready == imp.TRUE):
+            return False
+        free, s = free + 1, s.value
+    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
+
+
+def fusable(em, ss, n_axes: int) -> bool:
+    """May the streams `ss` of several steps into em's dense output share one
+    nest? Not on threads (each step's rows are split on their own there)."""
+    t = em.target
+    return (em.tuning.fused_rows and len(ss) > 1 and not threads_on(em)
+            and isinstance(t, DenseTarget) and t.has is None
+            and all(writes_every_cell_once(s, n_axes) for s in ss))
+
+
+def emit_fused(em, ss, ctx) -> imp.Stmt:
+    """One nest for the streams `ss` (`fusable`): the first one's free levels,
+    every stream's state stepped with them, and at each cell the sum of every
+    step's value in a register, stored once."""
+    first = ss[0]
+    if not is_stream(first) or first.contracted:
+        return _cell(em, ss, ctx)
+    iv = em.names.fresh(f"{first.var}_")
+    enter, inner = em.target.enter(first.var, Var(iv), ctx)
+    body = seq(Decl(iv, "index", first.index), enter,
+               emit_fused(em, [s.value for s in ss], inner))
+    loop = seq(*[s.init for s in ss],
+               While(first.valid, seq(body, *[s.next for s in ss])))
+    decls = [d for s in ss for d in state_decls(s, loop)]
+    return seq(imp.Comment(f"{first.var}: {first.search}; {len(ss)} steps in lockstep, "
+                           f"each cell stored once"), *decls, loop)
+
+
+def _cell(em, ss, ctx) -> imp.Stmt:
+    """The values of one cell, added in step order into a register, then stored."""
+    reg = em.names.fresh("cell")
+    lead, rest = (ss[0], ss[1:]) if not is_stream(ss[0]) else (None, ss)
+    adds = [em.accumulate(s, reg) if is_stream(s)
+            else Assign(reg, imp.Ring("add", Var(reg), s)) for s in rest]
+    start = lead if lead is not None else Const(em.sr.zero, "value")
+    return seq(Decl(reg, "value", start), *adds, em.target.write(ctx, Var(reg), once=True))
