@@ -1,11 +1,12 @@
 """Replaying a lazy program: the steps of its first run, bound to new arrays.
 
 A program run twice with arrays of the same kind (a training loop) takes the
-same steps: only the arrays' values differ. `signature(nodes)` reads, in one
-walk of the program, its structure with the leaves numbered in order of first
-use, and of each leaf what the steps depend on: shape, dtype, sparse format,
-sorted indices, the power of two of its stored entries, and which earlier csr
-leaf of its shape stores the same pattern. A run records its steps (`Tape`):
+same steps: only the arrays' values differ. `signature(nodes)` is the
+program's structure with the leaves numbered in order of first use (with their
+shapes and dtypes: the nodes' skeys, made as they were built, so no walk of the
+program), and of each sparse leaf what the steps depend on: its format, sorted
+indices, the power of two of its stored entries, and which earlier csr leaf of
+its shape stores the same pattern. A run records its steps (`Tape`):
 each materialised node's slot and the function computing it from the slots
 before it (a compiled kernel's call, a numpy expression); the run's value
 checks (whether a materialised node is finite, which chose a dense product)
@@ -24,6 +25,8 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import numpy as np
+
+from .keys import merge
 
 # bounds of the caches below (entries)
 PROGRAM_CACHE_SIZE = 64
@@ -65,8 +68,7 @@ def _same_pattern(a, b) -> bool:
 
 
 def _leaf_sig(v, sparse_leaves: list):
-    if not hasattr(v, "tocsr"):
-        return ("dense", v.shape, v.dtype)
+    """What the steps depend on of a sparse leaf beyond its shape and dtype."""
     same = -1
     if v.format == "csr":
         same = next((k for k, p in enumerate(sparse_leaves) if p.shape == v.shape
@@ -78,25 +80,17 @@ def _leaf_sig(v, sparse_leaves: list):
 
 def signature(nodes) -> tuple:
     """(the program's structure and leaf kinds, a hashable key; its leaf nodes in
-    order of first use)."""
-    ids: dict = {}
-    flat: list = []
-    leaves: list = []
+    order of first use). The structure is read off the nodes' skeys, made as they
+    were built (etchpy.lazy.keys); only the sparse leaves are read now."""
+    n = nodes[0]
+    skeys, leaves, lkeys = [n.skey], n.leaves, n.lkeys
+    for n in nodes[1:]:
+        leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
+        skeys += (n.skey, share)
     sparse: list = []
-
-    def walk(n) -> int:
-        i = ids.get(n.key)
-        if i is None:
-            if n.op == "leaf":
-                entry = _leaf_sig(n.param, sparse)
-                leaves.append(n)
-            else:
-                entry = (n.op, n.param, n.dtype, tuple([walk(a) for a in n.args]))
-            i = ids[n.key] = len(flat)
-            flat.append(entry)
-        return i
-    outs = tuple([walk(n) for n in nodes])
-    return (tuple(flat), outs), leaves
+    kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.param for leaf in leaves]
+                   if hasattr(v, "tocsr")])
+    return (tuple(skeys), kinds), leaves
 
 
 def finite(v) -> bool:
