@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
-from .keys import BUILT as _BUILT, intern, merge
+from .keys import BUILT as _BUILT, intern, known as _known, merge
 from .show import show
 from .wrap import check_dtype as _check_dtype, leaf_value as _leaf_value
 
@@ -239,25 +239,33 @@ class LazyArray:
         _BUILT[0] += 1
         if not args:
             if op == "leaf":
-                self.key = k = intern(("leaf", id(param)))
-                self.skey = intern(("S", self.shape, self.dtype, hasattr(param, "tocsr")))
+                t = ("leaf", id(param))
+                self.key = k = _known(t) or intern(t)
+                t = ("S", self.shape, self.dtype,
+                     type(param) is not np.ndarray and hasattr(param, "tocsr"))
+                self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = None, (k,)
             else:
-                self.key = self.skey = intern((op, param, self.dtype))
+                t = (op, param, self.dtype)
+                self.key = self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = (), ()
             return
         a, dtype = args[0], self.dtype
         la = (a,) if a._leaves is None else a._leaves
         if len(args) == 1:
-            self.key = intern((op, param, dtype, a.key))
-            self.skey = intern((op, param, dtype, a.skey))
+            t = (op, param, dtype, a.key)
+            self.key = _known(t) or intern(t)
+            t = (op, param, dtype, a.skey)
+            self.skey = _known(t) or intern(t)
             self._leaves, self.lkeys = la, a.lkeys
             return
         b = args[1]
         lb = (b,) if b._leaves is None else b._leaves
-        self.key = intern((op, param, dtype, a.key, b.key))
+        t = (op, param, dtype, a.key, b.key)
+        self.key = _known(t) or intern(t)
         self._leaves, self.lkeys, share = merge(la, lb, a.lkeys, b.lkeys)
-        self.skey = intern((op, param, dtype, a.skey, b.skey, share))
+        t = (op, param, dtype, a.skey, b.skey, share)
+        self.skey = _known(t) or intern(t)
 
     @property
     def leaves(self) -> tuple:

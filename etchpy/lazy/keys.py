@@ -28,6 +28,11 @@ _NEXT = itertools.count(1)
 BUILT = [0]
 
 
+# the int of a tuple already in the table, else None (`known(t) or intern(t)`
+# saves a call on the common path; the table is emptied in place, never replaced)
+known = _TABLE.get
+
+
 def intern(t: tuple) -> int:
     """The int standing for the hashable tuple t (the same int while t stays in
     the table)."""
