@@ -250,22 +250,25 @@ class LazyArray:
                 self.key = self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = (), ()
             return
-        a, dtype = args[0], self.dtype
-        la = (a,) if a._leaves is None else a._leaves
+        a = args[0]
         if len(args) == 1:
-            t = (op, param, dtype, a.key)
-            self.key = _known(t) or intern(t)
-            t = (op, param, dtype, a.skey)
+            t = (op, param, self.dtype, a.skey)
             self.skey = _known(t) or intern(t)
-            self._leaves, self.lkeys = la, a.lkeys
-            return
-        b = args[1]
-        lb = (b,) if b._leaves is None else b._leaves
-        t = (op, param, dtype, a.key, b.key)
-        self.key = _known(t) or intern(t)
-        self._leaves, self.lkeys, share = merge(la, lb, a.lkeys, b.lkeys)
-        t = (op, param, dtype, a.skey, b.skey, share)
-        self.skey = _known(t) or intern(t)
+            self._leaves, self.lkeys = (a,) if a._leaves is None else a._leaves, a.lkeys
+        else:
+            b = args[1]
+            ka, kb = a.lkeys, b.lkeys
+            if not kb:
+                self._leaves, self.lkeys, share = a.leaves, ka, None
+            elif not ka:
+                self._leaves, self.lkeys, share = b.leaves, kb, None
+            elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
+                self._leaves, self.lkeys, share = a.leaves + b.leaves, ka + kb, None
+            else:
+                self._leaves, self.lkeys, share = merge(a.leaves, b.leaves, ka, kb)
+            t = (op, param, self.dtype, a.skey, b.skey, share)
+            self.skey = _known(t) or intern(t)
+        self.key = (self.skey, self.lkeys)
 
     @property
     def leaves(self) -> tuple:
@@ -286,7 +289,7 @@ class LazyArray:
         return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {show(self)})"
 
     def __hash__(self):
-        return self.key
+        return hash(self.key)
 
     def __eq__(self, other):
         raise TypeError("== on lazy arrays is not supported: compare computed results")

@@ -1,17 +1,20 @@
 """Keys of lazy nodes, made once as each node is built (etchpy.lazy.array).
 
-Every node carries two small ints from one intern table:
-  - `key`, its identity: equal for two nodes built separately from the same
-    operation, parameter, dtype and operand keys (a leaf: the same wrapped
-    array object), so a program's common subexpressions are one node;
-  - `skey`, its structure: the same with each leaf replaced by its kind (shape,
-    dtype, dense or sparse), plus, where the two operands of a node share
-    leaves, which leaves they share. Two programs with equal skeys are the same
-    tree over their own leaves numbered in order of first use (`lkeys`), so one
-    recorded run replays for both (etchpy.lazy.replay).
-An int hashes and compares in C, so the maps keyed by node (the evaluator's
-memo, use counts, slots) and the replay lookup cost a dict probe each, never a
-walk of the program. The table keeps at most INTERN_LIMIT entries: when full it
+Every node carries
+  - `skey`, its structure, a small int from one intern table: equal for two
+    nodes of the same operation, parameter and dtype over operands of equal
+    skeys where the two operands share the same leaves (a leaf's skey is its
+    kind: shape, dtype, dense or sparse). Two programs with equal skeys are the
+    same tree over their own leaves numbered in order of first use, so one
+    recorded run replays for both (etchpy.lazy.replay);
+  - `lkeys`, the keys of those leaves in that order (a leaf's key is an int of
+    the same table standing for the wrapped array object);
+  - `key`, its identity: (skey, lkeys), a leaf's or a scalar's int. Two nodes
+    built separately from the same operations on the same arrays have one key,
+    so a program's common subexpressions are one node.
+Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
+evaluator's memo, use counts, slots) and the replay lookup cost a dict probe
+each, never a walk of the program. The table keeps at most INTERN_LIMIT entries: when full it
 is emptied and numbering goes on (ints are never reused), so a node built
 after that is never merged with an equal one built before: the same results,
 computed twice.

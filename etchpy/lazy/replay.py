@@ -89,7 +89,7 @@ def signature(nodes) -> tuple:
         skeys += (n.skey, share)
     sparse: list = []
     kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.param for leaf in leaves]
-                   if hasattr(v, "tocsr")])
+                   if type(v) is not np.ndarray and hasattr(v, "tocsr")])
     return (tuple(skeys), kinds), leaves
 
 
@@ -124,7 +124,7 @@ class Tape:
 def result(v, dtype, shape, is_leaf: bool):
     """A computed value as compute returns it: a csr array for a sparse value, a
     numpy scalar for 0-d, else a numpy array (a copy of an input array)."""
-    if hasattr(v, "tocsr"):
+    if type(v) is not np.ndarray and hasattr(v, "tocsr"):
         import scipy.sparse as sps
         return sps.csr_array(v)
     arr = np.asarray(v, dtype=dtype).reshape(shape)
