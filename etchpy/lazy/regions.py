@@ -13,7 +13,7 @@ import numpy as np
 from .array import LazyArray
 from .show import show
 from .kernel import Dry, is_sparse
-from .sample import Sampler
+from .sample import Op, Sampler
 
 
 class Regions:
@@ -186,15 +186,5 @@ def _negated(n: LazyArray) -> bool:
     """Whether n is -1·b (how unary minus and subtraction are built)."""
     return (n.op == "mul" and n.args[0].op == "const" and n.args[0].param == -1
             and n.args[1].shape == n.shape and n.args[1].dtype == n.dtype)
-
-
-class Op:
-    """A node's op and param without its operands (what a recorded step keeps:
-    never the arrays of a run)."""
-
-    __slots__ = ("op", "param")
-
-    def __init__(self, op, param):
-        self.op, self.param = op, param
 
 

@@ -13,8 +13,10 @@ checks (whether a materialised node is finite, which chose a dense product)
 are its guards. `ep.compute` looks the signature up in a bounded LRU of tapes
 (`PROGRAMS`): on a hit the steps run on the new arrays, the guards are checked
 on the values they produced, and a guard that no longer holds runs the program
-afresh. A run with a step that is not a function of slots (a sampled operand)
-is not recorded.
+afresh. Work sampled on a sparse pattern is recorded as steps of the slots too
+(etchpy.lazy.sample: the pattern's rows and ones, each SDDMM kernel, the
+gathers and numpy work on the stored values); a run with a value stored
+without its step is not recorded.
 
 What a replay skips is planning; what it keeps is validation: every kernel
 call checks and binds its inputs as a first call does (the generated C trusts
