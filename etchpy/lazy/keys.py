@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 
-INTERN_LIMIT = 1 << 17
+INTERN_LIMIT = 1 << 15
 
 _TABLE: dict = {}
 _NEXT = itertools.count(1)
