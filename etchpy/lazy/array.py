@@ -5,9 +5,10 @@
     a @ b, a.T, a + b, a - b, a * b, a / b, a ** n, -a, a.sum(axis, keepdims)
     ep.exp(a), ep.log(a), ep.sqrt(a), ep.abs(a), ep.maximum(a, c), ep.minimum(a, c)
 
-A node is a frozen record (op, args, shape, dtype, param); `key` is its structural
-hash, so two equal subprograms built separately are one node of the program
-(common subexpressions are computed once). Shapes broadcast as numpy's do, dtypes
+A node is a frozen record (op, args, shape, dtype, param) with its keys, ints made
+as it is built (etchpy.lazy.keys): `key` is equal for two equal subprograms built
+separately, so they are one node of the program (common subexpressions are
+computed once); `skey` is its structure over numbered leaves (the replay lookup). Shapes broadcast as numpy's do, dtypes
 follow numpy's promotion (found by running the operation on one-element arrays),
 and a wrapped scipy matrix follows ndarray semantics (`*` is element-wise).
 numpy functions on a lazy array build the same node (`np.exp(a)`, `x @ a`) or raise
@@ -23,52 +24,17 @@ import numpy as np
 from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
-from ..runtime.tensor import Tensor
+from .keys import BUILT as _BUILT, intern, known as _known, merge
 from .show import show
+from .wrap import check_dtype as _check_dtype, leaf_value as _leaf_value
+
+_DTYPE = type(np.dtype(np.float64))
 
 MAPS = {"exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
         "recip": lambda x: np.true_divide(1, x), "maximum": np.maximum, "minimum": np.minimum}
 # filled by etchpy.lazy.program when it is imported (it imports this module)
 RUN: dict = {}
 BINARY = {"add": np.add, "mul": np.multiply, "div": np.true_divide}
-
-
-def _dense_of_tensor(t: Tensor):
-    import scipy.sparse as sps
-    dense = t.to_dense()
-    return sps.csr_array(dense) if len(t.shape) == 2 and t.format.name != "dense" else dense
-
-
-def _leaf_value(x):
-    """The value a leaf holds: a numpy array or a scipy csr/csc array (2-d)."""
-    import scipy.sparse as sps
-    if isinstance(x, Tensor):
-        x = _dense_of_tensor(x)
-    if sps.issparse(x):
-        if x.ndim != 2:
-            raise InputError(f"ep.lazy takes 1-d or 2-d arrays, got a sparse array of "
-                             f"shape {x.shape}")
-        if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
-            return x
-        y = sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
-        if y.format == x.format:    # shares x's arrays: keep x's cached sortedness (O(nnz))
-            y.has_sorted_indices = x.has_sorted_indices
-        return y
-    if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
-        arr = np.asarray(x)
-        if arr.ndim > 2:
-            raise InputError(f"ep.lazy takes arrays of at most 2 dimensions, got shape "
-                             f"{arr.shape}")
-        return arr
-    raise InputError(f"ep.lazy takes a numpy array, a scipy.sparse array or matrix or an "
-                     f"ep.Tensor, got {type(x).__name__}")
-
-
-def _check_dtype(dtype, what):
-    if dtype.kind not in "iuf":
-        raise InputError(f"{what}: lazy arrays hold integers or floats, not {dtype}; "
-                         f"cast it with .astype(np.float64)")
-    return dtype
 
 
 def lazy(x, constant: bool = False) -> "LazyArray":
@@ -92,25 +58,47 @@ def lazy(x, constant: bool = False) -> "LazyArray":
             raise InputError("ep.lazy(a, constant=True): a is a computed lazy array; "
                              "declare the array itself constant")
         x = x.param
-    value = x                                   # the common case, fast: a numpy array
-    if not (type(x) is np.ndarray and x.ndim <= 2 and x.dtype.kind in "iuf"):
+    value = x           # the common cases, fast: a numpy array, a csr/csc array
+    t = type(x)
+    if not ((t is np.ndarray and x.ndim <= 2 or t in _WRAPPED and x.ndim == 2)
+            and x.dtype.kind in "iuf"):
         value = _leaf_value(x)
         _check_dtype(value.dtype, "ep.lazy")
+        if value is x:
+            _WRAPPED.add(t)
     node = LazyArray("leaf", (), value.shape, value.dtype, value)
     node.constant = bool(constant)
     return node
 
 
+# the sparse array types ep.lazy wraps as they are (filled as they are met)
+_WRAPPED: set = set()
+_F64 = np.dtype(np.float64)
+
+
 def _is_scalar(x) -> bool:
-    return isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool)
+    t = type(x)
+    return t is float or t is int or (
+        isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool))
+
+
+# const nodes of scalars met before, by (type, value): a scalar operand is one node
+_CONSTS: dict = {}
 
 
 def as_node(x) -> "LazyArray":
     """A lazy operand: a lazy array, a scalar (a "const" node) or an array to wrap."""
-    if isinstance(x, LazyArray):
+    if type(x) is LazyArray:
         return x
     if _is_scalar(x):
-        return LazyArray("const", (), (), np.asarray(x).dtype, x)
+        k = (type(x), x)
+        node = _CONSTS.get(k)
+        if node is None:
+            if len(_CONSTS) >= 1024:
+                _CONSTS.clear()
+            dtype = _F64 if type(x) is float else np.asarray(x).dtype
+            node = _CONSTS[k] = LazyArray("const", (), (), dtype, x)
+        return node
     return lazy(x)
 
 
@@ -140,7 +128,10 @@ _PROMOTED: dict = {}
 
 
 def binary(op: str, a, b) -> "LazyArray":
-    a, b = as_node(a), as_node(b)
+    if type(a) is not LazyArray:
+        a = as_node(a)
+    if type(b) is not LazyArray:
+        b = as_node(b)
     sig = (op, _sig(a), _sig(b))
     dtype = _PROMOTED.get(sig)
     if dtype is None:
@@ -151,8 +142,8 @@ def binary(op: str, a, b) -> "LazyArray":
         r = map_node("recip", b)
         if a.op == "const" and a.param == 1 and r.dtype == dtype and r.shape == shape:
             return r
-        return LazyArray("mul", (a, r), shape, np.dtype(dtype), None)
-    return LazyArray(op, (a, b), shape, np.dtype(dtype), None)
+        return LazyArray("mul", (a, r), shape, dtype, None)
+    return LazyArray(op, (a, b), shape, dtype, None)
 
 
 def map_node(fn: str, a, arg=None) -> "LazyArray":
@@ -218,30 +209,6 @@ def transpose(a) -> "LazyArray":
     return a if a.ndim < 2 else LazyArray("T", (a,), a.shape[::-1], a.dtype, None)
 
 
-class Key(tuple):
-    """A node's structural key: a tuple holding its operands' keys, its hash
-    computed once (a plain nested tuple rehashes the whole subprogram on every
-    lookup)."""
-
-    def __new__(cls, items):
-        self = super().__new__(cls, items)
-        self.h = tuple.__hash__(self)
-        return self
-
-    def __hash__(self):
-        return self.h
-
-    __eq__ = tuple.__eq__
-
-
-def node_key(node: "LazyArray"):
-    if node.op == "leaf":
-        return Key(("leaf", id(node.param)))
-    if node.op == "const":
-        return Key(("const", node.param, node.dtype))
-    return Key((node.op, node.param, tuple([a.key for a in node.args])))
-
-
 class LazyArray:
     """A lazy numpy-like array (made by `ep.lazy` and the operators on it, not
     directly): a node with its op ("leaf", "const", "add", "mul", "matmul", "T",
@@ -259,14 +226,54 @@ class LazyArray:
     """
 
     __array_priority__ = 1000
-    constant = False        # a leaf declared constant (ep.lazy(x, constant=True))
+    __slots__ = ("op", "args", "shape", "dtype", "param", "key", "skey", "lkeys",
+                 "_leaves", "constant")
 
     def __init__(self, op, args, shape, dtype, param):
-        self.op, self.args, self.shape = op, tuple(args), tuple(shape)
-        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-        self.param = param
-        self.key = node_key(self)
-        self._hash = self.key.h
+        self.op, self.param = op, param
+        self.args = args if type(args) is tuple else tuple(args)
+        self.shape = shape if type(shape) is tuple else tuple(shape)
+        self.dtype = dtype if type(dtype) is _DTYPE or isinstance(dtype, np.dtype) \
+            else np.dtype(dtype)
+        self.constant = False       # a leaf declared constant (ep.lazy(x, constant=True))
+        _BUILT[0] += 1
+        if not args:
+            if op == "leaf":
+                t = ("leaf", id(param))
+                self.key = k = _known(t) or intern(t)
+                t = ("S", self.shape, self.dtype,
+                     type(param) is not np.ndarray and hasattr(param, "tocsr"))
+                self.skey = _known(t) or intern(t)
+                self._leaves, self.lkeys = None, (k,)
+            else:
+                t = (op, param, self.dtype)
+                self.key = self.skey = _known(t) or intern(t)
+                self._leaves, self.lkeys = (), ()
+            return
+        a = args[0]
+        if len(args) == 1:
+            t = (op, param, self.dtype, a.skey)
+            self.skey = _known(t) or intern(t)
+            self._leaves, self.lkeys = (a,) if a._leaves is None else a._leaves, a.lkeys
+        else:
+            b = args[1]
+            ka, kb = a.lkeys, b.lkeys
+            if not kb:
+                self._leaves, self.lkeys, share = a.leaves, ka, None
+            elif not ka:
+                self._leaves, self.lkeys, share = b.leaves, kb, None
+            elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
+                self._leaves, self.lkeys, share = a.leaves + b.leaves, ka + kb, None
+            else:
+                self._leaves, self.lkeys, share = merge(a.leaves, b.leaves, ka, kb)
+            t = (op, param, self.dtype, a.skey, b.skey, share)
+            self.skey = _known(t) or intern(t)
+        self.key = (self.skey, self.lkeys)
+
+    @property
+    def leaves(self) -> tuple:
+        """The distinct leaves under this node, in order of first use."""
+        return (self,) if self._leaves is None else self._leaves
 
     @property
     def ndim(self) -> int:
@@ -282,7 +289,7 @@ class LazyArray:
         return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {show(self)})"
 
     def __hash__(self):
-        return self._hash
+        return hash(self.key)
 
     def __eq__(self, other):
         raise TypeError("== on lazy arrays is not supported: compare computed results")

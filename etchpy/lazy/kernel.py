@@ -61,7 +61,7 @@ class KernelContext:
             name = f"t{len(self.names)}"
             self.names[key] = name
             self.nodes[name] = n
-            if n.key not in self.ev.slots:      # a sampled operand: not replayable
+            if n.key not in self.ev.slots:      # stored without a step: not replayable
                 self.ev.store(n.key, v)
             self.sources[name] = (self.ev.slots[n.key], drop)
         name = self.names[key]

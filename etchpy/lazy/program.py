@@ -47,12 +47,22 @@ def _program(arrays, rewrite: bool):
     nodes = [as_node(a) for a in arrays]
     fired: list = []
     outs, uses = share(nodes)
-    if rewrite and any(k[0] == "sum" and k[2][0][0] == "pow" for k in uses):
+    if rewrite and _sums_a_power(outs, set()):
         memo: dict = {}
         expanded = [expand_squares(n, fired, memo) for n in outs]
         if fired:
             outs, uses = share(expanded)
     return nodes, outs, uses, fired
+
+
+def _sums_a_power(nodes, seen: set) -> bool:
+    """Whether a node under nodes is a sum of a power (expand_squares may fire)."""
+    for n in nodes:
+        if n.key not in seen:
+            seen.add(n.key)
+            if n.op == "sum" and n.args[0].op == "pow" or _sums_a_power(n.args, seen):
+                return True
+    return False
 
 
 def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,

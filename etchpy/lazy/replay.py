@@ -1,19 +1,22 @@
 """Replaying a lazy program: the steps of its first run, bound to new arrays.
 
 A program run twice with arrays of the same kind (a training loop) takes the
-same steps: only the arrays' values differ. `signature(nodes)` reads, in one
-walk of the program, its structure with the leaves numbered in order of first
-use, and of each leaf what the steps depend on: shape, dtype, sparse format,
-sorted indices, the power of two of its stored entries, and which earlier csr
-leaf of its shape stores the same pattern. A run records its steps (`Tape`):
+same steps: only the arrays' values differ. `signature(nodes)` is the
+program's structure with the leaves numbered in order of first use (with their
+shapes and dtypes: the nodes' skeys, made as they were built, so no walk of the
+program), and of each sparse leaf what the steps depend on: its format, sorted
+indices, the power of two of its stored entries, and which earlier csr leaf of
+its shape stores the same pattern. A run records its steps (`Tape`):
 each materialised node's slot and the function computing it from the slots
 before it (a compiled kernel's call, a numpy expression); the run's value
 checks (whether a materialised node is finite, which chose a dense product)
 are its guards. `ep.compute` looks the signature up in a bounded LRU of tapes
 (`PROGRAMS`): on a hit the steps run on the new arrays, the guards are checked
 on the values they produced, and a guard that no longer holds runs the program
-afresh. A run with a step that is not a function of slots (a sampled operand)
-is not recorded.
+afresh. Work sampled on a sparse pattern is recorded as steps of the slots too
+(etchpy.lazy.sample: the pattern's rows and ones, each SDDMM kernel, the
+gathers and numpy work on the stored values); a run with a value stored
+without its step is not recorded.
 
 What a replay skips is planning; what it keeps is validation: every kernel
 call checks and binds its inputs as a first call does (the generated C trusts
@@ -24,6 +27,8 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import numpy as np
+
+from .keys import merge
 
 # bounds of the caches below (entries)
 PROGRAM_CACHE_SIZE = 64
@@ -65,8 +70,7 @@ def _same_pattern(a, b) -> bool:
 
 
 def _leaf_sig(v, sparse_leaves: list):
-    if not hasattr(v, "tocsr"):
-        return ("dense", v.shape, v.dtype)
+    """What the steps depend on of a sparse leaf beyond its shape and dtype."""
     same = -1
     if v.format == "csr":
         same = next((k for k, p in enumerate(sparse_leaves) if p.shape == v.shape
@@ -78,25 +82,17 @@ def _leaf_sig(v, sparse_leaves: list):
 
 def signature(nodes) -> tuple:
     """(the program's structure and leaf kinds, a hashable key; its leaf nodes in
-    order of first use)."""
-    ids: dict = {}
-    flat: list = []
-    leaves: list = []
+    order of first use). The structure is read off the nodes' skeys, made as they
+    were built (etchpy.lazy.keys); only the sparse leaves are read now."""
+    n = nodes[0]
+    skeys, leaves, lkeys = [n.skey], n.leaves, n.lkeys
+    for n in nodes[1:]:
+        leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
+        skeys += (n.skey, share)
     sparse: list = []
-
-    def walk(n) -> int:
-        i = ids.get(n.key)
-        if i is None:
-            if n.op == "leaf":
-                entry = _leaf_sig(n.param, sparse)
-                leaves.append(n)
-            else:
-                entry = (n.op, n.param, n.dtype, tuple([walk(a) for a in n.args]))
-            i = ids[n.key] = len(flat)
-            flat.append(entry)
-        return i
-    outs = tuple([walk(n) for n in nodes])
-    return (tuple(flat), outs), leaves
+    kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.param for leaf in leaves]
+                   if type(v) is not np.ndarray and hasattr(v, "tocsr")])
+    return (tuple(skeys), kinds), leaves
 
 
 def finite(v) -> bool:
@@ -130,7 +126,7 @@ class Tape:
 def result(v, dtype, shape, is_leaf: bool):
     """A computed value as compute returns it: a csr array for a sparse value, a
     numpy scalar for 0-d, else a numpy array (a copy of an input array)."""
-    if hasattr(v, "tocsr"):
+    if type(v) is not np.ndarray and hasattr(v, "tocsr"):
         import scipy.sparse as sps
         return sps.csr_array(v)
     arr = np.asarray(v, dtype=dtype).reshape(shape)

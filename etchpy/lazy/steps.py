@@ -105,6 +105,12 @@ class Evaluator(Regions):
             self.replayable = False
         return v
 
+    def derived(self, key, fn) -> int:
+        """The slot of fn(env), a value computed from the slots (once per key)."""
+        if key not in self.slots:
+            self.store(key, None if self.dry else fn(self.env), None if self.dry else fn)
+        return self.slots[key]
+
     def slot(self, node: LazyArray) -> int:
         """The slot of a computed node."""
         return self.slots[node.key]
@@ -124,8 +130,7 @@ class Evaluator(Regions):
         elif node.op == "mul" and self._unsafe_product(node):
             fn = self._dense_product(node)
         elif self.pattern_region(node):
-            fn = None
-            v = sample.on_pattern(self, node, self.single_pattern(node))
+            fn = sample.on_pattern(self, node, self.pattern_slot(node))
         elif self.library_product(node):
             fn = self._scipy_product(node)
         elif self._dense_elementwise(node, node):
@@ -248,6 +253,12 @@ class Evaluator(Regions):
         if p.format != "csr" or not p.has_sorted_indices:
             return None
         return p if all(sample.same_pattern(self, v, p) for v in vals[1:]) else None
+
+    def pattern_slot(self, n: LazyArray):
+        """The slot of the csr leaf single_pattern(n) (None in a dry run)."""
+        p = self.single_pattern(n)
+        return None if self.dry else next(self.slots[k] for k, _ in self.support(n)
+                                          if self.leaves[k] is p)
 
     def pattern_region(self, n: LazyArray) -> bool:
         """Whether n is element-wise work best done on its one sparse pattern's

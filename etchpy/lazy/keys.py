@@ -1,0 +1,68 @@
+"""Keys of lazy nodes, made once as each node is built (etchpy.lazy.array).
+
+Every node carries
+  - `skey`, its structure, a small int from one intern table: equal for two
+    nodes of the same operation, parameter and dtype over operands of equal
+    skeys where the two operands share the same leaves (a leaf's skey is its
+    kind: shape, dtype, dense or sparse). Two programs with equal skeys are the
+    same tree over their own leaves numbered in order of first use, so one
+    recorded run replays for both (etchpy.lazy.replay);
+  - `lkeys`, the keys of those leaves in that order (a leaf's key is an int of
+    the same table standing for the wrapped array object);
+  - `key`, its identity: (skey, lkeys), a leaf's or a scalar's int. Two nodes
+    built separately from the same operations on the same arrays have one key,
+    so a program's common subexpressions are one node.
+Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
+evaluator's memo, use counts, slots) and the replay lookup cost a dict probe
+each, never a walk of the program. The table keeps at most INTERN_LIMIT entries: when full it
+is emptied and numbering goes on (ints are never reused), so a node built
+after that is never merged with an equal one built before: the same results,
+computed twice.
+"""
+from __future__ import annotations
+
+import itertools
+
+INTERN_LIMIT = 1 << 15
+
+_TABLE: dict = {}
+_NEXT = itertools.count(1)
+# how many nodes were built (the regression tests count the work of a call)
+BUILT = [0]
+
+
+# the int of a tuple already in the table, else None (`known(t) or intern(t)`
+# saves a call on the common path; the table is emptied in place, never replaced)
+known = _TABLE.get
+
+
+def intern(t: tuple) -> int:
+    """The int standing for the hashable tuple t (the same int while t stays in
+    the table)."""
+    k = _TABLE.get(t)
+    if k is None:
+        if len(_TABLE) >= INTERN_LIMIT:
+            _TABLE.clear()
+        k = _TABLE[t] = next(_NEXT)
+    return k
+
+
+def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
+    """The leaves of a node whose operands' leaves are la and lb (their keys ka
+    and kb, in order of first use): (leaves, their keys, the sharing), the
+    sharing being None when the operands share no leaf, else the position in la
+    of each of lb's leaves (-1: new)."""
+    if not ka:
+        return lb, kb, None
+    if not kb:
+        return la, ka, None
+    if len(ka) == 1 and len(kb) == 1:
+        if ka[0] == kb[0]:
+            return la, ka, (0,)
+        return la + lb, ka + kb, None
+    pos = {k: i for i, k in enumerate(ka)}
+    share = tuple([pos.get(k, -1) for k in kb])
+    if max(share) < 0:
+        return la + lb, ka + kb, None
+    new = [i for i, s in enumerate(share) if s < 0]
+    return (la + tuple([lb[i] for i in new]), ka + tuple([kb[i] for i in new]), share)

@@ -1,0 +1,109 @@
+"""The fixed cost of a warm lazy call, counted (never timed): building a program
+makes one node per operation, a replayed compute makes none, the replay key is
+read off the nodes' keys (etchpy.lazy.keys) and tells apart programs whose
+leaves are shared differently; a scipy product step keeps its transpose only
+while the array and its arrays are the same."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.lazy import keys
+from etchpy.lazy.regions import Transposed
+from etchpy.lazy.replay import PROGRAMS, signature
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+N = 20
+
+
+def logistic(F, X, w, y):
+    return X.T @ (1 / (1 + F.exp(-(X @ w))) - y)
+
+
+def _arrays(seed):
+    rng = np.random.default_rng(seed)
+    X = sp.random_array((N, N), density=0.2, format="csr", random_state=seed)
+    return X, rng.standard_normal(N), rng.random(N)
+
+
+def test_a_warm_call_builds_one_node_per_operation_and_replays_without_building():
+    X, w, y = _arrays(0)
+    ep.compute(logistic(ep, *(ep.lazy(a) for a in (X, w, y))))      # warm: recorded
+    for seed in (1, 2):
+        X, w, y = _arrays(seed)
+        before = keys.BUILT[0]
+        g = logistic(ep, *(ep.lazy(a) for a in (X, w, y)))
+        # 3 leaves; X@w, -, exp, 1+, recip, -1·y, +, X.T, @ (scalars are cached consts)
+        assert keys.BUILT[0] - before == 12
+        assert PROGRAMS.get((signature([g])[0], True, 1, None)) is not None
+        before = keys.BUILT[0]
+        got = ep.compute(g)
+        assert keys.BUILT[0] == before          # replayed: no translation, no new node
+        np.testing.assert_allclose(got, logistic(np, X, w, y), rtol=1e-12)
+
+
+def test_keys_merge_equal_subprograms_and_the_replay_key_sees_shared_leaves():
+    A, B, C = (np.random.default_rng(k).random((3, 3)) for k in range(3))
+    a, b, c = ep.lazy(A), ep.lazy(B), ep.lazy(C)
+    assert (a @ b + 1).key == (ep.lazy(A) @ ep.lazy(B) + 1).key
+    assert (a * a).skey != (a * b).skey and (a * b).skey == (b * c).skey
+    assert (a * b).key != (b * c).key
+    assert signature([a * b, a])[0] != signature([a * b, b])[0]
+    for x, y in ((a, a), (a, b), (b, b), (b, c)):          # replays must not mix them up
+        s, t = ep.compute(x * y + x, x)
+        np.testing.assert_array_equal(s, x.param * y.param + x.param)
+        np.testing.assert_array_equal(t, x.param)
+
+
+def test_a_weak_scalar_and_a_numpy_scalar_give_their_own_dtypes():
+    a = ep.lazy(np.ones(3, np.float32))
+    s, t = ep.compute(a + 1, a + np.float64(1))
+    assert s.dtype == (np.ones(3, np.float32) + 1).dtype
+    assert t.dtype == (np.ones(3, np.float32) + np.float64(1)).dtype
+
+
+def test_a_transpose_is_kept_while_its_array_and_arrays_are_the_same():
+    cache = Transposed()
+    X = sp.random_array((5, 4), density=0.5, format="csr", random_state=0)
+    first = cache.of(X)
+    assert cache.of(X) is first and first.shape == (4, 5)
+    X.data = X.data * 2                          # a new values array: a new transpose
+    again = cache.of(X)
+    assert again is not first
+    np.testing.assert_array_equal(again.toarray(), X.toarray().T)
+    data = weakref.ref(X.data)
+    del X, first, again
+    gc.collect()
+    assert cache.view is None and data() is None   # the array died: nothing kept
+
+
+def _programs(F, X, M, U, V):
+    R = M * (U @ V.T) - X
+    return (((X - U @ V.T) ** 2).sum(), (U @ V.T).sum() - (X * F.log(U @ V.T)).sum(),
+            R @ V, R.T @ U)
+
+
+def test_sampled_programs_are_replayed_on_new_arrays():
+    """Work sampled on a sparse pattern (SDDMM kernels, gathers) is recorded as
+    steps of the slots: a second run on new arrays (new patterns) replays them,
+    building no node, and still equals numpy."""
+    n, r = 30, 3
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = sp.random_array((n, n), density=0.2, format="csr", random_state=seed)
+        M = sp.csr_array((rng.random(X.nnz) + 0.5, X.indices, X.indptr), shape=X.shape)
+        U, V = rng.random((n, r)) + 0.1, rng.random((n, r)) + 0.1
+        outs = _programs(ep, *(ep.lazy(a) for a in (X, M, U, V)))
+        replayed = PROGRAMS.get((signature(list(outs))[0], True, 1, None)) is not None
+        before = keys.BUILT[0]
+        got = ep.compute(*outs)
+        assert replayed == (keys.BUILT[0] == before)
+        assert seed == 0 or replayed               # X's nnz keeps its power of two
+        Xd, Md = X.toarray(), M.toarray()
+        want = _programs(np, Xd, Md, U, V)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.toarray() if sp.issparse(g) else g, w, rtol=1e-9)
