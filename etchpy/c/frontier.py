@@ -25,8 +25,8 @@ CDEF = ("int64_t {name}(int64_t n, const {idx} *pos, const {idx} *crd, const {va
         "const {idx} *cpos, const {idx} *ccrd, const {val} *cval, {val} *d, int64_t *at, "
         "const {idx} *start, int64_t nf, int64_t max_iter, double alpha, double beta);")
 CDEF_BUCKETS = ("int64_t {name}_buckets(int64_t n, const {idx} *pos, const {idx} *crd, "
-                "const {val} *val, {val} *d, const {idx} *start, int64_t nf, double delta, "
-                "int64_t nb);")
+                "const {val} *val, {val} *d, int64_t *at, const {idx} *start, int64_t nf, "
+                "double delta, int64_t nb, int64_t rounds_above);")
 MIN = "({a} < {b} ? {a} : {b})"
 
 

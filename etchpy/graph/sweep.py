@@ -82,12 +82,17 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     _, fn, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G)
     ptr = functools.partial(_pointer, ffi)
-    taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(start), len(start), delta, nb)
+    at = np.full(G.n, -1, dtype=np.int64)
+    taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
+               delta, nb, ROUNDS_ABOVE)
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)
 
 
+# settle runs rounds while the frontier's out-edges number at least n / ROUNDS_ABOVE
+# (they stream the sorted frontier's rows), then buckets
+ROUNDS_ABOVE = 64
 # at most this many buckets: a bucket is at least 1/BUCKETS of the largest weight
 BUCKETS = 64
 
