@@ -28,6 +28,9 @@ from .fixpoint import ConvergenceError
 # Beamer, Asanovic, Patterson 2012: push -> pull when F's out-edges exceed the
 # unreached vertices' in-edges / ALPHA; pull -> push when |F| < n / BETA
 ALPHA, BETA = 14.0, 24.0
+# settle runs rounds while the frontier's out-edges double per round or number at
+# least n / ROUNDS_ABOVE (they read the sorted frontier's rows in order), then buckets
+ROUNDS_ABOVE = 64
 
 
 @functools.cache
@@ -71,28 +74,28 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     return int(rounds)
 
 
-def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoint") -> int:
+def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoint",
+           rounds_above: int = ROUNDS_ABOVE) -> int:
     """The fixpoint of `sweep` (without round numbers) by buckets of values
     (Dial; delta-stepping on one thread): each vertex is taken about once
     rather than once per round that improves it. Valid only for a
     `c.frontier.bucketed` semiring (min_plus) and a graph without negative
-    weights: the caller checks that (`bucket_width` is None otherwise).
-    Returns the number of vertices taken; raises as `sweep`."""
+    weights: the caller checks that (`bucket_width` is None otherwise). It
+    runs rounds first while the frontier's out-edges at least double per round
+    or number at least n / rounds_above (0: buckets only).
+    Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
     _, fn, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G)
     ptr = functools.partial(_pointer, ffi)
     at = np.full(G.n, -1, dtype=np.int64)
     taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
-               delta, nb, ROUNDS_ABOVE)
+               delta, nb, rounds_above)
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)
 
 
-# settle runs rounds while the frontier's out-edges number at least n / ROUNDS_ABOVE
-# (they stream the sorted frontier's rows), then buckets
-ROUNDS_ABOVE = 64
 # at most this many buckets: a bucket is at least 1/BUCKETS of the largest weight
 BUCKETS = 64
 

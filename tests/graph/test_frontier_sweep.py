@@ -61,6 +61,29 @@ def test_buckets_narrower_than_the_least_weight_requeue():
         assert np.array_equal(graph.bellman_ford(G, s), cg.dijkstra(A, indices=s))
 
 
+def grid(side, seed):
+    """A side x side grid, both ways, weights in [0, 10) with some zeros."""
+    v = np.arange(side * side).reshape(side, side)
+    rows = np.r_[v[:, :-1].ravel(), v[:, 1:].ravel(), v[:-1].ravel(), v[1:].ravel()]
+    cols = np.r_[v[:, 1:].ravel(), v[:, :-1].ravel(), v[1:].ravel(), v[:-1].ravel()]
+    w = np.random.default_rng(seed).uniform(0, 10, len(rows))
+    w[::7] = 0.0
+    return sp.csr_array((w, (rows, cols)), shape=(side * side,) * 2)
+
+
+@pytest.mark.parametrize("rounds_above", [0, 1, sw.ROUNDS_ABOVE])
+def test_buckets_alone_and_after_rounds_are_dijkstra(rounds_above):
+    A = grid(30, 1)          # high diameter: the frontier soon stops doubling
+    G = graph.Graph(A)
+    for s in (0, 465):
+        d = np.full(900, np.inf)
+        d[s] = 0.0
+        taken = sw.settle(G, semirings.min_plus, d, np.array([s]), rounds_above=rounds_above)
+        assert np.array_equal(d, cg.dijkstra(A, indices=s))
+        assert taken >= 900 or rounds_above      # buckets only: every vertex taken
+    assert np.array_equal(graph.bellman_ford(G, 0), cg.dijkstra(A, indices=0))
+
+
 def test_negative_weights_take_rounds_and_cycles_are_reported():
     A = sp.csr_array(np.array([[0, 4.0, 1.0, 0], [0, 0, 0, 0], [0, -2.0, 0, 0],
                                [0, 0, 0, 0]]))
