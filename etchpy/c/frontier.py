@@ -13,6 +13,8 @@ csc (direction-optimising, Beamer et al. 2012); `pulls(semiring)` says when.
 For a min-plus-shaped semiring (`bucketed`) a second function `{name}_buckets`
 reaches the same fixpoint by buckets of values (Dial; delta-stepping on one
 thread), valid when no stored weight is negative (the caller's contract).
+When `one` absorbs ⊕, `{name}_seeded` runs one fixpoint per seed vertex in
+increasing order and labels each vertex with its seed (connected components).
 proofs_notes/frontier.md has the laws the C relies on.
 """
 from __future__ import annotations
@@ -27,6 +29,8 @@ CDEF = ("int64_t {name}(int64_t n, const {idx} *pos, const {idx} *crd, const {va
 CDEF_BUCKETS = ("int64_t {name}_buckets(int64_t n, const {idx} *pos, const {idx} *crd, "
                 "const {val} *val, {val} *d, int64_t *at, const {idx} *start, int64_t nf, "
                 "double delta, int64_t nb, int64_t rounds_above);")
+CDEF_SEEDED = ("int64_t {name}_seeded(int64_t n, const {idx} *pos, const {idx} *crd, "
+               "const {val} *val, {val} *d, int64_t *label);")
 MIN = "({a} < {b} ? {a} : {b})"
 
 
@@ -51,8 +55,8 @@ def bucketed(semiring) -> bool:
 def frontier_source(semiring, idx_type: str, *, values: bool, name: str,
                     version: str = "") -> tuple[str, str]:
     """(C source, cffi cdef) of the function `name` (signature: CDEF; with values
-    and a `bucketed` semiring also CDEF_BUCKETS) over `semiring` with index
-    arrays of C type idx_type ("int32_t" or "int64_t").
+    and a `bucketed` semiring also CDEF_BUCKETS; when `pulls`, CDEF_SEEDED) over
+    `semiring` with index arrays of C type idx_type ("int32_t" or "int64_t").
     Raises SemiringError unless the semiring is idempotent (the workspace and
     the frontier rely on a ⊕ a = a) or for another idx_type."""
     semiring.require("idempotent")
@@ -66,5 +70,6 @@ def frontier_source(semiring, idx_type: str, *, values: bool, name: str,
         one=c_literal(semiring.one, semiring.dtype), add=semiring.add.render("a", "b"),
         mul=semiring.mul.render("a", "b"), values=values, pull=pulls(semiring),
         buckets=buckets, before="a < b")
-    cdef = CDEF + ("\n" + CDEF_BUCKETS if buckets else "")
+    cdef = CDEF + ("\n" + CDEF_BUCKETS if buckets else "") + \
+        ("\n" + CDEF_SEEDED if pulls(semiring) else "")
     return c, cdef.format(name=name, idx=idx_type, val=val)

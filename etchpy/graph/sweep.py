@@ -20,7 +20,7 @@ import re
 import numpy as np
 
 from ..c.frontier import frontier_source, pulls
-from ..errors import CompileError, InputError
+from ..errors import CompileError, InputError, SemiringError
 from ..runtime import build
 from ..version import __version__
 from .fixpoint import ConvergenceError
@@ -35,14 +35,16 @@ ROUNDS_ABOVE = 64
 
 @functools.cache
 def _library(semiring, idx_type: str, values: bool):
-    """(function, ffi) of the fixpoint over `semiring`, built (or found in the
-    cache) once per process; CompileError without a working C compiler."""
+    """(the functions of c.frontier's source by suffix: "", "_buckets", "_seeded";
+    ffi), built (or found in the cache) once per process; CompileError without
+    a working C compiler."""
     name = "etchpy_frontier_" + re.sub(r"\W", "_", semiring.name)
     name += f"_{idx_type[:-2]}_{'v' if values else 'u'}"
     c_text, cdef = frontier_source(semiring, idx_type, values=values, name=name,
                                    version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    return getattr(lib.lib, name), getattr(lib.lib, name + "_buckets", None), lib.ffi
+    return {suffix: getattr(lib.lib, name + suffix) for suffix in ("", "_buckets", "_seeded")
+            if name + suffix + "(" in cdef}, lib.ffi
 
 
 def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
@@ -59,8 +61,8 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     n = G.n
     _check(at, n, np.dtype(np.int64), "at")
     pos, crd, start, val = _inputs(G, semiring, d, start, values)
-    fn, _, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], values)
-    ptr = functools.partial(_pointer, ffi)
+    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], values)
+    fn, ptr = fns[""], functools.partial(_pointer, ffi)
     cpos = ccrd = cval = None
     if pull and pulls(semiring) and n:
         cpos, ccrd, cval = G.cached(f"csc:{semiring.dtype}:{values}",
@@ -85,15 +87,37 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     or number at least n / rounds_above (0: buckets only).
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
-    _, fn, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
+    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G)
-    ptr = functools.partial(_pointer, ffi)
+    fn, ptr = fns["_buckets"], functools.partial(_pointer, ffi)
     at = np.full(G.n, -1, dtype=np.int64)
     taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
                delta, nb, rounds_above)
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)
+
+
+def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoint") -> int:
+    """One fixpoint of `sweep` per seed: for v = 0, 1, ... whose d[v] is not one,
+    set d[v] = one and reach the fixpoint from {v} (in stack order: a vertex
+    reached is at one and final at once), writing label[i] = v at every vertex
+    reached. Only for a `c.frontier.pulls`
+    semiring (boolean; its values are not read). On a graph stored both ways,
+    with d all zero, label[i] is the smallest vertex of i's component.
+    Returns the number of seeds; raises as `sweep`."""
+    n = G.n
+    _check(label, n, np.dtype(np.int64), "label")
+    pos, crd, _, _ = _inputs(G, semiring, d, np.zeros(0), False)
+    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], False)
+    if "_seeded" not in fns:
+        raise SemiringError(f"semiring {semiring.name}: one does not absorb its ⊕, so a "
+                            "vertex at one is not final; seeded fixpoints need that")
+    ptr = functools.partial(_pointer, ffi)
+    seeds = fns["_seeded"](n, ptr(pos), ptr(crd), ffi.NULL, ptr(d), ptr(label))
+    if seeds == -2:
+        raise MemoryError(f"{name}: the workspaces of {n} vertices could not be allocated")
+    return int(seeds)
 
 
 # at most this many buckets: a bucket is at least 1/BUCKETS of the largest weight

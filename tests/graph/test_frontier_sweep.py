@@ -1,6 +1,7 @@
 """The whole-fixpoint C driver (etchpy.graph.sweep over c.frontier's generated C):
-Bellman-Ford (by buckets, or by rounds with negative weights or max_iter) and
-BFS levels (push and pull rounds) equal scipy's answers and the Python-driven
+Bellman-Ford (by buckets, or by rounds with negative weights or max_iter), BFS
+levels (push and pull rounds) and components (one fixpoint per seed) equal
+scipy's answers and the Python-driven
 path's, on graphs with unreachable vertices, zero-weight edges, self loops,
 long paths (many rounds through one workspace), n = 1 and no edges; another
 idempotent semiring through `sweep`; bad input."""
@@ -13,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy import graph
 from etchpy.c import frontier
-from etchpy.graph import sweep as sw
+from etchpy.graph import adjacency, sweep as sw
 from etchpy.semiring import semirings
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -133,6 +134,38 @@ def test_a_long_path_reuses_the_workspace_for_every_round():
     assert graph.bfs_levels(G, 150).tolist() == [abs(v - 150) for v in range(300)]
 
 
+def same_partition(a, b):
+    pairs = set(zip(a.tolist(), b.tolist()))
+    return len(pairs) == len(set(a.tolist())) == len(set(b.tolist()))
+
+
+@pytest.mark.parametrize("density", [0.005, 0.03])
+def test_components_by_seeds_are_scipys_and_fastsvs(density):
+    A = weighted(150, density, 6)            # isolated vertices, chains, a few big parts
+    _, ref = cg.connected_components(A, directed=True, connection="weak")
+    got = graph.connected_components(A, driver="c")
+    assert same_partition(got, ref)
+    assert np.array_equal(got, graph.connected_components(A, driver="python"))
+    assert (got <= np.arange(150)).all() and (got[got] == got).all()   # smallest vertex
+    S = adjacency.both_ways(A)                # zero-weight edges kept, both ways
+    assert S.nnz >= A.nnz and (S.data > 0).all()
+    assert np.array_equal(graph.connected_components(S, directed=False), got)
+
+
+def test_seeded_needs_a_semiring_whose_one_absorbs():
+    G = graph.Graph(path(3))                            # 0 -> 1 -> 2: one seed reaches all
+    label = np.empty(3, dtype=np.int64)
+    assert sw.seeded(G, semirings.boolean, np.zeros(3, dtype=np.bool_), label) == 1
+    assert label.tolist() == [0, 0, 0]
+    back = graph.Graph(path(3).T)                       # 2 -> 1 -> 0: each vertex a seed
+    assert sw.seeded(back, semirings.boolean, np.zeros(3, dtype=np.bool_), label) == 3
+    assert label.tolist() == [0, 1, 2]
+    with pytest.raises(ep.SemiringError, match="absorb"):
+        sw.seeded(G, semirings.min_plus, np.zeros(3), label)
+    with pytest.raises(ep.InputError, match="label is"):
+        sw.seeded(G, semirings.boolean, np.zeros(3, dtype=np.bool_), label[:2])
+
+
 def test_sweep_over_another_idempotent_semiring():
     # max_times: the most reliable path, a fixpoint of d = d ⊕ Aᵀ ⊗ d by rounds
     A = weighted(40, 0.08, 2, zeros=0.0, low=0.1, high=1.0)
@@ -201,3 +234,5 @@ def test_drivers_equal_scipy(case):
     assert np.array_equal(graph.bellman_ford(A, s), ref)
     assert np.array_equal(graph.bellman_ford(A, s, max_iter=A.shape[0] + 1), ref)
     assert np.array_equal(graph.bfs_levels(A, s), levels_reference(A, s))
+    _, ref = cg.connected_components(A, directed=True, connection="weak")
+    assert same_partition(graph.connected_components(A), ref)
