@@ -3,8 +3,11 @@ compiled kernel (BFS levels, in bfs.py, push the same way).
 
 It pushes a sparse frontier (the vertices whose value changed in the last step)
 through the rows of A:  t[i] = ⊕_j f[j] ⊗ A[j, i],  loop order (j, i). By
-default every round runs inside one C call (graph.sweep), in O(frontier + its
-out-edges) per round; driver="python" runs one compiled kernel per round from
+default the whole iteration is one C call (graph.sweep): with no negative
+weight, rounds while the frontier's out-edges double or number n/64 or more,
+then buckets of distances (each vertex taken about once, as in Dijkstra);
+with a negative weight or max_iter, rounds throughout, in O(frontier + its
+out-edges) each. driver="python" runs one compiled kernel per round from
 Python (plus one pass over its dense output per round).
 """
 from __future__ import annotations

@@ -1,16 +1,21 @@
-"""A whole frontier fixpoint in one C call (c.frontier, codegen_templates/frontier.c.j2):
+"""Whole frontier fixpoints in one C call (c.frontier, codegen_templates/frontier.c.j2):
 
     rounds = sweep(G, semiring, d, start, at, max_iter=..., values=True, pull=False)
+    taken = settle(G, semirings.min_plus, d, start)      # no negative weight
+    seeds = seeded(G, semirings.boolean, d, label)       # components
+    choose(driver, in_c, in_python)                      # driver="auto" | "c" | "python"
 
 Round r pushes the vertices F that changed in round r - 1 (F = `start` in
 round 1) through the out-edges of A = G's csr:
 d[i] <- d[i] ⊕ (⊕_{j∈F} d[j] ⊗ A[j, i]); the vertices whose value changed are
 the next F and get at[i] = r. It stops after the first round that changes
 nothing. Per round it costs O(|F| + F's out-edges): the workspace is kept at
-the semiring's zero between rounds and reset through its touched list. With
-pull=True (only for a semiring whose one absorbs ⊕, the boolean one) a round
-in which F's out-edges outnumber the in-edges of the vertices not yet at one
-(divided by ALPHA) pulls through A in csc instead, until |F| < n / BETA.
+the semiring's zero between rounds and reset through its touched list (a
+round whose F has at least n/16 out-edges folds them all and then passes over
+the n entries once). With pull=True (only for a semiring whose one absorbs
+⊕, the boolean one) a round in which F's out-edges outnumber the in-edges of
+the vertices not yet at one (divided by ALPHA) pulls through A in csc
+instead, until |F| < n / BETA. proofs_notes/frontier.md has the laws.
 """
 from __future__ import annotations
 
