@@ -2,7 +2,7 @@
 vxm loop and scipy.sparse.csgraph, one thread; and the skewed triangle query.
 
     python -m bench.graphs [--quick] [--rounds N] [--only NAME[,NAME...]]
-                           [--graphs rmat,er,grid]
+                           [--graphs rmat,er,grid] [--skip-peers NAME[,NAME...]]
     python -m bench.graphs --only pull [--graphs ...]   (PageRank's kernel alone)
 
 Graphs (bench/graph_inputs.py, seeds fixed): R-MAT scale 18, edge factor 16
@@ -85,7 +85,7 @@ def measure(ours, peers, agree, rounds):
     return float(np.median(t_ours)), {k: float(np.median(v)) for k, v in t_peer.items()}, ok
 
 
-def run_graphs(quick, rounds, only, kinds):
+def run_graphs(quick, rounds, only, kinds, skip=()):
     print(f"one thread; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
           "(other processes share the machine: noisy)")
     print(f"{'graph':<10} {'algorithm':<13} {'etchpy':>9}  {'fastest peer':<36} ratio  agree")
@@ -95,6 +95,7 @@ def run_graphs(quick, rounds, only, kinds):
         for alg, ours, peers, agree in cases(directed, symmetric):
             if only and alg not in only.split(","):
                 continue
+            peers = {k: v for k, v in peers.items() if k not in skip}
             mine, theirs, ok = measure(ours, peers, agree, rounds)
             best = min(theirs, key=theirs.get)
             others = ", ".join(f"{k} {fmt_time(v)}" for k, v in theirs.items() if k != best)
@@ -169,11 +170,14 @@ def main(argv=None):
                     "bfs_levels, pagerank, components), or 'triangles', or 'pull' "
                     "(PageRank's kernel alone)")
     ap.add_argument("--graphs", default="rmat,er,grid", help="comma-separated: rmat, er, grid")
+    ap.add_argument("--skip-peers", default="", help="peers not run (comma-separated names "
+                    "as printed, e.g. 'graphblas vxm loop', which takes minutes on the grid)")
     args = ap.parse_args(argv)
     if args.only == "pull":
         return pull_step(graphs(args.quick, args.graphs.split(",")), args.rounds)
     if args.only != "triangles":
-        run_graphs(args.quick, args.rounds, args.only, args.graphs)
+        run_graphs(args.quick, args.rounds, args.only, args.graphs,
+                   tuple(filter(None, args.skip_peers.split(","))))
     if args.only in ("", "triangles"):
         run_triangles(args.quick, args.rounds)
 

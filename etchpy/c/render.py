@@ -21,13 +21,15 @@ from .fused_checks import ERROR_CODE, fuse
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody
 
-__all__ = ["render", "checks_source", "prototype", "CSource", "CParam", "Prototype"]
+__all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CParam", "Prototype"]
 
-_TEMPLATES = ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2", "checks.cdef.j2")
+_TEMPLATES = ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2", "checks.cdef.j2",
+              "frontier.c.j2")
 
 
 @lru_cache(maxsize=1)
-def _templates():
+def templates():
+    """The jinja2 environment over codegen_templates/ (strict: an unset name fails)."""
     import jinja2      # only needed when C is rendered, not for every import etchpy
     text = {name: resources.files("etchpy.codegen_templates").joinpath(name).read_text()
             for name in _TEMPLATES}
@@ -51,7 +53,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
                helpers=fb.helpers, **_helper_switches(prog.body, tuning))
-    t = _templates()
+    t = templates()
     c = t.get_template("kernel.c.j2").render(
         prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, **env)
     own = (f"{name}_idx_t", f"{name}_val_t", f"{name}_restrict")
@@ -66,7 +68,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
 
 def checks_source(version: str = "") -> tuple[str, str]:
     """C source and cdef of the compiled structural checks (see runtime.checks)."""
-    t = _templates()
+    t = templates()
     return (t.get_template("checks.c.j2").render(version=version),
             t.get_template("checks.cdef.j2").render())
 

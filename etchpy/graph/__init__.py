@@ -2,13 +2,15 @@
 
     fixpoint(step, state, converged=equal, max_iter=1000) -> Fixpoint(value, iterations)
     KernelStep(kernel, "x", A=tensor)       a step from a compiled kernel
-    bellman_ford(A, source)                 min_plus, a pushed frontier
-    bfs_levels(A, source)                   boolean, a not-visited mask
+    bellman_ford(A, source)                 min_plus, a pushed frontier (then buckets)
+    bfs_levels(A, source)                   boolean, push or pull rounds
     pagerank(A, alpha=0.85, tol=1e-6)       real, pulled through csc
-    connected_components(A)                 FastSV over an integer min_plus
+    connected_components(A)                 boolean, one fixpoint per seed vertex
 
 Each takes a scipy.sparse matrix, a 2-d array or a Graph (which caches the
 converted tensors across calls). A[j, i] is the edge j -> i; docs/graphs.md has the guide.
+Bellman-Ford, BFS and components run the whole fixpoint in one generated C call
+(graph.sweep); driver="python" calls one compiled kernel per step instead.
 """
 from .adjacency import Graph
 from .fixpoint import ConvergenceError, Fixpoint, KernelStep, equal, fixpoint, within

@@ -75,6 +75,15 @@ def as_csr(A, name: str = "A"):
     return M
 
 
+def both_ways(M):
+    """The pattern of M + Mᵀ as a csr array of ones: every stored entry of M,
+    an explicit zero included, is an edge both ways (adding the values could
+    cancel or drop zeros)."""
+    import scipy.sparse as sp
+    P = sp.csr_array((np.ones(M.nnz), M.indices, M.indptr), shape=M.shape)
+    return P + P.T
+
+
 def check_vertex(v, n: int, name: str = "source") -> int:
     """`v` as a vertex number in [0, n); InputError naming `name` otherwise."""
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):

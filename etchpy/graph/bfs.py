@@ -1,6 +1,8 @@
 """BFS levels over the boolean semiring, direction-optimising (Beamer et al. 2012).
 
-Each level is one compiled kernel, whichever is cheaper in edges read:
+By default every level runs inside one C call (graph.sweep). With
+driver="python" each level is one compiled kernel, whichever is cheaper in
+edges read:
 
     push  t[i] = ∨_j f[j] ∧ A[j, i] ∧ u[i]    f: the frontier (sparse), A csr, u: not visited
     pull  t[i] = ∨_j U[i] ∧ A[j, i] ∧ f[j]    U: the unvisited (sparse), A csc, f: dense
@@ -22,6 +24,7 @@ from ..runtime.tensor import Tensor
 from . import adjacency as adj
 from .fixpoint import fixpoint
 from .paths import no_frontier, push_kernel
+from .sweep import choose, sweep
 
 
 @functools.cache
@@ -75,24 +78,42 @@ class _Levels:
         return _pull_kernel()(A=pull, U=U, f=f, out=self.buf)
 
 
-def bfs_levels(A, source: int):
+def bfs_levels(A, source: int, *, driver: str = "auto"):
     """The BFS level (number of edges on a shortest path) of every vertex from
     `source`, following the edges j -> i of the stored entries A[j, i] (weights
     ignored; pass a symmetric A for an undirected graph).
 
     Each level pushes the frontier through A's out-edges or pulls the unvisited
-    vertices' in-edges, whichever reads fewer edges; both are masked by the
-    vertices not visited yet.
+    vertices' in-edges; both are masked by the vertices not visited yet.
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph;
-    source, a vertex number.
+    source, a vertex number; driver, "auto" (every level in one C call, see
+    graph.sweep: it pulls when the frontier's out-edges exceed 1/14 of the
+    unvisited vertices' in-edges, and pushes again below n/24 frontier
+    vertices; Python when no compiler builds it), "c", or "python" (one
+    compiled kernel per level, the cheaper direction in edges read).
     Returns: an int64 array of n levels; -1 where unreachable.
-    Raises: InputError naming A or source for bad input.
+    Raises: InputError naming A or source for bad input, naming driver for an
+    unknown one.
 
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
     G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
+    return choose(driver, lambda: _levels_in_c(G, s), lambda: _levels_in_python(G, s))
+
+
+def _levels_in_c(G, s: int) -> np.ndarray:
+    reached = np.zeros(G.n, dtype=np.bool_)
+    reached[s] = True
+    levels = np.full(G.n, -1, dtype=np.int64)
+    levels[s] = 0
+    sweep(G, semirings.boolean, reached, np.array([s]), levels, max_iter=G.n + 1,
+          values=False, pull=True, name="bfs_levels")
+    return levels
+
+
+def _levels_in_python(G, s: int) -> np.ndarray:
     run = _Levels(G, s)
     fixpoint(run.step, (0, np.array([s])), converged=no_frontier, max_iter=G.n + 1,
              name="bfs_levels")

@@ -1,4 +1,6 @@
-"""Connected components by FastSV (Zhang, Azad, Hu 2020; LAGraph's
+"""Connected components: by default one C call that runs a BFS from each vertex
+not yet labelled, in increasing order (graph.sweep.seeded: O(n + m)); with
+driver="python", FastSV (Zhang, Azad, Hu 2020; LAGraph's
 LAGr_ConnectedComponents): parents f, grandparents gf = f[f], and per step
 
     mngf[i] = min(gf[i], min_j A[i, j] ⊗ gf[j])      (one compiled kernel)
@@ -16,10 +18,11 @@ import functools
 import numpy as np
 
 from ..expr.nodes import indices, sum as esum, tensor as etensor
-from ..semiring import Semiring
+from ..semiring import Semiring, semirings
 from ..api import compile as ep_compile
 from . import adjacency as adj
 from .fixpoint import fixpoint
+from .sweep import choose, seeded
 
 # min over int64 with + as the product: labels below 2**62 never overflow
 MIN_PLUS_INT = Semiring("min_plus_int64", np.int64, np.iinfo(np.int64).max, 0,
@@ -34,25 +37,40 @@ def _min_neighbour_kernel():
     return ep_compile(g[i] + esum(j, A[i, j] * g[j]), semiring=MIN_PLUS_INT)
 
 
-def connected_components(A, *, directed: bool = True):
+def connected_components(A, *, directed: bool = True, driver: str = "auto"):
     """The connected components of the graph of A, as a label per vertex.
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph
     (its stored entries
     are the edges; weights ignored); directed, whether A's edges are directed:
     then the components are the weakly connected ones (A + Aᵀ is used); with
-    directed=False, A must be symmetric (not checked) and is used as it is.
+    directed=False, A must be symmetric (not checked) and is used as it is;
+    driver, "auto" (one C call: a BFS from each vertex not yet labelled, in
+    increasing order, graph.sweep.seeded; Python when no compiler builds it),
+    "c", or "python" (FastSV, one compiled kernel per step).
     Returns: an int64 array: label[v] is the smallest vertex of v's component
     (so two vertices share a label exactly when they are connected).
-    Raises: InputError naming A for a non-square or non-finite matrix.
+    Raises: InputError naming A for a non-square or non-finite matrix, naming
+    driver for an unknown one.
 
         >>> connected_components(scipy.sparse.csr_array([[0, 1, 0], [0, 0, 0], [0, 0, 0]]))
         array([0, 0, 2])
     """
     G = adj.as_graph(A)
-    n = G.n
     if directed:        # every edge both ways (values unused)
-        G = G.cached("both_ways", lambda m: adj.Graph(abs(m) + abs(m.T), G.name))
+        G = G.cached("both_ways", lambda m: adj.Graph(adj.both_ways(m), G.name))
+    return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G))
+
+
+def _seeded_in_c(G) -> np.ndarray:
+    label = np.empty(G.n, dtype=np.int64)
+    seeded(G, semirings.boolean, np.zeros(G.n, dtype=np.bool_), label,
+           name="connected_components")
+    return label
+
+
+def _fastsv(G) -> np.ndarray:
+    n = G.n
     T = G.tensor("csr", MIN_PLUS_INT, values=0)
     kern = _min_neighbour_kernel()
     f = np.arange(n, dtype=np.int64)

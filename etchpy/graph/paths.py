@@ -2,9 +2,13 @@
 compiled kernel (BFS levels, in bfs.py, push the same way).
 
 It pushes a sparse frontier (the vertices whose value changed in the last step)
-through the rows of A:  t[i] = ⊕_j f[j] ⊗ A[j, i],  loop order (j, i), so an
-iteration touches the edges leaving the frontier (plus one pass over the dense
-output and the comparison with the current values).
+through the rows of A:  t[i] = ⊕_j f[j] ⊗ A[j, i],  loop order (j, i). By
+default the whole iteration is one C call (graph.sweep): with no negative
+weight, rounds while the frontier's out-edges double or number n/64 or more,
+then buckets of distances (each vertex taken about once, as in Dijkstra);
+with a negative weight or max_iter, rounds throughout, in O(frontier + its
+out-edges) each. driver="python" runs one compiled kernel per round from
+Python (plus one pass over its dense output per round).
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from ..semiring import semirings
 from ..api import compile as ep_compile
 from . import adjacency as adj
 from .fixpoint import ConvergenceError, fixpoint
+from .sweep import bucket_width, choose, settle, sweep
 
 
 class NegativeCycleError(InputError):
@@ -36,25 +41,56 @@ def push_kernel(semiring, masked=False):
     return ep_compile(esum(j, body), semiring=semiring)
 
 
-def bellman_ford(A, source: int, *, max_iter: int | None = None):
+def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "auto"):
     """Distances from `source` along the edges of A (A[j, i]: the weight of j -> i).
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
     finite weights
     (negative weights allowed); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
-    without a negative cycle).
+    without a negative cycle); driver, "auto" (every round in one C call, see
+    graph.sweep; Python when no compiler builds it), "c" or "python" (one
+    compiled kernel per round, driven from Python). Both compute the same rounds.
     Returns: a float64 array of n distances; inf where unreachable.
     Raises: InputError naming A for a non-square or non-finite matrix, naming
-    source for a bad vertex; NegativeCycleError (an InputError) naming A when
-    a negative cycle is reachable from source.
+    source for a bad vertex, naming driver for an unknown one;
+    NegativeCycleError (an InputError) naming A when a negative cycle is
+    reachable from source; ConvergenceError after max_iter rounds when given.
 
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
     G = adj.as_graph(A)
+    s = adj.check_vertex(source, G.n)
+    limit = G.n + 1 if max_iter is None else max_iter
+    try:
+        return choose(driver, lambda: _rounds_in_c(G, s, max_iter),
+                      lambda: _rounds_in_python(G, s, limit))
+    except ConvergenceError:
+        if max_iter is not None:
+            raise
+        raise NegativeCycleError(f"A has a negative cycle reachable from source={s}: "
+                                 "shortest distances are unbounded") from None
+
+
+def _rounds_in_c(G, s: int, max_iter: int | None) -> np.ndarray:
+    """In one C call: by buckets of distances when no weight is negative and no
+    round limit is asked for (each vertex is taken about once), else by rounds
+    (graph.sweep)."""
+    d = np.full(G.n, np.inf)
+    d[s] = 0.0
+    if max_iter is None and bucket_width(G) is not None:
+        settle(G, semirings.min_plus, d, np.array([s]), name="bellman_ford")
+        return d
+    at = np.full(G.n, -1, dtype=np.int64)
+    at[s] = 0
+    limit = G.n + 1 if max_iter is None else max_iter
+    sweep(G, semirings.min_plus, d, np.array([s]), at, max_iter=limit, name="bellman_ford")
+    return d
+
+
+def _rounds_in_python(G, s: int, limit: int) -> np.ndarray:
     n = G.n
-    s = adj.check_vertex(source, n)
     sr = semirings.min_plus
     T = G.tensor("csr", sr)
     kern, idt = push_kernel(sr), adj.index_dtype(T)
@@ -69,15 +105,8 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None):
         dist[better] = t[better]
         return dist, better
 
-    limit = n + 1 if max_iter is None else max_iter
-    try:
-        return fixpoint(step, (d, np.array([s])), converged=no_frontier, max_iter=limit,
-                        name="bellman_ford").value[0]
-    except ConvergenceError:
-        if max_iter is not None:
-            raise
-        raise NegativeCycleError(f"A has a negative cycle reachable from source={s}: "
-                                 "shortest distances are unbounded") from None
+    return fixpoint(step, (d, np.array([s])), converged=no_frontier, max_iter=limit,
+                    name="bellman_ford").value[0]
 
 
 def no_frontier(old, new) -> bool:

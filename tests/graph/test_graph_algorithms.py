@@ -80,13 +80,14 @@ def test_bfs_levels_are_unweighted_distances(seed, symmetric):
         assert np.array_equal(graph.bfs_levels(A, s), bfs_reference(A, s))
 
 
+@pytest.mark.parametrize("driver", ["c", "python"])
 @pytest.mark.parametrize("density", [0.1, 0.3])
 @pytest.mark.parametrize("symmetric", [False, True])
-def test_bfs_levels_on_dense_graphs_pull_as_well(density, symmetric):
+def test_bfs_levels_on_dense_graphs_pull_as_well(density, symmetric, driver):
     # dense enough that the later levels pull the unvisited vertices' in-edges
     A = random_graph(120, density, 5, symmetric=symmetric)
     for s in (0, 3):
-        assert np.array_equal(graph.bfs_levels(A, s), bfs_reference(A, s))
+        assert np.array_equal(graph.bfs_levels(A, s, driver=driver), bfs_reference(A, s))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -108,8 +109,8 @@ def test_large_sparse_graph_takes_the_frontier_edge_path():
     A = sp.csr_array((rng.uniform(1, 10, 3 * n), (rng.integers(0, n, 3 * n),
                                                    rng.integers(0, n, 3 * n))), shape=(n, n))
     A.sum_duplicates()
-    assert np.array_equal(graph.bellman_ford(A, 0), cg.dijkstra(A, indices=0))
-    assert np.array_equal(graph.bfs_levels(A, 0), bfs_reference(A, 0))
+    assert np.array_equal(graph.bellman_ford(A, 0, driver="python"), cg.dijkstra(A, indices=0))
+    assert np.array_equal(graph.bfs_levels(A, 0, driver="python"), bfs_reference(A, 0))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
