@@ -181,7 +181,12 @@ class Keys:
 
     def prepare_like(self) -> text.TextIndex:
         """The text index `like` searches, made now if it was not (a table-build
-        step: call it when building, so that the first query does not pay)."""
+        step: call it when building, so that the first query does not pay).
+
+            >>> names = Keys(np.array(["forest green", "navy"]))
+            >>> names.prepare_like() is names.prepare_like()
+            True
+        """
         if self._table is None or self.dtype.kind != "U":
             raise InputError(f"keys {self.name!r}: LIKE needs string key values "
                              f"(a dictionary coding of str), not {self.dtype}")
