@@ -59,7 +59,8 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, fused_checks, blas, algorithm_choice, clip_ranges, fused_rows.
+            workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
+            clip_ranges, fused_rows.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -96,6 +97,8 @@ class Tuning:
                                       # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
+    kept_workspaces: bool = True      # a dense workspace's arrays, left zero by its flush,
+                                      # are kept between calls: O(touched) per call, not O(n)
     conversions: bool = True          # also convert an input when that is priced cheaper
                                       # (it changes the kernel's C inputs); an input
                                       # no loop order walks as declared is always converted

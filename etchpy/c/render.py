@@ -19,7 +19,7 @@ from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from .fused_checks import ERROR_CODE, fuse
 from .prototype import CParam, CSource, Prototype, prototype
-from .statements import INDENT, SIMD_LANES, FunctionBody
+from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 
 __all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CParam", "Prototype"]
 
@@ -85,6 +85,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         uses_short=any(isinstance(u, imp.ShortIntersect) and u.width == SIMD_LANES
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,
+        uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),
         huge_page_text=_bytes_text(tuning.huge_page_bytes),
@@ -116,7 +117,8 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
     for p in prog.params:
         if p.kind in ("out_grown", "out_count"):
             lines.append(f"*{p.name}_ret = {p.name};")
-    lines += [f"ep_release({arr});" for arr in fb.heap if arr not in published]
+    lines += [f"ep_give_kept({arr}, {fb.fill_bits(arr, typ)});" if arr in fb.kept
+              else f"ep_release({arr});" for arr, typ in fb.heap.items() if arr not in published]
     lines.append("return 0;")
     if fb.heap:
         lines += ["fail:", *(f"ep_release({arr});" for arr in fb.heap), "return 1;"]

@@ -50,6 +50,17 @@ def heap_arrays(s) -> dict[str, str]:
     return out
 
 
+def kept_arrays(s) -> dict[str, Const]:
+    """The heap arrays C may keep between calls, name -> fill: those every Alloc
+    of which is kept (Alloc.kept) with one constant fill."""
+    fills: dict[str, object] = {}
+    for u in imp.statements(s):
+        if isinstance(u, Alloc):
+            ok = u.kept and isinstance(u.fill, Const) and fills.get(u.array, u.fill) == u.fill
+            fills[u.array] = u.fill if ok else None
+    return {arr: f for arr, f in fills.items() if f is not None}
+
+
 class FunctionBody:
     """Renders the statements of one program. `helpers` collects the functions
     that the statements need beside the kernel (the bodies of parallel loops),
@@ -61,6 +72,7 @@ class FunctionBody:
         self.sr = semiring
         self.tuning = tuning
         self.heap = heap_arrays(prog.body)               # name -> Imp type
+        self.kept = kept_arrays(prog.body)               # name -> fill (Const)
         self.helpers: list[str] = []
         self.arrays, self.scalars = self._kernel_names()
         self.taken = frozenset(imp.names_used(prog.body) | set(self.arrays)
@@ -174,18 +186,30 @@ class FunctionBody:
         return f"{head} {{\n{self.stmt(body, depth + 1)}\n{INDENT * depth}}}"
 
     def alloc(self, arr, typ, size, fill, pad) -> str:
-        """A fresh heap array; calloc when the fill is all-zero bytes."""
+        """A fresh heap array; calloc when the fill is all-zero bytes. A kept
+        array (self.kept) is first asked of the library's pool of arrays that
+        hold nothing but that fill (ep_take_kept), and made only when none fits."""
         t, e, cap = ctype(typ), self.expr, self.cap(arr)
         k = self.local("k_", arr, cap, fill)
         zeroed = fill is not None and _all_zero_bits(fill)
         get = (f"ep_calloc((size_t){cap}, sizeof({t}))" if zeroed
                else f"ep_malloc((size_t){cap} * sizeof({t}))")
-        lines = [f"{pad}{cap} = ep_max({e(size)}, 1);",
-                 f"{pad}{arr} = ({t} *){get};",
+        lines = [f"{pad}{arr} = ({t} *){get};",
                  f"{pad}if (!{arr}) goto fail;"]
         if fill is not None and not zeroed:
             lines.append(f"{pad}for (int64_t {k} = 0; {k} < {cap}; {k}++) {arr}[{k}] = {e(fill)};")
-        return "\n".join(lines)
+        head = f"{pad}{cap} = ep_max({e(size)}, 1);"
+        if arr not in self.kept:
+            return "\n".join([head, *lines])
+        take = f"{pad}{arr} = ({t} *)ep_take_kept((size_t){cap}, {self.fill_bits(arr, typ)});"
+        return "\n".join([head, take, f"{pad}if (!{arr}) {{",
+                          *(INDENT + ln for ln in lines), f"{pad}}}"])
+
+    def fill_bits(self, arr: str, typ: str) -> str:
+        """C text of (element size, the 8 bytes of a kept array's fill repeated),
+        the arguments ep_take_kept and ep_give_kept take after the array."""
+        t = ctype(typ)
+        return f"sizeof({t}), ep_fill_bits(&(const {t}){{{self.expr(self.kept[arr])}}}, sizeof({t}))"
 
     def reserve(self, arr, typ, size, fill, pad) -> str:
         """Grow a heap array to at least size (and at least double) when it is smaller."""

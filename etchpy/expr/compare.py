@@ -31,12 +31,15 @@ class CompareVar(TensorVar):
     kind "range" (order 1): the coordinates c with c `op` bound for each (op,
     bound) of `tests`; "index" (order 2): c0 `op` c1, tests ((op, None),);
     "value" (the order and format of the tensor `source`): the entries `source`
-    stores whose value v has v `op` bound (an absent entry is no row). A bound is
-    a number or the name of a parameter, a number passed at call time."""
+    stores whose value v has v `op` bound (an absent entry is no row); "pair"
+    (likewise): the entries that both `source` and `other` store, at the same
+    coordinates, whose values v, w have v `op` w, tests ((op, None),). A bound
+    is a number or the name of a parameter, a number passed at call time."""
 
     kind: str = "range"
     tests: tuple = ()
     source: str = ""
+    other: str = ""
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
@@ -77,7 +80,8 @@ def token(bound) -> str:
 
 def compare(a, op: str, b) -> Access:
     """`a op b` (op one of < <= > >=) as a 0/1 factor: two indices, an index and a
-    bound, or a tensor access and a bound (a number or a parameter name).
+    bound, a tensor access and a bound (a number or a parameter name), or two
+    tensor accesses at the same indices (A[i] < B[i]: where both store entries).
 
         >>> i, j = ep.indices("i j")
         >>> i < j
@@ -91,13 +95,33 @@ def compare(a, op: str, b) -> Access:
         return Predicate(var, (a, b))
     if isinstance(a, Index):
         return between(a, tests=((op, b),))
-    if type(a) is Access and not isinstance(a.tensor, (CompareVar, IdentityVar)):
+    if _plain(a) and _plain(b):
+        return _pair(a, op, b)
+    if _plain(a):
         t = a.tensor
         var = CompareVar(f"{COMPARE_PREFIX}{t.name}_{OPS[op]}_{token(b)}", t.order,
                          t.format, kind="value", tests=((op, b),), source=t.name)
         return Predicate(var, a.indices)
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
-                              f"index with a bound, or a tensor access with a bound")
+                              f"index with a bound, a tensor access with a bound, or two "
+                              f"tensor accesses with the same indices")
+
+
+def _plain(a) -> bool:
+    return type(a) is Access and not isinstance(a.tensor, (CompareVar, IdentityVar))
+
+
+def _pair(a: Access, op: str, b: Access) -> Access:
+    """A[idx] op B[idx]: the entries both store where A's value op B's value."""
+    if a.indices != b.indices or a.tensor.order != b.tensor.order:
+        raise ExpressionTypeError(f"{show(a)} {op} {show(b)}: two tensor accesses are "
+                                  f"compared at the same indices, in the same order")
+    if a.tensor.name == b.tensor.name:
+        raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
+    t = a.tensor
+    var = CompareVar(f"{COMPARE_PREFIX}{t.name}_{OPS[op]}_{b.tensor.name}", t.order, t.format,
+                     kind="pair", tests=((op, None),), source=t.name, other=b.tensor.name)
+    return Predicate(var, a.indices)
 
 
 def between(i: Index, lo=None, hi=None, *, tests: tuple = ()) -> Access:

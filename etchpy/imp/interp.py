@@ -46,6 +46,7 @@ class Machine:
     def __init__(self, semiring, env: dict | None = None):
         self.semiring = semiring
         self.env: dict = dict(env or {})
+        self.kept: dict = {}          # array -> its fill, for arrays Alloc'ed kept
         self._cast = semiring.dtype.type
 
     def eval(self, e: Expr):
@@ -103,8 +104,10 @@ class Machine:
                 self.exec(body)
             case Comment() | Opaque():
                 pass
-            case Alloc(array, typ, size, fill):
+            case Alloc(array, typ, size, fill, kept):
                 env[array] = self._fresh_array(typ, size, fill)
+                if kept:
+                    self.kept[array] = self.eval(fill)
             case LocalArray(array, size, fill):
                 env[array] = self._fresh_array("value", Const(size), fill)
             case Reserve(array, _, size, fill):
@@ -128,6 +131,15 @@ class Machine:
                 self._gemm(s)
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
+
+    def check_kept(self):
+        """Raise ImpRuntimeError unless every array Alloc'ed kept holds its fill
+        in every cell (the promise Alloc.kept makes for a normal end)."""
+        for array, fill in self.kept.items():
+            left = np.flatnonzero(self.env[array] != fill)
+            if len(left):
+                raise ImpRuntimeError(f"kept array {array} ends with {len(left)} cells "
+                                      f"other than its fill {fill} (first at {left[0]})")
 
     # ------------------------------------------------------------ arrays
     def _at(self, array, i, what="write") -> int:

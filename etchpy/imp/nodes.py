@@ -9,7 +9,7 @@
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s?) | Seq(s...) | Block(s) | Comment(text)
-               | Alloc(a, t, e, e?) | Reserve(a, t, e, e?) | Move(a, a)
+               | Alloc(a, t, e, e?, kept?) | Reserve(a, t, e, e?) | Move(a, a)
                | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
                | Opaque(x) | ForSorted(x, a, e, e, a?, s)
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
@@ -154,11 +154,18 @@ class Comment:
 class Alloc:
     """A fresh array of `size` elements of `type`, every one set to `fill`; with
     fill None its contents are undefined until stored (the interpreter fills it
-    with garbage, so that a program reading such a cell goes wrong in tests)."""
+    with garbage, so that a program reading such a cell goes wrong in tests).
+
+    `kept`: a promise that the program, when it ends normally, leaves every
+    cell equal to `fill` again (fill a Const). C may then take the array from,
+    and give it back to, a pool of such arrays kept between calls, so that
+    allocating n cells of which a call touches t costs O(t), not a fill of n.
+    The interpreter checks the promise (Machine.check_kept)."""
     array: str
     type: str
     size: Expr
     fill: Expr | None
+    kept: bool = False
 
 
 @dataclass(frozen=True)

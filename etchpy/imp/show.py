@@ -55,8 +55,8 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}{{\n{show(body, indent + 1)}\n{pad}}}"
         case Comment(text):
             return f"{pad}// {text}"
-        case Alloc(arr, t, n, fill):
-            return f"{pad}{t} {arr}[{show(n)}]{_fill(fill)};"
+        case Alloc(arr, t, n, fill, kept):
+            return f"{pad}{'kept ' if kept else ''}{t} {arr}[{show(n)}]{_fill(fill)};"
         case Reserve(arr, _, n, fill):
             return f"{pad}reserve {arr}[{show(n)}]{_fill(fill)};"
         case Move(arr, src):

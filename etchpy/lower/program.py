@@ -101,7 +101,8 @@ def _wrapped(line: str, indent: str = "  ") -> list[str]:
 
 def run_program(prog: Program, sr, env: dict):
     """Run a program on the Imp interpreter; returns the final environment. A
-    dense output's zeroed flag defaults to 0 (the program fills it)."""
+    dense output's zeroed flag defaults to 0 (the program fills it). Arrays
+    Alloc'ed kept must end holding their fill (imp.Machine.check_kept)."""
     machine = imp.Machine(sr, env)
     for p in prog.params:
         if p.kind == "out_zeroed":
@@ -113,4 +114,5 @@ def run_program(prog: Program, sr, env: dict):
             raise imp.ImpRuntimeError(f"dimension {var} = {machine.env[f'dim_{var}']} is "
                                       f"refused (> {most})")
     machine.exec(prog.body)
+    machine.check_kept()
     return machine.env

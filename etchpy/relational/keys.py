@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
+from . import text
 
 
 class Keys:
@@ -161,6 +162,37 @@ class Keys:
             raise InputError(f"keys {self.name!r}: the predicate must give one truth "
                              f"value per key value ({self.size}), got shape {hold.shape}")
         return hold.astype(np.float64)
+
+    def like(self, pattern: str) -> np.ndarray:
+        """A 0/1 float vector over the codes: 1 where the key value (a string)
+        matches SQL's `LIKE pattern`: `%` any run of characters, `_` one
+        character, anything else itself (no escapes). It searches a text index
+        of the values (relational.text: fixed-width bytes and a word index),
+        made on first use or by `prepare_like` and kept in this coding: it
+        depends only on the values. Nothing of the pattern is kept.
+
+            >>> names = Keys(np.array(["forest green", "navy", "green"]))
+            >>> names.like("%green%"), names.like("green%"), names.like("_avy")
+            (array([1., 1., 0.]), array([0., 1., 0.]), array([0., 0., 1.]))
+        """
+        if not isinstance(pattern, str):
+            raise InputError(f"keys {self.name!r}: a LIKE pattern is a str, got {pattern!r}")
+        return text.like(self._table, self.prepare_like(), pattern).astype(np.float64)
+
+    def prepare_like(self) -> text.TextIndex:
+        """The text index `like` searches, made now if it was not (a table-build
+        step: call it when building, so that the first query does not pay).
+
+            >>> names = Keys(np.array(["forest green", "navy"]))
+            >>> names.prepare_like() is names.prepare_like()
+            True
+        """
+        if self._table is None or self.dtype.kind != "U":
+            raise InputError(f"keys {self.name!r}: LIKE needs string key values "
+                             f"(a dictionary coding of str), not {self.dtype}")
+        if getattr(self, "_text_index", None) is None:
+            self._text_index = text.TextIndex(self._table)
+        return self._text_index
 
     def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
                 *, name: str | None = None):

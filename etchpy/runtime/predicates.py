@@ -39,8 +39,10 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            if tv.kind == "value":
+            if tv.kind in ("value", "pair"):
                 out.setdefault(tv.source, TensorVar(tv.source, tv.order, tv.format))
+            if tv.kind == "pair":
+                out.setdefault(tv.other, TensorVar(tv.other, tv.order, tv.format))
             out.update({p: tv for p in tv.params})
     return out
 
@@ -61,8 +63,8 @@ def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
     sizes = _index_sizes(e, inputs)
     for name, acc in preds.items():
         tv = acc.tensor
-        if tv.kind == "value":
-            if tv.source not in inputs:
+        if tv.kind in ("value", "pair"):
+            if tv.source not in inputs or tv.kind == "pair" and tv.other not in inputs:
                 continue                      # check_names names it
             out[name] = _value(tv, inputs, sr)
             continue
@@ -76,8 +78,9 @@ def _index_sizes(e, inputs) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for acc in accesses(e):
         tv = acc.tensor
-        src = tv.source if isinstance(tv, CompareVar) and tv.kind == "value" else tv.name
-        if isinstance(tv, CompareVar) and tv.kind != "value" or src not in inputs:
+        valued = isinstance(tv, CompareVar) and tv.kind in ("value", "pair")
+        src = tv.source if valued else tv.name
+        if isinstance(tv, CompareVar) and not valued or src not in inputs:
             continue
         shape = getattr(inputs[src], "shape", None)
         shape = np.shape(inputs[src]) if shape is None else tuple(shape)
@@ -160,7 +163,11 @@ def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:
     recounted; a dense one: one or zero in place), O(stored entries)."""
     src = as_tensor(inputs[tv.source], TensorVar(tv.source, tv.order, tv.format), sr)
     op, b = tv.tests[0]
-    keep = _OPS[op](src.vals, _bound(tv, b, inputs))
+    if tv.kind == "pair":
+        other = as_tensor(inputs[tv.other], TensorVar(tv.other, tv.order, tv.format), sr)
+        keep = _pair_keep(tv, src, other, _OPS[op])
+    else:
+        keep = _OPS[op](src.vals, _bound(tv, b, inputs))
     levels, last = list(src.levels), src.format.levels[-1]
     if last.roles == ():                           # dense: every position stays
         vals = np.where(keep, sr.one, sr.zero).astype(sr.dtype)
@@ -175,3 +182,31 @@ def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:
                                                            dtype=sr.dtype),
                                   src.shape, tv.format, semiring=sr, name=tv.name)
     return Tensor._of((src.shape, tv.format, tuple(levels), vals, sr.zero), tv.name)
+
+
+def _pair_keep(tv: CompareVar, src: Tensor, other: Tensor, op) -> np.ndarray:
+    """Per stored entry of src: `other` stores an entry at its coordinates and
+    src's value op other's holds. O(stored entries) when both have one
+    structure (two value columns of one relation); else by sorting coordinates."""
+    if src.shape != other.shape:
+        raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
+                         f"{tv.other} {other.shape}; they are compared entry by entry")
+    same = src.format == other.format and len(src.vals) == len(other.vals) and all(
+        all(np.array_equal(x[r], y[r]) for r in x) for x, y in zip(src.levels, other.levels))
+    if same:
+        return np.asarray(op(src.vals, other.vals), dtype=bool)
+    (a, av), (b, bv) = src.to_coords(), other.to_coords()
+    ka, kb = _linear(a, src.shape), _linear(b, src.shape)
+    order = np.argsort(kb, kind="stable")
+    at = np.minimum(np.searchsorted(kb[order], ka), max(len(kb) - 1, 0))
+    found = (kb[order][at] == ka) if len(kb) else np.zeros(len(ka), dtype=bool)
+    w = bv[order][at] if len(kb) else np.zeros(len(ka), dtype=av.dtype)
+    return found & np.asarray(op(av, w), dtype=bool)
+
+
+def _linear(coords: np.ndarray, shape) -> np.ndarray:
+    """Coordinates as sortable keys: row-major positions, or records compared
+    lexicographically when the positions would pass int64's range."""
+    if math.prod(int(n) for n in shape) < 2**63:
+        return np.ravel_multi_index(tuple(coords), tuple(int(n) for n in shape)).astype(np.int64)
+    return np.rec.fromarrays(list(coords.astype(np.int64)))

@@ -44,7 +44,9 @@ class WorkspaceTarget(AppendTarget):
       touched bit per coordinate in `ws_bits`; the flush walks the touched
       coordinates in order (`ForSorted`: C walks the bits, or quicksorts the
       list when the touched coordinates are sparse in their range) and moves
-      each value out;
+      each value out, leaving `ws_vals` zero and `ws_bits` clear; so both are
+      Alloc'ed kept (tuning.kept_workspaces): C keeps them between calls and a
+      call costs O(touched), not a fill of n;
     * larger n: an open-addressing hash table (`hs_keys`, `hs_vals`, linear
       probing, capacity a power of two kept at least twice the touched count and
       doubled by rehashing), with `hs_slot[t]` the table slot of the t-th touched
@@ -74,19 +76,20 @@ class WorkspaceTarget(AppendTarget):
 
     def setup(self):
         v, size, zero = self.v, streams.dim_var(self.ws_var), self.zero()
+        kept = self.tuning.kept_workspaces      # the flush leaves vals and bits zero
         if self.hashed is False:        # the dense workspace alone (larger n: refused)
             return seq(super().setup(), Decl(v.ws_n, "index", ZERO),
-                       Alloc(v.ws_vals, "value", size, zero),
-                       Alloc(v.ws_list, "index", size, ZERO),
-                       Alloc(v.ws_bits, "bits", imp.sort_bits_words(size), ZERO))
+                       Alloc(v.ws_vals, "value", size, zero, kept),
+                       Alloc(v.ws_list, "index", size, None),
+                       Alloc(v.ws_bits, "bits", imp.sort_bits_words(size), ZERO, kept))
         hashed, first = Var(v.ws_hash), Const(self.tuning.hash_initial)
         dense_size = select(hashed, ONE, size)
         table = select(hashed, first, ONE)
         return seq(super().setup(), Decl(v.ws_n, "index", ZERO),
                    Decl(v.ws_hash, "bool", lt(Const(self.tuning.hash_workspace_dim), size)),
-                   Alloc(v.ws_vals, "value", dense_size, zero),
-                   Alloc(v.ws_list, "index", select(hashed, first, size), ZERO),
-                   Alloc(v.ws_bits, "bits", imp.sort_bits_words(dense_size), ZERO),
+                   Alloc(v.ws_vals, "value", dense_size, zero, kept),
+                   Alloc(v.ws_list, "index", select(hashed, first, size), None),
+                   Alloc(v.ws_bits, "bits", imp.sort_bits_words(dense_size), ZERO, kept),
                    Decl(v.hs_cap, "index", table), Decl(v.hs_h, "index", ZERO),
                    Decl(v.hs_t, "index", ZERO),
                    Alloc(v.hs_keys, "index", table, EMPTY),

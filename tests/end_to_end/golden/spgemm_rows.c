@@ -209,6 +209,82 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     return p;
 }
 
+/* The 8 bytes of an element of `size` bytes (a divisor of 8) repeated. */
+static inline uint64_t ep_fill_bits(const void *x, size_t size)
+{
+    uint64_t b = 0;
+    for (size_t k = 0; k + size <= 8; k += size) memcpy((char *)&b + k, x, size);
+    return b;
+}
+
+#if EP_MAP
+/* Arrays that a kernel gives back holding nothing but their fill (Imp's
+ * Alloc kept): up to EP_KEPT mapped blocks, with their fill's bytes in the
+ * header after the length, wait in the library, pages resident, for an array
+ * of that fill and about their size from a later call (on any thread), which
+ * then needs no fill pass: a workspace of n cells that a call touches t of
+ * costs O(t), not O(n). */
+#define EP_KEPT 4
+static size_t *ep_kept[EP_KEPT];   /* under ep_spares.lock */
+
+/* n elements of `size` bytes, each with the bytes of `fill`, from the kept
+ * blocks (the smallest of at least n and at most about 2n elements), or NULL:
+ * the caller then allocates and fills the array itself. */
+static void *ep_take_kept(size_t n, size_t size, uint64_t fill)
+{
+    if (n > (SIZE_MAX - EP_HEAD - 4096) / size || n * size < EP_MAP_BYTES) return NULL;
+    const size_t need = n * size + EP_HEAD;
+    ep_lock();
+    int at = -1;
+    for (int s = 0; s < EP_KEPT; s++) {
+        const size_t *b = ep_kept[s];
+        if (b && b[1] == fill && *b >= need && *b / 2 <= need + 4096 &&
+            (at < 0 || *b < *ep_kept[at]))
+            at = s;
+    }
+    size_t *b = at < 0 ? NULL : ep_kept[at];
+    if (b) ep_kept[at] = NULL;
+    ep_unlock();
+    return b ? (char *)b + EP_HEAD : NULL;
+}
+
+/* Gives back an array whose every element holds the bytes of `fill`: a mapped
+ * one is kept (in an empty slot, or in place of the smallest smaller kept
+ * block, which is released); any other is released. */
+static void ep_give_kept(void *p, size_t size, uint64_t fill)
+{
+    (void)size;
+    if (!p) return;
+    size_t *b = ep_head(p), *out = b;
+    if (*b) {
+        b[1] = fill;
+        ep_lock();
+        int at = -1;
+        for (int s = 0; s < EP_KEPT; s++) {
+            if (!ep_kept[s]) { at = s; break; }
+            if (*ep_kept[s] < *b && (at < 0 || *ep_kept[s] < *ep_kept[at])) at = s;
+        }
+        if (at >= 0) { out = ep_kept[at]; ep_kept[at] = b; }
+        ep_unlock();
+        if (!out) return;
+    }
+    ep_release((char *)out + EP_HEAD);
+}
+#else
+/* No kept arrays: each one is made and filled, and released. */
+static inline void *ep_take_kept(size_t n, size_t size, uint64_t fill)
+{
+    (void)n; (void)size; (void)fill;
+    return NULL;
+}
+
+static inline void ep_give_kept(void *p, size_t size, uint64_t fill)
+{
+    (void)size; (void)fill;
+    ep_release(p);
+}
+#endif
+
 static inline int ep_ctz64(uint64_t x)
 {
 #if defined(__GNUC__) || defined(__clang__)
@@ -323,14 +399,20 @@ int spgemm_rows(
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
     ws_vals_cap = ep_max(dim_k, 1);
-    ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
-    if (!ws_vals) goto fail;
+    ws_vals = (ep_val_t *)ep_take_kept((size_t)ws_vals_cap, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
+    if (!ws_vals) {
+        ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
+        if (!ws_vals) goto fail;
+    }
     ws_list_cap = ep_max(dim_k, 1);
-    ws_list = (ep_idx_t *)ep_calloc((size_t)ws_list_cap, sizeof(ep_idx_t));
+    ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
     ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
-    ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
-    if (!ws_bits) goto fail;
+    ws_bits = (uint64_t *)ep_take_kept((size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
+    if (!ws_bits) {
+        ws_bits = (uint64_t *)ep_calloc((size_t)ws_bits_cap, sizeof(uint64_t));
+        if (!ws_bits) goto fail;
+    }
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
@@ -458,9 +540,9 @@ int spgemm_rows(
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
-    ep_release(ws_vals);
+    ep_give_kept(ws_vals, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
     ep_release(ws_list);
-    ep_release(ws_bits);
+    ep_give_kept(ws_bits, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;
 fail:
     ep_release(out_pos1);
