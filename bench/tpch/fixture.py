@@ -21,7 +21,7 @@ import json
 import numpy as np
 
 from bench.tpch import data
-from bench.tpch.queries import QUERIES
+from bench.tpch.catalog import QUERIES
 
 
 def narrow(a: np.ndarray) -> np.ndarray:

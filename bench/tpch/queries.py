@@ -1,9 +1,9 @@
-"""TPC-H Q5, Q9 and Q3 written with ep.relation, ep.Keys and ep.decode.
+"""TPC-H Q5, Q9, Q3 and Q6 written with ep.relation, ep.Keys and ep.decode.
 
     tries = build(cols)                  the tables as tries (cols: data.tables(sf))
-    QUERIES["Q5"].run(tries, **params)   one warm query: {column: numpy array}
-    QUERIES["Q5"].params                 three sets of TPC-H substitution parameters
-    QUERIES["Q5"].sql(params, dialect)   the same query in SQL ("duckdb" or "sqlite")
+    q5(tries, **params)                  one warm query: {column: numpy array}
+
+bench/tpch/catalog.py gives each query's SQL and parameter sets (QUERIES).
 
 `build` depends only on the tables and on each trie's level order, never on a
 query's constants: the date ranges, the region, the colour and the market
@@ -17,9 +17,6 @@ Kernels are compiled once per process with optimize=False and a fixed loop
 order (the trie orders below are chosen for it); ep.compile caches them.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -55,6 +52,9 @@ TRIES = {
     "Q3": {"O3": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
            "C3": ("customer", ["c_custkey", "c_mktsegment"], {}),
            "L3": ("lineitem", ["l_orderkey", "l_shipdate"], {"values": "rev"})},
+    # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
+    "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
+                  {"values": "disc_price"})},
 }
 # the key columns of each join, coded by one Keys (built from the first column)
 SHARED = {"orderkey": ("orders.o_orderkey", "l_orderkey"), "custkey": ("customer.c_custkey",
@@ -108,7 +108,7 @@ class ClusteredKeys(ep.Keys):
         return self._values[np.asarray(codes)]
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3"), *, cluster: bool = True) -> dict:
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
     their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
@@ -150,6 +150,7 @@ def _table(cols: dict, name: str) -> dict:
     t = {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
     if name == "lineitem":      # a computed column of the table (no query constant)
         t["rev"] = t["l_extendedprice"] * (1.0 - t["l_discount"])
+        t["disc_price"] = t["l_extendedprice"] * t["l_discount"]
     return t
 
 
@@ -271,92 +272,32 @@ def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 
             "o_shippriority": attrs["o_shippriority"][code]}
 
 
-# ---- the same queries in SQL, and the parameter sets ------------------------------
+# ---- Q6: forecasting revenue change ------------------------------------------------
 
-SQL = {
-    "Q5": """
-SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
-FROM customer, orders, lineitem, supplier, nation, region
-WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
-  AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey
-  AND n_regionkey = r_regionkey AND r_name = '{region}'
-  AND o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date1}'
-GROUP BY n_name ORDER BY revenue DESC""",
-    "Q9": """
-SELECT nation, o_year, sum(amount) AS sum_profit FROM (
-  SELECT n_name AS nation, {year} AS o_year,
-         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
-  FROM part, supplier, lineitem, partsupp, orders, nation
-  WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
-    AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
-    AND p_name LIKE '%{color}%') AS profit
-GROUP BY nation, o_year ORDER BY nation, o_year DESC""",
-    "Q3": """
-SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate,
-       o_shippriority
-FROM customer, orders, lineitem
-WHERE c_mktsegment = '{segment}' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
-  AND o_orderdate < {D}'{date}' AND l_shipdate > {D}'{date}'
-GROUP BY l_orderkey, o_orderdate, o_shippriority
-ORDER BY revenue DESC, o_orderdate LIMIT 10""",
-}
-DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
-           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)"}}
+def predicates_q6(tries, date: str, discount: float, quantity: int) -> dict:
+    """Q6's predicates, each a range of one level's codes (ep.between: a skip):
+    ship dates in [date, date + 1 year), discounts within discount ± 0.01 and
+    quantities below `quantity`."""
+    keys = tries["L6"].keys
+    d0 = days(date)
+    dlo, dhi = keys[0].codes_between(d0, days(f"{int(date[:4]) + 1}{date[4:]}"))
+    eps = 1e-9                                   # the decimal bounds are inclusive
+    clo, chi = keys[1].codes_between(discount - 0.01 - eps, discount + 0.01 + eps)
+    _, qhi = keys[2].codes_between(None, quantity)
+    return {"dlo": dlo, "dhi": dhi, "clo": clo, "chi": chi, "qhi": qhi}
 
 
-@dataclass(frozen=True)
-class Query:
-    """A query: its etchpy function, its SQL and three substitution parameter sets.
-    `columns` names the result columns in SQL's order."""
-
-    name: str
-    run: Callable[..., dict]
-    params: tuple[dict, ...]
-    columns: tuple[str, ...]
-
-    def sql(self, params: dict, dialect: str = "duckdb") -> str:
-        extra = {}
-        if "date" in params and self.name == "Q5":
-            extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
-        return SQL[self.name].format(**params, **extra, **DIALECT[dialect])
+def q6_expr(tries):
+    d, c, q = ep.indices("d c q")
+    body = (tries["L6"].var("L6")[d, c, q] * ep.between(d, "dlo", "dhi")
+            * ep.between(c, "clo", "chi") * ep.between(q, None, "qhi"))
+    return ep.sum((d, c, q), body), "d c q"
 
 
-QUERIES = {
-    "Q5": Query("Q5", q5, ({"region": "ASIA", "date": "1994-01-01"},
-                           {"region": "EUROPE", "date": "1995-01-01"},
-                           {"region": "AMERICA", "date": "1997-01-01"}),
-                ("n_name", "revenue")),
-    "Q9": Query("Q9", q9, ({"color": "green"}, {"color": "blue"}, {"color": "ivory"}),
-                ("nation", "o_year", "sum_profit")),
-    "Q3": Query("Q3", q3, ({"segment": "BUILDING", "date": "1995-03-15"},
-                           {"segment": "AUTOMOBILE", "date": "1995-03-01"},
-                           {"segment": "MACHINERY", "date": "1995-03-31"}),
-                ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")),
-}
-VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue"}
-
-
-def rows_of(result: dict, query: Query) -> list[tuple]:
-    """A result's rows as tuples in the query's column order (dates as ISO text)."""
-    cols = [result[c] for c in query.columns]
-    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
-
-
-def _plain(col, v):
-    if col.endswith("date") and not isinstance(v, str):
-        return str(np.datetime64(int(v), "D")) if isinstance(v, (int, np.integer)) \
-            else str(v)
-    return v.item() if hasattr(v, "item") else v
-
-
-def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) -> bool:
-    """Row lists equal, the value column up to float summation order."""
-    if len(got) != len(want):
-        return False
-    vi = query.columns.index(VALUE[query.name])
-    for g, w in zip(got, want):
-        if any(a != b for i, (a, b) in enumerate(zip(g, w)) if i != vi):
-            return False
-        if not np.isclose(float(g[vi]), float(w[vi]), rtol=rtol, atol=1e-6):
-            return False
-    return True
+def q6(tries, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 24) -> dict:
+    """revenue: Σ l_extendedprice · l_discount over the lines shipped in the year
+    from `date` with a discount within 0.01 of `discount` and fewer than
+    `quantity` items."""
+    kern = _kernel(*q6_expr(tries))
+    rev = kern(L6=tries["L6"].tensor, **predicates_q6(tries, date, discount, quantity))
+    return {"revenue": np.array([float(rev)])}

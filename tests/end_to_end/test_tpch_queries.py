@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench.tpch.queries import QUERIES, build, rows_of, same
+from bench.tpch.catalog import QUERIES, rows_of, same
+from bench.tpch.queries import build
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -35,7 +36,7 @@ def tries_by_key(fixture):
     return build(fixture[0], cluster=False)
 
 
-@pytest.mark.parametrize("name", ["Q5", "Q9", "Q3"])
+@pytest.mark.parametrize("name", ["Q5", "Q9", "Q3", "Q6"])
 @pytest.mark.parametrize("cluster", [True, False], ids=["by date", "by key"])
 def test_query_gives_duckdbs_rows_for_every_parameter_set(fixture, request, name, cluster):
     tries = request.getfixturevalue("tries" if cluster else "tries_by_key")

@@ -1,0 +1,114 @@
+"""The TPC-H queries of bench/tpch/queries.py as a catalogue: each one's etchpy
+function, its SQL (DuckDB or SQLite dialect), three sets of substitution
+parameters, and the comparison of its rows with a database's.
+
+    QUERIES["Q5"].run(tries, **params)   one warm query: {column: numpy array}
+    QUERIES["Q5"].params                 three sets of TPC-H substitution parameters
+    QUERIES["Q5"].sql(params, dialect)   the same query in SQL ("duckdb" or "sqlite")
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from bench.tpch.queries import q3, q5, q6, q9
+
+SQL = {
+    "Q5": """
+SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue
+FROM customer, orders, lineitem, supplier, nation, region
+WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey AND l_suppkey = s_suppkey
+  AND c_nationkey = s_nationkey AND s_nationkey = n_nationkey
+  AND n_regionkey = r_regionkey AND r_name = '{region}'
+  AND o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date1}'
+GROUP BY n_name ORDER BY revenue DESC""",
+    "Q9": """
+SELECT nation, o_year, sum(amount) AS sum_profit FROM (
+  SELECT n_name AS nation, {year} AS o_year,
+         l_extendedprice * (1 - l_discount) - ps_supplycost * l_quantity AS amount
+  FROM part, supplier, lineitem, partsupp, orders, nation
+  WHERE s_suppkey = l_suppkey AND ps_suppkey = l_suppkey AND ps_partkey = l_partkey
+    AND p_partkey = l_partkey AND o_orderkey = l_orderkey AND s_nationkey = n_nationkey
+    AND p_name LIKE '%{color}%') AS profit
+GROUP BY nation, o_year ORDER BY nation, o_year DESC""",
+    "Q3": """
+SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, o_orderdate,
+       o_shippriority
+FROM customer, orders, lineitem
+WHERE c_mktsegment = '{segment}' AND c_custkey = o_custkey AND l_orderkey = o_orderkey
+  AND o_orderdate < {D}'{date}' AND l_shipdate > {D}'{date}'
+GROUP BY l_orderkey, o_orderdate, o_shippriority
+ORDER BY revenue DESC, o_orderdate LIMIT 10""",
+    "Q6": """
+SELECT sum(l_extendedprice * l_discount) AS revenue
+FROM lineitem
+WHERE l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date1}'
+  AND l_discount BETWEEN {discount} - 0.01 AND {discount} + 0.01
+  AND l_quantity < {quantity}""",
+}
+DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
+           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)"}}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query: its etchpy function, its SQL and three substitution parameter sets.
+    `columns` names the result columns in SQL's order."""
+
+    name: str
+    run: Callable[..., dict]
+    params: tuple[dict, ...]
+    columns: tuple[str, ...]
+
+    def sql(self, params: dict, dialect: str = "duckdb") -> str:
+        extra = {}
+        if "date" in params and self.name in ("Q5", "Q6"):
+            extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
+        return SQL[self.name].format(**params, **extra, **DIALECT[dialect])
+
+
+QUERIES = {
+    "Q5": Query("Q5", q5, ({"region": "ASIA", "date": "1994-01-01"},
+                           {"region": "EUROPE", "date": "1995-01-01"},
+                           {"region": "AMERICA", "date": "1997-01-01"}),
+                ("n_name", "revenue")),
+    "Q9": Query("Q9", q9, ({"color": "green"}, {"color": "blue"}, {"color": "ivory"}),
+                ("nation", "o_year", "sum_profit")),
+    "Q3": Query("Q3", q3, ({"segment": "BUILDING", "date": "1995-03-15"},
+                           {"segment": "AUTOMOBILE", "date": "1995-03-01"},
+                           {"segment": "MACHINERY", "date": "1995-03-31"}),
+                ("l_orderkey", "revenue", "o_orderdate", "o_shippriority")),
+    "Q6": Query("Q6", q6, ({"date": "1994-01-01", "discount": 0.06, "quantity": 24},
+                           {"date": "1995-01-01", "discount": 0.05, "quantity": 25},
+                           {"date": "1997-01-01", "discount": 0.07, "quantity": 24}),
+                ("revenue",)),
+}
+VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue"}
+
+
+def rows_of(result: dict, query: Query) -> list[tuple]:
+    """A result's rows as tuples in the query's column order (dates as ISO text)."""
+    cols = [result[c] for c in query.columns]
+    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
+
+
+def _plain(col, v):
+    if col.endswith("date") and not isinstance(v, str):
+        return str(np.datetime64(int(v), "D")) if isinstance(v, (int, np.integer)) \
+            else str(v)
+    return v.item() if hasattr(v, "item") else v
+
+
+def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) -> bool:
+    """Row lists equal, the value column up to float summation order."""
+    if len(got) != len(want):
+        return False
+    vi = query.columns.index(VALUE[query.name])
+    for g, w in zip(got, want):
+        if any(a != b for i, (a, b) in enumerate(zip(g, w)) if i != vi):
+            return False
+        if not np.isclose(float(g[vi]), float(w[vi]), rtol=rtol, atol=1e-6):
+            return False
+    return True
