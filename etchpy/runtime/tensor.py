@@ -150,8 +150,10 @@ class Tensor:
     @classmethod
     def from_coords_columns(cls, coords, columns, shape, format="coo", *, semiring=None,
                             name: str = "tensor") -> list["Tensor"]:
-        """One tensor per value array in `columns`, all over the same `coords`, as
-        `from_coords` builds them; the entries are sorted and combined once.
+        """One tensor per value array in `columns` (each (nnz,)), all over the same
+        `coords` (order, nnz), of `shape`, stored in `format`, duplicates combined
+        with the add of `semiring`, `name` in errors: what `from_coords` builds
+        for each column, with the entries sorted and combined once.
 
             >>> a, b = ep.Tensor.from_coords_columns([[1, 0]], [[5.0, 7.0], [1.0, 2.0]], (2,))
             >>> a.to_dense(), b.to_dense()
