@@ -161,7 +161,7 @@ def mapped_problems(draw):
     if shape == "nested":
         outer = draw(st.sampled_from(FNS))
         e = ep.map(outer, e, ARGS.get(outer))
-    elif shape in ("times", "plus"):
+    elif shape in ("times", "plus") and list(accesses(p.expr)):    # none: a literal
         other = draw(st.sampled_from(list(accesses(p.expr))))
         e = e * other if shape == "times" else e + other
     elif shape == "sum" and e.free:
