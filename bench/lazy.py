@@ -52,9 +52,14 @@ def logistic_gradient(F, X, U, V, M, w, y):
     return X.T @ (1 / (1 + F.exp(-(X @ w))) - y),
 
 
+def least_squares_gradient(F, X, U, V, M, w, y):
+    return X.T @ (X @ w - y),
+
+
 PROGRAMS = [("squared loss", squared_loss), ("PNMF objective", pnmf),
             ("masked ALS gradient", als_gradient), ("two gradients, shared R", shared_residual),
-            ("logistic gradient", logistic_gradient)]
+            ("logistic gradient", logistic_gradient),
+            ("least-squares gradient", least_squares_gradient)]
 GATED = {"squared loss", "PNMF objective", "masked ALS gradient", "two gradients, shared R"}
 
 
