@@ -11,7 +11,11 @@ dense factor is not finite); the others are fused into their consumers. The
     `Xᵀ·(σ(X·w) - y)`): one step of its own, or fused into the reading kernel
     (its map then materialised alone);
   - a matrix product read by element-wise work (`X·w` in `σ(X·w)`): its own
-    step (the work then a numpy expression on it), or fused into the work.
+    step (the work then a numpy expression on it), or fused into the work;
+  - dense element-wise work holding a product, the dense operand of a product
+    with a sparse input (`X·w − y` in `Xᵀ·(X·w − y)`): one step of its own (the
+    outer product then a library product), or fused into the outer product's
+    kernel.
 A plan (a set of materialised candidates) is priced as the sum over its steps
 (the results and the materialised nodes, each counted once however many read
 it) of the cost model's work of the step's fused index expression
@@ -32,6 +36,7 @@ from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from ..tuning import DEFAULT
 from .array import LazyArray
+from .kernel import is_sparse
 from .sample import _outer, expensive
 from .steps import contracts, does_work
 from .translate import Translator
@@ -67,11 +72,20 @@ def candidates(ev, outs) -> list:
         lift = parent is not None and parent.op in ("matmul", "sum") and ev.lifts(n)
         product = (n.op == "matmul" and parent is not None and parent.op in ELEMENTWISE
                    and not _outer(n))
-        if shared or lift or product:
+        if shared or lift or product or _sparse_operand(n, parent):
             found.append(n)
     for o in outs:
         walk(o, None)
     return found
+
+
+def _sparse_operand(n: LazyArray, parent) -> bool:
+    """Is n dense element-wise work holding a product, read as the dense operand
+    of a product with a sparse input (or its transpose)?"""
+    if parent is None or parent.op != "matmul" or n.op not in ELEMENTWISE or n is parent.args[0]:
+        return False
+    a = parent.args[0].args[0] if parent.args[0].op == "T" else parent.args[0]
+    return a.op == "leaf" and is_sparse(a.param) and contracts(n)
 
 
 class Pricer:

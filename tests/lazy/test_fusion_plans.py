@@ -48,6 +48,7 @@ def test_every_plan_of_fixed_programs_gives_numpys_answer():
     zd = np.exp(Xd @ W) * 0.5 + Y
     assert check([x.T @ z, z.sum(), x.T @ (1 / (1 + ep.exp(-(x @ w))) - y)],
                  [Xd.T @ zd, zd.sum(), Xd.T @ (1 / (1 + np.exp(-(Xd @ W))) - Y)]) >= 4
+    assert check([x.T @ (x @ w - y)], [Xd.T @ (Xd @ W - Y)]) == 4   # a sparse operand
     s = u @ w                                         # a shared product
     assert check([s.sum(), ep.sqrt(s * s + 1)], [(U @ W).sum(), np.sqrt((U @ W) ** 2 + 1)]) >= 2
 
@@ -68,3 +69,17 @@ def test_explain_shows_candidates_and_the_cheapest_plan():
     assert "C0: (X0 @ X1)" in text and "chosen plan:" in text and "rules' plan:" in text
     costs = [float(ln.rsplit("cost ", 1)[1]) for ln in text.splitlines() if "plan:  " in ln]
     assert costs[1] <= costs[0]
+
+
+def test_a_dense_operand_of_a_sparse_product_can_be_materialised():
+    """Xᵀ·(X·w − y): X·w − y is a candidate; materialised, both products are
+    library products (the plan chosen at these sizes; at a few hundred rows one
+    kernel is cheaper)."""
+    n = 2000
+    Xb = sp.random_array((n, n), density=0.01, format="csr", random_state=5)
+    x, w, y = ep.lazy(Xb), ep.lazy(np.ones(n)), ep.lazy(np.arange(n, dtype=float))
+    text = ep.explain(x.T @ (x @ w - y))
+    assert "C1: ((X0 @ X1) + (-1 * X2))" in text
+    assert text.count("scipy product") == 2
+    got = (x.T @ (x @ w - y)).compute()
+    np.testing.assert_allclose(got, Xb.T @ (Xb @ np.ones(n) - np.arange(n)), rtol=1e-10)
