@@ -3,6 +3,7 @@ csc array sharing the wrapped object's arrays) and its dtype check."""
 from __future__ import annotations
 
 import numbers
+import weakref
 
 import numpy as np
 
@@ -27,10 +28,7 @@ def leaf_value(x):
                              f"shape {x.shape}")
         if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
             return x
-        y = sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
-        if y.format == x.format:    # shares x's arrays: keep x's cached sortedness (O(nnz))
-            y.has_sorted_indices = x.has_sorted_indices
-        return y
+        return _array_view(x, sps)
     if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
         arr = np.asarray(x)
         if arr.ndim > 2:
@@ -39,6 +37,27 @@ def leaf_value(x):
         return arr
     raise InputError(f"ep.lazy takes a numpy array, a scipy.sparse array or matrix or an "
                      f"ep.Tensor, got {type(x).__name__}")
+
+
+# id of a wrapped scipy matrix -> (a weak reference to it, its arrays, its array view)
+_VIEWS: dict = {}
+
+
+def _array_view(x, sps):
+    """The csr/csc array (numpy semantics) of the scipy matrix `x`, sharing its
+    arrays; the same object while x holds the same arrays, so that what is kept
+    per array across calls (its sortedness, its transpose) is kept for x too."""
+    arrays = tuple(getattr(x, a, None) for a in ("data", "indices", "indptr")) + (x.shape,)
+    hit = _VIEWS.get(id(x))
+    if hit is not None and hit[0]() is x and all(
+            a is b for a, b in zip(hit[1][:3], arrays[:3])) and hit[1][3] == arrays[3]:
+        return hit[2]
+    y = sps.csc_array(x) if x.format == "csc" else sps.csr_array(x)
+    if y.format == x.format:    # shares x's arrays: keep x's cached sortedness (O(nnz))
+        y.has_sorted_indices = x.has_sorted_indices
+        key = id(x)
+        _VIEWS[key] = (weakref.ref(x, lambda _, k=key: _VIEWS.pop(k, None)), arrays, y)
+    return y
 
 
 def check_dtype(dtype, what):

@@ -107,3 +107,23 @@ def test_sampled_programs_are_replayed_on_new_arrays():
         want = _programs(np, Xd, Md, U, V)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g.toarray() if sp.issparse(g) else g, w, rtol=1e-9)
+
+
+def test_a_wrapped_scipy_matrix_has_one_array_view_while_its_arrays_are_the_same():
+    """ep.lazy of a csr_matrix holds a csr_array over its arrays; wrapping the same
+    matrix again gives the same view (so its kept transpose and sortedness are
+    reused), a matrix whose arrays were replaced a new one, with the new values."""
+    m = sp.random(30, 20, density=0.2, format="csr", random_state=2)
+    v = np.arange(20.0)
+    first, again = ep.lazy(m), ep.lazy(m)
+    assert first.param is again.param and sp.issparse(first.param)
+    want = m.T @ (m @ v)
+    np.testing.assert_allclose((ep.lazy(m).T @ (ep.lazy(m) @ v)).compute(), want)
+    m.data = m.data * 2                               # arrays replaced: a new view
+    np.testing.assert_allclose((ep.lazy(m).T @ (ep.lazy(m) @ v)).compute(), 4 * want)
+    m.data *= 0.5                                     # values changed in place: shared
+    np.testing.assert_allclose((ep.lazy(m).T @ (ep.lazy(m) @ v)).compute(), want)
+    ref = weakref.ref(m)
+    del m, first, again
+    gc.collect()
+    assert ref() is None                              # the view does not keep m alive
