@@ -36,7 +36,7 @@ from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from ..tuning import DEFAULT
 from .array import LazyArray
-from .kernel import is_sparse
+from .regions import sparse_input
 from .sample import _outer, expensive
 from .steps import contracts, does_work
 from .translate import Translator
@@ -82,10 +82,8 @@ def candidates(ev, outs) -> list:
 def _sparse_operand(n: LazyArray, parent) -> bool:
     """Is n dense element-wise work holding a product, read as the dense operand
     of a product with a sparse input (or its transpose)?"""
-    if parent is None or parent.op != "matmul" or n.op not in ELEMENTWISE or n is parent.args[0]:
-        return False
-    a = parent.args[0].args[0] if parent.args[0].op == "T" else parent.args[0]
-    return a.op == "leaf" and is_sparse(a.param) and contracts(n)
+    return (parent is not None and parent.op == "matmul" and n.op in ELEMENTWISE
+            and n is parent.args[1] and sparse_input(parent.args[0]) and contracts(n))
 
 
 class Pricer:

@@ -16,6 +16,12 @@ from .kernel import Dry, is_sparse
 from .sample import Op, Sampler
 
 
+def sparse_input(a: LazyArray) -> bool:
+    """Is `a` a sparse input, or the transpose of one (what scipy multiplies)?"""
+    s = a.args[0] if a.op == "T" else a
+    return s.op == "leaf" and is_sparse(s.param)
+
+
 class Regions:
     """The numpy and scipy steps of an Evaluator (see the module doc)."""
 
@@ -25,9 +31,8 @@ class Regions:
         dense operand that is an input or materialised (scipy runs it)."""
         if not self.optimize or n.op != "matmul":
             return False
-        a, b = n.args
-        s = a.args[0] if a.op == "T" else a
-        return (s.op == "leaf" and is_sparse(s.param) and b.op != "const"
+        b = n.args[1]
+        return (sparse_input(n.args[0]) and b.op != "const"
                 and self.support(b) is None and self.boundary(b, 1))
 
     def _scipy_product(self, n: LazyArray):
