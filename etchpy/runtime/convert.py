@@ -55,6 +55,10 @@ def from_coords_columns(coords, columns, shape, format, sr, name) -> list[Parts]
     fmt = Format.parse(format, len(shape))
     columns = [_as_values(v, sr, name) for v in columns]
     coords = _as_coords(coords, shape, len(columns[0]) if columns else 0, name)
+    for values in columns:
+        if len(values) != coords.shape[1]:
+            raise InputError(f"tensor {name!r}: {len(values)} values for "
+                             f"{coords.shape[1]} coordinates")
     storage = coords[list(fmt.mode_order)]
     perm = sort_order(storage)
     if perm is not None:
@@ -64,9 +68,6 @@ def from_coords_columns(coords, columns, shape, format, sr, name) -> list[Parts]
         storage = storage.take(starts, axis=1)
     out = []
     for values in columns:
-        if len(values) != coords.shape[1]:
-            raise InputError(f"tensor {name!r}: {len(values)} values for "
-                             f"{coords.shape[1]} coordinates")
         values = combine(values if perm is None else values[perm], starts, sr.add.py)
         levels, vals = _pack(storage, values, shape, fmt, sr.zero)
         out.append(Parts(shape, fmt, levels, vals, sr.zero))
