@@ -189,8 +189,6 @@ def _csc(m, idt, dtype, values):
             t.data.astype(dtype) if values else None)
 
 
-
-
 DRIVERS = ("auto", "c", "python")
 
 
