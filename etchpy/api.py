@@ -38,7 +38,7 @@ from .expr.einsum import einsum_expr
 from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
-from .runtime.predicates import parameter_names
+from .runtime.predicates import dense_value, parameter_names
 from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, make_output, positional_error, prepare_semiring)
@@ -233,7 +233,8 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, inp
                                      for a in (t.vals, *(x for lv in t.levels
                                                          for x in lv.values()))])
     if backend == "reference":
-        dense_in = {name: t.to_dense() for name, t in bound.items()}
+        decl = tensors(e)
+        dense_in = {name: dense_value(decl.get(name), t, sr) for name, t in bound.items()}
         result = make_output(reference.evaluate(e, sr, dense_in, out_ix), shape, output, sr)
     else:
         values = run_plan_streams(plan, bound, sizes, sr, check=check)

@@ -29,7 +29,8 @@ class CompareVar(TensorVar):
     """The implicit 0/1 tensor of a comparison (see the module docstring).
 
     kind "range" (order 1): the coordinates c with c `op` bound for each (op,
-    bound) of `tests`; "index" (order 2): c0 `op` c1, tests ((op, None),);
+    bound) of `tests`; "index" (order 2, "dense": either index may be the outer
+    loop, and nothing is stored): c0 `op` c1, tests ((op, None),);
     "value" (the order and format of the tensor `source`): the entries `source`
     stores whose value v has v `op` bound (an absent entry is no row); "pair"
     (likewise): the entries that both `source` and `other` store, at the same
@@ -90,7 +91,7 @@ def compare(a, op: str, b) -> Access:
     if isinstance(a, Index) and isinstance(b, Index):
         if a == b:
             raise ExpressionTypeError(f"{a} {op} {a} compares an index with itself")
-        var = CompareVar(f"{COMPARE_PREFIX}{a}_{OPS[op]}_{b}", 2, "csr", kind="index",
+        var = CompareVar(f"{COMPARE_PREFIX}{a}_{OPS[op]}_{b}", 2, "dense", kind="index",
                          tests=((op, None),))
         return Predicate(var, (a, b))
     if isinstance(a, Index):

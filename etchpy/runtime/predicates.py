@@ -7,7 +7,8 @@ comparison holds and nothing elsewhere:
 
     range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
             (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1)
-    index   c0 op c1 on two indices: a csr tensor of the pairs that hold
+    index   c0 op c1 on two indices: nothing stored (a dense tensor without
+            values; its stream makes the pairs from the coordinates)
     value   v op bound at the entries the source input stores: the source's
             structure restricted to them, in the source's format
 
@@ -140,20 +141,23 @@ def _ones(n: int, dtype, one) -> np.ndarray:
 
 
 def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
-    """The pairs (r, c) with r op c, csr: row r holds the columns first(r)..last(r)."""
-    n, m = dims
-    op = tv.tests[0][0]
-    r = np.arange(n, dtype=np.int64)
-    first = {"<": r + 1, "<=": r, ">": np.zeros(n, np.int64), ">=": np.zeros(n, np.int64)}[op]
-    end = {"<": np.full(n, m), "<=": np.full(n, m), ">": r, ">=": r + 1}[op]
-    first, end = np.clip(first, 0, m), np.clip(end, 0, m)
-    counts = np.maximum(end - first, 0)
-    pos = np.concatenate([[0], np.cumsum(counts)])
-    crd = np.arange(int(pos[-1]), dtype=np.int64) - np.repeat(pos[:-1] - first, counts)
-    idx = np.int32 if max(n, m, int(pos[-1])) < 2**31 - 1 else np.int64
-    levels = ({}, {"pos": pos.astype(idx), "crd": crd.astype(idx)})
-    vals = np.full(int(pos[-1]), sr.one, dtype=sr.dtype)
-    return Tensor((n, m), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
+    """An index comparison's tensor: its shape and nothing stored (a dense tensor
+    without values), since its stream reads no array (streams.from_expr
+    index_compare). `dense_value` gives its values."""
+    levels = tuple({} for _ in dims)
+    return Tensor._of((tuple(dims), tv.format, levels, np.empty(0, sr.dtype), sr.zero),
+                      tv.name)
+
+
+def dense_value(tv, t: Tensor, sr: Semiring) -> np.ndarray:
+    """The dense value of `t`, bound as the input declared `tv` (None for a
+    conversion the plan made): for an index comparison, which stores nothing,
+    one where r op c holds at (r, c) and zero elsewhere; else t.to_dense()."""
+    if not (isinstance(tv, CompareVar) and tv.kind == "index"):
+        return t.to_dense()
+    n, m = t.shape
+    holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None], np.arange(m)[None, :])
+    return np.where(holds, sr.one, sr.zero).astype(sr.dtype)
 
 
 def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:

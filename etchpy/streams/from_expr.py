@@ -139,6 +139,8 @@ class Lowerer:
         b = self.bindings[acc.tensor.name]
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "range":
             return self.range_access(b, acc.indices[0].name, levels)
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
+            return self.index_compare(acc, levels)
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)
@@ -163,6 +165,35 @@ class Lowerer:
                 return replicate(self.names, levels[k], dim_var(levels[k]), build(k + 1))
             return bounded_range(self.names, var, lo, hi, build(k + 1))
         return build(0)
+
+    def index_compare(self, acc: Access, levels) -> Value:
+        """An index comparison a op b (expr.compare, kind "index"), which stores
+        nothing: the first of a, b in `levels` is every coordinate c (it
+        locates), the other a bounded range whose ends are read off c (a < b
+        with a outer: b in c+1..dim_b-1), one there; the other levels
+        replicate. O(1) memory, and a product walks only the range."""
+        a, b = (ix.name for ix in acc.indices)
+        op = acc.tensor.tests[0][0]
+        outer, inner = (a, b) if levels.index(a) < levels.index(b) else (b, a)
+        if outer == b:                 # a op c as c op' a
+            op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+        dim = dim_var(inner)
+
+        def ends(c):                   # the x with c op x
+            return {"<": (imp.add(c, ONE), dim), "<=": (c, dim),
+                    ">": (ZERO, imp.min_(c, dim)),
+                    ">=": (ZERO, imp.min_(imp.add(c, ONE), dim))}[op]
+
+        def build(k, c) -> Value:
+            if k == len(levels):
+                return Const(self.sr.one, "value")
+            v = levels[k]
+            if v == outer:
+                return range_stream(self.names, v, dim_var(v), lambda x: build(k + 1, x))
+            if v == inner:
+                return bounded_range(self.names, v, *ends(c), build(k + 1, c))
+            return replicate(self.names, v, dim_var(v), build(k + 1, c))
+        return build(0, None)
 
     def dense_access(self, b: Binding, names, levels) -> Value:
         """A dense tensor locates any coordinate, so it follows any loop order."""
