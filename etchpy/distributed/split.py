@@ -90,7 +90,8 @@ def plan(kern, parts: dict) -> Split:
     ({name: Partitioned}); raises InputError naming what does not split and which
     modes would."""
     if len(kern.tensors) != len(kern._users):
-        _refuse("the expression takes a diagonal (an implicit identity input)", kern, parts)
+        _refuse("the expression takes a diagonal or a comparison (an input made at call "
+                "time from the whole inputs' coordinates)", kern, parts)
     first_name, first = next(iter(parts.items()))
     why = _why_not(kern, first_name, first.mode)
     if why is not None:

@@ -163,6 +163,10 @@ def test_refused_split_says_why_and_which_modes_work(client):
     assert "refused" in ep.distributed.explain(kern, **inputs)
     rows = ep.partition(M, mode=0, blocks=2, client=client)
     np.testing.assert_allclose(kern(**dict(inputs, A=rows)), M @ np.ones(8) + 1)
+    # a comparison is made from coordinates, which a block would see as its own
+    upper = ep.compile(ep.sum(j, A[i, j] * (i < j)))
+    with pytest.raises(ep.InputError, match="a diagonal or a comparison"):
+        upper(A=rows)
 
 
 def test_memory_limit_is_checked_with_sizes():
