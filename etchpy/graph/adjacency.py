@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..runtime.tensor import Tensor
+from ..tuning import DEFAULT
 
 
 class Graph:
@@ -124,15 +125,12 @@ def frontier(idx: np.ndarray, vals, n: int, fill, idx_dtype, name: str = "f") ->
                   unsafe_skip_order_check=True, name=name)
 
 
-# below this many vertices a scan of all of them costs less than the dozen numpy
-# calls that gather the frontier's out-edges
-SCAN_BELOW = 1 << 18
-
-
-def changed(csr, front: np.ndarray, hit, scan_below: int = SCAN_BELOW) -> np.ndarray:
+def changed(csr, front: np.ndarray, hit, scan_below: int = DEFAULT.scan_below) -> np.ndarray:
     """The sorted distinct vertices i with hit(i) true, where hit is a vectorised
     predicate true only at out-neighbours of `front` (a step's candidates): when
-    the graph is large (scan_below vertices or more) and the frontier's out-edges
+    the graph is large (scan_below vertices or more, Tuning.scan_below: below,
+    a scan costs less than the numpy calls that gather the frontier's out-edges)
+    and the frontier's out-edges
     are few (under n/16) only they are examined, in O(m + h log h) for m edges
     and h hits, rather than every vertex."""
     n = csr.shape[0]

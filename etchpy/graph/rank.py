@@ -20,17 +20,18 @@ from ..runtime.tensor import Tensor
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
+from ..tuning import DEFAULT, Tuning, of as tuning_of
 from . import adjacency as adj
 from .fixpoint import fixpoint, within
 
 
 @functools.cache
-def _pull_kernel(iso: bool = False):
+def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT):
     """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread."""
     i, j = indices("i j")
     A, w = etensor("A", 2, format="csc", iso=iso), etensor("w", 1)
     return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * w[j]),
-                      semiring=semirings.real)
+                      semiring=semirings.real, tuning=tuning)
 
 
 def _operand(G):
@@ -52,13 +53,16 @@ def _pattern(M, name) -> Tensor:
     return Tensor(C.shape, "csc", levels, np.ones(C.nnz), name=name).pattern()
 
 
-def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
+def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
+             tuning=None):
     """The PageRank of every vertex of the graph with edges j -> i of weight A[j, i].
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
     nonnegative
     weights; alpha, the damping factor in [0, 1); tol, converged when
-    Σ|x' - x| < n·tol; max_iter, the most power iterations.
+    Σ|x' - x| < n·tol; max_iter, the most power iterations; tuning, an
+    etchpy.tuning.Tuning, preset name or dict that the step's kernel is
+    compiled under (every setting gives the same ranks, to rounding).
     Returns: a float64 array of n ranks summing to 1 (zeros for an empty graph).
     Raises: InputError naming A (non-square, negative weights) or alpha;
     ConvergenceError after max_iter iterations.
@@ -77,7 +81,7 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100):
     inv, dmask = G.cached("pagerank scale", _scale)
     s = np.multiply(inv, alpha)
     T, iso = _operand(G)
-    kern = _pull_kernel(iso)
+    kern = _pull_kernel(iso, tuning_of(tuning))
     bufs, turn, w = [np.empty(n), np.empty(n)], [0], np.empty(n)
 
     def step(x):
