@@ -45,7 +45,9 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
     (its stored entries
     are the edges; weights ignored); directed, whether A's edges are directed:
     then the components are the weakly connected ones (A + Aᵀ is used); with
-    directed=False, A must be symmetric (not checked) and is used as it is;
+    directed=False each stored entry is an undirected edge, as in
+    scipy.sparse.csgraph: a symmetric A is used as it is (checked once per
+    Graph), any other as A + Aᵀ, so both give the same labels;
     driver, "auto" (one C call: a BFS from each vertex not yet labelled, in
     increasing order, graph.sweep.seeded; Python when no compiler builds it),
     "c", or "python" (FastSV, one compiled kernel per step); tuning, an
@@ -60,7 +62,7 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
         array([0, 0, 2])
     """
     G = adj.as_graph(A)
-    if directed:        # every edge both ways (values unused)
+    if directed or not G.cached("symmetric", adj.is_symmetric):
         G = G.cached("both_ways", lambda m: adj.Graph(adj.both_ways(m), G.name))
     t = tuning_of(tuning)
     return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G, t))

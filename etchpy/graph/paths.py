@@ -47,8 +47,8 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
     """Distances from `source` along the edges of A (A[j, i]: the weight of j -> i).
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
-    finite weights
-    (negative weights allowed); source, a vertex number; max_iter, the most
+    finite weights (negative weights allowed; duplicate entries summed, as
+    scipy does); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
     without a negative cycle); driver, "auto" (every round in one C call, see
     graph.sweep; Python when no compiler builds it), "c" or "python" (one
@@ -58,25 +58,35 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
     the Python driver's kernels compile under it); every setting gives the
     same distances.
     Returns: a float64 array of n distances; inf where unreachable.
-    Raises: InputError naming A for a non-square or non-finite matrix, naming
-    source for a bad vertex, naming driver for an unknown one;
-    NegativeCycleError (an InputError) naming A when a negative cycle is
-    reachable from source; ConvergenceError after max_iter rounds when given.
+    Raises: InputError naming A for a non-square, complex or non-finite
+    matrix, naming source for a bad vertex, max_iter when it is not a
+    positive integer, driver for an unknown one; NegativeCycleError (an
+    InputError) naming A (its Graph's name) when a negative cycle is reachable
+    from source, or distances fall below the float64 range; ConvergenceError
+    after max_iter rounds when given.
 
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
     G, t = adj.as_graph(A), tuning_of(tuning)
     s = adj.check_vertex(source, G.n)
-    limit = G.n + 1 if max_iter is None else max_iter
+    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
+                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
+    limit = G.n + 1 if max_iter is None else int(max_iter)
+    cycle = NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
+                               "shortest distances are unbounded")
     try:
-        return choose(driver, lambda: _rounds_in_c(G, s, max_iter, t),
-                      lambda: _rounds_in_python(G, s, limit, t))
+        d = choose(driver, lambda: _rounds_in_c(G, s, max_iter, t),
+                   lambda: _rounds_in_python(G, s, limit, t))
     except ConvergenceError:
         if max_iter is not None:
             raise
-        raise NegativeCycleError(f"A has a negative cycle reachable from source={s}: "
-                                 "shortest distances are unbounded") from None
+        raise cycle from None
+    if np.isneginf(d).any():        # a cycle so negative that its distances reached -inf
+        raise NegativeCycleError(f"{G.name}: distances from source={s} fall below the "
+                                 "float64 range (a negative cycle, or weights too large)")
+    return d
 
 
 def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning) -> np.ndarray:
