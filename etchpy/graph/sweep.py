@@ -11,8 +11,8 @@ d[i] <- d[i] ⊕ (⊕_{j∈F} d[j] ⊗ A[j, i]); the vertices whose value change
 the next F and get at[i] = r. It stops after the first round that changes
 nothing. Per round it costs O(|F| + F's out-edges): the workspace is kept at
 the semiring's zero between rounds and reset through its touched list (a
-round whose F has at least n/16 out-edges folds them all and then passes over
-the n entries once). With pull=True (only for a semiring whose one absorbs
+round whose F has at least n / tuning.dense_rounds out-edges folds them all
+and then passes over the n entries once). With pull=True (only for a semiring whose one absorbs
 ⊕, the boolean one) a round in which F's out-edges outnumber the in-edges of
 the vertices not yet at one (divided by tuning.pull_alpha) pulls through A in
 csc instead, until |F| < n / tuning.pull_beta. Every threshold is a field of
