@@ -74,6 +74,9 @@ class Tuning:
             rewrite_margin, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
             temp_weight, saturation (an etchpy.tuning.Saturation).
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
+            distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
+            bucket_count, dense_rounds, scan_below.
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -151,6 +154,17 @@ class Tuning:
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
     saturation: Saturation = Saturation()
+    # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
+    pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
+    distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
+    pull_alpha: float = 14.0          # pull when F's out-edges > unreached in-edges / this
+    pull_beta: float = 24.0           # push again when |F| < n / this
+    rounds_above: int = 64            # rounds before buckets while F's out-edges double or
+                                      # number >= n / this (0: buckets only)
+    bucket_count: int = 64            # a bucket is >= 1/this of the largest weight
+    dense_rounds: int = 16            # a round with >= n / this out-edges passes over all n
+                                      # (0: never)
+    scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:
         """A stable text of every field (nested ones too), for cache keys.
@@ -191,7 +205,8 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
-    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62)
+    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
+    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 

@@ -25,10 +25,11 @@ from .statements import c_literal
 
 CDEF = ("int64_t {name}(int64_t n, const {idx} *pos, const {idx} *crd, const {val} *val, "
         "const {idx} *cpos, const {idx} *ccrd, const {val} *cval, {val} *d, int64_t *at, "
-        "const {idx} *start, int64_t nf, int64_t max_iter, double alpha, double beta);")
+        "const {idx} *start, int64_t nf, int64_t max_iter, double alpha, double beta, "
+        "int64_t dense);")
 CDEF_BUCKETS = ("int64_t {name}_buckets(int64_t n, const {idx} *pos, const {idx} *crd, "
                 "const {val} *val, {val} *d, int64_t *at, const {idx} *start, int64_t nf, "
-                "double delta, int64_t nb, int64_t rounds_above);")
+                "double delta, int64_t nb, int64_t rounds_above, int64_t dense);")
 CDEF_SEEDED = ("int64_t {name}_seeded(int64_t n, const {idx} *pos, const {idx} *crd, "
                "const {val} *val, {val} *d, int64_t *label);")
 MIN = "({a} < {b} ? {a} : {b})"

@@ -9,8 +9,9 @@
 
 Each takes a scipy.sparse matrix, a 2-d array or a Graph (which caches the
 converted tensors across calls). A[j, i] is the edge j -> i; docs/graphs.md has the guide.
-Bellman-Ford, BFS and components run the whole fixpoint in one generated C call
-(graph.sweep); driver="python" calls one compiled kernel per step instead.
+Each runs the whole fixpoint in one generated C call (graph.sweep; c.rank for
+PageRank); driver="python" calls one compiled kernel per step instead, and
+tuning= (an etchpy.tuning.Tuning) sets the thresholds.
 """
 from .adjacency import Graph
 from .fixpoint import ConvergenceError, Fixpoint, KernelStep, equal, fixpoint, within

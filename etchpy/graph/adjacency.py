@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..runtime.tensor import Tensor
+from ..tuning import DEFAULT
 
 
 class Graph:
@@ -55,21 +56,29 @@ def as_graph(A, name: str = "A") -> Graph:
 def as_csr(A, name: str = "A"):
     """A square scipy csr array of float64 values with sorted indices and no
     duplicates (duplicates summed), from a scipy.sparse matrix or array, or a
-    2-d numpy array (its nonzeros are the edges). InputError naming `name` for
-    anything else, a non-square matrix, or values that are not finite."""
+    2-d numpy array (its nonzeros are the edges). Duplicate entries are summed,
+    as scipy's conversions sum them (so scipy.sparse.csgraph reads the same
+    graph). InputError naming `name` for anything else (complex values too), a
+    non-square matrix, or values that are not finite."""
     import scipy.sparse as sp
     if sp.issparse(A):
+        if A.dtype.kind not in "biuf":
+            raise InputError(f"{name} is an adjacency matrix of real weights, not of "
+                             f"{A.dtype} values")
         M = sp.csr_array(A, dtype=np.float64)
     else:
         arr = np.asarray(A) if not isinstance(A, (str, bytes)) else None
         if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biuf":
+            what = type(A).__name__ if arr is None else f"a {arr.ndim}-d {arr.dtype} array"
             raise InputError(f"{name} is an adjacency matrix: a scipy.sparse matrix or a "
-                             f"2-d numeric array, not {type(A).__name__}")
+                             f"2-d array of real numbers, not {what}")
         M = sp.csr_array(arr.astype(np.float64))
     if M.shape[0] != M.shape[1]:
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
                          f"{M.shape[0]}x{M.shape[1]}")
-    M.sum_duplicates()
+    if not M.has_canonical_format:     # sorted, without duplicates; never A's arrays
+        M = M.copy()
+        M.sum_duplicates()
     if not np.all(np.isfinite(M.data)):
         raise InputError(f"{name} has a stored value that is not finite (NaN or inf)")
     return M
@@ -82,6 +91,14 @@ def both_ways(M):
     import scipy.sparse as sp
     P = sp.csr_array((np.ones(M.nnz), M.indices, M.indptr), shape=M.shape)
     return P + P.T
+
+
+def is_symmetric(M) -> bool:
+    """Whether the pattern of the csr array M (sorted, no duplicates) equals its
+    transpose's: every edge j -> i has its i -> j."""
+    T = M.T.tocsr()
+    T.sort_indices()
+    return bool(np.array_equal(M.indptr, T.indptr) and np.array_equal(M.indices, T.indices))
 
 
 def check_vertex(v, n: int, name: str = "source") -> int:
@@ -124,15 +141,12 @@ def frontier(idx: np.ndarray, vals, n: int, fill, idx_dtype, name: str = "f") ->
                   unsafe_skip_order_check=True, name=name)
 
 
-# below this many vertices a scan of all of them costs less than the dozen numpy
-# calls that gather the frontier's out-edges
-SCAN_BELOW = 1 << 18
-
-
-def changed(csr, front: np.ndarray, hit, scan_below: int = SCAN_BELOW) -> np.ndarray:
+def changed(csr, front: np.ndarray, hit, scan_below: int = DEFAULT.scan_below) -> np.ndarray:
     """The sorted distinct vertices i with hit(i) true, where hit is a vectorised
     predicate true only at out-neighbours of `front` (a step's candidates): when
-    the graph is large (scan_below vertices or more) and the frontier's out-edges
+    the graph is large (scan_below vertices or more, Tuning.scan_below: below,
+    a scan costs less than the numpy calls that gather the frontier's out-edges)
+    and the frontier's out-edges
     are few (under n/16) only they are examined, in O(m + h log h) for m edges
     and h hits, rather than every vertex."""
     n = csr.shape[0]

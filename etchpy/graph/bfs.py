@@ -20,6 +20,7 @@ import numpy as np
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
+from ..tuning import DEFAULT, Tuning, of as tuning_of
 from ..runtime.tensor import Tensor
 from . import adjacency as adj
 from .fixpoint import fixpoint
@@ -28,19 +29,20 @@ from .sweep import choose, sweep
 
 
 @functools.cache
-def _pull_kernel():
+def _pull_kernel(tuning: Tuning = DEFAULT):
     i, j = indices("i j")
     A, U, f = etensor("A", 2, format="csc"), etensor("U", 1, format="coo"), etensor("f", 1)
-    return ep_compile(esum(j, U[i] * A[j, i] * f[j]), semiring=semirings.boolean)
+    return ep_compile(esum(j, U[i] * A[j, i] * f[j]), semiring=semirings.boolean,
+                      tuning=tuning)
 
 
 class _Levels:
     """The state of one BFS: levels, the not-visited mask (and a Tensor over its
     memory, bound once), the in-edges still unvisited, and the output buffer."""
 
-    def __init__(self, G, s):
+    def __init__(self, G, s, tuning: Tuning):
         n, sr = G.n, semirings.boolean
-        self.G, self.n = G, n
+        self.G, self.n, self.tuning = G, n, tuning
         self.push = G.tensor("csr", sr, values=True)
         self.idt = adj.index_dtype(self.push)
         self.out_deg = G.cached("out_degree", lambda m: np.diff(m.indptr))
@@ -57,13 +59,13 @@ class _Levels:
 
     def step(self, state):
         depth, front = state
-        if self.in_unvisited < int(self.out_deg[front].sum()):
+        if self.tuning.pull_rounds and self.in_unvisited < int(self.out_deg[front].sum()):
             reached = np.flatnonzero(self._pull(front))
         else:
             f = adj.frontier(front, self.ones[:len(front)], self.n, False, self.idt)
-            t = push_kernel(semirings.boolean, masked=True)(A=self.push, f=f, u=self.u,
-                                                            out=self.buf)
-            reached = adj.changed(self.G.csr, front, lambda at: t[at])
+            t = push_kernel(semirings.boolean, True, self.tuning)(A=self.push, f=f, u=self.u,
+                                                                  out=self.buf)
+            reached = adj.changed(self.G.csr, front, lambda at: t[at], self.tuning.scan_below)
         self.levels[reached] = depth + 1
         self.unvisited[reached] = False
         self.in_unvisited -= int(self.in_deg[reached].sum())
@@ -75,10 +77,10 @@ class _Levels:
         todo = np.flatnonzero(self.unvisited)
         U = adj.frontier(todo, self.ones[:len(todo)], self.n, False, self.idt, name="U")
         pull = self.G.tensor("csc", semirings.boolean, values=True)
-        return _pull_kernel()(A=pull, U=U, f=f, out=self.buf)
+        return _pull_kernel(self.tuning)(A=pull, U=U, f=f, out=self.buf)
 
 
-def bfs_levels(A, source: int, *, driver: str = "auto"):
+def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     """The BFS level (number of edges on a shortest path) of every vertex from
     `source`, following the edges j -> i of the stored entries A[j, i] (weights
     ignored; pass a symmetric A for an undirected graph).
@@ -87,10 +89,13 @@ def bfs_levels(A, source: int, *, driver: str = "auto"):
     vertices' in-edges; both are masked by the vertices not visited yet.
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph;
     source, a vertex number; driver, "auto" (every level in one C call, see
-    graph.sweep: it pulls when the frontier's out-edges exceed 1/14 of the
-    unvisited vertices' in-edges, and pushes again below n/24 frontier
-    vertices; Python when no compiler builds it), "c", or "python" (one
-    compiled kernel per level, the cheaper direction in edges read).
+    graph.sweep: it pulls when the frontier's out-edges exceed the
+    unvisited vertices' in-edges / Tuning.pull_alpha (14), and pushes again
+    below n / Tuning.pull_beta (24) frontier vertices; Python when no compiler builds it), "c", or "python" (one
+    compiled kernel per level, the cheaper direction in edges read);
+    tuning, an etchpy.tuning.Tuning, preset name or dict (its graph fields:
+    pull_rounds, pull_alpha, pull_beta, dense_rounds, scan_below; the Python
+    driver's kernels compile under it); every setting gives the same levels.
     Returns: an int64 array of n levels; -1 where unreachable.
     Raises: InputError naming A or source for bad input, naming driver for an
     unknown one.
@@ -98,23 +103,23 @@ def bfs_levels(A, source: int, *, driver: str = "auto"):
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
-    G = adj.as_graph(A)
+    G, t = adj.as_graph(A), tuning_of(tuning)
     s = adj.check_vertex(source, G.n)
-    return choose(driver, lambda: _levels_in_c(G, s), lambda: _levels_in_python(G, s))
+    return choose(driver, lambda: _levels_in_c(G, s, t), lambda: _levels_in_python(G, s, t))
 
 
-def _levels_in_c(G, s: int) -> np.ndarray:
+def _levels_in_c(G, s: int, t: Tuning) -> np.ndarray:
     reached = np.zeros(G.n, dtype=np.bool_)
     reached[s] = True
     levels = np.full(G.n, -1, dtype=np.int64)
     levels[s] = 0
     sweep(G, semirings.boolean, reached, np.array([s]), levels, max_iter=G.n + 1,
-          values=False, pull=True, name="bfs_levels")
+          values=False, pull=True, name="bfs_levels", tuning=t)
     return levels
 
 
-def _levels_in_python(G, s: int) -> np.ndarray:
-    run = _Levels(G, s)
+def _levels_in_python(G, s: int, t: Tuning) -> np.ndarray:
+    run = _Levels(G, s, t)
     fixpoint(run.step, (0, np.array([s])), converged=no_frontier, max_iter=G.n + 1,
              name="bfs_levels")
     return run.levels

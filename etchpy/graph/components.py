@@ -20,6 +20,7 @@ import numpy as np
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import Semiring, semirings
 from ..api import compile as ep_compile
+from ..tuning import DEFAULT, Tuning, of as tuning_of
 from . import adjacency as adj
 from .fixpoint import fixpoint
 from .sweep import choose, seeded
@@ -31,23 +32,27 @@ MIN_PLUS_INT = Semiring("min_plus_int64", np.int64, np.iinfo(np.int64).max, 0,
 
 
 @functools.cache
-def _min_neighbour_kernel():
+def _min_neighbour_kernel(tuning: Tuning = DEFAULT):
     i, j = indices("i j")
     A, g = etensor("A", 2, format="csr"), etensor("g", 1)
-    return ep_compile(g[i] + esum(j, A[i, j] * g[j]), semiring=MIN_PLUS_INT)
+    return ep_compile(g[i] + esum(j, A[i, j] * g[j]), semiring=MIN_PLUS_INT, tuning=tuning)
 
 
-def connected_components(A, *, directed: bool = True, driver: str = "auto"):
+def connected_components(A, *, directed: bool = True, driver: str = "auto", tuning=None):
     """The connected components of the graph of A, as a label per vertex.
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph
     (its stored entries
     are the edges; weights ignored); directed, whether A's edges are directed:
     then the components are the weakly connected ones (A + Aᵀ is used); with
-    directed=False, A must be symmetric (not checked) and is used as it is;
+    directed=False each stored entry is an undirected edge, as in
+    scipy.sparse.csgraph: a symmetric A is used as it is (checked once per
+    Graph), any other as A + Aᵀ, so both give the same labels;
     driver, "auto" (one C call: a BFS from each vertex not yet labelled, in
     increasing order, graph.sweep.seeded; Python when no compiler builds it),
-    "c", or "python" (FastSV, one compiled kernel per step).
+    "c", or "python" (FastSV, one compiled kernel per step); tuning, an
+    etchpy.tuning.Tuning, preset name or dict that FastSV's kernel is
+    compiled under (every setting gives the same labels).
     Returns: an int64 array: label[v] is the smallest vertex of v's component
     (so two vertices share a label exactly when they are connected).
     Raises: InputError naming A for a non-square or non-finite matrix, naming
@@ -57,9 +62,10 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto"):
         array([0, 0, 2])
     """
     G = adj.as_graph(A)
-    if directed:        # every edge both ways (values unused)
+    if directed or not G.cached("symmetric", adj.is_symmetric):
         G = G.cached("both_ways", lambda m: adj.Graph(adj.both_ways(m), G.name))
-    return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G))
+    t = tuning_of(tuning)
+    return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G, t))
 
 
 def _seeded_in_c(G) -> np.ndarray:
@@ -69,10 +75,10 @@ def _seeded_in_c(G) -> np.ndarray:
     return label
 
 
-def _fastsv(G) -> np.ndarray:
+def _fastsv(G, tuning: Tuning) -> np.ndarray:
     n = G.n
     T = G.tensor("csr", MIN_PLUS_INT, values=0)
-    kern = _min_neighbour_kernel()
+    kern = _min_neighbour_kernel(tuning)
     f = np.arange(n, dtype=np.int64)
     buf = np.empty(n, dtype=np.int64)
 

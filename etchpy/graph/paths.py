@@ -20,6 +20,7 @@ from ..errors import InputError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
+from ..tuning import DEFAULT, Tuning, of as tuning_of
 from . import adjacency as adj
 from .fixpoint import ConvergenceError, fixpoint
 from .sweep import bucket_width, choose, settle, sweep
@@ -31,69 +32,85 @@ class NegativeCycleError(InputError):
 
 
 @functools.cache
-def push_kernel(semiring, masked=False):
+def push_kernel(semiring, masked=False, tuning: Tuning = DEFAULT):
     """t[i] = ⊕_j f[j] ⊗ A[j, i] (⊗ u[i] when masked), A csr, f a sparse vector."""
     i, j = indices("i j")
     A, f = etensor("A", 2, format="csr"), etensor("f", 1, format="coo")
     body = f[j] * A[j, i]
     if masked:
         body = body * etensor("u", 1)[i]
-    return ep_compile(esum(j, body), semiring=semiring)
+    return ep_compile(esum(j, body), semiring=semiring, tuning=tuning)
 
 
-def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "auto"):
+def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "auto",
+                 tuning=None):
     """Distances from `source` along the edges of A (A[j, i]: the weight of j -> i).
 
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
-    finite weights
-    (negative weights allowed); source, a vertex number; max_iter, the most
+    finite weights (negative weights allowed; duplicate entries summed, as
+    scipy does); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
     without a negative cycle); driver, "auto" (every round in one C call, see
     graph.sweep; Python when no compiler builds it), "c" or "python" (one
     compiled kernel per round, driven from Python). Both compute the same rounds.
+    tuning: an etchpy.tuning.Tuning, preset name or dict (its graph fields:
+    distance_buckets, rounds_above, bucket_count, dense_rounds, scan_below;
+    the Python driver's kernels compile under it); every setting gives the
+    same distances.
     Returns: a float64 array of n distances; inf where unreachable.
-    Raises: InputError naming A for a non-square or non-finite matrix, naming
-    source for a bad vertex, naming driver for an unknown one;
-    NegativeCycleError (an InputError) naming A when a negative cycle is
-    reachable from source; ConvergenceError after max_iter rounds when given.
+    Raises: InputError naming A for a non-square, complex or non-finite
+    matrix, naming source for a bad vertex, max_iter when it is not a
+    positive integer, driver for an unknown one; NegativeCycleError (an
+    InputError) naming A (its Graph's name) when a negative cycle is reachable
+    from source, or distances fall below the float64 range; ConvergenceError
+    after max_iter rounds when given.
 
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
-    G = adj.as_graph(A)
+    G, t = adj.as_graph(A), tuning_of(tuning)
     s = adj.check_vertex(source, G.n)
-    limit = G.n + 1 if max_iter is None else max_iter
+    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
+                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
+    limit = G.n + 1 if max_iter is None else int(max_iter)
+    cycle = NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
+                               "shortest distances are unbounded")
     try:
-        return choose(driver, lambda: _rounds_in_c(G, s, max_iter),
-                      lambda: _rounds_in_python(G, s, limit))
+        d = choose(driver, lambda: _rounds_in_c(G, s, max_iter, t),
+                   lambda: _rounds_in_python(G, s, limit, t))
     except ConvergenceError:
         if max_iter is not None:
             raise
-        raise NegativeCycleError(f"A has a negative cycle reachable from source={s}: "
-                                 "shortest distances are unbounded") from None
+        raise cycle from None
+    if np.isneginf(d).any():        # a cycle so negative that its distances reached -inf
+        raise NegativeCycleError(f"{G.name}: distances from source={s} fall below the "
+                                 "float64 range (a negative cycle, or weights too large)")
+    return d
 
 
-def _rounds_in_c(G, s: int, max_iter: int | None) -> np.ndarray:
+def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning) -> np.ndarray:
     """In one C call: by buckets of distances when no weight is negative and no
     round limit is asked for (each vertex is taken about once), else by rounds
     (graph.sweep)."""
     d = np.full(G.n, np.inf)
     d[s] = 0.0
-    if max_iter is None and bucket_width(G) is not None:
-        settle(G, semirings.min_plus, d, np.array([s]), name="bellman_ford")
+    if max_iter is None and t.distance_buckets and bucket_width(G, t.bucket_count) is not None:
+        settle(G, semirings.min_plus, d, np.array([s]), name="bellman_ford", tuning=t)
         return d
     at = np.full(G.n, -1, dtype=np.int64)
     at[s] = 0
     limit = G.n + 1 if max_iter is None else max_iter
-    sweep(G, semirings.min_plus, d, np.array([s]), at, max_iter=limit, name="bellman_ford")
+    sweep(G, semirings.min_plus, d, np.array([s]), at, max_iter=limit, name="bellman_ford",
+          tuning=t)
     return d
 
 
-def _rounds_in_python(G, s: int, limit: int) -> np.ndarray:
+def _rounds_in_python(G, s: int, limit: int, tuning: Tuning) -> np.ndarray:
     n = G.n
     sr = semirings.min_plus
     T = G.tensor("csr", sr)
-    kern, idt = push_kernel(sr), adj.index_dtype(T)
+    kern, idt = push_kernel(sr, tuning=tuning), adj.index_dtype(T)
     d = np.full(n, np.inf)
     d[s] = 0.0
     buf = np.empty(n)
@@ -101,7 +118,7 @@ def _rounds_in_python(G, s: int, limit: int) -> np.ndarray:
     def step(state):
         dist, front = state
         t = kern(A=T, f=adj.frontier(front, dist[front], n, np.inf, idt), out=buf)
-        better = adj.changed(G.csr, front, lambda at: t[at] < dist[at])
+        better = adj.changed(G.csr, front, lambda at: t[at] < dist[at], tuning.scan_below)
         dist[better] = t[better]
         return dist, better
 

@@ -11,11 +11,13 @@ d[i] <- d[i] ⊕ (⊕_{j∈F} d[j] ⊗ A[j, i]); the vertices whose value change
 the next F and get at[i] = r. It stops after the first round that changes
 nothing. Per round it costs O(|F| + F's out-edges): the workspace is kept at
 the semiring's zero between rounds and reset through its touched list (a
-round whose F has at least n/16 out-edges folds them all and then passes over
-the n entries once). With pull=True (only for a semiring whose one absorbs
+round whose F has at least n / tuning.dense_rounds out-edges folds them all
+and then passes over the n entries once). With pull=True (only for a semiring whose one absorbs
 ⊕, the boolean one) a round in which F's out-edges outnumber the in-edges of
-the vertices not yet at one (divided by ALPHA) pulls through A in csc
-instead, until |F| < n / BETA. proofs_notes/frontier.md has the laws.
+the vertices not yet at one (divided by tuning.pull_alpha) pulls through A in
+csc instead, until |F| < n / tuning.pull_beta. Every threshold is a field of
+the Tuning passed (`tuning=`, etchpy.tuning; docs/graphs.md lists them).
+proofs_notes/frontier.md has the laws.
 """
 from __future__ import annotations
 
@@ -27,15 +29,9 @@ import numpy as np
 from ..c.frontier import frontier_source, pulls
 from ..errors import CompileError, InputError, SemiringError
 from ..runtime import build
+from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .fixpoint import ConvergenceError
-
-# Beamer, Asanovic, Patterson 2012: push -> pull when F's out-edges exceed the
-# unreached vertices' in-edges / ALPHA; pull -> push when |F| < n / BETA
-ALPHA, BETA = 14.0, 24.0
-# settle runs rounds while the frontier's out-edges double per round or number at
-# least n / ROUNDS_ABOVE (they read the sorted frontier's rows in order), then buckets
-ROUNDS_ABOVE = 64
 
 
 @functools.cache
@@ -54,10 +50,12 @@ def _library(semiring, idx_type: str, values: bool):
 
 def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
           max_iter: int, values: bool = True, pull: bool = False,
-          name: str = "fixpoint") -> int:
+          name: str = "fixpoint", tuning: Tuning = DEFAULT) -> int:
     """Run the fixpoint on G (an adjacency.Graph) in place: d (n values of the
     semiring's dtype, the state) and at (n int64: -1, or 0 at the `start`
-    vertices; round numbers are written where values change).
+    vertices; round numbers are written where values change). Pull rounds
+    only with pull=True and tuning.pull_rounds; tuning.pull_alpha, pull_beta
+    and dense_rounds set when a round pulls or is dense.
     Returns the number of rounds (the last changed nothing).
     Raises ConvergenceError naming `name` when max_iter rounds all changed
     something; SemiringError for a semiring that is not idempotent;
@@ -69,11 +67,12 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], values)
     fn, ptr = fns[""], functools.partial(_pointer, ffi)
     cpos = ccrd = cval = None
-    if pull and pulls(semiring) and n:
+    if pull and tuning.pull_rounds and pulls(semiring) and n:
         cpos, ccrd, cval = G.cached(f"csc:{semiring.dtype}:{values}",
                                     lambda m: _csc(m, pos.dtype, semiring.dtype, values))
     rounds = fn(n, ptr(pos), ptr(crd), ptr(val), ptr(cpos), ptr(ccrd), ptr(cval), ptr(d),
-                ptr(at), ptr(start), len(start), int(max_iter), ALPHA, BETA)
+                ptr(at), ptr(start), len(start), int(max_iter), float(tuning.pull_alpha),
+                float(tuning.pull_beta), int(tuning.dense_rounds))
     if rounds == -2:
         raise MemoryError(f"{name}: the workspaces of {n} vertices could not be allocated")
     if rounds < 0:
@@ -82,22 +81,23 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
 
 
 def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoint",
-           rounds_above: int = ROUNDS_ABOVE) -> int:
+           tuning: Tuning = DEFAULT) -> int:
     """The fixpoint of `sweep` (without round numbers) by buckets of values
     (Dial; delta-stepping on one thread): each vertex is taken about once
     rather than once per round that improves it. Valid only for a
     `c.frontier.bucketed` semiring (min_plus) and a graph without negative
     weights: the caller checks that (`bucket_width` is None otherwise). It
     runs rounds first while the frontier's out-edges at least double per round
-    or number at least n / rounds_above (0: buckets only).
+    or number at least n / tuning.rounds_above (0: buckets only); buckets are
+    `bucket_width(G, tuning.bucket_count)`.
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
     fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
-    delta, nb = bucket_width(G)
+    delta, nb = bucket_width(G, tuning.bucket_count)
     fn, ptr = fns["_buckets"], functools.partial(_pointer, ffi)
     at = np.full(G.n, -1, dtype=np.int64)
     taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
-               delta, nb, rounds_above)
+               delta, nb, int(tuning.rounds_above), int(tuning.dense_rounds))
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)
@@ -125,26 +125,22 @@ def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoi
     return int(seeds)
 
 
-# at most this many buckets: a bucket is at least 1/BUCKETS of the largest weight
-BUCKETS = 64
-
-
-def bucket_width(G):
+def bucket_width(G, buckets: int = DEFAULT.bucket_count):
     """(delta, buckets in the ring) for `settle` on G, or None when G has a
     negative weight or its distances could leave int64 bucket numbers. delta is
     the least positive weight (then only zero-weight edges re-queue a vertex),
-    but at least the largest weight / BUCKETS."""
+    but at least the largest weight / `buckets` (>= 1, Tuning.bucket_count)."""
     def width(m):
         w = m.data
         if len(w) and w.min() < 0:
             return None
         top = float(w.max()) if len(w) else 0.0
         pos_w = w[w > 0]
-        delta = max(float(pos_w.min()) if len(pos_w) else 1.0, top / BUCKETS)
+        delta = max(float(pos_w.min()) if len(pos_w) else 1.0, top / max(buckets, 1))
         if top / delta * max(m.shape[0], 1) >= 2.0**62:
             return None
         return delta, int(top / delta) + 3
-    return G.cached("bucket_width", width)
+    return G.cached(f"bucket_width:{buckets}", width)
 
 
 def _inputs(G, semiring, d, start, values):

@@ -72,14 +72,15 @@ def grid(side, seed):
     return sp.csr_array((w, (rows, cols)), shape=(side * side,) * 2)
 
 
-@pytest.mark.parametrize("rounds_above", [0, 1, sw.ROUNDS_ABOVE])
+@pytest.mark.parametrize("rounds_above", [0, 1, ep.tuning.DEFAULT.rounds_above])
 def test_buckets_alone_and_after_rounds_are_dijkstra(rounds_above):
     A = grid(30, 1)          # high diameter: the frontier soon stops doubling
     G = graph.Graph(A)
     for s in (0, 465):
         d = np.full(900, np.inf)
         d[s] = 0.0
-        taken = sw.settle(G, semirings.min_plus, d, np.array([s]), rounds_above=rounds_above)
+        taken = sw.settle(G, semirings.min_plus, d, np.array([s]),
+                          tuning=ep.tuning.Tuning(rounds_above=rounds_above))
         assert np.array_equal(d, cg.dijkstra(A, indices=s))
         assert taken >= 900 or rounds_above      # buckets only: every vertex taken
     assert np.array_equal(graph.bellman_ford(G, 0), cg.dijkstra(A, indices=0))

@@ -104,7 +104,7 @@ def test_changed_among_the_frontier_edges_is_the_full_scan(seed):
 
 
 def test_large_sparse_graph_takes_the_frontier_edge_path():
-    n = adjacency.SCAN_BELOW
+    n = ep.tuning.DEFAULT.scan_below
     rng = np.random.default_rng(7)
     A = sp.csr_array((rng.uniform(1, 10, 3 * n), (rng.integers(0, n, 3 * n),
                                                    rng.integers(0, n, 3 * n))), shape=(n, n))
