@@ -105,7 +105,7 @@ class Patience:
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,
-             root: int | None = None, until=None, focus=None) -> SaturationStats:
+             root: int | None = None, until=None, focus=None, aim=None) -> SaturationStats:
     """Apply `rules` until nothing changes or a limit is hit; see the module docstring.
 
     Early stopping needs `root`. `until`, a function of no argument, is asked
@@ -128,7 +128,8 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
     for it in range(lim.iterations):
         stats.iterations = it + 1
         only = None if wide else focus()
-        matches, any_banned = _matches(eg, rules, it, backoff, seen, only)
+        keep = None if only is None or aim is None else aim(only)
+        matches, any_banned = _matches(eg, rules, it, backoff, seen, only, keep)
         before = eg.num_nodes(), len(eg.classes)
         stop = _apply(eg, matches, stats, lim, start, until)
         eg.rebuild()
@@ -152,9 +153,11 @@ def _finish(stats: SaturationStats, stop: str, eg: EGraph, start: float) -> Satu
     return stats
 
 
-def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None):
+def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None,
+             keep=None):
     """([(rule, class, node, binding)] of this iteration, was some rule banned?);
-    `only`: search the nodes of these classes alone (None: all)."""
+    `only`: search the nodes of these classes alone (None: all); `keep`: a
+    filter of the matches."""
     matches, any_banned = [], False
     by_op = _nodes_by_op(eg, only)
     for r in rules:
@@ -167,6 +170,8 @@ def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None)
             continue
         seen.update(keys)
         matches += [(r, *f) for f in found]
+    if keep is not None:        # the aimed matches first (a stable sort)
+        matches.sort(key=lambda x: not keep(*x))
     return matches, any_banned
 
 
