@@ -115,7 +115,7 @@ def sketch_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
     if exact:
         return term, f"exact, {branches} branches"
     other = shared_extract(eg, s, root, m)
-    if term_dag_cost(eg, other) < term_dag_cost(eg, term):
+    if term is None or term_dag_cost(eg, other) < term_dag_cost(eg, term):
         term = other
     return term, f"NOT exact: over {budget} branches, heuristic fallback"
 

@@ -136,7 +136,9 @@ class ExactSearch:
         except _Budget:
             self.exact = False
         if self.best is None:
-            raise ValueError("no term of this class satisfies the sketch")
+            if self.exact:
+                raise ValueError("no term of this class satisfies the sketch")
+            return math.inf, None, False        # over the budget before any term
         return self.best[0], self.best[1], self.exact
 
     def _bound(self, todo, holes) -> float:
@@ -256,7 +258,8 @@ def _build(x: ExactSearch, pair, memo: dict, path: set, terms: dict):
 
 def exact_extract(m, root: int, budget: int = EXACT_BRANCHES):
     """(DAG cost, the term of `root` satisfying m.sketch of least DAG cost, exact?,
-    branches searched). Not exact: the best term found within the budget."""
+    branches searched). Not exact: the best term found within the budget, None if
+    it found none. ValueError when no term satisfies the sketch."""
     x = ExactSearch(m, root, budget)
     cost, term, exact = x.run()
     return cost, term, exact, x.branches
