@@ -11,11 +11,13 @@ For each sketch in turn (a search):
    sketch is matched (optimizer.sketch_match, incrementally: only the classes
    that changed and those above them are recomputed); the search stops as soon
    as a term of the root class satisfies it. Each iteration searches the rules
-   only at the classes the sketch still needs (optimizer.sketch_demand), and
-   the whole graph when those offer nothing new;
-3. the cheapest satisfying term is extracted (a dynamic program over (class,
-   sketch node) pairs, least tree cost, then improved for DAG cost by
-   `shared_extract`'s heuristic) and becomes the next search's start.
+   only at the classes the sketch still needs (optimizer.sketch_demand), the
+   matches aimed at the sketch first (`aimed`), and the whole graph when those
+   offer nothing new;
+3. the satisfying term of least DAG cost is extracted (`sketch_extract`:
+   optimizer.sketch_exact's branch and bound, exact within a budget of
+   branches; past it, a fallback that the Search's `extraction` names) and
+   becomes the next search's start.
 A sketch no term satisfies when saturation stops (saturated, or a limit hit)
 raises SketchError naming the largest part of it that some class matched and
 the parts that none did. Every extracted term is a term of the root class, so
