@@ -7,7 +7,9 @@ sketch):
 
     the class is demanded (a rewrite there may give a node of the right shape);
     for each of its nodes whose operator fits the sketch node, each operand
-    class paired with the sub-sketch it would have to satisfy is visited too:
+    class paired with the sub-sketch it would have to satisfy is visited too,
+    when the class reads every tensor the sub-sketch names (`needs`,
+    `class_tensors`):
       mul/add(s1..sk)   every operand, with every si it does not satisfy yet
       sum(I, s)         the body, with s (whatever the node's bound indices:
                         a Σ pulled or merged higher up may bring them)
@@ -35,6 +37,7 @@ def demand(m, root: int) -> dict[int, set]:
     docstring), each with the sketch nodes it is wanted for; empty when the root
     satisfies it."""
     find, out, seen = m.eg.find, {}, set()
+    has = class_tensors(m.eg)
     todo = [(find(root), m.sketch)]
     while todo:
         c, t = todo.pop()
@@ -46,8 +49,42 @@ def demand(m, root: int) -> dict[int, set]:
             continue
         out.setdefault(c, set()).add(t)
         for n in m.eg.classes.get(c, ()):
-            todo.extend((find(k), s) for k, s in _wants(m, n, t))
+            todo.extend((find(k), s) for k, s in _wants(m, n, t)
+                        if needs(s) <= has.get(find(k), frozenset()))
     return out
+
+
+def class_tensors(eg) -> dict:
+    """class -> the names of the tensors some term of it reads (a fixpoint over
+    every node: an over-approximation)."""
+    find, out = eg.find, {c: set() for c in eg.classes}
+    changed = True
+    while changed:
+        changed = False
+        for c, ns in eg.classes.items():
+            mine = out[c]
+            before = len(mine)
+            for op, payload, kids in ns:
+                if op == "acc":
+                    mine.add(payload.tensor.name)
+                for k in kids:
+                    mine |= out[find(k)]
+            changed |= len(mine) != before
+    return out
+
+
+def needs(t: Sketch) -> frozenset:
+    """The tensor names every term satisfying t reads (outside its holes)."""
+    match t:
+        case Tensor(name):
+            return frozenset((name,))
+        case Op(_, kids):
+            return frozenset().union(*(needs(k) for k in kids))
+        case SumOf(_, inner) | Materialised(inner) | Contains(inner):
+            return needs(inner)
+        case Either(options):
+            return frozenset.intersection(*(needs(o) for o in options))
+    return frozenset()
 
 
 def _wants(m, n: tuple, t: Sketch):
@@ -76,7 +113,8 @@ def aimed(wants: dict):
 
         sum-push of a out of Σ_A    S = A - {a}: useless for a wanted Σ over I
                                     when a is in I (the push moves a needed
-                                    index down), or when A = {a}
+                                    index down), when A and I share no index,
+                                    or when A = {a}
         sum-pull of Σ_B             S = B: useless when B is not a subset of I
         sum-merge of Σ_A Σ_B        S = A + B: useless when not a subset of I
 
@@ -130,5 +168,6 @@ def _fits(target: tuple, name: str, made: tuple) -> bool:
         return False
     wanted, (have, moved) = target[1], made
     if name == "sum-push":
-        return len(have) > 1 and (wanted is None or moved not in wanted)
-    return wanted is None or have <= wanted
+        return len(have) > 1 and (wanted is None or (moved not in wanted and bool(
+            have & wanted)))
+    return wanted is None or (have <= wanted and bool(have))

@@ -167,6 +167,28 @@ def test_a_focus_that_offers_nothing_falls_back_to_the_whole_graph():
 
 
 
+def test_aimed_growth_never_stops_short_of_saturation():
+    """Matches left out of an aimed iteration are searched again: with a sketch no
+    term satisfies, aimed growth saturates to the graph unguided growth gives."""
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.optimizer.sketch_demand import aimed, demand
+    from etchpy.optimizer.sketch_match import SketchMatch
+    from etchpy.tuning import Saturation
+    never = sk.sum("m", sk.mul("C", "x"))         # a subterm, never the root
+    sizes = []
+    for guided in (False, True):
+        eg = EGraph(ep.semirings.real)
+        root = eg.add_expr(CHAIN)
+        m_ = SketchMatch(eg, never)
+        st = saturate(eg, rules_for(eg.sr), Saturation(patience=0),
+                      focus=(lambda: demand(m_, root)) if guided else None,
+                      aim=aimed if guided else None)
+        sizes.append((st.stop, eg.num_nodes(), len(eg.classes)))
+    assert sizes[0] == sizes[1] and sizes[0][0] == "saturated"
+
+
 @settings(max_examples=10, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(problems(max_indices=3, max_occurrences=3), st.data())
