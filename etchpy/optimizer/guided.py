@@ -40,6 +40,7 @@ from .saturate import saturate
 from .sketch import Sketch, as_sketch
 from .sketch_demand import aimed, demand
 from .sketch_exact import EXACT_BRANCHES, exact_extract
+from .sketch_rules import push_to_rule
 from .sketch_match import SketchMatch, report
 
 
@@ -93,9 +94,11 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
         def satisfied(root=root, last=last) -> bool:
             last["m"].update()              # incremental: the changed classes only
             return last["m"].satisfied(root)
-        st = saturate(eg, rules_for(sr), lim, until=satisfied,
-                      focus=lambda last=last, root=root: demand(last["m"], root),
-                      aim=aimed)
+        def focus(root=root, last=last) -> dict:
+            last["wants"] = demand(last["m"], root)     # read by sum-push-to
+            return last["wants"]
+        st = saturate(eg, rules_for(sr) + [push_to_rule(last)], lim, until=satisfied,
+                      focus=focus, aim=aimed)
         fired.update(st.fired)
         m = last["m"]
         if st.stop != "goal reached":

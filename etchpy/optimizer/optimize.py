@@ -46,6 +46,7 @@ from .guided import as_sketches, guided_search
 from .extract import dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
+from .sketch_rules import PUSH_TO_LAW
 from .saturate import saturate
 
 __all__ = ["optimize", "Optimized", "equivalent", "proves", "canonical", "to_ra", "from_ra",
@@ -114,7 +115,7 @@ class Optimized:
         if not used:
             return ["rules     none"]
         width = max(len(f"{k}×{v}") for k, v in used)
-        return [f"{'rules' if n == 0 else '':<10}{f'{k}×{v}':<{width}}  {RULES_BY_NAME[k].law}"
+        return [f"{'rules' if n == 0 else '':<10}{f'{k}×{v}':<{width}}  {_law(k)}"
                 for n, (k, v) in enumerate(used)]
 
     def _plan_text(self) -> str:
@@ -122,6 +123,10 @@ class Optimized:
             return self.plan.explain()
         except OrderError as err:     # the written expression is compiled instead
             return f"none: {err}"
+
+
+def _law(name: str) -> str:
+    return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW
 
 
 def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,

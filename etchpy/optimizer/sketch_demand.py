@@ -111,10 +111,10 @@ def aimed(wants: dict):
     unless the Σ it adds to c cannot lead to any sketch node c is wanted for.
     Only the Σ rules are judged (each adds a Σ node Σ_S to c):
 
-        sum-push of a out of Σ_A    S = A - {a}: useless for a wanted Σ over I
-                                    when a is in I (the push moves a needed
-                                    index down), when A and I share no index,
-                                    or when A = {a}
+        sum-push of a out of Σ_A    S = A - {a}: useless for a wanted Σ over
+                                    given indices I (optimizer.sketch_rules'
+                                    sum-push-to moves every index not in I at
+                                    once), or when A = {a}
         sum-pull of Σ_B             S = B: useless when B is not a subset of I
         sum-merge of Σ_A Σ_B        S = A + B: useless when not a subset of I
 
@@ -167,7 +167,6 @@ def _fits(target: tuple, name: str, made: tuple) -> bool:
     if target[0] != "sum":
         return False
     wanted, (have, moved) = target[1], made
-    if name == "sum-push":
-        return len(have) > 1 and (wanted is None or (moved not in wanted and bool(
-            have & wanted)))
+    if name == "sum-push":      # toward a known I, sum-push-to pushes all at once
+        return len(have) > 1 and wanted is None
     return wanted is None or (have <= wanted and bool(have))

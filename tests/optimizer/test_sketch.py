@@ -141,6 +141,28 @@ def test_a_lazy_program_is_optimized_whole_and_guided():
     assert np.allclose(got, arrays[0] @ arrays[1] @ arrays[2])
 
 
+def test_sum_push_to_splits_the_factors_into_components_in_one_step():
+    """MTTKRP: Σ_{j,k,l,m} X·B·C·D·E wanted as Σ_{j,k} B·C·(Σ_{l,m} X·D·E): one
+    sum-push-to (l and m moved, X, D, E one component), and the value is kept."""
+    import numpy as np
+    l2 = ep.Index("l")
+    X = ep.tensor("X", 5)
+    Bf, Cf, Df, Ef = (ep.tensor(n, 2) for n in ("Bf", "Cf", "Df", "Ef"))
+    r = ep.Index("r")
+    expr = ep.sum((j, k, l2, m), X[i, j, k, l2, m] * Bf[j, r] * Cf[k, r] * Df[l2, r]
+                  * Ef[m, r])
+    want = sk.sum("j k", sk.mul("Bf", "Cf", sk.sum("l m", sk.mul("X", "Df", "Ef"))))
+    opt = optimize(expr, sketch=want)
+    assert satisfies(opt.expr, want) and opt.rules_used == {"sum-push-to": 1}
+    assert "sum-push-to" in opt.explain()
+    rng = np.random.default_rng(1)
+    ins = {"X": rng.random((2, 3, 2, 3, 2)), **{n: rng.random((d, 4)) for n, d in
+                                                 (("Bf", 3), ("Cf", 2), ("Df", 3), ("Ef", 2))}}
+    got = np.asarray(evaluate(opt.expr, backend="reference", **ins))
+    ref = np.asarray(evaluate(expr, backend="reference", **ins))
+    assert np.allclose(got, ref if got.shape == ref.shape else ref.T)
+
+
 def test_demand_is_empty_once_satisfied_and_names_the_root_before():
     from etchpy.optimizer.egraph import EGraph
     from etchpy.optimizer.sketch_demand import demand
