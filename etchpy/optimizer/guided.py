@@ -97,7 +97,8 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
         def focus(root=root, last=last) -> dict:
             last["wants"] = demand(last["m"], root)     # read by sum-push-to
             return last["wants"]
-        st = saturate(eg, rules_for(sr) + [push_to_rule(last)], lim, until=satisfied,
+        st = saturate(eg, rules_for(sr) + [push_to_rule(last, "sum"),
+                                                push_to_rule(last, "mul")], lim, until=satisfied,
                       focus=focus, aim=aimed)
         fired.update(st.fired)
         m = last["m"]

@@ -126,7 +126,7 @@ class Optimized:
 
 
 def _law(name: str) -> str:
-    return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW
+    return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW  # sum-p*-to
 
 
 def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,

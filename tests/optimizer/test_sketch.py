@@ -163,6 +163,22 @@ def test_sum_push_to_splits_the_factors_into_components_in_one_step():
     assert np.allclose(got, ref if got.shape == ref.shape else ref.T)
 
 
+def test_sum_pull_to_flattens_nested_sums_in_one_step():
+    """M ∘ ((A·B)·C) written nested, wanted as one Σ over j, k of M·A·B·C: one
+    sum-pull-to, and the value is kept (reference backend)."""
+    import numpy as np
+    M = ep.tensor("M", 2)
+    expr = M[i, m] * ep.sum(k, ep.sum(j, A[i, j] * B[j, k]) * C[k, m])
+    want = sk.sum("j k", sk.mul("M", "A", "B", "C"))
+    opt = optimize(expr, sketch=want)
+    assert satisfies(opt.expr, want) and opt.rules_used.get("sum-pull-to") == 1
+    rng = np.random.default_rng(2)
+    ins = {"M": rng.random((2, 5)), "A": rng.random((2, 3)), "B": rng.random((3, 4)),
+           "C": rng.random((4, 5))}
+    got = np.asarray(evaluate(opt.expr, backend="reference", **ins))
+    assert np.allclose(got, np.asarray(evaluate(expr, backend="reference", **ins)))
+
+
 def test_demand_is_empty_once_satisfied_and_names_the_root_before():
     from etchpy.optimizer.egraph import EGraph
     from etchpy.optimizer.sketch_demand import demand
