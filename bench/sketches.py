@@ -95,9 +95,10 @@ def chain8_flat():
 
 def chain8_leftdeep():
     """Written left-deep, ((A1·A2)·A3)···A8 then ∘ M; thin only at i4 (8), A2 and A7
-    sparse. Unguided (iteration limit) samples M at i7 (300); two sketches: pull
+    sparse. Unguided (iteration limit) samples M at i7 (300); three sketches: pull
     the Σ of the right half out, split at i4 with the right half from its thin end,
-    then the left half from its thin end."""
+    then the left half from its thin end (each half's order stated: a hole there
+    takes whatever order the graph holds when the sketch is first satisfied)."""
     expr, ins, dims, nnz = _chain("sketch-chain8-leftdeep", [2000, 300, 300, 300, 8, 300,
                                                              300, 300, 2000], {1, 6},
                                   "leftdeep")
@@ -106,8 +107,9 @@ def chain8_leftdeep():
     right = sk.sum("i7", sk.mul("A8", sk.sum("i6", sk.mul("A7", sk.sum("i5", sk.mul(
         "A5", "A6"))))))
     split = sk.sum("i4", sk.mul("M", sk.materialised(sk.contains("A1")), right))
-    # then the left half from its thin end too: A1·(...)
-    left = sk.sum("i1", sk.mul("A1", sk.materialised(sk.contains("A4"))))
+    # then the left half from its thin end too: A1·(A2·(A3·A4))
+    left = sk.sum("i1", sk.mul("A1", sk.sum("i2", sk.mul("A2", sk.sum("i3", sk.mul(
+        "A3", "A4"))))))
     fix = sk.sum("i4", sk.mul("M", left, sk.materialised(sk.contains("A8"))))
     return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
                 sketches=[pulled, split, fix])
@@ -138,7 +140,8 @@ def lazy_chain_tight():
     right = sk.sum(a7, sk.mul("X8", sk.sum(a6, sk.mul("X7", sk.sum(a5, sk.mul(
         "X5", "X6"))))))
     split = sk.sum(thin, sk.mul("X0", sk.materialised(sk.contains("X1")), right))
-    left = sk.sum(axes["X1"][1], sk.mul("X1", sk.materialised(sk.contains("X4"))))
+    a1, a2, a3 = (axes[f"X{k}"][1] for k in (1, 2, 3))      # i1, i2, i3 of the chain
+    left = sk.sum(a1, sk.mul("X1", sk.sum(a2, sk.mul("X2", sk.sum(a3, sk.mul("X3", "X4"))))))
     fix = sk.sum(thin, sk.mul("X0", left, sk.materialised(sk.contains("X8"))))
     return dict(subject=y, expr=e, ins=leaf_inputs(y, names), opts=opts,
                 sketches=[pulled, split, fix], guided_limits={"nodes": 400})

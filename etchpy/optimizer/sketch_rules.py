@@ -1,16 +1,20 @@
-"""A rewrite aimed by a sketch (optimizer.guided adds it to a search's rules).
+"""Rewrites aimed by a sketch (optimizer.guided adds them to a search's rules).
 
-sum-push-to: at a class the sketch wants to be a Σ over exactly the indices I
-(a `sum(I, ...)` node of the sketch that `sketch_demand.demand` names for the
-class), a node Σ_A (f1·f2·…·fm) with A ⊋ I's indices gets, in one step,
+sum-push-to (at a Σ node) and sum-pull-to (at a product node): at a class the
+sketch wants to be a Σ over exactly the indices I (a `sum(I, ...)` node of the
+sketch that `sketch_demand.demand` names for the class), the node is read as
+one Σ_A (f1·f2·…·fm), pulling up the nested Σ of its factors that lead to an
+index of I (the others stay whole factors; a pull that would capture a
+sibling's free index, or bind an index twice, stops the rule), and gets, in
+one step,
 
     Σ_{A∖S} (the factors free of S) · Π_c Σ_{S_c} (the factors of c)
 
 where S = the indices of A not in I, and the factors that read S are split
 into the components c of "shares an index of S" (S_c: the indices of S that
-c's factors read). It is what sum-push (Σ_A (x·y) = Σ_{A∖a} (y·Σ_a x)) and
-sum-merge (Σ_a Σ_b x = Σ_{a,b} x) reach one index at a time, in every order
-(2^|S| intermediate Σ nodes), so it holds under the same laws: ⊗ distributes
+c's factors read). It is what sum-pull, sum-push (Σ_A (x·y) = Σ_{A∖a} (y·Σ_a
+x)) and sum-merge (Σ_a Σ_b x = Σ_{a,b} x) reach one index at a time, in every
+order (2^|S| intermediate Σ nodes), so it holds under the same laws: ⊗ distributes
 over ⊕ and is commutative, and a factor free of an index is constant in the
 sum over it (proofs_notes/sketch.md). Unguided saturation never has it (no
 sketch, no target).
