@@ -38,33 +38,35 @@ sk = ep.sketch
 ALWAYS = {"rewrite_margin": math.inf}
 
 
-def _chain(name, sizes, sparse, written):
-    """The matrices A1..A8 (those in `sparse` csr, 2% dense), the mask M (csr,
-    30 000 nonzeros) and M ∘ (A1 ··· A8) written as one flat Σ or left-deep."""
-    ix = ep.indices(" ".join(f"i{k}" for k in range(9)))
+def _chain(name, sizes, sparse, written, mask_nnz=30_000, density=0.02):
+    """The matrices A1..An (n = len(sizes) - 1; those in `sparse` csr, `density`
+    dense), the mask M (csr, `mask_nnz` nonzeros) and M ∘ (A1 ··· An) written as
+    one flat Σ or left-deep."""
+    n = len(sizes) - 1
+    ix = ep.indices(" ".join(f"i{k}" for k in range(n + 1)))
     rng = rng_for(name)
     mats, ins, nnz = [], {}, {}
-    for k in range(8):
+    for k in range(n):
         tname, shape = f"A{k + 1}", (sizes[k], sizes[k + 1])
         if k in sparse:
-            ins[tname] = random_csr(rng, *shape, int(0.02 * shape[0] * shape[1]))
+            ins[tname] = random_csr(rng, *shape, max(1, int(density * shape[0] * shape[1])))
             nnz[tname] = int(ins[tname].nnz)
         else:
             ins[tname] = rng.random(shape)
         mats.append(ep.tensor(tname, 2, format="csr" if k in sparse else "dense"))
     M = ep.tensor("M", 2, format="csr")
-    ins["M"] = random_csr(rng, sizes[0], sizes[8], 30_000)
+    ins["M"] = random_csr(rng, sizes[0], sizes[n], mask_nnz)
     nnz["M"] = int(ins["M"].nnz)
     if written == "flat":
-        body = M[ix[0], ix[8]]
-        for k in range(8):
+        body = M[ix[0], ix[n]]
+        for k in range(n):
             body = body * mats[k][ix[k], ix[k + 1]]
-        expr = ep.sum(tuple(ix[1:8]), body)
+        expr = ep.sum(tuple(ix[1:n]), body)
     else:
         cur = mats[0][ix[0], ix[1]]
-        for k in range(1, 8):
+        for k in range(1, n):
             cur = ep.sum(ix[k], cur * mats[k][ix[k], ix[k + 1]])
-        expr = M[ix[0], ix[8]] * cur
+        expr = M[ix[0], ix[n]] * cur
     return expr, ins, {f"i{k}": d for k, d in enumerate(sizes)}, nnz
 
 
@@ -147,6 +149,24 @@ def lazy_chain_tight():
                 sketches=[pulled, split, fix], guided_limits={"nodes": 400})
 
 
+def chain10_flat():
+    """M ∘ (A1 ··· A10) written as one flat Σ, small (24 per inner index, thin at
+    i5: 3; A3 and A8 sparse, 20%; M 2000 nonzeros). Unguided saturation stops
+    (no improvement) with most Σ still at the top; one sketch states the plan:
+    M sampled at i5, each half multiplied from its thin end."""
+    sizes = [400, 24, 24, 24, 24, 3, 24, 24, 24, 24, 400]
+    expr, ins, dims, nnz = _chain("sketch-chain10-flat", sizes, {2, 7}, "flat",
+                                  mask_nnz=2000, density=0.2)
+    left = "A5"
+    for k in range(4, 0, -1):                    # Σ_i1 A1·(Σ_i2 A2·(… A4·A5))
+        left = sk.sum(f"i{k}", sk.mul(f"A{k}", left))
+    right = "A6"
+    for k in range(7, 11):                       # Σ_i9 A10·(Σ_i8 A9·(… A7·A6))
+        right = sk.sum(f"i{k - 1}", sk.mul(f"A{k}", right))
+    return dict(subject=expr, expr=expr, ins=ins, opts={"dims": dims, "nnz": nnz},
+                sketches=[sk.sum("i5", sk.mul("M", left, right))])
+
+
 def mttkrp5():
     """5-mode MTTKRP, out[i,r] = Σ_{j,k,l,m} X[i,j,k,l,m]·B[j,r]·C[k,r]·D[l,r]·E[m,r],
     X a csf tensor (10 per mode, 20 000 nonzeros), rank 16. Unguided saturation
@@ -171,6 +191,7 @@ def mttkrp5():
 
 
 WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
+             "chain10_mask_flat": chain10_flat,
              "lazy_chain8_mask_nodes400": lazy_chain_tight, "mttkrp5": mttkrp5}
 
 
