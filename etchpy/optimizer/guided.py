@@ -11,11 +11,13 @@ For each sketch in turn (a search):
    sketch is matched (optimizer.sketch_match, incrementally: only the classes
    that changed and those above them are recomputed); the search stops as soon
    as a term of the root class satisfies it. Each iteration searches the rules
-   only at the classes the sketch still needs (optimizer.sketch_demand), and
-   the whole graph when those offer nothing new;
-3. the cheapest satisfying term is extracted (a dynamic program over (class,
-   sketch node) pairs, least tree cost, then improved for DAG cost by
-   `shared_extract`'s heuristic) and becomes the next search's start.
+   only at the classes the sketch still needs (optimizer.sketch_demand), the
+   matches aimed at the sketch first (`aimed`), and the whole graph when those
+   offer nothing new;
+3. the satisfying term of least DAG cost is extracted (`sketch_extract`:
+   optimizer.sketch_exact's branch and bound, exact within a budget of
+   branches; past it, a fallback that the Search's `extraction` names) and
+   becomes the next search's start.
 A sketch no term satisfies when saturation stops (saturated, or a limit hit)
 raises SketchError naming the largest part of it that some class matched and
 the parts that none did. Every extracted term is a term of the root class, so
@@ -36,7 +38,9 @@ from .extract import dag_cost
 from .rules import rules_for
 from .saturate import saturate
 from .sketch import Sketch, as_sketch
-from .sketch_demand import demand
+from .sketch_demand import aimed, demand
+from .sketch_exact import EXACT_BRANCHES, exact_extract
+from .sketch_rules import push_to_rule
 from .sketch_match import SketchMatch, report
 
 
@@ -50,11 +54,19 @@ class Search:
     seconds: float
     stop: str
     result: str
+    start_nodes: int = 0        # e-nodes of the start term (the last search's result)
+    extraction: str = ""        # "exact, N branches" or the fallback and why
+
+    @property
+    def grown(self) -> int:
+        """The e-nodes this search added to its start term."""
+        return self.nodes - self.start_nodes
 
     def line(self, k: int) -> str:
         return (f"search {k}  sketch {self.sketch}: satisfied after {self.iterations} "
-                f"iterations, {self.nodes} e-nodes, {self.classes} classes, "
-                f"{self.seconds * 1000:.1f} ms -> {self.result}")
+                f"iterations, {self.nodes} e-nodes ({self.start_nodes} of its start "
+                f"term), {self.classes} classes, {self.seconds * 1000:.1f} ms, "
+                f"extraction {self.extraction} -> {self.result}")
 
 
 def as_sketches(sketch, sketches) -> list[Sketch]:
@@ -76,21 +88,42 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
     for k, s in enumerate(sketches, 1):
         eg = EGraph(sr, stats)
         root = eg.add_expr(term)
+        start = eg.num_nodes()
         last = {"m": SketchMatch(eg, s)}
 
         def satisfied(root=root, last=last) -> bool:
             last["m"].update()              # incremental: the changed classes only
             return last["m"].satisfied(root)
-        st = saturate(eg, rules_for(sr), lim, until=satisfied,
-                      focus=lambda last=last, root=root: demand(last["m"], root))
+        def focus(root=root, last=last) -> dict:
+            last["wants"] = demand(last["m"], root)     # read by sum-push-to
+            return last["wants"]
+        st = saturate(eg, rules_for(sr) + [push_to_rule(last, "sum"),
+                                                push_to_rule(last, "mul")], lim, until=satisfied,
+                      focus=focus, aim=aimed)
         fired.update(st.fired)
         m = last["m"]
         if st.stop != "goal reached":
             raise SketchError(_unsatisfied(k, s, m, st))
-        term = shared_extract(eg, s, root, m)
+        term, how = sketch_extract(eg, s, root, m)
         searches.append(Search(str(s), st.nodes, st.classes, st.iterations, st.seconds,
-                               st.stop, str(term)))
+                               st.stop, str(term), start, how))
     return term, searches, fired
+
+
+def sketch_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
+                   budget: int = EXACT_BRANCHES) -> tuple[Expr, str]:
+    """(the term of `root` satisfying s of least DAG cost, how it was found):
+    optimizer.sketch_exact's branch and bound, at most `budget` branches. Over
+    the budget it falls back LOUDLY (the second value says so, and explain()
+    shows it) to the cheaper by DAG cost of the best term found so far and
+    `shared_extract`'s heuristic."""
+    _, term, exact, branches = exact_extract(m, root, budget)
+    if exact:
+        return term, f"exact, {branches} branches"
+    other = shared_extract(eg, s, root, m)
+    if term is None or term_dag_cost(eg, other) < term_dag_cost(eg, term):
+        term = other
+    return term, f"NOT exact: over {budget} branches, heuristic fallback"
 
 
 SHARE_ROUNDS = 3        # re-extractions with the last term's classes already paid

@@ -46,6 +46,7 @@ from .guided import as_sketches, guided_search
 from .extract import dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
+from .sketch_rules import PUSH_TO_LAW
 from .saturate import saturate
 
 __all__ = ["optimize", "Optimized", "equivalent", "proves", "canonical", "to_ra", "from_ra",
@@ -102,7 +103,9 @@ class Optimized:
                  f"{s.get('seconds', 0) * 1000:.1f} ms"]
         if self.searches:
             graph = [f"guided    {len(self.searches)} sketch searches, "
-                     f"{s.get('nodes')} e-nodes in all, {s.get('seconds', 0) * 1000:.1f} ms",
+                     f"{s.get('nodes')} e-nodes in all ({s.get('nodes with restarts')} "
+                     f"counting each restart's start term again), "
+                     f"{s.get('seconds', 0) * 1000:.1f} ms",
                      *(f"  {x.line(k)}" for k, x in enumerate(self.searches, 1))]
         return [f"semiring  {self.semiring}", f"before    {self.original}",
                 f"after     {self.expr}", *self._rules_text(), *graph]
@@ -112,7 +115,7 @@ class Optimized:
         if not used:
             return ["rules     none"]
         width = max(len(f"{k}×{v}") for k, v in used)
-        return [f"{'rules' if n == 0 else '':<10}{f'{k}×{v}':<{width}}  {RULES_BY_NAME[k].law}"
+        return [f"{'rules' if n == 0 else '':<10}{f'{k}×{v}':<{width}}  {_law(k)}"
                 for n, (k, v) in enumerate(used)]
 
     def _plan_text(self) -> str:
@@ -120,6 +123,10 @@ class Optimized:
             return self.plan.explain()
         except OrderError as err:     # the written expression is compiled instead
             return f"none: {err}"
+
+
+def _law(name: str) -> str:
+    return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW  # sum-p*-to
 
 
 def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,
@@ -238,7 +245,10 @@ def _guided(expr, sr, sketches, dims, nnz, limits, tuning) -> Optimized:
     best, searches, fired = guided_search(expr, sketches, sr, Stats(dims, nnz),
                                           saturation_limits(tuning, limits))
     stats = {"iterations": sum(x.iterations for x in searches),
-             "nodes": sum(x.nodes for x in searches),
+             # a later search's start term was extracted from the last one's graph
+             # (counted there): its nodes once; "nodes with restarts" counts them again
+             "nodes": searches[0].start_nodes + sum(x.grown for x in searches),
+             "nodes with restarts": sum(x.nodes for x in searches),
              "classes": sum(x.classes for x in searches), "stop": searches[-1].stop,
              "seconds": round(sum(x.seconds for x in searches), 4),
              "rules fired": dict(fired), "searches": len(searches)}

@@ -105,7 +105,7 @@ class Patience:
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,
-             root: int | None = None, until=None, focus=None) -> SaturationStats:
+             root: int | None = None, until=None, focus=None, aim=None) -> SaturationStats:
     """Apply `rules` until nothing changes or a limit is hit; see the module docstring.
 
     Early stopping needs `root`. `until`, a function of no argument, is asked
@@ -121,21 +121,24 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
     lim = limits if limits is not None else Saturation()
     stats = SaturationStats()
     start = time.perf_counter()
-    backoff, seen, wide = Backoff(lim), set(), focus is None
+    backoff, seen = Backoff(lim), set()
+    first = WIDE if focus is None else AIMED if aim is not None else FOCUSED
+    tier = first
     watch = Patience(eg, root, lim, stats) if root is not None and lim.patience else None
     if until is not None and until():
         return _finish(stats, "goal reached", eg, start)
     for it in range(lim.iterations):
         stats.iterations = it + 1
-        only = None if wide else focus()
-        matches, any_banned = _matches(eg, rules, it, backoff, seen, only)
+        only = None if tier == WIDE else focus()
+        keep = aim(only) if tier == AIMED else None
+        matches, any_banned = _matches(eg, rules, it, backoff, seen, only, keep)
         before = eg.num_nodes(), len(eg.classes)
         stop = _apply(eg, matches, stats, lim, start, until)
         eg.rebuild()
         grew = (eg.num_nodes(), len(eg.classes)) != before
         if not stop and not grew and not any_banned and only is None:
             stop = "saturated"
-        wide = focus is None or (only is not None and not grew)
+        tier = first if grew else min(tier + 1, WIDE)
         if not stop and watch is not None and watch.stalled(it + 1):
             stop = "no improvement"
         if stop != "goal reached" and until is not None and until():
@@ -145,6 +148,9 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
     return _finish(stats, "iteration limit", eg, start)
 
 
+AIMED, FOCUSED, WIDE = 0, 1, 2      # which matches an iteration applies
+
+
 def _finish(stats: SaturationStats, stop: str, eg: EGraph, start: float) -> SaturationStats:
     stats.stop = stop
     stats.nodes, stats.classes = eg.num_nodes(), len(eg.classes)
@@ -152,9 +158,11 @@ def _finish(stats: SaturationStats, stop: str, eg: EGraph, start: float) -> Satu
     return stats
 
 
-def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None):
+def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None,
+             keep=None):
     """([(rule, class, node, binding)] of this iteration, was some rule banned?);
-    `only`: search the nodes of these classes alone (None: all)."""
+    `only`: search the nodes of these classes alone (None: all); `keep`: a
+    filter of the matches."""
     matches, any_banned = [], False
     by_op = _nodes_by_op(eg, only)
     for r in rules:
@@ -162,6 +170,11 @@ def _matches(eg: EGraph, rules, it: int, backoff: Backoff, seen: set, only=None)
             any_banned = True
             continue
         keys, found = _search(eg, r, seen, by_op)
+        if keep is not None:        # a node with a match left out is searched again
+            ok = [keep(r, *f) for f in found]
+            left = {f[1] for f, y in zip(found, ok) if not y}
+            found = [f for f, y in zip(found, ok) if y]
+            keys = [k for k in keys if k[1] not in left]
         if not backoff.admit(r, it, len(found)):
             any_banned = True
             continue
