@@ -28,6 +28,7 @@ from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr
 from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Interval,
                     Locate, Most, Prefetch, Prelude, Runs, Segment, Short, Split)
+from .hoist import guard_product
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
 
@@ -90,8 +91,8 @@ def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
 def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. A side that
-    can locate is located (the side that is not a full range is walked); else
-    the operands leapfrog, or, both being always ready, merge or leapfrog.
+    can locate is located (the side that is not a full range is walked; see
+    _walk_locate); else the operands leapfrog, or, both being always ready, merge or leapfrog.
     `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
     the way per level where neither side locates: the leapfrog, or a plain
     merge of always-ready unique segments (the per-pair choice's own
@@ -106,15 +107,22 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
 
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
                               or Full not in a.facts):
-        return iterate_locate(names, a, b, combine)
+        return _walk_locate(names, sr, tuning, a, b, combine)
     if Locate in a.facts:
-        return iterate_locate(names, b, a, lambda x, y: combine(y, x))
+        return _walk_locate(names, sr, tuning, b, a, lambda x, y: combine(y, x))
     if Interval in b.facts and tuning.clip_ranges:
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
+
+
+def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:
+    """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
+    marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
+    return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
+                         sr.zero, tuning.hoist_probes)
 
 
 def _bounds(s: Stream) -> tuple:
