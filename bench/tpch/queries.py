@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
+from etchpy.relational.keys import look_up, lookup_of
 
 DAY = np.timedelta64(1, "D")
 
@@ -83,23 +84,30 @@ class ClusteredKeys(ep.Keys):
         values = np.asarray(values)
         self.name, self.kind, self.low, self.size = str(name), "clustered", 0, len(values)
         self.dtype, self._table = values.dtype, None
-        order = np.lexsort((values, by))             # code -> row
+        order = _clustered(values, np.asarray(by))       # code -> row
         self._values = values[order]
         rank = np.empty(len(values), dtype=np.int64)
         rank[order] = np.arange(len(values))
-        srt = np.argsort(values, kind="stable")
-        self._sorted, self._code_of_sorted = values[srt], rank[srt]
+        ascending = len(values) < 2 or bool((values[1:] > values[:-1]).all())
+        srt = None if ascending else np.argsort(values, kind="stable")
+        self._sorted = values if srt is None else values[srt]
+        self._code_of_sorted = rank if srt is None else rank[srt]
         if len(values) and (np.diff(self._sorted) == 0).any():
             raise ep.InputError(f"keys {name!r}: a clustered coding needs unique keys")
+        at = lookup_of(self._sorted)                      # value - min -> position
+        self._lookup_table = np.where(at >= 0, self._code_of_sorted[at], -1)
 
     def values(self) -> np.ndarray:
         return self._values
 
     def code(self, values, *, missing: str = "error"):
         values = np.asarray(values)
-        at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
-        present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
-        codes = np.where(present, self._code_of_sorted[at], 0)
+        if len(self._lookup_table) and values.dtype.kind in "iu":
+            codes, present = look_up(self._lookup_table, self._sorted[0], values)
+        else:
+            at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
+            present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
+            codes = np.where(present, self._code_of_sorted[at], 0)
         if missing == "mask":
             return codes, present
         if not present.all():
@@ -109,6 +117,18 @@ class ClusteredKeys(ep.Keys):
 
     def decode(self, codes) -> np.ndarray:
         return self._values[np.asarray(codes)]
+
+
+def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """The rows in order of (by, value): np.lexsort((values, by)), but when the
+    values are ascending already (orders come by key) one stable sort of `by`,
+    a radix sort when by spans fewer than 2**16 values (dates)."""
+    if len(values) < 2 or not (values[1:] > values[:-1]).all():
+        return np.lexsort((values, by))
+    lo, hi = int(by.min()), int(by.max())
+    if by.dtype.kind in "iu" and hi - lo < 2**15:
+        return np.argsort((by - lo).astype(np.int16), kind="stable")
+    return np.argsort(by, kind="stable")
 
 
 def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True) -> dict:
