@@ -299,7 +299,17 @@ def union_by_skipping(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Stream
     # moves past it: no more ready states than both operands together
     most = imp.sum_bound(most_bound(a), most_bound(b))
     return union.derive(union.facts.keep(Prelude).add(
-        Split(a.valid, b.valid), None if most is None else Most(most)))
+        Split(a.valid, b.valid), None if most is None else Most(most),
+        _located_sum(names, sr, tuning, a, b)))
+
+
+def _located_sum(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Locate | None:
+    """A union of two operands that locate locates too: its value at t is the sum
+    of theirs (a union of guarded ranges, under a sum of two products)."""
+    la, lb = a.facts.get(Locate), b.facts.get(Locate)
+    if la is None or lb is None:
+        return None
+    return Locate(lambda t: add(names, sr, tuning, la.at(t), lb.at(t)))
 
 
 def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stream:
@@ -313,7 +323,7 @@ def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stre
     fa, fb = names.fresh(f"{a.var}_fa"), names.fresh(f"{a.var}_fb")
     a_first, b_first = order_le(a, b), order_le(b, a)
     return union.derive(
-        union.facts.keep(Prelude, Split, Most),
+        union.facts.keep(Prelude, Split, Most, Locate),
         state=union.state + ((fa, "bool"), (fb, "bool")),
         next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
                  _advance_if(fb, b)))
@@ -325,13 +335,17 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     """x where cond holds, the empty stream (or zero) elsewhere. Its run is x's
     or empty, so facts about ready states and the way x moves stay true; it no
     longer holds every coordinate (Locate, Full), and init is no longer a
-    plain counter start (Counter) or in memory order (Runs)."""
+    plain counter start (Counter) or in memory order (Runs). An x that locates
+    with no Prelude still locates: at(t) is x's guarded by cond itself (which
+    reads only the parent)."""
     if not is_stream(x):
         return select(cond, x, Const(sr.zero, "value"))
     g = names.fresh(f"{x.var}_g")
     gv = Var(g)
+    at = x.facts.get(Locate) if prelude(x) == imp.SKIP else None
     facts = x.facts.keep(Most, Extent, Choice, Split, Segment, Short).add(
-        Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP))
+        Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP),
+        None if at is None else Locate(lambda t: guard(names, sr, cond, at.at(t))))
     return x.derive(facts, state=((g, "bool"),) + x.state,
                     init=seq(Assign(g, cond), If(gv, x.init)), valid=and_(gv, x.valid),
                     skip=lambda t, r: If(gv, x.skip(t, r)))

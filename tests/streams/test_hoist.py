@@ -86,3 +86,26 @@ def test_a_segment_filter_guards_the_lines_of_each_order():
     got = kern(O=_tensor(o_c, "csr", 0.0), S=_tensor(seg, "csf", 0.0),
                L=_tensor(lines, "csr", 0.0))
     assert got == pytest.approx(float((o_c @ seg) @ lines.sum(axis=1)))
+
+
+def test_a_union_of_guarded_ranges_is_located_by_the_levels_below():
+    """Σ_{j,k} (A[i,j] - B[i,j]·w[i])·D[j,k] (TPC-H Q9's rev - qty·cost): below
+    the union over j, each operand is a guarded range over k, and their union
+    locates (combinators.guard, union_by_skipping), so D's row is walked and the
+    union located, not leapfrogged with it; the value is the reference's."""
+    rng = np.random.default_rng(5)
+    a = np.where(rng.random((4, 6)) < 0.5, rng.integers(1, 5, (4, 6)), 0).astype(float)
+    b = np.where(rng.random((4, 6)) < 0.5, rng.integers(1, 5, (4, 6)), 0).astype(float)
+    w = rng.integers(1, 4, 4).astype(float)
+    d = np.where(rng.random((6, 5)) < 0.5, rng.integers(1, 5, (6, 5)), 0).astype(float)
+    Am, Bm, Dm = (ep.tensor(n, 2, "csr") for n in "ABD")
+    W = ep.tensor("W", 1)
+    expr = ep.sum((j, k), (Am[i, j] - Bm[i, j] * W[i]) * Dm[j, k])
+    kern = ep.compile(expr, optimize=False, order=["i", "j", "k"])
+    assert "locate into [union" in kern.c_source
+    inputs = {"A": _tensor(a, "csr", 0.0), "B": _tensor(b, "csr", 0.0), "W": w,
+              "D": _tensor(d, "csr", 0.0)}
+    want = (a - b * w[:, None]) @ d.sum(axis=1)
+    np.testing.assert_allclose(kern(**inputs), want)
+    got = ep.evaluate(expr, **inputs, backend="streams", optimize=False, order=["i", "j", "k"])
+    np.testing.assert_allclose(got, want)
