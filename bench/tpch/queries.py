@@ -56,6 +56,13 @@ TRIES = {
     "Q3": {"O3": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
            "C3": ("customer", ["c_custkey", "c_mktsegment"], {}),
            "L3": ("lineitem", ["l_orderkey", "l_shipdate"], {"values": "rev"})},
+    # Q7: suppliers by nation (a nation pair's suppliers only), their lineitems by
+    # ship date (a range) and order, each order's customer and its nation
+    "Q7": {"S7": ("supplier", ["s_nationkey", "s_suppkey"], {}),
+           "L7": ("lineitem", ["l_suppkey", "l_shipdate", "l_orderkey"], {"values": "rev"}),
+           "O7": ("orders", ["o_orderkey", "o_custkey"], {}),
+           "C7": ("customer", ["c_custkey", "c_nationkey"], {}),
+           "N7": ("nation", ["n_nationkey", "n_name"], {})},
     # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
     "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
                   {"values": "disc_price"})},
@@ -131,7 +138,7 @@ def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
     return np.argsort(by, kind="stable")
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True) -> dict:
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
     their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
@@ -158,6 +165,10 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True)
     if "Q9" in queries:
         out["Y"], out["years"] = keys["orderdate"].mapping(_year, name="o_year")
         out["P"].keys[0].prepare_like()     # the part names' text index (LIKE)
+    if "Q7" in queries:    # the year of a ship date; each nation key code's name
+        out["Y7"], out["years7"] = out["L7"].keys[1].mapping(_year, name="l_year")
+        n = tables["nation"]
+        out["nation_names"] = n["n_name"][np.argsort(keys["nationkey"].code(n["n_nationkey"]))]
     if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
         o = tables["orders"]
         code = keys["orderkey"].code(o["o_orderkey"])
