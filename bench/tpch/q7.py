@@ -46,7 +46,7 @@ def q7_expr(tries):
 def q7(tries, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
     """supp_nation, cust_nation, l_year, revenue: the lines shipped in 1995 and
     1996 by suppliers of one nation of the pair to customers of the other."""
-    kern = _kernel(*q7_expr(tries))
+    kern = _kernel(tries, q7_expr)
     n7 = tries["N7"].tensor
     vol = kern(**{k: tries[k].tensor for k in Q7_TRIES}, Na=n7, Nb=n7, Y7=tries["Y7"],
                **predicates_q7(tries, nation1, nation2))

@@ -13,8 +13,8 @@ one place where predicates are made; when predicates become skips in the
 compiler, they change there. Each query sorts and cuts its result (ORDER BY,
 LIMIT) itself and returns decoded columns.
 
-Kernels are compiled once per process with optimize=False and a fixed loop
-order (the trie orders below are chosen for it); ep.compile caches them.
+Kernels are compiled with optimize=False and a fixed loop order (the trie
+orders below are chosen for it), once per set of tries (kept under "kernels").
 """
 from __future__ import annotations
 
@@ -201,8 +201,15 @@ def skip(mask: np.ndarray) -> ep.Tensor:
     return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
 
 
-def _kernel(expr, order: str, **kw):
-    return ep.compile(expr, optimize=False, order=order.split(), **kw)
+def _kernel(tries, make, **kw):
+    """The kernel of make(tries) = (expression, loop order), compiled once per set
+    of tries and kept in it under "kernels" (ep.compile caches too, but building
+    the expression and looking it up cost more than Q5's kernel at sf 0.1)."""
+    kept = tries.setdefault("kernels", {})
+    if make not in kept:
+        expr, order = make(tries)
+        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
+    return kept[make]
 
 
 # ---- Q5: local supplier volume ------------------------------------------------------
@@ -233,7 +240,7 @@ def q5_expr(tries):
 def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
     """n_name, revenue of the nations of `region` from orders placed in the year
     from `date`, by revenue descending."""
-    kern = _kernel(*q5_expr(tries))
+    kern = _kernel(tries, q5_expr)
     rev = kern(**{k: tries[k].tensor for k in Q5_TRIES}, **predicates_q5(tries, region, date))
     return ep.decode(rev, [tries["N5"].keys[2]], columns=["n_name"], value="revenue",
                      order_by="revenue", descending=True)
@@ -259,7 +266,7 @@ def q9_expr(tries):
 def q9(tries, color: str = "green") -> dict:
     """nation, o_year, sum_profit over the lines of parts whose name contains
     `color`, by nation and year descending."""
-    kern = _kernel(*q9_expr(tries))
+    kern = _kernel(tries, q9_expr)
     names = ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")
     profit = kern(**{k: tries[k].tensor for k in names}, Y=tries["Y"],
                   **predicates_q9(tries, color))
@@ -298,7 +305,7 @@ def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 
     """l_orderkey, revenue, o_orderdate, o_shippriority of the `limit` orders of
     the most revenue (then earliest), grouped by order (the order's date and
     priority are its attributes): a sparse group-by, the orders with revenue."""
-    kern = _kernel(*q3_expr(tries), output=SPARSE)
+    kern = _kernel(tries, q3_expr, output=SPARSE)
     rev = kern(**{k: tries[k].tensor for k in ("O3", "C3", "L3")},
                **predicates_q3(tries, segment, date))
     code, vals = rev.levels[0]["crd"], rev.vals
@@ -336,6 +343,6 @@ def q6(tries, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 
     """revenue: Σ l_extendedprice · l_discount over the lines shipped in the year
     from `date` with a discount within 0.01 of `discount` and fewer than
     `quantity` items."""
-    kern = _kernel(*q6_expr(tries))
+    kern = _kernel(tries, q6_expr)
     rev = kern(L6=tries["L6"].tensor, **predicates_q6(tries, date, discount, quantity))
     return {"revenue": np.array([float(rev)])}
