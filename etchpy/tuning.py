@@ -60,7 +60,7 @@ class Tuning:
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
-            clip_ranges, fused_rows.
+            hoist_probes, clip_ranges, fused_rows.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -112,6 +112,8 @@ class Tuning:
     algorithm_choice: bool = True     # per intersected level and reused row, the planner
                                       # picks merge, gallop or per pair, marker or not,
                                       # from the fibre statistics (plan.algorithms)
+    hoist_probes: bool = True         # a located factor that is zero unless a test holds
+                                      # (a marker probe) tests once above the loops below
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
     fused_rows: bool = True           # the steps of a dense output that each write every

@@ -1,4 +1,4 @@
-"""The TPC-H queries of bench/tpch/queries.py as a catalogue: each one's etchpy
+"""The TPC-H queries of bench/tpch/queries.py and q7.py as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from bench.tpch.q7 import q7
 from bench.tpch.queries import q3, q5, q6, q9
 
 SQL = {
@@ -47,9 +48,22 @@ FROM lineitem
 WHERE l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date1}'
   AND l_discount BETWEEN {discount} - 0.01 AND {discount} + 0.01
   AND l_quantity < {quantity}""",
+    "Q7": """
+SELECT supp_nation, cust_nation, l_year, sum(volume) AS revenue FROM (
+  SELECT n1.n_name AS supp_nation, n2.n_name AS cust_nation, {lyear} AS l_year,
+         l_extendedprice * (1 - l_discount) AS volume
+  FROM supplier, lineitem, orders, customer, nation n1, nation n2
+  WHERE s_suppkey = l_suppkey AND o_orderkey = l_orderkey AND c_custkey = o_custkey
+    AND s_nationkey = n1.n_nationkey AND c_nationkey = n2.n_nationkey
+    AND ((n1.n_name = '{nation1}' AND n2.n_name = '{nation2}')
+         OR (n1.n_name = '{nation2}' AND n2.n_name = '{nation1}'))
+    AND l_shipdate BETWEEN {D}'1995-01-01' AND {D}'1996-12-31') AS shipping
+GROUP BY supp_nation, cust_nation, l_year ORDER BY supp_nation, cust_nation, l_year""",
 }
-DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)"},
-           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)"}}
+DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)",
+                      "lyear": "extract(year FROM l_shipdate)"},
+           "sqlite": {"D": "", "year": "CAST(strftime('%Y', o_orderdate) AS INTEGER)",
+                      "lyear": "CAST(strftime('%Y', l_shipdate) AS INTEGER)"}}
 
 
 @dataclass(frozen=True)
@@ -84,8 +98,13 @@ QUERIES = {
                            {"date": "1995-01-01", "discount": 0.05, "quantity": 25},
                            {"date": "1997-01-01", "discount": 0.07, "quantity": 24}),
                 ("revenue",)),
+    "Q7": Query("Q7", q7, ({"nation1": "FRANCE", "nation2": "GERMANY"},
+                           {"nation1": "JAPAN", "nation2": "CHINA"},
+                           {"nation1": "BRAZIL", "nation2": "CANADA"}),
+                ("supp_nation", "cust_nation", "l_year", "revenue")),
 }
-VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue"}
+VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
+         "Q7": "revenue"}
 
 
 def rows_of(result: dict, query: Query) -> list[tuple]:

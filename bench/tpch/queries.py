@@ -13,14 +13,15 @@ one place where predicates are made; when predicates become skips in the
 compiler, they change there. Each query sorts and cuts its result (ORDER BY,
 LIMIT) itself and returns decoded columns.
 
-Kernels are compiled once per process with optimize=False and a fixed loop
-order (the trie orders below are chosen for it); ep.compile caches them.
+Kernels are compiled with optimize=False and a fixed loop order (the trie
+orders below are chosen for it), once per set of tries (kept under "kernels").
 """
 from __future__ import annotations
 
 import numpy as np
 
 import etchpy as ep
+from etchpy.relational.keys import look_up, lookup_of
 
 DAY = np.timedelta64(1, "D")
 
@@ -32,12 +33,15 @@ def days(iso: str) -> int:
 
 # each query's tries: name -> (table, key columns in level order, relation options)
 TRIES = {
-    # Q5: orders by date first, so a date range is a range of the outer level
+    # Q5: orders by date first, so a date range is a range of the outer level;
+    # each order's customer, its nation and region (the region test guards the
+    # order's lines), then the lines whose supplier is of that nation: suppliers
+    # by nation, both levels dense (25 x suppliers), so that test is one load
     "Q5": {"O5": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
            "C5": ("customer", ["c_custkey", "c_nationkey"], {}),
            "L5": ("lineitem", ["l_orderkey", "l_suppkey"], {"values": "rev"}),
-           "S": ("supplier", ["s_suppkey", "s_nationkey"], {}),
-           "N5": ("nation", ["n_nationkey", "n_name", "n_regionkey"], {}),
+           "S5": ("supplier", ["s_nationkey", "s_suppkey"], {"levels": ["dense", "dense"]}),
+           "N5": ("nation", ["n_nationkey", "n_regionkey", "n_name"], {}),
            "R": ("region", ["r_regionkey", "r_name"], {})},
     # Q9: lineitem by part first, so the part filter prunes whole subtrees
     "Q9": {"L9": ("lineitem", ["l_partkey", "l_suppkey", "l_orderkey"],
@@ -52,6 +56,13 @@ TRIES = {
     "Q3": {"O3": ("orders", ["o_orderdate", "o_orderkey", "o_custkey"], {}),
            "C3": ("customer", ["c_custkey", "c_mktsegment"], {}),
            "L3": ("lineitem", ["l_orderkey", "l_shipdate"], {"values": "rev"})},
+    # Q7: suppliers by nation (a nation pair's suppliers only), their lineitems by
+    # ship date (a range) and order, each order's customer and its nation
+    "Q7": {"S7": ("supplier", ["s_nationkey", "s_suppkey"], {}),
+           "L7": ("lineitem", ["l_suppkey", "l_shipdate", "l_orderkey"], {"values": "rev"}),
+           "O7": ("orders", ["o_orderkey", "o_custkey"], {}),
+           "C7": ("customer", ["c_custkey", "c_nationkey"], {}),
+           "N7": ("nation", ["n_nationkey", "n_name"], {})},
     # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
     "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
                   {"values": "disc_price"})},
@@ -80,23 +91,30 @@ class ClusteredKeys(ep.Keys):
         values = np.asarray(values)
         self.name, self.kind, self.low, self.size = str(name), "clustered", 0, len(values)
         self.dtype, self._table = values.dtype, None
-        order = np.lexsort((values, by))             # code -> row
+        order = _clustered(values, np.asarray(by))       # code -> row
         self._values = values[order]
         rank = np.empty(len(values), dtype=np.int64)
         rank[order] = np.arange(len(values))
-        srt = np.argsort(values, kind="stable")
-        self._sorted, self._code_of_sorted = values[srt], rank[srt]
+        ascending = len(values) < 2 or bool((values[1:] > values[:-1]).all())
+        srt = None if ascending else np.argsort(values, kind="stable")
+        self._sorted = values if srt is None else values[srt]
+        self._code_of_sorted = rank if srt is None else rank[srt]
         if len(values) and (np.diff(self._sorted) == 0).any():
             raise ep.InputError(f"keys {name!r}: a clustered coding needs unique keys")
+        at = lookup_of(self._sorted)                      # value - min -> position
+        self._lookup_table = np.where(at >= 0, self._code_of_sorted[at], -1)
 
     def values(self) -> np.ndarray:
         return self._values
 
     def code(self, values, *, missing: str = "error"):
         values = np.asarray(values)
-        at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
-        present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
-        codes = np.where(present, self._code_of_sorted[at], 0)
+        if len(self._lookup_table) and values.dtype.kind in "iu":
+            codes, present = look_up(self._lookup_table, self._sorted[0], values)
+        else:
+            at = np.minimum(np.searchsorted(self._sorted, values), max(self.size - 1, 0))
+            present = self._sorted[at] == values if self.size else np.zeros(len(values), bool)
+            codes = np.where(present, self._code_of_sorted[at], 0)
         if missing == "mask":
             return codes, present
         if not present.all():
@@ -108,7 +126,19 @@ class ClusteredKeys(ep.Keys):
         return self._values[np.asarray(codes)]
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True) -> dict:
+def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
+    """The rows in order of (by, value): np.lexsort((values, by)), but when the
+    values are ascending already (orders come by key) one stable sort of `by`,
+    a radix sort when by spans fewer than 2**16 values (dates)."""
+    if len(values) < 2 or not (values[1:] > values[:-1]).all():
+        return np.lexsort((values, by))
+    lo, hi = int(by.min()), int(by.max())
+    if by.dtype.kind in "iu" and hi - lo < 2**15:
+        return np.argsort((by - lo).astype(np.int16), kind="stable")
+    return np.argsort(by, kind="stable")
+
+
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
     their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
@@ -135,6 +165,10 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6"), *, cluster: bool = True)
     if "Q9" in queries:
         out["Y"], out["years"] = keys["orderdate"].mapping(_year, name="o_year")
         out["P"].keys[0].prepare_like()     # the part names' text index (LIKE)
+    if "Q7" in queries:    # the year of a ship date; each nation key code's name
+        out["Y7"], out["years7"] = out["L7"].keys[1].mapping(_year, name="l_year")
+        n = tables["nation"]
+        out["nation_names"] = n["n_name"][np.argsort(keys["nationkey"].code(n["n_nationkey"]))]
     if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
         o = tables["orders"]
         code = keys["orderkey"].code(o["o_orderkey"])
@@ -167,37 +201,48 @@ def skip(mask: np.ndarray) -> ep.Tensor:
     return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
 
 
-def _kernel(expr, order: str, **kw):
-    return ep.compile(expr, optimize=False, order=order.split(), **kw)
+def _kernel(tries, make, **kw):
+    """The kernel of make(tries) = (expression, loop order), compiled once per set
+    of tries and kept in it under "kernels" (ep.compile caches too, but building
+    the expression and looking it up cost more than Q5's kernel at sf 0.1)."""
+    kept = tries.setdefault("kernels", {})
+    if make not in kept:
+        expr, order = make(tries)
+        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
+    return kept[make]
 
 
 # ---- Q5: local supplier volume ------------------------------------------------------
 
 def predicates_q5(tries, region: str, date: str) -> dict:
     """Q5's predicates: the codes [dlo, dhi) of the order dates in [date, date + 1
-    year) for ep.between (a skip over the date level), and the region's name."""
+    year) for ep.between (a skip over the date level), and the region's name
+    (stored sparse: its test guards the loops below the region)."""
     lo = days(date)
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
     dlo, dhi = tries["keys"]["orderdate"].codes_between(lo, hi)
-    return {"dlo": dlo, "dhi": dhi, "Rm": tries["R"].keys[1].mask(lambda v: v == region)}
+    return {"dlo": dlo, "dhi": dhi,
+            "Rm": skip(tries["R"].keys[1].mask(lambda v: v == region))}
+
+
+Q5_TRIES = ("O5", "C5", "L5", "S5", "N5", "R")
 
 
 def q5_expr(tries):
     d, o, c, s, n, nm, r, rn = ep.indices("d o c s n nm r rn")
-    T = {k: tries[k].var(k) for k in ("O5", "C5", "L5", "S", "N5", "R")}
-    Rm = ep.tensor("Rm", 1)
+    T = {k: tries[k].var(k) for k in Q5_TRIES}
+    Rm = ep.tensor("Rm", 1, "csf")
     body = (T["O5"][d, o, c] * ep.between(d, "dlo", "dhi") * T["C5"][c, n] * T["L5"][o, s]
-            * T["S"][s, n] * T["N5"][n, nm, r] * T["R"][r, rn] * Rm[rn])
-    return ep.sum((d, o, c, s, n, r, rn), body), "d o c s n nm r rn"
+            * T["S5"][n, s] * T["N5"][n, r, nm] * T["R"][r, rn] * Rm[rn])
+    return ep.sum((d, o, c, s, n, r, rn), body), "d o c n r rn nm s"
 
 
 def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
     """n_name, revenue of the nations of `region` from orders placed in the year
     from `date`, by revenue descending."""
-    kern = _kernel(*q5_expr(tries))
-    rev = kern(**{k: tries[k].tensor for k in ("O5", "C5", "L5", "S", "N5", "R")},
-               **predicates_q5(tries, region, date))
-    return ep.decode(rev, [tries["N5"].keys[1]], columns=["n_name"], value="revenue",
+    kern = _kernel(tries, q5_expr)
+    rev = kern(**{k: tries[k].tensor for k in Q5_TRIES}, **predicates_q5(tries, region, date))
+    return ep.decode(rev, [tries["N5"].keys[2]], columns=["n_name"], value="revenue",
                      order_by="revenue", descending=True)
 
 
@@ -221,7 +266,7 @@ def q9_expr(tries):
 def q9(tries, color: str = "green") -> dict:
     """nation, o_year, sum_profit over the lines of parts whose name contains
     `color`, by nation and year descending."""
-    kern = _kernel(*q9_expr(tries))
+    kern = _kernel(tries, q9_expr)
     names = ("L9rev", "L9l_quantity", "PS", "P", "S", "N9", "O9")
     profit = kern(**{k: tries[k].tensor for k in names}, Y=tries["Y"],
                   **predicates_q9(tries, color))
@@ -260,7 +305,7 @@ def q3(tries, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 
     """l_orderkey, revenue, o_orderdate, o_shippriority of the `limit` orders of
     the most revenue (then earliest), grouped by order (the order's date and
     priority are its attributes): a sparse group-by, the orders with revenue."""
-    kern = _kernel(*q3_expr(tries), output=SPARSE)
+    kern = _kernel(tries, q3_expr, output=SPARSE)
     rev = kern(**{k: tries[k].tensor for k in ("O3", "C3", "L3")},
                **predicates_q3(tries, segment, date))
     code, vals = rev.levels[0]["crd"], rev.vals
@@ -298,6 +343,6 @@ def q6(tries, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 
     """revenue: Σ l_extendedprice · l_discount over the lines shipped in the year
     from `date` with a discount within 0.01 of `discount` and fewer than
     `quantity` items."""
-    kern = _kernel(*q6_expr(tries))
+    kern = _kernel(tries, q6_expr)
     rev = kern(L6=tries["L6"].tensor, **predicates_q6(tries, date, discount, quantity))
     return {"revenue": np.array([float(rev)])}

@@ -102,6 +102,8 @@ class Keys:
         if self.kind == "range":
             present = _in_range(values, self.low, self.size)
             codes = np.where(present, values.astype(np.int64) - self.low, 0)
+        elif (lookup := self._lookup()) is not None and values.dtype.kind in "iu":
+            codes, present = look_up(lookup, self._table[0], values)
         else:
             codes = np.searchsorted(self._table, values)
             codes = np.minimum(codes, max(self.size - 1, 0)).astype(np.int64)
@@ -116,6 +118,15 @@ class Keys:
             raise InputError(f"keys {self.name!r}: value {bad!r} is not in the domain "
                              f"({int((~present).sum())} values have no code)")
         return codes
+
+    def _lookup(self) -> np.ndarray | None:
+        """For a dictionary of integers whose span is at most LOOKUP_SPAN times
+        their number: the code of each value min..max (-1: none), made on first
+        use and kept (it depends only on the values), so that coding is one
+        gather, not a binary search per value."""
+        if getattr(self, "_lookup_table", None) is None:
+            self._lookup_table = lookup_of(self._table)
+        return self._lookup_table if len(self._lookup_table) else None
 
     def decode(self, codes) -> np.ndarray:
         """The key values of `codes` (InputError for a code outside 0..n-1).
@@ -230,6 +241,31 @@ def _as_column(values, name) -> np.ndarray:
         raise InputError(f"keys {name!r}: object arrays are not coded; give numbers, "
                          f"numpy strings or datetime64 values")
     return a
+
+
+LOOKUP_SPAN = 8       # a dictionary of integers spanning at most 8x its size is looked up
+
+
+def lookup_of(table: np.ndarray) -> np.ndarray:
+    """value - table[0] -> code (-1 for a value not in the table), or an empty
+    array when `table` (sorted, distinct) is not integers of a small span."""
+    if table.dtype.kind not in "iu" or not len(table):
+        return np.empty(0, dtype=np.int64)
+    span = int(table[-1]) - int(table[0]) + 1
+    if span > LOOKUP_SPAN * len(table) + 1024:
+        return np.empty(0, dtype=np.int64)
+    lookup = np.full(span, -1, dtype=np.int32 if len(table) < 2**31 else np.int64)
+    lookup[table.astype(np.int64) - int(table[0])] = np.arange(len(table))
+    return lookup
+
+
+def look_up(lookup: np.ndarray, low, values: np.ndarray):
+    """(codes int64, present) of integer `values` through a lookup table from `low`."""
+    v = values.astype(np.int64) - int(low)
+    inside = (v >= 0) & (v < len(lookup))
+    codes = lookup[np.where(inside, v, 0)].astype(np.int64)
+    present = inside & (codes >= 0)
+    return np.where(present, codes, 0), present
 
 
 def _in_range(values, low, size) -> np.ndarray:

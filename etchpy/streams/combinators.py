@@ -28,6 +28,7 @@ from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr
 from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Interval,
                     Locate, Most, Prefetch, Prelude, Runs, Segment, Short, Split)
+from .hoist import guard_product
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
 
@@ -90,8 +91,8 @@ def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
 def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. A side that
-    can locate is located (the side that is not a full range is walked); else
-    the operands leapfrog, or, both being always ready, merge or leapfrog.
+    can locate is located (the side that is not a full range is walked; see
+    _walk_locate); else the operands leapfrog, or, both being always ready, merge or leapfrog.
     `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
     the way per level where neither side locates: the leapfrog, or a plain
     merge of always-ready unique segments (the per-pair choice's own
@@ -106,15 +107,22 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
 
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
                               or Full not in a.facts):
-        return iterate_locate(names, a, b, combine)
+        return _walk_locate(names, sr, tuning, a, b, combine)
     if Locate in a.facts:
-        return iterate_locate(names, b, a, lambda x, y: combine(y, x))
+        return _walk_locate(names, sr, tuning, b, a, lambda x, y: combine(y, x))
     if Interval in b.facts and tuning.clip_ranges:
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
+
+
+def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:
+    """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
+    marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
+    return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
+                         sr.zero, tuning.hoist_probes)
 
 
 def _bounds(s: Stream) -> tuple:
@@ -291,7 +299,17 @@ def union_by_skipping(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Stream
     # moves past it: no more ready states than both operands together
     most = imp.sum_bound(most_bound(a), most_bound(b))
     return union.derive(union.facts.keep(Prelude).add(
-        Split(a.valid, b.valid), None if most is None else Most(most)))
+        Split(a.valid, b.valid), None if most is None else Most(most),
+        _located_sum(names, sr, tuning, a, b)))
+
+
+def _located_sum(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Locate | None:
+    """A union of two operands that locate locates too: its value at t is the sum
+    of theirs (a union of guarded ranges, under a sum of two products)."""
+    la, lb = a.facts.get(Locate), b.facts.get(Locate)
+    if la is None or lb is None:
+        return None
+    return Locate(lambda t: add(names, sr, tuning, la.at(t), lb.at(t)))
 
 
 def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stream:
@@ -305,7 +323,7 @@ def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stre
     fa, fb = names.fresh(f"{a.var}_fa"), names.fresh(f"{a.var}_fb")
     a_first, b_first = order_le(a, b), order_le(b, a)
     return union.derive(
-        union.facts.keep(Prelude, Split, Most),
+        union.facts.keep(Prelude, Split, Most, Locate),
         state=union.state + ((fa, "bool"), (fb, "bool")),
         next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
                  _advance_if(fb, b)))
@@ -317,13 +335,17 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     """x where cond holds, the empty stream (or zero) elsewhere. Its run is x's
     or empty, so facts about ready states and the way x moves stay true; it no
     longer holds every coordinate (Locate, Full), and init is no longer a
-    plain counter start (Counter) or in memory order (Runs)."""
+    plain counter start (Counter) or in memory order (Runs). An x that locates
+    with no Prelude still locates: at(t) is x's guarded by cond itself (which
+    reads only the parent)."""
     if not is_stream(x):
         return select(cond, x, Const(sr.zero, "value"))
     g = names.fresh(f"{x.var}_g")
     gv = Var(g)
+    at = x.facts.get(Locate) if prelude(x) == imp.SKIP else None
     facts = x.facts.keep(Most, Extent, Choice, Split, Segment, Short).add(
-        Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP))
+        Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP),
+        None if at is None else Locate(lambda t: guard(names, sr, cond, at.at(t))))
     return x.derive(facts, state=((g, "bool"),) + x.state,
                     init=seq(Assign(g, cond), If(gv, x.init)), valid=and_(gv, x.valid),
                     skip=lambda t, r: If(gv, x.skip(t, r)))

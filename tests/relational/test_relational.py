@@ -81,6 +81,24 @@ def test_keys_code_decode_round_trip_and_keep_order(vals, span_limit):
     assert 0 <= codes.min() and codes.max() < len(k)
 
 
+@given(st.lists(st.integers(-50, 200), min_size=1, max_size=30),
+       st.lists(st.integers(-80, 260), max_size=30))
+def test_a_dictionary_of_integers_codes_by_lookup_as_by_search(vals, probes):
+    """Integers of a small span in a dictionary coding are coded through a lookup
+    table (value - min -> code); the codes and the absent values are those of a
+    binary search in the sorted distinct values."""
+    table = np.unique(vals)
+    k = ep.Keys(table, span_limit=0.5)
+    if k.kind == "range":        # no gap: every value of the span has a code
+        table = np.arange(table[0], table[-1] + 1)
+    probes = np.array(probes, dtype=np.int64)
+    codes, present = k.code(probes, missing="mask")
+    at = np.minimum(np.searchsorted(table, probes), len(table) - 1)
+    want = table[at] == probes
+    assert (present == want).all()
+    assert (codes[want] == at[want]).all() and (codes[~want] == 0).all()
+
+
 def test_join_and_group_by_through_a_kernel_equals_the_reference():
     rng = np.random.default_rng(5)
     orders = {"o": rng.choice(10**6, 40, replace=False), "c": rng.integers(0, 12, 40)}

@@ -1,0 +1,85 @@
+"""A located factor that is zero unless a test holds guards the loops below it.
+
+A product that walks one operand and locates the other (combinators.
+iterate_locate) multiplies the located value in at the leaves. When that value
+is `select(c, x, zero)` (a marker probe: `mark[t] == stamp ? wv[t] : 0`, a
+filter stored sparse) and `c` reads nothing of the levels below, every value
+under a coordinate where `c` fails is the semiring's zero, so the whole subtree
+there contributes nothing. `guard_ready` makes `c` part of the walked level's
+`ready`: the loops below run only under coordinates where it holds (a failing
+segment test skips its order's lineitems instead of multiplying them by zero).
+
+    zero_unless(value, zero)     the test c (an Imp bool) or None
+    guard_ready(s, test, zero)   s with ready := ready ∧ test(index)
+
+proofs_notes/predicates.md ("a probe guards the loops below it") states the law.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import imp
+from ..imp import TRUE, Const, If, Ring, Select, and_, eq, not_, seq
+from ..imp.analysis import arrays_written, names_used
+from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split
+from .stream import Stream, Value, is_stream
+
+
+def zero_unless(value: Value, zero) -> imp.Expr | None:
+    """A test c such that every leaf of `value` is the semiring's `zero` where c
+    is false, and c reads no state of value's own levels (nor an array their
+    statements write), so it can be read once above them; None when there is
+    none. Found in `select(c, x, zero)` leaves and in either factor of a
+    product (tests of both factors are joined)."""
+    inner: set[str] = set()
+    leaf = value
+    while is_stream(leaf):
+        inner |= {n for n, _ in leaf.state}
+        inner |= arrays_written(leaf.init) | arrays_written(leaf.next)
+        leaf = leaf.value
+    return _test(leaf, Const(zero, "value"), inner)
+
+
+def _test(x, zero, inner: set[str]) -> imp.Expr | None:
+    match x:
+        case Select(cond, a, b) if b == zero and not (names_used(cond) & inner):
+            deeper = _test(a, zero, inner)
+            return cond if deeper is None else and_(cond, deeper)
+        case Ring("mul", a, b):
+            ta, tb = _test(a, zero, inner), _test(b, zero, inner)
+            if ta is None or tb is None:
+                return ta if tb is None else tb
+            return and_(ta, tb)
+    return None
+
+
+def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
+    """s (a product that walks one operand and locates another, its value a
+    nested stream) ready only where `test(index)` holds as well. Its run is
+    s's: the states are the same, some no longer ready, so a skip to (t, r)
+    that lands at index t where the test fails goes on past t (no state at t
+    is ready). Facts about the
+    run that do not speak of ready states stay; Counter and Full (every state
+    ready) and Locate (this stream is now walked, not located) are dropped."""
+    here = test(s.index)
+    if here is None:
+        return s
+
+    def skip(t, r):
+        # landed at index t where the test fails: no state at t is ready, go past it
+        # (the test is read only at a valid state's index, a coordinate of the level)
+        past = and_(s.valid, and_(eq(s.index, t), not_(here)))
+        return seq(s.skip(t, r), If(past, s.skip(t, TRUE)))
+
+    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Extent, Ahead, Prefetch, Runs)
+    return s.derive(facts, ready=and_(s.ready, here), skip=skip,
+                    search=f"{s.search}, guarded by the located test")
+
+
+def guard_product(s: Stream, located_at: Callable, zero, on: bool) -> Stream:
+    """`guard_ready` for the product s whose located operand has value
+    located_at(t), when `on` and s's value is a nested stream (at a leaf the
+    select is as cheap as a branch)."""
+    if not (on and is_stream(s.value)):
+        return s
+    return guard_ready(s, lambda t: zero_unless(located_at(t), zero))
