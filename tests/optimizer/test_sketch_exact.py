@@ -5,16 +5,19 @@ import itertools
 import math
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 import etchpy as ep
 from etchpy.optimizer.egraph import EGraph
-from etchpy.optimizer.extract import build_node, node_cost
+from etchpy.optimizer.extract import build_node, extract_greedy, node_cost, to_expr
 from etchpy.optimizer.rules import rules_for
 from etchpy.optimizer.saturate import saturate
 from etchpy.optimizer.sketch import satisfies
 from etchpy.optimizer.sketch_exact import exact_extract
 from etchpy.optimizer.sketch_match import SketchMatch
 from etchpy.plan.cost import Stats
+from etchpy.testing import problems
 from etchpy.tuning import Saturation
 
 sk = ep.sketch
@@ -27,17 +30,24 @@ THREE = ep.sum((j, k), A[i, j] * B[j, k] * x[k])
 FOUR = ep.sum((j, k, l), A[i, j] * B[j, k] * C[k, l] * x[l])
 
 
-def terms(eg, c, depth, memo):
+class TooMany(Exception):
+    pass
+
+
+def terms(eg, c, depth, memo, cap=math.inf):
     """[(key, expr)]: every term of class c of height <= depth; key = (node, the
-    operands' keys), so equal keys are equal subterms."""
+    operands' keys), so equal keys are equal subterms. TooMany past `cap` terms."""
     c = eg.find(c)
     if (c, depth) not in memo:
         out = []
         for n in (eg.classes[c] if depth else ()):
             if node_cost(eg, n) < math.inf:
-                for kids in itertools.product(*(terms(eg, q, depth - 1, memo) for q in n[2])):
+                for kids in itertools.product(*(terms(eg, q, depth - 1, memo, cap)
+                                                for q in n[2])):
                     out.append(((n, tuple(q for q, _ in kids)),
                                 build_node(eg, n, [e for _, e in kids])))
+                    if len(out) > cap:
+                        raise TooMany
         memo[(c, depth)] = out
     return memo[(c, depth)]
 
@@ -108,3 +118,38 @@ def test_over_the_budget_the_search_falls_back_and_says_so():
     term, how = sketch_extract(eg, m.sketch, root, m, budget=2)
     assert how.startswith("NOT exact") and satisfies(term, m.sketch)
     assert sketch_extract(eg, m.sketch, root, m)[1].startswith("exact")
+
+
+def _sketches_of(e):
+    whole = sk.of(e)
+    out = [sk.hole(), whole, sk.contains(whole)]
+    if len(whole.parts()) > 1 and isinstance(whole, type(sk.mul("a"))):
+        out.append(type(whole)(whole.op, (sk.hole(),) + whole.parts()[1:]))
+    return out
+
+
+@settings(max_examples=12, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problems(max_indices=3, max_occurrences=3), st.data())
+def test_exact_extraction_is_no_costlier_than_any_enumerated_term(p, data):
+    """Random problems and sketches: the exact cost is at most the DAG cost of every
+    satisfying term of height <= 6 (so equal to the least, when its own term is
+    that short), and its term satisfies the sketch."""
+    eg = EGraph(p.semiring, Stats({}, {}))
+    root = eg.add_expr(p.expr)
+    saturate(eg, rules_for(eg.sr), Saturation(nodes=40, iterations=3, seconds=60.0,
+                                              patience=0))
+    target = to_expr(eg, root, extract_greedy(eg))               # a term of the root
+    sketch = data.draw(st.sampled_from(_sketches_of(target)))
+    m = SketchMatch(eg, sketch)
+    if not m.satisfied(root):
+        return event("sketch not satisfied")
+    cost, term, exact, _ = exact_extract(m, root)
+    assert exact and satisfies(term, sketch)
+    try:
+        found = [dag(eg, key, set()) for key, e in terms(eg, root, 6, {}, cap=3_000)
+                 if satisfies(e, sketch)]
+    except TooMany:
+        return event("too many terms to enumerate")
+    event("compared with enumeration" if found else "no satisfying term of height <= 6")
+    assert all(cost <= f * (1 + 1e-9) for f in found)
