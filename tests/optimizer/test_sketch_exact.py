@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import etchpy as ep
 from etchpy.optimizer.egraph import EGraph
 from etchpy.optimizer.extract import build_node, extract_greedy, node_cost, to_expr
+from etchpy.optimizer.guided import shared_extract, term_dag_cost
 from etchpy.optimizer.rules import rules_for
 from etchpy.optimizer.saturate import saturate
 from etchpy.optimizer.sketch import satisfies
@@ -92,7 +93,8 @@ def test_exact_extraction_equals_brute_force_enumeration(expr, nodes, depth, ske
 
 def test_exact_extraction_shares_a_subterm_tree_cost_would_repeat():
     """A class with a term cheaper alone (Σ_m P·Q) and one reusing the costly S the
-    sketch needs anyway (U·S): the least DAG cost takes the second, as brute force."""
+    sketch needs anyway (U·S): the least DAG cost takes the second, as brute force;
+    tree cost takes the first, and the DAG-cost heuristic the second."""
     j2, m2 = ep.indices("j2 m2")
     X, Y, P, Q, U, V = (ep.tensor(n, 2) for n in "XYPQUV")
     S = ep.sum(j2, X[i, j2] * Y[j2, k])
@@ -107,6 +109,10 @@ def test_exact_extraction_shares_a_subterm_tree_cost_would_repeat():
     assert cost == pytest.approx(brute(eg, root, want, 6)[0])
     assert cost < dag(eg, *[(key, set()) for key, e in terms(eg, root, 6, {})
                             if "P" in str(e) and satisfies(e, want)][:1][0])
+    m_ = SketchMatch(eg, want)
+    tree, heuristic = m_.extract(root), shared_extract(eg, want, root, m_)
+    assert "P" in str(tree) and "U" in str(heuristic) and satisfies(heuristic, want)
+    assert term_dag_cost(eg, heuristic) < term_dag_cost(eg, tree)
 
 
 def test_over_the_budget_the_search_falls_back_and_says_so():
