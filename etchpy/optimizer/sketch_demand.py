@@ -166,7 +166,7 @@ def _made(name: str, node: tuple, binding):
 def _fits(target: tuple, name: str, made: tuple) -> bool:
     if target[0] != "sum":
         return False
-    wanted, (have, moved) = target[1], made
+    wanted, have = target[1], made[0]
     if name == "sum-push":      # toward a known I, sum-push-to pushes all at once
         return len(have) > 1 and wanted is None
     return wanted is None or (have <= wanted and bool(have))
