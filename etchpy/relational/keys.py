@@ -252,8 +252,8 @@ def lookup_of(table: np.ndarray) -> np.ndarray:
     if table.dtype.kind not in "iu" or not len(table):
         return np.empty(0, dtype=np.int64)
     span = int(table[-1]) - int(table[0]) + 1
-    if span > LOOKUP_SPAN * len(table) + 1024:
-        return np.empty(0, dtype=np.int64)
+    if span > LOOKUP_SPAN * len(table) + 1024 or int(table[-1]) >= 2**63:
+        return np.empty(0, dtype=np.int64)        # (uint64 past int64: searched)
     lookup = np.full(span, -1, dtype=np.int32 if len(table) < 2**31 else np.int64)
     lookup[table.astype(np.int64) - int(table[0])] = np.arange(len(table))
     return lookup
@@ -261,8 +261,9 @@ def lookup_of(table: np.ndarray) -> np.ndarray:
 
 def look_up(lookup: np.ndarray, low, values: np.ndarray):
     """(codes int64, present) of integer `values` through a lookup table from `low`."""
-    v = values.astype(np.int64) - int(low)
-    inside = (v >= 0) & (v < len(lookup))
+    big = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else False
+    v = values.astype(np.int64) - int(low)        # (a uint64 past int64 wraps: no code)
+    inside = (v >= 0) & (v < len(lookup)) & ~big
     codes = lookup[np.where(inside, v, 0)].astype(np.int64)
     present = inside & (codes >= 0)
     return np.where(present, codes, 0), present

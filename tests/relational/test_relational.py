@@ -99,6 +99,18 @@ def test_a_dictionary_of_integers_codes_by_lookup_as_by_search(vals, probes):
     assert (codes[want] == at[want]).all() and (codes[~want] == 0).all()
 
 
+def test_uint64_keys_past_int64_are_coded():
+    """A dictionary of uint64 keys at or above 2**63 (no lookup table: searched),
+    and uint64 probes past int64 against a table that is looked up."""
+    big = np.array([2**63 + 1, 2**63 + 5, 2**63 + 9], dtype=np.uint64)
+    k = ep.Keys(big, span_limit=0.5)
+    assert k.code(big[::-1]).tolist() == [2, 1, 0]
+    small = ep.Keys(np.array([3, 7, 11, 40], dtype=np.uint64), span_limit=0.5)
+    codes, present = small.code(np.array([7, 2**64 - 1 - 4, 40], dtype=np.uint64),
+                                missing="mask")
+    assert present.tolist() == [True, False, True] and codes.tolist() == [1, 0, 3]
+
+
 def test_join_and_group_by_through_a_kernel_equals_the_reference():
     rng = np.random.default_rng(5)
     orders = {"o": rng.choice(10**6, 40, replace=False), "c": rng.integers(0, 12, 40)}
