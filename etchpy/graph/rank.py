@@ -29,7 +29,7 @@ from ..version import __version__
 from ..tuning import DEFAULT, Tuning, of as tuning_of
 from . import adjacency as adj
 from .fixpoint import ConvergenceError, fixpoint, within
-from .sweep import choose
+from .sweep import C_ARRAYS, choose, pointer
 
 
 @functools.cache
@@ -127,17 +127,14 @@ def _rank_in_c(G, alpha: float, tol: float, max_iter: int):
     n = G.n
     inv, _ = G.cached("pagerank scale", _scale)
     cpos, ccrd, cval, dangling = G.cached("pagerank csc", _compact_csc)
-    fn, ffi = _library(_C_IDX[cpos.dtype], cval is not None)
+    fn, ffi = _library(C_ARRAYS[cpos.dtype][:-2], cval is not None)
     x, y, w = np.full(n, 1.0 / n), np.empty(n), np.empty(n)
-    ptr = functools.partial(_pointer, ffi)
+    ptr = functools.partial(pointer, ffi)
     steps = fn(n, ptr(cpos), ptr(ccrd), ptr(cval), ptr(inv), ptr(dangling), len(dangling),
                alpha, tol, max_iter, ptr(x), ptr(y), ptr(w))
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
     return x
-
-
-_C_IDX = {np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t"}
 
 
 @functools.cache
@@ -148,12 +145,6 @@ def _library(idx_type: str, values: bool):
     c_text, cdef = rank_source(idx_type, values=values, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
     return getattr(lib.lib, name), lib.ffi
-
-
-def _pointer(ffi, a):
-    if a is None:
-        return ffi.NULL
-    return ffi.from_buffer(_C_IDX.get(a.dtype, "double") + "[]", a)
 
 
 def _compact_csc(M):

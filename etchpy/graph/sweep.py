@@ -64,8 +64,8 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     n = G.n
     _check(at, n, np.dtype(np.int64), "at")
     pos, crd, start, val = _inputs(G, semiring, d, start, values)
-    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], values)
-    fn, ptr = fns[""], functools.partial(_pointer, ffi)
+    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], values)
+    fn, ptr = fns[""], functools.partial(pointer, ffi)
     cpos = ccrd = cval = None
     if pull and tuning.pull_rounds and pulls(semiring) and n:
         cpos, ccrd, cval = G.cached(f"csc:{semiring.dtype}:{values}",
@@ -92,9 +92,9 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     `bucket_width(G, tuning.bucket_count)`.
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
-    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], True)
+    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G, tuning.bucket_count)
-    fn, ptr = fns["_buckets"], functools.partial(_pointer, ffi)
+    fn, ptr = fns["_buckets"], functools.partial(pointer, ffi)
     at = np.full(G.n, -1, dtype=np.int64)
     taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
                delta, nb, int(tuning.rounds_above), int(tuning.dense_rounds))
@@ -114,11 +114,11 @@ def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoi
     n = G.n
     _check(label, n, np.dtype(np.int64), "label")
     pos, crd, _, _ = _inputs(G, semiring, d, np.zeros(0), False)
-    fns, ffi = _library(semiring, _C_ARRAYS[pos.dtype][:-2], False)
+    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], False)
     if "_seeded" not in fns:
         raise SemiringError(f"semiring {semiring.name}: one does not absorb its ⊕, so a "
                             "vertex at one is not final; seeded fixpoints need that")
-    ptr = functools.partial(_pointer, ffi)
+    ptr = functools.partial(pointer, ffi)
     seeds = fns["_seeded"](n, ptr(pos), ptr(crd), ffi.NULL, ptr(d), ptr(label))
     if seeds == -2:
         raise MemoryError(f"{name}: the workspaces of {n} vertices could not be allocated")
@@ -168,15 +168,16 @@ def _check(a, n, dtype, what):
         raise InputError(f"{what} is a writable contiguous {dtype} array of {n} entries")
 
 
-_C_ARRAYS = {np.dtype(np.int32): "int32_t[]", np.dtype(np.int64): "int64_t[]",
+C_ARRAYS = {np.dtype(np.int32): "int32_t[]", np.dtype(np.int64): "int64_t[]",
              np.dtype(np.float64): "double[]", np.dtype(np.float32): "float[]",
              np.dtype(np.bool_): "uint8_t[]"}
 
 
-def _pointer(ffi, a):
+def pointer(ffi, a):
+    """A cffi pointer to the numpy array a (C type by C_ARRAYS), NULL for None."""
     if a is None:
         return ffi.NULL
-    return ffi.from_buffer(_C_ARRAYS[a.dtype], a)
+    return ffi.from_buffer(C_ARRAYS[a.dtype], a)
 
 
 def _csc(m, idt, dtype, values):
