@@ -12,7 +12,7 @@ segment test skips its order's lineitems instead of multiplying them by zero).
     zero_unless(value, zero)     the test c (an Imp bool) or None
     guard_ready(s, test, zero)   s with ready := ready ∧ test(index)
 
-proofs_notes/predicates.md ("a probe guards the loops below it") states the law.
+proofs_notes/hoist.md states the law.
 """
 from __future__ import annotations
 
