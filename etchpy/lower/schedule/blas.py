@@ -4,7 +4,10 @@ kept as the fallback.
 
 The step must be C[..] ⊕= Σ_K A[..]·B[..] over dense operands (plan.dense.
 gemm_roles gives the index groups M, N, K and batch) into a dense target, in
-the real semiring (plan.dense.has_blas), with `tuning.blas` on. Arrays are
+the real semiring (plan.dense.has_blas), with `tuning.blas` on, and the
+target keeps no presence flags (a temporary of a sparse output whose cells
+may get no product, lower.produced: BLAS writes values, not flags, so such a
+step keeps its loops). Arrays are
 row-major over their storage order, so each group flattens into one BLAS
 extent when its indices sit next to each other, in the same order, in every
 operand that holds it. Each operand needs one of its two groups innermost
@@ -27,7 +30,8 @@ from ..targets.dense import DenseTarget
 def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm | None:
     """The Gemm running `step` (whose loop nest is `loops`; `filled`: they store
     each cell of the target once), or None when the step is no GEMM."""
-    if not (tuning.blas and dense.has_blas(sr) and isinstance(target, DenseTarget)):
+    if not (tuning.blas and dense.has_blas(sr) and isinstance(target, DenseTarget)
+            and target.has is None):
         return None
     fs = dense.factors(step.body)
     if fs is None or len(fs) != 2:

@@ -90,6 +90,33 @@ def test_blas_off_other_semirings_and_sparse_operands_keep_loops():
     assert not gemms(pipeline.compile_request(req).program)
 
 
+def test_a_temporary_with_presence_flags_keeps_its_loops():
+    """Into a sparse output, a temporary whose cells may get no product keeps
+    flags; BLAS would write its values but no flags, and the output would lose
+    every entry that reads them (a wrong answer seen on a sketched chain)."""
+    import math
+
+    import scipy.sparse as sp
+    sk = ep.sketch
+    i, j, k, l = ep.indices("i j k l")
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    S, M = ep.tensor("S", 2, format="csr"), ep.tensor("M", 2, format="csr")
+    n = 12
+    ins = {"A": r((n, n)), "B": r((n, n)), "S": sp.random(n, n, 0.2, format="csr",
+                                                          random_state=2),
+           "M": sp.random(n, n, 0.3, format="csr", random_state=1)}
+    e = ep.sum((j, k), M[i, l] * A[i, j] * S[j, k] * B[k, l])
+    want = sk.mul("M", sk.sum("j", sk.mul("A", sk.materialised(sk.sum("k", sk.mul("S", "B"))))))
+    ref = ins["M"].toarray() * (ins["A"] @ (ins["S"].toarray() @ ins["B"]))
+    for blas in (True, False):
+        kern = ep.compile(e, output="csr", tuning={"rewrite_margin": math.inf, "blas": blas},
+                          optimizer_options={"sketch": want, "dims": dict.fromkeys("ijkl", n)})
+        assert "tmp_1[i,l] ⊕= Σ_{j} A[i,j]·tmp[j,l]" in kern.explain()
+        got = kern(**ins)
+        np.testing.assert_allclose(got.todense(), ref, rtol=1e-12)
+        assert got.nnz == ins["M"].nnz
+
+
 def test_column_major_operand_is_read_transposed():
     i, j, k = ep.indices("i j k")
     A = ep.tensor("A", 2, format=ep.Format(["dense", "dense"], mode_order=(1, 0)))
