@@ -1,8 +1,11 @@
 """Dense GEMM-shaped steps run as imp.Gemm (BLAS in C), up to a permutation of
 their indices; everything else, every other semiring, and tuning.blas off keep
 their loops. The Imp interpreter (numpy), the C kernel (BLAS) and numpy agree."""
+import math
+
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import imp, pipeline
@@ -94,9 +97,6 @@ def test_a_temporary_with_presence_flags_keeps_its_loops():
     """Into a sparse output, a temporary whose cells may get no product keeps
     flags; BLAS would write its values but no flags, and the output would lose
     every entry that reads them (a wrong answer seen on a sketched chain)."""
-    import math
-
-    import scipy.sparse as sp
     sk = ep.sketch
     i, j, k, l = ep.indices("i j k l")
     A, B = ep.tensor("A", 2), ep.tensor("B", 2)
