@@ -60,7 +60,7 @@ class Tuning:
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
-            hoist_probes, clip_ranges, fused_rows.
+            hoist_probes, clip_ranges, fused_rows, fused_temporaries.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -119,6 +119,9 @@ class Tuning:
     fused_rows: bool = True           # the steps of a dense output that each write every
                                       # cell once share one loop, the cell's value in a
                                       # register stored once (no zero fill, no re-read)
+    fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
+                                      # and read by the next step as a factor runs as a
+                                      # workspace inside its maker's loops (plan.fusion)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -27,7 +27,7 @@ from .program import Param, Program
 from .schedule import blocks as register
 from .schedule import khatri_rao
 from .schedule.blas import gemm_step
-from .schedule import fused_rows, prefetch, threads, unswitch
+from .schedule import fuse_temps, fused_rows, prefetch, threads, unswitch
 from .schedule.fused_rows import writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -253,11 +253,23 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
 def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence,
                   algorithms):
     """(statements, description, filled) of each group of steps (khatri_rao.step_groups),
-    in order; the steps into a dense output as one group when they share a nest."""
+    in order; a chain of temporaries fused into their readers as one group
+    (schedule.fuse_temps); the steps into a dense output as one group when they
+    share a nest."""
     groups = list(khatri_rao.step_groups(plan))
-    fused = _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_threads,
+    chains = fuse_temps.chains_to_fuse(plan, groups, target, presence, tuning, n_threads)
+    chained = {id(plan.steps[k]): chain for chain in chains for k in chain.steps}
+    free = [g for g in groups if id(g[0]) not in chained]
+    fused = _fused_out_steps(free, plan, sr, bindings, names, target, tuning, n_threads,
                              algorithms)
     for steps in groups:
+        chain = chained.get(id(steps[0]))
+        if chain is not None:
+            if steps[0] is plan.steps[chain.first]:
+                em = Emitter(names, sr, target, tuning)
+                yield fuse_temps.lower_chain(chain, plan, em, bindings, lambda st: _step_stream(
+                    st, sr, bindings, names, tuning, algorithms.for_step(st)))
+            continue
         if fused is not None and steps[0] in fused[2]:
             if steps[0] is fused[0]:
                 yield fused[1]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 
 from .. import maps
+from . import fusion
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..tuning import DEFAULT, Tuning
 
@@ -242,11 +243,29 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False) -> float:
 
 
 def plan_cost(plan, stats: Stats | None = None) -> float:
-    """Work of a plan: every step's loop nest plus the size of every dense temporary."""
+    """Work of a plan: every step's loop nest plus the size of every dense
+    temporary. Under tuning.fused_temporaries, a chain (plan.fusion) is priced
+    as it runs: a reader's nest, with its prefix fixed, once per point of the
+    prefix in the driver's support, plus clearing the workspace it read there;
+    a fused temporary costs no dense array."""
     stats = (stats or Stats()).with_origin(plan.origin)
+    readers, fused = {}, set()
+    if stats.tuning.fused_temporaries:
+        for chain in fusion.chains(plan):
+            driver = plan.steps[chain.first]
+            for t, link in enumerate(chain.links):
+                readers[chain.first + t + 1] = (driver, link)
+                fused.add(link.temp)
     total = 0.0
-    for step in plan.steps:
-        total += nest_cost(step.body, step.order, stats)
-        if step.target in plan.temps:
+    for n, step in enumerate(plan.steps):
+        if n in readers:
+            driver, link = readers[n]
+            points = support(driver.body, frozenset(link.prefix), stats)
+            inner = nest_cost(fusion.read_workspace(step.body, link),
+                              fusion.inner_order(step, link), stats)
+            total += points * (inner + stats.full(link.rest))
+        else:
+            total += nest_cost(step.body, step.order, stats)
+        if step.target in plan.temps and step.target not in fused:
             total += stats.tuning.temp_weight * stats.full(step.out)
     return total + sum(c.cost for c in getattr(plan, "conversions", ()))

@@ -36,6 +36,7 @@ from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
 from ..formats import Format
 from ..imp import Names
 from ..semiring import Semiring
+from . import fusion
 
 
 KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
@@ -87,15 +88,20 @@ def factors(body: Expr) -> list | None:
 def khatri_rao(plan, sr: Semiring, tuning, dim) -> object:
     """`plan` with each dense three-factor step that pays planned as a Khatri-Rao
     temporary and a GEMM (see the module's docstring). `dim(name)` estimates an
-    index's size. Unchanged when BLAS is off (tuning.blas) or sr has none."""
+    index's size. Unchanged when BLAS is off (tuning.blas) or sr has none; a
+    step that reads a temporary fused into it (plan.fusion, under
+    tuning.fused_temporaries) is left alone: it runs at the points of a sparse
+    walk, not over the temporary's whole dense space."""
     if not (tuning.blas and has_blas(sr)):
         return plan
+    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
+               if tuning.fused_temporaries else set())
     steps, temps = [], dict(plan.temps)
     names = Names()
     for v in list(plan.origin) + list(temps) + [ix for s in plan.steps for ix in s.order]:
         names.fresh(v)
-    for step in plan.steps:
-        split = _split(step, dim)
+    for n, step in enumerate(plan.steps):
+        split = None if n in chained else _split(step, dim)
         if split is None:
             steps.append(step)
             continue

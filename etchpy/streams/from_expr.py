@@ -87,12 +87,17 @@ class Lowerer:
     `algorithms` (a plan.algorithms.StepAlgorithms, the planner's choices for
     this step) may turn a marker off per (tensor, storage level) and fix the
     way each product intersects per index; None keeps the defaults above.
+
+    `fixed` maps index names bound outside the levels (a step run inside
+    another's loops, plan.fusion) to their Imp coordinates; only dense
+    accesses may use them.
     """
 
     def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
                  markers: bool = False, *, tuning: Tuning = DEFAULT,
-                 algorithms: StepAlgorithms | None = None):
+                 algorithms: StepAlgorithms | None = None, fixed: dict | None = None):
         self.sr = semiring
+        self.fixed = dict(fixed or {})
         self.bindings = bindings
         self.names = names
         self.markers = markers and tuning.markers
@@ -226,7 +231,7 @@ class Lowerer:
                 b.vals, lambda t: imp.add(base, imp.mul(t, strides[v])),
                 lambda t: strides[v], imp.mul(dim_var(v), strides[v])),))))
 
-        return build(0, {})
+        return build(0, {v: self.fixed[v] for v in names if v in self.fixed})
 
     def sparse_access(self, b: Binding, storage, levels, k, lev, parent, marker=None) -> Value:
         if k == len(levels):

@@ -1,0 +1,121 @@
+"""Temporaries fused into their readers (plan.fusion), switched by
+tuning.fused_temporaries: a chain of steps runs as the driver's loop nest,
+each temporary a workspace over the indices its prefix leaves, and each reader
+run, with the prefix's coordinates fixed, when the driver leaves the prefix's
+last level; the workspace it read is then cleared.
+
+Fused only on one thread (the workspaces are shared) and into a dense target
+that keeps no flags (a sparse output's temporaries say where their products
+are, lower.produced); a step grouped with another (a Khatri-Rao pair) keeps
+its group."""
+from __future__ import annotations
+
+from functools import partial
+
+from ... import imp, streams
+from ...formats import Format
+from ...imp import ZERO, Alloc, Const, Decl, Store, Var, While, incr, lt, seq
+from ...plan import fusion
+from ..target import Context, product
+from ..targets.dense import DenseTarget
+
+
+class HookTarget(DenseTarget):
+    """The driver's workspace; after the driver's level over an index, the
+    readers hooked there run (`hooks`: index name -> [ctx -> statement]).
+    Under a point of the prefix (`last`, its last index, entered) the
+    workspace is zero and written by nothing else (Context.fresh): it was
+    cleared after the point before."""
+
+    def __init__(self, array, axes, sr, names, hooks, last):
+        super().__init__(array, axes, sr, names)
+        self.hooks, self.last = hooks, last
+
+    def enter(self, var, index, ctx):
+        return imp.SKIP, ctx.bind(var, index, fresh=ctx.fresh or var == self.last)
+
+    def after(self, var, ctx):
+        return seq(*[hook(ctx) for hook in self.hooks.get(var, ())])
+
+
+def chains_to_fuse(plan, groups, target, presence, tuning, threads) -> list:
+    """The chains (plan.fusion.chains) lowered fused: none when the switch is
+    off, on threads, or into a sparse output; a chain ending in the output
+    needs it dense; a chain step grouped with another is left alone."""
+    if not tuning.fused_temporaries or threads > 1 or presence is not None:
+        return []
+    paired = {id(st) for g in groups if len(g) > 1 for st in g}
+    out = []
+    for chain in fusion.chains(plan):
+        steps = [plan.steps[k] for k in chain.steps]
+        if any(id(st) in paired for st in steps):
+            continue
+        if steps[-1].target == "out" and not (isinstance(target, DenseTarget)
+                                              and target.has is None):
+            continue
+        out.append(chain)
+    return out
+
+
+def lower_chain(chain, plan, em, bindings, step_stream):
+    """(statements, description, filled=False) of a chain. `em` is an Emitter
+    into the output's target; `step_stream(step)` gives (lowerer, stream) of a
+    plan step as lowered alone."""
+    sr, names = em.sr, em.names
+    steps = [plan.steps[k] for k in chain.steps]
+    stmts, hooks = [], {}
+    for link in chain.links:
+        stmts.append(Alloc(bindings[link.temp].vals, "value", _cells(link.rest),
+                           Const(sr.zero, "value")))
+    last = steps[-1]
+    final = em.target
+    if last.target != "out":
+        vals = bindings[last.target].vals
+        stmts.append(Alloc(vals, "value", _cells(last.out), Const(sr.zero, "value")))
+        final = DenseTarget(vals, last.out, sr, names)
+    for t, link in enumerate(chain.links):
+        after = chain.links[t + 1] if t + 1 < len(chain.links) else None
+        target = final if after is None else DenseTarget(
+            bindings[after.temp].vals, after.rest, sr, names)
+        hooks.setdefault(link.prefix[-1], []).append(
+            partial(_run_reader, em.with_target(target), bindings, steps[t + 1], link))
+    low, s = step_stream(steps[0])
+    first = chain.links[0]
+    driver = em.with_target(HookTarget(bindings[first.temp].vals, first.rest, sr, names,
+                                       hooks, first.prefix[-1]))
+    loops = driver.emit(s, Context())
+    used = imp.names_used(loops)
+    stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
+              if arr in used]
+    stmts += [imp.Comment(f"{st.target}[{','.join(st.out)}] ⊕= "
+                          + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
+                          + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
+    stmts.append(loops)
+    text = (f"{' → '.join(st.target for st in steps)}: one nest, "
+            + "; ".join(f"{ln.temp} a workspace over ({', '.join(ln.rest)}) per "
+                        f"({', '.join(ln.prefix)})" for ln in chain.links)
+            + "; driver " + "; ".join(streams.describe(s)))
+    return stmts, text, False
+
+
+def _run_reader(em, bindings, step, link, ctx) -> imp.Stmt:
+    """Step `step` at the driver's point ctx of link.prefix, reading the
+    workspace of link.temp, which it then clears."""
+    space = {**bindings, link.temp: streams.array_names(
+        link.temp, Format.named("dense", len(link.rest)))}
+    fixed = {v: ctx.coord(v) for v in link.prefix}
+    low = streams.Lowerer(em.sr, space, em.names, markers=False, tuning=em.tuning,
+                          fixed=fixed)
+    bound = tuple(v for v in step.bound if v not in link.prefix)
+    s = streams.lower_step(em.sr, space, fusion.read_workspace(step.body, link),
+                           fusion.inner_order(step, link), bound, lowerer=low)
+    run = em.emit(s, Context(coords=tuple(fixed.items())))
+    k, ws = em.names.fresh("ws_c"), bindings[link.temp].vals
+    clear = seq(Decl(k, "index", ZERO), While(lt(Var(k), _cells(link.rest)), seq(
+        Store(ws, Var(k), Const(em.sr.zero, "value")), incr(k))))
+    return seq(imp.Comment(f"{step.target} ⊕= {step.body} at this ({', '.join(link.prefix)}),"
+                           f" then {link.temp} cleared"), run, clear)
+
+
+def _cells(axes) -> imp.Expr:
+    return product([streams.dim_var(v) for v in axes])

@@ -1,0 +1,156 @@
+"""Temporaries fused into the step that reads them, along a shared loop prefix.
+
+A plan computes each nested Σ into a dense temporary over all its free indices
+(plan.plan), and a later step reads it. When the temporary's producer walks a
+sparse input, most of those cells stay zero, and the reader still loops over
+all of them. A *chain* instead runs the reader inside the producer's loops:
+
+    T1[p1, q1] = Σ ... (the driver: its loop order starts with p1)
+    T2[p2, q2] = Σ_{b ⊆ p1} T1[p1, q1] · (dense factors)   run at each point of p1
+    ...
+    target     = Σ_{b ⊆ pk} Tk[pk, qk] · (dense factors)
+
+Each temporary Tt becomes a workspace over qt alone: the driver (or step t)
+adds into it while the prefix pt is fixed; when the driver leaves the last
+index of pt, step t + 1 runs with pt's coordinates fixed, adds into its own
+workspace (or the chain's last target), and Tt's workspace is cleared.
+
+Why it is the same sum (proofs_notes/fusion.md): Tt is a factor of step t + 1's
+product, so step t + 1 adds nothing at a point of pt where Tt is zero, and the
+driver reaches every point of pt where Tt may be non-zero, exactly once (a
+stream's ready coordinates strictly increase); step t + 1 sums only indices of
+pt, each point of which the driver visits in turn, and it is the only reader
+of Tt. Workspace t + 1 is cleared when the driver leaves pt+1, a prefix
+of pt, so between two clears every cell it adds into has the same coordinates
+on pt+1; its own axes are qt+1, the rest of Tt+1's.
+
+`chains(plan)` finds them; lowering (lower.schedule.fuse_temps) runs them and
+the cost model (plan.cost.plan_cost) prices them, both under the Tuning switch
+`fused_temporaries`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..expr.compare import CompareVar
+from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, TensorVar
+from ..expr.walk import accesses, spine
+from ..formats import Format
+
+
+@dataclass(frozen=True)
+class Link:
+    """Temporary `temp`, made by one step of a chain and read by the next: the
+    next step runs with the indices `prefix` fixed (a prefix of the driver's
+    loop order), and the temporary is a workspace over `rest`."""
+
+    temp: str
+    prefix: tuple[str, ...]
+    rest: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Steps first .. first + len(links) of a plan, run as one nest."""
+
+    first: int
+    links: tuple[Link, ...]
+
+    @property
+    def steps(self) -> range:
+        return range(self.first, self.first + len(self.links) + 1)
+
+
+def chains(plan) -> list[Chain]:
+    """The chains of `plan`, longest first from each driver, not overlapping."""
+    out, n = [], 0
+    while n < len(plan.steps):
+        chain = _chain_from(plan, n)
+        if chain is None:
+            n += 1
+        else:
+            out.append(chain)
+            n = chain.steps.stop
+    return out
+
+
+def _chain_from(plan, n) -> Chain | None:
+    steps = plan.steps
+    driver = steps[n]
+    if driver.target not in plan.temps or not any(
+            not a.tensor.format.is_dense for a in accesses(driver.body)):
+        return None                  # a dense driver keeps its step (BLAS, threads)
+    links, outer, step = [], driver.order, driver
+    while step.target in plan.temps and n + len(links) + 1 < len(steps):
+        prefix = _longest_prefix(outer, step.out)
+        rest = tuple(v for v in step.out if v not in prefix)
+        if not prefix:
+            break
+        reader = steps[n + len(links) + 1]
+        if not _reads_alone(plan, step.target, reader, n + len(links) + 1, prefix):
+            break
+        links.append(Link(step.target, prefix, rest))
+        outer, step = prefix, reader
+    return Chain(n, tuple(links)) if links else None
+
+
+def _longest_prefix(order, axes) -> tuple[str, ...]:
+    out = []
+    for v in order:
+        if v not in axes:
+            break
+        out.append(v)
+    return tuple(out)
+
+
+def _reads_alone(plan, temp, reader, k, prefix) -> bool:
+    """Does step k (`reader`) read `temp` once, as a factor of its product, with
+    its index names in the temporary's layout, sum only indices of `prefix`,
+    and read any other index of `prefix` only in plain dense tensors; and does
+    no other step read `temp`?"""
+    if any(a.tensor.name == temp for j, st in enumerate(plan.steps) if j != k
+           for a in accesses(st.body)):
+        return False
+    mine = [a for a in accesses(reader.body) if a.tensor.name == temp]
+    factors = list(spine(reader.body, Mul))
+    if len(mine) != 1 or mine[0] not in factors or not set(reader.bound) <= set(prefix):
+        return False
+    axes = next(st.out for st in plan.steps if st.target == temp)
+    if tuple(ix.name for ix in mine[0].indices) != tuple(axes):
+        return False
+    return all(isinstance(a.tensor, TensorVar) and not isinstance(a.tensor, CompareVar)
+               and a.tensor.format.is_dense
+               for a in accesses(reader.body)
+               if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix))
+
+
+def workspace_var(name: str, rest) -> TensorVar:
+    """The dense tensor a fused temporary is read as: its axes `rest` alone."""
+    tvar = TensorVar.__new__(TensorVar)   # temporaries may use the reserved prefix
+    for attr, value in (("name", name), ("order", len(rest)), ("iso", False),
+                        ("format", Format.named("dense", len(rest)))):
+        object.__setattr__(tvar, attr, value)
+    return tvar
+
+
+def read_workspace(body: Expr, link: Link) -> Expr:
+    """The reader's body with its access to the temporary replaced by the
+    workspace over link.rest."""
+    match body:
+        case Access(t, idx) if t.name == link.temp:
+            return Access(workspace_var(link.temp, link.rest),
+                          tuple(Index(v) for v in link.rest))
+        case Access() | Lit():
+            return body
+        case Mul(a, b):
+            return Mul(read_workspace(a, link), read_workspace(b, link))
+        case Add(a, b):
+            return Add(read_workspace(a, link), read_workspace(b, link))
+        case Map(fn, a, arg):
+            return Map(fn, read_workspace(a, link), arg)
+    raise TypeError(f"not a Σ-free body: {body!r}")
+
+
+def inner_order(step, link: Link) -> tuple[str, ...]:
+    """The reader's loops once the prefix is fixed."""
+    return tuple(v for v in step.order if v not in link.prefix)
