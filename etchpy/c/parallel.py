@@ -123,6 +123,7 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
     pad, p2, p3, p4 = (INDENT * (depth + d) for d in range(4))
     e, var = fb.expr, s.var
     failed, ok = fb.c_name(f"{var}_failed"), fb.c_name(f"{var}_ok")
+    fb.fails = True
     call = outline(fb, var, s.body, private=s.private)
     lines = [f"{pad}{{",
              *_blocks_decl(fb, s, p2),

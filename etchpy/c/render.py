@@ -120,7 +120,7 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
     lines += [f"ep_give_kept({arr}, {fb.fill_bits(arr, typ)});" if arr in fb.kept
               else f"ep_release({arr});" for arr, typ in fb.heap.items() if arr not in published]
     lines.append("return 0;")
-    if fb.heap:
+    if fb.heap or fb.fails:
         lines += ["fail:", *(f"ep_release({arr});" for arr in fb.heap), "return 1;"]
     return "\n".join(INDENT + ln if ln and not ln.startswith("fail:") else ln
                      for ln in "\n".join(lines).split("\n"))

@@ -65,7 +65,9 @@ class FunctionBody:
     """Renders the statements of one program. `helpers` collects the functions
     that the statements need beside the kernel (the bodies of parallel loops),
     in the order they were made; `arrays` and `scalars` give the C type of every
-    name the kernel declares."""
+    name the kernel declares. `fails` is set once a statement jumps to `fail`
+    without any heap array of the kernel's (a parallel loop's private arrays),
+    so that the frame still provides the label."""
 
     def __init__(self, prog, semiring, tuning: _tuning.Tuning = _tuning.DEFAULT):
         self.prog = prog
@@ -74,6 +76,7 @@ class FunctionBody:
         self.heap = heap_arrays(prog.body)               # name -> Imp type
         self.kept = kept_arrays(prog.body)               # name -> fill (Const)
         self.helpers: list[str] = []
+        self.fails = False
         self.arrays, self.scalars = self._kernel_names()
         self.taken = frozenset(imp.names_used(prog.body) | set(self.arrays)
                                | set(self.scalars) | {p.name for p in prog.params})

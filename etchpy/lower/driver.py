@@ -257,18 +257,22 @@ def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence
     (schedule.fuse_temps); the steps into a dense output as one group when they
     share a nest."""
     groups = list(khatri_rao.step_groups(plan))
-    chains = fuse_temps.chains_to_fuse(plan, groups, target, presence, tuning, n_threads)
+    chains = fuse_temps.chains_to_fuse(plan, groups, target, presence, tuning)
     chained = {id(plan.steps[k]): chain for chain in chains for k in chain.steps}
     free = [g for g in groups if id(g[0]) not in chained]
     fused = _fused_out_steps(free, plan, sr, bindings, names, target, tuning, n_threads,
                              algorithms)
     for steps in groups:
         chain = chained.get(id(steps[0]))
-        if chain is not None:
-            if steps[0] is plan.steps[chain.first]:
-                em = Emitter(names, sr, target, tuning)
-                yield fuse_temps.lower_chain(chain, plan, em, bindings, lambda st: _step_stream(
-                    st, sr, bindings, names, tuning, algorithms.for_step(st)))
+        if chain is not None and steps[0] is plan.steps[chain.first]:
+            em = Emitter(names, sr, target, tuning, n_threads)
+            done = fuse_temps.lower_chain(chain, plan, em, bindings, lambda st: _step_stream(
+                st, sr, bindings, names, tuning, algorithms.for_step(st)))
+            if done is not None:
+                yield done
+                continue
+            chained = {k: c for k, c in chained.items() if c is not chain}
+        elif chain is not None:
             continue
         if fused is not None and steps[0] in fused[2]:
             if steps[0] is fused[0]:

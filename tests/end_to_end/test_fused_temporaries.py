@@ -3,8 +3,9 @@ MTTKRP-shaped contractions of a sparse tensor of order 3 or 4 with dense factor
 matrices, factorised one level of the tensor at a time by a sketch, so that
 each temporary is read by the next step as a factor. With fusion on, off, with
 BLAS off and with no optimisation, on every semiring, into dense and sparse
-outputs and with index names from the project's pool (the names the generated
-code uses among them), the C backend and the Imp interpreter agree with the
+outputs, on one thread and on two (each thread with its own workspaces) and
+with index names from the project's pool (the names the generated code uses
+among them), the C backend and the Imp interpreter agree with the
 reference."""
 import math
 
@@ -53,12 +54,13 @@ def leveled(draw):
 
 @settings(max_examples=40, deadline=None)
 @given(leveled(), st.sampled_from(["dense", "dense", "csr"]),
-       st.sampled_from([{}, {}, {"fused_temporaries": False}, {"blas": False}, "noopt"]))
-def test_level_by_level_chains_agree_with_the_reference(case, out, extra):
+       st.sampled_from([{}, {}, {"fused_temporaries": False}, {"blas": False}, "noopt"]),
+       st.sampled_from([1, 1, 2]))
+def test_level_by_level_chains_agree_with_the_reference(case, out, extra, threads):
     expr, ins, options, semiring = case
     tuning = extra if extra == "noopt" else {"rewrite_margin": math.inf, **extra}
     check_backends(expr, ins, semiring=semiring, backends=("c",), output=out,
-                   tuning=tuning, optimizer_options=options)
+                   tuning=tuning, optimizer_options=options, threads=threads)
 
 
 @settings(max_examples=8, deadline=None)

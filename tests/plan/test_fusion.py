@@ -68,3 +68,30 @@ def test_a_compiled_chain_says_it_is_one_nest():
     off = ep.compile(flat, optimizer_options=levels,
                      tuning={"rewrite_margin": math.inf, "fused_temporaries": False})
     assert "one nest" not in off.explain()
+
+
+def test_a_chain_on_threads_gives_each_thread_its_workspaces():
+    sk = ep.sketch
+    levels = {"sketch": sk.sum("j", sk.mul("B", sk.sum("k", sk.mul("C", "X"))))}
+    flat = ep.sum((j, k), X[i, j, k] * B[j, r] * C[k, r])
+    kern = ep.compile(flat, optimizer_options=levels, threads=2,
+                      tuning={"rewrite_margin": math.inf})
+    assert "one nest" in kern.explain() and "each with its own workspaces" in kern.c_source
+
+
+def test_a_chain_whose_target_lacks_the_outer_index_is_not_fused_on_threads():
+    # out[r] sums i too: threads splitting i would add into the same cells
+    import numpy as np
+    from etchpy.testing import check_backends
+    sk = ep.sketch
+    sketch = {"sketch": sk.sum("i j", sk.mul("B", sk.sum("k", sk.mul("C", "X"))))}
+    e = ep.sum((i, j, k), X[i, j, k] * B[j, r] * C[k, r])
+    opts = dict(optimizer_options=sketch, tuning={"rewrite_margin": math.inf})
+    assert "one nest" in ep.compile(e, **opts).explain()
+    assert "one nest" not in ep.compile(e, threads=2, **opts).explain()
+    rng = np.random.default_rng(0)
+    coords = np.array([[0, 0, 1, 2], [1, 2, 0, 2], [0, 1, 1, 0]])
+    ins = {"X": ep.Tensor.from_coords(coords, rng.random(4), (3, 3, 2), "csf", name="X"),
+           "B": rng.random((3, 4)), "C": rng.random((2, 4))}
+    for threads in (1, 2):
+        check_backends(e, ins, backends=("c",), threads=threads, **opts)

@@ -4,20 +4,26 @@ each temporary a workspace over the indices its prefix leaves, and each reader
 run, with the prefix's coordinates fixed, when the driver leaves the prefix's
 last level; the workspace it read is then cleared.
 
-Fused only on one thread (the workspaces are shared) and into a dense target
-that keeps no flags (a sparse output's temporaries say where their products
-are, lower.produced); a step grouped with another (a Khatri-Rao pair) keeps
-its group."""
+On threads (a kernel's threads > 1 and tuning.threads), the driver's outermost
+loop is split across threads, each with its own workspaces (ParallelFor's
+private arrays: every workspace is clear again after each outermost
+iteration), when the chain's last target has that loop's index as an axis
+(threads write disjoint cells); a chain that cannot run so is not fused (its
+steps run on threads one by one). Fused only into a dense target that keeps no
+flags (a sparse output's temporaries say where their products are,
+lower.produced); a step grouped with another (a Khatri-Rao pair) keeps its
+group."""
 from __future__ import annotations
 
 from functools import partial
 
 from ... import imp, streams
 from ...formats import Format
-from ...imp import ZERO, Alloc, Const, Decl, Store, Var, While, incr, lt, seq
+from ...imp import ZERO, Alloc, Const, Decl, ParallelFor, Store, Var, While, incr, lt, seq
 from ...plan import fusion
 from ..target import Context, product
 from ..targets.dense import DenseTarget
+from .threads import plain_counted
 
 
 class HookTarget(DenseTarget):
@@ -38,11 +44,11 @@ class HookTarget(DenseTarget):
         return seq(*[hook(ctx) for hook in self.hooks.get(var, ())])
 
 
-def chains_to_fuse(plan, groups, target, presence, tuning, threads) -> list:
+def chains_to_fuse(plan, groups, target, presence, tuning) -> list:
     """The chains (plan.fusion.chains) lowered fused: none when the switch is
-    off, on threads, or into a sparse output; a chain ending in the output
+    off or into a sparse output; a chain ending in the output
     needs it dense; a chain step grouped with another is left alone."""
-    if not tuning.fused_temporaries or threads > 1 or presence is not None:
+    if not tuning.fused_temporaries or presence is not None:
         return []
     paired = {id(st) for g in groups if len(g) > 1 for st in g}
     out = []
@@ -58,16 +64,21 @@ def chains_to_fuse(plan, groups, target, presence, tuning, threads) -> list:
 
 
 def lower_chain(chain, plan, em, bindings, step_stream):
-    """(statements, description, filled=False) of a chain. `em` is an Emitter
-    into the output's target; `step_stream(step)` gives (lowerer, stream) of a
-    plan step as lowered alone."""
+    """(statements, description, filled=False) of a chain, or None when the
+    emitter asks for threads and the chain cannot run on them. `em` is an
+    Emitter into the output's target (with the kernel's threads);
+    `step_stream(step)` gives (lowerer, stream) of a plan step as lowered alone."""
     sr, names = em.sr, em.names
     steps = [plan.steps[k] for k in chain.steps]
-    stmts, hooks = [], {}
-    for link in chain.links:
-        stmts.append(Alloc(bindings[link.temp].vals, "value", _cells(link.rest),
-                           Const(sr.zero, "value")))
+    low, s = step_stream(steps[0])
     last = steps[-1]
+    parallel = em.threads > 1 and em.tuning.threads
+    if parallel and not (plain_counted(s) and not s.contracted and not low.scratch
+                         and s.var in (plan.out if last.target == "out" else last.out)):
+        return None
+    spaces = tuple((bindings[ln.temp].vals, "value", _cells(ln.rest), Const(sr.zero, "value"))
+                   for ln in chain.links)
+    stmts, hooks = ([] if parallel else [Alloc(*space) for space in spaces]), {}
     final = em.target
     if last.target != "out":
         vals = bindings[last.target].vals
@@ -79,11 +90,17 @@ def lower_chain(chain, plan, em, bindings, step_stream):
             bindings[after.temp].vals, after.rest, sr, names)
         hooks.setdefault(link.prefix[-1], []).append(
             partial(_run_reader, em.with_target(target), bindings, steps[t + 1], link))
-    low, s = step_stream(steps[0])
     first = chain.links[0]
     driver = em.with_target(HookTarget(bindings[first.temp].vals, first.rest, sr, names,
                                        hooks, first.prefix[-1]))
-    loops = driver.emit(s, Context())
+    if parallel:
+        c, start, end = streams.counter_range(s)
+        loops = seq(imp.Comment(f"{s.var}: {s.search}, split across {em.threads} threads, "
+                                f"each with its own workspaces"),
+                    ParallelFor(c, start, end, driver.row_body(s, Context()), em.threads,
+                                private=spaces))
+    else:
+        loops = driver.emit(s, Context())
     used = imp.names_used(loops)
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]
