@@ -1,7 +1,7 @@
 """The plans of a 5-mode MTTKRP side by side (docs/performance.md, sketches).
 
     PYTHONPATH=. python -m bench.mttkrp_plans [--dims 20,20,20,20,20] [--nnz 1000000]
-                                              [--rank 32] [--repeat 9]
+                                              [--rank 32] [--repeat 9] [--unfused]
 
 out[i,r] = Σ_{j,k,l,m} X[i,j,k,l,m]·B[j,r]·C[k,r]·D[l,r]·E[m,r], X csf. Each
 plan's kernel is compiled with rewrite_margin = inf (the plan is compiled
@@ -10,8 +10,10 @@ report is each plan's median and its ratio to the written nest's:
 `written` (no rewrite: one fused nest over X's entries), `unguided`
 (saturation at the default limits), `partial` (the sketch of
 bench.sketches.mttkrp5: B·C outside, X·D·E inside) and `levels` (one factor
-per level of X: Σ_j B·(Σ_k C·(Σ_l D·(Σ_m E·X)))), with the plan cost model's
-estimate of each.
+per level of X: Σ_j B·(Σ_k C·(Σ_l D·(Σ_m E·X)))), with the optimizer's
+estimate of each. The factored plans run their temporaries fused into their
+readers (Tuning.fused_temporaries); `--unfused` also times them with every
+temporary a dense array of its own.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ sk = ep.sketch
 ALWAYS = {"rewrite_margin": math.inf}
 
 
-def plans(dims, nnz, rank, repeat, seed=1) -> list[dict]:
+def plans(dims, nnz, rank, repeat, seed=1, unfused=False) -> list[dict]:
     rng = np.random.default_rng(seed)
     keys = np.unique(rng.integers(0, math.prod(dims), nnz, dtype=np.int64))
     coords = np.stack(np.unravel_index(keys, dims))
@@ -45,7 +47,12 @@ def plans(dims, nnz, rank, repeat, seed=1) -> list[dict]:
     variants = {"written": {**opts, "limits": {"iterations": 0}}, "unguided": opts,
                 "partial": {**opts, "sketches": [partial]},
                 "levels": {**opts, "sketches": [levels]}}
-    kernels = {n: ep.compile(expr, optimizer_options=o, tuning=ALWAYS)
+    tunings = {n: ALWAYS for n in variants}
+    if unfused:             # the factored plans again, each temporary a dense array
+        for n in ("partial", "levels"):
+            variants[f"{n}/dense"] = variants[n]
+            tunings[f"{n}/dense"] = {**ALWAYS, "fused_temporaries": False}
+    kernels = {n: ep.compile(expr, optimizer_options=o, tuning=tunings[n])
                for n, o in variants.items()}
     want = kernels["written"](**ins)
     for n, kern in kernels.items():
@@ -70,10 +77,12 @@ def main(argv=None) -> int:
     ap.add_argument("--nnz", type=int, default=1_000_000)
     ap.add_argument("--rank", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--unfused", action="store_true",
+                    help="also time partial and levels with fused_temporaries off")
     args = ap.parse_args(argv)
     dims = [int(d) for d in args.dims.split(",")]
-    for row in plans(dims, args.nnz, args.rank, args.repeat):
-        print(f"{row['plan']:9s} {row['ms']:9.3f} ms  {row['vs_written']:5.2f}x written  "
+    for row in plans(dims, args.nnz, args.rank, args.repeat, unfused=args.unfused):
+        print(f"{row['plan']:13s} {row['ms']:9.3f} ms  {row['vs_written']:5.2f}x written  "
               f"cost {row['cost']:.3g}  {row['expr']}")
     return 0
 

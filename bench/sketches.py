@@ -167,14 +167,14 @@ def chain10_flat():
                 sketches=[sk.sum("i5", sk.mul("M", left, right))])
 
 
-def mttkrp5():
+def mttkrp5(n=10, rank=16, nnz=20_000, seed="sketch-mttkrp5"):
     """5-mode MTTKRP, out[i,r] = Σ_{j,k,l,m} X[i,j,k,l,m]·B[j,r]·C[k,r]·D[l,r]·E[m,r],
-    X a csf tensor (10 per mode, 20 000 nonzeros), rank 16. Unguided saturation
-    sums j, k, l into one temporary over (i, m, r); the sketch asks for the
-    factorisation along X's levels, one factor per level (a temporary of 10⁴·16
-    entries at most)."""
-    rng = rng_for("sketch-mttkrp5")
-    n, rank, nnz = 10, 16, 20_000
+    X a csf tensor (n per mode, about `nnz` nonzeros), rank `rank`. Unguided
+    saturation sums j, k into one temporary over (i, l, m, r), then l, then m;
+    the sketch asks for B·C outside and X·D·E inside: a temporary over
+    (i, j, k, r), which runs as a workspace over r per fibre of X
+    (Tuning.fused_temporaries)."""
+    rng = rng_for(seed)
     keys = np.unique(rng.integers(0, n ** 5, nnz, dtype=np.int64))
     coords = np.stack([(keys // n ** (4 - d)) % n for d in range(5)])
     i, j, k, l, m, r = ep.indices("i j k l m r")
@@ -190,9 +190,15 @@ def mttkrp5():
                 sketches=[want])
 
 
+def mttkrp5_large():
+    """The same MTTKRP at 20 per mode, 10⁶ nonzeros (9.4·10⁵ distinct), rank 32."""
+    return mttkrp5(20, 32, 1_000_000, "sketch-mttkrp5-large")
+
+
 WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_leftdeep,
              "chain10_mask_flat": chain10_flat,
-             "lazy_chain8_mask_nodes400": lazy_chain_tight, "mttkrp5": mttkrp5}
+             "lazy_chain8_mask_nodes400": lazy_chain_tight, "mttkrp5": mttkrp5,
+             "mttkrp5_large": mttkrp5_large}
 
 
 def measure(name: str, repeat: int) -> dict:
