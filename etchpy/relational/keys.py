@@ -96,7 +96,7 @@ class Keys:
         which values have a code (the others' codes are 0).
 
             >>> Keys(np.array(["a", "c"])).code(np.array(["c", "b"]), missing="mask")
-            (array([1, 1]), array([ True, False]))
+            (array([1, 0]), array([ True, False]))
         """
         values = _as_column(values, self.name)
         if self.kind == "range":
@@ -109,6 +109,7 @@ class Keys:
             codes = np.minimum(codes, max(self.size - 1, 0)).astype(np.int64)
             present = (self._table[codes] == values) if self.size else \
                 np.zeros(len(values), dtype=bool)
+            codes = np.where(present, codes, 0)
         if missing == "mask":
             return codes, present
         if missing != "error":

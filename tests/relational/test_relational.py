@@ -99,6 +99,17 @@ def test_a_dictionary_of_integers_codes_by_lookup_as_by_search(vals, probes):
     assert (codes[want] == at[want]).all() and (codes[~want] == 0).all()
 
 
+@given(st.lists(st.sampled_from(["a", "c", "e", "g"]), min_size=1, max_size=8),
+       st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f", "g", "h"]), max_size=12))
+def test_a_searched_dictionary_masks_absent_values_with_code_zero(vals, probes):
+    """Keys.code(missing="mask") gives absent values the code 0, as its contract
+    says, on the binary-search path too (strings are never looked up)."""
+    k = ep.Keys(np.array(vals))
+    codes, present = k.code(np.array(probes, dtype="<U1"), missing="mask")
+    assert (codes[~present] == 0).all()
+    assert (k.decode(codes[present]) == np.array(probes, dtype="<U1")[present]).all()
+
+
 def test_uint64_keys_past_int64_are_coded():
     """A dictionary of uint64 keys at or above 2**63 (no lookup table: searched),
     and uint64 probes past int64 against a table that is looked up."""
