@@ -31,7 +31,10 @@ class Keys:
 
     Parameters: values, an array of key values (repeats allowed; the distinct
     values are the domain); name, the name errors use; span_limit, how sparse
-    an integer domain may be and still be range-coded.
+    an integer domain may be and still be range-coded; lookup_span, how sparse
+    a dictionary of integers may be (its span against its size, plus 1024) and
+    still be coded through a lookup table rather than a binary search (None:
+    always searched; both give the same codes).
 
         >>> k = Keys(np.array([13, 10, 12, 10]), name="orderkey")
         >>> k.code(np.array([12, 13]))
@@ -42,9 +45,11 @@ class Keys:
         'dictionary'
     """
 
-    def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0):
+    def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0,
+                 lookup_span: float | None = 8.0):
         values = _as_column(values, name)
         self.name = str(name)
+        self.lookup_span = lookup_span
         if values.dtype.kind in "iu" and len(values):
             lo, hi = int(values.min()), int(values.max())
             span = hi - lo + 1
@@ -57,9 +62,10 @@ class Keys:
         self.size, self.dtype = len(self._table), self._table.dtype
 
     @classmethod
-    def of(cls, *columns, name: str = "keys", span_limit: float = 4.0) -> "Keys":
+    def of(cls, *columns, name: str = "keys", span_limit: float = 4.0,
+           lookup_span: float | None = 8.0) -> "Keys":
         """One coding for the union of several `columns` (the key of a join);
-        `name` and `span_limit` as for the constructor.
+        `name`, `span_limit` and `lookup_span` as for the constructor.
 
             >>> k = Keys.of(np.array(["b", "a"]), np.array(["c"]), name="nation")
             >>> k.decode(np.arange(len(k)))
@@ -67,7 +73,7 @@ class Keys:
         """
         cols = [_as_column(c, name) for c in columns]
         return cls(np.concatenate(cols) if cols else np.array([], dtype=np.int64),
-                   name=name, span_limit=span_limit)
+                   name=name, span_limit=span_limit, lookup_span=lookup_span)
 
     def __len__(self) -> int:
         return self.size
@@ -121,12 +127,12 @@ class Keys:
         return codes
 
     def _lookup(self) -> np.ndarray | None:
-        """For a dictionary of integers whose span is at most LOOKUP_SPAN times
-        their number: the code of each value min..max (-1: none), made on first
-        use and kept (it depends only on the values), so that coding is one
-        gather, not a binary search per value."""
+        """For a dictionary of integers whose span is at most `lookup_span`
+        times their number (plus 1024): the code of each value min..max (-1:
+        none), made on first use and kept (it depends only on the values), so
+        that coding is one gather, not a binary search per value."""
         if getattr(self, "_lookup_table", None) is None:
-            self._lookup_table = lookup_of(self._table)
+            self._lookup_table = lookup_of(self._table, self.lookup_span)
         return self._lookup_table if len(self._lookup_table) else None
 
     def decode(self, codes) -> np.ndarray:
@@ -244,16 +250,14 @@ def _as_column(values, name) -> np.ndarray:
     return a
 
 
-LOOKUP_SPAN = 8       # a dictionary of integers spanning at most 8x its size is looked up
-
-
-def lookup_of(table: np.ndarray) -> np.ndarray:
+def lookup_of(table: np.ndarray, lookup_span: float | None) -> np.ndarray:
     """value - table[0] -> code (-1 for a value not in the table), or an empty
-    array when `table` (sorted, distinct) is not integers of a small span."""
-    if table.dtype.kind not in "iu" or not len(table):
+    array when `table` (sorted, distinct) is not integers spanning at most
+    lookup_span times their number plus 1024 (None: never)."""
+    if table.dtype.kind not in "iu" or not len(table) or lookup_span is None:
         return np.empty(0, dtype=np.int64)
     span = int(table[-1]) - int(table[0]) + 1
-    if span > LOOKUP_SPAN * len(table) + 1024 or int(table[-1]) >= 2**63:
+    if span > lookup_span * len(table) + 1024 or int(table[-1]) >= 2**63:
         return np.empty(0, dtype=np.int64)        # (uint64 past int64: searched)
     lookup = np.full(span, -1, dtype=np.int32 if len(table) < 2**31 else np.int64)
     lookup[table.astype(np.int64) - int(table[0])] = np.arange(len(table))

@@ -86,17 +86,23 @@ def test_keys_code_decode_round_trip_and_keep_order(vals, span_limit):
 def test_a_dictionary_of_integers_codes_by_lookup_as_by_search(vals, probes):
     """Integers of a small span in a dictionary coding are coded through a lookup
     table (value - min -> code); the codes and the absent values are those of a
-    binary search in the sorted distinct values."""
+    binary search in the sorted distinct values, and those of the coding told
+    never to look up (lookup_span=None)."""
     table = np.unique(vals)
     k = ep.Keys(table, span_limit=0.5)
+    searched = ep.Keys(table, span_limit=0.5, lookup_span=None)
     if k.kind == "range":        # no gap: every value of the span has a code
         table = np.arange(table[0], table[-1] + 1)
+    else:
+        assert k._lookup() is not None and searched._lookup() is None
     probes = np.array(probes, dtype=np.int64)
     codes, present = k.code(probes, missing="mask")
     at = np.minimum(np.searchsorted(table, probes), len(table) - 1)
     want = table[at] == probes
     assert (present == want).all()
     assert (codes[want] == at[want]).all() and (codes[~want] == 0).all()
+    again, there = searched.code(probes, missing="mask")
+    assert (there == present).all() and (again == codes).all()
 
 
 @given(st.lists(st.sampled_from(["a", "c", "e", "g"]), min_size=1, max_size=8),
