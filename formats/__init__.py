@@ -126,8 +126,12 @@ class Format:
 
     @property
     def is_dense(self) -> bool:
-        """True when every level is dense."""
-        return all(isinstance(lv, Dense) for lv in self.levels)
+        """True when every level is dense (worked out once: calls read it per input)."""
+        dense = self.__dict__.get("_dense")
+        if dense is None:
+            dense = all(isinstance(lv, Dense) for lv in self.levels)
+            object.__setattr__(self, "_dense", dense)
+        return dense
 
     def __repr__(self):
         """`Format(['dense', 'compressed'], mode_order=(1, 0), name='csc')`: the levels,
