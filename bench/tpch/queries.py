@@ -87,9 +87,10 @@ class ClusteredKeys(ep.Keys):
         (array([2, 0]), array([20, 30, 10]))
     """
 
-    def __init__(self, values, by, *, name: str = "keys"):
+    def __init__(self, values, by, *, name: str = "keys", lookup_span: float | None = 8.0):
         values = np.asarray(values)
         self.name, self.kind, self.low, self.size = str(name), "clustered", 0, len(values)
+        self.lookup_span = lookup_span
         self.dtype, self._table = values.dtype, None
         order = _clustered(values, np.asarray(by))       # code -> row
         self._values = values[order]
@@ -101,7 +102,7 @@ class ClusteredKeys(ep.Keys):
         self._code_of_sorted = rank if srt is None else rank[srt]
         if len(values) and (np.diff(self._sorted) == 0).any():
             raise ep.InputError(f"keys {name!r}: a clustered coding needs unique keys")
-        at = lookup_of(self._sorted)                      # value - min -> position
+        at = lookup_of(self._sorted, lookup_span)         # value - min -> position
         self._lookup_table = np.where(at >= 0, self._code_of_sorted[at], -1)
 
     def values(self) -> np.ndarray:
