@@ -259,9 +259,11 @@ def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence
     groups = list(khatri_rao.step_groups(plan))
     chains = fuse_temps.chains_to_fuse(plan, groups, target, presence, tuning)
     chained = {id(plan.steps[k]): chain for chain in chains for k in chain.steps}
-    free = [g for g in groups if id(g[0]) not in chained]
-    fused = _fused_out_steps(free, plan, sr, bindings, names, target, tuning, n_threads,
-                             algorithms)
+    # a chain adding into the output runs at its driver's place: no other step
+    # may then store the output's cells once (fused rows)
+    into_out = any(plan.steps[c.steps[-1]].target == "out" for c in chains)
+    fused = None if into_out else _fused_out_steps(groups, plan, sr, bindings, names, target,
+                                                   tuning, n_threads, algorithms)
     for steps in groups:
         chain = chained.get(id(steps[0]))
         if chain is not None and steps[0] is plan.steps[chain.first]:

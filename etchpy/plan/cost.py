@@ -254,7 +254,7 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
         for chain in fusion.chains(plan):
             driver = plan.steps[chain.first]
             for t, link in enumerate(chain.links):
-                readers[chain.first + t + 1] = (driver, link)
+                readers[chain.steps[t + 1]] = (driver, link)
                 fused.add(link.temp)
     total = 0.0
     for n, step in enumerate(plan.steps):

@@ -3,7 +3,10 @@
 A plan computes each nested Σ into a dense temporary over all its free indices
 (plan.plan), and a later step reads it. When the temporary's producer walks a
 sparse input, most of those cells stay zero, and the reader still loops over
-all of them. A *chain* instead runs the reader inside the producer's loops:
+all of them. A *chain* instead runs the reader inside the producer's loops
+(at the producer's place: steps between them that add into the output
+commute with it, and any other step between them must not touch what it
+reads or writes):
 
     T1[p1, q1] = Σ ... (the driver: its loop order starts with p1)
     T2[p2, q2] = Σ_{b ⊆ p1} T1[p1, q1] · (dense factors)   run at each point of p1
@@ -51,47 +54,67 @@ class Link:
 
 @dataclass(frozen=True)
 class Chain:
-    """Steps first .. first + len(links) of a plan, run as one nest."""
+    """Steps `steps` of a plan (indices, the driver first), run as one nest at
+    the driver's place; links[t] joins steps[t] and steps[t + 1]."""
 
-    first: int
+    steps: tuple[int, ...]
     links: tuple[Link, ...]
 
     @property
-    def steps(self) -> range:
-        return range(self.first, self.first + len(self.links) + 1)
+    def first(self) -> int:
+        return self.steps[0]
 
 
 def chains(plan) -> list[Chain]:
     """The chains of `plan`, longest first from each driver, not overlapping."""
-    out, n = [], 0
-    while n < len(plan.steps):
-        chain = _chain_from(plan, n)
-        if chain is None:
-            n += 1
-        else:
+    out, taken = [], set()
+    for n in range(len(plan.steps)):
+        if n in taken:
+            continue
+        chain = _chain_from(plan, n, taken)
+        if chain is not None:
             out.append(chain)
-            n = chain.steps.stop
+            taken.update(chain.steps)
     return out
 
 
-def _chain_from(plan, n) -> Chain | None:
+def _chain_from(plan, n, taken) -> Chain | None:
     steps = plan.steps
     driver = steps[n]
     if driver.target not in plan.temps or not any(
             not a.tensor.format.is_dense for a in accesses(driver.body)):
         return None                  # a dense driver keeps its step (BLAS, threads)
-    links, outer, step = [], driver.order, driver
-    while step.target in plan.temps and n + len(links) + 1 < len(steps):
+    links, at, outer, step = [], [n], driver.order, driver
+    while step.target in plan.temps:
         prefix = _longest_prefix(outer, step.out)
-        rest = tuple(v for v in step.out if v not in prefix)
         if not prefix:
             break
-        reader = steps[n + len(links) + 1]
-        if not _reads_alone(plan, step.target, reader, n + len(links) + 1, prefix):
+        k = _reader(plan, step.target, at[-1], taken)
+        if k is None or not _reads_alone(plan, step.target, steps[k], k, prefix):
             break
-        links.append(Link(step.target, prefix, rest))
-        outer, step = prefix, reader
-    return Chain(n, tuple(links)) if links else None
+        links.append(Link(step.target, prefix, tuple(v for v in step.out if v not in prefix)))
+        at.append(k)
+        outer, step = prefix, steps[k]
+    return Chain(tuple(at), tuple(links)) if links else None
+
+
+def _reader(plan, temp, maker, taken) -> int | None:
+    """The step after `maker` that reads `temp`, when it may run right after
+    `maker` instead: no step between writes what it reads, reads or writes its
+    target (but for adding into the output, which commutes), or is another
+    chain's."""
+    steps = plan.steps
+    k = next((j for j in range(maker + 1, len(steps))
+              if any(a.tensor.name == temp for a in accesses(steps[j].body))), None)
+    if k is None or k in taken:
+        return None
+    reads = {a.tensor.name for a in accesses(steps[k].body)}
+    for st in steps[maker + 1:k]:
+        touched = {a.tensor.name for a in accesses(st.body)}
+        if (st.target in reads or steps[k].target in touched
+                or (st.target == steps[k].target and st.target != "out")):
+            return None
+    return k
 
 
 def _longest_prefix(order, axes) -> tuple[str, ...]:

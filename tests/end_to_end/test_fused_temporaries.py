@@ -1,6 +1,7 @@
 """Temporaries fused into their readers (plan.fusion, lower.schedule.fuse_temps):
 MTTKRP-shaped contractions of a sparse tensor of order 3 or 4 with dense factor
-matrices, factorised one level of the tensor at a time by a sketch, so that
+matrices (maybe plus a dense term, so that another step into the output sits
+between the chain's steps), factorised one level of the tensor at a time by a sketch, so that
 each temporary is read by the next step as a factor. With fusion on, off, with
 BLAS off and with no optimisation, on every semiring, into dense and sparse
 outputs, on one thread and on two (each thread with its own workspaces) and
@@ -48,6 +49,10 @@ def leveled(draw):
     part = sk.sum(names[order - 1], sk.mul(factors[-1], "X"))
     for d in range(order - 2, 0, -1):
         part = sk.sum(names[d], sk.mul(factors[d - 1], part))
+    if draw(st.booleans()):          # a sum of terms: the chain's reader is not next
+        expr = expr + ep.tensor("G", 2)[modes[0], r]
+        ins["G"] = rng.integers(0, top, (shape[0], rank)).astype(float)
+        part = sk.add(part, "G")
     dims = {v: draw(st.sampled_from([2, 30])) for v in names}
     return expr, ins, {"dims": dims, "sketch": part}, semiring
 
