@@ -116,8 +116,17 @@ class Format:
         return (isinstance(other, Format) and self.levels == other.levels
                 and self.mode_order == other.mode_order)
 
+    def __getstate__(self):
+        """What pickling keeps: the fields, not the values worked out once (a hash
+        is recomputed in the process that reads it)."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_hash", "_dense")}
+
     def __hash__(self):
-        return hash((self.levels, self.mode_order))
+        h = self.__dict__.get("_hash")     # worked out once: a call's class hashes it
+        if h is None:
+            h = hash((self.levels, self.mode_order))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def order(self) -> int:
