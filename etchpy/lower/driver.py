@@ -32,7 +32,7 @@ from .schedule.fused_rows import writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .schedule.phases import phases
-from .target import Context, product
+from .target import Context, cells
 from .targets.bucket import BucketTarget
 from .targets.dense import DenseTarget
 from .targets.workspace import WorkspaceTarget
@@ -348,7 +348,7 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
         target = out_target
     else:
         tvals = bindings[step.target].vals
-        size = product([streams.dim_var(v) for v in step.out])
+        size = cells(step.out)
         stmts.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
         has = None
         if presence is not None and not presence.certain(s):

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from .. import imp
 from ..imp import ONE, ZERO
+from ..streams import dim_var
 
 
 @dataclass(frozen=True)
@@ -149,6 +150,12 @@ def product(factors) -> imp.Expr:
     for f in factors:
         out = imp.mul(out, f)
     return out
+
+
+def cells(axes) -> imp.Expr:
+    """The number of cells of a dense array over `axes`: the product of their
+    dimensions (1 for none)."""
+    return product([dim_var(v) for v in axes])
 
 
 EMPTY = imp.Const(-1)      # an unused slot or cell (hash keys, last-seen columns)

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass
 
 from .cost import Stats, nest_cost, support
+from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
@@ -62,14 +63,6 @@ class Conversion:
     def explain(self) -> str:
         return (f"{self.name} = {self.source} converted {self.source_format} -> "
                 f"{self.format} (estimated work {self.cost:.3g}): {self.reason}")
-
-
-def reserved_tensor(name: str, order: int, fmt: Format) -> TensorVar:
-    """A TensorVar under a name reserved for etchpy (temporaries, conversions)."""
-    tvar = TensorVar.__new__(TensorVar)
-    for attr, value in (("name", name), ("order", order), ("format", fmt), ("iso", False)):
-        object.__setattr__(tvar, attr, value)
-    return tvar
 
 
 def walked_in_order(acc: Access, order) -> bool:

@@ -33,10 +33,10 @@ from itertools import permutations
 import numpy as np
 
 from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
-from ..formats import Format
 from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
+from .reserved import reserved_tensor
 
 
 KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
@@ -143,8 +143,4 @@ def _split(step, dim):
 
 def _temp(name: str, order: int) -> TensorVar:
     """A dense temporary (its name has the prefix reserved for them, `tmp`)."""
-    tvar = TensorVar.__new__(TensorVar)
-    for attr, value in (("name", name), ("order", order),
-                        ("format", Format.named("dense", order)), ("iso", False)):
-        object.__setattr__(tvar, attr, value)
-    return tvar
+    return reserved_tensor(name, order)

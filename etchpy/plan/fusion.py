@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses, spine
-from ..formats import Format
+from .reserved import reserved_tensor
 
 
 @dataclass(frozen=True)
@@ -149,18 +149,14 @@ def _reads_alone(plan, temp, reader, k, prefix) -> bool:
 
 def workspace_var(name: str, rest) -> TensorVar:
     """The dense tensor a fused temporary is read as: its axes `rest` alone."""
-    tvar = TensorVar.__new__(TensorVar)   # temporaries may use the reserved prefix
-    for attr, value in (("name", name), ("order", len(rest)), ("iso", False),
-                        ("format", Format.named("dense", len(rest)))):
-        object.__setattr__(tvar, attr, value)
-    return tvar
+    return reserved_tensor(name, len(rest))
 
 
 def read_workspace(body: Expr, link: Link) -> Expr:
     """The reader's body with its access to the temporary replaced by the
     workspace over link.rest."""
     match body:
-        case Access(t, idx) if t.name == link.temp:
+        case Access(t, _) if t.name == link.temp:
             return Access(workspace_var(link.temp, link.rest),
                           tuple(Index(v) for v in link.rest))
         case Access() | Lit():

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 
 from .convert import Converter
 from .cost import Stats, nest_cost, plan_cost, support
+from .reserved import reserved_tensor
 from ..errors import OrderError
-from ..formats import Format
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar, free_indices
 from ..expr.walk import accesses
 from ..imp import Names
@@ -240,10 +240,7 @@ class _Builder:
             return body
         free = tuple(ix.name for ix in free_indices(e))
         name = self.names.fresh("tmp")
-        tvar = TensorVar.__new__(TensorVar)   # temporaries may use the reserved prefix
-        for attr, value in (("name", name), ("order", len(free)), ("iso", False),
-                            ("format", Format.named("dense", len(free)))):
-            object.__setattr__(tvar, attr, value)
+        tvar = reserved_tensor(name, len(free))   # temporaries use the reserved prefix
         self.temps[name] = tvar
         self.step(name, free, bound, body)
         # a dense temporary is laid out in the order its loop nest writes it

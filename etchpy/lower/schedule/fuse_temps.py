@@ -19,9 +19,9 @@ from functools import partial
 
 from ... import imp, streams
 from ...formats import Format
-from ...imp import ZERO, Alloc, Const, Decl, ParallelFor, Store, Var, While, incr, lt, seq
+from ...imp import Alloc, Const, ParallelFor, seq
 from ...plan import fusion
-from ..target import Context, product
+from ..target import Context, cells
 from ..targets.dense import DenseTarget
 from .threads import plain_counted
 
@@ -76,13 +76,13 @@ def lower_chain(chain, plan, em, bindings, step_stream):
     if parallel and not (plain_counted(s) and not s.contracted and not low.scratch
                          and s.var in (plan.out if last.target == "out" else last.out)):
         return None
-    spaces = tuple((bindings[ln.temp].vals, "value", _cells(ln.rest), Const(sr.zero, "value"))
+    spaces = tuple((bindings[ln.temp].vals, "value", cells(ln.rest), Const(sr.zero, "value"))
                    for ln in chain.links)
     stmts, hooks = ([] if parallel else [Alloc(*space) for space in spaces]), {}
     final = em.target
     if last.target != "out":
         vals = bindings[last.target].vals
-        stmts.append(Alloc(vals, "value", _cells(last.out), Const(sr.zero, "value")))
+        stmts.append(Alloc(vals, "value", cells(last.out), Const(sr.zero, "value")))
         final = DenseTarget(vals, last.out, sr, names)
     for t, link in enumerate(chain.links):
         after = chain.links[t + 1] if t + 1 < len(chain.links) else None
@@ -127,12 +127,7 @@ def _run_reader(em, bindings, step, link, ctx) -> imp.Stmt:
     s = streams.lower_step(em.sr, space, fusion.read_workspace(step.body, link),
                            fusion.inner_order(step, link), bound, lowerer=low)
     run = em.emit(s, Context(coords=tuple(fixed.items())))
-    k, ws = em.names.fresh("ws_c"), bindings[link.temp].vals
-    clear = seq(Decl(k, "index", ZERO), While(lt(Var(k), _cells(link.rest)), seq(
-        Store(ws, Var(k), Const(em.sr.zero, "value")), incr(k))))
+    ws = DenseTarget(bindings[link.temp].vals, link.rest, em.sr, em.names)
+    clear = ws.clear(em.names.fresh("ws_c"))
     return seq(imp.Comment(f"{step.target} ⊕= {step.body} at this ({', '.join(link.prefix)}),"
                            f" then {link.temp} cleared"), run, clear)
-
-
-def _cells(axes) -> imp.Expr:
-    return product([streams.dim_var(v) for v in axes])

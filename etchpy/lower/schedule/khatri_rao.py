@@ -11,7 +11,7 @@ from ... import imp
 from ...expr.nodes import Mul
 from ...imp import If, seq
 from ...plan import dense
-from ...streams import dim_var
+from ..target import cells
 
 
 def step_groups(plan):
@@ -39,7 +39,7 @@ def lower_group(steps, lower_one):
     fused = replace(gemm, body=Mul(rest, kr.body))
     (s_kr, t_kr, _), (s_gemm, t_gemm, _) = lower_one(kr), lower_one(gemm)
     s_fused, t_fused, _ = lower_one(fused)
-    fits = imp.le(_cells(kr.out), _cells(dense.storage_axes(rest)))
+    fits = imp.le(cells(kr.out), cells(dense.storage_axes(rest)))
     text = f"{t_kr}; {t_gemm}; when the temporary is larger than {rest.tensor.name}: {t_fused}"
     return [If(fits, seq(*s_kr, *s_gemm), seq(*s_fused))], text, False
 
@@ -52,10 +52,3 @@ def _reads_kr(steps, n) -> bool:
     return (isinstance(body, Mul) and getattr(body.b, "tensor", None) is not None
             and body.b.tensor.name == steps[n].target
             and dense.storage_axes(body.a) is not None)
-
-
-def _cells(axes) -> imp.Expr:
-    total = imp.ONE
-    for v in axes:
-        total = imp.mul(total, dim_var(v))
-    return total

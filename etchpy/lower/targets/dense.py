@@ -5,7 +5,7 @@ from __future__ import annotations
 from ... import imp
 from ...imp import ZERO, Accum, Const, Decl, Store, Var, While, incr, lt, not_, seq
 from ... import streams
-from ..target import FlatTarget, product
+from ..target import FlatTarget, cells
 
 
 class DenseTarget(FlatTarget):
@@ -32,12 +32,14 @@ class DenseTarget(FlatTarget):
         """The zero fill, skipped when the caller says the output holds zeros."""
         if self.zeroed is None:
             return imp.SKIP
-        k = self.k
-        size = product([streams.dim_var(v) for v in self.axes])
-        return imp.if_(not_(Var(self.zeroed)), seq(
-            Decl(k, "index", ZERO),
-            While(lt(Var(k), size),
-                  seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k)))))
+        return imp.if_(not_(Var(self.zeroed)), self.clear(self.k))
+
+    def clear(self, k: str) -> imp.Stmt:
+        """Every cell set to the semiring's zero, counted by a fresh index `k`."""
+        size = cells(self.axes)
+        return seq(Decl(k, "index", ZERO),
+                   While(lt(Var(k), size),
+                         seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
 
     def write(self, ctx, v, once=False):
         """out[cell] ⊕= v; a store when every cell is written once (`store`), or
