@@ -119,7 +119,7 @@ class Format:
     def __getstate__(self):
         """What pickling keeps: the fields, not the values worked out once (a hash
         is recomputed in the process that reads it)."""
-        return {k: v for k, v in self.__dict__.items() if k not in ("_hash", "_dense")}
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
     def __hash__(self):
         h = self.__dict__.get("_hash")     # worked out once: a call's class hashes it
@@ -141,6 +141,16 @@ class Format:
             dense = all(isinstance(lv, Dense) for lv in self.levels)
             object.__setattr__(self, "_dense", dense)
         return dense
+
+    @property
+    def is_row_major_dense(self) -> bool:
+        """True when every level is dense and the modes are stored in their own order:
+        the layout of a C-contiguous numpy array (worked out once, as is_dense)."""
+        flat = self.__dict__.get("_row_major")
+        if flat is None:
+            flat = self.is_dense and self.mode_order == tuple(range(self.order))
+            object.__setattr__(self, "_row_major", flat)
+        return flat
 
     def __repr__(self):
         """`Format(['dense', 'compressed'], mode_order=(1, 0), name='csc')`: the levels,
