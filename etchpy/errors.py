@@ -1,4 +1,9 @@
 """Exception types. Every error etchpy raises on purpose is an EtchpyError."""
+import os
+import sys
+import warnings
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class EtchpyError(Exception):
@@ -84,3 +89,11 @@ class PerformanceWarning(UserWarning):
 
         warnings.simplefilter("ignore", ep.PerformanceWarning)
     """
+
+
+def warn_performance(note: str) -> None:
+    """Warn `note` as a PerformanceWarning pointing at the first caller outside etchpy."""
+    frame, level = sys._getframe(), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(note, PerformanceWarning, stacklevel=level)

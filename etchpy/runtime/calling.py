@@ -147,13 +147,14 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
     reused = type(value) is Tensor
     if reused:
-        # A Tensor passed again: reuse its binding while its arrays are the same
-        # objects (a Tensor's arrays are validated once, when it is built).
+        # A Tensor passed again: reuse its binding (a Tensor's arrays are validated
+        # once, when it is built, and its attributes cannot be rebound), after the
+        # check that none of its arrays had its dtype, shape or strides changed.
         memo = value.__dict__.setdefault("_etchpy_bound", {})
         hit = memo.get((id(tv), id(sr)))
-        if (hit is not None and hit[0] is value.levels and hit[1] is value.vals
-                and hit[2] is value.format and hit[3] == value.shape):
-            return hit[4]
+        if hit is not None:
+            value.check_layout()
+            return hit[0]
     fast = _fast_bind(value, tv, sr, fused)
     if fast is not None:
         return fast
@@ -175,8 +176,7 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
     if reused:
         # the entry holds tv and the semiring, so their ids cannot be reused
-        memo[(id(tv), id(sr))] = (value.levels, value.vals, value.format, value.shape,
-                                  b, tv, sr)
+        memo[(id(tv), id(sr))] = (b, tv, sr)
     return b
 
 
@@ -196,10 +196,13 @@ def _fast_bind(value, tv, sr, fused=False):
     """
     fmt = tv.format
     if type(value) is np.ndarray:
-        if (fmt.is_dense and fmt.mode_order == tuple(range(tv.order)) and value.ndim == tv.order
+        if (fmt.is_row_major_dense and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
-            _refuse_nan(value, sr, tv.name)
-            return Bound(value.shape, {"vals": truth_values(value.reshape(-1))}, None)
+            if not sr.allows_nan:
+                _refuse_nan(value, sr, tv.name)
+            flat = value.ravel()          # a view: the array is C-contiguous
+            return Bound(value.shape, {"vals": truth_values(flat) if sr.dtype == np.bool_
+                                       else flat}, None)
         return None
     layout = getattr(value, "format", None)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):

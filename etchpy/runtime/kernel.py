@@ -17,9 +17,6 @@ this kernel's shared object runs it.
 """
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -35,11 +32,8 @@ from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
 from .request import make_request, request_key
-from ..errors import EtchpyError, InputError, PerformanceWarning
+from ..errors import EtchpyError, InputError, warn_performance
 from ..expr.walk import uses_negation
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
 
 def _partitioned(inputs):
     """The first partitioned input (see Kernel._elsewhere), else None."""
@@ -126,7 +120,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._optimized = self.compiled.optimized
         self._sources: dict[tuple, CSource] = {}
         self._libs: dict[str, build.Library] = {}
-        self._ctypes: dict[str, dict] = {}
+        self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._setup_slots()
 
@@ -179,10 +173,16 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
             lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
             blas.bind(lib, text[0])
             self._libs[idx_type] = lib
-            # cffi type objects, resolved once rather than parsed on every call
-            self._ctypes[idx_type] = {t: lib.ffi.typeof(t) for t in (
-                "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
         return lib
+
+    def _entry(self, idx_type: str) -> tuple:
+        """(library, cffi types, the C function) of build `idx_type`: resolved once
+        rather than parsed and looked up on every call."""
+        lib = self.library(idx_type)
+        types = {t: lib.ffi.typeof(t) for t in (
+            "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
+        entry = self._entries[idx_type] = (lib, types, getattr(lib.lib, self.name))
+        return entry
 
     def __call__(self, *args, out=None, **inputs):
         """Run the kernel on `inputs`, given by tensor name.
@@ -217,15 +217,15 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                              f"{self.out_format or 'a sparse output'}")
         bound, (out_shape, idx_type, idx_dtype, kern, _) = self._bind(inputs)
         idx_type = calling.variant(idx_type, bound, kern._fused)
-        lib = kern.library(idx_type)           # kern: the kernel planned for these sizes
-        types = kern._ctypes[idx_type]
+        # kern: the kernel planned for these sizes
+        lib, types, function = kern._entries.get(idx_type) or kern._entry(idx_type)
         args = [None] * len(kern._slots)
         for name, b in bound.items():
             for pos, value in calling.input_args(b, kern._in_slots[name], lib, types,
                                                  idx_dtype):
                 args[pos] = value
         out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
-        rc = getattr(lib.lib, self.name)(*args)
+        rc = function(*args)
         if rc != 0:
             return self._after(rc, out, inputs, sr, kern)
         if out is not None:
@@ -344,19 +344,16 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         bound = {name: planned.bind(inputs[src], tv, sr) if conv else
                  calling.bind(inputs[src], tv, sr, self._warn_conversion, name in kern._fused)
                  for name, (src, tv, conv) in kern._inputs.items()}
-        for name, (src, _, _) in kern._inputs.items():
-            if src in self._iso:      # ep.tensor(..., iso=True): only the semiring's one
-                io_.check_iso(inputs[src], bound[name].roles["vals"], src, sr)
+        if self._iso:                 # ep.tensor(..., iso=True): only the semiring's one
+            for name, (src, _, _) in kern._inputs.items():
+                if src in self._iso:
+                    io_.check_iso(inputs[src], bound[name].roles["vals"], src, sr)
         return bound
 
     def _warn_conversion(self, name, note):
         if name not in self._warned:
             self._warned.add(name)
-            frame, level = sys._getframe(), 1      # point at the caller outside etchpy
-            while frame.f_back is not None and frame.f_code.co_filename.startswith(
-                    _PACKAGE_DIR):
-                frame, level = frame.f_back, level + 1
-            warnings.warn(note, PerformanceWarning, stacklevel=level)
+            warn_performance(note)
 
     def _output_args(self, args, out, out_shape, bound, lib, types):
         """Fill the output's C arguments into `args`; (dense output array or None,

@@ -52,17 +52,12 @@ def layout(value) -> str:
     return type(value).__name__
 
 
-def users_of(kinputs, bound) -> dict:
-    """The bound inputs by the caller's names (kinputs: a kernel's _inputs)."""
-    return {src: bound[name] for name, (src, _, _) in kinputs.items()}
-
-
 def call_class(kinputs, bound, inputs) -> tuple:
     """A call's size class: per input its shape, index dtype, power of two of its
     stored entries and layout as given (O(1) per input)."""
     return tuple([(b.shape, b.idx32, len(b.roles["vals"]).bit_length(),
-                   getattr(inputs[name], "format", None))
-                  for name, b in users_of(kinputs, bound).items()])
+                   getattr(inputs[src], "format", None))
+                  for name, (src, _, _) in kinputs.items() for b in (bound[name],)])
 
 
 def _stored(b) -> int | None:

@@ -92,16 +92,21 @@ class Tensor:
     @property
     def levels(self) -> tuple:
         """One read-only mapping of index arrays per storage level."""
-        self._check_layout()
+        self.check_layout()
         return self._levels
 
     @property
     def vals(self) -> np.ndarray:
         """The stored values, one per position of the last level (writeable in place)."""
-        self._check_layout()
+        self.check_layout()
         return self._vals
 
-    def _check_layout(self):
+    def check_layout(self):
+        """Raises InputError when one of the tensor's arrays had its dtype, shape or
+        strides changed in place since it was built (its values may change).
+
+            >>> t.check_layout()          # None: every array as it was built
+        """
         for a, dtype, shape, strides in self._layout:
             if a.shape != shape or a.dtype != dtype or a.strides != strides:
                 raise InputError(f"tensor {self.name!r}: one of its arrays had its dtype, "

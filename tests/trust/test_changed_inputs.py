@@ -152,13 +152,13 @@ def kernel_rc(kern, values):
     except InputError:
         return None
     key = calling.variant(idx_type, bound, kern._fused)     # kern: the one planned to run
-    lib, types = kern.library(key), kern._ctypes[key]
+    lib, types, function = kern._entry(key)
     args = [None] * len(kern._slots)
     for name, b in bound.items():
         for pos, arg in calling.input_args(b, kern._in_slots[name], lib, types, idx_dtype):
             args[pos] = arg
     kern._output_args(args, None, shape, bound, lib, types)
-    return getattr(lib.lib, kern.name)(*args)
+    return function(*args)
 
 
 # changes that cost a pass over the index arrays to notice: a kernel with fused
