@@ -1,6 +1,6 @@
 """Sketch-guided optimization against unguided saturation (docs/sketches.md).
 
-    python -m bench sketches --json PATH [--repeat N] [--only NAME]
+    python -m bench sketches --json PATH [--repeat N] [--min-seconds S] [--only NAME]
 
 Workloads: expressions where saturation at the default limits misses the plan a
 sketch names. For each: the optimizer's time and e-nodes unguided (default
@@ -9,7 +9,9 @@ a restart's start term counted once, `guided_nodes_with_restarts` counting it
 again),
 whether the unguided result satisfies the last sketch, and the run time of
 both plans' kernels, alternating call by call, as a ratio of medians
-(`speedup` = unguided / sketched). Both kernels compile the optimizer's
+(`speedup` = unguided / sketched; each kernel is called `--repeat` times, or
+more for a short kernel, until its samples span about `--min-seconds`; `calls`
+says how many). Both kernels compile the optimizer's
 rewrite whatever the plan cost model says (rewrite_margin = inf) and are
 checked against each other. Writes a JSON list, one object per workload, with
 `targets_met`: which of the issue's targets the workload meets (the unguided
@@ -201,7 +203,14 @@ WORKLOADS = {"chain8_mask_flat": chain8_flat, "chain8_mask_leftdeep": chain8_lef
              "mttkrp5_large": mttkrp5_large}
 
 
-def measure(name: str, repeat: int) -> dict:
+def _calls(first_s: float, repeat: int, min_seconds: float) -> int:
+    """How many timed calls a kernel gets: `repeat`, or more when a call is short, so
+    that its samples span about `min_seconds` (at most 2000): a sub-millisecond
+    kernel's median then rests on hundreds of samples, not a handful."""
+    return max(repeat, min(2000, int(min_seconds / max(first_s, 1e-6))))
+
+
+def measure(name: str, repeat: int, min_seconds: float = 0.5) -> dict:
     w = WORKLOADS[name]()
     expr, ins, opts, sketches = w["expr"], w["ins"], w["opts"], w["sketches"]
     gopts = {**opts, "limits": w["guided_limits"]} if "guided_limits" in w else opts
@@ -221,8 +230,9 @@ def measure(name: str, repeat: int) -> dict:
     k_plain = ep.compile(expr, optimizer_options=opts, tuning=ALWAYS)
     a, b = k_plain(**ins), k_guided(**ins)
     assert np.allclose(_dense(a), _dense(b), rtol=1e-6), name
+    first = max(timed(lambda: k_plain(**ins))[0], timed(lambda: k_guided(**ins))[0])
     tp, tg = [], []
-    for _ in range(repeat):
+    for _ in range(_calls(first, repeat, min_seconds)):
         tp.append(timed(lambda: k_plain(**ins))[0])
         tg.append(timed(lambda: k_guided(**ins))[0])
     speedup = float(np.median(tp) / np.median(tg))
@@ -239,7 +249,7 @@ def measure(name: str, repeat: int) -> dict:
             "targets_met": {"unguided_misses": not found, "guided_within_1s": guided_s <= 1.0,
                             "nodes_within_10pct": share <= 0.10, "speedup_2x": speedup >= 2.0,
                             "exact": all(x.startswith("exact") for x in extraction)},
-            "guided_ms": round(1e3 * float(np.median(tg)), 3),
+            "calls": len(tg), "guided_ms": round(1e3 * float(np.median(tg)), 3),
             "unguided_ms": round(1e3 * float(np.median(tp)), 3),
             "cost_guided": guided.cost_after, "cost_unguided": plain.cost_after,
             "guided_expr": str(guided.expr), "unguided_expr": str(plain.expr), **extra}
@@ -261,12 +271,15 @@ def _dense(v):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench sketches")
     ap.add_argument("--json", required=True, help="where to write the JSON list")
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=7,
+                    help="timed calls of each kernel at least (more for short kernels)")
+    ap.add_argument("--min-seconds", type=float, default=0.5,
+                    help="a short kernel is called until its samples span about this long")
     ap.add_argument("--only", choices=sorted(WORKLOADS))
     args = ap.parse_args(argv)
     rows = []
     for name in [args.only] if args.only else WORKLOADS:
-        rows.append(measure(name, args.repeat))
+        rows.append(measure(name, args.repeat, args.min_seconds))
         print(json.dumps(rows[-1]))
     with open(args.json, "w", encoding="utf-8") as f:
         json.dump(rows, f, indent=1)
