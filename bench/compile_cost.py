@@ -9,7 +9,8 @@ warm disk a NEW Python process (same cache directory) times, inside itself,
           ep.compile(expr) + kernel.library("int32_t"): the .so is found on disk and
           dlopened, no compiler runs. Interpreter start-up and `import etchpy` are not
           included (the import is reported separately).
-overhead  median time of one call on tiny inputs (SpMV n=4; A+B n=4 with a csr output),
+overhead  median time of one call on tiny inputs (SpMV n=4; A+B n=4 with a csr output;
+          a 5-mode MTTKRP with n=2, five inputs),
           with prebuilt ep.Tensor inputs and with scipy/numpy inputs, next to scipy.
 """
 from __future__ import annotations
@@ -30,6 +31,7 @@ import etchpy as ep
 
 from . import exprs
 from .kernels import prebuild
+from .sketches import ALWAYS, mttkrp5
 from .timing import fmt_time, summarize
 
 COLD_KERNELS = ("spmv", "spgemm", "sddmm", "mttkrp", "inner3", "minplus", "triangle")
@@ -147,6 +149,10 @@ def measure_overhead(say=print, calls=2000) -> dict:
     k2 = ep.compile(add_e, **add_kw)
     t1 = prebuild(k1, {"A": A, "x": x})
     t2 = prebuild(k2, {"A": A, "B": B})
+    # five inputs: a csf Tensor and four numpy matrices
+    w = mttkrp5(n=2, rank=16, nnz=4)
+    k3 = ep.compile(w["expr"], optimizer_options={**w["opts"], "sketches": w["sketches"]},
+                    tuning=ALWAYS)
     rows = [
         ("etchpy SpMV n=4, ep.Tensor inputs", lambda: k1(**t1)),
         ("etchpy SpMV n=4, scipy/numpy inputs", lambda: k1(A=A, x=x)),
@@ -154,6 +160,7 @@ def measure_overhead(say=print, calls=2000) -> dict:
         ("etchpy A+B n=4 → csr, ep.Tensor inputs", lambda: k2(**t2)),
         ("etchpy A+B n=4 → csr, scipy inputs", lambda: k2(A=A, B=B)),
         ("scipy A+B n=4", lambda: A + B),
+        ("etchpy 5-mode MTTKRP n=2, 5 inputs", lambda: k3(**w["ins"])),
     ]
     working = []
     for label, fn in rows:
