@@ -213,7 +213,7 @@ def order_free(body, crd_q: Load) -> bool:
                         isinstance(value, Ring) and value.op == "add"
                         and value.a == Var(name))):
                     return False
-            case Decl(name, _, init) if name in aliases:
+            case Decl(name, _, _) if name in aliases:
                 at += 1
             case Load(_, index) | Accum(_, index, _) | Prefetch(_, index) if index in coords:
                 at += 1

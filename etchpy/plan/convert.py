@@ -221,7 +221,7 @@ def _sparse(body: Expr) -> list[Access]:
 def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
     """Σ-free e with each access in `renamed` reading the converted tensor named there."""
     match e:
-        case Access(t, idx) if e in renamed:
+        case Access(_, idx) if e in renamed:
             return Access(convs[renamed[e]].tensor, idx)
         case Access() | Lit():
             return e
