@@ -35,6 +35,7 @@ from .request import make_request, request_key
 from ..errors import EtchpyError, InputError, warn_performance
 from ..expr.walk import uses_negation
 
+
 def _partitioned(inputs):
     """The first partitioned input (see Kernel._elsewhere), else None."""
     for v in inputs.values():
