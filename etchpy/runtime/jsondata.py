@@ -10,7 +10,7 @@ dataclasses defined in etchpy's modules (``etchpy.*``). A JSON array is a tuple;
 every other kind is a one-key object ``{"~tag": payload}``.
 
 A dataclass instance is stored as its class's module and qualified name plus its
-instance ``__dict__``, and rebuilt the way pickle rebuilds it: ``object.__new__``
+instance ``__dict__`` (or what its own ``__getstate__`` keeps), and rebuilt the way pickle rebuilds it: ``object.__new__``
 and the attributes set directly, no ``__init__``. Unlike pickle, the class must be
 a dataclass of a module of etchpy that is already imported (it is looked up in
 ``sys.modules``, never imported), so a file can name no other callable.
@@ -72,8 +72,19 @@ def _encode(x):
         case np.generic() if x.dtype.kind in _NUMPY_KINDS:
             return {"~n": [x.dtype.str, _encode(x.item())]}
         case _ if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return {"~c": [_class_name(type(x)), _encode(dict(vars(x)))]}
+            return {"~c": [_class_name(type(x)), _encode(_state(x))]}
     raise TypeError(f"cannot store a {type(x).__name__} as data")
+
+
+def _state(x) -> dict:
+    """What is stored of a dataclass instance: what its own ``__getstate__`` keeps
+    (as pickle would: a Format leaves out the facts it works out once, its hash
+    among them, which another process must work out again), else its ``__dict__``."""
+    if type(x).__getstate__ is not object.__getstate__:
+        state = x.__getstate__()
+        if isinstance(state, dict):
+            return dict(state)
+    return dict(vars(x))
 
 
 def _class_name(cls) -> str:

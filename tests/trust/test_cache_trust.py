@@ -100,6 +100,19 @@ def test_the_codec_names_only_etchpy_dataclasses():
     assert jsondata.loads(jsondata.dumps(value)) == value
 
 
+def test_a_stored_format_carries_no_fact_worked_out_in_the_writing_process():
+    """A Format's hash and dense facts are worked out once per process; a manifest
+    stores only its fields (as pickle does), and the reader works them out again."""
+    from etchpy import Format
+    for fmt in (Format.named("csr", 2), Format.named("dense", 3), Format.named("coo", 2)):
+        hash(fmt), fmt.is_dense, fmt.is_row_major_dense        # worked out here
+        text = jsondata.dumps(fmt)
+        assert '"_' not in text
+        back = jsondata.loads(text)
+        assert back == fmt and hash(back) == hash(fmt)
+        assert back.is_row_major_dense == fmt.is_row_major_dense
+
+
 # --------------------------------------------------------------------------- the directory
 
 @pytest.fixture
