@@ -73,9 +73,11 @@ def _operand(what: str, k, leaves: list, names: dict) -> LazyArray:
     return k
 
 
-def _inputs(what: str, given, leaves: list, names: dict, required: bool) -> dict:
+def _inputs(what: str, given, leaves: list, names: dict, required: bool,
+            partial: bool = False) -> dict:
     """{leaf key: lazy sample} from {lazy operand or name: array}; InputError
-    naming the operand for a missing, unknown, constant or mis-shaped one."""
+    naming the operand for an unknown, constant or mis-shaped one, and for a
+    missing one unless `partial` (then the operands not given keep their arrays)."""
     if given is None and not required:
         return {}
     if not isinstance(given, dict):
@@ -95,7 +97,7 @@ def _inputs(what: str, given, leaves: list, names: dict, required: bool) -> dict
                              f"differ)")
         out[leaf.key] = v
     missing = [v for v in variables if v.key not in out]
-    if missing and (required or out):
+    if missing and (required or out) and not partial:
         m = missing[0]
         raise InputError(f"{what}: no sample for {names[m.key]} (shape {m.shape}), an operand "
                          f"that is not constant; give {what}={{x: array}} for it or wrap it "
@@ -115,9 +117,23 @@ class Approximation:
     def __init__(self, **fields):
         self.__dict__.update(fields)
 
-    def compute(self):
-        """The results of the approximated program (as ep.compute returns them)."""
-        return compute(*self.arrays, **self.run_options)
+    def compute(self, inputs=None):
+        """The results of the approximated program (as ep.compute returns them).
+
+        Parameters: inputs, None (the operands' own arrays) or {lazy operand or its
+        name "X0", "X1", ...: array} giving new arrays for operands that are not
+        constant (a new batch: the first axis may differ); the others keep theirs.
+        The same choices run, without searching again; the error was measured on
+        the samples only. Raises: InputError naming an unknown, constant or
+        mis-shaped operand.
+
+            >>> y_new = a.compute({x: X_new})
+        """
+        if inputs is None:
+            return compute(*self.arrays, **self.run_options)
+        nodes, leaves, names, chosen, factored = self._program
+        given = _inputs("inputs", inputs, leaves, names, False, partial=True)
+        return compute(*substitute(nodes, {**given, **chosen}, factored), **self.run_options)
 
     def summary(self) -> list[str]:
         """The approximation lines explain() starts with."""
@@ -214,7 +230,8 @@ def _finish(nodes, genome, problem, choice, ctx):
         measured_error=measured, compiled_error=compiled_error, heldout_error=held,
         cost=model, exact_cost=problem.score(problem.exact())[0], fallback=fallback,
         extractor=ctx["extractor"], seconds=ctx["seconds"], evaluations=problem.evaluations,
-        run_options=opts, written=[show(n, names) for n in nodes])
+        run_options=opts, written=[show(n, names) for n in nodes],
+        _program=(nodes, ctx["leaves"], names, leaves, factored))
 
 
 def _dispatch(kind: str, arrays, options: dict, run_options: dict):

@@ -84,6 +84,32 @@ def test_approximations_never_enter_exact_optimisation(program):
     assert ep.equivalent(y, plain)
 
 
+def test_an_approximation_runs_again_on_new_inputs_without_searching(program):
+    """a.compute({x: new}) runs the chosen approximations on a new batch (any number
+    of rows): the same as approximating a program written on that batch, whose
+    seeded search picks the same choices; unknown, constant or mis-shaped operands
+    are refused by name."""
+    W, b, X, Xs, Xh, x, y = program
+    a = ep.approximate(y, max_rel_error=0.3, samples={x: Xs}, extractor="greedy")
+    assert dict(a.choices)["X1"].kind == "svd"
+    np.testing.assert_allclose(a.compute({x: X}), a.compute())
+    X_new = np.random.default_rng(5).random((7, X.shape[1]))
+    got = a.compute({"X0": X_new})
+    y_new = ep.maximum(ep.lazy(X_new) @ ep.lazy(W, constant=True)
+                       + ep.lazy(b, constant=True), 0)
+    again = ep.approximate(y_new, max_rel_error=0.3, samples={"X0": Xs}, extractor="greedy")
+    assert again.genome == a.genome
+    np.testing.assert_allclose(got, again.compute(), rtol=1e-10, atol=1e-12)
+    exact = np.maximum(X_new @ W + b, 0)
+    assert got.shape == exact.shape
+    assert not np.allclose(got, exact)               # approximated, not exact
+    w = [v for v in y.args[0].args[0].args if v.constant][0]
+    for bad, match in [({w: W}, "X1 .* constant operand"), ({"X9": X_new}, "no operand"),
+                       ({x: X_new[:, :3]}, "inputs: the sample for X0 has shape")]:
+        with pytest.raises(InputError, match=match):
+            a.compute(bad)
+
+
 def test_bad_options_name_the_input(program):
     _, _, _, Xs, _, x, y = program
     with pytest.raises(InputError, match="max_rel_error"):
