@@ -10,10 +10,11 @@ dataclasses defined in etchpy's modules (``etchpy.*``). A JSON array is a tuple;
 every other kind is a one-key object ``{"~tag": payload}``.
 
 A dataclass instance is stored as its class's module and qualified name plus its
-instance ``__dict__`` (or what its own ``__getstate__`` keeps), and rebuilt the way pickle rebuilds it: ``object.__new__``
-and the attributes set directly, no ``__init__``. Unlike pickle, the class must be
-a dataclass of a module of etchpy that is already imported (it is looked up in
-``sys.modules``, never imported), so a file can name no other callable.
+instance ``__dict__`` (or what its own ``__getstate__`` keeps), and rebuilt the
+way pickle rebuilds it: ``object.__new__`` and the attributes set directly, no
+``__init__``. Unlike pickle, the class must be a dataclass of a module of etchpy
+that is already imported (it is looked up in ``sys.modules``, never imported),
+so a file can name no other callable.
 """
 from __future__ import annotations
 
