@@ -121,12 +121,17 @@ class Format:
         is recomputed in the process that reads it)."""
         return {k: v for k, v in self.__dict__.items() if not k.startswith("_")}
 
+    def _once(self, key: str, work):
+        """`work()`, worked out on first need and kept under `key` (not pickled):
+        calls read these facts per input."""
+        value = self.__dict__.get(key)
+        if value is None:
+            value = work()
+            object.__setattr__(self, key, value)
+        return value
+
     def __hash__(self):
-        h = self.__dict__.get("_hash")     # worked out once: a call's class hashes it
-        if h is None:
-            h = hash((self.levels, self.mode_order))
-            object.__setattr__(self, "_hash", h)
-        return h
+        return self._once("_hash", lambda: hash((self.levels, self.mode_order)))
 
     @property
     def order(self) -> int:
@@ -135,22 +140,15 @@ class Format:
 
     @property
     def is_dense(self) -> bool:
-        """True when every level is dense (worked out once: calls read it per input)."""
-        dense = self.__dict__.get("_dense")
-        if dense is None:
-            dense = all(isinstance(lv, Dense) for lv in self.levels)
-            object.__setattr__(self, "_dense", dense)
-        return dense
+        """True when every level is dense (worked out once)."""
+        return self._once("_dense", lambda: all(isinstance(lv, Dense) for lv in self.levels))
 
     @property
     def is_row_major_dense(self) -> bool:
         """True when every level is dense and the modes are stored in their own order:
-        the layout of a C-contiguous numpy array (worked out once, as is_dense)."""
-        flat = self.__dict__.get("_row_major")
-        if flat is None:
-            flat = self.is_dense and self.mode_order == tuple(range(self.order))
-            object.__setattr__(self, "_row_major", flat)
-        return flat
+        the layout of a C-contiguous numpy array (worked out once)."""
+        return self._once("_row_major", lambda: self.is_dense
+                          and self.mode_order == tuple(range(self.order)))
 
     def __repr__(self):
         """`Format(['dense', 'compressed'], mode_order=(1, 0), name='csc')`: the levels,

@@ -198,11 +198,9 @@ def _fast_bind(value, tv, sr, fused=False):
     if type(value) is np.ndarray:
         if (fmt.is_row_major_dense and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
-            if not sr.allows_nan:
-                _refuse_nan(value, sr, tv.name)
-            flat = value.ravel()          # a view: the array is C-contiguous
-            return Bound(value.shape, {"vals": truth_values(flat) if sr.dtype == np.bool_
-                                       else flat}, None)
+            _refuse_nan(value, sr, tv.name)
+            # ravel: a view, the array being C-contiguous
+            return Bound(value.shape, {"vals": truth_values(value.ravel())}, None)
         return None
     layout = getattr(value, "format", None)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
