@@ -5,6 +5,7 @@ from bench.run import main
 SECTIONS = {
     "dask": "bench.dask",            # the distributed section
     "sketches": "bench.sketches",    # sketch-guided optimization
+    "chain_survey": "bench.chain_survey",  # where unguided saturation plans chains well
     "approx": "bench.approx",        # approximations under an error budget
     "tpch": "bench.tpch.run",        # the relational section (TPC-H Q5, Q9, Q3)
 }
