@@ -173,6 +173,9 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr
+    # only a binding of the Tensor's own arrays is reused: a converted or cast copy
+    # would keep the values the Tensor had when it was made
+    reused = reused and t is value
     b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
     if reused:
         # the entry holds tv and the semiring, so their ids cannot be reused
@@ -198,7 +201,7 @@ def _fast_bind(value, tv, sr, fused=False):
     if type(value) is np.ndarray:
         if (fmt.is_row_major_dense and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
-            _refuse_nan(value, sr, tv.name)
+            refuse_nan(value, sr, tv.name)
             # ravel: a view, the array being C-contiguous
             return Bound(value.shape, {"vals": truth_values(value.ravel())}, None)
         return None
@@ -218,7 +221,7 @@ def _fast_bind(value, tv, sr, fused=False):
         res = check_compressed(indptr, indices, major, minor)
         if res is None or res[0] != 0:
             return None             # the general path words errors and canonicalises
-    _refuse_nan(data, sr, tv.name)
+    refuse_nan(data, sr, tv.name)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
                  indptr.dtype == np.int32, unchecked=fused)
 
@@ -237,7 +240,8 @@ def _bounds_in_o1(value, indptr, indices, major) -> bool:
     return int(indptr[0]) == 0 and int(indptr[-1]) == len(indices)
 
 
-def _refuse_nan(arr, sr, name):
+def refuse_nan(arr, sr, name):
+    """InputError naming input `name` when `arr` holds NaN and `sr` refuses NaN."""
     if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
         raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
 
