@@ -27,12 +27,13 @@ from . import calling
 from . import planned
 from . import inputs as io_
 from . import signature as sig_
+from .last_call import LastCall, bound_by_input
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
 from .request import make_request, request_key
-from ..errors import EtchpyError, InputError, warn_performance
+from ..errors import InputError, warn_performance
 from ..expr.walk import uses_negation
 
 
@@ -124,6 +125,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._setup_slots()
+        self._kept = LastCall(req.semiring, on=not (self._identities or self._iso))
 
     def _setup_slots(self):
         self._slots = calling.slots(self.compiled.program.params)
@@ -201,44 +203,62 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
         input's layout is not the declared format's, so it is converted per call.
+        A call on the last call's arrays, same layouts, reuses its binding and reads
+        their current values; the kernel holds them (≤ 1 MiB) till then (last_call).
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
-        if args or _partitioned(inputs):      # an error, or a call for etchpy.distributed
-            return self._elsewhere(args, out, inputs)
-        if inputs.keys() != self._users.keys():
-            io_.check_names(self._users, inputs)           # raises the precise error
-        sr = self._semiring_of(inputs)
-        if sr is not self.semiring:
-            return self._variant(sr)(out=out, **inputs)
+        made = self._kept.match(inputs) if out is None and not args else None
+        if made is None:
+            if args or _partitioned(inputs):  # an error, or a call for etchpy.distributed
+                return self._elsewhere(args, out, inputs)
+            if inputs.keys() != self._users.keys():
+                io_.check_names(self._users, inputs)       # raises the precise error
+            sr = self._semiring_of(inputs)
+            if sr is not self.semiring:
+                return self._variant(sr)(out=out, **inputs)
+            made = self._make(inputs, out)
+            fresh = True
+        else:                                 # the last call's inputs again (last_call)
+            self._last, fresh = made[-1], False
+        kern, lib, types, function, in_args, bound, out_shape, idx_dtype, _ = made
+        args = list(in_args)
+        out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
+        rc = function(*args)
+        if rc != 0:
+            return self._after(rc, out, inputs, kern)
+        if fresh and out is None:
+            self._kept.keep(inputs, bound_by_input(kern._inputs, bound), made)
+        if out is not None:
+            return out
+        return kern._result(out_dense, out_shape, self.semiring, lib, grown, idx_dtype)
+
+    def _make(self, inputs, out) -> tuple:
+        """A call's binding: (the kernel that runs it, its library, cffi types and C
+        function, the C arguments with the inputs' filled in, the bound inputs,
+        the output's shape, the index dtype, the kernel planned for the sizes)."""
         if self._identities:
-            inputs = with_identities(self.tensors, inputs, sr, self.request.expr)
+            inputs = with_identities(self.tensors, inputs, self.semiring, self.request.expr)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
         bound, (out_shape, idx_type, idx_dtype, kern, _) = self._bind(inputs)
         idx_type = calling.variant(idx_type, bound, kern._fused)
-        # kern: the kernel planned for these sizes
         lib, types, function = kern._entries.get(idx_type) or kern._entry(idx_type)
         args = [None] * len(kern._slots)
         for name, b in bound.items():
             for pos, value in calling.input_args(b, kern._in_slots[name], lib, types,
                                                  idx_dtype):
                 args[pos] = value
-        out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
-        rc = function(*args)
-        if rc != 0:
-            return self._after(rc, out, inputs, sr, kern)
-        if out is not None:
-            return out
-        return kern._result(out_dense, out_shape, sr, lib, grown, idx_dtype)
+        return kern, lib, types, function, args, bound, out_shape, idx_dtype, self._last
 
-    def _after(self, rc, out, inputs, sr, kern):
+    def _after(self, rc, out, inputs, kern):
         """A call whose kernel returned rc != 0: made again with the inputs its fused
         checks refused checked in full, or with the build for every size; else the
         error rc stands for."""
         if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
-            return self(out=out, **calling.checked_inputs(self._users, inputs, sr, kern._fused))
+            return self(out=out, **calling.checked_inputs(self._users, inputs, self.semiring,
+                                                          kern._fused))
         if rc == 3:                    # a dimension this build refuses: see every_size
             return kern._for_every_size()(out=out, **inputs)
         if rc == 1:
@@ -246,9 +266,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
 
     def _elsewhere(self, args, out, inputs):
-        """A call not run here: positional inputs are an error; a partitioned input
-        (its type has `etchpy_distributed_call`: etchpy.distributed.Partitioned) runs
-        the call on its cluster (this layer never imports the one above it)."""
+        """Positional inputs are an error; a partitioned input (its type has
+        `etchpy_distributed_call`: distributed.Partitioned) runs the call on its cluster."""
         if args:
             raise io_.positional_error(self._users)
         return _partitioned(inputs).etchpy_distributed_call(self, out, inputs)
@@ -377,21 +396,5 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
             else:
                 args[pos] = grown[tname] = lib.ffi.new(types[ctype])
         return out_dense, grown
-
-    def _for_every_size(self) -> "Kernel":
-        """The same kernel built for every input size (made on first need). A
-        build for every size never asks for a larger one: asking again (return code
-        3 from it) is an error naming the kernel, never a second retry."""
-        if self._larger is None and not self.request.every_size:
-            self._larger = Kernel.of_request(
-                replace(self.request, every_size=True), per_signature=False,
-                key=sig_.class_key(self._request, "every_size"))
-        larger = self._larger
-        if self.request.every_size or larger is self or not larger.request.every_size:
-            raise EtchpyError(
-                f"kernel {self.name!r} asked more than once for a build for larger sizes "
-                "(return code 3 from its every-size build): its shared object is not the "
-                "one compiled for it; delete the kernel cache (ETCHPY_CACHE_DIR) and retry")
-        return larger
 
 

@@ -231,3 +231,19 @@ class SignaturePlans:
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
         return sizes
+
+    def _for_every_size(self) -> "SignaturePlans":
+        """The same kernel built for every input size (made on first need). A
+        build for every size never asks for a larger one: asking again (return code
+        3 from it) is an error naming the kernel, never a second retry."""
+        if self._larger is None and not self.request.every_size:
+            self._larger = type(self).of_request(
+                replace(self.request, every_size=True), per_signature=False,
+                key=class_key(self._request, "every_size"))
+        larger = self._larger
+        if self.request.every_size or larger is self or not larger.request.every_size:
+            raise EtchpyError(
+                f"kernel {self.name!r} asked more than once for a build for larger sizes "
+                "(return code 3 from its every-size build): its shared object is not the "
+                "one compiled for it; delete the kernel cache (ETCHPY_CACHE_DIR) and retry")
+        return larger

@@ -1,0 +1,107 @@
+"""A kernel's last call, kept for the next call on the same inputs.
+
+Each call binds its inputs (runtime.calling: checks, then the C arguments made
+from their arrays) and finds the build that runs them (runtime.signature). A
+kernel called in a loop on the same arrays does the same work on every call,
+and for a short kernel that work takes longer than the kernel. `LastCall` keeps
+what a successful call made and hands it back when the next call passes the
+same objects, under the same names in the same order, with the same layouts:
+
+- a numpy array: the same object with the same shape, strides and dtype, which
+  the call bound as it is (the C argument points into its buffer). Its values
+  may have changed since, and are read afresh: numpy does not move the buffer of
+  an array that is referenced. Its NaN check runs again when the semiring
+  refuses NaN.
+- an ep.Tensor: the same object, which the call bound as its own arrays (not
+  converted or cast); its layout check (Tensor.check_layout) runs again.
+
+Every other call binds in full: scipy, pydata sparse and python-graphblas
+inputs (their arrays can be rebound), bool arrays (their bytes decide truth
+values: tensor.truth_values), parameters, inputs that binding converts or
+copies, calls with `out=`, and kernels with implicit identities or iso inputs.
+A kept call references its inputs until the kernel's next call, so a call
+whose inputs hold more than `max_bytes` is not kept.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .calling import refuse_nan
+from .tensor import Tensor
+
+KEEP_BYTES = 1 << 20      # a kept call's inputs hold at most this many bytes
+
+
+class LastCall:
+    """The last kept call of one kernel over semiring `sr`: `match(inputs)` gives
+    what `keep` stored (an opaque tuple) when `inputs` are the kept ones as
+    described above, else None; `hits` counts the matches. With `on` false
+    nothing is kept."""
+
+    __slots__ = ("state", "sr", "max_bytes", "hits")
+
+    def __init__(self, sr, max_bytes: int = KEEP_BYTES, on: bool = True):
+        self.state = None           # ((name, value, layout or None, check NaN), ...), made
+        self.sr, self.max_bytes, self.hits = sr, max_bytes if on else -1, 0
+
+    def match(self, inputs: dict):
+        state = self.state          # one read: another thread may replace it
+        if state is None:
+            return None
+        kept, made = state
+        if len(kept) != len(inputs):
+            return None
+        for (name, value, layout, nan), (given, v) in zip(kept, inputs.items()):
+            if v is not value or given != name:
+                return None
+            if layout is None:
+                v.check_layout()                # InputError naming it, as binding does
+            elif (v.shape, v.strides, v.dtype) != layout:
+                return None
+            elif nan:
+                refuse_nan(v, self.sr, name)
+        self.hits += 1
+        return made
+
+    def keep(self, inputs: dict, bound_by_input: dict, made) -> None:
+        """Keep `made` for `inputs` when each input qualifies; `bound_by_input`
+        maps each input's name to the Bound values the call made from it."""
+        self.state, kept, total = None, [], 0
+        for name, value in inputs.items():
+            bound = bound_by_input.get(name, ())
+            if not bound:
+                return
+            if type(value) is Tensor:
+                if any(b.args is None for b in bound):     # not the Tensor's own arrays
+                    return
+                total += sum(a.nbytes for b in bound for a in b.roles.values())
+                kept.append((name, value, None, False))
+            elif type(value) is np.ndarray and value.dtype.kind != "b":
+                if not all(_views(b.roles.get("vals"), value) for b in bound):
+                    return
+                total += value.nbytes
+                kept.append((name, value, (value.shape, value.strides, value.dtype),
+                             value.dtype.kind == "f" and not self.sr.allows_nan))
+            else:
+                return
+        if total <= self.max_bytes:
+            self.state = (tuple(kept), made)
+
+
+def bound_by_input(kinputs: dict, bound: dict) -> dict:
+    """The Bound values a call made from each input, by the caller's name, from a
+    kernel's inputs (name -> (the caller's name, TensorVar, planned conversion));
+    {} when a planned conversion made one (a copy: such a call is not kept)."""
+    by_input: dict = {}
+    for name, (src, _, conv) in kinputs.items():
+        if conv:
+            return {}
+        by_input.setdefault(src, []).append(bound[name])
+    return by_input
+
+
+def _views(vals, value: np.ndarray) -> bool:
+    """Whether `vals` is all of `value`'s buffer, not a copy of it."""
+    if vals is None or vals.nbytes != value.nbytes:
+        return False
+    return vals.__array_interface__["data"][0] == value.__array_interface__["data"][0]
