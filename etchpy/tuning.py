@@ -77,6 +77,8 @@ class Tuning:
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
+        calls: keep_last_call (a call on the last call's arrays reuses its
+            binding, runtime.last_call), keep_call_bytes (the most its inputs hold).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -122,6 +124,8 @@ class Tuning:
     fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
                                       # and read by the next step as a factor runs as a
                                       # workspace inside its maker's loops (plan.fusion)
+    keep_last_call: bool = True       # a call on the last call's numpy arrays or Tensors,
+                                      # layouts unchanged, reuses its binding (last_call)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
@@ -142,6 +146,7 @@ class Tuning:
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
+    keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages and grow

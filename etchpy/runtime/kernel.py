@@ -125,7 +125,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._setup_slots()
-        self._kept = LastCall(req.semiring, on=not (self._identities or self._iso))
+        self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
+            req.tuning.keep_last_call and not (self._identities or self._iso)))
 
     def _setup_slots(self):
         self._slots = calling.slots(self.compiled.program.params)
@@ -234,9 +235,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         return kern._result(out_dense, out_shape, self.semiring, lib, grown, idx_dtype)
 
     def _make(self, inputs, out) -> tuple:
-        """A call's binding: (the kernel that runs it, its library, cffi types and C
-        function, the C arguments with the inputs' filled in, the bound inputs,
-        the output's shape, the index dtype, the kernel planned for the sizes)."""
+        """A call's binding: (the kernel that runs it, its library, cffi types, C function,
+        C arguments (inputs' filled in), bound inputs, out shape, index dtype, plan's kernel)."""
         if self._identities:
             inputs = with_identities(self.tensors, inputs, self.semiring, self.request.expr)
         if out is not None and not self._dense_out:

@@ -20,7 +20,9 @@ inputs (their arrays can be rebound), bool arrays (their bytes decide truth
 values: tensor.truth_values), parameters, inputs that binding converts or
 copies, calls with `out=`, and kernels with implicit identities or iso inputs.
 A kept call references its inputs until the kernel's next call, so a call
-whose inputs hold more than `max_bytes` is not kept.
+whose inputs hold more than `max_bytes` is not kept. The knobs are
+Tuning.keep_last_call (off: every call binds in full) and
+Tuning.keep_call_bytes (`max_bytes`).
 """
 from __future__ import annotations
 
@@ -28,8 +30,6 @@ import numpy as np
 
 from .calling import refuse_nan
 from .tensor import Tensor
-
-KEEP_BYTES = 1 << 20      # a kept call's inputs hold at most this many bytes
 
 
 class LastCall:
@@ -40,7 +40,7 @@ class LastCall:
 
     __slots__ = ("state", "sr", "max_bytes", "hits")
 
-    def __init__(self, sr, max_bytes: int = KEEP_BYTES, on: bool = True):
+    def __init__(self, sr, max_bytes: int, on: bool = True):
         self.state = None           # ((name, value, layout or None, check NaN), ...), made
         self.sr, self.max_bytes, self.hits = sr, max_bytes if on else -1, 0
 

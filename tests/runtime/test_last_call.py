@@ -119,3 +119,17 @@ def test_large_inputs_are_not_held_and_small_ones_only_until_the_next_call():
     kern(x=np.ones(3))
     gc.collect()
     assert kept() is None                   # ... and let go by it
+
+
+def test_the_knob_turns_it_off():
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]), name="kept_off",
+                      tuning={"keep_last_call": False})
+    M, v = np.arange(12.0).reshape(3, 4), np.ones(4)
+    for _ in range(3):
+        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
+    assert kern._kept.hits == 0
+    small = ep.compile(ep.sum(j, A[i, j] * x[j]), name="kept_small",
+                       tuning={"keep_call_bytes": 64})       # M holds 96 bytes
+    for _ in range(3):
+        np.testing.assert_allclose(small(A=M, x=v), M @ v)
+    assert small._kept.hits == 0
