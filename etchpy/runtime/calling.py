@@ -78,14 +78,22 @@ class Bound:
     "pos1", "crd1", ...), and idx32: whether all its index arrays are int32
     (None when it has none). A binding reused across calls (a Tensor's) also
     keeps the C arguments made from it, per library (`args`). `unchecked`: its
-    index arrays were not checked in full (the kernel's fused checks must)."""
+    index arrays were not checked in full (the kernel's fused checks must).
+    `own`: its arrays are the input's own buffers, not copies made from its
+    values (so later writes into the input are read through them)."""
 
-    __slots__ = ("shape", "roles", "idx32", "args", "unchecked")
+    __slots__ = ("shape", "roles", "idx32", "args", "unchecked", "own", "_nbytes")
 
-    def __init__(self, shape, roles, idx32, reused=False, unchecked=False):
+    def __init__(self, shape, roles, idx32, reused=False, unchecked=False, own=False):
         self.shape, self.roles, self.idx32 = shape, roles, idx32
         self.args = {} if reused else None
-        self.unchecked = unchecked
+        self.unchecked, self.own, self._nbytes = unchecked, own or reused, None
+
+    def nbytes(self) -> int:
+        """The bytes its arrays hold (worked out once)."""
+        if self._nbytes is None:
+            self._nbytes = sum(a.nbytes for a in self.roles.values())
+        return self._nbytes
 
 
 def fused_inputs(program, tuning) -> frozenset[str]:
@@ -202,8 +210,9 @@ def _fast_bind(value, tv, sr, fused=False):
         if (fmt.is_row_major_dense and value.ndim == tv.order
                 and value.dtype == sr.dtype and value.flags.c_contiguous):
             refuse_nan(value, sr, tv.name)
-            # ravel: a view, the array being C-contiguous
-            return Bound(value.shape, {"vals": truth_values(value.ravel())}, None)
+            flat = value.ravel()          # a view, the array being C-contiguous
+            vals = truth_values(flat)
+            return Bound(value.shape, {"vals": vals}, None, own=vals is flat)
         return None
     layout = getattr(value, "format", None)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -222,8 +231,9 @@ def _fast_bind(value, tv, sr, fused=False):
         if res is None or res[0] != 0:
             return None             # the general path words errors and canonicalises
     refuse_nan(data, sr, tv.name)
-    return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
-                 indptr.dtype == np.int32, unchecked=fused)
+    vals = truth_values(data)
+    return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": vals},
+                 indptr.dtype == np.int32, unchecked=fused, own=vals is data)
 
 
 def _bounds_in_o1(value, indptr, indices, major) -> bool:

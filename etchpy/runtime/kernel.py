@@ -27,7 +27,7 @@ from . import calling
 from . import planned
 from . import inputs as io_
 from . import signature as sig_
-from .last_call import LastCall, bound_by_input
+from .last_call import LastCall, inputs_of
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
@@ -150,6 +150,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._fused = calling.fused_inputs(self.program, self.request.tuning)
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
         self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
+        self._by_input = inputs_of(self._inputs)        # for last_call
 
     @property
     def optimized(self):
@@ -218,8 +219,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
             sr = self._semiring_of(inputs)
             if sr is not self.semiring:
                 return self._variant(sr)(out=out, **inputs)
-            made = self._make(inputs, out)
-            fresh = True
+            made, fresh = self._make(inputs, out), True
         else:                                 # the last call's inputs again (last_call)
             self._last, fresh = made[-1], False
         kern, lib, types, function, in_args, bound, out_shape, idx_dtype, _ = made
@@ -229,7 +229,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         if rc != 0:
             return self._after(rc, out, inputs, kern)
         if fresh and out is None:
-            self._kept.keep(inputs, bound_by_input(kern._inputs, bound), made)
+            self._kept.keep(inputs, kern._by_input, bound, made)
         if out is not None:
             return out
         return kern._result(out_dense, out_shape, self.semiring, lib, grown, idx_dtype)

@@ -51,57 +51,62 @@ class LastCall:
         kept, made = state
         if len(kept) != len(inputs):
             return None
-        for (name, value, layout, nan), (given, v) in zip(kept, inputs.items()):
+        for (name, value, _, _), (given, v) in zip(kept, inputs.items()):
             if v is not value or given != name:
                 return None
+        for name, value, layout, nan in kept:
             if layout is None:
-                v.check_layout()                # InputError naming it, as binding does
-            elif (v.shape, v.strides, v.dtype) != layout:
+                value.check_layout()            # InputError naming it, as binding does
+            elif (value.shape, value.strides, value.dtype) != layout:
                 return None
             elif nan:
-                refuse_nan(v, self.sr, name)
+                refuse_nan(value, self.sr, name)
         self.hits += 1
         return made
 
-    def keep(self, inputs: dict, bound_by_input: dict, made) -> None:
-        """Keep `made` for `inputs` when each input qualifies; `bound_by_input`
-        maps each input's name to the Bound values the call made from it."""
-        self.state, kept, total = None, [], 0
+    def keep(self, inputs: dict, by_input, bound: dict, made) -> None:
+        """Keep `made` for `inputs` when each input qualifies; `by_input` maps each
+        input's name to the names of the kernel inputs bound from it (None when a
+        planned conversion copies one: see inputs_of), `bound` is the call's
+        Bound values by those names."""
+        self.state = None
+        if by_input is None or len(by_input) != len(inputs):
+            return
+        kept, total, nan = [], 0, not self.sr.allows_nan
         for name, value in inputs.items():
-            bound = bound_by_input.get(name, ())
-            if not bound:
+            names = by_input.get(name)
+            if names is None:
                 return
-            if type(value) is Tensor:
-                if any(b.args is None for b in bound):     # not the Tensor's own arrays
-                    return
-                total += sum(a.nbytes for b in bound for a in b.roles.values())
-                kept.append((name, value, None, False))
-            elif type(value) is np.ndarray and value.dtype.kind != "b":
-                if not all(_views(b.roles.get("vals"), value) for b in bound):
+            kind = type(value)
+            if kind is np.ndarray:
+                dtype = value.dtype
+                if dtype.kind == "b":
                     return
                 total += value.nbytes
-                kept.append((name, value, (value.shape, value.strides, value.dtype),
-                             value.dtype.kind == "f" and not self.sr.allows_nan))
+                kept.append((name, value, (value.shape, value.strides, dtype),
+                             nan and dtype.kind == "f"))
+            elif kind is Tensor:
+                kept.append((name, value, None, False))
             else:
                 return
+            for n in names:
+                b = bound[n]
+                if not b.own:
+                    return
+                if kind is Tensor:
+                    total += b.nbytes()
         if total <= self.max_bytes:
             self.state = (tuple(kept), made)
 
 
-def bound_by_input(kinputs: dict, bound: dict) -> dict:
-    """The Bound values a call made from each input, by the caller's name, from a
-    kernel's inputs (name -> (the caller's name, TensorVar, planned conversion));
-    {} when a planned conversion made one (a copy: such a call is not kept)."""
+def inputs_of(kinputs: dict):
+    """{the caller's name: the names of the kernel inputs bound from it} from a
+    kernel's inputs (name -> (the caller's name, TensorVar, planned conversion)),
+    or None when a planned conversion copies one (no call of it is kept)."""
     by_input: dict = {}
     for name, (src, _, conv) in kinputs.items():
         if conv:
-            return {}
-        by_input.setdefault(src, []).append(bound[name])
+            return None
+        by_input[src] = by_input.get(src, ()) + (name,)
     return by_input
 
-
-def _views(vals, value: np.ndarray) -> bool:
-    """Whether `vals` is all of `value`'s buffer, not a copy of it."""
-    if vals is None or vals.nbytes != value.nbytes:
-        return False
-    return vals.__array_interface__["data"][0] == value.__array_interface__["data"][0]
