@@ -11,7 +11,9 @@ warm disk a NEW Python process (same cache directory) times, inside itself,
           included (the import is reported separately).
 overhead  median time of one call on tiny inputs (SpMV n=4; A+B n=4 with a csr output;
           a 5-mode MTTKRP with n=2, five inputs),
-          with prebuilt ep.Tensor inputs and with scipy/numpy inputs, next to scipy.
+          with prebuilt ep.Tensor inputs and with scipy/numpy inputs, next to scipy;
+          SpMV also with a new x on every call (x.copy(), about 1 µs, included) and
+          with Tuning.keep_last_call off (every call binds its inputs in full).
 """
 from __future__ import annotations
 
@@ -153,8 +155,11 @@ def measure_overhead(say=print, calls=2000) -> dict:
     w = mttkrp5(n=2, rank=16, nnz=4)
     k3 = ep.compile(w["expr"], optimizer_options={**w["opts"], "sketches": w["sketches"]},
                     tuning=ALWAYS)
+    k1_off = ep.compile(spmv_e, **spmv_kw, tuning={"keep_last_call": False})
     rows = [
         ("etchpy SpMV n=4, ep.Tensor inputs", lambda: k1(**t1)),
+        ("etchpy SpMV n=4, Tensor A, a new x", lambda: k1(A=t1["A"], x=x.copy())),
+        ("etchpy SpMV n=4, Tensors, no kept call", lambda: k1_off(**t1)),
         ("etchpy SpMV n=4, scipy/numpy inputs", lambda: k1(A=A, x=x)),
         ("scipy SpMV n=4 (A @ x)", lambda: A @ x),
         ("etchpy A+B n=4 → csr, ep.Tensor inputs", lambda: k2(**t2)),
