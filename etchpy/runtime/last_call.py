@@ -109,4 +109,3 @@ def inputs_of(kinputs: dict):
             return None
         by_input[src] = by_input.get(src, ()) + (name,)
     return by_input
-
