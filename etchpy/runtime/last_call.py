@@ -42,7 +42,7 @@ class LastCall:
 
     def __init__(self, sr, max_bytes: int, on: bool = True):
         self.state = None           # ((name, value, layout or None, check NaN), ...), made
-        self.sr, self.max_bytes, self.hits = sr, max_bytes if on else -1, 0
+        self.sr, self.max_bytes, self.hits = sr, max_bytes if on else None, 0
 
     def match(self, inputs: dict):
         state = self.state          # one read: another thread may replace it
@@ -70,7 +70,7 @@ class LastCall:
         planned conversion copies one: see inputs_of), `bound` is the call's
         Bound values by those names."""
         self.state = None
-        if by_input is None or len(by_input) != len(inputs):
+        if self.max_bytes is None or by_input is None or len(by_input) != len(inputs):
             return
         kept, total, nan = [], 0, not self.sr.allows_nan
         for name, value in inputs.items():
