@@ -17,6 +17,8 @@ its fill value, for every other sparse output (`returns_scipy`).
 from __future__ import annotations
 
 import difflib
+import math
+import os
 
 import numpy as np
 
@@ -181,22 +183,52 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     name = tvar.name
     check_order(value, tvar)
     value = foreign.adapt(value, tvar, sr)
-    if isinstance(value, Tensor):
-        t = value
-    elif _is_scipy_sparse(value):     # validated before any of scipy's own code reads it
-        t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
-    else:
-        arr = np.asarray(value)
-        if arr.dtype == object:
-            raise InputError(f"input {name} is not a numeric array")
-        arr = sr.cast(arr, what=f"input {name}")
-        return Tensor.from_dense(arr, fmt, semiring=sr, name=name)
-    if t.format != fmt:
-        t = t.convert(fmt)
+    if fmt.is_dense and not isinstance(value, np.ndarray):
+        _check_dense_fits(value, tvar, sr)
+    try:
+        if isinstance(value, Tensor):
+            t = value
+        elif _is_scipy_sparse(value):  # validated before any of scipy's own code reads it
+            t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
+        else:
+            arr = np.asarray(value)
+            if arr.dtype == object:
+                raise InputError(f"input {name} is not a numeric array")
+            arr = sr.cast(arr, what=f"input {name}")
+            return Tensor.from_dense(arr, fmt, semiring=sr, name=name)
+        if t.format != fmt:
+            t = t.convert(fmt)
+    except MemoryError as err:
+        raise _too_big(value, tvar) from err
     if t.vals.dtype != sr.dtype or t.fill != sr.zero or truth_values(t.vals) is not t.vals:
         vals = truth_values(sr.cast(t.vals, what=f"input {name}"))
         t = Tensor(t.shape, t.format, t.levels, vals, sr.zero, validate=False, name=name)
     return t
+
+
+def _check_dense_fits(value, tvar, sr):
+    """InputError unless `value` made dense (as `tvar` declares it) fits in the
+    machine's physical memory: a larger dense copy is never what the caller meant."""
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        return
+    need = math.prod(int(n) for n in shape) * np.dtype(sr.dtype).itemsize
+    pages, page = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    if pages > 0 and page > 0 and need > pages * page:
+        raise _too_big(value, tvar)
+
+
+def _too_big(value, tvar) -> InputError:
+    """The InputError for an input whose conversion to `tvar`'s format cannot be
+    allocated (a large sparse matrix bound to a tensor declared dense, say)."""
+    hint = ""
+    if tvar.format.is_dense and _is_scipy_sparse(value):
+        own = getattr(value, "format", "csr")
+        hint = (f"; {tvar.name} is declared dense (the default): declare the input's "
+                f"own format, ep.tensor({tvar.name!r}, {tvar.order}, format={own!r}) "
+                f"or formats={{{tvar.name!r}: {own!r}}} with a statement string")
+    return InputError(f"input {tvar.name} ({describe(value)}) cannot be converted to "
+                      f"format {tvar.format}: not enough memory{hint}")
 
 
 def check_order(value, tvar):

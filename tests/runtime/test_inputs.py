@@ -81,3 +81,17 @@ def test_min_plus_explicit_zero_is_an_edge():
     W = sp.csr_array((np.array([0.0]), np.array([1]), np.array([0, 1, 1])), shape=(2, 2))
     d = ep.evaluate(SPMV, backend="c", semiring="min_plus", A=W, x=np.array([5.0, 2.0]))
     np.testing.assert_array_equal(d, [2.0, np.inf])
+
+
+@pytest.mark.parametrize("backend", ["c", "streams"])
+def test_a_sparse_input_too_large_to_make_dense_names_its_format(backend):
+    """A large sparse matrix bound to a tensor declared dense (the default) is an
+    InputError that names the input and the format to declare, not a MemoryError."""
+    n = 10**7                                    # dense: 8e14 bytes, more than any machine
+    one = np.zeros(1, dtype=np.int64)
+    big = sp.coo_array((np.ones(1), (one, one)), shape=(n, n))
+    total = ep.sum((i, j), ep.tensor("A", 2)[i, j])
+    with pytest.raises(ep.InputError, match=r"input A .*format='coo'"):
+        ep.evaluate(total, backend=backend, A=big)
+    sparse_total = ep.sum((i, j), ep.tensor("A", 2, format="coo")[i, j])
+    assert ep.evaluate(sparse_total, backend=backend, A=big) == 1.0
