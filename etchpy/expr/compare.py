@@ -61,6 +61,12 @@ class Predicate(Access):
                                   f"write ep.between(i, lo, hi) or (i >= lo) * (i < hi)")
 
 
+def stores_nothing(tv) -> bool:
+    """Is `tv` an index comparison (i < j), whose value is computed from the
+    coordinates, so that no array of it reaches a kernel?"""
+    return isinstance(tv, CompareVar) and tv.kind == "index"
+
+
 def token(bound) -> str:
     """A bound as part of an identifier: p_<name> for a parameter, else the number
     (- as n, . as d)."""

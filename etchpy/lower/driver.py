@@ -12,7 +12,7 @@ from __future__ import annotations
 
 
 from .. import imp
-from ..expr.compare import CompareVar
+from ..expr.compare import stores_nothing
 from ..expr.walk import accesses
 from ..formats import Format
 from ..imp import Alloc, Const, Decl, If, Var, While, seq
@@ -383,7 +383,7 @@ def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:
         tv = tensors[name]
         for m in range(tv.order):
             params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
-        if isinstance(tv, CompareVar) and tv.kind == "index":
+        if stores_nothing(tv):
             continue                       # it reads no array (index_compare)
         b = streams.array_names(name, tv.format)
         for k, arrays in enumerate(b.levels):

@@ -33,6 +33,7 @@ from itertools import permutations
 import numpy as np
 
 from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
+from ..expr.compare import stores_nothing
 from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
@@ -75,9 +76,10 @@ def gemm_roles(a_axes, b_axes, c_axes, bound):
 
 
 def factors(body: Expr) -> list | None:
-    """The accesses of a product of accesses, or None for anything else."""
+    """The accesses of a product of accesses that each read an array, or None
+    for anything else."""
     match body:
-        case Access():
+        case Access() if not stores_nothing(body.tensor):   # i < j has no array
             return [body]
         case Mul(a, b):
             fa, fb = factors(a), factors(b)

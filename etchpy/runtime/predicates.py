@@ -24,7 +24,7 @@ import operator
 import numpy as np
 
 from ..errors import InputError
-from ..expr.compare import CompareVar
+from ..expr.compare import CompareVar, stores_nothing
 from ..expr.nodes import TensorVar
 from ..expr.walk import accesses
 from ..semiring import Semiring
@@ -153,7 +153,7 @@ def dense_value(tv, t: Tensor, sr: Semiring) -> np.ndarray:
     """The dense value of `t`, bound as the input declared `tv` (None for a
     conversion the plan made): for an index comparison, which stores nothing,
     one where r op c holds at (r, c) and zero elsewhere; else t.to_dense()."""
-    if not (isinstance(tv, CompareVar) and tv.kind == "index"):
+    if not stores_nothing(tv):
         return t.to_dense()
     n, m = t.shape
     holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None], np.arange(m)[None, :])

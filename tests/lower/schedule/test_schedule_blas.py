@@ -93,6 +93,22 @@ def test_blas_off_other_semirings_and_sparse_operands_keep_loops():
     assert not gemms(pipeline.compile_request(req).program)
 
 
+@pytest.mark.parametrize("n_free", [0, 1, 2])
+def test_an_index_comparison_is_no_gemm_operand(n_free):
+    """i < j stores no array: a dense step with it as a factor keeps its loops
+    (a GEMM over it failed to compile), and agrees with numpy."""
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    a, b = r((5, 5)), r((5, 4))
+    e, want = [(ep.sum((i, j), A[i, j] * (i < j)), np.triu(a, 1).sum()),
+               (ep.sum(j, A[i, j] * (j >= i)), np.triu(a).sum(1)),
+               (ep.sum(j, A[i, j] * (i < j) * B[j, k]), np.triu(a, 1) @ b)][n_free]
+    assert not gemms(pipeline.compile_request(make_request(e)).program)
+    for backend in ("c", "streams"):
+        assert np.allclose(ep.evaluate(e, backend=backend, A=a, B=b) if n_free == 2 else
+                           ep.evaluate(e, backend=backend, A=a), want)
+
+
 def test_a_temporary_with_presence_flags_keeps_its_loops():
     """Into a sparse output, a temporary whose cells may get no product keeps
     flags; BLAS would write its values but no flags, and the output would lose
