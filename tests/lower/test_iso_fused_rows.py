@@ -81,6 +81,22 @@ def test_three_steps_share_one_nest_and_match_the_reference():
     assert "in lockstep" not in plain.c_source
 
 
+@pytest.mark.parametrize("sizes", [(4, 2), (2, 4), (3, 3)])
+def test_steps_in_different_loop_orders_are_not_walked_in_lockstep(sizes):
+    """Σ_k x[k] + D[i,j]: when the planner walks the two steps' free indices in
+    different orders, their k-th cells differ, so they keep a nest each (fusing
+    them by position read D transposed)."""
+    k = ep.Index("k")
+    x, D = ep.tensor("x", 1), ep.tensor("D", 2)
+    Dv, xv = np.arange(float(np.prod(sizes))).reshape(sizes), np.ones(5)
+    for e in (ep.sum(k, x[k]) + D[i, j], D[i, j] + ep.sum(k, x[k])):
+        for order in (None, (i, j, k), (j, i, k)):
+            kern = ep.compile(e, order=order)
+            assert np.array_equal(kern(x=xv, D=Dv), Dv + 5), (e, order)
+            orders = {tuple(ix for ix in s.order if ix != "k") for s in kern.plan.steps}
+            assert ("in lockstep" in kern.c_source) == (len(orders) == 1), kern.plan
+
+
 def test_an_iso_input_with_another_value_is_refused():
     sr = semirings.real
     M, wv, cv = operands(sr)

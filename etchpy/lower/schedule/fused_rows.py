@@ -37,11 +37,23 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
 
 def fusable(em, ss, n_axes: int) -> bool:
     """May the streams `ss` of several steps into em's dense output share one
-    nest? Not on threads (each step's rows are split on their own there)."""
+    nest? Only when each writes every cell once over the same free indices in
+    the same order; not on threads (each step's rows are split on their own there)."""
     t = em.target
     return (em.tuning.fused_rows and len(ss) > 1 and not threads_on(em)
             and isinstance(t, DenseTarget) and t.has is None
-            and all(writes_every_cell_once(s, n_axes) for s in ss))
+            and all(writes_every_cell_once(s, n_axes) for s in ss)
+            and len({_free_vars(s) for s in ss}) == 1)
+
+
+def _free_vars(s) -> tuple:
+    """The indices of the free levels of `s`, outermost first: streams walked in
+    lockstep must visit the output's axes in the same order."""
+    out = []
+    while streams.is_stream(s) and not s.contracted:
+        out.append(s.var)
+        s = s.value
+    return tuple(out)
 
 
 def emit_fused(em, ss, ctx) -> imp.Stmt:
