@@ -32,6 +32,7 @@ from .api import evaluate, imp_env
 from .errors import OrderError
 from .expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar,
                          free_indices)
+from .expr.compare import compare, stores_nothing
 from .expr.nodes import sum as ep_sum
 from .formats import Format
 from .expr.walk import tensors as tensors_of
@@ -151,7 +152,7 @@ INDEX_NAMES = ("i", "j", "k", "l", "pos", "row", "out", "n", "q", "acc")
 
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
-             allow_literals=True, index_names=INDEX_NAMES):
+             allow_literals=True, index_names=INDEX_NAMES, allow_compare=False):
     """A strategy of random problems: a well-typed expression with a format per
     tensor, a semiring and inputs, as a `Problem` (expr, inputs, semiring).
 
@@ -159,7 +160,10 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     `index_names`, default INDEX_NAMES); max_occurrences, at most this many
     tensor occurrences (one tensor may occur twice); semiring, a fixed Semiring
     (default: drawn by `semirings_st`); allow_add and allow_literals, whether `+`
-    and literals may appear.
+    and literals may appear; allow_compare, whether an access may come
+    multiplied by an index comparison of two of its indices (`A[i,j] * (i < j)`,
+    a 0/1 factor that stores no array: only `evaluate` and compiled kernels bind
+    comparisons, not the lower-level harnesses).
 
         @given(problems(max_indices=3))
         def test_mine(p):
@@ -171,7 +175,7 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     idx = [Index(n) for n in names]
     size = {ix: draw(st.integers(1, 3)) for ix in idx}
     drawing = _Drawing(draw, sr, idx, size, draw(st.integers(1, max_occurrences)),
-                       allow_add, allow_literals)
+                       allow_add, allow_literals, allow_compare)
     e = make_walkable(drawing.expr(3), drawing.fmts)
     inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
     return Problem(e, inputs, sr, drawing.fmts)
@@ -181,9 +185,11 @@ class _Drawing:
     """The state of drawing one problem's expression: the tensors drawn so far
     (their shapes and formats) and the budget of tensor occurrences left."""
 
-    def __init__(self, draw, sr, idx, size, budget, allow_add, allow_literals):
+    def __init__(self, draw, sr, idx, size, budget, allow_add, allow_literals,
+                 allow_compare):
         self.draw, self.sr, self.idx, self.size = draw, sr, idx, size
         self.budget, self.allow_add, self.allow_literals = budget, allow_add, allow_literals
+        self.allow_compare = allow_compare
         self.shapes: dict[str, tuple] = {}
         self.fmts: dict[str, Format] = {}
 
@@ -213,7 +219,11 @@ class _Drawing:
             sr = self.sr
             return Lit(self.draw(semiring_values(sr)) if sr.dtype != np.bool_ else True)
         self.budget -= 1
-        return self.access()
+        acc = self.access()
+        if self.allow_compare and len(acc.indices) > 1 and self.draw(st.integers(0, 5)) == 0:
+            a, b = self.draw(st.permutations(acc.indices))[:2]   # sizes from acc
+            acc = acc * compare(a, self.draw(st.sampled_from(["<", "<=", ">", ">="])), b)
+        return acc
 
     def expr(self, depth):
         draw = self.draw
@@ -253,7 +263,7 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
         >>> with_formats(A[i, j] * x[j], {"A": "csr"})
     """
     match e:
-        case Access(t, idx):
+        case Access(t, idx) if not stores_nothing(t):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
                 else Access(TensorVar(t.name, t.order, fmts.get(t.name, t.format)), ())
         case Mul(a, b):

@@ -1,6 +1,6 @@
 """The central property on random problems: the compiled C equals the stream
 interpreter and the dense reference, on one thread and on two, for dense and
-sparse outputs; and the whole lowered program, output writes included, run on
+sparse outputs (with index comparisons `A[i,j] * (i < j)` among the factors); and the whole lowered program, output writes included, run on
 the Imp interpreter equals the reference."""
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -15,13 +15,14 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
 @settings(max_examples=40)
-@given(problems())
+@given(problems(allow_compare=True))
 def test_c_equals_streams_equals_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
 
 
 @settings(max_examples=20)
-@given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
+@given(problems(max_indices=3, allow_compare=True),
+       st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
        st.data())
 def test_sparse_outputs_match_reference(p, fmt, data):
     out = free_indices(p.expr)
@@ -45,13 +46,14 @@ def test_imp_program_on_interpreter_equals_reference(p):
 
 
 @settings(max_examples=20)
-@given(problems())
+@given(problems(allow_compare=True))
 def test_two_threads_equal_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2)
 
 
 @settings(max_examples=30)
-@given(problems(max_indices=3), st.sampled_from(["csr", "csc", "dcsr", "csf"]), st.data())
+@given(problems(max_indices=3, allow_compare=True),
+       st.sampled_from(["csr", "csc", "dcsr", "csf"]), st.data())
 def test_two_threads_sparse_outputs_equal_reference(p, fmt, data):
     """Sparse outputs on two threads: csr/csc, doubly compressed, and for three
     output indices any mix of dense and compressed levels (fibers with a dense
