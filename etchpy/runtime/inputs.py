@@ -183,8 +183,8 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     name = tvar.name
     check_order(value, tvar)
     value = foreign.adapt(value, tvar, sr)
-    if fmt.is_dense and not isinstance(value, np.ndarray):
-        _check_dense_fits(value, tvar, sr)
+    if fmt.is_dense and not isinstance(value, np.ndarray) and getattr(value, "format", 0) != fmt:
+        _check_dense_fits(value, tvar, sr)          # a conversion to dense is coming
     try:
         if isinstance(value, Tensor):
             t = value
