@@ -95,3 +95,4 @@ def test_a_sparse_input_too_large_to_make_dense_names_its_format(backend):
         ep.evaluate(total, backend=backend, A=big)
     sparse_total = ep.sum((i, j), ep.tensor("A", 2, format="coo")[i, j])
     assert ep.evaluate(sparse_total, backend=backend, A=big) == 1.0
+
