@@ -22,6 +22,22 @@ import numpy as np
 from .errors import InputError, SemiringError
 
 
+def _may_round(src: np.dtype, dst: np.dtype) -> bool:
+    """Can a cast numpy calls safe still round (int64 or uint64 to float64: integers
+    past 2**53 have no exact double)?"""
+    return (src.kind in "iu" and dst.kind == "f"
+            and 8 * src.itemsize - (src.kind == "i") > np.finfo(dst).nmant + 1)
+
+
+def _in_range(a: np.ndarray, dst: np.dtype) -> bool:
+    """Do the integers of `a` all lie in integer dtype `dst`'s range? (A round trip
+    through int64 and back to uint64 hides a wrap; floats are checked by the trip.)"""
+    if not (a.size and a.dtype.kind in "iu" and dst.kind in "iu"):
+        return True
+    info = np.iinfo(dst)
+    return info.min <= int(a.min()) and int(a.max()) <= info.max
+
+
 @dataclass(frozen=True)
 class Op:
     """A binary operation spelled twice: as C (`{a}`, `{b}` holes) and as numpy.
@@ -142,7 +158,8 @@ class Semiring:
         elif a.dtype.kind not in "biuf":
             raise InputError(f"{what} has dtype {a.dtype}; semiring {self.name} "
                              f"needs numbers castable to {self.dtype}")
-        elif np.can_cast(a.dtype, self.dtype, casting="safe"):
+        elif (np.can_cast(a.dtype, self.dtype, casting="safe")
+              and not _may_round(a.dtype, self.dtype)):
             out = a.astype(self.dtype)
         else:
             if a.dtype.kind == "f" and np.isnan(a).any():
@@ -151,7 +168,7 @@ class Semiring:
             with np.errstate(all="ignore"):
                 out = a.astype(self.dtype)
                 back = out.astype(a.dtype)
-            if not np.all(back == a):
+            if not (np.all(back == a) and _in_range(a, self.dtype)):
                 raise InputError(f"{what} has dtype {a.dtype} with values that do not "
                                  f"survive a cast to {self.dtype} (semiring "
                                  f"{self.name}); convert it explicitly")

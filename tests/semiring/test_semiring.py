@@ -55,6 +55,28 @@ def test_value_safe_casting():
         ep.semirings.real.cast(np.array(["a"]))
 
 
+@given(st.one_of(st.sampled_from([2**24 + 1, 2**31 - 1, 2**53 + 1, 2**63 - 1, 2**63,
+                                   2**64 - 1, -2**63, -2**53 - 1, 7]),
+                 st.integers(-2**64, 2**64)), st.sampled_from([np.int32, np.int64, np.uint64]),
+       st.sampled_from(["real", "real32", "integer", "min_plus"]))
+def test_a_cast_never_wraps_or_rounds_an_integer(v, dtype, name):
+    """Integers numpy calls safe to cast (int64 to float64) or that survive a round
+    trip (uint64 through int64) are refused unless the carrier holds them exactly."""
+    info = np.iinfo(dtype)
+    if not info.min <= v <= info.max:
+        return
+    sr = ep.semirings.get(name)
+    a = np.array([v, 1], dtype=dtype)
+    try:
+        out = sr.cast(a)
+    except ep.InputError:
+        exact = (v == int(sr.dtype.type(v)) if sr.dtype.kind == "f"
+                 else np.iinfo(sr.dtype).min <= v <= np.iinfo(sr.dtype).max)
+        assert not exact, (v, dtype, name)
+    else:
+        assert int(out[0]) == v, (v, dtype, name, out)
+
+
 def test_literal_and_negation_requirements():
     assert ep.semirings.real.literal(2) == 2.0
     with pytest.raises(ep.SemiringError):
