@@ -159,6 +159,9 @@ def _front_end(expr, formats, out_indices, output, strict=True):
     """(expression, output indices, output) of a string statement or an expression;
     `formats` is for strings only (refused otherwise when `strict`)."""
     if isinstance(expr, str):
+        if out_indices is not None:
+            raise EtchpyError("out_indices= is for expressions; a statement's left-hand "
+                              "side (y[i, j] = ...) gives the output's indices and order")
         st = parse(expr, formats)
         if output == "dense" and st.output_format is not None:
             output = st.output_format
@@ -169,7 +172,7 @@ def _front_end(expr, formats, out_indices, output, strict=True):
     return as_expr(expr), out_indices, output
 
 
-def evaluate(e: Expr | str, *args, semiring: Semiring | str | None = None,
+def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
              backend: str = "c", output: str | Format = "dense", order=None,
              out_indices=None, check: bool = False, threads: int | None = None,
              optimize: bool | None = None, optimizer_options: dict | None = None,
@@ -197,6 +200,10 @@ def evaluate(e: Expr | str, *args, semiring: Semiring | str | None = None,
     """
     if args:
         raise positional_error(tensors(_front_end(e, None, None, output)[0]), "ep.evaluate")
+    _refuse_inputs_as_options(semiring=semiring, backend=backend, output=output,
+                              order=order, out_indices=out_indices, check=check,
+                              threads=threads, optimize=optimize, tuning=tuning,
+                              optimizer_options=optimizer_options)
     tuned = tuning_.of(tuning)
     if backend == "c":
         kern = compile(e, semiring=semiring, output=output, order=order,
@@ -213,6 +220,18 @@ def evaluate(e: Expr | str, *args, semiring: Semiring | str | None = None,
         return result
     np.copyto(out, result)
     return out
+
+
+def _refuse_inputs_as_options(**options):
+    """An EtchpyError when an option of evaluate holds an array: the input of a
+    tensor named like the option (`order`, `tuning`, ...) lands there."""
+    for name, value in options.items():
+        if (isinstance(value, (np.ndarray, Tensor)) or foreign.kind(value)
+                or type(value).__module__.startswith("scipy.sparse")):
+            raise EtchpyError(f"ep.evaluate's option {name}= got an array: a tensor named "
+                              f"{name!r} cannot take its input through ep.evaluate, whose "
+                              f"keyword it is; rename the tensor, or call "
+                              f"ep.compile(...)({name}=...)")
 
 
 def _interpret(e, backend, semiring, output, order, out_indices, check, out, inputs):

@@ -189,7 +189,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         entry = self._entries[idx_type] = (lib, types, getattr(lib.lib, self.name))
         return entry
 
-    def __call__(self, *args, out=None, **inputs):
+    def __call__(self, /, *args, out=None, **inputs):
         """Run the kernel on `inputs`, given by tensor name.
 
         Parameters: each input is a numpy array, a scipy.sparse array or matrix,
@@ -282,7 +282,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         return calling.sparse_output(self.compiled.program, self.out_format, sr, lib, self.name,
                                      grown, out_shape, idx_dtype)
 
-    def build(self, *args, **inputs) -> "Kernel":
+    def build(self, /, *args, **inputs) -> "Kernel":
         """Build the shared object for the signature of `inputs` now, without running.
 
         A kernel is built per input signature: the index dtype of the sparse

@@ -69,6 +69,32 @@ def test_out_indices_transpose():
     np.testing.assert_array_equal(ep.evaluate(A[i, j], A=M, out_indices=(j, i)), M.T)
 
 
+def test_out_indices_with_a_statement_string_is_refused():
+    """A statement's left-hand side fixes the output; out_indices= is not ignored."""
+    X = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(ep.EtchpyError, match="left-hand side"):
+        ep.evaluate("y[i,j] = A[i,j]", A=X, out_indices=ep.indices("j i"))
+    with pytest.raises(ep.EtchpyError, match="left-hand side"):
+        ep.compile("y[i,j] = A[i,j]", out_indices=ep.indices("j"))
+
+
+@pytest.mark.parametrize("name", ["order", "tuning", "semiring", "threads", "check"])
+def test_a_tensor_named_like_an_option_of_evaluate_is_explained(name):
+    """evaluate's options share the keyword space with inputs: an input that lands
+    in an option is an EtchpyError naming it (not numpy's or hashing's error);
+    the kernel itself takes it (only its instance is positional)."""
+    X, v = np.ones((2, 3)), np.ones(3)
+    e = f"y[i] = {name}[i,j] * v[j]"
+    with pytest.raises(ep.EtchpyError, match=f"option {name}= got an array"):
+        ep.evaluate(e, v=v, **{name: X})
+    assert np.array_equal(ep.compile(e)(v=v, **{name: X}), [3.0, 3.0])
+    for positional in ("self", "e"):
+        kern = ep.compile(f"y[i] = {positional}[i,j] * v[j]")
+        assert np.array_equal(kern.build(v=v, **{positional: X})(v=v, **{positional: X}),
+                              [3.0, 3.0])
+    assert np.array_equal(ep.evaluate("y[i] = e[i,j] * v[j]", e=X, v=v), [3.0, 3.0])
+
+
 def test_subtraction_needs_negation():
     A = ep.tensor("A", 2, format="csr")
     M = sp.csr_array(np.eye(2))
