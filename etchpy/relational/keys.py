@@ -98,7 +98,7 @@ class Keys:
     def code(self, values, *, missing: str = "error"):
         """The codes of `values` (int64). A value outside the domain raises
         InputError naming this coding (`missing="error"`), or, with
-        `missing="mask"`, the result is (codes, present) where `present` says
+        `missing="mask"`, the result is (codes, present) where `present` (bool) says
         which values have a code (the others' codes are 0).
 
             >>> Keys(np.array(["a", "c"])).code(np.array(["c", "b"]), missing="mask")
@@ -121,9 +121,10 @@ class Keys:
         if missing != "error":
             raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
         if not present.all():
-            bad = values[~present][0]
-            raise InputError(f"keys {self.name!r}: value {bad!r} is not in the domain "
-                             f"({int((~present).sum())} values have no code)")
+            absent = int((~present).sum())
+            raise InputError(f"keys {self.name!r}: value {_show(values[~present][0])} is not "
+                             f"in the domain ({absent} value{'s' * (absent != 1)} "
+                             f"{'have' if absent != 1 else 'has'} no code)")
         return codes
 
     def _lookup(self) -> np.ndarray | None:
@@ -250,6 +251,11 @@ def _as_column(values, name) -> np.ndarray:
     return a
 
 
+def _show(value) -> str:
+    """A key value as an error message shows it: a string quoted, else as printed."""
+    return repr(str(value)) if isinstance(value, (str, np.str_)) else str(value)
+
+
 def lookup_of(table: np.ndarray, lookup_span: float | None) -> np.ndarray:
     """value - table[0] -> code (-1 for a value not in the table), or an empty
     array when `table` (sorted, distinct) is not integers spanning at most
@@ -266,7 +272,8 @@ def lookup_of(table: np.ndarray, lookup_span: float | None) -> np.ndarray:
 
 def look_up(lookup: np.ndarray, low, values: np.ndarray):
     """(codes int64, present) of integer `values` through a lookup table from `low`."""
-    big = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else False
+    big = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else \
+        np.zeros(len(values), dtype=bool)
     v = values.astype(np.int64) - int(low)        # (a uint64 past int64 wraps: no code)
     inside = (v >= 0) & (v < len(lookup)) & ~big
     codes = lookup[np.where(inside, v, 0)].astype(np.int64)
