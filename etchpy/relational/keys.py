@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
-from . import text
+from . import bounds, text
 
 
 class Keys:
@@ -156,16 +156,32 @@ class Keys:
 
             >>> Keys(np.array([3, 9, 20, 41])).codes_between(5, 30)
             (1, 3)
+
+        A bound of another dtype than the keys is compared as the value it is
+        (10.5 is above 10; a bound past the keys' dtype is open); InputError
+        for a bound that compares with no key value (NaN, a str against
+        numbers).
         """
-        def at(v, default):
-            if v is None:
-                return default
-            v = np.asarray(v, dtype=self.dtype if self.kind == "dictionary" else None)
-            if self.kind == "range":
-                return int(min(max(np.ceil(v - self.low), 0), self.size))
-            return int(np.searchsorted(self._table, v, side="left"))
-        first, end = at(lo, 0), at(hi, self.size)
+        first = 0 if lo is None else self._rank(lo, "lo")
+        end = self.size if hi is None else self._rank(hi, "hi")
         return first, max(first, end)
+
+    def _rank(self, bound, what: str) -> int:
+        """The number of key values less than `bound`, compared exactly in a
+        common dtype (relational.bounds), not cast to the keys' dtype."""
+        where = f"keys {self.name!r}: bound {what}"
+        if self.dtype.kind not in "iu":
+            return bounds.rank_below(self._table, bound, where)
+        t = bounds.int_ceiling(bound, where)
+        if not self.size:
+            return 0
+        first = self.low if self.kind == "range" else int(self._table[0])
+        last = self.low + self.size - 1 if self.kind == "range" else int(self._table[-1])
+        if t <= first or t > last:
+            return 0 if t <= first else self.size
+        if self.kind == "range":
+            return int(t) - self.low
+        return int(np.searchsorted(self._table, self.dtype.type(t), side="left"))
 
     def mask(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
