@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import InputError
 from . import bounds, text
+from .columns import as_probe, joined, range_codes
 
 
 class Keys:
@@ -72,8 +73,8 @@ class Keys:
             array(['a', 'b', 'c'], dtype='<U1')
         """
         cols = [_as_column(c, name) for c in columns]
-        return cls(np.concatenate(cols) if cols else np.array([], dtype=np.int64),
-                   name=name, span_limit=span_limit, lookup_span=lookup_span)
+        return cls(joined(cols, name), name=name, span_limit=span_limit,
+                   lookup_span=lookup_span)
 
     def __len__(self) -> int:
         return self.size
@@ -104,10 +105,10 @@ class Keys:
             >>> Keys(np.array(["a", "c"])).code(np.array(["c", "b"]), missing="mask")
             (array([1, 0]), array([ True, False]))
         """
-        values = _as_column(values, self.name)
+        given = _as_column(values, self.name)
+        values, fits = as_probe(given, self.dtype)
         if self.kind == "range":
-            present = _in_range(values, self.low, self.size)
-            codes = np.where(present, values.astype(np.int64) - self.low, 0)
+            codes, present = range_codes(values, self.low, self.size)
         elif (lookup := self._lookup()) is not None and values.dtype.kind in "iu":
             codes, present = look_up(lookup, self._table[0], values)
         else:
@@ -116,13 +117,16 @@ class Keys:
             present = (self._table[codes] == values) if self.size else \
                 np.zeros(len(values), dtype=bool)
             codes = np.where(present, codes, 0)
+        if fits is not None:                # a value its kind cannot hold: no code
+            present &= fits
+            codes = np.where(present, codes, 0)
         if missing == "mask":
             return codes, present
         if missing != "error":
             raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
         if not present.all():
             absent = int((~present).sum())
-            raise InputError(f"keys {self.name!r}: value {_show(values[~present][0])} is not "
+            raise InputError(f"keys {self.name!r}: value {_show(given[~present][0])} is not "
                              f"in the domain ({absent} value{'s' * (absent != 1)} "
                              f"{'have' if absent != 1 else 'has'} no code)")
         return codes
@@ -145,6 +149,8 @@ class Keys:
         codes = np.asarray(codes)
         if codes.size and (codes.min() < 0 or codes.max() >= self.size):
             raise InputError(f"keys {self.name!r}: codes must lie in 0..{self.size - 1}")
+        if self.kind == "range" and self.dtype.kind == "u":     # low may pass 2**63
+            return (codes.astype(np.uint64) + np.uint64(self.low)).astype(self.dtype)
         if self.kind == "range":
             return (codes.astype(np.int64) + self.low).astype(self.dtype)
         return self._table[codes]
@@ -296,9 +302,3 @@ def look_up(lookup: np.ndarray, low, values: np.ndarray):
     present = inside & (codes >= 0)
     return np.where(present, codes, 0), present
 
-
-def _in_range(values, low, size) -> np.ndarray:
-    if values.dtype.kind not in "iu":
-        return np.zeros(len(values), dtype=bool)
-    v = values.astype(np.int64)
-    return (v >= low) & (v < low + size)

@@ -65,3 +65,57 @@ def test_codes_between_refuses_a_bound_that_compares_with_nothing():
             None, np.datetime64("NaT"))
     with pytest.raises(InputError, match="bound lo = 1"):
         ep.Keys(np.array(["a", "b"])).codes_between(1, None)
+
+
+INT64 = st.integers(-2**63, 2**63 - 1)
+UINT64 = st.integers(0, 2**64 - 1)
+EDGES = st.sampled_from([0, 1, 2**53, 2**53 + 1, 2**63 - 1, 2**63, 2**63 + 1, 2**64 - 1])
+
+
+@given(st.lists(st.one_of(INT64, EDGES.filter(lambda v: v < 2**63)), max_size=6),
+       st.lists(st.one_of(UINT64, EDGES), max_size=6),
+       st.lists(st.one_of(INT64, UINT64, EDGES), max_size=8), st.floats(0.1, 8.0))
+def test_int64_and_uint64_keys_are_never_merged_or_miscoded(signed, unsigned, probes, span):
+    """Keys.of an int64 and a uint64 column codes every distinct value once, or
+    refuses the mix by its dtypes; a probe of either kind has a code exactly when
+    its value is a key (numpy would compare them as float64)."""
+    s, u = np.array(signed, dtype=np.int64), np.array(unsigned, dtype=np.uint64)
+    want = set(signed) | set(unsigned)
+    try:
+        k = ep.Keys.of(s, u, span_limit=span)
+    except InputError as err:
+        assert min(signed) < 0 and max(unsigned) >= 2**63 and "int64" in str(err)
+        return
+    assert len(set(k.values().tolist())) == len(k.values())
+    if k.kind == "dictionary":
+        assert set(k.values().tolist()) == want
+    domain = set(k.values().tolist())
+    for kind in (np.int64, np.uint64):
+        p = [v for v in probes if np.iinfo(kind).min <= v <= np.iinfo(kind).max]
+        codes, present = k.code(np.array(p, dtype=kind), missing="mask")
+        assert present.tolist() == [v in domain for v in p]
+        assert k.decode(codes[present]).tolist() == [v for v in p if v in domain]
+        assert (codes[~present] == 0).all()
+
+
+def test_mixed_integer_keys_examples():
+    """The tester's cases: 2**53 and 2**53 + 1 stay two keys, 2**64 - 1 is no
+    negative key, and uint64 keys past 2**63 are range-coded and decoded."""
+    k = ep.Keys.of(np.array([2**53, 1, 5, 9]), np.array([2**53 + 1], dtype=np.uint64))
+    assert len(k) == 5 and k.values().dtype == np.int64
+    negative = ep.Keys(np.array([-3, -2, -1, 0]))
+    _, present = negative.code(np.array([2**64 - 1], dtype=np.uint64), missing="mask")
+    assert not present.any()
+    with pytest.raises(InputError, match=str(2**64 - 1)):
+        negative.code(np.array([2**64 - 1], dtype=np.uint64))
+    big = ep.Keys(np.array([2**63, 2**63 + 1], dtype=np.uint64))
+    assert big.kind == "range" and big.code(np.array([2**63 + 1, 2**63], dtype=np.uint64)
+                                            ).tolist() == [1, 0]
+    assert big.values().tolist() == [2**63, 2**63 + 1]
+    assert big.code(np.array([5, -1]), missing="mask")[1].tolist() == [False, False]
+    with pytest.raises(InputError, match="int64, uint64.*no integer dtype"):
+        ep.Keys.of(np.array([-1]), np.array([2**63], dtype=np.uint64))
+    with pytest.raises(InputError, match="float64.*merged"):
+        ep.Keys.of(np.array([2**53 + 1]), np.array([0.5]))
+    with pytest.raises(InputError, match="<U1, int64"):
+        ep.Keys.of(np.array([1]), np.array(["a"]))
