@@ -31,11 +31,12 @@ class Keys:
     """A coding of key values (see the module docstring).
 
     Parameters: values, an array of key values (repeats allowed; the distinct
-    values are the domain); name, the name errors use; span_limit, how sparse
-    an integer domain may be and still be range-coded; lookup_span, how sparse
-    a dictionary of integers may be (its span against its size, plus 1024) and
-    still be coded through a lookup table rather than a binary search (None:
-    always searched; both give the same codes).
+    values are the domain; NaN and NaT, a SQL NULL, are refused); name, the
+    name errors use; span_limit, how sparse an integer domain may be and still
+    be range-coded; lookup_span, how sparse a dictionary of integers may be (its
+    span against its size, plus 1024) and still be coded through a lookup table
+    rather than a binary search (None: always searched; both give the same
+    codes).
 
         >>> k = Keys(np.array([13, 10, 12, 10]), name="orderkey")
         >>> k.code(np.array([12, 13]))
@@ -49,6 +50,9 @@ class Keys:
     def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0,
                  lookup_span: float | None = 8.0):
         values = _as_column(values, name)
+        if _nulls(values).any():
+            raise InputError(f"keys {name!r}: the key column holds NaN/NaT (NULL) values; "
+                             f"NULL keys are not supported: drop or fill those rows")
         self.name = str(name)
         self.lookup_span = lookup_span
         if values.dtype.kind in "iu" and len(values):
@@ -124,6 +128,9 @@ class Keys:
             return codes, present
         if missing != "error":
             raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
+        if _nulls(given[~present]).any():
+            raise InputError(f"keys {self.name!r}: NaN/NaT (NULL) values have no code; "
+                             f"NULL keys are not supported: drop or fill those rows")
         if not present.all():
             absent = int((~present).sum())
             raise InputError(f"keys {self.name!r}: value {_show(given[~present][0])} is not "
@@ -271,6 +278,13 @@ def _as_column(values, name) -> np.ndarray:
         raise InputError(f"keys {name!r}: object arrays are not coded; give numbers, "
                          f"numpy strings or datetime64 values")
     return a
+
+
+def _nulls(values: np.ndarray) -> np.ndarray:
+    """Where `values` are NaN or NaT (a SQL NULL), which no key equals."""
+    if values.dtype.kind in "fcmM":
+        return np.isnan(values)
+    return np.zeros(len(values), dtype=bool)
 
 
 def _show(value) -> str:

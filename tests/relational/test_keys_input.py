@@ -119,3 +119,17 @@ def test_mixed_integer_keys_examples():
         ep.Keys.of(np.array([2**53 + 1]), np.array([0.5]))
     with pytest.raises(InputError, match="<U1, int64"):
         ep.Keys.of(np.array([1]), np.array(["a"]))
+
+
+def test_nan_and_nat_keys_are_refused_as_null_keys():
+    """A NaN or NaT key value is a SQL NULL, which no key equals: refused by name,
+    not reported as a value missing from the domain."""
+    with pytest.raises(InputError, match="keys 'a'.*NaN/NaT \\(NULL\\).*not supported"):
+        ep.relation({"a": np.array([1.0, np.nan])}, ["a"])
+    with pytest.raises(InputError, match="keys 'd'.*NULL"):
+        ep.Keys(np.array(["1995-01-01", "NaT"], dtype="datetime64[D]"), name="d")
+    with pytest.raises(InputError, match="keys 'a'.*NULL"):
+        ep.relation({"a": np.array([1.0, np.nan])}, ["a"],
+                    coding={"a": ep.Keys(np.array([1.0]), name="a")})
+    _, present = ep.Keys(np.array([1.0])).code(np.array([np.nan, 1.0]), missing="mask")
+    assert present.tolist() == [False, True]
