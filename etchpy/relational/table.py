@@ -104,7 +104,8 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
            limit: int | None = None, fill=0) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
     (the Keys of each result mode; named by
-    `columns`, default the Keys' names) and `value`, one row per entry that is
+    `columns`, default the Keys' names; InputError when two columns, the value
+    column included, have one name) and `value`, one row per entry that is
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
@@ -117,6 +118,12 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     names = list(columns) if columns is not None else [k.name for k in keys]
     if len(names) != len(keys):
         raise InputError(f"decode: {len(keys)} key codings but {len(names)} column names")
+    if len(set(names + [value])) != len(names) + 1:
+        raise InputError(f"decode: the columns {names + [value]} (key columns, then the "
+                         f"value) repeat a name, and one would replace the other; name "
+                         f"the key columns with columns=[...] (a Keys is named by "
+                         f"ep.Keys(..., name=...), default 'keys') and the value with "
+                         f"value=...")
     coords, vals = _entries(result, len(keys), fill)
     out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
     out[value] = vals

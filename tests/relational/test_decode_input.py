@@ -1,0 +1,24 @@
+"""ep.decode and ep.relation at the edges of their input: names that collide,
+a negative limit, a 1-d scipy sparse result, key columns of different lengths,
+a value column that is not numbers. Each was once a raw numpy error or a
+silently wrong answer."""
+import numpy as np
+import pytest
+
+import etchpy as ep
+from etchpy.errors import InputError
+
+
+def test_decode_refuses_columns_of_one_name():
+    """Two Keys named alike (both default 'keys'), or a key named like the value
+    column, would give one dict entry for two columns: refused, saying how to
+    name them; named apart, both columns come back."""
+    a, b = ep.Keys(np.array([1, 2, 3])), ep.Keys(np.array([4, 5]))
+    with pytest.raises(InputError, match="'keys'.*repeat.*columns=.*name=.*value="):
+        ep.decode(np.ones((3, 2)), [a, b])
+    with pytest.raises(InputError, match="repeat"):
+        ep.decode(np.ones(3), [ep.Keys(np.array([1, 2, 3]), name="value")])
+    with pytest.raises(InputError, match="repeat"):
+        ep.decode(np.ones(3), [a], columns=["v"], value="v")
+    got = ep.decode(np.ones((3, 2)), [a, b], columns=["a", "b"])
+    assert got["a"].tolist() == [1, 1, 2, 2, 3, 3] and got["b"].tolist() == [4, 5] * 3
