@@ -9,6 +9,7 @@ columns of key values, sorted and cut as an ORDER BY ... LIMIT would.
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -109,12 +110,16 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
-    all; `limit` keeps the first rows.
+    all; `limit` (None, or an int >= 0) keeps the first rows.
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
         {'n': array(['y', 'z'], dtype='<U1'), 'value': array([5., 2.])}
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
+                              or limit < 0):
+        raise InputError(f"decode: limit must be None or a count of rows (an int >= 0), "
+                         f"got {limit!r}")
     names = list(columns) if columns is not None else [k.name for k in keys]
     if len(names) != len(keys):
         raise InputError(f"decode: {len(keys)} key codings but {len(names)} column names")

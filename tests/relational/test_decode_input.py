@@ -22,3 +22,13 @@ def test_decode_refuses_columns_of_one_name():
         ep.decode(np.ones(3), [a], columns=["v"], value="v")
     got = ep.decode(np.ones((3, 2)), [a, b], columns=["a", "b"])
     assert got["a"].tolist() == [1, 1, 2, 2, 3, 3] and got["b"].tolist() == [4, 5] * 3
+
+
+def test_decode_refuses_a_limit_that_is_no_count_of_rows():
+    """limit=-1 would drop the last row (a slice), limit=1.5 a raw TypeError."""
+    k = ep.Keys(np.array([1, 2, 3]), name="k")
+    assert ep.decode(np.ones(3), [k], limit=0)["k"].tolist() == []
+    assert ep.decode(np.ones(3), [k], limit=np.int64(2))["k"].tolist() == [1, 2]
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InputError, match="limit"):
+            ep.decode(np.ones(3), [k], limit=bad)
