@@ -184,8 +184,9 @@ def _entries(result, order, fill):
     if isinstance(result, Tensor):
         coords, vals = result.to_coords()
     elif hasattr(result, "tocoo"):
-        m = result.tocoo()
-        coords, vals = np.stack([m.row, m.col]).astype(np.int64), np.asarray(m.data)
+        m = result.tocoo()                  # coords: one array per mode (1-d arrays too)
+        coords = m.coords if hasattr(m, "coords") else (m.row, m.col)
+        coords, vals = np.stack(coords).astype(np.int64), np.asarray(m.data)
     else:
         a = np.asarray(result)
         coords = np.stack(np.nonzero(a != fill)) if a.ndim else np.zeros((0, 1), np.int64)

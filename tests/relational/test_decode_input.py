@@ -4,6 +4,7 @@ a value column that is not numbers. Each was once a raw numpy error or a
 silently wrong answer."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import InputError
@@ -32,3 +33,17 @@ def test_decode_refuses_a_limit_that_is_no_count_of_rows():
     for bad in (-1, 1.5, True):
         with pytest.raises(InputError, match="limit"):
             ep.decode(np.ones(3), [k], limit=bad)
+
+
+def test_decode_reads_a_one_dimensional_scipy_sparse_array():
+    """A 1-d sparse array has one coordinate array, not rows and columns; a 2-d
+    one decodes as before."""
+    k = ep.Keys(np.array([5, 6, 7]), name="k")
+    got = ep.decode(sp.coo_array(np.array([0.0, 1.0, 2.0])), [k])
+    assert got["k"].tolist() == [6, 7] and got["value"].tolist() == [1.0, 2.0]
+    assert ep.decode(sp.csr_array(np.array([0.0, 3.0, 0.0])), [k])["k"].tolist() == [6]
+    two = ep.decode(sp.csr_array(np.array([[0.0, 1.0], [2.0, 0.0]])), [k, k],
+                    columns=["a", "b"])
+    assert two["a"].tolist() == [5, 6] and two["b"].tolist() == [6, 5]
+    with pytest.raises(InputError, match="order 1, but 2"):
+        ep.decode(sp.coo_array(np.array([0.0, 1.0, 2.0])), [k, k], columns=["a", "b"])
