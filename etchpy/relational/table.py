@@ -59,7 +59,9 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
              coding: Mapping[str, Keys] | None = None, order: Sequence[str] | None = None,
              levels: Sequence[str] | None = None, semiring=None, name: str = "relation"):
     """Load a table (a mapping of column name to a 1-d array, e.g. a dict of numpy
-    arrays or a pandas DataFrame) into a Relation keyed by `keys`.
+    arrays or a pandas DataFrame) into a Relation keyed by `keys`. The key and
+    value columns have one length, the rows, and the values are numbers
+    (InputError naming the column otherwise).
 
     Parameters: keys, the key columns (the tensor's modes, in this order);
     values, None (counts), a value column's name (or a 1-d array), or a list of
@@ -141,8 +143,11 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
     keys = (keys,) if isinstance(keys, str) else tuple(keys)
     if len(set(keys)) != len(keys):
         raise InputError(f"relation {name!r}: key columns repeat: {keys}")
-    for k in keys:
-        _column(columns, k, name)
+    rows = {k: len(_column(columns, k, name)) for k in keys}
+    if len(set(rows.values())) > 1:
+        shown = ", ".join(f"{k!r} has {n}" for k, n in rows.items())
+        raise InputError(f"relation {name!r}: the key columns have different lengths "
+                         f"({shown} rows); every column of a table has one value per row")
     return keys
 
 

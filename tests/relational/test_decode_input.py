@@ -47,3 +47,8 @@ def test_decode_reads_a_one_dimensional_scipy_sparse_array():
     assert two["a"].tolist() == [5, 6] and two["b"].tolist() == [6, 5]
     with pytest.raises(InputError, match="order 1, but 2"):
         ep.decode(sp.coo_array(np.array([0.0, 1.0, 2.0])), [k, k], columns=["a", "b"])
+
+
+def test_key_columns_of_different_lengths_are_named():
+    with pytest.raises(InputError, match="'T'.*'a' has 3, 'b' has 2 rows"):
+        ep.relation({"a": np.array([1, 2, 3]), "b": np.array([1, 2])}, ["a", "b"], name="T")
