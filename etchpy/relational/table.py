@@ -166,10 +166,18 @@ def _values(columns, v, rows, sr, name) -> np.ndarray:
     if v is None:
         return np.ones(rows, dtype=sr.dtype)
     a = _column(columns, v, name) if isinstance(v, str) else np.asarray(v)
+    what = f"relation {name!r}: value column " + (repr(v) if isinstance(v, str)
+                                                   else "(an array)")
     if a.shape != (rows,):
-        raise InputError(f"relation {name!r}: value column {v if isinstance(v, str) else ''!r}"
-                         f" has shape {a.shape}, the key columns have {rows} rows")
-    return a.astype(sr.dtype, copy=False)
+        raise InputError(f"{what} has shape {a.shape}, the key columns have {rows} rows")
+    if a.dtype.kind not in "biufO":
+        raise InputError(f"{what} has dtype {a.dtype}; values are numbers (semiring "
+                         f"{sr.name} holds {sr.dtype})")
+    try:
+        return a.astype(sr.dtype, copy=False)
+    except (TypeError, ValueError):        # an object column of other things than numbers
+        raise InputError(f"{what} holds values that are not numbers (semiring {sr.name} "
+                         f"holds {sr.dtype})") from None
 
 
 def _format(keys, order, levels, coding, rows, name) -> Format:

@@ -52,3 +52,18 @@ def test_decode_reads_a_one_dimensional_scipy_sparse_array():
 def test_key_columns_of_different_lengths_are_named():
     with pytest.raises(InputError, match="'T'.*'a' has 3, 'b' has 2 rows"):
         ep.relation({"a": np.array([1, 2, 3]), "b": np.array([1, 2])}, ["a", "b"], name="T")
+
+
+def test_a_value_column_of_other_things_than_numbers_is_named():
+    """A string column would be numpy's 'could not convert string to float';
+    numbers stored as objects still load."""
+    keys = np.array([1, 2, 3])
+    with pytest.raises(InputError, match="'T'.*value column 'v' has dtype <U1"):
+        ep.relation({"a": keys, "v": np.array(["x", "y", "z"])}, ["a"], values="v", name="T")
+    with pytest.raises(InputError, match="'T'.*value column 'v' holds values that are not"):
+        ep.relation({"a": keys, "v": np.array([1.0, "x", None], dtype=object)}, ["a"],
+                    values="v", name="T")
+    with pytest.raises(InputError, match=r"value column \(an array\) has dtype"):
+        ep.relation({"a": keys}, ["a"], values=np.array(["1", "2", "3"]), name="T")
+    ok = ep.relation({"a": keys, "v": np.array([1.0, 2, 3], dtype=object)}, ["a"], values="v")
+    assert ok.tensor.to_dense().tolist() == [1.0, 2.0, 3.0]
