@@ -70,8 +70,10 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     built from this table's column when absent); order, the key columns in
     storage (trie level) order, default `keys`; levels, a level kind per storage
     level, default dense first when its domain is at most twice the rows, else
-    compressed, then compressed; semiring, its add combines duplicate keys
-    (default real); name, the tensor's name.
+    compressed, then compressed (a dense last level stores every cell, those
+    of no row holding zero, and a value comparison tests them as entries);
+    semiring, its add combines duplicate keys (default real); name, the
+    tensor's name.
 
         >>> t = {"o": np.array([7, 7, 9]), "s": np.array([1, 2, 1]),
         ...      "price": np.array([1.0, 2.0, 4.0])}
