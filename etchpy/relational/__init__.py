@@ -1,6 +1,8 @@
 """Relations: tables loaded into tensors keyed by coded columns (docs/relational.md).
 
     keys    Keys: key values <-> dense codes; masks and mappings over a coding
+    bounds  the bounds of a range of key values, compared exactly with the keys
+    columns key columns of mixed dtypes (int64 with uint64) joined and probed exactly
     table   relation(): a table to a tensor (a trie in a chosen level order);
             decode(): a result over codes back to key columns, sorted and cut
 """

@@ -23,18 +23,20 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
-from . import text
+from . import bounds, text
+from .columns import as_probe, joined, range_codes
 
 
 class Keys:
     """A coding of key values (see the module docstring).
 
     Parameters: values, an array of key values (repeats allowed; the distinct
-    values are the domain); name, the name errors use; span_limit, how sparse
-    an integer domain may be and still be range-coded; lookup_span, how sparse
-    a dictionary of integers may be (its span against its size, plus 1024) and
-    still be coded through a lookup table rather than a binary search (None:
-    always searched; both give the same codes).
+    values are the domain; NaN and NaT, a SQL NULL, are refused); name, the
+    name errors use; span_limit, how sparse an integer domain may be and still
+    be range-coded; lookup_span, how sparse a dictionary of integers may be (its
+    span against its size, plus 1024) and still be coded through a lookup table
+    rather than a binary search (None: always searched; both give the same
+    codes).
 
         >>> k = Keys(np.array([13, 10, 12, 10]), name="orderkey")
         >>> k.code(np.array([12, 13]))
@@ -48,6 +50,9 @@ class Keys:
     def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0,
                  lookup_span: float | None = 8.0):
         values = _as_column(values, name)
+        if _nulls(values).any():
+            raise InputError(f"keys {name!r}: the key column holds NaN/NaT (NULL) values; "
+                             f"NULL keys are not supported: drop or fill those rows")
         self.name = str(name)
         self.lookup_span = lookup_span
         if values.dtype.kind in "iu" and len(values):
@@ -72,8 +77,8 @@ class Keys:
             array(['a', 'b', 'c'], dtype='<U1')
         """
         cols = [_as_column(c, name) for c in columns]
-        return cls(np.concatenate(cols) if cols else np.array([], dtype=np.int64),
-                   name=name, span_limit=span_limit, lookup_span=lookup_span)
+        return cls(joined(cols, name), name=name, span_limit=span_limit,
+                   lookup_span=lookup_span)
 
     def __len__(self) -> int:
         return self.size
@@ -98,16 +103,16 @@ class Keys:
     def code(self, values, *, missing: str = "error"):
         """The codes of `values` (int64). A value outside the domain raises
         InputError naming this coding (`missing="error"`), or, with
-        `missing="mask"`, the result is (codes, present) where `present` says
+        `missing="mask"`, the result is (codes, present) where `present` (bool) says
         which values have a code (the others' codes are 0).
 
             >>> Keys(np.array(["a", "c"])).code(np.array(["c", "b"]), missing="mask")
             (array([1, 0]), array([ True, False]))
         """
-        values = _as_column(values, self.name)
+        given = _as_column(values, self.name)
+        values, fits = as_probe(given, self.dtype)
         if self.kind == "range":
-            present = _in_range(values, self.low, self.size)
-            codes = np.where(present, values.astype(np.int64) - self.low, 0)
+            codes, present = range_codes(values, self.low, self.size)
         elif (lookup := self._lookup()) is not None and values.dtype.kind in "iu":
             codes, present = look_up(lookup, self._table[0], values)
         else:
@@ -116,14 +121,21 @@ class Keys:
             present = (self._table[codes] == values) if self.size else \
                 np.zeros(len(values), dtype=bool)
             codes = np.where(present, codes, 0)
+        if fits is not None:                # a value its kind cannot hold: no code
+            present &= fits
+            codes = np.where(present, codes, 0)
         if missing == "mask":
             return codes, present
         if missing != "error":
             raise ValueError(f"missing must be 'error' or 'mask', got {missing!r}")
+        if _nulls(given[~present]).any():
+            raise InputError(f"keys {self.name!r}: NaN/NaT (NULL) values have no code; "
+                             f"NULL keys are not supported: drop or fill those rows")
         if not present.all():
-            bad = values[~present][0]
-            raise InputError(f"keys {self.name!r}: value {bad!r} is not in the domain "
-                             f"({int((~present).sum())} values have no code)")
+            absent = int((~present).sum())
+            raise InputError(f"keys {self.name!r}: value {_show(given[~present][0])} is not "
+                             f"in the domain ({absent} value{'s' * (absent != 1)} "
+                             f"{'have' if absent != 1 else 'has'} no code)")
         return codes
 
     def _lookup(self) -> np.ndarray | None:
@@ -144,6 +156,8 @@ class Keys:
         codes = np.asarray(codes)
         if codes.size and (codes.min() < 0 or codes.max() >= self.size):
             raise InputError(f"keys {self.name!r}: codes must lie in 0..{self.size - 1}")
+        if self.kind == "range" and self.dtype.kind == "u":     # low may pass 2**63
+            return (codes.astype(np.uint64) + np.uint64(self.low)).astype(self.dtype)
         if self.kind == "range":
             return (codes.astype(np.int64) + self.low).astype(self.dtype)
         return self._table[codes]
@@ -155,16 +169,32 @@ class Keys:
 
             >>> Keys(np.array([3, 9, 20, 41])).codes_between(5, 30)
             (1, 3)
+
+        A bound of another dtype than the keys is compared as the value it is
+        (10.5 is above 10; a bound past the keys' dtype is open); InputError
+        for a bound that compares with no key value (NaN, a str against
+        numbers).
         """
-        def at(v, default):
-            if v is None:
-                return default
-            v = np.asarray(v, dtype=self.dtype if self.kind == "dictionary" else None)
-            if self.kind == "range":
-                return int(min(max(np.ceil(v - self.low), 0), self.size))
-            return int(np.searchsorted(self._table, v, side="left"))
-        first, end = at(lo, 0), at(hi, self.size)
+        first = 0 if lo is None else self._rank(lo, "lo")
+        end = self.size if hi is None else self._rank(hi, "hi")
         return first, max(first, end)
+
+    def _rank(self, bound, what: str) -> int:
+        """The number of key values less than `bound`, compared exactly in a
+        common dtype (relational.bounds), not cast to the keys' dtype."""
+        where = f"keys {self.name!r}: bound {what}"
+        if self.dtype.kind not in "iu":
+            return bounds.rank_below(self._table, bound, where)
+        t = bounds.int_ceiling(bound, where)
+        if not self.size:
+            return 0
+        first = self.low if self.kind == "range" else int(self._table[0])
+        last = self.low + self.size - 1 if self.kind == "range" else int(self._table[-1])
+        if t <= first or t > last:
+            return 0 if t <= first else self.size
+        if self.kind == "range":
+            return int(t) - self.low
+        return int(np.searchsorted(self._table, self.dtype.type(t), side="left"))
 
     def mask(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
         """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
@@ -250,6 +280,18 @@ def _as_column(values, name) -> np.ndarray:
     return a
 
 
+def _nulls(values: np.ndarray) -> np.ndarray:
+    """Where `values` are NaN or NaT (a SQL NULL), which no key equals."""
+    if values.dtype.kind in "fcmM":
+        return np.isnan(values)
+    return np.zeros(len(values), dtype=bool)
+
+
+def _show(value) -> str:
+    """A key value as an error message shows it: a string quoted, else as printed."""
+    return repr(str(value)) if isinstance(value, (str, np.str_)) else str(value)
+
+
 def lookup_of(table: np.ndarray, lookup_span: float | None) -> np.ndarray:
     """value - table[0] -> code (-1 for a value not in the table), or an empty
     array when `table` (sorted, distinct) is not integers spanning at most
@@ -266,16 +308,11 @@ def lookup_of(table: np.ndarray, lookup_span: float | None) -> np.ndarray:
 
 def look_up(lookup: np.ndarray, low, values: np.ndarray):
     """(codes int64, present) of integer `values` through a lookup table from `low`."""
-    big = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else False
+    big = values > np.iinfo(np.int64).max if values.dtype.kind == "u" else \
+        np.zeros(len(values), dtype=bool)
     v = values.astype(np.int64) - int(low)        # (a uint64 past int64 wraps: no code)
     inside = (v >= 0) & (v < len(lookup)) & ~big
     codes = lookup[np.where(inside, v, 0)].astype(np.int64)
     present = inside & (codes >= 0)
     return np.where(present, codes, 0), present
 
-
-def _in_range(values, low, size) -> np.ndarray:
-    if values.dtype.kind not in "iu":
-        return np.zeros(len(values), dtype=bool)
-    v = values.astype(np.int64)
-    return (v >= low) & (v < low + size)

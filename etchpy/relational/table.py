@@ -9,6 +9,7 @@ columns of key values, sorted and cut as an ORDER BY ... LIMIT would.
 """
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -58,7 +59,9 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
              coding: Mapping[str, Keys] | None = None, order: Sequence[str] | None = None,
              levels: Sequence[str] | None = None, semiring=None, name: str = "relation"):
     """Load a table (a mapping of column name to a 1-d array, e.g. a dict of numpy
-    arrays or a pandas DataFrame) into a Relation keyed by `keys`.
+    arrays or a pandas DataFrame) into a Relation keyed by `keys`. The key and
+    value columns have one length, the rows, and the values are numbers
+    (InputError naming the column otherwise).
 
     Parameters: keys, the key columns (the tensor's modes, in this order);
     values, None (counts), a value column's name (or a 1-d array), or a list of
@@ -67,8 +70,10 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     built from this table's column when absent); order, the key columns in
     storage (trie level) order, default `keys`; levels, a level kind per storage
     level, default dense first when its domain is at most twice the rows, else
-    compressed, then compressed; semiring, its add combines duplicate keys
-    (default real); name, the tensor's name.
+    compressed, then compressed (a dense last level stores every cell, those
+    of no row holding zero, and a value comparison tests them as entries);
+    semiring, its add combines duplicate keys (default real); name, the
+    tensor's name.
 
         >>> t = {"o": np.array([7, 7, 9]), "s": np.array([1, 2, 1]),
         ...      "price": np.array([1.0, 2.0, 4.0])}
@@ -104,19 +109,30 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
            limit: int | None = None, fill=0) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
     (the Keys of each result mode; named by
-    `columns`, default the Keys' names) and `value`, one row per entry that is
+    `columns`, default the Keys' names; InputError when two columns, the value
+    column included, have one name) and `value`, one row per entry that is
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
-    all; `limit` keeps the first rows.
+    all; `limit` (None, or an int >= 0) keeps the first rows.
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
         {'n': array(['y', 'z'], dtype='<U1'), 'value': array([5., 2.])}
     """
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
+                              or limit < 0):
+        raise InputError(f"decode: limit must be None or a count of rows (an int >= 0), "
+                         f"got {limit!r}")
     names = list(columns) if columns is not None else [k.name for k in keys]
     if len(names) != len(keys):
         raise InputError(f"decode: {len(keys)} key codings but {len(names)} column names")
+    if len(set(names + [value])) != len(names) + 1:
+        raise InputError(f"decode: the columns {names + [value]} (key columns, then the "
+                         f"value) repeat a name, and one would replace the other; name "
+                         f"the key columns with columns=[...] (a Keys is named by "
+                         f"ep.Keys(..., name=...), default 'keys') and the value with "
+                         f"value=...")
     coords, vals = _entries(result, len(keys), fill)
     out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
     out[value] = vals
@@ -129,8 +145,11 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
     keys = (keys,) if isinstance(keys, str) else tuple(keys)
     if len(set(keys)) != len(keys):
         raise InputError(f"relation {name!r}: key columns repeat: {keys}")
-    for k in keys:
-        _column(columns, k, name)
+    rows = {k: len(_column(columns, k, name)) for k in keys}
+    if len(set(rows.values())) > 1:
+        shown = ", ".join(f"{k!r} has {n}" for k, n in rows.items())
+        raise InputError(f"relation {name!r}: the key columns have different lengths "
+                         f"({shown} rows); every column of a table has one value per row")
     return keys
 
 
@@ -149,10 +168,18 @@ def _values(columns, v, rows, sr, name) -> np.ndarray:
     if v is None:
         return np.ones(rows, dtype=sr.dtype)
     a = _column(columns, v, name) if isinstance(v, str) else np.asarray(v)
+    what = f"relation {name!r}: value column " + (repr(v) if isinstance(v, str)
+                                                   else "(an array)")
     if a.shape != (rows,):
-        raise InputError(f"relation {name!r}: value column {v if isinstance(v, str) else ''!r}"
-                         f" has shape {a.shape}, the key columns have {rows} rows")
-    return a.astype(sr.dtype, copy=False)
+        raise InputError(f"{what} has shape {a.shape}, the key columns have {rows} rows")
+    if a.dtype.kind not in "biufO":
+        raise InputError(f"{what} has dtype {a.dtype}; values are numbers (semiring "
+                         f"{sr.name} holds {sr.dtype})")
+    try:
+        return a.astype(sr.dtype, copy=False)
+    except (TypeError, ValueError):        # an object column of other things than numbers
+        raise InputError(f"{what} holds values that are not numbers (semiring {sr.name} "
+                         f"holds {sr.dtype})") from None
 
 
 def _format(keys, order, levels, coding, rows, name) -> Format:
@@ -172,8 +199,9 @@ def _entries(result, order, fill):
     if isinstance(result, Tensor):
         coords, vals = result.to_coords()
     elif hasattr(result, "tocoo"):
-        m = result.tocoo()
-        coords, vals = np.stack([m.row, m.col]).astype(np.int64), np.asarray(m.data)
+        m = result.tocoo()                  # coords: one array per mode (1-d arrays too)
+        coords = m.coords if hasattr(m, "coords") else (m.row, m.col)
+        coords, vals = np.stack(coords).astype(np.int64), np.asarray(m.data)
     else:
         a = np.asarray(result)
         coords = np.stack(np.nonzero(a != fill)) if a.ndim else np.zeros((0, 1), np.int64)

@@ -6,7 +6,8 @@ under the names its bounds give. The semiring's one is stored where the
 comparison holds and nothing elsewhere:
 
     range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
-            (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1)
+            (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1;
+            a bound past the codes, ±inf or a huge int, is open; NaN is refused)
     index   c0 op c1 on two indices: nothing stored (a dense tensor without
             values; its stream makes the pairs from the coordinates)
     value   v op bound at the entries the source input stores: the source's
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import operator
 
 import numpy as np
@@ -98,23 +100,35 @@ def _size(sizes, index, name) -> int:
     return sizes[index]
 
 
-def _bound(tv: CompareVar, b, inputs) -> float:
-    if not isinstance(b, str):
-        return float(b)
+def _bound(tv: CompareVar, b, inputs) -> int | float:
+    """The number a bound of tv stands for: an exact int (however large) or a
+    float (±inf allowed); InputError for a parameter that is missing, not one
+    number, or NaN (which compares with nothing)."""
+    if not isinstance(b, str):                     # written in the expression
+        return int(b) if isinstance(b, numbers.Integral) else float(b)
     if b not in inputs:
         raise InputError(f"missing parameter {b} (a bound of comparison {tv.name})")
-    v = np.asarray(inputs[b])
-    if v.shape != () or v.dtype.kind not in "iuf":
+    v = inputs[b]
+    if isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+        return int(v)                              # (a Python int past int64 too)
+    a = np.asarray(v)
+    if a.shape != () or a.dtype.kind not in "iuf":
         raise InputError(f"parameter {b} (a bound of comparison {tv.name}) must be one "
-                         f"number, got {inputs[b]!r}")
-    return float(v)
+                         f"number, got {v!r}")
+    x = a.item()
+    if isinstance(x, float) and math.isnan(x):
+        raise InputError(f"parameter {b} (a bound of comparison {tv.name}) is NaN, which "
+                         f"compares with nothing; give a number (±inf: an open bound)")
+    return x
 
 
 def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
-    """The codes c in 0..n-1 that pass every test of tv, a sparse vector."""
+    """The codes c in 0..n-1 that pass every test of tv, a sparse vector. A bound
+    is first clamped to -1..n+1, which no code passes or fails differently, so
+    ±inf and a huge int are an open (or an empty) bound."""
     lo, hi = 0, n
     for op, b in tv.tests:
-        x = _bound(tv, b, inputs)
+        x = min(max(_bound(tv, b, inputs), -1), n + 1)
         if op in (">=", ">"):
             lo = max(lo, math.ceil(x) if op == ">=" else math.floor(x) + 1)
         else:
