@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
-from .keys import BUILT as _BUILT, intern, known as _known, merge
+from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 from .show import show
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
     leaf_value as _leaf_value
@@ -88,7 +88,7 @@ def _is_scalar(x) -> bool:
         isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool))
 
 
-# const nodes of scalars met before, by (type, value): a scalar operand is one node
+# const nodes of scalars met before, by keys.scalar_key: a scalar operand is one node
 _CONSTS: dict = {}
 
 
@@ -97,7 +97,7 @@ def as_node(x) -> "LazyArray":
     if type(x) is LazyArray:
         return x
     if _is_scalar(x):
-        k = (type(x), x)
+        k = scalar_key(x)
         node = _CONSTS.get(k)
         if node is None:
             if len(_CONSTS) >= 1024:
@@ -252,13 +252,14 @@ class LazyArray:
                 self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = None, (k,)
             else:
-                t = (op, param, self.dtype)
+                t = (op, scalar_key(param), self.dtype)
                 self.key = self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = (), ()
             return
         a = args[0]
         if len(args) == 1:
-            t = (op, param, self.dtype, a.skey)
+            p = param if op != "map" else (param[0], scalar_key(param[1]))
+            t = (op, p, self.dtype, a.skey)
             self.skey = _known(t) or intern(t)
             self._leaves, self.lkeys = (a,) if a._leaves is None else a._leaves, a.lkeys
         else:

@@ -52,3 +52,24 @@ def test_duplicate_and_unsorted_scipy_entries_are_summed_and_the_input_is_kept(k
         np.testing.assert_allclose(dense(got), want, rtol=1e-12, atol=1e-12)
         for a, b in zip(before, (X.data, X.indices, X.indptr)):
             np.testing.assert_array_equal(a, b)          # the caller's object untouched
+
+
+def test_signed_zero_and_nan_scalars_are_distinct_operands_in_every_cache():
+    """0.0 and -0.0 are == but 1/x tells them apart: no node, replay or kernel
+    cache may take one for the other (built in either order, run twice)."""
+    w = np.array([1.0, -2.0, 0.5, 3.0])
+    S = sp.random_array((4, 3), density=0.5, format="csr", random_state=0)
+    for zeros in ((0.0, -0.0), (-0.0, 0.0), (np.float64(-0.0), np.float64(0.0))):
+        for _ in range(2):
+            a, x = ep.lazy(w.copy()), ep.lazy(S)
+            for z in zeros:
+                with np.errstate(all="ignore"):
+                    np.testing.assert_array_equal((a / z).compute(), w / z)
+                    got = (x.T @ (a / z)).compute()
+                    np.testing.assert_array_equal(got, S.T @ (w / z))
+            with np.errstate(all="ignore"):
+                want = w / zeros[0] + w / zeros[1]
+                np.testing.assert_array_equal((a / zeros[0] + a / zeros[1]).compute(), want)
+    a = ep.lazy(w)
+    assert (a + float("nan")).key == (a + float("nan")).key        # one NaN, one node
+    assert np.isnan((a * float("nan") + a * float("nan")).compute()).all()
