@@ -94,8 +94,7 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
     """
     expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
-    key = (expr, literal_bits(expr) if isinstance(expr, Expr) else None,
-           semiring if semiring is None else id(semiring), str(output),
+    key = (expr, literal_bits(expr), semiring if semiring is None else id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
            default_threads() if threads is None else threads, optimize,
