@@ -27,7 +27,7 @@ from ..expr.nodes import Expr
 from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 from .show import show
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
-    leaf_value as _leaf_value
+    leaf_value as _leaf_value, ones as _ones
 
 _DTYPE = type(np.dtype(np.float64))
 
@@ -205,7 +205,10 @@ def power(a, n) -> "LazyArray":
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
     a = as_node(a)
-    return LazyArray("pow", (a,), a.shape, (np.ones(1, a.dtype) ** int(n)).dtype, int(n))
+    dtype = (np.ones(1, a.dtype) ** int(n)).dtype
+    if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
+        return LazyArray("leaf", (), a.shape, dtype, _ones(a.shape, dtype))
+    return LazyArray("pow", (a,), a.shape, dtype, int(n))
 
 
 def transpose(a) -> "LazyArray":

@@ -10,7 +10,8 @@ node whose axes are named `ix` (None for an axis of size one, which broadcasts):
     A @ B      ->  Σ_k A[i,k]·B[k,j]         (k fresh; no Σ when k has size one)
     A.T        ->  A with its two names swapped
     a + b      ->  Add, a * b -> Mul, each operand named by numpy broadcasting
-    a / c      ->  (1/c)·a for a scalar c; a ** n -> n-fold Mul (n = 0: 1 + 0·a)
+    a / c      ->  (1/c)·a for a scalar c; a ** n -> n-fold Mul (n ≥ 1; a ** 0 is
+                   built as a leaf of ones)
     a.sum(ax)  ->  Σ over a fresh name per summed axis
     exp(a) ... ->  ep.map("exp", a) (and log, sqrt, abs, recip, maximum, minimum)
 
@@ -151,8 +152,7 @@ class Translator:
             return Mul(self.expr(a[0], child_names(node.shape, a[0], ix)),
                        Lit(1 / a[1].param))
         if op == "pow":
-            e = self.expr(a[0], ix)
-            return Add(Lit(1), Mul(Lit(0), e)) if node.param == 0 else e ** node.param
+            return self.expr(a[0], ix) ** node.param
         if op == "T":
             return self.expr(a[0], ix[::-1])
         if op == "map":     # ep.map: a contracted operand is its own temporary

@@ -75,6 +75,22 @@ def canonical(x):
     return y
 
 
+# read-only arrays of ones by (shape, dtype): the leaves of a ** 0 (one per kind,
+# so equal programs share the leaf)
+_ONES: dict = {}
+
+
+def ones(shape: tuple, dtype):
+    """A read-only array of ones of this shape and dtype (kept for the next call)."""
+    k = (shape, dtype)
+    if k not in _ONES:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        _ONES[k] = np.ones(shape, dtype)
+        _ONES[k].flags.writeable = False
+    return _ONES[k]
+
+
 def check_dtype(dtype, what):
     if dtype.kind not in "iuf":
         raise InputError(f"{what}: lazy arrays hold integers or floats, not {dtype}; "

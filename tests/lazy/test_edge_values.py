@@ -73,3 +73,18 @@ def test_signed_zero_and_nan_scalars_are_distinct_operands_in_every_cache():
     a = ep.lazy(w)
     assert (a + float("nan")).key == (a + float("nan")).key        # one NaN, one node
     assert np.isnan((a * float("nan") + a * float("nan")).compute()).all()
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+def test_a_power_zero_is_one_for_inf_and_nan_entries_fused_or_not(optimize):
+    A = np.array([[np.inf, 1.0, -np.inf], [np.nan, 2.0, 0.0]])
+    B = np.arange(6.0).reshape(3, 2)
+    for X in (A, sp.csr_array(A), A[1], np.array([[3, 0, -1]])):
+        Xd = dense(X)
+        for f in (lambda F, x: (x ** 0).sum(), lambda F, x: (x ** 0).sum(axis=-1),
+                  lambda F, x: F.exp(x ** 0) * 2, lambda F, x: (x ** 0) @ (x ** 0).T,
+                  lambda F, x: (x ** 0 + 1) @ B[:Xd.shape[-1]]):
+            with np.errstate(all="ignore"):
+                want = f(np, Xd)
+                got = f(ep, ep.lazy(X)).compute(optimize=optimize)
+            np.testing.assert_array_equal(dense(got), want)
