@@ -88,3 +88,14 @@ def test_a_power_zero_is_one_for_inf_and_nan_entries_fused_or_not(optimize):
                 want = f(np, Xd)
                 got = f(ep, ep.lazy(X)).compute(optimize=optimize)
             np.testing.assert_array_equal(dense(got), want)
+
+
+def test_a_sparse_result_shares_no_memory_with_the_inputs():
+    S = sp.csr_array(np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0], [4.0, 0.0, 5.0]]))
+    U = np.arange(6.0).reshape(3, 2)
+    s, u = ep.lazy(S), ep.lazy(U)
+    for _ in range(2):                                  # recorded, then replayed
+        for r in ep.compute(s, s * (u @ u.T), ep.sqrt(s), s.T, s * 2, s * s):
+            assert sp.issparse(r)
+            for a in (r.data, r.indices, r.indptr):
+                assert not any(np.shares_memory(a, b) for b in (S.data, S.indices, S.indptr))
