@@ -24,7 +24,7 @@ from collections import Counter
 
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Add, Expr, Index, Lit, Mul, Sum
-from .array import LazyArray, as_node, binary, matmul, reduce_sum, transpose
+from .array import LazyArray, as_node, binary, map_node, matmul, reduce_sum, transpose
 
 # maps with f(0) = 0 keep their operand's support (maximum/minimum by their scalar)
 ZERO_PRESERVING = {"sqrt", "abs"}
@@ -78,13 +78,16 @@ def _pair_sum(a: LazyArray, b: LazyArray) -> LazyArray:
     return reduce_sum(binary("mul", a, b))
 
 
-def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
+def expand_squares(node: LazyArray, fired: list, memo=None, finite=None) -> LazyArray:
     """The program with every full sum of a square of a sum with a matrix product
-    among its terms expanded (see the module doc); `fired` collects what fired."""
+    among its terms expanded (see the module doc); `fired` collects what fired.
+    finite(x) (default: always) says whether the squared x is finite: an inf or
+    nan term would make the expansion's inf - inf a nan, so it is not expanded.
+    The expansion is clamped at 0 (its cancellation can go below)."""
     memo = {} if memo is None else memo
     if node.key in memo:
         return memo[node.key]
-    args = tuple(expand_squares(a, fired, memo) for a in node.args)
+    args = tuple(expand_squares(a, fired, memo, finite) for a in node.args)
     n = node if all(x is y for x, y in zip(args, node.args)) else \
         LazyArray(node.op, args, node.shape, node.dtype, node.param)
     out = n
@@ -93,7 +96,8 @@ def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
         x = n.args[0].args[0]
         terms = _terms(x)
         if (x.ndim == 2 and len(terms) > 1 and any(_is_product(t) for _, t in terms)
-                and all(t.shape == x.shape for _, t in terms)):
+                and all(t.shape == x.shape for _, t in terms)
+                and (finite is None or finite(x))):
             parts = []
             for a, (ca, ta) in enumerate(terms):
                 for b in range(a, len(terms)):
@@ -104,6 +108,7 @@ def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
             out = parts[0]
             for p in parts[1:]:
                 out = binary("add", out, p)
+            out = map_node("maximum", out, 0)       # a sum of squares is never < 0
             if out.dtype != n.dtype:
                 out = LazyArray(out.op, out.args, out.shape, n.dtype, out.param)
             fired.append(f"square expansion: Σ (Σ_a c_a·t_a)² over {len(terms)} terms "

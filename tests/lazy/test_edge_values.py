@@ -99,3 +99,20 @@ def test_a_sparse_result_shares_no_memory_with_the_inputs():
             assert sp.issparse(r)
             for a in (r.data, r.indices, r.indptr):
                 assert not any(np.shares_memory(a, b) for b in (S.data, S.indices, S.indptr))
+
+
+def test_the_square_expansion_is_never_negative_nor_nan_for_a_non_finite_input():
+    rng = np.random.default_rng(0)
+    U, V = rng.random((50, 4)) * 100, rng.random((40, 4)) * 100
+    loss = lambda F, x, u, v: ((x - u @ v.T) ** 2).sum()            # noqa: E731
+    exact = ep.compute(loss(ep, ep.lazy(U @ V.T), ep.lazy(U), ep.lazy(V)))
+    assert 0 <= exact <= 1e-6 * (U @ V.T).max() ** 2            # cancellation, clamped
+    for bad in (np.inf, -np.inf, np.nan):                       # replays a finite run first
+        for where in ("x", "u"):
+            X, Uc = U @ V.T, U.copy()
+            (X if where == "x" else Uc)[3, 1] = bad
+            for Xk in (X, sp.csr_array(X)):
+                got = loss(ep, ep.lazy(Xk), ep.lazy(Uc), ep.lazy(V)).compute()
+                with np.errstate(all="ignore"):
+                    want = loss(np, X, Uc, V)
+                np.testing.assert_array_equal(got, want)
