@@ -31,7 +31,7 @@ from .c.export_names import check_export_name
 from .errors import EtchpyError, InputError
 from .expr import reference
 from .expr.nodes import Expr, as_expr, free_indices
-from .expr.walk import tensors
+from .expr.walk import literal_bits, tensors
 from .formats import Format
 from .semiring import Semiring
 from .expr.einsum import einsum_expr
@@ -94,7 +94,7 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
     """
     expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
-    key = (expr, semiring if semiring is None else id(semiring), str(output),
+    key = (expr, literal_bits(expr), semiring if semiring is None else id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
            default_threads() if threads is None else threads, optimize,

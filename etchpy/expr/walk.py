@@ -2,6 +2,7 @@
 product spines."""
 from __future__ import annotations
 
+import struct
 from typing import Iterator
 
 from ..errors import ExpressionTypeError
@@ -46,3 +47,12 @@ def tensors(e: Expr) -> dict[str, TensorVar]:
 
 def uses_negation(e: Expr) -> bool:
     return any(isinstance(x, Lit) and x.negation for x in subexprs(e))
+
+
+def literal_bits(e: Expr) -> tuple:
+    """The bit patterns of e's float literals and map arguments, in order: what
+    Expr equality misses (Lit(0.0) == Lit(-0.0), yet 1/x differs), for caches
+    keyed by an expression."""
+    vals = [x.value if isinstance(x, Lit) else x.arg for x in subexprs(e)
+            if isinstance(x, Lit) or isinstance(x, Map) and x.arg is not None]
+    return tuple(struct.pack("<d", v) if isinstance(v, float) else v for v in vals)

@@ -24,9 +24,10 @@ import numpy as np
 from ..errors import InputError
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
-from .keys import BUILT as _BUILT, intern, known as _known, merge
+from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 from .show import show
-from .wrap import check_dtype as _check_dtype, leaf_value as _leaf_value
+from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
+    leaf_value as _leaf_value, ones as _ones
 
 _DTYPE = type(np.dtype(np.float64))
 
@@ -43,6 +44,9 @@ def lazy(x, constant: bool = False) -> "LazyArray":
     constant=True declares it known ahead of time (weights): only then may
     `ep.compute(..., max_rel_error=...)` approximate it (docs/approximations.md);
     exact computation treats it as any other operand.
+
+    A scipy input whose entries are not canonical (duplicates, unsorted) is held
+    as a canonical copy made now (duplicates summed; x itself is not modified).
 
     Raises: InputError for another kind of input, more than two dimensions or a
     dtype that is neither integer nor float (bool: cast it first).
@@ -66,6 +70,8 @@ def lazy(x, constant: bool = False) -> "LazyArray":
         _check_dtype(value.dtype, "ep.lazy")
         if value is x:
             _WRAPPED.add(t)
+    if type(value) is not np.ndarray:
+        value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
     node = LazyArray("leaf", (), value.shape, value.dtype, value)
     node.constant = bool(constant)
     return node
@@ -82,7 +88,7 @@ def _is_scalar(x) -> bool:
         isinstance(x, (numbers.Number, np.generic)) and not isinstance(x, bool))
 
 
-# const nodes of scalars met before, by (type, value): a scalar operand is one node
+# const nodes of scalars met before, by keys.scalar_key: a scalar operand is one node
 _CONSTS: dict = {}
 
 
@@ -91,7 +97,7 @@ def as_node(x) -> "LazyArray":
     if type(x) is LazyArray:
         return x
     if _is_scalar(x):
-        k = (type(x), x)
+        k = scalar_key(x)
         node = _CONSTS.get(k)
         if node is None:
             if len(_CONSTS) >= 1024:
@@ -199,7 +205,10 @@ def power(a, n) -> "LazyArray":
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
     a = as_node(a)
-    return LazyArray("pow", (a,), a.shape, (np.ones(1, a.dtype) ** int(n)).dtype, int(n))
+    dtype = (np.ones(1, a.dtype) ** int(n)).dtype
+    if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
+        return LazyArray("leaf", (), a.shape, dtype, _ones(a.shape, dtype))
+    return LazyArray("pow", (a,), a.shape, dtype, int(n))
 
 
 def transpose(a) -> "LazyArray":
@@ -246,13 +255,14 @@ class LazyArray:
                 self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = None, (k,)
             else:
-                t = (op, param, self.dtype)
+                t = (op, scalar_key(param), self.dtype)
                 self.key = self.skey = _known(t) or intern(t)
                 self._leaves, self.lkeys = (), ()
             return
         a = args[0]
         if len(args) == 1:
-            t = (op, param, self.dtype, a.skey)
+            p = param if op != "map" else (param[0], scalar_key(param[1]))
+            t = (op, p, self.dtype, a.skey)
             self.skey = _known(t) or intern(t)
             self._leaves, self.lkeys = (a,) if a._leaves is None else a._leaves, a.lkeys
         else:

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
+from ..expr.walk import literal_bits
 from .array import LazyArray
 from .show import show
 from .replay import KERNEL_CACHE_SIZE, LRU
@@ -80,7 +81,7 @@ class KernelContext:
         opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
         if ev.tuning is None:
             opts["limits"] = DEFAULT_SATURATION
-        key = (e, fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
+        key = (e, literal_bits(e), fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
         if kern is None:

@@ -22,6 +22,9 @@ computed twice.
 from __future__ import annotations
 
 import itertools
+import struct
+
+import numpy as np
 
 INTERN_LIMIT = 1 << 15
 
@@ -45,6 +48,18 @@ def intern(t: tuple) -> int:
             _TABLE.clear()
         k = _TABLE[t] = next(_NEXT)
     return k
+
+
+def scalar_key(x):
+    """A scalar operand as a key: its type and, for a float, its bit pattern, so
+    that scalars == calls equal but numpy tells apart (0.0 and -0.0: 1/x
+    differs) are distinct keys, and one NaN is one key (NaN != NaN)."""
+    t = type(x)
+    if t is float:
+        return (t, struct.pack("<d", x))
+    if isinstance(x, np.floating):
+        return (t, x.tobytes())
+    return (t, x)
 
 
 def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):

@@ -30,18 +30,24 @@ with a zero) is computed on dense copies, as numpy's 0·inf = nan requires.
 """
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from ..api import compile as compile_kernel
 from ..errors import InputError
 from ..expr.nodes import Expr
 from . import fusion
 from .array import RUN, as_node
 from .show import show
-from .replay import PROGRAMS, Tape, signature, tuning_key
+from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
 from .steps import Evaluator, to_result
 from .translate import expand_squares, share
 
 
-def _program(arrays, rewrite: bool):
+def _program(arrays, rewrite: bool, guards=None):
+    """(nodes, outputs after the rewrites, uses, rewrites fired); the leaves whose
+    finiteness allowed a rewrite are appended to guards as (leaf, finite)."""
     if not arrays:
         raise InputError("ep.compute needs at least one lazy array")
     nodes = [as_node(a) for a in arrays]
@@ -49,10 +55,29 @@ def _program(arrays, rewrite: bool):
     outs, uses = share(nodes)
     if rewrite and _sums_a_power(outs, set()):
         memo: dict = {}
-        expanded = [expand_squares(n, fired, memo) for n in outs]
+        check = functools.partial(_finite, [] if guards is None else guards, {})
+        expanded = [expand_squares(n, fired, memo, check) for n in outs]
         if fired:
             outs, uses = share(expanded)
     return nodes, outs, uses, fired
+
+
+def _finite(guards: list, seen: dict, n) -> bool:
+    """Whether n is finite by its leaves and constants (each leaf checked once and
+    noted in guards), through operations that keep finiteness (a map other than
+    abs, maximum and minimum may not: log(0))."""
+    if n.key not in seen:
+        if n.op == "leaf":
+            seen[n.key] = ok = finite_value(n.param)
+            guards.append((n, ok))
+        elif n.op == "const":
+            seen[n.key] = bool(np.isfinite(n.param))
+        elif n.op == "map" and n.param[0] not in ("abs", "maximum", "minimum") or (
+                n.op == "map" and not np.isfinite(n.param[1])):
+            seen[n.key] = False
+        else:
+            seen[n.key] = all(_finite(guards, seen, a) for a in n.args)
+    return seen[n.key]
 
 
 def _sums_a_power(nodes, seen: set) -> bool:
@@ -98,9 +123,11 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     tape = PROGRAMS.get(key) if tkey is not False else None
     results = None if tape is None else tape.replay([leaf.param for leaf in leaves])
     if results is None:
-        _, outs, uses, _ = _program(nodes, optimize)
+        checked: list = []
+        _, outs, uses, _ = _program(nodes, optimize, checked)
         ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning,
                        leaves=leaves)
+        ev.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
         if optimize:
             fusion.choose(ev, outs)
         results = tuple(to_result(o, ev.value(o)) for o in outs)

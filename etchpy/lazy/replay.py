@@ -124,11 +124,12 @@ class Tape:
 
 
 def result(v, dtype, shape, is_leaf: bool):
-    """A computed value as compute returns it: a csr array for a sparse value, a
-    numpy scalar for 0-d, else a numpy array (a copy of an input array)."""
+    """A computed value as compute returns it: a csr array for a sparse value (its
+    own arrays: a sparse step may share an input's pattern), a numpy scalar for
+    0-d, else a numpy array (a copy of an input array)."""
     if type(v) is not np.ndarray and hasattr(v, "tocsr"):
         import scipy.sparse as sps
-        return sps.csr_array(v)
+        return sps.csr_array(v, copy=True)
     arr = np.asarray(v, dtype=dtype).reshape(shape)
     return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
 

@@ -10,7 +10,8 @@ node whose axes are named `ix` (None for an axis of size one, which broadcasts):
     A @ B      ->  Σ_k A[i,k]·B[k,j]         (k fresh; no Σ when k has size one)
     A.T        ->  A with its two names swapped
     a + b      ->  Add, a * b -> Mul, each operand named by numpy broadcasting
-    a / c      ->  (1/c)·a for a scalar c; a ** n -> n-fold Mul (n = 0: 1 + 0·a)
+    a / c      ->  (1/c)·a for a scalar c; a ** n -> n-fold Mul (n ≥ 1; a ** 0 is
+                   built as a leaf of ones)
     a.sum(ax)  ->  Σ over a fresh name per summed axis
     exp(a) ... ->  ep.map("exp", a) (and log, sqrt, abs, recip, maximum, minimum)
 
@@ -23,7 +24,7 @@ from collections import Counter
 
 from ..expr.maps import map as map_expr
 from ..expr.nodes import Add, Expr, Index, Lit, Mul, Sum
-from .array import LazyArray, as_node, binary, matmul, reduce_sum, transpose
+from .array import LazyArray, as_node, binary, map_node, matmul, reduce_sum, transpose
 
 # maps with f(0) = 0 keep their operand's support (maximum/minimum by their scalar)
 ZERO_PRESERVING = {"sqrt", "abs"}
@@ -77,13 +78,16 @@ def _pair_sum(a: LazyArray, b: LazyArray) -> LazyArray:
     return reduce_sum(binary("mul", a, b))
 
 
-def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
+def expand_squares(node: LazyArray, fired: list, memo=None, finite=None) -> LazyArray:
     """The program with every full sum of a square of a sum with a matrix product
-    among its terms expanded (see the module doc); `fired` collects what fired."""
+    among its terms expanded (see the module doc); `fired` collects what fired.
+    finite(x) (default: always) says whether the squared x is finite: an inf or
+    nan term would make the expansion's inf - inf a nan, so it is not expanded.
+    The expansion is clamped at 0 (its cancellation can go below)."""
     memo = {} if memo is None else memo
     if node.key in memo:
         return memo[node.key]
-    args = tuple(expand_squares(a, fired, memo) for a in node.args)
+    args = tuple(expand_squares(a, fired, memo, finite) for a in node.args)
     n = node if all(x is y for x, y in zip(args, node.args)) else \
         LazyArray(node.op, args, node.shape, node.dtype, node.param)
     out = n
@@ -92,7 +96,8 @@ def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
         x = n.args[0].args[0]
         terms = _terms(x)
         if (x.ndim == 2 and len(terms) > 1 and any(_is_product(t) for _, t in terms)
-                and all(t.shape == x.shape for _, t in terms)):
+                and all(t.shape == x.shape for _, t in terms)
+                and (finite is None or finite(x))):
             parts = []
             for a, (ca, ta) in enumerate(terms):
                 for b in range(a, len(terms)):
@@ -103,6 +108,7 @@ def expand_squares(node: LazyArray, fired: list, memo=None) -> LazyArray:
             out = parts[0]
             for p in parts[1:]:
                 out = binary("add", out, p)
+            out = map_node("maximum", out, 0)       # a sum of squares is never < 0
             if out.dtype != n.dtype:
                 out = LazyArray(out.op, out.args, out.shape, n.dtype, out.param)
             fired.append(f"square expansion: Σ (Σ_a c_a·t_a)² over {len(terms)} terms "
@@ -151,8 +157,7 @@ class Translator:
             return Mul(self.expr(a[0], child_names(node.shape, a[0], ix)),
                        Lit(1 / a[1].param))
         if op == "pow":
-            e = self.expr(a[0], ix)
-            return Add(Lit(1), Mul(Lit(0), e)) if node.param == 0 else e ** node.param
+            return self.expr(a[0], ix) ** node.param
         if op == "T":
             return self.expr(a[0], ix[::-1])
         if op == "map":     # ep.map: a contracted operand is its own temporary

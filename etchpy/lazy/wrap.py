@@ -1,5 +1,6 @@
 """What ep.lazy accepts: the value a leaf holds (a numpy array, or a scipy csr or
-csc array sharing the wrapped object's arrays) and its dtype check."""
+csc array sharing the wrapped object's arrays, or a canonical copy of one whose
+entries are not canonical) and its dtype check."""
 from __future__ import annotations
 
 import numbers
@@ -58,6 +59,36 @@ def _array_view(x, sps):
         key = id(x)
         _VIEWS[key] = (weakref.ref(x, lambda _, k=key: _VIEWS.pop(k, None)), arrays, y)
     return y
+
+
+def canonical(x):
+    """x itself when its stored entries are canonical (sorted within each row or
+    column, no duplicates: scipy caches the answer), else a canonical copy
+    (duplicates summed, sorted); the caller's object is never modified. Every
+    step of a lazy program reads a sparse leaf's pattern and stored values
+    as its entries (a sampled pattern, a map of stored values), as the compiled
+    kernels' input path canonicalises its scipy inputs."""
+    if x.has_canonical_format:
+        return x
+    y = x.copy()
+    y.sum_duplicates()
+    return y
+
+
+# read-only arrays of ones by (shape, dtype): the leaves of a ** 0 (one per kind,
+# so equal programs share the leaf)
+_ONES: dict = {}
+
+
+def ones(shape: tuple, dtype):
+    """A read-only array of ones of this shape and dtype (kept for the next call)."""
+    k = (shape, dtype)
+    if k not in _ONES:
+        if len(_ONES) >= 64:
+            _ONES.clear()
+        _ONES[k] = np.ones(shape, dtype)
+        _ONES[k].flags.writeable = False
+    return _ONES[k]
 
 
 def check_dtype(dtype, what):
