@@ -55,7 +55,9 @@ class Presence:
           front;
         * a load of a flagged temporary: its flag at the same cell;
         * the semiring's zero as a constant (an absent operand, with its
-          front test folded away by schedule.phases): never;
+          front test folded away by schedule.phases): never; but a product
+          with it, in a semiring that allows NaN, where its other factor is
+          (NaN·0 is NaN, so `A[i,j]·0.0` stores A's entries);
         * a map with f(0) = 0: its operand's presence (one with f(0) ≠ 0
           walks its operand's dense domain: present everywhere);
         * anything else (a stored value, a constant, a map) is present."""
@@ -67,6 +69,10 @@ class Presence:
                 return or_(and_(a.cond, pa), and_(b.cond, pb))
             case Ring("add", a, b):
                 return or_(self.of(a), self.of(b))
+            case Ring("mul", a, b) if self.sr.allows_nan and self._absent(b):
+                return self.of(a)        # NaN·0 is NaN: a written 0 factor makes a value
+            case Ring("mul", a, b) if self.sr.allows_nan and self._absent(a):
+                return self.of(b)
             case Ring("mul", a, b):
                 return and_(self.of(a), self.of(b))
             case Ring(op, a, Const(arg)) if maps.is_map(op) and maps.keeps_zero(op, arg):

@@ -194,6 +194,24 @@ def test_a_computed_zero_is_an_entry():
     assert _as_csr(got).toarray()[0, 0] == 0.0
 
 
+@pytest.mark.parametrize("out", ["csr", "csc", "dcsr", "coo"])
+@pytest.mark.parametrize("sr", ["real", "real32", "min_plus"])
+def test_a_product_with_a_literal_zero_keeps_a_stored_nan(out, sr):
+    """NaN·0 is NaN: where a semiring allows NaN, A[i,j]·0 stores A's entries
+    (the C output dropped them, the stream interpreter kept them); elsewhere a
+    zero literal annihilates, and the backends agree on the values."""
+    s = ep.semirings.get(sr)
+    M = np.array([[np.nan if s.allows_nan else 4.0, 1.0, 0.0], [0.0, 2.0, 0.0]])
+    A = ep.tensor("A", 2, format="csr")
+    res = {be: ep.evaluate(A[i, j] * s.zero, A=sp.csr_array(M.astype(s.dtype)), semiring=sr,
+                           output=out, backend=be) for be in ("c", "streams")}
+    vals = {be: dense_value(r, s) for be, r in res.items()}
+    assert np.array_equal(vals["c"], vals["streams"], equal_nan=True)
+    if s.allows_nan:
+        assert (stored(res["c"], M.shape) == stored(res["streams"], M.shape)).all()
+        assert stored(res["c"], M.shape).sum() == 3 and np.isnan(vals["c"][0, 0])
+
+
 def test_always_producing_levels_keep_no_flag():
     """A union or an intersection walked on its stored side produces at each of
     its states, and a dense inner level at each cell: no flag, no rollback."""
