@@ -72,9 +72,11 @@ def _finite(guards: list, seen: dict, n) -> bool:
             guards.append((n, ok))
         elif n.op == "const":
             seen[n.key] = bool(np.isfinite(n.param))
-        elif n.op == "map" and n.param[0] not in ("abs", "maximum", "minimum") or (
-                n.op == "map" and not np.isfinite(n.param[1])):
-            seen[n.key] = False
+        elif n.op == "map":
+            fn, arg = n.param
+            seen[n.key] = (fn in ("abs", "maximum", "minimum")
+                           and (arg is None or bool(np.isfinite(arg)))
+                           and _finite(guards, seen, n.args[0]))
         else:
             seen[n.key] = all(_finite(guards, seen, a) for a in n.args)
     return seen[n.key]

@@ -116,3 +116,15 @@ def test_the_square_expansion_is_never_negative_nor_nan_for_a_non_finite_input()
                 with np.errstate(all="ignore"):
                     want = loss(np, X, Uc, V)
                 np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("wrap", ["abs", "maximum", "exp"])
+def test_the_square_expansion_looks_through_maps_of_its_terms(wrap):
+    """A map inside the squared residual (abs(X), maximum(X, 0), exp(X)) is checked
+    for finiteness like any operand (a map without a scalar argument crashed)."""
+    rng = np.random.default_rng(1)
+    X, U, V = rng.random((6, 5)) - 0.5, rng.random((6, 2)), rng.random((5, 2))
+    f = {"abs": (ep.abs, np.abs), "exp": (ep.exp, np.exp),
+         "maximum": (lambda a: ep.maximum(a, 0.0), lambda a: np.maximum(a, 0.0))}[wrap]
+    got = ((f[0](ep.lazy(X)) - ep.lazy(U) @ ep.lazy(V).T) ** 2).sum().compute()
+    assert np.isclose(got, ((f[1](X) - U @ V.T) ** 2).sum())
