@@ -41,7 +41,8 @@ from .runtime.identity import user_tensors, with_identities
 from .runtime.predicates import dense_value, parameter_names
 from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
-                             index_sizes, make_output, positional_error, prepare_semiring)
+                             index_sizes, is_scipy_sparse, make_output, positional_error,
+                             prepare_semiring)
 from .runtime import foreign
 from .runtime.kernel import Kernel
 from .runtime.request import default_threads
@@ -226,8 +227,8 @@ def _refuse_inputs_as_options(**options):
     """An EtchpyError when an option of evaluate holds an array: the input of a
     tensor named like the option (`order`, `tuning`, ...) lands there."""
     for name, value in options.items():
-        if (isinstance(value, (np.ndarray, Tensor)) or foreign.kind(value)
-                or type(value).__module__.startswith("scipy.sparse")):
+        if isinstance(value, (np.ndarray, Tensor)) or foreign.kind(value) or \
+                is_scipy_sparse(value):
             raise EtchpyError(f"ep.evaluate's option {name}= got an array: a tensor named "
                               f"{name!r} cannot take its input through ep.evaluate, whose "
                               f"keyword it is; rename the tensor, or call "

@@ -55,4 +55,10 @@ def literal_bits(e: Expr) -> tuple:
     keyed by an expression."""
     vals = [x.value if isinstance(x, Lit) else x.arg for x in subexprs(e)
             if isinstance(x, Lit) or isinstance(x, Map) and x.arg is not None]
-    return tuple(struct.pack("<d", v) if isinstance(v, float) else v for v in vals)
+    return tuple(float_bits(v) for v in vals)
+
+
+def float_bits(v):
+    """A float as its bit pattern (0.0 and -0.0 differ, every NaN of one pattern is
+    one value); anything else as it is."""
+    return struct.pack("<d", v) if isinstance(v, float) else v

@@ -22,9 +22,10 @@ computed twice.
 from __future__ import annotations
 
 import itertools
-import struct
 
 import numpy as np
+
+from ..expr.walk import float_bits
 
 INTERN_LIMIT = 1 << 15
 
@@ -54,12 +55,7 @@ def scalar_key(x):
     """A scalar operand as a key: its type and, for a float, its bit pattern, so
     that scalars == calls equal but numpy tells apart (0.0 and -0.0: 1/x
     differs) are distinct keys, and one NaN is one key (NaN != NaN)."""
-    t = type(x)
-    if t is float:
-        return (t, struct.pack("<d", x))
-    if isinstance(x, np.floating):
-        return (t, x.tobytes())
-    return (t, x)
+    return (type(x), x.tobytes() if isinstance(x, np.floating) else float_bits(x))
 
 
 def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):

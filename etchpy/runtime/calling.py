@@ -135,7 +135,7 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     for name, value in inputs.items():
         if name not in declared:
             continue
-        if name in fused and io_._is_scipy_sparse(value):
+        if name in fused and io_.is_scipy_sparse(value):
             value, replaced = io_.as_tensor(value, declared[name], sr), True
         out[name] = value
     if not replaced:

@@ -188,7 +188,7 @@ def as_tensor(value, tvar, sr: Semiring) -> Tensor:
     try:
         if isinstance(value, Tensor):
             t = value
-        elif _is_scipy_sparse(value):  # validated before any of scipy's own code reads it
+        elif is_scipy_sparse(value):  # validated before any of scipy's own code reads it
             t = Tensor.from_scipy(value, fmt, semiring=sr, name=name)
         else:
             arr = np.asarray(value)
@@ -222,7 +222,7 @@ def _too_big(value, tvar) -> InputError:
     """The InputError for an input whose conversion to `tvar`'s format cannot be
     allocated (a large sparse matrix bound to a tensor declared dense, say)."""
     hint = ""
-    if tvar.format.is_dense and _is_scipy_sparse(value):
+    if tvar.format.is_dense and is_scipy_sparse(value):
         own = getattr(value, "format", "csr")
         hint = (f"; {tvar.name} is declared dense (the default): declare the input's "
                 f"own format, ep.tensor({tvar.name!r}, {tvar.order}, format={own!r}) "
@@ -246,7 +246,7 @@ def describe(value) -> str:
     """A few words naming what an input value is, for messages."""
     if isinstance(value, Tensor):
         return f"an ep.Tensor of shape {value.shape}, format {value.format}"
-    if _is_scipy_sparse(value):
+    if is_scipy_sparse(value):
         return f"a scipy {type(value).__name__} ({value.format}) of shape {value.shape}"
     if foreign.kind(value):
         return foreign.describe(value)
@@ -262,7 +262,7 @@ def conversion_note(value, tvar) -> str | None:
     fmt, name = tvar.format, tvar.name
     if isinstance(value, Tensor):
         have, fix = value.format, f"{name}.convert({str(fmt)!r})"
-    elif _is_scipy_sparse(value):
+    elif is_scipy_sparse(value):
         have = value.format
         fix = (f"{name}.toarray()" if fmt.is_dense
                else f"ep.Tensor.from_scipy({name}, {str(fmt)!r})")
@@ -282,7 +282,8 @@ def conversion_note(value, tvar) -> str | None:
             f"e.g. {fix}")
 
 
-def _is_scipy_sparse(x) -> bool:
+def is_scipy_sparse(x) -> bool:
+    """Is x a scipy.sparse array or matrix (told by its module, without importing scipy)?"""
     mod = type(x).__module__
     return mod.startswith("scipy.sparse")
 
