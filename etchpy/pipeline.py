@@ -34,6 +34,7 @@ from . import lower
 from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
+from .plan import nesting
 from .plan import plan as planning
 from .plan.convert import kernel_tensors
 from .plan.cost import Stats
@@ -102,6 +103,7 @@ class Compiled:
     costs: tuple[float, float, bool] | None
     expr: Expr
     program: lower.Program
+    nesting: tuple[str, ...] = ()
 
 
 def compile_request(req: Request) -> Compiled:
@@ -109,7 +111,7 @@ def compile_request(req: Request) -> Compiled:
     optimized = run_optimizer(req)
     if optimized is not None:
         dump("optimizer", optimized.explain)
-    plan, costs = choose_plan(req, optimized)
+    plan, costs, nested = choose_plan(req, optimized)
     if req.order is None:       # dense three-factor steps as Khatri-Rao + GEMM (BLAS)
         plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, Stats(
             req.options.get("dims"), req.options.get("nnz"), plan.origin, req.tuning).dim)
@@ -118,7 +120,7 @@ def compile_request(req: Request) -> Compiled:
     dump("streams", lambda: "\n".join(program.streams_text))
     dump("imp", lambda: imp.show(program.body))
     expr = optimized.expr if costs is not None and costs[2] else req.expr
-    compiled = Compiled(req, optimized, plan, costs, expr, program)
+    compiled = Compiled(req, optimized, plan, costs, expr, program, nested)
     dump("c", lambda: render_c(compiled).c)
     return compiled
 
@@ -131,42 +133,62 @@ def run_optimizer(req: Request) -> Optimized | None:
 
 
 def choose_plan(req: Request, optimized: Optimized | None):
-    """(plan, costs): the plan to compile and, when the optimizer ran, what it cost.
+    """(plan, costs, nesting lines): the plan to compile, what it cost when the
+    optimizer ran, and explain()'s lines on the written nesting.
 
-    Without the optimizer, the expression as written is planned with the
-    heuristic loop orders. With it, the written expression is planned fused and
-    the optimizer's factored apart, every step's loop order priced
-    (plan.cost); the rewrite is compiled only when its plan costs at most
+    The written expression is planned in its cheapest nesting (plan.nesting): each
+    Σ nested in a product as its own step, as written, or flattened into the
+    product's loops, whichever the cost model prices lower, so a plan is never
+    priced above the nesting the user wrote. With the optimizer, its rewrite is
+    planned the same way and compiled only when its plan costs at most
     `tuning.rewrite_margin` times the written one (math.inf: always). The model
     is coarse and sizes are guesses at compile time, so a constant-factor saving
     is not worth the risk while an asymptotic one is. The rewrite must use the
-    same tensors (the kernel's signature) and be walkable in some loop order.
+    same tensors (the kernel's signature) and be walkable in some loop order; the
+    optimizer's alternatives, one class's choice apart, are priced beside it.
+    Without the optimizer, each step keeps the heuristic loop order.
 
     Without a user order, a plan may read inputs converted to another format
     (plan.convert): when no loop order walks them as declared, and, with the
     optimizer, when that is priced much cheaper. Costs include the conversions.
     """
     out_format = req.out_format
-    if optimized is None:
-        return planning.make_plan(req.expr, req.out_indices, req.order,
-                                  out_format=out_format), None
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning,
                   fibers=req.measured.fibers if req.measured is not None else ())
-    written = planning.make_plan(req.expr, req.out_indices, req.order, stats=stats,
-                                 out_format=out_format)
-    cost_written = planning.total_cost(written, stats.with_origin(written.origin), out_format)
+    written = nesting.best(req.expr, req.out_indices, req.order, stats, out_format,
+                           plan_stats=optimized is not None)
+    if optimized is None:
+        return written.plan, None, tuple(written.lines())
+    cost_written = written.price
+    unchanged = (cost_written, cost_written, False), tuple(written.lines())
     if optimized.expr == req.expr or tensors(optimized.expr) != req.tensors:
-        return written, (cost_written, cost_written, False)
-    try:
-        rewritten = planning.make_plan(optimized.expr, req.out_indices, req.order,
-                                       keep_factored=True, stats=stats, out_format=out_format)
-    except OrderError:          # a user order cannot walk the rewrite's sparse inputs
-        return written, (cost_written, math.inf, False)
-    cost_rewritten = planning.total_cost(rewritten, stats.with_origin(rewritten.origin),
-                                         out_format)
-    if cost_rewritten <= req.tuning.rewrite_margin * cost_written:
-        return rewritten, (cost_written, cost_rewritten, True)
-    return written, (cost_written, cost_rewritten, False)
+        return (written.plan, *unchanged)
+    rewritten = _cheapest_rewrite(req, optimized, stats)
+    if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
+        return written.plan, (cost_written, math.inf, False), unchanged[1]
+    if rewritten.price <= req.tuning.rewrite_margin * cost_written:
+        return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1]
+    return written.plan, (cost_written, rewritten.price, False), unchanged[1]
+
+
+def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
+    """The optimizer's term or one of its alternatives (Optimized.alternatives: the
+    e-graph's estimate ties where the plan model does not), whichever plans
+    cheapest in its best nesting; None when no loop order walks any of them. A
+    sketched result (optimizer_options sketch=) keeps the nesting the sketch states."""
+    best = None
+    sketched = bool(optimized.searches)     # a sketch states the nesting: kept as it is
+    for e in (optimized.expr,) if sketched else (optimized.expr, *optimized.alternatives):
+        if tensors(e) != req.tensors:
+            continue
+        try:
+            got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,
+                               only_written=sketched)
+        except OrderError:
+            continue
+        if best is None or got.price < best.price:
+            best = got
+    return best
 
 
 def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
@@ -237,6 +259,9 @@ def explain(compiled: Compiled, optimized: Optimized | None) -> str:
         out += ["optimizer:", *("  " + ln for ln in optimized.search_lines())]
     if compiled.costs is not None:
         out += ["estimated work (plan cost model):", "  " + _costs_text(compiled.costs)]
+    if compiled.nesting:
+        out += (["estimated work (plan cost model):"] if compiled.costs is None else []) \
+            + ["  " + ln for ln in compiled.nesting]
     if compiled.costs is not None or req.measured is not None:
         out += ["  " + ln for ln in size_notes(req.expr, req.options.get("dims"),
                                               req.options.get("nnz"), req.tuning,

@@ -60,7 +60,8 @@ class Tuning:
             short_intersect, hide_segment_counters, unswitch, phases,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
-            hoist_probes, clip_ranges, fused_rows, fused_temporaries.
+            hoist_probes, clip_ranges, fused_rows, fused_temporaries,
+            written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
@@ -73,7 +74,8 @@ class Tuning:
             order walks as declared is converted whatever it says),
             rewrite_margin, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
-            temp_weight, saturation (an etchpy.tuning.Saturation).
+            temp_weight, stride_weight, contiguous_weight, cache_cells,
+            saturation (an etchpy.tuning.Saturation).
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -124,6 +126,12 @@ class Tuning:
     fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
                                       # and read by the next step as a factor runs as a
                                       # workspace inside its maker's loops (plan.fusion)
+    access_order: bool = True         # loop orders are priced with their strided reads of
+                                      # dense operands, and a temporary is laid out in its
+                                      # reader's loop order where its maker can write it so
+    written_nesting: bool = True      # a Σ nested in a product as written may run as its
+                                      # own step (a temporary) where that is priced cheaper
+                                      # than flattening it into the product (plan.nesting)
     keep_last_call: bool = True       # a call on the last call's numpy arrays or Tensors,
                                       # layouts unchanged, reuses its binding (last_call)
     # -- thresholds and sizes -------------------------------------------------
@@ -163,6 +171,10 @@ class Tuning:
     default_dim: int = 1000           # an index size guessed when none is known
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
+    stride_weight: float = 1.0        # cost of a strided read against a visited record
+    contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
+    cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
+                                      # cache (more: each revisit is priced as strided)
     saturation: Saturation = Saturation()
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

@@ -99,6 +99,50 @@ def _greedy(eg: EGraph):
                 changed = True
     return best, choice
 
+def alternatives(eg: EGraph, root: int, choice: dict, per_class: int = 3,
+                 most: int = 8) -> list[dict]:
+    """Choices that differ from `choice` in one class of its term: each class the
+    term reaches, with each of its `per_class` next-cheapest nodes by tree cost
+    (children as `choice` has them), acyclic, at most doubling the term's tree cost;
+    at most `most`, the term's outer classes first. The plan cost model prices them apart where this one ties
+    (e.g. which index of a sparse tensor a chain contracts first)."""
+    best = best_costs(eg)
+    top = eg.find(root)
+    cap = 2 * tree_size(eg, top, choice, math.inf) + 4
+    out, seen, todo = [], set(), [top]
+    while todo and len(out) < most:
+        c = eg.find(todo.pop(0))
+        if c in seen or c not in choice:
+            continue
+        seen.add(c)
+        todo.extend(choice[c][2])
+        priced = sorted((node_cost(eg, n) + sum(best[eg.find(k)] for k in n[2]), n)
+                        for n in eg.nodes(c) if n != choice[c])
+        for extra, n in priced[:per_class]:
+            alt = {**choice, c: n}
+            if (extra - best[c] <= best[top] and _acyclic(eg, root, alt)
+                    and tree_size(eg, top, alt, cap) <= cap):
+                out.append(alt)
+    return out[:most]
+
+def tree_size(eg: EGraph, root: int, choice: dict, cap: float) -> float:
+    """Nodes of the expression tree `choice` gives from `root` (shared classes
+    counted at each use), or a number above `cap` once it passes it."""
+    memo: dict[int, float] = {}
+
+    def size(c) -> float:
+        c = eg.find(c)
+        if c not in memo:
+            memo[c] = math.inf          # a cycle is never finite
+            total = 1.0
+            for k in choice[c][2]:
+                total += size(k)
+                if total > cap:
+                    break
+            memo[c] = total
+        return memo[c]
+    return size(root)
+
 # -- exact --------------------------------------------------------------------------
 
 

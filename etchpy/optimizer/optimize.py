@@ -35,15 +35,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import OrderError
-from ..expr.nodes import Expr, as_expr
-from ..expr.walk import accesses, uses_negation
+from ..expr.nodes import Expr, Sum, as_expr
+from ..expr.walk import accesses, subexprs, uses_negation
 from ..plan.cost import Stats
 from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
 from .guided import as_sketches, guided_search
-from .extract import dag_cost, extract_exact, extract_greedy, to_expr
+from .extract import alternatives, dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
 from .sketch_rules import PUSH_TO_LAW
@@ -67,6 +67,8 @@ class Optimized:
     nnz: dict | None = None
     tuning: Tuning = DEFAULT
     searches: tuple = ()          # optimizer.guided.Search per sketch (sketch=, sketches=)
+    alternatives: tuple = ()      # other terms of the graph, one class's choice apart
+                                  # (extract.alternatives), for the plan model to price
 
     def __repr__(self):
         return (f"Optimized({self.original} -> {self.expr}, cost {self.cost_before:.4g} -> "
@@ -236,8 +238,21 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     after = cost(best, semiring=sr, dims=dims, nnz=nnz)
     if after > before:            # greedy tree cost can miss sharing: never get worse
         best, after = expr, before
+    others = _alternatives(eg, root, choice, best, expr)
     return Optimized(best, expr, before, after, dict(stats.fired), stats.as_dict(), sr.name,
-                     dims, nnz, tuning_of(tuning))
+                     dims, nnz, tuning_of(tuning), alternatives=others)
+
+
+def _alternatives(eg, root, choice, best, expr) -> tuple:
+    """Other terms for the plan model to price (extract.alternatives): those that
+    contract something (a Σ) and are no larger than the chosen term plus two nodes
+    (the graph also holds 1·1·…·x and such, equal and never cheaper)."""
+    if not any(isinstance(n, Sum) for n in subexprs(best)):
+        return ()
+    size = sum(1 for _ in subexprs(best)) + 2
+    terms = (to_expr(eg, root, alt) for alt in alternatives(eg, root, choice))
+    return tuple(dict.fromkeys(e for e in terms if e != best and e != expr
+                               and sum(1 for _ in subexprs(e)) <= size))
 
 
 def _guided(expr, sr, sketches, dims, nnz, limits, tuning) -> Optimized:

@@ -25,7 +25,7 @@ its density; the least estimate over drivers is kept. A sum reads all operands.
                                   user names; tuning (etchpy.tuning) gives the
                                   guesses; fibers, measured fibre statistics
     support(e, S, stats)          estimated records of Σ-free e over index set S
-    nest_cost(body, order, stats) work of one loop nest
+    nest_cost(body, order, stats) work of one loop nest (strided reads included)
     plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
                                   conversions it plans, priced when planned)
 """
@@ -36,6 +36,7 @@ import math
 from .. import maps
 from . import fusion
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
+from ..expr.walk import accesses
 from ..tuning import DEFAULT, Tuning
 
 
@@ -60,10 +61,14 @@ class Stats:
         # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
         self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
         self.memo: dict = {}        # index -> size; an access's keys -> distinct()
+        self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
+                                    # with_origin copies (planning one expression many ways)
+        self.origin_key = tuple(sorted(self.origin.items()))
 
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
         s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
+        s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
         return s
 
     def dim(self, name: str) -> float:
@@ -228,18 +233,83 @@ def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
     return None
 
 
-def nest_cost(body: Expr, order, stats: Stats, independent=False) -> float:
+def nest_cost(body: Expr, order, stats: Stats, independent=False,
+              loose=frozenset(), out=None) -> float:
     """Visits of every loop level plus the body's operations at the innermost level.
     A level visits at least its support, and at least its steps: the points of the
     level above times the body's fanout (a merge steps through entries that do not
-    match, a dense level through every position)."""
+    match, a dense level through every position). Under `tuning.access_order`, each
+    innermost record also pays `tuning.stride_weight` per dense operand read against
+    its storage order (`strided`), and an innermost loop that reads dense operands
+    only, each along its last axis, costs `tuning.contiguous_weight` per record
+    (it runs in SIMD lanes); `loose` names operands whose layout is still to
+    be chosen (temporaries laid out for their reader: plan.layout), not counted.
+    `out` (the target's axes, when known) adds one strided access when a contracted
+    index loops outside free ones spanning more than `tuning.cache_cells` cells: each
+    target cell is then left and come back to from memory (a scatter)."""
+    key = (stats.origin_key, body, tuple(order), independent, loose, out)
+    hit = stats.nests.get(key)
+    if hit is None:
+        hit = stats.nests[key] = _nest_cost(body, order, stats, independent, loose, out)
+    return hit
+
+
+def _support(body, space, stats, independent) -> float:
+    """support, remembered per (origin, body, space): loop orders share prefixes."""
+    key = (stats.origin_key, body, space, independent)
+    hit = stats.nests.get(key)
+    if hit is None:
+        hit = stats.nests[key] = support(body, space, stats, independent)
+    return hit
+
+
+def _nest_cost(body, order, stats, independent, loose, out) -> float:
     total, seen, prev = 0.0, frozenset(), 1.0
+    here = step = prev_outer = None
     for v in order:
-        here = support(body, seen | {v}, stats, independent)
+        here = _support(body, seen | {v}, stats, independent)
         step = fanout(body, seen, v, stats)
         total += max(here, prev * (stats.dim(v) if step is None else step))
-        seen, prev = seen | {v}, here
-    return total + prev * operations(body)
+        seen, prev, prev_outer = seen | {v}, here, prev
+    ops = operations(body)
+    if stats.tuning.access_order and order:
+        n = strided(body, order[-1], loose)
+        if out is not None and _revisits(order, out, stats):
+            n += 1                  # the target's cells are read back from memory
+        ops += stats.tuning.stride_weight * n
+        if n == 0 and _dense_inner(body, order[-1]):     # a unit-stride loop: SIMD
+            inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
+            total -= (1 - stats.tuning.contiguous_weight) * inner
+            ops *= stats.tuning.contiguous_weight
+    return total + prev * ops
+
+
+def _revisits(order, out, stats) -> bool:
+    """Does a contracted index loop outside free ones spanning more than
+    `tuning.cache_cells` target cells (each is left and come back to, from memory)?"""
+    return any(v not in out and stats.full([w for w in order[k + 1:] if w in out])
+               > stats.tuning.cache_cells for k, v in enumerate(order))
+
+
+def _dense_inner(body: Expr, inner: str) -> bool:
+    """Does a loop over `inner` read only dense operands (it locates, no sparse walk)?"""
+    held = [a for a in accesses(body) if any(ix.name == inner for ix in a.indices)]
+    return bool(held) and all(a.tensor.format.is_dense for a in held)
+
+
+def strided(body: Expr, inner: str, loose=frozenset()) -> int:
+    """Dense operands (tensors and temporaries, not in `loose`) that a loop over
+    `inner`, innermost, reads against their storage order: they hold `inner` but
+    not as their last stored axis, so consecutive records are far apart in memory."""
+    n = 0
+    for acc in accesses(body):
+        fmt = acc.tensor.format
+        if not fmt.is_dense or acc.tensor.name in loose:
+            continue
+        names = [ix.name for ix in acc.indices]
+        if inner in names and names[fmt.mode_order[-1]] != inner:
+            n += 1
+    return n
 
 
 def plan_cost(plan, stats: Stats | None = None) -> float:
@@ -265,7 +335,7 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
                               fusion.inner_order(step, link), stats)
             total += points * (inner + stats.full(link.rest))
         else:
-            total += nest_cost(step.body, step.order, stats)
+            total += nest_cost(step.body, step.order, stats, out=step.out)
         if step.target in plan.temps and step.target not in fused:
             total += stats.tuning.temp_weight * stats.full(step.out)
     return total + sum(c.cost for c in getattr(plan, "conversions", ()))

@@ -32,11 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .convert import Converter
-from .cost import Stats, nest_cost, plan_cost, support
+from . import layout
+from .cost import Stats, plan_cost, support
+from .orders import cheapest_order, choose_order
 from .reserved import reserved_tensor
 from ..errors import OrderError
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar, free_indices
-from ..expr.walk import accesses
 from ..imp import Names
 
 
@@ -70,9 +71,11 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
               keep_factored=False, stats=None, walk=True, out_format=None) -> Plan:
     """The plan for `e`; `order` optionally lists index names, outermost first.
 
-    `keep_factored=True` (used for optimizer output) computes a Σ that is a
-    factor of a product in its own loop nest instead of fusing it into the
-    product's loops: the factorised form is the point of the rewrite.
+    `keep_factored=True` computes a Σ that is a factor of a product in its own
+    loop nest (a temporary) instead of fusing it into the product's loops: the
+    nesting as written, or the optimizer's factorisation. It may also be a
+    frozenset of paths (plan.nesting.factor_points): only the products at those
+    paths keep their Σ factors apart, the others are flattened.
     `walk=False` skips choosing loop orders (each step keeps out + bound as its
     order), for callers that need only the steps' accesses, such as the index
     sizes of the reference semantics, which no storage order constrains.
@@ -118,7 +121,7 @@ def make_plan(e: Expr, out: tuple[Index, ...] | None = None, order=None,
 def _fused(e, out_names, builder) -> tuple[Plan, bool]:
     """(the plan with the top-level terms in one step, whether some input had to
     be converted for lack of a loop order walking it)"""
-    pulled = [builder.pull(t) for t in _top_terms(e)]
+    pulled = [builder.pull(t, path) for path, t in _top_terms(e)]
     if len(pulled) > 1 and any(bound for bound, _ in pulled):
         for bound, body in pulled:
             builder.step("out", out_names, bound, body)
@@ -131,8 +134,8 @@ def _fused(e, out_names, builder) -> tuple[Plan, bool]:
 
 
 def _split(terms, out_names, builder) -> Plan:
-    for bound, t in terms:
-        inner, body = builder.pull(t)
+    for bound, t, path in terms:
+        inner, body = builder.pull(t, path)
         builder.step("out", out_names, bound + inner, body)
     return builder.plan(out_names)
 
@@ -148,26 +151,27 @@ def total_cost(plan: Plan, stats: Stats, out_format=None) -> float:
     return total
 
 
-def _top_terms(e: Expr):
+def _top_terms(e: Expr, path=()):
+    """(path, term) for the terms of a top-level sum."""
     if isinstance(e, Add):
-        yield from _top_terms(e.a)
-        yield from _top_terms(e.b)
+        yield from _top_terms(e.a, path + (0,))
+        yield from _top_terms(e.b, path + (1,))
     else:
-        yield e
+        yield path, e
 
 
-def _summed_terms(e: Expr, bound=()):
+def _summed_terms(e: Expr, bound=(), path=()):
     """e as a sum of terms Σ_bound t, with Σ distributed over +: Σ_i (a + b)
     gives (i, a) and (i, b), also when b does not mention i (it is then added
-    once per value of i, as in the union)."""
+    once per value of i, as in the union); each as (bound, t, t's path)."""
     match e:
         case Add(a, b):
-            yield from _summed_terms(a, bound)
-            yield from _summed_terms(b, bound)
+            yield from _summed_terms(a, bound, path + (0,))
+            yield from _summed_terms(b, bound, path + (1,))
         case Sum(i, body):
-            yield from _summed_terms(body, bound + (i.name,))
+            yield from _summed_terms(body, bound + (i.name,), path + ("s",))
         case _:
-            yield bound, e
+            yield bound, e, path
 
 
 def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
@@ -207,35 +211,46 @@ class _Builder:
         self.forced = False                    # some step converted for lack of an order
 
     def plan(self, out_names) -> Plan:
-        return Plan(tuple(self.steps), tuple(out_names), self.temps, self.origin,
+        made = Plan(tuple(self.steps), tuple(out_names), self.temps, self.origin,
                     tuple(self.conversions))
+        if self.walk and self.stats is not None and self.user_order is None \
+                and self.stats.tuning.access_order:
+            made = layout.for_readers(made, self.stats.with_origin(self.origin),
+                                      keep_out=self.written_out is not None)
+        return made
 
-    def pull(self, e: Expr) -> tuple[tuple[str, ...], Expr]:
-        """(bound, body) with e = Σ_bound body and body free of Σ."""
+    def keeps(self, path) -> bool:
+        """Whether the product at `path` keeps its Σ factors in their own steps."""
+        kf = self.keep_factored
+        return kf if isinstance(kf, bool) else path in kf
+
+    def pull(self, e: Expr, path=()) -> tuple[tuple[str, ...], Expr]:
+        """(bound, body) with e = Σ_bound body and body free of Σ; `path` is e's
+        place in the expression (0/1: a binary node's operand, 's': a Σ's body)."""
         match e:
             case Access() | Lit():
                 return (), e
             case Sum(i, body):
-                bound, inner = self.pull(body)
+                bound, inner = self.pull(body, path + ("s",))
                 return (i.name,) + bound, inner
-            case Mul(a, b) if self.keep_factored:
-                return (), Mul(self.sum_free(a), self.sum_free(b))
+            case Mul(a, b) if self.keeps(path):
+                return (), Mul(self.sum_free(a, path + (0,)), self.sum_free(b, path + (1,)))
             case Mul(a, b):
-                ba, ea = self.pull(a)
-                bb, eb = self.pull(b)
+                ba, ea = self.pull(a, path + (0,))
+                bb, eb = self.pull(b, path + (1,))
                 return ba + bb, Mul(ea, eb)
             case Add(a, b):
-                return (), Add(self.sum_free(a), self.sum_free(b))
+                return (), Add(self.sum_free(a, path + (0,)), self.sum_free(b, path + (1,)))
             case Map(fn, a, arg):      # a map applies to completed values
-                return (), Map(fn, self.sum_free(a), arg)
+                return (), Map(fn, self.sum_free(a, path + (0,)), arg)
         raise TypeError(f"not an expression: {e!r}")
 
-    def sum_free(self, e: Expr) -> Expr:
+    def sum_free(self, e: Expr, path=()) -> Expr:
         """e itself if it pulls to no Σ, else an access to a temporary holding it."""
         key = alpha_key(e)
         if key in self.shared:
             return self.shared[key]
-        bound, body = self.pull(e)
+        bound, body = self.pull(e, path)
         if not bound:
             return body
         free = tuple(ix.name for ix in free_indices(e))
@@ -260,10 +275,11 @@ class _Builder:
             order = choose_order(body, variables, self.origin, self.user_order)
         else:
             body, order = self.walkable(body, variables,
-                                        self.written_out if target == "out" else None)
+                                        self.written_out if target == "out" else None,
+                                        tuple(out))
         self.steps.append(Step(target, tuple(out), tuple(bound), body, order))
 
-    def walkable(self, body, variables, written_out=None):
+    def walkable(self, body, variables, written_out=None, out=None):
         """(body, loop order), the body reading converted inputs where the
         converter chose them (plan.convert); `written_out`: the sparse output's
         axes in storage order, which a loop order should follow."""
@@ -272,7 +288,9 @@ class _Builder:
         except OrderError:
             order = None
         if order is not None and self.stats is not None:
-            order = cheapest_order(body, variables, order, self.stats.with_origin(self.origin))
+            loose = frozenset(self.temps) if self.stats.tuning.access_order else frozenset()
+            order = cheapest_order(body, variables, order, self.stats.with_origin(self.origin),
+                                   loose=loose, out=out)
         self.forced = self.forced or order is None
         body, order, made = self.converter.walk(body, variables, self.origin, order,
                                                 written_out)
@@ -295,96 +313,3 @@ def alpha_key(e: Expr, env=None, depth=0):
         case Sum(i, body):
             return ("sum", alpha_key(body, {**env, i.name: ("bound", depth)}, depth + 1))
     raise TypeError(f"not an expression: {e!r}")
-
-
-def storage_constraints(body: Expr) -> list[tuple[str, tuple[str, ...]]]:
-    """(tensor name, index names in storage order) for every access that constrains order."""
-    out = []
-    for acc in accesses(body):
-        fmt = acc.tensor.format
-        if fmt.is_dense:
-            continue
-        names = [ix.name for ix in acc.indices]
-        out.append((acc.tensor.name, tuple(names[m] for m in fmt.mode_order)))
-    return out
-
-
-
-def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
-                 user_order=None) -> tuple[str, ...]:
-    """A loop order that walks every sparse access in storage order.
-
-    Without a user order, indices are taken as early as the constraints allow,
-    preferring indices that walk a sparse level (so that each sparse input is
-    traversed once and dense-only indices such as MTTKRP's rank run innermost),
-    then free before contracted ones, then the order of appearance.
-    """
-    cons = storage_constraints(body)
-    if user_order is not None:
-        rank = {o: k for k, o in enumerate(user_order)}
-        missing = sorted({origin.get(v, v) for v in variables} - set(rank))
-        if missing:
-            raise OrderError(f"order {tuple(user_order)} does not list index "
-                             f"{', '.join(missing)}")
-        order = tuple(sorted(variables, key=lambda v: (rank[origin.get(v, v)], v)))
-        for tname, st in cons:
-            pos = [order.index(v) for v in st]
-            if pos != sorted(pos):
-                raise OrderError(f"order {tuple(user_order)} walks {tname} against its "
-                                 f"storage order ({', '.join(st)}); convert {tname} or "
-                                 f"choose another order")
-        return order
-    preds = {v: set() for v in variables}
-    for _, st in cons:
-        for a, b in zip(st, st[1:]):
-            preds[b].add(a)
-    sparse = {v for _, st in cons for v in st}
-    order, left = [], list(variables)
-    while left:
-        ready = [v for v in left if not preds[v] - set(order)]
-        if not ready:
-            raise OrderError(_cycle_message(cons, left))
-        best = min(ready, key=lambda v: (v not in sparse, variables.index(v)))
-        order.append(best)
-        left.remove(best)
-    return tuple(order)
-
-
-def cheapest_order(body: Expr, variables: tuple[str, ...], default: tuple[str, ...],
-                   stats, limit: int = 120) -> tuple[str, ...]:
-    """The legal order of least estimated work; `default` unless another is >10% cheaper."""
-    base = nest_cost(body, default, stats)
-    priced = [(nest_cost(body, cand, stats), cand) for cand in legal_orders(body, variables, limit)]
-    best_cost, best = min(priced, default=(base, default))
-    return best if best_cost < 0.9 * base else default
-
-
-def _cycle_message(cons, left) -> str:
-    involved = [f"{t}({', '.join(st)})" for t, st in cons if set(st) & set(left)]
-    return ("no loop order walks every sparse input in its storage order: "
-            + "; ".join(involved)
-            + ". Convert one of these inputs to a format with another mode order "
-              "(e.g. csr <-> csc) or to dense.")
-
-
-def legal_orders(body: Expr, variables: tuple[str, ...], limit: int = 50):
-    """Up to `limit` loop orders consistent with the storage orders in body."""
-    cons = storage_constraints(body)
-    preds = {v: set() for v in variables}
-    for _, st in cons:
-        for a, b in zip(st, st[1:]):
-            preds[b].add(a)
-    out: list[tuple[str, ...]] = []
-
-    def go(prefix, left):
-        if len(out) >= limit:
-            return
-        if not left:
-            out.append(tuple(prefix))
-            return
-        for v in left:
-            if not preds[v] - set(prefix):
-                go(prefix + [v], [w for w in left if w != v])
-
-    go([], list(variables))
-    return out

@@ -140,7 +140,8 @@ class SignaturePlans:
             self.request = replace(self.request, options=saved["options"],
                                    measured=saved["measured"])
         return pipeline.Compiled(self.request, None, saved["plan"], saved["costs"],
-                                 saved["expr"], saved["program"])
+                                 saved["expr"], saved["program"],
+                                 tuple(saved.get("nesting", ())))
 
     def _save_manifest(self):
         """Best effort: write what this kernel's request made (see _restore)."""
@@ -149,7 +150,7 @@ class SignaturePlans:
         c = self.compiled
         build.write_manifest(self.name, self._request, {
             "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
-            "expr": c.expr, "costs": c.costs, "texts": self._texts,
+            "expr": c.expr, "costs": c.costs, "nesting": c.nesting, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options})
 
     def _as_declared(self, bound, inputs) -> dict:
