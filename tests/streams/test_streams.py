@@ -81,9 +81,13 @@ def test_law_sum(p, data):
     assert_same(whole, acc, sr, what=f"Σ_{ix} {p.expr}")
 
 
+REPLICATED = "replicated_v"      # not in INDEX_NAMES
+
+
 @given(problems(max_occurrences=2, max_indices=3))
 def test_law_replicate(p):
-    """⟦↑_v a⟧ = ↑_v ⟦a⟧: a lowered under an extra outer level repeats its value."""
+    """⟦↑_v a⟧ = ↑_v ⟦a⟧: a lowered under an extra outer level repeats its value
+    (v a name no problem uses)."""
     from etchpy import api
     from etchpy.runtime import inputs as binding
     from etchpy.plan import plan as planning
@@ -97,9 +101,9 @@ def test_law_replicate(p):
     bound = with_conversions(pl, bound)       # the inputs the plan reads converted
     step = pl.steps[0]
     sizes = binding.index_sizes(pl, bound)
-    sizes["v"] = 2
+    sizes[REPLICATED] = 2
     s = streams.lower_step(sr, {n: streams.array_names(n, t.format) for n, t in bound.items()},
-                           step.body, ("v",) + step.order, step.bound)
+                           step.body, (REPLICATED,) + step.order, step.bound)
     out: dict = {}
     streams.run_stream(s, imp.Machine(sr, api.imp_env(bound, sizes)), out, check=True)
     inner: dict = {}
