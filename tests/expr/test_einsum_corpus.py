@@ -7,6 +7,11 @@ and sizes 0 and 1 are kept): repeated indices, ellipsis anywhere, size-1
 broadcasting, implicit output, 0-d operands, many operands. Every accepted case
 must give numpy's value on real, integer and bool operands, dense and with each
 2-d operand a scipy sparse matrix; every case numpy refuses is refused.
+
+The default run compiles slices: a third of the cases on dense real operands,
+a sixth of those with a 2-d operand on sparse integer and bool operands, and a
+disjoint quarter of them on sparse float64 operands; `--runslow` compiles the
+whole corpus on every dtype, dense and sparse.
 """
 import json
 import pathlib
@@ -104,6 +109,19 @@ def test_corpus_compiled_sparse_sample(spec, shapes):
     k = VALID.index((spec, shapes))
     for dtype in DTYPES[1:]:
         check(spec, sparse(operands(shapes, dtype, seed=k), k))
+
+
+FLOAT_SPARSE_SAMPLE = [(s, sh) for s, sh in VALID if has_2d(sh)][0::4]
+
+
+@pytest.mark.parametrize("spec, shapes", FLOAT_SPARSE_SAMPLE,
+                         ids=[repr(s) for s, _ in FLOAT_SPARSE_SAMPLE])
+def test_corpus_compiled_float_sparse_sample(spec, shapes):
+    """A quarter of the cases with a 2-d operand (none of the sample above),
+    compiled with float64 values and each 2-d operand a scipy csr, csc or coo
+    array (the whole corpus: the slow test above)."""
+    k = VALID.index((spec, shapes))
+    check(spec, sparse(operands(shapes, "float64", seed=k), k))
 
 
 @pytest.mark.parametrize("spec, shapes", INVALID, ids=[repr(s) for s, _ in INVALID])

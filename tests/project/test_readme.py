@@ -120,3 +120,18 @@ def test_tests_named_in_docs_exist():
                 tests[current] = (ROOT / current).read_text(encoding="utf-8")
             assert re.search(rf"^(async )?def {m.group(2)}\(", tests[current], re.M), \
                 f"{path.name}: {current}::{m.group(2)} does not exist"
+
+
+SKIPS = re.compile(r"skipif\(|importorskip\(|pytest\.skip\(|mark\.slow\b")
+
+
+def test_status_lists_every_test_file_that_can_skip():
+    """docs/status.md's table names each test file that can skip itself (skipif,
+    importorskip, pytest.skip, the slow marker), with why."""
+    status = (ROOT / "docs" / "status.md").read_text(encoding="utf-8")
+    table = status[status.index("### What `.ci/run` skips"):]
+    skipping = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_*.py")
+                      if SKIPS.search(p.read_text(encoding="utf-8")))
+    assert skipping
+    missing = [name for name in skipping if f"`{name}" not in table]
+    assert not missing, f"docs/status.md does not list {missing}"

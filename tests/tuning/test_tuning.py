@@ -141,8 +141,9 @@ def test_rewrite_margin_decides_which_plan_is_compiled():
 
 @st.composite
 def problems_with_outputs(draw):
-    """A problem and an output format for its free indices (dense, or sparse)."""
-    p = draw(problems(max_indices=3))
+    """A problem and an output format for its free indices (dense, or sparse); a
+    small index space, for the Imp interpreter."""
+    p = draw(problems(max_indices=3, max_cells=64))
     out = free_indices(p.expr)
     if len(out) == 2:
         fmt = draw(st.sampled_from(["dense", "csr", "csc", "dcsr", "coo"]))

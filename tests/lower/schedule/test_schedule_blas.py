@@ -11,7 +11,8 @@ import etchpy as ep
 from etchpy import imp, pipeline
 from etchpy.expr.einsum import einsum_expr
 from etchpy.imp import Gemm, ImpRuntimeError, Machine, Var
-from etchpy.testing import check_backends, imp_evaluate, make_request
+from etchpy.runtime.kernel import make_request
+from etchpy.testing import check_backends, imp_evaluate
 from etchpy.tuning import DEFAULT, FORCE, NOOPT
 
 pytestmark = pytest.mark.usefixtures("shared_cache")

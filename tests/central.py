@@ -1,0 +1,21 @@
+"""The draws of the central property (tests/end_to_end/test_backends.py), shared
+with the test that records them (tests/project/test_strategies_reach.py).
+
+The property runs once per semiring (SEMIRINGS: every built-in one and the
+user-defined max_min), EXAMPLES_PER_SEMIRING examples each, 40 in all under the
+ci profile (fewer under a profile of fewer examples, as the sanitizer's); the
+m-th semiring's run starts from the m-th simplest problem, so that the first
+examples of the eight runs differ in formats and orders.
+"""
+from hypothesis import settings
+
+import etchpy as ep
+from etchpy.testing import max_min, problems
+
+SEMIRINGS = ep.semirings.all() + [max_min]
+EXAMPLES_PER_SEMIRING = min(5, settings.default.max_examples)
+
+
+def central_problems(m: int):
+    """The strategy the central property draws from for the m-th of SEMIRINGS."""
+    return problems(allow_compare=True, semiring=SEMIRINGS[m], simplest=m)
