@@ -8,6 +8,7 @@ SECTIONS = {
     "chain_survey": "bench.chain_survey",  # where unguided saturation plans chains well
     "approx": "bench.approx",        # approximations under an error budget
     "tpch": "bench.tpch.run",        # the relational section (TPC-H Q5, Q9, Q3)
+    "plans": "bench.nesting",        # chains, trees, Tucker: written nested and flat
 }
 
 if __name__ == "__main__":
