@@ -163,14 +163,35 @@ def _front_end(expr, formats, out_indices, output, strict=True):
         if out_indices is not None:
             raise EtchpyError("out_indices= is for expressions; a statement's left-hand "
                               "side (y[i, j] = ...) gives the output's indices and order")
-        st = parse(expr, formats)
-        if output == "dense" and st.output_format is not None:
-            output = st.output_format
-        return st.expr, st.indices, output
+        parsed, indices, out_format = _parsed(expr, formats)
+        if output == "dense" and out_format is not None:
+            output = out_format
+        return parsed, indices, output
     if formats and strict:
         raise EtchpyError("formats= is for the string front end; declare formats with "
                           "ep.tensor(name, order, format=...)")
     return as_expr(expr), out_indices, output
+
+
+_statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
+
+
+def _parsed(text: str, formats: dict | None) -> tuple:
+    """(expression, output indices, output Format or None) of a statement string,
+    parsed once per text and `formats` (a statement's parse depends on nothing else)."""
+    try:
+        key = (text, tuple(sorted(formats.items())) if formats else ())
+        hit = _statements.get(key)
+    except TypeError:           # a format that does not hash: parse every time
+        key = hit = None
+    if hit is None:
+        st = parse(text, formats)
+        hit = (st.expr, st.indices, st.output_format)
+        if key is not None:
+            if len(_statements) >= 256:
+                _statements.clear()
+            _statements[key] = hit
+    return hit
 
 
 def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
