@@ -95,7 +95,7 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
     """
     expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
-    key = (expr, literal_bits(expr), semiring if semiring is None else id(semiring), str(output),
+    key = (expr, literal_bits(expr), _by_value_or_id(semiring), str(output),
            None if order is None else tuple(getattr(o, "name", o) for o in order),
            None if out_indices is None else tuple(out_indices), name,
            default_threads() if threads is None else threads, optimize,
@@ -108,6 +108,13 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
                       optimize=optimize, optimizer_options=optimizer_options, tuning=tuned)
         _kernel_cache[key] = kern
     return kern
+
+
+def _by_value_or_id(semiring):
+    """A cache key's part for `semiring`: None or a name as it is, a Semiring by its
+    id (the cached kernel holds it, so the id is not reused while the entry lives;
+    a name's id could be: a name built at run time and freed)."""
+    return semiring if semiring is None or isinstance(semiring, str) else id(semiring)
 
 
 def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
