@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Union
 
 import numpy as np
@@ -34,7 +35,7 @@ from .expr.nodes import Expr, as_expr, free_indices
 from .expr.walk import literal_bits, tensors
 from .formats import Format
 from .semiring import Semiring
-from .expr.einsum import einsum_expr
+from .expr.einsum import einsum_parts
 from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
@@ -43,7 +44,7 @@ from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, is_scipy_sparse, make_output, positional_error,
                              prepare_semiring)
-from .runtime import foreign
+from .runtime import einsum_calls, foreign
 from .runtime.kernel import Kernel
 from .runtime.request import default_threads
 from .runtime.tensor import Tensor
@@ -56,6 +57,7 @@ BACKENDS = ("c", "streams", "reference")
 Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _kernel_cache: dict = {}
+_einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 
 
 def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa: A001
@@ -305,13 +307,28 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     Returns: as `evaluate`.
     Raises: FrontendError (an ExpressionTypeError) for a bad spec; InputError
         for operands whose shapes disagree.
+    A call is prepared once per spec, options and operands' types, dtypes and
+    shapes, and looked up in one step after that (runtime.einsum_calls); a
+    dense float64/float32 product in the real semiring that is one matrix
+    product (matmul, matrix-vector, batched, transposed) runs as numpy's matmul
+    unless `Tuning.blas` is off.
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
     """
-    expr, out, inputs = einsum_expr(spec, [foreign.as_scipy(x) for x in operands])
-    return evaluate(expr, semiring=semiring, output=output, backend=backend,
-                    out_indices=out, tuning=tuning, **inputs)
+    key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)
+    call = _einsum_calls.get(key)
+    if call is not None:
+        return call(*operands)
+    parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
+    if key is None:
+        return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
+                        out_indices=parts.out, tuning=tuning, **parts.tensors)
+    call = einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
+        einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
+                                        out_indices=parts.out, tuning=tuning), parts.tensors)
+    _einsum_calls.put(key, call, semiring, output, tuning)
+    return call(*operands)
 
 
 # ------------------------------------------------------------------- streams
