@@ -20,6 +20,7 @@ Layout
                              a new process asking for the same kernel skips planning,
                              lowering and rendering (see runtime.kernel)
     probe-<hash[:16]>        a remembered compiler probe answer, "1" or "0" (runtime.build)
+    compiler-<hash[:16]>     a remembered first line of a compiler's --version (runtime.compiler)
     .<file>.<pid>.<rand>.tmp an in-flight temporary, renamed into place when complete
                              (probe scratch files end in .c / .so and are deleted)
 
