@@ -38,8 +38,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cffi
-
 from . import cache
 from ..version import __version__
 from .cache import compile_error as _error
@@ -91,7 +89,7 @@ class Library:
     ``from_cache`` describes the call that created this object (memo hits return the
     same object): True when that call ran no compiler for the kernel itself.
     """
-    ffi: cffi.FFI = field(repr=False)
+    ffi: object = field(repr=False)     # a cffi FFI (_cffi_backend's, when from the cache)
     lib: object = field(repr=False)
     path: Path
     c_path: Path
@@ -171,6 +169,7 @@ def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library
 
     def parse_cdef():
         if not parsed:
+            import cffi                 # lazily: a warm load never parses a cdef
             ffi = cffi.FFI()
             ffi.cdef(cdef)
             parsed.append(ffi)
@@ -334,6 +333,7 @@ def _run_probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
         c_path.write_text(_PROBE_SOURCES[probe])
         if _run_compiler(compiler, flags, c_path, so_path).returncode != 0:
             return False
+        import cffi                     # lazily, as in load
         ffi = cffi.FFI()
         ffi.cdef("int etchpy_probe(void);")
         try:
