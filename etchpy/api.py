@@ -36,7 +36,6 @@ from .expr.walk import literal_bits, tensors
 from .formats import Format
 from .semiring import Semiring
 from .expr.einsum import einsum_parts
-from .expr.parse import parse
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
 from .runtime.predicates import dense_value, parameter_names
@@ -44,9 +43,8 @@ from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, is_scipy_sparse, make_output, positional_error,
                              prepare_semiring)
-from .runtime import einsum_calls, foreign
+from .runtime import einsum_calls, foreign, statements
 from .runtime.kernel import Kernel
-from .runtime.request import default_threads
 from .runtime.tensor import Tensor
 from . import streams
 
@@ -95,28 +93,21 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
         >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
         >>> y = kern(A=scipy_csr, x=numpy_vector)
     """
-    expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
-    key = (expr, literal_bits(expr), _by_value_or_id(semiring), str(output),
-           None if order is None else tuple(getattr(o, "name", o) for o in order),
-           None if out_indices is None else tuple(out_indices), name,
-           default_threads() if threads is None else threads, optimize,
-           None if optimizer_options is None else repr(sorted(optimizer_options.items())),
-           tuned.key())
-    kern = _kernel_cache.get(key)
+    options = statements.options_key(semiring, order, name, threads, optimize,
+                                     optimizer_options, tuned)
+    text_key = statements.statement_key(expr, formats, out_indices, output, options)
+    kern = _kernel_cache.get(text_key)          # None for no text key
     if kern is None:
-        kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                      out_indices=out_indices, name=name, threads=threads,
-                      optimize=optimize, optimizer_options=optimizer_options, tuning=tuned)
-        _kernel_cache[key] = kern
+        expr, out_indices, output = _front_end(expr, formats, out_indices, output)
+        key = (expr, literal_bits(expr), str(output),
+               None if out_indices is None else tuple(out_indices), *options)
+        kern = _kernel_cache.get(key) or Kernel(
+            expr, semiring=semiring, output=output, order=order, out_indices=out_indices,
+            name=name, threads=threads, optimize=optimize,
+            optimizer_options=optimizer_options, tuning=tuned)
+        _kernel_cache.update({k: kern for k in (key, text_key) if k is not None})
     return kern
-
-
-def _by_value_or_id(semiring):
-    """A cache key's part for `semiring`: None or a name as it is, a Semiring by its
-    id (the cached kernel holds it, so the id is not reused while the entry lives;
-    a name's id could be: a name built at run time and freed)."""
-    return semiring if semiring is None or isinstance(semiring, str) else id(semiring)
 
 
 def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
@@ -172,7 +163,7 @@ def _front_end(expr, formats, out_indices, output, strict=True):
         if out_indices is not None:
             raise EtchpyError("out_indices= is for expressions; a statement's left-hand "
                               "side (y[i, j] = ...) gives the output's indices and order")
-        parsed, indices, out_format = _parsed(expr, formats)
+        parsed, indices, out_format = statements.parsed(expr, formats)
         if output == "dense" and out_format is not None:
             output = out_format
         return parsed, indices, output
@@ -180,27 +171,6 @@ def _front_end(expr, formats, out_indices, output, strict=True):
         raise EtchpyError("formats= is for the string front end; declare formats with "
                           "ep.tensor(name, order, format=...)")
     return as_expr(expr), out_indices, output
-
-
-_statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
-
-
-def _parsed(text: str, formats: dict | None) -> tuple:
-    """(expression, output indices, output Format or None) of a statement string,
-    parsed once per text and `formats` (a statement's parse depends on nothing else)."""
-    try:
-        key = (text, tuple(sorted(formats.items())) if formats else ())
-        hit = _statements.get(key)
-    except TypeError:           # a format that does not hash: parse every time
-        key = hit = None
-    if hit is None:
-        st = parse(text, formats)
-        hit = (st.expr, st.indices, st.output_format)
-        if key is not None:
-            if len(_statements) >= 256:
-                _statements.clear()
-            _statements[key] = hit
-    return hit
 
 
 def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
