@@ -223,10 +223,15 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     return out
 
 
+_PLAIN = frozenset({str, bool, int, float, tuple, list, dict})     # never an array
+
+
 def _refuse_inputs_as_options(**options):
     """An EtchpyError when an option of evaluate holds an array: the input of a
     tensor named like the option (`order`, `tuning`, ...) lands there."""
     for name, value in options.items():
+        if value is None or type(value) in _PLAIN:
+            continue
         if isinstance(value, (np.ndarray, Tensor)) or foreign.kind(value) or \
                 is_scipy_sparse(value):
             raise EtchpyError(f"ep.evaluate's option {name}= got an array: a tensor named "
