@@ -7,6 +7,7 @@ Parts (names for --only):
            np.einsum(optimize=True), a @ b and opt_einsum.contract (when it imports);
            then other dense specs on small operands against np.einsum. Targets: ≤ 2×
            np.einsum on operands of ≤ 1e4 elements, ≤ 1.1× the fastest peer above.
+           Then the string front end: ep.compile and ep.evaluate of a statement.
   matvec   a compiled dense 4×4 matvec, a new x on every call and the same x,
            against numpy's A @ x (target: ≤ 2 µs with a new x).
   spmv     y = A·x with A a scipy csr array and a new x on every call against
@@ -122,7 +123,7 @@ def part_einsum(quick, seconds, say) -> list[dict]:
             rows.append(_row("einsum", f"ep.einsum ij,jk->ik {n}²", times[0], name,
                              by_peer[name], target, peers_s=by_peer))
             _say_row(rows[-1], say)
-    return rows + _einsum_specs(rng, seconds, say)
+    return rows + _einsum_specs(rng, seconds, say) + _statements(rng, seconds, say)
 
 
 def _einsum_specs(rng, seconds, say) -> list[dict]:
@@ -138,6 +139,23 @@ def _einsum_specs(rng, seconds, say) -> list[dict]:
         times = alternate([ours, lambda: np.einsum(spec, *ops)], seconds / 2)
         rows.append(_row("einsum", f"ep.einsum {spec} (10 a side)", times[0], "np.einsum",
                          times[1], 2.0))
+        _say_row(rows[-1], say)
+    return rows
+
+
+def _statements(rng, seconds, say) -> list[dict]:
+    """The string front end: ep.compile of a statement (the kernel found again) and
+    ep.evaluate of one on a 10×10 matrix-vector product, against numpy's A @ x."""
+    a, x = rng.random((10, 10)), rng.random(10)
+    text = "y[i] = A[i, j] * x[j]"
+    kern = ep.compile(text)
+    np.testing.assert_allclose(ep.evaluate(text, A=a, x=x), a @ x)
+    rows = []
+    for case, ours in [("ep.compile(statement), found again", lambda: ep.compile(text)),
+                       ("ep.evaluate(statement, A, x) 10²", lambda: ep.evaluate(text, A=a, x=x)),
+                       ("  its kernel, called", lambda: kern(A=a, x=x))]:
+        times = alternate([ours, lambda: a @ x], seconds / 2)
+        rows.append(_row("statement", case, times[0], "numpy A @ x", times[1]))
         _say_row(rows[-1], say)
     return rows
 

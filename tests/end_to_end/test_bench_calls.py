@@ -17,7 +17,7 @@ def test_the_parts_write_their_rows(tmp_path):
                        "--json", str(out)]) == 0
     result = json.loads(out.read_text())
     parts = {r["part"] for r in result["rows"]}
-    assert parts == {"einsum", "matvec", "outside"}
+    assert parts == {"einsum", "statement", "matvec", "outside"}
     for r in result["rows"]:
         assert r["etchpy_s"] > 0
         assert r["part"] != "einsum" or r["ratio"] > 0
