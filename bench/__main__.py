@@ -4,6 +4,7 @@ from bench.run import main
 # sections run alone as `python -m bench NAME ...`: NAME -> the module whose main(argv) runs it
 SECTIONS = {
     "dask": "bench.dask",            # the distributed section
+    "calls": "bench.calls",          # the cost of a call, start-up included (issue 39)
     "sketches": "bench.sketches",    # sketch-guided optimization
     "chain_survey": "bench.chain_survey",  # where unguided saturation plans chains well
     "approx": "bench.approx",        # approximations under an error budget

@@ -10,6 +10,8 @@ ep.tensor, ep.indices, ep.sum, ep.map, ep.Kernel, ep.Tensor, ep.Format, ep.Semir
 ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ep.relation, ep.fixpoint,
 ep.graph.pagerank, ...) gives its parameters and an example; docs/ has the guide per topic.
 """
+import importlib
+
 from .version import __version__
 
 from .errors import (CompileError, EtchpyError, ExpressionTypeError, FormatError,
@@ -23,14 +25,34 @@ from .expr.compare import between
 from .formats import Compressed, Dense, Format, Singleton
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
-from .optimizer import sketch
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
-from .distributed import partition
-from .relational import Keys, Relation, decode, relation
-from . import graph
-from .graph import fixpoint
 from .runtime.kernel import Kernel
 from .lazy import (LazyArray, approximate, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
                    sqrt)
 from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
 from .lazy.optimize import optimize    # expressions and lazy arrays
+
+# Loaded on first use (`import etchpy` does not import them): name -> (module, attribute
+# or None for the module itself).
+_ON_FIRST_USE = {
+    "sketch": ("etchpy.optimizer.sketch", None),
+    "partition": ("etchpy.distributed", "partition"),
+    "Keys": ("etchpy.relational", "Keys"), "Relation": ("etchpy.relational", "Relation"),
+    "decode": ("etchpy.relational", "decode"), "relation": ("etchpy.relational", "relation"),
+    "graph": ("etchpy.graph", None), "fixpoint": ("etchpy.graph", "fixpoint"),
+}
+
+
+def __getattr__(name):
+    """The names of _ON_FIRST_USE, imported when first asked for."""
+    where = _ON_FIRST_USE.get(name)
+    if where is None:
+        raise AttributeError(f"module 'etchpy' has no attribute {name!r}")
+    module = importlib.import_module(where[0])
+    value = module if where[1] is None else getattr(module, where[1])
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_ON_FIRST_USE))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import replace
+from functools import partial
 from typing import TYPE_CHECKING, Union
 
 import numpy as np
@@ -34,8 +35,7 @@ from .expr.nodes import Expr, as_expr, free_indices
 from .expr.walk import literal_bits, tensors
 from .formats import Format
 from .semiring import Semiring
-from .expr.einsum import einsum_expr
-from .expr.parse import parse
+from .expr.einsum import einsum_parts
 from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
 from .runtime.predicates import dense_value, parameter_names
@@ -43,9 +43,8 @@ from .runtime.planned import with_conversions
 from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
                              index_sizes, is_scipy_sparse, make_output, positional_error,
                              prepare_semiring)
-from .runtime import foreign
+from .runtime import einsum_calls, foreign, statements
 from .runtime.kernel import Kernel
-from .runtime.request import default_threads
 from .runtime.tensor import Tensor
 from . import streams
 
@@ -56,6 +55,7 @@ BACKENDS = ("c", "streams", "reference")
 Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _kernel_cache: dict = {}
+_einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 
 
 def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa: A001
@@ -93,20 +93,20 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
         >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
         >>> y = kern(A=scipy_csr, x=numpy_vector)
     """
-    expr, out_indices, output = _front_end(expr, formats, out_indices, output)
     tuned = tuning_.of(tuning)
-    key = (expr, literal_bits(expr), semiring if semiring is None else id(semiring), str(output),
-           None if order is None else tuple(getattr(o, "name", o) for o in order),
-           None if out_indices is None else tuple(out_indices), name,
-           default_threads() if threads is None else threads, optimize,
-           None if optimizer_options is None else repr(sorted(optimizer_options.items())),
-           tuned.key())
-    kern = _kernel_cache.get(key)
+    options = statements.options_key(semiring, order, name, threads, optimize,
+                                     optimizer_options, tuned)
+    text_key = statements.statement_key(expr, formats, out_indices, output, options)
+    kern = _kernel_cache.get(text_key)          # None for no text key
     if kern is None:
-        kern = Kernel(expr, semiring=semiring, output=output, order=order,
-                      out_indices=out_indices, name=name, threads=threads,
-                      optimize=optimize, optimizer_options=optimizer_options, tuning=tuned)
-        _kernel_cache[key] = kern
+        expr, out_indices, output = _front_end(expr, formats, out_indices, output)
+        key = (expr, literal_bits(expr), str(output),
+               None if out_indices is None else tuple(out_indices), *options)
+        kern = _kernel_cache.get(key) or Kernel(
+            expr, semiring=semiring, output=output, order=order, out_indices=out_indices,
+            name=name, threads=threads, optimize=optimize,
+            optimizer_options=optimizer_options, tuning=tuned)
+        _kernel_cache.update({k: kern for k in (key, text_key) if k is not None})
     return kern
 
 
@@ -163,10 +163,10 @@ def _front_end(expr, formats, out_indices, output, strict=True):
         if out_indices is not None:
             raise EtchpyError("out_indices= is for expressions; a statement's left-hand "
                               "side (y[i, j] = ...) gives the output's indices and order")
-        st = parse(expr, formats)
-        if output == "dense" and st.output_format is not None:
-            output = st.output_format
-        return st.expr, st.indices, output
+        parsed, indices, out_format = statements.parsed(expr, formats)
+        if output == "dense" and out_format is not None:
+            output = out_format
+        return parsed, indices, output
     if formats and strict:
         raise EtchpyError("formats= is for the string front end; declare formats with "
                           "ep.tensor(name, order, format=...)")
@@ -223,10 +223,15 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     return out
 
 
+_PLAIN = frozenset({str, bool, int, float, tuple, list, dict})     # never an array
+
+
 def _refuse_inputs_as_options(**options):
     """An EtchpyError when an option of evaluate holds an array: the input of a
     tensor named like the option (`order`, `tuning`, ...) lands there."""
     for name, value in options.items():
+        if value is None or type(value) in _PLAIN:
+            continue
         if isinstance(value, (np.ndarray, Tensor)) or foreign.kind(value) or \
                 is_scipy_sparse(value):
             raise EtchpyError(f"ep.evaluate's option {name}= got an array: a tensor named "
@@ -277,13 +282,28 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     Returns: as `evaluate`.
     Raises: FrontendError (an ExpressionTypeError) for a bad spec; InputError
         for operands whose shapes disagree.
+    A call is prepared once per spec, options and operands' types, dtypes and
+    shapes, and looked up in one step after that (runtime.einsum_calls); a
+    dense float64/float32 product in the real semiring that is one matrix
+    product (matmul, matrix-vector, batched, transposed) runs as numpy's matmul
+    unless `Tuning.blas` is off.
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
     """
-    expr, out, inputs = einsum_expr(spec, [foreign.as_scipy(x) for x in operands])
-    return evaluate(expr, semiring=semiring, output=output, backend=backend,
-                    out_indices=out, tuning=tuning, **inputs)
+    key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)
+    call = _einsum_calls.get(key)
+    if call is not None:
+        return call(*operands)
+    parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
+    if key is None:
+        return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
+                        out_indices=parts.out, tuning=tuning, **parts.tensors)
+    call = einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
+        einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
+                                        out_indices=parts.out, tuning=tuning), parts.tensors)
+    _einsum_calls.put(key, call, semiring, output, tuning)
+    return call(*operands)
 
 
 # ------------------------------------------------------------------- streams

@@ -194,7 +194,11 @@ class Tuning:
             >>> Tuning().key()
             'Tuning(markers=True, merge_or_gallop=True, ...)'
         """
-        return _full(self)
+        key = self.__dict__.get("_key")
+        if key is None:           # worked out once: the fields of a frozen Tuning never change
+            key = _full(self)
+            object.__setattr__(self, "_key", key)
+        return key
 
     def __repr__(self):
         """The fields that differ from the defaults: `Tuning(prefetch=False)`."""

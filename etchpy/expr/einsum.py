@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from ..formats import Format
 from .lexer import FrontendError, FrontendFormatError
 from .nodes import Expr, Index, TensorVar
 
-__all__ = ["einsum_expr"]
+__all__ = ["Einsum", "einsum_expr", "einsum_parts"]
 
 _SPARSE_FORMATS = {"csr": "csr", "csc": "csc", "coo": "coo"}
 ELLIPSIS = "..."
@@ -58,6 +59,18 @@ class _Operand:
     names: list[str]
 
 
+class Einsum(NamedTuple):
+    """A spec over its operands: the expression, its output indices, the operands by
+    tensor name ({"T0": operand0, ...}) and each operand's index names in axis
+    order (letters; e0, e1, ... for '...' dimensions; b0, b1, ... for size-1
+    dimensions that broadcast)."""
+
+    expr: Expr
+    out: tuple[Index, ...]
+    tensors: dict[str, object]
+    names: tuple[tuple[str, ...], ...]
+
+
 def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dict[str, object]]:
     """Expression, output indices and {"T0": operand0, ...} for a numpy einsum spec.
 
@@ -65,6 +78,12 @@ def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dic
     one Σ over the indices not in the output (in order of first appearance, the
     broadcast indices b0, b1, ... last).
     """
+    return einsum_parts(spec, operands)[:3]
+
+
+def einsum_parts(spec: str, operands: list) -> Einsum:
+    """`einsum_expr`'s expression, output indices and operands, and each operand's
+    index names (see Einsum)."""
     if not isinstance(spec, str):
         raise ExpressionTypeError(f"an einsum spec is a string, got {type(spec).__name__}")
     operands = list(operands)
@@ -94,7 +113,8 @@ def einsum_expr(spec: str, operands: list) -> tuple[Expr, tuple[Index, ...], dic
     order.sort(key=lambda n: n.startswith("b") and len(n) > 1)     # broadcast last
     summed = tuple(Index(n) for n in order if n not in out_names)
     expr = ex.sum(summed, product) if summed else product
-    return expr, tuple(Index(c) for c in out_names), tensors
+    return Einsum(expr, tuple(Index(c) for c in out_names), tensors,
+                  tuple(tuple(op.names) for op in ops))
 
 
 def _terms(spec: str, lhs_end: int) -> tuple[list[list[Item]], list[int]]:

@@ -32,25 +32,23 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import cffi
-
 from . import cache
 from ..version import __version__
 from .cache import compile_error as _error
 from .cache import compiler_fingerprint, read_manifest, write_manifest
+from .compiler import (COMPILER_CANDIDATES, INSTALL_HINT, Compiler,  # noqa: F401 - public here
+                       find_compiler, split_env)
 from ..errors import CompileError
 
 __all__ = ["Library", "load", "clear_memo", "cache_directory", "find_compiler", "stats",
            "compiler_fingerprint", "read_manifest", "write_manifest"]
 
-COMPILER_CANDIDATES = ("cc", "gcc", "clang")
 # Optimisation flags, best first. A tier is used unless the compiler rejects it (a
 # probe, remembered on disk), and then the next one. Why 256-bit vectors: see
 # docs/performance.md.
@@ -64,8 +62,6 @@ OPENMP_FLAGS = ("-fopenmp",)
 SANITIZE_FLAGS = ("-fsanitize=address,undefined", "-fno-sanitize-recover=all",
                   "-fno-omit-frame-pointer", "-g")
 LINK_LIBS = ("-lm",)
-INSTALL_HINT = ("install a C compiler (e.g. `apt-get install gcc`, `dnf install gcc`, "
-                "or `xcode-select --install` on macOS) or set CC to a compiler's path")
 
 _PROBE_SOURCES = {
     "native": "int etchpy_probe(void) { return 0; }\n",
@@ -82,7 +78,6 @@ _NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 stats = {"compiles": 0, "cache_hits": 0, "memo_hits": 0}
 
 _memo: dict[tuple, "Library"] = {}
-_versions: dict[tuple[str, ...], str] = {}
 _probes: dict[tuple, bool] = {}
 _lock = threading.RLock()
 
@@ -94,19 +89,13 @@ class Library:
     ``from_cache`` describes the call that created this object (memo hits return the
     same object): True when that call ran no compiler for the kernel itself.
     """
-    ffi: cffi.FFI = field(repr=False)
+    ffi: object = field(repr=False)     # a cffi FFI (_cffi_backend's, when from the cache)
     lib: object = field(repr=False)
     path: Path
     c_path: Path
     key: str
     from_cache: bool
     flags: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Compiler:
-    command: tuple[str, ...]  # resolved executable, then any extra words from CC
-    version: str              # first line of `--version`
 
 
 # --------------------------------------------------------------------------- public API
@@ -180,6 +169,7 @@ def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library
 
     def parse_cdef():
         if not parsed:
+            import cffi                 # lazily: a warm load never parses a cdef
             ffi = cffi.FFI()
             ffi.cdef(cdef)
             parsed.append(ffi)
@@ -252,51 +242,12 @@ def _asan_hint(flags) -> str:
             "-print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0")
 
 
-# --------------------------------------------------------------------------- compiler
-
-def find_compiler() -> Compiler:
-    """The compiler named by ``CC``, else the first of cc, gcc, clang on PATH."""
-    cc = os.environ.get("CC")
-    if cc is not None and cc.strip():
-        words = _split_env("CC", cc)
-        exe = shutil.which(words[0])
-        if exe is None:
-            raise _error(f"CC={cc!r} is not an executable program; {INSTALL_HINT}")
-        command = (exe, *words[1:])
-    else:
-        exe = next(filter(None, map(shutil.which, COMPILER_CANDIDATES)), None)
-        if exe is None:
-            raise _error(f"no C compiler found (looked for {', '.join(COMPILER_CANDIDATES)}"
-                         f" on PATH); {INSTALL_HINT}")
-        command = (exe,)
-    return Compiler(command, _compiler_version(command))
-
-
-def _split_env(variable: str, value: str) -> list[str]:
-    try:
-        return shlex.split(value)
-    except ValueError as exc:
-        raise _error(f"cannot parse {variable}={value!r}: {exc}") from exc
-
-
-def _compiler_version(command: tuple[str, ...]) -> str:
-    version = _versions.get(command)
-    if version is None:
-        try:
-            result = subprocess.run([*command, "--version"], capture_output=True,
-                                    text=True, errors="replace", timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise _error(f"cannot run C compiler {command[0]}: {exc}; {INSTALL_HINT}") from exc
-        lines = (result.stdout + "\n" + result.stderr).strip().splitlines()
-        version = lines[0].strip() if lines else f"unknown (exit {result.returncode})"
-        _versions[command] = version
-    return version
-
+# --------------------------------------------------------------------------- flags
 
 def _final_flags(compiler: Compiler, cache_dir: Path, openmp: bool) -> tuple[str, ...]:
     cflags = os.environ.get("CFLAGS")
     if cflags is not None:
-        base = tuple(_split_env("CFLAGS", cflags))
+        base = tuple(split_env("CFLAGS", cflags))
     else:
         base = next(t for t in FLAG_TIERS if t == PORTABLE_FLAGS
                     or _known_probe(compiler, t, "native", cache_dir) is not False)
@@ -382,6 +333,7 @@ def _run_probe(compiler: Compiler, flags, probe: str, cache_dir: Path) -> bool:
         c_path.write_text(_PROBE_SOURCES[probe])
         if _run_compiler(compiler, flags, c_path, so_path).returncode != 0:
             return False
+        import cffi                     # lazily, as in load
         ffi = cffi.FFI()
         ffi.cdef("int etchpy_probe(void);")
         try:

@@ -20,6 +20,7 @@ Layout
                              a new process asking for the same kernel skips planning,
                              lowering and rendering (see runtime.kernel)
     probe-<hash[:16]>        a remembered compiler probe answer, "1" or "0" (runtime.build)
+    compiler-<hash[:16]>     a remembered first line of a compiler's --version (runtime.compiler)
     .<file>.<pid>.<rand>.tmp an in-flight temporary, renamed into place when complete
                              (probe scratch files end in .c / .so and are deleted)
 
@@ -286,8 +287,8 @@ def compiler_fingerprint() -> str:
     per process)."""
     if not _fingerprint:
         h = hashlib.sha256()
-        for f in package_files():
-            st = f.stat()
+        for f in _package_paths():
+            st = os.stat(f)
             h.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
         _fingerprint.append(h.hexdigest())
     return _fingerprint[0]
@@ -296,12 +297,26 @@ def compiler_fingerprint() -> str:
 def package_files() -> list[Path]:
     """Every .py and .j2 file of the etchpy package, its subpackages, formats and
     templates, sorted."""
+    return [Path(f) for f in _package_paths()]
+
+
+def _package_paths() -> list[str]:
+    """`package_files` as sorted path strings."""
     folders = {Path(__file__).resolve().parent.parent}
     for pkg in ("formats", "codegen_templates"):   # separate folders when not installed
         spec = importlib.util.find_spec(f"etchpy.{pkg}")
         if spec is not None and spec.submodule_search_locations:
             folders.update(Path(d) for d in spec.submodule_search_locations)
-    return sorted({f for d in folders for f in d.rglob("*") if f.suffix in (".py", ".j2")})
+    return sorted({os.path.join(root, name) for d in folders for root, _, names in _walk(d)
+                   for name in names if name.endswith((".py", ".j2"))})
+
+
+def _walk(folder: Path):
+    """os.walk of `folder`, not descending into __pycache__ (nothing of ours lives
+    there, and a walk through its bytecode took most of a warm load's fingerprint)."""
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        yield root, dirs, names
 
 
 def manifest_path(name: str, request: str) -> Path:

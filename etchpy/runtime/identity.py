@@ -58,8 +58,22 @@ def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:
     return _eye(int(shape[m0]), tv, sr)
 
 
+_eyes: dict = {}        # (n, tv, id(sr)) -> (δ, sr): made once, a Tensor's arrays never change
+
+
 def _eye(n: int, tv: IdentityVar, sr: Semiring) -> Tensor:
+    """The n×n δ of `tv` over `sr`, made once per size (a call with one passes it
+    again, so its binding is reused: runtime.calling.bind)."""
+    key = (n, tv, id(sr))
+    hit = _eyes.get(key)
+    if hit is not None:
+        return hit[0]
     idx = np.int32 if n < 2**31 - 1 else np.int64
     levels = ({}, {"pos": np.arange(n + 1, dtype=idx), "crd": np.arange(n, dtype=idx)})
     vals = np.full(n, sr.one, dtype=sr.dtype)
-    return Tensor((n, n), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
+    eye = Tensor((n, n), tv.format, levels, vals, sr.zero, validate=False, name=tv.name)
+    if n <= 1 << 16:          # small ones only: a cache holds them until cleared
+        if len(_eyes) >= 64:
+            _eyes.clear()
+        _eyes[key] = (eye, sr)      # holding sr keeps its id from being reused
+    return eye

@@ -59,3 +59,33 @@ def test_empty_extents_run_the_loops():
     for m, n, kk in [(0, 3, 4), (3, 0, 4), (3, 4, 0)]:
         a, bm = np.ones((m, kk)), np.ones((kk, n))
         np.testing.assert_array_equal(kern(A=a, B=bm), a @ bm)
+
+
+_CHILD = r"""
+import sys
+import numpy as np
+import etchpy as ep
+from etchpy.runtime import blas
+a, b = np.random.default_rng(0).random((30, 20)), np.random.default_rng(1).random((20, 10))
+kern = ep.compile("C[i, k] = A[i, j] * B[j, k]")
+np.testing.assert_allclose(kern(A=a, B=b), a @ b, rtol=1e-13)
+assert blas._bound, "not bound"
+print(blas.source(), "scipy.linalg" in sys.modules)
+module = blas.load_cython_blas()                # step 3, as without a bundled OpenBLAS
+print("scipy.linalg" in sys.modules)
+import scipy.linalg.cython_blas as cb
+print(cb is module)
+"""
+
+
+def test_a_first_blas_call_does_not_import_scipy_linalg(tmp_path):
+    """A new process binds gemm without running scipy.linalg's __init__: from the
+    OpenBLAS a scipy wheel bundles, else from cython_blas loaded on its own (the
+    module that a later `import scipy.linalg` hands out)."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, ETCHPY_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
+                         text=True, check=True).stdout.split()
+    assert out[0] in ("bundled", "capsules") and out[1:] == ["False", "False", "True"]

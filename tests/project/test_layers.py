@@ -19,7 +19,7 @@ RANK = {name: k for k, name in enumerate(LAYERS)}
 
 # Dependencies a function may import lazily: optional ones, or heavy ones kept out of
 # `import etchpy`.
-LAZY = {"scipy", "scipy.sparse", "scipy.optimize", "jinja2", "sparse", "dask",
+LAZY = {"scipy", "scipy.sparse", "scipy.optimize", "jinja2", "cffi", "sparse", "dask",
         "dask.distributed", "pandas", "pyarrow", "hypothesis", "importlib.metadata"}
 
 

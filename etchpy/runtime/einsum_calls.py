@@ -1,0 +1,132 @@
+"""ep.einsum's calls, prepared once per spec, options and operand signature.
+
+    einsum_key(spec, operands, semiring, output, backend, tuning) -> key or None
+    Calls()                       {key: prepared call}, at most `limit` entries
+    matmul_call(parts, operands, semiring, output, tuning) -> Matmul or None
+    KernelCall(make, names)       kern(T0=op0, T1=op1, ...) of the kernel make() returns
+
+A call of `ep.einsum` looks its key up once: the spec, the options and, per
+operand, its type, dtype, shape (and an ep.Tensor's format). Everything the
+front end derives from a spec (index names, ellipsis and size-1 broadcasting,
+diagonals, the sizes that must agree, the formats, the semiring inferred from
+the dtypes) depends on nothing else, so a hit skips parsing, checking and
+finding the kernel. Only numpy arrays (exactly `numpy.ndarray`), scipy.sparse
+arrays and matrices, and ep.Tensors are keyed; any other operand (pydata
+sparse, python-graphblas, lists, numpy subclasses) and any backend but "c" take
+the full path on every call. Options are keyed by value when None or a string,
+else by identity (a Semiring, a Tuning, a Format), the entry holding them so
+that their ids stay theirs; a tuning given as a dict is not keyed.
+
+A dense product that is one matrix product (runtime.matmul) of two numpy float64
+(float32) operands in the real (real32) semiring, with a dense output and
+`Tuning.blas` on, runs as numpy's matmul: BLAS with numpy's own dispatch and
+nothing around it but the transposes and reshapes. Everything else runs its
+compiled kernel, which ETCHPY_NUM_THREADS, read on each call, selects as
+ep.compile would.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import matmul
+from .tensor import Tensor
+from .. import tuning as tuning_
+from ..semiring import Semiring, semirings
+
+__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call"]
+
+THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
+
+
+def einsum_key(spec, operands, semiring, output, backend, tuning):
+    """The key of one ep.einsum call (see the module docstring), or None when it is
+    not keyed."""
+    if backend != "c" or type(spec) is not str or isinstance(tuning, dict):
+        return None
+    key = [spec, _option(semiring), _option(output), _option(tuning)]
+    for x in operands:
+        kind = type(x)
+        if kind is np.ndarray:
+            key.append((x.dtype, x.shape))
+        elif kind is Tensor:
+            key.append((kind, x.format, x.dtype, x.shape))
+        elif kind.__module__.startswith("scipy.sparse") and hasattr(x, "format"):
+            key.append((kind, x.dtype, x.shape))
+        else:
+            return None
+    return tuple(key)
+
+
+def _option(value):
+    return value if value is None or type(value) is str else id(value)
+
+
+class Calls:
+    """Prepared calls by key: `get(key)` (None for no entry or key None) and
+    `put(key, call, *held)`; `held` are the option objects keyed by identity,
+    kept alive with the entry. At most `limit` entries: a full table is
+    emptied before it takes another."""
+
+    def __init__(self, limit: int = 256):
+        self.limit = limit
+        self._table: dict = {}
+
+    def get(self, key):
+        hit = self._table.get(key) if key is not None else None
+        return None if hit is None else hit[0]
+
+    def put(self, key, call, *held) -> None:
+        if len(self._table) >= self.limit:
+            self._table.clear()
+        self._table[key] = (call, held)
+
+    def clear(self) -> None:
+        self._table.clear()
+
+    def __len__(self):
+        return len(self._table)
+
+
+def matmul_call(parts, operands, semiring, output, tuning) -> matmul.Matmul | None:
+    """The Matmul running einsum `parts` (an expr.einsum.Einsum) on `operands`
+    when it is one dense real product (see the module docstring), else None."""
+    if output not in (None, "dense") or len(operands) != 2:
+        return None
+    a, b = operands
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype:
+        return None
+    sr = _semiring(semiring, a.dtype)
+    if sr not in (semirings.real, semirings.real32) or sr.dtype != a.dtype:
+        return None
+    if not tuning_.of(tuning).blas:
+        return None
+    return matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
+
+
+def _semiring(semiring, dtype):
+    """The semiring a kernel over operands of `dtype` computes in."""
+    if semiring is None:
+        return semirings.real if dtype == np.float64 else (
+            semirings.real32 if dtype == np.float32 else None)
+    if isinstance(semiring, Semiring):
+        return semiring
+    return getattr(semirings, semiring, None) if isinstance(semiring, str) else None
+
+
+class KernelCall:
+    """kern(T0=op0, T1=op1, ...) of the kernel `make()` returns; made again when
+    ETCHPY_NUM_THREADS changes (ep.compile keys its kernels by it)."""
+
+    __slots__ = ("make", "names", "kern", "threads")
+
+    def __init__(self, make, names):
+        self.make, self.names = make, tuple(names)
+        self.kern, self.threads = make(), os.environ.get(THREADS_VARIABLE)
+
+    def __call__(self, *operands):
+        threads = os.environ.get(THREADS_VARIABLE)
+        if threads != self.threads:
+            self.kern, self.threads = self.make(), threads
+        return self.kern(**dict(zip(self.names, operands)))

@@ -1,0 +1,123 @@
+"""An einsum of two dense operands that is one matrix product, run by numpy's matmul.
+
+    recipe(names, out, shapes) -> Matmul | None
+
+Each index of a two-operand product is a batch index (in both operands and the
+output), a contracted one (in both, not in the output) or a free one (in one
+operand and the output). The product is one `numpy.matmul` (BLAS's gemm or gemv
+for float64 and float32) when
+
+- some index is contracted, no index is summed within one operand,
+- no operand repeats an index (a diagonal) or broadcasts a size-1 dimension
+  (einsum's names b0, b1, ...),
+- the output is the batch indices, then one operand's free indices, then the
+  other's (the operands are swapped when the second's come first).
+
+Each operand is then transposed to (batch, free, contracted), respectively
+(batch, contracted, free), each group's indices merged into one axis (a reshape:
+a view when the strides allow it, else a copy), and the product reshaped to the
+output's shape: a fresh C-contiguous array, or a numpy scalar for no output
+index, as a compiled kernel returns. An operand without free indices and no
+batch stays a vector (matmul's matrix-vector and dot forms). A recipe is made
+for fixed shapes; the caller keys it by them.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["Matmul", "recipe"]
+
+
+class Matmul:
+    """matmul(left, right) of two operands prepared by transposes and reshapes
+    (each None when not needed); `swap`: the second operand is the left one."""
+
+    __slots__ = ("swap", "perm_l", "shape_l", "perm_r", "shape_r", "shape_out")
+
+    def __init__(self, swap, perm_l, shape_l, perm_r, shape_r, shape_out):
+        self.swap = swap
+        self.perm_l, self.shape_l = perm_l, shape_l
+        self.perm_r, self.shape_r = perm_r, shape_r
+        self.shape_out = shape_out
+
+    def __call__(self, a, b):
+        if self.swap:
+            a, b = b, a
+        if self.perm_l is not None:
+            a = a.transpose(self.perm_l)
+        if self.shape_l is not None:
+            a = a.reshape(self.shape_l)
+        if self.perm_r is not None:
+            b = b.transpose(self.perm_r)
+        if self.shape_r is not None:
+            b = b.reshape(self.shape_r)
+        c = np.matmul(a, b)
+        return c if self.shape_out is None else c.reshape(self.shape_out)
+
+
+def recipe(names, out, shapes) -> Matmul | None:
+    """The Matmul computing einsum over two operands with index names `names`
+    (one tuple per operand, axis order), output index names `out` and operand
+    shapes `shapes`; None when the product is not one matmul (see the module
+    docstring)."""
+    if len(names) != 2 or any(_unfit(n) for n in names):
+        return None
+    n0, n1 = names
+    both = set(n0) & set(n1)
+    out = list(out)
+    if (set(n0) | set(n1)) - both - set(out):
+        return None                              # summed within one operand
+    batch = [c for c in out if c in both]
+    contracted = [c for c in n0 if c in both and c not in out]
+    free = [[c for c in out if c in n and c not in both] for n in (n0, n1)]
+    if not contracted or out[:len(batch)] != batch:
+        return None
+    rest = out[len(batch):]
+    if rest == free[0] + free[1]:
+        swap = False
+    elif rest == free[1] + free[0]:
+        swap = True
+    else:
+        return None
+    size = {c: n for nm, sh in zip(names, shapes) for c, n in zip(nm, sh)}
+    left, right = (1, 0) if swap else (0, 1)
+    fl, fr = free[left], free[right]
+    k = math.prod(size[c] for c in contracted)
+    perm_l, shape_l = _prepared(names[left], shapes[left], batch + fl + contracted,
+                                [size[c] for c in batch], math.prod(size[c] for c in fl), k,
+                                vector=not batch and not fl, free_first=True)
+    perm_r, shape_r = _prepared(names[right], shapes[right], batch + contracted + fr,
+                                [size[c] for c in batch], math.prod(size[c] for c in fr), k,
+                                vector=not batch and not fr, free_first=False)
+    made = _product_shape(batch, fl, fr, size)
+    want = tuple(size[c] for c in out)
+    return Matmul(swap, perm_l, shape_l, perm_r, shape_r, None if made == want else want)
+
+
+def _unfit(names) -> bool:
+    """A repeated index (a diagonal) or a broadcast size-1 dimension (b0, b1, ...)."""
+    return len(set(names)) != len(names) or any(
+        len(c) > 1 and c[0] == "b" for c in names)
+
+
+def _prepared(names, shape, order, batch_sizes, free, k, vector, free_first):
+    """(transpose or None, reshape or None) taking an operand to (batch..., free, k)
+    (`free_first`) or (batch..., k, free), or to the vector (k,) when `vector`."""
+    perm = tuple(names.index(c) for c in order)
+    moved = tuple(shape[p] for p in perm)
+    if vector:
+        target = (k,)
+    else:
+        target = (*batch_sizes, free, k) if free_first else (*batch_sizes, k, free)
+    return (None if perm == tuple(range(len(perm))) else perm,
+            None if moved == target else target)
+
+
+def _product_shape(batch, fl, fr, size) -> tuple:
+    """The shape matmul gives: a vector side contributes no axis."""
+    if not batch:
+        return tuple(math.prod(size[c] for c in f) for f in (fl, fr) if f)
+    return (*(size[c] for c in batch), math.prod(size[c] for c in fl),
+            math.prod(size[c] for c in fr))

@@ -1,0 +1,60 @@
+"""The compile cache's keys and the statement strings behind them.
+
+    parsed(text, formats)        (expression, output indices, output Format or None),
+                                 parsed once per text and formats
+    options_key(...)             the part of a compile key every front end shares
+    statement_key(...)           a statement's key by its text (one lookup per call)
+
+Options are keyed by value, but a Semiring by its id (hashing one hashes its
+callables): the cached kernel holds it, so the id is not reused while the entry
+lives. A semiring's name is keyed by value: a name built at run time and freed
+could hand its id to another name.
+"""
+from __future__ import annotations
+
+from ..expr.parse import parse
+from .request import default_threads
+
+__all__ = ["options_key", "parsed", "statement_key"]
+
+_statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
+
+
+def parsed(text: str, formats: dict | None) -> tuple:
+    """(expression, output indices, output Format or None) of a statement string,
+    parsed once per text and `formats` (a statement's parse depends on nothing else)."""
+    try:
+        key = (text, tuple(sorted(formats.items())) if formats else ())
+        hit = _statements.get(key)
+    except TypeError:           # a format that does not hash: parse every time
+        key = hit = None
+    if hit is None:
+        st = parse(text, formats)
+        hit = (st.expr, st.indices, st.output_format)
+        if key is not None:
+            if len(_statements) >= 256:
+                _statements.clear()
+            _statements[key] = hit
+    return hit
+
+
+def options_key(semiring, order, name, threads, optimize, optimizer_options, tuned) -> tuple:
+    """ep.compile's options as a key (threads None reads ETCHPY_NUM_THREADS now)."""
+    return (semiring if semiring is None or isinstance(semiring, str) else id(semiring),
+            None if order is None else tuple(getattr(o, "name", o) for o in order), name,
+            default_threads() if threads is None else threads, optimize,
+            None if optimizer_options is None else repr(sorted(optimizer_options.items())),
+            tuned.key())
+
+
+def statement_key(expr, formats, out_indices, output, options):
+    """compile's cache key for a statement string, by its text (one lookup, no parse
+    nor walk of the expression); None for an expression or unhashable formats."""
+    if type(expr) is not str or out_indices is not None:
+        return None
+    try:
+        fmts = tuple(sorted(formats.items())) if formats else ()
+        hash(fmts)
+    except TypeError:
+        return None
+    return ("statement", expr, fmts, str(output), *options)

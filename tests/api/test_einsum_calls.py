@@ -1,0 +1,213 @@
+"""ep.einsum's prepared calls (runtime.einsum_calls) and its matmul dispatch
+(runtime.matmul): a call that hits its prepared entry gives what the full path
+gives and what numpy gives; dense real products that are one matrix product run
+as numpy's matmul, nothing else does."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import api
+from etchpy.expr.einsum import einsum_parts
+from etchpy.runtime import einsum_calls
+from etchpy.runtime.matmul import Matmul, recipe
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+CORPUS = json.loads((pathlib.Path(__file__).parent.parent / "expr" /
+                     "einsum_specs.json").read_text())
+PAIRS = [(s, [tuple(x) for x in sh]) for s, sh, ok in CORPUS if ok and len(sh) == 2]
+
+
+def entry(spec, *ops, **options):
+    """The prepared call of ep.einsum(spec, *ops, **options), or None."""
+    key = einsum_calls.einsum_key(spec, ops, options.get("semiring"),
+                                  options.get("output", "dense"), "c", options.get("tuning"))
+    return api._einsum_calls.get(key)
+
+
+def dense(x):
+    if isinstance(x, ep.Tensor):
+        return x.to_dense()
+    return x.toarray() if hasattr(x, "toarray") else np.asarray(x)
+
+
+@pytest.mark.parametrize("spec, shapes", PAIRS, ids=[repr(s) for s, _ in PAIRS])
+def test_matmul_recipes_agree_with_numpy_on_the_corpus(spec, shapes):
+    """Every two-operand spec of the corpus: where a recipe exists it computes
+    numpy's einsum, as a fresh C-contiguous array (a numpy scalar for no index)."""
+    rng = np.random.default_rng(1)
+    ops = [rng.random(s) for s in shapes]
+    parts = einsum_parts(spec, ops)
+    made = recipe(parts.names, [ix.name for ix in parts.out], shapes)
+    if made is None:
+        return
+    got, want = made(*ops), np.einsum(spec, *ops)
+    assert np.shape(got) == np.shape(want) and np.allclose(got, want)
+    if np.ndim(want):
+        assert got.flags.c_contiguous and not any(np.shares_memory(got, x) for x in ops)
+    else:
+        assert isinstance(got, np.float64)
+
+
+def test_the_corpus_has_matmul_recipes():
+    found = 0
+    for spec, shapes in PAIRS:
+        parts = einsum_parts(spec, [np.ones(s) for s in shapes])
+        found += recipe(parts.names, [ix.name for ix in parts.out], shapes) is not None
+    assert found >= 20
+
+
+BLAS = [("ij,jk->ik", (5, 4), (4, 3)), ("ij,kj->ik", (5, 4), (3, 4)),
+        ("ji,jk->ik", (4, 5), (4, 3)), ("ij,jk->ki", (5, 4), (4, 3)),
+        ("ij,j->i", (5, 4), (4,)), ("j,jk->k", (4,), (4, 3)), ("i,i->", (6,), (6,)),
+        ("bij,bjk->bik", (2, 5, 4), (2, 4, 3)), ("bij,bj->bi", (2, 5, 4), (2, 4)),
+        ("ijk,jk->i", (5, 4, 3), (4, 3)), ("ij,ij->", (3, 4), (3, 4)),
+        ("...ij,...jk->...ik", (2, 5, 4), (2, 4, 3)), ("ab,bcd->acd", (2, 3), (3, 4, 5)),
+        ("jb,bi->ji", (3, 2), (2, 4))]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("spec, s0, s1", BLAS, ids=[b[0] for b in BLAS])
+def test_dense_real_products_run_as_matmul(spec, s0, s1, dtype):
+    rng = np.random.default_rng(0)
+    a, b = rng.random(s0).astype(dtype), rng.random(s1).astype(dtype)
+    want = np.einsum(spec, a, b)
+    for _ in range(2):                  # prepared, then looked up
+        got = ep.einsum(spec, a, b)
+        assert np.asarray(got).dtype == dtype
+        assert np.allclose(got, want, rtol=1e-5)
+    assert isinstance(entry(spec, a, b), Matmul)
+    assert np.allclose(full_path(spec, a, b), want, rtol=1e-5)
+
+
+def tuning_fields(tuning) -> dict:
+    """The fields of a tuning option, as a dict (the full path's form)."""
+    tuned = ep.tuning.of(tuning)
+    return {f: getattr(tuned, f) for f in ep.Tuning.__dataclass_fields__}
+
+
+def full_path(spec, *ops, tuning=None, **options):
+    """ep.einsum through the full front end (a tuning given as a dict is not keyed)."""
+    return ep.einsum(spec, *ops, tuning=tuning_fields(tuning), **options)
+
+
+NOT_BLAS = [
+    ("ij,jk->ik", dict(semiring="min_plus"), np.float64),
+    ("ij,jk->ik", dict(semiring="max_plus"), np.float64),
+    ("ij,jk->ik", dict(semiring=ep.semirings.max_times), np.float64),
+    ("ij,jk->ik", {}, np.int64),
+    ("ij,jk->ik", {}, np.bool_),
+    ("ij,jk->ik", dict(tuning="noopt"), np.float64),
+    ("ij,jk->ik", dict(tuning=ep.Tuning(blas=False)), np.float64),
+    ("ij,jk->ik", dict(output="csr"), np.float64),
+    ("ij,jk->ij", {}, np.float64),      # k summed within one operand
+    ("ij,ij->ij", {}, np.float64),      # nothing contracted
+    ("ij,jkl->kil", {}, np.float64),    # the free indices interleaved
+    ("ii,ij->j", {}, np.float64),       # a diagonal
+]
+SHAPES = {"ij,jk->ik": ((3, 4), (4, 5)), "ij,jk->ij": ((3, 4), (4, 5)),
+          "ij,ij->ij": ((3, 4), (3, 4)), "ij,jkl->kil": ((3, 4), (4, 5, 2)),
+          "ii,ij->j": ((3, 3), (3, 4))}
+
+
+@pytest.mark.parametrize("spec, options, dtype", NOT_BLAS,
+                         ids=[f"{s} {o} {np.dtype(d)}" for s, o, d in NOT_BLAS])
+def test_other_products_run_their_kernel(spec, options, dtype):
+    rng = np.random.default_rng(2)
+    a, b = (rng.integers(0, 3, s).astype(dtype) for s in SHAPES[spec])
+    first = ep.einsum(spec, a, b, **options)
+    again = ep.einsum(spec, a, b, **options)
+    assert isinstance(entry(spec, a, b, **options), einsum_calls.KernelCall)
+    slow = full_path(spec, a, b, **options)
+    for got in (first, again):
+        assert np.array_equal(dense(got), dense(slow))
+    if not options:
+        assert np.allclose(dense(again), np.einsum(spec, a, b))
+
+
+CASES = [
+    ("ij,j->i", "csr"), ("ij,jk->ik", "csc"), ("ij,jk->ik", "coo"), ("ij,jk->ik", "tensor"),
+    ("ijk,jr,kr->ir", "dense"), ("ii->i", "dense"), ("ij->", "csr"), ("i,j->ij", "dense"),
+    ("...ij,...jk->...ik", "dense"), ("ij,kj->ik", "csr"),
+]
+SEMIRINGS = [None, "min_plus", "max_plus", "boolean", "integer", "real32"]
+
+
+def _operands(spec, kind, semiring, rng):
+    terms = spec.split("->")[0].split(",")
+    sizes = {"i": 4, "j": 3, "k": 5, "r": 2}
+    shapes = [(2, *(sizes[c] for c in t[3:])) if t.startswith("...") else
+              tuple(sizes[c] if t.count(c) == 1 else 4 for c in t) for t in terms]
+    dtype = {"boolean": np.bool_, "integer": np.int64, "real32": np.float32}.get(
+        semiring, np.float64)
+    ops = [(rng.random(s) < 0.6) * rng.integers(1, 4, s) for s in shapes]
+    ops = [x.astype(dtype) for x in ops]
+    if kind in ("csr", "csc", "coo"):
+        ops[0] = sp.coo_array(ops[0]).asformat(kind) if ops[0].ndim == 2 else ops[0]
+    elif kind == "tensor":
+        ops[0] = ep.Tensor.from_dense(ops[0], "csr")
+    return ops
+
+
+@pytest.mark.parametrize("semiring", SEMIRINGS, ids=str)
+@pytest.mark.parametrize("spec, kind", CASES, ids=[f"{s} {k}" for s, k in CASES])
+def test_prepared_calls_give_the_full_paths_value(spec, kind, semiring):
+    """Sparse operands, Tensors and semirings other than real: the looked-up call
+    equals the full path (and numpy's einsum in the real semiring)."""
+    rng = np.random.default_rng(3)
+    ops = _operands(spec, kind, semiring, rng)
+    options = {} if semiring is None else {"semiring": semiring}
+    first, again = ep.einsum(spec, *ops, **options), ep.einsum(spec, *ops, **options)
+    assert entry(spec, *ops, **options) is not None
+    slow = full_path(spec, *ops, **options)
+    assert np.allclose(dense(first), dense(slow)) and np.allclose(dense(again), dense(slow))
+    if semiring is None:
+        assert np.allclose(dense(again), np.einsum(spec, *map(dense, ops)))
+
+
+def test_a_shape_that_disagrees_is_refused_after_a_prepared_call():
+    a = np.ones((3, 4))
+    ep.einsum("ij,jk->ik", a, np.ones((4, 5)))
+    with pytest.raises(ep.InputError, match="size"):
+        ep.einsum("ij,jk->ik", a, np.ones((5, 5)))
+    # a size-1 dimension broadcasts (numpy's meaning), through the full path
+    got = ep.einsum("ij,jk->ik", np.ones((3, 1)), np.ones((4, 5)))
+    assert np.allclose(got, np.einsum("ij,jk->ik", np.ones((3, 1)), np.ones((4, 5))))
+
+
+def test_values_changed_in_place_are_read_again():
+    a, b = np.ones((3, 3)), np.ones((3, 3))
+    ep.einsum("ij,jk->ik", a, b)
+    a[0, 0] = 5.0
+    assert ep.einsum("ij,jk->ik", a, b)[0, 0] == 7.0
+
+
+def test_unkeyed_operands_and_backends_take_the_full_path():
+    n = len(api._einsum_calls)
+    assert ep.einsum("i,i->", [1.0, 2.0], np.ones(2)) == 3.0
+    assert ep.einsum("i,i->", np.ones(2), np.ones(2), backend="reference") == 2.0
+    assert ep.einsum("i,i->", np.ones(2), np.ones(2), tuning={}) == 2.0
+    assert len(api._einsum_calls) <= n + 1
+
+
+def test_a_kernel_call_follows_etchpy_num_threads(monkeypatch):
+    a = np.ones((3, 3))
+    monkeypatch.delenv("ETCHPY_NUM_THREADS", raising=False)
+    ep.einsum("ij,jk->ik", a, a, semiring="min_plus")
+    call = entry("ij,jk->ik", a, a, semiring="min_plus")
+    assert call.kern.threads == 1
+    monkeypatch.setenv("ETCHPY_NUM_THREADS", "2")
+    assert np.array_equal(ep.einsum("ij,jk->ik", a, a, semiring="min_plus"), 2 * a)
+    assert call.kern.threads == 2
+
+
+def test_the_table_is_bounded():
+    calls = einsum_calls.Calls(limit=3)
+    for k in range(10):
+        calls.put(("k", k), k)
+        assert len(calls) <= 3
+    assert calls.get(("k", 9)) == 9 and calls.get(None) is None

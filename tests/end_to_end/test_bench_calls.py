@@ -1,0 +1,39 @@
+"""bench.calls runs and writes its rows (timings themselves are not asserted): the
+einsum, matvec and outside parts with a tiny time budget, the 3-D stencil builder
+against a dense Laplacian, and the C call it times is the kernel's own."""
+import json
+
+import numpy as np
+import pytest
+
+calls = pytest.importorskip("bench.calls")
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+
+def test_the_parts_write_their_rows(tmp_path):
+    out = tmp_path / "calls.json"
+    assert calls.main(["--quick", "--only", "einsum,matvec,outside", "--seconds", "0.01",
+                       "--json", str(out)]) == 0
+    result = json.loads(out.read_text())
+    parts = {r["part"] for r in result["rows"]}
+    assert parts == {"einsum", "statement", "matvec", "outside"}
+    for r in result["rows"]:
+        assert r["etchpy_s"] > 0
+        assert r["part"] != "einsum" or r["ratio"] > 0
+
+
+def test_stencil3_is_the_7_point_laplacian():
+    A = calls.stencil3_csr(3)
+    dense = A.toarray()
+    assert A.shape == (27, 27) and A.has_canonical_format
+    assert np.all(np.diag(dense) == 6) and dense.sum() == 6 * 27 - 2 * 3 * 2 * 9
+    np.testing.assert_array_equal(dense, dense.T)
+
+
+def test_c_call_is_the_kernel_with_its_arguments_prebuilt():
+    import etchpy as ep
+    import scipy.sparse as sp
+    A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0], [4, 0, 5]]))
+    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
+    assert calls.c_call(kern, {"A": A, "x": np.ones(3)})() == 0
