@@ -1,0 +1,302 @@
+"""Call plans: a kernel's calls on inputs of a kind it has run before, made in a
+constant handful of operations (issue 39).
+
+A call through Kernel's general path binds every input (runtime.calling.bind),
+reads its size class (runtime.signature), finds the build that runs it and makes
+the C arguments: about 10 µs of Python, for a scipy input or a new array every
+call. None of that bookkeeping depends on the arrays' values, only on their
+*kind*: the type, dtypes, layout flags, index dtype and size class of each input.
+After a successful general call, `make_plan` works it out once for that kind and
+returns a closure that, for a later call on inputs of the same kind, pulls the
+arrays, repeats the checks the general path makes on every call, allocates the
+output and calls the C function:
+
+- a numpy input: C-contiguous, the carrier dtype, same ndim (else a miss); its
+  NaN check when the semiring refuses NaN.
+- a scipy csr/csc input of the declared layout: its index and value dtypes, 1-d
+  C-contiguous arrays of matching lengths, and the same checks of its structure
+  the general path makes: in O(1) (calling._bounds_in_o1) when the kernel checks
+  the rest as it reads it (fused checks), else the compiled pass over its index
+  arrays (checks.check_compressed). Its NaN check likewise.
+- every input: its sizes in the size class the plan was made for (each index's
+  size and each sparse input's stored entries within the same power of two), and
+  the sizes of each shared index equal.
+
+Anything else is a miss (`None`), and the caller takes its general path, which
+words errors, converts and canonicalises. A kernel's nonzero return code is a
+miss too: the general path runs the call again and handles it. Nothing about an
+input's values is remembered from one call to the next (proofs_notes/call_plans.md).
+
+    plan = make_plan(kern, made, inputs)      # after a general call; None if none fits
+    y = plan(inputs)                          # the result, or MISS
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from . import inputs as io_
+from .calling import refuse_nan
+from .checks import check_compressed
+
+MISS = object()          # a plan's answer when these inputs are not of its kind
+
+
+class _Miss(Exception):
+    """Raised by an input's step when the input is not of the plan's kind."""
+
+
+def plan_key(inputs: dict) -> tuple:
+    """The key plans are kept under: the inputs' names and types, in call order."""
+    return (*inputs, *map(type, inputs.values()))
+
+
+def _class_range(n: int) -> tuple[int, int]:
+    """[lo, hi): the sizes with the bit length of `n` (signature.size_class's unit)."""
+    b = int(n).bit_length()
+    return (0, 1) if b == 0 else (1 << (b - 1), 1 << b)
+
+
+def _dims(positions, shape) -> tuple:
+    """(C argument position, mode, lo, hi) of each dim slot: the mode's size, which
+    must stay in the size class [lo, hi) of its size `shape[mode]` now."""
+    return tuple((pos, mode, *_class_range(shape[mode]))
+                 for pos, kind, mode, _ in positions if kind == "dim")
+
+
+def _dense_step(name, value, positions, sr, types):
+    """The step of a numpy input: (value, args) -> its shape, or raises _Miss."""
+    dtype, ndim, nan = value.dtype, value.ndim, (not sr.allows_nan and value.dtype.kind == "f")
+    dims = _dims(positions, value.shape)
+    vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
+    if len(vals) != 1:
+        return None
+    at, ctype = vals[0]
+    val_type, from_buffer = types[ctype], types["ffi"].from_buffer
+
+    def step(v, args):
+        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
+        if type(v) is not np.ndarray or v.dtype != dtype or v.ndim != ndim or not v.size:
+            raise _Miss
+        if nan:
+            refuse_nan(v, sr, name)
+        shape = v.shape
+        for pos, mode, lo, hi in dims:
+            if not lo <= shape[mode] < hi:
+                raise _Miss
+            args[pos] = shape[mode]
+        args[at] = from_buffer(val_type, v)
+        return shape
+    return step
+
+
+def _sparse_step(name, value, positions, sr, fused, types):
+    """The step of a scipy csr/csc input (see the module docstring)."""
+    kind, fmt, dtype, idx = type(value), value.format, value.data.dtype, value.indices.dtype
+    lo_n, hi_n = _class_range(len(value.data))
+    dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
+    nan = not sr.allows_nan and dtype.kind == "f"
+    csr = fmt == "csr"
+    arrays = tuple((pos, role, ctype) for pos, kind, role, ctype in positions
+                   if kind == "in_array")
+    at = {role: pos for pos, role, _ in arrays}
+    if len(arrays) != 3 or at.keys() != {"pos1", "crd1", "vals"}:
+        return None
+    at_pos, at_crd, at_vals = at["pos1"], at["crd1"], at["vals"]
+    idx_type, val_type = types["idx_t[]"], types["val_t[]"]
+
+    def step(v, args):
+        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
+        if type(v) is not kind:
+            raise _Miss
+        indptr, indices, data = v.indptr, v.indices, v.data
+        n = len(data)
+        if (data.dtype != dtype or indices.dtype != idx or indptr.dtype != idx
+                or data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1
+                or len(indices) != n or not lo_n <= n < hi_n or v.format != fmt):
+            raise _Miss
+        shape = v.shape
+        major, minor = shape if csr else shape[::-1]
+        if fused:       # calling._bounds_in_o1, inlined
+            if (len(indptr) != major + 1 or indptr.item(0) != 0 or indptr.item(-1) != n
+                    or getattr(v, "_has_sorted_indices", True) is False):
+                raise _Miss
+        else:
+            res = check_compressed(indptr, indices, major, minor)
+            if res is None or res[0] != 0:
+                raise _Miss
+        if nan:
+            refuse_nan(data, sr, name)
+        for pos, mode, lo, hi in dims:
+            if not lo <= shape[mode] < hi:
+                raise _Miss
+            args[pos] = shape[mode]
+        args[at_pos] = from_buffer(idx_type, indptr)
+        args[at_crd] = from_buffer(idx_type, indices)
+        args[at_vals] = from_buffer(val_type, data)
+        return shape
+    return step
+
+
+def _step(name, value, bound, positions, sr, idx_dtype, types):
+    """The step for input `name` as the general call bound it, or None when its kind
+    is not one a plan covers."""
+    if not bound.own:
+        return None
+    if type(value) is np.ndarray:
+        if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
+            return None
+        return _dense_step(name, value, positions, sr, types)
+    if getattr(value, "format", None) not in ("csr", "csc") or not hasattr(value, "indptr"):
+        return None
+    if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
+            or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):
+        return None
+    return _sparse_step(name, value, positions, sr, bound.unchecked, types)
+
+
+def _shape_facts(owner, names, bound, out_shape):
+    """(pairs of (k, mode, k2, mode2) whose sizes must agree, the output's sizes as
+    (k, mode)), inputs numbered by their place in `names`; None when an output
+    index has no input mode."""
+    at = {n: k for k, n in enumerate(names)}
+    first, equal = {}, []
+    for ix, tname, mode in owner._modes:
+        here = (at[tname], mode)
+        if ix in first:
+            equal.append((*first[ix], *here))
+        else:
+            first[ix] = here
+    outs = tuple(first.get(ix.name) for ix in owner.out_indices)
+    if None in outs or tuple(bound[names[k]].shape[m] for k, m in outs) != tuple(out_shape):
+        return None
+    return tuple(equal), outs
+
+
+def _eligible(owner, kern) -> bool:
+    """Whether calls of `owner` run by `kern` can have plans: a dense output, no
+    implicit identities, iso inputs or parameters, no planned conversions."""
+    return (owner._dense_out and owner.out_format is None and not owner._identities
+            and not owner._iso and not owner._params
+            and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items())
+            and all(kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots))
+
+
+def make_plan(owner, made: tuple, inputs: dict):
+    """The plan for calls of kernel `owner` on inputs of the kind of `inputs`, which
+    a general call just ran successfully as `made` (Kernel._make's tuple); None
+    when some input's kind or the kernel is not one plans cover."""
+    kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
+    if not _eligible(owner, kern) or bound.keys() != inputs.keys():
+        return None
+    names, sr = tuple(inputs), owner.semiring
+    types = {**types, "ffi": lib.ffi}
+    steps = []
+    for name in names:
+        step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr, idx_dtype,
+                     types)
+        if step is None:
+            return None
+        steps.append(step)
+    facts = _shape_facts(owner, names, bound, out_shape)
+    if facts is None:
+        return None
+    return _closure(owner, kern, lib, types, function, tuple(zip(names, steps)), facts,
+                    planned)
+
+
+def _closure(owner, kern, lib, types, function, steps, facts, planned):
+    """The plan itself: see make_plan and the module docstring."""
+    equal, outs = facts
+    from_buffer, n_args, n_in, dtype = lib.ffi.from_buffer, len(kern._slots), len(steps), \
+        kern.semiring.dtype
+    fresh = np.zeros if kern._calloc_zero else np.empty
+    out_type = types["val_t[]"]
+    out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
+    zeroed = [(pos, int(kern._calloc_zero)) for pos, kind, _, _ in kern._out_slots
+              if kind == "out_zeroed"]
+
+    def plan(inputs):
+        if len(inputs) != n_in:
+            return MISS
+        args = [None] * n_args
+        try:
+            shapes = [step(inputs[name], args) for name, step in steps]
+        except (_Miss, ValueError, KeyError):   # an InputError too: the general path
+            return MISS                          # raises it
+        for k, m, k2, m2 in equal:
+            if shapes[k][m] != shapes[k2][m2]:
+                return MISS
+        out = fresh(tuple([shapes[k][m] for k, m in outs]), dtype=dtype)
+        args[out_pos] = from_buffer(out_type, out)
+        for pos, flag in zeroed:
+            args[pos] = flag
+        if function(*args):
+            return MISS            # the general path runs it again and words the error
+        owner._last = planned
+        return out[()] if out.ndim == 0 else out
+    return plan
+
+
+class CallPlans:
+    """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
+    call plans (`_plans`: plan_key -> plan, at most 64; `_unplanned`: the kinds no
+    plan covers; `_plan`: the one tried first)."""
+
+    def _planned_call(self, inputs):
+        """The result of a call on `inputs` by the plan kept for their kind (which
+        becomes `_plan`, the one tried first), else MISS."""
+        plan = self._plans.get(plan_key(inputs))
+        if plan is None or plan is self._plan:
+            return MISS
+        self._plan = plan
+        return plan(inputs)
+
+    def _learn(self, inputs, made=None, variant=None) -> None:
+        """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,
+        the general call that just ran them, or the one `variant` (this kernel over
+        the inputs' semiring) keeps for them. The semiring a kernel infers is a
+        function of the inputs' value dtypes, which every plan checks. Types and
+        value dtypes no plan covers are remembered, so that their calls do not try
+        again."""
+        if not self.request.tuning.call_plans:
+            return
+        key = plan_key(inputs)
+        kind = (key, tuple([io_.value_dtype(v) for v in inputs.values()]))
+        if kind in self._unplanned:
+            return
+        plan = (variant._plans.get(key) if variant is not None
+                else make_plan(self, made, inputs))
+        if len(self._plans) >= 64:
+            self._plans.clear()
+            self._unplanned.clear()
+        if plan is None:
+            if key not in self._plans:      # else another kind of these types has one
+                self._unplanned.add(kind)
+        else:
+            self._plans[key] = self._plan = plan
+
+    def _semiring_of(self, inputs):
+        """The semiring of a call: the kernel's own, or the one the inputs' dtypes
+        call for when no semiring was given (inputs.infer_semiring)."""
+        if not self._infer:
+            return self.semiring
+        dtypes = tuple([io_.value_dtype(v) for n, v in inputs.items()
+                        if n not in self._params])
+        sr = self._inferred.get(dtypes)
+        if sr is None:
+            if len(self._inferred) >= 64:
+                self._inferred.clear()
+            sr = self._inferred[dtypes] = io_.infer_semiring(
+                dtypes, self._literals, self._negation)
+        return sr
+
+    def _variant(self, sr):
+        """This kernel over semiring `sr` (made on first need)."""
+        kern = self._variants.get(sr.name)
+        if kern is None:
+            kern = type(self).of_request(replace(self.request, semiring=sr))
+            kern._warned = self._warned
+            self._variants[sr.name] = kern
+        return kern
