@@ -39,6 +39,7 @@ import numpy as np
 from . import inputs as io_
 from .calling import refuse_nan
 from .checks import check_compressed
+from .tensor import Tensor
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
 
@@ -96,6 +97,9 @@ def _sparse_step(name, value, positions, sr, fused, types):
     kind, fmt, dtype, idx = type(value), value.format, value.data.dtype, value.indices.dtype
     lo_n, hi_n = _class_range(len(value.data))
     dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
+    if sorted(mode for _, mode, _, _ in dims) != [0, 1]:
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = sorted(dims, key=lambda d: d[1])
     nan = not sr.allows_nan and dtype.kind == "f"
     csr = fmt == "csr"
     arrays = tuple((pos, role, ctype) for pos, kind, role, ctype in positions
@@ -108,13 +112,13 @@ def _sparse_step(name, value, positions, sr, fused, types):
 
     def step(v, args):
         # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind:
+        if type(v) is not kind:     # a scipy type fixes its format
             raise _Miss
         indptr, indices, data = v.indptr, v.indices, v.data
         n = len(data)
         if (data.dtype != dtype or indices.dtype != idx or indptr.dtype != idx
                 or data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1
-                or len(indices) != n or not lo_n <= n < hi_n or v.format != fmt):
+                or len(indices) != n or not lo_n <= n < hi_n):
             raise _Miss
         shape = v.shape
         major, minor = shape if csr else shape[::-1]
@@ -128,13 +132,52 @@ def _sparse_step(name, value, positions, sr, fused, types):
                 raise _Miss
         if nan:
             refuse_nan(data, sr, name)
+        if not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1):
+            raise _Miss
+        args[p0], args[p1] = shape
+        args[at_pos] = from_buffer(idx_type, indptr)
+        args[at_crd] = from_buffer(idx_type, indices)
+        args[at_vals] = from_buffer(val_type, data)
+        return shape
+    return step
+
+
+def _tensor_step(name, value, positions, sr, types):
+    """The step of an ep.Tensor input bound as its own arrays: its format, fill and
+    dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
+    miss) and its NaN check; its index arrays were checked when it was built."""
+    fmt, fill, dtype = value.format, value.fill, value.vals.dtype
+    nan = not sr.allows_nan and dtype.kind == "f"
+    idx = {arr.dtype for lv in value.levels for arr in lv.values()}
+    dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
+    arrays = []
+    for pos, kind, role, ctype in positions:
+        if kind == "in_array":
+            key = role.rstrip("0123456789")          # "vals", or "pos1": level 1's "pos"
+            level = None if role == "vals" else int(role[len(key):])
+            arrays.append((pos, key, level, types[ctype]))
+    if len(idx) > 1:
+        return None
+    idx = idx.pop() if idx else None
+
+    def step(v, args):
+        if (type(v) is not Tensor or v.fill != fill or v.vals.dtype != dtype
+                or (v.format is not fmt and v.format != fmt)):
+            raise _Miss
+        v.check_layout()
+        if nan:
+            refuse_nan(v.vals, sr, name)
+        shape = v.shape
         for pos, mode, lo, hi in dims:
             if not lo <= shape[mode] < hi:
                 raise _Miss
             args[pos] = shape[mode]
-        args[at_pos] = from_buffer(idx_type, indptr)
-        args[at_crd] = from_buffer(idx_type, indices)
-        args[at_vals] = from_buffer(val_type, data)
+        levels = v.levels
+        for pos, key, level, ctype in arrays:
+            arr = v.vals if level is None else levels[level][key]
+            if level is not None and arr.dtype != idx:
+                raise _Miss
+            args[pos] = from_buffer(ctype, arr)
         return shape
     return step
 
@@ -148,6 +191,11 @@ def _step(name, value, bound, positions, sr, idx_dtype, types):
         if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
             return None
         return _dense_step(name, value, positions, sr, types)
+    if type(value) is Tensor:
+        if value.vals.dtype != sr.dtype or sr.dtype.kind == "b" or any(
+                arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
+            return None
+        return _tensor_step(name, value, positions, sr, types)
     if getattr(value, "format", None) not in ("csr", "csc") or not hasattr(value, "indptr"):
         return None
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
@@ -206,37 +254,50 @@ def make_plan(owner, made: tuple, inputs: dict):
                     planned)
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned):
-    """The plan itself: see make_plan and the module docstring."""
-    equal, outs = facts
-    from_buffer, n_args, n_in, dtype = lib.ffi.from_buffer, len(kern._slots), len(steps), \
-        kern.semiring.dtype
-    fresh = np.zeros if kern._calloc_zero else np.empty
-    out_type = types["val_t[]"]
-    out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
-    zeroed = [(pos, int(kern._calloc_zero)) for pos, kind, _, _ in kern._out_slots
-              if kind == "out_zeroed"]
+_PLAN = """\
+def plan(inputs):
+    if len(inputs) != {n_in}:
+        return MISS
+    args = [None] * {n_args}
+    try:
+{pulls}
+    except (_Miss, ValueError, KeyError):   # an InputError too: the general path
+        return MISS                          # raises it
+    if {differ}:
+        return MISS
+    out = fresh(({out_shape}), dtype=dtype)
+    args[{out_pos}] = from_buffer(out_type, out)
+{zeroed}
+    if function(*args):
+        return MISS            # the general path runs it again and words the error
+    owner._last = planned
+    return {result}
+"""
 
-    def plan(inputs):
-        if len(inputs) != n_in:
-            return MISS
-        args = [None] * n_args
-        try:
-            shapes = [step(inputs[name], args) for name, step in steps]
-        except (_Miss, ValueError, KeyError):   # an InputError too: the general path
-            return MISS                          # raises it
-        for k, m, k2, m2 in equal:
-            if shapes[k][m] != shapes[k2][m2]:
-                return MISS
-        out = fresh(tuple([shapes[k][m] for k, m in outs]), dtype=dtype)
-        args[out_pos] = from_buffer(out_type, out)
-        for pos, flag in zeroed:
-            args[pos] = flag
-        if function(*args):
-            return MISS            # the general path runs it again and words the error
-        owner._last = planned
-        return out[()] if out.ndim == 0 else out
-    return plan
+
+def _closure(owner, kern, lib, types, function, steps, facts, planned):
+    """The plan itself (see make_plan and the module docstring): a function written
+    out for this kernel and kind, so that a call runs no loops of its own. Its text
+    holds only integers; names and objects are in its namespace."""
+    equal, outs = facts
+    space = {"MISS": MISS, "_Miss": _Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
+             "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
+             "out_type": types["val_t[]"], "function": function, "owner": owner,
+             "planned": planned}
+    pulls = []
+    for k, (name, step) in enumerate(steps):
+        space[f"step{k}"], space[f"name{k}"] = step, name
+        pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
+    zeroed = [f"    args[{pos}] = {int(kern._calloc_zero)}"
+              for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
+    text = _PLAN.format(
+        n_in=len(steps), n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
+        differ=" or ".join(f"s{k}[{m}] != s{k2}[{m2}]" for k, m, k2, m2 in equal) or "False",
+        out_shape="".join(f"s{k}[{m}], " for k, m in outs),
+        out_pos=[pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0],
+        zeroed="\n".join(zeroed), result="out" if outs else "out[()]")
+    exec(compile(text, f"<call plan of {kern.name}>", "exec"), space)   # noqa: S102
+    return space["plan"]
 
 
 class CallPlans:

@@ -217,7 +217,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
             plan = self._plan             # a plan for inputs of this kind (call_plans)
             if plan is not None:
                 res = plan(inputs)
-                if res is MISS:
+                if res is MISS and len(self._plans) > 1:     # another kind's plan?
                     res = self._planned_call(inputs)
                 if res is not MISS:
                     return res

@@ -172,3 +172,21 @@ def test_plans_hold_no_input_and_follow_their_knob():
     off(A=B, x=np.ones(33))
     off(A=B, x=np.ones(33))
     assert off._plan is None and not off._plans
+
+
+def test_tensor_inputs_new_and_changed(monkeypatch):
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_tensors")
+    A = _matrix()
+    x = np.ones(A.shape[1])
+    kern(A=ep.Tensor.from_scipy(A, "csr"), x=x)
+    T = ep.Tensor.from_scipy(2 * A, "csr")
+    with monkeypatch.context() as m:
+        _no_general_path(kern, m)
+        np.testing.assert_allclose(kern(A=T, x=x.copy()), 2 * A @ x)
+        T.vals[:] = 1.0                         # values: read afresh
+        np.testing.assert_allclose(kern(A=T, x=x), (A != 0) @ x)
+    T.vals.shape = (1, len(T.vals))            # its layout changed in place
+    with pytest.raises(ep.InputError, match="changed in place"):
+        kern(A=T, x=x)
+    F = ep.Tensor.from_scipy(A.astype(np.float32), "csr")      # another dtype: general path
+    np.testing.assert_allclose(kern(A=F, x=x.astype(np.float32)), A @ x, rtol=1e-5)

@@ -20,7 +20,7 @@ x = ep.tensor("x", 1)
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 # a call plan (runtime.call_plans, tried before the kept call) would answer the calls
-# on numpy arrays below: these tests count the kept call's own hits
+# on numpy arrays and Tensors below: these tests count the kept call's own hits
 NO_PLANS = {"call_plans": False}
 
 
@@ -85,7 +85,7 @@ def test_bool_arrays_and_copies_are_bound_on_every_call():
 
 
 def test_a_tensor_is_kept_and_its_layout_checked_again():
-    kern = ep.compile(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * x[j]))
+    kern = ep.compile(ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * x[j]), tuning=NO_PLANS)
     S = random_csr(20, 10, 50, 3)
     T, v = ep.Tensor.from_scipy(S, "csr"), np.arange(10.0)
     want, hits = S @ v, kern._kept.hits     # (kernels are shared by the tests here)
