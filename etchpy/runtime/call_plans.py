@@ -92,8 +92,13 @@ def _dense_step(name, value, positions, sr, types):
     return step
 
 
-def _sparse_step(name, value, positions, sr, fused, types):
-    """The step of a scipy csr/csc input (see the module docstring)."""
+def _sparse_step(name, value, positions, sr, fused, types, max_bytes):
+    """The step of a scipy csr/csc input (see the module docstring). The C arguments
+    made from the last call's arrays are held (while they hold ≤ `max_bytes`) and
+    used again when the same array objects come back: an array's buffer cannot
+    move while a C argument made from it exists, and its dtype, ndim and length are
+    checked on every call (proofs_notes/call_plans.md)."""
+    held = [None]
     kind, fmt, dtype, idx = type(value), value.format, value.data.dtype, value.indices.dtype
     lo_n, hi_n = _class_range(len(value.data))
     dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
@@ -135,9 +140,15 @@ def _sparse_step(name, value, positions, sr, fused, types):
         if not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1):
             raise _Miss
         args[p0], args[p1] = shape
-        args[at_pos] = from_buffer(idx_type, indptr)
-        args[at_crd] = from_buffer(idx_type, indices)
-        args[at_vals] = from_buffer(val_type, data)
+        last = held[0]              # one read: another thread may replace it
+        if last is not None and last[0] is indptr and last[1] is indices and last[2] is data:
+            args[at_pos], args[at_crd], args[at_vals] = last[3]
+        else:
+            made = (from_buffer(idx_type, indptr), from_buffer(idx_type, indices),
+                    from_buffer(val_type, data))
+            args[at_pos], args[at_crd], args[at_vals] = made
+            small = indptr.nbytes + indices.nbytes + data.nbytes <= max_bytes
+            held[0] = (indptr, indices, data, made) if small else None
         return shape
     return step
 
@@ -161,20 +172,22 @@ def _tensor_step(name, value, positions, sr, types):
     idx = idx.pop() if idx else None
 
     def step(v, args):
-        if (type(v) is not Tensor or v.fill != fill or v.vals.dtype != dtype
-                or (v.format is not fmt and v.format != fmt)):
+        if type(v) is not Tensor:
             raise _Miss
-        v.check_layout()
+        v.check_layout()            # (its vals and levels properties would each run it)
+        vals = v._vals
+        if v.fill != fill or vals.dtype != dtype or (v.format is not fmt and v.format != fmt):
+            raise _Miss
         if nan:
-            refuse_nan(v.vals, sr, name)
+            refuse_nan(vals, sr, name)
         shape = v.shape
         for pos, mode, lo, hi in dims:
             if not lo <= shape[mode] < hi:
                 raise _Miss
             args[pos] = shape[mode]
-        levels = v.levels
+        levels = v._levels
         for pos, key, level, ctype in arrays:
-            arr = v.vals if level is None else levels[level][key]
+            arr = vals if level is None else levels[level][key]
             if level is not None and arr.dtype != idx:
                 raise _Miss
             args[pos] = from_buffer(ctype, arr)
@@ -182,7 +195,7 @@ def _tensor_step(name, value, positions, sr, types):
     return step
 
 
-def _step(name, value, bound, positions, sr, idx_dtype, types):
+def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
     """The step for input `name` as the general call bound it, or None when its kind
     is not one a plan covers."""
     if not bound.own:
@@ -201,7 +214,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types):
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
             or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):
         return None
-    return _sparse_step(name, value, positions, sr, bound.unchecked, types)
+    return _sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes)
 
 
 def _shape_facts(owner, names, bound, out_shape):
@@ -243,7 +256,7 @@ def make_plan(owner, made: tuple, inputs: dict):
     steps = []
     for name in names:
         step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr, idx_dtype,
-                     types)
+                     types, owner.request.tuning.keep_call_bytes)
         if step is None:
             return None
         steps.append(step)

@@ -111,6 +111,12 @@ def test_arrays_changed_in_place_between_calls():
     kern(A=A, x=x)
     A.data *= 2.0                              # values: read afresh
     np.testing.assert_allclose(kern(A=A, x=x.copy()), A @ x)
+    A.data = A.data * 3.0                      # an array rebound: its own C argument
+    np.testing.assert_allclose(kern(A=A, x=x.copy()), A @ x)
+    A.data.shape = (1, len(A.data))            # reshaped in place: refused as before
+    with pytest.raises(ep.InputError, match="A"):
+        kern(A=A, x=x.copy())
+    A.data.shape = (A.data.size,)
     A.indices[3] = A.shape[1] + 5              # out of range: found by the kernel
     with pytest.raises(ep.InputError, match="A"):
         kern(A=A, x=x.copy())
@@ -155,10 +161,13 @@ def test_a_new_size_class_plans_again():
     assert kern._plan is not plan
 
 
-def test_plans_hold_no_input_and_follow_their_knob():
+def test_plans_hold_small_arrays_till_the_next_call_and_follow_their_knobs():
+    """A plan holds the C arguments made from the last call's scipy arrays (so their
+    arrays) only while they hold ≤ keep_call_bytes, and lets go of them at the next
+    call on other arrays; it never holds the numpy inputs."""
     import gc
     import weakref
-    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_nothing")
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_little")
     A, x = _matrix(n=300), np.ones(303)
     kern(A=A, x=x)
     assert kern._plan is not None
@@ -166,11 +175,23 @@ def test_plans_hold_no_input_and_follow_their_knob():
     kern(A=A, x=x)
     del A, x
     gc.collect()
-    assert all(r() is None for r in gone)
-    off = ep.compile(SPMV, formats={"A": "csr"}, tuning={"call_plans": False})
+    assert gone[0]() is None and gone[2]() is None and gone[1]() is not None
+    kern(A=_matrix(n=300, seed=9), x=np.ones(303))
+    gc.collect()
+    assert gone[1]() is None
+    tight = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_nothing",
+                       tuning={"keep_call_bytes": 64})
     B = _matrix()
-    off(A=B, x=np.ones(33))
-    off(A=B, x=np.ones(33))
+    tight(A=B, x=np.ones(33))
+    tight(A=B, x=np.ones(33))
+    data = weakref.ref(B.data)
+    del B
+    gc.collect()
+    assert data() is None
+    off = ep.compile(SPMV, formats={"A": "csr"}, tuning={"call_plans": False})
+    C = _matrix()
+    off(A=C, x=np.ones(33))
+    off(A=C, x=np.ones(33))
     assert off._plan is None and not off._plans
 
 
