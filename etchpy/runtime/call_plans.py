@@ -18,21 +18,20 @@ output and calls the C function:
   the general path makes: in O(1) (calling._bounds_in_o1) when the kernel checks
   the rest as it reads it (fused checks), else the compiled pass over its index
   arrays (checks.check_compressed). Its NaN check likewise.
+- an ep.Tensor input: its format, fill and dtypes, its layout check, NaN check.
 - every input: its sizes in the size class the plan was made for (each index's
   size and each sparse input's stored entries within the same power of two), and
   the sizes of each shared index equal.
 
-Anything else is a miss (`None`), and the caller takes its general path, which
-words errors, converts and canonicalises. A kernel's nonzero return code is a
-miss too: the general path runs the call again and handles it. Nothing about an
-input's values is remembered from one call to the next (proofs_notes/call_plans.md).
+Anything else is a miss (MISS): the caller takes its general path, which words
+errors, converts and canonicalises; so is a kernel's nonzero return code (the
+general path runs the call again). Nothing about an input's values is kept from
+one call to the next; what is kept is in proofs_notes/call_plans.md.
 
     plan = make_plan(kern, made, inputs)      # after a general call; None if none fits
     y = plan(inputs)                          # the result, or MISS
 """
 from __future__ import annotations
-
-from dataclasses import replace
 
 import numpy as np
 
@@ -66,8 +65,10 @@ def _dims(positions, shape) -> tuple:
                  for pos, kind, mode, _ in positions if kind == "dim")
 
 
-def _dense_step(name, value, positions, sr, types):
-    """The step of a numpy input: (value, args) -> its shape, or raises _Miss."""
+def _dense_step(name, value, positions, sr, types, max_bytes):
+    """The step of a numpy input: (value, args) -> its shape, or raises _Miss. The C
+    argument made from the last call's array is held (while it holds ≤ `max_bytes`)
+    and used again for the same array object, as _sparse_step does."""
     dtype, ndim, nan = value.dtype, value.ndim, (not sr.allows_nan and value.dtype.kind == "f")
     dims = _dims(positions, value.shape)
     vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
@@ -75,6 +76,8 @@ def _dense_step(name, value, positions, sr, types):
         return None
     at, ctype = vals[0]
     val_type, from_buffer = types[ctype], types["ffi"].from_buffer
+    one = dims[0] if len(dims) == 1 else None
+    held = [None]
 
     def step(v, args):
         # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
@@ -83,37 +86,50 @@ def _dense_step(name, value, positions, sr, types):
         if nan:
             refuse_nan(v, sr, name)
         shape = v.shape
-        for pos, mode, lo, hi in dims:
+        if one is not None:
+            pos, mode, lo, hi = one
             if not lo <= shape[mode] < hi:
                 raise _Miss
             args[pos] = shape[mode]
-        args[at] = from_buffer(val_type, v)
+        else:
+            for pos, mode, lo, hi in dims:
+                if not lo <= shape[mode] < hi:
+                    raise _Miss
+                args[pos] = shape[mode]
+        last = held[0]              # one read: another thread may replace it
+        if last is not None and last[0] is v:
+            args[at] = last[1]
+        else:
+            args[at] = made = from_buffer(val_type, v)
+            held[0] = (v, made) if v.nbytes <= max_bytes else None
         return shape
     return step
+
+
+def _sparse_slots(value, positions):
+    """((position, lo, hi) of mode 0's dim and of mode 1's, the positions of pos1, crd1
+    and vals) of a scipy csr/csc input's C slots, else None."""
+    dims = sorted(_dims(positions, value.shape), key=lambda d: d[1])
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    if [d[1] for d in dims] != [0, 1] or sorted(at) != ["crd1", "pos1", "vals"]:
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = dims
+    return (p0, lo0, hi0), (p1, lo1, hi1), (at["pos1"], at["crd1"], at["vals"])
 
 
 def _sparse_step(name, value, positions, sr, fused, types, max_bytes):
     """The step of a scipy csr/csc input (see the module docstring). The C arguments
     made from the last call's arrays are held (while they hold ≤ `max_bytes`) and
-    used again when the same array objects come back: an array's buffer cannot
-    move while a C argument made from it exists, and its dtype, ndim and length are
-    checked on every call (proofs_notes/call_plans.md)."""
-    held = [None]
-    kind, fmt, dtype, idx = type(value), value.format, value.data.dtype, value.indices.dtype
+    used again for the same array objects (proofs_notes/call_plans.md)."""
+    slots = _sparse_slots(value, positions)
+    if slots is None:
+        return None
+    (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_crd, at_vals) = slots
+    held, kind, csr = [None], type(value), value.format == "csr"
+    dtype, idx = value.data.dtype, value.indices.dtype
     lo_n, hi_n = _class_range(len(value.data))
-    dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
-    if sorted(mode for _, mode, _, _ in dims) != [0, 1]:
-        return None
-    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = sorted(dims, key=lambda d: d[1])
     nan = not sr.allows_nan and dtype.kind == "f"
-    csr = fmt == "csr"
-    arrays = tuple((pos, role, ctype) for pos, kind, role, ctype in positions
-                   if kind == "in_array")
-    at = {role: pos for pos, role, _ in arrays}
-    if len(arrays) != 3 or at.keys() != {"pos1", "crd1", "vals"}:
-        return None
-    at_pos, at_crd, at_vals = at["pos1"], at["crd1"], at["vals"]
-    idx_type, val_type = types["idx_t[]"], types["val_t[]"]
+    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
 
     def step(v, args):
         # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
@@ -203,7 +219,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
     if type(value) is np.ndarray:
         if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
             return None
-        return _dense_step(name, value, positions, sr, types)
+        return _dense_step(name, value, positions, sr, types, max_bytes)
     if type(value) is Tensor:
         if value.vals.dtype != sr.dtype or sr.dtype.kind == "b" or any(
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
@@ -318,14 +334,17 @@ class CallPlans:
     call plans (`_plans`: plan_key -> plan, at most 64; `_unplanned`: the kinds no
     plan covers; `_plan`: the one tried first)."""
 
-    def _planned_call(self, inputs):
-        """The result of a call on `inputs` by the plan kept for their kind (which
-        becomes `_plan`, the one tried first), else MISS."""
-        plan = self._plans.get(plan_key(inputs))
-        if plan is None or plan is self._plan:
-            return MISS
-        self._plan = plan
-        return plan(inputs)
+    def _by_plan(self, inputs):
+        """The result of a call on `inputs` by `_plan`, else by the plan kept for their
+        kind (which becomes `_plan`), else MISS."""
+        plan = self._plan
+        res = MISS if plan is None else plan(inputs)
+        if res is MISS and len(self._plans) > 1:
+            other = self._plans.get(plan_key(inputs))
+            if other is not None and other is not plan:
+                self._plan = other
+                return other(inputs)
+        return res
 
     def _learn(self, inputs, made=None, variant=None) -> None:
         """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,
@@ -351,6 +370,15 @@ class CallPlans:
         else:
             self._plans[key] = self._plan = plan
 
+    def _in_variant(self, sr, out, inputs):
+        """A call run by this kernel over semiring `sr` (`_variant`), whose plan for
+        these inputs' kind this kernel keeps too."""
+        kern = self._variant(sr)
+        res = kern(out=out, **inputs)
+        if out is None:
+            self._learn(inputs, variant=kern)
+        return res
+
     def _semiring_of(self, inputs):
         """The semiring of a call: the kernel's own, or the one the inputs' dtypes
         call for when no semiring was given (inputs.infer_semiring)."""
@@ -365,12 +393,3 @@ class CallPlans:
             sr = self._inferred[dtypes] = io_.infer_semiring(
                 dtypes, self._literals, self._negation)
         return sr
-
-    def _variant(self, sr):
-        """This kernel over semiring `sr` (made on first need)."""
-        kern = self._variants.get(sr.name)
-        if kern is None:
-            kern = type(self).of_request(replace(self.request, semiring=sr))
-            kern._warned = self._warned
-            self._variants[sr.name] = kern
-        return kern

@@ -17,6 +17,8 @@ this kernel's shared object runs it.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .. import pipeline
@@ -214,13 +216,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         """
         made = None
         if out is None and not args:
-            plan = self._plan             # a plan for inputs of this kind (call_plans)
-            if plan is not None:
-                res = plan(inputs)
-                if res is MISS and len(self._plans) > 1:     # another kind's plan?
-                    res = self._planned_call(inputs)
-                if res is not MISS:
-                    return res
+            res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)
+            if res is not MISS:
+                return res
             made = self._kept.match(inputs)
         if made is None:
             if args or _partitioned(inputs):  # an error, or a call for etchpy.distributed
@@ -229,11 +227,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
                 io_.check_names(self._users, inputs)       # raises the precise error
             sr = self._semiring_of(inputs)
             if sr is not self.semiring:
-                kern = self._variant(sr)
-                res = kern(out=out, **inputs)
-                if out is None:
-                    self._learn(inputs, variant=kern)
-                return res
+                return self._in_variant(sr, out, inputs)
             made, fresh = self._make(inputs, out), True
         else:                                 # the last call's inputs again (last_call)
             self._last, fresh = made[-1], False
@@ -323,6 +317,15 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
                                                                            sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused))
         return self
+
+    def _variant(self, sr) -> "Kernel":
+        """This kernel over semiring `sr` (made on first need)."""
+        kern = self._variants.get(sr.name)
+        if kern is None:
+            kern = Kernel.of_request(replace(self.request, semiring=sr))
+            kern._warned = self._warned
+            self._variants[sr.name] = kern
+        return kern
 
     def _bind(self, inputs):
         """(the bound inputs by name, (output shape, index type, index dtype, the
