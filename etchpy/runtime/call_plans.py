@@ -174,6 +174,7 @@ def _tensor_step(name, value, positions, sr, types):
     dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
     miss) and its NaN check; its index arrays were checked when it was built."""
     fmt, fill, dtype = value.format, value.fill, value.vals.dtype
+    lo_n, hi_n = _class_range(len(value.vals))      # its stored entries' size class
     nan = not sr.allows_nan and dtype.kind == "f"
     idx = {arr.dtype for lv in value.levels for arr in lv.values()}
     dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
@@ -192,7 +193,8 @@ def _tensor_step(name, value, positions, sr, types):
             raise _Miss
         v.check_layout()            # (its vals and levels properties would each run it)
         vals = v._vals
-        if v.fill != fill or vals.dtype != dtype or (v.format is not fmt and v.format != fmt):
+        if (v.fill != fill or vals.dtype != dtype or not lo_n <= len(vals) < hi_n
+                or (v.format is not fmt and v.format != fmt)):
             raise _Miss
         if nan:
             refuse_nan(vals, sr, name)

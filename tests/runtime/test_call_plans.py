@@ -207,3 +207,15 @@ def test_tensor_inputs_new_and_changed():
         kern(A=T, x=x)
     F = ep.Tensor.from_scipy(A.astype(np.float32), "csr")      # another dtype: general path
     np.testing.assert_allclose(kern(A=F, x=x.astype(np.float32)), A @ x, rtol=1e-5)
+
+
+def test_a_tensor_of_another_stored_entries_class_plans_again():
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_tensor_class")
+    sparse_one = sp.random_array((40, 40), density=0.02, format="csr", random_state=1)
+    dense_one = sp.random_array((40, 40), density=0.9, format="csr", random_state=2)
+    x = np.ones(40)
+    kern(A=ep.Tensor.from_scipy(sparse_one, "csr"), x=x)
+    T = ep.Tensor.from_scipy(dense_one, "csr")
+    assert kern._plan(dict(A=T, x=x)) is MISS          # its size class is another
+    np.testing.assert_allclose(kern(A=T, x=x), dense_one @ x)
+    np.testing.assert_allclose(_planned(kern, A=T, x=x), dense_one @ x)
