@@ -363,7 +363,7 @@ class CallPlans:
             return
         plan = (variant._plans.get(key) if variant is not None
                 else make_plan(self, made, inputs))
-        if len(self._plans) >= 64:
+        if len(self._plans) >= 64 or len(self._unplanned) >= 64:
             self._plans.clear()
             self._unplanned.clear()
         if plan is None:
