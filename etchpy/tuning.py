@@ -80,7 +80,9 @@ class Tuning:
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
         calls: keep_last_call (a call on the last call's arrays reuses its
-            binding, runtime.last_call), keep_call_bytes (the most its inputs hold).
+            binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
+            call_plans (a call on inputs of a kind already run runs that kind's
+            call plan, runtime.call_plans).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -134,6 +136,8 @@ class Tuning:
                                       # than flattening it into the product (plan.nesting)
     keep_last_call: bool = True       # a call on the last call's numpy arrays or Tensors,
                                       # layouts unchanged, reuses its binding (last_call)
+    call_plans: bool = True           # a call on inputs of a kind already run (types,
+                                      # dtypes, size class) runs its plan (call_plans)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -28,6 +28,7 @@ from . import planned
 from . import inputs as io_
 from . import signature as sig_
 from .last_call import LastCall, inputs_of
+from .call_plans import MISS, CallPlans
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
@@ -45,7 +46,7 @@ def _partitioned(inputs):
     return None
 
 
-class Kernel(KernelFaces, sig_.SignaturePlans):
+class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is
@@ -124,6 +125,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
         self._libs: dict[str, build.Library] = {}
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
+        self._plans: dict[tuple, object] = {}           # input kind -> call plan
+        self._plan = None                               # the last one learnt or used
+        self._unplanned: set = set()                    # kinds no plan covers
         self._setup_slots()
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
             req.tuning.keep_last_call and not (self._identities or self._iso)))
@@ -210,7 +214,12 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
-        made = self._kept.match(inputs) if out is None and not args else None
+        made = None
+        if out is None and not args:
+            res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)
+            if res is not MISS:
+                return res
+            made = self._kept.match(inputs)
         if made is None:
             if args or _partitioned(inputs):  # an error, or a call for etchpy.distributed
                 return self._elsewhere(args, out, inputs)
@@ -218,7 +227,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                 io_.check_names(self._users, inputs)       # raises the precise error
             sr = self._semiring_of(inputs)
             if sr is not self.semiring:
-                return self._variant(sr)(out=out, **inputs)
+                return self._in_variant(sr, out, inputs)
             made, fresh = self._make(inputs, out), True
         else:                                 # the last call's inputs again (last_call)
             self._last, fresh = made[-1], False
@@ -230,6 +239,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
             return self._after(rc, out, inputs, kern)
         if fresh and out is None:
             self._kept.keep(inputs, kern._by_input, bound, made)
+            self._learn(inputs, made)
         if out is not None:
             return out
         return kern._result(out_dense, out_shape, self.semiring, lib, grown, idx_dtype)
@@ -307,21 +317,6 @@ class Kernel(KernelFaces, sig_.SignaturePlans):
                                                                            sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused))
         return self
-
-    def _semiring_of(self, inputs):
-        """The semiring of a call: the kernel's own, or the one the inputs' dtypes
-        call for when no semiring was given (inputs.infer_semiring)."""
-        if not self._infer:
-            return self.semiring
-        dtypes = tuple([io_.value_dtype(v) for n, v in inputs.items()
-                        if n not in self._params])
-        sr = self._inferred.get(dtypes)
-        if sr is None:
-            if len(self._inferred) >= 64:
-                self._inferred.clear()
-            sr = self._inferred[dtypes] = io_.infer_semiring(
-                dtypes, self._literals, self._negation)
-        return sr
 
     def _variant(self, sr) -> "Kernel":
         """This kernel over semiring `sr` (made on first need)."""
