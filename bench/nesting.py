@@ -22,7 +22,7 @@ import numpy as np
 
 import etchpy as ep
 from bench.plans import random_csr
-from bench.timing import fmt_ratio, fmt_time, timed
+from bench.timing import alternating_medians, fmt_ratio, fmt_time
 
 S = ep.sum
 
@@ -131,11 +131,7 @@ def main(argv=None) -> int:
         calls = [lambda: kn(**ins), lambda: kf(**ins), lambda: steps(ins), lambda: peer(ins)]
         answers = [np.asarray(f()) for f in calls]
         same = all(np.allclose(a, answers[-1]) for a in answers)
-        times = [[] for _ in calls]
-        for _ in range(args.rounds):
-            for t, f in zip(times, calls):
-                t.append(timed(f)[0])
-        med = [float(np.median(t)) for t in times]
+        med = alternating_medians(calls, args.rounds)
         ratios = [med[0] / med[1], med[0] / med[2], med[0] / med[3]]
         missed += (ratios[0] > 1.2) + (ratios[1] > 1.2) + (ratios[2] > 1.5) + (not same)
         print(f"{name:<30} " + " ".join(f"{fmt_time(m):>9}" for m in med) + "  "

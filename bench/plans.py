@@ -18,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
-from bench.timing import fmt_ratio, fmt_time, timed
+from bench.timing import alternating_medians, fmt_ratio, fmt_time
 
 
 def random_csr(n, per_row, seed):
@@ -78,11 +78,8 @@ def measure(ours, peer, rounds: int, same) -> tuple[float, float, bool]:
     """Medians (seconds) of `rounds` alternating calls of each, after a warm-up,
     and whether the answers agree."""
     ok = bool(same(ours(), peer()))
-    t_ours, t_peer = [], []
-    for _ in range(rounds):
-        t_ours.append(timed(ours)[0])
-        t_peer.append(timed(peer)[0])
-    return float(np.median(t_ours)), float(np.median(t_peer)), ok
+    t_ours, t_peer = alternating_medians([ours, peer], rounds)
+    return t_ours, t_peer, ok
 
 
 def main(argv=None) -> int:

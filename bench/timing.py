@@ -21,6 +21,16 @@ def timed(fn):
     return t1 - t0, out
 
 
+def alternating_medians(fns, rounds: int) -> list[float]:
+    """Median seconds of each of `fns` over `rounds` rounds, each round calling
+    every one of them once, in turn (`timed`: the collector paused per call)."""
+    samples = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, out in zip(fns, samples):
+            out.append(timed(fn)[0])
+    return [float(np.median(s)) for s in samples]
+
+
 def summarize(samples) -> dict:
     """median, min, max and the quartiles of a list of durations (seconds)."""
     a = np.asarray(samples, dtype=float)
