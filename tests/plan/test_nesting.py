@@ -68,12 +68,24 @@ def test_an_optimizer_result_compiled_again_keeps_its_nesting():
     assert len(ep.compile(opt.expr, optimize=False).plan.steps) == 3
 
 
-def test_a_cheap_nested_sum_is_flattened():
-    """Σ_j A[i,j]·(Σ_k B[j,k]) with B sparse: fusing the inner Σ costs no more."""
+def test_a_nested_sum_read_at_few_places_is_flattened():
+    """Σ_j a[j]·(Σ_k B[j,k]) with a holding 10 of 1000 entries: kept, the temporary
+    sums every row of B; flattened, only the 10 rows a reads."""
+    a, B = ep.tensor("a", 1, "csf"), ep.tensor("B", 2)
+    e = S(j, a[j] * S(k, B[j, k]))
+    got = nesting.best(e, None, None, Stats(dims=dict.fromkeys("jk", 1000), nnz={"a": 10}))
+    assert got.kept == frozenset() and got.price == got.flat < got.written
+    assert len(got.plan.steps) == 1
+
+
+def test_a_nested_sum_that_saves_work_is_kept():
+    """Σ_j A[i,j]·(Σ_k B[j,k]), both sparse: flattened, B's row j is summed again
+    for every A[i,j]; kept, once per j."""
     A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
     e = S(j, A[i, j] * S(k, B[j, k]))
     got = nesting.best(e, None, None, Stats(dims=dict.fromkeys("ijk", 1000)))
-    assert got.price <= got.written and got.price <= got.flat
+    assert got.kept == frozenset(got.points) and got.price == got.written < got.flat
+    assert len(got.plan.steps) == 2
 
 
 def _sized(expr, n):
