@@ -36,6 +36,7 @@ class Compressed:
 
     unique: bool = True
     roles = ("pos", "crd")
+    segment_roles = ("pos", "crd")
     located = False
     one_per_parent = False  # formats.level
 

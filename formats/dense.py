@@ -24,6 +24,7 @@ class Dense:
 
     unique = True
     roles = ()              # no arrays
+    segment_roles = None
     located = True          # written at p·n + c
     appends = False
     one_per_parent = False  # formats.level

@@ -21,6 +21,13 @@ Checking and packing (runtime.tensor, runtime.convert).
                each parent position has exactly one child, itself (so the
                level sits under a non-unique level, and that level's packing
                splits its positions where these levels' coordinates change)
+    segment_roles
+               (starts, coords): the roles of a level stored in the segment
+               layout, one run of sorted coordinates per parent position p at
+               coords[starts[p]:starts[p+1]] (compressed: ("pos", "crd")); None
+               for any other layout. Readers that measure fibres or search them,
+               and writers that fill such a level row by row, ask this instead
+               of naming the arrays
     pack(parent_ids, n_parents, coord, size, split) / unpack(arrays, parents, size)
         sorted entries into the level's arrays, and back
 

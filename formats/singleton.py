@@ -33,6 +33,7 @@ class Singleton:
 
     unique: bool = True
     roles = ("crd",)
+    segment_roles = None
     located = False
     appends = False
     one_per_parent = True   # formats.level: position p's only child is p

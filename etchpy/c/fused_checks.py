@@ -33,12 +33,12 @@ from ..imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, 
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
 ERROR_CODE = 4          # the kernel's return code when a fused check fails
-_FUSABLE = ("csr", "csc")   # the layouts bound from scipy without a prior check
 
 
 @dataclass(frozen=True)
 class Level:
-    """The compressed level of one csr/csc input: its arrays and C sizes."""
+    """The segment level of one two-level input (csr, csc, or any located level
+    over a unique level in the segment layout): its arrays and C sizes."""
     tensor: str
     pos: str
     crd: str
@@ -48,17 +48,29 @@ class Level:
     dense_output: bool = False      # the program's output is dense
 
 
+def _fusable(fmt) -> bool:
+    """A located level over a unique level in the segment layout (formats.level
+    segment_roles): csr and csc, as scipy's arrays are bound without a pass."""
+    levels = fmt.levels
+    return (len(levels) == 2 and levels[0].located and levels[1].segment_roles is not None
+            and levels[1].unique)
+
+
 def candidates(prog) -> dict[str, Level]:
-    """The compressed level of every csr/csc input of `prog`, by tensor name."""
+    """The segment level of every input of `prog` that `_fusable` takes, by
+    tensor name; its arrays named by formats.level's convention."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     out = {}
     plan = getattr(prog, "plan", None)          # a program made by hand may have none
     for step in (plan.steps if plan is not None else ()):
         for acc in accesses(step.body):
             tv, name = acc.tensor, acc.tensor.name
-            if tv.format.name in _FUSABLE and f"{name}_crd1" in arrays:
+            if tv.format.is_dense or not _fusable(tv.format):
+                continue
+            starts, coords = (f"{name}_{role}1" for role in tv.format.levels[1].segment_roles)
+            if coords in arrays:
                 major, minor = tv.format.mode_order
-                out[name] = Level(name, f"{name}_pos1", f"{name}_crd1", f"{name}_vals",
+                out[name] = Level(name, starts, coords, f"{name}_vals",
                                   f"{name}_dim{minor}", f"{name}_dim{major}",
                                   prog.output.mode == "dense")
     return out

@@ -32,10 +32,8 @@ from .schedule.fused_rows import writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .schedule.phases import phases
-from .target import Context, cells
-from .targets.bucket import BucketTarget
+from .target import Context, CountThenFill, Either, cells
 from .targets.dense import DenseTarget
-from .targets.workspace import WorkspaceTarget
 
 
 class Emitter:
@@ -56,8 +54,7 @@ class Emitter:
         """A step's loop nest; its outermost loop runs on threads when that is safe
         (not a full reduction into a temporary that keeps flags: its one
         accumulator would not know whether a product was added)."""
-        flagged = getattr(self.target, "has", None) is not None
-        if flagged and all(lv.contracted for lv in streams.levels_of(s)):
+        if self.target.keeps_flags and all(lv.contracted for lv in streams.levels_of(s)):
             return self.emit(s, self.top())
         threaded = threads.on_threads(self, s)
         return threaded if threaded is not None else self.emit(s, self.top())
@@ -66,7 +63,7 @@ class Emitter:
         """The context a step's outermost level starts from: fresh when the target
         is a dense output that is zero on entry and written by this step alone (so
         a cell prefix bound by free levels only is visited once)."""
-        return Context(fresh=bool(getattr(self.target, "fresh", False)))
+        return Context(fresh=self.target.fresh)
 
     def row_body(self, s, ctx: Context | None = None) -> imp.Stmt:
         """One ready state of the free level s (its coordinate, entered and left).
@@ -95,7 +92,7 @@ class Emitter:
         if not is_stream(s):
             return self.write(ctx, s)
         # a temporary's flags are set by its writes, not by a block's flush
-        blocks = blocks and getattr(self.target, "has", None) is None
+        blocks = blocks and not self.target.keeps_flags
         block = register.block_axis(self, s, ctx) if blocks else None
         if block is not None:
             return register.emit_block(self, s, ctx, block)
@@ -189,20 +186,20 @@ def emit_loops(em: Emitter, s) -> imp.Stmt:
     """The loop nest of one step. A workspace output that may be either kind gets
     two nests, one per kind (dense or hash), chosen once per call: the hot loop
     tests nothing. A counting sort runs the loops twice, to count, then to fill."""
-    target = em.target
-    if isinstance(target, WorkspaceTarget) and target.hashed is None:
-        return If(Var(target.v.ws_hash), em.with_target(target.way(True)).emit_step(s),
-                  em.with_target(target.way(False)).emit_step(s))
-    if isinstance(target, BucketTarget):
-        threaded = blocked_passes(em, s)
-        if threaded is not None:
-            return threaded
-        return seq(imp.Comment("count the entries of each row"),
-                   imp.Block(em.with_target(target.way(True)).emit_step(s)),
-                   target.between(),
-                   imp.Comment("write each entry at its row's cursor"),
-                   imp.Block(em.with_target(target.way(False)).emit_step(s)))
-    return em.emit_step(s)
+    match em.target.passes():
+        case None:
+            return em.emit_step(s)
+        case Either(cond, when_true, when_false):
+            return If(Var(cond), em.with_target(when_true).emit_step(s),
+                      em.with_target(when_false).emit_step(s))
+        case CountThenFill(count, between, fill):
+            threaded = blocked_passes(em, s)
+            if threaded is not None:
+                return threaded
+            return seq(imp.Comment("count the entries of each row"),
+                       imp.Block(em.with_target(count).emit_step(s)), between,
+                       imp.Comment("write each entry at its row's cursor"),
+                       imp.Block(em.with_target(fill).emit_step(s)))
 
 
 def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format | None,
@@ -245,7 +242,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
         body += stmts
         texts.append(text)
     body.append(target.finish())
-    refuse = target.refusals() if isinstance(target, WorkspaceTarget) else ()
+    refuse = target.refusals()
     return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                    tuple(texts), refuse, algorithms)
 
@@ -311,7 +308,7 @@ def _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_thread
     the steps into a dense output are consecutive and share one nest
     (schedule.fused_rows), else None."""
     outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
-    if not (tuning.fused_rows and isinstance(target, DenseTarget) and len(outs) > 1
+    if not (tuning.fused_rows and target.dense_axes is not None and len(outs) > 1
             and outs == list(range(outs[0], outs[0] + len(outs)))
             and all(len(groups[n]) == 1 for n in outs)):
         return None
@@ -357,9 +354,8 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
         target = DenseTarget(tvals, step.out, sr, names, has=has)
     filled = False
     only = sum(1 for st in plan.steps if st.target == "out") == 1
-    if step.target == "out" and only and isinstance(target, DenseTarget):
-        target.fresh = True                # zero (filled or passed so), one writer
-        filled = target.store = writes_every_cell_once(s, len(step.out))
+    if step.target == "out" and only and target.dense_axes is not None:
+        filled = target.own(writes_every_cell_once(s, len(step.out)))
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")

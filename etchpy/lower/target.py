@@ -86,9 +86,43 @@ class Target(Protocol):
                               what it keeps (rows on threads: the next row's)
     sparse_writes             does a write make an entry (a sparse output)? It
                               is then made only for a product (lower.produced)
+
+    What a target can do is declared, never read off its class: the driver and
+    the schedule passes (lower.schedule) ask these, and a new target answers
+    them (FlatTarget gives the answers of a target that can do none of it).
+
+    dense_axes                the axes of the row-major array the target adds
+                              each value into, cell by cell, or None: such a
+                              target may be written by a BLAS gemm, by register
+                              blocks, by several steps in one nest, by threads
+                              over disjoint rows; it also has
+                              own(every_cell_once) (DenseTarget.own)
+    keeps_flags               each write also sets its cell's flag (a temporary
+                              of a sparse output, lower.produced): register
+                              blocks, gemm and fused nests, which write without
+                              flags, are not for it
+    fresh                     zero on entry and written by this step alone (the
+                              outermost Context.fresh)
+    workspace                 its last level is written through a workspace, in
+                              any order, and flushed sorted
+    tail                      the located levels under its last appending one,
+                              written as a block per appended position (()
+                              where there are none or no appends)
+    refusals()                (index, largest size) pairs it cannot take: the
+                              program refuses such a call (Program.refuse_above)
+    passes()                  None, or how its loops are emitted more than once:
+                              Either (one of two ways, chosen at run time) or
+                              CountThenFill (a count pass, then a fill pass)
+    rows_on_threads()         can threads fill its rows, the outermost level's
+                              ready states, each on its own (lower.schedule.rows)?
     """
 
     sparse_writes: bool
+    dense_axes: tuple | None
+    keeps_flags: bool
+    fresh: bool
+    workspace: bool
+    tail: tuple
 
     def setup(self) -> imp.Stmt: ...
     def reserve(self, var: str, most, ctx: Context) -> tuple[imp.Stmt, Context]: ...
@@ -100,6 +134,29 @@ class Target(Protocol):
     def finish(self) -> imp.Stmt: ...
     def tentative(self, var: str) -> bool: ...
     def settle(self, var: str, ctx: Context, made: imp.Expr) -> imp.Stmt: ...
+    def refusals(self) -> tuple: ...
+    def passes(self) -> "Either | CountThenFill | None": ...
+    def rows_on_threads(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Either:
+    """A target written one of two ways, chosen once per call: `when_true` where
+    the program's boolean `cond` holds, else `when_false` (each a Target)."""
+
+    cond: str
+    when_true: object
+    when_false: object
+
+
+@dataclass(frozen=True)
+class CountThenFill:
+    """A target written by running the loops twice: into `count` (which counts),
+    then `between` (statements), then into `fill` (each a Target)."""
+
+    count: object
+    between: imp.Stmt
+    fill: object
 
 
 class FlatTarget:
@@ -107,6 +164,20 @@ class FlatTarget:
     loops: only `write` (and setup/finish) does work. enter binds the index."""
 
     sparse_writes = False
+    dense_axes = None
+    keeps_flags = False
+    fresh = False
+    workspace = False
+    tail: tuple = ()
+
+    def refusals(self) -> tuple:
+        return ()
+
+    def passes(self):
+        return None
+
+    def rows_on_threads(self) -> bool:
+        return False
 
     def tentative(self, var) -> bool:
         return False

@@ -183,7 +183,7 @@ class _StepChooser:
         level = fmt.levels[lev]
         if getattr(level, "located", False):
             return LOCATES
-        if "pos" not in level.roles:
+        if level.segment_roles is None:
             return UNKNOWN
         if (acc.tensor.name, lev) in self.marked:
             return LOCATES
@@ -316,7 +316,7 @@ def marker_candidates(body: Expr, order: tuple) -> list:
         storage = [names[m] for m in fmt.mode_order]
         lev = len(storage) - 1
         level = fmt.levels[lev]
-        if "pos" not in level.roles or not getattr(level, "unique", False):
+        if level.segment_roles is None or not level.unique:
             continue
         if not all(v in order for v in storage):
             continue

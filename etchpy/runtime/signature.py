@@ -13,7 +13,7 @@ any the caller gave (which win), and the statistics ride along as
 
     index_modes(expr)                        (index, tensor, mode) of every access mode
     size_class(modes, bound, inputs, idx32)  the class key of one call (hashable data)
-    measure(modes, bound, inputs, cls)       a pipeline.Measured
+    measure(modes, bound, inputs, cls, formats)   a pipeline.Measured
     request_for(req, measured)               the Request planned for that class
     class_key(request_key, cls)              its manifest's key on disk
     SignaturePlans                           the Kernel's half that keeps them
@@ -77,8 +77,19 @@ def size_class(modes, bound: dict, inputs: dict, idx32: bool) -> tuple:
     return (tuple(sorted(dims.items())), stored, bool(idx32), layouts)
 
 
-def measure(modes, bound: dict, inputs: dict, cls: tuple) -> pipeline.Measured:
-    """The statistics of one call's inputs (see the module docstring)."""
+def _segment_starts(b, fmt):
+    """(level, its starts array) of each level of bound input b stored in the
+    segment layout (formats.level segment_roles), by its format `fmt`."""
+    for k, level in enumerate(fmt.levels if fmt is not None else ()):
+        if level.segment_roles is not None:
+            arr = b.roles.get(f"{level.segment_roles[0]}{k}")
+            if arr is not None:
+                yield k, arr
+
+
+def measure(modes, bound: dict, inputs: dict, cls: tuple, formats: dict) -> pipeline.Measured:
+    """The statistics of one call's inputs (see the module docstring); `formats`
+    holds each bound input's format by name."""
     dims = {}
     for ix, tname, mode in modes:
         dims.setdefault(ix, int(bound[tname].shape[mode]))
@@ -88,11 +99,11 @@ def measure(modes, bound: dict, inputs: dict, cls: tuple) -> pipeline.Measured:
         if n is None:
             continue
         nnz.append((name, n))
-        for role, arr in sorted(b.roles.items()):
-            if role.startswith("pos") and role[3:].isdigit() and len(arr) > 1:
+        for k, arr in _segment_starts(b, formats.get(name)):
+            if len(arr) > 1:
                 counts = np.diff(arr)
                 nonempty = int(np.count_nonzero(counts))
-                fibers.append((name, int(role[3:]), len(arr) - 1, nonempty,
+                fibers.append((name, k, len(arr) - 1, nonempty,
                                int(counts.max()), float(arr[-1] - arr[0]) / max(1, nonempty)))
     return pipeline.Measured(tuple(sorted(dims.items())), tuple(nnz), tuple(fibers),
                              tuple((name, layout(inputs[name])) for name in bound), cls)
@@ -166,7 +177,9 @@ class SignaturePlans:
         cls = size_class(self._modes, bound, inputs, idx32)
         hit = self._planned.get(cls)
         if hit is None:
-            hit = self.planned_for_class(cls, lambda: measure(self._modes, bound, inputs, cls))
+            hit = self.planned_for_class(cls, lambda: measure(
+                self._modes, bound, inputs, cls,
+                {n: tv.format for n, tv in self.tensors.items()}))
         return hit
 
     def planned_for_class(self, cls: tuple, measured) -> tuple:

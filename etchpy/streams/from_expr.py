@@ -157,11 +157,11 @@ class Lowerer:
         codes lo..hi-1 (runtime.predicates): a bounded range over `var` from its
         first to its last code, one there, replicated over the other levels; it
         reads two codes, not the range."""
-        arrays = b.levels[0]
-        first, end = Load(arrays["pos"], ZERO), Load(arrays["pos"], ONE)
+        starts, coords = (b.levels[0][r] for r in b.format.levels[0].segment_roles)
+        first, end = Load(starts, ZERO), Load(starts, ONE)
         some = lt(first, end)
-        lo = select(some, Load(arrays["crd"], first), ZERO)
-        hi = select(some, imp.add(Load(arrays["crd"], Bin("-", end, ONE)), ONE), ZERO)
+        lo = select(some, Load(coords, first), ZERO)
+        hi = select(some, imp.add(Load(coords, Bin("-", end, ONE)), ONE), ZERO)
 
         def build(k) -> Value:
             if k == len(levels):

@@ -226,7 +226,7 @@ def test_exported_threaded_rows_under_sanitizers(tmp_path, same_pattern):
     A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
     ep.export_c(A[i, j] * B[i, j], "emul", tmp_path, output="csr", threads=2)
     text = (tmp_path / "emul.c").read_text()
-    assert "then moved into place" in text and "bd_crd = NULL" in text
+    assert "then moved into place" in text and "bd_coords = NULL" in text
     rng = np.random.default_rng(11)
     M = sp.csr_array((rng.random(80), (rng.integers(0, 9, 80) * (rng.random(80) < 0.8),
                                        rng.integers(0, 30, 80))), shape=(12, 30))

@@ -24,14 +24,13 @@ from ... import imp
 from ...imp import Const, Gemm
 from ...plan import dense
 from ...streams import dim_var
-from ..targets.dense import DenseTarget
 
 
 def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm | None:
     """The Gemm running `step` (whose loop nest is `loops`; `filled`: they store
     each cell of the target once), or None when the step is no GEMM."""
-    if not (tuning.blas and dense.has_blas(sr) and isinstance(target, DenseTarget)
-            and target.has is None):
+    if not (tuning.blas and dense.has_blas(sr) and target.dense_axes is not None
+            and not target.keeps_flags):
         return None
     fs = dense.factors(step.body)
     if fs is None or len(fs) != 2:
@@ -39,7 +38,7 @@ def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm |
     axes = [dense.storage_axes(f) for f in fs]
     if None in axes or any(f.tensor.name not in bindings for f in fs):
         return None
-    (a_axes, b_axes), c_axes = axes, target.axes
+    (a_axes, b_axes), c_axes = axes, target.dense_axes
     roles = dense.gemm_roles(a_axes, b_axes, c_axes, step.bound)
     if roles is None:
         return None

@@ -7,7 +7,6 @@ from ... import imp
 from ...imp import ZERO, Const, Decl, If, Load, Var, While, eq, incr, lt, seq
 from ... import streams
 from ..targets.block import BlockTarget
-from ..targets.dense import DenseTarget
 
 
 def block_axis(em, s, ctx) -> str | None:
@@ -31,11 +30,11 @@ def block_axis(em, s, ctx) -> str | None:
             or any(not lv.contracted for lv in levels[:-1])):
         return None
     target = em.target
-    if isinstance(target, DenseTarget):
+    if target.dense_axes is not None:
         least = 2 if ctx.fresh else 3
-        return inner.var if len(levels) >= least and target.axes[-1] == inner.var else None
-    tail = getattr(getattr(target, "base", target), "tail", None)
-    return inner.var if ctx.fresh and tail == [inner.var] else None
+        return (inner.var if len(levels) >= least and target.dense_axes[-1] == inner.var
+                else None)
+    return inner.var if ctx.fresh and list(target.tail) == [inner.var] else None
 
 
 def emit_block(em, s, ctx, r) -> imp.Stmt:

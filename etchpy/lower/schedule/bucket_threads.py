@@ -25,7 +25,7 @@ def blocked_passes(em, s) -> imp.Stmt | None:
     if not (threads_on(em) and plain_counted(s) and not s.contracted and s.var == t.col):
         return None
     w, nb = t.v, Const(em.threads)
-    rows, total = streams.dim_var(t.row), Load(t.arrays["pos1"], streams.dim_var(t.row))
+    rows, total = streams.dim_var(t.row), Load(t.segment(1)[0], streams.dim_var(t.row))
     return seq(imp.Comment(f"count each block's entries of each row, on {em.threads} "
                            "threads"),
                Alloc(w.bk_blk, "index", imp.mul(nb, rows), ZERO),
@@ -33,8 +33,8 @@ def blocked_passes(em, s) -> imp.Stmt | None:
                if t.repeats else imp.SKIP,
                Decl(w.bk_b, "index", ZERO), Decl(w.bk_r, "index", ZERO),
                _pass(em, s, True), _cursors(t, nb),
-               Reserve(t.arrays["crd1"], "index", total),
-               Reserve(t.arrays["vals"], "value", total),
+               Reserve(t.segment(1)[1], "index", total),
+               Reserve(t.vals, "value", total),
                imp.Comment("write each entry at its block's cursor in its row"),
                _pass(em, s, False))
 
@@ -57,7 +57,7 @@ def _pass(em, s, counting: bool) -> imp.Stmt:
 
 def _cursors(t, nb) -> imp.Stmt:
     """Serially, row by row and block by block: counts into cursors and pos."""
-    w, pos = t.v, t.arrays["pos1"]
+    w, pos = t.v, t.segment(1)[0]
     rows, b, r = streams.dim_var(t.row), Var(t.v.bk_b), Var(t.v.bk_r)
     at = imp.add(imp.mul(b, rows), r)
     reset = Store(w.bk_lastb, at, EMPTY) if t.repeats else imp.SKIP

@@ -56,8 +56,8 @@ def chains_to_fuse(plan, groups, target, presence, tuning) -> list:
         steps = [plan.steps[k] for k in chain.steps]
         if any(id(st) in paired for st in steps):
             continue
-        if steps[-1].target == "out" and not (isinstance(target, DenseTarget)
-                                              and target.has is None):
+        if steps[-1].target == "out" and not (target.dense_axes is not None
+                                              and not target.keeps_flags):
             continue
         out.append(chain)
     return out

@@ -18,7 +18,6 @@ from ... import imp
 from ...imp import Assign, Const, Decl, Var, While, seq
 from ... import streams
 from ...streams import is_stream
-from ..targets.dense import DenseTarget
 from .bounds import state_decls
 from .threads import threads_on
 
@@ -41,7 +40,7 @@ def fusable(em, ss, n_axes: int) -> bool:
     the same order; not on threads (each step's rows are split on their own there)."""
     t = em.target
     return (em.tuning.fused_rows and len(ss) > 1 and not threads_on(em)
-            and isinstance(t, DenseTarget) and t.has is None
+            and t.dense_axes is not None and not t.keeps_flags
             and all(writes_every_cell_once(s, n_axes) for s in ss)
             and len({_free_vars(s) for s in ss}) == 1)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ... import imp
-from ...expr.nodes import Mul
+from ...expr.nodes import Access, Mul
 from ...imp import If, seq
 from ...plan import dense
 from ..target import cells
@@ -49,6 +49,6 @@ def _reads_kr(steps, n) -> bool:
     if n + 1 >= len(steps) or not steps[n].target.startswith(dense.KR_PREFIX):
         return False
     body = steps[n + 1].body
-    return (isinstance(body, Mul) and getattr(body.b, "tensor", None) is not None
+    return (isinstance(body, Mul) and isinstance(body.b, Access)
             and body.b.tensor.name == steps[n].target
             and dense.storage_axes(body.a) is not None)

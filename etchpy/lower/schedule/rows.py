@@ -12,7 +12,6 @@ from ...streams import is_stream
 from ..target import Context
 from ..targets.rows import (RowBoundFillTarget, RowCountTarget, RowFillTarget, copy_row,
                             prefix_sums)
-from ..targets.workspace import WorkspaceTarget
 from .bounds import slice_init, state_decls
 
 
@@ -26,7 +25,7 @@ def parallel_rows(em, s) -> imp.Stmt:
 
 def bounded_rows_ok(target, col) -> bool:
     """Each row's column stream bounds its entries right after its init."""
-    return (not isinstance(target, WorkspaceTarget) and is_stream(col)
+    return (not target.workspace and is_stream(col)
             and col.var == target.storage[1] and not col.contracted and streams.most_bound(col) is not None)
 
 
@@ -46,7 +45,7 @@ def row_frame(em, s):
     rows = Bin("-", end, start)
     first = t.fmt.levels[0]
     before = seq(first.room(t.level_arrays(0), rows),
-                 Reserve(t.arrays["pos1"], "index", imp.add(rows, ONE), ZERO))
+                 Reserve(t.segment(1)[0], "index", imp.add(rows, ONE), ZERO))
     after = seq(first.close(t.level_arrays(0), ZERO, rows), Assign(t.count[0], rows))
     return rows, Context(iteration=Bin("-", Var(c), start)), before, after
 
@@ -56,7 +55,7 @@ def counted_rows(em, s) -> imp.Stmt:
     output exactly, then fill the rows on threads, each into its own range."""
     c, start, end = streams.counter_range(s)
     t = em.target
-    pos, count = t.arrays["pos1"], t.count[1]
+    pos, count = t.segment(1)[0], t.count[1]
     rows, it, before, after = row_frame(em, s)
     passes = []
     for target in (RowCountTarget(t, em.names), RowFillTarget(t, em.names)):
@@ -66,7 +65,7 @@ def counted_rows(em, s) -> imp.Stmt:
     return seq(imp.Comment(f"{s.var}: {s.search}; rows counted, then filled, "
                            f"on {em.threads} threads"),
                before, passes[0], prefix_sums(pos, rows, em.names.fresh("out_r")),
-               Reserve(t.arrays["crd1"], "index", total),
+               Reserve(t.segment(1)[1], "index", total),
                Reserve(t.vals, "value", imp.mul(total, t.block),
                        t.zero() if t.tail else None),
                passes[1], Assign(count, total), after)
@@ -82,8 +81,8 @@ def bounded_rows(em, s, col) -> imp.Stmt:
     segments), the scratch arrays already are the output and are moved."""
     c, start, end = streams.counter_range(s)
     t = em.target
-    pos, crd, count = t.arrays["pos1"], t.arrays["crd1"], t.count[1]
-    bd = tuple(em.names.fresh(f"bd_{x}") for x in ("pos", "crd", "vals"))
+    (pos, crd), count = t.segment(1), t.count[1]
+    bd = tuple(em.names.fresh(f"bd_{x}") for x in ("starts", "coords", "vals"))
     rows, it, before, after = row_frame(em, s)
     row = it.iteration or Var(em.names.fresh(f"{s.var}_"))
     most = streams.most_bound(col)
@@ -109,10 +108,10 @@ def bounded_rows(em, s, col) -> imp.Stmt:
 
 
 def _copy_rows(em, t, bd, rows, total) -> imp.Stmt:
-    crd = t.arrays["crd1"]
+    crd = t.segment(1)[1]
     r = em.names.fresh("out_c")
     return seq(Reserve(crd, "index", total),
                Reserve(t.vals, "value", imp.mul(total, t.block)),
                imp.ParallelFor(r, ZERO, rows,
-                               copy_row(em.names, r, bd, (t.arrays["pos1"], crd, t.vals),
+                               copy_row(em.names, r, bd, (t.segment(1)[0], crd, t.vals),
                                         t.block), em.threads))

@@ -11,8 +11,6 @@ from ... import imp
 from ...imp import Const, Decl, Var, seq
 from ... import streams
 from ...streams import is_stream
-from ..targets.dense import DenseTarget
-from ..targets.rows import rows_on_threads
 from . import rows
 
 
@@ -31,11 +29,12 @@ def on_threads(em, s) -> imp.Stmt | None:
     """The step's loop nest with its outermost loop on threads, or None."""
     if not (threads_on(em) and plain_counted(s)):
         return None
-    if isinstance(em.target, DenseTarget) and not s.contracted:
+    dense = em.target.dense_axes is not None
+    if dense and not s.contracted:
         return parallel_dense_rows(em, s)
-    if rows_on_threads(em.target) and not s.contracted and s.var == em.target.storage[0]:
+    if em.target.rows_on_threads() and not s.contracted and s.var == em.target.storage[0]:
         return rows.parallel_rows(em, s)
-    if isinstance(em.target, DenseTarget) and all(
+    if dense and all(
             lv.contracted for lv in streams.levels_of(s)):
         return parallel_reduction(em, s)
     return None

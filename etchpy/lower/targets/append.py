@@ -62,6 +62,12 @@ class AppendTarget(FlatTarget):
         """Level k's output arrays by role (see formats.level)."""
         return {role: self.arrays[f"{role}{k}"] for role in self.fmt.levels[k].roles}
 
+    def segment(self, k) -> tuple[str, str]:
+        """(starts, coords): the output arrays of appending level k in the segment
+        layout (formats.level segment_roles), for passes that fill it row by row."""
+        arrays = self.level_arrays(k)
+        return tuple(arrays[r] for r in self.fmt.levels[k].segment_roles)
+
     def _parents(self, k):
         """The number of parent positions of level k, as an Imp expression: the
         count of the last appending level above, times the located sizes since."""
@@ -136,6 +142,13 @@ class AppendTarget(FlatTarget):
         (nothing was written in its tail block, which is still zero)."""
         cnt = self.count[self.level_of[var]]
         return imp.if_(imp.not_(made), imp.Assign(cnt, imp.Bin("-", Var(cnt), ONE)))
+
+    def rows_on_threads(self) -> bool:
+        """A located or appending first level over one appending level, appended
+        in order, maybe with a located tail (csr, csc, dcsr, TTM's fibers)."""
+        levels = self.fmt.levels
+        return (type(self) is AppendTarget and self.head == 2 and len(levels) >= 2
+                and levels[1].appends and (levels[0].located or levels[0].appends))
 
     def owns_block(self, k) -> bool:
         """Does appending a position at level k append its own zero block of the

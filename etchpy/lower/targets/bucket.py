@@ -8,7 +8,7 @@ from ...formats import Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, If, Load, Reserve, Store,
                     Var, While, eq, incr, lt, not_, seq)
 from ... import streams
-from ..target import EMPTY, FlatTarget, fresh_names
+from ..target import EMPTY, CountThenFill, FlatTarget, fresh_names
 from .rows import prefix_sums
 
 
@@ -16,7 +16,8 @@ def bucketable(fmt: Format) -> bool:
     """Two levels, located then appending (csr, csc): filled in the segment
     layout (formats.level) by one counting sort when the loops run over the
     appending level's index first."""
-    return len(fmt.levels) == 2 and fmt.levels[0].located and fmt.levels[1].appends
+    return (len(fmt.levels) == 2 and fmt.levels[0].located and fmt.levels[1].appends
+            and fmt.levels[1].segment_roles is not None)
 
 
 class BucketTarget(FlatTarget):
@@ -46,8 +47,10 @@ class BucketTarget(FlatTarget):
         self.repeats = repeats
         self.counting = True            # which pass this target writes
         self.blocked = False            # threads: per-block counts and cursors in bk_blk
-        self.arrays = {"pos1": names.fresh("out_pos1"), "crd1": names.fresh("out_crd1"),
-                       "vals": names.fresh("out_vals")}
+        roles = fmt.levels[1].segment_roles        # its arrays, by formats.level's roles
+        self.arrays = {f"{r}1": names.fresh(f"out_{r}1") for r in roles}
+        self.arrays["vals"] = self.vals = names.fresh("out_vals")
+        self.pos, self.crd = (self.arrays[f"{r}1"] for r in roles)
         self.count = names.fresh("out_count1")
         self.v = fresh_names(names, "bk_last bk_p bk_next bk_r bk_blk bk_lastb bk_b "
                                     "bk_run bk_n")
@@ -59,19 +62,29 @@ class BucketTarget(FlatTarget):
         t.counting, t.blocked = counting, blocked
         return t
 
+    def segment(self, k) -> tuple[str, str]:
+        """(starts, coords) of its compressed level (k = 1), as AppendTarget.segment."""
+        assert k == 1, k
+        return self.pos, self.crd
+
+    def passes(self) -> CountThenFill:
+        """The count pass, row starts and room, then the fill pass (threaded by
+        schedule.bucket_threads where the loops allow)."""
+        return CountThenFill(self.way(True), self.between(), self.way(False))
+
     def setup(self):
-        rows, a = streams.dim_var(self.row), self.arrays
+        rows = streams.dim_var(self.row)
         return seq(Decl(self.count, "index", ZERO),
-                   Alloc(a["pos1"], "index", imp.add(rows, ONE), ZERO),
-                   Alloc(a["crd1"], "index", ONE, None),
-                   Alloc(a["vals"], "value", ONE, None),
+                   Alloc(self.pos, "index", imp.add(rows, ONE), ZERO),
+                   Alloc(self.crd, "index", ONE, None),
+                   Alloc(self.vals, "value", ONE, None),
                    Alloc(self.v.bk_last, "index", rows, EMPTY) if self.repeats else imp.SKIP)
 
     def write(self, ctx, v, once=False):
         r, c = ctx.coord(self.row), ctx.coord(self.col)
         if self.blocked:
             return self._blocked_write(r, c, v)
-        pos, crd, vals = self.arrays["pos1"], self.arrays["crd1"], self.arrays["vals"]
+        pos, crd, vals = self.pos, self.crd, self.vals
         w, p = self.v, Var(self.v.bk_p)
         if self.counting:
             nxt = imp.add(r, ONE)
@@ -95,7 +108,7 @@ class BucketTarget(FlatTarget):
             count = Store(w.bk_blk, at, imp.add(Load(w.bk_blk, at), ONE))
         else:
             count = seq(Decl(w.bk_p, "index", Load(w.bk_blk, at)),
-                        Store(self.arrays["crd1"], p, c), Store(self.arrays["vals"], p, v),
+                        Store(self.crd, p, c), Store(self.vals, p, v),
                         Store(w.bk_blk, at, imp.add(p, ONE)))
         if not self.repeats:
             return count
@@ -105,7 +118,7 @@ class BucketTarget(FlatTarget):
         if self.counting:
             return If(not_(eq(Load(w.bk_lastb, at), c)), fresh)
         return If(eq(Load(w.bk_lastb, at), c),
-                  Accum(self.arrays["vals"], imp.add(Load(w.bk_blk, at), Const(-1)), v), fresh)
+                  Accum(self.vals, imp.add(Load(w.bk_blk, at), Const(-1)), v), fresh)
 
     def scatter_blocks(self, var) -> tuple:
         """In the fill pass, the entry at row coordinate t goes to crd1 and vals
@@ -121,23 +134,23 @@ class BucketTarget(FlatTarget):
         else:
             def cursor(t):
                 return Load(w.bk_next, t)
-        return tuple(streams.Block(self.arrays[a], cursor, lambda t: ONE,
-                                   Load(self.arrays["pos1"], rows), written=True)
-                     for a in ("crd1", "vals"))
+        return tuple(streams.Block(a, cursor, lambda t: ONE, Load(self.pos, rows),
+                                   written=True)
+                     for a in (self.crd, self.vals))
 
     def between(self):
         """After the count pass: row starts, cursors, and the exact room."""
-        rows, w, pos = streams.dim_var(self.row), self.v, self.arrays["pos1"]
+        rows, w, pos = streams.dim_var(self.row), self.v, self.pos
         r, total = Var(w.bk_r), Load(pos, rows)
         return seq(prefix_sums(pos, rows, w.bk_r), Decl(w.bk_p, "index", ZERO),
                    Alloc(w.bk_next, "index", rows, None),
                    Assign(w.bk_r, ZERO), While(lt(r, rows), seq(
                        Store(w.bk_next, r, Load(pos, r)), incr(w.bk_r))),
-                   Reserve(self.arrays["crd1"], "index", total),
-                   Reserve(self.arrays["vals"], "value", total))
+                   Reserve(self.crd, "index", total),
+                   Reserve(self.vals, "value", total))
 
     def finish(self):
-        return Assign(self.count, Load(self.arrays["pos1"], streams.dim_var(self.row)))
+        return Assign(self.count, Load(self.pos, streams.dim_var(self.row)))
 
     def counts(self):
         return {"count1": self.count}

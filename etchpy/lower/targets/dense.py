@@ -23,10 +23,18 @@ class DenseTarget(FlatTarget):
                  has: str | None = None):
         self.array, self.axes, self.sr, self.zeroed = array, tuple(axes), sr, zeroed
         self.has = has
-        self.sparse_writes = has is not None
+        self.dense_axes = self.axes
+        self.keeps_flags = self.sparse_writes = has is not None
         self.k = names.fresh("out_k") if zeroed else None
         self.store = False       # True: each cell is written exactly once (no fill)
         self.fresh = False       # True: zero on entry, and the one step writing it
+
+    def own(self, every_cell_once: bool) -> bool:
+        """Declares this output zero on entry and written by one step alone
+        (fresh); with `every_cell_once` (its loops store each cell once) its
+        writes are stores and it needs no zero fill. Returns every_cell_once."""
+        self.fresh, self.store = True, every_cell_once
+        return every_cell_once
 
     def setup(self):
         """The zero fill, skipped when the caller says the output holds zeros."""

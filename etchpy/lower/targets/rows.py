@@ -5,7 +5,8 @@ start, and a pass that fills each row within a bound, to be copied into place.
 A row is an iteration of the outermost loop, over the output's first level. A
 located first level numbers the rows by their index; an appending one (dcsr,
 fibers) by the iteration (Context.iteration). The appending levels are written
-in their segment layout (formats.level: pos and crd)."""
+in their segment layout (formats.level: pos and crd). Which outputs threads
+can fill this way each target says (Target.rows_on_threads)."""
 from __future__ import annotations
 
 from ... import imp
@@ -14,24 +15,7 @@ from ...imp import (ONE, ZERO, Assign, Bin, Decl, ForSorted, Load, SetBit, Store
 from ... import streams
 from ..target import FlatTarget
 from .append import AppendTarget
-from .workspace import WorkspaceTarget, mark_first, move_out
-
-
-def rows_on_threads(target) -> bool:
-    """A sparse output whose rows threads can fill (within bounds, or after a
-    counting pass): a located or appending first level over one appending
-    level, appended in order, maybe with a located tail (csr, csc, dcsr, TTM's
-    fibers); or a located first level over the dense workspace. The passes
-    write the appending levels in their segment layout (formats.level)."""
-    if type(target) not in (AppendTarget, WorkspaceTarget):
-        return False
-    levels = target.fmt.levels
-    if len(levels) < 2 or not levels[1].appends:
-        return False
-    if type(target) is WorkspaceTarget:
-        return target.hashed is False and len(levels) == 2 and levels[0].located
-    return (type(target) is AppendTarget and target.head == 2
-            and (levels[0].located or levels[0].appends))
+from .workspace import mark_first, move_out
 
 
 class RowCountTarget(FlatTarget):
@@ -41,9 +25,10 @@ class RowCountTarget(FlatTarget):
 
     def __init__(self, base: AppendTarget, names: imp.Names):
         self.base = base
-        self.pos = base.arrays["pos1"]
+        self.pos = base.segment(1)[0]
         self.row_var = base.storage[0]
-        self.workspace = isinstance(base, WorkspaceTarget)
+        self.workspace = base.workspace
+        self.tail = base.tail
         self.hyper = not base.fmt.levels[0].located     # rows are iterations
         self.n = names.fresh("row_n")
 
@@ -97,7 +82,7 @@ class RowFillTarget(RowCountTarget):
     def __init__(self, base: AppendTarget, names: imp.Names):
         super().__init__(base, names)
         self.q = names.fresh("row_q")
-        self.starts, self.crd = self.pos, base.arrays["crd1"]     # where rows are written
+        self.starts, self.crd = self.pos, base.segment(1)[1]     # where rows are written
 
     def enter(self, var, index, ctx):
         if var == self.row_var:
@@ -128,7 +113,7 @@ class RowFillTarget(RowCountTarget):
         if var != self.row_var or not self.workspace:
             return imp.SKIP
         b, w = self.base, self.base.v
-        move = move_out(w, b.vals, b.arrays["crd1"], self.q, Var(w.ws_k), b.zero())
+        move = move_out(w, b.vals, b.segment(1)[1], self.q, Var(w.ws_k), b.zero())
         return seq(ForSorted(w.ws_k, w.ws_list, Var(w.ws_n), streams.dim_var(b.ws_var),
                              w.ws_bits, move),
                    Assign(w.ws_n, ZERO))

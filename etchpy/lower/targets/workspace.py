@@ -10,7 +10,7 @@ from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForS
                     Load, Not, Reserve, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
                     select, seq)
 from ... import streams
-from ..target import EMPTY, fresh_names
+from ..target import EMPTY, Either, fresh_names
 from .append import AppendTarget
 
 
@@ -68,6 +68,20 @@ class WorkspaceTarget(AppendTarget):
         t = copy.copy(self)
         t.hashed = hashed
         return t
+
+    workspace = True
+
+    def passes(self) -> Either | None:
+        """Both kinds, one per call (ws_hash), unless this target is one of them."""
+        if self.hashed is None:
+            return Either(self.v.ws_hash, self.way(True), self.way(False))
+        return None
+
+    def rows_on_threads(self) -> bool:
+        """The dense workspace alone, under a located first level, one level below."""
+        levels = self.fmt.levels
+        return (self.hashed is False and len(levels) == 2 and levels[0].located
+                and levels[1].appends)
 
     def _pick(self, hashed: imp.Stmt, dense: imp.Stmt) -> imp.Stmt:
         if self.hashed is None:
@@ -168,7 +182,7 @@ class WorkspaceTarget(AppendTarget):
     def flush(self, parent: imp.Expr) -> imp.Stmt:
         """The touched coordinates, sorted, appended as the segment of `parent`."""
         v, last = self.v, self.last
-        cnt, crd, pos = self.count[last], self.arrays[f"crd{last}"], self.arrays[f"pos{last}"]
+        (pos, crd), cnt = self.segment(last), self.count[last]
         need = imp.add(Var(cnt), Var(v.ws_n))
         k, t = Var(v.ws_k), Var(v.ws_t)
         move = move_out(v, self.vals, crd, cnt, k, self.zero())

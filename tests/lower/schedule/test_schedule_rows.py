@@ -109,7 +109,7 @@ def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted):
             for a, b in zip(tensor_levels(got), tensor_levels(serial), strict=True):
                 np.testing.assert_array_equal(a, b)
         if not counted:     # was every row's bound met, so the scratch was moved?
-            bd = np.diff(on_interpreter(e, sr, kern.out_format, inputs, 2, tuning)[0]["bd_pos"])
+            bd = np.diff(on_interpreter(e, sr, kern.out_format, inputs, 2, tuning)[0]["bd_starts"])
             assert (bd == np.diff(serial.levels[1]["pos"])).all() == exact
         final, _, shape = on_interpreter(e, sr, kern.out_format, inputs, 2, tuning)
         for a, b in zip(levels_on_interpreter(final, kern.out_format, shape),
