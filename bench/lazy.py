@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy import api
+from etchpy.runtime import kernel_cache
 from etchpy.lazy.kernel import KERNELS
 from bench.timing import fmt_ratio, fmt_time, timed
 
@@ -88,7 +88,7 @@ def cases(arrays):
             return out if isinstance(out, tuple) else (out,)
 
         def plan(prog=prog):
-            api._kernel_cache.clear()
+            kernel_cache.KERNELS.clear()
             KERNELS.clear()
             t = time.perf_counter()
             text = ep.explain(*prog(ep, *(ep.lazy(a) for a in arrays)))

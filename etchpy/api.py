@@ -45,6 +45,7 @@ from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checke
                              prepare_semiring)
 from .runtime import einsum_calls, foreign, statements
 from .runtime.kernel import Kernel
+from .runtime.kernel_cache import KERNELS
 from .runtime.tensor import Tensor
 from . import streams
 
@@ -54,7 +55,6 @@ BACKENDS = ("c", "streams", "reference")
 # (sparse output, zero 0) or an ep.Tensor (sparse output whose zero is not 0)
 Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
-_kernel_cache: dict = {}
 _einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 
 
@@ -65,10 +65,10 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
             optimizer_options: dict | None = None, tuning=None) -> Kernel:
     """Compile an expression (or an "y[i] = A[i,j] * x[j]" string) into a Kernel.
 
-    Kernels are cached in-process, by every argument and the Tuning's key. The
-    expression is compiled to an Imp program now; the C is built into a shared
-    object lazily, on the first call of each input signature, or ahead of time
-    with `Kernel.build(**example_inputs)`.
+    Kernels are kept in process (runtime.kernel_cache), by every argument and
+    the Tuning's key. The expression is compiled to an Imp program now; the C is
+    built into a shared object lazily, on the first call of each input
+    signature, or ahead of time with `Kernel.build(**example_inputs)`.
 
     Parameters:
         expr: an expression, or a statement string (einsum convention: indices
@@ -97,16 +97,16 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
     options = statements.options_key(semiring, order, name, threads, optimize,
                                      optimizer_options, tuned)
     text_key = statements.statement_key(expr, formats, out_indices, output, options)
-    kern = _kernel_cache.get(text_key)          # None for no text key
+    kern = KERNELS.get(("compile", text_key))          # None for no text key
     if kern is None:
         expr, out_indices, output = _front_end(expr, formats, out_indices, output)
         key = (expr, literal_bits(expr), str(output),
                None if out_indices is None else tuple(out_indices), *options)
-        kern = _kernel_cache.get(key) or Kernel(
+        kern = KERNELS.made(("compile", key), lambda: Kernel(
             expr, semiring=semiring, output=output, order=order, out_indices=out_indices,
             name=name, threads=threads, optimize=optimize,
-            optimizer_options=optimizer_options, tuning=tuned)
-        _kernel_cache.update({k: kern for k in (key, text_key) if k is not None})
+            optimizer_options=optimizer_options, tuning=tuned))
+        KERNELS.put(("compile", text_key or key), kern)
     return kern
 
 

@@ -13,10 +13,10 @@ product with the not-visited vector, and the result is the next frontier.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
+from ..runtime.kernel_cache import kept
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
@@ -28,7 +28,7 @@ from .paths import no_frontier, push_kernel
 from .sweep import choose, sweep
 
 
-@functools.cache
+@kept("graph.bfs_pull")
 def _pull_kernel(tuning: Tuning = DEFAULT):
     i, j = indices("i j")
     A, U, f = etensor("A", 2, format="csc"), etensor("U", 1, format="coo"), etensor("f", 1)

@@ -13,10 +13,10 @@ semiring with A's stored values 0, so ⊗ passes gf[j] through.
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
+from ..runtime.kernel_cache import kept
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import Semiring, semirings
 from ..api import compile as ep_compile
@@ -31,7 +31,7 @@ MIN_PLUS_INT = Semiring("min_plus_int64", np.int64, np.iinfo(np.int64).max, 0,
                         idempotent=True)
 
 
-@functools.cache
+@kept("graph.min_neighbour")
 def _min_neighbour_kernel(tuning: Tuning = DEFAULT):
     i, j = indices("i j")
     A, g = etensor("A", 2, format="csr"), etensor("g", 1)

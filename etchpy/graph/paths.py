@@ -12,10 +12,10 @@ Python (plus one pass over its dense output per round).
 """
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
+from ..runtime.kernel_cache import kept
 from ..errors import InputError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
@@ -31,7 +31,7 @@ class NegativeCycleError(InputError):
     (an InputError: the message names the input)."""
 
 
-@functools.cache
+@kept("graph.push")
 def push_kernel(semiring, masked=False, tuning: Tuning = DEFAULT):
     """t[i] = ⊕_j f[j] ⊗ A[j, i] (⊗ u[i] when masked), A csr, f a sparse vector."""
     i, j = indices("i j")

@@ -18,6 +18,7 @@ import functools
 
 import numpy as np
 
+from ..runtime.kernel_cache import kept
 from ..errors import InputError
 from ..runtime.tensor import Tensor
 from ..expr.nodes import indices, sum as esum, tensor as etensor
@@ -32,7 +33,7 @@ from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
 
 
-@functools.cache
+@kept("graph.rank_pull")
 def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT):
     """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread."""
     i, j = indices("i j")
@@ -137,7 +138,7 @@ def _rank_in_c(G, alpha: float, tol: float, max_iter: int):
     return x
 
 
-@functools.cache
+@kept("helper.pagerank")
 def _library(idx_type: str, values: bool):
     """(the C function of c.rank for these index arrays and values, ffi), built
     (or found in the cache) once per process; CompileError without a compiler."""

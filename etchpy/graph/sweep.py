@@ -26,6 +26,7 @@ import re
 
 import numpy as np
 
+from ..runtime.kernel_cache import kept
 from ..c.frontier import frontier_source, pulls
 from ..errors import CompileError, InputError, SemiringError
 from ..runtime import build
@@ -34,7 +35,7 @@ from ..version import __version__
 from .fixpoint import ConvergenceError
 
 
-@functools.cache
+@kept("helper.frontier")
 def _library(semiring, idx_type: str, values: bool):
     """(the functions of c.frontier's source by suffix: "", "_buckets", "_seeded";
     ffi), built (or found in the cache) once per process; CompileError without

@@ -12,27 +12,26 @@ from __future__ import annotations
 import numpy as np
 
 from . import build, cache
+from .kernel_cache import kept
 from ..version import __version__
 from ..c import render as c
 from ..errors import CompileError
 
-_lib = []
-
-
+@kept("helper.checks")
 def _library():
-    if not _lib:
-        request = cache.compiler_fingerprint()        # the source depends on nothing else
-        saved = cache.read_manifest("etchpy_checks", request)
-        if saved is not None:
-            src, cdef = saved["texts"]
-        else:
-            src, cdef = c.checks_source(__version__)
-            cache.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
-        try:
-            _lib.append(build.load(src, cdef, name="etchpy_checks"))
-        except CompileError:
-            _lib.append(None)
-    return _lib[0]
+    """The checks' library (its texts from the disk cache when made before), or
+    None without a working compiler."""
+    request = cache.compiler_fingerprint()        # the source depends on nothing else
+    saved = cache.read_manifest("etchpy_checks", request)
+    if saved is not None:
+        src, cdef = saved["texts"]
+    else:
+        src, cdef = c.checks_source(__version__)
+        cache.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
+    try:
+        return build.load(src, cdef, name="etchpy_checks")
+    except CompileError:
+        return None
 
 
 def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int):

@@ -1,0 +1,85 @@
+"""The one in-process store of compiled kernels and loaded C helpers.
+
+`ep.compile`, the graph algorithms and the C helpers (runtime.checks, the
+graph fixpoints' frontier and rank code) keep what they made in `KERNELS`, each
+under its own key: a tuple whose first item names the front end that made it
+("compile", "graph.push", "helper", ...), so that no two front ends share an
+entry by accident. A front end may work out a cheaper key into it; it keeps no
+second store.
+
+The store is bounded: the `size` most recently used entries stay (LIMITS in
+etchpy.settings). An entry evicted is made again on next need, from the disk
+cache (runtime.cache) where it was built before; a caller holding a kernel
+keeps it alive. Safe to use from several threads (one lock around each
+lookup and update; `made` may make an entry twice under a race, and keeps
+the first one stored).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+from ..settings import LIMITS
+
+_MISSING = object()
+
+
+class KernelCache:
+    """A mapping that keeps its `size` most recently used entries."""
+
+    def __init__(self, size: int):
+        if size < 1:
+            raise ValueError(f"a kernel cache holds at least one entry, not {size}")
+        self.size = size
+        self._d: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key, default=None):
+        """The entry under `key` (now the most recently used), else `default`."""
+        with self._lock:
+            v = self._d.get(key, _MISSING)
+            if v is _MISSING:
+                return default
+            self._d.move_to_end(key)
+            return v
+
+    def put(self, key, value) -> None:
+        """Keep `value` under `key`, evicting the least recently used beyond size."""
+        with self._lock:
+            self._d[key] = value
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+    def made(self, key, make):
+        """The entry under `key`, made by `make()` and kept on first need."""
+        v = self.get(key, _MISSING)
+        if v is _MISSING:
+            v = make()
+            with self._lock:
+                v = self._d.setdefault(key, v)
+            self.put(key, v)
+        return v
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+KERNELS = KernelCache(LIMITS.kernel_cache)
+
+
+def kept(front: str):
+    """A decorator: the function's result kept in KERNELS under (front, its
+    arguments), made on first need (its arguments must hash). For makers of
+    kernels and helpers whose key is their arguments."""
+    def wrap(make):
+        def get(*args, **kwargs):
+            key = (front, args, tuple(sorted(kwargs.items())))
+            return KERNELS.made(key, lambda: make(*args, **kwargs))
+        get.__doc__, get.__name__, get.__wrapped__ = make.__doc__, make.__name__, make
+        return get
+    return wrap
