@@ -28,7 +28,8 @@ from dataclasses import dataclass, fields, replace
 
 @dataclass(frozen=True)
 class Saturation:
-    """Limits of one equality-saturation run (optimizer.egraph)."""
+    """Limits of one equality-saturation run (optimizer.egraph) and of the
+    extraction of a sketch's term (optimizer.guided)."""
 
     nodes: int = 10_000
     iterations: int = 30
@@ -41,6 +42,11 @@ class Saturation:
                                  # a smaller graph runs to saturation
     check_every: int = 1         # extract the root's best cost every k iterations
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
+    goal_step: int = 1           # merges between two checks of a search's goal
+    exact_branches: int = 20_000  # a sketch's exact extraction: branches before it
+                                  # falls back to the heuristic (optimizer.sketch_exact)
+    share_rounds: int = 3        # the heuristic's re-extractions (guided.shared_extract)
+    flatten_depth: int = 16      # Σ and product nodes sum-push-to reads through
 
     def __repr__(self):
         """The limits that differ from the defaults: `Saturation(nodes=500)`."""
@@ -75,6 +81,8 @@ class Tuning:
             rewrite_margin, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
             temp_weight, stride_weight, contiguous_weight, cache_cells,
+            orders_tried, conversion_choices, dense_conversion_elements,
+            dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
@@ -179,6 +187,15 @@ class Tuning:
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
     cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
                                       # cache (more: each revisit is priced as strided)
+    orders_tried: int = 120           # loop orders priced per step: all permutations up
+                                      # to this many, else this many (plan.convert)
+    conversion_choices: int = 16      # combinations of input conversions per loop order
+    dense_conversion_elements: int = 1 << 16  # a conversion to dense is priced up to this
+    dense_conversion_share: float = 0.25      # many elements, or from this density
+    nesting_exhaustive: int = 4       # factor points up to which every keep/flatten
+                                      # combination is priced (plan.nesting)
+    layout_slack: float = 1.1         # a temporary is laid out in its reader's order when
+                                      # its maker's work grows by at most this (plan.layout)
     saturation: Saturation = Saturation()
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

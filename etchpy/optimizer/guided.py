@@ -39,7 +39,7 @@ from .rules import rules_for
 from .saturate import saturate
 from .sketch import Sketch, as_sketch
 from .sketch_demand import aimed, demand
-from .sketch_exact import EXACT_BRANCHES, exact_extract
+from .sketch_exact import exact_extract
 from .sketch_rules import push_to_rule
 from .sketch_match import SketchMatch, report
 
@@ -97,49 +97,48 @@ def guided_search(expr: Expr, sketches, sr: Semiring, stats: Stats,
         def focus(root=root, last=last) -> dict:
             last["wants"] = demand(last["m"], root)     # read by sum-push-to
             return last["wants"]
-        st = saturate(eg, rules_for(sr) + [push_to_rule(last, "sum"),
-                                                push_to_rule(last, "mul")], lim, until=satisfied,
+        pushes = [push_to_rule(last, op, lim.flatten_depth) for op in ("sum", "mul")]
+        st = saturate(eg, rules_for(sr) + pushes, lim, until=satisfied,
                       focus=focus, aim=aimed)
         fired.update(st.fired)
         m = last["m"]
         if st.stop != "goal reached":
             raise SketchError(_unsatisfied(k, s, m, st))
-        term, how = sketch_extract(eg, s, root, m)
+        term, how = sketch_extract(eg, s, root, m, lim.exact_branches, lim.share_rounds)
         searches.append(Search(str(s), st.nodes, st.classes, st.iterations, st.seconds,
                                st.stop, str(term), start, how))
     return term, searches, fired
 
 
 def sketch_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
-                   budget: int = EXACT_BRANCHES) -> tuple[Expr, str]:
+                   budget: int = Saturation.exact_branches,
+                   rounds: int = Saturation.share_rounds) -> tuple[Expr, str]:
     """(the term of `root` satisfying s of least DAG cost, how it was found):
     optimizer.sketch_exact's branch and bound, at most `budget` branches. Over
     the budget it falls back LOUDLY (the second value says so, and explain()
     shows it) to the cheaper by DAG cost of the best term found so far and
-    `shared_extract`'s heuristic."""
+    `shared_extract`'s heuristic (at most `rounds` re-extractions)."""
     _, term, exact, branches = exact_extract(m, root, budget)
     if exact:
         return term, f"exact, {branches} branches"
-    other = shared_extract(eg, s, root, m)
+    other = shared_extract(eg, s, root, m, rounds)
     if term is None or term_dag_cost(eg, other) < term_dag_cost(eg, term):
         term = other
     return term, f"NOT exact: over {budget} branches, heuristic fallback"
 
 
-SHARE_ROUNDS = 3        # re-extractions with the last term's classes already paid
-
-
-def shared_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch) -> Expr:
+def shared_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
+                   rounds: int = Saturation.share_rounds) -> Expr:
     """The term of `root` satisfying s that `m` gives (least TREE cost), improved
     for DAG cost (each distinct subterm counted once) by a heuristic: extract
     again with every class of the current term priced ~0 as an operand at a hole
     (SketchMatch(free=...): reusing it costs nothing more), and keep the new term
-    when its DAG cost is lower; at most SHARE_ROUNDS times. Never costlier by DAG
+    when its DAG cost is lower; at most `rounds` times. Never costlier by DAG
     cost than the tree-cost term; not always the least DAG cost."""
     used: set = set()
     best = m.extract(root, used)
     best_cost = term_dag_cost(eg, best)
-    for _ in range(SHARE_ROUNDS):
+    for _ in range(rounds):
         again: set = set()
         other = SketchMatch(eg, s, free=used).extract(root, again)
         other_cost = term_dag_cost(eg, other)

@@ -110,7 +110,7 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
 
     Early stopping needs `root`. `until`, a function of no argument, is asked
     before the first iteration, after each one (the graph rebuilt), and within
-    an iteration after every `GOAL_STEP` merges (the graph rebuilt first): True
+    an iteration after every `limits.goal_step` merges (the graph rebuilt first): True
     stops the run (a sketch is satisfied: optimizer.guided). `focus`, a
     function of no argument giving a set of class ids or None, restricts an
     iteration's search to the nodes of those classes; an iteration whose
@@ -208,20 +208,17 @@ def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict):
     return keys, found
 
 
-GOAL_STEP = 1      # merges between two goal checks within an iteration
-
-
 def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: float,
            until=None) -> str:
     """Apply the matches in order; the name of the limit hit, "goal reached"
-    (`until` asked every GOAL_STEP merges, the graph rebuilt), or ""."""
+    (`until` asked every lim.goal_step merges, the graph rebuilt), or ""."""
     merged = 0
     for r, c, n, b in matches:
         rhs = r.applier(eg, n, b)
         if rhs is not None and eg.union(c, rhs):
             stats.fired[r.name] += 1
             merged += 1
-            if until is not None and merged % GOAL_STEP == 0:
+            if until is not None and merged % lim.goal_step == 0:
                 eg.rebuild()
                 if until():
                     return "goal reached"

@@ -36,7 +36,7 @@ is the least DAG cost over all the satisfying terms of the root class; the
 test compares it with brute-force enumeration on small e-graphs
 (tests/optimizer/test_sketch_exact.py).
 
-Bound: at most `budget` branches (EXACT_BRANCHES by default). A search that
+Bound: at most `budget` branches (Saturation.exact_branches by default). A search that
 exceeds it returns the best term found so far with `exact=False`, and optimizer.guided reports the fallback in explain().
 """
 from __future__ import annotations
@@ -48,8 +48,8 @@ from .extract import build_node, node_cost
 from .sketch import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor
 from .sketch_match import HOLE
 from ..plan.cost import base_name
+from ..tuning import Saturation
 
-EXACT_BRANCHES = 20_000     # branches of the search before it falls back
 
 
 class _Budget(Exception):
@@ -59,7 +59,7 @@ class _Budget(Exception):
 class ExactSearch:
     """One branch-and-bound search over the witnesses of `m` (a SketchMatch)."""
 
-    def __init__(self, m, root: int, budget: int = EXACT_BRANCHES):
+    def __init__(self, m, root: int, budget: int = Saturation.exact_branches):
         self.m, self.eg, self.budget = m, m.eg, budget
         self.root = m.eg.find(root)
         self.own = {n: node_cost(self.eg, n) for ns in self.eg.classes.values() for n in ns}
@@ -256,7 +256,7 @@ def _build(x: ExactSearch, pair, memo: dict, path: set, terms: dict):
     return out
 
 
-def exact_extract(m, root: int, budget: int = EXACT_BRANCHES):
+def exact_extract(m, root: int, budget: int = Saturation.exact_branches):
     """(DAG cost, the term of `root` satisfying m.sketch of least DAG cost, exact?,
     branches searched). Not exact: the best term found within the budget, None if
     it found none. ValueError when no term satisfies the sketch."""

@@ -25,23 +25,24 @@ from .egraph import EGraph
 from .rules import Pattern, Rule, always
 from .sketch_demand import _roots
 from ..plan.cost import base_name
+from ..tuning import Saturation
 
 PUSH_TO_LAW = ("Σ_A (x·(Σ_B y)) -> Σ_{I} (x'·Π Σ_{S_c} y_c), I: the indices the wanted "
                "Σ keeps, S = A+B-I")
-FLATTEN_DEPTH = 16          # Σ and product nodes read through, at most
 
 
-def push_to_rule(held: dict, op: str) -> Rule:
+def push_to_rule(held: dict, op: str, depth: int = Saturation.flatten_depth) -> Rule:
     """sum-push-to at the `op` ("sum" or "mul") nodes of the classes of
     `held["wants"]` (class -> sketch nodes, the last demand of the search; read
-    at every search of the rule) wanted as a Σ over given indices."""
+    at every search of the rule) wanted as a Σ over given indices; `depth` Σ and
+    product nodes are read through at most."""
 
     def find(eg: EGraph, node: tuple):
         c = eg.find(eg.memo[node]) if node in eg.memo else None
         targets = {x[1] for t in held.get("wants", {}).get(c, ())
                    for x in _roots(t) if x is not None and x[0] == "sum" and x[1]}
         for keep in targets:
-            flat = _flat_node(eg, node, keep)
+            flat = _flat_node(eg, node, keep, depth)
             if flat is not None and any(base_name(i) in keep for i in flat[0]):
                 yield (keep, flat)
 
@@ -50,7 +51,7 @@ def push_to_rule(held: dict, op: str) -> Rule:
                 "Σ_I (x'·Π Σ_{S_c} y_c)")
 
 
-def _flat_node(eg: EGraph, node: tuple, keep, depth: int = FLATTEN_DEPTH):
+def _flat_node(eg: EGraph, node: tuple, keep, depth: int):
     """(bound indices, factor classes): node read as one Σ over a product, the
     nested Σ of its factors pulled up when they lead to an index of `keep` (a
     Σ over keep's indices, or holding one such further down), the others kept

@@ -34,14 +34,6 @@ from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
 
-# loop orders tried per step, and combinations of conversions per loop order
-MAX_ORDERS = 120
-MAX_CHOICES = 16
-# a conversion to dense is considered up to this many elements, or when the
-# input is at least this dense
-DENSE_ELEMENTS = 1 << 16
-DENSE_SHARE = 0.25
-
 
 @dataclass(frozen=True)
 class Conversion:
@@ -137,7 +129,7 @@ class Converter:
         candidate loop orders, conversions included, or None; the least work
         of an order that converts nothing, or inf)."""
         best, as_declared = None, float("inf")
-        for order in candidate_orders(body, variables):
+        for order in candidate_orders(body, variables, stats.tuning.orders_tried):
             sort = _sort_cost(body, order, stats, written_out)
             for cost, new_body, convs in self.options(body, order, stats):
                 cost += sort
@@ -152,7 +144,8 @@ class Converter:
         `order` walks against their storage order."""
         bad = list(dict.fromkeys(a for a in _sparse(body) if not walked_in_order(a, order)))
         choices = [self.ways(a, order, stats) for a in bad]
-        for combo in itertools.islice(itertools.product(*choices), MAX_CHOICES):
+        most = stats.tuning.conversion_choices
+        for combo in itertools.islice(itertools.product(*choices), most):
             convs = dict(combo)
             new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
                                   {c.name: c for _, c in combo})
@@ -166,7 +159,8 @@ class Converter:
         fmts = [permuted(t.format, acc, order)]
         full = stats.full([ix.name for ix in acc.indices])
         nnz = stats.tensor_nnz(acc)
-        if full <= DENSE_ELEMENTS or nnz >= DENSE_SHARE * full:
+        tn = stats.tuning
+        if full <= tn.dense_conversion_elements or nnz >= tn.dense_conversion_share * full:
             fmts.append(Format.named("dense", t.order))
         out = []
         for fmt in fmts:
@@ -234,17 +228,17 @@ def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
     raise TypeError(f"not a Σ-free expression: {e!r}")
 
 
-def candidate_orders(body: Expr, variables: tuple):
-    """Loop orders to try: every permutation when there are at most
-    MAX_ORDERS; else, for each index, an order that starts with it and then
-    breaks as few storage orders as it can, and the first MAX_ORDERS
+def candidate_orders(body: Expr, variables: tuple, most: int):
+    """Loop orders to try: every permutation when there are at most `most`
+    (tuning.orders_tried); else, for each index, an order that starts with it
+    and then breaks as few storage orders as it can, and the first `most`
     permutations."""
-    if math.factorial(len(variables)) <= MAX_ORDERS:
+    if math.factorial(len(variables)) <= most:
         yield from itertools.permutations(variables)
         return
     for k in range(len(variables)):
         yield relaxed_order(body, variables[k:] + variables[:k])
-    yield from itertools.islice(itertools.permutations(variables), MAX_ORDERS)
+    yield from itertools.islice(itertools.permutations(variables), most)
 
 
 def relaxed_order(body: Expr, variables: tuple) -> tuple:

@@ -8,7 +8,7 @@ otherwise be a GEMM (lower.schedule.blas wants every index group in the same
 order in each operand). `for_readers` lays each temporary out in the order its
 first reader loops over its axes, when the maker has a legal loop order that
 writes that layout (its free indices in that relative order) at no more than
-`SLACK` times the work of its own choice; every access to the temporary is
+`tuning.layout_slack` times the work of its own choice; every access to the temporary is
 permuted alike. The values are the same in every semiring: a temporary's
 layout is a permutation of its axes, and each reader names the same cell.
 """
@@ -21,7 +21,6 @@ from .orders import legal_orders
 from ..expr.nodes import Access, Add, Expr, Map, Mul, Sum
 from ..expr.walk import accesses
 
-SLACK = 1.1
 
 
 def for_readers(plan, stats, keep_out=False):
@@ -90,7 +89,7 @@ def _maker_for(maker, out, stats):
     if not fits:
         return None
     cost, order = min((nest_cost(maker.body, o, stats, out=out), o) for o in fits)
-    if cost > SLACK * base:
+    if cost > stats.tuning.layout_slack * base:
         return None
     return replace(maker, out=out, order=order)
 

@@ -12,7 +12,7 @@ Each product with a Σ among its factors (through products and Σ only: below a
 path in the expression (plan.plan's paths: 0/1 a binary node's operand, 's' a
 Σ's body). A nesting is the set of points that keep their factors apart;
 `best` prices the nestings with the plan cost model (every one for up to
-`EXHAUSTIVE` points, else the two extremes and then single flips while one is
+`tuning.nesting_exhaustive` points, else the two extremes and then single flips while one is
 cheaper) and returns the cheapest with the prices of the written nesting (every
 point kept) and of the flat nest (none kept). Ties go to the flat nest, then to
 fewer kept points: one loop nest is the simpler program.
@@ -31,7 +31,6 @@ from .plan import Plan, make_plan, total_cost
 from ..errors import OrderError
 from ..expr.nodes import Add, Expr, Map, Mul, Sum
 
-EXHAUSTIVE = 4          # points up to which every nesting is priced (2**4 plans)
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,8 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
         plan = make_plan(e, out, order, stats=given, out_format=out_format)
         cost = total_cost(plan, stats.with_origin(plan.origin), out_format)
         return Nesting(plan, cost, flat, points, math.nan if points else cost, cost)
-    for kept in [written] if only_written else _candidates(points, price):
+    most = stats.tuning.nesting_exhaustive
+    for kept in [written] if only_written else _candidates(points, price, most):
         price(kept)
     ok = {k: v for k, v in priced.items() if v[1] is not None}
     if not ok:
@@ -131,9 +131,10 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
                    math.nan if only_written else price(flat))
 
 
-def _candidates(points: tuple, price):
-    """The nestings to price: all for few points, else a descent by single flips."""
-    if len(points) <= EXHAUSTIVE:
+def _candidates(points: tuple, price, exhaustive: int):
+    """The nestings to price: all for at most `exhaustive` points, else a descent
+    by single flips."""
+    if len(points) <= exhaustive:
         for n in range(len(points) + 1):
             yield from map(frozenset, itertools.combinations(points, n))
         return
