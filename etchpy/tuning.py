@@ -74,7 +74,8 @@ class Tuning:
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
             block_sizes, chunks_per_thread.
-        the C helpers: huge_page_bytes, map_bytes, sort_run, marks_walk_min, marks_walk_spread.
+        the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
+            marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
             order walks as declared is converted whatever it says),
@@ -175,6 +176,8 @@ class Tuning:
                                       # directly (and kept for reuse when freed), whatever
                                       # malloc's state; 0: every array from malloc
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2)
+    rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
+                                      # smaller indices: no branch on the data (0: off)
     marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this
                                       # many summary words per touched index

@@ -77,6 +77,9 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     """Which helpers of kernel.c.j2 the program needs, and their knobs."""
     if tuning.sort_run < 2:
         raise ValueError(f"tuning.sort_run must be at least 2, not {tuning.sort_run}")
+    if not 0 <= tuning.rank_sort_max <= 1024:
+        raise ValueError(f"tuning.rank_sort_max must be within 0..1024, not "
+                         f"{tuning.rank_sort_max}")
     found = {type(u) for u in imp.statements(body)}
     return dict(
         uses_sort=imp.ForSorted in found,
@@ -92,6 +95,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         map_bytes=_c_bytes(tuning.map_bytes) if tuning.map_bytes > 0 else None,
         map_text=_bytes_text(tuning.map_bytes),
         sort_run=tuning.sort_run,
+        rank_sort_max=tuning.rank_sort_max,
+        sort_base=max(tuning.sort_run, tuning.rank_sort_max),
         marks_walk_min=tuning.marks_walk_min,
         marks_walk_spread=tuning.marks_walk_spread)
 

@@ -67,11 +67,13 @@ def test_seek_in_c_equals_its_imp_meaning(linear, n, gap, data):
     assert machine.env["q"] == got
 
 
-@pytest.mark.parametrize("run", [2, 3, 16])
+@pytest.mark.parametrize("run, rank", [(2, 0), (3, 0), (16, 0), (16, 128), (2, 5), (16, 1)])
 @settings(max_examples=40)
 @given(st.lists(st.integers(0, 10**6), unique=True, max_size=300))
-def test_sort_in_c_sorts_distinct_indices(run, xs):
-    lib = helpers(tuning.DEFAULT.with_(sort_run=run))
+def test_sort_in_c_sorts_distinct_indices(run, rank, xs):
+    """Quicksort down to runs of max(sort_run, rank_sort_max), then rows of at most
+    rank_sort_max indices by rank (0: none), the others by insertion."""
+    lib = helpers(tuning.DEFAULT.with_(sort_run=run, rank_sort_max=rank))
     a = np.array(xs, dtype=np.int32)
     lib.lib.sort_for_test(_ptr(lib, a), len(a))
     assert list(a) == sorted(xs)

@@ -27,13 +27,13 @@ def test_default_text_is_the_golden_text():
     text = render(HELPERS)
     assert "for (int k = 0; k < 8; k++, q++)" in text
     assert "n >= ((size_t)4 << 20)" in text and "Heap arrays of 4 MiB or more" in text
-    assert "while (n > 16)" in text
+    assert "while (n > 128)" in text and "if (n <= 128) { ep_rank_sort(a, n); return; }" in text
     assert "if (n < 32 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
 
 
 def test_helper_knobs_change_the_text():
     t = tuning.DEFAULT.with_(seek_linear=3, huge_page_bytes=65536, sort_run=5, marks_walk_min=7,
-                             marks_walk_spread=9)
+                             marks_walk_spread=9, rank_sort_max=0)
     text = render(HELPERS, t)
     assert "for (int k = 0; k < 3; k++, q++)" in text
     assert "n >= ((size_t)65536)" in text and "Heap arrays of 65536 bytes or more" in text
@@ -45,6 +45,8 @@ def test_helper_knobs_change_the_text():
 def test_sort_runs_shorter_than_two_are_refused():
     with pytest.raises(ValueError, match="sort_run"):
         render(HELPERS, tuning.DEFAULT.with_(sort_run=1))
+    with pytest.raises(ValueError, match="rank_sort_max"):
+        render(HELPERS, tuning.DEFAULT.with_(rank_sort_max=-1))
 
 
 @pytest.mark.parametrize("chunks", [1, 5, 16])
