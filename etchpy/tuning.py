@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields, replace
 @dataclass(frozen=True)
 class Saturation:
     """Limits of one equality-saturation run (optimizer.egraph) and of the
-    extraction of a sketch's term (optimizer.guided)."""
+    extraction of a sketch's term (optimizer.sketch.search)."""
 
     nodes: int = 10_000
     iterations: int = 30
@@ -44,7 +44,7 @@ class Saturation:
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
     goal_step: int = 1           # merges between two checks of a search's goal
     exact_branches: int = 20_000  # a sketch's exact extraction: branches before it
-                                  # falls back to the heuristic (optimizer.sketch_exact)
+                                  # falls back to the heuristic (optimizer.sketch.exact)
     share_rounds: int = 3        # the heuristic's re-extractions (guided.shared_extract)
     flatten_depth: int = 16      # Σ and product nodes sum-push-to reads through
 

@@ -6,7 +6,7 @@ Modules, lower to higher:
     rules     the rewrite rules, one table of data
     extract   node cost, greedy and exact extraction, back to expressions
     saturate  equality saturation under `tuning.Saturation` limits
-    sketch    the sketch language (ep.sketch); sketch_match, matching and the
-              cheapest satisfying term; guided, the sketch-guided searches
+    sketch/   sketch-guided optimization, a sub-package: the language (ep.sketch),
+              matching, demand, aimed rules, exact extraction, the searches
     optimize  the driver: `optimize`, `equivalent`, `proves`, `cost`
 """

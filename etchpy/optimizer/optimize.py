@@ -42,11 +42,11 @@ from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
-from .guided import as_sketches, guided_search
+from .sketch.search import as_sketches, guided_search
 from .extract import alternatives, dag_cost, extract_exact, extract_greedy, to_expr
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
-from .sketch_rules import PUSH_TO_LAW
+from .sketch.rules import PUSH_TO_LAW
 from .saturate import saturate
 
 __all__ = ["optimize", "Optimized", "equivalent", "proves", "canonical", "to_ra", "from_ra",
@@ -66,7 +66,7 @@ class Optimized:
     dims: dict | None = None
     nnz: dict | None = None
     tuning: Tuning = DEFAULT
-    searches: tuple = ()          # optimizer.guided.Search per sketch (sketch=, sketches=)
+    searches: tuple = ()          # optimizer.sketch.search.Search per sketch (sketch=, sketches=)
     alternatives: tuple = ()      # other terms of the graph, one class's choice apart
                                   # (extract.alternatives), for the plan model to price
 
@@ -209,7 +209,7 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     extract with a MILP (scipy.optimize.milp) and keep the cheaper; limits, a
     Saturation or a dict of its fields over the tuning's; tuning, a Tuning, a
     preset name or a dict; sketch, a sketch (ep.sketch: the shape of the plan
-    wanted), or sketches, a list of them searched in turn (optimizer.guided): the
+    wanted), or sketches, a list of them searched in turn (optimizer.sketch.search): the
     result is the cheapest term satisfying the last one, even when it costs more
     than `expr` (exact= is not used); SketchError when one is not satisfied
     within the limits.

@@ -111,7 +111,7 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
     Early stopping needs `root`. `until`, a function of no argument, is asked
     before the first iteration, after each one (the graph rebuilt), and within
     an iteration after every `limits.goal_step` merges (the graph rebuilt first): True
-    stops the run (a sketch is satisfied: optimizer.guided). `focus`, a
+    stops the run (a sketch is satisfied: optimizer.sketch.search). `focus`, a
     function of no argument giving a set of class ids or None, restricts an
     iteration's search to the nodes of those classes; an iteration whose
     focused search adds nothing is followed by one over the whole graph.

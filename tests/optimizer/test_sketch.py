@@ -1,4 +1,4 @@
-"""Sketch-guided optimization (optimizer.sketch, sketch_match, guided): every term
+"""Sketch-guided optimization (optimizer.sketch: language, match, search): every term
 extracted for a sketch satisfies it and equals the input on the reference backend;
 the sketch language; errors; explain()."""
 import pytest
@@ -181,8 +181,8 @@ def test_sum_pull_to_flattens_nested_sums_in_one_step():
 
 def test_demand_is_empty_once_satisfied_and_names_the_root_before():
     from etchpy.optimizer.egraph import EGraph
-    from etchpy.optimizer.sketch_demand import demand
-    from etchpy.optimizer.sketch_match import SketchMatch
+    from etchpy.optimizer.sketch.demand import demand
+    from etchpy.optimizer.sketch.match import SketchMatch
     eg = EGraph(ep.semirings.real)
     root = eg.add_expr(CHAIN)
     want = sk.sum("j", sk.mul("A", "?"))
@@ -211,8 +211,8 @@ def test_aimed_growth_never_stops_short_of_saturation():
     from etchpy.optimizer.egraph import EGraph
     from etchpy.optimizer.rules import rules_for
     from etchpy.optimizer.saturate import saturate
-    from etchpy.optimizer.sketch_demand import aimed, demand
-    from etchpy.optimizer.sketch_match import SketchMatch
+    from etchpy.optimizer.sketch.demand import aimed, demand
+    from etchpy.optimizer.sketch.match import SketchMatch
     from etchpy.tuning import Saturation
     never = sk.sum("m", sk.mul("C", "x"))         # a subterm, never the root
     sizes = []
@@ -237,7 +237,7 @@ def test_the_incremental_matcher_agrees_with_one_from_scratch(p, data):
     from etchpy.optimizer.rules import rules_for
     from etchpy.optimizer.saturate import saturate
     from etchpy.optimizer.sketch import walk
-    from etchpy.optimizer.sketch_match import SketchMatch
+    from etchpy.optimizer.sketch.match import SketchMatch
     target = optimize(p.expr, semiring=p.semiring, limits=LIMITS).expr
     s = data.draw(st.sampled_from(derived_sketches(target) + [sk.contains("?")]))
     eg = EGraph(p.semiring)

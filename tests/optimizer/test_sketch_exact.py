@@ -1,4 +1,4 @@
-"""Exact extraction for a sketch (optimizer.sketch_exact): the least DAG cost over
+"""Exact extraction for a sketch (optimizer.sketch.exact): the least DAG cost over
 the satisfying terms of the root class, against brute-force enumeration of every
 term (acyclic, depth-bounded) on small e-graphs."""
 import itertools
@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 import etchpy as ep
 from etchpy.optimizer.egraph import EGraph
 from etchpy.optimizer.extract import build_node, extract_greedy, node_cost, to_expr
-from etchpy.optimizer.guided import shared_extract, term_dag_cost
+from etchpy.optimizer.sketch.search import shared_extract, term_dag_cost
 from etchpy.optimizer.rules import rules_for
 from etchpy.optimizer.saturate import saturate
 from etchpy.optimizer.sketch import satisfies
-from etchpy.optimizer.sketch_exact import exact_extract
-from etchpy.optimizer.sketch_match import SketchMatch
+from etchpy.optimizer.sketch.exact import exact_extract
+from etchpy.optimizer.sketch.match import SketchMatch
 from etchpy.plan.cost import Stats
 from etchpy.testing import problems
 from etchpy.tuning import Saturation
@@ -116,7 +116,7 @@ def test_exact_extraction_shares_a_subterm_tree_cost_would_repeat():
 
 
 def test_over_the_budget_the_search_falls_back_and_says_so():
-    from etchpy.optimizer.guided import sketch_extract
+    from etchpy.optimizer.sketch.search import sketch_extract
     eg, root = grown(FOUR, 40)
     m = SketchMatch(eg, sk.contains(sk.sum("l", "?")))
     cost, term, exact, branches = exact_extract(m, root, budget=2)

@@ -16,7 +16,7 @@ FACTS = {
                                        "written for; tuning.short_segment selects it",
     ("runtime/convert.py", "INT32_LIMIT"): "the largest int32",
     ("runtime/convert.py", "INT64_LIMIT"): "the largest int64",
-    ("optimizer/sketch_match.py", "FREE_COST"): "an epsilon: a class already paid "
+    ("optimizer/sketch/match.py", "FREE_COST"): "an epsilon: a class already paid "
                                                 "for costs almost nothing, but not 0",
     ("cli.py", "REPEATS"): "the demo's timing repeats (the demo, not the compiler)",
 }

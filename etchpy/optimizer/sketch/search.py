@@ -8,14 +8,14 @@ For each sketch in turn (a search):
 2. it is saturated with the semiring's rules under the saturation limits (early
    stopping by cost, `patience`, is off: the goal is the sketch), and after each
    iteration (and before the first, and within an iteration every few merges) the
-   sketch is matched (optimizer.sketch_match, incrementally: only the classes
+   sketch is matched (optimizer.sketch.match, incrementally: only the classes
    that changed and those above them are recomputed); the search stops as soon
    as a term of the root class satisfies it. Each iteration searches the rules
-   only at the classes the sketch still needs (optimizer.sketch_demand), the
+   only at the classes the sketch still needs (optimizer.sketch.demand), the
    matches aimed at the sketch first (`aimed`), and the whole graph when those
    offer nothing new;
 3. the satisfying term of least DAG cost is extracted (`sketch_extract`:
-   optimizer.sketch_exact's branch and bound, exact within a budget of
+   optimizer.sketch.exact's branch and bound, exact within a budget of
    branches; past it, a fallback that the Search's `extraction` names) and
    becomes the next search's start.
 A sketch no term satisfies when saturation stops (saturated, or a limit hit)
@@ -28,20 +28,20 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from ..errors import SketchError
-from ..expr.nodes import Expr
-from ..plan.cost import Stats
-from ..semiring import Semiring
-from ..tuning import Saturation
-from .egraph import EGraph
-from .extract import dag_cost
-from .rules import rules_for
-from .saturate import saturate
-from .sketch import Sketch, as_sketch
-from .sketch_demand import aimed, demand
-from .sketch_exact import exact_extract
-from .sketch_rules import push_to_rule
-from .sketch_match import SketchMatch, report
+from ...errors import SketchError
+from ...expr.nodes import Expr
+from ...plan.cost import Stats
+from ...semiring import Semiring
+from ...tuning import Saturation
+from ..egraph import EGraph
+from ..extract import dag_cost
+from ..rules import rules_for
+from ..saturate import saturate
+from .language import Sketch, as_sketch
+from .demand import aimed, demand
+from .exact import exact_extract
+from .rules import push_to_rule
+from .match import SketchMatch, report
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def sketch_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
                    budget: int = Saturation.exact_branches,
                    rounds: int = Saturation.share_rounds) -> tuple[Expr, str]:
     """(the term of `root` satisfying s of least DAG cost, how it was found):
-    optimizer.sketch_exact's branch and bound, at most `budget` branches. Over
+    optimizer.sketch.exact's branch and bound, at most `budget` branches. Over
     the budget it falls back LOUDLY (the second value says so, and explain()
     shows it) to the cheaper by DAG cost of the best term found so far and
     `shared_extract`'s heuristic (at most `rounds` re-extractions)."""

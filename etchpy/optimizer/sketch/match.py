@@ -31,11 +31,11 @@ from __future__ import annotations
 import heapq
 import math
 
-from ..expr.nodes import Expr
-from .egraph import EGraph
-from .extract import build_node, node_cost, to_expr
-from .sketch import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor, walk
-from ..plan.cost import base_name
+from ...expr.nodes import Expr
+from ..egraph import EGraph
+from ..extract import build_node, node_cost, to_expr
+from .language import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor, walk
+from ...plan.cost import base_name
 
 HOLE = Hole()
 INF = (math.inf, None)
@@ -136,7 +136,7 @@ class SketchMatch:
 
     def _price(self, c: int) -> float:
         """A class's cost as an operand at a hole: its greedy best, or FREE_COST for
-        a class in `free` that has a term (the sharing discount of optimizer.guided)."""
+        a class in `free` that has a term (the sharing discount of optimizer.sketch.search)."""
         b = self.best.get(c, math.inf)
         return FREE_COST if c in self.free and b < math.inf else b
 

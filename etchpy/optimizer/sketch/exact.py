@@ -1,7 +1,7 @@
 """The satisfying term of least DAG cost: branch and bound over the choices of
-the sketch-restricted e-graph (optimizer.guided's extraction).
+the sketch-restricted e-graph (optimizer.sketch.search's extraction).
 
-`SketchMatch` (optimizer.sketch_match) gives, for every pair (class, sketch
+`SketchMatch` (optimizer.sketch.match) gives, for every pair (class, sketch
 node), the least TREE cost of a term of the class satisfying that part of the
 sketch (a class used twice counted twice). `exact_extract` minimises the DAG
 cost instead: the sum of `node_cost` (in the search's e-graph) over the
@@ -10,7 +10,7 @@ one witness:
 
     a pair (c, t), t a sketch node      a node n of c and a plan: for each operand
                                         of n the pair it must satisfy (the cases of
-                                        sketch_match: every injective assignment of
+                                        match: every injective assignment of
                                         a product's sketch children to operands or
                                         spliced subsets, not only the cheapest)
     a pair (c, (op sketch, mask))       an operand spliced into its parent: a
@@ -37,18 +37,18 @@ test compares it with brute-force enumeration on small e-graphs
 (tests/optimizer/test_sketch_exact.py).
 
 Bound: at most `budget` branches (Saturation.exact_branches by default). A search that
-exceeds it returns the best term found so far with `exact=False`, and optimizer.guided reports the fallback in explain().
+exceeds it returns the best term found so far with `exact=False`, and optimizer.sketch.search reports the fallback in explain().
 """
 from __future__ import annotations
 
 import math
 
-from ..expr.nodes import Expr
-from .extract import build_node, node_cost
-from .sketch import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor
-from .sketch_match import HOLE
-from ..plan.cost import base_name
-from ..tuning import Saturation
+from ...expr.nodes import Expr
+from ..extract import build_node, node_cost
+from .language import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor
+from .match import HOLE
+from ...plan.cost import base_name
+from ...tuning import Saturation
 
 
 

@@ -1,8 +1,8 @@
-"""Rewrites aimed by a sketch (optimizer.guided adds them to a search's rules).
+"""Rewrites aimed by a sketch (optimizer.sketch.search adds them to a search's rules).
 
 sum-push-to (at a Σ node) and sum-pull-to (at a product node): at a class the
 sketch wants to be a Σ over exactly the indices I (a `sum(I, ...)` node of the
-sketch that `sketch_demand.demand` names for the class), the node is read as
+sketch that `demand.demand` names for the class), the node is read as
 one Σ_A (f1·f2·…·fm), pulling up the nested Σ of its factors that lead to an
 index of I (the others stay whole factors; a pull that would capture a
 sibling's free index, or bind an index twice, stops the rule), and gets, in
@@ -21,11 +21,11 @@ sketch, no target).
 """
 from __future__ import annotations
 
-from .egraph import EGraph
-from .rules import Pattern, Rule, always
-from .sketch_demand import _roots
-from ..plan.cost import base_name
-from ..tuning import Saturation
+from ..egraph import EGraph
+from ..rules import Pattern, Rule, always
+from .demand import _roots
+from ...plan.cost import base_name
+from ...tuning import Saturation
 
 PUSH_TO_LAW = ("Σ_A (x·(Σ_B y)) -> Σ_{I} (x'·Π Σ_{S_c} y_c), I: the indices the wanted "
                "Σ keeps, S = A+B-I")

@@ -1,5 +1,5 @@
 """Where a sketch still needs the e-graph to grow: the classes a guided search
-rewrites first (optimizer.guided).
+rewrites first (optimizer.sketch.search).
 
 `demand(m, root)` walks the sketch top-down over (class, sketch node) pairs
 that a `SketchMatch` m says are NOT satisfied yet, starting at (root, the
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 
-from .sketch import Contains, Either, Materialised, Op, Sketch, SumOf, Tensor
-from ..plan.cost import base_name
+from .language import Contains, Either, Materialised, Op, Sketch, SumOf, Tensor
+from ...plan.cost import base_name
 
 
 def demand(m, root: int) -> dict[int, set]:
@@ -112,7 +112,7 @@ def aimed(wants: dict):
     Only the Σ rules are judged (each adds a Σ node Σ_S to c):
 
         sum-push of a out of Σ_A    S = A - {a}: useless for a wanted Σ over
-                                    given indices I (optimizer.sketch_rules'
+                                    given indices I (optimizer.sketch.rules'
                                     sum-push-to moves every index not in I at
                                     once), or when A = {a}
         sum-pull of Σ_B             S = B: useless when B is not a subset of I

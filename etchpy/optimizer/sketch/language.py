@@ -33,17 +33,17 @@ Bound index names compare by the user's name: sum-pull renames a clashing bound
 index i to i__r1, and `sum("i", ...)` still matches it.
 
 The matcher and the extraction of the cheapest satisfying term are
-optimizer.sketch_match; `optimize(expr, sketch=s)` or `sketches=[...]` runs
-the guided search (optimizer.guided).
+optimizer.sketch.match; `optimize(expr, sketch=s)` or `sketches=[...]` runs
+the guided search (optimizer.sketch.search).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import SketchError
-from ..expr.nodes import Access, Add, Index, Lit, Map, Mul, Sum, as_expr
-from ..expr.walk import spine
-from ..plan.cost import base_name
+from ...errors import SketchError
+from ...expr.nodes import Access, Add, Index, Lit, Map, Mul, Sum, as_expr
+from ...expr.walk import spine
+from ...plan.cost import base_name
 
 __all__ = ["Sketch", "hole", "tensor", "mul", "add", "sum", "materialised", "contains",
            "either", "of", "as_sketch", "satisfies"]
