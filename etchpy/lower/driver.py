@@ -24,14 +24,13 @@ from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
 from .produced import Presence, note
 from .program import Param, Program
-from .schedule import blocks as register
-from .schedule import khatri_rao
+from . import schedule
+from .schedule import LoopParts, khatri_rao
 from .schedule.blas import gemm_step
-from .schedule import fuse_temps, fused_rows, prefetch, threads, unswitch
+from .schedule import fuse_temps, fused_rows, prefetch, unswitch
 from .schedule.fused_rows import writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
-from .schedule.phases import phases
 from .target import Context, CountThenFill, Either, cells
 from .targets.dense import DenseTarget
 
@@ -51,13 +50,13 @@ class Emitter:
                        self.presence)
 
     def emit_step(self, s) -> imp.Stmt:
-        """A step's loop nest; its outermost loop runs on threads when that is safe
-        (not a full reduction into a temporary that keeps flags: its one
-        accumulator would not know whether a product was added)."""
-        if self.target.keeps_flags and all(lv.contracted for lv in streams.levels_of(s)):
-            return self.emit(s, self.top())
-        threaded = threads.on_threads(self, s)
-        return threaded if threaded is not None else self.emit(s, self.top())
+        """A step's loop nest: the first step pass (schedule.PASSES) that takes
+        it, else its plain loops."""
+        for p in schedule.at("step", self.tuning):
+            out = p.run(self, s)
+            if out is not None:
+                return out
+        return self.emit(s, self.top())
 
     def top(self) -> Context:
         """The context a step's outermost level starts from: fresh when the target
@@ -91,11 +90,10 @@ class Emitter:
     def emit(self, s, ctx: Context, blocks=True) -> imp.Stmt:
         if not is_stream(s):
             return self.write(ctx, s)
-        # a temporary's flags are set by its writes, not by a block's flush
-        blocks = blocks and not self.target.keeps_flags
-        block = register.block_axis(self, s, ctx) if blocks else None
-        if block is not None:
-            return register.emit_block(self, s, ctx, block)
+        for p in schedule.at("level", self.tuning) if blocks else ():
+            out = p.run(self, s, ctx)
+            if out is not None:
+                return out
         if all(lv.contracted for lv in streams.levels_of(s)):
             return self.contracted(s, ctx)
         if s.contracted:
@@ -161,20 +159,11 @@ class Emitter:
             return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
 
         on_ready = record(s)
-        small = unswitch.size(on_ready) <= tn.unswitch_limit
-        if tn.phases and streams.Split in s.facts and not is_stream(s.value) and small:
-            body = seq(init, *phases(s, record))
-        elif small and unswitch.unswitchable(s, tn):
-            body = unswitch.unswitched(s, init, step, on_ready, tn)
-        elif streams.Runs in s.facts and small:
-            # a long segment also prefetches at every step (one prefetch per row
-            # cannot keep ahead of rows of many lines)
-            long = seq(prefetch.prefetch_runs(s, tn), fetch)
-            body = seq(init, If(prefetch.runs_wanted(s, tn.run_long, tn),
-                                While(s.valid, seq(long, imp.if_(s.ready, on_ready), s.next)),
-                                step(s, s.next, on_ready)))
-        else:
-            body = seq(init, step(s, s.next, on_ready))
+        parts = LoopParts(init, step, on_ready, record,
+                          unswitch.size(on_ready) <= tn.unswitch_limit, fetch)
+        body = next((b for p in schedule.at("loop", tn)
+                     if (b := p.run(self, s, parts)) is not None),
+                    seq(init, step(s, s.next, on_ready)))
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
         if streams.Runs in s.facts:
             ahead += f"; its arrays prefetched {tn.run_ahead} ahead"

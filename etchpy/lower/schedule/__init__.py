@@ -1,2 +1,68 @@
 """Schedule passes, one module each, each switched by its Tuning field. With
-every pass off (tuning.NOOPT) the driver emits plain loops."""
+every pass off (tuning.NOOPT) the driver emits plain loops.
+
+The passes the driver's Emitter runs are values, `PASSES`, in the order they
+are tried at each of their points:
+
+    step   a step's whole loop nest: run(em, s) -> statements or None
+    level  the loops of one stream level inside a nest: run(em, s, ctx)
+    loop   the form of one loop whose parts are worked out (`LoopParts`):
+           run(em, s, parts) -> the loop's statements or None
+
+At each point the first pass whose switch is on and whose `run` gives
+statements wins; where none does, the driver emits the plain loop. A new pass is
+a module here, a `Pass` in `PASSES` and a Tuning switch. The passes over a
+plan's groups of steps (fused temporaries, fused rows, Khatri-Rao and BLAS
+steps, lower.driver._lower_groups) and the checks fused into a kernel's reads
+(c.fused_checks) run in the driver and the C printer, each switched likewise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ... import imp
+
+
+@dataclass(frozen=True)
+class LoopParts:
+    """One loop as the driver built it: `init` (with its room and prefetches),
+    `step(v, next, on_ready)` one plain `while` over a stream v, `on_ready` the
+    code of a ready state, `record(v)` that code for a phase v of the stream,
+    `small`: on_ready is within tuning.unswitch_limit statements, and `fetch`
+    the prefetches run at each step of the loop."""
+
+    init: imp.Stmt
+    step: Callable
+    on_ready: imp.Stmt
+    record: Callable
+    small: bool
+    fetch: imp.Stmt
+
+
+@dataclass(frozen=True)
+class Pass:
+    """A schedule pass: its name, the Tuning switch that turns it off, its point
+    (step, level or loop) and its `run` (see the module docstring)."""
+
+    name: str
+    switch: str
+    at: str
+    run: Callable
+
+
+from . import blocks, phases, prefetch, threads, unswitch  # noqa: E402 - they need no name above
+
+PASSES = (
+    Pass("threads", "threads", "step", threads.on_threads),
+    Pass("register blocks", "register_blocks", "level", blocks.run),
+    Pass("phases", "phases", "loop", phases.run),
+    Pass("unswitching", "unswitch", "loop", unswitch.run),
+    Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
+)
+
+
+def at(point: str, tuning) -> tuple:
+    """The passes of `point` whose switch `tuning` has on, in their order."""
+    on = vars(tuning)
+    return tuple(p for p in PASSES if p.at == point and on[p.switch])

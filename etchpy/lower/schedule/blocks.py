@@ -37,6 +37,16 @@ def block_axis(em, s, ctx) -> str | None:
     return inner.var if ctx.fresh and list(target.tail) == [inner.var] else None
 
 
+def run(em, s, ctx) -> imp.Stmt | None:
+    """The pass: s's levels into a register block, where block_axis finds one.
+    Not into a target that keeps flags (its flags are set by its writes, not by
+    a block's flush)."""
+    if em.target.keeps_flags:
+        return None
+    r = block_axis(em, s, ctx)
+    return None if r is None else emit_block(em, s, ctx, r)
+
+
 def emit_block(em, s, ctx, r) -> imp.Stmt:
     """The levels from s add into a local block blk[0:n], n the extent of r,
     which is then added into out once (stored, in a fresh block): one nest per

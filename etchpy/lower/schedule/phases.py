@@ -8,6 +8,14 @@ from ... import imp, streams
 from ...imp import Assign, While, seq
 
 
+def run(em, s, parts) -> imp.Stmt | None:
+    """The pass: a union of leaf levels (streams.Split) whose ready code is small
+    runs as its phases' loops."""
+    if streams.Split in s.facts and not streams.is_stream(s.value) and parts.small:
+        return seq(parts.init, *phases(s, parts.record))
+    return None
+
+
 def phases(s, record) -> list:
     """The four loops, those whose phase can hold, in this order. Each runs
     while its phase holds and s is valid, with the operands' validity tests

@@ -77,6 +77,20 @@ def runs_wanted(s, least: int, tuning) -> imp.Expr:
                     imp.le(Const(least), s.facts.get(streams.Extent).n))
 
 
+def run_loop(em, s, parts) -> imp.Stmt | None:
+    """The pass: a level whose segments follow one another (streams.Runs, kept
+    only where the loop adds up a leaf's values) with a small ready code; a long
+    segment also prefetches at every step (one prefetch per row cannot keep
+    ahead of rows of many lines)."""
+    if streams.Runs not in s.facts or not parts.small:
+        return None
+    tn = em.tuning
+    long = seq(prefetch_runs(s, tn), parts.fetch)
+    return seq(parts.init, If(runs_wanted(s, tn.run_long, tn),
+                              While(s.valid, seq(long, imp.if_(s.ready, parts.on_ready), s.next)),
+                              parts.step(s, s.next, parts.on_ready)))
+
+
 def prefetch_runs(s, tuning) -> imp.Stmt:
     """For a level whose segments follow one another (SpMV's rows): prefetch each
     array it reads at its position (crd, values) tuning.run_ahead entries past

@@ -26,8 +26,12 @@ def plain_counted(s) -> bool:
 
 
 def on_threads(em, s) -> imp.Stmt | None:
-    """The step's loop nest with its outermost loop on threads, or None."""
+    """The step's loop nest with its outermost loop on threads, or None. Not a
+    full reduction into a temporary that keeps flags: its one accumulator would
+    not know whether a product was added."""
     if not (threads_on(em) and plain_counted(s)):
+        return None
+    if em.target.keeps_flags and all(lv.contracted for lv in streams.levels_of(s)):
         return None
     dense = em.target.dense_axes is not None
     if dense and not s.contracted:

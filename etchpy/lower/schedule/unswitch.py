@@ -20,6 +20,14 @@ def unswitchable(s, tuning) -> bool:
             and nxt.cond == Var(choice.flag) and nxt.else_ is not None)
 
 
+def run(em, s, parts) -> imp.Stmt | None:
+    """The pass: a loop whose next picks its way by a per-segment flag, with a
+    small ready code, as one loop per way."""
+    if parts.small and unswitchable(s, em.tuning):
+        return unswitched(s, parts.init, parts.step, parts.on_ready, em.tuning)
+    return None
+
+
 def unswitched(s, init, step, on_ready, tuning) -> imp.Stmt:
     """init, then one loop per way of s.next (step(v, next, on_ready) is one loop);
     the merging way first tries both segments at once when they are short."""
