@@ -12,9 +12,9 @@ from __future__ import annotations
 
 
 from .. import imp
-from ..expr.compare import stores_nothing
-from ..expr.walk import accesses
 from ..formats import Format
+from dataclasses import dataclass
+
 from ..imp import Alloc, Const, Decl, If, Var, While, seq
 from ..plan import plan as planning
 from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
@@ -23,7 +23,7 @@ from ..streams import is_stream
 from ..tuning import DEFAULT, Tuning
 from .outputs import make_output, output_mode
 from .produced import Presence, note
-from .program import Param, Program
+from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts, khatri_rao
 from .schedule.blas import gemm_step
@@ -33,6 +33,33 @@ from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .target import Context, CountThenFill, Either, cells
 from .targets.dense import DenseTarget
+
+
+@dataclass(frozen=True)
+class Lowering:
+    """What lowering one plan fixes once and every group and step reads: the
+    plan, the semiring, the tensors' array names (`bindings`), the program's
+    names, the output's target, the tuning, the threads, the presence of
+    products (a sparse output's; else None) and the plan's algorithms."""
+
+    plan: planning.Plan
+    sr: object
+    bindings: dict
+    names: imp.Names
+    target: object
+    tuning: Tuning
+    threads: int
+    presence: Presence | None
+    algorithms: Algorithms
+
+    def stream(self, step):
+        """(the stream lowerer, the stream) of one step."""
+        return _step_stream(step, self.sr, self.bindings, self.names, self.tuning,
+                            self.algorithms.for_step(step))
+
+    def emitter(self, target=None, markers=False, presence=None) -> "Emitter":
+        return Emitter(self.names, self.sr, target or self.target, self.tuning,
+                       self.threads, markers, presence)
 
 
 class Emitter:
@@ -210,7 +237,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     way per index and which reused levels get markers; the default decides
     nothing (the streams' own defaults)."""
     names = names or imp.Names()
-    params, dims = _input_params(tensors, plan)
+    params, dims = input_params(tensors, plan)
     bindings = {n: streams.array_names(n, tv.format, tv.iso)
                 for n, tv in {**tensors, **plan.temps}.items()}
     for name in [p.name for p in params] + [b.vals for n, b in bindings.items()
@@ -223,8 +250,9 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body, texts = [target.setup()], []
     # a sparse output's entries are its products, so its temporaries say where theirs are
     presence = Presence(semiring, {}) if target.sparse_writes else None
-    for stmts, text, filled in _lower_groups(plan, semiring, bindings, names, target,
-                                             tuning, threads, presence, algorithms):
+    lw = Lowering(plan, semiring, bindings, names, target, tuning, threads, presence,
+                  algorithms)
+    for stmts, text, filled in _lower_groups(lw):
         if filled:          # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
@@ -236,26 +264,23 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
                    tuple(texts), refuse, algorithms)
 
 
-def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence,
-                  algorithms):
+def _lower_groups(lw: Lowering):
     """(statements, description, filled) of each group of steps (khatri_rao.step_groups),
     in order; a chain of temporaries fused into their readers as one group
     (schedule.fuse_temps); the steps into a dense output as one group when they
     share a nest."""
+    plan = lw.plan
     groups = list(khatri_rao.step_groups(plan))
-    chains = fuse_temps.chains_to_fuse(plan, groups, target, presence, tuning)
+    chains = fuse_temps.chains_to_fuse(plan, groups, lw.target, lw.presence, lw.tuning)
     chained = {id(plan.steps[k]): chain for chain in chains for k in chain.steps}
     # a chain adding into the output runs at its driver's place: no other step
     # may then store the output's cells once (fused rows)
     into_out = any(plan.steps[c.steps[-1]].target == "out" for c in chains)
-    fused = None if into_out else _fused_out_steps(groups, plan, sr, bindings, names, target,
-                                                   tuning, n_threads, algorithms)
+    fused = None if into_out else _fused_out_steps(groups, lw)
     for steps in groups:
         chain = chained.get(id(steps[0]))
         if chain is not None and steps[0] is plan.steps[chain.first]:
-            em = Emitter(names, sr, target, tuning, n_threads)
-            done = fuse_temps.lower_chain(chain, plan, em, bindings, lambda st: _step_stream(
-                st, sr, bindings, names, tuning, algorithms.for_step(st)))
+            done = fuse_temps.lower_chain(chain, plan, lw.emitter(), lw.bindings, lw.stream)
             if done is not None:
                 yield done
                 continue
@@ -266,9 +291,7 @@ def _lower_groups(plan, sr, bindings, names, target, tuning, n_threads, presence
             if steps[0] is fused[0]:
                 yield fused[1]
             continue
-        yield khatri_rao.lower_group(steps, lambda step: _lower_step(
-            step, plan, sr, bindings, names, target, tuning, n_threads, presence,
-            algorithms.for_step(step)))
+        yield khatri_rao.lower_group(steps, lambda step: _lower_step(step, lw))
 
 
 def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
@@ -291,24 +314,22 @@ def _step_stream(step, sr, bindings, names, tuning, algorithms):
                                    lowerer=low)
 
 
-def _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_threads,
-                     algorithms):
+def _fused_out_steps(groups, lw: Lowering):
     """(first step, its (statements, description, filled), every fused step) when
     the steps into a dense output are consecutive and share one nest
     (schedule.fused_rows), else None."""
+    plan, target = lw.plan, lw.target
     outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
-    if not (tuning.fused_rows and target.dense_axes is not None and len(outs) > 1
+    if not (lw.tuning.fused_rows and target.dense_axes is not None and len(outs) > 1
             and outs == list(range(outs[0], outs[0] + len(outs)))
             and all(len(groups[n]) == 1 for n in outs)):
         return None
     steps = [groups[n][0] for n in outs]
-    if any(gemm_step(st, plan, sr, bindings, target, tuning, imp.SKIP, False) is not None
-           for st in steps):
+    if any(gemm_step(st, plan, lw.sr, lw.bindings, target, lw.tuning, imp.SKIP, False)
+           is not None for st in steps):
         return None                         # a step that is a BLAS call keeps it
-    lows, ss = zip(*[_step_stream(st, sr, bindings, names, tuning,
-                                  algorithms.for_step(st)) for st in steps])
-    em = Emitter(names, sr, target, tuning, n_threads,
-                 markers=any(low.scratch for low in lows))
+    lows, ss = zip(*[lw.stream(st) for st in steps])
+    em = lw.emitter(markers=any(low.scratch for low in lows))
     if not fused_rows.fusable(em, ss, len(plan.out)):
         return None
     loops = fused_rows.emit_fused(em, list(ss), Context(fresh=True))
@@ -322,18 +343,17 @@ def _fused_out_steps(groups, plan, sr, bindings, names, target, tuning, n_thread
     return steps[0], (stmts + [loops], text + " (in one nest)", True), steps
 
 
-def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
-                presence=None, algorithms=None):
+def _lower_step(step, lw: Lowering):
     """(statements, description, whether it stores every cell of a dense output
-    once) of one step of the plan. With `presence` (the output is sparse), a
+    once) of one step of the plan. With `lw.presence` (the output is sparse), a
     temporary whose cells may get no product keeps flags (lower.produced),
     recorded in presence.has for the steps that read it."""
-    stmts = []
-    low, s = _step_stream(step, sr, bindings, names, tuning, algorithms)
+    stmts, sr, names, presence = [], lw.sr, lw.names, lw.presence
+    low, s = lw.stream(step)
     if step.target == "out":
-        target = out_target
+        target = lw.target
     else:
-        tvals = bindings[step.target].vals
+        tvals = lw.bindings[step.target].vals
         size = cells(step.out)
         stmts.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
         has = None
@@ -342,17 +362,15 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
             stmts.append(Alloc(has, "bool", size, imp.FALSE))
         target = DenseTarget(tvals, step.out, sr, names, has=has)
     filled = False
-    only = sum(1 for st in plan.steps if st.target == "out") == 1
+    only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:
         filled = target.own(writes_every_cell_once(s, len(step.out)))
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                              + f"{step.body}   order ({', '.join(step.order)})"))
-    em = Emitter(names, sr, target, tuning, n_threads, markers=bool(low.scratch),
-                 presence=presence)
-    loops = emit_loops(em, s)
-    gemm = gemm_step(step, plan, sr, bindings, target, tuning, loops, filled)
+    loops = emit_loops(lw.emitter(target, bool(low.scratch), presence), s)
+    gemm = gemm_step(step, lw.plan, sr, lw.bindings, target, lw.tuning, loops, filled)
     if gemm is not None:
         loops, text = gemm, text + " (a BLAS gemm; these loops when none is bound)"
     used = imp.names_used(loops)           # a marker built but never read is dropped
@@ -360,26 +378,3 @@ def _lower_step(step, plan, sr, bindings, names, out_target, tuning, n_threads,
               if arr in used]
     stmts.append(loops)
     return stmts, text, filled
-
-
-def _input_params(tensors: dict, plan) -> tuple[list[Param], list]:
-    params: list[Param] = []
-    for name in sorted(tensors):
-        tv = tensors[name]
-        for m in range(tv.order):
-            params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
-        if stores_nothing(tv):
-            continue                       # it reads no array (index_compare)
-        b = streams.array_names(name, tv.format)
-        for k, arrays in enumerate(b.levels):
-            for role, arr in arrays.items():
-                params.append(Param(arr, "in_array", "index",
-                                    f"{name} level {k} ({tv.format.levels[k]}) {role}"))
-        params.append(Param(b.vals, "in_array", "value", f"{name} values"))
-    dims = []
-    for step in plan.steps:
-        for acc in accesses(step.body):
-            if acc.tensor.name in tensors:
-                for m, ix in enumerate(acc.indices):
-                    dims.append((ix.name, acc.tensor.name, m))
-    return params, dims

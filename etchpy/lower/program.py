@@ -6,6 +6,8 @@ import textwrap
 from dataclasses import dataclass, field
 
 from .. import imp
+from .. import streams
+from ..expr.compare import stores_nothing
 from ..expr.walk import accesses
 from ..formats import Format
 from ..plan import plan as planning
@@ -116,3 +118,29 @@ def run_program(prog: Program, sr, env: dict):
     machine.exec(prog.body)
     machine.check_kept()
     return machine.env
+
+
+def input_params(tensors: dict, plan) -> tuple[list[Param], list]:
+    """The C parameters of the inputs (each mode's size, each level's arrays,
+    the values; an input that stores nothing has its sizes only) and the
+    (index, tensor, mode) of every access in the plan's steps."""
+    params: list[Param] = []
+    for name in sorted(tensors):
+        tv = tensors[name]
+        for m in range(tv.order):
+            params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
+        if stores_nothing(tv):
+            continue                       # it reads no array (index_compare)
+        b = streams.array_names(name, tv.format)
+        for k, arrays in enumerate(b.levels):
+            for role, arr in arrays.items():
+                params.append(Param(arr, "in_array", "index",
+                                    f"{name} level {k} ({tv.format.levels[k]}) {role}"))
+        params.append(Param(b.vals, "in_array", "value", f"{name} values"))
+    dims = []
+    for step in plan.steps:
+        for acc in accesses(step.body):
+            if acc.tensor.name in tensors:
+                for m, ix in enumerate(acc.indices):
+                    dims.append((ix.name, acc.tensor.name, m))
+    return params, dims
