@@ -31,6 +31,7 @@ from .expr.nodes import Expr, Index
 from .expr.walk import tensors
 from .formats import Format
 from . import lower
+from .lower.schedule import fused_checks
 from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
@@ -104,6 +105,19 @@ class Compiled:
     expr: Expr
     program: lower.Program
     nesting: tuple[str, ...] = ()
+
+    @cached_property
+    def checked(self) -> lower.Program | None:
+        """The program's variant with fused input checks (lower.schedule.fused_checks:
+        each input of `checked.fused`, read by full walks, is checked by those
+        walks; `checked.error` reports a failure), or None when it has none (no
+        such input, or tuning.fused_checks off). The build a call runs is the
+        checked one when such an input was bound unchecked, else `program`."""
+        return fused_checks.fuse(self.program, self.request.tuning)
+
+    def build(self, checked: bool = True) -> lower.Program:
+        """The program of a build: the checked variant where asked and present."""
+        return self.checked if checked and self.checked is not None else self.program
 
 
 def compile_request(req: Request) -> Compiled:
@@ -205,10 +219,12 @@ def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
 
 
 def render_c(compiled: Compiled, idx_type: str = "int64_t",
-             include_header: bool = False) -> c.CSource:
-    """The program as C over index type `idx_type`, with the header when asked."""
+             include_header: bool = False, checked: bool = True) -> c.CSource:
+    """A build of the program as C over index type `idx_type` (the variant with
+    fused input checks unless `checked` is False: Compiled.build), with the
+    header when asked."""
     req = compiled.request
-    return c.render(compiled.program, req.semiring, name=req.name, idx_type=idx_type,
+    return c.render(compiled.build(checked), req.semiring, name=req.name, idx_type=idx_type,
                     banner=banner(compiled), version=__version__,
                     include_header=include_header, tuning=req.tuning)
 

@@ -17,7 +17,7 @@ from importlib import resources
 from .. import imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
-from .fused_checks import ERROR_CODE, fuse
+from ..lower.schedule.fused_checks import ERROR_CODE
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 
@@ -45,7 +45,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     `banner` lines head the files' comments; with include_header the source
     includes `{name}.h`. The knobs of the C text come from `tuning`."""
     proto = prototype(prog, name)
-    prog, error = fuse(prog, tuning)
+    error = prog.error
     fb = FunctionBody(prog, semiring, tuning)
     body = function_body(fb, error)
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
@@ -105,7 +105,7 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
     """The kernel function's body: its dimensions read and checked, the heap
     arrays declared, the program, the outputs handed back, and the `fail` exit
     that frees every heap array. `error`: the variable in which fused input
-    checks (c.fused_checks) report; when it is set the kernel frees every heap
+    checks (lower.schedule.fused_checks) report; when it is set the kernel frees every heap
     array and returns it, handing back nothing."""
     prog = fb.prog
     lines = _dimensions(fb)

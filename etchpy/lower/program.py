@@ -45,6 +45,10 @@ class Program:
     # the planner's per-level choices it was lowered with (plan.algorithms): what
     # explain() shows; the body says what they did, so equality ignores them
     algorithms: Algorithms = field(default=NO_ALGORITHMS, compare=False)
+    # the variant with fused input checks (lower.schedule.fused_checks): the inputs
+    # whose checks it makes as it reads them, and the variable the checks report in
+    fused: frozenset = frozenset()
+    error: str | None = None
 
 
 def describe_output(out: Output) -> list[str]:

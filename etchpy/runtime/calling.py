@@ -15,7 +15,7 @@ anything else goes through the Tensor conversions the other backends use.
 
 A scipy csr/csc input is checked before the call in one compiled pass over its
 index arrays, unless the kernel checks it itself as it reads it
-(c.fused_checks; proofs_notes/validation.md): then only what costs O(1) is
+(lower.schedule.fused_checks; proofs_notes/validation.md): then only what costs O(1) is
 checked here (lengths, indptr's first and last entries), and a kernel that
 finds a malformed or unsorted segment returns CHECK_FAILED, after which the
 call is made again with that input checked in full (`checked_inputs`), which
@@ -26,7 +26,6 @@ the kernel's as it would be with tuning fused_checks=False.
 """
 from __future__ import annotations
 
-from dataclasses import replace
 
 import numpy as np
 
@@ -37,7 +36,7 @@ from .convert import Parts
 from ..errors import InputError
 from .. import pipeline
 from .tensor import Tensor, truth_values
-from ..c.fused_checks import ERROR_CODE as CHECK_FAILED, fused_tensors
+from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED, fused_tensors
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
@@ -98,7 +97,7 @@ class Bound:
 
 def fused_inputs(program, tuning) -> frozenset[str]:
     """The names of the inputs whose index arrays the kernel of `program` built
-    with `tuning` checks as it reads them (c.fused_checks.fused_tensors)."""
+    with `tuning` checks as it reads them (lower.schedule.fused_checks)."""
     return fused_tensors(program, tuning)
 
 
@@ -119,9 +118,7 @@ def variant_source(kern, key: str):
     """The C (a CSource) of build `key` of kernel `kern` (see `variant`)."""
     if not key.endswith(TRUSTED):
         return kern.source(key)
-    req = kern.compiled.request
-    plain = replace(req, tuning=req.tuning.with_(fused_checks=False))
-    return pipeline.render_c(replace(kern.compiled, request=plain), key[: -len(TRUSTED)])
+    return pipeline.render_c(kern.compiled, key[: -len(TRUSTED)], checked=False)
 
 
 def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:

@@ -43,7 +43,7 @@ SETTINGS = {"all_mapped": tuning.DEFAULT.with_(map_bytes=1),
 def helpers(t: tuning.Tuning):
     """The allocation helpers under `t`, with exported wrappers."""
     prog = SimpleNamespace(params=(), body=imp.seq(imp.Alloc("a", "index", ONE, ZERO)),
-                           dims=(), refuse_above=(),
+                           dims=(), refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "v"}))
     src = c.render(prog, ep.semirings.get("real"), name="alloc", idx_type="int64_t", tuning=t)
     return build.load(src.c + WRAPPERS, CDEF, name="alloc_test")

@@ -33,7 +33,7 @@ def helpers(t: tuning.Tuning):
                    imp.Decl("q", "index", ZERO),
                    imp.Seek("q", ZERO, "a", ZERO, imp.TRUE),
                    imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP))
-    prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(),
+    prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
     src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
                    tuning=t)

@@ -33,7 +33,7 @@ void *calloc_for_test(size_t n);
 
 
 def _program(body):
-    return SimpleNamespace(params=(), body=body, dims=(), refuse_above=(),
+    return SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "v"}))
 
 

@@ -21,7 +21,7 @@ def param(name, kind, type="index"):
 
 
 def program(body, params=()):
-    return SimpleNamespace(params=tuple(params), body=body, dims=(), refuse_above=(),
+    return SimpleNamespace(params=tuple(params), body=body, dims=(), refuse_above=(), error=None,
                            plan=SimpleNamespace(steps=()),
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
 

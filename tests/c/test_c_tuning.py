@@ -12,7 +12,7 @@ REAL = ep.semirings.get("real")
 
 
 def render(body, t=tuning.DEFAULT):
-    prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(),
+    prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "out_vals"}))
     return c.render(prog, REAL, name="knobs", tuning=t).c
 

@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "etchpy"
 
 FACTS = {
-    ("c/fused_checks.py", "ERROR_CODE"): "the kernel's return code for a failed fused "
+    ("lower/schedule/fused_checks.py", "ERROR_CODE"): "the kernel's return code for a failed fused "
                                          "check: part of its C ABI (docs/c-export.md)",
     ("c/statements.py", "SIMD_LANES"): "the width the C helper's SIMD intersection is "
                                        "written for; tuning.short_segment selects it",

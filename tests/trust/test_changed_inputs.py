@@ -17,7 +17,7 @@ from etchpy.runtime import calling
 N = M = 36            # square, so that every kernel below takes the same shapes
 
 # (name, expression, formats, compile options, the fused inputs by default); the
-# dense outputs below are order-free (c.fused_checks.order_free): their kernels need
+# dense outputs below are order-free (lower.schedule.fused_checks.order_free): their kernels need
 # no order check, and answer an unsorted input as its canonical form
 ORDER_FREE = {"spmv", "spmv_csc"}
 KERNELS = [

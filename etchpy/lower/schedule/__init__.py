@@ -13,8 +13,10 @@ At each point the first pass whose switch is on and whose `run` gives
 statements wins; where none does, the driver emits the plain loop. A new pass is
 a module here, a `Pass` in `PASSES` and a Tuning switch. The passes over a
 plan's groups of steps (fused temporaries, fused rows, Khatri-Rao and BLAS
-steps, lower.driver._lower_groups) and the checks fused into a kernel's reads
-(c.fused_checks) run in the driver and the C printer, each switched likewise.
+steps, lower.driver._lower_groups) run in the driver, each switched likewise;
+the checks fused into a kernel's reads (fused_checks) make a variant of the
+whole program, which the pipeline declares (pipeline.Compiled.checked) and the
+runtime runs where an input was bound without its full check.
 """
 from __future__ import annotations
 

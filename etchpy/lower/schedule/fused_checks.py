@@ -25,10 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .. import imp
-from .. import tuning as _tuning
-from ..expr.walk import accesses
-from ..imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+from ... import imp
+from ... import tuning as _tuning
+from ...expr.walk import accesses
+from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
                    Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
@@ -61,8 +61,7 @@ def candidates(prog) -> dict[str, Level]:
     tensor name; its arrays named by formats.level's convention."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     out = {}
-    plan = getattr(prog, "plan", None)          # a program made by hand may have none
-    for step in (plan.steps if plan is not None else ()):
+    for step in prog.plan.steps:
         for acc in accesses(step.body):
             tv, name = acc.tensor, acc.tensor.name
             if tv.format.is_dense or not _fusable(tv.format):
@@ -115,7 +114,7 @@ def _walks(body, lv: Level) -> bool:
                 visit(item, walk, parallel)
         elif hasattr(node, "__dataclass_fields__"):
             for f in node.__dataclass_fields__:
-                value = getattr(node, f)
+                value = vars(node)[f]
                 if isinstance(value, str) and value == lv.crd:
                     ok = False          # a Seek, a short intersection, ... reads crd
                     return
@@ -150,12 +149,13 @@ def _walk_var(loop: While, lv: Level) -> str | None:
 
 
 def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
-    """(`prog` with the checks of every fused input in its walk loops, the name of
-    its error variable, or None when nothing is fused)."""
-    levels = [lv for name, lv in sorted(candidates(prog).items())
-              if name in fused_tensors(prog, tuning)]
+    """`prog` with the checks of every fused input in its walk loops: its `fused`
+    names them and its `error` is the variable the checks report in; None when
+    nothing is fused (the pass is a program variant, Compiled.checked)."""
+    fused = fused_tensors(prog, tuning)
+    levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     if not levels:
-        return prog, None
+        return None
     names = imp.Names()
     for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
         names.fresh(used)
@@ -163,7 +163,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
     body = prog.body
     for lv in levels:
         body = _rewrite(body, lv, err, names)
-    return replace(prog, body=seq(Decl(err, "index", Const(0)), body)), err
+    return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
+                   fused=frozenset(fused))
 
 
 def _rewrite(node, lv: Level, err: str, names: imp.Names):
@@ -175,7 +176,7 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: _rewrite_field(getattr(node, f), lv, err, names)
+        return replace(node, **{f: _rewrite_field(vars(node)[f], lv, err, names)
                                 for f in node.__dataclass_fields__})
     return node
 
