@@ -16,10 +16,10 @@ node), `skey` is the structure over numbered leaves (the replay lookup): ints
 made as the node is built (etchpy.lazy.keys). The base class `LazyArray` is
 what users hold; its operators call the builders etchpy.lazy.array registers
 in `RUN` (that module imports this one), `.compute()` and `.explain()`
-etchpy.lazy.program's. A new kind: a dataclass here (`_param`: what its key
-holds beyond its operands), its builder in etchpy.lazy.array, and a case in
-each `match` that must know it (translate.Translator, show, the evaluator's
-support, approx_table); a `match` that does not name it takes its default.
+etchpy.lazy.program's. A new kind is a dataclass over Unary or Pair with its
+`_param` (what its key holds beyond its operands) and `translate`, and a
+builder; each `match` that does not name it takes its default (dense, not
+element-wise, its own step or fused into a kernel; docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -30,7 +30,6 @@ import numpy as np
 
 from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 
-_DTYPE = type(np.dtype(np.float64))
 _set = object.__setattr__
 # the builders of etchpy.lazy.array (binary, matmul, power, reduce_sum, transpose,
 # ufunc, function) and etchpy.lazy.program's compute and explain, registered as
@@ -65,21 +64,19 @@ class LazyArray:
     OPERANDS = ()
     args = ()
 
-    def __post_init__(self):
-        if type(self.dtype) is not _DTYPE and not isinstance(self.dtype, np.dtype):
-            _set(self, "dtype", np.dtype(self.dtype))
-        if type(self.shape) is not tuple:
-            _set(self, "shape", tuple(self.shape))
+    def __post_init__(self):        # shape a tuple and dtype a np.dtype, as given
         _BUILT[0] += 1
-        self._keys()
+        self._keys()                # set key, skey, lkeys and _leaves (the module doc)
 
     def _param(self):
         """What the key holds of this node beyond its kind, dtype and operands."""
         return None
 
-    def _keys(self) -> None:
-        """Set key, skey, lkeys and _leaves (see the module doc)."""
-        raise NotImplementedError
+    def translate(self, tr, ix: tuple):
+        """The index expression of this node with axes named ix (None: size one),
+        for a kind translate.Translator does not match itself; tr.expr(operand,
+        names) translates an operand. Raises AssertionError (no translation)."""
+        raise AssertionError(f"no translation for {type(self).__name__}")
 
     def with_args(self, *args) -> "LazyArray":
         """This node over the operands args (its shape, dtype and parameters kept)."""
@@ -336,4 +333,4 @@ def show(n: LazyArray, names: dict | None = None) -> str:
             return f"sum({show(a, names)}{', ' if ax else ''}{ax}{kd})"
         case Map(a, fn, arg):
             return f"{fn}({show(a, names)}{'' if arg is None else f', {arg!r}'})"
-    return type(n).__name__
+    return f"{type(n).__name__.lower()}({', '.join(show(a, names) for a in n.args)})"
