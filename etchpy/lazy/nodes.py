@@ -31,6 +31,16 @@ import numpy as np
 from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 
 _set = object.__setattr__
+
+
+def _derive(n, key, skey: int, lkeys: tuple, leaves) -> None:
+    """Set n's keys and leaves (a frozen node's fields made as it is built)."""
+    _set(n, "key", key)
+    _set(n, "skey", skey)
+    _set(n, "lkeys", lkeys)
+    _set(n, "_leaves", leaves)
+
+
 # the builders of etchpy.lazy.array (binary, matmul, power, reduce_sum, transpose,
 # ufunc, function) and etchpy.lazy.program's compute and explain, registered as
 # those modules are imported (they import this one)
@@ -174,11 +184,8 @@ class Leaf(LazyArray):
         p = self.value
         t = (Leaf, id(p))
         k = _known(t) or intern(t)
-        _set(self, "key", k)
         t = ("S", self.shape, self.dtype, type(p) is not np.ndarray and hasattr(p, "tocsr"))
-        _set(self, "skey", _known(t) or intern(t))
-        _set(self, "_leaves", None)
-        _set(self, "lkeys", (k,))
+        _derive(self, k, _known(t) or intern(t), (k,), None)
 
 
 @node
@@ -190,10 +197,7 @@ class Const(LazyArray):
     def _keys(self) -> None:
         t = (Const, scalar_key(self.value), self.dtype)
         k = _known(t) or intern(t)
-        _set(self, "key", k)
-        _set(self, "skey", k)
-        _set(self, "_leaves", ())
-        _set(self, "lkeys", ())
+        _derive(self, k, k, (), ())
 
 
 @node
@@ -220,10 +224,7 @@ class Pair(LazyArray):
             leaves, lkeys, share = merge(a.leaves, b.leaves, ka, kb)
         t = (type(self), self.dtype, a.skey, b.skey, share)
         k = _known(t) or intern(t)
-        _set(self, "skey", k)
-        _set(self, "_leaves", leaves)
-        _set(self, "lkeys", lkeys)
-        _set(self, "key", (k, lkeys))
+        _derive(self, (k, lkeys), k, lkeys, leaves)
 
 
 @node
@@ -270,10 +271,7 @@ class Unary(LazyArray):
         a = self.a
         t = (type(self), self._param(), self.dtype, a.skey)
         k = _known(t) or intern(t)
-        _set(self, "skey", k)
-        _set(self, "_leaves", (a,) if a._leaves is None else a._leaves)
-        _set(self, "lkeys", a.lkeys)
-        _set(self, "key", (k, a.lkeys))
+        _derive(self, (k, a.lkeys), k, a.lkeys, (a,) if a._leaves is None else a._leaves)
 
 
 @node
