@@ -85,11 +85,18 @@ class LazyArray:
     def translate(self, tr, ix: tuple):
         """The index expression of this node with axes named ix (None: size one),
         for a kind translate.Translator does not match itself; tr.expr(operand,
-        names) translates an operand. Raises AssertionError (no translation)."""
+        names) translates an operand. Raises AssertionError (no translation).
+
+            >>> def translate(self, tr, ix):     # an outer product a[:, None] * b
+            ...     return Mul(tr.expr(self.a, ix[:1]), tr.expr(self.b, ix[1:]))
+        """
         raise AssertionError(f"no translation for {type(self).__name__}")
 
     def with_args(self, *args) -> "LazyArray":
-        """This node over the operands args (its shape, dtype and parameters kept)."""
+        """This node over the operands args (its shape, dtype and parameters kept).
+
+            >>> (a + b).with_args(a, c)           # a + c
+        """
         return replace(self, **dict(zip(self.OPERANDS, args)))
 
     @property
