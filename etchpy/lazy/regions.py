@@ -112,8 +112,9 @@ class Regions:
                 return (lambda env: f(env).T), False
             case Binary():
                 return _ufunc_fn(n, n.ufunc, list(n.args), fs)
-            case Map(a, fn, arg) if maps.MAPS[fn].writes_out:
-                return _map_fn(n, a, maps.MAPS[fn].py, 0 if arg is None else arg, fs[0])
+            case Map(a, fn, arg) if maps.MAPS[fn].writes_out:     # as a ufunc of a
+                py, c = maps.MAPS[fn].py, 0 if arg is None else arg
+                return _ufunc_fn(n, lambda x, out=None: py(x, c, out=out), [a], fs)
         op, fns = entrywise(n), [f for f, _ in fs]
         return (lambda env: op([f(env) for f in fns])), False
 
@@ -121,18 +122,6 @@ class Regions:
 def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
     """Whether n's result may be written over its operand m's value (fresh)."""
     return fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0
-
-
-def _map_fn(n: Map, a: LazyArray, py, arg, af):
-    """(fn, fresh) of the map n = py(a, arg), written over a's value when fresh."""
-    f, fresh = af
-    if _fresh(n, a, fresh):
-        return (lambda env: _in_place_map(py, f(env), arg)), True
-    return (lambda env: py(f(env), arg)), n.ndim > 0
-
-
-def _in_place_map(py, x, arg):
-    return py(x, arg, out=x)
 
 
 def _ufunc_fn(n: LazyArray, u, args: list, fs: list):
