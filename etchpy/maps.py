@@ -36,13 +36,25 @@ from .errors import MapError, SemiringError
 class MapFn:
     """One named map: C templates over `{x}` (and `{a}`, the scalar arg) for a
     float and for an integer carrier (None: real valued, floats only), and the
-    numpy callable f(x, arg) that defines it."""
+    numpy callable f(x, arg) that defines it.
+
+    What the lazy arrays (etchpy.lazy) read of it besides: `numpy_name`, numpy's
+    ufunc that stands for the map on a lazy array (np.exp(a) builds the map
+    exp; None: none does); `keeps_finite`, whether every finite x (and finite
+    arg) gives a finite f(x) (its domain is every number; exp overflows, log(0)
+    is -inf, so they do not); `writes_out`, whether py also takes `out=`, an
+    array of x's shape and f's result dtype that it fills and returns (one
+    temporary for a chain of element-wise work). Whether f keeps zero is
+    computed from py (keeps_zero)."""
 
     name: str
     c_float: str
     c_int: str | None
     py: Callable = field(compare=False)
     takes_arg: bool = False
+    numpy_name: str | None = None
+    keeps_finite: bool = False
+    writes_out: bool = False
 
     @property
     def real(self) -> bool:
@@ -50,27 +62,50 @@ class MapFn:
         return self.c_int is None
 
 
-def _max(x, a):
-    return np.maximum(x, a)
+def _max(x, a, out=None):
+    return np.maximum(x, a, out=out)
 
 
-def _min(x, a):
-    return np.minimum(x, a)
+def _min(x, a, out=None):
+    return np.minimum(x, a, out=out)
 
 
 _NAN_FIRST = "(({x}) != ({x}) || ({x}) {op} ({a}) ? ({x}) : ({a}))"
 MAPS: dict[str, MapFn] = {m.name: m for m in (
-    MapFn("exp", "exp({x})", None, lambda x, a: np.exp(x)),
-    MapFn("log", "log({x})", None, lambda x, a: np.log(x)),
-    MapFn("sqrt", "sqrt({x})", None, lambda x, a: np.sqrt(x)),
-    MapFn("recip", "(1.0 / ({x}))", None, lambda x, a: np.reciprocal(np.asarray(x, float))),
-    MapFn("abs", "fabs({x})", "(({x}) < 0 ? -({x}) : ({x}))", lambda x, a: np.abs(x)),
-    MapFn("neg", "(-({x}))", "(-({x}))", lambda x, a: np.negative(x)),
+    MapFn("exp", "exp({x})", None, lambda x, a, out=None: np.exp(x, out=out),
+          numpy_name="exp", writes_out=True),
+    MapFn("log", "log({x})", None, lambda x, a, out=None: np.log(x, out=out),
+          numpy_name="log", writes_out=True),
+    MapFn("sqrt", "sqrt({x})", None, lambda x, a, out=None: np.sqrt(x, out=out),
+          numpy_name="sqrt", writes_out=True),
+    MapFn("recip", "(1.0 / ({x}))", None,
+          lambda x, a, out=None: np.true_divide(1, x, out=out),
+          numpy_name="reciprocal", writes_out=True),
+    MapFn("abs", "fabs({x})", "(({x}) < 0 ? -({x}) : ({x}))",
+          lambda x, a, out=None: np.abs(x, out=out),
+          numpy_name="absolute", keeps_finite=True, writes_out=True),
+    MapFn("neg", "(-({x}))", "(-({x}))", lambda x, a, out=None: np.negative(x, out=out),
+          numpy_name="negative", keeps_finite=True, writes_out=True),
     MapFn("maximum", _NAN_FIRST.replace("{op}", ">"), "(({x}) > ({a}) ? ({x}) : ({a}))",
-          _max, takes_arg=True),
+          _max, takes_arg=True, numpy_name="maximum", keeps_finite=True, writes_out=True),
     MapFn("minimum", _NAN_FIRST.replace("{op}", "<"), "(({x}) < ({a}) ? ({x}) : ({a}))",
-          _min, takes_arg=True),
+          _min, takes_arg=True, numpy_name="minimum", keeps_finite=True, writes_out=True),
 )}
+
+
+def register(m: MapFn) -> MapFn:
+    """Add the map m (its name new) to MAPS: every layer (ep.map, the
+    optimizer, C, the lazy arrays) reads it from there. Raises MapError for a
+    name taken."""
+    if m.name in MAPS:
+        raise MapError(f"a map named {m.name!r} exists")
+    MAPS[m.name] = m
+    return m
+
+
+def unregister(name: str) -> None:
+    """Remove the map `name` added by register (kernels built with it stay cached)."""
+    MAPS.pop(name, None)
 
 
 def lookup(fn: str, arg=None) -> MapFn:

@@ -85,6 +85,8 @@ class Tuning:
             orders_tried, conversion_choices, dense_conversion_elements,
             dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
+        lazy arrays (ep.compute's fusion plan): lazy_step_cost,
+            lazy_library_step, lazy_library_work, lazy_exhaustive, lazy_seconds.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -200,6 +202,14 @@ class Tuning:
     layout_slack: float = 1.1         # a temporary is laid out in its reader's order when
                                       # its maker's work grows by at most this (plan.layout)
     saturation: Saturation = Saturation()
+    # -- lazy arrays' fusion plan (etchpy.lazy.fusion; docs/lazy.md) ----------
+    lazy_step_cost: float = 2e4       # cost units of one kernel step beyond its work
+    lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
+    lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (its
+                                      # loop has no fused input checks; docs/performance.md)
+    lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
+    lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel under tuning=None
+                                      # (a given tuning's saturation limits win)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets

@@ -6,7 +6,8 @@ results as one program and `ep.explain(a, b, ...)` shows it (docs/lazy.md).
     loss = ((a - u @ v.T) ** 2).sum()
     loss.compute()            # never forms u @ v.T
 """
-from .array import LazyArray, lazy, map_node
+from .array import lazy, map_node
+from .nodes import LazyArray
 from .program import compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr

@@ -21,14 +21,14 @@ import math
 import numbers
 
 from ..errors import InputError
-from .approx_search import EXTRACTORS, Problem, extract
+from .approx_search import EXTRACTORS, Problem, Settings, extract
 from .approx_table import candidates, cost, reference, rel_error, substitute
-from .array import RUN, LazyArray, as_node, lazy
-from .show import show
+from .array import as_node, lazy
+from .nodes import RUN, LazyArray, Leaf, show
 from .program import compute, explain
 
-DEFAULT_TIME_LIMIT = 10.0     # seconds of scoring per extractor (numpy reference)
-OPTIONS = ("max_rel_error", "samples", "heldout", "extractor", "seed", "time_limit")
+OPTIONS = ("max_rel_error", "samples", "heldout", "extractor", "seed", "time_limit",
+           "settings")
 
 
 def _leaves(nodes) -> list[LazyArray]:
@@ -39,7 +39,7 @@ def _leaves(nodes) -> list[LazyArray]:
         if n.key in seen:
             return
         seen.add(n.key)
-        if n.op == "leaf":
+        if isinstance(n, Leaf):
             out.append(n)
         for a in n.args:
             walk(a)
@@ -65,7 +65,7 @@ def _operand(what: str, k, leaves: list, names: dict) -> LazyArray:
             raise InputError(f"{what}: no operand named {k!r} in this program (its operands "
                              f"are {', '.join(names[v.key] for v in leaves)})")
         return found[0]
-    if not isinstance(k, LazyArray) or k.op != "leaf":
+    if not isinstance(k, Leaf):
         raise InputError(f"{what}: keys are the lazy operands (ep.lazy(x)) of the program "
                          f"or their names X0, X1, ..., got {k!r}")
     if k.key not in names:
@@ -155,7 +155,7 @@ class Approximation:
         return "\n".join(self.summary() + [explain(*self.arrays, **self.run_options)])
 
 
-def _scorer(nodes, rows, consts, sample_leaves, exact_ref):
+def _scorer(nodes, rows, consts, sample_leaves, exact_ref, settings: Settings):
     def choice(genome):
         leaves = {c.key: rows[g][v].node for g, (c, v) in enumerate(zip(consts, genome))}
         factored = {id(rows[g][v].node) for g, v in enumerate(genome)
@@ -164,14 +164,15 @@ def _scorer(nodes, rows, consts, sample_leaves, exact_ref):
 
     def score(genome):
         leaves, factored = choice(genome)
-        model = cost(substitute(nodes, leaves, factored))
+        model = cost(substitute(nodes, leaves, factored), settings)
         approx = reference(substitute(nodes, {**sample_leaves, **leaves}, factored))
         return model, rel_error(approx, exact_ref)
     return score, choice
 
 
 def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = "genetic",
-                seed: int = 0, time_limit: float = DEFAULT_TIME_LIMIT, **run_options):
+                seed: int = 0, time_limit: float = 10.0, settings: Settings | None = None,
+                **run_options):
     """Choose approximations of the constant operands of a lazy program.
 
     Parameters: arrays, the lazy results; max_rel_error, the budget ≥ 0 on the
@@ -180,7 +181,9 @@ def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = 
     key may also be the operand's name in explain, "X0", "X1", ...);
     heldout, the same for inputs only used to report an error; extractor,
     "genetic" (default) or "greedy"; seed, the genetic extractor's seed;
-    time_limit, seconds of scoring; run_options, ep.compute's (optimize, threads,
+    time_limit, seconds of scoring (numpy reference); settings, an
+    etchpy.lazy.approx_search.Settings (the search's and the side table's
+    knobs; None: the defaults); run_options, ep.compute's (optimize, threads,
     tuning), used for the compiled check and by compute().
     Returns: an Approximation. Raises: InputError naming a bad option or operand.
 
@@ -198,9 +201,13 @@ def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = 
     sample_leaves = _inputs("samples", samples, leaves, names, True)
     held_leaves = _inputs("heldout", heldout, leaves, names, False)
     exact_ref = reference(substitute(nodes, sample_leaves, set()))
-    rows = [candidates(c) for c in consts]
-    score, choice = _scorer(nodes, rows, consts, sample_leaves, exact_ref)
-    problem = Problem(rows, score, budget, float(time_limit))
+    settings = Settings() if settings is None else settings
+    if not isinstance(settings, Settings):
+        raise InputError(f"settings must be an etchpy.lazy.approx_search.Settings, got "
+                         f"{type(settings).__name__}")
+    rows = [candidates(c, settings) for c in consts]
+    score, choice = _scorer(nodes, rows, consts, sample_leaves, exact_ref, settings)
+    problem = Problem(rows, score, budget, float(time_limit), settings)
     genome, seconds = extract(extractor, problem, seed)
     return _finish(nodes, genome, problem, choice, locals())
 

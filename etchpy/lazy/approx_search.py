@@ -5,12 +5,13 @@ root, measured on the samples by the numpy reference, staying ≤ the budget.
 Two extractors, both seeded and both bounded by the problem's time limit (when it
 runs out they return the best feasible genome scored so far; the all-exact
 genome, scored first, is always feasible):
-    genetic  the fuzzy-eqsat extractor: a population of 50 genomes (the exact one,
-             each gene's cheapest candidate alone, the rest random), binary
-             tournament selection, single-point crossover, each gene mutated with
-             probability 0.05, the best genome kept; it stops after GENERATIONS
-             generations, STALL generations without a better genome, or the time
-             limit
+    genetic  the fuzzy-eqsat extractor: a population of Settings.population
+             genomes (the exact one, each gene's cheapest candidate alone, the
+             rest random), binary tournament selection, single-point crossover
+             (probability crossover), each gene mutated with probability
+             mutation, the best genome kept; it stops after `generations`
+             generations, `stall` generations without a better genome, or the
+             time limit
     greedy   every gene at its cheapest candidate, then an error-aware repair: while
              the error exceeds the budget, move the one gene whose next more
              accurate candidate buys the most error per unit of cost; then a
@@ -20,21 +21,40 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 
-POPULATION = 50
-MUTATION = 0.05
-CROSSOVER = 0.9
-GENERATIONS = 60
-STALL = 12
+
+@dataclass(frozen=True)
+class Settings:
+    """The approximation search's knobs (they choose which approximation runs,
+    not the C of a kernel), given as `settings=` to ep.approximate:
+    the genetic extractor's population, mutation and crossover probabilities,
+    generations and stall (generations without a better genome before it
+    stops); the side table's prune_thresholds (relative to max|W|) and
+    sparse_weight, the dense multiply-adds one multiply-add through a csr
+    operand costs in etchpy's kernels (measured 8-13x on a loaded 2-core
+    machine; docs/approximations.md), by which the cost model weighs a sparse
+    product's nonzeros."""
+
+    population: int = 50
+    mutation: float = 0.05
+    crossover: float = 0.9
+    generations: int = 60
+    stall: int = 12
+    prune_thresholds: tuple = (1e-3, 1e-2, 1e-1)
+    sparse_weight: float = 8.0
 
 
 class Problem:
     """The genes (for each constant leaf its candidates, 0 exact), the scorer
-    score(genome) -> (cost, error), the budget and the time limit (seconds).
-    Scores are memoised; `evaluations` counts the distinct genomes scored."""
+    score(genome) -> (cost, error), the budget, the time limit (seconds) and the
+    Settings. Scores are memoised; `evaluations` counts the distinct genomes
+    scored."""
 
-    def __init__(self, genes: list, score, budget: float, time_limit: float):
+    def __init__(self, genes: list, score, budget: float, time_limit: float,
+                 settings: Settings = Settings()):
         self.genes, self._score, self.budget = genes, score, budget
+        self.settings = settings
         self.deadline = time.perf_counter() + time_limit
         self.memo: dict = {}
 
@@ -111,9 +131,10 @@ def _initial(problem: Problem, rng: random.Random) -> list[tuple]:
     for g, cands in enumerate(problem.genes):
         cheapest = min(range(len(cands)), key=lambda c, cands=cands: (-cands[c].error, c))
         pop.append(exact[:g] + (cheapest,) + exact[g + 1:])
-    while len(pop) < POPULATION:
+    size = problem.settings.population
+    while len(pop) < size:
         pop.append(tuple(rng.randrange(len(c)) for c in problem.genes))
-    return pop[:POPULATION]
+    return pop[:size]
 
 
 def _child(problem: Problem, pop: list, rng: random.Random) -> tuple:
@@ -121,24 +142,24 @@ def _child(problem: Problem, pop: list, rng: random.Random) -> tuple:
         a, b = rng.choice(pop), rng.choice(pop)
         return a if problem.fitness(a) <= problem.fitness(b) else b
     p, q = pick(), pick()
-    n = len(problem.genes)
-    if n > 1 and rng.random() < CROSSOVER:
+    n, knobs = len(problem.genes), problem.settings
+    if n > 1 and rng.random() < knobs.crossover:
         cut = rng.randrange(1, n)
         p = p[:cut] + q[cut:]
-    return tuple(rng.randrange(len(problem.genes[g])) if rng.random() < MUTATION else v
-                 for g, v in enumerate(p))
+    return tuple(rng.randrange(len(problem.genes[g])) if rng.random() < knobs.mutation
+                 else v for g, v in enumerate(p))
 
 
 def genetic(problem: Problem, seed: int = 0) -> tuple:
     """The genetic extractor (see the module doc), seeded."""
     rng = random.Random(seed)
     pop = _initial(problem, rng)
-    best, stall = min(pop, key=problem.fitness), 0
-    for _ in range(GENERATIONS):
-        if problem.out_of_time() or stall >= STALL:
+    best, stall, knobs = min(pop, key=problem.fitness), 0, problem.settings
+    for _ in range(knobs.generations):
+        if problem.out_of_time() or stall >= knobs.stall:
             break
         nxt = [best]
-        while len(nxt) < POPULATION and not problem.out_of_time():
+        while len(nxt) < knobs.population and not problem.out_of_time():
             nxt.append(_child(problem, pop, rng))
         pop = nxt
         champion = min(pop, key=problem.fitness)
@@ -158,4 +179,4 @@ def extract(name: str, problem: Problem, seed: int) -> tuple[tuple, float]:
     return genome, time.perf_counter() - t0
 
 
-__all__ = ["Problem", "greedy", "genetic", "extract", "EXTRACTORS"]
+__all__ = ["Settings", "Problem", "greedy", "genetic", "extract", "EXTRACTORS"]

@@ -16,8 +16,10 @@ Candidates of a constant m×n matrix W (float; vectors and integers get none):
              rebuilt as (A·U_k)·(Σ_k V_kᵀ) (or U_k·((Σ_k V_kᵀ)·B)), never forming W̃
     prune t  entries with |w| < t·max|W| set to zero (t in 1e-3, 1e-2, 1e-1: the
              thresholds are relative to the largest entry, so they do not depend on
-             the scale of W), stored as a scipy csr array that the sparse kernels run;
-             kept only when cheaper than W in the cost model (SPARSE_WEIGHT·nnz < m·n)
+             the scale of W; settings.prune_thresholds), stored as a scipy csr array
+             that the sparse kernels run; kept only when cheaper than W in the cost
+             model (settings.sparse_weight·nnz < m·n)
+The knobs are fields of approx_search.Settings, passed explicitly.
 """
 from __future__ import annotations
 
@@ -26,15 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .array import (BINARY, MAPS, LazyArray, as_node, binary, lazy, map_node, matmul, power,
-                    reduce_sum, transpose)
-
-PRUNE_THRESHOLDS = (1e-3, 1e-2, 1e-1)
-# one multiply-add through a csr operand costs about this many dense ones in etchpy's
-# kernels (a dense x csr product against a dense one measured 8-13x per multiply-add on
-# a loaded 2-core machine; docs/approximations.md): the cost model weighs a sparse
-# product's nonzeros by it
-SPARSE_WEIGHT = 8.0
+from .. import maps
+from .approx_search import Settings
+from .array import as_node, binary, lazy, map_node, matmul, power, reduce_sum, transpose
+from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Sum, Transpose
 
 
 @dataclass(frozen=True)
@@ -52,7 +49,7 @@ class Candidate:
             return "exact"
         if self.kind == "svd":
             return f"truncated SVD rank {self.param} (own error {self.error:.3g})"
-        nnz = self.node.param.nnz
+        nnz = self.node.value.nnz
         return (f"pruned |w| < {self.param:g}·max|W| -> csr, {nnz} nonzeros "
                 f"(own error {self.error:.3g})")
 
@@ -81,14 +78,14 @@ def _svd_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
     return out
 
 
-def _prune_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
+def _prune_candidates(w: np.ndarray, norm: float, settings: Settings) -> list[Candidate]:
     import scipy.sparse as sps
     top = float(np.abs(w).max())
     out, seen = [], set()
-    for t in PRUNE_THRESHOLDS:
+    for t in settings.prune_thresholds:
         keep = np.abs(w) >= t * top
         nnz = int(keep.sum())
-        if nnz in seen or SPARSE_WEIGHT * nnz >= w.size:
+        if nnz in seen or settings.sparse_weight * nnz >= w.size:
             continue        # dominated: costs as much as W in every product
         seen.add(nnz)
         pruned = np.where(keep, w, 0)
@@ -97,36 +94,36 @@ def _prune_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
     return out
 
 
-def candidates(leaf: LazyArray) -> list[Candidate]:
+def candidates(leaf: Leaf, settings: Settings = Settings()) -> list[Candidate]:
     """The side table's row for a constant leaf: the exact leaf first, then its
     approximations (none for a vector, a sparse, an integer or a zero matrix)."""
     exact = [Candidate("exact", None, 0.0, leaf)]
-    w = leaf.param
+    w = leaf.value
     if leaf.ndim != 2 or not isinstance(w, np.ndarray) or w.dtype.kind != "f":
         return exact
     norm = float(np.linalg.norm(w))
     if norm == 0 or not np.isfinite(norm):
         return exact
-    return exact + _svd_candidates(w, norm) + _prune_candidates(w, norm)
+    return exact + _svd_candidates(w, norm) + _prune_candidates(w, norm, settings)
 
 
 # ------------------------------------------------------------------ rebuilding
 def _is_factored(n: LazyArray, factored: set) -> bool:
-    return n.op == "matmul" and id(n) in factored
+    return isinstance(n, MatMul) and id(n) in factored
 
 
 def _matmul(a: LazyArray, b: LazyArray, factored: set) -> LazyArray:
     """a @ b, keeping a factored operand's two factors apart: A·(U·R) = (A·U)·R."""
     if _is_factored(b, factored):
-        return matmul(matmul(a, b.args[0]), b.args[1])
+        return matmul(matmul(a, b.a), b.b)
     if _is_factored(a, factored):
-        return matmul(a.args[0], matmul(a.args[1], b))
+        return matmul(a.a, matmul(a.b, b))
     return matmul(a, b)
 
 
 def _transpose(a: LazyArray, factored: set) -> LazyArray:
     if _is_factored(a, factored):
-        out = matmul(transpose(a.args[1]), transpose(a.args[0]))
+        out = matmul(transpose(a.b), transpose(a.a))
         factored.add(id(out))
         return out
     return transpose(a)
@@ -142,7 +139,7 @@ def substitute(nodes, leaves: dict, factored: set) -> list[LazyArray]:
     def walk(n: LazyArray) -> LazyArray:
         if n.key in memo:
             return memo[n.key]
-        if n.op in ("leaf", "const"):
+        if isinstance(n, (Leaf, Const)):
             out = leaves.get(n.key, n)
         else:
             out = _rebuild(n, [walk(a) for a in n.args], factored)
@@ -152,50 +149,53 @@ def substitute(nodes, leaves: dict, factored: set) -> list[LazyArray]:
 
 
 def _rebuild(n: LazyArray, a: list, factored: set) -> LazyArray:
-    match n.op:
-        case "add" | "mul" | "div":
-            return binary(n.op, a[0], a[1])
-        case "matmul":
+    match n:
+        case Binary():
+            return binary(type(n), a[0], a[1])
+        case MatMul():
             return _matmul(a[0], a[1], factored)
-        case "T":
+        case Transpose():
             return _transpose(a[0], factored)
-        case "pow":
-            return power(a[0], n.param)
-        case "sum":
-            return reduce_sum(a[0], n.param[0], n.param[1])
-        case "map":
-            return map_node(n.param[0], a[0], n.param[1])
-    raise AssertionError(f"no rebuild for {n.op}")
+        case Pow(_, p):
+            return power(a[0], p)
+        case Sum(_, axes, keep):
+            return reduce_sum(a[0], axes, keep)
+        case Map(_, fn, arg):
+            return map_node(fn, a[0], arg)
+    raise AssertionError(f"no rebuild for {type(n).__name__}")
 
 
 # -------------------------------------------------------------- cost and values
-def cost(nodes) -> float:
+def cost(nodes, settings: Settings = Settings()) -> float:
     """The model cost of a program: a dense product's m·k·n multiply-adds, a
     product through a csr operand its nonzeros times the other side's width
-    times SPARSE_WEIGHT, element-wise work one per entry; shared nodes once."""
+    times settings.sparse_weight, element-wise work one per entry; shared
+    nodes once."""
     seen: set = set()
     total = 0.0
     stack = [as_node(n) for n in nodes]
     while stack:
         n = stack.pop()
-        if n.key in seen or n.op in ("leaf", "const"):
+        if n.key in seen or isinstance(n, (Leaf, Const)):
             continue
         seen.add(n.key)
         stack += n.args
-        total += _node_cost(n)
+        total += _node_cost(n, settings.sparse_weight)
     return total
 
 
-def _node_cost(n: LazyArray) -> float:
-    if n.op != "matmul":
-        return float(max(1, math.prod(n.shape))) if n.op != "T" else 0.0
+def _node_cost(n: LazyArray, sparse_weight: float) -> float:
+    if isinstance(n, Transpose):
+        return 0.0
+    if not isinstance(n, MatMul):
+        return float(max(1, math.prod(n.shape)))
     a, b = n.args
     k = a.shape[-1]
     rows = math.prod(a.shape[:-1]) if a.ndim > 1 else 1
     cols = math.prod(b.shape[1:]) if b.ndim > 1 else 1
     for sp, other in ((a, cols), (b, rows)):
-        if sp.op == "leaf" and hasattr(sp.param, "nnz"):
-            return SPARSE_WEIGHT * sp.param.nnz * other
+        if isinstance(sp, Leaf) and hasattr(sp.value, "nnz"):
+            return sparse_weight * sp.value.nnz * other
     return float(rows * k * cols)
 
 
@@ -213,26 +213,24 @@ def reference(nodes) -> list:
 
 
 def _value(n: LazyArray, a: list):
-    match n.op:
-        case "leaf":
-            p = n.param
+    match n:
+        case Leaf(p):
             return p if isinstance(p, np.ndarray) else p.toarray()
-        case "const":
-            return np.asarray(n.param, dtype=n.dtype)
-        case "add" | "mul" | "div":
-            return BINARY[n.op](a[0], a[1])
-        case "matmul":
+        case Const(v):
+            return np.asarray(v, dtype=n.dtype)
+        case Binary():
+            return n.ufunc(a[0], a[1])
+        case MatMul():
             return a[0] @ a[1]
-        case "T":
+        case Transpose():
             return a[0].T
-        case "pow":
-            return a[0] ** n.param
-        case "sum":
-            return np.sum(a[0], axis=n.param[0], keepdims=n.param[1])
-        case "map":
-            fn, arg = n.param
-            return MAPS[fn](a[0]) if arg is None else MAPS[fn](a[0], arg)
-    raise AssertionError(f"no value for {n.op}")
+        case Pow(_, p):
+            return a[0] ** p
+        case Sum(_, axes, keep):
+            return np.sum(a[0], axis=axes, keepdims=keep)
+        case Map(_, fn, arg):
+            return maps.MAPS[fn].py(a[0], 0 if arg is None else arg)
+    raise AssertionError(f"no value for {type(n).__name__}")
 
 
 def rel_error(approx: list, exact: list) -> float:

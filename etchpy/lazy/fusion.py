@@ -20,10 +20,11 @@ A plan (a set of materialised candidates) is priced as the sum over its steps
 (the results and the materialised nodes, each counted once however many read
 it) of the cost model's work of the step's fused index expression
 (etchpy.optimizer.cost over etchpy.plan.cost's stream model, with the real
-sizes and nonzero counts), plus STEP_COST per step (a kernel call's or a numpy
-expression's fixed cost; a lone sparse product run by scipy is priced at
-LIBRARY_WORK of its work plus LIBRARY_STEP) and temp_weight per entry of each materialised
-intermediate (a result is written in every plan). Up to EXHAUSTIVE candidates every plan is priced; beyond, the
+sizes and nonzero counts), plus the tuning's lazy_step_cost per step (a kernel
+call's or a numpy expression's fixed cost; a lone sparse product run by scipy
+is priced at lazy_library_work of its work plus lazy_library_step) and
+temp_weight per entry of each materialised intermediate (a result is written in
+every plan). Up to lazy_exhaustive candidates every plan is priced; beyond, the
 search is greedy: from the rules' plan, flip the one candidate that lowers the
 price most, until no flip does. Ties keep the rules' plan.
 """
@@ -34,19 +35,14 @@ import math
 
 from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
-from ..tuning import DEFAULT
-from .array import LazyArray
+from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
 from .regions import sparse_input
 from .sample import _outer, expensive
 from .steps import contracts, does_work
 from .translate import Translator
 
-STEP_COST = 2e4          # cost units of one kernel step beyond its work (call, checks)
-LIBRARY_STEP = 5e3       # ... of a scipy product step (etchpy.lazy.steps)
-LIBRARY_WORK = 0.8       # a scipy product's work against a kernel's (measured: its
-                         # loop has no fused input checks; docs/performance.md)
-EXHAUSTIVE = 6           # candidates searched exhaustively; more are searched greedily
-ELEMENTWISE = ("add", "mul", "pow", "map")
+# what the candidates' element-wise readers and sparse operands may be
+_ELEMENTWISE = (Add, Mul, Pow, Map)
 
 
 def _size(n: LazyArray) -> int:
@@ -59,18 +55,18 @@ def candidates(ev, outs) -> list:
     found, seen = [], set()
 
     def walk(n: LazyArray, parent):
-        if n.key in seen or n.op in ("leaf", "const"):
+        if n.key in seen or isinstance(n, (Leaf, Const)):
             return
         seen.add(n.key)
         for a in n.args:
             walk(a, n)
         if n.key in out_keys or ev.support(n) is not None or expensive(n, ev):
             return
-        if n.op == "map" and contracts(n.args[0]):
+        if isinstance(n, Map) and contracts(n.a):
             return
         shared = ev.uses[n.key] > 1 and does_work(n)
-        lift = parent is not None and parent.op in ("matmul", "sum") and ev.lifts(n)
-        product = (n.op == "matmul" and parent is not None and parent.op in ELEMENTWISE
+        lift = isinstance(parent, (MatMul, Sum)) and ev.lifts(n)
+        product = (isinstance(n, MatMul) and isinstance(parent, _ELEMENTWISE)
                    and not _outer(n))
         if shared or lift or product or _sparse_operand(n, parent):
             found.append(n)
@@ -82,8 +78,8 @@ def candidates(ev, outs) -> list:
 def _sparse_operand(n: LazyArray, parent) -> bool:
     """Is n dense element-wise work holding a product, read as the dense operand
     of a product with a sparse input (or its transpose)?"""
-    return (parent is not None and parent.op == "matmul" and n.op in ELEMENTWISE
-            and n is parent.args[1] and sparse_input(parent.args[0]) and contracts(n))
+    return (isinstance(parent, MatMul) and isinstance(n, _ELEMENTWISE)
+            and n is parent.b and sparse_input(parent.a) and contracts(n))
 
 
 class Pricer:
@@ -91,23 +87,23 @@ class Pricer:
 
     def __init__(self, ev, outs, cands):
         self.ev, self.outs, self.cands = ev, outs, cands
-        self.tuning = ev.tuning if hasattr(ev.tuning, "temp_weight") else DEFAULT
+        self.tuning = ev.opts.knobs
         self.memo: dict = {}
 
     def price(self, plan: frozenset) -> float:
         ev = self.ev
         ev.plan = {c.key: (c.key in plan) for c in self.cands}
-        roots, done, total = list(self.outs), set(), 0.0
+        roots, done, total, t = list(self.outs), set(), 0.0, self.tuning
         outs = {o.key for o in self.outs}
         while roots:
             r = roots.pop()
-            if r.key in done or r.op in ("leaf", "const"):
+            if r.key in done or isinstance(r, (Leaf, Const)):
                 continue
             done.add(r.key)
             if self.ev.library_product(r):
-                total += LIBRARY_WORK * self.step(r, roots) + LIBRARY_STEP
+                total += t.lazy_library_work * self.step(r, roots) + t.lazy_library_step
             else:
-                total += self.step(r, roots) + STEP_COST
+                total += self.step(r, roots) + t.lazy_step_cost
             if r.key not in outs:
                 total += self.tuning.temp_weight * _size(r)
         return total
@@ -118,9 +114,9 @@ class Pricer:
         ev, dims, nnz, names = self.ev, {}, {}, {}
 
         def pre(n: LazyArray, ix):
-            if n is root or n.op == "const":
+            if n is root or isinstance(n, Const):
                 return None
-            if not (n.op == "leaf" or ev.boundary(n, tr.depth) or _sampled(ev, n)):
+            if not (isinstance(n, Leaf) or ev.boundary(n, tr.depth) or _sampled(ev, n)):
                 return None
             roots.append(n)
             key = (n.key, tuple(v is None for v in ix))
@@ -130,7 +126,7 @@ class Pricer:
                 dims[v.name] = size
             sparse = ev.support(n) is not None and len(kept) == 2
             if sparse:
-                nnz[name] = min(int(ev.leaves[k].nnz) for k, _ in ev.support(n))
+                nnz[name] = min(int(ev.facts.sparse[k].nnz) for k, _ in ev.support(n))
             return Access(TensorVar(name, len(kept), "csr" if sparse else "dense"), kept)
         tr = Translator(pre, prefix="p")
         ix = tr.names(root)
@@ -144,26 +140,26 @@ class Pricer:
 def _sampled(ev, n: LazyArray) -> bool:
     """A product sampled on a sparse operand's pattern (priced as an input: the
     same in every plan)."""
-    if n.op != "mul" or not ev.optimize:
+    if not isinstance(n, Mul) or not ev.opts.optimize:
         return False
-    sa, sb = (ev.support(a) for a in n.args)
-    dense = n.args[1] if sa is not None else n.args[0]
+    sa, sb = ev.support(n.a), ev.support(n.b)
+    dense = n.b if sa is not None else n.a
     return (sa is None) != (sb is None) and expensive(dense, ev)
 
 
 def choose(ev, outs) -> dict:
-    """The cheapest plan's choices ({candidate key: materialise?}); ev.fusion gets
-    what explain shows: (candidates, rules' plan and price, chosen plan and price,
-    plans priced, "exhaustive" or "greedy")."""
+    """The cheapest plan's choices ({candidate key: materialise?}), set as ev.plan;
+    ev.report.fusion gets what explain shows: (candidates, rules' plan and price,
+    chosen plan and price, plans priced, "exhaustive" or "greedy")."""
     cands = candidates(ev, outs)
     if not cands:
-        ev.plan, ev.fusion = {}, None
+        ev.plan, ev.report.fusion = {}, None
         return ev.plan
     pricer = Pricer(ev, outs, cands)
     ev.plan = {}
     rules = frozenset(c.key for c in cands if ev.boundary(c, 1))
     priced = {rules: pricer.price(rules)}
-    if len(cands) <= EXHAUSTIVE:
+    if len(cands) <= pricer.tuning.lazy_exhaustive:
         for bits in itertools.product((False, True), repeat=len(cands)):
             plan = frozenset(c.key for c, b in zip(cands, bits) if b)
             if plan not in priced:
@@ -173,7 +169,7 @@ def choose(ev, outs) -> dict:
     else:
         best, how = _greedy(pricer, cands, rules, priced), "greedy"
     ev.plan = {c.key: (c.key in best) for c in cands}
-    ev.fusion = (cands, rules, priced[rules], best, priced[best], len(priced), how)
+    ev.report.fusion = (cands, rules, priced[rules], best, priced[best], len(priced), how)
     return ev.plan
 
 

@@ -7,8 +7,7 @@ import numpy as np
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
 from ..expr.walk import literal_bits
-from .array import LazyArray
-from .show import show
+from .nodes import LazyArray, show
 from .replay import KERNEL_CACHE_SIZE, LRU
 from .translate import Translator
 
@@ -17,9 +16,6 @@ from .translate import Translator
 # KERNEL_CACHE_SIZE: the lookup costs less than ep.compile's own cache key (the
 # tuning is kept alive with it, so its id stays its own)
 KERNELS = LRU(KERNEL_CACHE_SIZE)
-# the e-graph's time limit per kernel when compute() is given no tuning (a program's
-# kernels share the cold call's budget); a given tuning's saturation limits win
-DEFAULT_SATURATION = {"seconds": 0.1}
 
 
 class Dry:
@@ -62,9 +58,10 @@ class KernelContext:
             name = f"t{len(self.names)}"
             self.names[key] = name
             self.nodes[name] = n
-            if n.key not in self.ev.slots:      # stored without a step: not replayable
-                self.ev.store(n.key, v)
-            self.sources[name] = (self.ev.slots[n.key], drop)
+            values = self.ev.values
+            if n.key not in values:     # stored without a step: not replayable
+                values.store(n.key, v)
+            self.sources[name] = (values.slots[n.key], drop)
         name = self.names[key]
         kept = tuple(v for v in ix if v is not None)
         sp = is_sparse(v) and not drop and len(kept) == 2
@@ -77,18 +74,18 @@ class KernelContext:
 
     def kernel(self, e, out_ix, fmt):
         """The compiled kernel of e (from KERNELS when compiled before)."""
-        ev = self.ev
+        run = self.ev.opts
         opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
-        if ev.tuning is None:
-            opts["limits"] = DEFAULT_SATURATION
-        key = (e, literal_bits(e), fmt, out_ix, ev.optimize, ev.threads, id(ev.tuning),
+        if run.tuning is None:      # a given tuning's saturation limits win
+            opts["limits"] = {"seconds": run.knobs.lazy_seconds}
+        key = (e, literal_bits(e), fmt, out_ix, run.optimize, run.threads, id(run.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
         if kern is None:
-            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=ev.optimize,
-                                  optimizer_options=opts if ev.optimize else None,
-                                  threads=ev.threads, tuning=ev.tuning)
-            KERNELS.put(key, (kern, ev.tuning))
+            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=run.optimize,
+                                  optimizer_options=opts if run.optimize else None,
+                                  threads=run.threads, tuning=run.tuning)
+            KERNELS.put(key, (kern, run.tuning))
             return kern
         return kern[0]
 
@@ -96,11 +93,12 @@ class KernelContext:
         """fn(env): the kernel of e run on its inputs' slots, as node's value."""
         ev = self.ev
         kern = self.kernel(e, out_ix, fmt)
-        if ev.dry:
-            ev.log.append(f"kernel -> {fmt} {node.shape}: {e}")
-            ev.log.append("    inputs: " + ", ".join(
-                f"{t}={show(m, ev.leaf_names)}" for t, m in self.nodes.items()))
-            ev.log.extend("    " + ln for ln in brief(kern.explain()))
+        if ev.opts.dry:
+            lines, names = ev.report.lines, ev.report.names
+            lines.append(f"kernel -> {fmt} {node.shape}: {e}")
+            lines.append("    inputs: " + ", ".join(
+                f"{t}={show(m, names)}" for t, m in self.nodes.items()))
+            lines.extend("    " + ln for ln in brief(kern.explain()))
             return lambda env: Dry(node.shape, node.dtype, fmt != "dense")
         dtype, ndtype, shape = kernel_dtype(node.dtype), node.dtype, node.shape
         srcs = [(name, s, drop) for name, (s, drop) in self.sources.items()]
@@ -109,10 +107,6 @@ class KernelContext:
             out = kern(**{name: cast(squeeze(env[s], drop), dtype) for name, s, drop in srcs})
             return reshape(out, ndtype, shape)
         return fn
-
-    def run(self, e, out_ix, fmt, node: LazyArray):
-        """The value of the kernel of e now (see step)."""
-        return self.step(e, out_ix, fmt, node)(self.ev.env)
 
 
 KEPT = ("formats:", "output:", "before ", "after ", "rules ", "e-graph ", "as written ",

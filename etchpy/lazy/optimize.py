@@ -16,13 +16,13 @@ import functools
 from ..expr.walk import accesses
 from ..optimizer.optimize import Optimized
 from ..optimizer.optimize import optimize as optimize_expr
-from .array import LazyArray
+from .nodes import LazyArray, Leaf
 from .ra import to_expr
 
 
 def _leaves(a: LazyArray, out: dict) -> dict:
-    if a.op == "leaf":
-        out.setdefault(a.key, a.param)
+    if isinstance(a, Leaf):
+        out.setdefault(a.key, a.value)
     for x in a.args:
         _leaves(x, out)
     return out

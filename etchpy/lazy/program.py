@@ -34,13 +34,15 @@ import functools
 
 import numpy as np
 
+from .. import maps
 from ..api import compile as compile_kernel
 from ..errors import InputError
 from ..expr.nodes import Expr
 from . import fusion
-from .array import RUN, as_node
-from .show import show
+from .array import as_node
+from .nodes import RUN, Const, Leaf, Map, Pow, Sum, show
 from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
+from .state import Options
 from .steps import Evaluator, to_result
 from .translate import expand_squares, share
 
@@ -64,21 +66,21 @@ def _program(arrays, rewrite: bool, guards=None):
 
 def _finite(guards: list, seen: dict, n) -> bool:
     """Whether n is finite by its leaves and constants (each leaf checked once and
-    noted in guards), through operations that keep finiteness (a map other than
-    abs, maximum and minimum may not: log(0))."""
+    noted in guards), through operations that keep finiteness (a map only when
+    etchpy.maps says it does: not log, log(0) = -inf)."""
     if n.key not in seen:
-        if n.op == "leaf":
-            seen[n.key] = ok = finite_value(n.param)
-            guards.append((n, ok))
-        elif n.op == "const":
-            seen[n.key] = bool(np.isfinite(n.param))
-        elif n.op == "map":
-            fn, arg = n.param
-            seen[n.key] = (fn in ("abs", "maximum", "minimum")
-                           and (arg is None or bool(np.isfinite(arg)))
-                           and _finite(guards, seen, n.args[0]))
-        else:
-            seen[n.key] = all(_finite(guards, seen, a) for a in n.args)
+        match n:
+            case Leaf(value):
+                seen[n.key] = ok = finite_value(value)
+                guards.append((n, ok))
+            case Const(value):
+                seen[n.key] = bool(np.isfinite(value))
+            case Map(a, fn, arg):
+                seen[n.key] = (maps.MAPS[fn].keeps_finite
+                               and (arg is None or bool(np.isfinite(arg)))
+                               and _finite(guards, seen, a))
+            case _:
+                seen[n.key] = all(_finite(guards, seen, a) for a in n.args)
     return seen[n.key]
 
 
@@ -87,7 +89,7 @@ def _sums_a_power(nodes, seen: set) -> bool:
     for n in nodes:
         if n.key not in seen:
             seen.add(n.key)
-            if n.op == "sum" and n.args[0].op == "pow" or _sums_a_power(n.args, seen):
+            if isinstance(n, Sum) and isinstance(n.a, Pow) or _sums_a_power(n.args, seen):
                 return True
     return False
 
@@ -123,17 +125,16 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     tkey = tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
     tape = PROGRAMS.get(key) if tkey is not False else None
-    results = None if tape is None else tape.replay([leaf.param for leaf in leaves])
+    results = None if tape is None else tape.replay([leaf.value for leaf in leaves])
     if results is None:
         checked: list = []
         _, outs, uses, _ = _program(nodes, optimize, checked)
-        ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning,
-                       leaves=leaves)
-        ev.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
+        ev = Evaluator(uses, Options(optimize, threads, tuning), leaves)
+        ev.values.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
         if optimize:
             fusion.choose(ev, outs)
         results = tuple(to_result(o, ev.value(o)) for o in outs)
-        if ev.replayable and tkey is not False:
+        if ev.values.replayable and tkey is not False:
             PROGRAMS.put(key, Tape(ev, outs))
     return results[0] if len(results) == 1 else results
 
@@ -161,22 +162,22 @@ def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         return RUN["approximate"]("explain", arrays, approximation,
                                   dict(optimize=optimize, threads=threads, tuning=tuning))
     nodes, outs, uses, fired = _program(arrays, optimize)
-    ev = Evaluator(uses, optimize=optimize, threads=threads, tuning=tuning, dry=True)
+    ev = Evaluator(uses, Options(optimize, threads, tuning, dry=True))
     _name_leaves(ev, [as_node(a) for a in arrays], set())
     if optimize:
         fusion.choose(ev, outs)
     for o in outs:
         ev.value(o)
-    names = ev.leaf_names
+    names = ev.report.names
     lines = ["lazy program", "  as written:"]
     lines += [f"    out{k} = {show(as_node(a), names)}" for k, a in enumerate(arrays)]
     lines += ["  rewrites:"] + [f"    {f}" for f in fired or ["none"]]
     lines += ["  after:"] + [f"    out{k} = {show(o, names)}" for k, o in enumerate(outs)]
-    shared = sorted({show(n, names) for n in ev.materialised if uses[n.key] > 1})
+    shared = sorted({show(n, names) for n in ev.report.materialised if uses[n.key] > 1})
     lines += ["  common subexpressions computed once:"] + \
         [f"    {s}" for s in shared or ["none"]]
-    lines += _fusion_lines(ev.fusion, names)
-    lines += ["steps:"] + [f"  {s}" for s in ev.log]
+    lines += _fusion_lines(ev.report.fusion, names)
+    lines += ["steps:"] + [f"  {s}" for s in ev.report.lines]
     return "\n".join(lines)
 
 
@@ -201,8 +202,8 @@ def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
     for n in nodes:
         if n.key not in seen:
             seen.add(n.key)
-            if n.op == "leaf":
-                ev.name_leaf(n)
+            if isinstance(n, Leaf):
+                ev.report.name_leaf(n.key)
             _name_leaves(ev, n.args, seen)
 
 

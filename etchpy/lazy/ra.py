@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import equivalent as expr_equivalent
-from .array import LazyArray
+from .nodes import LazyArray, Leaf
 from .translate import Translator
 
 
@@ -21,11 +21,11 @@ def to_expr(a: LazyArray, names: dict | None = None):
     names = {} if names is None else names
 
     def pre(n: LazyArray, ix):
-        if n.op != "leaf":
+        if not isinstance(n, Leaf):
             return None
         name = names.setdefault(n.key, f"X{len(names)}")
         kept = tuple(v for v in ix if v is not None)
-        fmt = getattr(n.param, "format", "dense") if len(kept) == 2 else "dense"
+        fmt = getattr(n.value, "format", "dense") if len(kept) == 2 else "dense"
         return Access(TensorVar(name, len(kept), fmt if fmt in ("csr", "csc") else "dense"),
                       kept)
     tr = Translator(pre)

@@ -10,16 +10,16 @@ import weakref
 
 import numpy as np
 
-from .array import LazyArray
-from .show import show
+from .. import maps
 from .kernel import Dry, is_sparse
-from .sample import Op, Sampler
+from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose, show
+from .sample import entrywise
 
 
 def sparse_input(a: LazyArray) -> bool:
     """Is `a` a sparse input, or the transpose of one (what scipy multiplies)?"""
-    s = a.args[0] if a.op == "T" else a
-    return s.op == "leaf" and is_sparse(s.param)
+    s = a.a if isinstance(a, Transpose) else a
+    return isinstance(s, Leaf) and is_sparse(s.value)
 
 
 class Regions:
@@ -29,21 +29,22 @@ class Regions:
     def library_product(self, n: LazyArray) -> bool:
         """Whether n is a product of a sparse input (or its transpose) and a
         dense operand that is an input or materialised (scipy runs it)."""
-        if not self.optimize or n.op != "matmul":
+        if not self.opts.optimize or not isinstance(n, MatMul):
             return False
-        b = n.args[1]
-        return (sparse_input(n.args[0]) and b.op != "const"
+        b = n.b
+        return (sparse_input(n.a) and not isinstance(b, Const)
                 and self.support(b) is None and self.boundary(b, 1))
 
-    def _scipy_product(self, n: LazyArray):
+    def _scipy_product(self, n: MatMul):
         a, b = n.args
-        x = a.args[0] if a.op == "T" else a
+        flip = isinstance(a, Transpose)
+        x = a.a if flip else a
         self.value(x)
         self.value(b)
         sa, sb = self.slot(x), self.slot(b)
-        flip, dtype, shape = a.op == "T", n.dtype, n.shape
-        self.note(lambda: f"scipy product {n.shape}: {show(n, self.leaf_names)} -> dense")
-        if self.dry:
+        dtype, shape = n.dtype, n.shape
+        self.note(lambda: f"scipy product {n.shape}: {show(n, self.report.names)} -> dense")
+        if self.opts.dry:
             return lambda env: Dry(shape, dtype, False)
 
         view = Transposed() if flip else None
@@ -58,18 +59,18 @@ class Regions:
     def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
         """Whether the region under root holds only element-wise operations on
         dense operands (numpy runs it: a kernel call would cost more)."""
-        if n.op == "const":
+        if isinstance(n, Const):
             return True
         if n is not root and self.boundary(n):
             return not is_sparse(self.value(n))
-        if n.op not in ("add", "mul", "div", "pow", "T", "map"):
+        if not isinstance(n, (Binary, Pow, Transpose, Map)):
             return False
         return all(self._dense_elementwise(a, root) for a in n.args)
 
     def _numpy_region(self, node: LazyArray):
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
-                        f"-> dense: {show(node, self.leaf_names)}")
-        if self.dry:
+                        f"-> dense: {show(node, self.report.names)}")
+        if self.opts.dry:
             return lambda env: Dry(node.shape, node.dtype, False)
         f, dtype, shape = self._region_fn(node, node)[0], node.dtype, node.shape
 
@@ -83,11 +84,11 @@ class Regions:
 
     def _signed_fn(self, n: LazyArray, root: LazyArray):
         """(fn, fresh) of a + (-1·b) as a - b, and of -1·b as -b (one numpy pass)."""
-        if n.op == "mul":
-            m = n.args[1]
+        if isinstance(n, Mul):
+            m = n.b
             return _ufunc_fn(n, np.negative, [m], [self._region_fn(m, root)])
-        a, b = n.args if _negated(n.args[1]) else n.args[::-1]
-        ms = [a, b.args[1]]
+        a, b = n.args if _negated(n.b) else n.args[::-1]
+        ms = [a, b.b]
         return _ufunc_fn(n, np.subtract, ms, [self._region_fn(m, root) for m in ms])
 
     def _region_fn(self, n: LazyArray, root: LazyArray):
@@ -95,45 +96,40 @@ class Regions:
         from slots); fresh when fn returns a new array of n's shape and dtype that
         nothing else holds, which the operation reading it may overwrite with
         its result (one temporary for a chain of operations, the same values)."""
-        if n.op == "const":
-            c = n.param
+        if isinstance(n, Const):
+            c = n.value
             return (lambda env: c), False
         if n is not root and self.boundary(n):
             self.value(n)
             s = self.slot(n)
             return (lambda env: env[s]), False
-        if _negated(n) or n.op == "add" and any(_negated(a) for a in n.args):
+        if _negated(n) or isinstance(n, Add) and any(_negated(a) for a in n.args):
             return self._signed_fn(n, root)
         fs = [self._region_fn(a, root) for a in n.args]
-        if n.op == "T":
-            f = fs[0][0]
-            return (lambda env: f(env).T), False
-        if n.op in _UFUNCS or n.op == "map" and n.param[0] in _UFUNCS:
-            fn, arg = (n.op, None) if n.op in _UFUNCS else n.param
-            return _ufunc_fn(n, _UFUNCS[fn], list(n.args), fs, arg)
-        op, fns = Op(n.op, n.param), [f for f, _ in fs]
-        return (lambda env: Sampler.apply(op, [f(env) for f in fns])), False
+        match n:
+            case Transpose():
+                f = fs[0][0]
+                return (lambda env: f(env).T), False
+            case Binary():
+                return _ufunc_fn(n, n.ufunc, list(n.args), fs)
+            case Map(a, fn, arg) if maps.MAPS[fn].writes_out:     # as a ufunc of a
+                py, c = maps.MAPS[fn].py, 0 if arg is None else arg
+                return _ufunc_fn(n, lambda x, out=None: py(x, c, out=out), [a], fs)
+        op, fns = entrywise(n), [f for f, _ in fs]
+        return (lambda env: op([f(env) for f in fns])), False
 
 
-# the operations a numpy region runs as one ufunc (recip is 1 / x)
-_UFUNCS = {"add": np.add, "mul": np.multiply, "div": np.true_divide, "exp": np.exp,
-           "log": np.log, "sqrt": np.sqrt, "abs": np.abs, "recip": np.true_divide,
-           "maximum": np.maximum, "minimum": np.minimum}
+def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
+    """Whether n's result may be written over its operand m's value (fresh)."""
+    return fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0
 
 
-def _ufunc_fn(n: LazyArray, u, args: list, fs: list, arg=None):
-    """(fn, fresh) of n = u(operands) (u(1, x) for recip, u(x, arg) for maximum
-    and minimum), its result written over the first fresh operand of n's shape
-    and dtype."""
-    reuse = [k for k, (m, (_, fresh)) in enumerate(zip(args, fs))
-             if fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0]
+def _ufunc_fn(n: LazyArray, u, args: list, fs: list):
+    """(fn, fresh) of n = u(operands), its result written over the first fresh
+    operand of n's shape and dtype."""
+    reuse = [k for k, (m, (_, fresh)) in enumerate(zip(args, fs)) if _fresh(n, m, fresh)]
     k = reuse[0] if reuse else -1
     fns = [f for f, _ in fs]
-    if u is np.true_divide and len(fns) == 1:         # recip
-        fns = [lambda env: 1] + fns
-        k = k + 1 if k >= 0 else k
-    elif arg is not None:
-        fns = fns + [lambda env: arg]
     if len(fns) == 1:
         f = fns[0]
         return ((lambda env: u(f(env))) if k < 0 else
@@ -189,7 +185,9 @@ def _forget(cache_ref, _) -> None:
 
 def _negated(n: LazyArray) -> bool:
     """Whether n is -1·b (how unary minus and subtraction are built)."""
-    return (n.op == "mul" and n.args[0].op == "const" and n.args[0].param == -1
-            and n.args[1].shape == n.shape and n.args[1].dtype == n.dtype)
+    match n:
+        case Mul(Const(c), b):
+            return c == -1 and b.shape == n.shape and b.dtype == n.dtype
+    return False
 
 

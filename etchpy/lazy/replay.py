@@ -90,7 +90,7 @@ def signature(nodes) -> tuple:
         leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
         skeys += (n.skey, share)
     sparse: list = []
-    kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.param for leaf in leaves]
+    kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.value for leaf in leaves]
                    if type(v) is not np.ndarray and hasattr(v, "tocsr")])
     return (tuple(skeys), kinds), leaves
 
@@ -106,9 +106,10 @@ class Tape:
     are the leaves."""
 
     def __init__(self, ev, outs):
-        self.nleaves, self.size = ev.nleaf_slots, len(ev.env)
-        self.steps, self.guards = list(ev.steps), list(ev.guards)
-        self.outs = [(ev.slots[o.key], o.dtype, o.shape) for o in outs]
+        values = ev.values
+        self.nleaves, self.size = values.nleaves, len(values.env)
+        self.steps, self.guards = list(values.steps), list(values.guards)
+        self.outs = [(values.slots[o.key], o.dtype, o.shape) for o in outs]
 
     def replay(self, leaves: list):
         """The results on the arrays `leaves` (in the signature's order), or None

@@ -14,15 +14,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..expr.nodes import Index, Mul
-from .array import MAPS, LazyArray, matmul, transpose
+from .. import maps
+from ..expr.nodes import Index, Mul as EMul
+from .array import matmul, transpose
 from .kernel import Dry, KernelContext, is_sparse
+from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum, Transpose
 
-ELEMENTWISE = ("add", "mul", "div", "pow", "map", "T")
+
+def elementwise(n: LazyArray) -> bool:
+    """Whether n is element-wise work on operands of its shape (a transpose's
+    reversed): a Binary, a power, a map or a transpose."""
+    return isinstance(n, (Binary, Pow, Map, Transpose))
+
+
+def operand_shape(n: LazyArray) -> tuple:
+    """The shape an element-wise n's operand has when it is read entry for entry."""
+    return n.shape[::-1] if isinstance(n, Transpose) else n.shape
 
 
 def _outer(n: LazyArray) -> bool:
-    return (n.op == "matmul" and n.args[0].ndim == 2 and n.args[1].ndim == 2
+    return (isinstance(n, MatMul) and n.a.ndim == 2 and n.b.ndim == 2
             and min(n.shape) > 1)
 
 
@@ -33,12 +44,12 @@ def expensive(n: LazyArray, ev) -> bool:
         return False
 
     def holds(m: LazyArray) -> bool:
-        if m.key in ev.memo:
+        if ev.done(m):
             return False
         if _outer(m):
             return True
-        return m.op in ELEMENTWISE and any(holds(a) for a in m.args
-                                           if a.shape == m.shape[::-1 if m.op == "T" else 1])
+        return elementwise(m) and any(holds(a) for a in m.args
+                                      if a.shape == operand_shape(m))
     return holds(n)
 
 
@@ -54,15 +65,16 @@ def sampled_product(ctx, n: LazyArray, ix):
     if sparse.shape != n.shape or dense.shape != n.shape or not expensive(dense, ev):
         return None
     s_val = ev.value(sparse)
-    key = ("sampled", dense.key, sparse.key)
-    if key not in ev.memo:
-        ev.memo[key] = _sample(ev, dense, sparse, s_val)
-    g = LazyArray("leaf", (), n.shape, dense.dtype, ev.memo[key][0])
-    if g.key not in ev.slots:
-        ev.store(g.key, *ev.memo[key])
+    key = (dense.key, sparse.key)
+    g = ev.facts.sampled.get(key)
+    if g is None:
+        v, fn = _sample(ev, dense, sparse, s_val)
+        g = ev.facts.sampled[key] = Leaf(v, shape=n.shape, dtype=dense.dtype)
+        if g.key not in ev.values:
+            ev.values.store(g.key, v, fn)
     es = ctx.bind(sparse, s_val, ix)
-    eg = ctx.bind(g, ev.memo[key][0], ix)
-    return Mul(es, eg)
+    eg = ctx.bind(g, g.value, ix)
+    return EMul(es, eg)
 
 
 def _sample(ev, node: LazyArray, sparse: LazyArray, s_val):
@@ -70,13 +82,14 @@ def _sample(ev, node: LazyArray, sparse: LazyArray, s_val):
     computing it from the slots)."""
     ev.note(lambda: f"sampled {node.shape} on the stored entries of a sparse operand "
             f"-> csr (its pattern)")
-    if ev.dry:
+    if ev.opts.dry:
         Sampler(ev, None).values(node, False)
         return Dry(node.shape, node.dtype, True), None
     ss = ev.slot(sparse)
-    ps = ss if s_val.format == "csr" else ev.derived(("csr", ss), lambda env: env[ss].tocsr())
+    ps = ss if s_val.format == "csr" else ev.values.derived(
+        ("csr", ss), lambda env: env[ss].tocsr(), False)
     fn = _on(Sampler(ev, ps).values(node, False), ps, node.dtype)
-    return fn(ev.env), fn
+    return fn(ev.values.env), fn
 
 
 def _on(f, ps: int, dtype):
@@ -90,16 +103,6 @@ def _on(f, ps: int, dtype):
         vals = np.broadcast_to(np.asarray(vals, dtype=dtype), p.data.shape).copy()
         return sps.csr_array((vals, p.indices, p.indptr), shape=p.shape)
     return fn
-
-
-class Op:
-    """A node's op and param without its operands (what a recorded step keeps:
-    never the arrays of a run)."""
-
-    __slots__ = ("op", "param")
-
-    def __init__(self, op, param):
-        self.op, self.param = op, param
 
 
 class Rows:
@@ -126,52 +129,37 @@ class Sampler:
 
     def __init__(self, ev, ps):
         self.ev, self.ps = ev, ps
-        self.p = None if ps is None else ev.env[ps]
+        self.p = None if ps is None else ev.values.env[ps]
         self._rows = None
 
     def rows(self) -> int:
         """The slot of the pattern's Rows (a step of its own, made once)."""
         if self._rows is None:
             ps = self.ps
-            self._rows = self.ev.derived(("rows", ps), lambda env: Rows(env[ps]))
+            self._rows = self.ev.values.derived(("rows", ps), lambda env: Rows(env[ps]),
+                                                self.ev.opts.dry)
         return self._rows
 
     def values(self, n: LazyArray, flip: bool):
-        op = n.op
-        if n.key in self.ev.memo or op in ("leaf", "const", "sum"):
+        if self.ev.done(n) or isinstance(n, (Leaf, Const, Sum)):
             return self.gather(n, flip)
-        if op == "T":
-            child = n.args[0]
-            if _outer(child):
-                x, y = child.args
+        match n:
+            case Transpose(MatMul(x, y) as child) if _outer(child):
                 return self.values(matmul(transpose(y), transpose(x)), flip)
-            return self.values(child, not flip)
+            case Transpose(child):
+                return self.values(child, not flip)
         if _outer(n):
             return self.sddmm(n, flip)
-        if op == "mul" and not flip:
+        if isinstance(n, Mul) and not flip:
             weighted = self.weighted(n)
             if weighted is not None:
                 return weighted
-        if op not in ELEMENTWISE:
+        if not elementwise(n):
             return self.gather(n, flip)
         fs = [self.values(a, flip) if a.shape == n.shape else self.gather(a, flip)
               for a in n.args]
-        o, apply = Op(n.op, n.param), Sampler.apply
-        return lambda env: apply(o, [f(env) for f in fs])
-
-    @staticmethod
-    def apply(n, vals):
-        match n.op:
-            case "add":
-                return vals[0] + vals[1]
-            case "mul":
-                return vals[0] * vals[1]
-            case "div":
-                return vals[0] / vals[1]
-            case "pow":
-                return vals[0] ** n.param
-        fn, arg = n.param
-        return MAPS[fn](vals[0]) if arg is None else MAPS[fn](vals[0], arg)
+        op = entrywise(n)
+        return lambda env: op([g(env) for g in fs])
 
     def gather(self, n: LazyArray, flip: bool):
         """n materialised, read at (r, c) (broadcasting a lower-dimensional n)."""
@@ -193,8 +181,8 @@ class Sampler:
         """S * (A @ B) with S a sparse leaf of the pattern: one SDDMM weighted by
         S's values (no separate product), or None."""
         for s, g in (n.args, n.args[::-1]):
-            if (s.op == "leaf" and is_sparse(s.param) and _outer(g) and self.p is not None
-                    and same_pattern(self.ev, s.param, self.p)):
+            if (isinstance(s, Leaf) and is_sparse(s.value) and _outer(g) and self.p is not None
+                    and same_pattern(self.ev, s.value, self.p)):
                 return self.sddmm(g, False, s)
         return None
 
@@ -209,14 +197,14 @@ class Sampler:
         if weights is not None:
             leaf, val = weights, ev.value(weights)
         else:
-            val = _dry_pattern(shape, n.dtype) if ps is None else _ones(self.p)
-            leaf = LazyArray("leaf", (), shape, n.dtype, val)
-            ev.store(leaf.key, val, None if ps is None else (lambda env: _ones(env[ps])))
-        ev.leaf_names.setdefault(leaf.key, "P (the sparse pattern)" if weights is None
-                                 else "the sparse factor")
+            val = Dry(shape, n.dtype, True) if ps is None else _ones(self.p)
+            leaf = Leaf(val, shape=shape, dtype=n.dtype)
+            ev.values.store(leaf.key, val, None if ps is None else (lambda env: _ones(env[ps])))
+        ev.report.names.setdefault(leaf.key, "P (the sparse pattern)" if weights is None
+                                   else "the sparse factor")
         pat = ctx.bind(leaf, val, (i, j))
-        e = Mul(pat, ctx.tr.expr(n, (j, i) if flip else (i, j)))
-        kern = ctx.step(e, (i, j), "csr", LazyArray("leaf", (), shape, n.dtype, None))
+        e = EMul(pat, ctx.tr.expr(n, (j, i) if flip else (i, j)))
+        kern = ctx.step(e, (i, j), "csr", Leaf(None, shape=shape, dtype=n.dtype))
         if ps is None:
             return lambda env: 0.0
         rows = self.rows()
@@ -259,11 +247,12 @@ def same_pattern(ev, a, b) -> bool:
     if a is b:
         return True
     key = (id(a), id(b))
-    if key not in ev.patterns:
-        ev.patterns[key] = (a.format == b.format == "csr" and a.shape == b.shape
+    patterns = ev.facts.patterns
+    if key not in patterns:
+        patterns[key] = (a.format == b.format == "csr" and a.shape == b.shape
                             and np.array_equal(a.indptr, b.indptr)
                             and np.array_equal(a.indices, b.indices))
-    return ev.patterns[key]
+    return patterns[key]
 
 
 def on_pattern(ev, node: LazyArray, ps):
@@ -272,11 +261,24 @@ def on_pattern(ev, node: LazyArray, ps):
     its pattern."""
     ev.note(lambda: f"element-wise {node.shape} on the stored entries of its sparse "
             f"operands (one pattern) -> csr")
-    if ev.dry:
+    if ev.opts.dry:
         Sampler(ev, None).values(node, False)
         return lambda env: Dry(node.shape, node.dtype, True)
     return _on(Sampler(ev, ps).values(node, False), ps, node.dtype)
 
 
-def _dry_pattern(shape, dtype):
-    return Dry(shape, dtype, True)
+
+def entrywise(n: LazyArray):
+    """f(values of n's operands) -> n's values, for element-wise n (a Binary, a
+    power or a map); it keeps n's operation and parameters only, never n (a
+    recorded step holds no array of the run that recorded it)."""
+    match n:
+        case Binary():
+            apply = n.apply
+            return lambda v: apply(v[0], v[1])
+        case Pow(_, p):
+            return lambda v: v[0] ** p
+        case Map(_, fn, arg):
+            py, a = maps.MAPS[fn].py, 0 if arg is None else arg
+            return lambda v: py(v[0], a)
+    raise AssertionError(f"{type(n).__name__} is not element-wise")

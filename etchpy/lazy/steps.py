@@ -22,199 +22,170 @@ from __future__ import annotations
 
 import numpy as np
 
-from .array import MAPS, LazyArray
+from .. import maps
 from .kernel import Dry, KernelContext, is_sparse
+from .nodes import Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum, Transpose, Add, Div
 from .regions import Regions
 from .replay import finite as finite_value, result
-from .translate import ZERO_PRESERVING
+from .state import Facts, Options, Report, Values
 from . import sample
 
 
-def map_preserves_zero(node: LazyArray) -> bool:
-    fn, arg = node.param
-    if fn in ("maximum", "minimum"):
-        return (arg <= 0) if fn == "maximum" else (arg >= 0)
-    return fn in ZERO_PRESERVING
+def keeps_zero(node: Map) -> bool:
+    """Whether the map node is zero where its operand is (etchpy.maps.keeps_zero)."""
+    return maps.keeps_zero(node.fn, node.arg)
 
 
 def contracts(n: LazyArray) -> bool:
     """Whether n holds a matrix product or a sum (before any leaf)."""
-    return n.op in ("matmul", "sum") or any(contracts(a) for a in n.args)
+    return isinstance(n, (MatMul, Sum)) or any(contracts(a) for a in n.args)
 
 
 def does_work(n: LazyArray) -> bool:
-    if n.op in ("leaf", "const", "T"):
-        return False
-    return not (n.op == "mul" and all(a.op in ("leaf", "const") for a in n.args))
+    """Whether n computes anything (not an input, a scalar, a transpose, or a
+    product of inputs and scalars: read where it is used)."""
+    match n:
+        case Leaf() | Const() | Transpose():
+            return False
+        case Mul(a, b):
+            return not (isinstance(a, (Leaf, Const)) and isinstance(b, (Leaf, Const)))
+    return True
 
 
 class Evaluator(Regions):
-    """Values of a program's nodes; `uses` counts each node's consumers (by key).
+    """Values of a program's nodes, one job per field: `uses` counts each node's
+    consumers (by key; read only), `opts` is how it runs (state.Options),
+    `values` the values computed and their steps (state.Values: what a Tape
+    replays), `facts` the answers about nodes memoised for the run
+    (state.Facts), `report` what explain shows (state.Report), and `plan` the
+    fusion plan's choices ({candidate key: materialise?}; etchpy.lazy.fusion
+    sets it)."""
 
-    Each value has a slot in `env` (the `leaves` given first, in that order);
-    `steps` lists (slot, fn) for every value computed as fn(env) from the slots
-    before it, `guards` (slot, finite) the values whose finiteness chose a step;
-    `replayable` is False once a value was computed otherwise (etchpy.lazy.replay).
-    """
-
-    def __init__(self, uses, optimize=True, threads=1, tuning=None, dry=False, leaves=()):
-        self.uses, self.optimize, self.threads = uses, optimize, threads
-        self.tuning, self.dry = tuning, dry
-        self.memo: dict = {}
-        self.env: list = []
-        self.slots: dict = {}
-        self.steps: list = []
-        self.guards: list = []
-        self.replayable = not dry
-        self.plan: dict = {}          # the fusion plan's choices (etchpy.lazy.fusion)
-        self.fusion = None            # what the fusion planner priced, for explain
-        for leaf in leaves:
-            self.slots[leaf.key] = len(self.env)
-            self.env.append(leaf.param)
-            self.memo[leaf.key] = leaf.param
-        self.nleaf_slots = len(self.env)
-        self.supports: dict = {}
-        self.leaf_names: dict = {}
-        self.materialised: list = []
-        self.log: list = []
-        self.nleaves = 0
-        self.leaves: dict = {}        # sparse leaf values by key (for their patterns)
-        self.patterns: dict = {}      # same_pattern's answers
-
-    def name_leaf(self, node: LazyArray) -> None:
-        """Name a leaf X0, X1, ... in the order they are first met."""
-        if node.key not in self.leaf_names:
-            self.leaf_names[node.key] = f"X{self.nleaves}"
-            self.nleaves += 1
+    def __init__(self, uses, opts: Options = Options(), leaves=()):
+        self.uses, self.opts = uses, opts
+        self.values = Values(leaves, opts.dry)
+        self.facts = Facts()
+        self.report = Report()
+        self.plan: dict = {}
 
     def note(self, text) -> None:
         """Log a step (explain only: text is a function making the line)."""
-        if self.dry:
-            self.log.append(text())
-
-    # ----------------------------------------------------------------- values
-    def store(self, key, v, fn=None):
-        """Give v a slot (fn: how it is computed from the slots before it; None:
-        not replayable unless v is a leaf given at construction)."""
-        self.slots[key] = len(self.env)
-        self.env.append(v)
-        self.memo[key] = v
-        if fn is not None:
-            self.steps.append((self.slots[key], fn))
-        else:
-            self.replayable = False
-        return v
-
-    def derived(self, key, fn) -> int:
-        """The slot of fn(env), a value computed from the slots (once per key)."""
-        if key not in self.slots:
-            self.store(key, None if self.dry else fn(self.env), None if self.dry else fn)
-        return self.slots[key]
+        if self.opts.dry:
+            self.report.lines.append(text())
 
     def slot(self, node: LazyArray) -> int:
         """The slot of a computed node."""
-        return self.slots[node.key]
+        return self.values.slots[node.key]
+
+    def done(self, node: LazyArray) -> bool:
+        """Whether node's value is computed (or given)."""
+        return node.key in self.values.slots
 
     def value(self, node: LazyArray):
-        v = self.memo.get(node.key, self)
+        """node's value, computed (and its step recorded) on first use."""
+        v = self.values.get(node.key, self)
         if v is not self:
             return v
-        if node.op == "leaf":
-            self.name_leaf(node)
-            return self.store(node.key, node.param)
-        if node.op == "const":
-            c = np.asarray(node.param, dtype=node.dtype)
-            return self.store(node.key, c, lambda env: c)
-        if node.op == "map" and not self.optimize:
-            fn = self._map(node)
-        elif node.op == "mul" and self._unsafe_product(node):
-            fn = self._dense_product(node)
-        elif self.pattern_region(node):
-            fn = sample.on_pattern(self, node, self.pattern_slot(node))
-        elif self.library_product(node):
-            fn = self._scipy_product(node)
-        elif self._dense_elementwise(node, node):
-            fn = self._numpy_region(node)
-        else:
-            fn = self._kernel(node)
-        self.materialised.append(node)
+        store = self.values.store
+        match node:
+            case Leaf(value):
+                self.report.name_leaf(node.key)
+                return store(node.key, value)
+            case Const(value):
+                c = np.asarray(value, dtype=node.dtype)
+                return store(node.key, c, lambda env: c)
+        fn = self._step(node)
+        self.report.materialised.append(node)
         if fn is not None:
-            v = fn(self.env)
-        return self.store(node.key, v, None if self.dry else fn)
+            v = fn(self.values.env)
+        return store(node.key, v, None if self.opts.dry else fn)
 
-    def _map(self, node: LazyArray):
-        fn, arg = node.param
-        v = self.value(node.args[0])
-        s, keep = self.slot(node.args[0]), is_sparse(v) and map_preserves_zero(node)
+    def _step(self, node: LazyArray):
+        """fn(env) computing node (see the module doc for the kinds of step)."""
+        if isinstance(node, Map) and not self.opts.optimize:
+            return self._map(node)
+        if isinstance(node, Mul) and self._unsafe_product(node):
+            return self._dense_product(node)
+        if self.pattern_region(node):
+            return sample.on_pattern(self, node, self.pattern_slot(node))
+        if self.library_product(node):
+            return self._scipy_product(node)
+        if self._dense_elementwise(node, node):
+            return self._numpy_region(node)
+        return self._kernel(node)
+
+    def _map(self, node: Map):
+        m, arg = maps.MAPS[node.fn], node.arg
+        v = self.value(node.a)
+        s, keep = self.slot(node.a), is_sparse(v) and keeps_zero(node)
         fmt, dtype = ("csr" if keep else "dense"), node.dtype
-        self.note(lambda: f"numpy {fn}{'' if arg is None else f'(·, {arg!r})'} of a "
+        self.note(lambda: f"numpy {m.name}{'' if arg is None else f'(·, {arg!r})'} of a "
                         f"{'sparse' if is_sparse(v) else 'dense'} {node.shape} "
                         f"-> {fmt}{' (stored values only)' if keep else ''}")
-        if self.dry:
+        if self.opts.dry:
             return lambda env: Dry(node.shape, node.dtype, keep)
-        f = (lambda x: MAPS[fn](x)) if arg is None else (lambda x: MAPS[fn](x, arg))
+        py, a = m.py, 0 if arg is None else arg
 
         def step(env):
             x = env[s]
             with np.errstate(all="ignore"):
                 if keep:
                     out = x.tocsr(copy=True)
-                    out.data = f(out.data).astype(dtype, copy=False)
+                    out.data = py(out.data, a).astype(dtype, copy=False)
                     return out
-                return np.asarray(f(x.toarray() if is_sparse(x) else x), dtype=dtype)
+                return np.asarray(py(x.toarray() if is_sparse(x) else x, a), dtype=dtype)
         return step
 
     # ---------------------------------------------------------------- support
     def support(self, n: LazyArray):
         """A frozenset of (sparse leaf key, transposed) whose supports' union holds
         n's nonzeros, or None (dense)."""
-        if n.key in self.supports:
-            return self.supports[n.key]
-        s = self._support(n)
-        self.supports[n.key] = s
+        supports = self.facts.supports
+        if n.key in supports:
+            return supports[n.key]
+        s = supports[n.key] = self._support(n)
         return s
 
     def _support(self, n: LazyArray):
-        match n.op:
-            case "leaf":
-                if not is_sparse(n.param):
+        match n:
+            case Leaf(value):
+                if not is_sparse(value):
                     return None
-                self.leaves[n.key] = n.param
+                self.facts.sparse[n.key] = value
                 return frozenset({(n.key, False)})
-            case "T":
-                s = self.support(n.args[0])
+            case Transpose(a):
+                s = self.support(a)
                 return None if s is None else frozenset((k, not t) for k, t in s)
-            case "add":
-                sa, sb = (self.support(a) for a in n.args)
+            case Add(a, b):
+                sa, sb = self.support(a), self.support(b)
                 return None if sa is None or sb is None else sa | sb
-            case "mul":
-                sa, sb = (self.support(a) for a in n.args)
+            case Mul(a, b):
+                sa, sb = self.support(a), self.support(b)
                 if sa is not None and sb is not None:
                     return min(sa, sb, key=len)
                 return sa if sa is not None else sb
-            case "pow":
-                return self.support(n.args[0]) if n.param > 0 else None
-            case "div":
-                return self.support(n.args[0])
-            case "map":
-                return self.support(n.args[0]) if map_preserves_zero(n) else None
+            case Pow(a, p):
+                return self.support(a) if p > 0 else None
+            case Div(a):
+                return self.support(a)
+            case Map(a):
+                return self.support(a) if keeps_zero(n) else None
         return None
 
     def finite(self, n: LazyArray) -> bool:
         """Whether n holds no inf or nan (maps and materialised nodes are checked;
         sampled nodes are assumed finite off the support they are sampled on)."""
-        if n.op == "map" or n.key in self.memo:
+        if isinstance(n, Map) or self.done(n):
             v = self.value(n)
             if isinstance(v, Dry):
                 return True
             ok = finite_value(v)
-            if (self.slot(n), ok) not in self.guards:
-                self.guards.append((self.slot(n), ok))
+            self.values.guard(self.slot(n), ok)
             return ok
         return all(self.finite(a) for a in n.args) and (
-            n.op != "const" or bool(np.isfinite(n.param)))
+            not isinstance(n, Const) or bool(np.isfinite(n.value)))
 
-    def _unsafe_product(self, n: LazyArray) -> bool:
+    def _unsafe_product(self, n: Mul) -> bool:
         """A product of a sparse operand and one that is not finite everywhere: the
         kernel would skip numpy's 0·inf = nan off the sparse support."""
         a, b = n.args
@@ -222,18 +193,18 @@ class Evaluator(Regions):
         if (sa is None) == (sb is None):
             return False
         dense = b if sa is not None else a
-        if self.optimize and sample.expensive(dense, self):
+        if self.opts.optimize and sample.expensive(dense, self):
             return False        # sampled on the sparse support: assumed finite there
         return not self.finite(dense)
 
-    def _dense_product(self, n: LazyArray):
+    def _dense_product(self, n: Mul):
         self.note(lambda: f"numpy product of dense copies {n.shape} (a factor is not "
                         f"finite off the other's sparse support) -> dense")
-        if self.dry:
+        if self.opts.dry:
             return lambda env: Dry(n.shape, n.dtype, False)
         for a in n.args:
             self.value(a)
-        sa, sb, dtype = self.slot(n.args[0]), self.slot(n.args[1]), n.dtype
+        sa, sb, dtype = self.slot(n.a), self.slot(n.b), n.dtype
 
         def step(env):
             va, vb = (v.toarray() if is_sparse(v) else v for v in (env[sa], env[sb]))
@@ -248,7 +219,7 @@ class Evaluator(Regions):
         s = self.support(n)
         if not s or any(t for _, t in s):
             return None
-        vals = [self.leaves[k] for k, _ in s]
+        vals = [self.facts.sparse[k] for k, _ in s]
         p = vals[0]
         if p.format != "csr" or not p.has_sorted_indices:
             return None
@@ -257,24 +228,25 @@ class Evaluator(Regions):
     def pattern_slot(self, n: LazyArray):
         """The slot of the csr leaf single_pattern(n) (None in a dry run)."""
         p = self.single_pattern(n)
-        return None if self.dry else next(self.slots[k] for k, _ in self.support(n)
-                                          if self.leaves[k] is p)
+        return None if self.opts.dry else next(
+            self.values.slots[k] for k, _ in self.support(n) if self.facts.sparse[k] is p)
 
     def pattern_region(self, n: LazyArray) -> bool:
         """Whether n is element-wise work best done on its one sparse pattern's
         stored values: it holds a sampled product or two sparse operands."""
-        if (not self.optimize or n.ndim != 2 or n.op not in sample.ELEMENTWISE
-                or n.op == "T" or n.key in self.memo or self.single_pattern(n) is None):
+        if (not self.opts.optimize or n.ndim != 2 or not sample.elementwise(n)
+                or isinstance(n, Transpose) or self.done(n) or self.single_pattern(n) is None):
             return False
         region, stack = [], [n]
         while stack:
             m = stack.pop()
-            if m.op == "mul" and self._unsafe_product(m):
+            if isinstance(m, Mul) and self._unsafe_product(m):
                 return False
             region.append(m)
-            stack += [a for a in m.args if a.op in sample.ELEMENTWISE
-                      and a.key not in self.memo and a.shape == m.shape[::-1 if m.op == "T" else 1]]
-        leaves = {a.key for m in region for a in m.args if a.op == "leaf" and is_sparse(a.param)}
+            stack += [a for a in m.args if sample.elementwise(a) and not self.done(a)
+                      and a.shape == sample.operand_shape(m)]
+        leaves = {a.key for m in region for a in m.args
+                  if isinstance(a, Leaf) and is_sparse(a.value)}
         return len(leaves) > 1 or any(sample.expensive(a, self) for m in region
                                       for a in m.args)
 
@@ -282,27 +254,28 @@ class Evaluator(Regions):
     def boundary(self, n: LazyArray, depth: int = 0) -> bool:
         """Whether n is materialised, read inside a kernel under `depth` sums (0:
         at the top of its kernel, or a numpy region)."""
-        if n.op == "leaf" or n.key in self.memo or self.pattern_region(n):
+        if isinstance(n, Leaf) or self.done(n) or self.pattern_region(n):
             return True
-        if n.op == "map" and (not self.optimize or contracts(n.args[0]) and depth > 0):
+        opt = self.opts.optimize
+        if isinstance(n, Map) and (not opt or contracts(n.a) and depth > 0):
             return True     # computed once, not once per entry of an enclosing product
-        if n.op == "mul" and self._unsafe_product(n):
+        if isinstance(n, Mul) and self._unsafe_product(n):
             return True
         choice = self.plan.get(n.key)
         if choice is not None:
             return choice   # a candidate of the fusion plan
-        if self.optimize and depth > 0 and self.lifts(n):
+        if opt and depth > 0 and self.lifts(n):
             return True     # element-wise work on a map of a sum: one kernel of its own
         return (self.uses[n.key] > 1 and does_work(n)
-                and not (self.optimize and sample.expensive(n, self)))
+                and not (opt and sample.expensive(n, self)))
 
     def lifts(self, n: LazyArray) -> bool:
         """Whether n is dense element-wise work holding, through operands of its
         shape, a map of a sum: under a sum it is materialised whole (the map and
         the work on it, once each), not the map alone."""
-        if n.op not in ("add", "mul", "pow", "map") or n.key in self.memo:
+        if not isinstance(n, (Add, Mul, Pow, Map)) or self.done(n):
             return False
-        if n.op == "map" and contracts(n.args[0]):
+        if isinstance(n, Map) and contracts(n.a):
             return True
         return self.support(n) is None and any(
             a.shape == n.shape and self.lifts(a) for a in n.args)
@@ -310,9 +283,9 @@ class Evaluator(Regions):
     def pre(self, ctx: KernelContext, n: LazyArray, ix):
         """The expression of n inside the kernel of ctx when it is an input (a
         materialised node) or a sampled product; None to fuse it."""
-        if n is not ctx.root and n.op != "const" and self.boundary(n, ctx.tr.depth):
+        if n is not ctx.root and not isinstance(n, Const) and self.boundary(n, ctx.tr.depth):
             return ctx.bind(n, self.value(n), ix)
-        if n.op == "mul" and self.optimize:
+        if isinstance(n, Mul) and self.opts.optimize:
             return sample.sampled_product(ctx, n, ix)
         return None
 
@@ -328,5 +301,4 @@ class Evaluator(Regions):
 
 def to_result(node: LazyArray, v):
     """A computed value as compute returns it (numpy scalar for 0-d)."""
-    return result(v, node.dtype, node.shape, v is node.param)
-
+    return result(v, node.dtype, node.shape, isinstance(node, Leaf) and v is node.value)

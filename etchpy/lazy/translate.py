@@ -21,13 +21,12 @@ on a sparse support) is an input of the expression, bound by the callback `pre`.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from ..expr.maps import map as map_expr
-from ..expr.nodes import Add, Expr, Index, Lit, Mul, Sum
-from .array import LazyArray, as_node, binary, map_node, matmul, reduce_sum, transpose
-
-# maps with f(0) = 0 keep their operand's support (maximum/minimum by their scalar)
-ZERO_PRESERVING = {"sqrt", "abs"}
+from ..expr.nodes import Add as EAdd, Expr, Index, Lit, Mul as EMul, Sum as ESum
+from .array import as_node, binary, map_node, matmul, reduce_sum, transpose
+from .nodes import Add, Const, Div, LazyArray, Map, MatMul, Mul, Pow, Sum, Transpose
 
 
 def share(outputs) -> tuple[list[LazyArray], Counter]:
@@ -42,8 +41,7 @@ def share(outputs) -> tuple[list[LazyArray], Counter]:
         args = tuple(walk(a) for a in n.args)
         for a in set(a.key for a in args):
             uses[a] += 1
-        node = n if all(x is y for x, y in zip(args, n.args)) else \
-            LazyArray(n.op, args, n.shape, n.dtype, n.param)
+        node = n if all(x is y for x, y in zip(args, n.args)) else n.with_args(*args)
         canon[n.key] = node
         return node
 
@@ -55,27 +53,26 @@ def share(outputs) -> tuple[list[LazyArray], Counter]:
 
 def _terms(n: LazyArray, coef=1):
     """n as a list of (coefficient, term) through +, scalar * and unary -."""
-    if n.op == "add":
-        return _terms(n.args[0], coef) + _terms(n.args[1], coef)
-    if n.op == "mul":
-        a, b = n.args
-        if a.op == "const":
-            return _terms(b, coef * a.param)
-        if b.op == "const":
-            return _terms(a, coef * b.param)
+    match n:
+        case Add(a, b):
+            return _terms(a, coef) + _terms(b, coef)
+        case Mul(Const(c), b):
+            return _terms(b, coef * c)
+        case Mul(a, Const(c)):
+            return _terms(a, coef * c)
     return [(coef, n)]
 
 
 def _is_product(t: LazyArray) -> bool:
-    return t.op == "matmul" and t.args[0].ndim == 2 and t.args[1].ndim == 2
+    return type(t) is MatMul and t.a.ndim == 2 and t.b.ndim == 2
 
 
 def _pair_sum(a: LazyArray, b: LazyArray) -> LazyArray:
     """Σ a∘b, with Σ (A·B)∘(C·D) = Σ (AᵀC)∘(B·Dᵀ) for two products."""
     if _is_product(a) and _is_product(b):
         (p, q), (r, s) = a.args, b.args
-        return reduce_sum(binary("mul", matmul(transpose(p), r), matmul(q, transpose(s))))
-    return reduce_sum(binary("mul", a, b))
+        return reduce_sum(binary(Mul, matmul(transpose(p), r), matmul(q, transpose(s))))
+    return reduce_sum(binary(Mul, a, b))
 
 
 def expand_squares(node: LazyArray, fired: list, memo=None, finite=None) -> LazyArray:
@@ -88,32 +85,37 @@ def expand_squares(node: LazyArray, fired: list, memo=None, finite=None) -> Lazy
     if node.key in memo:
         return memo[node.key]
     args = tuple(expand_squares(a, fired, memo, finite) for a in node.args)
-    n = node if all(x is y for x, y in zip(args, node.args)) else \
-        LazyArray(node.op, args, node.shape, node.dtype, node.param)
+    n = node if all(x is y for x, y in zip(args, node.args)) else node.with_args(*args)
     out = n
-    if (n.op == "sum" and len(n.param[0]) == n.args[0].ndim and not n.param[1]
-            and n.args[0].op == "pow" and n.args[0].param == 2):
-        x = n.args[0].args[0]
-        terms = _terms(x)
-        if (x.ndim == 2 and len(terms) > 1 and any(_is_product(t) for _, t in terms)
-                and all(t.shape == x.shape for _, t in terms)
-                and (finite is None or finite(x))):
-            parts = []
-            for a, (ca, ta) in enumerate(terms):
-                for b in range(a, len(terms)):
-                    cb, tb = terms[b]
-                    c = ca * cb * (1 if a == b else 2)
-                    term = _pair_sum(ta, tb)
-                    parts.append(term if c == 1 else binary("mul", as_node(c), term))
-            out = parts[0]
-            for p in parts[1:]:
-                out = binary("add", out, p)
-            out = map_node("maximum", out, 0)       # a sum of squares is never < 0
-            if out.dtype != n.dtype:
-                out = LazyArray(out.op, out.args, out.shape, n.dtype, out.param)
-            fired.append(f"square expansion: Σ (Σ_a c_a·t_a)² over {len(terms)} terms "
-                         f"-> {len(parts)} sums, products as Gram matrices")
+    match n:
+        case Sum(Pow(x, 2) as sq, axes, False) if len(axes) == sq.ndim:
+            out = _expand(n, x, fired, finite)
     memo[node.key] = out
+    return out
+
+
+def _expand(n: Sum, x: LazyArray, fired: list, finite) -> LazyArray:
+    """Σ x² over every axis with x a sum of terms expanded (or n itself)."""
+    terms = _terms(x)
+    if not (x.ndim == 2 and len(terms) > 1 and any(_is_product(t) for _, t in terms)
+            and all(t.shape == x.shape for _, t in terms)
+            and (finite is None or finite(x))):
+        return n
+    parts = []
+    for a, (ca, ta) in enumerate(terms):
+        for b in range(a, len(terms)):
+            cb, tb = terms[b]
+            c = ca * cb * (1 if a == b else 2)
+            term = _pair_sum(ta, tb)
+            parts.append(term if c == 1 else binary(Mul, as_node(c), term))
+    out = parts[0]
+    for p in parts[1:]:
+        out = binary(Add, out, p)
+    out = map_node("maximum", out, 0)       # a sum of squares is never < 0
+    if out.dtype != n.dtype:
+        out = replace(out, dtype=n.dtype)
+    fired.append(f"square expansion: Σ (Σ_a c_a·t_a)² over {len(terms)} terms "
+                 f"-> {len(parts)} sums, products as Gram matrices")
     return out
 
 
@@ -143,31 +145,32 @@ class Translator:
         return tuple(self.fresh(n) for n in node.shape)
 
     def expr(self, node: LazyArray, ix: tuple) -> Expr:
-        op, a = node.op, node.args
-        if op == "const":
-            return Lit(node.param.item() if hasattr(node.param, "item") else node.param)
+        if type(node) is Const:
+            v = node.value
+            return Lit(v.item() if hasattr(v, "item") else v)
         got = self.pre(node, ix)
-        if got is not None:
-            return got
-        if op in ("add", "mul"):
-            ea = self.expr(a[0], child_names(node.shape, a[0], ix))
-            eb = self.expr(a[1], child_names(node.shape, a[1], ix))
-            return Add(ea, eb) if op == "add" else Mul(ea, eb)
-        if op == "div":     # by a scalar (a division by an array is a boundary)
-            return Mul(self.expr(a[0], child_names(node.shape, a[0], ix)),
-                       Lit(1 / a[1].param))
-        if op == "pow":
-            return self.expr(a[0], ix) ** node.param
-        if op == "T":
-            return self.expr(a[0], ix[::-1])
-        if op == "map":     # ep.map: a contracted operand is its own temporary
-            fn, arg = node.param
-            return map_expr(fn, self.expr(a[0], ix), arg)
-        if op == "matmul":
-            return self._matmul(a[0], a[1], ix)
-        if op == "sum":
-            return self._sum(node, ix)
-        raise AssertionError(f"no translation for {op}")
+        return got if got is not None else self._expr(node, ix)
+
+    def _expr(self, node: LazyArray, ix: tuple) -> Expr:
+        """The expression of node translated here (not an input)."""
+        match node:
+            case Add(a, b) | Mul(a, b):
+                ea = self.expr(a, child_names(node.shape, a, ix))
+                eb = self.expr(b, child_names(node.shape, b, ix))
+                return EAdd(ea, eb) if type(node) is Add else EMul(ea, eb)
+            case Div(a, Const(c)):  # by a scalar (a division by an array is a boundary)
+                return EMul(self.expr(a, child_names(node.shape, a, ix)), Lit(1 / c))
+            case Pow(a, n):
+                return self.expr(a, ix) ** n
+            case Transpose(a):
+                return self.expr(a, ix[::-1])
+            case Map(a, fn, arg):   # ep.map: a contracted operand is its own temporary
+                return map_expr(fn, self.expr(a, ix), arg)
+            case MatMul(a, b):
+                return self._matmul(a, b, ix)
+            case Sum():
+                return self._sum(node, ix)
+        return node.translate(self, ix)     # a kind added beside these translates itself
 
     def _matmul(self, x: LazyArray, y: LazyArray, ix) -> Expr:
         k = self.fresh(x.shape[-1])
@@ -176,10 +179,10 @@ class Translator:
         ex = self.expr(x, ix[:nx] + (k,))
         ey = self.expr(y, (k,) + ix[nx:])
         self.depth -= k is not None
-        return Mul(ex, ey) if k is None else Sum(k, Mul(ex, ey))
+        return EMul(ex, ey) if k is None else ESum(k, EMul(ex, ey))
 
     def _sum(self, node: LazyArray, ix) -> Expr:
-        (child,), (axes, keep) = node.args, node.param
+        child, axes, keep = node.a, node.axes, node.keepdims
         names, bound, it = [], [], iter(ix)
         for d, n in enumerate(child.shape):
             if d in axes:
@@ -194,5 +197,5 @@ class Translator:
         e = self.expr(child, tuple(names))
         self.depth -= bool(bound)
         for v in reversed(bound):
-            e = Sum(v, e)
+            e = ESum(v, e)
         return e

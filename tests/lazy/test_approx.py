@@ -60,8 +60,8 @@ def _replacement(a):
     cand = dict(a.choices)["X1"]
     if cand.kind == "svd":
         u, r = cand.node.args
-        return u.param @ r.param
-    return cand.node.param.toarray() if cand.kind == "prune" else cand.node.param
+        return u.value @ r.value
+    return cand.node.value.toarray() if cand.kind == "prune" else cand.node.value
 
 
 def test_result_says_it_is_approximated(program):
@@ -150,7 +150,7 @@ def test_side_table_rows():
     assert row[0].kind == "exact" and row[0].error == 0
     for c in row[1:]:
         if c.kind == "prune":
-            kept = c.node.param.toarray()
+            kept = c.node.value.toarray()
             assert (np.abs(kept[kept != 0]) >= c.param * np.abs(W).max()).all()
             assert np.isclose(c.error, np.linalg.norm(W - kept) / np.linalg.norm(W))
     assert len(candidates(ep.lazy(np.ones(5), constant=True))) == 1   # vectors: exact only
@@ -165,7 +165,7 @@ def test_pruning_runs_on_the_sparse_kernels():
     a = ep.approximate(y, max_rel_error=0.01, samples={x: rng.random((8, 40))})
     chosen = dict(a.choices)["X1"]
     assert chosen.kind == "prune" and a.compiled_error <= 0.01
-    assert "csr" in a.explain() and np.allclose(a.compute(), x.param @ W, atol=1e-2)
+    assert "csr" in a.explain() and np.allclose(a.compute(), x.value @ W, atol=1e-2)
 
 
 class _C:
@@ -218,8 +218,8 @@ def test_budget_holds_for_products_in_any_orientation(form, m, n, rank, budget, 
     assert a.measured_error <= budget
     assert a.compiled_error <= budget or (a.genome == (0,) and a.compiled_error < 1e-12)
     (_, cand), = a.choices
-    Wt = {"exact": lambda: W, "prune": lambda: cand.node.param.toarray(),
-          "svd": lambda: cand.node.args[0].param @ cand.node.args[1].param}[cand.kind]()
+    Wt = {"exact": lambda: W, "prune": lambda: cand.node.value.toarray(),
+          "svd": lambda: cand.node.args[0].value @ cand.node.args[1].value}[cand.kind]()
     run = {"x @ w": lambda M: Xs @ M, "x @ w.T": lambda M: Xs @ M.T,
            "(w @ x.T).T": lambda M: (M @ Xs.T).T}[form]
     exact = run(W)

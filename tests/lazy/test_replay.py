@@ -84,8 +84,8 @@ def test_a_wrapped_scipy_matrix_keeps_its_sortedness_and_its_answers():
     U.has_sorted_indices = False
     for M in (X, U, X, U):
         leaf = ep.lazy(M)
-        assert leaf.param.has_sorted_indices
-        assert np.shares_memory(leaf.param.data, M.data) == M.has_sorted_indices
+        assert leaf.value.has_sorted_indices
+        assert np.shares_memory(leaf.value.data, M.data) == M.has_sorted_indices
         want = logistic(np, sp.csr_array(M), w, y)
         np.testing.assert_allclose(ep.compute(logistic(ep, leaf, ep.lazy(w), ep.lazy(y))),
                                    want, rtol=1e-12)
