@@ -99,9 +99,19 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     tensors = Tensor.from_coords_columns(
         codes, [_values(columns, v, rows, sr, name) for v in names], shape, fmt,
         semiring=sr, name=name)
+    tensors = _one_structure(tensors, name)
     out = {v: Relation(t, keys, ks, v) for v, t in zip(names, tensors)} if several else None
     return out if several else Relation(tensors[0], keys, ks,
                                         values if isinstance(values, str) else None)
+
+
+def _one_structure(tensors: list, name: str) -> list:
+    """The tensors over the first one's index arrays (the same objects), so that
+    comparing two value columns finds them aligned by identity, in O(1)
+    (runtime.predicates)."""
+    first = tensors[0]
+    return [first] + [Tensor._of((t.shape, t.format, first.levels, t.vals, t.fill), name)
+                      for t in tensors[1:]]
 
 
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,

@@ -10,6 +10,7 @@ f(0) ≠ 0 (proofs_notes/map.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .. import imp, maps
 from ..formats import level as shapes
@@ -35,10 +36,14 @@ class Binding:
     levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
     iso: bool = False        # every stored value is the semiring's one: never read
+    test: Callable | None = None     # a value predicate's test of position `at`
 
     def value(self, sr, at: imp.Expr) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
-        (its values are not read), else vals[at]."""
+        (its values are not read), one or zero by `test` for a value predicate
+        (expr.compare: its formula tested in the loop), else vals[at]."""
+        if self.test is not None:
+            return select(self.test(at), Const(sr.one, "value"), Const(sr.zero, "value"))
         return Const(sr.one, "value") if self.iso else Load(self.vals, at)
 
     def positions(self, k: int) -> imp.Expr:
@@ -146,6 +151,8 @@ class Lowerer:
             return self.range_access(b, acc.indices[0].name, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
             return self.index_compare(acc, levels)
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
+            b = Binding(b.format, b.vals, b.levels, b.name, False, row_test(acc.tensor, b.vals))
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)
@@ -221,7 +228,7 @@ class Lowerer:
             row = range_stream(self.names, v, dim_var(v),
                                lambda c: build(k + 1, {**coords, v: c}))
             outer = order[:order.index(v)]
-            if not all(u in coords for u in outer) or b.iso:
+            if not all(u in coords for u in outer) or b.iso or b.test is not None:
                 return row
             # every mode before v is fixed: the values under v = t are one run
             base: imp.Expr = ZERO
@@ -281,7 +288,7 @@ class Lowerer:
         (csr's rows, located by the coordinate of a sparse operand in
         Gustavson's product): the row under t is one range of positions, in crd
         and in vals, from the segment's start."""
-        if not (b.name and lev + 2 == len(storage)
+        if not (b.name and b.test is None and lev + 2 == len(storage)
                 and k + 1 < len(levels) and levels[k + 1] == storage[lev + 1]):
             return ()
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),
@@ -341,6 +348,34 @@ class Lowerer:
                          seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
                              imp.Store(wv, c, b.value(self.sr, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)
+
+
+def row_test(tv: CompareVar, first: str) -> Callable:
+    """The test of value predicate tv (expr.formula) at position `at` of its
+    structure: column 0 is `first` (its structure's values), column k its
+    companion <name>__c<k>, slot s its companion <name>__p at s
+    (runtime.predicates binds them)."""
+    def test(at: imp.Expr) -> imp.Expr:
+        slot = iter(range(1 << 30))
+
+        def operand(x):
+            if x[0] == "col":
+                return Load(first if x[1] == 0 else f"{tv.name}__c{x[1]}_vals", at)
+            return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
+
+        def holds(n):
+            match n[0]:
+                case "cmp":
+                    a, b = operand(n[2]), operand(n[3])
+                    return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
+                            ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
+                case "and":
+                    return imp.and_(holds(n[1]), holds(n[2]))
+                case "or":
+                    return imp.or_(holds(n[1]), holds(n[2]))
+            return imp.not_(holds(n[1]))
+        return holds(tv.tests)
+    return test
 
 
 def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,
