@@ -63,6 +63,11 @@ TRIES = {
            "O7": ("orders", ["o_orderkey", "o_custkey"], {}),
            "C7": ("customer", ["c_custkey", "c_nationkey"], {}),
            "N7": ("nation", ["n_nationkey", "n_name"], {})},
+    # Q12: lineitem by ship mode, order and line, its three dates value columns
+    # (compared row by row in the kernel's loop: expr.compare), and each order's priority
+    "Q12": {"L12": ("lineitem", ["l_shipmode", "l_orderkey", "l_linenumber"],
+                    {"values": ["l_commitdate", "l_receiptdate", "l_shipdate"]}),
+            "O12": ("orders", ["o_orderkey", "o_orderpriority"], {})},
     # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
     "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
                   {"values": "disc_price"})},
@@ -139,7 +144,8 @@ def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
     return np.argsort(by, kind="stable")
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool = True) -> dict:
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12"), *,
+          cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
     their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
