@@ -35,8 +35,11 @@ class CompareVar(TensorVar):
     "index" (order 2, "dense": either index may be the outer loop, and nothing
     is stored): c0 `op` c1, tests ((op, None),); "value" (the order and format
     of its first column): a row predicate, the entries that every tensor of
-    `columns` ((name, format), ...) stores, at the same coordinates, where the
-    formula `tests` over their values holds (an absent entry is no row). A
+    `columns` ((name, format, at), ...) stores, at the same coordinates, where
+    the formula `tests` over their values and the coordinates holds (an absent
+    entry is no row); a column with `at` None is read at the entry's position
+    (the first column's structure), one with `at` a tuple of index positions
+    is a dense tensor read at those indices' coordinates (located). A
     bound is a number or the name of a parameter, a number passed at call time.
     A value predicate is read in place: the kernel walks its first column's
     structure and tests each entry in its loop, reading the other columns'
@@ -67,7 +70,7 @@ class CompareVar(TensorVar):
         if self.kind != "value":
             return ()
         out = [CompareVar(f"{self.name}__c{k}", 1, "dense", kind="column", source=name)
-               for k, (name, _) in enumerate(self.columns) if k]
+               for k, (name, _, _) in enumerate(self.columns) if k]
         if formula.slots(self.tests):
             out.append(CompareVar(f"{self.name}__p", 1, "dense", kind="slots"))
         return tuple(out)
@@ -137,7 +140,7 @@ def compare(a, op: str, b) -> Access:
         return _pair(a, op, b)
     if _plain(a):
         token(b)                                       # a number or a parameter name
-        return row_predicate(((a.tensor.name, a.tensor.format),),
+        return row_predicate(((a.tensor.name, a.tensor.format, None),),
                              ("cmp", op, ("col", 0), operand(b)), a.indices)
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
                               f"index with a bound, a tensor access with a bound, or two "
@@ -166,13 +169,13 @@ def _pair(a: Access, op: str, b: Access) -> Access:
                                   f"compared at the same indices, in the same order")
     if a.tensor.name == b.tensor.name:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
-    cols = ((a.tensor.name, a.tensor.format), (b.tensor.name, b.tensor.format))
+    cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
     return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices)
 
 
 def row_predicate(columns: tuple, f, indices) -> Predicate:
     """The value predicate of formula `f` (expr.formula) over `columns` ((name,
-    format), ...: the first gives the structure), accessed at `indices`."""
+    format, at), ...: the first gives the structure), accessed at `indices`."""
     names = [c[0] for c in columns]
     var = CompareVar(f"{COMPARE_PREFIX}{formula.token(f, names, _bound_word)}", len(indices),
                      columns[0][1], kind="value", tests=f, source=names[0],

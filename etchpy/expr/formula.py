@@ -6,7 +6,8 @@ A formula is a nested tuple (hashable, so a CompareVar holding one is a cache ke
     ("and", f, g)  ("or", f, g)  ("not", f)
 
 and an operand is ("col", k), the value of the predicate's k-th column at the
-entry; ("idx",), the coordinate of a one-index predicate; ("par", name), a
+entry; ("idx", p), the coordinate of the predicate's p-th index (("idx",): of
+a one-index predicate's index); ("par", name), a
 parameter passed at call time; or ("num", x), a number written in the
 expression. A column operand is always on the left of a cmp (a bound on the
 right). Each ("par") and ("num") operand is one *slot*, numbered in the order
@@ -45,18 +46,6 @@ def params(f) -> tuple[str, ...]:
     return tuple(dict.fromkeys(b[1] for _, b in slots(f) if b[0] == "par"))
 
 
-def columns_used(f) -> set[int]:
-    return {x[1] for n in walk(f) if n[0] == "cmp" for x in n[2:] if x[0] == "col"}
-
-
-def renumbered(f, where: dict):
-    """f with column k renamed where[k]."""
-    if f[0] == "cmp":
-        a, b = (("col", where[x[1]]) if x[0] == "col" else x for x in f[2:])
-        return ("cmp", f[1], a, b)
-    return (f[0],) + tuple(renumbered(g, where) for g in f[1:])
-
-
 def negated(f):
     """not f, with a not of a comparison folded into its negated operator."""
     if f[0] == "cmp":
@@ -66,17 +55,18 @@ def negated(f):
     return ("not", f)
 
 
-def evaluate(f, cols, slot_values, coords=None) -> np.ndarray:
-    """f at every entry: cols[k] the k-th column's values (arrays of one length),
-    slot_values[s] the s-th slot's number, coords the coordinates (for ("idx",))."""
+def evaluate(f, column, index, slot_values) -> np.ndarray:
+    """f at every entry: column(k) the k-th column's values there, index(p) the
+    coordinates of index p (arrays of one length), slot_values[s] the s-th
+    slot's number."""
     counter = iter(range(len(slots(f))))
 
     def operand(x):
         match x[0]:
             case "col":
-                return cols[x[1]]
+                return column(x[1])
             case "idx":
-                return coords
+                return index(x[1] if len(x) > 1 else 0)
         return slot_values[next(counter)]
 
     def ev(n):
@@ -91,12 +81,26 @@ def evaluate(f, cols, slot_values, coords=None) -> np.ndarray:
     return np.asarray(ev(f), dtype=bool)
 
 
+def remapped(f, cols: dict, idx: dict):
+    """f with operand ("col", k) renamed ("col", cols[k]) and ("idx", p)
+    ("idx", idx[p]) (("idx",) is ("idx", 0))."""
+    def op(x):
+        if x[0] == "col":
+            return ("col", cols[x[1]])
+        if x[0] == "idx":
+            return ("idx", idx[x[1] if len(x) > 1 else 0])
+        return x
+    if f[0] == "cmp":
+        return ("cmp", f[1], op(f[2]), op(f[3]))
+    return (f[0],) + tuple(remapped(g, cols, idx) for g in f[1:])
+
+
 def token(f, names, bound_token) -> str:
     """A readable identifier for f: columns by `names`, bounds by `bound_token`;
     a formula beyond one comparison gets a digest (the words alone do not show
     its parentheses)."""
     def word(x):
-        return {"col": lambda: names[x[1]], "idx": lambda: "idx"}.get(
+        return {"col": lambda: names[x[1]], "idx": lambda: "idx" + "".join(map(str, x[1:]))}.get(
             x[0], lambda: bound_token(x[1]))()
 
     if f[0] == "cmp":

@@ -51,8 +51,8 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            for col, fmt in tv.columns:
-                out.setdefault(col, TensorVar(col, tv.order, fmt))
+            for col, fmt, at in tv.columns:
+                out.setdefault(col, TensorVar(col, tv.order if at is None else len(at), fmt))
             out.update({p: tv for p in tv.params})
     return out
 
@@ -74,7 +74,7 @@ def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
     for name, acc in preds.items():
         tv = acc.tensor
         if tv.kind == "value":
-            if all(col in inputs for col, _ in tv.columns):    # else check_names names it
+            if all(c[0] in inputs for c in tv.columns):    # else check_names names it
                 out.update(_row(tv, inputs, sr))
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
@@ -179,10 +179,18 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "value":
         coords, v0 = t.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
-        cols = [v0] + [comps[f"{tv.name}__c{k}"] for k in range(1, len(tv.columns))]
-        slots = comps.get(f"{tv.name}__p", ())
+
+        def column(k):
+            if k == 0:
+                return v0
+            vals, at = comps[f"{tv.name}__c{k}"], tv.columns[k][2]
+            if at is None:
+                return vals
+            shape = tuple(t.shape[p] for p in at)
+            return vals.reshape(shape)[tuple(coords[p] for p in at)]
         out = np.full(t.shape, sr.zero, dtype=sr.dtype)
-        keep = formula.evaluate(tv.tests, cols, list(slots))
+        keep = formula.evaluate(tv.tests, column, lambda p: coords[p],
+                                list(comps.get(f"{tv.name}__p", ())))
         out[tuple(coords[:, keep])] = sr.one
         return out
     if not stores_nothing(tv):
@@ -196,15 +204,21 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     """A value predicate's inputs: its structure (under its own name) and its
     companions (see the module docstring). O(1) when the columns share one
     structure (the same index arrays: relations built with values=[...])."""
-    ts = [as_tensor(inputs[col], TensorVar(col, tv.order, fmt), sr) for col, fmt in tv.columns]
-    for (col, _), t in zip(tv.columns[1:], ts[1:]):
-        if t.shape != ts[0].shape:
-            raise InputError(f"comparison {tv.name}: {tv.source} has shape {ts[0].shape} "
-                             f"and {col} {t.shape}; they are compared entry by entry")
-    if all(_same_structure(ts[0], t) for t in ts[1:]):
-        structure, cols = ts[0], [t.vals for t in ts[1:]]
+    aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
+    ts = {k: as_tensor(inputs[col], TensorVar(col, tv.order if at is None else len(at), fmt),
+                       sr) for k, (col, fmt, at) in enumerate(tv.columns)}
+    src = ts[0]
+    for k, (col, _, at) in enumerate(tv.columns):
+        want = src.shape if at is None else tuple(src.shape[p] for p in at)
+        if ts[k].shape != want:
+            raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
+                             f"{col} {ts[k].shape}; they are compared entry by entry")
+    if all(_same_structure(src, ts[k]) for k in aligned[1:]):
+        structure, got = src, {k: ts[k].vals for k in aligned[1:]}
     else:
-        structure, cols = _aligned(tv, ts, sr)
+        structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
+        got = dict(zip(aligned[1:], cols))
+    cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
     slots = formula.slots(tv.tests)
@@ -239,7 +253,7 @@ def _aligned(tv: CompareVar, ts: list, sr: Semiring):
     src = ts[0]
     if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
         raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
-                         f"columns ({', '.join(c for c, _ in tv.columns)}) must share its "
+                         f"columns ({', '.join(c[0] for c in tv.columns)}) must share its "
                          f"structure; give them one (ep.relation(..., values=[...]))")
     coords, v0 = src.to_coords()
     found, cols = np.ones(len(v0), dtype=bool), []
@@ -284,7 +298,7 @@ def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     slots = [min(max(_bound(tv, b[1], inputs) if b[0] == "par" else b[1], -1), n + 1)
              for _, b in formula.slots(tv.tests)]
     codes = np.arange(n)
-    on = np.flatnonzero(formula.evaluate(tv.tests, [], slots, coords=codes))
+    on = np.flatnonzero(formula.evaluate(tv.tests, None, lambda p: codes, slots))
     idx = np.int32 if n < 2**31 - 1 else np.int64
     levels = ({"pos": np.array([0, len(on)], dtype=idx), "crd": on.astype(idx)},)
     vals = np.full(len(on), sr.one, dtype=sr.dtype)

@@ -24,6 +24,7 @@ from .combinators import (add, bounded_range, contract, map_leaf, mul, range_str
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
+from .row_test import row_test
 from .stream import Stream, Value
 
 
@@ -36,14 +37,17 @@ class Binding:
     levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
     iso: bool = False        # every stored value is the semiring's one: never read
-    test: Callable | None = None     # a value predicate's test of position `at`
+    test: Callable | None = None     # a value predicate's test(position, coordinates)
+    coords: dict | None = None       # index name -> coordinate, of the levels entered
 
-    def value(self, sr, at: imp.Expr) -> imp.Expr:
+    def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
         (its values are not read), one or zero by `test` for a value predicate
-        (expr.compare: its formula tested in the loop), else vals[at]."""
+        (expr.compare: its formula tested in the loop, at `coords` or the
+        coordinates entered), else vals[at]."""
         if self.test is not None:
-            return select(self.test(at), Const(sr.one, "value"), Const(sr.zero, "value"))
+            hold = self.test(at, coords if coords is not None else self.coords or {})
+            return select(hold, Const(sr.one, "value"), Const(sr.zero, "value"))
         return Const(sr.one, "value") if self.iso else Load(self.vals, at)
 
     def positions(self, k: int) -> imp.Expr:
@@ -152,7 +156,9 @@ class Lowerer:
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
             return self.index_compare(acc, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
-            b = Binding(b.format, b.vals, b.levels, b.name, False, row_test(acc.tensor, b.vals))
+            names = [ix.name for ix in acc.indices]
+            b = Binding(b.format, b.vals, b.levels, b.name, False,
+                        row_test(acc.tensor, b.vals, names), {})
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)
@@ -221,7 +227,7 @@ class Lowerer:
                 flat: imp.Expr = ZERO
                 for v, s in strides.items():
                     flat = imp.add(flat, imp.mul(coords[v], s))
-                return b.value(self.sr, flat)
+                return b.value(self.sr, flat, coords)
             v = levels[k]
             if v not in strides:
                 return replicate(self.names, v, dim_var(v), build(k + 1, coords))
@@ -267,7 +273,8 @@ class Lowerer:
         v = levels[k]
         s = level_stream(
             self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
-            lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child),
+            lambda child: self.sparse_access(self._entered(b, lev, v, parent, child), storage,
+                                             levels, k + 1, lev + 1, child),
             b.positions(lev) if b.name else None)
         blocks = self._row_blocks(b, storage, levels, k, lev, parent)
         s = s.derive(s.facts.add(Blocks(blocks) if blocks else None))
@@ -280,6 +287,17 @@ class Lowerer:
             hit = select(eq(Load(mark, c), stamp), Load(wv, c), Const(self.sr.zero, "value"))
             return self.replicate_over(rest, hit)
         return s.derive(s.facts.add(Locate(probe)), search=s.search + ", probed via a marker")
+
+    @staticmethod
+    def _entered(b: Binding, lev, v, parent, child) -> Binding:
+        """b, with the coordinate of storage level lev (over v) at position
+        child[0] noted, for a value predicate's test (else b itself)."""
+        if b.test is None:
+            return b
+        here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
+        c = Bin("-", child[0], here.first) if isinstance(here, shapes.Range) \
+            else Load(here.crd, child[0])
+        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
 
     @staticmethod
     def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:
@@ -323,7 +341,7 @@ class Lowerer:
         """The segment a marker is filled from, when markers are on and level lev
         is the last level and reads as a unique segment named by its parent
         position alone (its bounds are read there): None otherwise."""
-        if not (self.markers and lev == len(storage) - 1):
+        if not (self.markers and lev == len(storage) - 1) or b.test is not None:
             return None
         if self.algorithms is not None and self.algorithms.marker(b.name, lev) is False:
             return None
@@ -348,34 +366,6 @@ class Lowerer:
                          seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
                              imp.Store(wv, c, b.value(self.sr, Var(q))), incr(q))))
         return (mark, wv, stamp), fill, ((q, "index"),)
-
-
-def row_test(tv: CompareVar, first: str) -> Callable:
-    """The test of value predicate tv (expr.formula) at position `at` of its
-    structure: column 0 is `first` (its structure's values), column k its
-    companion <name>__c<k>, slot s its companion <name>__p at s
-    (runtime.predicates binds them)."""
-    def test(at: imp.Expr) -> imp.Expr:
-        slot = iter(range(1 << 30))
-
-        def operand(x):
-            if x[0] == "col":
-                return Load(first if x[1] == 0 else f"{tv.name}__c{x[1]}_vals", at)
-            return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
-
-        def holds(n):
-            match n[0]:
-                case "cmp":
-                    a, b = operand(n[2]), operand(n[3])
-                    return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
-                            ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
-                case "and":
-                    return imp.and_(holds(n[1]), holds(n[2]))
-                case "or":
-                    return imp.or_(holds(n[1]), holds(n[2]))
-            return imp.not_(holds(n[1]))
-        return holds(tv.tests)
-    return test
 
 
 def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,

@@ -199,3 +199,55 @@ def test_not_applies_to_comparisons_only():
     A = ep.tensor("A", 2, "csr")
     with pytest.raises(ExpressionTypeError, match="NOT applies to comparisons"):
         ~A[o, n]
+
+
+clause = st.tuples(st.sampled_from(sorted(OPS)), st.integers(-1, 4),
+                   st.sampled_from(sorted(OPS)), st.integers(-1, 4))
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.lists(row, min_size=1, max_size=12, unique_by=lambda r: r[:2]),
+       x=st.lists(st.integers(-1, 4), min_size=5, max_size=5),
+       clauses=st.lists(clause, min_size=1, max_size=3), shipped=st.integers(0, 5))
+def test_an_or_of_clauses_over_a_relation_and_a_dense_table_counts_rows_once(
+        rows, x, clauses, shipped):
+    """Σ_n L[o, n]·(c1 | c2 | ...) where each clause tests the order's value X[o]
+    (a dense table, read at the line's order) and the line's value A[o, n], and
+    every clause repeats a test of the order code (o < shipped: kept a factor of
+    its own): the clauses become one row test, and a row passing several counts
+    once."""
+    rel, keys = load(rows, ["compressed", "compressed"])
+    X = ep.relation({"o": np.arange(5), "x": np.array(x, dtype=float)}, ["o"], values="x",
+                    coding={"o": keys}, levels=["dense"], name="X")
+    A, Xv = rel["a"].var("A"), X.var("X")
+    expr = None
+    for ox, bx, oa, ba in clauses:
+        c = (o < shipped) & OPS[ox](Xv[o], bx) & OPS[oa](A[o, n], ba)
+        expr = c if expr is None else expr | c
+    if len(clauses) > 1:       # one test per line, the repeated range kept apart
+        factors = [f.tensor.kind for f in ep.expr.walk.spine(expr, ep.expr.nodes.Mul)]
+        assert sorted(factors) == ["range", "value"]
+    want = collections.Counter()
+    for (a, _), vals in stored_rows(rows, ["compressed"] * 2, rel["a"].shape).items():
+        if a < shipped and any(OPS[ox](x[a], bx) and OPS[oa](vals[0], ba)
+                               for ox, bx, oa, ba in clauses):
+            want[a] += 1
+    B = rel["b"].var("B")                 # the lines, as a factor: B's structure
+    query = ep.sum(n, (B[o, n] >= -9) * expr)
+    for backend in ("reference", "streams"):
+        got = ep.evaluate(query, A=rel["a"].tensor, X=X.tensor, B=rel["b"].tensor,
+                          backend=backend)
+        assert counts(got, keys) == dict(want), backend
+
+
+def test_the_or_of_clauses_compiles_to_one_test_per_line():
+    """The compiled kernel on overlapping clauses (both hold at order 0's lines)."""
+    rows = [(0, 0, 1, 0, 0), (0, 1, 2, 0, 0), (1, 0, 3, 0, 0), (3, 2, 0, 0, 0)]
+    rel, keys = load(rows, ["dense", "compressed"])
+    X = ep.relation({"o": np.arange(5), "x": np.array([5.0, 0.0, 1.0, 7.0, 2.0])}, ["o"],
+                    values="x", coding={"o": keys}, levels=["dense"], name="X")
+    A, Xv = rel["a"].var("A"), X.var("X")
+    expr = ep.sum(n, ((Xv[o] > 4) & (A[o, n] < 3)) | ((Xv[o] >= "t") & (A[o, n] >= 1)))
+    for backend in ("c", "reference"):
+        got = ep.evaluate(expr, A=rel["a"].tensor, X=X.tensor, t=0, backend=backend)
+        assert counts(got, keys) == {0: 2.0, 1: 1.0, 3: 1.0}, backend
