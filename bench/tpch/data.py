@@ -28,13 +28,13 @@ COLUMNS = {
     "nation": ["n_nationkey", "n_name", "n_regionkey"],
     "customer": ["c_custkey", "c_nationkey", "c_mktsegment"],
     "supplier": ["s_suppkey", "s_nationkey"],
-    "part": ["p_partkey", "p_name"],
+    "part": ["p_partkey", "p_name", "p_brand", "p_container", "p_size"],
     "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost"],
     "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority",
                "o_orderpriority"],
     "lineitem": ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
                  "l_discount", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipmode",
-                 "l_linenumber"],
+                 "l_linenumber", "l_shipinstruct"],
 }
 PACKAGES = ("duckdb", "duckdb_extension_tpch")
 

@@ -68,6 +68,13 @@ TRIES = {
     "Q12": {"L12": ("lineitem", ["l_shipmode", "l_orderkey", "l_linenumber"],
                     {"values": ["l_commitdate", "l_receiptdate", "l_shipdate"]}),
             "O12": ("orders", ["o_orderkey", "o_orderpriority"], {})},
+    # Q19: lineitem by ship instruction and mode (the tests every clause repeats are
+    # skips), then part; each part's size, brand and container (codes) as values
+    # over the part codes, read at a line's part inside the clauses' one row test
+    "Q19": {"L19": ("lineitem", ["l_shipinstruct", "l_shipmode", "l_partkey", "l_orderkey",
+                                 "l_linenumber"], {"values": ["rev", "l_quantity"]}),
+            "P19": ("part", ["p_partkey"], {"values": ["p_size", "brand", "container"],
+                                            "levels": ["dense"]})},
     # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
     "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
                   {"values": "disc_price"})},
@@ -144,7 +151,7 @@ def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
     return np.argsort(by, kind="stable")
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12"), *,
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"), *,
           cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
@@ -176,6 +183,9 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12"), *,
         out["Y7"], out["years7"] = out["L7"].keys[1].mapping(_year, name="l_year")
         n = tables["nation"]
         out["nation_names"] = n["n_name"][np.argsort(keys["nationkey"].code(n["n_nationkey"]))]
+    if "Q19" in queries:   # the codings of the part's brand and container (as _table's)
+        part = tables["part"]
+        out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
     if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
         o = tables["orders"]
         code = keys["orderkey"].code(o["o_orderkey"])
@@ -189,6 +199,9 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12"), *,
 def _table(cols: dict, name: str) -> dict:
     pre = name + "."
     t = {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
+    if name == "part":          # the brand and container as their codes (numbers)
+        t["brand"] = ep.Keys(t["p_brand"]).code(t["p_brand"])
+        t["container"] = ep.Keys(t["p_container"]).code(t["p_container"])
     if name == "lineitem":      # a computed column of the table (no query constant)
         t["rev"] = t["l_extendedprice"] * (1.0 - t["l_discount"])
         t["disc_price"] = t["l_extendedprice"] * t["l_discount"]

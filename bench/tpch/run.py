@@ -1,7 +1,7 @@
-"""The relational section: TPC-H Q5, Q9, Q3, Q6, Q7 and Q12 in etchpy against DuckDB and SQLite.
+"""The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19: etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7,Q12]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19]
 
 Generates (or reads from the cache) the TPC-H columns at scale factor SF
 (bench/tpch/data.py), then per query:
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the JSON list there")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--sqlite-rounds", type=int, default=3)
-    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7,Q12")
+    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7,Q12,Q19")
     args = ap.parse_args(argv)
     results = run(args.sf, args.queries.split(","), args.rounds, args.sqlite_rounds)
     print(report(results))
