@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
-from bench.tpch.queries import _kernel, days, skip
+from bench.tpch.queries import _kernel, days
 
 HIGH = ("1-URGENT", "2-HIGH")
 
@@ -26,7 +26,8 @@ def predicates_q12(tries, mode1: str, mode2: str, date: str) -> dict:
     """The two ship modes (a sparse mask over the mode codes) and the receipt
     dates [lo, hi) of the year from `date`, as days (parameters of the row
     predicate)."""
-    modes = skip(tries["L12l_commitdate"].keys[0].mask(lambda v: (v == mode1) | (v == mode2)))
+    modes = tries["L12l_commitdate"].keys[0].mask(lambda v: (v == mode1) | (v == mode2),
+                                                  sparse=True)
     return {"Modes": modes, "lo": days(date), "hi": days(f"{int(date[:4]) + 1}{date[4:]}")}
 
 

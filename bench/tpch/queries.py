@@ -212,15 +212,6 @@ def _year(d: np.ndarray) -> np.ndarray:
     return d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
 
 
-def skip(mask: np.ndarray) -> ep.Tensor:
-    """A 0/1 mask stored as a sparse vector of its true codes (format "csf"): the
-    kernel walks only those codes where the mask is a loop's outer factor, so a
-    predicate prunes the subtrees below it instead of multiplying zeros into
-    them. (A dense mask is located and multiplied in at the leaves.)"""
-    on = np.flatnonzero(mask)
-    return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
-
-
 def _kernel(tries, make, **kw):
     """The kernel of make(tries) = (expression, loop order), compiled once per set
     of tries and kept in it under "kernels" (ep.compile caches too, but building
@@ -242,7 +233,7 @@ def predicates_q5(tries, region: str, date: str) -> dict:
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
     dlo, dhi = tries["keys"]["orderdate"].codes_between(lo, hi)
     return {"dlo": dlo, "dhi": dhi,
-            "Rm": skip(tries["R"].keys[1].mask(lambda v: v == region))}
+            "Rm": tries["R"].keys[1].mask(lambda v: v == region, sparse=True)}
 
 
 Q5_TRIES = ("O5", "C5", "L5", "S5", "N5", "R")
@@ -270,7 +261,7 @@ def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
 
 def predicates_q9(tries, color: str) -> dict:
     """Q9's predicate: p_name LIKE '%color%', over the part-name codes."""
-    return {"G": skip(tries["P"].keys[0].like(f"%{color}%"))}
+    return {"G": tries["P"].keys[0].like(f"%{color}%", sparse=True)}
 
 
 def q9_expr(tries):
@@ -305,7 +296,7 @@ def predicates_q3(tries, segment: str, date: str) -> dict:
     day = days(date)
     _, dhi = tries["keys"]["orderdate"].codes_between(None, day)
     slo, _ = tries["L3"].keys[1].codes_between(day + 1, None)
-    return {"Sg": skip(tries["C3"].keys[1].mask(lambda v: v == segment)),
+    return {"Sg": tries["C3"].keys[1].mask(lambda v: v == segment, sparse=True),
             "dhi": dhi, "slo": slo}
 
 
