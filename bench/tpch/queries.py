@@ -167,13 +167,19 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"), *,
             keys[name] = ep.Keys(cols[col], name=name,
                                  span_limit=1.0 if name == "orderkey" else 4.0)
         coding.update({c: keys[name] for c in (first, *others)})
-    tables = {}
+    tables, codes = {}, {}
     out = {"keys": keys}
     for q in queries:
         for name, (table, key_cols, kw) in TRIES[q].items():
             if table not in tables:
                 tables[table] = _table(cols, table)
-            r = ep.relation(tables[table], key_cols, coding=coding, name=name, **kw)
+            for k in key_cols:     # each column coded once, whichever tries read it
+                if k not in coding:
+                    coding[k] = ep.Keys(tables[table][k], name=k)
+                if k not in codes:
+                    codes[k] = coding[k].code(tables[table][k])
+            r = ep.relation(tables[table], key_cols, coding=coding, name=name,
+                            codes={k: codes[k] for k in key_cols}, **kw)
             out.update({f"{name}{v}": x for v, x in r.items()} if isinstance(r, dict)
                        else {name: r})
     if "Q9" in queries:

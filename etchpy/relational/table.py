@@ -57,7 +57,8 @@ class Relation:
 
 def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
              coding: Mapping[str, Keys] | None = None, order: Sequence[str] | None = None,
-             levels: Sequence[str] | None = None, semiring=None, name: str = "relation"):
+             levels: Sequence[str] | None = None, semiring=None, name: str = "relation",
+             codes: Mapping[str, np.ndarray] | None = None):
     """Load a table (a mapping of column name to a 1-d array, e.g. a dict of numpy
     arrays or a pandas DataFrame) into a Relation keyed by `keys`. The key and
     value columns have one length, the rows, and the values are numbers
@@ -73,7 +74,9 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     compressed, then compressed (a dense last level stores every cell, those
     of no row holding zero, and a value comparison tests them as entries);
     semiring, its add combines duplicate keys (default real); name, the
-    tensor's name.
+    tensor's name; codes, for some key columns their codes under `coding`
+    already worked out (a table loaded once codes each column once for all
+    its relations), checked to lie in the coding's range.
 
         >>> t = {"o": np.array([7, 7, 9]), "s": np.array([1, 2, 1]),
         ...      "price": np.array([1.0, 2.0, 4.0])}
@@ -87,13 +90,12 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     coding = {k: (coding or {}).get(k) or Keys(_column(columns, k, name), name=k)
               for k in keys}
     rows = len(_column(columns, keys[0], name)) if keys else 1
-    codes = np.stack([coding[k].code(_column(columns, k, name)) for k in keys]) \
-        if keys else np.zeros((0, rows), dtype=np.int64)
+    codes = np.stack([_codes(columns, k, coding[k], (codes or {}).get(k), rows, name)
+                      for k in keys]) if keys else np.zeros((0, rows), dtype=np.int64)
     fmt = _format(keys, order, levels, coding, rows, name)
     sr = semirings.get(semiring if semiring is not None else semirings.real)
-    shape = tuple(len(coding[k]) for k in keys)
     ks = tuple(coding[k] for k in keys)
-
+    shape = tuple(len(k) for k in ks)
     several = isinstance(values, (list, tuple))
     names = list(values) if several else [values]
     tensors = Tensor.from_coords_columns(
@@ -161,6 +163,18 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
         raise InputError(f"relation {name!r}: the key columns have different lengths "
                          f"({shown} rows); every column of a table has one value per row")
     return keys
+
+
+def _codes(columns, k, keys: Keys, given, rows, name) -> np.ndarray:
+    """Key column k's codes: `given` (checked) or coded by `keys` now."""
+    if given is None:
+        return keys.code(_column(columns, k, name))
+    a = np.asarray(given)
+    if a.shape != (rows,) or a.dtype.kind not in "iu" or \
+            len(a) and (int(a.min()) < 0 or int(a.max()) >= len(keys)):
+        raise InputError(f"relation {name!r}: the codes given for key column {k!r} must "
+                         f"be {rows} integers in 0..{len(keys) - 1} (its coding's)")
+    return a
 
 
 def _column(columns, key, name) -> np.ndarray:
