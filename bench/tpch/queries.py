@@ -194,11 +194,8 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"), *,
         out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
     if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
         o = tables["orders"]
-        code = keys["orderkey"].code(o["o_orderkey"])
-        out["order_attrs"] = {a: np.empty(len(keys["orderkey"]), dtype=o[a].dtype)
+        out["order_attrs"] = {a: keys["orderkey"].carried(o["o_orderkey"], o[a])
                               for a in ("o_orderdate", "o_shippriority")}
-        for a, arr in out["order_attrs"].items():
-            arr[code] = o[a]
     return out
 
 

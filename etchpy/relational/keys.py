@@ -250,6 +250,29 @@ class Keys:
             self._text_index = text.TextIndex(self._table)
         return self._text_index
 
+    def carried(self, keys_column, values) -> np.ndarray:
+        """The values of a column that depends on this key (a customer's name),
+        by code: `values[r]` at the code of `keys_column[r]`, for ep.decode's
+        `carry`. Made once when the table is loaded. InputError when one key has
+        two values (the column does not depend on the key); a code no row gives
+        holds zero (an empty string).
+
+            >>> k = Keys(np.array([20, 10]), name="custkey")
+            >>> k.carried(np.array([10, 20, 10]), np.array(["ann", "bo", "ann"]))
+            array(['ann', 'bo'], dtype='<U3')
+        """
+        codes = self.code(keys_column)
+        vals = np.asarray(values)
+        if vals.shape != codes.shape:
+            raise InputError(f"keys {self.name!r}: carried values of shape {vals.shape} "
+                             f"for {len(codes)} keys")
+        out = np.zeros(self.size, dtype=vals.dtype)
+        out[codes] = vals
+        if not np.array_equal(out[codes], vals):
+            raise InputError(f"keys {self.name!r}: the carried column must give one value "
+                             f"per key (a key has two)")
+        return out
+
     def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
                 *, name: str | None = None):
         """A computed index: `function` (vectorised) maps every key value to a

@@ -118,7 +118,8 @@ def _one_structure(tensors: list, name: str) -> list:
 
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,
            value: str = "value", order_by=None, descending: bool = False,
-           limit: int | None = None, fill=0) -> dict[str, np.ndarray]:
+           limit: int | None = None, fill=0,
+           carry: Mapping[str, tuple] | None = None) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
     (the Keys of each result mode; named by
     `columns`, default the Keys' names; InputError when two columns, the value
@@ -126,7 +127,10 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
-    all; `limit` (None, or an int >= 0) keeps the first rows.
+    all; `limit` (None, or an int >= 0) keeps the first rows. `carry`: {name:
+    (key column, values by code)}, columns that depend on a key (a customer's
+    name, an order's date: `Keys.carried` makes the values by code once),
+    added to the rows before they are sorted (so `order_by` may name them).
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
@@ -148,9 +152,28 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     coords, vals = _entries(result, len(keys), fill)
     out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
     out[value] = vals
+    out.update(_carried(carry or {}, dict(zip(names, coords)), set(out)))
     rows = _sorted_rows(out, order_by, descending, value, len(vals))
     rows = rows if limit is None else rows[:limit]
     return {n: a[rows] for n, a in out.items()}
+
+
+def _carried(carry, codes: dict, taken: set) -> dict:
+    """The carried columns of decode: each one's values at its key's codes."""
+    out = {}
+    for name, spec in carry.items():
+        if not (isinstance(spec, tuple) and len(spec) == 2 and spec[0] in codes):
+            raise InputError(f"decode: carry[{name!r}] must be (a key column of the "
+                             f"result, one of {list(codes)}; its values by code)")
+        if name in taken:
+            raise InputError(f"decode: the carried column {name!r} repeats a column name")
+        by_code = np.asarray(spec[1])
+        c = codes[spec[0]]
+        if len(c) and int(c.max()) >= len(by_code):
+            raise InputError(f"decode: carry[{name!r}] holds {len(by_code)} values, fewer "
+                             f"than the codes of {spec[0]!r}")
+        out[name] = by_code[c]
+    return out
 
 
 def _key_names(columns, keys, name) -> tuple[str, ...]:

@@ -45,3 +45,21 @@ def test_sparse_masks_hold_the_codes_that_pass():
     x = np.arange(1.0, 5.0)
     got = ep.evaluate(ep.sum(i, G[i] * ep.tensor("X", 1)[i]), G=sparse, X=x)
     assert got == x[dense > 0].sum()
+
+
+def test_decode_carries_columns_that_depend_on_a_key():
+    """SELECT c_custkey, c_name, sum(price) GROUP BY c_custkey ORDER BY c_name:
+    the name is carried by the customer's code (made once), not looked up."""
+    customer = {"c_custkey": np.array([7, 3, 9]), "c_name": np.array(["Zoe", "Al", "Mo"])}
+    orders = {"o_custkey": np.array([3, 9, 9, 7]), "price": np.array([1.0, 2.0, 4.0, 8.0])}
+    cust = ep.Keys(customer["c_custkey"], name="c_custkey")
+    O = ep.relation(orders, ["o_custkey"], values="price", coding={"o_custkey": cust})
+    names = cust.carried(customer["c_custkey"], customer["c_name"])
+    out = ep.decode(O.tensor, [cust], columns=["c_custkey"],
+                    carry={"c_name": ("c_custkey", names)}, order_by="c_name")
+    assert out["c_name"].tolist() == ["Al", "Mo", "Zoe"]
+    assert out["c_custkey"].tolist() == [3, 9, 7] and out["value"].tolist() == [1.0, 6.0, 8.0]
+    with pytest.raises(InputError, match="one value per key"):
+        cust.carried(np.array([7, 7, 3, 9]), np.array(["a", "b", "c", "d"]))
+    with pytest.raises(InputError, match="must be \\(a key column"):
+        ep.decode(O.tensor, [cust], columns=["c_custkey"], carry={"n": ("x", names)})
