@@ -121,8 +121,10 @@ def token(bound) -> str:
 
 def compare(a, op: str, b) -> Access:
     """`a op b` (op one of < <= > >=) as a 0/1 factor: two indices, an index and a
-    bound, a tensor access and a bound (a number or a parameter name), or two
-    tensor accesses at the same indices (A[i] < B[i]: where both store entries).
+    bound, a tensor access and a bound (a number or a parameter name), two
+    tensor accesses at the same indices (A[i] < B[i]: where both store entries),
+    or a tensor access and one of its indices (A[i, j] < j: each value against
+    its coordinate, a code).
 
         >>> i, j = ep.indices("i j")
         >>> i < j
@@ -134,6 +136,10 @@ def compare(a, op: str, b) -> Access:
         var = CompareVar(f"{COMPARE_PREFIX}{a}_{OPS[op]}_{b}", 2, "dense", kind="index",
                          tests=((op, None),))
         return Predicate(var, (a, b))
+    if isinstance(a, Index) and _plain(b):
+        return _index_value(b, formula.FLIPPED[op], a)
+    if isinstance(b, Index) and _plain(a):
+        return _index_value(a, op, b)
     if isinstance(a, Index):
         return between(a, tests=((op, b),))
     if _plain(a) and _plain(b):
@@ -171,6 +177,17 @@ def _pair(a: Access, op: str, b: Access) -> Access:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
     cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
     return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices)
+
+
+def _index_value(a: Access, op: str, i: Index) -> Predicate:
+    """A[idx] op i, i one of idx: each entry's value against its coordinate (a
+    code) at i."""
+    if i not in a.indices:
+        raise ExpressionTypeError(f"{show(a)} {op} {i}: an index is compared with the "
+                                  f"values of a tensor accessed at it; {i} is not among "
+                                  f"{', '.join(ix.name for ix in a.indices)}")
+    f = ("cmp", op, ("col", 0), ("idx", a.indices.index(i)))
+    return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices)
 
 
 def row_predicate(columns: tuple, f, indices) -> Predicate:

@@ -1,6 +1,7 @@
 """AND, OR and NOT of comparisons (`&`, `|`, `~`: expr.logic) and value
-comparisons tested in the kernel's loop (expr.compare's row predicates), against
-a pure-Python relational reference (dicts of rows): random formulas over three
+comparisons (against bounds, other columns and the coordinates) tested in the
+kernel's loop (expr.compare's row predicates), against a pure-Python
+relational reference (dicts of rows): random formulas over three
 value columns of one relation, on every level kind that can store them, on the
 C, streams and reference backends; values written in place between calls; OR
 of overlapping clauses counted once; NOT of an index comparison and of a range
@@ -27,7 +28,8 @@ def leaf():
         st.tuples(st.just("cc"), col, st.sampled_from(sorted(OPS)), col).filter(
             lambda t: t[1] != t[3]),
         st.tuples(st.just("cp"), col, st.sampled_from(sorted(OPS)), st.just("t")),
-        st.tuples(st.just("cn"), col, st.sampled_from(sorted(OPS)), st.integers(-1, 4)))
+        st.tuples(st.just("cn"), col, st.sampled_from(sorted(OPS)), st.integers(-1, 4)),
+        st.tuples(st.just("ci"), col, st.sampled_from(sorted(OPS)), st.sampled_from([0, 1])))
 
 
 formulas = st.recursive(leaf(), lambda inner: st.one_of(
@@ -42,6 +44,8 @@ def predicate(f, V):
             return OPS[op](V[x][o, n], V[y][o, n])
         case ("cp", x, op, p) | ("cn", x, op, p):
             return OPS[op](V[x][o, n], p)
+        case ("ci", x, op, p):                  # a value against a coordinate (code)
+            return OPS[op](V[x][o, n], (o, n)[p])
         case ("and", g, h):
             return predicate(g, V) & predicate(h, V)
         case ("or", g, h):
@@ -49,9 +53,12 @@ def predicate(f, V):
     return ~predicate(f[1], V)
 
 
-def holds(f, row, t) -> bool:
-    """The reference: f at one row (its column values) with parameter t."""
+def holds(f, row, t, at=(0, 0)) -> bool:
+    """The reference: f at one row (its column values, its key `at`) with
+    parameter t."""
     match f:
+        case ("ci", x, op, p):
+            return OPS[op](row[x], at[p])
         case ("cc", x, op, y):
             return OPS[op](row[x], row[y])
         case ("cp", x, op, _):
@@ -59,10 +66,10 @@ def holds(f, row, t) -> bool:
         case ("cn", x, op, k):
             return OPS[op](row[x], k)
         case ("and", g, h):
-            return holds(g, row, t) and holds(h, row, t)
+            return holds(g, row, t, at) and holds(h, row, t, at)
         case ("or", g, h):
-            return holds(g, row, t) or holds(h, row, t)
-    return not holds(f[1], row, t)
+            return holds(g, row, t, at) or holds(h, row, t, at)
+    return not holds(f[1], row, t, at)
 
 
 def _uses(f, what) -> bool:
@@ -72,7 +79,7 @@ def _uses(f, what) -> bool:
             return what in (x, y)
         case ("cp", x, _, _):
             return what in (x, "t")
-        case ("cn", x, _, _):
+        case ("cn", x, _, _) | ("ci", x, _, _):
             return what == x
     return any(_uses(g, what) for g in f[1:])
 
@@ -91,8 +98,8 @@ def stored_rows(rows, kinds, shape):
 
 def reference(entries, f, t):
     got = collections.Counter()
-    for (a, _), vals in entries.items():
-        if holds(f, vals, t):
+    for (a, b), vals in entries.items():
+        if holds(f, vals, t, (a, b)):
             got[a] += 1
     return dict(got)
 
