@@ -3,7 +3,8 @@ comparisons (against bounds, other columns and the coordinates) tested in the
 kernel's loop (expr.compare's row predicates), against a pure-Python
 relational reference (dicts of rows): random formulas over three
 value columns of one relation, on every level kind that can store them, on the
-C, streams and reference backends; values written in place between calls; OR
+reference and streams backends (compiled, one formula per level kind, with values
+written in place between calls); OR
 of overlapping clauses counted once; NOT of an index comparison and of a range
 (the other codes); OR across two relations."""
 import collections
