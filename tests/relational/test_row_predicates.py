@@ -1,12 +1,12 @@
 """AND, OR and NOT of comparisons (`&`, `|`, `~`: expr.logic) and value
 comparisons (against bounds, other columns and the coordinates) tested in the
 kernel's loop (expr.compare's row predicates), against a pure-Python
-relational reference (dicts of rows): random formulas over three
-value columns of one relation, on every level kind that can store them, on the
-reference and streams backends (compiled, one formula per level kind, with values
-written in place between calls); OR
-of overlapping clauses counted once; NOT of an index comparison and of a range
-(the other codes); OR across two relations."""
+relational reference (dicts of rows): random formulas over three value
+columns of one relation, on every level kind that can store them, on the
+reference and streams backends, and compiled (one formula per level kind,
+values written in place between calls); OR of overlapping clauses counted
+once; NOT of an index comparison and of a range (the other codes); OR across
+two relations."""
 import collections
 import operator
 
