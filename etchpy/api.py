@@ -259,7 +259,8 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, inp
                                                          for x in lv.values()))])
     if backend == "reference":
         decl = tensors(e)
-        dense_in = {name: dense_value(decl.get(name), t, sr) for name, t in bound.items()}
+        dense_in = {name: dense_value(decl.get(name), t, sr, bound)
+                    for name, t in bound.items()}
         result = make_output(reference.evaluate(e, sr, dense_in, out_ix), shape, output, sr)
     else:
         values = run_plan_streams(plan, bound, sizes, sr, check=check)

@@ -1,4 +1,4 @@
-"""The TPC-H queries of bench/tpch/queries.py and q7.py as a catalogue: each one's etchpy
+"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -14,6 +14,8 @@ from typing import Callable
 import numpy as np
 
 from bench.tpch.q7 import q7
+from bench.tpch.q12 import q12
+from bench.tpch.q19 import CONTAINERS, q19
 from bench.tpch.queries import q3, q5, q6, q9
 
 SQL = {
@@ -59,6 +61,24 @@ SELECT supp_nation, cust_nation, l_year, sum(volume) AS revenue FROM (
          OR (n1.n_name = '{nation2}' AND n2.n_name = '{nation1}'))
     AND l_shipdate BETWEEN {D}'1995-01-01' AND {D}'1996-12-31') AS shipping
 GROUP BY supp_nation, cust_nation, l_year ORDER BY supp_nation, cust_nation, l_year""",
+    "Q12": """
+SELECT l_shipmode,
+  sum(CASE WHEN o_orderpriority = '1-URGENT' OR o_orderpriority = '2-HIGH'
+      THEN 1 ELSE 0 END) AS high_line_count,
+  sum(CASE WHEN o_orderpriority <> '1-URGENT' AND o_orderpriority <> '2-HIGH'
+      THEN 1 ELSE 0 END) AS low_line_count
+FROM orders, lineitem
+WHERE o_orderkey = l_orderkey AND l_shipmode IN ('{mode1}', '{mode2}')
+  AND l_commitdate < l_receiptdate AND l_shipdate < l_commitdate
+  AND l_receiptdate >= {D}'{date}' AND l_receiptdate < {D}'{date1}'
+GROUP BY l_shipmode ORDER BY l_shipmode""",
+    "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
+           "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
+       AND p_container IN ({{containers{k}}})
+       AND l_quantity >= {{quantity{k}}} AND l_quantity <= {{quantity{k}}} + 10
+       AND p_size BETWEEN 1 AND {size}
+       AND l_shipmode IN ('AIR', 'AIR REG') AND l_shipinstruct = 'DELIVER IN PERSON')"""
+                                            for k, size in ((1, 5), (2, 10), (3, 15))),
 }
 DIALECT = {"duckdb": {"D": "DATE ", "year": "extract(year FROM o_orderdate)",
                       "lyear": "extract(year FROM l_shipdate)"},
@@ -78,8 +98,13 @@ class Query:
 
     def sql(self, params: dict, dialect: str = "duckdb") -> str:
         extra = {}
-        if "date" in params and self.name in ("Q5", "Q6"):
+        if "date" in params and self.name in ("Q5", "Q6", "Q12"):
             extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
+        if self.name == "Q19":
+            extra = {f"containers{k}": ", ".join(f"'{c}'" for c in
+                                                 params.get(f"containers{k}", CONTAINERS[k - 1]))
+                     for k in (1, 2, 3)}
+            params = {k: v for k, v in params.items() if not k.startswith("containers")}
         return SQL[self.name].format(**params, **extra, **DIALECT[dialect])
 
 
@@ -102,9 +127,23 @@ QUERIES = {
                            {"nation1": "JAPAN", "nation2": "CHINA"},
                            {"nation1": "BRAZIL", "nation2": "CANADA"}),
                 ("supp_nation", "cust_nation", "l_year", "revenue")),
+    "Q12": Query("Q12", q12, ({"mode1": "MAIL", "mode2": "SHIP", "date": "1994-01-01"},
+                              {"mode1": "AIR", "mode2": "RAIL", "date": "1995-01-01"},
+                              {"mode1": "TRUCK", "mode2": "FOB", "date": "1997-01-01"}),
+                 ("l_shipmode", "high_line_count", "low_line_count")),
+    # the third set makes the clauses overlap: one brand, one quantity range and
+    # one container list, the sizes nested (a line passing two clauses counts once)
+    "Q19": Query("Q19", q19, ({"brand1": "Brand#12", "brand2": "Brand#23", "brand3": "Brand#34",
+                               "quantity1": 1, "quantity2": 10, "quantity3": 20},
+                              {"brand1": "Brand#41", "brand2": "Brand#13", "brand3": "Brand#55",
+                               "quantity1": 5, "quantity2": 15, "quantity3": 25},
+                              {"brand1": "Brand#23", "brand2": "Brand#23", "brand3": "Brand#23",
+                               "quantity1": 1, "quantity2": 1, "quantity3": 1,
+                               "containers2": CONTAINERS[0], "containers3": CONTAINERS[0]}),
+                 ("revenue",)),
 }
 VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
-         "Q7": "revenue"}
+         "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
 
 def rows_of(result: dict, query: Query) -> list[tuple]:

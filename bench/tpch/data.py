@@ -22,17 +22,19 @@ from pathlib import Path
 
 import numpy as np
 
-# the columns the queries here use (Q5, Q9, Q3: bench/tpch/queries.py)
+# the columns the queries here use (bench/tpch/queries.py, q7.py, q12.py)
 COLUMNS = {
     "region": ["r_regionkey", "r_name"],
     "nation": ["n_nationkey", "n_name", "n_regionkey"],
     "customer": ["c_custkey", "c_nationkey", "c_mktsegment"],
     "supplier": ["s_suppkey", "s_nationkey"],
-    "part": ["p_partkey", "p_name"],
+    "part": ["p_partkey", "p_name", "p_brand", "p_container", "p_size"],
     "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost"],
-    "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority"],
+    "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority",
+               "o_orderpriority"],
     "lineitem": ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
-                 "l_discount", "l_shipdate"],
+                 "l_discount", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipmode",
+                 "l_linenumber", "l_shipinstruct"],
 }
 PACKAGES = ("duckdb", "duckdb_extension_tpch")
 

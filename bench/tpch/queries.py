@@ -63,6 +63,18 @@ TRIES = {
            "O7": ("orders", ["o_orderkey", "o_custkey"], {}),
            "C7": ("customer", ["c_custkey", "c_nationkey"], {}),
            "N7": ("nation", ["n_nationkey", "n_name"], {})},
+    # Q12: lineitem by ship mode, order and line, its three dates value columns
+    # (compared row by row in the kernel's loop: expr.compare), and each order's priority
+    "Q12": {"L12": ("lineitem", ["l_shipmode", "l_orderkey", "l_linenumber"],
+                    {"values": ["l_commitdate", "l_receiptdate", "l_shipdate"]}),
+            "O12": ("orders", ["o_orderkey", "o_orderpriority"], {})},
+    # Q19: lineitem by ship instruction and mode (the tests every clause repeats are
+    # skips), then part; each part's size, brand and container (codes) as values
+    # over the part codes, read at a line's part inside the clauses' one row test
+    "Q19": {"L19": ("lineitem", ["l_shipinstruct", "l_shipmode", "l_partkey", "l_orderkey",
+                                 "l_linenumber"], {"values": ["rev", "l_quantity"]}),
+            "P19": ("part", ["p_partkey"], {"values": ["p_size", "brand", "container"],
+                                            "levels": ["dense"]})},
     # Q6: lineitem by ship date, discount and quantity: each predicate a range of a level
     "Q6": {"L6": ("lineitem", ["l_shipdate", "l_discount", "l_quantity"],
                   {"values": "disc_price"})},
@@ -139,7 +151,8 @@ def _clustered(values: np.ndarray, by: np.ndarray) -> np.ndarray:
     return np.argsort(by, kind="stable")
 
 
-def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool = True) -> dict:
+def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"), *,
+          cluster: bool = True) -> dict:
     """The relations (by name, see TRIES) and codings ("keys") that `queries`
     read. Keys shared by a join are one ep.Keys. Orders are coded in order of
     their date (ClusteredKeys; with cluster=False, by order key, dictionary-coded:
@@ -154,13 +167,19 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool =
             keys[name] = ep.Keys(cols[col], name=name,
                                  span_limit=1.0 if name == "orderkey" else 4.0)
         coding.update({c: keys[name] for c in (first, *others)})
-    tables = {}
+    tables, codes = {}, {}
     out = {"keys": keys}
     for q in queries:
         for name, (table, key_cols, kw) in TRIES[q].items():
             if table not in tables:
                 tables[table] = _table(cols, table)
-            r = ep.relation(tables[table], key_cols, coding=coding, name=name, **kw)
+            for k in key_cols:     # each column coded once, whichever tries read it
+                if k not in coding:
+                    coding[k] = ep.Keys(tables[table][k], name=k)
+                if k not in codes:
+                    codes[k] = coding[k].code(tables[table][k])
+            r = ep.relation(tables[table], key_cols, coding=coding, name=name,
+                            codes={k: codes[k] for k in key_cols}, **kw)
             out.update({f"{name}{v}": x for v, x in r.items()} if isinstance(r, dict)
                        else {name: r})
     if "Q9" in queries:
@@ -170,19 +189,22 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7"), *, cluster: bool =
         out["Y7"], out["years7"] = out["L7"].keys[1].mapping(_year, name="l_year")
         n = tables["nation"]
         out["nation_names"] = n["n_name"][np.argsort(keys["nationkey"].code(n["n_nationkey"]))]
+    if "Q19" in queries:   # the codings of the part's brand and container (as _table's)
+        part = tables["part"]
+        out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
     if "Q3" in queries:    # o_orderdate and o_shippriority by order code (attributes)
         o = tables["orders"]
-        code = keys["orderkey"].code(o["o_orderkey"])
-        out["order_attrs"] = {a: np.empty(len(keys["orderkey"]), dtype=o[a].dtype)
+        out["order_attrs"] = {a: keys["orderkey"].carried(o["o_orderkey"], o[a])
                               for a in ("o_orderdate", "o_shippriority")}
-        for a, arr in out["order_attrs"].items():
-            arr[code] = o[a]
     return out
 
 
 def _table(cols: dict, name: str) -> dict:
     pre = name + "."
     t = {k[len(pre):]: v for k, v in cols.items() if k.startswith(pre)}
+    if name == "part":          # the brand and container as their codes (numbers)
+        t["brand"] = ep.Keys(t["p_brand"]).code(t["p_brand"])
+        t["container"] = ep.Keys(t["p_container"]).code(t["p_container"])
     if name == "lineitem":      # a computed column of the table (no query constant)
         t["rev"] = t["l_extendedprice"] * (1.0 - t["l_discount"])
         t["disc_price"] = t["l_extendedprice"] * t["l_discount"]
@@ -191,15 +213,6 @@ def _table(cols: dict, name: str) -> dict:
 
 def _year(d: np.ndarray) -> np.ndarray:
     return d.astype("datetime64[D]").astype("datetime64[Y]").astype(np.int64) + 1970
-
-
-def skip(mask: np.ndarray) -> ep.Tensor:
-    """A 0/1 mask stored as a sparse vector of its true codes (format "csf"): the
-    kernel walks only those codes where the mask is a loop's outer factor, so a
-    predicate prunes the subtrees below it instead of multiplying zeros into
-    them. (A dense mask is located and multiplied in at the leaves.)"""
-    on = np.flatnonzero(mask)
-    return ep.Tensor.from_coords([on], np.ones(len(on)), (len(mask),), "csf")
 
 
 def _kernel(tries, make, **kw):
@@ -223,7 +236,7 @@ def predicates_q5(tries, region: str, date: str) -> dict:
     hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
     dlo, dhi = tries["keys"]["orderdate"].codes_between(lo, hi)
     return {"dlo": dlo, "dhi": dhi,
-            "Rm": skip(tries["R"].keys[1].mask(lambda v: v == region))}
+            "Rm": tries["R"].keys[1].mask(lambda v: v == region, sparse=True)}
 
 
 Q5_TRIES = ("O5", "C5", "L5", "S5", "N5", "R")
@@ -251,7 +264,7 @@ def q5(tries, region: str = "ASIA", date: str = "1994-01-01") -> dict:
 
 def predicates_q9(tries, color: str) -> dict:
     """Q9's predicate: p_name LIKE '%color%', over the part-name codes."""
-    return {"G": skip(tries["P"].keys[0].like(f"%{color}%"))}
+    return {"G": tries["P"].keys[0].like(f"%{color}%", sparse=True)}
 
 
 def q9_expr(tries):
@@ -286,7 +299,7 @@ def predicates_q3(tries, segment: str, date: str) -> dict:
     day = days(date)
     _, dhi = tries["keys"]["orderdate"].codes_between(None, day)
     slo, _ = tries["L3"].keys[1].codes_between(day + 1, None)
-    return {"Sg": skip(tries["C3"].keys[1].mask(lambda v: v == segment)),
+    return {"Sg": tries["C3"].keys[1].mask(lambda v: v == segment, sparse=True),
             "dhi": dhi, "slo": slo}
 
 

@@ -1,7 +1,9 @@
-"""The relational section: TPC-H Q5, Q9, Q3, Q6 and Q7 in etchpy against DuckDB and SQLite.
+"""The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19: etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19] [--load-once]
+
+(--load-once: one load of the tables serves every query; bench/tpch/loaded.py.)
 
 Generates (or reads from the cache) the TPC-H columns at scale factor SF
 (bench/tpch/data.py), then per query:
@@ -40,6 +42,7 @@ import numpy as np
 from bench.timing import timed
 from bench.tpch import data
 from bench.tpch.catalog import QUERIES, rows_of, same
+from bench.tpch.loaded import report_loaded, run_loaded
 from bench.tpch.queries import build
 
 
@@ -121,8 +124,18 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the JSON list there")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--sqlite-rounds", type=int, default=3)
-    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7")
+    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7,Q12,Q19")
+    ap.add_argument("--load-once", action="store_true",
+                    help="load the tables once, run every query on that load "
+                         "(bench/tpch/loaded.py)")
     args = ap.parse_args(argv)
+    if args.load_once:
+        loaded = run_loaded(args.sf, args.queries.split(","), args.rounds)
+        print(report_loaded(loaded))
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(loaded, f, indent=1)
+        return 0 if all(q["correct"] for q in loaded["queries"]) else 1
     results = run(args.sf, args.queries.split(","), args.rounds, args.sqlite_rounds)
     print(report(results))
     if args.json:

@@ -1,4 +1,5 @@
 """expr: the expression language (nodes), its front ends and its dense meaning.
 
-Importing the package registers the meaning of comparisons (compare.py)."""
-from . import compare  # noqa: F401
+Importing the package registers the meaning of comparisons (compare.py) and of
+&, | and ~ on them (logic.py)."""
+from . import compare, logic  # noqa: F401

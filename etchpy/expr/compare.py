@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ExpressionTypeError
 from ..formats import Format
+from . import formula
 from .nodes import COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, TensorVar, show
 
 OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
@@ -29,18 +30,27 @@ class CompareVar(TensorVar):
     """The implicit 0/1 tensor of a comparison (see the module docstring).
 
     kind "range" (order 1): the coordinates c with c `op` bound for each (op,
-    bound) of `tests`; "index" (order 2, "dense": either index may be the outer
-    loop, and nothing is stored): c0 `op` c1, tests ((op, None),);
-    "value" (the order and format of the tensor `source`): the entries `source`
-    stores whose value v has v `op` bound (an absent entry is no row); "pair"
-    (likewise): the entries that both `source` and `other` store, at the same
-    coordinates, whose values v, w have v `op` w, tests ((op, None),). A bound
-    is a number or the name of a parameter, a number passed at call time."""
+    bound) of `tests`; "codes" (order 1): the coordinates whose test formula
+    `tests` (expr.formula, over the operand ("idx",)) holds: ~ and | of ranges;
+    "index" (order 2, "dense": either index may be the outer loop, and nothing
+    is stored): c0 `op` c1, tests ((op, None),); "value" (the order and format
+    of its first column): a row predicate, the entries that every tensor of
+    `columns` ((name, format, at), ...) stores, at the same coordinates, where
+    the formula `tests` over their values and the coordinates holds (an absent
+    entry is no row); a column with `at` None is read at the entry's position
+    (the first column's structure), one with `at` a tuple of index positions
+    is a dense tensor read at those indices' coordinates (located). A
+    bound is a number or the name of a parameter, a number passed at call time.
+    A value predicate is read in place: the kernel walks its first column's
+    structure and tests each entry in its loop, reading the other columns'
+    values and the bounds from its `companions` (kinds "column" and "slots",
+    order 1, dense), which the runtime binds (runtime.predicates)."""
 
     kind: str = "range"
     tests: tuple = ()
     source: str = ""
     other: str = ""
+    columns: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
@@ -48,23 +58,47 @@ class CompareVar(TensorVar):
     @property
     def params(self) -> tuple[str, ...]:
         """The names of the parameters its bounds read at call time."""
+        if self.kind in ("value", "codes"):
+            return formula.params(self.tests)
         return tuple(b for _, b in self.tests if isinstance(b, str))
+
+    @property
+    def companions(self) -> tuple["CompareVar", ...]:
+        """The implicit inputs a value predicate reads besides its structure: the
+        values of each further column (aligned with the first's entries) and
+        its bounds (one slot each: expr.formula.slots)."""
+        if self.kind != "value":
+            return ()
+        out = [CompareVar(f"{self.name}__c{k}", 1, "dense", kind="column", source=name)
+               for k, (name, _, _) in enumerate(self.columns) if k]
+        if formula.slots(self.tests):
+            out.append(CompareVar(f"{self.name}__p", 1, "dense", kind="slots"))
+        return tuple(out)
 
 
 @dataclass(frozen=True, repr=False)
 class Predicate(Access):
     """An access of a CompareVar as built. Python's chained `lo <= i < hi` asks
-    the truth of `lo <= i` and then drops it, so a truth value is an error."""
+    the truth of `lo <= i` and then drops it, so a truth value is an error.
+    `&` (or `*`) is AND, `|` OR and `~` NOT, with SQL's meaning over rows
+    (expr.logic)."""
 
     def __bool__(self):
         raise ExpressionTypeError(f"{show(self)} has no truth value: for lo <= i < hi "
-                                  f"write ep.between(i, lo, hi) or (i >= lo) * (i < hi)")
+                                  f"write ep.between(i, lo, hi) or (i >= lo) * (i < hi); "
+                                  f"for and, or, not write &, |, ~")
 
 
 def stores_nothing(tv) -> bool:
     """Is `tv` an index comparison (i < j), whose value is computed from the
     coordinates, so that no array of it reaches a kernel?"""
     return isinstance(tv, CompareVar) and tv.kind == "index"
+
+
+def values_as_stored(tv) -> bool:
+    """Are `tv`'s values its array's, as stored (not an index comparison, which
+    stores nothing, nor a value predicate, whose values its kernel tests)?"""
+    return not (isinstance(tv, CompareVar) and tv.kind in ("index", "value"))
 
 
 def token(bound) -> str:
@@ -87,8 +121,10 @@ def token(bound) -> str:
 
 def compare(a, op: str, b) -> Access:
     """`a op b` (op one of < <= > >=) as a 0/1 factor: two indices, an index and a
-    bound, a tensor access and a bound (a number or a parameter name), or two
-    tensor accesses at the same indices (A[i] < B[i]: where both store entries).
+    bound, a tensor access and a bound (a number or a parameter name), two
+    tensor accesses at the same indices (A[i] < B[i]: where both store entries),
+    or a tensor access and one of its indices (A[i, j] < j: each value against
+    its coordinate, a code).
 
         >>> i, j = ep.indices("i j")
         >>> i < j
@@ -100,18 +136,32 @@ def compare(a, op: str, b) -> Access:
         var = CompareVar(f"{COMPARE_PREFIX}{a}_{OPS[op]}_{b}", 2, "dense", kind="index",
                          tests=((op, None),))
         return Predicate(var, (a, b))
+    if isinstance(a, Index) and _plain(b):
+        return _index_value(b, formula.FLIPPED[op], a)
+    if isinstance(b, Index) and _plain(a):
+        return _index_value(a, op, b)
     if isinstance(a, Index):
         return between(a, tests=((op, b),))
     if _plain(a) and _plain(b):
         return _pair(a, op, b)
     if _plain(a):
-        t = a.tensor
-        var = CompareVar(f"{COMPARE_PREFIX}{t.name}_{OPS[op]}_{token(b)}", t.order,
-                         t.format, kind="value", tests=((op, b),), source=t.name)
-        return Predicate(var, a.indices)
+        token(b)                                       # a number or a parameter name
+        return row_predicate(((a.tensor.name, a.tensor.format, None),),
+                             ("cmp", op, ("col", 0), operand(b)), a.indices)
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
                               f"index with a bound, a tensor access with a bound, or two "
                               f"tensor accesses with the same indices")
+
+
+def operand(b) -> tuple:
+    """A bound as a formula operand: ("par", name) or ("num", x)."""
+    if isinstance(b, str):
+        return ("par", b)
+    return ("num", int(b) if isinstance(b, numbers.Integral) else float(b))
+
+
+def _bound_word(b) -> str:
+    return token(b)
 
 
 def _plain(a) -> bool:
@@ -125,10 +175,38 @@ def _pair(a: Access, op: str, b: Access) -> Access:
                                   f"compared at the same indices, in the same order")
     if a.tensor.name == b.tensor.name:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
-    t = a.tensor
-    var = CompareVar(f"{COMPARE_PREFIX}{t.name}_{OPS[op]}_{b.tensor.name}", t.order, t.format,
-                     kind="pair", tests=((op, None),), source=t.name, other=b.tensor.name)
-    return Predicate(var, a.indices)
+    cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
+    return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices)
+
+
+def _index_value(a: Access, op: str, i: Index) -> Predicate:
+    """A[idx] op i, i one of idx: each entry's value against its coordinate (a
+    code) at i."""
+    if i not in a.indices:
+        raise ExpressionTypeError(f"{show(a)} {op} {i}: an index is compared with the "
+                                  f"values of a tensor accessed at it; {i} is not among "
+                                  f"{', '.join(ix.name for ix in a.indices)}")
+    f = ("cmp", op, ("col", 0), ("idx", a.indices.index(i)))
+    return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices)
+
+
+def row_predicate(columns: tuple, f, indices) -> Predicate:
+    """The value predicate of formula `f` (expr.formula) over `columns` ((name,
+    format, at), ...: the first gives the structure), accessed at `indices`."""
+    names = [c[0] for c in columns]
+    var = CompareVar(f"{COMPARE_PREFIX}{formula.token(f, names, _bound_word)}", len(indices),
+                     columns[0][1], kind="value", tests=f, source=names[0],
+                     columns=tuple(columns))
+    return Predicate(var, tuple(indices))
+
+
+def code_predicate(i: Index, f) -> Predicate:
+    """The codes of index i where formula `f` over ("idx",) holds: a sparse
+    vector of codes bound at call time (runtime.predicates)."""
+    word = formula.token(f, [], _bound_word)
+    var = CompareVar(f"{COMPARE_PREFIX}{i}_{word}", 1, Format(["compressed"]), kind="codes",
+                     tests=f)
+    return Predicate(var, (i,))
 
 
 def between(i: Index, lo=None, hi=None, *, tests: tuple = ()) -> Access:

@@ -200,7 +200,7 @@ class Expr(Comparable):
     product, broadcasting by index name), `+` (its sum over the union of
     supports), `-` (rings only), `e ** n` and ep.sum. numpy functions and ufuncs
     and Python's sum() are refused with a TypeError: indices are named, so sum
-    with ep.sum(index, e). `e.free` gives the free indices.
+    with ep.sum(index, e). `e.free` gives the free indices; & | ~: expr.logic.
 
         >>> (ep.sum(j, A[i, j] * x[j]) + 2 * y[i]).free
         (Index('i'),)

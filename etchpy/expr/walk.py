@@ -35,10 +35,12 @@ def spine(e: Expr, cls):
 
 
 def tensors(e: Expr) -> dict[str, TensorVar]:
-    """The tensor variables of `e` by name; one name must mean one declaration."""
+    """The tensor variables of `e` by name; one name must mean one declaration.
+    A value comparison's companions (expr.compare: the implicit inputs it reads
+    besides its structure) are among them."""
     out: dict[str, TensorVar] = {}
-    for acc in accesses(e):
-        t = acc.tensor
+    for t in (x for acc in accesses(e) for x in (acc.tensor,
+                                                  *getattr(acc.tensor, "companions", ()))):
         if out.setdefault(t.name, t) != t:
             raise ExpressionTypeError(f"tensor name {t.name} is declared twice with "
                                       f"different order or format: {out[t.name]!r} and {t!r}")

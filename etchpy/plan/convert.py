@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from .cost import Stats, nest_cost, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
+from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -115,6 +116,9 @@ class Converter:
         else:
             why = (f"estimated work {best[0]:.3g} with it against {as_declared:.3g} "
                    "walking the inputs as declared")
+        if best is None:
+            raise FormatError(f"{why}, and a value comparison is read in its storage "
+                              f"order (its companions follow its positions)")
         _, order, new_body, convs = best
         made = []
         for key, conv in convs:
@@ -143,6 +147,8 @@ class Converter:
         """(cost, body, conversions) for each way of converting the accesses that
         `order` walks against their storage order."""
         bad = list(dict.fromkeys(a for a in _sparse(body) if not walked_in_order(a, order)))
+        if any(_read_in_place(a) for a in bad):
+            return
         choices = [self.ways(a, order, stats) for a in bad]
         most = stats.tuning.conversion_choices
         for combo in itertools.islice(itertools.product(*choices), most):
@@ -206,6 +212,12 @@ def _sort_cost(body, order, stats, written_out) -> float:
     if pos == sorted(pos) and outer <= set(written_out):
         return 0.0
     return 2 * stats.tuning.temp_weight * support(body, frozenset(order), stats, True)
+
+
+def _read_in_place(acc: Access) -> bool:
+    """A value comparison (expr.compare) is never converted: the arrays it reads
+    besides its structure are aligned with its positions."""
+    return isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
 
 
 def _sparse(body: Expr) -> list[Access]:

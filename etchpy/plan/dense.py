@@ -33,7 +33,7 @@ from itertools import permutations
 import numpy as np
 
 from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
-from ..expr.compare import stores_nothing
+from ..expr.compare import values_as_stored
 from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
@@ -79,7 +79,7 @@ def factors(body: Expr) -> list | None:
     """The accesses of a product of accesses that each read an array, or None
     for anything else."""
     match body:
-        case Access() if not stores_nothing(body.tensor):   # i < j has no array
+        case Access() if values_as_stored(body.tensor):    # i < j has no array
             return [body]
         case Mul(a, b):
             fa, fb = factors(a), factors(b)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.tensor import Tensor
 from . import bounds, text
 from .columns import as_probe, joined, range_codes
 
@@ -196,25 +197,31 @@ class Keys:
             return int(t) - self.low
         return int(np.searchsorted(self._table, self.dtype.type(t), side="left"))
 
-    def mask(self, predicate: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    def mask(self, predicate: Callable[[np.ndarray], np.ndarray], *, sparse: bool = False):
         """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
         function of the key values) holds. Multiplied into a query on this key's
-        index, it is a filter the query applies itself.
+        index, it is a filter the query applies itself. `sparse=True`: an
+        ep.Tensor of the codes that hold (format "csf", one stored per code), a
+        skip: walked as its index's outer factor it visits only those codes,
+        located under another it tests them (declare it ep.tensor(name, 1, "csf")).
 
             >>> names = Keys(np.array(["forest green", "navy", "green"]))
             >>> names.mask(lambda v: np.char.find(v, "green") >= 0)
             array([1., 1., 0.])
+            >>> names.mask(lambda v: v == "navy", sparse=True).to_dense()   # codes in order
+            array([0., 0., 1.])
         """
         hold = np.asarray(predicate(self.values()), dtype=bool)
         if hold.shape != (self.size,):
             raise InputError(f"keys {self.name!r}: the predicate must give one truth "
                              f"value per key value ({self.size}), got shape {hold.shape}")
-        return hold.astype(np.float64)
+        return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
 
-    def like(self, pattern: str) -> np.ndarray:
+    def like(self, pattern: str, *, sparse: bool = False):
         """A 0/1 float vector over the codes: 1 where the key value (a string)
         matches SQL's `LIKE pattern`: `%` any run of characters, `_` one
-        character, anything else itself (no escapes). It searches a text index
+        character, anything else itself (no escapes); `sparse` as for `mask`
+        (the matching codes, a skip). It searches a text index
         of the values (relational.text: fixed-width bytes and a word index),
         made on first use or by `prepare_like` and kept in this coding: it
         depends only on the values. Nothing of the pattern is kept.
@@ -225,7 +232,8 @@ class Keys:
         """
         if not isinstance(pattern, str):
             raise InputError(f"keys {self.name!r}: a LIKE pattern is a str, got {pattern!r}")
-        return text.like(self._table, self.prepare_like(), pattern).astype(np.float64)
+        hold = text.like(self._table, self.prepare_like(), pattern)
+        return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
 
     def prepare_like(self) -> text.TextIndex:
         """The text index `like` searches, made now if it was not (a table-build
@@ -241,6 +249,29 @@ class Keys:
         if getattr(self, "_text_index", None) is None:
             self._text_index = text.TextIndex(self._table)
         return self._text_index
+
+    def carried(self, keys_column, values) -> np.ndarray:
+        """The values of a column that depends on this key (a customer's name),
+        by code: `values[r]` at the code of `keys_column[r]`, for ep.decode's
+        `carry`. Made once when the table is loaded. InputError when one key has
+        two values (the column does not depend on the key); a code no row gives
+        holds zero (an empty string).
+
+            >>> k = Keys(np.array([20, 10]), name="custkey")
+            >>> k.carried(np.array([10, 20, 10]), np.array(["ann", "bo", "ann"]))
+            array(['ann', 'bo'], dtype='<U3')
+        """
+        codes = self.code(keys_column)
+        vals = np.asarray(values)
+        if vals.shape != codes.shape:
+            raise InputError(f"keys {self.name!r}: carried values of shape {vals.shape} "
+                             f"for {len(codes)} keys")
+        out = np.zeros(self.size, dtype=vals.dtype)
+        out[codes] = vals
+        if not np.array_equal(out[codes], vals):
+            raise InputError(f"keys {self.name!r}: the carried column must give one value "
+                             f"per key (a key has two)")
+        return out
 
     def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
                 *, name: str | None = None):
@@ -267,6 +298,14 @@ class Keys:
         m = sp.csr_array((np.ones(self.size), (np.arange(self.size), cols)),
                          shape=(self.size, len(into)))
         return m, into
+
+
+def _codes_of(hold: np.ndarray, name: str):
+    """The codes where `hold` is true as a sparse 0/1 vector (an ep.Tensor, "csf")."""
+    on = np.flatnonzero(hold)
+    idx = np.int32 if len(hold) < 2**31 - 1 else np.int64
+    return Tensor((len(hold),), "csf", [{"pos": np.array([0, len(on)], dtype=idx),
+                                        "crd": on.astype(idx)}], np.ones(len(on)), name=name)
 
 
 def _as_column(values, name) -> np.ndarray:

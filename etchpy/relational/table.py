@@ -57,7 +57,8 @@ class Relation:
 
 def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
              coding: Mapping[str, Keys] | None = None, order: Sequence[str] | None = None,
-             levels: Sequence[str] | None = None, semiring=None, name: str = "relation"):
+             levels: Sequence[str] | None = None, semiring=None, name: str = "relation",
+             codes: Mapping[str, np.ndarray] | None = None):
     """Load a table (a mapping of column name to a 1-d array, e.g. a dict of numpy
     arrays or a pandas DataFrame) into a Relation keyed by `keys`. The key and
     value columns have one length, the rows, and the values are numbers
@@ -73,7 +74,9 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     compressed, then compressed (a dense last level stores every cell, those
     of no row holding zero, and a value comparison tests them as entries);
     semiring, its add combines duplicate keys (default real); name, the
-    tensor's name.
+    tensor's name; codes, for some key columns their codes under `coding`
+    already worked out (a table loaded once codes each column once for all
+    its relations), checked to lie in the coding's range.
 
         >>> t = {"o": np.array([7, 7, 9]), "s": np.array([1, 2, 1]),
         ...      "price": np.array([1.0, 2.0, 4.0])}
@@ -87,26 +90,36 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     coding = {k: (coding or {}).get(k) or Keys(_column(columns, k, name), name=k)
               for k in keys}
     rows = len(_column(columns, keys[0], name)) if keys else 1
-    codes = np.stack([coding[k].code(_column(columns, k, name)) for k in keys]) \
-        if keys else np.zeros((0, rows), dtype=np.int64)
+    codes = np.stack([_codes(columns, k, coding[k], (codes or {}).get(k), rows, name)
+                      for k in keys]) if keys else np.zeros((0, rows), dtype=np.int64)
     fmt = _format(keys, order, levels, coding, rows, name)
     sr = semirings.get(semiring if semiring is not None else semirings.real)
-    shape = tuple(len(coding[k]) for k in keys)
     ks = tuple(coding[k] for k in keys)
-
+    shape = tuple(len(k) for k in ks)
     several = isinstance(values, (list, tuple))
     names = list(values) if several else [values]
     tensors = Tensor.from_coords_columns(
         codes, [_values(columns, v, rows, sr, name) for v in names], shape, fmt,
         semiring=sr, name=name)
+    tensors = _one_structure(tensors, name)
     out = {v: Relation(t, keys, ks, v) for v, t in zip(names, tensors)} if several else None
     return out if several else Relation(tensors[0], keys, ks,
                                         values if isinstance(values, str) else None)
 
 
+def _one_structure(tensors: list, name: str) -> list:
+    """The tensors over the first one's index arrays (the same objects), so that
+    comparing two value columns finds them aligned by identity, in O(1)
+    (runtime.predicates)."""
+    first = tensors[0]
+    return [first] + [Tensor._of((t.shape, t.format, first.levels, t.vals, t.fill), name)
+                      for t in tensors[1:]]
+
+
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,
            value: str = "value", order_by=None, descending: bool = False,
-           limit: int | None = None, fill=0) -> dict[str, np.ndarray]:
+           limit: int | None = None, fill=0,
+           carry: Mapping[str, tuple] | None = None) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
     (the Keys of each result mode; named by
     `columns`, default the Keys' names; InputError when two columns, the value
@@ -114,7 +127,10 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
-    all; `limit` (None, or an int >= 0) keeps the first rows.
+    all; `limit` (None, or an int >= 0) keeps the first rows. `carry`: {name:
+    (key column, values by code)}, columns that depend on a key (a customer's
+    name, an order's date: `Keys.carried` makes the values by code once),
+    added to the rows before they are sorted (so `order_by` may name them).
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
@@ -136,9 +152,28 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     coords, vals = _entries(result, len(keys), fill)
     out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
     out[value] = vals
+    out.update(_carried(carry or {}, dict(zip(names, coords)), set(out)))
     rows = _sorted_rows(out, order_by, descending, value, len(vals))
     rows = rows if limit is None else rows[:limit]
     return {n: a[rows] for n, a in out.items()}
+
+
+def _carried(carry, codes: dict, taken: set) -> dict:
+    """The carried columns of decode: each one's values at its key's codes."""
+    out = {}
+    for name, spec in carry.items():
+        if not (isinstance(spec, tuple) and len(spec) == 2 and spec[0] in codes):
+            raise InputError(f"decode: carry[{name!r}] must be (a key column of the "
+                             f"result, one of {list(codes)}; its values by code)")
+        if name in taken:
+            raise InputError(f"decode: the carried column {name!r} repeats a column name")
+        by_code = np.asarray(spec[1])
+        c = codes[spec[0]]
+        if len(c) and int(c.max()) >= len(by_code):
+            raise InputError(f"decode: carry[{name!r}] holds {len(by_code)} values, fewer "
+                             f"than the codes of {spec[0]!r}")
+        out[name] = by_code[c]
+    return out
 
 
 def _key_names(columns, keys, name) -> tuple[str, ...]:
@@ -151,6 +186,18 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
         raise InputError(f"relation {name!r}: the key columns have different lengths "
                          f"({shown} rows); every column of a table has one value per row")
     return keys
+
+
+def _codes(columns, k, keys: Keys, given, rows, name) -> np.ndarray:
+    """Key column k's codes: `given` (checked) or coded by `keys` now."""
+    if given is None:
+        return keys.code(_column(columns, k, name))
+    a = np.asarray(given)
+    if a.shape != (rows,) or a.dtype.kind not in "iu" or \
+            len(a) and (int(a.min()) < 0 or int(a.max()) >= len(keys)):
+        raise InputError(f"relation {name!r}: the codes given for key column {k!r} must "
+                         f"be {rows} integers in 0..{len(keys) - 1} (its coding's)")
+    return a
 
 
 def _column(columns, key, name) -> np.ndarray:

@@ -10,8 +10,16 @@ comparison holds and nothing elsewhere:
             a bound past the codes, ±inf or a huge int, is open; NaN is refused)
     index   c0 op c1 on two indices: nothing stored (a dense tensor without
             values; its stream makes the pairs from the coordinates)
-    value   v op bound at the entries the source input stores: the source's
-            structure restricted to them, in the source's format
+    codes   a formula of tests of one index (~ and | of ranges): a sparse
+            vector of the codes that pass, worked out over the index's codes
+    value   a row predicate (expr.formula over value columns of one structure):
+            the first column's own Tensor (its structure and values, no copy),
+            and its companions: each further column's values, aligned with the
+            first's entries (the same arrays when the columns share one
+            structure, checked by identity; else gathered, and the structure
+            restricted to the entries every column stores), and one slot per
+            bound. The kernel tests each entry in its loop (streams.from_expr),
+            so values written in place between calls are read as they are.
 
 The sizes of the indices are read off the inputs that use them.
 proofs_notes/predicates.md.
@@ -26,6 +34,7 @@ import operator
 import numpy as np
 
 from ..errors import InputError
+from ..expr import formula
 from ..expr.compare import CompareVar, stores_nothing
 from ..expr.nodes import TensorVar
 from ..expr.walk import accesses
@@ -42,10 +51,8 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            if tv.kind in ("value", "pair"):
-                out.setdefault(tv.source, TensorVar(tv.source, tv.order, tv.format))
-            if tv.kind == "pair":
-                out.setdefault(tv.other, TensorVar(tv.other, tv.order, tv.format))
+            for col, fmt, at in tv.columns:
+                out.setdefault(col, TensorVar(col, tv.order if at is None else len(at), fmt))
             out.update({p: tv for p in tv.params})
     return out
 
@@ -66,13 +73,13 @@ def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
     sizes = _index_sizes(e, inputs)
     for name, acc in preds.items():
         tv = acc.tensor
-        if tv.kind in ("value", "pair"):
-            if tv.source not in inputs or tv.kind == "pair" and tv.other not in inputs:
-                continue                      # check_names names it
-            out[name] = _value(tv, inputs, sr)
+        if tv.kind == "value":
+            if all(c[0] in inputs for c in tv.columns):    # else check_names names it
+                out.update(_row(tv, inputs, sr))
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
-        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" \
+        kinds = {"range": _range, "codes": _code_set}
+        out[name] = kinds[tv.kind](tv, dims[0], inputs, sr) if tv.kind in kinds \
             else _pairs(tv, dims, sr)
     return out
 
@@ -81,7 +88,7 @@ def _index_sizes(e, inputs) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for acc in accesses(e):
         tv = acc.tensor
-        valued = isinstance(tv, CompareVar) and tv.kind in ("value", "pair")
+        valued = isinstance(tv, CompareVar) and tv.kind == "value"
         src = tv.source if valued else tv.name
         if isinstance(tv, CompareVar) and not valued or src not in inputs:
             continue
@@ -163,10 +170,29 @@ def _pairs(tv: CompareVar, dims, sr: Semiring) -> Tensor:
                       tv.name)
 
 
-def dense_value(tv, t: Tensor, sr: Semiring) -> np.ndarray:
+def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.ndarray:
     """The dense value of `t`, bound as the input declared `tv` (None for a
     conversion the plan made): for an index comparison, which stores nothing,
-    one where r op c holds at (r, c) and zero elsewhere; else t.to_dense()."""
+    one where r op c holds at (r, c) and zero elsewhere; for a value predicate
+    (its companions among `bound`), one at the entries whose test holds; else
+    t.to_dense()."""
+    if isinstance(tv, CompareVar) and tv.kind == "value":
+        coords, v0 = t.to_coords()
+        comps = {c.name: bound[c.name].vals for c in tv.companions}
+
+        def column(k):
+            if k == 0:
+                return v0
+            vals, at = comps[f"{tv.name}__c{k}"], tv.columns[k][2]
+            if at is None:
+                return vals
+            shape = tuple(t.shape[p] for p in at)
+            return vals.reshape(shape)[tuple(coords[p] for p in at)]
+        out = np.full(t.shape, sr.zero, dtype=sr.dtype)
+        keep = formula.evaluate(tv.tests, column, lambda p: coords[p],
+                                list(comps.get(f"{tv.name}__p", ())))
+        out[tuple(coords[:, keep])] = sr.one
+        return out
     if not stores_nothing(tv):
         return t.to_dense()
     n, m = t.shape
@@ -174,52 +200,109 @@ def dense_value(tv, t: Tensor, sr: Semiring) -> np.ndarray:
     return np.where(holds, sr.one, sr.zero).astype(sr.dtype)
 
 
-def _value(tv: CompareVar, inputs, sr: Semiring) -> Tensor:
-    """The entries of the source whose value passes the test, holding one: the
-    source's structure with its last level filtered in storage order (a
-    compressed last level: its crd kept where the value passes and its pos
-    recounted; a dense one: one or zero in place), O(stored entries)."""
-    src = as_tensor(inputs[tv.source], TensorVar(tv.source, tv.order, tv.format), sr)
-    op, b = tv.tests[0]
-    if tv.kind == "pair":
-        other = as_tensor(inputs[tv.other], TensorVar(tv.other, tv.order, tv.format), sr)
-        keep = _pair_keep(tv, src, other, _OPS[op])
+def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
+    """A value predicate's inputs: its structure (under its own name) and its
+    companions (see the module docstring). O(1) when the columns share one
+    structure (the same index arrays: relations built with values=[...])."""
+    aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
+    ts = {k: as_tensor(inputs[col], TensorVar(col, tv.order if at is None else len(at), fmt),
+                       sr) for k, (col, fmt, at) in enumerate(tv.columns)}
+    src = ts[0]
+    for k, (col, _, at) in enumerate(tv.columns):
+        want = src.shape if at is None else tuple(src.shape[p] for p in at)
+        if ts[k].shape != want:
+            raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
+                             f"{col} {ts[k].shape}; they are compared entry by entry")
+    if all(_same_structure(src, ts[k]) for k in aligned[1:]):
+        structure, got = src, {k: ts[k].vals for k in aligned[1:]}
     else:
-        keep = _OPS[op](src.vals, _bound(tv, b, inputs))
-    levels, last = list(src.levels), src.format.levels[-1]
-    if last.roles == ():                           # dense: every position stays
-        vals = np.where(keep, sr.one, sr.zero).astype(sr.dtype)
-    elif last.roles == ("pos", "crd") and last.unique:
-        kept = np.concatenate([[0], np.cumsum(keep)])
-        pos = levels[-1]["pos"]
-        levels[-1] = {"pos": kept[pos].astype(pos.dtype), "crd": levels[-1]["crd"][keep]}
-        vals = np.full(int(kept[-1]), sr.one, dtype=sr.dtype)
-    else:                                          # singleton levels: rebuild
-        coords, _ = src.to_coords()
-        return Tensor.from_coords(coords[:, keep], np.full(int(keep.sum()), sr.one,
-                                                           dtype=sr.dtype),
-                                  src.shape, tv.format, semiring=sr, name=tv.name)
-    return Tensor._of((src.shape, tv.format, tuple(levels), vals, sr.zero), tv.name)
+        structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
+        got = dict(zip(aligned[1:], cols))
+    cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
+    out = {tv.name: structure}
+    out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
+    slots = formula.slots(tv.tests)
+    if slots:
+        out[f"{tv.name}__p"] = np.array([_slot(tv, op, b, inputs, sr) for op, b in slots],
+                                        dtype=sr.dtype)
+    return out
 
 
-def _pair_keep(tv: CompareVar, src: Tensor, other: Tensor, op) -> np.ndarray:
-    """Per stored entry of src: `other` stores an entry at its coordinates and
-    src's value op other's holds. O(stored entries) when both have one
-    structure (two value columns of one relation); else by sorting coordinates."""
-    if src.shape != other.shape:
-        raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
-                         f"{tv.other} {other.shape}; they are compared entry by entry")
-    same = src.format == other.format and len(src.vals) == len(other.vals) and all(
-        all(np.array_equal(x[r], y[r]) for r in x) for x, y in zip(src.levels, other.levels))
+def _same_structure(a: Tensor, b: Tensor) -> bool:
+    """Do a and b store the same entries in the same positions? By identity of
+    their index arrays (immutable: runtime.tensor), else compared once and
+    remembered on a while b's arrays live."""
+    if a.format != b.format or len(a.vals) != len(b.vals):
+        return False
+    pairs = [(x[r], y[r]) for x, y in zip(a.levels, b.levels) for r in x]
+    if all(p is q for p, q in pairs):
+        return True
+    memo = a.__dict__.setdefault("_etchpy_same", {})
+    if memo.get(id(b)) is b.levels:
+        return True
+    same = all(np.array_equal(p, q) for p, q in pairs)
     if same:
-        return np.asarray(op(src.vals, other.vals), dtype=bool)
-    (a, av), (b, bv) = src.to_coords(), other.to_coords()
-    ka, kb = _linear(a, src.shape), _linear(b, src.shape)
+        memo[id(b)] = b.levels
+    return same
+
+
+def _aligned(tv: CompareVar, ts: list, sr: Semiring):
+    """(structure, further columns) for columns of different structures: the
+    first's entries that every column stores, each column's values there. A
+    numpy pass per call (the fast case is one structure)."""
+    src = ts[0]
+    if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
+        raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
+                         f"columns ({', '.join(c[0] for c in tv.columns)}) must share its "
+                         f"structure; give them one (ep.relation(..., values=[...]))")
+    coords, v0 = src.to_coords()
+    found, cols = np.ones(len(v0), dtype=bool), []
+    for t in ts[1:]:
+        hit, w = _gather(t, coords, src.shape)
+        found &= hit
+        cols.append(w)
+    structure = Tensor.from_coords(coords[:, found], v0[found], src.shape, src.format,
+                                   semiring=sr, name=tv.name)
+    return structure, [c[found] for c in cols]
+
+
+def _gather(t: Tensor, coords: np.ndarray, shape):
+    """(found, values): t's value at each coordinate column (found False, value
+    0 where t stores nothing)."""
+    b, bv = t.to_coords()
+    ka, kb = _linear(coords, shape), _linear(b, shape)
+    if not len(kb):
+        return np.zeros(len(ka), dtype=bool), np.zeros(len(ka), dtype=bv.dtype)
     order = np.argsort(kb, kind="stable")
-    at = np.minimum(np.searchsorted(kb[order], ka), max(len(kb) - 1, 0))
-    found = (kb[order][at] == ka) if len(kb) else np.zeros(len(ka), dtype=bool)
-    w = bv[order][at] if len(kb) else np.zeros(len(ka), dtype=av.dtype)
-    return found & np.asarray(op(av, w), dtype=bool)
+    at = np.minimum(np.searchsorted(kb[order], ka), len(kb) - 1)
+    return kb[order][at] == ka, bv[order][at]
+
+
+def _slot(tv: CompareVar, op: str, b, inputs, sr: Semiring):
+    """The number a kernel compares a value with for bound b under `op`: for
+    integer values, the integer threshold that decides the test alike (v < 2.5
+    iff v < 3), held in the values' dtype (clamped to its range)."""
+    x = _bound(tv, b[1], inputs) if b[0] == "par" else b[1]
+    dt = np.dtype(sr.dtype)
+    if dt.kind == "f":
+        return float(x)
+    if isinstance(x, float) and not math.isinf(x):
+        x = math.ceil(x) if op in ("<", ">=") else math.floor(x)
+    info = np.iinfo(dt) if dt.kind in "iu" else np.iinfo(np.int8)
+    return min(max(x, info.min), info.max) if dt.kind in "iu" else min(max(x, 0), 1)
+
+
+def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
+    """The codes 0..n-1 where tv's formula of tests holds, a sparse vector: each
+    bound first clamped to -1..n+1, as for a range."""
+    slots = [min(max(_bound(tv, b[1], inputs) if b[0] == "par" else b[1], -1), n + 1)
+             for _, b in formula.slots(tv.tests)]
+    codes = np.arange(n)
+    on = np.flatnonzero(formula.evaluate(tv.tests, None, lambda p: codes, slots))
+    idx = np.int32 if n < 2**31 - 1 else np.int64
+    levels = ({"pos": np.array([0, len(on)], dtype=idx), "crd": on.astype(idx)},)
+    vals = np.full(len(on), sr.one, dtype=sr.dtype)
+    return Tensor._of(((n,), tv.format, levels, vals, sr.zero), tv.name)
 
 
 def _linear(coords: np.ndarray, shape) -> np.ndarray:

@@ -10,6 +10,7 @@ f(0) ≠ 0 (proofs_notes/map.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from .. import imp, maps
 from ..formats import level as shapes
@@ -23,6 +24,7 @@ from .combinators import (add, bounded_range, contract, map_leaf, mul, range_str
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
+from .row_test import row_test
 from .stream import Stream, Value
 
 
@@ -35,10 +37,17 @@ class Binding:
     levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
     iso: bool = False        # every stored value is the semiring's one: never read
+    test: Callable | None = None     # a value predicate's test(position, coordinates)
+    coords: dict | None = None       # index name -> coordinate, of the levels entered
 
-    def value(self, sr, at: imp.Expr) -> imp.Expr:
+    def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
-        (its values are not read), else vals[at]."""
+        (its values are not read), one or zero by `test` for a value predicate
+        (expr.compare: its formula tested in the loop, at `coords` or the
+        coordinates entered), else vals[at]."""
+        if self.test is not None:
+            hold = self.test(at, coords if coords is not None else self.coords or {})
+            return select(hold, Const(sr.one, "value"), Const(sr.zero, "value"))
         return Const(sr.one, "value") if self.iso else Load(self.vals, at)
 
     def positions(self, k: int) -> imp.Expr:
@@ -146,6 +155,10 @@ class Lowerer:
             return self.range_access(b, acc.indices[0].name, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
             return self.index_compare(acc, levels)
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
+            names = [ix.name for ix in acc.indices]
+            b = Binding(b.format, b.vals, b.levels, b.name, False,
+                        row_test(acc.tensor, b.vals, names), {})
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)
@@ -214,14 +227,14 @@ class Lowerer:
                 flat: imp.Expr = ZERO
                 for v, s in strides.items():
                     flat = imp.add(flat, imp.mul(coords[v], s))
-                return b.value(self.sr, flat)
+                return b.value(self.sr, flat, coords)
             v = levels[k]
             if v not in strides:
                 return replicate(self.names, v, dim_var(v), build(k + 1, coords))
             row = range_stream(self.names, v, dim_var(v),
                                lambda c: build(k + 1, {**coords, v: c}))
             outer = order[:order.index(v)]
-            if not all(u in coords for u in outer) or b.iso:
+            if not all(u in coords for u in outer) or b.iso or b.test is not None:
                 return row
             # every mode before v is fixed: the values under v = t are one run
             base: imp.Expr = ZERO
@@ -260,7 +273,8 @@ class Lowerer:
         v = levels[k]
         s = level_stream(
             self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
-            lambda child: self.sparse_access(b, storage, levels, k + 1, lev + 1, child),
+            lambda child: self.sparse_access(self._entered(b, lev, v, parent, child), storage,
+                                             levels, k + 1, lev + 1, child),
             b.positions(lev) if b.name else None)
         blocks = self._row_blocks(b, storage, levels, k, lev, parent)
         s = s.derive(s.facts.add(Blocks(blocks) if blocks else None))
@@ -275,13 +289,24 @@ class Lowerer:
         return s.derive(s.facts.add(Locate(probe)), search=s.search + ", probed via a marker")
 
     @staticmethod
+    def _entered(b: Binding, lev, v, parent, child) -> Binding:
+        """b, with the coordinate of storage level lev (over v) at position
+        child[0] noted, for a value predicate's test (else b itself)."""
+        if b.test is None:
+            return b
+        here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
+        c = Bin("-", child[0], here.first) if isinstance(here, shapes.Range) \
+            else Load(here.crd, child[0])
+        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
+
+    @staticmethod
     def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:
         """A level over v that holds every coordinate (a Range) whose child, the
         last level, is a segment read at its parent position and walked next
         (csr's rows, located by the coordinate of a sparse operand in
         Gustavson's product): the row under t is one range of positions, in crd
         and in vals, from the segment's start."""
-        if not (b.name and lev + 2 == len(storage)
+        if not (b.name and b.test is None and lev + 2 == len(storage)
                 and k + 1 < len(levels) and levels[k + 1] == storage[lev + 1]):
             return ()
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),
@@ -316,7 +341,7 @@ class Lowerer:
         """The segment a marker is filled from, when markers are on and level lev
         is the last level and reads as a unique segment named by its parent
         position alone (its bounds are read there): None otherwise."""
-        if not (self.markers and lev == len(storage) - 1):
+        if not (self.markers and lev == len(storage) - 1) or b.test is not None:
             return None
         if self.algorithms is not None and self.algorithms.marker(b.name, lev) is False:
             return None

@@ -1,6 +1,7 @@
-"""TPC-H Q5, Q9, Q3, Q6 and Q7 as written in bench/tpch/queries.py and q7.py (ep.relation, ep.Keys,
-masks built by the query, ep.decode) give DuckDB's rows at scale 0.01, for each
-of three TPC-H substitution parameter sets, all on one set of tries built once.
+"""TPC-H Q5, Q9, Q3, Q6, Q7, Q12 and Q19 as written in bench/tpch (queries.py,
+q7.py, q12.py, q19.py: ep.relation, ep.Keys, masks built by the query,
+ep.decode) give DuckDB's rows at scale 0.01, for each of three TPC-H
+substitution parameter sets, all on one set of tries built once.
 
 DuckDB's answers were computed independently (its own SQL engine over the same
 columns) and stored in data/tpch_q5_sf0.01.npz by `python -m bench.tpch.fixture`."""
@@ -36,7 +37,7 @@ def tries_by_key(fixture):
     return build(fixture[0], cluster=False)
 
 
-@pytest.mark.parametrize("name", ["Q5", "Q9", "Q3", "Q6", "Q7"])
+@pytest.mark.parametrize("name", ["Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"])
 @pytest.mark.parametrize("cluster", [True, False], ids=["by date", "by key"])
 def test_query_gives_duckdbs_rows_for_every_parameter_set(fixture, request, name, cluster):
     tries = request.getfixturevalue("tries" if cluster else "tries_by_key")

@@ -1,0 +1,64 @@
+"""Load once, query many: every query of the bench on one load of the tables.
+
+    python -m bench tpch --sf SF --load-once [--queries ...] [--rounds N] [--json PATH]
+
+Loads the columns (bench/tpch/data.py) into etchpy's relations once, for all
+the queries named (bench/tpch/queries.py `build`: each table's tries and the
+codings shared by the joins), and into DuckDB once (`data.duckdb_with`: CREATE
+TABLE ... AS SELECT from the registered numpy columns, one thread), reporting
+both load times; then runs every query on that one load, each system called in
+turn for each parameter set, with the answers compared. One JSON object: the
+load times and, per query, the wall-clock medians and the ratio.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.tpch import data
+from bench.tpch.catalog import QUERIES, rows_of, same
+from bench.tpch.queries import build
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t
+
+
+def run_loaded(sf: float, names, rounds: int) -> dict:
+    """The load times (ms) of etchpy and DuckDB and each query's times on that load."""
+    cols = data.tables(sf)
+    con, duck_s = _timed(lambda: data.duckdb_with(cols, threads=1))
+    tries, etch_s = _timed(lambda: build(cols, tuple(names)))
+    queries = []
+    for name in names:
+        q = QUERIES[name]
+        calls, correct = [], True
+        for p in q.params:
+            etch = lambda p=p: rows_of(q.run(tries, **p), q)
+            duck = lambda p=p: con.execute(q.sql(p)).fetchall()
+            correct &= same(etch(), [tuple(str(v) if hasattr(v, "isoformat") else v
+                                           for v in r) for r in duck()], q)
+            calls.append((etch, duck))
+        times = {"etchpy": [], "duckdb1": []}
+        for _ in range(rounds):
+            for etch, duck in calls:
+                times["etchpy"].append(_timed(etch)[1])
+                times["duckdb1"].append(_timed(duck)[1])
+        ms = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
+        queries.append({"query": name, "etchpy_ms": ms["etchpy"], "duckdb1_ms": ms["duckdb1"],
+                        "correct": bool(correct)})
+    return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s, "load_duckdb1_ms": 1e3 * duck_s,
+            "queries": queries, "rounds": rounds, **data.versions()}
+
+
+def report_loaded(r: dict) -> str:
+    lines = [f"load (sf {r['sf']:g}): etchpy {r['load_etchpy_ms']:.0f} ms, DuckDB (one thread) "
+             f"{r['load_duckdb1_ms']:.0f} ms: {r['load_etchpy_ms'] / r['load_duckdb1_ms']:.2f}x",
+             f"{'query':<6}{'etchpy':>10}{'duckdb1':>10}{'duck1/etch':>12}  correct"]
+    for q in r["queries"]:
+        lines.append(f"{q['query']:<6}{q['etchpy_ms']:>10.2f}{q['duckdb1_ms']:>10.2f}"
+                     f"{q['duckdb1_ms'] / q['etchpy_ms']:>11.2f}x  {q['correct']}")
+    return "\n".join(lines) + "\n(ms, wall-clock; every query on the one load)"

@@ -1,0 +1,62 @@
+"""The test of a row predicate (expr.compare, kind "value") as an Imp expression.
+
+A value predicate's stream is its structure's access stream whose leaf value at
+position q is one where its formula (expr.formula) holds and zero elsewhere
+(streams.from_expr, Binding.test); `row_test` builds that formula's Imp
+expression from the position and the coordinates of the levels entered.
+proofs_notes/predicates.md ("Row predicates").
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import imp
+from ..expr.compare import CompareVar
+from ..imp import ZERO, Load, lt
+
+
+def dim_var(var: str) -> imp.Expr:
+    return imp.Var(f"dim_{var}")
+
+
+def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
+    """The test of value predicate tv (expr.formula) at position `at` of its
+    structure and the coordinates `coords` (index name -> Imp expression) of
+    its indices `names`: column 0 is `first` (its structure's values), column k
+    its companion <name>__c<k>, read at `at` or, for a column read at some of
+    the indices (located), at their coordinates (row-major); slot s its
+    companion <name>__p at s (runtime.predicates binds them)."""
+    def column(k, at, coords):
+        arr = first if k == 0 else f"{tv.name}__c{k}_vals"
+        where = tv.columns[k][2]
+        if where is None:
+            return Load(arr, at)
+        flat: imp.Expr = ZERO
+        for p in where:
+            flat = imp.add(imp.mul(flat, dim_var(names[p])), coords[names[p]])
+        return Load(arr, flat)
+
+    def test(at: imp.Expr, coords: dict) -> imp.Expr:
+        slot = iter(range(1 << 30))
+
+        def operand(x):
+            match x[0]:
+                case "col":
+                    return column(x[1], at, coords)
+                case "idx":
+                    return coords[names[x[1]]]
+            return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
+
+        def holds(n):
+            match n[0]:
+                case "cmp":
+                    a, b = operand(n[2]), operand(n[3])
+                    return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
+                            ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
+                case "and":
+                    return imp.and_(holds(n[1]), holds(n[2]))
+                case "or":
+                    return imp.or_(holds(n[1]), holds(n[2]))
+            return imp.not_(holds(n[1]))
+        return holds(tv.tests)
+    return test
