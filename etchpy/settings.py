@@ -13,9 +13,14 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     """kernel_cache  compiled kernels and C helpers kept in process
-                     (runtime.kernel_cache), the most recently used."""
+                     (runtime.kernel_cache), the most recently used
+    lazy_programs    recorded lazy programs (tapes) kept for replay (lazy.replay)
+    lazy_interned    keys interned by lazy arrays before the table starts over
+                     (lazy.keys)"""
 
     kernel_cache: int = 1024
+    lazy_programs: int = 64
+    lazy_interned: int = 1 << 15
 
 
 LIMITS = Limits()

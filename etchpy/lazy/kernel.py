@@ -8,14 +8,10 @@ from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
 from ..expr.walk import literal_bits
 from .nodes import LazyArray, show
-from .replay import KERNEL_CACHE_SIZE, LRU
+from ..runtime.kernel_cache import KERNELS
 from .translate import Translator
 
 
-# compiled kernels by (expression, output, sizes, options), the most recently used
-# KERNEL_CACHE_SIZE: the lookup costs less than ep.compile's own cache key (the
-# tuning is kept alive with it, so its id stays its own)
-KERNELS = LRU(KERNEL_CACHE_SIZE)
 
 
 class Dry:
@@ -78,7 +74,9 @@ class KernelContext:
         opts = {"dims": dict(self.dims), "nnz": dict(self.nnz)}
         if run.tuning is None:      # a given tuning's saturation limits win
             opts["limits"] = {"seconds": run.knobs.lazy_seconds}
-        key = (e, literal_bits(e), fmt, out_ix, run.optimize, run.threads, id(run.tuning),
+        # a cheaper key into the one store than ep.compile's own (the tuning is kept
+        # alive with the kernel, so its id stays its own)
+        key = ("lazy", e, literal_bits(e), fmt, out_ix, run.optimize, run.threads, id(run.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
         if kern is None:

@@ -14,7 +14,7 @@ Every node carries
     so a program's common subexpressions are one node.
 Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
 evaluator's memo, use counts, slots) and the replay lookup cost a dict probe
-each, never a walk of the program. The table keeps at most INTERN_LIMIT entries: when full it
+each, never a walk of the program. The table keeps at most LIMITS.lazy_interned entries: when full it
 is emptied and numbering goes on (ints are never reused), so a node built
 after that is never merged with an equal one built before: the same results,
 computed twice.
@@ -26,8 +26,8 @@ import itertools
 import numpy as np
 
 from ..expr.walk import float_bits
+from ..settings import LIMITS
 
-INTERN_LIMIT = 1 << 15
 
 _TABLE: dict = {}
 _NEXT = itertools.count(1)
@@ -45,7 +45,7 @@ def intern(t: tuple) -> int:
     the table)."""
     k = _TABLE.get(t)
     if k is None:
-        if len(_TABLE) >= INTERN_LIMIT:
+        if len(_TABLE) >= LIMITS.lazy_interned:
             _TABLE.clear()
         k = _TABLE[t] = next(_NEXT)
     return k

@@ -24,44 +24,16 @@ what it is given, so the runtime still checks it; docs/api.md).
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 
 import numpy as np
 
+from ..runtime.kernel_cache import KernelCache
+from ..settings import LIMITS
 from .keys import merge
 
-# bounds of the caches below (entries)
-PROGRAM_CACHE_SIZE = 64
-KERNEL_CACHE_SIZE = 256
-
-
-class LRU:
-    """A mapping that keeps its `size` most recently used entries."""
-
-    def __init__(self, size: int):
-        self.size = size
-        self._d: OrderedDict = OrderedDict()
-
-    def get(self, key):
-        v = self._d.get(key)
-        if v is not None:
-            self._d.move_to_end(key)
-        return v
-
-    def put(self, key, value) -> None:
-        self._d[key] = value
-        self._d.move_to_end(key)
-        while len(self._d) > self.size:
-            self._d.popitem(last=False)
-
-    def clear(self) -> None:
-        self._d.clear()
-
-    def __len__(self):
-        return len(self._d)
-
-
-PROGRAMS = LRU(PROGRAM_CACHE_SIZE)
+# the recorded tapes, the most recent LIMITS.lazy_programs (a store of tapes, not
+# of kernels: their kernels are in runtime.kernel_cache's one store)
+PROGRAMS = KernelCache(LIMITS.lazy_programs)
 
 
 def _same_pattern(a, b) -> bool:

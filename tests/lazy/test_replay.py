@@ -6,7 +6,7 @@ import pytest
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy.lazy.replay import LRU, PROGRAMS, signature
+from etchpy.lazy.replay import PROGRAMS, signature
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -50,15 +50,6 @@ def test_patterns_and_results_that_are_inputs_are_replayed_right():
         s, t = ep.compute(a * b + a, a)
         np.testing.assert_allclose(s.toarray(), A.toarray() * other.toarray() + A.toarray())
         assert t is not A and np.array_equal(t.toarray(), A.toarray())
-
-
-def test_lru_keeps_the_most_recently_used():
-    cache = LRU(2)
-    cache.put("a", 1)
-    cache.put("b", 2)
-    assert cache.get("a") == 1
-    cache.put("c", 3)
-    assert len(cache) == 2 and cache.get("b") is None and cache.get("a") == 1
 
 
 def test_a_lone_sparse_product_is_scipys():

@@ -66,10 +66,10 @@ def test_compile_and_graph_share_the_store():
 
 
 def test_no_second_store_beside_it():
-    """No functools.cache / lru_cache keeps kernels or helpers in the layers that
-    make them (api, graph, runtime's checks)."""
+    """No functools.cache / lru_cache, and no cache class of its own, keeps kernels
+    or helpers in the layers that make them (api, lazy, graph, runtime's checks)."""
     files = [ROOT / "etchpy" / "api.py", ROOT / "etchpy" / "runtime" / "checks.py",
-             *(ROOT / "etchpy" / "graph").glob("*.py")]
+             *(ROOT / "etchpy" / "graph").glob("*.py"), *(ROOT / "etchpy" / "lazy").glob("*.py")]
     bad = []
     for p in files:
         for node in ast.walk(ast.parse(p.read_text())):
@@ -78,4 +78,6 @@ def test_no_second_store_beside_it():
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
             if isinstance(node, ast.Name) and node.id == "lru_cache":
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
+            if isinstance(node, ast.ClassDef) and ("Cache" in node.name or node.name == "LRU"):
+                bad.append(f"{p.relative_to(ROOT)}:{node.lineno} class {node.name}")
     assert not bad, "a second kernel store:\n" + "\n".join(bad)
