@@ -36,7 +36,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import inputs as io_
-from .plan_steps import Miss, dense_step, sparse_step, tensor_step
+from . import coo_inputs
+from .plan_steps import Miss, coo_step, dense_step, sparse_step, tensor_step
 from .tensor import Tensor
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -61,6 +62,11 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
             return None
         return tensor_step(name, value, positions, sr, types)
+    if coo_inputs.arrays(value) is not None:      # bound over its own arrays (in order)
+        if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
+                or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
+            return None
+        return coo_step(name, value, positions, sr, types, max_bytes)
     if getattr(value, "format", None) not in ("csr", "csc") or not hasattr(value, "indptr"):
         return None
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype

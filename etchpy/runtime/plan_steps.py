@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import coo_inputs
 from .calling import refuse_nan
 from .checks import check_compressed
 from .tensor import Tensor
@@ -179,5 +180,73 @@ def tensor_step(name, value, positions, sr, types):
             if level is not None and arr.dtype != idx:
                 raise Miss
             args[pos] = from_buffer(ctype, arr)
+        return shape
+    return step
+
+
+def _coo_slots(value, positions):
+    """(check function, its where cell, (position, lo, hi) of mode 0's dim and of mode
+    1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
+    stored entries, else None."""
+    got = coo_inputs.arrays(value)
+    check = coo_inputs.entry(got[0][0].dtype) if got is not None else None
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
+    if (check is None or sorted(at) != ["crd0", "crd1", "pos0", "vals"] or len(slots) != 2
+            or not len(got[1])):
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
+    return (check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
+            (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
+
+
+def coo_step(name, value, positions, sr, types, max_bytes):
+    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
+    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill,
+    the order check in C on every call (coo_inputs; on the kernel's own C
+    arguments), NaN, sizes; else a miss, and the general path sorts or words the
+    error. C arguments held as sparse_step holds them (scipy; same strides)."""
+    slots = _coo_slots(value, positions)
+    if slots is None:
+        return None
+    fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
+    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
+    idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
+    nan = not sr.allows_nan and dtype.kind == "f"
+    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
+    held, pos0 = [None], [None]
+
+    def step(v, args):
+        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
+        if type(v) is not kind or (pydata and v.fill_value != fill):
+            raise Miss
+        coords, data, shape = v.coords, v.data, v.shape
+        row, col = coords[0], coords[1]
+        n = len(data)
+        if (len(coords) != 2 or data.dtype != dtype or row.dtype != idx or col.dtype != idx
+                or data.ndim != 1 or row.ndim != 1 or col.ndim != 1
+                or len(row) != n or len(col) != n or not lo_n <= n < hi_n
+                or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
+            raise Miss
+        last = held[0]              # one read: another thread may replace it
+        if (last is not None and last[0] is row and last[1] is col and last[2] is data
+                and (row.strides, col.strides, data.strides) == last[4]):
+            made = last[3]
+        else:
+            made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
+                    from_buffer(val_type, data))
+            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
+            held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
+                       if small and not pydata else None)
+        if fn(made[0], made[1], n, shape[0], shape[1], where):
+            raise Miss
+        if nan:
+            refuse_nan(data, sr, name)
+        args[at_row], args[at_col], args[at_vals] = made
+        args[p0], args[p1] = shape
+        pos = pos0[0]
+        if pos is None or pos[0] != n:
+            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
+        args[at_pos] = pos[1]
         return shape
     return step
