@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import inputs as io_
-from . import coo_inputs
+from . import coo_inputs, foreign
 from .plan_steps import Miss, coo_step, dense_step, sparse_step, tensor_step
 from .tensor import Tensor
 
@@ -67,7 +67,10 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
             return None
         return coo_step(name, value, positions, sr, types, max_bytes)
-    if getattr(value, "format", None) not in ("csr", "csc") or not hasattr(value, "indptr"):
+    layout = getattr(value, "format", None)
+    if layout == "gcxs":
+        layout = foreign.compressed_layout(value, sr)
+    if layout not in ("csr", "csc") or not hasattr(value, "indptr"):
         return None
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
             or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):

@@ -135,7 +135,7 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     for name, value in inputs.items():
         if name not in declared:
             continue
-        if name in fused and io_.is_scipy_sparse(value):
+        if name in fused and (io_.is_scipy_sparse(value) or foreign.kind(value)):
             value, replaced = io_.as_tensor(value, declared[name], sr), True
         out[name] = value
     if not replaced:
@@ -200,8 +200,9 @@ def _fast_bind(value, tv, sr, fused=False):
     """A matching, already-canonical input bound without any copy, else None.
 
     Covers C-contiguous numpy arrays of the carrier dtype for dense tensors,
-    scipy csr/csc of the declared layout with matching index dtypes, and scipy
-    coo / pydata COO in order for a coo tensor (coo_inputs); anything
+    scipy csr/csc (and pydata GCXS of 2 modes, foreign.compressed_layout) of the
+    declared layout with matching index dtypes, and scipy coo / pydata COO in
+    order for a coo tensor (coo_inputs); anything
     else goes through Tensor conversion. NaN is still refused where the
     semiring forbids it, and the structure is checked in one compiled pass, or
     with `fused` (the kernel checks the rest as it reads) only in O(1).
@@ -218,6 +219,8 @@ def _fast_bind(value, tv, sr, fused=False):
     layout = getattr(value, "format", None)
     if layout == "coo":
         return _coo_bind(value, tv, sr)
+    if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
+        layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
         return None
     indptr, indices, data = value.indptr, value.indices, value.data

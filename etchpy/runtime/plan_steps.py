@@ -89,14 +89,18 @@ def sparse_slots(value, positions):
 
 
 def sparse_step(name, value, positions, sr, fused, types, max_bytes):
-    """The step of a scipy csr/csc input (see the module docstring). The C arguments
+    """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its
+    compressed axes and fill checked each call; see the module docstring). The C arguments
     made from the last call's arrays are held (while they hold ≤ `max_bytes`) and
     used again for the same array objects (proofs_notes/call_plans.md)."""
     slots = sparse_slots(value, positions)
     if slots is None:
         return None
     (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_crd, at_vals) = slots
-    held, kind, csr = [None], type(value), value.format == "csr"
+    held, kind = [None], type(value)
+    pydata, fill = hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
+    axes = getattr(value, "compressed_axes", None)       # a GCXS's type fixes no format
+    csr = (axes == (0,)) if pydata else value.format == "csr"
     dtype, idx = value.data.dtype, value.indices.dtype
     lo_n, hi_n = class_range(len(value.data))
     nan = not sr.allows_nan and dtype.kind == "f"
@@ -104,8 +108,9 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes):
 
     def step(v, args):
         # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind:     # a scipy type fixes its format
-            raise Miss
+        if type(v) is not kind or (pydata and (v.compressed_axes != axes
+                                               or v.fill_value != fill)):
+            raise Miss              # (a scipy type fixes its format)
         indptr, indices, data = v.indptr, v.indices, v.data
         n = len(data)
         if (data.dtype != dtype or indices.dtype != idx or indptr.dtype != idx

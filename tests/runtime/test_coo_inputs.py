@@ -173,3 +173,28 @@ def test_pydata_coo_of_order_three():
     assert calling.bind(S, tv, kern.semiring).roles["vals"] is S.data
     for _ in range(2):
         np.testing.assert_allclose(kern(T=S, v=x), np.einsum("ijk,k->i", S.todense(), x))
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_pydata_gcxs_is_bound_as_scipy_would_be_and_planned(fmt):
+    sparse = pytest.importorskip("sparse")
+    kern, rng = ep.compile(SPMV, formats={"A": fmt}), np.random.default_rng(6)
+    axis = (0,) if fmt == "csr" else (1,)
+    for seed in range(3):
+        M = sp.random_array((20, 24), density=0.2, format=fmt, random_state=seed)
+        G = sparse.GCXS(M.toarray(), compressed_axes=axis)
+        x = rng.random(24)
+        np.testing.assert_allclose(kern(A=G, x=x), M @ x)
+        b = calling.bind(G, kern.tensors["A"], kern.semiring)
+        assert b.roles["vals"] is G.data
+        if seed:
+            np.testing.assert_allclose(_planned(kern, A=G, x=x), M @ x)
+    G.indices[[0, 1]] = G.indices[[1, 0]]          # a segment now out of order
+    want = sp.csr_array((G.data, G.indices, G.indptr), shape=G.shape) if fmt == "csr" else \
+        sp.csc_array((G.data, G.indices, G.indptr), shape=G.shape)
+    np.testing.assert_allclose(kern(A=G, x=x), want.toarray() @ x)
+    G.indices[0] = 10 ** 6
+    with pytest.raises(ep.InputError, match="A"):
+        kern(A=G, x=x)
+    other = sparse.GCXS(M.toarray(), compressed_axes=(1,) if fmt == "csr" else (0,))
+    np.testing.assert_allclose(kern(A=other, x=x), M @ x)   # the other layout: converted
