@@ -88,21 +88,25 @@ def sparse_slots(value, positions):
     return (p0, lo0, hi0), (p1, lo1, hi1), (at["pos1"], at["crd1"], at["vals"])
 
 
+def _sparse_kind(value) -> tuple:
+    """(pydata?, fill value, compressed axes, csr?) of a scipy csr/csc input or a
+    pydata GCXS (whose type, unlike scipy's, fixes no layout)."""
+    pydata, axes = hasattr(value, "fill_value"), getattr(value, "compressed_axes", None)
+    csr = (axes == (0,)) if pydata else value.format == "csr"
+    return pydata, getattr(value, "fill_value", 0), axes, csr
+
+
 def sparse_step(name, value, positions, sr, fused, types, max_bytes):
-    """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its
-    compressed axes and fill checked each call; see the module docstring). The C arguments
-    made from the last call's arrays are held (while they hold ≤ `max_bytes`) and
-    used again for the same array objects (proofs_notes/call_plans.md)."""
+    """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its axes and
+    fill checked too). The C arguments made from the last call's arrays are held
+    (≤ `max_bytes`) for the same array objects (proofs_notes/call_plans.md)."""
     slots = sparse_slots(value, positions)
     if slots is None:
         return None
     (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_crd, at_vals) = slots
-    held, kind = [None], type(value)
-    pydata, fill = hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
-    axes = getattr(value, "compressed_axes", None)       # a GCXS's type fixes no format
-    csr = (axes == (0,)) if pydata else value.format == "csr"
-    dtype, idx = value.data.dtype, value.indices.dtype
-    lo_n, hi_n = class_range(len(value.data))
+    held, kind, (pydata, fill, axes, csr) = [None], type(value), _sparse_kind(value)
+    dtype, idx, (lo_n, hi_n) = value.data.dtype, value.indices.dtype, class_range(
+        len(value.data))
     nan = not sr.allows_nan and dtype.kind == "f"
     idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
 
@@ -131,8 +135,7 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes):
             refuse_nan(data, sr, name)
         if not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1):
             raise Miss
-        args[p0], args[p1] = shape
-        last = held[0]              # one read: another thread may replace it
+        args[p0], args[p1], last = *shape, held[0]     # held read once (threads)
         if last is not None and last[0] is indptr and last[1] is indices and last[2] is data:
             args[at_pos], args[at_crd], args[at_vals] = last[3]
         else:
