@@ -61,7 +61,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
         if value.vals.dtype != sr.dtype or sr.dtype.kind == "b" or any(
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
             return None
-        return tensor_step(name, value, positions, sr, types)
+        return tensor_step(name, value, positions, sr, types, max_bytes)
     if coo_inputs.arrays(value) is not None:      # bound over its own arrays (in order)
         if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):

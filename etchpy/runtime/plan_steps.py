@@ -148,24 +148,34 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes):
     return step
 
 
-def tensor_step(name, value, positions, sr, types):
-    """The step of an ep.Tensor input bound as its own arrays: its format, fill and
-    dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
-    miss) and its NaN check; its index arrays were checked when it was built."""
-    fmt, fill, dtype = value.format, value.fill, value.vals.dtype
-    lo_n, hi_n = class_range(len(value.vals))      # its stored entries' size class
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx = {arr.dtype for lv in value.levels for arr in lv.values()}
-    dims, from_buffer = dim_slots(positions, value.shape), types["ffi"].from_buffer
+def _tensor_arrays(positions, types) -> list:
+    """(C argument position, key, level or None for vals, cffi type) of each array
+    slot of a Tensor input."""
     arrays = []
     for pos, kind, role, ctype in positions:
         if kind == "in_array":
             key = role.rstrip("0123456789")          # "vals", or "pos1": level 1's "pos"
             level = None if role == "vals" else int(role[len(key):])
             arrays.append((pos, key, level, types[ctype]))
+    return arrays
+
+
+def tensor_step(name, value, positions, sr, types, max_bytes):
+    """The step of an ep.Tensor input bound as its own arrays: its format, fill and
+    dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
+    miss) and its NaN check; its index arrays were checked when it was built. The
+    C arguments made from the last call's Tensor are held (≤ `max_bytes`) for the
+    same Tensor object: its arrays cannot be rebound, and check_layout has just
+    seen each with its dtype, shape and strides."""
+    fmt, fill, dtype = value.format, value.fill, value.vals.dtype
+    lo_n, hi_n = class_range(len(value.vals))      # its stored entries' size class
+    nan = not sr.allows_nan and dtype.kind == "f"
+    idx = {arr.dtype for lv in value.levels for arr in lv.values()}
+    dims, from_buffer = dim_slots(positions, value.shape), types["ffi"].from_buffer
+    arrays = _tensor_arrays(positions, types)
     if len(idx) > 1:
         return None
-    idx = idx.pop() if idx else None
+    idx, held = (idx.pop() if idx else None), [None]
 
     def step(v, args):
         if type(v) is not Tensor:
@@ -182,12 +192,20 @@ def tensor_step(name, value, positions, sr, types):
             if not lo <= shape[mode] < hi:
                 raise Miss
             args[pos] = shape[mode]
-        levels = v._levels
+        last = held[0]              # one read: another thread may replace it
+        if last is not None and last[0] is v:
+            for pos, made in last[1]:
+                args[pos] = made
+            return shape
+        levels, made, size = v._levels, [], 0
         for pos, key, level, ctype in arrays:
             arr = vals if level is None else levels[level][key]
             if level is not None and arr.dtype != idx:
                 raise Miss
             args[pos] = from_buffer(ctype, arr)
+            made.append((pos, args[pos]))
+            size += arr.nbytes
+        held[0] = (v, tuple(made)) if size <= max_bytes else None
         return shape
     return step
 
