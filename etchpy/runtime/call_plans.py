@@ -18,6 +18,9 @@ output and calls the C function:
   the general path makes: in O(1) (calling._bounds_in_o1) when the kernel checks
   the rest as it reads it (fused checks), else the compiled pass over its index
   arrays (checks.check_compressed). Its NaN check likewise.
+- a scipy coo or pydata COO input of a coo tensor (order 2): the order check in
+  C on every call (coo_inputs); a pydata GCXS as the scipy csr/csc it is, its
+  compressed axes and fill checked too.
 - an ep.Tensor input: its format, fill and dtypes, its layout check, NaN check.
 - every input: its sizes in the size class the plan was made for (each index's
   size and each sparse input's stored entries within the same power of two), and
