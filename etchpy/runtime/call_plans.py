@@ -40,7 +40,8 @@ import numpy as np
 
 from . import inputs as io_
 from . import coo_inputs, foreign
-from .plan_steps import Miss, coo_step, dense_step, sparse_step, tensor_step
+from .plan_steps import (Dense, Miss, coo_step, dense_lines, dense_step, sparse_step,
+                         tensor_step)
 from .tensor import Tensor
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -160,11 +161,15 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned):
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
              "out_type": types["val_t[]"], "function": function, "owner": owner,
-             "planned": planned}
+             "planned": planned, "sr": owner.semiring}
     pulls = []
     for k, (name, step) in enumerate(steps):
-        space[f"step{k}"], space[f"name{k}"] = step, name
-        pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
+        space[f"name{k}"] = name
+        if type(step) is Dense:        # written out here: no call of its own
+            pulls += dense_lines(k, step, space)
+        else:
+            space[f"step{k}"] = step
+            pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
     zeroed = [f"    args[{pos}] = {int(kern._calloc_zero)}"
               for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
     text = _PLAN.format(

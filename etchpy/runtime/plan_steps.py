@@ -7,10 +7,13 @@ and returns the input's shape; an input not of the step's kind raises `Miss`
 MISS and the general path words the error). What each step checks, and why it
 is enough, is in proofs_notes/call_plans.md.
 
-    dense_step(...), sparse_step(...), tensor_step(...)   numpy, scipy csr/csc, Tensor
+    dense_step(...), dense_lines(...)                    numpy (written into the plan)
+    sparse_step(...), tensor_step(...)                   scipy csr/csc or GCXS, Tensor
     coo_step(...)                                        scipy coo / pydata COO (coo_inputs)
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,45 +39,59 @@ def dim_slots(positions, shape) -> tuple:
                  for pos, kind, mode, _ in positions if kind == "dim")
 
 
+class Dense(NamedTuple):
+    """A numpy input's step, written into the plan's own text (`dense_lines`) rather
+    than called: its dtype, ndim, whether NaN is refused, its dim slots, the C
+    argument position and type of its values, the bytes up to which the C
+    argument of the last call's array is held for the same array object."""
+
+    name: str
+    dtype: np.dtype
+    ndim: int
+    nan: bool
+    dims: tuple
+    at: int
+    val_type: object
+    max_bytes: int
+
+
 def dense_step(name, value, positions, sr, types, max_bytes):
-    """The step of a numpy input: (value, args) -> its shape, or raises Miss. The C
-    argument made from the last call's array is held (while it holds ≤ `max_bytes`)
-    and used again for the same array object, as sparse_step does."""
-    dtype, ndim, nan = value.dtype, value.ndim, (not sr.allows_nan and value.dtype.kind == "f")
-    dims = dim_slots(positions, value.shape)
+    """The step of a numpy input (a Dense), or None when it has not one values slot."""
     vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
     if len(vals) != 1:
         return None
-    at, ctype = vals[0]
-    val_type, from_buffer = types[ctype], types["ffi"].from_buffer
-    one = dims[0] if len(dims) == 1 else None
-    held = [None]
+    nan = not sr.allows_nan and value.dtype.kind == "f"
+    return Dense(name, value.dtype, value.ndim, nan, dim_slots(positions, value.shape),
+                 vals[0][0], types[vals[0][1]], int(max_bytes))
 
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not np.ndarray or v.dtype != dtype or v.ndim != ndim or not v.size:
-            raise Miss
-        if nan:
-            refuse_nan(v, sr, name)
-        shape = v.shape
-        if one is not None:
-            pos, mode, lo, hi = one
-            if not lo <= shape[mode] < hi:
-                raise Miss
-            args[pos] = shape[mode]
-        else:
-            for pos, mode, lo, hi in dims:
-                if not lo <= shape[mode] < hi:
-                    raise Miss
-                args[pos] = shape[mode]
-        last = held[0]              # one read: another thread may replace it
-        if last is not None and last[0] is v:
-            args[at] = last[1]
-        else:
-            args[at] = made = from_buffer(val_type, v)
-            held[0] = (v, made) if v.nbytes <= max_bytes else None
-        return shape
-    return step
+
+def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
+    """The plan's lines for numpy input number `k` (see Dense): a miss unless it is
+    exactly a numpy array of the plan's dtype and ndim with elements, its sizes in
+    the plan's classes (from_buffer refuses one not C-contiguous: a ValueError, a
+    miss too); its NaN check; its dims and values filled into `args`; its shape
+    in `s{k}`. The objects it names are put into `space`."""
+    space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
+                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan})
+    v = f"v{k}"
+    lines = [f"{v} = inputs[name{k}]",
+             f"if type({v}) is not ndarray or {v}.dtype != dt{k} or {v}.ndim != {d.ndim}"
+             f" or not {v}.size:",
+             "    return MISS"]
+    if d.nan:
+        lines.append(f"refuse_nan({v}, sr, nm{k})")
+    lines.append(f"s{k} = {v}.shape")
+    if d.dims:
+        ranges = " and ".join(f"{lo} <= s{k}[{mode}] < {hi}" for _, mode, lo, hi in d.dims)
+        lines += [f"if not ({ranges}):", "    return MISS"]
+    lines += [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+    lines += [f"h = held{k}[0]           # one read: another thread may replace it",
+              f"if h is not None and h[0] is {v}:",
+              f"    args[{d.at}] = h[1]",
+              "else:",
+              f"    args[{d.at}] = c = from_buffer(vt{k}, {v})",
+              f"    held{k}[0] = ({v}, c) if {v}.nbytes <= {d.max_bytes} else None"]
+    return ["        " + line for line in lines]
 
 
 def sparse_slots(value, positions):
