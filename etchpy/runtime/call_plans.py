@@ -40,8 +40,8 @@ import numpy as np
 
 from . import inputs as io_
 from . import coo_inputs, foreign
-from .plan_steps import (Dense, Miss, coo_step, dense_lines, dense_step, sparse_step,
-                         tensor_step)
+from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
+                         sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -167,6 +167,8 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned):
         space[f"name{k}"] = name
         if type(step) is Dense:        # written out here: no call of its own
             pulls += dense_lines(k, step, space)
+        elif type(step) is Sparse:
+            pulls += sparse_lines(k, step, space)
         else:
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")

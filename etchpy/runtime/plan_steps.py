@@ -8,7 +8,8 @@ MISS and the general path words the error). What each step checks, and why it
 is enough, is in proofs_notes/call_plans.md.
 
     dense_step(...), dense_lines(...)                    numpy (written into the plan)
-    sparse_step(...), tensor_step(...)                   scipy csr/csc or GCXS, Tensor
+    sparse_step(...), sparse_lines(...)                  scipy csr/csc or GCXS (likewise)
+    tensor_step(...)                                     ep.Tensor
     coo_step(...)                                        scipy coo / pydata COO (coo_inputs)
 """
 from __future__ import annotations
@@ -113,56 +114,87 @@ def _sparse_kind(value) -> tuple:
     return pydata, getattr(value, "fill_value", 0), axes, csr
 
 
+class Sparse(NamedTuple):
+    """A scipy csr/csc input's step (or a pydata GCXS bound as one), written into the
+    plan's own text (`sparse_lines`): the facts its kind fixes (see sparse_step)."""
+
+    name: str
+    kind: type
+    pydata: bool
+    fill: object
+    axes: object
+    csr: bool
+    fused: bool
+    nan: bool
+    dtype: np.dtype
+    idx: np.dtype
+    n_range: tuple
+    dims: tuple
+    at: tuple
+    types: tuple
+    max_bytes: int
+
+
 def sparse_step(name, value, positions, sr, fused, types, max_bytes):
     """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its axes and
-    fill checked too). The C arguments made from the last call's arrays are held
-    (≤ `max_bytes`) for the same array objects (proofs_notes/call_plans.md)."""
+    fill checked too), as a Sparse; None when its slots are not csr/csc's. The C
+    arguments made from the last call's arrays are held (≤ `max_bytes`) for the
+    same array objects (proofs_notes/call_plans.md)."""
     slots = sparse_slots(value, positions)
     if slots is None:
         return None
-    (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_crd, at_vals) = slots
-    held, kind, (pydata, fill, axes, csr) = [None], type(value), _sparse_kind(value)
-    dtype, idx, (lo_n, hi_n) = value.data.dtype, value.indices.dtype, class_range(
-        len(value.data))
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
+    (p0, lo0, hi0), (p1, lo1, hi1), at = slots
+    pydata, fill, axes, csr = _sparse_kind(value)
+    dtype = value.data.dtype
+    return Sparse(name, type(value), pydata, fill, axes, csr, bool(fused),
+                  not sr.allows_nan and dtype.kind == "f", dtype, value.indices.dtype,
+                  class_range(len(value.data)), ((p0, lo0, hi0), (p1, lo1, hi1)), at,
+                  (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
 
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind or (pydata and (v.compressed_axes != axes
-                                               or v.fill_value != fill)):
-            raise Miss              # (a scipy type fixes its format)
-        indptr, indices, data = v.indptr, v.indices, v.data
-        n = len(data)
-        if (data.dtype != dtype or indices.dtype != idx or indptr.dtype != idx
-                or data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1
-                or len(indices) != n or not lo_n <= n < hi_n):
-            raise Miss
-        shape = v.shape
-        major, minor = shape if csr else shape[::-1]
-        if fused:       # calling._bounds_in_o1, inlined
-            if (len(indptr) != major + 1 or indptr.item(0) != 0 or indptr.item(-1) != n
-                    or getattr(v, "_has_sorted_indices", True) is False):
-                raise Miss
-        else:
-            res = check_compressed(indptr, indices, major, minor)
-            if res is None or res[0] != 0:
-                raise Miss
-        if nan:
-            refuse_nan(data, sr, name)
-        if not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1):
-            raise Miss
-        args[p0], args[p1], last = *shape, held[0]     # held read once (threads)
-        if last is not None and last[0] is indptr and last[1] is indices and last[2] is data:
-            args[at_pos], args[at_crd], args[at_vals] = last[3]
-        else:
-            made = (from_buffer(idx_type, indptr), from_buffer(idx_type, indices),
-                    from_buffer(val_type, data))
-            args[at_pos], args[at_crd], args[at_vals] = made
-            small = indptr.nbytes + indices.nbytes + data.nbytes <= max_bytes
-            held[0] = (indptr, indices, data, made) if small else None
-        return shape
-    return step
+
+def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
+    """The plan's lines for scipy input number `k` (see Sparse): its type (and a
+    GCXS's axes and fill), dtypes, 1-d arrays of matching lengths in the plan's
+    class, the structure checks of its route (calling._bounds_in_o1 inlined with
+    fused checks, else check_compressed), NaN, sizes; its arguments into `args`,
+    its shape in `s{k}`."""
+    space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
+                  f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
+                  f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
+                  "refuse_nan": refuse_nan, "check_compressed": check_compressed})
+    (p0, lo0, hi0), (p1, lo1, hi1) = d.dims
+    lo_n, hi_n = d.n_range
+    gcxs = f" or v.compressed_axes != axes{k} or v.fill_value != fill{k}" if d.pydata else ""
+    major, minor = (f"s{k}[0]", f"s{k}[1]") if d.csr else (f"s{k}[1]", f"s{k}[0]")
+    if d.fused:          # calling._bounds_in_o1, inlined
+        check = [f"if (len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n",
+                 "        or getattr(v, '_has_sorted_indices', True) is False):"]
+    else:
+        check = [f"r = check_compressed(ip, ix, {major}, {minor})",
+                 "if r is None or r[0] != 0:"]
+    a, b, c = d.at
+    return ["        " + line for line in [
+        f"v = inputs[name{k}]",
+        f"if type(v) is not kind{k}{gcxs}:",
+        "    return MISS",
+        "ip, ix, dv = v.indptr, v.indices, v.data",
+        "n = len(dv)",
+        f"if (dv.dtype != dt{k} or ix.dtype != it{k} or ip.dtype != it{k} or dv.ndim != 1",
+        f"        or ix.ndim != 1 or ip.ndim != 1 or len(ix) != n or not {lo_n} <= n < {hi_n}):",
+        "    return MISS",
+        f"s{k} = v.shape", *check, "    return MISS",
+        *([f"refuse_nan(dv, sr, nm{k})"] if d.nan else []),
+        f"if not ({lo0} <= s{k}[0] < {hi0} and {lo1} <= s{k}[1] < {hi1}):",
+        "    return MISS",
+        f"args[{p0}], args[{p1}] = s{k}",
+        f"h = held{k}[0]           # one read: another thread may replace it",
+        "if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:",
+        f"    args[{a}], args[{b}], args[{c}] = h[3]",
+        "else:",
+        f"    m = (from_buffer(ityp{k}, ip), from_buffer(ityp{k}, ix), from_buffer(vtyp{k}, dv))",
+        f"    args[{a}], args[{b}], args[{c}] = m",
+        f"    held{k}[0] = ((ip, ix, dv, m) if ip.nbytes + ix.nbytes + dv.nbytes <= {d.max_bytes}",
+        "                  else None)"]]
 
 
 def _tensor_arrays(positions, types) -> list:
