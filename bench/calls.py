@@ -13,6 +13,11 @@ Parts (names for --only):
   spmv     y = A·x with A a scipy csr array and a new x on every call against
            scipy's A @ x, 1e3 to 5e6 stored entries: random rows (10 a row), 2-D
            5-point and 3-D 7-point Poisson stencils (target: ≤ 1.0×).
+  coo      the same on a coo tensor with a scipy coo_array input in row-major order
+           without repeats, against scipy's coo A @ x (target: ≤ 1.2×).
+  cg       150 scipy.sparse.linalg.cg iterations, a LinearOperator over the kernel
+           against cg(A), the spmv part's matrices (target: ≤ 1.0×). Both:
+           bench/calls_sparse.py.
   outside  a 4×4 SpMV (≤ 16 entries) per input kind of A (numpy, scipy csr, csc,
            coo, ep.Tensor), the same arrays on every call and new ones: the call,
            its C function called with prebuilt arguments, and their difference,
@@ -45,11 +50,11 @@ import scipy.sparse as sp
 
 import etchpy as ep
 
-from bench import calls_startup
+from bench import calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
-PARTS = ("einsum", "matvec", "spmv", "outside", "import", "warm")
+PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "outside", "import", "warm")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -81,14 +86,14 @@ def cycling(pool):
     return itertools.cycle(pool).__next__
 
 
-def _row(part, case, ours, peer_name, peer, target=None, **extra) -> dict:
+def row(part, case, ours, peer_name, peer, target=None, **extra) -> dict:
     ratio = ours / peer
     return {"part": part, "case": case, "etchpy_s": ours, "peer": peer_name, "peer_s": peer,
             "ratio": ratio, "target": target,
             "met": None if target is None else ratio <= target, **extra}
 
 
-def _say_row(r, say):
+def say_row(r, say):
     target = "" if r["target"] is None else \
         f"  (target ≤ {r['target']}: {'ok' if r['met'] else 'MISSED'})"
     say(f"    {r['case']:<44} {fmt_time(r['etchpy_s']):>9}  {r['peer']:<22} "
@@ -120,9 +125,9 @@ def part_einsum(quick, seconds, say) -> list[dict]:
         for name in ("np.einsum", fastest):
             target = (2.0 if name == "np.einsum" else None) if small else \
                 (1.1 if name == fastest else None)
-            rows.append(_row("einsum", f"ep.einsum ij,jk->ik {n}²", times[0], name,
+            rows.append(row("einsum", f"ep.einsum ij,jk->ik {n}²", times[0], name,
                              by_peer[name], target, peers_s=by_peer))
-            _say_row(rows[-1], say)
+            say_row(rows[-1], say)
     return rows + _einsum_specs(rng, seconds, say) + _statements(rng, seconds, say)
 
 
@@ -137,9 +142,9 @@ def _einsum_specs(rng, seconds, say) -> list[dict]:
         ours = lambda: ep.einsum(spec, *ops)       # noqa: E731
         np.testing.assert_allclose(ours(), np.einsum(spec, *ops), rtol=1e-10)
         times = alternate([ours, lambda: np.einsum(spec, *ops)], seconds / 2)
-        rows.append(_row("einsum", f"ep.einsum {spec} (10 a side)", times[0], "np.einsum",
+        rows.append(row("einsum", f"ep.einsum {spec} (10 a side)", times[0], "np.einsum",
                          times[1], 2.0))
-        _say_row(rows[-1], say)
+        say_row(rows[-1], say)
     return rows
 
 
@@ -155,8 +160,8 @@ def _statements(rng, seconds, say) -> list[dict]:
                        ("ep.evaluate(statement, A, x) 10²", lambda: ep.evaluate(text, A=a, x=x)),
                        ("  its kernel, called", lambda: kern(A=a, x=x))]:
         times = alternate([ours, lambda: a @ x], seconds / 2)
-        rows.append(_row("statement", case, times[0], "numpy A @ x", times[1]))
-        _say_row(rows[-1], say)
+        rows.append(row("statement", case, times[0], "numpy A @ x", times[1]))
+        say_row(rows[-1], say)
     return rows
 
 
@@ -172,11 +177,11 @@ def part_matvec(quick, seconds, say) -> list[dict]:
     new = alternate([lambda: kern(A=A, x=ours_x()), lambda: A @ peer_x()], seconds)
     x = pool[0]
     same = alternate([lambda: kern(A=A, x=x), lambda: A @ x], seconds)
-    rows = [_row("matvec", "dense 4×4 matvec, a new x each call", new[0], "numpy A @ x",
+    rows = [row("matvec", "dense 4×4 matvec, a new x each call", new[0], "numpy A @ x",
                  new[1], None, target_s=2e-6, met_abs=new[0] <= 2e-6),
-            _row("matvec", "dense 4×4 matvec, the same x", same[0], "numpy A @ x", same[1])]
+            row("matvec", "dense 4×4 matvec, the same x", same[0], "numpy A @ x", same[1])]
     for r in rows:
-        _say_row(r, say)
+        say_row(r, say)
     return rows
 
 
@@ -217,9 +222,9 @@ def part_spmv(quick, seconds, say) -> list[dict]:
         ours_x, peer_x = cycling(pool), cycling(pool)
         t = alternate([lambda: kern(A=A, x=ours_x()), lambda: A @ peer_x()],
                       seconds * (2 if A.nnz > 1e6 else 1), most=5000)
-        rows.append(_row("spmv", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
+        rows.append(row("spmv", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
                          "scipy A @ x", t[1], 1.0, nnz=int(A.nnz), family=family))
-        _say_row(rows[-1], say)
+        say_row(rows[-1], say)
     ratios = [r["ratio"] for r in rows]
     say(f"    geometric mean of the ratios {float(np.exp(np.mean(np.log(ratios)))):.2f} "
         f"(target ≤ 0.9)")
@@ -304,6 +309,9 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
+        elif part in ("coo", "cg"):
+            rows += getattr(calls_sparse, f"part_{part}")(args.quick, seconds, say,
+                                                          sys.modules[__name__])
         else:
             rows += globals()[f"part_{part}"](args.quick, seconds, say)
     from bench.run import machine_info

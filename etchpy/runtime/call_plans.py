@@ -18,6 +18,9 @@ output and calls the C function:
   the general path makes: in O(1) (calling._bounds_in_o1) when the kernel checks
   the rest as it reads it (fused checks), else the compiled pass over its index
   arrays (checks.check_compressed). Its NaN check likewise.
+- a scipy coo or pydata COO input of a coo tensor (order 2): the order check in
+  C on every call (coo_inputs); a pydata GCXS as the scipy csr/csc it is, its
+  compressed axes and fill checked too.
 - an ep.Tensor input: its format, fill and dtypes, its layout check, NaN check.
 - every input: its sizes in the size class the plan was made for (each index's
   size and each sparse input's stored entries within the same power of two), and
@@ -36,181 +39,17 @@ from __future__ import annotations
 import numpy as np
 
 from . import inputs as io_
-from .calling import refuse_nan
-from .checks import check_compressed
+from . import coo_inputs, foreign
+from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
+                         sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
 
 
-class _Miss(Exception):
-    """Raised by an input's step when the input is not of the plan's kind."""
-
-
 def plan_key(inputs: dict) -> tuple:
     """The key plans are kept under: the inputs' names and types, in call order."""
     return (*inputs, *map(type, inputs.values()))
-
-
-def _class_range(n: int) -> tuple[int, int]:
-    """[lo, hi): the sizes with the bit length of `n` (signature.size_class's unit)."""
-    b = int(n).bit_length()
-    return (0, 1) if b == 0 else (1 << (b - 1), 1 << b)
-
-
-def _dims(positions, shape) -> tuple:
-    """(C argument position, mode, lo, hi) of each dim slot: the mode's size, which
-    must stay in the size class [lo, hi) of its size `shape[mode]` now."""
-    return tuple((pos, mode, *_class_range(shape[mode]))
-                 for pos, kind, mode, _ in positions if kind == "dim")
-
-
-def _dense_step(name, value, positions, sr, types, max_bytes):
-    """The step of a numpy input: (value, args) -> its shape, or raises _Miss. The C
-    argument made from the last call's array is held (while it holds ≤ `max_bytes`)
-    and used again for the same array object, as _sparse_step does."""
-    dtype, ndim, nan = value.dtype, value.ndim, (not sr.allows_nan and value.dtype.kind == "f")
-    dims = _dims(positions, value.shape)
-    vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
-    if len(vals) != 1:
-        return None
-    at, ctype = vals[0]
-    val_type, from_buffer = types[ctype], types["ffi"].from_buffer
-    one = dims[0] if len(dims) == 1 else None
-    held = [None]
-
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not np.ndarray or v.dtype != dtype or v.ndim != ndim or not v.size:
-            raise _Miss
-        if nan:
-            refuse_nan(v, sr, name)
-        shape = v.shape
-        if one is not None:
-            pos, mode, lo, hi = one
-            if not lo <= shape[mode] < hi:
-                raise _Miss
-            args[pos] = shape[mode]
-        else:
-            for pos, mode, lo, hi in dims:
-                if not lo <= shape[mode] < hi:
-                    raise _Miss
-                args[pos] = shape[mode]
-        last = held[0]              # one read: another thread may replace it
-        if last is not None and last[0] is v:
-            args[at] = last[1]
-        else:
-            args[at] = made = from_buffer(val_type, v)
-            held[0] = (v, made) if v.nbytes <= max_bytes else None
-        return shape
-    return step
-
-
-def _sparse_slots(value, positions):
-    """((position, lo, hi) of mode 0's dim and of mode 1's, the positions of pos1, crd1
-    and vals) of a scipy csr/csc input's C slots, else None."""
-    dims = sorted(_dims(positions, value.shape), key=lambda d: d[1])
-    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
-    if [d[1] for d in dims] != [0, 1] or sorted(at) != ["crd1", "pos1", "vals"]:
-        return None
-    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = dims
-    return (p0, lo0, hi0), (p1, lo1, hi1), (at["pos1"], at["crd1"], at["vals"])
-
-
-def _sparse_step(name, value, positions, sr, fused, types, max_bytes):
-    """The step of a scipy csr/csc input (see the module docstring). The C arguments
-    made from the last call's arrays are held (while they hold ≤ `max_bytes`) and
-    used again for the same array objects (proofs_notes/call_plans.md)."""
-    slots = _sparse_slots(value, positions)
-    if slots is None:
-        return None
-    (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_crd, at_vals) = slots
-    held, kind, csr = [None], type(value), value.format == "csr"
-    dtype, idx = value.data.dtype, value.indices.dtype
-    lo_n, hi_n = _class_range(len(value.data))
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
-
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind:     # a scipy type fixes its format
-            raise _Miss
-        indptr, indices, data = v.indptr, v.indices, v.data
-        n = len(data)
-        if (data.dtype != dtype or indices.dtype != idx or indptr.dtype != idx
-                or data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1
-                or len(indices) != n or not lo_n <= n < hi_n):
-            raise _Miss
-        shape = v.shape
-        major, minor = shape if csr else shape[::-1]
-        if fused:       # calling._bounds_in_o1, inlined
-            if (len(indptr) != major + 1 or indptr.item(0) != 0 or indptr.item(-1) != n
-                    or getattr(v, "_has_sorted_indices", True) is False):
-                raise _Miss
-        else:
-            res = check_compressed(indptr, indices, major, minor)
-            if res is None or res[0] != 0:
-                raise _Miss
-        if nan:
-            refuse_nan(data, sr, name)
-        if not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1):
-            raise _Miss
-        args[p0], args[p1] = shape
-        last = held[0]              # one read: another thread may replace it
-        if last is not None and last[0] is indptr and last[1] is indices and last[2] is data:
-            args[at_pos], args[at_crd], args[at_vals] = last[3]
-        else:
-            made = (from_buffer(idx_type, indptr), from_buffer(idx_type, indices),
-                    from_buffer(val_type, data))
-            args[at_pos], args[at_crd], args[at_vals] = made
-            small = indptr.nbytes + indices.nbytes + data.nbytes <= max_bytes
-            held[0] = (indptr, indices, data, made) if small else None
-        return shape
-    return step
-
-
-def _tensor_step(name, value, positions, sr, types):
-    """The step of an ep.Tensor input bound as its own arrays: its format, fill and
-    dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
-    miss) and its NaN check; its index arrays were checked when it was built."""
-    fmt, fill, dtype = value.format, value.fill, value.vals.dtype
-    lo_n, hi_n = _class_range(len(value.vals))      # its stored entries' size class
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx = {arr.dtype for lv in value.levels for arr in lv.values()}
-    dims, from_buffer = _dims(positions, value.shape), types["ffi"].from_buffer
-    arrays = []
-    for pos, kind, role, ctype in positions:
-        if kind == "in_array":
-            key = role.rstrip("0123456789")          # "vals", or "pos1": level 1's "pos"
-            level = None if role == "vals" else int(role[len(key):])
-            arrays.append((pos, key, level, types[ctype]))
-    if len(idx) > 1:
-        return None
-    idx = idx.pop() if idx else None
-
-    def step(v, args):
-        if type(v) is not Tensor:
-            raise _Miss
-        v.check_layout()            # (its vals and levels properties would each run it)
-        vals = v._vals
-        if (v.fill != fill or vals.dtype != dtype or not lo_n <= len(vals) < hi_n
-                or (v.format is not fmt and v.format != fmt)):
-            raise _Miss
-        if nan:
-            refuse_nan(vals, sr, name)
-        shape = v.shape
-        for pos, mode, lo, hi in dims:
-            if not lo <= shape[mode] < hi:
-                raise _Miss
-            args[pos] = shape[mode]
-        levels = v._levels
-        for pos, key, level, ctype in arrays:
-            arr = vals if level is None else levels[level][key]
-            if level is not None and arr.dtype != idx:
-                raise _Miss
-            args[pos] = from_buffer(ctype, arr)
-        return shape
-    return step
 
 
 def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
@@ -221,18 +60,26 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
     if type(value) is np.ndarray:
         if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
             return None
-        return _dense_step(name, value, positions, sr, types, max_bytes)
+        return dense_step(name, value, positions, sr, types, max_bytes)
     if type(value) is Tensor:
         if value.vals.dtype != sr.dtype or sr.dtype.kind == "b" or any(
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
             return None
-        return _tensor_step(name, value, positions, sr, types)
-    if getattr(value, "format", None) not in ("csr", "csc") or not hasattr(value, "indptr"):
+        return tensor_step(name, value, positions, sr, types, max_bytes)
+    if coo_inputs.arrays(value) is not None:      # bound over its own arrays (in order)
+        if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
+                or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
+            return None
+        return coo_step(name, value, positions, sr, types, max_bytes)
+    layout = getattr(value, "format", None)
+    if layout == "gcxs":
+        layout = foreign.compressed_layout(value, sr)
+    if layout not in ("csr", "csc") or not hasattr(value, "indptr"):
         return None
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
             or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):
         return None
-    return _sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes)
+    return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes)
 
 
 def _shape_facts(owner, names, bound, out_shape):
@@ -292,7 +139,7 @@ def plan(inputs):
     args = [None] * {n_args}
     try:
 {pulls}
-    except (_Miss, ValueError, KeyError):   # an InputError too: the general path
+    except (Miss, ValueError, KeyError):   # an InputError too: the general path
         return MISS                          # raises it
     if {differ}:
         return MISS
@@ -311,14 +158,20 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned):
     out for this kernel and kind, so that a call runs no loops of its own. Its text
     holds only integers; names and objects are in its namespace."""
     equal, outs = facts
-    space = {"MISS": MISS, "_Miss": _Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
+    space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
              "out_type": types["val_t[]"], "function": function, "owner": owner,
-             "planned": planned}
+             "planned": planned, "sr": owner.semiring}
     pulls = []
     for k, (name, step) in enumerate(steps):
-        space[f"step{k}"], space[f"name{k}"] = step, name
-        pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
+        space[f"name{k}"] = name
+        if type(step) is Dense:        # written out here: no call of its own
+            pulls += dense_lines(k, step, space)
+        elif type(step) is Sparse:
+            pulls += sparse_lines(k, step, space)
+        else:
+            space[f"step{k}"] = step
+            pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
     zeroed = [f"    args[{pos}] = {int(kern._calloc_zero)}"
               for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
     text = _PLAN.format(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import foreign
+from . import coo_inputs, foreign
 from . import inputs as io_
 from .checks import check_compressed
 from .convert import Parts
@@ -132,7 +132,7 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     for name, value in inputs.items():
         if name not in declared:
             continue
-        if name in fused and io_.is_scipy_sparse(value):
+        if name in fused and (io_.is_scipy_sparse(value) or foreign.kind(value)):
             value, replaced = io_.as_tensor(value, declared[name], sr), True
         out[name] = value
     if not replaced:
@@ -196,8 +196,10 @@ def _all_int32(roles: dict):
 def _fast_bind(value, tv, sr, fused=False):
     """A matching, already-canonical input bound without any copy, else None.
 
-    Covers C-contiguous numpy arrays of the carrier dtype for dense tensors and
-    scipy csr/csc of the declared layout with matching index dtypes; anything
+    Covers C-contiguous numpy arrays of the carrier dtype for dense tensors,
+    scipy csr/csc (and pydata GCXS of 2 modes, foreign.compressed_layout) of the
+    declared layout with matching index dtypes, and scipy coo / pydata COO in
+    order for a coo tensor (coo_inputs); anything
     else goes through Tensor conversion. NaN is still refused where the
     semiring forbids it, and the structure is checked in one compiled pass, or
     with `fused` (the kernel checks the rest as it reads) only in O(1).
@@ -212,6 +214,10 @@ def _fast_bind(value, tv, sr, fused=False):
             return Bound(value.shape, {"vals": vals}, None, own=vals is flat)
         return None
     layout = getattr(value, "format", None)
+    if layout == "coo":
+        return _coo_bind(value, tv, sr)
+    if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
+        layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
         return None
     indptr, indices, data = value.indptr, value.indices, value.data
@@ -231,6 +237,20 @@ def _fast_bind(value, tv, sr, fused=False):
     vals = truth_values(data)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": vals},
                  indptr.dtype == np.int32, unchecked=fused, own=vals is data)
+
+
+def _coo_bind(value, tv, sr):
+    """A scipy coo or pydata COO input of a coo tensor bound over its own arrays when
+    they are in row-major order without repeats (coo_inputs: one pass in C), else
+    None."""
+    got = coo_inputs.as_is(value, tv, sr)
+    if got is None:
+        return None
+    coords, data = got
+    refuse_nan(data, sr, tv.name)
+    vals = truth_values(data)
+    return Bound(tuple(value.shape), coo_inputs.roles(coords, data, vals),
+                 coords[0].dtype == np.int32, own=vals is data)
 
 
 def _bounds_in_o1(value, indptr, indices, major) -> bool:

@@ -27,10 +27,12 @@ ep.compile would.
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import numpy as np
 
-from . import matmul
+from . import fixed_calls, matmul
+from .call_plans import MISS
 from .tensor import Tensor
 from .. import tuning as tuning_
 from ..semiring import Semiring, semirings
@@ -42,10 +44,16 @@ THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
 
 def einsum_key(spec, operands, semiring, output, backend, tuning):
     """The key of one ep.einsum call (see the module docstring), or None when it is
-    not keyed."""
-    if backend != "c" or type(spec) is not str or isinstance(tuning, dict):
+    not keyed. With the default options it holds the spec and the operands only
+    (an option's slot never holds a tuple, so the two kinds of key never meet)."""
+    if backend != "c" or type(spec) is not str:
         return None
-    key = [spec, _option(semiring), _option(output), _option(tuning)]
+    if semiring is None and tuning is None and output == "dense":
+        key = [spec]
+    elif isinstance(tuning, dict):
+        return None
+    else:
+        key = [spec, _option(semiring), _option(output), _option(tuning)]
     for x in operands:
         kind = type(x)
         if kind is np.ndarray:
@@ -115,18 +123,43 @@ def _semiring(semiring, dtype):
     return getattr(semirings, semiring, None) if isinstance(semiring, str) else None
 
 
+def _threads_reader():
+    """A function giving ETCHPY_NUM_THREADS, to compare with an earlier reading:
+    os.environ's own stored (encoded) value where it keeps a dict (a dictionary
+    lookup; os.environ.get decodes and costs about a microsecond), else
+    os.environ.get's."""
+    data, encode = getattr(os.environ, "_data", None), getattr(os.environ, "encodekey", None)
+    if type(data) is not dict or encode is None:
+        return lambda: os.environ.get(THREADS_VARIABLE)
+    return partial(data.get, encode(THREADS_VARIABLE))
+
+
+_threads = _threads_reader()
+_UNTRIED = object()
+
+
 class KernelCall:
     """kern(T0=op0, T1=op1, ...) of the kernel `make()` returns; made again when
-    ETCHPY_NUM_THREADS changes (ep.compile keys its kernels by it)."""
+    ETCHPY_NUM_THREADS changes (ep.compile keys its kernels by it). After its
+    first call on numpy operands it keeps their fixed call (runtime.fixed_calls:
+    the operands' shapes and dtypes are the key's) and tries it first."""
 
-    __slots__ = ("make", "names", "kern", "threads")
+    __slots__ = ("make", "names", "kern", "threads", "fixed")
 
     def __init__(self, make, names):
         self.make, self.names = make, tuple(names)
-        self.kern, self.threads = make(), os.environ.get(THREADS_VARIABLE)
+        self.kern, self.threads, self.fixed = make(), _threads(), _UNTRIED
 
     def __call__(self, *operands):
-        threads = os.environ.get(THREADS_VARIABLE)
+        threads = _threads()
         if threads != self.threads:
-            self.kern, self.threads = self.make(), threads
-        return self.kern(**dict(zip(self.names, operands)))
+            self.kern, self.threads, self.fixed = self.make(), threads, _UNTRIED
+        fixed = self.fixed
+        if fixed is not None and fixed is not _UNTRIED:
+            res = fixed(*operands)
+            if res is not MISS:
+                return res
+        res = self.kern(**dict(zip(self.names, operands)))
+        if fixed is _UNTRIED:
+            self.fixed = fixed_calls.make(self.kern, self.names, operands)
+        return res

@@ -4,9 +4,11 @@ Neither package is imported by etchpy. A value is recognised by the module its
 type comes from and read through its public attributes, then handed on as
 something the rest of the runtime knows (runtime.inputs):
 
-    sparse.GCXS, 2-d, compressed_axes (0,) / (1,)   scipy csr_array / csc_array over
-                                                    its own arrays (scipy may narrow
-                                                    the index arrays to int32)
+    sparse.GCXS, 2-d, compressed_axes (0,) / (1,)   bound as csr / csc over its own
+                                                    arrays when they are canonical
+                                                    (runtime.calling), else a scipy
+                                                    csr_array / csc_array over them
+                                                    (scipy may narrow the index arrays)
     sparse.COO  where coo is declared               a coo Tensor over its coordinates
     sparse.COO  otherwise                           a Tensor of the declared format
     other pydata formats                            as COO (`asformat("coo")`)
@@ -55,6 +57,18 @@ def layout(value) -> str | None:
     if value.ndim == 2 and axes in ((0,), (1,)):
         return "csr" if axes == (0,) else "csc"
     return "coo" if value.format == "coo" else None
+
+
+def compressed_layout(value, sr) -> str | None:
+    """"csr" or "csc" when pydata array `value` is a GCXS of 2 modes compressed along
+    one axis whose fill_value reads as semiring `sr`'s zero (0 or the zero itself):
+    its indptr, indices and data are then the arrays of a scipy array of that
+    layout, bound as they are (runtime.calling). Else None."""
+    where = layout(value)
+    if where not in ("csr", "csc") or value.format != "gcxs":
+        return None
+    fill = value.fill_value
+    return where if (fill == 0 or fill == sr.zero) else None
 
 
 def adapt(value, tvar, sr):

@@ -37,3 +37,24 @@ def test_c_call_is_the_kernel_with_its_arguments_prebuilt():
     A = sp.csr_array(np.array([[1.0, 0, 2], [0, 3, 0], [4, 0, 5]]))
     kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
     assert calls.c_call(kern, {"A": A, "x": np.ones(3)})() == 0
+
+
+def test_the_coo_and_cg_parts_write_their_rows():
+    """bench/calls_sparse.py over two small matrices (the calls module's helpers, its
+    matrices replaced): one row per matrix, ratios of positive times."""
+    import types
+    import scipy.sparse as sp
+    sparse_parts = pytest.importorskip("bench.calls_sparse")
+    small = [("2-D 5-point Poisson", calls.stencil_csr(4)),
+             ("random rows", sp.random_array((30, 30), density=0.2, format="csr",
+                                             random_state=0))]
+    stub = types.SimpleNamespace(**{k: getattr(calls, k) for k in
+                                    ("alternate", "cycling", "row", "say_row")},
+                                 spmv_matrices=lambda quick: iter(small))
+    said = []
+    for part in (sparse_parts.part_coo, sparse_parts.part_cg):
+        rows = part(True, 0.001, said.append, stub)
+        assert len(rows) == 2 and all(r["ratio"] > 0 for r in rows)
+    assert len(said) == 4
+    S = sparse_parts.spd(small[1][1])
+    assert abs(S - S.T).max() == 0 and S.has_canonical_format

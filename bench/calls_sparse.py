@@ -1,0 +1,80 @@
+"""The cost of a call (issue 39), sparse parts of `python -m bench calls`:
+
+  coo  y = A·x with A a scipy coo_array in row-major order without repeats (its
+       has_canonical_format False), for a tensor declared coo, a new x on every
+       call, against scipy's A @ x on the same coo_array (target: ≤ 1.2×).
+  cg   150 iterations of scipy.sparse.linalg.cg with a LinearOperator whose
+       matvec is the etchpy kernel on the scipy csr matrix, against cg(A) (which
+       wraps A in a LinearOperator of its own); the matrices of the spmv part,
+       random rows made symmetric positive definite (R + Rᵀ + a dominant
+       diagonal). Target: ≤ 1.0×.
+
+Both over the sizes of the spmv part (bench.calls.spmv_matrices), alternating
+the two sides call by call (bench.calls.alternate), ratios of medians.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import LinearOperator, cg
+
+import etchpy as ep
+
+from bench.kernels import rng_for
+
+CG_ITERATIONS = 150
+
+
+def part_coo(quick, seconds, say, calls) -> list[dict]:
+    """SpMV on a coo tensor, scipy coo_array input (see the module docstring)."""
+    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "coo"})
+    rows = []
+    for family, A in calls.spmv_matrices(quick):
+        C = sp.coo_array((A.data, tuple(A.tocoo().coords)), shape=A.shape)
+        n = A.shape[1]
+        rng = rng_for(f"calls-coo-x-{n}")
+        pool = [rng.random(n) for _ in range(8 if n < 100_000 else 3)]
+        np.testing.assert_allclose(kern(A=C, x=pool[0]), C @ pool[0], rtol=1e-12)
+        ours_x, peer_x = calls.cycling(pool), calls.cycling(pool)
+        t = calls.alternate([lambda: kern(A=C, x=ours_x()), lambda: C @ peer_x()],
+                            seconds * (2 if A.nnz > 1e6 else 1), most=5000)
+        rows.append(calls.row("coo", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
+                              "scipy coo A @ x", t[1], 1.2, nnz=int(A.nnz), family=family))
+        calls.say_row(rows[-1], say)
+    return rows
+
+
+def spd(A):
+    """A itself when symmetric, else A + Aᵀ plus a diagonal that dominates each row
+    (so CG runs on a symmetric positive definite matrix), canonical csr."""
+    if abs(A - A.T).max() == 0:
+        return A
+    S = (A + A.T).tocsr()
+    S = (S + sp.diags_array(np.asarray(abs(S).sum(axis=1)).ravel() + 1.0)).tocsr()
+    S.sum_duplicates()
+    S.sort_indices()
+    return sp.csr_array(S)
+
+
+def part_cg(quick, seconds, say, calls) -> list[dict]:
+    """150 CG iterations, LinearOperator over the kernel vs cg(A)."""
+    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
+    rows = []
+    for family, A in calls.spmv_matrices(quick):
+        A = spd(A)
+        n = A.shape[0]
+        b = rng_for(f"calls-cg-{n}").random(n)
+        op = LinearOperator(A.shape, matvec=lambda x, A=A: kern(A=A, x=x), dtype=A.dtype)
+
+        def ours(op=op, b=b):
+            return cg(op, b, rtol=1e-300, atol=0.0, maxiter=CG_ITERATIONS)[0]
+
+        def peer(A=A, b=b):
+            return cg(A, b, rtol=1e-300, atol=0.0, maxiter=CG_ITERATIONS)[0]
+        np.testing.assert_allclose(ours(), peer(), rtol=1e-8, atol=1e-12)
+        t = calls.alternate([ours, peer], seconds * (3 if A.nnz > 1e6 else 1), most=400)
+        rows.append(calls.row("cg", f"{family} n={n:,} nnz={A.nnz:,}", t[0],
+                              "scipy cg(A)", t[1], 1.0, nnz=int(A.nnz), family=family,
+                              iterations=CG_ITERATIONS))
+        calls.say_row(rows[-1], say)
+    return rows

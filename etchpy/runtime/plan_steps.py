@@ -1,0 +1,327 @@
+"""The steps of a call plan (runtime.call_plans): one per input, made once per
+input kind, run on every call. A step takes the input and the call's C argument
+list, fills in that input's arguments (sizes and `ffi.from_buffer` of its
+arrays) after the checks the general path makes on every call for that kind,
+and returns the input's shape; an input not of the step's kind raises `Miss`
+(so may a ValueError from `from_buffer` or an InputError: the plan answers
+MISS and the general path words the error). What each step checks, and why it
+is enough, is in proofs_notes/call_plans.md.
+
+    dense_step(...), dense_lines(...)                    numpy (written into the plan)
+    sparse_step(...), sparse_lines(...)                  scipy csr/csc or GCXS (likewise)
+    tensor_step(...)                                     ep.Tensor
+    coo_step(...)                                        scipy coo / pydata COO (coo_inputs)
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import coo_inputs
+from .calling import refuse_nan
+from .checks import check_compressed
+from .tensor import Tensor
+
+class Miss(Exception):
+    """Raised by an input's step when the input is not of the plan's kind."""
+
+
+def class_range(n: int) -> tuple[int, int]:
+    """[lo, hi): the sizes with the bit length of `n` (signature.size_class's unit)."""
+    b = int(n).bit_length()
+    return (0, 1) if b == 0 else (1 << (b - 1), 1 << b)
+
+
+def dim_slots(positions, shape) -> tuple:
+    """(C argument position, mode, lo, hi) of each dim slot: the mode's size, which
+    must stay in the size class [lo, hi) of its size `shape[mode]` now."""
+    return tuple((pos, mode, *class_range(shape[mode]))
+                 for pos, kind, mode, _ in positions if kind == "dim")
+
+
+class Dense(NamedTuple):
+    """A numpy input's step, written into the plan's own text (`dense_lines`) rather
+    than called: its dtype, ndim, whether NaN is refused, its dim slots, the C
+    argument position and type of its values, the bytes up to which the C
+    argument of the last call's array is held for the same array object."""
+
+    name: str
+    dtype: np.dtype
+    ndim: int
+    nan: bool
+    dims: tuple
+    at: int
+    val_type: object
+    max_bytes: int
+
+
+def dense_step(name, value, positions, sr, types, max_bytes):
+    """The step of a numpy input (a Dense), or None when it has not one values slot."""
+    vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
+    if len(vals) != 1:
+        return None
+    nan = not sr.allows_nan and value.dtype.kind == "f"
+    return Dense(name, value.dtype, value.ndim, nan, dim_slots(positions, value.shape),
+                 vals[0][0], types[vals[0][1]], int(max_bytes))
+
+
+def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
+    """The plan's lines for numpy input number `k` (see Dense): a miss unless it is
+    exactly a numpy array of the plan's dtype and ndim with elements, its sizes in
+    the plan's classes (from_buffer refuses one not C-contiguous: a ValueError, a
+    miss too); its NaN check; its dims and values filled into `args`; its shape
+    in `s{k}`. The objects it names are put into `space`."""
+    space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
+                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan})
+    v = f"v{k}"
+    lines = [f"{v} = inputs[name{k}]",
+             f"if type({v}) is not ndarray or {v}.dtype != dt{k} or {v}.ndim != {d.ndim}"
+             f" or not {v}.size:",
+             "    return MISS"]
+    if d.nan:
+        lines.append(f"refuse_nan({v}, sr, nm{k})")
+    lines.append(f"s{k} = {v}.shape")
+    if d.dims:
+        ranges = " and ".join(f"{lo} <= s{k}[{mode}] < {hi}" for _, mode, lo, hi in d.dims)
+        lines += [f"if not ({ranges}):", "    return MISS"]
+    lines += [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+    lines += [f"h = held{k}[0]           # one read: another thread may replace it",
+              f"if h is not None and h[0] is {v}:",
+              f"    args[{d.at}] = h[1]",
+              "else:",
+              f"    args[{d.at}] = c = from_buffer(vt{k}, {v})",
+              f"    held{k}[0] = ({v}, c) if {v}.nbytes <= {d.max_bytes} else None"]
+    return ["        " + line for line in lines]
+
+
+def sparse_slots(value, positions):
+    """((position, lo, hi) of mode 0's dim and of mode 1's, the positions of pos1, crd1
+    and vals) of a scipy csr/csc input's C slots, else None."""
+    dims = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    if [d[1] for d in dims] != [0, 1] or sorted(at) != ["crd1", "pos1", "vals"]:
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = dims
+    return (p0, lo0, hi0), (p1, lo1, hi1), (at["pos1"], at["crd1"], at["vals"])
+
+
+def _sparse_kind(value) -> tuple:
+    """(pydata?, fill value, compressed axes, csr?) of a scipy csr/csc input or a
+    pydata GCXS (whose type, unlike scipy's, fixes no layout)."""
+    pydata, axes = hasattr(value, "fill_value"), getattr(value, "compressed_axes", None)
+    csr = (axes == (0,)) if pydata else value.format == "csr"
+    return pydata, getattr(value, "fill_value", 0), axes, csr
+
+
+class Sparse(NamedTuple):
+    """A scipy csr/csc input's step (or a pydata GCXS bound as one), written into the
+    plan's own text (`sparse_lines`): the facts its kind fixes (see sparse_step)."""
+
+    name: str
+    kind: type
+    pydata: bool
+    fill: object
+    axes: object
+    csr: bool
+    fused: bool
+    nan: bool
+    dtype: np.dtype
+    idx: np.dtype
+    n_range: tuple
+    dims: tuple
+    at: tuple
+    types: tuple
+    max_bytes: int
+
+
+def sparse_step(name, value, positions, sr, fused, types, max_bytes):
+    """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its axes and
+    fill checked too), as a Sparse; None when its slots are not csr/csc's. The C
+    arguments made from the last call's arrays are held (≤ `max_bytes`) for the
+    same array objects (proofs_notes/call_plans.md)."""
+    slots = sparse_slots(value, positions)
+    if slots is None:
+        return None
+    (p0, lo0, hi0), (p1, lo1, hi1), at = slots
+    pydata, fill, axes, csr = _sparse_kind(value)
+    dtype = value.data.dtype
+    return Sparse(name, type(value), pydata, fill, axes, csr, bool(fused),
+                  not sr.allows_nan and dtype.kind == "f", dtype, value.indices.dtype,
+                  class_range(len(value.data)), ((p0, lo0, hi0), (p1, lo1, hi1)), at,
+                  (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
+
+
+def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
+    """The plan's lines for scipy input number `k` (see Sparse): its type (and a
+    GCXS's axes and fill), dtypes, 1-d arrays of matching lengths in the plan's
+    class, the structure checks of its route (calling._bounds_in_o1 inlined with
+    fused checks, else check_compressed), NaN, sizes; its arguments into `args`,
+    its shape in `s{k}`."""
+    space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
+                  f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
+                  f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
+                  "refuse_nan": refuse_nan, "check_compressed": check_compressed})
+    (p0, lo0, hi0), (p1, lo1, hi1) = d.dims
+    lo_n, hi_n = d.n_range
+    gcxs = f" or v.compressed_axes != axes{k} or v.fill_value != fill{k}" if d.pydata else ""
+    major, minor = (f"s{k}[0]", f"s{k}[1]") if d.csr else (f"s{k}[1]", f"s{k}[0]")
+    if d.fused:          # calling._bounds_in_o1, inlined
+        check = [f"if (len(ip) != {major} + 1 or ip.item(0) != 0 or ip.item(-1) != n",
+                 "        or getattr(v, '_has_sorted_indices', True) is False):"]
+    else:
+        check = [f"r = check_compressed(ip, ix, {major}, {minor})",
+                 "if r is None or r[0] != 0:"]
+    a, b, c = d.at
+    return ["        " + line for line in [
+        f"v = inputs[name{k}]",
+        f"if type(v) is not kind{k}{gcxs}:",
+        "    return MISS",
+        "ip, ix, dv = v.indptr, v.indices, v.data",
+        "n = len(dv)",
+        f"if (dv.dtype != dt{k} or ix.dtype != it{k} or ip.dtype != it{k} or dv.ndim != 1",
+        f"        or ix.ndim != 1 or ip.ndim != 1 or len(ix) != n or not {lo_n} <= n < {hi_n}):",
+        "    return MISS",
+        f"s{k} = v.shape", *check, "    return MISS",
+        *([f"refuse_nan(dv, sr, nm{k})"] if d.nan else []),
+        f"if not ({lo0} <= s{k}[0] < {hi0} and {lo1} <= s{k}[1] < {hi1}):",
+        "    return MISS",
+        f"args[{p0}], args[{p1}] = s{k}",
+        f"h = held{k}[0]           # one read: another thread may replace it",
+        "if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:",
+        f"    args[{a}], args[{b}], args[{c}] = h[3]",
+        "else:",
+        f"    m = (from_buffer(ityp{k}, ip), from_buffer(ityp{k}, ix), from_buffer(vtyp{k}, dv))",
+        f"    args[{a}], args[{b}], args[{c}] = m",
+        f"    held{k}[0] = ((ip, ix, dv, m) if ip.nbytes + ix.nbytes + dv.nbytes <= {d.max_bytes}",
+        "                  else None)"]]
+
+
+def _tensor_arrays(positions, types) -> list:
+    """(C argument position, key, level or None for vals, cffi type) of each array
+    slot of a Tensor input."""
+    arrays = []
+    for pos, kind, role, ctype in positions:
+        if kind == "in_array":
+            key = role.rstrip("0123456789")          # "vals", or "pos1": level 1's "pos"
+            level = None if role == "vals" else int(role[len(key):])
+            arrays.append((pos, key, level, types[ctype]))
+    return arrays
+
+
+def tensor_step(name, value, positions, sr, types, max_bytes):
+    """The step of an ep.Tensor input bound as its own arrays: its format, fill and
+    dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
+    miss) and its NaN check; its index arrays were checked when it was built. The
+    C arguments made from the last call's Tensor are held (≤ `max_bytes`) for the
+    same Tensor object: its arrays cannot be rebound, and check_layout has just
+    seen each with its dtype, shape and strides."""
+    fmt, fill, dtype = value.format, value.fill, value.vals.dtype
+    lo_n, hi_n = class_range(len(value.vals))      # its stored entries' size class
+    nan = not sr.allows_nan and dtype.kind == "f"
+    idx = {arr.dtype for lv in value.levels for arr in lv.values()}
+    dims, from_buffer = dim_slots(positions, value.shape), types["ffi"].from_buffer
+    arrays = _tensor_arrays(positions, types)
+    if len(idx) > 1:
+        return None
+    idx, held = (idx.pop() if idx else None), [None]
+
+    def step(v, args):
+        if type(v) is not Tensor:
+            raise Miss
+        v.check_layout()            # (its vals and levels properties would each run it)
+        vals = v._vals
+        if (v.fill != fill or vals.dtype != dtype or not lo_n <= len(vals) < hi_n
+                or (v.format is not fmt and v.format != fmt)):
+            raise Miss
+        if nan:
+            refuse_nan(vals, sr, name)
+        shape = v.shape
+        for pos, mode, lo, hi in dims:
+            if not lo <= shape[mode] < hi:
+                raise Miss
+            args[pos] = shape[mode]
+        last = held[0]              # one read: another thread may replace it
+        if last is not None and last[0] is v:
+            for pos, made in last[1]:
+                args[pos] = made
+            return shape
+        levels, made, size = v._levels, [], 0
+        for pos, key, level, ctype in arrays:
+            arr = vals if level is None else levels[level][key]
+            if level is not None and arr.dtype != idx:
+                raise Miss
+            args[pos] = from_buffer(ctype, arr)
+            made.append((pos, args[pos]))
+            size += arr.nbytes
+        held[0] = (v, tuple(made)) if size <= max_bytes else None
+        return shape
+    return step
+
+
+def _coo_slots(value, positions):
+    """(check function, its where cell, (position, lo, hi) of mode 0's dim and of mode
+    1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
+    stored entries, else None."""
+    got = coo_inputs.arrays(value)
+    check = coo_inputs.entry(got[0][0].dtype) if got is not None else None
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
+    if (check is None or sorted(at) != ["crd0", "crd1", "pos0", "vals"] or len(slots) != 2
+            or not len(got[1])):
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
+    return (check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
+            (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
+
+
+def coo_step(name, value, positions, sr, types, max_bytes):
+    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
+    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill,
+    the order check in C on every call (coo_inputs; on the kernel's own C
+    arguments), NaN, sizes; else a miss, and the general path sorts or words the
+    error. C arguments held as sparse_step holds them (scipy; same strides)."""
+    slots = _coo_slots(value, positions)
+    if slots is None:
+        return None
+    fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
+    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
+    idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
+    nan = not sr.allows_nan and dtype.kind == "f"
+    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
+    held, pos0 = [None], [None]
+
+    def step(v, args):
+        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
+        if type(v) is not kind or (pydata and v.fill_value != fill):
+            raise Miss
+        coords, data, shape = v.coords, v.data, v.shape
+        row, col = coords[0], coords[1]
+        n = len(data)
+        if (len(coords) != 2 or data.dtype != dtype or row.dtype != idx or col.dtype != idx
+                or data.ndim != 1 or row.ndim != 1 or col.ndim != 1
+                or len(row) != n or len(col) != n or not lo_n <= n < hi_n
+                or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
+            raise Miss
+        last = held[0]              # one read: another thread may replace it
+        if (last is not None and last[0] is row and last[1] is col and last[2] is data
+                and (row.strides, col.strides, data.strides) == last[4]):
+            made = last[3]
+        else:
+            made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
+                    from_buffer(val_type, data))
+            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
+            held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
+                       if small and not pydata else None)
+        if fn(made[0], made[1], n, shape[0], shape[1], where):
+            raise Miss
+        if nan:
+            refuse_nan(data, sr, name)
+        args[at_row], args[at_col], args[at_vals] = made
+        args[p0], args[p1] = shape
+        pos = pos0[0]
+        if pos is None or pos[0] != n:
+            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
+        args[at_pos] = pos[1]
+        return shape
+    return step
