@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernel_cache import kept
 from . import build
 from ..errors import CompileError
 from ..formats import Format
@@ -79,17 +80,14 @@ _CDEF = "\n".join(
     f"int etchpy_coon_{t}(const {t} *const *, int64_t, int64_t, const int64_t *, int64_t *);"
     for t in ("int32_t", "int64_t"))
 _IDX = {np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t"}
-_lib: list = []
-
-
+@kept("helper.coo_checks")
 def _library():
-    """The loaded check library (built on first need), or None without a compiler."""
-    if not _lib:
-        try:
-            _lib.append(build.load(_C, _CDEF, name="etchpy_coo_checks"))
-        except CompileError:
-            _lib.append(None)
-    return _lib[0]
+    """The loaded check library (built on first need, kept in the one store of
+    runtime.kernel_cache), or None without a compiler."""
+    try:
+        return build.load(_C, _CDEF, name="etchpy_coo_checks")
+    except CompileError:
+        return None
 
 
 _entries: dict = {}
@@ -141,7 +139,7 @@ def check(coords, shape):
     if got is None:
         return None
     fn, array_type, where = got
-    lib = _lib[0]
+    lib = _library()
     if len(coords) == 2:
         if n == 0:
             return 0
