@@ -64,8 +64,10 @@ class Partitioned:
         return call.explain(kern, **inputs)
 
     def gather(self):
-        """The blocks brought to the client (for checks on small data)."""
-        return self.client.gather(self.futures)
+        """The blocks brought to the client (for checks on small data); lost ones
+        are made again first (restore)."""
+        self.restore()
+        return [blocks_.unpack(b) for b in self.client.gather(self.futures)]
 
     def lost(self, which=None) -> list:
         """The blocks among `which` (default all) whose data went down with a worker."""
