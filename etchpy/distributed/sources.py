@@ -13,9 +13,9 @@ the blocks that were partitioned, without a second copy of the data:
 the one taken at partition time; a value written in place since then (or resized)
 raises InputError, so a call never mixes old and new blocks.
 
-Cost: one pass of SHA-256 over the blocks when partitioning (about 1.5 GB/s on
-a core with the SHA instructions) and again over each block sent again; the
-value stays alive as long as the Partitioned does.
+Cost: one pass of SHA-256 over the blocks when partitioning and again over each
+block sent again (measured in docs/distributed.md); the value stays alive as long
+as the Partitioned does.
 """
 from __future__ import annotations
 
