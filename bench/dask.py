@@ -12,7 +12,9 @@ inside the kernels, `model_ms` what docs/distributed.md's model predicts from th
 measured per-call and per-task overheads, bandwidth and compute. Then the per-call
 overhead on a tiny input, and the memory case: workers limited to 1.5 GB run an
 SpMV over a 2.4 GB matrix built on the workers, while a single such worker refuses
-the same size before anything moves. Writes a JSON list, one object per workload.
+the same size before anything moves. First, the lost-worker rows (bench/dask_lost.py:
+a call that loses a worker half-way against the same call undisturbed;
+`--only-lost` runs only these). Writes a JSON list, one object per workload.
 """
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy.distributed import compute_seconds
+from etchpy.distributed import compute_seconds, tasks
 
 from . import exprs
+from .dask_lost import lost_worker_rows
 from .kernels import Tensor3, random_csr, rng_for
 from .timing import timed
 
@@ -39,6 +42,11 @@ def _cluster(distributed, n_workers=2, memory_limit="auto"):
                                        processes=True, host="127.0.0.1",
                                        dashboard_address=":0", memory_limit=memory_limit)
     return cluster, distributed.Client(cluster)
+
+
+def copies(held, client, value, workers):
+    """A copy of `value` on each of `workers`, as a call sends its inputs."""
+    return tasks.copies(client, held, lambda: value, workers)
 
 
 def _overheads(client, repeat):
@@ -56,10 +64,11 @@ def _overheads(client, repeat):
                                     for _ in range(max(3 * repeat, 25))]))
     per_task = max(0.0, (times[8] - times[2]) / 6)
     payload = np.ones(8_000_000)
-    client.scatter(payload, broadcast=True, hash=False).release()
-    seconds = np.median([timed(lambda: client.scatter(payload, broadcast=True, hash=False))[0]
+    workers = sorted(client.scheduler_info()["workers"])
+    copies({}, client, payload, workers)
+    seconds = np.median([timed(lambda: copies({}, client, payload, workers))[0]
                          for _ in range(3)])
-    n_workers = len(client.scheduler_info()["workers"])
+    n_workers = len(workers)
     held = client.submit(np.ones, payload.size, pure=False)
     held.result()
     back = np.median([timed(lambda: held.result())[0] for _ in range(3)])
@@ -236,9 +245,16 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="sizes divided by 100")
     parser.add_argument("--repeat", type=int, default=7, help="alternating rounds")
     parser.add_argument("--skip-memory", action="store_true", help="skip the 1.5 GB case")
+    parser.add_argument("--only-lost", action="store_true",
+                        help="only the lost-worker rows (bench/dask_lost.py)")
     args = parser.parse_args(argv)
     import dask.distributed as distributed
     rows = []
+    for row in lost_worker_rows(distributed, args.quick, args.repeat):
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    if args.only_lost:
+        return _write(args.json, rows)
     cluster, client = _cluster(distributed)
     try:
         over = _overheads(client, args.repeat)
@@ -262,6 +278,10 @@ def main(argv=None) -> int:
         for row in _memory_case(distributed, args.quick, args.repeat):
             print(json.dumps(row), flush=True)
             rows.append(row)
-    with open(args.json, "w") as f:
+    return _write(args.json, rows)
+
+
+def _write(path, rows) -> int:
+    with open(path, "w") as f:
         json.dump(rows, f, indent=1)
     return 0

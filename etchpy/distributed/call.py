@@ -5,34 +5,25 @@
 
 One call: pick the semiring (as an ordinary call does), plan the split
 (distributed.split), check each block run fits its worker's memory, ship the
-kernel once per signature (distributed.worker.Shipped, broadcast to every
-worker and remembered per kernel and client), broadcast the other inputs once,
-submit one task per block (retried by Dask when it fails or its worker dies),
-then combine: gather and concatenate when the split index is free, else a tree
-of the semiring's add on the workers.
+kernel once per signature and worker (distributed.worker.Shipped), send the
+other inputs once to each worker holding blocks, submit one task per block
+there, then combine: gather and concatenate when the split index is free, else
+a tree of the semiring's add on the workers. A block task whose data went down
+with a worker is submitted again once the data is back: distributed.tasks.
 """
 from __future__ import annotations
-
-import time
-import uuid
-from concurrent.futures import CancelledError
-import weakref
 
 import numpy as np
 
 from . import blocks
 from . import split as split_
 from .resources import check_memory
-from .worker import Shipped, run_block, kernel_times
+from .tasks import BlockRun
+from .worker import kernel_times
 from .. import pipeline
 from ..errors import InputError
 from ..expr.walk import subexprs
 from ..runtime import inputs as io_
-
-RETRIES = 3     # re-runs of a block task that raised (a lost worker is Dask's own retry)
-
-# per kernel: {(client id, index types): future of its Shipped copy on every worker}
-_SHIPPED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _partitioned(inputs) -> dict:
@@ -103,23 +94,6 @@ def explain(kern, **inputs) -> str:
     return kern.explain() + "\n\n" + split_.describe(kern, _partitioned(inputs))
 
 
-def wait(futures):
-    """Block until `futures` are done (dask.distributed.wait)."""
-    from dask.distributed import wait as dask_wait
-    dask_wait(futures)
-
-
-def _shipped(kern, client, idx_types):
-    mine = _SHIPPED.setdefault(kern, {})
-    key = (id(client), idx_types)
-    fut = mine.get(key)
-    if fut is None or fut.status != "finished":
-        token = f"{kern.name}-{uuid.uuid4().hex}"
-        fut = mine[key] = client.scatter(Shipped.of(kern, token, idx_types), broadcast=True,
-                                         hash=False)
-    return fut
-
-
 def _nbytes(v) -> int:
     try:
         return blocks.stats(v).nbytes
@@ -146,59 +120,10 @@ def run(kern, inputs, out=None):
     _check_memory(kern, parts, split, others,
                   lambda b: 0 if kern.out_format else
                   item * int(np.prod(shape)) // (1 if not split.free else len(split.bounds)))
-    for attempt in (1, 2):
-        try:
-            result = _run_blocks(kern, parts, split, inputs, others, shape)
-            break
-        except CancelledError:
-            # data without a copy elsewhere (the shipped kernel, a broadcast input,
-            # a scattered block) went down with a worker: ship and broadcast again;
-            # Dask recomputes lost blocks that it knows how to make
-            if attempt == 2:
-                _check_blocks(parts)
-                raise
+    result = BlockRun(kern, parts, split, list(inputs), others).run(shape)
     if out is not None:
         out[...] = result
         return out
-    return result
-
-
-def _check_blocks(parts):
-    for name, p in parts.items():
-        for b, fut in enumerate(p.futures):
-            if fut.status != "finished":
-                raise InputError(
-                    f"block {b} of partitioned input {name} was lost with its worker "
-                    f"({fut.status}): blocks scattered from the client have no copy "
-                    "elsewhere; partition again, or build it from a dask array so that "
-                    "Dask can recompute a lost block")
-
-
-def _run_blocks(kern, parts, split, inputs, others, shape):
-    """Ship, broadcast, run and combine; the seconds of each phase are left in the
-    first partitioned input's `last_call` (shipping, running, combining)."""
-    first = next(iter(parts.values()))
-    client, start = first.client, time.perf_counter()
-    idx32 = {s.idx32 for p in parts.values() for s in p.stats}
-    idx_types = tuple(sorted({"int32_t" if flag is not False else "int64_t" for flag in idx32}
-                             | {"int64_t"}))
-    shipped = _shipped(kern, client, idx_types)
-    shared = {n: client.scatter(blocks.pack(v), broadcast=True, hash=False)
-              for n, v in others.items()}
-    names = list(inputs)
-    call_id = uuid.uuid4().hex[:12]
-    tasks = []
-    for b, (lo, hi) in enumerate(split.bounds):
-        values = [parts[n].futures[b] if n in parts else shared[n] for n in names]
-        tasks.append(client.submit(run_block, shipped, names, values, split.cuts, lo, hi,
-                                   key=f"etchpy-run-{call_id}-{b}", retries=RETRIES,
-                                   pure=False))
-    shipped_at = time.perf_counter()
-    wait(tasks)
-    ran_at = time.perf_counter()
-    result = _combine(client, kern, split, tasks, shape, call_id)
-    first.last_call = {"ship_s": shipped_at - start, "run_s": ran_at - shipped_at,
-                       "combine_s": time.perf_counter() - ran_at}
     return result
 
 
@@ -218,21 +143,6 @@ def _indices_of(kern, name):
         if getattr(node, "tensor", None) is not None and node.tensor.name == name:
             return [ix.name for ix in node.indices]
     return []
-
-
-def _combine(client, kern, split, tasks, shape, call_id):
-    sr, fmt = kern.semiring, kern.out_format
-    if split.free:
-        offsets = [lo for lo, _ in split.bounds]
-        return blocks.glue(client.gather(tasks), offsets, split.axis, shape, fmt, sr)
-    level = 0
-    while len(tasks) > 1:
-        pairs = [client.submit(blocks.add_pair, tasks[k], tasks[k + 1], fmt, sr, shape,
-                               key=f"etchpy-add-{call_id}-{level}-{k}", retries=RETRIES)
-                 for k in range(0, len(tasks) - 1, 2)]
-        tasks = pairs + tasks[len(tasks) - len(tasks) % 2:]
-        level += 1
-    return blocks.unpack(client.gather(tasks[0]))
 
 
 def compute_seconds(client) -> dict:

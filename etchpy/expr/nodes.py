@@ -27,6 +27,7 @@ import numpy as np
 from .. import maps
 from ..errors import ExpressionTypeError
 from ..formats import Format
+from .tensor_help import TENSOR_DOC
 
 
 def _comparison(op: str):
@@ -136,15 +137,10 @@ class TensorVar:
 
 
 def tensor(name: str, order: int, format: str | Format = "dense", *, iso=False) -> TensorVar:
-    """A TensorVar: input `name` of `order` indices stored in `format` ("dense" (default),
-    "csr", "csc", "dcsr", "coo", "csf", or an ep.Format), the one the kernel reads
-    (another is converted, with a warning). `iso=True`: every stored value is the
-    semiring's one, never read (another is an InputError; ep.Tensor.pattern makes an
-    input checked once). Raises ExpressionTypeError, FormatError for bad arguments.
-
-        >>> A, P = ep.tensor("A", 2, format="csr"), ep.tensor("P", 2, "csc", iso=True)
-    """
     return TensorVar(name, order, format, iso)
+
+
+tensor.__doc__ = TENSOR_DOC     # help(ep.tensor): each format's zero-copy inputs, orders
 
 
 @dataclass(frozen=True)

@@ -20,14 +20,6 @@ i, j, k, l = ep.indices("i j k l")
 SEMIRINGS = ["real", "min_plus", "max_plus", "boolean", "integer", "max_times"]
 
 
-@pytest.fixture(scope="module")
-def client():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
-            distributed.Client(cluster) as c:
-        yield c
-
-
 def _values(sr, shape, density, seed):
     rng = np.random.default_rng(seed)
     sr = getattr(ep.semirings, sr)
@@ -269,44 +261,6 @@ def test_iterative_pagerank_bellman_ford_bfs_move_only_the_vector(client):
         level[reached], frontier = depth, reached
     hops = shortest_path(sp.csr_matrix((W != 0).T.astype(float)), unweighted=True, indices=0)
     np.testing.assert_array_equal(level, np.where(np.isinf(hops), -1, hops))
-
-
-class KillFirstRun(distributed.WorkerPlugin):
-    """Kills its worker process when a block task starts while the flag file exists
-    (claimed by renaming, so exactly one task's first attempt dies)."""
-
-    def __init__(self, flag):
-        self.flag = flag
-
-    def transition(self, key, start, finish, **kwargs):
-        if finish == "executing" and str(key).startswith("etchpy-run"):
-            try:
-                os.rename(self.flag, self.flag + ".taken")
-            except FileNotFoundError:
-                return
-            os._exit(1)
-
-
-def test_a_worker_killed_mid_call_is_retried(client, tmp_path):
-    dask = pytest.importorskip("dask")
-    rows, cols = 40, 30
-    chunks = [da.from_delayed(dask.delayed(_generated_block)(b, rows, cols), (rows, cols),
-                              dtype=np.float64, meta=sp.csr_matrix((0, 0)))
-              for b in range(4)]
-    parts = ep.partition(da.concatenate(chunks, axis=0), mode=0, client=client)
-    M = sp.vstack([_generated_block(b, rows, cols) for b in range(4)]).tocsr()
-    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
-    v = np.arange(cols, dtype=float)
-    flag = tmp_path / "kill-flag"
-    flag.write_text("kill the first block task's worker")
-    client.register_plugin(KillFirstRun(str(flag)), name="kill-first-run")
-    try:
-        np.testing.assert_allclose(kern(A=parts, x=v), M @ v)
-    finally:
-        client.unregister_worker_plugin("kill-first-run")
-        client.wait_for_workers(2, timeout=60)
-    assert (tmp_path / "kill-flag.taken").exists() and not flag.exists()
 
 
 def test_two_partitioned_inputs_split_together_or_refused(client):
