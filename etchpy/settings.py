@@ -16,11 +16,21 @@ class Limits:
                      (runtime.kernel_cache), the most recently used
     lazy_programs    recorded lazy programs (tapes) kept for replay (lazy.replay)
     lazy_interned    keys interned by lazy arrays before the table starts over
-                     (lazy.keys)"""
+                     (lazy.keys)
+    dask_retries     re-runs of a block task that raised (a lost worker is
+                     Dask's own retry; distributed.tasks)
+    dask_losses      times one distributed call sends lost data again before it
+                     gives up
+    dask_memory_share  the share of a worker's memory limit one block run may
+                     use (distributed.resources): Dask's default spilling
+                     target, above which a worker starts moving data to disk"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
     lazy_interned: int = 1 << 15
+    dask_retries: int = 3
+    dask_losses: int = 8
+    dask_memory_share: float = 0.6
 
 
 LIMITS = Limits()

@@ -120,7 +120,7 @@ def partition(x, mode: int = 0, blocks: int | None = None, client=None,
     to `x` (no copy) and a fingerprint of each block, to send a block lost with
     its worker again (Partitioned.restore).
     Raises: InputError for a mode out of range, blocks < 1, or a block larger
-    than resources.MEMORY_SHARE of a worker's memory limit (naming the sizes).
+    than settings.Limits.dask_memory_share of a worker's memory limit (naming the sizes).
 
         >>> parts = ep.partition(scipy_csr, mode=0, blocks=2, client=client)
     """

@@ -1,11 +1,8 @@
 """What the workers can hold: their memory limits, checked before a block runs."""
 from __future__ import annotations
 
+from ..settings import LIMITS
 from ..errors import InputError
-
-# the share of a worker's memory limit one block run may use: Dask's default
-# spilling target, above which a worker starts moving data to disk
-MEMORY_SHARE = 0.6
 
 
 def workers_of(client):
@@ -22,7 +19,7 @@ def _limits(dask_scheduler) -> dict:
 
 def check_memory(what: str, need: dict, limits: dict, total: int | None = None):
     """Raise InputError, naming the sizes, when a block run needs more than
-    MEMORY_SHARE of a worker's memory limit or when the blocks (`total` bytes,
+    LIMITS.dask_memory_share of a worker's memory limit or when the blocks (`total` bytes,
     default the sum of `need`) exceed all the workers' limits together; `need` maps
     block number to bytes, `limits` worker address to bytes (0: no limit)."""
     if not limits or not all(limits.values()):
@@ -36,11 +33,11 @@ def check_memory(what: str, need: dict, limits: dict, total: int | None = None):
             f"{what}: the blocks take {total / gb:.2f} GB but the {len(limits)} worker(s) "
             f"have memory limits of {sum(limits.values()) / gb:.2f} GB together "
             f"({limit / gb:.2f} GB the smallest); add workers or memory")
-    if need[worst] > MEMORY_SHARE * limit:
+    if need[worst] > LIMITS.dask_memory_share * limit:
         raise InputError(
             f"{what}: block {worst} needs {need[worst] / gb:.2f} GB but the workers' "
             f"memory limit is {limit / gb:.2f} GB (a block run may use "
-            f"{MEMORY_SHARE:.0%} of it, {MEMORY_SHARE * limit / gb:.2f} GB); "
+            f"{LIMITS.dask_memory_share:.0%} of it, {LIMITS.dask_memory_share * limit / gb:.2f} GB); "
             f"cut it into more blocks or use workers with more memory")
 
 

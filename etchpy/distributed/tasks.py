@@ -26,10 +26,9 @@ from concurrent.futures import CancelledError
 
 from . import blocks
 from .worker import Shipped, run_block
+from ..settings import LIMITS
 from ..errors import EtchpyError
 
-RETRIES = 3     # re-runs of a block task that raised (a lost worker is Dask's own retry)
-LOSSES = 8      # times one call sends lost data again before it gives up
 
 # per kernel: {(client id, index types): (token, {worker: future of its Shipped copy})}
 _SHIPPED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -103,7 +102,7 @@ class BlockRun:
         connection, an address the scheduler just removed, a block cancelled as it
         is looked up) or a cluster without workers (their nannies starting new ones)
         is tried again, for about 25 s."""
-        for attempt in range(LOSSES):
+        for attempt in range(LIMITS.dask_losses):
             try:
                 return self._send(which)
             except (OSError, TimeoutError, KeyError, CancelledError):
@@ -139,13 +138,13 @@ class BlockRun:
                       for n in self.names]
             fut = client.submit(run_block, kernel[w], self.names, values, cuts, *bounds[b],
                                 key=f"etchpy-run-{self.call_id}-{self.losses}-{b}",
-                                retries=RETRIES, pure=False)
+                                retries=LIMITS.dask_retries, pure=False)
             self.pending[fut] = b
 
     def _resubmit(self, lost):
         self.losses += 1
-        if self.losses > LOSSES:
-            raise EtchpyError(f"kernel {self.kern.name!r}: workers died {LOSSES} times in "
+        if self.losses > LIMITS.dask_losses:
+            raise EtchpyError(f"kernel {self.kern.name!r}: workers died {LIMITS.dask_losses} times in "
                               f"one call, taking blocks {sorted(lost)} with them; check "
                               "the cluster's workers (memory, crashes)")
         for b in lost:
@@ -201,7 +200,7 @@ def combine(client, kern, split, done, shape):
     tasks, level, tree = [done[b] for b in order], 0, uuid.uuid4().hex[:12]
     while len(tasks) > 1:
         pairs = [client.submit(blocks.add_pair, tasks[k], tasks[k + 1], fmt, sr, shape,
-                               key=f"etchpy-add-{tree}-{level}-{k}", retries=RETRIES)
+                               key=f"etchpy-add-{tree}-{level}-{k}", retries=LIMITS.dask_retries)
                  for k in range(0, len(tasks) - 1, 2)]
         tasks = pairs + tasks[len(tasks) - len(tasks) % 2:]
         level += 1

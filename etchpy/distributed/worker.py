@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass, replace
 
 from . import blocks
+from ..runtime.kernel_cache import KERNELS
 from ..errors import EtchpyError
 from ..runtime.kernel import Kernel
 from ..semiring import semirings
 
 # kernels made on this worker, by Shipped.token; bounded (see _kernel)
-_KERNELS: dict[str, Kernel] = {}
 # seconds spent inside kernels by this worker's block runs since last asked (kernel_times)
 _TIMES: list[float] = []
 
@@ -71,7 +71,9 @@ def _where() -> str:
 
 
 def _kernel(shipped: Shipped) -> Kernel:
-    kern = _KERNELS.get(shipped.token)
+    """The shipped kernel, built on this worker on first need and kept in the one
+    store of runtime.kernel_cache under its token."""
+    kern = KERNELS.get(("shipped", shipped.token))
     if kern is None:
         kern = _ShippedKernel(shipped)
         try:
@@ -80,9 +82,7 @@ def _kernel(shipped: Shipped) -> Kernel:
         except Exception as e:   # noqa: BLE001 - any build failure, reported with its place
             raise EtchpyError(f"{_where()} could not build kernel {kern.name!r}: "
                               f"{type(e).__name__}: {e}") from e
-        if len(_KERNELS) >= 64:
-            _KERNELS.clear()
-        _KERNELS[shipped.token] = kern
+        KERNELS.put(("shipped", shipped.token), kern)
     return kern
 
 

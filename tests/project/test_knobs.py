@@ -61,6 +61,5 @@ def test_the_scan_sees_a_knob():
     assert [n for n, _ in module_numbers("A = 1 << 4\nB = 0.5\nC = 'x'\nD = True\n")] == ["A", "B"]
 
 
-# folders whose knobs are being moved by work in progress (distributed/: lost
-# workers); emptied when it lands
-PENDING = ("distributed",)
+# folders whose knobs are being moved by work in progress (none now)
+PENDING = ()

@@ -70,6 +70,7 @@ def test_no_second_store_beside_it():
     or helpers in the layers that make them (api, lazy, graph, runtime's checks)."""
     files = [ROOT / "etchpy" / "api.py", ROOT / "etchpy" / "runtime" / "checks.py",
              ROOT / "etchpy" / "runtime" / "coo_inputs.py",
+             ROOT / "etchpy" / "distributed" / "worker.py",
              *(ROOT / "etchpy" / "graph").glob("*.py"), *(ROOT / "etchpy" / "lazy").glob("*.py")]
     bad = []
     for p in files:
@@ -79,6 +80,11 @@ def test_no_second_store_beside_it():
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
             if isinstance(node, ast.Name) and node.id == "lru_cache":
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno}")
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Dict, ast.List)) \
+                    and any(isinstance(t, ast.Name) and ("KERNEL" in t.id.upper()
+                                                         or "CACHE" in t.id.upper())
+                            for t in node.targets):
+                bad.append(f"{p.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)[:40]}")
             if isinstance(node, ast.ClassDef) and ("Cache" in node.name or node.name == "LRU"):
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno} class {node.name}")
     assert not bad, "a second kernel store:\n" + "\n".join(bad)
