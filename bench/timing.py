@@ -23,11 +23,17 @@ def timed(fn):
 
 def alternating_medians(fns, rounds: int) -> list[float]:
     """Median seconds of each of `fns` over `rounds` rounds, each round calling
-    every one of them once, in turn (`timed`: the collector paused per call)."""
+    every one of them once, in turn (`timed`: the collector paused per call).
+    Round r starts at fns[r % len(fns)]: each function follows each other one
+    equally often, so none always runs right after a call that warmed the
+    caches with its own arrays (two kernels over the same inputs, called one
+    after the other, otherwise favour the second)."""
     samples = [[] for _ in fns]
-    for _ in range(rounds):
-        for fn, out in zip(fns, samples):
-            out.append(timed(fn)[0])
+    n = len(fns)
+    for r in range(rounds):
+        for k in range(n):
+            at = (r + k) % n
+            samples[at].append(timed(fns[at])[0])
     return [float(np.median(s)) for s in samples]
 
 
