@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..settings import LIMITS
 from . import inputs as io_
 from . import coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
@@ -186,19 +187,23 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned):
 
 class CallPlans:
     """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
-    call plans (`_plans`: plan_key -> plan, at most 64; `_unplanned`: the kinds no
-    plan covers; `_plan`: the one tried first)."""
+    call plans (`_plans`: plan_key -> the plans of that key, the most recent first,
+    at most LIMITS.call_plans_per_key of them, for at most 64 keys; `_unplanned`:
+    the kinds no plan covers; `_plan`: the one tried first)."""
 
     def _by_plan(self, inputs):
-        """The result of a call on `inputs` by `_plan`, else by the plan kept for their
-        kind (which becomes `_plan`), else MISS."""
+        """The result of a call on `inputs` by `_plan`, else by another plan kept for
+        their key (which becomes `_plan`: inputs of one kind in several size
+        classes, called in turn, each keep a plan), else MISS."""
         plan = self._plan
         res = MISS if plan is None else plan(inputs)
-        if res is MISS and len(self._plans) > 1:
-            other = self._plans.get(plan_key(inputs))
-            if other is not None and other is not plan:
-                self._plan = other
-                return other(inputs)
+        if res is MISS and self._plans:
+            for other in self._plans.get(plan_key(inputs), ()):
+                if other is not plan:
+                    res = other(inputs)
+                    if res is not MISS:
+                        self._plan = other
+                        return res
         return res
 
     def _learn(self, inputs, made=None, variant=None) -> None:
@@ -214,7 +219,7 @@ class CallPlans:
         kind = (key, tuple([io_.value_dtype(v) for v in inputs.values()]))
         if kind in self._unplanned:
             return
-        plan = (variant._plans.get(key) if variant is not None
+        plan = (variant._plans.get(key, (None,))[0] if variant is not None
                 else make_plan(self, made, inputs))
         if len(self._plans) >= 64 or len(self._unplanned) >= 64:
             self._plans.clear()
@@ -223,7 +228,9 @@ class CallPlans:
             if key not in self._plans:      # else another kind of these types has one
                 self._unplanned.add(kind)
         else:
-            self._plans[key] = self._plan = plan
+            kept = self._plans.get(key, ())[: LIMITS.call_plans_per_key - 1]
+            self._plans[key] = (plan, *kept)
+            self._plan = plan
 
     def _in_variant(self, sr, out, inputs):
         """A call run by this kernel over semiring `sr` (`_variant`), whose plan for

@@ -125,7 +125,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         self._libs: dict[str, build.Library] = {}
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
-        self._plans: dict[tuple, object] = {}           # input kind -> call plan
+        self._plans: dict[tuple, tuple] = {}            # input kind -> its call plans
         self._plan = None                               # the last one learnt or used
         self._unplanned: set = set()                    # kinds no plan covers
         self._setup_slots()

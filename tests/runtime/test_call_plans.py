@@ -219,3 +219,25 @@ def test_a_tensor_of_another_stored_entries_class_plans_again():
     assert kern._plan(dict(A=T, x=x)) is MISS          # its size class is another
     np.testing.assert_allclose(kern(A=T, x=x), dense_one @ x)
     np.testing.assert_allclose(_planned(kern, A=T, x=x), dense_one @ x)
+
+
+def test_inputs_of_one_kind_in_two_size_classes_keep_a_plan_each():
+    """One kernel called in turn on inputs of two shapes (a chain's steps) keeps a
+    plan per size class under the one key: after the first calls, no call makes a
+    plan again (a plan was once made and compiled on every call here)."""
+    from etchpy.runtime.call_plans import plan_key
+    i, j, k = ep.indices("i j k")
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    mm = ep.compile(ep.sum(j, A[i, j] * B[j, k]))
+    rng = np.random.default_rng(3)
+    small = {"A": rng.random((6, 40)), "B": rng.random((40, 3))}
+    large = {"A": rng.random((300, 6)), "B": rng.random((6, 3))}
+    for _ in range(3):
+        for ins in (small, large):
+            np.testing.assert_allclose(mm(**ins), ins["A"] @ ins["B"])
+    kept = mm._plans[plan_key(small)]
+    assert len(kept) == 2
+    for _ in range(5):
+        for ins in (small, large):
+            np.testing.assert_allclose(mm(**ins), ins["A"] @ ins["B"])
+    assert mm._plans[plan_key(small)] == kept     # the same plan objects, none made again
