@@ -268,8 +268,10 @@ def _bounds_in_o1(value, indptr, indices, major) -> bool:
 
 
 def refuse_nan(arr, sr, name):
-    """InputError naming input `name` when `arr` holds NaN and `sr` refuses NaN."""
-    if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr).any():
+    """InputError naming input `name` when `arr` holds NaN and `sr` refuses NaN.
+    One pass and no temporary: the minimum of a float array is NaN exactly when
+    one of its entries is (numpy's min propagates NaN)."""
+    if not sr.allows_nan and arr.dtype.kind == "f" and arr.size and np.isnan(arr.min()):
         raise InputError(f"input {name} contains NaN, which semiring {sr.name} does not allow")
 
 
