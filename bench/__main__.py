@@ -10,6 +10,7 @@ SECTIONS = {
     "approx": "bench.approx",        # approximations under an error budget
     "tpch": "bench.tpch.run",        # the relational section (TPC-H Q5, Q9, Q3)
     "plans": "bench.nesting",        # chains, trees, Tucker: written nested and flat
+    "targets": "bench.targets",      # A·Bᵀ, SpGEMM and min-plus against their peers
 }
 
 if __name__ == "__main__":
