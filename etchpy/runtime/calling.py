@@ -1,7 +1,6 @@
 """A compiled kernel's calling convention: its C arguments in, its outputs out.
 
     slots(params)                  how each C parameter is fed
-    fused_inputs(program, tuning)  the inputs whose checks the kernel makes itself
     variant(idx_type, bound, ...)  which build a call runs: with fused checks or without
     bind(value, tvar, sr)          one input as the arrays a kernel reads (a Bound)
     checked_inputs(...)            the inputs again, fully checked, after a fused check failed
@@ -36,7 +35,7 @@ from .convert import Parts
 from ..errors import InputError
 from .. import pipeline
 from .tensor import Tensor, truth_values
-from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED, fused_tensors
+from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED  # noqa: F401 - kernel.py reads it here
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
@@ -93,12 +92,6 @@ class Bound:
         if self._nbytes is None:
             self._nbytes = sum(a.nbytes for a in self.roles.values())
         return self._nbytes
-
-
-def fused_inputs(program, tuning) -> frozenset[str]:
-    """The names of the inputs whose index arrays the kernel of `program` built
-    with `tuning` checks as it reads them (lower.schedule.fused_checks)."""
-    return fused_tensors(program, tuning)
 
 
 TRUSTED = ":trusted"      # appended to the index type: the build without fused checks

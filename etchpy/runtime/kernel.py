@@ -151,7 +151,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
-        self._fused = calling.fused_inputs(self.program, self.request.tuning)
+        checked = self.compiled.checked         # the build with fused checks, if any
+        self._fused = checked.fused if checked is not None else frozenset()
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
         self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
         self._by_input = inputs_of(self._inputs)        # for last_call
