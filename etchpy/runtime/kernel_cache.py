@@ -47,9 +47,7 @@ class KernelCache:
         """Keep `value` under `key`, evicting the least recently used beyond size."""
         with self._lock:
             self._d[key] = value
-            self._d.move_to_end(key)
-            while len(self._d) > self.size:
-                self._d.popitem(last=False)
+            self._keep(key)
 
     def made(self, key, make):
         """The entry under `key`, made by `make()` and kept on first need."""
@@ -58,8 +56,15 @@ class KernelCache:
             v = make()
             with self._lock:
                 v = self._d.setdefault(key, v)
-            self.put(key, v)
+                self._keep(key)
         return v
+
+    def _keep(self, key) -> None:
+        """`key` becomes the most recently used; the least recent beyond size go
+        (the lock held)."""
+        self._d.move_to_end(key)
+        while len(self._d) > self.size:
+            self._d.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
