@@ -246,7 +246,11 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     be chosen (temporaries laid out for their reader: plan.layout), not counted.
     `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
-    target cell is then left and come back to from memory (a scatter)."""
+    target cell is then left and come back to from memory (a scatter). Under
+    `tuning.access_order` too, a sparse operand walked inside a loop over an index
+    it does not hold is walked again for every point of that loop (`rewalks`): when
+    each walk covers more than `tuning.cache_cells` of its entries, every entry of
+    every walk after the first pays `tuning.stride_weight` (read again from memory)."""
     key = (stats.origin_key, body, tuple(order), independent, loose, out)
     hit = stats.nests.get(key)
     if hit is None:
@@ -274,14 +278,40 @@ def _nest_cost(body, order, stats, independent, loose, out) -> float:
     ops = operations(body)
     if stats.tuning.access_order and order:
         n = strided(body, order[-1], loose)
-        if out is not None and _revisits(order, out, stats):
-            n += 1                  # the target's cells are read back from memory
-        ops += stats.tuning.stride_weight * n
         if n == 0 and _dense_inner(body, order[-1]):     # a unit-stride loop: SIMD
             inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
             total -= (1 - stats.tuning.contiguous_weight) * inner
             ops *= stats.tuning.contiguous_weight
+        if out is not None and _revisits(order, out, stats):
+            n += 1                  # the target's cells are read back from memory
+        ops += stats.tuning.stride_weight * n
+        total += stats.tuning.stride_weight * rewalks(body, order, stats, independent)
     return total + prev * ops
+
+
+def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
+    """Entries of sparse operands read again from memory. For each sparse operand,
+    take the outermost loop over an index it does not hold, outside one it holds:
+    each point of the loops down to it walks the operand's entries that the body
+    reaches there (the body's points over those loops and the operand's indices,
+    per point of those loops). When such a walk covers more than
+    `tuning.cache_cells` entries, every entry visit beyond the operand's own
+    entries is a read from memory again."""
+    extra = 0.0
+    for acc in accesses(body):
+        if acc.tensor.format.is_dense:
+            continue
+        mine = frozenset(ix.name for ix in acc.indices)
+        for p, v in enumerate(order):
+            if v in mine or not mine & set(order[p + 1:]):
+                continue
+            outer = frozenset(order[:p + 1])
+            visits = _support(body, outer | mine, stats, independent)
+            walk = visits / max(1.0, _support(body, outer, stats, independent))
+            if walk > stats.tuning.cache_cells:
+                extra += max(0.0, visits - stats.tensor_nnz(acc))
+            break
+    return extra
 
 
 def _revisits(order, out, stats) -> bool:
