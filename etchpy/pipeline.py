@@ -35,6 +35,7 @@ from .lower.schedule import fused_checks
 from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
+from .plan import layout as plan_layout
 from .plan import nesting
 from .plan import plan as planning
 from .plan.convert import kernel_tensors
@@ -126,9 +127,11 @@ def compile_request(req: Request) -> Compiled:
     if optimized is not None:
         dump("optimizer", optimized.explain)
     plan, costs, nested = choose_plan(req, optimized)
-    if req.order is None:       # dense three-factor steps as Khatri-Rao + GEMM (BLAS)
-        plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, Stats(
-            req.options.get("dims"), req.options.get("nnz"), plan.origin, req.tuning).dim)
+    if req.order is None:       # dense steps as GEMMs (BLAS): Khatri-Rao, layouts
+        stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
+                      req.tuning, req.measured.fibers if req.measured is not None else ())
+        plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, stats.dim)
+        plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
     program = lower_program(req, plan)
     dump("streams", lambda: "\n".join(program.streams_text))

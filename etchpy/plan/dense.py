@@ -75,6 +75,39 @@ def gemm_roles(a_axes, b_axes, c_axes, bound):
     return m, n, k, batch
 
 
+def as_matrix(axes, rows, cols) -> bool | None:
+    """How the row-major array over `axes` reads as the matrix rows × cols (each a
+    group of index names): False when cols is innermost (as stored), True when
+    rows is (transposed), None when a group is split or reordered in `axes`, or
+    neither group is innermost (BLAS cannot read it; lower.schedule.blas)."""
+    if not (_run(axes, rows) and _run(axes, cols)):
+        return None
+    if not cols or cols[-1] == axes[-1]:
+        return False
+    if not rows or rows[-1] == axes[-1]:
+        return True
+    return None
+
+
+def _run(axes, group) -> bool:
+    """Does `group` sit in axes as consecutive entries, in its order?"""
+    if not group:
+        return True
+    at = axes.index(group[0])
+    return tuple(axes[at:at + len(group)]) == tuple(group)
+
+
+def gemm_layouts(a_axes, b_axes, c_axes, roles) -> bool:
+    """Do the three layouts let C ⊕= A·B run as one BLAS call per batch point
+    (each group one extent, as lower.schedule.blas reads them)?"""
+    m, n, k, _ = roles
+    if as_matrix(c_axes, m, n) is not False:
+        if as_matrix(c_axes, n, m) is not False:
+            return False
+        m, n, a_axes, b_axes = n, m, b_axes, a_axes
+    return as_matrix(a_axes, m, k) is not None and as_matrix(b_axes, k, n) is not None
+
+
 def factors(body: Expr) -> list | None:
     """The accesses of a product of accesses that each read an array, or None
     for anything else."""

@@ -15,7 +15,9 @@ layout is a permutation of its axes, and each reader names the same cell.
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import islice, permutations, product
 
+from . import dense, fusion
 from .cost import nest_cost
 from .orders import legal_orders
 from ..expr.nodes import Access, Add, Expr, Map, Mul, Sum
@@ -80,8 +82,9 @@ def _reorder(steps, m, plan, stats) -> None:
     _permute_reads(steps, m, perm)
 
 
-def _maker_for(maker, out, stats):
-    """The maker step writing layout `out`, or None when that costs too much."""
+def _maker_for(maker, out, stats, slack=-1.0):
+    """The maker step writing layout `out`, or None when that costs more than
+    `slack` (default `tuning.layout_slack`; None: any) times its own order's."""
     base = nest_cost(maker.body, maker.order, stats, out=maker.out)
     variables = maker.out + maker.bound
     fits = [o for o in legal_orders(maker.body, variables, 240)
@@ -89,7 +92,8 @@ def _maker_for(maker, out, stats):
     if not fits:
         return None
     cost, order = min((nest_cost(maker.body, o, stats, out=out), o) for o in fits)
-    if cost > stats.tuning.layout_slack * base:
+    slack = stats.tuning.layout_slack if slack == -1.0 else slack
+    if slack is not None and cost > slack * base:
         return None
     return replace(maker, out=out, order=order)
 
@@ -106,3 +110,83 @@ def _permuted(e: Expr, name: str, perm: tuple) -> Expr:
         case Sum(i, body):
             return Sum(i, _permuted(body, name, perm))
     return e
+
+
+def for_blas(plan, sr, stats, limit: int = 512):
+    """The plan with temporaries laid out so that dense two-factor steps run as
+    BLAS calls (plan.dense.gemm_layouts), where a layout of the temporaries they
+    make or read does it: a step's own temporary follows the step's loop order
+    (any order will do, BLAS runs it), and a temporary an earlier step makes is
+    laid out so only when its maker writes that layout at no more than
+    `tuning.layout_slack` times its work (`_maker_for`). Steps fused into a
+    sparse driver (plan.fusion, under `tuning.fused_temporaries`) are left alone;
+    at most `limit` layout combinations are tried per step. Unchanged when BLAS
+    is off (`tuning.blas`, `tuning.access_order`) or `sr` has none."""
+    tuning = stats.tuning
+    if not (tuning.blas and tuning.access_order and dense.has_blas(sr)):
+        return plan
+    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
+               if tuning.fused_temporaries else set())
+    steps = list(plan.steps)
+    makers = {s.target: n for n, s in enumerate(steps) if s.target in plan.temps}
+    for n, step in enumerate(steps):
+        fs = dense.factors(step.body) if n not in chained else None
+        if fs is None or len(fs) != 2 or any(dense.storage_axes(f) is None for f in fs):
+            continue
+        axes = [dense.storage_axes(f) for f in fs]
+        roles = dense.gemm_roles(*axes, step.out, step.bound)
+        if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2) \
+                or dense.gemm_layouts(*axes, step.out, roles):
+            continue
+        for choice in _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
+            if _relay(steps, n, choice, stats):
+                break
+    return replace(plan, steps=tuple(steps))
+
+
+def _blas_choices(steps, n, fs, axes, plan, makers, chained, limit):
+    """Ways to let step n run as one GEMM, each {temporary: the permutation of its
+    axes}, those that move fewer earlier temporaries first. Only temporaries move:
+    the step's own, or ones made by unchained earlier steps (a step reading one
+    temporary twice stays as it is); at most `limit` combinations are tried."""
+    step = steps[n]
+    if fs[0].tensor.name == fs[1].tensor.name:
+        return []
+    free = [step.target in plan.temps] + [
+        f.tensor.name in makers and makers[f.tensor.name] < n
+        and makers[f.tensor.name] not in chained for f in fs]
+    options = [permutations(ax) if move else [tuple(ax)]
+               for ax, move in zip([step.out] + axes, free)]
+    found = []
+    for c_ax, a_ax, b_ax in islice(product(*options), limit):
+        roles = dense.gemm_roles(a_ax, b_ax, c_ax, step.bound)     # groups in order
+        if roles is None or not dense.gemm_layouts(a_ax, b_ax, c_ax, roles):
+            continue
+        moved = {f.tensor.name: tuple(old.index(v) for v in new)
+                 for f, old, new in zip(fs, axes, (a_ax, b_ax)) if new != old}
+        earlier = len(moved)
+        if c_ax != step.out:
+            moved[step.target] = tuple(step.out.index(v) for v in c_ax)
+        found.append((earlier, len(moved), len(found), moved))
+    return [m for *_, m in sorted(found, key=lambda f: f[:3])]
+
+
+def _relay(steps, n, moved, stats) -> bool:
+    """Lay out each temporary in `moved` by its permutation (its maker's loop
+    order follows; every later access is permuted alike), all or none: none when
+    some earlier maker would cost more than `tuning.layout_slack` times its work.
+    Step n's own temporary takes its cheapest order writing the layout (BLAS runs
+    the step; the order is the fallback's)."""
+    made = {}
+    for name, perm in moved.items():
+        m = next(k for k, s in enumerate(steps) if s.target == name)
+        maker = steps[m]
+        new = _maker_for(maker, tuple(maker.out[p] for p in perm), stats,
+                         slack=None if m == n else stats.tuning.layout_slack)
+        if new is None:
+            return False
+        made[m] = (new, perm)
+    for m, (new, perm) in made.items():
+        steps[m] = replace(steps[m], out=new.out, order=new.order)
+        _permute_reads(steps, m, perm)
+    return True

@@ -65,27 +65,14 @@ def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm |
 
 def _layout(axes, rows, cols):
     """(transposed, leading dimension) of the row-major array over `axes` read as
-    the matrix rows × cols (each a group of indices), or None when a group is
-    split or reordered, or neither group is innermost."""
-    if not (_run(axes, rows) and _run(axes, cols)):
+    the matrix rows × cols (each a group of indices), or None when BLAS cannot
+    read it so (plan.dense.as_matrix)."""
+    transposed = dense.as_matrix(axes, rows, cols)
+    if transposed is None:
         return None
-    if _innermost(axes, cols):
+    if not transposed:
         return False, (_stride(axes, rows[-1]) if rows else _size(cols))
-    if _innermost(axes, rows):
-        return True, _stride(axes, cols[-1])
-    return None
-
-
-def _run(axes, group) -> bool:
-    """Does `group` sit in axes as consecutive entries, in its order?"""
-    if not group:
-        return True
-    at = axes.index(group[0])
-    return tuple(axes[at:at + len(group)]) == tuple(group)
-
-
-def _innermost(axes, group) -> bool:
-    return not group or group[-1] == axes[-1]
+    return True, _stride(axes, cols[-1])
 
 
 def _stride(axes, axis) -> imp.Expr:
