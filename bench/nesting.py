@@ -87,8 +87,9 @@ def _matrix_chain(n):
     return f"A(BC) dense {n}×{n // 8}×{n}×4", nested, flat, ins, steps, peer
 
 
-def _tucker(n, r, nnz):
-    """Σ_{i,j,k} X[i,j,k]·U[i,a]·V[j,b]·W[k,c], X sparse (csf); nested: k first."""
+def _tucker(n, r, nnz, first="k"):
+    """Σ_{i,j,k} X[i,j,k]·U[i,a]·V[j,b]·W[k,c], X sparse (csf); nested: the index
+    `first` summed innermost, then the others in storage order."""
     i, j, k, a, b, c = ep.indices("i j k a b c")
     X = ep.tensor("X", 3, "csf")
     U, V, W = ep.tensor("U", 2), ep.tensor("V", 2), ep.tensor("W", 2)
@@ -96,24 +97,38 @@ def _tucker(n, r, nnz):
     coords = np.unique(rng.integers(0, n, size=(nnz, 3)), axis=0)
     Xt = ep.Tensor.from_coords(coords.T, rng.random(len(coords)), (n, n, n), "csf")
     ins = {"X": Xt, "U": rng.random((n, r)), "V": rng.random((n, r)), "W": rng.random((n, r))}
-    nested = S(i, U[i, a] * S(j, V[j, b] * S(k, X[i, j, k] * W[k, c])))
-    flat = S((i, j, k), X[i, j, k] * U[i, a] * V[j, b] * W[k, c])
-    k1 = ep.compile(S(k, X[i, j, k] * W[k, c]), out_indices=(i, j, c))
+    factor = {"i": (i, a, U, "U"), "j": (j, b, V, "V"), "k": (k, c, W, "W")}
+    sums = [first] + [v for v in "ijk" if v != first][::-1]      # innermost first
+    x, rk, F, name = factor[sums[0]]
+    nested = S(x, X[i, j, k] * F[x, rk])
+    free = [factor[v][0] for v in "ijk" if v != sums[0]] + [rk]
+    kernels = [(ep.compile(nested, out_indices=tuple(free)), name, "X")]
     T = ep.tensor("T", 3)
-    k2 = ep.compile(S(j, V[j, b] * T[i, j, c]), out_indices=(i, b, c))
-    k3 = ep.compile(S(i, U[i, a] * T[i, b, c]), out_indices=(a, b, c))
-    steps = lambda d: k3(U=d["U"], T=k2(V=d["V"], T=k1(X=d["X"], W=d["W"])))
+    for v in sums[1:]:
+        x, rk, F, name = factor[v]
+        nested = S(x, F[x, rk] * nested)
+        step = S(x, F[x, rk] * T[tuple(free)])
+        free = [f for f in free if f is not x] + [rk]
+        kernels.append((ep.compile(step, out_indices=tuple(free)), name, "T"))
+    order = tuple(free)
+
+    def steps(d):
+        got = d["X"]
+        for kern, name, arg in kernels:
+            got = kern(**{name: d[name], arg: got})
+        return got
+    flat = S((i, j, k), X[i, j, k] * U[i, a] * V[j, b] * W[k, c])
     Xd = Xt.to_dense()
-    peer = lambda d: np.einsum("ijk,ia,jb,kc->abc", Xd, d["U"], d["V"], d["W"],
-                               optimize=True)
-    return f"Tucker csf {n}³ r={r}", nested, flat, ins, steps, peer, (a, b, c)
+    spec = "ijk,ia,jb,kc->" + "".join(v.name for v in order)
+    peer = lambda d: np.einsum(spec, Xd, d["U"], d["V"], d["W"], optimize=True)
+    return (f"Tucker csf {n}³ r={r} {first}-first", nested, flat, ins, steps, peer, order)
 
 
 def cases(quick: bool):
     q = 4 if quick else 1
     return [_chain3(200 // q), _chain2(1500 // q, False), _chain2(20000 // q, True),
             _tree(20000 // q), _matrix_chain(800 // q),
-            _tucker(120 // q, 16, 200_000 // q ** 3)]
+            *(_tucker(120 // q, 16, 200_000 // q ** 3, first) for first in "kji")]
 
 
 def main(argv=None) -> int:
