@@ -93,7 +93,8 @@ class Tuning:
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's
-            call plan, runtime.call_plans).
+            call plan, runtime.call_plans), call_binder (that plan made in C,
+            runtime.binder).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -149,6 +150,8 @@ class Tuning:
                                       # layouts unchanged, reuses its binding (last_call)
     call_plans: bool = True           # a call on inputs of a kind already run (types,
                                       # dtypes, size class) runs its plan (call_plans)
+    call_binder: bool = True          # ... made in C where the plan's inputs allow it
+                                      # (runtime.binder; else the plan's Python)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
-from . import coo_inputs, foreign
+from . import binder, coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
@@ -129,8 +129,9 @@ def make_plan(owner, made: tuple, inputs: dict):
     facts = _shape_facts(owner, names, bound, out_shape)
     if facts is None:
         return None
-    return _closure(owner, kern, lib, types, function, tuple(zip(names, steps)), facts,
-                    planned)
+    steps = tuple(zip(names, steps))
+    in_c = binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS)
+    return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned)
 
 
 _PLAN = """\

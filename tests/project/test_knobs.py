@@ -18,6 +18,8 @@ FACTS = {
     ("runtime/convert.py", "INT64_LIMIT"): "the largest int64",
     ("optimizer/sketch/match.py", "FREE_COST"): "an epsilon: a class already paid "
                                                 "for costs almost nothing, but not 0",
+    ("runtime/binder.py", "MAX_ARGS"): "the width of the binder's C switch of call "
+                                       "signatures (a kernel with more runs the Python plan)",
     ("cli.py", "REPEATS"): "the demo's timing repeats (the demo, not the compiler)",
 }
 

@@ -159,12 +159,14 @@ def test_a_new_size_class_plans_again():
 
 
 def test_plans_hold_small_arrays_till_the_next_call_and_follow_their_knobs():
-    """A plan holds the C arguments made from the last call's arrays (so the arrays)
-    only while they hold ≤ keep_call_bytes, and lets go of them at the next call on
-    other arrays; it never holds a scipy matrix itself."""
+    """A plan's Python (call_binder off) holds the C arguments made from the last
+    call's arrays (so the arrays) only while they hold ≤ keep_call_bytes, and lets
+    go of them at the next call on other arrays; it never holds a scipy matrix
+    itself. (The binder holds nothing: tests/runtime/test_binder.py.)"""
     import gc
     import weakref
-    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_little")
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_little",
+                      tuning={"call_binder": False})
     A, x = _matrix(n=300), np.ones(303)
     kern(A=A, x=x)
     assert kern._plan is not None
@@ -177,7 +179,7 @@ def test_plans_hold_small_arrays_till_the_next_call_and_follow_their_knobs():
     gc.collect()
     assert gone[1]() is None and gone[2]() is None
     tight = ep.compile(SPMV, formats={"A": "csr"}, name="plans_hold_nothing",
-                       tuning={"keep_call_bytes": 64})
+                       tuning={"keep_call_bytes": 64, "call_binder": False})
     B = _matrix()
     tight(A=B, x=np.ones(33))
     tight(A=B, x=np.ones(33))

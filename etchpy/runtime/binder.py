@@ -1,0 +1,167 @@
+"""The C binder of call plans: a call on inputs of a planned kind made in C.
+
+A call plan (runtime.call_plans) is Python written out once per kernel and input
+kind; what is left of a call's cost is Python's own (attribute reads, cffi's
+`from_buffer`, the output's allocation): 2-3 µs. The binder is a CPython
+extension module, built once per Python, numpy and etchpy version with the
+system compiler (codegen_templates/binder.c.j2) and kept in the kernel cache
+directory under the same checks as kernels (runtime.cache: a record holding its
+sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
+inputs, and scipy csr/csc inputs whose structure the kernel checks as it reads
+them: fused checks), it makes the same checks in C, calls the kernel through its
+address and returns the output, or MISS for the caller's general path.
+
+    binder.plan_for(owner, kern, function, steps, facts, planned, miss)
+        -> a callable like the Python plan, or None (not covered, or no binder here)
+
+The binder is used only where it can be built: CPython on x86-64 or AArch64 Linux
+with Python's and numpy's headers and a C compiler (else the Python plans run, as
+before), and only under `Tuning.call_binder`.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.machinery
+import importlib.resources
+import importlib.util
+import os
+import subprocess
+import sys
+import sysconfig
+import threading
+
+import numpy as np
+
+from . import cache
+from ..c.render import templates
+from .compiler import find_compiler
+from .plan_steps import Dense, Sparse
+from ..errors import CompileError
+from ..version import __version__
+
+MODULE = "etchpy_binder"
+MAX_ARGS = 40           # kernel parameters a plan may feed (the C call's switch width)
+_lock = threading.Lock()
+_loaded: list = []      # [module or None], once per process
+
+
+def available() -> bool:
+    """Whether this interpreter and machine can run the binder at all."""
+    return (sys.implementation.name == "cpython" and sys.platform.startswith("linux")
+            and os.uname().machine in ("x86_64", "aarch64", "arm64"))
+
+
+def module():
+    """The binder module, built or found in the cache once per process; None where
+    it cannot be (see the module docstring)."""
+    if _loaded:
+        return _loaded[0]
+    with _lock:
+        if not _loaded:
+            _loaded.append(_build_or_load() if available() else None)
+    return _loaded[0]
+
+
+def _template() -> str:
+    """The binder's template text (its key is made from it: a warm load renders
+    nothing, so it never imports jinja2)."""
+    return importlib.resources.files("etchpy.codegen_templates").joinpath("binder.c.j2").read_text()
+
+
+def _source() -> str:
+    return templates().get_template("binder.c.j2").render(
+        version=__version__, module=MODULE, max_args=MAX_ARGS)
+
+
+def _build_or_load():
+    include = sysconfig.get_paths().get("include")
+    if not include or not os.path.exists(os.path.join(include, "Python.h")):
+        return None
+    try:
+        compiler = find_compiler()
+    except CompileError:
+        return None
+    flags = ("-O2", "-shared", "-fPIC", f"-I{include}", f"-I{np.get_include()}")
+    key = cache.sha256([_template(), str(MAX_ARGS), *compiler.command, compiler.version,
+                        *flags, sys.version, np.__version__, __version__])
+    entry = cache.Entry.at(cache.directory(), MODULE, key)
+    record = cache.read_data(entry.record)
+    if not (isinstance(record, dict) and record.get("key") == key and entry.so.exists()):
+        if not _build(_source(), entry, compiler, flags):
+            return None
+        record = cache.read_data(entry.record)
+    return _load(entry, record["so_sha256"]) if isinstance(record, dict) else None
+
+
+def _build(source, entry, compiler, flags) -> bool:
+    """Compile the binder into the cache (a temporary, renamed into place once its
+    record is written); False when the compiler fails (no headers, ...)."""
+    cache.write_atomic(entry.c, source)
+    tmp = cache.temp_path(entry.so, ".so")
+    try:
+        done = subprocess.run([*compiler.command, *flags, str(entry.c), "-o", str(tmp)],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            cache.debug_note(f"the call binder did not build: {done.stderr.strip()[:400]}")
+            return False
+        cache.write_data(entry.record, {"key": entry.key,
+                                        "so_sha256": cache.file_sha256(tmp)})
+        os.replace(tmp, entry.so)
+        return True
+    finally:
+        cache.unlink(tmp)
+
+
+def _load(entry, sha256_hex):
+    """The module at entry.so when its bytes have the recorded sha256, else None."""
+    fd = os.open(entry.so, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        if hashlib.sha256(f.read()).hexdigest() != sha256_hex:
+            cache.unlink(entry.so)
+            return None
+    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(entry.so))
+    spec = importlib.util.spec_from_file_location(MODULE, str(entry.so), loader=loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def _input(step):
+    """The binder's description of one plan step, or None when it does not cover it."""
+    if type(step) is Dense:
+        if step.ndim > 4:
+            return None
+        return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
+                0, 0, 0, tuple(step.dims), (step.at,))
+    if type(step) is Sparse and step.fused and not step.pydata:
+        dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
+        return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
+                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at))
+    return None
+
+
+def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
+    """A callable plan(inputs) -> output or `miss` made by the binder for these
+    steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
+    agree and the output's), or None when the binder does not cover them."""
+    if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
+        return None
+    mod = module()
+    if mod is None:
+        return None
+    described = [_input(step) for _, step in steps]
+    if None in described or len(described) > 8:
+        return None
+    equal, outs = facts
+    if len(outs) > 4:
+        return None
+    out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
+    zeroed = tuple(pos for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed")
+    address = int(lib.ffi.cast("uintptr_t", function))
+    capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
+                            tuple(outs), out_pos, kern.semiring.dtype.num,
+                            int(kern._calloc_zero), zeroed, not outs, miss, owner, planned)
+    call = functools.partial(mod.call, capsule)
+    call.keeps = (function, lib)        # the kernel's library lives as long as the plan
+    return call

@@ -1,0 +1,153 @@
+"""The C binder of call plans (runtime.binder) answers as the plan's Python does:
+the same values, MISS where the Python misses (so the general path words the same
+errors), for every input of a sequence of calls, malformed ones included; and it
+holds no input between calls."""
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.runtime import binder
+from etchpy.runtime.call_plans import MISS
+
+pytestmark = [pytest.mark.usefixtures("shared_cache"),
+              pytest.mark.skipif(binder.module() is None, reason="no binder on this machine")]
+
+SPMV = "y[i] = A[i, j] * x[j]"
+OFF = {"call_binder": False}
+
+
+def _pair(expr, **options):
+    """(kernel with the binder, the same kernel with the plan's Python)."""
+    on = ep.compile(expr, **options)
+    off = ep.compile(expr, **options, tuning={**options.pop("tuning", {}), **OFF})
+    return on, off
+
+
+def _outcome(kern, inputs):
+    try:
+        return ("value", np.asarray(kern(**inputs)))
+    except InputError as exc:
+        return ("error", type(exc))
+
+
+def _same(a, b):
+    assert a[0] == b[0]
+    if a[0] == "value":
+        assert a[1].dtype == b[1].dtype and a[1].shape == b[1].shape
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-12)
+    else:
+        assert a[1] is b[1]
+
+
+def _csr(n, m, seed, fmt="csr", idx=np.int32, dtype=np.float64):
+    A = sp.random_array((n, m), density=0.3, format=fmt, random_state=seed, dtype=dtype)
+    A.indptr, A.indices = A.indptr.astype(idx), A.indices.astype(idx)
+    return A
+
+
+def test_the_binder_runs_the_plans_it_covers():
+    on, off = _pair(SPMV, formats={"A": "csr"})
+    A, x = _csr(6, 5, 0), np.ones(5)
+    on(A=A, x=x), off(A=A, x=x)
+    assert type(on._plan).__name__ == "partial" and type(off._plan).__name__ == "function"
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("idx", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sparse_inputs_answer_as_the_python_plan(fmt, idx, dtype):
+    on, off = _pair(SPMV, formats={"A": fmt})
+    rng = np.random.default_rng(2)
+    for seed in range(4):
+        A, x = _csr(9, 7, seed, fmt, idx, dtype), rng.random(7).astype(dtype)
+        _same(_outcome(on, dict(A=A, x=x)), _outcome(off, dict(A=A, x=x)))
+        np.testing.assert_allclose(on(A=A, x=x), A @ x, rtol=1e-5)
+
+
+def test_dense_scalar_and_order_3_outputs():
+    for expr, shapes in [("y[i] = A[i, j] * x[j]", {"A": (4, 4), "x": (4,)}),
+                         ("s = x[i] * z[i]", {"x": (9,), "z": (9,)}),
+                         ("T[i, j, k] = X[i, j, l] * U[l, k]", {"X": (3, 4, 5), "U": (5, 2)})]:
+        on, off = _pair(expr)
+        rng = np.random.default_rng(3)
+        for _ in range(3):
+            ins = {k: rng.random(s) for k, s in shapes.items()}
+            a, b = _outcome(on, ins), _outcome(off, ins)
+            _same(a, b)
+        assert type(on._plan).__name__ == "partial"
+
+
+def _mutations(A, x):
+    """Inputs a plan must miss or the kernel must refuse, each beside the last good."""
+    bad_end = A.copy(); bad_end.indptr = bad_end.indptr.copy(); bad_end.indptr[-1] -= 1
+    far = A.copy(); far.indices = far.indices.copy(); far.indices[0] = 10_000
+    neg = A.copy(); neg.indices = neg.indices.copy(); neg.indices[-1] = -1
+    unsorted = A.copy(); unsorted.indices = unsorted.indices.copy()
+    row = int(np.argmax(np.diff(A.indptr)))
+    lo, hi = A.indptr[row], A.indptr[row + 1]
+    unsorted.indices[lo:hi] = unsorted.indices[lo:hi][::-1].copy()
+    unsorted.data[lo:hi] = unsorted.data[lo:hi][::-1].copy()
+    nan = A.copy(); nan.data = nan.data.copy(); nan.data[0] = np.nan
+    return [dict(A=A, x=x), dict(A=bad_end, x=x), dict(A=A, x=x), dict(A=far, x=x),
+            dict(A=neg, x=x), dict(A=unsorted, x=x), dict(A=nan, x=x),
+            dict(A=A, x=x.astype(np.float32)), dict(A=A, x=x[::2].copy()),
+            dict(A=A, x=np.ascontiguousarray(np.stack([x, x]).T)[:, 0]),
+            dict(A=A, x=x.astype(">f8")), dict(A=A, x=x), dict(A=A.tocoo(), x=x),
+            dict(A=A, x=x, z=x), dict(A=A), dict(A=A, x=x)]
+
+
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_malformed_and_other_inputs_get_the_general_paths_answer(semiring):
+    on, off = _pair(SPMV, formats={"A": "csr"}, semiring=semiring)
+    A, x = _csr(12, 10, 5), np.arange(10.0)
+    for inputs in _mutations(A, x):
+        a, b = _outcome_any(on, inputs), _outcome_any(off, inputs)
+        _same(a, b)
+
+
+def _outcome_any(kern, inputs):
+    try:
+        return _outcome(kern, inputs)
+    except (TypeError, ValueError) as exc:          # e.g. a missing input
+        return ("error", type(exc))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.integers(0, 3),
+                          st.sampled_from(["csr", "csc"])), min_size=1, max_size=6))
+def test_call_sequences_agree(calls):
+    on, off = _pair(SPMV, formats={"A": "csr"})
+    for n, m, seed, fmt in calls:
+        A = _csr(n, m, seed, fmt)
+        x = np.random.default_rng(seed).random(m)
+        _same(_outcome(on, dict(A=A, x=x)), _outcome(off, dict(A=A, x=x)))
+
+
+def test_the_binder_holds_no_input():
+    kern = ep.compile(SPMV, formats={"A": "csr"}, name="binder_holds_nothing")
+    A, x = _csr(300, 303, 1), np.ones(303)
+    kern(A=A, x=x), kern(A=A, x=x)
+    gone = (weakref.ref(A), weakref.ref(A.data), weakref.ref(x))
+    kern(A=A, x=x)
+    del A, x
+    gc.collect()
+    assert all(ref() is None for ref in gone)
+
+
+def test_a_kernel_error_is_a_miss():
+    kern = ep.compile(SPMV, formats={"A": "csr"})
+    A, x = _csr(8, 8, 2), np.ones(8)
+    kern(A=A, x=x), kern(A=A, x=x)
+    far = A.copy()
+    far.indices = far.indices.copy()
+    far.indices[0] = 9          # in range for the size class, out of range for m
+    assert kern._plan(dict(A=far, x=x)) is MISS
+    with pytest.raises(InputError, match="A"):
+        kern(A=far, x=x)
