@@ -66,7 +66,9 @@ def module():
 def _template() -> str:
     """The binder's template text (its key is made from it: a warm load renders
     nothing, so it never imports jinja2)."""
-    return importlib.resources.files("etchpy.codegen_templates").joinpath("binder.c.j2").read_text()
+    folder = importlib.resources.files("etchpy.codegen_templates")
+    return "".join(folder.joinpath(name).read_text()
+                   for name in ("binder.c.j2", "binder_inputs.c.j2"))
 
 
 def _source() -> str:
@@ -128,16 +130,26 @@ def _load(entry, sha256_hex):
 
 
 def _input(step):
-    """The binder's description of one plan step, or None when it does not cover it."""
+    """The binder's description of one plan step (kind, name, type, value and index
+    type numbers, ndim, NaN refused, csr, stored entries' class, dim slots, array
+    positions, a Tensor's fill, format and array slots), or None when it does not
+    cover the step."""
     if type(step) is Dense:
         if step.ndim > 4:
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
-                0, 0, 0, tuple(step.dims), (step.at,))
+                0, 0, 0, tuple(step.dims), (step.at,), None, None, ())
     if type(step) is Sparse and step.fused and not step.pydata:
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
-                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at))
+                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at), None,
+                None, ())
+    facts = getattr(step, "binder", None)       # plan_steps.tensor_step's
+    if facts is not None and len(facts.arrays) <= 12 and len(facts.shape) <= 4:
+        return (2, sys.intern(facts.name), facts.kind, facts.dtype.num,
+                0 if facts.idx is None else facts.idx.num, len(facts.shape),
+                int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
+                facts.fill, facts.format, tuple(facts.arrays))
     return None
 
 

@@ -256,7 +256,34 @@ def tensor_step(name, value, positions, sr, types, max_bytes):
             size += arr.nbytes
         held[0] = (v, tuple(made)) if size <= max_bytes else None
         return shape
+    step.binder = TensorFacts(name, Tensor, fmt, fill, dtype, idx, lo_n, hi_n, nan,
+                              value.shape, dims, _slots_by_level(arrays))
     return step
+
+
+def _slots_by_level(arrays) -> tuple:
+    """(C argument position, level or -1 for the values, role) of each array slot."""
+    return tuple((pos, -1 if level is None else level, key) for pos, key, level, _ in arrays)
+
+
+class TensorFacts(NamedTuple):
+    """What a Tensor input's step checks, for the C binder (runtime.binder): its
+    name, exact type, format, fill, value and index dtypes, stored entries' class,
+    NaN refused, shape, dim slots and array slots (position, level or -1 for the
+    values, role)."""
+
+    name: str
+    kind: type
+    format: object
+    fill: object
+    dtype: np.dtype
+    idx: object
+    lo_n: int
+    hi_n: int
+    nan: bool
+    shape: tuple
+    dims: tuple
+    arrays: tuple
 
 
 def _coo_slots(value, positions):

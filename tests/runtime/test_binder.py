@@ -151,3 +151,38 @@ def test_a_kernel_error_is_a_miss():
     assert kern._plan(dict(A=far, x=x)) is MISS
     with pytest.raises(InputError, match="A"):
         kern(A=far, x=x)
+
+
+def _tensor_cases(A):
+    """Tensors a csr plan must answer or miss as the plan's Python does."""
+    good = ep.Tensor.from_scipy(A, "csr")
+    csc = ep.Tensor.from_scipy(A, "csc")
+    retyped = ep.Tensor.from_scipy(A, "csr")
+    retyped.vals.dtype = np.int64                 # in place: the layout check refuses it
+    reshaped = ep.Tensor.from_scipy(A, "csr")
+    reshaped.levels[1]["crd"].shape = (1, -1)
+    filled = ep.Tensor(A.shape, "csr", [{}, {"pos": A.indptr, "crd": A.indices}], A.data,
+                       fill=np.nan)
+    small = ep.Tensor.from_scipy(A[:3], "csr")
+    return [good, csc, good, retyped, good, reshaped, filled, small, good]
+
+
+def test_tensor_inputs_answer_as_the_python_plan():
+    on, off = _pair(SPMV, formats={"A": "csr"})
+    A, x = _csr(12, 10, 7), np.arange(10.0)
+    for T in _tensor_cases(A):
+        _same(_outcome_any(on, dict(A=T, x=x)), _outcome_any(off, dict(A=T, x=x)))
+    on(A=_tensor_cases(A)[0], x=x)
+    assert type(on._plan).__name__ == "partial"
+
+
+def test_tensor_inputs_of_order_3():
+    expr = "y[i, j] = X[i, j, k] * z[k]"
+    on, off = _pair(expr, formats={"X": "csf"})
+    rng = np.random.default_rng(4)
+    for seed in range(3):
+        coords = np.unique(rng.integers(0, 6, size=(40, 3)), axis=0).T
+        X = ep.Tensor.from_coords(coords, rng.random(coords.shape[1]), (6, 6, 6), "csf")
+        z = rng.random(6)
+        _same(_outcome(on, dict(X=X, z=z)), _outcome(off, dict(X=X, z=z)))
+    assert type(on._plan).__name__ == "partial"
