@@ -7,9 +7,10 @@ extension module, built once per Python, numpy and etchpy version with the
 system compiler (codegen_templates/binder.c.j2) and kept in the kernel cache
 directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
-inputs, and scipy csr/csc inputs whose structure the kernel checks as it reads
-them: fused checks), it makes the same checks in C, calls the kernel through its
-address and returns the output, or MISS for the caller's general path.
+inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
+reads them (fused checks), scipy coo and pydata COO inputs of a coo tensor), it
+makes the same checks in C, calls the kernel through its address and returns the
+output, or MISS for the caller's general path.
 
     binder.plan_for(owner, kern, function, steps, facts, planned, miss)
         -> a callable like the Python plan, or None (not covered, or no binder here)
@@ -36,7 +37,7 @@ import numpy as np
 from . import cache
 from ..c.render import templates
 from .compiler import find_compiler
-from .plan_steps import Dense, Sparse
+from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
 from ..errors import CompileError
 from ..version import __version__
 
@@ -129,7 +130,7 @@ def _load(entry, sha256_hex):
     return mod
 
 
-def _input(step):
+def _input(step, ffi):
     """The binder's description of one plan step (kind, name, type, value and index
     type numbers, ndim, NaN refused, csr, stored entries' class, dim slots, array
     positions, a Tensor's fill, format and array slots), or None when it does not
@@ -138,18 +139,22 @@ def _input(step):
         if step.ndim > 4:
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
-                0, 0, 0, tuple(step.dims), (step.at,), None, None, ())
+                0, 0, 0, tuple(step.dims), (step.at,), None, None, (), 0)
     if type(step) is Sparse and step.fused and not step.pydata:
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at), None,
-                None, ())
-    facts = getattr(step, "binder", None)       # plan_steps.tensor_step's
-    if facts is not None and len(facts.arrays) <= 12 and len(facts.shape) <= 4:
+                None, (), 0)
+    facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
+    if type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4:
         return (2, sys.intern(facts.name), facts.kind, facts.dtype.num,
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
-                facts.fill, facts.format, tuple(facts.arrays))
+                facts.fill, facts.format, tuple(facts.arrays), 0)
+    if type(facts) is CooFacts:
+        return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
+                int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
+                facts.at, facts.fill, None, (), int(ffi.cast("uintptr_t", facts.check)))
     return None
 
 
@@ -162,7 +167,7 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
     mod = module()
     if mod is None:
         return None
-    described = [_input(step) for _, step in steps]
+    described = [_input(step, lib.ffi) for _, step in steps]
     if None in described or len(described) > 8:
         return None
     equal, outs = facts

@@ -351,4 +351,27 @@ def coo_step(name, value, positions, sr, types, max_bytes):
             pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
         args[at_pos] = pos[1]
         return shape
+    step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
+                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)),
+                           (at_pos, at_row, at_col, at_vals), fn)
     return step
+
+
+class CooFacts(NamedTuple):
+    """What a coo input's step checks, for the C binder (runtime.binder): its name,
+    exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
+    refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
+    order check (coo_inputs) it runs."""
+
+    name: str
+    kind: type
+    pydata: bool
+    fill: object
+    dtype: np.dtype
+    idx: np.dtype
+    lo_n: int
+    hi_n: int
+    nan: bool
+    dims: tuple
+    at: tuple
+    check: object

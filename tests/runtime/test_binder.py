@@ -186,3 +186,39 @@ def test_tensor_inputs_of_order_3():
         z = rng.random(6)
         _same(_outcome(on, dict(X=X, z=z)), _outcome(off, dict(X=X, z=z)))
     assert type(on._plan).__name__ == "partial"
+
+
+def _coo_cases(A):
+    """coo inputs a plan must answer or miss as the plan's Python does."""
+    good = A.tocoo()
+    good.sum_duplicates()
+    swapped = good.copy()
+    swapped.coords = (good.coords[0].copy(), good.coords[1].copy())
+    swapped.coords[1][[0, 1]] = swapped.coords[1][[1, 0]]
+    repeated = good.copy()
+    repeated.coords = (good.coords[0].copy(), good.coords[1].copy())
+    repeated.coords[0][1], repeated.coords[1][1] = good.coords[0][0], good.coords[1][0]
+    far = good.copy()
+    far.coords = (good.coords[0].copy(), good.coords[1].copy())
+    far.coords[1][-1] = 10_000
+    wide = good.copy()
+    wide.coords = tuple(c.astype(np.int64) for c in good.coords)
+    return [good, swapped, good, repeated, far, wide, good, A, good]
+
+
+def test_coo_inputs_answer_as_the_python_plan():
+    on, off = _pair(SPMV, formats={"A": "coo"})
+    A, x = _csr(14, 11, 8), np.arange(11.0)
+    for M in _coo_cases(A):
+        _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
+    on(A=_coo_cases(A)[0], x=x)
+    assert type(on._plan).__name__ == "partial"
+
+
+def test_pydata_coo_inputs_answer_as_the_python_plan():
+    sparse = pytest.importorskip("sparse")
+    on, off = _pair(SPMV, formats={"A": "coo"})
+    A, x = _csr(14, 11, 9), np.arange(11.0)
+    for M in [sparse.COO.from_scipy_sparse(A), sparse.COO.from_scipy_sparse(2 * A),
+              sparse.COO.from_scipy_sparse(A[:5])]:
+        _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
