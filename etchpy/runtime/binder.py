@@ -8,7 +8,8 @@ system compiler (codegen_templates/binder.c.j2) and kept in the kernel cache
 directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
-reads them (fused checks), scipy coo and pydata COO inputs of a coo tensor), it
+reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
+pydata COO inputs of a coo tensor), it
 makes the same checks in C, calls the kernel through its address and returns the
 output, or MISS for the caller's general path.
 
@@ -140,11 +141,11 @@ def _input(step, ffi):
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
                 0, 0, 0, tuple(step.dims), (step.at,), None, None, (), 0)
-    if type(step) is Sparse and step.fused and not step.pydata:
+    if type(step) is Sparse and step.fused:
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
-                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at), None,
-                None, (), 0)
+                int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
+                step.fill if step.pydata else None, step.axes if step.pydata else None, (), 0)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
     if type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4:
         return (2, sys.intern(facts.name), facts.kind, facts.dtype.num,

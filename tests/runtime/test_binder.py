@@ -222,3 +222,18 @@ def test_pydata_coo_inputs_answer_as_the_python_plan():
     for M in [sparse.COO.from_scipy_sparse(A), sparse.COO.from_scipy_sparse(2 * A),
               sparse.COO.from_scipy_sparse(A[:5])]:
         _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
+
+
+def test_pydata_gcxs_inputs_answer_as_the_python_plan():
+    sparse = pytest.importorskip("sparse")
+    on, off = _pair(SPMV, formats={"A": "csr"})
+    A, x = _csr(14, 11, 10), np.arange(11.0)
+    cases = [sparse.GCXS.from_scipy_sparse(A), sparse.GCXS.from_scipy_sparse(3 * A),
+             sparse.GCXS.from_scipy_sparse(A.tocsc()), sparse.GCXS.from_scipy_sparse(A)]
+    filled = sparse.GCXS.from_scipy_sparse(A)
+    cases.insert(2, sparse.GCXS((filled.data, filled.indices, filled.indptr), shape=A.shape,
+                                compressed_axes=(0,), fill_value=1.0))
+    for M in cases:
+        _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
+    on(A=cases[0], x=x)
+    assert type(on._plan).__name__ == "partial"
