@@ -230,7 +230,7 @@ def test_inputs_of_one_kind_in_two_size_classes_keep_a_plan_each():
     from etchpy.runtime.call_plans import plan_key
     i, j, k = ep.indices("i j k")
     A, B = ep.tensor("A", 2), ep.tensor("B", 2)
-    mm = ep.compile(ep.sum(j, A[i, j] * B[j, k]))
+    mm = ep.compile(ep.sum(j, A[i, j] * B[j, k]), name="two_size_classes")  # its own kernel
     rng = np.random.default_rng(3)
     small = {"A": rng.random((6, 40)), "B": rng.random((40, 3))}
     large = {"A": rng.random((300, 6)), "B": rng.random((6, 3))}
