@@ -156,15 +156,15 @@ def _items(spec: str, start: int, stop: int) -> list[Item]:
 
 
 def _check_dtype(k: int, x) -> None:
-    """Operands are real, integer or bool (numpy kinds f, i, u, b)."""
+    """Operands are real, complex, integer or bool (numpy kinds f, c, i, u, b)."""
     dtype = getattr(x, "dtype", None)
     if not isinstance(dtype, np.dtype):
         try:
             dtype = np.asarray(x).dtype
         except Exception:       # noqa: BLE001 - any array-like failure means "not numeric"
             dtype = np.dtype(object)
-    if dtype.kind not in "fiub":
-        raise InputError(f"ep.einsum takes real, integer or bool operands; operand {k} "
+    if dtype.kind not in "fciub":
+        raise InputError(f"ep.einsum takes real, complex, integer or bool operands; operand {k} "
                          f"has dtype {dtype}")
 
 
