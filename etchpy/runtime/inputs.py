@@ -24,6 +24,7 @@ import numpy as np
 
 from . import foreign
 from ..errors import InputError
+from ..expr.compare import refuse_unordered
 from ..expr.maps import check_semiring, promoting_literals
 from ..expr.nodes import Expr, Index, Lit, free_indices
 from ..expr.walk import accesses, subexprs, uses_negation
@@ -67,6 +68,7 @@ def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
     if uses_negation(e):
         sr.require("negation")
     check_semiring(e, sr)
+    refuse_unordered(accesses(e), sr)
     return sr
 
 

@@ -323,6 +323,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         """This kernel over semiring `sr` (made on first need)."""
         kern = self._variants.get(sr.name)
         if kern is None:
+            io_.prepare_semiring(self.request.expr, sr)     # its maps and comparisons
             kern = Kernel.of_request(replace(self.request, semiring=sr))
             kern._warned = self._warned
             self._variants[sr.name] = kern

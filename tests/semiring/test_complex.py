@@ -74,3 +74,15 @@ def test_ordered_semirings_and_maps_refuse_complex():
                     ("{a} * {b}", np.multiply))
     with pytest.raises(ep.SemiringError, match="'maximum' is not defined on complex"):
         ep.evaluate(ep.map("maximum", x[i], 0.0), x=v)
+
+
+def test_value_comparisons_refuse_complex_but_index_comparisons_run():
+    i, j = ep.indices("i j")
+    A = ep.tensor("A", 2, format="csr")
+    M = np.array([[1 + 1j, 0, 2j], [0, 3, 0]])
+    kern = ep.compile(ep.sum(j, (A[i, j] >= 0.5) * A[i, j]))    # the variant's check
+    for call in (lambda: kern(A=M), lambda: ep.evaluate(kern.request.expr, A=M, backend="streams")):
+        with pytest.raises(ep.SemiringError, match="compares values.*no order"):
+            call()
+    got = ep.evaluate(ep.sum(j, (i < j) * A[i, j]), A=M)
+    np.testing.assert_array_equal(got, [2j, 0])
