@@ -76,3 +76,8 @@ def test_real_inputs_with_a_complex_literal_compute_in_complex():
     M, v = sp.random_array((6, 4), density=0.5, format="csr", rng=1), np.arange(4.0)
     got = ep.evaluate(ep.sum(j, A[i, j] * x[j] * (1 + 2j)), A=M, x=v)
     np.testing.assert_allclose(got, (1 + 2j) * (M @ v))
+
+
+def test_lazy_arrays_refuse_complex_and_say_where_it_computes():
+    with pytest.raises(ep.InputError, match="complex128.*ep.einsum"):
+        ep.lazy(np.ones((2, 2), dtype=complex))
