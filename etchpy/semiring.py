@@ -103,7 +103,8 @@ class Semiring:
     Parameters:
         name: an identifier, shown in reprs, explain() and C banners.
         dtype: the carrier, anything numpy.dtype accepts (float64, float32, int64,
-            int32, bool).
+            int32, bool, complex128, complex64; a complex carrier takes no
+            min or max).
         zero, one: the additive and multiplicative identities (zero is also the
             value of every entry a sparse tensor does not store).
         add, mul: each an ep.Op or a pair (C template over {a} and {b}, numpy

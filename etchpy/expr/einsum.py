@@ -23,7 +23,7 @@ matrix in that layout, an `ep.Tensor` keeps its format, anything else is dense.
 A 2-d sparse operand whose layout no loop order could walk together with the
 operands before it ('z,mz,zm->' with two csr) is read in the other layout (csr
 <-> csc, coo -> csc), which costs one conversion per call.
-Operands must be real, integer or bool. Spec errors are `FrontendError`s with a
+Operands must be real, complex, integer or bool. Spec errors are `FrontendError`s with a
 caret under the offending character; sizes that disagree are `InputError`s.
 """
 from __future__ import annotations

@@ -61,7 +61,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
 
     Parameters: expr, an expression; semiring, a Semiring or a built-in name,
     or None to follow the inputs' dtype on each call (float32 -> real32,
-    float64 -> real, integers -> integer (int64), bool -> boolean); output,
+    float64 -> real, integers -> integer (int64), bool -> boolean, complex128
+    -> complex, complex64 -> complex64); output,
     "dense" or a sparse format; order, a fixed loop order; out_indices, the
     output's index order; name, the C function's name; threads, OpenMP threads
     (default ETCHPY_NUM_THREADS or 1); optimize, whether the optimizer runs
