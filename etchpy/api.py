@@ -75,7 +75,7 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
             only on the right are summed).
         semiring: a Semiring or a built-in name; None (default) follows the
             inputs' common dtype on each call: float32 -> real32, float64 ->
-            real, integers -> integer (int64), bool -> boolean.
+            real, integers -> integer (int64), bool -> boolean, complex -> complex.
         output: "dense" (default), a named sparse format or an ep.Format.
         order: a fixed loop order (indices or names, outermost first).
         out_indices: the output's index order (default: the free indices).

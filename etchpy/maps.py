@@ -9,12 +9,24 @@
     neg       -x                      -            0      yes
     maximum   max(x, arg)             the scalar   max(0, arg)  yes, integral arg
     minimum   min(x, arg)             the scalar   min(0, arg)  yes, integral arg
+    conj      x̄ (complex conjugate)   -            0      yes
+    real      Re x                    -            0      yes
+    imag      Im x (0 for a real x)   -            0      yes
+
+Under a complex semiring (complex, complex64) each map has a complex C form
+(C99 complex.h: cexp, clog, csqrt, cabs, conj, creal, cimag, with an f suffix
+for complex64) and numpy's complex meaning (principal branches); maximum and
+minimum compare, and complex numbers have no order, so they are refused. An
+expression computes in one carrier: real, imag and abs of a complex value are
+complex numbers with imaginary part 0, and a complex kernel's output stays
+complex (take `.real` of it for a float array).
 
 A map is a function of one carrier value, applied to a completed value (after
 its operand's sums); its meaning is the numpy form, and the C form must agree
 with it, NaN included (maximum and minimum propagate NaN as numpy does).
 Maps need a numeric semiring: + and ×, zero 0 and one 1, over a float or
-integer carrier (real, real32, integer); under any other semiring, or a real
+integer carrier (real, real32, integer) or a complex one (complex,
+complex64); under any other semiring, or a real
 valued map (exp, log, sqrt, recip) under an integer carrier, `check_semiring`
 raises SemiringError naming the map. Inferring the semiring from the inputs,
 a real valued map makes an integer or bool operand float64, as numpy does.
@@ -45,7 +57,9 @@ class MapFn:
     is -inf, so they do not); `writes_out`, whether py also takes `out=`, an
     array of x's shape and f's result dtype that it fills and returns (one
     temporary for a chain of element-wise work). Whether f keeps zero is
-    computed from py (keeps_zero)."""
+    computed from py (keeps_zero). `c_complex`: the C template for a complex
+    carrier, `{f}` the suffix of complex64's functions (None: not defined on
+    complex numbers, refused under a complex semiring)."""
 
     name: str
     c_float: str
@@ -55,6 +69,7 @@ class MapFn:
     numpy_name: str | None = None
     keeps_finite: bool = False
     writes_out: bool = False
+    c_complex: str | None = None
 
     @property
     def real(self) -> bool:
@@ -70,26 +85,45 @@ def _min(x, a, out=None):
     return np.minimum(x, a, out=out)
 
 
+def _imag(x, a):
+    """numpy's imag, except that a real NaN's is NaN (as 0 * NaN in C)."""
+    x = np.asarray(x)
+    return np.imag(x) if x.dtype.kind == "c" else x * 0
+
+
 _NAN_FIRST = "(({x}) != ({x}) || ({x}) {op} ({a}) ? ({x}) : ({a}))"
 MAPS: dict[str, MapFn] = {m.name: m for m in (
     MapFn("exp", "exp({x})", None, lambda x, a, out=None: np.exp(x, out=out),
-          numpy_name="exp", writes_out=True),
+          numpy_name="exp", writes_out=True,
+          c_complex="cexp{f}({x})"),
     MapFn("log", "log({x})", None, lambda x, a, out=None: np.log(x, out=out),
-          numpy_name="log", writes_out=True),
+          numpy_name="log", writes_out=True,
+          c_complex="clog{f}({x})"),
     MapFn("sqrt", "sqrt({x})", None, lambda x, a, out=None: np.sqrt(x, out=out),
-          numpy_name="sqrt", writes_out=True),
+          numpy_name="sqrt", writes_out=True,
+          c_complex="csqrt{f}({x})"),
     MapFn("recip", "(1.0 / ({x}))", None,
           lambda x, a, out=None: np.true_divide(1, x, out=out),
-          numpy_name="reciprocal", writes_out=True),
+          numpy_name="reciprocal", writes_out=True,
+          c_complex="(1.0{f} / ({x}))"),
     MapFn("abs", "fabs({x})", "(({x}) < 0 ? -({x}) : ({x}))",
           lambda x, a, out=None: np.abs(x, out=out),
-          numpy_name="absolute", keeps_finite=True, writes_out=True),
+          numpy_name="absolute", keeps_finite=True, writes_out=True,
+          c_complex="cabs{f}({x})"),
     MapFn("neg", "(-({x}))", "(-({x}))", lambda x, a, out=None: np.negative(x, out=out),
-          numpy_name="negative", keeps_finite=True, writes_out=True),
+          numpy_name="negative", keeps_finite=True, writes_out=True,
+          c_complex="(-({x}))"),
     MapFn("maximum", _NAN_FIRST.replace("{op}", ">"), "(({x}) > ({a}) ? ({x}) : ({a}))",
           _max, takes_arg=True, numpy_name="maximum", keeps_finite=True, writes_out=True),
     MapFn("minimum", _NAN_FIRST.replace("{op}", "<"), "(({x}) < ({a}) ? ({x}) : ({a}))",
           _min, takes_arg=True, numpy_name="minimum", keeps_finite=True, writes_out=True),
+    MapFn("conj", "({x})", "({x})", lambda x, a, out=None: np.conjugate(x, out=out),
+          numpy_name="conjugate", keeps_finite=True, writes_out=True,
+          c_complex="conj{f}({x})"),
+    MapFn("real", "({x})", "({x})", lambda x, a: np.real(x), keeps_finite=True,
+          c_complex="creal{f}({x})"),
+    MapFn("imag", "(0 * ({x}))", "(0 * ({x}))", _imag, keeps_finite=True,
+          c_complex="cimag{f}({x})"),
 )}
 
 
@@ -148,19 +182,22 @@ def keeps_zero(fn: str, arg=None) -> bool:
 
 def render(fn: str, x: str, a: str, dtype) -> str:
     """The C text of map `fn` on the C expression x, with a the arg's C text."""
-    m = MAPS[fn]
-    template = m.c_float if np.dtype(dtype).kind == "f" or m.c_int is None else m.c_int
+    m, dt = MAPS[fn], np.dtype(dtype)
+    if dt.kind == "c":
+        return m.c_complex.format(x=x, a=a, f="f" if dt == np.complex64 else "")
+    template = m.c_float if dt.kind == "f" or m.c_int is None else m.c_int
     return template.format(x=x, a=a)
 
 
 def check_semiring(fn: str, sr, arg=None) -> None:
     """SemiringError naming the map unless `sr` is numeric (+, ×, 0, 1 over a
-    float or integer carrier) and, for an integer carrier, the map is not real
-    valued and its arg is integral."""
+    float, integer or complex carrier) and, for an integer carrier, the map is
+    not real valued and its arg is integral; for a complex carrier, the map has
+    a complex form (maximum and minimum compare: complex numbers have no order)."""
     kind = np.dtype(sr.dtype).kind
-    numeric = (kind in "fi" and sr.add.render("a", "b") == "a + b"
+    numeric = (kind in "fic" and sr.add.render("a", "b") == "a + b"
                and sr.mul.render("a", "b") == "a * b"
-               and float(sr.zero) == 0.0 and float(sr.one) == 1.0)
+               and sr.zero == 0 and sr.one == 1)
     if not numeric:
         raise SemiringError(f"map {fn!r} needs a numeric semiring (real, real32 or "
                             f"integer), not {sr.name}: a map applies a number function "
@@ -169,4 +206,7 @@ def check_semiring(fn: str, sr, arg=None) -> None:
         raise SemiringError(f"map {fn!r}{'' if arg is None else f' with {arg!r}'} gives "
                             f"non-integer values; the {sr.name} semiring cannot hold "
                             f"them (use real, or let the inputs choose)")
+    if kind == "c" and MAPS[fn].c_complex is None:
+        raise SemiringError(f"map {fn!r} is not defined on complex numbers (semiring "
+                            f"{sr.name}): complex numbers have no order")
 

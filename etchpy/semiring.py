@@ -65,6 +65,26 @@ class Op:
         return self.c.format(a=a, b=b)
 
 
+def _complex_hint(dtype: np.dtype, sr) -> str:
+    """The reason a complex input cannot enter the non-complex semiring `sr`."""
+    if dtype.kind != "c":
+        return ""
+    if sr.idempotent:
+        return (f" (complex numbers have no order, so {sr.name}'s min or max is not "
+                f"defined on them)")
+    return " (pass semiring=ep.semirings.complex, or take .real explicitly)"
+
+
+def _refuse_ordered_complex(name: str, dt: np.dtype, add: "Op", mul: "Op",
+                            idempotent: bool) -> None:
+    """SemiringError for a complex carrier with an ordered (min/max) operation."""
+    ordered = any(ch in op.c for op in (add, mul) for ch in "<>")
+    if dt.kind == "c" and (idempotent or ordered):
+        raise SemiringError(f"semiring {name} over {dt} compares values (min or max), "
+                            f"and complex numbers have no order; a complex carrier "
+                            f"takes + and * only (ep.semirings.complex)")
+
+
 def _as_op(op) -> Op:
     if isinstance(op, Op):
         return op
@@ -83,7 +103,8 @@ class Semiring:
     Parameters:
         name: an identifier, shown in reprs, explain() and C banners.
         dtype: the carrier, anything numpy.dtype accepts (float64, float32, int64,
-            int32, bool).
+            int32, bool, complex128, complex64; a complex carrier takes no
+            min or max).
         zero, one: the additive and multiplicative identities (zero is also the
             value of every entry a sparse tensor does not store).
         add, mul: each an ep.Op or a pair (C template over {a} and {b}, numpy
@@ -120,6 +141,7 @@ class Semiring:
         set_(self, "one", dt.type(one))
         set_(self, "add", _as_op(add))
         set_(self, "mul", _as_op(mul))
+        _refuse_ordered_complex(self.name, dt, self.add, self.mul, idempotent)
         set_(self, "negation", bool(negation))
         set_(self, "idempotent", bool(idempotent))
         set_(self, "allows_nan", bool(allows_nan))
@@ -155,9 +177,10 @@ class Semiring:
         a = np.asarray(array)
         if a.dtype == self.dtype:
             out = a
-        elif a.dtype.kind not in "biuf":
+        elif a.dtype.kind not in ("biufc" if self.dtype.kind == "c" else "biuf"):
             raise InputError(f"{what} has dtype {a.dtype}; semiring {self.name} "
-                             f"needs numbers castable to {self.dtype}")
+                             f"needs numbers castable to {self.dtype}"
+                             + _complex_hint(a.dtype, self))
         elif (np.can_cast(a.dtype, self.dtype, casting="safe")
               and not _may_round(a.dtype, self.dtype)):
             out = a.astype(self.dtype)
@@ -167,12 +190,12 @@ class Semiring:
                                  f"does not allow")
             with np.errstate(all="ignore"):
                 out = a.astype(self.dtype)
-                back = out.astype(a.dtype)
+                back = (out.real if a.dtype.kind != "c" else out).astype(a.dtype)
             if not (np.all(back == a) and _in_range(a, self.dtype)):
                 raise InputError(f"{what} has dtype {a.dtype} with values that do not "
                                  f"survive a cast to {self.dtype} (semiring "
                                  f"{self.name}); convert it explicitly")
-        if not self.allows_nan and out.dtype.kind == "f" and out.size and np.isnan(out).any():
+        if not self.allows_nan and out.dtype.kind in "fc" and out.size and np.isnan(out).any():
             raise InputError(f"{what} contains NaN, which semiring {self.name} does "
                              f"not allow")
         return out
@@ -202,6 +225,8 @@ _C_TYPES = {
     np.dtype(np.int64): "int64_t",
     np.dtype(np.int32): "int32_t",
     np.dtype(np.bool_): "uint8_t",
+    np.dtype(np.complex128): "double _Complex",   # C99; C++ headers: std::complex
+    np.dtype(np.complex64): "float _Complex",
 }
 
 
@@ -217,7 +242,8 @@ class _Builtins:
     """The built-in semirings, reachable as `ep.semirings.<name>` (or by name,
     `semiring="min_plus"`): real (float64), real32 (float32), integer (int64),
     boolean (or, and), min_plus (tropical: shortest paths), max_plus (longest
-    paths), max_times (most reliable paths). `etchpy.testing.max_min` (bottleneck
+    paths), max_times (most reliable paths), complex (complex128) and
+    complex64 (the complex field). `etchpy.testing.max_min` (bottleneck
     paths) shows how to define another.
 
         >>> ep.semirings.min_plus.zero
@@ -243,6 +269,11 @@ class _Builtins:
     max_times = Semiring("max_times", np.float64, 0.0, 1.0,
                          ("({a} > {b} ? {a} : {b})", _max), ("{a} * {b}", np.multiply),
                          idempotent=True)
+    # the field of complex numbers (a commutative ring): C99 _Complex arithmetic
+    complex = Semiring("complex", np.complex128, 0, 1, ("{a} + {b}", np.add),
+                       ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+    complex64 = Semiring("complex64", np.complex64, 0, 1, ("{a} + {b}", np.add),
+                         ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
 
     def __repr__(self):
         return "ep.semirings: " + ", ".join(s.name for s in self.all())
@@ -250,7 +281,7 @@ class _Builtins:
     def all(self):
         """Every built-in semiring, in a fixed order."""
         return [self.real, self.real32, self.integer, self.boolean, self.min_plus,
-                self.max_plus, self.max_times]
+                self.max_plus, self.max_times, self.complex, self.complex64]
 
     def for_dtype(self, dtype, *, negation=False) -> Semiring:
         """The built-in semiring that computes in `dtype` like numpy would.
@@ -258,12 +289,13 @@ class _Builtins:
         This is the choice made when no semiring is given: float32 (and float16)
         gives `real32`, other floats `real`, signed and unsigned integers
         `integer` (int64), bool `boolean`, or `integer` when the expression
-        subtracts (`a - b` needs negation).
+        subtracts (`a - b` needs negation); complex64 gives `complex64`, other
+        complex dtypes `complex` (complex128).
 
         Parameters: dtype, anything numpy.dtype accepts; negation, whether the
         expression needs additive inverses.
         Returns: a Semiring of `ep.semirings`.
-        Raises: InputError for other dtypes (complex, object, strings).
+        Raises: InputError for other dtypes (object, strings, datetimes).
 
             >>> ep.semirings.for_dtype(np.float32).name
             'real32'
@@ -275,9 +307,12 @@ class _Builtins:
             return self.integer
         if dt.kind == "f":
             return self.real32 if dt.itemsize <= 4 else self.real
-        raise InputError(f"no built-in semiring computes in {dt} (real, real32, integer "
-                         f"and boolean hold float64, float32, int64 and bool); convert "
-                         f"the inputs or pass semiring=")
+        if dt.kind == "c":
+            return self.complex64 if dt.itemsize <= 8 else self.complex
+        raise InputError(f"no built-in semiring computes in {dt} (real, real32, integer, "
+                         f"boolean, complex and complex64 hold float64, float32, int64, "
+                         f"bool, complex128 and complex64); convert the inputs or pass "
+                         f"semiring=")
 
     def get(self, name_or_semiring) -> Semiring:
         """The semiring itself, or the built-in one of that name (else SemiringError)."""
@@ -310,7 +345,7 @@ def check_axioms(semiring: Semiring, values, *, rtol: float = 1e-9) -> list[tupl
 
     def eq(x, y):
         x, y = np.asarray(x), np.asarray(y)
-        if sr.dtype.kind == "f":
+        if sr.dtype.kind in "fc":
             return bool(np.isclose(x, y, rtol=rtol, atol=0, equal_nan=True) or x == y)
         return bool(x == y)
 

@@ -180,7 +180,8 @@ class Tuning:
     map_bytes: int = 128 << 10        # heap arrays this large are mapped from the system
                                       # directly (and kept for reuse when freed), whatever
                                       # malloc's state; 0: every array from malloc
-    sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2)
+    sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
+                                      # and nearly sorted ones before a rank sort
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
     marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks

@@ -2,10 +2,10 @@
 with the test that records them (tests/project/test_strategies_reach.py).
 
 The property runs once per semiring (SEMIRINGS: every built-in one and the
-user-defined max_min), EXAMPLES_PER_SEMIRING examples each, 40 in all under the
+user-defined max_min), EXAMPLES_PER_SEMIRING examples each, 50 in all under the
 ci profile (fewer under a profile of fewer examples, as the sanitizer's); the
 m-th semiring's run starts from the m-th simplest problem, so that the first
-examples of the eight runs differ in formats and orders.
+examples of the ten runs differ in formats and orders.
 """
 from hypothesis import settings
 

@@ -8,7 +8,7 @@ compiler sees in those files: names starting with `ep_` (any case), an underscor
 or `omp_`, names ending in `_t` (POSIX reserves them for types) or holding `__`
 (C++ reserves them), keywords of C11, C23 and C++17 (alternative tokens
 included), `main`, and every name the headers the files include declare
-(stdint.h, stdlib.h, string.h, math.h, omp.h, sys/mman.h; the SIMD headers
+(stdint.h, stdlib.h, string.h, math.h, complex.h, omp.h, sys/mman.h; the SIMD headers
 declare only names starting with an underscore), and the library functions C
 compilers treat as built-ins (printf, isalpha, ...), which -Wall reports when
 declared otherwise. The list was read from glibc's headers with _DEFAULT_SOURCE
@@ -111,6 +111,17 @@ u_char u_int u_long u_short uint ulong unix unsetenv ushort valloc vfprintf vfsc
 vscanf vsnprintf vsprintf vsscanf wcstombs wctomb y0 y0f y0l y1 y1f y1l yn ynf ynl
 """.split())
 
+# complex.h, which a complex kernel's source includes (C99; glibc's GNU clog10
+# among them). `I` and `complex` are removed again after it, but refused too.
+COMPLEX_NAMES = frozenset("""
+CMPLX CMPLXF CMPLXL I cabs cabsf cabsl cacos cacosf cacosh cacoshf cacoshl cacosl carg cargf
+cargl casin casinf casinh casinhf casinhl casinl catan catanf catanh catanhf catanhl catanl
+ccos ccosf ccosh ccoshf ccoshl ccosl cexp cexpf cexpl cimag cimagf cimagl clog clog10
+clog10f clog10l clogf clogl complex conj conjf conjl cpow cpowf cpowl cproj cprojf cprojl
+creal crealf creall csin csinf csinh csinhf csinhl csinl csqrt csqrtf csqrtl ctan ctanf
+ctanh ctanhf ctanhl ctanl imaginary
+""".split())
+
 
 def refusal(name: str) -> str | None:
     """Why `name` cannot name an exported kernel, or None when it can."""
@@ -126,7 +137,8 @@ def refusal(name: str) -> str | None:
         return "is a keyword of C or C++"
     if name == "main" or name.startswith("omp_"):
         return "is a name the C runtime or OpenMP uses"
-    declared = [n for n in (name, *(f"{name}_{s}" for s in _DERIVED)) if n in HEADER_NAMES]
+    declared = [n for n in (name, *(f"{name}_{s}" for s in _DERIVED))
+                if n in HEADER_NAMES or n in COMPLEX_NAMES]
     if declared:
         return f"collides with {declared[0]}, declared by the headers the files include"
     return None

@@ -14,6 +14,8 @@ from collections import Counter
 from functools import lru_cache
 from importlib import resources
 
+import numpy as np
+
 from .. import imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
@@ -51,6 +53,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     body = function_body(fb, error)
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
+               **_complex_types(semiring.dtype),
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
                helpers=fb.helpers, **_helper_switches(prog.body, tuning))
@@ -65,6 +68,15 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
         boolean=semiring.dtype.kind == "b", **env)
     cdef = t.get_template("cdef.j2").render(cdef_prototype=proto.render(), **env)
     return CSource(name, c, header, cdef, proto)
+
+
+def _complex_types(dtype) -> dict:
+    """For a complex carrier, the C type of its parts and the layout-compatible
+    C++ type the header declares instead of C99's _Complex (which C++ lacks)."""
+    if np.dtype(dtype).kind != "c":
+        return dict(complex_part=None, complex_cpp=None)
+    part = "float" if np.dtype(dtype) == np.complex64 else "double"
+    return dict(complex_part=part, complex_cpp=f"std::complex<{part}>")
 
 
 def checks_source(version: str = "") -> tuple[str, str]:

@@ -359,6 +359,10 @@ def c_literal(v, dtype) -> str:
         return "1" if v else "0"
     if dtype.kind in "iu":
         return f"INT64_C({int(v)})"
+    if dtype.kind == "c":
+        part = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+        re, im = (c_literal(p, part) for p in (np.real(v), np.imag(v)))
+        return re if float(np.imag(v)) == 0 else f"ep_cmplx({re}, {im})"
     f = float(v)
     if math.isnan(f):
         return "NAN"
@@ -373,7 +377,8 @@ def c_literal(v, dtype) -> str:
 def _all_zero_bits(c) -> bool:
     """Is this constant stored as all-zero bytes (so calloc already provides it)?"""
     return (isinstance(c, Const) and not isinstance(c.value, str) and c.value == 0
-            and math.copysign(1.0, float(c.value)) > 0)
+            and all(math.copysign(1.0, float(p)) > 0
+                    for p in (np.real(c.value), np.imag(c.value))))
 
 
 def _bare(text: str) -> str:

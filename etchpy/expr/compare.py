@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import ExpressionTypeError
+from ..errors import ExpressionTypeError, SemiringError
 from ..formats import Format
 from . import formula
 from .nodes import COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, TensorVar, show
@@ -231,3 +231,16 @@ def between(i: Index, lo=None, hi=None, *, tests: tuple = ()) -> Access:
 
 
 Comparable.build = staticmethod(compare)
+
+
+def refuse_unordered(accessed, sr) -> None:
+    """SemiringError when semiring `sr` has a complex carrier and one of the
+    accesses `accessed` is a comparison of values (`A[i] >= t`): complex numbers
+    have no order (proofs_notes/complex.md)."""
+    if np.dtype(sr.dtype).kind != "c":
+        return
+    for acc in accessed:
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
+            raise SemiringError(f"{show(acc)} compares values, and the values of "
+                                f"semiring {sr.name} are complex numbers, which have no "
+                                f"order; compare indices, or a real input")

@@ -23,7 +23,7 @@ matrix in that layout, an `ep.Tensor` keeps its format, anything else is dense.
 A 2-d sparse operand whose layout no loop order could walk together with the
 operands before it ('z,mz,zm->' with two csr) is read in the other layout (csr
 <-> csc, coo -> csc), which costs one conversion per call.
-Operands must be real, integer or bool. Spec errors are `FrontendError`s with a
+Operands must be real, complex, integer or bool. Spec errors are `FrontendError`s with a
 caret under the offending character; sizes that disagree are `InputError`s.
 """
 from __future__ import annotations
@@ -156,15 +156,15 @@ def _items(spec: str, start: int, stop: int) -> list[Item]:
 
 
 def _check_dtype(k: int, x) -> None:
-    """Operands are real, integer or bool (numpy kinds f, i, u, b)."""
+    """Operands are real, complex, integer or bool (numpy kinds f, c, i, u, b)."""
     dtype = getattr(x, "dtype", None)
     if not isinstance(dtype, np.dtype):
         try:
             dtype = np.asarray(x).dtype
         except Exception:       # noqa: BLE001 - any array-like failure means "not numeric"
             dtype = np.dtype(object)
-    if dtype.kind not in "fiub":
-        raise InputError(f"ep.einsum takes real, integer or bool operands; operand {k} "
+    if dtype.kind not in "fciub":
+        raise InputError(f"ep.einsum takes real, complex, integer or bool operands; operand {k} "
                          f"has dtype {dtype}")
 
 

@@ -15,10 +15,11 @@ from .walk import subexprs
 def map(fn: str, e, arg: float | None = None) -> Expr:  # noqa: A001 - public name ep.map
     """fn applied to each entry of e's value, after e's sums and also where e
     is absent (so exp of a sparse operand is dense). fn: "exp", "log", "sqrt",
-    "abs", "recip" (1/x), "neg", or "maximum" / "minimum" with the scalar
-    `arg`. The free indices are e's. Needs a numeric semiring (real, real32 or
-    integer; exp, log, sqrt and recip: a float one), see etchpy.maps; log and
-    sqrt of a negative give nan, as numpy's do.
+    "abs", "recip" (1/x), "neg", "conj", "real", "imag", or "maximum" /
+    "minimum" with the scalar `arg`. The free indices are e's. Needs a numeric
+    semiring (real, real32, integer, complex or complex64; exp, log, sqrt and
+    recip: a float or complex one; maximum and minimum: not complex), see
+    etchpy.maps; log and sqrt of a negative real give nan, as numpy's do.
 
     Returns: a Map expression. Raises: MapError (a TypeError and a
     ValueError) naming fn, for an unknown fn or a missing or extra arg.

@@ -92,6 +92,10 @@ def ones(shape: tuple, dtype):
 
 
 def check_dtype(dtype, what):
+    if dtype.kind == "c":
+        raise InputError(f"{what}: lazy arrays hold integers or floats, not {dtype}; "
+                         f"complex arrays compute through ep.evaluate, ep.compile or "
+                         f"ep.einsum (the complex semiring)")
     if dtype.kind not in "iuf":
         raise InputError(f"{what}: lazy arrays hold integers or floats, not {dtype}; "
                          f"cast it with .astype(np.float64)")

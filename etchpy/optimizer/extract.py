@@ -239,7 +239,8 @@ def build_node(eg: EGraph, n: tuple, kids: list) -> Expr:
         case "acc":
             return payload
         case "lit":
-            neg = bool(eg.sr.negation and not isinstance(payload, bool) and payload < 0)
+            neg = bool(eg.sr.negation and not isinstance(payload, (bool, complex))
+                       and payload < 0)
             return Lit(payload, negation=neg)
         case "sum":
             return ep_sum(tuple(Index(i) for i in payload), kids[0])

@@ -52,6 +52,7 @@ from fractions import Fraction
 
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, Sum, as_expr, free_indices
 from ..expr.walk import spine
+from .gauss import exact
 from .monomials import monomial_key
 from ..expr.nodes import sum as ep_sum
 from ..semiring import Semiring, semirings
@@ -167,7 +168,7 @@ class CoefAlgebra:
         if val == self.sr.zero:
             return ()
         if self.mode == "numeric":
-            return (((), Fraction(val.item())),)
+            return (((), exact(val.item())),)
         if self.mode == "idempotent":
             return (((), val.item()),)
         return (((val.item(), ()), 1),)

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import foreign
 from ..errors import InputError
+from ..expr.compare import refuse_unordered
 from ..expr.maps import check_semiring, promoting_literals
 from ..expr.nodes import Expr, Index, Lit, free_indices
 from ..expr.walk import accesses, subexprs, uses_negation
@@ -53,18 +54,21 @@ def checked_out(out, shape, sr, inputs) -> np.ndarray:
 def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
     """The semiring of one evaluation: `semiring` (a Semiring or a built-in name),
     else the one the `inputs` (a dict by tensor name) call for (`infer_semiring`),
-    else `real`. SemiringError when the expression subtracts and it has no
-    negation."""
+    else `complex` when a literal is complex, else `real`. SemiringError when
+    the expression subtracts and it has no negation."""
     if semiring is not None:
         sr = semirings.get(semiring)
     elif inputs is not None:
         sr = infer_semiring([value_dtype(v) for v in inputs.values()], literal_values(e),
                             uses_negation(e))
+    elif any(isinstance(v, complex) for v in literal_values(e)):
+        sr = semirings.complex         # a complex literal needs the complex field
     else:
         sr = semirings.real
     if uses_negation(e):
         sr.require("negation")
     check_semiring(e, sr)
+    refuse_unordered(accesses(e), sr)
     return sr
 
 

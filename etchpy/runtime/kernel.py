@@ -61,7 +61,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
 
     Parameters: expr, an expression; semiring, a Semiring or a built-in name,
     or None to follow the inputs' dtype on each call (float32 -> real32,
-    float64 -> real, integers -> integer (int64), bool -> boolean); output,
+    float64 -> real, integers -> integer (int64), bool -> boolean, complex128
+    -> complex, complex64 -> complex64); output,
     "dense" or a sparse format; order, a fixed loop order; out_indices, the
     output's index order; name, the C function's name; threads, OpenMP threads
     (default ETCHPY_NUM_THREADS or 1); optimize, whether the optimizer runs
@@ -323,6 +324,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         """This kernel over semiring `sr` (made on first need)."""
         kern = self._variants.get(sr.name)
         if kern is None:
+            io_.prepare_semiring(self.request.expr, sr)     # its maps and comparisons
             kern = Kernel.of_request(replace(self.request, semiring=sr))
             kern._warned = self._warned
             self._variants[sr.name] = kern

@@ -149,7 +149,7 @@ class Tensor:
             >>> t.nnz
             2
         """
-        sr = semirings.get(semiring if semiring is not None else semirings.real)
+        sr = _semiring(semiring, values)
         return cls._of(cv.from_coords(coords, values, shape, format, sr, name), name)
 
     @classmethod
@@ -164,7 +164,7 @@ class Tensor:
             >>> a.to_dense(), b.to_dense()
             (array([7., 5.]), array([2., 1.]))
         """
-        sr = semirings.get(semiring if semiring is not None else semirings.real)
+        sr = _semiring(semiring, *columns)
         return [cls._of(p, name) for p in
                 cv.from_coords_columns(coords, columns, shape, format, sr, name)]
 
@@ -182,7 +182,7 @@ class Tensor:
             >>> ep.Tensor.from_dense(np.eye(3), "csr").nnz
             3
         """
-        sr = semirings.get(semiring if semiring is not None else semirings.real)
+        sr = _semiring(semiring, array)
         return cls._of(cv.from_dense(array, format, sr, name), name)
 
     @classmethod
@@ -200,7 +200,7 @@ class Tensor:
             >>> t.format.name
             'csr'
         """
-        sr = semirings.get(semiring if semiring is not None else semirings.real)
+        sr = _semiring(semiring, m)
         return cls._of(cv.from_scipy(m, format, sr, name), name)
 
     def pattern(self, value=1.0) -> "Tensor":
@@ -283,7 +283,7 @@ class Tensor:
         if len(self.levels) != self.order:
             raise InputError(f"{where}: format {self.format} has {self.order} levels "
                              f"but {len(self.levels)} level dicts were given")
-        if self.vals.ndim != 1 or self.vals.dtype.kind not in "biuf":
+        if self.vals.ndim != 1 or self.vals.dtype.kind not in "biufc":
             raise InputError(f"{where}: vals must be a 1-d numeric array, got shape "
                              f"{self.vals.shape} and dtype {self.vals.dtype}")
         # Runs (positions with equal coordinates at every level so far) are
@@ -385,3 +385,11 @@ def _as_fill(fill, dtype, name):
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"tensor {name!r}: fill {fill!r} is not a value of "
                          f"dtype {dtype}") from None
+
+
+def _semiring(semiring, *values):
+    """`semiring` as a Semiring; by default real, or complex for complex `values`."""
+    if semiring is None and any(np.iscomplexobj(v) for v in values):
+        return semirings.for_dtype(np.result_type(
+            *(getattr(v, "dtype", None) or np.asarray(v).dtype for v in values)))
+    return semirings.get(semiring if semiring is not None else semirings.real)

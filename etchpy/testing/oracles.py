@@ -26,14 +26,14 @@ from ..semiring import Semiring, semirings
 def assert_same(actual, expected, sr: Semiring, what: str = "") -> None:
     """Assert that results `actual` and `expected` (numpy arrays or scalars, scipy
     arrays, ep.Tensors) hold the same values over semiring `sr`: a sparse result's missing entries
-    read as sr.zero; floats agree to rtol 1e-6. `what` heads the failure message.
+    read as sr.zero; floats (and complex numbers) agree to rtol 1e-6. `what` heads the failure message.
 
         >>> assert_same(ep.evaluate(e, **inputs), expected, ep.semirings.real, "spmv")
     """
     a = dense_value(actual, sr)
     b = dense_value(expected, sr)
     assert a.shape == b.shape, f"{what}: shape {a.shape} != {b.shape}"
-    if sr.dtype.kind == "f":
+    if sr.dtype.kind in "fc":
         close = np.isclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
         ok = bool(np.all((a == b) | close))
     else:

@@ -56,19 +56,24 @@ def semiring_values(sr: Semiring):
         return st.integers(-3, 3)
     if sr.name in ("max_times",):
         return st.integers(0, 3).map(float)
+    if sr.dtype.kind == "c":        # Gaussian integers: exact products and sums
+        return st.builds(complex, st.integers(-3, 3), st.integers(-2, 2))
     return st.integers(-3, 3).map(float)
 
 
 def stored_values(sr: Semiring) -> list:
     """Values of the carrier of semiring `sr` other than its zero, exact on every
     backend: what a sparse input stores. The semiring's one comes first, then
-    small integers; 0 is among them where it is not the zero (min_plus, max_plus).
+    small integers; 0 is among them where it is not the zero (min_plus, max_plus);
+    for a complex carrier, small Gaussian integers (1j among them).
 
         >>> stored_values(ep.semirings.min_plus)
         [0.0, 1.0, 2.0, -1.0, 3.0, -2.0, -3.0]
     """
     if sr.dtype == np.bool_:
         return [True]
+    if sr.dtype.kind == "c":        # Gaussian integers, the imaginary unit among them
+        return [complex(v) for v in (1, 1j, 2 - 1j, -1, 1 + 1j, -2j, 3, -1 + 2j)]
     pool = [1, 2, -1, 3, -2, -3, 0] if sr.name != "max_times" else [1, 2, 3]
     cast = int if sr.dtype.kind in "iu" else float
     return [cast(sr.one)] + [cast(v) for v in pool if v != sr.one and v != sr.zero]

@@ -79,6 +79,22 @@ def test_sort_in_c_sorts_distinct_indices(run, rank, xs):
     assert list(a) == sorted(xs)
 
 
+@pytest.mark.parametrize("rank", [0, 128])
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 10**6), unique=True, max_size=150),
+       st.lists(st.tuples(st.integers(0, 149), st.integers(0, 149)), max_size=12))
+def test_sort_in_c_sorts_nearly_sorted_indices(rank, xs, swaps):
+    """A sorted row with a few swaps (a grid operator's touched row): the
+    insertion pass finishes it, or gives up part way and the rank sort does."""
+    a = np.array(sorted(xs), dtype=np.int32)
+    for u, v in swaps:
+        if u < len(a) and v < len(a):
+            a[[u, v]] = a[[v, u]]
+    lib = helpers(tuning.DEFAULT.with_(rank_sort_max=rank))
+    lib.lib.sort_for_test(_ptr(lib, a), len(a))
+    assert list(a) == sorted(xs)
+
+
 @pytest.mark.parametrize("least, spread", [(32, 4), (0, 10**6), (0, 1)])
 @settings(max_examples=40)
 @given(st.lists(st.integers(0, 20000), unique=True, max_size=200))

@@ -27,7 +27,8 @@ def test_default_text_is_the_golden_text():
     text = render(HELPERS)
     assert "for (int k = 0; k < 8; k++, q++)" in text
     assert "n >= ((size_t)4 << 20)" in text and "Heap arrays of 4 MiB or more" in text
-    assert "while (n > 128)" in text and "if (n <= 128) { ep_rank_sort(a, n); return; }" in text
+    assert "while (n > 128)" in text and "if (n <= 128) {" in text
+    assert "if (n > 16 || !ep_sort_near(a, n)) ep_rank_sort(a, n);" in text
     assert "if (n < 32 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
 
 

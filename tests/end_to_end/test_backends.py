@@ -65,7 +65,7 @@ ORDER3 = Chosen(ep.sum(k, _t("T", 3, "coo")[i, j, k] * _t("U", 3, ep.Format(
 @example(case=COO)
 @example(case=ORDER3)
 def test_c_equals_streams_equals_reference(m, case):
-    """Random problems over the m-th semiring (5 each, 40 in all) and the chosen ones."""
+    """Random problems over the m-th semiring (5 each, 50 in all: complex and complex64 among them) and the chosen ones."""
     p = case.on(SEMIRINGS[m]) if isinstance(case, Chosen) else \
         case.draw(central_problems(m), label="problem")
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))

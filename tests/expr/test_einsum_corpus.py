@@ -5,13 +5,15 @@ it] for the subscripts that numpy's and opt_einsum's own test suites call einsum
 with (recorded from their calls, shapes shrunk so that equal sizes stay equal
 and sizes 0 and 1 are kept): repeated indices, ellipsis anywhere, size-1
 broadcasting, implicit output, 0-d operands, many operands. Every accepted case
-must give numpy's value on real, integer and bool operands, dense and with each
-2-d operand a scipy sparse matrix; every case numpy refuses is refused.
+must give numpy's value on real, complex, integer and bool operands, dense and
+with each 2-d operand a scipy sparse matrix; every case numpy refuses is refused.
 
 The default run compiles slices: a third of the cases on dense real operands,
 a sixth of those with a 2-d operand on sparse integer and bool operands, and a
-disjoint quarter of them on sparse float64 operands; `--runslow` compiles the
-whole corpus on every dtype, dense and sparse.
+disjoint quarter of them on sparse float64 operands, a ninth of the cases on
+dense complex128 operands (half of those with a 2-d operand also sparse), and
+complex64 and complex mixed with real operands beside; `--runslow` compiles
+the whole corpus on every dtype, dense and sparse.
 """
 import json
 import pathlib
@@ -27,7 +29,7 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 CASES = json.loads((pathlib.Path(__file__).parent / "einsum_specs.json").read_text())
 VALID = [(s, [tuple(x) for x in sh]) for s, sh, ok in CASES if ok]
 INVALID = [(s, [tuple(x) for x in sh]) for s, sh, ok in CASES if not ok]
-DTYPES = ("float64", "int64", "bool")
+DTYPES = ("float64", "int64", "bool", "complex128")
 SPARSE = ("csr", "csc", "coo")
 
 
@@ -37,6 +39,10 @@ def operands(shapes, dtype, seed=0):
         return [rng.random(s) < 0.5 for s in shapes]
     if dtype == "int64":
         return [rng.integers(-2, 4, size=s) for s in shapes]
+    if dtype.startswith("complex"):
+        return [(rng.integers(-2, 4, size=s) + rng.random(s)
+                 + 1j * (rng.integers(-2, 4, size=s) + rng.random(s))).astype(dtype)
+                for s in shapes]
     return [rng.integers(-2, 4, size=s) + rng.random(s) for s in shapes]
 
 
@@ -107,7 +113,7 @@ def test_corpus_compiled_sparse_sample(spec, shapes):
     """A sixth of the cases with a 2-d operand, compiled with sparse operands
     on integer and bool values (the whole corpus: the slow test above)."""
     k = VALID.index((spec, shapes))
-    for dtype in DTYPES[1:]:
+    for dtype in ("int64", "bool"):
         check(spec, sparse(operands(shapes, dtype, seed=k), k))
 
 
@@ -132,8 +138,40 @@ def test_corpus_refused(spec, shapes):
     assert str(info.value)
 
 
-@pytest.mark.parametrize("value", [np.ones(3, dtype=complex), np.array([1, "a"], dtype=object),
-                                   sp.csr_array(np.eye(3, dtype=complex))])
+COMPLEX_SAMPLE = VALID[1::9]
+
+
+@pytest.mark.parametrize("spec, shapes", COMPLEX_SAMPLE, ids=[repr(s) for s, _ in COMPLEX_SAMPLE])
+def test_corpus_compiled_complex_sample(spec, shapes):
+    """A ninth of the cases compiled on dense complex128 operands (the complex
+    ring, chosen by the dtype), and the same with a 2-d operand sparse."""
+    k = VALID.index((spec, shapes))
+    ops = operands(shapes, "complex128", seed=k)
+    check(spec, ops)
+    if has_2d(shapes) and k % 2:
+        check(spec, sparse(ops, k))
+
+
+@pytest.mark.parametrize("spec", ["ij,jk->ik", "i,i->", "ij,j->i", "ii->i", "ij->ji", "i,j->ij"])
+def test_complex_mixed_with_real_and_complex64(spec):
+    """numpy's patterns of test_einsum on complex operands: complex with real
+    operands promotes to complex128 as numpy does; complex64 stays complex64;
+    a conjugated operand (np.conj before the call) gives the vdot shape."""
+    shapes = {"ij,jk->ik": [(3, 4), (4, 2)], "i,i->": [(5,), (5,)], "ij,j->i": [(3, 4), (4,)],
+              "ii->i": [(3, 3)], "ij->ji": [(2, 3)], "i,j->ij": [(2,), (3,)]}[spec]
+    z = operands(shapes, "complex128", seed=1)
+    r = operands(shapes, "float64", seed=2)
+    mixed = [z[0], *r[1:]] if len(z) > 1 else z
+    for ops in (mixed, [np.conj(x) for x in z], [x.astype(np.complex64) for x in z]):
+        want = np.einsum(spec, *ops)
+        got = ep.einsum(spec, *ops)
+        assert np.asarray(got).dtype == want.dtype, (spec, got, want)
+        assert np.allclose(got, want, rtol=1e-5), (spec, got, want)
+
+
+@pytest.mark.parametrize("value", [np.array([1, "a"], dtype=object),
+                                   np.array(["a", "b", "c"])])
 def test_other_dtypes_get_a_clear_error(value):
-    with pytest.raises(ep.InputError, match=r"real, integer or bool operands; operand 1"):
+    with pytest.raises(ep.InputError,
+                       match=r"real, complex, integer or bool operands; operand 1"):
         ep.einsum("i,i->", np.ones(3), value)

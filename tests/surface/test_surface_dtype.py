@@ -50,8 +50,12 @@ def test_mixed_inputs_promote_as_numpy_does_and_literals_are_weak():
 def test_an_explicit_semiring_still_casts_and_other_dtypes_are_refused():
     y = ep.evaluate(SPMV, semiring="real", A=M.astype(np.float32), x=V.astype(np.float32))
     assert y.dtype == np.float64
-    with pytest.raises(ep.InputError, match="complex"):
-        ep.evaluate(SPMV, A=M, x=V.astype(np.complex128))
+    with pytest.raises(ep.InputError, match="complex"):    # complex into real: refused
+        ep.evaluate(SPMV, semiring="real", A=M, x=V.astype(np.complex128))
+    z = ep.evaluate(SPMV, A=M, x=V.astype(np.complex128))  # else the complex ring
+    assert z.dtype == np.complex128
+    with pytest.raises(ep.InputError, match="object"):
+        ep.evaluate(SPMV, A=M, x=V.astype(object))
     assert ep.semirings.for_dtype(np.float32) is ep.semirings.real32
     assert ep.semirings.for_dtype(bool, negation=True) is ep.semirings.integer
 

@@ -209,10 +209,17 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     return p;
 }
 
-/* The 8 bytes of an element of `size` bytes (a divisor of 8) repeated. */
+/* The 8 bytes of an element of `size` bytes (a divisor of 8) repeated. An
+ * element of 16 bytes (a complex) whose halves differ repeats no 8 bytes: it
+ * gives EP_FILL_NONE, and an array of it is never kept (ep_take_kept). */
+#define EP_FILL_NONE UINT64_C(0x7ff4c0ffee0dd5ed)
 static inline uint64_t ep_fill_bits(const void *x, size_t size)
 {
     uint64_t b = 0;
+    if (size > 8) {
+        memcpy(&b, x, 8);
+        return memcmp(x, (const char *)x + 8, 8) == 0 ? b : EP_FILL_NONE;
+    }
     for (size_t k = 0; k + size <= 8; k += size) memcpy((char *)&b + k, x, size);
     return b;
 }
@@ -232,7 +239,8 @@ static size_t *ep_kept[EP_KEPT];   /* under ep_spares.lock */
  * the caller then allocates and fills the array itself. */
 static void *ep_take_kept(size_t n, size_t size, uint64_t fill)
 {
-    if (n > (SIZE_MAX - EP_HEAD - 4096) / size || n * size < EP_MAP_BYTES) return NULL;
+    if (n > (SIZE_MAX - EP_HEAD - 4096) / size || n * size < EP_MAP_BYTES ||
+        (size > 8 && fill == EP_FILL_NONE)) return NULL;
     const size_t need = n * size + EP_HEAD;
     ep_lock();
     int at = -1;
@@ -253,10 +261,9 @@ static void *ep_take_kept(size_t n, size_t size, uint64_t fill)
  * block, which is released); any other is released. */
 static void ep_give_kept(void *p, size_t size, uint64_t fill)
 {
-    (void)size;
     if (!p) return;
     size_t *b = ep_head(p), *out = b;
-    if (*b) {
+    if (*b && !(size > 8 && fill == EP_FILL_NONE)) {
         b[1] = fill;
         ep_lock();
         int at = -1;
@@ -312,9 +319,32 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
         a[r] = v;
     }
 }
+
+/* Insertion sort when a has few descents (at most n/4), giving up, returning
+ * 0, after about 2n moves (left a permutation of itself); 1 when a is sorted.
+ * The short touched row of a banded or grid operator comes nearly sorted: O(n)
+ * here, where the rank sort's n² compares do not pay (rows of at most
+ * 16; longer ones, A·Bᵀ's, go to the rank sort directly). */
+static int ep_sort_near(ep_idx_t *a, int64_t n)
+{
+    int64_t descents = 0;
+    for (int64_t i = 1; i < n; i++) descents += a[i] < a[i - 1];
+    if (4 * descents > n) return 0;
+    int64_t budget = 2 * n;
+    for (int64_t i = 1; i < n; i++) {
+        const ep_idx_t v = a[i];
+        int64_t k = i - 1;
+        while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
+        a[k + 1] = v;
+        budget -= i - 1 - k;
+        if (budget < 0) return 0;
+    }
+    return 1;
+}
 /* Sorts n distinct indices: quicksort (median of three, Hoare partition; with
  * distinct keys both parts are non-empty) down to runs of 128, then
- * by rank up to 128, else insertion. */
+ * up to 128 by rank (up to 16 by insertion
+ * first, while nearly sorted); longer runs by insertion. */
 static void ep_sort_idx(ep_idx_t *a, int64_t n)
 {
     while (n > 128) {
@@ -330,7 +360,10 @@ static void ep_sort_idx(ep_idx_t *a, int64_t n)
         if (j + 1 < n - j - 1) { ep_sort_idx(a, j + 1); a += j + 1; n -= j + 1; }
         else { ep_sort_idx(a + j + 1, n - j - 1); n = j + 1; }
     }
-    if (n <= 128) { ep_rank_sort(a, n); return; }
+    if (n <= 128) {
+        if (n > 16 || !ep_sort_near(a, n)) ep_rank_sort(a, n);
+        return;
+    }
     for (int64_t i = 1; i < n; i++) {
         ep_idx_t v = a[i];
         int64_t k = i - 1;
