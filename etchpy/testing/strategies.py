@@ -112,16 +112,17 @@ def sparse_arrays(draw, shape, sr: Semiring):
 
 @st.composite
 def random_formats(draw, order: int):
-    """A strategy of level formats of `order` levels beyond the named ones: dense
-    and compressed levels in any mix, sometimes ending in a coo-style run (a
+    """A strategy of level formats of `order` levels beyond the named ones: dense,
+    compressed, banded and block-list levels in any mix (every level kind of
+    formats._LEVEL_NAMES that needs no level above it), sometimes ending in a coo-style run (a
     non-unique compressed level, then singleton levels), stored in a permuted
     mode order two times in three (for two levels or more).
 
         @given(random_formats(3))
         def test_mine(fmt): ...
     """
-    kinds = draw(st.lists(st.sampled_from(["compressed", "dense"]), min_size=order,
-                          max_size=order))
+    kinds = draw(st.lists(st.sampled_from(["compressed", "dense", "banded", "blocks"]),
+                          min_size=order, max_size=order))
     if order >= 2 and draw(st.sampled_from([False, False, True])):
         start = draw(st.integers(0, order - 2))
         kinds[start:] = (["compressed-nonunique"] + ["singleton-nonunique"] * (order - start - 2)
