@@ -78,6 +78,11 @@ class Banded:
         check_runs(arrays, n_parents, size, where, empty=True)
         return int(arrays["bpos"][-1])
 
+    def fibres(self, arrays):
+        """Each parent's band length, and its runs: one per non-empty band."""
+        lengths = np.diff(np.asarray(arrays["bpos"], dtype=np.int64))
+        return lengths, (lengths > 0).astype(np.int64)
+
     # -- reading (formats.level) -------------------------------------------
     def children(self, lo, hi, size, arrays):
         """The children of parent positions lo..hi-1: bpos[lo] .. bpos[hi] - 1."""

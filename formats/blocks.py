@@ -88,6 +88,11 @@ class BlockList:
             check_block_order(bseg, first, lengths, where)
         return int(arrays["bpos"][-1])
 
+    def fibres(self, arrays):
+        """Each parent's positions and its number of blocks (formats.level)."""
+        bseg = np.asarray(arrays["bseg"], dtype=np.int64)
+        return np.diff(np.asarray(arrays["bpos"], dtype=np.int64)[bseg]), np.diff(bseg)
+
     # -- reading (formats.level) -------------------------------------------
     def children(self, lo, hi, size, arrays):
         """The children of parent positions lo..hi-1: bpos[bseg[lo]] .. bpos[bseg[hi]] - 1."""

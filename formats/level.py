@@ -30,6 +30,11 @@ Checking and packing (runtime.tensor, runtime.convert).
                of naming the arrays
     pack(parent_ids, n_parents, coord, size, split) / unpack(arrays, parents, size)
         sorted entries into the level's arrays, and back
+    fibres(arrays) -> (lengths, runs) | None
+        measured on bound numpy arrays, for the planner: each parent's number
+        of positions, and its number of dense runs (bands, blocks) when the
+        level reads as runs (else None); None for a located or one-per-parent
+        level (nothing to measure)
 
 Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
