@@ -127,7 +127,8 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
 
 def band(names, var, first: str, pos: str, b: imp.Expr, child) -> Stream:
     """The one block b: coordinates first[b] .. first[b] + n - 1 (n = pos[b+1] -
-    pos[b]) at positions pos[b] + (c - first[b]); a counted loop, skip jumps."""
+    pos[b]) at positions pos[b] + (c - first[b]); a counted loop (one piece: its
+    advance does nothing), skip jumps."""
     c, e = names.fresh(f"{var}_c"), names.fresh(f"{var}_end")
     cv, ev = Var(c), Var(e)
     lo = Load(first, b)
@@ -142,7 +143,7 @@ def band(names, var, first: str, pos: str, b: imp.Expr, child) -> Stream:
                   ready=TRUE, value=child((at, imp.add(at, ONE))), next=incr(c), skip=skip,
                   search="jump (a band)",
                   facts=Facts.of(Counter(c, lo, hi), Most(Bin("-", ev, cv)),
-                                 Extent(Bin("-", ev, cv))))
+                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP)))
 
 
 def _length(pos: str, b: imp.Expr) -> imp.Expr:
