@@ -157,6 +157,9 @@ def check_runs(arrays, n_runs, size, where, empty):
     run lengths."""
     first = index_array(arrays["bfirst"], f"{where}: bfirst", exact=True)
     bpos = index_array(arrays["bpos"], f"{where}: bpos", exact=True)
+    if len(first) != n_runs:
+        raise InputError(f"{where}: bfirst has length {len(first)} but needs {n_runs} "
+                         f"(one first coordinate per run)")
     total = int(bpos[-1]) if len(bpos) else 0
     check_pointers(bpos, n_runs, total, where, "bpos", "the positions", parents="runs")
     lengths = np.diff(bpos.astype(np.int64))

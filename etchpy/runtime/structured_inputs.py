@@ -2,8 +2,7 @@
 
     from_dia(m, fmt, sr, name)   a dia_array as row bands, format banded =
                                  (dense, banded); None when `fmt` is another
-                                 format or the offsets repeat (the caller goes
-                                 through coo)
+                                 format (the caller goes through coo)
     from_bsr(m, fmt, sr, name)   a bsr_array as rows of dense blocks, format
                                  blocks = (dense, blocks); None when `fmt` is
                                  another format or the array is not canonical
@@ -31,9 +30,7 @@ def from_dia(m, fmt, sr, name) -> Parts | None:
     the semiring's zero."""
     if fmt != Format.named("banded", 2):
         return None
-    offsets = np.asarray(m.offsets, dtype=np.int64)
-    if len(np.unique(offsets)) != len(offsets):
-        return None
+    offsets = np.asarray(m.offsets, dtype=np.int64)      # distinct (scipy's check)
     nrows, ncols = m.shape
     data = sr.cast(np.asarray(m.data), what=f"tensor {name!r} (scipy dia input) data")
     rows = np.arange(nrows, dtype=np.int64)
