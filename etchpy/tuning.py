@@ -158,8 +158,9 @@ class Tuning:
                                       # mean keeps the per-pair choice (plan.algorithms)
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
-    sum_lanes: int = 4                # a run's sum (a band, a block) split over this many
-                                      # accumulators (floats reassociate; 1: one accumulator)
+    sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
+                                      # accumulators, then a quarter as many (floats
+                                      # reassociate; 1: one accumulator)
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)

@@ -3,7 +3,8 @@
 inside a loop over the runs. The inner loop loads no coordinate and tests
 nothing but its counter. When it only adds up a leaf's values into one
 accumulator (an SpMV row), its sum is split over tuning.sum_lanes accumulators
-added together at the run's end, so that the adds do not wait on one another
+added together after, then what is left over a quarter as many, so that the
+adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
 proofs_notes/levels.md)."""
 from __future__ import annotations
@@ -19,7 +20,9 @@ def run(em, s, parts) -> imp.Stmt | None:
     pieces = s.facts.get(streams.Pieces)
     if pieces is None:
         return None
-    inner = seq(split_sum(em, s, parts, pieces),
+    lanes = em.tuning.sum_lanes
+    stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
+    inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
                 While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
                                    incr(pieces.counter))))
     if pieces.advance == imp.SKIP:          # one piece
@@ -27,12 +30,12 @@ def run(em, s, parts) -> imp.Stmt | None:
     return seq(parts.init, While(s.valid, seq(inner, pieces.advance)))
 
 
-def split_sum(em, s, parts, pieces) -> imp.Stmt:
+def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
     """The first states of a piece, `lanes` at a time into as many accumulators,
     added into the accumulator after; the rest of the piece is left to the
-    plain loop. SKIP unless the ready code is `acc := acc ⊕ v` (v not reading
-    acc) and nothing else runs per state."""
-    lanes = em.tuning.sum_lanes
+    next stage (a quarter as many lanes) and the plain loop. SKIP unless the
+    ready code is `acc := acc ⊕ v` (v not reading acc) and nothing else runs
+    per state."""
     found = _summed(parts.on_ready)
     if lanes < 2 or found is None or parts.fetch != imp.SKIP or s.ready != imp.TRUE:
         return imp.SKIP
