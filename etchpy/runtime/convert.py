@@ -19,6 +19,7 @@ import numpy as np
 
 from .checks import check_compressed
 from .entries import combine, group_starts, sort_order, sort_storage
+from .structured_inputs import from_bsr, from_dia
 from ..errors import InputError
 from ..formats import Format
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
@@ -110,11 +111,10 @@ def from_scipy(m, format, sr, name) -> Parts:
     if m.format in ("csr", "csc") and m.ndim == 2:
         return _from_scipy_compressed(m, format or m.format, sr, name)
     if m.format in ("dia", "bsr"):             # runtime.structured_inputs
-        from .structured_inputs import from_bsr, from_dia
         fmt = Format.parse(format or ("banded" if m.format == "dia" else "blocks"), 2)
-        parts = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
-        if parts is not None:
-            return parts
+        got = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
+        if got is not None:
+            return Parts(m.shape, fmt, _narrowest(got[0], m.shape), got[1], sr.zero)
         format = fmt
     if m.format != "coo":
         m = m.tocoo()

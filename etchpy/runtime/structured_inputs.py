@@ -1,5 +1,7 @@
 """scipy's dia and bsr arrays read into the banded and blocks formats (interop).
 
+Each returns (level dicts, values) for runtime.convert to make its Parts of.
+
     from_dia(m, fmt, sr, name)   a dia_array as row bands, format banded =
                                  (dense, banded); None when `fmt` is another
                                  format (the caller goes through coo)
@@ -19,12 +21,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .convert import Parts, _narrowest
 from ..formats import Format
 from ..formats.blocks import spread
 
 
-def from_dia(m, fmt, sr, name) -> Parts | None:
+def from_dia(m, fmt, sr, name) -> tuple | None:
     """Row bands of the dia array `m`: row i's band runs from column i + min(offsets)
     to i + max(offsets), clipped to the matrix; cells of no stored diagonal hold
     the semiring's zero."""
@@ -35,8 +36,8 @@ def from_dia(m, fmt, sr, name) -> Parts | None:
     data = sr.cast(np.asarray(m.data), what=f"tensor {name!r} (scipy dia input) data")
     rows = np.arange(nrows, dtype=np.int64)
     if not len(offsets):
-        levels = ({}, {"bfirst": np.zeros(nrows, np.int64), "bpos": np.zeros(nrows + 1, np.int64)})
-        return Parts(m.shape, fmt, _narrowest(levels, m.shape), data[:0].reshape(-1), sr.zero)
+        return ({}, {"bfirst": np.zeros(nrows, np.int64),
+                     "bpos": np.zeros(nrows + 1, np.int64)}), data[:0].reshape(-1)
     lo, hi = int(offsets.min()), int(offsets.max())
     band = np.full((nrows, hi - lo + 1), sr.zero, dtype=data.dtype)
     width = min(ncols, data.shape[1])
@@ -49,11 +50,10 @@ def from_dia(m, fmt, sr, name) -> Parts | None:
     bpos = np.zeros(nrows + 1, dtype=np.int64)
     np.cumsum(inside.sum(axis=1), out=bpos[1:])
     first = np.clip(rows + lo, 0, ncols)
-    levels = ({}, {"bfirst": first, "bpos": bpos})
-    return Parts(m.shape, fmt, _narrowest(levels, m.shape), band[inside], sr.zero)
+    return ({}, {"bfirst": first, "bpos": bpos}), band[inside]
 
 
-def from_bsr(m, fmt, sr, name) -> Parts | None:
+def from_bsr(m, fmt, sr, name) -> tuple | None:
     """Rows of dense blocks of the canonical bsr array `m`: row i of block row br
     holds one run of C columns per block of br (adjacent blocks stay separate
     runs)."""
@@ -74,4 +74,4 @@ def from_bsr(m, fmt, sr, name) -> Parts | None:
              "bpos": np.arange(len(block) + 1, dtype=np.int64) * C}
     fmt.levels[1].check(level, nrows, m.shape[1], f"{where} as blocks")
     vals = data.reshape(-1) if R == 1 else data[block, owner % R, :].reshape(-1)
-    return Parts(m.shape, fmt, _narrowest(({}, level), m.shape), vals, sr.zero)
+    return ({}, level), vals
