@@ -32,7 +32,8 @@ def run(em, s, parts) -> imp.Stmt | None:
 
 def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
     """The first states of a piece, `lanes` at a time into as many accumulators,
-    added into the accumulator after; the rest of the piece is left to the
+    added into the accumulator after (all of it skipped when the piece has
+    fewer states left: a short band pays one test); the rest of the piece is left to the
     next stage (a quarter as many lanes) and the plain loop. SKIP unless the
     ready code is `acc := acc ⊕ v` (v not reading acc) and nothing else runs
     per state."""
@@ -50,9 +51,9 @@ def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
                  for k in range(0, len(total), 2)]
     zero = Const(em.sr.zero, "value")
     fits = lt(imp.add(Var(c), Const(lanes - 1)), Var(pieces.end))
-    return seq(*[Decl(a, "value", zero) for a in names],
-               While(fits, seq(*adds, Assign(c, imp.add(Var(c), Const(lanes))))),
-               Assign(acc, Ring("add", Var(acc), total[0])))
+    return imp.If(fits, seq(*[Decl(a, "value", zero) for a in names],
+                            While(fits, seq(*adds, Assign(c, imp.add(Var(c), Const(lanes))))),
+                            Assign(acc, Ring("add", Var(acc), total[0]))))
 
 
 def _summed(stmt):
