@@ -12,6 +12,7 @@ SECTIONS = {
     "plans": "bench.nesting",        # chains, trees, Tucker: written nested and flat
     "targets": "bench.targets",      # A·Bᵀ, SpGEMM and min-plus against their peers
     "complex": "bench.structure_complex",  # complex128 SpMV and SpGEMM against scipy
+    "structure": "bench.structure",  # banded and block-list levels (issue 40)
 }
 
 if __name__ == "__main__":

@@ -50,14 +50,17 @@ class Measured:
     (runtime.signature.measure): `dims` ((index, size), ...) and `nnz` ((tensor,
     stored entries), ...) as used (the caller's optimizer options win over
     them); `fibers` ((tensor, level, fibers, non-empty ones, longest, mean
-    length), ...) per compressed level; `given` ((tensor, layout as given),
-    ...); `size_class`, the key of the inputs' size class."""
+    length), ...) per level with fibres (formats.level `fibres`); `given`
+    ((tensor, layout as given), ...); `size_class`, the key of the inputs' size
+    class; `runs` ((tensor, level, dense runs in all), ...) per level read as
+    runs (bands, blocks)."""
 
     dims: tuple = ()
     nnz: tuple = ()
     fibers: tuple = ()
     given: tuple = ()
     size_class: tuple = ()
+    runs: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -170,8 +173,9 @@ def choose_plan(req: Request, optimized: Optimized | None):
     optimizer, when that is priced much cheaper. Costs include the conversions.
     """
     out_format = req.out_format
+    measured = req.measured if req.measured is not None else Measured()
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning,
-                  fibers=req.measured.fibers if req.measured is not None else ())
+                  fibers=measured.fibers, runs=measured.runs)
     written = nesting.best(req.expr, req.out_indices, req.order, stats, out_format,
                            plan_stats=optimized is not None)
     if optimized is None:

@@ -63,13 +63,13 @@ class Tuning:
 
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unswitch, phases,
+            short_intersect, hide_segment_counters, unswitch, phases, pieces,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, unswitch_limit,
+            marker_probe, unswitch_limit, sum_lanes,
             short_segment, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
@@ -111,6 +111,8 @@ class Tuning:
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
     unswitch: bool = True             # one loop per way of a per-segment choice
     phases: bool = True               # a union runs in phases (both valid, one, none)
+    pieces: bool = True               # a level read as dense runs (a band, blocks) loops
+                                      # per run (streams.Pieces), its sums split in lanes
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
@@ -159,6 +161,9 @@ class Tuning:
                                       # mean keeps the per-pair choice (plan.algorithms)
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
+    sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
+                                      # accumulators, then a quarter as many (floats
+                                      # reassociate; 1: one accumulator)
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)

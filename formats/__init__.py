@@ -6,6 +6,9 @@ Storage level k holds logical mode `mode_order[k]`.
     level kinds   dense        every coordinate 0..n-1 is present; position p*n + i
                   compressed   pos[p]..pos[p+1] delimit the children of p; crd holds coordinates
                   singleton    exactly one child per parent position; crd holds its coordinate
+                  banded       one band of consecutive coordinates per parent (bfirst, bpos)
+                  blocks       a segment of blocks of consecutive coordinates per parent
+                               (bseg, bfirst, bpos)
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
@@ -17,7 +20,8 @@ and only a singleton level reads such a range.
     named formats  dense (any order), csr = (dense, compressed),
                    csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
                    coo = (compressed non-unique, singleton non-unique..., singleton),
-                   csf = all compressed
+                   csf = all compressed, banded = (dense..., banded) (row bands; scipy's
+                   dia binds to it), blocks = (dense..., blocks) (rows of dense blocks)
 
 Each level kind lives in its own module and provides the packing of arrays
 (building from sorted coordinates, listing coordinates back, validation), its
@@ -33,32 +37,37 @@ import functools
 from dataclasses import dataclass
 
 from ..errors import FormatError
+from ..formats.banded import Banded
+from ..formats.blocks import BlockList
 from ..formats.compressed import Compressed
 from ..formats.dense import Dense
 from ..formats.singleton import Singleton
 
-__all__ = ["Format", "Dense", "Compressed", "Singleton", "NAMED_FORMATS"]
+__all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
+           "NAMED_FORMATS"]
 
-NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf")
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks")
 
-_LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton}
+_LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
+                "banded": Banded, "blocks": BlockList}
 
 
 def _level(spec):
-    if isinstance(spec, (Dense, Compressed, Singleton)):
+    if isinstance(spec, tuple(_LEVEL_NAMES.values())):
         return spec
     if isinstance(spec, str):
         name, _, flag = spec.partition("-")
         if name in _LEVEL_NAMES and flag in ("", "nonunique", "nu"):
             cls = _LEVEL_NAMES[name]
-            if cls is Dense:
+            if "unique" not in cls.__dataclass_fields__:     # always unique
                 if flag:
-                    raise FormatError("a dense level is always unique")
-                return Dense()
+                    raise FormatError(f"a {name} level is always unique")
+                return cls()
             return cls(unique=not flag)
-    raise FormatError(f"unknown level kind {spec!r}; use 'dense', 'compressed', "
-                      f"'singleton' (append '-nonunique' for repeated coordinates) or "
-                      f"ep.Dense()/ep.Compressed()/ep.Singleton()")
+    raise FormatError(f"unknown level kind {spec!r}; use one of "
+                      f"{', '.join(repr(n) for n in _LEVEL_NAMES)} (append '-nonunique' "
+                      f"for repeated coordinates where a kind allows them) or "
+                      f"ep.Dense()/ep.Compressed()/ep.Singleton()/ep.Banded()/ep.BlockList()")
 
 
 def _names(levels):
@@ -164,7 +173,8 @@ class Format:
     @staticmethod
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
-        """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf") for
+        """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
+        "banded", "blocks": dense levels over one banded or block-list level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels
@@ -183,6 +193,10 @@ class Format:
             return Format([Compressed(), Compressed()], name="dcsr")
         if name == "csf":
             return Format([Compressed()] * order, name="csf")
+        if name in ("banded", "blocks"):
+            if order == 0:
+                raise FormatError(f"format {name} needs at least one mode")
+            return Format([Dense()] * (order - 1) + [_LEVEL_NAMES[name]()], name=name)
         if name == "coo":
             if order == 0:
                 return Format([], name="coo")

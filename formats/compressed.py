@@ -113,6 +113,10 @@ class Compressed:
                              f"by crd[{bad}] = {crd[bad]} under parent position {parent}")
         return len(crd)
 
+    def fibres(self, arrays):
+        """Each parent's segment length; no runs (formats.level)."""
+        return np.diff(np.asarray(arrays["pos"], dtype=np.int64)), None
+
     # -- reading (formats.level) -------------------------------------------
     def children(self, lo, hi, size, arrays):
         """The children of parent positions lo..hi-1: pos[lo] .. pos[hi] - 1."""

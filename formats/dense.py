@@ -62,6 +62,10 @@ class Dense:
                              f"{sorted(arrays)}")
         return n_parents * size
 
+    def fibres(self, arrays):
+        """Nothing to measure (formats.level)."""
+        return None
+
     # -- reading (formats.level) -------------------------------------------
     def children(self, lo, hi, size, arrays):
         """The children of parent positions lo..hi-1: lo·n .. hi·n - 1."""

@@ -30,12 +30,17 @@ Checking and packing (runtime.tensor, runtime.convert).
                of naming the arrays
     pack(parent_ids, n_parents, coord, size, split) / unpack(arrays, parents, size)
         sorted entries into the level's arrays, and back
+    fibres(arrays) -> (lengths, runs) | None
+        measured on bound numpy arrays, for the planner: each parent's number
+        of positions, and its number of dense runs (bands, blocks) when the
+        level reads as runs (else None); None for a located or one-per-parent
+        level (nothing to measure)
 
 Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -88,3 +93,21 @@ class Segment:
     end: Expr
     unique: bool
     bounds: str | None = None
+
+
+@dataclass(frozen=True)
+class Blocks:
+    """The blocks b = start..end-1: block b holds the coordinates first[b] ..
+    first[b] + n_b - 1 at the positions pos[b] .. pos[b + 1] - 1 (n_b =
+    pos[b + 1] - pos[b]), coordinate first[b] + i at position pos[b] + i; the
+    coordinates strictly increase from block to block. A segment of dense runs.
+
+    `single`: exactly one block (end = start + 1), which may be empty (a band);
+    otherwise every block holds at least one coordinate. Inside a block any
+    coordinate is found in O(1) (position = coordinate + pos[b] - first[b])."""
+
+    first: str
+    pos: str
+    start: Expr
+    end: Expr
+    single: bool = False

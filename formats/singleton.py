@@ -94,6 +94,10 @@ class Singleton:
                              f"followed by crd[{bad}] = {crd[bad]}")
         return n_parents
 
+    def fibres(self, arrays):
+        """Nothing to measure (formats.level)."""
+        return None
+
     # -- reading (formats.level) -------------------------------------------
     def children(self, lo, hi, size, arrays):
         """Every parent position is its own only child."""

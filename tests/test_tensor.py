@@ -86,7 +86,9 @@ def test_scipy_default_formats():
     assert Tensor.from_scipy(sp.csr_matrix(a)).format == Format.named("csr", 2)
     assert Tensor.from_scipy(sp.csc_array(a)).format == Format.named("csc", 2)
     assert Tensor.from_scipy(sp.coo_matrix(a)).format == Format.named("coo", 2)
-    for other in (sp.lil_array(a), sp.dok_array(a), sp.bsr_array(a)):
+    assert Tensor.from_scipy(sp.bsr_array(a)).format == Format.named("blocks", 2)   # issue 40
+    assert Tensor.from_scipy(sp.dia_array(a)).format == Format.named("banded", 2)
+    for other in (sp.lil_array(a), sp.dok_array(a)):
         t = Tensor.from_scipy(other)
         assert t.format == Format.named("coo", 2)
         np.testing.assert_array_equal(t.to_dense(), a)

@@ -160,6 +160,8 @@ def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,
         lines.append(f"sizes measured on the inputs: {', '.join(seen)}")
     lines += [f"  {t} level {k}: {f} fibers, {ne} non-empty, longest {top}, mean {mean:.3g}"
               for t, k, f, ne, top, mean in (measured.fibers if measured is not None else ())]
+    lines += [f"  {t} level {k}: {n} dense runs (bands or blocks; priced one step each)"
+              for t, k, n in (measured.runs if measured is not None else ())]
     if guessed:
         lines += [f"sizes guessed: {'; '.join(guessed)}",
                   "  (give them as dims=..., nnz=...: ep.compile's optimizer_options)"]

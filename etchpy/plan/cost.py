@@ -21,9 +21,12 @@ smaller key set is contained in the larger), so a factor sharing indices fans
 out by its mean fibre length and one whose indices are all bound filters by
 its density; the least estimate over drivers is kept. A sum reads all operands.
 
-    Stats(dims, nnz, origin, tuning, fibers)  sizes; origin maps renamed indices to
-                                  user names; tuning (etchpy.tuning) gives the
-                                  guesses; fibers, measured fibre statistics
+    Stats(dims, nnz, origin, tuning, fibers, runs)  sizes; origin maps renamed
+                                  indices to user names; tuning (etchpy.tuning)
+                                  gives the guesses; fibers, measured fibre
+                                  statistics; runs, the dense runs (bands, blocks)
+                                  of levels read as runs: a loop over such a
+                                  level steps once per position and once per run
     support(e, S, stats)          estimated records of Σ-free e over index set S
     nest_cost(body, order, stats) work of one loop nest (strided reads included)
     plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
@@ -52,7 +55,7 @@ class Stats:
     sparse_density), which also weighs temporaries (temp_weight)."""
 
     def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
-                 fibers=()):
+                 fibers=(), runs=()):
         self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
         self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
         self.origin = dict(origin or {})
@@ -60,6 +63,8 @@ class Stats:
         # (tensor, storage level) -> non-empty fibres, from (tensor, level, fibres,
         # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
         self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
+        # (tensor, storage level) -> dense runs (bands, blocks) in all, measured
+        self.runs = {(t, int(k)): float(n) for t, k, n in runs}
         self.memo: dict = {}        # index -> size; an access's keys -> distinct()
         self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
                                     # with_origin copies (planning one expression many ways)
@@ -68,6 +73,7 @@ class Stats:
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
         s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
+        s.runs = self.runs
         s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
         return s
 
@@ -221,7 +227,10 @@ def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
             if fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located:
                 return stats.dim(v)         # a level holding every coordinate
             mine = set(names) & seen
-            return stats.distinct(e, mine | {v}) / max(1.0, stats.distinct(e, mine))
+            parents = max(1.0, stats.distinct(e, mine))
+            lev = fmt.mode_order.index(names.index(v))
+            runs = stats.runs.get((e.tensor.name, lev), 0.0)   # entering each run is a step
+            return (stats.distinct(e, mine | {v}) + runs) / parents
         case Mul(a, b):
             fa, fb = fanout(a, seen, v, stats), fanout(b, seen, v, stats)
             return fb if fa is None else fa if fb is None else min(fa, fb)

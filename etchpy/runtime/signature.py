@@ -5,8 +5,9 @@ class is read from facts that cost O(1) per input: its layout as given, the
 index dtype, and the power of two of every index's size and of every sparse
 input's stored entries (`size_class`). When a class is first seen, `measure`
 reads the statistics the planner is given (exact sizes and stored entries, and
-per compressed level its non-empty fibers, longest and mean fiber: one pass
-over each positions array), and `request_for` makes the compile request of the
+per level that has fibres (formats.level `fibres`) its non-empty fibers,
+longest and mean fiber, and the dense runs of a level read as runs (bands,
+blocks): one pass over each positions array), and `request_for` makes the compile request of the
 class: the measured sizes become the optimizer options `dims` and `nnz`, under
 any the caller gave (which win), and the statistics ride along as
 `Request.measured` (pipeline.Measured), which explain() reports.
@@ -77,14 +78,15 @@ def size_class(modes, bound: dict, inputs: dict, idx32: bool) -> tuple:
     return (tuple(sorted(dims.items())), stored, bool(idx32), layouts)
 
 
-def _segment_starts(b, fmt):
-    """(level, its starts array) of each level of bound input b stored in the
-    segment layout (formats.level segment_roles), by its format `fmt`."""
+def _fibres(b, fmt):
+    """(level, fibre lengths, runs per fibre or None) of each level of bound input
+    b that measures them (formats.level `fibres`), by its format `fmt`."""
     for k, level in enumerate(fmt.levels if fmt is not None else ()):
-        if level.segment_roles is not None:
-            arr = b.roles.get(f"{level.segment_roles[0]}{k}")
-            if arr is not None:
-                yield k, arr
+        arrays = {r: b.roles.get(f"{r}{k}") for r in level.roles}
+        if arrays and all(a is not None for a in arrays.values()):
+            got = level.fibres(arrays)
+            if got is not None:
+                yield k, *got
 
 
 def measure(modes, bound: dict, inputs: dict, cls: tuple, formats: dict) -> pipeline.Measured:
@@ -93,20 +95,22 @@ def measure(modes, bound: dict, inputs: dict, cls: tuple, formats: dict) -> pipe
     dims = {}
     for ix, tname, mode in modes:
         dims.setdefault(ix, int(bound[tname].shape[mode]))
-    nnz, fibers = [], []
+    nnz, fibers, runs = [], [], []
     for name, b in bound.items():
         n = _stored(b)
         if n is None:
             continue
         nnz.append((name, n))
-        for k, arr in _segment_starts(b, formats.get(name)):
-            if len(arr) > 1:
-                counts = np.diff(arr)
+        for k, counts, pieces in _fibres(b, formats.get(name)):
+            if len(counts):
                 nonempty = int(np.count_nonzero(counts))
-                fibers.append((name, k, len(arr) - 1, nonempty,
-                               int(counts.max()), float(arr[-1] - arr[0]) / max(1, nonempty)))
+                fibers.append((name, k, len(counts), nonempty,
+                               int(counts.max()), float(counts.sum()) / max(1, nonempty)))
+            if pieces is not None:
+                runs.append((name, k, int(pieces.sum())))
     return pipeline.Measured(tuple(sorted(dims.items())), tuple(nnz), tuple(fibers),
-                             tuple((name, layout(inputs[name])) for name in bound), cls)
+                             tuple((name, layout(inputs[name])) for name in bound), cls,
+                             tuple(runs))
 
 
 def _by_name(mapping) -> dict:

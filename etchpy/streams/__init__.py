@@ -13,10 +13,10 @@ from .combinators import (add, contract, guard, intersect_by_leapfrog,
                           union_by_stepping_fronts)
 from .eval import StreamInvariantError, declare, describe, run_stream
 from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, Full, Extent,
-                    Fact, Facts, Hint, Locate, Most, Prefetch, Prelude, Runs, Segment, Short,
-                    Split)
+                    Fact, Facts, Hint, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment,
+                    Short, Split)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
-from .levels import dense_level, level_stream, segment_level
+from .levels import blocks_level, dense_level, level_stream, segment_level
 from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
                      most_bound, with_prefetch)
 
@@ -25,11 +25,11 @@ __all__ = [
     "with_prefetch",
     "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Full",
     "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",
-    "Prefetch", "Runs", "Block",
+    "Prefetch", "Runs", "Block", "Pieces",
     "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",
     "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
     "union_by_skipping", "union_by_stepping_fronts",
-    "dense_level", "segment_level", "level_stream",
+    "dense_level", "segment_level", "blocks_level", "level_stream",
     "Binding", "array_names", "dim_var", "hidden", "Lowerer", "lower_step",
     "run_stream", "declare", "describe", "StreamInvariantError",
 ]

@@ -192,6 +192,22 @@ class Interval(Fact):
     hi: imp.Expr
 
 
+@dataclass(frozen=True)
+class Pieces(Fact):
+    """The run is a sequence of counted pieces (a segment of dense blocks):
+    `valid` is `counter < end` (two state variables), `ready` is true, `next`
+    is `counter := counter + 1; if counter >= end: advance`, and `advance`
+    either starts the next piece (counter < end again) or leaves counter >= end
+    for good; `index` and `value` read the counter and state that only
+    `advance` and `init` write. Lowering may run each piece as its own counted
+    loop: `while counter < end { while counter < end { ready code; counter++ };
+    advance }` visits the same states in the same order."""
+
+    counter: str
+    end: str
+    advance: imp.Stmt
+
+
 # ------------------------------------------------------------------------ hints
 
 
@@ -263,4 +279,4 @@ class Runs(Hint):
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
 RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Short,
-             Extent, Blocks, Ahead, Prefetch, Runs)
+             Extent, Blocks, Ahead, Prefetch, Runs, Pieces)

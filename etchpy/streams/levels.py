@@ -4,16 +4,17 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range or Segment, stream shapes rather than level kinds); this module builds
-the stream of each shape. proofs_notes/levels.md.
+Range, Segment or Blocks, stream shapes rather than level kinds); this module
+builds the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
 
 from .. import imp
 from ..formats import level as shapes
-from ..imp import ONE, TRUE, Assign, Bin, Load, Var, While, and_, eq, incr, lt, or_, seq
+from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
+                   max_, or_, select, seq)
 from .combinators import range_stream
-from .facts import Ahead, Counter, Extent, Facts, Most, Runs, Segment
+from .facts import Ahead, Counter, Extent, Facts, Most, Pieces, Runs, Segment
 from .stream import Stream, is_stream
 
 
@@ -87,4 +88,64 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -
         case shapes.Segment(crd, start, end, unique):
             return segment_level(names, var, crd, start, end, unique, child, crd_len,
                                  in_order)
-    raise TypeError(f"level {level!r} reads as neither a Range nor a Segment")
+        case shapes.Blocks(first, pos, start, end, single):
+            return blocks_level(names, var, first, pos, start, end, single, child)
+    raise TypeError(f"level {level!r} reads as none of Range, Segment and Blocks")
+
+
+def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,
+                 single: bool, child) -> Stream:
+    """The blocks start..end-1, block b the coordinates first[b] + i at positions
+    pos[b] + i, i < pos[b+1] - pos[b] (a formats.level.Blocks). One block (a
+    band) is a counted loop over its coordinates; several are a segment of such
+    loops (the Pieces fact). Either way no coordinate is loaded inside a block,
+    and skip jumps: to the block holding the target, then to the target in it."""
+    if single:
+        return band(names, var, first, pos, start, child)
+    b, be, c, e, d = (names.fresh(f"{var}_{x}") for x in ("b", "bend", "c", "end", "shift"))
+    bv, bev, cv, ev, dv = (Var(x) for x in (b, be, c, e, d))
+    enter = If(lt(bv, bev), seq(Assign(c, Load(first, bv)),
+                                Assign(e, imp.add(cv, _length(pos, bv))),
+                                Assign(d, Bin("-", Load(pos, bv), cv))))
+    advance = seq(incr(b), enter)
+
+    def skip(t, r):
+        target = select(r, imp.add(t, ONE), t)
+        return seq(While(and_(lt(cv, ev), le(ev, target)), seq(Assign(c, ev), advance)),
+                   Assign(c, max_(cv, target)))
+
+    at = imp.add(cv, dv)
+    init = seq(Assign(b, start), Assign(be, end), Assign(c, ZERO), Assign(e, ZERO),
+               Assign(d, ZERO), enter)
+    left = Bin("-", Load(pos, bev), Load(pos, bv))
+    return Stream(var=var, state=tuple((x, "index") for x in (b, be, c, e, d)), init=init,
+                  valid=lt(cv, ev), index=cv, ready=TRUE, value=child((at, imp.add(at, ONE))),
+                  next=seq(incr(c), If(le(ev, cv), advance)), skip=skip,
+                  search="blocks: jump to the block, then within it",
+                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance)))
+
+
+def band(names, var, first: str, pos: str, b: imp.Expr, child) -> Stream:
+    """The one block b: coordinates first[b] .. first[b] + n - 1 (n = pos[b+1] -
+    pos[b]) at positions pos[b] + (c - first[b]); a counted loop (one piece: its
+    advance does nothing), skip jumps."""
+    c, e = names.fresh(f"{var}_c"), names.fresh(f"{var}_end")
+    cv, ev = Var(c), Var(e)
+    lo = Load(first, b)
+    hi = imp.add(lo, _length(pos, b))
+    at = imp.add(Bin("-", Load(pos, b), lo), cv)
+
+    def skip(t, r):
+        return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
+
+    return Stream(var=var, state=((c, "index"), (e, "index")),
+                  init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev), index=cv,
+                  ready=TRUE, value=child((at, imp.add(at, ONE))), next=incr(c), skip=skip,
+                  search="jump (a band)",
+                  facts=Facts.of(Counter(c, lo, hi), Most(Bin("-", ev, cv)),
+                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP)))
+
+
+def _length(pos: str, b: imp.Expr) -> imp.Expr:
+    """The length of block b: pos[b+1] - pos[b]."""
+    return Bin("-", Load(pos, imp.add(b, ONE)), Load(pos, b))

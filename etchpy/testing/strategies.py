@@ -117,16 +117,17 @@ def sparse_arrays(draw, shape, sr: Semiring):
 
 @st.composite
 def random_formats(draw, order: int):
-    """A strategy of level formats of `order` levels beyond the named ones: dense
-    and compressed levels in any mix, sometimes ending in a coo-style run (a
+    """A strategy of level formats of `order` levels beyond the named ones: dense,
+    compressed, banded and block-list levels in any mix (every level kind of
+    formats._LEVEL_NAMES that needs no level above it), sometimes ending in a coo-style run (a
     non-unique compressed level, then singleton levels), stored in a permuted
     mode order two times in three (for two levels or more).
 
         @given(random_formats(3))
         def test_mine(fmt): ...
     """
-    kinds = draw(st.lists(st.sampled_from(["compressed", "dense"]), min_size=order,
-                          max_size=order))
+    kinds = draw(st.lists(st.sampled_from(["compressed", "dense", "banded", "blocks"]),
+                          min_size=order, max_size=order))
     if order >= 2 and draw(st.sampled_from([False, False, True])):
         start = draw(st.integers(0, order - 2))
         kinds[start:] = (["compressed-nonunique"] + ["singleton-nonunique"] * (order - start - 2)
@@ -151,7 +152,8 @@ FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense"),
 def formats_for(draw, order: int, first: int = 0):
     """A strategy of formats for a tensor of `order` modes: every named format of
     that order (csf, coo and dense; csr, csc, dcsr, coo and dense for order 2;
-    csf for one level, the same as coo), each as likely as a random level
+    csf for one level, the same as coo; banded and block-list levels come in
+    through random_formats), each as likely as a random level
     format (`random_formats`, permuted ones among them), listed in
     FORMATS_BY_ORDER. The simplest draw is the `first`-th of these (modulo their
     number): `problems` gives each new tensor the next, so that even its

@@ -13,11 +13,14 @@ from etchpy.runtime.tensor import Tensor
 SR = ep.semirings.get("real")
 NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3),
          ("dense", 2), (Format(["dense", "compressed", "dense"]), 3),
-         (Format(["compressed", "dense"], (1, 0)), 2)]
+         (Format(["compressed", "dense"], (1, 0)), 2), ("banded", 2), ("blocks", 2),
+         (Format(["blocks", "banded"], (1, 0)), 2),
+         (Format(["banded", "compressed", "blocks"]), 3)]
 LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[1],
-          Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1]]
+          Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1],
+          Format(["banded"]).levels[0], Format(["blocks"]).levels[0]]
 
 
 def sparse_array(draw, order):
@@ -86,6 +89,14 @@ def test_read_lists_a_parents_children(t):
                     pos = np.arange(m.eval(start), m.eval(end))
                     coord = np.asarray(m.env[crd])[pos]
                     assert unique == lv.unique
+                case shapes.Blocks(first, bpos, start, end, single):
+                    blocks = range(m.eval(start), m.eval(end))
+                    assert not single or len(blocks) == 1
+                    runs = [(m.env[first][b], m.env[bpos][b], m.env[bpos][b + 1])
+                            for b in blocks]
+                    assert single or all(z > a for _, a, z in runs)   # none empty
+                    coord = [c + i for c, a, z in runs for i in range(z - a)]
+                    pos = [q for _, a, z in runs for q in range(a, z)]
                 case _:
                     raise AssertionError(got)
             assert list(coord) == list(want_coord) and list(pos) == list(want_pos)
@@ -113,7 +124,7 @@ def test_every_level_answers_the_protocol(lv):
     assert not lv.appends or lv.unique and set(lv.roles) == {"pos", "crd"}
     arrays = {r: f"a_{r}" for r in lv.roles}
     assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
-                      (shapes.Range, shapes.Segment))
+                      (shapes.Range, shapes.Segment, shapes.Blocks))
     assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
 
 

@@ -39,3 +39,11 @@ def test_names_are_deterministic():
         n = imp.Names()
         return [n.fresh(b) for b in ["i", "i", "j", "i_1", "i"]]
     assert run() == run()
+
+
+def test_c_type_names_are_never_generated():
+    """An index named `size` once made a stream state `size_t`, which broke the C
+    (`(size_t)n` no longer parsed)."""
+    names = imp.Names()
+    assert names.fresh("size_t") == "size_t_1"
+    assert names.fresh("int64_t") != "int64_t"

@@ -16,6 +16,7 @@ A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
 T, C, D = ep.tensor("T", 3, "csf"), ep.tensor("C", 2), ep.tensor("D", 2)
 x = ep.tensor("x", 1)
 U = ep.tensor("U", 2, "csr")
+G, H = ep.tensor("G", 2, "blocks"), ep.tensor("H", 2, "banded")
 a, b, c = ep.indices("a b c")
 rng = np.random.default_rng(3)
 
@@ -28,7 +29,10 @@ def _csr(m, n, density, seed):
 INPUTS = {"A": _csr(12, 10, 0.4, 1), "B": _csr(12, 10, 0.4, 2), "x": rng.random(10),
           "C": rng.random((6, 16)), "D": rng.random((5, 16)), "U": _csr(10, 10, 0.4, 4),
           "T": ep.Tensor.from_coords(rng.integers(0, 5, (3, 30)), rng.random(30),
-                                     (5, 6, 5), "csf")}
+                                     (5, 6, 5), "csf"),
+          "G": ep.Tensor.from_dense(np.kron(np.eye(4)[::-1], np.ones((3, 3))) + np.eye(12),
+                                    "blocks"),
+          "H": ep.Tensor.from_dense(np.triu(np.tril(rng.random((12, 10)), 4), -3), "banded")}
 B_rows = _csr(10, 9, 0.4, 5)
 
 
@@ -66,6 +70,9 @@ CASES = [
      lambda p: "_mark" in imp.show(p.body)),
     ("workspaces", ep.sum(j, A[i, j] * B[j, k]), "csr", 1, {"B": B_rows}, mode("workspace")),
     ("counting_sort", A[i, j], "csc", 1, {}, mode("bucket")),
+    ("pieces", ep.sum(j, G[i, j] * x[j]), None, 1, {"x": rng.random(12)},
+     lambda p: "_lane" in imp.show(p.body)),
+    ("pieces", ep.sum(j, H[i, j] * x[j]), None, 1, {}, lambda p: "_lane" in imp.show(p.body)),
 ]
 
 

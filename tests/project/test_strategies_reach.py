@@ -146,3 +146,9 @@ def _c_identifiers(src: str) -> set:
     src = re.sub(r"/\*.*?\*/|//[^\n]*|\"(\\.|[^\"\\])*\"", " ", src, flags=re.S)
     src = re.sub(r"^\s*#.*$", " ", src, flags=re.M)
     return set(re.findall(r"\b[A-Za-z_]\w*\b", src))
+
+
+def test_central_draws_reach_the_structured_level_kinds():
+    """Banded and block-list levels (issue 40) are among the central draws."""
+    kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
+    assert {"banded", "blocks"} <= kinds, kinds

@@ -22,7 +22,7 @@ NOTES = pathlib.Path(__file__).parents[2] / "proofs_notes" / "facts.md"
 SR = ep.semirings.get("real")
 FACT_CLASSES = (streams.Locate, streams.Prelude, streams.Most, streams.Full,
                 streams.Counter, streams.Choice, streams.Split, streams.Segment,
-                streams.Short)
+                streams.Short, streams.Pieces)
 HINT_CLASSES = (streams.Extent, streams.Blocks, streams.Ahead, streams.Prefetch,
                 streams.Runs)
 
@@ -94,6 +94,10 @@ KINDS = {
     "marker": _marker_replicate,
     "dense rows": _dense_rows,
     "gathering product": lambda n: streams.mul(n, SR, DEFAULT, _segment(n), _dense_rows(n)),
+    "band": lambda n: streams.blocks_level(n, "i", "A_bfirst0", "A_bpos0", ZERO, ONE, True,
+                                           lambda p: _j_segment(n, p)),
+    "blocks": lambda n: streams.blocks_level(n, "i", "A_bfirst0", "A_bpos0", ZERO, Var("nb"),
+                                             False, lambda p: _j_range(n, p)),
 }
 
 

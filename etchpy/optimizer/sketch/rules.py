@@ -71,6 +71,8 @@ def _flat_body(eg: EGraph, k: int, keep, depth: int):
     if n is not None:
         return _flat_factors(eg, n[2], keep, depth - 1)
     got = _pull(eg, k, keep, depth)
+    if got == ():            # pulling it would capture an index: no flat reading
+        return None
     return ((), [k]) if got is None else got
 
 

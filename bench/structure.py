@@ -1,0 +1,191 @@
+"""Structure the data already has (issue 40): banded and block-list levels against
+csr and their peers, one thread, alternating with the peer call by call in one
+process, ratios of medians (etchpy's time over the peer's: below 1 is faster):
+
+    python -m bench structure [--rounds N] [--only band,triangle,blocks]
+                              [--widths 3,15,63,255] [--sizes 2,3,4,5,6,7,8]
+
+band      y = Σ_j A[i,j]·x[j], A with 2h+1 diagonals (width 3 .. 255) at n = 1e6
+          (n = 5e5 from width 255): format banded against etchpy's csr on the same
+          matrix (target ≤ 1/1.3), BLAS dgbmv (scipy.linalg.blas, one thread; target
+          ≤ 1.0 from width 15) and scipy's dia_array @ x (beside)
+triangle  the same over a dense upper triangle at n = 1e4 (one band per row)
+          against csr (≤ 1/1.3) and BLAS dtrmv (≤ 1.0)
+blocks    y = Σ_j A[i,j]·x[j], A from a 9-point stencil on a square grid with d
+          unknowns per node (dense d×d blocks, d = 2..8, about 5e5 rows): format
+          blocks against etchpy's csr (≤ 1/1.2 for d ≥ 4, ≤ 1.0 below) and scipy's
+          bsr_array @ x (≤ 1.0)
+Each pair is timed alone (its arrays built, timed, then dropped), so only two
+copies of a matrix are alive at once. Packing times are reported, not timed
+against the peers.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+import time
+
+import numpy as np
+import scipy.linalg.blas as blas
+import scipy.sparse as sp
+
+import etchpy as ep
+from bench.timing import alternating_medians, fmt_ratio, fmt_time
+
+i, j = ep.indices("i j")
+X = ep.tensor("x", 1)
+
+
+def spmv(fmt):
+    """The SpMV kernel over an A declared in `fmt`."""
+    A = ep.tensor("A", 2, fmt)
+    return ep.compile(ep.sum(j, A[i, j] * X[j]))
+
+
+def band_matrix(n, h, rng):
+    """(banded tensor, csr sharing its values) of an n×n matrix with the diagonals
+    -h..h: row i's band is max(0, i-h) .. min(n-1, i+h)."""
+    rows = np.arange(n, dtype=np.int64)
+    first = np.maximum(rows - h, 0)
+    length = np.minimum(rows + h, n - 1) - first + 1
+    bpos = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(length, out=bpos[1:])
+    vals = rng.random(int(bpos[-1]))
+    t = ep.Tensor((n, n), "banded", ({}, {"bfirst": first, "bpos": bpos}), vals)
+    return t, vals, first, bpos
+
+
+def band_csr(n, vals, first, bpos):
+    """The same matrix as a scipy csr_array over the same values (int32 indices)."""
+    length = np.diff(bpos)
+    owner = np.repeat(np.arange(n), length)
+    cols = (np.arange(len(vals)) - np.repeat(bpos[:-1], length) + first[owner]).astype(np.int32)
+    return sp.csr_array((vals, cols, bpos.astype(np.int32)), shape=(n, n))
+
+
+def band_storage(n, h, vals, first, bpos):
+    """dgbmv's band storage (2h+1, n), Fortran order: a[h + i - j, j] = A[i, j]."""
+    a = np.zeros((2 * h + 1, n), order="F")
+    rows = np.arange(n)
+    for d in range(-h, h + 1):          # column j = i + d
+        ok = (rows + d >= 0) & (rows + d < n)
+        r = rows[ok]
+        a[h - d, r + d] = vals[bpos[r] + r + d - first[r]]
+    return a
+
+
+def band(rounds, widths):
+    rng = np.random.default_rng(0)
+    out, banded, csr = [], spmv("banded"), spmv("csr")
+    for w in widths:
+        n, h = (500_000 if w >= 255 else 1_000_000), w // 2
+        t0 = time.perf_counter()
+        t, vals, first, bpos = band_matrix(n, h, rng)
+        pack = time.perf_counter() - t0
+        x = rng.random(n)
+        label = f"banded SpMV w={w} n={n:.0e}"
+        m = band_csr(n, vals, first, bpos)
+        med = alternating_medians([lambda: banded(A=t, x=x), lambda: csr(A=m, x=x)], rounds)
+        out.append((label, med, "etchpy csr", 1 / 1.3))
+        del m
+        a = band_storage(n, h, vals, first, bpos)
+        med = alternating_medians([lambda: banded(A=t, x=x),
+                                   lambda: blas.dgbmv(n, n, h, h, 1.0, a, x)], rounds)
+        out.append((label, med, "BLAS dgbmv", 1.0 if w >= 15 else None))
+        del a
+        dia = sp.dia_array((band_storage(n, h, vals, first, bpos)[::-1].copy(),
+                            np.arange(-h, h + 1)), shape=(n, n))
+        med = alternating_medians([lambda: banded(A=t, x=x), lambda: dia @ x], rounds)
+        out.append((label, med, "scipy dia_array", None))
+        print(f"  (packed w={w} in {fmt_time(pack)})")
+        del dia, t, vals
+    return out
+
+
+def triangle(rounds, n=10_000):
+    rng = np.random.default_rng(1)
+    full = np.triu(rng.random((n, n)))
+    t0 = time.perf_counter()
+    rows = np.arange(n, dtype=np.int64)         # row i's band: columns i .. n-1
+    bpos = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(n - rows, out=bpos[1:])
+    t = ep.Tensor((n, n), "banded", ({}, {"bfirst": rows, "bpos": bpos}),
+                  full[np.triu(np.ones((n, n), dtype=bool))])
+    print(f"  (packed the triangle in {fmt_time(time.perf_counter() - t0)})")
+    x = rng.random(n)
+    banded = spmv("banded")
+    m = sp.csr_array(full)
+    med = alternating_medians([lambda: banded(A=t, x=x), lambda: spmv("csr")(A=m, x=x)],
+                              rounds)
+    out = [(f"upper triangle n={n:.0e}", med, "etchpy csr", 1 / 1.3)]
+    del m
+    f = np.asfortranarray(full)
+    med = alternating_medians([lambda: banded(A=t, x=x), lambda: blas.dtrmv(f, x)], rounds)
+    return out + [(f"upper triangle n={n:.0e}", med, "BLAS dtrmv", 1.0)]
+
+
+def stencil_blocks(d, rows=500_000):
+    """A bsr_array of a 9-point stencil on a k×k grid, d unknowns per node."""
+    k = int(np.sqrt(rows // d))
+    nodes = np.arange(k * k)
+    r, c = nodes // k, nodes % k
+    I, J = [], []
+    for dr in (-1, 0, 1):
+        for dc in (-1, 0, 1):
+            ok = (r + dr >= 0) & (r + dr < k) & (c + dc >= 0) & (c + dc < k)
+            I.append(nodes[ok])
+            J.append(nodes[ok] + dr * k + dc)
+    I, J = np.concatenate(I), np.concatenate(J)
+    pattern = sp.csr_array((np.ones(len(I)), (I, J)), shape=(k * k, k * k))
+    pattern.sort_indices()
+    data = np.random.default_rng(d).random((pattern.nnz, d, d))
+    return sp.bsr_array((data, pattern.indices, pattern.indptr), shape=(k * k * d,) * 2)
+
+
+def blocks(rounds, sizes):
+    out, fmt, csr = [], spmv("blocks"), spmv("csr")
+    for d in sizes:
+        b = stencil_blocks(d)
+        n = b.shape[0]
+        x = np.random.default_rng(0).random(n)
+        m = b.tocsr()
+        t0 = time.perf_counter()
+        t = ep.Tensor.from_scipy(m, "blocks")
+        print(f"  (packed d={d}, {len(t.levels[1]['bfirst'])} runs, in "
+              f"{fmt_time(time.perf_counter() - t0)})")
+        label = f"block SpMV d={d} n={n:.1e}"
+        med = alternating_medians([lambda: fmt(A=t, x=x), lambda: csr(A=m, x=x)], rounds)
+        out.append((label, med, "etchpy csr", 1 / 1.2 if d >= 4 else 1.0))
+        del m
+        med = alternating_medians([lambda: fmt(A=t, x=x), lambda: b @ x], rounds)
+        out.append((label, med, "scipy bsr_array", 1.0))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench structure", description=__doc__)
+    ap.add_argument("--rounds", type=int, default=11)
+    ap.add_argument("--only", default="band,triangle,blocks")
+    ap.add_argument("--widths", default="3,15,63,255")
+    ap.add_argument("--sizes", default="2,3,4,5,6,7,8")
+    args = ap.parse_args(argv)
+    widths = [int(w) for w in args.widths.split(",")]
+    sizes = [int(d) for d in args.sizes.split(",")]
+    cases = {"band": lambda: band(args.rounds, widths),
+             "triangle": lambda: triangle(args.rounds),
+             "blocks": lambda: blocks(args.rounds, sizes)}
+    missed = 0
+    print(f"{'case':<30} {'etchpy':>9} {'peer':>9}  {'ratio':>5} {'target':>6}  peer")
+    for name in args.only.split(","):
+        for label, (ours, peer), who, target in cases[name]():
+            ratio = ours / peer
+            missed += target is not None and ratio > target
+            goal = "beside" if target is None else f"{target:.2f}"
+            print(f"{label:<30} {fmt_time(ours):>9} {fmt_time(peer):>9}  "
+                  f"{fmt_ratio(ratio):>5} {goal:>6}  {who}", flush=True)
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,64 @@
+"""Pieces, switched by tuning.pieces: the loop of a level read as dense runs
+(streams.Pieces: a band, or a segment of blocks) as one counted loop per run,
+inside a loop over the runs. The inner loop loads no coordinate and tests
+nothing but its counter. When it only adds up a leaf's values into one
+accumulator (an SpMV row), its sum is split over tuning.sum_lanes accumulators
+added together after, then what is left over a quarter as many, so that the
+adds do not wait on one another
+(floats: the sum is reassociated, so it may round differently;
+proofs_notes/levels.md)."""
+from __future__ import annotations
+
+from ... import imp, streams
+from ...imp import Assign, Const, Decl, Ring, Var, While, incr, lt, seq
+
+
+def run(em, s, parts) -> imp.Stmt | None:
+    """The pass: a level whose run is counted pieces (streams.Pieces) loops per
+    piece. The two loops visit the states of `while valid: …` in its order:
+    within a piece, next is counter + 1; at its end, next is the advance."""
+    pieces = s.facts.get(streams.Pieces)
+    if pieces is None:
+        return None
+    lanes = em.tuning.sum_lanes
+    stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
+    inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
+                While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
+                                   incr(pieces.counter))))
+    if pieces.advance == imp.SKIP:          # one piece
+        return seq(parts.init, inner)
+    return seq(parts.init, While(s.valid, seq(inner, pieces.advance)))
+
+
+def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
+    """The first states of a piece, `lanes` at a time into as many accumulators,
+    added into the accumulator after (all of it skipped when the piece has
+    fewer states left: a short band pays one test); the rest of the piece is left to the
+    next stage (a quarter as many lanes) and the plain loop. SKIP unless the
+    ready code is `acc := acc ⊕ v` (v not reading acc) and nothing else runs
+    per state."""
+    found = _summed(parts.on_ready)
+    if lanes < 2 or found is None or parts.fetch != imp.SKIP or s.ready != imp.TRUE:
+        return imp.SKIP
+    acc, v = found
+    c = pieces.counter
+    names = [em.names.fresh(f"{acc}_lane") for _ in range(lanes)]
+    adds = [Assign(a, Ring("add", Var(a), imp.substitute(v, c, imp.add(Var(c), Const(k)))))
+            for k, a in enumerate(names)]
+    total = [Var(a) for a in names]
+    while len(total) > 1:                  # a balanced tree of adds
+        total = [Ring("add", total[k], total[k + 1]) if k + 1 < len(total) else total[k]
+                 for k in range(0, len(total), 2)]
+    zero = Const(em.sr.zero, "value")
+    fits = lt(imp.add(Var(c), Const(lanes - 1)), Var(pieces.end))
+    return imp.If(fits, seq(*[Decl(a, "value", zero) for a in names],
+                            While(fits, seq(*adds, Assign(c, imp.add(Var(c), Const(lanes))))),
+                            Assign(acc, Ring("add", Var(acc), total[0]))))
+
+
+def _summed(stmt):
+    """(acc, v) when stmt is `acc := acc ⊕ v` and v does not read acc, else None."""
+    match stmt:
+        case Assign(acc, Ring("add", Var(a), v)) if a == acc and acc not in imp.names_used(v):
+            return acc, v
+    return None

@@ -1,0 +1,77 @@
+"""scipy's dia and bsr arrays read into the banded and blocks formats (interop).
+
+Each returns (level dicts, values) for runtime.convert to make its Parts of.
+
+    from_dia(m, fmt, sr, name)   a dia_array as row bands, format banded =
+                                 (dense, banded); None when `fmt` is another
+                                 format (the caller goes through coo)
+    from_bsr(m, fmt, sr, name)   a bsr_array as rows of dense blocks, format
+                                 blocks = (dense, blocks); None when `fmt` is
+                                 another format or the array is not canonical
+
+Neither binds scipy's arrays without a copy in general, because the layouts
+differ: dia stores each diagonal contiguously (data[k, j] = A[j - offsets[k],
+j]) and a banded level each row's band, so the values are regrouped in one
+vectorised pass (O(rows · bands)); bsr stores each R×C block contiguously and a
+block-list level each row's runs, so the values are regrouped likewise, except
+that with one-row blocks (R = 1) the two layouts agree and the values are
+shared. Index arrays are always built (a few per row or per block).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..formats import Format
+from ..formats.blocks import spread
+
+
+def from_dia(m, fmt, sr, name) -> tuple | None:
+    """Row bands of the dia array `m`: row i's band runs from column i + min(offsets)
+    to i + max(offsets), clipped to the matrix; cells of no stored diagonal hold
+    the semiring's zero."""
+    if fmt != Format.named("banded", 2):
+        return None
+    offsets = np.asarray(m.offsets, dtype=np.int64)      # distinct (scipy's check)
+    nrows, ncols = m.shape
+    data = sr.cast(np.asarray(m.data), what=f"tensor {name!r} (scipy dia input) data")
+    rows = np.arange(nrows, dtype=np.int64)
+    if not len(offsets):
+        return ({}, {"bfirst": np.zeros(nrows, np.int64),
+                     "bpos": np.zeros(nrows + 1, np.int64)}), data[:0].reshape(-1)
+    lo, hi = int(offsets.min()), int(offsets.max())
+    band = np.full((nrows, hi - lo + 1), sr.zero, dtype=data.dtype)
+    width = min(ncols, data.shape[1])
+    for k, off in enumerate(offsets):
+        cols = rows + off
+        ok = (cols >= 0) & (cols < width)
+        band[rows[ok], off - lo] = data[k, cols[ok]]
+    cols = rows[:, None] + lo + np.arange(hi - lo + 1)[None, :]
+    inside = (cols >= 0) & (cols < ncols)
+    bpos = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(inside.sum(axis=1), out=bpos[1:])
+    first = np.clip(rows + lo, 0, ncols)
+    return ({}, {"bfirst": first, "bpos": bpos}), band[inside]
+
+
+def from_bsr(m, fmt, sr, name) -> tuple | None:
+    """Rows of dense blocks of the canonical bsr array `m`: row i of block row br
+    holds one run of C columns per block of br (adjacent blocks stay separate
+    runs)."""
+    if fmt != Format.named("blocks", 2) or not m.has_canonical_format:
+        return None
+    where = f"tensor {name!r} (scipy bsr input)"
+    R, C = m.blocksize
+    nrows = m.shape[0]
+    indptr = np.asarray(m.indptr, dtype=np.int64)
+    indices = np.asarray(m.indices, dtype=np.int64)
+    data = sr.cast(np.asarray(m.data), what=f"{where} data")
+    rows = np.arange(nrows, dtype=np.int64)
+    owner, offset, begin = spread(indptr[rows // R], indptr[rows // R + 1])
+    block = begin + offset
+    bseg = np.zeros(nrows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(owner, minlength=nrows), out=bseg[1:])
+    level = {"bseg": bseg, "bfirst": indices[block] * C,
+             "bpos": np.arange(len(block) + 1, dtype=np.int64) * C}
+    fmt.levels[1].check(level, nrows, m.shape[1], f"{where} as blocks")
+    vals = data.reshape(-1) if R == 1 else data[block, owner % R, :].reshape(-1)
+    return ({}, level), vals
