@@ -333,6 +333,9 @@ def _pack(storage, values, shape, fmt, fill):
         levels.append(arrays)
     vals = np.full(n_parents, fill, dtype=values.dtype)
     vals[parent_ids] = values
+    merge = getattr(fmt.levels[-1], "merge", None) if fmt.levels else None
+    if merge is not None:                 # formats.level: equal neighbours become one
+        levels[-1], vals = merge(levels[-1], vals)
     return _narrowest(tuple(levels), shape), vals
 
 
