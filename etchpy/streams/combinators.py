@@ -29,6 +29,7 @@ from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Facts, Interval,
                     Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split)
 from .hoist import guard_product
+from .runs import is_runs, mul_runs
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 
 
@@ -114,6 +115,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
+    if tuning.runs and is_runs(a) and is_runs(b):        # one piece per overlap
+        return mul_runs(names, a, b, combine)
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
 
