@@ -18,7 +18,7 @@ from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, 
                     Short, Split)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
 from .levels import blocks_level, dense_level, level_stream, segment_level
-from .runs import is_runs, mul_runs, runs_level
+from .runs import is_runs, zip_runs, runs_level
 from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
                      most_bound, with_prefetch)
 
@@ -32,7 +32,7 @@ __all__ = [
     "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
     "union_by_skipping", "union_by_stepping_fronts",
     "dense_level", "segment_level", "blocks_level", "level_stream", "runs_level",
-    "is_runs", "mul_runs",
+    "is_runs", "zip_runs",
     "Binding", "array_names", "dim_var", "hidden", "Lowerer", "lower_step",
     "run_stream", "declare", "describe", "StreamInvariantError",
 ]

@@ -8,8 +8,8 @@ counted piece) and Flat (the value is the same across a piece): a Σ over the
 run's coordinates is taken once per run by the schedule pass run_sums, as
 repeat(value, hi − c) (Semiring.repeat). A product with a located operand
 (dense) keeps Pieces and walks the run's cells, the other side varying; a
-product of two run streams (`mul_runs`) is again a run stream whose pieces are
-the overlaps of the two run lists. proofs_notes/runs.md.
+product or sum of two run streams (`zip_runs`) is again a run stream whose
+pieces are the overlaps of the two run lists. proofs_notes/runs.md.
 """
 from __future__ import annotations
 
@@ -48,10 +48,12 @@ def is_runs(s) -> bool:
     return Pieces in s.facts and Flat in s.facts
 
 
-def mul_runs(names, a: Stream, b: Stream, combine) -> Stream:
-    """The product of two run streams over one fibre (both `is_runs`, both over
-    0..n-1): its pieces are the overlaps of a's runs and b's runs, value
-    combine(a.value, b.value), the same across an overlap. State: both streams',
+def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
+    """Two run streams over one fibre walked together (both `is_runs`, so both
+    hold every coordinate 0..n-1): the product (combine is ⊗) and the union
+    (combine is ⊕: every coordinate is in both) of two run lists. Its pieces
+    are the overlaps of a's runs and b's runs, value combine(a.value, b.value),
+    the same across an overlap. State: both streams',
     kept on one coordinate (a's counter is the product's; b's follows it), and
     the overlap's end m = min(a's end, b's end)."""
     pa, pb = a.facts.get(Pieces), b.facts.get(Pieces)
@@ -70,6 +72,6 @@ def mul_runs(names, a: Stream, b: Stream, combine) -> Stream:
                   init=seq(a.init, b.init, close), valid=lt(ca, mv), index=ca, ready=imp.TRUE,
                   value=combine(a.value, b.value),
                   next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
-                  search="runs × runs: one piece per overlap of their runs",
+                  search="runs with runs: one piece per overlap of their runs",
                   facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
                                                              Flat()))

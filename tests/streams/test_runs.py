@@ -40,6 +40,7 @@ CASES = {
     "runs x runs": lambda: ep.sum(j, rle("A")[i, j] * rle("B")[i, j]),
     "runs x dense": lambda: ep.sum((i, j), rle("A")[i, j] * ep.tensor("B", 2)[i, j]),
     "blend": lambda: rle("A")[i, j] * rle("B")[i, j] + rle("A")[i, j],
+    "summed blend": lambda: ep.sum(j, rle("A")[i, j] + rle("B")[i, j]),
 }
 
 
@@ -61,8 +62,9 @@ def test_a_sum_over_runs_is_taken_once_per_run():
     one piece per overlap."""
     real = ep.compile(CASES["row sums"]()).c_source
     assert "(double)(" in real
-    both = ep.compile(CASES["runs x runs"]()).c_source
-    assert "one piece per overlap" in both and "(double)(" in both
+    for case in ("runs x runs", "summed blend"):
+        both = ep.compile(CASES[case]()).c_source
+        assert "one piece per overlap" in both and "(double)(" in both
     cells = ep.compile(CASES["row sums"](), semiring=NO_REPEAT).c_source
     assert "(double)(" not in cells
 
