@@ -85,7 +85,7 @@ class Runs:
         drop[1:] = vals[1:] == vals[:-1]
         drop[rseg[:-1][rseg[:-1] < len(ends)]] = False     # a parent's first run stays
         keep = np.flatnonzero(~drop)
-        last = np.r_[keep[1:], len(ends)] - 1
+        last = np.r_[keep[1:], len(ends)][:len(keep)] - 1
         before = np.r_[0, np.cumsum(~drop)]
         return {"rseg": before[rseg], "rend": ends[last]}, vals[keep]
 
