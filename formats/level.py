@@ -68,6 +68,10 @@ Optional (asked with getattr; absent means no).
         after packing the values of a last level: positions whose values are
         equal and that the level may share become one (runs merge equal
         neighbours)
+    pack_rows(rows) -> (arrays, vals)
+        a last level under located levels only, in the identity mode order,
+        packed straight from the dense values (`rows`: one row per parent),
+        without listing coordinates; the same arrays as pack and merge give
 """
 from __future__ import annotations
 

@@ -89,6 +89,21 @@ class Runs:
         before = np.r_[0, np.cumsum(~drop)]
         return {"rseg": before[rseg], "rend": ends[last]}, vals[keep]
 
+    def pack_rows(self, rows):
+        """The level of the fibres `rows` (a 2-d array, one row a parent), read
+        straight from the dense values (formats.level): a run ends wherever the
+        next value differs, and at the row's end. Returns (arrays, vals): the
+        maximal runs, as packing and `merge` give."""
+        n_parents, size = rows.shape
+        rseg = np.zeros(n_parents + 1, dtype=np.int64)
+        if size == 0:
+            return {"rseg": rseg, "rend": np.zeros(0, np.int64)}, rows.reshape(-1)
+        boundary = np.ones(rows.shape, dtype=bool)
+        np.not_equal(rows[:, 1:], rows[:, :-1], out=boundary[:, :-1])
+        at = np.flatnonzero(boundary)
+        np.cumsum(np.count_nonzero(boundary, axis=1), out=rseg[1:])
+        return {"rseg": rseg, "rend": at % size + 1}, rows.reshape(-1)[at]
+
     def unpack(self, arrays, parents, size):
         """Every coordinate of the fibres of `parents`, in order: (owner, coord,
         positions), a coordinate's position being its run."""

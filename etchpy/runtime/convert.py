@@ -83,6 +83,13 @@ def from_dense(array, format, sr, name) -> Parts:
     fmt = Format.parse(format, array.ndim)
     if fmt.is_dense:
         return _dense_layout(array, fmt.mode_order, sr, fmt)
+    rows = getattr(fmt.levels[-1], "pack_rows", None)
+    if rows is not None and fmt.mode_order == tuple(range(array.ndim)) \
+            and all(lv.located for lv in fmt.levels[:-1]):   # formats.level pack_rows
+        parents = int(np.prod(array.shape[:-1]))
+        arrays, vals = rows(np.ascontiguousarray(array).reshape(parents, array.shape[-1]))
+        levels = tuple({} for _ in fmt.levels[:-1]) + (arrays,)
+        return Parts(array.shape, fmt, _narrowest(levels, array.shape), vals, sr.zero)
     coords, values = _stored_entries(array, sr.zero)
     return from_coords(coords, values, array.shape, fmt, sr, name)
 

@@ -103,3 +103,17 @@ def test_malformed_runs_are_refused_naming_the_array(rend, message):
 def test_a_run_level_is_the_last_level():
     with pytest.raises(ep.FormatError, match="last level"):
         ep.Format(["runs", "dense"])
+
+
+@pytest.mark.parametrize("shape", [(3, 7), (1, 1), (4, 0), (0, 5), (2, 3, 6), (9,), (0,)])
+def test_packing_from_dense_rows_is_packing_from_coordinates(shape):
+    """from_dense reads runs straight off the rows (Runs.pack_rows); the arrays
+    are those of packing the coordinates and merging."""
+    a = np.random.default_rng(len(shape)).integers(0, 2, shape).astype(float)
+    rows = ep.Tensor.from_dense(a, "rle")
+    nz = np.nonzero(a)
+    coords = ep.Tensor.from_coords(np.array(nz).reshape(len(shape), -1), a[nz], shape, "rle")
+    for role in ("rseg", "rend"):
+        assert list(rows.levels[-1][role]) == list(coords.levels[-1][role])
+    assert list(rows.vals) == list(coords.vals)
+    assert np.array_equal(rows.to_dense(), a)
