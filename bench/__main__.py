@@ -13,6 +13,7 @@ SECTIONS = {
     "targets": "bench.targets",      # A·Bᵀ, SpGEMM and min-plus against their peers
     "complex": "bench.structure_complex",  # complex128 SpMV and SpGEMM against scipy
     "structure": "bench.structure",  # banded and block-list levels (issue 40)
+    "structure_rle": "bench.structure_rle",  # run-length images against numpy (issue 40)
 }
 
 if __name__ == "__main__":

@@ -112,6 +112,12 @@ class Semiring:
         negation: every element has an additive inverse (a ring), which is what
             `a - b` needs. idempotent: a + a = a. allows_nan: NaN is an acceptable
             input value (only for plain IEEE arithmetic).
+        repeat: the n-fold sum a ⊕ … ⊕ a (n ≥ 1 copies) in closed form, an ep.Op
+            over `{a}` (a value) and `{b}` (the count, an int64), e.g.
+            ("{a} * (double)({b})", lambda a, n: a * n) in the reals. An
+            idempotent semiring has it without asking (it is `a`); None means
+            no closed form, and a Σ over a run of equal values then adds cell by
+            cell (formats.runs).
     Check a new semiring's laws with `ep.check_axioms`.
 
         >>> max_min = ep.Semiring("max_min", np.float64, -np.inf, np.inf,
@@ -130,9 +136,10 @@ class Semiring:
     negation: bool = False
     idempotent: bool = False
     allows_nan: bool = False
+    repeat: Op | None = None
 
     def __init__(self, name, dtype, zero, one, add, mul, *, negation=False,
-                 idempotent=False, allows_nan=False):
+                 idempotent=False, allows_nan=False, repeat=None):
         dt = np.dtype(dtype)
         set_ = object.__setattr__
         set_(self, "name", str(name))
@@ -145,6 +152,9 @@ class Semiring:
         set_(self, "negation", bool(negation))
         set_(self, "idempotent", bool(idempotent))
         set_(self, "allows_nan", bool(allows_nan))
+        if repeat is None and idempotent:
+            repeat = Op("{a}", _first)
+        set_(self, "repeat", None if repeat is None else _as_op(repeat))
 
     def __repr__(self):
         return f"Semiring({self.name}, {self.dtype})"
@@ -230,6 +240,14 @@ _C_TYPES = {
 }
 
 
+def _first(a, n):
+    return a
+
+
+def _times(a, n):
+    return a * n
+
+
 def _min(a, b):
     return np.minimum(a, b)
 
@@ -252,11 +270,14 @@ class _Builtins:
     """
 
     real = Semiring("real", np.float64, 0.0, 1.0, ("{a} + {b}", np.add),
-                    ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+                    ("{a} * {b}", np.multiply), negation=True, allows_nan=True,
+                    repeat=("({a} * (double)({b}))", _times))
     real32 = Semiring("real32", np.float32, 0.0, 1.0, ("{a} + {b}", np.add),
-                      ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+                      ("{a} * {b}", np.multiply), negation=True, allows_nan=True,
+                      repeat=("({a} * (float)({b}))", _times))
     integer = Semiring("integer", np.int64, 0, 1, ("{a} + {b}", np.add),
-                       ("{a} * {b}", np.multiply), negation=True)
+                       ("{a} * {b}", np.multiply), negation=True,
+                       repeat=("({a} * (int64_t)({b}))", _times))
     # any nonzero byte is true, as in C; results are 0 or 1
     boolean = Semiring("boolean", np.bool_, False, True, ("(({a} | {b}) != 0)", np.logical_or),
                        ("(({a} != 0) & ({b} != 0))", np.logical_and), idempotent=True)
@@ -373,4 +394,6 @@ def check_axioms(semiring: Semiring, values, *, rtol: float = 1e-9) -> list[tupl
             failures.append(("zero annihilates", a, None, None))
         if sr.idempotent and not eq(add(a, a), a):
             failures.append(("add idempotent", a, None, None))
+        if sr.repeat is not None and not eq(sr.repeat(a, np.int64(3)), add(add(a, a), a)):
+            failures.append(("repeat is the n-fold sum", a, None, None))
     return failures

@@ -63,7 +63,7 @@ class Tuning:
 
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unswitch, phases, pieces,
+            short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fused_temporaries,
@@ -113,6 +113,7 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
+    runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)

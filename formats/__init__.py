@@ -9,6 +9,8 @@ Storage level k holds logical mode `mode_order[k]`.
                   banded       one band of consecutive coordinates per parent (bfirst, bpos)
                   blocks       a segment of blocks of consecutive coordinates per parent
                                (bseg, bfirst, bpos)
+                  runs         runs of equal values covering each fibre (rseg, rend); a
+                               last level only
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
@@ -21,7 +23,8 @@ and only a singleton level reads such a range.
                    csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
                    coo = (compressed non-unique, singleton non-unique..., singleton),
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
-                   dia binds to it), blocks = (dense..., blocks) (rows of dense blocks)
+                   dia binds to it), blocks = (dense..., blocks) (rows of dense blocks),
+                   rle = (dense..., runs) (rows of runs: images, masks)
 
 Each level kind lives in its own module and provides the packing of arrays
 (building from sorted coordinates, listing coordinates back, validation), its
@@ -41,15 +44,16 @@ from ..formats.banded import Banded
 from ..formats.blocks import BlockList
 from ..formats.compressed import Compressed
 from ..formats.dense import Dense
+from ..formats.runs import Runs
 from ..formats.singleton import Singleton
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
-           "NAMED_FORMATS"]
+           "Runs", "NAMED_FORMATS"]
 
-NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks")
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle")
 
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
-                "banded": Banded, "blocks": BlockList}
+                "banded": Banded, "blocks": BlockList, "runs": Runs}
 
 
 def _level(spec):
@@ -108,6 +112,9 @@ class Format:
             if isinstance(lv, Singleton) and (k == 0 or levels[k - 1].unique):
                 raise FormatError(f"singleton level {k} must sit under a non-unique "
                                   f"level (as in coo), got {_names(levels)}")
+            if getattr(lv, "last_only", False) and k + 1 < len(levels):
+                raise FormatError(f"a {lv} level must be the last level (a run shares "
+                                  f"one value among its coordinates), got {_names(levels)}")
             if not lv.unique and k + 1 == len(levels):
                 raise FormatError(f"non-unique level {k} ({lv}) cannot be the last level: "
                                   f"a non-unique level must be directly followed by a "
@@ -174,7 +181,8 @@ class Format:
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
-        "banded", "blocks": dense levels over one banded or block-list level) for
+        "banded", "blocks", "rle": dense levels over one banded, block-list or
+        run-length level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels
@@ -193,10 +201,11 @@ class Format:
             return Format([Compressed(), Compressed()], name="dcsr")
         if name == "csf":
             return Format([Compressed()] * order, name="csf")
-        if name in ("banded", "blocks"):
+        if name in ("banded", "blocks", "rle"):
             if order == 0:
                 raise FormatError(f"format {name} needs at least one mode")
-            return Format([Dense()] * (order - 1) + [_LEVEL_NAMES[name]()], name=name)
+            last = _LEVEL_NAMES["runs" if name == "rle" else name]()
+            return Format([Dense()] * (order - 1) + [last], name=name)
         if name == "coo":
             if order == 0:
                 return Format([], name="coo")

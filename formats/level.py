@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -60,6 +60,18 @@ Writing (output levels).
         it) given its parents'
     assemble(take, k, parents) -> (arrays, positions)
         the kernel's output arrays of this level, taken from the C call
+
+Optional (asked with getattr; absent means no).
+    last_only  the level must be the storage's last (a run shares one value
+               among its coordinates, so nothing can sit below it)
+    merge(arrays, vals) -> (arrays, vals)
+        after packing the values of a last level: positions whose values are
+        equal and that the level may share become one (runs merge equal
+        neighbours)
+    pack_rows(rows) -> (arrays, vals)
+        a last level under located levels only, in the identity mode order,
+        packed straight from the dense values (`rows`: one row per parent),
+        without listing coordinates; the same arrays as pack and merge give
 """
 from __future__ import annotations
 
@@ -111,3 +123,16 @@ class Blocks:
     start: Expr
     end: Expr
     single: bool = False
+
+
+@dataclass(frozen=True)
+class RunList:
+    """The runs r = start..end-1, which cover the coordinates 0..size-1 in order:
+    run r holds the coordinates from the previous run's end (0 for run start)
+    up to ends[r] - 1, all with the one value at position r. Every run holds at
+    least one coordinate (ends strictly increase; the last is size). A reader
+    may take a run whole: its coordinates share the child (lo, hi) = (r, r + 1)."""
+
+    ends: str
+    start: Expr
+    end: Expr

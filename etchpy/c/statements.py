@@ -343,6 +343,8 @@ class FunctionBody:
                 return f"({e(c)} ? {e(a)} : {e(b)})"
             case Ring(op, a, b) if maps.is_map(op):
                 return maps.render(op, e(a), e(b), self.sr.dtype)
+            case Ring("repeat", a, n):      # the n-fold ⊕ (Semiring.repeat)
+                return f"({self.sr.repeat.render(e(a), e(n))})"
             case Ring(op, a, b):
                 fn = self.sr.add if op == "add" else self.sr.mul
                 return f"({fn.render(e(a), e(b))})"

@@ -8,7 +8,7 @@ TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`
 
 Parameters: name, an identifier (the keyword its input is passed by); order, the
 number of indices (0 for a scalar); format, the layout the kernel reads: "dense"
-(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks" or an
+(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle" or an
 ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
 (another value is an InputError; ep.Tensor.pattern makes an input checked once).
 Raises: ExpressionTypeError for a bad name or order, FormatError for an unknown
@@ -31,6 +31,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     into row bands, docs/formats.md)
     blocks  1, 2, 3, 4  an ep.Tensor in blocks (a scipy bsr_array is regrouped
                     into rows of runs; its values shared when blocks are one row)
+    rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack
+                    an image once with ep.Tensor.from_dense(img, "rle"))
 
 An ep.Tensor binds as it is when its format is the declared one and its values
 have the semiring's dtype; it is validated once, when built, and a later call with

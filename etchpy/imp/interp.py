@@ -74,6 +74,8 @@ class Machine:
                 return self.eval(a) if self.eval(c) else self.eval(b)
             case Ring(op, a, b) if maps.is_map(op):
                 return self._cast(maps.apply(op, self.eval(a), self.eval(b)))
+            case Ring("repeat", a, n):      # the n-fold ⊕ (Semiring.repeat)
+                return self._cast(self.semiring.repeat(self.eval(a), self.eval(n)))
             case Ring(op, a, b):
                 fn = self.semiring.add if op == "add" else self.semiring.mul
                 return self._cast(fn(self.eval(a), self.eval(b)))

@@ -5,6 +5,7 @@
 
     expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
                | Bit(a, e) | Select(e, e, e) | Ring(add|mul, e, e)
+               | Ring(repeat, e, n)   (e ⊕ … ⊕ e, n copies: Semiring.repeat)
            op ::= + - * / & < <= == != && || max min hash
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)

@@ -31,6 +31,8 @@ def show(node, indent: int = 0) -> str:
             return f"bit({arr}, {show(i)})"
         case Select(c, a, b):
             return f"({show(c)} ? {show(a)} : {show(b)})"
+        case Ring("repeat", a, n):                      # the n-fold ⊕
+            return f"⊕^{show(n)}({show(a)})"
         case Ring(op, a, b) if op not in ("add", "mul"):       # a map (etchpy.maps)
             return f"{op}({show(a)}, {show(b)})"
         case Ring(op, a, b):

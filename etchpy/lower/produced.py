@@ -75,6 +75,8 @@ class Presence:
                 return self.of(b)
             case Ring("mul", a, b):
                 return and_(self.of(a), self.of(b))
+            case Ring("repeat", a, _):   # a ⊕ … ⊕ a: present where a is
+                return self.of(a)
             case Ring(op, a, Const(arg)) if maps.is_map(op) and maps.keeps_zero(op, arg):
                 return self.of(a)
             case Select(c, x, z) if self._absent(z):

@@ -84,6 +84,13 @@ def from_dense(array, format, sr, name) -> Parts:
     fmt = Format.parse(format, array.ndim)
     if fmt.is_dense:
         return _dense_layout(array, fmt.mode_order, sr, fmt)
+    rows = getattr(fmt.levels[-1], "pack_rows", None)
+    if rows is not None and fmt.mode_order == tuple(range(array.ndim)) \
+            and all(lv.located for lv in fmt.levels[:-1]):   # formats.level pack_rows
+        parents = int(np.prod(array.shape[:-1]))
+        arrays, vals = rows(np.ascontiguousarray(array).reshape(parents, array.shape[-1]))
+        levels = tuple({} for _ in fmt.levels[:-1]) + (arrays,)
+        return Parts(array.shape, fmt, _narrowest(levels, array.shape), vals, sr.zero)
     coords, values = _stored_entries(array, sr.zero)
     return from_coords(coords, values, array.shape, fmt, sr, name)
 
@@ -333,6 +340,9 @@ def _pack(storage, values, shape, fmt, fill):
         levels.append(arrays)
     vals = np.full(n_parents, fill, dtype=values.dtype)
     vals[parent_ids] = values
+    merge = getattr(fmt.levels[-1], "merge", None) if fmt.levels else None
+    if merge is not None:                 # formats.level: equal neighbours become one
+        levels[-1], vals = merge(levels[-1], vals)
     return _narrowest(tuple(levels), shape), vals
 
 

@@ -4,6 +4,7 @@
     facts        each fact and hint, with its contract
     combinators  range, replicate, mul, add, guard, contract, map_leaf
     levels       the read stream of a stored level
+    runs         the read stream of a run list, and the product of two
     from_expr    expressions to streams (Lowerer, lower_step)
     eval         the evaluation ⟦s⟧ on the Imp interpreter
 """
@@ -13,10 +14,11 @@ from .combinators import (add, contract, guard, intersect_by_leapfrog,
                           union_by_stepping_fronts)
 from .eval import StreamInvariantError, declare, describe, run_stream
 from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, Full, Extent,
-                    Fact, Facts, Hint, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment,
+                    Fact, Facts, Flat, Hint, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment,
                     Short, Split)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
 from .levels import blocks_level, dense_level, level_stream, segment_level
+from .runs import is_runs, zip_runs, runs_level
 from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
                      most_bound, with_prefetch)
 
@@ -25,11 +27,12 @@ __all__ = [
     "with_prefetch",
     "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Full",
     "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",
-    "Prefetch", "Runs", "Block", "Pieces",
+    "Prefetch", "Runs", "Block", "Pieces", "Flat",
     "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",
     "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
     "union_by_skipping", "union_by_stepping_fronts",
-    "dense_level", "segment_level", "blocks_level", "level_stream",
+    "dense_level", "segment_level", "blocks_level", "level_stream", "runs_level",
+    "is_runs", "zip_runs",
     "Binding", "array_names", "dim_var", "hidden", "Lowerer", "lower_step",
     "run_stream", "declare", "describe", "StreamInvariantError",
 ]

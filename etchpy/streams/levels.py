@@ -4,7 +4,7 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment or Blocks, stream shapes rather than level kinds); this module
+Range, Segment, Blocks or RunList, stream shapes rather than level kinds); this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq,
                    max_, or_, select, seq)
 from .combinators import range_stream
 from .facts import Ahead, Counter, Extent, Facts, Most, Pieces, Runs, Segment
+from .runs import runs_level
 from .stream import Stream, is_stream
 
 
@@ -90,7 +91,9 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -
                                  in_order)
         case shapes.Blocks(first, pos, start, end, single):
             return blocks_level(names, var, first, pos, start, end, single, child)
-    raise TypeError(f"level {level!r} reads as none of Range, Segment and Blocks")
+        case shapes.RunList(ends, start, end):
+            return runs_level(names, var, size, ends, start, end, child)
+    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks and RunList")
 
 
 def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,

@@ -152,3 +152,9 @@ def test_central_draws_reach_the_structured_level_kinds():
     """Banded and block-list levels (issue 40) are among the central draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
     assert {"banded", "blocks"} <= kinds, kinds
+
+
+def test_central_draws_reach_the_run_length_kind():
+    """Run-length levels (issue 40) are among the central draws."""
+    kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
+    assert "runs" in kinds, kinds

@@ -53,13 +53,14 @@ class Pass:
     run: Callable
 
 
-from . import blocks, phases, pieces, prefetch, threads, unswitch  # noqa: E402 - they need no name above
+from . import blocks, phases, pieces, prefetch, run_sums, threads, unswitch  # noqa: E402 - they need no name above
 
 PASSES = (
     Pass("threads", "threads", "step", threads.on_threads),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),
+    Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
 )

@@ -1,0 +1,121 @@
+"""Run-length images against numpy on the dense image (issue 40), one thread,
+alternating call by call in one process, ratios of medians:
+
+    python -m bench structure_rle [--rounds N] [--sizes 1,16]
+
+Images: real ones from scikit-image (`skimage.data`: the horse silhouette and the
+text page thresholded, binary masks; the camera posterised to 8 grey levels and
+upscaled 4× nearest, flat grey regions), tiled to about 1 and 16 megapixels, float64;
+without scikit-image, generated discs and bars of the same kinds. Each image's
+mean run (pixels per run along a row) is printed. Images are packed once,
+outside the timing (`ep.Tensor.from_dense(img, "rle")`, time printed).
+
+rowsum   Σ_j I[i,j]                    vs img.sum(axis=1)
+masked   Σ_ij I[i,j]·M[i,j]            vs the faster of np.vdot(img, mask) and (img*mask).sum()
+blend    I[i,j] + M[i,j] (dense out)   vs img + mask
+masked and blend pair each mask with the grey image (tiled and cut to its shape).
+The target of each is a ratio ≤ 1/3 (etchpy at least 3× faster). The machine
+may be shared: the ratios are medians of alternating calls, not quiet numbers.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+
+import numpy as np
+
+import etchpy as ep
+from bench.timing import alternating_medians, fmt_ratio, fmt_time, timed
+
+TARGET = 1 / 3
+
+
+def _sources():
+    """{name: (kind, small image)}: real images where scikit-image is installed."""
+    try:
+        from skimage import data
+    except ImportError:
+        return _generated()
+    camera = np.kron(data.camera() // 32, np.ones((4, 4), dtype=np.uint8))
+    return {"horse": ("mask", data.horse()), "text": ("mask", data.text() < 100),
+            "camera8": ("grey", camera)}
+
+
+def _generated():
+    """Discs and bars (masks) and flat grey bands, when no real image is at hand."""
+    y, x = np.mgrid[:512, :512]
+    discs = ((x % 128 - 64) ** 2 + (y % 128 - 64) ** 2) < 40 ** 2
+    bars = (x // 24 + y // 48) % 3 == 0
+    grey = ((x // 40) * 7 + (y // 30) * 3) % 8
+    return {"discs": ("mask", discs), "bars": ("mask", bars), "grey8": ("grey", grey)}
+
+
+def _tiled(a, mp):
+    """`a` tiled (or cut) to about `mp` megapixels, float64, C-contiguous."""
+    reps = max(1, round((mp * 1e6 / a.size) ** 0.5))
+    out = np.tile(a, (reps, reps))
+    side = int((mp * 1e6) ** 0.5)
+    if out.size > 1.5 * mp * 1e6:
+        out = out[:side, :side]
+    return np.ascontiguousarray(out, dtype=np.float64)
+
+
+def mean_run(img) -> float:
+    return img.size / (np.count_nonzero(img[:, 1:] != img[:, :-1]) + img.shape[0])
+
+
+def _packed(img):
+    seconds, t = timed(lambda: ep.Tensor.from_dense(img, "rle"))
+    return t, seconds
+
+
+def cases(mp, rounds):
+    i, j = ep.indices("i j")
+    I, M = ep.tensor("I", 2, format="rle"), ep.tensor("M", 2, format="rle")
+    rowsum = ep.compile(ep.sum(j, I[i, j]))
+    masked = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]))
+    blend = ep.compile(I[i, j] + M[i, j])
+    sources = _sources()
+    grey = next(_tiled(a, mp) for kind, a in sources.values() if kind == "grey")
+    for name, (kind, small) in sources.items():
+        img = _tiled(small, mp)
+        t, pack = _packed(img)
+        head = f"{name} {img.shape[0]}×{img.shape[1]} run {mean_run(img):.0f}"
+        print(f"  {head}: {len(t.vals)} runs, packed in {fmt_time(pack)}")
+        yield f"rowsum  {head}", alternating_medians(
+            [lambda: rowsum(I=t), lambda: img.sum(axis=1)], rounds)
+        if kind != "mask":
+            continue
+        reps = (-(-img.shape[0] // grey.shape[0]), -(-img.shape[1] // grey.shape[1]))
+        g = np.ascontiguousarray(np.tile(grey, reps)[:img.shape[0], :img.shape[1]])
+        gt, _ = _packed(g)
+        yield f"masked  {head}", _best_peer(alternating_medians(
+            [lambda: masked(I=gt, M=t), lambda: np.vdot(g, img), lambda: (g * img).sum()],
+            rounds))
+        yield f"blend   {head}", alternating_medians(
+            [lambda: blend(I=gt, M=t), lambda: g + img], rounds)
+
+
+def _best_peer(meds):
+    return [meds[0], min(meds[1:])]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench structure_rle", description=__doc__)
+    ap.add_argument("--rounds", type=int, default=15)
+    ap.add_argument("--sizes", default="1,16", help="megapixels, comma-separated")
+    args = ap.parse_args(argv)
+    missed = 0
+    for mp in (float(s) for s in args.sizes.split(",")):
+        print(f"about {mp:g} megapixels (float64, one thread; etchpy / numpy, target ≤ "
+              f"{TARGET:.2f}):")
+        for label, (ours, peer) in cases(mp, args.rounds):
+            missed += ours / peer > TARGET
+            print(f"    {label:<40} {fmt_time(ours):>9} {fmt_time(peer):>9}  "
+                  f"{fmt_ratio(ours / peer):>5}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

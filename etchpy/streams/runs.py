@@ -1,0 +1,77 @@
+"""The read stream of a run list (formats.level RunList), and the product of two.
+
+A run r covers the coordinates [lo, hi) with one value. In the Etch model a
+state is one coordinate, so the run stream's state is (r, c, hi): the run, the
+coordinate inside it and the run's end. Its states are all the coordinates in
+order, each ready, and the value reads r alone, so it has Pieces (each run one
+counted piece) and Flat (the value is the same across a piece): a Σ over the
+run's coordinates is taken once per run by the schedule pass run_sums, as
+repeat(value, hi − c) (Semiring.repeat). A product with a located operand
+(dense) keeps Pieces and walks the run's cells, the other side varying; a
+product or sum of two run streams (`zip_runs`) is again a run stream whose
+pieces are the overlaps of the two run lists. proofs_notes/runs.md.
+"""
+from __future__ import annotations
+
+from .. import imp
+from ..imp import ONE, ZERO, Assign, If, Load, Var, and_, le, lt, max_, min_, select, seq
+from .facts import Extent, Facts, Flat, Most, Pieces
+from .stream import Stream
+
+
+def runs_level(names, var, size: imp.Expr, ends: str, start: imp.Expr, end: imp.Expr,
+               child) -> Stream:
+    """The runs start..end-1 covering 0..size-1 (run r ends at ends[r], holds its
+    value at position r): one state per coordinate, one piece per run. `skip`
+    moves over whole runs to the run holding its target, then within it."""
+    r, re, c, e = (names.fresh(f"{var}_{x}") for x in ("r", "rend", "c", "hi"))
+    rv, rev, cv, ev = (Var(x) for x in (r, re, c, e))
+    advance = seq(imp.incr(r), If(lt(rv, rev), Assign(e, Load(ends, rv))))
+    init = seq(Assign(r, start), Assign(re, end), Assign(c, ZERO), Assign(e, ZERO),
+               If(lt(rv, rev), Assign(e, Load(ends, rv))))
+
+    def skip(t, rf):
+        target = select(rf, imp.add(t, ONE), t)
+        return seq(imp.While(and_(lt(cv, ev), le(ev, target)), seq(Assign(c, ev), advance)),
+                   Assign(c, max_(cv, target)))
+
+    return Stream(var=var, state=tuple((x, "index") for x in (r, re, c, e)), init=init,
+                  valid=lt(cv, ev), index=cv, ready=imp.TRUE, value=child((rv, imp.add(rv, ONE))),
+                  next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
+                  search="runs: jump over whole runs, then within one",
+                  facts=Facts.of(Most(size), Extent(size), Pieces(c, e, advance), Flat()))
+
+
+def is_runs(s) -> bool:
+    """Does s read as runs (Pieces and Flat: every coordinate once, one value
+    per piece)?"""
+    return Pieces in s.facts and Flat in s.facts
+
+
+def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
+    """Two run streams over one fibre walked together (both `is_runs`, so both
+    hold every coordinate 0..n-1): the product (combine is ⊗) and the union
+    (combine is ⊕: every coordinate is in both) of two run lists. Its pieces
+    are the overlaps of a's runs and b's runs, value combine(a.value, b.value),
+    the same across an overlap. State: both streams',
+    kept on one coordinate (a's counter is the product's; b's follows it), and
+    the overlap's end m = min(a's end, b's end)."""
+    pa, pb = a.facts.get(Pieces), b.facts.get(Pieces)
+    m = names.fresh(f"{a.var}_m")
+    mv, ca = Var(m), Var(pa.counter)
+    close = Assign(m, min_(Var(pa.end), Var(pb.end)))
+    advance = seq(Assign(pb.counter, ca),
+                  If(le(Var(pa.end), ca), pa.advance), If(le(Var(pb.end), ca), pb.advance),
+                  close)
+
+    def skip(t, rf):
+        return seq(a.skip(t, rf), b.skip(t, rf), Assign(pa.counter, max_(ca, Var(pb.counter))),
+                   Assign(pb.counter, ca), close)
+
+    return Stream(var=a.var, state=a.state + b.state + ((m, "index"),),
+                  init=seq(a.init, b.init, close), valid=lt(ca, mv), index=ca, ready=imp.TRUE,
+                  value=combine(a.value, b.value),
+                  next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
+                  search="runs with runs: one piece per overlap of their runs",
+                  facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
+                                                             Flat()))
