@@ -35,6 +35,7 @@ from .convert import Parts
 from ..errors import InputError
 from .. import pipeline
 from .tensor import Tensor, truth_values
+from .windows import WindowInput, source_var
 from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED  # noqa: F401 - kernel.py reads it here
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -143,6 +144,9 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     format's, so that binding it converts it (on every call); see
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
+    if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
+        b = bind(value.source, source_var(tv), sr, on_convert, fused)
+        return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked)
     reused = type(value) is Tensor
     if reused:
         # A Tensor passed again: reuse its binding (a Tensor's arrays are validated

@@ -31,6 +31,7 @@ from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
 from .tensor import Tensor, frozen, truth_values
+from .windows import WindowInput, bound_tensor
 
 def checked_out(out, shape, sr, inputs) -> np.ndarray:
     """`out` when a dense result of `shape` may be written there: a C-contiguous,
@@ -112,7 +113,9 @@ def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]
     must be exactly the declared ones (`check_names`); an iso one must store only
     the semiring's one (`check_iso`)."""
     check_names(declared, inputs)
-    out = {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+    out = {name: bound_tensor(inputs[name], tv, lambda v, t: as_tensor(v, t, sr))
+           if type(inputs[name]) is WindowInput else as_tensor(inputs[name], tv, sr)
+           for name, tv in declared.items()}
     for name, tv in declared.items():
         if tv.iso:
             check_iso(inputs[name], out[name].vals, name, sr)
