@@ -17,6 +17,7 @@ window combinator (streams.window). proofs_notes/windows.md.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 from dataclasses import dataclass
 
@@ -79,11 +80,16 @@ class WindowVar(TensorVar):
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
 
-    @property
+    @functools.cached_property
     def params(self) -> tuple[str, ...]:
         """The parameters its bounds read at call time, in order, once each."""
         names = [b for w in self.windows if w for b in w if isinstance(b, str)]
         return tuple(dict.fromkeys(names))
+
+    @functools.cached_property
+    def source_var(self) -> TensorVar:
+        """The operand as a caller passes it: its name, order, format."""
+        return TensorVar(self.source, self.order, self.format, self.iso)
 
     def bound(self, m: int, k: int):
         """Bound k (0 lo, 1 hi, 2 step) of mode m's window: an int, a parameter

@@ -46,7 +46,9 @@ def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None) -> di
     extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
              if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
     inputs = windows.with_windows(declared, {**inputs, **extra} if extra else inputs)
-    return inputs if expr is None else with_predicates(expr, inputs, sr)
+    if expr is None or not any(isinstance(tv, CompareVar) for tv in declared.values()):
+        return inputs
+    return with_predicates(expr, inputs, sr)
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:

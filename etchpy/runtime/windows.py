@@ -12,6 +12,7 @@ proofs_notes/windows.md.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -23,12 +24,14 @@ from ..expr.windows import WindowVar
 
 class WindowInput:
     """The input of a WindowVar: its source's value (bound as the source's own
-    arrays) and the extended shape (see the module docstring)."""
+    arrays) and the extended shape (see the module docstring). `memo`, shared
+    by the windows of one call: the source's binding, made once for all of
+    them (runtime.calling.bind)."""
 
-    __slots__ = ("source", "shape")
+    __slots__ = ("source", "shape", "memo")
 
-    def __init__(self, source, shape: tuple):
-        self.source, self.shape = source, shape
+    def __init__(self, source, shape: tuple, memo: dict | None = None):
+        self.source, self.shape, self.memo = source, shape, {} if memo is None else memo
 
 
 def caller_inputs(declared: dict) -> dict:
@@ -43,7 +46,7 @@ def caller_inputs(declared: dict) -> dict:
 
 
 def source_var(tv: WindowVar) -> TensorVar:
-    return TensorVar(tv.source, tv.order, tv.format, tv.iso)
+    return tv.source_var
 
 
 def parameter_names(declared: dict) -> set[str]:
@@ -53,12 +56,13 @@ def parameter_names(declared: dict) -> set[str]:
 def with_windows(declared: dict, inputs: dict) -> dict:
     """`inputs` plus a WindowInput for every WindowVar of `declared` whose source
     is among them (a missing source is left for check_names to name)."""
-    extra = {name: WindowInput(inputs[tv.source], extended_shape(tv, inputs))
-             for name, tv in declared.items()
-             if isinstance(tv, WindowVar) and tv.source in inputs}
+    memo: dict = {}
+    wins = tuple(tv for tv in declared.values() if isinstance(tv, WindowVar))
+    extra = {tv.name: WindowInput(inputs[tv.source], extended_shape(tv, inputs), memo)
+             for tv in wins if tv.source in inputs}
     if not extra:
         return inputs
-    gone = caller_inputs(declared).keys() - declared.keys()   # sources, parameters
+    gone = {x for tv in wins for x in (tv.source, *tv.params)} - declared.keys()
     return {**{k: v for k, v in inputs.items() if k not in gone}, **extra}
 
 
@@ -88,16 +92,25 @@ def _shape_of(value) -> tuple:
 
 def extended_shape(tv: WindowVar, inputs: dict) -> tuple:
     """The window's extended shape for the source input in `inputs`."""
-    src = tuple(int(n) for n in _shape_of(inputs[tv.source]))
+    src = tuple(map(int, _shape_of(inputs[tv.source])))
     if len(src) != tv.order:
         return src            # a wrong order: binding the source names it
+    values = tuple(_number(tv.source, p, inputs) for p in tv.params)
+    return _extended(tv.source, tv.windows, tv.params, src, values)
+
+
+@functools.lru_cache(maxsize=1024)
+def _extended(source: str, windows: tuple, params: tuple, src: tuple, values: tuple) -> tuple:
+    """extended_shape for the operand's sizes `src` and the parameters' `values`
+    (`params` in order), worked out once per such key."""
+    given = dict(zip(params, values))
     lens, los, steps = [], [], []
     for m, n in enumerate(src):
-        lo, hi, step = (0, n, 1) if tv.windows[m] is None else tv.windows[m]
-        lo, step = _number(tv, lo, inputs), _number(tv, step, inputs)
-        hi = n if hi is None else _number(tv, hi, inputs)
+        lo, hi, step = (0, n, 1) if windows[m] is None else windows[m]
+        lo, step = _number(source, lo, given), _number(source, step, given)
+        hi = n if hi is None else _number(source, hi, given)
         if step <= 0:
-            raise InputError(f"window step of {tv.source} (mode {m}) must be positive, "
+            raise InputError(f"window step of {source} (mode {m}) must be positive, "
                              f"got {step}")
         lens.append(max(0, -((lo - hi) // step)))
         los.append(lo)
@@ -105,19 +118,19 @@ def extended_shape(tv: WindowVar, inputs: dict) -> tuple:
     return (*lens, *src, *los, *steps)
 
 
-def _number(tv: WindowVar, b, inputs) -> int:
+def _number(source: str, b, inputs) -> int:
     """A bound as an int: itself, or the parameter it names (one integer)."""
     if not isinstance(b, str):
         return int(b)
     if b not in inputs:
-        raise InputError(f"missing parameter {b} (a window bound of {tv.source})")
+        raise InputError(f"missing parameter {b} (a window bound of {source})")
     v = inputs[b]
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
-        raise InputError(f"parameter {b} (a window bound of {tv.source}) must be one "
+        raise InputError(f"parameter {b} (a window bound of {source}) must be one "
                          f"integer, got {v!r}")
     v = int(v)
     if abs(v) >= 2**62:
-        raise InputError(f"parameter {b} (a window bound of {tv.source}) is out of range: {v}")
+        raise InputError(f"parameter {b} (a window bound of {source}) is out of range: {v}")
     return v
 
 
