@@ -11,6 +11,7 @@ SECTIONS = {
     "tpch": "bench.tpch.run",        # the relational section (TPC-H Q5, Q9, Q3)
     "plans": "bench.nesting",        # chains, trees, Tucker: written nested and flat
     "targets": "bench.targets",      # A·Bᵀ, SpGEMM and min-plus against their peers
+    "windows": "bench.windows",      # windows: sliced SpMV and 3×3 erosion (issue 40)
 }
 
 if __name__ == "__main__":
