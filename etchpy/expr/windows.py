@@ -98,6 +98,11 @@ class WindowVar(TensorVar):
         return None if w is None else w[k]
 
 
+def label(tv) -> str:
+    """How an error names tensor variable tv: a window as its operand's name."""
+    return f"{tv.source} (read through a window)" if isinstance(tv, WindowVar) else tv.name
+
+
 def windowed_access(t: TensorVar, idx: tuple) -> Access:
     """t[idx] where some entries of idx are Windows: an access of t's WindowVar
     at the windows' indices."""
@@ -120,6 +125,14 @@ def windowed_access(t: TensorVar, idx: tuple) -> Access:
     var = WindowVar(f"{WINDOW_PREFIX}{t.name}_{words}", t.order, t.format, t.iso,
                     source=t.name, windows=specs)
     return Access(var, plain)
+
+
+def rewindowed(tv: WindowVar, idx: tuple, fmt) -> Access:
+    """The access of WindowVar tv at indices idx, its operand declared in format
+    `fmt` instead."""
+    t = TensorVar(tv.source, tv.order, fmt, tv.iso)
+    return windowed_access(t, tuple(ix if w is None else Window(ix, *w)
+                                    for ix, w in zip(idx, tv.windows)))
 
 
 def as_access(t: TensorVar, idx: tuple):

@@ -31,6 +31,7 @@ from .cost import Stats, nest_cost, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
+from ..expr.windows import WindowVar
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -216,8 +217,10 @@ def _sort_cost(body, order, stats, written_out) -> float:
 
 def _read_in_place(acc: Access) -> bool:
     """A value comparison (expr.compare) is never converted: the arrays it reads
-    besides its structure are aligned with its positions."""
-    return isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
+    besides its structure are aligned with its positions; nor is a window
+    (expr.windows), read over its operand's own arrays."""
+    return (isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
+            or isinstance(acc.tensor, WindowVar))
 
 
 def _sparse(body: Expr) -> list[Access]:

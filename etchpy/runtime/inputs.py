@@ -27,6 +27,7 @@ from ..errors import InputError
 from ..expr.maps import check_semiring, promoting_literals
 from ..expr.nodes import Expr, Index, Lit, free_indices
 from ..expr.walk import accesses, subexprs, uses_negation
+from ..expr.windows import label
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
@@ -302,7 +303,7 @@ def index_sizes(plan: planning.Plan, bound: dict[str, Tensor]) -> dict[str, int]
                 continue
             for mode, ix in enumerate(acc.indices):
                 n = int(t.shape[mode])
-                here = f"{acc.tensor.name} (mode {mode}, size {n})"
+                here = f"{label(acc.tensor)} (mode {mode}, size {n})"
                 if ix.name in sizes and sizes[ix.name] != n:
                     user = plan.origin.get(ix.name, ix.name)
                     raise InputError(f"index {user} has size {sizes[ix.name]} in "

@@ -53,11 +53,14 @@ def window(s: Stream, lo: imp.Expr, n: imp.Expr, step: imp.Expr) -> Stream:
     end = imp.add(imp.add(lo, imp.mul(Bin("-", n, ONE), step)), ONE)
     ready = s.ready if step == ONE else and_(
         s.ready, eq(imp.mul(Bin("/", off, step), step), off))
-    most = s.facts.get(Most)
-    return s.derive(Facts.of(s.facts.get(Prelude), most),
+    index = _cdiv(off, step)
+    # past a coordinate, on to the next one on the stride (so no two states are alike)
+    nxt = s.next if step == ONE else seq(s.next, If(s.valid, s.skip(
+        imp.add(lo, imp.mul(index, step)), imp.FALSE)))
+    return s.derive(Facts.of(s.facts.get(Prelude), s.facts.get(Most)),
                     init=seq(s.init, If(s.valid, s.skip(lo, imp.FALSE))),
-                    valid=and_(s.valid, lt(s.index, end)), index=_cdiv(off, step),
-                    ready=ready, skip=lambda t, r: s.skip(imp.add(lo, imp.mul(t, step)), r),
+                    valid=and_(s.valid, lt(s.index, end)), index=index, ready=ready,
+                    next=nxt, skip=lambda t, r: s.skip(imp.add(lo, imp.mul(t, step)), r),
                     search=f"{s.search}, through a window from lo")
 
 
