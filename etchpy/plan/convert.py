@@ -31,7 +31,7 @@ from .cost import Stats, nest_cost, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
-from ..expr.windows import WindowVar
+from ..expr.windows import WindowVar, label
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -112,14 +112,15 @@ class Converter:
             return body, legal, ()
         if legal is None:
             why = "no loop order walks " + ", ".join(
-                f"{a.tensor.name}({', '.join(ix.name for ix in a.indices)}) as "
+                f"{label(a.tensor)}({', '.join(ix.name for ix in a.indices)}) as "
                 f"{a.tensor.format}" for a in _sparse(body)) + " in storage order"
         else:
             why = (f"estimated work {best[0]:.3g} with it against {as_declared:.3g} "
                    "walking the inputs as declared")
         if best is None:
-            raise FormatError(f"{why}, and a value comparison is read in its storage "
-                              f"order (its companions follow its positions)")
+            raise FormatError(f"{why}, and a value comparison or a window is read in its "
+                              f"storage order (a comparison's companions follow its "
+                              f"positions; a window reads its operand's own arrays)")
         _, order, new_body, convs = best
         made = []
         for key, conv in convs:

@@ -145,13 +145,7 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
     if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
-        b = value.memo.get(tv.name) or _window_rows(value, tv, sr)
-        if b is None:
-            b = value.memo.get((tv.source, fused)) or bind(value.source, source_var(tv), sr,
-                                                           on_convert, fused)
-            value.memo[(tv.source, fused)] = b
-        value.memo[tv.name] = b
-        return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked)
+        return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
     if reused:
         # A Tensor passed again: reuse its binding (a Tensor's arrays are validated
@@ -188,6 +182,19 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
         # the entry holds tv and the semiring, so their ids cannot be reused
         memo[(id(tv), id(sr))] = (b, tv, sr)
     return b
+
+
+def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
+    """A window's input: its source bound once per call for all its windows (the
+    WindowInput's memo), or over the rows it reads (`_window_rows`), with the
+    window's extended shape."""
+    b = value.memo.get(tv.name) or _window_rows(value, tv, sr)
+    if b is None:
+        b = value.memo.get((tv.source, fused)) or bind(value.source, source_var(tv), sr,
+                                                       on_convert, fused)
+        value.memo[(tv.source, fused)] = b
+    value.memo[tv.name] = b
+    return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked)
 
 
 def _window_rows(value, tv, sr):
