@@ -364,8 +364,8 @@ def _lower_step(step, lw: Lowering):
     filled = False
     only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:
-        filled = target.own(writes_every_cell_once(s, len(step.out)),
-                            writes_each_cell_at_most_once(s, len(step.out)))
+        filled = target.own(writes_every_cell_once(s, len(step.out)), lw.tuning.fused_rows
+                            and writes_each_cell_at_most_once(s, len(step.out)))
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
