@@ -46,8 +46,13 @@ class Window:
 
 
 def window(ix: Index, s) -> Window:
-    """i[lo:hi:s] as a Window; ExpressionTypeError for anything but a slice of
-    ints and parameter names, or a step that is not positive."""
+    """`ix[s]` (Index.window_of): the slice s = lo:hi:step of index ix as a
+    Window; ExpressionTypeError for anything but a slice of ints and parameter
+    names, or a step that is not positive.
+
+        >>> i[2:10:2]
+        Window(index=Index('i'), lo=2, hi=10, step=2)
+    """
     if not isinstance(s, slice):
         raise ExpressionTypeError(f"an index takes a window {ix}[lo:hi] or {ix}[lo:hi:step], "
                                   f"got {ix}[{s!r}]")
@@ -136,7 +141,12 @@ def rewindowed(tv: WindowVar, idx: tuple, fmt) -> Access:
 
 
 def as_access(t: TensorVar, idx: tuple):
-    """TensorVar.__getitem__'s meaning when an entry is a Window (else None)."""
+    """`t[idx]` (TensorVar.windowed): the access of tensor t through the windows
+    among the entries of idx, or None when idx holds no Window.
+
+        >>> A[i[1:4], j]
+        win_A_1_4_1_a[i,j]
+    """
     if not any(isinstance(x, Window) for x in idx):
         return None
     return windowed_access(t, idx)
