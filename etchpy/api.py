@@ -314,6 +314,7 @@ def imp_env(bound: dict[str, Tensor], sizes: dict[str, int]) -> dict:
     """The Imp environment: index sizes as dim_<index>, tensor arrays by their names."""
     env = {f"dim_{v}": n for v, n in sizes.items()}
     for name, t in bound.items():
+        env.update({f"{name}_dim{m}": n for m, n in enumerate(t.shape)})
         b = streams.array_names(name, t.format)
         env[b.vals] = t.vals
         for arrays, names in zip(t.levels, b.levels):

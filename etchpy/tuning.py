@@ -139,7 +139,8 @@ class Tuning:
                                       # operand from lo while < hi (else a leapfrog)
     fused_rows: bool = True           # the steps of a dense output that each write every
                                       # cell once share one loop, the cell's value in a
-                                      # register stored once (no zero fill, no re-read)
+                                      # register stored once (no zero fill, no re-read);
+                                      # one step writing each cell at most once stores
     fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
                                       # and read by the next step as a factor runs as a
                                       # workspace inside its maker's loops (plan.fusion)

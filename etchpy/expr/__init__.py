@@ -2,4 +2,4 @@
 
 Importing the package registers the meaning of comparisons (compare.py) and of
 &, | and ~ on them (logic.py)."""
-from . import compare, logic  # noqa: F401
+from . import compare, logic, windows  # noqa: F401

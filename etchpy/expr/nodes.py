@@ -10,11 +10,10 @@ Grammar (every node is a frozen, hashable dataclass):
         | f(e)                 Map: a named function (etchpy.maps) of each completed
                                value of e, after e's sums (built by ep.map)
 
-Sugar: `a - b` is `a + (-1)*b` (the -1 is marked: rings only); `e ** n` is
-n-fold `*`; an access that repeats an index takes a diagonal.
+Sugar: `a - b` is `a + (-1)*b` (the -1 marked: rings only); `e ** n` is n-fold `*`.
 Free indices are in order of first appearance; type errors are raised as the
-expression is built. Diagonals: `diagonal` below (proofs_notes/diagonal.md);
-comparisons (`i < j`, `A[i] >= t`): expr.compare (proofs_notes/predicates.md).
+expression is built. Diagonals (A[i, i]): `diagonal` below; comparisons: expr.compare;
+windows (`A[i[lo:hi:s], j]`): expr.windows (proofs_notes/ has a note on each).
 """
 from __future__ import annotations
 
@@ -47,17 +46,21 @@ class Comparable:
 @dataclass(frozen=True)
 class Index(Comparable):
     """A named index (made by `ep.indices`). Parameters: name, an identifier.
-
+    `i[lo:hi:step]` is a window of it (expr.windows).
         >>> i, j = ep.indices("i j")
         >>> i
         Index('i')
     """
 
     name: str
+    window_of = None     # i[lo:hi:step]: expr.windows.window, set there
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
             raise ExpressionTypeError(f"index name must be an identifier, got {self.name!r}")
+
+    def __getitem__(self, s):
+        return self.window_of(self, s)
 
     def __str__(self):
         return self.name
@@ -72,8 +75,7 @@ def indices(names: str) -> tuple[Index, ...]:
     Returns: a tuple of Index, even for one name. Raises: ExpressionTypeError for
     no name or one that is not an identifier.
 
-        >>> i, j, k = ep.indices("i j k")
-        >>> (n,) = ep.indices("n")
+        >>> i, j, k = ep.indices("i j k"); (n,) = ep.indices("n")
     """
     parts = names.replace(",", " ").split()
     if not parts:
@@ -82,9 +84,8 @@ def indices(names: str) -> tuple[Index, ...]:
 
 
 RESERVED_NAMES = {"out", "dim", "acc"}
-IDENTITY_PREFIX = "eq_"      # the implicit identities of diagonals (IdentityVar)
-COMPARE_PREFIX = "cmp_"      # the implicit 0/1 tensors of comparisons (CompareVar)
-RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX)
+IDENTITY_PREFIX, COMPARE_PREFIX = "eq_", "cmp_"  # diagonals' δ, comparisons' 0/1 tensors
+RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX, "win_")  # win_: windows
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class TensorVar:
     order: int
     format: object = "dense"   # a format name or an etchpy.formats.Format
     iso: bool = False          # every stored value is the semiring's one (never read)
+    windowed = None            # A[i[lo:hi], j]: expr.windows.as_access, set there
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
@@ -119,6 +121,8 @@ class TensorVar:
     def __getitem__(self, idx) -> "Access":
         if not isinstance(idx, tuple):
             idx = (idx,)
+        if (windowed := self.windowed(self, idx)) is not None:   # expr.windows
+            return windowed
         for ix in idx:
             if not isinstance(ix, Index):
                 raise ExpressionTypeError(f"{self.name}[...] takes indices made by "

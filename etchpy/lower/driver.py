@@ -28,7 +28,7 @@ from . import schedule
 from .schedule import LoopParts, khatri_rao
 from .schedule.blas import gemm_step
 from .schedule import fuse_temps, fused_rows, prefetch, unswitch
-from .schedule.fused_rows import writes_every_cell_once
+from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .target import Context, CountThenFill, Either, cells
@@ -364,7 +364,8 @@ def _lower_step(step, lw: Lowering):
     filled = False
     only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:
-        filled = target.own(writes_every_cell_once(s, len(step.out)))
+        filled = target.own(writes_every_cell_once(s, len(step.out)), lw.tuning.fused_rows
+                            and writes_each_cell_at_most_once(s, len(step.out)))
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")

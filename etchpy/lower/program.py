@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from .. import imp
 from .. import streams
 from ..expr.compare import stores_nothing
+from ..expr.windows import WindowVar
 from ..expr.walk import accesses
 from ..formats import Format
 from ..plan import plan as planning
@@ -131,7 +132,7 @@ def input_params(tensors: dict, plan) -> tuple[list[Param], list]:
     params: list[Param] = []
     for name in sorted(tensors):
         tv = tensors[name]
-        for m in range(tv.order):
+        for m in range(tv.order * (4 if isinstance(tv, WindowVar) else 1)):  # expr.windows
             params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
         if stores_nothing(tv):
             continue                       # it reads no array (index_compare)

@@ -31,6 +31,7 @@ from .cost import Stats, nest_cost, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
+from ..expr.windows import WindowVar, label
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
 from ..formats import NAMED_FORMATS, Format
@@ -111,14 +112,15 @@ class Converter:
             return body, legal, ()
         if legal is None:
             why = "no loop order walks " + ", ".join(
-                f"{a.tensor.name}({', '.join(ix.name for ix in a.indices)}) as "
+                f"{label(a.tensor)}({', '.join(ix.name for ix in a.indices)}) as "
                 f"{a.tensor.format}" for a in _sparse(body)) + " in storage order"
         else:
             why = (f"estimated work {best[0]:.3g} with it against {as_declared:.3g} "
                    "walking the inputs as declared")
         if best is None:
-            raise FormatError(f"{why}, and a value comparison is read in its storage "
-                              f"order (its companions follow its positions)")
+            raise FormatError(f"{why}, and a value comparison or a window is read in its "
+                              f"storage order (a comparison's companions follow its "
+                              f"positions; a window reads its operand's own arrays)")
         _, order, new_body, convs = best
         made = []
         for key, conv in convs:
@@ -216,8 +218,10 @@ def _sort_cost(body, order, stats, written_out) -> float:
 
 def _read_in_place(acc: Access) -> bool:
     """A value comparison (expr.compare) is never converted: the arrays it reads
-    besides its structure are aligned with its positions."""
-    return isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
+    besides its structure are aligned with its positions; nor is a window
+    (expr.windows), read over its operand's own arrays."""
+    return (isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
+            or isinstance(acc.tensor, WindowVar))
 
 
 def _sparse(body: Expr) -> list[Access]:

@@ -34,6 +34,7 @@ import numpy as np
 
 from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
 from ..expr.compare import values_as_stored
+from ..expr.windows import WindowVar
 from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
@@ -52,10 +53,11 @@ def has_blas(sr: Semiring) -> bool:
 
 def storage_axes(acc: Access) -> tuple[str, ...] | None:
     """The index names of a dense access in its storage (row-major) order, or
-    None when it is not dense or repeats an index (a diagonal)."""
+    None when it is not dense, repeats an index (a diagonal) or is read through
+    a window (its array is not laid out over the window's sizes)."""
     fmt = acc.tensor.format
     names = tuple(ix.name for ix in acc.indices)
-    if not fmt.is_dense or len(set(names)) < len(names):
+    if not fmt.is_dense or len(set(names)) < len(names) or isinstance(acc.tensor, WindowVar):
         return None
     return tuple(names[m] for m in fmt.mode_order)
 

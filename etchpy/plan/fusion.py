@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..expr.compare import CompareVar
+from ..expr.windows import WindowVar
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses, spine
 from .reserved import reserved_tensor
@@ -141,8 +142,8 @@ def _reads_alone(plan, temp, reader, k, prefix) -> bool:
     axes = next(st.out for st in plan.steps if st.target == temp)
     if tuple(ix.name for ix in mine[0].indices) != tuple(axes):
         return False
-    return all(isinstance(a.tensor, TensorVar) and not isinstance(a.tensor, CompareVar)
-               and a.tensor.format.is_dense
+    return all(isinstance(a.tensor, TensorVar)
+               and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
                for a in accesses(reader.body)
                if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix))
 

@@ -35,6 +35,7 @@ from .convert import Parts
 from ..errors import InputError
 from .. import pipeline
 from .tensor import Tensor, truth_values
+from .windows import WindowInput, source_var
 from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED  # noqa: F401 - kernel.py reads it here
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
@@ -143,6 +144,8 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     format's, so that binding it converts it (on every call); see
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
+    if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
+        return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
     if reused:
         # A Tensor passed again: reuse its binding (a Tensor's arrays are validated
@@ -179,6 +182,48 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
         # the entry holds tv and the semiring, so their ids cannot be reused
         memo[(id(tv), id(sr))] = (b, tv, sr)
     return b
+
+
+def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
+    """A window's input: its source bound once per call for all its windows (the
+    WindowInput's memo), or over the rows it reads (`_window_rows`), with the
+    window's extended shape."""
+    b = value.memo.get(tv.name) or _window_rows(value, tv, sr)
+    if b is None:
+        b = value.memo.get((tv.source, fused)) or bind(value.source, source_var(tv), sr,
+                                                       on_convert, fused)
+        value.memo[(tv.source, fused)] = b
+    value.memo[tv.name] = b
+    return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked)
+
+
+def _window_rows(value, tv, sr):
+    """A window's scipy csr/csc source of its declared layout whose major mode is
+    windowed, bound over its own arrays with the checks of the rows the kernel
+    reads only (O(window), not O(nnz)); None for any other input or when a check
+    fails (the general path checks in full and words the error)."""
+    src, fmt, n = value.source, tv.format, tv.order
+    layout, major_mode = getattr(src, "format", None), fmt.mode_order[0]
+    if (layout not in ("csr", "csc") or fmt.name != layout or not hasattr(src, "indptr")
+            or tv.windows[major_mode] is None):
+        return None
+    indptr, indices, data = src.indptr, src.indices, src.data
+    major, minor = (value.shape[n + m] for m in fmt.mode_order)
+    if (data.dtype != sr.dtype or indptr.dtype != indices.dtype or data.ndim != 1
+            or indptr.dtype not in (INT32, INT64) or len(data) != len(indices)
+            or not data.flags.c_contiguous or not _bounds_in_o1(src, indptr, indices, major)):
+        return None
+    ln, lo, step = (value.shape[k * n + major_mode] for k in (0, 2, 3))
+    r0 = min(max(lo, 0), major)
+    r1 = max(r0, min(lo + (ln - 1) * step + 1, major)) if ln else r0
+    rows = indptr[r0:r1 + 1]
+    a, e = int(rows[0]), int(rows[-1])
+    res = check_compressed(rows - rows[0], indices[a:e], r1 - r0, minor)
+    if res is None or res[0] != 0:
+        return None
+    refuse_nan(data[a:e], sr, tv.source)
+    return Bound(src.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
+                 indptr.dtype == INT32)
 
 
 def _all_int32(roles: dict):

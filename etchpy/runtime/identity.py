@@ -15,8 +15,10 @@ from ..errors import InputError
 from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
 from ..semiring import Semiring
+from ..expr.windows import WindowVar
 from .predicates import caller_inputs, with_predicates
 from .tensor import Tensor
+from . import windows
 
 
 def user_tensors(declared: dict) -> dict:
@@ -25,23 +27,28 @@ def user_tensors(declared: dict) -> dict:
     runtime.predicates): the names to check a call's inputs against before
     `with_identities`."""
     own = {name: tv for name, tv in declared.items()
-           if not isinstance(tv, (IdentityVar, CompareVar))}
-    return {**own, **caller_inputs(declared)}
+           if not isinstance(tv, (IdentityVar, CompareVar, WindowVar))}
+    return {**own, **caller_inputs(declared), **windows.caller_inputs(declared)}
 
 
 def has_implicit(declared: dict) -> bool:
-    """Does `declared` hold a tensor that no caller passes (an identity, a comparison)?"""
-    return any(isinstance(tv, (IdentityVar, CompareVar)) for tv in declared.values())
+    """Does `declared` hold a tensor that no caller passes (an identity, a comparison,
+    a window)?"""
+    return any(isinstance(tv, (IdentityVar, CompareVar, WindowVar))
+               for tv in declared.values())
 
 
 def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None) -> dict:
     """`inputs` plus the identity of every IdentityVar in `declared` that it lacks
     (one whose source input is missing is left out, for bind_inputs to name), and,
-    given the expression `expr`, its comparisons' tensors (runtime.predicates)."""
+    given the expression `expr`, its comparisons' tensors (runtime.predicates); and
+    each window's input (runtime.windows)."""
     extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
              if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
-    inputs = {**inputs, **extra} if extra else inputs
-    return inputs if expr is None else with_predicates(expr, inputs, sr)
+    inputs = windows.with_windows(declared, {**inputs, **extra} if extra else inputs)
+    if expr is None or not any(isinstance(tv, CompareVar) for tv in declared.values()):
+        return inputs
+    return with_predicates(expr, inputs, sr)
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:

@@ -28,10 +28,12 @@ from ..expr.compare import refuse_unordered
 from ..expr.maps import check_semiring, promoting_literals
 from ..expr.nodes import Expr, Index, Lit, free_indices
 from ..expr.walk import accesses, subexprs, uses_negation
+from ..expr.windows import label
 from ..formats import Format
 from ..plan import plan as planning
 from ..semiring import Semiring, semirings
 from .tensor import Tensor, frozen, truth_values
+from .windows import WindowInput, bound_tensor
 
 def checked_out(out, shape, sr, inputs) -> np.ndarray:
     """`out` when a dense result of `shape` may be written there: a C-contiguous,
@@ -116,7 +118,9 @@ def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]
     must be exactly the declared ones (`check_names`); an iso one must store only
     the semiring's one (`check_iso`)."""
     check_names(declared, inputs)
-    out = {name: as_tensor(inputs[name], tv, sr) for name, tv in declared.items()}
+    out = {name: bound_tensor(inputs[name], tv, lambda v, t: as_tensor(v, t, sr))
+           if type(inputs[name]) is WindowInput else as_tensor(inputs[name], tv, sr)
+           for name, tv in declared.items()}
     for name, tv in declared.items():
         if tv.iso:
             check_iso(inputs[name], out[name].vals, name, sr)
@@ -303,7 +307,7 @@ def index_sizes(plan: planning.Plan, bound: dict[str, Tensor]) -> dict[str, int]
                 continue
             for mode, ix in enumerate(acc.indices):
                 n = int(t.shape[mode])
-                here = f"{acc.tensor.name} (mode {mode}, size {n})"
+                here = f"{label(acc.tensor)} (mode {mode}, size {n})"
                 if ix.name in sizes and sizes[ix.name] != n:
                     user = plan.origin.get(ix.name, ix.name)
                     raise InputError(f"index {user} has size {sizes[ix.name]} in "

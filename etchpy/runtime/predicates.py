@@ -41,6 +41,7 @@ from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
+from . import windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -58,8 +59,9 @@ def caller_inputs(declared: dict) -> dict:
 
 
 def parameter_names(declared: dict) -> set[str]:
-    """The parameters (not tensors) the comparisons of `declared` read."""
-    return {p for tv in declared.values() if isinstance(tv, CompareVar) for p in tv.params}
+    """The parameters (not tensors) the comparisons and windows of `declared` read."""
+    return {p for tv in declared.values() if isinstance(tv, CompareVar) for p in tv.params} \
+        | windows.parameter_names(declared)
 
 
 def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
@@ -175,7 +177,9 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     conversion the plan made): for an index comparison, which stores nothing,
     one where r op c holds at (r, c) and zero elsewhere; for a value predicate
     (its companions among `bound`), one at the entries whose test holds; else
-    t.to_dense()."""
+    t.to_dense(); for a window, its dense window (runtime.windows)."""
+    if isinstance(t, windows.WindowTensor):
+        return windows.dense_window(tv, t.to_dense(), t.shape, sr.zero)
     if isinstance(tv, CompareVar) and tv.kind == "value":
         coords, v0 = t.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}

@@ -31,6 +31,7 @@ from .. import pipeline
 from . import build, calling
 from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
+from ..expr.windows import label
 
 
 def index_modes(expr) -> tuple:
@@ -244,7 +245,7 @@ class SignaturePlans:
             n = int(bound[tname].shape[mode])
             if sizes.setdefault(var, n) != n:
                 user = program.plan.origin.get(var, var)
-                seen = [f"{t} (mode {m}, size {bound[t].shape[m]})"
+                seen = [f"{_label(self.tensors, t)} (mode {m}, size {bound[t].shape[m]})"
                         for v, t, m in program.dims if v == var]
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
@@ -265,3 +266,9 @@ class SignaturePlans:
                 "(return code 3 from its every-size build): its shared object is not the "
                 "one compiled for it; delete the kernel cache (ETCHPY_CACHE_DIR) and retry")
         return larger
+
+
+def _label(tensors: dict, name: str) -> str:
+    """An input as an error names it (a window by its operand: expr.windows.label)."""
+    tv = tensors.get(name)
+    return name if tv is None else label(tv)

@@ -31,6 +31,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Full, Extent, Fac
 from .hoist import guard_product
 from .runs import is_runs, zip_runs
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
+from .window import Inside, intersect_inside
 
 
 def prelude(s: Stream) -> imp.Stmt:
@@ -93,7 +94,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. A side that
     can locate is located (the side that is not a full range is walked; see
-    _walk_locate); else the operands leapfrog, or, both being always ready, merge or leapfrog.
+    _walk_locate), two windows intersect their ranges (streams.window); else
+    the operands leapfrog, or, both being always ready, merge or leapfrog.
     `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
     the way per level where neither side locates: the leapfrog, or a plain
     merge of always-ready unique segments (the per-pair choice's own
@@ -105,7 +107,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
 
     def combine(x, y):
         return mul(names, sr, tuning, x, y, choices)
-
+    if Inside in a.facts and Inside in b.facts:     # two windows (streams.window)
+        return intersect_inside(names, a, b, combine)
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
                               or Full not in a.facts):
         return _walk_locate(names, sr, tuning, a, b, combine)

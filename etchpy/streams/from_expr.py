@@ -16,11 +16,13 @@ from .. import imp, maps
 from ..formats import level as shapes
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Lit, Map, Mul
+from ..expr.windows import WindowVar
 from ..imp import (ONE, ZERO, Assign, Bin, Const, Load, Ring, Var, While, eq, incr, lt,
                    select, seq)
 from ..tuning import DEFAULT, Tuning
 from ..plan.algorithms import StepAlgorithms
-from .combinators import (add, bounded_range, contract, map_leaf, mul, range_stream,
+from . import window_level as window
+from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, range_stream,
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
@@ -39,6 +41,7 @@ class Binding:
     iso: bool = False        # every stored value is the semiring's one: never read
     test: Callable | None = None     # a value predicate's test(position, coordinates)
     coords: dict | None = None       # index name -> coordinate, of the levels entered
+    window: tuple = ()       # a WindowVar's: per mode None or (lo, step) (streams.window)
 
     def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
@@ -60,7 +63,12 @@ class Binding:
 
     def dim(self, lev: int) -> imp.Expr:
         """The size of storage level lev, as the tensor's dimension parameter."""
-        return Var(f"{self.name}_dim{self.format.mode_order[lev]}")
+        return self.size(self.format.mode_order[lev], None)
+
+    def size(self, m: int, var: str | None) -> imp.Expr:
+        """The operand's size of mode m (at index `var`: its size unless windowed)."""
+        return Var(f"{self.name}_dim{m + len(self.window)}") if self.window or var is None \
+            else dim_var(var)
 
 
 def array_names(tensor_name: str, fmt, iso: bool = False) -> Binding:
@@ -76,9 +84,8 @@ def dim_var(var: str) -> imp.Expr:
 
 
 def hidden(q: str, tuning: Tuning) -> imp.Stmt:
-    """imp.Opaque(q) at the top of a loop over a segment's positions q, so that C
-    runs it as scalar code (see imp.Opaque); nothing when the Tuning's
-    hide_segment_counters is off."""
+    """imp.Opaque(q) at the top of a loop over a segment's positions q, so that C runs
+    it as scalar code (imp.Opaque); nothing when Tuning.hide_segment_counters is off."""
     return imp.Opaque(q) if tuning.hide_segment_counters else imp.SKIP
 
 
@@ -143,6 +150,8 @@ class Lowerer:
         c = Const(self.sr.literal(0 if arg is None else arg), "value")
         return map_leaf(lambda x: Ring(fn, x, c), s)
 
+    def guard(self, cond, x: Value) -> Value:   # x where cond holds, else nothing
+        return guard(self.names, self.sr, cond, x)
     def replicate_over(self, levels, leaf: imp.Expr) -> Value:
         out: Value = leaf
         for v in reversed(levels):
@@ -151,6 +160,9 @@ class Lowerer:
 
     def access(self, acc: Access, levels) -> Value:
         b = self.bindings[acc.tensor.name]
+        if isinstance(acc.tensor, WindowVar):
+            b = Binding(b.format, b.vals, b.levels, b.name, b.iso,
+                        window=window.binding_window(acc.tensor, b.name))
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "range":
             return self.range_access(b, acc.indices[0].name, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
@@ -220,7 +232,7 @@ class Lowerer:
         order = [names[m] for m in b.format.mode_order]
         for m in reversed(b.format.mode_order):
             strides[names[m]] = stride
-            stride = imp.mul(stride, dim_var(names[m]))
+            stride = imp.mul(stride, b.size(m, names[m]))
 
         def build(k, coords):
             if k == len(levels):
@@ -231,6 +243,9 @@ class Lowerer:
             v = levels[k]
             if v not in strides:
                 return replicate(self.names, v, dim_var(v), build(k + 1, coords))
+            if b.window and (w := b.window[names.index(v)]):     # streams.window
+                return window.window_range(self.names, v, w[0], dim_var(v), w[1], b.size(
+                    names.index(v), v), lambda c: build(k + 1, {**coords, v: c}), self.guard)
             row = range_stream(self.names, v, dim_var(v),
                                lambda c: build(k + 1, {**coords, v: c}))
             outer = order[:order.index(v)]
@@ -256,7 +271,7 @@ class Lowerer:
         assert v not in storage[lev:], f"order {levels} breaks storage order {storage}"
         fill = imp.SKIP
         seg = None
-        if marker is None and lev < len(storage):
+        if marker is None and lev < len(storage) and not b.window:
             seg = self._marked_segment(b, storage, lev, parent)
         if seg is not None:
             marker, fill, state = self._marker(b, storage, seg, lev, parent)
@@ -270,12 +285,18 @@ class Lowerer:
     def stored_level(self, b: Binding, storage, levels, k, lev, parent, marker) -> Stream:
         """The read stream of storage level lev (over levels[k]), probed through
         the marker when one was filled above it."""
-        v = levels[k]
-        s = level_stream(
-            self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev], parent,
-            lambda child: self.sparse_access(self._entered(b, lev, v, parent, child), storage,
-                                             levels, k + 1, lev + 1, child),
-            b.positions(lev) if b.name else None)
+        v, m = levels[k], b.format.mode_order[lev]
+
+        def child(pos):
+            return self.sparse_access(self._entered(b, lev, v, parent, pos), storage, levels,
+                                      k + 1, lev + 1, pos)
+        if b.window and b.window[m]:
+            s = window.window_level(self.names, b.format.levels[lev], v, dim_var(v),
+                                    b.size(m, v), b.levels[lev], parent, child,
+                                    b.positions(lev), b.window[m], self.guard)
+        else:
+            s = level_stream(self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev],
+                             parent, child, b.positions(lev) if b.name else None)
         blocks = self._row_blocks(b, storage, levels, k, lev, parent)
         s = s.derive(s.facts.add(Blocks(blocks) if blocks else None))
         if marker is None:
@@ -306,7 +327,7 @@ class Lowerer:
         (csr's rows, located by the coordinate of a sparse operand in
         Gustavson's product): the row under t is one range of positions, in crd
         and in vals, from the segment's start."""
-        if not (b.name and b.test is None and lev + 2 == len(storage)
+        if not (b.name and b.test is None and not b.window and lev + 2 == len(storage)
                 and k + 1 < len(levels) and levels[k + 1] == storage[lev + 1]):
             return ()
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(storage[lev]),

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import OrderError
 from ..expr.compare import compare, stores_nothing
+from ..expr.windows import Window, WindowVar, rewindowed
 from ..expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar,
                           free_indices)
 from ..expr.nodes import sum as ep_sum
@@ -66,12 +67,14 @@ class _Options:
     allow_literals: bool
     allow_compare: bool
     simplest: int
+    allow_windows: bool = False
 
 
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
              allow_literals=True, index_names=INDEX_NAMES, allow_compare=False,
-             min_free=0, min_occurrences=1, max_size=8, max_cells=256, simplest=0):
+             min_free=0, min_occurrences=1, max_size=8, max_cells=256, simplest=0,
+             allow_windows=False):
     """A strategy of random problems: a well-typed expression with a format per
     tensor, a semiring and inputs, as a `Problem` (expr, inputs, semiring).
 
@@ -87,7 +90,10 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     literals may appear; allow_compare, whether an access may come multiplied by
     an index comparison of two of its indices (`A[i,j] * (i < j)`, a 0/1 factor
     that stores no array: only `evaluate` and compiled kernels bind comparisons,
-    not the lower-level harnesses); simplest, which simplest problem (the one
+    not the lower-level harnesses); allow_windows, whether a new tensor may be
+    read through windows of its indices (`A[i[lo:hi:s], j]`, expr.windows:
+    shifts past either end and steps 1..3; evaluate and compiled kernels bind
+    them, not the lower-level harnesses); simplest, which simplest problem (the one
     Hypothesis tries first): its number of indices and its tensors' formats
     start `simplest` places further along INDEX_COUNTS and FORMATS_BY_ORDER, so
     that a test parametrized over simplest=0, 1, ... starts from different
@@ -103,7 +109,8 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     budget = draw(st.sampled_from(_preferred(OCCURRENCES, min_occurrences,
                                              max(max_occurrences, min_occurrences))))
     drawing = _Drawing(draw, sr, idx, size, budget,
-                       _Options(allow_add, allow_literals, allow_compare, simplest))
+                       _Options(allow_add, allow_literals, allow_compare, simplest,
+                                allow_windows))
     e = drawing.widen(drawing.expr(3, top=True, needed=min_occurrences >= 2), min_free)
     e = make_walkable(e, drawing.fmts)
     inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
@@ -148,6 +155,17 @@ REUSED = (False, False, True)
 ORDERS = (2, 3, 2, 1, 3, 2, 1, 0)
 
 
+# One new tensor in three is read through windows (each of its modes one time in two).
+WINDOWED = (False, False, True)
+WINDOW_SIZES = (4, 2, 6, 1, 3, 5, 7, 8)
+
+
+@dataclass(frozen=True)
+class _Windowed:
+    window: Window
+    hi_size: int        # the size of the operand's mode
+
+
 class _Drawing:
     """The state of drawing one problem's expression: the tensors drawn so far
     (their shapes and formats) and the budget of tensor occurrences left."""
@@ -175,12 +193,28 @@ class _Drawing:
         return TensorVar(name, len(picks), self.fmts[name])[tuple(picks)]
 
     def new_tensor(self, picks):
-        """An access to a new tensor over the indices `picks`, its format drawn."""
+        """An access to a new tensor over the indices `picks`, its format drawn,
+        perhaps through windows (allow_windows)."""
         name = "ABCDEFGH"[len(self.shapes)]
         first = len(self.shapes) + self.options.simplest
-        self.shapes[name] = tuple(self.size[ix] for ix in picks)
         self.fmts[name] = self.draw(formats_for(len(picks), first=first))
-        return TensorVar(name, len(picks), self.fmts[name])[tuple(picks)]
+        windowed = self.options.allow_windows and self.draw(st.sampled_from(WINDOWED))
+        read = [self.window(ix) if windowed and self.draw(st.booleans()) else ix
+                for ix in picks]
+        self.shapes[name] = tuple(self.size[ix] if isinstance(r, Index) else r.hi_size
+                                  for ix, r in zip(picks, read))
+        return TensorVar(name, len(picks), self.fmts[name])[
+            tuple(r if isinstance(r, Index) else r.window for r in read)]
+
+    def window(self, ix):
+        """A window of ix (its length ix's size) over a mode of size 1..8: lo from
+        -2 to past the end, step 1..3, hi any that gives the length."""
+        draw, n = self.draw, self.size[ix]
+        size = draw(st.sampled_from(WINDOW_SIZES))
+        step = draw(st.sampled_from((1, 2, 3)))
+        lo = draw(st.integers(-2, size))
+        hi = lo + (n - 1) * step + 1 + draw(st.integers(0, step - 1))
+        return _Windowed(Window(ix, lo, hi, None if step == 1 else step), size)
 
     def access(self, scalar_ok=True):
         """An access to a tensor drawn before, or to a new one (not of order 0
@@ -255,6 +289,8 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
         >>> with_formats(A[i, j] * x[j], {"A": "csr"})
     """
     match e:
+        case Access(WindowVar() as t, idx):
+            return rewindowed(t, idx, fmts.get(t.source, t.format))
         case Access(t, idx) if not stores_nothing(t):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
                 else Access(TensorVar(t.name, t.order, fmts.get(t.name, t.format)), ())

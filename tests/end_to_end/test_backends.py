@@ -1,7 +1,8 @@
 """The central property on random problems: the compiled C equals the stream
 interpreter and the dense reference, on one thread and on two, for dense and
-sparse outputs (with index comparisons `A[i,j] * (i < j)` among the factors); and the whole lowered program, output writes included, run on
-the Imp interpreter equals the reference.
+sparse outputs (with index comparisons `A[i,j] * (i < j)` and windows
+`A[i[lo:hi:s], j]` among the factors); and the whole lowered program, output
+writes included, run on the Imp interpreter equals the reference.
 
 The central property runs once per semiring (tests/central.py), from random
 problems and from chosen ones (csc, coo of order 2 and 3, a permuted order-3
@@ -95,7 +96,7 @@ def test_imp_program_on_interpreter_equals_reference(p):
 
 
 @settings(max_examples=20)
-@given(problems(allow_compare=True))
+@given(problems(allow_compare=True, allow_windows=True))
 def test_two_threads_equal_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2)
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from ... import imp
 from ... import tuning as _tuning
 from ...expr.walk import accesses
+from ...expr.windows import WindowVar
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
                    Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
@@ -64,8 +65,8 @@ def candidates(prog) -> dict[str, Level]:
     for step in prog.plan.steps:
         for acc in accesses(step.body):
             tv, name = acc.tensor, acc.tensor.name
-            if tv.format.is_dense or not _fusable(tv.format):
-                continue
+            if tv.format.is_dense or not _fusable(tv.format) or isinstance(tv, WindowVar):
+                continue            # a window's rows are checked as bound (runtime.calling)
             starts, coords = (f"{name}_{role}1" for role in tv.format.levels[1].segment_roles)
             if coords in arrays:
                 major, minor = tv.format.mode_order

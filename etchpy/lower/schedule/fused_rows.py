@@ -34,6 +34,16 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
 
 
+def writes_each_cell_at_most_once(s, n_axes: int) -> bool:
+    """Do the loops write each output cell at most once? True when the free levels
+    come first (each ready at an index once at most: the stream contract) and
+    everything below them is contracted into one accumulator (or is the leaf)."""
+    free = 0
+    while streams.is_stream(s) and not s.contracted:
+        free, s = free + 1, s.value
+    return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
+
+
 def fusable(em, ss, n_axes: int) -> bool:
     """May the streams `ss` of several steps into em's dense output share one
     nest? Only when each writes every cell once over the same free indices in

@@ -29,11 +29,13 @@ class DenseTarget(FlatTarget):
         self.store = False       # True: each cell is written exactly once (no fill)
         self.fresh = False       # True: zero on entry, and the one step writing it
 
-    def own(self, every_cell_once: bool) -> bool:
+    def own(self, every_cell_once: bool, at_most_once: bool = False) -> bool:
         """Declares this output zero on entry and written by one step alone
         (fresh); with `every_cell_once` (its loops store each cell once) its
-        writes are stores and it needs no zero fill. Returns every_cell_once."""
-        self.fresh, self.store = True, every_cell_once
+        writes are stores and it needs no zero fill; with `at_most_once` (its
+        loops write a cell once at most) its writes are stores after the zero
+        fill (0 ⊕ v = v). Returns every_cell_once."""
+        self.fresh, self.store = True, every_cell_once or at_most_once
         return every_cell_once
 
     def setup(self):

@@ -1,0 +1,135 @@
+"""Windows (expr.windows) against their peers, one thread, alternating call by
+call in one process, ratios of medians (peer time / etchpy time: > 1 is etchpy
+faster):
+
+    python -m bench windows [--rounds N] [--only spmv,erosion]
+
+spmv     Σ_j A[i[lo:hi], j[lo:hi]]·x[j] on 1e6-row csr matrices (a 2-D Poisson
+         operator, 1000² grid, and a random one, 5 a row) with windows of 1%, 10%
+         and 50% of the rows and columns, and a strided one (i[lo:hi:2]), one
+         kernel for all (the bounds are parameters), against scipy's
+         `A[lo:hi, lo:hi] @ x` (slice, then multiply); target ≥ 2
+erosion  3×3 binary erosion with scipy.ndimage's border (outside is false), a
+         product of nine shifted windows in the boolean semiring, on dense
+         boolean images (generated shapes: disks, bars and glyph-like strokes;
+         no image data set is installed offline), against numpy's nine shifted
+         slices of the zero-padded image (`out &= p[di:di+h, dj:dj+w]`, the pad
+         made outside the timing); target ≥ 2. scipy.ndimage.binary_erosion
+         beside.
+The machine is shared (2 cores, other work running): medians, not minima.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+
+import numpy as np
+import scipy.ndimage as ndi
+import scipy.sparse as sp
+
+import etchpy as ep
+from bench.kernels import per_row_csr
+from bench.timing import alternating_medians, fmt_ratio, fmt_time
+
+
+def poisson_2d(m: int):
+    """The 5-point Laplacian on an m×m grid, csr, m² rows."""
+    t = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m))
+    eye = sp.identity(m)
+    return (sp.kron(t, eye) + sp.kron(eye, t)).tocsr()
+
+
+def spmv_rows(rounds):
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    plain = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
+    strided = ep.compile(ep.sum(j, A[i["lo":"hi":2], j["lo2":"hi2"]] * x[j]))
+    rng = np.random.default_rng(0)
+    mats = {"poisson 1000²": poisson_2d(1000),
+            "random 1e6, 5 a row": per_row_csr(rng, 10**6, 10**6, 5).tocsr()}
+    rows = []
+    for label, M in mats.items():
+        n = M.shape[0]
+        for frac, step in ((0.01, 1), (0.10, 1), (0.50, 1), (0.10, 2)):
+            lo, hi = n // 4, n // 4 + int(frac * n)
+            v = rng.random(hi - lo)
+            kern = plain if step == 1 else strided
+            y = kern(A=M, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi)
+            assert np.allclose(y, M[lo:hi:step, lo:hi] @ v)
+            med = alternating_medians([lambda: kern(A=M, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi),
+                                       lambda: M[lo:hi:step, lo:hi] @ v], rounds)
+            what = f"{label}, window {frac:.0%}" + (", step 2" if step > 1 else "")
+            rows.append((what, med[0], med[1], "scipy A[lo:hi, lo:hi] @ x", 2.0))
+    return rows
+
+
+def shapes_image(h: int, w: int, seed: int) -> np.ndarray:
+    """A boolean image of disks, bars and thin glyph-like strokes (runs of tens
+    to hundreds of pixels), deterministic."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    img = np.zeros((h, w), dtype=bool)
+    for _ in range(h * w // 20000):
+        cy, cx, r = rng.integers(0, h), rng.integers(0, w), rng.integers(5, 60)
+        img |= (yy - cy) ** 2 + (xx - cx) ** 2 < r * r
+    for _ in range(h * w // 40000):
+        y0, x0 = rng.integers(0, h), rng.integers(0, w)
+        img[y0:y0 + rng.integers(2, 8), x0:x0 + rng.integers(20, 300)] = True
+        img[y0:y0 + rng.integers(20, 120), x0:x0 + rng.integers(2, 6)] = True
+    return img
+
+
+def erosion_expr(img, i, j, h: int, w: int):
+    """Π over di, dj in 0..2 of img[i[di-1 : di-1+h], j[dj-1 : dj-1+w]]."""
+    e = None
+    for di in range(3):
+        for dj in range(3):
+            a = img[i[di - 1:di - 1 + h], j[dj - 1:dj - 1 + w]]
+            e = a if e is None else e * a
+    return e
+
+
+def nine_slices(p: np.ndarray, h: int, w: int) -> np.ndarray:
+    out = p[0:h, 0:w].copy()
+    for di in range(3):
+        for dj in range(3):
+            if di or dj:
+                out &= p[di:di + h, dj:dj + w]
+    return out
+
+
+def erosion_rows(rounds):
+    i, j = ep.indices("i j")
+    img = ep.tensor("img", 2)
+    rows = []
+    for h, w in ((1024, 1024), (2048, 2048), (4096, 4096)):
+        im = shapes_image(h, w, h)
+        kern = ep.compile(erosion_expr(img, i, j, h, w), semiring=ep.semirings.boolean)
+        p = np.pad(im, 1)
+        box = np.ones((3, 3), dtype=bool)
+        want = ndi.binary_erosion(im, structure=box, border_value=0)
+        assert (kern(img=im) == want).all() and (nine_slices(p, h, w) == want).all()
+        med = alternating_medians([lambda: kern(img=im), lambda: nine_slices(p, h, w),
+                                   lambda: ndi.binary_erosion(im, structure=box)], rounds)
+        what = f"erosion 3×3, {h}×{w} ({im.mean():.0%} set)"
+        rows.append((what, med[0], med[1], "numpy nine slices", 2.0))
+        rows.append((what, med[0], med[2], "scipy.ndimage.binary_erosion", None))
+    return rows
+
+
+SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench windows")
+    ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    args = ap.parse_args(argv)
+    print(f"{'case':48} {'etchpy':>10} {'peer':>10} {'ratio':>7}  peer (target)")
+    for name in args.only.split(","):
+        for what, mine, peer, who, target in SECTIONS[name](args.rounds):
+            goal = f" (≥ {target:g})" if target else ""
+            print(f"{what:48} {fmt_time(mine):>10} {fmt_time(peer):>10} "
+                  f"{fmt_ratio(peer / mine):>7}  {who}{goal}")
+    return 0

@@ -1,0 +1,41 @@
+"""A storage level read through a window: streams.window's combinators applied to
+the level's read shape (a Range: window_range; any other: the generic window of
+its stream). proofs_notes/windows.md."""
+from __future__ import annotations
+
+from typing import Callable
+
+from .. import imp
+from ..formats import level as shapes
+from ..imp import ONE, Var
+from .levels import level_stream
+from .stream import Stream
+from .window import window, window_range
+
+
+def binding_window(tv, name: str) -> tuple:
+    """Per mode of WindowVar tv (bound under `name`): None, or its (lo, step)."""
+    return tuple(w and bounds_of(tv, m, name) for m, w in enumerate(tv.windows))
+
+
+def bounds_of(tv, m: int, name: str) -> tuple:
+    """(lo, step) of mode m of WindowVar tv as Imp: a number as a constant, a
+    parameter as the kernel's size slot that carries it (runtime.windows)."""
+    n = tv.order
+    return tuple(imp.Const(b) if isinstance(b, int) else Var(f"{name}_dim{slot * n + m}")
+                 for b, slot in ((tv.bound(m, 0), 2), (tv.bound(m, 2), 3)))
+
+
+def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent, child,
+                 crd_len, lo_step: tuple, guard: Callable) -> Stream:
+    """Storage level `level` (its operand size `size`) read through the window
+    (lo, n, step) over `var`: a window_range when it reads as a Range (it
+    holds every coordinate), else the generic window of its stream."""
+    lo, step = lo_step
+    match level.read(parent[0], parent[1], size, arrays):
+        case shapes.Range(first):
+            return window_range(names, var, lo, n, step, size,
+                                lambda c: child((imp.add(first, c),
+                                                 imp.add(imp.add(first, c), ONE))), guard)
+    return window(level_stream(names, level, var, size, arrays, parent, child, crd_len),
+                  lo, n, step)
