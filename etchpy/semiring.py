@@ -292,9 +292,10 @@ class _Builtins:
                          idempotent=True)
     # the field of complex numbers (a commutative ring): C99 _Complex arithmetic
     complex = Semiring("complex", np.complex128, 0, 1, ("{a} + {b}", np.add),
-                       ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+                       ("{a} * {b}", np.multiply), negation=True, allows_nan=True, repeat=real.repeat)
     complex64 = Semiring("complex64", np.complex64, 0, 1, ("{a} + {b}", np.add),
-                         ("{a} * {b}", np.multiply), negation=True, allows_nan=True)
+                         ("{a} * {b}", np.multiply), negation=True, allows_nan=True,
+                         repeat=real32.repeat)
 
     def __repr__(self):
         return "ep.semirings: " + ", ".join(s.name for s in self.all())

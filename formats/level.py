@@ -64,6 +64,10 @@ Writing (output levels).
 Optional (asked with getattr; absent means no).
     last_only  the level must be the storage's last (a run shares one value
                among its coordinates, so nothing can sit below it)
+    every_coordinate
+               each fibre stores every coordinate 0..size-1 (a dense run list),
+               though not one position each: an output in it stores every cell
+               under a stored parent, whatever products were made there
     merge(arrays, vals) -> (arrays, vals)
         after packing the values of a last level: positions whose values are
         equal and that the level may share become one (runs merge equal

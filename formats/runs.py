@@ -48,7 +48,8 @@ class Runs:
     located = False
     appends = False
     one_per_parent = False  # formats.level
-    last_only = True        # formats.level (optional member)
+    last_only = True        # formats.level (optional members)
+    every_coordinate = True
 
     def __str__(self):
         return "runs"

@@ -304,10 +304,9 @@ def _coo_slots(value, positions):
 
 def coo_step(name, value, positions, sr, types, max_bytes):
     """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
-    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill,
-    the order check in C on every call (coo_inputs; on the kernel's own C
-    arguments), NaN, sizes; else a miss, and the general path sorts or words the
-    error. C arguments held as sparse_step holds them (scipy; same strides)."""
+    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the
+    order check in C on every call (coo_inputs, on the kernel's own C arguments),
+    NaN, sizes; else a miss. C arguments held as sparse_step holds them."""
     slots = _coo_slots(value, positions)
     if slots is None:
         return None
@@ -344,16 +343,14 @@ def coo_step(name, value, positions, sr, types, max_bytes):
             raise Miss
         if nan:
             refuse_nan(data, sr, name)
-        args[at_row], args[at_col], args[at_vals] = made
-        args[p0], args[p1] = shape
+        (args[at_row], args[at_col], args[at_vals]), (args[p0], args[p1]) = made, shape
         pos = pos0[0]
         if pos is None or pos[0] != n:
             pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
         args[at_pos] = pos[1]
         return shape
     step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)),
-                           (at_pos, at_row, at_col, at_vals), fn)
+                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
     return step
 
 

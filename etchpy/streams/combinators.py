@@ -92,14 +92,12 @@ def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
 
 def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
-    """Intersection: ready where both are ready at the same index. A side that
-    can locate is located (the side that is not a full range is walked; see
-    _walk_locate), two windows intersect their ranges (streams.window); else
-    the operands leapfrog, or, both being always ready, merge or leapfrog.
-    `choices` ({index: "merge" | "gallop" | "per pair"}: plan.algorithms) fixes
-    the way per level where neither side locates: the leapfrog, or a plain
-    merge of always-ready unique segments (the per-pair choice's own
-    precondition); otherwise the way is chosen as without."""
+    """Intersection: ready where both are ready at the same index. Two windows
+    intersect their ranges (streams.window); a side that can locate is located
+    (the one not a full range is walked: _walk_locate); two run lists zip; else
+    they leapfrog, or, both always ready, merge or leapfrog. `choices` ({index:
+    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes the way per level
+    where neither side locates (the per-pair choice's own precondition)."""
     if not is_stream(a) and not is_stream(b):
         one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
         return b if a == one else a if b == one else Ring("mul", a, b)

@@ -37,9 +37,15 @@ def produced(e, inputs: dict, sr) -> np.ndarray:
 def in_format(want: np.ndarray, fmt) -> np.ndarray:
     """The cells an output of format fmt stores for the products `want`: a
     position of its last sparse level brings every cell of the located levels
-    below it (a dense tail, as TTM's (i, j) fibers bring their r block)."""
+    below it (a dense tail, as TTM's (i, j) fibers bring their r block), and a
+    level that stores every coordinate of its fibres (formats.level's
+    every_coordinate) brings every cell below a stored parent."""
     order = list(fmt.mode_order)
     w = want.transpose(order)
+    covering = [k for k, lv in enumerate(fmt.levels) if getattr(lv, "every_coordinate", False)]
+    if covering:            # a level storing every coordinate of its fibres (a run list)
+        w = np.broadcast_to(w.any(axis=tuple(range(covering[0], len(order))), keepdims=True),
+                            w.shape)
     tail = tuple(range(sparse_prefix(fmt), len(order)))
     if tail:
         w = np.broadcast_to(w.any(axis=tail, keepdims=True), w.shape)
