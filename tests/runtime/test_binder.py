@@ -167,12 +167,16 @@ def _tensor_cases(A):
     return [good, csc, good, retyped, good, reshaped, filled, small, good]
 
 
-def test_tensor_inputs_answer_as_the_python_plan():
-    on, off = _pair(SPMV, formats={"A": "csr"})
+@pytest.mark.parametrize("fmt, cases", [("csr", "_tensor_cases"), ("coo", "_coo_cases")])
+def test_tensor_and_coo_inputs_answer_as_the_python_plan(fmt, cases):
+    """Each input of the sequence (its first, good, one last) answered as the plan's
+    Python answers it; the binder runs the plan."""
+    on, off = _pair(SPMV, formats={"A": fmt})
     A, x = _csr(12, 10, 7), np.arange(10.0)
-    for T in _tensor_cases(A):
-        _same(_outcome_any(on, dict(A=T, x=x)), _outcome_any(off, dict(A=T, x=x)))
-    on(A=_tensor_cases(A)[0], x=x)
+    inputs = globals()[cases](A)
+    for M in inputs:
+        _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
+    on(A=inputs[0], x=x)
     assert type(on._plan).__name__ == "partial"
 
 
@@ -206,13 +210,6 @@ def _coo_cases(A):
     return [good, swapped, good, repeated, far, wide, good, A, good]
 
 
-def test_coo_inputs_answer_as_the_python_plan():
-    on, off = _pair(SPMV, formats={"A": "coo"})
-    A, x = _csr(14, 11, 8), np.arange(11.0)
-    for M in _coo_cases(A):
-        _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
-    on(A=_coo_cases(A)[0], x=x)
-    assert type(on._plan).__name__ == "partial"
 
 
 def test_pydata_coo_inputs_answer_as_the_python_plan():
