@@ -14,6 +14,7 @@ layout is a permutation of its axes, and each reader names the same cell.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from itertools import islice, permutations, product
 
@@ -82,9 +83,9 @@ def _reorder(steps, m, plan, stats) -> None:
     _permute_reads(steps, m, perm)
 
 
-def _maker_for(maker, out, stats, slack=-1.0):
+def _maker_for(maker, out, stats, slack=None):
     """The maker step writing layout `out`, or None when that costs more than
-    `slack` (default `tuning.layout_slack`; None: any) times its own order's."""
+    `slack` (default `tuning.layout_slack`; math.inf: any) times its own order's."""
     base = nest_cost(maker.body, maker.order, stats, out=maker.out)
     variables = maker.out + maker.bound
     fits = [o for o in legal_orders(maker.body, variables, 240)
@@ -92,8 +93,7 @@ def _maker_for(maker, out, stats, slack=-1.0):
     if not fits:
         return None
     cost, order = min((nest_cost(maker.body, o, stats, out=out), o) for o in fits)
-    slack = stats.tuning.layout_slack if slack == -1.0 else slack
-    if slack is not None and cost > slack * base:
+    if cost > (stats.tuning.layout_slack if slack is None else slack) * base:
         return None
     return replace(maker, out=out, order=order)
 
@@ -182,7 +182,7 @@ def _relay(steps, n, moved, stats) -> bool:
         m = next(k for k, s in enumerate(steps) if s.target == name)
         maker = steps[m]
         new = _maker_for(maker, tuple(maker.out[p] for p in perm), stats,
-                         slack=None if m == n else stats.tuning.layout_slack)
+                         slack=math.inf if m == n else None)
         if new is None:
             return False
         made[m] = (new, perm)

@@ -23,7 +23,6 @@ before), and only under `Tuning.call_binder`.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.machinery
 import importlib.resources
 import importlib.util
@@ -119,11 +118,9 @@ def _build(source, entry, compiler, flags) -> bool:
 
 def _load(entry, sha256_hex):
     """The module at entry.so when its bytes have the recorded sha256, else None."""
-    fd = os.open(entry.so, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        if hashlib.sha256(f.read()).hexdigest() != sha256_hex:
-            cache.unlink(entry.so)
-            return None
+    if not cache.has_sha256(entry.so, sha256_hex):
+        cache.unlink(entry.so)
+        return None
     loader = importlib.machinery.ExtensionFileLoader(MODULE, str(entry.so))
     spec = importlib.util.spec_from_file_location(MODULE, str(entry.so), loader=loader)
     mod = importlib.util.module_from_spec(spec)

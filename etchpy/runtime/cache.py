@@ -211,13 +211,17 @@ def load_verified(so_path: Path, sha256_hex: str, ffi):
     /proc/self/fd/N would not do, as the loader takes a name it has seen before for
     the library it loaded then.)
     """
-    fd = os.open(so_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    if digest != sha256_hex:
+    if not has_sha256(so_path, sha256_hex):
         return None
     return dlopen(ffi, so_path)
+
+
+def has_sha256(path: Path, sha256_hex: str) -> bool:
+    """Whether the bytes of ``path``, read without following a symbolic link, have the
+    sha256 ``sha256_hex`` (the check before any built object is loaded)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest() == sha256_hex
 
 
 def file_sha256(path: Path) -> str:
