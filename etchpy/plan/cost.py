@@ -243,7 +243,7 @@ def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
 
 
 def nest_cost(body: Expr, order, stats: Stats, independent=False,
-              loose=frozenset(), out=None) -> float:
+              loose=frozenset(), out=None, outside=()) -> float:
     """Visits of every loop level plus the body's operations at the innermost level.
     A level visits at least its support, and at least its steps: the points of the
     level above times the body's fanout (a merge steps through entries that do not
@@ -255,15 +255,17 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     be chosen (temporaries laid out for their reader: plan.layout), not counted.
     `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
-    target cell is then left and come back to from memory (a scatter). Under
+    target cell is then left and come back to from memory (a scatter); `outside`
+    names loops around the whole nest (a fused reader's prefix), counted there too. Under
     `tuning.access_order` too, a sparse operand walked inside a loop over an index
     it does not hold is walked again for every point of that loop (`rewalks`): when
     each walk covers more than `tuning.cache_cells` of its entries, every entry of
     every walk after the first pays `tuning.stride_weight` (read again from memory)."""
-    key = (stats.origin_key, body, tuple(order), independent, loose, out)
+    key = (stats.origin_key, body, tuple(order), independent, loose, out, tuple(outside))
     hit = stats.nests.get(key)
     if hit is None:
-        hit = stats.nests[key] = _nest_cost(body, order, stats, independent, loose, out)
+        hit = stats.nests[key] = _nest_cost(body, order, stats, independent, loose, out,
+                                            tuple(outside))
     return hit
 
 
@@ -276,7 +278,7 @@ def _support(body, space, stats, independent) -> float:
     return hit
 
 
-def _nest_cost(body, order, stats, independent, loose, out) -> float:
+def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
     total, seen, prev = 0.0, frozenset(), 1.0
     here = step = prev_outer = None
     for v in order:
@@ -291,7 +293,7 @@ def _nest_cost(body, order, stats, independent, loose, out) -> float:
             inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
             total -= (1 - stats.tuning.contiguous_weight) * inner
             ops *= stats.tuning.contiguous_weight
-        if out is not None and _revisits(order, out, stats):
+        if out is not None and _revisits((*outside, *order), out, stats):
             n += 1                  # the target's cells are read back from memory
         ops += stats.tuning.stride_weight * n
         total += stats.tuning.stride_weight * rewalks(body, order, stats, independent)
@@ -358,6 +360,7 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
     prefix in the driver's support, plus clearing the workspace it read there;
     a fused temporary costs no dense array."""
     stats = (stats or Stats()).with_origin(plan.origin)
+    plan = fusion.widen(plan, stats)
     readers, fused = {}, set()
     if stats.tuning.fused_temporaries:
         for chain in fusion.chains(plan):
@@ -371,7 +374,8 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
             driver, link = readers[n]
             points = support(driver.body, frozenset(link.prefix), stats)
             inner = nest_cost(fusion.read_workspace(step.body, link),
-                              fusion.inner_order(step, link), stats)
+                              fusion.inner_order(step, link), stats, out=step.out,
+                              outside=tuple(link.prefix))
             total += points * (inner + stats.full(link.rest))
         else:
             total += nest_cost(step.body, step.order, stats, out=step.out)

@@ -13,6 +13,10 @@ reads or writes):
     ...
     target     = Σ_{b ⊆ pk} Tk[pk, qk] · (dense factors)
 
+A *wide* reader (its temporary in Plan.wide, `widen`) may also sum indices
+outside the prefix (Σ_{b ⊆ pt ∪ c}): each point of pt runs the whole of that
+inner sum over the finished workspace and dense factors.
+
 Each temporary Tt becomes a workspace over qt alone: the driver (or step t)
 adds into it while the prefix pt is fixed; when the driver leaves the last
 index of pt, step t + 1 runs with pt's coordinates fixed, adds into its own
@@ -23,17 +27,17 @@ product, so step t + 1 adds nothing at a point of pt where Tt is zero, and the
 driver reaches every point of pt where Tt may be non-zero, exactly once (a
 stream's ready coordinates strictly increase); step t + 1 sums only indices of
 pt, each point of which the driver visits in turn, and it is the only reader
-of Tt. Workspace t + 1 is cleared when the driver leaves pt+1, a prefix
+of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is cleared when the driver leaves pt+1, a prefix
 of pt, so between two clears every cell it adds into has the same coordinates
 on pt+1; its own axes are qt+1, the rest of Tt+1's.
 
-`chains(plan)` finds them; lowering (lower.schedule.fuse_temps) runs them and
+`chains(plan)` finds them (`widen` first decides which readers may be wide); lowering (lower.schedule.fuse_temps) runs them and
 the cost model (plan.cost.plan_cost) prices them, both under the Tuning switch
 `fused_temporaries`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..expr.compare import CompareVar
 from ..expr.windows import WindowVar
@@ -129,7 +133,8 @@ def _longest_prefix(order, axes) -> tuple[str, ...]:
 
 def _reads_alone(plan, temp, reader, k, prefix) -> bool:
     """Does step k (`reader`) read `temp` once, as a factor of its product, with
-    its index names in the temporary's layout, sum only indices of `prefix`,
+    its index names in the temporary's layout, sum only indices of `prefix`
+    (any, when `temp` is in plan.wide),
     and read any other index of `prefix` only in plain dense tensors; and does
     no other step read `temp`?"""
     if any(a.tensor.name == temp for j, st in enumerate(plan.steps) if j != k
@@ -137,7 +142,8 @@ def _reads_alone(plan, temp, reader, k, prefix) -> bool:
         return False
     mine = [a for a in accesses(reader.body) if a.tensor.name == temp]
     factors = list(spine(reader.body, Mul))
-    if len(mine) != 1 or mine[0] not in factors or not set(reader.bound) <= set(prefix):
+    narrow = set(reader.bound) <= set(prefix) or temp in plan.wide
+    if len(mine) != 1 or mine[0] not in factors or not narrow:
         return False
     axes = next(st.out for st in plan.steps if st.target == temp)
     if tuple(ix.name for ix in mine[0].indices) != tuple(axes):
@@ -146,6 +152,31 @@ def _reads_alone(plan, temp, reader, k, prefix) -> bool:
                and not isinstance(a.tensor, (CompareVar, WindowVar)) and a.tensor.format.is_dense
                for a in accesses(reader.body)
                if a.tensor.name != temp and {ix.name for ix in a.indices} & set(prefix))
+
+
+def widen(plan, stats):
+    """`plan` with Plan.wide: the temporaries whose fused reader may sum indices
+    outside its chain's prefix. A reader runs whole at every point of the prefix,
+    so it is let do so only where what it reads again there stays in cache: its
+    other operands that hold no prefix index are dense and together have at most
+    `tuning.cache_cells` cells (by `stats`' sizes). Unchanged when
+    `tuning.fused_temporaries` is off."""
+    if not stats.tuning.fused_temporaries:
+        return plan
+    stats = stats.with_origin(plan.origin)
+    trial, wide = replace(plan, wide=frozenset(plan.temps)), set()
+    for chain in chains(trial):
+        for t, link in enumerate(chain.links):
+            reader = plan.steps[chain.steps[t + 1]]
+            if set(reader.bound) <= set(link.prefix):
+                continue            # a narrow reader: fused as it is
+            again = [a for a in accesses(reader.body) if a.tensor.name != link.temp
+                     and not {ix.name for ix in a.indices} & set(link.prefix)]
+            if (all(a.tensor.format.is_dense for a in again)
+                    and sum(stats.full([ix.name for ix in a.indices]) for a in again)
+                    <= stats.tuning.cache_cells):
+                wide.add(link.temp)
+    return replace(plan, wide=frozenset(wide))
 
 
 def workspace_var(name: str, rest) -> TensorVar:

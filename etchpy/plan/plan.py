@@ -57,6 +57,8 @@ class Plan:
     temps: dict = field(default_factory=dict)   # name -> TensorVar (dense)
     origin: dict = field(default_factory=dict)  # renamed index -> user's index name
     conversions: tuple = ()                     # plan.convert.Conversion, made first
+    wide: frozenset = frozenset()               # temporaries whose fused reader may sum
+                                                # more than the prefix (plan.fusion.widen)
 
     def explain(self) -> str:
         lines = [f"convert {c.explain()}" for c in self.conversions]

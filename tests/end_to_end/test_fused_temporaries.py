@@ -74,3 +74,57 @@ def test_level_by_level_chains_on_the_imp_interpreter(case):
     expr, ins, options, semiring = case
     check_backends(expr, ins, semiring=semiring, backends=("imp",),
                    tuning={"rewrite_margin": math.inf}, optimizer_options=options)
+
+
+@st.composite
+def tucker(draw):
+    """Σ X[i,j,k]·U[i,a]·V[j,b]·W[k,c] written nested in one of the six orders of
+    contracting i, j and k: a middle reader sums a workspace axis (a wide reader,
+    plan.fusion.widen) in some of them."""
+    semiring = draw(st.sampled_from(SEMIRINGS))
+    top = 2 if semiring == "boolean" else 4
+    names = draw(st.lists(st.sampled_from(INDEX_NAMES), min_size=6, max_size=6, unique=True))
+    i, j, k, a, b, c = ep.indices(" ".join(names))
+    shape = tuple(draw(st.integers(1, 5)) for _ in range(3))
+    rank = draw(st.integers(1, 3))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    cells = math.prod(shape)
+    keys = np.unique(rng.integers(0, cells, draw(st.integers(1, 2 * cells))))
+    X = ep.tensor("X", 3, format="csf")
+    ins = {"X": ep.Tensor.from_coords(np.stack(np.unravel_index(keys, shape)),
+                                      rng.integers(1, top, len(keys)).astype(float),
+                                      shape, "csf", name="X")}
+    factor = {}
+    for m, (ix, r, n) in zip("UVW", [(i, a, shape[0]), (j, b, shape[1]), (k, c, shape[2])]):
+        factor[ix] = ep.tensor(m, 2)[ix, r]
+        ins[m] = rng.integers(0, top, (n, rank)).astype(float)
+    expr = X[i, j, k]
+    for ix in draw(st.permutations([i, j, k])):        # innermost first
+        expr = ep.sum(ix, expr * factor[ix])
+    return expr, ins, semiring
+
+
+@settings(max_examples=10, deadline=None)
+@given(tucker(), st.sampled_from([{}, {}, {"fused_temporaries": False}, "noopt"]),
+       st.sampled_from([1, 1, 2]))
+def test_tucker_nestings_with_wide_readers_agree_with_the_reference(case, extra, threads):
+    expr, ins, semiring = case
+    check_backends(expr, ins, semiring=semiring, backends=("c", "imp"), tuning=extra,
+                   threads=threads)
+
+
+def test_a_tucker_middle_reader_is_wide_and_fused():
+    """Σ_k W[k,c]·T[i,k,b] after the sparse walk over i runs at each i when W
+    stays in cache (it is read again at every i), and apart when it does not."""
+    i, j, k, a, b, c = ep.indices("i j k a b c")
+    X = ep.tensor("X", 3, format="csf")
+    U, V, W = (ep.tensor(m, 2) for m in "UVW")
+    expr = ep.sum(i, U[i, a] * ep.sum(k, W[k, c] * ep.sum(j, X[i, j, k] * V[j, b])))
+
+    def planned(rank_c):
+        dims = {"i": 120, "j": 120, "k": 120, "a": 16, "b": 16, "c": rank_c}
+        return ep.compile(expr, out_indices=(b, c, a), optimize=False,
+                          optimizer_options={"dims": dims, "nnz": {"X": 180_000}})
+    wide, narrow = planned(16), planned(64)
+    assert wide.plan.wide == {"tmp"} and "tmp → tmp_1" in wide.explain()
+    assert not narrow.plan.wide and "tmp → tmp_1" not in narrow.explain()

@@ -55,3 +55,15 @@ def test_tucker_written_i_first_makes_its_temporary_rank_last_and_agrees():
     got = ep.compile(nested, out_indices=(a, b, c))(X=xt, U=u, V=v, W=w)
     want = np.einsum("ijk,ia,jb,kc->abc", xt.to_dense(), u, v, w)
     np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def test_a_fused_readers_prefix_counts_for_the_targets_revisits():
+    """A reader fused under a contracted prefix (Σ_i outside a, k, b) leaves and
+    comes back to each of its target's cells once per prefix point."""
+    st = _stats(i=120, j=120, k=120, a=16, b=16)
+    T = ep.tensor("T", 2)
+    body = U[i, a] * T[k, b]
+    alone = nest_cost(body, ("a", "k", "b"), st, out=("a", "k", "b"))
+    under = nest_cost(body, ("a", "k", "b"), st, out=("a", "k", "b"), outside=("i",))
+    free = nest_cost(body, ("a", "k", "b"), st, out=("a", "k", "b"), outside=("a",))
+    assert under > alone and free == alone
