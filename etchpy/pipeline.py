@@ -35,6 +35,7 @@ from .lower.schedule import fused_checks
 from .optimizer.optimize import Optimized, optimize, size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
+from .plan import fusion
 from .plan import layout as plan_layout
 from .plan import nesting
 from .plan import plan as planning
@@ -130,9 +131,10 @@ def compile_request(req: Request) -> Compiled:
     if optimized is not None:
         dump("optimizer", optimized.explain)
     plan, costs, nested = choose_plan(req, optimized)
+    stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
+                  req.tuning, req.measured.fibers if req.measured is not None else ())
+    plan = fusion.widen(plan, stats)      # which fused readers may sum more
     if req.order is None:       # dense steps as GEMMs (BLAS): Khatri-Rao, layouts
-        stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
-                      req.tuning, req.measured.fibers if req.measured is not None else ())
         plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, stats.dim)
         plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
@@ -163,9 +165,11 @@ def choose_plan(req: Request, optimized: Optimized | None):
     planned the same way and compiled only when its plan costs at most
     `tuning.rewrite_margin` times the written one (math.inf: always). The model
     is coarse and sizes are guesses at compile time, so a constant-factor saving
-    is not worth the risk while an asymptotic one is. The rewrite must use the
-    same tensors (the kernel's signature) and be walkable in some loop order; the
-    optimizer's alternatives, one class's choice apart, are priced beside it.
+    is not worth the risk while an asymptotic one is; with sizes measured on the
+    inputs the margin is relieved by `tuning.measured_relief` (`_margin`). The
+    rewrite must use the same tensors (the kernel's signature) and be walkable in
+    some loop order; the optimizer's alternatives, one class's choice apart, are
+    priced beside it.
     Without the optimizer, each step keeps the heuristic loop order.
 
     Without a user order, a plan may read inputs converted to another format
@@ -187,24 +191,36 @@ def choose_plan(req: Request, optimized: Optimized | None):
     rewritten = _cheapest_rewrite(req, optimized, stats)
     if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
         return written.plan, (cost_written, math.inf, False), unchanged[1]
-    if rewritten.price <= req.tuning.rewrite_margin * cost_written:
+    if rewritten.price <= _margin(req) * cost_written:
         return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1]
     return written.plan, (cost_written, rewritten.price, False), unchanged[1]
 
 
+def _margin(req: Request) -> float:
+    """The share of the written plan's price a rewrite must come under: the
+    `rewrite_margin`, relieved by `measured_relief` when the sizes were measured on
+    the call's inputs (then only the model's coarseness is hedged, not a guess)."""
+    margin = req.tuning.rewrite_margin
+    return margin * req.tuning.measured_relief if req.measured is not None else margin
+
+
 def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
-    """The optimizer's term or one of its alternatives (Optimized.alternatives: the
-    e-graph's estimate ties where the plan model does not), whichever plans
-    cheapest in its best nesting; None when no loop order walks any of them. A
-    sketched result (optimizer_options sketch=) keeps the nesting the sketch states."""
+    """The optimizer's term in its best nesting or one of its alternatives as
+    nested (Optimized.alternatives: the e-graph's estimate ties where the plan model
+    does not), whichever plans cheapest; None when no loop order walks any of them.
+    An alternative is another term of the same e-graph, whose flattened forms are
+    terms of it too: pricing it as nested keeps planning time linear in their
+    number. A sketched result (optimizer_options sketch=) keeps the nesting the
+    sketch states."""
     best = None
     sketched = bool(optimized.searches)     # a sketch states the nesting: kept as it is
-    for e in (optimized.expr,) if sketched else (optimized.expr, *optimized.alternatives):
+    for n, e in enumerate((optimized.expr,) if sketched
+                          else (optimized.expr, *optimized.alternatives)):
         if tensors(e) != req.tensors:
             continue
         try:
             got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,
-                               only_written=sketched)
+                               only_written=sketched or n > 0)
         except OrderError:
             continue
         if best is None or got.price < best.price:

@@ -79,7 +79,7 @@ class Tuning:
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
             order walks as declared is converted whatever it says),
-            rewrite_margin, default_dim and sparse_density
+            rewrite_margin, measured_relief, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
             temp_weight, stride_weight, contiguous_weight, cache_cells,
             orders_tried, conversion_choices, dense_conversion_elements,
@@ -196,6 +196,8 @@ class Tuning:
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
+    measured_relief: float = 1.5      # ... times this when the sizes were measured on the
+                                      # inputs (no guess to hedge against, only the model)
     default_dim: int = 1000           # an index size guessed when none is known
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one

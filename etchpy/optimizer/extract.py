@@ -125,6 +125,35 @@ def alternatives(eg: EGraph, root: int, choice: dict, per_class: int = 3,
                 out.append(alt)
     return out[:most]
 
+def ties(eg: EGraph, root: int, choice: dict, most: int = 12,
+         rel: float = 1e-9) -> list[dict]:
+    """Choices that differ from `choice` only where a class the term reaches holds
+    several nodes at its least tree cost (within `rel`): this model cannot tell
+    them apart (symmetric sizes; which level of a sparse tensor a step walks
+    first), the plan model can. Outer classes are decided first; at most `most`,
+    each acyclic."""
+    best, found = best_costs(eg), []
+
+    def tied(c):
+        return [n for n in eg.nodes(c)
+                if node_cost(eg, n) + sum(best[k] for k in {eg.find(x) for x in n[2]})
+                <= best[c] * (1 + rel)]
+
+    def grow(partial: dict, todo: list):
+        todo = [c for c in map(eg.find, todo) if c not in partial]
+        if len(found) >= most:
+            return
+        if not todo:
+            full = {**choice, **partial}
+            if _acyclic(eg, root, full):
+                found.append(full)
+            return
+        for n in tied(todo[0]):
+            grow({**partial, todo[0]: n}, todo[1:] + list(n[2]))
+    grow({}, [root])
+    return found
+
+
 def tree_size(eg: EGraph, root: int, choice: dict, cap: float) -> float:
     """Nodes of the expression tree `choice` gives from `root` (shared classes
     counted at each use), or a number above `cap` once it passes it."""
