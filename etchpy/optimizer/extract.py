@@ -131,8 +131,8 @@ def ties(eg: EGraph, root: int, choice: dict, most: int = 12,
     several nodes at its least tree cost (within `rel`): this model cannot tell
     them apart (symmetric sizes; which level of a sparse tensor a step walks
     first), the plan model can. Outer classes are decided first; at most `most`,
-    each acyclic."""
-    best, found = best_costs(eg), []
+    each acyclic, after at most 64·`most` partial choices."""
+    best, found, budget = best_costs(eg), [], [64 * most]
 
     def tied(c):
         return [n for n in eg.nodes(c)
@@ -141,7 +141,8 @@ def ties(eg: EGraph, root: int, choice: dict, most: int = 12,
 
     def grow(partial: dict, todo: list):
         todo = [c for c in map(eg.find, todo) if c not in partial]
-        if len(found) >= most:
+        budget[0] -= 1
+        if len(found) >= most or budget[0] < 0:
             return
         if not todo:
             full = {**choice, **partial}
