@@ -196,7 +196,7 @@ class Tuning:
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
-    measured_relief: float = 1.5      # ... times this when the sizes were measured on the
+    measured_relief: float = 1.8      # ... times this when the sizes were measured on the
                                       # inputs (no guess to hedge against, only the model)
     default_dim: int = 1000           # an index size guessed when none is known
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
