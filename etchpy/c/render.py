@@ -146,7 +146,9 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
 
 def _dimensions(fb: FunctionBody) -> list[str]:
     """dim_{var} for each index, from the first tensor mode it sizes; every other
-    mode it sizes must agree (else the kernel returns 2)."""
+    mode it sizes must agree (else the kernel returns 2). A size parameter no
+    loop reads and no index takes (a window's lo or step on a mode it leaves
+    whole) is cast to void: exported kernels compile under -Wextra -Werror."""
     first: dict[str, str] = {}
     lines = []
     used = imp.names_used(fb.prog.body)
@@ -162,6 +164,10 @@ def _dimensions(fb: FunctionBody) -> list[str]:
         src = f"{tensor}_dim{mode}"
         if first[var] != src:
             lines.append(f"if ({src} != dim_{var}) return 2;")
+    sized = {f"{tensor}_dim{mode}" for _, tensor, mode in fb.prog.dims}
+    lines += [f"(void){p.name};   /* a window's number read by no loop */"
+              for p in fb.prog.params
+              if p.kind == "dim" and p.name not in sized and p.name not in used]
     return lines
 
 

@@ -76,6 +76,19 @@ def describe_output(out: Output) -> list[str]:
     return lines
 
 
+def _dim_doc(tv, m: int) -> str:
+    """The header's words for size parameter m of input `tv`; a window's are its
+    extended shape (expr.windows.WindowVar): lengths, the operand's sizes, lo, step."""
+    if not isinstance(tv, WindowVar):
+        return f"size of mode {m} of {tv.name}"
+    n = tv.order
+    what = ("length of the window on mode {k} (the size of its index)",
+            "size of mode {k} of " + tv.source + " (its arrays' own size)",
+            "first coordinate (lo) of the window on mode {k}",
+            "step of the window on mode {k}")[m // n]
+    return f"{tv.source}'s window: " + what.format(k=m % n)
+
+
 def describe_inputs(prog: Program) -> list[str]:
     """How each input tensor's arrays must be laid out, for the exported header:
     what the kernel trusts of them (proofs_notes/trust.md), level by level."""
@@ -87,8 +100,16 @@ def describe_inputs(prog: Program) -> list[str]:
     lines = []
     for name, tv in sorted(inputs.items()):
         fmt = tv.format
-        dims = [f"{name}_dim{m}" for m in range(tv.order)]
+        own = tv.order if isinstance(tv, WindowVar) else 0   # its arrays' own sizes
+        dims = [f"{name}_dim{own + m}" for m in range(tv.order)]
         lines.append(f"{name} ({fmt}, sizes {', '.join(dims) or 'none'}):")
+        if own:
+            lines += _wrapped(f"  operand {tv.source}'s own arrays, read through a window "
+                              f"(parameters {name}_dim0..{name}_dim{4 * own - 1}): "
+                              f"coordinate w < length of a mode reads {tv.source} at "
+                              "lo + w·step, and the semiring's zero where that is "
+                              "outside [0, size); a mode without a window passes its "
+                              "size as length, lo 0 and step 1.", "    ")
         parents = "1"
         for k, lv in enumerate(fmt.levels):
             m = fmt.mode_order[k]
@@ -133,7 +154,7 @@ def input_params(tensors: dict, plan) -> tuple[list[Param], list]:
     for name in sorted(tensors):
         tv = tensors[name]
         for m in range(tv.order * (4 if isinstance(tv, WindowVar) else 1)):  # expr.windows
-            params.append(Param(f"{name}_dim{m}", "dim", "index", f"size of mode {m} of {name}"))
+            params.append(Param(f"{name}_dim{m}", "dim", "index", _dim_doc(tv, m)))
         if stores_nothing(tv):
             continue                       # it reads no array (index_compare)
         b = streams.array_names(name, tv.format)
