@@ -100,7 +100,7 @@ class Table:
         if fmt == t.format:
             return t
         copy, seen = self._copies[value]
-        if not np.array_equal(t.vals, seen, equal_nan=t.vals.dtype.kind in "fc"):
+        if not _same_bits(t.vals, seen):
             self._copies[value] = self._copy(value)
             copy = self._copies[value][0]
         return copy
@@ -203,6 +203,14 @@ def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
     if kinds[0].located and len(first) > 2 * max(stored.nnz, 1):
         kinds[0] = "compressed"
     return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays of one dtype hold the same bytes (NaN equals NaN; a
+    comparison of the bits is several times faster than equal_nan)."""
+    kind = f"u{a.itemsize}" if a.itemsize in (1, 2, 4, 8) else "u1"
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(kind),
+                                                 np.ascontiguousarray(b).view(kind))
 
 
 def _kinds(fmt: Format) -> str:
