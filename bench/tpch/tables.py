@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
+from bench.tpch.q12 import HIGH
 from bench.tpch.queries import _table, _year, days
 
 # table -> (primary key, other key columns, value columns, secondary order)
@@ -67,6 +68,9 @@ def load(cols: dict) -> dict:
     keys = coding["o_orderkey"]
     out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])
                           for a in ("o_orderdate", "o_shippriority")}
+    nation = _table(cols, "nation")       # each nation key code's name (Q7)
+    out["nation_names"] = nation["n_name"][np.argsort(coding["n_nationkey"].code(
+        nation["n_nationkey"]))]
     out["kernels"] = {}
     return out
 
@@ -211,4 +215,65 @@ def q9(tables, color: str = "green") -> dict:
     return {k: v[rows] for k, v in out.items()}
 
 
-QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9}
+# ---- Q7 -----------------------------------------------------------------------------
+
+def _q7_expr(tables):
+    o, ln, p, s, sd, m, y, n1, r1, nm1, c, d, pr, n2, g, r2, nm2 = ep.indices(
+        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
+    NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
+    N = tables["nation"]
+    body = (N.var(name="Na")[n1, r1, nm1] * NP[n1, n2] * tables["supplier"].var()[s, n1]
+            * tables["lineitem"].var("rev")[o, ln, p, s, sd, m] * ep.between(sd, "dlo", "dhi")
+            * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
+            * tables["customer"].var()[c, n2, g] * N.var(name="Nb")[n2, r2, nm2])
+    return ep.sum((o, ln, p, s, sd, m, n1, r1, c, d, pr, n2, g, r2), body), \
+        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2"
+
+
+def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
+    names = tables["nation_names"]
+    a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
+    pairs = np.array(sorted({(a, b), (b, a)})).T
+    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "dcsr")
+    L = tables["lineitem"]
+    dlo, dhi = _keys(L, "l_shipdate").codes_between(days("1995-01-01"), days("1997-01-01"))
+    Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
+    nation = tables["nation"].tensor()
+    vol = _kernel(tables, _q7_expr)(
+        Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(), L=L.tensor("rev"),
+        Y=Y, O=tables["orders"].tensor(), C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
+    n_name = _keys(tables["nation"], "n_name")
+    return ep.decode(vol, [n_name, years, n_name],
+                     columns=["supp_nation", "l_year", "cust_nation"], value="revenue",
+                     order_by=["supp_nation", "cust_nation", "l_year"])
+
+
+# ---- Q12 ----------------------------------------------------------------------------
+
+def _q12_expr(tables):
+    o, ln, p, s, sd, m, c, d, pr = ep.indices("o ln p s sd m c d pr")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    C, R, S = (L.var(v, name=n)[at] for v, n in (("l_commitdate", "Cd"),
+                                                  ("l_receiptdate", "Rd"), ("ship", "Sd")))
+    late = (C < R) & (S < C) & (R >= "lo") & (R < "hi")
+    Modes = ep.tensor("Modes", 1, "csf")
+    body = Modes[m] * late * tables["orders"].var()[o, c, d, pr]
+    return ep.sum((o, ln, p, s, sd, c, d), body), "o ln p s sd m c d pr"
+
+
+def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
+    L, O = tables["lineitem"], tables["orders"]
+    modes = _keys(L, "l_shipmode")
+    counts = _kernel(tables, _q12_expr)(
+        Cd=L.tensor("l_commitdate"), Rd=L.tensor("l_receiptdate"), Sd=L.tensor("ship"),
+        O=O.tensor(), Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
+    high = np.isin(_keys(O, "o_orderpriority").values(), HIGH)
+    hi, lo = counts[:, high].sum(axis=1), counts[:, ~high].sum(axis=1)
+    keep = (hi + lo) > 0
+    return {"l_shipmode": modes.values()[keep], "high_line_count": hi[keep].astype(np.int64),
+            "low_line_count": lo[keep].astype(np.int64)}
+
+
+QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12}
