@@ -94,7 +94,7 @@ def converted_structure(t: Tensor, fmt, like: Tensor | None = None) -> tuple:
     """
     memo = t.__dict__.setdefault("_etchpy_planned", {})
     hit = memo.get(fmt)
-    if hit is None and like is not None and like.levels is t.levels:
+    if hit is None and like is not None and _one_structure(like, t):
         hit = memo[fmt] = converted_structure(like, fmt)
     if hit is None:
         n = len(t.vals)
@@ -105,6 +105,13 @@ def converted_structure(t: Tensor, fmt, like: Tensor | None = None) -> tuple:
         hit = memo[fmt] = (parts.levels, np.where(missing, 0, where),
                            missing if missing.any() else None)
     return hit
+
+
+def _one_structure(a: Tensor, b: Tensor) -> bool:
+    """Whether a and b are over the same index arrays (the same objects)."""
+    return a.format == b.format and len(a.levels) == len(b.levels) and all(
+        x.keys() == y.keys() and all(x[r] is y[r] for r in x)
+        for x, y in zip(a.levels, b.levels))
 
 
 def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
