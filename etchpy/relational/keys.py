@@ -88,6 +88,7 @@ class Keys:
         Keys(values) and .code(values) give them; a column that is not of
         integers (strings, dates, floats) is coded once per distinct value:
         each row searched among the distinct values (columns.distinct_ranks).
+        `name`, `span_limit` and `lookup_span` as for the constructor.
 
             >>> Keys.coded(np.array(["MAIL", "AIR", "MAIL"]))[1]
             array([1, 0, 1])

@@ -43,7 +43,10 @@ from ..runtime.tensor import Tensor
 
 
 class Table:
-    """A table stored once (see the module docstring); built by `ep.table`.
+    """A table stored once (see the module docstring); built by `ep.table`, which
+    passes its `name`, `by_value` (value column, None for the row count, ->
+    its Relation, all over one structure in storage order) and `secondary`
+    (the secondary order, or None).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
@@ -72,7 +75,11 @@ class Table:
 
     def relation(self, value: str | None = None) -> Relation:
         """The Relation holding value column `value` (None: the row count) over
-        the storage-order trie."""
+        the storage-order trie.
+
+            >>> T.relation("q").keys[0].values()
+            array([1, 2])
+        """
         if value not in self._relations:
             raise InputError(f"table {self.name!r} has no value column {value!r}; it holds "
                              f"{list(self.values)} (None: the row count)")
@@ -94,7 +101,12 @@ class Table:
     def tensor(self, value: str | None = None, order: Sequence[str] | None = None) -> Tensor:
         """The Tensor of value column `value` in `order` (as `var`): the
         storage-order trie itself, or the secondary order's, its values checked
-        against the storage order's and gathered again if they were written."""
+        against the storage order's and gathered again if they were written.
+
+            >>> T.tensor("q").vals[0] = 5.0          # written in place
+            >>> T.tensor("q", order=["p", "o"]).to_dense().sum()
+            8.0
+        """
         fmt = self._format(order)
         t = self.relation(value).tensor
         if fmt == t.format:
@@ -106,7 +118,13 @@ class Table:
         return copy
 
     def explain(self) -> str:
-        """The orders stored, their level kinds and their sizes."""
+        """The orders stored, their level kinds and their sizes.
+
+            >>> print(T.explain())
+            table table: 2 rows, values ['q']
+              storage order ('o', 'p'): dense, compressed
+              secondary order ('p', 'o'): dense, compressed
+        """
         t = self._relations[None].tensor
         lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
                  f"  storage order {self.order}: {_kinds(t.format)}"]
