@@ -7,7 +7,7 @@
 
 help() on each public name (ep.compile, ep.evaluate, ep.einsum, ep.export_c,
 ep.tensor, ep.indices, ep.sum, ep.map, ep.Kernel, ep.Tensor, ep.Format, ep.Semiring,
-ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ep.relation, ep.fixpoint,
+ep.semirings, ep.Tuning, ep.optimize, ep.lazy, ep.compute, ep.relation, ep.table, ep.fixpoint,
 ep.graph.pagerank, ...) gives its parameters and an example; docs/ has the guide per topic.
 """
 import importlib
@@ -39,6 +39,7 @@ _ON_FIRST_USE = {
     "partition": ("etchpy.distributed", "partition"),
     "Keys": ("etchpy.relational", "Keys"), "Relation": ("etchpy.relational", "Relation"),
     "decode": ("etchpy.relational", "decode"), "relation": ("etchpy.relational", "relation"),
+    "table": ("etchpy.relational", "table"), "Table": ("etchpy.relational", "Table"),
     "graph": ("etchpy.graph", None), "fixpoint": ("etchpy.graph", "fixpoint"),
 }
 

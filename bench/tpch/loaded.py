@@ -1,6 +1,7 @@
 """Load once, query many: every query of the bench on one load of the tables.
 
-    python -m bench tpch --sf SF --load-once [--queries ...] [--rounds N] [--json PATH]
+    python -m bench tpch --sf SF --load-once [--tables] [--queries ...] [--rounds N]
+                         [--json PATH]
 
 Loads the columns (bench/tpch/data.py) into etchpy's relations once, for all
 the queries named (bench/tpch/queries.py `build`: each table's tries and the
@@ -9,6 +10,11 @@ TABLE ... AS SELECT from the registered numpy columns, one thread), reporting
 both load times; then runs every query on that one load, each system called in
 turn for each parameter set, with the answers compared. One JSON object: the
 load times and, per query, the wall-clock medians and the ratio.
+
+With --tables the load is bench/tpch/tables.py `load`: one ep.table per table,
+its storage order (primary key first) and at most one secondary order, shared
+by the queries written there (tables.QUERIES); the others are left out and
+listed under "not_on_tables".
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import numpy as np
 
 from bench.tpch import data
 from bench.tpch.catalog import QUERIES, rows_of, same
+from bench.tpch import tables as shared
 from bench.tpch.queries import build
 
 
@@ -27,17 +34,24 @@ def _timed(fn):
     return out, time.perf_counter() - t
 
 
-def run_loaded(sf: float, names, rounds: int) -> dict:
-    """The load times (ms) of etchpy and DuckDB and each query's times on that load."""
+def run_loaded(sf: float, names, rounds: int, tables: bool = False) -> dict:
+    """The load times (ms) of etchpy and DuckDB and each query's times on that load
+    (`tables`: the shared tables of bench/tpch/tables.py)."""
     cols = data.tables(sf)
     con, duck_s = _timed(lambda: data.duckdb_with(cols, threads=1))
-    tries, etch_s = _timed(lambda: build(cols, tuple(names)))
+    skipped = [n for n in names if tables and n not in shared.QUERIES]
+    names = [n for n in names if n not in skipped]
+    if tables:
+        tries, etch_s = _timed(lambda: shared.load(cols))
+    else:
+        tries, etch_s = _timed(lambda: build(cols, tuple(names)))
     queries = []
     for name in names:
         q = QUERIES[name]
+        run = shared.QUERIES[name] if tables else q.run
         calls, correct = [], True
         for p in q.params:
-            etch = lambda p=p: rows_of(q.run(tries, **p), q)
+            etch = lambda p=p, run=run: rows_of(run(tries, **p), q)
             duck = lambda p=p: con.execute(q.sql(p)).fetchall()
             correct &= same(etch(), [tuple(str(v) if hasattr(v, "isoformat") else v
                                            for v in r) for r in duck()], q)
@@ -51,6 +65,7 @@ def run_loaded(sf: float, names, rounds: int) -> dict:
         queries.append({"query": name, "etchpy_ms": ms["etchpy"], "duckdb1_ms": ms["duckdb1"],
                         "correct": bool(correct)})
     return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s, "load_duckdb1_ms": 1e3 * duck_s,
+            "tables": tables, "not_on_tables": skipped,
             "queries": queries, "rounds": rounds, **data.versions()}
 
 
@@ -61,4 +76,6 @@ def report_loaded(r: dict) -> str:
     for q in r["queries"]:
         lines.append(f"{q['query']:<6}{q['etchpy_ms']:>10.2f}{q['duckdb1_ms']:>10.2f}"
                      f"{q['duckdb1_ms'] / q['etchpy_ms']:>11.2f}x  {q['correct']}")
+    if r.get("not_on_tables"):
+        lines.append(f"not written on the shared tables: {', '.join(r['not_on_tables'])}")
     return "\n".join(lines) + "\n(ms, wall-clock; every query on the one load)"

@@ -1,9 +1,10 @@
 """The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19: etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19] [--load-once]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19] [--load-once [--tables]]
 
-(--load-once: one load of the tables serves every query; bench/tpch/loaded.py.)
+(--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
+--tables: that load is one ep.table per table, bench/tpch/tables.py.)
 
 Generates (or reads from the cache) the TPC-H columns at scale factor SF
 (bench/tpch/data.py), then per query:
@@ -128,9 +129,12 @@ def main(argv=None) -> int:
     ap.add_argument("--load-once", action="store_true",
                     help="load the tables once, run every query on that load "
                          "(bench/tpch/loaded.py)")
+    ap.add_argument("--tables", action="store_true",
+                    help="with --load-once: one ep.table per table, shared by the queries "
+                         "(bench/tpch/tables.py)")
     args = ap.parse_args(argv)
     if args.load_once:
-        loaded = run_loaded(args.sf, args.queries.split(","), args.rounds)
+        loaded = run_loaded(args.sf, args.queries.split(","), args.rounds, args.tables)
         print(report_loaded(loaded))
         if args.json:
             with open(args.json, "w") as f:

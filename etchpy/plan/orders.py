@@ -42,9 +42,11 @@ def choose_order(body: Expr, variables: tuple[str, ...], origin: dict,
         for tname, st in cons:
             pos = [order.index(v) for v in st]
             if pos != sorted(pos):
+                wanted = ", ".join(sorted(st, key=order.index))
                 raise OrderError(f"order {tuple(user_order)} walks {tname} against its "
-                                 f"storage order ({', '.join(st)}); convert {tname} or "
-                                 f"choose another order")
+                                 f"storage order ({', '.join(st)}); it would read {tname} "
+                                 f"in the order ({wanted}): convert {tname} to it (a "
+                                 f"table's secondary order) or choose another order")
         return order
     preds = {v: set() for v in variables}
     for _, st in cons:

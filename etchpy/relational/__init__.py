@@ -5,8 +5,11 @@
     columns key columns of mixed dtypes (int64 with uint64) joined and probed exactly
     table   relation(): a table to a tensor (a trie in a chosen level order);
             decode(): a result over codes back to key columns, sorted and cut
+    stored  table(): a table loaded once, one trie in its storage order (primary key
+            first) plus at most one secondary order, shared by every query
 """
 from .keys import Keys
 from .table import Relation, decode, relation
+from .stored import Table, table
 
-__all__ = ["Keys", "Relation", "decode", "relation"]
+__all__ = ["Keys", "Relation", "Table", "decode", "relation", "table"]

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import InputError
 from ..runtime.tensor import Tensor
 from . import bounds, text
-from .columns import as_probe, joined, range_codes
+from .columns import as_probe, distinct_ranks, joined, range_codes
 
 
 class Keys:
@@ -80,6 +80,25 @@ class Keys:
         cols = [_as_column(c, name) for c in columns]
         return cls(joined(cols, name), name=name, span_limit=span_limit,
                    lookup_span=lookup_span)
+
+    @classmethod
+    def coded(cls, values, *, name: str = "keys", span_limit: float = 4.0,
+              lookup_span: float | None = 8.0) -> tuple["Keys", np.ndarray]:
+        """(the Keys of `values`, the codes of `values` under it) in one pass, as
+        Keys(values) and .code(values) give them; a column that is not of
+        integers (strings, dates, floats) is coded once per distinct value:
+        each row searched among the distinct values (columns.distinct_ranks).
+        `name`, `span_limit` and `lookup_span` as for the constructor.
+
+            >>> Keys.coded(np.array(["MAIL", "AIR", "MAIL"]))[1]
+            array([1, 0, 1])
+        """
+        values = _as_column(values, name)
+        if values.dtype.kind in "iub" or not len(values):
+            keys = cls(values, name=name, span_limit=span_limit, lookup_span=lookup_span)
+            return keys, keys.code(values)
+        table, codes = distinct_ranks(values)
+        return cls(table, name=name, lookup_span=lookup_span), codes
 
     def __len__(self) -> int:
         return self.size

@@ -67,12 +67,14 @@ def from_coords_columns(coords, columns, shape, format, sr, name) -> list[Parts]
     starts = group_starts(storage)
     if starts is not None:
         storage = storage.take(starts, axis=1)
-    out = []
-    for values in columns:
-        values = combine(values if perm is None else values[perm], starts, sr.add.py)
-        levels, vals = _pack(storage, values, shape, fmt, sr.zero)
-        out.append(Parts(shape, fmt, levels, vals, sr.zero))
-    return out
+    combined = [combine(v if perm is None else v[perm], starts, sr.add.py) for v in columns]
+    if fmt.levels and getattr(fmt.levels[-1], "merge", None) is not None:
+        packed = [_pack(storage, v, shape, fmt, sr.zero) for v in combined]
+        return [Parts(shape, fmt, levels, vals, sr.zero) for levels, vals in packed]
+    levels, parent_ids, n_parents = _pack_structure(storage, shape, fmt)
+    levels = _narrowest(levels, shape)          # one structure for every column
+    return [Parts(shape, fmt, levels, _placed(v, parent_ids, n_parents, sr.zero), sr.zero)
+            for v in combined]
 
 
 def from_dense(array, format, sr, name) -> Parts:
@@ -328,6 +330,17 @@ def _singleton_split(storage, levels, k):
 
 def _pack(storage, values, shape, fmt, fill):
     """Level dicts and vals from sorted, unique storage coordinates."""
+    levels, parent_ids, n_parents = _pack_structure(storage, shape, fmt)
+    vals = _placed(values, parent_ids, n_parents, fill)
+    merge = getattr(fmt.levels[-1], "merge", None) if fmt.levels else None
+    if merge is not None:                 # formats.level: equal neighbours become one
+        levels[-1], vals = merge(levels[-1], vals)
+    return _narrowest(tuple(levels), shape), vals
+
+
+def _pack_structure(storage, shape, fmt):
+    """(level dicts, each entry's position in the last level, the positions):
+    the structure of sorted, unique storage coordinates, whatever the values."""
     parent_ids = np.zeros(storage.shape[1], dtype=np.int64)
     n_parents = 1
     levels = []
@@ -338,12 +351,14 @@ def _pack(storage, values, shape, fmt, fill):
         arrays, parent_ids, n_parents = level.pack(parent_ids, n_parents, storage[k],
                                                    shape[mode], split)
         levels.append(arrays)
+    return levels, parent_ids, n_parents
+
+
+def _placed(values, parent_ids, n_parents, fill):
+    """The vals array: each entry's value at its position, `fill` elsewhere."""
     vals = np.full(n_parents, fill, dtype=values.dtype)
     vals[parent_ids] = values
-    merge = getattr(fmt.levels[-1], "merge", None) if fmt.levels else None
-    if merge is not None:                 # formats.level: equal neighbours become one
-        levels[-1], vals = merge(levels[-1], vals)
-    return _narrowest(tuple(levels), shape), vals
+    return vals
 
 
 def _narrowest(levels, shape):

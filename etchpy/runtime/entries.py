@@ -23,17 +23,24 @@ def lexicographic_steps(storage):
 
 def sort_order(storage):
     """The stable permutation that sorts the columns of `storage` (order, nnz)
-    lexicographically, or None when they are sorted already."""
+    lexicographically, or None when they are sorted already. When the rows do
+    not fit one int64 key together, the longest prefix of rows that does
+    decides the order whenever it repeats no key (a table's primary key): its
+    check and its sort cost one int64 pass, not one per row."""
     if storage.shape[0] == 0 or storage.shape[1] < 2:
         return None
-    key = linear_key(storage)
-    if key is None:
-        if np.all(lexicographic_steps(storage) >= 0):
-            return None
-        return np.lexsort(storage[::-1])
-    if np.all(key[1:] >= key[:-1]):
+    key, whole = prefix_key(storage)
+    if whole:
+        return None if np.all(key[1:] >= key[:-1]) else stable_argsort(key)
+    if np.all(key[1:] > key[:-1]):
+        return None                  # the prefix orders every column, with no ties
+    perm = stable_argsort(key)
+    ordered = key[perm]
+    if np.all(ordered[1:] > ordered[:-1]):
+        return perm                  # a prefix that repeats no key decides the order
+    if np.all(lexicographic_steps(storage) >= 0):
         return None
-    return stable_argsort(key)
+    return np.lexsort(storage[::-1])
 
 
 def sort_storage(storage, values):
@@ -48,10 +55,22 @@ def sort_storage(storage, values):
 def linear_key(storage):
     """Row-major linear index of each column (same order as lexicographic), or
     None when it could overflow int64."""
+    key, whole = prefix_key(storage)
+    return key if whole else None
+
+
+def prefix_key(storage):
+    """(the row-major linear index of each column over the longest prefix of rows
+    whose index fits int64 below 2**62, whether that prefix is every row)."""
     dims = [int(d) + 1 for d in storage.max(axis=1)]
-    if int(np.prod(dims, dtype=object)) >= 2**62:
-        return None
-    return np.ravel_multi_index(tuple(storage), dims)
+    rows, size = 0, 1
+    while rows < len(dims) and size * dims[rows] < 2**62:
+        size *= dims[rows]
+        rows += 1
+    rows = max(rows, 1)
+    if rows == 1:
+        return storage[0].astype(np.int64), len(dims) == 1
+    return np.ravel_multi_index(tuple(storage[:rows]), dims[:rows]), rows == len(dims)
 
 
 def stable_argsort(key):

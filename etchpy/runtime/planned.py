@@ -9,6 +9,7 @@ whose layout is not the declared one).
     bind(value, tv, sr)            one planned input as a calling.Bound
     with_conversions(plan, bound)  the Tensors of the streams and Imp backends,
                                    with every converted copy added
+    converted_structure(t, fmt)    a Tensor's structure in another format, kept on it
 
 Only an `ep.Tensor`'s conversion is kept across calls: its structure cannot be
 rebound, so the converted index arrays and, for each converted position, the
@@ -31,7 +32,7 @@ from .checks import check_compressed
 from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
-__all__ = ["kernel_inputs", "bind", "with_conversions"]
+__all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure"]
 
 _TRANSPOSED = {"csr": "csc", "csc": "csr"}
 
@@ -80,19 +81,43 @@ class _Positions(NamedTuple):
     fill: object
 
 
-def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
-    """Tensor `t` as the planned conversion `tv`: the converted structure, made
-    once per format and kept on `t`, and `t`'s current values gathered into it."""
+def converted_structure(t: Tensor, fmt, like: Tensor | None = None) -> tuple:
+    """(levels, where, missing): Tensor `t`'s structure in format `fmt`, made once
+    and kept on `t` (what a planned conversion of `t` reads): the index arrays,
+    for each converted position the position of its value in `t.vals`, and the
+    positions nothing is stored at (None if none). `like`, a Tensor over the
+    same index arrays (one structure, several value columns) whose kept
+    structure is shared rather than made again. Called ahead of a query (a
+    table's secondary order, relational.stored), the first call converts nothing.
+
+        >>> levels, where, _ = converted_structure(t, ep.Format.named("csc", 2))
+    """
     memo = t.__dict__.setdefault("_etchpy_planned", {})
-    hit = memo.get(tv.format)
+    hit = memo.get(fmt)
+    if hit is None and like is not None and _one_structure(like, t):
+        hit = memo[fmt] = converted_structure(like, fmt)
     if hit is None:
         n = len(t.vals)
         parts = cv.convert(_Positions(t.shape, t.format, t.levels,
-                                      np.arange(n, dtype=np.int64), -1), tv.format)
+                                      np.arange(n, dtype=np.int64), -1), fmt)
         where = parts.vals
         missing = where < 0                  # dense positions nothing is stored at
-        hit = memo[tv.format] = (parts.levels, np.where(missing, 0, where),
-                                 missing if missing.any() else None)
+        hit = memo[fmt] = (parts.levels, np.where(missing, 0, where),
+                           missing if missing.any() else None)
+    return hit
+
+
+def _one_structure(a: Tensor, b: Tensor) -> bool:
+    """Whether a and b are over the same index arrays (the same objects)."""
+    return a.format == b.format and len(a.levels) == len(b.levels) and all(
+        x.keys() == y.keys() and all(x[r] is y[r] for r in x)
+        for x, y in zip(a.levels, b.levels))
+
+
+def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
+    """Tensor `t` as the planned conversion `tv`: the converted structure, made
+    once per format and kept on `t`, and `t`'s current values gathered into it."""
+    hit = converted_structure(t, tv.format)
     levels, where, missing = hit
     vals = sr.cast(t.vals, what=f"input {tv.name}")[where] if len(t.vals) else \
         np.full(len(where), sr.zero, dtype=sr.dtype)

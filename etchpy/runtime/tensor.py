@@ -165,8 +165,13 @@ class Tensor:
             (array([7., 5.]), array([2., 1.]))
         """
         sr = _semiring(semiring, *columns)
-        return [cls._of(p, name) for p in
-                cv.from_coords_columns(coords, columns, shape, format, sr, name)]
+        parts = cv.from_coords_columns(coords, columns, shape, format, sr, name)
+        if not parts:
+            return []
+        first = cls._of(parts[0], name)      # its index arrays made immutable once
+        return [first] + [cls._of((p.shape, p.format, first.levels, p.vals, p.fill), name)
+                          if p.levels is parts[0].levels else cls._of(p, name)
+                          for p in parts[1:]]
 
     @classmethod
     def from_dense(cls, array, format=None, *, semiring=None,

@@ -48,7 +48,7 @@ def test_import_etchpy_leaves_heavy_modules_and_side_packages_unloaded(tmp_path)
 def test_the_names_loaded_on_first_use_are_there():
     import etchpy as ep
     for name in ("graph", "fixpoint", "partition", "relation", "Relation", "Keys", "decode",
-                 "sketch"):
+                 "table", "Table", "sketch"):
         assert name in dir(ep) and getattr(ep, name) is not None
 
 

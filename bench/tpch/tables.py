@@ -1,0 +1,279 @@
+"""The TPC-H tables loaded once with ep.table, and the bench's queries on them.
+
+    tables = load(cols)            the eight tables (cols: data.tables(sf)), one trie
+                                   each in storage order (primary key first), a
+                                   secondary order for lineitem, part and supplier
+    QUERIES[name](tables, **params)   one warm query on that load (catalog's params)
+
+Unlike bench/tpch/queries.py (`build`: each query's own tries, in the level
+order best for it), every query here reads the same tries. A table's levels are
+its primary key, then the columns queries join or group on; the columns they
+only filter on are value columns, tested in the kernel's loop (expr.compare).
+Lineitem is stored by order and line, and by part (the secondary order, for
+Q9's part filter); part by key and by name (Q9's LIKE); supplier by key and by
+nation (Q5). Each query names every level of a table it reads (the levels it
+does not use are summed, a loop of one entry under a primary key).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import etchpy as ep
+from bench.tpch.q12 import HIGH
+from bench.tpch.queries import _table, _year, days
+
+# table -> (primary key, other key columns, value columns, secondary order)
+SPEC = {
+    "region": (["r_regionkey"], ["r_name"], [], None),
+    "nation": (["n_nationkey"], ["n_regionkey", "n_name"], [], None),
+    "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], [], None),
+    "supplier": (["s_suppkey"], ["s_nationkey"], [], ["s_nationkey", "s_suppkey"]),
+    "part": (["p_partkey"], ["p_name"], [], ["p_name", "p_partkey"]),
+    "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost"], None),
+    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], [], None),
+    "lineitem": (["l_orderkey", "l_linenumber"],
+                 ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
+                 ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
+                  "l_receiptdate", "ship"],
+                 ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
+                  "l_shipmode"]),
+}
+# the key columns of each join: one Keys, from the first (the primary key)
+JOINS = {"orderkey": ("orders.o_orderkey", "l_orderkey"),
+         "custkey": ("customer.c_custkey", "o_custkey"),
+         "suppkey": ("supplier.s_suppkey", "l_suppkey", "ps_suppkey"),
+         "partkey": ("part.p_partkey", "l_partkey", "ps_partkey"),
+         "nationkey": ("nation.n_nationkey", "c_nationkey", "s_nationkey"),
+         "regionkey": ("region.r_regionkey", "n_regionkey")}
+LINE_BY_PART = SPEC["lineitem"][3]
+
+
+def load(cols: dict) -> dict:
+    """The eight tables as ep.Table (by table name), plus "kernels" (kept per load)
+    and what the queries derive from the codings once (a year mapping)."""
+    coding = {}
+    for name, (first, *others) in JOINS.items():
+        table, col = first.split(".")
+        keys = ep.Keys(cols[first], name=name)
+        coding.update({c: keys for c in (col, *others)})
+    out = {}
+    names = {"partsupp": "PS"}
+    for name, (primary, keys, values, secondary) in SPEC.items():
+        t = _table(cols, name)
+        if name == "lineitem":
+            t["ship"] = t["l_shipdate"]           # the ship date as a value too (Q12)
+        out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
+                             coding=coding, name=names.get(name, name[0].upper()))
+    orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
+    keys = coding["o_orderkey"]
+    out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])
+                          for a in ("o_orderdate", "o_shippriority")}
+    nation = _table(cols, "nation")       # each nation key code's name (Q7)
+    out["nation_names"] = nation["n_name"][np.argsort(coding["n_nationkey"].code(
+        nation["n_nationkey"]))]
+    out["kernels"] = {}
+    return out
+
+
+def _keys(T, column: str) -> ep.Keys:
+    return T.keys[T.order.index(column)]
+
+
+def _kernel(tables, make, **kw):
+    kept = tables["kernels"]
+    if make not in kept:
+        expr, order = make(tables)
+        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
+    return kept[make]
+
+
+def _year_mapping(tables, table: str, column: str):
+    """(the mapping date code -> year code, the years' Keys), made once per load."""
+    key = ("year", table, column)
+    if key not in tables:
+        tables[key] = _keys(tables[table], column).mapping(_year, name="year")
+    return tables[key]
+
+
+def _region(tables, name: str):
+    return _keys(tables["region"], "r_name").mask(lambda v: v == name, sparse=True)
+
+
+# ---- Q5 -----------------------------------------------------------------------------
+
+def _q5_expr(tables):
+    o, c, d, pr, n, g, r, rn, nm, ln, p, s, sd, m = ep.indices(
+        "o c d pr n g r rn nm ln p s sd m")
+    Tb = tables
+    Rm = ep.tensor("Rm", 1, "csf")
+    body = (Tb["orders"].var()[o, c, d, pr] * ep.between(d, "dlo", "dhi")
+            * Tb["customer"].var()[c, n, g] * Tb["nation"].var()[n, r, nm]
+            * Tb["region"].var()[r, rn] * Rm[rn]
+            * Tb["lineitem"].var("rev")[o, ln, p, s, sd, m]
+            * Tb["supplier"].var(order=["s_nationkey", "s_suppkey"])[s, n])
+    return ep.sum((o, c, d, pr, n, g, r, rn, ln, p, s, sd, m), body), \
+        "o c d pr n g r rn nm ln p s sd m"
+
+
+def q5(tables, region: str = "ASIA", date: str = "1994-01-01") -> dict:
+    lo = days(date)
+    hi = days(str(np.datetime64(date, "D").astype("datetime64[Y]") + 1) + "-01-01")
+    dlo, dhi = _keys(tables["orders"], "o_orderdate").codes_between(lo, hi)
+    rev = _kernel(tables, _q5_expr)(
+        O=tables["orders"].tensor(), C=tables["customer"].tensor(),
+        N=tables["nation"].tensor(), R=tables["region"].tensor(),
+        L=tables["lineitem"].tensor("rev"),
+        S=tables["supplier"].tensor(order=["s_nationkey", "s_suppkey"]),
+        Rm=_region(tables, region), dlo=dlo, dhi=dhi)
+    return ep.decode(rev, [_keys(tables["nation"], "n_name")], columns=["n_name"],
+                     value="revenue", order_by="revenue", descending=True)
+
+
+# ---- Q3 -----------------------------------------------------------------------------
+
+def _q3_expr(tables):
+    o, c, d, pr, n, g, ln, p, s, sd, m = ep.indices("o c d pr n g ln p s sd m")
+    Sg = ep.tensor("Sg", 1, "csf")
+    body = (tables["orders"].var()[o, c, d, pr] * ep.between(d, None, "dhi")
+            * tables["customer"].var()[c, n, g] * Sg[g]
+            * tables["lineitem"].var("rev")[o, ln, p, s, sd, m] * (sd >= "slo"))
+    return ep.sum((c, d, pr, n, g, ln, p, s, sd, m), body), "o c d pr n g ln p s sd m"
+
+
+def q3(tables, segment: str = "BUILDING", date: str = "1995-03-15", limit: int = 10) -> dict:
+    O, L = tables["orders"], tables["lineitem"]
+    day = days(date)
+    _, dhi = _keys(O, "o_orderdate").codes_between(None, day)
+    slo, _ = _keys(L, "l_shipdate").codes_between(day + 1, None)
+    seg = _keys(tables["customer"], "c_mktsegment").mask(lambda v: v == segment, sparse=True)
+    kern = _kernel(tables, _q3_expr, output=ep.Format(["compressed"]))
+    rev = kern(O=O.tensor(), C=tables["customer"].tensor(), L=L.tensor("rev"), Sg=seg,
+               dhi=dhi, slo=slo)
+    code, vals = rev.levels[0]["crd"], rev.vals
+    attrs = tables["order_attrs"]
+    rows = np.lexsort((attrs["o_orderdate"][code], -vals))[:limit]
+    code = code[rows]
+    return {"l_orderkey": _keys(O, "o_orderkey").decode(code), "revenue": vals[rows],
+            "o_orderdate": attrs["o_orderdate"][code],
+            "o_shippriority": attrs["o_shippriority"][code]}
+
+
+# ---- Q6 -----------------------------------------------------------------------------
+
+def _q6_expr(tables):
+    o, ln, p, s, sd, m = ep.indices("o ln p s sd m")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    disc, qty = L.var("l_discount", name="Dc")[at], L.var("l_quantity", name="Qt")[at]
+    body = (L.var("disc_price", name="Dp")[at] * ep.between(sd, "dlo", "dhi")
+            * ((disc >= "clo") & (disc <= "chi") & (qty < "qhi")))
+    return ep.sum(at, body), "o ln p s sd m"
+
+
+def q6(tables, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 24) -> dict:
+    L = tables["lineitem"]
+    dlo, dhi = _keys(L, "l_shipdate").codes_between(days(date),
+                                                    days(f"{int(date[:4]) + 1}{date[4:]}"))
+    eps = 1e-9                                   # the decimal bounds are inclusive
+    rev = _kernel(tables, _q6_expr)(
+        Dp=L.tensor("disc_price"), Dc=L.tensor("l_discount"), Qt=L.tensor("l_quantity"),
+        dlo=dlo, dhi=dhi, clo=discount - 0.01 - eps, chi=discount + 0.01 + eps,
+        qhi=float(quantity))
+    return {"revenue": np.array([float(rev)])}
+
+
+# ---- Q9 -----------------------------------------------------------------------------
+
+def _q9_expr(tables):
+    pn, p, s, n, r, nm, o, ln, sd, m, c, d, pr, y = ep.indices(
+        "pn p s n r nm o ln sd m c d pr y")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    G, Y = ep.tensor("G", 1, "csf"), ep.tensor("Y", 2, "csr")
+    amount = (L.var("rev", order=LINE_BY_PART, name="Lr")[at]
+              - L.var("l_quantity", order=LINE_BY_PART, name="Lq")[at]
+              * tables["partsupp"].var("ps_supplycost")[p, s])
+    body = (G[pn] * tables["part"].var(order=["p_name", "p_partkey"])[p, pn] * amount
+            * tables["supplier"].var()[s, n] * tables["nation"].var()[n, r, nm]
+            * tables["orders"].var()[o, c, d, pr] * Y[d, y])
+    return ep.sum((pn, p, s, n, r, o, ln, sd, m, c, d, pr), body), \
+        "pn p s n r nm o ln sd m c d pr y"
+
+
+def q9(tables, color: str = "green") -> dict:
+    L, P = tables["lineitem"], tables["part"]
+    Y, years = _year_mapping(tables, "orders", "o_orderdate")
+    profit = _kernel(tables, _q9_expr)(
+        Lr=L.tensor("rev", order=LINE_BY_PART), Lq=L.tensor("l_quantity", order=LINE_BY_PART),
+        P=P.tensor(order=["p_name", "p_partkey"]), S=tables["supplier"].tensor(),
+        N=tables["nation"].tensor(), O=tables["orders"].tensor(), Y=Y,
+        PS=tables["partsupp"].tensor("ps_supplycost"),
+        G=_keys(P, "p_name").like(f"%{color}%", sparse=True))
+    out = ep.decode(profit, [_keys(tables["nation"], "n_name"), years],
+                    columns=["nation", "o_year"], value="sum_profit")
+    rows = np.lexsort((-out["o_year"], out["nation"]))
+    return {k: v[rows] for k, v in out.items()}
+
+
+# ---- Q7 -----------------------------------------------------------------------------
+
+def _q7_expr(tables):
+    o, ln, p, s, sd, m, y, n1, r1, nm1, c, d, pr, n2, g, r2, nm2 = ep.indices(
+        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
+    NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
+    N = tables["nation"]
+    body = (N.var(name="Na")[n1, r1, nm1] * NP[n1, n2] * tables["supplier"].var()[s, n1]
+            * tables["lineitem"].var("rev")[o, ln, p, s, sd, m] * ep.between(sd, "dlo", "dhi")
+            * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
+            * tables["customer"].var()[c, n2, g] * N.var(name="Nb")[n2, r2, nm2])
+    return ep.sum((o, ln, p, s, sd, m, n1, r1, c, d, pr, n2, g, r2), body), \
+        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2"
+
+
+def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
+    names = tables["nation_names"]
+    a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
+    pairs = np.array(sorted({(a, b), (b, a)})).T
+    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "dcsr")
+    L = tables["lineitem"]
+    dlo, dhi = _keys(L, "l_shipdate").codes_between(days("1995-01-01"), days("1997-01-01"))
+    Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
+    nation = tables["nation"].tensor()
+    vol = _kernel(tables, _q7_expr)(
+        Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(), L=L.tensor("rev"),
+        Y=Y, O=tables["orders"].tensor(), C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
+    n_name = _keys(tables["nation"], "n_name")
+    return ep.decode(vol, [n_name, years, n_name],
+                     columns=["supp_nation", "l_year", "cust_nation"], value="revenue",
+                     order_by=["supp_nation", "cust_nation", "l_year"])
+
+
+# ---- Q12 ----------------------------------------------------------------------------
+
+def _q12_expr(tables):
+    o, ln, p, s, sd, m, c, d, pr = ep.indices("o ln p s sd m c d pr")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    C, R, S = (L.var(v, name=n)[at] for v, n in (("l_commitdate", "Cd"),
+                                                  ("l_receiptdate", "Rd"), ("ship", "Sd")))
+    late = (C < R) & (S < C) & (R >= "lo") & (R < "hi")
+    Modes = ep.tensor("Modes", 1, "csf")
+    body = Modes[m] * late * tables["orders"].var()[o, c, d, pr]
+    return ep.sum((o, ln, p, s, sd, c, d), body), "o ln p s sd m c d pr"
+
+
+def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
+    L, O = tables["lineitem"], tables["orders"]
+    modes = _keys(L, "l_shipmode")
+    counts = _kernel(tables, _q12_expr)(
+        Cd=L.tensor("l_commitdate"), Rd=L.tensor("l_receiptdate"), Sd=L.tensor("ship"),
+        O=O.tensor(), Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
+    high = np.isin(_keys(O, "o_orderpriority").values(), HIGH)
+    hi, lo = counts[:, high].sum(axis=1), counts[:, ~high].sum(axis=1)
+    keep = (hi + lo) > 0
+    return {"l_shipmode": modes.values()[keep], "high_line_count": hi[keep].astype(np.int64),
+            "low_line_count": lo[keep].astype(np.int64)}
+
+
+QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12}

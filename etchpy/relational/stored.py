@@ -1,0 +1,235 @@
+"""Tables loaded once: one trie per table, shared by every query.
+
+`table(columns, primary, keys=..., values=...)` codes each key column once
+(`Keys.coded`: a column of strings once per distinct value, integers by their
+span or an integer sort) and stores the table as one trie whose levels are
+the primary key columns, then the other key columns: its storage order, a
+clustered index on the primary key. Every value column, and the row count,
+lies over that one structure. `secondary=` names at most one other order of
+the key columns, made at load too, for the joins that walk the table by
+another key (lineitem by part). Queries read these tries, never their own:
+
+    T.var(value, order=None)     the expression variable of a value column (None:
+                                 the row count), in storage order or `order`
+    T.tensor(value, order=None)  the Tensor to pass for it
+    T.relation(value)            the Relation of a value column (storage order)
+    T.explain()                  the stored orders, their level kinds and sizes
+
+An order the table does not store is refused by `var` and `tensor`, naming
+the orders it stores; a query compiled without `order=` may still read the
+table in another order, by a conversion that the planner prices and
+`explain()` lists (plan/convert.py); the secondary order is made in advance
+as that conversion's structure (runtime.planned.converted_structure), so a
+planned read in the secondary order converts nothing.
+
+Values are written in place into the storage-order trie (`T.tensor(v).vals`).
+The secondary order holds a copy of them, checked against the storage order's
+on each `T.tensor(v, order)` (one sequential comparison) and gathered again
+when they differ, so a query after a write reads the written values.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from .keys import Keys
+from .table import Relation, relation
+from ..errors import InputError
+from ..expr.nodes import TensorVar, tensor as tensor_var
+from ..formats import Format
+from ..runtime.planned import converted_structure
+from ..runtime.tensor import Tensor
+
+
+class Table:
+    """A table stored once (see the module docstring); built by `ep.table`, which
+    passes its `name`, `by_value` (value column, None for the row count, ->
+    its Relation, all over one structure in storage order) and `secondary`
+    (the secondary order, or None).
+
+        >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
+        ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
+        ...              secondary=["p", "o"])
+        >>> T.order, T.secondary
+        (('o', 'p'), ('p', 'o'))
+    """
+
+    def __init__(self, name: str, by_value: dict, secondary: tuple | None):
+        first = by_value[None]
+        self.name = name
+        self.order: tuple[str, ...] = first.columns
+        self.keys: tuple[Keys, ...] = first.keys
+        self.values: tuple = tuple(v for v in by_value if v is not None)
+        self._relations = by_value
+        self.secondary = secondary
+        self._copies: dict = {}            # value -> (secondary Tensor, values it holds)
+        if secondary is not None:
+            self._secondary_format = _format_of(self, secondary, first.tensor)
+            for v in by_value:
+                self._copies[v] = self._copy(v)
+
+    def __repr__(self):
+        return (f"Table({self.name!r}, order={self.order}, secondary={self.secondary}, "
+                f"values={self.values}, rows={self._relations[None].tensor.nnz})")
+
+    def relation(self, value: str | None = None) -> Relation:
+        """The Relation holding value column `value` (None: the row count) over
+        the storage-order trie.
+
+            >>> T.relation("q").keys[0].values()
+            array([1, 2])
+        """
+        if value not in self._relations:
+            raise InputError(f"table {self.name!r} has no value column {value!r}; it holds "
+                             f"{list(self.values)} (None: the row count)")
+        return self._relations[value]
+
+    def var(self, value: str | None = None, order: Sequence[str] | None = None,
+            name: str | None = None) -> TensorVar:
+        """The variable (named `name`, default the table's name) of value column
+        `value` stored in `order` (default the storage order); its indices are
+        the key columns in storage order, whatever `order`.
+
+            >>> o, p = ep.indices("o p")
+            >>> ep.sum(o, T.var("q", order=["p", "o"], name="Q")[o, p])
+        """
+        fmt = self._format(order)
+        self.relation(value)
+        return tensor_var(name or self.name, len(self.order), fmt)
+
+    def tensor(self, value: str | None = None, order: Sequence[str] | None = None) -> Tensor:
+        """The Tensor of value column `value` in `order` (as `var`): the
+        storage-order trie itself, or the secondary order's, its values checked
+        against the storage order's and gathered again if they were written.
+
+            >>> T.tensor("q").vals[0] = 5.0          # written in place
+            >>> T.tensor("q", order=["p", "o"]).to_dense().sum()
+            8.0
+        """
+        fmt = self._format(order)
+        t = self.relation(value).tensor
+        if fmt == t.format:
+            return t
+        copy, seen = self._copies[value]
+        if not _same_bits(t.vals, seen):
+            self._copies[value] = self._copy(value)
+            copy = self._copies[value][0]
+        return copy
+
+    def explain(self) -> str:
+        """The orders stored, their level kinds and their sizes.
+
+            >>> print(T.explain())
+            table table: 2 rows, values ['q']
+              storage order ('o', 'p'): dense, compressed
+              secondary order ('p', 'o'): dense, compressed
+        """
+        t = self._relations[None].tensor
+        lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
+                 f"  storage order {self.order}: {_kinds(t.format)}"]
+        if self.secondary is not None:
+            lines.append(f"  secondary order {self.secondary}: "
+                         f"{_kinds(self._secondary_format)}")
+        return "\n".join(lines)
+
+    def _format(self, order) -> Format:
+        primary = self._relations[None].tensor.format
+        if order is None or tuple(order) == self.order:
+            return primary
+        if self.secondary is not None and tuple(order) == self.secondary:
+            return self._secondary_format
+        stored = [self.order] + ([self.secondary] if self.secondary else [])
+        raise InputError(f"table {self.name!r} is stored in the orders {stored}, not "
+                         f"{tuple(order)}; compile without order= to let the planner "
+                         f"convert it (explain() lists the conversion), or pass "
+                         f"secondary={list(order)} to ep.table")
+
+    def _copy(self, value):
+        """(the secondary order's Tensor of `value`, the storage values it holds)."""
+        t = self._relations[value].tensor
+        like = self._relations[None].tensor
+        levels, where, missing = converted_structure(t, self._secondary_format, like=like)
+        vals = t.vals[where]
+        if missing is not None:
+            vals[missing] = t.fill
+        copy = Tensor._of((t.shape, self._secondary_format, levels, vals, t.fill), t.name)
+        return copy, t.vals.copy()
+
+
+def table(columns: Mapping[str, object], primary: Sequence[str], *,
+          keys: Sequence[str] = (), values: Sequence[str] = (),
+          coding: Mapping[str, Keys] | None = None, secondary: Sequence[str] | None = None,
+          levels: Sequence[str] | None = None, semiring=None, name: str = "table") -> Table:
+    """Load a table once (columns: name -> 1-d array, as for ep.relation) into a
+    Table: one trie in the storage order `primary` (the primary key columns)
+    then `keys` (the other key columns a query joins or filters on), each
+    column of `values` over it, and the row count.
+
+    Parameters: coding, the Keys of some key columns (one Keys for the columns
+    of a join; the others are coded here, once per column); secondary, at most
+    one other order of all the key columns, made now; levels, the level kinds
+    of the storage order (default: dense first when its domain is at most
+    twice the rows, then compressed; the secondary order has the same kinds,
+    compressed first when its first key's domain is larger); semiring (default
+    real) combines rows with one key tuple; name, the variables' default name.
+
+        >>> L = ep.table({"order": np.array([1, 1, 2]), "part": np.array([5, 6, 5]),
+        ...               "rev": np.array([1.0, 2.0, 4.0])}, ["order"], keys=["part"],
+        ...              values=["rev"], secondary=["part", "order"], name="L")
+        >>> L.tensor("rev", order=["part", "order"]).to_dense()[:, 0]
+        array([0., 1., 4.])
+    """
+    primary = [primary] if isinstance(primary, str) else list(primary)
+    order = primary + ([keys] if isinstance(keys, str) else list(keys))
+    values = [values] if isinstance(values, str) else list(values)
+    if not primary or len(set(order)) != len(order):
+        raise InputError(f"table {name!r}: primary {primary} and keys {order[len(primary):]} "
+                         f"must name one key column or more, each once")
+    if None in values or len(set(values)) != len(values):
+        raise InputError(f"table {name!r}: values {values} must name value columns once each")
+    second = None if secondary is None else tuple(secondary)
+    if second is not None and sorted(second) != sorted(order):
+        raise InputError(f"table {name!r}: secondary {second} must list the key columns "
+                         f"{tuple(order)} once each")
+    coding, codes = _coded(columns, order, dict(coding or {}), name)
+    by_value = relation(columns, order, values=[None] + values, coding=coding, codes=codes,
+                        levels=levels, semiring=semiring, name=name)
+    return Table(name, by_value, None if second == tuple(order) else second)
+
+
+def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
+    """The Keys and the codes of each key column, each column coded once."""
+    codes = {}
+    for k in order:
+        try:
+            col = columns[k]
+        except (KeyError, IndexError, TypeError):
+            raise InputError(f"table {name!r}: no column {k!r}") from None
+        if k in coding:
+            codes[k] = coding[k].code(col)
+        else:
+            coding[k], codes[k] = Keys.coded(col, name=k)
+    return coding, codes
+
+
+def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
+    """The secondary order's format: the storage order's level kinds, compressed
+    first when the first key's domain is more than twice the rows."""
+    kinds = list(stored.format.levels)
+    first = t.keys[t.order.index(order[0])]
+    if kinds[0].located and len(first) > 2 * max(stored.nnz, 1):
+        kinds[0] = "compressed"
+    return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays of one dtype hold the same bytes (NaN equals NaN; a
+    comparison of the bits is several times faster than equal_nan)."""
+    kind = f"u{a.itemsize}" if a.itemsize in (1, 2, 4, 8) else "u1"
+    return a.shape == b.shape and np.array_equal(np.ascontiguousarray(a).view(kind),
+                                                 np.ascontiguousarray(b).view(kind))
+
+
+def _kinds(fmt: Format) -> str:
+    return ", ".join(str(lv) for lv in fmt.levels)
