@@ -166,10 +166,15 @@ def _dataclass(name):
     return cls
 
 
+_FIELDS: dict[type, frozenset] = {}    # a dataclass -> its fields' names
+
+
 def _instance(cls, state):
     if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
         raise ValueError(f"the attributes of a {cls.__qualname__}")
-    fields = {f.name for f in dataclasses.fields(cls)}
+    fields = _FIELDS.get(cls)
+    if fields is None:               # once per class: dataclasses.fields walks them all
+        fields = _FIELDS[cls] = frozenset(f.name for f in dataclasses.fields(cls))
     if not fields <= state.keys():
         raise ValueError(f"{cls.__qualname__} lacks {sorted(fields - state.keys())}")
     obj = object.__new__(cls)
