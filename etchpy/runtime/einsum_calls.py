@@ -2,7 +2,7 @@
 
     einsum_key(spec, operands, semiring, output, backend, tuning) -> key or None
     Calls()                       {key: prepared call}, at most `limit` entries
-    matmul_call(parts, operands, semiring, output, tuning) -> Matmul or None
+    matmul_call(parts, operands, semiring, output, tuning) -> Matmul, numpy.matmul or None
     numpy_call(spec, parts, operands, semiring, output, tuning) -> callable or None
     KernelCall(make, names)       kern(T0=op0, T1=op1, ...) of the kernel make() returns
 
@@ -106,9 +106,10 @@ class Calls:
         return len(self._table)
 
 
-def matmul_call(parts, operands, semiring, output, tuning) -> matmul.Matmul | None:
+def matmul_call(parts, operands, semiring, output, tuning):
     """The Matmul running einsum `parts` (an expr.einsum.Einsum) on `operands`
-    when it is one dense real product (see the module docstring), else None."""
+    when it is one dense real product (see the module docstring), numpy.matmul
+    itself when it needs nothing around it, else None."""
     if output not in (None, "dense") or len(operands) != 2:
         return None
     a, b = operands
@@ -119,7 +120,8 @@ def matmul_call(parts, operands, semiring, output, tuning) -> matmul.Matmul | No
         return None
     if not tuning_.of(tuning).blas:
         return None
-    return matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
+    made = matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
+    return None if made is None else made.direct()
 
 
 def numpy_call(spec, parts, operands, semiring, output, tuning):
