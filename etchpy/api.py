@@ -287,7 +287,10 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     shapes, and looked up in one step after that (runtime.einsum_calls); a
     dense float64/float32 product in the real semiring that is one matrix
     product (matmul, matrix-vector, batched, transposed) runs as numpy's matmul
-    unless `Tuning.blas` is off.
+    unless `Tuning.blas` is off; one numpy operand under the default semiring
+    (sums over axes, transposes, diagonals) is numpy's einsum itself, its views
+    included (a transpose or a diagonal is a view of the operand, as with
+    np.einsum), unless `Tuning.numpy_einsum` is off.
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
@@ -300,7 +303,8 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     if key is None:
         return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
                         out_indices=parts.out, tuning=tuning, **parts.tensors)
-    call = einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
+    call = einsum_calls.numpy_call(spec, parts, operands, semiring, output, tuning) or \
+        einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
         einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
                                         out_indices=parts.out, tuning=tuning), parts.tensors)
     _einsum_calls.put(key, call, semiring, output, tuning)

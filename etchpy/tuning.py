@@ -94,7 +94,8 @@ class Tuning:
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's
             call plan, runtime.call_plans), call_binder (that plan made in C,
-            runtime.binder).
+            runtime.binder), numpy_einsum (ep.einsum hands one numpy operand's
+            sums, transposes and diagonals to numpy, runtime.einsum_calls).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -156,6 +157,8 @@ class Tuning:
                                       # dtypes, size class) runs its plan (call_plans)
     call_binder: bool = True          # ... made in C where the plan's inputs allow it
                                       # (runtime.binder; else the plan's Python)
+    numpy_einsum: bool = True         # ep.einsum of one numpy operand (sums, transposes,
+                                      # diagonals) under the default semiring is numpy's
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

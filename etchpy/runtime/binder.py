@@ -15,6 +15,7 @@ output, or MISS for the caller's general path.
 
     binder.plan_for(owner, kern, function, steps, facts, planned, miss)
         -> a callable like the Python plan, or None (not covered, or no binder here)
+    binder.in_order(plan) -> the same plan taking its inputs positionally, or None
 
 The binder is used only where it can be built: CPython on x86-64 or AArch64 Linux
 with Python's and numpy's headers and a C compiler (else the Python plans run, as
@@ -179,4 +180,16 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
                             int(kern._calloc_zero), zeroed, not outs, miss, owner, planned)
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
+    return call
+
+
+def in_order(plan):
+    """`plan` (one plan_for made) as a callable taking its inputs positionally, in
+    the order of the inputs' names in the call the plan was made from; None for
+    a plan the binder did not make."""
+    mod = _loaded[0] if _loaded else None
+    if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
+        return None
+    call = functools.partial(mod.call_in_order, *plan.args)
+    call.keeps = plan.keeps
     return call

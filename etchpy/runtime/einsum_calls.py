@@ -2,7 +2,8 @@
 
     einsum_key(spec, operands, semiring, output, backend, tuning) -> key or None
     Calls()                       {key: prepared call}, at most `limit` entries
-    matmul_call(parts, operands, semiring, output, tuning) -> Matmul or None
+    matmul_call(parts, operands, semiring, output, tuning) -> Matmul, numpy.matmul or None
+    numpy_call(spec, parts, operands, semiring, output, tuning) -> callable or None
     KernelCall(make, names)       kern(T0=op0, T1=op1, ...) of the kernel make() returns
 
 A call of `ep.einsum` looks its key up once: the spec, the options and, per
@@ -20,14 +21,22 @@ that their ids stay theirs; a tuning given as a dict is not keyed.
 A dense product that is one matrix product (runtime.matmul) of two numpy float64
 (float32) operands in the real (real32) semiring, with a dense output and
 `Tuning.blas` on, runs as numpy's matmul: BLAS with numpy's own dispatch and
-nothing around it but the transposes and reshapes. Everything else runs its
-compiled kernel, which ETCHPY_NUM_THREADS, read on each call, selects as
-ep.compile would.
+nothing around it but the transposes and reshapes. One numpy operand under the
+default semiring (None: the one its dtype gives, when that computes in the
+operand's own dtype: float64, float32, complex, int64, bool) with a dense output
+and `Tuning.numpy_einsum` on is numpy's einsum itself: a transpose is
+`a.transpose(perm)`, anything else (sums over axes, traces, diagonals)
+`np.einsum(spec, a)`. numpy's answer is the spec, its views included: as with
+np.einsum, a transpose or a diagonal is a view of the operand (writing to it
+writes the operand), and numpy's SIMD pairwise sums beat a kernel's scalar
+loop. Everything else runs its compiled kernel, which ETCHPY_NUM_THREADS, read
+on each call, selects as ep.compile would.
 """
 from __future__ import annotations
 
 import os
 from functools import partial
+from operator import methodcaller
 
 import numpy as np
 
@@ -37,7 +46,7 @@ from .tensor import Tensor
 from .. import tuning as tuning_
 from ..semiring import Semiring, semirings
 
-__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call"]
+__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call", "numpy_call"]
 
 THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
 
@@ -97,9 +106,10 @@ class Calls:
         return len(self._table)
 
 
-def matmul_call(parts, operands, semiring, output, tuning) -> matmul.Matmul | None:
+def matmul_call(parts, operands, semiring, output, tuning):
     """The Matmul running einsum `parts` (an expr.einsum.Einsum) on `operands`
-    when it is one dense real product (see the module docstring), else None."""
+    when it is one dense real product (see the module docstring), numpy.matmul
+    itself when it needs nothing around it, else None."""
     if output not in (None, "dense") or len(operands) != 2:
         return None
     a, b = operands
@@ -110,7 +120,25 @@ def matmul_call(parts, operands, semiring, output, tuning) -> matmul.Matmul | No
         return None
     if not tuning_.of(tuning).blas:
         return None
-    return matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
+    made = matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
+    return None if made is None else made.direct()
+
+
+def numpy_call(spec, parts, operands, semiring, output, tuning):
+    """numpy's einsum of `spec` on one numpy operand, for the default semiring in
+    the operand's own dtype (see the module docstring), else None."""
+    if semiring is not None or output not in (None, "dense") or len(operands) != 1:
+        return None
+    (a,) = operands
+    if type(a) is not np.ndarray or not tuning_.of(tuning).numpy_einsum:
+        return None
+    if a.dtype.kind not in "fciub" or semirings.for_dtype(a.dtype).dtype != a.dtype:
+        return None
+    (names,) = parts.names
+    out = [ix.name for ix in parts.out]
+    if len(set(names)) == len(names) == len(out):
+        return methodcaller("transpose", tuple(names.index(c) for c in out))
+    return partial(np.einsum, spec)
 
 
 def _semiring(semiring, dtype):

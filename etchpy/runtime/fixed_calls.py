@@ -7,8 +7,11 @@ the kernel planned for their size class and its build, every dim argument,
 the sizes that must agree (they did on the first call), the output's shape,
 and the C arguments of a diagonal's implicit identity (runtime.identity: an
 n×n Tensor made from n alone, whose arrays never change). `make` works that out
-once, after a general call of the kernel on such operands returned, and writes
-a function that on a later call only takes each operand's buffer
+once, after a general call of the kernel on such operands returned. Where the
+kernel's call plan for them is made in C (runtime.binder; no implicit identity)
+the fixed call is that plan taking the operands in order: it makes the plan's
+checks and calls C in one extension call. Else `make` writes a function that on
+a later call only takes each operand's buffer
 (`ffi.from_buffer`, which refuses an array that is not C-contiguous: then the
 call is a MISS), checks NaN where the semiring refuses it, allocates the output
 and calls C. A nonzero return code is a MISS too; the caller then takes the
@@ -28,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..expr.nodes import IdentityVar
+from . import binder, call_plans
 from .call_plans import MISS
 
 _CALL = """\
@@ -68,8 +72,22 @@ def make(owner, names, operands):
     kern = owner if sr is owner.semiring else owner._variant(sr)
     if len(names) != len(operands) or not _eligible(kern, names, operands, sr):
         return None
-    runner, lib, types, function, in_args, bound, out_shape, _, planned = kern._make(
-        inputs, None)
+    made = kern._make(inputs, None)
+    return _in_c(kern, made, inputs) or _written(kern, made, names, inputs, sr)
+
+
+def _in_c(kern, made, inputs):
+    """The binder's plan for these inputs (runtime.binder), taking them in order;
+    None where plans or the binder do not cover them."""
+    if not kern.request.tuning.call_plans:
+        return None
+    plan = call_plans.make_plan(kern, made, inputs)
+    return None if plan is None else binder.in_order(plan)
+
+
+def _written(kern, made, names, inputs, sr):
+    """The fixed call written out in Python (see the module docstring)."""
+    runner, lib, types, function, in_args, bound, out_shape, _, planned = made
     if not all(bound[n].roles["vals"].base is v or bound[n].roles["vals"] is v
                for n, v in inputs.items()):
         return None

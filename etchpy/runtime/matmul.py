@@ -1,6 +1,7 @@
 """An einsum of two dense operands that is one matrix product, run by numpy's matmul.
 
     recipe(names, out, shapes) -> Matmul | None
+    Matmul.direct() -> numpy.matmul where nothing surrounds it, else the Matmul
 
 Each index of a two-operand product is a batch index (in both operands and the
 output), a contracted one (in both, not in the output) or a free one (in one
@@ -55,6 +56,12 @@ class Matmul:
             b = b.reshape(self.shape_r)
         c = np.matmul(a, b)
         return c if self.shape_out is None else c.reshape(self.shape_out)
+
+    def direct(self):
+        """`numpy.matmul` itself when the product needs no transpose, reshape or
+        swap (a call then costs numpy's dispatch alone), else this Matmul."""
+        plain = (self.perm_l, self.shape_l, self.perm_r, self.shape_r, self.shape_out)
+        return np.matmul if not self.swap and plain == (None,) * 5 else self
 
 
 def recipe(names, out, shapes) -> Matmul | None:

@@ -2,7 +2,9 @@
 kernel call on numpy operands, later calls of the same key take only the
 operands' buffers, and answer as the kernel's general path does: new arrays and
 values written in place read afresh, non-contiguous operands, NaN refused on
-every call, diagonals (implicit identities), other semirings and dtypes."""
+every call, diagonals (implicit identities), other semirings and dtypes. One
+operand's specs run their kernel here under `Tuning(numpy_einsum=False)` (by
+default numpy runs them: tests/api/test_einsum_numpy.py)."""
 import numpy as np
 import pytest
 
@@ -10,12 +12,16 @@ import etchpy as ep
 from etchpy import api
 from etchpy.runtime import einsum_calls
 from etchpy.runtime.call_plans import MISS
+from etchpy.tuning import Tuning
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
+KERNELS = Tuning(numpy_einsum=False)
+
 
 def _fixed(spec, *ops, **options):
-    key = einsum_calls.einsum_key(spec, ops, options.get("semiring"), "dense", "c", None)
+    key = einsum_calls.einsum_key(spec, ops, options.get("semiring"), "dense", "c",
+                                  options.get("tuning", KERNELS))
     call = api._einsum_calls.get(key)
     assert isinstance(call, einsum_calls.KernelCall)
     return call.fixed
@@ -30,7 +36,7 @@ SPECS = [("ij->i", [(5, 7)]), ("ij,ij->ij", [(5, 7), (5, 7)]), ("ii->", [(6, 6)]
 def test_fixed_calls_answer_as_numpy_on_new_operands(spec, shapes):
     rng = np.random.default_rng(0)
     ops = [rng.random(s) for s in shapes]
-    ep.einsum(spec, *ops)
+    ep.einsum(spec, *ops, tuning=KERNELS)
     fixed = _fixed(spec, *ops)
     assert fixed is not None
     for _ in range(3):
@@ -39,21 +45,21 @@ def test_fixed_calls_answer_as_numpy_on_new_operands(spec, shapes):
         got = fixed(*ops)
         assert got is not MISS
         np.testing.assert_allclose(got, want, rtol=1e-12)
-        np.testing.assert_allclose(ep.einsum(spec, *ops), want, rtol=1e-12)
-        assert np.shape(ep.einsum(spec, *ops)) == np.shape(want)
+        np.testing.assert_allclose(ep.einsum(spec, *ops, tuning=KERNELS), want, rtol=1e-12)
+        assert np.shape(ep.einsum(spec, *ops, tuning=KERNELS)) == np.shape(want)
 
 
 def test_values_written_in_place_and_non_contiguous_operands():
     rng = np.random.default_rng(1)
     a = rng.random((6, 6))
-    ep.einsum("ij->i", a)
+    ep.einsum("ij->i", a, tuning=KERNELS)
     a[2, 3] = 100.0
-    np.testing.assert_allclose(ep.einsum("ij->i", a), a.sum(axis=1))
+    np.testing.assert_allclose(ep.einsum("ij->i", a, tuning=KERNELS), a.sum(axis=1))
     big = rng.random((6, 12))
     view = big[:, ::2]                            # same shape and dtype, not contiguous
     assert _fixed("ij->i", a)(view) is MISS
-    np.testing.assert_allclose(ep.einsum("ij->i", view), view.sum(axis=1))
-    np.testing.assert_allclose(ep.einsum("ij->i", a.T), a.sum(axis=0))
+    np.testing.assert_allclose(ep.einsum("ij->i", view, tuning=KERNELS), view.sum(axis=1))
+    np.testing.assert_allclose(ep.einsum("ij->i", a.T, tuning=KERNELS), a.sum(axis=0))
 
 
 def test_nan_refused_on_every_call_where_the_semiring_refuses_it():
@@ -85,6 +91,8 @@ def test_a_diagonal_of_another_size_is_another_key():
     for n in (3, 4, 3):
         a = np.arange(float(n * n)).reshape(n, n)
         for _ in range(2):
+            assert ep.einsum("ii->", a, tuning=KERNELS) == np.trace(a)
             assert ep.einsum("ii->", a) == np.trace(a)
-    with pytest.raises(ep.InputError, match="diagonal"):
-        ep.einsum("ii->", np.ones((3, 4)))
+    for tuning in (KERNELS, None):
+        with pytest.raises(ep.InputError, match="diagonal"):
+            ep.einsum("ii->", np.ones((3, 4)), tuning=tuning)
