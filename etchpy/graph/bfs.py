@@ -22,7 +22,7 @@ from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
 from ..runtime.tensor import Tensor
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import fixpoint
 from .paths import no_frontier, push_kernel
 from .sweep import choose, sweep
@@ -103,7 +103,11 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
-    G, t = adj.as_graph(A), tuning_of(tuning)
+    t = tuning_of(tuning)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.bfs(A, source),
+                      lambda: bfs_levels(A, source, driver="python", tuning=t))
+    G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
     return choose(driver, lambda: _levels_in_c(G, s, t), lambda: _levels_in_python(G, s, t))
 

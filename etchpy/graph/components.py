@@ -21,7 +21,7 @@ from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import Semiring, semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import fixpoint
 from .sweep import choose, seeded
 
@@ -61,10 +61,13 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
         >>> connected_components(scipy.sparse.csr_array([[0, 1, 0], [0, 0, 0], [0, 0, 0]]))
         array([0, 0, 2])
     """
+    t = tuning_of(tuning)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.components(A),
+                      lambda: connected_components(A, driver="python", tuning=t))
     G = adj.as_graph(A)
     if directed or not G.cached("symmetric", adj.is_symmetric):
         G = G.cached("both_ways", lambda m: adj.Graph(adj.both_ways(m), G.name))
-    t = tuning_of(tuning)
     return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G, t))
 
 

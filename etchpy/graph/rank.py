@@ -28,7 +28,7 @@ from ..c.rank import rank_source
 from ..runtime import build
 from ..version import __version__
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
 
@@ -80,8 +80,12 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
         >>> pagerank(scipy.sparse.csr_array([[0, 1.0], [1.0, 0]])).round(3)
         array([0.5, 0.5])
     """
-    G = adj.as_graph(A)
     _check_arguments(alpha, tol, max_iter)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.rank(A, alpha, tol, max_iter),
+                      lambda: pagerank(A, alpha, tol=tol, max_iter=max_iter, driver="python",
+                                       tuning=tuning))
+    G = adj.as_graph(A)
     if G.cached("negative", lambda m: bool(np.any(m.data < 0))):
         raise InputError(f"{G.name} has a negative weight; PageRank needs nonnegative weights")
     if G.n == 0 or G.csr.nnz == 0:

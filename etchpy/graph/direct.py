@@ -1,0 +1,149 @@
+"""BFS levels, components and PageRank on a scipy.sparse matrix passed as it is:
+its csr arrays go to C (c.direct_graph) without a copy, a conversion or a
+check in Python; the C checks every row pointer and index as it reads them
+(and PageRank every weight), so a malformed matrix, or one whose arrays were
+written in place since the last call, gives an InputError, never a crash.
+Nothing is kept between calls but the compiled functions.
+
+    if is_direct(A): levels = bfs(A, source, "A")     # source checked here
+    labels = components(A, "A")
+    ranks = rank(A, alpha, tol, max_iter, "A")
+
+BFS and components read the pattern only (every stored entry is an edge; its
+value is not read). A csr matrix is read as it is, a csc one as it is for
+components (its arrays are the csr arrays of Aᵀ, which has the same weak
+components) and through scipy's `tocsr()` otherwise; other formats through
+`tocsr()`. Unsorted or repeated entries need no canonical order here: a
+repeated edge is followed once (BFS, components) or its weights add up
+(PageRank), as scipy's canonical form sums them.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+from ..c.direct_graph import CODES, direct_source
+from ..errors import InputError
+from ..runtime import build
+from ..runtime.kernel_cache import kept
+from ..version import __version__
+from .adjacency import check_vertex
+from .fixpoint import ConvergenceError
+from .sweep import C_ARRAYS, pointer
+
+INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+@kept("helper.direct_graph")
+def _library(idx_type: str):
+    """({"bfs", "components", "rank"}: C functions, ffi) for index arrays of C
+    type idx_type, built (or found in the cache) once per process."""
+    name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
+    c_text, cdef = direct_source(idx_type, name=name, version=__version__)
+    lib = build.load(c_text, cdef, name=name)
+    return {k: getattr(lib.lib, f"{name}_{k}") for k in ("bfs", "components", "rank")}, lib.ffi
+
+
+def is_direct(A) -> bool:
+    """Whether A is read by this module: a scipy.sparse matrix or array."""
+    import scipy.sparse as sp
+    return sp.issparse(A)
+
+
+def arrays(A, name: str, either_way: bool = False):
+    """(M, indptr, indices): M, the scipy.sparse matrix A in csr (A itself when
+    it is; a csc A too when either_way: its arrays are those of Aᵀ in csr), and
+    its index arrays, contiguous of one index dtype: M's own wherever they are.
+    Raises InputError naming `name` for non-real values or a non-square shape,
+    or arrays whose shapes cannot be a csr matrix's."""
+    if A.dtype.kind not in "biuf":
+        raise InputError(f"{name} is an adjacency matrix of real weights, not of "
+                         f"{A.dtype} values")
+    if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
+        raise InputError(f"{name} is an adjacency matrix and must be square, not "
+                         f"{'x'.join(map(str, A.shape))}")
+    if A.format != "csr" and not (either_way and A.format == "csc"):
+        A = A.tocsr()
+    n, pos, crd = A.shape[0], A.indptr, A.indices
+    for what, a in (("indptr", pos), ("indices", crd)):
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
+            raise InputError(f"{name}.{what} is a 1-d array of integers")
+    if len(pos) != n + 1:
+        raise InputError(f"{name}.indptr has {len(pos)} entries; a matrix of {n} rows "
+                         f"has {n + 1}")
+    idt = pos.dtype if pos.dtype == crd.dtype and pos.dtype in INDEX_TYPES else np.int64
+    return A, np.ascontiguousarray(pos, dtype=idt), np.ascontiguousarray(crd, dtype=idt)
+
+
+def _call(kind: str, M, name: str, pos, crd, *args):
+    """Call the C function `kind` on (n, nnz, pos, crd, *args, where); raise
+    InputError naming the bad array of M (`name`) for the C's error codes."""
+    fns, ffi = _library(C_ARRAYS[pos.dtype][:-2])
+    where = np.zeros(1, dtype=np.int64)
+    ptr = functools.partial(pointer, ffi)
+    code = fns[kind](len(pos) - 1, len(crd), ptr(pos), ptr(crd),
+                     *(ptr(a) if isinstance(a, np.ndarray) or a is None else a
+                       for a in args), ptr(where))
+    if code == -2:
+        raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
+    bad = {v: k for k, v in CODES.items() if k != "no entries"}.get(code)
+    if bad is not None:
+        raise _malformed(bad, int(where[0]), M, name, len(pos) - 1, len(crd))
+    return code
+
+
+def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError:
+    if what == "indptr":
+        return InputError(f"{name}.indptr is not a row pointer array of {nnz} entries at "
+                          f"row {at}: pointers must be nondecreasing within [0, {nnz}]")
+    if what == "indices":
+        return InputError(f"{name}.indices[{at}] is not a vertex of a graph of {n} "
+                          "vertices")
+    v = float(M.data[at])
+    if np.isfinite(v):
+        return InputError(f"{name} has a negative weight ({v} at entry {at}); PageRank "
+                          "needs nonnegative weights")
+    return InputError(f"{name} has a stored value that is not finite (NaN or inf) at "
+                      f"entry {at}")
+
+
+def bfs(A, source, name: str = "A") -> np.ndarray:
+    """BFS levels from the vertex `source` along A's stored entries A[j, i] as
+    edges j -> i; -1 where unreachable (graph.bfs_levels). InputError naming
+    `name` or source for a bad matrix or vertex."""
+    M, pos, crd = arrays(A, name)
+    s = check_vertex(source, M.shape[0])
+    level = np.empty(M.shape[0], dtype=np.int64)
+    _call("bfs", M, name, pos, crd, s, level)
+    return level
+
+
+def components(A, name: str = "A") -> np.ndarray:
+    """The weakly connected components of A's pattern: label[v] = the smallest
+    vertex of v's component (graph.connected_components, either `directed`)."""
+    M, pos, crd = arrays(A, name, either_way=True)
+    label = np.empty(M.shape[0], dtype=np.int64)
+    _call("components", M, name, pos, crd, label)
+    return label
+
+
+def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndarray:
+    """PageRank of A's weighted graph (graph.pagerank, arguments checked by the
+    caller); zeros when A stores no entry. Raises InputError naming `name` for a
+    negative or non-finite weight, ConvergenceError after max_iter steps."""
+    M, pos, crd = arrays(A, name)
+    n = M.shape[0]
+    val = np.ascontiguousarray(M.data, dtype=np.float64)
+    if len(val) < len(crd):
+        crd = crd[:len(val)]
+    x = np.full(n, 1.0 / n) if n else np.zeros(0)
+    y, w, inv = np.empty(n), np.empty(n), np.empty(n)
+    steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol), int(max_iter),
+                  x, y, w, inv)
+    if steps == CODES["no entries"]:
+        return np.zeros(n)
+    if steps < 0:
+        raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
+    return x
