@@ -25,7 +25,7 @@ from ..runtime.tensor import Tensor
 from . import adjacency as adj, direct
 from .fixpoint import fixpoint
 from .paths import no_frontier, push_kernel
-from .sweep import choose, sweep
+from .sweep import choose, compact, csc_arrays
 
 
 @kept("graph.bfs_pull")
@@ -105,7 +105,7 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     """
     t = tuning_of(tuning)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
-        return choose(driver, lambda: direct.bfs(A, source),
+        return choose(driver, lambda: direct.bfs(A, source, tuning=t),
                       lambda: bfs_levels(A, source, driver="python", tuning=t))
     G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
@@ -113,13 +113,11 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
 
 
 def _levels_in_c(G, s: int, t: Tuning) -> np.ndarray:
-    reached = np.zeros(G.n, dtype=np.bool_)
-    reached[s] = True
-    levels = np.full(G.n, -1, dtype=np.int64)
-    levels[s] = 0
-    sweep(G, semirings.boolean, reached, np.array([s]), levels, max_iter=G.n + 1,
-          values=False, pull=True, name="bfs_levels", tuning=t)
-    return levels
+    """Every level in one C call (graph.direct's BFS) over G's int32 csr, pulling
+    through its csc (both cached on G) as t's pull fields say."""
+    pos, crd = G.cached("csr:compact", compact)
+    csc = G.cached("csc:bool:False", lambda m: csc_arrays(m, pos.dtype, np.bool_, False))
+    return direct.levels(G.csr, pos, crd, csc[:2], s, t, G.name)
 
 
 def _levels_in_python(G, s: int, t: Tuning) -> np.ndarray:

@@ -19,7 +19,6 @@ repeated edge is followed once (BFS, components) or its weights add up
 """
 from __future__ import annotations
 
-import functools
 import re
 
 import numpy as np
@@ -28,6 +27,7 @@ from ..c.direct_graph import CODES, direct_source
 from ..errors import InputError
 from ..runtime import build
 from ..runtime.kernel_cache import kept
+from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
 from .fixpoint import ConvergenceError
@@ -78,20 +78,22 @@ def arrays(A, name: str, either_way: bool = False):
 
 
 def _call(kind: str, M, name: str, pos, crd, *args):
-    """Call the C function `kind` on (n, nnz, pos, crd, *args, where); raise
-    InputError naming the bad array of M (`name`) for the C's error codes."""
+    """Call the C function `kind` on (n, nnz, pos, crd, *args, where), arrays
+    and None passed as pointers; raise InputError naming the bad array of M
+    (`name`) for the C's error codes."""
     fns, ffi = _library(C_ARRAYS[pos.dtype][:-2])
     where = np.zeros(1, dtype=np.int64)
-    ptr = functools.partial(pointer, ffi)
-    code = fns[kind](len(pos) - 1, len(crd), ptr(pos), ptr(crd),
-                     *(ptr(a) if isinstance(a, np.ndarray) or a is None else a
-                       for a in args), ptr(where))
+    c_args = [len(pos) - 1, len(crd), pointer(ffi, pos), pointer(ffi, crd)]
+    c_args += [pointer(ffi, a) if a is None or isinstance(a, np.ndarray) else a for a in args]
+    code = fns[kind](*c_args, pointer(ffi, where))
     if code == -2:
         raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
-    bad = {v: k for k, v in CODES.items() if k != "no entries"}.get(code)
-    if bad is not None:
-        raise _malformed(bad, int(where[0]), M, name, len(pos) - 1, len(crd))
+    if code in _MALFORMED:
+        raise _malformed(_MALFORMED[code], int(where[0]), M, name, len(pos) - 1, len(crd))
     return code
+
+
+_MALFORMED = {code: what for what, code in CODES.items() if what != "no entries"}
 
 
 def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError:
@@ -109,14 +111,23 @@ def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError
                       f"entry {at}")
 
 
-def bfs(A, source, name: str = "A") -> np.ndarray:
+def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     """BFS levels from the vertex `source` along A's stored entries A[j, i] as
-    edges j -> i; -1 where unreachable (graph.bfs_levels). InputError naming
-    `name` or source for a bad matrix or vertex."""
+    edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
+    InputError naming `name` or source for a bad matrix or vertex."""
     M, pos, crd = arrays(A, name)
     s = check_vertex(source, M.shape[0])
-    level = np.empty(M.shape[0], dtype=np.int64)
-    _call("bfs", M, name, pos, crd, s, level)
+    return levels(M, pos, crd, None, s, tuning, name)
+
+
+def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A"):
+    """BFS levels from s over the csr arrays (pos, crd) of M (its data named in
+    errors); csc, (pos, crd) of M in csc (a Graph's, checked when made) to pull
+    levels through as tuning.pull_alpha and pull_beta say, or None (push only)."""
+    level = np.empty(len(pos) - 1, dtype=np.int64)
+    cpos, ccrd = csc if csc is not None and tuning.pull_rounds else (None, None)
+    _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
+          float(tuning.pull_beta), level)
     return level
 
 

@@ -70,7 +70,7 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     cpos = ccrd = cval = None
     if pull and tuning.pull_rounds and pulls(semiring) and n:
         cpos, ccrd, cval = G.cached(f"csc:{semiring.dtype}:{values}",
-                                    lambda m: _csc(m, pos.dtype, semiring.dtype, values))
+                                    lambda m: csc_arrays(m, pos.dtype, semiring.dtype, values))
     rounds = fn(n, ptr(pos), ptr(crd), ptr(val), ptr(cpos), ptr(ccrd), ptr(cval), ptr(d),
                 ptr(at), ptr(start), len(start), int(max_iter), float(tuning.pull_alpha),
                 float(tuning.pull_beta), int(tuning.dense_rounds))
@@ -149,7 +149,7 @@ def _inputs(G, semiring, d, start, values):
     arrays when they fit (half the bytes read per edge), cached on G."""
     n = G.n
     _check(d, n, semiring.dtype, "d")
-    pos, crd = G.cached("csr:compact", _compact)
+    pos, crd = G.cached("csr:compact", compact)
     start = np.ascontiguousarray(start, dtype=pos.dtype)
     if start.ndim != 1 or (len(start) and (start.min() < 0 or start.max() >= n)):
         raise InputError(f"start is a list of vertex numbers in [0, {n})")
@@ -158,7 +158,8 @@ def _inputs(G, semiring, d, start, values):
     return pos, crd, start, val
 
 
-def _compact(m):
+def compact(m):
+    """(indptr, indices) of the csr array m, int32 when they fit."""
     idt = np.int32 if max(m.shape[0], m.nnz) < 2**31 else np.int64
     return m.indptr.astype(idt), m.indices.astype(idt)
 
@@ -181,7 +182,8 @@ def pointer(ffi, a):
     return ffi.from_buffer(C_ARRAYS[a.dtype], a)
 
 
-def _csc(m, idt, dtype, values):
+def csc_arrays(m, idt, dtype, values):
+    """(indptr, indices, values or None) of the csr array m in csc, indices of idt."""
     t = m.tocsc()
     return (t.indptr.astype(idt, copy=False), t.indices.astype(idt, copy=False),
             t.data.astype(dtype) if values else None)
