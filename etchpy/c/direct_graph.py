@@ -1,9 +1,9 @@
 """C text of the graph algorithms that read a scipy csr matrix's own arrays
 (codegen_templates/direct_graph.c.j2): BFS levels, weakly connected components
-(union-find) and PageRank (pushed through the rows), each checking every row
-and index it reads, so that nothing is converted or validated in Python first.
+(union-find), PageRank (pushed through the rows) and the weight statistics of
+Bellman-Ford's buckets, each checking every row and index it reads, so that nothing is converted or validated in Python first.
 
-    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank
+    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank, f_weights
 
 Codes the functions return (besides -2, out of memory): CODES.
 """
@@ -20,7 +20,9 @@ int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} 
                           int64_t *label, int64_t *where);
 int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                     const double *val, double alpha, double tol, int64_t max_iter,
-                    double *x, double *y, double *w, double *inv, int64_t *where);"""
+                    double *x, double *y, double *w, double *inv, int64_t *where);
+int64_t {name}_weights(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
+                       const double *val, double *stats, int64_t *where);"""
 
 # the C's return codes: a malformed array (the caller names it and *where), or no entry
 CODES = {"indptr": -3, "indices": -4, "data": -5, "no entries": -6}

@@ -25,25 +25,27 @@ import numpy as np
 
 from ..c.direct_graph import CODES, direct_source
 from ..errors import InputError
+from ..semiring import semirings
 from ..runtime import build
 from ..runtime.kernel_cache import kept
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
 from .fixpoint import ConvergenceError
-from .sweep import C_ARRAYS, pointer
+from .sweep import C_ARRAYS, bucket_plan, frontier_library, pointer
 
 INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @kept("helper.direct_graph")
 def _library(idx_type: str):
-    """({"bfs", "components", "rank"}: C functions, ffi) for index arrays of C
+    """({"bfs", "components", "rank", "weights"}: C functions, ffi) for index arrays of C
     type idx_type, built (or found in the cache) once per process."""
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    return {k: getattr(lib.lib, f"{name}_{k}") for k in ("bfs", "components", "rank")}, lib.ffi
+    kinds = ("bfs", "components", "rank", "weights")
+    return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi
 
 
 def is_direct(A) -> bool:
@@ -158,3 +160,32 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndar
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
     return x
+
+
+def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
+    """Bellman-Ford's distances from `source` (graph.bellman_ford without
+    max_iter) by buckets (graph.sweep.settle) straight from A's arrays, or None
+    when buckets do not apply as they are: a negative weight, rows not sorted
+    or with a repeated index (the canonical form sums repeats), bucket numbers
+    that could overflow; the caller then takes the Graph path. InputError
+    naming `name` or source for a malformed matrix, a NaN or infinite weight,
+    a bad vertex."""
+    M, pos, crd = arrays(A, name)
+    n = M.shape[0]
+    s = check_vertex(source, n)
+    val = np.ascontiguousarray(M.data, dtype=np.float64)
+    crd = crd[:len(val)]
+    stats = np.empty(3)
+    canonical = _call("weights", M, name, pos, crd, val, stats)
+    plan = bucket_plan(stats[0], stats[1], n, tuning.bucket_count)
+    if not canonical or stats[2] or plan is None:
+        return None
+    fns, ffi = frontier_library(semirings.min_plus, C_ARRAYS[pos.dtype][:-2], True)
+    d, at = np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+    d[s] = 0.0
+    start = np.array([s], dtype=pos.dtype)
+    ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
+    if fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
+                       int(tuning.dense_rounds)) == -2:
+        raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
+    return d

@@ -21,7 +21,7 @@ from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint
 from .sweep import bucket_width, choose, settle, sweep
 
@@ -68,7 +68,12 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
-    G, t = adj.as_graph(A), tuning_of(tuning)
+    t = tuning_of(tuning)
+    if driver != "python" and max_iter is None and t.distance_buckets and direct.is_direct(A):
+        d = choose(driver, lambda: direct.distances(A, source, t), lambda: None)
+        if d is not None:                   # buckets on A's own arrays, checked in C
+            return d
+    G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
     if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
                                  isinstance(max_iter, (int, np.integer)) or max_iter < 1):

@@ -102,7 +102,8 @@ def malformed():
 
 
 @pytest.mark.parametrize("call", [lambda A: graph.bfs_levels(A, 0),
-                                  graph.connected_components, graph.pagerank])
+                                  graph.connected_components, graph.pagerank,
+                                  lambda A: graph.bellman_ford(A, 0)])
 def test_malformed_arrays_give_an_input_error_naming_them(call):
     for where, M in malformed():
         with pytest.raises(ep.InputError, match=rf"A\.{where}"):
@@ -127,7 +128,7 @@ def test_arrays_written_in_place_between_calls_are_read_again():
     first = (graph.bfs_levels(A, 0), graph.connected_components(A), graph.pagerank(A))
     A.indices[3] = 10**6                                 # out of range now
     for call in (lambda: graph.bfs_levels(A, 0), lambda: graph.connected_components(A),
-                 lambda: graph.pagerank(A)):
+                 lambda: graph.pagerank(A), lambda: graph.bellman_ford(A, 0)):
         with pytest.raises(ep.InputError, match=r"A\.indices\[3\]"):
             call()
     A.indices[3] = (A.indices[3 - 1] + 7) % 60           # a valid edge, a different graph
@@ -135,6 +136,7 @@ def test_arrays_written_in_place_between_calls_are_read_again():
     canon.sum_duplicates()
     assert np.array_equal(graph.bfs_levels(A, 0), bfs_reference(canon, 0))
     assert np.allclose(graph.pagerank(A), graph.pagerank(graph.Graph(canon)), atol=1e-14)
+    assert np.array_equal(graph.bellman_ford(A, 0), cg.dijkstra(canon, indices=0))
     assert first[0].shape == (60,)
 
 
@@ -150,3 +152,18 @@ def test_index_arrays_of_another_kind_are_refused():
     M.indices = M.indices.astype(np.float64)
     with pytest.raises(ep.InputError, match=r"A\.indices is a 1-d array of integers"):
         graph.bfs_levels(M, 0)
+
+
+def test_bellman_ford_takes_buckets_on_the_arrays_or_the_canonical_path():
+    """Canonical nonnegative weights: buckets on A's own arrays; unsorted rows, a
+    repeated entry (summed, as scipy's canonical form) or a negative weight: the
+    Graph path; the distances are dijkstra's (or the negative-weight answer)."""
+    A = random_graph(70, 0.04, 6)
+    for kind, M in kinds(A):
+        canon = sp.csr_array(M, dtype=np.float64)
+        canon.sum_duplicates()
+        for s in (0, 9):
+            assert np.array_equal(graph.bellman_ford(M, s), cg.dijkstra(canon, indices=s)), kind
+    N = A.copy()
+    N.data[N.indices == 3] = -0.5                      # into vertex 3 only: no cycle
+    assert np.allclose(graph.bellman_ford(N, 0), cg.bellman_ford(N, indices=0))
