@@ -89,7 +89,8 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     `c.frontier.bucketed` semiring (min_plus) and a graph without negative
     weights: the caller checks that (`bucket_width` is None otherwise). It
     runs rounds first while the frontier's out-edges at least double per round
-    or number at least n / tuning.rounds_above (0: buckets only); buckets are
+    or number at least m / tuning.rounds_above, m the stored entries (0: buckets
+    only); buckets are
     `bucket_width(G, tuning.bucket_count)`.
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
