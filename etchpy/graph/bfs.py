@@ -83,7 +83,9 @@ class _Levels:
 def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     """The BFS level (number of edges on a shortest path) of every vertex from
     `source`, following the edges j -> i of the stored entries A[j, i] (weights
-    ignored; pass a symmetric A for an undirected graph).
+    ignored; pass a symmetric A for an undirected graph). A scipy matrix is
+    read as it is (graph.direct: its csr arrays checked in C, its values not
+    read, every level pushed); a Graph reuses its cached arrays and can pull.
 
     Each level pushes the frontier through A's out-edges or pulls the unvisited
     vertices' in-edges; both are masked by the vertices not visited yet.

@@ -48,8 +48,10 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
     directed=False each stored entry is an undirected edge, as in
     scipy.sparse.csgraph: a symmetric A is used as it is (checked once per
     Graph), any other as A + Aᵀ, so both give the same labels;
-    driver, "auto" (one C call: a BFS from each vertex not yet labelled, in
-    increasing order, graph.sweep.seeded; Python when no compiler builds it),
+    driver, "auto" (one C call: for a scipy matrix, union-find over its own
+    arrays, checked in C, values not read (graph.direct); else a BFS from each
+    vertex not yet labelled, in increasing order, graph.sweep.seeded; Python
+    when no compiler builds it),
     "c", or "python" (FastSV, one compiled kernel per step); tuning, an
     etchpy.tuning.Tuning, preset name or dict that FastSV's kernel is
     compiled under (every setting gives the same labels).

@@ -51,7 +51,9 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
     scipy does); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
     without a negative cycle); driver, "auto" (every round in one C call, see
-    graph.sweep; Python when no compiler builds it), "c" or "python" (one
+    graph.sweep; buckets straight from a scipy matrix's arrays when its rows
+    are canonical and no weight is negative, graph.direct; Python when no
+    compiler builds it), "c" or "python" (one
     compiled kernel per round, driven from Python). Both compute the same rounds.
     tuning: an etchpy.tuning.Tuning, preset name or dict (its graph fields:
     distance_buckets, rounds_above, bucket_count, dense_rounds, scan_below;
