@@ -152,14 +152,14 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndar
     if len(val) < len(crd):
         crd = crd[:len(val)]
     x = np.full(n, 1.0 / n) if n else np.zeros(0)
-    y, w, inv = np.empty(n), np.empty(n), np.empty(n)
+    y, inv = np.empty(n), np.empty(n)
     steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol), int(max_iter),
-                  x, y, w, inv)
+                  x, y, inv)
     if steps == CODES["no entries"]:
         return np.zeros(n)
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
-    return x
+    return y if steps % 2 else x           # the C swaps the two each step
 
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
