@@ -13,8 +13,9 @@ generated grids: the pixel graph of scikit-image's `camera` photograph (512²
 pixels, 4-neighbours joined where their grey levels differ by at most 8: many
 components of every size) and, when scikit-fem imports, the P2 Laplacian of
 scikit-fem's unstructured disc mesh (init_circle, 6 refinements; 7 too without
---quick). The source is the middle vertex of the largest component. Calls alternate etchpy's two ways and
-the peer one at a time (bench.calls.alternate); the ratios are of medians.
+--quick). The source is the middle vertex of the largest component. Calls
+alternate etchpy's two ways and the peer one at a time (bench.calls.alternate);
+the ratios are of medians.
 """
 from __future__ import annotations
 
