@@ -116,10 +116,13 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
 
 def _levels_in_c(G, s: int, t: Tuning) -> np.ndarray:
     """Every level in one C call (graph.direct's BFS) over G's int32 csr, pulling
-    through its csc (both cached on G) as t's pull fields say."""
+    through its csc (both cached on G: private copies, checked once) as t's
+    pull fields say."""
     pos, crd = G.cached("csr:compact", compact)
+    G.cached("csr:compact checked", lambda m: direct.check(m, pos, crd, G.name))
     csc = G.cached("csc:bool:False", lambda m: csc_arrays(m, pos.dtype, np.bool_, False))
-    return direct.levels(G.csr, pos, crd, csc[:2], s, t, G.name)
+    most = G.cached("max_degree", lambda m: int(np.diff(m.indptr).max(initial=0)))
+    return direct.levels(G.csr, pos, crd, (*csc[:2], most), s, t, G.name, checked=True)
 
 
 def _levels_in_python(G, s: int, t: Tuning) -> np.ndarray:

@@ -39,12 +39,12 @@ INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 @kept("helper.direct_graph")
 def _library(idx_type: str):
-    """({"bfs", "components", "rank", "weights"}: C functions, ffi) for index arrays of C
+    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi) for index arrays of C
     type idx_type, built (or found in the cache) once per process."""
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights")
+    kinds = ("bfs", "components", "rank", "weights", "check")
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi
 
 
@@ -122,15 +122,26 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     return levels(M, pos, crd, None, s, tuning, name)
 
 
-def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A"):
+def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
+           checked: bool = False):
     """BFS levels from s over the csr arrays (pos, crd) of M (its data named in
-    errors); csc, (pos, crd) of M in csc (a Graph's, checked when made) to pull
-    levels through as tuning.pull_alpha and pull_beta say, or None (push only)."""
+    errors); csc, (pos, crd, the longest row's length) of M in csc (a Graph's,
+    checked when made) to pull levels through as tuning.pull_alpha and
+    pull_beta say, or None (push only);
+    checked: pos and crd are private arrays that passed `check` (the rows not
+    reached are then not checked again)."""
     level = np.empty(len(pos) - 1, dtype=np.int64)
-    cpos, ccrd = csc if csc is not None and tuning.pull_rounds else (None, None)
+    cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
     _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-          float(tuning.pull_beta), level)
+          float(tuning.pull_beta), int(most), int(checked), level)
     return level
+
+
+def check(M, pos, crd, name: str = "A") -> bool:
+    """True when every row pointer and index of the csr arrays (pos, crd) of M is
+    valid; InputError naming `name`'s bad array otherwise."""
+    _call("check", M, name, pos, crd)
+    return True
 
 
 def components(A, name: str = "A") -> np.ndarray:
