@@ -224,7 +224,7 @@ class Tuning:
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
-    pull_alpha: float = 14.0          # pull when F's out-edges > unreached in-edges / this
+    pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or
                                       # number >= m (stored entries) / this (0: buckets only)

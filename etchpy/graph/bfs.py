@@ -92,7 +92,7 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph;
     source, a vertex number; driver, "auto" (every level in one C call, see
     graph.sweep: it pulls when the frontier's out-edges exceed the
-    unvisited vertices' in-edges / Tuning.pull_alpha (14), and pushes again
+    unvisited vertices' in-edges / Tuning.pull_alpha (4), and pushes again
     below n / Tuning.pull_beta (24) frontier vertices; Python when no compiler builds it), "c", or "python" (one
     compiled kernel per level, the cheaper direction in edges read);
     tuning, an etchpy.tuning.Tuning, preset name or dict (its graph fields:
