@@ -167,3 +167,16 @@ def test_bellman_ford_takes_buckets_on_the_arrays_or_the_canonical_path():
     N = A.copy()
     N.data[N.indices == 3] = -0.5                      # into vertex 3 only: no cycle
     assert np.allclose(graph.bellman_ford(N, 0), cg.bellman_ford(N, indices=0))
+
+
+def test_the_weights_pass_tells_canonical_rows():
+    from etchpy.graph import direct
+    A = random_graph(40, 0.1, 7)
+    for kind, M in kinds(A):
+        if kind in ("csc_array", "coo_array", "bool csr"):
+            continue
+        M2, pos, crd = direct.arrays(M, "A")
+        stats = np.empty(3)
+        canonical = direct._call("weights", M2, "A", pos, crd, M2.data.astype(float), stats)
+        assert canonical == (kind not in ("unsorted rows", "a repeated entry")), kind
+        assert stats[0] == M2.data[M2.data > 0].min() and stats[1] == M2.data.max()
