@@ -1,9 +1,11 @@
 """C text of the graph algorithms that read a scipy csr matrix's own arrays
 (codegen_templates/direct_graph.c.j2): BFS levels, weakly connected components
 (union-find), PageRank (pushed through the rows) and the weight statistics of
-Bellman-Ford's buckets, each checking every row and index it reads, so that nothing is converted or validated in Python first.
+Bellman-Ford's buckets, each checking every row and index it reads, so that
+nothing is converted or validated in Python first.
 
-    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank, f_weights
+    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank,
+                                                         # f_weights, f_check
 
 Codes the functions return (besides -2, out of memory): CODES.
 """

@@ -1,13 +1,15 @@
-"""BFS levels, components and PageRank on a scipy.sparse matrix passed as it is:
-its csr arrays go to C (c.direct_graph) without a copy, a conversion or a
-check in Python; the C checks every row pointer and index as it reads them
-(and PageRank every weight), so a malformed matrix, or one whose arrays were
-written in place since the last call, gives an InputError, never a crash.
-Nothing is kept between calls but the compiled functions.
+"""BFS levels, components, PageRank and Bellman-Ford on a scipy.sparse matrix
+passed as it is: its csr arrays go to C (c.direct_graph) without a copy, a
+conversion or a check in Python; the C checks every row pointer and index as
+it reads them (and every weight PageRank and Bellman-Ford read), so a
+malformed matrix, or one whose arrays were written in place since the last
+call, gives an InputError, never a crash. Nothing is kept between calls but
+the compiled functions. A Graph's BFS runs here too (`levels`, `check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
     labels = components(A, "A")
     ranks = rank(A, alpha, tol, max_iter, "A")
+    d = distances(A, source, tuning)                    # None: take the Graph path
 
 BFS and components read the pattern only (every stored entry is an edge; its
 value is not read). A csr matrix is read as it is, a csc one as it is for
@@ -39,8 +41,9 @@ INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 @kept("helper.direct_graph")
 def _library(idx_type: str):
-    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi) for index arrays of C
-    type idx_type, built (or found in the cache) once per process."""
+    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi) for
+    index arrays of C type idx_type, built (or found in the cache) once per
+    process."""
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)

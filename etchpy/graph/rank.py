@@ -71,8 +71,9 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     driver, "auto" (every step in one C call: c.rank pulling through a Graph's
     cached csc, or, for a scipy matrix, graph.direct pushing along its own
     arrays, checked in C; Python when no compiler builds it), "c", or "python"
-    (one compiled kernel per step, compiled under `tuning`, an etchpy.tuning.Tuning, preset name or dict). Every
-    driver and setting gives the same ranks, to rounding.
+    (one compiled kernel per step, compiled under `tuning`, an
+    etchpy.tuning.Tuning, preset name or dict). Every driver and setting
+    gives the same ranks, to rounding.
     Returns: a float64 array of n ranks summing to 1 (zeros for a graph
     without edges, as graphblas-algorithms).
     Raises: InputError naming A (non-square, non-finite or negative weights),
