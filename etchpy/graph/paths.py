@@ -71,15 +71,12 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
         array([0., 2.])
     """
     t = tuning_of(tuning)
-    if driver != "python" and max_iter is None and t.distance_buckets and direct.is_direct(A):
-        d = choose(driver, lambda: direct.distances(A, source, t), lambda: None)
-        if d is not None:                   # buckets on A's own arrays, checked in C
-            return d
+    d = _on_its_arrays(A, source, max_iter, driver, t)
+    if d is not None:
+        return d
     G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
-    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
-                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
-        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
+    _check_max_iter(max_iter)
     limit = G.n + 1 if max_iter is None else int(max_iter)
     cycle = NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
                                "shortest distances are unbounded")
@@ -94,6 +91,22 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
         raise NegativeCycleError(f"{G.name}: distances from source={s} fall below the "
                                  "float64 range (a negative cycle, or weights too large)")
     return d
+
+
+def _on_its_arrays(A, source, max_iter, driver: str, t: Tuning):
+    """Distances by buckets straight from a scipy matrix's own arrays, checked in
+    C (graph.direct.distances), or None: A is not a scipy matrix, max_iter is
+    given, buckets are off or do not apply as A is (the Graph path then)."""
+    if driver == "python" or max_iter is not None or not t.distance_buckets \
+            or not direct.is_direct(A):
+        return None
+    return choose(driver, lambda: direct.distances(A, source, t), lambda: None)
+
+
+def _check_max_iter(max_iter) -> None:
+    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
+                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
 
 
 def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning) -> np.ndarray:
