@@ -180,3 +180,11 @@ def test_the_weights_pass_tells_canonical_rows():
         canonical = direct._call("weights", M2, "A", pos, crd, M2.data.astype(float), stats)
         assert canonical == (kind not in ("unsorted rows", "a repeated entry")), kind
         assert stats[0] == M2.data[M2.data > 0].min() and stats[1] == M2.data.max()
+
+
+@pytest.mark.parametrize("where", ["indices", "indptr"])
+def test_a_graph_of_malformed_arrays_is_refused_when_made(where):
+    for name, M in malformed():
+        if name == where:
+            with pytest.raises(ep.InputError, match=rf"A\.{where}"):
+                graph.Graph(M)
