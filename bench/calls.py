@@ -28,6 +28,9 @@ Parts (names for --only):
   import   `import etchpy` against `import scipy.sparse`, new processes (target ≤ 1.2×).
   warm     a new process: ep.compile + first call of a cached kernel, SpMV and BLAS
            matmul (target ≤ 10 ms). Both: bench/calls_startup.py.
+  graph    BFS, components, Bellman-Ford and PageRank, a scipy csr matrix passed each
+           call and a reused ep.graph.Graph, against csgraph and python-graphblas;
+           grids 300² to 1000² and two real graphs (bench/calls_graph.py; ≤ 1.0×).
 
 Method: one process (new ones for import and warm); each case alternates its
 implementations call by call, and reports medians and their ratios (etchpy /
@@ -53,11 +56,11 @@ import scipy.sparse as sp
 
 import etchpy as ep
 
-from bench import calls_sparse, calls_startup
+from bench import calls_graph, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
-PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "outside", "import", "warm")
+PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "outside", "import", "warm", "graph")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -355,9 +358,10 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg"):
-            rows += getattr(calls_sparse, f"part_{part}")(args.quick, seconds, say,
-                                                          sys.modules[__name__])
+        elif part in ("coo", "cg", "graph"):
+            module = calls_graph if part == "graph" else calls_sparse
+            rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
+                                                    sys.modules[__name__])
         else:
             rows += globals()[f"part_{part}"](args.quick, seconds, say)
     from bench.run import machine_info

@@ -229,10 +229,10 @@ class Tuning:
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
-    pull_alpha: float = 14.0          # pull when F's out-edges > unreached in-edges / this
+    pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or
-                                      # number >= n / this (0: buckets only)
+                                      # number >= m (stored entries) / this (0: buckets only)
     bucket_count: int = 64            # a bucket is >= 1/this of the largest weight
     dense_rounds: int = 16            # a round with >= n / this out-edges passes over all n
                                       # (0: never)

@@ -65,7 +65,10 @@ def as_csr(A, name: str = "A"):
         if A.dtype.kind not in "biuf":
             raise InputError(f"{name} is an adjacency matrix of real weights, not of "
                              f"{A.dtype} values")
-        M = sp.csr_array(A, dtype=np.float64)
+        try:
+            M = sp.csr_array(A, dtype=np.float64)
+        except ValueError as err:            # scipy's own check of its arrays
+            raise InputError(f"{name}.indptr / {name}.indices are malformed: {err}") from err
     else:
         arr = np.asarray(A) if not isinstance(A, (str, bytes)) else None
         if arr is None or arr.ndim != 2 or arr.dtype.kind not in "biuf":
@@ -76,12 +79,26 @@ def as_csr(A, name: str = "A"):
     if M.shape[0] != M.shape[1]:
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
                          f"{M.shape[0]}x{M.shape[1]}")
+    _check_arrays(M, name)
     if not M.has_canonical_format:     # sorted, without duplicates; never A's arrays
         M = M.copy()
         M.sum_duplicates()
     if not np.all(np.isfinite(M.data)):
         raise InputError(f"{name} has a stored value that is not finite (NaN or inf)")
     return M
+
+
+def _check_arrays(M, name: str) -> None:
+    """InputError naming `name` unless M's row pointers start at 0, never
+    decrease and end within its indices, and every index is a vertex (the C
+    behind a Graph reads its arrays unchecked)."""
+    n, ptr, idx = M.shape[0], M.indptr, M.indices
+    if len(ptr) != n + 1 or ptr[0] != 0 or ptr[-1] > len(idx) or np.any(ptr[1:] < ptr[:-1]):
+        raise InputError(f"{name}.indptr is not a row pointer array of {len(idx)} entries")
+    used = idx[:ptr[-1]]
+    if len(used) and (used.min() < 0 or used.max() >= n):
+        raise InputError(f"{name}.indices has an entry that is not a vertex of a graph of "
+                         f"{n} vertices")
 
 
 def both_ways(M):

@@ -22,10 +22,10 @@ from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
 from ..runtime.tensor import Tensor
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import fixpoint
 from .paths import no_frontier, push_kernel
-from .sweep import choose, sweep
+from .sweep import choose, compact, csc_arrays
 
 
 @kept("graph.bfs_pull")
@@ -83,14 +83,16 @@ class _Levels:
 def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     """The BFS level (number of edges on a shortest path) of every vertex from
     `source`, following the edges j -> i of the stored entries A[j, i] (weights
-    ignored; pass a symmetric A for an undirected graph).
+    ignored; pass a symmetric A for an undirected graph). A scipy matrix is
+    read as it is (graph.direct: its csr arrays checked in C, its values not
+    read, every level pushed); a Graph reuses its cached arrays and can pull.
 
     Each level pushes the frontier through A's out-edges or pulls the unvisited
     vertices' in-edges; both are masked by the vertices not visited yet.
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph;
     source, a vertex number; driver, "auto" (every level in one C call, see
     graph.sweep: it pulls when the frontier's out-edges exceed the
-    unvisited vertices' in-edges / Tuning.pull_alpha (14), and pushes again
+    unvisited vertices' in-edges / Tuning.pull_alpha (4), and pushes again
     below n / Tuning.pull_beta (24) frontier vertices; Python when no compiler builds it), "c", or "python" (one
     compiled kernel per level, the cheaper direction in edges read);
     tuning, an etchpy.tuning.Tuning, preset name or dict (its graph fields:
@@ -103,19 +105,24 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
-    G, t = adj.as_graph(A), tuning_of(tuning)
+    t = tuning_of(tuning)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.bfs(A, source, tuning=t),
+                      lambda: bfs_levels(A, source, driver="python", tuning=t))
+    G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
     return choose(driver, lambda: _levels_in_c(G, s, t), lambda: _levels_in_python(G, s, t))
 
 
 def _levels_in_c(G, s: int, t: Tuning) -> np.ndarray:
-    reached = np.zeros(G.n, dtype=np.bool_)
-    reached[s] = True
-    levels = np.full(G.n, -1, dtype=np.int64)
-    levels[s] = 0
-    sweep(G, semirings.boolean, reached, np.array([s]), levels, max_iter=G.n + 1,
-          values=False, pull=True, name="bfs_levels", tuning=t)
-    return levels
+    """Every level in one C call (graph.direct's BFS) over G's int32 csr, pulling
+    through its csc (both cached on G: private copies, checked once) as t's
+    pull fields say."""
+    pos, crd = G.cached("csr:compact", compact)
+    G.cached("csr:compact checked", lambda m: direct.check(m, pos, crd, G.name))
+    csc = G.cached("csc:bool:False", lambda m: csc_arrays(m, pos.dtype, np.bool_, False))
+    most = G.cached("max_degree", lambda m: int(np.diff(m.indptr).max(initial=0)))
+    return direct.levels(G.csr, pos, crd, (*csc[:2], most), s, t, G.name, checked=True)
 
 
 def _levels_in_python(G, s: int, t: Tuning) -> np.ndarray:

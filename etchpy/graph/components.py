@@ -21,7 +21,7 @@ from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import Semiring, semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import fixpoint
 from .sweep import choose, seeded
 
@@ -48,8 +48,10 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
     directed=False each stored entry is an undirected edge, as in
     scipy.sparse.csgraph: a symmetric A is used as it is (checked once per
     Graph), any other as A + Aᵀ, so both give the same labels;
-    driver, "auto" (one C call: a BFS from each vertex not yet labelled, in
-    increasing order, graph.sweep.seeded; Python when no compiler builds it),
+    driver, "auto" (one C call: for a scipy matrix, union-find over its own
+    arrays, checked in C, values not read (graph.direct); else a BFS from each
+    vertex not yet labelled, in increasing order, graph.sweep.seeded; Python
+    when no compiler builds it),
     "c", or "python" (FastSV, one compiled kernel per step); tuning, an
     etchpy.tuning.Tuning, preset name or dict that FastSV's kernel is
     compiled under (every setting gives the same labels).
@@ -61,10 +63,13 @@ def connected_components(A, *, directed: bool = True, driver: str = "auto", tuni
         >>> connected_components(scipy.sparse.csr_array([[0, 1, 0], [0, 0, 0], [0, 0, 0]]))
         array([0, 0, 2])
     """
+    t = tuning_of(tuning)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.components(A),
+                      lambda: connected_components(A, driver="python", tuning=t))
     G = adj.as_graph(A)
     if directed or not G.cached("symmetric", adj.is_symmetric):
         G = G.cached("both_ways", lambda m: adj.Graph(adj.both_ways(m), G.name))
-    t = tuning_of(tuning)
     return choose(driver, lambda: _seeded_in_c(G), lambda: _fastsv(G, t))
 
 

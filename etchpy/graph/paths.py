@@ -21,7 +21,7 @@ from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint
 from .sweep import bucket_width, choose, settle, sweep
 
@@ -51,7 +51,9 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
     scipy does); source, a vertex number; max_iter, the most
     relaxation rounds (default: the number of vertices, enough for any graph
     without a negative cycle); driver, "auto" (every round in one C call, see
-    graph.sweep; Python when no compiler builds it), "c" or "python" (one
+    graph.sweep; buckets straight from a scipy matrix's arrays when its rows
+    are canonical and no weight is negative, graph.direct; Python when no
+    compiler builds it), "c" or "python" (one
     compiled kernel per round, driven from Python). Both compute the same rounds.
     tuning: an etchpy.tuning.Tuning, preset name or dict (its graph fields:
     distance_buckets, rounds_above, bucket_count, dense_rounds, scan_below;
@@ -68,11 +70,13 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
         >>> bellman_ford(scipy.sparse.csr_array([[0, 2.0], [0, 0]]), 0)
         array([0., 2.])
     """
-    G, t = adj.as_graph(A), tuning_of(tuning)
+    t = tuning_of(tuning)
+    d = _on_its_arrays(A, source, max_iter, driver, t)
+    if d is not None:
+        return d
+    G = adj.as_graph(A)
     s = adj.check_vertex(source, G.n)
-    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
-                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
-        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
+    _check_max_iter(max_iter)
     limit = G.n + 1 if max_iter is None else int(max_iter)
     cycle = NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
                                "shortest distances are unbounded")
@@ -87,6 +91,22 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
         raise NegativeCycleError(f"{G.name}: distances from source={s} fall below the "
                                  "float64 range (a negative cycle, or weights too large)")
     return d
+
+
+def _on_its_arrays(A, source, max_iter, driver: str, t: Tuning):
+    """Distances by buckets straight from a scipy matrix's own arrays, checked in
+    C (graph.direct.distances), or None: A is not a scipy matrix, max_iter is
+    given, buckets are off or do not apply as A is (the Graph path then)."""
+    if driver == "python" or max_iter is not None or not t.distance_buckets \
+            or not direct.is_direct(A):
+        return None
+    return choose(driver, lambda: direct.distances(A, source, t), lambda: None)
+
+
+def _check_max_iter(max_iter) -> None:
+    if max_iter is not None and (isinstance(max_iter, (bool, np.bool_)) or not
+                                 isinstance(max_iter, (int, np.integer)) or max_iter < 1):
+        raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
 
 
 def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning) -> np.ndarray:

@@ -28,7 +28,7 @@ from ..c.rank import rank_source
 from ..runtime import build
 from ..version import __version__
 from ..tuning import DEFAULT, Tuning, of as tuning_of
-from . import adjacency as adj
+from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
 
@@ -68,10 +68,12 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
     nonnegative weights; alpha, the damping factor in [0, 1); tol (> 0),
     converged when Σ|x' - x| < n·tol; max_iter, the most power iterations;
-    driver, "auto" (every step in one C call, c.rank; Python when no compiler
-    builds it), "c", or "python" (one compiled kernel per step, compiled
-    under `tuning`, an etchpy.tuning.Tuning, preset name or dict). Every
-    driver and setting gives the same ranks, to rounding.
+    driver, "auto" (every step in one C call: c.rank pulling through a Graph's
+    cached csc, or, for a scipy matrix, graph.direct pushing along its own
+    arrays, checked in C; Python when no compiler builds it), "c", or "python"
+    (one compiled kernel per step, compiled under `tuning`, an
+    etchpy.tuning.Tuning, preset name or dict). Every driver and setting
+    gives the same ranks, to rounding.
     Returns: a float64 array of n ranks summing to 1 (zeros for a graph
     without edges, as graphblas-algorithms).
     Raises: InputError naming A (non-square, non-finite or negative weights),
@@ -80,8 +82,12 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
         >>> pagerank(scipy.sparse.csr_array([[0, 1.0], [1.0, 0]])).round(3)
         array([0.5, 0.5])
     """
-    G = adj.as_graph(A)
     _check_arguments(alpha, tol, max_iter)
+    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        return choose(driver, lambda: direct.rank(A, alpha, tol, max_iter),
+                      lambda: pagerank(A, alpha, tol=tol, max_iter=max_iter, driver="python",
+                                       tuning=tuning))
+    G = adj.as_graph(A)
     if G.cached("negative", lambda m: bool(np.any(m.data < 0))):
         raise InputError(f"{G.name} has a negative weight; PageRank needs nonnegative weights")
     if G.n == 0 or G.csr.nnz == 0:

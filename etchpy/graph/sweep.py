@@ -36,7 +36,7 @@ from .fixpoint import ConvergenceError
 
 
 @kept("helper.frontier")
-def _library(semiring, idx_type: str, values: bool):
+def frontier_library(semiring, idx_type: str, values: bool):
     """(the functions of c.frontier's source by suffix: "", "_buckets", "_seeded";
     ffi), built (or found in the cache) once per process; CompileError without
     a working C compiler."""
@@ -65,12 +65,12 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     n = G.n
     _check(at, n, np.dtype(np.int64), "at")
     pos, crd, start, val = _inputs(G, semiring, d, start, values)
-    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], values)
+    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], values)
     fn, ptr = fns[""], functools.partial(pointer, ffi)
     cpos = ccrd = cval = None
     if pull and tuning.pull_rounds and pulls(semiring) and n:
         cpos, ccrd, cval = G.cached(f"csc:{semiring.dtype}:{values}",
-                                    lambda m: _csc(m, pos.dtype, semiring.dtype, values))
+                                    lambda m: csc_arrays(m, pos.dtype, semiring.dtype, values))
     rounds = fn(n, ptr(pos), ptr(crd), ptr(val), ptr(cpos), ptr(ccrd), ptr(cval), ptr(d),
                 ptr(at), ptr(start), len(start), int(max_iter), float(tuning.pull_alpha),
                 float(tuning.pull_beta), int(tuning.dense_rounds))
@@ -89,11 +89,12 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     `c.frontier.bucketed` semiring (min_plus) and a graph without negative
     weights: the caller checks that (`bucket_width` is None otherwise). It
     runs rounds first while the frontier's out-edges at least double per round
-    or number at least n / tuning.rounds_above (0: buckets only); buckets are
+    or number at least m / tuning.rounds_above, m the stored entries (0: buckets
+    only); buckets are
     `bucket_width(G, tuning.bucket_count)`.
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
-    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], True)
+    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G, tuning.bucket_count)
     fn, ptr = fns["_buckets"], functools.partial(pointer, ffi)
     at = np.full(G.n, -1, dtype=np.int64)
@@ -115,7 +116,7 @@ def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoi
     n = G.n
     _check(label, n, np.dtype(np.int64), "label")
     pos, crd, _, _ = _inputs(G, semiring, d, np.zeros(0), False)
-    fns, ffi = _library(semiring, C_ARRAYS[pos.dtype][:-2], False)
+    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], False)
     if "_seeded" not in fns:
         raise SemiringError(f"semiring {semiring.name}: one does not absorb its ⊕, so a "
                             "vertex at one is not final; seeded fixpoints need that")
@@ -128,20 +129,29 @@ def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoi
 
 def bucket_width(G, buckets: int = DEFAULT.bucket_count):
     """(delta, buckets in the ring) for `settle` on G, or None when G has a
-    negative weight or its distances could leave int64 bucket numbers. delta is
-    the least positive weight (then only zero-weight edges re-queue a vertex),
-    but at least the largest weight / `buckets` (>= 1, Tuning.bucket_count)."""
+    negative weight or its distances could leave int64 bucket numbers (see
+    `bucket_plan`)."""
     def width(m):
         w = m.data
         if len(w) and w.min() < 0:
             return None
-        top = float(w.max()) if len(w) else 0.0
         pos_w = w[w > 0]
-        delta = max(float(pos_w.min()) if len(pos_w) else 1.0, top / max(buckets, 1))
-        if top / delta * max(m.shape[0], 1) >= 2.0**62:
-            return None
-        return delta, int(top / delta) + 3
+        return bucket_plan(float(pos_w.min()) if len(pos_w) else np.inf,
+                           float(w.max()) if len(w) else 0.0, m.shape[0], buckets)
     return G.cached(f"bucket_width:{buckets}", width)
+
+
+def bucket_plan(least: float, top: float, n: int, buckets: int):
+    """(delta, buckets in the ring) for weights >= 0 whose least positive one is
+    `least` (inf: none) and largest `top`, on n vertices; None when distances
+    could leave int64 bucket numbers. delta is the least positive weight (then
+    only zero-weight edges re-queue a vertex), but at least top / `buckets`
+    (>= 1, Tuning.bucket_count)."""
+    top = max(top, 0.0)
+    delta = max(least if least < np.inf else 1.0, top / max(buckets, 1))
+    if top / delta * max(n, 1) >= 2.0**62:
+        return None
+    return delta, int(top / delta) + 3
 
 
 def _inputs(G, semiring, d, start, values):
@@ -149,7 +159,7 @@ def _inputs(G, semiring, d, start, values):
     arrays when they fit (half the bytes read per edge), cached on G."""
     n = G.n
     _check(d, n, semiring.dtype, "d")
-    pos, crd = G.cached("csr:compact", _compact)
+    pos, crd = G.cached("csr:compact", compact)
     start = np.ascontiguousarray(start, dtype=pos.dtype)
     if start.ndim != 1 or (len(start) and (start.min() < 0 or start.max() >= n)):
         raise InputError(f"start is a list of vertex numbers in [0, {n})")
@@ -158,7 +168,8 @@ def _inputs(G, semiring, d, start, values):
     return pos, crd, start, val
 
 
-def _compact(m):
+def compact(m):
+    """(indptr, indices) of the csr array m, int32 when they fit."""
     idt = np.int32 if max(m.shape[0], m.nnz) < 2**31 else np.int64
     return m.indptr.astype(idt), m.indices.astype(idt)
 
@@ -181,7 +192,8 @@ def pointer(ffi, a):
     return ffi.from_buffer(C_ARRAYS[a.dtype], a)
 
 
-def _csc(m, idt, dtype, values):
+def csc_arrays(m, idt, dtype, values):
+    """(indptr, indices, values or None) of the csr array m in csc, indices of idt."""
     t = m.tocsc()
     return (t.indptr.astype(idt, copy=False), t.indices.astype(idt, copy=False),
             t.data.astype(dtype) if values else None)

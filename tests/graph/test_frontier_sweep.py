@@ -237,3 +237,21 @@ def test_drivers_equal_scipy(case):
     assert np.array_equal(graph.bfs_levels(A, s), levels_reference(A, s))
     _, ref = cg.connected_components(A, directed=True, connection="weak")
     assert same_partition(graph.connected_components(A), ref)
+
+
+@pytest.mark.parametrize("rounds_above", [1, 64])
+def test_buckets_after_rounds_keep_a_wide_frontier(rounds_above):
+    """The rounds before the buckets can leave a frontier whose distances span
+    more buckets than max weight / delta + 2: the ring holds them all (a
+    vertex of the 40x40 grid was once dropped as stale)."""
+    side = 40
+    v = np.arange(side * side).reshape(side, side)
+    r = np.concatenate([v[:, :-1].ravel(), v[:-1, :].ravel()])
+    c = np.concatenate([v[:, 1:].ravel(), v[1:, :].ravel()])
+    w = np.random.default_rng(40).uniform(1.0, 10.0, len(r))
+    A = sp.csr_array((np.r_[w, w], (np.r_[r, c], np.r_[c, r])), shape=(side**2,) * 2)
+    for s in (0, 800, 1234):
+        want = cg.dijkstra(A, indices=s)
+        for M in (A, graph.Graph(A)):
+            got = graph.bellman_ford(M, s, tuning={"rounds_above": rounds_above})
+            assert np.allclose(got, want, rtol=1e-12)

@@ -160,8 +160,25 @@ def test_bad_inputs_name_the_input(call):
         call(sp.csr_array((2, 3)))
     with pytest.raises(ep.InputError, match="A is an adjacency matrix"):
         call("not a matrix")
+    nan = sp.csr_array(np.array([[0, np.nan], [1.0, 0]]))
+    with pytest.raises(ep.InputError, match="A has a stored value that is not finite"):
+        call(nan.toarray())                     # a dense A's values are read to find edges
+    with pytest.raises(ep.InputError, match="A has a stored value that is not finite"):
+        call(graph.Graph(nan))
+
+
+@pytest.mark.parametrize("call", [lambda A: graph.bellman_ford(A, 0), graph.pagerank])
+def test_weighted_algorithms_reject_non_finite_scipy_weights(call):
     with pytest.raises(ep.InputError, match="A has a stored value that is not finite"):
         call(sp.csr_array(np.array([[0, np.nan], [1.0, 0]])))
+
+
+def test_pattern_algorithms_read_no_scipy_value():
+    """BFS and components read a scipy A's pattern only: a stored NaN is an edge."""
+    A = sp.csr_array((np.array([np.nan, np.inf]), np.array([1, 2]), np.array([0, 1, 2, 2])),
+                     shape=(3, 3))
+    assert graph.bfs_levels(A, 0).tolist() == [0, 1, 2]
+    assert graph.connected_components(A).tolist() == [0, 0, 0]
 
 
 def test_bad_source_names_the_source():

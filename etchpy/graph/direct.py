@@ -1,0 +1,205 @@
+"""BFS levels, components, PageRank and Bellman-Ford on a scipy.sparse matrix
+passed as it is: its csr arrays go to C (c.direct_graph) without a copy, a
+conversion or a check in Python; the C checks every row pointer and index as
+it reads them (and every weight PageRank and Bellman-Ford read), so a
+malformed matrix, or one whose arrays were written in place since the last
+call, gives an InputError, never a crash. Nothing is kept between calls but
+the compiled functions. A Graph's BFS runs here too (`levels`, `check`).
+
+    if is_direct(A): levels = bfs(A, source, "A")     # source checked here
+    labels = components(A, "A")
+    ranks = rank(A, alpha, tol, max_iter, "A")
+    d = distances(A, source, tuning)                    # None: take the Graph path
+
+BFS and components read the pattern only (every stored entry is an edge; its
+value is not read). A csr matrix is read as it is, a csc one as it is for
+components (its arrays are the csr arrays of Aᵀ, which has the same weak
+components) and through scipy's `tocsr()` otherwise; other formats through
+`tocsr()`. Unsorted or repeated entries need no canonical order here: a
+repeated edge is followed once (BFS, components) or its weights add up
+(PageRank), as scipy's canonical form sums them.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..c.direct_graph import CODES, direct_source
+from ..errors import InputError
+from ..semiring import semirings
+from ..runtime import build
+from ..runtime.kernel_cache import kept
+from ..tuning import DEFAULT, Tuning
+from ..version import __version__
+from .adjacency import check_vertex
+from .fixpoint import ConvergenceError
+from .sweep import C_ARRAYS, bucket_plan, frontier_library, pointer
+
+INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+@kept("helper.direct_graph")
+def _library(idx_type: str):
+    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi) for
+    index arrays of C type idx_type, built (or found in the cache) once per
+    process."""
+    name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
+    c_text, cdef = direct_source(idx_type, name=name, version=__version__)
+    lib = build.load(c_text, cdef, name=name)
+    kinds = ("bfs", "components", "rank", "weights", "check")
+    return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi
+
+
+def is_direct(A) -> bool:
+    """Whether A is read by this module: a scipy.sparse matrix or array."""
+    import scipy.sparse as sp
+    return sp.issparse(A)
+
+
+def arrays(A, name: str, either_way: bool = False):
+    """(M, indptr, indices): M, the scipy.sparse matrix A in csr (A itself when
+    it is; a csc A too when either_way: its arrays are those of Aᵀ in csr), and
+    its index arrays, contiguous of one index dtype: M's own wherever they are.
+    Raises InputError naming `name` for non-real values or a non-square shape,
+    or arrays whose shapes cannot be a csr matrix's."""
+    if A.dtype.kind not in "biuf":
+        raise InputError(f"{name} is an adjacency matrix of real weights, not of "
+                         f"{A.dtype} values")
+    if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
+        raise InputError(f"{name} is an adjacency matrix and must be square, not "
+                         f"{'x'.join(map(str, A.shape))}")
+    if A.format != "csr" and not (either_way and A.format == "csc"):
+        A = A.tocsr()
+    n, pos, crd = A.shape[0], A.indptr, A.indices
+    for what, a in (("indptr", pos), ("indices", crd)):
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
+            raise InputError(f"{name}.{what} is a 1-d array of integers")
+    if len(pos) != n + 1:
+        raise InputError(f"{name}.indptr has {len(pos)} entries; a matrix of {n} rows "
+                         f"has {n + 1}")
+    idt = pos.dtype if pos.dtype == crd.dtype and pos.dtype in INDEX_TYPES else np.int64
+    return A, np.ascontiguousarray(pos, dtype=idt), np.ascontiguousarray(crd, dtype=idt)
+
+
+def _call(kind: str, M, name: str, pos, crd, *args):
+    """Call the C function `kind` on (n, nnz, pos, crd, *args, where), arrays
+    and None passed as pointers; raise InputError naming the bad array of M
+    (`name`) for the C's error codes."""
+    fns, ffi = _library(C_ARRAYS[pos.dtype][:-2])
+    where = np.zeros(1, dtype=np.int64)
+    c_args = [len(pos) - 1, len(crd), pointer(ffi, pos), pointer(ffi, crd)]
+    c_args += [pointer(ffi, a) if a is None or isinstance(a, np.ndarray) else a for a in args]
+    code = fns[kind](*c_args, pointer(ffi, where))
+    if code == -2:
+        raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
+    if code in _MALFORMED:
+        raise _malformed(_MALFORMED[code], int(where[0]), M, name, len(pos) - 1, len(crd))
+    return code
+
+
+_MALFORMED = {code: what for what, code in CODES.items() if what != "no entries"}
+
+
+def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError:
+    if what == "indptr":
+        return InputError(f"{name}.indptr is not a row pointer array of {nnz} entries at "
+                          f"row {at}: pointers must be nondecreasing within [0, {nnz}]")
+    if what == "indices":
+        return InputError(f"{name}.indices[{at}] is not a vertex of a graph of {n} "
+                          "vertices")
+    v = float(M.data[at])
+    if np.isfinite(v):
+        return InputError(f"{name} has a negative weight ({v} at entry {at}); PageRank "
+                          "needs nonnegative weights")
+    return InputError(f"{name} has a stored value that is not finite (NaN or inf) at "
+                      f"entry {at}")
+
+
+def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
+    """BFS levels from the vertex `source` along A's stored entries A[j, i] as
+    edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
+    InputError naming `name` or source for a bad matrix or vertex."""
+    M, pos, crd = arrays(A, name)
+    s = check_vertex(source, M.shape[0])
+    return levels(M, pos, crd, None, s, tuning, name)
+
+
+def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
+           checked: bool = False):
+    """BFS levels from s over the csr arrays (pos, crd) of M (its data named in
+    errors); csc, (pos, crd, the longest row's length) of M in csc (a Graph's,
+    checked when made) to pull levels through as tuning.pull_alpha and
+    pull_beta say, or None (push only);
+    checked: pos and crd are private arrays that passed `check` (the rows not
+    reached are then not checked again)."""
+    level = np.empty(len(pos) - 1, dtype=np.int64)
+    cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
+    _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
+          float(tuning.pull_beta), int(most), int(checked), level)
+    return level
+
+
+def check(M, pos, crd, name: str = "A") -> bool:
+    """True when every row pointer and index of the csr arrays (pos, crd) of M is
+    valid; InputError naming `name`'s bad array otherwise."""
+    _call("check", M, name, pos, crd)
+    return True
+
+
+def components(A, name: str = "A") -> np.ndarray:
+    """The weakly connected components of A's pattern: label[v] = the smallest
+    vertex of v's component (graph.connected_components, either `directed`)."""
+    M, pos, crd = arrays(A, name, either_way=True)
+    label = np.empty(M.shape[0], dtype=np.int64)
+    _call("components", M, name, pos, crd, label)
+    return label
+
+
+def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndarray:
+    """PageRank of A's weighted graph (graph.pagerank, arguments checked by the
+    caller); zeros when A stores no entry. Raises InputError naming `name` for a
+    negative or non-finite weight, ConvergenceError after max_iter steps."""
+    M, pos, crd = arrays(A, name)
+    n = M.shape[0]
+    val = np.ascontiguousarray(M.data, dtype=np.float64)
+    if len(val) < len(crd):
+        crd = crd[:len(val)]
+    x = np.full(n, 1.0 / n) if n else np.zeros(0)
+    y, inv = np.empty(n), np.empty(n)
+    steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol), int(max_iter),
+                  x, y, inv)
+    if steps == CODES["no entries"]:
+        return np.zeros(n)
+    if steps < 0:
+        raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
+    return y if steps % 2 else x           # the C swaps the two each step
+
+
+def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
+    """Bellman-Ford's distances from `source` (graph.bellman_ford without
+    max_iter) by buckets (graph.sweep.settle) straight from A's arrays, or None
+    when buckets do not apply as they are: a negative weight, rows not sorted
+    or with a repeated index (the canonical form sums repeats), bucket numbers
+    that could overflow; the caller then takes the Graph path. InputError
+    naming `name` or source for a malformed matrix, a NaN or infinite weight,
+    a bad vertex."""
+    M, pos, crd = arrays(A, name)
+    n = M.shape[0]
+    s = check_vertex(source, n)
+    val = np.ascontiguousarray(M.data, dtype=np.float64)
+    crd = crd[:len(val)]
+    stats = np.empty(3)
+    canonical = _call("weights", M, name, pos, crd, val, stats)
+    plan = bucket_plan(stats[0], stats[1], n, tuning.bucket_count)
+    if not canonical or stats[2] or plan is None:
+        return None
+    fns, ffi = frontier_library(semirings.min_plus, C_ARRAYS[pos.dtype][:-2], True)
+    d, at = np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+    d[s] = 0.0
+    start = np.array([s], dtype=pos.dtype)
+    ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
+    if fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
+                       int(tuning.dense_rounds)) == -2:
+        raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
+    return d
