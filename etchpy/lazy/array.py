@@ -26,7 +26,7 @@ from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
 from .keys import scalar_key
 from .nodes import (RUN, Add, Binary, Const, Div, LazyArray, Leaf, Map, MatMul, Mul, Pow,
-                    Sum, Transpose)
+                    Sum, Transpose, leaf, pair, unary)
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
     leaf_value as _leaf_value, ones as _ones
 
@@ -65,7 +65,7 @@ def lazy(x, constant: bool = False) -> LazyArray:
             _WRAPPED.add(t)
     if type(value) is not np.ndarray:
         value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
-    return Leaf(value, bool(constant), shape=value.shape, dtype=value.dtype)
+    return leaf(value, bool(constant), value.shape, value.dtype)
 
 
 # the sparse array types ep.lazy wraps as they are (filled as they are met)
@@ -141,8 +141,8 @@ def binary(kind: type[Binary], a, b) -> LazyArray:
         r = map_node("recip", b)
         if type(a) is Const and a.value == 1 and r.dtype == dtype and r.shape == shape:
             return r
-        return Mul(a, r, shape=shape, dtype=dtype)
-    return kind(a, b, shape=shape, dtype=dtype)
+        return pair(Mul, a, r, shape, dtype)
+    return pair(kind, a, b, shape, dtype)
 
 
 def subtract(a, b) -> LazyArray:
@@ -168,7 +168,7 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
         with np.errstate(all="ignore"):
             value = maps.MAPS[fn].py(_dummy(a), 0 if arg is None else arg)
             dtype = _PROMOTED.setdefault(sig, np.dtype(value.dtype))
-    return Map(a, fn, arg, shape=a.shape, dtype=dtype)
+    return unary(Map, a, a.shape, dtype, fn, arg)
 
 
 def matmul(a, b) -> LazyArray:
@@ -182,7 +182,7 @@ def matmul(a, b) -> LazyArray:
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
-    return MatMul(a, b, shape=shape, dtype=dtype)
+    return pair(MatMul, a, b, shape, dtype)
 
 
 def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
@@ -196,7 +196,7 @@ def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
     shape = tuple((1 if d in axes else n) for d, n in enumerate(a.shape) if keepdims
                   or d not in axes)
     dtype = np.sum(np.ones(1, a.dtype)).dtype
-    return Sum(a, axes, bool(keepdims), shape=shape, dtype=dtype)
+    return unary(Sum, a, shape, dtype, axes, bool(keepdims))
 
 
 def _bad_axis(ax, a):
@@ -210,14 +210,14 @@ def power(a, n) -> LazyArray:
     dtype = (np.ones(1, a.dtype) ** int(n)).dtype
     if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
         return Leaf(_ones(a.shape, dtype), shape=a.shape, dtype=dtype)
-    return Pow(a, int(n), shape=a.shape, dtype=dtype)
+    return unary(Pow, a, a.shape, dtype, int(n))
 
 
 def transpose(a) -> LazyArray:
     a = as_node(a)
     if type(a) is Transpose:
         return a.a
-    return a if a.ndim < 2 else Transpose(a, shape=a.shape[::-1], dtype=a.dtype)
+    return a if a.ndim < 2 else unary(Transpose, a, a.shape[::-1], a.dtype)
 
 
 _UFUNCS = {"add": lambda a, b: binary(Add, a, b), "multiply": lambda a, b: binary(Mul, a, b),

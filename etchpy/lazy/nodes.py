@@ -28,17 +28,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
+from .keys import (BUILT as _BUILT, intern, known as _known, leaf_keys, pair_keys,
+                   scalar_key, unary_key)
 
 _set = object.__setattr__
-
-
-def _derive(n, key, skey: int, lkeys: tuple, leaves) -> None:
-    """Set n's keys and leaves (a frozen node's fields made as it is built)."""
-    _set(n, "key", key)
-    _set(n, "skey", skey)
-    _set(n, "lkeys", lkeys)
-    _set(n, "_leaves", leaves)
 
 
 # the builders of etchpy.lazy.array (binary, matmul, power, reduce_sum, transpose,
@@ -188,11 +181,7 @@ class Leaf(LazyArray):
     constant: bool = False
 
     def _keys(self) -> None:
-        p = self.value
-        t = (Leaf, id(p))
-        k = _known(t) or intern(t)
-        t = ("S", self.shape, self.dtype, type(p) is not np.ndarray and hasattr(p, "tocsr"))
-        _derive(self, k, _known(t) or intern(t), (k,), None)
+        _leaf_keys(self, self.value, self.shape, self.dtype)
 
 
 @node
@@ -204,7 +193,7 @@ class Const(LazyArray):
     def _keys(self) -> None:
         t = (Const, scalar_key(self.value), self.dtype)
         k = _known(t) or intern(t)
-        _derive(self, k, k, (), ())
+        _set_keys(self, k, k, (), ())
 
 
 @node
@@ -219,19 +208,7 @@ class Pair(LazyArray):
         return (self.a, self.b)
 
     def _keys(self) -> None:
-        a, b = self.a, self.b
-        ka, kb = a.lkeys, b.lkeys
-        if not kb:
-            leaves, lkeys, share = a.leaves, ka, None
-        elif not ka:
-            leaves, lkeys, share = b.leaves, kb, None
-        elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
-            leaves, lkeys, share = a.leaves + b.leaves, ka + kb, None
-        else:
-            leaves, lkeys, share = merge(a.leaves, b.leaves, ka, kb)
-        t = (type(self), self.dtype, a.skey, b.skey, share)
-        k = _known(t) or intern(t)
-        _derive(self, (k, lkeys), k, lkeys, leaves)
+        _pair_keys(self, type(self), self.dtype, self.a, self.b)
 
 
 @node
@@ -275,10 +252,7 @@ class Unary(LazyArray):
         return (self.a,)
 
     def _keys(self) -> None:
-        a = self.a
-        t = (type(self), self._param(), self.dtype, a.skey)
-        k = _known(t) or intern(t)
-        _derive(self, (k, a.lkeys), k, a.lkeys, (a,) if a._leaves is None else a._leaves)
+        _unary_keys(self, type(self), self._param(), self.dtype, self.a)
 
 
 @node
@@ -313,6 +287,79 @@ class Map(Unary):
 
     def _param(self):
         return (self.fn, scalar_key(self.arg))
+
+
+# ------------------------------------------------------------------ building
+# A node is built by its dataclass constructor (then __post_init__ sets its keys)
+# or, by the builders of etchpy.lazy.array, by leaf/pair/unary below: the same
+# fields and keys, set straight through the slots' descriptors (a frozen
+# dataclass's __init__ and __post_init__ cost twice as much, and a program is
+# rebuilt on every call of a training loop).
+_new = object.__new__
+_SHAPE, _DTYPE, _KEY, _SKEY, _LKEYS, _LEAVES = (
+    LazyArray.__dict__[f].__set__ for f in ("shape", "dtype", "key", "skey", "lkeys", "_leaves"))
+_VALUE, _CONSTANT = Leaf.__dict__["value"].__set__, Leaf.__dict__["constant"].__set__
+_PA, _PB, _UA = Pair.__dict__["a"].__set__, Pair.__dict__["b"].__set__, Unary.__dict__["a"].__set__
+
+
+def _set_keys(n, key, skey, lkeys, leaves) -> None:
+    _KEY(n, key)
+    _SKEY(n, skey)
+    _LKEYS(n, lkeys)
+    _LEAVES(n, leaves)
+
+
+def _leaf_keys(n, p, shape, dtype) -> None:
+    k, s = leaf_keys(p, shape, dtype)
+    _set_keys(n, k, s, (k,), None)
+
+
+def _pair_keys(n, cls, dtype, a, b) -> None:
+    k, lkeys, leaves = pair_keys(cls, dtype, a, b)
+    _set_keys(n, (k, lkeys), k, lkeys, leaves)
+
+
+def _unary_keys(n, cls, param, dtype, a) -> None:
+    k = unary_key(cls, param, dtype, a)
+    _set_keys(n, (k, a.lkeys), k, a.lkeys, (a,) if a._leaves is None else a._leaves)
+
+
+def leaf(value, constant: bool, shape: tuple, dtype) -> Leaf:
+    """Leaf(value, constant, shape=shape, dtype=dtype), built fast."""
+    _BUILT[0] += 1
+    n = _new(Leaf)
+    _VALUE(n, value)
+    _CONSTANT(n, constant)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    _leaf_keys(n, value, shape, dtype)
+    return n
+
+
+def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype) -> Pair:
+    """cls(a, b, shape=shape, dtype=dtype) for a Pair class cls, built fast."""
+    _BUILT[0] += 1
+    n = _new(cls)
+    _PA(n, a)
+    _PB(n, b)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    _pair_keys(n, cls, dtype, a, b)
+    return n
+
+
+def unary(cls, a: LazyArray, shape: tuple, dtype, *params) -> Unary:
+    """cls(a, *params, shape=shape, dtype=dtype) for a Unary class cls, built
+    fast (params: the class's own fields in order)."""
+    _BUILT[0] += 1
+    n = _new(cls)
+    _UA(n, a)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    for name, v in zip(cls.__slots__, params):
+        object.__setattr__(n, name, v)
+    _unary_keys(n, cls, n._param(), dtype, a)
+    return n
 
 
 def show(n: LazyArray, names: dict | None = None) -> str:
