@@ -37,7 +37,7 @@ from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
 from .regions import sparse_input
-from .sample import _outer, expensive
+from .sample import expensive, low_rank, recomputed
 from .steps import contracts, does_work
 from .translate import Translator
 
@@ -60,14 +60,14 @@ def candidates(ev, outs) -> list:
         seen.add(n.key)
         for a in n.args:
             walk(a, n)
-        if n.key in out_keys or ev.support(n) is not None or expensive(n, ev):
+        if n.key in out_keys or ev.support(n) is not None or recomputed(n, ev):
             return
         if isinstance(n, Map) and contracts(n.a):
             return
         shared = ev.uses[n.key] > 1 and does_work(n)
         lift = isinstance(parent, (MatMul, Sum)) and ev.lifts(n)
         product = (isinstance(n, MatMul) and isinstance(parent, _ELEMENTWISE)
-                   and not _outer(n))
+                   and not low_rank(n))
         if shared or lift or product or _sparse_operand(n, parent):
             found.append(n)
     for o in outs:
