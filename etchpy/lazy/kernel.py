@@ -7,7 +7,8 @@ import numpy as np
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
 from ..expr.walk import literal_bits
-from .nodes import LazyArray, show
+from .nodes import LazyArray
+from .show import show
 from ..runtime.kernel_cache import KERNELS
 from .translate import Translator
 

@@ -12,8 +12,7 @@ Every node carries
   - `key`, its identity: (skey, lkeys), a leaf's or a scalar's int. Two nodes
     built separately from the same operations on the same arrays have one key,
     so a program's common subexpressions are one node.
-The functions below make them (leaf_keys, pair_keys, unary_key); etchpy.lazy.nodes
-sets them on the node. Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
+etchpy.lazy.nodes makes them as it builds a node (its _fill_* functions). Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
 evaluator's memo, use counts, slots) and the replay lookup cost a dict probe
 each, never a walk of the program. The table keeps at most LIMITS.lazy_interned entries: when full it
 is emptied and numbering goes on (ints are never reused), so a node built
@@ -79,36 +78,3 @@ def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
     new = [i for i, s in enumerate(share) if s < 0]
     return (la + tuple([lb[i] for i in new]), ka + tuple([kb[i] for i in new]), share)
 
-
-def _own(a) -> tuple:
-    """a node's leaves (a leaf: itself)."""
-    return (a,) if a._leaves is None else a._leaves
-
-
-def leaf_keys(p, shape, dtype) -> tuple:
-    """(key, skey) of a leaf holding the array p: its identity, its kind."""
-    t = ("leaf", id(p))
-    k = known(t) or intern(t)
-    t = ("S", shape, dtype, type(p) is not np.ndarray and hasattr(p, "tocsr"))
-    return k, known(t) or intern(t)
-
-
-def pair_keys(cls, dtype, a, b) -> tuple:
-    """(skey, lkeys, leaves) of a node of kind cls over the operands a and b."""
-    ka, kb = a.lkeys, b.lkeys
-    if not kb:
-        leaves, lkeys, share = _own(a), ka, None
-    elif not ka:
-        leaves, lkeys, share = _own(b), kb, None
-    elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
-        leaves, lkeys, share = _own(a) + _own(b), ka + kb, None
-    else:
-        leaves, lkeys, share = merge(_own(a), _own(b), ka, kb)
-    t = (cls, dtype, a.skey, b.skey, share)
-    return known(t) or intern(t), lkeys, leaves
-
-
-def unary_key(cls, param, dtype, a) -> int:
-    """The skey of a node of kind cls with parameter param over the operand a."""
-    t = (cls, param, dtype, a.skey)
-    return known(t) or intern(t)

@@ -28,15 +28,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .keys import (BUILT as _BUILT, intern, known as _known, leaf_keys, pair_keys,
-                   scalar_key, unary_key)
-
-_set = object.__setattr__
-
+from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 
 # the builders of etchpy.lazy.array (binary, matmul, power, reduce_sum, transpose,
-# ufunc, function) and etchpy.lazy.program's compute and explain, registered as
-# those modules are imported (they import this one)
+# ufunc, function), etchpy.lazy.program's compute and explain and etchpy.lazy.show's
+# show, registered as those modules are imported (they import this one)
 RUN: dict = {}
 
 node = dataclass(frozen=True, eq=False, repr=False, slots=True)
@@ -108,7 +104,7 @@ class LazyArray:
         return RUN["transpose"](self)
 
     def __repr__(self):
-        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {show(self)})"
+        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {RUN['show'](self)})"
 
     def __hash__(self):
         return hash(self.key)
@@ -181,7 +177,7 @@ class Leaf(LazyArray):
     constant: bool = False
 
     def _keys(self) -> None:
-        _leaf_keys(self, self.value, self.shape, self.dtype)
+        _fill_leaf(self, self.value, self.constant, self.shape, self.dtype)
 
 
 @node
@@ -193,7 +189,10 @@ class Const(LazyArray):
     def _keys(self) -> None:
         t = (Const, scalar_key(self.value), self.dtype)
         k = _known(t) or intern(t)
-        _set_keys(self, k, k, (), ())
+        _KEY(self, k)
+        _SKEY(self, k)
+        _LKEYS(self, ())
+        _LEAVES(self, ())
 
 
 @node
@@ -208,7 +207,7 @@ class Pair(LazyArray):
         return (self.a, self.b)
 
     def _keys(self) -> None:
-        _pair_keys(self, type(self), self.dtype, self.a, self.b)
+        _fill_pair(self, self.a, self.b, self.shape, self.dtype)
 
 
 @node
@@ -252,7 +251,7 @@ class Unary(LazyArray):
         return (self.a,)
 
     def _keys(self) -> None:
-        _unary_keys(self, type(self), self._param(), self.dtype, self.a)
+        _fill_unary(self, self.a, self.shape, self.dtype)
 
 
 @node
@@ -302,50 +301,76 @@ _VALUE, _CONSTANT = Leaf.__dict__["value"].__set__, Leaf.__dict__["constant"].__
 _PA, _PB, _UA = Pair.__dict__["a"].__set__, Pair.__dict__["b"].__set__, Unary.__dict__["a"].__set__
 
 
-def _set_keys(n, key, skey, lkeys, leaves) -> None:
-    _KEY(n, key)
-    _SKEY(n, skey)
+def _own(a) -> tuple:
+    return (a,) if a._leaves is None else a._leaves
+
+
+def _fill_leaf(n, value, constant, shape, dtype):
+    """Set the fields and keys of the new leaf n (keys: its array's identity; skey:
+    its kind)."""
+    _VALUE(n, value)
+    _CONSTANT(n, constant)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    t = ("leaf", id(value))
+    k = _known(t) or intern(t)
+    t = ("S", shape, dtype, type(value) is not np.ndarray and hasattr(value, "tocsr"))
+    _KEY(n, k)
+    _SKEY(n, _known(t) or intern(t))
+    _LKEYS(n, (k,))
+    _LEAVES(n, None)
+    return n
+
+
+def _fill_pair(n, a, b, shape, dtype):
+    """Set the fields and keys of the new pair node n over a and b."""
+    _PA(n, a)
+    _PB(n, b)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    ka, kb = a.lkeys, b.lkeys
+    if not kb:
+        leaves, lkeys, share = _own(a), ka, None
+    elif not ka:
+        leaves, lkeys, share = _own(b), kb, None
+    elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
+        leaves, lkeys, share = _own(a) + _own(b), ka + kb, None
+    else:
+        leaves, lkeys, share = merge(_own(a), _own(b), ka, kb)
+    t = (type(n), dtype, a.skey, b.skey, share)
+    k = _known(t) or intern(t)
+    _KEY(n, (k, lkeys))
+    _SKEY(n, k)
     _LKEYS(n, lkeys)
     _LEAVES(n, leaves)
+    return n
 
 
-def _leaf_keys(n, p, shape, dtype) -> None:
-    k, s = leaf_keys(p, shape, dtype)
-    _set_keys(n, k, s, (k,), None)
-
-
-def _pair_keys(n, cls, dtype, a, b) -> None:
-    k, lkeys, leaves = pair_keys(cls, dtype, a, b)
-    _set_keys(n, (k, lkeys), k, lkeys, leaves)
-
-
-def _unary_keys(n, cls, param, dtype, a) -> None:
-    k = unary_key(cls, param, dtype, a)
-    _set_keys(n, (k, a.lkeys), k, a.lkeys, (a,) if a._leaves is None else a._leaves)
+def _fill_unary(n, a, shape, dtype):
+    """Set the fields and keys of the new unary node n over a (its parameters set)."""
+    _UA(n, a)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    t = (type(n), n._param(), dtype, a.skey)
+    k = _known(t) or intern(t)
+    lkeys = a.lkeys
+    _KEY(n, (k, lkeys))
+    _SKEY(n, k)
+    _LKEYS(n, lkeys)
+    _LEAVES(n, (a,) if a._leaves is None else a._leaves)
+    return n
 
 
 def leaf(value, constant: bool, shape: tuple, dtype) -> Leaf:
     """Leaf(value, constant, shape=shape, dtype=dtype), built fast."""
     _BUILT[0] += 1
-    n = _new(Leaf)
-    _VALUE(n, value)
-    _CONSTANT(n, constant)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
-    _leaf_keys(n, value, shape, dtype)
-    return n
+    return _fill_leaf(_new(Leaf), value, constant, shape, dtype)
 
 
 def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype) -> Pair:
     """cls(a, b, shape=shape, dtype=dtype) for a Pair class cls, built fast."""
     _BUILT[0] += 1
-    n = _new(cls)
-    _PA(n, a)
-    _PB(n, b)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
-    _pair_keys(n, cls, dtype, a, b)
-    return n
+    return _fill_pair(_new(cls), a, b, shape, dtype)
 
 
 def unary(cls, a: LazyArray, shape: tuple, dtype, *params) -> Unary:
@@ -353,36 +378,6 @@ def unary(cls, a: LazyArray, shape: tuple, dtype, *params) -> Unary:
     fast (params: the class's own fields in order)."""
     _BUILT[0] += 1
     n = _new(cls)
-    _UA(n, a)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
     for name, v in zip(cls.__slots__, params):
         object.__setattr__(n, name, v)
-    _unary_keys(n, cls, n._param(), dtype, a)
-    return n
-
-
-def show(n: LazyArray, names: dict | None = None) -> str:
-    """Readable text of a program, e.g. `sum((X0 + -1·(X1 @ X2.T)) ** 2)`; `names`
-    maps a leaf's key to its name (default: its shape)."""
-    names = names or {}
-    match n:
-        case Leaf():
-            return names.get(n.key, f"array{n.shape}")
-        case Const(value):
-            return repr(value.item() if isinstance(value, np.generic) else value)
-        case Binary(a, b):
-            return f"({show(a, names)} {n.symbol} {show(b, names)})"
-        case MatMul(a, b):
-            return f"({show(a, names)} @ {show(b, names)})"
-        case Transpose(a):
-            return f"{show(a, names)}.T"
-        case Pow(a, p):
-            return f"{show(a, names)} ** {p}"
-        case Sum(a, axes, keep):
-            ax = "" if len(axes) == a.ndim else f"axis={axes[0] if len(axes) == 1 else axes}"
-            kd = ", keepdims=True" if keep else ""
-            return f"sum({show(a, names)}{', ' if ax else ''}{ax}{kd})"
-        case Map(a, fn, arg):
-            return f"{fn}({show(a, names)}{'' if arg is None else f', {arg!r}'})"
-    return f"{type(n).__name__.lower()}({', '.join(show(a, names) for a in n.args)})"
+    return _fill_unary(n, a, shape, dtype)

@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import maps
 from .kernel import Dry, is_sparse
-from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose, show
+from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose
+from .show import show
 from .sample import entrywise
 
 
