@@ -80,13 +80,17 @@ def _is_scalar(x) -> bool:
 
 
 # const nodes of scalars met before, by keys.scalar_key: a scalar operand is one node
+# (the small ints of `1 / a`, `1 + a`, `-a` also by value, a probe cheaper than the key)
 _CONSTS: dict = {}
+_INTS: dict = {}
 
 
 def as_node(x) -> LazyArray:
     """A lazy operand: a lazy array, a scalar (a Const node) or an array to wrap."""
     if isinstance(x, LazyArray):
         return x
+    if type(x) is int and x in _INTS:
+        return _INTS[x]
     if _is_scalar(x):
         k = scalar_key(x)
         node = _CONSTS.get(k)
@@ -95,6 +99,8 @@ def as_node(x) -> LazyArray:
                 _CONSTS.clear()
             dtype = _F64 if type(x) is float else np.asarray(x).dtype
             node = _CONSTS[k] = Const(x, dtype=dtype)
+            if type(x) is int and -2 <= x <= 2:
+                _INTS[x] = node
         return node
     return lazy(x)
 
@@ -103,14 +109,32 @@ def _dummy(node: LazyArray):
     return node.value if type(node) is Const else np.ones(1, node.dtype)
 
 
-def broadcast(a: tuple, b: tuple, what: str) -> tuple:
+# answers about shapes and dtypes met before (each a pure function of its key,
+# found once by numpy: a program is rebuilt on every call of a training loop)
+_SHAPES: dict = {}
+
+
+def _remember(table: dict, key, value):
+    if len(table) >= 4096:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def broadcast(a: tuple, b: tuple, what) -> tuple:
+    """numpy's broadcast shape of a and b; InputError naming `what` (a string or
+    a node class) when they do not broadcast."""
     if a == b or not b:
         return a
     if not a:
         return b
+    shape = _SHAPES.get((a, b))
+    if shape is not None:
+        return shape
     try:
-        return tuple(np.broadcast_shapes(a, b))
+        return _remember(_SHAPES, (a, b), tuple(np.broadcast_shapes(a, b)))
     except ValueError:
+        what = what if isinstance(what, str) else what.__name__.lower()
         raise InputError(f"{what}: shapes {a} and {b} do not broadcast") from None
 
 
@@ -131,13 +155,14 @@ def binary(kind: type[Binary], a, b) -> LazyArray:
         a = as_node(a)
     if not isinstance(b, LazyArray):
         b = as_node(b)
-    sig = (kind, _sig(a), _sig(b))
+    ta, tb = type(a), type(b)
+    sig = (kind, a.dtype if ta is not Const else _sig(a), b.dtype if tb is not Const else _sig(b))
     dtype = _PROMOTED.get(sig)
     if dtype is None:
         with np.errstate(all="ignore"):
             dtype = _PROMOTED.setdefault(sig, kind.ufunc(_dummy(a), _dummy(b)).dtype)
-    shape = broadcast(a.shape, b.shape, kind.__name__.lower())
-    if kind is Div and (type(b) is not Const or b.value == 0):   # a * recip(b), div's dtype
+    shape = a.shape if a.shape == b.shape else broadcast(a.shape, b.shape, kind)
+    if kind is Div and (tb is not Const or b.value == 0):   # a * recip(b), div's dtype
         r = map_node("recip", b)
         if type(a) is Const and a.value == 1 and r.dtype == dtype and r.shape == shape:
             return r
@@ -155,13 +180,18 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
     scalar of a map that takes one (maximum, minimum). An etchpy index
     expression gives ep.map(fn, a, arg). Raises: InputError for a missing or
     non-scalar arg of a map taking one; MapError for an unknown map."""
+    if arg is None and isinstance(a, LazyArray):
+        dtype = _PROMOTED.get((fn, _sig(a)))
+        if dtype is not None:       # met before: checked, its dtype known
+            return unary(Map, a, a.shape, dtype, fn, None)
     if isinstance(a, Expr):
         return map_expr(fn, a, arg)
     a = as_node(a)
     m = maps.MAPS.get(fn)
     if not (arg is None or _is_scalar(arg)) or arg is None and m is not None and m.takes_arg:
         raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
-    sig = (fn, _sig(a), type(arg), arg, getattr(arg, "dtype", None))
+    sig = (fn, _sig(a)) if arg is None else (fn, _sig(a), type(arg), arg,
+                                             getattr(arg, "dtype", None))
     dtype = _PROMOTED.get(sig)
     if dtype is None:           # first met: checked, its dtype found
         maps.lookup(fn, arg)
@@ -187,6 +217,18 @@ def matmul(a, b) -> LazyArray:
 
 def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
     a = as_node(a)
+    key = (a.shape, a.dtype, axis, bool(keepdims)) if isinstance(axis, (int, type(None))) else None
+    known = _SHAPES.get(key) if key is not None else None
+    if known is None:
+        known = _sum_shape(a, axis, keepdims)
+        if key is not None:
+            _remember(_SHAPES, key, known)
+    axes, shape, dtype = known
+    return unary(Sum, a, shape, dtype, axes, bool(keepdims))
+
+
+def _sum_shape(a, axis, keepdims) -> tuple:
+    """(axes, shape, dtype) of a.sum(axis, keepdims=keepdims)."""
     if axis is None:
         axes = tuple(range(a.ndim))
     else:
@@ -195,8 +237,7 @@ def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
                             for ax in (axis if isinstance(axis, tuple) else (axis,))))
     shape = tuple((1 if d in axes else n) for d, n in enumerate(a.shape) if keepdims
                   or d not in axes)
-    dtype = np.sum(np.ones(1, a.dtype)).dtype
-    return unary(Sum, a, shape, dtype, axes, bool(keepdims))
+    return axes, shape, np.sum(np.ones(1, a.dtype)).dtype
 
 
 def _bad_axis(ax, a):
@@ -207,7 +248,9 @@ def power(a, n) -> LazyArray:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
     a = as_node(a)
-    dtype = (np.ones(1, a.dtype) ** int(n)).dtype
+    dtype = _PROMOTED.get(("**", a.dtype, int(n)))
+    if dtype is None:
+        dtype = _remember(_PROMOTED, ("**", a.dtype, int(n)), (np.ones(1, a.dtype) ** int(n)).dtype)
     if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
         return Leaf(_ones(a.shape, dtype), shape=a.shape, dtype=dtype)
     return unary(Pow, a, a.shape, dtype, int(n))
