@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import maps
 from .kernel import Dry, is_sparse
+from .library import product
 from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose
 from .show import show
 from .sample import entrywise
@@ -51,9 +52,11 @@ class Regions:
         view = Transposed() if flip else None
 
         def step(env):
-            x = env[sa]
-            return np.asarray((view.of(x) if flip else x) @ env[sb],
-                              dtype=dtype).reshape(shape)
+            x, d = env[sa], env[sb]
+            y = product(x, flip, d)     # scipy's loop, without `@`'s dispatch
+            if y is None:
+                y = (view.of(x) if flip else x) @ d
+            return np.asarray(y, dtype=dtype).reshape(shape)
         return step
 
     # ------------------------------------------------- dense element-wise work
