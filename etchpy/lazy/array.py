@@ -63,7 +63,7 @@ def lazy(x, constant: bool = False) -> LazyArray:
         _check_dtype(value.dtype, "ep.lazy")
         if value is x:
             _WRAPPED.add(t)
-    if type(value) is not np.ndarray:
+    if type(value) is not np.ndarray and not value.has_canonical_format:
         value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
     return leaf(value, bool(constant), value.shape, value.dtype)
 
@@ -147,6 +147,7 @@ def _sig(node: LazyArray):
 
 
 _PROMOTED: dict = {}
+_WEAK = (int, float)        # python scalars: numpy's promotion reads their type
 
 
 def binary(kind: type[Binary], a, b) -> LazyArray:
@@ -156,12 +157,15 @@ def binary(kind: type[Binary], a, b) -> LazyArray:
     if not isinstance(b, LazyArray):
         b = as_node(b)
     ta, tb = type(a), type(b)
-    sig = (kind, a.dtype if ta is not Const else _sig(a), b.dtype if tb is not Const else _sig(b))
+    sig = (kind,
+           a.dtype if ta is not Const else type(a.value) if type(a.value) in _WEAK else _sig(a),
+           b.dtype if tb is not Const else type(b.value) if type(b.value) in _WEAK else _sig(b))
     dtype = _PROMOTED.get(sig)
     if dtype is None:
         with np.errstate(all="ignore"):
             dtype = _PROMOTED.setdefault(sig, kind.ufunc(_dummy(a), _dummy(b)).dtype)
-    shape = a.shape if a.shape == b.shape else broadcast(a.shape, b.shape, kind)
+    sa, sb = a.shape, b.shape
+    shape = sa if sa == sb or not sb else sb if not sa else broadcast(sa, sb, kind)
     if kind is Div and (tb is not Const or b.value == 0):   # a * recip(b), div's dtype
         r = map_node("recip", b)
         if type(a) is Const and a.value == 1 and r.dtype == dtype and r.shape == shape:
@@ -202,8 +206,11 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
 
 
 def matmul(a, b) -> LazyArray:
-    a, b = as_node(a), as_node(b)
-    if a.ndim == 0 or b.ndim == 0:
+    if not isinstance(a, LazyArray):
+        a = as_node(a)
+    if not isinstance(b, LazyArray):
+        b = as_node(b)
+    if not a.shape or not b.shape:
         raise InputError("matmul: an operand is a scalar; use * to scale")
     ka = a.shape[-1]
     kb = b.shape[0]
@@ -248,19 +255,21 @@ def power(a, n) -> LazyArray:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
     a = as_node(a)
-    dtype = _PROMOTED.get(("**", a.dtype, int(n)))
+    key = ("**", a.dtype, int(n))
+    dtype = _PROMOTED.get(key)
     if dtype is None:
-        dtype = _remember(_PROMOTED, ("**", a.dtype, int(n)), (np.ones(1, a.dtype) ** int(n)).dtype)
+        dtype = _remember(_PROMOTED, key, (np.ones(1, a.dtype) ** int(n)).dtype)
     if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
         return Leaf(_ones(a.shape, dtype), shape=a.shape, dtype=dtype)
     return unary(Pow, a, a.shape, dtype, int(n))
 
 
 def transpose(a) -> LazyArray:
-    a = as_node(a)
+    if not isinstance(a, LazyArray):
+        a = as_node(a)
     if type(a) is Transpose:
         return a.a
-    return a if a.ndim < 2 else unary(Transpose, a, a.shape[::-1], a.dtype)
+    return a if len(a.shape) < 2 else unary(Transpose, a, a.shape[::-1], a.dtype)
 
 
 _UFUNCS = {"add": lambda a, b: binary(Add, a, b), "multiply": lambda a, b: binary(Mul, a, b),

@@ -177,7 +177,7 @@ class Leaf(LazyArray):
     constant: bool = False
 
     def _keys(self) -> None:
-        _fill_leaf(self, self.value, self.constant, self.shape, self.dtype)
+        leaf(self.value, self.constant, self.shape, self.dtype, self)
 
 
 @node
@@ -207,7 +207,7 @@ class Pair(LazyArray):
         return (self.a, self.b)
 
     def _keys(self) -> None:
-        _fill_pair(self, self.a, self.b, self.shape, self.dtype)
+        pair(type(self), self.a, self.b, self.shape, self.dtype, self)
 
 
 @node
@@ -251,7 +251,7 @@ class Unary(LazyArray):
         return (self.a,)
 
     def _keys(self) -> None:
-        _fill_unary(self, self.a, self.shape, self.dtype)
+        unary(type(self), self.a, self.shape, self.dtype, n=self)
 
 
 @node
@@ -285,7 +285,7 @@ class Map(Unary):
     arg: object
 
     def _param(self):
-        return (self.fn, scalar_key(self.arg))
+        return (self.fn, None if self.arg is None else scalar_key(self.arg))
 
 
 # ------------------------------------------------------------------ building
@@ -301,13 +301,13 @@ _VALUE, _CONSTANT = Leaf.__dict__["value"].__set__, Leaf.__dict__["constant"].__
 _PA, _PB, _UA = Pair.__dict__["a"].__set__, Pair.__dict__["b"].__set__, Unary.__dict__["a"].__set__
 
 
-def _own(a) -> tuple:
-    return (a,) if a._leaves is None else a._leaves
-
-
-def _fill_leaf(n, value, constant, shape, dtype):
-    """Set the fields and keys of the new leaf n (keys: its array's identity; skey:
-    its kind)."""
+def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
+    """Leaf(value, constant, shape=shape, dtype=dtype), built fast (n: the node the
+    dataclass constructor made, its keys to set). Its key is its array's
+    identity, its skey its kind."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(Leaf)
     _VALUE(n, value)
     _CONSTANT(n, constant)
     _SHAPE(n, shape)
@@ -322,22 +322,27 @@ def _fill_leaf(n, value, constant, shape, dtype):
     return n
 
 
-def _fill_pair(n, a, b, shape, dtype):
-    """Set the fields and keys of the new pair node n over a and b."""
+def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype, n=None) -> Pair:
+    """cls(a, b, shape=shape, dtype=dtype) for a Pair class cls, built fast (n:
+    as for leaf)."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(cls)
     _PA(n, a)
     _PB(n, b)
     _SHAPE(n, shape)
     _DTYPE(n, dtype)
-    ka, kb = a.lkeys, b.lkeys
+    ka, kb, la, lb = a.lkeys, b.lkeys, a._leaves, b._leaves
+    la, lb = (a,) if la is None else la, (b,) if lb is None else lb
     if not kb:
-        leaves, lkeys, share = _own(a), ka, None
+        leaves, lkeys, share = la, ka, None
     elif not ka:
-        leaves, lkeys, share = _own(b), kb, None
+        leaves, lkeys, share = lb, kb, None
     elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
-        leaves, lkeys, share = _own(a) + _own(b), ka + kb, None
+        leaves, lkeys, share = la + lb, ka + kb, None
     else:
-        leaves, lkeys, share = merge(_own(a), _own(b), ka, kb)
-    t = (type(n), dtype, a.skey, b.skey, share)
+        leaves, lkeys, share = merge(la, lb, ka, kb)
+    t = (cls, dtype, a.skey, b.skey, share)
     k = _known(t) or intern(t)
     _KEY(n, (k, lkeys))
     _SKEY(n, k)
@@ -346,12 +351,19 @@ def _fill_pair(n, a, b, shape, dtype):
     return n
 
 
-def _fill_unary(n, a, shape, dtype):
-    """Set the fields and keys of the new unary node n over a (its parameters set)."""
+def unary(cls, a: LazyArray, shape: tuple, dtype, *params, n=None) -> Unary:
+    """cls(a, *params, shape=shape, dtype=dtype) for a Unary class cls, built
+    fast (params: the class's own fields in order; n: as for leaf, its
+    parameters set)."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(cls)
+        for name, v in zip(cls.__slots__, params):
+            object.__setattr__(n, name, v)
     _UA(n, a)
     _SHAPE(n, shape)
     _DTYPE(n, dtype)
-    t = (type(n), n._param(), dtype, a.skey)
+    t = (cls, n._param(), dtype, a.skey)
     k = _known(t) or intern(t)
     lkeys = a.lkeys
     _KEY(n, (k, lkeys))
@@ -359,25 +371,3 @@ def _fill_unary(n, a, shape, dtype):
     _LKEYS(n, lkeys)
     _LEAVES(n, (a,) if a._leaves is None else a._leaves)
     return n
-
-
-def leaf(value, constant: bool, shape: tuple, dtype) -> Leaf:
-    """Leaf(value, constant, shape=shape, dtype=dtype), built fast."""
-    _BUILT[0] += 1
-    return _fill_leaf(_new(Leaf), value, constant, shape, dtype)
-
-
-def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype) -> Pair:
-    """cls(a, b, shape=shape, dtype=dtype) for a Pair class cls, built fast."""
-    _BUILT[0] += 1
-    return _fill_pair(_new(cls), a, b, shape, dtype)
-
-
-def unary(cls, a: LazyArray, shape: tuple, dtype, *params) -> Unary:
-    """cls(a, *params, shape=shape, dtype=dtype) for a Unary class cls, built
-    fast (params: the class's own fields in order)."""
-    _BUILT[0] += 1
-    n = _new(cls)
-    for name, v in zip(cls.__slots__, params):
-        object.__setattr__(n, name, v)
-    return _fill_unary(n, a, shape, dtype)

@@ -150,3 +150,25 @@ def test_a_library_product_calls_scipys_loop_and_equals_its_product(fmt, flip, k
     if k == 3:
         assert product(X, flip, np.asfortranarray(d)) is None
     assert product(X, not flip, d) is None or X.shape[0] == X.shape[1]
+
+
+def test_a_node_built_by_its_builder_has_the_dataclass_constructors_fields_and_keys():
+    """The operators build nodes through nodes.leaf/pair/unary (slots set
+    directly); the dataclass constructor (with_args, replace) must give the same
+    fields and keys, so both kinds merge as common subexpressions and replay."""
+    from dataclasses import fields
+    A, v = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    a, x = ep.lazy(A), ep.lazy(v)
+    built = [a, a @ x, (a @ x) * 2 + 1, a.T, ep.exp(a), ep.maximum(a, 0.5), a ** 2,
+             a.sum(axis=1, keepdims=True), a @ x + (a @ x), 1 / (a + 1), a - a]
+    for n in built:
+        again = n.with_args(*n.args) if n.args else type(n)(n.value, shape=n.shape,
+                                                             dtype=n.dtype)
+        assert type(again) is type(n)
+        assert [m.key for m in again.leaves] == [m.key for m in n.leaves]
+        for f in fields(n):
+            mine, theirs = getattr(n, f.name), getattr(again, f.name)
+            if isinstance(mine, (ep.LazyArray, np.ndarray)):
+                assert mine is theirs, f.name
+            elif f.name != "_leaves":
+                assert mine == theirs, f.name
