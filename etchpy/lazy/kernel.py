@@ -141,6 +141,8 @@ def cast(v, dtype):
 
 
 def reshape(out, dtype, shape):
+    if type(out) is np.ndarray and out.dtype == dtype and out.shape == shape:
+        return out
     if is_sparse(out):
         return out.astype(dtype, copy=False) if out.dtype != dtype else out
     return np.asarray(out, dtype=dtype).reshape(shape)
