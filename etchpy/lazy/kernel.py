@@ -103,8 +103,11 @@ class KernelContext:
         srcs = [(name, s, drop) for name, (s, drop) in self.sources.items()]
 
         def fn(env):
-            out = kern(**{name: cast(squeeze(env[s], drop), dtype) for name, s, drop in srcs})
-            return reshape(out, ndtype, shape)
+            args = {}
+            for name, s, drop in srcs:
+                v = env[s] if not drop else squeeze(env[s], drop)
+                args[name] = v if v.dtype == dtype else v.astype(dtype)
+            return reshape(kern(**args), ndtype, shape)
         return fn
 
 
@@ -132,12 +135,6 @@ def squeeze(v, drop: tuple):
         return v
     dense = v.toarray() if is_sparse(v) else np.asarray(v)
     return dense.reshape(tuple(n for d, n in enumerate(dense.shape) if d not in drop))
-
-
-def cast(v, dtype):
-    if isinstance(v, Dry) or v.dtype == dtype:
-        return v
-    return v.astype(dtype)
 
 
 def reshape(out, dtype, shape):
