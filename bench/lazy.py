@@ -2,12 +2,18 @@
 
     python -m bench.lazy [--rounds N] [--n N] [--quick]
 
-Each program is written once, as a function of its arrays and a namespace F for
-the element-wise functions (numpy, or etchpy): the peer calls it on the scipy
-csr_array and numpy arrays, etchpy on their ep.lazy wrappings and computes the
-results with ep.compute (several results as one program). X is n×n at 1%
-density, the factors are dense of rank 10 and 20. One thread, one process; the
-calls alternate after a warm-up call; the ratio is of medians (etchpy / peer).
+Each program is written once, as a function of a namespace F for the
+element-wise functions (numpy, or etchpy) and of the arrays it reads (by
+parameter name, from `data`): the peer calls it on the scipy csr_array and
+numpy arrays, etchpy on their ep.lazy wrappings (made in the timed call, as a
+training loop does) and computes the results with ep.compute (several results
+as one program). X is n×n at 1% density, the factors are dense of rank 10 and
+20. One thread, one process; after a warm-up call the calls alternate, each side
+starting half the rounds, the collector paused per call; the speedup is the
+peer's median over etchpy's. Three programs have nothing to fuse (logistic,
+least-squares and softmax-regression gradients: the peer's own library calls
+are the best plan), their target is parity (≥ 1.0); the four that fuse are
+gated at ≥ 2 and the geometric mean at ≥ 5 (at the default n).
 "plan" is the cold cost of ep.explain on empty kernel caches: the array-level
 rewrites, the etchpy optimizer and the compilation to Imp of every kernel (no C
 build); "e-graph" is the optimizer's share (its saturation and extraction, summed
@@ -19,6 +25,7 @@ from bench import _env  # noqa: F401  (environment first)
 
 import argparse
 import math
+import inspect
 import re
 import time
 
@@ -27,48 +34,68 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.runtime import kernel_cache
-from bench.timing import fmt_ratio, fmt_time, timed
+from bench.timing import alternating_medians, fmt_ratio, fmt_time, timed
 
 
-def squared_loss(F, X, U, V, M, w, y):
+def squared_loss(F, X, U, V):
     return ((X - U @ V.T) ** 2).sum(),
 
 
-def pnmf(F, X, U, V, M, w, y):
+def pnmf(F, X, U, V):
     return (U @ V.T).sum() - (X * F.log(U @ V.T)).sum(),
 
 
-def als_gradient(F, X, U, V, M, w, y):
+def als_gradient(F, X, U, V, M):
     return (M * (U @ V.T) - X) @ V,
 
 
-def shared_residual(F, X, U, V, M, w, y):
+def shared_residual(F, X, U, V, M):
     R = M * (U @ V.T) - X
     return R @ V, R.T @ U
 
 
-def logistic_gradient(F, X, U, V, M, w, y):
+def logistic_gradient(F, X, w, y):
     return X.T @ (1 / (1 + F.exp(-(X @ w))) - y),
 
 
-def least_squares_gradient(F, X, U, V, M, w, y):
+def least_squares_gradient(F, X, w, y):
     return X.T @ (X @ w - y),
+
+
+def softmax_gradient(F, X, V, Y):
+    """Softmax regression: X's rows scored against V's columns (classes), Y one-hot."""
+    E = F.exp(X @ V)
+    return X.T @ (E / E.sum(axis=1, keepdims=True) - Y),
 
 
 PROGRAMS = [("squared loss", squared_loss), ("PNMF objective", pnmf),
             ("masked ALS gradient", als_gradient), ("two gradients, shared R", shared_residual),
             ("logistic gradient", logistic_gradient),
-            ("least-squares gradient", least_squares_gradient)]
+            ("least-squares gradient", least_squares_gradient),
+            ("softmax gradient", softmax_gradient)]
 GATED = {"squared loss", "PNMF objective", "masked ALS gradient", "two gradients, shared R"}
+# nothing to fuse: the peer's own library calls are the plan; the target is parity
+UNFUSED = {"logistic gradient", "least-squares gradient", "softmax gradient"}
 
 
-def data(n: int, rank: int, seed: int = 0):
+def data(n: int, rank: int, seed: int = 0) -> dict:
+    """The arrays by the programs' parameter names: X n×n at 1% density, M its
+    pattern, U and V n×rank, w and y vectors, Y one-hot n×rank (V's columns as
+    classes)."""
     rng = np.random.default_rng(seed)
     X = sp.random_array((n, n), density=0.01, format="csr", random_state=seed)
     M = sp.csr_array((np.ones(X.nnz), X.indices, X.indptr), shape=X.shape)
     U, V = rng.random((n, rank)), rng.random((n, rank))
     w, y = rng.standard_normal(n) / math.sqrt(n), (rng.random(n) > 0.5).astype(float)
-    return X, U, V, M, w, y
+    Y = np.zeros((n, rank))
+    Y[np.arange(n), rng.integers(0, rank, n)] = 1.0
+    return dict(X=X, U=U, V=V, M=M, w=w, y=y, Y=Y)
+
+
+def arguments(prog, arrays: dict) -> list:
+    """The arrays prog takes, in its parameters' order (after F)."""
+    names = list(inspect.signature(prog).parameters)[1:]
+    return [arrays[k] for k in names]
 
 
 def same(a, b) -> bool:
@@ -77,30 +104,31 @@ def same(a, b) -> bool:
                            rtol=1e-8, atol=1e-8) for x, z in zip(a, b))
 
 
-def cases(arrays):
+def cases(arrays: dict):
     for name, prog in PROGRAMS:
-        def peer(prog=prog):
-            return prog(np, *arrays)
+        args = arguments(prog, arrays)
 
-        def ours(prog=prog, optimize=True):
-            out = ep.compute(*prog(ep, *(ep.lazy(a) for a in arrays)), optimize=optimize)
+        def peer(prog=prog, args=args):
+            return prog(np, *args)
+
+        def ours(prog=prog, args=args, optimize=True):
+            out = ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), optimize=optimize)
             return out if isinstance(out, tuple) else (out,)
 
-        def plan(prog=prog):
+        def plan(prog=prog, args=args):
             kernel_cache.KERNELS.clear()
             t = time.perf_counter()
-            text = ep.explain(*prog(ep, *(ep.lazy(a) for a in arrays)))
+            text = ep.explain(*prog(ep, *(ep.lazy(a) for a in args)))
             egraph = sum(float(m) for m in re.findall(r"e-graph .*, ([0-9.]+) ms", text))
             return time.perf_counter() - t, egraph / 1e3
         yield name, ours, peer, plan
 
 
 def measure(ours, peer, rounds: int):
-    t_ours, t_peer = [], []
-    for _ in range(rounds):
-        t_ours.append(timed(ours)[0])
-        t_peer.append(timed(peer)[0])
-    return float(np.median(t_ours)), float(np.median(t_peer))
+    """Medians of etchpy's and the peer's calls, alternating call by call (each
+    starts half the rounds), the collector paused per call."""
+    t_ours, t_peer = alternating_medians([ours, peer], rounds)
+    return t_ours, t_peer
 
 
 def run(n: int, rank: int, rounds: int) -> list:
@@ -124,7 +152,7 @@ def run(n: int, rank: int, rounds: int) -> list:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.lazy", description=__doc__)
-    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--n", type=int, default=5000)
     ap.add_argument("--quick", action="store_true", help="n divided by 10")
     args = ap.parse_args(argv)
@@ -133,9 +161,10 @@ def main(argv=None) -> int:
     speedups = [s for _, s, _ in rows]
     geo = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
     gated = all(s >= 2 for name, s, _ in rows if name in GATED)
-    ok = gated and geo >= 5 and min(speedups) >= 1 / 1.2 and all(o for *_, o in rows)
-    print(f"geometric mean speedup {geo:.2f}x (target ≥ 5); slowest {min(speedups):.2f}x "
-          f"(target ≥ {1 / 1.2:.2f}); gated programs ≥ 2x: {gated}")
+    unfused = min(s for name, s, _ in rows if name in UNFUSED)
+    ok = gated and geo >= 5 and unfused >= 1 and all(o for *_, o in rows)
+    print(f"geometric mean speedup {geo:.2f}x (target ≥ 5); slowest with nothing to fuse "
+          f"{unfused:.2f}x (target ≥ 1.0); gated programs ≥ 2x: {gated}")
     return 0 if ok else 1
 
 

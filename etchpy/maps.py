@@ -59,7 +59,10 @@ class MapFn:
     temporary for a chain of element-wise work). Whether f keeps zero is
     computed from py (keeps_zero). `c_complex`: the C template for a complex
     carrier, `{f}` the suffix of complex64's functions (None: not defined on
-    complex numbers, refused under a complex semiring)."""
+    complex numbers, refused under a complex semiring). `c_libm`: the C form is
+    a libm call the compiler does not vectorise (exp, log): a kernel computes it
+    one entry at a time, numpy's loop in SIMD (the lazy fusion plan prices it,
+    Tuning.lazy_libm_cost)."""
 
     name: str
     c_float: str
@@ -70,6 +73,7 @@ class MapFn:
     keeps_finite: bool = False
     writes_out: bool = False
     c_complex: str | None = None
+    c_libm: bool = False
 
     @property
     def real(self) -> bool:
@@ -95,10 +99,10 @@ _NAN_FIRST = "(({x}) != ({x}) || ({x}) {op} ({a}) ? ({x}) : ({a}))"
 MAPS: dict[str, MapFn] = {m.name: m for m in (
     MapFn("exp", "exp({x})", None, lambda x, a, out=None: np.exp(x, out=out),
           numpy_name="exp", writes_out=True,
-          c_complex="cexp{f}({x})"),
+          c_complex="cexp{f}({x})", c_libm=True),
     MapFn("log", "log({x})", None, lambda x, a, out=None: np.log(x, out=out),
           numpy_name="log", writes_out=True,
-          c_complex="clog{f}({x})"),
+          c_complex="clog{f}({x})", c_libm=True),
     MapFn("sqrt", "sqrt({x})", None, lambda x, a, out=None: np.sqrt(x, out=out),
           numpy_name="sqrt", writes_out=True,
           c_complex="csqrt{f}({x})"),

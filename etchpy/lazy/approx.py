@@ -24,7 +24,8 @@ from ..errors import InputError
 from .approx_search import EXTRACTORS, Problem, Settings, extract
 from .approx_table import candidates, cost, reference, rel_error, substitute
 from .array import as_node, lazy
-from .nodes import RUN, LazyArray, Leaf, show
+from .nodes import RUN, LazyArray, Leaf
+from .show import show
 from .program import compute, explain
 
 OPTIONS = ("max_rel_error", "samples", "heldout", "extractor", "seed", "time_limit",

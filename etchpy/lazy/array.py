@@ -26,7 +26,7 @@ from ..expr.maps import map as map_expr
 from ..expr.nodes import Expr
 from .keys import scalar_key
 from .nodes import (RUN, Add, Binary, Const, Div, LazyArray, Leaf, Map, MatMul, Mul, Pow,
-                    Sum, Transpose)
+                    Sum, Transpose, leaf, pair, unary)
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
     leaf_value as _leaf_value, ones as _ones
 
@@ -63,9 +63,9 @@ def lazy(x, constant: bool = False) -> LazyArray:
         _check_dtype(value.dtype, "ep.lazy")
         if value is x:
             _WRAPPED.add(t)
-    if type(value) is not np.ndarray:
+    if type(value) is not np.ndarray and not value.has_canonical_format:
         value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
-    return Leaf(value, bool(constant), shape=value.shape, dtype=value.dtype)
+    return leaf(value, bool(constant), value.shape, value.dtype)
 
 
 # the sparse array types ep.lazy wraps as they are (filled as they are met)
@@ -80,13 +80,17 @@ def _is_scalar(x) -> bool:
 
 
 # const nodes of scalars met before, by keys.scalar_key: a scalar operand is one node
+# (the small ints of `1 / a`, `1 + a`, `-a` also by value, a probe cheaper than the key)
 _CONSTS: dict = {}
+_INTS: dict = {}
 
 
 def as_node(x) -> LazyArray:
     """A lazy operand: a lazy array, a scalar (a Const node) or an array to wrap."""
     if isinstance(x, LazyArray):
         return x
+    if type(x) is int and x in _INTS:
+        return _INTS[x]
     if _is_scalar(x):
         k = scalar_key(x)
         node = _CONSTS.get(k)
@@ -95,6 +99,8 @@ def as_node(x) -> LazyArray:
                 _CONSTS.clear()
             dtype = _F64 if type(x) is float else np.asarray(x).dtype
             node = _CONSTS[k] = Const(x, dtype=dtype)
+            if type(x) is int and -2 <= x <= 2:
+                _INTS[x] = node
         return node
     return lazy(x)
 
@@ -103,14 +109,32 @@ def _dummy(node: LazyArray):
     return node.value if type(node) is Const else np.ones(1, node.dtype)
 
 
-def broadcast(a: tuple, b: tuple, what: str) -> tuple:
+# answers about shapes and dtypes met before (each a pure function of its key,
+# found once by numpy: a program is rebuilt on every call of a training loop)
+_SHAPES: dict = {}
+
+
+def _remember(table: dict, key, value):
+    if len(table) >= 4096:
+        table.clear()
+    table[key] = value
+    return value
+
+
+def broadcast(a: tuple, b: tuple, what) -> tuple:
+    """numpy's broadcast shape of a and b; InputError naming `what` (a string or
+    a node class) when they do not broadcast."""
     if a == b or not b:
         return a
     if not a:
         return b
+    shape = _SHAPES.get((a, b))
+    if shape is not None:
+        return shape
     try:
-        return tuple(np.broadcast_shapes(a, b))
+        return _remember(_SHAPES, (a, b), tuple(np.broadcast_shapes(a, b)))
     except ValueError:
+        what = what if isinstance(what, str) else what.__name__.lower()
         raise InputError(f"{what}: shapes {a} and {b} do not broadcast") from None
 
 
@@ -123,6 +147,7 @@ def _sig(node: LazyArray):
 
 
 _PROMOTED: dict = {}
+_WEAK = (int, float)        # python scalars: numpy's promotion reads their type
 
 
 def binary(kind: type[Binary], a, b) -> LazyArray:
@@ -131,18 +156,22 @@ def binary(kind: type[Binary], a, b) -> LazyArray:
         a = as_node(a)
     if not isinstance(b, LazyArray):
         b = as_node(b)
-    sig = (kind, _sig(a), _sig(b))
+    ta, tb = type(a), type(b)
+    sig = (kind,
+           a.dtype if ta is not Const else type(a.value) if type(a.value) in _WEAK else _sig(a),
+           b.dtype if tb is not Const else type(b.value) if type(b.value) in _WEAK else _sig(b))
     dtype = _PROMOTED.get(sig)
     if dtype is None:
         with np.errstate(all="ignore"):
             dtype = _PROMOTED.setdefault(sig, kind.ufunc(_dummy(a), _dummy(b)).dtype)
-    shape = broadcast(a.shape, b.shape, kind.__name__.lower())
-    if kind is Div and (type(b) is not Const or b.value == 0):   # a * recip(b), div's dtype
+    sa, sb = a.shape, b.shape
+    shape = sa if sa == sb or not sb else sb if not sa else broadcast(sa, sb, kind)
+    if kind is Div and (tb is not Const or b.value == 0):   # a * recip(b), div's dtype
         r = map_node("recip", b)
         if type(a) is Const and a.value == 1 and r.dtype == dtype and r.shape == shape:
             return r
-        return Mul(a, r, shape=shape, dtype=dtype)
-    return kind(a, b, shape=shape, dtype=dtype)
+        return pair(Mul, a, r, shape, dtype)
+    return pair(kind, a, b, shape, dtype)
 
 
 def subtract(a, b) -> LazyArray:
@@ -155,25 +184,33 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
     scalar of a map that takes one (maximum, minimum). An etchpy index
     expression gives ep.map(fn, a, arg). Raises: InputError for a missing or
     non-scalar arg of a map taking one; MapError for an unknown map."""
+    if arg is None and isinstance(a, LazyArray):
+        dtype = _PROMOTED.get((fn, _sig(a)))
+        if dtype is not None:       # met before: checked, its dtype known
+            return unary(Map, a, a.shape, dtype, fn, None)
     if isinstance(a, Expr):
         return map_expr(fn, a, arg)
     a = as_node(a)
     m = maps.MAPS.get(fn)
     if not (arg is None or _is_scalar(arg)) or arg is None and m is not None and m.takes_arg:
         raise InputError(f"ep.{fn}(a, c) takes a scalar c, got {arg!r}")
-    sig = (fn, _sig(a), type(arg), arg, getattr(arg, "dtype", None))
+    sig = (fn, _sig(a)) if arg is None else (fn, _sig(a), type(arg), arg,
+                                             getattr(arg, "dtype", None))
     dtype = _PROMOTED.get(sig)
     if dtype is None:           # first met: checked, its dtype found
         maps.lookup(fn, arg)
         with np.errstate(all="ignore"):
             value = maps.MAPS[fn].py(_dummy(a), 0 if arg is None else arg)
             dtype = _PROMOTED.setdefault(sig, np.dtype(value.dtype))
-    return Map(a, fn, arg, shape=a.shape, dtype=dtype)
+    return unary(Map, a, a.shape, dtype, fn, arg)
 
 
 def matmul(a, b) -> LazyArray:
-    a, b = as_node(a), as_node(b)
-    if a.ndim == 0 or b.ndim == 0:
+    if not isinstance(a, LazyArray):
+        a = as_node(a)
+    if not isinstance(b, LazyArray):
+        b = as_node(b)
+    if not a.shape or not b.shape:
         raise InputError("matmul: an operand is a scalar; use * to scale")
     ka = a.shape[-1]
     kb = b.shape[0]
@@ -182,11 +219,23 @@ def matmul(a, b) -> LazyArray:
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
-    return MatMul(a, b, shape=shape, dtype=dtype)
+    return pair(MatMul, a, b, shape, dtype)
 
 
 def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
     a = as_node(a)
+    key = (a.shape, a.dtype, axis, bool(keepdims)) if isinstance(axis, (int, type(None))) else None
+    known = _SHAPES.get(key) if key is not None else None
+    if known is None:
+        known = _sum_shape(a, axis, keepdims)
+        if key is not None:
+            _remember(_SHAPES, key, known)
+    axes, shape, dtype = known
+    return unary(Sum, a, shape, dtype, axes, bool(keepdims))
+
+
+def _sum_shape(a, axis, keepdims) -> tuple:
+    """(axes, shape, dtype) of a.sum(axis, keepdims=keepdims)."""
     if axis is None:
         axes = tuple(range(a.ndim))
     else:
@@ -195,8 +244,7 @@ def reduce_sum(a, axis=None, keepdims=False) -> LazyArray:
                             for ax in (axis if isinstance(axis, tuple) else (axis,))))
     shape = tuple((1 if d in axes else n) for d, n in enumerate(a.shape) if keepdims
                   or d not in axes)
-    dtype = np.sum(np.ones(1, a.dtype)).dtype
-    return Sum(a, axes, bool(keepdims), shape=shape, dtype=dtype)
+    return axes, shape, np.sum(np.ones(1, a.dtype)).dtype
 
 
 def _bad_axis(ax, a):
@@ -207,17 +255,21 @@ def power(a, n) -> LazyArray:
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise InputError(f"a ** n needs an integer n >= 0, got {n!r}")
     a = as_node(a)
-    dtype = (np.ones(1, a.dtype) ** int(n)).dtype
+    key = ("**", a.dtype, int(n))
+    dtype = _PROMOTED.get(key)
+    if dtype is None:
+        dtype = _remember(_PROMOTED, key, (np.ones(1, a.dtype) ** int(n)).dtype)
     if n == 0:      # numpy's x ** 0 is 1 for every x, inf and nan too (never 1 + 0·x)
         return Leaf(_ones(a.shape, dtype), shape=a.shape, dtype=dtype)
-    return Pow(a, int(n), shape=a.shape, dtype=dtype)
+    return unary(Pow, a, a.shape, dtype, int(n))
 
 
 def transpose(a) -> LazyArray:
-    a = as_node(a)
+    if not isinstance(a, LazyArray):
+        a = as_node(a)
     if type(a) is Transpose:
         return a.a
-    return a if a.ndim < 2 else Transpose(a, shape=a.shape[::-1], dtype=a.dtype)
+    return a if len(a.shape) < 2 else unary(Transpose, a, a.shape[::-1], a.dtype)
 
 
 _UFUNCS = {"add": lambda a, b: binary(Add, a, b), "multiply": lambda a, b: binary(Mul, a, b),

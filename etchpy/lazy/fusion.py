@@ -33,11 +33,12 @@ from __future__ import annotations
 import itertools
 import math
 
+from .. import maps
 from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
 from .regions import sparse_input
-from .sample import _outer, expensive
+from .sample import expensive, low_rank, recomputed
 from .steps import contracts, does_work
 from .translate import Translator
 
@@ -60,14 +61,14 @@ def candidates(ev, outs) -> list:
         seen.add(n.key)
         for a in n.args:
             walk(a, n)
-        if n.key in out_keys or ev.support(n) is not None or expensive(n, ev):
+        if n.key in out_keys or ev.support(n) is not None or recomputed(n, ev):
             return
         if isinstance(n, Map) and contracts(n.a):
             return
         shared = ev.uses[n.key] > 1 and does_work(n)
         lift = isinstance(parent, (MatMul, Sum)) and ev.lifts(n)
         product = (isinstance(n, MatMul) and isinstance(parent, _ELEMENTWISE)
-                   and not _outer(n))
+                   and not low_rank(n))
         if shared or lift or product or _sparse_operand(n, parent):
             found.append(n)
     for o in outs:
@@ -103,21 +104,24 @@ class Pricer:
             if self.ev.library_product(r):
                 total += t.lazy_library_work * self.step(r, roots) + t.lazy_library_step
             else:
-                total += self.step(r, roots) + t.lazy_step_cost
+                kernel = not self.ev.numpy_region(r)
+                total += self.step(r, roots, kernel) + t.lazy_step_cost
             if r.key not in outs:
                 total += self.tuning.temp_weight * _size(r)
         return total
 
-    def step(self, root: LazyArray, roots: list) -> float:
+    def step(self, root: LazyArray, roots: list, kernel: bool = False) -> float:
         """The cost of root's fused expression; the inputs it reads are pushed on
-        roots (materialised ones are steps of their own)."""
-        ev, dims, nnz, names = self.ev, {}, {}, {}
+        roots (materialised ones are steps of their own). In a kernel each entry
+        of a libm map (exp, log) costs lazy_libm_cost more: numpy's is SIMD."""
+        ev, dims, nnz, names, libm = self.ev, {}, {}, {}, [0.0]
 
         def pre(n: LazyArray, ix):
-            if n is root or isinstance(n, Const):
-                return None
-            if not (isinstance(n, Leaf) or ev.boundary(n, tr.depth) or _sampled(ev, n)):
-                return None
+            if (n is root or isinstance(n, Const) or not (
+                    isinstance(n, Leaf) or ev.boundary(n, tr.depth) or _sampled(ev, n))):
+                if kernel and isinstance(n, Map) and maps.MAPS[n.fn].c_libm:
+                    libm[0] += _size(n) * self.tuning.lazy_libm_cost
+                return None     # fused
             roots.append(n)
             key = (n.key, tuple(v is None for v in ix))
             name = names.setdefault(key, f"t{len(names)}")
@@ -134,7 +138,7 @@ class Pricer:
         key = (e, tuple(sorted(dims.items())), tuple(sorted(nnz.items())))
         if key not in self.memo:
             self.memo[key] = expr_cost(e, dims=dims, nnz=nnz)
-        return self.memo[key]
+        return self.memo[key] + libm[0]
 
 
 def _sampled(ev, n: LazyArray) -> bool:

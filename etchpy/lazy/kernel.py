@@ -7,7 +7,8 @@ import numpy as np
 from ..api import compile as compile_kernel
 from ..expr.nodes import Access, TensorVar
 from ..expr.walk import literal_bits
-from .nodes import LazyArray, show
+from .nodes import LazyArray
+from .show import show
 from ..runtime.kernel_cache import KERNELS
 from .translate import Translator
 
@@ -102,8 +103,11 @@ class KernelContext:
         srcs = [(name, s, drop) for name, (s, drop) in self.sources.items()]
 
         def fn(env):
-            out = kern(**{name: cast(squeeze(env[s], drop), dtype) for name, s, drop in srcs})
-            return reshape(out, ndtype, shape)
+            args = {}
+            for name, s, drop in srcs:
+                v = env[s] if not drop else squeeze(env[s], drop)
+                args[name] = v if v.dtype == dtype else v.astype(dtype)
+            return reshape(kern(**args), ndtype, shape)
         return fn
 
 
@@ -133,13 +137,9 @@ def squeeze(v, drop: tuple):
     return dense.reshape(tuple(n for d, n in enumerate(dense.shape) if d not in drop))
 
 
-def cast(v, dtype):
-    if isinstance(v, Dry) or v.dtype == dtype:
-        return v
-    return v.astype(dtype)
-
-
 def reshape(out, dtype, shape):
+    if type(out) is np.ndarray and out.dtype == dtype and out.shape == shape:
+        return out
     if is_sparse(out):
         return out.astype(dtype, copy=False) if out.dtype != dtype else out
     return np.asarray(out, dtype=dtype).reshape(shape)

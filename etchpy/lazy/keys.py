@@ -12,12 +12,13 @@ Every node carries
   - `key`, its identity: (skey, lkeys), a leaf's or a scalar's int. Two nodes
     built separately from the same operations on the same arrays have one key,
     so a program's common subexpressions are one node.
-Ints and tuples of ints hash and compare in C, so the maps keyed by node (the
-evaluator's memo, use counts, slots) and the replay lookup cost a dict probe
-each, never a walk of the program. The table keeps at most LIMITS.lazy_interned entries: when full it
-is emptied and numbering goes on (ints are never reused), so a node built
-after that is never merged with an equal one built before: the same results,
-computed twice.
+etchpy.lazy.nodes makes them as it builds a node (its leaf, pair and unary
+builders). Ints and tuples of ints hash and compare in C, so the maps keyed by
+node (the evaluator's memo, use counts, slots) and the replay lookup cost a dict
+probe each, never a walk of the program. The table keeps at most
+LIMITS.lazy_interned entries: when full it is emptied and numbering goes on
+(ints are never reused), so a node built after that is never merged with an
+equal one built before: the same results, computed twice.
 """
 from __future__ import annotations
 
@@ -67,9 +68,9 @@ def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
         return lb, kb, None
     if not kb:
         return la, ka, None
-    if len(ka) == 1 and len(kb) == 1:
-        if ka[0] == kb[0]:
-            return la, ka, (0,)
+    if len(kb) == 1:
+        if kb[0] in ka:
+            return la, ka, (ka.index(kb[0]),)
         return la + lb, ka + kb, None
     pos = {k: i for i, k in enumerate(ka)}
     share = tuple([pos.get(k, -1) for k in kb])
@@ -77,3 +78,4 @@ def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
         return la + lb, ka + kb, None
     new = [i for i, s in enumerate(share) if s < 0]
     return (la + tuple([lb[i] for i in new]), ka + tuple([kb[i] for i in new]), share)
+

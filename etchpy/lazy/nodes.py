@@ -30,20 +30,9 @@ import numpy as np
 
 from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 
-_set = object.__setattr__
-
-
-def _derive(n, key, skey: int, lkeys: tuple, leaves) -> None:
-    """Set n's keys and leaves (a frozen node's fields made as it is built)."""
-    _set(n, "key", key)
-    _set(n, "skey", skey)
-    _set(n, "lkeys", lkeys)
-    _set(n, "_leaves", leaves)
-
-
 # the builders of etchpy.lazy.array (binary, matmul, power, reduce_sum, transpose,
-# ufunc, function) and etchpy.lazy.program's compute and explain, registered as
-# those modules are imported (they import this one)
+# ufunc, function), etchpy.lazy.program's compute and explain and etchpy.lazy.show's
+# show, registered as those modules are imported (they import this one)
 RUN: dict = {}
 
 node = dataclass(frozen=True, eq=False, repr=False, slots=True)
@@ -115,7 +104,7 @@ class LazyArray:
         return RUN["transpose"](self)
 
     def __repr__(self):
-        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {show(self)})"
+        return f"LazyArray(shape={self.shape}, dtype={self.dtype}, {RUN['show'](self)})"
 
     def __hash__(self):
         return hash(self.key)
@@ -188,11 +177,7 @@ class Leaf(LazyArray):
     constant: bool = False
 
     def _keys(self) -> None:
-        p = self.value
-        t = (Leaf, id(p))
-        k = _known(t) or intern(t)
-        t = ("S", self.shape, self.dtype, type(p) is not np.ndarray and hasattr(p, "tocsr"))
-        _derive(self, k, _known(t) or intern(t), (k,), None)
+        leaf(self.value, self.constant, self.shape, self.dtype, self)
 
 
 @node
@@ -204,7 +189,10 @@ class Const(LazyArray):
     def _keys(self) -> None:
         t = (Const, scalar_key(self.value), self.dtype)
         k = _known(t) or intern(t)
-        _derive(self, k, k, (), ())
+        _KEY(self, k)
+        _SKEY(self, k)
+        _LKEYS(self, ())
+        _LEAVES(self, ())
 
 
 @node
@@ -219,19 +207,7 @@ class Pair(LazyArray):
         return (self.a, self.b)
 
     def _keys(self) -> None:
-        a, b = self.a, self.b
-        ka, kb = a.lkeys, b.lkeys
-        if not kb:
-            leaves, lkeys, share = a.leaves, ka, None
-        elif not ka:
-            leaves, lkeys, share = b.leaves, kb, None
-        elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
-            leaves, lkeys, share = a.leaves + b.leaves, ka + kb, None
-        else:
-            leaves, lkeys, share = merge(a.leaves, b.leaves, ka, kb)
-        t = (type(self), self.dtype, a.skey, b.skey, share)
-        k = _known(t) or intern(t)
-        _derive(self, (k, lkeys), k, lkeys, leaves)
+        pair(type(self), self.a, self.b, self.shape, self.dtype, self)
 
 
 @node
@@ -275,10 +251,7 @@ class Unary(LazyArray):
         return (self.a,)
 
     def _keys(self) -> None:
-        a = self.a
-        t = (type(self), self._param(), self.dtype, a.skey)
-        k = _known(t) or intern(t)
-        _derive(self, (k, a.lkeys), k, a.lkeys, (a,) if a._leaves is None else a._leaves)
+        unary(type(self), self.a, self.shape, self.dtype, n=self)
 
 
 @node
@@ -312,30 +285,89 @@ class Map(Unary):
     arg: object
 
     def _param(self):
-        return (self.fn, scalar_key(self.arg))
+        return (self.fn, None if self.arg is None else scalar_key(self.arg))
 
 
-def show(n: LazyArray, names: dict | None = None) -> str:
-    """Readable text of a program, e.g. `sum((X0 + -1·(X1 @ X2.T)) ** 2)`; `names`
-    maps a leaf's key to its name (default: its shape)."""
-    names = names or {}
-    match n:
-        case Leaf():
-            return names.get(n.key, f"array{n.shape}")
-        case Const(value):
-            return repr(value.item() if isinstance(value, np.generic) else value)
-        case Binary(a, b):
-            return f"({show(a, names)} {n.symbol} {show(b, names)})"
-        case MatMul(a, b):
-            return f"({show(a, names)} @ {show(b, names)})"
-        case Transpose(a):
-            return f"{show(a, names)}.T"
-        case Pow(a, p):
-            return f"{show(a, names)} ** {p}"
-        case Sum(a, axes, keep):
-            ax = "" if len(axes) == a.ndim else f"axis={axes[0] if len(axes) == 1 else axes}"
-            kd = ", keepdims=True" if keep else ""
-            return f"sum({show(a, names)}{', ' if ax else ''}{ax}{kd})"
-        case Map(a, fn, arg):
-            return f"{fn}({show(a, names)}{'' if arg is None else f', {arg!r}'})"
-    return f"{type(n).__name__.lower()}({', '.join(show(a, names) for a in n.args)})"
+# ------------------------------------------------------------------ building
+# A node is built by its dataclass constructor (then __post_init__ sets its keys)
+# or, by the builders of etchpy.lazy.array, by leaf/pair/unary below: the same
+# fields and keys, set straight through the slots' descriptors (a frozen
+# dataclass's __init__ and __post_init__ cost twice as much, and a program is
+# rebuilt on every call of a training loop).
+_new = object.__new__
+_SHAPE, _DTYPE, _KEY, _SKEY, _LKEYS, _LEAVES = (
+    LazyArray.__dict__[f].__set__ for f in ("shape", "dtype", "key", "skey", "lkeys", "_leaves"))
+_VALUE, _CONSTANT = Leaf.__dict__["value"].__set__, Leaf.__dict__["constant"].__set__
+_PA, _PB, _UA = Pair.__dict__["a"].__set__, Pair.__dict__["b"].__set__, Unary.__dict__["a"].__set__
+
+
+def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
+    """Leaf(value, constant, shape=shape, dtype=dtype), built fast (n: the node the
+    dataclass constructor made, its keys to set). Its key is its array's
+    identity, its skey its kind."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(Leaf)
+    _VALUE(n, value)
+    _CONSTANT(n, constant)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    t = ("leaf", id(value))
+    k = _known(t) or intern(t)
+    t = ("S", shape, dtype, type(value) is not np.ndarray and hasattr(value, "tocsr"))
+    _KEY(n, k)
+    _SKEY(n, _known(t) or intern(t))
+    _LKEYS(n, (k,))
+    _LEAVES(n, None)
+    return n
+
+
+def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype, n=None) -> Pair:
+    """cls(a, b, shape=shape, dtype=dtype) for a Pair class cls, built fast (n:
+    as for leaf)."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(cls)
+    _PA(n, a)
+    _PB(n, b)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    ka, kb, la, lb = a.lkeys, b.lkeys, a._leaves, b._leaves
+    la, lb = (a,) if la is None else la, (b,) if lb is None else lb
+    if not kb:
+        leaves, lkeys, share = la, ka, None
+    elif not ka:
+        leaves, lkeys, share = lb, kb, None
+    elif len(ka) == 1 and len(kb) == 1 and ka[0] != kb[0]:
+        leaves, lkeys, share = la + lb, ka + kb, None
+    else:
+        leaves, lkeys, share = merge(la, lb, ka, kb)
+    t = (cls, dtype, a.skey, b.skey, share)
+    k = _known(t) or intern(t)
+    _KEY(n, (k, lkeys))
+    _SKEY(n, k)
+    _LKEYS(n, lkeys)
+    _LEAVES(n, leaves)
+    return n
+
+
+def unary(cls, a: LazyArray, shape: tuple, dtype, *params, n=None) -> Unary:
+    """cls(a, *params, shape=shape, dtype=dtype) for a Unary class cls, built
+    fast (params: the class's own fields in order; n: as for leaf, its
+    parameters set)."""
+    if n is None:
+        _BUILT[0] += 1
+        n = _new(cls)
+        for name, v in zip(cls.__slots__, params):
+            object.__setattr__(n, name, v)
+    _UA(n, a)
+    _SHAPE(n, shape)
+    _DTYPE(n, dtype)
+    t = (cls, n._param(), dtype, a.skey)
+    k = _known(t) or intern(t)
+    lkeys = a.lkeys
+    _KEY(n, (k, lkeys))
+    _SKEY(n, k)
+    _LKEYS(n, lkeys)
+    _LEAVES(n, (a,) if a._leaves is None else a._leaves)
+    return n

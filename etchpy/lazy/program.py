@@ -40,7 +40,8 @@ from ..errors import InputError
 from ..expr.nodes import Expr
 from . import fusion
 from .array import as_node
-from .nodes import RUN, Const, Leaf, Map, Pow, Sum, show
+from .nodes import RUN, Const, Leaf, Map, Pow, Sum
+from .show import show
 from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
 from .state import Options
 from .steps import Evaluator, to_result

@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import maps
 from .kernel import Dry, is_sparse
-from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose, show
+from .library import product
+from .nodes import Add, Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Transpose
+from .show import show
 from .sample import entrywise
 
 
@@ -50,22 +52,30 @@ class Regions:
         view = Transposed() if flip else None
 
         def step(env):
-            x = env[sa]
-            return np.asarray((view.of(x) if flip else x) @ env[sb],
-                              dtype=dtype).reshape(shape)
+            x, d = env[sa], env[sb]
+            y = product(x, flip, d)     # scipy's loop, without `@`'s dispatch
+            if y is None:
+                y = (view.of(x) if flip else x) @ d
+            return np.asarray(y, dtype=dtype).reshape(shape)
         return step
 
     # ------------------------------------------------- dense element-wise work
-    def _dense_elementwise(self, n: LazyArray, root: LazyArray) -> bool:
+    def numpy_region(self, n: LazyArray) -> bool:
+        """Whether n's step is a numpy expression (dense element-wise work), judged
+        without computing anything: a materialised operand is dense when its
+        support is (the fusion planner prices plans with it)."""
+        return self._dense_elementwise(n, n, False)
+
+    def _dense_elementwise(self, n: LazyArray, root: LazyArray, compute: bool = True) -> bool:
         """Whether the region under root holds only element-wise operations on
         dense operands (numpy runs it: a kernel call would cost more)."""
         if isinstance(n, Const):
             return True
         if n is not root and self.boundary(n):
-            return not is_sparse(self.value(n))
+            return self.support(n) is None if not compute else not is_sparse(self.value(n))
         if not isinstance(n, (Binary, Pow, Transpose, Map)):
             return False
-        return all(self._dense_elementwise(a, root) for a in n.args)
+        return all(self._dense_elementwise(a, root, compute) for a in n.args)
 
     def _numpy_region(self, node: LazyArray):
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "

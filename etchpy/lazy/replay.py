@@ -49,7 +49,7 @@ def _leaf_sig(v, sparse_leaves: list):
                      and p.format == "csr" and _same_pattern(p, v)), -1)
     sparse_leaves.append(v)
     return ("sparse", v.shape, v.dtype, v.format, bool(v.has_sorted_indices),
-            int(v.nnz).bit_length(), same)
+            int(v.indptr[-1]).bit_length(), same)
 
 
 def signature(nodes) -> tuple:
@@ -100,6 +100,8 @@ def result(v, dtype, shape, is_leaf: bool):
     """A computed value as compute returns it: a csr array for a sparse value (its
     own arrays: a sparse step may share an input's pattern), a numpy scalar for
     0-d, else a numpy array (a copy of an input array)."""
+    if type(v) is np.ndarray and not is_leaf and v.dtype == dtype and v.shape == shape and shape:
+        return v
     if type(v) is not np.ndarray and hasattr(v, "tocsr"):
         import scipy.sparse as sps
         return sps.csr_array(v, copy=True)

@@ -37,16 +37,34 @@ def _outer(n: LazyArray) -> bool:
             and min(n.shape) > 1)
 
 
+def low_rank(n: LazyArray) -> bool:
+    """Whether n is a matrix product of two matrices whose inner dimension is
+    below both of its own (U @ V.T): larger than its factors together."""
+    return _outer(n) and n.a.shape[-1] < min(n.shape)
+
+
 def expensive(n: LazyArray, ev) -> bool:
     """Whether n is a dense 2-d node holding a matrix product through element-wise
-    operations only (worth sampling, never worth materialising)."""
+    operations only (worth sampling under a sparse factor)."""
+    return _holds(n, ev, _outer)
+
+
+def recomputed(n: LazyArray, ev) -> bool:
+    """Whether n, read twice, is recomputed by each reader (sampled, factorised)
+    rather than materialised once: a dense 2-d node holding a low-rank product
+    through element-wise operations only. A product of full rank (X @ W, X
+    sparse n×n and W n×k) is smaller than its factors: materialised once."""
+    return _holds(n, ev, low_rank)
+
+
+def _holds(n: LazyArray, ev, product) -> bool:
     if n.ndim != 2 or min(n.shape) <= 1 or ev.support(n) is not None:
         return False
 
     def holds(m: LazyArray) -> bool:
         if ev.done(m):
             return False
-        if _outer(m):
+        if product(m):
             return True
         return elementwise(m) and any(holds(a) for a in m.args
                                       if a.shape == operand_shape(m))

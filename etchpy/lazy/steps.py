@@ -267,7 +267,7 @@ class Evaluator(Regions):
         if opt and depth > 0 and self.lifts(n):
             return True     # element-wise work on a map of a sum: one kernel of its own
         return (self.uses[n.key] > 1 and does_work(n)
-                and not (opt and sample.expensive(n, self)))
+                and not (opt and sample.recomputed(n, self)))
 
     def lifts(self, n: LazyArray) -> bool:
         """Whether n is dense element-wise work holding, through operands of its

@@ -125,3 +125,20 @@ def test_tensor_input_and_scalars():
     t = ep.Tensor.from_dense(A)
     check(ep.lazy(t) * 2, A * 2)
     assert isinstance(ep.lazy(A).sum().compute(), np.floating)
+
+
+def test_remembered_shapes_and_dtypes_still_refuse_bad_operands():
+    """The builders remember broadcast shapes, sum shapes and map dtypes by their
+    key; an answer met before is reused, an error is raised every time (never
+    remembered), naming the operation."""
+    a, col, row = ep.lazy(np.ones((3, 4))), ep.lazy(np.ones((3, 1))), ep.lazy(np.ones(4))
+    for _ in range(2):
+        assert (a * col).shape == (3, 4) and (a + row).shape == (3, 4)
+        assert a.sum(axis=1, keepdims=True).shape == (3, 1) and a.sum(axis=-2).shape == (4,)
+        assert ep.exp(ep.lazy(np.arange(3))).dtype == np.float64
+        with pytest.raises(InputError, match="add: shapes"):
+            a + ep.lazy(np.ones(3))
+        with pytest.raises(InputError, match="axis 2"):
+            a.sum(axis=2)
+        with pytest.raises(InputError, match="scalar"):
+            ep.maximum(a, np.ones(2))

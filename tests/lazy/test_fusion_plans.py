@@ -83,3 +83,25 @@ def test_a_dense_operand_of_a_sparse_product_can_be_materialised():
     assert text.count("scipy product") == 2
     got = (x.T @ (x @ w - y)).compute()
     np.testing.assert_allclose(got, Xb.T @ (Xb @ np.ones(n) - np.arange(n)), rtol=1e-10)
+
+
+def test_a_libm_map_is_priced_per_entry_in_a_kernel():
+    """exp in a kernel is one libm call an entry, numpy's exp is SIMD: with a
+    high lazy_libm_cost no kernel computes exp (X @ W is materialised, exp runs
+    in numpy); free, the exp is fused into X @ W's kernel. Both give numpy's
+    answer, recorded and replayed."""
+    n, k = 300, 8
+    Xb = sp.random_array((n, n), density=0.02, format="csr", random_state=6)
+    Wb = np.random.default_rng(6).random((n, k))
+    x, w = ep.lazy(Xb), ep.lazy(Wb)
+    e = ep.exp(x @ w)
+    p = e / e.sum(axis=1, keepdims=True)
+    ed = np.exp(Xb @ Wb)
+    want = Xb.T @ (ed / ed.sum(axis=1, keepdims=True))
+    for cost, fused in ((1e4, False), (0.0, True)):
+        tuning = {"lazy_libm_cost": cost}
+        steps = ep.explain(x.T @ p, tuning=tuning).split("steps:")[1]
+        kernels = [ln for ln in steps.splitlines() if ln.startswith("  kernel")]
+        assert any("exp(" in ln for ln in kernels) == fused
+        for _ in range(2):
+            np.testing.assert_allclose(ep.compute(x.T @ p, tuning=tuning), want, rtol=1e-10)

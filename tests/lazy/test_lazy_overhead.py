@@ -127,3 +127,48 @@ def test_a_wrapped_scipy_matrix_has_one_array_view_while_its_arrays_are_the_same
     del m, first, again
     gc.collect()
     assert ref() is None                              # the view does not keep m alive
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("flip", [False, True])
+@pytest.mark.parametrize("k", [None, 1, 3])
+def test_a_library_product_calls_scipys_loop_and_equals_its_product(fmt, flip, k):
+    """library.product is scipy's `@` (its own sparsetools loop) on csr and csc
+    inputs, transposed or not, vectors and blocks, int32 and int64 indices; an
+    operand the loop cannot read as it is gets None (the step then uses `@`)."""
+    from etchpy.lazy.library import product
+    X = sp.random_array((7, 5), density=0.4, format=fmt, random_state=3)
+    m = X.shape[0] if flip else X.shape[1]
+    d = np.random.default_rng(0).random(m if k is None else (m, k))
+    want = (X.T if flip else X) @ d
+    np.testing.assert_array_equal(product(X, flip, d), want)
+    X64 = X.copy()
+    X64.indices, X64.indptr = X.indices.astype(np.int64), X.indptr.astype(np.int64)
+    np.testing.assert_array_equal(product(X64, flip, d), want)
+    assert product(X, flip, d.astype(np.float32)) is None
+    assert product(X.astype(np.float32), flip, d) is None
+    if k == 3:
+        assert product(X, flip, np.asfortranarray(d)) is None
+    assert product(X, not flip, d) is None or X.shape[0] == X.shape[1]
+
+
+def test_a_node_built_by_its_builder_has_the_dataclass_constructors_fields_and_keys():
+    """The operators build nodes through nodes.leaf/pair/unary (slots set
+    directly); the dataclass constructor (with_args, replace) must give the same
+    fields and keys, so both kinds merge as common subexpressions and replay."""
+    from dataclasses import fields
+    A, v = np.arange(6.0).reshape(2, 3), np.arange(3.0)
+    a, x = ep.lazy(A), ep.lazy(v)
+    built = [a, a @ x, (a @ x) * 2 + 1, a.T, ep.exp(a), ep.maximum(a, 0.5), a ** 2,
+             a.sum(axis=1, keepdims=True), a @ x + (a @ x), 1 / (a + 1), a - a]
+    for n in built:
+        again = n.with_args(*n.args) if n.args else type(n)(n.value, shape=n.shape,
+                                                             dtype=n.dtype)
+        assert type(again) is type(n)
+        assert [m.key for m in again.leaves] == [m.key for m in n.leaves]
+        for f in fields(n):
+            mine, theirs = getattr(n, f.name), getattr(again, f.name)
+            if isinstance(mine, (ep.LazyArray, np.ndarray)):
+                assert mine is theirs, f.name
+            elif f.name != "_leaves":
+                assert mine == theirs, f.name

@@ -99,3 +99,23 @@ def test_equivalent_accepts_lazy_arrays():
     assert ep.equivalent((x + x).sum(axis=0), 2 * x.T.sum(axis=1))
     assert not ep.equivalent(u @ v.T, v @ u.T)
     assert not ep.equivalent(u, u.T @ u)
+
+
+def test_a_shared_map_of_a_full_rank_product_is_computed_once():
+    """exp(X @ W) read twice (softmax regression): X @ W (sparse n×n by n×3) is
+    smaller than its factors, so it is materialised once and read by both users,
+    not recomputed in one of them; U @ V.T (rank 3, n×n) is still recomputed."""
+    from etchpy.lazy import sample
+    from etchpy.lazy.steps import Evaluator
+    x, u, v = lz()
+    e = ep.exp(x @ u)
+    grad = x.T @ (e / e.sum(axis=1, keepdims=True) - v)
+    steps = grad.explain().split("steps:")[1]
+    assert steps.count("=X0") == 1 and "Σ_i3 t0" not in steps   # X read by one kernel
+    ed = np.exp(Xd @ U)
+    for _ in range(2):                                           # recorded, then replayed
+        np.testing.assert_allclose(grad.compute(), Xd.T @ (ed / ed.sum(1, keepdims=True) - V),
+                                   rtol=1e-12)
+    ev = Evaluator({})
+    assert not sample.recomputed(e, ev) and sample.expensive(e, ev)
+    assert sample.recomputed(ep.exp(u @ v.T), ev)
