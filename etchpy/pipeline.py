@@ -28,7 +28,7 @@ from . import tuning as tuning_
 from .c import render as c
 from .errors import OrderError
 from .expr.nodes import Expr, Index
-from .expr.walk import tensors
+from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from . import lower
 from .lower.schedule import fused_checks
@@ -168,8 +168,9 @@ def choose_plan(req: Request, optimized: Optimized | None):
     is not worth the risk while an asymptotic one is; with sizes measured on the
     inputs the margin is relieved by `tuning.measured_relief` (`_margin`). The
     rewrite must use the same tensors (the kernel's signature) and be walkable in
-    some loop order; the optimizer's alternatives, one class's choice apart, are
-    priced beside it.
+    some loop order, and may not make two modes agree in size that the written
+    expression lets differ (Σ_j x + Σ_j y as Σ_j (x + y): `keeps_sizes`); the
+    optimizer's alternatives, one class's choice apart, are priced beside it.
     Without the optimizer, each step keeps the heuristic loop order.
 
     Without a user order, a plan may read inputs converted to another format
@@ -186,7 +187,8 @@ def choose_plan(req: Request, optimized: Optimized | None):
         return written.plan, None, tuple(written.lines())
     cost_written = written.price
     unchanged = (cost_written, cost_written, False), tuple(written.lines())
-    if optimized.expr == req.expr or tensors(optimized.expr) != req.tensors:
+    if (optimized.expr == req.expr or tensors(optimized.expr) != req.tensors
+            or not keeps_sizes(optimized.expr, req.expr)):
         return (written.plan, *unchanged)
     rewritten = _cheapest_rewrite(req, optimized, stats)
     if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
@@ -216,7 +218,7 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
     sketched = bool(optimized.searches)     # a sketch states the nesting: kept as it is
     for n, e in enumerate((optimized.expr,) if sketched
                           else (optimized.expr, *optimized.alternatives)):
-        if tensors(e) != req.tensors:
+        if tensors(e) != req.tensors or not keeps_sizes(e, req.expr):
             continue
         try:
             got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,

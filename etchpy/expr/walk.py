@@ -64,3 +64,41 @@ def float_bits(v):
     """A float as its bit pattern (0.0 and -0.0 differ, every NaN of one pattern is
     one value); anything else as it is."""
     return struct.pack("<d", v) if isinstance(v, float) else v
+
+
+def size_classes(e: Expr) -> frozenset:
+    """The (tensor name, mode) pairs of `e` that must agree in size, as a set of
+    groups: two modes are in one group when one index reaches both, a Σ's bound
+    index being its own index (two Σ_j of one name range apart)."""
+    parent: dict = {}
+
+    def find(x):
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    def walk(x: Expr, scope: dict) -> None:
+        match x:
+            case Access(t, idx):
+                for m, ix in enumerate(idx):
+                    parent[find((t.name, m))] = find(("index", scope.get(ix.name, ix.name)))
+            case Mul(a, b) | Add(a, b):
+                walk(a, scope)
+                walk(b, scope)
+            case Sum(ix, body):
+                walk(body, {**scope, ix.name: (ix.name, id(x))})
+            case Map(_, body, _):
+                walk(body, scope)
+    walk(e, {})
+    groups: dict = {}
+    for key in list(parent):
+        if key[0] != "index":
+            groups.setdefault(find(key), set()).add(key)
+    return frozenset(frozenset(g) for g in groups.values())
+
+
+def keeps_sizes(rewrite: Expr, written: Expr) -> bool:
+    """Does `rewrite` ask no two modes to agree in size that `written` lets differ
+    (each of its size groups inside one of `written`'s)?"""
+    mine = size_classes(written)
+    return all(any(g <= w for w in mine) for g in size_classes(rewrite))

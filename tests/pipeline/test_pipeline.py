@@ -72,6 +72,22 @@ def test_choose_plan_compiles_a_rewrite_only_within_the_margin():
     assert pipeline.choose_plan(always, optimized)[1][2]
 
 
+def test_a_rewrite_never_makes_two_separately_summed_indices_one_size():
+    """Σ_j A·B + Σ_j C·D lets the two j differ in size; the optimizer's Σ_j (A·B + C·D)
+    does not, so it is never compiled, whatever the margin; the sum stays right."""
+    from etchpy.expr.walk import keeps_sizes
+    P, Q, R, S = (ep.tensor(n, 2) for n in "PQRS")
+    e = ep.sum(j, P[i, j] * Q[j, k]) + ep.sum(j, R[i, j] * S[j, k])
+    merged = ep.sum(j, P[i, j] * Q[j, k] + R[i, j] * S[j, k])
+    assert not keeps_sizes(merged, e) and keeps_sizes(e, merged)
+    rng = np.random.default_rng(2)
+    ins = {"P": rng.random((4, 5)), "Q": rng.random((5, 3)),
+           "R": rng.random((4, 6)), "S": rng.random((6, 3))}
+    for margin in (0.5, math.inf):
+        kern = ep.compile(e, optimizer_options={"rewrite_margin": margin})
+        np.testing.assert_allclose(kern(**ins), ins["P"] @ ins["Q"] + ins["R"] @ ins["S"])
+
+
 def test_a_kernel_holds_the_compiled_request_and_runs_it():
     req = make_request(SPMV, tuning="noopt")
     kern = Kernel.of_request(req)
