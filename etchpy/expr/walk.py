@@ -2,6 +2,7 @@
 product spines."""
 from __future__ import annotations
 
+import functools
 import struct
 from typing import Iterator
 
@@ -66,6 +67,7 @@ def float_bits(v):
     return struct.pack("<d", v) if isinstance(v, float) else v
 
 
+@functools.lru_cache(maxsize=256)       # the written expression, against each rewrite
 def size_classes(e: Expr) -> frozenset:
     """The (tensor name, mode) pairs of `e` that must agree in size, as a set of
     groups: two modes are in one group when one index reaches both, a Σ's bound

@@ -100,13 +100,14 @@ def _greedy(eg: EGraph):
     return best, choice
 
 def alternatives(eg: EGraph, root: int, choice: dict, per_class: int = 3,
-                 most: int = 8) -> list[dict]:
+                 most: int = 8, best: dict | None = None) -> list[dict]:
     """Choices that differ from `choice` in one class of its term: each class the
     term reaches, with each of its `per_class` next-cheapest nodes by tree cost
     (children as `choice` has them), acyclic, at most doubling the term's tree cost;
-    at most `most`, the term's outer classes first. The plan cost model prices them apart where this one ties
-    (e.g. which index of a sparse tensor a chain contracts first)."""
-    best = best_costs(eg)
+    at most `most`, the term's outer classes first. The plan cost model prices them
+    apart where this one ties (e.g. which index of a sparse tensor a chain
+    contracts first). `best`: best_costs(eg), when the caller has it."""
+    best = best_costs(eg) if best is None else best
     top = eg.find(root)
     cap = 2 * tree_size(eg, top, choice, math.inf) + 4
     out, seen, todo = [], set(), [top]
@@ -126,13 +127,15 @@ def alternatives(eg: EGraph, root: int, choice: dict, per_class: int = 3,
     return out[:most]
 
 def ties(eg: EGraph, root: int, choice: dict, most: int = 12,
-         rel: float = 1e-9) -> list[dict]:
+         rel: float = 1e-9, best: dict | None = None) -> list[dict]:
     """Choices that differ from `choice` only where a class the term reaches holds
     several nodes at its least tree cost (within `rel`): this model cannot tell
     them apart (symmetric sizes; which level of a sparse tensor a step walks
     first), the plan model can. Outer classes are decided first; at most `most`,
-    each acyclic, after at most 64·`most` partial choices."""
-    best, found, budget = best_costs(eg), [], [64 * most]
+    each acyclic, after at most 64·`most` partial choices. `best` as for
+    `alternatives`."""
+    best = best_costs(eg) if best is None else best
+    found, budget = [], [64 * most]
 
     def tied(c):
         return [n for n in eg.nodes(c)

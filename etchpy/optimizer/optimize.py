@@ -43,7 +43,8 @@ from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
 from .sketch.search import as_sketches, guided_search
-from .extract import alternatives, dag_cost, extract_exact, extract_greedy, ties, to_expr
+from .extract import (alternatives, best_costs, dag_cost, extract_exact, extract_greedy,
+                      ties, to_expr)
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
 from .sketch.rules import PUSH_TO_LAW
@@ -252,7 +253,8 @@ def _alternatives(eg, root, choice, best, expr) -> tuple:
     if not any(isinstance(n, Sum) for n in subexprs(best)):
         return ()
     size = sum(1 for _ in subexprs(best)) + 2
-    picks = alternatives(eg, root, choice) + ties(eg, root, choice)
+    costs = best_costs(eg)        # the greedy fixpoint, once for both
+    picks = alternatives(eg, root, choice, best=costs) + ties(eg, root, choice, best=costs)
     terms = (to_expr(eg, root, alt) for alt in picks)
     return tuple(dict.fromkeys(e for e in terms if e != best and e != expr
                                and sum(1 for _ in subexprs(e)) <= size))

@@ -256,8 +256,8 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     `out` (the target's axes, when known) adds one strided access when a contracted
     index loops outside free ones spanning more than `tuning.cache_cells` cells: each
     target cell is then left and come back to from memory (a scatter); `outside`
-    names loops around the whole nest (a fused reader's prefix), counted there too. Under
-    `tuning.access_order` too, a sparse operand walked inside a loop over an index
+    names loops around the whole nest (a fused reader's prefix), counted there
+    too. Under `tuning.access_order` too, a sparse operand walked inside a loop over an index
     it does not hold is walked again for every point of that loop (`rewalks`): when
     each walk covers more than `tuning.cache_cells` of its entries, every entry of
     every walk after the first pays `tuning.stride_weight` (read again from memory)."""

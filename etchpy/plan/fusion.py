@@ -27,12 +27,14 @@ product, so step t + 1 adds nothing at a point of pt where Tt is zero, and the
 driver reaches every point of pt where Tt may be non-zero, exactly once (a
 stream's ready coordinates strictly increase); step t + 1 sums only indices of
 pt, each point of which the driver visits in turn, and it is the only reader
-of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is cleared when the driver leaves pt+1, a prefix
-of pt, so between two clears every cell it adds into has the same coordinates
-on pt+1; its own axes are qt+1, the rest of Tt+1's.
+of Tt (a wide reader's other sums run whole at each point). Workspace t + 1 is
+cleared when the driver leaves pt+1, a prefix of pt, so between two clears every
+cell it adds into has the same coordinates on pt+1; its own axes are qt+1, the
+rest of Tt+1's.
 
-`chains(plan)` finds them (`widen` first decides which readers may be wide); lowering (lower.schedule.fuse_temps) runs them and
-the cost model (plan.cost.plan_cost) prices them, both under the Tuning switch
+`chains(plan)` finds them (`widen` first decides which readers may be wide);
+lowering (lower.schedule.fuse_temps) runs them and the cost model
+(plan.cost.plan_cost) prices them, both under the Tuning switch
 `fused_temporaries`.
 """
 from __future__ import annotations
