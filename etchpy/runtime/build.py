@@ -18,7 +18,8 @@ Environment
 ``CC``                   compiler command (default: the first of cc, gcc, clang on PATH)
 ``CFLAGS``               optimisation flags, shlex-split (default: the first of
                          FLAG_TIERS the compiler accepts: ``-O3 -march=native
-                         -mprefer-vector-width=256``, ``-O3 -march=native``, ``-O3``)
+                         -mprefer-vector-width=256 -falign-loops=64``, ``-O3
+                         -march=native``, ``-O3``)
 ``ETCHPY_CACHE_DIR``     the cache directory (see runtime.cache)
 ``ETCHPY_LOG_COMPILES``  a file to which one line per compiler invocation is appended
 ``ETCHPY_SANITIZE``      when set (not 0): kernels are built with SANITIZE_FLAGS (ASan and
@@ -50,9 +51,9 @@ __all__ = ["Library", "load", "clear_memo", "cache_directory", "find_compiler", 
            "compiler_fingerprint", "read_manifest", "write_manifest"]
 
 # Optimisation flags, best first. A tier is used unless the compiler rejects it (a
-# probe, remembered on disk), and then the next one. Why 256-bit vectors: see
-# docs/performance.md.
-FLAG_TIERS = (("-O3", "-march=native", "-mprefer-vector-width=256"),
+# probe, remembered on disk), and then the next one. Why 256-bit vectors and
+# loops aligned to 64 bytes: see docs/performance.md.
+FLAG_TIERS = (("-O3", "-march=native", "-mprefer-vector-width=256", "-falign-loops=64"),
               ("-O3", "-march=native"),
               ("-O3",))
 PORTABLE_FLAGS = FLAG_TIERS[-1]
