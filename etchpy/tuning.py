@@ -65,7 +65,7 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, fused_checks, blas, algorithm_choice,
+            workspaces, kept_workspaces, fused_checks, gather_sums, blas, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
@@ -130,6 +130,9 @@ class Tuning:
                                       # no loop order walks as declared is always converted
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
+    gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
+                                      # float64) summed in SIMD lanes where rows are long or
+                                      # irregular (lower.schedule.gather_sums)
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
     algorithm_choice: bool = True     # per intersected level and reused row, the planner

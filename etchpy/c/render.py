@@ -101,6 +101,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         uses_short=any(isinstance(u, imp.ShortIntersect) and u.width == SIMD_LANES
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,
+        uses_gather=imp.GatherSum in found,
         uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),

@@ -21,10 +21,11 @@ import numpy as np
 
 from .. import imp, maps
 from .. import tuning as _tuning
-from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, Gemm,
-                   If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve,
-                   Ring, Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
-from . import gemm, parallel
+from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted,
+                   GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, Opaque,
+                   ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                   ShortIntersect, Store, Var, While)
+from . import gemm, parallel, walks
 
 INDENT = "    "
 
@@ -124,6 +125,8 @@ class FunctionBody:
         for u in imp.statements(self.prog.body):
             if isinstance(u, Decl):
                 scalars[u.name] = _SCALAR_TYPES[u.type]
+            elif isinstance(u, GatherPick):
+                scalars[u.var] = "int64_t"
         return arrays, scalars
 
     # ----------------------------------------------------------- statements
@@ -140,6 +143,8 @@ class FunctionBody:
             case Accum(arr, i, v):
                 cell = f"{arr}[{e(i)}]"
                 return f"{pad}{cell} = {self.sr.add.render(cell, e(v))};"
+            case While(Bin("&&", Bin("<", Var(q), Var()) as a, b), body) if walks.tests_entry(b, q):
+                return walks.entry_test_loop(self, _bare(e(a)), _bare(e(b)), body, depth, INDENT)
             case While(c, body):
                 return self.nest(f"{pad}while ({_bare(e(c))})", body, depth)
             case If(c, then, None):
@@ -179,9 +184,13 @@ class FunctionBody:
             case Seek(q, end, crd, t, r):
                 return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case ShortIntersect():
-                return self.short_intersect(s, depth)
+                return walks.short_intersect(self, s, depth, INDENT, SIMD_LANES)
             case Gemm():
                 return gemm.gemm(self, s, depth)
+            case GatherSum():
+                return walks.gather_sum(self, s, depth, INDENT)
+            case GatherPick(var, pos, parents):
+                return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents});"
         raise TypeError(f"cannot render statement {s!r}")
 
     def nest(self, head: str, body, depth: int) -> str:
@@ -279,37 +288,6 @@ class FunctionBody:
             f"{p3}{INDENT}}}",
             f"{p2}{INDENT}}}"]
 
-    def short_intersect(self, s: ShortIntersect, depth: int) -> str:
-        """With SIMD (EP_SHORT_SIMD, and a width of SIMD_LANES): all pairs of the two
-        segments compared at once, the matching lanes of a taken in order, and
-        each one's position in b found by one more compare. Otherwise the
-        two-finger merge."""
-        qa, ea, crd_a, qb, eb, crd_b = s.qa, s.ea, s.crd_a, s.qb, s.eb, s.crd_b
-        pad, p2, p3 = (INDENT * (depth + d) for d in range(3))
-        (m, a0, xa), (b0, xb) = self.derived(s, qa, "m", "0", "x"), self.derived(s, qb, "0", "x")
-        merge = [
-            f"{p2}while ({qa} < {ea} && {qb} < {eb}) {{",
-            f"{p3}if ({crd_a}[{qa}] == {crd_b}[{qb}]) {{",
-            self.stmt(s.body, depth + 3),
-            f"{p3}}}",
-            f"{p3}const int64_t {xa} = {crd_a}[{qa}], {xb} = {crd_b}[{qb}];",
-            f"{p3}{qa} += {xa} <= {xb};",
-            f"{p3}{qb} += {xb} <= {xa};",
-            f"{p2}}}"]
-        simd = [
-            "#if EP_SHORT_SIMD",
-            f"{p2}const int64_t {a0} = {qa}, {b0} = {qb};",
-            f"{p2}int {m} = ep_short_match({crd_a} + {a0}, {ea} - {a0}, {crd_b} + {b0}, "
-            f"{eb} - {b0});",
-            f"{p2}for (; {m}; {m} &= {m} - 1) {{",
-            f"{p3}{qa} = {a0} + ep_ctz64((uint64_t){m});",
-            f"{p3}{qb} = {b0} + ep_short_find({crd_b} + {b0}, {crd_a}[{qa}]);",
-            self.stmt(s.body, depth + 2),
-            f"{p2}}}",
-            "#else", *merge, "#endif"]
-        return "\n".join([f"{pad}{{", *(simd if s.width == SIMD_LANES else merge),
-                          f"{p2}{qa} = {ea};", f"{p2}{qb} = {eb};", f"{pad}}}"])
-
     # ---------------------------------------------------------- expressions
     def expr(self, x) -> str:
         """Expression x as C text (parenthesised where it could bind loosely)."""
@@ -394,3 +372,4 @@ def _bare(text: str) -> str:
                 return text
         return text[1:-1]
     return text
+

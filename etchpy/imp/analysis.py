@@ -4,13 +4,14 @@ from __future__ import annotations
 import dataclasses
 
 from .construct import and_, not_, or_, select
-from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr,
-                    ForSorted, Gemm, If, Load, LocalArray, Move, Not, ParallelFor, Reserve, Ring, Seek,
-                    Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, ForSorted,
+                    GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, ParallelFor,
+                    Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
 
 # The fields of statements that hold a name (of an array or a scalar) as a str.
 _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
-                "source", "a_array", "b_array", "c_array")
+                "source", "a_array", "b_array", "c_array", "acc", "end", "vals", "dense",
+                "dim", "error", "pos", "parents", "pick")
 
 
 def statements(s):
@@ -22,7 +23,7 @@ def statements(s):
                 yield from statements(u)
         case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
               | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
-              | Gemm(fallback=body)):
+              | Gemm(fallback=body) | GatherSum(fallback=body)):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -108,7 +109,7 @@ def declared_in(node) -> set[str]:
     out: set[str] = set()
     for s in statements(node):
         match s:
-            case Decl(name, _, _) | LocalArray(name, _, _):
+            case Decl(name, _, _) | LocalArray(name, _, _) | GatherPick(name, _, _):
                 out.add(name)
             case ForSorted(var, _, _, _, _, _) | ParallelFor(var, _, _, _, _):
                 out.add(var)

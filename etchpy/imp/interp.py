@@ -12,9 +12,9 @@ import numpy as np
 from .. import maps
 from .construct import sort_bits_words
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
-                    ForSorted, Gemm, If, Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch,
-                    Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var,
-                    While)
+                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
+                    Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                    ShortIntersect, Stmt, Store, Var, While)
 
 
 class ImpRuntimeError(RuntimeError):
@@ -131,6 +131,11 @@ class Machine:
                 self._seek(q, int(self.eval(end)), crd, self.eval(t), bool(self.eval(r)))
             case Gemm():
                 self._gemm(s)
+            case GatherSum(_, q, end, _, _, _, fallback, _, _, _):
+                self.exec(fallback)         # the loop: C's lanes only reassociate its sum
+                env[q] = env[end]
+            case GatherPick(var, _, _):
+                env[var] = 1
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 

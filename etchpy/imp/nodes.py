@@ -16,6 +16,7 @@
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce?, private)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
+               | GatherSum(x, x, x, a, a, a, s, x, x?, x?) | GatherPick(x, a, x)
 
 `/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash
 table (the same bits in the interpreter and in C). `&&`, `||` and `Select`
@@ -341,8 +342,40 @@ class Gemm:
     fallback: "Stmt"
 
 
+@dataclass(frozen=True)
+class GatherSum:
+    """acc := acc ⊕ Σ_{p in [q, end)} vals[p] ⊗ dense[crd[p]]; then q := end, in the
+    real semiring (float64). `fallback` is the walk loop with the same effect,
+    checks included: the interpreter runs it; C runs ep_gather_sum (SIMD lanes,
+    the sum reassociated) where `pick` (a GatherPick's variable) is set, else
+    the loop.
+    With `dim` (a checked walk, lower.schedule.fused_checks), a coordinate
+    outside [0, dim) sets `error` and ends the sum, reading nothing there.
+    """
+    acc: str
+    q: str
+    end: str
+    vals: str
+    crd: str
+    dense: str
+    fallback: "Stmt"
+    pick: str
+    dim: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class GatherPick:
+    """Declare index `var`: whether this call's gathered sums run in SIMD lanes
+    (C: ep_gather_pick samples the row lengths of pos[0..parents]; 0 where C has
+    no SIMD gathers). The interpreter sets 1. Only speed depends on it."""
+    var: str
+    pos: str
+    parents: str
+
+
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
              Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
-             LocalArray, Gemm]
+             LocalArray, Gemm, GatherSum, GatherPick]
 
 SKIP = Seq(())

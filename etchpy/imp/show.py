@@ -6,9 +6,10 @@ holds them.
 """
 from __future__ import annotations
 
-from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted, Gemm, If,
-                    Load, LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring,
-                    Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted,
+                    GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, Opaque,
+                    ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                    ShortIntersect, Store, Var, While)
 
 
 def show(node, indent: int = 0) -> str:
@@ -84,6 +85,12 @@ def show(node, indent: int = 0) -> str:
                          f"[{show(a)}, {show(b)})", body, indent)
         case Gemm():
             return _gemm(node, indent)
+        case GatherSum(acc, q, end, vals, crd, dense, fallback, pick, dim, _):
+            checked = f", coordinates < {dim}" if dim else ""
+            return _nest(f"{pad}if {pick}: {acc} += gathered Σ {vals}[p]·{dense}[{crd}[p]] for p in "
+                         f"[{q}, {end}){checked} else", fallback, indent)
+        case GatherPick(var, pos, parents):
+            return f"{pad}index {var} = gather pick({pos}[0..{parents}]);"
     return repr(node)
 
 

@@ -27,7 +27,7 @@ from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts, khatri_rao
 from .schedule.blas import gemm_step
-from .schedule import fuse_temps, fused_rows, prefetch, unswitch
+from .schedule import fuse_temps, fused_rows, gather_sums, prefetch, unswitch
 from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -260,8 +260,9 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
         texts.append(text)
     body.append(target.finish())
     refuse = target.refusals()
-    return Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
-                   tuple(texts), refuse, algorithms)
+    program = Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
+                      tuple(texts), refuse, algorithms)
+    return gather_sums.run(program, semiring, tuning)
 
 
 def _lower_groups(lw: Lowering):

@@ -14,9 +14,11 @@ statements wins; where none does, the driver emits the plain loop. A new pass is
 a module here, a `Pass` in `PASSES` and a Tuning switch. The passes over a
 plan's groups of steps (fused temporaries, fused rows, Khatri-Rao and BLAS
 steps, lower.driver._lower_groups) run in the driver, each switched likewise;
-the checks fused into a kernel's reads (fused_checks) make a variant of the
-whole program, which the pipeline declares (pipeline.Compiled.checked) and the
-runtime runs where an input was bound without its full check.
+the gathered sums (gather_sums) rewrite the whole program once it is lowered
+(lower.driver.lower_plan); the checks fused into a kernel's reads
+(fused_checks) make a variant of the whole program, which the pipeline declares
+(pipeline.Compiled.checked) and the runtime runs where an input was bound
+without its full check.
 """
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ reads the level's crd (and the values) only at q. Such a loop gets the checks
 of that level (`fuse`):
 
     int64_t q_prev = -1;
-    if (q < 0 || e < q || pos[n_parents] < e) { error = 4; e = q; }
+    if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n_parents] < (uint64_t)e)
+        { error = 4; e = q; }       /* unless 0 <= q <= e <= nnz: nnz >= 0 is checked before */
     while (q < e && q_prev < crd[q] && crd[q] < dim) { q_prev = crd[q]; <body> }
     if (q < e) error = 4;
 
@@ -29,7 +30,8 @@ from ... import imp
 from ... import tuning as _tuning
 from ...expr.walk import accesses
 from ...expr.windows import WindowVar
-from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
+                   LocalArray,
                    Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
@@ -98,6 +100,9 @@ def _walks(body, lv: Level) -> bool:
                 return
             case ParallelFor():
                 parallel = True
+            case GatherSum(fallback=loop):      # its reads are its fallback's
+                visit(loop, walk, parallel)
+                return
             case While(cond, loop_body) if (q := _walk_var(node, lv)) is not None:
                 if parallel:
                     ok = False
@@ -173,7 +178,14 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(cond, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
+            return seq(*_checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output))
+        case GatherSum(fallback=While(cond, body) as loop) if (
+                node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
+            body = _rewrite(body, lv, err, names)
+            guard, rest = _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
+            if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))):
+                return seq(guard, rest)         # the loop checks the order: it alone
+            return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
@@ -192,19 +204,19 @@ def _rewrite_field(value, lv, err, names):
 
 def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
                   dense_output: bool):
+    """(the segment's guard, the checked loop after it)."""
     qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
     nnz = Load(lv.pos, Var(lv.parents))
-    outside = or_(or_(lt(qv, Const(0)), lt(ev, qv)), lt(nnz, ev))
+    outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
     fail = Assign(err, Const(ERROR_CODE))
     guard = seq(If(outside, seq(fail, Assign(e, qv))))
     if dense_output and order_free(body, crd_q):
         cond = and_(lt(qv, ev), Bin("<u", crd_q, Var(lv.dim)))     # 0 <= crd[q] < n
-        return seq(guard, While(cond, body), If(lt(qv, ev), fail))
+        return guard, seq(While(cond, body), If(lt(qv, ev), fail))
     prev = names.fresh(f"{q}_prev")
     cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), lt(crd_q, Var(lv.dim))))
-    return seq(Decl(prev, "index", Const(-1)), guard,
-               While(cond, seq(Assign(prev, crd_q), body)),
-               If(lt(qv, ev), fail))
+    return (seq(Decl(prev, "index", Const(-1)), guard),
+            seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
 
 
 def order_free(body, crd_q: Load) -> bool:

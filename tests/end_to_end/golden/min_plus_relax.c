@@ -250,11 +250,12 @@ int min_plus_relax(
             EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
         }
         if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-            if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
+            if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
+            while (u_q_1 < u_end_1) {
+                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                 EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
@@ -264,12 +265,13 @@ int min_plus_relax(
                 input_error = 4;
             }
         } else {
-            if (((u_q_1 < 0) || (u_end_1 < u_q_1)) || (W_pos1[W_dim1] < u_end_1)) {
+            if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while ((u_q_1 < u_end_1) && ((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) {
+            while (u_q_1 < u_end_1) {
                 EP_OPAQUE(u_q_1);
+                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                 cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                 u_q_1 = (u_q_1 + 1);
             }

@@ -208,6 +208,113 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     return p;
 }
 
+/* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
+ * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
+ * reassociated). `mode` is the call's pick (ep_gather_pick): 1 for rows of
+ * irregular lengths: chunks of eight, the last one masked to the segment (no
+ * branch on the length; a masked lane reads nothing); 2 for rows of one length:
+ * chunks of four and a scalar loop for the last three at most (a well-predicted
+ * branch); 0 (short rows of one length, or no AVX-512) keeps the caller's loop.
+ * When `checked` (a constant at each call), every chunk's coordinates are
+ * compared with [0, dim) first: one outside sets *err to 4 and ends the sum
+ * before x is read through it. */
+#if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define EP_GATHER_LIM(dim) (dim)
+#define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
+#define EP_GATHER_OUTM(m, c, lim) \
+    (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
+#define EP_GATHER_OUT4(c, lim) (_mm256_cmplt_epu64_mask((c), _mm256_set1_epi64x(lim)) != 0xF)
+#define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
+#define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
+#define EP_GATHER_LOAD4(p) _mm256_loadu_si256((const __m256i *)(p))
+#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
+#define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
+#define EP_GATHER_X4(c, x) _mm256_i64gather_pd((const double *)(x), (c), 8)
+typedef int64_t ep_gather_lim_t;
+static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode)
+{
+    const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
+    if (mode == 2) {
+        __m256d s = _mm256_setzero_pd();
+        double t = 0.0;
+        for (; q + 4 <= e; q += 4) {
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
+            if (checked && EP_GATHER_OUT4(c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            s = _mm256_fmadd_pd(_mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), s);
+        }
+        for (; q < e; q++) {
+            EP_OPAQUE(q);           /* at most three: not worth vectorising */
+            const uint64_t c = (uint64_t)crd[q];
+            if (checked && c >= (uint64_t)dim) {
+                *err = 4;
+                return acc;
+            }
+            t += v[q] * x[c];
+        }
+        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+        return acc + (_mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + t);
+    }
+    __m512d s = _mm512_setzero_pd();
+    for (; q + 8 <= e; q += 8) {
+        const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        if (checked && EP_GATHER_OUT8(c, lim)) {
+            *err = 4;
+            return acc;
+        }
+        s = _mm512_fmadd_pd(_mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), s);
+    }
+    if (q < e) {
+        const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
+        const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
+        if (checked && EP_GATHER_OUTM(m, c, lim)) {
+            *err = 4;
+            return acc;
+        }
+        s = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + q), EP_GATHER_XM(m, c, x), s);
+    }
+    return acc + _mm512_reduce_add_pd(s);
+}
+
+/* Samples at most 32 rows: 1 when their lengths differ from their successors'
+ * in more than a quarter of the samples, else 2 when they hold four entries or
+ * more on average, else 0. */
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+{
+    int64_t step = n / 32 > 0 ? n / 32 : 1, k = 0, same = 0, total = 0;
+    for (int64_t i = 0; i + 2 <= n && k < 32; i += step, k++) {
+        const int64_t a = (int64_t)pos[i + 1] - pos[i], b = (int64_t)pos[i + 2] - pos[i + 1];
+        same += a == b;
+        total += a;
+    }
+    if (k == 0)
+        return 0;
+    return 4 * same < 3 * k ? 1 : total >= 4 * k ? 2 : 0;
+}
+#else
+static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode)
+{
+    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)checked; (void)dim; (void)err;
+    (void)mode;
+    return acc;     /* never called: ep_gather_pick is 0 */
+}
+
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+{
+    (void)pos; (void)n;
+    return 0;
+}
+#endif
+
 /* The body of each loop split across threads is a function of its own, kept
  * out of line: its arrays are restrict parameters and its scalars values, so it
  * compiles as a serial kernel's loop does. */
@@ -223,6 +330,7 @@ static EP_NOINLINE ep_val_t ep_rows_0(
     int64_t hi,
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
+    const int64_t A_gather,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
     const ep_val_t *restrict x_vals)
@@ -239,17 +347,27 @@ static EP_NOINLINE ep_val_t ep_rows_0(
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
         if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-            while (j_q < j_end) {
-                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                j_q = (j_q + 1);
+            if (A_gather) {
+                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
+                j_q = j_end;
+            } else {
+                while (j_q < j_end) {
+                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                    acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                    j_q = (j_q + 1);
+                }
             }
         } else {
-            while (j_q < j_end) {
-                EP_OPAQUE(j_q);
-                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                j_q = (j_q + 1);
+            if (A_gather) {
+                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
+                j_q = j_end;
+            } else {
+                while (j_q < j_end) {
+                    EP_OPAQUE(j_q);
+                    acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                    j_q = (j_q + 1);
+                }
             }
         }
     }
@@ -274,6 +392,7 @@ int reduction_threads(
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
     ep_val_t acc = 0.0;
     /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
@@ -288,7 +407,7 @@ int reduction_threads(
         for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
             const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
             const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-            acc_part[i_c_b] = ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, A_vals, x_vals);
+            acc_part[i_c_b] = ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_gather, A_pos1, A_vals, x_vals);
         }
         for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
     }

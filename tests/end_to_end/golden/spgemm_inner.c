@@ -305,11 +305,12 @@ int spgemm_inner(
             }
             if ((524288 <= B_pos1[B_dim0]) && (32 <= (j_end_2 - j_q_2))) {
                 int64_t j_q_2_prev = -1;
-                if (((j_q_2 < 0) || (j_end_2 < j_q_2)) || (B_pos1[B_dim0] < j_end_2)) {
+                if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
                     input_error = 4;
                     j_end_2 = j_q_2;
                 }
-                while ((j_q_2 < j_end_2) && ((j_q_2_prev < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) {
+                while (j_q_2 < j_end_2) {
+                    if (!((j_q_2_prev < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) break;
                     j_q_2_prev = B_crd1[j_q_2];
                     EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
@@ -322,11 +323,12 @@ int spgemm_inner(
                 }
             } else {
                 int64_t j_q_2_prev_1 = -1;
-                if (((j_q_2 < 0) || (j_end_2 < j_q_2)) || (B_pos1[B_dim0] < j_end_2)) {
+                if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
                     input_error = 4;
                     j_end_2 = j_q_2;
                 }
-                while ((j_q_2 < j_end_2) && ((j_q_2_prev_1 < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) {
+                while (j_q_2 < j_end_2) {
+                    if (!((j_q_2_prev_1 < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) break;
                     j_q_2_prev_1 = B_crd1[j_q_2];
                     EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));

@@ -1,0 +1,80 @@
+"""The C of two forms of a segment walk (c.statements prints the rest).
+
+- A walk whose loop also tests the entry it is at, `while (q < e && test)`
+  (the per-entry check that lower.schedule.fused_checks adds), is printed as
+  `while (q < e) { if (!test) break; ... }`: the same loop. Compilers schedule
+  the per-entry test better in that form, and the walk's leading Opaque marks
+  go before the test, so that the entry it loads is not loaded again after them.
+- imp.ShortIntersect: all pairs of two short segments compared at once in SIMD,
+  else the two-finger merge.
+- imp.GatherSum: the call of ep_gather_sum (codegen_templates/kernel.c.j2)
+  where its pick is set, its fallback loop otherwise.
+"""
+from __future__ import annotations
+
+from .. import imp
+from ..imp import Load, Opaque, Seq, Var
+
+
+def tests_entry(test, q: str) -> bool:
+    """Whether `test` reads some array at position q (a walk's entry)."""
+    return any(isinstance(x, Load) and x.index == Var(q) for x in imp.subterms(test))
+
+
+def entry_test_loop(printer, head: str, test: str, body, depth: int, indent: str) -> str:
+    """`while (head && test) body` (head and test: C text) as a loop on head that
+    breaks on !test; `indent` is one level of indentation."""
+    pad = indent * depth
+    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    lead = 0
+    while lead < len(stmts) and isinstance(stmts[lead], Opaque):
+        lead += 1
+    lines = [f"{pad}while ({head}) {{"]
+    lines += [printer.stmt(s, depth + 1) for s in stmts[:lead]]
+    lines.append(f"{pad}{indent}if (!({test})) break;")
+    rest = Seq(tuple(stmts[lead:]))
+    if rest != imp.SKIP:
+        lines.append(printer.stmt(rest, depth + 1))
+    return "\n".join(lines + [f"{pad}}}"])
+
+
+def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
+    """`if (pick) { acc = ep_gather_sum(...); q = end; } else { fallback }`."""
+    pad = indent * depth
+    check = f"1, {s.dim}, &{s.error}" if s.dim else "0, -1, NULL"
+    call = (f"{pad}{indent}{s.acc} = ep_gather_sum({s.acc}, {s.q}, {s.end}, {s.vals}, "
+            f"{s.crd}, {s.dense}, {check}, {s.pick});\n{pad}{indent}{s.q} = {s.end};")
+    return f"{pad}if ({s.pick}) {{\n{call}\n{pad}}}" + printer.nest(" else", s.fallback, depth)
+
+
+def short_intersect(printer, s: imp.ShortIntersect, depth: int, indent: str,
+                    lanes: int) -> str:
+    """With SIMD (EP_SHORT_SIMD, and a width of `lanes`): all pairs of the two
+    segments compared at once, the matching lanes of a taken in order, and
+    each one's position in b found by one more compare. Otherwise the
+    two-finger merge."""
+    qa, ea, crd_a, qb, eb, crd_b = s.qa, s.ea, s.crd_a, s.qb, s.eb, s.crd_b
+    pad, p2, p3 = (indent * (depth + d) for d in range(3))
+    (m, a0, xa), (b0, xb) = printer.derived(s, qa, "m", "0", "x"), printer.derived(s, qb, "0", "x")
+    merge = [
+        f"{p2}while ({qa} < {ea} && {qb} < {eb}) {{",
+        f"{p3}if ({crd_a}[{qa}] == {crd_b}[{qb}]) {{",
+        printer.stmt(s.body, depth + 3),
+        f"{p3}}}",
+        f"{p3}const int64_t {xa} = {crd_a}[{qa}], {xb} = {crd_b}[{qb}];",
+        f"{p3}{qa} += {xa} <= {xb};",
+        f"{p3}{qb} += {xb} <= {xa};",
+        f"{p2}}}"]
+    simd = [
+        "#if EP_SHORT_SIMD",
+        f"{p2}const int64_t {a0} = {qa}, {b0} = {qb};",
+        f"{p2}int {m} = ep_short_match({crd_a} + {a0}, {ea} - {a0}, {crd_b} + {b0}, "
+        f"{eb} - {b0});",
+        f"{p2}for (; {m}; {m} &= {m} - 1) {{",
+        f"{p3}{qa} = {a0} + ep_ctz64((uint64_t){m});",
+        f"{p3}{qb} = {b0} + ep_short_find({crd_b} + {b0}, {crd_a}[{qa}]);",
+        printer.stmt(s.body, depth + 2),
+        f"{p2}}}",
+        "#else", *merge, "#endif"]
+    return "\n".join([f"{pad}{{", *(simd if s.width == lanes else merge),
+                      f"{p2}{qa} = {ea};", f"{p2}{qb} = {eb};", f"{pad}}}"])
