@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -62,8 +62,16 @@ Writing (output levels).
         the kernel's output arrays of this level, taken from the C call
 
 Optional (asked with getattr; absent means no).
-    last_only  the level must be the storage's last (a run shares one value
-               among its coordinates, so nothing can sit below it)
+    last_only  the level must be the storage's last; its value (a string)
+               says why (a run shares one value among its coordinates)
+    locates    a read finds any coordinate in O(1) though the level is not
+               `located` for writing (a Lookup): the planner prices a probe
+    stored(arrays) -> int
+               the number of entries stored, when that is not the last
+               level's positions (a Lookup level's positions count every cell)
+    check_fill(arrays, vals, fill, size, where)
+               a last level whose positions not stored must hold the fill
+               checks the values (InputError naming `where`)
     every_coordinate
                each fibre stores every coordinate 0..size-1 (a dense run list),
                though not one position each: an output in it stores every cell
@@ -140,3 +148,17 @@ class RunList:
     ends: str
     start: Expr
     end: Expr
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The positions start..end-1 of `crd` list the parent's stored coordinates,
+    strictly increasing; any coordinate c, stored or not, is at position
+    first + c, and one not stored holds the fill there. A walk reads crd[q]
+    and goes to position first + crd[q]; a probe of c goes to first + c at
+    once, whatever the list (proofs_notes/lookup.md)."""
+
+    crd: str
+    start: Expr
+    end: Expr
+    first: Expr

@@ -48,7 +48,7 @@ class Runs:
     located = False
     appends = False
     one_per_parent = False  # formats.level
-    last_only = True        # formats.level (optional members)
+    last_only = "a run shares one value among its coordinates"   # formats.level
     every_coordinate = True
 
     def __str__(self):

@@ -4,7 +4,7 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment, Blocks or RunList, stream shapes rather than level kinds); this module
+Range, Segment, Blocks, RunList or Lookup, stream shapes rather than level kinds); this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..formats import level as shapes
 from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
                    max_, or_, select, seq)
 from .combinators import range_stream
-from .facts import Ahead, Counter, Extent, Facts, Most, Pieces, Runs, Segment
+from .facts import Ahead, Counter, Extent, Facts, Locate, Most, Pieces, Runs, Segment
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -93,7 +93,33 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -
             return blocks_level(names, var, first, pos, start, end, single, child)
         case shapes.RunList(ends, start, end):
             return runs_level(names, var, size, ends, start, end, child)
-    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks and RunList")
+        case shapes.Lookup(crd, start, end, first):
+            return lookup_level(names, var, crd, start, end, first, child)
+    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList "
+                    f"and Lookup")
+
+
+def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: imp.Expr,
+                 child) -> Stream:
+    """The listed coordinates crd[start..end-1], coordinate c at position
+    first + c (a formats.level.Lookup): walked as a unique segment whose child
+    is at first + crd[q], and located at any t by position first + t (Locate,
+    no state of its own read: a coordinate not listed holds the fill there).
+    proofs_notes/lookup.md."""
+    q, e = names.fresh(f"{var}_q"), names.fresh(f"{var}_end")
+    qv, ev = Var(q), Var(e)
+
+    def at(c):
+        p = imp.add(first, c)
+        return child((p, imp.add(p, ONE)))
+
+    left = Bin("-", ev, qv)
+    return Stream(var=var, state=((q, "index"), (e, "index")),
+                  init=seq(Assign(q, start), Assign(e, end)), valid=lt(qv, ev),
+                  index=Load(crd, qv), ready=TRUE, value=at(Load(crd, qv)), next=incr(q),
+                  skip=lambda t, r: imp.Seek(q, ev, crd, t, r),
+                  search="linear, then gallop; locate by position",
+                  facts=Facts.of(Locate(at), Most(left), Extent(left)))
 
 
 def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,
