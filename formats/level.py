@@ -53,6 +53,10 @@ Writing (output levels).
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
+    inserts    children can be inserted in any order under located parents, each
+               value at its cell: such a level builds the Imp of begin(scratch,
+               cells), touch(scratch, at) (at each write), in_order and
+               end(arrays, scratch, ...) (after the loops: its arrays listed)
     describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
         the exported header's text for level k (input or output) over `axis`
         (of dimension `size`, C text), its arrays' lengths, ranges and order,
@@ -69,9 +73,6 @@ Optional (asked with getattr; absent means no).
     stored(arrays) -> int
                the number of entries stored, when that is not the last
                level's positions (a Lookup level's positions count every cell)
-    check_fill(arrays, vals, fill, size, where)
-               a last level whose positions not stored must hold the fill
-               checks the values (InputError naming `where`)
     every_coordinate
                each fibre stores every coordinate 0..size-1 (a dense run list),
                though not one position each: an output in it stores every cell
@@ -153,12 +154,14 @@ class RunList:
 @dataclass(frozen=True)
 class Lookup:
     """The positions start..end-1 of `crd` list the parent's stored coordinates,
-    strictly increasing; any coordinate c, stored or not, is at position
-    first + c, and one not stored holds the fill there. A walk reads crd[q]
-    and goes to position first + crd[q]; a probe of c goes to first + c at
-    once, whatever the list (proofs_notes/lookup.md)."""
+    strictly increasing; any coordinate c has the position first + c, and
+    present[first + c] is 1 exactly when c is listed (else 0). A walk reads
+    crd[q] and goes to position first + crd[q]; a probe of c reads
+    present[first + c] and, where it is 1, the position first + c
+    (proofs_notes/lookup.md)."""
 
     crd: str
     start: Expr
     end: Expr
     first: Expr
+    present: str

@@ -48,6 +48,7 @@ class Runs:
     located = False
     appends = False
     one_per_parent = False  # formats.level
+    inserts = False         # formats.level: not written in any order
     last_only = "a run shares one value among its coordinates"   # formats.level
     every_coordinate = True
 

@@ -280,9 +280,9 @@ class Tensor:
             >>> t.validate()          # None, or InputError naming the bad level
 
         The per-level checks also make the stored coordinate tuples strictly
-        increase in storage order: dense and compressed levels order each segment,
-        a non-unique level is followed by a singleton level (see Format), a singleton
-        level orders each run of its parent; a bytemap's unlisted cells hold the fill.
+        increase in storage order: dense and compressed levels order each
+        segment, every non-unique level is followed by a singleton level (see
+        Format), and a singleton level orders each run of its parent.
         """
         where = f"tensor {self.name!r}"
         if len(self.levels) != self.order:
@@ -291,8 +291,10 @@ class Tensor:
         if self.vals.ndim != 1 or self.vals.dtype.kind not in "biufc":
             raise InputError(f"{where}: vals must be a 1-d numeric array, got shape "
                              f"{self.vals.shape} and dtype {self.vals.dtype}")
-        # Runs (equal coordinates at every level so far) are tracked down to the last
-        # singleton level, which orders each run; `trail` names a bad entry's coords.
+        # Runs (positions with equal coordinates at every level so far) are
+        # tracked down to the last singleton level, which checks its order
+        # within each run of its parent; `trail` keeps (owner, coord) per level
+        # to name the coordinates of a bad entry.
         last_singleton = max((k for k, lv in enumerate(self.format.levels)
                               if lv.one_per_parent), default=-1)
         run_id = np.zeros(1, dtype=np.int64)
@@ -311,8 +313,6 @@ class Tensor:
         if len(self.vals) != n_positions:
             raise InputError(f"{where}: vals has {len(self.vals)} entries but the last "
                              f"level has {n_positions} positions")
-        if self.order and hasattr(level, "check_fill"):   # formats.level (a bytemap)
-            level.check_fill(self.levels[k], self.vals, self.fill, self.shape[mode], where)
 
 
 def _runs(level, arrays, n_parents, size, parent_run_id, trail):

@@ -31,17 +31,19 @@ def test_pack_and_unpack_give_the_array_back(fmt, data):
     assert np.array_equal(back.to_dense(), a) and back.nnz == t.nnz
 
 
-def test_cells_are_located_and_the_stored_ones_listed():
+def test_cells_are_located_marked_and_the_stored_ones_listed():
     t = ep.Tensor.from_dense(np.array([[0.0, 3.0, 0.0, 5.0], [0.0, 0.0, 0.0, 0.0]]), "bytemap")
     assert list(t.levels[1]["mpos"]) == [0, 2, 2] and list(t.levels[1]["mcrd"]) == [1, 3]
+    assert list(t.levels[1]["mmap"]) == [0, 1, 0, 1, 0, 0, 0, 0]
     assert list(t.vals) == [0, 3, 0, 5, 0, 0, 0, 0]
 
 
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.data())
 def test_the_lookup_law(sr, data):
-    """A probe of any coordinate c reads position first + c and gets c's value,
-    listed or not; the walk lists exactly the stored coordinates, in order."""
+    """A probe of any coordinate c reads the presence at first + c, and where it
+    is 1 the value there, which is c's; the walk lists exactly the stored
+    coordinates, in order, each present."""
     a = data.draw(sparse_arrays((3, 7), sr))
     t = ep.Tensor.from_dense(a, "bytemap", semiring=sr)
     b = streams.array_names("T", t.format)
@@ -51,22 +53,26 @@ def test_the_lookup_law(sr, data):
         got = t.format.levels[1].read(Const(p), Const(p + 1), Const(7), b.levels[1])
         assert isinstance(got, shapes.Lookup)
         first = m.eval(got.first)
-        assert np.array_equal(t.vals[first:first + 7], a[p])            # every probe
-        walked = m.env[got.crd][m.eval(got.start):m.eval(got.end)]
-        assert list(walked) == list(stored[1][stored[0] == p])         # the walk
+        present = np.asarray(m.env[got.present][first:first + 7]) == 1
+        probed = np.where(present, t.vals[first:first + 7], sr.zero)
+        assert np.array_equal(probed, a[p])                               # every probe
+        walked = list(m.env[got.crd][m.eval(got.start):m.eval(got.end)])
+        assert walked == list(stored[1][stored[0] == p])                  # the walk
+        assert walked == list(np.flatnonzero(present))
 
 
-def _bytemap(mpos, mcrd, vals, shape=(2, 4)):
-    level = {"mpos": np.array(mpos), "mcrd": np.array(mcrd)}
-    return ep.Tensor(shape, "bytemap", ({}, level), np.array(vals, dtype=float), name="A")
+def _bytemap(mpos, mcrd, mmap, shape=(2, 4)):
+    level = {"mpos": np.array(mpos), "mcrd": np.array(mcrd), "mmap": np.array(mmap)}
+    return ep.Tensor(shape, "bytemap", ({}, level), np.ones(8), name="A")
 
 
 @pytest.mark.parametrize("make, words", [
     (lambda: _bytemap([0, 2, 2], [3, 1], [0, 1, 0, 1] + [0] * 4), "mcrd[0] = 3 is followed"),
     (lambda: _bytemap([0, 1], [1], [0, 1, 0, 0] + [0] * 4), "mpos has length 2 but needs 3"),
     (lambda: _bytemap([0, 1, 1], [4], [0] * 8), "mcrd has value 4"),
-    (lambda: _bytemap([0, 1, 1], [1], [0, 1, 0, 0, 0, 0, 7, 0]), "vals[6] = 7.0"),
-    (lambda: _bytemap([0, 1, 1], [1], [0, 1, 0]), "vals has 3 entries"),
+    (lambda: _bytemap([0, 1, 1], [1], [0, 1, 0, 0, 0, 0, 1, 0]), "mmap[6] = 1 but"),
+    (lambda: _bytemap([0, 1, 1], [1], [0, 0, 0, 0, 0, 0, 0, 0]), "mmap[1] = 0 but"),
+    (lambda: _bytemap([0, 1, 1], [1], [0, 1, 0]), "mmap has length 3 but needs 8"),
 ])
 def test_bad_levels_are_refused_naming_the_array(make, words):
     with pytest.raises(InputError, match="tensor 'A'") as err:
@@ -84,7 +90,7 @@ def test_the_header_describes_the_level(tmp_path):
     _, header = ep.export_c(ep.sum(j, A[i, j] * x[j]), "spmv", tmp_path)
     text = " ".join(w for w in header.read_text().split() if w != "*")
     assert "level 0 (bytemap, mode 0): x_mpos0 has 1 + 1 entries" in text
-    assert "every position not stored holds the fill" in text
+    assert "x_mmap0 has one entry per position, 1 where the coordinate is stored" in text
 
 
 def test_explain_prices_the_stored_entries_and_shows_the_probe():
@@ -96,7 +102,7 @@ def test_explain_prices_the_stored_entries_and_shows_the_probe():
                                  format="csr"), x=ep.Tensor.from_dense(xd, "bytemap"))
     assert got.shape == (20,)
     text = kern.explain()
-    assert "nnz(x)=10" in text and "locate by position" in text
+    assert "nnz(x)=10" in text and "probe by position" in text
 
 
 @settings(max_examples=25, deadline=None)

@@ -145,6 +145,7 @@ def test_children_of_a_range_are_a_range(t, data):
 def test_every_level_answers_the_protocol(lv):
     assert isinstance(lv.roles, tuple) and isinstance(lv.located, bool)
     assert isinstance(lv.appends, bool) and not (lv.located and lv.appends)
+    assert isinstance(lv.inserts, bool) and not (lv.inserts and (lv.located or lv.appends))
     assert not lv.appends or lv.unique and set(lv.roles) == {"pos", "crd"}
     arrays = {r: f"a_{r}" for r in lv.roles}
     assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
