@@ -11,6 +11,9 @@ Storage level k holds logical mode `mode_order[k]`.
                                (bseg, bfirst, bpos)
                   runs         runs of equal values covering each fibre (rseg, rend); a
                                last level only
+                  bytemap      positions p*n + c as dense, plus the stored coordinates in
+                               order (mpos, mcrd): walked sparse, probed in O(1); a last
+                               level only
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
@@ -24,7 +27,8 @@ and only a singleton level reads such a range.
                    coo = (compressed non-unique, singleton non-unique..., singleton),
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
                    dia binds to it), blocks = (dense..., blocks) (rows of dense blocks),
-                   rle = (dense..., runs) (rows of runs: images, masks)
+                   rle = (dense..., runs) (rows of runs: images, masks),
+                   bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1))
 
 Each level kind lives in its own module and provides the packing of arrays
 (building from sorted coordinates, listing coordinates back, validation), its
@@ -42,18 +46,20 @@ from dataclasses import dataclass
 from ..errors import FormatError
 from ..formats.banded import Banded
 from ..formats.blocks import BlockList
+from ..formats.bytemap import ByteMap
 from ..formats.compressed import Compressed
 from ..formats.dense import Dense
 from ..formats.runs import Runs
 from ..formats.singleton import Singleton
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
-           "Runs", "NAMED_FORMATS"]
+           "Runs", "ByteMap", "NAMED_FORMATS"]
 
-NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle")
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle",
+                 "bytemap")
 
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
-                "banded": Banded, "blocks": BlockList, "runs": Runs}
+                "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap}
 
 
 def _level(spec):
@@ -112,9 +118,10 @@ class Format:
             if isinstance(lv, Singleton) and (k == 0 or levels[k - 1].unique):
                 raise FormatError(f"singleton level {k} must sit under a non-unique "
                                   f"level (as in coo), got {_names(levels)}")
-            if getattr(lv, "last_only", False) and k + 1 < len(levels):
-                raise FormatError(f"a {lv} level must be the last level (a run shares "
-                                  f"one value among its coordinates), got {_names(levels)}")
+            why = getattr(lv, "last_only", None)
+            if why and k + 1 < len(levels):
+                raise FormatError(f"a {lv} level must be the last level ({why}), "
+                                  f"got {_names(levels)}")
             if not lv.unique and k + 1 == len(levels):
                 raise FormatError(f"non-unique level {k} ({lv}) cannot be the last level: "
                                   f"a non-unique level must be directly followed by a "
@@ -181,8 +188,8 @@ class Format:
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
-        "banded", "blocks", "rle": dense levels over one banded, block-list or
-        run-length level) for
+        "banded", "blocks", "rle", "bytemap": dense levels over one banded,
+        block-list, run-length or bytemap level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels
@@ -201,7 +208,7 @@ class Format:
             return Format([Compressed(), Compressed()], name="dcsr")
         if name == "csf":
             return Format([Compressed()] * order, name="csf")
-        if name in ("banded", "blocks", "rle"):
+        if name in ("banded", "blocks", "rle", "bytemap"):
             if order == 0:
                 raise FormatError(f"format {name} needs at least one mode")
             last = _LEVEL_NAMES["runs" if name == "rle" else name]()

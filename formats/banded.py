@@ -42,6 +42,7 @@ class Banded:
     located = False
     appends = False
     one_per_parent = False  # formats.level
+    inserts = False         # formats.level: not written in any order
 
     def __str__(self):
         return "banded"

@@ -47,6 +47,7 @@ class BlockList:
     located = False
     appends = False
     one_per_parent = False  # formats.level
+    inserts = False         # formats.level: not written in any order
 
     def __str__(self):
         return "blocks"

@@ -39,6 +39,7 @@ class Compressed:
     segment_roles = ("pos", "crd")
     located = False
     one_per_parent = False  # formats.level
+    inserts = False         # formats.level: not written in any order
 
     def __str__(self):
         return "compressed" + ("" if self.unique else "-nonunique")

@@ -28,6 +28,7 @@ class Dense:
     located = True          # written at p·n + c
     appends = False
     one_per_parent = False  # formats.level
+    inserts = False         # formats.level: not written in any order
 
     def __str__(self):
         return "dense" + ("" if self.unique else "-nonunique")

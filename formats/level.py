@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -53,6 +53,10 @@ Writing (output levels).
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
+    inserts    children can be inserted in any order under located parents, each
+               value at its cell: such a level builds the Imp of begin(scratch,
+               cells), touch(scratch, at) (at each write), in_order and
+               end(arrays, scratch, ...) (after the loops: its arrays listed)
     describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
         the exported header's text for level k (input or output) over `axis`
         (of dimension `size`, C text), its arrays' lengths, ranges and order,
@@ -62,8 +66,13 @@ Writing (output levels).
         the kernel's output arrays of this level, taken from the C call
 
 Optional (asked with getattr; absent means no).
-    last_only  the level must be the storage's last (a run shares one value
-               among its coordinates, so nothing can sit below it)
+    last_only  the level must be the storage's last; its value (a string)
+               says why (a run shares one value among its coordinates)
+    locates    a read finds any coordinate in O(1) though the level is not
+               `located` for writing (a Lookup): the planner prices a probe
+    stored(arrays) -> int
+               the number of entries stored, when that is not the last
+               level's positions (a Lookup level's positions count every cell)
     every_coordinate
                each fibre stores every coordinate 0..size-1 (a dense run list),
                though not one position each: an output in it stores every cell
@@ -140,3 +149,19 @@ class RunList:
     ends: str
     start: Expr
     end: Expr
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """The positions start..end-1 of `crd` list the parent's stored coordinates,
+    strictly increasing; any coordinate c has the position first + c, and
+    present[first + c] is 1 exactly when c is listed (else 0). A walk reads
+    crd[q] and goes to position first + crd[q]; a probe of c reads
+    present[first + c] and, where it is 1, the position first + c
+    (proofs_notes/lookup.md)."""
+
+    crd: str
+    start: Expr
+    end: Expr
+    first: Expr
+    present: str

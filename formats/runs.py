@@ -48,7 +48,8 @@ class Runs:
     located = False
     appends = False
     one_per_parent = False  # formats.level
-    last_only = True        # formats.level (optional members)
+    inserts = False         # formats.level: not written in any order
+    last_only = "a run shares one value among its coordinates"   # formats.level
     every_coordinate = True
 
     def __str__(self):

@@ -37,6 +37,7 @@ class Singleton:
     located = False
     appends = False
     one_per_parent = True   # formats.level: position p's only child is p
+    inserts = False         # formats.level: not written in any order
 
     def __str__(self):
         return "singleton" + ("" if self.unique else "-nonunique")

@@ -62,6 +62,12 @@ def read_output(env, out, shape, sr):
         if lv.__class__.__name__ == "Dense":
             cells = [(c + (t,), p * n + t) for c, p in cells for t in range(n)]
             continue
+        if lv.segment_roles is None:        # another layout (a bytemap): its own unpack
+            arrays = {r: np.asarray(env[out.arrays[f"{r}{k}"]]) for r in lv.roles}
+            parents = np.array([p for _, p in cells], dtype=np.int64)
+            owner, coord, at = lv.unpack(arrays, parents, n)
+            cells = [(cells[o][0] + (int(c),), int(q)) for o, c, q in zip(owner, coord, at)]
+            continue
         pos, crd = env[out.arrays[f"pos{k}"]], env[out.arrays[f"crd{k}"]]
         nxt = []
         for c, p in cells:

@@ -33,6 +33,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     into rows of runs; its values shared when blocks are one row)
     rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack
                     an image once with ep.Tensor.from_dense(img, "rle"))
+    bytemap  1, 2, 3, 4  an ep.Tensor in bytemap (rows walked sparse, probed
+                    in O(1); ep.Tensor.from_dense(x, "bytemap"))
 
 An ep.Tensor binds as it is when its format is the declared one and its values
 have the semiring's dtype; it is validated once, when built, and a later call with

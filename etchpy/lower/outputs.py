@@ -3,6 +3,8 @@
     dense      out[flat(L)] ⊕= v, the output filled with zero first
     append     a sparse output assembled in order (targets.append)
     workspace  the last level out of order, through a workspace (tuning.workspaces)
+    insert     a last level that inserts in any order (a bytemap) under located
+               levels, each value at its cell (targets.insert)
     bucket     a transposed (dense, compressed) output, by a counting sort
                (tuning.counting_sort)
     coords     any other case: (coordinates, value) records that the runtime
@@ -18,6 +20,7 @@ from .targets.append import AppendTarget, appendable, sparse_prefix
 from .targets.bucket import BucketTarget, bucketable
 from .targets.coords import CoordsTarget
 from .targets.dense import DenseTarget
+from .targets.insert import InsertTarget, insertable
 from .targets.workspace import WorkspaceTarget
 
 
@@ -31,6 +34,8 @@ def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
     if (one and tuning.workspaces and appendable(fmt) and fmt.levels[-1].appends
             and _order_matches(steps[0], fmt, plan.out, skip_last=True)):
         return "workspace"
+    if one and insertable(fmt):
+        return "insert"
     if (one and tuning.counting_sort and bucketable(fmt)
             and tuple(steps[0].order[:1]) == (plan.out[fmt.mode_order[1]],)):
         return "bucket"
@@ -67,6 +72,8 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
                 v in step.bound for v in step.order[:list(step.order).index(row)]), names)
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
+        case "insert":
+            t = InsertTarget(axes, fmt, sr, names)
         case "workspace":
             t = WorkspaceTarget(axes, fmt, sr, names, tuning, bound)
             t = t if hash_workspace else t.way(False)

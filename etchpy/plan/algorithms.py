@@ -181,7 +181,7 @@ class _StepChooser:
         storage = [names[m] for m in fmt.mode_order]
         lev = storage.index(v)
         level = fmt.levels[lev]
-        if getattr(level, "located", False):
+        if level.located or getattr(level, "locates", False):    # formats.level
             return LOCATES
         if level.segment_roles is None:
             return UNKNOWN

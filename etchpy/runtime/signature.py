@@ -67,6 +67,17 @@ def _stored(b) -> int | None:
     return None if b.idx32 is None else len(b.roles["vals"])
 
 
+def _entries(b, fmt) -> int | None:
+    """_stored(b), or the count its last level reports when its positions are not
+    its entries (formats.level `stored`: a bytemap's positions count every cell)."""
+    n = _stored(b)
+    stored = getattr(fmt.levels[-1], "stored", None) if n is not None and fmt else None
+    if stored is None:
+        return n
+    k = len(fmt.levels) - 1
+    return stored({r: b.roles[f"{r}{k}"] for r in fmt.levels[-1].roles})
+
+
 def size_class(modes, bound: dict, inputs: dict, idx32: bool) -> tuple:
     """The size class of one call: powers of two of every index's size and every
     sparse input's stored entries, the index dtype and the inputs' layouts."""
@@ -98,7 +109,7 @@ def measure(modes, bound: dict, inputs: dict, cls: tuple, formats: dict) -> pipe
         dims.setdefault(ix, int(bound[tname].shape[mode]))
     nnz, fibers, runs = [], [], []
     for name, b in bound.items():
-        n = _stored(b)
+        n = _entries(b, formats.get(name))
         if n is None:
             continue
         nnz.append((name, n))

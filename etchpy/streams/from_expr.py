@@ -283,8 +283,7 @@ class Lowerer:
                           init=seq(fill, rep.init))
 
     def stored_level(self, b: Binding, storage, levels, k, lev, parent, marker) -> Stream:
-        """The read stream of storage level lev (over levels[k]), probed through
-        the marker when one was filled above it."""
+        """Level lev's read stream (over levels[k]), probed via a marker filled above."""
         v, m = levels[k], b.format.mode_order[lev]
 
         def child(pos):
@@ -296,7 +295,8 @@ class Lowerer:
                                     b.positions(lev), b.window[m], self.guard)
         else:
             s = level_stream(self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev],
-                             parent, child, b.positions(lev) if b.name else None)
+                             parent, child, b.positions(lev) if b.name else None,
+                             Const(self.sr.zero, "value"))
         blocks = self._row_blocks(b, storage, levels, k, lev, parent)
         s = s.derive(s.facts.add(Blocks(blocks) if blocks else None))
         if marker is None:
@@ -316,7 +316,7 @@ class Lowerer:
         if b.test is None:
             return b
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
-        c = Bin("-", child[0], here.first) if isinstance(here, shapes.Range) \
+        c = Bin("-", child[0], here.first) if isinstance(here, (shapes.Range, shapes.Lookup)) \
             else Load(here.crd, child[0])
         return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
 

@@ -4,7 +4,7 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment, Blocks or RunList, stream shapes rather than level kinds); this module
+Range, Segment, Blocks, RunList or Lookup, stream shapes rather than level kinds); this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ from .. import imp
 from ..formats import level as shapes
 from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
                    max_, or_, select, seq)
-from .combinators import range_stream
-from .facts import Ahead, Counter, Extent, Facts, Most, Pieces, Runs, Segment
+from .combinators import map_leaf, range_stream
+from .facts import Ahead, Counter, Extent, Facts, Locate, Most, Pieces, Runs, Segment
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -78,9 +78,11 @@ def unique_segment(names, var, crd: str, start, end, child, crd_len, in_order) -
                   search="linear, then gallop", facts=facts)
 
 
-def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -> Stream:
+def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
+                 zero=None) -> Stream:
     """The read stream of one storage level (arrays: its array names by role;
-    crd_len: the length of its crd array, if known)."""
+    crd_len: the length of its crd array, if known; zero: the semiring's, as
+    an Imp value, for a level that may be probed where nothing is stored)."""
     lo, hi = parent
     in_order = not imp.arrays_loaded_at(lo, None)     # a counter, not a gathered coordinate
     match level.read(lo, hi, size, arrays):
@@ -93,7 +95,40 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None) -
             return blocks_level(names, var, first, pos, start, end, single, child)
         case shapes.RunList(ends, start, end):
             return runs_level(names, var, size, ends, start, end, child)
-    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks and RunList")
+        case shapes.Lookup(crd, start, end, first, present):
+            return lookup_level(names, var, crd, start, end, first, present, child, zero)
+    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList "
+                    f"and Lookup")
+
+
+def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: imp.Expr,
+                 present: str, child, zero: imp.Expr | None) -> Stream:
+    """The listed coordinates crd[start..end-1], coordinate c at position
+    first + c (a formats.level.Lookup): walked as a unique segment whose child
+    is at first + crd[q]; with the semiring's `zero` (a last level: its child
+    is a leaf value, maybe under replicated levels) also located at any t,
+    reading no state of its own: present[first + t] == 1 ? child(first + t) :
+    zero at each leaf (a probe, which lower.produced reads as the located
+    operand's hit). proofs_notes/lookup.md."""
+    q, e = names.fresh(f"{var}_q"), names.fresh(f"{var}_end")
+    qv, ev = Var(q), Var(e)
+
+    def at(c):
+        p = imp.add(first, c)
+        return child((p, imp.add(p, ONE)))
+
+    def probe(t):      # the leaves of t's child (replicated levels may lie between)
+        hit = eq(Load(present, imp.add(first, t)), ONE)
+        return map_leaf(lambda x: select(hit, x, zero), at(t))
+
+    left = Bin("-", ev, qv)
+    return Stream(var=var, state=((q, "index"), (e, "index")),
+                  init=seq(Assign(q, start), Assign(e, end)), valid=lt(qv, ev),
+                  index=Load(crd, qv), ready=TRUE, value=at(Load(crd, qv)), next=incr(q),
+                  skip=lambda t, r: imp.Seek(q, ev, crd, t, r),
+                  search="linear, then gallop; probe by position",
+                  facts=Facts.of(Locate(probe) if zero is not None else None, Most(left),
+                                 Extent(left)))
 
 
 def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formats import Format
+from ..formats import _LEVEL_NAMES, Format
 from ..semiring import Semiring, semirings
 
 try:
@@ -121,7 +121,7 @@ def random_formats(draw, order: int):
     compressed, banded and block-list levels in any mix (every level kind of
     formats._LEVEL_NAMES that needs no level above it), sometimes ending in a coo-style run (a
     non-unique compressed level, then singleton levels), else sometimes in a
-    run-length level, stored in a permuted
+    level kind that must be last (run-length, bytemap), stored in a permuted
     mode order two times in three (for two levels or more).
 
         @given(random_formats(3))
@@ -129,12 +129,13 @@ def random_formats(draw, order: int):
     """
     kinds = draw(st.lists(st.sampled_from(["compressed", "dense", "banded", "blocks"]),
                           min_size=order, max_size=order))
+    last = [n for n, kind in _LEVEL_NAMES.items() if getattr(kind, "last_only", None)]
     if order >= 2 and draw(st.sampled_from([False, False, True])):
         start = draw(st.integers(0, order - 2))
         kinds[start:] = (["compressed-nonunique"] + ["singleton-nonunique"] * (order - start - 2)
                          + ["singleton"])
     elif order and draw(st.sampled_from([False, False, True])):
-        kinds[-1] = "runs"                         # a last level only
+        kinds[-1] = draw(st.sampled_from(last))    # run-length, bytemap: last levels only
     identity = list(range(order))
     modes = draw(st.permutations(identity))
     if modes == identity and order >= 2 and draw(st.sampled_from([True, True, False])):
@@ -146,7 +147,7 @@ def random_formats(draw, order: int):
 # structure (csf and coo of one level are one format, csf of two levels is dcsr),
 # and "custom" (`random_formats`, its simplest draw permuted); in this order the
 # first four tensors of the simplest problem get four different formats.
-FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense", "rle"),
+FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense", "rle", "bytemap"),
                     2: ("csr", "csc", "custom", "coo", "dcsr", "dense", "rle"),
                     3: ("csf", "coo", "custom", "dense", "rle")}
 
@@ -154,8 +155,8 @@ FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense", "rle"),
 @st.composite
 def formats_for(draw, order: int, first: int = 0):
     """A strategy of formats for a tensor of `order` modes: every named format of
-    that order (csf, coo, dense and rle; csr, csc, dcsr, coo, dense and rle for
-    order 2; csf for one level, the same as coo; banded and block-list levels come
+    that order (csf, coo, dense and rle, and bytemap for order 1; csr, csc,
+    dcsr, coo, dense and rle for order 2; csf for one level, the same as coo; banded and block-list levels come
     in through random_formats), each as likely as a random level
     format (`random_formats`, permuted ones among them), listed in
     FORMATS_BY_ORDER. The simplest draw is the `first`-th of these (modulo their

@@ -22,9 +22,9 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "etchpy"
-KINDS = {"Dense", "Compressed", "Singleton", "Banded", "BlockList", "Runs"}
+KINDS = {"Dense", "Compressed", "Singleton", "Banded", "BlockList", "Runs", "ByteMap"}
 KIND_WORDS = {w + s for w in ("compressed", "singleton") for s in ("", "-nonunique", "-nu")} \
-    | {"banded", "blocks", "runs", "rle"} | KINDS           # a class name compared as a string
+    | {"banded", "blocks", "runs", "rle", "bytemap"} | KINDS           # a class name compared as a string
 ALLOWED = {"__init__.py"}                 # the public API's re-export
 PENDING: set[str] = set()
 

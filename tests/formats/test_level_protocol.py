@@ -16,13 +16,14 @@ NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3)
          (Format(["compressed", "dense"], (1, 0)), 2), ("banded", 2), ("blocks", 2),
          (Format(["blocks", "banded"], (1, 0)), 2),
          (Format(["banded", "compressed", "blocks"]), 3), ("rle", 2), ("rle", 1),
-         (Format(["compressed", "blocks", "runs"], (2, 0, 1)), 3)]
+         (Format(["compressed", "blocks", "runs"], (2, 0, 1)), 3), ("bytemap", 2),
+         ("bytemap", 1), (Format(["compressed", "banded", "bytemap"], (1, 2, 0)), 3)]
 LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[1],
           Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1],
           Format(["banded"]).levels[0], Format(["blocks"]).levels[0],
-          Format(["runs"]).levels[0]]
+          Format(["runs"]).levels[0], Format(["bytemap"]).levels[0]]
 
 
 def sparse_array(draw, order):
@@ -66,8 +67,13 @@ def test_children_count_every_position(t):
     """children(0, n) at every level gives the number of positions there
     (Binding.positions), and the last level's is the length of vals."""
     b, m = machine(t)
+    parents = 1
     for k, (_, _, pos) in enumerate(storage_positions(t)):
-        assert m.eval(b.positions(k)) == len(set(pos.tolist()))   # a run: many cells
+        if getattr(t.format.levels[k], "locates", False):     # a lookup: every cell
+            assert m.eval(b.positions(k)) == parents * t.shape[t.format.mode_order[k]]
+        else:
+            assert m.eval(b.positions(k)) == len(set(pos.tolist()))   # a run: many cells
+        parents = m.eval(b.positions(k))
     if t.format.order:
         assert m.eval(b.positions(t.format.order - 1)) == len(t.vals)
 
@@ -106,6 +112,10 @@ def test_read_lists_a_parents_children(t):
                     assert all(z > a for a, z in zip(lo, hi)) and hi[-1:] in ([], [size])
                     coord = [c for a, z in zip(lo, hi) for c in range(a, z)]
                     pos = [r for r, a, z in zip(runs, lo, hi) for _ in range(a, z)]
+                case shapes.Lookup(crd, start, end, first):
+                    coord = np.asarray(m.env[crd])[m.eval(start):m.eval(end)]
+                    pos = m.eval(first) + coord
+                    assert all(np.diff(coord) > 0)
                 case _:
                     raise AssertionError(got)
             assert list(coord) == list(want_coord) and list(pos) == list(want_pos)
@@ -122,7 +132,12 @@ def test_children_of_a_range_are_a_range(t, data):
         hi = data.draw(st.integers(lo, n_parents))
         _, _, want = lv.unpack(t.levels[k], np.arange(lo, hi), t.shape[mode])
         a, z = lv.children(Const(lo), Const(hi), Const(t.shape[mode]), b.levels[k])
-        assert list(range(m.eval(a), m.eval(z))) == list(dict.fromkeys(want.tolist()))
+        got = list(range(m.eval(a), m.eval(z)))
+        if getattr(lv, "locates", False):    # a lookup: every cell, the listed among them
+            size = t.shape[mode]
+            assert got == list(range(lo * size, hi * size)) and set(want) <= set(got)
+        else:
+            assert got == list(dict.fromkeys(want.tolist()))
         n_parents = m.eval(b.positions(k))
 
 
@@ -130,10 +145,12 @@ def test_children_of_a_range_are_a_range(t, data):
 def test_every_level_answers_the_protocol(lv):
     assert isinstance(lv.roles, tuple) and isinstance(lv.located, bool)
     assert isinstance(lv.appends, bool) and not (lv.located and lv.appends)
+    assert isinstance(lv.inserts, bool) and not (lv.inserts and (lv.located or lv.appends))
     assert not lv.appends or lv.unique and set(lv.roles) == {"pos", "crd"}
     arrays = {r: f"a_{r}" for r in lv.roles}
     assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
-                      (shapes.Range, shapes.Segment, shapes.Blocks, shapes.RunList))
+                      (shapes.Range, shapes.Segment, shapes.Blocks, shapes.RunList,
+                       shapes.Lookup))
     assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
 
 

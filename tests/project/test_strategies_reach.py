@@ -158,3 +158,9 @@ def test_central_draws_reach_the_run_length_kind():
     """Run-length levels (issue 40) are among the central draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
     assert "runs" in kinds, kinds
+
+
+def test_central_draws_reach_the_bytemap_kind():
+    """Bytemap levels (issue 40) are among the central draws."""
+    kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
+    assert "bytemap" in kinds, kinds

@@ -10,12 +10,12 @@ can fill this way each target says (Target.rows_on_threads)."""
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (ONE, ZERO, Assign, Bin, Decl, ForSorted, Load, SetBit, Store, Var,
+from ...imp import (ONE, ZERO, Assign, Bin, Decl, Load, SetBit, Store, Var,
                     While, incr, lt, seq)
 from ... import streams
 from ..target import FlatTarget
 from .append import AppendTarget
-from .workspace import mark_first, move_out
+from .workspace import drain, mark_first, move_out
 
 
 class RowCountTarget(FlatTarget):
@@ -114,9 +114,7 @@ class RowFillTarget(RowCountTarget):
             return imp.SKIP
         b, w = self.base, self.base.v
         move = move_out(w, b.vals, b.segment(1)[1], self.q, Var(w.ws_k), b.zero())
-        return seq(ForSorted(w.ws_k, w.ws_list, Var(w.ws_n), streams.dim_var(b.ws_var),
-                             w.ws_bits, move),
-                   Assign(w.ws_n, ZERO))
+        return seq(drain(w, w.ws_n, streams.dim_var(b.ws_var), move), Assign(w.ws_n, ZERO))
 
     def private(self):
         if not self.workspace:

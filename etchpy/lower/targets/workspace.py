@@ -3,22 +3,40 @@ go into a workspace, dense or a hash table, flushed as one sorted segment."""
 from __future__ import annotations
 
 import copy
+from types import SimpleNamespace
 
 from ... import imp
 from ...formats import Format
-from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Bit, Const, Decl, ForSorted, If,
-                    Load, Not, Reserve, SetBit, Store, Var, While, eq, incr, lt, not_, or_,
+from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If,
+                    Load, Reserve, Store, Var, While, eq, incr, lt, not_, or_,
                     select, seq)
 from ... import streams
 from ..target import EMPTY, Either, fresh_names
 from .append import AppendTarget
 
 
+# The dense workspace is one bytemap row (formats/bytemap.py): its values at
+# their coordinates, its touched coordinates marked and listed by the level's
+# write path (touch), and drained in order by it (in_order).
+ROW = Format(["bytemap"]).levels[0]
+
+
+def row_scratch(v, counter: str) -> SimpleNamespace:
+    """The bytemap row's scratch names: the workspace's bits and list, and the
+    touched count `counter` (v: the workspace's names)."""
+    return SimpleNamespace(bits=v.ws_bits, list=v.ws_list, n=counter)
+
+
 def mark_first(v, counter: str, k: imp.Expr) -> imp.Stmt:
     """On the first touch of coordinate k: mark it in the workspace's bits and
     push it on its list at `counter` (v: the workspace's names)."""
-    return If(Not(Bit(v.ws_bits, k)), seq(SetBit(v.ws_bits, k, True),
-                                          Store(v.ws_list, Var(counter), k), incr(counter)))
+    return ROW.touch(row_scratch(v, counter), k)
+
+
+def drain(v, counter: str, size, body) -> imp.Stmt:
+    """`body` once per touched coordinate (bound to v.ws_k), ascending; the marks
+    are clear again afterwards."""
+    return ROW.in_order(v.ws_k, row_scratch(v, counter), size, body)
 
 
 def move_out(v, vals: str, crd: str, at: str, k: imp.Expr, zero: imp.Expr) -> imp.Stmt:
@@ -194,7 +212,7 @@ class WorkspaceTarget(AppendTarget):
         return seq(Reserve(crd, "index", need), Reserve(self.vals, "value", need),
                    self._pick(seq(ForSorted(v.ws_k, v.ws_list, Var(v.ws_n), size, None,
                                             hs_move), hs_clear),
-                              ForSorted(v.ws_k, v.ws_list, Var(v.ws_n), size, v.ws_bits, move)),
+                              drain(v, v.ws_n, size, move)),
                    Assign(v.ws_n, ZERO),
                    Store(pos, imp.add(parent, ONE), Var(cnt)))
 
