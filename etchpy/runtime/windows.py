@@ -96,7 +96,7 @@ def extended_shape(tv: WindowVar, inputs: dict) -> tuple:
     src = tuple(map(int, _shape_of(inputs[tv.source])))
     if len(src) != tv.order:
         return src            # a wrong order: binding the source names it
-    values = tuple(_number(tv.source, p, inputs) for p in tv.params)
+    values = tuple([_parameter(tv.source, p, inputs) for p in tv.params])
     return _extended(tv.source, tv.windows, tv.params, src, values)
 
 
@@ -133,6 +133,8 @@ def _parameter(source: str, b: str, inputs) -> int:
     if b not in inputs:
         raise InputError(f"missing parameter {b} (a window bound of {source})")
     v = inputs[b]
+    if type(v) is int and -2**62 < v < 2**62:
+        return v
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
         raise InputError(f"parameter {b} (a window bound of {source}) must be one "
                          f"integer, got {v!r}")
