@@ -122,7 +122,10 @@ def make_plan(owner, made: tuple, inputs: dict):
     kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
     if not _eligible(owner, kern) or caller_names(bound, owner.tensors) != inputs.keys():
         return None
-    names, sr = tuple(bound), owner.semiring
+    # the caller's order (the binder's positional calls keep it), or with windows
+    # the kernel's inputs (a window's operand and bounds are read by its step)
+    names = tuple(inputs) if bound.keys() == inputs.keys() else tuple(bound)
+    sr = owner.semiring
     types = {**types, "ffi": lib.ffi}
     steps = []
     for name in names:
