@@ -88,3 +88,20 @@ def test_a_window_of_a_dense_operand_outside_it_reads_zeros_through_the_plan():
         want = padded[10 + lo - 3:10 + lo + 3] @ v
         np.testing.assert_allclose(kern(A=d, x=v, lo=lo), want, rtol=1e-12)
     assert kern._plans
+
+
+def test_a_plan_made_in_c_takes_its_inputs_in_the_callers_order():
+    """binder.in_order's positional calls follow the order of the call the plan was
+    made from, not the order of the kernel's own tensors."""
+    from etchpy.runtime import binder, fixed_calls
+    if binder.module() is None:
+        return                    # the Python plans take their inputs by name
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    a, v = np.arange(12.0).reshape(3, 4), np.arange(4.0)
+    assert list(kern.tensors)[0] == "A"
+    kern(x=v, A=a)
+    call = fixed_calls.make(kern, ("x", "A"), (v, a))
+    assert call is not None
+    w = np.arange(4.0, 8.0)
+    np.testing.assert_allclose(call(w, a), a @ w)
