@@ -16,6 +16,12 @@ erosion  3×3 binary erosion with scipy.ndimage's border (outside is false), a
          slices of the zero-padded image (`out &= p[di:di+h, dj:dj+w]`, the pad
          made outside the timing); target ≥ 2. scipy.ndimage.binary_erosion
          beside.
+calls    the cost of a call where the window is small (a 200×150 operand, a window
+         of 50×100, bounds given as parameters each call): the windowed kernel
+         against the same product without a window on the slice made ahead
+         (a plain kernel's call, the call-overhead floor) and against scipy's
+         slice-then-multiply; csr and dense operands. No target: issue 40 asks
+         the windowed call to cost about what a plain kernel's does.
 The machine is shared (2 cores, other work running): medians, not minima.
 """
 from __future__ import annotations
@@ -118,7 +124,31 @@ def erosion_rows(rounds):
     return rows
 
 
-SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows}
+def call_rows(rounds):
+    i, j = ep.indices("i j")
+    rng = np.random.default_rng(1)
+    M = per_row_csr(rng, 200, 150, 8).tocsr()
+    x = ep.tensor("x", 1)
+    rows = []
+    for fmt, src in (("csr", M), ("dense", M.toarray())):
+        A = ep.tensor("A", 2, fmt)
+        windowed = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
+        plain = ep.compile(ep.sum(j, A[i, j] * x[j]))
+        piece = src[10:60, 20:120]
+        piece = piece.tocsr() if fmt == "csr" else np.ascontiguousarray(piece)
+        v = rng.random(100)
+        y = windowed(A=src, x=v, lo=10, hi=60, lo2=20, hi2=120)
+        assert np.allclose(y, plain(A=piece, x=v)) and np.allclose(y, src[10:60, 20:120] @ v)
+        med = alternating_medians([lambda: windowed(A=src, x=v, lo=10, hi=60, lo2=20, hi2=120),
+                                   lambda: plain(A=piece, x=v),
+                                   lambda: src[10:60, 20:120] @ v], 50 * rounds)
+        what = f"call, {fmt} 200×150, window 50×100"
+        rows.append((what, med[0], med[1], "the plain kernel on the slice", None))
+        rows.append((what, med[0], med[2], "scipy/numpy slice @ x", None))
+    return rows
+
+
+SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows, "calls": call_rows}
 
 
 def main(argv=None) -> int:

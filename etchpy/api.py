@@ -56,6 +56,7 @@ BACKENDS = ("c", "streams", "reference")
 Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
+_calls = _einsum_calls.calls               # its table, looked up in one step (None: no key)
 
 
 def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa: A001
@@ -295,8 +296,11 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
     """
-    key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)
-    call = _einsum_calls.get(key)
+    if semiring is None and tuning is None and output == "dense" and backend == "c":
+        key = einsum_calls.plain_key(spec, operands)    # the default options, in few steps
+    else:
+        key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)
+    call = _calls.get(key)
     if call is not None:
         return call(*operands)
     parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])

@@ -3,9 +3,10 @@
 Which BLAS is the C preprocessor's choice, by `EP_BLAS`:
 
     1 (the default)  through a pointer to a Fortran-convention gemm (dgemm or
-                     sgemm, as the value type) that etchpy's runtime binds when it
-                     loads the library (`etchpy_blas_bind`, runtime.blas); until it
-                     is bound the loops run
+                     sgemm, as the value type; int or ILP64 int64_t extents) that
+                     etchpy's runtime binds when it loads the library
+                     (`etchpy_blas_bind`, runtime.blas); until it is bound the
+                     loops run
     2                CBLAS (`cblas_dgemm` or `cblas_sgemm`): link a CBLAS library
     0                no BLAS: the loops only
 
@@ -29,21 +30,18 @@ static int ep_gemm_fits(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ld
         && lda >= 1 && ldb >= 1 && ldc >= 1 && lda <= most && ldb <= most && ldc <= most;
 }
 #if EP_BLAS == 1
-typedef void (*ep_gemm_t)(const char *, const char *, const int *, const int *,
-                          const int *, const ep_val_t *, const ep_val_t *, const int *,
-                          const ep_val_t *, const int *, const ep_val_t *, ep_val_t *,
-                          const int *);
-typedef void (*ep_gemv_t)(const char *, const int *, const int *, const ep_val_t *,
-                          const ep_val_t *, const int *, const ep_val_t *, const int *,
-                          const ep_val_t *, ep_val_t *, const int *);
-static ep_gemm_t ep_gemm_fn = 0;
-static ep_gemv_t ep_gemv_fn = 0;
+/* The Fortran gemm and gemv bound, taking int extents, or ILP64 ones (int64_t,
+ * as numpy's own OpenBLAS: ep_blas_wide_ints). */
+typedef void (*ep_blas_fn)(void);
+static ep_blas_fn ep_gemm_fn = 0, ep_gemv_fn = 0;
+static int ep_blas_wide_ints = 0;
 /* Called once by etchpy's runtime when it loads this library. */
-void etchpy_blas_bind(void *dgemm, void *sgemm, void *dgemv, void *sgemv)
+void etchpy_blas_bind(void *dgemm, void *sgemm, void *dgemv, void *sgemv, int wide_ints)
 {
     const int wide = sizeof(ep_val_t) == sizeof(double);
-    ep_gemm_fn = (ep_gemm_t)(wide ? dgemm : sgemm);
-    ep_gemv_fn = (ep_gemv_t)(wide ? dgemv : sgemv);
+    ep_gemm_fn = (ep_blas_fn)(wide ? dgemm : sgemm);
+    ep_gemv_fn = (ep_blas_fn)(wide ? dgemv : sgemv);
+    ep_blas_wide_ints = wide_ints;
 }
 static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                          int64_t ldc)
@@ -52,29 +50,55 @@ static int ep_gemm_ready(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t l
 }
 /* A product with one row or one column is a matrix-vector product: gemv
  * (gemm does not always forward it, and runs it many times slower). */
+#define EP_GEMM_BODY(I)                                                                  \
+    typedef void (*gemm_t)(const char *, const char *, const I *, const I *, const I *,  \
+                           const ep_val_t *, const ep_val_t *, const I *,                \
+                           const ep_val_t *, const I *, const ep_val_t *, ep_val_t *,    \
+                           const I *);                                                   \
+    typedef void (*gemv_t)(const char *, const I *, const I *, const ep_val_t *,         \
+                           const ep_val_t *, const I *, const ep_val_t *, const I *,     \
+                           const ep_val_t *, ep_val_t *, const I *);                     \
+    const gemm_t gemm = (gemm_t)ep_gemm_fn;                                              \
+    const gemv_t gemv = (gemv_t)ep_gemv_fn;                                              \
+    const I cm = (I)n, cn = (I)m, ck = (I)k, la = (I)ldb, lb = (I)lda, lc = (I)ldc,       \
+            unit = 1;                                                                    \
+    const ep_val_t one = 1, beta = overwrite ? 0 : 1;                                    \
+    if (m == 1) {            /* c[0, :] = op(B)' . A[0, :] */                            \
+        const I inc = ta ? lb : 1;                                                       \
+        if (tb)                                                                          \
+            gemv("T", &ck, &cm, &one, b, &la, a, &inc, &beta, c, &unit);                 \
+        else                                                                             \
+            gemv("N", &cm, &ck, &one, b, &la, a, &inc, &beta, c, &unit);                 \
+    } else if (n == 1) {     /* c[:, 0] = op(A) . B[:, 0] */                             \
+        const I inc = tb ? 1 : la;                                                       \
+        if (ta)                                                                          \
+            gemv("N", &cn, &ck, &one, a, &lb, b, &inc, &beta, c, &lc);                   \
+        else                                                                             \
+            gemv("T", &ck, &cn, &one, a, &lb, b, &inc, &beta, c, &lc);                   \
+    } else {                                                                             \
+        gemm(tb ? "T" : "N", ta ? "T" : "N", &cm, &cn, &ck, &one, b, &la, a, &lb,        \
+             &beta, c, &lc);                                                             \
+    }
+static void ep_gemm_int(int ta, int tb, int64_t m, int64_t n, int64_t k, const ep_val_t *a,
+                        int64_t lda, const ep_val_t *b, int64_t ldb, ep_val_t *c,
+                        int64_t ldc, int overwrite)
+{
+    EP_GEMM_BODY(int)
+}
+static void ep_gemm_int64(int ta, int tb, int64_t m, int64_t n, int64_t k,
+                          const ep_val_t *a, int64_t lda, const ep_val_t *b, int64_t ldb,
+                          ep_val_t *c, int64_t ldc, int overwrite)
+{
+    EP_GEMM_BODY(int64_t)
+}
 static void ep_gemm(int ta, int tb, int64_t m, int64_t n, int64_t k, const ep_val_t *a,
                     int64_t lda, const ep_val_t *b, int64_t ldb, ep_val_t *c, int64_t ldc,
                     int overwrite)
 {
-    const int cm = (int)n, cn = (int)m, ck = (int)k, la = (int)ldb, lb = (int)lda,
-              lc = (int)ldc, unit = 1;
-    const ep_val_t one = 1, beta = overwrite ? 0 : 1;
-    if (m == 1) {            /* c[0, :] = op(B)' . A[0, :] */
-        const int inc = ta ? lb : 1;
-        if (tb)
-            ep_gemv_fn("T", &ck, &cm, &one, b, &la, a, &inc, &beta, c, &unit);
-        else
-            ep_gemv_fn("N", &cm, &ck, &one, b, &la, a, &inc, &beta, c, &unit);
-    } else if (n == 1) {     /* c[:, 0] = op(A) . B[:, 0] */
-        const int inc = tb ? 1 : la;
-        if (ta)
-            ep_gemv_fn("N", &cn, &ck, &one, a, &lb, b, &inc, &beta, c, &lc);
-        else
-            ep_gemv_fn("T", &ck, &cn, &one, a, &lb, b, &inc, &beta, c, &lc);
-    } else {
-        ep_gemm_fn(tb ? "T" : "N", ta ? "T" : "N", &cm, &cn, &ck, &one, b, &la, a, &lb,
-                   &beta, c, &lc);
-    }
+    if (ep_blas_wide_ints)
+        ep_gemm_int64(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, overwrite);
+    else
+        ep_gemm_int(ta, tb, m, n, k, a, lda, b, ldb, c, ldc, overwrite);
 }
 #elif EP_BLAS == 2
 #include <cblas.h>

@@ -17,6 +17,7 @@ from . import blocks
 from ..runtime.kernel_cache import KERNELS
 from ..errors import EtchpyError
 from ..runtime.kernel import Kernel
+from ..runtime.restored import materialized
 from ..semiring import semirings
 
 # kernels made on this worker, by Shipped.token; bounded (see _kernel)
@@ -42,7 +43,8 @@ class Shipped:
         texts = {t: (kern.source(t).c, kern.source(t).cdef) for t in idx_types}
         sr = kern.semiring
         name = sr.name if getattr(semirings, sr.name, None) is sr else None
-        return cls(token, kern.request, replace(kern.compiled, optimized=None), texts, name)
+        return cls(token, kern.request, replace(materialized(kern.compiled), optimized=None),
+                   texts, name)
 
 
 class _ShippedKernel(Kernel):

@@ -8,9 +8,9 @@ outside the operand (lo + w·s < 0 or ≥ its size) it reads the fill value, the
 semiring's zero (so shifted windows make stencils with a zero border). The
 index i then has size n wherever it appears.
 
-Each bound is an int or the name of a parameter passed at call time (as
-comparison bounds are, expr.compare); one kernel serves every value of a
-parameter. The access is of a `WindowVar`: an implicit tensor over the
+Each bound is an int, the name of a parameter passed at call time (as
+comparison bounds are, expr.compare), or a parameter plus or minus an integer
+constant, `i["lo+1":"hi-1"]`; one kernel serves every value of a parameter. The access is of a `WindowVar`: an implicit tensor over the
 operand's own arrays (the runtime binds it to the operand's input, never a
 copy: runtime.windows), whose stream is the operand's level stream through the
 window combinator (streams.window). proofs_notes/windows.md.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import numbers
+import re
 from dataclasses import dataclass
 
 from ..errors import ExpressionTypeError
@@ -56,20 +57,48 @@ def window(ix: Index, s) -> Window:
     if not isinstance(s, slice):
         raise ExpressionTypeError(f"an index takes a window {ix}[lo:hi] or {ix}[lo:hi:step], "
                                   f"got {ix}[{s!r}]")
-    for what, b in (("lo", s.start), ("hi", s.stop), ("step", s.step)):
-        _check_bound(ix, what, b)
+    bounds = [_checked_bound(ix, what, b)
+              for what, b in (("lo", s.start), ("hi", s.stop), ("step", s.step))]
     if isinstance(s.step, numbers.Integral) and s.step <= 0:
         raise ExpressionTypeError(f"window {ix}[{s.start}:{s.stop}:{s.step}]: the step must "
                                   f"be positive")
-    return Window(ix, s.start, s.stop, s.step)
+    return Window(ix, *bounds)
 
 
-def _check_bound(ix, what, b):
-    if b is None or isinstance(b, str) and b.isidentifier():
-        return
-    if isinstance(b, (bool,)) or not isinstance(b, numbers.Integral):
-        raise ExpressionTypeError(f"window of {ix}: {what} must be an int or a parameter "
-                                  f"name, got {b!r}")
+_BOUND = re.compile(r"\s*([A-Za-z_][A-Za-z_0-9]*)\s*(?:([+-])\s*([0-9]+))?\s*")
+
+
+def split_bound(b: str) -> tuple[str, int]:
+    """A parameter bound as (parameter name, constant offset): "lo" -> ("lo", 0),
+    "hi-1" -> ("hi", -1); ValueError for anything else.
+
+        >>> split_bound("lo+2")
+        ('lo', 2)
+    """
+    m = _BOUND.fullmatch(b)
+    if m is None or not m.group(1).isidentifier():
+        raise ValueError(f"not a parameter bound: {b!r}")
+    offset = int(m.group(3) or 0)
+    return m.group(1), -offset if m.group(2) == "-" else offset
+
+
+def _checked_bound(ix, what, b):
+    """Bound `b` as a Window keeps it: a parameter with an offset in one spelling
+    ("lo+1", "hi-2"; "lo+0" is "lo"); ExpressionTypeError for anything but an
+    int, a parameter name or one plus or minus an integer."""
+    if b is None:
+        return b
+    if isinstance(b, str):
+        try:
+            name, offset = split_bound(b)
+        except ValueError:
+            name = None
+        if name is not None:
+            return name if offset == 0 else f"{name}{offset:+d}"
+    elif not isinstance(b, bool) and isinstance(b, numbers.Integral):
+        return b
+    raise ExpressionTypeError(f"window of {ix}: {what} must be an int, a parameter name or "
+                              f"a parameter plus or minus an integer (\"lo+1\"), got {b!r}")
 
 
 @dataclass(frozen=True)
@@ -88,7 +117,8 @@ class WindowVar(TensorVar):
     @functools.cached_property
     def params(self) -> tuple[str, ...]:
         """The parameters its bounds read at call time, in order, once each."""
-        names = [b for w in self.windows if w for b in w if isinstance(b, str)]
+        names = [split_bound(b)[0] for w in self.windows if w for b in w
+                 if isinstance(b, str)]
         return tuple(dict.fromkeys(names))
 
     @functools.cached_property
@@ -126,10 +156,22 @@ def windowed_access(t: TensorVar, idx: tuple) -> Access:
                                   f"take the diagonal and the window in two steps")
     specs = tuple(x.spec() if isinstance(x, Window) else None for x in idx)
     words = "_".join("a" if s is None else "_".join(
-        "x" if b is None else token(b) for b in s) for s in specs)
+        "x" if b is None else _word(b) for b in s) for s in specs)
     var = WindowVar(f"{WINDOW_PREFIX}{t.name}_{words}", t.order, t.format, t.iso,
                     source=t.name, windows=specs)
     return Access(var, plain)
+
+
+def _word(b) -> str:
+    """A bound as part of the WindowVar's name: expr.compare.token's, and for a
+    parameter with an offset q<length of the name><name><the offset's token>
+    (no parameter's token starts with q, and the length ends the name)."""
+    if isinstance(b, str):
+        name, offset = split_bound(b)
+        if offset:
+            return f"q{len(name)}{name}{token(offset)}"
+        return token(name)
+    return token(b)
 
 
 def rewindowed(tv: WindowVar, idx: tuple, fmt) -> Access:

@@ -282,12 +282,23 @@ def kernel_tensors(plan, tensors: dict) -> dict:
 def bindings(plan, tensors: dict) -> dict:
     """Kernel input name -> (the user's tensor it is bound from, its TensorVar,
     whether it is a planned conversion)."""
+    return bindings_of(tensors, *converted(plan))
+
+
+def converted(plan) -> tuple[tuple, frozenset]:
+    """(name, source, TensorVar) of every planned conversion of `plan`, and the
+    names of the tensors read only through their conversions."""
     convs = getattr(plan, "conversions", ())
     if not convs:
-        return {name: (name, tv, False) for name, tv in tensors.items()}
+        return (), frozenset()
     read = {a.tensor.name for s in plan.steps for a in accesses(s.body)}
-    replaced = {c.source for c in convs} - read
+    return (tuple((c.name, c.source, c.tensor) for c in convs),
+            frozenset({c.source for c in convs} - read))
+
+
+def bindings_of(tensors: dict, conversions: tuple, replaced: frozenset) -> dict:
+    """`bindings` from what `converted` says of a plan."""
     out = {name: (name, tv, False) for name, tv in tensors.items() if name not in replaced}
-    for c in convs:
-        out[c.name] = (c.source, c.tensor, True)
+    for name, source, tv in conversions:
+        out[name] = (source, tv, True)
     return out

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import functools
 import importlib.machinery
-import importlib.resources
 import importlib.util
 import os
 import subprocess
@@ -68,8 +67,8 @@ def module():
 def _template() -> str:
     """The binder's template text (its key is made from it: a warm load renders
     nothing, so it never imports jinja2)."""
-    folder = importlib.resources.files("etchpy.codegen_templates")
-    return "".join(folder.joinpath(name).read_text()
+    folder = cache.template_folder()
+    return "".join((folder / name).read_text(encoding="utf-8")
                    for name in ("binder.c.j2", "binder_inputs.c.j2"))
 
 

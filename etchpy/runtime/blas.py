@@ -1,20 +1,24 @@
 """Binds BLAS into a loaded kernel library whose C calls gemm (c.gemm).
 
-The gemm and gemv are scipy's BLAS, Fortran conventions (every argument by
-pointer, column-major, int extents): dgemm, sgemm, dgemv and sgemv. Their
-addresses are handed to the library's `etchpy_blas_bind` once, when it is
-loaded; a library that is never bound (no scipy) runs its fused loops instead,
-with the same results up to rounding. The addresses come from the first of
-these that works, so that a first call need not import scipy.linalg (50-250 ms):
+The gemm and gemv are Fortran conventions (every argument by pointer,
+column-major; int extents, or int64_t ones for an ILP64 library): dgemm, sgemm,
+dgemv and sgemv. Their addresses and whether the extents are 64-bit are handed to
+the library's `etchpy_blas_bind` once, when it is loaded; a library that is never
+bound (no BLAS found) runs its fused loops instead, with the same results up to
+rounding. The addresses come from the first of these that works, so that a
+first call need not import scipy.linalg (50-250 ms) nor load a second BLAS:
 
 1. `scipy.linalg.cython_blas`, when something imported it already: its PyCapsules.
-2. the OpenBLAS a scipy wheel bundles (`scipy.libs/libscipy_openblas*.so`, found
+2. the OpenBLAS a numpy wheel bundles (`numpy.libs/libscipy_openblas*.so`), which
+   `import numpy` has loaded already: its symbols scipy_dgemm_64_, ... (ILP64) or
+   scipy_dgemm_, ...; a lookup, nothing loaded.
+3. the OpenBLAS a scipy wheel bundles (`scipy.libs/libscipy_openblas*.so`, found
    without importing scipy): its symbols scipy_dgemm_, ... (the functions
-   cython_blas wraps); about a millisecond.
-3. `scipy/linalg/cython_blas*.so` loaded on its own, without running
+   cython_blas wraps); loading it takes a millisecond or two.
+4. `scipy/linalg/cython_blas*.so` loaded on its own, without running
    scipy.linalg's `__init__` (it imports the scipy package; the module object is
    the one a later `import scipy.linalg` gets).
-4. `from scipy.linalg import cython_blas`.
+5. `from scipy.linalg import cython_blas`.
 """
 from __future__ import annotations
 
@@ -34,20 +38,29 @@ _source: list = []        # where _pointers came from
 NAMES = ("dgemm", "sgemm", "dgemv", "sgemv")
 
 
-def gemm_pointers() -> tuple[int, int, int, int] | None:
-    """(dgemm, sgemm, dgemv, sgemv) addresses from scipy's BLAS, or None
-    without scipy (see the module docstring for where they come from)."""
+def gemm_pointers() -> tuple[int, int, int, int, int] | None:
+    """(dgemm, sgemm, dgemv, sgemv) addresses and 1 when they take 64-bit extents
+    (else 0), or None without a BLAS (see the module docstring for where they come
+    from)."""
     if not _pointers:
-        _pointers.append(_from_capsules(sys.modules.get("scipy.linalg.cython_blas"))
-                         or _from_bundled_library() or _from_capsules(load_cython_blas()))
+        found = [("capsules", lambda: _from_capsules(
+                     sys.modules.get("scipy.linalg.cython_blas"))),
+                 ("numpy", lambda: bundled_library("numpy")),
+                 ("bundled", lambda: bundled_library("scipy")),
+                 ("capsules", lambda: _from_capsules(load_cython_blas()))]
+        for where, find in found:
+            pointers = find()
+            if pointers is not None:
+                _source[:] = [where]
+                break
+        _pointers.append(pointers)
     return _pointers[0]
 
 
 def source() -> str | None:
-    """Where the bound addresses came from: "capsules", "bundled" or None (not yet, or
-    no scipy)."""
+    """Where the bound addresses came from: "capsules", "numpy" (numpy's OpenBLAS),
+    "bundled" (scipy's) or None (not yet, or no BLAS found)."""
     return _source[0] if _source else None
-
 
 
 def _from_capsules(module) -> tuple | None:
@@ -59,41 +72,48 @@ def _from_capsules(module) -> tuple | None:
     api.PyCapsule_GetPointer.restype = ctypes.c_void_p
     api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
     caps = module.__pyx_capi__
-    _source[:] = ["capsules"]
-    return tuple(api.PyCapsule_GetPointer(caps[f], api.PyCapsule_GetName(caps[f]))
-                 for f in NAMES)
+    return (*(api.PyCapsule_GetPointer(caps[f], api.PyCapsule_GetName(caps[f]))
+              for f in NAMES), 0)
 
 
-def _scipy_folder() -> Path | None:
-    """scipy's package folder, found without importing scipy."""
+def _package_folder(package: str = "scipy") -> Path | None:
+    """The package folder of `package` (scipy or numpy), found without importing it."""
     try:
-        spec = importlib.util.find_spec("scipy")
+        spec = importlib.util.find_spec(package)
     except (ImportError, ValueError):
         return None
     return None if spec is None or not spec.origin else Path(spec.origin).parent
 
 
-def _from_bundled_library() -> tuple | None:
-    """The addresses of scipy_dgemm_, ... in the one OpenBLAS of a scipy wheel."""
-    folder = _scipy_folder()
+def bundled_library(package: str) -> tuple | None:
+    """As `gemm_pointers`, the addresses of scipy_dgemm_, ... (scipy_dgemm_64_, ...
+    in an ILP64 build, named `libscipy_openblas64_`) in the one OpenBLAS a numpy or
+    scipy wheel bundles, or None; numpy's only once numpy is imported (then it is
+    loaded already).
+
+        >>> bundled_library("numpy")[-1]      # 1: ILP64, 64-bit extents
+    """
+    if package == "numpy" and "numpy" not in sys.modules:
+        return None
+    folder = _package_folder(package)
     if folder is None:
         return None
-    found = sorted((folder.parent / "scipy.libs").glob("libscipy_openblas*.so*"))
+    found = sorted((folder.parent / f"{package}.libs").glob("libscipy_openblas*.so*"))
     if len(found) != 1:
         return None
+    wide = "openblas64_" in found[0].name
     try:
         lib = ctypes.CDLL(str(found[0]))
-        pointers = tuple(ctypes.cast(getattr(lib, f"scipy_{f}_"), ctypes.c_void_p).value
-                         for f in NAMES)
+        pointers = tuple(ctypes.cast(getattr(lib, f"scipy_{f}_64_" if wide else f"scipy_{f}_"),
+                                     ctypes.c_void_p).value for f in NAMES)
     except (OSError, AttributeError):
         return None
-    _source[:] = ["bundled"]
-    return pointers
+    return (*pointers, int(wide))
 
 
 def load_cython_blas():
     """scipy.linalg.cython_blas (step 3, else 4 of the module docstring), or None."""
-    folder = _scipy_folder()
+    folder = _package_folder()
     name = "scipy.linalg.cython_blas"
     for suffix in importlib.machinery.EXTENSION_SUFFIXES if folder else ():
         path = folder / "linalg" / f"cython_blas{suffix}"
@@ -133,7 +153,7 @@ def bind(library, c_source: str) -> bool:
         # the same path is the same loaded object (dlopen counts references)
         handle = ctypes.CDLL(key)
         fn = getattr(handle, BIND_SYMBOL)
-        fn.argtypes = [ctypes.c_void_p] * 4
+        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
         fn.restype = None
         fn(*pointers)
         _bound.add(key)

@@ -140,9 +140,9 @@ def write_data(path: Path, obj) -> None:
     write_atomic(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
 
 
-def read_data(path: Path):
+def read_data(path: Path, defer=()):
     """The object ``write_data`` stored at ``path``, or None (missing, or failing its
-    hash or the decoder)."""
+    hash or the decoder); ``defer``: as for jsondata.loads."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -151,7 +151,7 @@ def read_data(path: Path):
     if hashlib.sha256(body).hexdigest().encode("ascii") != digest:
         return None
     try:
-        return jsondata.loads(body)
+        return jsondata.loads(body, defer)
     except jsondata.DataError:
         return None
 
@@ -288,12 +288,11 @@ _FFI_ARGUMENTS = frozenset({"_version", "_types", "_globals", "_struct_unions", 
 
 def compiler_fingerprint() -> str:
     """Hash of the (path, size, mtime) of every file of `package_files` (computed once
-    per process)."""
+    per process: one directory scan and one stat per file)."""
     if not _fingerprint:
         h = hashlib.sha256()
-        for f in _package_paths():
-            st = os.stat(f)
-            h.update(f"{f}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+        for path, size, mtime in _package_stats():
+            h.update(f"{path}|{size}|{mtime}\n".encode())
         _fingerprint.append(h.hexdigest())
     return _fingerprint[0]
 
@@ -301,35 +300,56 @@ def compiler_fingerprint() -> str:
 def package_files() -> list[Path]:
     """Every .py and .j2 file of the etchpy package, its subpackages, formats and
     templates, sorted."""
-    return [Path(f) for f in _package_paths()]
+    return [Path(path) for path, _, _ in _package_stats()]
 
 
-def _package_paths() -> list[str]:
-    """`package_files` as sorted path strings."""
-    folders = {Path(__file__).resolve().parent.parent}
-    for pkg in ("formats", "codegen_templates"):   # separate folders when not installed
+def template_folder() -> Path:
+    """The folder of codegen_templates (found without importing it)."""
+    spec = importlib.util.find_spec("etchpy.codegen_templates")
+    return Path(spec.submodule_search_locations[0])
+
+
+def _package_folders() -> list[Path]:
+    """etchpy's folder, then formats' and codegen_templates' (separate folders when
+    not installed)."""
+    folders = [Path(__file__).resolve().parent.parent]
+    for pkg in ("formats", "codegen_templates"):
         spec = importlib.util.find_spec(f"etchpy.{pkg}")
         if spec is not None and spec.submodule_search_locations:
-            folders.update(Path(d) for d in spec.submodule_search_locations)
-    return sorted({os.path.join(root, name) for d in folders for root, _, names in _walk(d)
-                   for name in names if name.endswith((".py", ".j2"))})
+            folders.extend(Path(d) for d in spec.submodule_search_locations)
+    return folders
 
 
-def _walk(folder: Path):
-    """os.walk of `folder`, not descending into __pycache__ (nothing of ours lives
-    there, and a walk through its bytecode took most of a warm load's fingerprint)."""
-    for root, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        yield root, dirs, names
+def _package_stats() -> list[tuple[str, int, int]]:
+    """(path, size, mtime in ns) of every file of `package_files`, sorted by path."""
+    found: dict[str, tuple] = {}
+    for folder in _package_folders():
+        _scan(str(folder), found)
+    return sorted(found.values())
+
+
+def _scan(folder: str, found: dict) -> None:
+    """Add the .py and .j2 files under `folder` to `found`, not descending into
+    __pycache__ (nothing of ours lives there: a walk through its bytecode took most
+    of a warm load's fingerprint)."""
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir():
+                if entry.name != "__pycache__":
+                    _scan(entry.path, found)
+            elif entry.name.endswith((".py", ".j2")):
+                st = entry.stat()
+                found[entry.path] = (entry.path, st.st_size, st.st_mtime_ns)
 
 
 def manifest_path(name: str, request: str) -> Path:
     return directory() / f"{name}-req-{request[:24]}.json"
 
 
-def read_manifest(name: str, request: str):
-    """The dict stored for ``request``, or None (missing, damaged, or for another request)."""
-    obj = read_data(manifest_path(name, request))
+def read_manifest(name: str, request: str, defer=()):
+    """The dict stored for ``request``, or None (missing, damaged, or for another
+    request); the values of its keys in ``defer`` are jsondata.Deferred."""
+    obj = read_data(manifest_path(name, request), defer)
     return obj if isinstance(obj, dict) and obj.get("request") == request else None
 
 

@@ -44,6 +44,8 @@ from . import binder, coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
+from .window_steps import caller_names, window_step, windows_only
+from ..expr.windows import WindowVar
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
 
@@ -103,9 +105,11 @@ def _shape_facts(owner, names, bound, out_shape):
 
 def _eligible(owner, kern) -> bool:
     """Whether calls of `owner` run by `kern` can have plans: a dense output, no
-    implicit identities, iso inputs or parameters, no planned conversions."""
-    return (owner._dense_out and owner.out_format is None and not owner._identities
-            and not owner._iso and not owner._params
+    implicit tensors but windows (no identities, no comparisons: the parameters
+    are windows' bounds), no iso inputs, no planned conversions."""
+    return (owner._dense_out and owner.out_format is None
+            and (not owner._identities or windows_only(owner.tensors))
+            and not owner._iso
             and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items())
             and all(kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots))
 
@@ -113,16 +117,25 @@ def _eligible(owner, kern) -> bool:
 def make_plan(owner, made: tuple, inputs: dict):
     """The plan for calls of kernel `owner` on inputs of the kind of `inputs`, which
     a general call just ran successfully as `made` (Kernel._make's tuple); None
-    when some input's kind or the kernel is not one plans cover."""
+    when some input's kind or the kernel is not one plans cover. A window's
+    step (runtime.window_steps) reads its operand and parameters from the call."""
     kern, lib, types, function, _, bound, out_shape, idx_dtype, planned = made
-    if not _eligible(owner, kern) or bound.keys() != inputs.keys():
+    if not _eligible(owner, kern) or caller_names(bound, owner.tensors) != inputs.keys():
         return None
-    names, sr = tuple(inputs), owner.semiring
+    # the caller's order (the binder's positional calls keep it), or with windows
+    # the kernel's inputs (a window's operand and bounds are read by its step)
+    names = tuple(inputs) if bound.keys() == inputs.keys() else tuple(bound)
+    sr = owner.semiring
     types = {**types, "ffi": lib.ffi}
     steps = []
     for name in names:
-        step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr, idx_dtype,
-                     types, owner.request.tuning.keep_call_bytes)
+        tv = owner.tensors.get(name)
+        if isinstance(tv, WindowVar):
+            step = window_step(name, tv, inputs, bound[name], kern._in_slots[name], sr,
+                               name in kern._fused, lib, types, idx_dtype)
+        else:
+            step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
+                         idx_dtype, types, owner.request.tuning.keep_call_bytes)
         if step is None:
             return None
         steps.append(step)
@@ -130,8 +143,10 @@ def make_plan(owner, made: tuple, inputs: dict):
     if facts is None:
         return None
     steps = tuple(zip(names, steps))
-    in_c = binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS)
-    return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned)
+    in_c = None if len(inputs) != len(names) else binder.plan_for(
+        owner, kern, lib, function, steps, facts, planned, MISS)
+    return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
+                            len(inputs))
 
 
 _PLAN = """\
@@ -155,7 +170,7 @@ def plan(inputs):
 """
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned):
+def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in):
     """The plan itself (see make_plan and the module docstring): a function written
     out for this kernel and kind, so that a call runs no loops of its own. Its text
     holds only integers; names and objects are in its namespace."""
@@ -171,13 +186,16 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned):
             pulls += dense_lines(k, step, space)
         elif type(step) is Sparse:
             pulls += sparse_lines(k, step, space)
+        elif getattr(step, "whole", False):     # a window's: its operand and bounds
+            space[f"step{k}"] = step
+            pulls.append(f"        s{k} = step{k}(inputs, args)")
         else:
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
     zeroed = [f"    args[{pos}] = {int(kern._calloc_zero)}"
               for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
     text = _PLAN.format(
-        n_in=len(steps), n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
+        n_in=n_in, n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
         differ=" or ".join(f"s{k}[{m}] != s{k2}[{m2}]" for k, m, k2, m2 in equal) or "False",
         out_shape="".join(f"s{k}[{m}], " for k, m in outs),
         out_pos=[pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0],

@@ -194,7 +194,7 @@ def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
                                                        on_convert, fused)
         value.memo[(tv.source, fused)] = b
     value.memo[tv.name] = b
-    return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked)
+    return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked, own=b.own)
 
 
 def _window_rows(value, tv, sr):
@@ -223,7 +223,7 @@ def _window_rows(value, tv, sr):
         return None
     refuse_nan(data[a:e], sr, tv.source)
     return Bound(src.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
-                 indptr.dtype == INT32)
+                 indptr.dtype == INT32, own=data.dtype.kind != "b")
 
 
 def _all_int32(roles: dict):

@@ -1,6 +1,7 @@
 """ep.einsum's calls, prepared once per spec, options and operand signature.
 
     einsum_key(spec, operands, semiring, output, backend, tuning) -> key or None
+    plain_key(spec, operands)     the same for the default options
     Calls()                       {key: prepared call}, at most `limit` entries
     matmul_call(parts, operands, semiring, output, tuning) -> Matmul, numpy.matmul or None
     numpy_call(spec, parts, operands, semiring, output, tuning) -> callable or None
@@ -21,7 +22,10 @@ that their ids stay theirs; a tuning given as a dict is not keyed.
 A dense product that is one matrix product (runtime.matmul) of two numpy float64
 (float32) operands in the real (real32) semiring, with a dense output and
 `Tuning.blas` on, runs as numpy's matmul: BLAS with numpy's own dispatch and
-nothing around it but the transposes and reshapes. One numpy operand under the
+nothing around it but the transposes and reshapes (with none, `ndarray.dot` for
+operands of at most 2 axes, which is matmul there: runtime.matmul). With the
+default options a call on two numpy operands is keyed in a few steps
+(`plain_key`) and looked up in one. One numpy operand under the
 default semiring (None: the one its dtype gives, when that computes in the
 operand's own dtype: float64, float32, complex, int64, bool) with a dense output
 and `Tuning.numpy_einsum` on is numpy's einsum itself: a transpose is
@@ -46,7 +50,7 @@ from .tensor import Tensor
 from .. import tuning as tuning_
 from ..semiring import Semiring, semirings
 
-__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call", "numpy_call"]
+__all__ = ["Calls", "KernelCall", "einsum_key", "matmul_call", "numpy_call", "plain_key"]
 
 THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
 
@@ -54,19 +58,35 @@ THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
 def einsum_key(spec, operands, semiring, output, backend, tuning):
     """The key of one ep.einsum call (see the module docstring), or None when it is
     not keyed. With the default options it holds the spec and the operands only
-    (an option's slot never holds a tuple, so the two kinds of key never meet)."""
+    (an option's slot never holds a tuple, so the two kinds of key never meet); a
+    numpy operand adds its dtype and shape, any other one a tuple led by its type."""
     if backend != "c" or type(spec) is not str:
         return None
     if semiring is None and tuning is None and output == "dense":
-        key = [spec]
-    elif isinstance(tuning, dict):
+        return plain_key(spec, operands)
+    if isinstance(tuning, dict):
         return None
-    else:
-        key = [spec, _option(semiring), _option(output), _option(tuning)]
+    return _with_operands([spec, _option(semiring), _option(output), _option(tuning)],
+                          operands)
+
+
+def plain_key(spec, operands):
+    """`einsum_key` with the default options (the caller checked them), in few
+    steps for two numpy operands."""
+    if len(operands) == 2:
+        a, b = operands
+        if type(a) is np.ndarray and type(b) is np.ndarray and type(spec) is str:
+            return (spec, a.dtype, a.shape, b.dtype, b.shape)
+    if type(spec) is not str:
+        return None
+    return _with_operands([spec], operands)
+
+
+def _with_operands(key: list, operands):
     for x in operands:
         kind = type(x)
         if kind is np.ndarray:
-            key.append((x.dtype, x.shape))
+            key += (x.dtype, x.shape)
         elif kind is Tensor:
             key.append((kind, x.format, x.dtype, x.shape))
         elif kind.__module__.startswith("scipy.sparse") and hasattr(x, "format"):
@@ -81,29 +101,31 @@ def _option(value):
 
 
 class Calls:
-    """Prepared calls by key: `get(key)` (None for no entry or key None) and
-    `put(key, call, *held)`; `held` are the option objects keyed by identity,
-    kept alive with the entry. At most `limit` entries: a full table is
-    emptied before it takes another."""
+    """Prepared calls by key: `get(key)` (None for no entry or key None),
+    `calls.get(key)` the same in one lookup, and `put(key, call, *held)`; `held`
+    are the option objects keyed by identity, kept alive with the entry. At most
+    `limit` entries: a full table is emptied before it takes another."""
 
     def __init__(self, limit: int = 256):
         self.limit = limit
-        self._table: dict = {}
+        self.calls: dict = {}
+        self._held: dict = {}
 
     def get(self, key):
-        hit = self._table.get(key) if key is not None else None
-        return None if hit is None else hit[0]
+        return self.calls.get(key) if key is not None else None
 
     def put(self, key, call, *held) -> None:
-        if len(self._table) >= self.limit:
-            self._table.clear()
-        self._table[key] = (call, held)
+        if len(self.calls) >= self.limit:
+            self.clear()
+        self.calls[key] = call
+        self._held[key] = held
 
     def clear(self) -> None:
-        self._table.clear()
+        self.calls.clear()
+        self._held.clear()
 
     def __len__(self):
-        return len(self._table)
+        return len(self.calls)
 
 
 def matmul_call(parts, operands, semiring, output, tuning):
@@ -121,7 +143,7 @@ def matmul_call(parts, operands, semiring, output, tuning):
     if not tuning_.of(tuning).blas:
         return None
     made = matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
-    return None if made is None else made.direct()
+    return None if made is None else made.direct((a.ndim, b.ndim))
 
 
 def numpy_call(spec, parts, operands, semiring, output, tuning):

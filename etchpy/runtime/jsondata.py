@@ -3,6 +3,8 @@ frozen dataclasses. Decoding runs no code read from the file.
 
     text = dumps(obj)          # TypeError for anything the codec does not cover
     obj = loads(text)          # DataError for anything it did not write
+    obj = loads(text, defer=("plan",))   # a top-level dict's "plan" left as a Deferred,
+    obj["plan"].value()                  #  decoded on first need
 
 Covered: None, bool, int, str, float (non-finite ones too), bytes, tuple, list,
 dict (any covered keys), frozenset, numpy bool/int/float scalars, and instances of
@@ -26,7 +28,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["dumps", "loads", "DataError"]
+__all__ = ["dumps", "loads", "DataError", "Deferred"]
 
 _NUMPY_KINDS = "biuf"
 
@@ -40,8 +42,12 @@ def dumps(obj) -> str:
     return json.dumps(_encode(obj), separators=(",", ":"), allow_nan=False)
 
 
-def loads(text: str | bytes):
+def loads(text: str | bytes, defer=()):
     """The value ``dumps`` encoded in ``text``; DataError for anything else.
+
+    ``defer``: keys of a top-level dict whose values are left undecoded, each a
+    `Deferred` that decodes it on first need (a new process that loads a known
+    kernel reads only the small part of its manifest a call needs).
 
     The cyclic collector is paused while it decodes (and restored as it was): a
     kernel's manifest is thousands of new objects, none of them garbage, whose
@@ -52,19 +58,58 @@ def loads(text: str | bytes):
     if paused:
         gc.disable()
     try:
-        return _loads(text)
+        return _loads(text, frozenset(defer))
     finally:
         if paused:
             gc.enable()
 
 
-def _loads(text):
+class Deferred:
+    """One value of a stored dict, parsed JSON not decoded yet (see `loads`)."""
+
+    __slots__ = ("_data", "_value")
+
+    def __init__(self, data):
+        self._data, self._value = data, self
+
+    def value(self):
+        """The decoded value (decoded once); DataError when it is not one `dumps` wrote."""
+        if self._value is self:
+            paused = gc.isenabled()
+            if paused:
+                gc.disable()
+            try:
+                self._value = _guarded(_decode, self._data)
+            finally:
+                if paused:
+                    gc.enable()
+            self._data = None
+        return self._value
+
+
+def _loads(text, defer: frozenset):
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
         raise DataError(f"not JSON: {exc}") from None
+    if defer and isinstance(data, dict) and isinstance(data.get("~d"), list) and len(data) == 1:
+        return _guarded(_decode_deferring, data["~d"], defer)
+    return _guarded(_decode, data)
+
+
+def _decode_deferring(pairs, defer: frozenset) -> dict:
+    """A top-level dict whose keys in `defer` keep their values as Deferred."""
+    out = {}
+    for pair in _array(pairs):
+        k, v = _array(pair)
+        key = _decode(k)
+        out[key] = Deferred(v) if isinstance(key, str) and key in defer else _decode(v)
+    return out
+
+
+def _guarded(decode, *args):
     try:
-        return _decode(data)
+        return decode(*args)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError,
             RecursionError) as exc:
         raise DataError(f"malformed value: {type(exc).__name__}: {exc}") from None

@@ -29,12 +29,14 @@ from . import inputs as io_
 from . import signature as sig_
 from .last_call import LastCall, inputs_of
 from .call_plans import MISS, CallPlans
+from .restored import CallFace
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
 from .request import make_request, request_key
 from ..errors import InputError, warn_performance
+from ..plan.convert import bindings_of
 from ..expr.walk import uses_negation
 
 
@@ -117,10 +119,10 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         self._request = request_key(req) if key is None else key
         self._larger = None
         self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
-        self.compiled = self._restore()
-        self.from_manifest = self.compiled is not None
-        if self.compiled is None:
-            self.compiled = pipeline.compile_request(req)
+        restored = self._restore()
+        self.from_manifest = restored is not None
+        self.compiled = restored if restored is not None else pipeline.compile_request(req)
+        self._face = getattr(self.compiled, "face", None) or CallFace.of(self.compiled)
         self._optimized = self.compiled.optimized
         self._sources: dict[tuple, CSource] = {}
         self._libs: dict[str, build.Library] = {}
@@ -134,8 +136,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
             req.tuning.keep_last_call and not (self._identities or self._iso)))
 
     def _setup_slots(self):
-        self._slots = calling.slots(self.compiled.program.params)
-        self._inputs = planned.kernel_inputs(self.compiled.plan, self.tensors)  # + conversions
+        face = self._face
+        self._slots = calling.slots(face.params)
+        self._inputs = bindings_of(self.tensors, face.conversions, face.replaced)  # + conversions
         self._iso = frozenset(n for n, tv in self.tensors.items() if tv.iso)
         # the slots each input fills, and the output's, as (position, kind, name, C type)
         self._in_slots = {name: tuple((pos, kind, role, ctype)
@@ -152,8 +155,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
-        checked = self.compiled.checked         # the build with fused checks, if any
-        self._fused = checked.fused if checked is not None else frozenset()
+        self._fused = face.fused        # the inputs the build with fused checks checks
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
         self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
         self._by_input = inputs_of(self._inputs)        # for last_call

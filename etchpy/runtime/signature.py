@@ -32,6 +32,7 @@ from . import build, calling
 from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 from ..expr.windows import label
+from .restored import DEFERRED, CallFace, Restored, digest_of, materialized, same_program
 
 
 def index_modes(expr) -> tuple:
@@ -154,31 +155,34 @@ class SignaturePlans:
     and the kernels planned for the size classes of its calls, with the sizes
     every call's inputs are checked to agree on (`_signature`, `_sizes`)."""
 
-    def _restore(self) -> pipeline.Compiled | None:
-        """The result a previous compile of this request left on disk, if any
-        (ETCHPY_DEBUG prints every stage, so it always runs them)."""
+    def _restore(self) -> Restored | None:
+        """The result a previous compile of this request left on disk, if any, its
+        program decoded on first need (runtime.restored; ETCHPY_DEBUG prints every
+        stage, so it always runs them)."""
         if self._request is None or os.environ.get("ETCHPY_DEBUG"):
             return None
-        saved = build.read_manifest(self.request.name, self._request)
-        if saved is None or saved.get("source_expr") != self.request.expr:
+        saved = build.read_manifest(self.request.name, self._request, DEFERRED)
+        if (saved is None or saved.get("source_expr") != self.request.expr
+                or not isinstance(saved.get("face"), CallFace)):
             return None
         self._texts = dict(saved["texts"])
         if saved.get("measured") is not None:     # the figures it was planned from
             self.request = replace(self.request, options=saved["options"],
                                    measured=saved["measured"])
-        return pipeline.Compiled(self.request, None, saved["plan"], saved["costs"],
-                                 saved["expr"], saved["program"],
-                                 tuple(saved.get("nesting", ())))
+        return Restored(self.request, saved, saved["face"])
 
     def _save_manifest(self):
         """Best effort: write what this kernel's request made (see _restore)."""
         if self._request is None:
             return
-        c = self.compiled
+        c = materialized(self.compiled)
+        if self._face.digest is None:
+            self._face = replace(self._face, digest=digest_of(c))
         build.write_manifest(self.name, self._request, {
             "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
             "expr": c.expr, "costs": c.costs, "nesting": c.nesting, "texts": self._texts,
-            "measured": self.request.measured, "options": self.request.options})
+            "measured": self.request.measured, "options": self.request.options,
+            "face": self._face})
 
     def _as_declared(self, bound, inputs) -> dict:
         """The bound inputs by the caller's names, each bound in its declared format:
@@ -226,8 +230,7 @@ class SignaturePlans:
         kern._warned = self._warned
         if not kern.from_manifest:
             kern._save_manifest()
-        same = (kern.compiled.program == self.compiled.program
-                and kern.compiled.expr == self.compiled.expr)
+        same = same_program(kern, self)
         hit = self._planned[cls] = (kern, self if same else kern)
         return hit
 
@@ -251,13 +254,13 @@ class SignaturePlans:
 
     def _sizes(self, bound) -> dict[str, int]:
         sizes: dict[str, int] = {}
-        program = self.compiled.program
-        for var, tname, mode in program.dims:
+        dims = self._face.dims
+        for var, tname, mode in dims:
             n = int(bound[tname].shape[mode])
             if sizes.setdefault(var, n) != n:
-                user = program.plan.origin.get(var, var)
+                user = self.compiled.program.plan.origin.get(var, var)
                 seen = [f"{_label(self.tensors, t)} (mode {m}, size {bound[t].shape[m]})"
-                        for v, t, m in program.dims if v == var]
+                        for v, t, m in dims if v == var]
                 raise InputError(f"index {user} has different sizes in "
                                  + " and ".join(seen))
         return sizes

@@ -7,7 +7,8 @@ order n): the window lengths (modes 0..n-1: the sizes of the indices, checked
 against every other access of them), the operand's own sizes (n..2n-1, for
 its levels' addressing), each lo (2n..3n-1) and each step (3n..4n-1). A
 bound that is a parameter is read from the call's inputs; one kernel serves
-all its values. The dense meaning (the reference backend): `dense_window`.
+all its values, and a bound that is a parameter plus a constant
+(`"lo+1"`) adds it here. The dense meaning (the reference backend): `dense_window`.
 proofs_notes/windows.md.
 """
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..expr.nodes import TensorVar
-from ..expr.windows import WindowVar
+from ..expr.windows import WindowVar, split_bound
 
 
 class WindowInput:
@@ -95,7 +96,7 @@ def extended_shape(tv: WindowVar, inputs: dict) -> tuple:
     src = tuple(map(int, _shape_of(inputs[tv.source])))
     if len(src) != tv.order:
         return src            # a wrong order: binding the source names it
-    values = tuple(_number(tv.source, p, inputs) for p in tv.params)
+    values = tuple([_parameter(tv.source, p, inputs) for p in tv.params])
     return _extended(tv.source, tv.windows, tv.params, src, values)
 
 
@@ -119,12 +120,21 @@ def _extended(source: str, windows: tuple, params: tuple, src: tuple, values: tu
 
 
 def _number(source: str, b, inputs) -> int:
-    """A bound as an int: itself, or the parameter it names (one integer)."""
+    """A bound as an int: itself, or the parameter it names (one integer) plus its
+    constant offset (expr.windows.split_bound)."""
     if not isinstance(b, str):
         return int(b)
+    b, offset = split_bound(b)
+    return _parameter(source, b, inputs) + offset
+
+
+def _parameter(source: str, b: str, inputs) -> int:
+    """The value of parameter `b` (a window bound of `source`) in `inputs`."""
     if b not in inputs:
         raise InputError(f"missing parameter {b} (a window bound of {source})")
     v = inputs[b]
+    if type(v) is int and -2**62 < v < 2**62:
+        return v
     if isinstance(v, (bool, np.bool_)) or not isinstance(v, (numbers.Integral, np.integer)):
         raise InputError(f"parameter {b} (a window bound of {source}) must be one "
                          f"integer, got {v!r}")

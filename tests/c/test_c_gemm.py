@@ -24,8 +24,8 @@ def test_runtime_binds_blas_and_fallback_loops_agree():
     assert blas.bind(lib, kern.source("int64_t").c)       # bound when first loaded
     assert "ep_gemm_ready" in kern.source("int64_t").c
     bind = getattr(ctypes.CDLL(str(lib.path)), BIND_SYMBOL)
-    bind.argtypes = [ctypes.c_void_p] * 4
-    bind(None, None, None, None)                                     # unbound: the loops run
+    bind.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+    bind(None, None, None, None, 0)                                  # unbound: the loops run
     try:
         np.testing.assert_allclose(kern(A=a, B=bm), a @ bm, rtol=1e-13)
     finally:
@@ -80,12 +80,39 @@ print(cb is module)
 
 def test_a_first_blas_call_does_not_import_scipy_linalg(tmp_path):
     """A new process binds gemm without running scipy.linalg's __init__: from the
-    OpenBLAS a scipy wheel bundles, else from cython_blas loaded on its own (the
-    module that a later `import scipy.linalg` hands out)."""
+    OpenBLAS numpy or a scipy wheel bundles, else from cython_blas loaded on its own
+    (the module that a later `import scipy.linalg` hands out)."""
     import os
     import subprocess
     import sys
     env = dict(os.environ, ETCHPY_CACHE_DIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-c", _CHILD], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
-    assert out[0] in ("bundled", "capsules") and out[1:] == ["False", "False", "True"]
+    assert out[0] in ("numpy", "bundled", "capsules") and out[1:] == ["False", "False", "True"]
+
+
+@pytest.mark.parametrize("package", ["numpy", "scipy"])
+def test_each_bundled_openblas_is_called_with_its_own_extent_width(package):
+    """numpy's OpenBLAS takes 64-bit extents (ILP64), scipy's int ones: a kernel
+    bound to either computes the same products, gemm and gemv alike."""
+    pointers = blas.bundled_library(package)
+    if pointers is None:
+        pytest.skip(f"no OpenBLAS bundled with {package} here")
+    A, B = ep.tensor("A", 2), ep.tensor("B", 2)
+    kern = ep.compile(ep.sum(j, A[i, j] * B[j, k]))
+    rng = np.random.default_rng(5)
+    cases = [(rng.random((40, 30)), rng.random((30, 20))),
+             (rng.random((1, 30)), rng.random((30, 20))),
+             (rng.random((40, 30)), rng.random((30, 1)))]
+    for a, bm in cases:                 # each size class's library, loaded and bound
+        kern(A=a, B=bm)
+    binds = [getattr(ctypes.CDLL(path), BIND_SYMBOL) for path in sorted(blas._bound)]
+    for bind in binds:
+        bind.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int]
+        bind(*pointers)
+    try:
+        for a, bm in cases:
+            np.testing.assert_allclose(kern(A=a, B=bm), a @ bm, rtol=1e-13)
+    finally:
+        for bind in binds:
+            bind(*blas.gemm_pointers())

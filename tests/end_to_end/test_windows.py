@@ -126,3 +126,45 @@ def test_bad_windows_are_refused_naming_what_is_wrong():
         kern(A=M, x=np.ones(10), lo=1.5, hi=5)
     with pytest.raises(InputError, match="hi"):
         kern(A=M, x=np.ones(10), lo=1)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "dense", "csc"])
+def test_a_bound_may_be_a_parameter_plus_a_constant(fmt):
+    """i["lo+1":"hi-1"]: one kernel for every value, called with changing bounds,
+    inside the operand and past it on either side (the fill outside)."""
+    M = sp.random(40, 30, density=0.3, format="csr", random_state=4)
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    e = ep.sum(j, A[i["lo+1":"hi-1"], j["lo2-2":"hi2+3"]] * x[j])
+    kern = ep.compile(e)
+    src = {"csr": M, "csc": M.tocsc(), "dense": M.toarray()}[fmt]
+    for lo, hi, lo2, hi2 in ((5, 20, 3, 13), (0, 40, 2, 27), (36, 48, -6, 4), (-9, 3, 25, 40),
+                             (5, 20, 3, 13), (10, 10, 0, 0)):
+        want = numpy_window(M.toarray(), [(lo + 1, hi - 1, 1), (lo2 - 2, hi2 + 3, 1)])
+        v = np.arange(want.shape[1], dtype=float) + 1
+        got = kern(A=src, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2)
+        np.testing.assert_allclose(got, want @ v)
+    assert len(kern._libs) == 1
+    bounds = dict(lo=3, hi=17, lo2=1, hi2=11)
+    n = numpy_window(M.toarray(), [(4, 16, 1), (-1, 14, 1)]).shape[1]
+    check_backends(e, {"A": src, "x": np.ones(n), **bounds})
+
+
+def test_offset_bounds_are_spelled_one_way_and_named_apart():
+    assert i["lo + 1":"hi-0"] == i["lo+1":"hi"]
+    A = ep.tensor("A", 1)
+    names = {A[i[b:]].tensor.name for b in ("lo+1", "lo1", "q2lo1", "lo-1", "lo")}
+    assert len(names) == 5
+    assert A[i["lo+1":]].tensor.params == ("lo",)
+
+
+def test_bad_offset_bounds_are_refused_naming_them():
+    for bad in ("lo*2", "lo+1.5", "1+lo", "lo+"):
+        with pytest.raises(ExpressionTypeError, match="parameter plus or minus"):
+            i[bad:5]
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i["lo+2":"hi"], j] * x[j]))
+    M = sp.random(30, 25, density=0.3, format="csr", random_state=1)
+    with pytest.raises(InputError, match="missing input for tensor lo"):
+        kern(A=M, x=np.ones(25), hi=5)
+    with pytest.raises(InputError, match="parameter lo .* must be one integer"):
+        kern(A=M, x=np.ones(25), lo=0.5, hi=5)

@@ -1,0 +1,113 @@
+"""A compiled kernel as a call needs it, and as a new process reads it back.
+
+A call reads only a few facts of a kernel's compiled program: its C parameters,
+which tensor mode gives each index its size, the inputs its fused checks cover
+and the conversions its plan reads (`CallFace`). A kernel's manifest on disk
+(runtime.signature) stores them beside the whole program, and a new process
+that loads a known kernel decodes only them: the plan, the program and the
+expression (hundreds of objects) stay parsed JSON until something asks for them
+(`Restored`, delegating to the `pipeline.Compiled` it decodes on first need:
+explain(), c_source, a new index type's C text). Two programs are the same
+program when their stored encodings are equal (`same_program`): the codec is
+one-to-one, so equal encodings are equal programs.
+
+    face = CallFace.of(compiled)            # from a program compiled here
+    restored = Restored(request, saved)     # from a manifest read with DEFERRED
+    same_program(a, b)                      # two kernels' programs and expressions
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .. import pipeline
+from . import jsondata
+from ..plan.convert import converted
+
+__all__ = ["CallFace", "Restored", "DEFERRED", "same_program", "materialized"]
+
+DEFERRED = ("plan", "program", "expr", "costs", "nesting")   # decoded on first need
+
+
+@dataclass(frozen=True)
+class CallFace:
+    """What a call reads of a compiled program: `params`, its C parameters;
+    `dims`, (index variable, tensor, mode) per access mode; `fused`, the inputs
+    its checked build checks as it reads them; `conversions` and `replaced`, as
+    plan.convert.converted gives them; `digest`, the sha256 of the stored program
+    and expression (None until stored)."""
+
+    params: tuple
+    dims: tuple
+    fused: frozenset
+    conversions: tuple
+    replaced: frozenset
+    digest: str | None = None
+
+    @classmethod
+    def of(cls, compiled, digest: str | None = None) -> "CallFace":
+        """The face of `compiled` (a pipeline.Compiled)."""
+        checked = compiled.checked
+        return cls(compiled.program.params, compiled.program.dims,
+                   checked.fused if checked is not None else frozenset(),
+                   *converted(compiled.plan), digest)
+
+
+def digest_of(compiled) -> str | None:
+    """sha256 of the stored encoding of `compiled`'s program and expression, or
+    None when they cannot be stored."""
+    try:
+        text = jsondata.dumps((compiled.program, compiled.expr))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Restored:
+    """A pipeline.Compiled read from a manifest: `request`, `optimized` (None) and
+    `face` at once; every other attribute of the Compiled (plan, program, expr,
+    costs, nesting, checked, build) from the Compiled decoded on first need. A
+    part that fails to decode is compiled again from the request."""
+
+    optimized = None
+
+    def __init__(self, request, saved: dict, face: CallFace):
+        self.request, self.face = request, face
+        self._saved, self._full = saved, None
+
+    @property
+    def decoded(self) -> bool:
+        """Whether the whole Compiled has been decoded (or compiled again)."""
+        return self._full is not None
+
+    def full(self) -> pipeline.Compiled:
+        """The whole Compiled (decoded once)."""
+        if self._full is None:
+            s = self._saved
+            try:
+                self._full = pipeline.Compiled(
+                    self.request, None, s["plan"].value(), s["costs"].value(),
+                    s["expr"].value(), s["program"].value(), tuple(s["nesting"].value()))
+            except (jsondata.DataError, KeyError, AttributeError):
+                self._full = pipeline.compile_request(self.request)
+            self._saved = None
+        return self._full
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("_saved", "_full"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+
+def materialized(compiled) -> pipeline.Compiled:
+    """`compiled` as a pipeline.Compiled (a Restored one decoded)."""
+    return compiled.full() if isinstance(compiled, Restored) else compiled
+
+
+def same_program(a, b) -> bool:
+    """Whether kernels a and b compiled the same program and expression: by their
+    stored digests when both have one, else by comparing them."""
+    da, db = a._face.digest, b._face.digest
+    if da is not None and db is not None:
+        return da == db
+    return a.compiled.program == b.compiled.program and a.compiled.expr == b.compiled.expr

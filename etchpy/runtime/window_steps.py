@@ -1,0 +1,150 @@
+"""Windows in call plans (runtime.call_plans): a window's step.
+
+A kernel that reads an operand through a window (expr.windows) takes, for
+that WindowVar, the operand's own arrays and the window's extended shape as
+plain C sizes (runtime.windows: lengths, the operand's sizes, each lo, each
+step). None of that is kept from one call to the next: a window's step works
+out the extended shape from the call's operand and parameters (bounds
+parameters plus their offsets, checked as the general path checks them),
+binds the operand as the general path binds a window's input
+(runtime.calling.bind of a WindowInput: the rows a csr/csc window reads
+checked, a dense operand's layout and NaN), and misses unless the call is of
+the plan's kind: the operand's layout, the window lengths and the stored
+entries in the plan's size classes, the same index dtype and the same build
+(checked or trusted, as the binding's `unchecked` says).
+
+    windows_only(tensors)                      no implicit tensor but windows
+    window_step(name, tv, inputs, bound, positions, sr, fused, lib, types, idx_dtype)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..expr.compare import CompareVar
+from ..expr.nodes import IdentityVar
+from ..expr.windows import WindowVar
+from . import calling
+from .calling import refuse_nan
+from .plan_steps import Miss, class_range
+from .signature import layout
+from .windows import WindowInput, extended_shape
+
+__all__ = ["WindowStep", "DenseWindowStep", "windows_only", "window_step", "caller_names"]
+
+
+def windows_only(tensors: dict) -> bool:
+    """Whether the implicit tensors of `tensors` are all windows (no diagonal's
+    identity, no comparison): then the parameters are the windows' bounds only."""
+    return not any(isinstance(tv, (IdentityVar, CompareVar)) for tv in tensors.values())
+
+
+def caller_names(kern_inputs, tensors: dict) -> set:
+    """The inputs a caller passes for kernel inputs `kern_inputs` (names): a
+    window's operand and parameters in place of the window."""
+    out = set()
+    for name in kern_inputs:
+        tv = tensors.get(name)
+        if isinstance(tv, WindowVar):
+            out.update((tv.source, *tv.params))
+        else:
+            out.add(name)
+    return out
+
+
+class WindowStep:
+    """The step of WindowVar `tv` (see the module docstring). Called with the
+    whole inputs dict (`whole`), it fills the window's C arguments into `args`
+    and returns the extended shape."""
+
+    whole = True
+    __slots__ = ("tv", "kind", "ranges", "stored", "idx32", "unchecked", "positions",
+                 "sr", "fused", "lib", "types", "idx_dtype", "shapes")
+
+    def __init__(self, tv, kind, ranges, stored, b, positions, sr, fused, lib, types,
+                 idx_dtype):
+        self.tv, self.kind, self.ranges, self.stored = tv, kind, ranges, stored
+        self.idx32, self.unchecked = b.idx32, b.unchecked
+        self.positions, self.sr, self.fused = positions, sr, fused
+        self.lib, self.types, self.idx_dtype = lib, types, idx_dtype
+        self.shapes: dict = {}
+
+    def shape(self, value, inputs) -> tuple:
+        """The window's extended shape for operand `value` and the call's bounds
+        (runtime.windows.extended_shape; InputError for a bad bound, which the plan
+        answers with MISS), remembered by the operand's shape and the bounds'
+        values when they are plain ints; Miss outside the plan's size classes."""
+        values = tuple([inputs[p] for p in self.tv.params])
+        key = (value.shape, values)
+        shape = self.shapes.get(key)
+        if shape is None:
+            shape = extended_shape(self.tv, inputs)
+            if all(type(v) is int for v in values):
+                if len(self.shapes) >= 64:
+                    self.shapes.clear()
+                self.shapes[key] = shape
+        for m, (lo, hi) in enumerate(self.ranges):
+            if not lo <= shape[m] < hi:
+                raise Miss
+        return shape
+
+    def __call__(self, inputs, args):
+        value = inputs[self.tv.source]
+        if (type(value), layout(value)) != self.kind:
+            raise Miss
+        shape = self.shape(value, inputs)
+        b = calling.bind(WindowInput(value, shape), self.tv, self.sr, None, self.fused)
+        if b.idx32 != self.idx32 or b.unchecked != self.unchecked or not b.own:
+            raise Miss
+        if self.stored is not None and not self.stored[0] <= len(b.roles["vals"]) < self.stored[1]:
+            raise Miss
+        for pos, arg in calling.input_args(b, self.positions, self.lib, self.types,
+                                           self.idx_dtype):
+            args[pos] = arg
+        return shape
+
+
+class DenseWindowStep(WindowStep):
+    """A window's step over a numpy operand, bound in place: the checks
+    calling.bind makes of a numpy array for a dense tensor (C-contiguous, the
+    carrier dtype, its order; NaN where the semiring refuses it), then the
+    window's sizes and the operand's buffer as the C arguments."""
+
+    __slots__ = ("dims", "at", "val_type", "nan")
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.dims = tuple((pos, mode) for pos, kind, mode, _ in self.positions if kind == "dim")
+        (self.at, ctype), = [(pos, ct) for pos, kind, _, ct in self.positions
+                             if kind == "in_array"]
+        self.val_type, self.nan = self.types[ctype], not self.sr.allows_nan
+
+    def __call__(self, inputs, args):
+        tv = self.tv
+        value = inputs[tv.source]
+        if (type(value) is not np.ndarray or value.dtype != self.sr.dtype
+                or value.ndim != tv.order or not value.flags.c_contiguous):
+            raise Miss
+        shape = self.shape(value, inputs)
+        if self.nan and value.dtype.kind == "f":
+            refuse_nan(value, self.sr, tv.source)
+        for pos, mode in self.dims:
+            args[pos] = shape[mode]
+        args[self.at] = self.types["ffi"].from_buffer(self.val_type, value)
+        return shape
+
+
+def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype):
+    """The step of window input `name` (WindowVar `tv`) as the general call bound it
+    (`b`, a calling.Bound), or None when its binding is not the operand's own
+    arrays (a cast or a conversion: the general path)."""
+    if not b.own:
+        return None
+    value = inputs[tv.source]
+    ranges = tuple(class_range(b.shape[m]) for m in range(tv.order))
+    stored = None if b.idx32 is None else class_range(len(b.roles["vals"]))
+    dense = (type(value) is np.ndarray and b.roles.keys() == {"vals"} and b.idx32 is None
+             and value.dtype == sr.dtype and value.dtype.kind != "b"
+             and sum(kind == "in_array" for _, kind, _, _ in positions) == 1)
+    return (DenseWindowStep if dense else WindowStep)(
+        tv, (type(value), layout(value)), ranges, stored, b, positions, sr, fused, lib,
+        types, idx_dtype)

@@ -1,0 +1,85 @@
+"""Kernels restored from their manifests (runtime.restored): a call reads only the
+kernel's call face; the plan, the program and the expression are decoded when
+something asks for them, and are then those the kernel was compiled with."""
+import json
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.runtime import jsondata
+from etchpy.runtime.restored import CallFace, digest_of
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+i, j, k = ep.indices("i j k")
+
+
+def _cases():
+    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+    B, C = ep.tensor("B", 2), ep.tensor("C", 2)
+    M = sp.random_array((60, 50), density=0.1, format="csr", random_state=1)
+    rng = np.random.default_rng(1)
+    b, c = rng.random((30, 20)), rng.random((20, 10))
+    return [(ep.sum(j, A[i, j] * x[j]), {}, {"A": M, "x": np.arange(50.0)}, M @ np.arange(50.0)),
+            (ep.sum(j, B[i, j] * C[j, k]), {}, {"B": b, "C": c}, b @ c),
+            (ep.sum(j, A[i, j] * x[j]), {"output": "csr"}, None, None)]
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_a_restored_kernel_decodes_its_program_only_when_asked(case):
+    expr, options, inputs, want = _cases()[case]
+    if inputs is None:                         # a sparse output reads the program
+        A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        expr, inputs = A[i, j] * x[j], {"A": sp.eye_array(5, format="csr"), "x": np.ones(5)}
+        want = sp.eye_array(5).toarray()
+    first = ep.Kernel(expr, **options)
+    got = first(**inputs)
+    again = ep.Kernel(expr, **options)
+    assert again.from_manifest and not again.compiled.decoded
+    for _ in range(2):
+        out = again(**inputs)
+        out = out.toarray() if hasattr(out, "toarray") else out
+        np.testing.assert_allclose(out, want, rtol=1e-12)
+    shown = again._current()              # the kernel planned for the call's size class
+    if not options:
+        assert not again.compiled.decoded and not shown.compiled.decoded
+    np.testing.assert_allclose(got.toarray() if hasattr(got, "toarray") else got, want,
+                               rtol=1e-12)
+    assert again.program == first.program and again.plan == first.plan
+    assert again.expr == first.expr and shown.compiled.decoded
+    timeless = lambda text: re.sub(r"[0-9.]+ ms", "ms", text)     # noqa: E731
+    assert timeless(again.explain()) == timeless(first.explain())
+
+
+def test_the_stored_face_is_the_face_of_the_decoded_program():
+    expr, _, inputs, _ = _cases()[0]
+    ep.Kernel(expr)(**inputs)
+    again = ep.Kernel(expr)
+    face = again._face
+    full = again.compiled.full()
+    assert replace(CallFace.of(full), digest=face.digest) == face
+    assert face.digest == digest_of(full)
+
+
+def test_deferred_values_decode_to_what_was_stored():
+    obj = {"a": (1, 2.5, float("inf")), "plan": {"x": [frozenset({1}), b"\x00"]}, "z": None}
+    text = jsondata.dumps(obj)
+    lazy = jsondata.loads(text, defer=("plan", "z"))
+    assert lazy["a"] == obj["a"]
+    assert isinstance(lazy["plan"], jsondata.Deferred) and isinstance(lazy["z"], jsondata.Deferred)
+    assert lazy["plan"].value() == obj["plan"] and lazy["z"].value() is None
+    assert lazy["plan"].value() is lazy["plan"].value()          # decoded once
+
+
+def test_a_malformed_deferred_value_is_refused_when_decoded():
+    text = json.dumps({"~d": [["plan", {"~x": 1}], ["ok", 1]]})
+    lazy = jsondata.loads(text, defer=("plan",))
+    assert lazy["ok"] == 1
+    with pytest.raises(jsondata.DataError):
+        lazy["plan"].value()
+    with pytest.raises(jsondata.DataError):
+        jsondata.loads(text)

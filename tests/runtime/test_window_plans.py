@@ -1,0 +1,107 @@
+"""Windows on the call plans (runtime.window_steps): a kernel reading an operand
+through a window with parameter bounds keeps a plan for calls of that kind; the
+plan works the window out from each call's bounds, checks what the general path
+checks, and misses (the general path then words the error) for anything else."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.runtime.call_plans import MISS
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+i, j = ep.indices("i j")
+
+
+def reference(e, **inputs):
+    return ep.evaluate(e, backend="reference", **inputs)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "dense", "csc"])
+def test_changing_bounds_run_through_the_plan_and_equal_the_reference(fmt):
+    M = sp.random_array((60, 45), density=0.2, format="csr", random_state=5)
+    src = {"csr": M, "dense": M.toarray(), "csc": M.tocsc()}[fmt]
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    e = ep.sum(j, A[i["lo":"hi"], j["lo2+1":"hi2-1"]] * x[j])
+    kern = ep.compile(e)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        lo, lo2 = (int(v) for v in rng.integers(-8, 40, 2))
+        hi, hi2 = lo + int(rng.integers(0, 30)), lo2 + 18        # j's length stays 16
+        inputs = dict(A=src, x=rng.random(16), lo=lo, hi=hi, lo2=lo2, hi2=hi2)
+        want = reference(e, **inputs)
+        np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12)
+        planned = kern._by_plan(inputs)
+        if planned is not MISS:
+            np.testing.assert_allclose(planned, want, rtol=1e-12)
+    assert kern._plans, "no plan was kept for the windowed calls"
+    inputs = dict(A=src, x=np.ones(16), lo=3, hi=20, lo2=4, hi2=22)
+    kern(**inputs)
+    assert kern._plan(inputs) is not MISS      # the same kind again: the plan runs it
+    assert len(kern._libs) <= 2                # one kernel (checked and trusted builds)
+
+
+def test_a_plan_misses_bad_bounds_and_the_general_path_names_them():
+    M = sp.random_array((30, 20), density=0.3, format="csr", random_state=6)
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j] * x[j]))
+    kern(A=M, x=np.ones(20), lo=2, hi=9)
+    assert kern._plans
+    with pytest.raises(InputError, match="parameter lo .* must be one integer"):
+        kern(A=M, x=np.ones(20), lo=2.5, hi=9)
+    with pytest.raises(InputError, match="x"):
+        kern(A=M, x=np.ones(19), lo=2, hi=9)
+    assert kern._plan(dict(A=M, x=np.ones(20), lo=np.int64(2), hi=9)) is not None
+
+
+def test_a_windows_rows_changed_in_place_are_checked_again():
+    """The rows a csr window reads are checked on every call through the plan:
+    unsorted columns written into them are canonicalised or refused by the
+    general path, never read as they are."""
+    d = np.arange(1.0, 49.0).reshape(8, 6)
+    M = sp.csr_array(d)
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    e = ep.sum(j, A[i["lo":"hi"], j] * x[j])
+    kern = ep.compile(e)
+    v = np.arange(6.0)
+    np.testing.assert_allclose(kern(A=M, x=v, lo=1, hi=5), d[1:5] @ v)
+    kern(A=M, x=v, lo=1, hi=5)
+    row = slice(M.indptr[2], M.indptr[3])
+    M.indices[row] = M.indices[row][::-1].copy()      # row 2 unsorted, same entries
+    M.data[row] = M.data[row][::-1].copy()
+    try:
+        got = kern(A=M, x=v, lo=1, hi=5)
+    except InputError:
+        return
+    np.testing.assert_allclose(got, d[1:5] @ v)
+
+
+def test_a_window_of_a_dense_operand_outside_it_reads_zeros_through_the_plan():
+    d = np.random.default_rng(2).random((10, 7))
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i["lo-3":"lo+3"], j] * x[j]))
+    v = np.ones(7)
+    for lo in (0, 2, 5, 9, 12, -4, 5):
+        padded = np.zeros((30, 7))
+        padded[10:20] = d
+        want = padded[10 + lo - 3:10 + lo + 3] @ v
+        np.testing.assert_allclose(kern(A=d, x=v, lo=lo), want, rtol=1e-12)
+    assert kern._plans
+
+
+def test_a_plan_made_in_c_takes_its_inputs_in_the_callers_order():
+    """binder.in_order's positional calls follow the order of the call the plan was
+    made from, not the order of the kernel's own tensors."""
+    from etchpy.runtime import binder, fixed_calls
+    if binder.module() is None:
+        return                    # the Python plans take their inputs by name
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    a, v = np.arange(12.0).reshape(3, 4), np.arange(4.0)
+    assert list(kern.tensors)[0] == "A"
+    kern(x=v, A=a)
+    call = fixed_calls.make(kern, ("x", "A"), (v, a))
+    assert call is not None
+    w = np.arange(4.0, 8.0)
+    np.testing.assert_allclose(call(w, a), a @ w)
