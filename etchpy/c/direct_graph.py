@@ -24,7 +24,7 @@ int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} 
                           int64_t *label, int64_t *where);
 int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                     const double *val, double alpha, double tol, int64_t max_iter,
-                    double *x, double *y, double *inv, int64_t *where);
+                    double *out, double *z, double *inv, int64_t *where);
 int64_t {name}_weights(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                        const double *val, double *stats, int64_t *where);"""
 

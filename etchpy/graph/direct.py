@@ -30,6 +30,7 @@ from ..errors import InputError
 from ..semiring import semirings
 from ..runtime import build
 from ..runtime.kernel_cache import kept
+from ..runtime.scratch import SCRATCH
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
@@ -159,21 +160,23 @@ def components(A, name: str = "A") -> np.ndarray:
 def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndarray:
     """PageRank of A's weighted graph (graph.pagerank, arguments checked by the
     caller); zeros when A stores no entry. Raises InputError naming `name` for a
-    negative or non-finite weight, ConvergenceError after max_iter steps."""
+    negative or non-finite weight, ConvergenceError after max_iter steps.
+    The ranks are written into a new array of zeros (fresh zero pages, not
+    filled), the other step buffer and the out-weights are kept scratch."""
     M, pos, crd = arrays(A, name)
     n = M.shape[0]
     val = np.ascontiguousarray(M.data, dtype=np.float64)
     if len(val) < len(crd):
         crd = crd[:len(val)]
-    x = np.full(n, 1.0 / n) if n else np.zeros(0)
-    y, inv = np.empty(n), np.empty(n)
-    steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol), int(max_iter),
-                  x, y, inv)
+    out = np.zeros(n)
+    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (z, inv):
+        steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol),
+                      int(max_iter), out, z, inv)
     if steps == CODES["no entries"]:
-        return np.zeros(n)
+        return out
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
-    return y if steps % 2 else x           # the C swaps the two each step
+    return out
 
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):

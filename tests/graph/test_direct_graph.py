@@ -188,3 +188,18 @@ def test_a_graph_of_malformed_arrays_is_refused_when_made(where):
         if name == where:
             with pytest.raises(ep.InputError, match=rf"A\.{where}"):
                 graph.Graph(M)
+
+
+@pytest.mark.parametrize("max_iter", [1, 2, 3, 4])
+def test_pagerank_ranks_end_in_a_new_array_whichever_buffer_the_last_step_wrote(max_iter):
+    """The steps alternate between the new output and a kept scratch array (the
+    ranks of an even step are copied out): every call returns its own array,
+    equal to the Graph path's, and a later call does not write into it."""
+    A = random_graph(60, 0.05, 8)
+    ref = graph.pagerank(graph.Graph(A), tol=1e9, max_iter=max_iter)
+    wrong = graph.pagerank(graph.Graph(A), tol=1e-12, max_iter=100)
+    got = [graph.pagerank(A, tol=1e9, max_iter=max_iter) for _ in range(3)]
+    for r in got:
+        assert np.allclose(r, ref, atol=1e-15) and r.flags.owndata
+    graph.pagerank(A, tol=1e-12, max_iter=100)
+    assert np.allclose(got[0], ref, atol=1e-15) and not np.allclose(got[0], wrong)
