@@ -134,10 +134,12 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     pull_beta say, or None (push only);
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again)."""
-    level = np.empty(len(pos) - 1, dtype=np.int64)
+    n = len(pos) - 1
+    level = np.empty(n, dtype=np.int64)
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
-    _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-          float(tuning.pull_beta), int(most), int(checked), level)
+    with SCRATCH.arrays((max(n, 1), pos.dtype)) as (queue,):
+        _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
+              float(tuning.pull_beta), int(most), int(checked), level, queue)
     return level
 
 
