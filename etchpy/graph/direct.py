@@ -200,11 +200,14 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     if not canonical or stats[2] or plan is None:
         return None
     fns, ffi = frontier_library(semirings.min_plus, C_ARRAYS[pos.dtype][:-2], True)
-    d, at = np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+    d = np.full(n, np.inf)
     d[s] = 0.0
     start = np.array([s], dtype=pos.dtype)
-    ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
-    if fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
-                       int(tuning.dense_rounds)) == -2:
+    with SCRATCH.arrays((n, np.int64)) as (at,):      # round numbers: not returned
+        at.fill(-1)
+        ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
+        code = fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
+                               int(tuning.dense_rounds))
+    if code == -2:
         raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
     return d
