@@ -3,8 +3,12 @@ passed as it is: its csr arrays go to C (c.direct_graph) without a copy, a
 conversion or a check in Python; the C checks every row pointer and index as
 it reads them (and every weight PageRank and Bellman-Ford read), so a
 malformed matrix, or one whose arrays were written in place since the last
-call, gives an InputError, never a crash. Nothing is kept between calls but
-the compiled functions. A Graph's BFS runs here too (`levels`, `check`).
+call, gives an InputError, never a crash. Nothing derived from A is kept
+between calls; the workspaces (BFS's queue, PageRank's second step buffer and
+out-weights, the buckets' round numbers) are kept scratch arrays
+(runtime.scratch), whose old contents are never read, so a call faults in
+fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
+`check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
     labels = components(A, "A")
