@@ -8,14 +8,19 @@
          outside the timing; one thread). Targets: ≤ 1.0× each.
 
 Graphs (int32 indices, canonical, undirected, weights uniform in [1, 10), seeds
-fixed): the 4-neighbour grids 300², 600², 1000² (quick: 300²); two that are not
-generated grids: the pixel graph of scikit-image's `camera` photograph (512²
-pixels, 4-neighbours joined where their grey levels differ by at most 8: many
-components of every size) and, when scikit-fem imports, the P2 Laplacian of
+fixed): the 4-neighbour grids 300², 600², 1000² (quick: 300²); others that are
+not generated grids: the pixel graphs of scikit-image's `camera` photograph
+(512² pixels, 4-neighbours joined where their grey levels differ by at most 8:
+many components of every size) and of its `retina` fundus photograph (1411²,
+not with --quick) and, when scikit-fem imports, the P2 Laplacian of
 scikit-fem's unstructured disc mesh (init_circle, 6 refinements; 7 too without
---quick). The source is the middle vertex of the largest component. Calls
-alternate etchpy's two ways and the peer one at a time (bench.calls.alternate);
-the ratios are of medians.
+--quick). The source is the middle vertex of the largest component. Each way
+of calling etchpy alternates with the peer, one call at a time
+(bench.calls.alternate), in its own pair: each side then runs right after the
+other, so what one call leaves behind (caches holding its arrays or evicted,
+memory handed back to the system that the next call's arrays fault in again;
+a python-graphblas call slows what follows it) falls on both sides alike. The
+ratios are of medians.
 """
 from __future__ import annotations
 
@@ -41,10 +46,22 @@ def _int32(A):
 
 
 def camera_graph(most: int = 8):
-    """scikit-image's camera photograph as a graph: pixels joined to their 4
-    neighbours of grey levels within `most`, weights uniform in [1, 10)."""
+    """scikit-image's camera photograph as a graph (pixel_graph)."""
     import skimage.data
-    img = skimage.data.camera().astype(np.int16)
+    return pixel_graph(skimage.data.camera(), most)
+
+
+def retina_graph(most: int = 8):
+    """scikit-image's retina photograph (a fundus image, 1411² pixels; its grey
+    levels the mean of the three channels) as a graph (pixel_graph)."""
+    import skimage.data
+    return pixel_graph(skimage.data.retina().mean(axis=2).round(), most)
+
+
+def pixel_graph(img, most: int):
+    """The pixels of a grey image joined to their 4 neighbours of grey levels
+    within `most`, weights uniform in [1, 10)."""
+    img = np.asarray(img).astype(np.int16)
     v = np.arange(img.size).reshape(img.shape)
     pairs = []
     for a, b, ia, ib in [(v[:, :-1], v[:, 1:], img[:, :-1], img[:, 1:]),
@@ -77,6 +94,8 @@ def graphs(quick: bool):
     for side in (300,) if quick else (300, 600, 1000):
         yield f"grid {side}²", _int32(gi.grid(side))
     yield "camera pixels 512²", camera_graph()
+    if not quick:
+        yield "retina pixels 1411²", retina_graph()
     try:
         import skfem  # noqa: F401
     except ImportError:
@@ -126,11 +145,11 @@ def part_graph(quick, seconds, say, calls) -> list[dict]:
         for alg, ours, peer_name, peer, reference, agree in cases(A):
             if not (agree(ours(A), reference()) and agree(ours(G), reference())):
                 raise AssertionError(f"{alg} on {gname}: etchpy and {peer_name} disagree")
-            t = calls.alternate([lambda: ours(A), lambda: ours(G), peer],
-                                seconds * (2 if A.nnz > 10**6 else 1), most=2000)
-            for way, mine in (("scipy csr each call", t[0]), ("reused Graph", t[1])):
+            span = seconds * (2 if A.nnz > 10**6 else 1)
+            for way, arg in (("scipy csr each call", A), ("reused Graph", G)):
+                mine, theirs = calls.alternate([lambda arg=arg: ours(arg), peer], span, most=2000)
                 rows.append(calls.row("graph", f"{alg} {gname}, {way}", mine, peer_name,
-                                      t[2], 1.0, nnz=int(A.nnz), graph=gname,
+                                      theirs, 1.0, nnz=int(A.nnz), graph=gname,
                                       algorithm=alg, input=way))
                 calls.say_row(rows[-1], say)
     return rows

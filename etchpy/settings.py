@@ -25,7 +25,9 @@ class Limits:
                      gives up
     dask_memory_share  the share of a worker's memory limit one block run may
                      use (distributed.resources): Dask's default spilling
-                     target, above which a worker starts moving data to disk"""
+                     target, above which a worker starts moving data to disk
+    scratch_arrays   workspace arrays of the C helpers kept between calls
+                     (runtime.scratch: the graph algorithms' buffers)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -34,6 +36,7 @@ class Limits:
     dask_retries: int = 3
     dask_losses: int = 8
     dask_memory_share: float = 0.6
+    scratch_arrays: int = 6
 
 
 LIMITS = Limits()

@@ -3,8 +3,12 @@ passed as it is: its csr arrays go to C (c.direct_graph) without a copy, a
 conversion or a check in Python; the C checks every row pointer and index as
 it reads them (and every weight PageRank and Bellman-Ford read), so a
 malformed matrix, or one whose arrays were written in place since the last
-call, gives an InputError, never a crash. Nothing is kept between calls but
-the compiled functions. A Graph's BFS runs here too (`levels`, `check`).
+call, gives an InputError, never a crash. Nothing derived from A is kept
+between calls; the workspaces (BFS's queue, PageRank's second step buffer and
+out-weights, the buckets' round numbers) are kept scratch arrays
+(runtime.scratch), whose old contents are never read, so a call faults in
+fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
+`check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
     labels = components(A, "A")
@@ -30,6 +34,7 @@ from ..errors import InputError
 from ..semiring import semirings
 from ..runtime import build
 from ..runtime.kernel_cache import kept
+from ..runtime.scratch import SCRATCH
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
@@ -133,10 +138,12 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     pull_beta say, or None (push only);
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again)."""
-    level = np.empty(len(pos) - 1, dtype=np.int64)
+    n = len(pos) - 1
+    level = np.empty(n, dtype=np.int64)
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
-    _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-          float(tuning.pull_beta), int(most), int(checked), level)
+    with SCRATCH.arrays((max(n, 1), pos.dtype)) as (queue,):
+        _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
+              float(tuning.pull_beta), int(most), int(checked), level, queue)
     return level
 
 
@@ -159,21 +166,23 @@ def components(A, name: str = "A") -> np.ndarray:
 def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndarray:
     """PageRank of A's weighted graph (graph.pagerank, arguments checked by the
     caller); zeros when A stores no entry. Raises InputError naming `name` for a
-    negative or non-finite weight, ConvergenceError after max_iter steps."""
+    negative or non-finite weight, ConvergenceError after max_iter steps.
+    The ranks are written into a new array of zeros (fresh zero pages, not
+    filled), the other step buffer and the out-weights are kept scratch."""
     M, pos, crd = arrays(A, name)
     n = M.shape[0]
     val = np.ascontiguousarray(M.data, dtype=np.float64)
     if len(val) < len(crd):
         crd = crd[:len(val)]
-    x = np.full(n, 1.0 / n) if n else np.zeros(0)
-    y, inv = np.empty(n), np.empty(n)
-    steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol), int(max_iter),
-                  x, y, inv)
+    out = np.zeros(n)
+    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (z, inv):
+        steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol),
+                      int(max_iter), out, z, inv)
     if steps == CODES["no entries"]:
-        return np.zeros(n)
+        return out
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
-    return y if steps % 2 else x           # the C swaps the two each step
+    return out
 
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
@@ -195,11 +204,14 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     if not canonical or stats[2] or plan is None:
         return None
     fns, ffi = frontier_library(semirings.min_plus, C_ARRAYS[pos.dtype][:-2], True)
-    d, at = np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+    d = np.full(n, np.inf)
     d[s] = 0.0
     start = np.array([s], dtype=pos.dtype)
-    ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
-    if fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
-                       int(tuning.dense_rounds)) == -2:
+    with SCRATCH.arrays((n, np.int64)) as (at,):      # round numbers: not returned
+        at.fill(-1)
+        ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
+        code = fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
+                               int(tuning.dense_rounds))
+    if code == -2:
         raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
     return d

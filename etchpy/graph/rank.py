@@ -26,6 +26,7 @@ from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..c.rank import rank_source
 from ..runtime import build
+from ..runtime.scratch import SCRATCH
 from ..version import __version__
 from ..tuning import DEFAULT, Tuning, of as tuning_of
 from . import adjacency as adj, direct
@@ -135,10 +136,11 @@ def _rank_in_c(G, alpha: float, tol: float, max_iter: int):
     inv, _ = G.cached("pagerank scale", _scale)
     cpos, ccrd, cval, dangling = G.cached("pagerank csc", _compact_csc)
     fn, ffi = _library(C_ARRAYS[cpos.dtype][:-2], cval is not None)
-    x, y, w = np.full(n, 1.0 / n), np.empty(n), np.empty(n)
+    x = np.full(n, 1.0 / n)                 # the ranks: the one array whose pages are new
     ptr = functools.partial(pointer, ffi)
-    steps = fn(n, ptr(cpos), ptr(ccrd), ptr(cval), ptr(inv), ptr(dangling), len(dangling),
-               alpha, tol, max_iter, ptr(x), ptr(y), ptr(w))
+    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):    # written before read
+        steps = fn(n, ptr(cpos), ptr(ccrd), ptr(cval), ptr(inv), ptr(dangling),
+                   len(dangling), alpha, tol, max_iter, ptr(x), ptr(y), ptr(w))
     if steps < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
     return x

@@ -30,6 +30,7 @@ from ..runtime.kernel_cache import kept
 from ..c.frontier import frontier_source, pulls
 from ..errors import CompileError, InputError, SemiringError
 from ..runtime import build
+from ..runtime.scratch import SCRATCH
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .fixpoint import ConvergenceError
@@ -97,9 +98,10 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G, tuning.bucket_count)
     fn, ptr = fns["_buckets"], functools.partial(pointer, ffi)
-    at = np.full(G.n, -1, dtype=np.int64)
-    taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start), len(start),
-               delta, nb, int(tuning.rounds_above), int(tuning.dense_rounds))
+    with SCRATCH.arrays((G.n, np.int64)) as (at,):    # round numbers: not returned
+        at.fill(-1)
+        taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start),
+                   len(start), delta, nb, int(tuning.rounds_above), int(tuning.dense_rounds))
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)

@@ -188,3 +188,43 @@ def test_a_graph_of_malformed_arrays_is_refused_when_made(where):
         if name == where:
             with pytest.raises(ep.InputError, match=rf"A\.{where}"):
                 graph.Graph(M)
+
+
+@pytest.mark.parametrize("max_iter", [1, 2, 3, 4])
+def test_pagerank_ranks_end_in_a_new_array_whichever_buffer_the_last_step_wrote(max_iter):
+    """The steps alternate between the new output and a kept scratch array (the
+    ranks of an even step are copied out): every call returns its own array,
+    equal to the Graph path's, and a later call does not write into it."""
+    A = random_graph(60, 0.05, 8)
+    ref = graph.pagerank(graph.Graph(A), tol=1e9, max_iter=max_iter)
+    wrong = graph.pagerank(graph.Graph(A), tol=1e-12, max_iter=100)
+    got = [graph.pagerank(A, tol=1e9, max_iter=max_iter) for _ in range(3)]
+    for r in got:
+        assert np.allclose(r, ref, atol=1e-15) and r.flags.owndata
+    graph.pagerank(A, tol=1e-12, max_iter=100)
+    assert np.allclose(got[0], ref, atol=1e-15) and not np.allclose(got[0], wrong)
+
+
+def test_kept_workspaces_carry_nothing_from_one_call_to_the_next():
+    """Calls on graphs of other sizes, and calls that stopped at a malformed
+    array half way, leave the kept workspaces (BFS's queue, PageRank's buffers,
+    the buckets' round numbers) in any state: the next call's answers are
+    still csgraph's and the Graph path's."""
+    big, small = random_graph(90, 0.04, 9), random_graph(50, 0.06, 10)
+    bad = small.copy()
+    bad.indices = bad.indices.copy()
+    bad.indices[len(bad.indices) // 2] = 10**6
+    for M in (big, bad, small, bad, big, sp.csr_array((0, 0))):
+        if M is bad:
+            for call in (lambda: graph.bfs_levels(M, 0), lambda: graph.pagerank(M),
+                         lambda: graph.bellman_ford(M, 0)):
+                with pytest.raises(ep.InputError):
+                    call()
+            continue
+        if M.shape[0] == 0:
+            assert graph.pagerank(M).shape == (0,)
+            continue
+        for s in (0, 7):
+            assert np.array_equal(graph.bfs_levels(M, s), bfs_reference(M, s))
+            assert np.array_equal(graph.bellman_ford(M, s), cg.dijkstra(M, indices=s))
+        assert np.allclose(graph.pagerank(M), graph.pagerank(graph.Graph(M)), atol=1e-14)
