@@ -192,7 +192,7 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
     expression gives ep.map(fn, a, arg). Raises: InputError for a missing or
     non-scalar arg of a map taking one; MapError for an unknown map."""
     if arg is None and isinstance(a, LazyArray):
-        dtype = _PROMOTED.get((fn, _sig(a)))
+        dtype = _PROMOTED.get((fn, a.dtype if type(a) is not Const else _sig(a)))
         if dtype is not None:       # met before: checked, its dtype known
             return unary(Map, a, a.shape, dtype, fn, None)
     if isinstance(a, Expr):
@@ -217,6 +217,9 @@ def matmul(a, b) -> LazyArray:
         a = as_node(a)
     if not isinstance(b, LazyArray):
         b = as_node(b)
+    known = _BINARY.get((MatMul, a.skey, b.skey))    # met before: checked, typed
+    if known is not None:
+        return pair(MatMul, a, b, *known)
     if not a.shape or not b.shape:
         raise InputError("matmul: an operand is a scalar; use * to scale")
     ka = a.shape[-1]
@@ -226,6 +229,7 @@ def matmul(a, b) -> LazyArray:
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+    _remember(_BINARY, (MatMul, a.skey, b.skey), (shape, dtype))
     return pair(MatMul, a, b, shape, dtype)
 
 

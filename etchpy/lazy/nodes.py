@@ -354,8 +354,9 @@ def unary(cls, a: LazyArray, shape: tuple, dtype, *params, n=None) -> Unary:
     if n is None:
         _BUILT[0] += 1
         n = _new(cls)
-        for name, v in zip(cls.__slots__, params):
-            setattr(n, name, v)
+        if params:
+            for name, v in zip(cls.__slots__, params):
+                setattr(n, name, v)
     n.a = a
     n.shape = shape
     n.dtype = dtype
