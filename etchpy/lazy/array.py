@@ -147,7 +147,7 @@ def _sig(node: LazyArray):
 
 
 _PROMOTED: dict = {}
-_WEAK = (int, float)        # python scalars: numpy's promotion reads their type
+_BINARY: dict = {}
 
 
 def binary(kind: type[Binary], a, b) -> LazyArray:
@@ -156,22 +156,29 @@ def binary(kind: type[Binary], a, b) -> LazyArray:
         a = as_node(a)
     if not isinstance(b, LazyArray):
         b = as_node(b)
-    ta, tb = type(a), type(b)
-    sig = (kind,
-           a.dtype if ta is not Const else type(a.value) if type(a.value) in _WEAK else _sig(a),
-           b.dtype if tb is not Const else type(b.value) if type(b.value) in _WEAK else _sig(b))
-    dtype = _PROMOTED.get(sig)
-    if dtype is None:
-        with np.errstate(all="ignore"):
-            dtype = _PROMOTED.setdefault(sig, kind.ufunc(_dummy(a), _dummy(b)).dtype)
-    sa, sb = a.shape, b.shape
-    shape = sa if sa == sb or not sb else sb if not sa else broadcast(sa, sb, kind)
-    if kind is Div and (tb is not Const or b.value == 0):   # a * recip(b), div's dtype
+    # the result's (shape, dtype): a function of kind and what the operands' skeys
+    # fix (shape, dtype; skeys are never reused), a scalar's by its kind alone (_sig)
+    key = (kind, a.skey if type(a) is not Const else _sig(a),
+           b.skey if type(b) is not Const else _sig(b))
+    known = _BINARY.get(key)
+    if known is None:
+        known = _remember(_BINARY, key, _binary_type(kind, a, b))
+    shape, dtype = known
+    if kind is Div and (type(b) is not Const or b.value == 0):   # a * recip(b), div's dtype
         r = map_node("recip", b)
         if type(a) is Const and a.value == 1 and r.dtype == dtype and r.shape == shape:
             return r
         return pair(Mul, a, r, shape, dtype)
     return pair(kind, a, b, shape, dtype)
+
+
+def _binary_type(kind: type[Binary], a: LazyArray, b: LazyArray) -> tuple:
+    """(shape, dtype) of a kind b: numpy's broadcasting and promotion (an
+    InputError when the shapes do not broadcast)."""
+    with np.errstate(all="ignore"):
+        dtype = kind.ufunc(_dummy(a), _dummy(b)).dtype
+    sa, sb = a.shape, b.shape
+    return (sa if sa == sb or not sb else sb if not sa else broadcast(sa, sb, kind)), dtype
 
 
 def subtract(a, b) -> LazyArray:
@@ -185,7 +192,7 @@ def map_node(fn: str, a, arg=None) -> LazyArray:
     expression gives ep.map(fn, a, arg). Raises: InputError for a missing or
     non-scalar arg of a map taking one; MapError for an unknown map."""
     if arg is None and isinstance(a, LazyArray):
-        dtype = _PROMOTED.get((fn, _sig(a)))
+        dtype = _PROMOTED.get((fn, a.dtype if type(a) is not Const else _sig(a)))
         if dtype is not None:       # met before: checked, its dtype known
             return unary(Map, a, a.shape, dtype, fn, None)
     if isinstance(a, Expr):
@@ -210,6 +217,9 @@ def matmul(a, b) -> LazyArray:
         a = as_node(a)
     if not isinstance(b, LazyArray):
         b = as_node(b)
+    known = _BINARY.get((MatMul, a.skey, b.skey))    # met before: checked, typed
+    if known is not None:
+        return pair(MatMul, a, b, *known)
     if not a.shape or not b.shape:
         raise InputError("matmul: an operand is a scalar; use * to scale")
     ka = a.shape[-1]
@@ -219,6 +229,7 @@ def matmul(a, b) -> LazyArray:
                          f"({ka} != {kb})")
     shape = a.shape[:-1] + b.shape[1:]
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+    _remember(_BINARY, (MatMul, a.skey, b.skey), (shape, dtype))
     return pair(MatMul, a, b, shape, dtype)
 
 

@@ -37,7 +37,7 @@ from .. import maps
 from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
-from .regions import sparse_input
+from .regions import library_input
 from .sample import expensive, low_rank, recomputed
 from .steps import contracts, does_work
 from .translate import Translator
@@ -78,9 +78,9 @@ def candidates(ev, outs) -> list:
 
 def _sparse_operand(n: LazyArray, parent) -> bool:
     """Is n dense element-wise work holding a product, read as the dense operand
-    of a product with a sparse input (or its transpose)?"""
+    of a product with a 2-d input, sparse or dense (or its transpose)?"""
     return (isinstance(parent, MatMul) and isinstance(n, _ELEMENTWISE)
-            and n is parent.b and sparse_input(parent.a) and contracts(n))
+            and n is parent.b and library_input(parent.a) and contracts(n))
 
 
 class Pricer:

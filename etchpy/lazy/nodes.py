@@ -1,4 +1,5 @@
-"""The nodes of a lazy program: one frozen dataclass per kind, matched by class.
+"""The nodes of a lazy program: one dataclass per kind (immutable by contract: see
+"building" below), matched by class.
 
     Leaf(value, constant)     an input array (numpy, or scipy csr/csc)
     Const(value)              a scalar operand (shape ())
@@ -35,7 +36,7 @@ from .keys import BUILT as _BUILT, intern, known as _known, merge, scalar_key
 # show, registered as those modules are imported (they import this one)
 RUN: dict = {}
 
-node = dataclass(frozen=True, eq=False, repr=False, slots=True)
+node = dataclass(eq=False, repr=False, slots=True)
 
 
 @node
@@ -189,10 +190,8 @@ class Const(LazyArray):
     def _keys(self) -> None:
         t = (Const, scalar_key(self.value), self.dtype)
         k = _known(t) or intern(t)
-        _KEY(self, k)
-        _SKEY(self, k)
-        _LKEYS(self, ())
-        _LEAVES(self, ())
+        self.key = self.skey = k
+        self.lkeys = self._leaves = ()
 
 
 @node
@@ -291,14 +290,11 @@ class Map(Unary):
 # ------------------------------------------------------------------ building
 # A node is built by its dataclass constructor (then __post_init__ sets its keys)
 # or, by the builders of etchpy.lazy.array, by leaf/pair/unary below: the same
-# fields and keys, set straight through the slots' descriptors (a frozen
-# dataclass's __init__ and __post_init__ cost twice as much, and a program is
-# rebuilt on every call of a training loop).
+# fields and keys, stored directly (a program is rebuilt on every call of a
+# training loop). Nodes are immutable by contract, not by a frozen dataclass:
+# nothing assigns a field of a node once built (its keys would no longer say
+# what it is); a frozen dataclass's stores cost as much as the rest of a build.
 _new = object.__new__
-_SHAPE, _DTYPE, _KEY, _SKEY, _LKEYS, _LEAVES = (
-    LazyArray.__dict__[f].__set__ for f in ("shape", "dtype", "key", "skey", "lkeys", "_leaves"))
-_VALUE, _CONSTANT = Leaf.__dict__["value"].__set__, Leaf.__dict__["constant"].__set__
-_PA, _PB, _UA = Pair.__dict__["a"].__set__, Pair.__dict__["b"].__set__, Unary.__dict__["a"].__set__
 
 
 def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
@@ -308,17 +304,17 @@ def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
     if n is None:
         _BUILT[0] += 1
         n = _new(Leaf)
-    _VALUE(n, value)
-    _CONSTANT(n, constant)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
+    n.value = value
+    n.constant = constant
+    n.shape = shape
+    n.dtype = dtype
     t = ("leaf", id(value))
     k = _known(t) or intern(t)
     t = ("S", shape, dtype, type(value) is not np.ndarray and hasattr(value, "tocsr"))
-    _KEY(n, k)
-    _SKEY(n, _known(t) or intern(t))
-    _LKEYS(n, (k,))
-    _LEAVES(n, None)
+    n.key = k
+    n.skey = _known(t) or intern(t)
+    n.lkeys = (k,)
+    n._leaves = None
     return n
 
 
@@ -328,10 +324,10 @@ def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype, n=None) -> Pair:
     if n is None:
         _BUILT[0] += 1
         n = _new(cls)
-    _PA(n, a)
-    _PB(n, b)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
+    n.a = a
+    n.b = b
+    n.shape = shape
+    n.dtype = dtype
     ka, kb, la, lb = a.lkeys, b.lkeys, a._leaves, b._leaves
     la, lb = (a,) if la is None else la, (b,) if lb is None else lb
     if not kb:
@@ -344,10 +340,10 @@ def pair(cls, a: LazyArray, b: LazyArray, shape: tuple, dtype, n=None) -> Pair:
         leaves, lkeys, share = merge(la, lb, ka, kb)
     t = (cls, dtype, a.skey, b.skey, share)
     k = _known(t) or intern(t)
-    _KEY(n, (k, lkeys))
-    _SKEY(n, k)
-    _LKEYS(n, lkeys)
-    _LEAVES(n, leaves)
+    n.key = (k, lkeys)
+    n.skey = k
+    n.lkeys = lkeys
+    n._leaves = leaves
     return n
 
 
@@ -358,16 +354,17 @@ def unary(cls, a: LazyArray, shape: tuple, dtype, *params, n=None) -> Unary:
     if n is None:
         _BUILT[0] += 1
         n = _new(cls)
-        for name, v in zip(cls.__slots__, params):
-            object.__setattr__(n, name, v)
-    _UA(n, a)
-    _SHAPE(n, shape)
-    _DTYPE(n, dtype)
+        if params:
+            for name, v in zip(cls.__slots__, params):
+                setattr(n, name, v)
+    n.a = a
+    n.shape = shape
+    n.dtype = dtype
     t = (cls, n._param(), dtype, a.skey)
     k = _known(t) or intern(t)
     lkeys = a.lkeys
-    _KEY(n, (k, lkeys))
-    _SKEY(n, k)
-    _LKEYS(n, lkeys)
-    _LEAVES(n, (a,) if a._leaves is None else a._leaves)
+    n.key = (k, lkeys)
+    n.skey = k
+    n.lkeys = lkeys
+    n._leaves = (a,) if a._leaves is None else a._leaves
     return n

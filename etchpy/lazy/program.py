@@ -40,7 +40,7 @@ from ..errors import InputError
 from ..expr.nodes import Expr
 from . import fusion
 from .array import as_node
-from .nodes import RUN, Const, Leaf, Map, Pow, Sum
+from .nodes import RUN, Const, LazyArray, Leaf, Map, Pow, Sum
 from .show import show
 from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
 from .state import Options
@@ -121,12 +121,11 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
                                   dict(optimize=optimize, threads=threads, tuning=tuning))
     if not arrays:
         raise InputError("ep.compute needs at least one lazy array")
-    nodes = [as_node(a) for a in arrays]
-    sig, leaves = signature(nodes)
-    tkey = tuning_key(tuning)
-    key = (sig, optimize, threads, tkey)
-    tape = PROGRAMS.get(key) if tkey is not False else None
-    results = None if tape is None else tape.replay([leaf.value for leaf in leaves])
+    nodes = [a if isinstance(a, LazyArray) else as_node(a) for a in arrays]
+    sig, values, leaves = signature(nodes)
+    tkey = tuning if tuning is None else tuning_key(tuning)
+    tape = PROGRAMS.get((sig, optimize, threads, tkey)) if tkey is not False else None
+    results = None if tape is None else tape.replay(values)
     if results is None:
         checked: list = []
         _, outs, uses, _ = _program(nodes, optimize, checked)
@@ -136,7 +135,7 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
             fusion.choose(ev, outs)
         results = tuple(to_result(o, ev.value(o)) for o in outs)
         if ev.values.replayable and tkey is not False:
-            PROGRAMS.put(key, Tape(ev, outs))
+            PROGRAMS.put((sig, optimize, threads, tkey), Tape(ev, outs))
     return results[0] if len(results) == 1 else results
 
 

@@ -44,7 +44,7 @@ def _same_pattern(a, b) -> bool:
 def _leaf_sig(v, sparse_leaves: list):
     """What the steps depend on of a sparse leaf beyond its shape and dtype."""
     same = -1
-    if v.format == "csr":
+    if sparse_leaves and v.format == "csr":
         same = next((k for k, p in enumerate(sparse_leaves) if p.shape == v.shape
                      and p.format == "csr" and _same_pattern(p, v)), -1)
     sparse_leaves.append(v)
@@ -52,19 +52,24 @@ def _leaf_sig(v, sparse_leaves: list):
             int(v.indptr[-1]).bit_length(), same)
 
 
+_NDARRAY = np.ndarray
+
+
 def signature(nodes) -> tuple:
-    """(the program's structure and leaf kinds, a hashable key; its leaf nodes in
-    order of first use). The structure is read off the nodes' skeys, made as they
-    were built (etchpy.lazy.keys); only the sparse leaves are read now."""
+    """(the program's structure and leaf kinds, a hashable key; its leaves' values
+    in order of first use; those leaf nodes). The structure is read off the
+    nodes' skeys, made as they were built (etchpy.lazy.keys); only the sparse
+    leaves are read now."""
     n = nodes[0]
     skeys, leaves, lkeys = [n.skey], n.leaves, n.lkeys
     for n in nodes[1:]:
         leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
         skeys += (n.skey, share)
+    values = [leaf.value for leaf in leaves]
     sparse: list = []
-    kinds = tuple([_leaf_sig(v, sparse) for v in [leaf.value for leaf in leaves]
-                   if type(v) is not np.ndarray and hasattr(v, "tocsr")])
-    return (tuple(skeys), kinds), leaves
+    kinds = tuple([_leaf_sig(v, sparse) for v in values
+                   if type(v) is not _NDARRAY and hasattr(v, "tocsr")])
+    return (tuple(skeys), kinds), values, leaves
 
 
 def finite(v) -> bool:
@@ -82,18 +87,19 @@ class Tape:
         self.nleaves, self.size = values.nleaves, len(values.env)
         self.steps, self.guards = list(values.steps), list(values.guards)
         self.outs = [(values.slots[o.key], o.dtype, o.shape) for o in outs]
+        self.blank = [None] * (self.size - self.nleaves)
 
     def replay(self, leaves: list):
         """The results on the arrays `leaves` (in the signature's order), or None
         when a guard fails."""
-        env = leaves + [None] * (self.size - len(leaves))
+        env = leaves + self.blank
         for slot, fn in self.steps:
             env[slot] = fn(env)
         for slot, want in self.guards:
             if finite(env[slot]) != want:
                 return None
-        return tuple(result(env[s], dtype, shape, s < self.nleaves)
-                     for s, dtype, shape in self.outs)
+        nleaves = self.nleaves
+        return tuple([result(env[s], dtype, shape, s < nleaves) for s, dtype, shape in self.outs])
 
 
 def result(v, dtype, shape, is_leaf: bool):

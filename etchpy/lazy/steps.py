@@ -9,14 +9,15 @@ Kinds of step, each logged in `Evaluator.log`:
              entries (etchpy.lazy.sample): its matrix products as one etchpy
              kernel each (the mask times the product, csr output: an SDDMM), the
              element-wise work on those values by numpy; csr out
-    numpy    a dense element-wise region as one numpy expression; with
-             optimize=False a map on a materialised operand (on the stored values
-             when f(0) = 0); a product whose dense factor is not finite off the
+    numpy    a dense element-wise region as one numpy expression (one generated
+             function: etchpy.lazy.region_code); with optimize=False a map on
+             a materialised operand (on the stored values when f(0) = 0); a
+             product whose dense factor is not finite off the
              sparse one's support (numpy's 0·inf = nan is kept)
-    scipy    a lone product of a sparse input (or its transpose) and a dense
-             materialised operand, nothing fused into it: scipy's own product
-             (as a BLAS call for a dense one: a kernel call costs more and its
-             loop is no faster)
+    scipy    a lone product of a 2-d input (or its transpose) and a dense
+    / numpy  materialised operand, nothing fused into it: scipy's own product
+             for a sparse input, numpy's `@` (one BLAS call) for a dense one (a
+             kernel call costs more and its loop is no faster)
 """
 from __future__ import annotations
 

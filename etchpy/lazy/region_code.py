@@ -1,0 +1,106 @@
+"""A dense element-wise region of a lazy program as one generated Python function:
+each numpy call a line of it, no closure per operation (a replayed step runs
+one function, not a call chain; etchpy.lazy.regions).
+
+The function computes the region's value from the slots (`env[s]`) of its
+materialised operands with numpy's floating-point errors ignored and the same
+numpy calls, in the same order, as the operations written: a + (-1·b) as numpy's subtract, -1·b as negative, a map
+by etchpy.maps' numpy form. An operation whose operand is a temporary of its
+own shape and dtype made by the region (fresh) writes its result over it
+(`out=`): one temporary for a chain of operations, the same values.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import maps
+from .nodes import Add, Binary, Const, LazyArray, Map, Mul, Transpose
+from .sample import entrywise
+
+
+def negated(n: LazyArray) -> bool:
+    """Whether n is -1·b (how unary minus and subtraction are built)."""
+    match n:
+        case Mul(Const(c), b):
+            return c == -1 and b.shape == n.shape and b.dtype == n.dtype
+    return False
+
+
+def region_function(root: LazyArray, operand):
+    """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
+    dense element-wise region; operand(n) is the slot of n's value when the
+    region reads n from the slots (n materialised), else None."""
+    code = _Code(operand, root)
+    var, _ = code.emit(root)
+    code.space.update(ndarray=np.ndarray, array=np.array, dtype=root.dtype, shape=root.shape)
+    text = "\n".join([
+        "def region(env):",
+        *code.lines,
+        f"    v = {var}",
+        "    if type(v) is ndarray and v.dtype == dtype and v.base is None:",
+        "        return v if v.shape == shape else v.reshape(shape)",
+        "    return array(v, dtype=dtype).reshape(shape)"])
+    exec(compile(text, "<lazy numpy region>", "exec"), code.space)   # noqa: S102
+    # numpy's errors ignored as errstate's decorator does it (cheaper than a `with`)
+    return np.errstate(all="ignore")(code.space["region"])
+
+
+def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
+    """Whether n's result may be written over its operand m's value (fresh)."""
+    return fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0
+
+
+class _Code:
+    """The lines of a region function and the objects they name (its namespace)."""
+
+    def __init__(self, operand, root: LazyArray):
+        self.operand, self.root, self.lines, self.space = operand, root, [], {}
+
+    def name(self, obj) -> str:
+        """A name in the function's namespace standing for obj."""
+        key = f"c{len(self.space)}"
+        self.space[key] = obj
+        return key
+
+    def temp(self, expr: str) -> str:
+        """A local assigned expr (a line of the function); its name."""
+        var = f"v{len(self.lines)}"
+        self.lines.append(f"    {var} = {expr}")
+        return var
+
+    def emit(self, n: LazyArray) -> tuple:
+        """(the local or expression holding n's value, fresh: a new array of n's
+        shape and dtype that nothing else holds)."""
+        if isinstance(n, Const):
+            return self.name(n.value), False
+        if n is not self.root:
+            slot = self.operand(n)
+            if slot is not None:
+                return f"env[{slot}]", False
+        if negated(n):
+            return self.ufunc(n, np.negative, [n.b])
+        if isinstance(n, Add) and any(negated(a) for a in n.args):
+            a, b = n.args if negated(n.b) else n.args[::-1]
+            return self.ufunc(n, np.subtract, [a, b.b])
+        match n:
+            case Transpose(a):
+                return self.temp(f"{self.emit(a)[0]}.T"), False
+            case Binary():
+                return self.ufunc(n, n.ufunc, list(n.args))
+            case Map(a, fn, arg) if maps.MAPS[fn].writes_out:     # as a ufunc of a
+                py, c = maps.MAPS[fn].py, 0 if arg is None else arg
+                return self.ufunc(n, py, [a], (self.name(c),))
+        args = ", ".join(self.emit(a)[0] for a in n.args)
+        return self.temp(f"{self.name(entrywise(n))}([{args}])"), False
+
+    def ufunc(self, n: LazyArray, u, operands: list, extra: tuple = ()) -> tuple:
+        """n = u(operands..., *extra), its result written over the first fresh
+        operand of n's shape and dtype."""
+        done = [self.emit(m) for m in operands]
+        args = ", ".join([v for v, _ in done] + list(extra))
+        fn = self.name(u)
+        reuse = [v for m, (v, fresh) in zip(operands, done) if _fresh(n, m, fresh)]
+        if reuse:
+            self.lines.append(f"    {fn}({args}, out={reuse[0]})")
+            return reuse[0], True
+        return self.temp(f"{fn}({args})"), n.ndim > 0
