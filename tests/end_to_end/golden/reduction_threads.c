@@ -231,6 +231,10 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 #define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 #define EP_GATHER_X4(c, x) _mm256_i64gather_pd((const double *)(x), (c), 8)
+#define EP_GATHER_LOAD4M(m, p) _mm256_maskz_loadu_epi64((m), (p))
+#define EP_GATHER_OUT4M(m, c, lim) \
+    (_mm256_mask_cmplt_epu64_mask((m), (c), _mm256_set1_epi64x(lim)) != (m))
+#define EP_GATHER_X4M(m, c, x) _mm256_mmask_i64gather_pd(_mm256_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
                                    const ep_idx_t *restrict crd, const double *restrict x,
@@ -249,8 +253,18 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
             }
             s = _mm256_fmadd_pd(_mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), s);
         }
+        if (e - q == 3) {           /* three left: one masked chunk of four */
+            const __mmask8 m = (__mmask8)0x7;
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
+            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            s = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + q), EP_GATHER_X4M(m, c, x), s);
+            q = e;
+        }
         for (; q < e; q++) {
-            EP_OPAQUE(q);           /* at most three: not worth vectorising */
+            EP_OPAQUE(q);           /* at most two: not worth vectorising */
             const uint64_t c = (uint64_t)crd[q];
             if (checked && c >= (uint64_t)dim) {
                 *err = 4;
@@ -282,16 +296,21 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
     return acc + _mm512_reduce_add_pd(s);
 }
 
-/* Samples at most 32 rows: 1 when their lengths differ from their successors'
- * in more than a quarter of the samples, else 2 when they hold four entries or
- * more on average, else 0. */
+/* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
+ * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
+ * grid's side would sample only its boundary rows): 1 when their lengths differ
+ * from their successors' in more than a quarter of the samples, else 2 when they
+ * hold four entries or more on average, else 0. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 {
-    int64_t step = n / 32 > 0 ? n / 32 : 1, k = 0, same = 0, total = 0;
-    for (int64_t i = 0; i + 2 <= n && k < 32; i += step, k++) {
-        const int64_t a = (int64_t)pos[i + 1] - pos[i], b = (int64_t)pos[i + 2] - pos[i + 1];
-        same += a == b;
-        total += a;
+    int64_t k = 0, same = 0, total = 0;
+    for (int64_t run = 1; run < 8; run += 2) {
+        for (int64_t i = run * (n / 8), t = 0; t < 8 && i + 2 <= n; i++, t++, k++) {
+            const int64_t a = (int64_t)pos[i + 1] - pos[i];
+            const int64_t b = (int64_t)pos[i + 2] - pos[i + 1];
+            same += a == b;
+            total += a;
+        }
     }
     if (k == 0)
         return 0;

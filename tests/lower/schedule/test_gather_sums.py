@@ -64,8 +64,8 @@ def test_gathered_sums_agree_with_scipy(case, threads, idx):
         np.testing.assert_allclose(kern(A=tensor, x=x), want, rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("where", [0, 7, 8, 15, 29])     # lanes of the first and second
-@pytest.mark.parametrize("bad", [-1, 80, 2**31 - 1])     # chunk of eight, and the tail
+@pytest.mark.parametrize("where", [0, 7, 8, 15, 25, 29])  # lanes of the first and second
+@pytest.mark.parametrize("bad", [-1, 80, 2**31 - 1])     # chunks, and the tails
 def test_a_coordinate_outside_a_long_row_is_refused(where, bad):
     A = sp.csr_array(np.arange(1, 60 * 80 + 1, dtype=float).reshape(60, 80) % 7 * (
         np.arange(80) % 3 == 0))                            # 27 entries a row
