@@ -17,9 +17,9 @@ from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound,
 from .interp import ImpRuntimeError, Machine
 from .names import Names
 from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
-                    Const, Decl, Expr, ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, Opaque,
-                    ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
-                    ShortIntersect, Stmt, Store, Var, While)
+                    Const, Decl, Expr, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
+                    LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek,
+                    Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var, While)
 from .show import show
 
 __all__ = [
@@ -27,7 +27,8 @@ __all__ = [
     "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Select", "Ring",
     "Decl", "Assign", "Store", "Accum", "While", "If", "Seq", "Block", "Comment", "Alloc",
     "Reserve", "Move", "Prefetch", "SetBit", "ForSorted", "LocalArray", "Opaque",
-    "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick", "TRUE", "FALSE", "ZERO", "ONE", "SKIP",
+    "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick",
+    "TRUE", "FALSE", "ZERO", "ONE", "SKIP",
     # smart constructors
     "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",

@@ -87,8 +87,8 @@ def show(node, indent: int = 0) -> str:
             return _gemm(node, indent)
         case GatherSum(acc, q, end, vals, crd, dense, fallback, pick, dim, _):
             checked = f", coordinates < {dim}" if dim else ""
-            return _nest(f"{pad}if {pick}: {acc} += gathered Σ {vals}[p]·{dense}[{crd}[p]] for p in "
-                         f"[{q}, {end}){checked} else", fallback, indent)
+            head = f"{pad}if {pick}: {acc} += gathered Σ {vals}[p]·{dense}[{crd}[p]]"
+            return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
         case GatherPick(var, pos, parents):
             return f"{pad}index {var} = gather pick({pos}[0..{parents}]);"
     return repr(node)

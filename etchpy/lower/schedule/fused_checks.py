@@ -154,6 +154,15 @@ def _walk_var(loop: While, lv: Level) -> str | None:
     return q
 
 
+def program_names(prog) -> imp.Names:
+    """A name supply that has claimed every name `prog` uses, parameters included:
+    what a pass over a lowered program declares comes from it."""
+    names = imp.Names()
+    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
+        names.fresh(used)
+    return names
+
+
 def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
     """`prog` with the checks of every fused input in its walk loops: its `fused`
     names them and its `error` is the variable the checks report in; None when
@@ -162,9 +171,7 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     if not levels:
         return None
-    names = imp.Names()
-    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
-        names.fresh(used)
+    names = program_names(prog)
     err = names.fresh("input_error")
     body = prog.body
     for lv in levels:

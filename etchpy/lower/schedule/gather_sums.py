@@ -18,7 +18,7 @@ import numpy as np
 from ... import imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
                     While, seq)
-from .fused_checks import candidates
+from .fused_checks import candidates, program_names
 
 
 def applies(semiring) -> bool:
@@ -32,9 +32,7 @@ def run(prog, semiring, tuning):
     declared first; `prog` itself when the pass is off or nothing matches."""
     if not (tuning.gather_sums and applies(semiring) and prog.output.mode == "dense"):
         return prog
-    names = imp.Names()
-    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
-        names.fresh(used)
+    names = program_names(prog)
     body, picks = prog.body, []
     for name, lv in sorted(candidates(prog).items()):
         pick = names.fresh(f"{name}_gather")
