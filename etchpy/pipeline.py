@@ -118,7 +118,7 @@ class Compiled:
         walks; `checked.error` reports a failure), or None when it has none (no
         such input, or tuning.fused_checks off). The build a call runs is the
         checked one when such an input was bound unchecked, else `program`."""
-        return fused_checks.fuse(self.program, self.request.tuning)
+        return fused_checks.fuse(self.program, self.request.tuning, self.request.semiring)
 
     def build(self, checked: bool = True) -> lower.Program:
         """The program of a build: the checked variant where asked and present."""

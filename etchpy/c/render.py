@@ -102,6 +102,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,
         uses_gather=imp.GatherSum in found,
+        uses_gather_ext=any(isinstance(u, imp.GatherSum) and u.ops != ("+", "*")
+                            for u in imp.statements(body)),
         uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),

@@ -38,12 +38,20 @@ def entry_test_loop(printer, head: str, test: str, body, depth: int, indent: str
     return "\n".join(lines + [f"{pad}}}"])
 
 
+_LANE_OPS = {"min": "EP_LANE_MIN", "max": "EP_LANE_MAX", "*": "EP_LANE_TIMES",
+             "+": "EP_LANE_PLUS"}
+
+
 def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
-    """`if (pick) { acc = ep_gather_sum(...); q = end; } else { fallback }`."""
+    """`if (pick) { acc = ep_gather_sum(...); q = end; } else { fallback }`
+    (ep_gather_ext, its (⊕, ⊗) as constants, for the semirings other than real)."""
     pad = indent * depth
     check = f"1, {s.dim}, &{s.error}" if s.dim else "0, -1, NULL"
-    call = (f"{pad}{indent}{s.acc} = ep_gather_sum({s.acc}, {s.q}, {s.end}, {s.vals}, "
-            f"{s.crd}, {s.dense}, {check}, {s.pick});\n{pad}{indent}{s.q} = {s.end};")
+    name, ops = "ep_gather_sum", ""
+    if s.ops != ("+", "*"):
+        name, ops = "ep_gather_ext", ", " + ", ".join(_LANE_OPS[o] for o in s.ops)
+    call = (f"{pad}{indent}{s.acc} = {name}({s.acc}, {s.q}, {s.end}, {s.vals}, "
+            f"{s.crd}, {s.dense}, {check}, {s.pick}{ops});\n{pad}{indent}{s.q} = {s.end};")
     return f"{pad}if ({s.pick}) {{\n{call}\n{pad}}}" + printer.nest(" else", s.fallback, depth)
 
 

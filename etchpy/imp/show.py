@@ -85,9 +85,10 @@ def show(node, indent: int = 0) -> str:
                          f"[{show(a)}, {show(b)})", body, indent)
         case Gemm():
             return _gemm(node, indent)
-        case GatherSum(acc, q, end, vals, crd, dense, fallback, pick, dim, _):
+        case GatherSum(acc, q, end, vals, crd, dense, fallback, pick, dim, _, (add, mul)):
             checked = f", coordinates < {dim}" if dim else ""
-            head = f"{pad}if {pick}: {acc} += gathered Σ {vals}[p]·{dense}[{crd}[p]]"
+            red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
+            head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
         case GatherPick(var, pos, parents):
             return f"{pad}index {var} = gather pick({pos}[0..{parents}]);"

@@ -50,6 +50,9 @@ class Program:
     # whose checks it makes as it reads them, and the variable the checks report in
     fused: frozenset = frozenset()
     error: str | None = None
+    # those of `fused` whose values the walks also check for NaN (the runtime then
+    # leaves out its own NaN pass over them)
+    fused_nan: frozenset = frozenset()
 
 
 def describe_output(out: Output) -> list[str]:

@@ -82,7 +82,8 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
     if (bound.roles.get("pos1") is not value.indptr or value.indices.dtype != idx_dtype
             or value.data.dtype != sr.dtype or sr.dtype.kind == "b"):
         return None
-    return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes)
+    return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes,
+                       bound.nan_unchecked)
 
 
 def _shape_facts(owner, names, bound, out_shape):

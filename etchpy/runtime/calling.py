@@ -5,8 +5,8 @@
     bind(value, tvar, sr)          one input as the arrays a kernel reads (a Bound)
     checked_inputs(...)            the inputs again, fully checked, after a fused check failed
     input_args(b, slots, ...)      that input's C arguments
-    sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
-    read_output(...)               a sparse result from its arrays, wherever they live
+
+(A call's sparse result is read by runtime.outputs.)
 
 Inputs are bound without copies when they already match (C-contiguous numpy
 arrays of the carrier dtype, canonical scipy csr/csc of the declared layout);
@@ -31,7 +31,6 @@ import numpy as np
 from . import coo_inputs, foreign
 from . import inputs as io_
 from .checks import check_compressed
-from .convert import Parts
 from ..errors import InputError
 from .. import pipeline
 from .tensor import Tensor, truth_values
@@ -77,16 +76,20 @@ class Bound:
     "pos1", "crd1", ...), and idx32: whether all its index arrays are int32
     (None when it has none). A binding reused across calls (a Tensor's) also
     keeps the C arguments made from it, per library (`args`). `unchecked`: its
-    index arrays were not checked in full (the kernel's fused checks must).
+    index arrays were not checked in full (the kernel's fused checks must);
+    `nan_unchecked`: nor its values for NaN (the kernel's walks check them).
     `own`: its arrays are the input's own buffers, not copies made from its
     values (so later writes into the input are read through them)."""
 
-    __slots__ = ("shape", "roles", "idx32", "args", "unchecked", "own", "_nbytes")
+    __slots__ = ("shape", "roles", "idx32", "args", "unchecked", "nan_unchecked", "own",
+                 "_nbytes")
 
-    def __init__(self, shape, roles, idx32, reused=False, unchecked=False, own=False):
+    def __init__(self, shape, roles, idx32, reused=False, unchecked=False, own=False,
+                 nan_unchecked=False):
         self.shape, self.roles, self.idx32 = shape, roles, idx32
         self.args = {} if reused else None
         self.unchecked, self.own, self._nbytes = unchecked, own or reused, None
+        self.nan_unchecked = nan_unchecked
 
     def nbytes(self) -> int:
         """The bytes its arrays hold (worked out once)."""
@@ -127,6 +130,8 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
         if name not in declared:
             continue
         if name in fused and (io_.is_scipy_sparse(value) or foreign.kind(value)):
+            if isinstance(getattr(value, "data", None), np.ndarray):
+                refuse_nan(value.data, sr, name)    # its walks may have stopped at one
             value, replaced = io_.as_tensor(value, declared[name], sr), True
         out[name] = value
     if not replaced:
@@ -137,13 +142,14 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     return out
 
 
-def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
+def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False) -> Bound:
     """`value` validated as input `tv` of a kernel over semiring `sr`.
 
     `on_convert(name, note)` is called when the value's layout is not the declared
     format's, so that binding it converts it (on every call); see
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
-    as it reads them, so a scipy csr/csc input gets only the O(1) checks here."""
+    as it reads them, so a scipy csr/csc input gets only the O(1) checks here;
+    `fused_nan`: and its values for NaN, so they are not scanned here either."""
     if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
         return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
@@ -156,7 +162,7 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
         if hit is not None:
             value.check_layout()
             return hit[0]
-    fast = _fast_bind(value, tv, sr, fused)
+    fast = _fast_bind(value, tv, sr, fused, fused_nan)
     if fast is not None:
         return fast
     io_.check_order(value, tv)
@@ -174,14 +180,30 @@ def bind(value, tv, sr, on_convert=None, fused=False) -> Bound:
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr
-    # only a binding of the Tensor's own arrays is reused: a converted or cast copy
-    # would keep the values the Tensor had when it was made
-    reused = reused and t is value
+    # only a binding of the Tensor's own arrays is reused (itself, or the same
+    # arrays under the semiring's zero as fill): a converted or cast copy would
+    # keep the values the Tensor had when it was made
+    reused = reused and (t is value or _same_arrays(t, value))
     b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
     if reused:
         # the entry holds tv and the semiring, so their ids cannot be reused
         memo[(id(tv), id(sr))] = (b, tv, sr)
     return b
+
+
+def _same_arrays(a: Tensor, b: Tensor) -> bool:
+    """Whether Tensors a and b read the very same memory as value and level arrays
+    (views of one buffer, with one dtype and shape: a write into one is read
+    through the other)."""
+    return _same(a.vals, b.vals) and len(a.levels) == len(b.levels) and all(
+        x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
+        for x, y in zip(a.levels, b.levels))
+
+
+def _same(x: np.ndarray, y: np.ndarray) -> bool:
+    return x is y or (x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
+                      and x.dtype == y.dtype and x.shape == y.shape
+                      and x.strides == y.strides)
 
 
 def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
@@ -231,7 +253,7 @@ def _all_int32(roles: dict):
     return (dtypes == {INT32}) if dtypes else None
 
 
-def _fast_bind(value, tv, sr, fused=False):
+def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
     """A matching, already-canonical input bound without any copy, else None.
 
     Covers C-contiguous numpy arrays of the carrier dtype for dense tensors,
@@ -240,7 +262,8 @@ def _fast_bind(value, tv, sr, fused=False):
     order for a coo tensor (coo_inputs); anything
     else goes through Tensor conversion. NaN is still refused where the
     semiring forbids it, and the structure is checked in one compiled pass, or
-    with `fused` (the kernel checks the rest as it reads) only in O(1).
+    with `fused` (the kernel checks the rest as it reads) only in O(1); with
+    `fused_nan` as well, NaN in a csr/csc input's values is left to the kernel.
     """
     fmt = tv.format
     if type(value) is np.ndarray:
@@ -271,10 +294,13 @@ def _fast_bind(value, tv, sr, fused=False):
         res = check_compressed(indptr, indices, major, minor)
         if res is None or res[0] != 0:
             return None             # the general path words errors and canonicalises
-    refuse_nan(data, sr, tv.name)
+    nan_left = bool(fused and fused_nan)
+    if not nan_left:
+        refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": vals},
-                 indptr.dtype == np.int32, unchecked=fused, own=vals is data)
+                 indptr.dtype == np.int32, unchecked=fused, own=vals is data,
+                 nan_unchecked=nan_left)
 
 
 def _coo_bind(value, tv, sr):
@@ -338,63 +364,3 @@ def input_args(b: Bound, in_slots, lib, types, idx_dtype) -> tuple:
     if b.args is not None:
         b.args[id(lib)] = (lib, made)   # holding lib keeps its id from being reused
     return made
-
-
-def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
-    """Wrap kernel `name`'s malloc'ed output arrays as numpy arrays (no copies).
-
-    Each array owns its C buffer through cffi's gc hook, which frees it with
-    the kernel's own free once numpy lets go of it.
-    """
-    out = program.output
-    ffi = lib.ffi
-    counts = {role: int(grown[var][0]) for role, var in out.counts.items()}
-    free = getattr(lib.lib, f"{name}_free")
-    owned = {role: ffi.gc(grown[var][0], free) for role, var in out.arrays.items()}
-
-    def take(role, n, dtype):
-        if n == 0:
-            return np.zeros(0, dtype=dtype)
-        return np.frombuffer(ffi.buffer(owned[role], n * np.dtype(dtype).itemsize),
-                             dtype=dtype)
-
-    return read_output(out.mode, out_format, sr, take, counts, shape, idx_dtype)
-
-
-def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
-    """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
-    entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
-    the lengths by role ("count", "count1", ...); `mode` is the program's
-    output mode (lower.Output). A scipy array when inputs.returns_scipy says
-    so, else a Tensor carrying the semiring's zero as its fill."""
-    if mode == "coords":
-        n = counts["count"]
-        coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
-                           for m in range(len(shape))]) if shape else \
-            np.zeros((0, n), dtype=np.int64)
-        t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, out_format,
-                               semiring=sr, name="output")
-    elif io_.returns_scipy(out_format, sr):
-        # csr / csc: straight into scipy (sorted and canonical by construction)
-        import scipy.sparse as sp      # loaded by then; not at `import etchpy`
-        n = counts["count1"]
-        make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
-        major = shape[out_format.mode_order[0]]
-        return make((take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
-                     take("pos1", major + 1, idx_dtype)), shape=shape)
-    else:
-        t = _assemble(out_format, sr, take, counts, shape, idx_dtype)
-    return t.to_scipy() if io_.returns_scipy(out_format, sr) else t
-
-
-def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
-    storage_sizes = [shape[m] for m in fmt.mode_order]
-    levels, parents = [], 1
-    for k, lv in enumerate(fmt.levels):          # each level takes its own arrays
-        arrays, parents = lv.assemble(lambda key, n: take(key, n, idx_dtype), k, parents,
-                                      storage_sizes[k], counts.get(f"count{k}"))
-        levels.append(arrays)
-    vals = take("vals", parents, sr.dtype)
-    # canonical and in bounds by construction (sorted, no duplicates; the tests check
-    # it): built without validating again, its index arrays frozen as any Tensor's
-    return Tensor._of(Parts(shape, fmt, tuple(levels), vals, sr.zero), "output")

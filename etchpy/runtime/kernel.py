@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import pipeline
 from . import blas, build
-from . import calling
+from . import calling, outputs
 from . import planned
 from . import inputs as io_
 from . import signature as sig_
@@ -155,7 +155,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes
-        self._fused = face.fused        # the inputs the build with fused checks checks
+        self._fused, self._fused_nan = face.fused, face.fused_nan   # the checked build's
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
         self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
         self._by_input = inputs_of(self._inputs)        # for last_call
@@ -287,13 +287,12 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         return _partitioned(inputs).etchpy_distributed_call(self, out, inputs)
 
     def _result(self, out_dense, out_shape, sr, lib, grown, idx_dtype):
-        """The call's result: the dense output array (or scalar), else the sparse
-        output read back from the kernel's arrays."""
+        """The dense output array (or scalar), else the sparse one read back."""
         if out_dense is not None:
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
             return io_.make_output(out_dense, out_shape, self.out_format, sr)
-        return calling.sparse_output(self.compiled.program, self.out_format, sr, lib, self.name,
+        return outputs.sparse_output(self.compiled.program, self.out_format, sr, lib, self.name,
                                      grown, out_shape, idx_dtype)
 
     def build(self, /, *args, **inputs) -> "Kernel":
@@ -361,8 +360,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         """The inputs bound as kernel `kern` reads them: its planned conversions, and
         fused (left to the kernel's own checks) where `kern` checks them itself."""
         sr = self.semiring
-        bound = {name: planned.bind(inputs[src], tv, sr) if conv else
-                 calling.bind(inputs[src], tv, sr, self._warn_conversion, name in kern._fused)
+        bound = {name: planned.bind(inputs[src], tv, sr) if conv else calling.bind(
+                     inputs[src], tv, sr, self._warn_conversion, name in kern._fused,
+                     name in kern._fused_nan)
                  for name, (src, tv, conv) in kern._inputs.items()}
         if self._iso:                 # ep.tensor(..., iso=True): only the semiring's one
             for name, (src, _, _) in kern._inputs.items():
@@ -396,5 +396,3 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
             else:
                 args[pos] = grown[tname] = lib.ffi.new(types[ctype])
         return out_dense, grown
-
-

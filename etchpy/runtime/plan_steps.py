@@ -135,9 +135,10 @@ class Sparse(NamedTuple):
     max_bytes: int
 
 
-def sparse_step(name, value, positions, sr, fused, types, max_bytes):
+def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=False):
     """The step of a scipy csr/csc input, or a pydata GCXS bound as one (its axes and
-    fill checked too), as a Sparse; None when its slots are not csr/csc's. The C
+    fill checked too), as a Sparse; None when its slots are not csr/csc's. With
+    `fused_nan` (the kernel checks its values for NaN) NaN is not scanned. The C
     arguments made from the last call's arrays are held (≤ `max_bytes`) for the
     same array objects (proofs_notes/call_plans.md)."""
     slots = sparse_slots(value, positions)
@@ -147,7 +148,8 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes):
     pydata, fill, axes, csr = _sparse_kind(value)
     dtype = value.data.dtype
     return Sparse(name, type(value), pydata, fill, axes, csr, bool(fused),
-                  not sr.allows_nan and dtype.kind == "f", dtype, value.indices.dtype,
+                  not (sr.allows_nan or fused_nan) and dtype.kind == "f", dtype,
+                  value.indices.dtype,
                   class_range(len(value.data)), ((p0, lo0, hi0), (p1, lo1, hi1)), at,
                   (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
 

@@ -35,7 +35,8 @@ class CallFace:
     `dims`, (index variable, tensor, mode) per access mode; `fused`, the inputs
     its checked build checks as it reads them; `conversions` and `replaced`, as
     plan.convert.converted gives them; `digest`, the sha256 of the stored program
-    and expression (None until stored)."""
+    and expression (None until stored); `fused_nan`, those of `fused` whose values
+    it also checks for NaN."""
 
     params: tuple
     dims: tuple
@@ -43,6 +44,7 @@ class CallFace:
     conversions: tuple
     replaced: frozenset
     digest: str | None = None
+    fused_nan: frozenset = frozenset()
 
     @classmethod
     def of(cls, compiled, digest: str | None = None) -> "CallFace":
@@ -50,7 +52,8 @@ class CallFace:
         checked = compiled.checked
         return cls(compiled.program.params, compiled.program.dims,
                    checked.fused if checked is not None else frozenset(),
-                   *converted(compiled.plan), digest)
+                   *converted(compiled.plan), digest,
+                   checked.fused_nan if checked is not None else frozenset())
 
 
 def digest_of(compiled) -> str | None:

@@ -16,7 +16,7 @@ from ..expr.walk import tensors as tensors_of
 from ..lower import lower_plan, run_program
 from ..plan.convert import kernel_tensors
 from ..plan.plan import make_plan
-from ..runtime.calling import read_output
+from ..runtime.outputs import read_output
 from ..runtime.inputs import bind_inputs, index_sizes, make_output
 from ..runtime.kernel import make_request
 from ..runtime.planned import with_conversions

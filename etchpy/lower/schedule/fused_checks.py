@@ -26,8 +26,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
+
 from ... import imp
 from ... import tuning as _tuning
+from ...expr.nodes import Access, Lit, Mul
 from ...expr.walk import accesses
 from ...expr.windows import WindowVar
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
@@ -49,6 +52,7 @@ class Level:
     dim: str            # the level's dimension (a C parameter)
     parents: str        # its number of parent positions (a C parameter)
     dense_output: bool = False      # the program's output is dense
+    nan: bool = False   # its walks also check that each value is not NaN
 
 
 def _fusable(fmt) -> bool:
@@ -163,21 +167,59 @@ def program_names(prog) -> imp.Names:
     return names
 
 
-def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT):
+def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     """`prog` with the checks of every fused input in its walk loops: its `fused`
     names them and its `error` is the variable the checks report in; None when
-    nothing is fused (the pass is a program variant, Compiled.checked)."""
+    nothing is fused (the pass is a program variant, Compiled.checked). Where
+    `semiring` refuses NaN, a fused input whose every stored value the walks
+    read (`reads_every_value`) has its values checked there too (each value
+    equal to itself): its `fused_nan` names those inputs."""
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     if not levels:
         return None
+    refuses = (semiring is not None and not semiring.allows_nan
+               and np.dtype(semiring.dtype).kind == "f")
+    nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
     names = program_names(prog)
     err = names.fresh("input_error")
     body = prog.body
     for lv in levels:
-        body = _rewrite(body, lv, err, names)
+        body = _rewrite(body, replace(lv, nan=lv.tensor in nan), err, names)
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
-                   fused=frozenset(fused))
+                   fused=frozenset(fused), fused_nan=nan)
+
+
+def reads_every_value(prog, name: str) -> bool:
+    """Whether a walk of `prog` reads every stored value of input `name`: one
+    step into a dense output, no conversion, its body a product of literals and
+    accesses in which `name` appears once, with distinct indices, and every other
+    access is to a dense tensor. Each index then ranges over its whole dimension
+    and no other factor can skip a stored entry of `name`."""
+    plan = prog.plan
+    if len(plan.steps) != 1 or plan.conversions or prog.output.mode != "dense":
+        return False
+    factors, mine = _factors(plan.steps[0].body), 0
+    for f in factors or ():
+        if isinstance(f, Lit):
+            continue
+        if not isinstance(f, Access) or isinstance(f.tensor, WindowVar):
+            return False
+        if f.tensor.name == name:
+            mine += 1
+            if f.tensor.iso or len(set(f.indices)) != len(f.indices):
+                return False
+        elif not f.tensor.format.is_dense:
+            return False
+    return factors is not None and mine == 1
+
+
+def _factors(e):
+    """The factors of a product of literals and accesses, else None."""
+    if isinstance(e, Mul):
+        a, b = _factors(e.a), _factors(e.b)
+        return None if a is None or b is None else a + b
+    return [e] if isinstance(e, (Access, Lit)) else None
 
 
 def _rewrite(node, lv: Level, err: str, names: imp.Names):
@@ -190,8 +232,9 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
             guard, rest = _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
-            if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))):
-                return seq(guard, rest)         # the loop checks the order: it alone
+            if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
+                    lv.nan and node.ops == ("+", "*")):
+                return seq(guard, rest)     # the loop checks the order or NaN: it alone
             return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
@@ -217,11 +260,14 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
     outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
     fail = Assign(err, Const(ERROR_CODE))
     guard = seq(If(outside, seq(fail, Assign(e, qv))))
+    inside = Bin("<u", crd_q, Var(lv.dim))                         # 0 <= crd[q] < n
+    if lv.nan:                          # and vals[q] is not NaN
+        inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
     if dense_output and order_free(body, crd_q):
-        cond = and_(lt(qv, ev), Bin("<u", crd_q, Var(lv.dim)))     # 0 <= crd[q] < n
+        cond = and_(lt(qv, ev), inside)
         return guard, seq(While(cond, body), If(lt(qv, ev), fail))
     prev = names.fresh(f"{q}_prev")
-    cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), lt(crd_q, Var(lv.dim))))
+    cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), inside))
     return (seq(Decl(prev, "index", Const(-1)), guard),
             seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
 

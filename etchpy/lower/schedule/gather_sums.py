@@ -1,13 +1,15 @@
 """Gathered sums, switched by tuning.gather_sums: a walk over a compressed
-segment whose only work is `acc := acc + vals[q]·dense[crd[q]]` (a row of an
-SpMV, or any dot of a sparse fibre with a dense one) in the real semiring over
-float64, in a program with a dense output, becomes imp.GatherSum. C then sums
-the segment eight products at a time in SIMD lanes (masked loads and gathers)
+segment whose only work is `acc := acc ⊕ vals[q] ⊗ dense[crd[q]]` (a row of an
+SpMV, or any dot of a sparse fibre with a dense one) over float64 with lanes
+for its (⊕, ⊗) (`lane_ops`: the real semiring, min_plus, max_plus, max_times),
+in a program with a dense output, becomes imp.GatherSum. C then reduces the
+segment eight products at a time in SIMD lanes (masked loads and gathers)
 where the call's imp.GatherPick says so, and runs the walk loop, kept as the
-node's fallback, otherwise. The lanes reassociate the sum, so a float result may
-round differently from the loop's (proofs_notes/gather_sums.md); the reads are
-the loop's own, so the node is as safe as the loop. fused_checks checks the
-node's coordinates as it checks the loop's.
+node's fallback, otherwise. The lanes reassociate the reduction, so a real sum
+may round differently from the loop's (min and max do not round;
+proofs_notes/gather_sums.md); the reads are the loop's own, so the node is as
+safe as the loop. fused_checks checks the node's coordinates as it checks the
+loop's.
 """
 from __future__ import annotations
 
@@ -21,42 +23,55 @@ from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, 
 from .fused_checks import candidates, program_names
 
 
+_ADD = {"{a} + {b}": "+", "({a} < {b} ? {a} : {b})": "min", "({a} > {b} ? {a} : {b})": "max"}
+_MUL = {"{a} * {b}": "*", "{a} + {b}": "+"}
+
+
+def lane_ops(semiring) -> tuple | None:
+    """The lanes' (⊕, ⊗) for a float64 semiring whose C operations they compute
+    exactly as the loop does (+ with *, min or max with + or *), else None."""
+    if np.dtype(semiring.dtype) != np.float64:
+        return None
+    ops = (_ADD.get(semiring.add.c), _MUL.get(semiring.mul.c))
+    return ops if None not in ops and ops != ("+", "+") else None
+
+
 def applies(semiring) -> bool:
-    """Whether ⊕ and ⊗ are float64 + and * (the lanes' fused multiply-add)."""
-    return (np.dtype(semiring.dtype) == np.float64 and semiring.add.c == "{a} + {b}"
-            and semiring.mul.c == "{a} * {b}")
+    """Whether the semiring's sums can run in lanes (`lane_ops`)."""
+    return lane_ops(semiring) is not None
 
 
 def run(prog, semiring, tuning):
     """`prog` with its gathered sums made imp.GatherSum, each level's pick
     declared first; `prog` itself when the pass is off or nothing matches."""
-    if not (tuning.gather_sums and applies(semiring) and prog.output.mode == "dense"):
+    ops = lane_ops(semiring)
+    if not (tuning.gather_sums and ops is not None and prog.output.mode == "dense"):
         return prog
     names = program_names(prog)
     body, picks = prog.body, []
     for name, lv in sorted(candidates(prog).items()):
         pick = names.fresh(f"{name}_gather")
-        new = _rewrite(body, lv, pick)
+        new = _rewrite(body, lv, pick, ops)
         if new != body:
             body = new
             picks.append(GatherPick(pick, lv.pos, lv.parents))
     return replace(prog, body=seq(*picks, body)) if picks else prog
 
 
-def _rewrite(node, lv, pick: str):
+def _rewrite(node, lv, pick: str, ops: tuple):
     match node:
         case While() if (found := gathered(node, lv.crd, lv.vals)) is not None:
             acc, q, e, dense = found
-            return GatherSum(acc, q, e, lv.vals, lv.crd, dense, node, pick)
+            return GatherSum(acc, q, e, lv.vals, lv.crd, dense, node, pick, ops=ops)
         case Seq(stmts):
-            return Seq(tuple(_rewrite(s, lv, pick) for s in stmts))
+            return Seq(tuple(_rewrite(s, lv, pick, ops) for s in stmts))
         case GatherSum():
             return node
     if hasattr(node, "__dataclass_fields__") and hasattr(node, "body"):
-        return replace(node, body=_rewrite(node.body, lv, pick))
+        return replace(node, body=_rewrite(node.body, lv, pick, ops))
     if isinstance(node, imp.If):
-        return replace(node, then=_rewrite(node.then, lv, pick),
-                       else_=None if node.else_ is None else _rewrite(node.else_, lv, pick))
+        return replace(node, then=_rewrite(node.then, lv, pick, ops),
+                       else_=None if node.else_ is None else _rewrite(node.else_, lv, pick, ops))
     return node
 
 

@@ -209,6 +209,251 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     return p;
 }
 
+/* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
+ * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
+ * reassociated). `mode` is the call's pick (ep_gather_pick): 1 for rows of
+ * irregular lengths or long rows: chunks of eight, the last one masked to the
+ * segment (no branch on the length; a masked lane reads nothing); 2 for short
+ * rows of one length: chunks of four and a scalar loop for the last three at
+ * most (a well-predicted branch); 0 (very short rows of one length, or no
+ * AVX-512) keeps the caller's loop.
+ * When `checked` (a constant at each call), every chunk's coordinates are
+ * compared with [0, dim) first: one outside sets *err to 4 and ends the sum
+ * before x is read through it. */
+#if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define EP_GATHER_LIM(dim) (dim)
+#define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
+#define EP_GATHER_OUTM(m, c, lim) \
+    (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
+#define EP_GATHER_OUT4(c, lim) (_mm256_cmplt_epu64_mask((c), _mm256_set1_epi64x(lim)) != 0xF)
+#define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
+#define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
+#define EP_GATHER_LOAD4(p) _mm256_loadu_si256((const __m256i *)(p))
+#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
+#define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
+#define EP_GATHER_X4(c, x) _mm256_i64gather_pd((const double *)(x), (c), 8)
+#define EP_GATHER_LOAD4M(m, p) _mm256_maskz_loadu_epi64((m), (p))
+#define EP_GATHER_OUT4M(m, c, lim) \
+    (_mm256_mask_cmplt_epu64_mask((m), (c), _mm256_set1_epi64x(lim)) != (m))
+#define EP_GATHER_X4M(m, c, x) _mm256_mmask_i64gather_pd(_mm256_setzero_pd(), (m), (c), (x), 8)
+typedef int64_t ep_gather_lim_t;
+static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode)
+{
+    const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
+    if (mode == 2) {
+        __m256d s = _mm256_setzero_pd();
+        double t = 0.0;
+        for (; q + 4 <= e; q += 4) {
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
+            if (checked && EP_GATHER_OUT4(c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            s = _mm256_fmadd_pd(_mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), s);
+        }
+        if (e - q == 3) {           /* three left: one masked chunk of four */
+            const __mmask8 m = (__mmask8)0x7;
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
+            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            s = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + q), EP_GATHER_X4M(m, c, x), s);
+            q = e;
+        }
+        for (; q < e; q++) {
+            EP_OPAQUE(q);           /* at most two: not worth vectorising */
+            const uint64_t c = (uint64_t)crd[q];
+            if (checked && c >= (uint64_t)dim) {
+                *err = 4;
+                return acc;
+            }
+            t += v[q] * x[c];
+        }
+        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+        return acc + (_mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + t);
+    }
+    __m512d s = _mm512_setzero_pd();
+    for (; q + 8 <= e; q += 8) {
+        const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        if (checked && EP_GATHER_OUT8(c, lim)) {
+            *err = 4;
+            return acc;
+        }
+        s = _mm512_fmadd_pd(_mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), s);
+    }
+    if (q < e) {
+        const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
+        const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
+        if (checked && EP_GATHER_OUTM(m, c, lim)) {
+            *err = 4;
+            return acc;
+        }
+        s = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + q), EP_GATHER_XM(m, c, x), s);
+    }
+    return acc + _mm512_reduce_add_pd(s);
+}
+
+/* ep_gather_sum for the other float64 semirings (imp.GatherSum's ops): ⊕ is
+ * min or max (`add`), ⊗ is * or + (`mul`), both constants at each call, so each
+ * call site compiles to its own loop. min and max do not round, and each
+ * product is rounded as the loop rounds it, so the result is the loop's unless
+ * a product is NaN (∞ − ∞, 0·∞: the semirings refuse NaN inputs): then the
+ * result is NaN, where the loop's would depend on the order. Modes, masks and
+ * checks as ep_gather_sum's; when `checked`, a NaN product also sets *err to 4
+ * (the runtime then checks the inputs in full: a NaN value is refused there, and
+ * the build without checks gives ∞ − ∞ its NaN), so a checked walk's lanes
+ * check its values for NaN as the checked loop does. */
+#define EP_LANE_MIN 1
+#define EP_LANE_MAX 2
+#define EP_LANE_TIMES 0
+#define EP_LANE_PLUS 1
+#define EP_LANE_MUL(mul, a, b, w) ((mul) ? _mm##w##_add_pd((a), (b)) : _mm##w##_mul_pd((a), (b)))
+#define EP_LANE_RED(add, s, p, w) \
+    ((add) == EP_LANE_MIN ? _mm##w##_min_pd((s), (p)) : _mm##w##_max_pd((s), (p)))
+#define EP_LANE_REDM(add, s, m, p, w) \
+    ((add) == EP_LANE_MIN ? _mm##w##_mask_min_pd((s), (m), (s), (p)) \
+                          : _mm##w##_mask_max_pd((s), (m), (s), (p)))
+#define EP_LANE_ONE(add, a, b) \
+    ((add) == EP_LANE_MIN ? ((a) < (b) ? (a) : (b)) : ((a) > (b) ? (a) : (b)))
+static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode, const int add, const int mul)
+{
+    const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
+    const double unit = add == EP_LANE_MIN ? INFINITY : -INFINITY;
+    double r = unit;
+    __mmask8 bad = 0;
+    if (mode == 2) {
+        __m256d s = _mm256_set1_pd(unit);
+        for (; q + 4 <= e; q += 4) {
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
+            if (checked && EP_GATHER_OUT4(c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            const __m256d p = EP_LANE_MUL(mul, _mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), 256);
+            bad |= _mm256_cmp_pd_mask(p, p, _CMP_UNORD_Q);
+            s = EP_LANE_RED(add, s, p, 256);
+        }
+        if (e - q == 3) {           /* three left: one masked chunk of four */
+            const __mmask8 m = (__mmask8)0x7;
+            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
+            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            const __m256d p = EP_LANE_MUL(mul, _mm256_maskz_loadu_pd(m, v + q),
+                                          EP_GATHER_X4M(m, c, x), 256);
+            bad |= _mm256_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
+            s = EP_LANE_REDM(add, s, m, p, 256);
+            q = e;
+        }
+        for (; q < e; q++) {
+            EP_OPAQUE(q);           /* at most two */
+            const uint64_t c = (uint64_t)crd[q];
+            if (checked && c >= (uint64_t)dim) {
+                *err = 4;
+                return acc;
+            }
+            const double p = mul ? v[q] + x[c] : v[q] * x[c];
+            bad |= p != p;
+            r = EP_LANE_ONE(add, r, p);
+        }
+        const __m128d h = EP_LANE_RED(add, _mm256_castpd256_pd128(s),
+                                      _mm256_extractf128_pd(s, 1), );
+        r = EP_LANE_ONE(add, r, _mm_cvtsd_f64(EP_LANE_RED(add, h, _mm_unpackhi_pd(h, h), )));
+    } else {
+        __m512d s = _mm512_set1_pd(unit);
+        for (; q + 8 <= e; q += 8) {
+            const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+            if (checked && EP_GATHER_OUT8(c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            const __m512d p = EP_LANE_MUL(mul, _mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), 512);
+            bad |= _mm512_cmp_pd_mask(p, p, _CMP_UNORD_Q);
+            s = EP_LANE_RED(add, s, p, 512);
+        }
+        if (q < e) {
+            const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
+            const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
+            if (checked && EP_GATHER_OUTM(m, c, lim)) {
+                *err = 4;
+                return acc;
+            }
+            const __m512d p = EP_LANE_MUL(mul, _mm512_maskz_loadu_pd(m, v + q),
+                                          EP_GATHER_XM(m, c, x), 512);
+            bad |= _mm512_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
+            s = EP_LANE_REDM(add, s, m, p, 512);
+        }
+        r = add == EP_LANE_MIN ? _mm512_reduce_min_pd(s) : _mm512_reduce_max_pd(s);
+    }
+    if (checked && bad) {           /* a NaN value (or ∞ − ∞): checked in full */
+        *err = 4;
+        return acc;
+    }
+    return bad ? NAN : EP_LANE_ONE(add, acc, r);
+}
+
+/* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
+ * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
+ * grid's side would sample only its boundary rows): 1 when their lengths differ
+ * from their successors' in more than a quarter of the samples or they hold 16
+ * entries or more on average (chunks of four gather slower than eight there),
+ * else 2 when they hold four or more on average, else 0. */
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+{
+    int64_t k = 0, same = 0, total = 0;
+    for (int64_t run = 1; run < 8; run += 2) {
+        for (int64_t i = run * (n / 8), t = 0; t < 8 && i + 2 <= n; i++, t++, k++) {
+            const int64_t a = (int64_t)pos[i + 1] - pos[i];
+            const int64_t b = (int64_t)pos[i + 2] - pos[i + 1];
+            same += a == b;
+            total += a;
+        }
+    }
+    if (k == 0)
+        return 0;
+    return 4 * same < 3 * k || total >= 16 * k ? 1 : total >= 4 * k ? 2 : 0;
+}
+#else
+static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode)
+{
+    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)checked; (void)dim; (void)err;
+    (void)mode;
+    return acc;     /* never called: ep_gather_pick is 0 */
+}
+
+#define EP_LANE_MIN 1
+#define EP_LANE_MAX 2
+#define EP_LANE_TIMES 0
+#define EP_LANE_PLUS 1
+static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const double *restrict v,
+                                   const ep_idx_t *restrict crd, const double *restrict x,
+                                   const int checked, int64_t dim, int64_t *restrict err,
+                                   int64_t mode, const int add, const int mul)
+{
+    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)checked; (void)dim; (void)err;
+    (void)mode; (void)add; (void)mul;
+    return acc;     /* never called: ep_gather_pick is 0 */
+}
+
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+{
+    (void)pos; (void)n;
+    return 0;
+}
+#endif
+
 
 void min_plus_relax_free(void *p) { ep_release(p); }
 
@@ -230,6 +475,7 @@ int min_plus_relax(
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
+    const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
     /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
     /* out[v] ⊕= x[v]   order (v) */
     /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
@@ -254,29 +500,39 @@ int min_plus_relax(
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while (u_q_1 < u_end_1) {
-                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                u_q_1 = (u_q_1 + 1);
-            }
-            if (u_q_1 < u_end_1) {
-                input_error = 4;
+            if (W_gather) {
+                cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                u_q_1 = u_end_1;
+            } else {
+                while (u_q_1 < u_end_1) {
+                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                    u_q_1 = (u_q_1 + 1);
+                }
+                if (u_q_1 < u_end_1) {
+                    input_error = 4;
+                }
             }
         } else {
             if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                 input_error = 4;
                 u_end_1 = u_q_1;
             }
-            while (u_q_1 < u_end_1) {
-                EP_OPAQUE(u_q_1);
-                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                u_q_1 = (u_q_1 + 1);
-            }
-            if (u_q_1 < u_end_1) {
-                input_error = 4;
+            if (W_gather) {
+                cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                u_q_1 = u_end_1;
+            } else {
+                while (u_q_1 < u_end_1) {
+                    EP_OPAQUE(u_q_1);
+                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                    u_q_1 = (u_q_1 + 1);
+                }
+                if (u_q_1 < u_end_1) {
+                    input_error = 4;
+                }
             }
         }
         cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));

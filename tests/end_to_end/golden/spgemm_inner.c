@@ -310,7 +310,7 @@ int spgemm_inner(
                     j_end_2 = j_q_2;
                 }
                 while (j_q_2 < j_end_2) {
-                    if (!((j_q_2_prev < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) break;
+                    if (!((j_q_2_prev < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
                     j_q_2_prev = B_crd1[j_q_2];
                     EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
@@ -328,7 +328,7 @@ int spgemm_inner(
                     j_end_2 = j_q_2;
                 }
                 while (j_q_2 < j_end_2) {
-                    if (!((j_q_2_prev_1 < B_crd1[j_q_2]) && (B_crd1[j_q_2] < B_dim1))) break;
+                    if (!((j_q_2_prev_1 < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
                     j_q_2_prev_1 = B_crd1[j_q_2];
                     EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));

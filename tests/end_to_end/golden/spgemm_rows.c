@@ -508,7 +508,7 @@ int spgemm_rows(
                 k_end_1 = k_q_1;
             }
             while (k_q_1 < k_end_1) {
-                if (!((k_q_1_prev < B_crd1[k_q_1]) && (B_crd1[k_q_1] < B_dim1))) break;
+                if (!((k_q_1_prev < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
                 k_q_1_prev = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];

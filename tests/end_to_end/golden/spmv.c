@@ -211,10 +211,11 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 /* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
  * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
  * reassociated). `mode` is the call's pick (ep_gather_pick): 1 for rows of
- * irregular lengths: chunks of eight, the last one masked to the segment (no
- * branch on the length; a masked lane reads nothing); 2 for rows of one length:
- * chunks of four and a scalar loop for the last three at most (a well-predicted
- * branch); 0 (short rows of one length, or no AVX-512) keeps the caller's loop.
+ * irregular lengths or long rows: chunks of eight, the last one masked to the
+ * segment (no branch on the length; a masked lane reads nothing); 2 for short
+ * rows of one length: chunks of four and a scalar loop for the last three at
+ * most (a well-predicted branch); 0 (very short rows of one length, or no
+ * AVX-512) keeps the caller's loop.
  * When `checked` (a constant at each call), every chunk's coordinates are
  * compared with [0, dim) first: one outside sets *err to 4 and ends the sum
  * before x is read through it. */
@@ -299,8 +300,9 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
 /* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
  * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
  * grid's side would sample only its boundary rows): 1 when their lengths differ
- * from their successors' in more than a quarter of the samples, else 2 when they
- * hold four entries or more on average, else 0. */
+ * from their successors' in more than a quarter of the samples or they hold 16
+ * entries or more on average (chunks of four gather slower than eight there),
+ * else 2 when they hold four or more on average, else 0. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 {
     int64_t k = 0, same = 0, total = 0;
@@ -314,7 +316,7 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
     }
     if (k == 0)
         return 0;
-    return 4 * same < 3 * k ? 1 : total >= 4 * k ? 2 : 0;
+    return 4 * same < 3 * k || total >= 16 * k ? 1 : total >= 4 * k ? 2 : 0;
 }
 #else
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,

@@ -39,12 +39,16 @@ def c_text(semiring=None, tuning=None, formats=None):
     return pipeline.render_c(kern.compiled, "int32_t").c
 
 
-def test_an_spmv_row_becomes_a_gathered_sum_in_the_real_semiring_only():
+def test_an_spmv_row_becomes_a_gathered_sum_over_float64_semirings_with_lanes():
     assert "ep_gather_sum(" in c_text() and "ep_gather_pick(" in c_text()
     assert "ep_gather_sum(" not in c_text(tuning=ep.Tuning(gather_sums=False))
     assert "ep_gather_sum(" not in c_text(tuning="noopt")
-    for other in ("min_plus", "real32", "integer"):
-        assert "ep_gather_sum(" not in c_text(semiring=other)
+    for lanes in ("min_plus", "max_plus", "max_times"):
+        assert "ep_gather_ext(" in c_text(semiring=lanes)
+        assert "ep_gather_ext(" not in c_text(semiring=lanes, tuning="noopt")
+    for other in ("real32", "integer", "boolean"):
+        text = c_text(semiring=other)
+        assert "ep_gather_sum(" not in text and "ep_gather_ext(" not in text
     assert "ep_gather_sum(" not in c_text(formats={"A": "csc"})     # a scatter, not a sum
 
 
