@@ -8,13 +8,14 @@ graph is read as its pattern (ep.tensor(..., iso=True)), whose values the kernel
 never loads. outdeg(j) is the sum of the weights of row j. This is the iteration of networkx and
 graphblas-algorithms (uniform start, uniform teleport, dangling mass spread
 uniformly, converged when Σ|x' - x| < n·tol), so the results agree.
-By default (driver="auto") every step runs in one C call (c.rank): the same
-pull, with w = s·x, the dangling sum and Σ|x' - x| fused into its passes over
-the vertices.
+By default (driver="auto") every step runs in one C call: the same compiled
+pull inside an imp.Fixpoint (step, buffer swap, convergence test), with the
+next step's w = s·x, the dangling sum and Σ|x' - x| fused into its loop over
+the vertices, at the store of each x'[i] (lower.fixpoint.at_each_cell).
 """
 from __future__ import annotations
 
-import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -24,11 +25,15 @@ from ..runtime.tensor import Tensor
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
-from ..c.rank import rank_source
+from ..c.render import render as c_render
+from ..lower import Param
+from ..lower.fixpoint import at_each_cell
+from ..lower.schedule.fused_checks import program_names
+from .. import imp
 from ..runtime import build
 from ..runtime.scratch import SCRATCH
 from ..version import __version__
-from ..tuning import DEFAULT, Tuning, of as tuning_of
+from ..tuning import DEFAULT, FIXPOINT, Tuning, of as tuning_of
 from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
@@ -66,15 +71,16 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
              driver: str = "auto", tuning=None):
     """The PageRank of every vertex of the graph with edges j -> i of weight A[j, i].
 
-    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
-    nonnegative weights; alpha, the damping factor in [0, 1); tol (> 0),
-    converged when Σ|x' - x| < n·tol; max_iter, the most power iterations;
-    driver, "auto" (every step in one C call: c.rank pulling through a Graph's
-    cached csc, or, for a scipy matrix, graph.direct pushing along its own
-    arrays, checked in C; Python when no compiler builds it), "c", or "python"
-    (one compiled kernel per step, compiled under `tuning`, an
-    etchpy.tuning.Tuning, preset name or dict). Every driver and setting
-    gives the same ranks, to rounding.
+    Parameters: A, a square scipy.sparse matrix, 2-d array, 2-d ep.Tensor or
+    ep.graph.Graph of nonnegative weights; alpha, the damping factor in
+    [0, 1); tol (> 0), converged when Σ|x' - x| < n·tol; max_iter, the
+    most power iterations; driver, "auto" (every step in one C call: the compiled pull through a
+    Graph's cached csc in an imp.Fixpoint, or, for a scipy matrix,
+    graph.direct pushing along its own arrays, checked in C; Python when no
+    compiler builds it), "c", or "python" (one compiled kernel per step);
+    tuning, an etchpy.tuning.Tuning, preset name or dict the pull is compiled
+    under (default: "default" per step, "fixpoint" in one C call). Every
+    driver and setting gives the same ranks, to rounding.
     Returns: a float64 array of n ranks summing to 1 (zeros for a graph
     without edges, as graphblas-algorithms).
     Raises: InputError naming A (non-square, non-finite or negative weights),
@@ -93,9 +99,10 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
         raise InputError(f"{G.name} has a negative weight; PageRank needs nonnegative weights")
     if G.n == 0 or G.csr.nnz == 0:
         return np.zeros(G.n)
-    t = tuning_of(tuning)
-    return choose(driver, lambda: _rank_in_c(G, float(alpha), float(tol), int(max_iter)),
-                  lambda: _rank_in_python(G, float(alpha), float(tol), int(max_iter), t))
+    in_c = FIXPOINT if tuning is None else tuning_of(tuning)
+    return choose(driver, lambda: _rank_in_c(G, float(alpha), float(tol), int(max_iter), in_c),
+                  lambda: _rank_in_python(G, float(alpha), float(tol), int(max_iter),
+                                          tuning_of(tuning)))
 
 
 def _check_arguments(alpha, tol, max_iter):
@@ -130,41 +137,113 @@ def _rank_in_python(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
                     name="pagerank").value
 
 
-def _rank_in_c(G, alpha: float, tol: float, max_iter: int):
-    """Every step in one C call (c.rank); the same iteration as _rank_in_python."""
+def _rank_in_c(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
+    """Every step in one C call (_library); the same iteration as _rank_in_python."""
     n = G.n
-    inv, _ = G.cached("pagerank scale", _scale)
-    cpos, ccrd, cval, dangling = G.cached("pagerank csc", _compact_csc)
-    fn, ffi = _library(C_ARRAYS[cpos.dtype][:-2], cval is not None)
-    x = np.full(n, 1.0 / n)                 # the ranks: the one array whose pages are new
-    ptr = functools.partial(pointer, ffi)
-    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):    # written before read
-        steps = fn(n, ptr(cpos), ptr(ccrd), ptr(cval), ptr(inv), ptr(dangling),
-                   len(dangling), alpha, tol, max_iter, ptr(x), ptr(y), ptr(w))
-    if steps < 0:
+    fn, ffi, slots = G.cached(("pagerank call", tuning), lambda _: _call_of(G, tuning))
+    x, steps = np.full(n, 1.0 / n), np.zeros(1, dtype=np.int64)
+    consts = np.array([alpha, (1.0 - alpha) / n, alpha / n, n * tol])
+    with SCRATCH.arrays(*[(n, np.float64)] * 3) as (y, w, w_next):    # written before read
+        given = dict(zip(_GIVEN, (y, w, x, w_next, consts, steps)))
+        code = fn(*[pointer(ffi, given[a]) if isinstance(a, str) else a for a in slots],
+                  max_iter)
+    if code:
+        raise MemoryError(f"pagerank: the C iteration failed (code {code})")
+    if steps[0] < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
     return x
 
 
+# the arrays a call passes, by their roles in _iteration's parameters
+_GIVEN = ("out", "w_vals", "x", "w_next", "consts", "steps")
+
+
+def _call_of(G, tuning: Tuning):
+    """(the C function of G's iteration, ffi, its arguments but max_iter: C values
+    for the graph's own arrays and sizes, names (_GIVEN) for a call's arrays)."""
+    T, iso = _operand(G)
+    pos, crd = T.levels[1]["pos"], T.levels[1]["crd"]
+    fn, ffi, roles = _library(C_ARRAYS[pos.dtype][:-2], iso, tuning)
+    inv, dangling = G.cached("pagerank scale", _scale)
+    fixed = {"A_pos1": pos, "A_crd1": crd, "A_vals": T.vals, "inv": inv, "dangling": dangling}
+    slots = [G.n if role == "dim" else pointer(ffi, fixed[role]) if role in fixed else role
+             for role in roles[:-1]]
+    return fn, ffi, slots
+
+
 @kept("helper.pagerank")
-def _library(idx_type: str, values: bool):
-    """(the C function of c.rank for these index arrays and values, ffi), built
-    (or found in the cache) once per process; CompileError without a compiler."""
-    name = f"etchpy_pagerank_{idx_type[:-2]}_{'v' if values else 'u'}"
-    c_text, cdef = rank_source(idx_type, values=values, name=name, version=__version__)
-    lib = build.load(c_text, cdef, name=name)
-    return getattr(lib.lib, name), lib.ffi
+def _library(idx_type: str, iso: bool, tuning: Tuning):
+    """(the C function of _iteration for these index arrays, ffi, the role of each
+    parameter), built (or found in the cache) once per process; CompileError
+    without a compiler."""
+    prog, roles = _iteration(_pull_kernel(iso, tuning).compiled.program)
+    name = f"etchpy_pagerank_{idx_type[:-2]}_{'u' if iso else 'v'}"
+    src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
+                   tuning=tuning)
+    lib = build.load(src.c, src.cdef, name=name)
+    return getattr(lib.lib, name), lib.ffi, roles
 
 
-def _compact_csc(M):
-    """(pos, crd, values or None when every weight is 1, the dangling vertices) of M
-    in csc, with int32 index arrays when they fit."""
-    C = M.tocsc()
-    C.sort_indices()
-    idx = np.int32 if max(C.shape[0], C.nnz) < 2**31 - 1 else np.int64
-    val = None if np.all(C.data == 1.0) else np.ascontiguousarray(C.data, dtype=np.float64)
-    dangling = np.flatnonzero(np.asarray(M.sum(axis=1)).ravel() == 0)
-    return C.indptr.astype(idx), C.indices.astype(idx), val, dangling.astype(idx)
+def _iteration(pull):
+    """PageRank's power iteration as one program (imp.Fixpoint) around the
+    compiled pull `pull`, x'[i] = c + Σ_j A[j, i]·w[j]: at the store of each x'[i]
+    (lower.fixpoint.at_each_cell) the step adds |x'[i] − x[i]| to the distance,
+    writes the next step's w[i] = (inv[i]·alpha)·x'[i] and adds x'[i]·dangling[i]
+    to the dangling mass. Returns (the program, each parameter's role: "dim"
+    for a size, else its name in `pull` or below). Its own parameters: x (the
+    ranks, in and out), w_next, inv, dangling (1 where inv is 0), consts
+    (alpha, (1−alpha)/n, alpha/n, n·tol), steps (the steps taken, -1 when not
+    converged), max_iter."""
+    names = program_names(pull)
+    x, w_next, inv, dmask, k, limit, steps, err, mass, mass_next, c, j = (
+        names.fresh(b) for b in ("x", "w_next", "inv", "dangling", "consts", "max_iter",
+                                 "steps", "err", "mass", "mass_next", "c", "j"))
+    w, y, n = "w_vals", pull.output.arrays["vals"], imp.Var(f"dim_{pull.output.axes[0]}")
+    V, zero = imp.Var, imp.Const(0.0, "value")
+    const = lambda q: imp.Load(k, imp.Const(q))                     # noqa: E731
+    plus = lambda a, b: imp.Ring("add", a, b)                       # noqa: E731
+    times = lambda a, b: imp.Ring("mul", a, b)                      # noqa: E731
+
+    def spread(i, v, into, total):      # w[i] for the next step, the dangling mass
+        dangling = times(imp.Load(dmask, i), v)         # a product, not a branch
+        return imp.seq(imp.Store(into, i, times(times(imp.Load(inv, i), const(0)), v)),
+                       imp.Assign(total, plus(V(total), dangling)))
+
+    def at_cell(i, v):
+        gap = imp.Ring("abs", imp.Bin("-", v, imp.Load(x, i)), zero)
+        return imp.seq(imp.Assign(err, plus(V(err), gap)), spread(i, v, w_next, mass_next))
+    step = at_each_cell(pull, names, at_cell).body
+    step = imp.replaced(step, imp.Load("c_vals", imp.ZERO), V(c))
+    body = imp.seq(imp.Decl(c, "value", plus(const(1), times(const(2), V(mass)))),
+                   imp.Assign(mass_next, zero), imp.Assign(err, zero), step,
+                   imp.Assign(mass, V(mass_next)))
+    first = imp.While(imp.lt(V(j), n), imp.seq(spread(V(j), imp.Load(x, V(j)), w, mass),
+                                              imp.incr(j)))
+    loop = imp.Fixpoint(steps, V(limit), body, ((x, y, n), (w, w_next, None)),
+                        imp.lt(V(err), const(3)))
+    decls = [imp.Decl(s, "value", zero) for s in (mass, mass_next, err)]
+    program = imp.seq(*decls, imp.Decl(steps, "index", imp.Const(-1)),
+                      imp.Decl(j, "index", imp.ZERO), first, loop)
+    params, roles = _parameters(pull, w, (x, w_next, inv, dmask, k, steps, limit))
+    return replace(pull, params=params, body=program), roles
+
+
+def _parameters(pull, w: str, mine: tuple) -> tuple[tuple, tuple]:
+    """(the iteration's parameters: pull's but c, w written, then `mine`; the
+    role of each, see _iteration)."""
+    params = [replace(p, kind="out_dense") if p.name == w else p
+              for p in pull.params if p.name != "c_vals"]
+    roles = ["dim" if p.kind == "dim" else p.name for p in params]
+    docs = (("out_dense", "value", "the ranks: the start, then the result"),
+            ("out_dense", "value", "scratch"),
+            ("in_array", "value", "1/outdeg, 0 where dangling"),
+            ("in_array", "value", "1 where dangling, else 0"),
+            ("in_array", "value", "alpha, (1-alpha)/n, alpha/n, n*tol"),
+            ("out_count", "index", "the steps taken, -1: not converged"),
+            ("dim", "index", "the most steps"))
+    params += [Param(name, *doc) for name, doc in zip(mine, docs)]
+    roles += ["x", "w_next", "inv", "dangling", "consts", "steps", "max_iter"]
+    return tuple(params), tuple(roles)
 
 
 def _scale(M):
