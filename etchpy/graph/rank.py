@@ -9,9 +9,9 @@ never loads. outdeg(j) is the sum of the weights of row j. This is the iteration
 graphblas-algorithms (uniform start, uniform teleport, dangling mass spread
 uniformly, converged when Σ|x' - x| < n·tol), so the results agree.
 By default (driver="auto") every step runs in one C call: the same compiled
-pull inside an imp.Fixpoint (step, buffer swap, convergence test), with the
-next step's w = s·x, the dangling sum and Σ|x' - x| fused into its loop over
-the vertices, at the store of each x'[i] (lower.fixpoint.at_each_cell).
+pull inside an imp.Fixpoint (step, buffer swap, convergence test), with
+Σ|x' - x| made at the store of each x'[i] (lower.fixpoint.at_each_cell) and
+w = s·x and the dangling sum in loops of the same step.
 """
 from __future__ import annotations
 
@@ -143,8 +143,8 @@ def _rank_in_c(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
     fn, ffi, slots = G.cached(("pagerank call", tuning), lambda _: _call_of(G, tuning))
     x, steps = np.full(n, 1.0 / n), np.zeros(1, dtype=np.int64)
     consts = np.array([alpha, (1.0 - alpha) / n, alpha / n, n * tol])
-    with SCRATCH.arrays(*[(n, np.float64)] * 3) as (y, w, w_next):    # written before read
-        given = dict(zip(_GIVEN, (y, w, x, w_next, consts, steps)))
+    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):   # written before read
+        given = {"out": y, "w_vals": w, "x": x, "consts": consts, "steps": steps}
         code = fn(*[pointer(ffi, given[a]) if isinstance(a, str) else a for a in slots],
                   max_iter)
     if code:
@@ -154,20 +154,19 @@ def _rank_in_c(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
     return x
 
 
-# the arrays a call passes, by their roles in _iteration's parameters
-_GIVEN = ("out", "w_vals", "x", "w_next", "consts", "steps")
-
-
 def _call_of(G, tuning: Tuning):
-    """(the C function of G's iteration, ffi, its arguments but max_iter: C values
-    for the graph's own arrays and sizes, names (_GIVEN) for a call's arrays)."""
+    """(the C function of G's iteration, ffi, its arguments but max_iter, the
+    last: C values for the graph's own arrays and sizes, the role (a str) of
+    each array a call passes)."""
     T, iso = _operand(G)
     pos, crd = T.levels[1]["pos"], T.levels[1]["crd"]
     fn, ffi, roles = _library(C_ARRAYS[pos.dtype][:-2], iso, tuning)
-    inv, dangling = G.cached("pagerank scale", _scale)
+    inv, dmask = G.cached("pagerank scale", _scale)
+    dangling = np.flatnonzero(dmask).astype(pos.dtype)
     fixed = {"A_pos1": pos, "A_crd1": crd, "A_vals": T.vals, "inv": inv, "dangling": dangling}
-    slots = [G.n if role == "dim" else pointer(ffi, fixed[role]) if role in fixed else role
-             for role in roles[:-1]]
+    sizes = {"dim": G.n, "dangles": len(dangling)}
+    slots = [sizes[role] if role in sizes else pointer(ffi, fixed[role]) if role in fixed
+             else role for role in roles[:-1]]
     return fn, ffi, slots
 
 
@@ -185,46 +184,43 @@ def _library(idx_type: str, iso: bool, tuning: Tuning):
 
 
 def _iteration(pull):
-    """PageRank's power iteration as one program (imp.Fixpoint) around the
-    compiled pull `pull`, x'[i] = c + Σ_j A[j, i]·w[j]: at the store of each x'[i]
-    (lower.fixpoint.at_each_cell) the step adds |x'[i] − x[i]| to the distance,
-    writes the next step's w[i] = (inv[i]·alpha)·x'[i] and adds x'[i]·dangling[i]
-    to the dangling mass. Returns (the program, each parameter's role: "dim"
-    for a size, else its name in `pull` or below). Its own parameters: x (the
-    ranks, in and out), w_next, inv, dangling (1 where inv is 0), consts
-    (alpha, (1−alpha)/n, alpha/n, n·tol), steps (the steps taken, -1 when not
-    converged), max_iter."""
+    """PageRank's power iteration as one program: an imp.Fixpoint around the
+    compiled pull `pull`, x'[i] = c + Σ_j A[j, i]·w[j]. Each step sums x over
+    the dangling vertices (c = (1−alpha)/n + alpha/n·that), writes w[j] =
+    (inv[j]·alpha)·x[j] in one loop (vectorised), and runs the pull, which adds
+    |x'[i] − x[i]| to the distance at the store of each x'[i]
+    (lower.fixpoint.at_each_cell). Returns (the program, each parameter's
+    role: "dim" for a size, else its name in `pull` or below). Its own
+    parameters: x (the ranks, in and out), inv, dangling (the dangling
+    vertices, an index array), consts (alpha, (1−alpha)/n, alpha/n, n·tol),
+    steps (the steps taken, -1 when not converged), dangles (how many are),
+    max_iter."""
     names = program_names(pull)
-    x, w_next, inv, dmask, k, limit, steps, err, mass, mass_next, c, j = (
-        names.fresh(b) for b in ("x", "w_next", "inv", "dangling", "consts", "max_iter",
-                                 "steps", "err", "mass", "mass_next", "c", "j"))
+    x, inv, dl, k, steps, nd, limit, err, mass, c, j, q = (names.fresh(b) for b in (
+        "x", "inv", "dangling", "consts", "steps", "dangles", "max_iter", "err", "mass", "c",
+        "j", "q"))
     w, y, n = "w_vals", pull.output.arrays["vals"], imp.Var(f"dim_{pull.output.axes[0]}")
     V, zero = imp.Var, imp.Const(0.0, "value")
-    const = lambda q: imp.Load(k, imp.Const(q))                     # noqa: E731
+    const = lambda at: imp.Load(k, imp.Const(at))                   # noqa: E731
     plus = lambda a, b: imp.Ring("add", a, b)                       # noqa: E731
     times = lambda a, b: imp.Ring("mul", a, b)                      # noqa: E731
-
-    def spread(i, v, into, total):      # w[i] for the next step, the dangling mass
-        dangling = times(imp.Load(dmask, i), v)         # a product, not a branch
-        return imp.seq(imp.Store(into, i, times(times(imp.Load(inv, i), const(0)), v)),
-                       imp.Assign(total, plus(V(total), dangling)))
-
-    def at_cell(i, v):
-        gap = imp.Ring("abs", imp.Bin("-", v, imp.Load(x, i)), zero)
-        return imp.seq(imp.Assign(err, plus(V(err), gap)), spread(i, v, w_next, mass_next))
-    step = at_each_cell(pull, names, at_cell).body
-    step = imp.replaced(step, imp.Load("c_vals", imp.ZERO), V(c))
-    body = imp.seq(imp.Decl(c, "value", plus(const(1), times(const(2), V(mass)))),
-                   imp.Assign(mass_next, zero), imp.Assign(err, zero), step,
-                   imp.Assign(mass, V(mass_next)))
-    first = imp.While(imp.lt(V(j), n), imp.seq(spread(V(j), imp.Load(x, V(j)), w, mass),
-                                              imp.incr(j)))
-    loop = imp.Fixpoint(steps, V(limit), body, ((x, y, n), (w, w_next, None)),
-                        imp.lt(V(err), const(3)))
-    decls = [imp.Decl(s, "value", zero) for s in (mass, mass_next, err)]
-    program = imp.seq(*decls, imp.Decl(steps, "index", imp.Const(-1)),
-                      imp.Decl(j, "index", imp.ZERO), first, loop)
-    params, roles = _parameters(pull, w, (x, w_next, inv, dmask, k, steps, limit))
+    held = imp.While(imp.lt(V(q), V(nd)), imp.seq(                  # the dangling mass
+        imp.Assign(mass, plus(V(mass), imp.Load(x, imp.Load(dl, V(q))))), imp.incr(q)))
+    scale = imp.While(imp.lt(V(j), n), imp.seq(                     # w = s·x
+        imp.Store(w, V(j), times(times(imp.Load(inv, V(j)), const(0)), imp.Load(x, V(j)))),
+        imp.incr(j)))
+    gap = lambda i, v: imp.Assign(err, plus(V(err), imp.Ring(      # noqa: E731
+        "abs", imp.Bin("-", v, imp.Load(x, i)), zero)))
+    step = imp.replaced(at_each_cell(pull, names, gap).body,
+                        imp.Load("c_vals", imp.ZERO), V(c))
+    body = imp.seq(imp.Assign(mass, zero), imp.Decl(q, "index", imp.ZERO), held,
+                   imp.Decl(j, "index", imp.ZERO), scale,
+                   imp.Decl(c, "value", plus(const(1), times(const(2), V(mass)))),
+                   imp.Assign(err, zero), step)
+    loop = imp.Fixpoint(steps, V(limit), body, ((x, y, n),), imp.lt(V(err), const(3)))
+    program = imp.seq(imp.Decl(mass, "value", zero), imp.Decl(err, "value", zero),
+                      imp.Decl(steps, "index", imp.Const(-1)), loop)
+    params, roles = _parameters(pull, w, (x, inv, dl, k, steps, nd, limit))
     return replace(pull, params=params, body=program), roles
 
 
@@ -235,14 +231,13 @@ def _parameters(pull, w: str, mine: tuple) -> tuple[tuple, tuple]:
               for p in pull.params if p.name != "c_vals"]
     roles = ["dim" if p.kind == "dim" else p.name for p in params]
     docs = (("out_dense", "value", "the ranks: the start, then the result"),
-            ("out_dense", "value", "scratch"),
             ("in_array", "value", "1/outdeg, 0 where dangling"),
-            ("in_array", "value", "1 where dangling, else 0"),
+            ("in_array", "index", "the dangling vertices"),
             ("in_array", "value", "alpha, (1-alpha)/n, alpha/n, n*tol"),
             ("out_count", "index", "the steps taken, -1: not converged"),
-            ("dim", "index", "the most steps"))
+            ("dim", "index", "how many vertices dangle"), ("dim", "index", "the most steps"))
     params += [Param(name, *doc) for name, doc in zip(mine, docs)]
-    roles += ["x", "w_next", "inv", "dangling", "consts", "steps", "max_iter"]
+    roles += ["x", "inv", "dangling", "consts", "steps", "dangles", "max_iter"]
     return tuple(params), tuple(roles)
 
 

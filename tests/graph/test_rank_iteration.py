@@ -47,17 +47,16 @@ def test_the_interpreter_runs_the_compiled_iteration_as_c_does(iso):
     G = graph.Graph(A)
     prog, roles = rank._iteration(rank._pull_kernel(iso, FIXPOINT).compiled.program)
     T, _ = rank._operand(G)
-    inv, dangling = G.cached("pagerank scale", rank._scale)
+    inv, dmask = G.cached("pagerank scale", rank._scale)
     n, alpha, tol = G.n, 0.85, 1e-8
     env = {"A_pos1": T.levels[1]["pos"].astype(np.int64),
            "A_crd1": T.levels[1]["crd"].astype(np.int64), "A_vals": np.asarray(T.vals),
-           "w_vals": np.zeros(n), "out": np.zeros(n), "x": np.full(n, 1.0 / n),
-           "w_next": np.zeros(n), "inv": inv, "dangling": dangling,
+           "w_vals": np.zeros(n), "out": np.zeros(n), "x": np.full(n, 1.0 / n), "inv": inv,
+           "dangling": np.flatnonzero(dmask), "dangles": int(dmask.sum()),
            "consts": np.array([alpha, (1 - alpha) / n, alpha / n, n * tol]),
-           "max_iter": 100, "A_dim0": n, "A_dim1": n, "w_dim0": n}
-    given = {p.name: n if role == "dim" else env[role] for p, role in zip(prog.params, roles)
-             if role != "steps"}
-    ran = run_program(prog, REAL, given)
+           "max_iter": 100, "dim": n}
+    ran = run_program(prog, REAL, {p.name: env[role] for p, role in zip(prog.params, roles)
+                                   if role != "steps"})
     x_c = rank._rank_in_c(G, alpha, tol, 100, FIXPOINT)
     assert ran["steps"] > 1
     np.testing.assert_allclose(ran["x"], x_c, rtol=1e-13, atol=0)
