@@ -140,7 +140,10 @@ def _rank_in_python(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
 def _rank_in_c(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
     """Every step in one C call (_library); the same iteration as _rank_in_python."""
     n = G.n
-    fn, ffi, slots = G.cached(("pagerank call", tuning), lambda _: _call_of(G, tuning))
+    made = G.cached("pagerank call", lambda _: [None, None])     # [tuning, its call]
+    if made[0] is not tuning:                   # (a Tuning hashes slowly: kept by identity)
+        made[:] = tuning, _call_of(G, tuning)
+    fn, ffi, slots = made[1]
     x, steps = np.full(n, 1.0 / n), np.zeros(1, dtype=np.int64)
     consts = np.array([alpha, (1.0 - alpha) / n, alpha / n, n * tol])
     with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):   # written before read
