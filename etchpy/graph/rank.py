@@ -40,12 +40,14 @@ from .sweep import C_ARRAYS, choose, pointer
 
 
 @kept("graph.rank_pull")
-def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT):
-    """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread."""
+def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
+                 threads: int | None = None):
+    """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread;
+    threads: as ep.compile's (1 for the C iteration, whose loop is serial)."""
     i, j = indices("i j")
     A, w = etensor("A", 2, format="csc", iso=iso), etensor("w", 1)
     return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * w[j]),
-                      semiring=semirings.real, tuning=tuning)
+                      semiring=semirings.real, tuning=tuning, threads=threads)
 
 
 def _operand(G):
@@ -178,7 +180,7 @@ def _library(idx_type: str, iso: bool, tuning: Tuning):
     """(the C function of _iteration for these index arrays, ffi, the role of each
     parameter), built (or found in the cache) once per process; CompileError
     without a compiler."""
-    prog, roles = _iteration(_pull_kernel(iso, tuning).compiled.program)
+    prog, roles = _iteration(_pull_kernel(iso, tuning, 1).compiled.program)
     name = f"etchpy_pagerank_{idx_type[:-2]}_{'u' if iso else 'v'}"
     src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
                    tuning=tuning)

@@ -45,7 +45,7 @@ def _power(A, alpha=0.85, tol=1e-6, max_iter=100):
 def test_the_interpreter_runs_the_compiled_iteration_as_c_does(iso):
     A = _graph(weighted=not iso, dangling=3)
     G = graph.Graph(A)
-    prog, roles = rank._iteration(rank._pull_kernel(iso, FIXPOINT).compiled.program)
+    prog, roles = rank._iteration(rank._pull_kernel(iso, FIXPOINT, 1).compiled.program)
     T, _ = rank._operand(G)
     inv, dmask = G.cached("pagerank scale", rank._scale)
     n, alpha, tol = G.n, 0.85, 1e-8
