@@ -292,7 +292,13 @@ FORCE = Tuning(
 
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
-PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH}
+# a step run many times over one graph (graph.pagerank's C iteration): each
+# segment's arrays prefetched once, 128 entries ahead of its start, at any size
+# (a prefetch at every step of long segments was measured slower there)
+FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)
+
+PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH,
+           "fixpoint": FIXPOINT}
 
 
 def of(x) -> Tuning:

@@ -26,7 +26,7 @@ from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 __all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CParam", "Prototype"]
 
 _TEMPLATES = ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2", "checks.cdef.j2",
-              "frontier.c.j2", "rank.c.j2", "direct_graph.c.j2", "binder.c.j2",
+              "frontier.c.j2", "direct_graph.c.j2", "binder.c.j2",
               "binder_inputs.c.j2")
 
 

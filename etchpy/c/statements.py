@@ -21,11 +21,11 @@ import numpy as np
 
 from .. import imp, maps
 from .. import tuning as _tuning
-from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted,
-                   GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, Opaque,
-                   ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
+                   ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
+                   Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While)
-from . import gemm, parallel, walks
+from . import fixpoint, gemm, parallel, walks
 
 INDENT = "    "
 
@@ -191,6 +191,8 @@ class FunctionBody:
                 return walks.gather_sum(self, s, depth, INDENT)
             case GatherPick(var, pos, parents):
                 return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents});"
+            case Fixpoint():
+                return fixpoint.fixpoint(self, s, depth, INDENT)
         raise TypeError(f"cannot render statement {s!r}")
 
     def nest(self, head: str, body, depth: int) -> str:

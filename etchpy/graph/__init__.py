@@ -9,8 +9,9 @@
 
 Each takes a scipy.sparse matrix, a 2-d array or a Graph (which caches the
 converted tensors across calls). A[j, i] is the edge j -> i; docs/graphs.md has the guide.
-Each runs the whole fixpoint in one generated C call (graph.sweep; c.rank for
-PageRank); driver="python" calls one compiled kernel per step instead, and
+Each runs the whole fixpoint in one generated C call (graph.sweep; for
+PageRank an imp.Fixpoint around its compiled step); driver="python" calls one
+compiled kernel per step instead, and
 tuning= (an etchpy.tuning.Tuning) sets the thresholds.
 """
 from .adjacency import Graph

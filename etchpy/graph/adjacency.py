@@ -55,12 +55,18 @@ def as_graph(A, name: str = "A") -> Graph:
 
 def as_csr(A, name: str = "A"):
     """A square scipy csr array of float64 values with sorted indices and no
-    duplicates (duplicates summed), from a scipy.sparse matrix or array, or a
-    2-d numpy array (its nonzeros are the edges). Duplicate entries are summed,
+    duplicates (duplicates summed), from a scipy.sparse matrix or array, a 2-d
+    ep.Tensor (its stored entries), or a 2-d numpy array (its nonzeros are the
+    edges). Duplicate entries are summed,
     as scipy's conversions sum them (so scipy.sparse.csgraph reads the same
     graph). InputError naming `name` for anything else (complex values too), a
     non-square matrix, or values that are not finite."""
     import scipy.sparse as sp
+    if isinstance(A, Tensor):               # a 2-d ep.Tensor: read as its scipy matrix
+        if len(A.shape) != 2:
+            raise InputError(f"{name} is an adjacency matrix: a 2-d ep.Tensor, not "
+                             f"{len(A.shape)}-d")
+        A = A.to_scipy()
     if sp.issparse(A):
         if A.dtype.kind not in "biuf":
             raise InputError(f"{name} is an adjacency matrix of real weights, not of "

@@ -8,13 +8,14 @@ graph is read as its pattern (ep.tensor(..., iso=True)), whose values the kernel
 never loads. outdeg(j) is the sum of the weights of row j. This is the iteration of networkx and
 graphblas-algorithms (uniform start, uniform teleport, dangling mass spread
 uniformly, converged when Σ|x' - x| < n·tol), so the results agree.
-By default (driver="auto") every step runs in one C call (c.rank): the same
-pull, with w = s·x, the dangling sum and Σ|x' - x| fused into its passes over
-the vertices.
+By default (driver="auto") every step runs in one C call: the same compiled
+pull inside an imp.Fixpoint (step, buffer swap, convergence test), with
+Σ|x' - x| made at the store of each x'[i] (lower.fixpoint.at_each_cell) and
+w = s·x and the dangling sum in loops of the same step.
 """
 from __future__ import annotations
 
-import functools
+from dataclasses import replace
 
 import numpy as np
 
@@ -24,23 +25,29 @@ from ..runtime.tensor import Tensor
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
 from ..api import compile as ep_compile
-from ..c.rank import rank_source
+from ..c.render import render as c_render
+from ..lower import Param
+from ..lower.fixpoint import at_each_cell
+from ..lower.schedule.fused_checks import program_names
+from .. import imp
 from ..runtime import build
 from ..runtime.scratch import SCRATCH
 from ..version import __version__
-from ..tuning import DEFAULT, Tuning, of as tuning_of
+from ..tuning import DEFAULT, FIXPOINT, Tuning, of as tuning_of
 from . import adjacency as adj, direct
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
 
 
 @kept("graph.rank_pull")
-def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT):
-    """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread."""
+def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
+                 threads: int | None = None):
+    """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread;
+    threads: as ep.compile's (1 for the C iteration, whose loop is serial)."""
     i, j = indices("i j")
     A, w = etensor("A", 2, format="csc", iso=iso), etensor("w", 1)
     return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * w[j]),
-                      semiring=semirings.real, tuning=tuning)
+                      semiring=semirings.real, tuning=tuning, threads=threads)
 
 
 def _operand(G):
@@ -66,15 +73,16 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
              driver: str = "auto", tuning=None):
     """The PageRank of every vertex of the graph with edges j -> i of weight A[j, i].
 
-    Parameters: A, a square scipy.sparse matrix, 2-d array or ep.graph.Graph of
-    nonnegative weights; alpha, the damping factor in [0, 1); tol (> 0),
-    converged when Σ|x' - x| < n·tol; max_iter, the most power iterations;
-    driver, "auto" (every step in one C call: c.rank pulling through a Graph's
-    cached csc, or, for a scipy matrix, graph.direct pushing along its own
-    arrays, checked in C; Python when no compiler builds it), "c", or "python"
-    (one compiled kernel per step, compiled under `tuning`, an
-    etchpy.tuning.Tuning, preset name or dict). Every driver and setting
-    gives the same ranks, to rounding.
+    Parameters: A, a square scipy.sparse matrix, 2-d array, 2-d ep.Tensor or
+    ep.graph.Graph of nonnegative weights; alpha, the damping factor in
+    [0, 1); tol (> 0), converged when Σ|x' - x| < n·tol; max_iter, the
+    most power iterations; driver, "auto" (every step in one C call: the compiled pull through a
+    Graph's cached csc in an imp.Fixpoint, or, for a scipy matrix,
+    graph.direct pushing along its own arrays, checked in C; Python when no
+    compiler builds it), "c", or "python" (one compiled kernel per step);
+    tuning, an etchpy.tuning.Tuning, preset name or dict the pull is compiled
+    under (default: "default" per step, "fixpoint" in one C call). Every
+    driver and setting gives the same ranks, to rounding.
     Returns: a float64 array of n ranks summing to 1 (zeros for a graph
     without edges, as graphblas-algorithms).
     Raises: InputError naming A (non-square, non-finite or negative weights),
@@ -93,9 +101,10 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
         raise InputError(f"{G.name} has a negative weight; PageRank needs nonnegative weights")
     if G.n == 0 or G.csr.nnz == 0:
         return np.zeros(G.n)
-    t = tuning_of(tuning)
-    return choose(driver, lambda: _rank_in_c(G, float(alpha), float(tol), int(max_iter)),
-                  lambda: _rank_in_python(G, float(alpha), float(tol), int(max_iter), t))
+    in_c = FIXPOINT if tuning is None else tuning_of(tuning)
+    return choose(driver, lambda: _rank_in_c(G, float(alpha), float(tol), int(max_iter), in_c),
+                  lambda: _rank_in_python(G, float(alpha), float(tol), int(max_iter),
+                                          tuning_of(tuning)))
 
 
 def _check_arguments(alpha, tol, max_iter):
@@ -130,41 +139,111 @@ def _rank_in_python(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
                     name="pagerank").value
 
 
-def _rank_in_c(G, alpha: float, tol: float, max_iter: int):
-    """Every step in one C call (c.rank); the same iteration as _rank_in_python."""
+def _rank_in_c(G, alpha: float, tol: float, max_iter: int, tuning: Tuning):
+    """Every step in one C call (_library); the same iteration as _rank_in_python."""
     n = G.n
-    inv, _ = G.cached("pagerank scale", _scale)
-    cpos, ccrd, cval, dangling = G.cached("pagerank csc", _compact_csc)
-    fn, ffi = _library(C_ARRAYS[cpos.dtype][:-2], cval is not None)
-    x = np.full(n, 1.0 / n)                 # the ranks: the one array whose pages are new
-    ptr = functools.partial(pointer, ffi)
-    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):    # written before read
-        steps = fn(n, ptr(cpos), ptr(ccrd), ptr(cval), ptr(inv), ptr(dangling),
-                   len(dangling), alpha, tol, max_iter, ptr(x), ptr(y), ptr(w))
-    if steps < 0:
+    made = G.cached("pagerank call", lambda _: [None, None])     # [tuning, its call]
+    if made[0] is not tuning:                   # (a Tuning hashes slowly: kept by identity)
+        made[:] = tuning, _call_of(G, tuning)
+    fn, ffi, slots = made[1]
+    x, steps = np.full(n, 1.0 / n), np.zeros(1, dtype=np.int64)
+    consts = np.array([alpha, (1.0 - alpha) / n, alpha / n, n * tol])
+    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (y, w):   # written before read
+        given = {"out": y, "w_vals": w, "x": x, "consts": consts, "steps": steps}
+        code = fn(*[pointer(ffi, given[a]) if isinstance(a, str) else a for a in slots],
+                  max_iter)
+    if code:
+        raise MemoryError(f"pagerank: the C iteration failed (code {code})")
+    if steps[0] < 0:
         raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
     return x
 
 
+def _call_of(G, tuning: Tuning):
+    """(the C function of G's iteration, ffi, its arguments but max_iter, the
+    last: C values for the graph's own arrays and sizes, the role (a str) of
+    each array a call passes)."""
+    T, iso = _operand(G)
+    pos, crd = T.levels[1]["pos"], T.levels[1]["crd"]
+    fn, ffi, roles = _library(C_ARRAYS[pos.dtype][:-2], iso, tuning)
+    inv, dmask = G.cached("pagerank scale", _scale)
+    dangling = np.flatnonzero(dmask).astype(pos.dtype)
+    fixed = {"A_pos1": pos, "A_crd1": crd, "A_vals": T.vals, "inv": inv, "dangling": dangling}
+    sizes = {"dim": G.n, "dangles": len(dangling)}
+    slots = [sizes[role] if role in sizes else pointer(ffi, fixed[role]) if role in fixed
+             else role for role in roles[:-1]]
+    return fn, ffi, slots
+
+
 @kept("helper.pagerank")
-def _library(idx_type: str, values: bool):
-    """(the C function of c.rank for these index arrays and values, ffi), built
-    (or found in the cache) once per process; CompileError without a compiler."""
-    name = f"etchpy_pagerank_{idx_type[:-2]}_{'v' if values else 'u'}"
-    c_text, cdef = rank_source(idx_type, values=values, name=name, version=__version__)
-    lib = build.load(c_text, cdef, name=name)
-    return getattr(lib.lib, name), lib.ffi
+def _library(idx_type: str, iso: bool, tuning: Tuning):
+    """(the C function of _iteration for these index arrays, ffi, the role of each
+    parameter), built (or found in the cache) once per process; CompileError
+    without a compiler."""
+    prog, roles = _iteration(_pull_kernel(iso, tuning, 1).compiled.program)
+    name = f"etchpy_pagerank_{idx_type[:-2]}_{'u' if iso else 'v'}"
+    src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
+                   tuning=tuning)
+    lib = build.load(src.c, src.cdef, name=name)
+    return getattr(lib.lib, name), lib.ffi, roles
 
 
-def _compact_csc(M):
-    """(pos, crd, values or None when every weight is 1, the dangling vertices) of M
-    in csc, with int32 index arrays when they fit."""
-    C = M.tocsc()
-    C.sort_indices()
-    idx = np.int32 if max(C.shape[0], C.nnz) < 2**31 - 1 else np.int64
-    val = None if np.all(C.data == 1.0) else np.ascontiguousarray(C.data, dtype=np.float64)
-    dangling = np.flatnonzero(np.asarray(M.sum(axis=1)).ravel() == 0)
-    return C.indptr.astype(idx), C.indices.astype(idx), val, dangling.astype(idx)
+def _iteration(pull):
+    """PageRank's power iteration as one program: an imp.Fixpoint around the
+    compiled pull `pull`, x'[i] = c + Σ_j A[j, i]·w[j]. Each step sums x over
+    the dangling vertices (c = (1−alpha)/n + alpha/n·that), writes w[j] =
+    (inv[j]·alpha)·x[j] in one loop (vectorised), and runs the pull, which adds
+    |x'[i] − x[i]| to the distance at the store of each x'[i]
+    (lower.fixpoint.at_each_cell). Returns (the program, each parameter's
+    role: "dim" for a size, else its name in `pull` or below). Its own
+    parameters: x (the ranks, in and out), inv, dangling (the dangling
+    vertices, an index array), consts (alpha, (1−alpha)/n, alpha/n, n·tol),
+    steps (the steps taken, -1 when not converged), dangles (how many are),
+    max_iter."""
+    names = program_names(pull)
+    x, inv, dl, k, steps, nd, limit, err, mass, c, j, q = (names.fresh(b) for b in (
+        "x", "inv", "dangling", "consts", "steps", "dangles", "max_iter", "err", "mass", "c",
+        "j", "q"))
+    w, y, n = "w_vals", pull.output.arrays["vals"], imp.Var(f"dim_{pull.output.axes[0]}")
+    V, zero = imp.Var, imp.Const(0.0, "value")
+    const = lambda at: imp.Load(k, imp.Const(at))                   # noqa: E731
+    plus = lambda a, b: imp.Ring("add", a, b)                       # noqa: E731
+    times = lambda a, b: imp.Ring("mul", a, b)                      # noqa: E731
+    held = imp.While(imp.lt(V(q), V(nd)), imp.seq(                  # the dangling mass
+        imp.Assign(mass, plus(V(mass), imp.Load(x, imp.Load(dl, V(q))))), imp.incr(q)))
+    scale = imp.While(imp.lt(V(j), n), imp.seq(                     # w = s·x
+        imp.Store(w, V(j), times(times(imp.Load(inv, V(j)), const(0)), imp.Load(x, V(j)))),
+        imp.incr(j)))
+    gap = lambda i, v: imp.Assign(err, plus(V(err), imp.Ring(      # noqa: E731
+        "abs", imp.Bin("-", v, imp.Load(x, i)), zero)))
+    step = imp.replaced(at_each_cell(pull, names, gap).body,
+                        imp.Load("c_vals", imp.ZERO), V(c))
+    body = imp.seq(imp.Assign(mass, zero), imp.Decl(q, "index", imp.ZERO), held,
+                   imp.Decl(j, "index", imp.ZERO), scale,
+                   imp.Decl(c, "value", plus(const(1), times(const(2), V(mass)))),
+                   imp.Assign(err, zero), step)
+    loop = imp.Fixpoint(steps, V(limit), body, ((x, y, n),), imp.lt(V(err), const(3)))
+    program = imp.seq(imp.Decl(mass, "value", zero), imp.Decl(err, "value", zero),
+                      imp.Decl(steps, "index", imp.Const(-1)), loop)
+    params, roles = _parameters(pull, w, (x, inv, dl, k, steps, nd, limit))
+    return replace(pull, params=params, body=program), roles
+
+
+def _parameters(pull, w: str, mine: tuple) -> tuple[tuple, tuple]:
+    """(the iteration's parameters: pull's but c, w written, then `mine`; the
+    role of each, see _iteration)."""
+    params = [replace(p, kind="out_dense") if p.name == w else p
+              for p in pull.params if p.name != "c_vals"]
+    roles = ["dim" if p.kind == "dim" else p.name for p in params]
+    docs = (("out_dense", "value", "the ranks: the start, then the result"),
+            ("in_array", "value", "1/outdeg, 0 where dangling"),
+            ("in_array", "index", "the dangling vertices"),
+            ("in_array", "value", "alpha, (1-alpha)/n, alpha/n, n*tol"),
+            ("out_count", "index", "the steps taken, -1: not converged"),
+            ("dim", "index", "how many vertices dangle"), ("dim", "index", "the most steps"))
+    params += [Param(name, *doc) for name, doc in zip(mine, docs)]
+    roles += ["x", "inv", "dangling", "consts", "steps", "dangles", "max_iter"]
+    return tuple(params), tuple(roles)
 
 
 def _scale(M):

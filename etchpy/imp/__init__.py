@@ -11,13 +11,13 @@ the modules inside may be split or renamed without touching the importers.
     show       a readable listing, for debugging
 """
 from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, names_used,
-                       scalars_assigned, statements, substitute, subterms)
+                       rename, replaced, scalars_assigned, statements, substitute, subterms)
 from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound, mul, not_,
                         or_, select, seq, sort_bits_words, sum_bound)
 from .interp import ImpRuntimeError, Machine
 from .names import Names
 from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
-                    Const, Decl, Expr, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
+                    Const, Decl, Expr, Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
                     LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek,
                     Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var, While)
 from .show import show
@@ -27,12 +27,12 @@ __all__ = [
     "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Select", "Ring",
     "Decl", "Assign", "Store", "Accum", "While", "If", "Seq", "Block", "Comment", "Alloc",
     "Reserve", "Move", "Prefetch", "SetBit", "ForSorted", "LocalArray", "Opaque",
-    "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick",
+    "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick", "Fixpoint",
     "TRUE", "FALSE", "ZERO", "ONE", "SKIP",
     # smart constructors
     "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
     # names, analysis, interpreter, listing
-    "Names", "statements", "subterms", "substitute", "assume", "arrays_loaded_at", "names_used",
-    "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
+    "Names", "statements", "subterms", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
+    "names_used", "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
 ]

@@ -4,14 +4,15 @@ from __future__ import annotations
 import dataclasses
 
 from .construct import and_, not_, or_, select
-from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, ForSorted,
+from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, Fixpoint,
+                    ForSorted,
                     GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, ParallelFor,
                     Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
 
 # The fields of statements that hold a name (of an array or a scalar) as a str.
 _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
                 "source", "a_array", "b_array", "c_array", "acc", "end", "vals", "dense",
-                "dim", "error", "pos", "parents", "pick")
+                "dim", "error", "pos", "parents", "pick", "steps")
 
 
 def statements(s):
@@ -23,7 +24,7 @@ def statements(s):
                 yield from statements(u)
         case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
               | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
-              | Gemm(fallback=body) | GatherSum(fallback=body)):
+              | Gemm(fallback=body) | GatherSum(fallback=body) | Fixpoint(body=body)):
             yield from statements(body)
         case If(_, then, else_):
             yield from statements(then)
@@ -99,6 +100,8 @@ def names_used(node) -> set[str]:
                 out.add(name)
             case ParallelFor(private=private):
                 out.update(arr for arr, *_ in private)
+            case Fixpoint(pairs=pairs):
+                out.update(name for a, b, _ in pairs for name in (a, b))
         out.update(v for f in _NAME_FIELDS if isinstance(v := getattr(x, f, None), str))
     return out
 
@@ -142,4 +145,35 @@ def arrays_written(node) -> set[str]:
                 out.add(arr)
             case ForSorted(_, arr, _, _, bits, _):
                 out |= {arr} | ({bits} if bits else set())
+            case Fixpoint(pairs=pairs):
+                out.update(name for a, b, _ in pairs for name in (a, b))
     return out
+
+
+def rename(node, names: dict):
+    """node (a statement or expression) with every variable and array name in
+    `names` replaced by its value there. Sound when the new names are unused in
+    node (names exchanged, as a Fixpoint's pairs, are not merged)."""
+    match node:
+        case str():
+            return names.get(node, node)
+        case tuple():
+            return tuple(rename(x, names) for x in node)
+        case _ if hasattr(node, "__dataclass_fields__"):
+            return dataclasses.replace(node, **{
+                f: rename(getattr(node, f), names) for f in node.__dataclass_fields__
+                if f in _NAME_FIELDS + ("name",) or not isinstance(getattr(node, f), str)})
+    return node
+
+
+def replaced(node, old, new):
+    """node with every subterm equal to `old` (a statement or expression)
+    replaced by `new`."""
+    if node == old:
+        return new
+    if isinstance(node, tuple):
+        return tuple(replaced(x, old, new) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return dataclasses.replace(node, **{f: replaced(getattr(node, f), old, new)
+                                            for f in node.__dataclass_fields__})
+    return node

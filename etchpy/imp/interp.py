@@ -12,7 +12,7 @@ import numpy as np
 from .. import maps
 from .construct import sort_bits_words
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
-                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
+                    Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
                     Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                     ShortIntersect, Stmt, Store, Var, While)
 
@@ -136,6 +136,8 @@ class Machine:
                 env[q] = env[end]
             case GatherPick(var, _, _):
                 env[var] = 1
+            case Fixpoint():
+                self._fixpoint(s)
             case _:
                 raise ImpRuntimeError(f"not an Imp statement: {s!r}")
 
@@ -228,6 +230,29 @@ class Machine:
                   if (int(words[w]) >> b) & 1]
         if marked != items:
             raise ImpRuntimeError(f"the marks in {bits} are not exactly {array}[0..{n}]")
+
+    def _fixpoint(self, s: Fixpoint):
+        """The steps in order, the pairs' names exchanged after each; each state
+        array's own storage holds the last state on exit (Fixpoint)."""
+        env = self.env
+        homes = [(a, b, env[a], env[b]) for a, b, _ in s.pairs]
+        env[s.steps], limit, k = -1, int(self.eval(s.limit)), 0
+        while k < limit:
+            self.exec(s.body)
+            k += 1
+            for a, b, _ in s.pairs:
+                env[a], env[b] = env[b], env[a]
+            if self.eval(s.until):
+                env[s.steps] = k
+                break
+        for (a, b, home_a, home_b), (_, _, size) in zip(homes, s.pairs):
+            n = 0 if size is None else int(self.eval(size))
+            if n and env[a] is not home_a:
+                home_a[:self._at(a, n - 1, "copy") + 1] = env[a][:n]
+            home_b[:] = _garbage(home_b.dtype)          # unspecified
+            if size is None:
+                home_a[:] = _garbage(home_a.dtype)
+            env[a], env[b] = home_a, home_b
 
     def _short_intersect(self, s: ShortIntersect):
         env = self.env

@@ -17,6 +17,7 @@
                | ParallelFor(x, e, e, s, threads, reduce?, private)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
                | GatherSum(x, x, x, a, a, a, s, x, x?, x?) | GatherPick(x, a, x)
+               | Fixpoint(x, e, s, ((a, a, e)...), e)
 
 `/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash
 table (the same bits in the interpreter and in C). `&&`, `||` and `Select`
@@ -377,8 +378,25 @@ class GatherPick:
     parents: str
 
 
+@dataclass(frozen=True)
+class Fixpoint:
+    """steps := -1; for k = 1 .. limit: run `body`, exchange the arrays of each
+    pair (state, next, size) of `pairs` (body reads state, writes next), and if
+    `until` holds: steps := k, stop. On exit each state array (its own storage)
+    holds the last step's `size` cells (size None: a scratch pair, unspecified);
+    next arrays are unspecified. `until` reads no array of the pairs; `steps` is
+    an index variable declared before; what body declares is local to a step.
+    C runs body twice per turn, names exchanged in the second (no pointer is
+    swapped: `restrict` holds) (proofs_notes/fixpoint_loop.md)."""
+    steps: str
+    limit: Expr
+    body: "Stmt"
+    pairs: tuple
+    until: Expr
+
+
 Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
              Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
-             LocalArray, Gemm, GatherSum, GatherPick]
+             LocalArray, Gemm, GatherSum, GatherPick, Fixpoint]
 
 SKIP = Seq(())

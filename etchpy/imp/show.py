@@ -6,9 +6,9 @@ holds them.
 """
 from __future__ import annotations
 
-from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, ForSorted,
-                    GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, Opaque,
-                    ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
+                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
+                    Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                     ShortIntersect, Store, Var, While)
 
 
@@ -92,6 +92,10 @@ def show(node, indent: int = 0) -> str:
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
         case GatherPick(var, pos, parents):
             return f"{pad}index {var} = gather pick({pos}[0..{parents}]);"
+        case Fixpoint(steps, limit, body, pairs, until):
+            swaps = ", ".join(f"{a} ⇄ {b}" for a, b, _ in pairs)
+            return _nest(f"{pad}{steps} = fixpoint ≤ {show(limit)} steps, {swaps} after each, "
+                         f"until {show(until)}:", body, indent)
     return repr(node)
 
 

@@ -28,8 +28,8 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 def test_presets_are_hashable_and_distinct():
     presets = list(tuning.PRESETS.values())
-    assert len(set(presets)) == len(presets) == 4
-    assert len({p.key() for p in presets}) == 4
+    assert len(set(presets)) == len(presets) == 5
+    assert len({p.key() for p in presets}) == 5
     assert tuning.PRESETS["default"] is tuning.DEFAULT == tuning.Tuning()
     assert {tuning.of(name) for name in tuning.PRESETS} == set(presets)
 
@@ -77,7 +77,7 @@ def test_knobs_are_part_of_the_kernel_cache_key():
     assert ep.compile(e, tuning=tuning.Tuning(gallop_ratio=3)) is after
     assert ep.compile(e, tuning="noopt") is ep.compile(e, tuning=tuning.NOOPT)
     keys = {request_key(make_request(e, tuning=t)) for t in tuning.PRESETS.values()}
-    assert len(keys) == 4
+    assert len(keys) == 5
 
 
 def test_a_manifest_is_restored_only_under_its_own_tuning(tmp_path, monkeypatch):
