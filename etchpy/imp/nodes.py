@@ -346,15 +346,12 @@ class Gemm:
 @dataclass(frozen=True)
 class GatherSum:
     """acc := acc ⊕ ⨁_{p in [q, end)} vals[p] ⊗ dense[crd[p]]; then q := end, over
-    float64 with the lanes' (⊕, ⊗) given by `ops`: ("+", "*") (the real semiring),
-    or ⊕ in ("min", "max") with ⊗ in ("+", "*") (min_plus, max_plus, max_times).
-    `fallback` is the walk loop with the same effect, checks included: the
-    interpreter runs it; C runs ep_gather_sum / ep_gather_ext (SIMD lanes, the
-    reduction reassociated) where `pick` (a GatherPick's variable) is set, else
-    the loop.
+    float64 with (⊕, ⊗) = `ops`: ("+", "*"), or min/max with + or *. `fallback` is
+    the walk loop with the same effect, checks included: the interpreter runs
+    it; C runs ep_gather_sum / ep_gather_ext (SIMD lanes, the reduction
+    reassociated) where `pick` (a GatherPick's variable) is set, else the loop.
     With `dim` (a checked walk, lower.schedule.fused_checks), a coordinate
-    outside [0, dim) sets `error` and ends the sum, reading nothing there.
-    """
+    outside [0, dim) sets `error` and ends the sum, reading nothing there."""
     acc: str
     q: str
     end: str
