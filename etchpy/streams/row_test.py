@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import imp
+from ..expr import formula
 from ..expr.compare import CompareVar
-from ..imp import ZERO, Load, lt
+from ..imp import ZERO, Const, Load, Ring, lt, select
 
 
 def dim_var(var: str) -> imp.Expr:
@@ -57,6 +58,26 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                     return imp.and_(holds(n[1]), holds(n[2]))
                 case "or":
                     return imp.or_(holds(n[1]), holds(n[2]))
+                case "true":
+                    return imp.TRUE
             return imp.not_(holds(n[1]))
         return holds(tv.tests)
     return test
+
+
+def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
+    """The leaf value of value predicate tv at position `at` and coordinates
+    `coords`: where its test (`row_test`) holds, the ⊗ of its `weights`
+    columns' values there (the semiring's one when it has none), else zero;
+    with no test (expr.formula.TRUE) the product alone."""
+    test = row_test(tv, first, names)
+
+    def value(at: imp.Expr, coords: dict) -> imp.Expr:
+        w: imp.Expr = Const(sr.one, "value")
+        for k in tv.weights:
+            arr = first if k == 0 else f"{tv.name}__c{k}_vals"
+            w = Load(arr, at) if w == Const(sr.one, "value") else Ring("mul", w, Load(arr, at))
+        if tv.tests == formula.TRUE:
+            return w
+        return select(test(at, coords), w, Const(sr.zero, "value"))
+    return value
