@@ -152,7 +152,7 @@ def one_walk(factors: list) -> Access:
     return Access(var, first.indices)
 
 
-def flat(e: Expr, names: set) -> tuple[Expr, dict]:
+def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
     """(e with each Σ over all the indices of one access, alone, read as a walk
     of its stored positions: Σ_q X'[q], X' the vector of X's stored values;
     {the new index's name: (the names of the indices it replaces, the inputs
@@ -160,14 +160,16 @@ def flat(e: Expr, names: set) -> tuple[Expr, dict]:
     access whose inputs are all in `names` (ep.Tensors whose fill is the zero,
     runtime.shared) and read nowhere else in e, a plain tensor or a value
     predicate that reads no coordinate and no located column: its value at a
-    stored entry is a function of the position alone (proofs_notes/shared.md)."""
+    stored entry is a function of the position alone (proofs_notes/shared.md);
+    a predicate's columns must be over one structure (`classes`: input name ->
+    structure, as for `fused`; None: all one)."""
     uses: dict = {}
     for acc in _accesses(e):
         for n in _names(acc.tensor):
             uses[n] = uses.get(n, 0) + 1
     ok = {n for n in names if uses.get(n) == 1}
     merged: dict = {}
-    return _flat(e, ok, merged), merged
+    return _flat(e, ok, merged, classes), merged
 
 
 def _accesses(e: Expr):
@@ -187,33 +189,33 @@ def _names(tv) -> tuple:
     return (tv.name,)
 
 
-def _flat(e: Expr, ok: set, merged: dict) -> Expr:
+def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
     match e:
         case Sum():
             summed, body = [], e
             while isinstance(body, Sum):
                 summed.append(body.index)
                 body = body.body
-            flat_body = _flat_access(body, summed, ok)
+            flat_body = _flat_access(body, summed, ok, classes)
             if flat_body is not None:
                 q = flat_body.indices[0]
                 merged[q.name] = (tuple(ix.name for ix in body.indices),
                                   _names(flat_body.tensor))
                 return Sum(q, flat_body)
-            out = _flat(body, ok, merged)
+            out = _flat(body, ok, merged, classes)
             for ix in reversed(summed):
                 out = Sum(ix, out)
             return out
         case Mul(a, b):
-            return Mul(_flat(a, ok, merged), _flat(b, ok, merged))
+            return Mul(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
         case Add(a, b):
-            return Add(_flat(a, ok, merged), _flat(b, ok, merged))
+            return Add(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
         case Map(fn, a, arg):
-            return Map(fn, _flat(a, ok, merged), arg)
+            return Map(fn, _flat(a, ok, merged, classes), arg)
     return e
 
 
-def _flat_access(body: Expr, summed: list, ok: set):
+def _flat_access(body: Expr, summed: list, ok: set, classes):
     """The access of the stored values of `body` over one new index, or None."""
     if not isinstance(body, Access) or set(body.indices) != set(summed) \
             or len(summed) != len(body.indices):
@@ -223,7 +225,9 @@ def _flat_access(body: Expr, summed: list, ok: set):
     vector = Format.parse("dense", 1)
     if type(tv) is TensorVar and not tv.iso and tv.name in ok:
         return Access(TensorVar(tv.name, 1, vector), (q,))
-    if isinstance(tv, CompareVar) and tv.kind == "value" and set(_names(tv)) <= ok and all(
+    one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
+        n in classes for n in _names(tv))
+    if isinstance(tv, CompareVar) and tv.kind == "value" and set(_names(tv)) <= ok and one and all(
             c[2] is None for c in tv.columns) and not any(
             n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests)):
         columns = tuple((c[0], vector, None) for c in tv.columns)

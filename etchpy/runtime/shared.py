@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import EtchpyError
-from ..expr import shared
+from ..expr import collapse, shared
 from ..expr.walk import accesses
 from .tensor import Tensor
 
@@ -57,54 +57,97 @@ class OneWalk:
 
     def _one_walk(self, inputs: dict):
         """(the kernel for `inputs` with each product's factors over one structure
-        fused and each Σ over all of one access's indices a flat walk
-        (expr.shared), made once per partition; the names it reads as their
-        stored values), or None when neither applies to this call."""
+        fused, each Σ over all of one access's indices a flat walk and each run of
+        summed levels read by one access alone one level (expr.shared,
+        expr.collapse), made once per partition; how it reads each input), or
+        None when none of these applies to this call."""
         walk = self.__dict__.get("_walk", _UNSET)
         if walk is _UNSET:
-            walk = self._walk = _candidates(self.request.expr)
+            walk = self._walk = _candidates(self.request, set(self._users))
             self._walk_kernels = {}
         if walk is None or inputs.keys() != self._users.keys():
             return None              # (the general path words a missing input)
-        groups, flats = walk
+        groups, names = walk
         sr = self._semiring_of(inputs)
-        key = (classes(groups, inputs), tuple(n for n in flats if type(
-            t := inputs.get(n)) is Tensor and t.fill == sr.zero and t.vals.ndim == 1))
-        if not any(key):
+        tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
+        key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
+                                              and inputs[n].vals.ndim == 1), tensors)
+        if not key[0] and not tensors:
             return None
         kept = self._walk_kernels
         if key not in kept:
-            kept[key] = self._fused_kernel(dict(key[0]), set(key[1]))
+            kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
         return kept[key]
 
-    def _fused_kernel(self, classes_: dict, flats: set):
+    def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
         req = self.request
-        expr, merged = shared.flat(shared.fused(req.expr, classes_), flats)
+        expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
+        order = _order(req.order, {q: old for q, (old, _) in merged.items()})
+        read = {n: None for _, names in merged.values() for n in names}
+        expr, runs = collapse.collapse(expr, tensors - set(read), order, classes_)
+        order = _order(order, {q: run[3] for q, run in runs.items()})
+        for names, k, j, _ in runs.values():    # right to left within one access
+            read.update({n: (read.get(n, ((), None))[0] + ((k, j),), names[0])
+                         for n in names})
         if expr == req.expr:
             return None
-        order = req.order
-        if order is not None:
-            for q, (old, _) in merged.items():
-                order = tuple(q if o == old[0] else o for o in order if o not in old[1:])
         kern = type(self).__new__(type(self))
         try:
             kern._setup(replace(req, expr=expr, order=order), infer=self._infer)
         except EtchpyError:          # e.g. a fused column the plan would have converted
             return None
         kern._warned = self._warned
-        return kern, {n for _, names in merged.values() for n in names}
+        return kern, read
 
 
-def _candidates(expr):
-    """(the groups of expr.shared.groups, the names a flat walk may read), or None
-    when there are neither."""
-    groups = shared.groups(expr)
-    names = {a.tensor.name for a in accesses(expr)} | {n for g in groups for n in g}
-    _, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
-    flats = tuple(sorted(n for n in names if merged)) if merged else ()
-    return (groups, flats) if groups or flats else None
+def _order(order, merged: dict):
+    """A fixed loop order with each new index where the first it replaces
+    (merged: new index -> the names it replaces) stood."""
+    if order is None:
+        return None
+    for q, old in merged.items():
+        order = tuple(q if o == old[0] else o for o in order if o not in old[1:])
+    return order
 
 
-def run_one_walk(kern, flats: set, out, inputs: dict):
-    """Call the fused kernel `kern`, the inputs it reads flat as their values."""
-    return kern(out=out, **{n: v.vals if n in flats else v for n, v in inputs.items()})
+def _candidates(req, names: set):
+    """(the groups of expr.shared.groups, the inputs a flat walk or a run of
+    levels may read), or None when the expression has none of them."""
+    expr = req.expr
+    if not req.tuning.one_walk:
+        return None
+    groups = shared.groups(expr) + tuple(    # and each comparison's columns
+        names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
+    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
+    _, runs = collapse.collapse(one, names, _order(req.order, {
+        q: old for q, (old, _) in merged.items()}))
+    return (groups, tuple(sorted(names))) if groups or merged or runs else None
+
+
+def run_one_walk(kern, read: dict, out, inputs: dict):
+    """Call the fused kernel `kern`: each input it reads flat as its values, each
+    it reads with a run of levels as one as that Tensor (made once, kept)."""
+    got = dict(inputs)
+    for n, how in read.items():
+        t = inputs[n]
+        got[n] = t.vals if how is None else _collapsed(t, how[0], inputs[how[1]])
+    return kern(out=out, **got)
+
+
+def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
+    """Tensor t with each run (k, j) of its levels as one (expr.collapse, applied
+    in turn), over t's own values; kept on t, its index arrays those of `like`
+    (the first input of its structure) when like's are made."""
+    memo = t.__dict__.setdefault("_etchpy_collapsed", {})
+    hit = memo.get(runs)
+    if hit is None:
+        other = like.__dict__.get("_etchpy_collapsed", {}).get(runs)
+        shape, fmt, levels = t.shape, t.format, t.levels
+        for k, j in runs:
+            levels = collapse.collapsed_levels(levels, k, j)
+            shape = shape[:k] + (len(levels[k]["crd"]),) + shape[j + 1:]
+            fmt = collapse.collapsed_format(fmt, k, j)
+        if other is not None and _structure(like)[1:] == _structure(t)[1:]:
+            levels = other.levels                 # one structure: the same arrays
+        hit = memo[runs] = Tensor._of((shape, fmt, levels, t.vals, t.fill), t.name)
+    return hit

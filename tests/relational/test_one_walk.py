@@ -4,7 +4,8 @@ with value comparisons, against a pure-Python relational reference (rows as
 dicts), on every level kind that can store them; the fused kernel runs only when
 the columns' index arrays are the same objects, and a call on equal copies (or
 on one column replaced) is right too; values written in place between calls are
-read as they are."""
+read as they are. A sum over every index walks the stored positions flat; a run
+of summed levels read by one access alone is one level (expr.collapse)."""
 import collections
 import operator
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy.expr import formula, shared
+from etchpy.expr import collapse, formula, shared
 
 o, n = ep.indices("o n")
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -164,7 +165,7 @@ def test_a_sum_over_every_index_walks_the_stored_positions_flat(rows, op, t, kin
     assert np.isclose(kern(t=t, **one), want)
     ran = [k for k in kern._walk_kernels.values() if k is not None]
     if kinds != ["dense", "dense"]:          # (dense factors are located, not fused)
-        assert ran and ran[0][1] == {"A", "B", "C"}
+        assert ran and ran[0][1] == {"A": None, "B": None, "C": None}     # read flat
         assert ran[0][0].request.order == ("q_o_n",)
     rel["a"].tensor.vals[:] *= 2
     assert np.isclose(kern(t=t, **one), 2 * want)
@@ -186,3 +187,84 @@ def test_a_flat_walk_needs_a_test_free_of_coordinates_and_the_only_read():
     assert merged == {"q_o_n": (("o", "n"), ("A",))}
     kern = ep.compile(by_code)
     assert np.isclose(kern(A=rel["a"].tensor, B=rel["b"].tensor), 1.0 + 2.0)
+
+
+three = st.tuples(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), st.integers(0, 3),
+                  st.integers(-2, 4), st.integers(-2, 4))
+
+
+@settings(max_examples=20, deadline=None)
+@given(rows=st.lists(three, min_size=1, max_size=14, unique_by=lambda r: r[:4]),
+       t=st.integers(-2, 4), first=st.sampled_from(["dense", "compressed"]))
+def test_a_run_of_summed_levels_read_by_one_access_is_one_level(rows, t, first):
+    """Σ_{n,p,s} A·[B < t] per (o) and per (o, s) over a four-level relation:
+    the levels n, p (and s) that only the relation reads are one level; the
+    answer is the reference's, the kernel reads the run as one, and a write in
+    place between calls is read."""
+    i, j, k = ep.indices("i j k")
+    cols = {c: np.array([r[m] for r in rows]) for m, c in enumerate(("o", "n", "p", "s", "a",
+                                                                     "b"))}
+    keys = ep.Keys(np.arange(4), name="k")
+    rel = ep.relation(cols, ["o", "n", "p", "s"], values=["a", "b"], name="R",
+                      coding=dict.fromkeys("onps", keys),
+                      levels=[first, "compressed", "compressed", "compressed"])
+    A, B = rel["a"].var("A"), rel["b"].var("B")
+    ins = {"A": rel["a"].tensor, "B": rel["b"].tensor}
+    by_o = ep.compile(ep.sum((n, i, j), A[o, n, i, j] * (B[o, n, i, j] < "t")),
+                      order=["o", "n", "i", "j"])
+    by_os = ep.compile(ep.sum((n, i), A[o, n, i, j] * (B[o, n, i, j] < "t")),
+                       order=["o", "n", "i", "j"])
+    for step in range(2):
+        want_o, want_os = np.zeros(4), np.zeros((4, 4))
+        for x, _, _, z, a, b in rows:
+            if b < t:
+                want_o[x] += a
+                want_os[x, z] += a
+        assert np.allclose(by_o(t=t, **ins), want_o), step
+        assert np.allclose(by_os(t=t, **ins), want_os), step
+        rel["a"].tensor.vals[:] += 1.0            # in place: every stored row's a + 1
+        rows = [r[:4] + (r[4] + 1, r[5]) for r in rows]
+    for kern, run in ((by_o, ("n", "i", "j")), (by_os, ("n", "i"))):
+        (fused, read), = [v for v in kern._walk_kernels.values() if v is not None]
+        assert read["A"] == (((1, len(run)),), "A")
+        assert "r_" + "_".join(run) in fused.request.order
+
+
+def test_runs_on_both_sides_of_a_read_level_are_each_one_level():
+    """A[o, n, i, j, k] with j read by another factor: (n, i) is a run, k alone
+    is not; B[o, n, i, j, k, l]: (n, i) and (k, l) both, each one level."""
+    i, j, k, l = ep.indices("i j k l")
+    A = ep.tensor("A", 5, "csf")
+    S = ep.tensor("S", 1, "csf")
+    e = ep.sum((n, i, j, k), A[o, n, i, j, k] * S[j])
+    B = ep.tensor("B", 6, "csf")
+    f = ep.sum((n, i, j, k, l), B[o, n, i, j, k, l] * S[j])
+    got, runs = collapse.collapse(e, {"A", "S"}, None)
+    assert {q: r[1:3] for q, r in runs.items()} == {"r_n_i": (1, 2)}
+    got, runs = collapse.collapse(f, {"B", "S"}, ("o", "n", "i", "j", "k", "l"))
+    assert {q: r[1:3] for q, r in runs.items()} == {"r_k_l": (4, 5), "r_n_i": (1, 2)}
+    rng = np.random.default_rng(3)
+    coords = rng.integers(0, 3, size=(6, 40))
+    T = ep.Tensor.from_coords(coords, rng.random(40), (3,) * 6, "csf")
+    s = ep.Tensor.from_coords(np.array([[0, 2]]), np.array([2.0, 5.0]), (3,), "csf")
+    kern = ep.compile(f, order=["o", "n", "i", "j", "k", "l"])
+    want = np.einsum("onijkl,j->o", T.to_dense(), s.to_dense())
+    assert np.allclose(kern(B=T, S=s), want)
+    (fused, read), = [v for v in kern._walk_kernels.values() if v is not None]
+    assert read["B"] == (((4, 5), (1, 2)), "B")
+
+
+def test_a_comparison_of_columns_of_two_structures_is_neither_flat_nor_collapsed():
+    """A[o,n,i] < B[o,n,i] over arrays that are not the same: a flat walk or runs
+    of positions would pair entries by position; the kernel as written pairs them
+    by coordinates (and refuses shapes that differ)."""
+    i = ep.indices("i")[0]
+    A, B = ep.tensor("A", 3, "csf"), ep.tensor("B", 3, "csf")
+    a = ep.Tensor.from_coords([[0, 1, 1], [0, 0, 2], [1, 1, 0]], [1.0, 5.0, 2.0], (2, 3, 2),
+                              "csf")
+    b = ep.Tensor.from_coords([[1, 1], [0, 2], [1, 0]], [9.0, 1.0], (2, 3, 2), "csf")
+    for e, want in ((ep.sum((o, n, i), A[o, n, i] < B[o, n, i]), 1.0),
+                    (ep.sum((n, i), A[o, n, i] < B[o, n, i]), np.array([0.0, 1.0]))):
+        kern = ep.compile(e)
+        assert np.allclose(kern(A=a, B=b), want)
+        assert np.allclose(kern(A=a, B=a), 0.0 * np.asarray(want))     # one structure
