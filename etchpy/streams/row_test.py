@@ -55,14 +55,25 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                     return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
                             ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
                 case "and":
-                    return imp.and_(holds(n[1]), holds(n[2]))
+                    return _both(imp.and_, "&", holds(n[1]), holds(n[2]))
                 case "or":
-                    return imp.or_(holds(n[1]), holds(n[2]))
+                    return _both(imp.or_, "|", holds(n[1]), holds(n[2]))
                 case "true":
                     return imp.TRUE
             return imp.not_(holds(n[1]))
         return holds(tv.tests)
     return test
+
+
+def _both(fold, op: str, a: imp.Expr, b: imp.Expr) -> imp.Expr:
+    """a AND b (op "&") or a OR b ("|") with both sides evaluated: every load of a
+    row test reads an entry's own position or located coordinates, in bounds
+    whatever the other side gives, so no short circuit is needed and the test
+    compiles without branches (a constant side still folds)."""
+    folded = fold(a, b)
+    if folded in (a, b, imp.TRUE, imp.FALSE):
+        return folded
+    return imp.Bin(op, a, b)
 
 
 def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
