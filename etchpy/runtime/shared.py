@@ -65,15 +65,16 @@ class OneWalk:
         if walk is _UNSET:
             walk = self._walk = _candidates(self.request, set(self._users))
             self._walk_kernels = {}
-        if walk is None or inputs.keys() != self._users.keys():
-            return None              # (the general path words a missing input)
+        if walk is None or not self._per_signature or inputs.keys() != self._users.keys():
+            return None    # (a kernel that runs one plan given, as a worker's shipped one,
+            # runs it; the general path words a missing input)
         groups, names = walk
-        sr = self._semiring_of(inputs)
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
+        if not tensors:              # (numpy, scipy, partitioned inputs: as written)
+            return None
+        sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
                                               and inputs[n].vals.ndim == 1), tensors)
-        if not key[0] and not tensors:
-            return None
         kept = self._walk_kernels
         if key not in kept:
             kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
