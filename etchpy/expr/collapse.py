@@ -12,8 +12,7 @@ run's indices as a Σ over one new index.
 
     collapse(expr, names, order)  (expr with each such run of an access of the
                                   inputs `names` read as one level; the runs)
-    collapsed_format(fmt, k, j)   X's format with levels k..j as one
-    collapsed_levels(levels, k, j)   X's level arrays with levels k..j as one
+    (formats.positions: the format and level arrays with levels k..j as one)
 
 An access qualifies when it is a plain tensor (not iso) or a value predicate
 (its columns read at its positions, inputs of `names` read nowhere else in the
@@ -24,29 +23,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from . import formula
-from ..formats import Compressed, Format
+from ..formats.positions import collapsed_format, collapsible
 from .compare import CompareVar
 from .nodes import Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
 from .walk import accesses
-
-
-def collapsed_format(fmt: Format, k: int, j: int) -> Format:
-    """`fmt` (stored in mode order) with storage levels k..j as one compressed level."""
-    return Format(list(fmt.levels[:k]) + [Compressed()] + list(fmt.levels[j + 1:]))
-
-
-def collapsed_levels(levels: tuple, k: int, j: int) -> tuple:
-    """Level arrays with levels k..j (compressed) as one: pos the composition of
-    their pos arrays, crd the positions of level j."""
-    starts = np.asarray(levels[k]["pos"])
-    for lv in levels[k + 1:j + 1]:
-        starts = np.asarray(lv["pos"])[starts]
-    n = len(levels[j]["crd"])
-    one = {"pos": starts, "crd": np.arange(n, dtype=starts.dtype)}
-    return tuple(levels[:k]) + (one,) + tuple(levels[j + 1:])
 
 
 def collapse(e: Expr, names: set, order: tuple | None,
@@ -128,7 +109,7 @@ def _runs(acc: Access, summed, ix_uses, ok, order) -> list:
     fmt = tv.format
     if fmt.mode_order != tuple(range(len(fmt.levels))):
         return []
-    free = [type(lv) is Compressed and lv.unique and ix.name in summed
+    free = [collapsible(lv) and ix.name in summed
             and ix_uses.get(ix.name) == 1 and p not in read
             for p, (lv, ix) in enumerate(zip(fmt.levels, acc.indices))]
     out, start = [], None

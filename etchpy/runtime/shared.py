@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from ..errors import EtchpyError
 from ..expr import collapse, shared
+from ..formats import positions
 from ..expr.walk import accesses
 from .tensor import Tensor
 
@@ -145,9 +146,9 @@ def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
         other = like.__dict__.get("_etchpy_collapsed", {}).get(runs)
         shape, fmt, levels = t.shape, t.format, t.levels
         for k, j in runs:
-            levels = collapse.collapsed_levels(levels, k, j)
-            shape = shape[:k] + (len(levels[k]["crd"]),) + shape[j + 1:]
-            fmt = collapse.collapsed_format(fmt, k, j)
+            levels, n = positions.collapsed_levels(levels, k, j)
+            shape = shape[:k] + (n,) + shape[j + 1:]
+            fmt = positions.collapsed_format(fmt, k, j)
         if other is not None and _structure(like)[1:] == _structure(t)[1:]:
             levels = other.levels                 # one structure: the same arrays
         hit = memo[runs] = Tensor._of((shape, fmt, levels, t.vals, t.fill), t.name)
