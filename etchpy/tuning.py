@@ -96,7 +96,9 @@ class Tuning:
             call_plans (a call on inputs of a kind already run runs that kind's
             call plan, runtime.call_plans), call_binder (that plan made in C,
             runtime.binder), numpy_einsum (ep.einsum hands one numpy operand's
-            sums, transposes and diagonals to numpy, runtime.einsum_calls).
+            sums, transposes and diagonals to numpy, runtime.einsum_calls),
+            one_walk (factors over the same index arrays walked once, sums over
+            them flat or by runs of levels as one, runtime.shared).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -163,6 +165,8 @@ class Tuning:
                                       # (runtime.binder; else the plan's Python)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand (sums, transposes,
                                       # diagonals) under the default semiring is numpy's
+    one_walk: bool = True             # factors over one structure (the same index arrays,
+                                      # checked per call) walked once (runtime.shared)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

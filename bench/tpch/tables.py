@@ -12,7 +12,12 @@ only filter on are value columns, tested in the kernel's loop (expr.compare).
 Lineitem is stored by order and line, and by part (the secondary order, for
 Q9's part filter); part by key and by name (Q9's LIKE); supplier by key and by
 nation (Q5). Each query names every level of a table it reads (the levels it
-does not use are summed, a loop of one entry under a primary key).
+does not use are summed, a loop of one entry under a primary key). Columns of
+lineitem multiplied or compared at the same levels are walked once
+(runtime.shared); Q6 tests its ship date as a value column too, so that its
+sum reads no level at all: one loop over lineitem's stored positions. Q19's
+part attributes (size, brand and container codes) are carried by part code
+(Keys.carried, made at load) and read at a line's part.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ import numpy as np
 
 import etchpy as ep
 from bench.tpch.q12 import HIGH
+from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
 
 # table -> (primary key, other key columns, value columns, secondary order)
@@ -34,7 +40,7 @@ SPEC = {
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
-                  "l_receiptdate", "ship"],
+                  "l_receiptdate", "ship", "instr"],
                  ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
                   "l_shipmode"]),
 }
@@ -62,6 +68,8 @@ def load(cols: dict) -> dict:
         t = _table(cols, name)
         if name == "lineitem":
             t["ship"] = t["l_shipdate"]           # the ship date as a value too (Q12)
+            out["instr"] = ep.Keys(t["l_shipinstruct"], name="l_shipinstruct")
+            t["instr"] = out["instr"].code(t["l_shipinstruct"])     # its code (Q19)
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()))
     orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
@@ -71,6 +79,10 @@ def load(cols: dict) -> dict:
     nation = _table(cols, "nation")       # each nation key code's name (Q7)
     out["nation_names"] = nation["n_name"][np.argsort(coding["n_nationkey"].code(
         nation["n_nationkey"]))]
+    part = _table(cols, "part")           # a part's size, brand and container by code (Q19)
+    out["part_attrs"] = {a: coding["p_partkey"].carried(part["p_partkey"], part[a]).astype(
+        np.float64) for a in ("p_size", "brand", "container")}
+    out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
     out["kernels"] = {}
     return out
 
@@ -165,20 +177,21 @@ def _q6_expr(tables):
     L = tables["lineitem"]
     at = (o, ln, p, s, sd, m)
     disc, qty = L.var("l_discount", name="Dc")[at], L.var("l_quantity", name="Qt")[at]
-    body = (L.var("disc_price", name="Dp")[at] * ep.between(sd, "dlo", "dhi")
+    ship = L.var("ship", name="Sd")[at]
+    body = (L.var("disc_price", name="Dp")[at] * ((ship >= "dlo") & (ship < "dhi"))
             * ((disc >= "clo") & (disc <= "chi") & (qty < "qhi")))
     return ep.sum(at, body), "o ln p s sd m"
 
 
 def q6(tables, date: str = "1994-01-01", discount: float = 0.06, quantity: int = 24) -> dict:
+    """Every test a value comparison (the ship date's days too), so that the whole
+    sum is one walk of lineitem's stored positions (runtime.shared)."""
     L = tables["lineitem"]
-    dlo, dhi = _keys(L, "l_shipdate").codes_between(days(date),
-                                                    days(f"{int(date[:4]) + 1}{date[4:]}"))
     eps = 1e-9                                   # the decimal bounds are inclusive
     rev = _kernel(tables, _q6_expr)(
         Dp=L.tensor("disc_price"), Dc=L.tensor("l_discount"), Qt=L.tensor("l_quantity"),
-        dlo=dlo, dhi=dhi, clo=discount - 0.01 - eps, chi=discount + 0.01 + eps,
-        qhi=float(quantity))
+        Sd=L.tensor("ship"), dlo=days(date), dhi=days(f"{int(date[:4]) + 1}{date[4:]}"),
+        clo=discount - 0.01 - eps, chi=discount + 0.01 + eps, qhi=float(quantity))
     return {"revenue": np.array([float(rev)])}
 
 
@@ -276,4 +289,49 @@ def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-0
             "low_line_count": lo[keep].astype(np.int64)}
 
 
-QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12}
+# ---- Q19 ----------------------------------------------------------------------------
+
+def _q19_expr(tables):
+    o, ln, p, s, sd, m = ep.indices("o ln p s sd m")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    qty, instr = L.var("l_quantity", name="Lq")[at], L.var("instr", name="Li")[at]
+    PS, PB, PC = (ep.tensor(n, 1) for n in ("PS", "PB", "PC"))
+
+    def clause(k):
+        container = _is(PC[p], f"c{k}0")
+        for j in range(1, 4):
+            container = container | _is(PC[p], f"c{k}{j}")
+        return (_is(instr, "ins") & (ep.between(m, "m1", "m1e") | ep.between(m, "m2", "m2e"))
+                & _is(PB[p], f"b{k}") & container & (qty >= f"q{k}") & (qty <= f"q{k}h")
+                & (PS[p] >= 1) & (PS[p] <= f"z{k}"))
+    body = L.var("rev", name="Lr")[at] * (clause(1) | clause(2) | clause(3))
+    return ep.sum(at, body), "o ln p s sd m"
+
+
+def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str = "Brand#34",
+        quantity1: int = 1, quantity2: int = 10, quantity3: int = 20,
+        containers1=CONTAINERS[0], containers2=CONTAINERS[1],
+        containers3=CONTAINERS[2]) -> dict:
+    """Q19 with `|` over its three clauses (bench/tpch/q19.py) on the one load: the
+    instruction and quantity value columns of lineitem, the part's attributes
+    carried by part code (Keys.carried, made at load), the modes a skip over m."""
+    L, attrs = tables["lineitem"], tables["part_attrs"]
+    modes = _keys(L, "l_shipmode")
+    params = {"ins": _code(tables["instr"], "DELIVER IN PERSON")}
+    for j, mode in enumerate(("AIR", "AIR REG"), 1):
+        c = _code(modes, mode)
+        params.update({f"m{j}": c, f"m{j}e": c + 1})
+    for k, (brand, qty, conts) in enumerate(zip(
+            (brand1, brand2, brand3), (quantity1, quantity2, quantity3),
+            (containers1, containers2, containers3)), 1):
+        params.update({f"b{k}": _code(tables["brands"], brand), f"q{k}": qty,
+                       f"q{k}h": qty + 10, f"z{k}": SIZES[k - 1]})
+        params.update({f"c{k}{j}": _code(tables["containers"], c) for j, c in enumerate(conts)})
+    rev = _kernel(tables, _q19_expr)(
+        Lr=L.tensor("rev"), Lq=L.tensor("l_quantity"), Li=L.tensor("instr"),
+        PS=attrs["p_size"], PB=attrs["brand"], PC=attrs["container"], **params)
+    return {"revenue": np.array([float(rev)])}
+
+
+QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19}

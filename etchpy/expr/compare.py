@@ -44,13 +44,17 @@ class CompareVar(TensorVar):
     A value predicate is read in place: the kernel walks its first column's
     structure and tests each entry in its loop, reading the other columns'
     values and the bounds from its `companions` (kinds "column" and "slots",
-    order 1, dense), which the runtime binds (runtime.predicates)."""
+    order 1, dense), which the runtime binds (runtime.predicates). `weights`
+    (a value predicate made by expr.shared: a product over one structure):
+    the columns whose values multiply into its value where `tests` holds
+    (none: the semiring's one there)."""
 
     kind: str = "range"
     tests: tuple = ()
     source: str = ""
     other: str = ""
     columns: tuple = ()
+    weights: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
@@ -240,7 +244,8 @@ def refuse_unordered(accessed, sr) -> None:
     if np.dtype(sr.dtype).kind != "c":
         return
     for acc in accessed:
-        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value" \
+                and acc.tensor.tests != formula.TRUE:
             raise SemiringError(f"{show(acc)} compares values, and the values of "
                                 f"semiring {sr.name} are complex numbers, which have no "
                                 f"order; compare indices, or a real input")

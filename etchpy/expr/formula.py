@@ -4,6 +4,8 @@ A formula is a nested tuple (hashable, so a CompareVar holding one is a cache ke
 
     ("cmp", op, a, b)     a op b, op one of < <= > >=
     ("and", f, g)  ("or", f, g)  ("not", f)
+    ("true",)             holds at every entry (TRUE: a row of columns multiplied,
+                          no test: expr.shared)
 
 and an operand is ("col", k), the value of the predicate's k-th column at the
 entry; ("idx", p), the coordinate of the predicate's p-th index (("idx",): of
@@ -22,6 +24,7 @@ import numpy as np
 OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+TRUE = ("true",)
 NUMPY = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
 
 
@@ -77,6 +80,8 @@ def evaluate(f, column, index, slot_values) -> np.ndarray:
                 return ev(n[1]) & ev(n[2])
             case "or":
                 return ev(n[1]) | ev(n[2])
+            case "true":
+                return np.True_
         return ~ev(n[1])
     return np.asarray(ev(f), dtype=bool)
 
@@ -92,6 +97,8 @@ def remapped(f, cols: dict, idx: dict):
         return x
     if f[0] == "cmp":
         return ("cmp", f[1], op(f[2]), op(f[3]))
+    if f == TRUE:
+        return f
     return (f[0],) + tuple(remapped(g, cols, idx) for g in f[1:])
 
 

@@ -31,6 +31,7 @@ BINOPS = {
     "!=": lambda a, b: a != b,
     "/": lambda a, b: a // b,
     "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,          # both sides evaluated (no short circuit)
     # a slot in a table of mask + 1 entries (a power of two): Fibonacci hashing,
     # the same bits as ep_hash in the C kernel
     "hash": lambda k, mask: ((int(k) * 0x9E3779B97F4A7C15) % (1 << 64) >> 32) & int(mask),

@@ -30,6 +30,7 @@ from . import signature as sig_
 from .last_call import LastCall, inputs_of
 from .call_plans import MISS, CallPlans
 from .restored import CallFace
+from .shared import OneWalk, run_one_walk
 from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
@@ -48,7 +49,7 @@ def _partitioned(inputs):
     return None
 
 
-class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
+class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is
@@ -200,24 +201,24 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
     def __call__(self, /, *args, out=None, **inputs):
         """Run the kernel on `inputs`, given by tensor name.
 
-        Parameters: each input is a numpy array, a scipy.sparse array or matrix,
-        an ep.Tensor, or a pydata sparse / python-graphblas array, of the
-        declared order; `out`, for a dense output only, a C-contiguous writeable
-        array of the output's shape and dtype that shares no memory with the
-        inputs: it is overwritten (not accumulated into) and returned, which saves
-        allocating a fresh output on every call.
-        Returns: a numpy array (a numpy scalar for no free indices); for a sparse
-        output a scipy csr/csc array when the semiring's zero is 0, else an
-        ep.Tensor carrying its fill value.
+        Parameters: each input a numpy array, a scipy.sparse array or matrix, an
+        ep.Tensor, a pydata sparse or python-graphblas array, of the declared order;
+        `out`, for a dense output only, a C-contiguous writeable array of its shape
+        and dtype sharing no memory with the inputs: overwritten and returned.
+        Returns: a numpy array (a numpy scalar for no free indices); a sparse output
+        as a scipy csr/csc array when the zero is 0, else an ep.Tensor with its fill.
         Raises: TypeError for positional inputs; InputError naming the input for
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
         input's layout is not the declared format's, so it is converted per call.
         A call on the last call's arrays, same layouts, reuses its binding and reads
-        their current values; the kernel holds them (≤ 1 MiB) till then (last_call).
+        their current values; the kernel holds them (≤ 1 MiB) till then (last_call);
+        factors over the same index arrays run as one walk (runtime.shared).
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
+        if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)
+            return run_one_walk(*one, out, inputs)
         made = None
         if out is None and not args:
             res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)
@@ -306,8 +307,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         Parameters: example inputs by tensor name, as for a call (only their
         types, dtypes and index dtypes matter; sizes are checked to agree).
         Returns: this kernel, so that `kern = ep.compile(e).build(A=M, x=v)` works.
-        Raises: as a call does for bad inputs; CompileError when the C compiler
-        fails.
+        Raises: as a call does for bad inputs; CompileError if the C compiler fails.
 
             >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j])).build(A=M, x=v)
         """
@@ -333,9 +333,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
 
     def _bind(self, inputs):
         """(the bound inputs by name, (output shape, index type, index dtype, the
-        kernel that runs them, the kernel planned for them or None)). The signature
-        read on every call costs O(1) per input: shape, index dtype, the power of
-        two of its stored entries, its layout as given."""
+        kernel that runs them, the kernel planned for them or None)). The signature read
+        per call is O(1) an input: shape, index dtype, log2 of its entries, layout."""
         last = self._runner      # the last call's runner: its binding is reused when
         if last is not None:     # these inputs' class under it is known
             bound = self._bind_for(last, inputs)
@@ -382,8 +381,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans):
         grown, out_dense = {}, None
         for pos, kind, tname, ctype in self._out_slots:
             if kind == "out_dense":
-                # zeros from calloc cost nothing until touched: the kernel's fill
-                # pass is skipped when they already are the semiring's zero
+                # calloc's zeros cost nothing till touched: the kernel skips its fill
                 if out is None:
                     fresh = np.zeros if self._calloc_zero else np.empty
                     out_dense = fresh(out_shape, dtype=sr.dtype)

@@ -193,9 +193,11 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
             shape = tuple(t.shape[p] for p in at)
             return vals.reshape(shape)[tuple(coords[p] for p in at)]
         out = np.full(t.shape, sr.zero, dtype=sr.dtype)
-        keep = formula.evaluate(tv.tests, column, lambda p: coords[p],
-                                list(comps.get(f"{tv.name}__p", ())))
-        out[tuple(coords[:, keep])] = sr.one
+        keep = np.broadcast_to(formula.evaluate(tv.tests, column, lambda p: coords[p], list(
+            comps.get(f"{tv.name}__p", ()))), v0.shape)
+        w = functools.reduce(sr.mul, [column(k) for k in tv.weights]) \
+            if tv.weights else sr.one
+        out[tuple(coords[:, keep])] = np.broadcast_to(w, v0.shape)[keep]
         return out
     if not stores_nothing(tv):
         return t.to_dense()

@@ -26,7 +26,7 @@ from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, ra
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import level_stream
-from .row_test import row_test
+from .row_test import row_value
 from .stream import Stream, Value
 
 
@@ -39,18 +39,17 @@ class Binding:
     levels: tuple            # per storage level: {role: Imp array name} (level.roles)
     name: str = ""           # the tensor's name (its dims are <name>_dim<mode>)
     iso: bool = False        # every stored value is the semiring's one: never read
-    test: Callable | None = None     # a value predicate's test(position, coordinates)
+    test: Callable | None = None     # a value predicate's value(position, coordinates)
     coords: dict | None = None       # index name -> coordinate, of the levels entered
     window: tuple = ()       # a WindowVar's: per mode None or (lo, step) (streams.window)
 
     def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
-        (its values are not read), one or zero by `test` for a value predicate
-        (expr.compare: its formula tested in the loop, at `coords` or the
-        coordinates entered), else vals[at]."""
+        (its values are not read), `test`'s for a value predicate (streams.row_test:
+        its formula tested in the loop, at `coords` or the coordinates entered,
+        one or its weights' product where it holds), else vals[at]."""
         if self.test is not None:
-            hold = self.test(at, coords if coords is not None else self.coords or {})
-            return select(hold, Const(sr.one, "value"), Const(sr.zero, "value"))
+            return self.test(at, coords if coords is not None else self.coords or {})
         return Const(sr.one, "value") if self.iso else Load(self.vals, at)
 
     def positions(self, k: int) -> imp.Expr:
@@ -170,7 +169,7 @@ class Lowerer:
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
             names = [ix.name for ix in acc.indices]
             b = Binding(b.format, b.vals, b.levels, b.name, False,
-                        row_test(acc.tensor, b.vals, names), {})
+                        row_value(acc.tensor, b.vals, names, self.sr), {})
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)

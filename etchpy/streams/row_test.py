@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import imp
+from ..expr import formula
 from ..expr.compare import CompareVar
-from ..imp import ZERO, Load, lt
+from ..imp import ZERO, Const, Load, Ring, lt, select
 
 
 def dim_var(var: str) -> imp.Expr:
@@ -54,9 +55,40 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                     return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
                             ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
                 case "and":
-                    return imp.and_(holds(n[1]), holds(n[2]))
+                    return _both(imp.and_, "&", holds(n[1]), holds(n[2]))
                 case "or":
-                    return imp.or_(holds(n[1]), holds(n[2]))
+                    return _both(imp.or_, "|", holds(n[1]), holds(n[2]))
+                case "true":
+                    return imp.TRUE
             return imp.not_(holds(n[1]))
         return holds(tv.tests)
     return test
+
+
+def _both(fold, op: str, a: imp.Expr, b: imp.Expr) -> imp.Expr:
+    """a AND b (op "&") or a OR b ("|") with both sides evaluated: every load of a
+    row test reads an entry's own position or located coordinates, in bounds
+    whatever the other side gives, so no short circuit is needed and the test
+    compiles without branches (a constant side still folds)."""
+    folded = fold(a, b)
+    if folded in (a, b, imp.TRUE, imp.FALSE):
+        return folded
+    return imp.Bin(op, a, b)
+
+
+def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
+    """The leaf value of value predicate tv at position `at` and coordinates
+    `coords`: where its test (`row_test`) holds, the ⊗ of its `weights`
+    columns' values there (the semiring's one when it has none), else zero;
+    with no test (expr.formula.TRUE) the product alone."""
+    test = row_test(tv, first, names)
+
+    def value(at: imp.Expr, coords: dict) -> imp.Expr:
+        w: imp.Expr = Const(sr.one, "value")
+        for k in tv.weights:
+            arr = first if k == 0 else f"{tv.name}__c{k}_vals"
+            w = Load(arr, at) if w == Const(sr.one, "value") else Ring("mul", w, Load(arr, at))
+        if tv.tests == formula.TRUE:
+            return w
+        return select(test(at, coords), w, Const(sr.zero, "value"))
+    return value

@@ -1,0 +1,235 @@
+"""Products over one structure: factors that walk the same index arrays, read once.
+
+Several factors of a product may be value columns over one structure (a table's
+columns: ep.relation(..., values=[...]), ep.table; at call time their level
+arrays are the same objects). Walked as separate tensors, their streams are
+merged level by level, though every segment of one equals the other's; the
+intersection of identical segments is the segment itself (proofs_notes/shared.md),
+so the product may walk the structure once and read each column's value at the
+same position. `fused` makes that product one value predicate (expr.compare,
+kind "value"): its columns are the factors' columns, its test the AND of the
+factors' tests (formula.TRUE for none), and its `weights` the columns of the
+plain factors, whose values multiply into its value where the test holds.
+
+    groups(expr)          per product, the factors over one index tuple and one
+                          sparse format that may share a structure: their input
+                          names (what runtime.shared checks at call time)
+    fused(expr, classes)  expr with each product's factors that `classes`
+                          (input name -> structure) puts over one structure
+                          replaced by one value predicate
+    flat(expr, names)     expr with each Σ over all the indices of one access
+                          alone a walk of its stored positions (one flat loop)
+
+A factor qualifies when it is an access of a plain sparse tensor (not iso, not a
+window, not dense: a dense operand is located, never merged) or a value
+predicate (its columns read at its positions are its structure; a column read
+at some of the indices, a dense tensor located, comes along as it is); the
+factors of one group have the same indices in the same order and the same
+declared format.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from . import formula
+from ..formats import Format
+from .compare import CompareVar
+from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
+from .walk import spine
+
+
+def _member(f: Expr):
+    """(input names, key) of a factor that may join a group, else None."""
+    if not isinstance(f, Access):
+        return None
+    tv = f.tensor
+    if tv.format.is_dense:
+        return None
+    if type(tv) is TensorVar and not tv.iso:
+        return (tv.name,), (f.indices, tv.format)
+    if isinstance(tv, CompareVar) and tv.kind == "value" and all(
+            fmt == tv.format for _, fmt, at in tv.columns if at is None):
+        return tuple(c[0] for c in tv.columns if c[2] is None), (f.indices, tv.format)
+    return None
+
+
+def _products(e: Expr):
+    """Every maximal product of e, as its list of factors."""
+    match e:
+        case Mul():
+            fs = list(spine(e, Mul))
+            yield fs
+            for f in fs:
+                yield from _products(f)
+        case Add(a, b):
+            yield from _products(a)
+            yield from _products(b)
+        case Sum(_, body):
+            yield from _products(body)
+        case Map(_, a, _):
+            yield from _products(a)
+
+
+def groups(e: Expr) -> tuple[tuple[str, ...], ...]:
+    """The input names of each product's factors that may share one structure
+    (two or more factors with one key: see the module docstring)."""
+    out = []
+    for fs in _products(e):
+        by_key: dict = {}
+        for f in fs:
+            m = _member(f)
+            if m is not None:
+                by_key.setdefault(m[1], []).append(m[0])
+        out += [tuple(dict.fromkeys(n for names in ms for n in names))
+                for ms in by_key.values() if len(ms) > 1]
+    return tuple(dict.fromkeys(out))
+
+
+def fused(e: Expr, classes: dict) -> Expr:
+    """e with the factors of each product that one key and one structure (every
+    input name of a factor mapped by `classes` to one value) join replaced by
+    one value predicate, at the first one's place."""
+    match e:
+        case Mul():
+            return _fused_product([fused(f, classes) for f in spine(e, Mul)], classes)
+        case Add(a, b):
+            return Add(fused(a, classes), fused(b, classes))
+        case Sum(ix, body):
+            return Sum(ix, fused(body, classes))
+        case Map(fn, a, arg):
+            return Map(fn, fused(a, classes), arg)
+    return e
+
+
+def _fused_product(fs: list, classes: dict) -> Expr:
+    buckets: dict = {}
+    for k, f in enumerate(fs):
+        m = _member(f)
+        cls = {classes.get(n) for n in m[0]} if m is not None else {None}
+        if len(cls) == 1 and None not in cls:
+            buckets.setdefault((m[1], cls.pop()), []).append(k)
+    out = list(fs)
+    for ks in buckets.values():
+        if len(ks) > 1:
+            out[ks[0]] = one_walk([fs[k] for k in ks])
+            for k in ks[1:]:
+                out[k] = None
+    kept = [f for f in out if f is not None]
+    prod = kept[0]
+    for f in kept[1:]:
+        prod = Mul(prod, f)
+    return prod
+
+
+def one_walk(factors: list) -> Access:
+    """The value predicate that is the product of `factors` (accesses over one
+    structure, at one index tuple): their columns in order, the AND of their
+    tests, the plain factors' columns as weights."""
+    columns, weights, tests = [], [], []
+    for f in factors:
+        tv = f.tensor
+        at = len(columns)
+        if type(tv) is TensorVar:
+            weights.append(at)
+            columns.append((tv.name, tv.format, None))
+            continue
+        columns += list(tv.columns)
+        weights += [at + w for w in tv.weights]
+        idx = {p: p for p in range(len(f.indices))}
+        if tv.tests != formula.TRUE:
+            tests.append(formula.remapped(tv.tests, {k: at + k for k in range(
+                len(tv.columns))}, idx))
+    test = formula.TRUE
+    for t in tests:
+        test = t if test == formula.TRUE else ("and", test, t)
+    names = "_".join(dict.fromkeys(c[0] for c in columns))
+    digest = hashlib.sha1(repr((columns, test, weights)).encode()).hexdigest()[:8]
+    first = factors[0]
+    var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(first.indices),
+                     columns[0][1], kind="value", tests=test, source=columns[0][0],
+                     columns=tuple(columns), weights=tuple(weights))
+    return Access(var, first.indices)
+
+
+def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
+    """(e with each Σ over all the indices of one access, alone, read as a walk
+    of its stored positions: Σ_q X'[q], X' the vector of X's stored values;
+    {the new index's name: (the names of the indices it replaces, the inputs
+    read as their stored values)}). Only for an
+    access whose inputs are all in `names` (ep.Tensors whose fill is the zero,
+    runtime.shared) and read nowhere else in e, a plain tensor or a value
+    predicate that reads no coordinate and no located column: its value at a
+    stored entry is a function of the position alone (proofs_notes/shared.md);
+    a predicate's columns must be over one structure (`classes`: input name ->
+    structure, as for `fused`; None: all one)."""
+    uses: dict = {}
+    for acc in _accesses(e):
+        for n in _names(acc.tensor):
+            uses[n] = uses.get(n, 0) + 1
+    ok = {n for n in names if uses.get(n) == 1}
+    merged: dict = {}
+    return _flat(e, ok, merged, classes), merged
+
+
+def _accesses(e: Expr):
+    match e:
+        case Access():
+            yield e
+        case Mul(a, b) | Add(a, b):
+            yield from _accesses(a)
+            yield from _accesses(b)
+        case Sum(_, body) | Map(_, body, _):
+            yield from _accesses(body)
+
+
+def _names(tv) -> tuple:
+    if isinstance(tv, CompareVar):
+        return tuple(c[0] for c in tv.columns)
+    return (tv.name,)
+
+
+def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
+    match e:
+        case Sum():
+            summed, body = [], e
+            while isinstance(body, Sum):
+                summed.append(body.index)
+                body = body.body
+            flat_body = _flat_access(body, summed, ok, classes)
+            if flat_body is not None:
+                q = flat_body.indices[0]
+                merged[q.name] = (tuple(ix.name for ix in body.indices),
+                                  _names(flat_body.tensor))
+                return Sum(q, flat_body)
+            out = _flat(body, ok, merged, classes)
+            for ix in reversed(summed):
+                out = Sum(ix, out)
+            return out
+        case Mul(a, b):
+            return Mul(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
+        case Add(a, b):
+            return Add(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
+        case Map(fn, a, arg):
+            return Map(fn, _flat(a, ok, merged, classes), arg)
+    return e
+
+
+def _flat_access(body: Expr, summed: list, ok: set, classes):
+    """The access of the stored values of `body` over one new index, or None."""
+    if not isinstance(body, Access) or set(body.indices) != set(summed) \
+            or len(summed) != len(body.indices):
+        return None
+    tv = body.tensor
+    q = Index("q_" + "_".join(ix.name for ix in body.indices))
+    vector = Format.parse("dense", 1)
+    if type(tv) is TensorVar and not tv.iso and tv.name in ok:
+        return Access(TensorVar(tv.name, 1, vector), (q,))
+    one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
+        n in classes for n in _names(tv))
+    if isinstance(tv, CompareVar) and tv.kind == "value" and set(_names(tv)) <= ok and one and all(
+            c[2] is None for c in tv.columns) and not any(
+            n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests)):
+        columns = tuple((c[0], vector, None) for c in tv.columns)
+        return Access(replace(tv, order=1, format=vector, columns=columns), (q,))
+    return None

@@ -1,0 +1,155 @@
+"""Inputs over one structure, walked once: a kernel's calls on value columns of one
+table (a mixin of runtime.kernel.Kernel).
+
+When a product's factors are inputs over the same index arrays (the same
+objects: the columns of one ep.relation(..., values=[...]) or ep.table), a
+kernel compiled from `expr.shared.fused` walks that structure once and reads
+every column at the same position, where the kernel as written merges their
+identical segments level by level (proofs_notes/shared.md). Which inputs share
+a structure is a fact of the call, checked on every call in O(levels) by
+identity of the level arrays (with format, shape, fill and stored count), as
+predicates._same_structure does for a comparison's columns; the kernel for a
+given partition of the inputs into structures is made once and kept. Inputs
+that do not share (arrays equal but not the same objects, other Tensors, scipy
+or numpy inputs) run the kernel as written, so a call is right either way.
+
+    kernel._one_walk(inputs)   the kernel that runs these inputs with shared
+                               structures walked once, or None (run self)
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import EtchpyError
+from ..expr import collapse, shared
+from ..formats import positions
+from ..expr.walk import accesses
+from .tensor import Tensor
+
+_UNSET = object()
+
+
+def _structure(t) -> tuple | None:
+    """What makes two Tensors store the same entries at the same positions: the
+    identities of their level arrays, with their format, shape, fill and number of
+    stored values; None for an input that is not an ep.Tensor."""
+    if type(t) is not Tensor:
+        return None
+    return (t.format, t.shape, t.fill, len(t.vals),
+            tuple(id(a) for lv in t.levels for a in lv.values()))
+
+
+def classes(groups: tuple, inputs: dict) -> tuple:
+    """((input name, the first name over its structure), ...), sorted, for every
+    ep.Tensor input named in `groups`: the partition a fused kernel is made for
+    (expr.shared.fused joins only the factors of one product over one structure)."""
+    first: dict = {}
+    out = {}
+    for names in groups:
+        for n in names:
+            key = _structure(inputs.get(n))
+            if key is not None:
+                out[n] = first.setdefault(key, n)
+    return tuple(sorted(out.items()))
+
+
+class OneWalk:
+    """The half of `ep.Kernel` that runs inputs over one structure by one walk."""
+
+    def _one_walk(self, inputs: dict):
+        """(the kernel for `inputs` with each product's factors over one structure
+        fused, each Σ over all of one access's indices a flat walk and each run of
+        summed levels read by one access alone one level (expr.shared,
+        expr.collapse), made once per partition; how it reads each input), or
+        None when none of these applies to this call."""
+        walk = self.__dict__.get("_walk", _UNSET)
+        if walk is _UNSET:
+            walk = self._walk = _candidates(self.request, set(self._users))
+            self._walk_kernels = {}
+        if walk is None or not self._per_signature or inputs.keys() != self._users.keys():
+            return None    # (a kernel that runs one plan given, as a worker's shipped one,
+            # runs it; the general path words a missing input)
+        groups, names = walk
+        tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
+        if not tensors:              # (numpy, scipy, partitioned inputs: as written)
+            return None
+        sr = self._semiring_of(inputs)
+        key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
+                                              and inputs[n].vals.ndim == 1), tensors)
+        kept = self._walk_kernels
+        if key not in kept:
+            kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
+        return kept[key]
+
+    def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
+        req = self.request
+        expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
+        order = _order(req.order, {q: old for q, (old, _) in merged.items()})
+        read = {n: None for _, names in merged.values() for n in names}
+        expr, runs = collapse.collapse(expr, tensors - set(read), order, classes_)
+        order = _order(order, {q: run[3] for q, run in runs.items()})
+        for names, k, j, _ in runs.values():    # right to left within one access
+            read.update({n: (read.get(n, ((), None))[0] + ((k, j),), names[0])
+                         for n in names})
+        if expr == req.expr:
+            return None
+        kern = type(self).__new__(type(self))
+        try:
+            kern._setup(replace(req, expr=expr, order=order), infer=self._infer)
+        except EtchpyError:          # e.g. a fused column the plan would have converted
+            return None
+        kern._warned = self._warned
+        return kern, read
+
+
+def _order(order, merged: dict):
+    """A fixed loop order with each new index where the first it replaces
+    (merged: new index -> the names it replaces) stood."""
+    if order is None:
+        return None
+    for q, old in merged.items():
+        order = tuple(q if o == old[0] else o for o in order if o not in old[1:])
+    return order
+
+
+def _candidates(req, names: set):
+    """(the groups of expr.shared.groups, the inputs a flat walk or a run of
+    levels may read), or None when the expression has none of them."""
+    expr = req.expr
+    if not req.tuning.one_walk:
+        return None
+    groups = shared.groups(expr) + tuple(    # and each comparison's columns
+        names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
+    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
+    _, runs = collapse.collapse(one, names, _order(req.order, {
+        q: old for q, (old, _) in merged.items()}))
+    return (groups, tuple(sorted(names))) if groups or merged or runs else None
+
+
+def run_one_walk(kern, read: dict, out, inputs: dict):
+    """Call the fused kernel `kern`: each input it reads flat as its values, each
+    it reads with a run of levels as one as that Tensor (made once, kept)."""
+    got = dict(inputs)
+    for n, how in read.items():
+        t = inputs[n]
+        got[n] = t.vals if how is None else _collapsed(t, how[0], inputs[how[1]])
+    return kern(out=out, **got)
+
+
+def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
+    """Tensor t with each run (k, j) of its levels as one (expr.collapse, applied
+    in turn), over t's own values; kept on t, its index arrays those of `like`
+    (the first input of its structure) when like's are made."""
+    memo = t.__dict__.setdefault("_etchpy_collapsed", {})
+    hit = memo.get(runs)
+    if hit is None:
+        other = like.__dict__.get("_etchpy_collapsed", {}).get(runs)
+        shape, fmt, levels = t.shape, t.format, t.levels
+        for k, j in runs:
+            levels, n = positions.collapsed_levels(levels, k, j)
+            shape = shape[:k] + (n,) + shape[j + 1:]
+            fmt = positions.collapsed_format(fmt, k, j)
+        if other is not None and _structure(like)[1:] == _structure(t)[1:]:
+            levels = other.levels                 # one structure: the same arrays
+        hit = memo[runs] = Tensor._of((shape, fmt, levels, t.vals, t.fill), t.name)
+    return hit
