@@ -152,7 +152,8 @@ def _input(step, ffi):
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
-                facts.at, facts.fill, None, (), int(ffi.cast("uintptr_t", facts.check)))
+                facts.at, facts.fill, None, (),
+                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
     return None
 
 

@@ -73,7 +73,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
         if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
             return None
-        return coo_step(name, value, positions, sr, types, max_bytes)
+        return coo_step(name, value, positions, sr, types, max_bytes, bound.unchecked)
     layout = getattr(value, "format", None)
     if layout == "gcxs":
         layout = foreign.compressed_layout(value, sr)

@@ -253,7 +253,7 @@ def _fast_bind(value, tv, sr, fused=False):
         return None
     layout = getattr(value, "format", None)
     if layout == "coo":
-        return _coo_bind(value, tv, sr)
+        return _coo_bind(value, tv, sr, fused)
     if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
         layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -277,18 +277,19 @@ def _fast_bind(value, tv, sr, fused=False):
                  indptr.dtype == np.int32, unchecked=fused, own=vals is data)
 
 
-def _coo_bind(value, tv, sr):
+def _coo_bind(value, tv, sr, fused=False):
     """A scipy coo or pydata COO input of a coo tensor bound over its own arrays when
-    they are in row-major order without repeats (coo_inputs: one pass in C), else
-    None."""
-    got = coo_inputs.as_is(value, tv, sr)
+    they are in row-major order without repeats (coo_inputs: one pass in C), or,
+    with `fused` (the kernel checks each coordinate's range as it reads it and
+    takes any order), whatever their order, unchecked; else None."""
+    got = coo_inputs.as_is(value, tv, sr, fused)
     if got is None:
         return None
     coords, data = got
     refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(tuple(value.shape), coo_inputs.roles(coords, data, vals),
-                 coords[0].dtype == np.int32, own=vals is data)
+                 coords[0].dtype == np.int32, unchecked=fused, own=vals is data)
 
 
 def _bounds_in_o1(value, indptr, indices, major) -> bool:

@@ -302,11 +302,12 @@ def _coo_slots(value, positions):
             (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
 
 
-def coo_step(name, value, positions, sr, types, max_bytes):
+def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
     """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
     over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the
-    order check in C on every call (coo_inputs, on the kernel's own C arguments),
-    NaN, sizes; else a miss. C arguments held as sparse_step holds them."""
+    order check in C on every call (coo_inputs, on the kernel's own C arguments;
+    none with `fused`: the kernel checks each coordinate as it reads it), NaN,
+    sizes; else a miss. C arguments held as sparse_step holds them."""
     slots = _coo_slots(value, positions)
     if slots is None:
         return None
@@ -339,7 +340,7 @@ def coo_step(name, value, positions, sr, types, max_bytes):
             small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
             held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
                        if small and not pydata else None)
-        if fn(made[0], made[1], n, shape[0], shape[1], where):
+        if not fused and fn(made[0], made[1], n, shape[0], shape[1], where):
             raise Miss
         if nan:
             refuse_nan(data, sr, name)
@@ -350,7 +351,8 @@ def coo_step(name, value, positions, sr, types, max_bytes):
         args[at_pos] = pos[1]
         return shape
     step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
+                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4],
+                           None if fused else fn)
     return step
 
 
@@ -358,7 +360,7 @@ class CooFacts(NamedTuple):
     """What a coo input's step checks, for the C binder (runtime.binder): its name,
     exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
     refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
-    order check (coo_inputs) it runs."""
+    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
 
     name: str
     kind: type
