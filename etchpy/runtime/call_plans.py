@@ -132,7 +132,8 @@ def make_plan(owner, made: tuple, inputs: dict):
         tv = owner.tensors.get(name)
         if isinstance(tv, WindowVar):
             step = window_step(name, tv, inputs, bound[name], kern._in_slots[name], sr,
-                               name in kern._fused, lib, types, idx_dtype)
+                               name in kern._fused, lib, types, idx_dtype,
+                               owner.request.tuning.keep_call_bytes)
         else:
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
                          idx_dtype, types, owner.request.tuning.keep_call_bytes)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import coo_inputs, foreign
+from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
 from .checks import check_compressed
 from .convert import Parts
@@ -213,15 +213,11 @@ def _window_rows(value, tv, sr):
             or indptr.dtype not in (INT32, INT64) or len(data) != len(indices)
             or not data.flags.c_contiguous or not _bounds_in_o1(src, indptr, indices, major)):
         return None
-    ln, lo, step = (value.shape[k * n + major_mode] for k in (0, 2, 3))
-    r0 = min(max(lo, 0), major)
-    r1 = max(r0, min(lo + (ln - 1) * step + 1, major)) if ln else r0
-    rows = indptr[r0:r1 + 1]
-    a, e = int(rows[0]), int(rows[-1])
-    res = check_compressed(rows - rows[0], indices[a:e], r1 - r0, minor)
-    if res is None or res[0] != 0:
+    r0, r1 = window_rows.rows(value.shape, n, major_mode, major)
+    if window_rows.check(indptr, indices, r0, r1, minor) != 0:
         return None
-    refuse_nan(data[a:e], sr, tv.source)
+    if not sr.allows_nan:
+        refuse_nan(data[int(indptr[r0]):int(indptr[r1])], sr, tv.source)
     return Bound(src.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
                  indptr.dtype == INT32, own=data.dtype.kind != "b")
 
