@@ -38,6 +38,8 @@ from . import cache
 from ..c.render import templates
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
+from .window_steps import RowsWindowStep
+from ..expr.windows import split_bound
 from ..errors import CompileError
 from ..version import __version__
 
@@ -149,6 +151,8 @@ def _input(step, ffi):
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
                 facts.fill, facts.format, tuple(facts.arrays), 0)
+    if type(step) is RowsWindowStep:
+        return _window(step)
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
@@ -157,10 +161,45 @@ def _input(step, ffi):
     return None
 
 
-def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
+def _window(step):
+    """The binder's description of a csr/csc window's step (kind 4): its operand's
+    name and type, dtypes, order, the windowed (major) mode in the csr slot, the
+    stored entries' class, every dim slot of the extended shape with its class
+    (the window lengths') or none, the array positions, the spec of each mode's
+    lo, hi and step in the fill slot ((parameter number or -1 for a constant, -2
+    for the size; value) each), the parameters' names in the format slot, and the
+    rows check (runtime.window_rows); None for a spec the binder cannot hold."""
+    tv, n = step.tv, step.tv.order
+    params = tuple(sys.intern(p) for p in tv.params)
+    spec = []
+    for m in range(n):
+        lo, hi, st = (0, None, 1) if tv.windows[m] is None else tv.windows[m]
+        spec.append((*_bound(lo, params), *(_bound(hi, params) if hi is not None
+                                            else (-2, 0)), *_bound(st, params)))
+    if any(abs(v) >= 2 ** 61 for s in spec for v in s[1::2]) or n != 2:
+        return None
+    free = (-(2 ** 62), 2 ** 62)
+    dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
+                 for pos, mode in step.dims)
+    return (4, sys.intern(tv.source), step.kind[0], step.sr.dtype.num, step.idx_dtype.num,
+            n, int(step.nan), step.major_mode, *step.stored, dims, step.at, tuple(spec),
+            params, (), int(step.types["ffi"].cast("uintptr_t", step.check)))
+
+
+def _bound(b, params) -> tuple:
+    """(parameter number or -1, constant) of one window bound (expr.windows)."""
+    if not isinstance(b, str):
+        return -1, int(b)
+    name, offset = split_bound(b)
+    return params.index(name), offset
+
+
+def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None):
     """A callable plan(inputs) -> output or `miss` made by the binder for these
     steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
-    agree and the output's), or None when the binder does not cover them."""
+    agree and the output's; `n_keys`: the names a call passes, when windows read
+    their operand and bounds by name), or None when the binder does not cover
+    them."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -177,9 +216,11 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
     address = int(lib.ffi.cast("uintptr_t", function))
     capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
                             tuple(outs), out_pos, kern.semiring.dtype.num,
-                            int(kern._calloc_zero), zeroed, not outs, miss, owner, planned)
+                            int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
+                            len(steps) if n_keys is None else n_keys)
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
+    call.windows = n_keys is not None
     return call
 
 
@@ -190,6 +231,8 @@ def in_order(plan):
     mod = _loaded[0] if _loaded else None
     if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
         return None
+    if getattr(plan, "windows", False):
+        return None             # a window reads its operand and bounds by name
     call = functools.partial(mod.call_in_order, *plan.args)
     call.keeps = plan.keeps
     return call

@@ -44,7 +44,7 @@ from . import binder, coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
-from .window_steps import caller_names, window_step, windows_only
+from .window_steps import RowsWindowStep, caller_names, window_step, windows_only
 from ..expr.windows import WindowVar
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -144,8 +144,10 @@ def make_plan(owner, made: tuple, inputs: dict):
     if facts is None:
         return None
     steps = tuple(zip(names, steps))
-    in_c = None if len(inputs) != len(names) else binder.plan_for(
-        owner, kern, lib, function, steps, facts, planned, MISS)
+    windows = any(type(step) is RowsWindowStep for _, step in steps)
+    in_c = None if len(inputs) != len(names) and not windows else binder.plan_for(
+        owner, kern, lib, function, steps, facts, planned, MISS,
+        len(inputs) if windows else None)
     return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
                             len(inputs))
 
