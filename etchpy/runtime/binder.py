@@ -9,7 +9,8 @@ directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
 reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
-pydata COO inputs of a coo tensor), it
+pydata COO inputs of a coo tensor, windows with plain int bounds of a numpy
+operand or of a scipy csr/csc one on its major mode), it
 makes the same checks in C, calls the kernel through its address and returns the
 output, or MISS for the caller's general path.
 
@@ -38,7 +39,7 @@ from . import cache
 from ..c.render import templates
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
-from .window_steps import RowsWindowStep
+from .window_steps import DenseWindowStep, RowsWindowStep
 from ..expr.windows import split_bound
 from ..errors import CompileError
 from ..version import __version__
@@ -151,7 +152,7 @@ def _input(step, ffi):
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
                 facts.fill, facts.format, tuple(facts.arrays), 0)
-    if type(step) is RowsWindowStep:
+    if type(step) in (RowsWindowStep, DenseWindowStep):
         return _window(step)
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
@@ -162,28 +163,53 @@ def _input(step, ffi):
 
 
 def _window(step):
-    """The binder's description of a csr/csc window's step (kind 4): its operand's
-    name and type, dtypes, order, the windowed (major) mode in the csr slot, the
-    stored entries' class, every dim slot of the extended shape with its class
-    (the window lengths') or none, the array positions, the spec of each mode's
-    lo, hi and step in the fill slot ((parameter number or -1 for a constant, -2
-    for the size; value) each), the parameters' names in the format slot, and the
-    rows check (runtime.window_rows); None for a spec the binder cannot hold."""
+    """The binder's description of a window's step: a csr/csc one's (kind 4) or a
+    numpy one's (kind 5): its operand's name and type, dtypes, order, the windowed
+    (major) mode in the csr slot, the stored entries' class, every dim slot of the
+    extended shape with its class (the window lengths') or none, the array
+    positions, the spec of each mode's lo, hi and step in the fill slot
+    ((parameter number or -1 for a constant, -2 for the size; value) each), the
+    parameters' names in the format slot, and the rows check
+    (runtime.window_rows); None for a spec the binder cannot hold."""
+    if type(step) is DenseWindowStep:
+        return _dense_window(step)
     tv, n = step.tv, step.tv.order
-    params = tuple(sys.intern(p) for p in tv.params)
-    spec = []
-    for m in range(n):
-        lo, hi, st = (0, None, 1) if tv.windows[m] is None else tv.windows[m]
-        spec.append((*_bound(lo, params), *(_bound(hi, params) if hi is not None
-                                            else (-2, 0)), *_bound(st, params)))
-    if any(abs(v) >= 2 ** 61 for s in spec for v in s[1::2]) or n != 2:
+    spec, params = _spec(tv)
+    if spec is None or n != 2:
         return None
     free = (-(2 ** 62), 2 ** 62)
     dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
                  for pos, mode in step.dims)
     return (4, sys.intern(tv.source), step.kind[0], step.sr.dtype.num, step.idx_dtype.num,
-            n, int(step.nan), step.major_mode, *step.stored, dims, step.at, tuple(spec),
+            n, int(step.nan), step.major_mode, *step.stored, dims, step.at, spec,
             params, (), int(step.types["ffi"].cast("uintptr_t", step.check)))
+
+
+def _dense_window(step):
+    """A numpy window's description (kind 5; see _window)."""
+    tv, n = step.tv, step.tv.order
+    spec, params = _spec(tv)
+    if spec is None or n > 4:
+        return None
+    free = (-(2 ** 62), 2 ** 62)
+    dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
+                 for pos, mode in step.dims)
+    return (5, sys.intern(tv.source), None, step.sr.dtype.num, 0, n, int(step.nan), 0, 0, 0,
+            dims, (step.at,), spec, params, (), 0)
+
+
+def _spec(tv):
+    """(per mode (lo, hi, step) as _bound gives them, flattened; the parameters'
+    names), or (None, None) for a constant the binder cannot hold."""
+    params = tuple(sys.intern(p) for p in tv.params)
+    spec = []
+    for m in range(tv.order):
+        lo, hi, st = (0, None, 1) if tv.windows[m] is None else tv.windows[m]
+        spec.append((*_bound(lo, params), *(_bound(hi, params) if hi is not None
+                                            else (-2, 0)), *_bound(st, params)))
+    if any(abs(v) >= 2 ** 61 for s in spec for v in s[1::2]):
+        return None, None
+    return tuple(spec), params
 
 
 def _bound(b, params) -> tuple:

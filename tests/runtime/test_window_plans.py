@@ -156,16 +156,16 @@ def test_a_window_plan_checks_only_the_rows_it_reads(fmt, in_c):
         kern(A=D, x=v, lo=5, hi=15)
 
 
-@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dense"])
 def test_the_binders_window_takes_steps_offsets_and_plain_ints_only(fmt):
     """Bounds with offsets and steps, in and out of the operand, through the plan
     (in C where the binder builds) against the reference; a bound that is not a
     plain int (numpy's) misses the plan and the general path answers."""
     M = sp.random_array((50, 40), density=0.25, format="csr", random_state=9)
-    src = M if fmt == "csr" else M.T.tocsc()
+    src = {"csr": M, "csc": M.T.tocsc(), "dense": M.toarray()}[fmt]
     A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
-    win = (A[i["lo-1":"hi":"st"], j["c":"c+12"]] if fmt == "csr"
-           else A[j["c":"c+12"], i["lo-1":"hi":"st"]])
+    win = (A[j["c":"c+12"], i["lo-1":"hi":"st"]] if fmt == "csc"
+           else A[i["lo-1":"hi":"st"], j["c":"c+12"]])
     e = ep.sum(j, win * x[j])
     kern = ep.compile(e)
     rng = np.random.default_rng(3)
@@ -181,6 +181,7 @@ def test_the_binders_window_takes_steps_offsets_and_plain_ints_only(fmt):
     inputs = dict(A=src, x=np.ones(12), lo=4, hi=30, st=2, c=3)
     kern(**inputs)
     assert kern._plan(inputs) is not MISS
+    assert binder.module() is None or kern._plan.windows       # made in C
     assert kern._plan({**inputs, "st": np.int64(2)}) is MISS or binder.module() is None
     np.testing.assert_allclose(kern(**{**inputs, "st": np.int64(2)}), kern(**inputs))
     with pytest.raises(InputError, match="step"):
