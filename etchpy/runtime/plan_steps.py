@@ -286,8 +286,8 @@ class TensorFacts(NamedTuple):
     arrays: tuple
 
 
-def _coo_slots(value, positions):
-    """(check function, its where cell, (position, lo, hi) of mode 0's dim and of mode
+def _coo_slots(value, positions, fused=False):
+    """(check function (None when `fused`), its where cell, (position, lo, hi) of mode 0's dim and of mode
     1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
     stored entries, else None."""
     got = coo_inputs.arrays(value)
@@ -298,17 +298,16 @@ def _coo_slots(value, positions):
             or not len(got[1])):
         return None
     (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
-    return (check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
+    return (None if fused else check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
             (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
 
 
 def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
-    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
-    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the
-    order check in C on every call (coo_inputs, on the kernel's own C arguments;
-    none with `fused`: the kernel checks each coordinate as it reads it), NaN,
-    sizes; else a miss. C arguments held as sparse_step holds them."""
-    slots = _coo_slots(value, positions)
+    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound over
+    its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order
+    check in C every call (coo_inputs, on the kernel's C arguments; none when `fused`:
+    the kernel checks as it reads), NaN, sizes; else a miss. Arguments held as sparse's."""
+    slots = _coo_slots(value, positions, fused)
     if slots is None:
         return None
     fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
@@ -340,7 +339,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
             small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
             held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
                        if small and not pydata else None)
-        if not fused and fn(made[0], made[1], n, shape[0], shape[1], where):
+        if fn is not None and fn(made[0], made[1], n, shape[0], shape[1], where):
             raise Miss
         if nan:
             refuse_nan(data, sr, name)
@@ -351,8 +350,7 @@ def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
         args[at_pos] = pos[1]
         return shape
     step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4],
-                           None if fused else fn)
+                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
     return step
 
 

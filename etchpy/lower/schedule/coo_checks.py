@@ -28,6 +28,7 @@ from ... import imp
 from ...expr.walk import accesses
 from ...expr.windows import WindowVar
 from ...formats import Format
+from ...streams import array_names
 from ...imp import (Assign, Bin, Decl, If, Load, ParallelFor, Prefetch, Seq, Var, While, and_,
                     lt, seq)
 
@@ -47,15 +48,19 @@ class CooLevel:
 
 
 def candidates(prog) -> dict[str, CooLevel]:
-    """Every coo input of `prog`, by name (windows aside)."""
+    """Every coo input of `prog` of order 2 or more (its first level non-unique),
+    by name (windows aside)."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     out = {}
     for step in prog.plan.steps:
         for acc in accesses(step.body):
             tv, name = acc.tensor, acc.tensor.name
-            if isinstance(tv, WindowVar) or tv.format != Format.named("coo", tv.order):
+            if (isinstance(tv, WindowVar) or tv.order < 2
+                    or tv.format != Format.named("coo", tv.order)):
                 continue
-            crds = tuple(f"{name}_crd{m}" for m in range(tv.order))
+            # each coo level's coordinates are its last role (compressed: pos, crd)
+            named = array_names(name, tv.format).levels
+            crds = tuple(named[m][lv.roles[-1]] for m, lv in enumerate(tv.format.levels))
             if all(c in arrays for c in crds):
                 out[name] = CooLevel(name, crds, f"{name}_vals",
                                      tuple(f"{name}_dim{m}" for m in range(tv.order)))
@@ -91,7 +96,7 @@ def _loads(node, arrays):
             yield from _loads(x, arrays)
     elif hasattr(node, "__dataclass_fields__"):
         for f in node.__dataclass_fields__:
-            yield from _loads(getattr(node, f), arrays)
+            yield from _loads(vars(node)[f], arrays)
 
 
 def _entry_counters(body, q: str) -> dict | None:
@@ -135,7 +140,7 @@ def _reads_at(node, arrays, at: set, counters: dict) -> bool:
     if isinstance(node, (tuple, list)):
         return all(_reads_at(x, arrays, at, counters) for x in node)
     if hasattr(node, "__dataclass_fields__"):
-        return all(_reads_at(getattr(node, f), arrays, at, counters)
+        return all(_reads_at(vars(node)[f], arrays, at, counters)
                    for f in node.__dataclass_fields__)
     return True
 

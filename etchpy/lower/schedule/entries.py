@@ -79,7 +79,7 @@ def _fix_value(v, fix, drop=()):
     its facts of the kinds `drop` dropped)."""
     if not is_stream(v):
         return fix(v)
-    facts = v.facts.keep(*[type(f) for f in v.facts.items if type(f) not in drop])
+    facts = v.facts.keep(*[f.__class__ for f in v.facts.items if not isinstance(f, drop)])
     return v.derive(facts, init=fix(v.init), valid=fix(v.valid), index=fix(v.index),
                     ready=fix(v.ready), next=fix(v.next), value=_fix_value(v.value, fix))
 
@@ -93,7 +93,7 @@ def _replace(node, old, new):
     if isinstance(node, tuple):
         return tuple(_replace(x, old, new) for x in node)
     if hasattr(node, "__dataclass_fields__") and not is_stream(node):
-        return replace(node, **{f.name: _replace(getattr(node, f.name), old, new)
+        return replace(node, **{f.name: _replace(vars(node)[f.name], old, new)
                                 for f in fields(node) if f.init})
     return node
 
