@@ -53,20 +53,36 @@ def _split_all(s):
 
 def _entries(s, e: Entries):
     """The level s with run := q + 1 in place of its run search, and every read
-    of run below it replaced by q + 1 (which it holds throughout)."""
+    of run below it replaced by q + 1 (which it holds throughout). When nothing
+    reads run any more (a fact of a level below might), run is dropped: no
+    state, no assignment (exported C compiles with -Werror)."""
     one = imp.add(Var(e.q), ONE)
 
     def fix(node):
         return imp.substitute(_replace(node, e.scan, imp.SKIP), e.run, one)
 
     facts = s.facts.keep(*[k for k in streams.RUN_FACTS if k not in (Entries, streams.Locate)])
-    nxt = fix(s.next)
-    if nxt == seq(imp.incr(e.q), Assign(e.run, one)):     # the step last (a walk loop's form)
-        nxt = seq(Assign(e.run, imp.add(one, ONE)), imp.incr(e.q))
-    return s.derive(facts.add(Repeats()), init=fix(s.init), valid=fix(s.valid),
-                    index=fix(s.index), ready=fix(s.ready), next=nxt,
-                    value=_fix_value(s.value, fix, HINTS), skip=lambda t, r: fix(s.skip(t, r)),
+    value = _fix_value(s.value, fix, HINTS)
+    keep = Var(e.run) in imp.subterms(_fields(value))
+    nxt, set_run = fix(s.next), Assign(e.run, one)
+    if nxt == seq(imp.incr(e.q), set_run):     # the step last (a walk loop's form)
+        nxt = seq(Assign(e.run, imp.add(one, ONE)) if keep else imp.SKIP, imp.incr(e.q))
+
+    def final(node):
+        return fix(node) if keep else _replace(fix(node), set_run, imp.SKIP)
+    state = s.state if keep else tuple(x for x in s.state if x[0] != e.run)
+    return s.derive(facts.add(Repeats()), state=state, init=final(s.init),
+                    valid=fix(s.valid), index=fix(s.index), ready=fix(s.ready), next=nxt,
+                    value=value, skip=lambda t, r: final(s.skip(t, r)),
                     search=f"{s.search}; each entry on its own (a scatter)")
+
+
+def _fields(v) -> tuple:
+    """Every field of value v and of the streams nested in it, their facts
+    included (what a pass below may emit)."""
+    if not is_stream(v):
+        return (v,)
+    return (v.init, v.valid, v.index, v.ready, v.next, v.facts.items, *_fields(v.value))
 
 
 # Hints for a long segment, dropped from the level right below a split one: its
@@ -75,11 +91,11 @@ HINTS = (streams.Segment, streams.Runs, streams.Extent, streams.Ahead)
 
 
 def _fix_value(v, fix, drop=()):
-    """The value v (a leaf, or a nested stream, whose fields are fixed in turn;
-    its facts of the kinds `drop` dropped)."""
+    """The value v (a leaf, or a nested stream, whose fields and facts are fixed
+    in turn; its facts of the kinds `drop` dropped)."""
     if not is_stream(v):
         return fix(v)
-    facts = v.facts.keep(*[f.__class__ for f in v.facts.items if not isinstance(f, drop)])
+    facts = fix(streams.Facts(tuple(f for f in v.facts.items if not isinstance(f, drop))))
     return v.derive(facts, init=fix(v.init), valid=fix(v.valid), index=fix(v.index),
                     ready=fix(v.ready), next=fix(v.next), value=_fix_value(v.value, fix))
 
