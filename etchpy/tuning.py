@@ -65,7 +65,8 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, fused_checks, gather_sums, blas, algorithm_choice,
+            workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
+            algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
@@ -132,6 +133,9 @@ class Tuning:
                                       # no loop order walks as declared is always converted
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
+    entries: bool = True              # a non-unique level (coo's first) read one entry at a
+                                      # time, a scatter, where the output ⊕-accumulates
+                                      # (lower.schedule.entries)
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
                                       # float64) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)

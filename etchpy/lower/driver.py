@@ -27,7 +27,7 @@ from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts, khatri_rao
 from .schedule.blas import gemm_step
-from .schedule import fuse_temps, fused_rows, gather_sums, prefetch, unswitch
+from .schedule import entries, fuse_temps, fused_rows, gather_sums, prefetch, unswitch
 from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -117,6 +117,8 @@ class Emitter:
     def emit(self, s, ctx: Context, blocks=True) -> imp.Stmt:
         if not is_stream(s):
             return self.write(ctx, s)
+        if streams.Repeats in s.facts:       # a cell may be written again (schedule.entries)
+            ctx = ctx.with_(fresh=False)
         for p in schedule.at("level", self.tuning) if blocks else ():
             out = p.run(self, s, ctx)
             if out is not None:
@@ -362,6 +364,7 @@ def _lower_step(step, lw: Lowering):
             has = presence.has[tvals] = names.fresh(f"{tvals}_has")
             stmts.append(Alloc(has, "bool", size, imp.FALSE))
         target = DenseTarget(tvals, step.out, sr, names, has=has)
+    s = entries.split(s, target, lw.tuning)
     filled = False
     only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:

@@ -9,7 +9,8 @@ directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
 reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
-pydata COO inputs of a coo tensor), it
+pydata COO inputs of a coo tensor, windows with plain int bounds of a numpy
+operand or of a scipy csr/csc one on its major mode), it
 makes the same checks in C, calls the kernel through its address and returns the
 output, or MISS for the caller's general path.
 
@@ -38,6 +39,8 @@ from . import cache
 from ..c.render import templates
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
+from .window_steps import DenseWindowStep, RowsWindowStep
+from ..expr.windows import split_bound
 from ..errors import CompileError
 from ..version import __version__
 
@@ -149,17 +152,80 @@ def _input(step, ffi):
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
                 facts.fill, facts.format, tuple(facts.arrays), 0)
+    if type(step) in (RowsWindowStep, DenseWindowStep):
+        return _window(step)
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
-                facts.at, facts.fill, None, (), int(ffi.cast("uintptr_t", facts.check)))
+                facts.at, facts.fill, None, (),
+                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
     return None
 
 
-def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
+def _window(step):
+    """The binder's description of a window's step: a csr/csc one's (kind 4) or a
+    numpy one's (kind 5): its operand's name and type, dtypes, order, the windowed
+    (major) mode in the csr slot, the stored entries' class, every dim slot of the
+    extended shape with its class (the window lengths') or none, the array
+    positions, the spec of each mode's lo, hi and step in the fill slot
+    ((parameter number or -1 for a constant, -2 for the size; value) each), the
+    parameters' names in the format slot, and the rows check
+    (runtime.window_rows); None for a spec the binder cannot hold."""
+    if type(step) is DenseWindowStep:
+        return _dense_window(step)
+    tv, n = step.tv, step.tv.order
+    spec, params = _spec(tv)
+    if spec is None or n != 2:
+        return None
+    free = (-(2 ** 62), 2 ** 62)
+    dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
+                 for pos, mode in step.dims)
+    return (4, sys.intern(tv.source), step.kind[0], step.sr.dtype.num, step.idx_dtype.num,
+            n, int(step.nan), step.major_mode, *step.stored, dims, step.at, spec,
+            params, (), int(step.types["ffi"].cast("uintptr_t", step.check)))
+
+
+def _dense_window(step):
+    """A numpy window's description (kind 5; see _window)."""
+    tv, n = step.tv, step.tv.order
+    spec, params = _spec(tv)
+    if spec is None or n > 4:
+        return None
+    free = (-(2 ** 62), 2 ** 62)
+    dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
+                 for pos, mode in step.dims)
+    return (5, sys.intern(tv.source), None, step.sr.dtype.num, 0, n, int(step.nan), 0, 0, 0,
+            dims, (step.at,), spec, params, (), 0)
+
+
+def _spec(tv):
+    """(per mode (lo, hi, step) as _bound gives them, flattened; the parameters'
+    names), or (None, None) for a constant the binder cannot hold."""
+    params = tuple(sys.intern(p) for p in tv.params)
+    spec = []
+    for m in range(tv.order):
+        lo, hi, st = (0, None, 1) if tv.windows[m] is None else tv.windows[m]
+        spec.append((*_bound(lo, params), *(_bound(hi, params) if hi is not None
+                                            else (-2, 0)), *_bound(st, params)))
+    if any(abs(v) >= 2 ** 61 for s in spec for v in s[1::2]):
+        return None, None
+    return tuple(spec), params
+
+
+def _bound(b, params) -> tuple:
+    """(parameter number or -1, constant) of one window bound (expr.windows)."""
+    if not isinstance(b, str):
+        return -1, int(b)
+    name, offset = split_bound(b)
+    return params.index(name), offset
+
+
+def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None):
     """A callable plan(inputs) -> output or `miss` made by the binder for these
     steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
-    agree and the output's), or None when the binder does not cover them."""
+    agree and the output's; `n_keys`: the names a call passes, when windows read
+    their operand and bounds by name), or None when the binder does not cover
+    them."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -176,9 +242,11 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss):
     address = int(lib.ffi.cast("uintptr_t", function))
     capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
                             tuple(outs), out_pos, kern.semiring.dtype.num,
-                            int(kern._calloc_zero), zeroed, not outs, miss, owner, planned)
+                            int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
+                            len(steps) if n_keys is None else n_keys)
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
+    call.windows = n_keys is not None
     return call
 
 
@@ -189,6 +257,8 @@ def in_order(plan):
     mod = _loaded[0] if _loaded else None
     if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
         return None
+    if getattr(plan, "windows", False):
+        return None             # a window reads its operand and bounds by name
     call = functools.partial(mod.call_in_order, *plan.args)
     call.keeps = plan.keeps
     return call

@@ -44,7 +44,8 @@ from . import binder, coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
-from .window_steps import caller_names, window_step, windows_only
+from .window_steps import (DenseWindowStep, RowsWindowStep, caller_names, window_step,
+                           windows_only)
 from ..expr.windows import WindowVar
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -73,7 +74,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
         if (bound.roles["vals"] is not value.data or value.data.dtype != sr.dtype
                 or sr.dtype.kind == "b" or bound.roles["crd0"].dtype != idx_dtype):
             return None
-        return coo_step(name, value, positions, sr, types, max_bytes)
+        return coo_step(name, value, positions, sr, types, max_bytes, bound.unchecked)
     layout = getattr(value, "format", None)
     if layout == "gcxs":
         layout = foreign.compressed_layout(value, sr)
@@ -133,7 +134,8 @@ def make_plan(owner, made: tuple, inputs: dict):
         tv = owner.tensors.get(name)
         if isinstance(tv, WindowVar):
             step = window_step(name, tv, inputs, bound[name], kern._in_slots[name], sr,
-                               name in kern._fused, lib, types, idx_dtype)
+                               name in kern._fused, lib, types, idx_dtype,
+                               owner.request.tuning.keep_call_bytes)
         else:
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
                          idx_dtype, types, owner.request.tuning.keep_call_bytes)
@@ -144,8 +146,10 @@ def make_plan(owner, made: tuple, inputs: dict):
     if facts is None:
         return None
     steps = tuple(zip(names, steps))
-    in_c = None if len(inputs) != len(names) else binder.plan_for(
-        owner, kern, lib, function, steps, facts, planned, MISS)
+    windows = any(type(step) in (RowsWindowStep, DenseWindowStep) for _, step in steps)
+    in_c = None if len(inputs) != len(names) and not windows else binder.plan_for(
+        owner, kern, lib, function, steps, facts, planned, MISS,
+        len(inputs) if windows else None)
     return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
                             len(inputs))
 

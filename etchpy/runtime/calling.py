@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import coo_inputs, foreign
+from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
 from .checks import check_compressed
 from ..errors import InputError
@@ -235,15 +235,11 @@ def _window_rows(value, tv, sr):
             or indptr.dtype not in (INT32, INT64) or len(data) != len(indices)
             or not data.flags.c_contiguous or not _bounds_in_o1(src, indptr, indices, major)):
         return None
-    ln, lo, step = (value.shape[k * n + major_mode] for k in (0, 2, 3))
-    r0 = min(max(lo, 0), major)
-    r1 = max(r0, min(lo + (ln - 1) * step + 1, major)) if ln else r0
-    rows = indptr[r0:r1 + 1]
-    a, e = int(rows[0]), int(rows[-1])
-    res = check_compressed(rows - rows[0], indices[a:e], r1 - r0, minor)
-    if res is None or res[0] != 0:
+    r0, r1 = window_rows.rows(value.shape, n, major_mode, major)
+    if window_rows.check(indptr, indices, r0, r1, minor) != 0:
         return None
-    refuse_nan(data[a:e], sr, tv.source)
+    if not sr.allows_nan:
+        refuse_nan(data[int(indptr[r0]):int(indptr[r1])], sr, tv.source)
     return Bound(src.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
                  indptr.dtype == INT32, own=data.dtype.kind != "b")
 
@@ -276,7 +272,7 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
         return None
     layout = getattr(value, "format", None)
     if layout == "coo":
-        return _coo_bind(value, tv, sr)
+        return _coo_bind(value, tv, sr, fused)
     if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
         layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -303,18 +299,19 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
                  nan_unchecked=nan_left)
 
 
-def _coo_bind(value, tv, sr):
+def _coo_bind(value, tv, sr, fused=False):
     """A scipy coo or pydata COO input of a coo tensor bound over its own arrays when
-    they are in row-major order without repeats (coo_inputs: one pass in C), else
-    None."""
-    got = coo_inputs.as_is(value, tv, sr)
+    they are in row-major order without repeats (coo_inputs: one pass in C), or,
+    with `fused` (the kernel checks each coordinate's range as it reads it and
+    takes any order), whatever their order, unchecked; else None."""
+    got = coo_inputs.as_is(value, tv, sr, fused)
     if got is None:
         return None
     coords, data = got
     refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(tuple(value.shape), coo_inputs.roles(coords, data, vals),
-                 coords[0].dtype == np.int32, own=vals is data)
+                 coords[0].dtype == np.int32, unchecked=fused, own=vals is data)
 
 
 def _bounds_in_o1(value, indptr, indices, major) -> bool:

@@ -16,7 +16,8 @@ may have been written since the last one (proofs_notes/call_plans.md).
     arrays(value)            (coordinate arrays, values) of a coo input, else None
     check(coords, shape)     0 in order, 4 out of range, 5 unsorted or repeated;
                              None without a compiler or for arrays it does not take
-    bind(value, tv, sr)      a calling.Bound over the input's own arrays, else None
+    as_is(value, tv, sr, fused)  its arrays when a kernel may read them as they are
+    readable(coords)         1-d C-contiguous index arrays of one dtype and length
 """
 from __future__ import annotations
 
@@ -128,13 +129,9 @@ def check(coords, shape):
     increasing tuples inside `shape`, 4 when one is out of range, 5 when they are
     in range but unsorted or repeated; None when no compiler is available or the
     arrays are not C-contiguous 1-d int32/int64 arrays of one dtype."""
-    dtype = coords[0].dtype if coords else None
-    if dtype not in _IDX or any(
-            c.dtype != dtype or c.ndim != 1 or not c.flags.c_contiguous for c in coords):
+    if not readable(coords):
         return None
-    n = len(coords[0])
-    if any(len(c) != n for c in coords):
-        return None
+    dtype, n = coords[0].dtype, len(coords[0])
     got = entry(dtype)
     if got is None:
         return None
@@ -155,12 +152,15 @@ def check(coords, shape):
                                                     ffi.new("int64_t *"))
 
 
-def as_is(value, tv, sr):
+def as_is(value, tv, sr, fused=False):
     """(coordinate arrays, values) of coo input `value` when tensor `tv` (over
     semiring `sr`) can read them as they are: `tv` declared coo of the input's
     order, the values of the carrier dtype and 1-d C-contiguous, a pydata fill
-    of 0 or the semiring's zero, the coordinates checked in order (`check` = 0).
-    Else None (the general path converts, sorts or words the error)."""
+    of 0 or the semiring's zero, the coordinates checked in order (`check` = 0),
+    or with `fused` (the kernel checks each coordinate as it reads it,
+    lower.schedule.coo_checks; any order will do) only 1-d C-contiguous int32 or
+    int64 arrays of one dtype and length (`readable`). Else None (the general
+    path converts, sorts or words the error)."""
     got = arrays(value)
     if got is None or tv.format != Format.named("coo", tv.order):
         return None
@@ -173,7 +173,18 @@ def as_is(value, tv, sr):
     fill = getattr(value, "fill_value", 0)
     if not (fill == 0 or fill == sr.zero):
         return None
+    if fused:
+        return (coords, data) if readable(coords) else None
     return (coords, data) if check(coords, shape) == 0 else None
+
+
+def readable(coords) -> bool:
+    """Whether `coords` (one array per mode) are 1-d C-contiguous int32 or int64
+    arrays of one dtype and one length: what a kernel may read as crd arrays."""
+    dtype = coords[0].dtype if coords else None
+    return dtype in _IDX and all(
+        c.dtype == dtype and c.ndim == 1 and c.flags.c_contiguous and len(c) == len(coords[0])
+        for c in coords)
 
 
 def roles(coords, data, vals) -> dict:

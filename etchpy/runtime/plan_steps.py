@@ -288,8 +288,8 @@ class TensorFacts(NamedTuple):
     arrays: tuple
 
 
-def _coo_slots(value, positions):
-    """(check function, its where cell, (position, lo, hi) of mode 0's dim and of mode
+def _coo_slots(value, positions, fused=False):
+    """(check function (None when `fused`), its where cell, (position, lo, hi) of mode 0's dim and of mode
     1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
     stored entries, else None."""
     got = coo_inputs.arrays(value)
@@ -300,16 +300,16 @@ def _coo_slots(value, positions):
             or not len(got[1])):
         return None
     (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
-    return (check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
+    return (None if fused else check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
             (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
 
 
-def coo_step(name, value, positions, sr, types, max_bytes):
-    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound
-    over its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the
-    order check in C on every call (coo_inputs, on the kernel's own C arguments),
-    NaN, sizes; else a miss. C arguments held as sparse_step holds them."""
-    slots = _coo_slots(value, positions)
+def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
+    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound over
+    its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order
+    check in C every call (coo_inputs, on the kernel's C arguments; none when `fused`:
+    the kernel checks as it reads), NaN, sizes; else a miss. Arguments held as sparse's."""
+    slots = _coo_slots(value, positions, fused)
     if slots is None:
         return None
     fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
@@ -341,7 +341,7 @@ def coo_step(name, value, positions, sr, types, max_bytes):
             small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
             held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
                        if small and not pydata else None)
-        if fn(made[0], made[1], n, shape[0], shape[1], where):
+        if fn is not None and fn(made[0], made[1], n, shape[0], shape[1], where):
             raise Miss
         if nan:
             refuse_nan(data, sr, name)
@@ -360,7 +360,7 @@ class CooFacts(NamedTuple):
     """What a coo input's step checks, for the C binder (runtime.binder): its name,
     exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
     refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
-    order check (coo_inputs) it runs."""
+    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
 
     name: str
     kind: type

@@ -23,13 +23,14 @@ import numpy as np
 from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
 from ..expr.windows import WindowVar
-from . import calling
+from . import calling, window_rows
 from .calling import refuse_nan
 from .plan_steps import Miss, class_range
 from .signature import layout
 from .windows import WindowInput, extended_shape
 
-__all__ = ["WindowStep", "DenseWindowStep", "windows_only", "window_step", "caller_names"]
+__all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "windows_only", "window_step",
+           "caller_names"]
 
 
 def windows_only(tensors: dict) -> bool:
@@ -133,7 +134,77 @@ class DenseWindowStep(WindowStep):
         return shape
 
 
-def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype):
+class RowsWindowStep(WindowStep):
+    """A window's step over a scipy csr/csc operand of its declared layout whose
+    rows (its major mode) are windowed, bound over the operand's own arrays: the
+    checks calling._window_rows makes (dtypes, lengths, calling._bounds_in_o1,
+    the rows the window reads checked in one C call, runtime.window_rows; NaN in
+    them where the semiring refuses it), the C arguments of the last call's
+    arrays held for the same array objects (≤ the plan's byte limit)."""
+
+    __slots__ = ("dims", "at", "arr_types", "nan", "major_mode", "held", "check", "most",
+                 "spans")
+
+    def __init__(self, *args, most=0):
+        super().__init__(*args)
+        self.dims = tuple((pos, mode) for pos, kind, mode, _ in self.positions if kind == "dim")
+        at = {role: (pos, ctype) for pos, kind, role, ctype in self.positions
+              if kind == "in_array"}
+        self.at = tuple(at[r][0] for r in ("pos1", "crd1", "vals"))
+        self.arr_types = tuple(self.types[at[r][1]] for r in ("pos1", "crd1", "vals"))
+        self.nan, self.major_mode = not self.sr.allows_nan, self.tv.format.mode_order[0]
+        self.held, self.check, self.most = [None], window_rows.entry(self.idx_dtype)[0], most
+        self.spans: dict = {}       # (operand shape, bounds) -> span's tuple
+
+    def span(self, value, inputs) -> tuple:
+        """(the extended shape, the operand's rows and columns, the rows r0..r1-1
+        the window reads), remembered by the operand's shape and the bounds'
+        values (`shape` checks and remembers them)."""
+        key = (value.shape, tuple([inputs[p] for p in self.tv.params]))
+        got = self.spans.get(key)
+        if got is None:
+            n, shape = self.tv.order, self.shape(value, inputs)
+            major, minor = shape[n + self.major_mode], shape[n + 1 - self.major_mode]
+            got = (shape, major, minor, *window_rows.rows(shape, n, self.major_mode, major))
+            if all(type(v) is int for v in key[1]):
+                if len(self.spans) >= 64:
+                    self.spans.clear()
+                self.spans[key] = got
+        return got
+
+    def __call__(self, inputs, args):
+        value = inputs[self.tv.source]
+        if type(value) is not self.kind[0] or value.format != self.kind[1]:
+            raise Miss
+        shape, major, minor, r0, r1 = self.span(value, inputs)
+        ip, ix, dv = value.indptr, value.indices, value.data
+        nnz = len(dv)
+        if (dv.dtype != self.sr.dtype or ix.dtype != self.idx_dtype or ip.dtype != ix.dtype
+                or dv.ndim != 1 or ix.ndim != 1 or ip.ndim != 1 or len(ix) != nnz
+                or not self.stored[0] <= nnz < self.stored[1] or len(ip) != major + 1
+                or ip.item(0) != 0 or ip.item(-1) != nnz
+                or getattr(value, "_has_sorted_indices", True) is False):
+            raise Miss
+        h = self.held[0]            # one read: another thread may replace it
+        if h is not None and h[0] is ip and h[1] is ix and h[2] is dv:
+            made = h[3]
+        else:
+            from_buffer, (it, _, vt) = self.types["ffi"].from_buffer, self.arr_types
+            made = (from_buffer(it, ip), from_buffer(it, ix), from_buffer(vt, dv))
+            small = ip.nbytes + ix.nbytes + dv.nbytes <= self.most
+            self.held[0] = (ip, ix, dv, made) if small else None
+        if self.check(made[0], r0, r1, made[1], nnz, minor):
+            raise Miss
+        if self.nan:
+            refuse_nan(dv[ip.item(r0):ip.item(r1)], self.sr, self.tv.source)
+        for pos, mode in self.dims:
+            args[pos] = shape[mode]
+        args[self.at[0]], args[self.at[1]], args[self.at[2]] = made
+        return shape
+
+
+def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype,
+                max_bytes=0):
     """The step of window input `name` (WindowVar `tv`) as the general call bound it
     (`b`, a calling.Bound), or None when its binding is not the operand's own
     arrays (a cast or a conversion: the general path)."""
@@ -145,6 +216,20 @@ def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype
     dense = (type(value) is np.ndarray and b.roles.keys() == {"vals"} and b.idx32 is None
              and value.dtype == sr.dtype and value.dtype.kind != "b"
              and sum(kind == "in_array" for _, kind, _, _ in positions) == 1)
-    return (DenseWindowStep if dense else WindowStep)(
-        tv, (type(value), layout(value)), ranges, stored, b, positions, sr, fused, lib,
-        types, idx_dtype)
+    step = DenseWindowStep if dense else RowsWindowStep if _rows_bound(value, tv, b, sr) \
+        else WindowStep
+    extra = {"most": max_bytes} if step is RowsWindowStep else {}
+    return step(tv, (type(value), layout(value)), ranges, stored, b, positions, sr, fused,
+                lib, types, idx_dtype, **extra)
+
+
+def _rows_bound(value, tv, b, sr) -> bool:
+    """Whether `b` is a scipy csr/csc operand bound over its own arrays with only the
+    rows its window reads checked (calling._window_rows) and a C check to run."""
+    fmt = tv.format
+    return (getattr(value, "format", None) == fmt.name and fmt.name in ("csr", "csc")
+            and type(value).__module__.startswith("scipy") and not b.unchecked
+            and tv.windows[fmt.mode_order[0]] is not None
+            and b.roles.get("pos1") is value.indptr and b.roles["vals"] is value.data
+            and value.data.dtype == sr.dtype and value.data.dtype.kind != "b"
+            and window_rows.entry(value.indptr.dtype) is not None)

@@ -220,6 +220,28 @@ class Flat(Fact):
     ⊕), followed by `counter := end; advance` (proofs_notes/runs.md)."""
 
 
+@dataclass(frozen=True)
+class Entries(Fact):
+    """A non-unique segment level: its state is position q, `run` the end of q's
+    run of equal coordinates, found (in init, next and skip) by run := q + 1 and
+    then the loop `scan`, which steps run past q's equal coordinates. Without
+    `scan`, run = q + 1 throughout and every stored entry is a state of its
+    own, in storage order, and the value at a state is the value of that entry
+    alone; coordinates may then repeat and need not increase
+    (Repeats). Lowering may do so where what it writes is ⊕-accumulated
+    (lower.schedule.entries; proofs_notes/entries.md)."""
+
+    q: str
+    run: str
+    scan: imp.Stmt
+
+
+@dataclass(frozen=True)
+class Repeats(Fact):
+    """The stream's ready coordinates may repeat and come in any order (a level
+    read one entry at a time, Entries): a write under it adds into its cell."""
+
+
 # ------------------------------------------------------------------------ hints
 
 
@@ -291,4 +313,4 @@ class Runs(Hint):
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
 RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Short,
-             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat)
+             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Entries, Repeats)

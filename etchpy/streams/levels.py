@@ -14,7 +14,7 @@ from ..formats import level as shapes
 from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
                    max_, or_, select, seq)
 from .combinators import map_leaf, range_stream
-from .facts import Ahead, Counter, Extent, Facts, Locate, Most, Pieces, Runs, Segment
+from .facts import Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Segment
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -47,15 +47,15 @@ def segment_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, unique: 
     def behind(t, r):      # (crd[q], true) ≤ (t, r)
         return or_(lt(crd_q, t), and_(eq(crd_q, t), r))
 
-    find_run = seq(Assign(run, imp.add(qv, ONE)),
-                   While(and_(lt(rv, ev), eq(Load(crd, rv), crd_q)), incr(run)))
+    scan = While(and_(lt(rv, ev), eq(Load(crd, rv), crd_q)), incr(run))
+    find_run = seq(Assign(run, imp.add(qv, ONE)), scan)
     state = ((q, "index"), (e, "index"), (run, "index"))
     return Stream(var=var, state=state, init=seq(Assign(q, start), Assign(e, end), find_run),
                   valid=lt(qv, ev), index=crd_q, ready=TRUE, value=child((qv, rv)),
                   next=seq(Assign(q, rv), find_run),
                   skip=lambda t, r: seq(While(and_(lt(qv, ev), behind(t, r)), incr(q)),
                                         find_run),
-                  search="linear", facts=Facts.of(Most(Bin("-", ev, qv))))
+                  search="linear", facts=Facts.of(Most(Bin("-", ev, qv)), Entries(q, run, scan)))
 
 
 def unique_segment(names, var, crd: str, start, end, child, crd_len, in_order) -> Stream:

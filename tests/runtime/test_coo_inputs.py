@@ -1,6 +1,8 @@
 """Coordinate inputs (runtime.coo_inputs): a scipy coo or pydata COO input of a coo
 tensor in row-major order without repeats is read over its own arrays after one
-check in C, by the general path and by call plans; anything else (unsorted,
+check in C, by the general path and by call plans; one a scatter kernel reads
+(lower.schedule.entries) is read as it is in any order, the kernel checking its
+coordinates' range (lower.schedule.coo_checks); anything else (unsorted,
 repeated, out of range, changed in place between calls) gives the right answer
 or an InputError naming the input, never a crash."""
 import numpy as np
@@ -74,14 +76,20 @@ def test_the_check_codes():
     assert coo_inputs.check((np.array([0.0]), np.array([0.0])), (1, 1)) is None
 
 
-def test_unsorted_and_repeated_entries_are_combined():
-    kern, x = _kern(), np.arange(1.0, 6.0)
+@pytest.mark.parametrize("entries", [True, False])
+def test_unsorted_and_repeated_entries_are_combined(entries):
+    kern, x = _kern(tuning={"entries": entries}), np.arange(1.0, 6.0)
     rows, cols = np.array([2, 0, 0, 2, 1]), np.array([1, 3, 3, 0, 4])
     C = sp.coo_array((np.array([1.0, 2, 3, 4, 5]), (rows, cols)), shape=(3, 5))
     want = C.toarray() @ x
-    for _ in range(2):
+    for _ in range(3):
         np.testing.assert_allclose(kern(A=C, x=x), want)
-    assert kern._plan is None or kern._plan({"A": C, "x": x}) is MISS
+    if entries:     # a scatter takes any order: read as it is, planned
+        assert kern._fused == {"A"}
+        np.testing.assert_allclose(_planned(kern, A=C, x=x), want)
+    else:           # runs need the order: sorted and combined first, never planned
+        assert not kern._fused
+        assert kern._plan is None or kern._plan({"A": C, "x": x}) is MISS
 
 
 def test_out_of_range_named():

@@ -8,7 +8,9 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.errors import InputError
+from etchpy.runtime import binder, window_rows
 from etchpy.runtime.call_plans import MISS
+from etchpy.runtime.window_steps import RowsWindowStep
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
@@ -105,3 +107,82 @@ def test_a_plan_made_in_c_takes_its_inputs_in_the_callers_order():
     assert call is not None
     w = np.arange(4.0, 8.0)
     np.testing.assert_allclose(call(w, a), a @ w)
+
+
+def test_the_window_rows_check_codes():
+    def check(indptr, indices, r0, r1, minor=5, dtype=np.int32):
+        return window_rows.check(np.array(indptr, dtype), np.array(indices, dtype), r0, r1,
+                                 minor)
+    ip, ix = [0, 2, 2, 5], [1, 3, 0, 2, 4]
+    assert check(ip, ix, 0, 3) == 0 and check(ip, ix, 1, 1) == 0
+    assert check(ip, [1, 3, 0, 9, 4], 0, 3) == 4 and check(ip, [1, 3, 0, 9, 4], 0, 2) == 0
+    assert check(ip, [1, 3, 0, 4, 2], 2, 3) == 5 and check(ip, [1, 3, 0, 4, 2], 0, 2) == 0
+    assert check(ip, [1, -1, 0, 2, 4], 0, 1, dtype=np.int64) == 4
+    assert check([0, 3, 2, 5], ix, 1, 2) == 2                    # a pointer decreases
+    assert check([0, 2, 2, 9], ix, 2, 3) == 2                    # beyond nnz
+    assert window_rows.rows((4, 5, 20, 30, 3, -2, 1, 1), 2, 0, 20) == (3, 7)
+    assert window_rows.rows((4, 5, 20, 30, 18, 0, 1, 1), 2, 0, 20) == (18, 20)
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_a_window_plan_checks_only_the_rows_it_reads(fmt, in_c):
+    """A scipy csr/csc window's step (window_steps.RowsWindowStep, or the binder's
+    window reader) checks the rows (csc: columns) the window reads in C on every
+    call: a coordinate out of range there is refused naming the operand; one
+    outside them is never read."""
+    M = sp.random_array((40, 30), density=0.3, format="csr", random_state=8)
+    M = M if fmt == "csr" else M.T.tocsc()
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    win = A[i["lo":"hi"], j] if fmt == "csr" else A[j, i["lo":"hi"]]
+    e = ep.sum(j, win * x[j])
+    kern = ep.compile(e, tuning={"call_binder": in_c})
+    v = np.arange(30.0)
+    for _ in range(3):
+        got = kern(A=M, x=v, lo=5, hi=15)
+    if in_c and binder.module() is not None:
+        assert kern._plan.windows and binder.in_order(kern._plan) is None
+    else:
+        steps = [s for k, s in kern._plan.__globals__.items() if k.startswith("step")]
+        assert any(isinstance(s, RowsWindowStep) for s in steps)
+    np.testing.assert_allclose(got, reference(e, A=M, x=v, lo=5, hi=15))
+    D = M.copy()
+    D.indices[D.indptr[30 if fmt == "csr" else 25]] = 10 ** 6     # a row the window skips
+    np.testing.assert_allclose(kern(A=D, x=v, lo=5, hi=15), got)
+    assert kern._plan(dict(A=D, x=v, lo=5, hi=15)) is not MISS
+    D.indices[D.indptr[7]] = 10 ** 6                                # a row it reads
+    assert kern._plan(dict(A=D, x=v, lo=5, hi=15)) is MISS
+    with pytest.raises(InputError, match="A"):
+        kern(A=D, x=v, lo=5, hi=15)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "dense"])
+def test_the_binders_window_takes_steps_offsets_and_plain_ints_only(fmt):
+    """Bounds with offsets and steps, in and out of the operand, through the plan
+    (in C where the binder builds) against the reference; a bound that is not a
+    plain int (numpy's) misses the plan and the general path answers."""
+    M = sp.random_array((50, 40), density=0.25, format="csr", random_state=9)
+    src = {"csr": M, "csc": M.T.tocsc(), "dense": M.toarray()}[fmt]
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    win = (A[j["c":"c+12"], i["lo-1":"hi":"st"]] if fmt == "csc"
+           else A[i["lo-1":"hi":"st"], j["c":"c+12"]])
+    e = ep.sum(j, win * x[j])
+    kern = ep.compile(e)
+    rng = np.random.default_rng(3)
+    for _ in range(14):
+        lo, hi, st, c = (int(rng.integers(-6, 55)), int(rng.integers(-3, 60)),
+                         int(rng.integers(1, 4)), int(rng.integers(-5, 35)))
+        inputs = dict(A=src, x=rng.random(12), lo=lo, hi=hi, st=st, c=c)
+        want = reference(e, **inputs)
+        np.testing.assert_allclose(kern(**inputs), want, rtol=1e-12, atol=1e-12)
+        planned = kern._by_plan(inputs)
+        if planned is not MISS:
+            np.testing.assert_allclose(planned, want, rtol=1e-12, atol=1e-12)
+    inputs = dict(A=src, x=np.ones(12), lo=4, hi=30, st=2, c=3)
+    kern(**inputs)
+    assert kern._plan(inputs) is not MISS
+    assert binder.module() is None or kern._plan.windows       # made in C
+    assert kern._plan({**inputs, "st": np.int64(2)}) is MISS or binder.module() is None
+    np.testing.assert_allclose(kern(**{**inputs, "st": np.int64(2)}), kern(**inputs))
+    with pytest.raises(InputError, match="step"):
+        kern(**{**inputs, "st": 0})

@@ -33,6 +33,7 @@ from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
 from ...expr.walk import accesses
 from ...expr.windows import WindowVar
+from . import coo_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
                    LocalArray,
                    Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
@@ -87,7 +88,19 @@ def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[s
     `tuning.fused_checks` is off."""
     if not tuning.fused_checks:
         return frozenset()
-    return frozenset(name for name, lv in candidates(prog).items() if _walks(prog.body, lv))
+    return frozenset(name for name, lv in candidates(prog).items()
+                     if _walks(prog.body, lv)) | frozenset(_coo_walks(prog))
+
+
+def _coo_walks(prog) -> dict:
+    """{name: (its coo_checks.CooLevel, its walk loop, q)} for each coo input
+    read by one scatter walk (lower.schedule.coo_checks)."""
+    out = {}
+    for name, lv in coo_checks.candidates(prog).items():
+        got = coo_checks.walk(prog.body, lv, _walk_var, order_free)
+        if got is not None:
+            out[name] = (lv, *got)
+    return out
 
 
 def _walks(body, lv: Level) -> bool:
@@ -176,7 +189,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     equal to itself): its `fused_nan` names those inputs."""
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
-    if not levels:
+    coo = _coo_walks(prog) if fused else {}
+    if not levels and not coo:
         return None
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
@@ -186,6 +200,9 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     body = prog.body
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan), err, names)
+    for name, (lv, loop, q) in sorted(coo.items()):
+        body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
+                                                            Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
                    fused=frozenset(fused), fused_nan=nan)
 
@@ -240,6 +257,18 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
         return replace(node, **{f: _rewrite_field(vars(node)[f], lv, err, names)
+                                for f in node.__dataclass_fields__})
+    return node
+
+
+def _replace_loop(node, loop: While, by):
+    """node with the loop `loop` (one occurrence) replaced by the statement `by`."""
+    if node == loop:
+        return by
+    if isinstance(node, tuple):
+        return tuple(_replace_loop(x, loop, by) for x in node)
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
+        return replace(node, **{f: _replace_loop(vars(node)[f], loop, by)
                                 for f in node.__dataclass_fields__})
     return node
 

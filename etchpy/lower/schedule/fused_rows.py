@@ -36,10 +36,13 @@ def writes_every_cell_once(s, n_axes: int) -> bool:
 
 def writes_each_cell_at_most_once(s, n_axes: int) -> bool:
     """Do the loops write each output cell at most once? True when the free levels
-    come first (each ready at an index once at most: the stream contract) and
-    everything below them is contracted into one accumulator (or is the leaf)."""
+    come first (each ready at an index once at most: the stream contract, unless
+    read one entry at a time, streams.Repeats) and everything below them is
+    contracted into one accumulator (or is the leaf)."""
     free = 0
     while streams.is_stream(s) and not s.contracted:
+        if streams.Repeats in s.facts:
+            return False
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
 

@@ -1,0 +1,177 @@
+"""Checks of a coo input fused into its scatter walk (part of fused_checks).
+
+A coo tensor whose first level is read one entry at a time (lower.schedule.
+entries) is walked by one loop `while (q < e) { ...; q = q + 1 }` over all its
+stored entries, each read at q alone. Its entries' order and repeats do not
+change what such a loop computes when its body only ⊕-accumulates
+(fused_checks.order_free), so the input needs no order check: only each
+coordinate inside its mode. `fuse` makes the loop test them as it reads them,
+
+    while (q < e && (uint64_t)crd0[q] < dim0 && ... && (uint64_t)crd{r-1}[q] < dim{r-1})
+        { body }
+    if (q < e) error = 4;
+
+so a coordinate out of range is never used, and the kernel returns ERROR_CODE
+(the runtime then checks the input in full and raises an InputError naming
+it). pos0 = [0, n] is made by the runtime from the arrays' common length n
+(runtime.coo_inputs.roles), so 0 <= q <= e <= n. The loop qualifies only when
+every read of the tensor's crd and values arrays is at q itself, or at an
+entry counter p of an inner loop `while (p < pe) { ...; p = p + 1 }` whose
+p is set only to q and pe only to q + 1 (the one position of the singleton
+level below); proofs_notes/entries.md.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import imp
+from ...expr.walk import accesses
+from ...expr.windows import WindowVar
+from ...formats import Format
+from ...streams import array_names
+from ...imp import (Assign, Bin, Decl, If, Load, ParallelFor, Prefetch, Seq, Var, While, and_,
+                    lt, seq)
+
+
+@dataclass(frozen=True)
+class CooLevel:
+    """A coo input: its name, crd arrays (one per mode), values and C sizes."""
+
+    tensor: str
+    crds: tuple
+    vals: str
+    dims: tuple
+
+    @property
+    def crd(self) -> str:       # what fused_checks._walk_var reads
+        return self.crds[0]
+
+
+def candidates(prog) -> dict[str, CooLevel]:
+    """Every coo input of `prog` of order 2 or more (its first level non-unique),
+    by name (windows aside)."""
+    arrays = {p.name for p in prog.params if p.kind == "in_array"}
+    out = {}
+    for step in prog.plan.steps:
+        for acc in accesses(step.body):
+            tv, name = acc.tensor, acc.tensor.name
+            if (isinstance(tv, WindowVar) or tv.order < 2
+                    or tv.format != Format.named("coo", tv.order)):
+                continue
+            # each coo level's coordinates are its last role (compressed: pos, crd)
+            named = array_names(name, tv.format).levels
+            crds = tuple(named[m][lv.roles[-1]] for m, lv in enumerate(tv.format.levels))
+            if all(c in arrays for c in crds):
+                out[name] = CooLevel(name, crds, f"{name}_vals",
+                                     tuple(f"{name}_dim{m}" for m in range(tv.order)))
+    return out
+
+
+def walk(body, lv: CooLevel, walk_var, order_free):
+    """(the loop, q) when `body` has exactly one walk loop of lv's first level,
+    outside parallel loops, holding every read of lv's arrays, each at an entry
+    of q, its body order-free; else None."""
+    loops = [n for n in imp.subterms(body) if isinstance(n, While) and walk_var(n, lv)]
+    if len(loops) != 1 or any(isinstance(n, ParallelFor) and loops[0] in imp.subterms(n)
+                              for n in imp.subterms(body)):
+        return None
+    loop, q = loops[0], walk_var(loops[0], lv)
+    reads = {*lv.crds, lv.vals}
+    outside = sum(1 for n in _loads(body, reads)) - sum(1 for n in _loads(loop, reads))
+    counters = _entry_counters(loop.body, q)
+    if outside or counters is None or not _reads_at(loop.body, reads, {q}, counters):
+        return None
+    plain = _without_setup(loop.body, q, counters)      # its cond reads q and e alone
+    return (loop, q) if order_free(plain, Load(lv.crds[0], Var(q))) else None
+
+
+def _loads(node, arrays):
+    """The reads of `arrays` in node (prefetch hints aside)."""
+    if isinstance(node, Prefetch):
+        return
+    if isinstance(node, Load) and node.array in arrays:
+        yield node
+    if isinstance(node, (tuple, list)):
+        for x in node:
+            yield from _loads(x, arrays)
+    elif hasattr(node, "__dataclass_fields__"):
+        for f in node.__dataclass_fields__:
+            yield from _loads(vars(node)[f], arrays)
+
+
+def _entry_counters(body, q: str) -> dict | None:
+    """{p: pe} for every inner loop `while (p < pe)` of body whose last statement
+    steps p, where everything else in body sets p only to q and pe only to
+    q + 1 (declarations to anything constant); None when some such loop's
+    counters are set otherwise."""
+    one_past = imp.add(Var(q), imp.ONE)
+    out = {}
+    for n in imp.subterms(body):
+        if isinstance(n, While) and isinstance(n.cond, Bin) and n.cond.op == "<" and \
+                isinstance(n.cond.a, Var) and isinstance(n.cond.b, Var):
+            stmts = n.body.stmts if isinstance(n.body, Seq) else (n.body,)
+            if stmts and stmts[-1] == imp.incr(n.cond.a.name):
+                out[n.cond.a.name] = n.cond.b.name
+    for p, pe in out.items():
+        if sum(1 for s in imp.statements(body) if s == imp.incr(p)) != 1:
+            return None             # stepped only as its loop's last statement
+        for s in imp.statements(body):
+            if isinstance(s, Assign) and s.name == p and s.value != Var(q) and s != imp.incr(p):
+                return None
+            if isinstance(s, Assign) and s.name == pe and s.value != one_past:
+                return None
+            if isinstance(s, Decl) and s.name in (p, pe) and not isinstance(s.init, imp.Const):
+                return None
+    return out
+
+
+def _reads_at(node, arrays, at: set, counters: dict) -> bool:
+    """Whether every read of `arrays` in node is at a variable of `at` (q, or an
+    entry counter inside its own loop)."""
+    if isinstance(node, Prefetch):
+        return True
+    if isinstance(node, Load) and node.array in arrays:
+        return isinstance(node.index, Var) and node.index.name in at
+    if isinstance(node, While) and isinstance(node.cond, Bin) and \
+            isinstance(node.cond.a, Var) and node.cond.a.name in counters:
+        inner = at | {node.cond.a.name}
+        return _reads_at(node.cond, arrays, at, counters) and \
+            _reads_at(node.body, arrays, inner, counters)
+    if isinstance(node, (tuple, list)):
+        return all(_reads_at(x, arrays, at, counters) for x in node)
+    if hasattr(node, "__dataclass_fields__"):
+        return all(_reads_at(vars(node)[f], arrays, at, counters)
+                   for f in node.__dataclass_fields__)
+    return True
+
+
+def _without_setup(body, q: str, counters: dict):
+    """body with the entry counters' setting (p := q, pe := q + 1) and the
+    assignments of variables it never reads dropped: what remains is what
+    order_free judges."""
+    setup = {Assign(p, Var(q)) for p in counters}
+    setup |= {Assign(pe, imp.add(Var(q), imp.ONE)) for pe in counters.values()}
+    read = {n.name for n in imp.subterms(body) if isinstance(n, Var)}
+
+    def strip(node):
+        if node in setup or (isinstance(node, Assign) and node.name not in read):
+            return imp.SKIP
+        if isinstance(node, Seq):
+            return seq(*[strip(s) for s in node.stmts])
+        if isinstance(node, While):
+            return While(node.cond, strip(node.body))
+        if isinstance(node, If):
+            return If(node.cond, strip(node.then), None if node.else_ is None
+                      else strip(node.else_))
+        return node
+    return strip(body)
+
+
+def checked(loop: While, q: str, lv: CooLevel, fail):
+    """The loop testing each coordinate at q inside its mode, then `fail` when it
+    stopped early."""
+    qv, ev = Var(q), loop.cond.b
+    cond = lt(qv, ev)
+    for crd, dim in zip(lv.crds, lv.dims):
+        cond = and_(cond, Bin("<u", Load(crd, qv), Var(dim)))
+    return seq(While(cond, loop.body), If(lt(qv, ev), fail))
