@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup | Hashed
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -53,10 +53,15 @@ Writing (output levels).
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
-    inserts    children can be inserted in any order under located parents, each
-               value at its cell: such a level builds the Imp of begin(scratch,
-               cells), touch(scratch, at) (at each write), in_order and
-               end(arrays, scratch, ...) (after the loops: its arrays listed)
+    inserts    children can be inserted in any order under located parents: such a
+               level names its scratch (`scratch_roles`) and builds the Imp of
+               begin(scratch, cells, vals, zero, first) (before the loops: its
+               scratch, and what holds the values of `cells` positions while it
+               is written; `first`, a table's first size), write_at(scratch, at,
+               vals, zero) -> (statement, array, position) (at each write: where
+               cell `at`'s value is added, after the statement) and end(arrays,
+               scratch, var, r, count, parents, size, vals, zero) (after the
+               loops: its arrays, `count` stored, and the values in `vals`)
     describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
         the exported header's text for level k (input or output) over `axis`
         (of dimension `size`, C text), its arrays' lengths, ranges and order,
@@ -165,3 +170,20 @@ class Lookup:
     end: Expr
     first: Expr
     present: str
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """The parent's stored coordinates, in increasing order, are crd[slots[q]] for
+    q = start..end-1, coordinate crd[slots[q]] at the position slots[q]. They are
+    stored in the table of positions table .. table + cap - 1 (cap a power of
+    two, some slot empty: crd = -1), coordinate c at the first slot reached from
+    table + ep_hash(c, cap - 1) stepping by one around the table. A walk reads
+    slots[q] and then crd there (proofs_notes/hashed.md)."""
+
+    crd: str
+    slots: str
+    start: Expr
+    end: Expr
+    table: Expr
+    cap: Expr
