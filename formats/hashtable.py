@@ -184,6 +184,12 @@ class Hash:
                                Store(s.keys, h, key), Store(s.vals, h, Load(s.tmp, t)),
                                Store(s.slot, t, h))))
 
+    def clear(self, s) -> imp.Stmt:
+        """Empty the table again, in O(touched): each touched slot's key, and n."""
+        t = Var(s.t)
+        return seq(Assign(s.t, ZERO), While(lt(t, Var(s.n)), seq(
+            Store(s.keys, Load(s.slot, t), EMPTY), incr(s.t))), Assign(s.n, ZERO))
+
     # -- writing by insertion (formats.level) ------------------------------
     def begin(self, s, cells, vals, zero, first) -> imp.Stmt:
         """Before the first insert: an empty table of `first` slots; nothing of
