@@ -13,7 +13,8 @@ hash table, plus the table slots listed in coordinate order.
     hsrt    the slots of p's stored coordinates, in increasing coordinate order
 
 A value sits at its slot: the level's positions are the slots. It is read as a
-formats.level Hashed (walked in order through hsrt). It is written by insertion in
+formats.level Hashed (walked in order through hsrt, probed through its parent's
+table in O(1) expected: tables are at most half full). It is written by insertion in
 any order (`inserts`): the kernel keeps one growable table keyed by the flat cell
 (the hash workspace's table, which the workspace of lower/targets/workspace.py
 writes through `table`, `place` and `probe` too), and at its end sorts the touched
@@ -70,6 +71,7 @@ class Hash:
     one_per_parent = False   # formats.level
     inserts = True           # written in any order under located parents (begin..end)
     last_only = "its values sit at the slots of its tables"
+    locates = True           # formats.level (optional): a probe finds a coordinate in O(1)
     scratch_roles = ("n", "list", "cap", "h", "t", "keys", "vals", "slot", "tmp", "w", "g")
 
     def __str__(self):

@@ -72,6 +72,19 @@ class Bit:
 
 
 @dataclass(frozen=True)
+class Probe:
+    """The slot where a linear probe for `key` stops in a hash table of `array`:
+    of the slots table + (h mod (mask + 1)) for h = ep_hash(key, mask),
+    ep_hash(key, mask) + 1, ..., the first that holds key or -1 (empty). The
+    table (mask + 1 slots, a power of two) must hold key or an empty slot, so
+    the probe ends (formats/hashtable.py)."""
+    array: str
+    table: "Expr"
+    mask: "Expr"
+    key: "Expr"
+
+
+@dataclass(frozen=True)
 class Select:
     cond: "Expr"
     a: "Expr"
@@ -85,7 +98,7 @@ class Ring:
     b: "Expr"
 
 
-Expr = Union[Var, Const, Bin, Not, Load, Bit, Select, Ring]
+Expr = Union[Var, Const, Bin, Not, Load, Bit, Probe, Select, Ring]
 
 TRUE = Const(True, "bool")
 FALSE = Const(False, "bool")

@@ -1,9 +1,10 @@
 """The hash level kind (issue 40): packing, the table's invariants and checks naming
-the array, the walk law (proofs_notes/hashed.md), the insert write path (and its
+the array, the walk and probe laws (proofs_notes/hashed.md), the insert write path (and its
 rehash), the C header's text, and every backend on it (beside the central
 property, which draws it)."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
@@ -59,9 +60,12 @@ def test_the_walk_law_and_every_probe(sr, data):
         assert [lv["hcrd"][s] for s in slots] == list(np.flatnonzero(a[p] != sr.zero))
         assert [t.vals[s] for s in slots] == [x for x in a[p] if x != sr.zero]
         assert m.eval(got.cap) >= 2 * len(slots) and m.eval(got.table) == lv["hpos"][p]
+        mask = imp.Bin("-", got.cap, imp.ONE)
         for c in range(9):
             s = probe(lv, p, c)
             assert (s >= 0) == (a[p, c] != sr.zero) and (s < 0 or t.vals[s] == a[p, c])
+            stop = m.eval(imp.Probe(got.crd, got.table, mask, Const(c)))    # imp.Probe
+            assert stop == s if s >= 0 else lv["hcrd"][stop] == -1
 
 
 def _hash(hpos, hcrd, spos, hsrt, vals=None):
@@ -110,11 +114,24 @@ def test_the_header_describes_the_level(tmp_path):
     assert "-1 for an empty slot" in text and "ep_hash(k, m)" in text
 
 
+def test_explain_prices_the_stored_entries_and_shows_the_probe():
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1, "hash")
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    xd = np.zeros(100)
+    xd[::10] = 1.0
+    m = sp.random_array((20, 100), density=0.2, rng=np.random.default_rng(0), format="csr")
+    assert np.allclose(kern(A=m, x=ep.Tensor.from_dense(xd, "hash")), m @ xd)
+    text = kern.explain()
+    assert "nnz(x)=10" in text and "locate into [linear, through the listing in order; " \
+        "probe by hash]" in text
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.sampled_from(HASHES), st.data())
 def test_every_backend_reads_and_writes_it(sr, fmt, data):
-    """SpMV walking a hash vector, products and sums with a csr operand, on the
-    interpreter, the streams and C; outputs in these formats too."""
+    """SpMV probing a hash vector, products and sums with a csr operand (walk
+    one, probe the other), on the interpreter, the streams and C; outputs in
+    these formats too."""
     a = data.draw(sparse_arrays((5, 6), sr), label="A")
     b = data.draw(sparse_arrays((5, 6), sr), label="B")
     x = data.draw(sparse_arrays((6,), sr), label="x")

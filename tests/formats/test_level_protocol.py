@@ -139,10 +139,11 @@ def test_children_of_a_range_are_a_range(t, data):
         _, _, want = lv.unpack(t.levels[k], np.arange(lo, hi), t.shape[mode])
         a, z = lv.children(Const(lo), Const(hi), Const(t.shape[mode]), b.levels[k])
         got = list(range(m.eval(a), m.eval(z)))
-        if getattr(lv, "locates", False):    # a lookup: every cell, the listed among them
+        shape = lv.read(Const(lo), Const(lo + 1), Const(t.shape[mode]), b.levels[k])
+        if isinstance(shape, shapes.Lookup):    # every cell, the listed among them
             size = t.shape[mode]
             assert got == list(range(lo * size, hi * size)) and set(want) <= set(got)
-        elif getattr(lv, "stored", None):    # a hash: every slot of their tables
+        elif isinstance(shape, shapes.Hashed):  # every slot of their tables
             assert set(want) <= set(got)
         else:
             assert got == list(dict.fromkeys(want.tolist()))
