@@ -74,10 +74,12 @@ Optional (asked with getattr; absent means no).
     last_only  the level must be the storage's last; its value (a string)
                says why (a run shares one value among its coordinates)
     locates    a read finds any coordinate in O(1) though the level is not
-               `located` for writing (a Lookup): the planner prices a probe
+               `located` for writing (a Lookup, a Hashed probe): the planner
+               prices a probe
     stored(arrays) -> int
                the number of entries stored, when that is not the last
-               level's positions (a Lookup level's positions count every cell)
+               level's positions (a Lookup level's positions count every cell, a
+               Hashed level's every slot); Tensor.nnz and the planner count these
     every_coordinate
                each fibre stores every coordinate 0..size-1 (a dense run list),
                though not one position each: an output in it stores every cell
@@ -179,7 +181,8 @@ class Hashed:
     stored in the table of positions table .. table + cap - 1 (cap a power of
     two, some slot empty: crd = -1), coordinate c at the first slot reached from
     table + ep_hash(c, cap - 1) stepping by one around the table. A walk reads
-    slots[q] and then crd there (proofs_notes/hashed.md)."""
+    slots[q] and then crd there; a probe of c steps from its hash slot to c or
+    to an empty slot (imp.Probe; proofs_notes/hashed.md)."""
 
     crd: str
     slots: str
