@@ -22,7 +22,8 @@ from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
 from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .expr.compare import between
-from .formats import Banded, BlockList, ByteMap, Compressed, Dense, Format, Runs, Singleton
+from .formats import (Banded, BlockList, ByteMap, Compressed, Dense, Format, Hash, Runs,
+                      Singleton)
 from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name

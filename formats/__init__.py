@@ -14,6 +14,9 @@ Storage level k holds logical mode `mode_order[k]`.
                   bytemap      positions p*n + c as dense, plus the stored coordinates in
                                order (mpos, mcrd): walked sparse, probed in O(1); a last
                                level only
+                  hash         per parent an open-addressing table of its stored
+                               coordinates (hpos, hcrd), their slots listed in order
+                               (spos, hsrt): inserted in any order; a last level only
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
@@ -28,7 +31,8 @@ and only a singleton level reads such a range.
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
                    dia binds to it), blocks = (dense..., blocks) (rows of dense blocks),
                    rle = (dense..., runs) (rows of runs: images, masks),
-                   bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1))
+                   bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1)),
+                   hash = (dense..., hash) (rows inserted in any order, no dense workspace)
 
 Each level kind lives in its own module and provides the packing of arrays
 (building from sorted coordinates, listing coordinates back, validation), its
@@ -49,17 +53,19 @@ from ..formats.blocks import BlockList
 from ..formats.bytemap import ByteMap
 from ..formats.compressed import Compressed
 from ..formats.dense import Dense
+from ..formats.hashtable import Hash
 from ..formats.runs import Runs
 from ..formats.singleton import Singleton
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
-           "Runs", "ByteMap", "NAMED_FORMATS"]
+           "Runs", "ByteMap", "Hash", "NAMED_FORMATS"]
 
 NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle",
-                 "bytemap")
+                 "bytemap", "hash")
 
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
-                "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap}
+                "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap,
+                "hash": Hash}
 
 
 def _level(spec):
@@ -188,8 +194,8 @@ class Format:
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
-        "banded", "blocks", "rle", "bytemap": dense levels over one banded,
-        block-list, run-length or bytemap level) for
+        "banded", "blocks", "rle", "bytemap", "hash": dense levels over one banded,
+        block-list, run-length, bytemap or hash level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels
@@ -208,7 +214,7 @@ class Format:
             return Format([Compressed(), Compressed()], name="dcsr")
         if name == "csf":
             return Format([Compressed()] * order, name="csf")
-        if name in ("banded", "blocks", "rle", "bytemap"):
+        if name in ("banded", "blocks", "rle", "bytemap", "hash"):
             if order == 0:
                 raise FormatError(f"format {name} needs at least one mode")
             last = _LEVEL_NAMES["runs" if name == "rle" else name]()

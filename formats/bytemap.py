@@ -137,13 +137,20 @@ class ByteMap:
 
     # -- writing by insertion (formats.level) ------------------------------
 
-    def begin(self, scratch, cells) -> imp.Stmt:
+    scratch_roles = ("n", "bits", "list")     # formats.level inserts
+
+    def begin(self, scratch, cells, vals, zero, first=None) -> imp.Stmt:
         """Before the first insert into `cells` positions: nothing touched
         (scratch.n = 0), no mark set (scratch.bits, zeroed), room for every
-        position in the touched list (scratch.list)."""
+        position in the touched list (scratch.list); `vals` holds the zero at
+        every cell."""
         return seq(Decl(scratch.n, "index", ZERO),
                    Alloc(scratch.bits, "bits", imp.sort_bits_words(cells), ZERO),
-                   Alloc(scratch.list, "index", cells, None))
+                   Alloc(scratch.list, "index", cells, None), Alloc(vals, "value", cells, zero))
+
+    def write_at(self, scratch, at, vals, zero):
+        """(statement, array, position): cell `at` is touched, its value at vals[at]."""
+        return self.touch(scratch, at), vals, at
 
     def touch(self, scratch, at) -> imp.Stmt:
         """Position `at` is stored: on its first touch, marked and listed (the
@@ -157,11 +164,12 @@ class ByteMap:
         are clear again afterwards (imp.ForSorted)."""
         return ForSorted(var, scratch.list, Var(scratch.n), cells, scratch.bits, body)
 
-    def end(self, arrays, scratch, var, r, count, parents, size) -> imp.Stmt:
+    def end(self, arrays, scratch, var, r, count, parents, size, vals=None,
+            zero=None) -> imp.Stmt:
         """After the last insert: mmap marks the touched positions, mcrd lists
         their coordinates (t mod size, t bound to `var`) in order, `count` of
         them, and mpos their parents' (t / size) starts, counted per parent, then
-        summed forward (by `r`)."""
+        summed forward (by `r`); the values stay where they were added."""
         mpos, mcrd, mmap = arrays["mpos"], arrays["mcrd"], arrays["mmap"]
         t, c = Var(var), Var(count)
         parent = Bin("/", t, size)

@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup | Hashed
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -53,10 +53,15 @@ Writing (output levels).
                (segment starts, one per parent plus one) and `crd` (one
                coordinate per position). Such a level builds the Imp of each
                append step (start, append, room, parent_room, close, fill_forward)
-    inserts    children can be inserted in any order under located parents, each
-               value at its cell: such a level builds the Imp of begin(scratch,
-               cells), touch(scratch, at) (at each write), in_order and
-               end(arrays, scratch, ...) (after the loops: its arrays listed)
+    inserts    children can be inserted in any order under located parents: such a
+               level names its scratch (`scratch_roles`) and builds the Imp of
+               begin(scratch, cells, vals, zero, first) (before the loops: its
+               scratch, and what holds the values of `cells` positions while it
+               is written; `first`, a table's first size), write_at(scratch, at,
+               vals, zero) -> (statement, array, position) (at each write: where
+               cell `at`'s value is added, after the statement) and end(arrays,
+               scratch, var, r, count, parents, size, vals, zero) (after the
+               loops: its arrays, `count` stored, and the values in `vals`)
     describe(k, axis, arrays, parents, size=None, count=None) -> (text, positions)
         the exported header's text for level k (input or output) over `axis`
         (of dimension `size`, C text), its arrays' lengths, ranges and order,
@@ -69,10 +74,12 @@ Optional (asked with getattr; absent means no).
     last_only  the level must be the storage's last; its value (a string)
                says why (a run shares one value among its coordinates)
     locates    a read finds any coordinate in O(1) though the level is not
-               `located` for writing (a Lookup): the planner prices a probe
+               `located` for writing (a Lookup, a Hashed probe): the planner
+               prices a probe
     stored(arrays) -> int
                the number of entries stored, when that is not the last
-               level's positions (a Lookup level's positions count every cell)
+               level's positions (a Lookup level's positions count every cell, a
+               Hashed level's every slot); Tensor.nnz and the planner count these
     every_coordinate
                each fibre stores every coordinate 0..size-1 (a dense run list),
                though not one position each: an output in it stores every cell
@@ -165,3 +172,21 @@ class Lookup:
     end: Expr
     first: Expr
     present: str
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """The parent's stored coordinates, in increasing order, are crd[slots[q]] for
+    q = start..end-1, coordinate crd[slots[q]] at the position slots[q]. They are
+    stored in the table of positions table .. table + cap - 1 (cap a power of
+    two, some slot empty: crd = -1), coordinate c at the first slot reached from
+    table + ep_hash(c, cap - 1) stepping by one around the table. A walk reads
+    slots[q] and then crd there; a probe of c steps from its hash slot to c or
+    to an empty slot (imp.Probe; proofs_notes/hashed.md)."""
+
+    crd: str
+    slots: str
+    start: Expr
+    end: Expr
+    table: Expr
+    cap: Expr

@@ -23,7 +23,7 @@ from .. import imp, maps
 from .. import tuning as _tuning
 from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
-                   Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                   Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While)
 from . import fixpoint, gemm, parallel, walks
 
@@ -319,6 +319,8 @@ class FunctionBody:
                 return f"{arr}[{e(i)}]"
             case Bit(arr, i):
                 return f"(({arr}[({e(i)}) >> 6] >> (({e(i)}) & 63)) & 1)"
+            case Probe(arr, table, mask, key):
+                return f"ep_probe({arr}, {e(table)}, {e(mask)}, {e(key)})"
             case Select(c, a, b):
                 return f"({e(c)} ? {e(a)} : {e(b)})"
             case Ring(op, a, b) if maps.is_map(op):

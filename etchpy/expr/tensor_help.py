@@ -35,6 +35,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     an image once with ep.Tensor.from_dense(img, "rle"))
     bytemap  1, 2, 3, 4  an ep.Tensor in bytemap (rows walked sparse, probed
                     in O(1); ep.Tensor.from_dense(x, "bytemap"))
+    hash     1, 2, 3, 4  an ep.Tensor in hash (per row a hash table of its stored
+                    coordinates, listed in order; an output inserted in any order)
 
 An ep.Tensor binds as it is when its format is the declared one and its values
 have the semiring's dtype; it is validated once, when built, and a later call with

@@ -18,13 +18,14 @@ from .interp import ImpRuntimeError, Machine
 from .names import Names
 from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
                     Const, Decl, Expr, Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
-                    LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek,
+                    LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring,
+                    Seek,
                     Select, Seq, SetBit, ShortIntersect, Stmt, Store, Var, While)
 from .show import show
 
 __all__ = [
     # syntax
-    "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Select", "Ring",
+    "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Probe", "Select", "Ring",
     "Decl", "Assign", "Store", "Accum", "While", "If", "Seq", "Block", "Comment", "Alloc",
     "Reserve", "Move", "Prefetch", "SetBit", "ForSorted", "LocalArray", "Opaque",
     "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick", "Fixpoint",

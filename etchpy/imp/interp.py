@@ -12,7 +12,8 @@ import numpy as np
 from .. import maps
 from .construct import sort_bits_words
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
-                    Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
+                    Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move,
+                    Not, Probe,
                     Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                     ShortIntersect, Stmt, Store, Var, While)
 
@@ -71,6 +72,8 @@ class Machine:
             case Bit(array, index):
                 i = self.eval(index)
                 return bool((self._load(array, i // 64) >> (i % 64)) & 1)
+            case Probe(array, table, mask, key):
+                return self._probe(array, self.eval(table), self.eval(mask), self.eval(key))
             case Select(c, a, b):
                 return self.eval(a) if self.eval(c) else self.eval(b)
             case Ring(op, a, b) if maps.is_map(op):
@@ -158,6 +161,13 @@ class Machine:
         if not 0 <= i < n:
             raise ImpRuntimeError(f"{what} {array}[{i}] out of bounds (length {n})")
         return i
+
+    def _probe(self, array, table, mask, key):
+        """imp.Probe: the slot where a linear probe for key stops (key or -1)."""
+        h = BINOPS["hash"](key, mask)
+        while self._load(array, table + h) not in (key, -1):
+            h = (h + 1) & mask
+        return table + h
 
     def _load(self, array, i):
         arr = self.env[array]

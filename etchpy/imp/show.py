@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
                     ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
-                    Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
+                    Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                     ShortIntersect, Store, Var, While)
 
 
@@ -30,6 +30,8 @@ def show(node, indent: int = 0) -> str:
             return f"{arr}[{show(i)}]"
         case Bit(arr, i):
             return f"bit({arr}, {show(i)})"
+        case Probe(arr, table, mask, key):
+            return f"probe({arr}, {show(table)}, {show(mask)}, {show(key)})"
         case Select(c, a, b):
             return f"({show(c)} ? {show(a)} : {show(b)})"
         case Ring("repeat", a, n):                      # the n-fold ⊕

@@ -3,7 +3,7 @@
     dense      out[flat(L)] ⊕= v, the output filled with zero first
     append     a sparse output assembled in order (targets.append)
     workspace  the last level out of order, through a workspace (tuning.workspaces)
-    insert     a last level that inserts in any order (a bytemap) under located
+    insert     a last level that inserts in any order (a bytemap, a hash) under located
                levels, each value at its cell (targets.insert)
     bucket     a transposed (dense, compressed) output, by a counting sort
                (tuning.counting_sort)
@@ -73,7 +73,7 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
         case "insert":
-            t = InsertTarget(axes, fmt, sr, names)
+            t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
         case "workspace":
             t = WorkspaceTarget(axes, fmt, sr, names, tuning, bound)
             t = t if hash_workspace else t.way(False)

@@ -229,4 +229,4 @@ def cells(axes) -> imp.Expr:
     return product([dim_var(v) for v in axes])
 
 
-EMPTY = imp.Const(-1)      # an unused slot or cell (hash keys, last-seen columns)
+EMPTY = imp.Const(-1)      # an unused cell (last-seen columns)

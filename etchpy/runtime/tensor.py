@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from . import checks_levels as checks
 from . import convert as cv
 from ..errors import InputError
 from ..formats import Format
@@ -121,8 +122,11 @@ class Tensor:
 
     @property
     def nnz(self) -> int:
-        """Number of stored values (for a dense last level, fill included)."""
-        return len(self.vals)
+        """Number of stored values: for a dense last level, fill included; for a
+        last level that lists its stored coordinates apart from its positions (a
+        bytemap's cells, a hash's slots), the listed (formats.level `stored`)."""
+        stored = getattr(self.format.levels[-1], "stored", None) if self.order else None
+        return len(self.vals) if stored is None else stored(self.levels[-1])
 
     @property
     def dtype(self) -> np.dtype:
@@ -282,58 +286,10 @@ class Tensor:
         The per-level checks also make the stored coordinate tuples strictly
         increase in storage order: dense and compressed levels order each
         segment, every non-unique level is followed by a singleton level (see
-        Format), and a singleton level orders each run of its parent.
+        Format), and a singleton level orders each run of its parent
+        (runtime.checks_levels).
         """
-        where = f"tensor {self.name!r}"
-        if len(self.levels) != self.order:
-            raise InputError(f"{where}: format {self.format} has {self.order} levels "
-                             f"but {len(self.levels)} level dicts were given")
-        if self.vals.ndim != 1 or self.vals.dtype.kind not in "biufc":
-            raise InputError(f"{where}: vals must be a 1-d numeric array, got shape "
-                             f"{self.vals.shape} and dtype {self.vals.dtype}")
-        # Runs (positions with equal coordinates at every level so far) are
-        # tracked down to the last singleton level, which checks its order
-        # within each run of its parent; `trail` keeps (owner, coord) per level
-        # to name the coordinates of a bad entry.
-        last_singleton = max((k for k, lv in enumerate(self.format.levels)
-                              if lv.one_per_parent), default=-1)
-        run_id = np.zeros(1, dtype=np.int64)
-        run_starts = np.ones(1, dtype=bool)
-        trail = []
-        n_positions = 1
-        for k, mode, level in self.format.storage_modes():
-            level_where = f"{where} level {k} ({level}, mode {mode})"
-            n_parents = n_positions
-            n_positions = level.check(
-                self.levels[k], n_parents, self.shape[mode], level_where, order=order,
-                parent_runs=run_starts, coords_above=lambda p: _coords_of(trail, p))
-            if order and k < last_singleton:
-                run_id, run_starts = _runs(level, self.levels[k], n_parents,
-                                           self.shape[mode], run_id, trail)
-        if len(self.vals) != n_positions:
-            raise InputError(f"{where}: vals has {len(self.vals)} entries but the last "
-                             f"level has {n_positions} positions")
-
-
-def _runs(level, arrays, n_parents, size, parent_run_id, trail):
-    """Runs of a (validated) level's positions: consecutive positions with equal
-    coordinates at this level and every level above. Returns (run id, run start
-    flag) per position and appends (owner, coord) to `trail`."""
-    owner, coord, _ = level.unpack(arrays, np.arange(n_parents, dtype=np.int64), size)
-    above = parent_run_id[owner]
-    starts = np.ones(len(coord), dtype=bool)
-    starts[1:] = (above[1:] != above[:-1]) | (coord[1:] != coord[:-1])
-    trail.append((owner, coord))
-    return np.cumsum(starts, dtype=np.int64) - 1, starts
-
-
-def _coords_of(trail, p):
-    """Storage coordinates of position p of the last level in `trail`."""
-    coords = []
-    for owner, coord in reversed(trail):
-        coords.append(int(coord[p]))
-        p = owner[p]
-    return tuple(reversed(coords))
+        checks.validate(self, order)
 
 
 # -- helpers: input normalisation ----------------------------------------------

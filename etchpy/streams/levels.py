@@ -4,7 +4,8 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment, Blocks, RunList or Lookup, stream shapes rather than level kinds); this module
+Range, Segment, Blocks, RunList, Lookup or Hashed, stream shapes rather than level kinds);
+this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
 from __future__ import annotations
@@ -97,8 +98,44 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
             return runs_level(names, var, size, ends, start, end, child)
         case shapes.Lookup(crd, start, end, first, present):
             return lookup_level(names, var, crd, start, end, first, present, child, zero)
-    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList "
-                    f"and Lookup")
+        case shapes.Hashed(crd, slots, start, end, table, cap):
+            return hashed_level(names, var, crd, slots, start, end, child,
+                                (table, cap) if zero is not None else None, zero)
+    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList, "
+                    f"Lookup and Hashed")
+
+
+def hashed_level(names, var, crd: str, slots: str, start: imp.Expr, end: imp.Expr,
+                 child, table=None, zero=None) -> Stream:
+    """The slots slots[start..end-1], in increasing order of their coordinates
+    crd[slots[q]] (a formats.level.Hashed): walked as a unique segment through
+    the listing, the child at position slots[q]; skip steps linearly (no
+    gallop through the indirection). With the parent's `table` (its first
+    slot, its size) and the semiring's `zero` (a last level), also located at
+    any t, reading no state of its own: the slot P where a probe for t stops
+    (imp.Probe), crd[P] == t ? child(P) : zero at each leaf.
+    proofs_notes/hashed.md."""
+    q, e = names.fresh(f"{var}_q"), names.fresh(f"{var}_end")
+    qv, ev = Var(q), Var(e)
+    slot = Load(slots, qv)
+    crd_q = Load(crd, slot)
+
+    def probe(t):      # the leaves of t's child (replicated levels may lie between)
+        at = imp.Probe(crd, table[0], Bin("-", table[1], ONE), t)
+        hit = eq(Load(crd, at), t)
+        return map_leaf(lambda x: select(hit, x, zero), child((at, imp.add(at, ONE))))
+
+    def skip(t, r):       # past every coordinate before t (and t itself when r)
+        return While(and_(lt(qv, ev), or_(lt(crd_q, t), and_(eq(crd_q, t), r))), incr(q))
+
+    left = Bin("-", ev, qv)
+    return Stream(var=var, state=((q, "index"), (e, "index")),
+                  init=seq(Assign(q, start), Assign(e, end)), valid=lt(qv, ev),
+                  index=crd_q, ready=TRUE, value=child((slot, imp.add(slot, ONE))),
+                  next=incr(q), skip=skip,
+                  search="linear, through the listing in order; probe by hash",
+                  facts=Facts.of(Locate(probe) if table is not None else None, Most(left),
+                                 Extent(left)))
 
 
 def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: imp.Expr,

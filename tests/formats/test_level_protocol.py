@@ -17,13 +17,15 @@ NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3)
          (Format(["blocks", "banded"], (1, 0)), 2),
          (Format(["banded", "compressed", "blocks"]), 3), ("rle", 2), ("rle", 1),
          (Format(["compressed", "blocks", "runs"], (2, 0, 1)), 3), ("bytemap", 2),
-         ("bytemap", 1), (Format(["compressed", "banded", "bytemap"], (1, 2, 0)), 3)]
+         ("bytemap", 1), (Format(["compressed", "banded", "bytemap"], (1, 2, 0)), 3),
+         ("hash", 2), ("hash", 1), (Format(["compressed", "blocks", "hash"], (2, 0, 1)), 3)]
 LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[1],
           Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1],
           Format(["banded"]).levels[0], Format(["blocks"]).levels[0],
-          Format(["runs"]).levels[0], Format(["bytemap"]).levels[0]]
+          Format(["runs"]).levels[0], Format(["bytemap"]).levels[0],
+          Format(["hash"]).levels[0]]
 
 
 def sparse_array(draw, order):
@@ -116,6 +118,10 @@ def test_read_lists_a_parents_children(t):
                     coord = np.asarray(m.env[crd])[m.eval(start):m.eval(end)]
                     pos = m.eval(first) + coord
                     assert all(np.diff(coord) > 0)
+                case shapes.Hashed(crd, slots, start, end):
+                    pos = np.asarray(m.env[slots])[m.eval(start):m.eval(end)]
+                    coord = np.asarray(m.env[crd])[pos]
+                    assert all(np.diff(coord) > 0)
                 case _:
                     raise AssertionError(got)
             assert list(coord) == list(want_coord) and list(pos) == list(want_pos)
@@ -133,9 +139,12 @@ def test_children_of_a_range_are_a_range(t, data):
         _, _, want = lv.unpack(t.levels[k], np.arange(lo, hi), t.shape[mode])
         a, z = lv.children(Const(lo), Const(hi), Const(t.shape[mode]), b.levels[k])
         got = list(range(m.eval(a), m.eval(z)))
-        if getattr(lv, "locates", False):    # a lookup: every cell, the listed among them
+        shape = lv.read(Const(lo), Const(lo + 1), Const(t.shape[mode]), b.levels[k])
+        if isinstance(shape, shapes.Lookup):    # every cell, the listed among them
             size = t.shape[mode]
             assert got == list(range(lo * size, hi * size)) and set(want) <= set(got)
+        elif isinstance(shape, shapes.Hashed):  # every slot of their tables
+            assert set(want) <= set(got)
         else:
             assert got == list(dict.fromkeys(want.tolist()))
         n_parents = m.eval(b.positions(k))
@@ -150,7 +159,7 @@ def test_every_level_answers_the_protocol(lv):
     arrays = {r: f"a_{r}" for r in lv.roles}
     assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
                       (shapes.Range, shapes.Segment, shapes.Blocks, shapes.RunList,
-                       shapes.Lookup))
+                       shapes.Lookup, shapes.Hashed))
     assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
 
 

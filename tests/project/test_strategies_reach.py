@@ -164,3 +164,9 @@ def test_central_draws_reach_the_bytemap_kind():
     """Bytemap levels (issue 40) are among the central draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
     assert "bytemap" in kinds, kinds
+
+
+def test_central_draws_reach_the_hash_kind():
+    """Hash levels (issue 40) are among the central draws."""
+    kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
+    assert "hash" in kinds, kinds

@@ -16,7 +16,7 @@ SKIP_PARAMS = {"self", "cls", "args", "kwargs", "inputs", "changes"}
 TESTING = ("problems", "semirings_st", "formats_for", "sparse_arrays", "check_backends",
            "assert_same", "random_formats", "with_formats", "max_min", "stored_values")
 LEVEL_CLASSES = (ep.Dense, ep.Compressed, ep.Singleton, ep.Banded, ep.BlockList, ep.Runs,
-                 ep.ByteMap)
+                 ep.ByteMap, ep.Hash)
 
 
 def public_names():

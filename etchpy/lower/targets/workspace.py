@@ -1,5 +1,6 @@
 """A sparse output whose last (compressed) level arrives out of order: its values
-go into a workspace, dense or a hash table, flushed as one sorted segment."""
+go into a workspace, dense (a bytemap row) or a hash table (the hash level's
+table), flushed as one sorted segment."""
 from __future__ import annotations
 
 import copy
@@ -7,11 +8,10 @@ from types import SimpleNamespace
 
 from ... import imp
 from ...formats import Format
-from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If,
-                    Load, Reserve, Store, Var, While, eq, incr, lt, not_, or_,
-                    select, seq)
+from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, ForSorted, If,
+                    Load, Reserve, Store, Var, eq, incr, lt, select, seq)
 from ... import streams
-from ..target import EMPTY, Either, fresh_names
+from ..target import Either, fresh_names
 from .append import AppendTarget
 
 
@@ -19,6 +19,9 @@ from .append import AppendTarget
 # their coordinates, its touched coordinates marked and listed by the level's
 # write path (touch), and drained in order by it (in_order).
 ROW = Format(["bytemap"]).levels[0]
+# The hash workspace is the hash level's growable table (formats/hashtable.py): its
+# keys placed by the level's write path (place, probe, rehash), emptied by clear.
+TABLE = Format(["hash"]).levels[0]
 
 
 def row_scratch(v, counter: str) -> SimpleNamespace:
@@ -37,6 +40,13 @@ def drain(v, counter: str, size, body) -> imp.Stmt:
     """`body` once per touched coordinate (bound to v.ws_k), ascending; the marks
     are clear again afterwards."""
     return ROW.in_order(v.ws_k, row_scratch(v, counter), size, body)
+
+
+def hash_scratch(v) -> SimpleNamespace:
+    """The hash table's scratch names (v: the workspace's names); its count is
+    the dense kind's, ws_n (one kind runs per call)."""
+    return SimpleNamespace(n=v.ws_n, list=v.hs_list, cap=v.hs_cap, h=v.hs_h, t=v.hs_t,
+                           keys=v.hs_keys, vals=v.hs_vals, slot=v.hs_slot, tmp=v.hs_tmp)
 
 
 def move_out(v, vals: str, crd: str, at: str, k: imp.Expr, zero: imp.Expr) -> imp.Stmt:
@@ -65,11 +75,12 @@ class WorkspaceTarget(AppendTarget):
       each value out, leaving `ws_vals` zero and `ws_bits` clear; so both are
       Alloc'ed kept (tuning.kept_workspaces): C keeps them between calls and a
       call costs O(touched), not a fill of n;
-    * larger n: an open-addressing hash table (`hs_keys`, `hs_vals`, linear
-      probing, capacity a power of two kept at least twice the touched count and
-      doubled by rehashing), with `hs_slot[t]` the table slot of the t-th touched
-      coordinate so that clearing costs O(touched); the list is quicksorted and
-      each coordinate looked up again in order.
+    * larger n: the hash level's growable table (formats/hashtable.py: `table`,
+      `place`, `probe`, `clear`; open addressing, linear probing, capacity a
+      power of two kept at least twice the touched count and doubled by
+      rehashing), with `hs_slot[t]` the slot of the t-th touched coordinate so
+      that clearing costs O(touched); the touched list is quicksorted and each
+      coordinate probed again in order.
     """
 
     def __init__(self, axes, fmt: Format, sr, names: imp.Names, tuning, bound=None):
@@ -79,7 +90,9 @@ class WorkspaceTarget(AppendTarget):
         self.flush_after = self.storage[self.last - 1] if self.last > 0 else None
         self.hashed = None           # which workspace: True, False, or None (test ws_hash)
         self.v = fresh_names(names, "ws_n ws_hash ws_vals ws_list ws_bits ws_k ws_t "
-                                    "hs_cap hs_h hs_t hs_keys hs_vals hs_slot hs_tmp")
+                                    "hs_list hs_cap hs_h hs_t hs_keys hs_vals hs_slot "
+                                    "hs_tmp")
+        self.table = hash_scratch(self.v)
 
     def way(self, hashed: bool) -> "WorkspaceTarget":
         """This target writing only to the hash table (True) or the dense one."""
@@ -116,18 +129,12 @@ class WorkspaceTarget(AppendTarget):
                        Alloc(v.ws_bits, "bits", imp.sort_bits_words(size), ZERO, kept))
         hashed, first = Var(v.ws_hash), Const(self.tuning.hash_initial)
         dense_size = select(hashed, ONE, size)
-        table = select(hashed, first, ONE)
-        return seq(super().setup(), Decl(v.ws_n, "index", ZERO),
+        return seq(super().setup(),          # the table declares ws_n, its count too
                    Decl(v.ws_hash, "bool", lt(Const(self.tuning.hash_workspace_dim), size)),
                    Alloc(v.ws_vals, "value", dense_size, zero, kept),
-                   Alloc(v.ws_list, "index", select(hashed, first, size), None),
+                   Alloc(v.ws_list, "index", dense_size, None),
                    Alloc(v.ws_bits, "bits", imp.sort_bits_words(dense_size), ZERO, kept),
-                   Decl(v.hs_cap, "index", table), Decl(v.hs_h, "index", ZERO),
-                   Decl(v.hs_t, "index", ZERO),
-                   Alloc(v.hs_keys, "index", table, EMPTY),
-                   Alloc(v.hs_vals, "value", table, zero),
-                   Alloc(v.hs_slot, "index", table, ZERO),
-                   Alloc(v.hs_tmp, "value", ONE, zero))
+                   TABLE.table(self.table, select(hashed, first, ONE), zero))
 
     def refusals(self) -> tuple:
         """(index, largest size) pairs this target cannot take: a dense-only
@@ -155,66 +162,26 @@ class WorkspaceTarget(AppendTarget):
     def write(self, ctx, v, once=False, vals=None):    # never fresh (see owns_block)
         k = ctx.coord(self.ws_var)
         dense = seq(mark_first(self.v, self.v.ws_n, k), Accum(self.v.ws_vals, k, v))
-        return self._pick(self.hash_write(k, v), dense)
-
-    def _probe(self, key, until) -> imp.Stmt:
-        """hs_h := the slot of `key`: its hash, then linear steps while `until`
-        (a condition on hs_keys[hs_h]) does not hold."""
-        v = self.v
-        mask = Bin("-", Var(v.hs_cap), ONE)
-        return seq(Assign(v.hs_h, Bin("hash", key, mask)),
-                   While(not_(until(Load(v.hs_keys, Var(v.hs_h)))),
-                         Assign(v.hs_h, Bin("&", imp.add(Var(v.hs_h), ONE), mask))))
-
-    def hash_write(self, k, x) -> imp.Stmt:
-        v = self.v
-        h, n = Var(v.hs_h), Var(v.ws_n)
-        insert = seq(Store(v.hs_keys, h, k), Store(v.hs_vals, h, self.zero()),
-                     Reserve(v.ws_list, "index", imp.add(n, ONE)),
-                     Reserve(v.hs_slot, "index", imp.add(n, ONE)),
-                     Store(v.ws_list, n, k), Store(v.hs_slot, n, h), incr(v.ws_n))
-        return seq(self._probe(k, lambda at: or_(eq(at, EMPTY), eq(at, k))),
-                   If(eq(Load(v.hs_keys, h), EMPTY), insert),
-                   Accum(v.hs_vals, h, x),
-                   If(lt(Var(v.hs_cap), imp.mul(Const(2), n)), self.rehash()))
-
-    def rehash(self) -> imp.Stmt:
-        """Double the table: save the values by touched order, clear, reinsert."""
-        v = self.v
-        t, n, h, cap = Var(v.hs_t), Var(v.ws_n), Var(v.hs_h), Var(v.hs_cap)
-        key = Load(v.ws_list, t)
-
-        def each(limit, body):
-            return seq(Assign(v.hs_t, ZERO), While(lt(t, limit), seq(body, incr(v.hs_t))))
-        return seq(
-            Reserve(v.hs_tmp, "value", n),
-            each(n, Store(v.hs_tmp, t, Load(v.hs_vals, Load(v.hs_slot, t)))),
-            Assign(v.hs_cap, imp.mul(Const(2), cap)),
-            Reserve(v.hs_keys, "index", cap),
-            Reserve(v.hs_vals, "value", cap),
-            each(cap, Store(v.hs_keys, t, EMPTY)),
-            each(n, seq(self._probe(key, lambda at: eq(at, EMPTY)),
-                        Store(v.hs_keys, h, key), Store(v.hs_vals, h, Load(v.hs_tmp, t)),
-                        Store(v.hs_slot, t, h))))
+        hashed = seq(TABLE.place(self.table, k, self.zero()),
+                     Accum(self.table.vals, Var(self.table.h), v))
+        return self._pick(hashed, dense)
 
     def flush(self, parent: imp.Expr) -> imp.Stmt:
         """The touched coordinates, sorted, appended as the segment of `parent`."""
-        v, last = self.v, self.last
+        v, tb, last = self.v, self.table, self.last
         (pos, crd), cnt = self.segment(last), self.count[last]
-        need = imp.add(Var(cnt), Var(v.ws_n))
-        k, t = Var(v.ws_k), Var(v.ws_t)
+        k, size = Var(v.ws_k), streams.dim_var(self.ws_var)
         move = move_out(v, self.vals, crd, cnt, k, self.zero())
-        hs_move = seq(self._probe(k, lambda at: eq(at, k)), Store(crd, Var(cnt), k),
-                      Store(self.vals, Var(cnt), Load(v.hs_vals, Var(v.hs_h))), incr(cnt))
-        hs_clear = seq(Decl(v.ws_t, "index", ZERO), While(lt(t, Var(v.ws_n)), seq(
-            Store(v.hs_keys, Load(v.hs_slot, t), EMPTY), incr(v.ws_t))))
-        size = streams.dim_var(self.ws_var)
-        return seq(Reserve(crd, "index", need), Reserve(self.vals, "value", need),
-                   self._pick(seq(ForSorted(v.ws_k, v.ws_list, Var(v.ws_n), size, None,
-                                            hs_move), hs_clear),
-                              drain(v, v.ws_n, size, move)),
-                   Assign(v.ws_n, ZERO),
-                   Store(pos, imp.add(parent, ONE), Var(cnt)))
+        hs_move = seq(TABLE.probe(tb, k, lambda at: eq(at, k)), Store(crd, Var(cnt), k),
+                      Store(self.vals, Var(cnt), Load(tb.vals, Var(tb.h))), incr(cnt))
+
+        def room(n):
+            need = imp.add(Var(cnt), Var(n))
+            return seq(Reserve(crd, "index", need), Reserve(self.vals, "value", need))
+        hashed = seq(room(tb.n), ForSorted(v.ws_k, tb.list, Var(tb.n), size, None, hs_move),
+                     TABLE.clear(tb))
+        dense = seq(room(v.ws_n), drain(v, v.ws_n, size, move), Assign(v.ws_n, ZERO))
+        return seq(self._pick(hashed, dense), Store(pos, imp.add(parent, ONE), Var(cnt)))
 
     def finish(self):
         head = self.flush(ZERO) if self.flush_after is None else imp.SKIP

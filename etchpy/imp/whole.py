@@ -1,0 +1,89 @@
+"""Imp's statements that stand for a whole operation with a loop as their meaning
+(a GEMM, a gathered sum and its pick, a fixpoint loop): part of Imp's syntax
+(imp.nodes lists them in `Stmt` and the grammar), kept here for size."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """A dense matrix product over the real semiring (float64 or float32 values),
+    in row-major terms: for i < m, j < n
+
+        c[c0 + i·ldc + j]  (=, or +=)  Σ_{l<k} A(i, l) · B(l, j)
+
+    where A(i, l) = a[a0 + i·lda + l], or a[a0 + l·lda + i] when `a_trans`, and
+    B(l, j) = b[b0 + l·ldb + j], or b[b0 + j·ldb + l] when `b_trans`.
+    `batch` ((count, a_step, b_step, c_step), ...) repeats the product over nested
+    counters t1 < count1, t2 < count2, ...; the offsets are a0 = Σ t·a_step (b0,
+    c0 likewise). With `overwrite` the cells of c are set to the sums (each cell
+    is then written by exactly one product of the batch); else the sums are added.
+
+    `fallback` is a statement with the same effect (the plain loop nest). The
+    interpreter runs the product with numpy; C calls BLAS when it has one bound
+    and every extent is between 1 and INT_MAX, and runs `fallback` otherwise.
+    """
+    m: "Expr"
+    n: "Expr"
+    k: "Expr"
+    a_array: str
+    a_trans: bool
+    lda: "Expr"
+    b_array: str
+    b_trans: bool
+    ldb: "Expr"
+    c_array: str
+    ldc: "Expr"
+    batch: tuple
+    overwrite: bool
+    fallback: "Stmt"
+
+
+@dataclass(frozen=True)
+class GatherSum:
+    """acc := acc ⊕ ⨁_{p in [q, end)} vals[p] ⊗ dense[crd[p]]; then q := end, over
+    float64 with (⊕, ⊗) = `ops`: ("+", "*"), or min/max with + or *. `fallback` is
+    the walk loop with the same effect, checks included: the interpreter runs
+    it; C runs ep_gather_sum / ep_gather_ext (SIMD lanes, the reduction
+    reassociated) where `pick` (a GatherPick's variable) is set, else the loop.
+    With `dim` (a checked walk, lower.schedule.fused_checks), a coordinate
+    outside [0, dim) sets `error` and ends the sum, reading nothing there."""
+    acc: str
+    q: str
+    end: str
+    vals: str
+    crd: str
+    dense: str
+    fallback: "Stmt"
+    pick: str
+    dim: str | None = None
+    error: str | None = None
+    ops: tuple = ("+", "*")
+
+
+@dataclass(frozen=True)
+class GatherPick:
+    """Declare index `var`: whether this call's gathered sums run in SIMD lanes
+    (C: ep_gather_pick samples the row lengths of pos[0..parents]; 0 where C has
+    no SIMD gathers). The interpreter sets 1. Only speed depends on it."""
+    var: str
+    pos: str
+    parents: str
+
+
+@dataclass(frozen=True)
+class Fixpoint:
+    """steps := -1; for k = 1 .. limit: run `body`, exchange the arrays of each
+    pair (state, next, size) of `pairs` (body reads state, writes next), and if
+    `until` holds: steps := k, stop. On exit each state array (its own storage)
+    holds the last step's `size` cells (size None: a scratch pair, unspecified);
+    next arrays are unspecified. `until` reads no array of the pairs; `steps` is
+    an index variable declared before; what body declares is local to a step.
+    C runs body twice per turn, names exchanged in the second (no pointer is
+    swapped: `restrict` holds) (proofs_notes/fixpoint_loop.md)."""
+    steps: str
+    limit: Expr
+    body: "Stmt"
+    pairs: tuple
+    until: Expr
