@@ -1,0 +1,91 @@
+"""The sizes the cost model reads (plan.cost): index sizes, nonzero counts and
+measured fibre statistics, known or guessed from a `Tuning`, and the distinct keys
+of a sparse access projected onto some of its indices. One `Stats` serves the
+planner, the optimizer's e-graph (its class analysis) and the lazy planner.
+"""
+from __future__ import annotations
+
+import math
+
+from ..expr.nodes import Access
+from ..tuning import DEFAULT, Tuning
+
+
+def base_name(name: str) -> str:
+    """The user's index behind a bound index the optimizer renamed: i__r2 -> i."""
+    head, sep, tail = name.rpartition("__r")
+    return head if sep and head and tail.isdigit() else name
+
+
+class Stats:
+    """Known index sizes (`dims`, by index name or Index) and nonzero counts (`nnz`,
+    by tensor name); what is not known is guessed from `tuning` (default_dim,
+    sparse_density), which also weighs temporaries (temp_weight)."""
+
+    def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
+                 fibers=(), runs=()):
+        self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
+        self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
+        self.origin = dict(origin or {})
+        self.tuning = tuning
+        # (tensor, storage level) -> non-empty fibres, from (tensor, level, fibres,
+        # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
+        self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
+        # (tensor, storage level) -> dense runs (bands, blocks) in all, measured
+        self.runs = {(t, int(k)): float(n) for t, k, n in runs}
+        self.memo: dict = {}        # index -> size; an access's keys -> distinct()
+        self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
+                                    # with_origin copies (planning one expression many ways)
+        self.origin_key = tuple(sorted(self.origin.items()))
+
+    def with_origin(self, origin) -> "Stats":
+        s = Stats(tuning=self.tuning)
+        s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
+        s.runs = self.runs
+        s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
+        return s
+
+    def dim(self, name: str) -> float:
+        hit = self.memo.get(name)
+        if hit is None:
+            user = self.origin.get(name, name)
+            hit = self.memo[name] = self.dims.get(user, self.dims.get(
+                base_name(user), self.tuning.default_dim))
+        return hit
+
+    def full(self, names) -> float:
+        """The dense space over the index names `names` (remembered for a frozenset)."""
+        if not isinstance(names, frozenset):
+            return math.prod(self.dim(v) for v in names)
+        hit = self.memo.get(names)
+        if hit is None:
+            hit = self.memo[names] = math.prod(self.dim(v) for v in names)
+        return hit
+
+    def tensor_nnz(self, acc: Access) -> float:
+        names = [ix.name for ix in acc.indices]
+        full = self.full(names)
+        name = getattr(acc.tensor, "converted_from", acc.tensor.name)   # a converted copy
+        if name in self.nnz:                                              # holds its source's
+            return min(full, self.nnz[name])
+        return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
+
+    def distinct(self, acc: Access, seen) -> float:
+        """Estimated distinct keys of the sparse `acc` projected onto `seen` (a set
+        of its index names): the measured non-empty fibres when `seen` is a prefix
+        of its storage order, else min(|seen|, nnz). Remembered per Stats."""
+        fmt = acc.tensor.format
+        key = (acc.tensor.name, getattr(acc.tensor, "converted_from", None), fmt.mode_order,
+               tuple(ix.name for ix in acc.indices), frozenset(seen))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._distinct(acc, set(seen))
+        return hit
+
+    def _distinct(self, acc: Access, seen: set) -> float:
+        names = [acc.indices[m].name for m in acc.tensor.format.mode_order]
+        bound = min(self.full(seen), self.tensor_nnz(acc))
+        k = len(seen)
+        if 0 < k < len(names) and set(names[:k]) == seen:
+            return min(bound, self.keys.get((acc.tensor.name, k), bound))
+        return bound
