@@ -45,7 +45,7 @@ def node_cost(eg: EGraph, node: tuple) -> float:
     if op == "sum":
         body = eg.info(kids[0])
         free = body.free - set(payload)
-        return 1.0 + body.nnz + (cost.temp_work(free, eg.stats) if free else 0.0)
+        return 1.0 + body.nnz + (cost.temp_work(eg.full(free), eg.stats.tuning) if free else 0.0)
     if op == "map":                  # once per entry of its operand's (dense) domain
         body = eg.info(kids[0])
         return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.full(body.free))

@@ -35,7 +35,7 @@ through it (docs/optimizer.md, "One cost model").
     support(e, S, stats)          estimated records of Σ-free e over index set S
     product_bound(parts, S, stats)  a product's support from its factors'
     merge_steps(parts, S, stats)  the entries a sum's merge steps through
-    temp_work(out, stats)         a dense temporary's work
+    temp_work(cells, tuning)      a dense temporary's work
     nest_cost(body, order, stats) work of one loop nest (strided reads included)
     plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
                                   conversions it plans, priced when planned)
@@ -100,9 +100,10 @@ def merge_steps(parts, space: frozenset, stats: Stats) -> float:
     return sum(s * stats.full(space - names) for names, s in parts)
 
 
-def temp_work(out, stats: Stats) -> float:
-    """A dense temporary over `out`: allocated, zeroed, written, read back."""
-    return stats.tuning.temp_weight * stats.full(out)
+def temp_work(cells: float, tuning) -> float:
+    """A dense temporary of `cells` entries: allocated, zeroed, written, read back
+    (`tuning.temp_weight` each; plans, e-graph terms and lazy programs alike)."""
+    return tuning.temp_weight * cells
 
 
 def _factors(e: Expr) -> list:
@@ -332,5 +333,5 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
         else:
             total += nest_cost(step.body, step.order, stats, out=step.out)
         if step.target in plan.temps and step.target not in fused:
-            total += temp_work(step.out, stats)
+            total += temp_work(stats.full(step.out), stats.tuning)
     return total + sum(c.cost for c in getattr(plan, "conversions", ()))
