@@ -18,8 +18,7 @@ Class analysis (`ClassData`), an invariant of every class:
 - `free`: its free indices, the same for every node of the class (no rule
   changes them; `union` asserts it);
 - `nnz`: an estimate of its support's size, the smallest over its nodes, by
-  plan.cost's estimates (`product_bound`, `merge_steps`) over its children's,
-  from the sizes and nonzero counts of a `plan.cost.Stats`;
+  plan.cost's estimates over its children's and the sizes of a `Stats`;
 - `const`: its value when it holds a literal, else None.
 
 Congruence is restored by `rebuild` (re-canonicalise every node, merge classes
@@ -147,10 +146,6 @@ class EGraph:
         return None
 
     # -- analysis (plan.cost's estimates over the classes' supports) ------------
-    def full(self, free) -> float:
-        """The size of the dense space over the index names `free`."""
-        return self.stats.full(free)
-
     def parts(self, kids) -> list:
         """(free indices, support) of each child class, for plan.cost's combinators."""
         return [(self.info(k).free, self.info(k).nnz) for k in kids]
@@ -169,14 +164,14 @@ class EGraph:
             return ClassData(frozenset(), 1.0)
         if op == "sum":
             free = ds[0].free - set(payload)
-            return ClassData(free, min(self.full(free), ds[0].nnz))
+            return ClassData(free, min(self.stats.full(free), ds[0].nnz))
         if op == "map":            # f(0) ≠ 0: its operand's whole dense domain
             full = not maps.keeps_zero(*payload)
-            return ClassData(ds[0].free, self.full(ds[0].free) if full else ds[0].nnz)
+            return ClassData(ds[0].free, self.stats.full(ds[0].free) if full else ds[0].nnz)
         free = frozenset().union(*(d.free for d in ds))
         if op == "mul":     # a repeated factor once: x·x has x's support
             return ClassData(free, cost.product_bound(self.parts(set(kids)), free, self.stats))
-        return ClassData(free, min(self.full(free),
+        return ClassData(free, min(self.stats.full(free),
                                    cost.merge_steps(self.parts(kids), free, self.stats)))
 
     # -- constructors (flattening and sum-dim built in) -----------------------

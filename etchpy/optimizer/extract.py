@@ -1,11 +1,9 @@
 """Extraction: the cost of an e-node, the cheapest term of a class, and back to Expr.
 
-Cost (`node_cost`): plan.cost's stream model, the one cost model, split over the
-nodes of a term with the loop order left free: a product pays its operations at
-each record of its support (driven by its sparsest operand, and no more than the
-dense space times every operand's density: streams intersect), a sum the entries
-its merge steps through, a Σ its body's support once and, with free indices, a
-dense temporary; leaves cost 1 and |i| nodes ∞ (they are never extracted).
+Cost (`node_cost`): plan.cost's model split over a term's nodes, the loop order
+left free: a product pays its operations at each record of its support
+(plan.cost.product_bound), a sum the entries its merge steps through, a Σ its
+body's support and, with free indices, a dense temporary (plan.cost.temp_work).
 
 Extraction chooses one node per class (`choice`: class -> node):
 - greedy: the least tree cost per class, a bottom-up fixpoint (`extract_greedy`);
@@ -28,15 +26,9 @@ from ..expr.nodes import sum as ep_sum
 
 
 def node_cost(eg: EGraph, node: tuple) -> float:
-    """Estimated work of one node given its children's classes: plan.cost's nest
-    cost (`nest_cost`, `plan_cost`) split over the nodes of a term with the loop
-    order left free, so extraction can add it up. Each node pays 1, a product one
-    operation per factor after the first at each record of its support
-    (`product_bound`), a sum the entries its merge steps through (`merge_steps`),
-    a map one per record it runs on, a Σ the innermost level of its loop nest (its
-    body's support) and, with free indices, a dense temporary (`temp_work`); the
-    visits of outer levels, strided reads and re-walks, which depend on the
-    order, are left to the planner. Leaves cost 1, |i| nodes ∞ (never extracted)."""
+    """Estimated work of one node given its children's classes (the module
+    docstring); what depends on the loop order (outer levels' visits, strided
+    reads, re-walks) is the planner's. Leaves cost 1, |i| nodes ∞ (never chosen)."""
     op, payload, kids = node
     if op == "dim":
         return math.inf
@@ -45,10 +37,11 @@ def node_cost(eg: EGraph, node: tuple) -> float:
     if op == "sum":
         body = eg.info(kids[0])
         free = body.free - set(payload)
-        return 1.0 + body.nnz + (cost.temp_work(eg.full(free), eg.stats.tuning) if free else 0.0)
+        temp = cost.temp_work(eg.stats.full(free), eg.stats.tuning) if free else 0.0
+        return 1.0 + body.nnz + temp
     if op == "map":                  # once per entry of its operand's (dense) domain
         body = eg.info(kids[0])
-        return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.full(body.free))
+        return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.stats.full(body.free))
     free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
         visits = cost.product_bound(eg.parts(set(kids)), free, eg.stats)

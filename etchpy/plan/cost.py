@@ -21,17 +21,9 @@ smaller key set is contained in the larger), so a factor sharing indices fans
 out by its mean fibre length and one whose indices are all bound filters by
 its density; the least estimate over drivers is kept. A sum reads all operands.
 
-This is the one cost model: the optimizer's e-graph (optimizer.egraph's class
-analysis, optimizer.extract.node_cost) prices its classes and nodes with the
-combinators below, over the classes' supports, and lazy/fusion prices steps
-through it (docs/optimizer.md, "One cost model").
+The one cost model: the optimizer's e-graph and the lazy planner price with the
+functions below too (docs/optimizer.md, "One cost model"); sizes: plan.stats.
 
-    Stats(dims, nnz, origin, tuning, fibers, runs)  sizes (plan.stats): origin
-                                  maps renamed indices to user names; tuning
-                                  gives the guesses; fibers, measured fibre
-                                  statistics; runs, the dense runs (bands, blocks)
-                                  of levels read as runs: a loop over such a
-                                  level steps once per position and once per run
     support(e, S, stats)          estimated records of Σ-free e over index set S
     product_bound(parts, S, stats)  a product's support from its factors'
     merge_steps(parts, S, stats)  the entries a sum's merge steps through
@@ -94,15 +86,13 @@ def product_bound(parts, space: frozenset, stats: Stats) -> float:
 
 
 def merge_steps(parts, space: frozenset, stats: Stats) -> float:
-    """Entries a merge (a sum) over `space` steps through, its operands given as
-    (index names, support) pairs: each one's support broadcast over `space`. The
-    sum's support is at most this and `space`."""
+    """Entries a merge (a sum) over `space` steps through: each operand's (index
+    names, support) broadcast. The sum's support is at most this and `space`."""
     return sum(s * stats.full(space - names) for names, s in parts)
 
 
 def temp_work(cells: float, tuning) -> float:
-    """A dense temporary of `cells` entries: allocated, zeroed, written, read back
-    (`tuning.temp_weight` each; plans, e-graph terms and lazy programs alike)."""
+    """A dense temporary of `cells` entries (allocated, zeroed, written, read)."""
     return tuning.temp_weight * cells
 
 

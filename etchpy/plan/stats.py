@@ -1,8 +1,5 @@
-"""The sizes the cost model reads (plan.cost): index sizes, nonzero counts and
-measured fibre statistics, known or guessed from a `Tuning`, and the distinct keys
-of a sparse access projected onto some of its indices. One `Stats` serves the
-planner, the optimizer's e-graph (its class analysis) and the lazy planner.
-"""
+"""The sizes plan.cost reads, given, measured or guessed (`Stats`), for the
+planner, the optimizer's e-graph and the lazy planner alike; `size_notes`."""
 from __future__ import annotations
 
 import math
@@ -21,7 +18,10 @@ def base_name(name: str) -> str:
 class Stats:
     """Known index sizes (`dims`, by index name or Index) and nonzero counts (`nnz`,
     by tensor name); what is not known is guessed from `tuning` (default_dim,
-    sparse_density), which also weighs temporaries (temp_weight)."""
+    sparse_density), which also weighs the model's terms. `origin` maps renamed
+    indices to user names; `fibers`, measured fibre statistics; `runs`, the dense
+    runs (bands, blocks) of levels read as runs: a loop over such a level steps
+    once per position and once per run."""
 
     def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
                  fibers=(), runs=()):
