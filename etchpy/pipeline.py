@@ -32,7 +32,8 @@ from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from . import lower
 from .lower.schedule import fused_checks
-from .optimizer.optimize import Optimized, optimize, size_notes
+from .optimizer.optimize import Optimized, optimize
+from .plan.stats import size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
 from .plan import fusion

@@ -23,7 +23,7 @@ it) of the cost model's work of the step's fused index expression
 sizes and nonzero counts), plus the tuning's lazy_step_cost per step (a kernel
 call's or a numpy expression's fixed cost; a lone sparse product run by scipy
 is priced at lazy_library_work of its work plus lazy_library_step) and
-temp_weight per entry of each materialised intermediate (a result is written in
+plan.cost.temp_work per entry of each materialised intermediate (a result is written in
 every plan). Up to lazy_exhaustive candidates every plan is priced; beyond, the
 search is greedy: from the rules' plan, flip the one candidate that lowers the
 price most, until no flip does. Ties keep the rules' plan.
@@ -36,6 +36,7 @@ import math
 from .. import maps
 from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
+from ..plan.cost import temp_work
 from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
 from .regions import library_input
 from .sample import expensive, low_rank, recomputed
@@ -107,7 +108,7 @@ class Pricer:
                 kernel = not self.ev.numpy_region(r)
                 total += self.step(r, roots, kernel) + t.lazy_step_cost
             if r.key not in outs:
-                total += self.tuning.temp_weight * _size(r)
+                total += temp_work(_size(r), self.tuning)
         return total
 
     def step(self, root: LazyArray, roots: list, kernel: bool = False) -> float:

@@ -17,8 +17,8 @@ class's flat node into the new one, and `canon` sorts the children.
 Class analysis (`ClassData`), an invariant of every class:
 - `free`: its free indices, the same for every node of the class (no rule
   changes them; `union` asserts it);
-- `nnz`: an estimate of its support's size, the smallest over its nodes, from
-  the sizes and nonzero counts of a `plan.cost.Stats`;
+- `nnz`: an estimate of its support's size, the smallest over its nodes, by
+  plan.cost's estimates over its children's and the sizes of a `Stats`;
 - `const`: its value when it holds a literal, else None.
 
 Congruence is restored by `rebuild` (re-canonicalise every node, merge classes
@@ -28,12 +28,12 @@ and `renamed`, which apply flattening and the law Σ_i x = |i|·x directly.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from .. import maps
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, as_expr
 from ..expr.walk import spine
+from ..plan import cost
 from ..plan.cost import Stats, base_name
 from ..semiring import Semiring
 
@@ -65,8 +65,6 @@ class EGraph:
         self.index_names: set[str] = set()
         self._renamed: dict[tuple, int | None] = {}
         self._fresh: dict[tuple, str] = {}
-        self._dim_memo: dict[str, float] = {}
-        self._full_memo: dict = {}
 
     # -- union-find and hash-consing ------------------------------------------
     def find(self, c: int) -> int:
@@ -147,19 +145,10 @@ class EGraph:
                 return n
         return None
 
-    # -- analysis --------------------------------------------------------------
-    def dim(self, name: str) -> float:
-        d = self._dim_memo.get(name)
-        if d is None:
-            d = self._dim_memo[name] = self.stats.dim(name)
-        return d
-
-    def full(self, free) -> float:
-        """The size of the dense space over the index names `free`."""
-        f = self._full_memo.get(free)
-        if f is None:
-            f = self._full_memo[free] = math.prod(self.dim(v) for v in free)
-        return f
+    # -- analysis (plan.cost's estimates over the classes' supports) ------------
+    def parts(self, kids) -> list:
+        """(free indices, support) of each child class, for plan.cost's combinators."""
+        return [(self.info(k).free, self.info(k).nnz) for k in kids]
 
     def make_data(self, node: tuple) -> ClassData:
         """The analysis of a new class holding only `node`."""
@@ -175,24 +164,15 @@ class EGraph:
             return ClassData(frozenset(), 1.0)
         if op == "sum":
             free = ds[0].free - set(payload)
-            return ClassData(free, min(self.full(free), ds[0].nnz))
+            return ClassData(free, min(self.stats.full(free), ds[0].nnz))
         if op == "map":            # f(0) ≠ 0: its operand's whole dense domain
             full = not maps.keeps_zero(*payload)
-            return ClassData(ds[0].free, self.full(ds[0].free) if full else ds[0].nnz)
+            return ClassData(ds[0].free, self.stats.full(ds[0].free) if full else ds[0].nnz)
         free = frozenset().union(*(d.free for d in ds))
-        if op == "mul":
-            dens = math.prod(self.density(self.find(k)) for k in set(kids))
-            return ClassData(free, min(self.full(free) * dens, self.drive(free, kids)))
-        spread = sum(self.info(k).nnz * self.full(free - self.info(k).free) for k in kids)
-        return ClassData(free, min(self.full(free), spread))
-
-    def density(self, c: int) -> float:
-        d = self.info(c)
-        return d.nnz / max(1.0, self.full(d.free))
-
-    def drive(self, free, kids) -> float:
-        """Iterations of a product over `free` driven by its sparsest operand."""
-        return min(self.info(k).nnz * self.full(free - self.info(k).free) for k in kids)
+        if op == "mul":     # a repeated factor once: x·x has x's support
+            return ClassData(free, cost.product_bound(self.parts(set(kids)), free, self.stats))
+        return ClassData(free, min(self.stats.full(free),
+                                   cost.merge_steps(self.parts(kids), free, self.stats)))
 
     # -- constructors (flattening and sum-dim built in) -----------------------
     def lit(self, value) -> int:

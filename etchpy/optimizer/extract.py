@@ -1,12 +1,9 @@
 """Extraction: the cost of an e-node, the cheapest term of a class, and back to Expr.
 
-Cost (a work estimate under the stream model, `node_cost`): a product iterates
-the space of its free indices driven by its sparsest operand, and no more than
-the estimated size of its support (the dense space times every operand's
-density: streams intersect the sparse operands); Σ reads its body's support
-once, and a Σ with free indices is a dense temporary (tuning.temp_weight per
-entry); + reads every operand broadcast to its free indices; leaves cost 1 and
-|i| nodes cost ∞ (they are never extracted).
+Cost (`node_cost`): plan.cost's model split over a term's nodes, the loop order
+left free: a product pays its operations at each record of its support
+(plan.cost.product_bound), a sum the entries its merge steps through, a Σ its
+body's support and, with free indices, a dense temporary (plan.cost.temp_work).
 
 Extraction chooses one node per class (`choice`: class -> node):
 - greedy: the least tree cost per class, a bottom-up fixpoint (`extract_greedy`);
@@ -23,12 +20,15 @@ import numpy as np
 
 from .egraph import EGraph
 from .. import maps
+from ..plan import cost
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul
 from ..expr.nodes import sum as ep_sum
 
 
 def node_cost(eg: EGraph, node: tuple) -> float:
-    """Estimated work of one node given its children's classes (1 + iterations)."""
+    """Estimated work of one node given its children's classes (the module
+    docstring); what depends on the loop order (outer levels' visits, strided
+    reads, re-walks) is the planner's. Leaves cost 1, |i| nodes ∞ (never chosen)."""
     op, payload, kids = node
     if op == "dim":
         return math.inf
@@ -37,17 +37,16 @@ def node_cost(eg: EGraph, node: tuple) -> float:
     if op == "sum":
         body = eg.info(kids[0])
         free = body.free - set(payload)
-        temp = eg.stats.tuning.temp_weight * eg.full(free) if free else 0.0
+        temp = cost.temp_work(eg.stats.full(free), eg.stats.tuning) if free else 0.0
         return 1.0 + body.nnz + temp
     if op == "map":                  # once per entry of its operand's (dense) domain
         body = eg.info(kids[0])
-        return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.full(body.free))
+        return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.stats.full(body.free))
     free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
-        dens = math.prod(eg.density(eg.find(k)) for k in set(kids))
-        visits = min(eg.drive(free, kids), eg.full(free) * dens)
+        visits = cost.product_bound(eg.parts(set(kids)), free, eg.stats)
         return 1.0 + visits * max(1, len(kids) - 1)
-    return 1.0 + sum(eg.info(k).nnz * eg.full(free - eg.info(k).free) for k in kids)
+    return 1.0 + cost.merge_steps(eg.parts(kids), free, eg.stats)
 
 
 def dag_cost(eg: EGraph, root: int, choice: dict) -> float:

@@ -36,8 +36,9 @@ from dataclasses import dataclass, field, replace
 
 from ..errors import OrderError
 from ..expr.nodes import Expr, Sum, as_expr
-from ..expr.walk import accesses, subexprs, uses_negation
+from ..expr.walk import subexprs, uses_negation
 from ..plan.cost import Stats
+from ..plan.stats import size_notes
 from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
@@ -130,43 +131,6 @@ class Optimized:
 
 def _law(name: str) -> str:
     return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW  # sum-p*-to
-
-
-def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,
-               measured=None) -> list[str]:
-    """Which sizes cost estimates of `expr` take as given (`dims`, `nnz`: the
-    optimizer_options), which were measured on the inputs of the call that planned
-    it (`measured`, a pipeline.Measured: its figures are also in dims and nnz), and
-    which they guess (tuning.default_dim for an index, tuning.sparse_density for a
-    sparse tensor's nonzeros; a dense one is full)."""
-    dims = {getattr(k, "name", k): v for k, v in (dims or {}).items()}
-    nnz = {getattr(k, "name", k): v for k, v in (nnz or {}).items()}
-    m_dims = dict(measured.dims) if measured is not None else {}
-    m_nnz = dict(measured.nnz) if measured is not None else {}
-    names = sorted({ix.name for a in accesses(expr) for ix in a.indices})
-    sparse = sorted({a.tensor.name for a in accesses(expr) if not a.tensor.format.is_dense})
-    given = ([f"|{n}|={dims[n]:g}" for n in names if n in dims and n not in m_dims]
-             + [f"nnz({t})={nnz[t]:g}" for t in sparse if t in nnz and t not in m_nnz])
-    seen = ([f"|{n}|={m_dims[n]:g}" for n in names if n in m_dims]
-            + [f"nnz({t})={m_nnz[t]:g}" for t in sparse if t in m_nnz])
-    dims_guessed = [f"|{n}|" for n in names if n not in dims]
-    nnz_guessed = [t for t in sparse if t not in nnz]
-    guessed = ([f"{', '.join(dims_guessed)} = {tuning.default_dim} (Tuning.default_dim)"]
-               if dims_guessed else [])
-    if nnz_guessed:
-        guessed.append(f"{', '.join(nnz_guessed)} {100 * tuning.sparse_density:.3g}% nonzero "
-                       "(Tuning.sparse_density)")
-    lines = [f"sizes given: {', '.join(given)}"] if given else []
-    if seen:
-        lines.append(f"sizes measured on the inputs: {', '.join(seen)}")
-    lines += [f"  {t} level {k}: {f} fibers, {ne} non-empty, longest {top}, mean {mean:.3g}"
-              for t, k, f, ne, top, mean in (measured.fibers if measured is not None else ())]
-    lines += [f"  {t} level {k}: {n} dense runs (bands or blocks; priced one step each)"
-              for t, k, n in (measured.runs if measured is not None else ())]
-    if guessed:
-        lines += [f"sizes guessed: {'; '.join(guessed)}",
-                  "  (give them as dims=..., nnz=...: ep.compile's optimizer_options)"]
-    return lines
 
 
 def _semiring(expr, semiring) -> Semiring:

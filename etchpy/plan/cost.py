@@ -21,13 +21,13 @@ smaller key set is contained in the larger), so a factor sharing indices fans
 out by its mean fibre length and one whose indices are all bound filters by
 its density; the least estimate over drivers is kept. A sum reads all operands.
 
-    Stats(dims, nnz, origin, tuning, fibers, runs)  sizes; origin maps renamed
-                                  indices to user names; tuning (etchpy.tuning)
-                                  gives the guesses; fibers, measured fibre
-                                  statistics; runs, the dense runs (bands, blocks)
-                                  of levels read as runs: a loop over such a
-                                  level steps once per position and once per run
+The one cost model: the optimizer's e-graph and the lazy planner price with the
+functions below too (docs/optimizer.md, "One cost model"); sizes: plan.stats.
+
     support(e, S, stats)          estimated records of Σ-free e over index set S
+    product_bound(parts, S, stats)  a product's support from its factors'
+    merge_steps(parts, S, stats)  the entries a sum's merge steps through
+    temp_work(cells, tuning)      a dense temporary's work
     nest_cost(body, order, stats) work of one loop nest (strided reads included)
     plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
                                   conversions it plans, priced when planned)
@@ -40,81 +40,7 @@ from .. import maps
 from . import fusion
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..expr.walk import accesses
-from ..tuning import DEFAULT, Tuning
-
-
-def base_name(name: str) -> str:
-    """The user's index behind a bound index the optimizer renamed: i__r2 -> i."""
-    head, sep, tail = name.rpartition("__r")
-    return head if sep and head and tail.isdigit() else name
-
-
-class Stats:
-    """Known index sizes (`dims`, by index name or Index) and nonzero counts (`nnz`,
-    by tensor name); what is not known is guessed from `tuning` (default_dim,
-    sparse_density), which also weighs temporaries (temp_weight)."""
-
-    def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
-                 fibers=(), runs=()):
-        self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
-        self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
-        self.origin = dict(origin or {})
-        self.tuning = tuning
-        # (tensor, storage level) -> non-empty fibres, from (tensor, level, fibres,
-        # non-empty, longest, mean) rows: the distinct keys of its first `level` modes
-        self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
-        # (tensor, storage level) -> dense runs (bands, blocks) in all, measured
-        self.runs = {(t, int(k)): float(n) for t, k, n in runs}
-        self.memo: dict = {}        # index -> size; an access's keys -> distinct()
-        self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
-                                    # with_origin copies (planning one expression many ways)
-        self.origin_key = tuple(sorted(self.origin.items()))
-
-    def with_origin(self, origin) -> "Stats":
-        s = Stats(tuning=self.tuning)
-        s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
-        s.runs = self.runs
-        s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
-        return s
-
-    def dim(self, name: str) -> float:
-        hit = self.memo.get(name)
-        if hit is None:
-            user = self.origin.get(name, name)
-            hit = self.memo[name] = self.dims.get(user, self.dims.get(
-                base_name(user), self.tuning.default_dim))
-        return hit
-
-    def full(self, names) -> float:
-        return math.prod(self.dim(v) for v in names)
-
-    def tensor_nnz(self, acc: Access) -> float:
-        names = [ix.name for ix in acc.indices]
-        full = self.full(names)
-        name = getattr(acc.tensor, "converted_from", acc.tensor.name)   # a converted copy
-        if name in self.nnz:                                              # holds its source's
-            return min(full, self.nnz[name])
-        return full if acc.tensor.format.is_dense else max(1.0, self.tuning.sparse_density * full)
-
-    def distinct(self, acc: Access, seen) -> float:
-        """Estimated distinct keys of the sparse `acc` projected onto `seen` (a set
-        of its index names): the measured non-empty fibres when `seen` is a prefix
-        of its storage order, else min(|seen|, nnz). Remembered per Stats."""
-        fmt = acc.tensor.format
-        key = (acc.tensor.name, getattr(acc.tensor, "converted_from", None), fmt.mode_order,
-               tuple(ix.name for ix in acc.indices), frozenset(seen))
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = self._distinct(acc, set(seen))
-        return hit
-
-    def _distinct(self, acc: Access, seen: set) -> float:
-        names = [acc.indices[m].name for m in acc.tensor.format.mode_order]
-        bound = min(self.full(seen), self.tensor_nnz(acc))
-        k = len(seen)
-        if 0 < k < len(names) and set(names[:k]) == seen:
-            return min(bound, self.keys.get((acc.tensor.name, k), bound))
-        return bound
+from .stats import Stats, base_name  # noqa: F401  (importers take them from here)
 
 
 def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float:
@@ -144,13 +70,30 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
 
 def _bound(e: Expr, space: frozenset, stats: Stats, independent) -> float:
     """A product's support is at most its sparsest factor's (and, independent, at
-    most their shares of the space multiplied)."""
-    if not isinstance(e, Mul):
-        return support(e, space, stats, independent)
-    sa, sb = _bound(e.a, space, stats, independent), _bound(e.b, space, stats, independent)
-    if independent:
-        return min(sa, sb, sa * sb / max(stats.full(space), 1.0))
-    return min(sa, sb)
+    most their shares of the space multiplied: product_bound)."""
+    shares = [support(f, space, stats, independent) for f in _factors(e)]
+    return product_bound([(space, s) for s in shares], space, stats) if independent \
+        else min(shares)
+
+
+def product_bound(parts, space: frozenset, stats: Stats) -> float:
+    """The support over `space` of a product of independent factors, given as
+    (index names, support) pairs, a repeated factor once: at most each factor's
+    support broadcast over `space`, and at most `space` times every density."""
+    dens = math.prod(s / max(1.0, stats.full(names)) for names, s in parts)
+    return min(stats.full(space) * dens, min(s * stats.full(space - names)
+                                             for names, s in parts))
+
+
+def merge_steps(parts, space: frozenset, stats: Stats) -> float:
+    """Entries a merge (a sum) over `space` steps through: each operand's (index
+    names, support) broadcast. The sum's support is at most this and `space`."""
+    return sum(s * stats.full(space - names) for names, s in parts)
+
+
+def temp_work(cells: float, tuning) -> float:
+    """A dense temporary of `cells` entries (allocated, zeroed, written, read)."""
+    return tuning.temp_weight * cells
 
 
 def _factors(e: Expr) -> list:
@@ -380,5 +323,5 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
         else:
             total += nest_cost(step.body, step.order, stats, out=step.out)
         if step.target in plan.temps and step.target not in fused:
-            total += stats.tuning.temp_weight * stats.full(step.out)
+            total += temp_work(stats.full(step.out), stats.tuning)
     return total + sum(c.cost for c in getattr(plan, "conversions", ()))

@@ -112,7 +112,7 @@ def test_sum_pull_renames_a_captured_bound_index():
     assert stats.fired["sum-pull"] >= 1
     # the renamed index keeps i's size in the cost model
     eg2 = EGraph(ep.semirings.real, Stats(dims={"i": 7}))
-    assert eg2.dim("i__r1") == 7
+    assert eg2.stats.dim("i__r1") == 7
 
 
 def test_renamed_pull_keeps_values():
