@@ -60,7 +60,7 @@ class Tok:
         return "end of input" if self.kind == "end" else f"token {self.text!r}"
 
 
-_OPS = ("**", "[", "]", "(", ")", ",", "+", "-", "*", "=")
+_OPS = ("**", "[", "]", "(", ")", ",", "+", "-", "*", "=", ":")
 _CLOSER = {"(": ")", "[": "]"}
 
 

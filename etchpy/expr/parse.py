@@ -11,7 +11,9 @@ Statements
     atom      ::= NUMBER | 'inf' | '(' expr ')'
                 | 'sum' '(' (NAME | '(' NAME (',' NAME)* ')') ',' expr ')'
                 | MAP '(' expr [',' ['-'] NUMBER] ')'    MAP a name of ep.map
-                | NAME | NAME '[' [NAME (',' NAME)*] ']'
+                | NAME | NAME '[' [index (',' index)*] ']'
+    index     ::= NAME ['[' [bound] ':' [bound] [':' [bound]] ']']   a window
+    bound     ::= ['-'] INT | NAME [('+' | '-') INT]   NAME a parameter
 
 Precedence follows Python: `**` binds tighter than unary minus, which binds
 tighter than `*`; `-x**2` is `-(x**2)`. `a - b` and `-a` become the same
@@ -31,7 +33,9 @@ An index bound by an explicit `sum(...)` may not also be used outside that sum.
 An implicit Σ never enters a map (which applies to completed values): in
 `y[i] = exp(A[i,j])` it goes around the map, Σ_j exp(A[i,j]); write
 `exp(sum(j, A[i,j]))` for the other reading. `maximum(A[i,j], 0)` takes the
-scalar after a comma.
+scalar after a comma. `A[i[lo:hi:s], j]` reads A through a window of i, as
+`i[lo:hi:s]` does in Python (expr.windows); a named bound is a parameter
+passed at call time, `i[lo+1:hi-1]` one with an offset.
 
 Every error is a `FrontendError` showing the text with a caret under the
 offending token.
@@ -44,8 +48,10 @@ from dataclasses import dataclass, field
 from . import nodes as ex
 from .. import maps
 from ..errors import ExpressionTypeError, FormatError
-from .lexer import Cursor, FrontendError, FrontendFormatError, check_brackets, tokenize
+from .lexer import FrontendError, FrontendFormatError, check_brackets, tokenize
 from .nodes import Expr, Index, Lit, TensorVar
+from .parse_checks import check_summed, first_positions, output_format
+from .parse_windows import WindowSyntax
 from .walk import tensors
 
 __all__ = ["FrontendError", "Statement", "parse"]
@@ -58,7 +64,7 @@ class _Node:
     kind: str                 # access, lit, neg, pos, add, sub, mul, pow, sum
     pos: int
     kids: tuple = ()
-    data: object = None       # access: (TensorVar, [(name, pos)]); lit: value;
+    data: object = None       # access: (TensorVar, [(name, pos)], windows); lit: value;
                               # pow: n; sum: [(name, pos)]
     free: Counter = field(default_factory=Counter)
 
@@ -79,7 +85,7 @@ class Statement:
     output_format: object = field(default=None, compare=False)
 
 
-class _Parser(Cursor):
+class _Parser(WindowSyntax):
     def __init__(self, text: str, formats: dict):
         toks = tokenize(text)
         check_brackets(text, toks)
@@ -108,9 +114,12 @@ class _Parser(Cursor):
             self.tvars[name] = tv
         return tv
 
-    def index_list(self, lhs: bool = False) -> list[tuple[str, int]]:
+    def index_list(self, lhs: bool = False, windows: list | None = None
+                   ) -> list[tuple[str, int]]:
         """After a '[': NAME (',' NAME)* ']' or an empty ']'. A name repeated on
-        the right is a diagonal (expr.nodes.diagonal); on the left, an error."""
+        the right is a diagonal (expr.nodes.diagonal); on the left, an error. On
+        the right (`windows` given) a name may take a window, NAME '[' lo ':' hi
+        [':' step] ']', appended to `windows` (None for a plain index)."""
         out: list[tuple[str, int]] = []
         if not self.at("]"):
             while True:
@@ -119,6 +128,11 @@ class _Parser(Cursor):
                     raise self.error(f"index {t.text} appears twice on the left-hand side",
                                      t.pos)
                 out.append((t.text, t.pos))
+                if windows is not None:
+                    windows.append(self.window(t) if self.at("[") else None)
+                elif self.at("["):
+                    raise self.error("a window i[lo:hi] reads an operand; the left-hand "
+                                     "side takes plain indices", self.tok.pos)
                 if not self.at(","):
                     break
                 self.advance()
@@ -214,11 +228,12 @@ class _Parser(Cursor):
         if t.kind == "name":
             self.advance()
             idx: list[tuple[str, int]] = []
+            wins: list = []
             if self.at("["):
                 self.advance()
-                idx = self.index_list()
+                idx = self.index_list(windows=wins)
             tv = self.tensor_var(t.text, len(idx), t.pos)
-            return _Node("access", t.pos, (), (tv, idx))
+            return _Node("access", t.pos, (), (tv, idx, tuple(wins)))
         raise self.unexpected("a number, a tensor, 'sum(' or '('")
 
     def mapped(self) -> _Node:
@@ -291,8 +306,9 @@ class _Parser(Cursor):
         kids = [self.build(k, inner, total, first) for k in node.kids]
         match node.kind:
             case "access":
-                tv, idx = node.data
-                e: Expr = tv[tuple(Index(n) for n, _ in idx)]
+                tv, idx, wins = node.data
+                e: Expr = tv[tuple(Index(n) if w is None else Index(n)[w]
+                                   for (n, _), w in zip(idx, wins))]
             case "lit":
                 e = Lit(node.data)
             case "neg":
@@ -320,16 +336,6 @@ class _Parser(Cursor):
         return e
 
 
-def _first_positions(node: _Node, out: dict[str, int]) -> dict[str, int]:
-    """Position of the first free-or-bound occurrence of each index, in text order."""
-    if node.kind == "access":
-        for name, pos in node.data[1]:
-            out[name] = min(pos, out.get(name, pos))
-    for kid in node.kids:
-        _first_positions(kid, out)
-    return out
-
-
 def parse(text: str, formats: dict | None = None) -> Statement:
     """Parse `out[i, ...] = expression` into a Statement (see the module docstring)."""
     if not isinstance(text, str):
@@ -337,14 +343,14 @@ def parse(text: str, formats: dict | None = None) -> Statement:
     formats = dict(formats or {})
     p = _Parser(text, formats)
     out, lhs, out_pos, rhs = p.statement()
-    out_format = _output_format(p, out, len(lhs), out_pos)
+    out_format = output_format(p, out, len(lhs), out_pos)
     for name in formats:
         if name not in p.tvars and name != out:
             raise p.error(f"formats names tensor {name!r}, which does not occur in the "
                           f"statement", None)
     total = p.annotate(rhs)
-    first = _first_positions(rhs, {})
-    _check_summed(p, lhs, rhs, total)
+    first = first_positions(rhs, {})
+    check_summed(p, lhs, rhs, total)
     lhs_names = {name for name, _ in lhs}   # distinct: index_list checked
     pending = {n: first[n] for n in sorted(total, key=first.__getitem__) if n not in lhs_names}
     try:
@@ -354,47 +360,3 @@ def parse(text: str, formats: dict | None = None) -> Statement:
     except ExpressionTypeError as e:  # pragma: no cover - the checks above should catch all
         raise p.error(str(e), rhs.pos) from e
     return Statement(out, tuple(Index(n) for n, _ in lhs), expr, tensors(expr), out_format)
-
-
-def _output_format(p: _Parser, out: str, out_order: int, out_pos: int):
-    """The output's Format from `formats` (None if not given); the output tensor used on
-    the right (y[i] = y[i] + ...) must have the order of the left-hand side."""
-    if out in p.orders and p.orders[out][0] != out_order:
-        order, pos = p.orders[out]
-        raise p.error(f"tensor {out} has order {out_order} on the left-hand side but is used "
-                      f"here with {order} ind{'ex' if order == 1 else 'ices'}", pos)
-    if out not in p.formats:
-        return None
-    try:
-        return TensorVar(out, out_order, p.formats[out]).format
-    except FormatError as e:
-        raise FrontendFormatError(f"tensor {out} ({e})", p.text, out_pos) from e
-
-
-def _check_summed(p: _Parser, lhs, rhs: _Node, total: Counter) -> None:
-    """Each output index is free on the right; an index bound by sum(...) is used nowhere
-    else (neither on the left nor outside its sum)."""
-    for name, pos in lhs:
-        if name in p.bound:
-            raise p.error(f"cannot sum over index {name}, which is on the left-hand side",
-                          p.bound[name])
-        if total[name] == 0:
-            raise p.error(f"index {name} on the left-hand side does not occur free on the "
-                          f"right-hand side", pos)
-    for name, pos in p.bound.items():
-        if total[name]:
-            use = min(pos2 for n, pos2 in _free_positions(rhs) if n == name)
-            raise p.error(f"index {name} is bound by the sum(...) from column {pos + 1} and "
-                          f"also used outside it", use)
-
-
-def _free_positions(node: _Node, bound: frozenset = frozenset()):
-    """(name, pos) of every index occurrence not bound by an enclosing sum."""
-    if node.kind == "access":
-        for name, pos in node.data[1]:
-            if name not in bound:
-                yield name, pos
-    if node.kind == "sum":
-        bound = bound | {n for n, _ in node.data}
-    for kid in node.kids:
-        yield from _free_positions(kid, bound)

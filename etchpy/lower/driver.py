@@ -26,8 +26,7 @@ from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts, khatri_rao
-from .schedule.blas import gemm_step
-from .schedule import entries, fuse_temps, fused_rows, gather_sums, prefetch, unswitch
+from .schedule import entries, gather_sums, prefetch, unswitch
 from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
@@ -269,30 +268,24 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
 
 def _lower_groups(lw: Lowering):
     """(statements, description, filled) of each group of steps (khatri_rao.step_groups),
-    in order; a chain of temporaries fused into their readers as one group
-    (schedule.fuse_temps); the steps into a dense output as one group when they
-    share a nest."""
-    plan = lw.plan
-    groups = list(khatri_rao.step_groups(plan))
-    chains = fuse_temps.chains_to_fuse(plan, groups, lw.target, lw.presence, lw.tuning)
-    chained = {id(plan.steps[k]): chain for chain in chains for k in chain.steps}
-    # a chain adding into the output runs at its driver's place: no other step
-    # may then store the output's cells once (fused rows)
-    into_out = any(plan.steps[c.steps[-1]].target == "out" for c in chains)
-    fused = None if into_out else _fused_out_steps(groups, lw)
-    for steps in groups:
-        chain = chained.get(id(steps[0]))
-        if chain is not None and steps[0] is plan.steps[chain.first]:
-            done = fuse_temps.lower_chain(chain, plan, lw.emitter(), lw.bindings, lw.stream)
+    in order: the claims of the group passes (schedule.PASSES: a chain of
+    temporaries fused into their readers, the steps into a dense output in one
+    nest) at their first group's place, every other group on its own."""
+    groups = list(khatri_rao.step_groups(lw.plan))
+    claims: list = []
+    for p in schedule.at("group", lw.tuning):
+        claims += p.run(lw, groups, tuple(claims))
+    first = {c.first: c for c in claims}
+    skip = {n for c in claims for n in c.covers}
+    for n, steps in enumerate(groups):
+        claim = first.get(n)
+        if claim is not None:
+            done = claim.lower()
             if done is not None:
                 yield done
                 continue
-            chained = {k: c for k, c in chained.items() if c is not chain}
-        elif chain is not None:
-            continue
-        if fused is not None and steps[0] in fused[2]:
-            if steps[0] is fused[0]:
-                yield fused[1]
+            skip -= claim.covers          # its groups run one by one
+        elif n in skip:
             continue
         yield khatri_rao.lower_group(steps, lambda step: _lower_step(step, lw))
 
@@ -315,35 +308,6 @@ def _step_stream(step, sr, bindings, names, tuning, algorithms):
                           algorithms=algorithms)
     return low, streams.lower_step(sr, bindings, step.body, step.order, step.bound,
                                    lowerer=low)
-
-
-def _fused_out_steps(groups, lw: Lowering):
-    """(first step, its (statements, description, filled), every fused step) when
-    the steps into a dense output are consecutive and share one nest
-    (schedule.fused_rows), else None."""
-    plan, target = lw.plan, lw.target
-    outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
-    if not (lw.tuning.fused_rows and target.dense_axes is not None and len(outs) > 1
-            and outs == list(range(outs[0], outs[0] + len(outs)))
-            and all(len(groups[n]) == 1 for n in outs)):
-        return None
-    steps = [groups[n][0] for n in outs]
-    if any(gemm_step(st, plan, lw.sr, lw.bindings, target, lw.tuning, imp.SKIP, False)
-           is not None for st in steps):
-        return None                         # a step that is a BLAS call keeps it
-    lows, ss = zip(*[lw.stream(st) for st in steps])
-    em = lw.emitter(markers=any(low.scratch for low in lows))
-    if not fused_rows.fusable(em, ss, len(plan.out)):
-        return None
-    loops = fused_rows.emit_fused(em, list(ss), Context(fresh=True))
-    used = imp.names_used(loops)
-    stmts = [Alloc(arr, typ, size, fill) for low in lows
-             for arr, typ, size, fill in low.scratch if arr in used]
-    stmts += [imp.Comment(f"out[{','.join(plan.out)}] ⊕= "
-                          + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
-                          + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
-    text = "out: " + " + ".join("; ".join(streams.describe(s)) for s in ss)
-    return steps[0], (stmts + [loops], text + " (in one nest)", True), steps
 
 
 def _lower_step(step, lw: Lowering):
@@ -375,9 +339,11 @@ def _lower_step(step, lw: Lowering):
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                              + f"{step.body}   order ({', '.join(step.order)})"))
     loops = emit_loops(lw.emitter(target, bool(low.scratch), presence), s)
-    gemm = gemm_step(step, lw.plan, sr, lw.bindings, target, lw.tuning, loops, filled)
-    if gemm is not None:
-        loops, text = gemm, text + " (a BLAS gemm; these loops when none is bound)"
+    for p in schedule.at("call", lw.tuning):
+        called = p.run(lw, step, target, loops, filled)
+        if called is not None:
+            loops, text = called[0], text + called[1]
+            break
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]

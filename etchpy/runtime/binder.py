@@ -9,8 +9,8 @@ directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
 reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
-pydata COO inputs of a coo tensor, windows with plain int bounds of a numpy
-operand or of a scipy csr/csc one on its major mode), it
+pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
+a numpy operand or of a scipy csr/csc one), it
 makes the same checks in C, calls the kernel through its address and returns the
 output, or MISS for the caller's general path.
 

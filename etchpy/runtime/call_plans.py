@@ -213,7 +213,8 @@ class CallPlans:
     """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
     call plans (`_plans`: plan_key -> the plans of that key, the most recent first,
     at most LIMITS.call_plans_per_key of them, for at most 64 keys; `_unplanned`:
-    the kinds no plan covers; `_plan`: the one tried first)."""
+    per kind the plans made for it, LIMITS.plans_per_kind for a kind no plan
+    covers or whose plans keep missing; `_plan`: the one tried first)."""
 
     def _by_plan(self, inputs):
         """The result of a call on `inputs` by `_plan`, else by another plan kept for
@@ -236,12 +237,14 @@ class CallPlans:
         the inputs' semiring) keeps for them. The semiring a kernel infers is a
         function of the inputs' value dtypes, which every plan checks. Types and
         value dtypes no plan covers are remembered, so that their calls do not try
-        again."""
+        again; so is a kind whose plans were made LIMITS.plans_per_kind times (a
+        plan that misses on calls of its own kind would be made again per call)."""
         if not self.request.tuning.call_plans:
             return
         key = plan_key(inputs)
         kind = (key, tuple([io_.value_dtype(v) for v in inputs.values()]))
-        if kind in self._unplanned:
+        tried = self._unplanned.get(kind, 0)
+        if tried >= LIMITS.plans_per_kind:
             return
         plan = (variant._plans.get(key, (None,))[0] if variant is not None
                 else make_plan(self, made, inputs))
@@ -250,8 +253,9 @@ class CallPlans:
             self._unplanned.clear()
         if plan is None:
             if key not in self._plans:      # else another kind of these types has one
-                self._unplanned.add(kind)
+                self._unplanned[kind] = LIMITS.plans_per_kind
         else:
+            self._unplanned[kind] = tried + 1
             kept = self._plans.get(key, ())[: LIMITS.call_plans_per_key - 1]
             self._plans[key] = (plan, *kept)
             self._plan = plan

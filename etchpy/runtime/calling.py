@@ -220,14 +220,14 @@ def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
 
 
 def _window_rows(value, tv, sr):
-    """A window's scipy csr/csc source of its declared layout whose major mode is
-    windowed, bound over its own arrays with the checks of the rows the kernel
-    reads only (O(window), not O(nnz)); None for any other input or when a check
-    fails (the general path checks in full and words the error)."""
+    """A window's scipy csr/csc source of its declared layout, bound over its own
+    arrays with the checks of the rows the kernel reads only: those of the major
+    mode's window (O(window), not O(nnz)), every row when only the minor mode is
+    windowed; None for any other input or when a check fails (the general path
+    checks in full and words the error)."""
     src, fmt, n = value.source, tv.format, tv.order
     layout, major_mode = getattr(src, "format", None), fmt.mode_order[0]
-    if (layout not in ("csr", "csc") or fmt.name != layout or not hasattr(src, "indptr")
-            or tv.windows[major_mode] is None):
+    if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(src, "indptr"):
         return None
     indptr, indices, data = src.indptr, src.indices, src.data
     major, minor = (value.shape[n + m] for m in fmt.mode_order)

@@ -25,12 +25,13 @@ from ..expr.nodes import IdentityVar
 from ..expr.windows import WindowVar
 from . import calling, window_rows
 from .calling import refuse_nan
-from .plan_steps import Miss, class_range
+from .plan_steps import Miss, class_range, tensor_step
 from .signature import layout
+from .tensor import Tensor
 from .windows import WindowInput, extended_shape
 
-__all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "windows_only", "window_step",
-           "caller_names"]
+__all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "TensorWindowStep",
+           "windows_only", "window_step", "caller_names"]
 
 
 def windows_only(tensors: dict) -> bool:
@@ -135,8 +136,9 @@ class DenseWindowStep(WindowStep):
 
 
 class RowsWindowStep(WindowStep):
-    """A window's step over a scipy csr/csc operand of its declared layout whose
-    rows (its major mode) are windowed, bound over the operand's own arrays: the
+    """A window's step over a scipy csr/csc operand of its declared layout (its
+    rows windowed, or only its columns: then every row is read), bound over the
+    operand's own arrays: the
     checks calling._window_rows makes (dtypes, lengths, calling._bounds_in_o1,
     the rows the window reads checked in one C call, runtime.window_rows; NaN in
     them where the semiring refuses it), the C arguments of the last call's
@@ -203,6 +205,31 @@ class RowsWindowStep(WindowStep):
         return shape
 
 
+class TensorWindowStep(WindowStep):
+    """A window's step over an ep.Tensor operand, bound over its own arrays as a
+    Tensor input's step binds them (plan_steps.tensor_step: its format, fill,
+    dtypes, layout and NaN checks; its index arrays were checked when it was
+    built), with the window's extended shape as the sizes."""
+
+    __slots__ = ("dims", "arrays")
+
+    def __init__(self, *args, value=None, most=0):
+        super().__init__(*args)
+        self.dims = tuple((pos, mode) for pos, kind, mode, _ in self.positions if kind == "dim")
+        arrays = tuple(p for p in self.positions if p[1] == "in_array")
+        self.arrays = tensor_step(self.tv.source, value, arrays, self.sr, self.types, most)
+
+    def __call__(self, inputs, args):
+        value = inputs[self.tv.source]
+        if type(value) is not Tensor:
+            raise Miss
+        shape = self.shape(value, inputs)
+        self.arrays(value, args)
+        for pos, mode in self.dims:
+            args[pos] = shape[mode]
+        return shape
+
+
 def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype,
                 max_bytes=0):
     """The step of window input `name` (WindowVar `tv`) as the general call bound it
@@ -217,19 +244,27 @@ def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype
              and value.dtype == sr.dtype and value.dtype.kind != "b"
              and sum(kind == "in_array" for _, kind, _, _ in positions) == 1)
     step = DenseWindowStep if dense else RowsWindowStep if _rows_bound(value, tv, b, sr) \
-        else WindowStep
-    extra = {"most": max_bytes} if step is RowsWindowStep else {}
+        else TensorWindowStep if _tensor_bound(value, sr, idx_dtype) else WindowStep
+    extra = {"most": max_bytes} if step is RowsWindowStep else \
+        {"most": max_bytes, "value": value} if step is TensorWindowStep else {}
     return step(tv, (type(value), layout(value)), ranges, stored, b, positions, sr, fused,
                 lib, types, idx_dtype, **extra)
 
 
 def _rows_bound(value, tv, b, sr) -> bool:
     """Whether `b` is a scipy csr/csc operand bound over its own arrays with only the
-    rows its window reads checked (calling._window_rows) and a C check to run."""
+    rows its window reads checked (calling._window_rows: all of them when its major
+    mode is not windowed) and a C check to run."""
     fmt = tv.format
     return (getattr(value, "format", None) == fmt.name and fmt.name in ("csr", "csc")
             and type(value).__module__.startswith("scipy") and not b.unchecked
-            and tv.windows[fmt.mode_order[0]] is not None
             and b.roles.get("pos1") is value.indptr and b.roles["vals"] is value.data
             and value.data.dtype == sr.dtype and value.data.dtype.kind != "b"
             and window_rows.entry(value.indptr.dtype) is not None)
+
+
+def _tensor_bound(value, sr, idx_dtype) -> bool:
+    """Whether `value` is an ep.Tensor a Tensor input's step binds (call_plans._step's
+    conditions: the carrier dtype, not bool, index arrays of the kernel's dtype)."""
+    return (type(value) is Tensor and value.vals.dtype == sr.dtype and sr.dtype.kind != "b"
+            and all(arr.dtype == idx_dtype for lv in value.levels for arr in lv.values()))

@@ -77,9 +77,13 @@ def test_c_equals_streams_equals_reference(m, case):
        st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
        st.data())
 def test_sparse_outputs_match_reference(p, fmt, data):
+    """Sparse outputs: the named formats, and half the time any format of the
+    output's order formats_for draws (every level kind that can be written:
+    hash, bytemap, run-length, banded and block-list levels, permuted)."""
     out = free_indices(p.expr)
-    if len(out) != 2 and fmt != "csf" and fmt != "coo":
-        fmt = data.draw(formats_for(len(out)))     # any mix of dense and compressed
+    if (len(out) != 2 and fmt != "csf" and fmt != "coo"
+            or data.draw(st.booleans(), label="any format of the order")):
+        fmt = data.draw(formats_for(len(out)))     # any mix of level kinds
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
                    output=fmt)
 

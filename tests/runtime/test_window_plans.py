@@ -10,7 +10,8 @@ import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.runtime import binder, window_rows
 from etchpy.runtime.call_plans import MISS
-from etchpy.runtime.window_steps import RowsWindowStep
+from etchpy.runtime.window_steps import RowsWindowStep, TensorWindowStep
+from etchpy.settings import LIMITS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
@@ -157,10 +158,11 @@ def test_a_window_plan_checks_only_the_rows_it_reads(fmt, in_c):
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "dense"])
-def test_the_binders_window_takes_steps_offsets_and_plain_ints_only(fmt):
+def test_the_binders_window_takes_steps_offsets_and_integers(fmt):
     """Bounds with offsets and steps, in and out of the operand, through the plan
-    (in C where the binder builds) against the reference; a bound that is not a
-    plain int (numpy's) misses the plan and the general path answers."""
+    (in C where the binder builds) against the reference; numpy's integer scalars
+    run through it as ints do; a bound that is no integer (a float, numpy's bool)
+    misses the plan and the general path answers."""
     M = sp.random_array((50, 40), density=0.25, format="csr", random_state=9)
     src = {"csr": M, "csc": M.T.tocsc(), "dense": M.toarray()}[fmt]
     A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
@@ -182,7 +184,69 @@ def test_the_binders_window_takes_steps_offsets_and_plain_ints_only(fmt):
     kern(**inputs)
     assert kern._plan(inputs) is not MISS
     assert binder.module() is None or kern._plan.windows       # made in C
-    assert kern._plan({**inputs, "st": np.int64(2)}) is MISS or binder.module() is None
+    for st in (np.int64(2), np.int32(2), np.uint8(2)):
+        np.testing.assert_allclose(kern._plan({**inputs, "st": st}), kern(**inputs))
+    assert kern._plan({**inputs, "st": np.bool_(True)}) is MISS
+    assert kern._plan({**inputs, "st": 2.0}) is MISS
     np.testing.assert_allclose(kern(**{**inputs, "st": np.int64(2)}), kern(**inputs))
     with pytest.raises(InputError, match="step"):
         kern(**{**inputs, "st": 0})
+    with pytest.raises(InputError, match="one integer"):
+        kern(**{**inputs, "st": np.bool_(True)})
+
+
+@pytest.mark.parametrize("in_c", [True, False])
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_a_window_of_the_minor_mode_checks_every_row_through_the_plan(fmt, in_c):
+    """A scipy csr (csc) operand windowed over its columns (rows) only: the plan
+    reads it over its own arrays and checks every row in C on every call, so a
+    coordinate written out of range anywhere is refused naming the operand."""
+    M = sp.random_array((40, 30), density=0.3, format="csr", random_state=4)
+    M = M if fmt == "csr" else M.T.tocsc()
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    win = A[i, j["lo":"hi"]] if fmt == "csr" else A[j["lo":"hi"], i]
+    e = ep.sum(j, win * x[j])
+    kern = ep.compile(e, tuning={"call_binder": in_c})
+    v = np.arange(10.0)
+    for lo in (3, 3, 11, 20):
+        got = kern(A=M, x=v, lo=lo, hi=lo + 10)
+        np.testing.assert_allclose(got, reference(e, A=M, x=v, lo=lo, hi=lo + 10))
+    assert kern._plan(dict(A=M, x=v, lo=20, hi=30)) is not MISS
+    D = M.copy()
+    D.indices[D.indptr[33]] = 10 ** 6                  # a row outside every window
+    assert kern._plan(dict(A=D, x=v, lo=20, hi=30)) is MISS
+    with pytest.raises(InputError, match="A"):
+        kern(A=D, x=v, lo=20, hi=30)
+
+
+def test_a_window_of_a_tensor_runs_through_the_plan_and_reads_its_current_values():
+    M = sp.random_array((30, 20), density=0.3, format="csr", random_state=2)
+    T = ep.Tensor.from_scipy(M)
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    e = ep.sum(j, A[i["lo":"hi"], j] * x[j])
+    kern = ep.compile(e)
+    v = np.arange(20.0)
+    for lo in (0, 4, 4, 9):
+        np.testing.assert_allclose(kern(A=T, x=v, lo=lo, hi=lo + 8),
+                                   M.toarray()[lo:lo + 8] @ v)
+    steps = [s for k, s in kern._plan.__globals__.items() if k.startswith("step")]
+    assert any(isinstance(s, TensorWindowStep) for s in steps)
+    before = T.to_dense()
+    T.vals[:] *= 2.0                                   # written in place between calls
+    np.testing.assert_allclose(kern._plan(dict(A=T, x=v, lo=9, hi=17)),
+                               2.0 * before[9:17] @ v)
+
+
+def test_a_kind_whose_plans_keep_missing_stops_making_them():
+    """runtime.call_plans: a kernel makes at most LIMITS.plans_per_kind plans for one
+    kind of inputs; past that its calls take the general path without making one."""
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+    inputs = dict(A=np.ones((3, 4)), x=np.ones(4))
+    made = kern._make(inputs, None)
+    plans = []                                          # held: no id is reused
+    for _ in range(LIMITS.plans_per_kind + 5):
+        kern._learn(inputs, made)
+        if not plans or kern._plan is not plans[-1]:
+            plans.append(kern._plan)
+    assert len(plans) == LIMITS.plans_per_kind

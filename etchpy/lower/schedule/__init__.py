@@ -4,17 +4,23 @@ every pass off (tuning.NOOPT) the driver emits plain loops.
 The passes the driver's Emitter runs are values, `PASSES`, in the order they
 are tried at each of their points:
 
+    group  the plan's groups of steps (khatri_rao.step_groups: a Khatri-Rao
+           step and the GEMM reading it, or one step) before any is lowered:
+           run(lw, groups, claims) -> the `Claim`s it adds to those of the
+           passes before it (lw: the driver's frozen Lowering)
+    call   a step's lowered loop nest: run(lw, step, target, loops, filled) ->
+           (statements, a note for its description) or None: the step as one
+           library call, its loops kept for when none is bound
     step   a step's whole loop nest: run(em, s) -> statements or None
     level  the loops of one stream level inside a nest: run(em, s, ctx)
     loop   the form of one loop whose parts are worked out (`LoopParts`):
            run(em, s, parts) -> the loop's statements or None
 
-At each point the first pass whose switch is on and whose `run` gives
-statements wins; where none does, the driver emits the plain loop. A new pass is
-a module here, a `Pass` in `PASSES` and a Tuning switch. The passes over a
-plan's groups of steps (fused temporaries, fused rows, Khatri-Rao and BLAS
-steps, lower.driver._lower_groups) run in the driver, each switched likewise;
-the gathered sums (gather_sums) rewrite the whole program once it is lowered
+At the group point every pass whose switch is on runs, in order, and sees
+the claims made before it; at the others the first pass whose switch is on and
+whose `run` gives statements wins; where none does, the driver emits the plain
+loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
+The gathered sums (gather_sums) rewrite the whole program once it is lowered
 (lower.driver.lower_plan); the checks fused into a kernel's reads
 (fused_checks) make a variant of the whole program, which the pipeline declares
 (pipeline.Compiled.checked) and the runtime runs where an input was bound
@@ -45,6 +51,20 @@ class LoopParts:
 
 
 @dataclass(frozen=True)
+class Claim:
+    """Groups of steps a group pass lowers together: `first`, the group at whose
+    place they run; `covers`, every group they run (first among them);
+    `into_out`, whether they add into the output; `lower()`, their (statements,
+    description, filled), or None, and the driver then lowers each covered group
+    on its own."""
+
+    first: int
+    covers: frozenset
+    into_out: bool
+    lower: Callable
+
+
+@dataclass(frozen=True)
 class Pass:
     """A schedule pass: its name, the Tuning switch that turns it off, its point
     (step, level or loop) and its `run` (see the module docstring)."""
@@ -55,9 +75,13 @@ class Pass:
     run: Callable
 
 
-from . import blocks, phases, pieces, prefetch, run_sums, threads, unswitch  # noqa: E402 - they need no name above
+from . import (blas, blocks, fuse_temps, fused_rows, phases, pieces,  # noqa: E402 - they
+               prefetch, run_sums, threads, unswitch)                 # need no name above
 
 PASSES = (
+    Pass("fused temporaries", "fused_temporaries", "group", fuse_temps.claim),
+    Pass("fused rows", "fused_rows", "group", fused_rows.claim),
+    Pass("BLAS steps", "blas", "call", blas.run),
     Pass("threads", "threads", "step", threads.on_threads),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("phases", "phases", "loop", phases.run),

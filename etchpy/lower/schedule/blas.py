@@ -26,6 +26,13 @@ from ...plan import dense
 from ...streams import dim_var
 
 
+def run(lw, step, target, loops, filled):
+    """The call pass (schedule.PASSES): (the Gemm running `step`, a note), or None
+    when the step is no GEMM."""
+    gemm = gemm_step(step, lw.plan, lw.sr, lw.bindings, target, lw.tuning, loops, filled)
+    return None if gemm is None else (gemm, " (a BLAS gemm; these loops when none is bound)")
+
+
 def gemm_step(step, plan, sr, bindings, target, tuning, loops, filled) -> Gemm | None:
     """The Gemm running `step` (whose loop nest is `loops`; `filled`: they store
     each cell of the target once), or None when the step is no GEMM."""

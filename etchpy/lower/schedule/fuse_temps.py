@@ -23,6 +23,7 @@ from ...imp import Alloc, Const, ParallelFor, seq
 from ...plan import fusion
 from ..target import Context, cells
 from ..targets.dense import DenseTarget
+from . import Claim
 from .threads import plain_counted
 
 
@@ -42,6 +43,23 @@ class HookTarget(DenseTarget):
 
     def after(self, var, ctx):
         return seq(*[hook(ctx) for hook in self.hooks.get(var, ())])
+
+
+def claim(lw, groups, claims) -> list:
+    """The group pass (schedule.PASSES): each chain `chains_to_fuse` gives, as a
+    Claim of its steps' groups run at its first step's place."""
+    plan, at = lw.plan, {id(st): n for n, g in enumerate(groups) for st in g}
+    taken = {n for c in claims for n in c.covers}
+    out = []
+    for chain in chains_to_fuse(plan, groups, lw.target, lw.presence, lw.tuning):
+        covers = frozenset(at[id(plan.steps[k])] for k in chain.steps)
+        if covers & taken:
+            continue
+        out.append(Claim(at[id(plan.steps[chain.first])], covers,
+                         plan.steps[chain.steps[-1]].target == "out",
+                         partial(lower_chain, chain, plan, lw.emitter(), lw.bindings,
+                                 lw.stream)))
+    return out
 
 
 def chains_to_fuse(plan, groups, target, presence, tuning) -> list:

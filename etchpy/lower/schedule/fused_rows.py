@@ -15,9 +15,12 @@ neither filled nor read (proofs_notes/lowering.md, "Fused rows").
 from __future__ import annotations
 
 from ... import imp
-from ...imp import Assign, Const, Decl, Var, While, seq
+from ...imp import Alloc, Assign, Const, Decl, Var, While, seq
 from ... import streams
 from ...streams import is_stream
+from ..target import Context
+from . import Claim
+from .blas import gemm_step
 from .bounds import state_decls
 from .threads import threads_on
 
@@ -46,6 +49,39 @@ def writes_each_cell_at_most_once(s, n_axes: int) -> bool:
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
 
+
+
+def claim(lw, groups, claims) -> list:
+    """The group pass (schedule.PASSES): the steps into a dense output, when they
+    are consecutive groups of one step each, none is a BLAS call or taken by an
+    earlier claim, no earlier claim adds into the output, and `fusable` holds
+    of their streams, as one Claim of one nest that stores every cell once. Their
+    streams are lowered here, before any group is."""
+    plan, target = lw.plan, lw.target
+    outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
+    taken = {n for c in claims for n in c.covers}
+    if (any(c.into_out for c in claims) or target.dense_axes is None or len(outs) < 2
+            or outs != list(range(outs[0], outs[0] + len(outs))) or taken & set(outs)
+            or any(len(groups[n]) != 1 for n in outs)):
+        return []
+    steps = [groups[n][0] for n in outs]
+    if any(gemm_step(st, plan, lw.sr, lw.bindings, target, lw.tuning, imp.SKIP, False)
+           is not None for st in steps):
+        return []                           # a step that is a BLAS call keeps it
+    lows, ss = zip(*[lw.stream(st) for st in steps])
+    em = lw.emitter(markers=any(low.scratch for low in lows))
+    if not fusable(em, ss, len(plan.out)):
+        return []
+    loops = emit_fused(em, list(ss), Context(fresh=True))
+    used = imp.names_used(loops)
+    stmts = [Alloc(arr, typ, size, fill) for low in lows
+             for arr, typ, size, fill in low.scratch if arr in used]
+    stmts += [imp.Comment(f"out[{','.join(plan.out)}] ⊕= "
+                          + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
+                          + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
+    text = "out: " + " + ".join("; ".join(streams.describe(s)) for s in ss)
+    done = (stmts + [loops], text + " (in one nest)", True)
+    return [Claim(outs[0], frozenset(outs), True, lambda: done)]
 
 def fusable(em, ss, n_axes: int) -> bool:
     """May the streams `ss` of several steps into em's dense output share one
