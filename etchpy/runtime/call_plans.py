@@ -220,7 +220,10 @@ class CallPlans:
         arrays, ep.Tensors), without unpacking it: a call plan for inputs of this
         kind first, else the kernel's full call (which words every error). The
         same result, checks and errors as `kernel(**inputs)`; `inputs` is read, not
-        kept. (A lazy program's kernel steps call it on every replay.)"""
+        kept. (A lazy program's kernel steps call it on every replay.)
+
+            >>> y = kern.call_with({"A": scipy_csr, "x": numpy_vector})
+        """
         res = self._by_plan(inputs)
         return self(**inputs) if res is MISS else res
 
