@@ -57,6 +57,7 @@ Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 _calls = _einsum_calls.calls               # its table, looked up in one step (None: no key)
+_NDARRAY = np.ndarray                       # (the two-numpy-operand key, built inline)
 
 
 def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa: A001
@@ -297,6 +298,12 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         array([1., 1.], dtype=float32)
     """
     if semiring is None and tuning is None and output == "dense" and backend == "c":
+        if len(operands) == 2 and type(spec) is str:    # two numpy operands: the key inline
+            a, b = operands
+            if type(a) is _NDARRAY and type(b) is _NDARRAY:
+                call = _calls.get((spec, a.dtype, a.shape, b.dtype, b.shape))
+                if call is not None:
+                    return call(a, b)
         key = einsum_calls.plain_key(spec, operands)    # the default options, in few steps
     else:
         key = einsum_calls.einsum_key(spec, operands, semiring, output, backend, tuning)

@@ -102,12 +102,14 @@ class KernelContext:
         dtype, ndtype, shape = kernel_dtype(node.dtype), node.dtype, node.shape
         srcs = [(name, s, drop) for name, (s, drop) in self.sources.items()]
 
+        call = kern.call_with       # its call plan first (runtime.call_plans)
+
         def fn(env):
             args = {}
             for name, s, drop in srcs:
                 v = env[s] if not drop else squeeze(env[s], drop)
                 args[name] = v if v.dtype == dtype else v.astype(dtype)
-            return reshape(kern(**args), ndtype, shape)
+            return reshape(call(args), ndtype, shape)
         return fn
 
 

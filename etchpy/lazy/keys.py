@@ -63,7 +63,8 @@ def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
     """The leaves of a node whose operands' leaves are la and lb (their keys ka
     and kb, in order of first use): (leaves, their keys, the sharing), the
     sharing being None when the operands share no leaf, else the position in la
-    of each of lb's leaves (-1: new)."""
+    of each of lb's leaves (-1: new). The keys within ka (within kb) are
+    distinct; a program's few leaves are found by a scan, many by a dict."""
     if not ka:
         return lb, kb, None
     if not kb:
@@ -72,10 +73,30 @@ def merge(la: tuple, lb: tuple, ka: tuple, kb: tuple):
         if kb[0] in ka:
             return la, ka, (ka.index(kb[0]),)
         return la + lb, ka + kb, None
+    if ka == kb:                    # the same leaves in the same order (`e / e.sum()`)
+        return la, ka, _RANGES[len(ka)] if len(ka) < 16 else tuple(range(len(ka)))
+    if len(ka) <= 8:                # one pass, no comprehension (each is a call)
+        share, nl, nk = [], [], []
+        for leaf, k in zip(lb, kb):
+            if k in ka:
+                share.append(ka.index(k))
+            else:
+                share.append(-1)
+                nl.append(leaf)
+                nk.append(k)
+        if not nk:
+            return la, ka, tuple(share)
+        if len(nk) == len(kb):
+            return la + lb, ka + kb, None
+        return la + tuple(nl), ka + tuple(nk), tuple(share)
     pos = {k: i for i, k in enumerate(ka)}
     share = tuple([pos.get(k, -1) for k in kb])
     if max(share) < 0:
         return la + lb, ka + kb, None
+    if min(share) >= 0:
+        return la, ka, share
     new = [i for i, s in enumerate(share) if s < 0]
     return (la + tuple([lb[i] for i in new]), ka + tuple([kb[i] for i in new]), share)
 
+
+_RANGES = tuple(tuple(range(n)) for n in range(16))

@@ -121,7 +121,10 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
                                   dict(optimize=optimize, threads=threads, tuning=tuning))
     if not arrays:
         raise InputError("ep.compute needs at least one lazy array")
-    nodes = [a if isinstance(a, LazyArray) else as_node(a) for a in arrays]
+    nodes = list(arrays)
+    for k, a in enumerate(nodes):
+        if not isinstance(a, LazyArray):
+            nodes[k] = as_node(a)
     sig, values, leaves = signature(nodes)
     tkey = tuning if tuning is None else tuning_key(tuning)
     tape = PROGRAMS.get((sig, optimize, threads, tkey)) if tkey is not False else None

@@ -65,11 +65,13 @@ def signature(nodes) -> tuple:
     for n in nodes[1:]:
         leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
         skeys += (n.skey, share)
-    values = [leaf.value for leaf in leaves]
-    sparse: list = []
-    kinds = tuple([_leaf_sig(v, sparse) for v in values
-                   if type(v) is not _NDARRAY and hasattr(v, "tocsr")])
-    return (tuple(skeys), kinds), values, leaves
+    values, kinds, sparse = [], [], []     # a loop: a comprehension is a call of its own
+    for leaf in leaves:
+        v = leaf.value
+        values.append(v)
+        if type(v) is not _NDARRAY and hasattr(v, "tocsr"):
+            kinds.append(_leaf_sig(v, sparse))
+    return (tuple(skeys), tuple(kinds)), values, leaves
 
 
 def finite(v) -> bool:
@@ -98,8 +100,11 @@ class Tape:
         for slot, want in self.guards:
             if finite(env[slot]) != want:
                 return None
-        nleaves = self.nleaves
-        return tuple([result(env[s], dtype, shape, s < nleaves) for s, dtype, shape in self.outs])
+        nleaves, outs = self.nleaves, self.outs
+        if len(outs) == 1:
+            s, dtype, shape = outs[0]
+            return (result(env[s], dtype, shape, s < nleaves),)
+        return tuple([result(env[s], dtype, shape, s < nleaves) for s, dtype, shape in outs])
 
 
 def result(v, dtype, shape, is_leaf: bool):

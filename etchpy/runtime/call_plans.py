@@ -216,6 +216,18 @@ class CallPlans:
     per kind the plans made for it, LIMITS.plans_per_kind for a kind no plan
     covers or whose plans keep missing; `_plan`: the one tried first)."""
 
+    def call_with(self, inputs: dict):
+        """`kernel(**inputs)` for a dict of inputs by tensor name (numpy or scipy
+        arrays, ep.Tensors), without unpacking it: a call plan for inputs of this
+        kind first, else the kernel's full call (which words every error). The
+        same result, checks and errors as `kernel(**inputs)`; `inputs` is read, not
+        kept. (A lazy program's kernel steps call it on every replay.)
+
+            >>> y = kern.call_with({"A": scipy_csr, "x": numpy_vector})
+        """
+        res = self._by_plan(inputs)
+        return self(**inputs) if res is MISS else res
+
     def _by_plan(self, inputs):
         """The result of a call on `inputs` by `_plan`, else by another plan kept for
         their key (which becomes `_plan`: inputs of one kind in several size

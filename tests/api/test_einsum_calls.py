@@ -215,3 +215,23 @@ def test_the_table_is_bounded():
         calls.put(("k", k), k)
         assert len(calls) <= 3
     assert calls.get(("k", 9)) == 9 and calls.get(None) is None
+
+
+def test_two_numpy_operands_hit_their_entry_with_new_arrays_each_call():
+    """The default options' two-numpy-operand lookup (built inline in ep.einsum):
+    new arrays of the kind, values changed in place and another dtype or shape
+    each give numpy's answer; a numpy subclass takes the keyed path."""
+    rng = np.random.default_rng(5)
+    for spec, s0, s1 in [("ij,j->i", (6, 5), (5,)), ("ij,kj->ik", (6, 5), (4, 5)),
+                         ("ij,ij->i", (6, 5), (6, 5)), ("i,j->ij", (3,), (4,))]:
+        for dtype in (np.float64, np.float32, np.int64):
+            for _ in range(3):
+                a, b = ((rng.random(s) * 10).astype(dtype) for s in (s0, s1))
+                assert np.allclose(ep.einsum(spec, a, b), np.einsum(spec, a, b), rtol=1e-5)
+                a *= 2
+                assert np.allclose(ep.einsum(spec, a, b), np.einsum(spec, a, b), rtol=1e-5)
+            assert entry(spec, a, b) is not None
+    class Sub(np.ndarray):
+        pass
+    m = np.ones((2, 2)).view(Sub)
+    assert np.allclose(ep.einsum("ij,jk->ik", m, np.ones((2, 2))), 2 * np.ones((2, 2)))

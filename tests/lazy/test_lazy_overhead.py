@@ -172,3 +172,23 @@ def test_a_node_built_by_its_builder_has_the_dataclass_constructors_fields_and_k
                 assert mine is theirs, f.name
             elif f.name != "_leaves":
                 assert mine == theirs, f.name
+
+
+def test_merging_leaves_is_first_use_order_with_each_shared_leafs_position():
+    """keys.merge against its definition (a scan for few leaves, a dict for many):
+    la's leaves, then lb's new ones in order; the sharing is None when nothing is
+    shared, else each of lb's leaves' position in la (-1: new)."""
+    import random
+    from etchpy.lazy.keys import merge
+
+    def defined(la, lb, ka, kb):
+        share = tuple(ka.index(k) if k in ka else -1 for k in kb)
+        new = [i for i, s in enumerate(share) if s < 0]
+        return (la + tuple(lb[i] for i in new), ka + tuple(kb[i] for i in new),
+                None if not ka or not kb or max(share) < 0 else share)
+    rng = random.Random(7)
+    for _ in range(3000):
+        ka = tuple(rng.sample(range(24), rng.randint(0, 12)))
+        kb = ka if rng.random() < 0.2 else tuple(rng.sample(range(24), rng.randint(0, 12)))
+        la, lb = tuple(f"L{k}" for k in ka), tuple(f"L{k}" for k in kb)
+        assert merge(la, lb, ka, kb) == defined(la, lb, ka, kb), (ka, kb)

@@ -245,3 +245,26 @@ def test_inputs_of_one_kind_in_two_size_classes_keep_a_plan_each():
         for ins in (small, large):
             np.testing.assert_allclose(mm(**ins), ins["Lplans"] @ ins["Rplans"])
     assert mm._plans[plan_key(small)] == kept     # the same plan objects, none made again
+
+
+def test_call_with_a_dict_answers_as_a_keyword_call():
+    """Kernel.call_with(inputs): its plan first, else the full call; the same
+    values, in-place changes read afresh, the same errors naming the input."""
+    kern = ep.compile(SPMV, formats={"A": "csr"})
+    A = _matrix(seed=6)
+    x = np.random.default_rng(2).random(A.shape[1])
+    first = kern.call_with({"A": A, "x": x})         # no plan yet: the full call
+    np.testing.assert_allclose(first, A @ x)
+    assert kern._plan is not None
+    for _ in range(2):
+        x = x + 1.0                                    # a new array each call
+        np.testing.assert_allclose(kern.call_with({"A": A, "x": x}), A @ x)
+    A.data *= 2.0
+    np.testing.assert_allclose(kern.call_with({"A": A, "x": x}), kern(A=A, x=x))
+    with pytest.raises(ep.InputError, match="j"):
+        kern.call_with({"A": A, "x": np.ones(A.shape[1] + 1)})
+    with pytest.raises(ep.InputError, match="missing|unknown|B"):
+        kern.call_with({"A": A, "B": x})
+    A.indices[3] = A.shape[1] + 5
+    with pytest.raises(ep.InputError, match="A"):
+        kern.call_with({"A": A, "x": x})
