@@ -19,10 +19,6 @@ class Limits:
                      (lazy.keys)
     call_plans_per_key  call plans a kernel keeps for inputs of one kind (names
                      and types) in different size classes (runtime.call_plans)
-    plans_per_kind   call plans a kernel makes for one kind (names, types and
-                     value dtypes) before it stops making them: plans that
-                     keep missing on calls of their own kind cost a plan's
-                     making per call (runtime.call_plans)
     dask_retries     re-runs of a block task that raised (a lost worker is
                      Dask's own retry; distributed.tasks)
     dask_losses      times one distributed call sends lost data again before it
@@ -37,7 +33,6 @@ class Limits:
     lazy_programs: int = 64
     lazy_interned: int = 1 << 15
     call_plans_per_key: int = 4
-    plans_per_kind: int = 16
     dask_retries: int = 3
     dask_losses: int = 8
     dask_memory_share: float = 0.6

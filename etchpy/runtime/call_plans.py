@@ -213,8 +213,7 @@ class CallPlans:
     """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
     call plans (`_plans`: plan_key -> the plans of that key, the most recent first,
     at most LIMITS.call_plans_per_key of them, for at most 64 keys; `_unplanned`:
-    per kind the plans made for it, LIMITS.plans_per_kind for a kind no plan
-    covers or whose plans keep missing; `_plan`: the one tried first)."""
+    the kinds no plan covers; `_plan`: the one tried first)."""
 
     def call_with(self, inputs: dict):
         """`kernel(**inputs)` for a dict of inputs by tensor name (numpy or scipy
@@ -249,14 +248,12 @@ class CallPlans:
         the inputs' semiring) keeps for them. The semiring a kernel infers is a
         function of the inputs' value dtypes, which every plan checks. Types and
         value dtypes no plan covers are remembered, so that their calls do not try
-        again; so is a kind whose plans were made LIMITS.plans_per_kind times (a
-        plan that misses on calls of its own kind would be made again per call)."""
+        again."""
         if not self.request.tuning.call_plans:
             return
         key = plan_key(inputs)
         kind = (key, tuple([io_.value_dtype(v) for v in inputs.values()]))
-        tried = self._unplanned.get(kind, 0)
-        if tried >= LIMITS.plans_per_kind:
+        if kind in self._unplanned:
             return
         plan = (variant._plans.get(key, (None,))[0] if variant is not None
                 else make_plan(self, made, inputs))
@@ -265,9 +262,8 @@ class CallPlans:
             self._unplanned.clear()
         if plan is None:
             if key not in self._plans:      # else another kind of these types has one
-                self._unplanned[kind] = LIMITS.plans_per_kind
+                self._unplanned.add(kind)
         else:
-            self._unplanned[kind] = tried + 1
             kept = self._plans.get(key, ())[: LIMITS.call_plans_per_key - 1]
             self._plans[key] = (plan, *kept)
             self._plan = plan

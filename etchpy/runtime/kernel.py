@@ -131,7 +131,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._plans: dict[tuple, tuple] = {}            # input kind -> its call plans
         self._plan = None                               # the last one learnt or used
-        self._unplanned: dict = {}                      # kind -> plans made for it
+        self._unplanned: set = set()                    # kinds no plan covers
         self._setup_slots()
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
             req.tuning.keep_last_call and not (self._identities or self._iso)))

@@ -11,7 +11,6 @@ from etchpy.errors import InputError
 from etchpy.runtime import binder, window_rows
 from etchpy.runtime.call_plans import MISS
 from etchpy.runtime.window_steps import RowsWindowStep, TensorWindowStep
-from etchpy.settings import LIMITS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
@@ -235,18 +234,3 @@ def test_a_window_of_a_tensor_runs_through_the_plan_and_reads_its_current_values
     T.vals[:] *= 2.0                                   # written in place between calls
     np.testing.assert_allclose(kern._plan(dict(A=T, x=v, lo=9, hi=17)),
                                2.0 * before[9:17] @ v)
-
-
-def test_a_kind_whose_plans_keep_missing_stops_making_them():
-    """runtime.call_plans: a kernel makes at most LIMITS.plans_per_kind plans for one
-    kind of inputs; past that its calls take the general path without making one."""
-    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
-    inputs = dict(A=np.ones((3, 4)), x=np.ones(4))
-    made = kern._make(inputs, None)
-    plans = []                                          # held: no id is reused
-    for _ in range(LIMITS.plans_per_kind + 5):
-        kern._learn(inputs, made)
-        if not plans or kern._plan is not plans[-1]:
-            plans.append(kern._plan)
-    assert len(plans) == LIMITS.plans_per_kind
