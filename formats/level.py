@@ -190,3 +190,13 @@ class Hashed:
     end: Expr
     table: Expr
     cap: Expr
+
+
+@dataclass(frozen=True)
+class Spike:
+    """At most one coordinate, computed: `coord` (an index expression, -1 for
+    none) is present, at the parent's position `at` (its child is (at, at + 1)).
+    The values-as-coordinates level of a histogram reads so (formats.bins)."""
+
+    coord: Expr
+    at: Expr
