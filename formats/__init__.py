@@ -170,6 +170,12 @@ class Format:
         return len(self.levels)
 
     @property
+    def writes_runs(self) -> bool:
+        """Is the last level written a run at a time, in order (formats.level's
+        optional `writes_runs`: lower.targets.runs)?"""
+        return bool(self.levels) and getattr(self.levels[-1], "writes_runs", False)
+
+    @property
     def is_dense(self) -> bool:
         """True when every level is dense (worked out once)."""
         return self._once("_dense", lambda: all(isinstance(lv, Dense) for lv in self.levels))

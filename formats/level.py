@@ -88,6 +88,9 @@ Optional (asked with getattr; absent means no).
         after packing the values of a last level: positions whose values are
         equal and that the level may share become one (runs merge equal
         neighbours)
+    writes_runs
+               an output's last level written a run at a time, in order, with
+               assemble taking rseg/rend (lower.targets.runs; Format.writes_runs)
     pack_rows(rows) -> (arrays, vals)
         a last level under located levels only, in the identity mode order,
         packed straight from the dense values (`rows`: one row per parent),

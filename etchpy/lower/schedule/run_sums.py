@@ -8,7 +8,9 @@ across each counted piece, a leaf) is taken a piece at a time.
   levels below a piece that Flat says do not vary along it) is walked once
   per piece, each of its leaves taken n-fold: every record under a Σ adds.
 * Otherwise (each coordinate written to its own cell), the value is read once
-  per piece into a local, and the piece's cells are a counted loop storing it.
+  per piece into a local, and the piece's cells are a counted loop storing it;
+  into an output that writes runs (Target.writes_spans) the piece is one write
+  of a run (streams.Span).
 
 proofs_notes/runs.md."""
 from __future__ import annotations
@@ -36,6 +38,11 @@ def run(em, s, parts) -> imp.Stmt | None:
         return seq(parts.init, While(s.valid, body))
     if s.contracted or streams.is_stream(s.value) or em.presence.of(s.value) != imp.TRUE:
         return None
+    if em.target.writes_spans:           # a run output: each piece one write
+        whole = s.derive(s.facts.add(streams.Span(Var(pieces.end))))
+        body = seq(parts.fetch, imp.if_(s.ready, parts.record(whole)),
+                   Assign(pieces.counter, Var(pieces.end)), pieces.advance)
+        return seq(parts.init, While(s.valid, body))
     v = em.names.fresh(f"{s.var}_run")
     each = s.derive(s.facts, value=Var(v))
     inner = While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.record(each)),
