@@ -80,3 +80,26 @@ def test_onehot_refuses_what_names_no_bins():
         ep.onehot(b, A[i, j] * A[i, j], 4)
     with pytest.raises(SemiringError, match="complex"):
         ep.evaluate(ep.sum((i, j), ep.onehot(b, A[i, j], 4)), A=np.ones((2, 2), complex))
+
+
+def test_a_last_call_on_the_same_tensor_is_kept_and_reads_its_values():
+    """A onehot is bound over its source's own arrays, so a call on the same
+    Tensor reuses the last binding and sees values written in place; a numpy
+    input or a Tensor in another format (converted to the declared rle per call,
+    its unstored cells then runs of the zero) is bound afresh each time."""
+    k = ep.compile(CASES["histogram"]("rle"))
+    img = np.kron(np.arange(12).reshape(3, 4) % BINS, np.ones((2, 8)))
+    t = ep.Tensor.from_dense(img, "rle")
+    want = np.bincount(img.astype(int).ravel(), minlength=BINS)
+    assert np.array_equal(k(A=t), want) and np.array_equal(k(A=t), want)
+    assert k._kept.hits == 1
+    t.vals[:] = 0.0
+    assert np.array_equal(k(A=t), [img.size] + [0] * (BINS - 1)) and k._kept.hits == 2
+    for other in (img, ep.Tensor.from_dense(img, "csr")):
+        k(A=other)
+        hits = k._kept.hits
+        other_vals = other if isinstance(other, np.ndarray) else other.vals
+        other_vals[...] = 1.0
+        dense = other if isinstance(other, np.ndarray) else other.to_dense()
+        assert np.array_equal(k(A=other), np.bincount(dense.astype(int).ravel(), minlength=BINS))
+        assert k._kept.hits == hits
