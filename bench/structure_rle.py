@@ -13,6 +13,7 @@ outside the timing (`ep.Tensor.from_dense(img, "rle")`, time printed).
 rowsum   Σ_j I[i,j]                    vs img.sum(axis=1)
 masked   Σ_ij I[i,j]·M[i,j]            vs the faster of np.vdot(img, mask) and (img*mask).sum()
 blend    I[i,j] + M[i,j] (dense out)   vs img + mask
+blend rle  the same, output="rle"     vs img + mask (written as runs, one per overlap)
 hist     Σ_ij onehot(b, I[i,j], 256)   vs the faster of np.bincount and np.histogram on
                                           the dense uint8 image, and vs cv2.calcHist
                                           (opencv-python-headless, cv2.setNumThreads(1))
@@ -79,6 +80,7 @@ def cases(mp, rounds):
     rowsum = ep.compile(ep.sum(j, I[i, j]))
     masked = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]))
     blend = ep.compile(I[i, j] + M[i, j])
+    blend_rle = ep.compile(I[i, j] + M[i, j], output="rle")
     b = ep.indices("b")[0]
     hist = ep.compile(ep.sum((i, j), ep.onehot(b, I[i, j], 256)))
     sources = _sources()
@@ -99,8 +101,11 @@ def cases(mp, rounds):
         yield f"masked  {head}", _best_peer(alternating_medians(
             [lambda: masked(I=gt, M=t), lambda: np.vdot(g, img), lambda: (g * img).sum()],
             rounds))
-        yield f"blend   {head}", alternating_medians(
-            [lambda: blend(I=gt, M=t), lambda: g + img], rounds)
+        assert np.array_equal(blend_rle(I=gt, M=t).to_dense(), g + img)
+        meds = alternating_medians([lambda: blend(I=gt, M=t), lambda: blend_rle(I=gt, M=t),
+                                    lambda: g + img], rounds)
+        yield f"blend   {head}", [meds[0], meds[2]]
+        yield f"blend rle {head}", [meds[1], meds[2]]
 
 
 def _histograms(hist, t, img, head, rounds):
