@@ -13,6 +13,10 @@ outside the timing (`ep.Tensor.from_dense(img, "rle")`, time printed).
 rowsum   Σ_j I[i,j]                    vs img.sum(axis=1)
 masked   Σ_ij I[i,j]·M[i,j]            vs the faster of np.vdot(img, mask) and (img*mask).sum()
 blend    I[i,j] + M[i,j] (dense out)   vs img + mask
+blend rle  the same, output="rle"     vs img + mask (written as runs, one per overlap)
+hist     Σ_ij onehot(b, I[i,j], 256)   vs the faster of np.bincount and np.histogram on
+                                          the dense uint8 image, and vs cv2.calcHist
+                                          (opencv-python-headless, cv2.setNumThreads(1))
 masked and blend pair each mask with the grey image (tiled and cut to its shape).
 The target of each is a ratio ≤ 1/3 (etchpy at least 3× faster). The machine
 may be shared: the ratios are medians of alternating calls, not quiet numbers.
@@ -76,6 +80,9 @@ def cases(mp, rounds):
     rowsum = ep.compile(ep.sum(j, I[i, j]))
     masked = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]))
     blend = ep.compile(I[i, j] + M[i, j])
+    blend_rle = ep.compile(I[i, j] + M[i, j], output="rle")
+    b = ep.indices("b")[0]
+    hist = ep.compile(ep.sum((i, j), ep.onehot(b, I[i, j], 256)))
     sources = _sources()
     grey = next(_tiled(a, mp) for kind, a in sources.values() if kind == "grey")
     for name, (kind, small) in sources.items():
@@ -85,6 +92,7 @@ def cases(mp, rounds):
         print(f"  {head}: {len(t.vals)} runs, packed in {fmt_time(pack)}")
         yield f"rowsum  {head}", alternating_medians(
             [lambda: rowsum(I=t), lambda: img.sum(axis=1)], rounds)
+        yield from _histograms(hist, t, img, head, rounds)
         if kind != "mask":
             continue
         reps = (-(-img.shape[0] // grey.shape[0]), -(-img.shape[1] // grey.shape[1]))
@@ -93,8 +101,31 @@ def cases(mp, rounds):
         yield f"masked  {head}", _best_peer(alternating_medians(
             [lambda: masked(I=gt, M=t), lambda: np.vdot(g, img), lambda: (g * img).sum()],
             rounds))
-        yield f"blend   {head}", alternating_medians(
-            [lambda: blend(I=gt, M=t), lambda: g + img], rounds)
+        assert np.array_equal(blend_rle(I=gt, M=t).to_dense(), g + img)
+        meds = alternating_medians([lambda: blend(I=gt, M=t), lambda: blend_rle(I=gt, M=t),
+                                    lambda: g + img], rounds)
+        yield f"blend   {head}", [meds[0], meds[2]]
+        yield f"blend rle {head}", [meds[1], meds[2]]
+
+
+def _histograms(hist, t, img, head, rounds):
+    """The 256-bin histogram of the rle image against numpy's (the faster of
+    bincount and histogram) and OpenCV's on the dense uint8 image; the counts
+    are checked equal first."""
+    u8 = np.ascontiguousarray(img, dtype=np.uint8)
+    assert np.array_equal(hist(I=t), np.bincount(u8.ravel(), minlength=256))
+    fns = [lambda: hist(I=t), lambda: np.bincount(u8.ravel(), minlength=256),
+           lambda: np.histogram(u8, bins=256, range=(0, 256))]
+    try:
+        import cv2
+        cv2.setNumThreads(1)
+        fns.append(lambda: cv2.calcHist([u8], [0], None, [256], [0, 256]))
+    except ImportError:
+        print("    (no cv2: pip install opencv-python-headless for cv2.calcHist)")
+    meds = alternating_medians(fns, rounds)
+    yield f"hist    {head} / numpy", [meds[0], min(meds[1:3])]
+    if len(meds) > 3:
+        yield f"hist    {head} / cv2", [meds[0], meds[3]]
 
 
 def _best_peer(meds):

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 
 from ..errors import FormatError
 from ..formats.banded import Banded
+from ..formats.bins import Bins
 from ..formats.blocks import BlockList
 from ..formats.bytemap import ByteMap
 from ..formats.compressed import Compressed
@@ -66,10 +67,11 @@ NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks"
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
                 "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap,
                 "hash": Hash}
+_MADE_AT_CALL = (Bins,)     # level kinds no caller names: a onehot's bins (expr.bins)
 
 
 def _level(spec):
-    if isinstance(spec, tuple(_LEVEL_NAMES.values())):
+    if isinstance(spec, (*_LEVEL_NAMES.values(), *_MADE_AT_CALL)):
         return spec
     if isinstance(spec, str):
         name, _, flag = spec.partition("-")
@@ -125,7 +127,7 @@ class Format:
                 raise FormatError(f"singleton level {k} must sit under a non-unique "
                                   f"level (as in coo), got {_names(levels)}")
             why = getattr(lv, "last_only", None)
-            if why and k + 1 < len(levels):
+            if why and k + 1 < len(levels) and not getattr(levels[k + 1], "under_last", False):
                 raise FormatError(f"a {lv} level must be the last level ({why}), "
                                   f"got {_names(levels)}")
             if not lv.unique and k + 1 == len(levels):
@@ -166,6 +168,12 @@ class Format:
     def order(self) -> int:
         """The number of levels (the tensor's order)."""
         return len(self.levels)
+
+    @property
+    def writes_runs(self) -> bool:
+        """Is the last level written a run at a time, in order (formats.level's
+        optional `writes_runs`: lower.targets.runs)?"""
+        return bool(self.levels) and getattr(self.levels[-1], "writes_runs", False)
 
     @property
     def is_dense(self) -> bool:

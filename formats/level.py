@@ -88,6 +88,9 @@ Optional (asked with getattr; absent means no).
         after packing the values of a last level: positions whose values are
         equal and that the level may share become one (runs merge equal
         neighbours)
+    writes_runs
+               an output's last level written a run at a time, in order, with
+               assemble taking rseg/rend (lower.targets.runs; Format.writes_runs)
     pack_rows(rows) -> (arrays, vals)
         a last level under located levels only, in the identity mode order,
         packed straight from the dense values (`rows`: one row per parent),
@@ -190,3 +193,13 @@ class Hashed:
     end: Expr
     table: Expr
     cap: Expr
+
+
+@dataclass(frozen=True)
+class Spike:
+    """At most one coordinate, computed: `coord` (an index expression, -1 for
+    none) is present, at the parent's position `at` (its child is (at, at + 1)).
+    The values-as-coordinates level of a histogram reads so (formats.bins)."""
+
+    coord: Expr
+    at: Expr

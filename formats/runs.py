@@ -17,8 +17,10 @@ run list): the cells between stored entries are runs of the fill. The level is
 the storage's last (`last_only`: nothing can hang below a run shared by its
 coordinates). Packing makes each stored entry and each gap a run, and `merge`
 then joins neighbours of equal value, so a packed level holds maximal runs.
-Never written by a kernel: an output in this format is produced as coordinate
-records and packed, which merges equal neighbours.
+Written by a kernel as runs, in order (lower.targets.runs: one run per piece
+of a run stream, equal neighbours merged) when the loops are the output's
+levels in order and sum nothing; any other output in this format is produced
+as coordinate records and packed, which merges equal neighbours.
 """
 from __future__ import annotations
 
@@ -169,10 +171,18 @@ class Runs:
         rseg = arrays["rseg"]
         return RunList(arrays["rend"], Load(rseg, lo), Load(rseg, imp.add(lo, ONE)))
 
+    writes_runs = True      # lower.targets.runs writes it in order, a run at a time
+
+    def assemble(self, take, k, parents, size, count):
+        """rseg (parents + 1 entries) and rend (count entries); count positions
+        (runs), as lower.targets.runs writes them."""
+        return {"rseg": take(f"rseg{k}", parents + 1), "rend": take(f"rend{k}", count)}, count
+
     def describe(self, k, axis, arrays, parents, size=None, count=None):
         """The header text of level k over `axis` (of dimension `size`, C text;
         default dim_<axis>) below `parents` positions, and its number of
-        positions (rseg[parents], its runs). Never an output level."""
+        positions (rseg[parents], its runs); an output level (lower.targets.runs)
+        has the same layout."""
         rseg, ends = arrays["rseg"], arrays["rend"]
         size = size or f"dim_{axis}"
         count = count or f"{rseg}[{parents}]"

@@ -18,5 +18,5 @@ EXAMPLES_PER_SEMIRING = min(5, settings.default.max_examples)
 
 def central_problems(m: int):
     """The strategy the central property draws from for the m-th of SEMIRINGS."""
-    return problems(allow_compare=True, allow_windows=True, semiring=SEMIRINGS[m],
-                    simplest=m)
+    return problems(allow_compare=True, allow_windows=True, allow_onehot=True,
+                    semiring=SEMIRINGS[m], simplest=m)

@@ -38,6 +38,8 @@ BINOPS = {
     "hash": lambda k, mask: ((int(k) * 0x9E3779B97F4A7C15) % (1 << 64) >> 32) & int(mask),
     "max": max,
     "min": min,
+    # the bin of value v among 0..n-1: v when it is an integer there, else -1
+    "bin": lambda v, n: int(v) if 0 <= v < n and int(v) == v else -1,
 }
 
 

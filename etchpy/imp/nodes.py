@@ -6,7 +6,7 @@
     expr   e ::= Var(x) | Const(c, t) | Bin(op, e, e) | Not(e) | Load(a, e)
                | Bit(a, e) | Select(e, e, e) | Ring(add|mul, e, e)
                | Ring(repeat, e, n)   (e ⊕ … ⊕ e, n copies: Semiring.repeat)
-           op ::= + - * / & < <= == != && || max min hash
+           op ::= + - * / & < <= == != && || max min hash bin
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
                | While(e, s) | If(e, s, s?) | Seq(s...) | Block(s) | Comment(text)
@@ -20,7 +20,8 @@
                | Fixpoint(x, e, s, ((a, a, e)...), e)
 
 `/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash
-table (the same bits in the interpreter and in C). `&&`, `||` and `Select`
+table (the same bits in the interpreter and in C), `bin v n` the bin of a value v
+among 0..n-1 (v where it is an integer there, else -1: expr.bins). `&&`, `||` and `Select`
 evaluate lazily (as in C), so guarded loads are safe. `Ring` is the
 semiring's add or mul; `Accum(a, i, v)` is a[i] = a[i] ⊕ v. Variables are
 named uniquely by `Names`, so one flat environment serves the interpreter and

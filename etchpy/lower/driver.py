@@ -102,6 +102,8 @@ class Emitter:
         if self.target.tentative(s.var) and not self.presence.certain(s.value):
             made = self.names.fresh("made")
             ctx = ctx.with_(made=made)
+        if (span := s.facts.get(streams.Span)) is not None:     # a piece written whole
+            ctx = ctx.with_(span=span.end)
         enter, ctx = self.target.enter(s.var, Var(iv), ctx)
         body = seq(enter, self.emit(s.value, ctx),
                    imp.SKIP if made is None else

@@ -37,6 +37,9 @@ class Context:
     reserved   index names whose loops reserved room for their appends ahead
     made       the flag of the entry appended tentatively above (Target.tentative),
                which every product below sets, or None
+    span       the end (exclusive) of the piece the innermost coordinate stands
+               for, all its cells with the value written (streams.Span; only
+               for a target that writes_spans), or None: one cell
     """
 
     coords: tuple = ()
@@ -46,6 +49,7 @@ class Context:
     fresh: bool = False
     reserved: frozenset = frozenset()
     made: str | None = None
+    span: imp.Expr | None = None
 
     def coord(self, var: str) -> imp.Expr:
         """The coordinate bound to index `var` (KeyError when not entered)."""
@@ -115,6 +119,8 @@ class Target(Protocol):
                               CountThenFill (a count pass, then a fill pass)
     rows_on_threads()         can threads fill its rows, the outermost level's
                               ready states, each on its own (lower.schedule.rows)?
+    writes_spans              can a write stand for a piece of its last level's
+                              cells, all one value (Context.span: a run output)?
     """
 
     sparse_writes: bool
@@ -123,6 +129,7 @@ class Target(Protocol):
     fresh: bool
     workspace: bool
     tail: tuple
+    writes_spans: bool
 
     def setup(self) -> imp.Stmt: ...
     def reserve(self, var: str, most, ctx: Context) -> tuple[imp.Stmt, Context]: ...
@@ -169,6 +176,7 @@ class FlatTarget:
     fresh = False
     workspace = False
     tail: tuple = ()
+    writes_spans = False
 
     def refusals(self) -> tuple:
         return ()

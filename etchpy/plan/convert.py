@@ -118,9 +118,10 @@ class Converter:
             why = (f"estimated work {best[0]:.3g} with it against {as_declared:.3g} "
                    "walking the inputs as declared")
         if best is None:
-            raise FormatError(f"{why}, and a value comparison or a window is read in its "
-                              f"storage order (a comparison's companions follow its "
-                              f"positions; a window reads its operand's own arrays)")
+            raise FormatError(f"{why}, and a value comparison, a onehot or a window is read "
+                              f"in its storage order (a comparison's companions follow its "
+                              f"positions; a onehot and a window read their operand's "
+                              f"own arrays)")
         _, order, new_body, convs = best
         made = []
         for key, conv in convs:
@@ -219,8 +220,9 @@ def _sort_cost(body, order, stats, written_out) -> float:
 def _read_in_place(acc: Access) -> bool:
     """A value comparison (expr.compare) is never converted: the arrays it reads
     besides its structure are aligned with its positions; nor is a window
-    (expr.windows), read over its operand's own arrays."""
-    return (isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"
+    (expr.windows), read over its operand's own arrays, nor a onehot
+    (expr.bins), whose bins are read off its operand's values in place."""
+    return (isinstance(acc.tensor, CompareVar) and acc.tensor.kind in ("value", "bins")
             or isinstance(acc.tensor, WindowVar))
 
 

@@ -31,7 +31,7 @@ from .last_call import LastCall, inputs_of
 from .call_plans import MISS, CallPlans
 from .restored import CallFace
 from .shared import OneWalk, run_one_walk
-from .identity import has_implicit, user_tensors, with_identities
+from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from ..c.render import CSource
@@ -134,7 +134,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self._unplanned: set = set()                    # kinds no plan covers
         self._setup_slots()
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
-            req.tuning.keep_last_call and not (self._identities or self._iso)))
+            req.tuning.keep_last_call and not (self._identities and not onehots_only(
+                self.tensors) or self._iso)))   # a onehot reads its source's arrays
 
     def _setup_slots(self):
         face = self._face

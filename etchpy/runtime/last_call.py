@@ -13,12 +13,15 @@ same objects, under the same names in the same order, with the same layouts:
   an array that is referenced. Its NaN check runs again when the semiring
   refuses NaN.
 - an ep.Tensor: the same object, which the call bound as its own arrays (not
-  converted or cast); its layout check (Tensor.check_layout) runs again.
+  converted or cast); its layout check (Tensor.check_layout) runs again. A
+  onehot of it (expr.bins) is bound over those same buffers (checked by
+  address), so it is kept with it.
 
 Every other call binds in full: scipy, pydata sparse and python-graphblas
 inputs (their arrays can be rebound), bool arrays (their bytes decide truth
 values: tensor.truth_values), parameters, inputs that binding converts or
-copies, calls with `out=`, and kernels with implicit identities or iso inputs.
+copies, calls with `out=`, and kernels with implicit identities (onehots of a
+Tensor passed as it is aside) or iso inputs.
 A kept call references its inputs until the kernel's next call, so a call
 whose inputs hold more than `max_bytes` is not kept. The knobs are
 Tuning.keep_last_call (off: every call binds in full) and
@@ -91,7 +94,7 @@ class LastCall:
                 return
             for n in names:
                 b = bound[n]
-                if not b.own:
+                if not b.own or n != name and not (kind is Tensor and _over(b, value)):
                     return
                 if kind is Tensor:
                     total += b.nbytes()
@@ -102,10 +105,20 @@ class LastCall:
 def inputs_of(kinputs: dict):
     """{the caller's name: the names of the kernel inputs bound from it} from a
     kernel's inputs (name -> (the caller's name, TensorVar, planned conversion)),
-    or None when a planned conversion copies one (no call of it is kept)."""
+    or None when a planned conversion copies one (no call of it is kept). A
+    onehot's tensor (expr.bins) is bound from its source's arrays: it counts
+    as bound from the source."""
     by_input: dict = {}
-    for name, (src, _, conv) in kinputs.items():
+    for name, (src, tv, conv) in kinputs.items():
         if conv:
             return None
+        src = tv.source if getattr(tv, "kind", None) == "bins" else src
         by_input[src] = by_input.get(src, ()) + (name,)
     return by_input
+
+
+def _over(b, t: Tensor) -> bool:
+    """Are all the arrays bound in `b` the buffers of Tensor t's own arrays (a
+    onehot's view of t, not of a conversion or a cast of it)?"""
+    own = {a.ctypes.data for a in (t.vals, *(x for lv in t.levels for x in lv.values()))}
+    return all(a.ctypes.data in own for a in b.roles.values())

@@ -41,7 +41,7 @@ from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
-from . import windows
+from . import bins, windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -52,8 +52,9 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
+            order = tv.order - (tv.kind == "bins")           # a onehot's source: one less
             for col, fmt, at in tv.columns:
-                out.setdefault(col, TensorVar(col, tv.order if at is None else len(at), fmt))
+                out.setdefault(col, TensorVar(col, order if at is None else len(at), fmt))
             out.update({p: tv for p in tv.params})
     return out
 
@@ -75,9 +76,10 @@ def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
     sizes = _index_sizes(e, inputs)
     for name, acc in preds.items():
         tv = acc.tensor
-        if tv.kind == "value":
+        if tv.kind in ("value", "bins"):
             if all(c[0] in inputs for c in tv.columns):    # else check_names names it
-                out.update(_row(tv, inputs, sr))
+                out.update(_row(tv, inputs, sr) if tv.kind == "value" else
+                           {name: bins.view(tv, inputs, sr)})
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
         kinds = {"range": _range, "codes": _code_set}
@@ -90,12 +92,13 @@ def _index_sizes(e, inputs) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for acc in accesses(e):
         tv = acc.tensor
-        valued = isinstance(tv, CompareVar) and tv.kind == "value"
+        valued = isinstance(tv, CompareVar) and tv.kind in ("value", "bins")
         src = tv.source if valued else tv.name
         if isinstance(tv, CompareVar) and not valued or src not in inputs:
             continue
         shape = getattr(inputs[src], "shape", None)
         shape = np.shape(inputs[src]) if shape is None else tuple(shape)
+        shape += bins.count(tv)
         for ix, n in zip(acc.indices, shape):
             sizes.setdefault(ix.name, int(n))
     return sizes
@@ -180,6 +183,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     t.to_dense(); for a window, its dense window (runtime.windows)."""
     if isinstance(t, windows.WindowTensor):
         return windows.dense_window(tv, t.to_dense(), t.shape, sr.zero)
+    if isinstance(tv, CompareVar) and tv.kind == "bins":
+        return bins.dense(t, sr)
     if isinstance(tv, CompareVar) and tv.kind == "value":
         coords, v0 = t.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}

@@ -221,6 +221,16 @@ class Flat(Fact):
 
 
 @dataclass(frozen=True)
+class Span(Fact):
+    """This state stands for the coordinates index .. end-1 of its fibre, which
+    all hold its value: a piece of a Flat stream handed to an output that
+    writes runs (lower.target Target.writes_spans) whole. Set by the run-sums
+    pass only; no combinator keeps it (proofs_notes/runs.md)."""
+
+    end: imp.Expr
+
+
+@dataclass(frozen=True)
 class Entries(Fact):
     """A non-unique segment level: its state is position q, `run` the end of q's
     run of equal coordinates, found (in init, next and skip) by run := q + 1 and

@@ -1,11 +1,10 @@
 """Expressions to streams: the stream of a sum-free body over an order of levels.
 
-`lower_step(sr, bindings, body, order, bound)` is the stream of Σ_bound body
-with its levels in `order`; `Lowerer` builds it: an access becomes the level
-streams of its tensor (replicated over the levels it does not depend on), a
-literal a replicated constant, `*` mul and `+` add, a map `map_leaf` of its
-operand's stream, first made dense (a union with zeros over every level) when
-f(0) ≠ 0 (proofs_notes/map.md).
+`lower_step(sr, bindings, body, order, bound)` is the stream of Σ_bound body with its
+levels in `order`; `Lowerer` builds it: an access becomes the level streams of its
+tensor (replicated over the levels it does not depend on), a literal a replicated
+constant, `*` mul and `+` add, a map `map_leaf` of its operand's stream, first made
+dense (a union with zeros over every level) when f(0) ≠ 0 (proofs_notes/map.md).
 """
 from __future__ import annotations
 
@@ -170,6 +169,8 @@ class Lowerer:
             names = [ix.name for ix in acc.indices]
             b = Binding(b.format, b.vals, b.levels, b.name, False,
                         row_value(acc.tensor, b.vals, names, self.sr), {})
+        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "bins":   # formats.bins
+            b = Binding(b.format, b.vals, (*b.levels[:-1], {"src": b.vals}), b.name, True)
         names = [ix.name for ix in acc.indices]
         if b.format.is_dense:
             return self.dense_access(b, names, levels)

@@ -4,7 +4,7 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment, Blocks, RunList, Lookup or Hashed, stream shapes rather than level kinds);
+Range, Segment, Blocks, RunList, Lookup, Hashed or Spike, stream shapes rather than level kinds);
 this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
@@ -98,11 +98,24 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
             return runs_level(names, var, size, ends, start, end, child)
         case shapes.Lookup(crd, start, end, first, present):
             return lookup_level(names, var, crd, start, end, first, present, child, zero)
+        case shapes.Spike(coord, at):
+            return spike_level(names, var, coord, at, child)
         case shapes.Hashed(crd, slots, start, end, table, cap):
             return hashed_level(names, var, crd, slots, start, end, child,
                                 (table, cap) if zero is not None else None, zero)
     raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList, "
-                    f"Lookup and Hashed")
+                    f"Lookup, Hashed and Spike")
+
+
+def spike_level(names, var, coord: imp.Expr, at: imp.Expr, child) -> Stream:
+    """One coordinate or none (a formats.level.Spike): `coord` where it is >= 0,
+    at the position `at`. State k: the coordinate, -1 once passed."""
+    k = names.fresh(f"{var}_k")
+    kv, gone = Var(k), Assign(k, imp.Const(-1))
+    return Stream(var=var, state=((k, "index"),), init=Assign(k, coord), valid=le(ZERO, kv),
+                  index=kv, ready=TRUE, value=child((at, imp.add(at, ONE))), next=gone,
+                  skip=lambda t, r: If(select(r, le(kv, t), lt(kv, t)), gone),
+                  search="one coordinate, computed", facts=Facts.of(Most(ONE)))
 
 
 def hashed_level(names, var, crd: str, slots: str, start: imp.Expr, end: imp.Expr,

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import OrderError
+from ..errors import FormatError, OrderError
+from ..expr.bins import bins_count, is_bins, onehot
 from ..expr.compare import compare, stores_nothing
 from ..expr.windows import Window, WindowVar, rewindowed
 from ..expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar,
@@ -68,13 +69,14 @@ class _Options:
     allow_compare: bool
     simplest: int
     allow_windows: bool = False
+    allow_onehot: bool = False
 
 
 @st.composite
 def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=True,
              allow_literals=True, index_names=INDEX_NAMES, allow_compare=False,
              min_free=0, min_occurrences=1, max_size=8, max_cells=256, simplest=0,
-             allow_windows=False):
+             allow_windows=False, allow_onehot=False):
     """A strategy of random problems: a well-typed expression with a format per
     tensor, a semiring and inputs, as a `Problem` (expr, inputs, semiring).
 
@@ -93,7 +95,11 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     not the lower-level harnesses); allow_windows, whether a new tensor may be
     read through windows of its indices (`A[i[lo:hi:s], j]`, expr.windows:
     shifts past either end and steps 1..3; evaluate and compiled kernels bind
-    them, not the lower-level harnesses); simplest, which simplest problem (the one
+    them, not the lower-level harnesses); allow_onehot, whether an access of a
+    tensor may be read as the bins of its values over another drawn index
+    (`ep.onehot(b, A[i, j], |b|)`, expr.bins; its tensor then holds integers
+    from -1 to |b| where it stores entries; not for complex semirings; evaluate
+    and compiled kernels bind it); simplest, which simplest problem (the one
     Hypothesis tries first): its number of indices and its tensors' formats
     start `simplest` places further along INDEX_COUNTS and FORMATS_BY_ORDER, so
     that a test parametrized over simplest=0, 1, ... starts from different
@@ -110,10 +116,15 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
                                              max(max_occurrences, min_occurrences))))
     drawing = _Drawing(draw, sr, idx, size, budget,
                        _Options(allow_add, allow_literals, allow_compare, simplest,
-                                allow_windows))
+                                allow_windows, allow_onehot))
     e = drawing.widen(drawing.expr(3, top=True, needed=min_occurrences >= 2), min_free)
     e = make_walkable(e, drawing.fmts)
     inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
+    for name, n in drawing.binned.items():        # values that fall in bins, and some not
+        a = inputs[name]
+        bins = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(-1, n + 1, a.shape)
+        inputs[name] = a if a.dtype == np.bool_ else np.where(a != sr.zero, bins, a).astype(
+            sr.dtype)
     return Problem(e, inputs, sr, drawing.fmts)
 
 
@@ -147,6 +158,7 @@ def _indices(draw, names, low, high, max_size, max_cells, simplest):
 # draw is the other way.
 LITERAL = (False,) * 7 + (True,)
 COMPARED = (False,) * 5 + (True,)
+BINNED = (False,) * 3 + (True,)    # one access in four read as bins (allow_onehot)
 SUMMED = (False, False, True)
 REUSED = (False, False, True)
 # A new tensor's order (kept to the number of indices drawn): 2 the most likely,
@@ -175,6 +187,7 @@ class _Drawing:
         self.budget, self.options = budget, options
         self.shapes: dict[str, tuple] = {}
         self.fmts: dict[str, Format] = {}
+        self.binned: dict[str, int] = {}      # a onehot's tensor: its number of bins
 
     def reused(self):
         """An access to a tensor drawn before (same shape, distinct indices of its
@@ -234,11 +247,25 @@ class _Drawing:
             sr = self.sr
             return Lit(self.draw(semiring_values(sr)) if sr.dtype != np.bool_ else True)
         self.budget -= 1
-        acc = self.access(scalar_ok=not alone)
+        acc = self.binned_access(self.access(scalar_ok=not alone))
         if self.options.allow_compare and len(acc.indices) > 1 and self.draw(st.sampled_from(COMPARED)):
             a, b = self.draw(st.permutations(acc.indices))[:2]   # sizes from acc
             acc = acc * compare(a, self.draw(st.sampled_from(["<", "<=", ">", ">="])), b)
         return acc
+
+    def binned_access(self, acc):
+        """`acc`, or (allow_onehot, one time in four) the onehot of its values
+        over a drawn index it lacks, of that index's size; one onehot per problem
+        (two could ask each for the other's index first: onehot(j, A[i]) and
+        onehot(i, B[j]) have no loop order)."""
+        others = [ix for ix in self.idx if ix not in acc.indices]
+        if not (self.options.allow_onehot and others and type(acc.tensor) is TensorVar
+                and not self.binned
+                and np.dtype(self.sr.dtype).kind != "c" and self.draw(st.sampled_from(BINNED))):
+            return acc
+        b = self.draw(st.sampled_from(others))
+        self.binned[acc.tensor.name] = self.size[b]
+        return onehot(b, acc, self.size[b])
 
     def expr(self, depth, top=False, needed=False):
         """A subexpression of at most `depth` levels. At the `top`: never a
@@ -271,12 +298,13 @@ class _Drawing:
 
 
 def make_walkable(e: Expr, fmts: dict) -> Expr:
-    """Turn sparse tensors dense (last name first) until some loop order walks them all."""
+    """Turn sparse tensors dense (last name first) until some loop order walks them all
+    (a onehot's operand, never converted, among them: FormatError)."""
     while True:
         try:
             make_plan(e)
             return e
-        except OrderError:
+        except (OrderError, FormatError):
             name = max(n for n, f in fmts.items() if not f.is_dense)
             fmts[name] = Format.named("dense", fmts[name].order)
             e = with_formats(e, fmts)
@@ -291,6 +319,10 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
     match e:
         case Access(WindowVar() as t, idx):
             return rewindowed(t, idx, fmts.get(t.source, t.format))
+        case Access(t, idx) if is_bins(t):
+            src = TensorVar(t.source, t.order - 1, fmts.get(t.source, t.columns[0][1]))
+            return onehot(idx[-1], src[idx[:-1]] if len(idx) > 1 else Access(src, ()),
+                          bins_count(t))
         case Access(t, idx) if not stores_nothing(t):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
                 else Access(TensorVar(t.name, t.order, fmts.get(t.name, t.format)), ())

@@ -170,3 +170,11 @@ def test_central_draws_reach_the_hash_kind():
     """Hash levels (issue 40) are among the central draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
     assert "hash" in kinds, kinds
+
+
+def test_central_draws_reach_histograms():
+    """Onehots (a histogram's bins read off values, issue 40) are among the
+    central draws."""
+    from etchpy.expr.bins import is_bins
+    from etchpy.expr.walk import accesses
+    assert any(is_bins(a.tensor) for p in central_draws() for a in accesses(p.expr))

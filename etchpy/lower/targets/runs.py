@@ -1,0 +1,118 @@
+"""A run-length output (dense..., runs) written as runs, in order.
+
+Chosen (lower.outputs) for one step whose loops are the output's levels in
+storage order and sum nothing: each cell is written at most once, rows in
+order, cells in order within a row. A row's runs go to grown arrays `rend`
+(each run's end) and `vals`; `rseg` (one entry per row, plus one) bounds each
+row's runs. A write of v at coordinate c (of the cells c .. e-1: a whole piece
+when the run-sums pass hands one, Context.span, else e = c + 1) first covers
+any cells of the row not yet written (c > covered) with a run of the zero,
+then appends the run [c, e) of v; a run equal in value to the row's last one
+extends it instead, so equal neighbours merge. A row closes with a run of the
+zero to its end when its last cells were not written; rows the loops never
+enter are one run of the zero. The runs of a row are then maximal, except
+where two equal values compare unequal (NaN). proofs_notes/runs.md.
+"""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import ONE, ZERO, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve, Store, Var
+from ...imp import While, and_, eq, incr, lt, seq
+from ...streams import dim_var
+from ..target import FlatTarget, cells
+
+
+def runs_writable(fmt, step, out_axes) -> bool:
+    """Can a RunsTarget write this output: its last level writes runs, the rest are
+    located, in the identity mode order, and the step's loops are its levels in
+    storage order with nothing summed?"""
+    levels = fmt.levels
+    return (fmt.writes_runs
+            and all(lv.located for lv in levels[:-1])
+            and tuple(fmt.mode_order) == tuple(range(len(levels)))
+            and tuple(step.order) == tuple(out_axes) and not step.bound)
+
+
+class RunsTarget(FlatTarget):
+    """Runs appended row by row (see the module docstring)."""
+
+    writes_spans = True
+
+    def __init__(self, axes, sr, names: imp.Names, tuning):
+        self.axes, self.sr, self.tuning = tuple(axes), sr, tuning
+        self.rows, self.col = self.axes[:-1], self.axes[-1]
+        k = len(self.axes) - 1
+        self.k = k
+        self.arrays = {f"rseg{k}": names.fresh(f"out_rseg{k}"),
+                       f"rend{k}": names.fresh(f"out_rend{k}"), "vals": names.fresh("out_vals")}
+        self.rseg, self.rend, self.vals = self.arrays.values()
+        self.n, self.first, self.cov, self.next_row = (
+            names.fresh(x) for x in ("out_runs", "out_first", "out_cov", "out_row"))
+        self.names = names
+
+    def counts(self):
+        return {f"count{self.k}": self.n}
+
+    def zero(self):
+        return Const(self.sr.zero, "value")
+
+    def setup(self):
+        cap = Const(self.tuning.initial_capacity)
+        return seq(*(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
+                                                      self.next_row)),
+                   Alloc(self.rseg, "index", imp.add(cells(self.rows), ONE), ZERO),
+                   Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None))
+
+    def push(self, end: imp.Expr, v: imp.Expr) -> imp.Stmt:
+        """The run [covered, end) of v (v a variable or constant): the row's last
+        run extended when it holds v, else a new run."""
+        n, last = Var(self.n), Bin("-", Var(self.n), ONE)
+        same = and_(lt(Var(self.first), n), eq(Load(self.vals, last), v))
+        new = seq(Reserve(self.rend, "index", imp.add(n, ONE)),
+                  Reserve(self.vals, "value", imp.add(n, ONE)),
+                  Store(self.rend, n, end), Store(self.vals, n, v), incr(self.n))
+        return seq(If(same, Store(self.rend, last, end), new), Assign(self.cov, end))
+
+    def write(self, ctx, v, once=False):
+        c = ctx.coord(self.col)
+        end = ctx.span if ctx.span is not None else imp.add(c, ONE)
+        wv = self.names.fresh("out_v")
+        return seq(Decl(wv, "value", v), If(lt(Var(self.cov), c), self.push(c, self.zero())),
+                   self.push(end, Var(wv)))
+
+    def close(self, row: imp.Expr) -> imp.Stmt:
+        """The row's end: a run of the zero over its cells not written, its bound."""
+        size = dim_var(self.col)
+        return seq(If(lt(Var(self.cov), size), self.push(size, self.zero())),
+                   Store(self.rseg, imp.add(row, ONE), Var(self.n)),
+                   Assign(self.next_row, imp.add(row, ONE)))
+
+    def open(self) -> imp.Stmt:
+        return seq(Assign(self.first, Var(self.n)), Assign(self.cov, ZERO))
+
+    def row_of(self, ctx) -> imp.Expr:
+        flat: imp.Expr = ZERO
+        for v in self.rows:
+            flat = imp.add(imp.mul(flat, dim_var(v)), ctx.coord(v))
+        return flat
+
+    def skip_to(self, row: imp.Expr) -> imp.Stmt:
+        """Rows before `row` that no loop entered: each one run of the zero."""
+        return While(lt(Var(self.next_row), row),
+                     seq(self.open(), self.close(Var(self.next_row))))
+
+    def enter(self, var, index, ctx):
+        ctx = ctx.bind(var, index)
+        if not self.rows or var != self.rows[-1]:
+            return imp.SKIP, ctx
+        return seq(self.skip_to(self.row_of(ctx)), self.open()), ctx
+
+    def after(self, var, ctx):
+        if not self.rows or var != self.rows[-1]:
+            return imp.SKIP
+        return self.close(self.row_of(ctx))
+
+    def finish(self):
+        if not self.rows:
+            return seq(If(lt(Var(self.next_row), ONE), self.close(ZERO)))
+        return self.skip_to(cells(self.rows))
