@@ -120,12 +120,19 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     e = drawing.widen(drawing.expr(3, top=True, needed=min_occurrences >= 2), min_free)
     e = make_walkable(e, drawing.fmts)
     inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
-    for name, n in drawing.binned.items():        # values that fall in bins, and some not
+    _binned_values(draw, inputs, drawing.binned, sr)
+    return Problem(e, inputs, sr, drawing.fmts)
+
+
+def _binned_values(draw, inputs, binned, sr) -> None:
+    """Each input read as bins (`binned`: name -> number of bins) gets integer values
+    from -1 to that number where it stores entries: values that fall in bins, and
+    some not."""
+    for name, n in binned.items():
         a = inputs[name]
         bins = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(-1, n + 1, a.shape)
         inputs[name] = a if a.dtype == np.bool_ else np.where(a != sr.zero, bins, a).astype(
             sr.dtype)
-    return Problem(e, inputs, sr, drawing.fmts)
 
 
 def _rotated(seq, m):
