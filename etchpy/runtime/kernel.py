@@ -218,7 +218,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
         if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)
-            return run_one_walk(*one, out, inputs)
+            res = run_one_walk(*one, out, inputs)
+            self._last = one[0]._current()    # what explain() shows: the kernel run
+            return res
         made = None
         if out is None and not args:
             res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)
