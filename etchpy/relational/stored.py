@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .keys import Keys
-from .table import Relation, relation
+from .table import Relation, dense_span, relation
 from ..errors import InputError
 from ..expr.nodes import TensorVar, tensor as tensor_var
 from ..formats import Format
@@ -170,9 +170,10 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     of a join; the others are coded here, once per column); secondary, at most
     one other order of all the key columns, made now; levels, the level kinds
     of the storage order (default: dense first when its domain is at most
-    twice the rows, then compressed; the secondary order has the same kinds,
-    compressed first when its first key's domain is larger); semiring (default
-    real) combines rows with one key tuple; name, the variables' default name.
+    twice the rows, four times above other levels, then compressed; the
+    secondary order has the same kinds, compressed first when its first key's
+    domain is larger); semiring (default real) combines rows with one key
+    tuple; name, the variables' default name.
 
         >>> L = ep.table({"order": np.array([1, 1, 2]), "part": np.array([5, 6, 5]),
         ...               "rev": np.array([1.0, 2.0, 4.0])}, ["order"], keys=["part"],
@@ -215,10 +216,11 @@ def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
 
 def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
     """The secondary order's format: the storage order's level kinds, compressed
-    first when the first key's domain is more than twice the rows."""
+    first when the first key's domain spans more codes a row than a dense first
+    level of the storage order may (table.dense_span)."""
     kinds = list(stored.format.levels)
     first = t.keys[t.order.index(order[0])]
-    if kinds[0].located and len(first) > 2 * max(stored.nnz, 1):
+    if kinds[0].located and len(first) > dense_span(len(kinds)) * max(stored.nnz, 1):
         kinds[0] = "compressed"
     return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
 
