@@ -114,3 +114,16 @@ def test_a_singleton_under_a_unique_level_needs_one_child_each(levels):
     with pytest.raises(ep.errors.FormatError, match="one coordinate per parent"):
         ep.Tensor.from_coords(np.array([[0, 0], [1, 2], [0, 0]])[:len(levels)],
                               np.ones(2), (3,) * len(levels), fmt)
+
+
+def test_the_planner_knows_a_singleton_level_under_a_key_holds_one_entry_each():
+    """The fibres of a singleton level under a unique level are measured (one
+    entry each) and the planner prices its choices with them."""
+    T, _ = load([(0, 0), (0, 1), (2, 3), (4, 2)], [1, 5, 2], list(range(16)))
+    W = ep.Tensor.from_dense(np.array([0.0, 2.0, 0.0, 3.0]), "csf")
+    kern = ep.compile(ep.sum((a, b, c, d), T.var("v", name="V")[a, b, c, d]
+                             * ep.tensor("W", 1, "csf")[c]), order=["a", "b", "c", "d"])
+    kern(V=T.tensor("v"), W=W)
+    text = kern.explain()
+    assert "V level 2: 4 fibers, 4 non-empty, longest 1, mean 1" in text
+    assert "not known" not in text
