@@ -20,10 +20,12 @@ Storage level k holds logical mode `mode_order[k]`.
 
 A compressed or singleton level is *unique* unless it stores repeated
 coordinates under one parent (the first level of COO does). A singleton level
-must sit under a non-unique level, and a non-unique level must be directly
-followed by a singleton level (so it is never the last level): its read stream
-hands each run of equal coordinates, a range of positions, to the level below,
-and only a singleton level reads such a range.
+sits under another level: a non-unique one, or a unique one each of whose
+positions has exactly one child (a key that depends on the keys above it, as
+ep.table stores one); a non-unique level must be directly followed by a
+singleton level (so it is never the last level): its read stream hands each run
+of equal coordinates, a range of positions, to the level below, and only a
+singleton level reads such a range.
 
     named formats  dense (any order), csr = (dense, compressed),
                    csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
@@ -123,9 +125,9 @@ class Format:
             raise FormatError(f"mode order {mode_order} is not a permutation of "
                               f"0..{len(levels) - 1}")
         for k, lv in enumerate(levels):
-            if isinstance(lv, Singleton) and (k == 0 or levels[k - 1].unique):
-                raise FormatError(f"singleton level {k} must sit under a non-unique "
-                                  f"level (as in coo), got {_names(levels)}")
+            if isinstance(lv, Singleton) and k == 0:
+                raise FormatError(f"singleton level {k} must sit under another level (a "
+                                  f"non-unique one, as in coo), got {_names(levels)}")
             why = getattr(lv, "last_only", None)
             if why and k + 1 < len(levels) and not getattr(levels[k + 1], "under_last", False):
                 raise FormatError(f"a {lv} level must be the last level ({why}), "

@@ -2,7 +2,10 @@
 
 A singleton level stores `crd` with one entry per parent position: the only
 child of position p is p itself, with coordinate crd[p]. It sits under a
-non-unique level (as in coo), which gives every stored entry its own position.
+non-unique level (as in coo), which gives every stored entry its own position,
+or under a unique level each of whose positions has exactly one child (a key
+that depends on the keys above, as ep.table stores one: its pos would be
+0, 1, ..., n), where each run below is one position.
 
 The parent streams each *run* of its positions (consecutive positions with equal
 coordinates at every level above and at the parent) as one coordinate and hands
@@ -18,15 +21,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import FormatError, InputError
-from ..formats.compressed import check_range, index_array, require_keys
+from ..formats.compressed import Compressed, check_range, index_array, require_keys
 from ..formats.level import Segment
 
 
 @dataclass(frozen=True)
 class Singleton:
     """A singleton level: exactly one child per parent position, its coordinate in
-    crd; it sits under a non-unique level. Parameters: unique, False when it is
-    itself followed by a singleton level.
+    crd; it sits under a non-unique level, or a unique one whose every position
+    has one child. Parameters: unique, False when it is itself followed by a
+    singleton level.
 
         >>> ep.Format([ep.Compressed(unique=False), ep.Singleton()])   # coo's levels
     """
@@ -131,3 +135,30 @@ def first_run_violation(crd, run_starts, strict):
     same_run = ~np.asarray(run_starts, dtype=bool)[1:]
     hits = np.flatnonzero(same_run & ((step <= 0) if strict else (step < 0)))
     return int(hits[0]) + 1 if hits.size else -1
+
+
+def dependent(kinds: list, arrays: list) -> tuple[list, list]:
+    """(kinds, arrays) of a trie's levels with each unique compressed level below
+    the first whose pos is 0, 1, ..., n (every parent position one child: a key
+    that depends on the keys above) a singleton level, its crd alone."""
+    kinds, arrays = list(kinds), [dict(a) for a in arrays]
+    for k in range(1, len(kinds)):
+        if isinstance(kinds[k], Compressed) and kinds[k].unique and _identity(
+                arrays[k].get("pos")):
+            kinds[k], arrays[k] = Singleton(), {"crd": arrays[k]["crd"]}
+    return kinds, arrays
+
+
+def independent(kinds) -> list:
+    """`kinds` with each singleton level under a unique level compressed (in
+    another order, or with other data, a level may hold several children)."""
+    return [Compressed() if k and isinstance(lv, Singleton) and kinds[k - 1].unique else lv
+            for k, lv in enumerate(kinds)]
+
+
+def _identity(pos) -> bool:
+    if pos is None:
+        return False
+    pos = np.asarray(pos)
+    return bool(len(pos) and pos[0] == 0 and pos[-1] == len(pos) - 1
+                and (np.diff(pos) == 1).all())

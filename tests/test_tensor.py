@@ -494,7 +494,8 @@ def test_validate_rejects(fmt, levels, vals, message):
     (["compressed-nonunique", "singleton-nonunique", "compressed"],
      "level 1 .* followed by a singleton"),
     (["compressed", "compressed-nonunique", "dense"], "level 1 .* followed by a singleton"),
-    (["dense", "singleton"], "must sit under a non-unique level"),
+    (["singleton"], "must sit under another level"),
+    (["singleton", "compressed"], "must sit under another level"),
 ], ids=str)
 def test_nonunique_level_must_be_followed_by_singleton(levels, message):
     with pytest.raises(FormatError, match=message):

@@ -183,8 +183,9 @@ class _StepChooser:
         level = fmt.levels[lev]
         if level.located or getattr(level, "locates", False):    # formats.level
             return LOCATES
-        if level.segment_roles is None:
-            return UNKNOWN
+        if level.segment_roles is None:       # one child per position under a unique
+            return Fibre(1.0, 1.0, True) if lev and level.one_per_parent and \
+                fmt.levels[lev - 1].unique else UNKNOWN      # level: fibres of one
         if (acc.tensor.name, lev) in self.marked:
             return LOCATES
         row = self.table.get((acc.tensor.name, lev))

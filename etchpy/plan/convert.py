@@ -34,7 +34,7 @@ from ..expr.compare import CompareVar
 from ..expr.windows import WindowVar, label
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
 from ..expr.walk import accesses
-from ..formats import NAMED_FORMATS, Format
+from ..formats import NAMED_FORMATS, Format, singleton
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,12 @@ def walked_in_order(acc: Access, order) -> bool:
 
 
 def permuted(fmt: Format, acc: Access, order) -> Format:
-    """`fmt`'s level kinds in the mode order that loop order `order` visits."""
+    """`fmt`'s level kinds in the mode order that loop order `order` visits (a
+    singleton level under a unique one, a key that depended on the keys above
+    it, compressed: in another order it may not)."""
     pos = {v: k for k, v in enumerate(order)}
     modes = tuple(sorted(range(fmt.order), key=lambda m: pos[acc.indices[m].name]))
-    new = Format(fmt.levels, modes)
+    new = Format(singleton.independent(fmt.levels), modes)
     for name in NAMED_FORMATS:
         try:
             if Format.named(name, fmt.order) == new:

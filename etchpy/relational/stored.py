@@ -7,7 +7,9 @@ the primary key columns, then the other key columns: its storage order, a
 clustered index on the primary key. Every value column, and the row count,
 lies over that one structure. `secondary=` names at most one other order of
 the key columns, made at load too, for the joins that walk the table by
-another key (lineitem by part). Queries read these tries, never their own:
+another key (lineitem by part); a key column that depends on the ones above it
+is a singleton level there (`_singletons`). Queries read these tries, never
+their own:
 
     T.var(value, order=None)     the expression variable of a value column (None:
                                  the row count), in storage order or `order`
@@ -30,14 +32,16 @@ when they differ, so a query after a write reads the written values.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from .keys import Keys
-from .table import Relation, relation
+from .table import Relation, dense_span, relation
 from ..errors import InputError
 from ..expr.nodes import TensorVar, tensor as tensor_var
 from ..formats import Format
+from ..formats import singleton
 from ..runtime.planned import converted_structure
 from ..runtime.tensor import Tensor
 
@@ -122,7 +126,7 @@ class Table:
 
             >>> print(T.explain())
             table table: 2 rows, values ['q']
-              storage order ('o', 'p'): dense, compressed
+              storage order ('o', 'p'): dense, singleton
               secondary order ('p', 'o'): dense, compressed
         """
         t = self._relations[None].tensor
@@ -170,9 +174,10 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     of a join; the others are coded here, once per column); secondary, at most
     one other order of all the key columns, made now; levels, the level kinds
     of the storage order (default: dense first when its domain is at most
-    twice the rows, then compressed; the secondary order has the same kinds,
-    compressed first when its first key's domain is larger); semiring (default
-    real) combines rows with one key tuple; name, the variables' default name.
+    twice the rows, four times above other levels, then compressed; the
+    secondary order has the same kinds, compressed first when its first key's
+    domain is larger); semiring (default real) combines rows with one key
+    tuple; name, the variables' default name.
 
         >>> L = ep.table({"order": np.array([1, 1, 2]), "part": np.array([5, 6, 5]),
         ...               "rev": np.array([1.0, 2.0, 4.0])}, ["order"], keys=["part"],
@@ -195,7 +200,26 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     coding, codes = _coded(columns, order, dict(coding or {}), name)
     by_value = relation(columns, order, values=[None] + values, coding=coding, codes=codes,
                         levels=levels, semiring=semiring, name=name)
+    if levels is None:
+        by_value = _singletons(by_value)
     return Table(name, by_value, None if second == tuple(order) else second)
+
+
+def _singletons(by_value: dict) -> dict:
+    """The relations (over one structure) with each unique compressed level below
+    the first whose every parent position has exactly one child (a key column
+    that depends on the ones above, as an order's date on its key) a singleton
+    level (formats.singleton.dependent): read at its parent's position, with no
+    pos array to load (the same entries, one structure still)."""
+    t = by_value[None].tensor
+    kinds, levels = singleton.dependent(t.format.levels, t.levels)
+    if kinds == list(t.format.levels):
+        return by_value
+    fmt = Format(kinds, mode_order=t.format.mode_order)
+    first = Tensor._of((t.shape, fmt, tuple(levels), t.vals, t.fill), t.name)
+    return {v: replace(r, tensor=Tensor._of((first.shape, fmt, first.levels, r.tensor.vals,
+                                                   r.tensor.fill), r.tensor.name))
+            for v, r in by_value.items()}
 
 
 def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
@@ -215,10 +239,11 @@ def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
 
 def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
     """The secondary order's format: the storage order's level kinds, compressed
-    first when the first key's domain is more than twice the rows."""
-    kinds = list(stored.format.levels)
+    first when the first key's domain spans more codes a row than a dense first
+    level of the storage order may (table.dense_span)."""
+    kinds = singleton.independent(stored.format.levels)
     first = t.keys[t.order.index(order[0])]
-    if kinds[0].located and len(first) > 2 * max(stored.nnz, 1):
+    if kinds[0].located and len(first) > dense_span(len(kinds)) * max(stored.nnz, 1):
         kinds[0] = "compressed"
     return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
 

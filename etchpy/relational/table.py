@@ -70,9 +70,9 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     Keys per key column (the same Keys for every relation joined on that key;
     built from this table's column when absent); order, the key columns in
     storage (trie level) order, default `keys`; levels, a level kind per storage
-    level, default dense first when its domain is at most twice the rows, else
-    compressed, then compressed (a dense last level stores every cell, those
-    of no row holding zero, and a value comparison tests them as entries);
+    level, default dense first when its domain is at most `dense_span` times
+    the rows, else compressed, then compressed (a dense last level stores every
+    cell, those of no row holding zero, and a value comparison tests them as entries);
     semiring, its add combines duplicate keys (default real); name, the
     tensor's name; codes, for some key columns their codes under `coding`
     already worked out (a table loaded once codes each column once for all
@@ -235,11 +235,21 @@ def _format(keys, order, levels, coding, rows, name) -> Format:
         raise InputError(f"relation {name!r}: order {order} must list the key columns "
                          f"{tuple(keys)} once each")
     if levels is None:
-        first = "dense" if keys and len(coding[order[0]]) <= 2 * max(rows, 1) else "compressed"
+        first = "dense" if keys and len(coding[order[0]]) <= dense_span(len(keys)) * max(
+            rows, 1) else "compressed"
         levels = [first] + ["compressed"] * (len(keys) - 1)
     if len(levels) != len(keys):
         raise InputError(f"relation {name!r}: {len(levels)} level kinds for {len(keys)} keys")
     return Format(levels, mode_order=tuple(keys.index(k) for k in order))
+
+
+def dense_span(levels: int) -> int:
+    """How many codes a row a first level may span and still be dense by default:
+    2 for a relation of one key (a dense last level stores a cell of zero for
+    every code no row gave, and value comparisons test those cells), 4 above
+    other levels (a code no row gave is an empty fibre, one `pos` entry: at most
+    32 bytes a row, and a join locates into the level instead of searching it)."""
+    return 2 if levels == 1 else 4
 
 
 def _entries(result, order, fill):

@@ -30,7 +30,7 @@ from . import signature as sig_
 from .last_call import LastCall, inputs_of
 from .call_plans import MISS, CallPlans
 from .restored import CallFace
-from .shared import OneWalk, run_one_walk
+from .shared import OneWalk
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
@@ -219,7 +219,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
         if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)
-            return run_one_walk(*one, out, inputs)
+            return self._run_walk(one, out, inputs)
         made = None
         if out is None and not args:
             res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)

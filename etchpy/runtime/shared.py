@@ -81,6 +81,13 @@ class OneWalk:
             kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
         return kept[key]
 
+    def _run_walk(self, one: tuple, out, inputs: dict):
+        """Call the fused kernel of `one` (from _one_walk) on `inputs`; explain(),
+        plan and c_source then show it, the kernel run."""
+        res = run_one_walk(*one, out, inputs)
+        self._last = one[0]._current()
+        return res
+
     def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
         req = self.request
         expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)

@@ -93,11 +93,16 @@ def size_class(modes, bound: dict, inputs: dict, idx32: bool) -> tuple:
 
 def _fibres(b, fmt):
     """(level, fibre lengths, runs per fibre or None) of each level of bound input
-    b that measures them (formats.level `fibres`), by its format `fmt`."""
-    for k, level in enumerate(fmt.levels if fmt is not None else ()):
+    b that measures them (formats.level `fibres`), by its format `fmt`; a level
+    of one child per parent position under a unique level (a singleton under a
+    key it depends on) has fibres of one entry each."""
+    levels = fmt.levels if fmt is not None else ()
+    for k, level in enumerate(levels):
         arrays = {r: b.roles.get(f"{r}{k}") for r in level.roles}
         if arrays and all(a is not None for a in arrays.values()):
             got = level.fibres(arrays)
+            if got is None and k and level.one_per_parent and levels[k - 1].unique:
+                got = np.ones(len(next(iter(arrays.values()))), dtype=np.int64), None
             if got is not None:
                 yield k, *got
 

@@ -268,3 +268,21 @@ def test_a_comparison_of_columns_of_two_structures_is_neither_flat_nor_collapsed
         kern = ep.compile(e)
         assert np.allclose(kern(A=a, B=b), want)
         assert np.allclose(kern(A=a, B=a), 0.0 * np.asarray(want))     # one structure
+
+
+def test_explain_shows_the_kernel_the_last_call_ran():
+    """After a call that ran one walk, explain(), plan and c_source are those of
+    the fused kernel, and explain() names the expression as written; after a call
+    on copies (run as written) they are the kernel's own again."""
+    rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4)]
+    rel, _ = load(rows, ["dense", "compressed"])
+    A, B = rel["a"].var("A"), rel["b"].var("B")
+    kern = ep.compile(ep.sum((o, n), A[o, n] * B[o, n]), order=["o", "n"])
+    kern(A=rel["a"].tensor, B=rel["b"].tensor)
+    text = kern.explain()
+    assert text.startswith("one walk (runtime.shared)")
+    assert "q_o_n" in text and "A[o,n]" in text.splitlines()[1]
+    assert "q_o_n" in kern.c_source and "q_o_n" in str(kern.plan)
+    apart = copies(rel)
+    kern(A=apart["A"], B=apart["B"])
+    assert "one walk" not in kern.explain() and "q_o_n" not in kern.c_source

@@ -194,3 +194,22 @@ def test_keys_coded_once_per_distinct_value_equal_keys_then_code(values, extra):
     dates = col.view(np.uint32)[::6].astype("datetime64[D]") if len(col) else col[:0]
     k2, c2 = ep.Keys.coded(dates)
     np.testing.assert_array_equal(c2, ep.Keys(dates).code(dates))
+
+
+@pytest.mark.parametrize("span", [1, 2, 3, 4, 5])
+def test_a_first_level_is_dense_by_default_up_to_its_span(span):
+    """A key spanning `span` codes a row: dense first up to 2 for one key (a
+    dense last level stores a cell for every code), up to 4 above other levels
+    (table.dense_span); the rows and a comparison's answer are the same."""
+    rows = 6
+    o = np.arange(rows) * span
+    cols = {"o": o, "n": np.arange(rows) % 2, "v": np.arange(rows) - 2.0}
+    coding = {"o": ep.Keys(np.arange(rows * span), name="o")}
+    two = ep.table(cols, ["o"], keys=["n"], values=["v"], coding=coding, name="T")
+    one = ep.relation(cols, ["o"], values="v", coding=coding, name="U")
+    assert (str(two.tensor("v").format.levels[0]) == "dense") == (span <= 4)
+    assert (str(one.tensor.format.levels[0]) == "dense") == (span <= 2)
+    i, j = ep.indices("i j")
+    got = ep.compile(ep.sum((i, j), two.var("v")[i, j] * (two.var("v")[i, j] < 1)))(
+        T=two.tensor("v"))
+    assert got == sum(v for v in cols["v"] if v < 1)
