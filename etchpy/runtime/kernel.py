@@ -109,6 +109,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self._per_signature = per_signature
         self._planned: dict[tuple, tuple] = {}          # size class -> (shown, runner)
         self._last = None                   # the kernel planned for the last call
+        self._walked = None                 # the last one-walk call's kernel (explain)
         self._runner = None                 # the kernel that ran it, if not self
         self._modes = sig_.index_modes(req.expr)
         self._infer = infer                 # the semiring follows the inputs' dtype

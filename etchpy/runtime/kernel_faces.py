@@ -99,13 +99,15 @@ class KernelFaces:
         """
         kern = self._current()
         text = pipeline.explain(kern.compiled, kern.optimized)
-        if kern.request.expr != self.request.expr:      # the last call ran one walk
-            text = ("one walk (runtime.shared): the last call ran the kernel below, "
-                    f"rewritten from\n  {self.request.expr}\n" + text)
         if kern is self and self._per_signature:
             text += ("\nsizes: planned before any input was seen; the first call of each "
                      "size class\n  of the inputs plans again from the sizes measured on "
                      "them")
+        walked = self._walked
+        if walked is not None:                # a call ran one walk (runtime.shared)
+            text += ("\none walk (runtime.shared): the last call whose factors shared one "
+                     "structure ran this kernel,\n  rewritten from the expression above:\n"
+                     + pipeline.explain(walked.compiled, walked.optimized))
         return text
 
     def __repr__(self):

@@ -82,10 +82,11 @@ class OneWalk:
         return kept[key]
 
     def _run_walk(self, one: tuple, out, inputs: dict):
-        """Call the fused kernel of `one` (from _one_walk) on `inputs`; explain(),
-        plan and c_source then show it, the kernel run."""
+        """Call the fused kernel of `one` (from _one_walk) on `inputs`; explain() then
+        shows it below the kernel's own (plan, program and c_source stay the
+        kernel's own: a caller binds its arguments by them, etchpy.distributed)."""
         res = run_one_walk(*one, out, inputs)
-        self._last = one[0]._current()
+        self._walked = one[0]._current()
         return res
 
     def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
