@@ -5,7 +5,7 @@
     workspace  the last level out of order, through a workspace (tuning.workspaces)
     insert     a last level that inserts in any order (a bytemap, a hash) under located
                levels, each value at its cell (targets.insert)
-    runs       a run-length last level under located levels, written as runs in order,
+    spans      a run-length last level under located levels, written as runs in order,
                equal neighbours merged (targets.runs)
     bucket     a transposed (dense, compressed) output, by a counting sort
                (tuning.counting_sort)
@@ -38,7 +38,7 @@ def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
             and _order_matches(steps[0], fmt, plan.out, skip_last=True)):
         return "workspace"
     if one and runs_writable(fmt, steps[0], [plan.out[m] for m in fmt.mode_order]):
-        return "runs"
+        return "spans"
     if one and insertable(fmt):
         return "insert"
     if (one and tuning.counting_sort and bucketable(fmt)
@@ -77,7 +77,7 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
                 v in step.bound for v in step.order[:list(step.order).index(row)]), names)
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
-        case "runs":
+        case "spans":
             t = RunsTarget(axes, sr, names, tuning)
         case "insert":
             t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
