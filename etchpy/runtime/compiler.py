@@ -29,6 +29,7 @@ INSTALL_HINT = ("install a C compiler (e.g. `apt-get install gcc`, `dnf install 
                 "or `xcode-select --install` on macOS) or set CC to a compiler's path")
 
 _versions: dict[tuple[str, ...], str] = {}
+_found: dict[tuple, Compiler] = {}    # (CC, PATH) -> the compiler they name
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,17 @@ class Compiler:
 
 
 def find_compiler() -> Compiler:
-    """The compiler named by ``CC``, else the first of cc, gcc, clang on PATH."""
-    cc = os.environ.get("CC")
+    """The compiler named by ``CC``, else the first of cc, gcc, clang on PATH;
+    looked up once per process for each value of CC and PATH (a lookup searches
+    PATH, about 0.15 ms a word)."""
+    cc, path = os.environ.get("CC"), os.environ.get("PATH")
+    found = _found.get((cc, path))
+    if found is None:
+        found = _found[(cc, path)] = _find(cc)
+    return found
+
+
+def _find(cc: str | None) -> Compiler:
     if cc is not None and cc.strip():
         words = split_env("CC", cc)
         exe = shutil.which(words[0])
@@ -56,9 +66,10 @@ def find_compiler() -> Compiler:
 
 
 def forget_versions() -> None:
-    """Forget the versions asked in this process (the records on disk stay), as a
-    new process starts."""
+    """Forget the compilers found and versions asked in this process (the records
+    on disk stay), as a new process starts."""
     _versions.clear()
+    _found.clear()
 
 
 def split_env(variable: str, value: str) -> list[str]:
