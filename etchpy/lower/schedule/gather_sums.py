@@ -13,13 +13,14 @@ loop's.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
 
 from ... import imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
-                    While, seq)
+                    While, or_, seq)
 from .fused_checks import candidates, program_names
 
 
@@ -43,7 +44,11 @@ def applies(semiring) -> bool:
 
 def run(prog, semiring, tuning):
     """`prog` with its gathered sums made imp.GatherSum, each level's pick
-    declared first; `prog` itself when the pass is off or nothing matches."""
+    declared first; `prog` itself when the pass is off or nothing matches.
+    The body is switched once on the picks, outside every loop: where none is
+    set the call runs the body as it was (a branch on the pick beside each walk
+    made the scalar walks 4-15% slower than the same walks without lanes, the
+    compiler laying out and allocating the loop for both forms)."""
     ops = lane_ops(semiring)
     if not (tuning.gather_sums and ops is not None and prog.output.mode == "dense"):
         return prog
@@ -55,7 +60,10 @@ def run(prog, semiring, tuning):
         if new != body:
             body = new
             picks.append(GatherPick(pick, lv.pos, lv.parents))
-    return replace(prog, body=seq(*picks, body)) if picks else prog
+    if not picks:
+        return prog
+    lanes = functools.reduce(or_, (Var(p.var) for p in picks))
+    return replace(prog, body=seq(*picks, imp.If(lanes, body, prog.body)))
 
 
 def _rewrite(node, lv, pick: str, ops: tuple):

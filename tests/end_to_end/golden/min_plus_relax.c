@@ -211,12 +211,10 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 /* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
  * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
- * reassociated). `mode` is the call's pick (ep_gather_pick): 1 for rows of
- * irregular lengths or long rows: chunks of eight, the last one masked to the
- * segment (no branch on the length; a masked lane reads nothing); 2 for short
- * rows of one length: chunks of four and a scalar loop for the last three at
- * most (a well-predicted branch); 0 (very short rows of one length, or no
- * AVX-512) keeps the caller's loop.
+ * reassociated) in chunks of eight, the last one masked to the segment (no
+ * branch on the length; a masked lane reads nothing). `mode` is the call's
+ * pick (ep_gather_pick), 1 here: where it is 0 (rows of one length that take
+ * the scalar loop faster, or no AVX-512) the caller keeps its loop.
  * When `checked` (a constant at each call), every chunk's coordinates are
  * compared with [0, dim) first: one outside sets *err to 4 and ends the sum
  * before x is read through it. */
@@ -226,17 +224,10 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
-#define EP_GATHER_OUT4(c, lim) (_mm256_cmplt_epu64_mask((c), _mm256_set1_epi64x(lim)) != 0xF)
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_LOAD4(p) _mm256_loadu_si256((const __m256i *)(p))
 #define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
-#define EP_GATHER_X4(c, x) _mm256_i64gather_pd((const double *)(x), (c), 8)
-#define EP_GATHER_LOAD4M(m, p) _mm256_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_OUT4M(m, c, lim) \
-    (_mm256_mask_cmplt_epu64_mask((m), (c), _mm256_set1_epi64x(lim)) != (m))
-#define EP_GATHER_X4M(m, c, x) _mm256_mmask_i64gather_pd(_mm256_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
                                    const ep_idx_t *restrict crd, const double *restrict x,
@@ -244,39 +235,7 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
                                    int64_t mode)
 {
     const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
-    if (mode == 2) {
-        __m256d s = _mm256_setzero_pd();
-        double t = 0.0;
-        for (; q + 4 <= e; q += 4) {
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
-            if (checked && EP_GATHER_OUT4(c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            s = _mm256_fmadd_pd(_mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), s);
-        }
-        if (e - q == 3) {           /* three left: one masked chunk of four */
-            const __mmask8 m = (__mmask8)0x7;
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
-            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            s = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + q), EP_GATHER_X4M(m, c, x), s);
-            q = e;
-        }
-        for (; q < e; q++) {
-            EP_OPAQUE(q);           /* at most two: not worth vectorising */
-            const uint64_t c = (uint64_t)crd[q];
-            if (checked && c >= (uint64_t)dim) {
-                *err = 4;
-                return acc;
-            }
-            t += v[q] * x[c];
-        }
-        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-        return acc + (_mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + t);
-    }
+    (void)mode;
     __m512d s = _mm512_setzero_pd();
     for (; q + 8 <= e; q += 8) {
         const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
@@ -329,71 +288,31 @@ static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const doubl
     const double unit = add == EP_LANE_MIN ? INFINITY : -INFINITY;
     double r = unit;
     __mmask8 bad = 0;
-    if (mode == 2) {
-        __m256d s = _mm256_set1_pd(unit);
-        for (; q + 4 <= e; q += 4) {
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
-            if (checked && EP_GATHER_OUT4(c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            const __m256d p = EP_LANE_MUL(mul, _mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), 256);
-            bad |= _mm256_cmp_pd_mask(p, p, _CMP_UNORD_Q);
-            s = EP_LANE_RED(add, s, p, 256);
+    (void)mode;
+    __m512d s = _mm512_set1_pd(unit);
+    for (; q + 8 <= e; q += 8) {
+        const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        if (checked && EP_GATHER_OUT8(c, lim)) {
+            *err = 4;
+            return acc;
         }
-        if (e - q == 3) {           /* three left: one masked chunk of four */
-            const __mmask8 m = (__mmask8)0x7;
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
-            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            const __m256d p = EP_LANE_MUL(mul, _mm256_maskz_loadu_pd(m, v + q),
-                                          EP_GATHER_X4M(m, c, x), 256);
-            bad |= _mm256_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
-            s = EP_LANE_REDM(add, s, m, p, 256);
-            q = e;
-        }
-        for (; q < e; q++) {
-            EP_OPAQUE(q);           /* at most two */
-            const uint64_t c = (uint64_t)crd[q];
-            if (checked && c >= (uint64_t)dim) {
-                *err = 4;
-                return acc;
-            }
-            const double p = mul ? v[q] + x[c] : v[q] * x[c];
-            bad |= p != p;
-            r = EP_LANE_ONE(add, r, p);
-        }
-        const __m128d h = EP_LANE_RED(add, _mm256_castpd256_pd128(s),
-                                      _mm256_extractf128_pd(s, 1), );
-        r = EP_LANE_ONE(add, r, _mm_cvtsd_f64(EP_LANE_RED(add, h, _mm_unpackhi_pd(h, h), )));
-    } else {
-        __m512d s = _mm512_set1_pd(unit);
-        for (; q + 8 <= e; q += 8) {
-            const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
-            if (checked && EP_GATHER_OUT8(c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            const __m512d p = EP_LANE_MUL(mul, _mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), 512);
-            bad |= _mm512_cmp_pd_mask(p, p, _CMP_UNORD_Q);
-            s = EP_LANE_RED(add, s, p, 512);
-        }
-        if (q < e) {
-            const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
-            const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
-            if (checked && EP_GATHER_OUTM(m, c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            const __m512d p = EP_LANE_MUL(mul, _mm512_maskz_loadu_pd(m, v + q),
-                                          EP_GATHER_XM(m, c, x), 512);
-            bad |= _mm512_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
-            s = EP_LANE_REDM(add, s, m, p, 512);
-        }
-        r = add == EP_LANE_MIN ? _mm512_reduce_min_pd(s) : _mm512_reduce_max_pd(s);
+        const __m512d p = EP_LANE_MUL(mul, _mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), 512);
+        bad |= _mm512_cmp_pd_mask(p, p, _CMP_UNORD_Q);
+        s = EP_LANE_RED(add, s, p, 512);
     }
+    if (q < e) {
+        const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
+        const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
+        if (checked && EP_GATHER_OUTM(m, c, lim)) {
+            *err = 4;
+            return acc;
+        }
+        const __m512d p = EP_LANE_MUL(mul, _mm512_maskz_loadu_pd(m, v + q),
+                                      EP_GATHER_XM(m, c, x), 512);
+        bad |= _mm512_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
+        s = EP_LANE_REDM(add, s, m, p, 512);
+    }
+    r = add == EP_LANE_MIN ? _mm512_reduce_min_pd(s) : _mm512_reduce_max_pd(s);
     if (checked && bad) {           /* a NaN value (or ∞ − ∞): checked in full */
         *err = 4;
         return acc;
@@ -403,10 +322,12 @@ static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const doubl
 
 /* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
  * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
- * grid's side would sample only its boundary rows): 1 when their lengths differ
- * from their successors' in more than a quarter of the samples or they hold 16
- * entries or more on average (chunks of four gather slower than eight there),
- * else 2 when they hold four or more on average, else 0. */
+ * grid's side would sample only its boundary rows): 1 (the lanes) when their
+ * lengths differ from their successors' in more than a quarter of the samples
+ * (a scalar loop mispredicts the end of every row), or when rows of their one
+ * length L (the mean, rounded) take few enough chunks of eight: 6 * ceil(L / 8)
+ * <= L (a chunk's gather and the lanes' sum cost about six scalar steps: lanes
+ * for L = 7, 8 and from 12, the scalar loop for 1-6, 9-11), else 0. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 {
     int64_t k = 0, same = 0, total = 0;
@@ -420,7 +341,8 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
     }
     if (k == 0)
         return 0;
-    return 4 * same < 3 * k || total >= 16 * k ? 1 : total >= 4 * k ? 2 : 0;
+    const int64_t len = (total + k / 2) / k;
+    return 4 * same < 3 * k || 6 * ((len + 7) / 8) <= len ? 1 : 0;
 }
 #else
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -476,34 +398,96 @@ int min_plus_relax(
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
-    /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-    /* out[v] ⊕= x[v]   order (v) */
-    /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-    int64_t v_c = 0;
-    int64_t v_c_2 = 0;
-    v_c = 0;
-    v_c_2 = 0;
-    while (v_c < dim_v) {
-        int64_t v_ = v_c;
-        ep_val_t cell = INFINITY;
-        /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t u_q_1 = 0;
-        int64_t u_end_1 = 0;
-        u_q_1 = W_pos1[v_c];
-        u_end_1 = W_pos1[(v_c + 1)];
-        if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
-            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-        }
-        if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-            if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                input_error = 4;
-                u_end_1 = u_q_1;
+    if (W_gather) {
+        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+        /* out[v] ⊕= x[v]   order (v) */
+        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+        int64_t v_c = 0;
+        int64_t v_c_2 = 0;
+        v_c = 0;
+        v_c_2 = 0;
+        while (v_c < dim_v) {
+            int64_t v_ = v_c;
+            ep_val_t cell = INFINITY;
+            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+            int64_t u_q_1 = 0;
+            int64_t u_end_1 = 0;
+            u_q_1 = W_pos1[v_c];
+            u_end_1 = W_pos1[(v_c + 1)];
+            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
+                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
             }
-            if (W_gather) {
-                cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                u_q_1 = u_end_1;
+            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
+                }
+                if (W_gather) {
+                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                    u_q_1 = u_end_1;
+                } else {
+                    while (u_q_1 < u_end_1) {
+                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                        EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                        EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                        u_q_1 = (u_q_1 + 1);
+                    }
+                    if (u_q_1 < u_end_1) {
+                        input_error = 4;
+                    }
+                }
             } else {
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
+                }
+                if (W_gather) {
+                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                    u_q_1 = u_end_1;
+                } else {
+                    while (u_q_1 < u_end_1) {
+                        EP_OPAQUE(u_q_1);
+                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                        u_q_1 = (u_q_1 + 1);
+                    }
+                    if (u_q_1 < u_end_1) {
+                        input_error = 4;
+                    }
+                }
+            }
+            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+            out[v_] = cell;
+            v_c = (v_c + 1);
+            v_c_2 = (v_c_2 + 1);
+        }
+    } else {
+        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+        /* out[v] ⊕= x[v]   order (v) */
+        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+        int64_t v_c = 0;
+        int64_t v_c_2 = 0;
+        v_c = 0;
+        v_c_2 = 0;
+        while (v_c < dim_v) {
+            int64_t v_ = v_c;
+            ep_val_t cell = INFINITY;
+            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+            int64_t u_q_1 = 0;
+            int64_t u_end_1 = 0;
+            u_q_1 = W_pos1[v_c];
+            u_end_1 = W_pos1[(v_c + 1)];
+            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
+                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+            }
+            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
+                }
                 while (u_q_1 < u_end_1) {
                     if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                     EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
@@ -514,16 +498,11 @@ int min_plus_relax(
                 if (u_q_1 < u_end_1) {
                     input_error = 4;
                 }
-            }
-        } else {
-            if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                input_error = 4;
-                u_end_1 = u_q_1;
-            }
-            if (W_gather) {
-                cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                u_q_1 = u_end_1;
             } else {
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
+                }
                 while (u_q_1 < u_end_1) {
                     EP_OPAQUE(u_q_1);
                     if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
@@ -534,11 +513,11 @@ int min_plus_relax(
                     input_error = 4;
                 }
             }
+            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+            out[v_] = cell;
+            v_c = (v_c + 1);
+            v_c_2 = (v_c_2 + 1);
         }
-        cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-        out[v_] = cell;
-        v_c = (v_c + 1);
-        v_c_2 = (v_c_2 + 1);
     }
     if (input_error) {
         return (int)input_error;

@@ -210,12 +210,10 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 
 /* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
  * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
- * reassociated). `mode` is the call's pick (ep_gather_pick): 1 for rows of
- * irregular lengths or long rows: chunks of eight, the last one masked to the
- * segment (no branch on the length; a masked lane reads nothing); 2 for short
- * rows of one length: chunks of four and a scalar loop for the last three at
- * most (a well-predicted branch); 0 (very short rows of one length, or no
- * AVX-512) keeps the caller's loop.
+ * reassociated) in chunks of eight, the last one masked to the segment (no
+ * branch on the length; a masked lane reads nothing). `mode` is the call's
+ * pick (ep_gather_pick), 1 here: where it is 0 (rows of one length that take
+ * the scalar loop faster, or no AVX-512) the caller keeps its loop.
  * When `checked` (a constant at each call), every chunk's coordinates are
  * compared with [0, dim) first: one outside sets *err to 4 and ends the sum
  * before x is read through it. */
@@ -225,17 +223,10 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
-#define EP_GATHER_OUT4(c, lim) (_mm256_cmplt_epu64_mask((c), _mm256_set1_epi64x(lim)) != 0xF)
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_LOAD4(p) _mm256_loadu_si256((const __m256i *)(p))
 #define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
-#define EP_GATHER_X4(c, x) _mm256_i64gather_pd((const double *)(x), (c), 8)
-#define EP_GATHER_LOAD4M(m, p) _mm256_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_OUT4M(m, c, lim) \
-    (_mm256_mask_cmplt_epu64_mask((m), (c), _mm256_set1_epi64x(lim)) != (m))
-#define EP_GATHER_X4M(m, c, x) _mm256_mmask_i64gather_pd(_mm256_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
                                    const ep_idx_t *restrict crd, const double *restrict x,
@@ -243,39 +234,7 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
                                    int64_t mode)
 {
     const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
-    if (mode == 2) {
-        __m256d s = _mm256_setzero_pd();
-        double t = 0.0;
-        for (; q + 4 <= e; q += 4) {
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4(crd + q);
-            if (checked && EP_GATHER_OUT4(c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            s = _mm256_fmadd_pd(_mm256_loadu_pd(v + q), EP_GATHER_X4(c, x), s);
-        }
-        if (e - q == 3) {           /* three left: one masked chunk of four */
-            const __mmask8 m = (__mmask8)0x7;
-            const __typeof__(EP_GATHER_LOAD4(crd)) c = EP_GATHER_LOAD4M(m, crd + q);
-            if (checked && EP_GATHER_OUT4M(m, c, lim)) {
-                *err = 4;
-                return acc;
-            }
-            s = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + q), EP_GATHER_X4M(m, c, x), s);
-            q = e;
-        }
-        for (; q < e; q++) {
-            EP_OPAQUE(q);           /* at most two: not worth vectorising */
-            const uint64_t c = (uint64_t)crd[q];
-            if (checked && c >= (uint64_t)dim) {
-                *err = 4;
-                return acc;
-            }
-            t += v[q] * x[c];
-        }
-        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-        return acc + (_mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h))) + t);
-    }
+    (void)mode;
     __m512d s = _mm512_setzero_pd();
     for (; q + 8 <= e; q += 8) {
         const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
@@ -299,10 +258,12 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
 
 /* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
  * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
- * grid's side would sample only its boundary rows): 1 when their lengths differ
- * from their successors' in more than a quarter of the samples or they hold 16
- * entries or more on average (chunks of four gather slower than eight there),
- * else 2 when they hold four or more on average, else 0. */
+ * grid's side would sample only its boundary rows): 1 (the lanes) when their
+ * lengths differ from their successors' in more than a quarter of the samples
+ * (a scalar loop mispredicts the end of every row), or when rows of their one
+ * length L (the mean, rounded) take few enough chunks of eight: 6 * ceil(L / 8)
+ * <= L (a chunk's gather and the lanes' sum cost about six scalar steps: lanes
+ * for L = 7, 8 and from 12, the scalar loop for 1-6, 9-11), else 0. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 {
     int64_t k = 0, same = 0, total = 0;
@@ -316,7 +277,8 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
     }
     if (k == 0)
         return 0;
-    return 4 * same < 3 * k || total >= 16 * k ? 1 : total >= 4 * k ? 2 : 0;
+    const int64_t len = (total + k / 2) / k;
+    return 4 * same < 3 * k || 6 * ((len + 7) / 8) <= len ? 1 : 0;
 }
 #else
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -357,31 +319,88 @@ int spmv(
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-    /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-    /* i: locate; locate into [jump] */
-    int64_t i_c = 0;
-    i_c = 0;
-    while (i_c < dim_i) {
-        int64_t i_ = i_c;
-        ep_val_t acc = 0.0;
-        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
-            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-        }
-        if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-            if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
-                input_error = 4;
-                j_end = j_q;
+    if (A_gather) {
+        /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+        /* i: locate; locate into [jump] */
+        int64_t i_c = 0;
+        i_c = 0;
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            ep_val_t acc = 0.0;
+            /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
+                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
             }
-            if (A_gather) {
-                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                j_q = j_end;
+            if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
+                if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
+                    input_error = 4;
+                    j_end = j_q;
+                }
+                if (A_gather) {
+                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                    j_q = j_end;
+                } else {
+                    while (j_q < j_end) {
+                        if (!((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) break;
+                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q < j_end) {
+                        input_error = 4;
+                    }
+                }
             } else {
+                if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
+                    input_error = 4;
+                    j_end = j_q;
+                }
+                if (A_gather) {
+                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                    j_q = j_end;
+                } else {
+                    while (j_q < j_end) {
+                        EP_OPAQUE(j_q);
+                        if (!((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) break;
+                        acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q < j_end) {
+                        input_error = 4;
+                    }
+                }
+            }
+            out[i_] = acc;
+            i_c = (i_c + 1);
+        }
+    } else {
+        /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+        /* i: locate; locate into [jump] */
+        int64_t i_c = 0;
+        i_c = 0;
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            ep_val_t acc = 0.0;
+            /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
+                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+            }
+            if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
+                if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
+                    input_error = 4;
+                    j_end = j_q;
+                }
                 while (j_q < j_end) {
                     if (!((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) break;
                     EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
@@ -392,16 +411,11 @@ int spmv(
                 if (j_q < j_end) {
                     input_error = 4;
                 }
-            }
-        } else {
-            if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
-                input_error = 4;
-                j_end = j_q;
-            }
-            if (A_gather) {
-                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                j_q = j_end;
             } else {
+                if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
+                    input_error = 4;
+                    j_end = j_q;
+                }
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
                     if (!((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1)) break;
@@ -412,9 +426,9 @@ int spmv(
                     input_error = 4;
                 }
             }
+            out[i_] = acc;
+            i_c = (i_c + 1);
         }
-        out[i_] = acc;
-        i_c = (i_c + 1);
     }
     if (input_error) {
         return (int)input_error;
