@@ -27,7 +27,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from .cost import Stats, nest_cost, support
+from .cost import Stats, nest_cost, sort_work, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
@@ -216,7 +216,7 @@ def _sort_cost(body, order, stats, written_out) -> float:
     outer = set(order[:pos[-2] + 1]) if len(pos) > 1 else set()
     if pos == sorted(pos) and outer <= set(written_out):
         return 0.0
-    return 2 * stats.tuning.temp_weight * support(body, frozenset(order), stats, True)
+    return sort_work(support(body, frozenset(order), stats, True), stats.tuning)
 
 
 def _read_in_place(acc: Access) -> bool:

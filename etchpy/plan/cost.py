@@ -96,6 +96,12 @@ def temp_work(cells: float, tuning) -> float:
     return tuning.temp_weight * cells
 
 
+def sort_work(records: float, tuning) -> float:
+    """Collecting `records` coordinate records and sorting them: twice a
+    temporary's work per record."""
+    return 2 * tuning.temp_weight * records
+
+
 def _factors(e: Expr) -> list:
     return _factors(e.a) + _factors(e.b) if isinstance(e, Mul) else [e]
 

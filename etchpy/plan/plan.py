@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 from .convert import Converter
 from . import layout
-from .cost import Stats, plan_cost, support
+from .cost import Stats, plan_cost, sort_work, support
 from .orders import cheapest_order, choose_order
 from .reserved import reserved_tensor
 from ..errors import OrderError
@@ -149,7 +149,7 @@ def total_cost(plan: Plan, stats: Stats, out_format=None) -> float:
     outs = [s for s in plan.steps if s.target == "out"]
     if out_format is not None and not out_format.is_dense and len(outs) > 1:
         for s in outs:
-            total += 2 * stats.tuning.temp_weight * support(s.body, frozenset(s.order), stats)
+            total += sort_work(support(s.body, frozenset(s.order), stats), stats.tuning)
     return total
 
 
