@@ -57,6 +57,7 @@ Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 _calls = _einsum_calls.calls               # its table, looked up in one step (None: no key)
+_dots = _einsum_calls.dots                 # its ndarray.dot calls by spec, dtypes and axes
 _NDARRAY = np.ndarray                       # (the two-numpy-operand key, built inline)
 
 
@@ -297,10 +298,18 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
     """
+    dot_key = None
     if semiring is None and tuning is None and output == "dense" and backend == "c":
         if len(operands) == 2 and type(spec) is str:    # two numpy operands: the key inline
             a, b = operands
             if type(a) is _NDARRAY and type(b) is _NDARRAY:
+                dot_key = (spec, a.dtype, b.dtype, a.ndim, b.ndim)
+                dot = _dots.get(dot_key)
+                if dot is not None:
+                    try:
+                        return dot(a, b)
+                    except ValueError:      # sizes that disagree: named on the path below
+                        pass
                 call = _calls.get((spec, a.dtype, a.shape, b.dtype, b.shape))
                 if call is not None:
                     return call(a, b)
@@ -310,6 +319,12 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     call = _calls.get(key)
     if call is not None:
         return call(*operands)
+    return _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
+
+
+def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning):
+    """einsum of a call not prepared before: prepared and kept under `key` (and
+    `dot_key`: see einsum_calls.Calls), or evaluated once where key is None."""
     parts = einsum_parts(spec, [foreign.as_scipy(x) for x in operands])
     if key is None:
         return evaluate(parts.expr, semiring=semiring, output=output, backend=backend,
@@ -318,7 +333,7 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         einsum_calls.matmul_call(parts, operands, semiring, output, tuning) or \
         einsum_calls.KernelCall(partial(compile, parts.expr, semiring=semiring, output=output,
                                         out_indices=parts.out, tuning=tuning), parts.tensors)
-    _einsum_calls.put(key, call, semiring, output, tuning)
+    _einsum_calls.put(key, call, semiring, output, tuning, dot_key=dot_key)
     return call(*operands)
 
 

@@ -104,24 +104,32 @@ class Calls:
     """Prepared calls by key: `get(key)` (None for no entry or key None),
     `calls.get(key)` the same in one lookup, and `put(key, call, *held)`; `held`
     are the option objects keyed by identity, kept alive with the entry. At most
-    `limit` entries: a full table is emptied before it takes another."""
+    `limit` entries: a full table is emptied before it takes another.
+    `dots`: `ndarray.dot` by (spec, dtypes, numbers of axes) of two numpy
+    operands under the default options, put with `dot_key`: a plain product of
+    at most two axes each is that call whatever the sizes (numpy raises
+    ValueError for sizes that disagree; the caller then takes the full path)."""
 
     def __init__(self, limit: int = 256):
         self.limit = limit
         self.calls: dict = {}
+        self.dots: dict = {}
         self._held: dict = {}
 
     def get(self, key):
         return self.calls.get(key) if key is not None else None
 
-    def put(self, key, call, *held) -> None:
+    def put(self, key, call, *held, dot_key=None) -> None:
         if len(self.calls) >= self.limit:
             self.clear()
         self.calls[key] = call
         self._held[key] = held
+        if dot_key is not None and call is np.ndarray.dot:
+            self.dots[dot_key] = call
 
     def clear(self) -> None:
         self.calls.clear()
+        self.dots.clear()
         self._held.clear()
 
     def __len__(self):

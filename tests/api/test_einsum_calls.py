@@ -230,8 +230,33 @@ def test_two_numpy_operands_hit_their_entry_with_new_arrays_each_call():
                 assert np.allclose(ep.einsum(spec, a, b), np.einsum(spec, a, b), rtol=1e-5)
                 a *= 2
                 assert np.allclose(ep.einsum(spec, a, b), np.einsum(spec, a, b), rtol=1e-5)
-            assert entry(spec, a, b) is not None
+            dot_key = (spec, a.dtype, b.dtype, a.ndim, b.ndim)
+            assert entry(spec, a, b) is not None or dot_key in api._dots
     class Sub(np.ndarray):
         pass
     m = np.ones((2, 2)).view(Sub)
     assert np.allclose(ep.einsum("ij,jk->ik", m, np.ones((2, 2))), 2 * np.ones((2, 2)))
+
+
+def test_plain_products_are_found_by_spec_dtypes_and_axes():
+    """A product that is ndarray.dot under the default options is kept by spec,
+    dtypes and numbers of axes: other sizes reuse it and give numpy's answer;
+    sizes that disagree still raise the InputError of the full path; the entry
+    goes when the table is emptied."""
+    rng = np.random.default_rng(7)
+    a, x = rng.random((3, 4)), rng.random(4)
+    assert np.allclose(ep.einsum("ij,j->i", a, x), a @ x)
+    assert api._dots.get(("ij,j->i", a.dtype, x.dtype, 2, 1)) is np.ndarray.dot
+    for n, m in [(5, 6), (1, 9), (0, 3)]:
+        b, y = rng.random((n, m)), rng.random(m)
+        assert np.allclose(ep.einsum("ij,j->i", b, y), b @ y)
+    with pytest.raises(ep.InputError, match="size"):
+        ep.einsum("ij,j->i", a, np.ones(7))
+    assert np.allclose(ep.einsum("ij,j->i", a, np.ones(1)), a.sum(axis=1))   # broadcast
+    with pytest.raises(ep.ExpressionTypeError, match="3 dimensions"):
+        ep.einsum("ij,j->i", np.ones((2, 3, 4)), x)
+    calls = einsum_calls.Calls(limit=1)
+    calls.put(("k", 1), np.ndarray.dot, dot_key=("d", 1))
+    assert calls.dots == {("d", 1): np.ndarray.dot}
+    calls.put(("k", 2), len, dot_key=("d", 2))
+    assert calls.dots == {}
