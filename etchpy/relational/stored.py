@@ -32,6 +32,8 @@ when they differ, so a query after a write reads the written values.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -270,8 +272,6 @@ def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
 @functools.cache
 def _memcmp():
     """The C library's memcmp through ctypes, or None where it cannot be found."""
-    import ctypes
-    import ctypes.util
     try:
         lib = ctypes.CDLL(ctypes.util.find_library("c") or ctypes.util.find_library("msvcrt"))
         fn = lib.memcmp
