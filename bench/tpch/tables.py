@@ -17,7 +17,10 @@ lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
 sum reads no level at all: one loop over lineitem's stored positions. Q19's
 part attributes (size, brand and container codes) are carried by part code
-(Keys.carried, made at load) and read at a line's part.
+(Keys.carried, made at load) and read at a line's part; it reads lineitem in
+its part order, where the OR of its clauses' part tests (a factor implied by
+the OR: expr.logic) is a test at each part, and the lines of the parts that
+fail it are skipped.
 """
 from __future__ import annotations
 
@@ -295,7 +298,8 @@ def _q19_expr(tables):
     o, ln, p, s, sd, m = ep.indices("o ln p s sd m")
     L = tables["lineitem"]
     at = (o, ln, p, s, sd, m)
-    qty, instr = L.var("l_quantity", name="Lq")[at], L.var("instr", name="Li")[at]
+    qty = L.var("l_quantity", order=LINE_BY_PART, name="Lq")[at]
+    instr = L.var("instr", order=LINE_BY_PART, name="Li")[at]
     PS, PB, PC = (ep.tensor(n, 1) for n in ("PS", "PB", "PC"))
 
     def clause(k):
@@ -305,8 +309,9 @@ def _q19_expr(tables):
         return (_is(instr, "ins") & (ep.between(m, "m1", "m1e") | ep.between(m, "m2", "m2e"))
                 & _is(PB[p], f"b{k}") & container & (qty >= f"q{k}") & (qty <= f"q{k}h")
                 & (PS[p] >= 1) & (PS[p] <= f"z{k}"))
-    body = L.var("rev", name="Lr")[at] * (clause(1) | clause(2) | clause(3))
-    return ep.sum(at, body), "o ln p s sd m"
+    rev = L.var("rev", order=LINE_BY_PART, name="Lr")[at]
+    body = rev * (clause(1) | clause(2) | clause(3))
+    return ep.sum(at, body), "p s o ln sd m"
 
 
 def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str = "Brand#34",
@@ -315,7 +320,10 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
         containers3=CONTAINERS[2]) -> dict:
     """Q19 with `|` over its three clauses (bench/tpch/q19.py) on the one load: the
     instruction and quantity value columns of lineitem, the part's attributes
-    carried by part code (Keys.carried, made at load), the modes a skip over m."""
+    carried by part code (Keys.carried, made at load), the modes a skip over m.
+    Lineitem is read in its part order (the loop over parts first): the OR of
+    the clauses' part tests is tested once per part, and only the lines of the
+    parts that pass it are walked."""
     L, attrs = tables["lineitem"], tables["part_attrs"]
     modes = _keys(L, "l_shipmode")
     params = {"ins": _code(tables["instr"], "DELIVER IN PERSON")}
@@ -329,7 +337,8 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
                        f"q{k}h": qty + 10, f"z{k}": SIZES[k - 1]})
         params.update({f"c{k}{j}": _code(tables["containers"], c) for j, c in enumerate(conts)})
     rev = _kernel(tables, _q19_expr)(
-        Lr=L.tensor("rev"), Lq=L.tensor("l_quantity"), Li=L.tensor("instr"),
+        Lr=L.tensor("rev", order=LINE_BY_PART), Lq=L.tensor("l_quantity", order=LINE_BY_PART),
+        Li=L.tensor("instr", order=LINE_BY_PART),
         PS=attrs["p_size"], PB=attrs["brand"], PC=attrs["container"], **params)
     return {"revenue": np.array([float(rev)])}
 

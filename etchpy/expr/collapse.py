@@ -1,7 +1,8 @@
 """Runs of summed levels read by one access alone, walked as one level.
 
 A deep trie pays a step per level per entry. When consecutive compressed levels
-k..j (two or more) of one access X are summed, no other access reads their
+k..j (two or more; singleton levels after the first too, as ep.table stores
+a key that depends on the ones above) of one access X are summed, no other access reads their
 indices and X's value reads none of their coordinates, the sum over them visits
 each stored position of level j once, under its one chain of parents: the
 positions under a position p of level k-1 are one range [P(p), P(p+1)) of level
@@ -24,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import formula
-from ..formats.positions import collapsed_format, collapsible
+from ..formats.positions import collapsed_format, collapsible, passes_through
 from .compare import CompareVar
 from .nodes import Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
 from .walk import accesses
@@ -109,13 +110,13 @@ def _runs(acc: Access, summed, ix_uses, ok, order) -> list:
     fmt = tv.format
     if fmt.mode_order != tuple(range(len(fmt.levels))):
         return []
-    free = [collapsible(lv) and ix.name in summed
+    free = [(collapsible(lv) or passes_through(lv)) and ix.name in summed
             and ix_uses.get(ix.name) == 1 and p not in read
             for p, (lv, ix) in enumerate(zip(fmt.levels, acc.indices))]
     out, start = [], None
     for p, f in enumerate(free + [False]):
         if f and start is None:
-            start = p
+            start = p if collapsible(fmt.levels[p]) else None    # a run starts compressed
         elif not f and start is not None:
             if p - start >= 2 and _consecutive(acc.indices[start:p], order):
                 out.append((start, p - 1))

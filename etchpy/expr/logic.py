@@ -9,7 +9,10 @@ entries every factor stores) these build 0/1 factors again:
     a | b     one predicate when a and b are value predicates at the same indices,
               or tests of one index (a set of codes); otherwise a + (~a)·b, whose
               terms are disjoint, so a row where both hold counts once, and which
-              needs no negation in the semiring
+              needs no negation in the semiring. When both clauses test some of
+              the indices alone (a part's brand in each clause over lines), the
+              OR of those tests is a factor of its own as well, implied by the
+              whole (a skip at those indices, whatever else each clause asks)
     ~a        a value predicate: the stored entries where its test fails (never a
               key tuple that no row gave); a test of one index: the other codes;
               i < j: i >= j; a product: ~x | ~y; a sum built by `|`: ~x · ~y
@@ -47,6 +50,11 @@ def disjunction(a, b) -> Expr:
     common, a, b = _common_factors(a, b)
     if common:
         return _product(*common, *([] if a is None or b is None else [disjunction(a, b)]))
+    return _product(*_implied(a, b), _either(a, b))
+
+
+def _either(a, b) -> Expr:
+    """a OR b with no factor in common."""
     if _on_codes(a) and _on_codes(b) and a.indices == b.indices:
         return code_predicate(a.indices[0], ("or", _code_formula(a), _code_formula(b)))
     pa, pb = _one_predicate(a), _one_predicate(b)
@@ -90,6 +98,29 @@ def _common_factors(a, b):
         return [], a, b
     rest_a, rest_b = [f for f in fa if f not in common], [f for f in fb if f not in common]
     return common, _product(*rest_a) if rest_a else None, _product(*rest_b) if rest_b else None
+
+
+def _implied(a, b) -> list:
+    """For each set S of indices that comparisons of both clauses read alone, S
+    smaller than the clauses' indices: (the comparisons of a over S) | (those of
+    b over S), a 0/1 factor that a | b implies, so that (a | b) equals it times
+    a | b (proofs_notes/predicates.md, "Implied factors")."""
+    fa, fb = list(spine(a, Mul)), list(spine(b, Mul))
+    every = {ix for f in fa + fb for ix in getattr(f, "indices", ())}
+    out, seen = [], []
+    for f in fa:
+        at = set(f.indices) if isinstance(f, Predicate) else every
+        if at >= every or at in seen:
+            continue
+        seen.append(at)
+        xa, xb = _over(fa, at), _over(fb, at)
+        if xa and xb:
+            out.append(disjunction(_product(*xa), _product(*xb)))
+    return out
+
+
+def _over(fs: list, at: set) -> list:
+    return [f for f in fs if isinstance(f, Predicate) and set(f.indices) <= at]
 
 
 def _product(*fs) -> Expr:

@@ -287,3 +287,38 @@ def test_explain_shows_the_kernel_the_last_call_ran():
     apart = copies(rel)
     assert np.allclose(kern(A=apart["A"], B=apart["B"]), kern(A=rel["a"].tensor,
                                                              B=rel["b"].tensor))
+
+
+@settings(max_examples=15, deadline=None)
+@given(rows=st.lists(three, min_size=1, max_size=14, unique_by=lambda r: r[:2]),
+       t=st.integers(-2, 4))
+def test_a_run_through_singleton_levels_is_one_level(rows, t):
+    """A table keyed by (o, n) whose p and s depend on the key (singleton levels:
+    ep.table): Σ_{n,p,s} and Σ_{n,p} of A·[B < t] read the run n, p (, s) as one
+    level, a singleton's positions its parent's; against the reference, with a
+    write in place between calls."""
+    i, j = ep.indices("i j")
+    cols = {c: np.array([r[m] for r in rows]) for m, c in enumerate("onpsab")}
+    keys = ep.Keys(np.arange(4), name="k")
+    T = ep.table(cols, ["o", "n"], keys=["p", "s"], values=["a", "b"], name="R",
+                 coding=dict.fromkeys("onps", keys), levels=None)
+    assert "singleton, singleton" in T.explain()
+    A, B = T.var("a", name="A"), T.var("b", name="B")
+    by_o = ep.compile(ep.sum((n, i, j), A[o, n, i, j] * (B[o, n, i, j] < "t")),
+                      order=["o", "n", "i", "j"])
+    by_os = ep.compile(ep.sum((n, i), A[o, n, i, j] * (B[o, n, i, j] < "t")),
+                       order=["o", "n", "i", "j"])
+    for step in range(2):
+        want_o, want_os = np.zeros(4), np.zeros((4, 4))
+        for x, _, _, z, a, b in rows:
+            if b < t:
+                want_o[x] += a
+                want_os[x, z] += a
+        ins = {"A": T.tensor("a"), "B": T.tensor("b")}
+        assert np.allclose(by_o(t=t, **ins), want_o), step
+        assert np.allclose(by_os(t=t, **ins), want_os), step
+        T.tensor("a").vals[:] += 1.0              # in place: every stored row's a + 1
+        rows = [r[:4] + (r[4] + 1, r[5]) for r in rows]
+    for kern, run in ((by_o, ("n", "i", "j")), (by_os, ("n", "i"))):
+        (fused, read), = [v for v in kern._walk_kernels.values() if v is not None]
+        assert read["A"] == (((1, len(run)),), "A")

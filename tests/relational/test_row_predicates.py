@@ -222,8 +222,9 @@ def test_an_or_of_clauses_over_a_relation_and_a_dense_table_counts_rows_once(
     """Σ_n L[o, n]·(c1 | c2 | ...) where each clause tests the order's value X[o]
     (a dense table, read at the line's order) and the line's value A[o, n], and
     every clause repeats a test of the order code (o < shipped: kept a factor of
-    its own): the clauses become one row test, and a row passing several counts
-    once."""
+    its own): the clauses become one row test, the OR of their tests of the
+    order's value a factor over o alone as well (implied by the row test: a skip
+    of the order's lines), and a row passing several counts once."""
     rel, keys = load(rows, ["compressed", "compressed"])
     X = ep.relation({"o": np.arange(5), "x": np.array(x, dtype=float)}, ["o"], values="x",
                     coding={"o": keys}, levels=["dense"], name="X")
@@ -232,9 +233,10 @@ def test_an_or_of_clauses_over_a_relation_and_a_dense_table_counts_rows_once(
     for ox, bx, oa, ba in clauses:
         c = (o < shipped) & OPS[ox](Xv[o], bx) & OPS[oa](A[o, n], ba)
         expr = c if expr is None else expr | c
-    if len(clauses) > 1:       # one test per line, the repeated range kept apart
-        factors = [f.tensor.kind for f in ep.expr.walk.spine(expr, ep.expr.nodes.Mul)]
-        assert sorted(factors) == ["range", "value"]
+    if len(clauses) > 1:       # one test per line, the repeated range kept apart,
+        factors = list(ep.expr.walk.spine(expr, ep.expr.nodes.Mul))   # and the order's
+        assert sorted((f.tensor.kind, f.indices) for f in factors) == [    # tests' OR
+            ("range", (o,)), ("value", (o,)), ("value", (o, n))]
     want = collections.Counter()
     for (a, _), vals in stored_rows(rows, ["compressed"] * 2, rel["a"].shape).items():
         if a < shipped and any(OPS[ox](x[a], bx) and OPS[oa](vals[0], ba)

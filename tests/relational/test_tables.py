@@ -155,6 +155,25 @@ def test_the_secondary_order_is_the_planned_conversion_made_at_load():
     assert kern(L=T.tensor("v"), M=m) == 114.0
 
 
+def test_the_secondary_order_of_every_column_is_one_structure_walked_once():
+    """The columns' copies in the secondary order share their index arrays, so a
+    product of two of them is walked once (runtime.shared), and follows writes."""
+    cols = {"o": np.array([1, 1, 2, 3]), "p": np.array([5, 6, 5, 7]),
+            "v": np.array([1.0, 2.0, 4.0, 8.0]), "w": np.array([3.0, 0.5, 1.0, 2.0])}
+    T = ep.table(cols, ["o"], keys=["p"], values=["v", "w"], secondary=["p", "o"], name="L")
+    V, W = (T.tensor(c, order=["p", "o"]) for c in "vw")
+    assert all(x[k] is y[k] for x, y in zip(V.levels, W.levels) for k in x)
+    o, p = ep.indices("o p")
+    kern = ep.compile(ep.sum(o, T.var("v", order=["p", "o"], name="V")[o, p]
+                             * T.var("w", order=["p", "o"], name="W")[o, p]))
+    assert np.allclose(kern(V=V, W=W), [3.0 + 4.0, 1.0, 16.0])      # p = 5, 6, 7
+    assert any(k is not None for k in kern._walk_kernels.values())  # walked once
+    T.tensor("w").vals[0] = 10.0                 # a write: the copies follow
+    V, W = (T.tensor(c, order=["p", "o"]) for c in "vw")
+    assert all(x[k] is y[k] for x, y in zip(V.levels, W.levels) for k in x)
+    assert np.allclose(kern(V=V, W=W), [10.0 + 4.0, 1.0, 16.0])
+
+
 def test_an_order_the_table_does_not_store_is_named():
     T = ep.table({"o": np.array([1, 2]), "p": np.array([3, 4]), "q": np.array([0, 1])},
                  ["o"], keys=["p", "q"], secondary=["p", "o", "q"], name="L")
