@@ -88,7 +88,7 @@ class Tuning:
             saturation (an etchpy.tuning.Saturation).
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
             lazy_library_step, lazy_library_work, lazy_libm_cost, lazy_exhaustive,
-            lazy_seconds.
+            lazy_seconds, lazy_row_block_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -237,6 +237,9 @@ class Tuning:
                                       # loop has no fused input checks; docs/performance.md)
     lazy_libm_cost: float = 5.0       # per entry of a libm map (exp, log) fused in a kernel:
                                       # one call an entry, numpy's loop is SIMD (maps.c_libm)
+    lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks:
+                                      # run by row blocks of X of this size (0: never;
+                                      # etchpy.lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel under tuning=None
                                       # (a given tuning's saturation limits win)
