@@ -56,11 +56,12 @@ class Regions:
         dtype, shape = n.dtype, n.shape
         lib = "scipy" if sparse_input(a) else "numpy"
         self.note(lambda: f"{lib} product {n.shape}: {show(n, self.report.names)} -> dense")
-        if self.opts.dry:
-            return lambda env: Dry(shape, dtype, False)
         if lib == "numpy":          # one BLAS call for float operands, as numpy's `@`
             plain = _dense_product(sa, sb, flip, dtype, shape)
-            return self._row_blocks(plain) if flip else plain
+            step = self._row_blocks(plain) if flip else plain
+            return _dry(step, shape, dtype) if self.opts.dry else step
+        if self.opts.dry:
+            return lambda env: Dry(shape, dtype, False)
         view = Transposed() if flip else None
 
         def step(env):
@@ -84,8 +85,13 @@ class Regions:
         found = chain(sx, sb, dict(values.steps), single)
         if found is None:
             return plain
-        self.note(lambda: f"  by blocks of {rows} rows of X (X·W and the region in each)")
-        return blocked_step(plain, sx, *found, rows)
+        names = self.report.names
+        self.note(lambda: f"  replayed by blocks of {rows} rows of {names.get(self._key_of(sx))}:"
+                          f" the product, the region and this product in each block")
+        return plain if self.opts.dry else blocked_step(plain, sx, *found, rows)
+
+    def _key_of(self, slot: int):
+        return next(k for k, s in self.values.slots.items() if s == slot)
 
     # ------------------------------------------------- dense element-wise work
     def numpy_region(self, n: LazyArray) -> bool:
@@ -108,12 +114,10 @@ class Regions:
     def _numpy_region(self, node: LazyArray):
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
-        if self.opts.dry:
-            return lambda env: Dry(node.shape, node.dtype, False)
         reads: list = []
         fn = region_function(node, functools.partial(self._region_operand, reads))
         fn.rows = region_rows(node.shape, reads, not fn.transposes)
-        return fn
+        return _dry(fn, node.shape, node.dtype) if self.opts.dry else fn
 
     def _region_operand(self, reads: list, n: LazyArray):
         """The slot of n's value when a numpy region reads it materialised (n
@@ -123,6 +127,15 @@ class Regions:
         self.value(n)
         reads.append((self.slot(n), n.shape))
         return self.slot(n)
+
+
+def _dry(step, shape, dtype):
+    """A dry run's stand-in for step (a kernel.Dry of shape and dtype), with the
+    step's `product` and `rows` (what etchpy.lazy.rows reads of a step)."""
+    def dry(env):
+        return Dry(shape, dtype, False)
+    dry.product, dry.rows = getattr(step, "product", None), getattr(step, "rows", None)
+    return dry
 
 
 def _dense_product(sa: int, sb: int, flip: bool, dtype, shape):

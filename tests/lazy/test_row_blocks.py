@@ -93,3 +93,11 @@ def test_no_blocks_when_switched_off_or_x_is_under_two_blocks(tuning, m):
     for _ in range(2):
         _run(logistic, arrays, tuning)
     assert _blocked_tapes() == 0
+
+
+@pytest.mark.parametrize("prog, blocked", [(least_squares, True), (transposed, False)])
+def test_explain_says_which_product_is_replayed_by_row_blocks(prog, blocked):
+    arrays = _arrays(3)
+    names = prog.__code__.co_varnames[1:prog.__code__.co_argcount]
+    text = ep.explain(*prog(ep, *(ep.lazy(arrays[k]) for k in names)), tuning=SMALL)
+    assert ("replayed by blocks of 16 rows of X0" in text) == blocked
