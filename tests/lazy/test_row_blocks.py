@@ -101,3 +101,27 @@ def test_explain_says_which_product_is_replayed_by_row_blocks(prog, blocked):
     names = prog.__code__.co_varnames[1:prog.__code__.co_argcount]
     text = ep.explain(*prog(ep, *(ep.lazy(arrays[k]) for k in names)), tuning=SMALL)
     assert ("replayed by blocks of 16 rows of X0" in text) == blocked
+
+
+@pytest.mark.parametrize("layout", ["float32", "int64", "fortran", "strided"])
+def test_row_blocks_of_other_dtypes_and_layouts_equal_numpy(layout):
+    """X of another dtype (the products' dtype promoted as numpy's), in Fortran
+    order, or a strided view: the blocks are row slices numpy's @ reads as
+    they are."""
+    arrays = _arrays(7)
+    X = arrays["X"]
+    if layout == "float32":
+        arrays["X"] = X.astype(np.float32)
+    elif layout == "int64":
+        arrays["X"] = (X * 1000).astype(np.int64)
+    elif layout == "fortran":
+        arrays["X"] = np.asfortranarray(X)
+    else:
+        arrays["X"] = np.repeat(X, 2, axis=1)[:, ::2]
+    for prog in (least_squares, scaled):
+        names = prog.__code__.co_varnames[1:prog.__code__.co_argcount]
+        args = [arrays[k] for k in names]
+        want = prog(np, *args)[0]
+        for _ in range(3):
+            got = ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=SMALL)
+            np.testing.assert_allclose(got, want, rtol=1e-5 if layout == "float32" else 1e-12)
