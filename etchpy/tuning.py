@@ -87,8 +87,8 @@ class Tuning:
             dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
-            lazy_library_step, lazy_library_work, lazy_libm_cost, lazy_exhaustive,
-            lazy_seconds.
+            lazy_library_step, lazy_library_work, lazy_matvec_library_work,
+            lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -235,8 +235,14 @@ class Tuning:
     lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
     lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (its
                                       # loop has no fused input checks; docs/performance.md)
+    lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector: an
+                                      # etchpy SpMV kernel is as fast as scipy's matvec
+                                      # (docs/performance.md, lazy programs)
     lazy_libm_cost: float = 5.0       # per entry of a libm map (exp, log) fused in a kernel:
                                       # one call an entry, numpy's loop is SIMD (maps.c_libm)
+    lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks:
+                                      # run by row blocks of X of this size (0: never;
+                                      # etchpy.lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel under tuning=None
                                       # (a given tuning's saturation limits win)

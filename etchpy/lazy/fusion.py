@@ -22,7 +22,8 @@ it) of the cost model's work of the step's fused index expression
 (etchpy.optimizer.cost over etchpy.plan.cost's stream model, with the real
 sizes and nonzero counts), plus the tuning's lazy_step_cost per step (a kernel
 call's or a numpy expression's fixed cost; a lone sparse product run by scipy
-is priced at lazy_library_work of its work plus lazy_library_step) and
+is priced at lazy_library_work of its work plus lazy_library_step, a sparse
+input times a vector at lazy_matvec_library_work) and
 plan.cost.temp_work per entry of each materialised intermediate (a result is written in
 every plan). Up to lazy_exhaustive candidates every plan is priced; beyond, the
 search is greedy: from the rules' plan, flip the one candidate that lowers the
@@ -38,7 +39,7 @@ from ..expr.nodes import Access, TensorVar
 from ..optimizer.optimize import cost as expr_cost
 from ..plan.cost import temp_work
 from .nodes import Add, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum
-from .regions import library_input
+from .regions import library_input, sparse_input
 from .sample import expensive, low_rank, recomputed
 from .steps import contracts, does_work
 from .translate import Translator
@@ -103,7 +104,9 @@ class Pricer:
                 continue
             done.add(r.key)
             if self.ev.library_product(r):
-                total += t.lazy_library_work * self.step(r, roots) + t.lazy_library_step
+                work = (t.lazy_matvec_library_work if sparse_input(r.a) and r.b.ndim == 1
+                        else t.lazy_library_work)
+                total += work * self.step(r, roots) + t.lazy_library_step
             else:
                 kernel = not self.ev.numpy_region(r)
                 total += self.step(r, roots, kernel) + t.lazy_step_cost

@@ -29,7 +29,10 @@ def negated(n: LazyArray) -> bool:
 def region_function(root: LazyArray, operand):
     """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
     dense element-wise region; operand(n) is the slot of n's value when the
-    region reads n from the slots (n materialised), else None."""
+    region reads n from the slots (n materialised), else None. fn.block(env)
+    is the same function without the final reshape (its operands may be row
+    blocks: etchpy.lazy.rows) nor numpy's errors ignored (its caller ignores
+    them), and fn.transposes whether the region transposes an operand."""
     code = _Code(operand, root)
     var, _ = code.emit(root)
     code.space.update(ndarray=np.ndarray, array=np.array, dtype=root.dtype, shape=root.shape)
@@ -39,10 +42,19 @@ def region_function(root: LazyArray, operand):
         f"    v = {var}",
         "    if type(v) is ndarray and v.dtype == dtype and v.base is None:",
         "        return v if v.shape == shape else v.reshape(shape)",
-        "    return array(v, dtype=dtype).reshape(shape)"])
+        "    return array(v, dtype=dtype).reshape(shape)",
+        "def block(env):",
+        *code.lines,
+        f"    v = {var}",
+        "    if type(v) is ndarray and v.dtype == dtype and v.base is None:",
+        "        return v",
+        "    return array(v, dtype=dtype)"])
     exec(compile(text, "<lazy numpy region>", "exec"), code.space)   # noqa: S102
     # numpy's errors ignored as errstate's decorator does it (cheaper than a `with`)
-    return np.errstate(all="ignore")(code.space["region"])
+    ignore = np.errstate(all="ignore")
+    fn = ignore(code.space["region"])
+    fn.block, fn.transposes = code.space["block"], code.transposes
+    return fn
 
 
 def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
@@ -55,6 +67,7 @@ class _Code:
 
     def __init__(self, operand, root: LazyArray):
         self.operand, self.root, self.lines, self.space = operand, root, [], {}
+        self.transposes = False
 
     def name(self, obj) -> str:
         """A name in the function's namespace standing for obj."""
@@ -84,6 +97,7 @@ class _Code:
             return self.ufunc(n, np.subtract, [a, b.b])
         match n:
             case Transpose(a):
+                self.transposes = True
                 return self.temp(f"{self.emit(a)[0]}.T"), False
             case Binary():
                 return self.ufunc(n, n.ufunc, list(n.args))

@@ -16,6 +16,7 @@ from .library import product
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Transpose
 from .show import show
 from .region_code import region_function
+from .rows import block_rows, blocked_step, chain, region_rows
 
 
 def sparse_input(a: LazyArray) -> bool:
@@ -55,10 +56,12 @@ class Regions:
         dtype, shape = n.dtype, n.shape
         lib = "scipy" if sparse_input(a) else "numpy"
         self.note(lambda: f"{lib} product {n.shape}: {show(n, self.report.names)} -> dense")
+        if lib == "numpy":          # one BLAS call for float operands, as numpy's `@`
+            plain = _dense_product(sa, sb, flip, dtype, shape)
+            step = self._row_blocks(plain) if flip else plain
+            return _dry(step, shape, dtype) if self.opts.dry else step
         if self.opts.dry:
             return lambda env: Dry(shape, dtype, False)
-        if lib == "numpy":          # one BLAS call for float operands, as numpy's `@`
-            return _dense_product(sa, sb, flip, dtype, shape)
         view = Transposed() if flip else None
 
         def step(env):
@@ -68,6 +71,27 @@ class Regions:
                 y = (view.of(x) if flip else x) @ d
             return np.asarray(y, dtype=dtype).reshape(shape)
         return step
+
+    def _row_blocks(self, plain):
+        """plain (Xᵀ·b, X a dense input), or the step running it by row blocks
+        of X with X·W and b's region (etchpy.lazy.rows) when b is computed
+        row by row from X·W, each read only there."""
+        sx, sb, _ = plain.product
+        rows = block_rows(self.values.env[sx], self.opts.knobs.lazy_row_block_bytes)
+        if not rows:
+            return plain
+        uses, values = self.uses, self.values
+        single = {s for k, s in values.slots.items() if uses[k] == 1}
+        found = chain(sx, sb, dict(values.steps), single)
+        if found is None:
+            return plain
+        names = self.report.names
+        self.note(lambda: f"  replayed by blocks of {rows} rows of {names.get(self._key_of(sx))}:"
+                          f" the product, the region and this product in each block")
+        return plain if self.opts.dry else blocked_step(plain, sx, *found, rows)
+
+    def _key_of(self, slot: int):
+        return next(k for k, s in self.values.slots.items() if s == slot)
 
     # ------------------------------------------------- dense element-wise work
     def numpy_region(self, n: LazyArray) -> bool:
@@ -90,17 +114,28 @@ class Regions:
     def _numpy_region(self, node: LazyArray):
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
-        if self.opts.dry:
-            return lambda env: Dry(node.shape, node.dtype, False)
-        return region_function(node, self._region_operand)
+        reads: list = []
+        fn = region_function(node, functools.partial(self._region_operand, reads))
+        fn.rows = region_rows(node.shape, reads, not fn.transposes)
+        return _dry(fn, node.shape, node.dtype) if self.opts.dry else fn
 
-    def _region_operand(self, n: LazyArray):
+    def _region_operand(self, reads: list, n: LazyArray):
         """The slot of n's value when a numpy region reads it materialised (n
-        computed now), else None."""
+        computed now, (slot, shape) added to reads), else None."""
         if not self.boundary(n):
             return None
         self.value(n)
+        reads.append((self.slot(n), n.shape))
         return self.slot(n)
+
+
+def _dry(step, shape, dtype):
+    """A dry run's stand-in for step (a kernel.Dry of shape and dtype), with the
+    step's `product` and `rows` (what etchpy.lazy.rows reads of a step)."""
+    def dry(env):
+        return Dry(shape, dtype, False)
+    dry.product, dry.rows = getattr(step, "product", None), getattr(step, "rows", None)
+    return dry
 
 
 def _dense_product(sa: int, sb: int, flip: bool, dtype, shape):
@@ -108,10 +143,14 @@ def _dense_product(sa: int, sb: int, flip: bool, dtype, shape):
     value in slot sb, by numpy's `@`."""
     matmul = np.matmul
 
-    def step(env):
-        y = matmul(env[sa].T if flip else env[sa], env[sb])
+    def finish(y):
         return y if y.dtype == dtype and y.shape == shape else \
             np.asarray(y, dtype=dtype).reshape(shape)
+
+    def step(env):
+        y = matmul(env[sa].T if flip else env[sa], env[sb])
+        return y if y.dtype == dtype and y.shape == shape else finish(y)
+    step.product, step.finish = (sa, sb, flip), finish
     return step
 
 

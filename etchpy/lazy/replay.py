@@ -30,6 +30,7 @@ import numpy as np
 from ..runtime.kernel_cache import KernelCache
 from ..settings import LIMITS
 from .keys import merge
+from .rows import tape_steps
 
 # the recorded tapes, the most recent LIMITS.lazy_programs (a store of tapes, not
 # of kernels: their kernels are in runtime.kernel_cache's one store)
@@ -87,8 +88,10 @@ class Tape:
     def __init__(self, ev, outs):
         values = ev.values
         self.nleaves, self.size = values.nleaves, len(values.env)
-        self.steps, self.guards = list(values.steps), list(values.guards)
+        self.guards = list(values.guards)
         self.outs = [(values.slots[o.key], o.dtype, o.shape) for o in outs]
+        keep = {s for s, _ in self.guards} | {s for s, _, _ in self.outs}
+        self.steps = tape_steps(values.steps, keep)
         self.blank = [None] * (self.size - self.nleaves)
 
     def replay(self, leaves: list):

@@ -99,7 +99,7 @@ class Evaluator(Regions):
         self.report.materialised.append(node)
         if fn is not None:
             v = fn(self.values.env)
-        return store(node.key, v, None if self.opts.dry else fn)
+        return store(node.key, v, fn)     # a dry run's steps: what etchpy.lazy.rows reads
 
     def _step(self, node: LazyArray):
         """fn(env) computing node (see the module doc for the kinds of step)."""

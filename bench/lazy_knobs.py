@@ -1,0 +1,66 @@
+"""The lazy programs with nothing to fuse, main's plan against today's, in one process.
+
+    python -m bench.lazy_knobs [--rounds N] [--n N ...]
+
+For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
+and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
+*before* (`lazy_row_block_bytes=0, lazy_matvec_library_work=0.8`: no row
+blocks, a sparse matvec priced as any library product, as on main before
+2026-11-30) and *after* (the defaults, passed as a Tuning too so that both
+etchpy sides hash one), alternating call by call (bench.timing), medians.
+Prints the speedup over the peer before -> after.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+
+import numpy as np
+
+import etchpy as ep
+from bench import lazy as programs
+from bench.timing import alternating_medians
+
+BEFORE = dict(lazy_row_block_bytes=0, lazy_matvec_library_work=0.8)
+AFTER = dict(lazy_row_block_bytes=1 << 20, lazy_matvec_library_work=1.0)
+
+
+def rows(n: int, rank: int, rounds: int):
+    """(label, peer, before, after) medians for the unfused programs at n."""
+    for kind, arrays in (("sparse X", programs.data(n, rank)),
+                         ("dense X", programs.dense_data(n, rank))):
+        for name, prog in programs.PROGRAMS:
+            if name not in programs.UNFUSED:
+                continue
+            args = programs.arguments(prog, arrays)
+
+            def peer(prog=prog, args=args):
+                return prog(np, *args)
+
+            def side(knobs, prog=prog, args=args):
+                tuning = ep.Tuning(**knobs)
+                return lambda: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)),
+                                          tuning=tuning)
+            before, after = side(BEFORE), side(AFTER)
+            assert programs.same((after(),), peer()) and programs.same((before(),), peer())
+            yield (f"n={n} rank={rank} {kind} {name}",
+                   *alternating_medians([peer, before, after], rounds))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.lazy_knobs", description=__doc__)
+    ap.add_argument("--rounds", type=int, default=31)
+    ap.add_argument("--n", type=int, nargs="+", default=[5000, 500])
+    args = ap.parse_args(argv)
+    for n in args.n:
+        for rank in (10, 20):
+            for label, tp, tb, ta in rows(n, rank, args.rounds):
+                print(f"{label:<48} peer {tp * 1e6:9.1f} µs  before {tb * 1e6:9.1f}  "
+                      f"after {ta * 1e6:9.1f}  speedup {tp / tb:.2f} -> {tp / ta:.2f}",
+                      flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

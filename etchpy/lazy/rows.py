@@ -1,0 +1,114 @@
+"""Xᵀ·f(X·W) over row blocks of a dense X: each block of rows read twice while
+it is in cache, not the whole of X twice (etchpy.lazy.regions).
+
+A gradient of a model linear in X (least squares, logistic, ...) is
+`X.T @ R` where R is computed row by row from `X @ W` (and arrays with a row
+per row of X). Run as written it is two BLAS products that each stream all of
+X from memory, X being larger than the cache. Cut into blocks of rows,
+    Xᵀ·R = Σ_b X_bᵀ · R_b,   R_b = f(X_b·W, the operands' rows b)
+(proofs_notes/lazy_row_blocks.md): the block X_b is read by the second product
+while the first left it in cache.
+
+`chain` decides from the steps already made whether a product step can run
+so; `blocked_step` makes that step. The steps it replaces (X·W and the
+region) are dropped from a replay's tape (`replaces`; replay.Tape), so each
+replay runs the blocks; the first run, whose X·W and R are computed already,
+multiplies them as written.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def region_rows(shape: tuple, reads: list, rowwise: bool):
+    """For a numpy region of `shape` reading `reads` [(slot, operand shape)]:
+    the slots to cut into rows and the slots read whole, or None when the
+    region is not computed row by row (a transpose inside it, an operand
+    broadcast along the rows)."""
+    if not rowwise or not shape:
+        return None
+    m, cut, whole = shape[0], [], []
+    for slot, s in reads:
+        if len(s) == len(shape) and s[0] == m and m != 1:
+            cut.append(slot)
+        elif len(s) < len(shape) or (len(s) == len(shape) and s[0] == 1):
+            whole.append(slot)
+        else:
+            return None
+    return cut, whole
+
+
+def chain(x_slot: int, b_slot: int, steps: dict, single: set):
+    """(X·W's slot, its step, the region's step or None) when the slot
+    b_slot (read by Xᵀ·b) holds X·W itself or a region computing row by row
+    from it, both read only there (their nodes in `single`); steps maps a slot
+    to its step function; None otherwise."""
+    fn = steps.get(b_slot)
+    if fn is None or b_slot not in single:
+        return None
+    mm = getattr(fn, "product", None)
+    if mm is not None:
+        return (b_slot, fn, None) if mm[0] == x_slot and not mm[2] else None
+    rows = getattr(fn, "rows", None)
+    if rows is None:
+        return None
+    for slot in rows[0]:
+        first = steps.get(slot)
+        mm = getattr(first, "product", None)
+        if mm is not None and mm[0] == x_slot and not mm[2] and slot in single:
+            return slot, first, fn
+    return None
+
+
+def block_rows(x: np.ndarray, block_bytes: int, min_rows: int = 16) -> int:
+    """Rows per block of the 2-d array x (0: do not cut it): blocks of about
+    block_bytes, at least min_rows rows, and x at least two blocks."""
+    if block_bytes <= 0 or x.ndim != 2:
+        return 0
+    rows = block_bytes // max(x.shape[1] * x.itemsize, 1)
+    return rows if rows >= min_rows and x.shape[0] >= 2 * rows else 0
+
+
+def blocked_step(plain, x_slot: int, s0: int, first, region, rows: int):
+    """fn(env): Xᵀ·b by blocks of `rows` rows of X (slot x_slot) when b's value
+    is not in env (its steps dropped by a replay), else plain(env). first is
+    the step of X·W (slot s0; its `product` (x, w, flip) attribute), region the step of
+    b from X·W or None (its `rows` attribute: the slots cut and read whole;
+    its `block` attribute: the region's function on row blocks)."""
+    w_slot, b_slot = first.product[1], plain.product[1]
+    matmul, add = np.matmul, np.add
+    cut = () if region is None else tuple(s for s in region.rows[0] if s != s0)
+    block = None if region is None else region.block
+
+    @np.errstate(all="ignore")      # as the region's own function
+    def step(env):
+        if env[b_slot] is not None:
+            return plain(env)
+        x, w = env[x_slot], env[w_slot]
+        total = None
+        benv = list(env)
+        for i in range(0, x.shape[0], rows):
+            xb = x[i:i + rows]
+            r = matmul(xb, w)
+            if block is not None:
+                benv[s0] = r
+                for s in cut:
+                    benv[s] = env[s][i:i + rows]
+                r = block(benv)
+            part = matmul(xb.T, r)
+            total = part if total is None else add(total, part, out=total)
+        return plain.finish(total)
+    step.replaces = (s0, b_slot) if region is not None else (b_slot,)
+    step.product = plain.product
+    return step
+
+
+def tape_steps(steps: list, keep: set) -> list:
+    """A replay's steps: those of slots a blocked step recomputes in its blocks
+    dropped, unless a slot in keep (a result, a guarded value) is among them."""
+    drop: set = set()
+    for _, fn in steps:
+        slots = getattr(fn, "replaces", ())
+        if slots and not keep.intersection(slots):
+            drop.update(slots)
+    return [(s, fn) for s, fn in steps if s not in drop] if drop else list(steps)
