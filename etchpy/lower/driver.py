@@ -186,7 +186,8 @@ class Emitter:
         hide = streams.hidden(seg.q, tn) if seg else imp.SKIP
 
         def step(v, nxt, on_ready):
-            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
+            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt),
+                         streams.walk_of(v, nxt))
 
         on_ready = record(s)
         parts = LoopParts(init, step, on_ready, record,
