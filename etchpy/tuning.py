@@ -66,7 +66,7 @@ class Tuning:
             short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
-            algorithm_choice,
+            khatri_rao, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
@@ -141,6 +141,9 @@ class Tuning:
                                       # irregular (lower.schedule.gather_sums)
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
+    khatri_rao: bool = True           # ... the Khatri-Rao pair run only when its temporary
+                                      # is no larger than the factor it multiplies on the
+                                      # real sizes, else the fused step (schedule.khatri_rao)
     algorithm_choice: bool = True     # per intersected level and reused row, the planner
                                       # picks merge, gallop or per pair, marker or not,
                                       # from the fibre statistics (plan.algorithms)

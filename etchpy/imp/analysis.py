@@ -34,14 +34,15 @@ def statements(s):
 
 def subterms(x):
     """Every node (statement or expression) inside x, x included, outermost first;
-    tuples and lists are walked through."""
+    tuples and lists are walked through, a loop's note (While.walk) is not."""
     if isinstance(x, (tuple, list)):
         for item in x:
             yield from subterms(item)
     elif hasattr(x, "__dataclass_fields__"):
         yield x
         for f in x.__dataclass_fields__:
-            yield from subterms(getattr(x, f))
+            if f != "walk":
+                yield from subterms(getattr(x, f))
 
 
 def substitute(node, name: str, value: Expr):

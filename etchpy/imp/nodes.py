@@ -139,8 +139,11 @@ class Accum:
 
 @dataclass(frozen=True)
 class While:
+    """`walk`: None, or the streams.Walk fact of the level this loop walks whole
+    (a note for passes over the program: it changes nothing the loop does)."""
     cond: Expr
     body: "Stmt"
+    walk: object = None
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,10 @@ class Settings:
     generations and stall (generations without a better genome before it
     stops); the side table's prune_thresholds (relative to max|W|) and
     sparse_weight, the dense multiply-adds one multiply-add through a csr
-    operand costs in etchpy's kernels (measured 8-13x on a loaded 2-core
-    machine; docs/approximations.md), by which the cost model weighs a sparse
-    product's nonzeros."""
+    operand costs in etchpy's kernels, by which the cost model weighs a sparse
+    product's nonzeros: plan.cost's ratio against dense loops (about 3) times
+    what a BLAS call gains over those loops, which plan.cost does not price
+    (bench.sparse_weight; docs/approximations.md, "Extraction")."""
 
     population: int = 50
     mutation: float = 0.05

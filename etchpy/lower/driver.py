@@ -25,7 +25,7 @@ from .outputs import make_output, output_mode
 from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
-from .schedule import LoopParts, khatri_rao
+from .schedule import LoopParts
 from .schedule import entries, gather_sums, prefetch, unswitch
 from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
 from .schedule.bounds import entries_bound, state_decls
@@ -55,6 +55,10 @@ class Lowering:
         """(the stream lowerer, the stream) of one step."""
         return _step_stream(step, self.sr, self.bindings, self.names, self.tuning,
                             self.algorithms.for_step(step))
+
+    def lower_step(self, step):
+        """(statements, description, filled) of one step lowered alone."""
+        return _lower_step(step, self)
 
     def emitter(self, target=None, markers=False, presence=None) -> "Emitter":
         return Emitter(self.names, self.sr, target or self.target, self.tuning,
@@ -186,7 +190,8 @@ class Emitter:
         hide = streams.hidden(seg.q, tn) if seg else imp.SKIP
 
         def step(v, nxt, on_ready):
-            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt))
+            return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt),
+                         streams.walk_of(v, nxt))
 
         on_ready = record(s)
         parts = LoopParts(init, step, on_ready, record,
@@ -269,17 +274,18 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
 
 
 def _lower_groups(lw: Lowering):
-    """(statements, description, filled) of each group of steps (khatri_rao.step_groups),
-    in order: the claims of the group passes (schedule.PASSES: a chain of
-    temporaries fused into their readers, the steps into a dense output in one
-    nest) at their first group's place, every other group on its own."""
-    groups = list(khatri_rao.step_groups(lw.plan))
+    """(statements, description, filled) of the plan's steps, one group each, in
+    order: the claims of the group passes (schedule.PASSES: a Khatri-Rao pair
+    under its size test, a chain of temporaries fused into their readers, the
+    steps into a dense output in one nest) at their first group's place, every
+    other step on its own."""
+    groups = [[step] for step in lw.plan.steps]
     claims: list = []
     for p in schedule.at("group", lw.tuning):
         claims += p.run(lw, groups, tuple(claims))
     first = {c.first: c for c in claims}
     skip = {n for c in claims for n in c.covers}
-    for n, steps in enumerate(groups):
+    for n, (step,) in enumerate(groups):
         claim = first.get(n)
         if claim is not None:
             done = claim.lower()
@@ -289,7 +295,7 @@ def _lower_groups(lw: Lowering):
             skip -= claim.covers          # its groups run one by one
         elif n in skip:
             continue
-        yield khatri_rao.lower_group(steps, lambda step: _lower_step(step, lw))
+        yield lw.lower_step(step)
 
 
 def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):

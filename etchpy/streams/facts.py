@@ -169,6 +169,28 @@ class Segment(Fact):
 
 
 @dataclass(frozen=True)
+class Walk(Fact):
+    """A whole walk of the last level of input `tensor`, a unique segment level
+    below one located level: the stream's loop is `while (q < end)` (Segment's q
+    and end) with `q := q + 1` as its last statement, it reads the level's
+    coordinates `crd` and values `vals` at q only, and each parent position p
+    (there are `parents` of them, a C size) has its segment at pos[p] ..
+    pos[p+1] of `pos`, coordinates below the size `dim`. A loop built from the
+    stream's own fields says so (imp.While.walk, lower.driver): a kernel may
+    check that level's entries where it reads them (lower.schedule.fused_checks)
+    when the input was bound without its full check."""
+
+    tensor: str
+    q: str
+    end: str
+    crd: str
+    vals: str
+    pos: str
+    parents: str
+    dim: str
+
+
+@dataclass(frozen=True)
 class Short(Fact):
     """A merging intersection of two unique, always-ready segment levels a and
     b, innermost (its value is not a stream), whose next, on its merge way,
@@ -322,5 +344,5 @@ class Runs(Hint):
 
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
-RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Short,
+RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Walk, Short,
              Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Entries, Repeats)

@@ -21,7 +21,7 @@ from typing import Callable
 from .. import imp
 from ..imp import TRUE, Const, If, Ring, Select, and_, eq, not_, seq
 from ..imp.analysis import arrays_written, names_used
-from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split
+from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split, Walk
 from .stream import Stream, Value, is_stream
 
 
@@ -71,7 +71,8 @@ def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Strea
         past = and_(s.valid, and_(eq(s.index, t), not_(here)))
         return seq(s.skip(t, r), If(past, s.skip(t, TRUE)))
 
-    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Extent, Ahead, Prefetch, Runs)
+    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Walk, Extent, Ahead, Prefetch,
+                         Runs)
     return s.derive(facts, ready=and_(s.ready, here), skip=skip,
                     search=f"{s.search}, guarded by the located test")
 

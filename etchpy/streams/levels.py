@@ -15,7 +15,8 @@ from ..formats import level as shapes
 from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
                    max_, or_, select, seq)
 from .combinators import map_leaf, range_stream
-from .facts import Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Segment
+from .facts import (Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Segment,
+                    Walk)
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -77,6 +78,20 @@ def unique_segment(names, var, crd: str, start, end, child, crd_len, in_order) -
                   index=Load(crd, qv), ready=TRUE, value=value, next=incr(q),
                   skip=lambda t, r: imp.Seek(q, ev, crd, t, r),
                   search="linear, then gallop", facts=facts)
+
+
+def walk_fact(s: Stream, b, lev: int) -> Walk | None:
+    """The Walk fact of s, the read stream of storage level lev of the input
+    bound as b (from_expr.Binding), or None: s must be a unique segment
+    (Segment) at b's last level, not a window's, with pos[parents] positions
+    for a C size `parents` (the level above it is located)."""
+    seg = s.facts.get(Segment)
+    if seg is None or b.window or not b.name or lev + 1 != len(b.format.levels):
+        return None
+    match seg.crd_len:
+        case Load(pos, Var(parents)):
+            return Walk(b.name, seg.q, seg.end, seg.crd, b.vals, pos, parents, b.dim(lev).name)
+    return None
 
 
 def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,

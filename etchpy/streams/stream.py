@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields
 from typing import Callable, Union
 
 from .. import imp
-from .facts import NO_FACTS, Counter, Facts, Most, Prefetch
+from .facts import NO_FACTS, Counter, Facts, Most, Prefetch, Walk
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,3 +95,9 @@ def with_prefetch(s: Stream, blocks: tuple) -> Stream:
     """s with `blocks` added to the blocks its loop prefetches (a hint)."""
     both = blocks_of(s, Prefetch) + tuple(blocks)
     return s.derive(s.facts.add(Prefetch(both) if both else None))
+
+
+def walk_of(s: Stream, nxt: imp.Stmt) -> Walk | None:
+    """The Walk fact of s for a loop over s whose step is `nxt` (imp.While.walk):
+    s's own `next` only, else None."""
+    return s.facts.get(Walk) if nxt == s.next else None

@@ -4,10 +4,10 @@ every pass off (tuning.NOOPT) the driver emits plain loops.
 The passes the driver's Emitter runs are values, `PASSES`, in the order they
 are tried at each of their points:
 
-    group  the plan's groups of steps (khatri_rao.step_groups: a Khatri-Rao
-           step and the GEMM reading it, or one step) before any is lowered:
+    group  the plan's steps, one group each, before any is lowered:
            run(lw, groups, claims) -> the `Claim`s it adds to those of the
-           passes before it (lw: the driver's frozen Lowering)
+           passes before it (lw: the driver's frozen Lowering; a claim's
+           groups run together, lw.lower_step lowers one step alone)
     call   a step's lowered loop nest: run(lw, step, target, loops, filled) ->
            (statements, a note for its description) or None: the step as one
            library call, its loops kept for when none is bound
@@ -75,10 +75,11 @@ class Pass:
     run: Callable
 
 
-from . import (blas, blocks, fuse_temps, fused_rows, phases, pieces,  # noqa: E402 - they
-               prefetch, run_sums, threads, unswitch)                 # need no name above
+from . import (blas, blocks, fuse_temps, fused_rows, khatri_rao,  # noqa: E402 - they
+               phases, pieces, prefetch, run_sums, threads, unswitch)  # need no name above
 
 PASSES = (
+    Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
     Pass("fused temporaries", "fused_temporaries", "group", fuse_temps.claim),
     Pass("fused rows", "fused_rows", "group", fused_rows.claim),
     Pass("BLAS steps", "blas", "call", blas.run),

@@ -42,10 +42,6 @@ class CooLevel:
     vals: str
     dims: tuple
 
-    @property
-    def crd(self) -> str:       # what fused_checks._walk_var reads
-        return self.crds[0]
-
 
 def candidates(prog) -> dict[str, CooLevel]:
     """Every coo input of `prog` of order 2 or more (its first level non-unique),
@@ -67,15 +63,15 @@ def candidates(prog) -> dict[str, CooLevel]:
     return out
 
 
-def walk(body, lv: CooLevel, walk_var, order_free):
+def walk(body, lv: CooLevel, order_free):
     """(the loop, q) when `body` has exactly one walk loop of lv's first level,
     outside parallel loops, holding every read of lv's arrays, each at an entry
     of q, its body order-free; else None."""
-    loops = [n for n in imp.subterms(body) if isinstance(n, While) and walk_var(n, lv)]
+    loops = [n for n in imp.subterms(body) if isinstance(n, While) and _walk_var(n, lv.crds[0])]
     if len(loops) != 1 or any(isinstance(n, ParallelFor) and loops[0] in imp.subterms(n)
                               for n in imp.subterms(body)):
         return None
-    loop, q = loops[0], walk_var(loops[0], lv)
+    loop, q = loops[0], _walk_var(loops[0], lv.crds[0])
     reads = {*lv.crds, lv.vals}
     outside = sum(1 for n in _loads(body, reads)) - sum(1 for n in _loads(loop, reads))
     counters = _entry_counters(loop.body, q)
@@ -83,6 +79,28 @@ def walk(body, lv: CooLevel, walk_var, order_free):
         return None
     plain = _without_setup(loop.body, q, counters)      # its cond reads q and e alone
     return (loop, q) if order_free(plain, Load(lv.crds[0], Var(q))) else None
+
+
+def _walk_var(loop: While, crd: str) -> str | None:
+    """q when `loop` is `while (q < e)` whose body ends by stepping q by one,
+    changes q nowhere else, leaves e alone, and reads crd at q; else None."""
+    match loop.cond:
+        case Bin("<", Var(q), Var(e)):
+            pass
+        case _:
+            return None
+    if Load(crd, Var(q)) not in imp.subterms(loop.body):
+        return None
+    # the step is the body's last statement, so every read in the body sees q < e
+    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    if not stmts or stmts[-1] != imp.incr(q):
+        return None
+    for s in imp.statements(Seq(stmts[:-1])):
+        if {q, e} & imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
+            return None
+        if isinstance(s, Decl) and s.name in (q, e):
+            return None
+    return q
 
 
 def _loads(node, arrays):

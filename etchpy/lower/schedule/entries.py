@@ -85,9 +85,9 @@ def _fields(v) -> tuple:
     return (v.init, v.valid, v.index, v.ready, v.next, v.facts.items, *_fields(v.value))
 
 
-# Hints for a long segment, dropped from the level right below a split one: its
+# Facts and hints of a long segment, dropped from the level right below a split one: its
 # segment is the one entry at q (the singleton level under a non-unique one).
-HINTS = (streams.Segment, streams.Runs, streams.Extent, streams.Ahead)
+HINTS = (streams.Segment, streams.Walk, streams.Runs, streams.Extent, streams.Ahead)
 
 
 def _fix_value(v, fix, drop=()):

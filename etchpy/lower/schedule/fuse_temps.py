@@ -11,8 +11,8 @@ iteration), when the chain's last target has that loop's index as an axis
 (threads write disjoint cells); a chain that cannot run so is not fused (its
 steps run on threads one by one). Fused only into a dense target that keeps no
 flags (a sparse output's temporaries say where their products are,
-lower.produced); a step grouped with another (a Khatri-Rao pair) keeps its
-group."""
+lower.produced); a step an earlier group pass claims (a Khatri-Rao pair) keeps
+its claim."""
 from __future__ import annotations
 
 from functools import partial
@@ -51,7 +51,7 @@ def claim(lw, groups, claims) -> list:
     plan, at = lw.plan, {id(st): n for n, g in enumerate(groups) for st in g}
     taken = {n for c in claims for n in c.covers}
     out = []
-    for chain in chains_to_fuse(plan, groups, lw.target, lw.presence, lw.tuning):
+    for chain in chains_to_fuse(plan, lw.target, lw.presence, lw.tuning):
         covers = frozenset(at[id(plan.steps[k])] for k in chain.steps)
         if covers & taken:
             continue
@@ -62,18 +62,15 @@ def claim(lw, groups, claims) -> list:
     return out
 
 
-def chains_to_fuse(plan, groups, target, presence, tuning) -> list:
+def chains_to_fuse(plan, target, presence, tuning) -> list:
     """The chains (plan.fusion.chains) lowered fused: none when the switch is
-    off or into a sparse output; a chain ending in the output
-    needs it dense; a chain step grouped with another is left alone."""
+    off or into a sparse output; a chain ending in the output needs it dense
+    (`claim` leaves a chain with a step an earlier claim covers)."""
     if not tuning.fused_temporaries or presence is not None:
         return []
-    paired = {id(st) for g in groups if len(g) > 1 for st in g}
     out = []
     for chain in fusion.chains(plan):
         steps = [plan.steps[k] for k in chain.steps]
-        if any(id(st) in paired for st in steps):
-            continue
         if steps[-1].target == "out" and not (target.dense_axes is not None
                                               and not target.keeps_flags):
             continue

@@ -1,10 +1,13 @@
 """Input checks fused into a kernel's own reads (proofs_notes/validation.md).
 
-A csr or csc input given as a scipy array is bound without a prior pass over
-its index arrays when every read of its compressed level is a linear walk
-that the kernel makes anyway: a loop `while (q < e)` that steps q by one and
-reads the level's crd (and the values) only at q. Such a loop gets the checks
-of that level (`fuse`):
+An input whose index arrays were bound without a prior pass over them (a scipy
+csr or csc array) is checked by the kernel itself when every read of its last
+level is a whole walk of it: a loop that the stream lowering marked with the
+level's streams.Walk fact where it built the loop (imp.While.walk: `while (q <
+e)`, stepping q by one last, reading the level's crd and values at q only).
+No format, role or array name is asked: any format whose last level reads as a
+unique segment below a located level gets the checks. Such a loop gets the
+checks of that level (`fuse`):
 
     int64_t q_prev = -1;
     if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n_parents] < (uint64_t)e)
@@ -20,7 +23,8 @@ ERROR_CODE when any segment it opens is malformed (the runtime then checks
 that input in full, and canonicalises it or raises an InputError naming it).
 A level read any other way (a merge that may stop early, a gallop, a search,
 inside a parallel loop) is not fused: `fused_tensors` leaves it out, and the
-runtime checks that input in full before the call, as it always did.
+runtime checks that input in full before the call, as it always did. A coo
+input's scatter walk is found by its shape (lower.schedule.coo_checks).
 """
 from __future__ import annotations
 
@@ -31,7 +35,6 @@ import numpy as np
 from ... import imp
 from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
-from ...expr.walk import accesses
 from ...expr.windows import WindowVar
 from . import coo_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
@@ -44,8 +47,8 @@ ERROR_CODE = 4          # the kernel's return code when a fused check fails
 
 @dataclass(frozen=True)
 class Level:
-    """The segment level of one two-level input (csr, csc, or any located level
-    over a unique level in the segment layout): its arrays and C sizes."""
+    """The walked level of one input (a streams.Walk fact): its arrays and C
+    sizes, and how the program reads it."""
     tensor: str
     pos: str
     crd: str
@@ -56,31 +59,14 @@ class Level:
     nan: bool = False   # its walks also check that each value is not NaN
 
 
-def _fusable(fmt) -> bool:
-    """A located level over a unique level in the segment layout (formats.level
-    segment_roles): csr and csc, as scipy's arrays are bound without a pass."""
-    levels = fmt.levels
-    return (len(levels) == 2 and levels[0].located and levels[1].segment_roles is not None
-            and levels[1].unique)
-
-
 def candidates(prog) -> dict[str, Level]:
-    """The segment level of every input of `prog` that `_fusable` takes, by
-    tensor name; its arrays named by formats.level's convention."""
+    """The level of every input of `prog` that some loop of it walks whole (the
+    streams.Walk noted on the loop, imp.While.walk), by tensor name."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    out = {}
-    for step in prog.plan.steps:
-        for acc in accesses(step.body):
-            tv, name = acc.tensor, acc.tensor.name
-            if tv.format.is_dense or not _fusable(tv.format) or isinstance(tv, WindowVar):
-                continue            # a window's rows are checked as bound (runtime.calling)
-            starts, coords = (f"{name}_{role}1" for role in tv.format.levels[1].segment_roles)
-            if coords in arrays:
-                major, minor = tv.format.mode_order
-                out[name] = Level(name, starts, coords, f"{name}_vals",
-                                  f"{name}_dim{minor}", f"{name}_dim{major}",
-                                  prog.output.mode == "dense")
-    return out
+    dense = prog.output.mode == "dense"
+    return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense)
+            for n in imp.subterms(prog.body)
+            if isinstance(n, While) and (w := n.walk) is not None and w.crd in arrays}
 
 
 def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[str]:
@@ -97,7 +83,7 @@ def _coo_walks(prog) -> dict:
     read by one scatter walk (lower.schedule.coo_checks)."""
     out = {}
     for name, lv in coo_checks.candidates(prog).items():
-        got = coo_checks.walk(prog.body, lv, _walk_var, order_free)
+        got = coo_checks.walk(prog.body, lv, order_free)
         if got is not None:
             out[name] = (lv, *got)
     return out
@@ -137,7 +123,7 @@ def _walks(body, lv: Level) -> bool:
                 visit(item, walk, parallel)
         elif hasattr(node, "__dataclass_fields__"):
             for f in node.__dataclass_fields__:
-                value = vars(node)[f]
+                value = vars(node)[f] if f != "walk" else None      # a note, not a read
                 if isinstance(value, str) and value == lv.crd:
                     ok = False          # a Seek, a short intersection, ... reads crd
                     return
@@ -148,27 +134,9 @@ def _walks(body, lv: Level) -> bool:
 
 
 def _walk_var(loop: While, lv: Level) -> str | None:
-    """q when `loop` is `while (q < e)` whose body ends by stepping q by one,
-    changes q nowhere else, leaves e alone, and reads lv's crd at q; else None."""
-    match loop.cond:
-        case Bin("<", Var(q), Var(e)):
-            pass
-        case _:
-            return None
-    if Load(lv.crd, Var(q)) not in imp.subterms(loop.body):
-        return None
-    # the step is the body's last statement, so every read in the body sees q < e
-    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
-    if not stmts or stmts[-1] != imp.incr(q):
-        return None
-    for s in imp.statements(Seq(stmts[:-1])):
-        if q in imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
-            return None
-        if e in imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
-            return None
-        if isinstance(s, Decl) and s.name in (q, e):
-            return None
-    return q
+    """q when `loop` walks lv's level whole (its Walk note), else None."""
+    w = loop.walk
+    return w.q if w is not None and w.crd == lv.crd else None
 
 
 def program_names(prog) -> imp.Names:
@@ -244,11 +212,11 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(cond, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return seq(*_checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output))
+            return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output))
         case GatherSum(fallback=While(cond, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
-            guard, rest = _checked_loop(q, cond.b.name, body, lv, err, names, lv.dense_output)
+            guard, rest = _checked_loop(q, loop.walk.end, body, lv, err, names, lv.dense_output)
             if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone

@@ -61,8 +61,7 @@ def claim(lw, groups, claims) -> list:
     outs = [n for n, g in enumerate(groups) if any(st.target == "out" for st in g)]
     taken = {n for c in claims for n in c.covers}
     if (any(c.into_out for c in claims) or target.dense_axes is None or len(outs) < 2
-            or outs != list(range(outs[0], outs[0] + len(outs))) or taken & set(outs)
-            or any(len(groups[n]) != 1 for n in outs)):
+            or outs != list(range(outs[0], outs[0] + len(outs))) or taken & set(outs)):
         return []
     steps = [groups[n][0] for n in outs]
     if any(gemm_step(st, plan, lw.sr, lw.bindings, target, lw.tuning, imp.SKIP, False)

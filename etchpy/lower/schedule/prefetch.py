@@ -87,7 +87,8 @@ def run_loop(em, s, parts) -> imp.Stmt | None:
     tn = em.tuning
     long = seq(prefetch_runs(s, tn), parts.fetch)
     return seq(parts.init, If(runs_wanted(s, tn.run_long, tn),
-                              While(s.valid, seq(long, imp.if_(s.ready, parts.on_ready), s.next)),
+                              While(s.valid, seq(long, imp.if_(s.ready, parts.on_ready), s.next),
+                                    streams.walk_of(s, s.next)),
                               parts.step(s, s.next, parts.on_ready)))
 
 

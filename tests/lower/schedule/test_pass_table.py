@@ -34,6 +34,8 @@ def test_the_order_is_the_declared_order():
     # fused rows sees the chains' claims: a chain adding into the output keeps it off
     group = [p.name for p in schedule.at("group", tuning.DEFAULT)]
     assert group.index("fused temporaries") < group.index("fused rows")
+    # a Khatri-Rao pair is claimed first: no chain or fused nest takes its steps
+    assert group.index("Khatri-Rao pairs") < group.index("fused temporaries")
 
 
 def test_a_group_pass_leaves_groups_an_earlier_claim_adds_into_the_output():

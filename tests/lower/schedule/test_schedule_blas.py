@@ -208,6 +208,28 @@ def test_khatri_rao_checks_the_real_sizes_and_runs_fused_otherwise():
     np.testing.assert_allclose(imp_evaluate(expr, inputs, out_indices=out), want, rtol=1e-12)
 
 
+def test_khatri_rao_pairs_are_a_group_pass_and_off_run_as_planned():
+    """The size test is the claim of the 'Khatri-Rao pairs' group pass; with its
+    switch off both steps run on their own (no test, no fused branch), and the
+    answer is the same, whether the temporary is small or not."""
+    for shape in ((4, 5, 6, 3), (2, 5, 6, 9)):
+        i, j, k, q = shape
+        x, u, v = r((i, j, k)), r((j, q)), r((k, q))
+        want = np.einsum("ijk,jr,kr->ir", x, u, v)
+        expr, out, inputs = einsum_expr("ijk,jr,kr->ir", [x, u, v])
+        off = DEFAULT.with_(khatri_rao=False)
+        on_c = pipeline.compile_request(make_request(expr, out_indices=out))
+        off_c = pipeline.compile_request(make_request(expr, out_indices=out, tuning=off))
+        assert [s.target for s in on_c.plan.steps] == [s.target for s in off_c.plan.steps]
+        assert "when the temporary is larger" in " ".join(on_c.program.streams_text)
+        assert "when the temporary is larger" not in " ".join(off_c.program.streams_text)
+        assert len(gemms(off_c.program)) == 1
+        np.testing.assert_allclose(ep.einsum("ijk,jr,kr->ir", x, u, v, tuning=off), want,
+                                   rtol=1e-12)
+        np.testing.assert_allclose(imp_evaluate(expr, inputs, out_indices=out, tuning=off),
+                                   want, rtol=1e-12)
+
+
 def test_two_products_add_into_one_output_and_a_given_out_is_overwritten():
     """Each step of a sum of products adds its gemm into the output; one product
     alone overwrites every cell of an `out=` array (it writes each once)."""
