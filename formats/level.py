@@ -91,10 +91,11 @@ Optional (asked with getattr; absent means no).
     writes_runs
                an output's last level written a run at a time, in order, with
                assemble taking rseg/rend (lower.targets.runs; Format.writes_runs)
-    pack_rows(rows) -> (arrays, vals)
+    pack_rows(rows, fill) -> (arrays, vals)
         a last level under located levels only, in the identity mode order,
-        packed straight from the dense values (`rows`: one row per parent),
-        without listing coordinates; the same arrays as pack and merge give
+        packed straight from the dense values (`rows`: one row per parent;
+        `fill`, the value of cells nothing stores), without listing
+        coordinates; the same arrays as pack and merge give
 """
 from __future__ import annotations
 
