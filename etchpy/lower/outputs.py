@@ -5,8 +5,9 @@
     workspace  the last level out of order, through a workspace (tuning.workspaces)
     insert     a last level that inserts in any order (a bytemap, a hash) under located
                levels, each value at its cell (targets.insert)
-    spans      a run-length last level under located levels, written as runs in order,
-               equal neighbours merged (targets.runs)
+    spans      a run-length last level under located levels, its levels the step's
+               outer loops (any mode order, summed loops inside), written as runs in
+               order, equal neighbours merged (targets.runs)
     bucket     a transposed (dense, compressed) output, by a counting sort
                (tuning.counting_sort)
     coords     any other case: (coordinates, value) records that the runtime
@@ -77,8 +78,8 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
                 v in step.bound for v in step.order[:list(step.order).index(row)]), names)
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
-        case "spans":
-            t = RunsTarget(axes, sr, names, tuning)
+        case "spans":            # its levels' axes, in storage order
+            t = RunsTarget([axes[m] for m in fmt.mode_order], sr, names, tuning)
         case "insert":
             t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
         case "workspace":

@@ -1,8 +1,9 @@
 """A run-length output (dense..., runs) written as runs, in order.
 
-Chosen (lower.outputs) for one step whose loops are the output's levels in
-storage order and sum nothing: each cell is written at most once, rows in
-order, cells in order within a row. A row's runs go to grown arrays `rend`
+Chosen (lower.outputs) for one step whose loops begin with the output's levels
+in storage order (any mode order; `axes` are given in storage order), any loops
+after them summed: each cell is written at most once, rows in order, cells in
+order within a row. A row's runs go to grown arrays `rend`
 (each run's end) and `vals`; `rseg` (one entry per row, plus one) bounds each
 row's runs. A write of v at coordinate c (of the cells c .. e-1: a whole piece
 when the run-sums pass hands one, Context.span, else e = c + 1) first covers
@@ -24,13 +25,16 @@ from ..target import FlatTarget, cells
 
 def runs_writable(fmt, step, out_axes) -> bool:
     """Can a RunsTarget write this output: its last level writes runs, the rest are
-    located, in the identity mode order, and the step's loops are its levels in
-    storage order with nothing summed?"""
-    levels = fmt.levels
+    located, and the step's loops begin with its levels in storage order
+    (`out_axes`, in any mode order), any loops after them summed? Each cell is
+    then written once (a nest of summed loops is added into an accumulator and
+    written after it: lower.driver contracted), rows in order and cells in order
+    within a row."""
+    n = len(out_axes)
     return (fmt.writes_runs
-            and all(lv.located for lv in levels[:-1])
-            and tuple(fmt.mode_order) == tuple(range(len(levels)))
-            and tuple(step.order) == tuple(out_axes) and not step.bound)
+            and all(lv.located for lv in fmt.levels[:-1])
+            and tuple(step.order[:n]) == tuple(out_axes)
+            and set(step.order[n:]) <= set(step.bound))
 
 
 class RunsTarget(FlatTarget):
