@@ -37,7 +37,8 @@ CASES = {     # name: (expression, output format, its indices in order)
 def inputs(sr, expr):
     a, b = image(sr), image(sr, seed=1)
     c = np.where(np.arange(a.size).reshape(a.shape) % 3 == 0, image(sr, seed=3), sr.zero)
-    made = {"A": a, "B": b, "C": c, "x": b[0], "T": np.stack([a, b, a[::-1]])}
+    made = {"A": a, "B": b, "C": c, "x": b[0], "T": np.stack([a, b, a[::-1]]),
+            "D": image(sr, shape=(a.shape[1], 7), seed=4)}
     return {n: made[n] for n in tensors(expr)}
 
 
@@ -81,9 +82,35 @@ def _entries(a):
     return np.array(nz).reshape(a.ndim, -1), a[nz]
 
 
-def test_out_of_order_writes_still_pack_records():
-    """A sum over an outer loop (column sums of row runs) or a sparse run
-    output writes coordinate records, packed after the call."""
-    assert mode(ep.sum(i, t("A")[i, j]), "rle") == "coords"
-    assert mode(t("A")[j, i], "rle", (i, j)) == "coords"
+def test_out_of_order_writes_are_computed_dense_and_packed():
+    """A sum over an outer loop (column sums of row runs) or a transpose into
+    row runs is computed into a dense array and packed after the call (the
+    output stores every cell anyway); a sparse run output writes coordinate
+    records, packed after the call."""
+    assert mode(ep.sum(i, t("A")[i, j]), "rle") == "dense"
+    assert mode(t("A")[j, i], "rle", (i, j)) == "dense"
     assert mode(t("C", "csc")[i, j], SPARSE_COLUMNS) == "coords"
+    a = image(ep.semirings.real)
+    got = ep.evaluate(ep.sum(i, t("A")[i, j]), A=a, output="rle")
+    assert got.format == ep.Format.named("rle", 1)
+    assert np.array_equal(got.to_dense(), a.sum(axis=0))
+
+
+CASES_PACKED = {
+    "column sums": lambda: (ep.sum(i, t("A")[i, j]), "rle", None),
+    "transpose": lambda: (t("A")[j, i] * t("B")[j, i], "rle", (i, j)),
+    "product": lambda: (ep.sum(k, t("A")[i, k] * t("D", "dense")[k, j]), "rle", None),
+}
+
+
+@pytest.mark.parametrize("sr", SEMIRINGS, ids=lambda s: s.name)
+@pytest.mark.parametrize("case", sorted(CASES_PACKED))
+def test_packed_run_outputs_equal_the_reference(sr, case):
+    expr, out, order = CASES_PACKED[case]()
+    given = inputs(sr, expr)
+    want = ep.evaluate(expr, semiring=sr, backend="reference", out_indices=order, **given)
+    for backend in ("streams", "c"):
+        got = ep.evaluate(expr, semiring=sr, backend=backend, output=out, out_indices=order,
+                          **given)
+        assert got.format == ep.Format.named("rle", got.order)
+        assert_same(got, want, sr, f"{case} on {backend}")
