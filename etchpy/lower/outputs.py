@@ -94,7 +94,7 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
         case "spans":            # its levels' axes, in storage order
-            t = RunsTarget([axes[m] for m in fmt.mode_order], sr, names, tuning)
+            t = RunsTarget([axes[m] for m in fmt.mode_order], sr, names, tuning, bound)
         case "insert":
             t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
         case "workspace":

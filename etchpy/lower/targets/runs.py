@@ -42,8 +42,8 @@ class RunsTarget(FlatTarget):
 
     writes_spans = True
 
-    def __init__(self, axes, sr, names: imp.Names, tuning):
-        self.axes, self.sr, self.tuning = tuple(axes), sr, tuning
+    def __init__(self, axes, sr, names: imp.Names, tuning, bound=None):
+        self.axes, self.sr, self.tuning, self.bound = tuple(axes), sr, tuning, bound
         self.rows, self.col = self.axes[:-1], self.axes[-1]
         k = len(self.axes) - 1
         self.k = k
@@ -61,11 +61,25 @@ class RunsTarget(FlatTarget):
         return Const(self.sr.zero, "value")
 
     def setup(self):
-        cap = Const(self.tuning.initial_capacity)
-        return seq(*(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
-                                                      self.next_row)),
+        pre: list = []
+        cap = self._first_capacity(pre)
+        return seq(*pre, *(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
+                                                            self.next_row)),
                    Alloc(self.rseg, "index", imp.add(cells(self.rows), ONE), ZERO),
                    Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None))
+
+    def _first_capacity(self, pre: list) -> imp.Expr:
+        """The runs allocated up front (pushes grow them): `bound(axes, pre)`, the
+        operands' stored positions (schedule.bounds.entries_bound: a run operand's
+        runs; the runs of an element-wise blend are at most its operands' runs
+        together), kept between tuning.initial_capacity and
+        tuning.first_capacity_limit; statements it needs go to `pre`. An estimate
+        only: a run output may hold more runs than it (a product's), and grows."""
+        first = Const(self.tuning.initial_capacity)
+        b = None if self.bound is None else self.bound(self.axes, pre)
+        if b is None:
+            return first
+        return imp.min_(imp.max_(b, first), Const(self.tuning.first_capacity_limit))
 
     def push(self, end: imp.Expr, v: imp.Expr) -> imp.Stmt:
         """The run [covered, end) of v (v a variable or constant): the row's last
