@@ -14,6 +14,7 @@ SECTIONS = {
     "complex": "bench.structure_complex",  # complex128 SpMV and SpGEMM against scipy
     "structure": "bench.structure",  # banded and block-list levels (issue 40)
     "structure_rle": "bench.structure_rle",  # run-length images against numpy (issue 40)
+    "structure_rle_out": "bench.structure_rle_out",  # rle outputs, sparse run lists (issue 40)
     "structure_bytemap": "bench.structure_bytemap",  # bytemap against csf and dense (issue 40)
     "structure_hash": "bench.structure_hash",  # hash outputs against csf, csr, bytemap (issue 40)
     "windows": "bench.windows",      # windows: sliced SpMV and 3×3 erosion (issue 40)

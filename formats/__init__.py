@@ -11,6 +11,8 @@ Storage level k holds logical mode `mode_order[k]`.
                                (bseg, bfirst, bpos)
                   runs         runs of equal values covering each fibre (rseg, rend); a
                                last level only
+                  sparse_runs  runs of equal values with the fill between them (rseg,
+                               rbeg, rend); a last level only
                   bytemap      positions p*n + c as dense, plus the stored coordinates in
                                order (mpos, mcrd): walked sparse, probed in O(1); a last
                                level only
@@ -33,6 +35,7 @@ singleton level reads such a range.
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
                    dia binds to it), blocks = (dense..., blocks) (rows of dense blocks),
                    rle = (dense..., runs) (rows of runs: images, masks),
+                   sparse_rle = (dense..., sparse_runs) (rows of runs over a fill),
                    bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1)),
                    hash = (dense..., hash) (rows inserted in any order, no dense workspace)
 
@@ -59,16 +62,20 @@ from ..formats.dense import Dense
 from ..formats.hashtable import Hash
 from ..formats.runs import Runs
 from ..formats.singleton import Singleton
+from ..formats.sparse_runs import SparseRuns
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
-           "Runs", "ByteMap", "Hash", "NAMED_FORMATS"]
+           "Runs", "SparseRuns", "ByteMap", "Hash", "NAMED_FORMATS"]
 
 NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle",
-                 "bytemap", "hash")
+                 "sparse_rle", "bytemap", "hash")
 
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
                 "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap,
-                "hash": Hash}
+                "hash": Hash, "sparse_runs": SparseRuns}
+# the named formats of dense levels over one last level of a kind
+_LAST_LEVEL_FORMATS = {"banded": "banded", "blocks": "blocks", "rle": "runs",
+                       "sparse_rle": "sparse_runs", "bytemap": "bytemap", "hash": "hash"}
 _MADE_AT_CALL = (Bins,)     # level kinds no caller names: a onehot's bins (expr.bins)
 
 
@@ -204,8 +211,8 @@ class Format:
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
-        "banded", "blocks", "rle", "bytemap", "hash": dense levels over one banded,
-        block-list, run-length, bytemap or hash level) for
+        "banded", "blocks", "rle", "sparse_rle", "bytemap", "hash": dense levels over
+        one banded, block-list, run-length, sparse run-length, bytemap or hash level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels
@@ -224,10 +231,10 @@ class Format:
             return Format([Compressed(), Compressed()], name="dcsr")
         if name == "csf":
             return Format([Compressed()] * order, name="csf")
-        if name in ("banded", "blocks", "rle", "bytemap", "hash"):
+        if name in _LAST_LEVEL_FORMATS:
             if order == 0:
                 raise FormatError(f"format {name} needs at least one mode")
-            last = _LEVEL_NAMES["runs" if name == "rle" else name]()
+            last = _LEVEL_NAMES[_LAST_LEVEL_FORMATS[name]]()
             return Format([Dense()] * (order - 1) + [last], name=name)
         if name == "coo":
             if order == 0:

@@ -91,10 +91,11 @@ Optional (asked with getattr; absent means no).
     writes_runs
                an output's last level written a run at a time, in order, with
                assemble taking rseg/rend (lower.targets.runs; Format.writes_runs)
-    pack_rows(rows) -> (arrays, vals)
+    pack_rows(rows, fill) -> (arrays, vals)
         a last level under located levels only, in the identity mode order,
-        packed straight from the dense values (`rows`: one row per parent),
-        without listing coordinates; the same arrays as pack and merge give
+        packed straight from the dense values (`rows`: one row per parent;
+        `fill`, the value of cells nothing stores), without listing
+        coordinates; the same arrays as pack and merge give
 """
 from __future__ import annotations
 
@@ -150,15 +151,21 @@ class Blocks:
 
 @dataclass(frozen=True)
 class RunList:
-    """The runs r = start..end-1, which cover the coordinates 0..size-1 in order:
-    run r holds the coordinates from the previous run's end (0 for run start)
-    up to ends[r] - 1, all with the one value at position r. Every run holds at
-    least one coordinate (ends strictly increase; the last is size). A reader
-    may take a run whole: its coordinates share the child (lo, hi) = (r, r + 1)."""
+    """The runs r = start..end-1, in order, run r holding the coordinates up to
+    ends[r] - 1, all with the one value at position r. Every run holds at least
+    one coordinate. A reader may take a run whole: its coordinates share the
+    child (lo, hi) = (r, r + 1).
+
+    `starts` None: the runs cover the coordinates 0..size-1 (a dense run list),
+    run r starting at the previous run's end (0 for run start); the last ends
+    at size. `starts` an array: run r holds starts[r] .. ends[r] - 1 and the
+    coordinates in no run are absent (a sparse run list: the fill between
+    runs); starts[r] >= ends[r - 1] within the parent."""
 
     ends: str
     start: Expr
     end: Expr
+    starts: str | None = None
 
 
 @dataclass(frozen=True)

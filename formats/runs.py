@@ -93,9 +93,10 @@ class Runs:
         before = np.r_[0, np.cumsum(~drop)]
         return {"rseg": before[rseg], "rend": ends[last]}, vals[keep]
 
-    def pack_rows(self, rows):
+    def pack_rows(self, rows, fill=None):
         """The level of the fibres `rows` (a 2-d array, one row a parent), read
-        straight from the dense values (formats.level): a run ends wherever the
+        straight from the dense values (formats.level; the fill is a run like
+        any other value, so `fill` is not read): a run ends wherever the
         next value differs, and at the row's end. Returns (arrays, vals): the
         maximal runs, as packing and `merge` give."""
         n_parents, size = rows.shape

@@ -8,7 +8,7 @@ TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`
 
 Parameters: name, an identifier (the keyword its input is passed by); order, the
 number of indices (0 for a scalar); format, the layout the kernel reads: "dense"
-(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle" or an
+(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle", "sparse_rle" or an
 ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
 (another value is an InputError; ep.Tensor.pattern makes an input checked once).
 Raises: ExpressionTypeError for a bad name or order, FormatError for an unknown
@@ -33,6 +33,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     into rows of runs; its values shared when blocks are one row)
     rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack
                     an image once with ep.Tensor.from_dense(img, "rle"))
+    sparse_rle  1, 2, 3, 4  an ep.Tensor in sparse_rle (runs of equal values per
+                    row with the fill between them, not stored)
     bytemap  1, 2, 3, 4  an ep.Tensor in bytemap (rows walked sparse, probed
                     in O(1); ep.Tensor.from_dense(x, "bytemap"))
     hash     1, 2, 3, 4  an ep.Tensor in hash (per row a hash table of its stored

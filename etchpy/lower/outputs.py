@@ -1,12 +1,15 @@
 """Which target writes a step's output, and the output's parameters (the C ABI).
 
-    dense      out[flat(L)] ⊕= v, the output filled with zero first
+    dense      out[flat(L)] ⊕= v, the output filled with zero first; also an output
+               that stores every cell (rle) not written as spans, packed after the
+               call (stores_every_cell)
     append     a sparse output assembled in order (targets.append)
     workspace  the last level out of order, through a workspace (tuning.workspaces)
     insert     a last level that inserts in any order (a bytemap, a hash) under located
                levels, each value at its cell (targets.insert)
-    spans      a run-length last level under located levels, written as runs in order,
-               equal neighbours merged (targets.runs)
+    spans      a run-length last level under located levels, its levels the step's
+               outer loops (any mode order, summed loops inside), written as runs in
+               order, equal neighbours merged (targets.runs)
     bucket     a transposed (dense, compressed) output, by a counting sort
                (tuning.counting_sort)
     coords     any other case: (coordinates, value) records that the runtime
@@ -39,12 +42,25 @@ def output_mode(plan: planning.Plan, fmt: Format | None, tuning) -> str:
         return "workspace"
     if one and runs_writable(fmt, steps[0], [plan.out[m] for m in fmt.mode_order]):
         return "spans"
+    if stores_every_cell(fmt):
+        return "dense"
     if one and insertable(fmt):
         return "insert"
     if (one and tuning.counting_sort and bucketable(fmt)
             and tuple(steps[0].order[:1]) == (plan.out[fmt.mode_order[1]],)):
         return "bucket"
     return "coords"
+
+
+def stores_every_cell(fmt: Format) -> bool:
+    """Does the output store a value for every cell (located levels over one that
+    stores every coordinate of its fibre, formats.level `every_coordinate`: a
+    dense run list)? Written out of order, it is then computed dense, in place,
+    and packed after the call (runtime make_output, `Tensor.from_dense`): its
+    stored size is the dense size, where coordinate records would be one per
+    product, sorted."""
+    return (bool(fmt.levels) and getattr(fmt.levels[-1], "every_coordinate", False)
+            and all(lv.located for lv in fmt.levels[:-1]))
 
 
 def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bool:
@@ -77,8 +93,8 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
                 v in step.bound for v in step.order[:list(step.order).index(row)]), names)
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
-        case "spans":
-            t = RunsTarget(axes, sr, names, tuning)
+        case "spans":            # its levels' axes, in storage order
+            t = RunsTarget([axes[m] for m in fmt.mode_order], sr, names, tuning, bound)
         case "insert":
             t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
         case "workspace":

@@ -90,7 +90,8 @@ def from_dense(array, format, sr, name) -> Parts:
     if rows is not None and fmt.mode_order == tuple(range(array.ndim)) \
             and all(lv.located for lv in fmt.levels[:-1]):   # formats.level pack_rows
         parents = int(np.prod(array.shape[:-1]))
-        arrays, vals = rows(np.ascontiguousarray(array).reshape(parents, array.shape[-1]))
+        arrays, vals = rows(np.ascontiguousarray(array).reshape(parents, array.shape[-1]),
+                            sr.zero)
         levels = tuple({} for _ in fmt.levels[:-1]) + (arrays,)
         return Parts(array.shape, fmt, _narrowest(levels, array.shape), vals, sr.zero)
     coords, values = _stored_entries(array, sr.zero)

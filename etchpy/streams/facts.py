@@ -234,12 +234,19 @@ class Pieces(Fact):
 class Flat(Fact):
     """The stream has Pieces, and within one piece its value reads no state that
     the piece's counter changes (it reads what `init` and `advance` set): the
-    value is the same at every state of a piece (a run of equal values); and its
-    states are the coordinates 0..n-1 of its fibre, each once, in order (a
-    dense run list: a product of two such streams may merge their pieces). A Σ of
+    value is the same at every state of a piece (a run of equal values). A Σ of
     a leaf value over the rest of a piece, from counter to end, may then be
     taken at once as `repeat(value, end − counter)` (Semiring.repeat, the n-fold
-    ⊕), followed by `counter := end; advance` (proofs_notes/runs.md)."""
+    ⊕), followed by `counter := end; advance` (proofs_notes/runs.md). Pieces
+    need not meet: coordinates between them may be absent (a sparse run list)."""
+
+
+@dataclass(frozen=True)
+class Covers(Fact):
+    """The stream is Flat and its states are the coordinates 0..n-1 of its
+    fibre, each once, in order (a dense run list: its pieces meet end to start
+    and cover the fibre). A product or a sum of two such streams may then
+    merge their pieces (streams.runs.zip_runs; proofs_notes/runs.md)."""
 
 
 @dataclass(frozen=True)
@@ -345,4 +352,4 @@ class Runs(Hint):
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
 RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Walk, Short,
-             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Entries, Repeats)
+             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Covers, Entries, Repeats)

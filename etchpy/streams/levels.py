@@ -109,8 +109,8 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
                                  in_order)
         case shapes.Blocks(first, pos, start, end, single):
             return blocks_level(names, var, first, pos, start, end, single, child)
-        case shapes.RunList(ends, start, end):
-            return runs_level(names, var, size, ends, start, end, child)
+        case shapes.RunList(ends, start, end, starts):
+            return runs_level(names, var, size, ends, start, end, child, starts)
         case shapes.Lookup(crd, start, end, first, present):
             return lookup_level(names, var, crd, start, end, first, present, child, zero)
         case shapes.Spike(coord, at):

@@ -15,20 +15,26 @@ from __future__ import annotations
 
 from .. import imp
 from ..imp import ONE, ZERO, Assign, If, Load, Var, and_, le, lt, max_, min_, select, seq
-from .facts import Extent, Facts, Flat, Most, Pieces
+from .facts import Covers, Extent, Facts, Flat, Most, Pieces
 from .stream import Stream
 
 
 def runs_level(names, var, size: imp.Expr, ends: str, start: imp.Expr, end: imp.Expr,
-               child) -> Stream:
-    """The runs start..end-1 covering 0..size-1 (run r ends at ends[r], holds its
-    value at position r): one state per coordinate, one piece per run. `skip`
-    moves over whole runs to the run holding its target, then within it."""
+               child, starts: str | None = None) -> Stream:
+    """The runs start..end-1 (run r ends at ends[r], holds its value at position
+    r): one state per coordinate of a run, one piece per run. `starts` None:
+    the runs cover 0..size-1, each starting where the previous ends (Covers);
+    else run r starts at starts[r] and the coordinates between runs are
+    absent (a sparse run list). `skip` moves over whole runs to the first run
+    ending past its target, then within it."""
     r, re, c, e = (names.fresh(f"{var}_{x}") for x in ("r", "rend", "c", "hi"))
     rv, rev, cv, ev = (Var(x) for x in (r, re, c, e))
-    advance = seq(imp.incr(r), If(lt(rv, rev), Assign(e, Load(ends, rv))))
+    enter = Assign(e, Load(ends, rv))
+    if starts is not None:
+        enter = seq(Assign(c, Load(starts, rv)), enter)
+    advance = seq(imp.incr(r), If(lt(rv, rev), enter))
     init = seq(Assign(r, start), Assign(re, end), Assign(c, ZERO), Assign(e, ZERO),
-               If(lt(rv, rev), Assign(e, Load(ends, rv))))
+               If(lt(rv, rev), enter))
 
     def skip(t, rf):
         target = select(rf, imp.add(t, ONE), t)
@@ -39,13 +45,14 @@ def runs_level(names, var, size: imp.Expr, ends: str, start: imp.Expr, end: imp.
                   valid=lt(cv, ev), index=cv, ready=imp.TRUE, value=child((rv, imp.add(rv, ONE))),
                   next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
                   search="runs: jump over whole runs, then within one",
-                  facts=Facts.of(Most(size), Extent(size), Pieces(c, e, advance), Flat()))
+                  facts=Facts.of(Most(size), Extent(size), Pieces(c, e, advance), Flat(),
+                                 Covers() if starts is None else None))
 
 
 def is_runs(s) -> bool:
-    """Does s read as runs (Pieces and Flat: every coordinate once, one value
-    per piece)?"""
-    return Pieces in s.facts and Flat in s.facts
+    """Does s read as a dense run list (Pieces, Flat and Covers: every
+    coordinate once, one value per piece)?"""
+    return Pieces in s.facts and Flat in s.facts and Covers in s.facts
 
 
 def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
@@ -74,4 +81,4 @@ def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
                   next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
                   search="runs with runs: one piece per overlap of their runs",
                   facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
-                                                             Flat()))
+                                                             Flat(), Covers()))

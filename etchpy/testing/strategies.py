@@ -121,8 +121,8 @@ def random_formats(draw, order: int):
     compressed, banded and block-list levels in any mix (every level kind of
     formats._LEVEL_NAMES that needs no level above it), sometimes ending in a coo-style run (a
     non-unique compressed level, then singleton levels), else sometimes in a
-    level kind that must be last (run-length, bytemap, hash), stored in a permuted
-    mode order two times in three (for two levels or more).
+    level kind that must be last (run-length, sparse run-length, bytemap, hash),
+    stored in a permuted mode order two times in three (for two levels or more).
 
         @given(random_formats(3))
         def test_mine(fmt): ...
@@ -135,7 +135,7 @@ def random_formats(draw, order: int):
         kinds[start:] = (["compressed-nonunique"] + ["singleton-nonunique"] * (order - start - 2)
                          + ["singleton"])
     elif order and draw(st.sampled_from([False, False, True])):
-        kinds[-1] = draw(st.sampled_from(last))    # run-length, bytemap, hash: last only
+        kinds[-1] = draw(st.sampled_from(last))    # run lists, bytemap, hash: last only
     identity = list(range(order))
     modes = draw(st.permutations(identity))
     if modes == identity and order >= 2 and draw(st.sampled_from([True, True, False])):
@@ -147,7 +147,8 @@ def random_formats(draw, order: int):
 # structure (csf and coo of one level are one format, csf of two levels is dcsr),
 # and "custom" (`random_formats`, its simplest draw permuted); in this order the
 # first four tensors of the simplest problem get four different formats.
-FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense", "rle", "bytemap", "hash"),
+FORMATS_BY_ORDER = {0: ("dense",),
+                    1: ("csf", "dense", "rle", "bytemap", "hash", "sparse_rle"),
                     2: ("csr", "csc", "custom", "coo", "dcsr", "dense", "rle"),
                     3: ("csf", "coo", "custom", "dense", "rle")}
 
@@ -155,9 +156,10 @@ FORMATS_BY_ORDER = {0: ("dense",), 1: ("csf", "dense", "rle", "bytemap", "hash")
 @st.composite
 def formats_for(draw, order: int, first: int = 0):
     """A strategy of formats for a tensor of `order` modes: every named format of
-    that order (csf, coo, dense and rle, and bytemap and hash for order 1; csr, csc,
-    dcsr, coo, dense and rle for order 2; csf for one level, the same as coo; banded and block-list levels come
-    in through random_formats), each as likely as a random level
+    that order (csf, coo, dense and rle, and bytemap, hash and sparse_rle for order 1;
+    csr, csc, dcsr, coo, dense and rle for order 2; csf for one level, the same as
+    coo; banded, block-list and sparse run levels of higher orders come in through
+    random_formats), each as likely as a random level
     format (`random_formats`, permuted ones among them), listed in
     FORMATS_BY_ORDER. The simplest draw is the `first`-th of these (modulo their
     number): `problems` gives each new tensor the next, so that even its

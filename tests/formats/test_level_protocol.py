@@ -18,14 +18,16 @@ NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3)
          (Format(["banded", "compressed", "blocks"]), 3), ("rle", 2), ("rle", 1),
          (Format(["compressed", "blocks", "runs"], (2, 0, 1)), 3), ("bytemap", 2),
          ("bytemap", 1), (Format(["compressed", "banded", "bytemap"], (1, 2, 0)), 3),
-         ("hash", 2), ("hash", 1), (Format(["compressed", "blocks", "hash"], (2, 0, 1)), 3)]
+         ("hash", 2), ("hash", 1), (Format(["compressed", "blocks", "hash"], (2, 0, 1)), 3),
+         ("sparse_rle", 2), ("sparse_rle", 1),
+         (Format(["compressed", "banded", "sparse_runs"], (1, 2, 0)), 3)]
 LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[1],
           Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1],
           Format(["banded"]).levels[0], Format(["blocks"]).levels[0],
           Format(["runs"]).levels[0], Format(["bytemap"]).levels[0],
-          Format(["hash"]).levels[0]]
+          Format(["hash"]).levels[0], Format(["sparse_runs"]).levels[0]]
 
 
 def sparse_array(draw, order):
@@ -71,8 +73,12 @@ def test_children_count_every_position(t):
     b, m = machine(t)
     parents = 1
     for k, (_, _, pos) in enumerate(storage_positions(t)):
-        if getattr(t.format.levels[k], "locates", False):     # a lookup: every cell
-            assert m.eval(b.positions(k)) == parents * t.shape[t.format.mode_order[k]]
+        size = t.shape[t.format.mode_order[k]]
+        shape = t.format.levels[k].read(Const(0), Const(1), Const(size), b.levels[k])
+        if isinstance(shape, shapes.Lookup):                  # a lookup: every cell
+            assert m.eval(b.positions(k)) == parents * size
+        elif isinstance(shape, shapes.Hashed):                # every slot of the tables
+            assert m.eval(b.positions(k)) >= len(set(pos.tolist()))
         else:
             assert m.eval(b.positions(k)) == len(set(pos.tolist()))   # a run: many cells
         parents = m.eval(b.positions(k))
@@ -107,11 +113,13 @@ def test_read_lists_a_parents_children(t):
                     assert single or all(z > a for _, a, z in runs)   # none empty
                     coord = [c + i for c, a, z in runs for i in range(z - a)]
                     pos = [q for _, a, z in runs for q in range(a, z)]
-                case shapes.RunList(ends, start, end):
+                case shapes.RunList(ends, start, end, starts):
                     runs = range(m.eval(start), m.eval(end))
                     hi = [m.env[ends][r] for r in runs]
-                    lo = [0] + hi[:-1]
-                    assert all(z > a for a, z in zip(lo, hi)) and hi[-1:] in ([], [size])
+                    lo = [0] + hi[:-1] if starts is None else [m.env[starts][r] for r in runs]
+                    assert all(z > a for a, z in zip(lo, hi))
+                    assert starts is not None or hi[-1:] in ([], [size])   # runs cover
+                    assert all(a >= z for a, z in zip(lo[1:], hi))          # in order
                     coord = [c for a, z in zip(lo, hi) for c in range(a, z)]
                     pos = [r for r, a, z in zip(runs, lo, hi) for _ in range(a, z)]
                 case shapes.Lookup(crd, start, end, first):

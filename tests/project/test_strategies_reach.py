@@ -160,6 +160,12 @@ def test_central_draws_reach_the_run_length_kind():
     assert "runs" in kinds, kinds
 
 
+def test_central_draws_reach_the_sparse_run_length_kind():
+    """The central property draws a sparse run list (formats.sparse_runs)."""
+    kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
+    assert "sparse_runs" in kinds, kinds
+
+
 def test_central_draws_reach_the_bytemap_kind():
     """Bytemap levels (issue 40) are among the central draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}

@@ -1,8 +1,9 @@
 """A run-length output (dense..., runs) written as runs, in order.
 
-Chosen (lower.outputs) for one step whose loops are the output's levels in
-storage order and sum nothing: each cell is written at most once, rows in
-order, cells in order within a row. A row's runs go to grown arrays `rend`
+Chosen (lower.outputs) for one step whose loops begin with the output's levels
+in storage order (any mode order; `axes` are given in storage order), any loops
+after them summed: each cell is written at most once, rows in order, cells in
+order within a row. A row's runs go to grown arrays `rend`
 (each run's end) and `vals`; `rseg` (one entry per row, plus one) bounds each
 row's runs. A write of v at coordinate c (of the cells c .. e-1: a whole piece
 when the run-sums pass hands one, Context.span, else e = c + 1) first covers
@@ -24,13 +25,16 @@ from ..target import FlatTarget, cells
 
 def runs_writable(fmt, step, out_axes) -> bool:
     """Can a RunsTarget write this output: its last level writes runs, the rest are
-    located, in the identity mode order, and the step's loops are its levels in
-    storage order with nothing summed?"""
-    levels = fmt.levels
+    located, and the step's loops begin with its levels in storage order
+    (`out_axes`, in any mode order), any loops after them summed? Each cell is
+    then written once (a nest of summed loops is added into an accumulator and
+    written after it: lower.driver contracted), rows in order and cells in order
+    within a row."""
+    n = len(out_axes)
     return (fmt.writes_runs
-            and all(lv.located for lv in levels[:-1])
-            and tuple(fmt.mode_order) == tuple(range(len(levels)))
-            and tuple(step.order) == tuple(out_axes) and not step.bound)
+            and all(lv.located for lv in fmt.levels[:-1])
+            and tuple(step.order[:n]) == tuple(out_axes)
+            and set(step.order[n:]) <= set(step.bound))
 
 
 class RunsTarget(FlatTarget):
@@ -38,8 +42,8 @@ class RunsTarget(FlatTarget):
 
     writes_spans = True
 
-    def __init__(self, axes, sr, names: imp.Names, tuning):
-        self.axes, self.sr, self.tuning = tuple(axes), sr, tuning
+    def __init__(self, axes, sr, names: imp.Names, tuning, bound=None):
+        self.axes, self.sr, self.tuning, self.bound = tuple(axes), sr, tuning, bound
         self.rows, self.col = self.axes[:-1], self.axes[-1]
         k = len(self.axes) - 1
         self.k = k
@@ -57,11 +61,25 @@ class RunsTarget(FlatTarget):
         return Const(self.sr.zero, "value")
 
     def setup(self):
-        cap = Const(self.tuning.initial_capacity)
-        return seq(*(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
-                                                      self.next_row)),
+        pre: list = []
+        cap = self._first_capacity(pre)
+        return seq(*pre, *(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
+                                                            self.next_row)),
                    Alloc(self.rseg, "index", imp.add(cells(self.rows), ONE), ZERO),
                    Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None))
+
+    def _first_capacity(self, pre: list) -> imp.Expr:
+        """The runs allocated up front (pushes grow them): `bound(axes, pre)`, the
+        operands' stored positions (schedule.bounds.entries_bound: a run operand's
+        runs; the runs of an element-wise blend are at most its operands' runs
+        together), kept between tuning.initial_capacity and
+        tuning.first_capacity_limit; statements it needs go to `pre`. An estimate
+        only: a run output may hold more runs than it (a product's), and grows."""
+        first = Const(self.tuning.initial_capacity)
+        b = None if self.bound is None else self.bound(self.axes, pre)
+        if b is None:
+            return first
+        return imp.min_(imp.max_(b, first), Const(self.tuning.first_capacity_limit))
 
     def push(self, end: imp.Expr, v: imp.Expr) -> imp.Stmt:
         """The run [covered, end) of v (v a variable or constant): the row's last
