@@ -32,6 +32,24 @@ def statements(s):
                 yield from statements(else_)
 
 
+def most_on_a_path(s, hit) -> int:
+    """The most statements inside s (s included) for which hit(statement) holds
+    that one pass through s's structure runs: a Seq adds its parts', an If
+    takes the larger of its branches', a loop's body counts once."""
+    own = 1 if hit(s) else 0
+    match s:
+        case Seq(stmts):
+            return own + sum(most_on_a_path(u, hit) for u in stmts)
+        case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
+              | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
+              | Gemm(fallback=body) | GatherSum(fallback=body) | Fixpoint(body=body)):
+            return own + most_on_a_path(body, hit)
+        case If(_, then, else_):
+            return own + max(most_on_a_path(then, hit),
+                             0 if else_ is None else most_on_a_path(else_, hit))
+    return own
+
+
 def subterms(x):
     """Every node (statement or expression) inside x, x included, outermost first;
     tuples and lists are walked through, a loop's note (While.walk) is not."""

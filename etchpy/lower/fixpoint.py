@@ -25,20 +25,26 @@ def at_each_cell(prog: Program, names: imp.Names, make) -> Program:
     stored). The same as a loop over the cells after prog when make writes
     nothing prog reads and reads nothing prog writes but through `value`.
     Raises CompileError unless the output is dense and every cell is stored
-    once: one Store, no other write, no parallel loop, no zeroed flag."""
+    once: one Store on any path through the body (the branches of an If, such
+    as the gathered sums' switch, may each hold one), no other write, no
+    parallel loop, no zeroed flag."""
     out = prog.output.arrays.get("vals")
     body = prog.body
-    stores = [s for s in imp.statements(body) if isinstance(s, imp.Store) and s.array == out]
+
+    def stores_out(s) -> bool:
+        return isinstance(s, imp.Store) and s.array == out
+    stores = [s for s in imp.statements(body) if stores_out(s)]
     writes = [s for s in imp.statements(body) if isinstance(s, _WRITES)
               and out in imp.arrays_written(s)]
     parallel = any(isinstance(s, imp.ParallelFor) for s in imp.statements(body))
     zeroed = any(p.kind == "out_zeroed" for p in prog.params)
-    if prog.output.mode != "dense" or len(stores) != 1 or writes != stores or parallel \
-            or zeroed:
+    if prog.output.mode != "dense" or imp.most_on_a_path(body, stores_out) != 1 \
+            or writes != stores or parallel or zeroed:
         raise CompileError(f"the output {out} of this step is not stored once per cell: "
                            "no work can be fused at its stores")
-    (store,) = stores
-    v = names.fresh("stored")
-    fused = imp.seq(imp.Decl(v, "value", store.value), imp.Store(out, store.index, imp.Var(v)),
-                    make(store.index, imp.Var(v)))
-    return replace(prog, body=imp.replaced(body, store, fused))
+    for store in dict.fromkeys(stores):
+        v = names.fresh("stored")
+        fused = imp.seq(imp.Decl(v, "value", store.value),
+                        imp.Store(out, store.index, imp.Var(v)), make(store.index, imp.Var(v)))
+        body = imp.replaced(body, store, fused)
+    return replace(prog, body=body)

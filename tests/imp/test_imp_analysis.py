@@ -75,3 +75,15 @@ def test_assume_is_sound_where_the_facts_hold(i, n, other):
     e = imp.select(imp.or_(c, Var("o")), Load("a", Const(0)), Load("a", Const(1)))
     m = imp.Machine(REAL, dict(i=i, n=n, o=other, a=np.array([1.0, 2.0])))
     assert m.eval(imp.assume(e, {c: i < n})) == m.eval(e)
+
+
+def test_most_on_a_path_takes_the_larger_branch_and_a_loop_body_once():
+    st = imp.Store("out", imp.Var("i"), imp.Var("v"))
+    other = imp.Store("w", imp.Var("i"), imp.Var("v"))
+    loop = imp.While(imp.lt(imp.Var("i"), imp.Var("n")), imp.seq(st, imp.incr("i")))
+    hit = lambda s: isinstance(s, imp.Store) and s.array == "out"     # noqa: E731
+    assert imp.most_on_a_path(loop, hit) == 1
+    assert imp.most_on_a_path(imp.If(imp.Var("g"), loop, loop), hit) == 1
+    assert imp.most_on_a_path(imp.If(imp.Var("g"), other, loop), hit) == 1
+    assert imp.most_on_a_path(imp.seq(loop, imp.If(imp.Var("g"), st)), hit) == 2
+    assert imp.most_on_a_path(imp.seq(other, imp.If(imp.Var("g"), other)), hit) == 0
