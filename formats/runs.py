@@ -36,8 +36,23 @@ from ..formats.level import RunList
 from ..imp import ONE, Load
 
 
+class RunSegments:
+    """What run lists with a segment array `rseg` (a parent's runs rseg[p] ..
+    rseg[p+1] - 1) share: their positions are their runs."""
+
+    def fibres(self, arrays):
+        """Each parent's positions, which are its runs, and its runs."""
+        runs = np.diff(np.asarray(arrays["rseg"], dtype=np.int64))
+        return runs, runs
+
+    # -- reading (formats.level) -------------------------------------------
+    def children(self, lo, hi, size, arrays):
+        """The runs of parent positions lo..hi-1: rseg[lo] .. rseg[hi] - 1."""
+        return Load(arrays["rseg"], lo), Load(arrays["rseg"], hi)
+
+
 @dataclass(frozen=True)
-class Runs:
+class Runs(RunSegments):
     """A run-length level: per parent, runs of equal values covering its fibre
     (rseg, rend; see the module docstring). The last level of its format.
 
@@ -156,16 +171,6 @@ class Runs:
             raise InputError(f"{where}: rend[{r}] = {ends[r]} ends its parent's runs, but "
                              f"the last run must end at the size {size}")
         return len(ends)
-
-    def fibres(self, arrays):
-        """Each parent's positions, which are its runs, and its runs."""
-        runs = np.diff(np.asarray(arrays["rseg"], dtype=np.int64))
-        return runs, runs
-
-    # -- reading (formats.level) -------------------------------------------
-    def children(self, lo, hi, size, arrays):
-        """The runs of parent positions lo..hi-1: rseg[lo] .. rseg[hi] - 1."""
-        return Load(arrays["rseg"], lo), Load(arrays["rseg"], hi)
 
     def read(self, lo, hi, size, arrays) -> RunList:
         """Parent lo's runs rseg[lo] .. rseg[lo+1] - 1."""

@@ -33,11 +33,12 @@ from ..errors import InputError
 from ..formats.blocks import spread
 from ..formats.compressed import check_pointers, index_array, require_keys
 from ..formats.level import RunList
+from ..formats.runs import RunSegments
 from ..imp import ONE, Load
 
 
 @dataclass(frozen=True)
-class SparseRuns:
+class SparseRuns(RunSegments):
     """A sparse run-length level: per parent, runs of equal values with the fill
     between them (rseg, rbeg, rend; see the module docstring). The last level
     of its format.
@@ -147,16 +148,6 @@ class SparseRuns:
                                  f"rend[{r - 1}] = {ends[r - 1]} of the run before it: a "
                                  f"parent's runs must be in order and must not overlap")
         return len(ends)
-
-    def fibres(self, arrays):
-        """Each parent's positions, which are its runs, and its runs."""
-        runs = np.diff(np.asarray(arrays["rseg"], dtype=np.int64))
-        return runs, runs
-
-    # -- reading (formats.level) -------------------------------------------
-    def children(self, lo, hi, size, arrays):
-        """The runs of parent positions lo..hi-1: rseg[lo] .. rseg[hi] - 1."""
-        return Load(arrays["rseg"], lo), Load(arrays["rseg"], hi)
 
     def read(self, lo, hi, size, arrays) -> RunList:
         """Parent lo's runs rseg[lo] .. rseg[lo+1] - 1, run r over rbeg[r] ..
