@@ -134,9 +134,10 @@ def unlink(path: Path) -> None:
         pass
 
 
-def write_data(path: Path, obj) -> None:
-    """Store ``obj`` (see runtime.jsondata) under a line holding the sha256 of its JSON."""
-    body = jsondata.dumps(obj).encode("utf-8")
+def write_data(path: Path, obj, defer=()) -> None:
+    """Store ``obj`` (see runtime.jsondata) under a line holding the sha256 of its JSON;
+    ``defer``: as for jsondata.dumps."""
+    body = jsondata.dumps(obj, defer).encode("utf-8")
     write_atomic(path, hashlib.sha256(body).hexdigest().encode("ascii") + b"\n" + body)
 
 
@@ -353,9 +354,10 @@ def read_manifest(name: str, request: str, defer=()):
     return obj if isinstance(obj, dict) and obj.get("request") == request else None
 
 
-def write_manifest(name: str, request: str, obj: dict) -> None:
-    """Best effort: a manifest only speeds up later processes."""
+def write_manifest(name: str, request: str, obj: dict, defer=()) -> None:
+    """Best effort: a manifest only speeds up later processes. ``defer``: the keys a
+    reader defers (read_manifest), written as text (jsondata.dumps)."""
     try:
-        write_data(manifest_path(name, request), {**obj, "request": request})
+        write_data(manifest_path(name, request), {**obj, "request": request}, defer)
     except (TypeError, ValueError, OSError, RecursionError):
         pass

@@ -3,13 +3,15 @@ frozen dataclasses. Decoding runs no code read from the file.
 
     text = dumps(obj)          # TypeError for anything the codec does not cover
     obj = loads(text)          # DataError for anything it did not write
-    obj = loads(text, defer=("plan",))   # a top-level dict's "plan" left as a Deferred,
-    obj["plan"].value()                  #  decoded on first need
+    text = dumps(obj, defer=("plan",))   # a top-level dict's "plan" kept as JSON text
+    obj = loads(text, defer=("plan",))   # ... left as a Deferred (one str object),
+    obj["plan"].value()                  #  parsed and decoded on first need
 
 Covered: None, bool, int, str, float (non-finite ones too), bytes, tuple, list,
 dict (any covered keys), frozenset, numpy bool/int/float scalars, and instances of
 dataclasses defined in etchpy's modules (``etchpy.*``). A JSON array is a tuple;
-every other kind is a one-key object ``{"~tag": payload}``.
+every other kind is a one-key object ``{"~tag": payload}``; ``{"~t": text}`` holds a
+value's own JSON text (what `dumps` writes for deferred keys), decoded as that value.
 
 A dataclass instance is stored as its class's module and qualified name plus its
 instance ``__dict__`` (or what its own ``__getstate__`` keeps), and rebuilt the
@@ -37,9 +39,21 @@ class DataError(ValueError):
     """The text is not a value this codec wrote."""
 
 
-def dumps(obj) -> str:
-    """Compact JSON text for ``obj``; TypeError when some part is not covered."""
-    return json.dumps(_encode(obj), separators=(",", ":"), allow_nan=False)
+def dumps(obj, defer=()) -> str:
+    """Compact JSON text for ``obj``; TypeError when some part is not covered.
+
+    ``defer``: keys of a top-level dict whose values are written as their own JSON
+    text inside it (``{"~t": text}``), so that a reader that defers them parses one
+    string for each, not its thousands of objects (see `loads`)."""
+    encoded = _encode(obj)
+    if defer and isinstance(obj, dict):
+        encoded = {"~d": [[k, {"~t": _text(v)} if isinstance(k, str) and k in defer else v]
+                          for k, v in encoded["~d"]]}
+    return _text(encoded)
+
+
+def _text(encoded) -> str:
+    return json.dumps(encoded, separators=(",", ":"), allow_nan=False)
 
 
 def loads(text: str | bytes, defer=()):
@@ -47,7 +61,8 @@ def loads(text: str | bytes, defer=()):
 
     ``defer``: keys of a top-level dict whose values are left undecoded, each a
     `Deferred` that decodes it on first need (a new process that loads a known
-    kernel reads only the small part of its manifest a call needs).
+    kernel reads only the small part of its manifest a call needs). A value
+    `dumps` wrote as text (its own ``defer``) stays one string until then.
 
     The cyclic collector is paused while it decodes (and restored as it was): a
     kernel's manifest is thousands of new objects, none of them garbage, whose
@@ -65,7 +80,8 @@ def loads(text: str | bytes, defer=()):
 
 
 class Deferred:
-    """One value of a stored dict, parsed JSON not decoded yet (see `loads`)."""
+    """One value of a stored dict, not decoded yet: parsed JSON, or JSON text
+    (``{"~t": text}``) not parsed yet (see `loads`)."""
 
     __slots__ = ("_data", "_value")
 
@@ -168,6 +184,10 @@ def _decode(x):
         raise ValueError(f"an object with keys {sorted(x)}")
     (tag, payload), = x.items()
     match tag:
+        case "~t":
+            if not isinstance(payload, str):
+                raise ValueError("text of a value that is not a string")
+            return _decode(json.loads(payload))
         case "~f":
             if payload not in ("inf", "-inf", "nan"):
                 raise ValueError(f"float {payload!r}")

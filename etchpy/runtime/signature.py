@@ -187,7 +187,7 @@ class SignaturePlans:
             "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
             "expr": c.expr, "costs": c.costs, "nesting": c.nesting, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options,
-            "face": self._face})
+            "face": self._face}, DEFERRED)
 
     def _as_declared(self, bound, inputs) -> dict:
         """The bound inputs by the caller's names, each bound in its declared format:

@@ -75,6 +75,25 @@ def test_deferred_values_decode_to_what_was_stored():
     assert lazy["plan"].value() is lazy["plan"].value()          # decoded once
 
 
+def test_values_written_as_text_stay_one_string_until_needed():
+    """dumps(defer=...) writes a deferred value as its own JSON text: a reader that
+    defers it parses one string (no containers), one that does not decodes it."""
+    obj = {"a": (1, 2), "plan": {"x": [frozenset({1}), b"\x00"], "y": (3.5, float("nan"))}}
+    text = jsondata.dumps(obj, defer=("plan",))
+    assert json.loads(text)["~d"][1][1].keys() == {"~t"}
+    lazy = jsondata.loads(text, defer=("plan",))
+    assert isinstance(lazy["plan"], jsondata.Deferred) and isinstance(lazy["plan"]._data["~t"], str)
+    assert lazy["plan"].value()["x"] == obj["plan"]["x"]
+    whole = jsondata.loads(text)
+    assert whole["a"] == (1, 2) and whole["plan"]["x"] == obj["plan"]["x"]
+    for bad in ('{"~t": 5}', '{"~t": "[1,"}', '{"~t": "{\\"~q\\": 1}"}'):
+        with pytest.raises(jsondata.DataError):
+            jsondata.loads(bad)
+        lazy = jsondata.loads('{"~d": [["plan", %s]]}' % bad, defer=("plan",))
+        with pytest.raises(jsondata.DataError):
+            lazy["plan"].value()
+
+
 def test_a_malformed_deferred_value_is_refused_when_decoded():
     text = json.dumps({"~d": [["plan", {"~x": 1}], ["ok", 1]]})
     lazy = jsondata.loads(text, defer=("plan",))
