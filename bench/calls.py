@@ -21,6 +21,9 @@ Parts (names for --only):
   cg       150 scipy.sparse.linalg.cg iterations, a LinearOperator over the kernel
            against cg(A), the spmv part's matrices (target: ≤ 1.0×). Both:
            bench/calls_sparse.py.
+  checks   the SpMV kernel's C function with its fused checks (what a scipy input
+           runs) against its build without them (an ep.Tensor's), same arguments,
+           the spmv part's matrices (target: ≤ 1.03×; bench/calls_sparse.py).
   outside  a 4×4 SpMV (≤ 16 entries) per input kind of A (numpy, scipy csr, csc,
            coo, ep.Tensor), the same arrays on every call and new ones: the call,
            its C function called with prebuilt arguments, and their difference,
@@ -61,7 +64,8 @@ from bench import calls_graph, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
-PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "outside", "import", "warm", "graph")
+PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "checks", "outside", "import", "warm",
+         "graph")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -367,7 +371,7 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg", "graph"):
+        elif part in ("coo", "cg", "checks", "graph"):
             module = calls_graph if part == "graph" else calls_sparse
             rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
                                                     sys.modules[__name__])

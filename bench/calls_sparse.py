@@ -9,7 +9,14 @@
        random rows made symmetric positive definite (R + Rᵀ + a dominant
        diagonal). Target: ≤ 1.0×.
 
-Both over the sizes of the spmv part (bench.calls.spmv_matrices), alternating
+  checks  the price of checking a scipy csr input inside the kernel: the SpMV
+       kernel's C function as a scipy input calls it (its build with fused
+       checks) against the build without them (what an ep.Tensor input runs),
+       both called with the same prebuilt arguments on the same arrays, a new x
+       on every call (target: ≤ 1.03×, issue 39's "checks that cost next to
+       nothing").
+
+All over the sizes of the spmv part (bench.calls.spmv_matrices), alternating
 the two sides call by call (bench.calls.alternate), ratios of medians.
 """
 from __future__ import annotations
@@ -19,6 +26,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import LinearOperator, cg
 
 import etchpy as ep
+from etchpy.runtime import calling
 
 from bench.kernels import rng_for
 
@@ -76,5 +84,37 @@ def part_cg(quick, seconds, say, calls) -> list[dict]:
         rows.append(calls.row("cg", f"{family} n={n:,} nnz={A.nnz:,}", t[0],
                               "scipy cg(A)", t[1], 1.0, nnz=int(A.nnz), family=family,
                               iterations=CG_ITERATIONS))
+        calls.say_row(rows[-1], say)
+    return rows
+
+
+def part_checks(quick, seconds, say, calls) -> list[dict]:
+    """The fused-check build against the unchecked one (see the module docstring)."""
+    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
+    rows = []
+    for family, A in calls.spmv_matrices(quick):
+        n = A.shape[1]
+        pool = [rng_for(f"calls-x-{n}").random(n) for _ in range(3)]
+        runner, lib, types, checked, in_args, bound, out_shape, idx, _ = kern._make(
+            {"A": A, "x": pool[0]}, None)
+        args = list(in_args)
+        runner._output_args(args, None, out_shape, bound, lib, types)
+        ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
+        trusted = runner.library(ctype + calling.TRUSTED)
+        name, = (f for f in dir(trusted.lib) if not f.endswith("_free"))
+        unchecked = getattr(trusted.lib, name)
+        xs = [lib.ffi.from_buffer("double[]", x) for x in pool]
+        at = [i for i, a in enumerate(args) if a == lib.ffi.from_buffer("double[]", pool[0])]
+        fns = []
+        for f in (checked, unchecked):
+            def call(f=f, nxt=calls.cycling(xs), args=list(args), at=at[0]):
+                args[at] = nxt()
+                if f(*args):
+                    raise RuntimeError("the kernel refused its inputs")
+            fns.append(call)
+        t = calls.alternate(fns, seconds * (2 if A.nnz > 1e6 else 1), most=5000)
+        rows.append(calls.row("checks", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
+                              "the unchecked build", t[1], 1.03, nnz=int(A.nnz),
+                              family=family))
         calls.say_row(rows[-1], say)
     return rows

@@ -39,7 +39,7 @@ def test_c_call_is_the_kernel_with_its_arguments_prebuilt():
     assert calls.c_call(kern, {"A": A, "x": np.ones(3)})() == 0
 
 
-def test_the_coo_and_cg_parts_write_their_rows():
+def test_the_coo_cg_and_checks_parts_write_their_rows():
     """bench/calls_sparse.py over two small matrices (the calls module's helpers, its
     matrices replaced): one row per matrix, ratios of positive times."""
     import types
@@ -52,9 +52,9 @@ def test_the_coo_and_cg_parts_write_their_rows():
                                     ("alternate", "cycling", "row", "say_row")},
                                  spmv_matrices=lambda quick: iter(small))
     said = []
-    for part in (sparse_parts.part_coo, sparse_parts.part_cg):
+    for part in (sparse_parts.part_coo, sparse_parts.part_cg, sparse_parts.part_checks):
         rows = part(True, 0.001, said.append, stub)
         assert len(rows) == 2 and all(r["ratio"] > 0 for r in rows)
-    assert len(said) == 4
+    assert len(said) == 6
     S = sparse_parts.spd(small[1][1])
     assert abs(S - S.T).max() == 0 and S.has_canonical_format
