@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 
 import numpy as np
 
@@ -40,22 +41,35 @@ from .replay import _leaf_sig, signature
 _NDARRAY = np.ndarray
 
 
+# a numpy array's kind: (its class, shape, dtype), read in C (map over the arguments)
+_DENSE = operator.attrgetter("__class__", "shape", "dtype")
+
+
+def _aliased(values) -> bool:
+    """Whether two of values are the same object."""
+    n = len(values)
+    if n < 3:
+        return n == 2 and values[0] is values[1]
+    if n == 3:
+        a, b, c = values
+        return a is b or a is c or b is c
+    return len(set(map(id, values))) < n
+
+
 def _kind(values: list) -> tuple:
     """What a trace depends on of the argument arrays `values` (see the module
-    doc), a hashable key: a dense array's shape and dtype (two items), a sparse
-    one's replay signature (one tuple), then which are the same object when
-    some are (Function.__call__ builds the key of dense arrays inline)."""
-    kinds, sparse = [], []
+    doc), a hashable key: numpy arrays none the same object, each array's
+    (class, shape, dtype) (the key Function.__call__ reads at once); otherwise
+    "general", then a dense array's shape and dtype, a sparse one's replay
+    signature, and which are the same object."""
+    if not _aliased(values) and all(type(v) is _NDARRAY for v in values):
+        return tuple(map(_DENSE, values))
+    kinds, sparse = ["general"], []
     for v in values:
-        if type(v) is _NDARRAY:
-            kinds.append(v.shape)
-            kinds.append(v.dtype)
-        else:
-            kinds.append(_leaf_sig(v, sparse))
-    if len(values) > 1:
-        ids = [id(v) for v in values]
-        if len(set(ids)) < len(ids):
-            kinds.append(("same", tuple([ids.index(i) for i in ids])))
+        kinds.append(("dense", v.shape, v.dtype) if type(v) is _NDARRAY
+                     else _leaf_sig(v, sparse))
+    ids = [id(v) for v in values]
+    kinds.append(tuple([ids.index(i) for i in ids]))
     return tuple(kinds)
 
 
@@ -108,16 +122,14 @@ class Function:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
-        key = []            # _kind's key, inline for numpy arrays (the common case)
-        for x in args:
-            if type(x) is not _NDARRAY:
-                return self._call(args)
-            key.append(x.shape)
-            key.append(x.dtype)
-        if len(args) > 1 and len(set(map(id, args))) < len(args):
+        try:                # numpy arrays, none twice: _kind's key, read in C
+            key = tuple(map(_DENSE, args))
+        except AttributeError:
             return self._call(args)
-        trace = self.traces.get(tuple(key))
-        out = None if trace is None else trace.replay(args)
+        trace = self.traces.get(key)
+        if trace is None or _aliased(args):
+            return self._call(args)
+        out = trace.replay(args)
         return self._call(args) if out is None else out
 
     def _call(self, args: tuple):
