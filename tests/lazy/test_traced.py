@@ -121,3 +121,15 @@ def test_bad_arguments_raise_input_errors_naming_them():
         grad(X, np.ones(N - 5, dtype=complex), y)
     with pytest.raises(InputError, match="takes a function"):
         ep.lazy.function(3)
+
+
+def test_a_numpy_region_ignores_floating_point_errors_only_while_it_runs():
+    import warnings
+    f = ep.lazy.function(lambda x, y: ep.exp(x) / y - y)
+    x, y = np.array([1000.0, 1.0]), np.array([1.0, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):
+            np.testing.assert_array_equal(f(x, y), [np.inf, np.inf])
+        with pytest.raises(RuntimeWarning):
+            np.exp(x)
