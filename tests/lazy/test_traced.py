@@ -133,3 +133,14 @@ def test_a_numpy_region_ignores_floating_point_errors_only_while_it_runs():
             np.testing.assert_array_equal(f(x, y), [np.inf, np.inf])
         with pytest.raises(RuntimeWarning):
             np.exp(x)
+
+
+def test_sparse_arguments_sharing_a_pattern_or_not_are_kinds_of_their_own():
+    f = ep.lazy.function(lambda a, b: a * b + a)
+    A = sp.random_array((N, N), density=0.2, format="csr", random_state=5)
+    B = sp.random_array((N, N), density=0.2, format="csr", random_state=6)
+    same = sp.csr_array((np.arange(A.nnz) + 1.0, A.indices, A.indptr), shape=A.shape)
+    for other in (same, B, same, A):
+        got = f(A, other)
+        np.testing.assert_allclose(got.toarray(), A.toarray() * other.toarray() + A.toarray())
+    assert len(f.traces) == 3                       # shared pattern, another, the same object
