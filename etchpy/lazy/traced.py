@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 
 import numpy as np
 
@@ -41,8 +40,25 @@ from .replay import _leaf_sig, signature
 _NDARRAY = np.ndarray
 
 
-# a numpy array's kind: (its class, shape, dtype), read in C (map over the arguments)
-_DENSE = operator.attrgetter("__class__", "shape", "dtype")
+def _dense_key_function(n: int):
+    """fn(args) -> the key of n arguments that are numpy arrays (exactly), none
+    the same object: each one's shape and dtype, in order; None for other
+    arguments. Generated per n, a line of Python (a loop over the arguments
+    costs more than reading their shapes)."""
+    a = [f"a{k}" for k in range(n)]
+    types = " and ".join(f"type({v}) is nd" for v in a) or "True"
+    same = " or ".join(f"{a[i]} is {a[j]}" for i in range(n) for j in range(i + 1, n)) or "False"
+    key = "".join(f"{v}.shape, {v}.dtype, " for v in a)
+    unpack = f"    {', '.join(a)}, = args\n" if n else ""
+    text = (f"def key(args):\n{unpack}"
+            f"    if {types} and not ({same}):\n        return ({key})\n    return None\n")
+    space = {"nd": _NDARRAY}
+    exec(compile(text, f"<lazy traced key, {n} arguments>", "exec"), space)   # noqa: S102
+    return space["key"]
+
+
+# the key functions by number of arguments (few arguments: unrolled; beyond, _kind)
+_DENSE_KEYS = [_dense_key_function(n) for n in range(7)]
 
 
 def _aliased(values) -> bool:
@@ -59,11 +75,15 @@ def _aliased(values) -> bool:
 def _kind(values: list) -> tuple:
     """What a trace depends on of the argument arrays `values` (see the module
     doc), a hashable key: numpy arrays none the same object, each array's
-    (class, shape, dtype) (the key Function.__call__ reads at once); otherwise
+    shape and dtype (the key Function.__call__ reads at once); otherwise
     "general", then a dense array's shape and dtype, a sparse one's replay
     signature, and which are the same object."""
-    if not _aliased(values) and all(type(v) is _NDARRAY for v in values):
-        return tuple(map(_DENSE, values))
+    if len(values) < len(_DENSE_KEYS):
+        key = _DENSE_KEYS[len(values)](values)
+        if key is not None:
+            return key
+    elif not _aliased(values) and all(type(v) is _NDARRAY for v in values):
+        return tuple([x for v in values for x in (v.shape, v.dtype)])
     kinds, sparse = ["general"], []
     for v in values:
         kinds.append(("dense", v.shape, v.dtype) if type(v) is _NDARRAY
@@ -122,14 +142,10 @@ class Function:
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
-        try:                # numpy arrays, none twice: _kind's key, read in C
-            key = tuple(map(_DENSE, args))
-        except AttributeError:
-            return self._call(args)
-        trace = self.traces.get(key)
-        if trace is None or _aliased(args):
-            return self._call(args)
-        out = trace.replay(args)
+        n = len(args)       # numpy arrays, none twice: _kind's key at once
+        key = _DENSE_KEYS[n](args) if n < len(_DENSE_KEYS) else None
+        trace = None if key is None else self.traces.get(key)
+        out = None if trace is None else trace.replay(args)
         return self._call(args) if out is None else out
 
     def _call(self, args: tuple):
