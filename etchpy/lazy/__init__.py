@@ -11,6 +11,10 @@ from .nodes import LazyArray
 from .program import compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
+from .traced import Function, function
+
+# ep.lazy.function(f): f traced once per kind of input, then replayed (lazy.traced)
+lazy.function = function
 
 
 def exp(a) -> LazyArray:
@@ -79,5 +83,5 @@ def minimum(a, c) -> LazyArray:
     return map_node("minimum", a, c)
 
 
-__all__ = ["LazyArray", "Approximation", "approximate", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",
+__all__ = ["LazyArray", "Function", "function", "Approximation", "approximate", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",
            "maximum", "minimum"]

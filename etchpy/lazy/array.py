@@ -55,6 +55,15 @@ def lazy(x, constant: bool = False) -> LazyArray:
             raise InputError("ep.lazy(a, constant=True): a is a computed lazy array; "
                              "declare the array itself constant")
         x = x.value
+    value = leaf_value(x)
+    return leaf(value, bool(constant), value.shape, value.dtype)
+
+
+def leaf_value(x):
+    """The array a leaf wrapping x holds (x itself, a numpy array of a number,
+    a csr/csc array over a scipy matrix's arrays, a canonical copy of a scipy
+    input whose entries are not canonical): ep.lazy's checks, without the node.
+    Raises: InputError as ep.lazy does."""
     value = x           # the common cases, fast: a numpy array, a csr/csc array
     t = type(x)
     if not ((t is np.ndarray and x.ndim <= 2 or t in _WRAPPED and x.ndim == 2)
@@ -65,7 +74,7 @@ def lazy(x, constant: bool = False) -> LazyArray:
             _WRAPPED.add(t)
     if type(value) is not np.ndarray and not value.has_canonical_format:
         value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
-    return leaf(value, bool(constant), value.shape, value.dtype)
+    return value
 
 
 # the sparse array types ep.lazy wraps as they are (filled as they are met)

@@ -125,21 +125,34 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     for k, a in enumerate(nodes):
         if not isinstance(a, LazyArray):
             nodes[k] = as_node(a)
+    results = run(nodes, optimize, threads, tuning)[0]
+    return results[0] if len(results) == 1 else results
+
+
+def run(nodes: list, optimize: bool, threads, tuning):
+    """(the results of the lazy arrays `nodes`, as a tuple; the tape their run
+    replayed or recorded, or None when it is not replayable): compute's work
+    after its arguments are nodes. A tape found under the program's signature
+    is replayed; a failed guard or none found runs the program afresh."""
     sig, values, leaves = signature(nodes)
     tkey = tuning if tuning is None else tuning_key(tuning)
-    tape = PROGRAMS.get((sig, optimize, threads, tkey)) if tkey is not False else None
+    key = (sig, optimize, threads, tkey)
+    tape = PROGRAMS.get(key) if tkey is not False else None
     results = None if tape is None else tape.replay(values)
-    if results is None:
-        checked: list = []
-        _, outs, uses, _ = _program(nodes, optimize, checked)
-        ev = Evaluator(uses, Options(optimize, threads, tuning), leaves)
-        ev.values.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
-        if optimize:
-            fusion.choose(ev, outs)
-        results = tuple(to_result(o, ev.value(o)) for o in outs)
-        if ev.values.replayable and tkey is not False:
-            PROGRAMS.put((sig, optimize, threads, tkey), Tape(ev, outs))
-    return results[0] if len(results) == 1 else results
+    if results is not None:
+        return results, tape
+    checked: list = []
+    _, outs, uses, _ = _program(nodes, optimize, checked)
+    ev = Evaluator(uses, Options(optimize, threads, tuning), leaves)
+    ev.values.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
+    if optimize:
+        fusion.choose(ev, outs)
+    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    tape = None
+    if ev.values.replayable and tkey is not False:
+        tape = Tape(ev, outs)
+        PROGRAMS.put(key, tape)
+    return results, tape
 
 
 def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,

@@ -50,11 +50,36 @@ def region_function(root: LazyArray, operand):
         "        return v",
         "    return array(v, dtype=dtype)"])
     exec(compile(text, "<lazy numpy region>", "exec"), code.space)   # noqa: S102
-    # numpy's errors ignored as errstate's decorator does it (cheaper than a `with`)
-    ignore = np.errstate(all="ignore")
-    fn = ignore(code.space["region"])
+    fn = ignoring_errors(code.space["region"])
     fn.block, fn.transposes = code.space["block"], code.transposes
     return fn
+
+
+# (numpy's context variable of its floating-point error state, the state ignoring
+# every error: what np.errstate(all="ignore") sets on entry, made once), or None
+# where numpy has no such variable (before 2.0)
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar, _make_extobj
+    _IGNORED = (_extobj_contextvar, _make_extobj(all="ignore"))
+except (ImportError, TypeError):     # pragma: no cover - numpy < 2
+    _IGNORED = None
+
+
+def ignoring_errors(fn):
+    """fn with numpy's floating-point errors ignored while it runs, as
+    np.errstate(all="ignore")'s decorator does, the state made once (the
+    decorator makes it on every call: 0.9 µs against 0.35)."""
+    if _IGNORED is None:
+        return np.errstate(all="ignore")(fn)
+    var, ignored = _IGNORED
+
+    def ignoring(env):
+        token = var.set(ignored)
+        try:
+            return fn(env)
+        finally:
+            var.reset(token)
+    return ignoring
 
 
 def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
