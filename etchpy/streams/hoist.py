@@ -45,14 +45,17 @@ def zero_unless(value: Value, zero) -> imp.Expr | None:
 def _test(x, zero, inner: set[str]) -> imp.Expr | None:
     match x:
         case Select(cond, a, b) if b == zero and not (names_used(cond) & inner):
-            deeper = _test(a, zero, inner)
-            return cond if deeper is None else and_(cond, deeper)
+            return _both(cond, _test(a, zero, inner))
         case Ring("mul", a, b):
             ta, tb = _test(a, zero, inner), _test(b, zero, inner)
-            if ta is None or tb is None:
-                return ta if tb is None else tb
-            return and_(ta, tb)
+            return tb if ta is None else _both(ta, tb)
     return None
+
+
+def _both(a: imp.Expr, b: imp.Expr | None) -> imp.Expr:
+    """a ∧ b, a alone when b is none or the same test (a factor's test met again
+    in its product, or below the level it guards)."""
+    return a if b is None or b == a else and_(a, b)
 
 
 def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
