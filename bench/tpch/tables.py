@@ -9,8 +9,9 @@ Unlike bench/tpch/queries.py (`build`: each query's own tries, in the level
 order best for it), every query here reads the same tries. A table's levels are
 its primary key, then the columns queries join or group on; the columns they
 only filter on are value columns, tested in the kernel's loop (expr.compare).
-Lineitem is stored by order and line, and by part (the secondary order, for
-Q9's part filter); part by key and by name (Q9's LIKE); supplier by key and by
+Lineitem is stored by order and line, by part (the secondary order, for
+Q9's part filter) and by supplier (an order added at load, Table.add_order, for
+Q7, which starts from the two nations' suppliers); part by key and by name (Q9's LIKE); supplier by key and by
 nation (Q5). Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
