@@ -9,8 +9,9 @@ Unlike bench/tpch/queries.py (`build`: each query's own tries, in the level
 order best for it), every query here reads the same tries. A table's levels are
 its primary key, then the columns queries join or group on; the columns they
 only filter on are value columns, tested in the kernel's loop (expr.compare).
-Lineitem is stored by order and line, and by part (the secondary order, for
-Q9's part filter); part by key and by name (Q9's LIKE); supplier by key and by
+Lineitem is stored by order and line, by part (the secondary order, for
+Q9's part filter) and by supplier (an order added at load, Table.add_order, for
+Q7, which starts from the two nations' suppliers); part by key and by name (Q9's LIKE); supplier by key and by
 nation (Q5). Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
@@ -55,6 +56,10 @@ JOINS = {"orderkey": ("orders.o_orderkey", "l_orderkey"),
          "nationkey": ("nation.n_nationkey", "c_nationkey", "s_nationkey"),
          "regionkey": ("region.r_regionkey", "n_regionkey")}
 LINE_BY_PART = SPEC["lineitem"][3]
+# lineitem supplier first (Q7), an order added at load (Table.add_order)
+LINE_BY_SUPP = ["l_suppkey", "l_orderkey", "l_linenumber", "l_partkey", "l_shipdate",
+                "l_shipmode"]
+SUPP_BY_NATION = SPEC["supplier"][3]
 
 
 def load(cols: dict) -> dict:
@@ -75,6 +80,8 @@ def load(cols: dict) -> dict:
             t["instr"] = out["instr"].code(t["l_shipinstruct"])     # its code (Q19)
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()))
+    out["lineitem"].add_order(LINE_BY_SUPP)
+    out["lineitem"].tensor("rev", order=LINE_BY_SUPP)     # its copy of rev, at load too
     orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
     keys = coding["o_orderkey"]
     out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])
@@ -125,7 +132,7 @@ def _q5_expr(tables):
             * Tb["customer"].var()[c, n, g] * Tb["nation"].var()[n, r, nm]
             * Tb["region"].var()[r, rn] * Rm[rn]
             * Tb["lineitem"].var("rev")[o, ln, p, s, sd, m]
-            * Tb["supplier"].var(order=["s_nationkey", "s_suppkey"])[s, n])
+            * Tb["supplier"].var(order=SUPP_BY_NATION)[s, n])
     return ep.sum((o, c, d, pr, n, g, r, rn, ln, p, s, sd, m), body), \
         "o c d pr n g r rn nm ln p s sd m"
 
@@ -138,7 +145,7 @@ def q5(tables, region: str = "ASIA", date: str = "1994-01-01") -> dict:
         O=tables["orders"].tensor(), C=tables["customer"].tensor(),
         N=tables["nation"].tensor(), R=tables["region"].tensor(),
         L=tables["lineitem"].tensor("rev"),
-        S=tables["supplier"].tensor(order=["s_nationkey", "s_suppkey"]),
+        S=tables["supplier"].tensor(order=SUPP_BY_NATION),
         Rm=_region(tables, region), dlo=dlo, dhi=dhi)
     return ep.decode(rev, [_keys(tables["nation"], "n_name")], columns=["n_name"],
                      value="revenue", order_by="revenue", descending=True)
@@ -238,15 +245,20 @@ def _q7_expr(tables):
         "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
     NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
     N = tables["nation"]
-    body = (N.var(name="Na")[n1, r1, nm1] * NP[n1, n2] * tables["supplier"].var()[s, n1]
-            * tables["lineitem"].var("rev")[o, ln, p, s, sd, m] * ep.between(sd, "dlo", "dhi")
-            * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
+    body = (N.var(name="Na")[n1, r1, nm1] * NP[n1, n2]
+            * tables["supplier"].var(order=SUPP_BY_NATION)[s, n1]
+            * tables["lineitem"].var("rev", order=LINE_BY_SUPP)[o, ln, p, s, sd, m]
+            * ep.between(sd, "dlo", "dhi") * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
             * tables["customer"].var()[c, n2, g] * N.var(name="Nb")[n2, r2, nm2])
     return ep.sum((o, ln, p, s, sd, m, n1, r1, c, d, pr, n2, g, r2), body), \
-        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2"
+        "n1 r1 nm1 s o ln p sd m y c d pr n2 g r2 nm2"
 
 
 def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
+    """Supplier first: the pair's nations, their suppliers (supplier by nation),
+    then each supplier's lines (lineitem in the order added at load for it,
+    Table.add_order) and their orders and customers, so that only the lines of
+    the two nations' suppliers are visited."""
     names = tables["nation_names"]
     a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
     pairs = np.array(sorted({(a, b), (b, a)})).T
@@ -256,8 +268,9 @@ def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
     Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
     nation = tables["nation"].tensor()
     vol = _kernel(tables, _q7_expr)(
-        Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(), L=L.tensor("rev"),
-        Y=Y, O=tables["orders"].tensor(), C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
+        Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(order=SUPP_BY_NATION),
+        L=L.tensor("rev", order=LINE_BY_SUPP), Y=Y, O=tables["orders"].tensor(),
+        C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
     n_name = _keys(tables["nation"], "n_name")
     return ep.decode(vol, [n_name, years, n_name],
                      columns=["supp_nation", "l_year", "cust_nation"], value="revenue",

@@ -15,17 +15,20 @@ their own:
                                  the row count), in storage order or `order`
     T.tensor(value, order=None)  the Tensor to pass for it
     T.relation(value)            the Relation of a value column (storage order)
+    T.add_order(order)           store another order too, made once, kept and shared
     T.explain()                  the stored orders, their level kinds and sizes
 
 An order the table does not store is refused by `var` and `tensor`, naming
-the orders it stores; a query compiled without `order=` may still read the
+the orders it stores and `add_order`, which converts the structure once (as
+the secondary order) for the queries that walk the table by a third key
+(lineitem supplier first); a query compiled without `order=` may still read the
 table in another order, by a conversion that the planner prices and
 `explain()` lists (plan/convert.py); the secondary order is made in advance
 as that conversion's structure (runtime.planned.converted_structure), so a
 planned read in the secondary order converts nothing.
 
 Values are written in place into the storage-order trie (`T.tensor(v).vals`).
-The secondary order holds a copy of them, every column's over one structure
+The secondary order (and each order added) holds a copy of them, every column's over one structure
 (the same index arrays, so that a query walks it once: runtime.shared), checked against the storage order's
 on each `T.tensor(v, order)` (one sequential comparison) and gathered again
 when they differ, so a query after a write reads the written values.
@@ -71,11 +74,13 @@ class Table:
         self.values: tuple = tuple(v for v in by_value if v is not None)
         self._relations = by_value
         self.secondary = secondary
-        self._copies: dict = {}            # value -> (secondary Tensor, values it holds)
+        self._orders: dict = {}            # order -> (Format, levels, where, missing)
+        self._copies: dict = {}            # (order, value) -> (Tensor, values it holds)
         if secondary is not None:
-            self._secondary_format = _format_of(self, secondary, first.tensor)
+            fmt = _format_of(self, secondary, first.tensor)
+            self._orders[secondary] = (fmt, *converted_structure(first.tensor, fmt))
             for v in sorted(by_value, key=lambda v: v is not None):   # None first
-                self._copies[v] = self._copy(v)
+                self._copies[secondary, v] = self._copy(secondary, v)
 
     def __repr__(self):
         return (f"Table({self.name!r}, order={self.order}, secondary={self.secondary}, "
@@ -119,11 +124,37 @@ class Table:
         t = self.relation(value).tensor
         if fmt == t.format:
             return t
-        copy, seen = self._copies[value]
-        if not _same_bits(t.vals, seen):
-            self._copies[value] = self._copy(value)
-            copy = self._copies[value][0]
-        return copy
+        key = (tuple(order), value)
+        kept = self._copies.get(key)
+        if kept is None or not _same_bits(t.vals, kept[1]):
+            kept = self._copies[key] = self._copy(key[0], value)
+        return kept[0]
+
+    def add_order(self, order: Sequence[str]) -> tuple[str, ...]:
+        """Store the table in `order` too (all the key columns, once each), for
+        the queries that walk it by another key than the stored orders give (a
+        query reading lineitem supplier first): its structure is converted once
+        (runtime.planned.converted_structure, the planner's conversion) and
+        kept with the table, shared by every query; each value column's copy is
+        made at its first `tensor(value, order)`, then checked against the
+        storage order's values on each call, as the secondary order's. Returns
+        the order; adding a stored one changes nothing. `explain()` lists it.
+
+            >>> T.add_order(["p", "o"]) == T.secondary
+            True
+        """
+        order = tuple(order)
+        if sorted(order) != sorted(self.order):
+            raise InputError(f"table {self.name!r}: order {order} must list the key "
+                             f"columns {self.order} once each")
+        if order != self.order and order not in self._orders:
+            first = self._relations[None].tensor
+            fmt = _format_of(self, order, first)
+            levels, where, missing = converted_structure(first, fmt)
+            kinds, levels = singleton.dependent(fmt.levels, levels)
+            fmt = Format(kinds, mode_order=fmt.mode_order)
+            self._orders[order] = (fmt, tuple(levels), where, missing)
+        return order
 
     def explain(self) -> str:
         """The orders stored, their level kinds and their sizes.
@@ -136,34 +167,36 @@ class Table:
         t = self._relations[None].tensor
         lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
                  f"  storage order {self.order}: {_kinds(t.format)}"]
-        if self.secondary is not None:
-            lines.append(f"  secondary order {self.secondary}: "
-                         f"{_kinds(self._secondary_format)}")
+        for order, (fmt, *_) in self._orders.items():
+            what = "secondary order" if order == self.secondary else "order added"
+            lines.append(f"  {what} {order}: {_kinds(fmt)}")
         return "\n".join(lines)
 
     def _format(self, order) -> Format:
         primary = self._relations[None].tensor.format
         if order is None or tuple(order) == self.order:
             return primary
-        if self.secondary is not None and tuple(order) == self.secondary:
-            return self._secondary_format
-        stored = [self.order] + ([self.secondary] if self.secondary else [])
+        if tuple(order) in self._orders:
+            return self._orders[tuple(order)][0]
+        stored = [self.order, *self._orders]
         raise InputError(f"table {self.name!r} is stored in the orders {stored}, not "
                          f"{tuple(order)}; compile without order= to let the planner "
-                         f"convert it (explain() lists the conversion), or pass "
-                         f"secondary={list(order)} to ep.table")
+                         f"convert it (explain() lists the conversion), or store it "
+                         f"with add_order({list(order)}) (or secondary= in ep.table)")
 
-    def _copy(self, value):
-        """(the secondary order's Tensor of `value`, the storage values it holds)."""
+    def _copy(self, order: tuple, value):
+        """(`order`'s Tensor of `value`, the storage values it holds), over the
+        order's one structure (the same index arrays for every column)."""
         t = self._relations[value].tensor
-        like = self._relations[None].tensor
-        levels, where, missing = converted_structure(t, self._secondary_format, like=like)
+        fmt, levels, where, missing = self._orders[order]
         if value is not None:                # the row count's copy made first: its
-            levels = self._copies[None][0].levels    # frozen arrays, one structure
+            if (order, None) not in self._copies:    # frozen arrays, one structure
+                self._copies[order, None] = self._copy(order, None)
+            levels = self._copies[order, None][0].levels
         vals = t.vals[where]
         if missing is not None:
             vals[missing] = t.fill
-        copy = Tensor._of((t.shape, self._secondary_format, levels, vals, t.fill), t.name)
+        copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)
         return copy, t.vals.copy()
 
 

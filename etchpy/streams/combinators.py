@@ -127,7 +127,8 @@ def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) ->
     """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
     marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
     return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
-                         sr.zero, tuning.hoist_probes)
+                         sr.zero, tuning.hoist_probes,
+                         lambda test, s: guard(names, sr, test, s))
 
 
 def _bounds(s: Stream) -> tuple:

@@ -11,6 +11,8 @@ segment test skips its order's lineitems instead of multiplying them by zero).
 
     zero_unless(value, zero)     the test c (an Imp bool) or None
     guard_ready(s, test, zero)   s with ready := ready ∧ test(index)
+    guard_product(...)           either, or, when c reads nothing of the level,
+                                 the level entered only where c holds
 
 proofs_notes/hoist.md states the law.
 """
@@ -43,14 +45,17 @@ def zero_unless(value: Value, zero) -> imp.Expr | None:
 def _test(x, zero, inner: set[str]) -> imp.Expr | None:
     match x:
         case Select(cond, a, b) if b == zero and not (names_used(cond) & inner):
-            deeper = _test(a, zero, inner)
-            return cond if deeper is None else and_(cond, deeper)
+            return _both(cond, _test(a, zero, inner))
         case Ring("mul", a, b):
             ta, tb = _test(a, zero, inner), _test(b, zero, inner)
-            if ta is None or tb is None:
-                return ta if tb is None else tb
-            return and_(ta, tb)
+            return tb if ta is None else _both(ta, tb)
     return None
+
+
+def _both(a: imp.Expr, b: imp.Expr | None) -> imp.Expr:
+    """a ∧ b, a alone when b is none or the same test (a factor's test met again
+    in its product, or below the level it guards)."""
+    return a if b is None or b == a else and_(a, b)
 
 
 def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
@@ -77,10 +82,27 @@ def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Strea
                     search=f"{s.search}, guarded by the located test")
 
 
-def guard_product(s: Stream, located_at: Callable, zero, on: bool) -> Stream:
+def guard_product(s: Stream, located_at: Callable, zero, on: bool,
+                  whole: Callable | None = None) -> Stream:
     """`guard_ready` for the product s whose located operand has value
     located_at(t), when `on` and s's value is a nested stream (at a leaf the
-    select is as cheap as a branch)."""
-    if not (on and is_stream(s.value)):
+    select is as cheap as a branch). When the test reads nothing of s's own
+    level (a value broadcast along it: a row test of the walked table's entry,
+    read at a level below it), it holds or fails for the whole level, at a
+    leaf level too: `whole(test, s)` (combinators.guard) tests it once on
+    entry and keeps s's way of moving (a level that locates still locates),
+    rather than testing it at each index."""
+    if not on:
         return s
-    return guard_ready(s, lambda t: zero_unless(located_at(t), zero))
+    test = lambda t: zero_unless(located_at(t), zero)
+    here = test(s.index)
+    if here is not None and whole is not None and _invariant(here, s):
+        return whole(here, s)
+    return guard_ready(s, test) if is_stream(s.value) else s
+
+
+def _invariant(test: imp.Expr, s: Stream) -> bool:
+    """Whether `test` reads no state of s's level, nor an array its statements
+    write: one value over s's whole run."""
+    own = {n for n, _ in s.state} | arrays_written(s.init) | arrays_written(s.next)
+    return not (names_used(test) & own)

@@ -109,3 +109,26 @@ def test_a_union_of_guarded_ranges_is_located_by_the_levels_below():
     np.testing.assert_allclose(kern(**inputs), want)
     got = ep.evaluate(expr, **inputs, backend="streams", optimize=False, order=["i", "j", "k"])
     np.testing.assert_allclose(got, want)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**16), t=st.integers(0, 5))
+def test_a_row_test_read_below_its_level_guards_that_level_once(seed, t):
+    """Σ_{l,c} (V[o,l] < t)·O[o,c], loop order o, l, c (Q12's line tests above
+    its order's attributes): the test reads nothing of c's level, so c's level
+    is entered only where it holds (combinators.guard: one flag, the level still
+    walked as stored), not tested at each c; the value is the reference's."""
+    rng = np.random.default_rng(seed)
+    v = np.where(rng.random((6, 5)) < 0.5, rng.integers(1, 6, (6, 5)), 0).astype(float)
+    oc = np.where(rng.random((6, 4)) < 0.5, rng.integers(1, 4, (6, 4)), 0).astype(float)
+    V, Oc = ep.tensor("V", 2, "csr"), ep.tensor("O", 2, "csr")
+    expr = ep.sum((j, k), (V[i, j] < "t") * Oc[i, k])
+    inputs = {"V": _tensor(v, "csr", 0.0), "O": _tensor(oc, "csr", 0.0), "t": float(t)}
+    want = ((v != 0) & (v < t)).sum(axis=1) * oc.sum(axis=1)
+    kern = ep.compile(expr, optimize=False, order=["i", "j", "k"])
+    assert "k_g = (" in kern.c_source and "while (k_g && " in kern.c_source
+    np.testing.assert_allclose(kern(**inputs), want)
+    for backend, tuning in (("streams", ON), ("c", OFF)):
+        got = ep.evaluate(expr, **inputs, backend=backend, tuning=tuning, optimize=False,
+                          order=["i", "j", "k"])
+        np.testing.assert_allclose(got, want)
