@@ -91,6 +91,23 @@ def test_a_sum_over_sparse_runs_is_taken_once_per_run():
     assert "(double)(" not in ep.compile(CASES["row sums"](), semiring=NO_REPEAT).c_source
 
 
+def test_a_product_of_sparse_run_lists_is_one_piece_per_overlap():
+    """Law 6 of proofs_notes/runs.md: sparse runs times sparse runs (or dense
+    runs) is summed once per overlap of their runs, the gaps skipped whole,
+    on every semiring with repeat; with the runs pass off it leapfrogs."""
+    for case in ("sparse runs x sparse runs", "sparse runs x runs"):
+        src = ep.compile(CASES[case]()).c_source
+        assert "one piece per overlap, gaps skipped whole" in src and "(double)(" in src
+        off = ep.compile(CASES[case](), tuning={"runs": False}).c_source
+        assert "one piece per overlap" not in off
+    a = np.array([[0, 2, 2, 2, 0, 0, 5, 5, 0, 1]] * 2, dtype=float)
+    b = np.array([[3, 3, 0, 4, 4, 4, 4, 0, 0, 1], [0] * 10], dtype=float)
+    expr = CASES["sparse runs x sparse runs"]()
+    for sr in (ep.semirings.real, ep.semirings.min_plus):
+        av, bv = (np.where(x == 0, sr.zero, x).astype(sr.dtype) for x in (a, b))
+        check_backends(expr, {"A": av, "B": bv}, semiring=sr, backends=("streams", "c"))
+
+
 def test_packing_merges_equal_neighbours_that_meet():
     img = np.array([[0, 3, 3, 0, 3, 5], [2, 2, 2, 2, 2, 2], [0] * 6], dtype=float)
     t = ep.Tensor.from_dense(img, FMT)
