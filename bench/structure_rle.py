@@ -17,6 +17,9 @@ blend rle  the same, output="rle"     vs img + mask (written as runs, one per ov
 hist     Σ_ij onehot(b, I[i,j], 256)   vs the faster of np.bincount and np.histogram on
                                           the dense uint8 image, and vs cv2.calcHist
                                           (opencv-python-headless, cv2.setNumThreads(1))
+sparse   Σ_ij S[i,j]·T[i,j], both sparse_rle: a mask times itself shifted 7 columns
+         (one piece per overlap of their runs) vs np.vdot, and vs the same kernel with
+         Tuning(runs=False) (a leapfrog cell by cell, as before law 6 of runs.md)
 masked and blend pair each mask with the grey image (tiled and cut to its shape).
 The target of each is a ratio ≤ 1/3 (etchpy at least 3× faster). The machine
 may be shared: the ratios are medians of alternating calls, not quiet numbers.
@@ -106,6 +109,23 @@ def cases(mp, rounds):
                                     lambda: g + img], rounds)
         yield f"blend   {head}", [meds[0], meds[2]]
         yield f"blend rle {head}", [meds[1], meds[2]]
+        yield from _sparse_masked(img, head, rounds)
+
+
+def _sparse_masked(img, head, rounds):
+    """A mask times its shift by 7 columns, both sparse run lists, against
+    numpy's vdot and against the leapfrog (runs off); values checked first."""
+    i, j = ep.indices("i j")
+    S, T = (ep.tensor(n, 2, format="sparse_rle") for n in "ST")
+    expr = ep.sum((i, j), S[i, j] * T[i, j])
+    meet, cells = ep.compile(expr), ep.compile(expr, tuning={"runs": False})
+    shifted = np.ascontiguousarray(np.roll(img, 7, axis=1))
+    s, t = (ep.Tensor.from_dense(x, "sparse_rle") for x in (img, shifted))
+    assert meet(S=s, T=t) == cells(S=s, T=t) == np.vdot(img, shifted)
+    meds = alternating_medians([lambda: meet(S=s, T=t), lambda: np.vdot(img, shifted),
+                                lambda: cells(S=s, T=t)], rounds)
+    yield f"sparse  {head} / numpy", [meds[0], meds[1]]
+    yield f"sparse  {head} / runs off", [meds[0], meds[2]]
 
 
 def _histograms(hist, t, img, head, rounds):

@@ -20,6 +20,10 @@ blend rle      I[i,j] + M[i,j] into rle (each mask with the grey image, as in
                bench.structure_rle): its run arrays presized from the
                operands' runs vs grown from 1024 (Tuning first_capacity_limit
                =1024, the allocation before presizing), and vs numpy's img + mask
+sparse out     S[i,j]·T[i,j] into sparse_rle, both operands sparse_rle (a mask
+               and its shift by 7 columns): written as runs (output mode
+               spans, one run per overlap, no run of the fill) vs numpy's
+               img * shifted on the dense images
 
 Each line prints etchpy's median, its peer's and their ratio. The machine may
 be shared: the ratios are medians of alternating calls, not quiet numbers.
@@ -53,6 +57,8 @@ def kernels():
         "transpose": ep.compile(I[j, i], out_indices=(i, j)),
         "transpose columns": ep.compile(I[j, i], output=COLUMNS, out_indices=(i, j)),
         "sparse rowsum": ep.compile(ep.sum(j, S[i, j])),
+        "sparse product": ep.compile(S[i, j] * ep.tensor("T", 2, format="sparse_rle")[i, j],
+                                     output="sparse_rle"),
         "blend": ep.compile(I[i, j] + M[i, j], output="rle"),
         "blend grown": ep.compile(I[i, j] + M[i, j], output="rle",
                                   tuning={"first_capacity_limit": 1024}),
@@ -83,6 +89,7 @@ def cases(mp, rounds):
         yield f"sparse runs / runs     {head}", meds
         if kind == "mask":
             yield from _blends(k, t, img, grey(mp, img.shape), head, rounds)
+            yield from _sparse_out(k, s, img, head, rounds)
 
 
 def grey(mp, shape):
@@ -98,6 +105,15 @@ def _blends(k, t, img, g, head, rounds):
                                 lambda: g + img], rounds)
     yield f"blend rle presized / grown {head}", meds[0:2]
     yield f"blend rle presized / numpy {head}", [meds[0], meds[2]]
+
+
+def _sparse_out(k, s, img, head, rounds):
+    shifted = np.ascontiguousarray(np.roll(img, 7, axis=1))
+    st = ep.Tensor.from_dense(shifted, "sparse_rle")
+    assert np.array_equal(k["sparse product"](S=s, T=st).to_dense(), img * shifted)
+    meds = alternating_medians([lambda: k["sparse product"](S=s, T=st),
+                                lambda: img * shifted], rounds)
+    yield f"sparse out / numpy     {head}", meds
 
 
 def main(argv=None) -> int:

@@ -91,6 +91,10 @@ Optional (asked with getattr; absent means no).
     writes_runs
                an output's last level written a run at a time, in order, with
                assemble taking rseg/rend (lower.targets.runs; Format.writes_runs)
+    run_starts
+               (with writes_runs) each run also has its start, assemble takes
+               rbeg too, and cells between runs are not stored: the writer
+               stores no run of the zero (a sparse run list)
     pack_rows(rows, fill) -> (arrays, vals)
         a last level under located levels only, in the identity mode order,
         packed straight from the dense values (`rows`: one row per parent;

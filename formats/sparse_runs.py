@@ -18,9 +18,10 @@ runs is not visited at all. Unlike `runs` (a dense run list) the fill is not
 stored, so a fibre that is mostly fill with a few long runs costs its runs
 only. The level is the storage's last (`last_only`). Packing makes each stored
 entry a run of one coordinate and `merge` then joins neighbours of equal
-value with no gap between them, so a packed level holds maximal runs. Never
-written by a kernel: an output in this format is produced as coordinate
-records and packed (which merges equal neighbours).
+value with no gap between them, so a packed level holds maximal runs. An
+output in this format is written a run at a time (lower.targets.runs) where
+the loops enter its cells in order, else produced as coordinate records and
+packed (which merges equal neighbours).
 """
 from __future__ import annotations
 
@@ -156,10 +157,20 @@ class SparseRuns(RunSegments):
         return RunList(arrays["rend"], Load(rseg, lo), Load(rseg, imp.add(lo, ONE)),
                        starts=arrays["rbeg"])
 
+    writes_runs = True      # lower.targets.runs writes it in order, a run at a time
+    run_starts = True       # with each run's start; no run of the fill is written
+
+    def assemble(self, take, k, parents, size, count):
+        """rseg (parents + 1 entries), rbeg and rend (count entries each); count
+        positions (runs), as lower.targets.runs writes them."""
+        return ({"rseg": take(f"rseg{k}", parents + 1), "rbeg": take(f"rbeg{k}", count),
+                 "rend": take(f"rend{k}", count)}, count)
+
     def describe(self, k, axis, arrays, parents, size=None, count=None):
         """The header text of level k over `axis` (of dimension `size`, C text;
         default dim_<axis>) below `parents` positions, and its number of
-        positions (rseg[parents], its runs). Never an output level."""
+        positions (rseg[parents], its runs); an output level (lower.targets.runs)
+        has the same layout."""
         rseg, begins, ends = arrays["rseg"], arrays["rbeg"], arrays["rend"]
         size = size or f"dim_{axis}"
         count = count or f"{rseg}[{parents}]"

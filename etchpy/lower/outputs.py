@@ -26,7 +26,7 @@ from .targets.bucket import BucketTarget, bucketable
 from .targets.coords import CoordsTarget
 from .targets.dense import DenseTarget
 from .targets.insert import InsertTarget, insertable
-from .targets.runs import RunsTarget, runs_writable
+from .targets.runs import RunsTarget, SparseRunsTarget, runs_writable
 from .targets.workspace import WorkspaceTarget
 
 
@@ -94,7 +94,9 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
         case "append":
             t = AppendTarget(axes, fmt, sr, names, tuning, bound)
         case "spans":            # its levels' axes, in storage order
-            t = RunsTarget([axes[m] for m in fmt.mode_order], sr, names, tuning, bound)
+            runs = SparseRunsTarget if getattr(fmt.levels[-1], "run_starts", False) \
+                else RunsTarget
+            t = runs([axes[m] for m in fmt.mode_order], sr, names, tuning, bound)
         case "insert":
             t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
         case "workspace":

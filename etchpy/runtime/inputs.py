@@ -347,7 +347,7 @@ def returns_scipy(fmt: Format, sr: Semiring) -> bool:
     array: csr or csc, and the semiring's zero is 0, which is what scipy reads
     where nothing is stored. Every other sparse result is an `ep.Tensor`, whose
     `fill` says what its missing entries are (+inf for min_plus)."""
-    return fmt in scipy_layouts() and sr.zero == 0
+    return fmt.order == 2 and sr.zero == 0 and fmt in scipy_layouts()
 
 
 def output_indices(e, out_indices) -> tuple[Index, ...]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import inputs as io_
-from .convert import Parts
 from .tensor import Tensor
 
 
@@ -40,6 +39,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
     the lengths by role ("count", "count1", ...); `mode` is the program's
     output mode (lower.Output). A scipy array when inputs.returns_scipy says
     so, else a Tensor carrying the semiring's zero as its fill."""
+    scipy = io_.returns_scipy(out_format, sr)
     if mode == "coords":
         n = counts["count"]
         coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
@@ -47,7 +47,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
             np.zeros((0, n), dtype=np.int64)
         t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, out_format,
                                semiring=sr, name="output")
-    elif io_.returns_scipy(out_format, sr):
+    elif scipy:
         # csr / csc: straight into scipy (sorted and canonical by construction)
         import scipy.sparse as sp      # loaded by then; not at `import etchpy`
         n = counts["count1"]
@@ -57,7 +57,7 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
                      take("pos1", major + 1, idx_dtype)), shape=shape)
     else:
         t = _assemble(out_format, sr, take, counts, shape, idx_dtype)
-    return t.to_scipy() if io_.returns_scipy(out_format, sr) else t
+    return t.to_scipy() if scipy else t
 
 
 def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
@@ -70,4 +70,4 @@ def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
     vals = take("vals", parents, sr.dtype)
     # canonical and in bounds by construction (sorted, no duplicates; the tests check
     # it): built without validating again, its index arrays frozen as any Tensor's
-    return Tensor._of(Parts(shape, fmt, tuple(levels), vals, sr.zero), "output")
+    return Tensor._made(shape, fmt, tuple(levels), vals, sr.zero)

@@ -72,8 +72,7 @@ class Tensor:
         vals = _as_vals(vals, name)
         attrs = {"name": name, "shape": shape, "format": Format.parse(format, len(shape)),
                  "_levels": levels, "_vals": vals, "fill": _as_fill(fill, vals.dtype, name),
-                 "_layout": tuple((a, a.dtype, a.shape, a.strides)
-                                  for a in (vals, *(a for lv in levels for a in lv.values())))}
+                 "_layout": _layout_of(vals, levels)}
         self.__dict__.update(attrs)
 
     @classmethod
@@ -81,6 +80,21 @@ class Tensor:
         """A tensor from consistent parts (built by runtime.convert: not validated again)."""
         t = cls.__new__(cls)
         t._init(str(name), *parts)
+        return t
+
+    @classmethod
+    def _made(cls, shape: tuple, fmt: Format, levels: tuple, vals, fill) -> "Tensor":
+        """A kernel's output "output" from its parts as runtime.outputs reads them:
+        shape a tuple of ints, fmt a Format of its order, levels dicts of 1-d
+        index arrays, vals a 1-d C-contiguous array, fill a value of its dtype
+        (the semiring's zero). What `_of` does, less the normalisation those
+        already satisfy: a small output's call was mostly this Python."""
+        t = cls.__new__(cls)
+        levels = tuple(MappingProxyType({k: _immutable(a) for k, a in lv.items()})
+                       for lv in levels)
+        vals = truth_values(vals).view()
+        t.__dict__.update(name="output", shape=shape, format=fmt, _levels=levels, _vals=vals,
+                          fill=vals.dtype.type(fill), _layout=_layout_of(vals, levels))
         return t
 
     def __setattr__(self, attr, value):
@@ -299,6 +313,12 @@ def _as_level(level, name):
         raise InputError(f"tensor {name!r}: each level is a dict of arrays, "
                          f"got {type(level).__name__}")
     return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
+
+
+def _layout_of(vals, levels) -> tuple:
+    """(array, dtype, shape, strides) of each array of a tensor (check_layout)."""
+    return tuple((a, a.dtype, a.shape, a.strides)
+                 for a in (vals, *(a for lv in levels for a in lv.values())))
 
 
 def frozen(a: np.ndarray) -> bool:

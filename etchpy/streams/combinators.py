@@ -30,7 +30,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Full, Ex
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk)
 from .hoist import guard_product
-from .runs import is_runs, zip_runs
+from .runs import is_runs, runs_product, zip_runs
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 from .window import Inside, intersect_inside
 
@@ -95,10 +95,10 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. Two windows
     intersect their ranges (streams.window); a side that can locate is located
-    (the one not a full range is walked: _walk_locate); two run lists zip; else
-    they leapfrog, or, both always ready, merge or leapfrog. `choices` ({index:
-    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes the way per level
-    where neither side locates (the per-pair choice's own precondition)."""
+    (the one not a full range is walked: _walk_locate); two run lists meet
+    (runs_product); else they leapfrog, or, both always ready, merge or
+    leapfrog. `choices` ({index: "merge" | "gallop" | "per pair"}:
+    plan.algorithms) fixes the way per level where neither side locates."""
     if not is_stream(a) and not is_stream(b):
         one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
         return b if a == one else a if b == one else Ring("mul", a, b)
@@ -117,8 +117,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
-    if tuning.runs and is_runs(a) and is_runs(b):        # one piece per overlap
-        return zip_runs(names, a, b, combine)
+    if tuning.runs and (runs := runs_product(names, a, b, combine)) is not None:
+        return runs                                       # one piece per overlap
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
 

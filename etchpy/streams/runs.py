@@ -9,12 +9,16 @@ run's coordinates is taken once per run by the schedule pass run_sums, as
 repeat(value, hi − c) (Semiring.repeat). A product with a located operand
 (dense) keeps Pieces and walks the run's cells, the other side varying; a
 product or sum of two run streams (`zip_runs`) is again a run stream whose
-pieces are the overlaps of the two run lists. proofs_notes/runs.md.
+pieces are the overlaps of the two run lists. A product of run streams that
+may have gaps (a sparse run list, `meet_runs`) is a run stream too: one piece
+per overlap of a run of each, the gaps between them skipped whole.
+proofs_notes/runs.md.
 """
 from __future__ import annotations
 
 from .. import imp
-from ..imp import ONE, ZERO, Assign, If, Load, Var, and_, le, lt, max_, min_, select, seq
+from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, If, Load, Var, While, and_, eq, le, lt,
+                   max_, min_, not_, select, seq)
 from .facts import Covers, Extent, Facts, Flat, Most, Pieces
 from .stream import Stream
 
@@ -82,3 +86,52 @@ def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
                   search="runs with runs: one piece per overlap of their runs",
                   facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
                                                              Flat(), Covers()))
+
+
+def runs_product(names, a: Stream, b: Stream, combine) -> Stream | None:
+    """The product of two run streams, one piece per overlap of their runs:
+    zip_runs when both hold every coordinate (is_runs), meet_runs when either
+    may have gaps (has_runs); None when one is not read as runs."""
+    if is_runs(a) and is_runs(b):
+        return zip_runs(names, a, b, combine)
+    if has_runs(a) and has_runs(b):
+        return meet_runs(names, a, b, combine)
+    return None
+
+
+def has_runs(s) -> bool:
+    """Does s read as runs with possible gaps (Pieces and Flat, every state
+    ready, indexed by its piece counter): a dense or sparse run list, or a
+    product of such?"""
+    p = s.facts.get(Pieces)
+    return (p is not None and Flat in s.facts and s.ready == TRUE
+            and s.index == Var(p.counter))
+
+
+def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
+    """The product (combine is ⊗) of two streams that `has_runs`, either
+    possibly with gaps between its runs: one piece per overlap of a run of a
+    and a run of b, value combine(a.value, b.value); coordinates outside
+    either's runs are skipped whole (`align`: the stream behind skips to the
+    other's coordinate, which moves over whole runs) and never visited. State:
+    both streams' and the overlap's end m; a's counter is the product's, b's
+    is brought to it at each advance. proofs_notes/runs.md, law 6."""
+    pa, pb = a.facts.get(Pieces), b.facts.get(Pieces)
+    m = names.fresh(f"{a.var}_m")
+    mv, ca, cb = Var(m), Var(pa.counter), Var(pb.counter)
+    align = While(and_(and_(a.valid, b.valid), not_(eq(ca, cb))),
+                  If(lt(ca, cb), a.skip(cb, FALSE), b.skip(ca, FALSE)))
+    close = Assign(m, select(eq(ca, cb), min_(Var(pa.end), Var(pb.end)), ZERO))
+    advance = seq(Assign(pb.counter, ca),
+                  If(le(Var(pa.end), ca), pa.advance), If(le(Var(pb.end), ca), pb.advance),
+                  align, close)
+
+    def skip(t, rf):
+        return seq(Assign(pb.counter, ca), a.skip(t, rf), b.skip(t, rf), align, close)
+
+    return Stream(var=a.var, state=a.state + b.state + ((m, "index"),),
+                  init=seq(a.init, b.init, align, close), valid=lt(ca, mv), index=ca,
+                  ready=TRUE, value=combine(a.value, b.value),
+                  next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
+                  search="runs with runs: one piece per overlap, gaps skipped whole",
+                  facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance), Flat()))

@@ -83,12 +83,49 @@ def test_sparse_run_outputs_equal_the_reference(sr, output, data):
                        backends=("streams", "c", "imp"), output=output)
 
 
+@pytest.mark.parametrize("sr", SEMIRINGS, ids=lambda s: s.name)
+@settings(max_examples=3, deadline=None)
+@given(data=st.data())
+def test_sparse_run_outputs_are_written_as_the_runs_packing_gives(sr, data):
+    """Law 4 for a sparse run list: an output in storage order is written a run
+    at a time (output mode spans: no coordinate records), no run of the fill,
+    equal neighbours that meet merged: the arrays packing the result gives."""
+    a, b = data.draw(images(sr)), data.draw(images(sr))
+    for expr in (sp("A")[i, j] * sp("B")[i, j] + sp("A")[i, j], ep.sum(j, sp("A")[i, j]),
+                 sp("A")[i, j] + ep.tensor("B", 2, format="rle")[i, j]):
+        kernel = ep.compile(expr, semiring=sr, output=FMT)
+        assert "spans" in kernel.explain()
+        got = kernel(**inputs_for(expr, a, b, sr))
+        want = ep.evaluate(expr, semiring=sr, backend="reference", **inputs_for(expr, a, b, sr))
+        packed = ep.Tensor.from_dense(want, FMT, semiring=sr)
+        for role in ("rseg", "rbeg", "rend"):
+            assert list(got.levels[-1][role]) == list(packed.levels[-1][role]), role
+        assert np.array_equal(got.vals, packed.vals, equal_nan=sr.dtype.kind == "f")
+
+
 def test_a_sum_over_sparse_runs_is_taken_once_per_run():
     """The row sum multiplies each run's value by its length and never visits
     the fill between runs; a semiring without repeat adds cell by cell."""
     real = ep.compile(CASES["row sums"]()).c_source
     assert "(double)(" in real and "_rbeg1" in real
     assert "(double)(" not in ep.compile(CASES["row sums"](), semiring=NO_REPEAT).c_source
+
+
+def test_a_product_of_sparse_run_lists_is_one_piece_per_overlap():
+    """Law 6 of proofs_notes/runs.md: sparse runs times sparse runs (or dense
+    runs) is summed once per overlap of their runs, the gaps skipped whole,
+    on every semiring with repeat; with the runs pass off it leapfrogs."""
+    for case in ("sparse runs x sparse runs", "sparse runs x runs"):
+        src = ep.compile(CASES[case]()).c_source
+        assert "one piece per overlap, gaps skipped whole" in src and "(double)(" in src
+        off = ep.compile(CASES[case](), tuning={"runs": False}).c_source
+        assert "one piece per overlap" not in off
+    a = np.array([[0, 2, 2, 2, 0, 0, 5, 5, 0, 1]] * 2, dtype=float)
+    b = np.array([[3, 3, 0, 4, 4, 4, 4, 0, 0, 1], [0] * 10], dtype=float)
+    expr = CASES["sparse runs x sparse runs"]()
+    for sr in (ep.semirings.real, ep.semirings.min_plus):
+        av, bv = (np.where(x == 0, sr.zero, x).astype(sr.dtype) for x in (a, b))
+        check_backends(expr, {"A": av, "B": bv}, semiring=sr, backends=("streams", "c"))
 
 
 def test_packing_merges_equal_neighbours_that_meet():

@@ -85,11 +85,12 @@ def _entries(a):
 def test_out_of_order_writes_are_computed_dense_and_packed():
     """A sum over an outer loop (column sums of row runs) or a transpose into
     row runs is computed into a dense array and packed after the call (the
-    output stores every cell anyway); a sparse run output writes coordinate
-    records, packed after the call."""
+    output stores every cell anyway); a sparse run output written out of order
+    writes coordinate records, packed after the call, and in order its runs."""
     assert mode(ep.sum(i, t("A")[i, j]), "rle") == "dense"
     assert mode(t("A")[j, i], "rle", (i, j)) == "dense"
-    assert mode(t("C", "csc")[i, j], SPARSE_COLUMNS) == "coords"
+    assert mode(t("A")[j, i], "sparse_rle", (i, j)) == "coords"
+    assert mode(t("C", "csc")[i, j], SPARSE_COLUMNS) == "spans"
     a = image(ep.semirings.real)
     got = ep.evaluate(ep.sum(i, t("A")[i, j]), A=a, output="rle")
     assert got.format == ep.Format.named("rle", 1)

@@ -12,13 +12,17 @@ then appends the run [c, e) of v; a run equal in value to the row's last one
 extends it instead, so equal neighbours merge. A row closes with a run of the
 zero to its end when its last cells were not written; rows the loops never
 enter are one run of the zero. The runs of a row are then maximal, except
-where two equal values compare unequal (NaN). proofs_notes/runs.md.
+where two equal values compare unequal (NaN). A sparse run list (a level with
+`run_starts`, SparseRunsTarget) stores each run's start in `rbeg` as well and
+no run of the zero: a write of the zero is dropped, and a run extends the
+row's last one only when it starts where that one ends with its value.
+proofs_notes/runs.md, law 4.
 """
 from __future__ import annotations
 
 from ... import imp
 from ...imp import ONE, ZERO, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve, Store, Var
-from ...imp import While, and_, eq, incr, lt, seq
+from ...imp import While, and_, eq, incr, lt, not_, seq
 from ...streams import dim_var
 from ..target import FlatTarget, cells
 
@@ -66,7 +70,11 @@ class RunsTarget(FlatTarget):
         return seq(*pre, *(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
                                                             self.next_row)),
                    Alloc(self.rseg, "index", imp.add(cells(self.rows), ONE), ZERO),
-                   Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None))
+                   *self._run_arrays(cap))
+
+    def _run_arrays(self, cap: imp.Expr) -> tuple:
+        """The allocations of the arrays with one entry per run."""
+        return Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None)
 
     def _first_capacity(self, pre: list) -> imp.Expr:
         """The runs allocated up front (pushes grow them): `bound(axes, pre)`, the
@@ -134,3 +142,36 @@ class RunsTarget(FlatTarget):
         if not self.rows:
             return seq(If(lt(Var(self.next_row), ONE), self.close(ZERO)))
         return self.skip_to(cells(self.rows))
+
+
+class SparseRunsTarget(RunsTarget):
+    """Runs with their starts and no run of the zero (a level with `run_starts`;
+    see the module docstring)."""
+
+    def __init__(self, axes, sr, names: imp.Names, tuning, bound=None):
+        super().__init__(axes, sr, names, tuning, bound)
+        self.rbeg = names.fresh(f"out_rbeg{self.k}")
+        self.arrays = {f"rseg{self.k}": self.rseg, f"rbeg{self.k}": self.rbeg,
+                       f"rend{self.k}": self.rend, "vals": self.vals}
+
+    def _run_arrays(self, cap: imp.Expr) -> tuple:
+        return (*super()._run_arrays(cap), Alloc(self.rbeg, "index", cap, None))
+
+    def write(self, ctx, v, once=False):
+        c = ctx.coord(self.col)
+        end = ctx.span if ctx.span is not None else imp.add(c, ONE)
+        wv = self.names.fresh("out_v")
+        n, last = Var(self.n), Bin("-", Var(self.n), ONE)
+        same = and_(and_(lt(Var(self.first), n), eq(Load(self.rend, last), c)),
+                    eq(Load(self.vals, last), Var(wv)))
+        new = seq(*(Reserve(a, t, imp.add(n, ONE)) for a, t in
+                    ((self.rbeg, "index"), (self.rend, "index"), (self.vals, "value"))),
+                  Store(self.rbeg, n, c), Store(self.rend, n, end), Store(self.vals, n, Var(wv)),
+                  incr(self.n))
+        return seq(Decl(wv, "value", v),
+                   If(not_(eq(Var(wv), self.zero())), If(same, Store(self.rend, last, end), new)))
+
+    def close(self, row: imp.Expr) -> imp.Stmt:
+        """The row's end: its bound (cells not written are the fill, not stored)."""
+        return seq(Store(self.rseg, imp.add(row, ONE), Var(self.n)),
+                   Assign(self.next_row, imp.add(row, ONE)))

@@ -383,9 +383,11 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 {
     uint64_t *summary = bits + (size >> 6) + 1;
     int64_t l = n ? a[0] : 0, h = l;
-    for (int64_t i = 1; i < n; i++) {
-        if (a[i] < l) l = a[i];
-        if (a[i] > h) h = a[i];
+    if (n >= 32) {      /* a short list is sorted: no range needed */
+        for (int64_t i = 1; i < n; i++) {
+            if (a[i] < l) l = a[i];
+            if (a[i] > h) h = a[i];
+        }
     }
     if (n < 32 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
         for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
