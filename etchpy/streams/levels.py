@@ -89,9 +89,12 @@ def input_facts(s: Stream, b, lev: int) -> tuple:
 
 def walk_fact(s: Stream, b, lev: int) -> Walk | None:
     """The Walk fact of s, the read stream of storage level lev of the input
-    bound as b (from_expr.Binding), or None: s must be a unique segment
-    (Segment) at b's last level, not a window's, with pos[parents] positions
-    for a C size `parents` (the level above it is located)."""
+    bound as b (from_expr.Binding); None unless all of: s has Segment (a unique
+    segment level), lev is b's last storage level, b is a named input and not a
+    window, and the level's length reads pos[parents] for a C variable
+    `parents` (one located level above it, whose size is that variable: csr's
+    and csc's second level; not under a compressed level, as dcsr's and csf's
+    last, nor under two located levels, whose positions are a product)."""
     seg = s.facts.get(Segment)
     if seg is None or b.window or not b.name or lev + 1 != len(b.format.levels):
         return None

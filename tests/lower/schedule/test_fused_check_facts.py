@@ -87,3 +87,15 @@ def test_scatter_checks_follow_the_note():
     bare = replace(prog, body=_without_notes(prog.body))
     assert not _walk_notes(bare.body) and fused_checks.fuse(bare) is None
 
+
+def test_walk_is_noted_only_where_walk_fact_says():
+    """streams.levels.walk_fact: the last level, a unique segment, of a named
+    input whose level length is pos[a C variable] (one located level above)."""
+    def kinds(text, fmt):
+        body = ep.compile(text, formats={"A": fmt}).compiled.program.body
+        return {type(w).__name__ for w in _walk_notes(body)}
+    spmv, three = "y[i] = A[i,j] * x[j]", "y[i] = A[i,j,k] * x[k]"
+    assert kinds(spmv, "csr") == kinds(spmv, "csc") == {"Walk"}
+    assert kinds(spmv, "dcsr") == kinds(three, "csf") == set()
+    assert kinds(three, ep.Format(["dense", "dense", "compressed"])) == set()
+    assert kinds(three, ep.Format(["dense", "compressed", "dense"])) == set()
