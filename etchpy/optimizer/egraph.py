@@ -113,7 +113,7 @@ class EGraph:
         assert da.free == db.free, f"merged classes with free {set(da.free)} != {set(db.free)}"
         da.nnz = min(da.nnz, db.nnz)
         da.const = da.const if da.const is not None else db.const
-        da.leaf, da.keys = da.leaf or db.leaf, {}
+        da.leaf, da.keys = da.leaf if da.leaf is not None else db.leaf, {}
         return True
 
     def rebuild(self):

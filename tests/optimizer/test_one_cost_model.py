@@ -88,3 +88,13 @@ def test_node_cost_prices_a_temporary_as_the_plan_does():
     node = next(iter(eg.nodes(root)))
     body = eg.info(node[2][0]).nnz
     assert extract.node_cost(eg, node) == 1 + body + cost.temp_work(10 * 30, stats.tuning)
+
+
+def test_classes_holding_compare_accesses_merge():
+    """A class's sparse access is kept through a merge without asking its truth
+    value (a comparison's access has none: bool() raises)."""
+    i = ep.indices("i")[0]
+    A = ep.tensor("A", 1, ep.Format(["compressed"]))
+    eg = egraph.EGraph(ep.semirings.real, Stats({"i": 100}, {"A": 10}))
+    a, b = eg.add_expr(A[i] > 0), eg.add_expr(A[i] < 5)
+    assert eg.union(a, b) and eg.info(a).leaf is not None
