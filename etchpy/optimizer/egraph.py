@@ -28,7 +28,8 @@ and `renamed`, which apply flattening and the law Σ_i x = |i|·x directly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 
 from .. import maps
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, as_expr
@@ -40,10 +41,14 @@ from ..semiring import Semiring
 
 @dataclass
 class ClassData:
-    """The analysis of one class: free indices, support estimate, constant value."""
+    """The analysis of one class: free indices, support estimate, constant value,
+    the sparse access it holds (its keys are measured or guessed per index set,
+    Stats.distinct) and its keys remembered per index set (EGraph.keys)."""
     free: frozenset
     nnz: float
     const: object = None
+    leaf: Access | None = None
+    keys: dict = field(default_factory=dict)
 
 
 class EGraph:
@@ -63,6 +68,7 @@ class EGraph:
         self.one = semiring.one.item()
         self.zero = semiring.zero.item()
         self.index_names: set[str] = set()
+        self.products: dict[tuple, float] = {}    # product_support by its classes' data
         self._renamed: dict[tuple, int | None] = {}
         self._fresh: dict[tuple, str] = {}
 
@@ -107,6 +113,7 @@ class EGraph:
         assert da.free == db.free, f"merged classes with free {set(da.free)} != {set(db.free)}"
         da.nnz = min(da.nnz, db.nnz)
         da.const = da.const if da.const is not None else db.const
+        da.leaf, da.keys = da.leaf if da.leaf is not None else db.leaf, {}
         return True
 
     def rebuild(self):
@@ -150,6 +157,34 @@ class EGraph:
         """(free indices, support) of each child class, for plan.cost's combinators."""
         return [(self.info(k).free, self.info(k).nnz) for k in kids]
 
+    def keys(self, c: int, sub: frozenset) -> float:
+        """Distinct keys of class c's support over `sub` (some of its free
+        indices): a sparse access's from Stats.distinct, any other class's at most
+        its support and sub's size; remembered per class till it is merged."""
+        d = self.info(c)
+        hit = d.keys.get(sub)
+        if hit is None:
+            hit = d.keys[sub] = (self.stats.distinct(d.leaf, sub) if d.leaf is not None
+                                 else min(d.nnz, self.stats.full(sub)))
+        return hit
+
+    def product_support(self, kids) -> float:
+        """The support of the product of classes `kids` (a repeated one once) as
+        the planner estimates it (plan.cost.product_support: the sparsest class's
+        support broadcast, and the join estimate over the classes' keys); remembered
+        by what it reads of the classes (root, support, whether it holds a
+        sparse access: merges only ever add one), so a merge that changes them is
+        priced again."""
+        kids = tuple(sorted({self.find(k) for k in kids}))
+        data = [self.data[k] for k in kids]
+        key = (kids, *[(d.nnz, d.leaf is None) for d in data])
+        hit = self.products.get(key)
+        if hit is None:
+            free = frozenset().union(*(d.free for d in data))
+            parts = [(d.free, d.nnz, partial(self.keys, k)) for k, d in zip(kids, data)]
+            hit = self.products[key] = cost.product_support(parts, free, self.stats)
+        return hit
+
     def make_data(self, node: tuple) -> ClassData:
         """The analysis of a new class holding only `node`."""
         op, payload, kids = node
@@ -157,7 +192,8 @@ class EGraph:
         if op == "acc":
             free = frozenset(ix.name for ix in payload.indices)
             self.index_names |= free
-            return ClassData(free, self.stats.tensor_nnz(payload))
+            sparse = not payload.tensor.format.is_dense
+            return ClassData(free, self.stats.tensor_nnz(payload), leaf=payload if sparse else None)
         if op == "lit":
             return ClassData(frozenset(), 1.0, payload)
         if op == "dim":
@@ -170,7 +206,7 @@ class EGraph:
             return ClassData(ds[0].free, self.stats.full(ds[0].free) if full else ds[0].nnz)
         free = frozenset().union(*(d.free for d in ds))
         if op == "mul":     # a repeated factor once: x·x has x's support
-            return ClassData(free, cost.product_bound(self.parts(set(kids)), free, self.stats))
+            return ClassData(free, self.product_support(kids))
         return ClassData(free, min(self.stats.full(free),
                                    cost.merge_steps(self.parts(kids), free, self.stats)))
 

@@ -2,8 +2,9 @@
 
 Cost (`node_cost`): plan.cost's model split over a term's nodes, the loop order
 left free: a product pays its operations at each record of its support
-(plan.cost.product_bound), a sum the entries its merge steps through, a Σ its
-body's support and, with free indices, a dense temporary (plan.cost.temp_work).
+(EGraph.product_support: plan.cost.product_support, the planner's estimate),
+a sum the entries its merge steps through, a Σ its body's support and, with
+free indices, a dense temporary (plan.cost.temp_work).
 
 Extraction chooses one node per class (`choice`: class -> node):
 - greedy: the least tree cost per class, a bottom-up fixpoint (`extract_greedy`);
@@ -44,8 +45,7 @@ def node_cost(eg: EGraph, node: tuple) -> float:
         return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.stats.full(body.free))
     free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
-        visits = cost.product_bound(eg.parts(set(kids)), free, eg.stats)
-        return 1.0 + visits * max(1, len(kids) - 1)
+        return 1.0 + eg.product_support(kids) * max(1, len(kids) - 1)
     return 1.0 + cost.merge_steps(eg.parts(kids), free, eg.stats)
 
 

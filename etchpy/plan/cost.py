@@ -26,6 +26,8 @@ functions below too (docs/optimizer.md, "One cost model"); sizes: plan.stats.
 
     support(e, S, stats)          estimated records of Σ-free e over index set S
     product_bound(parts, S, stats)  a product's support from its factors'
+    product_support(parts, S, stats)  the same from its factors' supports and keys
+    join_estimate(parts, S, stats)  a product's support as a join of its factors
     merge_steps(parts, S, stats)  the entries a sum's merge steps through
     temp_work(cells, tuning)      a dense temporary's work
     nest_cost(body, order, stats) work of one loop nest (strided reads included)
@@ -116,40 +118,58 @@ def _names(e: Expr) -> frozenset:
 
 
 def join_support(e: Mul, space: frozenset, stats: Stats, independent=False) -> float:
-    """The product's support over `space` estimated as a join of its factors (see
-    the module docstring): the least, over the factors as drivers, of the driver's
-    keys times each other factor's |g| / max(V(g, K), V(so far, K)), factors taken
-    greedily by least multiplier; indices no factor holds are broadcast."""
-    parts = [(f, _names(f) & space) for f in _factors(e)]
+    """The product's support over `space` estimated as a join of its factors
+    (`join_estimate`): a sparse access's keys are its distinct keys, any other
+    factor's its support over the keys' indices."""
+    def keys_of(f):
+        if isinstance(f, Access) and not f.tensor.format.is_dense:
+            return lambda sub: stats.distinct(f, sub)
+        return lambda sub: support(f, sub, stats, independent)
+    return join_estimate([(_names(f) & space, keys_of(f)) for f in _factors(e)], space, stats)
+
+
+def product_support(parts, space: frozenset, stats: Stats) -> float:
+    """A product's support over `space` as `support` estimates it, its factors
+    given as (index names within space, support, keys): at most its sparsest
+    factor's, broadcast over space, and at most the join estimate
+    (`join_estimate`). The optimizer's e-graph prices its product classes so."""
+    sparsest = min(s * stats.full(space - names) for names, s, _ in parts)
+    return min(sparsest, join_estimate([(names, keys) for names, _, keys in parts], space, stats))
+
+
+def join_estimate(parts, space: frozenset, stats: Stats) -> float:
+    """A product's support over `space` estimated as a join (see the module
+    docstring), its factors given as (index names within space, keys), keys(K)
+    the factor's distinct keys over K: the least, over the factors as drivers, of
+    the driver's keys times each other factor's |g| / max(V(g, K), V(so far, K)),
+    factors taken greedily by least multiplier; indices no factor holds are
+    broadcast."""
     memo: dict = {}
 
     def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
         hit = memo.get((k, sub))
         if hit is None:
-            f = parts[k][0]
-            hit = memo[(k, sub)] = (stats.distinct(f, sub) if isinstance(f, Access)
-                                    and not f.tensor.format.is_dense
-                                    else support(f, sub, stats, independent))
+            hit = memo[(k, sub)] = parts[k][1](sub)
         return hit
 
     best = math.inf
     for d in range(len(parts)):
-        est, covered, joined = keys(d, parts[d][1]), set(parts[d][1]), [d]
+        est, covered, joined = keys(d, parts[d][0]), set(parts[d][0]), [d]
         left = [k for k in range(len(parts)) if k != d]
         while left:
             step = []
             for k in left:
-                shared = frozenset(parts[k][1] & covered)
+                shared = frozenset(parts[k][0] & covered)
                 so_far = min([est, stats.full(shared)] + [keys(j, shared) for j in joined
-                                                          if shared <= parts[j][1]])
-                mine = keys(k, parts[k][1])
+                                                          if shared <= parts[j][0]])
+                mine = keys(k, parts[k][0])
                 step.append((mine / max(keys(k, shared), so_far, 1.0) if shared else mine, k))
             m, k = min(step)
-            est, covered = est * m, covered | parts[k][1]
+            est, covered = est * m, covered | parts[k][0]
             joined.append(k)
             left.remove(k)
         best = min(best, est)
-    return max(1.0, best) * stats.full(space - set().union(*(p[1] for p in parts)))
+    return max(1.0, best) * stats.full(space - set().union(*(p[0] for p in parts)))
 
 
 def operations(e: Expr) -> int:

@@ -21,26 +21,34 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from ..formats import Format
 from ..formats.blocks import spread
+from ..formats.compressed import check_pointers
 
 
 def from_dia(m, fmt, sr, name) -> tuple | None:
     """Row bands of the dia array `m`: row i's band runs from column i + min(offsets)
-    to i + max(offsets), clipped to the matrix; cells of no stored diagonal hold
-    the semiring's zero."""
+    to i + max(offsets), clipped to the matrix (offsets of diagonals that hold no
+    cell left out); cells of no stored diagonal hold the semiring's zero.
+    Offsets made equal since `m` was built raise an InputError naming it."""
     if fmt != Format.named("banded", 2):
         return None
-    offsets = np.asarray(m.offsets, dtype=np.int64)      # distinct (scipy's check)
+    where = f"tensor {name!r} (scipy dia input)"
+    offsets = np.asarray(m.offsets, dtype=np.int64)
+    if len(np.unique(offsets)) != len(offsets):     # scipy checks when built, not after
+        raise InputError(f"{where}: offsets must be distinct, got {offsets.tolist()}")
     nrows, ncols = m.shape
-    data = sr.cast(np.asarray(m.data), what=f"tensor {name!r} (scipy dia input) data")
+    data = sr.cast(np.asarray(m.data), what=f"{where} data")
+    width = min(ncols, data.shape[1])
+    held = (offsets > -nrows) & (offsets < width)      # diagonals holding some cell
+    offsets, data = offsets[held], data[held]
     rows = np.arange(nrows, dtype=np.int64)
     if not len(offsets):
         return ({}, {"bfirst": np.zeros(nrows, np.int64),
                      "bpos": np.zeros(nrows + 1, np.int64)}), data[:0].reshape(-1)
     lo, hi = int(offsets.min()), int(offsets.max())
     band = np.full((nrows, hi - lo + 1), sr.zero, dtype=data.dtype)
-    width = min(ncols, data.shape[1])
     for k, off in enumerate(offsets):
         cols = rows + off
         ok = (cols >= 0) & (cols < width)
@@ -56,7 +64,8 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
 def from_bsr(m, fmt, sr, name) -> tuple | None:
     """Rows of dense blocks of the canonical bsr array `m`: row i of block row br
     holds one run of C columns per block of br (adjacent blocks stay separate
-    runs)."""
+    runs). Its indptr and indices are checked here, on every call (written in
+    place since the last, they raise an InputError naming the input)."""
     if fmt != Format.named("blocks", 2) or not m.has_canonical_format:
         return None
     where = f"tensor {name!r} (scipy bsr input)"
@@ -64,6 +73,7 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
     nrows = m.shape[0]
     indptr = np.asarray(m.indptr, dtype=np.int64)
     indices = np.asarray(m.indices, dtype=np.int64)
+    check_pointers(indptr, nrows // R, len(indices), where, "indptr", "indices", "block rows")
     data = sr.cast(np.asarray(m.data), what=f"{where} data")
     rows = np.arange(nrows, dtype=np.int64)
     owner, offset, begin = spread(indptr[rows // R], indptr[rows // R + 1])

@@ -191,6 +191,30 @@ class Walk(Fact):
 
 
 @dataclass(frozen=True)
+class Scatter(Fact):
+    """A walk of every stored entry of input `tensor`, one entry per state: a
+    non-unique segment level at the top of the input's storage, read one entry
+    at a time (Entries, run = q + 1), each level below it having one child per
+    parent position (formats.level one_per_parent), so that its position is q.
+    The stream's loop is `while (q < end)` with `q := q + 1` as its last
+    statement; q runs over the segment pos[0] .. pos[1] of `pos`, all the
+    input's positions; entry q's coordinate at storage level m is crds[m][q],
+    below the C size dims[m], and its value is vals[q]. Set by the entries
+    split from the Entries fact that carries it; a loop built from the stream's
+    own fields says so (imp.While.walk): a kernel may check the coordinates
+    where it reads them (lower.schedule.coo_checks) when the input was bound
+    without its full check."""
+
+    tensor: str
+    q: str
+    end: str
+    crds: tuple
+    vals: str
+    dims: tuple
+    pos: str
+
+
+@dataclass(frozen=True)
 class Short(Fact):
     """A merging intersection of two unique, always-ready segment levels a and
     b, innermost (its value is not a stream), whose next, on its merge way,
@@ -273,6 +297,7 @@ class Entries(Fact):
     q: str
     run: str
     scan: imp.Stmt
+    scatter: "Scatter | None" = None    # the walk this level's loop is once split
 
 
 @dataclass(frozen=True)
@@ -351,5 +376,5 @@ class Runs(Hint):
 
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
-RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Walk, Short,
+RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Walk, Scatter, Short,
              Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Covers, Entries, Repeats)

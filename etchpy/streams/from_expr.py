@@ -24,7 +24,7 @@ from . import window_level as window
 from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, range_stream,
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
-from .levels import level_stream, walk_fact
+from .levels import input_facts, level_stream
 from .row_test import row_value
 from .stream import Stream, Value
 
@@ -298,7 +298,7 @@ class Lowerer:
                              parent, child, b.positions(lev) if b.name else None,
                              Const(self.sr.zero, "value"))
         blocks = self._row_blocks(b, storage, levels, k, lev, parent)
-        s = s.derive(s.facts.add(Blocks(blocks) if blocks else None, walk_fact(s, b, lev)))
+        s = s.derive(s.facts.add(Blocks(blocks) if blocks else None, *input_facts(s, b, lev)))
         if marker is None:
             return s
         mark, wv, stamp = marker

@@ -15,8 +15,8 @@ from ..formats import level as shapes
 from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, incr, le, lt,
                    max_, or_, select, seq)
 from .combinators import map_leaf, range_stream
-from .facts import (Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Segment,
-                    Walk)
+from .facts import (Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Scatter,
+                    Segment, Walk)
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -80,17 +80,48 @@ def unique_segment(names, var, crd: str, start, end, child, crd_len, in_order) -
                   search="linear, then gallop", facts=facts)
 
 
+def input_facts(s: Stream, b, lev: int) -> tuple:
+    """The facts of s, the read stream of storage level lev of the input bound
+    as b (from_expr.Binding), that name the input's arrays: its Walk, and its
+    Entries carrying a Scatter (None where they do not hold)."""
+    return walk_fact(s, b, lev), entries_fact(s, b, lev)
+
+
 def walk_fact(s: Stream, b, lev: int) -> Walk | None:
     """The Walk fact of s, the read stream of storage level lev of the input
-    bound as b (from_expr.Binding), or None: s must be a unique segment
-    (Segment) at b's last level, not a window's, with pos[parents] positions
-    for a C size `parents` (the level above it is located)."""
+    bound as b (from_expr.Binding); None unless all of: s has Segment (a unique
+    segment level), lev is b's last storage level, b is a named input and not a
+    window, and the level's length reads pos[parents] for a C variable
+    `parents` (one located level above it, whose size is that variable: csr's
+    and csc's second level; not under a compressed level, as dcsr's and csf's
+    last, nor under two located levels, whose positions are a product)."""
     seg = s.facts.get(Segment)
     if seg is None or b.window or not b.name or lev + 1 != len(b.format.levels):
         return None
     match seg.crd_len:
         case Load(pos, Var(parents)):
             return Walk(b.name, seg.q, seg.end, seg.crd, b.vals, pos, parents, b.dim(lev).name)
+    return None
+
+
+def entries_fact(s: Stream, b, lev: int) -> Entries | None:
+    """s's Entries fact carrying its Scatter when s, the read stream of storage
+    level lev of the input bound as b (from_expr.Binding), is a non-unique
+    segment at the top of b's storage (not a window's), read from pos[0] ..
+    pos[1] of an array `pos`, and every level below it has one child per
+    parent position and reads as a segment of its own crd; else None."""
+    got = s.facts.get(Entries)
+    if got is None or lev != 0 or b.window or not b.name:
+        return None
+    reads = [lv.read(ZERO, ONE, b.dim(k), b.levels[k]) for k, lv in enumerate(b.format.levels)]
+    if not all(isinstance(r, shapes.Segment) for r in reads) or reads[0].bounds is None \
+            or not all(lv.one_per_parent for lv in b.format.levels[1:]):
+        return None
+    match s.valid:
+        case Bin("<", Var(q), Var(end)) if q == got.q:
+            dims = tuple(b.dim(k).name for k in range(len(reads)))
+            return Entries(q, got.run, got.scan, Scatter(
+                b.name, q, end, tuple(r.crd for r in reads), b.vals, dims, reads[0].bounds))
     return None
 
 

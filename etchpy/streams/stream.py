@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields
 from typing import Callable, Union
 
 from .. import imp
-from .facts import NO_FACTS, Counter, Facts, Most, Prefetch, Walk
+from .facts import NO_FACTS, Counter, Facts, Most, Prefetch, Scatter, Walk
 
 
 @dataclass(frozen=True, eq=False)
@@ -97,7 +97,9 @@ def with_prefetch(s: Stream, blocks: tuple) -> Stream:
     return s.derive(s.facts.add(Prefetch(both) if both else None))
 
 
-def walk_of(s: Stream, nxt: imp.Stmt) -> Walk | None:
-    """The Walk fact of s for a loop over s whose step is `nxt` (imp.While.walk):
-    s's own `next` only, else None."""
-    return s.facts.get(Walk) if nxt == s.next else None
+def walk_of(s: Stream, nxt: imp.Stmt) -> Walk | Scatter | None:
+    """The Walk or Scatter fact of s for a loop over s whose step is `nxt`
+    (imp.While.walk): s's own `next` only, else None."""
+    if nxt != s.next:
+        return None
+    return s.facts.get(Walk) or s.facts.get(Scatter)

@@ -1,11 +1,14 @@
-"""Checks of a coo input fused into its scatter walk (part of fused_checks).
+"""Checks of an input's scatter walk (part of fused_checks).
 
-A coo tensor whose first level is read one entry at a time (lower.schedule.
-entries) is walked by one loop `while (q < e) { ...; q = q + 1 }` over all its
-stored entries, each read at q alone. Its entries' order and repeats do not
-change what such a loop computes when its body only ⊕-accumulates
-(fused_checks.order_free), so the input needs no order check: only each
-coordinate inside its mode. `fuse` makes the loop test them as it reads them,
+An input whose storage starts with a non-unique level over levels of one child
+per parent position (coo), read one entry at a time (lower.schedule.entries),
+is walked by one loop `while (q < e) { ...; q = q + 1 }` over all its stored
+entries, each read at q alone: the loop the driver built from a stream with
+the streams.Scatter fact notes it (imp.While.walk). Its entries' order and
+repeats do not change what such a loop computes when its body only
+⊕-accumulates (fused_checks.order_free), so the input needs no order check:
+only each coordinate inside its mode. `fuse` makes the loop test them as it
+reads them,
 
     while (q < e && (uint64_t)crd0[q] < dim0 && ... && (uint64_t)crd{r-1}[q] < dim{r-1})
         { body }
@@ -13,65 +16,38 @@ coordinate inside its mode. `fuse` makes the loop test them as it reads them,
 
 so a coordinate out of range is never used, and the kernel returns ERROR_CODE
 (the runtime then checks the input in full and raises an InputError naming
-it). pos0 = [0, n] is made by the runtime from the arrays' common length n
+it). pos = [0, n] is made by the runtime from the arrays' common length n
 (runtime.coo_inputs.roles), so 0 <= q <= e <= n. The loop qualifies only when
 every read of the tensor's crd and values arrays is at q itself, or at an
 entry counter p of an inner loop `while (p < pe) { ...; p = p + 1 }` whose
-p is set only to q and pe only to q + 1 (the one position of the singleton
-level below); proofs_notes/entries.md.
+p is set only to q and pe only to q + 1 (the one position of a level below);
+proofs_notes/entries.md. No format, role or array name is asked.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ... import imp
-from ...expr.walk import accesses
-from ...expr.windows import WindowVar
-from ...formats import Format
-from ...streams import array_names
-from ...imp import (Assign, Bin, Decl, If, Load, ParallelFor, Prefetch, Seq, Var, While, and_,
-                    lt, seq)
+from ...streams import Scatter
+from ...imp import Assign, Bin, Decl, If, Load, ParallelFor, Prefetch, Seq, Var, While, and_, lt, seq
 
 
-@dataclass(frozen=True)
-class CooLevel:
-    """A coo input: its name, crd arrays (one per mode), values and C sizes."""
-
-    tensor: str
-    crds: tuple
-    vals: str
-    dims: tuple
-
-
-def candidates(prog) -> dict[str, CooLevel]:
-    """Every coo input of `prog` of order 2 or more (its first level non-unique),
-    by name (windows aside)."""
+def candidates(prog) -> dict[str, Scatter]:
+    """The Scatter noted on some loop of `prog` (imp.While.walk) of every input
+    whose crd arrays are parameters of it, by name."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    out = {}
-    for step in prog.plan.steps:
-        for acc in accesses(step.body):
-            tv, name = acc.tensor, acc.tensor.name
-            if (isinstance(tv, WindowVar) or tv.order < 2
-                    or tv.format != Format.named("coo", tv.order)):
-                continue
-            # each coo level's coordinates are its last role (compressed: pos, crd)
-            named = array_names(name, tv.format).levels
-            crds = tuple(named[m][lv.roles[-1]] for m, lv in enumerate(tv.format.levels))
-            if all(c in arrays for c in crds):
-                out[name] = CooLevel(name, crds, f"{name}_vals",
-                                     tuple(f"{name}_dim{m}" for m in range(tv.order)))
-    return out
+    return {w.tensor: w for n in imp.subterms(prog.body)
+            if isinstance(n, While) and isinstance(w := n.walk, Scatter)
+            and all(c in arrays for c in w.crds)}
 
 
-def walk(body, lv: CooLevel, order_free):
-    """(the loop, q) when `body` has exactly one walk loop of lv's first level,
-    outside parallel loops, holding every read of lv's arrays, each at an entry
-    of q, its body order-free; else None."""
-    loops = [n for n in imp.subterms(body) if isinstance(n, While) and _walk_var(n, lv.crds[0])]
+def walk(body, lv: Scatter, order_free):
+    """(the loop, q) when `body` has exactly one loop noted with lv, outside
+    parallel loops, holding every read of lv's arrays, each at an entry of q,
+    its body order-free; else None."""
+    loops = [n for n in imp.subterms(body) if isinstance(n, While) and n.walk == lv]
     if len(loops) != 1 or any(isinstance(n, ParallelFor) and loops[0] in imp.subterms(n)
                               for n in imp.subterms(body)):
         return None
-    loop, q = loops[0], _walk_var(loops[0], lv.crds[0])
+    loop, q = loops[0], lv.q
     reads = {*lv.crds, lv.vals}
     outside = sum(1 for n in _loads(body, reads)) - sum(1 for n in _loads(loop, reads))
     counters = _entry_counters(loop.body, q)
@@ -79,28 +55,6 @@ def walk(body, lv: CooLevel, order_free):
         return None
     plain = _without_setup(loop.body, q, counters)      # its cond reads q and e alone
     return (loop, q) if order_free(plain, Load(lv.crds[0], Var(q))) else None
-
-
-def _walk_var(loop: While, crd: str) -> str | None:
-    """q when `loop` is `while (q < e)` whose body ends by stepping q by one,
-    changes q nowhere else, leaves e alone, and reads crd at q; else None."""
-    match loop.cond:
-        case Bin("<", Var(q), Var(e)):
-            pass
-        case _:
-            return None
-    if Load(crd, Var(q)) not in imp.subterms(loop.body):
-        return None
-    # the step is the body's last statement, so every read in the body sees q < e
-    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
-    if not stmts or stmts[-1] != imp.incr(q):
-        return None
-    for s in imp.statements(Seq(stmts[:-1])):
-        if {q, e} & imp.scalars_assigned(s) and not isinstance(s, (Seq, If, While)):
-            return None
-        if isinstance(s, Decl) and s.name in (q, e):
-            return None
-    return q
 
 
 def _loads(node, arrays):
@@ -185,7 +139,7 @@ def _without_setup(body, q: str, counters: dict):
     return strip(body)
 
 
-def checked(loop: While, q: str, lv: CooLevel, fail):
+def checked(loop: While, q: str, lv: Scatter, fail):
     """The loop testing each coordinate at q inside its mode, then `fail` when it
     stopped early."""
     qv, ev = Var(q), loop.cond.b

@@ -67,6 +67,7 @@ def _entries(s, e: Entries):
     nxt, set_run = fix(s.next), Assign(e.run, one)
     if nxt == seq(imp.incr(e.q), set_run):     # the step last (a walk loop's form)
         nxt = seq(Assign(e.run, imp.add(one, ONE)) if keep else imp.SKIP, imp.incr(e.q))
+        facts = facts.add(e.scatter)            # a whole walk of the input's entries
 
     def final(node):
         return fix(node) if keep else _replace(fix(node), set_run, imp.SKIP)

@@ -24,7 +24,7 @@ that input in full, and canonicalises it or raises an InputError naming it).
 A level read any other way (a merge that may stop early, a gallop, a search,
 inside a parallel loop) is not fused: `fused_tensors` leaves it out, and the
 runtime checks that input in full before the call, as it always did. A coo
-input's scatter walk is found by its shape (lower.schedule.coo_checks).
+input's scatter walk is found by its streams.Scatter note (lower.schedule.coo_checks).
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from ... import imp
 from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
 from ...expr.windows import WindowVar
+from ...streams import Walk
 from . import coo_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
                    LocalArray,
@@ -66,7 +67,7 @@ def candidates(prog) -> dict[str, Level]:
     dense = prog.output.mode == "dense"
     return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense)
             for n in imp.subterms(prog.body)
-            if isinstance(n, While) and (w := n.walk) is not None and w.crd in arrays}
+            if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays}
 
 
 def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[str]:
@@ -79,8 +80,8 @@ def fused_tensors(prog, tuning: _tuning.Tuning = _tuning.DEFAULT) -> frozenset[s
 
 
 def _coo_walks(prog) -> dict:
-    """{name: (its coo_checks.CooLevel, its walk loop, q)} for each coo input
-    read by one scatter walk (lower.schedule.coo_checks)."""
+    """{name: (its streams.Scatter, its walk loop, q)} for each input read by
+    one scatter walk (lower.schedule.coo_checks)."""
     out = {}
     for name, lv in coo_checks.candidates(prog).items():
         got = coo_checks.walk(prog.body, lv, order_free)
@@ -136,7 +137,7 @@ def _walks(body, lv: Level) -> bool:
 def _walk_var(loop: While, lv: Level) -> str | None:
     """q when `loop` walks lv's level whole (its Walk note), else None."""
     w = loop.walk
-    return w.q if w is not None and w.crd == lv.crd else None
+    return w.q if isinstance(w, Walk) and w.crd == lv.crd else None
 
 
 def program_names(prog) -> imp.Names:
