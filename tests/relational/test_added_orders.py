@@ -8,19 +8,16 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tests.relational.test_tables import small_columns
+
 import etchpy as ep
 from etchpy.errors import InputError
 
 
 @st.composite
 def tables_and_orders(draw):
-    n = draw(st.integers(1, 20))
-    ints = st.lists(st.integers(0, 6), min_size=n, max_size=n)
-    cols = {"a": np.array(draw(ints)), "b": np.array(draw(ints)),
-            "s": np.array(draw(st.lists(st.sampled_from(["x", "yy", "z"]), min_size=n,
-                                        max_size=n))),
-            "v": np.array(draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n)), float),
-            "w": np.array(draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n)), float)}
+    cols = small_columns(draw, ("v", "w"))
+    n = len(cols["a"])
     unique = draw(st.booleans())            # a primary key: singletons in other orders
     if unique:
         cols["a"] = np.arange(n)

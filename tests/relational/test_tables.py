@@ -104,14 +104,21 @@ def test_several_queries_on_one_load_and_a_write_between_them():
     assert np.allclose(again["value"], 2 * cols["answer.revenue"], rtol=1e-9)
 
 
-@st.composite
-def small_tables(draw):
+def small_columns(draw, values=("v",)) -> dict:
+    """Columns of a small table: keys a, b (ints), s (strings) and float `values`."""
     n = draw(st.integers(1, 20))
     ints = st.lists(st.integers(0, 6), min_size=n, max_size=n)
     cols = {"a": np.array(draw(ints)), "b": np.array(draw(ints)),
             "s": np.array(draw(st.lists(st.sampled_from(["x", "yy", "z"]), min_size=n,
-                                        max_size=n))),
-            "v": np.array(draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n)), float)}
+                                        max_size=n)))}
+    for v in values:
+        cols[v] = np.array(draw(st.lists(st.integers(-4, 4), min_size=n, max_size=n)), float)
+    return cols
+
+
+@st.composite
+def small_tables(draw):
+    cols = small_columns(draw)
     secondary = draw(st.permutations(["a", "b", "s"]))
     return cols, list(secondary)
 
