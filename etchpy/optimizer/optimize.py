@@ -43,12 +43,10 @@ from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
-from .sketch.search import as_sketches, guided_search
 from .extract import (alternatives, best_costs, dag_cost, extract_exact, extract_greedy,
                       ties, to_expr)
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
-from .sketch.rules import PUSH_TO_LAW
 from .saturate import saturate
 
 __all__ = ["optimize", "Optimized", "equivalent", "proves", "canonical", "to_ra", "from_ra",
@@ -130,7 +128,10 @@ class Optimized:
 
 
 def _law(name: str) -> str:
-    return RULES_BY_NAME[name].law if name in RULES_BY_NAME else PUSH_TO_LAW  # sum-p*-to
+    if name in RULES_BY_NAME:
+        return RULES_BY_NAME[name].law
+    from .sketch.rules import PUSH_TO_LAW       # sum-p*-to: fired only by a sketch's search
+    return PUSH_TO_LAW
 
 
 def _semiring(expr, semiring) -> Semiring:
@@ -190,6 +191,7 @@ def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None 
     expr = as_expr(expr)
     sr = _semiring(expr, semiring)
     if sketch is not None or sketches is not None:
+        from .sketch.search import as_sketches     # sketches load on first use (ep.sketch)
         return _guided(expr, sr, as_sketches(sketch, sketches), dims, nnz, limits, tuning)
     eg = EGraph(sr, Stats(dims, nnz))
     root = eg.add_expr(expr)
@@ -226,6 +228,7 @@ def _alternatives(eg, root, choice, best, expr) -> tuple:
 
 def _guided(expr, sr, sketches, dims, nnz, limits, tuning) -> Optimized:
     """optimize's sketch-guided search: the searches' statistics summed."""
+    from .sketch.search import guided_search
     best, searches, fired = guided_search(expr, sketches, sr, Stats(dims, nnz),
                                           saturation_limits(tuning, limits))
     stats = {"iterations": sum(x.iterations for x in searches),

@@ -20,7 +20,9 @@ RANK = {name: k for k, name in enumerate(LAYERS)}
 # Dependencies a function may import lazily: optional ones, or heavy ones kept out of
 # `import etchpy`.
 LAZY = {"scipy", "scipy.sparse", "scipy.optimize", "jinja2", "cffi", "sparse", "dask",
-        "dask.distributed", "pandas", "pyarrow", "hypothesis", "importlib.metadata"}
+        "dask.distributed", "pandas", "pyarrow", "hypothesis", "importlib.metadata",
+        # sketches load on first use (ep.sketch), as `import etchpy` does not need them
+        "etchpy.optimizer.sketch.search", "etchpy.optimizer.sketch.rules"}
 
 
 def package_files():

@@ -11,7 +11,7 @@ import sys
 
 NOT_AT_IMPORT = ("scipy", "scipy.sparse", "scipy.linalg", "jinja2", "cffi", "pycparser",
                  "dask", "distributed", "etchpy.distributed", "etchpy.relational",
-                 "etchpy.graph")
+                 "etchpy.graph", "etchpy.optimizer.sketch")
 
 _IMPORT = f"""
 import json, sys
