@@ -71,7 +71,7 @@ class Tuning:
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit, sum_lanes,
-            short_segment, hash_workspace_dim, hash_initial, initial_capacity,
+            short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
             block_sizes, chunks_per_thread.
@@ -185,6 +185,9 @@ class Tuning:
                                       # accumulators, then a quarter as many (floats
                                       # reassociate; 1: one accumulator)
     short_segment: int = 4            # entries of a short segment (the SIMD width)
+    check_block: int = 1024           # a full loop over a fused input's parents checks
+                                      # their segments this many ahead, in a flat pass
+                                      # (0: each as it opens; schedule.segment_checks)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays

@@ -65,7 +65,7 @@ def test_property_profile_under_asan_and_ubsan(tmp_path):
                ETCHPY_CACHE_DIR=str(tmp_path / "cache"), HYPOTHESIS_PROFILE="sanitize",
                ETCHPY_FUZZ_EXAMPLES=os.environ.get("ETCHPY_FUZZ_EXAMPLES", "150"))
     selected = [str(HERE / "test_fuzz.py"), str(HERE / "test_tensor_trust.py"),
-                str(HERE / "test_changed_inputs.py"),
+                str(HERE / "test_changed_inputs.py"), str(HERE / "test_segment_checks.py"),
                 f"{TESTS / 'end_to_end' / 'test_backends.py'}::test_c_equals_streams_equals_reference",
                 f"{TESTS / 'end_to_end' / 'test_backends.py'}::test_sparse_outputs_match_reference"]
     out = subprocess.run([sys.executable, "-c", RUNNER, EXAMPLES, *selected],

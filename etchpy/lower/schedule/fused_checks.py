@@ -37,7 +37,7 @@ from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks
+from . import coo_checks, segment_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
                    LocalArray,
                    Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
@@ -58,6 +58,8 @@ class Level:
     parents: str        # its number of parent positions (a C parameter)
     dense_output: bool = False      # the program's output is dense
     nan: bool = False   # its walks also check that each value is not NaN
+    ahead: bool = False     # its segments are checked ahead of the loop opening them
+                            # (lower.schedule.segment_checks), not as each opens
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -167,8 +169,14 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     names = program_names(prog)
     err = names.fresh("input_error")
     body = prog.body
+    ahead = segment_checks.plan(prog, levels) if tuning.check_block > 0 else []
+    for loop, lvs in ahead:
+        body = _replace_loop(body, loop, segment_checks.block_loop(
+            loop, lvs, err, ERROR_CODE, tuning.check_block, names))
+    early = {lv.tensor for _, lvs in ahead for lv in lvs}
     for lv in levels:
-        body = _rewrite(body, replace(lv, nan=lv.tensor in nan), err, names)
+        body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early),
+                        err, names)
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
@@ -257,7 +265,7 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
     nnz = Load(lv.pos, Var(lv.parents))
     outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
     fail = Assign(err, Const(ERROR_CODE))
-    guard = seq(If(outside, seq(fail, Assign(e, qv))))
+    guard = seq() if lv.ahead else seq(If(outside, seq(fail, Assign(e, qv))))
     inside = Bin("<u", crd_q, Var(lv.dim))                         # 0 <= crd[q] < n
     if lv.nan:                          # and vals[q] is not NaN
         inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))

@@ -1,0 +1,97 @@
+"""Segments checked a block ahead (lower.schedule.segment_checks,
+proofs_notes/validation.md): a full loop over a fused input's rows checks the
+next `check_block` rows' indptr entries in a flat pass before opening them,
+instead of a guard per row. Whatever is written into a scipy input's indptr,
+in any block, a call answers right or raises an InputError naming the input,
+never reads outside the arrays (tests/trust/test_sanitizer.py runs this file
+under ASan and UBSan)."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, strategies as st
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.lower.schedule import fused_checks, segment_checks
+
+SPMV = "y[i] = A[i,j] * x[j]"
+GUARD = "(uint64_t)j_end < (uint64_t)j_q"       # the per-segment guard's test
+
+
+def spmv(block, **options):
+    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block}, **options)
+
+
+def test_a_full_loop_checks_its_rows_a_block_ahead_and_the_switch_restores_the_guard():
+    ahead, guarded = spmv(1024).source("int32_t").c, spmv(0).source("int32_t").c
+    assert "i_c_bad" in ahead and "+ 1024)" in ahead and GUARD not in ahead
+    assert "i_c_bad" not in guarded and GUARD in guarded
+    plain = ep.compile(SPMV, formats={"A": "csr"}, tuning={"fused_checks": False})
+    assert "i_c_bad" not in plain.source("int32_t").c
+
+
+def test_rows_picked_by_a_sparse_operand_keep_the_guard_per_row():
+    """v's coordinates pick the rows A opens: no loop runs over all of A's rows,
+    so a pass over all of them would add work; each segment is checked as it opens."""
+    kern = ep.compile("y[j] = v[i] * A[i,j]",
+                      formats={"A": "csr", "v": ep.Format(["compressed"])})
+    prog = kern.compiled.program
+    levels = list(fused_checks.candidates(prog).values())
+    assert [lv.tensor for lv in levels] == ["A"]
+    assert segment_checks.plan(prog, levels) == []
+    c = kern.source("int32_t").c
+    assert "(uint64_t)j_end_1 < (uint64_t)j_q_1" in c and "_bad" not in c
+
+
+def matrix(rows, seed):
+    m = sp.random(rows, 9, density=0.4, format="csr", random_state=seed)
+    m.sort_indices()
+    return sp.csr_matrix(m)
+
+
+def canonical(m):
+    """m's matrix when its arrays describe one, else None."""
+    p, q = np.asarray(m.indptr), np.asarray(m.indices)
+    if (len(p) != m.shape[0] + 1 or p[0] != 0 or np.any(np.diff(p) < 0) or p[-1] != len(q)
+            or (len(q) and (q.min() < 0 or q.max() >= m.shape[1]))):
+        return None
+    c = sp.csr_matrix((m.data.copy(), q.copy(), p.copy()), shape=m.shape)
+    c.sum_duplicates()
+    return c
+
+
+KERNELS = {block: spmv(block) for block in (1, 2, 3, 7, 1024, 0)}
+
+
+@given(rows=st.integers(1, 40), seed=st.integers(0, 2**16), block=st.sampled_from(sorted(KERNELS)),
+       where=st.floats(0, 1), how=st.sampled_from(["down", "past_nnz", "negative", "huge",
+                                                   "last_short", "index"]))
+def test_indptr_written_in_any_block_is_answered_or_refused(rows, seed, block, where, how):
+    m, kern = matrix(rows, seed), KERNELS[block]
+    x = np.arange(1.0, 10.0)
+    np.testing.assert_allclose(kern(A=m, x=x), m @ x)
+    p, nnz = m.indptr, len(m.indices)
+    r = min(int(where * rows), rows - 1) + 1            # an inner or the last indptr entry
+    match how:
+        case "down":
+            p[r] = p[r - 1] - 1
+        case "past_nnz":
+            p[r] = nnz + 3
+        case "negative":
+            p[r] = -2
+        case "huge":
+            p[r] = 2**30
+        case "last_short":
+            p[r] = max(p[r] - 1, 0)
+        case "index":
+            if nnz:
+                m.indices[min(int(where * nnz), nnz - 1)] = 9
+    fixed = canonical(m)
+    try:
+        got = kern(A=m, x=x)
+    except InputError as err:
+        assert fixed is None, err
+        assert "'A'" in str(err) or "input A" in str(err), err
+        return
+    assert fixed is not None, "a malformed input was accepted"
+    np.testing.assert_allclose(got, fixed @ x)
