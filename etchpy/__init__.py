@@ -29,10 +29,6 @@ from .semiring import Op, Semiring, check_axioms, semirings
 from .tuning import Tuning
 from .api import compile, einsum, evaluate, export_c  # noqa: A004 - ep.compile is the public name
 from .runtime.kernel import Kernel
-from .lazy import (LazyArray, approximate, compute, equivalent, exp, explain, lazy, log, maximum, minimum,
-                   sqrt)
-from .lazy import absolute as abs  # noqa: A004 - ep.abs is the public name
-from .lazy.optimize import optimize    # expressions and lazy arrays
 
 # Loaded on first use (`import etchpy` does not import them): name -> (module, attribute
 # or None for the module itself).
@@ -43,6 +39,14 @@ _ON_FIRST_USE = {
     "decode": ("etchpy.relational", "decode"), "relation": ("etchpy.relational", "relation"),
     "table": ("etchpy.relational", "table"), "Table": ("etchpy.relational", "Table"),
     "graph": ("etchpy.graph", None), "fixpoint": ("etchpy.graph", "fixpoint"),
+    # lazy arrays: ep.lazy is the package etchpy.lazy, which a call wraps an array
+    "lazy": ("etchpy.lazy", None), "LazyArray": ("etchpy.lazy", "LazyArray"),
+    "approximate": ("etchpy.lazy", "approximate"), "compute": ("etchpy.lazy", "compute"),
+    "equivalent": ("etchpy.lazy", "equivalent"), "explain": ("etchpy.lazy", "explain"),
+    "exp": ("etchpy.lazy", "exp"), "log": ("etchpy.lazy", "log"),
+    "sqrt": ("etchpy.lazy", "sqrt"), "abs": ("etchpy.lazy", "absolute"),
+    "maximum": ("etchpy.lazy", "maximum"), "minimum": ("etchpy.lazy", "minimum"),
+    "optimize": ("etchpy.lazy.optimize", "optimize"),      # expressions and lazy arrays
 }
 
 

@@ -21,6 +21,7 @@ import os
 import sys
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from . import imp
 from .version import __version__
@@ -32,7 +33,6 @@ from .expr.walk import keeps_sizes, tensors
 from .formats import Format
 from . import lower
 from .lower.schedule import fused_checks
-from .optimizer.optimize import Optimized, optimize
 from .plan.stats import size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
@@ -44,6 +44,9 @@ from .plan.convert import kernel_tensors
 from .plan.cost import Stats
 from .semiring import Semiring
 from .tuning import Tuning
+
+if TYPE_CHECKING:
+    from .optimizer.optimize import Optimized
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,7 @@ def run_optimizer(req: Request) -> Optimized | None:
     """The optimizer's result, or None when the request does not optimize."""
     if not req.optimize:
         return None
+    from .optimizer.optimize import optimize     # loaded by the first compile that optimizes
     return optimize(req.expr, semiring=req.semiring, tuning=req.tuning, **req.options)
 
 

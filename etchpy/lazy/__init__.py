@@ -6,6 +6,9 @@ results as one program and `ep.explain(a, b, ...)` shows it (docs/lazy.md).
     loss = ((a - u @ v.T) ** 2).sum()
     loss.compute()            # never forms u @ v.T
 """
+import sys
+import types
+
 from .array import lazy, map_node
 from .nodes import LazyArray
 from .program import compute, explain
@@ -15,6 +18,18 @@ from .traced import Function, function
 
 # ep.lazy.function(f): f traced once per kind of input, then replayed (lazy.traced)
 lazy.function = function
+
+
+class _Package(types.ModuleType):
+    """This package is `ep.lazy` (etchpy loads it on first use): calling it
+    wraps an array, as `lazy.array.lazy` does; its attributes are the package's
+    (`ep.lazy.function`, ...)."""
+
+    def __call__(self, *args, **kwargs):
+        return lazy(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def exp(a) -> LazyArray:

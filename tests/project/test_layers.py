@@ -22,7 +22,10 @@ RANK = {name: k for k, name in enumerate(LAYERS)}
 LAZY = {"scipy", "scipy.sparse", "scipy.optimize", "jinja2", "cffi", "sparse", "dask",
         "dask.distributed", "pandas", "pyarrow", "hypothesis", "importlib.metadata",
         # sketches load on first use (ep.sketch), as `import etchpy` does not need them
-        "etchpy.optimizer.sketch.search", "etchpy.optimizer.sketch.rules"}
+        "etchpy.optimizer.sketch.search", "etchpy.optimizer.sketch.rules",
+        # the optimizer loads with the first compile that runs it, lazy arrays with
+        # their first use (ep.lazy, ep.compute, ...: etchpy.__getattr__)
+        "etchpy.optimizer.optimize"}
 
 
 def package_files():

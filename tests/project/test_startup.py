@@ -11,7 +11,8 @@ import sys
 
 NOT_AT_IMPORT = ("scipy", "scipy.sparse", "scipy.linalg", "jinja2", "cffi", "pycparser",
                  "dask", "distributed", "etchpy.distributed", "etchpy.relational",
-                 "etchpy.graph", "etchpy.optimizer.sketch")
+                 "etchpy.graph", "etchpy.optimizer.sketch", "etchpy.optimizer.optimize",
+                 "etchpy.lazy")
 
 _IMPORT = f"""
 import json, sys
@@ -33,7 +34,8 @@ gemm = ep.compile("C[i, k] = A[i, j] * B[j, k]")
 assert np.allclose(gemm(A=a, B=b), a @ b)
 kernels = [k for kern in (spmv, gemm) for k in (kern, *(p for p, _ in kern._planned.values()))]
 print(json.dumps({"compiles": build.stats["compiles"],
-                  "loaded": [m for m in ("jinja2", "pycparser", "cffi", "scipy.linalg")
+                  "loaded": [m for m in ("jinja2", "pycparser", "cffi", "scipy.linalg",
+                                         "etchpy.optimizer.optimize", "etchpy.lazy")
                              if m in sys.modules],
                   "decoded": [getattr(k.compiled, "decoded", True) for k in kernels]}))
 """
@@ -53,8 +55,24 @@ def test_import_etchpy_leaves_heavy_modules_and_side_packages_unloaded(tmp_path)
 def test_the_names_loaded_on_first_use_are_there():
     import etchpy as ep
     for name in ("graph", "fixpoint", "partition", "relation", "Relation", "Keys", "decode",
-                 "table", "Table", "sketch"):
+                 "table", "Table", "sketch", "lazy", "LazyArray", "compute", "explain",
+                 "approximate", "equivalent", "exp", "log", "sqrt", "abs", "maximum",
+                 "minimum", "optimize"):
         assert name in dir(ep) and getattr(ep, name) is not None
+
+
+def test_ep_lazy_is_callable_however_its_package_was_first_loaded(tmp_path):
+    """ep.lazy is the package etchpy.lazy (loaded on first use), which a call wraps
+    an array with: importing a submodule first, which binds the package as
+    etchpy's attribute, leaves it callable."""
+    script = """
+import json, numpy as np
+import etchpy.lazy.traced
+import etchpy as ep
+a = ep.lazy(np.arange(3.0))
+print(json.dumps([float(v) for v in (a * 2).compute()] + [callable(ep.lazy.function)]))
+"""
+    assert child(script, tmp_path) == [0.0, 2.0, 4.0, True]
 
 
 def test_a_known_kernel_loads_in_a_new_process_without_compiling_or_rendering(tmp_path):
