@@ -40,7 +40,7 @@ from ...streams import Walk
 from . import coo_checks, segment_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
                    LocalArray,
-                   Move, ParallelFor, Prefetch, Reserve, Ring, Seek, Seq, SetBit,
+                   Move, Not, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
 ERROR_CODE = 4          # the kernel's return code when a fused check fails
@@ -270,12 +270,35 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
     if lv.nan:                          # and vals[q] is not NaN
         inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
     if dense_output and order_free(body, crd_q):
+        if lv.ahead and not lv.nan:
+            return guard, _clamped_loop(q, e, body, lv, fail, names)
         cond = and_(lt(qv, ev), inside)
         return guard, seq(While(cond, body), If(lt(qv, ev), fail))
     prev = names.fresh(f"{q}_prev")
     cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), inside))
     return (seq(Decl(prev, "index", Const(-1)), guard),
             seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
+
+
+def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names):
+    """The walk loop of an order-free body whose segment was checked ahead, its
+    coordinate test with no branch (the loop keeps its one exit):
+
+        bad := 0
+        while (q < e) { ok := crd[q] <u dim; at := ok ? crd[q] : 0; bad += !ok;
+                        body with at for crd[q] }
+        if (bad) fail
+
+    A coordinate outside [0, dim) is read as 0 (dim > 0: segment_checks fails a
+    block of a level with dim 0), and the kernel returns the error."""
+    ok, at, bad = (names.fresh(f"{q}_{part}") for part in ("ok", "at", "bad"))
+    crd_q = Load(lv.crd, Var(q))
+    step = seq(Decl(ok, "index", Bin("<u", crd_q, Var(lv.dim))),
+               Decl(at, "index", Select(Var(ok), crd_q, Const(0))),
+               Assign(bad, Bin("+", Var(bad), Not(Var(ok)))),
+               imp.replaced(body, crd_q, Var(at)))
+    return seq(Decl(bad, "index", Const(0)), While(lt(Var(q), Var(e)), step),
+               If(Bin("!=", Var(bad), Const(0)), fail))
 
 
 def order_free(body, crd_q: Load) -> bool:

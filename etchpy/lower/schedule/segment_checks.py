@@ -11,10 +11,12 @@ of a full loop over the parents,
 the kernel already runs once per parent, and the same test is cheaper as a
 flat pass: the loop runs a block of `block` parents at a time, first testing
 pos[r] <= pos[r+1] <= nnz for every r of the block in a loop with no branch
-(it vectorises), then the block's iterations without the per-segment guard:
+(it vectorises), then the block's iterations without the per-segment guard
+(a level of dimension 0 fails every block: fused_checks reads a bad coordinate
+of such a level's walks as coordinate 0):
 
     while (c < parents) {
-        end := min(c + block, parents); bad := 0
+        end := min(c + block, parents); bad := [dim = 0]
         for r in [c, end): bad += pos[r+1] < pos[r]; bad += nnz <u pos[r+1]
         if (bad) { error := 4; end := c; c := parents }
         while (c < end) { ...; c := c + 1 }
@@ -137,12 +139,13 @@ def block_loop(loop: While, levels, err: str, error_code: int, block: int, names
     c, n = loop.cond.a, loop.cond.b
     end, r, bad = (names.fresh(f"{c.name}_{part}") for part in ("block", "r", "bad"))
     ev, rv, bv = Var(end), Var(r), Var(bad)
-    test = bv
-    for lv in levels:
+    test, empty = bv, Const(0)
+    for lv in levels:                   # dim 0: no coordinate is inside (fused_checks'
+        empty = Bin("+", empty, Bin("==", Var(lv.dim), Const(0)))    # clamped loops)
         nxt = Load(lv.pos, Bin("+", rv, Const(1)))
         test = Bin("+", Bin("+", test, Bin("<", nxt, Load(lv.pos, rv))),
                    Bin("<u", Load(lv.pos, Var(lv.parents)), nxt))
-    scan = seq(Decl(r, "index", c), Decl(bad, "index", Const(0)),
+    scan = seq(Decl(r, "index", c), Decl(bad, "index", empty),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))))
     stop = If(Bin("!=", bv, Const(0)),
               seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
