@@ -29,7 +29,9 @@ class _Package(types.ModuleType):
         return lazy(*args, **kwargs)
 
 
-sys.modules[__name__].__class__ = _Package
+# the package's module object becomes a _Package (a module type may be changed
+# to a subclass of ModuleType), so that `ep.lazy(x)` calls it
+setattr(sys.modules[__name__], "__class__", _Package)
 
 
 def exp(a) -> LazyArray:
