@@ -26,11 +26,11 @@ from .. import imp
 from ..imp import (ONE, TRUE, ZERO, Assign, Const, If, Ring, Var, and_, eq, incr, le, lt,
                   max_, not_, or_, select, seq)
 from ..tuning import Tuning
-from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Full, Extent, Facts,
+from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, Facts, Flat, Full,
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk)
 from .hoist import guard_product
-from .runs import is_runs, runs_product, zip_runs
+from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 from .window import Inside, intersect_inside
 
@@ -288,6 +288,10 @@ def add(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
         return iterate_locate(names, a, b, lambda x, y: add(names, sr, tuning, x, y))
     if tuning.runs and is_runs(a) and is_runs(b):        # both hold every coordinate
         return zip_runs(names, a, b, lambda x, y: add(names, sr, tuning, x, y))
+    if tuning.runs and has_runs(a) and has_runs(b):      # runs with gaps: per stretch
+        return join_runs(names, a, b, lambda ia, ib: add(
+            names, sr, tuning, guard(names, sr, ia, a.value), guard(names, sr, ib, b.value)),
+            imp.sum_bound(most_bound(a), most_bound(b)))
     union = union_by_skipping(names, sr, tuning, a, b)
     if not (tuning.step_fronts and a.ready == TRUE and b.ready == TRUE):
         return union
@@ -351,9 +355,18 @@ def guard(names: imp.Names, sr, cond: imp.Expr, x: Value) -> Value:
     g = names.fresh(f"{x.var}_g")
     gv = Var(g)
     at = x.facts.get(Locate) if prelude(x) == imp.SKIP else None
+    pieces = x.facts.get(Pieces)
+    if pieces is not None and x.valid != lt(Var(pieces.counter), Var(pieces.end)):
+        pieces = None
     facts = x.facts.keep(Most, Extent, Choice, Split, Segment, Short).add(
         Prelude.of(If(gv, prelude(x)) if prelude(x) != imp.SKIP else imp.SKIP),
-        None if at is None else Locate(lambda t: guard(names, sr, cond, at.at(t))))
+        None if at is None else Locate(lambda t: guard(names, sr, cond, at.at(t))),
+        pieces, Flat() if pieces is not None and Flat in x.facts else None)
+    if pieces is not None:      # empty: one empty piece, so valid stays counter < end
+        empty = seq(Assign(pieces.counter, ZERO), Assign(pieces.end, ZERO))
+        return x.derive(facts, state=((g, "bool"),) + x.state,
+                        init=seq(Assign(g, cond), If(gv, x.init, empty)),
+                        skip=lambda t, r: If(gv, x.skip(t, r)))
     return x.derive(facts, state=((g, "bool"),) + x.state,
                     init=seq(Assign(g, cond), If(gv, x.init)), valid=and_(gv, x.valid),
                     skip=lambda t, r: If(gv, x.skip(t, r)))

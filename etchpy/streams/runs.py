@@ -11,8 +11,9 @@ repeat(value, hi − c) (Semiring.repeat). A product with a located operand
 product or sum of two run streams (`zip_runs`) is again a run stream whose
 pieces are the overlaps of the two run lists. A product of run streams that
 may have gaps (a sparse run list, `meet_runs`) is a run stream too: one piece
-per overlap of a run of each, the gaps between them skipped whole.
-proofs_notes/runs.md.
+per overlap of a run of each, the gaps between them skipped whole; so is their
+sum (`join_runs`): one piece per stretch held by the same runs, a gap of both
+skipped whole. proofs_notes/runs.md.
 """
 from __future__ import annotations
 
@@ -135,3 +136,37 @@ def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
                   next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
                   search="runs with runs: one piece per overlap, gaps skipped whole",
                   facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance), Flat()))
+
+
+def join_runs(names, a: Stream, b: Stream, value, most=None) -> Stream:
+    """The union (the sum) of two streams that `has_runs`, either possibly with
+    gaps: its states are the coordinates held by either, one piece per stretch
+    held by the same runs (from the least coordinate held, u, to the first end
+    of a run holding u or start of one that does not), value(ina, inb) with
+    ina, inb whether a and b hold the piece (the caller's sum of the guarded
+    values); coordinates held by neither are never states. State: both
+    streams', u (the counter), the piece's end m and ina, inb, all set by
+    `close` from the two streams' positions. proofs_notes/runs.md, law 7."""
+    pa, pb = a.facts.get(Pieces), b.facts.get(Pieces)
+    u, m, ia, ib = (names.fresh(f"{a.var}_{x}") for x in ("u", "m", "ina", "inb"))
+    uv, mv, iav, ibv = Var(u), Var(m), Var(ia), Var(ib)
+    ca, cb, ea, eb = Var(pa.counter), Var(pb.counter), Var(pa.end), Var(pb.end)
+    close = seq(
+        Assign(u, select(a.valid, select(b.valid, min_(ca, cb), ca), cb)),
+        Assign(ia, and_(a.valid, eq(ca, uv))), Assign(ib, and_(b.valid, eq(cb, uv))),
+        Assign(m, select(iav, select(ibv, min_(ea, eb), select(b.valid, min_(ea, cb), ea)),
+                         select(ibv, select(a.valid, min_(eb, ca), eb), uv))))
+    advance = seq(a.skip(uv, FALSE), b.skip(uv, FALSE), close)
+
+    def skip(t, rf):        # never behind the piece's counter: states are not revisited
+        to = max_(select(rf, imp.add(t, ONE), t), uv)
+        return seq(a.skip(to, FALSE), b.skip(to, FALSE), close)
+
+    covers = Covers() if Covers in a.facts or Covers in b.facts else None
+    state = a.state + b.state + ((u, "index"), (m, "index"), (ia, "bool"), (ib, "bool"))
+    return Stream(var=a.var, state=state, init=seq(a.init, b.init, close), valid=lt(uv, mv),
+                  index=uv, ready=TRUE, value=value(iav, ibv),
+                  next=seq(imp.incr(u), If(le(mv, uv), advance)), skip=skip,
+                  search="runs or runs: one piece per stretch held by the same runs",
+                  facts=Facts.of(Pieces(u, m, advance), Flat(), covers,
+                                 None if most is None else Most(most)))

@@ -49,6 +49,10 @@ CASES = {
     "spmv": lambda: ep.sum(j, sp("A")[i, j] * ep.tensor("x", 1)[j]),
     "blend": lambda: sp("A")[i, j] * sp("B")[i, j] + sp("A")[i, j],
     "union": lambda: sp("A")[i, j] + ep.tensor("B", 2, format="rle")[i, j],
+    "sparse union": lambda: sp("A")[i, j] + sp("B")[i, j],
+    "sparse union row sums": lambda: ep.sum(j, sp("A")[i, j] + sp("B")[i, j]),
+    "sparse union x sparse runs": lambda: ep.sum(j, (sp("A")[i, j] + sp("B")[i, j])
+                                                 * sp("A")[i, j]),
 }
 
 
@@ -126,6 +130,25 @@ def test_a_product_of_sparse_run_lists_is_one_piece_per_overlap():
     for sr in (ep.semirings.real, ep.semirings.min_plus):
         av, bv = (np.where(x == 0, sr.zero, x).astype(sr.dtype) for x in (a, b))
         check_backends(expr, {"A": av, "B": bv}, semiring=sr, backends=("streams", "c"))
+
+
+def test_a_sum_of_sparse_run_lists_is_one_piece_per_stretch():
+    """Law 7 of proofs_notes/runs.md: sparse runs plus sparse runs is one piece
+    per stretch held by the same runs (a row sum multiplies each piece's value
+    by its length), gaps of both skipped whole, on every semiring with repeat;
+    with the runs pass off it merges cell by cell."""
+    src = ep.compile(CASES["sparse union row sums"]()).c_source
+    assert "one piece per stretch held by the same runs" in src and "(double)(" in src
+    off = ep.compile(CASES["sparse union row sums"](), tuning={"runs": False}).c_source
+    assert "one piece per stretch" not in off
+    a = np.array([[0, 2, 2, 2, 0, 0, 5, 5, 0, 1], [0] * 10, [7] * 10], dtype=float)
+    b = np.array([[3, 3, 0, 4, 4, 4, 4, 0, 0, 1], [0, 0, 1, 1, 0, 0, 0, 0, 2, 2], [0] * 10],
+                 dtype=float)
+    for case in ("sparse union", "sparse union row sums", "sparse union x sparse runs"):
+        for sr in (ep.semirings.real, ep.semirings.min_plus, ep.semirings.max_times):
+            av, bv = (np.where(x == 0, sr.zero, x).astype(sr.dtype) for x in (a, b))
+            check_backends(CASES[case](), {"A": av, "B": bv}, semiring=sr,
+                           backends=("streams", "c", "imp"))
 
 
 def test_packing_merges_equal_neighbours_that_meet():
