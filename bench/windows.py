@@ -11,11 +11,13 @@ spmv     Σ_j A[i[lo:hi], j[lo:hi]]·x[j] on 1e6-row csr matrices (a 2-D Poisson
          `A[lo:hi, lo:hi] @ x` (slice, then multiply); target ≥ 2
 erosion  3×3 binary erosion with scipy.ndimage's border (outside is false), a
          product of nine shifted windows in the boolean semiring, on dense
-         boolean images (generated shapes: disks, bars and glyph-like strokes;
-         no image data set is installed offline), against numpy's nine shifted
-         slices of the zero-padded image (`out &= p[di:di+h, dj:dj+w]`, the pad
-         made outside the timing); target ≥ 2. scipy.ndimage.binary_erosion
-         beside.
+         boolean images (generated shapes: disks, bars and glyph-like strokes,
+         1024² to 4096²; and scikit-image's horse, binary blobs, text, camera
+         and coins, thresholded and tiled to about 2 MP), against numpy's nine
+         shifted slices of the zero-padded image (`out &= p[di:di+h, dj:dj+w]`,
+         the pad made outside the timing); target ≥ 2.
+         scipy.ndimage.binary_erosion and cv2.erode (one thread, on the image's
+         bytes as uint8, a zero border) beside.
 calls    the cost of a call where the window is small (a 200×150 operand, a window
          of 50×100 or of its columns only, bounds given as parameters each call,
          Python ints or numpy int64): the windowed kernel against the same
@@ -106,22 +108,60 @@ def nine_slices(p: np.ndarray, h: int, w: int) -> np.ndarray:
     return out
 
 
+def real_images():
+    """{name: boolean image}: scikit-image's horse and binary blobs, its text page,
+    camera and coins thresholded, each tiled to about 2 megapixels; {} without
+    scikit-image."""
+    try:
+        from skimage import data
+    except ImportError:
+        return {}
+    small = {"horse": data.horse(), "blobs": data.binary_blobs(512, rng=1),
+             "text": data.text() < 100, "camera": data.camera() > 100,
+             "coins": data.coins() > 110}
+    out = {}
+    for name, a in small.items():
+        reps = max(1, round((2e6 / a.size) ** 0.5))
+        out[name] = np.ascontiguousarray(np.tile(a, (reps, reps)), dtype=bool)
+    return out
+
+
+def _erode_cv2():
+    """cv2.erode with a 3×3 box and a zero border on one thread, or None."""
+    try:
+        import cv2
+    except ImportError:
+        return None
+    cv2.setNumThreads(1)
+    box = np.ones((3, 3), np.uint8)
+    return lambda u8: cv2.erode(u8, box, borderType=cv2.BORDER_CONSTANT, borderValue=0)
+
+
 def erosion_rows(rounds):
     i, j = ep.indices("i j")
     img = ep.tensor("img", 2)
-    rows = []
-    for h, w in ((1024, 1024), (2048, 2048), (4096, 4096)):
-        im = shapes_image(h, w, h)
+    rows, cv = [], _erode_cv2()
+    images = {f"shapes {h}×{h}": shapes_image(h, h, h) for h in (1024, 2048, 4096)}
+    images.update({f"{name} {a.shape[0]}×{a.shape[1]}": a for name, a in real_images().items()})
+    for label, im in images.items():
+        h, w = im.shape
         kern = ep.compile(erosion_expr(img, i, j, h, w), semiring=ep.semirings.boolean)
         p = np.pad(im, 1)
         box = np.ones((3, 3), dtype=bool)
         want = ndi.binary_erosion(im, structure=box, border_value=0)
         assert (kern(img=im) == want).all() and (nine_slices(p, h, w) == want).all()
-        med = alternating_medians([lambda: kern(img=im), lambda: nine_slices(p, h, w),
-                                   lambda: ndi.binary_erosion(im, structure=box)], rounds)
-        what = f"erosion 3×3, {h}×{w} ({im.mean():.0%} set)"
+        calls = [lambda: kern(img=im), lambda: nine_slices(p, h, w),
+                 lambda: ndi.binary_erosion(im, structure=box)]
+        if cv is not None:
+            u8 = im.view(np.uint8)
+            assert (cv(u8).view(bool) == want).all()
+            calls.append(lambda: cv(u8))
+        med = alternating_medians(calls, rounds)
+        what = f"erosion 3×3, {label} ({im.mean():.0%} set)"
         rows.append((what, med[0], med[1], "numpy nine slices", 2.0))
         rows.append((what, med[0], med[2], "scipy.ndimage.binary_erosion", None))
+        if cv is not None:
+            rows.append((what, med[0], med[3], "cv2.erode (1 thread, uint8)", None))
     return rows
 
 

@@ -67,7 +67,7 @@ class Tuning:
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
             khatri_rao, algorithm_choice,
-            hoist_probes, clip_ranges, fused_rows, fused_temporaries,
+            hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, unswitch_limit, sum_lanes,
@@ -155,6 +155,9 @@ class Tuning:
                                       # cell once share one loop, the cell's value in a
                                       # register stored once (no zero fill, no re-read);
                                       # one step writing each cell at most once stores
+    fill_gaps: bool = True            # ... and when that step stores each cell of a box once
+                                      # (windows: a stencil's interior), only the cells
+                                      # outside the box are filled (no zeroed output asked)
     fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
                                       # and read by the next step as a factor runs as a
                                       # workspace inside its maker's loops (plan.fusion)

@@ -27,7 +27,8 @@ from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts
 from .schedule import entries, gather_sums, prefetch, unswitch
-from .schedule.fused_rows import writes_each_cell_at_most_once, writes_every_cell_once
+from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_cell_once,
+                                  written_box)
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .target import Context, CountThenFill, Either, cells
@@ -261,8 +262,13 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     lw = Lowering(plan, semiring, bindings, names, target, tuning, threads, presence,
                   algorithms)
     for stmts, text, filled in _lower_groups(lw):
-        if filled:          # every cell is stored once: no zero fill, no zeroed flag
+        if filled is True:  # every cell is stored once: no zero fill, no zeroed flag
             body[0] = imp.SKIP
+        elif filled and _names_known(filled, params, plan):
+            body[0] = target.clear_outside(filled)    # only the cells outside the box
+        else:
+            filled = False
+        if filled:
             out_params = [p for p in out_params if p.kind != "out_zeroed"]
         body += stmts
         texts.append(text)
@@ -271,6 +277,13 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     program = Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                       tuple(texts), refuse, algorithms)
     return gather_sums.run(program, semiring, tuning)
+
+
+def _names_known(box, params, plan) -> bool:
+    """Whether a written box's bounds read only the kernel's parameters and sizes
+    (so its cells outside can be cleared before any step runs)."""
+    known = {p.name for p in params} | {f"dim_{v}" for step in plan.steps for v in step.order}
+    return all(imp.names_used(e) <= known for lo_hi in box.values() for e in lo_hi)
 
 
 def _lower_groups(lw: Lowering):
@@ -340,15 +353,14 @@ def _lower_step(step, lw: Lowering):
     filled = False
     only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:
-        filled = target.own(writes_every_cell_once(s, len(step.out)), lw.tuning.fused_rows
-                            and writes_each_cell_at_most_once(s, len(step.out)))
+        filled = _owned(target, s, len(step.out), lw.tuning)
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
                              + f"{step.body}   order ({', '.join(step.order)})"))
     loops = emit_loops(lw.emitter(target, bool(low.scratch), presence), s)
     for p in schedule.at("call", lw.tuning):
-        called = p.run(lw, step, target, loops, filled)
+        called = p.run(lw, step, target, loops, filled is True)
         if called is not None:
             loops, text = called[0], text + called[1]
             break
@@ -357,3 +369,17 @@ def _lower_step(step, lw: Lowering):
               if arr in used]
     stmts.append(loops)
     return stmts, text, filled
+
+
+def _owned(target, s, n_axes, tuning):
+    """The one step writing a dense output owns it (DenseTarget.own): True when its
+    loops store every cell once (no fill), the box they store each cell of once
+    when that is not every cell and the output can clear the rest (tuning.fill_gaps:
+    only the cells outside it are filled, schedule.fused_rows.written_box), else
+    False (the whole output filled first)."""
+    filled = target.own(writes_every_cell_once(s, n_axes), tuning.fused_rows
+                        and writes_each_cell_at_most_once(s, n_axes))
+    if filled or not (tuning.fill_gaps and target.store and target.zeroed
+                      and hasattr(target, "clear_outside")):
+        return filled
+    return written_box(s, n_axes) or False

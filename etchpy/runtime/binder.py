@@ -189,7 +189,7 @@ def _dense_window(step):
     """A numpy window's description (kind 5; see _window)."""
     tv, n = step.tv, step.tv.order
     spec, params = _spec(tv)
-    if spec is None or n > 4:
+    if spec is None or n > 4 or step.sr.dtype.kind == "b":    # bool: truth_values' check
         return None
     free = (-(2 ** 62), 2 ** 62)
     dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))

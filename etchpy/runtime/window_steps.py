@@ -31,7 +31,7 @@ from .tensor import Tensor
 from .windows import WindowInput, extended_shape
 
 __all__ = ["WindowStep", "DenseWindowStep", "RowsWindowStep", "TensorWindowStep",
-           "windows_only", "window_step", "caller_names"]
+           "windows_only", "window_step", "share_operands", "caller_names"]
 
 
 def windows_only(tensors: dict) -> bool:
@@ -108,10 +108,17 @@ class WindowStep:
 class DenseWindowStep(WindowStep):
     """A window's step over a numpy operand, bound in place: the checks
     calling.bind makes of a numpy array for a dense tensor (C-contiguous, the
-    carrier dtype, its order; NaN where the semiring refuses it), then the
-    window's sizes and the operand's buffer as the C arguments."""
+    carrier dtype, its order; NaN where the semiring refuses it; a bool array's
+    bytes all 0 or 1, tensor.truth_values, else a miss: the general path copies
+    it), then the window's sizes and the operand's buffer as the C arguments.
 
-    __slots__ = ("dims", "at", "val_type", "nan")
+    Several windows of one operand (a stencil's shifted windows) are bound
+    once: the first window's step of an operand checks it and makes its buffer;
+    each later one (`lead`, that buffer's argument position, set by
+    `share_operands`) takes the buffer from this call's own `args` and only
+    works out its sizes."""
+
+    __slots__ = ("dims", "at", "val_type", "nan", "lead")
 
     def __init__(self, *args):
         super().__init__(*args)
@@ -119,20 +126,40 @@ class DenseWindowStep(WindowStep):
         (self.at, ctype), = [(pos, ct) for pos, kind, _, ct in self.positions
                              if kind == "in_array"]
         self.val_type, self.nan = self.types[ctype], not self.sr.allows_nan
+        self.lead = None
 
     def __call__(self, inputs, args):
         tv = self.tv
         value = inputs[tv.source]
-        if (type(value) is not np.ndarray or value.dtype != self.sr.dtype
-                or value.ndim != tv.order or not value.flags.c_contiguous):
-            raise Miss
-        shape = self.shape(value, inputs)
-        if self.nan and value.dtype.kind == "f":
-            refuse_nan(value, self.sr, tv.source)
+        if self.lead is not None:       # checked by the lead's step, this call
+            shape = self.shape(value, inputs)
+            args[self.at] = args[self.lead]
+        else:
+            if (type(value) is not np.ndarray or value.dtype != self.sr.dtype
+                    or value.ndim != tv.order or not value.flags.c_contiguous):
+                raise Miss
+            shape = self.shape(value, inputs)
+            kind = value.dtype.kind
+            if self.nan and kind == "f":
+                refuse_nan(value, self.sr, tv.source)
+            elif kind == "b" and value.size and value.view(np.uint8).max() > 1:
+                raise Miss
+            args[self.at] = self.types["ffi"].from_buffer(self.val_type, value)
         for pos, mode in self.dims:
             args[pos] = shape[mode]
-        args[self.at] = self.types["ffi"].from_buffer(self.val_type, value)
         return shape
+
+
+def share_operands(steps) -> None:
+    """Bind each numpy operand read through several windows once (see
+    DenseWindowStep): in `steps`, (name, step) pairs in call order, every
+    DenseWindowStep after the first of its operand leads to the first's buffer."""
+    first: dict = {}
+    for _, step in steps:
+        if type(step) is DenseWindowStep:
+            lead = first.setdefault(step.tv.source, step)
+            if lead is not step and lead.val_type == step.val_type:
+                step.lead = lead.at
 
 
 class RowsWindowStep(WindowStep):
@@ -241,7 +268,7 @@ def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype
     ranges = tuple(class_range(b.shape[m]) for m in range(tv.order))
     stored = None if b.idx32 is None else class_range(len(b.roles["vals"]))
     dense = (type(value) is np.ndarray and b.roles.keys() == {"vals"} and b.idx32 is None
-             and value.dtype == sr.dtype and value.dtype.kind != "b"
+             and value.dtype == sr.dtype
              and sum(kind == "in_array" for _, kind, _, _ in positions) == 1)
     step = DenseWindowStep if dense else RowsWindowStep if _rows_bound(value, tv, b, sr) \
         else TensorWindowStep if _tensor_bound(value, sr, idx_dtype) else WindowStep

@@ -18,6 +18,7 @@ from ... import imp
 from ...imp import Alloc, Assign, Const, Decl, Var, While, seq
 from ... import streams
 from ...streams import is_stream
+from ...streams.window import Inside
 from ..target import Context
 from . import Claim
 from .blas import gemm_step
@@ -49,6 +50,33 @@ def writes_each_cell_at_most_once(s, n_axes: int) -> bool:
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
 
+
+def written_box(s, n_axes: int):
+    """The box the loops store each cell of once, when it is not every cell: per
+    free level's index (they come first, everything below is contracted) its
+    counted range, (lo, hi) of an Inside level (a window's, or windows' intersection:
+    every t in [lo, hi) ready once, proofs_notes/windows.md) or (0, its size)
+    of a full range, at least one of them Inside; None otherwise. Cells outside
+    the box are never written; `lo` and `hi` name no state of the loops."""
+    box, state, windowed = [], set(), False
+    while streams.is_stream(s) and not s.contracted:
+        inside = s.facts.get(Inside)
+        if s.ready != imp.TRUE:
+            return None
+        if inside is not None:
+            box.append((s.var, inside.lo, inside.hi))
+            windowed = True
+        elif streams.Full in s.facts:
+            box.append((s.var, imp.ZERO, streams.dim_var(s.var)))
+        else:
+            return None
+        state |= {name for name, _ in s.state}
+        s = s.value
+    if not windowed or len(box) != n_axes or not all(
+            lv.contracted for lv in streams.levels_of(s)):
+        return None
+    used = set().union(*(imp.names_used(e) for _, lo, hi in box for e in (lo, hi)))
+    return None if used & state else {v: (lo, hi) for v, lo, hi in box}
 
 
 def claim(lw, groups, claims) -> list:

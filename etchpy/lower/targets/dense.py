@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ... import imp
 from ...imp import ZERO, Accum, Const, Decl, Store, Var, While, incr, lt, not_, seq
+from ...imp import add, max_, min_, mul
 from ... import streams
 from ..target import FlatTarget, cells
 
@@ -26,6 +27,7 @@ class DenseTarget(FlatTarget):
         self.dense_axes = self.axes
         self.keeps_flags = self.sparse_writes = has is not None
         self.k = names.fresh("out_k") if zeroed else None
+        self.names = names
         self.store = False       # True: each cell is written exactly once (no fill)
         self.fresh = False       # True: zero on entry, and the one step writing it
 
@@ -50,6 +52,38 @@ class DenseTarget(FlatTarget):
         return seq(Decl(k, "index", ZERO),
                    While(lt(Var(k), size),
                          seq(Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
+
+    def clear_outside(self, box) -> imp.Stmt:
+        """Every cell outside `box` ((lo, hi) by axis, as the loops that store each
+        cell inside it once count them: schedule.fused_rows.written_box) set to
+        the zero, the box left as it is: per axis, the cells before lo and from
+        hi on are contiguous runs of the row-major array, and the box's own rows
+        recurse. Each bound is clamped into 0..size, so an empty box clears all."""
+        decls, bounds = [], []
+        for ax in self.axes:
+            size = streams.dim_var(ax)
+            lo, hi = self.names.fresh(f"{ax}_box_lo"), self.names.fresh(f"{ax}_box_hi")
+            decls += [Decl(lo, "index", min_(max_(box[ax][0], ZERO), size)),
+                      Decl(hi, "index", max_(min_(box[ax][1], size), Var(lo)))]
+            bounds.append((Var(lo), Var(hi)))
+        return seq(*decls, self._clear_from(bounds, 0, ZERO))
+
+    def _clear_from(self, bounds, m, base) -> imp.Stmt:
+        size, rest = streams.dim_var(self.axes[m]), cells(self.axes[m + 1:])
+        (lo, hi), start = bounds[m], mul(base, size)
+        stmts = [self._clear_run(mul(start, rest), mul(add(start, lo), rest)),
+                 self._clear_run(mul(add(start, hi), rest), mul(add(start, size), rest))]
+        if m + 1 < len(self.axes):
+            c = self.names.fresh(f"{self.axes[m]}_gap")
+            stmts.append(seq(Decl(c, "index", lo), While(lt(Var(c), hi), seq(
+                self._clear_from(bounds, m + 1, add(start, Var(c))), incr(c)))))
+        return seq(*stmts)
+
+    def _clear_run(self, a, b) -> imp.Stmt:
+        """Cells a..b-1 set to the zero."""
+        k = self.names.fresh("out_gap")
+        return seq(Decl(k, "index", a), While(lt(Var(k), b), seq(
+            Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
 
     def write(self, ctx, v, once=False):
         """out[cell] ⊕= v; a store when every cell is written once (`store`), or
