@@ -134,7 +134,8 @@ class Table:
         mark = t.unwritten_mark()
         if self.skip_unwritten and kept is not None and mark is not None and mark == kept[2]:
             return kept[0]                 # nothing could write the values since
-        if kept is None or not _same_bits(t.vals, kept[1]):
+        t.check_layout()            # its values read here, not handed out (the marks)
+        if kept is None or not _same_bits(t._vals, kept[1]):
             kept = self._copy(key[0], value)
         self._copies[key] = (*kept[:2], t.unwritten_mark())
         return kept[0]
@@ -202,11 +203,11 @@ class Table:
             if (order, None) not in self._copies:    # frozen arrays, one structure
                 self._copies[order, None] = self._copy(order, None)
             levels = self._copies[order, None][0].levels
-        vals = t.vals[where]
+        vals = t._vals[where]
         if missing is not None:
             vals[missing] = t.fill
         copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)
-        return copy, t.vals.copy(), t.unwritten_mark()
+        return copy, t._vals.copy(), t.unwritten_mark()
 
 
 def table(columns: Mapping[str, object], primary: Sequence[str], *,
