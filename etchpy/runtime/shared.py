@@ -162,5 +162,7 @@ def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
             fmt = positions.collapsed_format(fmt, k, j)
         if other is not None and _structure(like)[1:] == _structure(t)[1:]:
             levels = other[2]                     # one structure: the same arrays
-        hit = memo[runs] = (shape, fmt, tuple(levels))
+        made = Tensor._of((shape, fmt, levels, t._vals, t.fill), t.name)
+        memo[runs] = (shape, fmt, made.levels)    # frozen: taken as they are
+        return made
     return Tensor._of((*hit, t._vals, t.fill), t.name)

@@ -108,3 +108,27 @@ def test_the_skip_can_be_switched_off():
     assert np.allclose(by_b(T, "v"), [4.0, 2.0]) and np.allclose(by_b(T, "v"), [4.0, 2.0])
     T.tensor("v").vals[1] = 10.0
     assert np.allclose(by_b(T, "v"), [13.0, 2.0])       # row a=1 has b=0
+
+
+def test_a_run_of_summed_levels_keeps_one_structure_and_no_values():
+    """One walk reads a run of summed levels of two columns as one level: the
+    collapsed inputs share their index arrays from call to call (the same
+    objects, found aligned by identity), and nothing kept holds the values, so
+    the columns' marks stay set."""
+    rng = np.random.default_rng(5)
+    cols = {"o": rng.integers(0, 5, 40), "n": rng.integers(0, 4, 40),
+            "p": rng.integers(0, 4, 40), "a": rng.random(40), "b": rng.random(40)}
+    T = ep.table(cols, ["o", "n", "p"], values=["a", "b"], name="T")
+    o, n, p = ep.indices("o n p")
+    A, B = T.var("a", name="A"), T.var("b", name="B")
+    kern = ep.compile(ep.sum((n, p), A[o, n, p] * (B[o, n, p] < 0.5)), order=["o", "n", "p"])
+    ta, tb = T.tensor("a"), T.tensor("b")
+    dense_a, dense_b = ta.to_dense(), tb.to_dense()
+    want = (dense_a * (dense_b < 0.5) * (dense_b != 0)).sum(axis=(1, 2))  # stored rows
+    assert np.allclose(kern(A=ta, B=tb), want) and np.allclose(kern(A=ta, B=tb), want)
+    memo_a, memo_b = (t.__dict__.get("_etchpy_collapsed", {}) for t in (ta, tb))
+    assert memo_a and memo_a.keys() == memo_b.keys()
+    for runs in memo_a:
+        la, lb = memo_a[runs][2], memo_b[runs][2]
+        assert all(x[k] is y[k] for x, y in zip(la, lb) for k in x)
+    assert ta.unwritten_mark() is not None and tb.unwritten_mark() is not None
