@@ -59,8 +59,9 @@ from ..runtime.tensor import Tensor
 class Table:
     """A table stored once (see the module docstring); built by `ep.table`, which
     passes its `name`, `by_value` (value column, None for the row count, ->
-    its Relation, all over one structure in storage order) and `secondary`
-    (the secondary order, or None).
+    its Relation, all over one structure in storage order), `secondary`
+    (the secondary order, or None) and `skip_unwritten` (False: compare the
+    other orders' copies with the values on every read).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
