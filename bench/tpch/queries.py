@@ -164,8 +164,7 @@ def build(cols: dict, queries=("Q5", "Q9", "Q3", "Q6", "Q7", "Q12", "Q19"), *,
         if name == "orderkey" and cluster:
             keys[name] = ClusteredKeys(cols[col], cols["orders.o_orderdate"], name=name)
         else:
-            keys[name] = ep.Keys(cols[col], name=name,
-                                 span_limit=1.0 if name == "orderkey" else 4.0)
+            keys[name] = ep.Keys(cols[col], name=name)
         coding.update({c: keys[name] for c in (first, *others)})
     tables, codes = {}, {}
     out = {"keys": keys}

@@ -11,6 +11,8 @@ keys or match a key it does not hold through such a promotion. Here:
     as_probe     values to code, in the integer kind (signed or not) of the
                  coding, with a mask of those that kind cannot hold (no code)
     range_codes  (codes, present) under a range coding, in exact integers
+    occurring    which values of an integer span occur in a column (a scatter,
+                 no sort), and lookup_from the code of each from it
     distinct_ranks  the sorted distinct values of a column and each row's rank
                  among them, at the cost of a search per row among the
                  distinct values (not a sort of the rows) when they are few
@@ -122,3 +124,23 @@ def distinct_ranks(values: np.ndarray, sample: int = 4096) -> tuple[np.ndarray, 
         table = np.union1d(table, values[missed])
         ranks = np.searchsorted(table, values)
     return table, ranks.astype(np.int64)
+
+
+def occurring(values: np.ndarray, low: int, span: int) -> np.ndarray | None:
+    """A bool per value low..low+span-1 of the integer `values` (min `low`, span
+    `span`): whether it occurs, by one scatter (O(rows + span), no sort); None
+    when the span is more than 16 a row (plus 4096) or passes int64."""
+    if span > 16 * len(values) + 4096 or low + span - 1 > INT64_MAX:
+        return None
+    seen = np.zeros(span, dtype=bool)
+    seen[values.astype(np.int64) - low] = True
+    return seen
+
+
+def lookup_from(seen: np.ndarray) -> np.ndarray:
+    """The code (rank among the values that occur) of each value of a span given
+    by `occurring`, -1 for one that does not occur: value - low -> code."""
+    small = np.count_nonzero(seen) < 2**31
+    lookup = np.cumsum(seen, dtype=np.int32 if small else np.int64) - 1
+    lookup[~seen] = -1
+    return lookup

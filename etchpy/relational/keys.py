@@ -4,12 +4,15 @@ A relation's level holds codes, not key values, so that a join's shared index
 ranges over one dense domain. Two relations joined on a key must code it with
 the same `Keys` (build it from the union of their columns with `Keys.of`).
 
-    range coding       integer keys whose span max-min+1 is at most the number of
-                       values given, or at most `span_limit` times the number of
-                       distinct values: code = value - min
+    range coding       integer keys whose span max-min+1 is at most `span_limit`
+                       times the number of distinct values (default 1: every
+                       value of the span occurs): code = value - min
                        (no lookup table; every value of the span has a code)
     dictionary coding  anything else numpy can sort (strings, dates, floats,
-                       sparse integers): code = rank among the distinct values
+                       integers with gaps): code = rank among the distinct
+                       values, so the codes are dense however sparse the keys
+                       (TPC-H's order keys, a quarter of their span: a level
+                       over them spans the orders, not four times as many codes)
 
 Codes keep the order of the values, so a range of key values is a range of
 codes. Mappings between codings (a computed index such as the year of a date)
@@ -25,7 +28,7 @@ import numpy as np
 from ..errors import InputError
 from ..runtime.tensor import Tensor
 from . import bounds, text
-from .columns import as_probe, distinct_ranks, joined, range_codes
+from .columns import as_probe, distinct_ranks, joined, lookup_from, occurring, range_codes
 
 
 class Keys:
@@ -34,21 +37,23 @@ class Keys:
     Parameters: values, an array of key values (repeats allowed; the distinct
     values are the domain; NaN and NaT, a SQL NULL, are refused); name, the
     name errors use; span_limit, how sparse an integer domain may be and still
-    be range-coded; lookup_span, how sparse a dictionary of integers may be (its
+    be range-coded (1: only a domain without gaps; a larger limit leaves codes
+    that no key value has, empty positions of a level over them); lookup_span, how sparse a dictionary of integers may be (its
     span against its size, plus 1024) and still be coded through a lookup table
     rather than a binary search (None: always searched; both give the same
     codes).
 
-        >>> k = Keys(np.array([13, 10, 12, 10]), name="orderkey")
+        >>> k = Keys(np.array([13, 10, 12, 11, 10]), name="orderkey")
         >>> k.code(np.array([12, 13]))
         array([2, 3])
         >>> len(k), k.kind
         (4, 'range')
-        >>> Keys(np.array([10, 5000, 10**9])).kind
-        'dictionary'
+        >>> gaps = Keys(np.array([1, 2, 3, 4, 9, 10, 11, 12]))    # dense codes
+        >>> gaps.kind, len(gaps), gaps.code(np.array([9, 12]))
+        ('dictionary', 8, array([4, 7]))
     """
 
-    def __init__(self, values, *, name: str = "keys", span_limit: float = 4.0,
+    def __init__(self, values, *, name: str = "keys", span_limit: float = 1.0,
                  lookup_span: float | None = 8.0):
         values = _as_column(values, name)
         if _nulls(values).any():
@@ -59,16 +64,26 @@ class Keys:
         if values.dtype.kind in "iu" and len(values):
             lo, hi = int(values.min()), int(values.max())
             span = hi - lo + 1
-            if span <= len(values) or span <= span_limit * len(np.unique(values)):
+            seen = occurring(values, lo, span)
+            distinct = int(np.count_nonzero(seen)) if seen is not None else \
+                len(np.unique(values))
+            if span <= span_limit * distinct:
                 self.kind, self.low, self.size = "range", lo, span
                 self.dtype, self._table = values.dtype, None
+                return
+            if seen is not None:        # the distinct values and their lookup, no sort
+                self.kind, self.low = "dictionary", 0
+                self._table = (np.flatnonzero(seen) + lo).astype(values.dtype)
+                self.size, self.dtype = distinct, values.dtype
+                if lookup_span is not None and span <= lookup_span * distinct + 1024:
+                    self._lookup_table = lookup_from(seen)
                 return
         self.kind, self.low = "dictionary", 0
         self._table = np.unique(values)
         self.size, self.dtype = len(self._table), self._table.dtype
 
     @classmethod
-    def of(cls, *columns, name: str = "keys", span_limit: float = 4.0,
+    def of(cls, *columns, name: str = "keys", span_limit: float = 1.0,
            lookup_span: float | None = 8.0) -> "Keys":
         """One coding for the union of several `columns` (the key of a join);
         `name`, `span_limit` and `lookup_span` as for the constructor.
@@ -82,7 +97,7 @@ class Keys:
                    lookup_span=lookup_span)
 
     @classmethod
-    def coded(cls, values, *, name: str = "keys", span_limit: float = 4.0,
+    def coded(cls, values, *, name: str = "keys", span_limit: float = 1.0,
               lookup_span: float | None = 8.0) -> tuple["Keys", np.ndarray]:
         """(the Keys of `values`, the codes of `values` under it) in one pass, as
         Keys(values) and .code(values) give them; a column that is not of
@@ -112,7 +127,7 @@ class Keys:
         dictionary of strings reads it in place).
 
             >>> Keys(np.array([5, 3])).values()
-            array([3, 4, 5])
+            array([3, 5])
         """
         if self._table is not None:
             view = self._table.view()

@@ -31,7 +31,10 @@ Values are written in place into the storage-order trie (`T.tensor(v).vals`).
 The secondary order (and each order added) holds a copy of them, every column's over one structure
 (the same index arrays, so that a query walks it once: runtime.shared), checked against the storage order's
 on each `T.tensor(v, order)` (one sequential comparison) and gathered again
-when they differ, so a query after a write reads the written values.
+when they differ, so a query after a write reads the written values. The
+comparison is skipped when the storage Tensor's `unwritten_mark` is what it
+was at the last check (no reference to the values existed since, so no write:
+proofs_notes/unwritten.md).
 """
 from __future__ import annotations
 
@@ -56,8 +59,9 @@ from ..runtime.tensor import Tensor
 class Table:
     """A table stored once (see the module docstring); built by `ep.table`, which
     passes its `name`, `by_value` (value column, None for the row count, ->
-    its Relation, all over one structure in storage order) and `secondary`
-    (the secondary order, or None).
+    its Relation, all over one structure in storage order), `secondary`
+    (the secondary order, or None) and `skip_unwritten` (False: compare the
+    other orders' copies with the values on every read).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
@@ -66,16 +70,18 @@ class Table:
         (('o', 'p'), ('p', 'o'))
     """
 
-    def __init__(self, name: str, by_value: dict, secondary: tuple | None):
+    def __init__(self, name: str, by_value: dict, secondary: tuple | None,
+                 skip_unwritten: bool = True):
         first = by_value[None]
         self.name = name
+        self.skip_unwritten = skip_unwritten
         self.order: tuple[str, ...] = first.columns
         self.keys: tuple[Keys, ...] = first.keys
         self.values: tuple = tuple(v for v in by_value if v is not None)
         self._relations = by_value
         self.secondary = secondary
         self._orders: dict = {}            # order -> (Format, levels, where, missing)
-        self._copies: dict = {}            # (order, value) -> (Tensor, values it holds)
+        self._copies: dict = {}     # (order, value) -> (Tensor, values it holds, mark)
         if secondary is not None:
             fmt = _format_of(self, secondary, first.tensor)
             self._orders[secondary] = (fmt, *converted_structure(first.tensor, fmt))
@@ -126,8 +132,13 @@ class Table:
             return t
         key = (tuple(order), value)
         kept = self._copies.get(key)
-        if kept is None or not _same_bits(t.vals, kept[1]):
-            kept = self._copies[key] = self._copy(key[0], value)
+        mark = t.unwritten_mark()
+        if self.skip_unwritten and kept is not None and mark is not None and mark == kept[2]:
+            return kept[0]                 # nothing could write the values since
+        t.check_layout()            # its values read here, not handed out (the marks)
+        if kept is None or not _same_bits(t._vals, kept[1]):
+            kept = self._copy(key[0], value)
+        self._copies[key] = (*kept[:2], t.unwritten_mark())
         return kept[0]
 
     def add_order(self, order: Sequence[str]) -> tuple[str, ...]:
@@ -185,7 +196,7 @@ class Table:
                          f"with add_order({list(order)}) (or secondary= in ep.table)")
 
     def _copy(self, order: tuple, value):
-        """(`order`'s Tensor of `value`, the storage values it holds), over the
+        """(`order`'s Tensor of `value`, the storage values it holds, their mark), over the
         order's one structure (the same index arrays for every column)."""
         t = self._relations[value].tensor
         fmt, levels, where, missing = self._orders[order]
@@ -193,17 +204,18 @@ class Table:
             if (order, None) not in self._copies:    # frozen arrays, one structure
                 self._copies[order, None] = self._copy(order, None)
             levels = self._copies[order, None][0].levels
-        vals = t.vals[where]
+        vals = t._vals[where]
         if missing is not None:
             vals[missing] = t.fill
         copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)
-        return copy, t.vals.copy()
+        return copy, t._vals.copy(), t.unwritten_mark()
 
 
 def table(columns: Mapping[str, object], primary: Sequence[str], *,
           keys: Sequence[str] = (), values: Sequence[str] = (),
           coding: Mapping[str, Keys] | None = None, secondary: Sequence[str] | None = None,
-          levels: Sequence[str] | None = None, semiring=None, name: str = "table") -> Table:
+          levels: Sequence[str] | None = None, semiring=None, name: str = "table",
+          skip_unwritten: bool = True) -> Table:
     """Load a table once (columns: name -> 1-d array, as for ep.relation) into a
     Table: one trie in the storage order `primary` (the primary key columns)
     then `keys` (the other key columns a query joins or filters on), each
@@ -216,7 +228,10 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     twice the rows, four times above other levels, then compressed; the
     secondary order has the same kinds, compressed first when its first key's
     domain is larger); semiring (default real) combines rows with one key
-    tuple; name, the variables' default name.
+    tuple; name, the variables' default name; skip_unwritten, False to compare
+    the other orders' copies with the values on every read (by default the
+    comparison is skipped when nothing could have written them since:
+    Tensor.unwritten_mark).
 
         >>> L = ep.table({"order": np.array([1, 1, 2]), "part": np.array([5, 6, 5]),
         ...               "rev": np.array([1.0, 2.0, 4.0])}, ["order"], keys=["part"],
@@ -241,7 +256,7 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
                         levels=levels, semiring=semiring, name=name)
     if levels is None:
         by_value = _singletons(by_value)
-    return Table(name, by_value, None if second == tuple(order) else second)
+    return Table(name, by_value, None if second == tuple(order) else second, skip_unwritten)
 
 
 def _singletons(by_value: dict) -> dict:

@@ -176,7 +176,9 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False) -> Bound:
         if fast is not None:
             return fast
     t = io_.as_tensor(value, tv, sr)
-    roles = {"vals": t.vals}
+    # the values as the kernel reads them, not handed out (Tensor.unwritten_mark);
+    # t.levels checks the layout
+    roles = {"vals": t._vals}
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr

@@ -140,14 +140,17 @@ def run_one_walk(kern, read: dict, out, inputs: dict):
     got = dict(inputs)
     for n, how in read.items():
         t = inputs[n]
-        got[n] = t.vals if how is None else _collapsed(t, how[0], inputs[how[1]])
+        t.check_layout()            # the values as a kernel reads them: not handed
+        got[n] = t._vals if how is None else _collapsed(t, how[0], inputs[how[1]])
     return kern(out=out, **got)
 
 
 def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
     """Tensor t with each run (k, j) of its levels as one (expr.collapse, applied
-    in turn), over t's own values; kept on t, its index arrays those of `like`
-    (the first input of its structure) when like's are made."""
+    in turn), over t's own values; its structure kept on t, its index arrays
+    those of `like` (the first input of its structure) when like's are made.
+    The Tensor is made per call, so that nothing kept holds t's values
+    (Tensor.unwritten_mark)."""
     memo = t.__dict__.setdefault("_etchpy_collapsed", {})
     hit = memo.get(runs)
     if hit is None:
@@ -158,6 +161,8 @@ def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
             shape = shape[:k] + (n,) + shape[j + 1:]
             fmt = positions.collapsed_format(fmt, k, j)
         if other is not None and _structure(like)[1:] == _structure(t)[1:]:
-            levels = other.levels                 # one structure: the same arrays
-        hit = memo[runs] = Tensor._of((shape, fmt, levels, t.vals, t.fill), t.name)
-    return hit
+            levels = other[2]                     # one structure: the same arrays
+        made = Tensor._of((shape, fmt, levels, t._vals, t.fill), t.name)
+        memo[runs] = (shape, fmt, made.levels)    # frozen: taken as they are
+        return made
+    return Tensor._of((*hit, t._vals, t.fill), t.name)

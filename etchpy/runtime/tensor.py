@@ -20,6 +20,7 @@ to coordinates, numpy and scipy are in runtime.convert.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -112,9 +113,26 @@ class Tensor:
 
     @property
     def vals(self) -> np.ndarray:
-        """The stored values, one per position of the last level (writeable in place)."""
+        """The stored values, one per position of the last level (writeable in place).
+        Each access is counted (`unwritten_mark`)."""
         self.check_layout()
+        self.__dict__["_handed"] = self.__dict__.get("_handed", 0) + 1
         return self._vals
+
+    def unwritten_mark(self):
+        """None when something besides this Tensor holds its values or their memory
+        now (a name, a view, a binding); else how many times `vals` was handed
+        out. A write needs such a reference, each from outside comes from `vals`
+        (kernels read inputs): equal marks, not None, mean no write in between.
+
+            >>> t.unwritten_mark() is not None, (v := t.vals) is None, t.unwritten_mark()
+            (True, False, None)
+        """
+        a = self._vals      # a view (_as_vals) of an array that owns its memory
+        if sys.getrefcount(a) > _HOLDERS or not isinstance(a.base, np.ndarray) or \
+                a.base.base is not None or sys.getrefcount(a.base) > 2:
+            return None
+        return self.__dict__.get("_handed", 0)
 
     def check_layout(self):
         """Raises InputError when one of the tensor's arrays had its dtype, shape or
@@ -140,7 +158,8 @@ class Tensor:
         last level that lists its stored coordinates apart from its positions (a
         bytemap's cells, a hash's slots), the listed (formats.level `stored`)."""
         stored = getattr(self.format.levels[-1], "stored", None) if self.order else None
-        return len(self.vals) if stored is None else stored(self.levels[-1])
+        self.check_layout()
+        return len(self._vals) if stored is None else stored(self.levels[-1])
 
     @property
     def dtype(self) -> np.dtype:
@@ -313,6 +332,11 @@ def _as_level(level, name):
         raise InputError(f"tensor {name!r}: each level is a dict of arrays, "
                          f"got {type(level).__name__}")
     return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
+
+
+# references to a Tensor's values while unwritten_mark counts them: its __dict__,
+# its layout record (_layout_of), the method's local, getrefcount's argument
+_HOLDERS = 4
 
 
 def _layout_of(vals, levels) -> tuple:
