@@ -10,8 +10,10 @@ function (its text holds only slot numbers; objects are in its namespace):
 - a kernel step whose inputs were numpy arrays of the kernel's dtype on the
   recording run calls the kernel's fixed call on its slots, positionally
   (runtime.fixed_calls: the C binder's plan taking them in order where it is
-  built, else a written-out cffi call), with the checks that call makes; a
-  MISS (an input not of that kind: not C-contiguous, a NaN the semiring
+  built, else a written-out cffi call), with the checks that call makes; one
+  with other inputs (a scipy csr/csc array) the binder's plan for their kind
+  taking them in order, which checks each input's kind, sizes and structure as
+  the kernel's own call plan does; a MISS (an input not of that kind: not C-contiguous, a NaN the semiring
   refuses, a nonzero return code) runs the step's own function, which takes the
   general path and words any error;
 - a dense product step (numpy's `@`, etchpy.lazy.regions) is one matmul;
@@ -68,11 +70,11 @@ def _fixed(fn, env: list):
     if kernel is None:
         return None
     kern, srcs = kernel
-    ops = [env[s] for _, s in srcs]
-    if not all(type(v) is np.ndarray for v in ops):
-        return None
+    ops, names = [env[s] for _, s in srcs], [name for name, _ in srcs]
     try:
-        return fixed_calls.make(kern, [name for name, _ in srcs], ops)
+        if all(type(v) is np.ndarray for v in ops):
+            return fixed_calls.make(kern, names, ops)
+        return fixed_calls.in_c(kern, names, ops)     # sparse inputs: the binder's plan
     except Exception:       # noqa: BLE001 - not fixable: the step's own path runs
         return None
 

@@ -107,3 +107,21 @@ def test_a_failed_guard_in_either_replay_runs_afresh(tuning):
             want = ((x - U @ V.T) ** 2).sum()
             got = f(x, U, V)
         assert got == want if np.isinf(want) else np.isclose(got, want)
+
+
+def test_a_kernel_step_on_a_scipy_input_calls_the_binders_plan_and_checks_it():
+    from etchpy.runtime import binder
+    rng = np.random.default_rng(0)
+    X = sp.random_array((40, 30), density=0.1, format="csr", random_state=0)
+    w, y = rng.standard_normal(30), rng.random(40)
+    tape = _tape(logistic, (X, w, y))
+    fixed = [k for k, (_, fn) in enumerate(tape.steps) if f"c{k}" in tape.run.__globals__]
+    assert fixed or binder.module() is None
+    for seed in (1, 2):
+        X2 = sp.random_array((40, 30), density=0.1, format="csr", random_state=seed)
+        np.testing.assert_allclose(tape.run([X2, w, y])[0], logistic(np, X2, w, y), rtol=1e-12)
+    X2.data[:] = 2.0                                   # changed in place: read as it is
+    np.testing.assert_allclose(tape.run([X2, w, y])[0], logistic(np, X2, w, y), rtol=1e-12)
+    X2.indices[0] = 10 ** 6                            # broken: refused, never read
+    with pytest.raises(ep.errors.InputError):
+        tape.run([X2, w, y])
