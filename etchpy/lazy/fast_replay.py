@@ -25,7 +25,8 @@ key holds them: etchpy.lazy.replay.signature, etchpy.lazy.traced), so the
 intermediate values a fixed call reads have the shapes and dtypes it was made
 for; the fixed call still checks what it relies on (proofs_notes/call_plans.md).
 
-    run, single = runners(tape, first_env)
+    made = runners(tape, first_env)     # {"run": fn, "single": fn, "entry": ...}
+    run = made["run"]
     out = run(leaves)          # the results as Tape.replay returns them, or None
 """
 from __future__ import annotations
@@ -54,15 +55,6 @@ def result(v, dtype, shape, is_leaf: bool):
     return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
 
 
-_RUN = """\
-def run(leaves):
-    {unpack}env = [{env}]
-{steps}
-{guards}
-{results}
-"""
-
-
 def _fixed(fn, env: list):
     """The fixed call of a kernel step `fn` on the values it read in `env` (the
     recording run's), or None when the step or its inputs are not of that kind."""
@@ -79,34 +71,40 @@ def _fixed(fn, env: list):
         return None
 
 
-def _step_lines(k: int, slot: int, fn, env: list, space: dict) -> list:
-    """The lines computing env[slot] by step k."""
+def _slot(s: int, nleaves: int) -> str:
+    """The text of the value in slot s: a leaf's local name, else env's entry."""
+    return f"a{s}" if s < nleaves else f"env[{s}]"
+
+
+def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
+    """The lines computing env[slot] by step k (n: the number of leaves)."""
     space[f"f{k}"] = fn
     call = _fixed(fn, env)
     if call is not None:
         space[f"c{k}"] = call
-        args = ", ".join(f"env[{s}]" for _, s in fn.kernel[1])
+        args = ", ".join(_slot(s, n) for _, s in fn.kernel[1])
         return [f"    v = c{k}({args})",
                 f"    env[{slot}] = f{k}(env) if v is MISS else v"]
     mm = getattr(fn, "dense_matmul", None)
     if mm is not None:
         sa, sb, flip, dtype, shape = mm
         space[f"d{k}"], space[f"s{k}"], space[f"g{k}"] = dtype, shape, fn.finish
-        a = f"env[{sa}].T" if flip else f"env[{sa}]"
-        return [f"    v = matmul({a}, env[{sb}])",
+        a = f"{_slot(sa, n)}.T" if flip else _slot(sa, n)
+        return [f"    v = matmul({a}, {_slot(sb, n)})",
                 f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
     return [f"    env[{slot}] = f{k}(env)"]
 
 
-def _result_lines(outs: list, nleaves: int, single: bool, space: dict) -> list:
+def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: set) -> list:
     """The lines returning the results (replay.result's, inline where a value is
-    already a numpy array of the result's dtype and shape)."""
+    already a numpy array of the result's dtype and shape; as it is from a slot
+    in `exact`, whose step returns such an array)."""
     names = []
     for k, (s, dtype, shape) in enumerate(outs):
         if s < nleaves or not shape:
             names.append(f"result(env[{s}], rd{k}, rs{k}, {s < nleaves})")
         else:
-            names.append(f"r{k}")
+            names.append(f"env[{s}]" if s in exact else f"r{k}")
         space[f"rd{k}"], space[f"rs{k}"] = dtype, shape
     lines = []
     for k, (s, dtype, shape) in enumerate(outs):
@@ -121,26 +119,59 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict) -> list:
     return lines
 
 
-def runners(tape, env: list):
-    """(fn(leaves) -> the tape's results on the arrays `leaves` (a list or tuple in
-    the signature's order) as a tuple, or None when a guard fails; the same
-    returning the one result, not a tuple, when the tape has one). `env`: the
+def runners(tape, env: list) -> dict:
+    """The tape's replay written out, by variant: "run", fn(leaves) -> its results
+    on the arrays `leaves` (a list or tuple in the signature's order) as a
+    tuple, or None when a guard fails; "single", the same returning the one
+    result (not a tuple) when the tape has one; "entry" and "entry single", the
+    same after testing that `leaves` are numpy arrays of the recording run's
+    shapes and dtypes, none the same object (None: not all were; a traced
+    function's kind test and replay in one call: etchpy.lazy.traced). `env`: the
     recording run's values by slot (read now, not kept)."""
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
              "nd": np.ndarray}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
-    unpack = f"{', '.join(leaves)}, = leaves\n    " if n else ""
-    steps = []
+    head = [f"    {', '.join(leaves)}, = leaves" if n else ""]
+    head.append(f"    env = [{', '.join(leaves + ['None'] * (tape.size - n))}]")
     for k, (slot, fn) in enumerate(tape.steps):
-        steps += _step_lines(k, slot, fn, env, space)
-    guards = [f"    if finite(env[{s}]) is not {bool(want)}:\n        return None"
-              for s, want in tape.guards]
-    made = []
-    for single in (False, len(tape.outs) == 1):
-        text = _RUN.format(unpack=unpack, env=", ".join(leaves + ["None"] * (tape.size - n)),
-                           steps="\n".join(steps) or "    pass", guards="\n".join(guards),
-                           results="\n".join(_result_lines(tape.outs, n, single, space)))
+        head += _step_lines(k, slot, fn, env, space, n)
+    head += [f"    if finite(env[{s}]) is not {bool(want)}:\n        return None"
+             for s, want in tape.guards]
+    # slots whose step returns a numpy array of the node's dtype and shape (a dense
+    # kernel step: etchpy.lazy.kernel; a dense product)
+    exact = {slot for slot, fn in tape.steps
+             if getattr(fn, "kernel", None) or getattr(fn, "dense_matmul", None)}
+    test = _kind_test(env[:n], space)
+    made: dict = {}
+    for name, single, tested in (("run", False, False), ("single", True, False),
+                                 ("entry", False, True), ("entry single", True, True)):
+        single = single and len(tape.outs) == 1
+        if tested and test is None:
+            made[name] = None
+            continue
+        lines = ["def run(leaves):", *(test[:2] if tested else []), head[0],
+                 *(test[2:] if tested else []), *head[1:],
+                 *_result_lines(tape.outs, n, single, space, exact)]
+        text = "\n".join(lines) + "\n"
         exec(compile(text, "<lazy replay>", "exec"), space)   # noqa: S102
-        made.append(space["run"])
-    return made[0], made[1]
+        made[name] = space["run"]
+        made[name].text = text        # what runs (read by tests and when debugging)
+    return made
+
+
+def _kind_test(values: list, space: dict):
+    """The lines returning None unless the leaves are numpy arrays of the shapes
+    and dtypes of `values`, none the same object (two before the leaves are
+    unpacked as a0, a1, ..., the rest after); None when values are not all
+    numpy arrays."""
+    if not all(type(v) is np.ndarray for v in values):
+        return None
+    n = len(values)
+    test = []
+    for k, v in enumerate(values):
+        space[f"ls{k}"], space[f"ld{k}"] = v.shape, v.dtype
+        test.append(f"type(a{k}) is nd and a{k}.shape == ls{k} and a{k}.dtype == ld{k}")
+    test += [f"a{i} is not a{j}" for i in range(n) for j in range(i + 1, n)]
+    return [f"    if len(leaves) != {n}:", "        return None",
+            f"    if not ({' and '.join(test) or 'True'}):", "        return None"]

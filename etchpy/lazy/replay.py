@@ -91,10 +91,12 @@ class Tape:
         self.blank = [None] * (self.size - self.nleaves)
         # the replay written out as one function, and the same returning its lone
         # result (a traced function's): etchpy.lazy.fast_replay; else the loop
-        if ev.opts.knobs.lazy_fast_replay:
-            self.run, self.single = runners(self, values.env)
-        else:
-            self.run, self.single = self.replay, self._single
+        made = runners(self, values.env) if ev.opts.knobs.lazy_fast_replay else {
+            "run": self.replay, "single": self._single}
+        self.run, self.single = made["run"], made["single"]
+        # the same after a test that the leaves are numpy arrays of the recorded kind
+        # (a traced function's kind test and replay in one call), or None
+        self.entries = (made.get("entry"), made.get("entry single"))
 
     def _single(self, leaves: list):
         out = self.replay(leaves)

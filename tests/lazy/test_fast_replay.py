@@ -125,3 +125,18 @@ def test_a_kernel_step_on_a_scipy_input_calls_the_binders_plan_and_checks_it():
     X2.indices[0] = 10 ** 6                            # broken: refused, never read
     with pytest.raises(ep.errors.InputError):
         tape.run([X2, w, y])
+
+
+def test_the_written_kind_test_refuses_every_other_kind():
+    X, w, y = _dense(0, m=30)
+    tape = _tape(logistic, (X, w, y))
+    entry, entry_single = tape.entries
+    np.testing.assert_allclose(entry_single((X, w, y)), logistic(np, X, w, y), rtol=1e-12)
+    np.testing.assert_allclose(entry([X, w, y])[0], logistic(np, X, w, y), rtol=1e-12)
+    for bad in [(X, w), (X, w, y, y), (X, w, y[:5]), (X.astype(np.float32), w, y),
+                (X, w, y.tolist()), (sp.csr_array(X), w, y), (X, w, w), (X, y, y)]:
+        assert entry_single(bad) is None and entry(bad) is None
+    for same_kind in [(np.asfortranarray(X), w, y), (X, w, X[:, 0])]:   # layout: the fixed
+        want = logistic(np, *same_kind)                                 # call's own test
+        np.testing.assert_allclose(entry_single(same_kind), want, rtol=1e-12)
+    assert _tape(logistic, (sp.csr_array(X), w, y)).entries == (None, None)
