@@ -140,3 +140,16 @@ def test_the_written_kind_test_refuses_every_other_kind():
         want = logistic(np, *same_kind)                                 # call's own test
         np.testing.assert_allclose(entry_single(same_kind), want, rtol=1e-12)
     assert _tape(logistic, (sp.csr_array(X), w, y)).entries == (None, None)
+
+
+@pytest.mark.parametrize("tuning", [None, OFF])
+def test_a_scalar_kernel_output_read_by_later_steps(tuning):
+    def prog(X, w):
+        return ep.exp((X @ w).sum() / 100) * (X.T @ (X @ w)), (X @ w).sum()
+    f = ep.lazy.function(prog, tuning=tuning)
+    for seed in range(3):
+        X, w, _ = _dense(seed)
+        got = f(X, w)
+        np.testing.assert_allclose(got[0], np.exp((X @ w).sum() / 100) * (X.T @ (X @ w)),
+                                   rtol=1e-12)
+        assert np.ndim(got[1]) == 0 and np.isclose(got[1], (X @ w).sum())
