@@ -13,9 +13,9 @@ function (its text holds only slot numbers; objects are in its namespace):
   built, else a written-out cffi call), with the checks that call makes; one
   with other inputs (a scipy csr/csc array) the binder's plan for their kind
   taking them in order, which checks each input's kind, sizes and structure as
-  the kernel's own call plan does; a MISS (an input not of that kind: not C-contiguous, a NaN the semiring
-  refuses, a nonzero return code) runs the step's own function, which takes the
-  general path and words any error;
+  the kernel's own call plan does; a MISS (an input not of that kind: not
+  C-contiguous, a NaN the semiring refuses, a nonzero return code) runs the
+  step's own function, which takes the general path and words any error;
 - a dense product step (numpy's `@`, etchpy.lazy.regions) is one matmul;
 - any other step is its own function called on the slots;
 - the guards and results are checked inline, as Tape.replay does.
