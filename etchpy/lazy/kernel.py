@@ -110,6 +110,12 @@ class KernelContext:
                 v = env[s] if not drop else squeeze(env[s], drop)
                 args[name] = v if v.dtype == dtype else v.astype(dtype)
             return reshape(call(args), ndtype, shape)
+        if (fmt == "dense" and dtype == ndtype and len(out_ix) == len(shape) and shape
+                and not any(d for _, _, d in srcs)):
+            # its inputs as they are and its output an array as the node's (not 0-d: a
+            # fixed call returns a scalar there): a replay may call the kernel on the
+            # slots directly (etchpy.lazy.fast_replay)
+            fn.kernel = (kern, tuple((name, s) for name, s, _ in srcs))
         return fn
 
 

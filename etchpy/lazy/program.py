@@ -138,7 +138,7 @@ def run(nodes: list, optimize: bool, threads, tuning):
     tkey = tuning if tuning is None else tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
     tape = PROGRAMS.get(key) if tkey is not False else None
-    results = None if tape is None else tape.replay(values)
+    results = None if tape is None else tape.run(values)
     if results is not None:
         return results, tape
     checked: list = []

@@ -151,6 +151,7 @@ def _dense_product(sa: int, sb: int, flip: bool, dtype, shape):
         y = matmul(env[sa].T if flip else env[sa], env[sb])
         return y if y.dtype == dtype and y.shape == shape else finish(y)
     step.product, step.finish = (sa, sb, flip), finish
+    step.dense_matmul = (sa, sb, flip, dtype, shape)    # etchpy.lazy.fast_replay inlines it
     return step
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..runtime.kernel_cache import KernelCache
 from ..settings import LIMITS
+from .fast_replay import finite, result, runners
 from .keys import merge
 from .rows import tape_steps
 
@@ -75,11 +76,6 @@ def signature(nodes) -> tuple:
     return (tuple(skeys), tuple(kinds)), values, leaves
 
 
-def finite(v) -> bool:
-    """Whether a computed value holds no inf or nan."""
-    return bool(np.isfinite(v.data if hasattr(v, "tocsr") else v).all())
-
-
 class Tape:
     """A run's steps: (slot, fn(env) -> value) in the order they ran, the guards
     (slot, finite) and the results (slot, dtype, shape); slots below `nleaves`
@@ -93,11 +89,23 @@ class Tape:
         keep = {s for s, _ in self.guards} | {s for s, _, _ in self.outs}
         self.steps = tape_steps(values.steps, keep)
         self.blank = [None] * (self.size - self.nleaves)
+        # the replay written out as one function, and the same returning its lone
+        # result (a traced function's): etchpy.lazy.fast_replay; else the loop
+        made = runners(self, values.env) if ev.opts.knobs.lazy_fast_replay else {
+            "run": self.replay, "single": self._single}
+        self.run, self.single = made["run"], made["single"]
+        # the same after a test that the leaves are numpy arrays of the recorded kind
+        # (a traced function's kind test and replay in one call), or None
+        self.entries = (made.get("entry"), made.get("entry single"))
+
+    def _single(self, leaves: list):
+        out = self.replay(leaves)
+        return out if out is None else out[0]
 
     def replay(self, leaves: list):
         """The results on the arrays `leaves` (in the signature's order), or None
-        when a guard fails."""
-        env = leaves + self.blank
+        when a guard fails (the steps run in a loop: `run` is the same written out)."""
+        env = [*leaves, *self.blank]
         for slot, fn in self.steps:
             env[slot] = fn(env)
         for slot, want in self.guards:
@@ -108,19 +116,6 @@ class Tape:
             s, dtype, shape = outs[0]
             return (result(env[s], dtype, shape, s < nleaves),)
         return tuple([result(env[s], dtype, shape, s < nleaves) for s, dtype, shape in outs])
-
-
-def result(v, dtype, shape, is_leaf: bool):
-    """A computed value as compute returns it: a csr array for a sparse value (its
-    own arrays: a sparse step may share an input's pattern), a numpy scalar for
-    0-d, else a numpy array (a copy of an input array)."""
-    if type(v) is np.ndarray and not is_leaf and v.dtype == dtype and v.shape == shape and shape:
-        return v
-    if type(v) is not np.ndarray and hasattr(v, "tocsr"):
-        import scipy.sparse as sps
-        return sps.csr_array(v, copy=True)
-    arr = np.asarray(v, dtype=dtype).reshape(shape)
-    return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
 
 
 def tuning_key(tuning):

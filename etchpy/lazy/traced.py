@@ -61,6 +61,31 @@ def _dense_key_function(n: int):
 _DENSE_KEYS = [_dense_key_function(n) for n in range(7)]
 
 
+def _none(args):
+    return None
+
+
+def _entry(key: tuple, run):
+    """fn(args) -> run(args) when args are numpy arrays of the kind `key` (a
+    _DENSE_KEYS key: each one's shape and dtype, none the same object), else
+    None: the kind's test and the replay in one call, without making the key
+    (Function.__call__ tries the last such kind first)."""
+    n = len(key) // 2
+    a = [f"a{k}" for k in range(n)]
+    test = [f"type({v}) is nd and {v}.shape == s{k} and {v}.dtype == d{k}"
+            for k, v in enumerate(a)]
+    test += [f"{a[i]} is not {a[j]}" for i in range(n) for j in range(i + 1, n)]
+    text = (f"def entry(args):\n    if len(args) != {n}:\n        return None\n"
+            + (f"    {', '.join(a)}, = args\n" if n else "")
+            + f"    if {' and '.join(test) or 'True'}:\n        return run(args)\n"
+            + "    return None\n")
+    space = {"nd": _NDARRAY, "run": run}
+    for k in range(n):
+        space[f"s{k}"], space[f"d{k}"] = key[2 * k], key[2 * k + 1]
+    exec(compile(text, f"<lazy traced entry, {n} arguments>", "exec"), space)   # noqa: S102
+    return space["entry"]
+
+
 def _aliased(values) -> bool:
     """Whether two of values are the same object."""
     n = len(values)
@@ -98,7 +123,7 @@ class Trace:
     tape's leaves comes from (`take`: an argument's position, or -1 for an
     array f read elsewhere, held in `fixed`) and whether f returned one array."""
 
-    __slots__ = ("tape", "take", "fixed", "single", "fixed_kind", "direct")
+    __slots__ = ("tape", "take", "fixed", "single", "fixed_kind", "direct", "_entry")
 
     def __init__(self, tape, leaves, arg_keys: list, single: bool):
         self.tape, self.single = tape, single
@@ -106,21 +131,33 @@ class Trace:
         self.fixed = [None if i >= 0 else lf.value for i, lf in zip(self.take, leaves)]
         self.fixed_kind = _kind([v for v in self.fixed if v is not None])
         self.direct = self.take == list(range(len(arg_keys)))   # the arguments, in order
+        self._entry = None
+
+    def entry(self, key: tuple):
+        """_entry of this trace's kind `key` (made once): its test and replay in one
+        call."""
+        if self._entry is None:
+            run = self.replay
+            if self.direct:
+                made = self.tape.entries[self.single]    # the test written into the replay
+                if made is not None:
+                    self._entry = made
+                    return made
+                run = self.tape.single if self.single else self.tape.run
+            self._entry = _entry(key, run)
+        return self._entry
 
     def replay(self, values):
         """The results on the argument arrays `values` (a list or tuple), or None
         when a guard fails or an array f reads from elsewhere changed kind."""
+        run = self.tape.single if self.single else self.tape.run
         if self.direct:
-            leaves = list(values)
-        else:
-            fixed = self.fixed
-            leaves = [values[i] if i >= 0 else fixed[k] for k, i in enumerate(self.take)]
-            if self.fixed_kind and _kind([v for v in fixed if v is not None]) != self.fixed_kind:
-                return None
-        out = self.tape.replay(leaves)
-        if out is None:
+            return run(values)
+        fixed = self.fixed
+        leaves = [values[i] if i >= 0 else fixed[k] for k, i in enumerate(self.take)]
+        if self.fixed_kind and _kind([v for v in fixed if v is not None]) != self.fixed_kind:
             return None
-        return out[0] if self.single else out
+        return run(leaves)
 
 
 class Function:
@@ -137,16 +174,23 @@ class Function:
         self.fn, self.options = fn, (optimize, threads, tuning)
         self.name = getattr(fn, "__name__", "function")
         self.traces: dict = {}
+        self._last = _none      # the last numpy-arrays kind replayed: _entry's test and replay
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args, **kwargs):
         if kwargs:
             args = self._positional(args, kwargs)
+        out = self._last(args)
+        if out is not None:
+            return out
         n = len(args)       # numpy arrays, none twice: _kind's key at once
         key = _DENSE_KEYS[n](args) if n < len(_DENSE_KEYS) else None
         trace = None if key is None else self.traces.get(key)
         out = None if trace is None else trace.replay(args)
-        return self._call(args) if out is None else out
+        if out is None:
+            return self._call(args)
+        self._last = trace.entry(key)
+        return out
 
     def _call(self, args: tuple):
         """A call whose arguments are not all numpy arrays, or not met before:

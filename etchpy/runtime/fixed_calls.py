@@ -76,6 +76,21 @@ def make(owner, names, operands):
     return _in_c(kern, made, inputs) or _written(kern, made, names, inputs, sr)
 
 
+def in_c(owner, names, operands):
+    """The C binder's call plan of kernel `owner` for inputs of the kind of
+    `operands` (by tensor name `names`, in order; any kind call plans cover:
+    numpy arrays, scipy csr/csc arrays, ep.Tensors, ...), taking them in order,
+    right after a general call on them returned; None where plans or the binder
+    do not cover them. Unlike `make`'s fixed call it checks every input's kind
+    and sizes on each call, as the plan does (runtime.call_plans)."""
+    inputs = dict(zip(names, operands))
+    if len(inputs) != len(operands):
+        return None
+    sr = owner._semiring_of(inputs)
+    kern = owner if sr is owner.semiring else owner._variant(sr)
+    return _in_c(kern, kern._make(inputs, None), inputs)
+
+
 def _in_c(kern, made, inputs):
     """The binder's plan for these inputs (runtime.binder), taking them in order;
     None where plans or the binder do not cover them."""

@@ -1,0 +1,177 @@
+"""A tape's replay written out as one Python function (`Tuning.lazy_fast_replay`).
+
+A replay (etchpy.lazy.replay.Tape) runs its steps in a loop, each step a
+closure that gathers its inputs into a dict and calls a kernel's general call
+path: a fraction of a microsecond per step around each library or kernel call,
+which on a small dense program is a third of numpy's whole program. The
+runner made here does the same work with the loop unrolled into one generated
+function (its text holds only slot numbers; objects are in its namespace):
+
+- a kernel step whose inputs were numpy arrays of the kernel's dtype on the
+  recording run calls the kernel's fixed call on its slots, positionally
+  (runtime.fixed_calls: the C binder's plan taking them in order where it is
+  built, else a written-out cffi call), with the checks that call makes; one
+  with other inputs (a scipy csr/csc array) the binder's plan for their kind
+  taking them in order, which checks each input's kind, sizes and structure as
+  the kernel's own call plan does; a MISS (an input not of that kind: not
+  C-contiguous, a NaN the semiring refuses, a nonzero return code) runs the
+  step's own function, which takes the general path and words any error;
+- a dense product step (numpy's `@`, etchpy.lazy.regions) is one matmul;
+- any other step is its own function called on the slots;
+- the guards and results are checked inline, as Tape.replay does.
+
+A tape's leaves have the shapes and dtypes of the recording run (the program's
+key holds them: etchpy.lazy.replay.signature, etchpy.lazy.traced), so the
+intermediate values a fixed call reads have the shapes and dtypes it was made
+for; the fixed call still checks what it relies on (proofs_notes/call_plans.md).
+
+    made = runners(tape, first_env)     # {"run": fn, "single": fn, "entry": ...}
+    run = made["run"]
+    out = run(leaves)          # the results as Tape.replay returns them, or None
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..runtime import fixed_calls
+from ..runtime.call_plans import MISS
+
+
+def finite(v) -> bool:
+    """Whether a computed value holds no inf or nan."""
+    return bool(np.isfinite(v.data if hasattr(v, "tocsr") else v).all())
+
+
+def result(v, dtype, shape, is_leaf: bool):
+    """A computed value as compute returns it: a csr array for a sparse value (its
+    own arrays: a sparse step may share an input's pattern), a numpy scalar for
+    0-d, else a numpy array (a copy of an input array)."""
+    if type(v) is np.ndarray and not is_leaf and v.dtype == dtype and v.shape == shape and shape:
+        return v
+    if type(v) is not np.ndarray and hasattr(v, "tocsr"):
+        import scipy.sparse as sps
+        return sps.csr_array(v, copy=True)
+    arr = np.asarray(v, dtype=dtype).reshape(shape)
+    return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
+
+
+def _fixed(fn, env: list):
+    """The fixed call of a kernel step `fn` on the values it read in `env` (the
+    recording run's), or None when the step or its inputs are not of that kind."""
+    kernel = getattr(fn, "kernel", None)
+    if kernel is None:
+        return None
+    kern, srcs = kernel
+    ops, names = [env[s] for _, s in srcs], [name for name, _ in srcs]
+    try:
+        if all(type(v) is np.ndarray for v in ops):
+            return fixed_calls.make(kern, names, ops)
+        return fixed_calls.in_c(kern, names, ops)     # sparse inputs: the binder's plan
+    except Exception:       # noqa: BLE001 - not fixable: the step's own path runs
+        return None
+
+
+def _slot(s: int, nleaves: int) -> str:
+    """The text of the value in slot s: a leaf's local name, else env's entry."""
+    return f"a{s}" if s < nleaves else f"env[{s}]"
+
+
+def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
+    """The lines computing env[slot] by step k (n: the number of leaves)."""
+    space[f"f{k}"] = fn
+    call = _fixed(fn, env)
+    if call is not None:
+        space[f"c{k}"] = call
+        args = ", ".join(_slot(s, n) for _, s in fn.kernel[1])
+        return [f"    v = c{k}({args})",
+                f"    env[{slot}] = f{k}(env) if v is MISS else v"]
+    mm = getattr(fn, "dense_matmul", None)
+    if mm is not None:
+        sa, sb, flip, dtype, shape = mm
+        space[f"d{k}"], space[f"s{k}"], space[f"g{k}"] = dtype, shape, fn.finish
+        a = f"{_slot(sa, n)}.T" if flip else _slot(sa, n)
+        return [f"    v = matmul({a}, {_slot(sb, n)})",
+                f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
+    return [f"    env[{slot}] = f{k}(env)"]
+
+
+def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: set) -> list:
+    """The lines returning the results (replay.result's, inline where a value is
+    already a numpy array of the result's dtype and shape; as it is from a slot
+    in `exact`, whose step returns such an array)."""
+    names = []
+    for k, (s, dtype, shape) in enumerate(outs):
+        if s < nleaves or not shape:
+            names.append(f"result(env[{s}], rd{k}, rs{k}, {s < nleaves})")
+        else:
+            names.append(f"env[{s}]" if s in exact else f"r{k}")
+        space[f"rd{k}"], space[f"rs{k}"] = dtype, shape
+    lines = []
+    for k, (s, dtype, shape) in enumerate(outs):
+        if names[k] == f"r{k}":
+            lines += [f"    r{k} = env[{s}]",
+                      f"    if type(r{k}) is not nd or r{k}.dtype != rd{k} or r{k}.shape != rs{k}:",
+                      f"        r{k} = result(r{k}, rd{k}, rs{k}, False)"]
+    if single:
+        lines.append(f"    return {names[0]}")
+    else:
+        lines.append(f"    return ({', '.join(names)},)")
+    return lines
+
+
+def runners(tape, env: list) -> dict:
+    """The tape's replay written out, by variant: "run", fn(leaves) -> its results
+    on the arrays `leaves` (a list or tuple in the signature's order) as a
+    tuple, or None when a guard fails; "single", the same returning the one
+    result (not a tuple) when the tape has one; "entry" and "entry single", the
+    same after testing that `leaves` are numpy arrays of the recording run's
+    shapes and dtypes, none the same object (None: not all were; a traced
+    function's kind test and replay in one call: etchpy.lazy.traced). `env`: the
+    recording run's values by slot (read now, not kept)."""
+    space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
+             "nd": np.ndarray}
+    n = tape.nleaves
+    leaves = [f"a{k}" for k in range(n)]
+    head = [f"    {', '.join(leaves)}, = leaves" if n else ""]
+    head.append(f"    env = [{', '.join(leaves + ['None'] * (tape.size - n))}]")
+    for k, (slot, fn) in enumerate(tape.steps):
+        head += _step_lines(k, slot, fn, env, space, n)
+    head += [f"    if finite(env[{s}]) is not {bool(want)}:\n        return None"
+             for s, want in tape.guards]
+    # slots whose step returns a numpy array of the node's dtype and shape (a dense
+    # kernel step: etchpy.lazy.kernel; a dense product)
+    exact = {slot for slot, fn in tape.steps
+             if getattr(fn, "kernel", None) or getattr(fn, "dense_matmul", None)}
+    test = _kind_test(env[:n], space)
+    made: dict = {}
+    for name, single, tested in (("run", False, False), ("single", True, False),
+                                 ("entry", False, True), ("entry single", True, True)):
+        single = single and len(tape.outs) == 1
+        if tested and test is None:
+            made[name] = None
+            continue
+        lines = ["def run(leaves):", *(test[:2] if tested else []), head[0],
+                 *(test[2:] if tested else []), *head[1:],
+                 *_result_lines(tape.outs, n, single, space, exact)]
+        text = "\n".join(lines) + "\n"
+        exec(compile(text, "<lazy replay>", "exec"), space)   # noqa: S102
+        made[name] = space["run"]
+        made[name].text = text        # what runs (read by tests and when debugging)
+    return made
+
+
+def _kind_test(values: list, space: dict):
+    """The lines returning None unless the leaves are numpy arrays of the shapes
+    and dtypes of `values`, none the same object (two before the leaves are
+    unpacked as a0, a1, ..., the rest after); None when values are not all
+    numpy arrays."""
+    if not all(type(v) is np.ndarray for v in values):
+        return None
+    n = len(values)
+    test = []
+    for k, v in enumerate(values):
+        space[f"ls{k}"], space[f"ld{k}"] = v.shape, v.dtype
+        test.append(f"type(a{k}) is nd and a{k}.shape == ls{k} and a{k}.dtype == ld{k}")
+    test += [f"a{i} is not a{j}" for i in range(n) for j in range(i + 1, n)]
+    return [f"    if len(leaves) != {n}:", "        return None",
+            f"    if not ({' and '.join(test) or 'True'}):", "        return None"]
