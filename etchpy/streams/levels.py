@@ -142,7 +142,7 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
         case shapes.Blocks(first, pos, start, end):
             return blocks_level(names, var, first, pos, start, end, child)
         case shapes.Band(lo_c, hi_c, at):
-            return band_level(names, var, lo_c, hi_c, at, child)
+            return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None)
         case shapes.RunList(ends, start, end, starts):
             return runs_level(names, var, size, ends, start, end, child, starts)
         case shapes.Lookup(crd, start, end, first, present):
@@ -259,23 +259,30 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
                   facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance)))
 
 
-def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child) -> Stream:
+def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
+               n: imp.Expr | None = None) -> Stream:
     """The coordinates lo .. hi - 1 at positions at + c (a formats.level.Band: a
-    band): a counted loop whose bounds and shift are computed once (state c, end,
-    shift), one piece (its advance does nothing); skip jumps."""
-    c, e, d = (names.fresh(f"{var}_{x}") for x in ("c", "end", "shift"))
-    cv, ev, dv = Var(c), Var(e), Var(d)
-    p = imp.add(dv, cv)
+    band): a counted loop (state c, end) whose value reads the counter alone (the
+    shift `at` is recomputed, loop-invariant, so Counter holds), one piece (its
+    advance does nothing); skip jumps. `n`: the level's positions, given when
+    its parents are visited in order, so that successive bands follow one
+    another in memory (the Runs hint, for prefetching)."""
+    c, e = (names.fresh(f"{var}_{x}") for x in ("c", "end"))
+    cv, ev = Var(c), Var(e)
+    p = imp.add(at, cv)
+    value = child((p, imp.add(p, ONE)))
+    read = imp.arrays_loaded_at(value.init if is_stream(value) else value, p)
+    runs = Runs(tuple(read), n, p) if n is not None and read else None
 
     def skip(t, r):
         return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
 
-    return Stream(var=var, state=((c, "index"), (e, "index"), (d, "index")),
-                  init=seq(Assign(c, lo), Assign(e, hi), Assign(d, at)), valid=lt(cv, ev),
-                  index=cv, ready=TRUE, value=child((p, imp.add(p, ONE))), next=incr(c),
+    return Stream(var=var, state=((c, "index"), (e, "index")),
+                  init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev),
+                  index=cv, ready=TRUE, value=value, next=incr(c),
                   skip=skip, search="jump (a band)",
                   facts=Facts.of(Counter(c, lo, hi), Most(Bin("-", ev, cv)),
-                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP)))
+                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP), runs))
 
 
 def _length(pos: str, b: imp.Expr) -> imp.Expr:
