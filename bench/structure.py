@@ -6,9 +6,10 @@ process, ratios of medians (etchpy's time over the peer's: below 1 is faster):
                               [--widths 3,15,63,255] [--sizes 2,3,4,5,6,7,8]
 
 band      y = Σ_j A[i,j]·x[j], A with 2h+1 diagonals (width 3 .. 255) at n = 1e6
-          (n = 5e5 from width 255): format banded against etchpy's csr on the same
-          matrix (target ≤ 1/1.3), BLAS dgbmv (scipy.linalg.blas, one thread; target
-          ≤ 1.0 from width 15) and scipy's dia_array @ x (beside)
+          (n = 5e5 from width 255): format uniform_band (one band shape for every
+          row) against etchpy's csr on the same matrix (target ≤ 1/1.3), BLAS dgbmv
+          (scipy.linalg.blas, one thread; target ≤ 1.0 from width 15) and scipy's
+          dia_array @ x (beside); format banded (a band per row) against csr beside
 triangle  the same over a dense upper triangle at n = 1e4 (one band per row)
           against csr (≤ 1/1.3) and BLAS dtrmv (≤ 1.0)
 blocks    y = Σ_j A[i,j]·x[j], A from a 9-point stencil on a square grid with d
@@ -64,6 +65,19 @@ def band_csr(n, vals, first, bpos):
     return sp.csr_array((vals, cols, bpos.astype(np.int32)), shape=(n, n))
 
 
+def uniform_band(n, h, vals, first, bpos):
+    """The same matrix in format uniform_band: row i's 2h+1 slots hold columns
+    i-h .. i+h (the slots outside the matrix hold 0), packed from the band values."""
+    w = 2 * h + 1
+    rows = np.arange(n, dtype=np.int64)
+    slots = np.zeros((n, w))
+    cols = rows[:, None] - h + np.arange(w)[None, :]
+    inside = (cols >= 0) & (cols < n)
+    slots[inside] = vals
+    shape = np.array([-h, w, 1, n, n], dtype=np.int64)
+    return ep.Tensor((n, n), "uniform_band", ({}, {"ushape": shape}), slots.reshape(-1))
+
+
 def band_storage(n, h, vals, first, bpos):
     """dgbmv's band storage (2h+1, n), Fortran order: a[h + i - j, j] = A[i, j]."""
     a = np.zeros((2 * h + 1, n), order="F")
@@ -77,29 +91,33 @@ def band_storage(n, h, vals, first, bpos):
 
 def band(rounds, widths):
     rng = np.random.default_rng(0)
-    out, banded, csr = [], spmv("banded"), spmv("csr")
+    out, banded, csr, uniform = [], spmv("banded"), spmv("csr"), spmv("uniform_band")
     for w in widths:
         n, h = (500_000 if w >= 255 else 1_000_000), w // 2
         t0 = time.perf_counter()
         t, vals, first, bpos = band_matrix(n, h, rng)
         pack = time.perf_counter() - t0
         x = rng.random(n)
-        label = f"banded SpMV w={w} n={n:.0e}"
+        label, ulabel = f"banded SpMV w={w} n={n:.0e}", f"uniform SpMV w={w} n={n:.0e}"
         m = band_csr(n, vals, first, bpos)
         med = alternating_medians([lambda: banded(A=t, x=x), lambda: csr(A=m, x=x)], rounds)
-        out.append((label, med, "etchpy csr", 1 / 1.3))
+        out.append((label, med, "etchpy csr", None))
+        u = uniform_band(n, h, vals, first, bpos)
+        del t
+        med = alternating_medians([lambda: uniform(A=u, x=x), lambda: csr(A=m, x=x)], rounds)
+        out.append((ulabel, med, "etchpy csr", 1 / 1.3))
         del m
         a = band_storage(n, h, vals, first, bpos)
-        med = alternating_medians([lambda: banded(A=t, x=x),
+        med = alternating_medians([lambda: uniform(A=u, x=x),
                                    lambda: blas.dgbmv(n, n, h, h, 1.0, a, x)], rounds)
-        out.append((label, med, "BLAS dgbmv", 1.0 if w >= 15 else None))
+        out.append((ulabel, med, "BLAS dgbmv", 1.0 if w >= 15 else None))
         del a
         dia = sp.dia_array((band_storage(n, h, vals, first, bpos)[::-1].copy(),
                             np.arange(-h, h + 1)), shape=(n, n))
-        med = alternating_medians([lambda: banded(A=t, x=x), lambda: dia @ x], rounds)
-        out.append((label, med, "scipy dia_array", None))
+        med = alternating_medians([lambda: uniform(A=u, x=x), lambda: dia @ x], rounds)
+        out.append((ulabel, med, "scipy dia_array", None))
         print(f"  (packed w={w} in {fmt_time(pack)})")
-        del dia, t, vals
+        del dia, u, vals
     return out
 
 

@@ -7,6 +7,8 @@ Storage level k holds logical mode `mode_order[k]`.
                   compressed   pos[p]..pos[p+1] delimit the children of p; crd holds coordinates
                   singleton    exactly one child per parent position; crd holds its coordinate
                   banded       one band of consecutive coordinates per parent (bfirst, bpos)
+                  uniform_band one band shape for every parent, its first coordinate
+                               affine in the parent, clipped (ushape)
                   blocks       a segment of blocks of consecutive coordinates per parent
                                (bseg, bfirst, bpos)
                   runs         runs of equal values covering each fibre (rseg, rend); a
@@ -33,7 +35,8 @@ singleton level reads such a range.
                    csc = csr with mode order (1, 0), dcsr = (compressed, compressed),
                    coo = (compressed non-unique, singleton non-unique..., singleton),
                    csf = all compressed, banded = (dense..., banded) (row bands; scipy's
-                   dia binds to it), blocks = (dense..., blocks) (rows of dense blocks),
+                   dia binds to it), uniform_band = (dense..., uniform_band) (the same
+                   diagonals on every row), blocks = (dense..., blocks) (rows of dense blocks),
                    rle = (dense..., runs) (rows of runs: images, masks),
                    sparse_rle = (dense..., sparse_runs) (rows of runs over a fill),
                    bytemap = (dense..., bytemap) (rows walked sparse, probed in O(1)),
@@ -63,18 +66,19 @@ from ..formats.hashtable import Hash
 from ..formats.runs import Runs
 from ..formats.singleton import Singleton
 from ..formats.sparse_runs import SparseRuns
+from ..formats.uniform_band import UniformBand
 
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
-           "Runs", "SparseRuns", "ByteMap", "Hash", "NAMED_FORMATS"]
+           "Runs", "SparseRuns", "ByteMap", "Hash", "UniformBand", "NAMED_FORMATS"]
 
-NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle",
-                 "sparse_rle", "bytemap", "hash")
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band",
+                 "blocks", "rle", "sparse_rle", "bytemap", "hash")
 
 _LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
                 "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap,
-                "hash": Hash, "sparse_runs": SparseRuns}
+                "hash": Hash, "sparse_runs": SparseRuns, "uniform_band": UniformBand}
 # the named formats of dense levels over one last level of a kind
-_LAST_LEVEL_FORMATS = {"banded": "banded", "blocks": "blocks", "rle": "runs",
+_LAST_LEVEL_FORMATS = {"banded": "banded", "uniform_band": "uniform_band", "blocks": "blocks", "rle": "runs",
                        "sparse_rle": "sparse_runs", "bytemap": "bytemap", "hash": "hash"}
 _MADE_AT_CALL = (Bins,)     # level kinds no caller names: a onehot's bins (expr.bins)
 
@@ -211,8 +215,8 @@ class Format:
     @functools.lru_cache(maxsize=256)     # formats are immutable: share them
     def named(name: str, order: int) -> "Format":
         """The named format `name` ("dense", "csr", "csc", "dcsr", "coo", "csf",
-        "banded", "blocks", "rle", "sparse_rle", "bytemap", "hash": dense levels over
-        one banded, block-list, run-length, sparse run-length, bytemap or hash level) for
+        "banded", "uniform_band", "blocks", "rle", "sparse_rle", "bytemap", "hash":
+        dense levels over one banded, uniform band, block-list, run-length, sparse run-length, bytemap or hash level) for
         a tensor of `order` modes; FormatError for an unknown name or a wrong order.
 
             >>> ep.Format.named("coo", 3).levels

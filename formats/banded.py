@@ -8,9 +8,10 @@ its values contiguous:
             positions bpos[p] .. bpos[p+1]-1, coordinate bfirst[p] + i at
             position bpos[p] + i (an empty band has bpos[p] = bpos[p+1])
 
-It is the block-list level (formats.blocks) with one block per parent, and is
-read as the same formats.level Blocks shape, single: any coordinate inside the
-band is found in O(1). Packing spans each parent's stored coordinates, from the
+It is the block-list level (formats.blocks) with one block per parent; it is
+read as the formats.level Band shape (the run bfirst[p] .. bfirst[p] +
+bpos[p+1] - bpos[p] - 1 at the shift bpos[p] - bfirst[p]), as the uniform band
+level (formats.uniform_band) is: any coordinate inside the band is found in O(1). Packing spans each parent's stored coordinates, from the
 smallest to the largest; the coordinates between them that hold no entry get
 positions holding the fill. Never written by a kernel (an output in this format
 is produced as coordinate records and packed).
@@ -24,8 +25,8 @@ import numpy as np
 from .. import imp
 from ..formats.blocks import check_runs, distinct, runs_of
 from ..formats.compressed import require_keys
-from ..formats.level import Blocks
-from ..imp import ONE, Load
+from ..formats.level import Band
+from ..imp import ONE, Bin, Load
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class Banded:
     """A banded level: one band of consecutive coordinates per parent (bfirst,
     bpos; see the module docstring).
 
-        >>> ep.Format(["dense", "banded"])      # row bands: the "dia" format
+        >>> ep.Format(["dense", "banded"])      # row bands, each its own
     """
 
     unique = True
@@ -89,9 +90,12 @@ class Banded:
         """The children of parent positions lo..hi-1: bpos[lo] .. bpos[hi] - 1."""
         return Load(arrays["bpos"], lo), Load(arrays["bpos"], hi)
 
-    def read(self, lo, hi, size, arrays) -> Blocks:
-        """Parent lo's band: the one block lo."""
-        return Blocks(arrays["bfirst"], arrays["bpos"], lo, imp.add(lo, ONE), single=True)
+    def read(self, lo, hi, size, arrays) -> Band:
+        """Parent lo's band: bfirst[lo] .. bfirst[lo] + bpos[lo+1] - bpos[lo] - 1,
+        at the shift bpos[lo] - bfirst[lo]."""
+        first, bpos = Load(arrays["bfirst"], lo), arrays["bpos"]
+        length = Bin("-", Load(bpos, imp.add(lo, ONE)), Load(bpos, lo))
+        return Band(first, imp.add(first, length), Bin("-", Load(bpos, lo), first))
 
     def describe(self, k, axis, arrays, parents, size=None, count=None):
         """The header text of level k over `axis` (of dimension `size`, C text;

@@ -40,7 +40,7 @@ Reading.
     children(lo, hi, size, arrays) -> (lo', hi')
         the positions below the parent positions lo..hi-1 are lo'..hi'-1
         (Imp expressions; `size` is the level's dimension)
-    read(lo, hi, size, arrays) -> Range | Segment | Blocks | RunList | Lookup | Hashed
+    read(lo, hi, size, arrays) -> Range | Segment | Blocks | Band | RunList | Lookup | Hashed
         how one parent (the position range lo..hi-1; hi = lo + 1 below a
         unique level) is walked: the stream shape, built by streams.levels
 
@@ -139,18 +139,28 @@ class Segment:
 class Blocks:
     """The blocks b = start..end-1: block b holds the coordinates first[b] ..
     first[b] + n_b - 1 at the positions pos[b] .. pos[b + 1] - 1 (n_b =
-    pos[b + 1] - pos[b]), coordinate first[b] + i at position pos[b] + i; the
-    coordinates strictly increase from block to block. A segment of dense runs.
-
-    `single`: exactly one block (end = start + 1), which may be empty (a band);
-    otherwise every block holds at least one coordinate. Inside a block any
-    coordinate is found in O(1) (position = coordinate + pos[b] - first[b])."""
+    pos[b + 1] - pos[b], at least 1), coordinate first[b] + i at position
+    pos[b] + i; the coordinates strictly increase from block to block. A segment
+    of dense runs: inside a block any coordinate is found in O(1) (position =
+    coordinate + pos[b] - first[b])."""
 
     first: str
     pos: str
     start: Expr
     end: Expr
-    single: bool = False
+
+
+@dataclass(frozen=True)
+class Band:
+    """One dense run, computed: the coordinates lo .. hi - 1 (none when hi <= lo),
+    coordinate c at position at + c. No coordinate is loaded and any one inside
+    the run is found in O(1). A band reads so: per-parent arrays (formats.banded:
+    lo = bfirst[p]) or one shape for every parent (formats.uniform_band: lo, hi
+    and at affine in p, clipped)."""
+
+    lo: Expr
+    hi: Expr
+    at: Expr
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`
 
 Parameters: name, an identifier (the keyword its input is passed by); order, the
 number of indices (0 for a scalar); format, the layout the kernel reads: "dense"
-(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "blocks", "rle", "sparse_rle" or an
-ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
+(the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band", "blocks", "rle",
+"sparse_rle" or an ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
 (another value is an InputError; ep.Tensor.pattern makes an input checked once).
 Raises: ExpressionTypeError for a bad name or order, FormatError for an unknown
 format or one the order does not allow.
@@ -29,6 +29,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
     csf     any     an ep.Tensor in csf
     banded  1, 2, 3, 4  an ep.Tensor in banded (a scipy dia_array is regrouped
                     into row bands, docs/formats.md)
+    uniform_band  1, 2, 3, 4  an ep.Tensor in uniform_band (one band shape for
+                    every row; pack once with ep.Tensor.from_scipy(m, "uniform_band"))
     blocks  1, 2, 3, 4  an ep.Tensor in blocks (a scipy bsr_array is regrouped
                     into rows of runs; its values shared when blocks are one row)
     rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack

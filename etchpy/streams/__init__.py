@@ -17,7 +17,7 @@ from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, 
                     Full, Extent, Fact, Facts, Flat, Span, Hint, Locate, Most, Pieces, Prefetch, Prelude,
                     Repeats, Runs, Scatter, Segment, Short, Split, Walk)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
-from .levels import blocks_level, dense_level, level_stream, segment_level
+from .levels import blocks_level, dense_level, level_stream, segment_level, band_level
 from .runs import has_runs, is_runs, join_runs, meet_runs, runs_product, zip_runs, runs_level
 from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
                      most_bound, walk_of, with_prefetch)
@@ -32,7 +32,7 @@ __all__ = [
     "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",
     "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
     "union_by_skipping", "union_by_stepping_fronts",
-    "dense_level", "segment_level", "blocks_level", "level_stream", "runs_level",
+    "dense_level", "segment_level", "blocks_level", "band_level", "level_stream", "runs_level",
     "is_runs", "zip_runs", "has_runs", "meet_runs", "join_runs", "runs_product",
     "Binding", "array_names", "dim_var", "hidden", "Lowerer", "lower_step",
     "run_stream", "declare", "describe", "StreamInvariantError",

@@ -364,14 +364,16 @@ class Prefetch(Hint):
 
 @dataclass(frozen=True)
 class Runs(Hint):
-    """A unique segment level whose successive segments follow one another in
-    memory (its parent's position is a counter, not a gathered coordinate):
-    `arrays` are those it reads at its own position q (its crd, a leaf's values,
-    a child level's pos), each holding at least n entries. Lowering may
-    prefetch them ahead at each segment's start."""
+    """A unique segment level (or a band) whose successive segments follow one
+    another in memory (its parent's position is a counter, not a gathered
+    coordinate): `arrays` are those it reads at its own position (its crd, a
+    leaf's values, a child level's pos), each holding at least n entries. The
+    position is `at` (a band's shift plus its counter), or the Segment's q when
+    `at` is None. Lowering may prefetch them ahead at each segment's start."""
 
     arrays: tuple
     n: imp.Expr
+    at: imp.Expr | None = None
 
 
 # Facts about a level's run that hold whatever is done with its coordinate or

@@ -4,7 +4,8 @@ A level stream walks one storage level of a tensor below a parent position
 range (lo, hi); hi is lo + 1 below a unique level. `child((lo', hi'))` builds
 the value at a position range of this level: the next level's stream, or the
 leaf value. The level says how it is walked (`level.read`: a formats.level
-Range, Segment, Blocks, RunList, Lookup, Hashed or Spike, stream shapes rather than level kinds);
+Range, Segment, Blocks, Band, RunList, Lookup, Hashed or Spike, stream shapes rather than
+level kinds);
 this module
 builds the stream of each shape. proofs_notes/levels.md.
 """
@@ -138,8 +139,10 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
         case shapes.Segment(crd, start, end, unique):
             return segment_level(names, var, crd, start, end, unique, child, crd_len,
                                  in_order)
-        case shapes.Blocks(first, pos, start, end, single):
-            return blocks_level(names, var, first, pos, start, end, single, child)
+        case shapes.Blocks(first, pos, start, end):
+            return blocks_level(names, var, first, pos, start, end, child)
+        case shapes.Band(lo_c, hi_c, at):
+            return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None)
         case shapes.RunList(ends, start, end, starts):
             return runs_level(names, var, size, ends, start, end, child, starts)
         case shapes.Lookup(crd, start, end, first, present):
@@ -149,8 +152,8 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
         case shapes.Hashed(crd, slots, start, end, table, cap):
             return hashed_level(names, var, crd, slots, start, end, child,
                                 (table, cap) if zero is not None else None, zero)
-    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, RunList, "
-                    f"Lookup, Hashed and Spike")
+    raise TypeError(f"level {level!r} reads as none of Range, Segment, Blocks, Band, "
+                    f"RunList, Lookup, Hashed and Spike")
 
 
 def spike_level(names, var, coord: imp.Expr, at: imp.Expr, child) -> Stream:
@@ -228,14 +231,11 @@ def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: im
 
 
 def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,
-                 single: bool, child) -> Stream:
+                 child) -> Stream:
     """The blocks start..end-1, block b the coordinates first[b] + i at positions
-    pos[b] + i, i < pos[b+1] - pos[b] (a formats.level.Blocks). One block (a
-    band) is a counted loop over its coordinates; several are a segment of such
-    loops (the Pieces fact). Either way no coordinate is loaded inside a block,
-    and skip jumps: to the block holding the target, then to the target in it."""
-    if single:
-        return band(names, var, first, pos, start, child)
+    pos[b] + i, i < pos[b+1] - pos[b] (a formats.level.Blocks): a segment of
+    counted loops (the Pieces fact), no coordinate loaded inside a block; skip
+    jumps, to the block holding the target, then to the target in it."""
     b, be, c, e, d = (names.fresh(f"{var}_{x}") for x in ("b", "bend", "c", "end", "shift"))
     bv, bev, cv, ev, dv = (Var(x) for x in (b, be, c, e, d))
     enter = If(lt(bv, bev), seq(Assign(c, Load(first, bv)),
@@ -259,25 +259,30 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
                   facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance)))
 
 
-def band(names, var, first: str, pos: str, b: imp.Expr, child) -> Stream:
-    """The one block b: coordinates first[b] .. first[b] + n - 1 (n = pos[b+1] -
-    pos[b]) at positions pos[b] + (c - first[b]); a counted loop (one piece: its
-    advance does nothing), skip jumps."""
-    c, e = names.fresh(f"{var}_c"), names.fresh(f"{var}_end")
+def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
+               n: imp.Expr | None = None) -> Stream:
+    """The coordinates lo .. hi - 1 at positions at + c (a formats.level.Band: a
+    band): a counted loop (state c, end) whose value reads the counter alone (the
+    shift `at` is recomputed, loop-invariant, so Counter holds), one piece (its
+    advance does nothing); skip jumps. `n`: the level's positions, given when
+    its parents are visited in order, so that successive bands follow one
+    another in memory (the Runs hint, for prefetching)."""
+    c, e = (names.fresh(f"{var}_{x}") for x in ("c", "end"))
     cv, ev = Var(c), Var(e)
-    lo = Load(first, b)
-    hi = imp.add(lo, _length(pos, b))
-    at = imp.add(Bin("-", Load(pos, b), lo), cv)
+    p = imp.add(at, cv)
+    value = child((p, imp.add(p, ONE)))
+    read = imp.arrays_loaded_at(value.init if is_stream(value) else value, p)
+    runs = Runs(tuple(read), n, p) if n is not None and read else None
 
     def skip(t, r):
         return Assign(c, select(r, max_(cv, imp.add(t, ONE)), max_(cv, t)))
 
     return Stream(var=var, state=((c, "index"), (e, "index")),
-                  init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev), index=cv,
-                  ready=TRUE, value=child((at, imp.add(at, ONE))), next=incr(c), skip=skip,
-                  search="jump (a band)",
+                  init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev),
+                  index=cv, ready=TRUE, value=value, next=incr(c),
+                  skip=skip, search="jump (a band)",
                   facts=Facts.of(Counter(c, lo, hi), Most(Bin("-", ev, cv)),
-                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP)))
+                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP), runs))
 
 
 def _length(pos: str, b: imp.Expr) -> imp.Expr:

@@ -118,7 +118,7 @@ def sparse_arrays(draw, shape, sr: Semiring):
 @st.composite
 def random_formats(draw, order: int):
     """A strategy of level formats of `order` levels beyond the named ones: dense,
-    compressed, banded and block-list levels in any mix (every level kind of
+    compressed, banded, uniform band and block-list levels in any mix (every level kind of
     formats._LEVEL_NAMES that needs no level above it), sometimes ending in a coo-style run (a
     non-unique compressed level, then singleton levels), else sometimes in a
     level kind that must be last (run-length, sparse run-length, bytemap, hash),
@@ -127,7 +127,8 @@ def random_formats(draw, order: int):
         @given(random_formats(3))
         def test_mine(fmt): ...
     """
-    kinds = draw(st.lists(st.sampled_from(["compressed", "dense", "banded", "blocks"]),
+    kinds = draw(st.lists(st.sampled_from(["compressed", "dense", "banded", "blocks",
+                                           "uniform_band"]),
                           min_size=order, max_size=order))
     last = [n for n, kind in _LEVEL_NAMES.items() if getattr(kind, "last_only", None)]
     if order >= 2 and draw(st.sampled_from([False, False, True])):

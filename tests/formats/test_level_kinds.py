@@ -23,9 +23,10 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "etchpy"
 KINDS = {"Dense", "Compressed", "Singleton", "Banded", "BlockList", "Runs", "SparseRuns",
-         "ByteMap", "Hash"}
+         "ByteMap", "Hash", "UniformBand"}
 KIND_WORDS = {w + s for w in ("compressed", "singleton") for s in ("", "-nonunique", "-nu")} \
-    | {"banded", "blocks", "runs", "rle", "sparse_runs", "sparse_rle", "bytemap"} | KINDS           # a class name compared as a string
+    | {"banded", "uniform_band", "blocks", "runs", "rle", "sparse_runs", "sparse_rle",
+       "bytemap"} | KINDS           # a class name compared as a string
 # ("hash" is left out: it is also the name of an Imp operator, imp.Bin("hash", k, mask),
 # which c/render.py and c/statements.py compare with; the class name Hash is in KINDS)
 ALLOWED = {"__init__.py"}                 # the public API's re-export

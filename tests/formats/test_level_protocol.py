@@ -20,14 +20,17 @@ NAMED = [("csr", 2), ("csc", 2), ("dcsr", 2), ("coo", 2), ("coo", 3), ("csf", 3)
          ("bytemap", 1), (Format(["compressed", "banded", "bytemap"], (1, 2, 0)), 3),
          ("hash", 2), ("hash", 1), (Format(["compressed", "blocks", "hash"], (2, 0, 1)), 3),
          ("sparse_rle", 2), ("sparse_rle", 1),
-         (Format(["compressed", "banded", "sparse_runs"], (1, 2, 0)), 3)]
+         (Format(["compressed", "banded", "sparse_runs"], (1, 2, 0)), 3),
+         ("uniform_band", 2), ("uniform_band", 1), (Format(["uniform_band", "dense"]), 2),
+         (Format(["compressed", "uniform_band", "blocks"], (1, 0, 2)), 3)]
 LEVELS = [Format(["dense"]).levels[0], Format(["compressed"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[0],
           Format(["compressed-nonunique", "singleton"]).levels[1],
           Format(["compressed-nonunique", "singleton-nonunique", "singleton"]).levels[1],
           Format(["banded"]).levels[0], Format(["blocks"]).levels[0],
           Format(["runs"]).levels[0], Format(["bytemap"]).levels[0],
-          Format(["hash"]).levels[0], Format(["sparse_runs"]).levels[0]]
+          Format(["hash"]).levels[0], Format(["sparse_runs"]).levels[0],
+          Format(["uniform_band"]).levels[0]]
 
 
 def sparse_array(draw, order):
@@ -77,8 +80,8 @@ def test_children_count_every_position(t):
         shape = t.format.levels[k].read(Const(0), Const(1), Const(size), b.levels[k])
         if isinstance(shape, shapes.Lookup):                  # a lookup: every cell
             assert m.eval(b.positions(k)) == parents * size
-        elif isinstance(shape, shapes.Hashed):                # every slot of the tables
-            assert m.eval(b.positions(k)) >= len(set(pos.tolist()))
+        elif isinstance(shape, (shapes.Hashed, shapes.Band)):   # every slot (tables, a
+            assert m.eval(b.positions(k)) >= len(set(pos.tolist()))   # uniform band's)
         else:
             assert m.eval(b.positions(k)) == len(set(pos.tolist()))   # a run: many cells
         parents = m.eval(b.positions(k))
@@ -105,14 +108,16 @@ def test_read_lists_a_parents_children(t):
                     pos = np.arange(m.eval(start), m.eval(end))
                     coord = np.asarray(m.env[crd])[pos]
                     assert unique == lv.unique
-                case shapes.Blocks(first, bpos, start, end, single):
+                case shapes.Blocks(first, bpos, start, end):
                     blocks = range(m.eval(start), m.eval(end))
-                    assert not single or len(blocks) == 1
                     runs = [(m.env[first][b], m.env[bpos][b], m.env[bpos][b + 1])
                             for b in blocks]
-                    assert single or all(z > a for _, a, z in runs)   # none empty
+                    assert all(z > a for _, a, z in runs)              # none empty
                     coord = [c + i for c, a, z in runs for i in range(z - a)]
                     pos = [q for _, a, z in runs for q in range(a, z)]
+                case shapes.Band(lo, hi, at):
+                    coord = list(range(m.eval(lo), m.eval(hi)))
+                    pos = [m.eval(at) + c for c in coord]
                 case shapes.RunList(ends, start, end, starts):
                     runs = range(m.eval(start), m.eval(end))
                     hi = [m.env[ends][r] for r in runs]
@@ -153,6 +158,8 @@ def test_children_of_a_range_are_a_range(t, data):
             assert got == list(range(lo * size, hi * size)) and set(want) <= set(got)
         elif isinstance(shape, shapes.Hashed):  # every slot of their tables
             assert set(want) <= set(got)
+        elif isinstance(shape, shapes.Band):    # a band: its slots, clipped ones among them
+            assert set(want) <= set(got) and got == sorted(got)
         else:
             assert got == list(dict.fromkeys(want.tolist()))
         n_parents = m.eval(b.positions(k))
@@ -166,8 +173,8 @@ def test_every_level_answers_the_protocol(lv):
     assert not lv.appends or lv.unique and set(lv.roles) == {"pos", "crd"}
     arrays = {r: f"a_{r}" for r in lv.roles}
     assert isinstance(lv.read(Var("lo"), Var("hi"), Var("n"), arrays),
-                      (shapes.Range, shapes.Segment, shapes.Blocks, shapes.RunList,
-                       shapes.Lookup, shapes.Hashed))
+                      (shapes.Range, shapes.Segment, shapes.Blocks, shapes.Band,
+                       shapes.RunList, shapes.Lookup, shapes.Hashed))
     assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
 
 

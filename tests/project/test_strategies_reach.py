@@ -149,9 +149,10 @@ def _c_identifiers(src: str) -> set:
 
 
 def test_central_draws_reach_the_structured_level_kinds():
-    """Banded and block-list levels (issue 40) are among the central draws."""
+    """Banded, uniform band and block-list levels (issue 40) are among the central
+    draws."""
     kinds = {str(lv) for p in central_draws() for f in p.formats.values() for lv in f.levels}
-    assert {"banded", "blocks"} <= kinds, kinds
+    assert {"banded", "uniform_band", "blocks"} <= kinds, kinds
 
 
 def test_central_draws_reach_the_run_length_kind():

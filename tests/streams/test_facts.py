@@ -94,10 +94,11 @@ KINDS = {
     "marker": _marker_replicate,
     "dense rows": _dense_rows,
     "gathering product": lambda n: streams.mul(n, SR, DEFAULT, _segment(n), _dense_rows(n)),
-    "band": lambda n: streams.blocks_level(n, "i", "A_bfirst0", "A_bpos0", ZERO, ONE, True,
-                                           lambda p: _j_segment(n, p)),
+    "band": lambda n: streams.band_level(n, "i", imp.Load("A_bfirst0", ZERO),
+                                         imp.Load("A_bfirst0", ONE), imp.Load("A_bpos0", ZERO),
+                                         lambda p: _j_segment(n, p)),
     "blocks": lambda n: streams.blocks_level(n, "i", "A_bfirst0", "A_bpos0", ZERO, Var("nb"),
-                                             False, lambda p: _j_range(n, p)),
+                                             lambda p: _j_range(n, p)),
 }
 
 

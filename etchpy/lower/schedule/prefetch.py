@@ -95,12 +95,13 @@ def run_loop(em, s, parts) -> imp.Stmt | None:
 def prefetch_runs(s, tuning) -> imp.Stmt:
     """For a level whose segments follow one another (SpMV's rows): prefetch each
     array it reads at its position (crd, values) tuning.run_ahead entries past
-    position q, clamped to one past the end. The driver runs it at the start of
+    the position (streams.Runs), clamped to one past the end. The driver runs it at the start of
     each segment of at least tuning.run_short entries, and at every step of one
     of at least tuning.run_long, when runs_wanted."""
     runs = s.facts.get(streams.Runs)
     if runs is None:
         return imp.SKIP
-    q, arrays, n = s.facts.get(streams.Segment).q, runs.arrays, runs.n
-    at = imp.min_(imp.add(Var(q), Const(tuning.run_ahead)), n)
+    here = runs.at if runs.at is not None else Var(s.facts.get(streams.Segment).q)
+    arrays, n = runs.arrays, runs.n
+    at = imp.min_(imp.add(here, Const(tuning.run_ahead)), n)
     return seq(*(imp.Prefetch(a, at) for a in arrays))
