@@ -10,19 +10,11 @@ import scipy.ndimage as ndi
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
+from tests.end_to_end.test_windows import erosion
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
 NO_GAPS = ep.Tuning(fill_gaps=False)
-
-
-def erosion(img, h, w):
-    e = None
-    for di in range(3):
-        for dj in range(3):
-            a = img[i[di - 1:di - 1 + h], j[dj - 1:dj - 1 + w]]
-            e = a if e is None else e * a
-    return e
 
 
 def padded_product(a, lo, hi, lo2, hi2):
