@@ -108,11 +108,18 @@ def test_explain_shows_the_runs_it_priced():
 def test_every_backend_reads_them(sr, fmt, data):
     """SpMV, a product with a csr operand (a leapfrog into the runs) and a sum,
     on the interpreter, the streams and C; outputs in these formats too."""
+    backends_read(sr, fmt, data, ["dense", "banded", "blocks", "csf"])
+
+
+def backends_read(sr, fmt, data, vector_formats):
+    """SpMV (x in one of vector_formats), a product with a csr operand and a sum
+    of A in `fmt`, on the interpreter, the streams and C; the product written
+    in `fmt` too."""
     a = data.draw(sparse_arrays((5, 6), sr), label="A")
     b = data.draw(sparse_arrays((5, 6), sr), label="B")
     x = data.draw(sparse_arrays((6,), sr), label="x")
     A, B = ep.tensor("A", 2, fmt), ep.tensor("B", 2, "csr")
-    X = ep.tensor("x", 1, data.draw(st.sampled_from(["dense", "banded", "blocks", "csf"])))
+    X = ep.tensor("x", 1, data.draw(st.sampled_from(vector_formats)))
     inputs = {"A": a, "B": b, "x": x}
     for e in (ep.sum(j, A[i, j] * X[j]), A[i, j] * B[i, j], A[i, j] + B[i, j]):
         names = {acc.tensor.name for acc in ep.expr.walk.accesses(e)}

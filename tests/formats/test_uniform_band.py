@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.testing import check_backends, sparse_arrays
+from tests.formats.test_structured_levels import backends_read
 
 i, j = ep.indices("i j")
 SR = ep.semirings.get("real")
@@ -123,15 +124,4 @@ def test_scikit_fem_operators_on_a_line(order, n):
 def test_every_backend_reads_it(sr, fmt, data):
     """SpMV, a product with a csr operand (a leapfrog into the band) and a sum,
     on the interpreter, the streams and C; outputs in this format too."""
-    a = data.draw(sparse_arrays((5, 6), sr), label="A")
-    b = data.draw(sparse_arrays((5, 6), sr), label="B")
-    x = data.draw(sparse_arrays((6,), sr), label="x")
-    A, B = ep.tensor("A", 2, fmt), ep.tensor("B", 2, "csr")
-    X = ep.tensor("x", 1, data.draw(st.sampled_from(["dense", "uniform_band", "csf"])))
-    inputs = {"A": a, "B": b, "x": x}
-    for e in (ep.sum(j, A[i, j] * X[j]), A[i, j] * B[i, j], A[i, j] + B[i, j]):
-        names = {acc.tensor.name for acc in ep.expr.walk.accesses(e)}
-        check_backends(e, {n: v for n, v in inputs.items() if n in names}, semiring=sr,
-                       backends=("streams", "c", "imp"))
-    check_backends(A[i, j] * B[i, j], {"A": a, "B": b}, semiring=sr, backends=("c",),
-                   output=fmt)
+    backends_read(sr, fmt, data, ["dense", "uniform_band", "csf"])
