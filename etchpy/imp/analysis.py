@@ -18,18 +18,22 @@ _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b"
 def statements(s):
     """Every statement inside s, s included, outermost first."""
     yield s
+    for u in children(s):
+        yield from statements(u)
+
+
+def children(s) -> tuple:
+    """The statements directly inside the statement s, in order."""
     match s:
         case Seq(stmts):
-            for u in stmts:
-                yield from statements(u)
+            return stmts
         case (While(_, body) | ParallelFor(_, _, _, body, _) | Block(body)
               | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body)
               | Gemm(fallback=body) | GatherSum(fallback=body) | Fixpoint(body=body)):
-            yield from statements(body)
+            return (body,)
         case If(_, then, else_):
-            yield from statements(then)
-            if else_ is not None:
-                yield from statements(else_)
+            return (then,) if else_ is None else (then, else_)
+    return ()
 
 
 def most_on_a_path(s, hit) -> int:

@@ -32,9 +32,9 @@ and the runtime checks that input in full (the output is not used).
 """
 from __future__ import annotations
 
-from ...imp import (Assign, Bin, Block, Const, Decl, Fixpoint, ForSorted, GatherSum, Gemm, If,
-                    Load, ParallelFor, Seek, Seq, ShortIntersect, Var, While, lt, min_, seq)
-from ...imp.analysis import scalars_assigned, statements
+from ...imp import (Assign, Bin, Const, Decl, If, Load, Seek, Seq, ShortIntersect, Var, While, lt,
+                    min_, seq)
+from ...imp.analysis import children, scalars_assigned, statements
 from ...streams import Walk
 
 
@@ -42,7 +42,7 @@ def plan(prog, levels) -> list:
     """[(a full loop of prog.body, the levels checked ahead of its blocks)]:
     each of `levels` (fused_checks.Level values) all of whose walks open their
     segments at pos[c], pos[c+1] inside a full loop over its parents with
-    counter c (`full_loops`, `_loops_opening`) is listed with each such loop."""
+    counter c (`_full`, `_loops_opening`) is listed with each such loop."""
     out = {}
     for lv in levels:
         for loop in _loops_opening(prog.body, lv, parent_names(prog, lv.parents)) or ():
@@ -89,8 +89,10 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
             case Seq(stmts):
                 for k, s in enumerate(stmts):
                     got = _full(stmts[k - 1], s) if k else None
-                    inner = {**active, got[0]: s} if got and got[1] in bounds else active
-                    visit(s, active) if inner is active else visit(s.body, inner)
+                    if got and got[1] in bounds:     # a full loop: its counter opens rows
+                        visit(s.body, {**active, got[0]: s})
+                    else:
+                        visit(s, active)
                 return
             case Assign(name, value) | Decl(name, _, value) if name in qs | ends:
                 c = _opening(value, lv.pos, name in ends)
@@ -104,23 +106,11 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
                 ok = False
             case ShortIntersect(qa=qa, qb=qb) if {qa, qb} & (qs | ends):
                 ok = False
-        for child in _children(node):
+        for child in children(node):
             visit(child, active)
 
     visit(body, {})
     return used if ok and used else None
-
-
-def _children(node):
-    """The statements directly inside a statement."""
-    match node:
-        case While(_, body) | Block(body) | ParallelFor(_, _, _, body, _) \
-                | ForSorted(_, _, _, _, _, body) | ShortIntersect(_, _, _, _, _, _, body) \
-                | Gemm(fallback=body) | GatherSum(fallback=body) | Fixpoint(body=body):
-            return (body,)
-        case If(_, then, else_):
-            return (then,) if else_ is None else (then, else_)
-    return ()
 
 
 def _opening(value, pos: str, end: bool) -> str | None:
