@@ -157,8 +157,14 @@ def _operands(spec, kind, semiring, rng):
     return ops
 
 
-@pytest.mark.parametrize("semiring", SEMIRINGS, ids=str)
-@pytest.mark.parametrize("spec, kind", CASES, ids=[f"{s} {k}" for s, k in CASES])
+# each case in the real semiring and in one other, the others taken in turn (each
+# other semiring meets two cases, a sparse and a dense operand among them)
+PAIRED = [(s, k, sr) for n, (s, k) in enumerate(CASES)
+          for sr in (None, SEMIRINGS[1 + n % (len(SEMIRINGS) - 1)])]
+
+
+@pytest.mark.parametrize("spec, kind, semiring", PAIRED,
+                         ids=[f"{s} {k} {sr}" for s, k, sr in PAIRED])
 def test_prepared_calls_give_the_full_paths_value(spec, kind, semiring):
     """Sparse operands, Tensors and semirings other than real: the looked-up call
     equals the full path (and numpy's einsum in the real semiring)."""

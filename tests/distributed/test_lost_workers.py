@@ -17,6 +17,13 @@ da = pytest.importorskip("dask.array")
 
 i, j = ep.indices("i j")
 KINDS = ["numpy", "scipy", "tensor"]
+# a cluster each: the default run kills workers holding one kind per test (scipy blocks
+# mid-call, numpy blocks between calls); --runslow runs every kind in both
+SLOW = pytest.mark.slow
+
+
+def kinds(kept: str) -> list:
+    return [k if k == kept else pytest.param(k, marks=SLOW) for k in KINDS]
 
 
 @pytest.fixture
@@ -92,7 +99,7 @@ def _spmv():
     return ep.compile(ep.sum(j, A[i, j] * x[j]))
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds("scipy"))
 def test_a_worker_killed_mid_call_loses_nothing(fresh, tmp_path, kind):
     """Row blocks (a free split), then column blocks (a contracted one): the first
     block task of each call kills its worker."""
@@ -127,7 +134,7 @@ def test_a_worker_killed_mid_call_dask_array_blocks_are_recomputed(fresh, tmp_pa
     np.testing.assert_allclose(got, M @ v)
 
 
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", kinds("numpy"))
 def test_a_worker_killed_between_calls_of_an_iteration(fresh, kind):
     """Row and column blocks reused across calls, as PageRank or Bellman-Ford reuse
     the graph: a worker killed between two calls, the next call made at once (the

@@ -64,7 +64,7 @@ def masked_chains(draw):
     return expr, ins, {"dims": plan_dims, "sketch": sketch}
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(masked_chains(), st.sampled_from(["csr", "dcsr", "coo", "dense"]),
        st.sampled_from([{}, {}, {"blas": False}, "noopt"]))
 def test_factored_masked_chains_into_every_output(chain, out, extra):

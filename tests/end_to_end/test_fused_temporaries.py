@@ -57,7 +57,7 @@ def leveled(draw):
     return expr, ins, {"dims": dims, "sketch": part}, semiring
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=24, deadline=None)
 @given(leveled(), st.sampled_from(["dense", "dense", "csr"]),
        st.sampled_from([{}, {}, {"fused_temporaries": False}, {"blas": False}, "noopt"]),
        st.sampled_from([1, 1, 2]))
@@ -104,7 +104,7 @@ def tucker(draw):
     return expr, ins, semiring
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(tucker(), st.sampled_from([{}, {}, {"fused_temporaries": False}, "noopt"]),
        st.sampled_from([1, 1, 2]))
 def test_tucker_nestings_with_wide_readers_agree_with_the_reference(case, extra, threads):

@@ -105,25 +105,25 @@ def test_corpus_compiled_every_dtype_and_sparse_operands(spec, shapes):
             check(spec, sparse(ops, k))
 
 
-SPARSE_SAMPLE = [(s, sh) for s, sh in VALID if has_2d(sh)][1::6]
+SPARSE_SAMPLE = [(s, sh) for s, sh in VALID if has_2d(sh)][1::12]
 
 
 @pytest.mark.parametrize("spec, shapes", SPARSE_SAMPLE, ids=[repr(s) for s, _ in SPARSE_SAMPLE])
 def test_corpus_compiled_sparse_sample(spec, shapes):
-    """A sixth of the cases with a 2-d operand, compiled with sparse operands
+    """A twelfth of the cases with a 2-d operand, compiled with sparse operands
     on integer and bool values (the whole corpus: the slow test above)."""
     k = VALID.index((spec, shapes))
     for dtype in ("int64", "bool"):
         check(spec, sparse(operands(shapes, dtype, seed=k), k))
 
 
-FLOAT_SPARSE_SAMPLE = [(s, sh) for s, sh in VALID if has_2d(sh)][0::4]
+FLOAT_SPARSE_SAMPLE = [(s, sh) for s, sh in VALID if has_2d(sh)][0::8]
 
 
 @pytest.mark.parametrize("spec, shapes", FLOAT_SPARSE_SAMPLE,
                          ids=[repr(s) for s, _ in FLOAT_SPARSE_SAMPLE])
 def test_corpus_compiled_float_sparse_sample(spec, shapes):
-    """A quarter of the cases with a 2-d operand (none of the sample above),
+    """An eighth of the cases with a 2-d operand (none of the sample above),
     compiled with float64 values and each 2-d operand a scipy csr, csc or coo
     array (the whole corpus: the slow test above)."""
     k = VALID.index((spec, shapes))
