@@ -79,7 +79,7 @@ def oracle(sr, inputs, shape):
     return e, ep.evaluate(e, semiring=sr, backend="reference", D=d, x=inputs["x"])
 
 
-@settings(max_examples=40)
+@settings(max_examples=24)
 @given(diagonal_problems())
 def test_diagonal_on_every_backend(p):
     sr, e, inputs, shape = p

@@ -60,8 +60,7 @@ def test_threads_fill_sparse_rows(semiring):
             np.testing.assert_array_equal(getattr(got, part), getattr(want, part))
 
 
-@pytest.mark.parametrize("semiring", ["real", "min_plus"])
-@pytest.mark.parametrize("counted", [False, True])
+@pytest.mark.parametrize("semiring, counted", [("real", False), ("min_plus", True)])
 def test_threads_fill_doubly_compressed_and_tailed_rows(semiring, counted):
     """Outputs whose first level is compressed (dcsr, TTM's fibers), or that end
     in dense levels (a tail), filled on 2 and 3 threads: a compressed first level
