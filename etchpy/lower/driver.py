@@ -202,7 +202,9 @@ class Emitter:
                      if (b := p.run(self, s, parts)) is not None),
                     seq(init, step(s, s.next, on_ready)))
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
-        if streams.Runs in s.facts:
+        if streams.Runs in s.facts and streams.Pieces in s.facts and tn.run_lines > 1:
+            ahead += f"; each run's lines prefetched {tn.piece_ahead} ahead"
+        elif streams.Runs in s.facts:
             ahead += f"; its arrays prefetched {tn.run_ahead} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *state_decls(s, body), body)

@@ -114,8 +114,9 @@ def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
     src = ep.compile(spmv).c_source
     assert "+ 512), " in src and "256)), " in src and "j_pf = (j_pf + 8);" in src
     assert "(1 <= (" in src and "if (8 < (" in src
+    assert "each run's lines prefetched 512 ahead" in src
     one = ep.compile(spmv, tuning=DEFAULT.with_(run_lines=1)).c_source
-    assert "j_pf" not in one and "+ 256), " in one
+    assert "j_pf" not in one and "+ 256), " in one and "prefetched 256 ahead" in one
     rng = np.random.default_rng(6)
     sr = ep.semirings.get("real")
     for lines in (2, 64):
