@@ -87,7 +87,9 @@ def test_scipy_default_formats():
     assert Tensor.from_scipy(sp.csc_array(a)).format == Format.named("csc", 2)
     assert Tensor.from_scipy(sp.coo_matrix(a)).format == Format.named("coo", 2)
     assert Tensor.from_scipy(sp.bsr_array(a)).format == Format.named("blocks", 2)   # issue 40
-    assert Tensor.from_scipy(sp.dia_array(a)).format == Format.named("banded", 2)
+    tri = sp.diags_array([1.0, 2.0, 3.0], offsets=[-1, 0, 1], shape=(4, 5))
+    assert Tensor.from_scipy(sp.dia_array(tri)).format == Format.named("uniform_band", 2)
+    assert Tensor.from_scipy(sp.dia_array(a)).format == Format.named("banded", 2)  # wide
     for other in (sp.lil_array(a), sp.dok_array(a)):
         t = Tensor.from_scipy(other)
         assert t.format == Format.named("coo", 2)

@@ -30,7 +30,8 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
     banded  1, 2, 3, 4  an ep.Tensor in banded (a scipy dia_array is regrouped
                     into row bands, docs/formats.md)
     uniform_band  1, 2, 3, 4  an ep.Tensor in uniform_band (one band shape for
-                    every row; pack once with ep.Tensor.from_scipy(m, "uniform_band"))
+                    every row; a scipy dia_array is regrouped into it; pack once
+                    with ep.Tensor.from_scipy(m, "uniform_band"))
     blocks  1, 2, 3, 4  an ep.Tensor in blocks (a scipy bsr_array is regrouped
                     into rows of runs; its values shared when blocks are one row)
     rle     1, 2, 3, 4  an ep.Tensor in rle (runs of equal values per row; pack

@@ -184,8 +184,9 @@ class Emitter:
         fetch = prefetch.prefetch_ahead(self, s)
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
-        init = seq(s.init, If(prefetch.runs_wanted(s, tn.run_short, tn),
-                              prefetch.prefetch_runs(s, tn))
+        least = 1 if streams.Pieces in s.facts else tn.run_short   # counted runs: per line
+        init = seq(s.init, If(prefetch.runs_wanted(s, least, tn),
+                              prefetch.prefetch_runs(s, tn, self.names))
                    if streams.Runs in s.facts else imp.SKIP, room)
         seg = s.facts.get(streams.Segment)
         hide = streams.hidden(seg.q, tn) if seg else imp.SKIP
@@ -201,7 +202,9 @@ class Emitter:
                      if (b := p.run(self, s, parts)) is not None),
                     seq(init, step(s, s.next, on_ready)))
         ahead = "" if fetch == imp.SKIP else "; rows of large operands prefetched ahead"
-        if streams.Runs in s.facts:
+        if streams.Runs in s.facts and streams.Pieces in s.facts and tn.run_lines > 1:
+            ahead += f"; each run's lines prefetched {tn.piece_ahead} ahead"
+        elif streams.Runs in s.facts:
             ahead += f"; its arrays prefetched {tn.run_ahead} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *state_decls(s, body), body)

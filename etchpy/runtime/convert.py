@@ -19,7 +19,7 @@ import numpy as np
 
 from .checks import check_compressed
 from .entries import combine, group_starts, sort_order, sort_storage
-from .structured_inputs import from_bsr, from_dia
+from .structured_inputs import dia_format, from_bsr, from_dia
 from ..errors import InputError
 from ..formats import Format
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
@@ -111,7 +111,8 @@ def _dense_layout(array, mode_order, sr, fmt=None) -> Parts:
 
 
 def from_scipy(m, format, sr, name) -> Parts:
-    """From a scipy.sparse matrix or array (csr, csc, coo; dia as banded and bsr as
+    """From a scipy.sparse matrix or array (csr, csc, coo; dia as uniform_band (or
+    banded, structured_inputs.dia_format) and bsr as
     blocks by default, runtime.structured_inputs; others via coo), validated."""
     import scipy.sparse as sp   # lazily: scipy.sparse is heavy to import
 
@@ -121,7 +122,7 @@ def from_scipy(m, format, sr, name) -> Parts:
     if m.format in ("csr", "csc") and m.ndim == 2:
         return _from_scipy_compressed(m, format or m.format, sr, name)
     if m.format in ("dia", "bsr"):             # runtime.structured_inputs
-        fmt = Format.parse(format or ("banded" if m.format == "dia" else "blocks"), 2)
+        fmt = Format.parse(format or (dia_format(m) if m.format == "dia" else "blocks"), 2)
         got = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
         if got is not None:
             return Parts(m.shape, fmt, _narrowest(got[0], m.shape), got[1], sr.zero)

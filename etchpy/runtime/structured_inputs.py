@@ -2,17 +2,23 @@
 
 Each returns (level dicts, values) for runtime.convert to make its Parts of.
 
-    from_dia(m, fmt, sr, name)   a dia_array as row bands, format banded =
-                                 (dense, banded); None when `fmt` is another
-                                 format (the caller goes through coo)
+    dia_format(m)                the format a dia_array reads into by default:
+                                 uniform_band, or banded when its band is
+                                 wider than a row
+    from_dia(m, fmt, sr, name)   a dia_array as row bands, format uniform_band
+                                 = (dense, uniform_band) or banded = (dense,
+                                 banded); None when `fmt` is another format
+                                 (the caller goes through coo)
     from_bsr(m, fmt, sr, name)   a bsr_array as rows of dense blocks, format
                                  blocks = (dense, blocks); None when `fmt` is
                                  another format or the array is not canonical
 
 Neither binds scipy's arrays without a copy in general, because the layouts
 differ: dia stores each diagonal contiguously (data[k, j] = A[j - offsets[k],
-j]) and a banded level each row's band, so the values are regrouped in one
-vectorised pass (O(rows · bands)); bsr stores each R×C block contiguously and a
+j]) and a banded or uniform band level each row's band (a uniform band of
+column bands, mode order (1, 0), stores each column's band: the transpose of
+dia's array too, agreeing only when it holds one diagonal), so the values are
+regrouped in one vectorised pass (O(rows · bands)); bsr stores each R×C block contiguously and a
 block-list level each row's runs, so the values are regrouped likewise, except
 that with one-row blocks (R = 1) the two layouts agree and the values are
 shared. Index arrays are always built (a few per row or per block).
@@ -27,12 +33,25 @@ from ..formats.blocks import spread
 from ..formats.compressed import check_pointers
 
 
+def dia_format(m) -> str:
+    """The default format of the dia array `m`: "uniform_band" (one band shape,
+    nothing stored per row), or "banded" when the span of its offsets is wider
+    than a row (a uniform band's width is at most the dimension)."""
+    offsets = np.asarray(m.offsets, dtype=np.int64)
+    span = int(offsets.max() - offsets.min()) + 1 if len(offsets) else 0
+    return "uniform_band" if span <= max(m.shape[1], 1) else "banded"
+
+
 def from_dia(m, fmt, sr, name) -> tuple | None:
     """Row bands of the dia array `m`: row i's band runs from column i + min(offsets)
     to i + max(offsets), clipped to the matrix (offsets of diagonals that hold no
     cell left out); cells of no stored diagonal hold the semiring's zero.
-    Offsets made equal since `m` was built raise an InputError naming it."""
-    if fmt != Format.named("banded", 2):
+    Format uniform_band stores every row's band at its full width (ushape:
+    offset min(offsets), step 1), banded each row's clipped band. None for
+    another format, or a uniform band wider than a row. Offsets made equal
+    since `m` was built raise an InputError naming it."""
+    uniform = fmt == Format.named("uniform_band", 2)
+    if not uniform and fmt != Format.named("banded", 2):
         return None
     where = f"tensor {name!r} (scipy dia input)"
     offsets = np.asarray(m.offsets, dtype=np.int64)
@@ -44,15 +63,20 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
     held = (offsets > -nrows) & (offsets < width)      # diagonals holding some cell
     offsets, data = offsets[held], data[held]
     rows = np.arange(nrows, dtype=np.int64)
+    lo, hi = (int(offsets.min()), int(offsets.max())) if len(offsets) else (0, -1)
+    if uniform and hi - lo + 1 > max(ncols, 1):
+        return None
+    by_diagonal = np.full((hi - lo + 1, nrows), sr.zero, dtype=data.dtype)
+    for k, off in enumerate(offsets):           # rows r with 0 <= r + off < width
+        r0, r1 = max(0, -int(off)), min(nrows, width - int(off))
+        by_diagonal[off - lo, r0:r1] = data[k, r0 + off:r1 + off]
+    band = np.ascontiguousarray(by_diagonal.T)
+    if uniform:
+        shape = np.array([lo, hi - lo + 1, 1, nrows, ncols], dtype=np.int64)
+        return ({}, {"ushape": shape}), band.reshape(-1)
     if not len(offsets):
         return ({}, {"bfirst": np.zeros(nrows, np.int64),
                      "bpos": np.zeros(nrows + 1, np.int64)}), data[:0].reshape(-1)
-    lo, hi = int(offsets.min()), int(offsets.max())
-    band = np.full((nrows, hi - lo + 1), sr.zero, dtype=data.dtype)
-    for k, off in enumerate(offsets):
-        cols = rows + off
-        ok = (cols >= 0) & (cols < width)
-        band[rows[ok], off - lo] = data[k, cols[ok]]
     cols = rows[:, None] + lo + np.arange(hi - lo + 1)[None, :]
     inside = (cols >= 0) & (cols < ncols)
     bpos = np.zeros(nrows + 1, dtype=np.int64)

@@ -140,7 +140,8 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
             return segment_level(names, var, crd, start, end, unique, child, crd_len,
                                  in_order)
         case shapes.Blocks(first, pos, start, end):
-            return blocks_level(names, var, first, pos, start, end, child)
+            return blocks_level(names, var, first, pos, start, end, child,
+                                crd_len if in_order else None)
         case shapes.Band(lo_c, hi_c, at):
             return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None)
         case shapes.RunList(ends, start, end, starts):
@@ -231,11 +232,14 @@ def lookup_level(names, var, crd: str, start: imp.Expr, end: imp.Expr, first: im
 
 
 def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Expr,
-                 child) -> Stream:
+                 child, n: imp.Expr | None = None) -> Stream:
     """The blocks start..end-1, block b the coordinates first[b] + i at positions
     pos[b] + i, i < pos[b+1] - pos[b] (a formats.level.Blocks): a segment of
     counted loops (the Pieces fact), no coordinate loaded inside a block; skip
-    jumps, to the block holding the target, then to the target in it."""
+    jumps, to the block holding the target, then to the target in it. `n`: the
+    level's positions, given when its parents are visited in order: a parent's
+    blocks, and successive parents, follow one another in memory (the Runs
+    hint, as band_level's)."""
     b, be, c, e, d = (names.fresh(f"{var}_{x}") for x in ("b", "bend", "c", "end", "shift"))
     bv, bev, cv, ev, dv = (Var(x) for x in (b, be, c, e, d))
     enter = If(lt(bv, bev), seq(Assign(c, Load(first, bv)),
@@ -249,14 +253,17 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
                    Assign(c, max_(cv, target)))
 
     at = imp.add(cv, dv)
+    value = child((at, imp.add(at, ONE)))
+    read = imp.arrays_loaded_at(value.init if is_stream(value) else value, at)
+    runs = Runs(tuple(read), n, at) if n is not None and read else None
     init = seq(Assign(b, start), Assign(be, end), Assign(c, ZERO), Assign(e, ZERO),
                Assign(d, ZERO), enter)
     left = Bin("-", Load(pos, bev), Load(pos, bv))
     return Stream(var=var, state=tuple((x, "index") for x in (b, be, c, e, d)), init=init,
-                  valid=lt(cv, ev), index=cv, ready=TRUE, value=child((at, imp.add(at, ONE))),
+                  valid=lt(cv, ev), index=cv, ready=TRUE, value=value,
                   next=seq(incr(c), If(le(ev, cv), advance)), skip=skip,
                   search="blocks: jump to the block, then within it",
-                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance)))
+                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance), runs))
 
 
 def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,

@@ -66,11 +66,30 @@ def test_bad_levels_are_refused_naming_the_array(make, words):
 def test_scipy_dia_reads_as_row_bands():
     rng = np.random.default_rng(0)
     m = sp.dia_array((rng.random((3, 7)), [-2, 0, 1]), shape=(6, 7))
+    t = ep.Tensor.from_scipy(m)                 # one band shape: diagonals -2 .. 1
+    assert t.format == ep.Format.named("uniform_band", 2)
+    assert list(t.levels[1]["ushape"]) == [-2, 4, 1, 6, 7]
+    b = ep.Tensor.from_scipy(m, "banded")
+    assert list(b.levels[1]["bfirst"]) == [0, 0, 0, 1, 2, 3]   # row i from i - 2
+    for got in (t, b, ep.Tensor.from_scipy(m, "csr")):
+        assert np.array_equal(got.to_dense(), m.toarray())
+
+
+@pytest.mark.parametrize("shape, offsets", [((7, 4), [-5, 0, 3]), ((3, 3), [5]),
+                                            ((4, 4), []), ((5, 2), [-4, 1])])
+def test_scipy_dia_wider_than_a_row_or_empty(shape, offsets):
+    """A band wider than a row reads as banded (a uniform band's width is at
+    most the dimension); diagonals holding no cell are left out."""
+    rng = np.random.default_rng(2)
+    m = sp.dia_array((rng.random((len(offsets), 7)), offsets), shape=shape)
+    span = max(offsets) - min(offsets) + 1 if offsets else 0
     t = ep.Tensor.from_scipy(m)
-    assert t.format == ep.Format.named("banded", 2)
-    assert list(t.levels[1]["bfirst"]) == [0, 0, 0, 1, 2, 3]   # row i from i - 2
+    assert t.format == ep.Format.named("banded" if span > shape[1] else "uniform_band", 2)
+    A, x = ep.tensor("A", 2, "uniform_band"), ep.tensor("x", 1)
+    v = rng.random(shape[1])
     assert np.array_equal(t.to_dense(), m.toarray())
-    assert np.array_equal(ep.Tensor.from_scipy(m, "csr").to_dense(), m.toarray())
+    for got in (t, m):          # m: converted on the call (a uniform band, or via coo)
+        assert np.allclose(ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=got, x=v), m.toarray() @ v)
 
 
 @pytest.mark.parametrize("blocksize", [(1, 3), (2, 2), (3, 1)])

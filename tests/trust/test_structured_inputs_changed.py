@@ -41,9 +41,10 @@ def test_a_bsr_input_written_in_place(blocksize, attr, at, value):
     _changed(_bsr(blocksize), "blocks", attr, at, value)
 
 
+@pytest.mark.parametrize("fmt", ["banded", "uniform_band"])
 @pytest.mark.parametrize("attr, at, value", DIA)
-def test_a_dia_input_written_in_place(attr, at, value):
-    _changed(_dia(), "banded", attr, at, value)
+def test_a_dia_input_written_in_place(fmt, attr, at, value):
+    _changed(_dia(), fmt, attr, at, value)
 
 
 def _changed(m, fmt, attr, at, value):

@@ -92,16 +92,34 @@ def run_loop(em, s, parts) -> imp.Stmt | None:
                               parts.step(s, s.next, parts.on_ready)))
 
 
-def prefetch_runs(s, tuning) -> imp.Stmt:
+def prefetch_runs(s, tuning, names=None) -> imp.Stmt:
     """For a level whose segments follow one another (SpMV's rows): prefetch each
     array it reads at its position (crd, values) tuning.run_ahead entries past
     the position (streams.Runs), clamped to one past the end. The driver runs it at the start of
     each segment of at least tuning.run_short entries, and at every step of one
-    of at least tuning.run_long, when runs_wanted."""
+    of at least tuning.run_long, when runs_wanted. A level read as counted
+    pieces (streams.Pieces: a band, a row of blocks), whose loop no per-step
+    prefetch reaches, prefetches with `names` its whole run ahead instead: its
+    positions are consecutive, so of the Extent entries from tuning.piece_ahead
+    past the position (up to 8 · tuning.run_lines of them) it prefetches the
+    first (clamped to one past the end) and, in a run of more than 8, every
+    8th after it below the end: one per 64-byte line of 8-byte values (a line
+    the last one misses is the next run's first)."""
     runs = s.facts.get(streams.Runs)
     if runs is None:
         return imp.SKIP
     here = runs.at if runs.at is not None else Var(s.facts.get(streams.Segment).q)
     arrays, n = runs.arrays, runs.n
     at = imp.min_(imp.add(here, Const(tuning.run_ahead)), n)
-    return seq(*(imp.Prefetch(a, at) for a in arrays))
+    extent = s.facts.get(streams.Extent)
+    if names is None or tuning.run_lines <= 1 or streams.Pieces not in s.facts or extent is None:
+        return seq(*(imp.Prefetch(a, at) for a in arrays))
+    k, end = names.fresh(f"{s.var}_pf"), names.fresh(f"{s.var}_pf_end")
+    at = imp.add(here, Const(tuning.piece_ahead))
+    span = imp.min_(extent.n, Const(8 * tuning.run_lines))
+    first = seq(*(imp.Prefetch(a, imp.min_(at, n)) for a in arrays))
+    rest = seq(Decl(k, "index", imp.add(at, Const(8))),
+               Decl(end, "index", imp.min_(imp.add(at, span), n)),
+               While(lt(Var(k), Var(end)), seq(*(imp.Prefetch(a, Var(k)) for a in arrays),
+                                               Assign(k, imp.add(Var(k), Const(8))))))
+    return seq(first, If(lt(Const(8), extent.n), rest))
