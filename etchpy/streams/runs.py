@@ -114,21 +114,27 @@ def has_runs(s) -> bool:
 
 @dataclass(frozen=True, eq=False)
 class Meets(Fact):
-    """The stream is meet_runs of `operands` (each `has_runs`) with value
-    `value`, as built: a product with one more run stream is the meet of all
-    of them (one align and one close over k operands), not a meet nested in a
-    meet. Valid only on the very stream it was made for (`meet_of`)."""
+    """The stream is meet_runs of `operands` (each `has_runs`), as built (`made`:
+    its init, valid, value, next and skip): a product with one more run stream
+    is the meet of all of them (one align and one close over k operands), not
+    a meet nested in a meet. Valid only on the very stream it was made for
+    (`meet_of`)."""
 
     operands: tuple
-    value: object
-    next: imp.Stmt
+    made: tuple
+
+
+def _fields(s: Stream) -> tuple:
+    return s.init, s.valid, s.value, s.next, s.skip
 
 
 def meet_of(s: Stream) -> tuple:
     """The operands of s when s is a meet as built (its Meets fact is its own:
-    no combinator has changed its value or its step since), else (s,)."""
+    no combinator has changed its init, test, value, step or skip since),
+    else (s,)."""
     f = s.facts.get(Meets)
-    return f.operands if f is not None and f.value is s.value and f.next is s.next else (s,)
+    same = f is not None and all(x is y for x, y in zip(f.made, _fields(s)))
+    return f.operands if same else (s,)
 
 
 def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
@@ -159,15 +165,15 @@ def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
     def skip(to, rf):
         return seq(follow, *[s.skip(to, rf) for s in ops], align, close)
 
-    value = combine(a.value, b.value)
-    nxt = seq(imp.incr(ps[0].counter), If(le(mv, c0), advance))
     state = sum((s.state for s in ops), ()) + ((m, "index"), (t, "index"))
-    return Stream(var=a.var, state=state, init=seq(*[s.init for s in ops], align, close),
-                  valid=lt(c0, mv), index=c0, ready=TRUE, value=value, next=nxt, skip=skip,
+    made = Stream(var=a.var, state=state, init=seq(*[s.init for s in ops], align, close),
+                  valid=lt(c0, mv), index=c0, ready=TRUE, value=combine(a.value, b.value),
+                  next=seq(imp.incr(ps[0].counter), If(le(mv, c0), advance)), skip=skip,
                   search=f"runs with runs ({len(ops)}): one piece per overlap, gaps "
                          f"skipped whole",
                   facts=ops[0].facts.keep(Most, Extent).add(
-                      Pieces(ps[0].counter, m, advance), Flat(), Meets(ops, value, nxt)))
+                      Pieces(ps[0].counter, m, advance), Flat()))
+    return made.derive(made.facts.add(Meets(ops, _fields(made))))
 
 
 def join_runs(names, a: Stream, b: Stream, value, most=None) -> Stream:
