@@ -18,6 +18,12 @@ erosion  3×3 binary erosion with scipy.ndimage's border (outside is false), a
          the pad made outside the timing); target ≥ 2.
          scipy.ndimage.binary_erosion and cv2.erode (one thread, on the image's
          bytes as uint8, a zero border) beside.
+erosion_rle  the same erosion on run-length images (`rle` and `sparse_rle`, packed
+         once outside the timing, packing time printed): the generated shapes and
+         the scikit-image ones, each with its mean run (pixels per run along a
+         row); a window of a run list is its runs restricted and shifted, and the
+         nine meet once per overlap of their runs. Against numpy's nine slices of
+         the dense image; target ≥ 2 where the mean run is ≥ 64.
 calls    the cost of a call where the window is small (a 200×150 operand, a window
          of 50×100 or of its columns only, bounds given as parameters each call,
          Python ints or numpy int64): the windowed kernel against the same
@@ -39,7 +45,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from bench.kernels import per_row_csr
-from bench.timing import alternating_medians, fmt_ratio, fmt_time
+from bench.timing import alternating_medians, fmt_ratio, fmt_time, timed
 
 
 def poisson_2d(m: int):
@@ -165,6 +171,28 @@ def erosion_rows(rounds):
     return rows
 
 
+def erosion_rle_rows(rounds):
+    from bench.structure_rle import mean_run
+    i, j = ep.indices("i j")
+    rows = []
+    images = {f"shapes {h}×{h}": shapes_image(h, h, h) for h in (1024, 2048, 4096)}
+    images.update({f"{name} {a.shape[0]}×{a.shape[1]}": a for name, a in real_images().items()})
+    for label, im in images.items():
+        h, w = im.shape
+        p, run = np.pad(im, 1), mean_run(im)
+        want = nine_slices(p, h, w)
+        for fmt in ("rle", "sparse_rle"):
+            kern = ep.compile(erosion_expr(ep.tensor("img", 2, fmt), i, j, h, w),
+                              semiring=ep.semirings.boolean)
+            pack, t = timed(lambda: ep.Tensor.from_dense(im, fmt, semiring="boolean"))
+            assert (kern(img=t) == want).all()
+            med = alternating_medians([lambda: kern(img=t), lambda: nine_slices(p, h, w)],
+                                      rounds)
+            what = f"erosion {fmt}, {label} (run {run:.0f}, packed {fmt_time(pack)})"
+            rows.append((what, med[0], med[1], "numpy nine slices", 2.0 if run >= 64 else None))
+    return rows
+
+
 def call_rows(rounds):
     i, j = ep.indices("i j")
     rng = np.random.default_rng(1)
@@ -199,7 +227,8 @@ def call_rows(rounds):
     return rows
 
 
-SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows, "calls": call_rows}
+SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows, "erosion_rle": erosion_rle_rows,
+            "calls": call_rows}
 
 
 def main(argv=None) -> int:

@@ -112,10 +112,10 @@ class Lowerer:
                  algorithms: StepAlgorithms | None = None, fixed: dict | None = None):
         self.sr = semiring
         self.fixed = dict(fixed or {})
-        self.bindings = bindings
-        self.names = names
+        self.bindings, self.names = bindings, names
         self.markers = markers and tuning.markers
-        self.tuning = tuning
+        self.tuning = tuning     # gap: what a windowed run list may pass as a gap
+        self.gap = Const(semiring.zero, "value") if tuning.runs else None
         self.algorithms = algorithms
         self.scratch: list[tuple] = []
 
@@ -292,7 +292,7 @@ class Lowerer:
         if b.window and b.window[m]:
             s = window.window_level(self.names, b.format.levels[lev], v, dim_var(v),
                                     b.size(m, v), b.levels[lev], parent, child,
-                                    b.positions(lev), b.window[m], self.guard)
+                                    b.positions(lev), b.window[m], self.guard, self.gap)
         else:
             s = level_stream(self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev],
                              parent, child, b.positions(lev) if b.name else None,

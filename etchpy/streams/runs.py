@@ -17,10 +17,13 @@ skipped whole. proofs_notes/runs.md.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import reduce
+
 from .. import imp
 from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, If, Load, Var, While, and_, eq, le, lt,
                    max_, min_, not_, select, seq)
-from .facts import Covers, Extent, Facts, Flat, Most, Pieces
+from .facts import Covers, Extent, Fact, Facts, Flat, Most, Pieces
 from .stream import Stream
 
 
@@ -109,33 +112,68 @@ def has_runs(s) -> bool:
             and s.index == Var(p.counter))
 
 
+@dataclass(frozen=True, eq=False)
+class Meets(Fact):
+    """The stream is meet_runs of `operands` (each `has_runs`), as built (`made`:
+    its init, valid, value, next and skip): a product with one more run stream
+    is the meet of all of them (one align and one close over k operands), not
+    a meet nested in a meet. Valid only on the very stream it was made for
+    (`meet_of`)."""
+
+    operands: tuple
+    made: tuple
+
+
+def _fields(s: Stream) -> tuple:
+    return s.init, s.valid, s.value, s.next, s.skip
+
+
+def meet_of(s: Stream) -> tuple:
+    """The operands of s when s is a meet as built (its Meets fact is its own:
+    no combinator has changed its init, test, value, step or skip since),
+    else (s,)."""
+    f = s.facts.get(Meets)
+    same = f is not None and all(x is y for x, y in zip(f.made, _fields(s)))
+    return f.operands if same else (s,)
+
+
 def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
     """The product (combine is ⊗) of two streams that `has_runs`, either
-    possibly with gaps between its runs: one piece per overlap of a run of a
-    and a run of b, value combine(a.value, b.value); coordinates outside
-    either's runs are skipped whole (`align`: the stream behind skips to the
-    other's coordinate, which moves over whole runs) and never visited. State:
-    both streams' and the overlap's end m; a's counter is the product's, b's
-    is brought to it at each advance. proofs_notes/runs.md, law 6."""
-    pa, pb = a.facts.get(Pieces), b.facts.get(Pieces)
-    m = names.fresh(f"{a.var}_m")
-    mv, ca, cb = Var(m), Var(pa.counter), Var(pb.counter)
-    align = While(and_(and_(a.valid, b.valid), not_(eq(ca, cb))),
-                  If(lt(ca, cb), a.skip(cb, FALSE), b.skip(ca, FALSE)))
-    close = Assign(m, select(eq(ca, cb), min_(Var(pa.end), Var(pb.end)), ZERO))
-    advance = seq(Assign(pb.counter, ca),
-                  If(le(Var(pa.end), ca), pa.advance), If(le(Var(pb.end), ca), pb.advance),
-                  align, close)
+    possibly with gaps between its runs, each possibly a meet itself (its
+    operands are taken, `meet_of`, so a product of k run streams is one meet
+    of k). One piece per overlap of a run of each operand, value
+    combine(a.value, b.value); coordinates outside any operand's runs are
+    skipped whole (`align`: every operand behind the furthest skips to it,
+    which moves over whole runs) and never visited. State: the operands' and
+    the overlap's end m (and the align's target t); the first operand's
+    counter is the product's, the others are brought to it at each advance.
+    proofs_notes/runs.md, law 6."""
+    ops = meet_of(a) + meet_of(b)
+    ps = [s.facts.get(Pieces) for s in ops]
+    m, t = names.fresh(f"{a.var}_m"), names.fresh(f"{a.var}_t")
+    mv, tv, c0 = Var(m), Var(t), Var(ps[0].counter)
+    cs = [Var(p.counter) for p in ps]
+    valid = reduce(and_, [s.valid for s in ops])
+    same = reduce(and_, [eq(c0, c) for c in cs[1:]])
+    align = While(and_(valid, not_(same)), seq(
+        Assign(t, reduce(max_, cs)),
+        *[If(lt(c, tv), s.skip(tv, FALSE)) for s, c in zip(ops, cs)]))
+    close = Assign(m, select(same, reduce(min_, [Var(p.end) for p in ps]), ZERO))
+    follow = seq(*[Assign(p.counter, c0) for p in ps[1:]])
+    advance = seq(follow, *[If(le(Var(p.end), c0), p.advance) for p in ps], align, close)
 
-    def skip(t, rf):
-        return seq(Assign(pb.counter, ca), a.skip(t, rf), b.skip(t, rf), align, close)
+    def skip(to, rf):
+        return seq(follow, *[s.skip(to, rf) for s in ops], align, close)
 
-    return Stream(var=a.var, state=a.state + b.state + ((m, "index"),),
-                  init=seq(a.init, b.init, align, close), valid=lt(ca, mv), index=ca,
-                  ready=TRUE, value=combine(a.value, b.value),
-                  next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
-                  search="runs with runs: one piece per overlap, gaps skipped whole",
-                  facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance), Flat()))
+    state = sum((s.state for s in ops), ()) + ((m, "index"), (t, "index"))
+    made = Stream(var=a.var, state=state, init=seq(*[s.init for s in ops], align, close),
+                  valid=lt(c0, mv), index=c0, ready=TRUE, value=combine(a.value, b.value),
+                  next=seq(imp.incr(ps[0].counter), If(le(mv, c0), advance)), skip=skip,
+                  search=f"runs with runs ({len(ops)}): one piece per overlap, gaps "
+                         f"skipped whole",
+                  facts=ops[0].facts.keep(Most, Extent).add(
+                      Pieces(ps[0].counter, m, advance), Flat()))
+    return made.derive(made.facts.add(Meets(ops, _fields(made))))
 
 
 def join_runs(names, a: Stream, b: Stream, value, most=None) -> Stream:

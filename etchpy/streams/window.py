@@ -42,7 +42,7 @@ class Inside(Fact):
     at: Callable[[imp.Expr], object]
 
 
-def _cdiv(a: imp.Expr, s: imp.Expr) -> imp.Expr:
+def ceil_div(a: imp.Expr, s: imp.Expr) -> imp.Expr:
     """ceil(a / s) for a ≥ 0, s > 0."""
     return a if s == ONE else Bin("/", imp.add(a, Bin("-", s, ONE)), s)
 
@@ -53,7 +53,7 @@ def window(s: Stream, lo: imp.Expr, n: imp.Expr, step: imp.Expr) -> Stream:
     end = imp.add(imp.add(lo, imp.mul(Bin("-", n, ONE), step)), ONE)
     ready = s.ready if step == ONE else and_(
         s.ready, eq(imp.mul(Bin("/", off, step), step), off))
-    index = _cdiv(off, step)
+    index = ceil_div(off, step)
     # past a coordinate, on to the next one on the stride (so no two states are alike)
     nxt = s.next if step == ONE else seq(s.next, If(s.valid, s.skip(
         imp.add(lo, imp.mul(index, step)), imp.FALSE)))
@@ -71,8 +71,8 @@ def window_range(names: imp.Names, var: str, lo: imp.Expr, n: imp.Expr, step: im
     `value_at(c)`, read through the window (lo, n, step): the w in [wlo, whi)
     with lo + w·step inside it, a counted range. `guard(cond, x)` is x where
     cond holds, else nothing (combinators.guard), for Locate at any w."""
-    wlo = select(lt(lo, ZERO), _cdiv(Bin("-", ZERO, lo), step), ZERO)
-    whi = select(lt(lo, size), imp.min_(n, _cdiv(Bin("-", size, lo), step)), ZERO)
+    wlo = select(lt(lo, ZERO), ceil_div(Bin("-", ZERO, lo), step), ZERO)
+    whi = select(lt(lo, size), imp.min_(n, ceil_div(Bin("-", size, lo), step)), ZERO)
     c, e = names.fresh(f"{var}_w"), names.fresh(f"{var}_wend")
     cv, ev = Var(c), Var(e)
 

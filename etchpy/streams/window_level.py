@@ -1,6 +1,6 @@
 """A storage level read through a window: streams.window's combinators applied to
-the level's read shape (a Range: window_range; any other: the generic window of
-its stream). proofs_notes/windows.md."""
+the level's read shape (a Range: window_range; a RunList: window_runs; any
+other: the generic window of its stream). proofs_notes/windows.md."""
 from __future__ import annotations
 
 from typing import Callable
@@ -11,6 +11,7 @@ from ..imp import ONE, Var
 from .levels import level_stream
 from .stream import Stream
 from .window import window, window_range
+from .window_runs import window_runs
 
 
 def binding_window(tv, name: str) -> tuple:
@@ -27,15 +28,20 @@ def bounds_of(tv, m: int, name: str) -> tuple:
 
 
 def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent, child,
-                 crd_len, lo_step: tuple, guard: Callable) -> Stream:
+                 crd_len, lo_step: tuple, guard: Callable, zero=None) -> Stream:
     """Storage level `level` (its operand size `size`) read through the window
     (lo, n, step) over `var`: a window_range when it reads as a Range (it
-    holds every coordinate), else the generic window of its stream."""
+    holds every coordinate), window_runs when it reads as a RunList (runs
+    again, restricted and shifted; with `zero`, the semiring's, its runs of
+    the zero passed as gaps), else the generic window of its stream."""
     lo, step = lo_step
     match level.read(parent[0], parent[1], size, arrays):
         case shapes.Range(first):
             return window_range(names, var, lo, n, step, size,
                                 lambda c: child((imp.add(first, c),
                                                  imp.add(imp.add(first, c), ONE))), guard)
+        case shapes.RunList(ends, start, end, starts):
+            return window_runs(names, var, ends, start, end, child, starts, lo, n, step,
+                               zero)
     return window(level_stream(names, level, var, size, arrays, parent, child, crd_len),
                   lo, n, step)

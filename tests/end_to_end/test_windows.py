@@ -18,8 +18,8 @@ from etchpy.testing import check_backends
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
-FORMATS = ("dense", "csr", "csc", "dcsr", "coo",
-           ep.Format(["compressed", "dense"], (1, 0)))
+FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "rle", "sparse_rle",
+           ep.Format(["compressed", "dense"], (1, 0)), ep.Format(["dense", "runs"], (1, 0)))
 
 
 def numpy_window(d: np.ndarray, specs) -> np.ndarray:
