@@ -191,7 +191,8 @@ def test_maps_under_every_tuning_preset_and_output(tuning, output):
     for e in cases:
         used = {name: inputs[name] for name in tensors(e)}
         check_backends(e, used, backends=("imp", "c"), tuning=tuning, output=output)
-        check_backends(e, used, backends=("c",), tuning=tuning, output=output, threads=2)
+        if output == "csr":     # rows filled by threads (dense ones: the backend property)
+            check_backends(e, used, backends=("c",), tuning=tuning, output=output, threads=2)
 
 
 @pytest.mark.parametrize("fn, arg", [("maximum", 1), ("minimum", -1), ("abs", None),
