@@ -325,19 +325,19 @@ int spmv(
         int64_t i_c = 0;
         i_c = 0;
         while (i_c < dim_i) {
-            int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r = i_c;
-            int64_t i_c_bad = (0 + (A_dim1 == 0));
-            while (i_c_r < i_c_block) {
-                i_c_bad = ((i_c_bad + (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r])) + ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[(i_c_r + 1)]));
-                i_c_r = (i_c_r + 1);
+            int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+            int64_t i_c_r_1 = i_c;
+            int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+            while (i_c_r_1 < i_c_block_1) {
+                i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+                i_c_r_1 = (i_c_r_1 + 1);
             }
-            if (i_c_bad != 0) {
+            if (i_c_bad_1 != 0) {
                 input_error = 4;
-                i_c_block = i_c;
+                i_c_block_1 = i_c;
                 i_c = dim_i;
             }
-            while (i_c < i_c_block) {
+            while (i_c < i_c_block_1) {
                 int64_t i_ = i_c;
                 ep_val_t acc = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
@@ -397,19 +397,19 @@ int spmv(
         int64_t i_c = 0;
         i_c = 0;
         while (i_c < dim_i) {
-            int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r_1 = i_c;
-            int64_t i_c_bad_1 = (0 + (A_dim1 == 0));
-            while (i_c_r_1 < i_c_block_1) {
-                i_c_bad_1 = ((i_c_bad_1 + (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1])) + ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[(i_c_r_1 + 1)]));
-                i_c_r_1 = (i_c_r_1 + 1);
+            int64_t i_c_block = ep_min((i_c + 1024), dim_i);
+            int64_t i_c_r = i_c;
+            int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
+            while (i_c_r < i_c_block) {
+                i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
+                i_c_r = (i_c_r + 1);
             }
-            if (i_c_bad_1 != 0) {
+            if (i_c_bad != 0) {
                 input_error = 4;
-                i_c_block_1 = i_c;
+                i_c_block = i_c;
                 i_c = dim_i;
             }
-            while (i_c < i_c_block_1) {
+            while (i_c < i_c_block) {
                 int64_t i_ = i_c;
                 ep_val_t acc = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
