@@ -32,9 +32,8 @@ len(crd); each block's chain starts at the last end of the block before). So
 0 <= q <= e <= nnz, what the per-segment guard establishes. A failed block
 leaves its rows and all later ones unrun; the kernel returns the error code
 and the runtime checks that input in full (the output is not used). The bound
-once a block instead of once a parent halved the pass (SpMV on rows of five
-entries: checked build 1.13-1.18x the unchecked one, then 1.03-1.06x; 2026-11-30,
-docs/performance.md).
+is tested once a block, not once a parent: the pass is half as long (what it
+cost: docs/performance.md, "Fused input checks").
 """
 from __future__ import annotations
 
