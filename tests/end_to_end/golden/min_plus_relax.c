@@ -220,13 +220,24 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
  * before x is read through it. */
 #if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+/* All eight lanes, as a mask the compiler cannot see is full. A gather merges
+ * into its destination; given a constant full mask, the compiler drops the zero
+ * it is given and gathers into the last chunk's register, which chains every
+ * gather (and the next segment's) behind the sum before it, where the checked
+ * build's mask, a compare, does not (docs/performance.md, "Gathered sums"). */
+static inline __mmask8 ep_gather_all(void)
+{
+    __mmask8 m = 0xFF;
+    __asm__("" : "+k"(m));
+    return m;
+}
+#define EP_GATHER_X8(c, x) EP_GATHER_XM(ep_gather_all(), (c), (x))
 #define EP_GATHER_LIM(dim) (dim)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,

@@ -219,13 +219,24 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
  * before x is read through it. */
 #if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+/* All eight lanes, as a mask the compiler cannot see is full. A gather merges
+ * into its destination; given a constant full mask, the compiler drops the zero
+ * it is given and gathers into the last chunk's register, which chains every
+ * gather (and the next segment's) behind the sum before it, where the checked
+ * build's mask, a compare, does not (docs/performance.md, "Gathered sums"). */
+static inline __mmask8 ep_gather_all(void)
+{
+    __mmask8 m = 0xFF;
+    __asm__("" : "+k"(m));
+    return m;
+}
+#define EP_GATHER_X8(c, x) EP_GATHER_XM(ep_gather_all(), (c), (x))
 #define EP_GATHER_LIM(dim) (dim)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -325,19 +336,19 @@ int spmv(
         int64_t i_c = 0;
         i_c = 0;
         while (i_c < dim_i) {
-            int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r_1 = i_c;
-            int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
-            while (i_c_r_1 < i_c_block_1) {
-                i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
-                i_c_r_1 = (i_c_r_1 + 1);
+            int64_t i_c_block = ep_min((i_c + 1024), dim_i);
+            int64_t i_c_r = i_c;
+            int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
+            while (i_c_r < i_c_block) {
+                i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
+                i_c_r = (i_c_r + 1);
             }
-            if (i_c_bad_1 != 0) {
+            if (i_c_bad != 0) {
                 input_error = 4;
-                i_c_block_1 = i_c;
+                i_c_block = i_c;
                 i_c = dim_i;
             }
-            while (i_c < i_c_block_1) {
+            while (i_c < i_c_block) {
                 int64_t i_ = i_c;
                 ep_val_t acc = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
@@ -397,19 +408,19 @@ int spmv(
         int64_t i_c = 0;
         i_c = 0;
         while (i_c < dim_i) {
-            int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r = i_c;
-            int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
-            while (i_c_r < i_c_block) {
-                i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
-                i_c_r = (i_c_r + 1);
+            int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+            int64_t i_c_r_1 = i_c;
+            int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+            while (i_c_r_1 < i_c_block_1) {
+                i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+                i_c_r_1 = (i_c_r_1 + 1);
             }
-            if (i_c_bad != 0) {
+            if (i_c_bad_1 != 0) {
                 input_error = 4;
-                i_c_block = i_c;
+                i_c_block_1 = i_c;
                 i_c = dim_i;
             }
-            while (i_c < i_c_block) {
+            while (i_c < i_c_block_1) {
                 int64_t i_ = i_c;
                 ep_val_t acc = 0.0;
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
