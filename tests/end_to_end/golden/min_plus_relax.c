@@ -409,35 +409,97 @@ int min_plus_relax(
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
-    if (W_gather) {
-        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-        /* out[v] ⊕= x[v]   order (v) */
-        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-        int64_t v_c = 0;
-        int64_t v_c_2 = 0;
-        v_c = 0;
-        v_c_2 = 0;
-        while (v_c < dim_v) {
-            int64_t v_ = v_c;
-            ep_val_t cell = INFINITY;
-            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-            int64_t u_q_1 = 0;
-            int64_t u_end_1 = 0;
-            u_q_1 = W_pos1[v_c];
-            u_end_1 = W_pos1[(v_c + 1)];
-            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
-                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-            }
-            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                    input_error = 4;
-                    u_end_1 = u_q_1;
+    if (524288 <= W_pos1[W_dim1]) {
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (4 <= (u_end_1 - u_q_1)) {
+                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 }
-                if (W_gather) {
-                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                    u_q_1 = u_end_1;
+                if (32 <= (u_end_1 - u_q_1)) {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
+                        while (u_q_1 < u_end_1) {
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    }
                 } else {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
+                        while (u_q_1 < u_end_1) {
+                            EP_OPAQUE(u_q_1);
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    }
+                }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (4 <= (u_end_1 - u_q_1)) {
+                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                }
+                if (32 <= (u_end_1 - u_q_1)) {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
                     while (u_q_1 < u_end_1) {
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                         EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
@@ -448,8 +510,44 @@ int min_plus_relax(
                     if (u_q_1 < u_end_1) {
                         input_error = 4;
                     }
+                } else {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    while (u_q_1 < u_end_1) {
+                        EP_OPAQUE(u_q_1);
+                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                        u_q_1 = (u_q_1 + 1);
+                    }
+                    if (u_q_1 < u_end_1) {
+                        input_error = 4;
+                    }
                 }
-            } else {
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        }
+    } else {
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
                 if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                     input_error = 4;
                     u_end_1 = u_q_1;
@@ -468,48 +566,27 @@ int min_plus_relax(
                         input_error = 4;
                     }
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
-            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-            out[v_] = cell;
-            v_c = (v_c + 1);
-            v_c_2 = (v_c_2 + 1);
-        }
-    } else {
-        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-        /* out[v] ⊕= x[v]   order (v) */
-        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-        int64_t v_c = 0;
-        int64_t v_c_2 = 0;
-        v_c = 0;
-        v_c_2 = 0;
-        while (v_c < dim_v) {
-            int64_t v_ = v_c;
-            ep_val_t cell = INFINITY;
-            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-            int64_t u_q_1 = 0;
-            int64_t u_end_1 = 0;
-            u_q_1 = W_pos1[v_c];
-            u_end_1 = W_pos1[(v_c + 1)];
-            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
-                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-            }
-            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                    input_error = 4;
-                    u_end_1 = u_q_1;
-                }
-                while (u_q_1 < u_end_1) {
-                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                    u_q_1 = (u_q_1 + 1);
-                }
-                if (u_q_1 < u_end_1) {
-                    input_error = 4;
-                }
-            } else {
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
                 if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                     input_error = 4;
                     u_end_1 = u_q_1;
@@ -523,11 +600,11 @@ int min_plus_relax(
                 if (u_q_1 < u_end_1) {
                     input_error = 4;
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
-            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-            out[v_] = cell;
-            v_c = (v_c + 1);
-            v_c_2 = (v_c_2 + 1);
         }
     }
     if (input_error) {
