@@ -77,16 +77,18 @@ def _steps_once(body, c: str) -> bool:
             and c not in scalars_assigned(Seq(stmts[:-1])))
 
 
-def _loops_opening(body, lv, bounds: set[str]) -> set | None:
+def _loops_opening(body, lv, bounds: set[str]) -> list | None:
     """The full loops (bound among `bounds`) whose counters c open lv's walks
-    at pos[c] (q) and pos[c + 1] (end) from inside them, when every value
+    at pos[c] (q) and pos[c + 1] (end) from inside them, in the order the body
+    holds them (the names their blocks declare are drawn in it, so the C is the
+    same in every process), when every value
     given to a walk's q or end is such an opening, q + 1 or end (q), or 0 (a
     declaration); else None."""
     walks = [s.walk for s in statements(body) if isinstance(s, While)
              and isinstance(s.walk, Walk) and s.walk.crd == lv.crd]
     qs, ends = {w.q for w in walks}, {w.end for w in walks}
     steps = {v for q in qs for v in (Bin("+", Var(q), Const(1)), *(Var(e) for e in ends))}
-    used, ok = set(), True
+    used, ok = {}, True      # loops in the order visited (names are drawn in it)
 
     def visit(node, active: dict):
         nonlocal ok
@@ -102,7 +104,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
             case Assign(name, value) | Decl(name, _, value) if name in qs | ends:
                 c = _opening(value, lv.pos, name in ends)
                 if c in active:
-                    used.add(active[c])
+                    used[active[c]] = None
                 elif not (isinstance(node, Decl) and value == Const(0)) and not (
                         name in qs and value in steps):
                     ok = False
@@ -115,7 +117,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
             visit(child, active)
 
     visit(body, {})
-    return used if ok and used else None
+    return list(used) if ok and used else None
 
 
 def _opening(value, pos: str, end: bool) -> str | None:
