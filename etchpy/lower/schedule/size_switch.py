@@ -92,7 +92,7 @@ def fold(node):
         return tuple(fold(x) for x in node)
     if not hasattr(node, "__dataclass_fields__") or isinstance(node, (Var, Const, Load)):
         return node
-    node = replace(node, **{f: fold(getattr(node, f)) for f in node.__dataclass_fields__
+    node = replace(node, **{f: fold(vars(node)[f]) for f in node.__dataclass_fields__
                             if f != "walk"})
     match node:
         case Bin("&&", a, b):
