@@ -65,8 +65,8 @@ class Tuning:
         switches (bool, True by default): markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
-            khatri_rao, algorithm_choice,
+            workspaces, kept_workspaces, fused_checks, entries, gather_sums, size_switch,
+            blas, khatri_rao, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
@@ -141,6 +141,9 @@ class Tuning:
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
                                       # float64) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)
+    size_switch: bool = True          # a test of a walked level's size inside loops (are
+                                      # its arrays large enough to prefetch?) made once,
+                                      # before them (lower.schedule.size_switch)
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
     khatri_rao: bool = True           # ... the Khatri-Rao pair run only when its temporary
@@ -186,6 +189,7 @@ class Tuning:
                                       # mean keeps the per-pair choice (plan.algorithms)
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
+                                      # (programs, for lower.schedule.size_switch)
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter as many (floats
                                       # reassociate; 1: one accumulator)

@@ -10,25 +10,30 @@ of a full loop over the parents,
 
 the kernel already runs once per parent, and the same test is cheaper as a
 flat pass: the loop runs a block of `block` parents at a time, first testing
-pos[r] <= pos[r+1] <= nnz for every r of the block in a loop with no branch
-(it vectorises), then the block's iterations without the per-segment guard
-(a level of dimension 0 fails every block: fused_checks reads a bad coordinate
-of such a level's walks as coordinate 0):
+that pos does not decrease over the block, pos[r] <= pos[r+1] for every r of
+it, in a loop with no branch and one comparison a parent (it vectorises), and
+that the block's last end is inside crd, pos[end] <= nnz (once a block), then
+the block's iterations without the per-segment guard (a level of dimension 0
+fails every block: fused_checks reads a bad coordinate of such a level's walks
+as coordinate 0):
 
     while (c < parents) {
-        end := min(c + block, parents); bad := [dim = 0]
-        for r in [c, end): bad += pos[r+1] < pos[r]; bad += nnz <u pos[r+1]
+        end := min(c + block, parents); bad := [dim = 0] | [nnz <u pos[end]]
+        for r in [c, end): bad |= pos[r+1] < pos[r]
         if (bad) { error := 4; end := c; c := parents }
         while (c < end) { ...; c := c + 1 }
     }
 
 Every segment the loop opens is pos[r] .. pos[r+1] for an r of a block
-already passed: pos[r+1] <= nnz by that block's test, and pos[r] >= 0 by
-induction down the chain pos[0] <= ... <= pos[r] (0 <= pos[0] <= nnz is an
-O(1) fact the runtime checks before every call, as is nnz <= len(crd)). So
+already passed: pos[r+1] <= pos[end] <= nnz down the block's chain, and
+pos[r] >= 0 by induction down the chain pos[0] <= ... <= pos[r] (0 <= pos[0]
+<= nnz is an O(1) fact the runtime checks before every call, as is nnz <=
+len(crd); each block's chain starts at the last end of the block before). So
 0 <= q <= e <= nnz, what the per-segment guard establishes. A failed block
 leaves its rows and all later ones unrun; the kernel returns the error code
-and the runtime checks that input in full (the output is not used).
+and the runtime checks that input in full (the output is not used). The bound
+is tested once a block, not once a parent: the pass is half as long (what it
+cost: docs/performance.md, "Fused input checks").
 """
 from __future__ import annotations
 
@@ -72,16 +77,18 @@ def _steps_once(body, c: str) -> bool:
             and c not in scalars_assigned(Seq(stmts[:-1])))
 
 
-def _loops_opening(body, lv, bounds: set[str]) -> set | None:
+def _loops_opening(body, lv, bounds: set[str]) -> list | None:
     """The full loops (bound among `bounds`) whose counters c open lv's walks
-    at pos[c] (q) and pos[c + 1] (end) from inside them, when every value
+    at pos[c] (q) and pos[c + 1] (end) from inside them, in the order the body
+    holds them (the names their blocks declare are drawn in it, so the C is the
+    same in every process), when every value
     given to a walk's q or end is such an opening, q + 1 or end (q), or 0 (a
     declaration); else None."""
     walks = [s.walk for s in statements(body) if isinstance(s, While)
              and isinstance(s.walk, Walk) and s.walk.crd == lv.crd]
     qs, ends = {w.q for w in walks}, {w.end for w in walks}
     steps = {v for q in qs for v in (Bin("+", Var(q), Const(1)), *(Var(e) for e in ends))}
-    used, ok = set(), True
+    used, ok = {}, True      # loops in the order visited (names are drawn in it)
 
     def visit(node, active: dict):
         nonlocal ok
@@ -97,7 +104,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
             case Assign(name, value) | Decl(name, _, value) if name in qs | ends:
                 c = _opening(value, lv.pos, name in ends)
                 if c in active:
-                    used.add(active[c])
+                    used[active[c]] = None
                 elif not (isinstance(node, Decl) and value == Const(0)) and not (
                         name in qs and value in steps):
                     ok = False
@@ -110,7 +117,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> set | None:
             visit(child, active)
 
     visit(body, {})
-    return used if ok and used else None
+    return list(used) if ok and used else None
 
 
 def _opening(value, pos: str, end: bool) -> str | None:
@@ -129,13 +136,12 @@ def block_loop(loop: While, levels, err: str, error_code: int, block: int, names
     c, n = loop.cond.a, loop.cond.b
     end, r, bad = (names.fresh(f"{c.name}_{part}") for part in ("block", "r", "bad"))
     ev, rv, bv = Var(end), Var(r), Var(bad)
-    test, empty = bv, Const(0)
+    test, first = bv, Const(0)
     for lv in levels:                   # dim 0: no coordinate is inside (fused_checks'
-        empty = Bin("+", empty, Bin("==", Var(lv.dim), Const(0)))    # clamped loops)
-        nxt = Load(lv.pos, Bin("+", rv, Const(1)))
-        test = Bin("+", Bin("+", test, Bin("<", nxt, Load(lv.pos, rv))),
-                   Bin("<u", Load(lv.pos, Var(lv.parents)), nxt))
-    scan = seq(Decl(r, "index", c), Decl(bad, "index", empty),
+        first = Bin("|", first, Bin("==", Var(lv.dim), Const(0)))     # clamped loops)
+        first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, ev)))
+        test = Bin("|", test, Bin("<", Load(lv.pos, Bin("+", rv, Const(1))), Load(lv.pos, rv)))
+    scan = seq(Decl(r, "index", c), Decl(bad, "bool", first),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))))
     stop = If(Bin("!=", bv, Const(0)),
               seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))

@@ -220,13 +220,24 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
  * before x is read through it. */
 #if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+/* All eight lanes, as a mask the compiler cannot see is full. A gather merges
+ * into its destination; given a constant full mask, the compiler drops the zero
+ * it is given and gathers into the last chunk's register, which chains every
+ * gather (and the next segment's) behind the sum before it, where the checked
+ * build's mask, a compare, does not (docs/performance.md, "Gathered sums"). */
+static inline __mmask8 ep_gather_all(void)
+{
+    __mmask8 m = 0xFF;
+    __asm__("" : "+k"(m));
+    return m;
+}
+#define EP_GATHER_X8(c, x) EP_GATHER_XM(ep_gather_all(), (c), (x))
 #define EP_GATHER_LIM(dim) (dim)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -398,35 +409,97 @@ int min_plus_relax(
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
-    if (W_gather) {
-        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-        /* out[v] ⊕= x[v]   order (v) */
-        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-        int64_t v_c = 0;
-        int64_t v_c_2 = 0;
-        v_c = 0;
-        v_c_2 = 0;
-        while (v_c < dim_v) {
-            int64_t v_ = v_c;
-            ep_val_t cell = INFINITY;
-            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-            int64_t u_q_1 = 0;
-            int64_t u_end_1 = 0;
-            u_q_1 = W_pos1[v_c];
-            u_end_1 = W_pos1[(v_c + 1)];
-            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
-                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-            }
-            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                    input_error = 4;
-                    u_end_1 = u_q_1;
+    if (524288 <= W_pos1[W_dim1]) {
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (4 <= (u_end_1 - u_q_1)) {
+                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 }
-                if (W_gather) {
-                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                    u_q_1 = u_end_1;
+                if (32 <= (u_end_1 - u_q_1)) {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
+                        while (u_q_1 < u_end_1) {
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    }
                 } else {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
+                        while (u_q_1 < u_end_1) {
+                            EP_OPAQUE(u_q_1);
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    }
+                }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (4 <= (u_end_1 - u_q_1)) {
+                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                }
+                if (32 <= (u_end_1 - u_q_1)) {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
                     while (u_q_1 < u_end_1) {
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                         EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
@@ -437,8 +510,44 @@ int min_plus_relax(
                     if (u_q_1 < u_end_1) {
                         input_error = 4;
                     }
+                } else {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    while (u_q_1 < u_end_1) {
+                        EP_OPAQUE(u_q_1);
+                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                        u_q_1 = (u_q_1 + 1);
+                    }
+                    if (u_q_1 < u_end_1) {
+                        input_error = 4;
+                    }
                 }
-            } else {
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        }
+    } else {
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
                 if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                     input_error = 4;
                     u_end_1 = u_q_1;
@@ -457,48 +566,27 @@ int min_plus_relax(
                         input_error = 4;
                     }
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
-            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-            out[v_] = cell;
-            v_c = (v_c + 1);
-            v_c_2 = (v_c_2 + 1);
-        }
-    } else {
-        /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-        /* out[v] ⊕= x[v]   order (v) */
-        /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-        int64_t v_c = 0;
-        int64_t v_c_2 = 0;
-        v_c = 0;
-        v_c_2 = 0;
-        while (v_c < dim_v) {
-            int64_t v_ = v_c;
-            ep_val_t cell = INFINITY;
-            /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-            int64_t u_q_1 = 0;
-            int64_t u_end_1 = 0;
-            u_q_1 = W_pos1[v_c];
-            u_end_1 = W_pos1[(v_c + 1)];
-            if ((524288 <= W_pos1[W_dim1]) && (4 <= (u_end_1 - u_q_1))) {
-                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-            }
-            if ((524288 <= W_pos1[W_dim1]) && (32 <= (u_end_1 - u_q_1))) {
-                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                    input_error = 4;
-                    u_end_1 = u_q_1;
-                }
-                while (u_q_1 < u_end_1) {
-                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                    u_q_1 = (u_q_1 + 1);
-                }
-                if (u_q_1 < u_end_1) {
-                    input_error = 4;
-                }
-            } else {
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
                 if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                     input_error = 4;
                     u_end_1 = u_q_1;
@@ -512,11 +600,11 @@ int min_plus_relax(
                 if (u_q_1 < u_end_1) {
                     input_error = 4;
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
-            cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-            out[v_] = cell;
-            v_c = (v_c + 1);
-            v_c_2 = (v_c_2 + 1);
         }
     }
     if (input_error) {

@@ -219,13 +219,24 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
  * before x is read through it. */
 #if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+/* All eight lanes, as a mask the compiler cannot see is full. A gather merges
+ * into its destination; given a constant full mask, the compiler drops the zero
+ * it is given and gathers into the last chunk's register, which chains every
+ * gather (and the next segment's) behind the sum before it, where the checked
+ * build's mask, a compare, does not (docs/performance.md, "Gathered sums"). */
+static inline __mmask8 ep_gather_all(void)
+{
+    __mmask8 m = 0xFF;
+    __asm__("" : "+k"(m));
+    return m;
+}
+#define EP_GATHER_X8(c, x) EP_GATHER_XM(ep_gather_all(), (c), (x))
 #define EP_GATHER_LIM(dim) (dim)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -325,11 +336,11 @@ static EP_NOINLINE ep_val_t ep_rows_0(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
+        if (4 <= (j_end - j_q)) {
             EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
-        if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
+        if (32 <= (j_end - j_q)) {
             if (A_gather) {
                 acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
                 j_q = j_end;
@@ -374,11 +385,11 @@ static EP_NOINLINE ep_val_t ep_rows_1(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
+        if (4 <= (j_end - j_q)) {
             EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
         }
-        if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
+        if (32 <= (j_end - j_q)) {
             while (j_q < j_end) {
                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
@@ -391,6 +402,62 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                 acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                 j_q = (j_q + 1);
             }
+        }
+    }
+    return acc;
+}
+
+/* Rows [lo, hi) of the loop over i_c split across threads. */
+static EP_NOINLINE ep_val_t ep_rows_2(
+    int64_t lo,
+    int64_t hi,
+    const ep_idx_t *restrict A_crd1,
+    const int64_t A_gather,
+    const ep_idx_t *restrict A_pos1,
+    const ep_val_t *restrict A_vals,
+    const ep_val_t *restrict x_vals)
+{
+    ep_val_t acc = 0.0;
+    for (int64_t i_c = lo; i_c < hi; i_c++) {
+        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        if (A_gather) {
+            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
+            j_q = j_end;
+        } else {
+            while (j_q < j_end) {
+                EP_OPAQUE(j_q);
+                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+                j_q = (j_q + 1);
+            }
+        }
+    }
+    return acc;
+}
+
+/* Rows [lo, hi) of the loop over i_c split across threads. */
+static EP_NOINLINE ep_val_t ep_rows_3(
+    int64_t lo,
+    int64_t hi,
+    const ep_idx_t *restrict A_crd1,
+    const ep_idx_t *restrict A_pos1,
+    const ep_val_t *restrict A_vals,
+    const ep_val_t *restrict x_vals)
+{
+    ep_val_t acc = 0.0;
+    for (int64_t i_c = lo; i_c < hi; i_c++) {
+        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        while (j_q < j_end) {
+            EP_OPAQUE(j_q);
+            acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
+            j_q = (j_q + 1);
         }
     }
     return acc;
@@ -415,46 +482,90 @@ int reduction_threads(
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-    if (A_gather) {
-        /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-        ep_val_t acc = 0.0;
-        /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-        {
-            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
-            /* about 16 blocks of rows per thread */
-            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
-            ep_val_t acc_part[32];
+    if (524288 <= A_pos1[A_dim0]) {
+        if (A_gather) {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            {
+                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                ep_val_t acc_part[32];
     #ifdef _OPENMP
-            #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-            for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                acc_part[i_c_b] = ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_gather, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    acc_part[i_c_b] = ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_gather, A_pos1, A_vals, x_vals);
+                }
+                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
             }
-            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+            out[0] = acc;
+        } else {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            {
+                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                ep_val_t acc_part[32];
+    #ifdef _OPENMP
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    acc_part[i_c_b] = ep_rows_1(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, A_vals, x_vals);
+                }
+                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+            }
+            out[0] = acc;
         }
-        out[0] = acc;
     } else {
-        /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-        ep_val_t acc = 0.0;
-        /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-        {
-            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
-            /* about 16 blocks of rows per thread */
-            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
-            ep_val_t acc_part[32];
+        if (A_gather) {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            {
+                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                ep_val_t acc_part[32];
     #ifdef _OPENMP
-            #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-            for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                acc_part[i_c_b] = ep_rows_1(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    acc_part[i_c_b] = ep_rows_2(i_c_lo, i_c_hi, A_crd1, A_gather, A_pos1, A_vals, x_vals);
+                }
+                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
             }
-            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+            out[0] = acc;
+        } else {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            {
+                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                ep_val_t acc_part[32];
+    #ifdef _OPENMP
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    acc_part[i_c_b] = ep_rows_3(i_c_lo, i_c_hi, A_crd1, A_pos1, A_vals, x_vals);
+                }
+                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+            }
+            out[0] = acc;
         }
-        out[0] = acc;
     }
     return 0;
 }

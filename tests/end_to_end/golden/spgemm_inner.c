@@ -261,75 +261,144 @@ int spgemm_inner(
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
-    while (i_c < dim_i) {
-        int64_t i_ = i_c;
-        /* k: jump; locate into [locate] */
-        int64_t k_c = 0;
-        int64_t j_fill = 0;
-        j_fill = A_pos1[i_c];
-        while (j_fill < A_pos1[(i_c + 1)]) {
-            EP_OPAQUE(j_fill);
-            j_mark[A_crd1[j_fill]] = (i_c + 1);
-            j_wv[A_crd1[j_fill]] = A_vals[j_fill];
-            j_fill = (j_fill + 1);
-        }
-        k_c = 0;
-        if ((out_count1 + dim_k) > out_crd1_cap) {
-            int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_crd1_cap);
-            ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
-            if (!grown_) goto fail;
-            out_crd1 = grown_; out_crd1_cap = cap_;
-        }
-        if ((out_count1 + dim_k) > out_vals_cap) {
-            int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_vals_cap);
-            ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
-            if (!grown_) goto fail;
-            out_vals = grown_; out_vals_cap = cap_;
-        }
-        while (k_c < dim_k) {
-            int64_t k_ = k_c;
-            int made = 0;
-            int64_t out_p1 = out_count1;
-            out_crd1[out_p1] = k_;
-            out_count1 = (out_count1 + 1);
-            int made_1 = 0;
-            ep_val_t acc = 0.0;
-            /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
-            int64_t j_q_2 = 0;
-            int64_t j_end_2 = 0;
-            j_q_2 = B_pos1[k_c];
-            j_end_2 = B_pos1[(k_c + 1)];
-            if ((524288 <= B_pos1[B_dim0]) && (4 <= (j_end_2 - j_q_2))) {
-                EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
-                EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+    if (524288 <= B_pos1[B_dim0]) {
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            /* k: jump; locate into [locate] */
+            int64_t k_c = 0;
+            int64_t j_fill = 0;
+            j_fill = A_pos1[i_c];
+            while (j_fill < A_pos1[(i_c + 1)]) {
+                EP_OPAQUE(j_fill);
+                j_mark[A_crd1[j_fill]] = (i_c + 1);
+                j_wv[A_crd1[j_fill]] = A_vals[j_fill];
+                j_fill = (j_fill + 1);
             }
-            if ((524288 <= B_pos1[B_dim0]) && (32 <= (j_end_2 - j_q_2))) {
-                int64_t j_q_2_prev = -1;
-                if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
-                    input_error = 4;
-                    j_end_2 = j_q_2;
-                }
-                while (j_q_2 < j_end_2) {
-                    if (!((j_q_2_prev < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
-                    j_q_2_prev = B_crd1[j_q_2];
+            k_c = 0;
+            if ((out_count1 + dim_k) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_crd1_cap);
+                ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + dim_k) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_vals_cap);
+                ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            while (k_c < dim_k) {
+                int64_t k_ = k_c;
+                int made = 0;
+                int64_t out_p1 = out_count1;
+                out_crd1[out_p1] = k_;
+                out_count1 = (out_count1 + 1);
+                int made_1 = 0;
+                ep_val_t acc = 0.0;
+                /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
+                int64_t j_q_2 = 0;
+                int64_t j_end_2 = 0;
+                j_q_2 = B_pos1[k_c];
+                j_end_2 = B_pos1[(k_c + 1)];
+                if (4 <= (j_end_2 - j_q_2)) {
                     EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                     EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
-                    acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
-                    made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
-                    j_q_2 = (j_q_2 + 1);
                 }
-                if (j_q_2 < j_end_2) {
-                    input_error = 4;
+                if (32 <= (j_end_2 - j_q_2)) {
+                    int64_t j_q_2_prev = -1;
+                    if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
+                        input_error = 4;
+                        j_end_2 = j_q_2;
+                    }
+                    while (j_q_2 < j_end_2) {
+                        if (!((j_q_2_prev < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
+                        j_q_2_prev = B_crd1[j_q_2];
+                        EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                        EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                        acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                        made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
+                        j_q_2 = (j_q_2 + 1);
+                    }
+                    if (j_q_2 < j_end_2) {
+                        input_error = 4;
+                    }
+                } else {
+                    int64_t j_q_2_prev_1 = -1;
+                    if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
+                        input_error = 4;
+                        j_end_2 = j_q_2;
+                    }
+                    while (j_q_2 < j_end_2) {
+                        if (!((j_q_2_prev_1 < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
+                        j_q_2_prev_1 = B_crd1[j_q_2];
+                        EP_OPAQUE(j_q_2);
+                        acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
+                        made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
+                        j_q_2 = (j_q_2 + 1);
+                    }
+                    if (j_q_2 < j_end_2) {
+                        input_error = 4;
+                    }
                 }
-            } else {
-                int64_t j_q_2_prev_1 = -1;
+                if (made_1) {
+                    out_vals[out_p1] = acc;
+                    made = 1;
+                }
+                if (!made) {
+                    out_count1 = (out_count1 - 1);
+                }
+                k_c = (k_c + 1);
+            }
+            out_pos1[(i_ + 1)] = out_count1;
+            i_c = (i_c + 1);
+        }
+    } else {
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            /* k: jump; locate into [locate] */
+            int64_t k_c = 0;
+            int64_t j_fill = 0;
+            j_fill = A_pos1[i_c];
+            while (j_fill < A_pos1[(i_c + 1)]) {
+                EP_OPAQUE(j_fill);
+                j_mark[A_crd1[j_fill]] = (i_c + 1);
+                j_wv[A_crd1[j_fill]] = A_vals[j_fill];
+                j_fill = (j_fill + 1);
+            }
+            k_c = 0;
+            if ((out_count1 + dim_k) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_crd1_cap);
+                ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + dim_k) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + dim_k), 2 * out_vals_cap);
+                ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            while (k_c < dim_k) {
+                int64_t k_ = k_c;
+                int made = 0;
+                int64_t out_p1 = out_count1;
+                out_crd1[out_p1] = k_;
+                out_count1 = (out_count1 + 1);
+                int made_1 = 0;
+                ep_val_t acc = 0.0;
+                /* Σ j: linear, then gallop; locate into [linear, then gallop, probed via a marker]; its arrays prefetched 256 ahead */
+                int64_t j_q_2 = 0;
+                int64_t j_end_2 = 0;
+                j_q_2 = B_pos1[k_c];
+                j_end_2 = B_pos1[(k_c + 1)];
+                int64_t j_q_2_prev_2 = -1;
                 if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
                     input_error = 4;
                     j_end_2 = j_q_2;
                 }
                 while (j_q_2 < j_end_2) {
-                    if (!((j_q_2_prev_1 < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
-                    j_q_2_prev_1 = B_crd1[j_q_2];
+                    if (!((j_q_2_prev_2 < B_crd1[j_q_2]) && ((uint64_t)B_crd1[j_q_2] < (uint64_t)B_dim1))) break;
+                    j_q_2_prev_2 = B_crd1[j_q_2];
                     EP_OPAQUE(j_q_2);
                     acc = (acc + (((j_mark[B_crd1[j_q_2]] == (i_c + 1)) ? j_wv[B_crd1[j_q_2]] : 0.0) * B_vals[j_q_2]));
                     made_1 = (made_1 || (j_mark[B_crd1[j_q_2]] == (i_c + 1)));
@@ -338,18 +407,18 @@ int spgemm_inner(
                 if (j_q_2 < j_end_2) {
                     input_error = 4;
                 }
+                if (made_1) {
+                    out_vals[out_p1] = acc;
+                    made = 1;
+                }
+                if (!made) {
+                    out_count1 = (out_count1 - 1);
+                }
+                k_c = (k_c + 1);
             }
-            if (made_1) {
-                out_vals[out_p1] = acc;
-                made = 1;
-            }
-            if (!made) {
-                out_count1 = (out_count1 - 1);
-            }
-            k_c = (k_c + 1);
+            out_pos1[(i_ + 1)] = out_count1;
+            i_c = (i_c + 1);
         }
-        out_pos1[(i_ + 1)] = out_count1;
-        i_c = (i_c + 1);
     }
     int64_t out_r1 = 0;
     while (out_r1 < dim_i) {

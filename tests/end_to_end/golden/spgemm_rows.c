@@ -470,109 +470,196 @@ int spgemm_rows(
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
-    while (i_c < dim_i) {
-        int64_t i_ = i_c;
-        /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        while (j_q < j_end) {
-            EP_OPAQUE(j_q);
-            if ((131072 <= B_pos1[B_dim0]) && ((j_q + 32) < A_pos1[A_dim0])) {
-                EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
-            }
-            if ((131072 <= B_pos1[B_dim0]) && ((j_q + 16) < A_pos1[A_dim0])) {
-                int64_t j_ahead = A_crd1[(j_q + 16)];
-                int64_t j_pf = 0;
-                int64_t j_pf_at = B_pos1[j_ahead];
-                int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
-                while (j_pf < j_pf_n) {
-                    EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
-                    j_pf = (j_pf + 8);
+    if (131072 <= B_pos1[B_dim0]) {
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            while (j_q < j_end) {
+                EP_OPAQUE(j_q);
+                if ((j_q + 32) < A_pos1[A_dim0]) {
+                    EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
                 }
-                int64_t j_pf_1 = 0;
-                int64_t j_pf_at_1 = B_pos1[j_ahead];
-                int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
-                while (j_pf_1 < j_pf_n_1) {
-                    EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
-                    j_pf_1 = (j_pf_1 + 8);
-                }
-            }
-            /* k: linear, then gallop; locate into [jump] */
-            int64_t k_q_1 = 0;
-            int64_t k_end_1 = 0;
-            k_q_1 = B_pos1[A_crd1[j_q]];
-            k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-            int64_t k_q_1_prev = -1;
-            if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
-                input_error = 4;
-                k_end_1 = k_q_1;
-            }
-            while (k_q_1 < k_end_1) {
-                if (!((k_q_1_prev < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
-                k_q_1_prev = B_crd1[k_q_1];
-                EP_OPAQUE(k_q_1);
-                int64_t k_ = B_crd1[k_q_1];
-                if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
-                    ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
-                    ws_list[ws_n] = k_;
-                    ws_n = (ws_n + 1);
-                }
-                ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
-                k_q_1 = (k_q_1 + 1);
-            }
-            if (k_q_1 < k_end_1) {
-                input_error = 4;
-            }
-            j_q = (j_q + 1);
-        }
-        if ((out_count1 + ws_n) > out_crd1_cap) {
-            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
-            ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
-            if (!grown_) goto fail;
-            out_crd1 = grown_; out_crd1_cap = cap_;
-        }
-        if ((out_count1 + ws_n) > out_vals_cap) {
-            int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
-            ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
-            if (!grown_) goto fail;
-            out_vals = grown_; out_vals_cap = cap_;
-        }
-        {
-            const int64_t ws_k_n = ws_n;
-            int64_t ws_k_lo = 0, ws_k_hi = -1;
-            if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
-                uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
-                for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
-                    uint64_t ws_k_m = ws_k_sum[ws_k_s];
-                    ws_k_sum[ws_k_s] = 0;
-                    for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
-                        const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
-                        uint64_t ws_k_x = ws_bits[ws_k_w];
-                        ws_bits[ws_k_w] = 0;
-                        for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
-                            const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
-                            out_crd1[out_count1] = ws_k;
-                            out_vals[out_count1] = ws_vals[ws_k];
-                            ws_vals[ws_k] = 0.0;
-                            out_count1 = (out_count1 + 1);
-                        }
+                if ((j_q + 16) < A_pos1[A_dim0]) {
+                    int64_t j_ahead = A_crd1[(j_q + 16)];
+                    int64_t j_pf = 0;
+                    int64_t j_pf_at = B_pos1[j_ahead];
+                    int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                    while (j_pf < j_pf_n) {
+                        EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
+                        j_pf = (j_pf + 8);
+                    }
+                    int64_t j_pf_1 = 0;
+                    int64_t j_pf_at_1 = B_pos1[j_ahead];
+                    int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
+                    while (j_pf_1 < j_pf_n_1) {
+                        EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
+                        j_pf_1 = (j_pf_1 + 8);
                     }
                 }
-            } else {
-                for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
-                    const int64_t ws_k = ws_list[ws_k_t];
-                    out_crd1[out_count1] = ws_k;
-                    out_vals[out_count1] = ws_vals[ws_k];
-                    ws_vals[ws_k] = 0.0;
-                    out_count1 = (out_count1 + 1);
+                /* k: linear, then gallop; locate into [jump] */
+                int64_t k_q_1 = 0;
+                int64_t k_end_1 = 0;
+                k_q_1 = B_pos1[A_crd1[j_q]];
+                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+                int64_t k_q_1_prev = -1;
+                if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                    input_error = 4;
+                    k_end_1 = k_q_1;
+                }
+                while (k_q_1 < k_end_1) {
+                    if (!((k_q_1_prev < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                    k_q_1_prev = B_crd1[k_q_1];
+                    EP_OPAQUE(k_q_1);
+                    int64_t k_ = B_crd1[k_q_1];
+                    if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
+                        ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                        ws_list[ws_n] = k_;
+                        ws_n = (ws_n + 1);
+                    }
+                    ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
+                    k_q_1 = (k_q_1 + 1);
+                }
+                if (k_q_1 < k_end_1) {
+                    input_error = 4;
+                }
+                j_q = (j_q + 1);
+            }
+            if ((out_count1 + ws_n) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+                ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + ws_n) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+                ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            {
+                const int64_t ws_k_n = ws_n;
+                int64_t ws_k_lo = 0, ws_k_hi = -1;
+                if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
+                    uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
+                    for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
+                        uint64_t ws_k_m = ws_k_sum[ws_k_s];
+                        ws_k_sum[ws_k_s] = 0;
+                        for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
+                            const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
+                            uint64_t ws_k_x = ws_bits[ws_k_w];
+                            ws_bits[ws_k_w] = 0;
+                            for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
+                                const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
+                                out_crd1[out_count1] = ws_k;
+                                out_vals[out_count1] = ws_vals[ws_k];
+                                ws_vals[ws_k] = 0.0;
+                                out_count1 = (out_count1 + 1);
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                        const int64_t ws_k = ws_list[ws_k_t];
+                        out_crd1[out_count1] = ws_k;
+                        out_vals[out_count1] = ws_vals[ws_k];
+                        ws_vals[ws_k] = 0.0;
+                        out_count1 = (out_count1 + 1);
+                    }
                 }
             }
+            ws_n = 0;
+            out_pos1[(i_ + 1)] = out_count1;
+            i_c = (i_c + 1);
         }
-        ws_n = 0;
-        out_pos1[(i_ + 1)] = out_count1;
-        i_c = (i_c + 1);
+    } else {
+        while (i_c < dim_i) {
+            int64_t i_ = i_c;
+            /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
+            int64_t j_q = 0;
+            int64_t j_end = 0;
+            j_q = A_pos1[i_c];
+            j_end = A_pos1[(i_c + 1)];
+            while (j_q < j_end) {
+                EP_OPAQUE(j_q);
+                /* k: linear, then gallop; locate into [jump] */
+                int64_t k_q_1 = 0;
+                int64_t k_end_1 = 0;
+                k_q_1 = B_pos1[A_crd1[j_q]];
+                k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+                int64_t k_q_1_prev_1 = -1;
+                if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                    input_error = 4;
+                    k_end_1 = k_q_1;
+                }
+                while (k_q_1 < k_end_1) {
+                    if (!((k_q_1_prev_1 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                    k_q_1_prev_1 = B_crd1[k_q_1];
+                    EP_OPAQUE(k_q_1);
+                    int64_t k_ = B_crd1[k_q_1];
+                    if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
+                        ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                        ws_list[ws_n] = k_;
+                        ws_n = (ws_n + 1);
+                    }
+                    ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
+                    k_q_1 = (k_q_1 + 1);
+                }
+                if (k_q_1 < k_end_1) {
+                    input_error = 4;
+                }
+                j_q = (j_q + 1);
+            }
+            if ((out_count1 + ws_n) > out_crd1_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
+                ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
+                if (!grown_) goto fail;
+                out_crd1 = grown_; out_crd1_cap = cap_;
+            }
+            if ((out_count1 + ws_n) > out_vals_cap) {
+                int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_vals_cap);
+                ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
+                if (!grown_) goto fail;
+                out_vals = grown_; out_vals_cap = cap_;
+            }
+            {
+                const int64_t ws_k_n = ws_n;
+                int64_t ws_k_lo = 0, ws_k_hi = -1;
+                if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
+                    uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
+                    for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
+                        uint64_t ws_k_m = ws_k_sum[ws_k_s];
+                        ws_k_sum[ws_k_s] = 0;
+                        for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
+                            const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
+                            uint64_t ws_k_x = ws_bits[ws_k_w];
+                            ws_bits[ws_k_w] = 0;
+                            for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
+                                const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
+                                out_crd1[out_count1] = ws_k;
+                                out_vals[out_count1] = ws_vals[ws_k];
+                                ws_vals[ws_k] = 0.0;
+                                out_count1 = (out_count1 + 1);
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                        const int64_t ws_k = ws_list[ws_k_t];
+                        out_crd1[out_count1] = ws_k;
+                        out_vals[out_count1] = ws_vals[ws_k];
+                        ws_vals[ws_k] = 0.0;
+                        out_count1 = (out_count1 + 1);
+                    }
+                }
+            }
+            ws_n = 0;
+            out_pos1[(i_ + 1)] = out_count1;
+            i_c = (i_c + 1);
+        }
     }
     int64_t out_r1 = 0;
     while (out_r1 < dim_i) {

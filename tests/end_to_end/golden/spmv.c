@@ -219,13 +219,24 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
  * before x is read through it. */
 #if defined(__AVX512F__) && defined(__AVX512VL__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+/* All eight lanes, as a mask the compiler cannot see is full. A gather merges
+ * into its destination; given a constant full mask, the compiler drops the zero
+ * it is given and gathers into the last chunk's register, which chains every
+ * gather (and the next segment's) behind the sum before it, where the checked
+ * build's mask, a compare, does not (docs/performance.md, "Gathered sums"). */
+static inline __mmask8 ep_gather_all(void)
+{
+    __mmask8 m = 0xFF;
+    __asm__("" : "+k"(m));
+    return m;
+}
+#define EP_GATHER_X8(c, x) EP_GATHER_XM(ep_gather_all(), (c), (x))
 #define EP_GATHER_LIM(dim) (dim)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
-#define EP_GATHER_X8(c, x) _mm512_i64gather_pd((c), (x), 8)
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
 static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
@@ -319,138 +330,231 @@ int spmv(
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-    if (A_gather) {
-        /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-        /* i: locate; locate into [jump] */
-        int64_t i_c = 0;
-        i_c = 0;
-        while (i_c < dim_i) {
-            int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r = i_c;
-            int64_t i_c_bad = (0 + (A_dim1 == 0));
-            while (i_c_r < i_c_block) {
-                i_c_bad = ((i_c_bad + (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r])) + ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[(i_c_r + 1)]));
-                i_c_r = (i_c_r + 1);
-            }
-            if (i_c_bad != 0) {
-                input_error = 4;
-                i_c_block = i_c;
-                i_c = dim_i;
-            }
-            while (i_c < i_c_block) {
-                int64_t i_ = i_c;
-                ep_val_t acc = 0.0;
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+    if (524288 <= A_pos1[A_dim0]) {
+        if (A_gather) {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r = i_c;
+                int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
+                while (i_c_r < i_c_block) {
+                    i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
+                    i_c_r = (i_c_r + 1);
                 }
-                if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-                    if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                        j_q = j_end;
+                if (i_c_bad != 0) {
+                    input_error = 4;
+                    i_c_block = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    if (4 <= (j_end - j_q)) {
+                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                    }
+                    if (32 <= (j_end - j_q)) {
+                        if (A_gather) {
+                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                            j_q = j_end;
+                        } else {
+                            int64_t j_q_bad = 0;
+                            while (j_q < j_end) {
+                                int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
+                                j_q_bad = (j_q_bad + !j_q_ok);
+                                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
+                                j_q = (j_q + 1);
+                            }
+                            if (j_q_bad != 0) {
+                                input_error = 4;
+                            }
+                        }
                     } else {
-                        int64_t j_q_bad = 0;
+                        if (A_gather) {
+                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                            j_q = j_end;
+                        } else {
+                            int64_t j_q_bad_1 = 0;
+                            while (j_q < j_end) {
+                                int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
+                                j_q_bad_1 = (j_q_bad_1 + !j_q_ok_1);
+                                EP_OPAQUE(j_q);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
+                                j_q = (j_q + 1);
+                            }
+                            if (j_q_bad_1 != 0) {
+                                input_error = 4;
+                            }
+                        }
+                    }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
+                }
+            }
+        } else {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_1 = i_c;
+                int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+                while (i_c_r_1 < i_c_block_1) {
+                    i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+                    i_c_r_1 = (i_c_r_1 + 1);
+                }
+                if (i_c_bad_1 != 0) {
+                    input_error = 4;
+                    i_c_block_1 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_1) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    if (4 <= (j_end - j_q)) {
+                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                    }
+                    if (32 <= (j_end - j_q)) {
+                        int64_t j_q_bad_2 = 0;
                         while (j_q < j_end) {
-                            int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
-                            j_q_bad = (j_q_bad + !j_q_ok);
+                            int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
+                            j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
                             EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                             j_q = (j_q + 1);
                         }
-                        if (j_q_bad != 0) {
+                        if (j_q_bad_2 != 0) {
                             input_error = 4;
                         }
-                    }
-                } else {
-                    if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                        j_q = j_end;
                     } else {
-                        int64_t j_q_bad_1 = 0;
+                        int64_t j_q_bad_3 = 0;
                         while (j_q < j_end) {
-                            int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
-                            j_q_bad_1 = (j_q_bad_1 + !j_q_ok_1);
+                            int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
+                            j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
                             EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
                             j_q = (j_q + 1);
                         }
-                        if (j_q_bad_1 != 0) {
+                        if (j_q_bad_3 != 0) {
                             input_error = 4;
                         }
                     }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
                 }
-                out[i_] = acc;
-                i_c = (i_c + 1);
             }
         }
     } else {
-        /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-        /* i: locate; locate into [jump] */
-        int64_t i_c = 0;
-        i_c = 0;
-        while (i_c < dim_i) {
-            int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
-            int64_t i_c_r_1 = i_c;
-            int64_t i_c_bad_1 = (0 + (A_dim1 == 0));
-            while (i_c_r_1 < i_c_block_1) {
-                i_c_bad_1 = ((i_c_bad_1 + (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1])) + ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[(i_c_r_1 + 1)]));
-                i_c_r_1 = (i_c_r_1 + 1);
-            }
-            if (i_c_bad_1 != 0) {
-                input_error = 4;
-                i_c_block_1 = i_c;
-                i_c = dim_i;
-            }
-            while (i_c < i_c_block_1) {
-                int64_t i_ = i_c;
-                ep_val_t acc = 0.0;
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                if ((524288 <= A_pos1[A_dim0]) && (4 <= (j_end - j_q))) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+        if (A_gather) {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_2 = i_c;
+                int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
+                while (i_c_r_2 < i_c_block_2) {
+                    i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
+                    i_c_r_2 = (i_c_r_2 + 1);
                 }
-                if ((524288 <= A_pos1[A_dim0]) && (32 <= (j_end - j_q))) {
-                    int64_t j_q_bad_2 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
-                        j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
-                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
-                        j_q = (j_q + 1);
+                if (i_c_bad_2 != 0) {
+                    input_error = 4;
+                    i_c_block_2 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_2) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    if (A_gather) {
+                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        j_q = j_end;
+                    } else {
+                        int64_t j_q_bad_4 = 0;
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
+                            j_q_bad_4 = (j_q_bad_4 + !j_q_ok_4);
+                            EP_OPAQUE(j_q);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
+                            j_q = (j_q + 1);
+                        }
+                        if (j_q_bad_4 != 0) {
+                            input_error = 4;
+                        }
                     }
-                    if (j_q_bad_2 != 0) {
-                        input_error = 4;
-                    }
-                } else {
-                    int64_t j_q_bad_3 = 0;
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
+                }
+            }
+        } else {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_3 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_3 = i_c;
+                int i_c_bad_3 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_3]));
+                while (i_c_r_3 < i_c_block_3) {
+                    i_c_bad_3 = (i_c_bad_3 | (A_pos1[(i_c_r_3 + 1)] < A_pos1[i_c_r_3]));
+                    i_c_r_3 = (i_c_r_3 + 1);
+                }
+                if (i_c_bad_3 != 0) {
+                    input_error = 4;
+                    i_c_block_3 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_3) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    int64_t j_q_bad_5 = 0;
                     while (j_q < j_end) {
-                        int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
-                        j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
+                        int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
+                        j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
                         EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
                         j_q = (j_q + 1);
                     }
-                    if (j_q_bad_3 != 0) {
+                    if (j_q_bad_5 != 0) {
                         input_error = 4;
                     }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
                 }
-                out[i_] = acc;
-                i_c = (i_c + 1);
             }
         }
     }

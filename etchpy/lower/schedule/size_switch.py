@@ -1,0 +1,104 @@
+"""Size tests switched once, switched by tuning.size_switch: a test inside a
+loop that reads only constants and a walked level's entry count (pos[parents],
+a fact of the call: `Const(k) <= pos[parents]`, the prefetch passes' "are the
+level's arrays large", prefetch.runs_wanted) is made once, before every loop,
+and the program becomes
+
+    if (test) { body, the test read as true } else { body, the test read as false }
+
+with each copy's conditions folded (`fold`), for each statement of the body
+that holds the test (the statements between keep their declarations in
+scope). Left in the loop, the test and its branch ran once per segment, and
+short segments (SpMV rows of five entries) paid for it even where neither way
+prefetches anything (docs/performance.md, "Size tests switched once").
+
+The entry count is read where the loops read it anyway: a walked level's pos
+has parents + 1 entries (the runtime checks pos's length and 0 <= pos[0] <=
+pos[parents] <= len(crd) before every call), so the read is in bounds before
+any fused check runs. Only the first such test found is switched (at most two
+copies of the body); a program of more than tuning.unswitch_limit statements
+keeps its tests in place.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ... import imp
+from ...imp import Bin, Const, If, Load, ParallelFor, Seq, Var, While
+from ...imp.analysis import children
+from .fused_checks import candidates
+
+_TESTS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def run(prog, tuning):
+    """`prog` with its first size test made once (module docstring); `prog`
+    itself when the pass is off or no loop holds such a test."""
+    if not tuning.size_switch:
+        return prog
+    counts = {Load(lv.pos, Var(lv.parents)) for lv in candidates(prog).values()}
+    found = size_tests(prog.body, counts)
+    if not found or sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit:
+        return prog
+    test = found[0]
+    stmts = prog.body.stmts if isinstance(prog.body, Seq) else (prog.body,)
+    return replace(prog, body=Seq(tuple(_switched(s, test, counts) for s in stmts)))
+
+
+def _switched(stmt, test, counts):
+    """stmt as `if (test) stmt[test: true] else stmt[test: false]` when a loop
+    of it holds `test`; stmt itself otherwise (its declarations stay in scope for
+    the statements after it)."""
+    if test not in size_tests(stmt, counts):
+        return stmt
+    on, off = (fold(imp.replaced(stmt, test, v)) for v in (imp.TRUE, imp.FALSE))
+    return If(test, on, off)
+
+
+def size_tests(body, counts: set) -> list:
+    """The size tests over `counts` (`is_size_test`) that are conjuncts of an
+    If's condition inside a loop of `body`, in order, each once."""
+    out = []
+
+    def visit(node, looped: bool):
+        if isinstance(node, If) and looped:
+            out.extend(c for c in conjuncts(node.cond) if is_size_test(c, counts))
+        inner = looped or isinstance(node, (While, ParallelFor))
+        for child in children(node):
+            visit(child, inner)
+    visit(body, False)
+    return list(dict.fromkeys(out))
+
+
+def conjuncts(e) -> list:
+    """The operands of a chain of &&, e itself when it is not one."""
+    if isinstance(e, Bin) and e.op == "&&":
+        return conjuncts(e.a) + conjuncts(e.b)
+    return [e]
+
+
+def is_size_test(e, counts: set) -> bool:
+    """A comparison of constants and entry counts (`counts`), one at least."""
+    if not (isinstance(e, Bin) and e.op in _TESTS):
+        return False
+    sides = (e.a, e.b)
+    return (all(isinstance(s, Const) or s in counts for s in sides)
+            and any(s in counts for s in sides))
+
+
+def fold(node):
+    """node with &&, || and If over the constants true and false folded away."""
+    if isinstance(node, tuple):
+        return tuple(fold(x) for x in node)
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (Var, Const, Load)):
+        return node
+    node = replace(node, **{f: fold(vars(node)[f]) for f in node.__dataclass_fields__
+                            if f != "walk"})
+    match node:
+        case Bin("&&", a, b):
+            return imp.and_(a, b)
+        case Bin("||", a, b):
+            return imp.or_(a, b)
+        case If(cond, then, else_):
+            return imp.if_(cond, then, else_)
+    return node

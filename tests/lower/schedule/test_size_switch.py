@@ -1,0 +1,78 @@
+"""Size tests switched once (lower.schedule.size_switch, Tuning.size_switch): a
+test of a walked level's entry count inside a loop (the prefetch passes' "are
+A's arrays large") is made once before the loops, each way of the switch a copy
+of the statement with the test folded; tests that read a loop's own variables
+stay where they are. Both ways give the loop's results."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import imp
+from etchpy.lower.schedule import size_switch
+from etchpy.tuning import DEFAULT
+from tuned import on_interpreter, random_csr
+
+i, j, k = ep.indices("i j k")
+A_csr = ep.tensor("A", 2, format="csr")
+x_vec = ep.tensor("x", 1)
+SPMV = ep.sum(j, A_csr[i, j] * x_vec[j])
+LARGE = "524288 <= A_pos1[A_dim0]"
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+
+def test_the_size_test_is_made_once_before_the_rows():
+    """SpMV's rows prefetch only when A holds 2^19 entries or more: the test is
+    made once, outside every loop, in both builds; its per-row part (the row's
+    length) stays in the rows. Off, the test is made in every row."""
+    kern = ep.compile(SPMV)
+    for checked in (True, False):
+        prog = kern.compiled.build(checked)
+        n = imp.Load("A_pos1", imp.Var("A_dim0"))
+        test = imp.Bin("<=", imp.Const(DEFAULT.run_min_entries), n)
+        assert [s.cond for s in imp.statements(prog.body)
+                if isinstance(s, imp.If) and test in size_switch.conjuncts(s.cond)] == [test]
+        loops = [s for s in imp.statements(prog.body) if isinstance(s, imp.While)]
+        assert loops and all(not size_switch.size_tests(loop, {n}) for loop in loops)
+    src = kern.c_source
+    assert src.count(f"if ({LARGE}) {{") == 1
+    assert "if (4 <= (j_end - j_q)) {" in src
+    off = ep.compile(SPMV, tuning=DEFAULT.with_(size_switch=False)).c_source
+    assert f"if (({LARGE}) && (4 <= (j_end - j_q))) {{" in off
+
+
+def test_both_ways_give_the_loops_results():
+    """On the interpreter (which checks every index, prefetched ones included),
+    below and above the size the test asks for (run_min_entries 0 takes the
+    prefetching way at any size), with the switch on and off."""
+    rng = np.random.default_rng(3)
+    sr = ep.semirings.get("real")
+    for A in (random_csr(40, 30, 300, 1), sp.csr_matrix((6, 30)),
+              sp.csr_matrix(np.triu(np.ones((30, 30))))):
+        x = rng.random(30)
+        for tuning in (DEFAULT, DEFAULT.with_(run_min_entries=0, run_ahead=3, run_long=2),
+                       DEFAULT.with_(run_min_entries=0, size_switch=False)):
+            final, _, _ = on_interpreter(SPMV, sr, None, {"A": A, "x": x}, tuning=tuning)
+            np.testing.assert_allclose(final["out"], A @ x, rtol=1e-12)
+
+
+def test_only_tests_of_constants_and_entry_counts_are_switched():
+    """A comparison is a size test when each side is a constant or an entry
+    count and one side is a count; a row's length, a dimension product or a
+    conjunction is not."""
+    n = imp.Load("A_pos1", imp.Var("A_dim0"))
+    counts = {n}
+    assert size_switch.is_size_test(imp.Bin("<=", imp.Const(4), n), counts)
+    assert not size_switch.is_size_test(imp.Bin("<=", imp.Const(4), imp.Var("j_q")), counts)
+    assert not size_switch.is_size_test(imp.Bin("<=", imp.Const(4), imp.Const(5)), counts)
+    assert not size_switch.is_size_test(imp.Bin("<=", imp.Load("A_pos1", imp.Var("i")),
+                                                n), counts)
+    both = imp.and_(imp.Bin("<=", imp.Const(4), n), imp.Bin("<", imp.Var("q"), imp.Var("e")))
+    assert not size_switch.is_size_test(both, counts)
+    assert size_switch.conjuncts(both) == [both.a, both.b]
+    loop = imp.While(imp.Bin("<", imp.Var("q"), imp.Var("e")), imp.If(both, imp.SKIP))
+    folded = size_switch.fold(imp.replaced(loop, both.a, imp.FALSE))
+    assert folded == imp.While(loop.cond, imp.SKIP)
+    assert size_switch.fold(imp.replaced(loop, both.a, imp.TRUE)) == imp.While(
+        loop.cond, imp.If(both.b, imp.SKIP))
