@@ -111,6 +111,8 @@ class Tuning:
 
     # -- switches: strategy choices and schedule passes -----------------------
     markers: bool = True              # scatter a reused compressed row into a dense marker
+    keyed_markers: bool = True        # ... one cell per (parent, coordinate), each parent's
+                                      # fibre scattered once per call, where priced cheaper
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
@@ -184,6 +186,7 @@ class Tuning:
     fibre_spread: float = 8.0         # a level whose longest fibre is this many times its
                                       # mean keeps the per-pair choice (plan.algorithms)
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
+    keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter as many (floats
