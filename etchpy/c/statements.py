@@ -182,7 +182,7 @@ class FunctionBody:
             case ForSorted(var, arr, n, size, bits, body):
                 return self.for_sorted(var, arr, n, size, bits, body, depth)
             case Seek(q, end, crd, t, r):
-                return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
+                return f"{pad}{q} = ep_seek_at({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case ShortIntersect():
                 return walks.short_intersect(self, s, depth, INDENT, SIMD_LANES)
             case Gemm():
