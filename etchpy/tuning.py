@@ -62,7 +62,7 @@ class Tuning:
     changed from the defaults.
 
     Parameters (each a field; the class body comments each one):
-        switches (bool, True by default): markers, merge_or_gallop, step_fronts,
+        switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
@@ -70,7 +70,7 @@ class Tuning:
             hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, unswitch_limit, sum_lanes,
+            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries,
