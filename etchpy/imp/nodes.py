@@ -292,7 +292,7 @@ class Seek:
     The interpreter steps through the prefix one position at a time (and checks
     the order it passes); C calls ep_seek_at (codegen_templates/kernel.c.j2),
     which tests two steps in line, then calls ep_seek: `tuning.seek_linear`
-    steps, then a gallop.
+    steps, then a gallop (ep_seek alone when seek_linear < 2).
     """
     q: str
     end: Expr
