@@ -63,7 +63,8 @@ class Tuning:
 
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
+            short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
+            phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, blas,
             khatri_rao, algorithm_choice,
@@ -117,6 +118,8 @@ class Tuning:
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
+    unhide_one_entry: bool = True     # ... but a loop over one position (a singleton level's
+                                      # segment) does not: C folds it away
     unswitch: bool = True             # one loop per way of a per-segment choice
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
