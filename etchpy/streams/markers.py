@@ -51,6 +51,14 @@ class Marker:
                       Const(zero, "value"))
 
 
+def _cells(parents: imp.Expr, dim: imp.Expr) -> imp.Expr:
+    """parents x dim, or 2**62 (an allocation that fails: the kernel returns
+    out of memory) when either is 2**31 or more, so that the product never
+    wraps around in int64 to a small size."""
+    small = imp.and_(imp.lt(parents, Const(1 << 31)), imp.lt(dim, Const(1 << 31)))
+    return select(small, imp.mul(parents, dim), Const(1 << 62))
+
+
 def make(names, sr, tuning, scratch: list, b, storage, seg, lev: int, parent, keyed: bool):
     """The marker of level `lev` (its segment `seg` under `parent`), its
     scratch appended to `scratch` ((name, type, size, fill), allocated before
@@ -62,7 +70,7 @@ def make(names, sr, tuning, scratch: list, b, storage, seg, lev: int, parent, ke
     keyed = keyed and lev >= 1
     if keyed:
         parents = b.positions(lev - 1)
-        cells = imp.mul(parents, dim)
+        cells = _cells(parents, dim)
         base = imp.mul(parent[0], dim)
         marker = Marker(mark, wv, ONE, base)
     else:
