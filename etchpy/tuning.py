@@ -62,15 +62,16 @@ class Tuning:
     changed from the defaults.
 
     Parameters (each a field; the class body comments each one):
-        switches (bool, True by default): markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unswitch, phases, pieces, runs,
+        switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
+            short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
+            phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, size_switch,
             blas, khatri_rao, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, unswitch_limit, sum_lanes,
+            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
@@ -112,10 +113,14 @@ class Tuning:
 
     # -- switches: strategy choices and schedule passes -----------------------
     markers: bool = True              # scatter a reused compressed row into a dense marker
+    keyed_markers: bool = True        # ... one cell per (parent, coordinate), each parent's
+                                      # fibre scattered once per call, where priced cheaper
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
+    unhide_one_entry: bool = True     # ... but a loop over one position (a singleton level's
+                                      # segment) does not: C folds it away
     unswitch: bool = True             # one loop per way of a per-segment choice
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
@@ -188,6 +193,7 @@ class Tuning:
     fibre_spread: float = 8.0         # a level whose longest fibre is this many times its
                                       # mean keeps the per-pair choice (plan.algorithms)
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
+    keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
                                       # (programs, for lower.schedule.size_switch)
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many

@@ -182,7 +182,8 @@ class FunctionBody:
             case ForSorted(var, arr, n, size, bits, body):
                 return self.for_sorted(var, arr, n, size, bits, body, depth)
             case Seek(q, end, crd, t, r):
-                return f"{pad}{q} = ep_seek({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
+                fn = "ep_seek_at" if self.tuning.seek_linear >= 2 else "ep_seek"
+                return f"{pad}{q} = {fn}({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
             case ShortIntersect():
                 return walks.short_intersect(self, s, depth, INDENT, SIMD_LANES)
             case Gemm():

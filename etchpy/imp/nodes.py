@@ -290,8 +290,9 @@ class Seek:
     crd[q..end) must be strictly increasing, so those positions are a prefix.
 
     The interpreter steps through the prefix one position at a time (and checks
-    the order it passes); C calls ep_seek (codegen_templates/kernel.c.j2), which
-    steps `tuning.seek_linear` times and then gallops.
+    the order it passes); C calls ep_seek_at (codegen_templates/kernel.c.j2),
+    which tests two steps in line, then calls ep_seek: `tuning.seek_linear`
+    steps, then a gallop (ep_seek alone when seek_linear < 2).
     """
     q: str
     end: Expr

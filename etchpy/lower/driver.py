@@ -15,7 +15,7 @@ from .. import imp
 from ..formats import Format
 from dataclasses import dataclass
 
-from ..imp import Alloc, Const, Decl, If, Var, While, seq
+from ..imp import ONE, Alloc, Const, Decl, If, Var, While, seq
 from ..plan import plan as planning
 from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
 from .. import streams
@@ -189,7 +189,7 @@ class Emitter:
                               prefetch.prefetch_runs(s, tn, self.names))
                    if streams.Runs in s.facts else imp.SKIP, room)
         seg = s.facts.get(streams.Segment)
-        hide = streams.hidden(seg.q, tn) if seg else imp.SKIP
+        hide = streams.hidden(seg.q, tn) if seg and not _one_entry(s, tn) else imp.SKIP
 
         def step(v, nxt, on_ready):
             return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt),
@@ -208,6 +208,15 @@ class Emitter:
             ahead += f"; its arrays prefetched {tn.run_ahead} ahead"
         return seq(imp.Comment(f"{'Σ ' if s.contracted else ''}{s.var}: {s.search}{ahead}"),
                    *state_decls(s, body), body)
+
+
+def _one_entry(s, tuning) -> bool:
+    """The loop of s runs over one position (a singleton level's segment: it
+    counts from p to p + 1), so hiding its counter from the C compiler
+    (streams.hidden) would only keep it from folding the loop away; False when
+    Tuning.unhide_one_entry is off."""
+    c = s.facts.get(streams.Counter)
+    return tuning.unhide_one_entry and c is not None and c.end == imp.add(c.first, ONE)
 
 
 def emit_loops(em: Emitter, s) -> imp.Stmt:

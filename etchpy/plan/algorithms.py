@@ -11,7 +11,11 @@ For every step of a plan, before it is lowered, this module decides
   coordinate of loop levels its tensor does not index, which the Lowerer may
   scatter into a **marker**): marker or not, comparing the marker's fill
   (its O(dim) scratch, a scatter per parent) and O(1) probes with the merges
-  it replaces, repeated once per coordinate of the loops between.
+  it replaces, repeated once per coordinate of the loops between; or a
+  **keyed** marker (streams.markers: a cell per parent position and
+  coordinate, each parent's fibre scattered once per call) when its parents
+  were measured, its cells fit Tuning.keyed_marker_cells and it is priced
+  below both.
 
 Every choice is among strategies that are each correct on any input (the
 laws of proofs_notes/mul.md and marker.md), so a plan made for one size class
@@ -37,6 +41,7 @@ from .cost import Stats, support
 
 MERGE, GALLOP, PER_PAIR = "merge", "gallop", "per pair"
 LOCATES, UNKNOWN = "locates", "unknown"     # a side that is located / walked, unmeasured
+KEYED = "keyed"       # a marker decision: one cell per (parent, coordinate), streams.markers
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ class Decision:
 class StepAlgorithms:
     """The decisions of one step, as the stream builder reads them:
     `intersect` ((Mul node, index, pick), ...) and `markers` ((tensor, storage
-    level, marker or not), ...; when one tensor has two reused accesses in a
+    level, marker or not or KEYED), ...; when one tensor has two reused accesses in a
     step, the first one's decision holds for both). Absent entries keep the
     builder's default."""
 
@@ -77,8 +82,9 @@ class StepAlgorithms:
         """{index: pick} for the product `node` (empty when nothing was decided)."""
         return {v: pick for m, v, pick in self.intersect if m == node}
 
-    def marker(self, tensor: str, level: int) -> bool | None:
-        """Whether tensor's storage level gets a marker; None: not decided."""
+    def marker(self, tensor: str, level: int) -> bool | str | None:
+        """Whether tensor's storage level gets a marker (KEYED: a keyed one);
+        None: not decided."""
         for t, k, on in self.markers:
             if (t, k) == (tensor, level):
                 return on
@@ -233,9 +239,9 @@ class _StepChooser:
 
     # -- markers --------------------------------------------------------------
 
-    def marker(self, acc: Access, lev: int, reused: tuple) -> bool:
-        """Marker or merge for acc's last storage level `lev`, reused for every
-        coordinate of the loop levels `reused`."""
+    def marker(self, acc: Access, lev: int, reused: tuple) -> bool | str:
+        """Marker (KEYED: a keyed one) or merge for acc's last storage level
+        `lev`, reused for every coordinate of the loop levels `reused`."""
         names = [ix.name for ix in acc.indices]
         w = names[acc.tensor.format.mode_order[lev]]
         where = f"{acc.tensor.name} level {lev} ({w}), walked again for each {','.join(reused)}"
@@ -256,11 +262,32 @@ class _StepChooser:
         marker = 2 * dim + fills * 2 * mine.mean + pairs * other.mean * self.tuning.marker_probe
         merge = pairs * intersect_cost(mine.mean, other.mean, self.tuning)
         on = marker < merge
+        sizes = (f"|{w}| {dim:.3g}, {fills:.3g} fills, {pairs:.3g} probes of fibres "
+                 f"{mine.mean:.3g} vs {other.mean:.3g} ({_source(mine, other)})")
+        keyed = self.keyed(acc, lev, dim, fills, pairs, mine, other)
+        if keyed is not None and keyed < min(marker, merge):
+            self.note(where, "keyed marker", f"keyed {keyed:.3g} (< marker {marker:.3g}, "
+                      f"merges {merge:.3g}): {sizes}")
+            return KEYED
         self.note(where, "marker" if on else "no marker",
-                  f"marker {marker:.3g} ({'<' if on else '>='} merges {merge:.3g}): |{w}| "
-                  f"{dim:.3g}, {fills:.3g} fills, {pairs:.3g} probes of fibres "
-                  f"{mine.mean:.3g} vs {other.mean:.3g} ({_source(mine, other)})")
+                  f"marker {marker:.3g} ({'<' if on else '>='} merges {merge:.3g}): {sizes}")
         return on
+
+    def keyed(self, acc: Access, lev: int, dim, fills, pairs, mine: Fibre, other: Fibre):
+        """The cost of a keyed marker (streams.markers: a cell per parent position
+        and coordinate, each parent's fibre scattered once per call), or None when
+        it is off, the level has no parent level, its parents were not measured
+        or its cells exceed Tuning.keyed_marker_cells."""
+        row = self.table.get((acc.tensor.name, lev))
+        if not (self.tuning.markers and self.tuning.keyed_markers and lev >= 1
+                and row is not None and mine.measured):
+            return None
+        parents = float(row[0])
+        cells = parents * dim
+        if cells > self.tuning.keyed_marker_cells:
+            return None
+        return (2 * cells + fills + 2 * min(fills, parents) * mine.mean
+                + pairs * other.mean * self.tuning.marker_probe)
 
     def sibling(self, acc: Access, v: str):
         """What the marked level would be probed by: the other side of the

@@ -31,10 +31,12 @@ Values are written in place into the storage-order trie (`T.tensor(v).vals`).
 The secondary order (and each order added) holds a copy of them, every column's over one structure
 (the same index arrays, so that a query walks it once: runtime.shared), checked against the storage order's
 on each `T.tensor(v, order)` (one sequential comparison) and gathered again
-when they differ, so a query after a write reads the written values. The
-comparison is skipped when the storage Tensor's `unwritten_mark` is what it
-was at the last check (no reference to the values existed since, so no write:
-proofs_notes/unwritten.md).
+when they differ, so a query after a write reads the written values. A
+copy's own values cannot be written (numpy refuses: they lie over an immutable
+buffer). With `ep.table(..., skip_unwritten=True)` the comparison is skipped
+when the storage Tensor's `unwritten_mark` is what it was at the last check
+(no Python reference to the values existed since, so no write through one;
+a raw address kept past its array is not covered: proofs_notes/unwritten.md).
 """
 from __future__ import annotations
 
@@ -60,8 +62,8 @@ class Table:
     """A table stored once (see the module docstring); built by `ep.table`, which
     passes its `name`, `by_value` (value column, None for the row count, ->
     its Relation, all over one structure in storage order), `secondary`
-    (the secondary order, or None) and `skip_unwritten` (False: compare the
-    other orders' copies with the values on every read).
+    (the secondary order, or None) and `skip_unwritten` (False, the default:
+    compare the other orders' copies with the values on every read).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
@@ -71,7 +73,7 @@ class Table:
     """
 
     def __init__(self, name: str, by_value: dict, secondary: tuple | None,
-                 skip_unwritten: bool = True):
+                 skip_unwritten: bool = False):
         first = by_value[None]
         self.name = name
         self.skip_unwritten = skip_unwritten
@@ -207,7 +209,8 @@ class Table:
         vals = t._vals[where]
         if missing is not None:
             vals[missing] = t.fill
-        copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)
+        vals = np.frombuffer(vals.tobytes(), dtype=vals.dtype)   # immutable: a write to
+        copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
         return copy, t._vals.copy(), t.unwritten_mark()
 
 
@@ -215,7 +218,7 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
           keys: Sequence[str] = (), values: Sequence[str] = (),
           coding: Mapping[str, Keys] | None = None, secondary: Sequence[str] | None = None,
           levels: Sequence[str] | None = None, semiring=None, name: str = "table",
-          skip_unwritten: bool = True) -> Table:
+          skip_unwritten: bool = False) -> Table:
     """Load a table once (columns: name -> 1-d array, as for ep.relation) into a
     Table: one trie in the storage order `primary` (the primary key columns)
     then `keys` (the other key columns a query joins or filters on), each
@@ -228,10 +231,12 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     twice the rows, four times above other levels, then compressed; the
     secondary order has the same kinds, compressed first when its first key's
     domain is larger); semiring (default real) combines rows with one key
-    tuple; name, the variables' default name; skip_unwritten, False to compare
-    the other orders' copies with the values on every read (by default the
-    comparison is skipped when nothing could have written them since:
-    Tensor.unwritten_mark).
+    tuple; name, the variables' default name; skip_unwritten, True to skip
+    the comparison of the other orders' copies with the values when nothing
+    could have written them since the last one (Tensor.unwritten_mark: sound
+    for writes through Python references, not through a raw address kept
+    past its array, proofs_notes/unwritten.md; by default every read of
+    another order compares).
 
         >>> L = ep.table({"order": np.array([1, 1, 2]), "part": np.array([5, 6, 5]),
         ...               "rev": np.array([1.0, 2.0, 4.0])}, ["order"], keys=["part"],

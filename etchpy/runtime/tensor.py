@@ -20,7 +20,6 @@ to coordinates, numpy and scipy are in runtime.convert.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -28,6 +27,7 @@ import numpy as np
 
 from . import checks_levels as checks
 from . import convert as cv
+from . import unwritten
 from ..errors import InputError
 from ..formats import Format
 from ..semiring import semirings
@@ -121,18 +121,20 @@ class Tensor:
 
     def unwritten_mark(self):
         """None when something besides this Tensor holds its values or their memory
-        now (a name, a view, a binding); else how many times `vals` was handed
-        out. A write needs such a reference, each from outside comes from `vals`
+        now (a name, a view, a binding), or when this interpreter's reference
+        counts cannot tell (runtime.unwritten); else how many times `vals` was
+        handed out. A write needs such a reference, each from outside comes from `vals`
         (kernels read inputs): equal marks, not None, mean no write in between.
 
             >>> t.unwritten_mark() is not None, (v := t.vals) is None, t.unwritten_mark()
             (True, False, None)
         """
-        a = self._vals      # a view (_as_vals) of an array that owns its memory
-        if sys.getrefcount(a) > _HOLDERS or not isinstance(a.base, np.ndarray) or \
-                a.base.base is not None or sys.getrefcount(a.base) > 2:
-            return None
-        return self.__dict__.get("_handed", 0)
+        return unwritten.mark(self)
+
+    def __copy__(self):
+        """The tensor itself (its parts cannot be rebound): a shallow copy would
+        share the values and count their hand-outs apart (unwritten_mark)."""
+        return self
 
     def check_layout(self):
         """Raises InputError when one of the tensor's arrays had its dtype, shape or
@@ -332,11 +334,6 @@ def _as_level(level, name):
         raise InputError(f"tensor {name!r}: each level is a dict of arrays, "
                          f"got {type(level).__name__}")
     return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
-
-
-# references to a Tensor's values while unwritten_mark counts them: its __dict__,
-# its layout record (_layout_of), the method's local, getrefcount's argument
-_HOLDERS = 4
 
 
 def _layout_of(vals, levels) -> tuple:

@@ -16,11 +16,10 @@ from ..formats import level as shapes
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Lit, Map, Mul
 from ..expr.windows import WindowVar
-from ..imp import (ONE, ZERO, Assign, Bin, Const, Load, Ring, Var, While, eq, incr, lt,
-                   select, seq)
+from ..imp import ONE, ZERO, Bin, Const, Load, Ring, Var, lt, select, seq
 from ..tuning import DEFAULT, Tuning
-from ..plan.algorithms import StepAlgorithms
-from . import window_level as window
+from ..plan.algorithms import KEYED, StepAlgorithms
+from . import markers, window_level as window
 from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, range_stream,
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
@@ -301,12 +300,10 @@ class Lowerer:
         s = s.derive(s.facts.add(Blocks(blocks) if blocks else None, *input_facts(s, b, lev)))
         if marker is None:
             return s
-        mark, wv, stamp = marker
         rest = levels[k + 1:]      # only replicated levels remain below
 
         def probe(c):
-            hit = select(eq(Load(mark, c), stamp), Load(wv, c), Const(self.sr.zero, "value"))
-            return self.replicate_over(rest, hit)
+            return self.replicate_over(rest, marker.probe(c, self.sr.zero))
         return s.derive(s.facts.add(Locate(probe)), search=s.search + ", probed via a marker")
 
     @staticmethod
@@ -373,20 +370,11 @@ class Lowerer:
         return None
 
     def _marker(self, b, storage, seg: shapes.Segment, lev, parent):
-        """Scatter the children of `parent` at level lev (the segment `seg`) into
-        mark/wv, stamped parent+1."""
-        var = storage[lev]
-        mark, wv = self.names.fresh(f"{var}_mark"), self.names.fresh(f"{var}_wv")
-        self.scratch += [(mark, "index", dim_var(var), ZERO),
-                         (wv, "value", dim_var(var), Const(self.sr.zero, "value"))]
-        stamp = imp.add(parent[0], ONE)
-        q = self.names.fresh(f"{var}_fill")
-        c = Load(seg.crd, Var(q))
-        fill = seq(Assign(q, seg.start),
-                   While(lt(Var(q), seg.end),
-                         seq(hidden(q, self.tuning), imp.Store(mark, c, stamp),
-                             imp.Store(wv, c, b.value(self.sr, Var(q))), incr(q))))
-        return (mark, wv, stamp), fill, ((q, "index"),)
+        """The marker of level lev (streams.markers): keyed where the planner
+        chose it, else per parent."""
+        keyed = self.algorithms is not None and self.algorithms.marker(b.name, lev) == KEYED
+        return markers.make(self.names, self.sr, self.tuning, self.scratch, b, storage, seg,
+                            lev, parent, keyed)
 
 
 def lower_step(semiring, bindings, body, order: tuple[str, ...], bound, names=None,

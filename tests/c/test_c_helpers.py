@@ -1,4 +1,4 @@
-"""The C helpers of kernel.c.j2 (ep_seek, ep_sort_idx, ep_marks_walkable), called
+"""The C helpers of kernel.c.j2 (ep_seek, ep_seek_at, ep_sort_idx, ep_marks_walkable), called
 directly, under the Tuning values that shape them, against their meaning."""
 from types import SimpleNamespace
 
@@ -15,12 +15,15 @@ from etchpy.runtime import build
 WRAPPERS = """
 int64_t seek_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
 { return ep_seek(crd, q, end, t, r); }
+int64_t seek_at_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t, int r)
+{ return ep_seek_at(crd, q, end, t, r); }
 void sort_for_test(ep_idx_t *a, int64_t n) { ep_sort_idx(a, n); }
 int marks_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
 { return ep_marks_walkable(a, n, bits, size, lo, hi); }
 """
 CDEF = """typedef int32_t idx_t;
 int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
+int64_t seek_at_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
 void sort_for_test(idx_t *a, int64_t n);
 int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi);
 """
@@ -48,7 +51,8 @@ def _ptr(lib, arr, ctype="idx_t *"):
 @settings(max_examples=100)
 @given(st.integers(0, 400), st.integers(1, 12), st.data())
 def test_seek_in_c_equals_its_imp_meaning(linear, n, gap, data):
-    """ep_seek (seek_linear steps, then a gallop and a binary search) against the
+    """ep_seek (seek_linear steps, then a gallop and a binary search), and ep_seek_at
+    (two steps in line, then ep_seek), against the
     meaning of imp.Seek: q moves past exactly the positions of crd[q..end) behind
     (t, r). Targets land before, on, between and past the coordinates, near and far."""
     rng = np.random.default_rng(n * 13 + gap)
@@ -62,6 +66,7 @@ def test_seek_in_c_equals_its_imp_meaning(linear, n, gap, data):
     lib = helpers(tuning.DEFAULT.with_(seek_linear=linear))
     got = lib.lib.seek_for_test(_ptr(lib, crd, "const idx_t *"), q, end, t, int(r))
     assert got == q + np.searchsorted(crd[q:end], t, side="right" if r else "left")
+    assert lib.lib.seek_at_for_test(_ptr(lib, crd, "const idx_t *"), q, end, t, int(r)) == got
     machine = imp.Machine(ep.semirings.get("real"), {"crd": crd.astype(np.int64), "q": q})
     machine.exec(imp.Seek("q", imp.Const(end), "crd", imp.Const(t), imp.Const(r, "bool")))
     assert machine.env["q"] == got

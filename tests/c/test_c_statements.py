@@ -37,7 +37,7 @@ def test_simple_statements():
         "while (i < n) {\n    i = (i + 1);\n}"
     assert text(imp.Comment("a */ b")) == "/* a * / b */"
     assert text(imp.Seek("q", Var("e"), "crd", Var("t"), imp.TRUE)) == \
-        "q = ep_seek(crd, q, e, t, 1);"
+        "q = ep_seek_at(crd, q, e, t, 1);"
     assert text(imp.SetBit("b", Var("i"), False)) == "b[(i) >> 6] &= ~((uint64_t)1 << ((i) & 63));"
     assert text(imp.Prefetch("a", imp.add(Var("i"), ONE), True)) == "EP_PREFETCH_W(&a[i + 1]);"
 

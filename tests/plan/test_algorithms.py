@@ -85,6 +85,52 @@ def test_marker_when_it_pays_and_not_when_its_fill_dominates():
     assert any("no marker" in ln for ln in loses.lines())
 
 
+P, L3, S = ep.tensor("P", 2, "csr"), ep.tensor("L", 3, "csf"), ep.tensor("S", 2, "csr")
+n, t = ep.indices("n t")
+
+
+def _keyed_case(tuning=DEFAULT, parents=25, dim=2000):
+    """Σ P[i,n]·L[i,t,j]·S[n,j] in order (i, n, t, j): S's fibre of n is walked
+    again for each t and entered again for each i, its few parents alternating
+    (a supplier-by-nation level probed per order, TPC-H Q5)."""
+    e = ep.sum((n, t, j), P[i, n] * L3[i, t, j] * S[n, j])
+    fibers = (("P", 1, 20000, 20000, 1, 1.0), ("L", 1, 20000, 20000, 4, 4.0),
+              ("L", 2, 80000, 80000, 1, 1.0), ("S", 1, parents, parents, 450, 400.0))
+    return _decide(e, fibers, {"i": 20000, "n": parents, "t": 4, "j": dim},
+                   {"P": 2e4, "L": 8e4, "S": 400.0 * parents}, ("i", "n", "t", "j"), tuning)
+
+
+def test_a_keyed_marker_when_a_few_parents_are_entered_again_and_again():
+    chosen, plan = _keyed_case()
+    assert chosen.for_step(plan.steps[0]).marker("S", 1) == algos.KEYED
+    assert any("keyed marker: keyed" in ln for ln in chosen.lines())
+    off, plan = _keyed_case(Tuning(keyed_markers=False))
+    assert off.for_step(plan.steps[0]).marker("S", 1) is False
+    big, plan = _keyed_case(Tuning(keyed_marker_cells=25 * 2000 - 1))    # cells past the cap
+    assert big.for_step(plan.steps[0]).marker("S", 1) is not algos.KEYED
+    many, plan = _keyed_case(parents=20000)                 # a parent per entry: no gain
+    assert many.for_step(plan.steps[0]).marker("S", 1) != algos.KEYED
+
+
+def test_a_keyed_marker_compiled_equals_the_per_parent_one_and_none():
+    rng = np.random.default_rng(5)
+    rows, parents, dim = 300, 6, 40
+    p = sp.csr_array((np.ones(rows), (np.arange(rows), rng.integers(0, parents, rows))),
+                     shape=(rows, parents))
+    coords = np.stack([np.repeat(np.arange(rows), 3), np.tile(np.arange(3), rows),
+                       rng.integers(0, dim, 3 * rows)])
+    lt = ep.Tensor.from_coords(coords, rng.random(3 * rows), (rows, 3, dim), "csf")
+    s = sp.random_array((parents, dim), density=0.3, format="csr", random_state=4)
+    e = ep.sum((n, t, j), P[i, n] * L3[i, t, j] * S[n, j])
+    want = np.einsum("in,itj,nj->i", p.toarray(), lt.to_dense(), s.toarray())
+    for tuning in (DEFAULT, Tuning(keyed_markers=False), Tuning(markers=False)):
+        kern = ep.compile(e, order=["i", "n", "t", "j"], tuning=tuning)
+        for _ in range(2):                           # planned again on measured fibres
+            got = kern(P=p, L=lt, S=s)
+        assert np.allclose(got, want)
+        assert ("keyed marker: keyed" in kern.explain()) == (tuning is DEFAULT)
+
+
 def test_a_marker_nothing_would_probe_is_not_made():
     chosen, plan = _decide(ep.sum(j, A[i, j] * D[k, j]), (), {}, order=("i", "k", "j"))
     assert chosen.for_step(plan.steps[0]).marker("A", 1) is False
@@ -136,7 +182,8 @@ def _lowered_and_run(e, sr, inputs, chosen_of):
     return out
 
 
-WAYS = [(w, m) for w in ("merge", "gallop", "per pair", None) for m in (True, False, None)]
+WAYS = [(w, m) for w in ("merge", "gallop", "per pair", None) for m in (True, False, None)] \
+    + [(w, algos.KEYED) for w in ("merge", None)]
 
 
 @pytest.mark.parametrize("way,marker", WAYS)

@@ -20,8 +20,6 @@ FACTS = {
                                                 "for costs almost nothing, but not 0",
     ("runtime/binder.py", "MAX_ARGS"): "the width of the binder's C switch of call "
                                        "signatures (a kernel with more runs the Python plan)",
-    ("runtime/tensor.py", "_HOLDERS"): "the references CPython counts to a Tensor's "
-                                         "values inside unwritten_mark (a fact of that code)",
     ("cli.py", "REPEATS"): "the demo's timing repeats (the demo, not the compiler)",
 }
 

@@ -58,3 +58,19 @@ def test_loops_over_segments_hide_their_counter_from_the_vectoriser():
     Mu = Mu.astype(np.int64)
     want = int(((Mu @ Mu).multiply(Mu)).sum())
     assert int(tri(U=Mu)) == want
+
+
+def test_a_loop_over_one_position_keeps_its_counter_visible():
+    """A singleton level's loop runs from p to p + 1: its counter is not hidden
+    (C folds the loop away), while the compressed level above it still hides
+    its own; Tuning(unhide_one_entry=False) hides both. The same answer."""
+    T = ep.table({"o": np.array([1, 1, 2, 3]), "l": np.array([1, 2, 1, 1]),
+                  "p": np.array([5, 6, 5, 7]), "v": np.array([1.0, 2.0, 3.0, 4.0])},
+                 ["o", "l"], keys=["p"], values=["v"], name="T")
+    o, ln, p = ep.indices("o l p")
+    e = ep.sum((ln, p), T.var("v")[o, ln, p])
+    seen = ep.compile(e)
+    hidden = ep.compile(e, tuning=ep.Tuning(unhide_one_entry=False))
+    assert re.findall(r"EP_OPAQUE\((\w+)\);", seen.c_source) == ["l_q"]
+    assert sorted(re.findall(r"EP_OPAQUE\((\w+)\);", hidden.c_source)) == ["l_q", "p_q"]
+    assert seen(T=T.tensor("v")).tolist() == hidden(T=T.tensor("v")).tolist() == [3.0, 3.0, 4.0]
