@@ -11,6 +11,7 @@ import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.expr.walk import tensors
 from etchpy.testing import check_backends, stored_values
+from pairing import paired
 
 i, j = ep.indices("i j")
 SEMIRINGS = ep.semirings.all()
@@ -64,15 +65,8 @@ def inputs_for(expr, a, b, sr):
     return {n: v for n, v in given_.items() if n in set(tensors(expr))}
 
 
-# each case on the real semiring, the one whose sum has no repeat form, and two of the
-# others taken in turn (each of those meets two or three cases)
-OTHERS = [sr for sr in SEMIRINGS if sr.name != "real"]
-PAIRED = [(case, sr) for n, case in enumerate(sorted(CASES))
-          for sr in (ep.semirings.real, NO_REPEAT, OTHERS[2 * n % len(OTHERS)],
-                     OTHERS[(2 * n + 1) % len(OTHERS)])]
-
-
-@pytest.mark.parametrize("case, sr", PAIRED, ids=[f"{c}-{sr.name}" for c, sr in PAIRED])
+@pytest.mark.parametrize("case, sr", paired(sorted(CASES), SEMIRINGS + [NO_REPEAT],
+                                            always=("real", NO_REPEAT.name)))
 @settings(max_examples=4, deadline=None)
 @given(data=st.data())
 def test_sparse_run_reads_equal_the_reference(sr, case, data):
@@ -83,8 +77,7 @@ def test_sparse_run_reads_equal_the_reference(sr, case, data):
                    tuning={"runs": runs})
 
 
-@pytest.mark.parametrize("sr", SEMIRINGS, ids=lambda s: s.name)
-@pytest.mark.parametrize("output", [FMT, "rle"])
+@pytest.mark.parametrize("output, sr", paired([FMT, "rle"], SEMIRINGS, per_case=4))
 @settings(max_examples=3, deadline=None)
 @given(data=st.data())
 def test_sparse_run_outputs_equal_the_reference(sr, output, data):

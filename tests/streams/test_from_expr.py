@@ -71,6 +71,7 @@ def test_a_loop_over_one_position_keeps_its_counter_visible():
     e = ep.sum((ln, p), T.var("v")[o, ln, p])
     seen = ep.compile(e)
     hidden = ep.compile(e, tuning=ep.Tuning(unhide_one_entry=False))
-    assert re.findall(r"EP_OPAQUE\((\w+)\);", seen.c_source) == ["l_q"]
-    assert sorted(re.findall(r"EP_OPAQUE\((\w+)\);", hidden.c_source)) == ["l_q", "p_q"]
+    # (as sets: a size test switched once, lower/schedule/size_switch.py, copies the loops)
+    assert set(re.findall(r"EP_OPAQUE\((\w+)\);", seen.c_source)) == {"l_q"}
+    assert set(re.findall(r"EP_OPAQUE\((\w+)\);", hidden.c_source)) == {"l_q", "p_q"}
     assert seen(T=T.tensor("v")).tolist() == hidden(T=T.tensor("v")).tolist() == [3.0, 3.0, 4.0]

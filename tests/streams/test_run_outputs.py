@@ -10,6 +10,7 @@ import pytest
 import etchpy as ep
 from etchpy.expr.walk import tensors
 from etchpy.testing import check_backends
+from pairing import paired
 
 from tests.streams.test_runs import NO_REPEAT, SEMIRINGS, image
 
@@ -50,8 +51,8 @@ def _accesses(expr):
     return accesses(expr)
 
 
-@pytest.mark.parametrize("sr", SEMIRINGS + [NO_REPEAT], ids=lambda s: s.name)
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case, sr", paired(sorted(CASES), SEMIRINGS + [NO_REPEAT],
+                                            always=("real", NO_REPEAT.name)))
 def test_run_outputs_equal_the_reference(sr, case):
     expr = CASES[case]()
     for runs in (True, False):

@@ -11,6 +11,7 @@ import pytest
 import etchpy as ep
 from etchpy.expr.walk import tensors
 from etchpy.testing import assert_same, check_backends
+from pairing import paired
 
 from tests.streams.test_runs import NO_REPEAT, SEMIRINGS, image
 
@@ -46,8 +47,8 @@ def mode(expr, out, out_indices=None):
     return ep.compile(expr, output=out, out_indices=out_indices).program.output.mode
 
 
-@pytest.mark.parametrize("sr", SEMIRINGS + [NO_REPEAT], ids=lambda s: s.name)
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case, sr", paired(sorted(CASES), SEMIRINGS + [NO_REPEAT],
+                                            always=("real", NO_REPEAT.name)))
 def test_summed_and_permuted_run_outputs_equal_the_reference(sr, case):
     expr, out, order = CASES[case]()
     given = inputs(sr, expr)

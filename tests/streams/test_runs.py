@@ -10,6 +10,7 @@ import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.expr.walk import tensors
 from etchpy.testing import check_backends, stored_values
+from pairing import paired
 
 i, j = ep.indices("i j")
 SEMIRINGS = ep.semirings.all()
@@ -44,8 +45,8 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("sr", SEMIRINGS + [NO_REPEAT], ids=lambda s: s.name)
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case, sr", paired(sorted(CASES), SEMIRINGS + [NO_REPEAT],
+                                            always=("real", NO_REPEAT.name)))
 @pytest.mark.parametrize("runs", [True, False], ids=["runs", "cells"])
 def test_run_reads_equal_the_reference(sr, case, runs):
     expr = CASES[case]()

@@ -155,7 +155,7 @@ def problems_with_outputs(draw):
 
 
 @pytest.mark.parametrize("preset", list(tuning.PRESETS))
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(problems_with_outputs())
 def test_backends_agree_under_each_preset(preset, case):
     """Under the default and each preset: compiled C, the stream interpreter and the
