@@ -55,7 +55,7 @@ def test_a_window_of_a_run_list_is_the_runs_restricted_and_shifted(
     np.testing.assert_array_equal(row_sums, want.sum(axis=1))
 
 
-@pytest.mark.parametrize("fmt, sr", zip(RUNS, ["real", "min_plus", "boolean", "integer"]))
+@pytest.mark.parametrize("fmt, sr", list(zip(RUNS, ["real", "min_plus", "boolean", "integer"])))
 def test_products_of_windowed_runs_equal_the_reference(fmt, sr):
     """Three shifted windows of one run list times a dense operand, summed and
     not, and written as runs (runs.md law 4); built-in semirings of each kind,
