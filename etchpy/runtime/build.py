@@ -22,6 +22,7 @@ Environment
                          -march=native``, ``-O3``)
 ``ETCHPY_CACHE_DIR``     the cache directory (see runtime.cache)
 ``ETCHPY_LOG_COMPILES``  a file to which one line per compiler invocation is appended
+                         (when it ended, pid, seconds, source bytes, command)
 ``ETCHPY_SANITIZE``      when set (not 0): kernels are built with SANITIZE_FLAGS (ASan and
                          UBSan). They load only into a process started with the ASan
                          runtime preloaded (``LD_PRELOAD=$(cc -print-file-name=libasan.so)``)
@@ -274,20 +275,29 @@ def _tier_to_blame(compiler: Compiler, flags, cache_dir: Path) -> bool:
 
 def _run_compiler(compiler: Compiler, flags, c_path: Path, out_path: Path):
     cmd = [*compiler.command, *flags, "-o", str(out_path), str(c_path), *LINK_LIBS]
-    _record_invocation(cmd)
+    stats["compiles"] += 1
+    start = time.perf_counter()
     try:
         return subprocess.run(cmd, capture_output=True, text=True, errors="replace")
     except OSError as exc:
         raise _error(f"cannot run C compiler {cmd[0]}: {exc}; {INSTALL_HINT}",
                      "", c_path) from exc
+    finally:
+        _record_invocation(cmd, time.perf_counter() - start, c_path)
 
 
-def _record_invocation(cmd: list[str]) -> None:
-    stats["compiles"] += 1
+def _record_invocation(cmd: list[str], seconds: float, c_path: Path) -> None:
+    """One line per compiler run: when it ended, the process, the seconds it took, the
+    source's size in bytes, the command."""
     log = os.environ.get("ETCHPY_LOG_COMPILES")
     if log:
+        try:
+            size = c_path.stat().st_size
+        except OSError:
+            size = -1
         with open(log, "a", encoding="utf-8") as f:
-            f.write(f"{time.time():.3f} pid={os.getpid()} {shlex.join(cmd)}\n")
+            f.write(f"{time.time():.3f} pid={os.getpid()} seconds={seconds:.3f} "
+                    f"bytes={size} {shlex.join(cmd)}\n")
 
 
 # --------------------------------------------------------------------------- probes
