@@ -216,21 +216,33 @@ class EGraph:
 
     def mul_of(self, kids) -> int:
         """The class of the product of `kids` (1 when empty, the class itself when one)."""
-        flat = []
-        for k in kids:
-            inner = self.first(k, "mul")
-            flat.extend(inner[2] if inner else (k,))
+        flat = self._flat(kids, "mul", self.one)
         if not flat:
             return self.lit(self.one)
         return flat[0] if len(flat) == 1 else self.add(("mul", None, tuple(flat)))
 
     def add_of(self, kids) -> int:
         """The class of the sum of `kids` (at least one)."""
+        flat = self._flat(kids, "add", self.zero) or [self.find(kids[0])]
+        return flat[0] if len(flat) == 1 else self.add(("add", None, tuple(flat)))
+
+    def _flat(self, kids, op: str, unit) -> list:
+        """The operands of an `op` over `kids`: each kid's first `op` node read through
+        (unless that node holds the kid's own class, as x = x + x does), every operand
+        that is the unit of `op` left out (1·x = x, 0 + x = x), and in an idempotent
+        semiring a repeated term of a sum once (x + x = x). Built with them, products
+        of ones and sums of repeats grew without end (1·1·…·x)."""
         flat = []
         for k in kids:
-            inner = self.first(k, "add")
-            flat.extend(inner[2] if inner else (k,))
-        return flat[0] if len(flat) == 1 else self.add(("add", None, tuple(flat)))
+            inner = self.first(k, op)
+            if inner and self.find(k) not in map(self.find, inner[2]):
+                flat.extend(inner[2])
+            else:
+                flat.append(k)
+        flat = [k for k in flat if self.info(k).const != unit]
+        if op == "add" and self.sr.idempotent:
+            flat = list({self.find(k): None for k in flat})
+        return flat
 
     def sum_of(self, idx, body: int) -> int:
         """Σ_idx body; an index not free in body becomes a factor |i| (law sum-dim)."""

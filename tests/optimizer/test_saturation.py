@@ -101,3 +101,35 @@ def test_a_large_graph_still_stops_when_it_stops_improving():
     opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT))
     assert opt.stats["stop"] == "no improvement"
     assert opt.stats["nodes"] >= Saturation().saturate_below
+
+
+def test_units_are_not_kept_in_products_or_sums():
+    """mul_of/add_of leave out operands that are the literal 1 (0 in a sum): no
+    product node of the saturated graph holds a unit beside another factor."""
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.plan.cost import Stats
+    from etchpy.semiring import semirings
+    A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2)
+    for sr in ("real", "min_plus", "integer"):
+        eg = EGraph(semirings.get(sr), Stats(None, None))
+        root = eg.add_expr(A[i, j] * B[i, j] + A[i, j] + 1.0 * A[i, j])
+        saturate(eg, rules_for(eg.sr), Saturation(seconds=PATIENT), root=root)
+        for nodes in eg.classes.values():
+            for op, _, kids in nodes:
+                unit = eg.one if op == "mul" else eg.zero if op == "add" else None
+                if unit is not None and len(kids) > 1:
+                    assert all(eg.info(k).const != unit for k in kids), (sr, op, kids)
+
+
+def test_small_sums_of_repeats_saturate():
+    """x + x and a·b + a (factor reads a as a·1) saturate in a few iterations; with
+    the units kept they grew a·1·1·… until the time limit."""
+    A, B, C = ep.tensor("A", 2, "csr"), ep.tensor("B", 2), ep.tensor("C", 2)
+    for e in (C[i, j] + C[i, j], A[i, j] * B[i, j] + A[i, j],
+              ep.sum(j, A[i, j] + A[i, j] * C[i, j])):
+        for sr in ("real", "max_times", "integer", "boolean"):
+            opt = optimize(e, semiring=sr, limits=dict(seconds=PATIENT))
+            assert opt.stats["stop"] == "saturated", (str(e), sr, opt.stats)
+            assert opt.stats["iterations"] <= 8, (str(e), sr, opt.stats)
