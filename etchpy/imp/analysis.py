@@ -54,17 +54,38 @@ def most_on_a_path(s, hit) -> int:
     return own
 
 
+def _fields(cls) -> tuple[str, ...] | None:
+    """The fields subterms walks of a node class (a dataclass's, `walk` left out), or
+    None for anything that is not a node; looked up once per class."""
+    fields = _FIELDS.get(cls, _UNSEEN)
+    if fields is _UNSEEN:
+        names = getattr(cls, "__dataclass_fields__", None)
+        fields = None if names is None else tuple(f for f in names if f != "walk")
+        _FIELDS[cls] = fields
+    return fields
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+_UNSEEN = object()
+
+
 def subterms(x):
     """Every node (statement or expression) inside x, x included, outermost first;
     tuples and lists are walked through, a loop's note (While.walk) is not."""
-    if isinstance(x, (tuple, list)):
-        for item in x:
-            yield from subterms(item)
-    elif hasattr(x, "__dataclass_fields__"):
+    stack = [x]
+    pop, push, known = stack.pop, stack.extend, _FIELDS.get
+    while stack:
+        x = pop()
+        cls = type(x)
+        fields = known(cls, _UNSEEN)
+        if fields is _UNSEEN:
+            fields = _fields(cls)
+        if fields is None:
+            if isinstance(x, (tuple, list)):
+                push(reversed(x))
+            continue
         yield x
-        for f in x.__dataclass_fields__:
-            if f != "walk":
-                yield from subterms(getattr(x, f))
+        push([getattr(x, f) for f in reversed(fields)])
 
 
 def substitute(node, name: str, value: Expr):
@@ -117,16 +138,47 @@ def names_used(node) -> set[str]:
     """Every variable or array name read or written inside an Imp statement or
     expression (comments name nothing)."""
     out: set[str] = set()
-    for x in subterms(node):
+    add, stack, plans = out.add, [node], _NAMING.get
+    pop, push = stack.pop, stack.extend
+    while stack:
+        x = pop()
+        plan = plans(type(x))
+        if plan is None:
+            plan = _naming(type(x))
+        if plan is _OTHER:
+            if isinstance(x, (tuple, list)):
+                push(x)
+            continue
+        names, kids = plan
+        for f in names:
+            if type(v := getattr(x, f, None)) is str:
+                add(v)
+        push([getattr(x, f) for f in kids])
         match x:
-            case Var(name) | Decl(name, _, _) | Assign(name, _):
-                out.add(name)
             case ParallelFor(private=private):
                 out.update(arr for arr, *_ in private)
             case Fixpoint(pairs=pairs):
                 out.update(name for a, b, _ in pairs for name in (a, b))
-        out.update(v for f in _NAME_FIELDS if isinstance(v := getattr(x, f, None), str))
     return out
+
+
+def _naming(cls):
+    """How names_used reads a node class: (its fields or attributes that hold a name,
+    the fields it walks into), or _OTHER for anything that is not a node; once per
+    class."""
+    fields = _fields(cls)
+    if fields is None:
+        plan = _OTHER
+    else:
+        own = (cls.__match_args__[0],) if cls in (Var, Decl, Assign) else ()
+        plan = (own + tuple(f for f in _NAME_FIELDS if f not in own and (
+            hasattr(cls, f) or f in fields)), fields)
+    _NAMING[cls] = plan
+    return plan
+
+
+_NAMING: dict[type, object] = {}
+_OTHER = "not a node"
 
 
 def declared_in(node) -> set[str]:

@@ -34,7 +34,7 @@ def candidates(prog) -> dict[str, Scatter]:
     """The Scatter noted on some loop of `prog` (imp.While.walk) of every input
     whose crd arrays are parameters of it, by name."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    return {w.tensor: w for n in imp.subterms(prog.body)
+    return {w.tensor: w for n in imp.statements(prog.body)
             if isinstance(n, While) and isinstance(w := n.walk, Scatter)
             and all(c in arrays for c in w.crds)}
 
@@ -43,9 +43,9 @@ def walk(body, lv: Scatter, order_free):
     """(the loop, q) when `body` has exactly one loop noted with lv, outside
     parallel loops, holding every read of lv's arrays, each at an entry of q,
     its body order-free; else None."""
-    loops = [n for n in imp.subterms(body) if isinstance(n, While) and n.walk == lv]
-    if len(loops) != 1 or any(isinstance(n, ParallelFor) and loops[0] in imp.subterms(n)
-                              for n in imp.subterms(body)):
+    loops = [n for n in imp.statements(body) if isinstance(n, While) and n.walk == lv]
+    if len(loops) != 1 or any(isinstance(n, ParallelFor) and loops[0] in imp.statements(n)
+                              for n in imp.statements(body)):
         return None
     loop, q = loops[0], lv.q
     reads = {*lv.crds, lv.vals}

@@ -68,7 +68,7 @@ def candidates(prog) -> dict[str, Level]:
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     dense = prog.output.mode == "dense"
     return {w.tensor: Level(w.tensor, w.pos, w.crd, w.vals, w.dim, w.parents, dense)
-            for n in imp.subterms(prog.body)
+            for n in imp.statements(prog.body)
             if isinstance(n, While) and isinstance(w := n.walk, Walk) and w.crd in arrays}
 
 
