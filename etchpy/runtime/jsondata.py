@@ -132,6 +132,15 @@ def _guarded(decode, *args):
 
 
 def _encode(x):
+    cls = type(x)
+    if cls is str or cls is bool or x is None:
+        return x
+    if cls is tuple:
+        return [_encode(v) for v in x]
+    how = _DATACLASSES.get(cls)
+    if how is not None:
+        name, own_state = how
+        return {"~c": [name, _encode(_state(x) if own_state else dict(vars(x)))]}
     match x:
         case None | bool() | str():
             return x
@@ -152,8 +161,14 @@ def _encode(x):
         case np.generic() if x.dtype.kind in _NUMPY_KINDS:
             return {"~n": [x.dtype.str, _encode(x.item())]}
         case _ if dataclasses.is_dataclass(x) and not isinstance(x, type):
-            return {"~c": [_class_name(type(x)), _encode(_state(x))]}
+            name = _class_name(cls)
+            _DATACLASSES[cls] = (name, cls.__getstate__ is not object.__getstate__)
+            return {"~c": [name, _encode(_state(x))]}
     raise TypeError(f"cannot store a {type(x).__name__} as data")
+
+
+# dataclass -> (its stored name, whether it has its own __getstate__), once seen
+_DATACLASSES: dict[type, tuple[str, bool]] = {}
 
 
 def _state(x) -> dict:
