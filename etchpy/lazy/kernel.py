@@ -77,12 +77,13 @@ class KernelContext:
             opts["limits"] = {"seconds": run.knobs.lazy_seconds}
         # a cheaper key into the one store than ep.compile's own (the tuning is kept
         # alive with the kernel, so its id stays its own)
-        key = ("lazy", e, literal_bits(e), fmt, out_ix, run.optimize, run.threads, id(run.tuning),
+        optimize = run.optimize and run.finite
+        key = ("lazy", e, literal_bits(e), fmt, out_ix, optimize, run.threads, id(run.tuning),
                tuple(sorted(self.dims.items())), tuple(sorted(self.nnz.items())))
         kern = KERNELS.get(key)
         if kern is None:
-            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=run.optimize,
-                                  optimizer_options=opts if run.optimize else None,
+            kern = compile_kernel(e, output=fmt, out_indices=out_ix, optimize=optimize,
+                                  optimizer_options=opts if optimize else None,
                                   threads=run.threads, tuning=run.tuning)
             KERNELS.put(key, (kern, run.tuning))
             return kern

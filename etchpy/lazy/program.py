@@ -143,7 +143,8 @@ def run(nodes: list, optimize: bool, threads, tuning):
         return results, tape
     checked: list = []
     _, outs, uses, _ = _program(nodes, optimize, checked)
-    ev = Evaluator(uses, Options(optimize, threads, tuning), leaves)
+    finite = all(ok for _, ok in checked)    # else no kernel may distribute either
+    ev = Evaluator(uses, Options(optimize, threads, tuning, finite=finite), leaves)
     ev.values.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
     if optimize:
         fusion.choose(ev, outs)

@@ -18,13 +18,17 @@ from ..tuning import Tuning, of as tuning_of
 class Options:
     """How a program runs: optimize (False: each step as written), the kernels'
     threads and tuning (as given to compute: None, a preset name, a dict or a
-    Tuning), and dry (explain: nothing computed, every value a kernel.Dry).
+    Tuning), dry (explain: nothing computed, every value a kernel.Dry), and
+    finite (False when a value an array-level rewrite needed finite was not: the
+    kernels then compile without the optimizer, whose distributive rewrites would
+    turn its inf into inf - inf = nan, as the array-level one would have).
     `knobs` is the tuning as a Tuning (the fusion planner's prices)."""
 
     optimize: bool = True
     threads: int | None = 1
     tuning: object = None
     dry: bool = False
+    finite: bool = True
     knobs: Tuning = field(init=False, compare=False)
 
     def __post_init__(self):
