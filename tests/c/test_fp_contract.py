@@ -73,3 +73,13 @@ def test_a_row_rounds_once_per_multiply_add():
         ep.runtime.build.find_compiler(), ep.runtime.build.cache_directory(), False)
     if _has_fma() and machine_flags:
         assert fused == -2.0**-60
+
+
+def test_the_checked_and_unchecked_builds_round_alike():
+    """A scipy input runs the build with fused checks, a Tensor the one without:
+    both are rendered under the kernel's tuning, so both contract."""
+    from etchpy import pipeline
+    kern = ep.compile(SPMV)
+    for checked in (True, False):
+        src = pipeline.render_c(kern.compiled, "int32_t", checked=checked).c
+        assert PRAGMA in src and ("input_error" in src) == checked
