@@ -66,7 +66,8 @@ class Tuning:
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
             phases, pieces, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, fused_checks, entries, gather_sums, size_switch,
+            workspaces, kept_workspaces, fused_checks, entries, gather_sums, fp_contract,
+            size_switch,
             blas, khatri_rao, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
@@ -146,6 +147,9 @@ class Tuning:
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
                                       # float64) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)
+    fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
+                                      # instructions where the target has them (one
+                                      # rounding; a pragma heading its C, c.render)
     size_switch: bool = True          # a test of a walked level's size inside loops (are
                                       # its arrays large enough to prefetch?) made once,
                                       # before them (lower.schedule.size_switch)

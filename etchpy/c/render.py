@@ -54,6 +54,7 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     env = dict(version=version, banner=list(banner), name=name, idx_type=idx_type,
                val_type=semiring.c_type(), semiring=semiring.name,
                **_complex_types(semiring.dtype),
+               fp_contract=tuning.fp_contract and _contracts(prog, semiring),
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
                helpers=fb.helpers, **_helper_switches(prog.body, tuning))
@@ -77,6 +78,16 @@ def _complex_types(dtype) -> dict:
         return dict(complex_part=None, complex_cpp=None)
     part = "float" if np.dtype(dtype) == np.complex64 else "double"
     return dict(complex_part=part, complex_cpp=f"std::complex<{part}>")
+
+
+def _contracts(prog: Program, semiring) -> bool:
+    """Whether `Tuning.fp_contract` applies: a dense (or scalar) output over a float
+    or complex carrier whose ⊗ multiplies (not min_plus's +). A sparse output
+    keeps every product rounded: which cells it stores may depend on which sum to
+    an exact zero, and a contracted x·y − x·y is x·y's rounding error, not 0 (an
+    SpGEMM stored 62128 entries where scipy's product has 62126)."""
+    return (prog.output.mode == "dense" and np.dtype(semiring.dtype).kind in "fc"
+            and "*" in semiring.mul.render("a", "b"))
 
 
 def checks_source(version: str = "") -> tuple[str, str]:

@@ -7,6 +7,14 @@
  * output:     dense over ()
  * loop order: out over (i, j)
  */
+/* A floating multiply-add is one fused instruction where the target has it, as
+ * under C's FP_CONTRACT ON (one rounding, not two; Tuning.fp_contract):
+ * gcc's ISO modes (-std=c99) would otherwise keep it off. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT ON
+#elif defined(__GNUC__)
+#pragma GCC optimize ("fp-contract=fast")
+#endif
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)
 #define _DEFAULT_SOURCE   /* madvise and MADV_HUGEPAGE under -std=c99 */
 #endif

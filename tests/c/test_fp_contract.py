@@ -1,0 +1,85 @@
+"""Tuning.fp_contract: a float kernel with a dense output asks its compiler to
+contract multiply-adds into FMA instructions (a pragma before anything else in
+the file), which gcc's -std=c99 otherwise keeps off; other kernels' C is
+unchanged."""
+import platform
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import tuning
+
+i, j = ep.indices("i j")
+A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+SPMV = ep.sum(j, A[i, j] * x[j])
+PRAGMA = '#pragma GCC optimize ("fp-contract=fast")'
+
+
+@pytest.mark.parametrize("name", ["real", "real32", "complex", "max_times"])
+def test_a_float_kernel_that_multiplies_asks_for_contraction(name):
+    src = ep.compile(SPMV, semiring=ep.semirings.get(name)).c_source
+    assert PRAGMA in src and "#pragma STDC FP_CONTRACT ON" in src
+    assert src.index(PRAGMA) < src.index("#include")     # headers' inline functions too
+
+
+@pytest.mark.parametrize("name", ["integer", "boolean", "min_plus", "max_plus"])
+def test_kernels_with_no_float_multiply_are_unchanged(name):
+    assert "FP_CONTRACT" not in ep.compile(SPMV, semiring=ep.semirings.get(name)).c_source
+
+
+def test_a_sparse_output_keeps_every_product_rounded():
+    """A sparse output's structure may depend on which cells sum to an exact zero:
+    contracted, x·y − x·y would be x·y's rounding error, not 0."""
+    B = ep.tensor("B", 2, format="csr")
+    _, _, k_ = ep.indices("i j k")
+    src = ep.compile(ep.sum(j, A[i, j] * B[j, k_]), output="csr").c_source
+    assert "FP_CONTRACT" not in src
+    v = 0.1 * (1 + 2.0**-30)
+    M = sp.csr_array(np.array([[v, -v]]))
+    N = sp.csr_array(np.array([[3.0], [3.0]]))
+    got = ep.compile(ep.sum(j, A[i, j] * B[j, k_]), output="csr")(A=M, B=N)
+    assert (M @ N).nnz == 0 and np.all(got.toarray() == 0.0)
+
+
+@pytest.mark.parametrize("t", [tuning.NOOPT, tuning.DEFAULT.with_(fp_contract=False)])
+def test_the_switch_turns_it_off(t):
+    assert "FP_CONTRACT" not in ep.compile(SPMV, tuning=t).c_source
+
+
+def _has_fma() -> bool:
+    if platform.machine() in ("aarch64", "arm64"):
+        return True
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " fma " in f.read(4096)
+    except OSError:
+        return False
+
+
+def test_a_row_rounds_once_per_multiply_add():
+    """Row [-1, a] times x = [1, b] with a·b = 1 - 2⁻⁶⁰ exactly: unfused, a·b rounds
+    to 1 and the sum is 0; fused, it is -2⁻⁶⁰. Both are within the tests' tolerance
+    of the exact sum; the unfused build (NOOPT: no lanes either) gives 0."""
+    a, b = 1 + 2.0**-30, 1 - 2.0**-30
+    M = sp.csr_array((np.array([-1.0, a]), np.array([0, 1]), np.array([0, 2])), shape=(1, 2))
+    v = np.array([1.0, b])
+    plain = ep.compile(SPMV, tuning=tuning.NOOPT)(A=M, x=v)
+    assert plain[0] == 0.0
+    fused = ep.compile(SPMV)(A=M, x=v)[0]
+    assert fused in (0.0, -2.0**-60)
+    machine_flags = "-march=native" in ep.runtime.build._final_flags(
+        ep.runtime.build.find_compiler(), ep.runtime.build.cache_directory(), False)
+    if _has_fma() and machine_flags:
+        assert fused == -2.0**-60
+
+
+def test_the_checked_and_unchecked_builds_round_alike():
+    """A scipy input runs the build with fused checks, a Tensor the one without:
+    both are rendered under the kernel's tuning, so both contract."""
+    from etchpy import pipeline
+    kern = ep.compile(SPMV)
+    for checked in (True, False):
+        src = pipeline.render_c(kern.compiled, "int32_t", checked=checked).c
+        assert PRAGMA in src and ("input_error" in src) == checked
