@@ -214,13 +214,16 @@ def _tensor_arrays(positions, types) -> list:
 def tensor_step(name, value, positions, sr, types, max_bytes):
     """The step of an ep.Tensor input bound as its own arrays: its format, fill and
     dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
-    miss) and its NaN check; its index arrays were checked when it was built. The
+    miss), its NaN check and, for booleans, that every value byte is 0 or 1
+    (tensor.truth_values: values may be written in place; else a miss, the general
+    path copies them); its index arrays were checked when it was built. The
     C arguments made from the last call's Tensor are held (≤ `max_bytes`) for the
     same Tensor object: its arrays cannot be rebound, and check_layout has just
     seen each with its dtype, shape and strides."""
     fmt, fill, dtype = value.format, value.fill, value.vals.dtype
     lo_n, hi_n = class_range(len(value.vals))      # its stored entries' size class
     nan = not sr.allows_nan and dtype.kind == "f"
+    truth = dtype.kind == "b"
     idx = {arr.dtype for lv in value.levels for arr in lv.values()}
     dims, from_buffer = dim_slots(positions, value.shape), types["ffi"].from_buffer
     arrays = _tensor_arrays(positions, types)
@@ -238,6 +241,8 @@ def tensor_step(name, value, positions, sr, types, max_bytes):
             raise Miss
         if nan:
             refuse_nan(vals, sr, name)
+        elif truth and vals.size and vals.view(np.uint8).max() > 1:
+            raise Miss
         shape = v.shape
         for pos, mode, lo, hi in dims:
             if not lo <= shape[mode] < hi:
