@@ -29,8 +29,10 @@ calls    the cost of a call where the window is small (a 200×150 operand, a win
          Python ints or numpy int64): the windowed kernel against the same
          product without a window on the slice made ahead (a plain kernel's
          call, the call-overhead floor); csr, dense and ep.Tensor operands; scipy's
-         slice-then-multiply beside. No target: issues 39 and 40 ask the windowed
-         call to cost about what a plain kernel's does.
+         slice-then-multiply beside; and the 3×3 erosion of a 32×32 boolean
+         image as nine windows of one rle / sparse_rle Tensor against the same on
+         the dense image. No target: issues 39 and 40 ask the windowed call to
+         cost about what a plain kernel's does.
 The machine is shared (2 cores, other work running): medians, not minima.
 """
 from __future__ import annotations
@@ -222,8 +224,29 @@ def call_rows(rounds):
                                        lambda: plain(A=piece, x=v)], 50 * rounds)
             rows.append((f"call, {label} 200×150, {where}, {kind}", med[0], med[1],
                          "the plain kernel on the slice", None))
+    rows += stencil_call_rows(rounds)
     sliced = alternating_medians([lambda: M[10:60, 20:120] @ v], 50 * rounds)[0]
     rows.append(("scipy's slice @ x, 200×150 csr, 50×100", sliced, sliced, "itself", None))
+    return rows
+
+
+def stencil_call_rows(rounds):
+    """The call of the 3×3 erosion on a small (32×32) boolean image: nine windows
+    of one run-length Tensor (bound once by the plan) against the same nine of
+    the dense image."""
+    i, j = ep.indices("i j")
+    im = shapes_image(32, 32, 5)
+    rows = []
+    dense = ep.compile(erosion_expr(ep.tensor("img", 2), i, j, 32, 32),
+                       semiring=ep.semirings.boolean)
+    for fmt in ("rle", "sparse_rle"):
+        kern = ep.compile(erosion_expr(ep.tensor("img", 2, fmt), i, j, 32, 32),
+                          semiring=ep.semirings.boolean)
+        t = ep.Tensor.from_dense(im, fmt, semiring="boolean")
+        assert (kern(img=t) == dense(img=im)).all()
+        med = alternating_medians([lambda: kern(img=t), lambda: dense(img=im)], 50 * rounds)
+        rows.append((f"call, erosion of a 32×32 bool {fmt} Tensor", med[0], med[1],
+                     "the same on the dense bool image", None))
     return rows
 
 

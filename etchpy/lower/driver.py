@@ -389,7 +389,7 @@ def _owned(target, s, n_axes, tuning):
     when that is not every cell and the output can clear the rest (tuning.fill_gaps:
     only the cells outside it are filled, schedule.fused_rows.written_box), else
     False (the whole output filled first)."""
-    filled = target.own(writes_every_cell_once(s, n_axes), tuning.fused_rows
+    filled = target.own(writes_every_cell_once(s, n_axes, tuning.runs), tuning.fused_rows
                         and writes_each_cell_at_most_once(s, n_axes))
     if filled or not (tuning.fill_gaps and target.store and target.zeroed
                       and hasattr(target, "clear_outside")):

@@ -147,7 +147,8 @@ def _input(step, ffi):
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
                 step.fill if step.pydata else None, step.axes if step.pydata else None, (), 0)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
-    if type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4:
+    if (type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4
+            and facts.dtype.kind != "b"):           # bool: truth_values' check, in Python
         return (2, sys.intern(facts.name), facts.kind, facts.dtype.num,
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),

@@ -66,7 +66,7 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
             return None
         return dense_step(name, value, positions, sr, types, max_bytes)
     if type(value) is Tensor:
-        if value.vals.dtype != sr.dtype or sr.dtype.kind == "b" or any(
+        if value.vals.dtype != sr.dtype or any(
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
             return None
         return tensor_step(name, value, positions, sr, types, max_bytes)

@@ -214,13 +214,13 @@ def _tensor_arrays(positions, types) -> list:
 def tensor_step(name, value, positions, sr, types, max_bytes):
     """The step of an ep.Tensor input bound as its own arrays: its format, fill and
     dtypes as the plan's, its layout check (Tensor.check_layout: an InputError, so a
-    miss) and its NaN check; its index arrays were checked when it was built. The
-    C arguments made from the last call's Tensor are held (≤ `max_bytes`) for the
-    same Tensor object: its arrays cannot be rebound, and check_layout has just
-    seen each with its dtype, shape and strides."""
+    miss), its values' check (`_values_ok`); its index arrays were checked when it
+    was built. The C arguments made from the last call's Tensor are held (≤
+    `max_bytes`) for the same Tensor object: its arrays cannot be rebound, and
+    check_layout has just seen each with its dtype, shape and strides."""
     fmt, fill, dtype = value.format, value.fill, value.vals.dtype
     lo_n, hi_n = class_range(len(value.vals))      # its stored entries' size class
-    nan = not sr.allows_nan and dtype.kind == "f"
+    nan, truth = not sr.allows_nan and dtype.kind == "f", dtype.kind == "b"
     idx = {arr.dtype for lv in value.levels for arr in lv.values()}
     dims, from_buffer = dim_slots(positions, value.shape), types["ffi"].from_buffer
     arrays = _tensor_arrays(positions, types)
@@ -236,8 +236,8 @@ def tensor_step(name, value, positions, sr, types, max_bytes):
         if (v.fill != fill or vals.dtype != dtype or not lo_n <= len(vals) < hi_n
                 or (v.format is not fmt and v.format != fmt)):
             raise Miss
-        if nan:
-            refuse_nan(vals, sr, name)
+        if (nan or truth) and not _values_ok(vals, nan, sr, name):
+            raise Miss
         shape = v.shape
         for pos, mode, lo, hi in dims:
             if not lo <= shape[mode] < hi:
@@ -261,6 +261,16 @@ def tensor_step(name, value, positions, sr, types, max_bytes):
     step.binder = TensorFacts(name, Tensor, fmt, fill, dtype, idx, lo_n, hi_n, nan,
                               value.shape, dims, _slots_by_level(arrays))
     return step
+
+
+def _values_ok(vals, nan, sr, name) -> bool:
+    """`nan`: NaN refused (InputError naming the input), True. Else (booleans) whether
+    every value byte is 0 or 1 (tensor.truth_values: values may be written in
+    place; a miss then, the general path copies them)."""
+    if nan:
+        refuse_nan(vals, sr, name)
+        return True
+    return not (vals.size and vals.view(np.uint8).max() > 1)
 
 
 def _slots_by_level(arrays) -> tuple:

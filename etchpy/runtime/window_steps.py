@@ -151,15 +151,22 @@ class DenseWindowStep(WindowStep):
 
 
 def share_operands(steps) -> None:
-    """Bind each numpy operand read through several windows once (see
-    DenseWindowStep): in `steps`, (name, step) pairs in call order, every
-    DenseWindowStep after the first of its operand leads to the first's buffer."""
+    """Bind each numpy or ep.Tensor operand read through several windows once (see
+    DenseWindowStep, TensorWindowStep): in `steps`, (name, step) pairs in call
+    order, every such step after the first of its operand leads to the first's
+    arrays, where they are bound as the same C types."""
     first: dict = {}
     for _, step in steps:
-        if type(step) is DenseWindowStep:
-            lead = first.setdefault(step.tv.source, step)
-            if lead is not step and lead.val_type == step.val_type:
-                step.lead = lead.at
+        if type(step) not in (DenseWindowStep, TensorWindowStep):
+            continue
+        lead = first.setdefault((type(step), step.tv.source), step)
+        if lead is step:
+            continue
+        if type(step) is DenseWindowStep and lead.val_type == step.val_type:
+            step.lead = lead.at
+        elif (type(step) is TensorWindowStep and lead.lead is None
+              and [s[1:] for s in lead.slots] == [s[1:] for s in step.slots]):
+            step.lead = tuple((s[0], t[0]) for s, t in zip(step.slots, lead.slots))
 
 
 class RowsWindowStep(WindowStep):
@@ -235,23 +242,34 @@ class RowsWindowStep(WindowStep):
 class TensorWindowStep(WindowStep):
     """A window's step over an ep.Tensor operand, bound over its own arrays as a
     Tensor input's step binds them (plan_steps.tensor_step: its format, fill,
-    dtypes, layout and NaN checks; its index arrays were checked when it was
-    built), with the window's extended shape as the sizes."""
+    dtypes, layout, NaN and truth-value checks; its index arrays were checked
+    when it was built), with the window's extended shape as the sizes.
 
-    __slots__ = ("dims", "arrays")
+    Several windows of one Tensor (a stencil's shifted windows) are bound once,
+    as DenseWindowStep's are: a later window's step (`lead`: the first's array
+    positions and its own, set by `share_operands`) checks that the call's
+    operand is the lead's Tensor and takes the lead's arrays from `args`."""
+
+    __slots__ = ("dims", "arrays", "slots", "lead")
 
     def __init__(self, *args, value=None, most=0):
         super().__init__(*args)
         self.dims = tuple((pos, mode) for pos, kind, mode, _ in self.positions if kind == "dim")
         arrays = tuple(p for p in self.positions if p[1] == "in_array")
+        self.slots = tuple((pos, role, ctype) for pos, _, role, ctype in arrays)
         self.arrays = tensor_step(self.tv.source, value, arrays, self.sr, self.types, most)
+        self.lead = None
 
     def __call__(self, inputs, args):
         value = inputs[self.tv.source]
         if type(value) is not Tensor:
             raise Miss
         shape = self.shape(value, inputs)
-        self.arrays(value, args)
+        if self.lead is None:
+            self.arrays(value, args)
+        else:                           # checked by the lead's step, this call
+            for pos, at in self.lead:
+                args[pos] = args[at]
         for pos, mode in self.dims:
             args[pos] = shape[mode]
         return shape
@@ -292,6 +310,6 @@ def _rows_bound(value, tv, b, sr) -> bool:
 
 def _tensor_bound(value, sr, idx_dtype) -> bool:
     """Whether `value` is an ep.Tensor a Tensor input's step binds (call_plans._step's
-    conditions: the carrier dtype, not bool, index arrays of the kernel's dtype)."""
-    return (type(value) is Tensor and value.vals.dtype == sr.dtype and sr.dtype.kind != "b"
+    conditions: the carrier dtype, index arrays of the kernel's dtype)."""
+    return (type(value) is Tensor and value.vals.dtype == sr.dtype
             and all(arr.dtype == idx_dtype for lv in value.levels for arr in lv.values()))

@@ -234,3 +234,28 @@ def test_a_window_of_a_tensor_runs_through_the_plan_and_reads_its_current_values
     T.vals[:] *= 2.0                                   # written in place between calls
     np.testing.assert_allclose(kern._plan(dict(A=T, x=v, lo=9, hi=17)),
                                2.0 * before[9:17] @ v)
+
+
+@pytest.mark.parametrize("fmt", ["rle", "sparse_rle"])
+def test_shifted_windows_of_a_bool_tensor_are_bound_once_through_the_plan(fmt):
+    """Three shifted windows of one boolean run-length Tensor (a 1×3 erosion):
+    the plan binds the Tensor once (the later windows lead to the first's
+    arrays), checks its value bytes each call (a byte 2 written in place is a
+    miss; the general path reads it as true) and equals the reference."""
+    rng = np.random.default_rng(3)
+    img = rng.random((12, 40)) < 0.8
+    T = ep.Tensor.from_dense(img, fmt, semiring="boolean")
+    I = ep.tensor("I", 2, fmt)
+    e = I[i, j["lo-1":"lo+38"]] * I[i, j["lo":"lo+39"]] * I[i, j["lo+1":"lo+40"]]
+    kern = ep.compile(e, semiring=ep.semirings.boolean)
+    for lo in (0, 1, 1):
+        want = reference(e, I=img, lo=lo)
+        np.testing.assert_array_equal(kern(I=T, lo=lo), want)
+    steps = [s for k, s in kern._plan.__globals__.items() if k.startswith("step")]
+    tensor_steps = [s for s in steps if isinstance(s, TensorWindowStep)]
+    assert len(tensor_steps) == 3 and sum(s.lead is not None for s in tensor_steps) == 2
+    np.testing.assert_array_equal(kern._plan(dict(I=T, lo=1)), want)
+    k = int(np.flatnonzero(T.vals)[0])
+    T.vals.view(np.uint8)[k] = 2                       # still true, as C reads it
+    assert kern._plan(dict(I=T, lo=1)) is MISS
+    np.testing.assert_array_equal(kern(I=T, lo=1), want)

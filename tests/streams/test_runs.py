@@ -118,3 +118,29 @@ def test_packing_from_dense_rows_is_packing_from_coordinates(shape):
         assert list(rows.levels[-1][role]) == list(coords.levels[-1][role])
     assert list(rows.vals) == list(coords.vals)
     assert np.array_equal(rows.to_dense(), a)
+
+
+@pytest.mark.parametrize("case", ["runs + runs", "runs + sparse runs", "runs * sparse runs",
+                                  "runs * dense"])
+@pytest.mark.parametrize("runs", [True, False], ids=["runs", "cells"])
+def test_a_covering_run_stream_writes_every_cell_without_a_fill(case, runs):
+    """A dense output whose free levels are run streams covering their fibres
+    (streams.Covers: a dense run list, or a sum with one) is written once per
+    cell, so the kernel neither fills it nor takes a zeroed flag (runs.md, "A
+    covering run stream writes every cell"); a product with a sparse run list
+    or a dense operand (no Covers) still fills it. Checked through `out=`
+    holding other values, against the reference."""
+    S = ep.tensor("S", 2, format="sparse_rle")
+    D = ep.tensor("D", 2)
+    e = {"runs + runs": rle("A")[i, j] + rle("B")[i, j],
+         "runs + sparse runs": rle("A")[i, j] + S[i, j],
+         "runs * sparse runs": rle("A")[i, j] * S[i, j],
+         "runs * dense": rle("A")[i, j] * D[i, j]}[case]
+    sr = ep.semirings.real
+    inputs = {n: image(sr, seed=k) for k, n in enumerate(("A", "B", "S", "D"))}
+    inputs = {n: inputs[n] for n in tensors(e)}
+    kern = ep.compile(e, tuning={"runs": runs})
+    assert ("out_zeroed" not in kern.c_source) == (runs and "+" in case)
+    out = np.full(inputs["A"].shape, 7.5)
+    got = kern(out=out, **inputs)
+    np.testing.assert_array_equal(got, ep.evaluate(e, backend="reference", **inputs))

@@ -26,13 +26,19 @@ from .bounds import state_decls
 from .threads import threads_on
 
 
-def writes_every_cell_once(s, n_axes: int) -> bool:
+def writes_every_cell_once(s, n_axes: int, runs: bool = False) -> bool:
     """Do the loops write each output cell exactly once? True when the free levels
     come first, each a range visiting every coordinate once (ready throughout), and
-    everything below them is contracted into one accumulator (or is the leaf)."""
+    everything below them is contracted into one accumulator (or is the leaf).
+    `runs`: a level whose states are its fibre's coordinates once each, in order
+    (streams.Covers: a dense run list, or a product or sum of one) counts as
+    such a range too, though it does not advance as a counter does (so fused
+    rows, which walk steps in lockstep, leave it out; proofs_notes/runs.md,
+    "A covering run stream writes every cell")."""
     free = 0
     while streams.is_stream(s) and not s.contracted:
-        if not (streams.Full in s.facts and s.ready == imp.TRUE):
+        whole = streams.Full in s.facts or (runs and streams.Covers in s.facts)
+        if not (whole and s.ready == imp.TRUE):
             return False
         free, s = free + 1, s.value
     return free == n_axes and all(lv.contracted for lv in streams.levels_of(s))
