@@ -12,8 +12,10 @@ order best for it), every query here reads the same tries. A table's levels are
 its primary key, then the columns queries join or group on; the columns they
 only filter on are value columns, tested in the kernel's loop (expr.compare).
 Lineitem is stored by order and line, by part (the secondary order, for
-Q9's part filter) and by supplier (an order added at load, Table.add_order, for
-Q7, which starts from the two nations' suppliers); part by key and by name (Q9's LIKE); supplier by key and by
+Q9's part filter), by supplier (an order added at load, Table.add_order, for
+Q7, which starts from the two nations' suppliers) and by ship mode (another,
+for Q12: its two modes a skip over the outer level, the lines of the other five
+never read); part by key and by name (Q9's LIKE); supplier by key and by
 nation (Q5). Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
@@ -61,6 +63,11 @@ LINE_BY_PART = SPEC["lineitem"][3]
 # lineitem supplier first (Q7), an order added at load (Table.add_order)
 LINE_BY_SUPP = ["l_suppkey", "l_orderkey", "l_linenumber", "l_partkey", "l_shipdate",
                 "l_shipmode"]
+# lineitem ship mode first (Q12: its two modes are a skip over the outer level), an
+# order added at load
+LINE_BY_MODE = ["l_shipmode", "l_orderkey", "l_linenumber", "l_partkey", "l_suppkey",
+                "l_shipdate"]
+Q12_DATES = (("l_commitdate", "Cd"), ("l_receiptdate", "Rd"), ("ship", "Sd"))
 SUPP_BY_NATION = SPEC["supplier"][3]
 
 
@@ -85,6 +92,9 @@ def load(cols: dict) -> dict:
                              skip_unwritten=True)   # the bench writes no value
     out["lineitem"].add_order(LINE_BY_SUPP)
     out["lineitem"].tensor("rev", order=LINE_BY_SUPP)     # its copy of rev, at load too
+    out["lineitem"].add_order(LINE_BY_MODE)
+    for value, _ in Q12_DATES:                            # the dates' copies, at load too
+        out["lineitem"].tensor(value, order=LINE_BY_MODE)
     orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
     keys = coding["o_orderkey"]
     out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])
@@ -286,20 +296,18 @@ def _q12_expr(tables):
     o, ln, p, s, sd, m, c, d, pr = ep.indices("o ln p s sd m c d pr")
     L = tables["lineitem"]
     at = (o, ln, p, s, sd, m)
-    C, R, S = (L.var(v, name=n)[at] for v, n in (("l_commitdate", "Cd"),
-                                                  ("l_receiptdate", "Rd"), ("ship", "Sd")))
+    C, R, S = (L.var(v, order=LINE_BY_MODE, name=n)[at] for v, n in Q12_DATES)
     late = (C < R) & (S < C) & (R >= "lo") & (R < "hi")
     Modes = ep.tensor("Modes", 1, "csf")
     body = Modes[m] * late * tables["orders"].var()[o, c, d, pr]
-    return ep.sum((o, ln, p, s, sd, c, d), body), "o ln p s sd m c d pr"
+    return ep.sum((o, ln, p, s, sd, c, d), body), "m o ln p s sd c d pr"
 
 
 def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
     L, O = tables["lineitem"], tables["orders"]
     modes = _keys(L, "l_shipmode")
     counts = _kernel(tables, _q12_expr)(
-        Cd=L.tensor("l_commitdate"), Rd=L.tensor("l_receiptdate"), Sd=L.tensor("ship"),
-        O=O.tensor(), Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        **{n: L.tensor(v, order=LINE_BY_MODE) for v, n in Q12_DATES}, O=O.tensor(), Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
         lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
     high = np.isin(_keys(O, "o_orderpriority").values(), HIGH)
     hi, lo = counts[:, high].sum(axis=1), counts[:, ~high].sum(axis=1)

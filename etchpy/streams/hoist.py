@@ -13,6 +13,9 @@ segment test skips its order's lineitems instead of multiplying them by zero).
     guard_ready(s, test, zero)   s with ready := ready ∧ test(index)
     guard_product(...)           either, or, when c reads nothing of the level,
                                  the level entered only where c holds
+    guard_state(s, test)         s with ready := ready ∧ test, a test of each state
+                                 (the located test joined with the walked operand's
+                                 own row test, without branches between them)
 
 proofs_notes/hoist.md states the law.
 """
@@ -21,41 +24,47 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import imp
-from ..imp import TRUE, Const, If, Ring, Select, and_, eq, not_, seq
+from ..imp import TRUE, Bin, Const, If, Ring, Select, While, and_, eq, not_, seq
 from ..imp.analysis import arrays_written, names_used
 from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split, Walk
 from .stream import Stream, Value, is_stream
 
 
-def zero_unless(value: Value, zero) -> imp.Expr | None:
+def zero_unless(value: Value, zero, eager: bool = False) -> imp.Expr | None:
     """A test c such that every leaf of `value` is the semiring's `zero` where c
     is false, and c reads no state of value's own levels (nor an array their
     statements write), so it can be read once above them; None when there is
     none. Found in `select(c, x, zero)` leaves and in either factor of a
-    product (tests of both factors are joined)."""
+    product (tests of both factors are joined). `eager`: the tests of a
+    product's two factors are joined by `&` (both evaluated, no branch between
+    them: the leaf evaluates both factors' tests too); a select's test guards
+    its operand's with `&&` either way."""
     inner: set[str] = set()
     leaf = value
     while is_stream(leaf):
         inner |= {n for n, _ in leaf.state}
         inner |= arrays_written(leaf.init) | arrays_written(leaf.next)
         leaf = leaf.value
-    return _test(leaf, Const(zero, "value"), inner)
+    return _test(leaf, Const(zero, "value"), inner, eager)
 
 
-def _test(x, zero, inner: set[str]) -> imp.Expr | None:
+def _test(x, zero, inner: set[str], eager: bool) -> imp.Expr | None:
     match x:
         case Select(cond, a, b) if b == zero and not (names_used(cond) & inner):
-            return _both(cond, _test(a, zero, inner))
+            return _both(cond, _test(a, zero, inner, eager))
         case Ring("mul", a, b):
-            ta, tb = _test(a, zero, inner), _test(b, zero, inner)
-            return tb if ta is None else _both(ta, tb)
+            ta, tb = _test(a, zero, inner, eager), _test(b, zero, inner, eager)
+            return tb if ta is None else _both(ta, tb, eager)
     return None
 
 
-def _both(a: imp.Expr, b: imp.Expr | None) -> imp.Expr:
+def _both(a: imp.Expr, b: imp.Expr | None, eager: bool = False) -> imp.Expr:
     """a ∧ b, a alone when b is none or the same test (a factor's test met again
-    in its product, or below the level it guards)."""
-    return a if b is None or b == a else and_(a, b)
+    in its product, or below the level it guards); `eager`: `a & b`."""
+    if b is None or b == a:
+        return a
+    joined = and_(a, b)
+    return Bin("&", a, b) if eager and joined not in (a, b, imp.FALSE) else joined
 
 
 def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
@@ -82,8 +91,26 @@ def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Strea
                     search=f"{s.search}, guarded by the located test")
 
 
+def guard_state(s: Stream, test: imp.Expr) -> Stream:
+    """s ready only at the states where `test` holds too (a test of the state:
+    it may read s's own position, as a row test of the walked table's entry
+    does). A skip to (t, r) that lands at index t on a state no longer ready
+    steps on while it is at t and not ready (several states may share an
+    index); facts as for `guard_ready`."""
+    ready = and_(s.ready, test)
+
+    def skip(t, r):
+        stay = and_(s.valid, and_(eq(s.index, t), not_(ready)))
+        return seq(s.skip(t, r), While(stay, s.next))
+
+    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Walk, Extent, Ahead, Prefetch,
+                         Runs)
+    return s.derive(facts, ready=ready, skip=skip,
+                    search=f"{s.search}, guarded by the located and row tests")
+
+
 def guard_product(s: Stream, located_at: Callable, zero, on: bool,
-                  whole: Callable | None = None) -> Stream:
+                  whole: Callable | None = None, rows: bool = False) -> Stream:
     """`guard_ready` for the product s whose located operand has value
     located_at(t), when `on` and s's value is a nested stream (at a leaf the
     select is as cheap as a branch). When the test reads nothing of s's own
@@ -91,14 +118,23 @@ def guard_product(s: Stream, located_at: Callable, zero, on: bool,
     read at a level below it), it holds or fails for the whole level, at a
     leaf level too: `whole(test, s)` (combinators.guard) tests it once on
     entry and keeps s's way of moving (a level that locates still locates),
-    rather than testing it at each index."""
+    rather than testing it at each index. `rows`: when the located test guards
+    s, so does the test of s's whole value at each state (the located test and
+    the walked operand's, such as a row test of its entry, read at this level
+    and joined by `&`: one branch a state, not one per test; `guard_state`)."""
     if not on:
         return s
     test = lambda t: zero_unless(located_at(t), zero)
     here = test(s.index)
     if here is not None and whole is not None and _invariant(here, s):
         return whole(here, s)
-    return guard_ready(s, test) if is_stream(s.value) else s
+    if not is_stream(s.value):
+        return s
+    if rows and here is not None:
+        every = zero_unless(s.value, zero, eager=True)
+        if every is not None and every != here:
+            return guard_state(s, every)
+    return guard_ready(s, test)
 
 
 def _invariant(test: imp.Expr, s: Stream) -> bool:
