@@ -64,14 +64,14 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, runs,
+            phases, pieces, row_streams, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, size_switch,
             blas, khatri_rao, algorithm_choice,
             hoist_probes, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes,
+            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_stream_count,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
@@ -125,6 +125,8 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
+    row_streams: bool = True          # a dense output's rows over counted runs (bands,
+                                      # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
@@ -199,6 +201,7 @@ class Tuning:
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter as many (floats
                                       # reassociate; 1: one accumulator)
+    row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
