@@ -75,7 +75,7 @@ class Tuning:
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
-            piece_ahead,
+            piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
             marks_walk_min, marks_walk_spread.
@@ -220,6 +220,8 @@ class Tuning:
     run_lines: int = 32               # a counted run (a band, a row of blocks) prefetches
                                       # up to this many lines at its start (1: one)
     piece_ahead: int = 512            # ... from this many entries past its start
+    piece_short: int = 8              # ... when it has this many entries (a line of
+                                      # doubles; shorter consecutive runs: the hardware's)
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
@@ -330,7 +332,7 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
-    piece_ahead=1,
+    piece_ahead=1, piece_short=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 
