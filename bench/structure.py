@@ -2,7 +2,7 @@
 csr and their peers, one thread, alternating with the peer call by call in one
 process, ratios of medians (etchpy's time over the peer's: below 1 is faster):
 
-    python -m bench structure [--rounds N] [--only band,triangle,blocks]
+    python -m bench structure [--rounds N] [--only band,triangle,blocks,fem]
                               [--widths 3,15,63,255] [--sizes 2,3,4,5,6,7,8] [--cpu]
 
 band      y = Σ_j A[i,j]·x[j], A with 2h+1 diagonals (width 3 .. 255) at n = 1e6
@@ -16,6 +16,11 @@ blocks    y = Σ_j A[i,j]·x[j], A from a 9-point stencil on a square grid with 
           unknowns per node (dense d×d blocks, d = 2..8, about 5e5 rows): format
           blocks against etchpy's csr (≤ 1/1.2 for d ≥ 4, ≤ 1.0 below) and scipy's
           bsr_array @ x (≤ 1.0)
+fem       scikit-fem operators renumbered by reverse Cuthill-McKee: Laplacians
+          on a line (P1, P2, P4; 5e5 elements) and a P1 Laplacian on a strip of
+          quadrilaterals (a channel 4 elements wide, 4e5 long), in uniform_band,
+          banded and blocks against etchpy's csr (beside: real operators that
+          nobody generated as bands)
 Each pair is timed alone (its arrays built, timed, then dropped), so only two
 copies of a matrix are alive at once. Packing times are reported, not timed
 against the peers.
@@ -183,6 +188,39 @@ def blocks(time_them, sizes):
     return out
 
 
+def fem_operators():
+    """(name, csr_array) of scikit-fem Laplacians, renumbered by reverse
+    Cuthill-McKee (scipy.sparse.csgraph), with int32 indices."""
+    import skfem
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+    from skfem.models.poisson import laplace
+    line = skfem.MeshLine(np.linspace(0, 1, 500_001))
+    strip = skfem.MeshQuad.init_tensor(np.linspace(0, 100, 400_001), np.linspace(0, 1, 5))
+    for name, mesh, element in (("line P1", line, skfem.ElementLineP1()),
+                                ("line P2", line, skfem.ElementLineP2()),
+                                ("line P4", line, skfem.ElementLinePp(4)),
+                                ("strip Q1", strip, skfem.ElementQuad1())):
+        m = sp.csr_array(laplace.assemble(skfem.Basis(mesh, element)))
+        p = reverse_cuthill_mckee(m, symmetric_mode=True)
+        m = sp.csr_array(m[p][:, p])
+        m.sort_indices()
+        yield name, m
+
+
+def fem(time_them):
+    out, x = [], None
+    kernels = {f: spmv(f) for f in ("csr", "uniform_band", "banded", "blocks")}
+    for name, m in fem_operators():
+        x = np.random.default_rng(2).random(m.shape[0])
+        for f in ("uniform_band", "banded", "blocks"):
+            t = ep.Tensor.from_scipy(m, f)
+            med = time_them([lambda: kernels[f](A=t, x=x), lambda: kernels["csr"](A=m, x=x)])
+            stored = len(t.vals) / m.nnz
+            out.append((f"{name} {f} ({stored:.2g}x)", med, "etchpy csr", None))
+            del t
+    return out
+
+
 def cpu_medians(fns, rounds: int) -> list[float]:
     """alternating_medians by the calling thread's CPU time: on a machine shared by
     more runnable jobs than cores a call's wall time counts the slices it waited
@@ -215,7 +253,8 @@ def main(argv=None) -> int:
         return clock(fns, args.rounds)
     cases = {"band": lambda: band(time_them, widths),
              "triangle": lambda: triangle(time_them),
-             "blocks": lambda: blocks(time_them, sizes)}
+             "blocks": lambda: blocks(time_them, sizes),
+             "fem": lambda: fem(time_them)}
     missed = 0
     print(f"{'case':<30} {'etchpy':>9} {'peer':>9}  {'ratio':>5} {'target':>6}  peer")
     for name in args.only.split(","):

@@ -64,7 +64,7 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, runs,
+            phases, pieces, row_streams, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
@@ -72,11 +72,11 @@ class Tuning:
             hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes,
+            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_stream_count,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
-            piece_ahead,
+            piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
             marks_walk_min, marks_walk_spread.
@@ -126,6 +126,8 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
+    row_streams: bool = True          # a dense output's rows over counted runs (bands,
+                                      # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
@@ -205,6 +207,7 @@ class Tuning:
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter as many (floats
                                       # reassociate; 1: one accumulator)
+    row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
@@ -223,6 +226,8 @@ class Tuning:
     run_lines: int = 32               # a counted run (a band, a row of blocks) prefetches
                                       # up to this many lines at its start (1: one)
     piece_ahead: int = 512            # ... from this many entries past its start
+    piece_short: int = 8              # ... when it has this many entries (a line of
+                                      # doubles; shorter consecutive runs: the hardware's)
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
@@ -333,7 +338,7 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
-    piece_ahead=1,
+    piece_ahead=1, piece_short=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 

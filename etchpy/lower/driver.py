@@ -184,7 +184,7 @@ class Emitter:
         fetch = prefetch.prefetch_ahead(self, s)
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
-        least = 1 if streams.Pieces in s.facts else tn.run_short   # counted runs: per line
+        least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
         init = seq(s.init, If(prefetch.runs_wanted(s, least, tn),
                               prefetch.prefetch_runs(s, tn, self.names))
                    if streams.Runs in s.facts else imp.SKIP, room)

@@ -73,6 +73,7 @@ CASES = [
     ("pieces", ep.sum(j, G[i, j] * x[j]), None, 1, {"x": rng.random(12)},
      lambda p: "_lane" in imp.show(p.body)),
     ("pieces", ep.sum(j, H[i, j] * x[j]), None, 1, {}, lambda p: "_lane" in imp.show(p.body)),
+    ("row_streams", ep.sum(j, H[i, j] * x[j]), None, 1, {}, has(imp.Comment, "interleaved")),
 ]
 
 

@@ -76,7 +76,8 @@ class Pass:
 
 
 from . import (blas, blocks, fuse_temps, fused_rows, khatri_rao,  # noqa: E402 - they
-               phases, pieces, prefetch, run_sums, threads, unswitch)  # need no name above
+               phases, pieces, prefetch, row_streams, run_sums, threads,
+               unswitch)  # need no name above
 
 PASSES = (
     Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
@@ -84,6 +85,7 @@ PASSES = (
     Pass("fused rows", "fused_rows", "group", fused_rows.claim),
     Pass("BLAS steps", "blas", "call", blas.run),
     Pass("threads", "threads", "step", threads.on_threads),
+    Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),

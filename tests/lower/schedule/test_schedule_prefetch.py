@@ -104,7 +104,8 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read():
 @pytest.mark.parametrize("fmt", ["uniform_band", "banded", "blocks"])
 def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
     """A level read as counted pieces (a band, a row of blocks), whose loop gets
-    no prefetch per step, prefetches at each non-empty run's start the entry
+    no prefetch per step, prefetches at the start of each run of at least
+    tuning.piece_short entries (8; the runs below set 1) the entry
     tuning.piece_ahead past its position and, in a run of more than 8, every
     8th after it within its Extent, up to tuning.run_lines lines, clamped to
     its arrays (run_lines=1: one prefetch, run_ahead past). Results do not
@@ -114,14 +115,15 @@ def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
     spmv = ep.sum(j, A[i, j] * x_vec[j])
     src = ep.compile(spmv).c_source
     assert "+ 512), " in src and "256)), " in src and "j_pf = (j_pf + 8);" in src
-    assert "(1 <= (" in src and "if (8 < (" in src
+    assert "(8 <= (" in src and "if (8 < (" in src
     assert "each run's lines prefetched 512 ahead" in src
     one = ep.compile(spmv, tuning=DEFAULT.with_(run_lines=1)).c_source
     assert "j_pf" not in one and "+ 256), " in one and "prefetched 256 ahead" in one
     rng = np.random.default_rng(6)
     sr = ep.semirings.get("real")
     for lines in (2, 64):
-        near = DEFAULT.with_(piece_ahead=3, run_lines=lines, run_short=1, run_min_entries=0)
+        near = DEFAULT.with_(piece_ahead=3, run_lines=lines, run_short=1, run_min_entries=0,
+                             piece_short=1)
         for d in (sp.random_array((30, 20), density=0.3, rng=rng).toarray(),
                   np.zeros((12, 20)), np.triu(np.ones((20, 20)))):
             t, xs = ep.Tensor.from_dense(d, fmt), rng.random(20)
