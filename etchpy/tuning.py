@@ -39,7 +39,9 @@ class Saturation:
     patience: int = 3            # stop after this many iterations without a cheaper
                                  # root (0 or None turns early stopping off) ...
     saturate_below: int = 1000   # ... but only once the graph has this many e-nodes:
-                                 # a smaller graph runs to saturation
+                                 # a smaller graph runs to saturation ...
+    idle: int = 8                # ... or until its best cost has not improved for this
+                                 # many iterations (0: no such limit)
     check_every: int = 1         # extract the root's best cost every k iterations
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
     goal_step: int = 1           # merges between two checks of a search's goal

@@ -74,15 +74,18 @@ class Backoff:
 
 
 class Patience:
-    """Early stopping for a large graph: the root's best tree cost, checked every
-    `check_every` iterations; a stop once the graph has `saturate_below` e-nodes
-    and that cost has not improved for `patience` iterations."""
+    """Early stopping: the root's best tree cost, checked every `check_every`
+    iterations; a stop once that cost has not improved for `patience` iterations
+    and the graph has `saturate_below` e-nodes, or for `idle` iterations (if set)
+    whatever its size: a small graph that keeps growing without a cheaper root
+    does not run on to the node or time limit."""
 
     def __init__(self, eg: EGraph, root: int, limits: Saturation, stats: SaturationStats):
         self.eg, self.root, self.stats = eg, root, stats
         self.patience, self.min_gain = limits.patience, limits.min_gain
         self.every = max(1, int(limits.check_every or 1))
         self.small = limits.saturate_below or 0
+        self.idle = limits.idle or 0
         self.best, self.best_at = self._cost(0), 0
 
     def _cost(self, done: int) -> float:
@@ -101,7 +104,9 @@ class Patience:
         if now < self.best * (1 - self.min_gain):
             self.best, self.best_at = now, done
             return False
-        return done - self.best_at >= self.patience and self.eg.num_nodes() >= self.small
+        waited = done - self.best_at
+        return waited >= self.patience and (self.eg.num_nodes() >= self.small
+                                            or 0 < self.idle <= waited)
 
 
 def saturate(eg: EGraph, rules, limits: Saturation | None = None,

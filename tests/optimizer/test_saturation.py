@@ -1,5 +1,7 @@
 """Saturation under limits (optimizer.saturate) and extraction (optimizer.extract):
 the limits come from tuning.Saturation, early stopping, exact extraction."""
+import math
+
 import etchpy as ep
 from etchpy.optimizer.optimize import equivalent, optimize, saturation_limits
 from etchpy.tuning import Saturation
@@ -98,9 +100,28 @@ def test_a_large_graph_still_stops_when_it_stops_improving():
     X = ep.tensor("X", 2, "csr")
     U, V = ep.tensor("U", 1), ep.tensor("V", 1)
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
-    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT))
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT, idle=0))
     assert opt.stats["stop"] == "no improvement"
     assert opt.stats["nodes"] >= Saturation().saturate_below
+
+
+def test_a_small_graph_stops_after_idle_iterations_without_a_cheaper_root():
+    """Below saturate_below, a graph that keeps growing without a cheaper root stops
+    after `idle` iterations (the squared loss's best term comes at iteration 5, its
+    graph passes 1000 e-nodes near iteration 20), with the same term."""
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    idle = Saturation().idle
+    opt = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT))
+    best, best_at = math.inf, 0          # the last iteration that cut the cost by min_gain
+    for it, c in opt.stats["root costs"]:
+        if c < best * (1 - Saturation().min_gain):
+            best, best_at = c, it
+    assert opt.stats["stop"] == "no improvement" and opt.stats["iterations"] == best_at + idle
+    assert opt.stats["nodes"] < Saturation().saturate_below
+    full = optimize(e, dims=SQ_DIMS, nnz=SQ_NNZ, limits=dict(seconds=PATIENT, idle=0))
+    assert full.expr == opt.expr and full.cost_after == opt.cost_after
 
 
 def test_units_are_not_kept_in_products_or_sums():
