@@ -82,7 +82,7 @@ class EGraph:
     def canon(self, node: tuple) -> tuple:
         """The node over root ids, children of `mul`/`add` sorted."""
         op, payload, kids = node
-        kids = tuple(self.find(k) for k in kids)
+        kids = tuple(map(self.find, kids))
         if op in ("mul", "add"):
             kids = tuple(sorted(kids))
         return (op, payload, kids)
@@ -137,10 +137,12 @@ class EGraph:
                 self.union(a, b)
 
     def nodes(self, c: int):
-        return self.classes[self.find(c)]
+        hit = self.classes.get(c)            # its keys are the roots
+        return hit if hit is not None else self.classes[self.find(c)]
 
     def info(self, c: int) -> ClassData:
-        return self.data[self.find(c)]
+        hit = self.data.get(c)               # its keys are the roots
+        return hit if hit is not None else self.data[self.find(c)]
 
     def num_nodes(self) -> int:
         return sum(len(ns) for ns in self.classes.values())

@@ -43,9 +43,9 @@ def node_cost(eg: EGraph, node: tuple) -> float:
     if op == "map":                  # once per entry of its operand's (dense) domain
         body = eg.info(kids[0])
         return 1.0 + (body.nnz if maps.keeps_zero(*payload) else eg.stats.full(body.free))
-    free = frozenset().union(*(eg.info(k).free for k in kids))
     if op == "mul":
         return 1.0 + eg.product_support(kids) * max(1, len(kids) - 1)
+    free = frozenset().union(*(eg.info(k).free for k in kids))
     return 1.0 + cost.merge_steps(eg.parts(kids), free, eg.stats)
 
 
