@@ -1,5 +1,5 @@
 """expr: the expression language (nodes), its front ends and its dense meaning.
 
-Importing the package registers the meaning of comparisons (compare.py) and of
-&, | and ~ on them (logic.py)."""
-from . import compare, logic, windows  # noqa: F401
+Importing the package registers the meaning of comparisons (compare.py), of
+&, | and ~ on them (logic.py), of windows (windows.py) and of diagonals (diagonal.py)."""
+from . import compare, diagonal, logic, windows  # noqa: F401

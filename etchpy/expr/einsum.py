@@ -4,7 +4,7 @@ numpy's `einsum` is the specification. A spec names one operand per
 comma-separated term, one letter (a-z, A-Z) per dimension; an optional '->'
 names the output. Whitespace is ignored.
 
-- A letter repeated within one term takes a diagonal (expr.nodes.diagonal): the
+- A letter repeated within one term takes a diagonal (expr.diagonal): the
   two dimensions must have one size.
 - '...' (at most once per term) stands for the dimensions the letters do not
   name. Those of all operands broadcast right-aligned, numpy's way, and become

@@ -12,7 +12,7 @@ Grammar (every node is a frozen, hashable dataclass):
 
 Sugar: `a - b` is `a + (-1)*b` (the -1 marked: rings only); `e ** n` is n-fold `*`.
 Free indices are in order of first appearance; type errors are raised as the
-expression is built. Diagonals (A[i, i]): `diagonal` below; comparisons: expr.compare;
+expression is built. Diagonals (A[i, i]): expr.diagonal; comparisons: expr.compare;
 windows (`A[i[lo:hi:s], j]`): expr.windows (proofs_notes/ has a note on each).
 """
 from __future__ import annotations
@@ -107,6 +107,7 @@ class TensorVar:
     format: object = "dense"   # a format name or an etchpy.formats.Format
     iso: bool = False          # every stored value is the semiring's one (never read)
     windowed = None            # A[i[lo:hi], j]: expr.windows.as_access, set there
+    diagonal = None            # A[i, i]: expr.diagonal.diagonal, set there
 
     def __post_init__(self):
         if not (isinstance(self.name, str) and self.name.isidentifier()):
@@ -132,7 +133,7 @@ class TensorVar:
             raise ExpressionTypeError(f"tensor {self.name} has order {self.order} but is "
                                       f"indexed with {len(idx)} indices: {self.name}[{shown}]")
         if len(set(idx)) < len(idx):
-            return diagonal(self, tuple(idx))
+            return self.diagonal(self, tuple(idx))
         return Access(self, tuple(idx))
 
     def __repr__(self):
@@ -159,40 +160,6 @@ class IdentityVar(TensorVar):
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
-
-
-def identity_var(source: TensorVar, m0: int, m1: int) -> IdentityVar:
-    return IdentityVar(f"{IDENTITY_PREFIX}{source.name}_{m0}_{m1}", 2, "csr",
-                       source=source.name, modes=(m0, m1))
-
-
-def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
-    """t[idx] with repeated indices: Σ over a fresh i' per repeat of i, of
-    t[idx with each repeat renamed] times δ[i, i'] (the two in the order t stores
-    their modes, so that δ, stored csr, never constrains the loop order against t)."""
-    taken = {ix.name for ix in idx}
-    first: dict[Index, int] = {}
-    renamed = list(idx)
-    fresh: list[Index] = []
-    deltas: list[Access] = []
-    level = {m: k for k, m in enumerate(t.format.mode_order)}
-    for m, ix in enumerate(idx):
-        if ix not in first:
-            first[ix] = m
-            continue
-        name = f"{ix.name}_{m}"
-        while name in taken:
-            name += "_"
-        taken.add(name)
-        new = Index(name)
-        renamed[m], m0 = new, first[ix]
-        fresh.append(new)
-        pair = (ix, new) if level[m0] < level[m] else (new, ix)
-        deltas.append(Access(identity_var(t, m0, m), pair))
-    body: Expr = Access(t, tuple(renamed))
-    for d in deltas:
-        body = Mul(body, d)
-    return sum(tuple(fresh), body)
 
 
 class Expr(Comparable):
@@ -261,6 +228,10 @@ class Expr(Comparable):
 
     __repr__ = __str__
 
+    def __getstate__(self):
+        """What pickling and jsondata keep: the fields, not the hash kept below."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+
 
 _NUMPY_OPERATORS = {"multiply": operator.mul, "add": operator.add, "subtract": operator.sub}
 
@@ -327,6 +298,22 @@ class Map(Expr):
         maps.lookup(self.fn, self.arg)
         if not isinstance(self.a, Expr):
             raise ExpressionTypeError(f"ep.map({self.fn!r}, e): e is {self.a!r}")
+
+
+def _kept(made):
+    """A node's hash (its fields'), worked out once: nodes are immutable, and the
+    planner hashes the same bodies many times (its memo keys hold them)."""
+    def __hash__(self):
+        try:
+            return self._hash
+        except AttributeError:
+            object.__setattr__(self, "_hash", made(self))
+            return self._hash
+    return __hash__
+
+
+for _node in (Access, Lit, Mul, Add, Sum, Map):
+    _node.__hash__ = _kept(_node.__hash__)
 
 
 def as_expr(x) -> Expr:

@@ -117,7 +117,7 @@ class _Parser(WindowSyntax):
     def index_list(self, lhs: bool = False, windows: list | None = None
                    ) -> list[tuple[str, int]]:
         """After a '[': NAME (',' NAME)* ']' or an empty ']'. A name repeated on
-        the right is a diagonal (expr.nodes.diagonal); on the left, an error. On
+        the right is a diagonal (expr.diagonal); on the left, an error. On
         the right (`windows` given) a name may take a window, NAME '[' lo ':' hi
         [':' step] ']', appended to `windows` (None for a plain index)."""
         out: list[tuple[str, int]] = []

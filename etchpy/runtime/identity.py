@@ -1,7 +1,7 @@
 """The implicit identity tensors of diagonal accesses, bound at call time.
 
 An access that repeats an index, `A[i, i]`, is built as Σ_i' A[i, i'] · δ[i, i']
-(expr.nodes.diagonal), where δ is an `IdentityVar`: a tensor of the expression
+(expr.diagonal), where δ is an `IdentityVar`: a tensor of the expression
 that no caller passes. `with_identities` adds each missing one to a call's
 inputs: an n×n csr tensor with the semiring's one on the diagonal, n read off
 the shape of the source input, whose two repeated modes must have one size.

@@ -26,6 +26,20 @@ def test_nodes_are_hashable_and_structural():
         e1.body = None
 
 
+def test_a_kept_hash_is_never_stored_and_equals_a_fresh_one():
+    """Nodes keep their hash once worked out (expr.nodes._kept); pickling and the
+    manifests' jsondata store the fields only, so another process (another string
+    hash seed) works it out again."""
+    import pickle
+    from etchpy.runtime import jsondata
+    e = ep.sum(j, A[i, j] * x[j]) + 2 * ep.map("exp", B[i, k] * x[k])
+    h = hash(e)
+    assert "_hash" in e.__dict__ and hash(e) == h
+    for back in (pickle.loads(pickle.dumps(e)), jsondata.loads(jsondata.dumps(e))):
+        assert "_hash" not in back.__dict__ and back == e and hash(back) == h
+    assert "_hash" not in jsondata.dumps(e)
+
+
 def test_free_indices_first_appearance_order():
     assert (A[i, j] * B[j, k]).free == (i, j, k)
     assert (B[k, j] + A[i, j]).free == (k, j, i)
