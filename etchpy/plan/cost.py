@@ -49,7 +49,18 @@ def support(e: Expr, space: frozenset, stats: Stats, independent=False) -> float
     """Estimated number of points of e's support projected onto (and broadcast over)
     space. `independent`: a product's factors are taken as independent, so its
     support is also at most the product of their shares of the space (what the
-    conversion search prices with: plan.convert)."""
+    conversion search prices with: plan.convert). Remembered per (origin, e,
+    space): loop orders share prefixes, and bodies share factors."""
+    if not isinstance(space, frozenset):
+        return _support_of(e, space, stats, independent)
+    key = (stats.origin_key, e, space, independent)
+    hit = stats.nests.get(key)
+    if hit is None:
+        hit = stats.nests[key] = _support_of(e, space, stats, independent)
+    return hit
+
+
+def _support_of(e: Expr, space, stats: Stats, independent) -> float:
     match e:
         case Access():
             mine = {ix.name for ix in e.indices}
@@ -144,6 +155,7 @@ def join_estimate(parts, space: frozenset, stats: Stats) -> float:
     the driver's keys times each other factor's |g| / max(V(g, K), V(so far, K)),
     factors taken greedily by least multiplier; indices no factor holds are
     broadcast."""
+    names = [frozenset(p[0]) for p in parts]
     memo: dict = {}
 
     def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
@@ -152,24 +164,30 @@ def join_estimate(parts, space: frozenset, stats: Stats) -> float:
             hit = memo[(k, sub)] = parts[k][1](sub)
         return hit
 
+    mine = [keys(k, names[k]) for k in range(len(parts))]
     best = math.inf
     for d in range(len(parts)):
-        est, covered, joined = keys(d, parts[d][0]), set(parts[d][0]), [d]
+        est, covered, joined = mine[d], names[d], [d]
         left = [k for k in range(len(parts)) if k != d]
         while left:
-            step = []
-            for k in left:
-                shared = frozenset(parts[k][0] & covered)
-                so_far = min([est, stats.full(shared)] + [keys(j, shared) for j in joined
-                                                          if shared <= parts[j][0]])
-                mine = keys(k, parts[k][0])
-                step.append((mine / max(keys(k, shared), so_far, 1.0) if shared else mine, k))
-            m, k = min(step)
-            est, covered = est * m, covered | parts[k][0]
+            m = k = None
+            for c in left:          # the least multiplier, the first factor on a tie
+                shared = names[c] & covered
+                if shared:
+                    so_far = min(est, stats.full(shared))
+                    for j in joined:
+                        if shared <= names[j]:
+                            so_far = min(so_far, keys(j, shared))
+                    mc = mine[c] / max(keys(c, shared), so_far, 1.0)
+                else:
+                    mc = mine[c]
+                if m is None or mc < m:
+                    m, k = mc, c
+            est, covered = est * m, covered | names[k]
             joined.append(k)
             left.remove(k)
         best = min(best, est)
-    return max(1.0, best) * stats.full(space - set().union(*(p[0] for p in parts)))
+    return max(1.0, best) * stats.full(space - set().union(*names))
 
 
 def operations(e: Expr) -> int:
@@ -238,12 +256,12 @@ def nest_cost(body: Expr, order, stats: Stats, independent=False,
     return hit
 
 
-def _support(body, space, stats, independent) -> float:
-    """support, remembered per (origin, body, space): loop orders share prefixes."""
-    key = (stats.origin_key, body, space, independent)
-    hit = stats.nests.get(key)
-    if hit is None:
-        hit = stats.nests[key] = support(body, space, stats, independent)
+def _fanout(body, seen, v, stats) -> float | None:
+    """fanout, remembered per (origin, body, seen, v): loop orders share prefixes."""
+    key = (stats.origin_key, body, seen, v)
+    hit = stats.nests.get(key, key)
+    if hit is key:
+        hit = stats.nests[key] = fanout(body, seen, v, stats)
     return hit
 
 
@@ -251,8 +269,8 @@ def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
     total, seen, prev = 0.0, frozenset(), 1.0
     here = step = prev_outer = None
     for v in order:
-        here = _support(body, seen | {v}, stats, independent)
-        step = fanout(body, seen, v, stats)
+        here = support(body, seen | {v}, stats, independent)
+        step = _fanout(body, seen, v, stats)
         total += max(here, prev * (stats.dim(v) if step is None else step))
         seen, prev, prev_outer = seen | {v}, here, prev
     ops = operations(body)
@@ -278,16 +296,18 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
     `tuning.cache_cells` entries, every entry visit beyond the operand's own
     entries is a read from memory again."""
     extra = 0.0
-    for acc in accesses(body):
-        if acc.tensor.format.is_dense:
-            continue
-        mine = frozenset(ix.name for ix in acc.indices)
+    key = ("sparse operands", body)
+    held = stats.nests.get(key)
+    if held is None:
+        held = stats.nests[key] = [(acc, frozenset(ix.name for ix in acc.indices))
+                                   for acc in accesses(body) if not acc.tensor.format.is_dense]
+    for acc, mine in held:
         for p, v in enumerate(order):
             if v in mine or not mine & set(order[p + 1:]):
                 continue
             outer = frozenset(order[:p + 1])
-            visits = _support(body, outer | mine, stats, independent)
-            walk = visits / max(1.0, _support(body, outer, stats, independent))
+            visits = support(body, outer | mine, stats, independent)
+            walk = visits / max(1.0, support(body, outer, stats, independent))
             if walk > stats.tuning.cache_cells:
                 extra += max(0.0, visits - stats.tensor_nnz(acc))
             break

@@ -75,10 +75,9 @@ class Stats:
         """Estimated distinct keys of the sparse `acc` projected onto `seen` (a set
         of its index names): the measured non-empty fibres when `seen` is a prefix
         of its storage order, else min(|seen|, nnz). Remembered per Stats."""
-        fmt = acc.tensor.format
-        key = (acc.tensor.name, getattr(acc.tensor, "converted_from", None), fmt.mode_order,
-               tuple(ix.name for ix in acc.indices), frozenset(seen))
-        hit = self.memo.get(key)
+        key = (acc, seen if isinstance(seen, frozenset) else frozenset(seen))
+        hit = self.memo.get(key)        # an access determines its tensor's name, format
+        # and indices (a converted copy's name, its source: plan.convert)
         if hit is None:
             hit = self.memo[key] = self._distinct(acc, set(seen))
         return hit
