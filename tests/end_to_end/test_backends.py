@@ -72,7 +72,7 @@ def test_c_equals_streams_equals_reference(m, case):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
 
 
-@settings(max_examples=20)
+@settings(max_examples=min(20, settings.default.max_examples))   # fewer in a smaller profile
 @given(problems(max_indices=3, allow_compare=True, min_free=1),
        st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
        st.data())
