@@ -34,7 +34,6 @@ from .shared import OneWalk
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
-from ..c.render import CSource
 from .request import make_request, request_key
 from ..errors import InputError, warn_performance
 from ..plan.convert import bindings_of
@@ -126,7 +125,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self.compiled = restored if restored is not None else pipeline.compile_request(req)
         self._face = getattr(self.compiled, "face", None) or CallFace.of(self.compiled)
         self._optimized = self.compiled.optimized
-        self._sources: dict[tuple, CSource] = {}
+        self._sources: dict[tuple, pipeline.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
