@@ -47,7 +47,6 @@ from .runtime import einsum_calls, foreign, statements
 from .runtime.kernel import Kernel
 from .runtime.kernel_cache import KERNELS
 from .runtime.tensor import Tensor
-from . import streams
 
 BACKENDS = ("c", "streams", "reference")
 
@@ -342,6 +341,7 @@ def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
 
 def imp_env(bound: dict[str, Tensor], sizes: dict[str, int]) -> dict:
     """The Imp environment: index sizes as dim_<index>, tensor arrays by their names."""
+    from . import streams        # the interpreter's backend: not loaded by `import etchpy`
     env = {f"dim_{v}": n for v, n in sizes.items()}
     for name, t in bound.items():
         env.update({f"{name}_dim{m}": n for m, n in enumerate(t.shape)})
@@ -355,6 +355,7 @@ def imp_env(bound: dict[str, Tensor], sizes: dict[str, int]) -> dict:
 
 def run_plan_streams(plan: planning.Plan, bound, sizes, sr, check=False) -> dict:
     """Run every step of the plan with the stream interpreter; the output as a dict."""
+    from . import streams        # the interpreter's backend: not loaded by `import etchpy`
     tensors_now = dict(bound)
     machine = imp.Machine(sr, imp_env(bound, sizes))
     result: dict = {}

@@ -5,6 +5,11 @@ import warnings
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
+# A kernel's return code when one of its fused input checks fails (part of its C
+# ABI, docs/c-export.md; lower.schedule.fused_checks writes it): the runtime then
+# checks that input in full and words the error (runtime.calling).
+CHECK_FAILED = 4
+
 
 class EtchpyError(Exception):
     """Base class of etchpy's own exceptions.

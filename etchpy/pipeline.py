@@ -26,13 +26,10 @@ from typing import TYPE_CHECKING
 from . import imp
 from .version import __version__
 from . import tuning as tuning_
-from .c import render as c
 from .errors import OrderError
 from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
-from . import lower
-from .lower.schedule import fused_checks
 from .plan.stats import size_notes
 from .plan import algorithms
 from .plan import dense as dense_plan
@@ -46,6 +43,8 @@ from .semiring import Semiring
 from .tuning import Tuning
 
 if TYPE_CHECKING:
+    from . import lower
+    from .c.render import CSource
     from .optimizer.optimize import Optimized
 
 
@@ -122,6 +121,7 @@ class Compiled:
         walks; `checked.error` reports a failure), or None when it has none (no
         such input, or tuning.fused_checks off). The build a call runs is the
         checked one when such an input was bound unchecked, else `program`."""
+        from .lower.schedule import fused_checks    # lower/ and c/: not at import (below)
         return fused_checks.fuse(self.program, self.request.tuning, self.request.semiring)
 
     def build(self, checked: bool = True) -> lower.Program:
@@ -238,7 +238,10 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
 def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
     """The plan's steps as streams, lowered to one Imp program, with the
     intersection ways and markers chosen per level from the sizes and the
-    measured fibres (plan.algorithms; estimated before any input is seen)."""
+    measured fibres (plan.algorithms; estimated before any input is seen).
+    lower/ and c/ load with the first compile or C text a process needs: a kernel
+    restored from its manifest (runtime.restored) runs without them."""
+    from . import lower
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin, req.tuning)
     fibers = req.measured.fibers if req.measured is not None else ()
     return lower.lower_plan(plan, req.semiring, kernel_tensors(plan, req.tensors),
@@ -249,10 +252,11 @@ def lower_program(req: Request, plan: planning.Plan) -> lower.Program:
 
 
 def render_c(compiled: Compiled, idx_type: str = "int64_t",
-             include_header: bool = False, checked: bool = True) -> c.CSource:
+             include_header: bool = False, checked: bool = True) -> CSource:
     """A build of the program as C over index type `idx_type` (the variant with
     fused input checks unless `checked` is False: Compiled.build), with the
     header when asked."""
+    from .c import render as c      # lower/ and c/: not at import (lower_program)
     req = compiled.request
     return c.render(compiled.build(checked), req.semiring, name=req.name, idx_type=idx_type,
                     banner=banner(compiled), version=__version__,

@@ -9,6 +9,7 @@ the modules inside may be split or renamed without touching the importers.
     analysis   facts read off a program's syntax, and the rewrites they allow
     interp     the interpreter (`Machine`), the oracle between streams and C
     show       a readable listing, for debugging
+    params     a kernel function's parameters (`Param`: its C ABI)
 """
 from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, most_on_a_path,
                        names_used, rename, replaced, scalars_assigned, statements, substitute,
@@ -17,6 +18,7 @@ from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound,
                         or_, select, seq, sort_bits_words, sum_bound)
 from .interp import ImpRuntimeError, Machine
 from .names import Names
+from .params import Param
 from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
                     Const, Decl, Expr, Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
                     LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring,
@@ -35,6 +37,6 @@ __all__ = [
     "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
     # names, analysis, interpreter, listing
-    "Names", "statements", "most_on_a_path", "subterms", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
+    "Names", "Param", "statements", "most_on_a_path", "subterms", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
     "names_used", "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
 ]

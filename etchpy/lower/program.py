@@ -13,14 +13,7 @@ from ..expr.walk import accesses
 from ..formats import Format
 from ..plan import plan as planning
 from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
-
-
-@dataclass(frozen=True)
-class Param:
-    name: str
-    kind: str      # dim | in_array | out_dense | out_zeroed | out_grown | out_count
-    type: str      # index | value
-    doc: str
+from ..imp import Param      # (defined below lower/: runtime.restored decodes it)
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,6 @@ import threading
 import numpy as np
 
 from . import cache
-from ..c.render import templates
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep
@@ -76,6 +75,7 @@ def _template() -> str:
 
 
 def _source() -> str:
+    from ..c.render import templates     # c/: not loaded by `import etchpy`
     return templates().get_template("binder.c.j2").render(
         version=__version__, module=MODULE, max_args=MAX_ARGS)
 

@@ -228,20 +228,30 @@ class CallPlans:
         res = self._by_plan(inputs)
         return self(**inputs) if res is MISS else res
 
-    def _by_plan(self, inputs):
+    def _by_plan(self, inputs, tried=None):
         """The result of a call on `inputs` by `_plan`, else by another plan kept for
         their key (which becomes `_plan`: inputs of one kind in several size
-        classes, called in turn, each keep a plan), else MISS."""
+        classes, called in turn, each keep a plan), else MISS. `tried`: a plan
+        that has just missed these inputs, not run again."""
         plan = self._plan
-        res = MISS if plan is None else plan(inputs)
+        res = MISS if plan is None or plan is tried else plan(inputs)
         if res is MISS and self._plans:
             for other in self._plans.get(plan_key(inputs), ()):
                 if other is not plan:
                     res = other(inputs)
                     if res is not MISS:
-                        self._plan = other
+                        self._use(other, plan_key(inputs))
                         return res
         return res
+
+    def _use(self, plan, key) -> None:
+        """Make `plan` (kept for inputs of `key`) the one tried first; a call tries it
+        before anything else (`_plan_first`) when no call it accepts can be one a
+        shared walk runs (runtime.shared: ep.Tensor inputs only, and a plan checks
+        each input's exact type), so that such a call is the plan alone."""
+        self._plan = plan
+        walk = self.__dict__.get("_walk", plan)     # not worked out yet: not first
+        self._plan_first = walk is None or Tensor not in key
 
     def _learn(self, inputs, made=None, variant=None) -> None:
         """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,
@@ -267,7 +277,7 @@ class CallPlans:
         else:
             kept = self._plans.get(key, ())[: LIMITS.call_plans_per_key - 1]
             self._plans[key] = (plan, *kept)
-            self._plan = plan
+            self._use(plan, key)
 
     def _in_variant(self, sr, out, inputs):
         """A call run by this kernel over semiring `sr` (`_variant`), whose plan for

@@ -31,11 +31,10 @@ import numpy as np
 from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
 from .checks import check_compressed
-from ..errors import InputError
+from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it here
 from .. import pipeline
 from .tensor import Tensor, truth_values
 from .windows import WindowInput, source_var
-from ..lower.schedule.fused_checks import ERROR_CODE as CHECK_FAILED  # noqa: F401 - kernel.py reads it here
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}

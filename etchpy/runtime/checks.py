@@ -14,7 +14,6 @@ import numpy as np
 from . import build, cache
 from .kernel_cache import kept
 from ..version import __version__
-from ..c import render as c
 from ..errors import CompileError
 
 @kept("helper.checks")
@@ -26,7 +25,8 @@ def _library():
     if saved is not None:
         src, cdef = saved["texts"]
     else:
-        src, cdef = c.checks_source(__version__)
+        from ..c.render import checks_source    # c/: not loaded by `import etchpy`
+        src, cdef = checks_source(__version__)
         cache.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
     try:
         return build.load(src, cdef, name="etchpy_checks")

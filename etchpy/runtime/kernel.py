@@ -34,7 +34,6 @@ from .shared import OneWalk
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
-from ..c.render import CSource
 from .request import make_request, request_key
 from ..errors import InputError, warn_performance
 from ..plan.convert import bindings_of
@@ -126,12 +125,12 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self.compiled = restored if restored is not None else pipeline.compile_request(req)
         self._face = getattr(self.compiled, "face", None) or CallFace.of(self.compiled)
         self._optimized = self.compiled.optimized
-        self._sources: dict[tuple, CSource] = {}
+        self._sources: dict[tuple, pipeline.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
         self._signatures: dict[tuple, tuple] = {}       # see _signature
         self._plans: dict[tuple, tuple] = {}            # input kind -> its call plans
-        self._plan = None                               # the last one learnt or used
+        self._plan, self._plan_first = None, False   # the last one learnt or used; _use
         self._unplanned: set = set()                    # kinds no plan covers
         self._setup_slots()
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
@@ -219,12 +218,14 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
+        first = self._plan if self._plan_first else None   # no shared walk competes (_use)
+        if first is not None and out is None and not args and (res := first(inputs)) is not MISS:
+            return res
         if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)
             return self._run_walk(one, out, inputs)
         made = None
         if out is None and not args:
-            res = self._by_plan(inputs)   # a plan for inputs of this kind (call_plans)
-            if res is not MISS:
+            if (res := self._by_plan(inputs, first)) is not MISS:    # (call_plans)
                 return res
             made = self._kept.match(inputs)
         if made is None:
@@ -241,15 +242,13 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         kern, lib, types, function, in_args, bound, out_shape, idx_dtype, _ = made
         args = list(in_args)
         out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
-        rc = function(*args)
-        if rc != 0:
+        if (rc := function(*args)) != 0:
             return self._after(rc, out, inputs, kern)
         if fresh and out is None:
             self._kept.keep(inputs, kern._by_input, bound, made)
             self._learn(inputs, made)
-        if out is not None:
-            return out
-        return kern._result(out_dense, out_shape, self.semiring, lib, grown, idx_dtype)
+        return out if out is not None else kern._result(out_dense, out_shape, self.semiring, lib,
+                                                         grown, idx_dtype)
 
     def _make(self, inputs, out) -> tuple:
         """A call's binding: (the kernel that runs it, its library, cffi types, C function,
@@ -385,8 +384,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
             if kind == "out_dense":
                 # calloc's zeros cost nothing till touched: the kernel skips its fill
                 if out is None:
-                    fresh = np.zeros if self._calloc_zero else np.empty
-                    out_dense = fresh(out_shape, dtype=sr.dtype)
+                    out_dense = (np.zeros if self._calloc_zero else np.empty)(out_shape, sr.dtype)
                 else:
                     out_dense = io_.checked_out(out, out_shape, sr, [
                         a for b in bound.values() for a in b.roles.values()])

@@ -9,8 +9,12 @@ call those made from the size hints or guesses.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .. import pipeline
-from ..c.render import CSource
+
+if TYPE_CHECKING:
+    from ..c.render import CSource
 
 
 class KernelFaces:

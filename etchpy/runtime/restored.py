@@ -86,6 +86,7 @@ class Restored:
     def full(self) -> pipeline.Compiled:
         """The whole Compiled (decoded once)."""
         if self._full is None:
+            from .. import lower    # its classes: jsondata decodes only imported ones
             s = self._saved
             try:
                 self._full = pipeline.Compiled(

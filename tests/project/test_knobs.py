@@ -10,8 +10,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "etchpy"
 
 FACTS = {
-    ("lower/schedule/fused_checks.py", "ERROR_CODE"): "the kernel's return code for a failed fused "
-                                         "check: part of its C ABI (docs/c-export.md)",
+    ("errors.py", "CHECK_FAILED"): "the kernel's return code for a failed fused check: "
+                                   "part of its C ABI (docs/c-export.md)",
     ("c/statements.py", "SIMD_LANES"): "the width the C helper's SIMD intersection is "
                                        "written for; tuning.short_segment selects it",
     ("runtime/convert.py", "INT32_LIMIT"): "the largest int32",

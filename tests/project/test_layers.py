@@ -25,7 +25,12 @@ LAZY = {"scipy", "scipy.sparse", "scipy.optimize", "jinja2", "cffi", "sparse", "
         "etchpy.optimizer.sketch.search", "etchpy.optimizer.sketch.rules",
         # the optimizer loads with the first compile that runs it, lazy arrays with
         # their first use (ep.lazy, ep.compute, ...: etchpy.__getattr__)
-        "etchpy.optimizer.optimize"}
+        "etchpy.optimizer.optimize",
+        # the compiler's back half (streams, lowering, C text) loads with the first
+        # compile, C text or interpreted run a process needs: a kernel restored from
+        # its manifest runs without it (runtime.restored)
+        "etchpy.streams", "etchpy.lower", "etchpy.lower.schedule", "etchpy.c",
+        "etchpy.c.render"}
 
 
 def package_files():

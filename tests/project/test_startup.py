@@ -1,8 +1,9 @@
 """Start-up (issue 39): `import etchpy` imports nothing it does not need until it is
 used, and a new process that compiles and calls a kernel the disk cache knows
 (an SpMV, a dense product through BLAS) runs no compiler, imports neither the
-C renderer's jinja2, nor cffi's cdef parser, nor scipy.linalg, and decodes no
-program from the manifests it reads. Timings are
+C renderer's jinja2, nor cffi's cdef parser, nor scipy.linalg, nor the compiler's
+back half (streams/, lower/, c/), and decodes no program from the manifests it
+reads. Timings are
 measured by `python -m bench calls`, not asserted here."""
 import json
 import os
@@ -12,7 +13,7 @@ import sys
 NOT_AT_IMPORT = ("scipy", "scipy.sparse", "scipy.linalg", "jinja2", "cffi", "pycparser",
                  "dask", "distributed", "etchpy.distributed", "etchpy.relational",
                  "etchpy.graph", "etchpy.optimizer.sketch", "etchpy.optimizer.optimize",
-                 "etchpy.lazy")
+                 "etchpy.lazy", "etchpy.streams", "etchpy.lower", "etchpy.c.render")
 
 _IMPORT = f"""
 import json, sys
@@ -33,11 +34,14 @@ a, b = np.ones((30, 20)), np.ones((20, 10))
 gemm = ep.compile("C[i, k] = A[i, j] * B[j, k]")
 assert np.allclose(gemm(A=a, B=b), a @ b)
 kernels = [k for kern in (spmv, gemm) for k in (kern, *(p for p, _ in kern._planned.values()))]
-print(json.dumps({"compiles": build.stats["compiles"],
-                  "loaded": [m for m in ("jinja2", "pycparser", "cffi", "scipy.linalg",
-                                         "etchpy.optimizer.optimize", "etchpy.lazy")
-                             if m in sys.modules],
-                  "decoded": [getattr(k.compiled, "decoded", True) for k in kernels]}))
+loaded = [m for m in ("jinja2", "pycparser", "cffi", "scipy.linalg", "etchpy.optimizer.optimize",
+                      "etchpy.lazy", "etchpy.streams", "etchpy.lower", "etchpy.c.render")
+          if m in sys.modules]
+decoded = [getattr(k.compiled, "decoded", True) for k in kernels]
+program = type(spmv.compiled.program).__name__      # decoded now, not compiled again
+print(json.dumps({"compiles": build.stats["compiles"], "loaded": loaded, "decoded": decoded,
+                  "program": program,
+                  "optimized": "etchpy.optimizer.optimize" in sys.modules}))
 """
 
 
@@ -83,3 +87,5 @@ def test_a_known_kernel_loads_in_a_new_process_without_compiling_or_rendering(tm
     # restored from their manifests, the programs were never decoded: a call reads
     # only their faces (runtime.restored)
     assert len(again["decoded"]) == 4 and not any(again["decoded"])
+    # lower/ loads when the program is asked for, which decodes it (no optimizer ran)
+    assert again["program"] == "Program" and not again["optimized"]

@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy.runtime.call_plans import MISS
+from etchpy.runtime.call_plans import MISS, CallPlans
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -268,3 +268,31 @@ def test_call_with_a_dict_answers_as_a_keyword_call():
     A.indices[3] = A.shape[1] + 5
     with pytest.raises(ep.InputError, match="A"):
         kern.call_with({"A": A, "x": x})
+
+
+
+def test_a_plan_goes_first_unless_a_shared_walk_could_take_its_call():
+    """A kernel tries its plan before anything else (`_plan_first`, call_plans._use)
+    only where no call the plan accepts is one a shared walk runs (runtime.shared:
+    ep.Tensor inputs, when the expression has a walk at all); plans check each
+    input's exact type, so a plan for other types never takes a Tensor call."""
+    A = _matrix()
+    spmv = ep.compile(SPMV, formats={"A": "csr"})
+    spmv(A=A, x=np.ones(A.shape[1]))
+    assert spmv._plan is not None and spmv._plan_first     # an SpMV has no shared walk
+
+    class Plans(CallPlans):
+        pass
+    k, plan = Plans(), object()
+    k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))       # before the walk is worked out
+    assert k._plan is plan and not k._plan_first
+    k._walk = ((("A", "B"),), ("A", "B"))               # the expression has a walk
+    k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))
+    assert not k._plan_first
+    k._use(plan, ("A", "B", ep.Tensor, np.ndarray))
+    assert not k._plan_first
+    k._use(plan, ("A", "B", sp.csr_array, np.ndarray))
+    assert k._plan_first
+    k._walk = None                                      # none: every plan goes first
+    k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))
+    assert k._plan_first

@@ -35,6 +35,7 @@ import numpy as np
 from ... import imp
 from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
+from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
 from . import coo_checks, segment_checks
@@ -43,7 +44,7 @@ from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum
                    Move, Not, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While, and_, lt, or_, seq)
 
-ERROR_CODE = 4          # the kernel's return code when a fused check fails
+ERROR_CODE = CHECK_FAILED     # the kernel's return code when a fused check fails
 
 
 @dataclass(frozen=True)
