@@ -19,7 +19,10 @@
   checks2  the same on two threads; then the whole call of the two-thread
        kernel on the scipy input (fused checks) against the same kernel built
        with fused_checks=False (a check pass before the call) and against the
-       one-thread kernel.
+       one-thread kernel. The calls process runs OpenMP with
+       OMP_WAIT_POLICY=PASSIVE (bench/_env.py), where a two-thread call pays
+       tens of µs to wake its worker; ETCHPY_BENCH_OMP_DEFAULT=1 keeps
+       OpenMP's default policy (the threads section's).
 
 All over the sizes of the spmv part (bench.calls.spmv_matrices), alternating
 the two sides call by call (bench.calls.alternate), ratios of medians.
