@@ -34,6 +34,11 @@ leaves its rows and all later ones unrun; the kernel returns the error code
 and the runtime checks that input in full (the output is not used). The bound
 is tested once a block, not once a parent: the pass is half as long (what it
 cost: docs/performance.md, "Fused input checks").
+
+A loop split across threads over all parents (imp.ParallelFor over [0,
+parents)) is a full loop too: it becomes one over blocks, each testing its own
+first start as well, since blocks run in any order (`_parallel_blocks`;
+proofs_notes/validation.md, "Checks inside a loop split across threads").
 """
 from __future__ import annotations
 
