@@ -24,6 +24,8 @@ Parts (names for --only):
   checks   the SpMV kernel's C function with its fused checks (what a scipy input
            runs) against its build without them (an ep.Tensor's), same arguments,
            the spmv part's matrices (target: ≤ 1.03×; bench/calls_sparse.py).
+  checks2  the same on two threads, and the two-thread call against a check
+           pass before it and against the one-thread call.
   outside  a 4×4 SpMV (≤ 16 entries) per input kind of A (numpy, scipy csr, csc,
            coo, ep.Tensor), the same arrays on every call and new ones: the call,
            its C function called with prebuilt arguments, and their difference,
@@ -64,7 +66,7 @@ from bench import calls_graph, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
-PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "checks", "outside", "import", "warm",
+PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "checks", "checks2", "outside", "import", "warm",
          "graph")
 
 
@@ -371,7 +373,7 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg", "checks", "graph"):
+        elif part in ("coo", "cg", "checks", "checks2", "graph"):
             module = calls_graph if part == "graph" else calls_sparse
             rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
                                                     sys.modules[__name__])

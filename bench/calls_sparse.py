@@ -16,6 +16,14 @@
        on every call (target: ≤ 1.03×, issue 39's "checks that cost next to
        nothing").
 
+  checks2  the same on two threads; then the whole call of the two-thread
+       kernel on the scipy input (fused checks) against the same kernel built
+       with fused_checks=False (a check pass before the call) and against the
+       one-thread kernel. The calls process runs OpenMP with
+       OMP_WAIT_POLICY=PASSIVE (bench/_env.py), where a two-thread call pays
+       tens of µs to wake its worker; ETCHPY_BENCH_OMP_DEFAULT=1 keeps
+       OpenMP's default policy (the threads section's).
+
 All over the sizes of the spmv part (bench.calls.spmv_matrices), alternating
 the two sides call by call (bench.calls.alternate), ratios of medians.
 """
@@ -88,9 +96,9 @@ def part_cg(quick, seconds, say, calls) -> list[dict]:
     return rows
 
 
-def part_checks(quick, seconds, say, calls) -> list[dict]:
+def part_checks(quick, seconds, say, calls, threads=None, part="checks") -> list[dict]:
     """The fused-check build against the unchecked one (see the module docstring)."""
-    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
+    kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"}, threads=threads)
     rows = []
     for family, A in calls.spmv_matrices(quick):
         n = A.shape[1]
@@ -113,8 +121,31 @@ def part_checks(quick, seconds, say, calls) -> list[dict]:
                     raise RuntimeError("the kernel refused its inputs")
             fns.append(call)
         t = calls.alternate(fns, seconds * (2 if A.nnz > 1e6 else 1), most=5000)
-        rows.append(calls.row("checks", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
+        rows.append(calls.row(part, f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
                               "the unchecked build", t[1], 1.03, nnz=int(A.nnz),
                               family=family))
         calls.say_row(rows[-1], say)
+    return rows
+
+
+def part_checks2(quick, seconds, say, calls) -> list[dict]:
+    """The checks part on two threads, then the whole call of the two-thread
+    kernel on the scipy input against the same kernel built with
+    fused_checks=False (a full check pass before the call) and against the
+    one-thread kernel (see the module docstring)."""
+    rows = part_checks(quick, seconds, say, calls, threads=2, part="checks2")
+    two = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"}, threads=2)
+    passed = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"}, threads=2,
+                        tuning=ep.Tuning(fused_checks=False))
+    one = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"}, threads=1)
+    for family, A in calls.spmv_matrices(quick):
+        n = A.shape[1]
+        pool = [rng_for(f"calls-x-{n}").random(n) for _ in range(3)]
+        for peer, label in ((passed, "2 threads, a check pass"), (one, "1 thread, fused")):
+            xs, ys = calls.cycling(pool), calls.cycling(pool)
+            t = calls.alternate([lambda: two(A=A, x=xs()), lambda: peer(A=A, x=ys())],
+                                seconds * (2 if A.nnz > 1e6 else 1), most=5000)
+            rows.append(calls.row("checks2", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}, call",
+                                  t[0], label, t[1], 1.0, nnz=int(A.nnz), family=family))
+            calls.say_row(rows[-1], say)
     return rows

@@ -23,12 +23,13 @@ def parallel_for(fb, s: imp.ParallelFor, depth: int) -> str:
     each block adds into its own partial, starting at zero, and the partials are
     added into the outer `reduce` variable in block order. The blocks depend
     only on the range and the thread count, so the result does not depend on
-    timing, and a slow core does not hold the others up."""
+    timing, and a slow core does not hold the others up. With a `flag`, each
+    block sets its own slot (`_flag_slots`)."""
     if s.private:
         return _private(fb, s, depth)
     pad, p2 = INDENT * depth, INDENT * (depth + 1)
     red, var = s.reduce, s.var
-    call = outline(fb, var, s.body, result=red)
+    call = outline(fb, var, s.body, result=red, flag=s.flag)
     partials, add_up, guard = [], [], ""
     if red:
         part, b, blocks = fb.c_name(f"{red}_part"), fb.c_name("b_"), fb.c_name(f"{var}_blocks")
@@ -36,13 +37,27 @@ def parallel_for(fb, s: imp.ParallelFor, depth: int) -> str:
         add_up = [f"{p2}for (int64_t {b} = 0; {b} < {blocks}; {b}++) "
                   f"{red} = {fb.sr.add.render(red, f'{part}[{b}]')};"]
         guard = f"{part}[{fb.c_name(f'{var}_b')}] = "
+    slots, raise_ = _flag_slots(fb, s, p2)
     return "\n".join([
-        f"{pad}{{", *_blocks_decl(fb, s, p2), *partials,
+        f"{pad}{{", *_blocks_decl(fb, s, p2), *partials, *slots,
         "#ifdef _OPENMP",
         f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
         "#endif",
-        *_block_loop(fb, var, call, p2, guard), *add_up,
+        *_block_loop(fb, var, call, p2, guard), *add_up, *raise_,
         f"{pad}}}"])
+
+
+def _flag_slots(fb, s: imp.ParallelFor, pad) -> tuple[list[str], list[str]]:
+    """(the declaration of one slot per block for s.flag, the statement raising
+    the flag after the loop when a block set its slot): each block's outlined
+    call writes its own slot, so no two threads write one place."""
+    if not s.flag:
+        return [], []
+    slots, b = fb.c_name(f"{s.flag}_slots"), fb.c_name("b_")
+    n = fb.tuning.chunks_per_thread * s.threads
+    return ([f"{pad}int64_t {slots}[{n}];"],
+            [f"{pad}for (int64_t {b} = 0; {b} < {fb.c_name(f'{s.var}_blocks')}; {b}++) "
+             f"if ({slots}[{b}]) {s.flag} = {slots}[{b}];"])
 
 
 def _blocks_decl(fb, s: imp.ParallelFor, pad) -> list[str]:
@@ -54,35 +69,44 @@ def _blocks_decl(fb, s: imp.ParallelFor, pad) -> list[str]:
             f"{pad}const int64_t {blocks} = ep_max(1, ep_min({n}, {chunks * s.threads}));"]
 
 
-def outline(fb, var, body, *, result=None, private=()) -> str:
+def outline(fb, var, body, *, result=None, private=(), flag=None) -> str:
     """Emit `for var in [lo, hi): body` as a static function of the names body
     reads from outside it, and return the call that runs the current block of
     the loop (see _block_loop). With `result` (a value variable), the function
     starts it at the semiring's zero and returns it. Arrays in `private`
-    ((array, type, size, fill), ...) are the calling thread's own."""
+    ((array, type, size, fill), ...) are the calling thread's own. With `flag`
+    (an index variable), the function starts its own copy at zero and writes it
+    to the block's slot ({flag}_slots[{var}_b], `_flag_slots`) at its end."""
     inner = imp.declared_in(body) | {var} | ({result} if result else set())
+    inner |= {flag} if flag else set()
     free = sorted(imp.names_used(body) - inner)
     changed = imp.scalars_assigned(body) & set(free)
     if changed:
         raise TypeError(f"a parallel loop's body assigns {sorted(changed)}, "
                         "declared outside it")
     name = f"ep_rows_{len(fb.helpers)}"
-    lo, hi = fb.c_name("lo"), fb.c_name("hi")
+    lo, hi, slot = fb.c_name("lo"), fb.c_name("hi"), fb.c_name(f"{flag}_slot")
+    own = [f"int64_t *restrict {slot}"] if flag else []
     lines = [f"/* Rows [{lo}, {hi}) of the loop over {var} split across threads. */",
              f"static EP_NOINLINE {'ep_val_t' if result else 'void'} {name}(",
-             INDENT + f",\n{INDENT}".join([f"int64_t {lo}", f"int64_t {hi}",
+             INDENT + f",\n{INDENT}".join([f"int64_t {lo}", f"int64_t {hi}", *own,
                                            *_params(fb, body, free, private)]) + ")",
              "{"]
     if result:
         lines.append(f"{INDENT}ep_val_t {result} = {fb.value_literal(fb.sr.zero)};")
+    if flag:
+        lines.append(f"{INDENT}int64_t {flag} = 0;")
     lines += [f"{INDENT}for (int64_t {var} = {lo}; {var} < {hi}; {var}++) {{",
               fb.stmt(body, 2),
               f"{INDENT}}}"]
+    if flag:
+        lines.append(f"{INDENT}*{slot} = {flag};")
     if result:
         lines.append(f"{INDENT}return {result};")
     lines.append("}")
     fb.helpers.append("\n".join(lines))
-    return _wrap_call(name, [fb.c_name(f"{var}_lo"), fb.c_name(f"{var}_hi"), *free])
+    at = [f"&{fb.c_name(f'{flag}_slots')}[{fb.c_name(f'{var}_b')}]"] if flag else []
+    return _wrap_call(name, [fb.c_name(f"{var}_lo"), fb.c_name(f"{var}_hi"), *at, *free])
 
 
 def _params(fb, body, free, private) -> list[str]:
@@ -124,9 +148,10 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
     e, var = fb.expr, s.var
     failed, ok = fb.c_name(f"{var}_failed"), fb.c_name(f"{var}_ok")
     fb.fails = True
-    call = outline(fb, var, s.body, private=s.private)
+    call = outline(fb, var, s.body, private=s.private, flag=s.flag)
+    slots, raise_ = _flag_slots(fb, s, p2)
     lines = [f"{pad}{{",
-             *_blocks_decl(fb, s, p2),
+             *_blocks_decl(fb, s, p2), *slots,
              f"{p2}int {failed} = 0;",
              "#ifdef _OPENMP",
              f"{p2}#pragma omp parallel num_threads({s.threads})",
@@ -153,7 +178,7 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
               "#endif",
               *_block_loop(fb, var, call, p3, guard=f"if ({ok}) "),
               *(f"{p3}ep_release({arr});" for arr, *_ in s.private),
-              f"{p2}}}", f"{p2}if ({failed}) goto fail;", f"{pad}}}"]
+              f"{p2}}}", f"{p2}if ({failed}) goto fail;", *raise_, f"{pad}}}"]
     return "\n".join(lines)
 
 

@@ -14,7 +14,7 @@
                | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
                | Opaque(x) | ForSorted(x, a, e, e, a?, s)
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
-               | ParallelFor(x, e, e, s, threads, reduce?, private)
+               | ParallelFor(x, e, e, s, threads, reduce?, private, flag?)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
                | GatherSum(x, x, x, a, a, a, s, x, x?, x?) | GatherPick(x, a, x)
                | Fixpoint(x, e, s, ((a, a, e)...), e)
@@ -317,6 +317,12 @@ class ParallelFor:
     copy of those scratch arrays (filled) before its first iteration; iterations
     must leave them as they found them. A failed allocation makes the kernel fail
     after the loop.
+    With `flag` (an index variable declared before the loop), iterations may
+    also set that variable, only ever to one nonzero constant: in C each block
+    sets its own copy starting at zero, and after the loop the variable takes
+    the constant when any copy holds it (a flag raised by any block; the fused
+    input checks' error, lower.schedule.fused_checks). Nothing else reads it
+    inside the loop but the iterations that set it.
     """
     var: str
     start: Expr
@@ -325,6 +331,7 @@ class ParallelFor:
     threads: int
     reduce: str | None = None
     private: tuple = ()
+    flag: str | None = None
 
 
 from .whole import Fixpoint, GatherPick, GatherSum, Gemm  # noqa: E402

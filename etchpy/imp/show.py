@@ -82,8 +82,9 @@ def show(node, indent: int = 0) -> str:
         case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body, width):
             return _nest(f"{pad}for ({qa}, {qb}) in {crd_a}[{qa}..{ea}) ∩ {crd_b}[{qb}..{eb}) "
                          f"(≤{width} each)", body, indent)
-        case ParallelFor(var, a, b, body, threads, red, private):
-            return _nest(f"{pad}{_parallel(threads, red, private)} for {var} in "
+        case ParallelFor(var, a, b, body, threads, red, private, flag):
+            flag = f", flag {flag}" if flag else ""
+            return _nest(f"{pad}{_parallel(threads, red, private)[:-1]}{flag}) for {var} in "
                          f"[{show(a)}, {show(b)})", body, indent)
         case Gemm():
             return _gemm(node, indent)

@@ -19,7 +19,7 @@ N = M = 36            # square, so that every kernel below takes the same shapes
 # (name, expression, formats, compile options, the fused inputs by default); the
 # dense outputs below are order-free (lower.schedule.fused_checks.order_free): their kernels need
 # no order check, and answer an unsorted input as its canonical form
-ORDER_FREE = {"spmv", "spmv_csc"}
+ORDER_FREE = {"spmv", "spmv_csc", "spmv_threads"}
 KERNELS = [
     ("spmv", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {}, {"A"}),          # a linear walk
     ("spmv_csc", "y[i] = A[i,j] * x[j]", {"A": "csc"}, {}, {"A"}),     # a scatter
@@ -29,7 +29,12 @@ KERNELS = [
      set()),                                                              # a union
     ("spgemm", "C[i,k] = A[i,j] * B[j,k]", {"A": "csr", "B": "csr"}, {"output": "csr"},
      {"B"}),                                        # A's walk prefetches B's rows: not fused
+    # split across threads: the walks report through the rows' loop's flag
+    ("spmv_threads", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {"threads": 2}, {"A"}),
 ]
+SERIAL = [k for k in KERNELS if "threads" not in k[3]]
+# the threaded kernel with its fused checks only (its full check is the serial one's)
+CASES = [(k, fused) for k in KERNELS for fused in (True, False) if fused or k in SERIAL]
 
 
 def matrix(fmt, seed):
@@ -167,8 +172,7 @@ FOUND_BY_THE_KERNEL = {"index_out_of_range", "index_negative", "index_at_dim", "
                        "duplicate", "indptr_decreasing", "indptr_inner_beyond_nnz"}
 
 
-@pytest.mark.parametrize("fused", [True, False])
-@pytest.mark.parametrize("case", KERNELS, ids=[k[0] for k in KERNELS])
+@pytest.mark.parametrize("case, fused", CASES, ids=[f"{k[0]}-{f}" for k, f in CASES])
 def test_scipy_inputs_changed_between_calls(case, fused):
     label, expr, formats, options, fused_inputs = case
     kern = ep.compile(expr, formats=formats, tuning={"fused_checks": fused}, **options)
@@ -198,7 +202,7 @@ def test_scipy_inputs_changed_between_calls(case, fused):
     assert ("unsorted", "answered") in outcomes and ("emptied_row", "answered") in outcomes
 
 
-@pytest.mark.parametrize("case", KERNELS, ids=[k[0] for k in KERNELS])
+@pytest.mark.parametrize("case", SERIAL, ids=[k[0] for k in SERIAL])
 def test_tensor_from_scipy_keeps_its_arrays(case):
     """A Tensor's index arrays are its own, so changing the scipy matrix it was built
     from changes nothing; its own arrays cannot be written from Python."""

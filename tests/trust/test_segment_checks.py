@@ -18,8 +18,9 @@ SPMV = "y[i] = A[i,j] * x[j]"
 GUARD = "(uint64_t)j_end < (uint64_t)j_q"       # the per-segment guard's test
 
 
-def spmv(block, **options):
-    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block}, **options)
+def spmv(block, threads=None, **options):
+    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block},
+                      threads=threads, **options)
 
 
 def test_a_full_loop_checks_its_rows_a_block_ahead_and_the_switch_restores_the_guard():
@@ -48,6 +49,23 @@ def test_rows_picked_by_a_sparse_operand_keep_the_guard_per_row():
     assert "(uint64_t)j_end_1 < (uint64_t)j_q_1" in c and "_bad" not in c
 
 
+def test_a_threaded_loop_checks_its_blocks_ahead_and_raises_a_flag():
+    """A scipy input of a kernel split across threads is checked by the kernel
+    too: the rows' loop runs over blocks of rows, each block's indptr tested
+    first (its first start too, blocks running in any order), and each block of
+    the C split reports in its own slot, raised after the loop."""
+    kern = spmv(1024, threads=2)
+    assert kern.compiled.checked.fused == {"A"}
+    c = kern.source("int32_t").c
+    assert "input_error_slots[" in c and "*input_error_slot = input_error;" in c
+    assert "(A_pos1[i_c_lo] < 0)" in c and "i_c_bad" in c and GUARD not in c
+    assert "? A_crd1[j_q] : 0)" in c
+    guarded = spmv(0, threads=2).source("int32_t").c
+    assert GUARD in guarded and "input_error_slots[" in guarded
+    plain = ep.compile(SPMV, formats={"A": "csr"}, threads=2, tuning={"fused_checks": False})
+    assert "input_error" not in plain.source("int32_t").c
+
+
 def matrix(rows, seed):
     m = sp.random(rows, 9, density=0.4, format="csr", random_state=seed)
     m.sort_indices()
@@ -65,10 +83,12 @@ def canonical(m):
     return c
 
 
-KERNELS = {block: spmv(block) for block in (1, 2, 3, 7, 1024, 0)}
+KERNELS = {(block, None): spmv(block) for block in (1, 2, 3, 7, 1024, 0)}
+KERNELS |= {(block, 2): spmv(block, threads=2) for block in (1024, 0)}   # blocks of 1-2 rows
 
 
-@given(rows=st.integers(1, 40), seed=st.integers(0, 2**16), block=st.sampled_from(sorted(KERNELS)),
+@given(rows=st.integers(1, 40), seed=st.integers(0, 2**16),
+       block=st.sampled_from(sorted(KERNELS, key=str)),
        where=st.floats(0, 1), how=st.sampled_from(["down", "past_nnz", "negative", "huge",
                                                    "last_short", "index_at_dim",
                                                    "index_negative", "index_huge"]))

@@ -21,8 +21,10 @@ which only ⊕-accumulates into a dense output, needs no order: its condition is
 `q < e && (uint64_t)crd[q] < (uint64_t)dim`), and the kernel returns
 ERROR_CODE when any segment it opens is malformed (the runtime then checks
 that input in full, and canonicalises it or raises an InputError naming it).
-A level read any other way (a merge that may stop early, a gallop, a search,
-inside a parallel loop) is not fused: `fused_tensors` leaves it out, and the
+A walk inside a parallel loop reports through the loop's flag
+(imp.ParallelFor.flag: one slot per block of rows, raised after the loop). A
+level read any other way (a merge that may stop early, a gallop, a search) is
+not fused: `fused_tensors` leaves it out, and the
 runtime checks that input in full before the call, as it always did. A coo
 input's scatter walk is found by its streams.Scatter note (lower.schedule.coo_checks).
 """
@@ -95,28 +97,24 @@ def _coo_walks(prog) -> dict:
 
 def _walks(body, lv: Level) -> bool:
     """Whether every read of lv's crd and values is inside a walk loop of it
-    (`_walk_var`), outside any parallel loop; prefetches may point anywhere."""
+    (`_walk_var`); prefetches may point anywhere. A walk inside a parallel loop
+    counts: the loop then raises the error as a flag (`_flagged`)."""
     ok, found = True, False
 
-    def visit(node, walk: str | None, parallel: bool):
+    def visit(node, walk: str | None):
         nonlocal ok, found
         if not ok:
             return
         match node:
             case Prefetch():
                 return
-            case ParallelFor():
-                parallel = True
             case GatherSum(fallback=loop):      # its reads are its fallback's
-                visit(loop, walk, parallel)
+                visit(loop, walk)
                 return
             case While(cond, loop_body) if (q := _walk_var(node, lv)) is not None:
-                if parallel:
-                    ok = False
-                    return
                 found = True
-                visit(cond, q, parallel)
-                visit(loop_body, q, parallel)
+                visit(cond, q)
+                visit(loop_body, q)
                 return
             case Load(array, index) if array in (lv.crd, lv.vals):
                 if walk is None or index != Var(walk):
@@ -124,17 +122,33 @@ def _walks(body, lv: Level) -> bool:
                 return
         if isinstance(node, (tuple, list)):
             for item in node:
-                visit(item, walk, parallel)
+                visit(item, walk)
         elif hasattr(node, "__dataclass_fields__"):
             for f in node.__dataclass_fields__:
                 value = vars(node)[f] if f != "walk" else None      # a note, not a read
                 if isinstance(value, str) and value == lv.crd:
                     ok = False          # a Seek, a short intersection, ... reads crd
                     return
-                visit(value, walk, parallel)
+                visit(value, walk)
 
-    visit(body, None, False)
+    visit(body, None)
     return ok and found
+
+
+def _flagged(node, err: str):
+    """node with every parallel loop whose body sets `err` (a fused check
+    inside it) raising it as its flag (imp.ParallelFor.flag): each block of
+    rows reports in its own slot, and the error is set after the loop when any
+    block's is."""
+    if isinstance(node, ParallelFor) and err in imp.scalars_assigned(node.body) | {
+            n.error for n in imp.statements(node.body) if isinstance(n, GatherSum)}:
+        return replace(node, body=_flagged(node.body, err), flag=err)
+    if isinstance(node, tuple):
+        return tuple(_flagged(x, err) for x in node)
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
+        return replace(node, **{f: _flagged(vars(node)[f], err)
+                                for f in node.__dataclass_fields__})
+    return node
 
 
 def _walk_var(loop: While, lv: Level) -> str | None:
@@ -173,7 +187,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     ahead = segment_checks.plan(prog, levels) if tuning.check_block > 0 else []
     for loop, lvs in ahead:
         body = _replace_loop(body, loop, segment_checks.block_loop(
-            loop, lvs, err, ERROR_CODE, tuning.check_block, names))
+            loop, lvs, err, ERROR_CODE, tuning.check_block, names,
+            tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1)))
     early = {lv.tensor for _, lvs in ahead for lv in lvs}
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early),
@@ -181,6 +196,7 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
+    body = _flagged(body, err)
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
                    fused=frozenset(fused), fused_nan=nan)
 

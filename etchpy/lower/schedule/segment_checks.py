@@ -34,11 +34,16 @@ leaves its rows and all later ones unrun; the kernel returns the error code
 and the runtime checks that input in full (the output is not used). The bound
 is tested once a block, not once a parent: the pass is half as long (what it
 cost: docs/performance.md, "Fused input checks").
+
+A loop split across threads over all parents (imp.ParallelFor over [0,
+parents)) is a full loop too: it becomes one over blocks, each testing its own
+first start as well, since blocks run in any order (`_parallel_blocks`;
+proofs_notes/validation.md, "Checks inside a loop split across threads").
 """
 from __future__ import annotations
 
-from ...imp import (Assign, Bin, Const, Decl, If, Load, Seek, Seq, ShortIntersect, Var, While, lt,
-                    min_, seq)
+from ...imp import (Assign, Bin, Const, Decl, If, Load, ParallelFor, Seek, Seq, ShortIntersect,
+                    Var, While, lt, max_, min_, seq)
 from ...imp.analysis import children, scalars_assigned, statements
 from ...streams import Walk
 
@@ -101,6 +106,9 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
                     else:
                         visit(s, active)
                 return
+            case ParallelFor(c, Const(0), Var(n), loop_body) if n in bounds:
+                visit(loop_body, {**active, c: node})     # its rows, in any order
+                return
             case Assign(name, value) | Decl(name, _, value) if name in qs | ends:
                 c = _opening(value, lv.pos, name in ends)
                 if c in active:
@@ -129,21 +137,61 @@ def _opening(value, pos: str, end: bool) -> str | None:
     return None
 
 
-def block_loop(loop: While, levels, err: str, error_code: int, block: int, names) -> While:
+def block_loop(loop, levels, err: str, error_code: int, block: int, names,
+               split: int = 1):
     """The full loop `loop` run `block` parents at a time, the segments of
     `levels` (fused_checks.Level values over its parents) checked ahead of each
-    block (module docstring); a failed block sets `err` to `error_code`."""
+    block (module docstring); a failed block sets `err` to `error_code`. A
+    parallel loop (`_parallel_blocks`) is cut into at most `split` blocks."""
+    if isinstance(loop, ParallelFor):
+        return _parallel_blocks(loop, levels, err, error_code, block, names, split)
     c, n = loop.cond.a, loop.cond.b
-    end, r, bad = (names.fresh(f"{c.name}_{part}") for part in ("block", "r", "bad"))
-    ev, rv, bv = Var(end), Var(r), Var(bad)
-    test, first = bv, Const(0)
+    end = names.fresh(f"{c.name}_block")
+    scan, bv = _scan(c, Var(end), levels, names, Const(0), c.name)
+    stop = If(Bin("!=", bv, Const(0)),
+              seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
+    return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
+                                scan, stop, While(lt(c, Var(end)), loop.body)))
+
+
+def _scan(c, ev, levels, names, first, base: str):
+    """(the branch-free pass testing the segments of [c, ev) for every level,
+    the flag it sets): `first` | [dim = 0] | [nnz <u pos[ev]] | OR pos[r+1] < pos[r]."""
+    r, bad = names.fresh(f"{base}_r"), names.fresh(f"{base}_bad")
+    rv, bv = Var(r), Var(bad)
+    test = bv
     for lv in levels:                   # dim 0: no coordinate is inside (fused_checks'
         first = Bin("|", first, Bin("==", Var(lv.dim), Const(0)))     # clamped loops)
         first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, ev)))
         test = Bin("|", test, Bin("<", Load(lv.pos, Bin("+", rv, Const(1))), Load(lv.pos, rv)))
-    scan = seq(Decl(r, "index", c), Decl(bad, "bool", first),
-               While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))))
-    stop = If(Bin("!=", bv, Const(0)),
-              seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
-    return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
-                                scan, stop, While(lt(c, ev), loop.body)))
+    return seq(Decl(r, "index", c), Decl(bad, "bool", first),
+               While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1)))))), bv
+
+
+def _parallel_blocks(loop: ParallelFor, levels, err, error_code, block, names, split):
+    """A parallel loop over all parents c in [0, n) as one over blocks of
+    `size` = max(1, min(block, ceil(n / split))) parents, so that there are at
+    most `split` of them (as many as the C splits the loop into: its threads
+    keep their share). Blocks run in any order, so each also tests its first
+    segment's start, pos[lo] >= 0 (a serial block has it from the block
+    before); a failed block runs none of its parents:
+
+        size := ...; parallel for b in [0, ceil(n / size)) {
+            lo := b·size; end := min(lo + size, n); bad := [pos[lo] < 0] | ...
+            if (bad) error := 4 else { c := lo; while (c < end) { body; c := c + 1 } } }"""
+    c, n = loop.var, loop.end
+    size, b, lo, end = (names.fresh(f"{c}_{part}") for part in ("size", "b", "lo", "block"))
+    per = Bin("/", Bin("+", n, Const(split - 1)), Const(split))
+    first = Const(0)
+    for lv in levels:
+        first = Bin("|", first, Bin("<", Load(lv.pos, Var(lo)), Const(0)))
+    scan, bv = _scan(Var(lo), Var(end), levels, names, first, c)
+    rows = seq(Decl(c, "index", Var(lo)),
+               While(lt(Var(c), Var(end)), seq(loop.body, Assign(c, Bin("+", Var(c), Const(1))))))
+    body = seq(Decl(lo, "index", Bin("*", Var(b), Var(size))),
+               Decl(end, "index", min_(Bin("+", Var(lo), Var(size)), n)), scan,
+               If(Bin("!=", bv, Const(0)), Assign(err, Const(error_code)), rows))
+    count = Bin("/", Bin("+", n, Bin("-", Var(size), Const(1))), Var(size))
+    return seq(Decl(size, "index", max_(Const(1), min_(Const(block), per))),
+               ParallelFor(b, Const(0), count, body, loop.threads, loop.reduce, loop.private,
+                           loop.flag))

@@ -326,148 +326,280 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 #define EP_NOINLINE
 #endif
 
-/* Rows [lo, hi) of the loop over i_c split across threads. */
+/* Rows [lo, hi) of the loop over i_c_b split across threads. */
 static EP_NOINLINE ep_val_t ep_rows_0(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
+    const int64_t A_dim1,
     const int64_t A_gather,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
+    const int64_t dim_i,
+    const int64_t i_c_size,
     const ep_val_t *restrict x_vals)
 {
     ep_val_t acc = 0.0;
-    for (int64_t i_c = lo; i_c < hi; i_c++) {
-        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        if (4 <= (j_end - j_q)) {
-            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+    int64_t input_error = 0;
+    for (int64_t i_c_b = lo; i_c_b < hi; i_c_b++) {
+        int64_t i_c_lo = (i_c_b * i_c_size);
+        int64_t i_c_block = ep_min((i_c_lo + i_c_size), dim_i);
+        int64_t i_c_r = i_c_lo;
+        int i_c_bad = (((0 | (A_pos1[i_c_lo] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
+        while (i_c_r < i_c_block) {
+            i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
+            i_c_r = (i_c_r + 1);
         }
-        if (32 <= (j_end - j_q)) {
-            if (A_gather) {
-                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
-                j_q = j_end;
-            } else {
-                while (j_q < j_end) {
+        if (i_c_bad != 0) {
+            input_error = 4;
+        } else {
+            int64_t i_c = i_c_lo;
+            while (i_c < i_c_block) {
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = A_pos1[i_c];
+                j_end = A_pos1[(i_c + 1)];
+                if (4 <= (j_end - j_q)) {
                     EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                     EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                    j_q = (j_q + 1);
                 }
-            }
-        } else {
-            if (A_gather) {
-                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
-                j_q = j_end;
-            } else {
-                while (j_q < j_end) {
-                    EP_OPAQUE(j_q);
-                    acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                    j_q = (j_q + 1);
+                if (32 <= (j_end - j_q)) {
+                    if (A_gather) {
+                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        j_q = j_end;
+                    } else {
+                        int64_t j_q_bad = 0;
+                        while (j_q < j_end) {
+                            int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
+                            j_q_bad = (j_q_bad + !j_q_ok);
+                            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
+                            j_q = (j_q + 1);
+                        }
+                        if (j_q_bad != 0) {
+                            input_error = 4;
+                        }
+                    }
+                } else {
+                    if (A_gather) {
+                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        j_q = j_end;
+                    } else {
+                        int64_t j_q_bad_1 = 0;
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
+                            j_q_bad_1 = (j_q_bad_1 + !j_q_ok_1);
+                            EP_OPAQUE(j_q);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
+                            j_q = (j_q + 1);
+                        }
+                        if (j_q_bad_1 != 0) {
+                            input_error = 4;
+                        }
+                    }
                 }
+                i_c = (i_c + 1);
             }
         }
     }
+    *input_error_slot = input_error;
     return acc;
 }
 
-/* Rows [lo, hi) of the loop over i_c split across threads. */
+/* Rows [lo, hi) of the loop over i_c_b_1 split across threads. */
 static EP_NOINLINE ep_val_t ep_rows_1(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
+    const int64_t A_dim1,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
+    const int64_t dim_i,
+    const int64_t i_c_size_1,
     const ep_val_t *restrict x_vals)
 {
     ep_val_t acc = 0.0;
-    for (int64_t i_c = lo; i_c < hi; i_c++) {
-        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        if (4 <= (j_end - j_q)) {
-            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+    int64_t input_error = 0;
+    for (int64_t i_c_b_1 = lo; i_c_b_1 < hi; i_c_b_1++) {
+        int64_t i_c_lo_1 = (i_c_b_1 * i_c_size_1);
+        int64_t i_c_block_1 = ep_min((i_c_lo_1 + i_c_size_1), dim_i);
+        int64_t i_c_r_1 = i_c_lo_1;
+        int i_c_bad_1 = (((0 | (A_pos1[i_c_lo_1] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+        while (i_c_r_1 < i_c_block_1) {
+            i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+            i_c_r_1 = (i_c_r_1 + 1);
         }
-        if (32 <= (j_end - j_q)) {
-            while (j_q < j_end) {
-                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                j_q = (j_q + 1);
-            }
+        if (i_c_bad_1 != 0) {
+            input_error = 4;
         } else {
-            while (j_q < j_end) {
-                EP_OPAQUE(j_q);
-                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                j_q = (j_q + 1);
+            int64_t i_c = i_c_lo_1;
+            while (i_c < i_c_block_1) {
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = A_pos1[i_c];
+                j_end = A_pos1[(i_c + 1)];
+                if (4 <= (j_end - j_q)) {
+                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                }
+                if (32 <= (j_end - j_q)) {
+                    int64_t j_q_bad_2 = 0;
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
+                        j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
+                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q_bad_2 != 0) {
+                        input_error = 4;
+                    }
+                } else {
+                    int64_t j_q_bad_3 = 0;
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
+                        j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
+                        EP_OPAQUE(j_q);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q_bad_3 != 0) {
+                        input_error = 4;
+                    }
+                }
+                i_c = (i_c + 1);
             }
         }
     }
+    *input_error_slot = input_error;
     return acc;
 }
 
-/* Rows [lo, hi) of the loop over i_c split across threads. */
+/* Rows [lo, hi) of the loop over i_c_b_2 split across threads. */
 static EP_NOINLINE ep_val_t ep_rows_2(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
+    const int64_t A_dim0,
+    const int64_t A_dim1,
     const int64_t A_gather,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
+    const int64_t dim_i,
+    const int64_t i_c_size_2,
     const ep_val_t *restrict x_vals)
 {
     ep_val_t acc = 0.0;
-    for (int64_t i_c = lo; i_c < hi; i_c++) {
-        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        if (A_gather) {
-            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 0, -1, NULL, A_gather);
-            j_q = j_end;
+    int64_t input_error = 0;
+    for (int64_t i_c_b_2 = lo; i_c_b_2 < hi; i_c_b_2++) {
+        int64_t i_c_lo_2 = (i_c_b_2 * i_c_size_2);
+        int64_t i_c_block_2 = ep_min((i_c_lo_2 + i_c_size_2), dim_i);
+        int64_t i_c_r_2 = i_c_lo_2;
+        int i_c_bad_2 = (((0 | (A_pos1[i_c_lo_2] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
+        while (i_c_r_2 < i_c_block_2) {
+            i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
+            i_c_r_2 = (i_c_r_2 + 1);
+        }
+        if (i_c_bad_2 != 0) {
+            input_error = 4;
         } else {
-            while (j_q < j_end) {
-                EP_OPAQUE(j_q);
-                acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-                j_q = (j_q + 1);
+            int64_t i_c = i_c_lo_2;
+            while (i_c < i_c_block_2) {
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = A_pos1[i_c];
+                j_end = A_pos1[(i_c + 1)];
+                if (A_gather) {
+                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                    j_q = j_end;
+                } else {
+                    int64_t j_q_bad_4 = 0;
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
+                        j_q_bad_4 = (j_q_bad_4 + !j_q_ok_4);
+                        EP_OPAQUE(j_q);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q_bad_4 != 0) {
+                        input_error = 4;
+                    }
+                }
+                i_c = (i_c + 1);
             }
         }
     }
+    *input_error_slot = input_error;
     return acc;
 }
 
-/* Rows [lo, hi) of the loop over i_c split across threads. */
+/* Rows [lo, hi) of the loop over i_c_b_3 split across threads. */
 static EP_NOINLINE ep_val_t ep_rows_3(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
+    const int64_t A_dim0,
+    const int64_t A_dim1,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
+    const int64_t dim_i,
+    const int64_t i_c_size_3,
     const ep_val_t *restrict x_vals)
 {
     ep_val_t acc = 0.0;
-    for (int64_t i_c = lo; i_c < hi; i_c++) {
-        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-        int64_t j_q = 0;
-        int64_t j_end = 0;
-        j_q = A_pos1[i_c];
-        j_end = A_pos1[(i_c + 1)];
-        while (j_q < j_end) {
-            EP_OPAQUE(j_q);
-            acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
-            j_q = (j_q + 1);
+    int64_t input_error = 0;
+    for (int64_t i_c_b_3 = lo; i_c_b_3 < hi; i_c_b_3++) {
+        int64_t i_c_lo_3 = (i_c_b_3 * i_c_size_3);
+        int64_t i_c_block_3 = ep_min((i_c_lo_3 + i_c_size_3), dim_i);
+        int64_t i_c_r_3 = i_c_lo_3;
+        int i_c_bad_3 = (((0 | (A_pos1[i_c_lo_3] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_3]));
+        while (i_c_r_3 < i_c_block_3) {
+            i_c_bad_3 = (i_c_bad_3 | (A_pos1[(i_c_r_3 + 1)] < A_pos1[i_c_r_3]));
+            i_c_r_3 = (i_c_r_3 + 1);
+        }
+        if (i_c_bad_3 != 0) {
+            input_error = 4;
+        } else {
+            int64_t i_c = i_c_lo_3;
+            while (i_c < i_c_block_3) {
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = A_pos1[i_c];
+                j_end = A_pos1[(i_c + 1)];
+                int64_t j_q_bad_5 = 0;
+                while (j_q < j_end) {
+                    int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                    int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
+                    j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
+                    EP_OPAQUE(j_q);
+                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                    j_q = (j_q + 1);
+                }
+                if (j_q_bad_5 != 0) {
+                    input_error = 4;
+                }
+                i_c = (i_c + 1);
+            }
         }
     }
+    *input_error_slot = input_error;
     return acc;
 }
 
@@ -475,7 +607,9 @@ static EP_NOINLINE ep_val_t ep_rows_3(
 
 void reduction_threads_free(void *p) { ep_release(p); }
 
-/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree. */
+/* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int reduction_threads(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -489,46 +623,55 @@ int reduction_threads(
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
+    int64_t input_error = 0;
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
             {
-                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                const int64_t i_c_b_first = 0, i_c_b_n = ((dim_i + (i_c_size - 1)) / i_c_size) - i_c_b_first;
                 /* about 16 blocks of rows per thread */
-                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
                 ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
                 #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                    acc_part[i_c_b] = ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_gather, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
+                    const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
+                    const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
+                    acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
+                            A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
                 }
-                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
             out[0] = acc;
         } else {
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_1 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
             {
-                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                const int64_t i_c_b_1_first = 0, i_c_b_1_n = ((dim_i + (i_c_size_1 - 1)) / i_c_size_1) - i_c_b_1_first;
                 /* about 16 blocks of rows per thread */
-                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
                 ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
                 #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                    acc_part[i_c_b] = ep_rows_1(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
+                    const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
+                    const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
+                    acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
+                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
                 }
-                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
             out[0] = acc;
         }
@@ -537,43 +680,54 @@ int reduction_threads(
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
             {
-                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
                 /* about 16 blocks of rows per thread */
-                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
                 ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
                 #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                    acc_part[i_c_b] = ep_rows_2(i_c_lo, i_c_hi, A_crd1, A_gather, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
+                    const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
+                    const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
+                    acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
+                            A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
                 }
-                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
             out[0] = acc;
         } else {
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_3 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
             {
-                const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+                const int64_t i_c_b_3_first = 0, i_c_b_3_n = ((dim_i + (i_c_size_3 - 1)) / i_c_size_3) - i_c_b_3_first;
                 /* about 16 blocks of rows per thread */
-                const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+                const int64_t i_c_b_3_blocks = ep_max(1, ep_min(i_c_b_3_n, 32));
                 ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
                 #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                    acc_part[i_c_b] = ep_rows_3(i_c_lo, i_c_hi, A_crd1, A_pos1, A_vals, x_vals);
+                for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
+                    const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
+                    const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
+                    acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
+                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
                 }
-                for (int64_t b_ = 0; b_ < i_c_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
             out[0] = acc;
         }
+    }
+    if (input_error) {
+        return (int)input_error;
     }
     return 0;
 }

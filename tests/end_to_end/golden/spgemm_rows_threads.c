@@ -412,17 +412,20 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 static EP_NOINLINE void ep_rows_0(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const ep_idx_t *restrict A_pos1,
     const ep_idx_t *restrict B_crd1,
     const int64_t B_dim0,
+    const int64_t B_dim1,
     const ep_idx_t *restrict B_pos1,
     const ep_val_t *restrict B_vals,
     ep_idx_t *restrict out_pos1,
     uint64_t *restrict ws_bits,
     ep_idx_t *restrict ws_list)
 {
+    int64_t input_error = 0;
     for (int64_t i_c = lo; i_c < hi; i_c++) {
         int64_t i_ = i_c;
         int64_t row_n = 0;
@@ -458,7 +461,14 @@ static EP_NOINLINE void ep_rows_0(
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+            int64_t k_q_1_prev = -1;
+            if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                input_error = 4;
+                k_end_1 = k_q_1;
+            }
             while (k_q_1 < k_end_1) {
+                if (!((k_q_1_prev < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                k_q_1_prev = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k_ = B_crd1[k_q_1];
                 if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
@@ -467,6 +477,9 @@ static EP_NOINLINE void ep_rows_0(
                     row_n = (row_n + 1);
                 }
                 k_q_1 = (k_q_1 + 1);
+            }
+            if (k_q_1 < k_end_1) {
+                input_error = 4;
             }
             j_q = (j_q + 1);
         }
@@ -477,18 +490,21 @@ static EP_NOINLINE void ep_rows_0(
         }
         out_pos1[(i_ + 1)] = row_n;
     }
+    *input_error_slot = input_error;
 }
 
 /* Rows [lo, hi) of the loop over i_c split across threads. */
 static EP_NOINLINE void ep_rows_1(
     int64_t lo,
     int64_t hi,
+    int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
     const ep_idx_t *restrict B_crd1,
     const int64_t B_dim0,
+    const int64_t B_dim1,
     const ep_idx_t *restrict B_pos1,
     const ep_val_t *restrict B_vals,
     const int64_t dim_k,
@@ -499,6 +515,7 @@ static EP_NOINLINE void ep_rows_1(
     ep_idx_t *restrict ws_list,
     ep_val_t *restrict ws_vals)
 {
+    int64_t input_error = 0;
     for (int64_t i_c = lo; i_c < hi; i_c++) {
         int64_t i__1 = i_c;
         int64_t row_q = out_pos1[i__1];
@@ -535,7 +552,14 @@ static EP_NOINLINE void ep_rows_1(
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+            int64_t k_q_1_prev_1 = -1;
+            if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                input_error = 4;
+                k_end_1 = k_q_1;
+            }
             while (k_q_1 < k_end_1) {
+                if (!((k_q_1_prev_1 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                k_q_1_prev_1 = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k__1 = B_crd1[k_q_1];
                 if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
@@ -545,6 +569,9 @@ static EP_NOINLINE void ep_rows_1(
                 }
                 ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
                 k_q_1 = (k_q_1 + 1);
+            }
+            if (k_q_1 < k_end_1) {
+                input_error = 4;
             }
             j_q = (j_q + 1);
         }
@@ -581,6 +608,7 @@ static EP_NOINLINE void ep_rows_1(
         }
         ws_n = 0;
     }
+    *input_error_slot = input_error;
 }
 
 
@@ -588,7 +616,9 @@ static EP_NOINLINE void ep_rows_1(
 void spgemm_rows_threads_free(void *p) { ep_release(p); }
 
 /* Returns 0 on success, 1 when out of memory, 2 when sizes disagree,
- * 3 when a dimension is too large for this build (nothing is allocated then). */
+ * 3 when a dimension is too large for this build (nothing is allocated then),
+ * 4 when an input's index arrays are malformed or unsorted (nothing is returned
+ * then). */
 int spgemm_rows_threads(
     int64_t A_dim0,
     int64_t A_dim1,
@@ -616,6 +646,7 @@ int spgemm_rows_threads(
     ep_val_t *ws_vals = NULL; int64_t ws_vals_cap = 0;
     ep_idx_t *ws_list = NULL; int64_t ws_list_cap = 0;
     uint64_t *ws_bits = NULL; int64_t ws_bits_cap = 0;
+    int64_t input_error = 0;
     int64_t join_size = 0;
     int64_t join_q = 0;
     while (join_q < A_pos1[A_dim0]) {
@@ -654,6 +685,7 @@ int spgemm_rows_threads(
         const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
         /* about 16 blocks of rows per thread */
         const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+        int64_t input_error_slots[32];
         int i_c_failed = 0;
     #ifdef _OPENMP
         #pragma omp parallel num_threads(2)
@@ -679,13 +711,14 @@ int spgemm_rows_threads(
             for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
                 const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
                 const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                if (i_c_ok) ep_rows_0(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, B_crd1, B_dim0, B_pos1, B_vals,
-                        out_pos1, ws_bits, ws_list);
+                if (i_c_ok) ep_rows_0(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, B_crd1,
+                        B_dim0, B_dim1, B_pos1, B_vals, out_pos1, ws_bits, ws_list);
             }
             ep_release(ws_bits);
             ep_release(ws_list);
         }
         if (i_c_failed) goto fail;
+        for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
     }
     int64_t out_r = 0;
     while (out_r < dim_i) {
@@ -708,6 +741,7 @@ int spgemm_rows_threads(
         const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
         /* about 16 blocks of rows per thread */
         const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+        int64_t input_error_slots[32];
         int i_c_failed = 0;
     #ifdef _OPENMP
         #pragma omp parallel num_threads(2)
@@ -736,14 +770,16 @@ int spgemm_rows_threads(
             for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
                 const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
                 const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                if (i_c_ok) ep_rows_1(i_c_lo, i_c_hi, A_crd1, A_dim0, A_pos1, A_vals, B_crd1, B_dim0, B_pos1,
-                        B_vals, dim_k, out_crd1, out_pos1, out_vals, ws_bits, ws_list, ws_vals);
+                if (i_c_ok) ep_rows_1(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, A_vals,
+                        B_crd1, B_dim0, B_dim1, B_pos1, B_vals, dim_k, out_crd1, out_pos1, out_vals,
+                        ws_bits, ws_list, ws_vals);
             }
             ep_release(ws_vals);
             ep_release(ws_list);
             ep_release(ws_bits);
         }
         if (i_c_failed) goto fail;
+        for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
     }
     out_count1 = out_pos1[dim_i];
     int64_t out_r1 = 0;
@@ -752,6 +788,15 @@ int spgemm_rows_threads(
             out_pos1[(out_r1 + 1)] = out_pos1[out_r1];
         }
         out_r1 = (out_r1 + 1);
+    }
+    if (input_error) {
+        ep_release(out_pos1);
+        ep_release(out_crd1);
+        ep_release(out_vals);
+        ep_release(ws_vals);
+        ep_release(ws_list);
+        ep_release(ws_bits);
+        return (int)input_error;
     }
     *out_pos1_ret = out_pos1;
     *out_crd1_ret = out_crd1;
