@@ -12,10 +12,13 @@ with runs [lo_k, hi_k):
                ⊕ Σ over [mid_lo, mid_hi), the K rows in one loop,
                  each over tuning.row_block_lanes accumulators
                ⊕ Σ over [max(mid_hi, min(mid_lo, hi_k)), hi_k)   (tail, per row)
-        out[t+k] := acc_k
-    else: the K rows as without the pass, one after another
+        out[t+k] := acc_k;  t := t + K
+    else: row t as without the pass;  t := t + 1
 
-and the rows after the last whole block one by one. Each row's run is split
+(a block is tried at each t with K rows left). This loop runs where the rows'
+mean run (the Runs hint's positions over the rows, one test before it) is at
+least tuning.row_block_min long; elsewhere the rows run as row streams do
+(or one by one when those are off). Each row's run is split
 into three disjoint ranges that cover it (proofs_notes/band.md, "Rows in
 blocks"), so each row gets the sum of the same terms; the sum is reassociated
 (floats may round differently, as with split sums). Each row is written by its
