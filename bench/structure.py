@@ -2,7 +2,7 @@
 csr and their peers, one thread, alternating with the peer call by call in one
 process, ratios of medians (etchpy's time over the peer's: below 1 is faster):
 
-    python -m bench structure [--rounds N] [--only band,triangle,blocks,fem]
+    python -m bench structure [--rounds N] [--only band,triangle,blocks,fem,factor]
                               [--widths 3,15,63,255] [--sizes 2,3,4,5,6,7,8] [--cpu]
 
 band      y = Σ_j A[i,j]·x[j], A with 2h+1 diagonals (width 3 .. 255) at n = 1e6
@@ -21,6 +21,9 @@ fem       scikit-fem operators renumbered by reverse Cuthill-McKee: Laplacians
           quadrilaterals (a channel 4 elements wide, 4e5 long), in uniform_band,
           banded and blocks against etchpy's csr (beside: real operators that
           nobody generated as bands)
+factor    y = U·x, U the upper factor of a 3-D Poisson LU (32³, RCM, scipy's
+          splu): a real triangle whose rows end anywhere (mean row ≈ 570), in
+          banded against csr and against banded without row blocks (beside)
 Each pair is timed alone (its arrays built, timed, then dropped), so only two
 copies of a matrix are alive at once. Packing times are reported, not timed
 against the peers.
@@ -221,6 +224,32 @@ def fem(time_them):
     return out
 
 
+def factor(time_them, m=32):
+    """y = U x with U the upper factor of a 3-D Poisson LU (m³ unknowns, 7-point
+    stencil, reverse Cuthill-McKee, natural column order, scipy's splu): a real
+    triangle whose rows end anywhere. banded against csr and against banded
+    without row blocks (Tuning.row_blocks)."""
+    import scipy.sparse.linalg as spla
+    from scipy.sparse.csgraph import reverse_cuthill_mckee
+    t1, eye = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(m, m)), sp.identity(m)
+    a = (sp.kron(sp.kron(t1, eye), eye) + sp.kron(sp.kron(eye, t1), eye)
+         + sp.kron(sp.kron(eye, eye), t1)).tocsr()
+    p = reverse_cuthill_mckee(a, symmetric_mode=True)
+    lu = spla.splu(a[p][:, p].tocsc(), permc_spec="NATURAL", diag_pivot_thresh=0.0,
+                   options=dict(SymmetricMode=True))
+    u = sp.csr_array(lu.U)
+    u.sort_indices()
+    t, x = ep.Tensor.from_scipy(u, "banded"), np.random.default_rng(3).random(u.shape[0])
+    label = f"Poisson {m}^3 LU's U (row {u.nnz / u.shape[0]:.0f})"
+    off = ep.compile(ep.sum(j, ep.tensor("A", 2, "banded")[i, j] * X[j]),
+                     tuning=dict(row_blocks=False))
+    on = spmv("banded")
+    out = [(label, time_them([lambda: on(A=t, x=x), lambda: spmv("csr")(A=u, x=x)]),
+            "etchpy csr", None)]
+    return out + [(label, time_them([lambda: on(A=t, x=x), lambda: off(A=t, x=x)]),
+                   "without row blocks", None)]
+
+
 def cpu_medians(fns, rounds: int) -> list[float]:
     """alternating_medians by the calling thread's CPU time: on a machine shared by
     more runnable jobs than cores a call's wall time counts the slices it waited
@@ -254,7 +283,8 @@ def main(argv=None) -> int:
     cases = {"band": lambda: band(time_them, widths),
              "triangle": lambda: triangle(time_them),
              "blocks": lambda: blocks(time_them, sizes),
-             "fem": lambda: fem(time_them)}
+             "fem": lambda: fem(time_them),
+             "factor": lambda: factor(time_them)}
     missed = 0
     print(f"{'case':<30} {'etchpy':>9} {'peer':>9}  {'ratio':>5} {'target':>6}  peer")
     for name in args.only.split(","):

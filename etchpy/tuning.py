@@ -66,7 +66,7 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, row_streams, runs,
+            phases, pieces, row_blocks, row_streams, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
@@ -74,7 +74,8 @@ class Tuning:
             hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_stream_count,
+            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
+            row_block_lanes, row_block_min, row_stream_count,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
@@ -128,6 +129,8 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
+    row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block
+                                      # of rows at a time over their shared columns
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
@@ -209,6 +212,10 @@ class Tuning:
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter as many (floats
                                       # reassociate; 1: one accumulator)
+    row_block: int = 12               # rows in a block of row_blocks (< 2: off)
+    row_block_lanes: int = 4          # ... accumulators a row over the shared columns
+    row_block_min: int = 512          # ... only where the rows' mean run and a block's shared
+                                      # columns are this long (else row_streams)
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     check_block: int = 1024           # a full loop over a fused input's parents checks
@@ -340,7 +347,7 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
-    piece_ahead=1, piece_short=1,
+    piece_ahead=1, piece_short=1, row_block_min=0,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 

@@ -74,6 +74,7 @@ CASES = [
      lambda p: "_lane" in imp.show(p.body)),
     ("pieces", ep.sum(j, H[i, j] * x[j]), None, 1, {}, lambda p: "_lane" in imp.show(p.body)),
     ("row_streams", ep.sum(j, H[i, j] * x[j]), None, 1, {}, has(imp.Comment, "interleaved")),
+    ("row_blocks", ep.sum(j, H[i, j] * x[j]), None, 1, {}, has(imp.Comment, "rows in blocks")),
 ]
 
 

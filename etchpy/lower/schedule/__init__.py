@@ -76,7 +76,7 @@ class Pass:
 
 
 from . import (blas, blocks, fuse_temps, fused_rows, khatri_rao,  # noqa: E402 - they
-               phases, pieces, prefetch, row_streams, run_sums, threads,
+               phases, pieces, prefetch, row_blocks, row_streams, run_sums, threads,
                unswitch)  # need no name above
 
 PASSES = (
@@ -85,6 +85,7 @@ PASSES = (
     Pass("fused rows", "fused_rows", "group", fused_rows.claim),
     Pass("BLAS steps", "blas", "call", blas.run),
     Pass("threads", "threads", "step", threads.on_threads),
+    Pass("row blocks", "row_blocks", "step", row_blocks.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("phases", "phases", "loop", phases.run),
