@@ -1,7 +1,8 @@
-"""The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19: etchpy against DuckDB, SQLite.
+"""The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19 (and Q4, on the shared
+tables only): etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19] [--load-once [--tables]]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4] [--load-once [--tables]]
 
 (--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
 --tables: that load is one ep.table per table, bench/tpch/tables.py.)
