@@ -68,7 +68,7 @@ class Tuning:
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
             phases, pieces, row_blocks, row_streams, runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, fused_checks, entries, gather_sums, fp_contract,
+            workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
             blas, khatri_rao, algorithm_choice,
             hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
@@ -143,6 +143,8 @@ class Tuning:
     workspaces: bool = True           # a scattered sparse output through a workspace
     kept_workspaces: bool = True      # a dense workspace's arrays, left zero by its flush,
                                       # are kept between calls: O(touched) per call, not O(n)
+    empty_rows_back: bool = True      # a workspace's flush that moves nothing out takes back
+                                      # its appended parent position (no empty row stored)
     conversions: bool = True          # also convert an input when that is priced cheaper
                                       # (it changes the kernel's C inputs); an input
                                       # no loop order walks as declared is always converted

@@ -1,4 +1,5 @@
-"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py as a catalogue: each one's etchpy
+"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, on the
+shared tables only: its `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -72,6 +73,12 @@ WHERE o_orderkey = l_orderkey AND l_shipmode IN ('{mode1}', '{mode2}')
   AND l_commitdate < l_receiptdate AND l_shipdate < l_commitdate
   AND l_receiptdate >= {D}'{date}' AND l_receiptdate < {D}'{date1}'
 GROUP BY l_shipmode ORDER BY l_shipmode""",
+    "Q4": """
+SELECT o_orderpriority, count(*) AS order_count FROM orders
+WHERE o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date3}'
+  AND EXISTS (SELECT * FROM lineitem
+              WHERE l_orderkey = o_orderkey AND l_commitdate < l_receiptdate)
+GROUP BY o_orderpriority ORDER BY o_orderpriority""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -100,6 +107,8 @@ class Query:
         extra = {}
         if "date" in params and self.name in ("Q5", "Q6", "Q12"):
             extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
+        if self.name == "Q4":        # three months on
+            extra["date3"] = str(np.datetime64(params["date"], "M") + 3) + "-01"
         if self.name == "Q19":
             extra = {f"containers{k}": ", ".join(f"'{c}'" for c in
                                                  params.get(f"containers{k}", CONTAINERS[k - 1]))
@@ -142,7 +151,10 @@ QUERIES = {
                                "containers2": CONTAINERS[0], "containers3": CONTAINERS[0]}),
                  ("revenue",)),
 }
-VALUE = {"Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
+# Q4 is written on the shared tables only (bench/tpch/tables.py, --load-once --tables)
+QUERIES["Q4"] = Query("Q4", None, ({"date": "1993-07-01"}, {"date": "1995-01-01"},
+                                   {"date": "1997-04-01"}), ("o_orderpriority", "order_count"))
+VALUE = {"Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
 

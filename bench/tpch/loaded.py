@@ -39,7 +39,8 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False) -> dict:
     (`tables`: the shared tables of bench/tpch/tables.py)."""
     cols = data.tables(sf)
     con, duck_s = _timed(lambda: data.duckdb_with(cols, threads=1))
-    skipped = [n for n in names if tables and n not in shared.QUERIES]
+    skipped = [n for n in names if (n not in shared.QUERIES if tables
+                                    else QUERIES[n].run is None)]
     names = [n for n in names if n not in skipped]
     if tables:
         tries, etch_s = _timed(lambda: shared.load(cols))
@@ -77,5 +78,7 @@ def report_loaded(r: dict) -> str:
         lines.append(f"{q['query']:<6}{q['etchpy_ms']:>10.2f}{q['duckdb1_ms']:>10.2f}"
                      f"{q['duckdb1_ms'] / q['etchpy_ms']:>11.2f}x  {q['correct']}")
     if r.get("not_on_tables"):
-        lines.append(f"not written on the shared tables: {', '.join(r['not_on_tables'])}")
+        where = "not written on the shared tables" if r["tables"] else \
+            "written on the shared tables only (--tables)"
+        lines.append(f"{where}: {', '.join(r['not_on_tables'])}")
     return "\n".join(lines) + "\n(ms, wall-clock; every query on the one load)"

@@ -33,6 +33,7 @@ import numpy as np
 
 import etchpy as ep
 from bench.tpch.q12 import HIGH
+from bench.tpch.q4 import q4
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
 
@@ -367,4 +368,5 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
     return {"revenue": np.array([float(rev)])}
 
 
-QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19}
+QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
+           "Q4": q4}

@@ -54,6 +54,8 @@ def test_the_parameters_change_the_answer_and_the_tries_do_not_change(fixture, t
     answer both times (nothing the query built is kept in the tries), and the
     parameter sets give different answers."""
     for query in QUERIES.values():
+        if query.run is None:       # Q4: on the shared tables only (test_tpch_tables)
+            continue
         a, b = query.params[:2]
         first = rows_of(query.run(tries, **a), query)
         other = rows_of(query.run(tries, **b), query)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ... import imp
 from ...formats import Format
-from ...imp import ONE, Accum, Alloc, Const, Reserve, Store, Var, seq
+from ...imp import ONE, Accum, Alloc, Const, Load, Reserve, Store, Var, seq
 from ... import streams
 from ..target import FlatTarget, product
 
@@ -182,11 +182,21 @@ class AppendTarget(FlatTarget):
         return Const(self.sr.zero, "value")
 
     def leave(self, var, ctx):
-        """After all children of one parent at var's level: close the segment."""
+        """After all children of one parent at var's level: close the segment; or,
+        when it is empty and the parent's level appends too
+        (`tuning.empty_rows_back`), take the parent's position back (every
+        product under it was filtered away: no stored key over an empty row)."""
         k = self.level_of[var]
         if k not in self.count:
             return imp.SKIP
-        return self.fmt.levels[k].close(self.level_arrays(k), ctx.pos, Var(self.count[k]))
+        close = self.fmt.levels[k].close(self.level_arrays(k), ctx.pos, Var(self.count[k]))
+        roles = self.fmt.levels[k].segment_roles
+        if not self.tuning.empty_rows_back or k - 1 not in self.count or roles is None:
+            return close
+        start = Load(self.level_arrays(k)[roles[0]], ctx.pos)    # the parent's segment
+        above = self.count[k - 1]                                 # is empty: its position
+        return imp.If(imp.eq(Var(self.count[k]), start),          # is free again
+                      imp.Assign(above, imp.Bin("-", Var(above), ONE)), close)
 
     def write(self, ctx, v, once=False, vals=None):
         """vals[cell] ⊕= v; with `once` (a cell of a fresh block written once) a

@@ -178,10 +178,29 @@ class WorkspaceTarget(AppendTarget):
         def room(n):
             need = imp.add(Var(cnt), Var(n))
             return seq(Reserve(crd, "index", need), Reserve(self.vals, "value", need))
+        close = Store(pos, imp.add(parent, ONE), Var(cnt))
         hashed = seq(room(tb.n), ForSorted(v.ws_k, tb.list, Var(tb.n), size, None, hs_move),
-                     TABLE.clear(tb))
-        dense = seq(room(v.ws_n), drain(v, v.ws_n, size, move), Assign(v.ws_n, ZERO))
-        return seq(self._pick(hashed, dense), Store(pos, imp.add(parent, ONE), Var(cnt)))
+                     TABLE.clear(tb), close)
+        dense = seq(room(v.ws_n), drain(v, v.ws_n, size, move), Assign(v.ws_n, ZERO), close)
+        back = self._taken_back()
+        if back is not None:        # nothing touched: the parent's position is free again
+            hashed = If(eq(Var(tb.n), ZERO), back, hashed)
+            dense = If(eq(Var(v.ws_n), ZERO), back, dense)
+        return self._pick(hashed, dense)
+
+    def _taken_back(self):
+        """The statement that frees the position appended last at the level above
+        the workspace's (its count less one), when that level appends and
+        `tuning.empty_rows_back`: a parent whose flush moves nothing out (every
+        product under it was filtered away) is then no stored key with an empty
+        row, as the last appending level's position over no product is not
+        (AppendTarget.settle). None otherwise (a located parent level, or none)."""
+        above = self.last - 1
+        if not self.tuning.empty_rows_back or self.flush_after is None or \
+                above not in self.count:
+            return None
+        cnt = self.count[above]
+        return Assign(cnt, imp.Bin("-", Var(cnt), ONE))
 
     def finish(self):
         head = self.flush(ZERO) if self.flush_after is None else imp.SKIP
