@@ -14,7 +14,11 @@ def identity_var(source: TensorVar, m0: int, m1: int) -> IdentityVar:
 def diagonal(t: TensorVar, idx: tuple["Index", ...]) -> "Expr":
     """t[idx] with repeated indices: Σ over a fresh i' per repeat of i, of
     t[idx with each repeat renamed] times δ[i, i'] (the two in the order t stores
-    their modes, so that δ, stored csr, never constrains the loop order against t)."""
+    their modes, so that δ, stored csr, never constrains the loop order against t).
+    TensorVar.__getitem__ calls it for an access that repeats an index:
+
+        >>> A[i, i]            # Σ_i_1 A[i,i_1]·δ[i,i_1], δ the identity eq_A_0_1
+    """
     taken = {ix.name for ix in idx}
     first: dict[Index, int] = {}
     renamed = list(idx)
