@@ -25,6 +25,9 @@ def pytest_addoption(parser):
 
 
 def pytest_collection_modifyitems(config, items):
+    # the longest tests first (stable otherwise): under -n 2 none of them starts late
+    # and leaves one worker running it alone while the other has nothing left
+    items.sort(key=lambda item: "heavy" not in item.keywords)
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: pass --runslow")

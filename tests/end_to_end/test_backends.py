@@ -108,6 +108,7 @@ def test_two_threads_equal_reference(p):
 @settings(max_examples=30)
 @given(problems(max_indices=3, allow_compare=True, min_free=2),
        st.sampled_from(["csr", "csc", "dcsr", "csf"]), st.data())
+@pytest.mark.heavy
 def test_two_threads_sparse_outputs_equal_reference(p, fmt, data):
     """Sparse outputs on two threads: csr/csc, doubly compressed, and for three
     output indices any mix of dense and compressed levels (fibers with a dense

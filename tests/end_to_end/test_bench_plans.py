@@ -9,6 +9,7 @@ nesting = pytest.importorskip("bench.nesting")
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
+@pytest.mark.heavy
 def test_every_case_agrees_written_nested_flat_stepwise_and_with_its_peer():
     for name, nested, flat, ins, steps, peer, *out in nesting.cases(quick=True):
         out_ix = out[0] if out else None

@@ -8,6 +8,7 @@ agrees with the reference, with BLAS on and off and with no optimisation."""
 import math
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
@@ -67,6 +68,7 @@ def masked_chains(draw):
 @settings(max_examples=16, deadline=None)
 @given(masked_chains(), st.sampled_from(["csr", "dcsr", "coo", "dense"]),
        st.sampled_from([{}, {}, {"blas": False}, "noopt"]))
+@pytest.mark.heavy
 def test_factored_masked_chains_into_every_output(chain, out, extra):
     expr, ins, options = chain
     tuning = extra if extra == "noopt" else {"rewrite_margin": math.inf, **extra}

@@ -11,6 +11,7 @@ reference."""
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
@@ -61,6 +62,7 @@ def leveled(draw):
 @given(leveled(), st.sampled_from(["dense", "dense", "csr"]),
        st.sampled_from([{}, {}, {"fused_temporaries": False}, {"blas": False}, "noopt"]),
        st.sampled_from([1, 1, 2]))
+@pytest.mark.heavy
 def test_level_by_level_chains_agree_with_the_reference(case, out, extra, threads):
     expr, ins, options, semiring = case
     tuning = extra if extra == "noopt" else {"rewrite_margin": math.inf, **extra}
@@ -107,6 +109,7 @@ def tucker(draw):
 @settings(max_examples=6, deadline=None)
 @given(tucker(), st.sampled_from([{}, {}, {"fused_temporaries": False}, "noopt"]),
        st.sampled_from([1, 1, 2]))
+@pytest.mark.heavy
 def test_tucker_nestings_with_wide_readers_agree_with_the_reference(case, extra, threads):
     expr, ins, semiring = case
     check_backends(expr, ins, semiring=semiring, backends=("c", "imp"), tuning=extra,

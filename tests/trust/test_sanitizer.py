@@ -59,6 +59,7 @@ RUNNER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.heavy
 @needs_asan
 def test_property_profile_under_asan_and_ubsan(tmp_path):
     env = dict(os.environ, **SANITIZER_ENV, LD_PRELOAD=ASAN, ETCHPY_SANITIZE="1",

@@ -71,6 +71,7 @@ def _sparse_output(f) -> bool:
     return not f.is_dense
 
 
+@pytest.mark.heavy
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_pattern_is_the_products(data):

@@ -17,6 +17,7 @@ i, j, k = ep.indices("i j k")
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
+@pytest.mark.heavy
 @settings(max_examples=25)
 @given(problems(max_indices=3, min_free=1), st.sampled_from(["csr", "csc", "dcsr", "csf"]))
 def test_hash_workspace_outputs_match_reference(p, fmt):
