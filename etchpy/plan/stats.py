@@ -120,7 +120,8 @@ def size_notes(expr: Expr, dims=None, nnz=None, tuning: Tuning = DEFAULT,
         lines.append(f"sizes measured on the inputs: {', '.join(seen)}")
     lines += [f"  {t} level {k}: {f} fibers, {ne} non-empty, longest {top}, mean {mean:.3g}"
               for t, k, f, ne, top, mean in (measured.fibers if measured is not None else ())]
-    lines += [f"  {t} level {k}: {n} dense runs (bands or blocks; priced one step each)"
+    lines += [f"  {t} level {k}: {n:g} runs read whole (bands, blocks or runs of one value; "
+                "each entered as one step)"
               for t, k, n in (measured.runs if measured is not None else ())]
     if guessed:
         lines += [f"sizes guessed: {'; '.join(guessed)}",
