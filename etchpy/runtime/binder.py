@@ -186,7 +186,7 @@ def _window(step):
                  for pos, mode in step.dims)
     return (4, sys.intern(tv.source), step.kind[0], step.sr.dtype.num, step.idx_dtype.num,
             n, int(step.nan), step.major_mode, *step.stored, dims, step.at, spec,
-            params, (), int(step.types["ffi"].cast("uintptr_t", step.check)))
+            params, (), 0 if step.fused else int(step.types["ffi"].cast("uintptr_t", step.check)))
 
 
 def _dense_window(step):
