@@ -71,12 +71,14 @@ class Tuning:
             workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
             blas, khatri_rao, algorithm_choice,
-            hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, fused_temporaries,
+            hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, window_walk,
+            fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
-            short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
+            short_segment, window_walk_long, check_block, hash_workspace_dim, hash_initial,
+            initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
             piece_ahead, piece_short,
@@ -183,6 +185,9 @@ class Tuning:
     fill_gaps: bool = True            # ... and when that step stores each cell of a box once
                                       # (windows: a stencil's interior), only the cells
                                       # outside the box are filled (no zeroed output asked)
+    window_walk: bool = True          # a compressed level read through a step-1 window is
+                                      # walked whole, the window a test per coordinate (no
+                                      # search to lo, no stop at hi; streams.window)
     fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
                                       # and read by the next step as a factor runs as a
                                       # workspace inside its maker's loops (plan.fusion)
@@ -220,6 +225,8 @@ class Tuning:
                                       # columns are this long (else row_streams)
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
+    window_walk_long: int = 32        # a window walk's segments longer than this are first
+                                      # narrowed by two searches (window_walk)
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)
@@ -349,7 +356,7 @@ NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bo
 FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
-    piece_ahead=1, piece_short=1, row_block_min=0,
+    piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 

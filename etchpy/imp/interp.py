@@ -28,6 +28,7 @@ BINOPS = {
     "*": lambda a, b: a * b,
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
+    "<u": lambda a, b: int(a) % (1 << 64) < int(b) % (1 << 64),    # as C's uint64_t
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
     "/": lambda a, b: a // b,

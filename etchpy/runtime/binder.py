@@ -10,7 +10,8 @@ sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
 inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
 reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
 pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
-a numpy operand or of a scipy csr/csc one), it
+a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
+second window of the same Tensor, which the Python plan binds once)), it
 makes the same checks in C, calls the kernel through its address and returns the
 output, or MISS for the caller's general path.
 
@@ -38,7 +39,7 @@ import numpy as np
 from . import cache
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
-from .window_steps import DenseWindowStep, RowsWindowStep
+from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
 from ..errors import CompileError
 from ..version import __version__
@@ -153,7 +154,7 @@ def _input(step, ffi):
                 0 if facts.idx is None else facts.idx.num, len(facts.shape),
                 int(facts.nan), 0, facts.lo_n, facts.hi_n, tuple(facts.dims), (),
                 facts.fill, facts.format, tuple(facts.arrays), 0)
-    if type(step) in (RowsWindowStep, DenseWindowStep):
+    if type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep):
         return _window(step)
     if type(facts) is CooFacts:
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
@@ -174,6 +175,8 @@ def _window(step):
     (runtime.window_rows); None for a spec the binder cannot hold."""
     if type(step) is DenseWindowStep:
         return _dense_window(step)
+    if type(step) is TensorWindowStep:
+        return _tensor_window(step)
     tv, n = step.tv, step.tv.order
     spec, params = _spec(tv)
     if spec is None or n != 2:
@@ -183,7 +186,7 @@ def _window(step):
                  for pos, mode in step.dims)
     return (4, sys.intern(tv.source), step.kind[0], step.sr.dtype.num, step.idx_dtype.num,
             n, int(step.nan), step.major_mode, *step.stored, dims, step.at, spec,
-            params, (), int(step.types["ffi"].cast("uintptr_t", step.check)))
+            params, (), 0 if step.fused else int(step.types["ffi"].cast("uintptr_t", step.check)))
 
 
 def _dense_window(step):
@@ -197,6 +200,29 @@ def _dense_window(step):
                  for pos, mode in step.dims)
     return (5, sys.intern(tv.source), None, step.sr.dtype.num, 0, n, int(step.nan), 0, 0, 0,
             dims, (step.at,), spec, params, (), 0)
+
+
+def _tensor_window(step):
+    """A window of an ep.Tensor's description (kind 6; see _window): the Tensor's
+    as a Tensor input's (kind 2: its type, format, fill, dtypes, stored entries'
+    class, array slots), the extended shape's dim slots with their classes, and
+    the window's spec and parameters in two more slots. None for a bool Tensor
+    (truth_values' check, in Python), a later window of a Tensor bound by the
+    first's step (`lead`: the Python plan shares its arrays), or one the Tensor
+    step does not bind."""
+    facts = getattr(step.arrays, "binder", None)
+    tv, n = step.tv, step.tv.order
+    spec, params = _spec(tv)
+    if (spec is None or step.lead is not None or type(facts) is not TensorFacts
+            or n > 4 or len(facts.arrays) > 12 or facts.dtype.kind == "b"):
+        return None
+    free = (-(2 ** 62), 2 ** 62)
+    dims = tuple((pos, mode, *(step.ranges[mode] if mode < n else free))
+                 for pos, mode in step.dims)
+    return (6, sys.intern(tv.source), facts.kind, facts.dtype.num,
+            0 if facts.idx is None else facts.idx.num, n, int(facts.nan), 0, facts.lo_n,
+            facts.hi_n, dims, (), facts.fill, facts.format, tuple(facts.arrays), 0, spec,
+            params)
 
 
 def _spec(tv):

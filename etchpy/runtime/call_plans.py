@@ -44,8 +44,8 @@ from . import binder, coo_inputs, foreign
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
-from .window_steps import (DenseWindowStep, RowsWindowStep, caller_names, share_operands,
-                           window_step, windows_only)
+from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
+                           share_operands, window_step, windows_only)
 from ..expr.windows import WindowVar
 
 MISS = object()          # a plan's answer when these inputs are not of its kind
@@ -147,7 +147,8 @@ def make_plan(owner, made: tuple, inputs: dict):
         return None
     steps = tuple(zip(names, steps))
     share_operands(steps)
-    windows = any(type(step) in (RowsWindowStep, DenseWindowStep) for _, step in steps)
+    windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
+                  for _, step in steps)
     in_c = None if len(inputs) != len(names) and not windows else binder.plan_for(
         owner, kern, lib, function, steps, facts, planned, MISS,
         len(inputs) if windows else None)

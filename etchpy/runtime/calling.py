@@ -211,7 +211,7 @@ def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
     """A window's input: its source bound once per call for all its windows (the
     WindowInput's memo), or over the rows it reads (`_window_rows`), with the
     window's extended shape."""
-    b = value.memo.get(tv.name) or _window_rows(value, tv, sr)
+    b = value.memo.get(tv.name) or _window_rows(value, tv, sr, fused)
     if b is None:
         b = value.memo.get((tv.source, fused)) or bind(value.source, source_var(tv), sr,
                                                        on_convert, fused)
@@ -220,12 +220,14 @@ def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
     return Bound(value.shape, b.roles, b.idx32, unchecked=b.unchecked, own=b.own)
 
 
-def _window_rows(value, tv, sr):
+def _window_rows(value, tv, sr, fused=False):
     """A window's scipy csr/csc source of its declared layout, bound over its own
     arrays with the checks of the rows the kernel reads only: those of the major
     mode's window (O(window), not O(nnz)), every row when only the minor mode is
-    windowed; None for any other input or when a check fails (the general path
-    checks in full and words the error)."""
+    windowed, or none when the kernel checks them as it reads them (`fused`: its
+    window walks, lower.schedule.fused_checks; bound unchecked); None for any
+    other input or when a check fails (the general path checks in full and
+    words the error)."""
     src, fmt, n = value.source, tv.format, tv.order
     layout, major_mode = getattr(src, "format", None), fmt.mode_order[0]
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(src, "indptr"):
@@ -237,12 +239,12 @@ def _window_rows(value, tv, sr):
             or not data.flags.c_contiguous or not _bounds_in_o1(src, indptr, indices, major)):
         return None
     r0, r1 = window_rows.rows(value.shape, n, major_mode, major)
-    if window_rows.check(indptr, indices, r0, r1, minor) != 0:
+    if not fused and window_rows.check(indptr, indices, r0, r1, minor) != 0:
         return None
     if not sr.allows_nan:
         refuse_nan(data[int(indptr[r0]):int(indptr[r1])], sr, tv.source)
     return Bound(src.shape, {"pos1": indptr, "crd1": indices, "vals": truth_values(data)},
-                 indptr.dtype == INT32, own=data.dtype.kind != "b")
+                 indptr.dtype == INT32, unchecked=fused, own=data.dtype.kind != "b")
 
 
 def _all_int32(roles: dict):

@@ -29,6 +29,7 @@ from . import inputs as io_
 from . import signature as sig_
 from .last_call import LastCall, inputs_of
 from .call_plans import MISS, CallPlans
+from .window_steps import caller_names
 from .restored import CallFace
 from .shared import OneWalk
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
@@ -273,8 +274,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         checks refused checked in full, or with the build for every size; else the
         error rc stands for."""
         if rc == calling.CHECK_FAILED:     # the kernel found an input malformed or unsorted
-            return self(out=out, **calling.checked_inputs(self._users, inputs, self.semiring,
-                                                          kern._fused))
+            return self(out=out, **calling.checked_inputs(
+                self._users, inputs, self.semiring, caller_names(kern._fused, self.tensors)))
         if rc == 3:                    # a dimension this build refuses: see every_size
             return kern._for_every_size()(out=out, **inputs)
         if rc == 1:

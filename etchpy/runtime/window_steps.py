@@ -229,8 +229,8 @@ class RowsWindowStep(WindowStep):
             made = (from_buffer(it, ip), from_buffer(it, ix), from_buffer(vt, dv))
             small = ip.nbytes + ix.nbytes + dv.nbytes <= self.most
             self.held[0] = (ip, ix, dv, made) if small else None
-        if self.check(made[0], r0, r1, made[1], nnz, minor):
-            raise Miss
+        if not self.fused and self.check(made[0], r0, r1, made[1], nnz, minor):
+            raise Miss          # (fused: the kernel checks the rows as it reads them)
         if self.nan:
             refuse_nan(dv[ip.item(r0):ip.item(r1)], self.sr, self.tv.source)
         for pos, mode in self.dims:
@@ -288,7 +288,7 @@ def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype
     dense = (type(value) is np.ndarray and b.roles.keys() == {"vals"} and b.idx32 is None
              and value.dtype == sr.dtype
              and sum(kind == "in_array" for _, kind, _, _ in positions) == 1)
-    step = DenseWindowStep if dense else RowsWindowStep if _rows_bound(value, tv, b, sr) \
+    step = DenseWindowStep if dense else RowsWindowStep if _rows_bound(value, tv, b, sr, fused) \
         else TensorWindowStep if _tensor_bound(value, sr, idx_dtype) else WindowStep
     extra = {"most": max_bytes} if step is RowsWindowStep else \
         {"most": max_bytes, "value": value} if step is TensorWindowStep else {}
@@ -296,13 +296,14 @@ def window_step(name, tv, inputs, b, positions, sr, fused, lib, types, idx_dtype
                 lib, types, idx_dtype, **extra)
 
 
-def _rows_bound(value, tv, b, sr) -> bool:
+def _rows_bound(value, tv, b, sr, fused) -> bool:
     """Whether `b` is a scipy csr/csc operand bound over its own arrays with only the
     rows its window reads checked (calling._window_rows: all of them when its major
-    mode is not windowed) and a C check to run."""
+    mode is not windowed; none, unchecked, when `fused`: the kernel checks them)
+    and a C check to run."""
     fmt = tv.format
     return (getattr(value, "format", None) == fmt.name and fmt.name in ("csr", "csc")
-            and type(value).__module__.startswith("scipy") and not b.unchecked
+            and type(value).__module__.startswith("scipy") and b.unchecked == fused
             and b.roles.get("pos1") is value.indptr and b.roles["vals"] is value.data
             and value.data.dtype == sr.dtype and value.data.dtype.kind != "b"
             and window_rows.entry(value.indptr.dtype) is not None)

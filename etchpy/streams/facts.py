@@ -188,6 +188,7 @@ class Walk(Fact):
     pos: str
     parents: str
     dim: str
+    narrow: object = None   # a window walk's narrowing of long segments (WindowWalk)
 
 
 @dataclass(frozen=True)
@@ -376,7 +377,23 @@ class Runs(Hint):
     at: imp.Expr | None = None
 
 
+@dataclass(frozen=True, eq=False)
+class WindowWalk(Fact):
+    """A window walk (streams.window.window_walk): `segment`, its level's Segment;
+    `narrow`, its init's narrowing of a long segment (two searches, which rely
+    on the order: a kernel checking the level as it reads drops it and walks
+    the whole segment, with the same ready states); `safe`, an index inside
+    the window (0) at which a loop may read any state's value (q is inside the
+    segment, a located factor is read at a coordinate of its index; the walk
+    runs no state when n <= 0). Kept by Σ, leaf maps and locating products."""
+
+    segment: Segment
+    narrow: object
+    safe: imp.Expr
+
+
 # Facts about a level's run that hold whatever is done with its coordinate or
 # its values' leaves: Σ (contract) and a leaf map keep these.
 RUN_FACTS = (Locate, Prelude, Most, Full, Counter, Choice, Split, Segment, Walk, Scatter, Short,
-             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Covers, Entries, Repeats)
+             Extent, Blocks, Ahead, Prefetch, Runs, Pieces, Flat, Covers, Entries, Repeats,
+             WindowWalk)

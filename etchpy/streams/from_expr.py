@@ -291,7 +291,9 @@ class Lowerer:
         if b.window and b.window[m]:
             s = window.window_level(self.names, b.format.levels[lev], v, dim_var(v),
                                     b.size(m, v), b.levels[lev], parent, child,
-                                    b.positions(lev), b.window[m], self.guard, self.gap)
+                                    b.positions(lev), b.window[m], self.guard, self.gap,
+                                    self.tuning.window_walk_long if self.tuning.window_walk
+                                    else None)
         else:
             s = level_stream(self.names, b.format.levels[lev], v, dim_var(v), b.levels[lev],
                              parent, child, b.positions(lev) if b.name else None,

@@ -17,7 +17,7 @@ from ..imp import (ONE, TRUE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq,
                    max_, or_, select, seq)
 from .combinators import map_leaf, range_stream
 from .facts import (Ahead, Counter, Entries, Extent, Facts, Locate, Most, Pieces, Runs, Scatter,
-                    Segment, Walk)
+                    Segment, Walk, WindowWalk)
 from .runs import runs_level
 from .stream import Stream, is_stream
 
@@ -92,16 +92,21 @@ def walk_fact(s: Stream, b, lev: int) -> Walk | None:
     """The Walk fact of s, the read stream of storage level lev of the input
     bound as b (from_expr.Binding); None unless all of: s has Segment (a unique
     segment level), lev is b's last storage level, b is a named input and not a
-    window, and the level's length reads pos[parents] for a C variable
+    window (or a window walk of it: WindowWalk, its narrowing noted), and the level's length reads pos[parents] for a C variable
     `parents` (one located level above it, whose size is that variable: csr's
     and csc's second level; not under a compressed level, as dcsr's and csf's
     last, nor under two located levels, whose positions are a product)."""
-    seg = s.facts.get(Segment)
-    if seg is None or b.window or not b.name or lev + 1 != len(b.format.levels):
+    seg, walk = s.facts.get(Segment), s.facts.get(WindowWalk)
+    if b.window and walk is not None:       # a window walk: its level's own segment,
+        seg = walk.segment                  # walked whole but for its narrowing
+    elif b.window:
+        return None
+    if seg is None or not b.name or lev + 1 != len(b.format.levels):
         return None
     match seg.crd_len:
         case Load(pos, Var(parents)):
-            return Walk(b.name, seg.q, seg.end, seg.crd, b.vals, pos, parents, b.dim(lev).name)
+            return Walk(b.name, seg.q, seg.end, seg.crd, b.vals, pos, parents, b.dim(lev).name,
+                        None if walk is None else walk.narrow)
     return None
 
 

@@ -9,6 +9,12 @@ nothing where c falls outside the level (the fill, the semiring's zero):
                              lo + (n-1)·step + 1, ready where (c - lo) % step
                              = 0 (the stride guard), index ceil((c - lo)/step)
                              (the mapping back), skip(t) = s.skip(lo + t·step)
+    window_walk(...)         a unique segment through a step-1 window: the whole
+                             segment walked, the window a test on each coordinate
+                             (ready where 0 <= c - lo < n, index c - lo there and
+                             c - lo + 1 elsewhere; no search, no stop), segments
+                             longer than `long` first narrowed
+                             by two searches (`WindowWalk.narrow`)
     window_range(...)        a level that holds every coordinate (a dense
                              range): the w whose c lies inside it, a counted
                              range [wlo, whi) that locates, Inside fact
@@ -26,8 +32,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import imp
-from ..imp import ONE, TRUE, ZERO, Assign, Bin, If, Var, and_, eq, le, lt, select, seq
-from .facts import Counter, Fact, Facts, Locate, Most, Prelude
+from ..imp import ONE, TRUE, ZERO, Assign, Bin, Const, If, Var, and_, eq, le, lt, select, seq
+from .facts import Counter, Fact, Facts, Locate, Most, Prelude, Segment, WindowWalk
 from .stream import Stream, Value, is_stream
 
 
@@ -62,6 +68,27 @@ def window(s: Stream, lo: imp.Expr, n: imp.Expr, step: imp.Expr) -> Stream:
                     valid=and_(s.valid, lt(s.index, end)), index=index, ready=ready,
                     next=nxt, skip=lambda t, r: s.skip(imp.add(lo, imp.mul(t, step)), r),
                     search=f"{s.search}, through a window from lo")
+
+
+def window_walk(names: imp.Names, s: Stream, lo: imp.Expr, n: imp.Expr, long: int) -> Stream:
+    """The window (lo, n, 1) of unique segment stream s (its Segment fact) as one
+    walk of the whole segment (see the module docstring; proofs_notes/windows.md,
+    "A window walk")."""
+    seg = s.facts.get(Segment)
+    qv, ev = Var(seg.q), Var(seg.end)
+    off = Bin("-", s.index, lo)
+    t = names.fresh(f"{s.var}_wq")
+    narrow = If(lt(Const(long), Bin("-", ev, qv)),
+                seq(s.skip(lo, imp.FALSE), imp.Decl(t, "index", qv),
+                    imp.Seek(t, ev, seg.crd, imp.add(lo, n), imp.FALSE), Assign(seg.end, Var(t))))
+    empty = If(le(n, ZERO), Assign(seg.q, ev))
+    facts = Facts.of(s.facts.get(Prelude), s.facts.get(Most), WindowWalk(seg, narrow, ZERO))
+    ready = and_(s.ready, Bin("<u", off, n))
+    # not ready: the next window coordinate it may hold, so that a skip to it moves
+    return s.derive(facts, init=seq(s.init, empty, narrow),
+                    index=select(ready, off, imp.add(off, ONE)), ready=ready,
+                    skip=lambda t_, r: s.skip(imp.add(lo, t_), r),
+                    search="a walk of the whole segment through a window")
 
 
 def window_range(names: imp.Names, var: str, lo: imp.Expr, n: imp.Expr, step: imp.Expr,

@@ -218,22 +218,43 @@ def test_a_window_of_the_minor_mode_checks_every_row_through_the_plan(fmt, in_c)
         kern(A=D, x=v, lo=20, hi=30)
 
 
-def test_a_window_of_a_tensor_runs_through_the_plan_and_reads_its_current_values():
+@pytest.mark.parametrize("in_c", [True, False])
+def test_a_window_of_a_tensor_runs_through_the_plan_and_reads_its_current_values(in_c):
+    """A window of an ep.Tensor: its plan's step (TensorWindowStep, or the binder's
+    kind 6 where it builds) binds the Tensor's own arrays with the window's sizes
+    from each call's bounds, reads values written in place, and misses for another
+    Tensor's format (the general path converts it)."""
     M = sp.random_array((30, 20), density=0.3, format="csr", random_state=2)
     T = ep.Tensor.from_scipy(M)
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    e = ep.sum(j, A[i["lo":"hi"], j] * x[j])
-    kern = ep.compile(e)
-    v = np.arange(20.0)
-    for lo in (0, 4, 4, 9):
-        np.testing.assert_allclose(kern(A=T, x=v, lo=lo, hi=lo + 8),
-                                   M.toarray()[lo:lo + 8] @ v)
-    steps = [s for k, s in kern._plan.__globals__.items() if k.startswith("step")]
-    assert any(isinstance(s, TensorWindowStep) for s in steps)
+    e = ep.sum(j, A[i["lo":"hi"], j["lo2":"lo2+12":"st"]] * x[j])
+    kern = ep.compile(e, tuning={"call_binder": in_c})
+    v = np.arange(12.0)
+    for lo, lo2, st in ((0, 0, 1), (4, 3, 1), (4, 3, 1), (9, -2, 1), (9, 5, 1), (2, 12, 1)):
+        got = kern(A=T, x=v, lo=lo, hi=lo + 8, lo2=lo2, st=st)
+        np.testing.assert_allclose(got, reference(e, A=M, x=v, lo=lo, hi=lo + 8, lo2=lo2,
+                                                  st=st))
+    if in_c and binder.module() is not None:
+        assert kern._plan.windows                       # made in C
+    else:
+        steps = [s for k, s in kern._plan.__globals__.items() if k.startswith("step")]
+        assert any(isinstance(s, TensorWindowStep) for s in steps)
     before = T.to_dense()
     T.vals[:] *= 2.0                                   # written in place between calls
-    np.testing.assert_allclose(kern._plan(dict(A=T, x=v, lo=9, hi=17)),
-                               2.0 * before[9:17] @ v)
+    inputs = dict(A=T, x=v, lo=9, hi=17, lo2=4, st=1)
+    np.testing.assert_allclose(kern._plan(inputs), 2.0 * before[9:17, 4:16] @ v)
+    for lo, hi in ((-3, 5), (25, 33), (10, 5)):        # partly or wholly outside, empty
+        want = reference(e, A=2.0 * before, x=v, lo=lo, hi=hi, lo2=4, st=1)
+        np.testing.assert_allclose(kern(**{**inputs, "lo": lo, "hi": hi}), want)
+        if hi > lo:                                     # the window lengths' class kept
+            np.testing.assert_allclose(kern._plan({**inputs, "lo": lo, "hi": hi}), want)
+    assert kern._plan({**inputs, "st": 0}) is MISS     # the general path words it
+    with pytest.raises(InputError, match="step"):
+        kern(**{**inputs, "st": 0})
+    assert kern._plan({**inputs, "A": ep.Tensor.from_scipy(M.tocsc())}) is MISS
+    C = ep.Tensor.from_scipy(M.tocsc())
+    np.testing.assert_allclose(kern(**{**inputs, "A": C}),
+                               reference(e, A=2.0 * before, x=v, lo=9, hi=17, lo2=4, st=1))
 
 
 @pytest.mark.parametrize("fmt", ["rle", "sparse_rle"])

@@ -77,7 +77,7 @@ class Pass:
 
 from . import (blas, blocks, fuse_temps, fused_rows, khatri_rao,  # noqa: E402 - they
                phases, pieces, prefetch, row_blocks, row_streams, run_sums, threads,
-               unswitch)  # need no name above
+               unswitch, window_walks)  # need no name above
 
 PASSES = (
     Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
@@ -88,6 +88,7 @@ PASSES = (
     Pass("row blocks", "row_blocks", "step", row_blocks.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
+    Pass("window walks", "window_walk", "loop", window_walks.run),
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),
     Pass("run sums", "runs", "loop", run_sums.run),

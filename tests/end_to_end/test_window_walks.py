@@ -1,0 +1,118 @@
+"""Window walks (streams.window.window_walk, lower.schedule.window_walks; law in
+proofs_notes/windows.md, "A window walk"): a compressed level read through a
+step-1 window is walked whole, the window a test on each coordinate, long
+segments narrowed by two searches first, and a scalar sum over it runs with no
+branch. Against the reference on every backend (the stream interpreter with
+its invariant checks), with the walk on and off, the narrowing at every
+segment and at none, in several semirings; a scipy input changed in place
+between calls is checked by the kernel itself (fused checks, the narrowing
+dropped) and gives the right answer or an InputError naming it."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.testing import check_backends
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+i, j = ep.indices("i j")
+TUNINGS = ({}, {"window_walk_long": 1}, {"window_walk": False})
+
+
+def operand(seed: int, shape=(14, 40), density=0.3) -> np.ndarray:
+    return sp.random_array(shape, density=density, format="csr",
+                           random_state=seed).toarray().round(2)
+
+
+@pytest.mark.parametrize("fmt, semiring, tuning", [
+    ("csr", "real", TUNINGS[0]), ("csr", "real", TUNINGS[1]), ("csr", "real", TUNINGS[2]),
+    ("csc", "min_plus", TUNINGS[0]), ("dcsr", "max_times", TUNINGS[1])])
+def test_a_window_walk_is_the_restriction_and_the_shift(fmt, semiring, tuning):
+    """On the stream interpreter, its invariant checks on (the C build, the
+    branch-free sum included, in the tests below)."""
+    A, x, y = ep.tensor("A", 2, fmt), ep.tensor("x", 1), ep.tensor("y", 1, ep.Format(["compressed"]))
+    d = operand(1)
+    if semiring != "real":
+        d = np.where(d == 0, ep.semirings.get(semiring).zero, d)
+    rng = np.random.default_rng(2)
+    for lo, hi, lo2, hi2 in ((2, 11, 5, 25), (-3, 4, -6, 9), (10, 20, 30, 50), (3, 9, 7, 7)):
+        win = A[i[lo:hi], j[lo2:hi2]]
+        v = rng.random(max(hi2 - lo2, 0)) + 0.5
+        check_backends(ep.sum(j, win * x[j]), {"A": d, "x": v}, semiring=semiring,
+                       tuning=tuning, backends=("streams",))
+        check_backends(win, {"A": d}, semiring=semiring, tuning=tuning, backends=("streams",))
+        sv = np.where(np.arange(len(v)) % 3 == 0, v, 0.0)      # a merge with a sparse vector
+        check_backends(ep.sum(j, win * y[j]), {"A": d, "y": sv}, semiring=semiring,
+                       tuning=tuning, backends=("streams",))
+
+
+@pytest.mark.parametrize("tuning", TUNINGS)
+def test_window_walks_with_parameter_bounds_and_long_rows(tuning):
+    """One kernel for all bounds; rows of 0 to 40 entries (the narrowing where
+    longer than Tuning.window_walk_long), in C."""
+    d = operand(3, (20, 60), 0.05)
+    d[4] = np.arange(60) + 1.0
+    d[9, ::2] = 2.0
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    win = A[i["lo":"hi"], j["lo2":"hi2"]]
+    spmv = ep.compile(ep.sum(j, win * x[j]), tuning=tuning)
+    M = sp.csr_array(d)
+    for lo, hi, lo2, hi2 in ((0, 20, 10, 50), (3, 12, -5, 20), (2, 18, 55, 70), (4, 5, 0, 60)):
+        want = d[max(lo, 0):hi, max(lo2, 0):hi2]
+        pad = (max(0, -lo), max(0, -lo2))
+        v = np.linspace(1, 2, hi2 - lo2)
+        got = spmv(A=M, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2)
+        np.testing.assert_allclose(got[pad[0]:], want @ v[pad[1]:pad[1] + want.shape[1]])
+    assert len(spmv._libs) == 1
+
+
+def test_the_sum_over_a_window_walk_has_no_branch_and_its_check_no_search():
+    """The trusted build narrows long rows and selects; the checked build (a
+    scipy input bound without its check) walks whole rows, no search."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
+    c = kern.compiled
+    trusted, checked = c.program, c.checked
+    from etchpy import imp
+    seeks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.Seek)]
+    assert len(seeks) == 2 and not any(isinstance(n, imp.Seek)
+                                       for n in imp.statements(checked.body))
+    walks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.While)
+             and n.walk is not None]
+    assert walks and not any(isinstance(n, imp.If) for w in walks
+                             for n in imp.statements(w.body))
+    assert checked.fused
+
+
+@pytest.mark.parametrize("row", [3, 12])     # in and out of the window's rows (2..9)
+def test_a_scipy_operand_changed_in_place_is_checked_by_the_walk(row):
+    """The rows the window reads are checked as they are walked: a bad one is an
+    InputError naming A; a row outside the window is not read (right answer)."""
+    d = operand(5, (16, 30))
+    M = sp.csr_array(d)
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
+    v = np.arange(10.0) + 1
+    bounds = dict(lo=2, hi=10, lo2=5, hi2=15)
+    want = d[2:10, 5:15] @ v
+
+    def bad_or_right():
+        if 2 <= row < 10:
+            with pytest.raises(InputError, match="A"):
+                kern(A=M, x=v, **bounds)
+        else:
+            np.testing.assert_allclose(kern(A=M, x=v, **bounds), want)
+
+    for _ in range(2):
+        np.testing.assert_allclose(kern(A=M, x=v, **bounds), want)
+    a, b = M.indptr[row], M.indptr[row + 1]
+    assert b - a >= 2
+    good, vals = M.indices[a:b].copy(), M.data[a:b].copy()
+    M.indices[a] = 10 ** 6                              # out of range
+    bad_or_right()
+    M.indices[a:b], M.data[a:b] = good[::-1], vals[::-1]    # unsorted: canonicalised
+    np.testing.assert_allclose(kern(A=M, x=v, **bounds), want)
+    M.indices[a:b], M.data[a:b] = good, vals
+    M.indptr[row + 1] = 10 ** 6                         # a pointer past the entries
+    bad_or_right()
