@@ -78,7 +78,8 @@ class Tuning:
             row_block_lanes, row_block_min, row_stream_count,
             short_segment, check_block, hash_workspace_dim, hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
+            prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_lines,
             piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
@@ -230,6 +231,8 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
+    prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
+                                      # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
     run_short: int = 4                # shorter segments prefetch nothing
     run_long: int = 32                # longer segments prefetch at every step
