@@ -82,7 +82,7 @@ class Tuning:
             run_min_entries, run_lines,
             piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
-        the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
+        the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
@@ -253,9 +253,10 @@ class Tuning:
                                       # malloc's state; 0: every array from malloc
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
+    sort_near_places: int = 2         # ... nearly: no index more than this many places late
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
-    marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks
+    marks_walk_min: int = 8           # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
