@@ -80,10 +80,11 @@ class Tuning:
             short_segment, window_walk_long, check_block, hash_workspace_dim, hash_initial,
             initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_min_bytes, run_ahead, run_short, run_long, run_min_entries, run_lines,
+            prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_lines,
             piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
-        the C helpers: huge_page_bytes, map_bytes, sort_run, rank_sort_max,
+        the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
@@ -237,6 +238,8 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
+    prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
+                                      # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
     run_short: int = 4                # shorter segments prefetch nothing
     run_long: int = 32                # longer segments prefetch at every step
@@ -257,9 +260,10 @@ class Tuning:
                                       # malloc's state; 0: every array from malloc
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
+    sort_near_places: int = 2         # ... nearly: no index more than this many places late
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
-    marks_walk_min: int = 32          # fewer touched indices are sorted, not walked by marks
+    marks_walk_min: int = 8           # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------

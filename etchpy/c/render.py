@@ -104,6 +104,9 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     if not 0 <= tuning.rank_sort_max <= 1024:
         raise ValueError(f"tuning.rank_sort_max must be within 0..1024, not "
                          f"{tuning.rank_sort_max}")
+    if tuning.sort_near_places < 1:
+        raise ValueError(f"tuning.sort_near_places must be at least 1, not "
+                         f"{tuning.sort_near_places}")
     found = {type(u) for u in imp.statements(body)}
     return dict(
         uses_sort=imp.ForSorted in found,
@@ -126,6 +129,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         rank_sort_max=tuning.rank_sort_max,
         sort_base=max(tuning.sort_run, tuning.rank_sort_max),
         marks_walk_min=tuning.marks_walk_min,
+        near_places=tuning.sort_near_places,
         marks_walk_spread=tuning.marks_walk_spread)
 
 

@@ -181,11 +181,11 @@ class Emitter:
         `runs`: the loop only adds up a leaf's values (SpMV's row), so little but
         memory holds it back, and its arrays may be prefetched (prefetch_runs)."""
         tn = self.tuning
-        fetch = prefetch.prefetch_ahead(self, s)
+        fetch, far = prefetch.prefetch_ahead(self, s)
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
         least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
-        init = seq(s.init, If(prefetch.runs_wanted(s, least, tn),
+        init = seq(s.init, far, If(prefetch.runs_wanted(s, least, tn),
                               prefetch.prefetch_runs(s, tn, self.names))
                    if streams.Runs in s.facts else imp.SKIP, room)
         seg = s.facts.get(streams.Segment)

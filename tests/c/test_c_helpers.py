@@ -100,14 +100,45 @@ def test_sort_in_c_sorts_nearly_sorted_indices(rank, xs, swaps):
     assert list(a) == sorted(xs)
 
 
-@pytest.mark.parametrize("least, spread", [(32, 4), (0, 10**6), (0, 1)])
+def near_sorts(xs, places: int, run: int = 16) -> bool:
+    """Whether ep_sort_near sorts xs (at most `run` of them, few descents, none
+    more than `places` places late), as ep_marks_walkable tries first."""
+    a, n = list(xs), len(xs)
+    if n > run or 4 * sum(a[t] < a[t - 1] for t in range(1, n)) > n:
+        return False
+    for t in range(1, n):
+        v, k = a[t], t - 1
+        while k >= 0 and k >= t - places and a[k] > v:
+            a[k + 1], k = a[k], k - 1
+        a[k + 1] = v
+        if k >= 0 and a[k] > v:
+            return False
+    return True
+
+
+def nearly_sorted(draw_lists, swaps):
+    """Sorted distinct indices with a few swaps of neighbours two apart at most."""
+    a = sorted(draw_lists)
+    for u, d in swaps:
+        if u + d < len(a):
+            a[u], a[u + d] = a[u + d], a[u]
+    return a
+
+
+@pytest.mark.parametrize("least, spread, places", [(32, 4, 2), (8, 4, 2), (0, 10**6, 1),
+                                                   (0, 1, 3)])
 @settings(max_examples=40)
-@given(st.lists(st.integers(0, 20000), unique=True, max_size=200))
-def test_marks_walk_or_sort(least, spread, xs):
-    """ep_marks_walkable walks the marks when there are at least marks_walk_min
-    indices spread over at most marks_walk_spread summary words each; else it
-    clears the marks and sorts the list."""
-    lib = helpers(tuning.DEFAULT.with_(marks_walk_min=least, marks_walk_spread=spread))
+@given(st.lists(st.integers(0, 20000), unique=True, max_size=200),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 3)), max_size=4), st.booleans())
+def test_marks_walk_or_sort(least, spread, places, xs, swaps, near):
+    """ep_marks_walkable first insertion-sorts a short nearly sorted list (at
+    most sort_run, none more than sort_near_places late: a stencil product's
+    touched row); else it walks the marks when there are at least
+    marks_walk_min indices spread over at most marks_walk_spread summary words
+    each; else it clears the marks and sorts the list."""
+    xs = nearly_sorted(xs[:16], swaps) if near else xs
+    lib = helpers(tuning.DEFAULT.with_(marks_walk_min=least, marks_walk_spread=spread,
+                                       sort_near_places=places))
     size = 20001
     a = np.array(xs, dtype=np.int32)
     bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
@@ -117,7 +148,8 @@ def test_marks_walk_or_sort(least, spread, xs):
     walk = lib.lib.marks_for_test(_ptr(lib, a), len(a), _ptr(lib, bits, "uint64_t *"), size,
                                   lo, hi)
     words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
-    assert walk == (len(xs) >= least and words <= spread * len(xs))
+    assert walk == (not near_sorts(xs, places) and len(xs) >= least
+                    and words <= spread * len(xs))
     if walk:
         summary = bits[size // 64 + 1:]
         marked = {w for w in range(len(summary) * 64)

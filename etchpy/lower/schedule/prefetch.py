@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ... import imp, streams
-from ...imp import ONE, ZERO, Assign, Const, Decl, If, Load, Var, While, lt, seq
+from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, If, Load, Var, While, lt, seq
 
 
 def prefetch_ahead(em, s) -> imp.Stmt:
@@ -19,12 +19,16 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     while q + d is inside crd; rows of one value (SpMV's x[j]) are left to the
     hardware. The blocks the target will write at that coordinate
     (scatter_blocks: a counting sort's destinations) are prefetched for
-    writing, one value each."""
+    writing, one value each. With tuning.prefetch_near_share, rows are
+    gathered for a segment only when it is far (`near_segment`).
+
+    Returns (the statement for each state, the statement for the segment's
+    init: SKIP, or the declaration that `near_segment` makes)."""
     tn = em.tuning
     ahead, fetch, counter = (s.facts.get(k) for k in (streams.Ahead, streams.Prefetch,
                                                       streams.Counter))
     if not (tn.prefetch and ahead and fetch and counter):
-        return imp.SKIP
+        return imp.SKIP, imp.SKIP
     crd, n = ahead.crd, ahead.n
     at = imp.add(Var(counter.name), Const(tn.prefetch_distance))
     at2 = imp.add(Var(counter.name), Const(2 * tn.prefetch_distance))
@@ -38,14 +42,39 @@ def prefetch_ahead(em, s) -> imp.Stmt:
                 blk.via[0] not in {e.array for e in early}:
             early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2))))
     if not big:
-        return imp.SKIP
+        return imp.SKIP, imp.SKIP
     wanted = big[0]
     for b in big[1:]:
         wanted = imp.or_(wanted, b)
+    init = near_segment(em, s, ahead, wanted)
+    if init != imp.SKIP:          # wanted kept here too: size_switch finds its size test
+        wanted = imp.and_(Var(init.name), wanted)
     fetch = If(imp.and_(wanted, lt(at, n)), seq(*body))
     if not early:
-        return fetch
-    return seq(If(imp.and_(wanted, lt(at2, n)), seq(*early)), fetch)
+        return fetch, init
+    return seq(If(imp.and_(wanted, lt(at2, n)), seq(*early)), fetch), init
+
+
+def near_segment(em, s, ahead, wanted) -> imp.Stmt:
+    """`bool far = wanted and the segment is far`, declared at the segment's
+    start, or SKIP (tuning.prefetch_near_share 0, or no Segment fact). A segment of two entries
+    or more whose coordinates span at most 1/share of the gathered dimension
+    (|crd[end-1] - crd[q]| · share <= dim: a banded or stencil operator's row,
+    whose gathered rows the previous rows read too, in cache or on a few
+    sequential streams the hardware prefetcher follows) is near; others (a
+    random row, a row of one entry) are far. The ends are read only when
+    0 <= q < end <= n (n: crd's checked length), else the segment is far. A
+    hint: either answer gives the same result."""
+    share, seg = em.tuning.prefetch_near_share, s.facts.get(streams.Segment)
+    if share <= 0 or seg is None:
+        return imp.SKIP
+    q, end, crd, dim = Var(seg.q), Var(seg.end), ahead.crd, streams.dim_var(s.var)
+    inside = imp.and_(imp.le(imp.ZERO, q), imp.and_(lt(imp.add(q, ONE), end),
+                                                   imp.le(end, ahead.n)))
+    last = Load(crd, Bin("-", end, ONE))
+    span = imp.min_(Bin("-", last, Load(crd, q)), dim)
+    near = imp.and_(inside, imp.le(imp.mul(span, Const(share)), dim))
+    return Decl(em.names.fresh(f"{s.var}_far"), "bool", imp.and_(wanted, imp.not_(near)))
 
 
 def _gather(em, s, blk, t, body: list) -> imp.Expr | None:

@@ -272,9 +272,10 @@ int mttkrp(
             int64_t j_end = 0;
             j_q = T_pos1[i_q];
             j_end = T_pos1[(i_q + 1)];
+            int j_far_2 = ((131072 <= (dim_j * 16)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
-                if ((131072 <= (dim_j * 16)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                if ((j_far_2 && (131072 <= (dim_j * 16))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
                     int64_t j_ahead_2 = T_crd1[(j_q + 16)];
                     int64_t j_pf_2 = 0;
                     int64_t j_pf_at_2 = (j_ahead_2 * 16);
@@ -289,9 +290,10 @@ int mttkrp(
                 int64_t k_end = 0;
                 k_q = T_pos2[j_q];
                 k_end = T_pos2[(j_q + 1)];
+                int k_far_2 = ((131072 <= (dim_k * 16)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                 while (k_q < k_end) {
                     EP_OPAQUE(k_q);
-                    if ((131072 <= (dim_k * 16)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                    if ((k_far_2 && (131072 <= (dim_k * 16))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
                         int64_t k_ahead_2 = T_crd2[(k_q + 16)];
                         int64_t k_pf_2 = 0;
                         int64_t k_pf_at_2 = (k_ahead_2 * 16);
@@ -328,9 +330,10 @@ int mttkrp(
                 int64_t j_end = 0;
                 j_q = T_pos1[i_q];
                 j_end = T_pos1[(i_q + 1)];
+                int j_far_1 = ((131072 <= (dim_j * 32)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
-                    if ((131072 <= (dim_j * 32)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                    if ((j_far_1 && (131072 <= (dim_j * 32))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
                         int64_t j_ahead_1 = T_crd1[(j_q + 16)];
                         int64_t j_pf_1 = 0;
                         int64_t j_pf_at_1 = (j_ahead_1 * 32);
@@ -345,9 +348,10 @@ int mttkrp(
                     int64_t k_end = 0;
                     k_q = T_pos2[j_q];
                     k_end = T_pos2[(j_q + 1)];
+                    int k_far_1 = ((131072 <= (dim_k * 32)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                     while (k_q < k_end) {
                         EP_OPAQUE(k_q);
-                        if ((131072 <= (dim_k * 32)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                        if ((k_far_1 && (131072 <= (dim_k * 32))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
                             int64_t k_ahead_1 = T_crd2[(k_q + 16)];
                             int64_t k_pf_1 = 0;
                             int64_t k_pf_at_1 = (k_ahead_1 * 32);
@@ -380,9 +384,10 @@ int mttkrp(
                 int64_t j_end = 0;
                 j_q = T_pos1[i_q];
                 j_end = T_pos1[(i_q + 1)];
+                int j_far = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
-                    if ((131072 <= (dim_j * dim_r)) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
+                    if ((j_far && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
                         int64_t j_ahead = T_crd1[(j_q + 16)];
                         int64_t j_pf = 0;
                         int64_t j_pf_at = (j_ahead * dim_r);
@@ -397,9 +402,10 @@ int mttkrp(
                     int64_t k_end = 0;
                     k_q = T_pos2[j_q];
                     k_end = T_pos2[(j_q + 1)];
+                    int k_far = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                     while (k_q < k_end) {
                         EP_OPAQUE(k_q);
-                        if ((131072 <= (dim_k * dim_r)) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
+                        if ((k_far && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
                             int64_t k_ahead = T_crd2[(k_q + 16)];
                             int64_t k_pf = 0;
                             int64_t k_pf_at = (k_ahead * dim_r);

@@ -320,24 +320,25 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
     }
 }
 
-/* Insertion sort when a has few descents (at most n/4), giving up, returning
- * 0, after about 2n moves (left a permutation of itself); 1 when a is sorted.
- * The short touched row of a banded or grid operator comes nearly sorted: O(n)
+/* Insertion sort when a has few descents (at most n/4) and no index is more
+ * than 2 places late, giving up (returning 0, a left a
+ * permutation of itself) at the first that is; 1 when a is sorted. The short
+ * touched row of a banded or grid operator's product comes so (a five-point
+ * operator's: three descents in 13, each index at most two places late): O(n)
  * here, where the rank sort's n² compares do not pay (rows of at most
- * 16; longer ones, A·Bᵀ's, go to the rank sort directly). */
+ * 16; longer ones, A·Bᵀ's, go to the rank sort directly). A random
+ * row's first late index gives up at once. */
 static int ep_sort_near(ep_idx_t *a, int64_t n)
 {
     int64_t descents = 0;
     for (int64_t i = 1; i < n; i++) descents += a[i] < a[i - 1];
     if (4 * descents > n) return 0;
-    int64_t budget = 2 * n;
     for (int64_t i = 1; i < n; i++) {
         const ep_idx_t v = a[i];
         int64_t k = i - 1;
-        while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
+        while (k >= 0 && k >= i - 2 && a[k] > v) { a[k + 1] = a[k]; k--; }
         a[k + 1] = v;
-        budget -= i - 1 - k;
-        if (budget < 0) return 0;
+        if (k >= 0 && a[k] > v) return 0;
     }
     return 1;
 }
@@ -374,7 +375,9 @@ static void ep_sort_idx(ep_idx_t *a, int64_t n)
 
 /* Prepares the ordered walk over n distinct indices < size that are marked in
  * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
- * zero but the marks). When the indices are dense enough in their range, sets
+ * zero but the marks). A short nearly sorted list (at most 16: the
+ * touched row of a banded or grid operator's product) is insertion-sorted
+ * first. Otherwise, when the indices are dense enough in their range, sets
  * the summary bit of each marked word, stores the range of summary words in
  * *lo, *hi and returns 1: the caller walks the summary and the marked words in
  * order and clears both. Otherwise clears the marks, sorts a and returns 0. */
@@ -382,14 +385,18 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
                              int64_t *lo, int64_t *hi)
 {
     uint64_t *summary = bits + (size >> 6) + 1;
+    if (n <= 16 && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
+        for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
+        return 0;
+    }
     int64_t l = n ? a[0] : 0, h = l;
-    if (n >= 32) {      /* a short list is sorted: no range needed */
+    if (n >= 8) {      /* a short list is sorted: no range needed */
         for (int64_t i = 1; i < n; i++) {
             if (a[i] < l) l = a[i];
             if (a[i] > h) h = a[i];
         }
     }
-    if (n < 32 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
+    if (n < 8 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
         for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
         ep_sort_idx(a, n);
         return 0;
@@ -478,12 +485,13 @@ int spgemm_rows(
             int64_t j_end = 0;
             j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
+            int j_far = !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j));
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
-                if ((j_q + 32) < A_pos1[A_dim0]) {
+                if (j_far && ((j_q + 32) < A_pos1[A_dim0])) {
                     EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
                 }
-                if ((j_q + 16) < A_pos1[A_dim0]) {
+                if (j_far && ((j_q + 16) < A_pos1[A_dim0])) {
                     int64_t j_ahead = A_crd1[(j_q + 16)];
                     int64_t j_pf = 0;
                     int64_t j_pf_at = B_pos1[j_ahead];
@@ -583,6 +591,7 @@ int spgemm_rows(
             int64_t j_end = 0;
             j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
+            int j_far = 0;
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
                 /* k: linear, then gallop; locate into [jump] */

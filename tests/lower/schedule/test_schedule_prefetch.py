@@ -26,7 +26,7 @@ def test_gathered_rows_of_large_operands_are_prefetched():
     X = ep.tensor("X", 2)
     spmm = ep.sum(j, A_csr[i, j] * X[j, k])
     src = ep.compile(spmm).c_source
-    assert "if ((131072 <= (dim_j * dim_k)) && ((j_q + 16) < A_pos1[A_dim0]))" in src
+    assert "if ((j_far && (131072 <= (dim_j * dim_k))) && ((j_q + 16) < A_pos1[A_dim0]))" in src
     assert "int64_t j_pf_at = (j_ahead * dim_k);" in src
     assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
     assert "rows of large operands prefetched ahead" in src
@@ -99,6 +99,34 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read():
     small = (small + last).tocsr()          # the last row of B is read (pos[20])
     got = csr_on_interpreter(gus, sr, tuning=near, A=small, B=Ns)
     np.testing.assert_allclose(got.toarray(), (small @ Ns).toarray(), rtol=1e-12)
+
+
+def test_rows_gathered_for_a_near_segment_are_not_prefetched():
+    """A segment whose coordinates span at most 1/prefetch_near_share of the
+    gathered dimension (a stencil's row) decides once, at its start, not to
+    prefetch the rows it gathers; a wider one (a random row) or a row of one
+    entry prefetches them. Share 0: no test. Results do not change whichever
+    way a segment goes, in C and on the interpreter (which checks that the
+    segment's ends are read inside A's crd: empty rows, rows of one entry)."""
+    B = ep.tensor("B", 2, format="csr")
+    gus = ep.sum(j, A_csr[i, j] * B[j, k])
+    src = ep.compile(gus, output="csr").c_source
+    assert "int j_far = !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0])))" in src
+    assert "* 8) <= dim_j)" in src and "if (j_far && ((j_q + 16) < A_pos1[A_dim0]))" in src
+    assert "j_far" not in ep.compile(gus, output="csr",
+                                     tuning=DEFAULT.with_(prefetch_near_share=0)).c_source
+    n = 40
+    band = sp.diags_array([np.ones(n - 1), 2 * np.ones(n), np.ones(n - 1)], offsets=[-1, 0, 1])
+    wide = random_csr(n, n, 300, 14)
+    one = sp.csr_array((np.ones(n // 2), (np.arange(0, n, 2), np.arange(n // 2))), shape=(n, n))
+    sr = ep.semirings.get("real")
+    forced = DEFAULT.with_(prefetch_min_bytes=8, prefetch_distance=2)
+    kern = ep.compile(gus, output="csr", tuning=forced)
+    for M in (sp.csr_array(band), wide, one):     # near, far, one entry a row
+        want = (M @ wide).toarray()
+        np.testing.assert_allclose(kern(A=M, B=wide).toarray(), want, rtol=1e-12)
+        got = csr_on_interpreter(gus, sr, tuning=forced, A=M, B=wide)
+        np.testing.assert_allclose(got.toarray(), want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("fmt", ["uniform_band", "banded", "blocks"])
