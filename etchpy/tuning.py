@@ -71,8 +71,8 @@ class Tuning:
             workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
             blas, khatri_rao, algorithm_choice,
-            hoist_probes, hoist_row_tests, clip_ranges, fused_rows, fill_gaps, window_walk,
-            fused_temporaries,
+            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, fused_rows, fill_gaps,
+            window_walk, fused_temporaries,
             written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
@@ -177,6 +177,8 @@ class Tuning:
                                       # (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test
                                       # at that level (a row test of its entry): one branch
+    guard_leaves: bool = True         # ... at a leaf level too: an entry whose tests fail
+                                      # adds nothing to the output (no update of zero)
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
     fused_rows: bool = True           # the steps of a dense output that each write every

@@ -14,7 +14,9 @@ load times and, per query, the wall-clock medians and the ratio.
 With --tables the load is bench/tpch/tables.py `load`: one ep.table per table,
 its storage order (primary key first) and at most one secondary order, shared
 by the queries written there (tables.QUERIES); the others are left out and
-listed under "not_on_tables".
+listed under "not_on_tables". With --one-order (implies --tables) lineitem has
+no order added (its storage and secondary orders only) and Q7 and Q12 are
+bench/tpch/one_order.py's.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ import numpy as np
 from bench.tpch import data
 from bench.tpch.catalog import QUERIES, rows_of, same
 from bench.tpch import tables as shared
+from bench.tpch.one_order import QUERIES as one_order_queries
 from bench.tpch.queries import build
 
 
@@ -34,22 +37,26 @@ def _timed(fn):
     return out, time.perf_counter() - t
 
 
-def run_loaded(sf: float, names, rounds: int, tables: bool = False) -> dict:
+def run_loaded(sf: float, names, rounds: int, tables: bool = False,
+               one_order: bool = False) -> dict:
     """The load times (ms) of etchpy and DuckDB and each query's times on that load
-    (`tables`: the shared tables of bench/tpch/tables.py)."""
+    (`tables`: the shared tables of bench/tpch/tables.py; `one_order` too: with
+    no order added to lineitem, the queries of bench/tpch/one_order.py)."""
     cols = data.tables(sf)
     con, duck_s = _timed(lambda: data.duckdb_with(cols, threads=1))
-    skipped = [n for n in names if (n not in shared.QUERIES if tables
+    tables = tables or one_order
+    written = one_order_queries if one_order else shared.QUERIES
+    skipped = [n for n in names if (n not in written if tables
                                     else QUERIES[n].run is None)]
     names = [n for n in names if n not in skipped]
     if tables:
-        tries, etch_s = _timed(lambda: shared.load(cols))
+        tries, etch_s = _timed(lambda: shared.load(cols, added_orders=not one_order))
     else:
         tries, etch_s = _timed(lambda: build(cols, tuple(names)))
     queries = []
     for name in names:
         q = QUERIES[name]
-        run = shared.QUERIES[name] if tables else q.run
+        run = written[name] if tables else q.run
         calls, correct = [], True
         for p in q.params:
             etch = lambda p=p, run=run: rows_of(run(tries, **p), q)
@@ -66,7 +73,7 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False) -> dict:
         queries.append({"query": name, "etchpy_ms": ms["etchpy"], "duckdb1_ms": ms["duckdb1"],
                         "correct": bool(correct)})
     return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s, "load_duckdb1_ms": 1e3 * duck_s,
-            "tables": tables, "not_on_tables": skipped,
+            "tables": tables, "one_order": one_order, "not_on_tables": skipped,
             "queries": queries, "rounds": rounds, **data.versions()}
 
 

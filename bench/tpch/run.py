@@ -2,10 +2,11 @@
 tables only): etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4] [--load-once [--tables]]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4] [--load-once [--tables] [--one-order]]
 
 (--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
---tables: that load is one ep.table per table, bench/tpch/tables.py.)
+--tables: that load is one ep.table per table, bench/tpch/tables.py; --one-order:
+those tables with no order added to lineitem, bench/tpch/one_order.py.)
 
 Generates (or reads from the cache) the TPC-H columns at scale factor SF
 (bench/tpch/data.py), then per query:
@@ -134,9 +135,13 @@ def main(argv=None) -> int:
     ap.add_argument("--tables", action="store_true",
                     help="with --load-once: one ep.table per table, shared by the queries "
                          "(bench/tpch/tables.py)")
+    ap.add_argument("--one-order", action="store_true",
+                    help="with --load-once: --tables with no order added to lineitem "
+                         "(bench/tpch/one_order.py)")
     args = ap.parse_args(argv)
     if args.load_once:
-        loaded = run_loaded(args.sf, args.queries.split(","), args.rounds, args.tables)
+        loaded = run_loaded(args.sf, args.queries.split(","), args.rounds, args.tables,
+                            args.one_order)
         print(report_loaded(loaded))
         if args.json:
             with open(args.json, "w") as f:

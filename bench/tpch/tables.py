@@ -72,9 +72,11 @@ Q12_DATES = (("l_commitdate", "Cd"), ("l_receiptdate", "Rd"), ("ship", "Sd"))
 SUPP_BY_NATION = SPEC["supplier"][3]
 
 
-def load(cols: dict) -> dict:
+def load(cols: dict, added_orders: bool = True) -> dict:
     """The eight tables as ep.Table (by table name), plus "kernels" (kept per load)
-    and what the queries derive from the codings once (a year mapping)."""
+    and what the queries derive from the codings once (a year mapping);
+    added_orders=False: lineitem without its supplier and ship-mode orders
+    (bench/tpch/one_order.py's queries read none)."""
     coding = {}
     for name, (first, *others) in JOINS.items():
         table, col = first.split(".")
@@ -91,11 +93,12 @@ def load(cols: dict) -> dict:
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()),
                              skip_unwritten=True)   # the bench writes no value
-    out["lineitem"].add_order(LINE_BY_SUPP)
-    out["lineitem"].tensor("rev", order=LINE_BY_SUPP)     # its copy of rev, at load too
-    out["lineitem"].add_order(LINE_BY_MODE)
-    for value, _ in Q12_DATES:                            # the dates' copies, at load too
-        out["lineitem"].tensor(value, order=LINE_BY_MODE)
+    if added_orders:
+        out["lineitem"].add_order(LINE_BY_SUPP)
+        out["lineitem"].tensor("rev", order=LINE_BY_SUPP)     # its copy of rev, at load
+        out["lineitem"].add_order(LINE_BY_MODE)
+        for value, _ in Q12_DATES:                            # the dates' copies too
+            out["lineitem"].tensor(value, order=LINE_BY_MODE)
     orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
     keys = coding["o_orderkey"]
     out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])

@@ -128,7 +128,8 @@ def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) ->
     marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
     return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
                          sr.zero, tuning.hoist_probes,
-                         lambda test, s: guard(names, sr, test, s), tuning.hoist_row_tests)
+                         lambda test, s: guard(names, sr, test, s), tuning.hoist_row_tests,
+                         tuning.hoist_row_tests and tuning.guard_leaves)
 
 
 def _bounds(s: Stream) -> tuple:

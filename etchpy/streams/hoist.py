@@ -110,7 +110,8 @@ def guard_state(s: Stream, test: imp.Expr) -> Stream:
 
 
 def guard_product(s: Stream, located_at: Callable, zero, on: bool,
-                  whole: Callable | None = None, rows: bool = False) -> Stream:
+                  whole: Callable | None = None, rows: bool = False,
+                  leaves: bool = False) -> Stream:
     """`guard_ready` for the product s whose located operand has value
     located_at(t), when `on` and s's value is a nested stream (at a leaf the
     select is as cheap as a branch). When the test reads nothing of s's own
@@ -121,7 +122,13 @@ def guard_product(s: Stream, located_at: Callable, zero, on: bool,
     rather than testing it at each index. `rows`: when the located test guards
     s, so does the test of s's whole value at each state (the located test and
     the walked operand's, such as a row test of its entry, read at this level
-    and joined by `&`: one branch a state, not one per test; `guard_state`)."""
+    and joined by `&`: one branch a state, not one per test; `guard_state`).
+    `leaves`: at a leaf level too (s's value not a stream), when the leaf's value
+    tests more than the located probe (a row test of the walked entry, a
+    filter, usually selective), the tests joined the same way make s's ready,
+    so that an entry where they fail adds nothing to the output (no
+    read-modify-write of zero); a probe alone stays a select (SpGEMM's marker,
+    hit about as often as missed, is not made a branch)."""
     if not on:
         return s
     test = lambda t: zero_unless(located_at(t), zero)
@@ -129,6 +136,9 @@ def guard_product(s: Stream, located_at: Callable, zero, on: bool,
     if here is not None and whole is not None and _invariant(here, s):
         return whole(here, s)
     if not is_stream(s.value):
+        if leaves and here is not None:     # a leaf with a row test: its update made
+            every = zero_unless(s.value, zero, eager=True)     # only where both hold
+            return s if every is None or every == here else guard_state(s, every)
         return s
     if rows and here is not None:
         every = zero_unless(s.value, zero, eager=True)

@@ -1,0 +1,103 @@
+"""The bench's queries on the tables with no order added: lineitem read only in
+its storage order (order, line) and its one secondary order (part first).
+
+    tables = tables.load(cols, added_orders=False)
+    QUERIES[name](tables, **params)      Q7 and Q12 written without an added order;
+                                         the other queries as bench/tpch/tables.py
+
+`python -m bench tpch --load-once --tables --one-order` runs them. Q7 walks
+lineitem by part and supplier and keeps the lines of the two nations'
+suppliers: a sparse filter over supplier codes, made per call by a kernel
+over the supplier table (the suppliers whose nation is one of the two), is
+probed at each (part, supplier) pair and skips the lines under the others.
+Q12 walks every line in storage order: the two ship modes a marker probe and
+the three dates' comparisons one test of each line (Tuning.hoist_row_tests),
+which at lineitem's last level guards the line's update of the output
+(Tuning.guard_leaves). What an added order would give them instead:
+docs/performance.md, "TPC-H on tables loaded once".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+import etchpy as ep
+from bench.tpch import tables as shared
+from bench.tpch.q12 import HIGH
+from bench.tpch.queries import days
+from bench.tpch.tables import LINE_BY_PART, Q12_DATES, _kernel, _keys, _year_mapping
+
+
+def _suppliers_expr(tables):
+    s, n1 = ep.indices("s n1")
+    Pn = ep.tensor("Pn", 1, "csf")
+    return ep.sum(n1, tables["supplier"].var()[s, n1] * Pn[n1]), "s n1"
+
+
+def _q7_expr(tables):
+    o, ln, p, s, sd, m, y, n1, r1, nm1, c, d, pr, n2, g, r2, nm2 = ep.indices(
+        "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
+    NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
+    Sk = ep.tensor("Sk", 1, ep.Format(["compressed"]))
+    N = tables["nation"]
+    body = (Sk[s] * N.var(name="Na")[n1, r1, nm1] * NP[n1, n2]
+            * tables["supplier"].var()[s, n1]
+            * tables["lineitem"].var("rev", order=LINE_BY_PART)[o, ln, p, s, sd, m]
+            * ep.between(sd, "dlo", "dhi") * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
+            * tables["customer"].var()[c, n2, g] * N.var(name="Nb")[n2, r2, nm2])
+    return ep.sum((o, ln, p, s, sd, m, n1, r1, c, d, pr, n2, g, r2), body), \
+        "p s n1 r1 nm1 o ln sd m y c d pr n2 g r2 nm2"
+
+
+def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
+    """Q7 on lineitem's part order: the pair's suppliers a sparse filter at s
+    (made by a kernel over the supplier table), which skips the other
+    suppliers' lines under each part."""
+    names = tables["nation_names"]
+    a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
+    pairs = np.array(sorted({(a, b), (b, a)})).T
+    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "dcsr")
+    two = np.array(sorted({a, b}))
+    Pn = ep.Tensor.from_coords(two[None, :], np.ones(len(two)), (len(names),), "csf")
+    Sk = _kernel(tables, _suppliers_expr, output=ep.Format(["compressed"]))(
+        S=tables["supplier"].tensor(), Pn=Pn)
+    L = tables["lineitem"]
+    dlo, dhi = _keys(L, "l_shipdate").codes_between(days("1995-01-01"), days("1997-01-01"))
+    Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
+    nation = tables["nation"].tensor()
+    vol = _kernel(tables, _q7_expr)(
+        Sk=Sk, Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(),
+        L=L.tensor("rev", order=LINE_BY_PART), Y=Y, O=tables["orders"].tensor(),
+        C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
+    n_name = _keys(tables["nation"], "n_name")
+    return ep.decode(vol, [n_name, years, n_name],
+                     columns=["supp_nation", "l_year", "cust_nation"], value="revenue",
+                     order_by=["supp_nation", "cust_nation", "l_year"])
+
+
+def _q12_expr(tables):
+    o, ln, p, s, sd, m, c, d, pr = ep.indices("o ln p s sd m c d pr")
+    L = tables["lineitem"]
+    at = (o, ln, p, s, sd, m)
+    C, R, S = (L.var(v, name=n)[at] for v, n in Q12_DATES)
+    late = (C < R) & (S < C) & (R >= "lo") & (R < "hi")
+    Modes = ep.tensor("Modes", 1, "csf")
+    body = Modes[m] * late * tables["orders"].var()[o, c, d, pr]
+    return ep.sum((o, ln, p, s, sd, c, d), body), "o c d pr ln p s sd m"
+
+
+def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
+    """Q12 on lineitem's storage order: every line tested once."""
+    L, O = tables["lineitem"], tables["orders"]
+    modes = _keys(L, "l_shipmode")
+    counts = _kernel(tables, _q12_expr)(
+        **{n: L.tensor(v) for v, n in Q12_DATES}, O=O.tensor(),
+        Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
+    high = np.isin(_keys(O, "o_orderpriority").values(), HIGH)
+    hi, lo = counts[:, high].sum(axis=1), counts[:, ~high].sum(axis=1)
+    keep = (hi + lo) > 0
+    return {"l_shipmode": modes.values()[keep], "high_line_count": hi[keep].astype(np.int64),
+            "low_line_count": lo[keep].astype(np.int64)}
+
+
+QUERIES = {**shared.QUERIES, "Q7": q7, "Q12": q12}
