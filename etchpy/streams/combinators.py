@@ -31,6 +31,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Walk)
 from .hoist import guard_product
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
+from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 from .window import Inside, intersect_inside
 
@@ -117,7 +118,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
-    if tuning.runs and (runs := runs_product(names, a, b, combine)) is not None:
+    shifts = tuning.shift_runs and mul_idempotent(sr)
+    if tuning.runs and (runs := runs_product(names, a, b, combine, shifts)) is not None:
         return runs                                       # one piece per overlap
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))

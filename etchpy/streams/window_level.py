@@ -28,12 +28,13 @@ def bounds_of(tv, m: int, name: str) -> tuple:
 
 
 def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent, child,
-                 crd_len, lo_step: tuple, guard: Callable, zero=None) -> Stream:
+                 crd_len, lo_step: tuple, guard: Callable, zero=None, key=None) -> Stream:
     """Storage level `level` (its operand size `size`) read through the window
     (lo, n, step) over `var`: a window_range when it reads as a Range (it
     holds every coordinate), window_runs when it reads as a RunList (runs
     again, restricted and shifted; with `zero`, the semiring's, its runs of
-    the zero passed as gaps), else the generic window of its stream."""
+    the zero passed as gaps; `key`: streams.shift_runs), else the generic window
+    of its stream."""
     lo, step = lo_step
     match level.read(parent[0], parent[1], size, arrays):
         case shapes.Range(first):
@@ -42,6 +43,6 @@ def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent,
                                                  imp.add(imp.add(first, c), ONE))), guard)
         case shapes.RunList(ends, start, end, starts):
             return window_runs(names, var, ends, start, end, child, starts, lo, n, step,
-                               zero)
+                               zero, key)
     return window(level_stream(names, level, var, size, arrays, parent, child, crd_len),
                   lo, n, step)
