@@ -14,6 +14,7 @@ windows become three such streams. proofs_notes/shifts.md.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import reduce
 
@@ -63,9 +64,17 @@ def _shift(s: Stream) -> Shifted | None:
     return f if ok else None
 
 
+_CHOICE = re.compile(r"\(\{a\} *(<|>|<=|>=) *\{b\} *\? *\{(a|b)\} *: *\{(a|b)\}\)")
+
+
 def mul_idempotent(sr) -> bool:
-    """x ⊗ x = x for every x of the semiring: checked exhaustively on a boolean
-    carrier (its two values), else not assumed."""
+    """x ⊗ x = x for every x of the semiring: ⊗'s C is a choice between its
+    operands (`({a} < {b} ? {a} : {b})`, min or max: both branches give x when
+    a = b = x), or the carrier is boolean and both values are checked; else
+    not assumed."""
+    m = _CHOICE.fullmatch(sr.mul.c.strip())
+    if m is not None and m.group(2) != m.group(3):
+        return True
     if sr.dtype != np.bool_:
         return False
     return all(bool(sr.mul.py(np.bool_(x), np.bool_(x))) == x for x in (False, True))

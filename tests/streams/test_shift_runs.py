@@ -90,3 +90,25 @@ def test_runs_that_meet_with_one_value_are_one_stretch(fmt, levels):
     for backend in ("c", "streams"):
         got = ep.evaluate(e, semiring="boolean", backend=backend, img=t)
         np.testing.assert_array_equal(got, want)
+
+
+MAX_MIN = ep.Semiring("max_min", np.float64, -np.inf, np.inf,
+                      ("({a} > {b} ? {a} : {b})", np.maximum),
+                      ("({a} < {b} ? {a} : {b})", np.minimum), idempotent=True)
+
+
+@pytest.mark.parametrize("fmt, backends", [("rle", ("c", "streams")),
+                                           ("sparse_rle", ("streams",))])
+def test_a_grey_erosion_in_max_min_meets_the_shifts_once(fmt, backends):
+    """⊗ = min (its C a choice of an operand: idempotent): the minimum over a
+    3×3 box and a cross of a grey run-length image (values differ inside a
+    stretch; outside is the zero, −inf) is the reference's, shifts grouped."""
+    rng = np.random.default_rng(1)
+    im = np.repeat(rng.integers(0, 4, (7, 6)).astype(float), 3, axis=1)
+    t = ep.Tensor.from_dense(im, fmt, semiring=MAX_MIN)
+    for el in ("box 3x3", "cross"):
+        e = stencil(ep.tensor("img", 2, fmt), ELEMENTS[el], *im.shape)
+        check_backends(e, {"img": t}, semiring=MAX_MIN, backends=backends)
+    src = ep.compile(stencil(ep.tensor("img", 2, fmt), ELEMENTS["box 3x3"], 64, 64),
+                     semiring=MAX_MIN).c_source
+    assert src.count("int64_t j_sq_") == 3
