@@ -24,6 +24,11 @@ erosion_rle  the same erosion on run-length images (`rle` and `sparse_rle`, pack
          row); a window of a run list is its runs restricted and shifted, and the
          nine meet once per overlap of their runs. Against numpy's nine slices of
          the dense image; target ≥ 2 where the mean run is ≥ 64.
+elements_rle  other structuring elements on run-length images (scikit-image's
+         horse, text and camera thresholded, tiled to about 2 MP): a 5×5 box,
+         a cross (plus) and a 1×7 row, as products of shifted windows of one
+         `sparse_rle` / `rle` Tensor, against numpy's slices of the zero-padded
+         dense image, one `&=` per offset. No target (the erosion's is ≥ 2).
 calls    the cost of a call where the window is small (a 200×150 operand, a window
          of 50×100 or of its columns only, bounds given as parameters each call,
          Python ints or numpy int64): the windowed kernel against the same
@@ -195,6 +200,49 @@ def erosion_rle_rows(rounds):
     return rows
 
 
+ELEMENTS = {"box 5×5": [(a, b) for a in range(-2, 3) for b in range(-2, 3)],
+            "cross": [(-1, 0), (0, -1), (0, 0), (0, 1), (1, 0)],
+            "row 1×7": [(0, b) for b in range(-3, 4)]}
+
+
+def element_expr(img, i, j, offsets, h: int, w: int):
+    """Π over (di, dj) in offsets of img[i[di:di+h], j[dj:dj+w]]."""
+    e = None
+    for di, dj in offsets:
+        a = img[i[di:di + h], j[dj:dj + w]]
+        e = a if e is None else e * a
+    return e
+
+
+def element_slices(p: np.ndarray, offsets, h: int, w: int, pad: int) -> np.ndarray:
+    out = np.ones((h, w), dtype=bool)
+    for di, dj in offsets:
+        out &= p[pad + di:pad + di + h, pad + dj:pad + dj + w]
+    return out
+
+
+def element_rle_rows(rounds):
+    from bench.structure_rle import mean_run
+    i, j = ep.indices("i j")
+    rows = []
+    images = {k: v for k, v in real_images().items() if k in ("horse", "text", "camera")}
+    for (name, im), (el, offs), fmt in [(a, b, f) for a in images.items()
+                                       for b in ELEMENTS.items()
+                                       for f in ("rle", "sparse_rle")]:
+        h, w = im.shape
+        p = np.pad(im, 3)
+        want = element_slices(p, offs, h, w, 3)
+        kern = ep.compile(element_expr(ep.tensor("img", 2, fmt), i, j, offs, h, w),
+                          semiring=ep.semirings.boolean)
+        t = ep.Tensor.from_dense(im, fmt, semiring="boolean")
+        assert (kern(img=t) == want).all()
+        med = alternating_medians([lambda: kern(img=t),
+                                   lambda: element_slices(p, offs, h, w, 3)], rounds)
+        rows.append((f"{el} {fmt}, {name} (run {mean_run(im):.0f})", med[0], med[1],
+                     f"numpy {len(offs)} slices", None))
+    return rows
+
+
 def call_rows(rounds):
     i, j = ep.indices("i j")
     rng = np.random.default_rng(1)
@@ -251,7 +299,7 @@ def stencil_call_rows(rounds):
 
 
 SECTIONS = {"spmv": spmv_rows, "erosion": erosion_rows, "erosion_rle": erosion_rle_rows,
-            "calls": call_rows}
+            "elements_rle": element_rle_rows, "calls": call_rows}
 
 
 def main(argv=None) -> int:

@@ -66,7 +66,7 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, row_blocks, row_streams, runs,
+            phases, pieces, row_blocks, row_streams, runs, shift_runs,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
             size_switch,
@@ -137,6 +137,8 @@ class Tuning:
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
+    shift_runs: bool = True           # windows of one run list at shifts filling an interval
+                                      # met as one stream (⊗ idempotent: an erosion's rows)
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)

@@ -31,6 +31,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Walk, WindowWalk)
 from .hoist import guard_product
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
+from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 from .window import Inside, intersect_inside
 
@@ -95,10 +96,9 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         choices: dict | None = None) -> Value:
     """Intersection: ready where both are ready at the same index. Two windows
     intersect their ranges (streams.window); a side that can locate is located
-    (the one not a full range is walked: _walk_locate); two run lists meet
-    (runs_product); else they leapfrog, or, both always ready, merge or
-    leapfrog. `choices` ({index: "merge" | "gallop" | "per pair"}:
-    plan.algorithms) fixes the way per level where neither side locates."""
+    (the one not a full range walked: _walk_locate); run lists meet (runs_product);
+    else they leapfrog, or, both always ready, merge or leapfrog. `choices` ({index:
+    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes a way neither locates."""
     if not is_stream(a) and not is_stream(b):
         one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
         return b if a == one else a if b == one else Ring("mul", a, b)
@@ -117,7 +117,8 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
-    if tuning.runs and (runs := runs_product(names, a, b, combine)) is not None:
+    if tuning.runs and (runs := runs_product(names, a, b, combine, tuning.shift_runs
+                                             and mul_idempotent(sr))) is not None:
         return runs                                       # one piece per overlap
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))

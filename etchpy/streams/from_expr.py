@@ -40,6 +40,7 @@ class Binding:
     test: Callable | None = None     # a value predicate's value(position, coordinates)
     coords: dict | None = None       # index name -> coordinate, of the levels entered
     window: tuple = ()       # a WindowVar's: per mode None or (lo, step) (streams.window)
+    source: str = ""         # a WindowVar's operand name (streams.shift_runs)
 
     def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
         """The stored value at position `at`: the semiring's one for an iso tensor
@@ -159,7 +160,8 @@ class Lowerer:
         b = self.bindings[acc.tensor.name]
         if isinstance(acc.tensor, WindowVar):
             b = Binding(b.format, b.vals, b.levels, b.name, b.iso,
-                        window=window.binding_window(acc.tensor, b.name))
+                        window=window.binding_window(acc.tensor, b.name),
+                        source=acc.tensor.source)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "range":
             return self.range_access(b, acc.indices[0].name, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "index":
@@ -292,6 +294,7 @@ class Lowerer:
             s = window.window_level(self.names, b.format.levels[lev], v, dim_var(v),
                                     b.size(m, v), b.levels[lev], parent, child,
                                     b.positions(lev), b.window[m], self.guard, self.gap,
+                                    (b.source, m, lev, parent) if b.source else None,
                                     self.tuning.window_walk_long if self.tuning.window_walk
                                     else None)
         else:

@@ -24,6 +24,7 @@ from .. import imp
 from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, If, Load, Var, While, and_, eq, le, lt,
                    max_, min_, not_, select, seq)
 from .facts import Covers, Extent, Fact, Facts, Flat, Most, Pieces
+from .shift_runs import group_shifts
 from .stream import Stream
 
 
@@ -92,14 +93,15 @@ def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
                                                              Flat(), Covers()))
 
 
-def runs_product(names, a: Stream, b: Stream, combine) -> Stream | None:
+def runs_product(names, a: Stream, b: Stream, combine, shifts: bool = False) -> Stream | None:
     """The product of two run streams, one piece per overlap of their runs:
     zip_runs when both hold every coordinate (is_runs), meet_runs when either
-    may have gaps (has_runs); None when one is not read as runs."""
+    may have gaps (has_runs; `shifts`: meet_runs'); None when one is not read
+    as runs."""
     if is_runs(a) and is_runs(b):
         return zip_runs(names, a, b, combine)
     if has_runs(a) and has_runs(b):
-        return meet_runs(names, a, b, combine)
+        return meet_runs(names, a, b, combine, shifts)
     return None
 
 
@@ -137,7 +139,7 @@ def meet_of(s: Stream) -> tuple:
     return f.operands if same else (s,)
 
 
-def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
+def meet_runs(names, a: Stream, b: Stream, combine, shifts: bool = False) -> Stream:
     """The product (combine is ⊗) of two streams that `has_runs`, either
     possibly with gaps between its runs, each possibly a meet itself (its
     operands are taken, `meet_of`, so a product of k run streams is one meet
@@ -147,14 +149,19 @@ def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
     which moves over whole runs) and never visited. State: the operands' and
     the overlap's end m (and the align's target t); the first operand's
     counter is the product's, the others are brought to it at each advance.
-    proofs_notes/runs.md, law 6."""
-    ops = meet_of(a) + meet_of(b)
+    `shifts` (⊗ idempotent, Tuning.shift_runs): the windows of one row at
+    shifts that fill an interval are met first as one stream
+    (streams.shift_runs, proofs_notes/shifts.md). proofs_notes/runs.md, law 6."""
+    made = meet_of(a) + meet_of(b)
+    ops = group_shifts(names, list(made), combine) if shifts else list(made)
+    value = combine(a.value, b.value) if len(ops) == len(made) else \
+        reduce(combine, [s.value for s in ops])
     ps = [s.facts.get(Pieces) for s in ops]
     m, t = names.fresh(f"{a.var}_m"), names.fresh(f"{a.var}_t")
     mv, tv, c0 = Var(m), Var(t), Var(ps[0].counter)
     cs = [Var(p.counter) for p in ps]
     valid = reduce(and_, [s.valid for s in ops])
-    same = reduce(and_, [eq(c0, c) for c in cs[1:]])
+    same = reduce(and_, [eq(c0, c) for c in cs[1:]], TRUE)
     align = While(and_(valid, not_(same)), seq(
         Assign(t, reduce(max_, cs)),
         *[If(lt(c, tv), s.skip(tv, FALSE)) for s, c in zip(ops, cs)]))
@@ -166,14 +173,14 @@ def meet_runs(names, a: Stream, b: Stream, combine) -> Stream:
         return seq(follow, *[s.skip(to, rf) for s in ops], align, close)
 
     state = sum((s.state for s in ops), ()) + ((m, "index"), (t, "index"))
-    made = Stream(var=a.var, state=state, init=seq(*[s.init for s in ops], align, close),
-                  valid=lt(c0, mv), index=c0, ready=TRUE, value=combine(a.value, b.value),
+    meet = Stream(var=a.var, state=state, init=seq(*[s.init for s in ops], align, close),
+                  valid=lt(c0, mv), index=c0, ready=TRUE, value=value,
                   next=seq(imp.incr(ps[0].counter), If(le(mv, c0), advance)), skip=skip,
                   search=f"runs with runs ({len(ops)}): one piece per overlap, gaps "
                          f"skipped whole",
                   facts=ops[0].facts.keep(Most, Extent).add(
                       Pieces(ps[0].counter, m, advance), Flat()))
-    return made.derive(made.facts.add(Meets(ops, _fields(made))))
+    return meet.derive(meet.facts.add(Meets(made, _fields(meet))))
 
 
 def join_runs(names, a: Stream, b: Stream, value, most=None) -> Stream:

@@ -29,15 +29,15 @@ def bounds_of(tv, m: int, name: str) -> tuple:
 
 
 def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent, child,
-                 crd_len, lo_step: tuple, guard: Callable, zero=None,
+                 crd_len, lo_step: tuple, guard: Callable, zero=None, key=None,
                  walk_long: int | None = None) -> Stream:
     """Storage level `level` (its operand size `size`) read through the window
     (lo, n, step) over `var`: a window_range when it reads as a Range (it
     holds every coordinate), window_runs when it reads as a RunList (runs
     again, restricted and shifted; with `zero`, the semiring's, its runs of
-    the zero passed as gaps), a window_walk when it reads as a unique segment,
-    the step is 1 and `walk_long` is given (Tuning.window_walk_long), else the
-    generic window of its stream."""
+    the zero passed as gaps; `key`: streams.shift_runs), a window_walk when it
+    reads as a unique segment, the step is 1 and `walk_long` is given
+    (Tuning.window_walk_long), else the generic window of its stream."""
     lo, step = lo_step
     match level.read(parent[0], parent[1], size, arrays):
         case shapes.Range(first):
@@ -46,7 +46,7 @@ def window_level(names, level, var, n: imp.Expr, size: imp.Expr, arrays, parent,
                                                  imp.add(imp.add(first, c), ONE))), guard)
         case shapes.RunList(ends, start, end, starts):
             return window_runs(names, var, ends, start, end, child, starts, lo, n, step,
-                               zero)
+                               zero, key)
     s = level_stream(names, level, var, size, arrays, parent, child, crd_len)
     if walk_long is not None and step == ONE and Segment in s.facts:
         return window_walk(names, s, lo, n, walk_long)

@@ -20,12 +20,13 @@ from ..imp import ONE, ZERO, Assign, Bin, If, Load, Var, While, and_, eq, le, lt
     min_, or_, select, seq
 from .facts import Extent, Facts, Flat, Most, Pieces
 from .stream import Stream, is_stream
+from .shift_runs import shifted
 from .window import ceil_div
 
 
 def window_runs(names, var, ends: str, start: imp.Expr, end: imp.Expr, child,
                 starts: str | None, lo: imp.Expr, n: imp.Expr, step: imp.Expr,
-                zero: imp.Expr | None = None) -> Stream:
+                zero: imp.Expr | None = None, key=None) -> Stream:
     """The runs start..end-1 of a run list (formats.level.RunList: run r ends at
     ends[r]; starts None: it starts where run r-1 ends, else at starts[r])
     read through the window (lo, n, step). State r, re, c, e: the run, the end
@@ -33,7 +34,10 @@ def window_runs(names, var, ends: str, start: imp.Expr, end: imp.Expr, child,
     coordinates; `settle` passes runs that hold no window coordinate (e ≤ c)
     while the window is not exhausted (c < n). `zero` (the semiring's, or
     None): a run whose value, a leaf, equals it is passed as a gap too (the
-    fill a gap reads), so a product meets only the runs that are not zero."""
+    fill a gap reads), so a product meets only the runs that are not zero.
+    `key` (the operand, its mode and the parent position, or None): with a
+    constant shift and step 1 the stream is Shifted, so windows of one row at
+    several shifts may be met as one (streams.shift_runs)."""
     r, re, c, e = (names.fresh(f"{var}_{x}") for x in ("wr", "wrend", "wc", "whi"))
     rv, rev, cv, ev = (Var(x) for x in (r, re, c, e))
 
@@ -56,9 +60,9 @@ def window_runs(names, var, ends: str, start: imp.Expr, end: imp.Expr, child,
         return seq(While(and_(lt(cv, ev), le(ev, target)), seq(Assign(c, ev), advance)),
                    Assign(c, max_(cv, target)))
 
-    return Stream(var=var, state=tuple((x, "index") for x in (r, re, c, e)), init=init,
-                  valid=lt(cv, ev), index=cv, ready=imp.TRUE,
-                  value=value,
-                  next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
-                  search="runs through a window: whole runs, restricted and shifted",
-                  facts=Facts.of(Most(n), Extent(n), Pieces(c, e, advance), Flat()))
+    s = Stream(var=var, state=tuple((x, "index") for x in (r, re, c, e)), init=init,
+               valid=lt(cv, ev), index=cv, ready=imp.TRUE, value=value,
+               next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
+               search="runs through a window: whole runs, restricted and shifted",
+               facts=Facts.of(Most(n), Extent(n), Pieces(c, e, advance), Flat()))
+    return shifted(s, key, lo, step, (var, ends, start, end, child, starts, n, zero))

@@ -1,0 +1,153 @@
+"""Shifts of one run list met once: a product of windows of the same run level
+that differ only in their shift (lo), read as one run stream.
+
+A product of k windows W_d[w] = A[d + w] (step 1) of the same row of a run
+list, for the shifts d of a set D that fills [L, H] (every integer between
+the least and the greatest shift is one of them), holds w iff every cell of
+[w + L, w + H] lies in one stretch of runs that meet end to start with no gap
+(no run of the zero) between them; with an idempotent ⊗ its value is the ⊗
+of the runs r..q holding w + L .. w + H, each once. So the k operands are
+one stream over the row's runs with two run pointers (r holds w + L, q holds
+w + H): one piece per change of r or q, where the general meet (runs.meet_runs)
+has an event at every run end of each of the k windows. A 3×3 erosion's nine
+windows become three such streams. proofs_notes/shifts.md.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import reduce
+
+import numpy as np
+
+from .. import imp
+from ..imp import FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Var, While, and_, \
+    eq, le, lt, max_, min_, not_, or_, select, seq
+from .facts import Extent, Fact, Facts, Flat, Most, Pieces
+from .stream import Stream, is_stream
+
+
+@dataclass(frozen=True, eq=False)
+class Shifted(Fact):
+    """The stream is window_runs over run level `ends`/`starts`, parent runs
+    start..end-1, at the constant shift `lo` with step 1; `key` names the
+    operand, its mode and the parent position, so two streams with equal keys
+    read the same runs (the same operand's row) at different shifts. `spec`:
+    (var, ends, start, end, child, starts, n, zero), window_runs' arguments.
+    Valid only on the stream it was made for (`made`: its init, valid, value,
+    next and skip, as runs.Meets)."""
+
+    key: tuple
+    lo: int
+    spec: tuple
+    made: tuple
+
+
+def _fields(s: Stream) -> tuple:
+    return s.init, s.valid, s.value, s.next, s.skip
+
+
+def shifted(s: Stream, key, lo: imp.Expr, step: imp.Expr, spec: tuple) -> Stream:
+    """s (a window_runs stream) with its Shifted fact, or s itself when it has
+    no key, a shift or step given at call time or a step other than 1."""
+    if key is None or step != ONE or not isinstance(lo, Const) or \
+            not isinstance(lo.value, (int, np.integer)):
+        return s
+    return s.derive(s.facts.add(Shifted(key, int(lo.value), spec, _fields(s))))
+
+
+def _shift(s: Stream) -> Shifted | None:
+    """s's Shifted fact when it is s's own and s's value a leaf, else None."""
+    f = s.facts.get(Shifted)
+    ok = f is not None and not is_stream(s.value) and \
+        all(x is y for x, y in zip(f.made, _fields(s)))
+    return f if ok else None
+
+
+_CHOICE = re.compile(r"\(\{a\} *(<|>|<=|>=) *\{b\} *\? *\{(a|b)\} *: *\{(a|b)\}\)")
+
+
+def mul_idempotent(sr) -> bool:
+    """x ⊗ x = x for every x of the semiring: ⊗'s C is a choice between its
+    operands (`({a} < {b} ? {a} : {b})`, min or max: both branches give x when
+    a = b = x), or the carrier is boolean and both values are checked; else
+    not assumed."""
+    m = _CHOICE.fullmatch(sr.mul.c.strip())
+    if m is not None and m.group(2) != m.group(3):
+        return True
+    if sr.dtype != np.bool_:
+        return False
+    return all(bool(sr.mul.py(np.bool_(x), np.bool_(x))) == x for x in (False, True))
+
+
+def group_shifts(names, ops: list, combine) -> list:
+    """ops (streams met as one product) with each group of two or more Shifted
+    streams of one key whose shifts fill [L, H] replaced by one shift_meet;
+    the others as they are, in order (a group where its first member was)."""
+    groups: dict = {}
+    for s in ops:
+        if (f := _shift(s)) is not None:
+            groups.setdefault(f.key, []).append(f.lo)
+    out, done = [], set()
+    for s in ops:
+        f = _shift(s)
+        los = set(groups.get(f.key, ())) if f is not None else set()
+        if len(groups.get(f.key, ()) if f else ()) < 2 or \
+                los != set(range(min(los), max(los) + 1)):
+            out.append(s)
+        elif f.key not in done:
+            done.add(f.key)
+            out.append(shift_meet(names, f.spec, min(los), max(los), combine))
+    return out
+
+
+def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
+    """The product of the windows of one row of a run list at every shift
+    lo..hi (step 1), ⊗ idempotent: state r (the run holding w + lo), q (the
+    run holding w + hi), re, r0 (the row's first run), c (w), m (the piece's
+    end) and ok; `settle` finds the first w ≥ c whose cells w+lo..w+hi lie in
+    runs r..q meeting end to start, none a run of the zero."""
+    var, ends, start, end, child, starts, n, zero = spec
+    r, q, re, r0, c, m, ok = (names.fresh(f"{var}_s{x}") for x in
+                              ("r", "q", "rend", "r0", "c", "m", "ok"))
+    rv, qv, rev, r0v, cv, mv, okv = (Var(x) for x in (r, q, re, r0, c, m, ok))
+    L, H = Const(lo), Const(hi)
+
+    def begin(p):
+        return Load(starts, p) if starts is not None else \
+            select(lt(r0v, p), Load(ends, Bin("-", p, ONE)), ZERO)
+
+    def val(p):
+        return child((p, imp.add(p, ONE)))
+
+    def gap(p):
+        return FALSE if zero is None else eq(val(p), zero)
+
+    nxt = imp.add(qv, ONE)
+    extend = While(and_(and_(lt(nxt, rev), le(Load(ends, qv), imp.add(cv, H))),
+                        and_(eq(begin(nxt), Load(ends, qv)), not_(gap(nxt)))),
+                   imp.incr(q))
+    found = seq(Assign(c, max_(cv, Bin("-", begin(rv), L))), Assign(q, max_(qv, rv)), extend,
+                Assign(ok, lt(imp.add(cv, H), Load(ends, qv))), If(not_(okv), Assign(r, nxt)))
+    settle = seq(Assign(ok, FALSE), While(
+        and_(and_(not_(okv), lt(rv, rev)), lt(cv, n)),
+        seq(While(and_(lt(rv, rev), or_(le(Load(ends, rv), imp.add(cv, L)), gap(rv))),
+                  imp.incr(r)),
+            If(lt(rv, rev), found))))
+    close = seq(Assign(m, ZERO), If(okv, Assign(m, min_(min_(
+        Bin("-", Load(ends, rv), L), Bin("-", Load(ends, qv), H)), n))))
+    advance = seq(settle, close)
+    init = seq(Assign(r, start), Assign(re, end), Assign(r0, start), Assign(q, start),
+               Assign(c, ZERO), advance)
+
+    def skip(t, rf):
+        return seq(Assign(c, max_(cv, select(rf, imp.add(t, ONE), t))),
+                   If(le(mv, cv), advance))
+
+    value = reduce(combine, [val(min_(imp.add(rv, Const(j)), qv)) for j in range(hi - lo + 1)])
+    state = tuple((x, "index") for x in (r, q, re, r0, c, m)) + ((ok, "bool"),)
+    return Stream(var=var, state=state, init=init, valid=lt(cv, mv), index=cv, ready=TRUE,
+                  value=value, next=seq(imp.incr(c), If(le(mv, cv), advance)), skip=skip,
+                  search=f"one run list at shifts {lo}..{hi}: one piece per change of the "
+                         f"runs holding w{lo:+d} and w{hi:+d}",
+                  facts=Facts.of(Most(n), Extent(n), Pieces(c, m, advance), Flat()))
