@@ -105,6 +105,7 @@ def test_explain_prices_the_stored_entries_and_shows_the_probe():
     assert "nnz(x)=10" in text and "probe by position" in text
 
 
+@pytest.mark.heavy
 @settings(max_examples=16, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.sampled_from(BYTEMAPS), st.data())
 def test_every_backend_reads_and_writes_it(sr, fmt, data):

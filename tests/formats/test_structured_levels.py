@@ -122,6 +122,7 @@ def test_explain_shows_the_runs_it_priced():
         assert "jump" in kern.explain()
 
 
+@pytest.mark.heavy
 @settings(max_examples=16, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.sampled_from(STRUCTURED), st.data())
 def test_every_backend_reads_them(sr, fmt, data):

@@ -118,6 +118,7 @@ def test_scikit_fem_operators_on_a_line(order, n):
                        {"A": m.toarray(), "x": x}, backends=("streams", "c"))
 
 
+@pytest.mark.heavy
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.sampled_from(FORMATS[:1] + FORMATS[2:]),
        st.data())

@@ -190,6 +190,7 @@ def expected(kern, tensors):
     return None, [float(v) for v in np.ravel(out)]
 
 
+@pytest.mark.heavy
 @needs_asan
 def test_exported_kernels_under_asan_and_ubsan(tmp_path):
     """Every golden case and one kernel per format × semiring, exported, compiled
