@@ -119,7 +119,7 @@ def test_scikit_fem_operators_on_a_line(order, n):
 
 
 @pytest.mark.heavy
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(st.sampled_from(ep.semirings.all()), st.sampled_from(FORMATS[:1] + FORMATS[2:]),
        st.data())
 def test_every_backend_reads_it(sr, fmt, data):
