@@ -1,6 +1,7 @@
 """The price of a multiply-add through a csr operand against a dense one, measured
-and as plan.cost's model prices it: what lazy.approx_search.Settings.sparse_weight
-stands for (the approximation search weighs a pruned csr weight's nonzeros by it).
+and as the one cost model prices it: what Tuning.blas_gain stands for (the
+approximation search weighs a pruned csr weight against its dense original
+through plan.product_cost, which divides a dense product's loops by it).
 
     python -m bench.sparse_weight [--rounds N] [--json PATH]
 
@@ -9,8 +10,10 @@ The product is the MLP bench's first layer, Y[i,k] = Σ_j X[i,j]·W[j,k] with X
 0.02, 0.1 and 0.3 (etchpy's sparse kernel), and dense with tuning blas=False
 (the loops the model prices); one thread (bench._env). The three kernels are
 called alternately in one process, N rounds; per multiply-add is the median
-time over rows·k·cols (dense) or rows·nnz (csr). The model's figure is
-plan.cost.plan_cost of each kernel's plan over the same sizes, per multiply-add.
+time over rows·k·cols (dense) or rows·nnz (csr). The model's figures are
+plan.cost.plan_cost of each kernel's plan over the same sizes, per multiply-add,
+and plan.product_cost's csr against BLAS; the measured BLAS gain is the loops'
+time over BLAS's, per multiply-add (Tuning.blas_gain's source).
 """
 from __future__ import annotations
 
@@ -25,6 +28,8 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.plan.cost import Stats, plan_cost
+from etchpy.plan.product_cost import product_cost
+from etchpy.tuning import DEFAULT
 
 ROWS, K, COLS = 360, 784, 512
 EXPR = "Y[i,k] = X[i,j] * W[j,k]"
@@ -59,7 +64,13 @@ def measure(density: float, rounds: int) -> dict:
             "csr_ns_per_madd": sparse_ns, "measured_ratio": sparse_ns / dense_ns,
             "dense_loops_ns_per_madd": loops_ns, "csr_to_loops_ratio": sparse_ns / loops_ns,
             "model_dense_per_madd": model_d, "model_csr_per_madd": model_s,
-            "model_ratio": model_s / model_d}
+            "model_ratio": model_s / model_d, "blas_gain_measured": loops_ns / dense_ns,
+            "model_csr_to_blas": _model_csr_to_blas(w.nnz)}
+
+
+def _model_csr_to_blas(nnz: int) -> float:
+    per = product_cost(ROWS, K, COLS, {"B": nnz}, DEFAULT) / (ROWS * nnz)
+    return per / (product_cost(ROWS, K, COLS, {}, DEFAULT) / (ROWS * K * COLS))
 
 
 def main(argv=None) -> None:
@@ -72,7 +83,8 @@ def main(argv=None) -> None:
         print(f"density {r['density']:<5} nnz {r['nnz']:>7}  measured csr/dense per "
               f"multiply-add {r['measured_ratio']:6.2f}  ({r['csr_ns_per_madd']:.3f} ns / "
               f"{r['dense_ns_per_madd']:.3f} ns)   against dense loops (blas off) "
-              f"{r['csr_to_loops_ratio']:5.2f}   model {r['model_ratio']:5.2f}")
+              f"{r['csr_to_loops_ratio']:5.2f}   model {r['model_ratio']:5.2f}   BLAS gain "
+              f"{r['blas_gain_measured']:5.2f}   model csr/BLAS {r['model_csr_to_blas']:5.2f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"date": time.strftime("%Y-%m-%d"), "rows": rows}, f, indent=1)

@@ -91,7 +91,7 @@ class Tuning:
             order walks as declared is converted whatever it says),
             rewrite_margin, measured_relief, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
-            temp_weight, stride_weight, contiguous_weight, cache_cells,
+            temp_weight, stride_weight, contiguous_weight, blas_gain, cache_cells,
             orders_tried, conversion_choices, dense_conversion_elements,
             dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
@@ -279,6 +279,8 @@ class Tuning:
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
     stride_weight: float = 1.0        # cost of a strided read against a visited record
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
+    blas_gain: float = 7.0            # a dense loop multiply-add's cost over a BLAS call's
+                                      # (plan.product_cost prices a dense product by it)
     cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
                                       # cache (more: each revisit is priced as strided)
     orders_tried: int = 120           # loop orders priced per step: all permutations up

@@ -21,6 +21,7 @@ import math
 import numbers
 
 from ..errors import InputError
+from ..tuning import of as tuning_of
 from .approx_search import EXTRACTORS, Problem, Settings, extract
 from .approx_table import candidates, cost, reference, rel_error, substitute
 from .array import as_node, lazy
@@ -156,7 +157,7 @@ class Approximation:
         return "\n".join(self.summary() + [explain(*self.arrays, **self.run_options)])
 
 
-def _scorer(nodes, rows, consts, sample_leaves, exact_ref, settings: Settings):
+def _scorer(nodes, rows, consts, sample_leaves, exact_ref, tuning):
     def choice(genome):
         leaves = {c.key: rows[g][v].node for g, (c, v) in enumerate(zip(consts, genome))}
         factored = {id(rows[g][v].node) for g, v in enumerate(genome)
@@ -165,7 +166,7 @@ def _scorer(nodes, rows, consts, sample_leaves, exact_ref, settings: Settings):
 
     def score(genome):
         leaves, factored = choice(genome)
-        model = cost(substitute(nodes, leaves, factored), settings)
+        model = cost(substitute(nodes, leaves, factored), tuning)
         approx = reference(substitute(nodes, {**sample_leaves, **leaves}, factored))
         return model, rel_error(approx, exact_ref)
     return score, choice
@@ -206,8 +207,9 @@ def approximate(*arrays, max_rel_error, samples, heldout=None, extractor: str = 
     if not isinstance(settings, Settings):
         raise InputError(f"settings must be an etchpy.lazy.approx_search.Settings, got "
                          f"{type(settings).__name__}")
-    rows = [candidates(c, settings) for c in consts]
-    score, choice = _scorer(nodes, rows, consts, sample_leaves, exact_ref, settings)
+    weights = tuning_of(run_options.get("tuning"))
+    rows = [candidates(c, settings, weights) for c in consts]
+    score, choice = _scorer(nodes, rows, consts, sample_leaves, exact_ref, weights)
     problem = Problem(rows, score, budget, float(time_limit), settings)
     genome, seconds = extract(extractor, problem, seed)
     return _finish(nodes, genome, problem, choice, locals())

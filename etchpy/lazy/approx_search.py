@@ -30,12 +30,10 @@ class Settings:
     not the C of a kernel), given as `settings=` to ep.approximate:
     the genetic extractor's population, mutation and crossover probabilities,
     generations and stall (generations without a better genome before it
-    stops); the side table's prune_thresholds (relative to max|W|) and
-    sparse_weight, the dense multiply-adds one multiply-add through a csr
-    operand costs in etchpy's kernels, by which the cost model weighs a sparse
-    product's nonzeros: plan.cost's ratio against dense loops (about 3) times
-    what a BLAS call gains over those loops, which plan.cost does not price
-    (bench.sparse_weight; docs/approximations.md, "Extraction")."""
+    stops); the side table's prune_thresholds (relative to max|W|). The
+    cost of a plan is not a setting: it is the one cost model's
+    (plan.product_cost, with the weights of the Tuning the program compiles
+    under; docs/approximations.md, "Extraction")."""
 
     population: int = 50
     mutation: float = 0.05
@@ -43,7 +41,6 @@ class Settings:
     generations: int = 60
     stall: int = 12
     prune_thresholds: tuple = (1e-3, 1e-2, 1e-1)
-    sparse_weight: float = 8.0
 
 
 class Problem:

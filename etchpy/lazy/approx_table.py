@@ -17,9 +17,11 @@ Candidates of a constant m×n matrix W (float; vectors and integers get none):
     prune t  entries with |w| < t·max|W| set to zero (t in 1e-3, 1e-2, 1e-1: the
              thresholds are relative to the largest entry, so they do not depend on
              the scale of W; settings.prune_thresholds), stored as a scipy csr array
-             that the sparse kernels run; kept only when cheaper than W in the cost
-             model (settings.sparse_weight·nnz < m·n)
-The knobs are fields of approx_search.Settings, passed explicitly.
+             that the sparse kernels run; kept only when a product through it is
+             cheaper than through W in the one cost model (plan.product_cost: a
+             csr multiply-add against a dense one run by BLAS)
+The search's knobs are fields of approx_search.Settings, the model's weights
+fields of the Tuning the program compiles under; both passed explicitly.
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import maps
+from ..plan.product_cost import product_cost
+from ..tuning import DEFAULT, Tuning
 from .approx_search import Settings
 from .array import as_node, binary, lazy, map_node, matmul, power, reduce_sum, transpose
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Sum, Transpose
@@ -78,14 +82,17 @@ def _svd_candidates(w: np.ndarray, norm: float) -> list[Candidate]:
     return out
 
 
-def _prune_candidates(w: np.ndarray, norm: float, settings: Settings) -> list[Candidate]:
+def _prune_candidates(w: np.ndarray, norm: float, settings: Settings,
+                      tuning: Tuning) -> list[Candidate]:
     import scipy.sparse as sps
     top = float(np.abs(w).max())
     out, seen = [], set()
+    m, n = w.shape
+    dense = product_cost(m, m, n, {}, tuning)
     for t in settings.prune_thresholds:
         keep = np.abs(w) >= t * top
         nnz = int(keep.sum())
-        if nnz in seen or settings.sparse_weight * nnz >= w.size:
+        if nnz in seen or product_cost(m, m, n, {"B": nnz}, tuning) >= dense:
             continue        # dominated: costs as much as W in every product
         seen.add(nnz)
         pruned = np.where(keep, w, 0)
@@ -94,9 +101,11 @@ def _prune_candidates(w: np.ndarray, norm: float, settings: Settings) -> list[Ca
     return out
 
 
-def candidates(leaf: Leaf, settings: Settings = Settings()) -> list[Candidate]:
+def candidates(leaf: Leaf, settings: Settings = Settings(),
+               tuning: Tuning = DEFAULT) -> list[Candidate]:
     """The side table's row for a constant leaf: the exact leaf first, then its
-    approximations (none for a vector, a sparse, an integer or a zero matrix)."""
+    approximations (none for a vector, a sparse, an integer or a zero matrix);
+    `tuning` holds the cost model's weights that decide which pruned ones pay."""
     exact = [Candidate("exact", None, 0.0, leaf)]
     w = leaf.value
     if leaf.ndim != 2 or not isinstance(w, np.ndarray) or w.dtype.kind != "f":
@@ -104,7 +113,7 @@ def candidates(leaf: Leaf, settings: Settings = Settings()) -> list[Candidate]:
     norm = float(np.linalg.norm(w))
     if norm == 0 or not np.isfinite(norm):
         return exact
-    return exact + _svd_candidates(w, norm) + _prune_candidates(w, norm, settings)
+    return exact + _svd_candidates(w, norm) + _prune_candidates(w, norm, settings, tuning)
 
 
 # ------------------------------------------------------------------ rebuilding
@@ -166,11 +175,11 @@ def _rebuild(n: LazyArray, a: list, factored: set) -> LazyArray:
 
 
 # -------------------------------------------------------------- cost and values
-def cost(nodes, settings: Settings = Settings()) -> float:
-    """The model cost of a program: a dense product's m·k·n multiply-adds, a
-    product through a csr operand its nonzeros times the other side's width
-    times settings.sparse_weight, element-wise work one per entry; shared
-    nodes once."""
+def cost(nodes, tuning: Tuning = DEFAULT) -> float:
+    """The model cost of a program under the one cost model: a product (of two
+    dense operands, run by BLAS, or through a csr operand) priced by
+    plan.product_cost with `tuning`'s weights, element-wise work one per entry,
+    transposes nothing; shared nodes once."""
     seen: set = set()
     total = 0.0
     stack = [as_node(n) for n in nodes]
@@ -180,11 +189,11 @@ def cost(nodes, settings: Settings = Settings()) -> float:
             continue
         seen.add(n.key)
         stack += n.args
-        total += _node_cost(n, settings.sparse_weight)
+        total += _node_cost(n, tuning)
     return total
 
 
-def _node_cost(n: LazyArray, sparse_weight: float) -> float:
+def _node_cost(n: LazyArray, tuning: Tuning) -> float:
     if isinstance(n, Transpose):
         return 0.0
     if not isinstance(n, MatMul):
@@ -193,10 +202,11 @@ def _node_cost(n: LazyArray, sparse_weight: float) -> float:
     k = a.shape[-1]
     rows = math.prod(a.shape[:-1]) if a.ndim > 1 else 1
     cols = math.prod(b.shape[1:]) if b.ndim > 1 else 1
-    for sp, other in ((a, cols), (b, rows)):
-        if isinstance(sp, Leaf) and hasattr(sp.value, "nnz"):
-            return sparse_weight * sp.value.nnz * other
-    return float(rows * k * cols)
+    csr = {side: sp.value.nnz for side, sp in (("A", a), ("B", b))
+           if isinstance(sp, Leaf) and hasattr(sp.value, "nnz")}
+    if len(csr) > 1:            # both csr: priced through the sparser
+        csr = dict([min(csr.items(), key=lambda kv: kv[1])])
+    return product_cost(rows, k, cols, csr, tuning)
 
 
 def reference(nodes) -> list:

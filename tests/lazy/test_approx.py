@@ -143,8 +143,8 @@ def test_side_table_rows():
     ranks = svd_ranks(784, 512)          # 512 - 9j (step ⌊log2 512⌋ = 9), cheaper than W
     assert ranks[:2] == [305, 296] and all((512 - k) % 9 == 0 for k in ranks)
     assert all(k * (784 + 512) < 784 * 512 for k in svd_ranks(784, 512))
-    W = np.random.default_rng(1).standard_normal((12, 10)) * 1e-3
-    W[::3, ::4] = 5.0                    # 12 large entries: pruning pays
+    W = np.random.default_rng(1).standard_normal((60, 50)) * 1e-3
+    W[::6, ::5] = 5.0                    # 100 large entries of 3000: pruning pays
     row = candidates(ep.lazy(W, constant=True))
     assert any(c.kind == "prune" for c in row)
     assert row[0].kind == "exact" and row[0].error == 0
