@@ -105,7 +105,7 @@ def test_two_threads_equal_reference(p):
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("c",), threads=2)
 
 
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(problems(max_indices=3, allow_compare=True, min_free=2),
        st.sampled_from(["csr", "csc", "dcsr", "csf"]), st.data())
 @pytest.mark.heavy

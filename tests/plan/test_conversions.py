@@ -30,7 +30,7 @@ POOL = ("pos", "row", "out", "n", "i", "j")
 BACKENDS = ("streams", "c", "imp")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(problems(index_names=POOL))
 def test_every_random_expression_is_planned_and_agrees(p):
     """Random sums of products over mixed formats and semirings: planned without
@@ -57,7 +57,7 @@ def crossed(draw):
     return e, inputs, sr
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(crossed())
 def test_crossed_storage_orders_are_converted_and_agree(case):
     e, inputs, sr = case
