@@ -8,7 +8,8 @@ clustered index on the primary key. Every value column, and the row count,
 lies over that one structure. `secondary=` names at most one other order of
 the key columns, made at load too, for the joins that walk the table by
 another key (lineitem by part); a key column that depends on the ones above it
-is a singleton level there (`_singletons`). Queries read these tries, never
+is a singleton level there (`_singletons`; in the secondary order, each level
+with one child per parent position: `_stored_order`). Queries read these tries, never
 their own:
 
     T.var(value, order=None)     the expression variable of a value column (None:
@@ -85,8 +86,7 @@ class Table:
         self._orders: dict = {}            # order -> (Format, levels, where, missing)
         self._copies: dict = {}     # (order, value) -> (Tensor, values it holds, mark)
         if secondary is not None:
-            fmt = _format_of(self, secondary, first.tensor)
-            self._orders[secondary] = (fmt, *converted_structure(first.tensor, fmt))
+            self._orders[secondary] = _stored_order(self, secondary, first.tensor)
             for v in sorted(by_value, key=lambda v: v is not None):   # None first
                 self._copies[secondary, v] = self._copy(secondary, v)
 
@@ -161,12 +161,7 @@ class Table:
             raise InputError(f"table {self.name!r}: order {order} must list the key "
                              f"columns {self.order} once each")
         if order != self.order and order not in self._orders:
-            first = self._relations[None].tensor
-            fmt = _format_of(self, order, first)
-            levels, where, missing = converted_structure(first, fmt)
-            kinds, levels = singleton.dependent(fmt.levels, levels)
-            fmt = Format(kinds, mode_order=fmt.mode_order)
-            self._orders[order] = (fmt, tuple(levels), where, missing)
+            self._orders[order] = _stored_order(self, order, self._relations[None].tensor)
         return order
 
     def explain(self) -> str:
@@ -175,7 +170,7 @@ class Table:
             >>> print(T.explain())
             table table: 2 rows, values ['q']
               storage order ('o', 'p'): dense, singleton
-              secondary order ('p', 'o'): dense, compressed
+              secondary order ('p', 'o'): dense, singleton
         """
         t = self._relations[None].tensor
         lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
@@ -294,6 +289,17 @@ def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
         else:
             coding[k], codes[k] = Keys.coded(col, name=k)
     return coding, codes
+
+
+def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
+    """(format, levels, where, missing) of `order`: the planner's conversion of
+    the storage structure (converted_structure), each level whose every parent
+    position has one child there a singleton level (singleton.dependent: a key
+    that depends on the keys above, as a line's date under its order and line)."""
+    fmt = _format_of(t, order, stored)
+    levels, where, missing = converted_structure(stored, fmt)
+    kinds, levels = singleton.dependent(fmt.levels, levels)
+    return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
 
 
 def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
