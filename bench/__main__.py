@@ -18,6 +18,7 @@ SECTIONS = {
     "structure_bytemap": "bench.structure_bytemap",  # bytemap against csf and dense (issue 40)
     "structure_hash": "bench.structure_hash",  # hash outputs against csf, csr, bytemap (issue 40)
     "windows": "bench.windows",      # windows: sliced SpMV and 3×3 erosion (issue 40)
+    "erosion_model": "bench.erosion_model",  # hand C models of the rle erosion (issue 40)
 }
 
 if __name__ == "__main__":
