@@ -77,8 +77,8 @@ class Tuning:
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
-            short_segment, window_walk_long, check_block, hash_workspace_dim, hash_initial,
-            initial_capacity,
+            short_segment, window_walk_long, window_walk_stop, check_block, hash_workspace_dim,
+            hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
             run_min_entries, run_lines,
@@ -232,6 +232,9 @@ class Tuning:
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     window_walk_long: int = 32        # a window walk's segments longer than this are first
                                       # narrowed by two searches (window_walk)
+    window_walk_stop: int = 8         # a window walk's branch-free sum takes, on segments
+                                      # longer than this, the search-and-stop loop (an
+                                      # input checked as read: a branching walk); 0: never
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)

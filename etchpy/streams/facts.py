@@ -380,16 +380,16 @@ class Runs(Hint):
 @dataclass(frozen=True, eq=False)
 class WindowWalk(Fact):
     """A window walk (streams.window.window_walk): `segment`, its level's Segment;
-    `narrow`, its init's narrowing of a long segment (two searches, which rely
-    on the order: a kernel checking the level as it reads drops it and walks
-    the whole segment, with the same ready states); `safe`, an index inside
-    the window (0) at which a loop may read any state's value (q is inside the
-    segment, a located factor is read at a coordinate of its index; the walk
-    runs no state when n <= 0). Kept by Σ, leaf maps and locating products."""
+    `narrow`, its init's narrowing of long segments (searches relying on the
+    order: a kernel checking the level as it reads drops it); `safe`, an index
+    inside the window (0) where a loop may read any state's value (the walk
+    runs no state when n <= 0); `stop`, (the search to lo, c - lo, n) for a
+    search and stop (lower.schedule.window_walks). Kept by Σ, leaf maps, locating products."""
 
     segment: Segment
     narrow: object
     safe: imp.Expr
+    stop: tuple | None = None
 
 
 # Facts about a level's run that hold whatever is done with its coordinate or

@@ -82,7 +82,9 @@ def window_walk(names: imp.Names, s: Stream, lo: imp.Expr, n: imp.Expr, long: in
                 seq(s.skip(lo, imp.FALSE), imp.Decl(t, "index", qv),
                     imp.Seek(t, ev, seg.crd, imp.add(lo, n), imp.FALSE), Assign(seg.end, Var(t))))
     empty = If(le(n, ZERO), Assign(seg.q, ev))
-    facts = Facts.of(s.facts.get(Prelude), s.facts.get(Most), WindowWalk(seg, narrow, ZERO))
+    facts = Facts.of(s.facts.get(Prelude), s.facts.get(Most),
+                     WindowWalk(seg, narrow, ZERO, (s.skip(lo, imp.FALSE), off, n))
+                     if s.ready == TRUE else WindowWalk(seg, narrow, ZERO))
     ready = and_(s.ready, Bin("<u", off, n))
     # not ready: the next window coordinate it may hold, so that a skip to it moves
     return s.derive(facts, init=seq(s.init, empty, narrow),

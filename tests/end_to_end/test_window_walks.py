@@ -68,31 +68,83 @@ def test_window_walks_with_parameter_bounds_and_long_rows(tuning):
 
 
 def test_the_sum_over_a_window_walk_has_no_branch_and_its_check_no_search():
-    """The trusted build narrows long rows and selects; the checked build (a
-    scipy input bound without its check) walks whole rows, no search."""
-    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
-    c = kern.compiled
-    trusted, checked = c.program, c.checked
+    """The trusted build searches and stops on long rows (Tuning.window_walk_stop)
+    and selects on short ones; with the choice off it narrows long rows and
+    selects on all; the checked build (a scipy input bound without its check)
+    walks whole rows, no search, long ones branching."""
     from etchpy import imp
-    seeks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.Seek)]
-    assert len(seeks) == 2 and not any(isinstance(n, imp.Seek)
-                                       for n in imp.statements(checked.body))
-    walks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.While)
-             and n.walk is not None]
-    assert walks and not any(isinstance(n, imp.If) for w in walks
-                             for n in imp.statements(w.body))
-    assert checked.fused
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    for tuning, n_seeks in (({}, 1), ({"window_walk_stop": 0}, 2)):
+        kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]), tuning=tuning)
+        trusted, checked = kern.compiled.program, kern.compiled.checked
+        seeks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.Seek)]
+        assert len(seeks) == n_seeks and not any(isinstance(n, imp.Seek)
+                                                 for n in imp.statements(checked.body))
+        walks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.While)
+                 and n.walk is not None]
+        selects = [w for w in walks if not any(isinstance(n, imp.If)
+                                               for n in imp.statements(w.body))]
+        assert len(selects) == 1 and len(walks) == 2 - n_seeks + 1
+        assert checked.fused
 
 
-@pytest.mark.parametrize("row", [3, 12])     # in and out of the window's rows (2..9)
-def test_a_scipy_operand_changed_in_place_is_checked_by_the_walk(row):
-    """The rows the window reads are checked as they are walked: a bad one is an
-    InputError naming A; a row outside the window is not read (right answer)."""
+def long_rows(seed: int, shape=(24, 50)) -> np.ndarray:
+    """Rows of 0 to shape[1] entries, some as a band (banded matrices' rows)."""
+    rng = np.random.default_rng(seed)
+    d = np.where(rng.random(shape) < rng.random((shape[0], 1)), rng.random(shape) + 0.5, 0.0)
+    for r in range(0, shape[0], 3):
+        d[r] = 0.0
+        d[r, max(2 * r - 6, 0):2 * r + 6] = r + 1.0
+    return d.round(2)
+
+
+@pytest.mark.parametrize("fmt, semiring, stop", [
+    ("csr", "max_times", 3), ("dcsr", "min_plus", 5)])
+def test_the_choice_per_segment_is_the_restriction_and_the_shift(fmt, semiring, stop):
+    """The search and stop on segments longer than window_walk_stop, the walk on
+    the others: against the reference, through the Imp interpreter and in C."""
+    d = long_rows(4)
+    if semiring != "real":
+        d = np.where(d == 0, ep.semirings.get(semiring).zero, d)
+    A, x = ep.tensor("A", 2, fmt), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
+    rng = np.random.default_rng(5)
+    for lo, hi, lo2, hi2 in ((2, 20, 10, 30), (-3, 9, -4, 60), (5, 26, 0, 50), (1, 8, 33, 33)):
+        v = rng.random(max(hi2 - lo2, 0)) + 0.5
+        check_backends(expr, {"A": d, "x": v, "lo": lo, "hi": hi, "lo2": lo2, "hi2": hi2},
+                       semiring=semiring, tuning={"window_walk_stop": stop}, backends=("c",))
+
+
+def test_the_choice_per_segment_with_parameter_bounds_on_scipy_and_tensor_inputs():
+    """One kernel for all bounds, on a scipy input (checked as walked, long rows
+    branching) and on its ep.Tensor (trusted: long rows searched and stopped),
+    rows of 0 to 50 entries. A step > 1 keeps the generic window (no walk)."""
+    d = long_rows(6)
+    M = sp.csr_array(d)
+    T = ep.Tensor.from_scipy(M, "csr")
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    spmv = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]),
+                      tuning={"window_walk_stop": 1})
+    for lo, hi, lo2, hi2 in ((0, 24, 10, 40), (3, 12, -5, 20), (2, 18, 45, 70), (4, 5, 0, 50)):
+        v = np.linspace(1, 2, hi2 - lo2)
+        pad = max(0, -lo2)
+        want = d[lo:hi, max(lo2, 0):hi2] @ v[pad:pad + d[:, max(lo2, 0):hi2].shape[1]]
+        for operand_ in (M, T):
+            np.testing.assert_allclose(spmv(A=operand_, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2),
+                                       want)
+
+
+@pytest.mark.parametrize("row, stop", [(3, 8), (12, 8), (3, 1)])  # in and out of the
+def test_a_scipy_operand_changed_in_place_is_checked_by_the_walk(row, stop):  # rows 2..9
+    """The rows the window reads are checked as they are walked (long rows too,
+    which the trusted build searches and stops: Tuning.window_walk_stop): a bad
+    one is an InputError naming A; a row outside the window is not read (right
+    answer)."""
     d = operand(5, (16, 30))
     M = sp.csr_array(d)
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
+    kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]),
+                      tuning={"window_walk_stop": stop})
     v = np.arange(10.0) + 1
     bounds = dict(lo=2, hi=10, lo2=5, hi2=15)
     want = d[2:10, 5:15] @ v
