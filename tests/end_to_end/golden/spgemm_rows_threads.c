@@ -320,19 +320,17 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
     }
 }
 
-/* Insertion sort when a has few descents (at most n/4) and no index is more
- * than 2 places late, giving up (returning 0, a left a
- * permutation of itself) at the first that is; 1 when a is sorted. The short
- * touched row of a banded or grid operator's product comes so (a five-point
- * operator's: three descents in 13, each index at most two places late): O(n)
- * here, where the rank sort's n² compares do not pay (rows of at most
+/* Insertion sort when no index of a is more than 2 places
+ * late, giving up (returning 0, a left a permutation of itself) at the first
+ * that is; 1 when a is sorted. The short touched row of a banded or grid
+ * operator's product comes so (a five-point operator's: three descents in 13,
+ * each index at most two places late): at most 2 moves an
+ * index, O(n), where the rank sort's n² compares do not pay (rows of at most
  * 16; longer ones, A·Bᵀ's, go to the rank sort directly). A random
- * row's first late index gives up at once. */
+ * row's first late index gives up at once, so no count of descents is made
+ * first (a vectorised pass that cost more than the insertion on rows of 13). */
 static int ep_sort_near(ep_idx_t *a, int64_t n)
 {
-    int64_t descents = 0;
-    for (int64_t i = 1; i < n; i++) descents += a[i] < a[i - 1];
-    if (4 * descents > n) return 0;
     for (int64_t i = 1; i < n; i++) {
         const ep_idx_t v = a[i];
         int64_t k = i - 1;
@@ -373,6 +371,18 @@ static void ep_sort_idx(ep_idx_t *a, int64_t n)
     }
 }
 
+/* Clears the mark word of each of the n indices of a, one scalar store each:
+ * vectorised, the loop became AVX-512 scatters whose stores the next row's
+ * marking loads then waited on (EP_OPAQUE keeps it scalar). */
+static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, uint64_t *bits)
+{
+    for (int64_t i = 0; i < n; i++) {
+        int64_t w = a[i] >> 6;
+        EP_OPAQUE(w);
+        bits[w] = 0;
+    }
+}
+
 /* Prepares the ordered walk over n distinct indices < size that are marked in
  * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
  * zero but the marks). A short nearly sorted list (at most 16: the
@@ -386,7 +396,7 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 {
     uint64_t *summary = bits + (size >> 6) + 1;
     if (n <= 16 && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
-        for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
+        ep_clear_marks(a, n, bits);
         return 0;
     }
     int64_t l = n ? a[0] : 0, h = l;
@@ -397,7 +407,7 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
         }
     }
     if (n < 8 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
-        for (int64_t i = 0; i < n; i++) bits[a[i] >> 6] = 0;
+        ep_clear_marks(a, n, bits);
         ep_sort_idx(a, n);
         return 0;
     }
