@@ -232,9 +232,8 @@ class Tuning:
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     window_walk_long: int = 32        # a window walk's segments longer than this are first
                                       # narrowed by two searches (window_walk)
-    window_walk_stop: int = 8         # a window walk's branch-free sum takes, on segments
-                                      # longer than this, the search-and-stop loop (an
-                                      # input checked as read: a branching walk); 0: never
+    window_walk_stop: int = 8         # longer segments of a window walk's sum search and
+                                      # stop (checked as read: branch); 0: never
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)
@@ -282,8 +281,7 @@ class Tuning:
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
     stride_weight: float = 1.0        # cost of a strided read against a visited record
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
-    blas_gain: float = 7.0            # a dense loop multiply-add's cost over a BLAS call's
-                                      # (plan.product_cost prices a dense product by it)
+    blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
                                       # cache (more: each revisit is priced as strided)
     orders_tried: int = 120           # loop orders priced per step: all permutations up
