@@ -158,6 +158,7 @@ class Approximation:
 
 
 def _scorer(nodes, rows, consts, sample_leaves, exact_ref, tuning):
+    prices: dict = {}           # product shape -> its model price, for every genome
     def choice(genome):
         leaves = {c.key: rows[g][v].node for g, (c, v) in enumerate(zip(consts, genome))}
         factored = {id(rows[g][v].node) for g, v in enumerate(genome)
@@ -166,7 +167,7 @@ def _scorer(nodes, rows, consts, sample_leaves, exact_ref, tuning):
 
     def score(genome):
         leaves, factored = choice(genome)
-        model = cost(substitute(nodes, leaves, factored), tuning)
+        model = cost(substitute(nodes, leaves, factored), tuning, prices)
         approx = reference(substitute(nodes, {**sample_leaves, **leaves}, factored))
         return model, rel_error(approx, exact_ref)
     return score, choice

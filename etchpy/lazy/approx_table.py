@@ -175,11 +175,13 @@ def _rebuild(n: LazyArray, a: list, factored: set) -> LazyArray:
 
 
 # -------------------------------------------------------------- cost and values
-def cost(nodes, tuning: Tuning = DEFAULT) -> float:
+def cost(nodes, tuning: Tuning = DEFAULT, memo: dict | None = None) -> float:
     """The model cost of a program under the one cost model: a product (of two
     dense operands, run by BLAS, or through a csr operand) priced by
     plan.product_cost with `tuning`'s weights, element-wise work one per entry,
-    transposes nothing; shared nodes once."""
+    transposes nothing; shared nodes once. `memo` (a dict the caller keeps
+    across the programs of one search) holds each product shape's price."""
+    memo = {} if memo is None else memo
     seen: set = set()
     total = 0.0
     stack = [as_node(n) for n in nodes]
@@ -189,11 +191,11 @@ def cost(nodes, tuning: Tuning = DEFAULT) -> float:
             continue
         seen.add(n.key)
         stack += n.args
-        total += _node_cost(n, tuning)
+        total += _node_cost(n, tuning, memo)
     return total
 
 
-def _node_cost(n: LazyArray, tuning: Tuning) -> float:
+def _node_cost(n: LazyArray, tuning: Tuning, memo: dict) -> float:
     if isinstance(n, Transpose):
         return 0.0
     if not isinstance(n, MatMul):
@@ -206,7 +208,10 @@ def _node_cost(n: LazyArray, tuning: Tuning) -> float:
            if isinstance(sp, Leaf) and hasattr(sp.value, "nnz")}
     if len(csr) > 1:            # both csr: priced through the sparser
         csr = dict([min(csr.items(), key=lambda kv: kv[1])])
-    return product_cost(rows, k, cols, csr, tuning)
+    key = (rows, k, cols, tuple(csr.items()))
+    if key not in memo:
+        memo[key] = product_cost(rows, k, cols, csr, tuning)
+    return memo[key]
 
 
 def reference(nodes) -> list:
