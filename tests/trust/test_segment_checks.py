@@ -36,6 +36,19 @@ def test_a_full_loop_checks_its_rows_a_block_ahead_and_the_switch_restores_the_g
     assert "i_c_bad" not in plain.source("int32_t").c
 
 
+@pytest.mark.parametrize("options", [{"semiring": "real32"}, {"semiring": "integer"},
+                                     {"tuning": {"gather_sums": False}}])
+def test_a_loop_switched_on_the_inputs_size_is_still_a_full_loop(options):
+    """Without gathered sums (other value types, or switched off) the size
+    switch puts the row loop apart from its counter's start (`i_c = 0; if
+    (large) loop else loop`): each way is still a full loop, checked ahead."""
+    tuning = {"check_block": 1024, **options.pop("tuning", {})}
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning, **options)
+    text = kern.source("int32_t").c
+    kernel = text[text.index("int etchpy_kernel("):]
+    assert kernel.count("i_c_bad") >= 4 and GUARD not in kernel and "break;" not in kernel
+
+
 def test_rows_picked_by_a_sparse_operand_keep_the_guard_per_row():
     """v's coordinates pick the rows A opens: no loop runs over all of A's rows,
     so a pass over all of them would add work; each segment is checked as it opens."""

@@ -76,6 +76,25 @@ def _full(before, loop):
     return None
 
 
+def _full_arms(before, stmt, bounds: set[str]) -> list | None:
+    """[(loop, counter)] when `before; stmt` is a full loop over one of `bounds`,
+    or `before; if (t) loop1 else loop2` with each arm a full loop after `before`
+    (lower.schedule.size_switch switches a loop apart from its counter's start;
+    the test assigns nothing, so each arm starts at 0 too); else None."""
+    arms = [stmt]
+    if isinstance(stmt, If) and stmt.else_ is not None:
+        arms = [_single(stmt.then), _single(stmt.else_)]
+    got = [(a, _full(before, a)) for a in arms]
+    if all(g and g[1] in bounds for _, g in got):
+        return [(a, g[0]) for a, g in got]
+    return None
+
+
+def _single(stmt):
+    """The one statement of a Seq of one, else stmt."""
+    return stmt.stmts[0] if isinstance(stmt, Seq) and len(stmt.stmts) == 1 else stmt
+
+
 def _steps_once(body, c: str) -> bool:
     stmts = body.stmts if isinstance(body, Seq) else (body,)
     return (bool(stmts) and stmts[-1] == Assign(c, Bin("+", Var(c), Const(1)))
@@ -100,9 +119,10 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
         match node:
             case Seq(stmts):
                 for k, s in enumerate(stmts):
-                    got = _full(stmts[k - 1], s) if k else None
-                    if got and got[1] in bounds:     # a full loop: its counter opens rows
-                        visit(s.body, {**active, got[0]: s})
+                    arms = _full_arms(stmts[k - 1], s, bounds) if k else None
+                    if arms:                         # full loops: their counter opens rows
+                        for loop, c in arms:
+                            visit(loop.body, {**active, c: loop})
                     else:
                         visit(s, active)
                 return
