@@ -181,8 +181,8 @@ class Tensor:
         for a tensor of `shape` stored in `format` (default "coo").
 
         Duplicate coordinates are combined with the semiring's add (`semiring`: a
-        Semiring or a built-in name, default real; its zero is the fill); stored
-        values equal to the fill are kept. `name` is the name errors use.
+        Semiring or a built-in name; default real, real32 for float32 values, complex
+        for complex ones; its zero is the fill); stored values equal to the fill are kept. `name` is the name errors use.
 
             >>> t = ep.Tensor.from_coords([[0, 1], [2, 0]], [5.0, 7.0], (2, 3), "csr")
             >>> t.nnz
@@ -220,8 +220,8 @@ class Tensor:
         All-dense formats share the array's memory when its layout allows: with
         `format=None` any axis permutation in which the array is contiguous is
         used as the mode order. Sparse formats store the entries != fill (the
-        zero of `semiring`, a Semiring or a built-in name, default real). `name` is
-        the name errors use.
+        zero of `semiring`, a Semiring or a built-in name; by default real, real32
+        for a float32 array, complex for a complex one). `name` is the name errors use.
 
             >>> ep.Tensor.from_dense(np.eye(3), "csr").nnz
             3
@@ -237,8 +237,8 @@ class Tensor:
         The default `format` follows the input (csr, csc, else coo). Canonical
         csr/csc input read in its own layout shares its values (the index arrays
         are copied, see the class docstring). The input is always validated and
-        never modified. `semiring` (a Semiring or a built-in name, default real)
-        gives the fill; `name` is the name errors use.
+        never modified. `semiring` (a Semiring or a built-in name; by default real,
+        real32 for float32 values, complex for complex ones) gives the fill; `name` is the name errors use.
 
             >>> t = ep.Tensor.from_scipy(scipy.sparse.random(4, 5, 0.3, "csr"))
             >>> t.format.name
@@ -390,8 +390,11 @@ def _as_fill(fill, dtype, name):
 
 
 def _semiring(semiring, *values):
-    """`semiring` as a Semiring; by default real, or complex for complex `values`."""
-    if semiring is None and any(np.iscomplexobj(v) for v in values):
-        return semirings.for_dtype(np.result_type(
-            *(getattr(v, "dtype", None) or np.asarray(v).dtype for v in values)))
+    """`semiring` as a Semiring; by default real, or the values' dtype's when it is
+    complex or a float narrower than float64 (float32 in, float32 out)."""
+    if semiring is None:
+        dtype = np.result_type(*(v.dtype if hasattr(v, "dtype") else np.asarray(v).dtype
+                                 for v in values))
+        if dtype.kind == "c" or dtype.kind == "f" and dtype.itemsize < 8:
+            return semirings.for_dtype(dtype)
     return semirings.get(semiring if semiring is not None else semirings.real)
