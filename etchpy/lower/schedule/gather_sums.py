@@ -2,6 +2,7 @@
 segment whose only work is `acc := acc ⊕ vals[q] ⊗ dense[crd[q]]` (a row of an
 SpMV, or any dot of a sparse fibre with a dense one) over float64 with lanes
 for its (⊕, ⊗) (`lane_ops`: the real semiring, min_plus, max_plus, max_times),
+or over float32 with + and * (real32),
 in a program with a dense output, becomes imp.GatherSum. C then reduces the
 segment eight products at a time in SIMD lanes (masked loads and gathers)
 where the call's imp.GatherPick says so, and runs the walk loop, kept as the
@@ -30,10 +31,14 @@ _MUL = {"{a} * {b}": "*", "{a} + {b}": "+"}
 
 def lane_ops(semiring) -> tuple | None:
     """The lanes' (⊕, ⊗) for a float64 semiring whose C operations they compute
-    exactly as the loop does (+ with *, min or max with + or *), else None."""
-    if np.dtype(semiring.dtype) != np.float64:
+    exactly as the loop does (+ with *, min or max with + or *), or a float32
+    one with + and * (ep_gather_sum's float lanes), else None."""
+    dtype = np.dtype(semiring.dtype)
+    if dtype not in (np.float64, np.float32):
         return None
     ops = (_ADD.get(semiring.add.c), _MUL.get(semiring.mul.c))
+    if dtype == np.float32 and ops != ("+", "*"):
+        return None
     return ops if None not in ops and ops != ("+", "+") else None
 
 

@@ -216,8 +216,9 @@ static inline void *ep_grow(void *q, size_t had, size_t n)
     return p;
 }
 
-/* Gathered sums (imp.GatherSum, float64 values): acc + Σ_{p in [q, e)}
- * v[p]·x[crd[p]] in AVX-512 lanes, the lanes added after (the sum is
+/* Gathered sums (imp.GatherSum, float64 or float32 values: ep_val_t): acc +
+ * Σ_{p in [q, e)} v[p]·x[crd[p]] in AVX-512 lanes (eight doubles, or eight floats
+ * in a 256-bit register), the lanes added after (the sum is
  * reassociated) in chunks of eight, the last one masked to the segment (no
  * branch on the length; a masked lane reads nothing). `mode` is the call's
  * pick (ep_gather_pick), 1 here: where it is 0 (rows of one length that take
@@ -247,21 +248,27 @@ static inline __mmask8 ep_gather_all(void)
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
 typedef int64_t ep_gather_lim_t;
-static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
-                                   const ep_idx_t *restrict crd, const double *restrict x,
-                                   const int checked, int64_t dim, int64_t *restrict err,
-                                   int64_t mode)
+#define EP_LANES __m512d
+#define EP_LANES_ZERO _mm512_setzero_pd()
+#define EP_LANES_FMA(a, b, s) _mm512_fmadd_pd((a), (b), (s))
+#define EP_LANES_LOAD(p) _mm512_loadu_pd(p)
+#define EP_LANES_LOADM(m, p) _mm512_maskz_loadu_pd((m), (p))
+#define EP_LANES_SUM(s) _mm512_reduce_add_pd(s)
+static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
+                                     const ep_val_t *restrict v, const ep_idx_t *restrict crd,
+                                     const ep_val_t *restrict x, const int checked, int64_t dim,
+                                     int64_t *restrict err, int64_t mode)
 {
     const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
     (void)mode;
-    __m512d s = _mm512_setzero_pd();
+    EP_LANES s = EP_LANES_ZERO;
     for (; q + 8 <= e; q += 8) {
         const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
         if (checked && EP_GATHER_OUT8(c, lim)) {
             *err = 4;
             return acc;
         }
-        s = _mm512_fmadd_pd(_mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), s);
+        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s);
     }
     if (q < e) {
         const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
@@ -270,9 +277,9 @@ static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const doubl
             *err = 4;
             return acc;
         }
-        s = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + q), EP_GATHER_XM(m, c, x), s);
+        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s);
     }
-    return acc + _mm512_reduce_add_pd(s);
+    return acc + EP_LANES_SUM(s);
 }
 
 /* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
@@ -300,10 +307,10 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
     return 4 * same < 3 * k || 6 * ((len + 7) / 8) <= len ? 1 : 0;
 }
 #else
-static inline double ep_gather_sum(double acc, int64_t q, int64_t e, const double *restrict v,
-                                   const ep_idx_t *restrict crd, const double *restrict x,
-                                   const int checked, int64_t dim, int64_t *restrict err,
-                                   int64_t mode)
+static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
+                                     const ep_val_t *restrict v, const ep_idx_t *restrict crd,
+                                     const ep_val_t *restrict x, const int checked, int64_t dim,
+                                     int64_t *restrict err, int64_t mode)
 {
     (void)q; (void)e; (void)v; (void)crd; (void)x; (void)checked; (void)dim; (void)err;
     (void)mode;

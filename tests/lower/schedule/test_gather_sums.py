@@ -46,7 +46,8 @@ def test_an_spmv_row_becomes_a_gathered_sum_over_float64_semirings_with_lanes():
     for lanes in ("min_plus", "max_plus", "max_times"):
         assert "ep_gather_ext(" in c_text(semiring=lanes)
         assert "ep_gather_ext(" not in c_text(semiring=lanes, tuning="noopt")
-    for other in ("real32", "integer", "boolean"):
+    assert "ep_gather_sum(" in c_text(semiring="real32")          # float lanes
+    for other in ("integer", "boolean"):
         text = c_text(semiring=other)
         assert "ep_gather_sum(" not in text and "ep_gather_ext(" not in text
     assert "ep_gather_sum(" not in c_text(formats={"A": "csc"})     # a scatter, not a sum
@@ -68,15 +69,30 @@ def test_gathered_sums_agree_with_scipy(case, threads, idx):
         np.testing.assert_allclose(kern(A=tensor, x=x), want, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("idx", [np.int32, np.int64])
+@pytest.mark.parametrize("case", ["long rows", "irregular short rows", "empty rows"])
+def test_float32_lanes_agree_with_scipy(case, idx):
+    A = dict(matrices())[case].astype(np.float32)
+    A = sp.csr_array((A.data, A.indices.astype(idx), A.indptr.astype(idx)), shape=A.shape)
+    kern = ep.compile(SPMV, formats={"A": "csr"})          # real32, chosen by the dtype
+    x = np.random.default_rng(2).standard_normal(A.shape[1]).astype(np.float32)
+    want = A.astype(np.float64) @ x.astype(np.float64)
+    for given in (A, ep.Tensor.from_scipy(A, "csr")):       # checked and unchecked builds
+        got = kern(A=given, x=x)
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [float, np.float32])
 @pytest.mark.parametrize("where", [0, 7, 8, 15, 25, 29])  # lanes of the first and second
 @pytest.mark.parametrize("bad", [-1, 80, 2**31 - 1])     # chunks, and the tails
-def test_a_coordinate_outside_a_long_row_is_refused(where, bad):
-    A = sp.csr_array(np.arange(1, 60 * 80 + 1, dtype=float).reshape(60, 80) % 7 * (
-        np.arange(80) % 3 == 0))                            # 27 entries a row
+def test_a_coordinate_outside_a_long_row_is_refused(where, bad, dtype):
+    A = sp.csr_array((np.arange(1, 60 * 80 + 1).reshape(60, 80) % 7 * (
+        np.arange(80) % 3 == 0)).astype(dtype))             # 27 entries a row
     A.indices[A.indptr[5] + where] = bad
     kern = ep.compile(SPMV, formats={"A": "csr"})
     with pytest.raises(InputError, match="A"):
-        kern(A=A, x=np.ones(80))
+        kern(A=A, x=np.ones(80, dtype=dtype))
 
 
 def test_an_unsorted_row_with_repeats_is_summed_as_its_canonical_form():
