@@ -16,6 +16,7 @@ Parts (names for --only):
   spmv     y = A·x with A a scipy csr array and a new x on every call against
            scipy's A @ x, 1e3 to 5e6 stored entries: random rows (10 a row), 2-D
            5-point and 3-D 7-point Poisson stencils (target: ≤ 1.0×).
+  spmv32   the same in float32 (matrix and x; the kernel runs in real32).
   coo      the same on a coo tensor with a scipy coo_array input in row-major order
            without repeats, against scipy's coo A @ x (target: ≤ 1.2×).
   cg       150 scipy.sparse.linalg.cg iterations, a LinearOperator over the kernel
@@ -66,8 +67,8 @@ from bench import calls_graph, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
-PARTS = ("einsum", "matvec", "spmv", "coo", "cg", "checks", "checks2", "outside", "import", "warm",
-         "graph")
+PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
+         "import", "warm", "graph")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -273,26 +274,33 @@ def spmv_matrices(quick):
         yield "3-D 7-point Poisson", stencil3_csr(grids3[k])
 
 
-def part_spmv(quick, seconds, say) -> list[dict]:
+def part_spmv(quick, seconds, say, dtype=np.float64) -> list[dict]:
+    """SpMV with a scipy csr input of `dtype` and a new x each call vs `A @ x`."""
     kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
-    rows = []
+    rows, eps = [], np.finfo(dtype).eps * 8
     for family, A in spmv_matrices(quick):
-        n = A.shape[1]
+        A, n = A.astype(dtype), A.shape[1]
         rng = rng_for(f"calls-x-{n}")
-        pool = [rng.random(n) for _ in range(8 if n < 100_000 else 3)]
-        # sums reassociated (gathered sums): compare within 1e-12 of |A|·|x|
+        pool = [rng.random(n).astype(dtype) for _ in range(8 if n < 100_000 else 3)]
+        # sums reassociated (gathered sums): compare within a few ulps of |A|·|x|
         np.testing.assert_array_less(abs(kern(A=A, x=pool[0]) - A @ pool[0]),
-                                     1e-12 * (abs(A) @ abs(pool[0])) + 1e-300)
+                                     eps * (abs(A) @ abs(pool[0])) + 1e-30)
         ours_x, peer_x = cycling(pool), cycling(pool)
         t = alternate([lambda: kern(A=A, x=ours_x()), lambda: A @ peer_x()],
                       seconds * (2 if A.nnz > 1e6 else 1), most=5000)
-        rows.append(row("spmv", f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
-                         "scipy A @ x", t[1], 1.0, nnz=int(A.nnz), family=family))
+        kind = "" if dtype == np.float64 else f" {np.dtype(dtype).name}"
+        rows.append(row("spmv", f"{family}{kind} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
+                        "scipy A @ x", t[1], 1.0, nnz=int(A.nnz), family=family))
         say_row(rows[-1], say)
     ratios = [r["ratio"] for r in rows]
     say(f"    geometric mean of the ratios {float(np.exp(np.mean(np.log(ratios)))):.2f} "
         f"(target ≤ 0.9)")
     return rows
+
+
+def part_spmv32(quick, seconds, say) -> list[dict]:
+    """part_spmv in float32 (the kernel runs in real32, chosen by the dtype)."""
+    return part_spmv(quick, seconds, say, np.float32)
 
 
 # ------------------------------------------------------------------------ outside
