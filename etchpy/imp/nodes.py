@@ -62,8 +62,12 @@ class Not:
 
 @dataclass(frozen=True)
 class Load:
+    """array[index]. `hint`: a read whose value only steers prefetching (never a
+    result), in bounds by the guard around it without any input check, so
+    lower.schedule.fused_checks does not count it as a read of the level."""
     array: str
     index: "Expr"
+    hint: bool = False
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,8 @@ KERNELS = [
     ("add_csr", "C[i,j] = A[i,j] + B[i,j]", {"A": "csr", "B": "csr"}, {"output": "csr"},
      set()),                                                              # a union
     ("spgemm", "C[i,k] = A[i,j] * B[j,k]", {"A": "csr", "B": "csr"}, {"output": "csr"},
-     {"B"}),                                        # A's walk prefetches B's rows: not fused
+     {"B"}),                      # A's rows are also read by a count pass: not fused
+    ("spmm", "Y[i,k] = A[i,j] * X[j,k]", {"A": "csr"}, {}, {"A"}),     # rows of X gathered
     # split across threads: the walks report through the rows' loop's flag
     ("spmv_threads", "y[i] = A[i,j] * x[j]", {"A": "csr"}, {"threads": 2}, {"A"}),
 ]
@@ -48,7 +49,7 @@ def matrix(fmt, seed):
 def inputs_of(kernel_formats, seed):
     rng = np.random.default_rng(seed)
     out = {name: matrix(fmt, seed + k) for k, (name, fmt) in enumerate(kernel_formats.items())}
-    out["x"] = rng.random(M)
+    out["x"], out["X"] = rng.random(M), rng.random((M, 3))
     return out
 
 
@@ -116,6 +117,8 @@ def _numpy(expr, d):
             return A + d["B"]
         case "C[i,k] = A[i,j] * B[j,k]":
             return A @ d["B"]
+        case "Y[i,k] = A[i,j] * X[j,k]":
+            return A @ d["X"]
     raise AssertionError(expr)
 
 

@@ -110,7 +110,8 @@ def _coo_walks(prog) -> dict:
 
 def _walks(body, lv: Level) -> bool:
     """Whether every read of lv's crd and values is inside a walk loop of it
-    (`_walk_var`); prefetches may point anywhere. A walk inside a parallel loop
+    (`_walk_var`); prefetches may point anywhere, and hint reads (imp.Load.hint,
+    guarded in bounds by their own tests) steer only prefetches. A walk inside a parallel loop
     counts: the loop then raises the error as a flag (`_flagged`)."""
     ok, found = True, False
 
@@ -119,7 +120,7 @@ def _walks(body, lv: Level) -> bool:
         if not ok:
             return
         match node:
-            case Prefetch():
+            case Prefetch() | Load(hint=True):      # hints: in bounds, steer no result
                 return
             case GatherSum(fallback=loop):      # its reads are its fallback's
                 visit(loop, walk)

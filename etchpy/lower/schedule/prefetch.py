@@ -16,7 +16,9 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     in cache, and the prefetches would only cost instructions). A compressed
     row starts at pos[t], which is itself prefetched twice as far ahead, so it
     is in cache when the row's address is computed. crd[q + d] is read only
-    while q + d is inside crd; rows of one value (SpMV's x[j]) are left to the
+    while q + d is inside crd, as a hint (imp.Load.hint: the level's fused checks
+    do not cover it), and taken as 0 outside the dimension, so the row start
+    read through it stays inside pos; rows of one value (SpMV's x[j]) are left to the
     hardware. The blocks the target will write at that coordinate
     (scatter_blocks: a counting sort's destinations) are prefetched for
     writing, one value each. With tuning.prefetch_near_share, rows are
@@ -33,14 +35,18 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     at = imp.add(Var(counter.name), Const(tn.prefetch_distance))
     at2 = imp.add(Var(counter.name), Const(2 * tn.prefetch_distance))
     t = em.names.fresh(f"{s.var}_ahead")
-    body, early, big = [Decl(t, "index", Load(crd, at))], [], []
+    # a hint read (not checked when the walk checks crd), kept inside the
+    # dimension: a compressed row's start pos[t] is read through it
+    ahead_crd = Load(crd, at, hint=True)
+    inside = imp.select(Bin("<u", ahead_crd, streams.dim_var(s.var)), ahead_crd, ZERO)
+    body, early, big = [Decl(t, "index", inside)], [], []
     for blk in fetch.blocks:
         wanted = _gather(em, s, blk, Var(t), body)
         if wanted is not None and wanted not in big:
             big.append(wanted)
         if wanted is not None and blk.via is not None and \
                 blk.via[0] not in {e.array for e in early}:
-            early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2))))
+            early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2, hint=True))))
     if not big:
         return imp.SKIP, imp.SKIP
     wanted = big[0]
@@ -64,15 +70,15 @@ def near_segment(em, s, ahead, wanted) -> imp.Stmt:
     sequential streams the hardware prefetcher follows) is near; others (a
     random row, a row of one entry) are far. The ends are read only when
     0 <= q < end <= n (n: crd's checked length), else the segment is far. A
-    hint: either answer gives the same result."""
+    hint: either answer gives the same result (its reads are imp.Load hints)."""
     share, seg = em.tuning.prefetch_near_share, s.facts.get(streams.Segment)
     if share <= 0 or seg is None:
         return imp.SKIP
     q, end, crd, dim = Var(seg.q), Var(seg.end), ahead.crd, streams.dim_var(s.var)
     inside = imp.and_(imp.le(imp.ZERO, q), imp.and_(lt(imp.add(q, ONE), end),
                                                    imp.le(end, ahead.n)))
-    last = Load(crd, Bin("-", end, ONE))
-    span = imp.min_(Bin("-", last, Load(crd, q)), dim)
+    last = Load(crd, Bin("-", end, ONE), hint=True)
+    span = imp.min_(Bin("-", last, Load(crd, q, hint=True)), dim)
     near = imp.and_(inside, imp.le(imp.mul(span, Const(share)), dim))
     return Decl(em.names.fresh(f"{s.var}_far"), "bool", imp.and_(wanted, imp.not_(near)))
 

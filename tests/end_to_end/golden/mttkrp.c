@@ -276,7 +276,7 @@ int mttkrp(
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
                 if ((j_far_2 && (131072 <= (dim_j * 16))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                    int64_t j_ahead_2 = T_crd1[(j_q + 16)];
+                    int64_t j_ahead_2 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
                     int64_t j_pf_2 = 0;
                     int64_t j_pf_at_2 = (j_ahead_2 * 16);
                     int64_t j_pf_n_2 = ep_min(16, 64);
@@ -294,7 +294,7 @@ int mttkrp(
                 while (k_q < k_end) {
                     EP_OPAQUE(k_q);
                     if ((k_far_2 && (131072 <= (dim_k * 16))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                        int64_t k_ahead_2 = T_crd2[(k_q + 16)];
+                        int64_t k_ahead_2 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
                         int64_t k_pf_2 = 0;
                         int64_t k_pf_at_2 = (k_ahead_2 * 16);
                         int64_t k_pf_n_2 = ep_min(16, 64);
@@ -334,7 +334,7 @@ int mttkrp(
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
                     if ((j_far_1 && (131072 <= (dim_j * 32))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                        int64_t j_ahead_1 = T_crd1[(j_q + 16)];
+                        int64_t j_ahead_1 = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
                         int64_t j_pf_1 = 0;
                         int64_t j_pf_at_1 = (j_ahead_1 * 32);
                         int64_t j_pf_n_1 = ep_min(32, 64);
@@ -352,7 +352,7 @@ int mttkrp(
                     while (k_q < k_end) {
                         EP_OPAQUE(k_q);
                         if ((k_far_1 && (131072 <= (dim_k * 32))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                            int64_t k_ahead_1 = T_crd2[(k_q + 16)];
+                            int64_t k_ahead_1 = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
                             int64_t k_pf_1 = 0;
                             int64_t k_pf_at_1 = (k_ahead_1 * 32);
                             int64_t k_pf_n_1 = ep_min(32, 64);
@@ -388,7 +388,7 @@ int mttkrp(
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
                     if ((j_far && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
-                        int64_t j_ahead = T_crd1[(j_q + 16)];
+                        int64_t j_ahead = (((uint64_t)T_crd1[(j_q + 16)] < (uint64_t)dim_j) ? T_crd1[(j_q + 16)] : 0);
                         int64_t j_pf = 0;
                         int64_t j_pf_at = (j_ahead * dim_r);
                         int64_t j_pf_n = ep_min(dim_r, 64);
@@ -406,7 +406,7 @@ int mttkrp(
                     while (k_q < k_end) {
                         EP_OPAQUE(k_q);
                         if ((k_far && (131072 <= (dim_k * dim_r))) && ((k_q + 16) < T_pos2[T_pos1[T_pos0[1]]])) {
-                            int64_t k_ahead = T_crd2[(k_q + 16)];
+                            int64_t k_ahead = (((uint64_t)T_crd2[(k_q + 16)] < (uint64_t)dim_k) ? T_crd2[(k_q + 16)] : 0);
                             int64_t k_pf = 0;
                             int64_t k_pf_at = (k_ahead * dim_r);
                             int64_t k_pf_n = ep_min(dim_r, 64);

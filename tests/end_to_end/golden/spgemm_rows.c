@@ -502,7 +502,7 @@ int spgemm_rows(
                     EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
                 }
                 if (j_far && ((j_q + 16) < A_pos1[A_dim0])) {
-                    int64_t j_ahead = A_crd1[(j_q + 16)];
+                    int64_t j_ahead = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                     int64_t j_pf = 0;
                     int64_t j_pf_at = B_pos1[j_ahead];
                     int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);

@@ -459,7 +459,7 @@ static EP_NOINLINE void ep_rows_0(
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
             if ((j_far && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
-                int64_t j_ahead = A_crd1[(j_q + 16)];
+                int64_t j_ahead = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf = 0;
                 int64_t j_pf_at = B_pos1[j_ahead];
                 int64_t j_pf_n = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
@@ -552,7 +552,7 @@ static EP_NOINLINE void ep_rows_1(
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
             if ((j_far_1 && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
-                int64_t j_ahead_1 = A_crd1[(j_q + 16)];
+                int64_t j_ahead_1 = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf_2 = 0;
                 int64_t j_pf_at_2 = B_pos1[j_ahead_1];
                 int64_t j_pf_n_2 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
