@@ -15,10 +15,9 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     tuning.prefetch_min_bytes of values (checked per call: a smaller one stays
     in cache, and the prefetches would only cost instructions). A compressed
     row starts at pos[t], which is itself prefetched twice as far ahead, so it
-    is in cache when the row's address is computed. crd[q + d] is read only
-    while q + d is inside crd, as a hint (imp.Load.hint: the level's fused checks
-    do not cover it), and taken as 0 outside the dimension, so the row start
-    read through it stays inside pos; rows of one value (SpMV's x[j]) are left to the
+    is in cache when the row's address is computed. crd[q + d] is a hint read
+    (imp.Load.hint) only while q + d is inside crd, taken as 0 outside the
+    dimension (the row start read through it stays in pos); rows of one value (SpMV's x[j]) are left to the
     hardware. The blocks the target will write at that coordinate
     (scatter_blocks: a counting sort's destinations) are prefetched for
     writing, one value each. With tuning.prefetch_near_share, rows are
@@ -35,8 +34,7 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     at = imp.add(Var(counter.name), Const(tn.prefetch_distance))
     at2 = imp.add(Var(counter.name), Const(2 * tn.prefetch_distance))
     t = em.names.fresh(f"{s.var}_ahead")
-    # a hint read (not checked when the walk checks crd), kept inside the
-    # dimension: a compressed row's start pos[t] is read through it
+    # unchecked where the walk checks crd: a row's start pos[t] is read through it
     ahead_crd = Load(crd, at, hint=True)
     inside = imp.select(Bin("<u", ahead_crd, streams.dim_var(s.var)), ahead_crd, ZERO)
     body, early, big = [Decl(t, "index", inside)], [], []
