@@ -7,10 +7,9 @@ the primary key columns, then the other key columns: its storage order, a
 clustered index on the primary key. Every value column, and the row count,
 lies over that one structure. `secondary=` names at most one other order of
 the key columns, made at load too, for the joins that walk the table by
-another key (lineitem by part); a key column that depends on the ones above it
-is a singleton level there (`_singletons`; in the secondary order, each level
-with one child per parent position: `_stored_order`). Queries read these tries, never
-their own:
+another key (lineitem by part); a key column that depends on the ones above
+it is a singleton level (`_singletons`; in another order, each level with one
+child per parent position: `_stored_order`). Queries read these tries:
 
     T.var(value, order=None)     the expression variable of a value column (None:
                                  the row count), in storage order or `order`
@@ -18,23 +17,21 @@ their own:
     T.relation(value)            the Relation of a value column (storage order)
     T.add_order(order)           store another order too, made once, kept and shared
     T.explain()                  the stored orders, their level kinds and sizes
+    T.orders                     the orders stored (storage order first)
 
 An order the table does not store is refused by `var` and `tensor`, naming
-the orders it stores and `add_order`, which converts the structure once (as
-the secondary order) for the queries that walk the table by a third key
-(lineitem supplier first); a query compiled without `order=` may still read the
-table in another order, by a conversion that the planner prices and
-`explain()` lists (plan/convert.py); the secondary order is made in advance
-as that conversion's structure (runtime.planned.converted_structure), so a
-planned read in the secondary order converts nothing.
+the orders it stores and `add_order` (which converts the structure once, as
+the secondary order, or keys an order by a value column: relational.by_value);
+a query compiled without `order=` may read the table in another order by the
+planner's priced conversion (plan/convert.py), which finds the secondary
+order's structure made (runtime.planned.converted_structure).
 
 Values are written in place into the storage-order trie (`T.tensor(v).vals`).
-The secondary order (and each order added) holds a copy of them, every column's over one structure
-(the same index arrays, so that a query walks it once: runtime.shared), checked against the storage order's
-on each `T.tensor(v, order)` (one sequential comparison) and gathered again
-when they differ, so a query after a write reads the written values. A
-copy's own values cannot be written (numpy refuses: they lie over an immutable
-buffer). With `ep.table(..., skip_unwritten=True)` the comparison is skipped
+The other orders hold a copy of them, every column's over one structure
+(runtime.shared walks it once), checked against the storage order's on each
+`T.tensor(v, order)` (one sequential comparison) and gathered again when they
+differ, so a query after a write reads the written values (a copy's own
+values cannot be written: numpy refuses). With `ep.table(..., skip_unwritten=True)` the comparison is skipped
 when the storage Tensor's `unwritten_mark` is what it was at the last check
 (no Python reference to the values existed since, so no write through one;
 a raw address kept past its array is not covered: proofs_notes/unwritten.md).
@@ -49,6 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from . import by_value as value_keyed
 from .keys import Keys
 from .table import Relation, dense_span, relation
 from ..errors import InputError
@@ -85,6 +83,7 @@ class Table:
         self.secondary = secondary
         self._orders: dict = {}            # order -> (Format, levels, where, missing)
         self._copies: dict = {}     # (order, value) -> (Tensor, values it holds, mark)
+        self._keyed: dict = {}      # value-keyed order -> (Keys, values it was built of, mark)
         if secondary is not None:
             self._orders[secondary] = _stored_order(self, secondary, first.tensor)
             for v in sorted(by_value, key=lambda v: v is not None):   # None first
@@ -93,6 +92,11 @@ class Table:
     def __repr__(self):
         return (f"Table({self.name!r}, order={self.order}, secondary={self.secondary}, "
                 f"values={self.values}, rows={self._relations[None].tensor.nnz})")
+
+    @property
+    def orders(self) -> tuple:
+        """The orders stored: the storage order, then the others as added."""
+        return (self.order, *self._orders)
 
     def relation(self, value: str | None = None) -> Relation:
         """The Relation holding value column `value` (None: the row count) over
@@ -117,7 +121,7 @@ class Table:
         """
         fmt = self._format(order)
         self.relation(value)
-        return tensor_var(name or self.name, len(self.order), fmt)
+        return tensor_var(name or self.name, fmt.order, fmt)
 
     def tensor(self, value: str | None = None, order: Sequence[str] | None = None) -> Tensor:
         """The Tensor of value column `value` in `order` (as `var`): the
@@ -132,6 +136,7 @@ class Table:
         t = self.relation(value).tensor
         if fmt == t.format:
             return t
+        self._current(tuple(order))
         key = (tuple(order), value)
         kept = self._copies.get(key)
         mark = t.unwritten_mark()
@@ -145,24 +150,72 @@ class Table:
 
     def add_order(self, order: Sequence[str]) -> tuple[str, ...]:
         """Store the table in `order` too (all the key columns, once each), for
-        the queries that walk it by another key than the stored orders give (a
-        query reading lineitem supplier first): its structure is converted once
+        queries that walk it by another key (lineitem supplier first): converted once
         (runtime.planned.converted_structure, the planner's conversion) and
         kept with the table, shared by every query; each value column's copy is
         made at its first `tensor(value, order)`, then checked against the
         storage order's values on each call, as the secondary order's. Returns
         the order; adding a stored one changes nothing. `explain()` lists it.
 
+        An order whose first column is a value column, then every key column
+        (lineitem by receipt date, then order and line), is keyed by that
+        value (relational.by_value): one more mode than the keys, first, the
+        value's code under `value_keys(order)`; a range of the value is a
+        range of codes of its first level, a search and a stop. It is built
+        again when the value column's values were written.
+
             >>> T.add_order(["p", "o"]) == T.secondary
             True
         """
         order = tuple(order)
+        if order and order[0] in self.values:
+            self._keyed.setdefault(order, None)
+            self._current(order)
+            return order
         if sorted(order) != sorted(self.order):
             raise InputError(f"table {self.name!r}: order {order} must list the key "
-                             f"columns {self.order} once each")
+                             f"columns {self.order} once each (or a value column, "
+                             f"then the key columns)")
         if order != self.order and order not in self._orders:
             self._orders[order] = _stored_order(self, order, self._relations[None].tensor)
         return order
+
+    def value_keys(self, order: Sequence[str]) -> Keys:
+        """The Keys of a value-keyed order's first level (its value's distinct
+        values, in order), current: the order is built again first if its
+        value column was written. `value_keys(order).codes_between(lo, hi)`
+        are the bounds of `ep.between` for lo <= value < hi.
+
+            >>> T.value_keys(T.add_order(["q", "o", "p"])).values()
+            array([3., 4.])
+        """
+        order = tuple(order)
+        if order not in self._keyed:
+            raise InputError(f"table {self.name!r}: {order} is not a value-keyed order "
+                             f"it stores; add_order([value column, *key columns]) "
+                             f"stores one")
+        return self._current(order)
+
+    def _current(self, order: tuple):
+        """The Keys of value-keyed `order` (None for another order), after building
+        the order again if its value column differs from the values it was made
+        of (the same test, and `skip_unwritten` shortcut, as the copies')."""
+        if order not in self._keyed:
+            return None
+        kept = self._keyed[order]
+        t = self._relations[order[0]].tensor
+        mark = t.unwritten_mark()
+        if kept is not None and (self.skip_unwritten and mark is not None
+                                 and mark == kept[2] or _same_bits(t._vals, kept[1])):
+            self._keyed[order] = (*kept[:2], t.unwritten_mark())
+            return kept[0]
+        before = self._orders.get(order, (None,))[0]
+        *structure, keys, values = value_keyed.build(self, order, before)
+        self._orders[order] = tuple(structure)
+        for key in [k for k in self._copies if k[0] == order]:
+            del self._copies[key]           # over the old structure
+        self._keyed[order] = (keys, values, t.unwritten_mark())
+        return keys
 
     def explain(self) -> str:
         """The orders stored, their level kinds and their sizes.
@@ -176,7 +229,8 @@ class Table:
         lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
                  f"  storage order {self.order}: {_kinds(t.format)}"]
         for order, (fmt, *_) in self._orders.items():
-            what = "secondary order" if order == self.secondary else "order added"
+            what = "secondary order" if order == self.secondary else (
+                "order keyed by a value" if order in self._keyed else "order added")
             lines.append(f"  {what} {order}: {_kinds(fmt)}")
         return "\n".join(lines)
 
@@ -197,6 +251,8 @@ class Table:
         order's one structure (the same index arrays for every column)."""
         t = self._relations[value].tensor
         fmt, levels, where, missing = self._orders[order]
+        shape = t.shape if order not in self._keyed else (
+            len(self._keyed[order][0]), *t.shape)
         if value is not None:                # the row count's copy made first: its
             if (order, None) not in self._copies:    # frozen arrays, one structure
                 self._copies[order, None] = self._copy(order, None)
@@ -205,7 +261,7 @@ class Table:
         if missing is not None:
             vals[missing] = t.fill
         vals = np.frombuffer(vals.tobytes(), dtype=vals.dtype)   # immutable: a write to
-        copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
+        copy = Tensor._of((shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
         return copy, t._vals.copy(), t.unwritten_mark()
 
 

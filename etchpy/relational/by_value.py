@@ -1,0 +1,76 @@
+"""A table's order keyed by a value column: its rows sorted by the value, then
+by key columns (lineitem by receipt date, then order and line).
+
+A value column is tested in the kernel's loop at every stored row; when a
+query keeps the rows whose value lies in a range (a year of receipt dates),
+that walk reads every row to keep a few. An order whose first level is the
+value's distinct values (coded as a Keys: codes keep the order of the values)
+makes the range one range of codes of that level: `ep.between(v, lo, hi)` on
+it searches to `lo` and stops at `hi` (a skip, not a scan), and only the rows
+in the range are read below it. The order is a tensor of one more mode than
+the table's keys: the value's code, then the key columns in storage order.
+
+    build(table, order)   (format, levels, where, missing, Keys, values it was
+                          built from) of `order` = (value column, key columns...)
+
+Values are writable in place (docs/api.md): the order's structure depends on
+the value column, so the Table keeps the values it was built from and builds
+the order again when they differ (relational.stored, `Table._current`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .keys import Keys
+from .table import dense_span
+from ..errors import InputError
+from ..formats import Format, singleton
+from ..runtime.tensor import Tensor
+
+
+def build(t, order: tuple, before: Format | None = None) -> tuple:
+    """The value-keyed order `order` of Table `t` (module docstring): its format
+    (the value's level dense when its distinct values are at most
+    `dense_span` a row, else compressed; the key columns' levels compressed,
+    each level whose every parent position has one child a singleton), its
+    index arrays, for each of its positions the storage position whose values
+    it holds (`where`), None (no position without a row), the value's Keys,
+    and a copy of the values it was built from. `before`, the format of an
+    earlier build: a level it did not store as a singleton stays compressed
+    (the queries compiled for it read the new build as they are)."""
+    column, keys = order[0], tuple(order[1:])
+    check(t, order)
+    stored = t.relation(None).tensor
+    values = t.relation(column).tensor._vals
+    coords, counts = stored.to_coords()
+    rows = np.flatnonzero(counts != stored.fill)       # stored positions holding a row
+    if np.isnan(values[rows]).any():
+        raise InputError(f"table {t.name!r}: value column {column!r} holds NaN, which "
+                         f"no order sorts; the order {order} cannot be made")
+    vkeys, vcodes = Keys.coded(values[rows], name=column)
+    shape = (len(vkeys), *stored.shape)
+    first = "dense" if len(vkeys) <= dense_span(len(shape)) * max(len(rows), 1) \
+        else "compressed"
+    modes = (0, *(1 + t.order.index(k) for k in keys))
+    fmt = Format([first] + ["compressed"] * len(keys), mode_order=modes)
+    at = np.concatenate([vcodes[None, :], coords[:, rows]])
+    [pos] = Tensor.from_coords_columns(at, [rows.astype(np.float64) + 1.0], shape, fmt,
+                                       name=t.name)
+    kinds, levels = singleton.dependent(fmt.levels, pos.levels)
+    if before is not None and before.mode_order == modes:
+        kept = [k for k, kind in enumerate(kinds) if kind != before.levels[k]
+                and before.levels[k] == fmt.levels[k]]
+        for k in kept:
+            kinds[k], levels[k] = fmt.levels[k], pos.levels[k]
+    where = pos.vals.astype(np.int64) - 1
+    return (Format(kinds, mode_order=modes), tuple(levels), where, None, vkeys,
+            values.copy())
+
+
+def check(t, order: tuple) -> None:
+    """InputError unless `order` is a value column of Table `t` then its key
+    columns, once each."""
+    if not order or order[0] not in t.values or sorted(order[1:]) != sorted(t.order):
+        raise InputError(f"table {t.name!r}: a value-keyed order is a value column (one "
+                         f"of {list(t.values)}) then the key columns {t.order} once "
+                         f"each, not {order}")
