@@ -27,7 +27,7 @@ import numpy as np
 from bench.tpch import data
 from bench.tpch.catalog import QUERIES, rows_of, same
 from bench.tpch import tables as shared
-from bench.tpch.one_order import QUERIES as one_order_queries
+from bench.tpch.one_order import QUERIES as one_order_queries, load as one_order_load
 from bench.tpch.queries import build
 
 
@@ -50,7 +50,7 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False,
                                     else QUERIES[n].run is None)]
     names = [n for n in names if n not in skipped]
     if tables:
-        tries, etch_s = _timed(lambda: shared.load(cols, added_orders=not one_order))
+        tries, etch_s = _timed(lambda: one_order_load(cols) if one_order else shared.load(cols))
     else:
         tries, etch_s = _timed(lambda: build(cols, tuple(names)))
     queries = []
