@@ -47,13 +47,16 @@ def build(t, order: tuple, before: Format | None = None) -> tuple:
     if np.isnan(values[rows]).any():
         raise InputError(f"table {t.name!r}: value column {column!r} holds NaN, which "
                          f"no order sorts; the order {order} cannot be made")
-    vkeys, vcodes = Keys.coded(values[rows], name=column)
+    vkeys, vcodes = Keys.coded(_integral(values[rows]), name=column)
+    narrow = vcodes.astype(np.int16) if len(vkeys) <= 2 ** 15 else vcodes   # a radix sort
+    first_by_value = np.argsort(narrow, kind="stable")  # then storage order: sorted,
+    rows, vcodes = rows[first_by_value], vcodes[first_by_value]      # not sorted again
     shape = (len(vkeys), *stored.shape)
     first = "dense" if len(vkeys) <= dense_span(len(shape)) * max(len(rows), 1) \
         else "compressed"
     modes = (0, *(1 + t.order.index(k) for k in keys))
     fmt = Format([first] + ["compressed"] * len(keys), mode_order=modes)
-    at = np.concatenate([vcodes[None, :], coords[:, rows]])
+    at = np.concatenate([vcodes[None, :], coords.take(rows, axis=1)])
     [pos] = Tensor.from_coords_columns(at, [rows.astype(np.float64) + 1.0], shape, fmt,
                                        name=t.name)
     kinds, levels = singleton.dependent(fmt.levels, pos.levels)
@@ -65,6 +68,15 @@ def build(t, order: tuple, before: Format | None = None) -> tuple:
     where = pos.vals.astype(np.int64) - 1
     return (Format(kinds, mode_order=modes), tuple(levels), where, None, vkeys,
             values.copy())
+
+
+def _integral(values: np.ndarray) -> np.ndarray:
+    """`values` as int64 when they are whole numbers (days, counts: coded by their
+    span, no sort, and compared as the numbers they are), else as given."""
+    if values.dtype.kind == "f" and len(values) and np.abs(values).max() < 2.0 ** 53 \
+            and np.array_equal(values, np.floor(values)):
+        return values.astype(np.int64)
+    return values
 
 
 def check(t, order: tuple) -> None:
