@@ -42,7 +42,10 @@ def build(t, order: tuple, before: Format | None = None) -> tuple:
     check(t, order)
     stored = t.relation(None).tensor
     values = t.relation(column).tensor._vals
-    coords, counts = stored.to_coords()
+    levels_order = tuple(t.order[m] for m in stored.format.mode_order)
+    head = _head(stored) if keys == levels_order else stored.format.order
+    part = stored if head == stored.format.order else _first_levels(stored, head)
+    coords, counts = part.to_coords()
     rows = np.flatnonzero(counts != stored.fill)       # stored positions holding a row
     if np.isnan(values[rows]).any():
         raise InputError(f"table {t.name!r}: value column {column!r} holds NaN, which "
@@ -51,23 +54,50 @@ def build(t, order: tuple, before: Format | None = None) -> tuple:
     narrow = vcodes.astype(np.int16) if len(vkeys) <= 2 ** 15 else vcodes   # a radix sort
     first_by_value = np.argsort(narrow, kind="stable")  # then storage order: sorted,
     rows, vcodes = rows[first_by_value], vcodes[first_by_value]      # not sorted again
-    shape = (len(vkeys), *stored.shape)
+    shape = (len(vkeys), *part.shape)
     first = "dense" if len(vkeys) <= dense_span(len(shape)) * max(len(rows), 1) \
         else "compressed"
-    modes = (0, *(1 + t.order.index(k) for k in keys))
-    fmt = Format([first] + ["compressed"] * len(keys), mode_order=modes)
+    modes = (0, *(1 + t.order.index(k) for k in keys)) if part is stored \
+        else tuple(range(head + 1))
+    fmt = Format([first] + ["compressed"] * (len(shape) - 1), mode_order=modes)
     at = np.concatenate([vcodes[None, :], coords.take(rows, axis=1)])
     [pos] = Tensor.from_coords_columns(at, [rows.astype(np.float64) + 1.0], shape, fmt,
                                        name=t.name)
     kinds, levels = singleton.dependent(fmt.levels, pos.levels)
-    if before is not None and before.mode_order == modes:
+    whole = modes if part is stored else (0, *(1 + m for m in stored.format.mode_order))
+    if before is not None and before.mode_order == whole:
         kept = [k for k, kind in enumerate(kinds) if kind != before.levels[k]
                 and before.levels[k] == fmt.levels[k]]
         for k in kept:
             kinds[k], levels[k] = fmt.levels[k], pos.levels[k]
     where = pos.vals.astype(np.int64) - 1
-    return (Format(kinds, mode_order=modes), tuple(levels), where, None, vkeys,
+    if part is not stored:               # the singleton levels below, gathered
+        kinds += list(stored.format.levels[head:])
+        levels += [{"crd": stored.levels[k]["crd"][where]}
+                   for k in range(head, stored.format.order)]
+    return (Format(kinds, mode_order=whole), tuple(levels), where, None, vkeys,
             values.copy())
+
+
+def _head(stored: Tensor) -> int:
+    """The storage levels above the singleton levels at its bottom (a key that
+    depends on the keys above: a line's part, dates and mode under its order and
+    line): only these are sorted and packed; those below are gathered."""
+    head = stored.format.order
+    while head > 1 and isinstance(stored.format.levels[head - 1], singleton.Singleton) \
+            and stored.format.levels[head - 2].unique:
+        head -= 1
+    return head
+
+
+def _first_levels(stored: Tensor, head: int) -> Tensor:
+    """`stored`'s first `head` storage levels as a tensor of its own (modes in
+    storage order), holding the row counts: each of its last level's positions
+    is one stored position (the levels below are singletons)."""
+    fmt = stored.format
+    shape = tuple(stored.shape[m] for m in fmt.mode_order[:head])
+    return Tensor._of((shape, Format(list(fmt.levels[:head])), stored.levels[:head],
+                       stored.vals, stored.fill), stored.name)
 
 
 def _integral(values: np.ndarray) -> np.ndarray:

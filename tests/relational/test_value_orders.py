@@ -84,3 +84,20 @@ def test_value_keyed_orders_refuse_what_they_cannot_be():
     U = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
     with pytest.raises(InputError, match="NaN"):
         U.add_order(BY_DAY)
+
+
+@pytest.mark.parametrize("order", [BY_DAY, ("day", "part", "order", "line")])
+def test_a_value_keyed_order_holds_each_row_at_its_values_code(order):
+    """Keys in storage order (the levels below the primary key gathered, not
+    sorted again) or in another order (every level sorted and packed)."""
+    cols = _lines(np.random.default_rng(5), n=20)
+    T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
+    T.add_order(order)
+    keys = T.value_keys(order)
+    got = T.tensor("rev", order=order).to_dense()
+    want = np.zeros_like(got)
+    at = [keys.code(cols["day"].astype(np.int64))] + [
+        k.code(cols[c]) for k, c in zip(T.keys, T.order)]
+    want[tuple(at)] = cols["rev"]
+    np.testing.assert_array_equal(got, want)
+    assert T.tensor(None, order=order).nnz == len(cols["rev"])
