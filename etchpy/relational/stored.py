@@ -38,15 +38,13 @@ a raw address kept past its array is not covered: proofs_notes/unwritten.md).
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
-from . import by_value as value_keyed
+from . import by_value as value_keyed, orders
+from .bits import same_bits as _same_bits
 from .keys import Keys
 from .table import Relation, dense_span, relation
 from ..errors import InputError
@@ -58,11 +56,9 @@ from ..runtime.tensor import Tensor
 
 
 class Table:
-    """A table stored once (see the module docstring); built by `ep.table`, which
-    passes its `name`, `by_value` (value column, None for the row count, ->
-    its Relation, all over one structure in storage order), `secondary`
-    (the secondary order, or None) and `skip_unwritten` (False, the default:
-    compare the other orders' copies with the values on every read).
+    """A table stored once (module docstring), built by `ep.table`: its `name`,
+    `by_value` (value column, None for the row count, -> its Relation, over one
+    structure), `secondary` (or None), `skip_unwritten` (ep.table's).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
@@ -114,7 +110,8 @@ class Table:
             name: str | None = None) -> TensorVar:
         """The variable (named `name`, default the table's name) of value column
         `value` stored in `order` (default the storage order); its indices are
-        the key columns in storage order, whatever `order`.
+        the key columns in storage order, whatever `order` (after the value's
+        code, in an order keyed by a value).
 
             >>> o, p = ep.indices("o p")
             >>> ep.sum(o, T.var("q", order=["p", "o"], name="Q")[o, p])
@@ -150,12 +147,10 @@ class Table:
 
     def add_order(self, order: Sequence[str]) -> tuple[str, ...]:
         """Store the table in `order` too (all the key columns, once each), for
-        queries that walk it by another key (lineitem supplier first): converted once
-        (runtime.planned.converted_structure, the planner's conversion) and
-        kept with the table, shared by every query; each value column's copy is
-        made at its first `tensor(value, order)`, then checked against the
-        storage order's values on each call, as the secondary order's. Returns
-        the order; adding a stored one changes nothing. `explain()` lists it.
+        queries that walk it by another key (lineitem supplier first): converted
+        once (the planner's conversion) and kept, shared by every query; each value
+        column's copy made at its first `tensor(value, order)`, then checked as
+        the secondary order's. Returns the order (a stored one: nothing changes).
 
         An order whose first column is a value column, then every key column
         (lineitem by receipt date, then order and line), is keyed by that
@@ -217,8 +212,10 @@ class Table:
         self._keyed[order] = (keys, values, t.unwritten_mark())
         return keys
 
-    def explain(self) -> str:
-        """The orders stored, their level kinds and their sizes.
+    def explain(self, kernel=None, name: str | None = None) -> str:
+        """The orders stored, their level kinds and sizes; with a compiled `kernel`
+        (after a call: its plan for those inputs), the order it reads input
+        `name` (default the table's name) in, or would want (relational.orders).
 
             >>> print(T.explain())
             table table: 2 rows, values ['q']
@@ -232,6 +229,8 @@ class Table:
             what = "secondary order" if order == self.secondary else (
                 "order keyed by a value" if order in self._keyed else "order added")
             lines.append(f"  {what} {order}: {_kinds(fmt)}")
+        if kernel is not None:
+            lines += orders.lines(self, kernel, name or self.name)
         return "\n".join(lines)
 
     def _format(self, order) -> Format:
@@ -354,6 +353,8 @@ def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
     that depends on the keys above, as a line's date under its order and line)."""
     fmt = _format_of(t, order, stored)
     levels, where, missing = converted_structure(stored, fmt)
+    for r in t._relations.values():     # what a planned conversion of a column to it finds
+        converted_structure(r.tensor, fmt, like=stored)
     kinds, levels = singleton.dependent(fmt.levels, levels)
     return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
 
@@ -367,33 +368,6 @@ def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
     if kinds[0].located and len(first) > dense_span(len(kinds)) * max(stored.nnz, 1):
         kinds[0] = "compressed"
     return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
-
-
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two arrays of one dtype hold the same bytes (NaN equals NaN; a
-    comparison of the bits is several times faster than equal_nan): the C
-    library's memcmp where there is one (one pass, no temporary: about half the
-    time of numpy's elementwise comparison), else numpy's."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    memcmp = _memcmp()
-    if memcmp is not None:
-        return a.nbytes == 0 or memcmp(a.ctypes.data, b.ctypes.data, a.nbytes) == 0
-    kind = f"u{a.itemsize}" if a.itemsize in (1, 2, 4, 8) else "u1"
-    return np.array_equal(a.view(kind), b.view(kind))
-
-
-@functools.cache
-def _memcmp():
-    """The C library's memcmp through ctypes, or None where it cannot be found."""
-    try:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or ctypes.util.find_library("msvcrt"))
-        fn = lib.memcmp
-    except (OSError, AttributeError, TypeError):
-        return None
-    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-    return fn
 
 
 def _kinds(fmt: Format) -> str:

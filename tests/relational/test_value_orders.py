@@ -52,6 +52,8 @@ def test_a_range_of_the_value_is_the_rows_in_it(by_day_sum, seed):
                  skip_unwritten=bool(seed % 2))
     assert T.add_order(BY_DAY) == BY_DAY and BY_DAY in T.orders
     assert "order keyed by a value ('day', 'order', 'line', 'part')" in T.explain()
+    assert "the query reads L in the order keyed by a value ('day', 'order', 'line', " \
+        "'part')" in T.explain(by_day_sum)
     cols = {**cols, "order": T.keys[0].code(cols["order"])}
     for lo, hi in ((0, 6), (1, 3), (2.5, 4), (5, 1), (-1, 0)):
         got, want = _call(by_day_sum, T, lo, hi), _expected(cols, lo, hi)
