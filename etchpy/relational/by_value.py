@@ -47,7 +47,7 @@ def build(t, order: tuple, before: Format | None = None) -> tuple:
     part = stored if head == stored.format.order else _first_levels(stored, head)
     coords, counts = part.to_coords()
     rows = np.flatnonzero(counts != stored.fill)       # stored positions holding a row
-    if np.isnan(values[rows]).any():
+    if values.dtype.kind in "fc" and np.isnan(values[rows]).any():
         raise InputError(f"table {t.name!r}: value column {column!r} holds NaN, which "
                          f"no order sorts; the order {order} cannot be made")
     vkeys, vcodes = Keys.coded(_integral(values[rows]), name=column)
