@@ -200,6 +200,7 @@ class Table:
         kept = self._keyed[order]
         t = self._relations[order[0]].tensor
         mark = t.unwritten_mark()
+        t.check_layout()                 # its values read here, not handed out
         if kept is not None and (self.skip_unwritten and mark is not None
                                  and mark == kept[2] or _same_bits(t._vals, kept[1])):
             self._keyed[order] = (*kept[:2], t.unwritten_mark())
