@@ -1,20 +1,24 @@
-"""The bench's queries on the tables with no order added: lineitem read only in
-its storage order (order, line) and its one secondary order (part first).
+"""The bench's queries on the tables with no key order added: lineitem read in
+its storage order (order, line), its one secondary order (part first) and its
+order keyed by receipt date (a value column: Table.add_order, made at load).
 
-    tables = tables.load(cols, added_orders=False)
-    QUERIES[name](tables, **params)      Q7 and Q12 written without an added order;
-                                         the other queries as bench/tpch/tables.py
+    tables = load(cols)                  tables.load(cols, added_orders=False), then
+                                         lineitem by receipt date (by_receipt=True)
+    QUERIES[name](tables, **params)      Q7 and Q12 written without an added key
+                                         order; the others as bench/tpch/tables.py
 
 `python -m bench tpch --load-once --tables --one-order` runs them. Q7 walks
 lineitem by part and supplier and keeps the lines of the two nations'
 suppliers: a sparse filter over supplier codes, made per call by a kernel
 over the supplier table (the suppliers whose nation is one of the two), is
 probed at each (part, supplier) pair and skips the lines under the others.
-Q12 walks every line in storage order: the two ship modes a marker probe and
-the three dates' comparisons one test of each line (Tuning.hoist_row_tests),
-which at lineitem's last level guards the line's update of the output
-(Tuning.guard_leaves). What an added order would give them instead:
-docs/performance.md, "TPC-H on tables loaded once".
+Q12 reads the year's receipt dates as one range of the receipt order's first
+level (a search and a stop), testing the lines below it; `q12_walk` (used on
+tables without that order) walks every line in storage order: the two ship
+modes a marker probe and the three dates' comparisons one test of each line
+(Tuning.hoist_row_tests), which at lineitem's last level guards the line's
+update of the output (Tuning.guard_leaves). What an added key order would
+give them instead: docs/performance.md, "TPC-H on tables loaded once".
 """
 from __future__ import annotations
 
