@@ -16,8 +16,10 @@ child per parent position: `_stored_order`). Queries read these tries:
     T.tensor(value, order=None)  the Tensor to pass for it
     T.relation(value)            the Relation of a value column (storage order)
     T.add_order(order)           store another order too, made once, kept and shared
-    T.explain()                  the stored orders, their level kinds and sizes
+    T.explain(kernel=None)       the stored orders, their level kinds and sizes (and
+                                 the one a compiled query reads: relational.orders)
     T.orders                     the orders stored (storage order first)
+    T.value_keys(order)          the Keys of an order keyed by a value column
 
 An order the table does not store is refused by `var` and `tensor`, naming
 the orders it stores and `add_order` (which converts the structure once, as
