@@ -15,8 +15,8 @@ With --tables the load is bench/tpch/tables.py `load`: one ep.table per table,
 its storage order (primary key first) and at most one secondary order, shared
 by the queries written there (tables.QUERIES); the others are left out and
 listed under "not_on_tables". With --one-order (implies --tables) lineitem has
-no order added (its storage and secondary orders only) and Q7 and Q12 are
-bench/tpch/one_order.py's.
+no key order added (its storage and secondary orders, and an order keyed by its
+receipt date: one_order.load) and Q7 and Q12 are bench/tpch/one_order.py's.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import numpy as np
 from bench.tpch import data
 from bench.tpch.catalog import QUERIES, rows_of, same
 from bench.tpch import tables as shared
-from bench.tpch.one_order import QUERIES as one_order_queries
+from bench.tpch.one_order import QUERIES as one_order_queries, load as one_order_load
 from bench.tpch.queries import build
 
 
@@ -41,7 +41,7 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False,
                one_order: bool = False) -> dict:
     """The load times (ms) of etchpy and DuckDB and each query's times on that load
     (`tables`: the shared tables of bench/tpch/tables.py; `one_order` too: with
-    no order added to lineitem, the queries of bench/tpch/one_order.py)."""
+    no key order added to lineitem, the queries of bench/tpch/one_order.py)."""
     cols = data.tables(sf)
     con, duck_s = _timed(lambda: data.duckdb_with(cols, threads=1))
     tables = tables or one_order
@@ -50,7 +50,7 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False,
                                     else QUERIES[n].run is None)]
     names = [n for n in names if n not in skipped]
     if tables:
-        tries, etch_s = _timed(lambda: shared.load(cols, added_orders=not one_order))
+        tries, etch_s = _timed(lambda: one_order_load(cols) if one_order else shared.load(cols))
     else:
         tries, etch_s = _timed(lambda: build(cols, tuple(names)))
     queries = []

@@ -1,20 +1,24 @@
-"""The bench's queries on the tables with no order added: lineitem read only in
-its storage order (order, line) and its one secondary order (part first).
+"""The bench's queries on the tables with no key order added: lineitem read in
+its storage order (order, line), its one secondary order (part first) and its
+order keyed by receipt date (a value column: Table.add_order, made at load).
 
-    tables = tables.load(cols, added_orders=False)
-    QUERIES[name](tables, **params)      Q7 and Q12 written without an added order;
-                                         the other queries as bench/tpch/tables.py
+    tables = load(cols)                  tables.load(cols, added_orders=False), then
+                                         lineitem by receipt date (by_receipt=True)
+    QUERIES[name](tables, **params)      Q7 and Q12 written without an added key
+                                         order; the others as bench/tpch/tables.py
 
 `python -m bench tpch --load-once --tables --one-order` runs them. Q7 walks
 lineitem by part and supplier and keeps the lines of the two nations'
 suppliers: a sparse filter over supplier codes, made per call by a kernel
 over the supplier table (the suppliers whose nation is one of the two), is
 probed at each (part, supplier) pair and skips the lines under the others.
-Q12 walks every line in storage order: the two ship modes a marker probe and
-the three dates' comparisons one test of each line (Tuning.hoist_row_tests),
-which at lineitem's last level guards the line's update of the output
-(Tuning.guard_leaves). What an added order would give them instead:
-docs/performance.md, "TPC-H on tables loaded once".
+Q12 reads the year's receipt dates as one range of the receipt order's first
+level (a search and a stop), testing the lines below it; `q12_walk` (used on
+tables without that order) walks every line in storage order: the two ship
+modes a marker probe and the three dates' comparisons one test of each line
+(Tuning.hoist_row_tests), which at lineitem's last level guards the line's
+update of the output (Tuning.guard_leaves). What an added key order would
+give them instead: docs/performance.md, "TPC-H on tables loaded once".
 """
 from __future__ import annotations
 
@@ -25,6 +29,10 @@ from bench.tpch import tables as shared
 from bench.tpch.q12 import HIGH
 from bench.tpch.queries import days
 from bench.tpch.tables import LINE_BY_PART, Q12_DATES, _kernel, _keys, _year_mapping
+
+# lineitem keyed by its receipt date, then its key columns in storage order (Q12)
+LINE_BY_RECEIPT = ("l_receiptdate", "l_orderkey", "l_linenumber", "l_partkey", "l_suppkey",
+                   "l_shipdate", "l_shipmode")
 
 
 def _suppliers_expr(tables):
@@ -85,7 +93,36 @@ def _q12_expr(tables):
     return ep.sum((o, ln, p, s, sd, c, d), body), "o c d pr ln p s sd m"
 
 
+def _q12_expr_by_receipt(tables):
+    r, o, ln, p, s, sd, m, c, d, pr = ep.indices("r o ln p s sd m c d pr")
+    L = tables["lineitem"]
+    at = (r, o, ln, p, s, sd, m)
+    C, R, S = (L.var(v, order=LINE_BY_RECEIPT, name=n)[at] for v, n in Q12_DATES)
+    Modes = ep.tensor("Modes", 1, "csf")
+    body = (ep.between(r, "rlo", "rhi") * Modes[m] * ((C < R) & (S < C))
+            * tables["orders"].var()[o, c, d, pr])
+    return ep.sum((r, o, ln, p, s, sd, c, d), body), "r o c d pr ln p s sd m"
+
+
 def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
+    """Q12 on lineitem's order keyed by receipt date (when the load made it):
+    the year's receipt dates one range of codes of its first level (a search
+    and a stop), the lines below it tested; else on the storage order."""
+    L, O = tables["lineitem"], tables["orders"]
+    if LINE_BY_RECEIPT not in L.orders:
+        return q12_walk(tables, mode1, mode2, date)
+    modes = _keys(L, "l_shipmode")
+    rlo, rhi = L.value_keys(LINE_BY_RECEIPT).codes_between(
+        days(date), days(f"{int(date[:4]) + 1}{date[4:]}"))
+    counts = _kernel(tables, _q12_expr_by_receipt)(
+        **{n: L.tensor(v, order=LINE_BY_RECEIPT) for v, n in Q12_DATES}, O=O.tensor(),
+        Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        rlo=rlo, rhi=rhi)
+    return _q12_rows(tables, modes, counts)
+
+
+def q12_walk(tables, mode1: str = "MAIL", mode2: str = "SHIP",
+             date: str = "1994-01-01") -> dict:
     """Q12 on lineitem's storage order: every line tested once."""
     L, O = tables["lineitem"], tables["orders"]
     modes = _keys(L, "l_shipmode")
@@ -93,11 +130,29 @@ def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-0
         **{n: L.tensor(v) for v, n in Q12_DATES}, O=O.tensor(),
         Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
         lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
-    high = np.isin(_keys(O, "o_orderpriority").values(), HIGH)
+    return _q12_rows(tables, modes, counts)
+
+
+def _q12_rows(tables, modes, counts) -> dict:
+    high = np.isin(_keys(tables["orders"], "o_orderpriority").values(), HIGH)
     hi, lo = counts[:, high].sum(axis=1), counts[:, ~high].sum(axis=1)
     keep = (hi + lo) > 0
     return {"l_shipmode": modes.values()[keep], "high_line_count": hi[keep].astype(np.int64),
             "low_line_count": lo[keep].astype(np.int64)}
+
+
+def load(cols: dict, by_receipt: bool = True) -> dict:
+    """The tables with no order added (tables.load(cols, added_orders=False)),
+    and with `by_receipt` lineitem's order keyed by its receipt date
+    (LINE_BY_RECEIPT, Table.add_order with a value column first) and its
+    three dates' copies in it, made at load."""
+    tables = shared.load(cols, added_orders=False)
+    if by_receipt:
+        L = tables["lineitem"]
+        L.add_order(LINE_BY_RECEIPT)
+        for value, _ in Q12_DATES:
+            L.tensor(value, order=LINE_BY_RECEIPT)
+    return tables
 
 
 QUERIES = {**shared.QUERIES, "Q7": q7, "Q12": q12}

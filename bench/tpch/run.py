@@ -6,7 +6,8 @@ tables only): etchpy against DuckDB, SQLite.
 
 (--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
 --tables: that load is one ep.table per table, bench/tpch/tables.py; --one-order:
-those tables with no order added to lineitem, bench/tpch/one_order.py.)
+those tables with no key order added to lineitem (one keyed by its receipt
+date instead), bench/tpch/one_order.py.)
 
 Generates (or reads from the cache) the TPC-H columns at scale factor SF
 (bench/tpch/data.py), then per query:
@@ -136,7 +137,8 @@ def main(argv=None) -> int:
                     help="with --load-once: one ep.table per table, shared by the queries "
                          "(bench/tpch/tables.py)")
     ap.add_argument("--one-order", action="store_true",
-                    help="with --load-once: --tables with no order added to lineitem "
+                    help="with --load-once: --tables with no key order added to "
+                         "lineitem, an order keyed by its receipt date instead "
                          "(bench/tpch/one_order.py)")
     args = ap.parse_args(argv)
     if args.load_once:

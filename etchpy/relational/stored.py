@@ -7,48 +7,46 @@ the primary key columns, then the other key columns: its storage order, a
 clustered index on the primary key. Every value column, and the row count,
 lies over that one structure. `secondary=` names at most one other order of
 the key columns, made at load too, for the joins that walk the table by
-another key (lineitem by part); a key column that depends on the ones above it
-is a singleton level there (`_singletons`; in the secondary order, each level
-with one child per parent position: `_stored_order`). Queries read these tries, never
-their own:
+another key (lineitem by part); a key column that depends on the ones above
+it is a singleton level (`_singletons`; in another order, each level with one
+child per parent position: `_stored_order`). Queries read these tries:
 
     T.var(value, order=None)     the expression variable of a value column (None:
                                  the row count), in storage order or `order`
     T.tensor(value, order=None)  the Tensor to pass for it
     T.relation(value)            the Relation of a value column (storage order)
     T.add_order(order)           store another order too, made once, kept and shared
-    T.explain()                  the stored orders, their level kinds and sizes
+    T.explain(kernel=None)       the stored orders, their level kinds and sizes (and
+                                 the one a compiled query reads: relational.orders)
+    T.orders                     the orders stored (storage order first)
+    T.value_keys(order)          the Keys of an order keyed by a value column
 
 An order the table does not store is refused by `var` and `tensor`, naming
-the orders it stores and `add_order`, which converts the structure once (as
-the secondary order) for the queries that walk the table by a third key
-(lineitem supplier first); a query compiled without `order=` may still read the
-table in another order, by a conversion that the planner prices and
-`explain()` lists (plan/convert.py); the secondary order is made in advance
-as that conversion's structure (runtime.planned.converted_structure), so a
-planned read in the secondary order converts nothing.
+the orders it stores and `add_order` (which converts the structure once, as
+the secondary order, or keys an order by a value column: relational.by_value);
+a query compiled without `order=` may read the table in another order by the
+planner's priced conversion (plan/convert.py), which finds the secondary
+order's structure made (runtime.planned.converted_structure).
 
 Values are written in place into the storage-order trie (`T.tensor(v).vals`).
-The secondary order (and each order added) holds a copy of them, every column's over one structure
-(the same index arrays, so that a query walks it once: runtime.shared), checked against the storage order's
-on each `T.tensor(v, order)` (one sequential comparison) and gathered again
-when they differ, so a query after a write reads the written values. A
-copy's own values cannot be written (numpy refuses: they lie over an immutable
-buffer). With `ep.table(..., skip_unwritten=True)` the comparison is skipped
+The other orders hold a copy of them, every column's over one structure
+(runtime.shared walks it once), checked against the storage order's on each
+`T.tensor(v, order)` (one sequential comparison) and gathered again when they
+differ, so a query after a write reads the written values (a copy's own
+values cannot be written: numpy refuses). With `ep.table(..., skip_unwritten=True)` the comparison is skipped
 when the storage Tensor's `unwritten_mark` is what it was at the last check
 (no Python reference to the values existed since, so no write through one;
 a raw address kept past its array is not covered: proofs_notes/unwritten.md).
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
 
+from . import by_value as value_keyed, orders
+from .bits import same_bits as _same_bits
 from .keys import Keys
 from .table import Relation, dense_span, relation
 from ..errors import InputError
@@ -60,11 +58,9 @@ from ..runtime.tensor import Tensor
 
 
 class Table:
-    """A table stored once (see the module docstring); built by `ep.table`, which
-    passes its `name`, `by_value` (value column, None for the row count, ->
-    its Relation, all over one structure in storage order), `secondary`
-    (the secondary order, or None) and `skip_unwritten` (False, the default:
-    compare the other orders' copies with the values on every read).
+    """A table stored once (module docstring), built by `ep.table`: its `name`,
+    `by_value` (value column, None for the row count, -> its Relation, over one
+    structure), `secondary` (or None), `skip_unwritten` (ep.table's).
 
         >>> T = ep.table({"o": np.array([2, 1]), "p": np.array([7, 9]),
         ...               "q": np.array([3.0, 4.0])}, ["o"], keys=["p"], values=["q"],
@@ -85,6 +81,7 @@ class Table:
         self.secondary = secondary
         self._orders: dict = {}            # order -> (Format, levels, where, missing)
         self._copies: dict = {}     # (order, value) -> (Tensor, values it holds, mark)
+        self._keyed: dict = {}      # value-keyed order -> (Keys, values it was built of, mark)
         if secondary is not None:
             self._orders[secondary] = _stored_order(self, secondary, first.tensor)
             for v in sorted(by_value, key=lambda v: v is not None):   # None first
@@ -93,6 +90,11 @@ class Table:
     def __repr__(self):
         return (f"Table({self.name!r}, order={self.order}, secondary={self.secondary}, "
                 f"values={self.values}, rows={self._relations[None].tensor.nnz})")
+
+    @property
+    def orders(self) -> tuple:
+        """The orders stored: the storage order, then the others as added."""
+        return (self.order, *self._orders)
 
     def relation(self, value: str | None = None) -> Relation:
         """The Relation holding value column `value` (None: the row count) over
@@ -110,14 +112,15 @@ class Table:
             name: str | None = None) -> TensorVar:
         """The variable (named `name`, default the table's name) of value column
         `value` stored in `order` (default the storage order); its indices are
-        the key columns in storage order, whatever `order`.
+        the key columns in storage order, whatever `order` (after the value's
+        code, in an order keyed by a value).
 
             >>> o, p = ep.indices("o p")
             >>> ep.sum(o, T.var("q", order=["p", "o"], name="Q")[o, p])
         """
         fmt = self._format(order)
         self.relation(value)
-        return tensor_var(name or self.name, len(self.order), fmt)
+        return tensor_var(name or self.name, fmt.order, fmt)
 
     def tensor(self, value: str | None = None, order: Sequence[str] | None = None) -> Tensor:
         """The Tensor of value column `value` in `order` (as `var`): the
@@ -132,6 +135,7 @@ class Table:
         t = self.relation(value).tensor
         if fmt == t.format:
             return t
+        self._current(tuple(order))
         key = (tuple(order), value)
         kept = self._copies.get(key)
         mark = t.unwritten_mark()
@@ -145,27 +149,76 @@ class Table:
 
     def add_order(self, order: Sequence[str]) -> tuple[str, ...]:
         """Store the table in `order` too (all the key columns, once each), for
-        the queries that walk it by another key than the stored orders give (a
-        query reading lineitem supplier first): its structure is converted once
-        (runtime.planned.converted_structure, the planner's conversion) and
-        kept with the table, shared by every query; each value column's copy is
-        made at its first `tensor(value, order)`, then checked against the
-        storage order's values on each call, as the secondary order's. Returns
-        the order; adding a stored one changes nothing. `explain()` lists it.
+        queries that walk it by another key (lineitem supplier first): converted
+        once (the planner's conversion) and kept, shared by every query; each value
+        column's copy made at its first `tensor(value, order)`, then checked as
+        the secondary order's. Returns the order (a stored one: nothing changes).
+
+        An order whose first column is a value column, then every key column
+        (lineitem by receipt date, then order and line), is keyed by that
+        value (relational.by_value): one more mode than the keys, first, the
+        value's code under `value_keys(order)`; a range of the value is a
+        range of codes of its first level, a search and a stop. It is built
+        again when the value column's values were written.
 
             >>> T.add_order(["p", "o"]) == T.secondary
             True
         """
         order = tuple(order)
+        if order and order[0] in self.values:
+            self._keyed.setdefault(order, None)
+            self._current(order)
+            return order
         if sorted(order) != sorted(self.order):
             raise InputError(f"table {self.name!r}: order {order} must list the key "
-                             f"columns {self.order} once each")
+                             f"columns {self.order} once each (or a value column, "
+                             f"then the key columns)")
         if order != self.order and order not in self._orders:
             self._orders[order] = _stored_order(self, order, self._relations[None].tensor)
         return order
 
-    def explain(self) -> str:
-        """The orders stored, their level kinds and their sizes.
+    def value_keys(self, order: Sequence[str]) -> Keys:
+        """The Keys of a value-keyed order's first level (its value's distinct
+        values, in order), current: the order is built again first if its
+        value column was written. `value_keys(order).codes_between(lo, hi)`
+        are the bounds of `ep.between` for lo <= value < hi.
+
+            >>> T.value_keys(T.add_order(["q", "o", "p"])).values()
+            array([3., 4.])
+        """
+        order = tuple(order)
+        if order not in self._keyed:
+            raise InputError(f"table {self.name!r}: {order} is not a value-keyed order "
+                             f"it stores; add_order([value column, *key columns]) "
+                             f"stores one")
+        return self._current(order)
+
+    def _current(self, order: tuple):
+        """The Keys of value-keyed `order` (None for another order), after building
+        the order again if its value column differs from the values it was made
+        of (the same test, and `skip_unwritten` shortcut, as the copies')."""
+        if order not in self._keyed:
+            return None
+        kept = self._keyed[order]
+        t = self._relations[order[0]].tensor
+        mark = t.unwritten_mark()
+        t.check_layout()                 # its values read here, not handed out
+        if kept is not None and (self.skip_unwritten and mark is not None
+                                 and mark == kept[2] or _same_bits(t._vals, kept[1])):
+            self._keyed[order] = (*kept[:2], t.unwritten_mark())
+            return kept[0]
+        before = self._orders.get(order, (None,))[0]
+        *structure, keys, values = value_keyed.build(self, order, before)
+        self._orders[order] = tuple(structure)
+        for key in [k for k in self._copies if k[0] == order]:
+            del self._copies[key]           # over the old structure
+        self._keyed[order] = (keys, values, t.unwritten_mark())
+        return keys
+
+    def explain(self, kernel=None, name: str | None = None) -> str:
+        """The orders stored, their level kinds and sizes; with a compiled `kernel`
+        (after a call: its plan for those inputs), the order it reads input
+        `name` (default the table's name) in, or would want (relational.orders).
 
             >>> print(T.explain())
             table table: 2 rows, values ['q']
@@ -176,8 +229,11 @@ class Table:
         lines = [f"table {self.name}: {t.nnz} rows, values {list(self.values)}",
                  f"  storage order {self.order}: {_kinds(t.format)}"]
         for order, (fmt, *_) in self._orders.items():
-            what = "secondary order" if order == self.secondary else "order added"
+            what = "secondary order" if order == self.secondary else (
+                "order keyed by a value" if order in self._keyed else "order added")
             lines.append(f"  {what} {order}: {_kinds(fmt)}")
+        if kernel is not None:
+            lines += orders.lines(self, kernel, name or self.name)
         return "\n".join(lines)
 
     def _format(self, order) -> Format:
@@ -197,6 +253,8 @@ class Table:
         order's one structure (the same index arrays for every column)."""
         t = self._relations[value].tensor
         fmt, levels, where, missing = self._orders[order]
+        shape = t.shape if order not in self._keyed else (
+            len(self._keyed[order][0]), *t.shape)
         if value is not None:                # the row count's copy made first: its
             if (order, None) not in self._copies:    # frozen arrays, one structure
                 self._copies[order, None] = self._copy(order, None)
@@ -205,7 +263,7 @@ class Table:
         if missing is not None:
             vals[missing] = t.fill
         vals = np.frombuffer(vals.tobytes(), dtype=vals.dtype)   # immutable: a write to
-        copy = Tensor._of((t.shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
+        copy = Tensor._of((shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
         return copy, t._vals.copy(), t.unwritten_mark()
 
 
@@ -298,6 +356,8 @@ def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
     that depends on the keys above, as a line's date under its order and line)."""
     fmt = _format_of(t, order, stored)
     levels, where, missing = converted_structure(stored, fmt)
+    for r in t._relations.values():     # what a planned conversion of a column to it finds
+        converted_structure(r.tensor, fmt, like=stored)
     kinds, levels = singleton.dependent(fmt.levels, levels)
     return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
 
@@ -311,33 +371,6 @@ def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
     if kinds[0].located and len(first) > dense_span(len(kinds)) * max(stored.nnz, 1):
         kinds[0] = "compressed"
     return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
-
-
-def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two arrays of one dtype hold the same bytes (NaN equals NaN; a
-    comparison of the bits is several times faster than equal_nan): the C
-    library's memcmp where there is one (one pass, no temporary: about half the
-    time of numpy's elementwise comparison), else numpy's."""
-    if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
-    memcmp = _memcmp()
-    if memcmp is not None:
-        return a.nbytes == 0 or memcmp(a.ctypes.data, b.ctypes.data, a.nbytes) == 0
-    kind = f"u{a.itemsize}" if a.itemsize in (1, 2, 4, 8) else "u1"
-    return np.array_equal(a.view(kind), b.view(kind))
-
-
-@functools.cache
-def _memcmp():
-    """The C library's memcmp through ctypes, or None where it cannot be found."""
-    try:
-        lib = ctypes.CDLL(ctypes.util.find_library("c") or ctypes.util.find_library("msvcrt"))
-        fn = lib.memcmp
-    except (OSError, AttributeError, TypeError):
-        return None
-    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
-    return fn
 
 
 def _kinds(fmt: Format) -> str:

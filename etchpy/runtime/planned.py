@@ -10,6 +10,7 @@ whose layout is not the declared one).
     with_conversions(plan, bound)  the Tensors of the streams and Imp backends,
                                    with every converted copy added
     converted_structure(t, fmt)    a Tensor's structure in another format, kept on it
+    has_structure(t, fmt)          whether it is kept already
 
 Only an `ep.Tensor`'s conversion is kept across calls: its structure cannot be
 rebound, so the converted index arrays and, for each converted position, the
@@ -32,7 +33,8 @@ from .checks import check_compressed
 from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
-__all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure"]
+__all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure",
+           "has_structure"]
 
 _TRANSPOSED = {"csr": "csc", "csc": "csr"}
 
@@ -105,6 +107,12 @@ def converted_structure(t: Tensor, fmt, like: Tensor | None = None) -> tuple:
         hit = memo[fmt] = (parts.levels, np.where(missing, 0, where),
                            missing if missing.any() else None)
     return hit
+
+
+def has_structure(t: Tensor, fmt) -> bool:
+    """Whether Tensor `t` keeps its structure in format `fmt` already (a planned
+    read of it in `fmt` then gathers its values alone)."""
+    return fmt in t.__dict__.get("_etchpy_planned", {})
 
 
 def _one_structure(a: Tensor, b: Tensor) -> bool:
