@@ -266,7 +266,7 @@ class Tuning:
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
-    sort_near_share: int = 8          # ... tried when its range is <= 1/this of the dimension (0: all)
+    sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
     marks_walk_min: int = 8           # fewer touched indices are sorted, not walked by marks

@@ -133,8 +133,8 @@ def nearly_sorted(draw_lists, swaps):
        st.booleans())
 def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narrow):
     """ep_marks_walkable first insertion-sorts a short nearly sorted list (at
-    most sort_run, none more than sort_near_places late, its range at most
-    1/sort_near_share of the size: a stencil product's touched row); else it
+    most sort_run, none more than sort_near_places late, its first, middle and
+    last within 1/sort_near_share of the size: a stencil product's touched row); else it
     walks the marks when there are at least marks_walk_min indices spread over
     at most marks_walk_spread summary words each; else it clears the marks and
     sorts the list (by rank when short)."""
@@ -152,7 +152,9 @@ def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narro
     walk = lib.lib.marks_for_test(_ptr(lib, a), len(a), _ptr(lib, bits, "uint64_t *"), size,
                                   lo, hi)
     words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
-    tried = not xs or share == 0 or max(xs) - min(xs) <= size // share
+    w = size // share if share else 0
+    tried = len(xs) < 2 or share == 0 or (abs(xs[-1] - xs[0]) <= w
+                                          and abs(xs[len(xs) // 2] - xs[0]) <= w)
     assert walk == (not (tried and near_sorts(xs, places)) and len(xs) >= least
                     and words <= spread * len(xs))
     if walk:
