@@ -269,7 +269,7 @@ class Tuning:
     sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
-    marks_walk_min: int = 8           # fewer touched indices are sorted, not walked by marks
+    marks_walk_min: int = 17          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------

@@ -14,8 +14,8 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 VARIANTS = {  # (semiring, threads, tuning): the default paths, and the others by knobs
     "complex, threads 2": ("complex", 2, None),
-    "real, no rank sort, near sort on any range, walk from 17": (
-        "real", 1, {"rank_sort_max": 0, "sort_near_share": 0, "marks_walk_min": 17}),
+    "real, no rank sort, near sort on any range, walk from 8": (
+        "real", 1, {"rank_sort_max": 0, "sort_near_share": 0, "marks_walk_min": 8}),
 }
 KERNELS = {}
 

@@ -440,13 +440,15 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
         return 0;
     }
     int64_t l = n ? a[0] : 0, h = l;
-    if (n >= 8) {      /* a short list is sorted: no range needed */
-        for (int64_t i = 1; i < n; i++) {
-            if (a[i] < l) l = a[i];
-            if (a[i] > h) h = a[i];
+    if (n >= 17) {      /* a short list is sorted: no range needed */
+        for (int64_t i = 1; i < n; i++) {   /* scalar: a vector load of the list just */
+            int64_t v = a[i];               /* appended waits for its stores */
+            EP_OPAQUE(v);
+            l = v < l ? v : l;
+            h = v > h ? v : h;
         }
     }
-    if (n < 8 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
+    if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
         ep_clear_marks(a, n, bits);
         if (n <= 128) ep_rank_sort(a, n);   /* short: by rank */
         else ep_sort_idx(a, n);
