@@ -441,11 +441,9 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
     }
     int64_t l = n ? a[0] : 0, h = l;
     if (n >= 17) {      /* a short list is sorted: no range needed */
-        for (int64_t i = 1; i < n; i++) {   /* scalar: a vector load of the list just */
-            int64_t v = a[i];               /* appended waits for its stores */
-            EP_OPAQUE(v);
-            l = v < l ? v : l;
-            h = v > h ? v : h;
+        for (int64_t i = 1; i < n; i++) {
+            if (a[i] < l) l = a[i];
+            if (a[i] > h) h = a[i];
         }
     }
     if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
