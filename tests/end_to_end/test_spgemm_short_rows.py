@@ -1,8 +1,8 @@
-"""SpGEMM's sorted row write on every path a touched row can take (the near
-insertion, the rank sort, the marks walk, the quicksort), in the real and
-complex semirings, on one and two threads, against the dense reference:
-rows of 0, 1 and many entries, banded rows (repeated columns, nearly sorted
-touched rows within 1/8 of the dimension) and random ones."""
+"""SpGEMM's sorted row write on the paths a touched row takes by default (the
+near insertion, the rank sort of at most 16, the marks walk, the quicksort),
+complex, on two threads, against the dense reference: rows of 0, 1 and many
+entries, banded rows (repeated columns, nearly sorted touched rows within 1/8
+of the dimension) and random ones."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,10 +12,8 @@ import etchpy as ep
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-VARIANTS = {  # (semiring, threads, tuning): the default paths, and the others by knobs
+VARIANTS = {  # (semiring, threads, tuning); the knobs' other paths: tests/c/test_c_helpers.py
     "complex, threads 2": ("complex", 2, None),
-    "real, no rank sort, near sort on any range, walk from 8": (
-        "real", 1, {"rank_sort_max": 0, "sort_near_share": 0, "marks_walk_min": 8}),
 }
 KERNELS = {}
 
