@@ -2,13 +2,17 @@
 target: ≤ 1.0× scipy), scipy inputs, one thread, etchpy and scipy alternating
 call by call in one process, ratios of medians:
 
-    python -m bench complex [--rounds N] [--only poisson,random] [--quick]
+    python -m bench complex [--rounds N] [--only poisson,random,short] [--quick]
 
 poisson  the 2-d five-point Laplacian on an n×n grid (n = 1000: 1e6 rows,
          5 a row) plus an imaginary shift iσ·I (a Helmholtz-type operator),
          built with scipy.sparse; SpMV y = A·x, and SpGEMM A·A (n = 300)
 random   a random csr matrix with complex entries (1e6 rows, 8 a row for SpMV;
          2e4 rows, 10 a row for SpGEMM)
+short    SpGEMM A·A with short output rows: random rows of 4 and of 8 (5e4 rows;
+         about 16 and 64 a row out) and scikit-fem's P1 Laplacian on a triangle
+         mesh refined 8 times (66,049 nodes in refinement order, 13 a row out),
+         each in float64 and complex128
 
 Both outputs are what the user asks for: a dense vector, a sorted csr matrix
 (scipy's `A @ B` leaves its rows' columns unsorted). `cases(quick=True)` gives
@@ -45,12 +49,38 @@ def random_complex(rng, n: int, per_row: int) -> sp.csr_array:
                          m.indptr), shape=m.shape)
 
 
-def _kernels():
+def p1_triangles(refine: int = 8) -> sp.csr_array:
+    """scikit-fem's P1 Laplacian on the unit square's triangle mesh refined
+    `refine` times, nodes in refinement order (random-looking columns)."""
+    import skfem
+    from skfem.models.poisson import laplace
+    mesh = skfem.MeshTri().refined(refine)
+    return sp.csr_array(laplace.assemble(skfem.Basis(mesh, skfem.ElementTriP1())))
+
+
+def _kernels(semiring="complex"):
     i, j, k = ep.indices("i j k")
     A, B, x = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr"), ep.tensor("x", 1)
-    spmv = ep.compile(ep.sum(j, A[i, j] * x[j]), semiring="complex")
-    spgemm = ep.compile(ep.sum(k, A[i, k] * B[k, j]), semiring="complex", output="csr")
+    spmv = ep.compile(ep.sum(j, A[i, j] * x[j]), semiring=semiring)
+    spgemm = ep.compile(ep.sum(k, A[i, k] * B[k, j]), semiring=semiring, output="csr")
     return spmv, spgemm
+
+
+def short_cases(rng, quick: bool = False):
+    """SpGEMM A·A with short output rows, float64 and complex128 (quick: no
+    scikit-fem mesh)."""
+    gemm = {"f64": _kernels("real")[1], "c128": _kernels()[1]}
+    rows = 500 if quick else 50_000
+    mats = [(f"rows of {k} n={rows:,}", random_complex(rng, rows, k)) for k in (4, 8)]
+    if not quick:                     # (importing scikit-fem takes seconds)
+        mats.append(("P1 triangles", sp.csr_array(p1_triangles(8), dtype=complex)))
+    out = []
+    for what, M in mats:
+        for dtype, f in gemm.items():
+            Md = sp.csr_array(M.real if dtype == "f64" else M)
+            out.append((f"SpGEMM {what} {dtype}",
+                        lambda Md=Md, f=f: f(A=Md, B=Md), lambda Md=Md: Md @ Md))
+    return out
 
 
 def cases(quick: bool = False):
@@ -71,6 +101,7 @@ def cases(quick: bool = False):
              lambda M=M, v=v: spmv(A=M, x=v), lambda M=M, v=v: M @ v),
             (f"SpGEMM {what} n={Mm.shape[0]:,}",
              lambda Mm=Mm: spgemm(A=Mm, B=Mm), lambda Mm=Mm: Mm @ Mm)]
+    out["short"] = short_cases(rng, quick)
     return out
 
 
@@ -78,11 +109,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench complex", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--only", default="poisson,random")
+    ap.add_argument("--only", default="poisson,random,short")
     ap.add_argument("--quick", action="store_true", help="small sizes (a smoke run)")
     args = ap.parse_args(argv)
     table, missed = cases(args.quick), 0
-    print(f"{'case (complex128)':<34} {'etchpy':>9} {'scipy':>9}  {'ratio':>5} {'target':>6}")
+    print(f"{'case (complex128 unless said)':<34} {'etchpy':>9} {'scipy':>9}  {'ratio':>5} {'target':>6}")
     for name in args.only.split(","):
         for label, ours, theirs in table[name]:
             med = alternating_medians([ours, theirs], args.rounds)

@@ -85,7 +85,7 @@ class Tuning:
             piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
-            marks_walk_min, marks_walk_spread.
+            sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
             order walks as declared is converted whatever it says),
@@ -157,7 +157,6 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
-                                      # (lower.schedule.entries)
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
                                       # float64) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)
@@ -267,9 +266,10 @@ class Tuning:
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
+    sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
-    marks_walk_min: int = 8           # fewer touched indices are sorted, not walked by marks
+    marks_walk_min: int = 17          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most this
                                       # many summary words per touched index
     # -- planning and the optimizer ------------------------------------------

@@ -107,6 +107,9 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     if tuning.sort_near_places < 1:
         raise ValueError(f"tuning.sort_near_places must be at least 1, not "
                          f"{tuning.sort_near_places}")
+    if tuning.sort_near_share < 0:
+        raise ValueError(f"tuning.sort_near_share must be at least 0, not "
+                         f"{tuning.sort_near_share}")
     found = {type(u) for u in imp.statements(body)}
     return dict(
         uses_sort=imp.ForSorted in found,
@@ -130,6 +133,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         sort_base=max(tuning.sort_run, tuning.rank_sort_max),
         marks_walk_min=tuning.marks_walk_min,
         near_places=tuning.sort_near_places,
+        sort_near_share=tuning.sort_near_share,
         marks_walk_spread=tuning.marks_walk_spread)
 
 

@@ -125,20 +125,24 @@ def nearly_sorted(draw_lists, swaps):
     return a
 
 
-@pytest.mark.parametrize("least, spread, places", [(32, 4, 2), (8, 4, 2), (0, 10**6, 1),
-                                                   (0, 1, 3)])
+@pytest.mark.parametrize("least, spread, places, share", [(32, 4, 2, 8), (8, 4, 2, 0),
+                                                          (0, 10**6, 1, 8), (0, 1, 3, 1)])
 @settings(max_examples=40)
 @given(st.lists(st.integers(0, 20000), unique=True, max_size=200),
-       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 3)), max_size=4), st.booleans())
-def test_marks_walk_or_sort(least, spread, places, xs, swaps, near):
+       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 3)), max_size=4), st.booleans(),
+       st.booleans())
+def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narrow):
     """ep_marks_walkable first insertion-sorts a short nearly sorted list (at
-    most sort_run, none more than sort_near_places late: a stencil product's
-    touched row); else it walks the marks when there are at least
-    marks_walk_min indices spread over at most marks_walk_spread summary words
-    each; else it clears the marks and sorts the list."""
+    most sort_run, none more than sort_near_places late, its first, middle and
+    last within 1/sort_near_share of the size: a stencil product's touched row); else it
+    walks the marks when there are at least marks_walk_min indices spread over
+    at most marks_walk_spread summary words each; else it clears the marks and
+    sorts the list (by rank when short)."""
+    if narrow:                                   # within 1/8 of the size, or not
+        xs = sorted({x // 10 for x in xs})
     xs = nearly_sorted(xs[:16], swaps) if near else xs
     lib = helpers(tuning.DEFAULT.with_(marks_walk_min=least, marks_walk_spread=spread,
-                                       sort_near_places=places))
+                                       sort_near_places=places, sort_near_share=share))
     size = 20001
     a = np.array(xs, dtype=np.int32)
     bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
@@ -148,7 +152,10 @@ def test_marks_walk_or_sort(least, spread, places, xs, swaps, near):
     walk = lib.lib.marks_for_test(_ptr(lib, a), len(a), _ptr(lib, bits, "uint64_t *"), size,
                                   lo, hi)
     words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
-    assert walk == (not near_sorts(xs, places) and len(xs) >= least
+    w = size // share if share else 0
+    tried = len(xs) < 2 or share == 0 or (abs(xs[-1] - xs[0]) <= w
+                                          and abs(xs[len(xs) // 2] - xs[0]) <= w)
+    assert walk == (not (tried and near_sorts(xs, places)) and len(xs) >= least
                     and words <= spread * len(xs))
     if walk:
         summary = bits[size // 64 + 1:]

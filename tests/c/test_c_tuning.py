@@ -29,8 +29,8 @@ def test_default_text_is_the_golden_text():
     assert "n >= ((size_t)4 << 20)" in text and "Heap arrays of 4 MiB or more" in text
     assert "while (n > 128)" in text and "if (n <= 128) {" in text
     assert "if (n > 16 || !ep_sort_near(a, n)) ep_rank_sort(a, n);" in text
-    assert "if (n < 8 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
-    assert "if (n <= 16 && ep_sort_near(a, n)) {" in text
+    assert "if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
+    assert "if (n <= 16 && ep_near_ends(a, n, size / 8)\n        && ep_sort_near(a, n)) {" in text
     assert "k >= i - 2 && a[k] > v" in text
 
 
@@ -38,6 +38,8 @@ def test_helper_knobs_change_the_text():
     t = tuning.DEFAULT.with_(seek_linear=3, huge_page_bytes=65536, sort_run=5, marks_walk_min=7,
                              marks_walk_spread=9, rank_sort_max=0)
     assert "k >= i - 4 && a[k] > v" in render(HELPERS, tuning.DEFAULT.with_(sort_near_places=4))
+    assert "if (n <= 16\n        && ep_sort_near" in render(HELPERS, tuning.DEFAULT.with_(
+        sort_near_share=0))
     text = render(HELPERS, t)
     assert "for (int k = 0; k < 3; k++, q++)" in text
     assert "n >= ((size_t)65536)" in text and "Heap arrays of 65536 bytes or more" in text
@@ -53,6 +55,8 @@ def test_sort_runs_shorter_than_two_are_refused():
         render(HELPERS, tuning.DEFAULT.with_(rank_sort_max=-1))
     with pytest.raises(ValueError, match="sort_near_places"):
         render(HELPERS, tuning.DEFAULT.with_(sort_near_places=0))
+    with pytest.raises(ValueError, match="sort_near_share"):
+        render(HELPERS, tuning.DEFAULT.with_(sort_near_share=-1))
 
 
 @pytest.mark.parametrize("chunks", [1, 5, 16])

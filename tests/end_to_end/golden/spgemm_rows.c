@@ -306,17 +306,42 @@ static inline int ep_ctz64(uint64_t x)
 
 /* Sorts n <= 128 distinct indices by rank: each goes to the place
  * given by the count of indices smaller than it (a permutation, as the indices
- * are distinct). Quadratic, but without a branch on the data: a touched row of
- * a few dozen indices sorts several times faster than by comparisons. */
+ * are distinct). The counts are taken for 16 indices at a time (the last block
+ * padded with the largest ep_idx_t, which no index reaches), each index of the
+ * list compared with the whole block: a fixed-width compare-and-add the
+ * compiler keeps in vector registers, n·⌈n/16⌉ lanes and no branch on the data,
+ * then one scalar store per index. A block is put together from scalar loads, lane by
+ * lane: a vector load of indices just stored one at a time (the touched list)
+ * waits until those stores, and the workspace stores before them, have left
+ * the store buffer. */
 static void ep_rank_sort(ep_idx_t *a, int64_t n)
 {
-    ep_idx_t t[128];
-    memcpy(t, a, (size_t)n * sizeof *t);
+    ep_idx_t t[128], r[128];
+#if defined(__GNUC__) || defined(__clang__)
+    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(16 * sizeof(ep_idx_t))));
+    const ep_lanes_t lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
+    for (int64_t b = 0; b < n; b += 16) {
+        ep_lanes_t x = (ep_lanes_t){0} + top, c = {0};
+        for (int64_t k = 0; k < 16 && b + k < n; k++) {
+            const ep_lanes_t e = lane == ((ep_lanes_t){0} + (ep_idx_t)k);
+            x = (x & ~e) | (((ep_lanes_t){0} + a[b + k]) & e);
+        }
+        for (int64_t j = 0; j < n; j++) c -= x > ((ep_lanes_t){0} + a[j]);   /* true is -1 */
+        memcpy(r + b, &c, sizeof c);
+        memcpy(t + b, &x, sizeof x);
+    }
+#else
+    for (int64_t i = 0; i < n; i++) t[i] = a[i];
     for (int64_t i = 0; i < n; i++) {
-        const ep_idx_t v = t[i];
-        int64_t r = 0;
-        for (int64_t j = 0; j < n; j++) r += t[j] < v;
-        a[r] = v;
+        r[i] = 0;
+        for (int64_t j = 0; j < n; j++) r[i] += t[j] < t[i];
+    }
+#endif
+    for (int64_t k = 0; k < n; k++) {   /* scalar stores: as AVX-512 scatters they stalled */
+        int64_t at = r[k];
+        EP_OPAQUE(at);
+        a[at] = t[k];
     }
 }
 
@@ -382,33 +407,49 @@ static inline void ep_clear_marks(const ep_idx_t *a, int64_t n, uint64_t *bits)
         bits[w] = 0;
     }
 }
+/* Whether the first, middle and last of n indices lie within `width` of the
+ * first (the ends of a nearly sorted row span about its range; a random row's
+ * are so close for about one row in 16 when the width is 1/8 of the
+ * dimension): three loads and no pass over the row. 1 for n < 2. */
+static inline int ep_near_ends(const ep_idx_t *a, int64_t n, int64_t width)
+{
+    if (n < 2) return 1;
+    const int64_t first = a[0], last = a[n - 1], mid = a[n / 2];
+    return (uint64_t)(last - first + width) <= (uint64_t)(2 * width)
+        && (uint64_t)(mid - first + width) <= (uint64_t)(2 * width);
+}
 
 /* Prepares the ordered walk over n distinct indices < size that are marked in
  * `bits` (size/64 + 1 words of marks, then size/4096 + 1 summary words, all
- * zero but the marks). A short nearly sorted list (at most 16: the
- * touched row of a banded or grid operator's product) is insertion-sorted
- * first. Otherwise, when the indices are dense enough in their range, sets
- * the summary bit of each marked word, stores the range of summary words in
- * *lo, *hi and returns 1: the caller walks the summary and the marked words in
- * order and clears both. Otherwise clears the marks, sorts a and returns 0. */
+ * zero but the marks). A short nearly sorted list (at most 16,
+ * its ends within 1/8 of the size: the touched row of a banded or grid operator's
+ * product) is insertion-sorted first (a wider one is not tried: a random
+ * row gives up the insertion only after a few mispredicted branches, about
+ * what the rank sort of its 16 indices costs). Otherwise, when the indices
+ * are many and dense enough in their range, sets the summary bit of each
+ * marked word, stores the range of summary words in *lo, *hi and returns 1:
+ * the caller walks the summary and the marked words in order and clears both.
+ * Otherwise clears the marks, sorts a (by rank up to 128) and returns 0. */
 static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
                              int64_t *lo, int64_t *hi)
 {
     uint64_t *summary = bits + (size >> 6) + 1;
-    if (n <= 16 && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
+    if (n <= 16 && ep_near_ends(a, n, size / 8)
+        && ep_sort_near(a, n)) {   /* nearly sorted: sorted in O(n) */
         ep_clear_marks(a, n, bits);
         return 0;
     }
     int64_t l = n ? a[0] : 0, h = l;
-    if (n >= 8) {      /* a short list is sorted: no range needed */
+    if (n >= 17) {      /* a short list is sorted: no range needed */
         for (int64_t i = 1; i < n; i++) {
             if (a[i] < l) l = a[i];
             if (a[i] > h) h = a[i];
         }
     }
-    if (n < 8 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
+    if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
         ep_clear_marks(a, n, bits);
-        ep_sort_idx(a, n);
+        if (n <= 128) ep_rank_sort(a, n);   /* short: by rank */
+        else ep_sort_idx(a, n);
         return 0;
     }
     for (int64_t i = 0; i < n; i++) summary[a[i] >> 12] |= (uint64_t)1 << ((a[i] >> 6) & 63);

@@ -1,0 +1,67 @@
+"""SpGEMM's sorted row write on the paths a touched row takes by default (the
+near insertion, the rank sort of at most 16, the marks walk, the quicksort),
+complex, on two threads, against the dense reference: rows of 0, 1 and many
+entries, banded rows (repeated columns, nearly sorted touched rows within 1/8
+of the dimension) and random ones."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import etchpy as ep
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+VARIANTS = {  # (semiring, threads, tuning); the knobs' other paths: tests/c/test_c_helpers.py
+    "complex, threads 2": ("complex", 2, None),
+}
+KERNELS = {}
+
+
+def kernel(name):
+    if name not in KERNELS:
+        semiring, threads, tuning = VARIANTS[name]
+        i, j, k = ep.indices("i j k")
+        A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+        KERNELS[name] = ep.compile(ep.sum(k, A[i, k] * B[k, j]), semiring=semiring,
+                                   output="csr", threads=threads, tuning=tuning)
+    return KERNELS[name]
+
+
+@st.composite
+def operand(draw, rows, cols, dtype):
+    """A csr matrix whose rows hold 0, 1 or many entries, banded around the
+    row's place or random."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    banded = draw(st.booleans())
+    r, c = [], []
+    for i in range(rows):
+        n = min(cols, draw(st.sampled_from([0, 1, 2, 4, 8, 30])))
+        if banded:
+            mid = i * cols // max(rows, 1)
+            picks = np.clip(mid + rng.integers(-4, 5, n), 0, cols - 1)
+        else:
+            picks = rng.integers(0, cols, n)
+        picks = np.unique(picks)
+        r += [i] * len(picks)
+        c += list(picks)
+    vals = rng.integers(1, 5, len(r)).astype(float)
+    if dtype == np.complex128:
+        vals = vals + 1j * rng.integers(-2, 3, len(r))
+    return sp.csr_array((vals, (r, c)), shape=(rows, cols))
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+@settings(max_examples=8, deadline=None)
+@given(st.data())
+def test_spgemm_rows_equal_the_dense_product(name, data):
+    semiring = VARIANTS[name][0]
+    dtype = np.complex128 if semiring == "complex" else np.float64
+    n = data.draw(st.integers(0, 40), label="n")
+    m = data.draw(st.integers(1, 40), label="m")
+    p = data.draw(st.sampled_from([1, 7, 300, 3000]), label="p")
+    A = data.draw(operand(n, m, dtype), label="A")
+    B = data.draw(operand(m, p, dtype), label="B")
+    got = kernel(name)(A=A, B=B)
+    assert got.has_sorted_indices and got.dtype == dtype
+    np.testing.assert_allclose(got.toarray(), A.toarray() @ B.toarray())
