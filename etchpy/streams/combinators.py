@@ -93,19 +93,21 @@ def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
 
 
 def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
-        choices: dict | None = None) -> Value:
+        choices: dict | None = None, rings=None) -> Value:
     """Intersection: ready where both are ready at the same index. Two windows
     intersect their ranges (streams.window); a side that can locate is located
     (the one not a full range walked: _walk_locate); run lists meet (runs_product);
     else they leapfrog, or, both always ready, merge or leapfrog. `choices` ({index:
-    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes a way neither locates."""
+    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes a way neither locates.
+    `rings` (streams.shift_rows.Rings or None): where the meet of run lists
+    may keep rows of pieces across the output's rows (Tuning.shift_rows)."""
     if not is_stream(a) and not is_stream(b):
         one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
         return b if a == one else a if b == one else Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
 
     def combine(x, y):
-        return mul(names, sr, tuning, x, y, choices)
+        return mul(names, sr, tuning, x, y, choices, rings)
     if Inside in a.facts and Inside in b.facts:     # two windows (streams.window)
         return intersect_inside(names, a, b, combine)
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
@@ -117,8 +119,9 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
-    if tuning.runs and (runs := runs_product(names, a, b, combine, tuning.shift_runs
-                                             and mul_idempotent(sr))) is not None:
+    if tuning.runs and (runs := runs_product(
+            names, a, b, combine, tuning.shift_runs and mul_idempotent(sr),
+            rings if tuning.shift_rows else None)) is not None:
         return runs                                       # one piece per overlap
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))

@@ -80,24 +80,29 @@ def mul_idempotent(sr) -> bool:
     return all(bool(sr.mul.py(np.bool_(x), np.bool_(x))) == x for x in (False, True))
 
 
-def group_shifts(names, ops: list, combine) -> list:
+def group_shifts(names, ops: list, combine, rows=None) -> list:
     """ops (streams met as one product) with each group of two or more Shifted
     streams of one key whose shifts fill [L, H] replaced by one shift_meet;
-    the others as they are, in order (a group where its first member was)."""
+    the others as they are, in order (a group where its first member was).
+    `rows` (None, or a function of {group key: (L, H)} giving {group key: a
+    function of its shift_meet}: streams.shift_rows.keepers): the groups it
+    names are read through it (a ring of rows kept across output rows)."""
     groups: dict = {}
     for s in ops:
         if (f := _shift(s)) is not None:
             groups.setdefault(f.key, []).append(f.lo)
+    spans = {k: (min(v), max(v)) for k, v in groups.items()
+             if len(v) >= 2 and set(v) == set(range(min(v), max(v) + 1))}
+    keep = rows(spans) if rows is not None else {}
     out, done = [], set()
     for s in ops:
         f = _shift(s)
-        los = set(groups.get(f.key, ())) if f is not None else set()
-        if len(groups.get(f.key, ()) if f else ()) < 2 or \
-                los != set(range(min(los), max(los) + 1)):
+        if f is None or f.key not in spans:
             out.append(s)
         elif f.key not in done:
             done.add(f.key)
-            out.append(shift_meet(names, f.spec, min(los), max(los), combine))
+            meet = shift_meet(names, f.spec, *spans[f.key], combine)
+            out.append(keep[f.key](meet) if f.key in keep else meet)
     return out
 
 
