@@ -38,18 +38,24 @@ class Rings:
 
 
 def offset(e: imp.Expr) -> tuple:
-    """(base, k) with e = base + k, k a constant (0 when e has none at its top)."""
+    """(base, k) with e = Σ base + k: e's sum flattened into its terms, k the sum
+    of the constant ones, base the others in order (a tuple)."""
+    terms = _terms(e)
+    k = sum(t.value for t in terms if _constant(t))
+    return tuple(t for t in terms if not _constant(t)), k
+
+
+def _constant(t) -> bool:
+    return isinstance(t, Const) and isinstance(t.value, int) and not isinstance(t.value, bool)
+
+
+def _terms(e: imp.Expr) -> list:
     match e:
-        case Bin("+", Const(k), b) if isinstance(k, int):
-            base, j = offset(b)
-            return base, j + k
-        case Bin("+", a, Const(k)) if isinstance(k, int):
-            base, j = offset(a)
-            return base, j + k
+        case Bin("+", a, b):
+            return _terms(a) + _terms(b)
         case Bin("-", a, Const(k)) if isinstance(k, int):
-            base, j = offset(a)
-            return base, j - k
-    return e, 0
+            return _terms(a) + [Const(-k)]
+    return [e]
 
 
 def ring_classes(groups: dict) -> dict:
