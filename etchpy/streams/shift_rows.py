@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import imp
-from ..imp import Assign, Bin, Const, If, Load, Store, Var, While, seq
+from ..imp import ZERO, Assign, Bin, Const, If, Load, Store, Var, While, and_, eq, lt, \
+    max_, min_, not_, select, seq
 from .facts import Most, Pieces
 from .stream import Stream
 
@@ -93,10 +94,12 @@ def keepers(names, rings: Rings, read: Callable, spans: dict) -> dict:
 
 
 def _keeper(names, rings, read, pos, width, made, ck):
-    def keep(meet: Stream) -> Stream:
+    def keep(meet: Stream, spec: tuple) -> Stream:
         if made[ck] is None:
             made[ck] = ring_arrays(names, rings, meet.var, meet.facts.get(Most).bound, width)
-        return ring_read(names, meet, pos, width, made[ck], read)
+        fill = plain_fill(names, spec, ck[2], ck[3]) if isinstance(meet.value, Const) \
+            else None
+        return ring_read(names, meet, pos, width, made[ck], read, fill)
     return keep
 
 
@@ -113,28 +116,70 @@ def ring_arrays(names, rings: Rings, var: str, n: imp.Expr, width: int) -> tuple
 
 
 def ring_read(names, meet: Stream, pos: imp.Expr, width: int, arrays: tuple,
-              read: Callable) -> Stream:
+              read: Callable, plain=None) -> Stream:
     """The stream of `meet` (a shift_meet of the row at parent position `pos`)
     through its ring slot pos mod width: the slot filled by running `meet` to
     its end, one piece (counter, end, value) at a time, unless its tag is pos;
     then the slot's pieces read as a sparse run list (every piece non-empty,
-    in order, with gaps between them where meet has none)."""
+    in order, with gaps between them where meet has none). A value that is a
+    constant (a boolean erosion's true) is not stored. `plain` (plain_fill's):
+    the slot filled by that pass instead of meet's steps."""
     s, e, v, t, c = arrays
     p = meet.facts.get(Pieces)
     var, n = meet.var, meet.facts.get(Most).bound
     slot, base, k = (names.fresh(f"{var}_{x}") for x in ("slot", "rb", "rk"))
     sv, bv, kv = Var(slot), Var(base), Var(k)
-    fill = seq(meet.init, Assign(k, bv), While(meet.valid, seq(
-        Store(s, kv, Var(p.counter)), Store(e, kv, Var(p.end)), Store(v, kv, meet.value),
-        imp.incr(k), Assign(p.counter, Var(p.end)), p.advance)),
-        Store(c, sv, Bin("-", kv, bv)), Store(t, sv, pos))
+    fixed = isinstance(meet.value, Const)      # the same value in every piece: not kept
+    if plain is not None:
+        body, own = plain[0](s, e, k), plain[1]
+    else:
+        body, own = seq(meet.init, Assign(k, bv), While(meet.valid, seq(
+            Store(s, kv, Var(p.counter)), Store(e, kv, Var(p.end)),
+            imp.SKIP if fixed else Store(v, kv, meet.value),
+            imp.incr(k), Assign(p.counter, Var(p.end)), p.advance))), meet.state
+    fill = seq(Assign(k, bv), body, Store(c, sv, Bin("-", kv, bv)), Store(t, sv, pos))
     here = seq(Assign(slot, Bin("-", pos, imp.mul(Bin("/", pos, Const(width)), Const(width)))),
                Assign(base, imp.mul(sv, n)),
                If(Bin("!=", Load(t, sv), pos), fill))
-    rows = read(names, var, n, e, bv, imp.add(bv, Load(c, sv)), lambda q: Load(v, q[0]),
-                starts=s)
-    state = meet.state + ((slot, "index"), (base, "index"), (k, "index")) + rows.state
+    rows = read(names, var, n, e, bv, imp.add(bv, Load(c, sv)),
+                lambda q: meet.value if fixed else Load(v, q[0]), starts=s)
+    state = own + ((slot, "index"), (base, "index"), (k, "index")) + rows.state
     return rows.derive(rows.facts, state=state, init=seq(here, rows.init),
                        search=f"{meet.search}, kept for the rows that read it (a ring of "
                               f"{width})")
 
+
+
+def plain_fill(names, spec: tuple, lo: int, hi: int) -> tuple:
+    """(a function of the slot's start and end arrays and its cursor giving the
+    pass, its state): the pieces of the product of one row's windows at shifts
+    lo..hi when its value is a constant (`shift_runs._true`: every run met
+    holds true), in one pass over the row's runs: each stretch [A, B) of
+    joined runs, none a gap, holds w exactly on [A − lo, B − hi) ∩ [0, n)
+    (shifts.md's law: w + lo .. w + hi all in the stretch), one piece per
+    stretch (its runs merged: the same cells, the same value, as the pieces
+    of shift_meet)."""
+    var, ends, start, end, child, starts, n, zero = spec
+    p, pe, r0, a, b, w0, w1 = (names.fresh(f"{var}_p{x}") for x in
+                               ("", "end", "0", "a", "b", "lo", "hi"))
+    pv, pev, r0v, av, bv, w0v, w1v = (Var(x) for x in (p, pe, r0, a, b, w0, w1))
+
+    def begin(x):
+        return Load(starts, x) if starts is not None else \
+            select(lt(r0v, x), Load(ends, Bin("-", x, Const(1))), ZERO)
+
+    def gap(x):
+        return eq(child((x, imp.add(x, Const(1)))), zero)
+
+    def fill(s_arr, e_arr, k):
+        kv = Var(k)
+        stretch = seq(
+            Assign(a, begin(pv)), Assign(b, Load(ends, pv)), imp.incr(p),
+            While(and_(and_(lt(pv, pev), eq(begin(pv), bv)), not_(gap(pv))),
+                  seq(Assign(b, Load(ends, pv)), imp.incr(p))),
+            Assign(w0, max_(Bin("-", av, Const(lo)), ZERO)),
+            Assign(w1, min_(Bin("-", bv, Const(hi)), n)),
+            If(lt(w0v, w1v), seq(Store(s_arr, kv, w0v), Store(e_arr, kv, w1v), imp.incr(k))))
+        return seq(Assign(p, start), Assign(pe, end), Assign(r0, start),
+                   While(lt(pv, pev), If(gap(pv), imp.incr(p), stretch)))
+    return fill, tuple((x, "index") for x in (p, pe, r0, a, b, w0, w1))

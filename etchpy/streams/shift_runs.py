@@ -85,7 +85,7 @@ def group_shifts(names, ops: list, combine, rows=None) -> list:
     streams of one key whose shifts fill [L, H] replaced by one shift_meet;
     the others as they are, in order (a group where its first member was).
     `rows` (None, or a function of {group key: (L, H)} giving {group key: a
-    function of its shift_meet}: streams.shift_rows.keepers): the groups it
+    function of its shift_meet and spec}: streams.shift_rows.keepers): the groups it
     names are read through it (a ring of rows kept across output rows)."""
     groups: dict = {}
     for s in ops:
@@ -102,8 +102,18 @@ def group_shifts(names, ops: list, combine, rows=None) -> list:
         elif f.key not in done:
             done.add(f.key)
             meet = shift_meet(names, f.spec, *spans[f.key], combine)
-            out.append(keep[f.key](meet) if f.key in keep else meet)
+            out.append(keep[f.key](meet, f.spec) if f.key in keep else meet)
     return out
+
+
+def _true(zero) -> Const | None:
+    """True (as a value) when the zero is a boolean's false: the carrier is {false,
+    true}, so every run met (none a gap) holds true, and their ⊗, idempotent,
+    is true; else None (the ⊗ of the runs' values is read)."""
+    if zero is not None and isinstance(zero, Const) and isinstance(zero.value, np.bool_) \
+            and not zero.value:
+        return Const(np.True_, "value")
+    return None
 
 
 def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
@@ -149,7 +159,8 @@ def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
         return seq(Assign(c, max_(cv, select(rf, imp.add(t, ONE), t))),
                    If(le(mv, cv), advance))
 
-    value = reduce(combine, [val(min_(imp.add(rv, Const(j)), qv)) for j in range(hi - lo + 1)])
+    value = _true(zero) or reduce(combine, [val(min_(imp.add(rv, Const(j)), qv))
+                                            for j in range(hi - lo + 1)])
     state = tuple((x, "index") for x in (r, q, re, r0, c, m)) + ((ok, "bool"),)
     return Stream(var=var, state=state, init=init, valid=lt(cv, mv), index=cv, ready=TRUE,
                   value=value, next=seq(imp.incr(c), If(le(mv, cv), advance)), skip=skip,

@@ -102,7 +102,7 @@ def test_the_c_keeps_rows_where_rows_share_a_ring():
     def tests(c):       # an output row's slots checked against their tags
         return len(re.findall(r"ringtag_\d+\[j_slot_\d+\] != ", c))
     on = src("box 3x3")
-    assert tests(on) == 3 and on.count("int64_t j_sq_") == 3
+    assert tests(on) == 3 and "int64_t j_pa_" in on       # the plain pass fills them
     assert tests(src("box 5x3")) == 5
     assert "ringtag" not in src("box 3x3", tuning={"shift_rows": False})
     assert "ringtag" not in src("cross") and "ringtag" not in src("row 1x3")
