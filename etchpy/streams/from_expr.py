@@ -103,9 +103,8 @@ class Lowerer:
     this step) may turn a marker off per (tensor, storage level) and fix the
     way each product intersects per index; None keeps the defaults above.
 
-    `keep_rows` (default: `markers`) says the caller also allocates the
-    arrays of `rings.arrays` (streams.shift_rows: rows of pieces kept across
-    the output's rows, Tuning.shift_rows); else `rings` is None.
+    `keep_rows` (default: `markers`): the caller also allocates `rings.arrays`
+    (streams.shift_rows, Tuning.shift_rows); else `rings` is None.
 
     `fixed` maps index names bound outside the levels (a step run inside
     another's loops, plan.fusion) to their Imp coordinates; only dense

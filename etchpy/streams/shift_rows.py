@@ -24,8 +24,9 @@ from typing import Callable
 
 from .. import imp
 from ..imp import ZERO, Assign, Bin, Const, If, Load, Store, Var, While, and_, eq, lt, \
-    max_, min_, not_, select, seq
+    max_, min_, not_, seq
 from .facts import Most, Pieces
+from .shift_runs import run_start
 from .stream import Stream
 
 
@@ -165,8 +166,7 @@ def plain_fill(names, spec: tuple, lo: int, hi: int) -> tuple:
     pv, pev, r0v, av, bv, w0v, w1v = (Var(x) for x in (p, pe, r0, a, b, w0, w1))
 
     def begin(x):
-        return Load(starts, x) if starts is not None else \
-            select(lt(r0v, x), Load(ends, Bin("-", x, Const(1))), ZERO)
+        return run_start(starts, ends, r0v, x)
 
     def gap(x):
         return eq(child((x, imp.add(x, Const(1)))), zero)

@@ -106,6 +106,13 @@ def group_shifts(names, ops: list, combine, rows=None) -> list:
     return out
 
 
+def run_start(starts: str | None, ends: str, r0: imp.Expr, p: imp.Expr) -> imp.Expr:
+    """Where run p of a row whose first run is r0 starts: starts[p] (a sparse run
+    list), else the end of run p − 1 or 0 for the first."""
+    return Load(starts, p) if starts is not None else \
+        select(lt(r0, p), Load(ends, Bin("-", p, ONE)), ZERO)
+
+
 def _true(zero) -> Const | None:
     """True (as a value) when the zero is a boolean's false: the carrier is {false,
     true}, so every run met (none a gap) holds true, and their ⊗, idempotent,
@@ -117,11 +124,11 @@ def _true(zero) -> Const | None:
 
 
 def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
-    """The product of the windows of one row of a run list at every shift
-    lo..hi (step 1), ⊗ idempotent: state r (the run holding w + lo), q (the
-    run holding w + hi), re, r0 (the row's first run), c (w), m (the piece's
-    end) and ok; `settle` finds the first w ≥ c whose cells w+lo..w+hi lie in
-    runs r..q meeting end to start, none a run of the zero."""
+    """The product of the windows of one row of a run list at every shift lo..hi
+    (step 1), ⊗ idempotent: state r (the run holding w + lo), q (the run holding
+    w + hi), re, r0 (the row's first run), c (w), m (the piece's end) and ok; `settle`
+    finds the first w ≥ c whose cells w+lo..w+hi lie in runs r..q meeting end to
+    start, none a run of the zero (its value: `_true`, or the ⊗ of r..q's)."""
     var, ends, start, end, child, starts, n, zero = spec
     r, q, re, r0, c, m, ok = (names.fresh(f"{var}_s{x}") for x in
                               ("r", "q", "rend", "r0", "c", "m", "ok"))
@@ -129,8 +136,7 @@ def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
     L, H = Const(lo), Const(hi)
 
     def begin(p):
-        return Load(starts, p) if starts is not None else \
-            select(lt(r0v, p), Load(ends, Bin("-", p, ONE)), ZERO)
+        return run_start(starts, ends, r0v, p)
 
     def val(p):
         return child((p, imp.add(p, ONE)))
@@ -159,8 +165,8 @@ def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
         return seq(Assign(c, max_(cv, select(rf, imp.add(t, ONE), t))),
                    If(le(mv, cv), advance))
 
-    value = _true(zero) or reduce(combine, [val(min_(imp.add(rv, Const(j)), qv))
-                                            for j in range(hi - lo + 1)])
+    value = _true(zero) or reduce(combine, [val(min_(imp.add(rv, Const(d)), qv))
+                                            for d in range(hi - lo + 1)])
     state = tuple((x, "index") for x in (r, q, re, r0, c, m)) + ((ok, "bool"),)
     return Stream(var=var, state=state, init=init, valid=lt(cv, mv), index=cv, ready=TRUE,
                   value=value, next=seq(imp.incr(c), If(le(mv, cv), advance)), skip=skip,
