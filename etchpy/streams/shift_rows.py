@@ -6,13 +6,15 @@ k×k stencil give) and whose column shifts of each row group into one
 `shift_meet` (streams.shift_runs) reads the same shift product of input row
 p + k for several output rows: a 3×3 erosion reads each input row's column
 erosion for three output rows. Here each such product is computed once per
-input row (its `shift_meet` run to its end) into a slot of a ring of K rows
-of pieces (start, end, value), K = max k − min k + 1, slot = position mod K,
+input row (its `shift_meet` run to its end, or one plain pass over the
+row's runs when the product's value is a constant: `plain_fill`) into a
+slot of a ring of K rows of pieces (start, end, value), K = max k − min k +
+1, slot = position mod K,
 each slot tagged with the parent position it holds; an output row reads a
 slot when its tag is the position it needs and otherwise fills it first. The
 slot is then read as a plain sparse run list (streams.runs.runs_level), met
 with the others by the general meet. The ring's arrays are per call (the
-caller allocates `Ring.arrays`; a loop on threads gives each thread its own,
+caller allocates `Rings.arrays`; a loop on threads gives each thread its own,
 tags invalid at the start), sized by the column window's length n (a row's
 pieces are disjoint non-empty intervals of [0, n)). proofs_notes/shifts.md,
 "Rows of pieces kept across output rows".
@@ -85,13 +87,10 @@ def keepers(names, rings: Rings, read: Callable, spans: dict) -> dict:
     ring slot} for the groups (key -> (lo, hi), streams.shift_runs) that share
     a ring class (`ring_classes`); one ring (its arrays) per class. `read`:
     streams.runs.runs_level, which reads a slot."""
-    classes, made = ring_classes(spans), {}
-    out = {}
-    for key, (ck, k, width) in classes.items():
-        if ck not in made:
-            made[ck] = None
-        out[key] = _keeper(names, rings, read, key[3][0], width, made, ck)
-    return out
+    classes = ring_classes(spans)
+    made = {ck: None for ck, _, _ in classes.values()}      # a class's arrays, made once
+    return {key: _keeper(names, rings, read, key[3][0], width, made, ck)
+            for key, (ck, _, width) in classes.items()}
 
 
 def _keeper(names, rings, read, pos, width, made, ck):
