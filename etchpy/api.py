@@ -362,7 +362,10 @@ def run_plan_streams(plan: planning.Plan, bound, sizes, sr, check=False) -> dict
     for step in plan.steps:
         bindings = {name: streams.array_names(name, t.format)
                     for name, t in tensors_now.items()}
-        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound)
+        low = streams.Lowerer(sr, bindings, imp.Names(), keep_rows=True)
+        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
+        for ring in low.rings.arrays if low.rings else ():
+            machine.exec(imp.Alloc(*ring))      # rows kept (streams.shift_rows)
         target = result if step.target == "out" else {}
         perm = _level_to_axis(step)
         values: dict = {}

@@ -66,11 +66,10 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, row_blocks, row_streams, runs, shift_runs,
+            phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
-            size_switch,
-            blas, khatri_rao, algorithm_choice,
+            size_switch, blas, khatri_rao, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, fused_rows, fill_gaps,
             window_walk, fused_temporaries,
             written_nesting, access_order.
@@ -139,6 +138,7 @@ class Tuning:
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     shift_runs: bool = True           # windows of one run list at shifts filling an interval
                                       # met as one stream (⊗ idempotent: an erosion's rows)
+    shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)

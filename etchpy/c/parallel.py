@@ -163,7 +163,7 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
                   f"{p3}{t} *{arr} = ({t} *)ep_malloc((size_t){cap} * sizeof({t}));"]
     lines += [f"{p3}const int {ok} = {' && '.join(f'{arr} != NULL' for arr, *_ in s.private)};",
               f"{p3}if ({ok}) {{"]
-    for arr, _, _, fill in s.private:
+    for arr, _, _, fill in (a for a in s.private if a[3] is not None):
         cap = fb.cap(arr)
         k = fb.local("k_", arr, cap, fill)
         lines.append(f"{p4}for (int64_t {k} = 0; {k} < {cap}; {k}++) {arr}[{k}] = {e(fill)};")

@@ -318,8 +318,10 @@ class ParallelFor:
     associative and commutative, and the blocks depend only on the range and
     the thread count, so results repeat).
     With `private` ((array, type, size, fill), ...), each thread allocates its own
-    copy of those scratch arrays (filled) before its first iteration; iterations
-    must leave them as they found them. A failed allocation makes the kernel fail
+    copy of those scratch arrays (filled; fill None: undefined) before its first
+    iteration; iterations must leave them as they found them, or read only what
+    tags kept in them say an earlier iteration of the same thread wrote (rows
+    kept: lower.schedule.kept_rows). A failed allocation makes the kernel fail
     after the loop.
     With `flag` (an index variable declared before the loop), iterations may
     also set that variable, only ever to one nonzero constant: in C each block

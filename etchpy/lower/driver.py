@@ -31,6 +31,7 @@ from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_ce
                                   written_box)
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
+from .schedule.kept_rows import with_kept_rows
 from .target import Context, CountThenFill, Either, cells
 from .targets.dense import DenseTarget
 
@@ -379,7 +380,7 @@ def _lower_step(step, lw: Lowering):
     used = imp.names_used(loops)           # a marker built but never read is dropped
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]
-    stmts.append(loops)
+    stmts += with_kept_rows([low], loops)
     return stmts, text, filled
 
 

@@ -93,19 +93,20 @@ def clip(s: Stream, lo: imp.Expr, hi: imp.Expr, value: Value) -> Stream:
 
 
 def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
-        choices: dict | None = None) -> Value:
+        choices: dict | None = None, rings=None) -> Value:
     """Intersection: ready where both are ready at the same index. Two windows
     intersect their ranges (streams.window); a side that can locate is located
     (the one not a full range walked: _walk_locate); run lists meet (runs_product);
     else they leapfrog, or, both always ready, merge or leapfrog. `choices` ({index:
-    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes a way neither locates."""
+    "merge" | "gallop" | "per pair"}: plan.algorithms) fixes a way neither locates;
+    `rings`: run_meet's."""
     if not is_stream(a) and not is_stream(b):
         one = Const(sr.one, "value")      # an iso operand's value (streams.Binding.value)
         return b if a == one else a if b == one else Ring("mul", a, b)
     assert is_stream(a) and is_stream(b) and a.var == b.var, "mul needs aligned levels"
 
     def combine(x, y):
-        return mul(names, sr, tuning, x, y, choices)
+        return mul(names, sr, tuning, x, y, choices, rings)
     if Inside in a.facts and Inside in b.facts:     # two windows (streams.window)
         return intersect_inside(names, a, b, combine)
     if Locate in b.facts and (Locate not in a.facts or Full in b.facts
@@ -117,11 +118,17 @@ def mul(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value,
         return clip(a, *_bounds(b), combine(a.value, b.value))
     if Interval in a.facts and tuning.clip_ranges:
         return clip(b, *_bounds(a), combine(a.value, b.value))
-    if tuning.runs and (runs := runs_product(names, a, b, combine, tuning.shift_runs
-                                             and mul_idempotent(sr))) is not None:
+    if tuning.runs and (runs := run_meet(names, sr, tuning, a, b, combine, rings)):
         return runs                                       # one piece per overlap
     return _intersect(names, tuning, a, b, intersect_by_leapfrog(names, a, b, combine),
                       (choices or {}).get(a.var))
+
+
+def run_meet(names, sr, tuning: Tuning, a: Stream, b: Stream, combine, rings):
+    """runs_product of a and b, or None: shifts met once (⊗ idempotent, Tuning.shift_runs),
+    rows kept across the output's rows in `rings` (shift_rows.Rings, Tuning.shift_rows)."""
+    return runs_product(names, a, b, combine, tuning.shift_runs and mul_idempotent(sr),
+                        rings if tuning.shift_rows else None)
 
 
 def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:

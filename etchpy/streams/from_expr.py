@@ -25,6 +25,7 @@ from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, ra
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import input_facts, level_stream
 from .row_test import row_value
+from .shift_rows import Rings
 from .stream import Stream, Value
 
 
@@ -102,6 +103,9 @@ class Lowerer:
     this step) may turn a marker off per (tensor, storage level) and fix the
     way each product intersects per index; None keeps the defaults above.
 
+    `keep_rows` (default: `markers`): the caller also allocates `rings.arrays`
+    (streams.shift_rows, Tuning.shift_rows); else `rings` is None.
+
     `fixed` maps index names bound outside the levels (a step run inside
     another's loops, plan.fusion) to their Imp coordinates; only dense
     accesses may use them.
@@ -109,7 +113,8 @@ class Lowerer:
 
     def __init__(self, semiring, bindings: dict[str, Binding], names: imp.Names,
                  markers: bool = False, *, tuning: Tuning = DEFAULT,
-                 algorithms: StepAlgorithms | None = None, fixed: dict | None = None):
+                 algorithms: StepAlgorithms | None = None, fixed: dict | None = None,
+                 keep_rows: bool | None = None):
         self.sr = semiring
         self.fixed = dict(fixed or {})
         self.bindings, self.names = bindings, names
@@ -118,6 +123,8 @@ class Lowerer:
         self.gap = Const(semiring.zero, "value") if tuning.runs else None
         self.algorithms = algorithms
         self.scratch: list[tuple] = []
+        keep = markers if keep_rows is None else keep_rows     # rows kept: shift_rows
+        self.rings = Rings([]) if keep and tuning.shift_rows else None
 
     def lower(self, e, levels: tuple[str, ...]) -> Value:
         match e:
@@ -128,7 +135,7 @@ class Lowerer:
             case Mul(a, b):
                 choices = self.algorithms.intersections(e) if self.algorithms else None
                 return mul(self.names, self.sr, self.tuning, self.lower(a, levels),
-                           self.lower(b, levels), choices)
+                           self.lower(b, levels), choices, self.rings)
             case Add(a, b):
                 return add(self.names, self.sr, self.tuning, self.lower(a, levels),
                            self.lower(b, levels))

@@ -18,12 +18,13 @@ skipped whole. proofs_notes/runs.md.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import partial, reduce
 
 from .. import imp
 from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, If, Load, Var, While, and_, eq, le, lt,
                    max_, min_, not_, select, seq)
 from .facts import Covers, Extent, Fact, Facts, Flat, Most, Pieces
+from .shift_rows import keepers
 from .shift_runs import group_shifts
 from .stream import Stream
 
@@ -93,15 +94,16 @@ def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
                                                              Flat(), Covers()))
 
 
-def runs_product(names, a: Stream, b: Stream, combine, shifts: bool = False) -> Stream | None:
+def runs_product(names, a: Stream, b: Stream, combine, shifts: bool = False,
+                 rings=None) -> Stream | None:
     """The product of two run streams, one piece per overlap of their runs:
     zip_runs when both hold every coordinate (is_runs), meet_runs when either
-    may have gaps (has_runs; `shifts`: meet_runs'); None when one is not read
-    as runs."""
+    may have gaps (has_runs; `shifts`, `rings`: meet_runs'); None when one is
+    not read as runs."""
     if is_runs(a) and is_runs(b):
         return zip_runs(names, a, b, combine)
     if has_runs(a) and has_runs(b):
-        return meet_runs(names, a, b, combine, shifts)
+        return meet_runs(names, a, b, combine, shifts, rings)
     return None
 
 
@@ -139,7 +141,8 @@ def meet_of(s: Stream) -> tuple:
     return f.operands if same else (s,)
 
 
-def meet_runs(names, a: Stream, b: Stream, combine, shifts: bool = False) -> Stream:
+def meet_runs(names, a: Stream, b: Stream, combine, shifts: bool = False,
+              rings=None) -> Stream:
     """The product (combine is ⊗) of two streams that `has_runs`, either
     possibly with gaps between its runs, each possibly a meet itself (its
     operands are taken, `meet_of`, so a product of k run streams is one meet
@@ -151,9 +154,13 @@ def meet_runs(names, a: Stream, b: Stream, combine, shifts: bool = False) -> Str
     counter is the product's, the others are brought to it at each advance.
     `shifts` (⊗ idempotent, Tuning.shift_runs): the windows of one row at
     shifts that fill an interval are met first as one stream
-    (streams.shift_runs, proofs_notes/shifts.md). proofs_notes/runs.md, law 6."""
+    (streams.shift_runs, proofs_notes/shifts.md); with `rings` (a
+    shift_rows.Rings, Tuning.shift_rows) those of rows read at offsets of one
+    parent position through a ring of rows kept across the output's rows
+    (streams.shift_rows). proofs_notes/runs.md, law 6."""
     made = meet_of(a) + meet_of(b)
-    ops = group_shifts(names, list(made), combine) if shifts else list(made)
+    rows = None if rings is None else partial(keepers, names, rings, runs_level)
+    ops = group_shifts(names, list(made), combine, rows) if shifts else list(made)
     value = combine(a.value, b.value) if len(ops) == len(made) else \
         reduce(combine, [s.value for s in ops])
     ps = [s.facts.get(Pieces) for s in ops]

@@ -80,33 +80,55 @@ def mul_idempotent(sr) -> bool:
     return all(bool(sr.mul.py(np.bool_(x), np.bool_(x))) == x for x in (False, True))
 
 
-def group_shifts(names, ops: list, combine) -> list:
+def group_shifts(names, ops: list, combine, rows=None) -> list:
     """ops (streams met as one product) with each group of two or more Shifted
     streams of one key whose shifts fill [L, H] replaced by one shift_meet;
-    the others as they are, in order (a group where its first member was)."""
+    the others as they are, in order (a group where its first member was).
+    `rows` (None, or a function of {group key: (L, H)} giving {group key: a
+    function of its shift_meet and spec}: streams.shift_rows.keepers): the groups it
+    names are read through it (a ring of rows kept across output rows)."""
     groups: dict = {}
     for s in ops:
         if (f := _shift(s)) is not None:
             groups.setdefault(f.key, []).append(f.lo)
+    spans = {k: (min(v), max(v)) for k, v in groups.items()
+             if len(v) >= 2 and set(v) == set(range(min(v), max(v) + 1))}
+    keep = rows(spans) if rows is not None else {}
     out, done = [], set()
     for s in ops:
         f = _shift(s)
-        los = set(groups.get(f.key, ())) if f is not None else set()
-        if len(groups.get(f.key, ()) if f else ()) < 2 or \
-                los != set(range(min(los), max(los) + 1)):
+        if f is None or f.key not in spans:
             out.append(s)
         elif f.key not in done:
             done.add(f.key)
-            out.append(shift_meet(names, f.spec, min(los), max(los), combine))
+            meet = shift_meet(names, f.spec, *spans[f.key], combine)
+            out.append(keep[f.key](meet, f.spec) if f.key in keep else meet)
     return out
 
 
+def run_start(starts: str | None, ends: str, r0: imp.Expr, p: imp.Expr) -> imp.Expr:
+    """Where run p of a row whose first run is r0 starts: starts[p] (a sparse run
+    list), else the end of run p − 1 or 0 for the first."""
+    return Load(starts, p) if starts is not None else \
+        select(lt(r0, p), Load(ends, Bin("-", p, ONE)), ZERO)
+
+
+def _true(zero) -> Const | None:
+    """True (as a value) when the zero is a boolean's false: the carrier is {false,
+    true}, so every run met (none a gap) holds true, and their ⊗, idempotent,
+    is true; else None (the ⊗ of the runs' values is read)."""
+    if zero is not None and isinstance(zero, Const) and isinstance(zero.value, np.bool_) \
+            and not zero.value:
+        return Const(np.True_, "value")
+    return None
+
+
 def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
-    """The product of the windows of one row of a run list at every shift
-    lo..hi (step 1), ⊗ idempotent: state r (the run holding w + lo), q (the
-    run holding w + hi), re, r0 (the row's first run), c (w), m (the piece's
-    end) and ok; `settle` finds the first w ≥ c whose cells w+lo..w+hi lie in
-    runs r..q meeting end to start, none a run of the zero."""
+    """The product of the windows of one row of a run list at every shift lo..hi
+    (step 1), ⊗ idempotent: state r (the run holding w + lo), q (the run holding
+    w + hi), re, r0 (the row's first run), c (w), m (the piece's end) and ok; `settle`
+    finds the first w ≥ c whose cells w+lo..w+hi lie in runs r..q meeting end to
+    start, none a run of the zero (its value: `_true`, or the ⊗ of r..q's)."""
     var, ends, start, end, child, starts, n, zero = spec
     r, q, re, r0, c, m, ok = (names.fresh(f"{var}_s{x}") for x in
                               ("r", "q", "rend", "r0", "c", "m", "ok"))
@@ -114,8 +136,7 @@ def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
     L, H = Const(lo), Const(hi)
 
     def begin(p):
-        return Load(starts, p) if starts is not None else \
-            select(lt(r0v, p), Load(ends, Bin("-", p, ONE)), ZERO)
+        return run_start(starts, ends, r0v, p)
 
     def val(p):
         return child((p, imp.add(p, ONE)))
@@ -144,7 +165,8 @@ def shift_meet(names, spec: tuple, lo: int, hi: int, combine) -> Stream:
         return seq(Assign(c, max_(cv, select(rf, imp.add(t, ONE), t))),
                    If(le(mv, cv), advance))
 
-    value = reduce(combine, [val(min_(imp.add(rv, Const(j)), qv)) for j in range(hi - lo + 1)])
+    value = _true(zero) or reduce(combine, [val(min_(imp.add(rv, Const(d)), qv))
+                                            for d in range(hi - lo + 1)])
     state = tuple((x, "index") for x in (r, q, re, r0, c, m)) + ((ok, "bool"),)
     return Stream(var=var, state=state, init=init, valid=lt(cv, mv), index=cv, ready=TRUE,
                   value=value, next=seq(imp.incr(c), If(le(mv, cv), advance)), skip=skip,

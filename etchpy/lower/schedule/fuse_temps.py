@@ -24,6 +24,7 @@ from ...plan import fusion
 from ..target import Context, cells
 from ..targets.dense import DenseTarget
 from . import Claim
+from .kept_rows import with_kept_rows
 from .threads import plain_counted
 
 
@@ -122,7 +123,7 @@ def lower_chain(chain, plan, em, bindings, step_stream):
     stmts += [imp.Comment(f"{st.target}[{','.join(st.out)}] ⊕= "
                           + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
                           + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
-    stmts.append(loops)
+    stmts += with_kept_rows([low], loops)
     text = (f"{' → '.join(st.target for st in steps)}: one nest, "
             + "; ".join(f"{ln.temp} a workspace over ({', '.join(ln.rest)}) per "
                         f"({', '.join(ln.prefix)})" for ln in chain.links)

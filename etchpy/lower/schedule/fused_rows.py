@@ -22,6 +22,7 @@ from ...streams.window import Inside
 from ..target import Context
 from . import Claim
 from .blas import gemm_step
+from .kept_rows import with_kept_rows
 from .bounds import state_decls
 from .threads import threads_on
 
@@ -113,7 +114,7 @@ def claim(lw, groups, claims) -> list:
                           + (f"Σ_{{{','.join(st.bound)}}} " if st.bound else "")
                           + f"{st.body}   order ({', '.join(st.order)})") for st in steps]
     text = "out: " + " + ".join("; ".join(streams.describe(s)) for s in ss)
-    done = (stmts + [loops], text + " (in one nest)", True)
+    done = (stmts + with_kept_rows(lows, loops), text + " (in one nest)", True)
     return [Claim(outs[0], frozenset(outs), True, lambda: done)]
 
 def fusable(em, ss, n_axes: int) -> bool:
