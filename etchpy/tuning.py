@@ -158,7 +158,7 @@ class Tuning:
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
-                                      # float64) summed in SIMD lanes where rows are long or
+                                      # or real32) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
                                       # instructions where the target has them (one
