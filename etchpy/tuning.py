@@ -104,11 +104,11 @@ class Tuning:
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's
-            call plan, runtime.call_plans), call_binder (that plan made in C,
-            runtime.binder), numpy_einsum (ep.einsum hands one numpy operand's
-            sums, transposes and diagonals to numpy, runtime.einsum_calls),
-            one_walk (factors over the same index arrays walked once, sums over
-            them flat or by runs of levels as one, runtime.shared).
+            call plan, runtime.call_plans; sparse_plans: for sparse outputs too),
+            call_binder (that plan made in C, runtime.binder), numpy_einsum
+            (ep.einsum hands one numpy operand's sums, transposes and diagonals
+            to numpy, runtime.einsum_calls), one_walk (factors over the same
+            index arrays walked once, flat or by runs of levels, runtime.shared).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -205,8 +205,8 @@ class Tuning:
                                       # layouts unchanged, reuses its binding (last_call)
     call_plans: bool = True           # a call on inputs of a kind already run (types,
                                       # dtypes, size class) runs its plan (call_plans)
-    call_binder: bool = True          # ... made in C where the plan's inputs allow it
-                                      # (runtime.binder; else the plan's Python)
+    call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
+    sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand (sums, transposes,
                                       # diagonals) under the default semiring is numpy's
     one_walk: bool = True             # factors over one structure (the same index arrays,

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
-from . import binder, coo_inputs, foreign
+from . import binder, coo_inputs, foreign, outputs
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
@@ -106,14 +106,24 @@ def _shape_facts(owner, names, bound, out_shape):
 
 
 def _eligible(owner, kern) -> bool:
-    """Whether calls of `owner` run by `kern` can have plans: a dense output, no
-    implicit tensors but windows (no identities, no comparisons: the parameters
-    are windows' bounds), no iso inputs, no planned conversions."""
-    return (owner._dense_out and owner.out_format is None
+    """Whether calls of `owner` run by `kern` can have plans: a dense output or a
+    sparse one the kernel grows (`_sparse_out`), no implicit tensors but windows
+    (no identities, no comparisons: the parameters are windows' bounds), no iso
+    inputs, no planned conversions."""
+    dense = owner._dense_out and all(
+        kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots)
+    return ((dense or _sparse_out(owner, kern))
             and (not owner._identities or windows_only(owner.tensors))
             and not owner._iso
-            and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items())
-            and all(kind in ("out_dense", "out_zeroed") for _, kind, _, _ in kern._out_slots))
+            and all(src == name and not conv for name, (src, _, conv) in kern._inputs.items()))
+
+
+def _sparse_out(owner, kern) -> bool:
+    """Whether `kern` returns `owner`'s output in arrays it grows (a sparse format's
+    arrays and counts, read back by runtime.outputs), with no dense slot."""
+    return (owner.out_format is not None and not owner._dense_out
+            and owner.request.tuning.sparse_plans and bool(kern._out_slots)
+            and all(kind in ("out_grown", "out_count") for _, kind, _, _ in kern._out_slots))
 
 
 def make_plan(owner, made: tuple, inputs: dict):
@@ -128,7 +138,7 @@ def make_plan(owner, made: tuple, inputs: dict):
     # the kernel's inputs (a window's operand and bounds are read by its step)
     names = tuple(inputs) if bound.keys() == inputs.keys() else tuple(bound)
     sr = owner.semiring
-    types = {**types, "ffi": lib.ffi}
+    types = {**types, "ffi": lib.ffi, "idx_dtype": idx_dtype}
     steps = []
     for name in names:
         tv = owner.tensors.get(name)
@@ -149,9 +159,9 @@ def make_plan(owner, made: tuple, inputs: dict):
     share_operands(steps)
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
                   for _, step in steps)
-    in_c = None if len(inputs) != len(names) and not windows else binder.plan_for(
-        owner, kern, lib, function, steps, facts, planned, MISS,
-        len(inputs) if windows else None)
+    in_c = None if (len(inputs) != len(names) and not windows) or _sparse_out(
+        owner, kern) else binder.plan_for(owner, kern, lib, function, steps, facts, planned,
+                                          MISS, len(inputs) if windows else None)
     return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
                             len(inputs))
 
@@ -167,9 +177,7 @@ def plan(inputs):
         return MISS                          # raises it
     if {differ}:
         return MISS
-    out = fresh(({out_shape}), dtype=dtype)
-    args[{out_pos}] = from_buffer(out_type, out)
-{zeroed}
+{alloc}
     if function(*args):
         return MISS            # the general path runs it again and words the error
     owner._last = planned
@@ -199,16 +207,40 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in):
         else:
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
-    zeroed = [f"    args[{pos}] = {int(kern._calloc_zero)}"
-              for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
+    shape = "".join(f"s{k}[{m}], " for k, m in outs)
+    alloc, result = (_grown(owner, kern, lib, types, space, shape) if _sparse_out(owner, kern)
+                     else _dense(kern, shape, "out" if outs else "out[()]"))
     text = _PLAN.format(
         n_in=n_in, n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
         differ=" or ".join(f"s{k}[{m}] != s{k2}[{m2}]" for k, m, k2, m2 in equal) or "False",
-        out_shape="".join(f"s{k}[{m}], " for k, m in outs),
-        out_pos=[pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0],
-        zeroed="\n".join(zeroed), result="out" if outs else "out[()]")
+        alloc=alloc, result=result)
     exec(compile(text, f"<call plan of {kern.name}>", "exec"), space)   # noqa: S102
     return space["plan"]
+
+
+def _dense(kern, shape, result):
+    """(the plan's lines allocating a dense output into `args`, its result)."""
+    lines = [f"    out = fresh(({shape}), dtype=dtype)",
+             f"    args[{[p for p, kind, _, _ in kern._out_slots if kind == 'out_dense'][0]}]"
+             " = from_buffer(out_type, out)"]
+    lines += [f"    args[{pos}] = {int(kern._calloc_zero)}"
+              for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
+    return "\n".join(lines), result
+
+
+def _grown(owner, kern, lib, types, space, shape):
+    """(the plan's lines giving a sparse output's arrays and counts their cells in
+    `args`, its result: those arrays read back as Kernel._result reads them)."""
+    space.update({"new": lib.ffi.new, "read": outputs.reader(
+        kern.compiled.program, owner.out_format, owner.semiring, lib, kern.name,
+        types["idx_dtype"])})
+    lines, cells = [], []
+    for j, (pos, _, tname, ctype) in enumerate(kern._out_slots):
+        space[f"ct{j}"], space[f"tn{j}"] = types[ctype], tname
+        lines.append(f"    args[{pos}] = g{j} = new(ct{j})")
+        cells.append(f"tn{j}: g{j}")
+    grown = "{" + ", ".join(cells) + "}"
+    return "\n".join(lines), f"read({grown}, ({shape}))"
 
 
 class CallPlans:

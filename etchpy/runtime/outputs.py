@@ -2,6 +2,8 @@
 as numpy, scipy or a Tensor.
 
     sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
+    reader(...)                    the same, made once per kernel (a call plan's output)
+    compressed(...)                a scipy csr/csc array over arrays etchpy wrote
     read_output(...)               a sparse result from its arrays, wherever they live
 """
 from __future__ import annotations
@@ -33,6 +35,34 @@ def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
     return read_output(out.mode, out_format, sr, take, counts, shape, idx_dtype)
 
 
+def reader(program, out_format, sr, lib, name, idx_dtype):
+    """`read(grown, shape)`: `sparse_output(program, out_format, sr, lib, name, grown,
+    shape, idx_dtype)`, with what does not depend on the call worked out once (a
+    call plan's output: runtime.call_plans)."""
+    out = program.output
+    roles = {"vals", "crd1", "pos1"}
+    if (out.mode == "coords" or not io_.returns_scipy(out_format, sr)
+            or out.arrays.keys() != roles or "count1" not in out.counts):
+        return lambda grown, shape: sparse_output(program, out_format, sr, lib, name, grown,
+                                                  shape, idx_dtype)
+    import scipy.sparse as sp          # loaded by then: the output is scipy's
+    make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
+    gc, buffer, free = lib.ffi.gc, lib.ffi.buffer, getattr(lib.lib, f"{name}_free")
+    major, count = out_format.mode_order[0], out.counts["count1"]
+    parts = [(out.arrays[r], np.dtype(sr.dtype if r == "vals" else idx_dtype))
+             for r in ("vals", "crd1", "pos1")]
+
+    def read(grown, shape):
+        n = int(grown[count][0])
+        arrays = []
+        for (var, dt), size in zip(parts, (n, n, shape[major] + 1)):
+            owned = gc(grown[var][0], free)     # freed with the array (or now, if empty)
+            arrays.append(np.frombuffer(buffer(owned, size * dt.itemsize), dtype=dt)
+                          if size else np.zeros(0, dtype=dt))
+        return compressed(make, *arrays, shape)
+    return read
+
+
 def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
     """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
     entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
@@ -53,8 +83,8 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
         n = counts["count1"]
         make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
         major = shape[out_format.mode_order[0]]
-        return make((take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
-                     take("pos1", major + 1, idx_dtype)), shape=shape)
+        return compressed(make, take("vals", n, sr.dtype), take("crd1", n, idx_dtype),
+                          take("pos1", major + 1, idx_dtype), shape)
     else:
         t = _assemble(out_format, sr, take, counts, shape, idx_dtype)
     return t.to_scipy() if scipy else t
@@ -71,3 +101,31 @@ def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
     # canonical and in bounds by construction (sorted, no duplicates; the tests check
     # it): built without validating again, its index arrays frozen as any Tensor's
     return Tensor._made(shape, fmt, tuple(levels), vals, sr.zero)
+
+
+_FIELDS = {"_shape", "maxprint", "data", "indices", "indptr"}
+_made: dict = {}          # scipy class -> the fields its constructor set, or None
+
+
+def compressed(make, data, indices, indptr, shape):
+    """scipy's `make((data, indices, indptr), shape=shape)` for arrays etchpy wrote
+    (canonical, in bounds, of an index dtype scipy takes), without the
+    constructor's checks of them (about 15-25 µs, most of a small call): the object
+    gets the fields the constructor sets. Learnt per class from one constructor call
+    (the one made here the first time); a scipy whose constructor sets other fields
+    gets its constructor always."""
+    fields = _made.get(make, False)
+    if fields is False:
+        obj = make((data, indices, indptr), shape=shape)
+        kept = vars(obj)
+        _made[make] = {k: kept[k] for k in _FIELDS - {"data", "indices", "indptr", "_shape"}
+                       } if kept.keys() == _FIELDS else None
+        return obj
+    if fields is None:
+        return make((data, indices, indptr), shape=shape)
+    obj = make.__new__(make)
+    vars(obj).update(fields)
+    obj.data, obj.indices, obj.indptr = data, indices, indptr
+    obj._shape = tuple(map(int, shape))
+    return obj
+
