@@ -58,8 +58,9 @@ def _pair(cls, build, swap: bool):
     get = _PAIRS.get
 
     def op(x, y):
-        if not isinstance(y, LazyArray):
-            y = _operand(y)
+        if not isinstance(y, LazyArray):       # _operand(y), inline (-1 and 1 are common)
+            c = _INTS.get(y) if type(y) is int else None
+            y = c if c is not None else as_node(y)
         a, b = (y, x) if swap else (x, y)
         ka, kb, la, lb = a.lkeys, b.lkeys, a._leaves, b._leaves
         la, lb = (a,) if la is None else la, (b,) if lb is None else lb
