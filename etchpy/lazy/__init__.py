@@ -11,6 +11,7 @@ import types
 
 from .array import lazy, map_node
 from .nodes import LazyArray
+from .operators import map_op, wrap     # LazyArray's operators, made fast (lazy.operators)
 from .program import compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
@@ -25,8 +26,7 @@ class _Package(types.ModuleType):
     wraps an array, as `lazy.array.lazy` does; its attributes are the package's
     (`ep.lazy.function`, ...)."""
 
-    def __call__(self, *args, **kwargs):
-        return lazy(*args, **kwargs)
+    __call__ = staticmethod(wrap)      # ep.lazy(x, constant=False), without a frame
 
 
 # the package's module object becomes a _Package (a module type may be changed
@@ -42,7 +42,7 @@ def exp(a) -> LazyArray:
 
         >>> ep.exp(ep.lazy(x))
     """
-    return map_node("exp", a)
+    return map_op("exp", a)
 
 
 def log(a) -> LazyArray:
@@ -53,7 +53,7 @@ def log(a) -> LazyArray:
 
         >>> (X * ep.log(W @ H)).sum()
     """
-    return map_node("log", a)
+    return map_op("log", a)
 
 
 def sqrt(a) -> LazyArray:
@@ -64,7 +64,7 @@ def sqrt(a) -> LazyArray:
 
         >>> ep.sqrt(ep.lazy(x))
     """
-    return map_node("sqrt", a)
+    return map_op("sqrt", a)
 
 
 def absolute(a) -> LazyArray:
@@ -75,7 +75,7 @@ def absolute(a) -> LazyArray:
 
         >>> ep.abs(ep.lazy(x) - 1)
     """
-    return map_node("abs", a)
+    return map_op("abs", a)
 
 
 def maximum(a, c) -> LazyArray:

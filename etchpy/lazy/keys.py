@@ -7,8 +7,8 @@ Every node carries
     kind: shape, dtype, dense or sparse). Two programs with equal skeys are the
     same tree over their own leaves numbered in order of first use, so one
     recorded run replays for both (etchpy.lazy.replay);
-  - `lkeys`, the keys of those leaves in that order (a leaf's key is an int of
-    the same table standing for the wrapped array object);
+  - `lkeys`, the keys of those leaves in that order (a leaf's key is an int
+    standing for the wrapped array object: minus its id, never an interned int);
   - `key`, its identity: (skey, lkeys), a leaf's or a scalar's int. Two nodes
     built separately from the same operations on the same arrays have one key,
     so a program's common subexpressions are one node.
@@ -32,6 +32,8 @@ from ..settings import LIMITS
 
 _TABLE: dict = {}
 _NEXT = itertools.count(1)
+# tables holding ints of this one (etchpy.lazy.operators' patterns): emptied with it
+DERIVED: list = []
 # how many nodes were built (the regression tests count the work of a call)
 BUILT = [0]
 
@@ -48,6 +50,8 @@ def intern(t: tuple) -> int:
     if k is None:
         if len(_TABLE) >= LIMITS.lazy_interned:
             _TABLE.clear()
+            for table in DERIVED:
+                table.clear()
         k = _TABLE[t] = next(_NEXT)
     return k
 

@@ -16,8 +16,9 @@ equal for two equal subprograms built separately (common subexpressions are one
 node), `skey` is the structure over numbered leaves (the replay lookup): ints
 made as the node is built (etchpy.lazy.keys). The base class `LazyArray` is
 what users hold; its operators call the builders etchpy.lazy.array registers
-in `RUN` (that module imports this one), `.compute()` and `.explain()`
-etchpy.lazy.program's. A new kind is a dataclass over Unary or Pair with its
+in `RUN` (that module imports this one), and etchpy.lazy.operators replaces
+them with the same builders' nodes made from one probe when met before;
+`.compute()` and `.explain()` are etchpy.lazy.program's. A new kind is a dataclass over Unary or Pair with its
 `_param` (what its key holds beyond its operands) and `translate`, and a
 builder; each `match` that does not name it takes its default (dense, not
 element-wise, its own step or fused into a kernel; docs/architecture.md).
@@ -300,7 +301,7 @@ _new = object.__new__
 def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
     """Leaf(value, constant, shape=shape, dtype=dtype), built fast (n: the node the
     dataclass constructor made, its keys to set). Its key is its array's
-    identity, its skey its kind."""
+    identity (minus its id: never an interned key), its skey its kind."""
     if n is None:
         _BUILT[0] += 1
         n = _new(Leaf)
@@ -308,8 +309,7 @@ def leaf(value, constant: bool, shape: tuple, dtype, n=None) -> Leaf:
     n.constant = constant
     n.shape = shape
     n.dtype = dtype
-    t = ("leaf", id(value))
-    k = _known(t) or intern(t)
+    k = -id(value)          # the array's identity (interned keys are positive)
     t = ("S", shape, dtype, type(value) is not np.ndarray and hasattr(value, "tocsr"))
     n.key = k
     n.skey = _known(t) or intern(t)

@@ -63,7 +63,8 @@ def signature(nodes) -> tuple:
     nodes' skeys, made as they were built (etchpy.lazy.keys); only the sparse
     leaves are read now."""
     n = nodes[0]
-    skeys, leaves, lkeys = [n.skey], n.leaves, n.lkeys
+    leaves = n._leaves              # n.leaves, without the property's call
+    skeys, leaves, lkeys = [n.skey], (n,) if leaves is None else leaves, n.lkeys
     for n in nodes[1:]:
         leaves, lkeys, share = merge(leaves, n.leaves, lkeys, n.lkeys)
         skeys += (n.skey, share)
