@@ -12,7 +12,7 @@ random   a random csr matrix with complex entries (1e6 rows, 8 a row for SpMV;
 short    SpGEMM A·A with short output rows: random rows of 4 and of 8 (5e4 rows;
          about 16 and 64 a row out) and scikit-fem's P1 Laplacian on a triangle
          mesh refined 8 times (66,049 nodes in refinement order, 13 a row out),
-         each in float64 and complex128
+         each in float64, float32 and complex128
 
 Both outputs are what the user asks for: a dense vector, a sorted csr matrix
 (scipy's `A @ B` leaves its rows' columns unsorted). `cases(quick=True)` gives
@@ -67,9 +67,9 @@ def _kernels(semiring="complex"):
 
 
 def short_cases(rng, quick: bool = False):
-    """SpGEMM A·A with short output rows, float64 and complex128 (quick: no
-    scikit-fem mesh)."""
-    gemm = {"f64": _kernels("real")[1], "c128": _kernels()[1]}
+    """SpGEMM A·A with short output rows, float64, float32 and complex128
+    (quick: no scikit-fem mesh)."""
+    gemm = {"f64": _kernels("real")[1], "f32": _kernels("real32")[1], "c128": _kernels()[1]}
     rows = 500 if quick else 50_000
     mats = [(f"rows of {k} n={rows:,}", random_complex(rng, rows, k)) for k in (4, 8)]
     if not quick:                     # (importing scikit-fem takes seconds)
@@ -77,7 +77,8 @@ def short_cases(rng, quick: bool = False):
     out = []
     for what, M in mats:
         for dtype, f in gemm.items():
-            Md = sp.csr_array(M.real if dtype == "f64" else M)
+            Md = sp.csr_array(M if dtype == "c128" else
+                              M.real.astype(np.float32 if dtype == "f32" else np.float64))
             out.append((f"SpGEMM {what} {dtype}",
                         lambda Md=Md, f=f: f(A=Md, B=Md), lambda Md=Md: Md @ Md))
     return out

@@ -84,7 +84,7 @@ class Tuning:
             piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
-            sort_near_share, marks_walk_min, marks_walk_spread.
+            sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
             when that is priced cheaper, docs/formats.md; an input no loop
             order walks as declared is converted whatever it says),
@@ -249,11 +249,9 @@ class Tuning:
     run_short: int = 4                # shorter segments prefetch nothing
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
-    run_lines: int = 32               # a counted run (a band, a row of blocks) prefetches
-                                      # up to this many lines at its start (1: one)
+    run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches
     piece_ahead: int = 512            # ... from this many entries past its start
-    piece_short: int = 8              # ... when it has this many entries (a line of
-                                      # doubles; shorter consecutive runs: the hardware's)
+    piece_short: int = 8              # ... when it has this many entries (a line of doubles)
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
@@ -269,9 +267,11 @@ class Tuning:
     sort_near_share: int = 8          # ... tried when its ends are <= 1/this of the dimension apart
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
+    sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
+    sort_place: bool = True           # ... those of <= 16 ranked, written to their places
     marks_walk_min: int = 17          # fewer touched indices are sorted, not walked by marks
-    marks_walk_spread: int = 4        # marks are walked when their range spans at most this
-                                      # many summary words per touched index
+    marks_walk_spread: int = 4        # marks are walked when their range spans at most
+                                      # this many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
     measured_relief: float = 1.8      # ... times this when the sizes were measured on the

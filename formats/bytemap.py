@@ -159,10 +159,10 @@ class ByteMap:
                   seq(SetBit(scratch.bits, at, True), Store(scratch.list, Var(scratch.n), at),
                       incr(scratch.n)))
 
-    def in_order(self, var, scratch, cells, body) -> imp.Stmt:
+    def in_order(self, var, scratch, cells, body, place=None) -> imp.Stmt:
         """`body` once per touched position, ascending, bound to `var`; the marks
-        are clear again afterwards (imp.ForSorted)."""
-        return ForSorted(var, scratch.list, Var(scratch.n), cells, scratch.bits, body)
+        are clear again afterwards (imp.ForSorted; `place`: the counter body appends at)."""
+        return ForSorted(var, scratch.list, Var(scratch.n), cells, scratch.bits, body, place)
 
     def end(self, arrays, scratch, var, r, count, parents, size, vals=None,
             zero=None) -> imp.Stmt:

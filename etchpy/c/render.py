@@ -107,6 +107,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     if tuning.sort_near_places < 1:
         raise ValueError(f"tuning.sort_near_places must be at least 1, not "
                          f"{tuning.sort_near_places}")
+    if tuning.sort_net not in (0, 16, 32):
+        raise ValueError(f"tuning.sort_net must be 0, 16 or 32, not {tuning.sort_net}")
     if tuning.sort_near_share < 0:
         raise ValueError(f"tuning.sort_near_share must be at least 0, not "
                          f"{tuning.sort_near_share}")
@@ -134,7 +136,25 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         marks_walk_min=tuning.marks_walk_min,
         near_places=tuning.sort_near_places,
         sort_near_share=tuning.sort_near_share,
-        marks_walk_spread=tuning.marks_walk_spread)
+        marks_walk_spread=tuning.marks_walk_spread,
+        sort_net=tuning.sort_net if tuning.rank_sort_max else 0,
+        sort_place=bool(tuning.sort_place and tuning.rank_sort_max),
+        net_widths=[(w, _net_steps(w)) for w in (16, 32) if w <= tuning.sort_net])
+
+
+def _net_steps(width: int) -> list[tuple[str, str]]:
+    """The steps of a bitonic network sorting `width` lanes ascending, as C
+    initialisers: (the partner of each lane, -1 where the lane keeps the smaller)."""
+    steps, k = [], 2
+    while k <= width:
+        j = k // 2
+        while j:
+            perm = [i ^ j for i in range(width)]
+            low = [-1 if ((i & j) == 0) == ((i & k) == 0) else 0 for i in range(width)]
+            steps.append((", ".join(map(str, perm)), ", ".join(map(str, low))))
+            j //= 2
+        k *= 2
+    return steps
 
 
 def function_body(fb: FunctionBody, error: str | None = None) -> str:

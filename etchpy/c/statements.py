@@ -25,7 +25,7 @@ from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, 
                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
                    Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While)
-from . import fixpoint, gemm, parallel, walks
+from . import fixpoint, gemm, parallel, sorted_walk, walks
 
 INDENT = "    "
 
@@ -179,8 +179,8 @@ class FunctionBody:
             case SetBit(arr, i, on):
                 word, bit = f"{arr}[({e(i)}) >> 6]", f"(uint64_t)1 << (({e(i)}) & 63)"
                 return f"{pad}{word} |= {bit};" if on else f"{pad}{word} &= ~({bit});"
-            case ForSorted(var, arr, n, size, bits, body):
-                return self.for_sorted(var, arr, n, size, bits, body, depth)
+            case ForSorted():
+                return sorted_walk.for_sorted(self, s, depth, INDENT)
             case Seek(q, end, crd, t, r):
                 fn = "ep_seek_at" if self.tuning.seek_linear >= 2 else "ep_seek"
                 return f"{pad}{q} = {fn}({crd}, {q}, {e(end)}, {e(t)}, {e(r)});"
@@ -245,51 +245,6 @@ class FunctionBody:
     def derived(self, s, var: str, *suffixes: str) -> list[str]:
         """The C-only names {var}_{suffix} of a block that renders statement s."""
         return [self.local(f"{var}_{x}", s) for x in suffixes]
-
-    def for_sorted(self, var, arr, n, size, bits, body, depth) -> str:
-        """The list sorted and walked; or, with marks that are dense enough in
-        their range, the marks walked in order (summary word, then marked word,
-        then bit), so the list is never sorted. The body is emitted once per way."""
-        pad, p2, p3 = (INDENT * (depth + d) for d in range(3))
-        scope = ForSorted(var, arr, n, size, bits, body)
-        count, t = self.derived(scope, var, "n", "t")
-        listed = [f"{p2}for (int64_t {t} = 0; {t} < {count}; {t}++) {{",
-                  f"{p3}const int64_t {var} = {arr}[{t}];",
-                  self.stmt(body, depth + 2),
-                  f"{p2}}}"]
-        head = [f"{pad}{{", f"{p2}const int64_t {count} = {self.expr(n)};"]
-        if bits is None:
-            return "\n".join([*head, f"{p2}ep_sort_idx({arr}, {count});", *listed, f"{pad}}}"])
-        return "\n".join([
-            *head, *self.marks_walk(scope, self.expr(size), depth),
-            f"{p2}}} else {{",
-            *[INDENT + ln if ln else ln for ln in "\n".join(listed).split("\n")],
-            f"{p2}}}",
-            f"{pad}}}"])
-
-    def marks_walk(self, fs: ForSorted, size_c, depth) -> list[str]:
-        """The opening `if` of for_sorted's walk over marks, and its walk."""
-        var, arr, bits, body = fs.var, fs.array, fs.bits, fs.body
-        p2, p3, p4, p5 = (INDENT * (depth + d) for d in range(1, 5))
-        count, lo, hi, sums, s, m, w, x = self.derived(fs, var, "n", "lo", "hi", "sum", "s",
-                                                       "m", "w", "x")
-        return [
-            f"{p2}int64_t {lo} = 0, {hi} = -1;",
-            f"{p2}if (ep_marks_walkable({arr}, {count}, {bits}, {size_c}, &{lo}, &{hi})) {{",
-            f"{p2}{INDENT}uint64_t *{sums} = {bits} + (({size_c}) >> 6) + 1;",
-            f"{p2}{INDENT}for (int64_t {s} = {lo}; {s} <= {hi}; {s}++) {{",
-            f"{p3}{INDENT}uint64_t {m} = {sums}[{s}];",
-            f"{p3}{INDENT}{sums}[{s}] = 0;",
-            f"{p3}{INDENT}for (; {m}; {m} &= {m} - 1) {{",
-            f"{p4}{INDENT}const int64_t {w} = ({s} << 6) + ep_ctz64({m});",
-            f"{p4}{INDENT}uint64_t {x} = {bits}[{w}];",
-            f"{p4}{INDENT}{bits}[{w}] = 0;",
-            f"{p4}{INDENT}for (; {x}; {x} &= {x} - 1) {{",
-            f"{p5}{INDENT}const int64_t {var} = ({w} << 6) + ep_ctz64({x});",
-            self.stmt(body, depth + 5),
-            f"{p4}{INDENT}}}",
-            f"{p3}{INDENT}}}",
-            f"{p2}{INDENT}}}"]
 
     # ---------------------------------------------------------- expressions
     def expr(self, x) -> str:

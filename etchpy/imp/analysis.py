@@ -12,7 +12,7 @@ from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, F
 # The fields of statements that hold a name (of an array or a scalar) as a str.
 _NAME_FIELDS = ("array", "bits", "var", "qa", "ea", "crd_a", "qb", "eb", "crd_b", "q", "crd",
                 "source", "a_array", "b_array", "c_array", "acc", "end", "vals", "dense",
-                "dim", "error", "pos", "parents", "pick", "steps", "flag")
+                "dim", "error", "pos", "parents", "pick", "steps", "flag", "place")
 
 
 def statements(s):

@@ -237,7 +237,14 @@ class ForSorted:
     With `bits` (an array of `sort_bits_words(size)` words), exactly the listed
     indices are marked in its first size/64 + 1 words and the rest is zero on
     entry; on exit the whole array is zero again, which lets C walk the marks in
-    order instead of sorting the list. Without bits, the list is sorted. Either
+    order instead of sorting the list; `array` then has room for `size` indices
+    (C may write past n there: a short row is sorted in vector lanes and stored
+    back whole).
+
+    `place`, when given, is the counter at which the body writes its one entry
+    and which it steps by one (an append): C may then run the body over the
+    list unsorted, the counter set to each index's rank from where it stood, and
+    leave it n further on (a short row's entries go straight to their places). Without bits, the list is sorted. Either
     way array[0..n-1] is left in an unspecified order; the body must not touch
     array, bits or n.
     """
@@ -247,6 +254,7 @@ class ForSorted:
     size: Expr
     bits: str | None
     body: "Stmt"
+    place: str | None = None
 
 
 @dataclass(frozen=True)

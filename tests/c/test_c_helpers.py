@@ -20,12 +20,18 @@ int64_t seek_at_for_test(const ep_idx_t *crd, int64_t q, int64_t end, int64_t t,
 void sort_for_test(ep_idx_t *a, int64_t n) { ep_sort_idx(a, n); }
 int marks_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi)
 { return ep_marks_walkable(a, n, bits, size, lo, hi); }
+#ifdef EP_SORT_NET
+int net_for_test(void) { return 1; }
+#else
+int net_for_test(void) { return 0; }
+#endif
 """
 CDEF = """typedef int32_t idx_t;
 int64_t seek_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
 int64_t seek_at_for_test(const idx_t *crd, int64_t q, int64_t end, int64_t t, int r);
 void sort_for_test(idx_t *a, int64_t n);
 int marks_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo, int64_t *hi);
+int net_for_test(void);
 """
 
 
@@ -137,30 +143,58 @@ def test_marks_walk_or_sort(least, spread, places, share, xs, swaps, near, narro
     last within 1/sort_near_share of the size: a stencil product's touched row); else it
     walks the marks when there are at least marks_walk_min indices spread over
     at most marks_walk_spread summary words each; else it clears the marks and
-    sorts the list (by rank when short)."""
+    sorts the list (by rank when short). A list of at most sort_net that is not
+    nearly sorted is sorted by a network, walkable or not, where the C is built
+    for AVX-512."""
     if narrow:                                   # within 1/8 of the size, or not
         xs = sorted({x // 10 for x in xs})
     xs = nearly_sorted(xs[:16], swaps) if near else xs
     lib = helpers(tuning.DEFAULT.with_(marks_walk_min=least, marks_walk_spread=spread,
                                        sort_near_places=places, sort_near_share=share))
     size = 20001
-    a = np.array(xs, dtype=np.int32)
+    a = np.zeros(size, dtype=np.int32)     # room for size indices, as a ForSorted's list
+    a[:len(xs)] = xs
     bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
     for x in xs:
         bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
     lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
-    walk = lib.lib.marks_for_test(_ptr(lib, a), len(a), _ptr(lib, bits, "uint64_t *"), size,
+    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"), size,
                                   lo, hi)
     words = (max(xs) >> 12) - (min(xs) >> 12) + 1 if xs else 1
     w = size // share if share else 0
     tried = len(xs) < 2 or share == 0 or (abs(xs[-1] - xs[0]) <= w
                                           and abs(xs[len(xs) // 2] - xs[0]) <= w)
+    netted = lib.lib.net_for_test() and len(xs) <= tuning.DEFAULT.sort_net   # (built for AVX-512)
     assert walk == (not (tried and near_sorts(xs, places)) and len(xs) >= least
-                    and words <= spread * len(xs))
+                    and words <= spread * len(xs) and not netted)
     if walk:
         summary = bits[size // 64 + 1:]
         marked = {w for w in range(len(summary) * 64)
                   if int(summary[w // 64]) >> (w % 64) & 1}
         assert marked == {x >> 6 for x in xs} and (lo[0], hi[0]) == (min(xs) >> 12, max(xs) >> 12)
     else:
-        assert list(a) == sorted(xs) and not bits.any()
+        assert list(a[:len(xs)]) == sorted(xs) and not bits.any()
+
+
+@pytest.mark.parametrize("net", [32])
+@settings(max_examples=30)
+@given(st.lists(st.integers(0, 60), unique=True, max_size=34), st.sampled_from([9, 20, 20001]))
+def test_short_rows_sorted_by_network_or_rank(net, xs, size):
+    """A touched row of at most sort_net indices that is not nearly sorted is
+    sorted by a bitonic network of 16 or 32 lanes, walkable or not (written back
+    whole when the list has room for the lanes, else index by index: sizes 9 and
+    20); longer ones by rank or walked (sort_net 0: the rank sort, tested above)."""
+    xs = list(dict.fromkeys(x % size for x in xs))
+    lib = helpers(tuning.DEFAULT.with_(sort_net=net, sort_near_share=0, sort_run=2,
+                                       marks_walk_min=64 if net == 0 else 17))
+    a = np.full(size, -7, dtype=np.int32)
+    a[:len(xs)] = xs
+    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
+    for x in xs:
+        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
+    walk = lib.lib.marks_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"),
+                                  size, lo, hi)
+    assert walk == 0 or (len(xs) > max(net, 2) and net)
+    if walk == 0:
+        assert list(a[:len(xs)]) == sorted(xs) and not bits.any()

@@ -110,7 +110,7 @@ def _kernel_body():
                                      imp.substitute(imp.substitute(hit(k), "qa", Var(qa)),
                                                     "qb", Var(qb)), w))
           for qa, qb, k, w in (("qa", "qb", 1, 4), ("pa", "pb", 3, 3))),
-        imp.Alloc("L", "index", ONE, None), imp.Reserve("L", "index", Var("nl")),
+        imp.Alloc("L", "index", ONE, None), imp.Reserve("L", "index", Var("size")),
         imp.Alloc("B", "bits", imp.sort_bits_words(Var("size")), ZERO), copy,
         imp.Alloc("M", "index", ONE, ZERO), imp.Move("M", "L"), imp.Alloc("L", "index", ONE, ZERO),
         imp.Move("L", "M"),

@@ -1,8 +1,9 @@
 """SpGEMM's sorted row write on the paths a touched row takes by default (the
-near insertion, the rank sort of at most 16, the marks walk, the quicksort),
-complex, on two threads, against the dense reference: rows of 0, 1 and many
-entries, banded rows (repeated columns, nearly sorted touched rows within 1/8
-of the dimension) and random ones."""
+near insertion, rows of at most 16 written to their ranked places, the
+network, the marks walk, the quicksort), complex, on two threads, against the
+dense reference: rows of 0, 1 and many entries, banded rows (repeated columns,
+nearly sorted touched rows within 1/8 of the dimension) and random ones; and
+rows of exactly 0, 1, 16, 17, 32 and 33 out."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -14,7 +15,8 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 VARIANTS = {  # (semiring, threads, tuning); the knobs' other paths: tests/c/test_c_helpers.py
     "complex, threads 2": ("complex", 2, None),
-}
+}  # (real32 runs in tests/end_to_end/test_bench_complex.py; 32 lanes: tests/c/test_c_helpers.py)
+DTYPES = {"complex": np.complex128, "real32": np.float32}
 KERNELS = {}
 
 
@@ -55,13 +57,30 @@ def operand(draw, rows, cols, dtype):
 @settings(max_examples=8, deadline=None)
 @given(st.data())
 def test_spgemm_rows_equal_the_dense_product(name, data):
-    semiring = VARIANTS[name][0]
-    dtype = np.complex128 if semiring == "complex" else np.float64
+    dtype = DTYPES[VARIANTS[name][0]]
     n = data.draw(st.integers(0, 40), label="n")
     m = data.draw(st.integers(1, 40), label="m")
     p = data.draw(st.sampled_from([1, 7, 300, 3000]), label="p")
     A = data.draw(operand(n, m, dtype), label="A")
     B = data.draw(operand(m, p, dtype), label="B")
+    A, B = A.astype(dtype), B.astype(dtype)
     got = kernel(name)(A=A, B=B)
     assert got.has_sorted_indices and got.dtype == dtype
-    np.testing.assert_allclose(got.toarray(), A.toarray() @ B.toarray())
+    np.testing.assert_allclose(got.toarray(), A.toarray() @ B.toarray(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_rows_of_0_1_16_17_and_32_entries(name):
+    """Each output row is one row of B (A a permutation): rows of exactly 0, 1,
+    16, 17, 32 and 33 random columns, around the network's and the rank's widths."""
+    rng = np.random.default_rng(38)
+    sizes = [0, 1, 16, 17, 32, 33, 2, 15]
+    cols = [rng.choice(5000, k, replace=False) for k in sizes]
+    B = sp.csr_array((np.arange(1.0, 1 + sum(sizes)), np.concatenate(cols),
+                      np.cumsum([0] + sizes)), shape=(len(sizes), 5000))
+    perm = rng.permutation(len(sizes))
+    A = sp.csr_array((np.ones(len(sizes)), perm, np.arange(len(sizes) + 1)))
+    dtype = DTYPES[VARIANTS[name][0]]
+    got = kernel(name)(A=A.astype(dtype), B=B.astype(dtype))
+    assert got.has_sorted_indices and list(np.diff(got.indptr)) == [sizes[p] for p in perm]
+    np.testing.assert_array_equal(got.toarray(), (A @ B).toarray())

@@ -114,7 +114,8 @@ class RowFillTarget(RowCountTarget):
             return imp.SKIP
         b, w = self.base, self.base.v
         move = move_out(w, b.vals, b.segment(1)[1], self.q, Var(w.ws_k), b.zero())
-        return seq(drain(w, w.ws_n, streams.dim_var(b.ws_var), move), Assign(w.ws_n, ZERO))
+        return seq(drain(w, w.ws_n, streams.dim_var(b.ws_var), move, self.q),
+                   Assign(w.ws_n, ZERO))
 
     def private(self):
         if not self.workspace:

@@ -36,10 +36,10 @@ def mark_first(v, counter: str, k: imp.Expr) -> imp.Stmt:
     return ROW.touch(row_scratch(v, counter), k)
 
 
-def drain(v, counter: str, size, body) -> imp.Stmt:
+def drain(v, counter: str, size, body, place=None) -> imp.Stmt:
     """`body` once per touched coordinate (bound to v.ws_k), ascending; the marks
-    are clear again afterwards."""
-    return ROW.in_order(v.ws_k, row_scratch(v, counter), size, body)
+    are clear again afterwards (`place`: the counter body appends at, imp.ForSorted)."""
+    return ROW.in_order(v.ws_k, row_scratch(v, counter), size, body, place)
 
 
 def hash_scratch(v) -> SimpleNamespace:
@@ -181,7 +181,7 @@ class WorkspaceTarget(AppendTarget):
         close = Store(pos, imp.add(parent, ONE), Var(cnt))
         hashed = seq(room(tb.n), ForSorted(v.ws_k, tb.list, Var(tb.n), size, None, hs_move),
                      TABLE.clear(tb), close)
-        dense = seq(room(v.ws_n), drain(v, v.ws_n, size, move), Assign(v.ws_n, ZERO), close)
+        dense = seq(room(v.ws_n), drain(v, v.ws_n, size, move, cnt), Assign(v.ws_n, ZERO), close)
         back = self._taken_back()
         if back is not None:        # nothing touched: the parent's position is free again
             hashed = If(eq(Var(tb.n), ZERO), back, hashed)

@@ -344,6 +344,53 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
         a[at] = t[k];
     }
 }
+#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
+#define EP_SORT_NET 1   /* GCC's shuffles of 16 and 32 lanes, in 512-bit registers */
+typedef ep_idx_t ep_net16_t __attribute__((vector_size(16 * sizeof(ep_idx_t))));
+
+/* One step of a bitonic network over 16 lanes: each lane meets the lane `perm`
+ * names, and keeps the smaller of the two where `low` is set, else the larger. */
+static inline ep_net16_t ep_net16_step(ep_net16_t x, ep_net16_t perm, ep_net16_t low)
+{
+    const ep_net16_t p = __builtin_shuffle(x, perm);
+    const ep_net16_t lt = (ep_net16_t)(x < p);     /* -1 where x is the smaller */
+    const ep_net16_t mn = (x & lt) | (p & ~lt), mx = (p & lt) | (x & ~lt);
+    return (mn & low) | (mx & ~low);
+}
+
+/* Sorts n <= 16 distinct indices in vector lanes: the lanes put together from
+ * scalar loads (as the rank sort's, padded with the largest ep_idx_t), the
+ * 10 fixed steps of a bitonic network, then written back by one vector store
+ * when a has room for 16 (`room`), else one scalar store each. No store goes to
+ * an address computed from the data (the rank sort's a[r[k]] = t[k] do). */
+static void ep_sort_net16(ep_idx_t *a, int64_t n, int64_t room)
+{
+    const ep_net16_t lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
+    ep_net16_t x = (ep_net16_t){0} + top;
+    for (int64_t k = 0; k < n; k++) {
+        const ep_net16_t e = (ep_net16_t)(lane == ((ep_net16_t){0} + (ep_idx_t)k));
+        x = (x & ~e) | (((ep_net16_t){0} + a[k]) & e);
+    }
+    x = ep_net16_step(x, (ep_net16_t){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}, (ep_net16_t){-1, 0, 0, -1, -1, 0, 0, -1, -1, 0, 0, -1, -1, 0, 0, -1});
+    x = ep_net16_step(x, (ep_net16_t){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}, (ep_net16_t){-1, -1, 0, 0, 0, 0, -1, -1, -1, -1, 0, 0, 0, 0, -1, -1});
+    x = ep_net16_step(x, (ep_net16_t){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}, (ep_net16_t){-1, 0, -1, 0, 0, -1, 0, -1, -1, 0, -1, 0, 0, -1, 0, -1});
+    x = ep_net16_step(x, (ep_net16_t){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}, (ep_net16_t){-1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0, -1, -1, -1, -1});
+    x = ep_net16_step(x, (ep_net16_t){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}, (ep_net16_t){-1, -1, 0, 0, -1, -1, 0, 0, 0, 0, -1, -1, 0, 0, -1, -1});
+    x = ep_net16_step(x, (ep_net16_t){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}, (ep_net16_t){-1, 0, -1, 0, -1, 0, -1, 0, 0, -1, 0, -1, 0, -1, 0, -1});
+    x = ep_net16_step(x, (ep_net16_t){8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3, 4, 5, 6, 7}, (ep_net16_t){-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0});
+    x = ep_net16_step(x, (ep_net16_t){4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 8, 9, 10, 11}, (ep_net16_t){-1, -1, -1, -1, 0, 0, 0, 0, -1, -1, -1, -1, 0, 0, 0, 0});
+    x = ep_net16_step(x, (ep_net16_t){2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13}, (ep_net16_t){-1, -1, 0, 0, -1, -1, 0, 0, -1, -1, 0, 0, -1, -1, 0, 0});
+    x = ep_net16_step(x, (ep_net16_t){1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14}, (ep_net16_t){-1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0, -1, 0});
+    if (room >= 16) {
+        memcpy(a, &x, sizeof x);
+    } else {
+        ep_idx_t t[16];
+        memcpy(t, &x, sizeof x);
+        for (int64_t k = 0; k < n; k++) a[k] = t[k];
+    }
+}
+#endif
 
 /* Insertion sort when no index of a is more than 2 places
  * late, giving up (returning 0, a left a permutation of itself) at the first
@@ -429,7 +476,9 @@ static inline int ep_near_ends(const ep_idx_t *a, int64_t n, int64_t width)
  * are many and dense enough in their range, sets the summary bit of each
  * marked word, stores the range of summary words in *lo, *hi and returns 1:
  * the caller walks the summary and the marked words in order and clears both.
- * Otherwise clears the marks, sorts a (by rank up to 128) and returns 0. */
+ * Otherwise clears the marks, sorts a (by rank up to 128) and returns 0.
+ * Built with GCC for AVX-512, a list of at most 16 that is not nearly sorted is
+ * sorted by a network instead, walkable or not (a has room for `size` indices). */
 static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
                              int64_t *lo, int64_t *hi)
 {
@@ -439,6 +488,13 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
         ep_clear_marks(a, n, bits);
         return 0;
     }
+#ifdef EP_SORT_NET
+    if (n <= 16) {   /* short: a network, whatever the range */
+        ep_clear_marks(a, n, bits);
+        if (n <= 16) ep_sort_net16(a, n, size);
+        return 0;
+    }
+#endif
     int64_t l = n ? a[0] : 0, h = l;
     if (n >= 17) {      /* a short list is sorted: no range needed */
         for (int64_t i = 1; i < n; i++) {
@@ -456,6 +512,45 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
     *lo = l >> 12;
     *hi = h >> 12;
     return 1;
+}
+
+/* The rank of each of n <= 16 distinct indices of a among them (the count of
+ * smaller ones) into r: the rank sort's counting in vector lanes, its block put
+ * together from scalar loads, and r written by one vector store. */
+static inline void ep_rank16(const ep_idx_t *a, int64_t n, ep_idx_t *r)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(16 * sizeof(ep_idx_t))));
+    const ep_lanes_t lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
+    ep_lanes_t x = (ep_lanes_t){0} + top, c = {0};
+    for (int64_t k = 0; k < n; k++) {
+        const ep_lanes_t e = lane == ((ep_lanes_t){0} + (ep_idx_t)k);
+        x = (x & ~e) | (((ep_lanes_t){0} + a[k]) & e);
+    }
+    for (int64_t j = 0; j < n; j++) c -= x > ((ep_lanes_t){0} + a[j]);   /* true is -1 */
+    memcpy(r, &c, sizeof c);
+#else
+    for (int64_t i = 0; i < n; i++) {
+        r[i] = 0;
+        for (int64_t j = 0; j < n; j++) r[i] += a[j] < a[i];
+    }
+#endif
+}
+
+/* ep_marks_walkable's ways (1: walk the marks; 0: a sorted), and a third for a
+ * short list that is not tried as nearly sorted: 2, the marks cleared and the
+ * rank of each index of a in r (a left as it was), so that the caller writes
+ * each entry straight to its place instead of sorting a first. */
+static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
+                                  int64_t *lo, int64_t *hi, ep_idx_t *r)
+{
+    if (n > 1 && n <= 16 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
+        ep_clear_marks(a, n, bits);
+        ep_rank16(a, n, r);
+        return 2;
+    }
+    return ep_marks_walkable(a, n, bits, size, lo, hi);
 }
 /* The body of each loop split across threads is a function of its own, kept
  * out of line: its arrays are restrict parameters and its scalars values, so it
@@ -640,7 +735,20 @@ static EP_NOINLINE void ep_rows_1(
         {
             const int64_t ws_k_n = ws_n;
             int64_t ws_k_lo = 0, ws_k_hi = -1;
-            if (ep_marks_walkable(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi)) {
+            ep_idx_t ws_k_r[16];
+            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+            if (ws_k_way == 2) {
+                const int64_t ws_k_base = row_q;
+                for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                    row_q = ws_k_base + ws_k_r[ws_k_t];
+                    const int64_t ws_k = ws_list[ws_k_t];
+                    out_crd1[row_q] = ws_k;
+                    out_vals[row_q] = ws_vals[ws_k];
+                    ws_vals[ws_k] = 0.0;
+                    row_q = (row_q + 1);
+                }
+                row_q = ws_k_base + ws_k_n;
+            } else if (ws_k_way == 1) {
                 uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
                 for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
                     uint64_t ws_k_m = ws_k_sum[ws_k_s];
