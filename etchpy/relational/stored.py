@@ -46,14 +46,14 @@ from dataclasses import replace
 import numpy as np
 
 from . import by_value as value_keyed, orders
-from .bits import same_bits as _same_bits
+from ..runtime.bits import same_bits as _same_bits
 from .keys import Keys
 from .table import Relation, dense_span, relation
 from ..errors import InputError
 from ..expr.nodes import TensorVar, tensor as tensor_var
 from ..formats import Format
 from ..formats import singleton
-from ..runtime.planned import converted_structure
+from ..runtime.planned import store_structure
 from ..runtime.tensor import Tensor
 
 
@@ -355,9 +355,9 @@ def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
     position has one child there a singleton level (singleton.dependent: a key
     that depends on the keys above, as a line's date under its order and line)."""
     fmt = _format_of(t, order, stored)
-    levels, where, missing = converted_structure(stored, fmt)
+    levels, where, missing = store_structure(stored, fmt)
     for r in t._relations.values():     # what a planned conversion of a column to it finds
-        converted_structure(r.tensor, fmt, like=stored)
+        store_structure(r.tensor, fmt, like=stored)
     kinds, levels = singleton.dependent(fmt.levels, levels)
     return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
 
