@@ -8,6 +8,8 @@ module finds the range from the tensor passed for the column:
     mark(t, by)                       the mark of a table's copy of such a column
                                       (relational.stored): values sorted along
                                       its positions, its first level mode `by`
+    carry(t, made, runs)              the mark kept on t read with runs of levels
+                                      below its first as one (runtime.shared)
     code_range(t, by, tests, name)    (lo, hi): the codes c whose value passes
                                       every (op, threshold) of `tests`
 
@@ -41,6 +43,16 @@ def mark(t: Tensor, by: int) -> Tensor:
     if t.format.mode_order[0] == by and frozen(t._vals):
         t.__dict__[_MARK] = by
     return t
+
+
+def carry(t: Tensor, made: Tensor, runs) -> Tensor:
+    """`made`, Tensor t with runs (k, j) of its levels read as one (runtime.shared),
+    marked as t is when no run takes in its first level: its first level, its
+    positions and its values are t's."""
+    by = t.__dict__.get(_MARK)
+    if by is not None and all(k > 0 for k, _ in runs):
+        mark(made, by)
+    return made
 
 
 def code_range(t: Tensor, by: int, tests, name: str) -> tuple[int, int]:

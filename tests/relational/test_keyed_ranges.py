@@ -106,12 +106,22 @@ def test_a_keyed_range_matches_the_rows_it_keeps(in_range, seed, n, lo, hi, most
     _same(_call(in_range, T, lo=lo, hi=hi, most=most), _want(cols, lo, hi, most))
 
 
-def test_values_written_in_place_between_calls(in_range):
+def test_values_written_in_place_between_calls():
+    """On the table's own levels (its copies marked: the searched range; the
+    summed levels below the line read as one, runtime.shared), the key value
+    and another column written between calls."""
     rng = np.random.default_rng(3)
     cols = _lines(rng, 12)
     T = _table(cols)
+    at = (d, o, ln, p)
+    Rev, Day = T.var("rev", order=BY_DAY, name="R")[at], T.var("day", order=BY_DAY, name="D")[at]
+    kern = ep.compile(ep.sum((d, ln, p), (Day >= "lo") & (Rev < "most") & (Day < "hi")),
+                      order=["d", "o", "ln", "p"])               # rows counted
     for step in range(3):
-        _same(_call(in_range, T, lo=1, hi=4, most=9), _want(cols, 1, 4, 9))
+        ones = {**cols, "rev": np.ones(len(cols["rev"]))}
+        keep = cols["rev"] < 9
+        _same(_call(kern, T, lo=1, hi=4, most=9),
+              _want({k: v[keep] for k, v in ones.items()}, 1, 4))
         days, revs = T.tensor("day").vals, T.tensor("rev").vals    # storage order
         days[rng.integers(0, len(days), 3)] = rng.integers(0, 8, 3)
         revs[step] = 5.0 + step
