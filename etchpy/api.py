@@ -147,7 +147,7 @@ def export_c(expr: Expr | str, name: str, directory: str | pathlib.Path, *,
                                            strict=False)
     kern = Kernel(expr, semiring=semiring, output=output, order=order,
                   out_indices=out_indices, name=name, threads=threads, every_size=True,
-                  tuning=replace(tuning_.of(tuning), conversions=False))
+                  tuning=replace(tuning_.of(tuning), conversions=False, keyed_ranges=False))
     src = kern.source(index_type, include_header=True)
     out = pathlib.Path(directory)
     out.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,8 @@ class Measured:
     length), ...) per level with fibres (formats.level `fibres`); `given`
     ((tensor, layout as given), ...); `size_class`, the key of the inputs' size
     class; `runs` ((tensor, level, dense runs in all), ...) per level read as
-    runs (bands, blocks)."""
+    runs (bands, blocks); `stored` ((tensor, format), ...) the structures an
+    input keeps made in another format (a table's stored orders)."""
 
     dims: tuple = ()
     nnz: tuple = ()
@@ -65,6 +66,7 @@ class Measured:
     given: tuple = ()
     size_class: tuple = ()
     runs: tuple = ()
+    stored: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,7 @@ def choose_plan(req: Request, optimized: Optimized | None):
     out_format = req.out_format
     measured = req.measured if req.measured is not None else Measured()
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), tuning=req.tuning,
-                  fibers=measured.fibers, runs=measured.runs)
+                  fibers=measured.fibers, runs=measured.runs, stored=measured.stored)
     written = nesting.best(req.expr, req.out_indices, req.order, stats, out_format,
                            plan_stats=optimized is not None)
     if optimized is None:

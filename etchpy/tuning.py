@@ -70,9 +70,8 @@ class Tuning:
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
             workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
             size_switch, blas, khatri_rao, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, fused_rows, fill_gaps,
-            window_walk, fused_temporaries,
-            written_nesting, access_order.
+            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges,
+            fused_rows, fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
@@ -182,6 +181,8 @@ class Tuning:
                                       # adds nothing to the output (no update of zero)
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
+    keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
+                                      # its value is a range of that order's codes (expr.keyed)
     fused_rows: bool = True           # the steps of a dense output that each write every
                                       # cell once share one loop, the cell's value in a
                                       # register stored once (no zero fill, no re-read);
@@ -341,10 +342,7 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed (keyword arguments, by field name).
-
-            >>> tuning.NOOPT.with_(prefetch=True)
-        """
+        """A copy with some fields changed: `tuning.NOOPT.with_(prefetch=True)`."""
         return replace(self, **changes)
 
 

@@ -11,12 +11,17 @@ identity.
     passes_through(level)           may a level continue one (a singleton)?
     collapsed_format(fmt, k, j)     fmt (in mode order) with levels k..j as one
     collapsed_levels(levels, k, j)  (the level arrays so, the new level's size)
+    head_span(fmt, levels, dim)     the first level's positions and their codes
+    leaf_start(fmt, levels, p)      the first last-level position under position p
+                                    of the first level (a value-keyed order's
+                                    search: runtime.keyed)
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..formats.compressed import Compressed
+from ..formats.dense import Dense
 from ..formats.singleton import Singleton
 
 
@@ -47,3 +52,30 @@ def collapsed_levels(levels: tuple, k: int, j: int) -> tuple:
     n = len(levels[j]["crd"])
     one = {"pos": starts, "crd": np.arange(n, dtype=starts.dtype)}
     return tuple(levels[:k]) + (one,) + tuple(levels[j + 1:]), n
+
+
+def head_span(fmt, levels, dim: int):
+    """(positions of the first storage level, the code at each or None when a
+    position is its code): a dense first level's are its `dim` codes, a
+    compressed one's its stored coordinates; None for another kind."""
+    first = fmt.levels[0]
+    if isinstance(first, Dense) and first.unique:
+        return dim, None
+    if isinstance(first, Compressed) and first.unique:
+        crd = levels[0]["crd"]
+        return len(crd), crd
+    return None
+
+
+def leaf_start(fmt, levels, p: int) -> int | None:
+    """The first position of the last storage level under position p of the
+    first one (p may be one past the last: the end), through the pos arrays of
+    the unique compressed levels below and the singleton ones (which pass a
+    position through); None when another kind lies below."""
+    for level, arrays in zip(fmt.levels[1:], levels[1:]):
+        if passes_through(level):
+            continue
+        if not collapsible(level):
+            return None
+        p = int(arrays["pos"][p])
+    return p

@@ -13,7 +13,9 @@ suppliers: a sparse filter over supplier codes, made per call by a kernel
 over the supplier table (the suppliers whose nation is one of the two), is
 probed at each (part, supplier) pair and skips the lines under the others.
 Q12 reads the year's receipt dates as one range of the receipt order's first
-level (a search and a stop), testing the lines below it; `q12_walk` (used on
+level (a search and a stop), testing the lines below it: written as comparisons
+of the date columns, the receipt date's become that range (expr.keyed;
+`q12_codes` writes the range by hand on the codes); `q12_walk` (used on
 tables without that order) walks every line in storage order: the two ship
 modes a marker probe and the three dates' comparisons one test of each line
 (Tuning.hoist_row_tests), which at lineitem's last level guards the line's
@@ -98,6 +100,17 @@ def _q12_expr_by_receipt(tables):
     L = tables["lineitem"]
     at = (r, o, ln, p, s, sd, m)
     C, R, S = (L.var(v, order=LINE_BY_RECEIPT, name=n)[at] for v, n in Q12_DATES)
+    late = (C < R) & (S < C) & (R >= "lo") & (R < "hi")      # as q12_walk writes it
+    Modes = ep.tensor("Modes", 1, "csf")
+    body = Modes[m] * late * tables["orders"].var()[o, c, d, pr]
+    return ep.sum((r, o, ln, p, s, sd, c, d), body), "r o c d pr ln p s sd m"
+
+
+def _q12_expr_by_codes(tables):
+    r, o, ln, p, s, sd, m, c, d, pr = ep.indices("r o ln p s sd m c d pr")
+    L = tables["lineitem"]
+    at = (r, o, ln, p, s, sd, m)
+    C, R, S = (L.var(v, order=LINE_BY_RECEIPT, name=n)[at] for v, n in Q12_DATES)
     Modes = ep.tensor("Modes", 1, "csf")
     body = (ep.between(r, "rlo", "rhi") * Modes[m] * ((C < R) & (S < C))
             * tables["orders"].var()[o, c, d, pr])
@@ -105,16 +118,31 @@ def _q12_expr_by_receipt(tables):
 
 
 def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-01") -> dict:
-    """Q12 on lineitem's order keyed by receipt date (when the load made it):
-    the year's receipt dates one range of codes of its first level (a search
-    and a stop), the lines below it tested; else on the storage order."""
+    """Q12 on lineitem's order keyed by receipt date (when the load made it),
+    its WHERE written on the date columns as q12_walk writes it: the receipt
+    variable is that order's keyed column (Table.var), so its range is one
+    range of codes of the first level (a search and a stop, expr.keyed), the
+    lines below it tested; else on the storage order."""
     L, O = tables["lineitem"], tables["orders"]
     if LINE_BY_RECEIPT not in L.orders:
         return q12_walk(tables, mode1, mode2, date)
     modes = _keys(L, "l_shipmode")
+    counts = _kernel(tables, _q12_expr_by_receipt)(
+        **{n: L.tensor(v, order=LINE_BY_RECEIPT) for v, n in Q12_DATES}, O=O.tensor(),
+        Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
+        lo=days(date), hi=days(f"{int(date[:4]) + 1}{date[4:]}"))
+    return _q12_rows(tables, modes, counts)
+
+
+def q12_codes(tables, mode1: str = "MAIL", mode2: str = "SHIP",
+              date: str = "1994-01-01") -> dict:
+    """Q12 with the receipt range written by hand on the order's codes
+    (`value_keys(order).codes_between`, `ep.between`): what q12 compiles to."""
+    L, O = tables["lineitem"], tables["orders"]
+    modes = _keys(L, "l_shipmode")
     rlo, rhi = L.value_keys(LINE_BY_RECEIPT).codes_between(
         days(date), days(f"{int(date[:4]) + 1}{date[4:]}"))
-    counts = _kernel(tables, _q12_expr_by_receipt)(
+    counts = _kernel(tables, _q12_expr_by_codes)(
         **{n: L.tensor(v, order=LINE_BY_RECEIPT) for v, n in Q12_DATES}, O=O.tensor(),
         Modes=modes.mask(lambda v: (v == mode1) | (v == mode2), sparse=True),
         rlo=rlo, rhi=rhi)

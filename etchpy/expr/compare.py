@@ -47,7 +47,10 @@ class CompareVar(TensorVar):
     order 1, dense), which the runtime binds (runtime.predicates). `weights`
     (a value predicate made by expr.shared: a product over one structure):
     the columns whose values multiply into its value where `tests` holds
-    (none: the semiring's one there)."""
+    (none: the semiring's one there). `keyed` ((column name, mode, format),
+    ...): of a value predicate, its columns read in an order keyed by their
+    value (`KeyedVar`); of a range, the column whose values its bounds are
+    (expr.keyed: the codes of that mode where they pass, bound at call time)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -55,6 +58,7 @@ class CompareVar(TensorVar):
     other: str = ""
     columns: tuple = ()
     weights: tuple = ()
+    keyed: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
@@ -78,6 +82,24 @@ class CompareVar(TensorVar):
         if formula.slots(self.tests):
             out.append(CompareVar(f"{self.name}__p", 1, "dense", kind="slots"))
         return tuple(out)
+
+
+@dataclass(frozen=True, repr=False)
+class KeyedVar(TensorVar):
+    """A value column read in an order keyed by its value (relational.by_value,
+    `Table.var` of such an order's value): at every stored entry its value is
+    V[c], c the entry's coordinate at mode `by` (the first storage level), V
+    nondecreasing. A comparison of it with bounds is then a range of that
+    mode's codes (expr.keyed), worked out at call time from the tensor passed
+    (runtime.keyed, which checks that it is so keyed)."""
+
+    by: int = 0
+
+
+def keyed_of(*accessed) -> tuple:
+    """The `keyed` entries of a value predicate over the accesses `accessed`."""
+    return tuple(sorted({(a.tensor.name, a.tensor.by, a.tensor.format) for a in accessed
+                         if isinstance(a.tensor, KeyedVar)}, key=lambda k: k[:2]))
 
 
 @dataclass(frozen=True, repr=False)
@@ -151,7 +173,7 @@ def compare(a, op: str, b) -> Access:
     if _plain(a):
         token(b)                                       # a number or a parameter name
         return row_predicate(((a.tensor.name, a.tensor.format, None),),
-                             ("cmp", op, ("col", 0), operand(b)), a.indices)
+                             ("cmp", op, ("col", 0), operand(b)), a.indices, keyed_of(a))
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
                               f"index with a bound, a tensor access with a bound, or two "
                               f"tensor accesses with the same indices")
@@ -180,7 +202,8 @@ def _pair(a: Access, op: str, b: Access) -> Access:
     if a.tensor.name == b.tensor.name:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
     cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
-    return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices)
+    return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices,
+                         keyed_of(a, b))
 
 
 def _index_value(a: Access, op: str, i: Index) -> Predicate:
@@ -191,16 +214,18 @@ def _index_value(a: Access, op: str, i: Index) -> Predicate:
                                   f"values of a tensor accessed at it; {i} is not among "
                                   f"{', '.join(ix.name for ix in a.indices)}")
     f = ("cmp", op, ("col", 0), ("idx", a.indices.index(i)))
-    return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices)
+    return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices,
+                         keyed_of(a))
 
 
-def row_predicate(columns: tuple, f, indices) -> Predicate:
+def row_predicate(columns: tuple, f, indices, keyed: tuple = ()) -> Predicate:
     """The value predicate of formula `f` (expr.formula) over `columns` ((name,
-    format, at), ...: the first gives the structure), accessed at `indices`."""
+    format, at), ...: the first gives the structure), accessed at `indices`;
+    `keyed`, the columns among them keyed by their value (CompareVar)."""
     names = [c[0] for c in columns]
     var = CompareVar(f"{COMPARE_PREFIX}{formula.token(f, names, _bound_word)}", len(indices),
                      columns[0][1], kind="value", tests=f, source=names[0],
-                     columns=tuple(columns))
+                     columns=tuple(columns), keyed=tuple(keyed))
     return Predicate(var, tuple(indices))
 
 

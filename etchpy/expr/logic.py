@@ -69,7 +69,8 @@ def negation(a) -> Expr:
     a = _factor(a, "~")
     match a:
         case Predicate() if _value(a):
-            return row_predicate(a.tensor.columns, formula.negated(a.tensor.tests), a.indices)
+            return row_predicate(a.tensor.columns, formula.negated(a.tensor.tests), a.indices,
+                                 a.tensor.keyed)
         case Predicate() if _on_codes(a):
             return code_predicate(a.indices[0], formula.negated(_code_formula(a)))
         case Predicate() if _kind(a) == "index":
@@ -185,7 +186,9 @@ def _fused(a: Predicate, b: Predicate, how: str) -> Predicate | None:
         if joined is not None:
             cols, ft = joined
             f = (how, s.tensor.tests, ft) if first else (how, ft, s.tensor.tests)
-            return row_predicate(cols, f, s.indices)
+            keyed = tuple(sorted(set(s.tensor.keyed) | set(t.tensor.keyed),
+                                 key=lambda k: k[:2]))
+            return row_predicate(cols, f, s.indices, keyed)
     return None
 
 

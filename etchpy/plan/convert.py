@@ -8,7 +8,12 @@ another mode order (csr <-> csc, a permuted coo or csf), or dense when the input
 is small or nearly full. A conversion is materialised at call time by the
 runtime (runtime.planned) before the kernel runs, and priced here at
 `tuning.temp_weight` per stored entry (per element for dense) and per position
-of the dense levels it reads and writes (`positions`).
+of the dense levels it reads and writes (`positions`). A structure the input
+keeps made in that format (a table's stored order: `Stats.stored`) is read in
+place, its values checked against the input's and gathered again only when
+they were written: one read per stored entry. So among a table's stored
+orders the planner reads the one whose walk, priced by the cost model,
+costs least.
 
     Conversion                 one converted input: its name in the kernel, its
                                source tensor, the format, the estimated cost, why
@@ -168,6 +173,8 @@ class Converter:
         """((source, format), Conversion) for each format acc may be converted to."""
         t = acc.tensor
         fmts = [permuted(t.format, acc, order)]
+        fmts += sorted((f for name, f in stats.stored if name == t.name and f != fmts[0]
+                        and f.mode_order == fmts[0].mode_order), key=repr)   # stored, other kinds
         full = stats.full([ix.name for ix in acc.indices])
         nnz = stats.tensor_nnz(acc)
         tn = stats.tuning
@@ -177,7 +184,9 @@ class Converter:
         for fmt in fmts:
             key = (t.name, fmt)
             conv = self.made.get(key)
-            if conv is None:
+            if conv is None and key in stats.stored:    # kept made: its values checked
+                conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, nnz, "")
+            elif conv is None:
                 work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz + positions(
                     acc, t.format, stats) + positions(acc, fmt, stats))
                 conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, work, "")

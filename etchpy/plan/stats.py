@@ -21,10 +21,12 @@ class Stats:
     sparse_density), which also weighs the model's terms. `origin` maps renamed
     indices to user names; `fibers`, measured fibre statistics; `runs`, the dense
     runs (bands, blocks) of levels read as runs: a loop over such a level steps
-    once per position and once per run."""
+    once per position and once per run; `stored`, the (tensor, format) pairs
+    whose structure the input keeps made (a table's stored orders: a read of
+    it in that format checks its values, plan.convert)."""
 
     def __init__(self, dims=None, nnz=None, origin=None, tuning: Tuning = DEFAULT,
-                 fibers=(), runs=()):
+                 fibers=(), runs=(), stored=()):
         self.dims = {getattr(k, "name", k): float(v) for k, v in (dims or {}).items()}
         self.nnz = {getattr(k, "name", k): float(v) for k, v in (nnz or {}).items()}
         self.origin = dict(origin or {})
@@ -34,6 +36,7 @@ class Stats:
         self.keys = {(t, int(k)): float(ne) for t, k, _, ne, *_ in fibers}
         # (tensor, storage level) -> dense runs (bands, blocks) in all, measured
         self.runs = {(t, int(k)): float(n) for t, k, n in runs}
+        self.stored = frozenset(stored)
         self.memo: dict = {}        # index -> size; an access's keys -> distinct()
         self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
                                     # with_origin copies (planning one expression many ways)
@@ -42,7 +45,7 @@ class Stats:
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
         s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
-        s.runs = self.runs
+        s.runs, s.stored = self.runs, self.stored
         s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
         return s
 

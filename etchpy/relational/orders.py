@@ -6,8 +6,11 @@ A query reads a table in the order of the variable it was written with
 that input converted to another order when its cost model prices that cheaper
 (or when no loop order walks every input in storage order: plan/convert.py).
 The converted structure is kept on the input (runtime.planned); a stored order
-of the table is made at load as that same structure, so a conversion to it
-finds its index arrays made and gathers only the values, on each call. A
+of the table is made at load as that same structure (`store_structure`), so a
+conversion to it finds its index arrays made, and its values gathered at the
+last call, checked against the table's (gathered again when written): the
+planner prices it as that check, so among the stored orders it reads the one
+its cost model prices least (Stats.stored). A
 conversion to an order the table does not store is what the query would
 want: `add_order(order)` keeps it, for a query that names it.
 
@@ -40,9 +43,10 @@ def lines(table, kernel, name: str) -> list[str]:
                 made = has_structure(table.relation(None).tensor, c.format)
                 out.append(f"  the planner reads {name} in the {_what(table, want)} {want} "
                            f"(declared {order}): " + (
-                               "its structure is made, the values gathered on each call"
-                               if made else "converted once in the stored order's level "
-                               "kinds, then kept"))
+                               "its structure is made, the values checked on each call "
+                               "and gathered again when written" if made else
+                               "converted once in the stored order's level kinds, then "
+                               "kept"))
             else:
                 out.append(f"  the planner reads {name} converted to {want}, an order the "
                            f"table does not store (declared {order}): add_order("

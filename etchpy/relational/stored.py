@@ -46,14 +46,16 @@ from dataclasses import replace
 import numpy as np
 
 from . import by_value as value_keyed, orders
-from .bits import same_bits as _same_bits
+from ..runtime.bits import same_bits as _same_bits
 from .keys import Keys
 from .table import Relation, dense_span, relation
 from ..errors import InputError
+from ..expr.compare import KeyedVar
 from ..expr.nodes import TensorVar, tensor as tensor_var
 from ..formats import Format
 from ..formats import singleton
-from ..runtime.planned import converted_structure
+from ..runtime import keyed as keyed_copy
+from ..runtime.planned import store_structure
 from ..runtime.tensor import Tensor
 
 
@@ -113,13 +115,17 @@ class Table:
         """The variable (named `name`, default the table's name) of value column
         `value` stored in `order` (default the storage order); its indices are
         the key columns in storage order, whatever `order` (after the value's
-        code, in an order keyed by a value).
+        code, in an order keyed by a value; that value's own column there is a
+        KeyedVar, whose comparisons with bounds are ranges of its codes:
+        expr.keyed).
 
             >>> o, p = ep.indices("o p")
             >>> ep.sum(o, T.var("q", order=["p", "o"], name="Q")[o, p])
         """
         fmt = self._format(order)
         self.relation(value)
+        if order is not None and tuple(order) in self._keyed and value == order[0]:
+            return KeyedVar(name or self.name, fmt.order, fmt, by=0)    # expr.keyed
         return tensor_var(name or self.name, fmt.order, fmt)
 
     def tensor(self, value: str | None = None, order: Sequence[str] | None = None) -> Tensor:
@@ -264,6 +270,8 @@ class Table:
             vals[missing] = t.fill
         vals = np.frombuffer(vals.tobytes(), dtype=vals.dtype)   # immutable: a write to
         copy = Tensor._of((shape, fmt, levels, vals, t.fill), t.name)    # a copy is refused
+        if order in self._keyed and value == order[0]:
+            keyed_copy.mark(copy, 0)         # its values sorted, by its first level
         return copy, t._vals.copy(), t.unwritten_mark()
 
 
@@ -355,9 +363,9 @@ def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
     position has one child there a singleton level (singleton.dependent: a key
     that depends on the keys above, as a line's date under its order and line)."""
     fmt = _format_of(t, order, stored)
-    levels, where, missing = converted_structure(stored, fmt)
+    levels, where, missing = store_structure(stored, fmt)
     for r in t._relations.values():     # what a planned conversion of a column to it finds
-        converted_structure(r.tensor, fmt, like=stored)
+        store_structure(r.tensor, fmt, like=stored)
     kinds, levels = singleton.dependent(fmt.levels, levels)
     return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
 

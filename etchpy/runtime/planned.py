@@ -11,15 +11,22 @@ whose layout is not the declared one).
                                    with every converted copy added
     converted_structure(t, fmt)    a Tensor's structure in another format, kept on it
     has_structure(t, fmt)          whether it is kept already
+    store_structure(t, fmt)        kept as a stored order (a table's): the planner
+                                   prices a read of it as a check of the values
+    stored_formats(t)              the formats stored so
 
 Only an `ep.Tensor`'s conversion is kept across calls: its structure cannot be
 rebound, so the converted index arrays and, for each converted position, the
 position of its value in the Tensor are kept on the Tensor itself (they go
 when it goes). Its values may be written in place, so they are gathered again
-on every call (one O(nnz) pass). A scipy or numpy input may be changed by its
-owner between calls, so it is converted again on every call: a canonical scipy
-csr/csc read as the other is transposed by scipy's own compiled conversion,
-after the structural check every scipy input gets.
+on every call (one O(nnz) pass); in a stored order (a table's, made ahead of
+the queries: `store_structure`) the gathered values are kept too, with the
+values they were gathered from, and gathered again only when those differ
+(one sequential comparison of the bytes a call, runtime.bits). A scipy or
+numpy input may be changed by its owner between calls, so it is converted
+again on every call: a canonical scipy csr/csc read as the other is
+transposed by scipy's own compiled conversion, after the structural check
+every scipy input gets.
 """
 from __future__ import annotations
 
@@ -28,13 +35,14 @@ from typing import NamedTuple
 import numpy as np
 
 from . import calling
+from .bits import same_bits
 from . import convert as cv
 from .checks import check_compressed
 from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
 __all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure",
-           "has_structure"]
+           "has_structure", "store_structure", "stored_formats"]
 
 _TRANSPOSED = {"csr": "csc", "csc": "csr"}
 
@@ -115,6 +123,20 @@ def has_structure(t: Tensor, fmt) -> bool:
     return fmt in t.__dict__.get("_etchpy_planned", {})
 
 
+def store_structure(t: Tensor, fmt, like: Tensor | None = None) -> tuple:
+    """converted_structure(t, fmt, like), and `fmt` recorded as a stored order of
+    `t` (a table's, relational.stored): the planner prices a read of it as one
+    check of the values (plan.convert, pipeline.Measured.stored)."""
+    hit = converted_structure(t, fmt, like)
+    t.__dict__.setdefault("_etchpy_stored", set()).add(fmt)
+    return hit
+
+
+def stored_formats(t) -> tuple:
+    """The formats `t` (any input) keeps made as stored orders (store_structure)."""
+    return tuple(t.__dict__.get("_etchpy_stored", ())) if type(t) is Tensor else ()
+
+
 def _one_structure(a: Tensor, b: Tensor) -> bool:
     """Whether a and b are over the same index arrays (the same objects)."""
     return a.format == b.format and len(a.levels) == len(b.levels) and all(
@@ -127,11 +149,20 @@ def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
     once per format and kept on `t`, and `t`'s current values gathered into it."""
     hit = converted_structure(t, tv.format)
     levels, where, missing = hit
-    vals = sr.cast(t.vals, what=f"input {tv.name}")[where] if len(t.vals) else \
-        np.full(len(where), sr.zero, dtype=sr.dtype)
-    if missing is not None:
-        vals[missing] = sr.zero
-    roles = {"vals": truth_values(vals)}
+    kept = t.__dict__.get("_etchpy_gathered", {}).get((tv.format, sr.name)) \
+        if tv.format in t.__dict__.get("_etchpy_stored", ()) else None
+    if kept is not None and same_bits(t.vals, kept[0]):
+        vals = kept[1]                       # the values as they were gathered
+    else:
+        vals = sr.cast(t.vals, what=f"input {tv.name}")[where] if len(t.vals) else \
+            np.full(len(where), sr.zero, dtype=sr.dtype)
+        if missing is not None:
+            vals[missing] = sr.zero
+        vals = truth_values(vals)
+        if tv.format in t.__dict__.get("_etchpy_stored", ()):
+            t.__dict__.setdefault("_etchpy_gathered", {})[tv.format, sr.name] = (
+                t.vals.copy(), vals)
+    roles = {"vals": vals}
     for k, arrays in enumerate(levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr

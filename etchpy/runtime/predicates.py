@@ -35,13 +35,13 @@ import numpy as np
 
 from ..errors import InputError
 from ..expr import formula
-from ..expr.compare import CompareVar, stores_nothing
+from ..expr.compare import CompareVar, operand, stores_nothing
 from ..expr.nodes import TensorVar
 from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
-from . import bins, windows
+from . import bins, keyed, windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -55,6 +55,8 @@ def caller_inputs(declared: dict) -> dict:
             order = tv.order - (tv.kind == "bins")           # a onehot's source: one less
             for col, fmt, at in tv.columns:
                 out.setdefault(col, TensorVar(col, order if at is None else len(at), fmt))
+            for col, _, fmt in tv.keyed if tv.kind == "range" else ():   # expr.keyed
+                out.setdefault(col, TensorVar(col, fmt.order, fmt))
             out.update({p: tv for p in tv.params})
     return out
 
@@ -137,9 +139,21 @@ def _bound(tv: CompareVar, b, inputs) -> int | float:
 def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     """The codes c in 0..n-1 that pass every test of tv, a sparse vector. A bound
     is first clamped to -1..n+1, which no code passes or fails differently, so
-    ±inf and a huge int are an open (or an empty) bound."""
+    ±inf and a huge int are an open (or an empty) bound. A range whose bounds
+    are a keyed column's values (expr.keyed): the codes whose value passes
+    (runtime.keyed), each bound compared as the column's row test would."""
     lo, hi = 0, n
-    for op, b in tv.tests:
+    if tv.keyed:
+        (col, by, fmt), = tv.keyed
+        t = inputs[col]             # as given: one read with runs of levels as one too
+        if not (isinstance(t, Tensor) and t.dtype == np.dtype(sr.dtype)):
+            t = as_tensor(t, TensorVar(col, fmt.order, fmt), sr)
+        lo, hi = keyed.code_range(t, by, [(op, _slot(tv, op, operand(b), inputs, sr))
+                                          for op, b in tv.tests], col)
+        tests = ()
+    else:
+        tests = tv.tests
+    for op, b in tests:
         x = min(max(_bound(tv, b, inputs), -1), n + 1)
         if op in (">=", ">"):
             lo = max(lo, math.ceil(x) if op == ">=" else math.floor(x) + 1)

@@ -13,6 +13,7 @@ from .. import tuning as tuning_
 from . import build
 from . import inputs as io_
 from ..errors import EtchpyError
+from ..expr import keyed
 from ..expr.nodes import as_expr
 from ..formats import Format
 from ..semiring import semirings
@@ -23,7 +24,10 @@ def make_request(expr, *, semiring=None, output="dense", order=None, out_indices
                  every_size=False, tuning=None) -> pipeline.Request:
     """A compile request from Kernel's arguments, checked and normalised. The
     optimizer option `rewrite_margin` sets the Tuning field of that name."""
+    tuned = tuning_.of(tuning)
     expr = as_expr(expr)
+    if tuned.keyed_ranges:              # a keyed column's comparisons: ranges of codes
+        expr = keyed.ranges(expr)
     sr = io_.prepare_semiring(expr, semiring)
     out_ix = io_.output_indices(expr, out_indices)
     io_.check_out_indices(expr, out_ix)
@@ -33,7 +37,6 @@ def make_request(expr, *, semiring=None, output="dense", order=None, out_indices
     if n_threads < 1:
         raise EtchpyError(f"threads must be at least 1, got {threads}")
     options = dict(optimizer_options or {})
-    tuned = tuning_.of(tuning)
     if "rewrite_margin" in options:
         tuned = tuned.with_(rewrite_margin=options.pop("rewrite_margin"))
     return pipeline.Request(

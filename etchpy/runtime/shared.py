@@ -24,6 +24,7 @@ from ..errors import EtchpyError
 from ..expr import collapse, shared
 from ..formats import positions
 from ..expr.walk import accesses
+from . import keyed
 from .tensor import Tensor
 
 _UNSET = object()
@@ -164,5 +165,5 @@ def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
             levels = other[2]                     # one structure: the same arrays
         made = Tensor._of((shape, fmt, levels, t._vals, t.fill), t.name)
         memo[runs] = (shape, fmt, made.levels)    # frozen: taken as they are
-        return made
-    return Tensor._of((*hit, t._vals, t.fill), t.name)
+        return keyed.carry(t, made, runs)
+    return keyed.carry(t, Tensor._of((*hit, t._vals, t.fill), t.name), runs)

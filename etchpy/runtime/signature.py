@@ -32,6 +32,7 @@ from . import build, calling
 from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 from ..expr.windows import label
+from .planned import stored_formats
 from .restored import DEFERRED, CallFace, Restored, digest_of, materialized, same_program
 
 
@@ -126,9 +127,10 @@ def measure(modes, bound: dict, inputs: dict, cls: tuple, formats: dict) -> pipe
                                int(counts.max()), float(counts.sum()) / max(1, nonempty)))
             if pieces is not None:
                 runs.append((name, k, int(pieces.sum())))
+    stored = tuple((name, fmt) for name in bound for fmt in stored_formats(inputs.get(name)))
     return pipeline.Measured(tuple(sorted(dims.items())), tuple(nnz), tuple(fibers),
                              tuple((name, layout(inputs[name])) for name in bound), cls,
-                             tuple(runs))
+                             tuple(runs), stored)
 
 
 def _by_name(mapping) -> dict:

@@ -1,5 +1,6 @@
 """Whether two arrays hold the same bytes, by the C library's memcmp (a table's
-kept copies and value-keyed orders are checked against their values by it)."""
+kept copies and value-keyed orders, and the values of a planned read of a
+stored order, are checked against their values by it)."""
 from __future__ import annotations
 
 import ctypes
