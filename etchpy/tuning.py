@@ -342,7 +342,10 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed: `tuning.NOOPT.with_(prefetch=True)`."""
+        """A copy with some fields changed (keyword arguments, by field name).
+
+            >>> tuning.NOOPT.with_(prefetch=True)
+        """
         return replace(self, **changes)
 
 
