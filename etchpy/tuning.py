@@ -68,10 +68,10 @@ class Tuning:
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows,
             register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, empty_rows_back, fused_checks, entries, gather_sums, fp_contract,
-            size_switch, blas, khatri_rao, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges,
-            fused_rows, fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
+            workspaces, kept_workspaces, empty_rows_back, fused_checks, check_count_once,
+            entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, algorithm_choice,
+            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
+            fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
@@ -79,8 +79,7 @@ class Tuning:
             hash_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_lines,
-            piece_ahead, piece_short,
+            run_min_entries, run_lines, piece_ahead, piece_short,
             block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
@@ -154,6 +153,8 @@ class Tuning:
                                       # no loop order walks as declared is always converted
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
+    check_count_once: bool = True     # ... its bad coordinates in one count, tested after the
+                                      # loops (else a count and a test after each walk)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
@@ -202,8 +203,7 @@ class Tuning:
     written_nesting: bool = True      # a Σ nested in a product as written may run as its
                                       # own step (a temporary) where that is priced cheaper
                                       # than flattening it into the product (plan.nesting)
-    keep_last_call: bool = True       # a call on the last call's numpy arrays or Tensors,
-                                      # layouts unchanged, reuses its binding (last_call)
+    keep_last_call: bool = True       # the last call's arrays or Tensors: its binding reused
     call_plans: bool = True           # a call on inputs of a kind already run (types,
                                       # dtypes, size class) runs its plan (call_plans)
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
@@ -374,9 +374,8 @@ FORCE = Tuning(
 
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
-# a step run many times over one graph (graph.pagerank's C iteration): each
-# segment's arrays prefetched once, 128 entries ahead of its start, at any size
-# (a prefetch at every step of long segments was measured slower there)
+# a step run many times over one graph (graph.pagerank's C iteration): each segment's arrays
+# prefetched once, 128 ahead of its start, at any size (not at every step: slower there)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)
 
 PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH,

@@ -49,6 +49,37 @@ def test_a_loop_switched_on_the_inputs_size_is_still_a_full_loop(options):
     assert kernel.count("i_c_bad") >= 4 and GUARD not in kernel and "break;" not in kernel
 
 
+def test_serial_walks_count_bad_coordinates_once_and_threaded_walks_each():
+    """The clamped walks of a serial kernel add their bad coordinates into one
+    count, tested once after the loops (no test after each row); a walk inside a
+    loop split across threads keeps its own count and test (blocks run on either
+    thread). `check_count_once=False` gives every walk its own again."""
+    kernel = spmv(1024).source("int32_t").c
+    kernel = kernel[kernel.index("int etchpy_kernel("):]
+    assert "input_bad = (input_bad + !j_q_ok" in kernel and "j_q_bad" not in kernel
+    assert kernel.count("if (input_bad != 0)") == 1
+    threaded = spmv(1024, threads=2).source("int32_t").c
+    assert "input_bad" not in threaded and "j_q_bad" in threaded
+    each = ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_count_once": False})
+    text = each.source("int32_t").c
+    assert "input_bad" not in text and "if (j_q_bad" in text
+
+
+@pytest.mark.parametrize("count_once", [True, False])
+@pytest.mark.parametrize("bad", [9, -1, 2**31 - 1])
+def test_a_bad_coordinate_in_any_row_is_refused_either_way(count_once, bad):
+    m = matrix(30, 5)
+    x = np.arange(1.0, 10.0)
+    kern = ep.compile(SPMV, formats={"A": "csr"},
+                      tuning={"check_count_once": count_once, "gather_sums": False})
+    for at in (0, m.nnz // 2, m.nnz - 1):
+        c = m.copy()
+        c.indices[at] = bad
+        with pytest.raises(InputError, match="'A'"):
+            kern(A=c, x=x)
+    np.testing.assert_allclose(kern(A=m, x=x), m @ x)
+
+
 def test_rows_picked_by_a_sparse_operand_keep_the_guard_per_row():
     """v's coordinates pick the rows A opens: no loop runs over all of A's rows,
     so a pass over all of them would add work; each segment is checked as it opens."""

@@ -63,6 +63,8 @@ class Level:
     nan: bool = False   # its walks also check that each value is not NaN
     ahead: bool = False     # its segments are checked ahead of the loop opening them
                             # (lower.schedule.segment_checks), not as each opens
+    bad: str | None = None  # the kernel's one count of bad coordinates, tested after
+                            # its loops, for its serial clamped walks (`_clamped_loop`)
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -204,13 +206,18 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
             loop, lvs, err, ERROR_CODE, tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1)))
     early = {lv.tensor for _, lvs in ahead for lv in lvs}
+    bad = names.fresh("input_bad")
     for lv in levels:
-        body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early),
+        body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
+                                      bad=bad if tuning.check_count_once else None),
                         err, names)
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
     body = _flagged(body, err)
+    if bad in imp.scalars_assigned(body):       # one test after the loops, not one a walk
+        body = seq(Decl(bad, "index", Const(0)), body,
+                   If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
                    fused=frozenset(fused), fused_nan=nan)
 
@@ -263,6 +270,8 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
+        case ParallelFor() if lv.bad is not None:      # threads: a count per walk
+            return _rewrite(node, replace(lv, bad=None), err, names)
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
         return replace(node, **{f: _rewrite_field(vars(node)[f], lv, err, names)
                                 for f in node.__dataclass_fields__})
@@ -321,15 +330,20 @@ def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names):
         if (bad) fail
 
     A coordinate outside [0, dim) is read as 0 (dim > 0: segment_checks fails a
-    block of a level with dim 0), and the kernel returns the error."""
-    ok, at, bad = (names.fresh(f"{q}_{part}") for part in ("ok", "at", "bad"))
+    block of a level with dim 0), and the kernel returns the error. Outside a
+    parallel loop the count is the kernel's one `lv.bad` (declared 0 first and
+    tested once after all its loops, `fuse`): no test after each walk."""
+    ok, at = (names.fresh(f"{q}_{part}") for part in ("ok", "at"))
+    bad = lv.bad or names.fresh(f"{q}_bad")
     crd_q = Load(lv.crd, Var(q))
     step = seq(Decl(ok, "index", Bin("<u", crd_q, Var(lv.dim))),
                Decl(at, "index", Select(Var(ok), crd_q, Const(0))),
                Assign(bad, Bin("+", Var(bad), Not(Var(ok)))),
                imp.replaced(body, crd_q, Var(at)))
-    return seq(Decl(bad, "index", Const(0)), While(lt(Var(q), Var(e)), step),
-               If(Bin("!=", Var(bad), Const(0)), fail))
+    loop = While(lt(Var(q), Var(e)), step)
+    if lv.bad is not None:
+        return loop
+    return seq(Decl(bad, "index", Const(0)), loop, If(Bin("!=", Var(bad), Const(0)), fail))
 
 
 def order_free(body, crd_q: Load) -> bool:

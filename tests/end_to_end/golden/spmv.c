@@ -344,6 +344,7 @@ int spmv(
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
+    int64_t input_bad = 0;
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
@@ -381,18 +382,14 @@ int spmv(
                             acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
                             j_q = j_end;
                         } else {
-                            int64_t j_q_bad = 0;
                             while (j_q < j_end) {
                                 int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                                 int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
-                                j_q_bad = (j_q_bad + !j_q_ok);
+                                input_bad = (input_bad + !j_q_ok);
                                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                                 acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
                                 j_q = (j_q + 1);
-                            }
-                            if (j_q_bad != 0) {
-                                input_error = 4;
                             }
                         }
                     } else {
@@ -400,17 +397,13 @@ int spmv(
                             acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
                             j_q = j_end;
                         } else {
-                            int64_t j_q_bad_1 = 0;
                             while (j_q < j_end) {
                                 int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                                 int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
-                                j_q_bad_1 = (j_q_bad_1 + !j_q_ok_1);
+                                input_bad = (input_bad + !j_q_ok_1);
                                 EP_OPAQUE(j_q);
                                 acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
                                 j_q = (j_q + 1);
-                            }
-                            if (j_q_bad_1 != 0) {
-                                input_error = 4;
                             }
                         }
                     }
@@ -449,31 +442,23 @@ int spmv(
                         EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                     }
                     if (32 <= (j_end - j_q)) {
-                        int64_t j_q_bad_2 = 0;
                         while (j_q < j_end) {
                             int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                             int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
-                            j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
+                            input_bad = (input_bad + !j_q_ok_2);
                             EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                             EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                             acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                             j_q = (j_q + 1);
                         }
-                        if (j_q_bad_2 != 0) {
-                            input_error = 4;
-                        }
                     } else {
-                        int64_t j_q_bad_3 = 0;
                         while (j_q < j_end) {
                             int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                             int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
-                            j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
+                            input_bad = (input_bad + !j_q_ok_3);
                             EP_OPAQUE(j_q);
                             acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
                             j_q = (j_q + 1);
-                        }
-                        if (j_q_bad_3 != 0) {
-                            input_error = 4;
                         }
                     }
                     out[i_] = acc;
@@ -512,17 +497,13 @@ int spmv(
                         acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
                         j_q = j_end;
                     } else {
-                        int64_t j_q_bad_4 = 0;
                         while (j_q < j_end) {
                             int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                             int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
-                            j_q_bad_4 = (j_q_bad_4 + !j_q_ok_4);
+                            input_bad = (input_bad + !j_q_ok_4);
                             EP_OPAQUE(j_q);
                             acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
                             j_q = (j_q + 1);
-                        }
-                        if (j_q_bad_4 != 0) {
-                            input_error = 4;
                         }
                     }
                     out[i_] = acc;
@@ -555,23 +536,22 @@ int spmv(
                     int64_t j_end = 0;
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
-                    int64_t j_q_bad_5 = 0;
                     while (j_q < j_end) {
                         int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                         int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
-                        j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
+                        input_bad = (input_bad + !j_q_ok_5);
                         EP_OPAQUE(j_q);
                         acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
                         j_q = (j_q + 1);
-                    }
-                    if (j_q_bad_5 != 0) {
-                        input_error = 4;
                     }
                     out[i_] = acc;
                     i_c = (i_c + 1);
                 }
             }
         }
+    }
+    if (input_bad != 0) {
+        input_error = 4;
     }
     if (input_error) {
         return (int)input_error;
