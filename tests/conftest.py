@@ -11,6 +11,21 @@ settings.register_profile("dev", max_examples=300, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
+# The suite's kernels are built at -O1 unless CFLAGS is set (-march=native keeps the
+# vector paths compiled): the same C in about half the compiler's time. The central
+# property (tests/end_to_end/test_backends.py) builds with etchpy's own flags.
+USER_CFLAGS = os.environ.get("CFLAGS")
+os.environ.setdefault("CFLAGS", "-O1 -march=native")
+
+
+@pytest.fixture
+def full_flags(monkeypatch):
+    """Kernels built with etchpy's own flags (or the caller's CFLAGS)."""
+    if USER_CFLAGS is None:
+        monkeypatch.delenv("CFLAGS", raising=False)
+    else:
+        monkeypatch.setenv("CFLAGS", USER_CFLAGS)
+
 
 @pytest.fixture
 def shared_cache(tmp_path_factory, monkeypatch):

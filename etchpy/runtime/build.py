@@ -112,7 +112,7 @@ def load(c_source: str, cdef: str, *, name: str = "kernel",
     environment return the same ``Library`` in about a microsecond.
     Raises CompileError when no compiler is found or compiling fails.
     """
-    memo_key = (c_source, cdef, name, bool(openmp), _env_signature())
+    memo_key = (c_source, cdef, name, bool(openmp), environment())
     library = _memo.get(memo_key)
     if library is not None:
         stats["memo_hits"] += 1
@@ -158,7 +158,10 @@ def _make_env_reader():
     return lambda: tuple(map(os.environ.get, _ENV_NAMES))
 
 
-_env_signature = _make_env_reader()
+environment = _make_env_reader()
+"""environment() -> the values of CC, CFLAGS, ETCHPY_CACHE_DIR, XDG_CACHE_HOME and
+ETCHPY_SANITIZE now (None where unset): what selects a build besides its source, so
+that whatever keeps built code in process keys it on this too."""
 
 
 def _load_uncached(c_source: str, cdef: str, name: str, openmp: bool) -> Library:

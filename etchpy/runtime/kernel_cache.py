@@ -7,6 +7,10 @@ under its own key: a tuple whose first item names the front end that made it
 entry by accident. A front end may work out a cheaper key into it; it keeps no
 second store.
 
+Entries are kept per build environment (CC, CFLAGS and the cache directory as
+`build.environment` reads them at lookup): a kernel made under other compiler
+flags is another entry, as it is another build on disk.
+
 The store is bounded: the `size` most recently used entries stay (LIMITS in
 etchpy.settings). An entry evicted is made again on next need, from the disk
 cache (runtime.cache) where it was built before; a caller holding a kernel
@@ -20,6 +24,7 @@ import threading
 from collections import OrderedDict
 
 from ..settings import LIMITS
+from .build import environment
 
 _MISSING = object()
 
@@ -36,6 +41,7 @@ class KernelCache:
 
     def get(self, key, default=None):
         """The entry under `key` (now the most recently used), else `default`."""
+        key = (key, environment())
         with self._lock:
             v = self._d.get(key, _MISSING)
             if v is _MISSING:
@@ -45,6 +51,7 @@ class KernelCache:
 
     def put(self, key, value) -> None:
         """Keep `value` under `key`, evicting the least recently used beyond size."""
+        key = (key, environment())
         with self._lock:
             self._d[key] = value
             self._keep(key)
@@ -53,7 +60,7 @@ class KernelCache:
         """The entry under `key`, made by `make()` and kept on first need."""
         v = self.get(key, _MISSING)
         if v is _MISSING:
-            v = make()
+            v, key = make(), (key, environment())
             with self._lock:
                 v = self._d.setdefault(key, v)
                 self._keep(key)

@@ -11,6 +11,9 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy import tuning
 
+# contraction is gcc's at -O2 and above: etchpy's own flags, not the suite's -O1
+pytestmark = pytest.mark.usefixtures("full_flags")
+
 i, j = ep.indices("i j")
 A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
 SPMV = ep.sum(j, A[i, j] * x[j])

@@ -23,7 +23,7 @@ from central import EXAMPLES_PER_SEMIRING, SEMIRINGS, central_problems
 from tuned import on_interpreter
 
 
-pytestmark = pytest.mark.usefixtures("shared_cache")
+pytestmark = pytest.mark.usefixtures("shared_cache", "full_flags")
 i, j, k = ep.indices("i j k")
 
 

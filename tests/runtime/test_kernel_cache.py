@@ -88,3 +88,17 @@ def test_no_second_store_beside_it():
             if isinstance(node, ast.ClassDef) and ("Cache" in node.name or node.name == "LRU"):
                 bad.append(f"{p.relative_to(ROOT)}:{node.lineno} class {node.name}")
     assert not bad, "a second kernel store:\n" + "\n".join(bad)
+
+
+def test_a_kernel_made_under_other_compiler_flags_is_another_entry(monkeypatch):
+    """The store keys on the build environment, as the disk cache does: after CFLAGS
+    changes, ep.compile makes (or finds) the kernel built with the flags now set."""
+    i, j = ep.indices("i j")
+    e = ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j])
+    monkeypatch.setenv("CFLAGS", "-O1")
+    k_o1 = ep.compile(e)
+    monkeypatch.setenv("CFLAGS", "-O2")
+    k_o2 = ep.compile(e)
+    assert k_o2 is not k_o1 and ep.compile(e) is k_o2
+    monkeypatch.setenv("CFLAGS", "-O1")
+    assert ep.compile(e) is k_o1
