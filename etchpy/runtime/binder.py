@@ -142,11 +142,15 @@ def _input(step, ffi):
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
                 0, 0, 0, tuple(step.dims), (step.at,), None, None, (), 0)
-    if type(step) is Sparse and step.fused:
+    if type(step) is Sparse:
+        check = 0 if step.fused else _check_address(step.idx)
+        if check is None:
+            return None
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
-                step.fill if step.pydata else None, step.axes if step.pydata else None, (), 0)
+                step.fill if step.pydata else None, step.axes if step.pydata else None, (),
+                check)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
     if (type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4
             and facts.dtype.kind != "b"):           # bool: truth_values' check, in Python
@@ -162,6 +166,17 @@ def _input(step, ffi):
                 facts.at, facts.fill, None, (),
                 0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
     return None
+
+
+def _check_address(idx):
+    """The address of runtime.checks' compiled pass over a compressed level of index
+    dtype `idx` (a scipy input whose kernel does not check it as it reads it), or
+    None without one."""
+    from . import checks
+    lib = checks._library()
+    if lib is None or idx not in (np.int32, np.int64):
+        return None
+    return int(lib.ffi.cast("uintptr_t", checks._entry(lib, idx)[0]))
 
 
 def _window(step):
@@ -247,12 +262,14 @@ def _bound(b, params) -> tuple:
     return params.index(name), offset
 
 
-def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None):
+def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None,
+             grown=None):
     """A callable plan(inputs) -> output or `miss` made by the binder for these
     steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
     agree and the output's; `n_keys`: the names a call passes, when windows read
-    their operand and bounds by name), or None when the binder does not cover
-    them."""
+    their operand and bounds by name; `grown`: a grown output's kind as
+    outputs.grown_kind gives it, with the index dtype, else a dense output), or
+    None when the binder does not cover them."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -264,17 +281,36 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     equal, outs = facts
     if len(outs) > 4:
         return None
-    out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
-    zeroed = tuple(pos for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed")
+    if grown is None:
+        out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
+        zeroed = tuple(pos for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed")
+        out = ()
+    else:
+        out = _grown(kern, lib, grown, len(outs))
+        if out is None:
+            return None
+        out_pos, zeroed = 0, ()
     address = int(lib.ffi.cast("uintptr_t", function))
     capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
                             tuple(outs), out_pos, kern.semiring.dtype.num,
                             int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
-                            len(steps) if n_keys is None else n_keys)
+                            len(steps) if n_keys is None else n_keys, *out)
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
     call.windows = n_keys is not None
     return call
+
+
+def _grown(kern, lib, grown, order):
+    """make_plan's description of a grown output (`grown`: outputs.grown_kind's and
+    the index dtype), as a 1-tuple, or None when its slots are not those four."""
+    (names, major, make, fields, finish), idx_dtype = grown
+    at = {tname: pos for pos, _, tname, _ in kern._out_slots}
+    if order != 2 or at.keys() != set(names) or len(at) != 4:
+        return None
+    free = int(lib.ffi.cast("uintptr_t", getattr(lib.lib, f"{kern.name}_free")))
+    return ((*(at[n] for n in names), major, np.dtype(idx_dtype).num, free, make,
+             None if make is None else make.__new__, fields, finish),)
 
 
 def in_order(plan):

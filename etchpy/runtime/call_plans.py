@@ -157,13 +157,25 @@ def make_plan(owner, made: tuple, inputs: dict):
         return None
     steps = tuple(zip(names, steps))
     share_operands(steps)
+    return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype)
+            or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs)))
+
+
+def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype):
+    """The C binder's plan for these steps (runtime.binder), or None where it makes
+    none: a dense output, or a grown one of csr/csc layout (outputs.grown_kind)."""
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
                   for _, step in steps)
-    in_c = None if (len(inputs) != len(names) and not windows) or _sparse_out(
-        owner, kern) else binder.plan_for(owner, kern, lib, function, steps, facts, planned,
-                                          MISS, len(inputs) if windows else None)
-    return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
-                            len(inputs))
+    if n_in != len(steps) and not windows:
+        return None
+    grown = None
+    if _sparse_out(owner, kern):
+        kind = outputs.grown_kind(kern.compiled.program, owner.out_format, owner.semiring)
+        if kind is None:
+            return None
+        grown = (kind, idx_dtype)
+    return binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS,
+                           n_in if windows else None, grown)
 
 
 _PLAN = """\
