@@ -36,7 +36,7 @@ import threading
 
 import numpy as np
 
-from . import cache
+from . import cache, checks
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
@@ -172,7 +172,6 @@ def _check_address(idx):
     """The address of runtime.checks' compiled pass over a compressed level of index
     dtype `idx` (a scipy input whose kernel does not check it as it reads it), or
     None without one."""
-    from . import checks
     lib = checks._library()
     if lib is None or idx not in (np.int32, np.int64):
         return None
@@ -303,14 +302,15 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
 
 def _grown(kern, lib, grown, order):
     """make_plan's description of a grown output (`grown`: outputs.grown_kind's and
-    the index dtype), as a 1-tuple, or None when its slots are not those four."""
+    the index dtype; `lib` kept by each array it makes, for its free), as a
+    1-tuple, or None when its slots are not those four."""
     (names, major, make, fields, finish), idx_dtype = grown
     at = {tname: pos for pos, _, tname, _ in kern._out_slots}
     if order != 2 or at.keys() != set(names) or len(at) != 4:
         return None
     free = int(lib.ffi.cast("uintptr_t", getattr(lib.lib, f"{kern.name}_free")))
     return ((*(at[n] for n in names), major, np.dtype(idx_dtype).num, free, make,
-             None if make is None else make.__new__, fields, finish),)
+             None if make is None else make.__new__, fields, finish, lib),)
 
 
 def in_order(plan):
