@@ -33,11 +33,12 @@ _UNSET = object()
 def _structure(t) -> tuple | None:
     """What makes two Tensors store the same entries at the same positions: the
     identities of their level arrays, with their format, shape, fill and number of
-    stored values; None for an input that is not an ep.Tensor."""
+    stored values; None for an input that is not an ep.Tensor. (Its own fields,
+    not `levels` and `vals`: identities need no layout check, the call makes it.)"""
     if type(t) is not Tensor:
         return None
-    return (t.format, t.shape, t.fill, len(t.vals),
-            tuple(id(a) for lv in t.levels for a in lv.values()))
+    return (t.format, t.shape, t.fill, len(t._vals),
+            tuple(id(a) for lv in t._levels for a in lv.values()))
 
 
 def classes(groups: tuple, inputs: dict) -> tuple:
@@ -76,7 +77,7 @@ class OneWalk:
             return None
         sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
-                                              and inputs[n].vals.ndim == 1), tensors)
+                                              and inputs[n]._vals.ndim == 1), tensors)
         kept = self._walk_kernels
         if key not in kept:
             kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
