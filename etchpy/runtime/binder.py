@@ -7,13 +7,17 @@ extension module, built once per Python, numpy and etchpy version with the
 system compiler (codegen_templates/binder.c.j2) and kept in the kernel cache
 directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
-inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
-reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
+inputs, ep.Tensors, scipy csr/csc inputs (their structure checked in O(1) where
+the kernel checks the rest as it reads them, else by runtime.checks' compiled
+pass, called by its address) and pydata GCXS inputs read as those, scipy coo and
 pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
 a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
 second window of the same Tensor, which the Python plan binds once)), it
 makes the same checks in C, calls the kernel through its address and returns the
-output, or MISS for the caller's general path.
+output, or MISS for the caller's general path. The output is a dense array, or
+one the kernel grows in a csr/csc layout (outputs.grown_kind): its arrays
+wrapped as numpy arrays freed with the kernel's own free, the scipy array made
+as outputs.compressed makes it, or an ep.Tensor by a finish made once per plan.
 
     binder.plan_for(owner, kern, function, steps, facts, planned, miss)
         -> a callable like the Python plan, or None (not covered, or no binder here)
@@ -72,7 +76,7 @@ def _template() -> str:
     nothing, so it never imports jinja2)."""
     folder = cache.template_folder()
     return "".join((folder / name).read_text(encoding="utf-8")
-                   for name in ("binder.c.j2", "binder_inputs.c.j2"))
+                   for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2"))
 
 
 def _source() -> str:

@@ -26,6 +26,8 @@ output and calls the C function:
   size and each sparse input's stored entries within the same power of two), and
   the sizes of each shared index equal.
 
+A kernel growing a sparse output (`_sparse_out`) gets a plan too; the C binder
+(runtime.binder) makes the plans it covers, dense outputs and csr/csc grown ones.
 Anything else is a miss (MISS): the caller takes its general path, which words
 errors, converts and canonicalises; so is a kernel's nonzero return code (the
 general path runs the call again). Nothing about an input's values is kept from
