@@ -30,7 +30,8 @@ Parts (names for --only):
   outside  a 4×4 SpMV (≤ 16 entries) per input kind of A (numpy, scipy csr, csc,
            coo, ep.Tensor), the same arrays on every call and new ones: the call,
            its C function called with prebuilt arguments, and their difference,
-           the time outside the kernel (target: ≤ 2 µs).
+           the time outside the kernel (target: ≤ 2 µs). grown: the same for
+           kernels growing a sparse output, against scipy (bench/calls_grown.py).
   import   `import etchpy` against `import scipy.sparse`, new processes (target ≤ 1.2×).
   warm     a new process: ep.compile + first call of a cached kernel, SpMV and BLAS
            matmul (target ≤ 10 ms). Both: bench/calls_startup.py.
@@ -63,12 +64,12 @@ import scipy.sparse as sp
 
 import etchpy as ep
 
-from bench import calls_graph, calls_sparse, calls_startup
+from bench import calls_graph, calls_grown, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
 PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
-         "import", "warm", "graph")
+         "grown", "import", "warm", "graph")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -381,8 +382,8 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg", "checks", "checks2", "graph"):
-            module = calls_graph if part == "graph" else calls_sparse
+        elif part in ("coo", "cg", "checks", "checks2", "graph", "grown"):
+            module = {"graph": calls_graph, "grown": calls_grown}.get(part, calls_sparse)
             rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
                                                     sys.modules[__name__])
         else:

@@ -7,13 +7,17 @@ extension module, built once per Python, numpy and etchpy version with the
 system compiler (codegen_templates/binder.c.j2) and kept in the kernel cache
 directory under the same checks as kernels (runtime.cache: a record holding its
 sha256, checked before it is loaded). Given a plan whose steps it covers (numpy
-inputs, ep.Tensors, scipy csr/csc inputs whose structure the kernel checks as it
-reads them (fused checks) and pydata GCXS inputs read as those, scipy coo and
+inputs, ep.Tensors, scipy csr/csc inputs (their structure checked in O(1) where
+the kernel checks the rest as it reads them, else by runtime.checks' compiled
+pass, called by its address) and pydata GCXS inputs read as those, scipy coo and
 pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
 a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
 second window of the same Tensor, which the Python plan binds once)), it
 makes the same checks in C, calls the kernel through its address and returns the
-output, or MISS for the caller's general path.
+output, or MISS for the caller's general path. The output is a dense array, or
+one the kernel grows in a csr/csc layout (outputs.grown_kind): its arrays
+wrapped as numpy arrays freed with the kernel's own free, the scipy array made
+as outputs.compressed makes it, or an ep.Tensor by a finish made once per plan.
 
     binder.plan_for(owner, kern, function, steps, facts, planned, miss)
         -> a callable like the Python plan, or None (not covered, or no binder here)
@@ -36,7 +40,7 @@ import threading
 
 import numpy as np
 
-from . import cache
+from . import cache, checks
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
@@ -72,7 +76,7 @@ def _template() -> str:
     nothing, so it never imports jinja2)."""
     folder = cache.template_folder()
     return "".join((folder / name).read_text(encoding="utf-8")
-                   for name in ("binder.c.j2", "binder_inputs.c.j2"))
+                   for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2"))
 
 
 def _source() -> str:
@@ -142,11 +146,15 @@ def _input(step, ffi):
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
                 0, 0, 0, tuple(step.dims), (step.at,), None, None, (), 0)
-    if type(step) is Sparse and step.fused:
+    if type(step) is Sparse:
+        check = 0 if step.fused else _check_address(step.idx)
+        if check is None:
+            return None
         dims = tuple((pos, mode, lo, hi) for mode, (pos, lo, hi) in enumerate(step.dims))
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
-                step.fill if step.pydata else None, step.axes if step.pydata else None, (), 0)
+                step.fill if step.pydata else None, step.axes if step.pydata else None, (),
+                check)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
     if (type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4
             and facts.dtype.kind != "b"):           # bool: truth_values' check, in Python
@@ -162,6 +170,16 @@ def _input(step, ffi):
                 facts.at, facts.fill, None, (),
                 0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
     return None
+
+
+def _check_address(idx):
+    """The address of runtime.checks' compiled pass over a compressed level of index
+    dtype `idx` (a scipy input whose kernel does not check it as it reads it), or
+    None without one."""
+    lib = checks._library()
+    if lib is None or idx not in (np.int32, np.int64):
+        return None
+    return int(lib.ffi.cast("uintptr_t", checks._entry(lib, idx)[0]))
 
 
 def _window(step):
@@ -247,12 +265,14 @@ def _bound(b, params) -> tuple:
     return params.index(name), offset
 
 
-def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None):
+def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None,
+             grown=None):
     """A callable plan(inputs) -> output or `miss` made by the binder for these
     steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
     agree and the output's; `n_keys`: the names a call passes, when windows read
-    their operand and bounds by name), or None when the binder does not cover
-    them."""
+    their operand and bounds by name; `grown`: a grown output's kind as
+    outputs.grown_kind gives it, with the index dtype, else a dense output), or
+    None when the binder does not cover them."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -264,17 +284,37 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     equal, outs = facts
     if len(outs) > 4:
         return None
-    out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
-    zeroed = tuple(pos for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed")
+    if grown is None:
+        out_pos = [pos for pos, kind, _, _ in kern._out_slots if kind == "out_dense"][0]
+        zeroed = tuple(pos for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed")
+        out = ()
+    else:
+        out = _grown(kern, lib, grown, len(outs))
+        if out is None:
+            return None
+        out_pos, zeroed = 0, ()
     address = int(lib.ffi.cast("uintptr_t", function))
     capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
                             tuple(outs), out_pos, kern.semiring.dtype.num,
                             int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
-                            len(steps) if n_keys is None else n_keys)
+                            len(steps) if n_keys is None else n_keys, *out)
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
     call.windows = n_keys is not None
     return call
+
+
+def _grown(kern, lib, grown, order):
+    """make_plan's description of a grown output (`grown`: outputs.grown_kind's and
+    the index dtype; `lib` kept by each array it makes, for its free), as a
+    1-tuple, or None when its slots are not those four."""
+    (names, major, make, fields, finish), idx_dtype = grown
+    at = {tname: pos for pos, _, tname, _ in kern._out_slots}
+    if order != 2 or at.keys() != set(names) or len(at) != 4:
+        return None
+    free = int(lib.ffi.cast("uintptr_t", getattr(lib.lib, f"{kern.name}_free")))
+    return ((*(at[n] for n in names), major, np.dtype(idx_dtype).num, free, make,
+             None if make is None else make.__new__, fields, finish, lib),)
 
 
 def in_order(plan):

@@ -26,6 +26,8 @@ output and calls the C function:
   size and each sparse input's stored entries within the same power of two), and
   the sizes of each shared index equal.
 
+A kernel growing a sparse output (`_sparse_out`) gets a plan too; the C binder
+(runtime.binder) makes the plans it covers, dense outputs and csr/csc grown ones.
 Anything else is a miss (MISS): the caller takes its general path, which words
 errors, converts and canonicalises; so is a kernel's nonzero return code (the
 general path runs the call again). Nothing about an input's values is kept from
@@ -157,13 +159,25 @@ def make_plan(owner, made: tuple, inputs: dict):
         return None
     steps = tuple(zip(names, steps))
     share_operands(steps)
+    return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype)
+            or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs)))
+
+
+def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype):
+    """The C binder's plan for these steps (runtime.binder), or None where it makes
+    none: a dense output, or a grown one of csr/csc layout (outputs.grown_kind)."""
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
                   for _, step in steps)
-    in_c = None if (len(inputs) != len(names) and not windows) or _sparse_out(
-        owner, kern) else binder.plan_for(owner, kern, lib, function, steps, facts, planned,
-                                          MISS, len(inputs) if windows else None)
-    return in_c or _closure(owner, kern, lib, types, function, steps, facts, planned,
-                            len(inputs))
+    if n_in != len(steps) and not windows:
+        return None
+    grown = None
+    if _sparse_out(owner, kern):
+        kind = outputs.grown_kind(kern.compiled.program, owner.out_format, owner.semiring)
+        if kind is None:
+            return None
+        grown = (kind, idx_dtype)
+    return binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS,
+                           n_in if windows else None, grown)
 
 
 _PLAN = """\

@@ -3,6 +3,7 @@ as numpy, scipy or a Tensor.
 
     sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
     reader(...)                    the same, made once per kernel (a call plan's output)
+    grown_kind(...)                how the C binder makes a csr/csc-shaped result
     compressed(...)                a scipy csr/csc array over arrays etchpy wrote
     read_output(...)               a sparse result from its arrays, wherever they live
 """
@@ -61,6 +62,31 @@ def reader(program, out_format, sr, lib, name, idx_dtype):
                           if size else np.zeros(0, dtype=dt))
         return compressed(make, *arrays, shape)
     return read
+
+
+def grown_kind(program, out_format, sr):
+    """How the C binder (runtime.binder) makes a grown result of csr or csc layout
+    from its three arrays: (the output variables of pos1, crd1, vals and count1, the
+    mode whose size + 1 is pos1's length, the scipy class, the fields `compressed`
+    gives it (None: its constructor is called), None), or for a Tensor result
+    (inputs.returns_scipy false) (..., None, None, finish(vals, crd, pos, shape))
+    making it as read_output does; None for any other output."""
+    out = program.output
+    if (out.mode == "coords" or out_format.order != 2 or out_format not in io_.scipy_layouts()
+            or out.arrays.keys() != {"vals", "crd1", "pos1"} or "count1" not in out.counts):
+        return None
+    names = (out.arrays["pos1"], out.arrays["crd1"], out.arrays["vals"], out.counts["count1"])
+    major = out_format.mode_order[0]
+    if not io_.returns_scipy(out_format, sr):
+        def finish(vals, crd, pos, shape):
+            return Tensor._made(shape, out_format, ({}, {"pos": pos, "crd": crd}), vals,
+                                sr.zero)
+        return names, major, None, None, finish
+    import scipy.sparse as sp          # loaded by then: the output is scipy's
+    make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
+    if make not in _made:               # learnt from one constructor call
+        compressed(make, np.zeros(0), np.zeros(0, np.int32), np.zeros(2, np.int32), (1, 1))
+    return names, major, make, _made[make], None
 
 
 def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):

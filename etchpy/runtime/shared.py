@@ -8,8 +8,9 @@ every column at the same position, where the kernel as written merges their
 identical segments level by level (proofs_notes/shared.md). Which inputs share
 a structure is a fact of the call, checked on every call in O(levels) by
 identity of the level arrays (with format, shape, fill and stored count), as
-predicates._same_structure does for a comparison's columns; the kernel for a
-given partition of the inputs into structures is made once and kept. Inputs
+predicates._same_structure does for a comparison's columns (for the last call's
+Tensors again, its answer is kept: `_walk_memo`); the kernel for a given
+partition of the inputs into structures is made once and kept. Inputs
 that do not share (arrays equal but not the same objects, other Tensors, scipy
 or numpy inputs) run the kernel as written, so a call is right either way.
 
@@ -18,6 +19,7 @@ or numpy inputs) run the kernel as written, so a call is right either way.
 """
 from __future__ import annotations
 
+import weakref
 from dataclasses import replace
 
 from ..errors import EtchpyError
@@ -33,11 +35,12 @@ _UNSET = object()
 def _structure(t) -> tuple | None:
     """What makes two Tensors store the same entries at the same positions: the
     identities of their level arrays, with their format, shape, fill and number of
-    stored values; None for an input that is not an ep.Tensor."""
+    stored values; None for an input that is not an ep.Tensor. (Its own fields,
+    not `levels` and `vals`: identities need no layout check, the call makes it.)"""
     if type(t) is not Tensor:
         return None
-    return (t.format, t.shape, t.fill, len(t.vals),
-            tuple(id(a) for lv in t.levels for a in lv.values()))
+    return (t.format, t.shape, t.fill, len(t._vals),
+            tuple(id(a) for lv in t._levels for a in lv.values()))
 
 
 def classes(groups: tuple, inputs: dict) -> tuple:
@@ -70,13 +73,29 @@ class OneWalk:
         if walk is None or not self._per_signature or inputs.keys() != self._users.keys():
             return None    # (a kernel that runs one plan given, as a worker's shipped one,
             # runs it; the general path words a missing input)
+        memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
+        if memo is not None and memo[0] == tuple(inputs) and all(
+                r() is v for r, v in zip(memo[1], inputs.values())):
+            return memo[2]
+        one = self._walk_for(walk, inputs)
+        if self.request.tuning.call_plans and all(type(v) is Tensor for v in inputs.values()):
+            self._walk_memo = (tuple(inputs), tuple(map(weakref.ref, inputs.values())), one)
+        return one
+
+    def _walk_for(self, walk, inputs: dict):
+        """_one_walk's answer worked out: the partition of the inputs' structures
+        and the kernel kept for it. For inputs that are all ep.Tensors it is a
+        function of which Tensors they are (a Tensor's arrays, format, shape and
+        fill cannot be rebound, and its dtypes give the semiring), so _one_walk
+        keeps it for the last call's Tensors, held weakly (under
+        `Tuning.call_plans`)."""
         groups, names = walk
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
         if not tensors:              # (numpy, scipy, partitioned inputs: as written)
             return None
         sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
-                                              and inputs[n].vals.ndim == 1), tensors)
+                                              and inputs[n]._vals.ndim == 1), tensors)
         kept = self._walk_kernels
         if key not in kept:
             kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
