@@ -8,10 +8,12 @@ order keyed by receipt date (a value column: Table.add_order, made at load).
                                          order; the others as bench/tpch/tables.py
 
 `python -m bench tpch --load-once --tables --one-order` runs them. Q7 walks
-lineitem by part and supplier and keeps the lines of the two nations'
-suppliers: a sparse filter over supplier codes, made per call by a kernel
-over the supplier table (the suppliers whose nation is one of the two), is
-probed at each (part, supplier) pair and skips the lines under the others.
+orders in storage order and keeps those of the two nations' customers: a
+sparse filter over customer codes, made per call by a kernel over the
+customer table (the customers whose nation is one of the two), is probed at
+each order's customer and skips the lines of the others (until session 39 it
+walked lineitem by part and supplier, keeping the two nations' suppliers'
+lines: 1.5-2.0x DuckDB; docs/performance.md, "Q7 on the storage orders").
 Q12 reads the year's receipt dates as one range of the receipt order's first
 level (a search and a stop), testing the lines below it: written as comparisons
 of the date columns, the receipt date's become that range (expr.keyed;
@@ -30,53 +32,55 @@ import etchpy as ep
 from bench.tpch import tables as shared
 from bench.tpch.q12 import HIGH
 from bench.tpch.queries import days
-from bench.tpch.tables import LINE_BY_PART, Q12_DATES, _kernel, _keys, _year_mapping
+from bench.tpch.tables import Q12_DATES, _kernel, _keys, _year_mapping
 
 # lineitem keyed by its receipt date, then its key columns in storage order (Q12)
 LINE_BY_RECEIPT = ("l_receiptdate", "l_orderkey", "l_linenumber", "l_partkey", "l_suppkey",
                    "l_shipdate", "l_shipmode")
 
 
-def _suppliers_expr(tables):
-    s, n1 = ep.indices("s n1")
+def _customers_expr(tables):
+    c, n2, g = ep.indices("c n2 g")
     Pn = ep.tensor("Pn", 1, "csf")
-    return ep.sum(n1, tables["supplier"].var()[s, n1] * Pn[n1]), "s n1"
+    return ep.sum((n2, g), tables["customer"].var()[c, n2, g] * Pn[n2]), "c n2 g"
 
 
 def _q7_expr(tables):
     o, ln, p, s, sd, m, y, n1, r1, nm1, c, d, pr, n2, g, r2, nm2 = ep.indices(
         "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
-    NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
-    Sk = ep.tensor("Sk", 1, ep.Format(["compressed"]))
+    NP, Y = ep.tensor("NP", 2, "csr"), ep.tensor("Y", 2, "csr")
+    Ck = ep.tensor("Ck", 1, ep.Format(["compressed"]))
     N = tables["nation"]
-    body = (Sk[s] * N.var(name="Na")[n1, r1, nm1] * NP[n1, n2]
-            * tables["supplier"].var()[s, n1]
-            * tables["lineitem"].var("rev", order=LINE_BY_PART)[o, ln, p, s, sd, m]
+    body = (Ck[c] * N.var(name="Na")[n1, r1, nm1] * NP[n2, n1]   # out: nm1, y, nm2
+            * tables["supplier"].var()[s, n1] * tables["lineitem"].var("rev")[o, ln, p, s, sd, m]
             * ep.between(sd, "dlo", "dhi") * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
             * tables["customer"].var()[c, n2, g] * N.var(name="Nb")[n2, r2, nm2])
     return ep.sum((o, ln, p, s, sd, m, n1, r1, c, d, pr, n2, g, r2), body), \
-        "p s n1 r1 nm1 o ln sd m y c d pr n2 g r2 nm2"
+        "o c d pr n2 g r2 nm2 ln p s n1 r1 nm1 sd m y"
 
 
 def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
-    """Q7 on lineitem's part order: the pair's suppliers a sparse filter at s
-    (made by a kernel over the supplier table), which skips the other
-    suppliers' lines under each part."""
+    """Q7 on the storage orders, orders first: the customers of the two nations
+    a sparse filter at c (made per call by a kernel over the customer table),
+    probed at each order's customer, so that only those orders' lines are read
+    (each located under its order: lineitem's storage order); the pair's
+    other nation (NP, dense over the customer's nation) is then a test of
+    each line's supplier. No order is added to any table."""
     names = tables["nation_names"]
     a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
     pairs = np.array(sorted({(a, b), (b, a)})).T
-    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "dcsr")
+    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "csr")
     two = np.array(sorted({a, b}))
     Pn = ep.Tensor.from_coords(two[None, :], np.ones(len(two)), (len(names),), "csf")
-    Sk = _kernel(tables, _suppliers_expr, output=ep.Format(["compressed"]))(
-        S=tables["supplier"].tensor(), Pn=Pn)
+    Ck = _kernel(tables, _customers_expr, output=ep.Format(["compressed"]))(
+        C=tables["customer"].tensor(), Pn=Pn)
     L = tables["lineitem"]
     dlo, dhi = _keys(L, "l_shipdate").codes_between(days("1995-01-01"), days("1997-01-01"))
     Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
     nation = tables["nation"].tensor()
     vol = _kernel(tables, _q7_expr)(
-        Sk=Sk, Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(),
-        L=L.tensor("rev", order=LINE_BY_PART), Y=Y, O=tables["orders"].tensor(),
+        Ck=Ck, Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(),
+        L=L.tensor("rev"), Y=Y, O=tables["orders"].tensor(),
         C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
     n_name = _keys(tables["nation"], "n_name")
     return ep.decode(vol, [n_name, years, n_name],

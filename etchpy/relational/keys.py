@@ -328,8 +328,10 @@ class Keys:
             raise InputError(f"keys {self.name!r}: the mapping must give one value "
                              f"per key value ({self.size}), got shape {image.shape}")
         into = into if into is not None else Keys(image, name=name or f"{self.name}'")
-        cols = into.code(image)
-        m = sp.csr_array((np.ones(self.size), (np.arange(self.size), cols)),
+        idx = np.int32 if max(self.size, len(into)) < 2**31 - 1 else np.int64
+        cols = into.code(image).astype(idx)        # int32 where they fit: a kernel
+        m = sp.csr_array((np.ones(self.size), cols,          # reading it with tables'
+                          np.arange(self.size + 1, dtype=idx)),   # int32 arrays copies none
                          shape=(self.size, len(into)))
         return m, into
 
