@@ -223,3 +223,4 @@ LazyArray.__sub__, LazyArray.__rsub__ = _subtract, _rsubtract
 LazyArray.__neg__ = _negative
 LazyArray.T = property(_transposed)
 LazyArray.sum = _summed
+LazyArray._map_op = staticmethod(map_op)     # ep.exp and the others' (lazy.c_nodes swaps it)

@@ -38,7 +38,8 @@ from .. import maps
 from ..api import compile as compile_kernel
 from ..errors import InputError
 from ..expr.nodes import Expr
-from . import fusion
+from ..tuning import of as tuning_of
+from . import c_nodes, fusion
 from .array import as_node
 from .nodes import RUN, Const, LazyArray, Leaf, Map, Pow, Sum
 from .show import show
@@ -133,7 +134,10 @@ def run(nodes: list, optimize: bool, threads, tuning):
     """(the results of the lazy arrays `nodes`, as a tuple; the tape their run
     replayed or recorded, or None when it is not replayable): compute's work
     after its arguments are nodes. A tape found under the program's signature
-    is replayed; a failed guard or none found runs the program afresh."""
+    is replayed; a failed guard or none found runs the program afresh. The
+    operators of arrays built after it are the tuning's (lazy.c_nodes)."""
+    if (tuning is None or _c_nodes(tuning)) is not c_nodes.INSTALLED[0]:
+        c_nodes.use(tuning is None or _c_nodes(tuning))
     sig, values, leaves = signature(nodes)
     tkey = tuning if tuning is None else tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
@@ -154,6 +158,15 @@ def run(nodes: list, optimize: bool, threads, tuning):
         tape = Tape(ev, outs)
         PROGRAMS.put(key, tape)
     return results, tape
+
+
+def _c_nodes(tuning) -> bool:
+    """The tuning's lazy_c_nodes (True for a tuning that is not one: its error is
+    the kernels')."""
+    try:
+        return bool(tuning_of(tuning).lazy_c_nodes)
+    except (TypeError, ValueError):
+        return True
 
 
 def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,
