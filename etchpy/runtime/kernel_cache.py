@@ -43,6 +43,19 @@ class KernelCache:
             self._d.move_to_end(key)
             return v
 
+    def plain_get(self, key, default=None):
+        """get without the lock, for keys whose hash and == run no Python code
+        (tuples of ints, strings, bools, None, numpy dtypes): the probe and the
+        move to the end are then each one step under the GIL."""
+        v = self._d.get(key, _MISSING)
+        if v is _MISSING:
+            return default
+        try:
+            self._d.move_to_end(key)
+        except KeyError:                # evicted in between by another thread
+            pass
+        return v
+
     def put(self, key, value) -> None:
         """Keep `value` under `key`, evicting the least recently used beyond size."""
         with self._lock:
