@@ -2,6 +2,8 @@
 nodes the Python operators build (class, fields, keys, leaves), fall back to
 them for anything else, and give the programs the same answers, on arrays
 written in place between calls too."""
+import sys
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -9,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.errors import InputError
-from etchpy.lazy import c_nodes, keys
+from etchpy.lazy import array, c_nodes, keys
 from etchpy.lazy.nodes import LazyArray
 from etchpy.runtime import binder
 from etchpy.settings import LIMITS
@@ -145,3 +147,19 @@ def test_c_patterns_start_over_with_the_keys_table(c_ops):
     c_nodes.use(False)
     ref = ep.lazy(A) @ ep.lazy(w) + 1
     assert new.skey != old and (new.skey, new.key) == (ref.skey, ref.key)
+
+
+def test_c_operators_leave_no_reference_behind(c_ops):
+    c_nodes.use(True)
+    X, w = RNG.random((5, 5)), RNG.random(5)
+
+    def once():
+        a, v = ep.lazy(X), ep.lazy(w)
+        return (1 / (1 + ep.exp(-(a @ v))) - v) / (a.T @ v) + ep.lazy(w) * 2
+
+    once(), once()
+    ones = array._INTS[1], array._INTS[-1]
+    before = [sys.getrefcount(x) for x in (X, w, *ones)]
+    for _ in range(50):
+        once()
+    assert [sys.getrefcount(x) for x in (X, w, *ones)] == before
