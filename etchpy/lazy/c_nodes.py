@@ -32,6 +32,9 @@ from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose,
 
 # the last choice use() made; None before the first
 INSTALLED: list = [None]
+# [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
+# frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
+LOOKUP: list = [None]
 _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
 # a pattern, emptied with the keys' table
@@ -67,7 +70,7 @@ def _setup(mod) -> dict:
     fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap)
     made = mod.lazy_setup(classes, fields, tables, fallbacks)
     out = dict(zip(_DUNDERS, made))
-    out["map_op"], out["T"], out["wrap"] = made[len(_DUNDERS):]
+    out["map_op"], out["T"], out["wrap"], LOOKUP[0] = made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
     return out
 

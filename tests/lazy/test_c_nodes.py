@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.lazy import array, c_nodes, keys
+from etchpy.lazy.replay import PROGRAMS
 from etchpy.lazy.nodes import LazyArray
 from etchpy.runtime import binder
 from etchpy.settings import LIMITS
@@ -163,3 +164,20 @@ def test_c_operators_leave_no_reference_behind(c_ops):
     for _ in range(50):
         once()
     assert [sys.getrefcount(x) for x in (X, w, *ones)] == before
+
+
+def test_a_program_met_before_is_replayed_by_the_c_lookup(c_ops):
+    c_nodes.use(True)
+    a, b = RNG.random((4, 4)), RNG.random(4)
+
+    def prog():
+        return (ep.lazy(a) * 2 + ep.lazy(b)) / 4        # numpy's step, tuning=None
+
+    ep.compute(prog()), ep.compute(prog())              # recorded, replayed
+    got = c_nodes.LOOKUP[0](prog(), PROGRAMS._d, True, 1)
+    np.testing.assert_allclose(got, (a * 2 + b) / 4)
+    a[0, 0] = 7.0                                       # written in place
+    np.testing.assert_allclose(ep.compute(prog()), (a * 2 + b) / 4)
+    assert c_nodes.LOOKUP[0](prog(), PROGRAMS._d, False, 1) is None     # not recorded
+    sparse = ep.lazy(sp.eye_array(4, format="csr")) * 2
+    assert c_nodes.LOOKUP[0](sparse, PROGRAMS._d, True, 1) is None      # not covered
