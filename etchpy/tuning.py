@@ -95,7 +95,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
             lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
-            lazy_fast_replay.
+            lazy_fast_replay, lazy_c_nodes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -309,8 +309,8 @@ class Tuning:
                                       # run by row blocks of X of this size (0: never;
                                       # etchpy.lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
-    lazy_fast_replay: bool = True     # a replay as one written-out function calling the
-                                      # kernels' fixed calls (etchpy.lazy.fast_replay)
+    lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
+    lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel under tuning=None
                                       # (a given tuning's saturation limits win)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------

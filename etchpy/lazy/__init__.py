@@ -11,7 +11,7 @@ import types
 
 from .array import lazy, map_node
 from .nodes import LazyArray
-from .operators import map_op, wrap     # LazyArray's operators, made fast (lazy.operators)
+from .operators import wrap     # LazyArray's operators, made fast (lazy.operators)
 from .program import compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
@@ -42,7 +42,7 @@ def exp(a) -> LazyArray:
 
         >>> ep.exp(ep.lazy(x))
     """
-    return map_op("exp", a)
+    return LazyArray._map_op("exp", a)
 
 
 def log(a) -> LazyArray:
@@ -53,7 +53,7 @@ def log(a) -> LazyArray:
 
         >>> (X * ep.log(W @ H)).sum()
     """
-    return map_op("log", a)
+    return LazyArray._map_op("log", a)
 
 
 def sqrt(a) -> LazyArray:
@@ -64,7 +64,7 @@ def sqrt(a) -> LazyArray:
 
         >>> ep.sqrt(ep.lazy(x))
     """
-    return map_op("sqrt", a)
+    return LazyArray._map_op("sqrt", a)
 
 
 def absolute(a) -> LazyArray:
@@ -75,7 +75,7 @@ def absolute(a) -> LazyArray:
 
         >>> ep.abs(ep.lazy(x) - 1)
     """
-    return map_op("abs", a)
+    return LazyArray._map_op("abs", a)
 
 
 def maximum(a, c) -> LazyArray:

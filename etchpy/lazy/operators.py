@@ -8,9 +8,10 @@ operands share leaves (skeys fix shapes and dtypes, and are never reused). So
 each operator here keeps, by that, the (shape, dtype, skey) the builder gave
 the first time, and builds a later node from them: one dict probe and the
 node's stores, every check the builder made holding by the same skeys. Else
-(a first meeting, a division by an array, an operand to wrap) the builder
-runs and its node is kept as the pattern when it is the plain node of the
-operator. The nodes are the builder's own, fields and keys: these tables are
+(a first meeting, an operand to wrap) the builder runs and its node is kept
+as the pattern when it is the plain node of the operator, or `a · recip(b)`
+for `a / b` (made again with recip(b) from its pattern). The nodes are the
+builder's own, fields and keys: these tables are
 emptied with the keys' table (keys.DERIVED), so an skey read here is the one
 the builder would intern.
 
@@ -80,13 +81,21 @@ def _pair(cls, build, swap: bool):
                 _keep(_PAIRS, t, (n.shape, n.dtype, n.skey))
             elif type(n) is Map and n.fn == "recip" and n.a is b and cls is Div:
                 _keep(_PAIRS, t, _RECIP)
+            elif (cls is Div and type(n) is Mul and n.a is a and type(n.b) is Map
+                  and n.b.fn == "recip" and n.b.a is b):
+                _keep(_PAIRS, t, (n.shape, n.dtype, n.skey, _RECIP))
             return n
         if hit is _RECIP:
             return map_op("recip", b)
         BUILT[0] += 1
-        n = _new(cls)
-        n.a, n.b = a, b
-        n.shape, n.dtype, k = hit
+        if len(hit) == 4:           # a / b made a · recip(b): recip(b)'s leaves are b's
+            n = _new(Mul)
+            n.a, n.b = a, map_op("recip", b)
+            n.shape, n.dtype, k, _ = hit
+        else:
+            n = _new(cls)
+            n.a, n.b = a, b
+            n.shape, n.dtype, k = hit
         n.key = (k, lkeys)
         n.skey = k
         n.lkeys = lkeys
@@ -223,3 +232,4 @@ LazyArray.__sub__, LazyArray.__rsub__ = _subtract, _rsubtract
 LazyArray.__neg__ = _negative
 LazyArray.T = property(_transposed)
 LazyArray.sum = _summed
+LazyArray._map_op = staticmethod(map_op)     # ep.exp and the others' (lazy.c_nodes swaps it)

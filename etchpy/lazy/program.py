@@ -38,7 +38,8 @@ from .. import maps
 from ..api import compile as compile_kernel
 from ..errors import InputError
 from ..expr.nodes import Expr
-from . import fusion
+from ..tuning import of as tuning_of
+from . import c_nodes, fusion
 from .array import as_node
 from .nodes import RUN, Const, LazyArray, Leaf, Map, Pow, Sum
 from .show import show
@@ -116,6 +117,23 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         >>> a = ep.lazy(np.ones((2, 2)))
         >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
     """
+    if tuning is None and not approximation and c_nodes.INSTALLED[0] is True:
+        look = c_nodes.LOOKUP[0]    # one result over numpy arrays: the lookup in C
+        if look is not None and len(arrays) == 1:
+            out = look(arrays[0], PROGRAMS._d, optimize, threads)
+            if out is not None:
+                return out
+        for a in arrays:            # a program met before: its tape, in one frame
+            if not isinstance(a, LazyArray):
+                break
+        else:
+            if arrays:
+                sig, values, _ = signature(arrays)
+                tape = PROGRAMS.plain_get((sig, optimize, threads, None))
+                if tape is not None:
+                    out = tape.single(values) if len(arrays) == 1 else tape.run(values)
+                    if out is not None:
+                        return out
     if approximation:
         return RUN["approximate"]("compute", arrays, approximation,
                                   dict(optimize=optimize, threads=threads, tuning=tuning))
@@ -133,7 +151,10 @@ def run(nodes: list, optimize: bool, threads, tuning):
     """(the results of the lazy arrays `nodes`, as a tuple; the tape their run
     replayed or recorded, or None when it is not replayable): compute's work
     after its arguments are nodes. A tape found under the program's signature
-    is replayed; a failed guard or none found runs the program afresh."""
+    is replayed; a failed guard or none found runs the program afresh. The
+    operators of arrays built after it are the tuning's (lazy.c_nodes)."""
+    if (tuning is None or _c_nodes(tuning)) is not c_nodes.INSTALLED[0]:
+        c_nodes.use(tuning is None or _c_nodes(tuning))
     sig, values, leaves = signature(nodes)
     tkey = tuning if tuning is None else tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
@@ -154,6 +175,15 @@ def run(nodes: list, optimize: bool, threads, tuning):
         tape = Tape(ev, outs)
         PROGRAMS.put(key, tape)
     return results, tape
+
+
+def _c_nodes(tuning) -> bool:
+    """The tuning's lazy_c_nodes (True for a tuning that is not one: its error is
+    the kernels')."""
+    try:
+        return bool(tuning_of(tuning).lazy_c_nodes)
+    except (TypeError, ValueError):
+        return True
 
 
 def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,

@@ -76,7 +76,8 @@ def _template() -> str:
     nothing, so it never imports jinja2)."""
     folder = cache.template_folder()
     return "".join((folder / name).read_text(encoding="utf-8")
-                   for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2"))
+                   for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2",
+                                "binder_lazy.c.j2"))
 
 
 def _source() -> str:

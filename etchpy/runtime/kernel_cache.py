@@ -7,7 +7,7 @@ under its own key: a tuple whose first item names the front end that made it
 entry by accident. A front end may work out a cheaper key into it; it keeps no
 second store.
 
-Entries are kept per build environment (CC, CFLAGS and the cache directory as
+KERNELS keeps its entries per build environment (CC, CFLAGS and the cache directory as
 `build.environment` reads them at lookup): a kernel made under other compiler
 flags is another entry, as it is another build on disk.
 
@@ -29,19 +29,31 @@ from .build import environment
 _MISSING = object()
 
 
-class KernelCache:
-    """A mapping that keeps its `size` most recently used entries."""
+def _same(key):
+    return key
 
-    def __init__(self, size: int):
+
+def _per_build(key):
+    return key, environment()
+
+
+class KernelCache:
+    """A mapping that keeps its `size` most recently used entries; with
+    `per_build`, each under its key and the build environment (KERNELS: built
+    code), else under its key alone (stores of things made from kernels, such
+    as lazy programs' tapes, whose C lookup probes the dict with the bare key)."""
+
+    def __init__(self, size: int, per_build: bool = False):
         if size < 1:
             raise ValueError(f"a kernel cache holds at least one entry, not {size}")
         self.size = size
+        self._key = _per_build if per_build else _same
         self._d: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key, default=None):
         """The entry under `key` (now the most recently used), else `default`."""
-        key = (key, environment())
+        key = self._key(key)
         with self._lock:
             v = self._d.get(key, _MISSING)
             if v is _MISSING:
@@ -49,9 +61,23 @@ class KernelCache:
             self._d.move_to_end(key)
             return v
 
+    def plain_get(self, key, default=None):
+        """get without the lock, for keys whose hash and == run no Python code
+        (tuples of ints, strings, bools, None, numpy dtypes): the probe and the
+        move to the end are then each one step under the GIL."""
+        key = self._key(key)
+        v = self._d.get(key, _MISSING)
+        if v is _MISSING:
+            return default
+        try:
+            self._d.move_to_end(key)
+        except KeyError:                # evicted in between by another thread
+            pass
+        return v
+
     def put(self, key, value) -> None:
         """Keep `value` under `key`, evicting the least recently used beyond size."""
-        key = (key, environment())
+        key = self._key(key)
         with self._lock:
             self._d[key] = value
             self._keep(key)
@@ -60,7 +86,7 @@ class KernelCache:
         """The entry under `key`, made by `make()` and kept on first need."""
         v = self.get(key, _MISSING)
         if v is _MISSING:
-            v, key = make(), (key, environment())
+            v, key = make(), self._key(key)
             with self._lock:
                 v = self._d.setdefault(key, v)
                 self._keep(key)
@@ -81,7 +107,7 @@ class KernelCache:
         return len(self._d)
 
 
-KERNELS = KernelCache(LIMITS.kernel_cache)
+KERNELS = KernelCache(LIMITS.kernel_cache, per_build=True)
 
 
 def kept(front: str):

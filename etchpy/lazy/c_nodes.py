@@ -1,0 +1,93 @@
+"""Lazy arrays' operators in C (`Tuning.lazy_c_nodes`).
+
+etchpy.lazy.operators builds a node met before from one probe of its pattern
+tables, in about a microsecond of Python per operation: on a dense program of
+100² numpy's whole program (5-30 µs) costs less than building its nodes. The
+C binder's extension (runtime.binder, codegen_templates/binder_lazy.c.j2) makes
+the same nodes in C: LazyArray's `+ - * / @` (reflected too), unary `-` and
+`.T`, `ep.exp`/`log`/`sqrt`/`abs` and `ep.lazy` of a numpy array. Each builds,
+on a pattern met before, the node the Python operator builds (class, fields,
+keys, leaves: the same tables probed with the same keys, the leaves merged as
+etchpy.lazy.keys.merge does) and calls that Python operator for anything else
+(first meetings included), so the nodes never depend on which runs
+(proofs_notes/lazy_operators.md).
+
+They are installed on LazyArray by `use(True)`, which ep.compute calls when its
+tuning has `lazy_c_nodes` on (the default) and they are not installed yet, and
+removed by `use(False)`, as a compute with it off calls: the operators of the
+arrays built after a compute are the ones its tuning chose. Where the binder
+cannot be built the Python operators stay.
+
+    use(True)        # C operators on LazyArray (when the binder builds)
+    INSTALLED[0]     # the last choice made (True or False)
+"""
+from __future__ import annotations
+
+import sys
+import threading
+
+from ..runtime import binder
+from . import array, keys, operators as ops
+from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose, Unary
+
+# the last choice use() made; None before the first
+INSTALLED: list = [None]
+# [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
+# frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
+LOOKUP: list = [None]
+_lock = threading.Lock()
+# (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
+# a pattern, emptied with the keys' table
+_WRAPS: dict = {}
+keys.DERIVED.append(_WRAPS)
+_PYTHON = {}            # the Python operators, as etchpy.lazy.operators set them
+_MADE: list = []        # [the C operators by name, or None], made once per process
+_DUNDERS = ("__add__", "__radd__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+            "__matmul__", "__rmatmul__", "__sub__", "__rsub__", "__neg__")
+
+
+def _made():
+    """The C operators by name (the dunders, "map_op", "T", "wrap"), or None where
+    the binder cannot be built."""
+    if not _MADE:
+        mod = binder.module()
+        _MADE.append(None if mod is None else _setup(mod))
+    return _MADE[0]
+
+
+def _setup(mod) -> dict:
+    for name in _DUNDERS:
+        _PYTHON[name] = LazyArray.__dict__[name]
+    _PYTHON["T"] = LazyArray.__dict__["T"]
+    _PYTHON["map_op"], _PYTHON["wrap"] = LazyArray._map_op, ops.wrap
+    classes = (LazyArray, Leaf, Map, Transpose, Add, Add, Mul, Mul, Div, Div, MatMul, MatMul)
+    fields = (*(LazyArray.__dict__[f] for f in ("shape", "dtype", "key", "skey", "lkeys",
+                                                 "_leaves")),
+              Pair.__dict__["a"], Pair.__dict__["b"], Unary.__dict__["a"],
+              Map.__dict__["fn"], Map.__dict__["arg"], Leaf.__dict__["value"],
+              Leaf.__dict__["constant"])
+    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP)
+    fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap)
+    made = mod.lazy_setup(classes, fields, tables, fallbacks)
+    out = dict(zip(_DUNDERS, made))
+    out["map_op"], out["T"], out["wrap"], LOOKUP[0] = made[len(_DUNDERS):]
+    out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
+    return out
+
+
+def use(on: bool) -> None:
+    """Install the C operators on LazyArray (on), or the Python ones back."""
+    with _lock:
+        made = _made() if on else None
+        INSTALLED[0] = bool(on)
+        source = made if made is not None else _PYTHON
+        if not source:          # no binder, and the Python operators never replaced
+            return
+        for name in (*_DUNDERS, "T"):
+            setattr(LazyArray, name, source[name])
+        LazyArray._map_op = staticmethod(source["map_op"])
+        type(_package()).__call__ = staticmethod(source["wrap"])
+
+
+def _package():
+    return sys.modules[__name__.rpartition(".")[0]]

@@ -1,0 +1,183 @@
+"""Lazy arrays' operators in C (etchpy.lazy.c_nodes, Tuning.lazy_c_nodes) build the
+nodes the Python operators build (class, fields, keys, leaves), fall back to
+them for anything else, and give the programs the same answers, on arrays
+written in place between calls too."""
+import sys
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
+
+import etchpy as ep
+from etchpy.errors import InputError
+from etchpy.lazy import array, c_nodes, keys
+from etchpy.lazy.replay import PROGRAMS
+from etchpy.lazy.nodes import LazyArray
+from etchpy.runtime import binder
+from etchpy.settings import LIMITS
+
+pytestmark = pytest.mark.skipif(not binder.available(), reason="no C binder here")
+
+RNG = np.random.default_rng(1)
+ARRAYS = [RNG.random((4, 3)), RNG.random(3), RNG.random(4), RNG.random((4, 1)),
+          sp.random_array((4, 3), density=0.5, format="csr", random_state=1),
+          RNG.random((4, 3)).astype(np.float32), np.arange(3), RNG.random((3, 3))]
+OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: a / b,
+       lambda a, b: a @ b, lambda a, b: a @ b.T, lambda a, b: a.T, lambda a, b: -a,
+       lambda a, b: 1 + a, lambda a, b: 1 - a, lambda a, b: a - 1, lambda a, b: 2 * a,
+       lambda a, b: 1 / a, lambda a, b: a / 2.0, lambda a, b: ep.exp(a),
+       lambda a, b: ep.log(a), lambda a, b: a.sum(axis=1, keepdims=True),
+       lambda a, b: a + ARRAYS[1], lambda a, b: ep.sqrt(a) * b.T]
+
+
+@pytest.fixture(scope="module")
+def c_ops(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:    # conftest's shared_cache, for the module
+        mp.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+        yield from _installed()
+
+
+def _installed():
+    c_nodes.use(True)
+    if c_nodes._made() is None:
+        pytest.skip("the binder does not build here")
+    yield
+    c_nodes.use(True)
+
+
+def _build(recipe):
+    pool = [ep.lazy(a) for a in ARRAYS]
+    for op, i, j in recipe:
+        try:
+            pool.append(OPS[op](pool[i % len(pool)], pool[j % len(pool)]))
+        except InputError:
+            pass
+    return pool
+
+
+def _same(x, y, seen: set) -> None:
+    if id(x) in seen:
+        return
+    seen.add(id(x))
+    assert type(x) is type(y), (x, y)
+    assert (x.shape, x.dtype, x.key, x.skey, x.lkeys) == (y.shape, y.dtype, y.key, y.skey,
+                                                         y.lkeys), (x, y)
+    assert [p.value for p in x.leaves] == [q.value for q in y.leaves] or all(
+        p.value is q.value for p, q in zip(x.leaves, y.leaves))
+    for f in type(x).__slots__:
+        if f not in ("a", "b", "value"):
+            assert getattr(x, f) == getattr(y, f), (f, x, y)
+    for p, q in zip(x.args, y.args):
+        _same(p, q, seen)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 40),
+                          st.integers(0, 40)), min_size=1, max_size=8))
+def test_c_operators_build_the_python_operators_nodes(c_ops, recipe):
+    made = []
+    for on in (True, True, False):          # C twice (patterns met), then Python
+        c_nodes.use(on)
+        before = keys.BUILT[0]
+        made.append((_build(recipe), keys.BUILT[0] - before))
+    (first, _), (second, n2), (ref, n3) = made
+    assert n2 == n3                         # one node per operation either way
+    for x, y, z in zip(first, second, ref):
+        _same(x, z, set())
+        _same(y, z, set())
+
+
+# numpy's steps wherever the plan may choose (few kernels to compile: the tests' time)
+NUMPY = ep.Tuning(lazy_step_cost=1e15, lazy_library_step=0)
+
+
+def _programs(F, X, w, y, V, Y):
+    E = F.exp(X @ V)
+    return (X.T @ (1 / (1 + F.exp(-(X @ w))) - y), X.T @ (X @ w - y),
+            X.T @ (E / E.sum(axis=1, keepdims=True) - Y))
+
+
+def test_programs_agree_and_see_arrays_written_in_place(c_ops):
+    X, w, y = RNG.random((30, 30)) / 30, RNG.standard_normal(30), RNG.random(30)
+    V, Y = RNG.random((30, 4)), np.eye(4)[RNG.integers(0, 4, 30)]
+    for on in (True, False, True):
+        for _ in range(3):                  # recorded, then replayed
+            c_nodes.use(on)                 # (the compute puts C back, after the build)
+            got = ep.compute(*_programs(ep, *(ep.lazy(a) for a in (X, w, y, V, Y))),
+                             tuning=NUMPY)
+            for g, want in zip(got, _programs(np, X, w, y, V, Y)):
+                np.testing.assert_allclose(g, want, rtol=1e-10, atol=1e-12)
+            w *= -1.5                       # written in place between calls
+            V[0, :] += 1.0
+
+
+def test_the_tuning_chooses_the_operators(c_ops):
+    a = ep.lazy(np.ones((2, 2)))
+    ep.compute(a * 2, tuning=NUMPY.with_(lazy_c_nodes=False))    # numpy's step
+    assert c_nodes.INSTALLED[0] is False
+    assert type(LazyArray.__dict__["__add__"]).__name__ == "function"
+    ep.compute(a * 2, tuning=NUMPY)         # on by default
+    assert c_nodes.INSTALLED[0] is True
+    assert type(LazyArray.__dict__["__add__"]).__name__ == "method_descriptor"
+
+
+def test_what_c_does_not_cover_runs_the_python_operators(c_ops):
+    a = ep.lazy(RNG.random((3, 3)))
+    np.testing.assert_allclose(ep.compute((a + 1.5 + a / a) * 2, tuning=NUMPY),
+                               (a.value + 2.5) * 2)
+    with pytest.raises(InputError):
+        ep.lazy(np.ones((2, 2, 2)))
+    with pytest.raises(InputError):
+        ep.lazy(np.ones((2, 2))) @ ep.lazy(np.ones(3))
+    assert ep.lazy(np.ones(3), constant=True).constant
+    big = np.arange(3, dtype=">f8")         # another dtype object of float64's kind
+    for _ in range(2):
+        np.testing.assert_array_equal(ep.compute(ep.lazy(big) * 2 + ep.lazy(big),
+                                                 tuning=NUMPY), 3 * big)
+
+
+def test_c_patterns_start_over_with_the_keys_table(c_ops):
+    A, w = RNG.random((3, 3)), RNG.random(3)
+    a, v = ep.lazy(A), ep.lazy(w)
+    old = (a @ v + 1).skey
+    assert (a @ v + 1).skey == old
+    for k in range(LIMITS.lazy_interned + 1):          # fill the table: it starts over
+        keys.intern(("test_c_nodes", k))
+    new = ep.lazy(A) @ ep.lazy(w) + 1
+    c_nodes.use(False)
+    ref = ep.lazy(A) @ ep.lazy(w) + 1
+    assert new.skey != old and (new.skey, new.key) == (ref.skey, ref.key)
+
+
+def test_c_operators_leave_no_reference_behind(c_ops):
+    c_nodes.use(True)
+    X, w = RNG.random((5, 5)), RNG.random(5)
+
+    def once():
+        a, v = ep.lazy(X), ep.lazy(w)
+        return (1 / (1 + ep.exp(-(a @ v))) - v) / (a.T @ v) + ep.lazy(w) * 2
+
+    once(), once()
+    ones = array._INTS[1], array._INTS[-1]
+    before = [sys.getrefcount(x) for x in (X, w, *ones)]
+    for _ in range(50):
+        once()
+    assert [sys.getrefcount(x) for x in (X, w, *ones)] == before
+
+
+def test_a_program_met_before_is_replayed_by_the_c_lookup(c_ops):
+    c_nodes.use(True)
+    a, b = RNG.random((4, 4)), RNG.random(4)
+
+    def prog():
+        return (ep.lazy(a) * 2 + ep.lazy(b)) / 4        # numpy's step, tuning=None
+
+    ep.compute(prog()), ep.compute(prog())              # recorded, replayed
+    got = c_nodes.LOOKUP[0](prog(), PROGRAMS._d, True, 1)
+    np.testing.assert_allclose(got, (a * 2 + b) / 4)
+    a[0, 0] = 7.0                                       # written in place
+    np.testing.assert_allclose(ep.compute(prog()), (a * 2 + b) / 4)
+    assert c_nodes.LOOKUP[0](prog(), PROGRAMS._d, False, 1) is None     # not recorded
+    sparse = ep.lazy(sp.eye_array(4, format="csr")) * 2
+    assert c_nodes.LOOKUP[0](sparse, PROGRAMS._d, True, 1) is None      # not covered
