@@ -723,8 +723,10 @@ static EP_NOINLINE void ep_rows_1(
                     ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
                     ws_list[ws_n] = k__1;
                     ws_n = (ws_n + 1);
+                    ws_vals[k__1] = (A_vals[j_q] * B_vals[k_q_1]);
+                } else {
+                    ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
                 }
-                ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
                 k_q_1 = (k_q_1 + 1);
             }
             if (k_q_1 < k_end_1) {
@@ -744,7 +746,6 @@ static EP_NOINLINE void ep_rows_1(
                     const int64_t ws_k = ws_list[ws_k_t];
                     out_crd1[row_q] = ws_k;
                     out_vals[row_q] = ws_vals[ws_k];
-                    ws_vals[ws_k] = 0.0;
                     row_q = (row_q + 1);
                 }
                 row_q = ws_k_base + ws_k_n;
@@ -761,7 +762,6 @@ static EP_NOINLINE void ep_rows_1(
                             const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
                             out_crd1[row_q] = ws_k;
                             out_vals[row_q] = ws_vals[ws_k];
-                            ws_vals[ws_k] = 0.0;
                             row_q = (row_q + 1);
                         }
                     }
@@ -771,7 +771,6 @@ static EP_NOINLINE void ep_rows_1(
                     const int64_t ws_k = ws_list[ws_k_t];
                     out_crd1[row_q] = ws_k;
                     out_vals[row_q] = ws_vals[ws_k];
-                    ws_vals[ws_k] = 0.0;
                     row_q = (row_q + 1);
                 }
             }
@@ -835,11 +834,8 @@ int spgemm_rows_threads(
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
     ws_vals_cap = ep_max(dim_k, 1);
-    ws_vals = (ep_val_t *)ep_take_kept((size_t)ws_vals_cap, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
-    if (!ws_vals) {
-        ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
-        if (!ws_vals) goto fail;
-    }
+    ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
+    if (!ws_vals) goto fail;
     ws_list_cap = ep_max(dim_k, 1);
     ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
@@ -972,7 +968,7 @@ int spgemm_rows_threads(
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
-    ep_give_kept(ws_vals, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
+    ep_release(ws_vals);
     ep_release(ws_list);
     ep_give_kept(ws_bits, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;
