@@ -67,7 +67,7 @@ class Tuning:
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch, phases,
             pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
-            prefetch, threads, bounded_rows, counting_sort, workspaces,
+            prefetch, prefetch_row_end, threads, bounded_rows, counting_sort, workspaces,
             first_store, kept_workspaces, empty_rows_back, fused_checks, check_count_once,
             entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
@@ -139,6 +139,7 @@ class Tuning:
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
+    prefetch_row_end: bool = True     # ... a gathered compressed row's last line too
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
     bounded_rows: bool = True         # threaded sparse rows filled within per-row bounds
                                       # (else each row counted in a pass first)
