@@ -101,8 +101,8 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
                  imp.Prefetch(blk.array, imp.add(Var(o), Var(k))),
                  Assign(k, imp.add(Var(k), line))))]
     if tn.prefetch_row_end and blk.via is not None:    # a compressed row: its last line
-        last = imp.add(Var(o), Bin("-", Var(m), ONE))
-        body.append(If(lt(ONE, Var(m)), imp.Prefetch(blk.array, last)))
+        body.append(imp.Prefetch(blk.array, imp.add(Var(o), imp.max_(Bin("-", Var(m), ONE),
+                                                                     ZERO))))
     return wide
 
 

@@ -643,9 +643,7 @@ int spgemm_rows(
                         EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
                         j_pf = (j_pf + 8);
                     }
-                    if (1 < j_pf_n) {
-                        EP_PREFETCH(&B_crd1[j_pf_at + (j_pf_n - 1)]);
-                    }
+                    EP_PREFETCH(&B_crd1[j_pf_at + ep_max((j_pf_n - 1), 0)]);
                     int64_t j_pf_1 = 0;
                     int64_t j_pf_at_1 = B_pos1[j_ahead];
                     int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
@@ -653,9 +651,7 @@ int spgemm_rows(
                         EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
                         j_pf_1 = (j_pf_1 + 8);
                     }
-                    if (1 < j_pf_n_1) {
-                        EP_PREFETCH(&B_vals[j_pf_at_1 + (j_pf_n_1 - 1)]);
-                    }
+                    EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);
                 }
                 /* k: linear, then gallop; locate into [jump] */
                 int64_t k_q_1 = 0;

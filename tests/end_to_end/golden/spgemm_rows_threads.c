@@ -603,9 +603,7 @@ static EP_NOINLINE void ep_rows_0(
                     EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
                     j_pf = (j_pf + 8);
                 }
-                if (1 < j_pf_n) {
-                    EP_PREFETCH(&B_crd1[j_pf_at + (j_pf_n - 1)]);
-                }
+                EP_PREFETCH(&B_crd1[j_pf_at + ep_max((j_pf_n - 1), 0)]);
                 int64_t j_pf_1 = 0;
                 int64_t j_pf_at_1 = B_pos1[j_ahead];
                 int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
@@ -613,9 +611,7 @@ static EP_NOINLINE void ep_rows_0(
                     EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
                     j_pf_1 = (j_pf_1 + 8);
                 }
-                if (1 < j_pf_n_1) {
-                    EP_PREFETCH(&B_vals[j_pf_at_1 + (j_pf_n_1 - 1)]);
-                }
+                EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);
             }
             /* k: linear, then gallop; locate into [jump] */
             int64_t k_q_1 = 0;
@@ -702,9 +698,7 @@ static EP_NOINLINE void ep_rows_1(
                     EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);
                     j_pf_2 = (j_pf_2 + 8);
                 }
-                if (1 < j_pf_n_2) {
-                    EP_PREFETCH(&B_crd1[j_pf_at_2 + (j_pf_n_2 - 1)]);
-                }
+                EP_PREFETCH(&B_crd1[j_pf_at_2 + ep_max((j_pf_n_2 - 1), 0)]);
                 int64_t j_pf_3 = 0;
                 int64_t j_pf_at_3 = B_pos1[j_ahead_1];
                 int64_t j_pf_n_3 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
@@ -712,9 +706,7 @@ static EP_NOINLINE void ep_rows_1(
                     EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);
                     j_pf_3 = (j_pf_3 + 8);
                 }
-                if (1 < j_pf_n_3) {
-                    EP_PREFETCH(&B_vals[j_pf_at_3 + (j_pf_n_3 - 1)]);
-                }
+                EP_PREFETCH(&B_vals[j_pf_at_3 + ep_max((j_pf_n_3 - 1), 0)]);
             }
             /* k: linear, then gallop; locate into [jump] */
             int64_t k_q_1 = 0;
