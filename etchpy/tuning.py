@@ -76,11 +76,10 @@ class Tuning:
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
             short_segment, window_walk_long, window_walk_stop, check_block, hash_workspace_dim,
-            hash_initial, initial_capacity,
-            first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_lines, piece_ahead, piece_short,
-            block_sizes, chunks_per_thread.
+            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
+            prefetch_span, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
+            run_ahead, run_short, run_long, run_min_entries, run_lines, piece_ahead,
+            piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -243,6 +242,7 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
+    prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
                                       # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched

@@ -87,7 +87,8 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
     that its operand is large enough, or None when it is not prefetched."""
     tn = em.tuning
     length = blk.length(t)
-    wide = imp.le(Const(tn.prefetch_min_bytes // em.sr.dtype.itemsize), blk.total)
+    entry = em.sr.dtype.itemsize + (tn.prefetch_index_bytes if blk.via is not None else 0)
+    wide = imp.le(Const(tn.prefetch_min_bytes // entry), blk.total)
     if blk.written and length == ONE:
         body.append(imp.Prefetch(blk.array, blk.offset(t), write=True))
         return wide

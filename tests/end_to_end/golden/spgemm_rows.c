@@ -620,7 +620,7 @@ int spgemm_rows(
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
-    if (131072 <= B_pos1[B_dim0]) {
+    if (87381 <= B_pos1[B_dim0]) {
         while (i_c < dim_i) {
             int64_t i_ = i_c;
             /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */

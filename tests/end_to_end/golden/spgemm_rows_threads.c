@@ -588,13 +588,13 @@ static EP_NOINLINE void ep_rows_0(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far = ((131072 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far && (131072 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf = 0;
                 int64_t j_pf_at = B_pos1[j_ahead];
@@ -683,13 +683,13 @@ static EP_NOINLINE void ep_rows_1(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far_1 = ((131072 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far_1 = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far_1 && (131072 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far_1 && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead_1 = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf_2 = 0;
                 int64_t j_pf_at_2 = B_pos1[j_ahead_1];

@@ -95,6 +95,13 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read():
     assert "EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);" in src
     off = ep.compile(gus, output="csr", tuning=DEFAULT.with_(prefetch_row_end=False))
     assert "(j_pf_n_1 - 1)" not in off.c_source
+    # B large enough: 1 MiB of its values and indices (tuning.prefetch_index_bytes), or values only
+    assert "if (87381 <= B_pos1[B_dim0]) {" in src            # 1 MiB / (8 + 4)
+    single = ep.compile(gus, output="csr", semiring="real32").c_source
+    assert "if (131072 <= B_pos1[B_dim0]) {" in single        # 1 MiB / (4 + 4)
+    values = ep.compile(gus, output="csr", semiring="real32",
+                        tuning=DEFAULT.with_(prefetch_index_bytes=0)).c_source
+    assert "if (262144 <= B_pos1[B_dim0]) {" in values
     M, N = random_csr(400, 300, 3000, 10), random_csr(300, 500, 150000, 11)  # N: 1.2 MB
     np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
                                (M @ N).toarray(), rtol=1e-12)
