@@ -65,10 +65,10 @@ class Tuning:
 
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows,
-            register_blocks, prefetch, threads, bounded_rows, counting_sort,
-            workspaces, kept_workspaces, empty_rows_back, fused_checks, check_count_once,
+            short_intersect, hide_segment_counters, unhide_one_entry, unswitch, phases,
+            pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
+            prefetch, prefetch_row_end, threads, bounded_rows, counting_sort, workspaces,
+            first_store, kept_workspaces, empty_rows_back, fused_checks, check_count_once,
             entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
             fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
@@ -76,11 +76,10 @@ class Tuning:
             marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
             row_block_lanes, row_block_min, row_stream_count,
             short_segment, window_walk_long, window_walk_stop, check_block, hash_workspace_dim,
-            hash_initial, initial_capacity,
-            first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_min_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_lines, piece_ahead, piece_short,
-            block_sizes, chunks_per_thread.
+            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
+            prefetch_span, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
+            run_ahead, run_short, run_long, run_min_entries, run_lines, piece_ahead,
+            piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -139,18 +138,19 @@ class Tuning:
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
+    prefetch_row_end: bool = True     # ... a gathered compressed row's last line too
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
     bounded_rows: bool = True         # threaded sparse rows filled within per-row bounds
                                       # (else each row counted in a pass first)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
+    first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays, left zero by its flush,
                                       # are kept between calls: O(touched) per call, not O(n)
     empty_rows_back: bool = True      # a workspace's flush that moves nothing out takes back
                                       # its appended parent position (no empty row stored)
-    conversions: bool = True          # also convert an input when that is priced cheaper
-                                      # (it changes the kernel's C inputs); an input
-                                      # no loop order walks as declared is always converted
+    conversions: bool = True          # also convert an input when priced cheaper (it changes
+                                      # the C inputs); one no loop order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... its bad coordinates in one count, tested after the
@@ -161,8 +161,7 @@ class Tuning:
                                       # or real32) summed in SIMD lanes where rows are long or
                                       # irregular (lower.schedule.gather_sums)
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
-                                      # instructions where the target has them (one
-                                      # rounding; a pragma heading its C, c.render)
+                                      # where the target has them (a pragma heading its C)
     size_switch: bool = True          # a test of a walked level's size inside loops (are
                                       # its arrays large enough to prefetch?) made once,
                                       # before them (lower.schedule.size_switch)
@@ -222,8 +221,7 @@ class Tuning:
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
                                       # (programs, for lower.schedule.size_switch)
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
-                                      # accumulators, then a quarter as many (floats
-                                      # reassociate; 1: one accumulator)
+                                      # accumulators, then a quarter (floats reassociate; 1: one)
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
     row_block_lanes: int = 4          # ... accumulators a row over the shared columns
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared
@@ -244,6 +242,7 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
+    prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
                                       # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched

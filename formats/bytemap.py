@@ -152,12 +152,13 @@ class ByteMap:
         """(statement, array, position): cell `at` is touched, its value at vals[at]."""
         return self.touch(scratch, at), vals, at
 
-    def touch(self, scratch, at) -> imp.Stmt:
+    def touch(self, scratch, at, first=None, again=None) -> imp.Stmt:
         """Position `at` is stored: on its first touch, marked and listed (the
-        write path of the dense workspace, lower/targets/workspace.py, too)."""
+        write path of the dense workspace, lower/targets/workspace.py, too), then
+        `first` runs; on a later touch `again` does."""
         return If(Not(Bit(scratch.bits, at)),
                   seq(SetBit(scratch.bits, at, True), Store(scratch.list, Var(scratch.n), at),
-                      incr(scratch.n)))
+                      incr(scratch.n), first), again)
 
     def in_order(self, var, scratch, cells, body, place=None) -> imp.Stmt:
         """`body` once per touched position, ascending, bound to `var`; the marks

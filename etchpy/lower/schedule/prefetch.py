@@ -3,6 +3,8 @@
 (prefetch_runs). Hints only: they never change a result."""
 from __future__ import annotations
 
+import functools
+
 from ... import imp, streams
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, If, Load, Var, While, lt, seq
 
@@ -11,17 +13,18 @@ def prefetch_ahead(em, s) -> imp.Stmt:
     """At each state of a segment level that gathers rows of other operands at
     its coordinates (SpMM's X[j,:], SDDMM's V[j,:], Gustavson's B[j,:]):
     prefetch the rows that tuning.prefetch_distance states later will read, up
-    to tuning.prefetch_span values each, when that operand holds at least
-    tuning.prefetch_min_bytes of values (checked per call: a smaller one stays
-    in cache, and the prefetches would only cost instructions). A compressed
+    to tuning.prefetch_span values each (a line apart, and a compressed row's
+    last value too, tuning.prefetch_row_end: steps from an unaligned start miss
+    its last line), when that operand holds at least tuning.prefetch_min_bytes
+    of values (checked per call: a smaller one stays in cache). A compressed
     row starts at pos[t], which is itself prefetched twice as far ahead, so it
     is in cache when the row's address is computed. crd[q + d] is a hint read
     (imp.Load.hint) only while q + d is inside crd, taken as 0 outside the
-    dimension (the row start read through it stays in pos); rows of one value (SpMV's x[j]) are left to the
-    hardware. The blocks the target will write at that coordinate
-    (scatter_blocks: a counting sort's destinations) are prefetched for
-    writing, one value each. With tuning.prefetch_near_share, rows are
-    gathered for a segment only when it is far (`near_segment`).
+    dimension (the row start read through it stays in pos); rows of one value
+    (SpMV's x[j]) are left to the hardware. The blocks the target will write at
+    that coordinate (scatter_blocks: a counting sort's destinations) are
+    prefetched for writing, one value each. With tuning.prefetch_near_share,
+    rows are gathered for a segment only when it is far (`near_segment`).
 
     Returns (the statement for each state, the statement for the segment's
     init: SKIP, or the declaration that `near_segment` makes)."""
@@ -47,9 +50,7 @@ def prefetch_ahead(em, s) -> imp.Stmt:
             early.append(imp.Prefetch(blk.via[0], blk.via[1](Load(crd, at2, hint=True))))
     if not big:
         return imp.SKIP, imp.SKIP
-    wanted = big[0]
-    for b in big[1:]:
-        wanted = imp.or_(wanted, b)
+    wanted = functools.reduce(imp.or_, big)
     init = near_segment(em, s, ahead, wanted)
     if init != imp.SKIP:          # wanted kept here too: size_switch finds its size test
         wanted = imp.and_(Var(init.name), wanted)
@@ -86,7 +87,8 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
     that its operand is large enough, or None when it is not prefetched."""
     tn = em.tuning
     length = blk.length(t)
-    wide = imp.le(Const(tn.prefetch_min_bytes // em.sr.dtype.itemsize), blk.total)
+    entry = em.sr.dtype.itemsize + (tn.prefetch_index_bytes if blk.via is not None else 0)
+    wide = imp.le(Const(tn.prefetch_min_bytes // entry), blk.total)
     if blk.written and length == ONE:
         body.append(imp.Prefetch(blk.array, blk.offset(t), write=True))
         return wide
@@ -99,6 +101,9 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
              While(lt(Var(k), Var(m)), seq(
                  imp.Prefetch(blk.array, imp.add(Var(o), Var(k))),
                  Assign(k, imp.add(Var(k), line))))]
+    if tn.prefetch_row_end and blk.via is not None:    # a compressed row: its last line
+        body.append(imp.Prefetch(blk.array, imp.add(Var(o), imp.max_(Bin("-", Var(m), ONE),
+                                                                     ZERO))))
     return wide
 
 

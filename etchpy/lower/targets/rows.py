@@ -113,7 +113,7 @@ class RowFillTarget(RowCountTarget):
         if var != self.row_var or not self.workspace:
             return imp.SKIP
         b, w = self.base, self.base.v
-        move = move_out(w, b.vals, b.segment(1)[1], self.q, Var(w.ws_k), b.zero())
+        move = move_out(w, b.vals, b.segment(1)[1], self.q, Var(w.ws_k), b.reset())
         return seq(drain(w, w.ws_n, streams.dim_var(b.ws_var), move, self.q),
                    Assign(w.ws_n, ZERO))
 

@@ -30,10 +30,11 @@ def row_scratch(v, counter: str) -> SimpleNamespace:
     return SimpleNamespace(bits=v.ws_bits, list=v.ws_list, n=counter)
 
 
-def mark_first(v, counter: str, k: imp.Expr) -> imp.Stmt:
+def mark_first(v, counter: str, k: imp.Expr, first=None, again=None) -> imp.Stmt:
     """On the first touch of coordinate k: mark it in the workspace's bits and
-    push it on its list at `counter` (v: the workspace's names)."""
-    return ROW.touch(row_scratch(v, counter), k)
+    push it on its list at `counter` (v: the workspace's names), then `first`;
+    on a later touch `again`."""
+    return ROW.touch(row_scratch(v, counter), k, first, again)
 
 
 def drain(v, counter: str, size, body, place=None) -> imp.Stmt:
@@ -49,11 +50,12 @@ def hash_scratch(v) -> SimpleNamespace:
                            keys=v.hs_keys, vals=v.hs_vals, slot=v.hs_slot, tmp=v.hs_tmp)
 
 
-def move_out(v, vals: str, crd: str, at: str, k: imp.Expr, zero: imp.Expr) -> imp.Stmt:
+def move_out(v, vals: str, crd: str, at: str, k: imp.Expr, zero: imp.Expr | None) -> imp.Stmt:
     """Entry `at` of the output is k with the workspace's value there, which is
-    reset to zero; `at` moves on."""
-    return seq(Store(crd, Var(at), k), Store(vals, Var(at), Load(v.ws_vals, k)),
-               Store(v.ws_vals, k, zero), incr(at))
+    reset to `zero` (None: left as it is); `at` moves on."""
+    reset = None if zero is None else Store(v.ws_vals, k, zero)
+    return seq(Store(crd, Var(at), k), Store(vals, Var(at), Load(v.ws_vals, k)), reset,
+               incr(at))
 
 
 class WorkspaceTarget(AppendTarget):
@@ -119,19 +121,24 @@ class WorkspaceTarget(AppendTarget):
             return If(Var(self.v.ws_hash), hashed, dense)
         return hashed if self.hashed else dense
 
+    def reset(self):
+        """What the flush leaves in a cell it moves out: the zero, or None (the
+        cell as it is) where a first touch stores (tuning.first_store)."""
+        return None if self.tuning.first_store else self.zero()
+
     def setup(self):
-        v, size, zero = self.v, streams.dim_var(self.ws_var), self.zero()
+        v, size, zero = self.v, streams.dim_var(self.ws_var), self.reset()
         kept = self.tuning.kept_workspaces      # the flush leaves vals and bits zero
         if self.hashed is False:        # the dense workspace alone (larger n: refused)
             return seq(super().setup(), Decl(v.ws_n, "index", ZERO),
-                       Alloc(v.ws_vals, "value", size, zero, kept),
+                       Alloc(v.ws_vals, "value", size, zero, kept and zero is not None),
                        Alloc(v.ws_list, "index", size, None),
                        Alloc(v.ws_bits, "bits", imp.sort_bits_words(size), ZERO, kept))
         hashed, first = Var(v.ws_hash), Const(self.tuning.hash_initial)
         dense_size = select(hashed, ONE, size)
         return seq(super().setup(),          # the table declares ws_n, its count too
                    Decl(v.ws_hash, "bool", lt(Const(self.tuning.hash_workspace_dim), size)),
-                   Alloc(v.ws_vals, "value", dense_size, zero, kept),
+                   Alloc(v.ws_vals, "value", dense_size, zero, kept and zero is not None),
                    Alloc(v.ws_list, "index", dense_size, None),
                    Alloc(v.ws_bits, "bits", imp.sort_bits_words(dense_size), ZERO, kept),
                    TABLE.table(self.table, select(hashed, first, ONE), zero))
@@ -160,8 +167,11 @@ class WorkspaceTarget(AppendTarget):
         return self.flush(ctx.pos) if var == self.flush_after else imp.SKIP
 
     def write(self, ctx, v, once=False, vals=None):    # never fresh (see owns_block)
-        k = ctx.coord(self.ws_var)
-        dense = seq(mark_first(self.v, self.v.ws_n, k), Accum(self.v.ws_vals, k, v))
+        k, vals = ctx.coord(self.ws_var), self.v.ws_vals
+        if self.tuning.first_store:    # the cell holds zero at its first touch: 0 ⊕ v = v
+            dense = mark_first(self.v, self.v.ws_n, k, Store(vals, k, v), Accum(vals, k, v))
+        else:
+            dense = seq(mark_first(self.v, self.v.ws_n, k), Accum(vals, k, v))
         hashed = seq(TABLE.place(self.table, k, self.zero()),
                      Accum(self.table.vals, Var(self.table.h), v))
         return self._pick(hashed, dense)
@@ -171,7 +181,7 @@ class WorkspaceTarget(AppendTarget):
         v, tb, last = self.v, self.table, self.last
         (pos, crd), cnt = self.segment(last), self.count[last]
         k, size = Var(v.ws_k), streams.dim_var(self.ws_var)
-        move = move_out(v, self.vals, crd, cnt, k, self.zero())
+        move = move_out(v, self.vals, crd, cnt, k, self.reset())
         hs_move = seq(TABLE.probe(tb, k, lambda at: eq(at, k)), Store(crd, Var(cnt), k),
                       Store(self.vals, Var(cnt), Load(tb.vals, Var(tb.h))), incr(cnt))
 

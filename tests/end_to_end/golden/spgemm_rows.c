@@ -605,11 +605,8 @@ int spgemm_rows(
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
     ws_vals_cap = ep_max(dim_k, 1);
-    ws_vals = (ep_val_t *)ep_take_kept((size_t)ws_vals_cap, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
-    if (!ws_vals) {
-        ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
-        if (!ws_vals) goto fail;
-    }
+    ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
+    if (!ws_vals) goto fail;
     ws_list_cap = ep_max(dim_k, 1);
     ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
@@ -623,7 +620,7 @@ int spgemm_rows(
     /* i: locate; locate into [jump] */
     int64_t i_c = 0;
     i_c = 0;
-    if (131072 <= B_pos1[B_dim0]) {
+    if (87381 <= B_pos1[B_dim0]) {
         while (i_c < dim_i) {
             int64_t i_ = i_c;
             /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
@@ -646,6 +643,7 @@ int spgemm_rows(
                         EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
                         j_pf = (j_pf + 8);
                     }
+                    EP_PREFETCH(&B_crd1[j_pf_at + ep_max((j_pf_n - 1), 0)]);
                     int64_t j_pf_1 = 0;
                     int64_t j_pf_at_1 = B_pos1[j_ahead];
                     int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
@@ -653,6 +651,7 @@ int spgemm_rows(
                         EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
                         j_pf_1 = (j_pf_1 + 8);
                     }
+                    EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);
                 }
                 /* k: linear, then gallop; locate into [jump] */
                 int64_t k_q_1 = 0;
@@ -673,8 +672,10 @@ int spgemm_rows(
                         ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
                         ws_list[ws_n] = k_;
                         ws_n = (ws_n + 1);
+                        ws_vals[k_] = (A_vals[j_q] * B_vals[k_q_1]);
+                    } else {
+                        ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                     }
-                    ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                     k_q_1 = (k_q_1 + 1);
                 }
                 if (k_q_1 < k_end_1) {
@@ -706,7 +707,6 @@ int spgemm_rows(
                         const int64_t ws_k = ws_list[ws_k_t];
                         out_crd1[out_count1] = ws_k;
                         out_vals[out_count1] = ws_vals[ws_k];
-                        ws_vals[ws_k] = 0.0;
                         out_count1 = (out_count1 + 1);
                     }
                     out_count1 = ws_k_base + ws_k_n;
@@ -723,7 +723,6 @@ int spgemm_rows(
                                 const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
                                 out_crd1[out_count1] = ws_k;
                                 out_vals[out_count1] = ws_vals[ws_k];
-                                ws_vals[ws_k] = 0.0;
                                 out_count1 = (out_count1 + 1);
                             }
                         }
@@ -733,7 +732,6 @@ int spgemm_rows(
                         const int64_t ws_k = ws_list[ws_k_t];
                         out_crd1[out_count1] = ws_k;
                         out_vals[out_count1] = ws_vals[ws_k];
-                        ws_vals[ws_k] = 0.0;
                         out_count1 = (out_count1 + 1);
                     }
                 }
@@ -772,8 +770,10 @@ int spgemm_rows(
                         ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
                         ws_list[ws_n] = k_;
                         ws_n = (ws_n + 1);
+                        ws_vals[k_] = (A_vals[j_q] * B_vals[k_q_1]);
+                    } else {
+                        ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                     }
-                    ws_vals[k_] = ws_vals[k_] + (A_vals[j_q] * B_vals[k_q_1]);
                     k_q_1 = (k_q_1 + 1);
                 }
                 if (k_q_1 < k_end_1) {
@@ -805,7 +805,6 @@ int spgemm_rows(
                         const int64_t ws_k = ws_list[ws_k_t];
                         out_crd1[out_count1] = ws_k;
                         out_vals[out_count1] = ws_vals[ws_k];
-                        ws_vals[ws_k] = 0.0;
                         out_count1 = (out_count1 + 1);
                     }
                     out_count1 = ws_k_base + ws_k_n;
@@ -822,7 +821,6 @@ int spgemm_rows(
                                 const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
                                 out_crd1[out_count1] = ws_k;
                                 out_vals[out_count1] = ws_vals[ws_k];
-                                ws_vals[ws_k] = 0.0;
                                 out_count1 = (out_count1 + 1);
                             }
                         }
@@ -832,7 +830,6 @@ int spgemm_rows(
                         const int64_t ws_k = ws_list[ws_k_t];
                         out_crd1[out_count1] = ws_k;
                         out_vals[out_count1] = ws_vals[ws_k];
-                        ws_vals[ws_k] = 0.0;
                         out_count1 = (out_count1 + 1);
                     }
                 }
@@ -862,7 +859,7 @@ int spgemm_rows(
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
-    ep_give_kept(ws_vals, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
+    ep_release(ws_vals);
     ep_release(ws_list);
     ep_give_kept(ws_bits, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;

@@ -588,13 +588,13 @@ static EP_NOINLINE void ep_rows_0(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far = ((131072 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far && (131072 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf = 0;
                 int64_t j_pf_at = B_pos1[j_ahead];
@@ -603,6 +603,7 @@ static EP_NOINLINE void ep_rows_0(
                     EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);
                     j_pf = (j_pf + 8);
                 }
+                EP_PREFETCH(&B_crd1[j_pf_at + ep_max((j_pf_n - 1), 0)]);
                 int64_t j_pf_1 = 0;
                 int64_t j_pf_at_1 = B_pos1[j_ahead];
                 int64_t j_pf_n_1 = ep_min((B_pos1[(j_ahead + 1)] - B_pos1[j_ahead]), 64);
@@ -610,6 +611,7 @@ static EP_NOINLINE void ep_rows_0(
                     EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);
                     j_pf_1 = (j_pf_1 + 8);
                 }
+                EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);
             }
             /* k: linear, then gallop; locate into [jump] */
             int64_t k_q_1 = 0;
@@ -681,13 +683,13 @@ static EP_NOINLINE void ep_rows_1(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far_1 = ((131072 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far_1 = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far_1 && (131072 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far_1 && (131072 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead_1 = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf_2 = 0;
                 int64_t j_pf_at_2 = B_pos1[j_ahead_1];
@@ -696,6 +698,7 @@ static EP_NOINLINE void ep_rows_1(
                     EP_PREFETCH(&B_crd1[j_pf_at_2 + j_pf_2]);
                     j_pf_2 = (j_pf_2 + 8);
                 }
+                EP_PREFETCH(&B_crd1[j_pf_at_2 + ep_max((j_pf_n_2 - 1), 0)]);
                 int64_t j_pf_3 = 0;
                 int64_t j_pf_at_3 = B_pos1[j_ahead_1];
                 int64_t j_pf_n_3 = ep_min((B_pos1[(j_ahead_1 + 1)] - B_pos1[j_ahead_1]), 64);
@@ -703,6 +706,7 @@ static EP_NOINLINE void ep_rows_1(
                     EP_PREFETCH(&B_vals[j_pf_at_3 + j_pf_3]);
                     j_pf_3 = (j_pf_3 + 8);
                 }
+                EP_PREFETCH(&B_vals[j_pf_at_3 + ep_max((j_pf_n_3 - 1), 0)]);
             }
             /* k: linear, then gallop; locate into [jump] */
             int64_t k_q_1 = 0;
@@ -723,8 +727,10 @@ static EP_NOINLINE void ep_rows_1(
                     ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
                     ws_list[ws_n] = k__1;
                     ws_n = (ws_n + 1);
+                    ws_vals[k__1] = (A_vals[j_q] * B_vals[k_q_1]);
+                } else {
+                    ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
                 }
-                ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
                 k_q_1 = (k_q_1 + 1);
             }
             if (k_q_1 < k_end_1) {
@@ -744,7 +750,6 @@ static EP_NOINLINE void ep_rows_1(
                     const int64_t ws_k = ws_list[ws_k_t];
                     out_crd1[row_q] = ws_k;
                     out_vals[row_q] = ws_vals[ws_k];
-                    ws_vals[ws_k] = 0.0;
                     row_q = (row_q + 1);
                 }
                 row_q = ws_k_base + ws_k_n;
@@ -761,7 +766,6 @@ static EP_NOINLINE void ep_rows_1(
                             const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
                             out_crd1[row_q] = ws_k;
                             out_vals[row_q] = ws_vals[ws_k];
-                            ws_vals[ws_k] = 0.0;
                             row_q = (row_q + 1);
                         }
                     }
@@ -771,7 +775,6 @@ static EP_NOINLINE void ep_rows_1(
                     const int64_t ws_k = ws_list[ws_k_t];
                     out_crd1[row_q] = ws_k;
                     out_vals[row_q] = ws_vals[ws_k];
-                    ws_vals[ws_k] = 0.0;
                     row_q = (row_q + 1);
                 }
             }
@@ -835,11 +838,8 @@ int spgemm_rows_threads(
     if (!out_vals) goto fail;
     int64_t ws_n = 0;
     ws_vals_cap = ep_max(dim_k, 1);
-    ws_vals = (ep_val_t *)ep_take_kept((size_t)ws_vals_cap, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
-    if (!ws_vals) {
-        ws_vals = (ep_val_t *)ep_calloc((size_t)ws_vals_cap, sizeof(ep_val_t));
-        if (!ws_vals) goto fail;
-    }
+    ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
+    if (!ws_vals) goto fail;
     ws_list_cap = ep_max(dim_k, 1);
     ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
     if (!ws_list) goto fail;
@@ -972,7 +972,7 @@ int spgemm_rows_threads(
     *out_crd1_ret = out_crd1;
     *out_vals_ret = out_vals;
     *out_count1_ret = out_count1;
-    ep_give_kept(ws_vals, sizeof(ep_val_t), ep_fill_bits(&(const ep_val_t){0.0}, sizeof(ep_val_t)));
+    ep_release(ws_vals);
     ep_release(ws_list);
     ep_give_kept(ws_bits, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;

@@ -29,6 +29,7 @@ def test_gathered_rows_of_large_operands_are_prefetched():
     assert "if ((j_far && (131072 <= (dim_j * dim_k))) && ((j_q + 16) < A_pos1[A_dim0]))" in src
     assert "int64_t j_pf_at = (j_ahead * dim_k);" in src
     assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
+    assert "j_pf_n - 1" not in src           # a dense row: no last line of its own
     assert "rows of large operands prefetched ahead" in src
     assert "EP_PREFETCH(&x_vals" not in ep.compile(SPMV).c_source
     M = random_csr(3000, 6000, 30000, 8)
@@ -82,13 +83,25 @@ def test_gustavson_prefetches_the_rows_of_b_it_will_read():
     j loop prefetches pos[j] of the entry 32 ahead, and the crd and vals of the
     row of the entry 16 ahead (from that pos). Results do not change, in C or on
     the interpreter, which checks that every prefetched index is inside its
-    array (rows at the end of B, crd read only inside A's crd)."""
+    array (rows at the end of B, crd read only inside A's crd), a row's last
+    value too."""
     B = ep.tensor("B", 2, format="csr")
     gus = ep.sum(j, A_csr[i, j] * B[j, k])
     src = ep.compile(gus, output="csr").c_source
     assert "EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);" in src
     assert "EP_PREFETCH(&B_crd1[j_pf_at + j_pf]);" in src
     assert "EP_PREFETCH(&B_vals[j_pf_at_1 + j_pf_1]);" in src
+    # a compressed row's last line as well (tuning.prefetch_row_end)
+    assert "EP_PREFETCH(&B_vals[j_pf_at_1 + ep_max((j_pf_n_1 - 1), 0)]);" in src
+    off = ep.compile(gus, output="csr", tuning=DEFAULT.with_(prefetch_row_end=False))
+    assert "(j_pf_n_1 - 1)" not in off.c_source
+    # B large enough: 1 MiB of its values and indices (tuning.prefetch_index_bytes), or values only
+    assert "if (87381 <= B_pos1[B_dim0]) {" in src            # 1 MiB / (8 + 4)
+    single = ep.compile(gus, output="csr", semiring="real32").c_source
+    assert "if (131072 <= B_pos1[B_dim0]) {" in single        # 1 MiB / (4 + 4)
+    values = ep.compile(gus, output="csr", semiring="real32",
+                        tuning=DEFAULT.with_(prefetch_index_bytes=0)).c_source
+    assert "if (262144 <= B_pos1[B_dim0]) {" in values
     M, N = random_csr(400, 300, 3000, 10), random_csr(300, 500, 150000, 11)  # N: 1.2 MB
     np.testing.assert_allclose(ep.evaluate(gus, output="csr", A=M, B=N).toarray(),
                                (M @ N).toarray(), rtol=1e-12)

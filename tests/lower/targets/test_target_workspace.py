@@ -10,7 +10,7 @@ import etchpy as ep
 from etchpy.expr.nodes import free_indices
 from etchpy.testing import assert_same, problems
 from etchpy.tuning import DEFAULT, FORCE_HASH
-from tuned import tuned_kernel
+from tuned import csr_on_interpreter, tuned_kernel
 
 i, j, k = ep.indices("i j k")
 
@@ -97,3 +97,31 @@ def test_gustavson_spgemm_workspace_sorts_rows(n, per_row):
     np.testing.assert_array_equal(C.indptr, ref.indptr)
     np.testing.assert_array_equal(C.indices, ref.indices)
     np.testing.assert_allclose(C.data, ref.data, rtol=1e-12)
+
+
+def test_a_first_touch_stores_and_the_flush_leaves_the_cell():
+    """tuning.first_store: the dense workspace's first touch of a cell stores the
+    product (the cell held the semiring's zero, and 0 ⊕ v = v), a later touch
+    adds; the flush no longer resets the cells it moves out, and the workspace
+    is neither filled nor kept between calls. The Imp interpreter fills such an
+    array with garbage, so a read before the first store goes wrong there (C
+    runs it in every other SpGEMM test; NOOPT's C has it off)."""
+    e = ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("B", 2, format="csr")[j, k])
+    sr, off = ep.semirings.get("min_plus"), DEFAULT.with_(first_store=False)
+    on_src, off_src = (ep.compile(e, output="csr", semiring=sr, tuning=t).c_source
+                       for t in (DEFAULT, off))
+    stored = "ws_vals[k_] = (A_vals[j_q] + B_vals[k_q_1]);"
+    assert stored in on_src and stored not in off_src
+    assert "ws_vals[ws_k] = " not in on_src and "ws_vals[ws_k] = INFINITY;" in off_src
+    assert "ep_take_kept((size_t)ws_vals_cap" not in on_src
+    assert "ep_take_kept((size_t)ws_vals_cap" in off_src
+    rng = np.random.default_rng(40)
+    A = sp.random_array((14, 14), density=0.25, format="csr", rng=rng)
+    dense = A.toarray()
+    for name, ref in (("real", dense @ dense), ("min_plus", np.min(
+            np.where(dense == 0, np.inf, dense)[:, :, None]
+            + np.where(dense == 0, np.inf, dense)[None, :, :], axis=1))):
+        got = csr_on_interpreter(e, ep.semirings.get(name), A=A, B=A)
+        out = np.full(ref.shape, 0.0 if name == "real" else np.inf)
+        out[got.nonzero()] = got.data
+        np.testing.assert_allclose(out, ref, rtol=1e-12)
