@@ -247,7 +247,7 @@ class Tuning:
     prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
                                       # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
-    run_short: int = 4                # shorter segments prefetch nothing
+    run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches

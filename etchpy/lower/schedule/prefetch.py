@@ -105,9 +105,13 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
 def runs_wanted(s, least: int, tuning) -> imp.Expr:
     """The level's arrays are large (tuning.run_min_entries entries or more: an
     operand in cache gains nothing and pays the tests and prefetches) and this
-    segment has at least `least` entries."""
-    return imp.and_(imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n),
-                    imp.le(Const(least), s.facts.get(streams.Extent).n))
+    segment has at least `least` entries (least <= 0: every segment, with no
+    test of its length: in a row of the checked build that test cost more than
+    the prefetches it saves; docs/performance.md, "Prefetching consecutive rows")."""
+    large = imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n)
+    if least <= 0:
+        return large
+    return imp.and_(large, imp.le(Const(least), s.facts.get(streams.Extent).n))
 
 
 def run_loop(em, s, parts) -> imp.Stmt | None:

@@ -433,10 +433,8 @@ int min_plus_relax(
                 int64_t u_end_1 = 0;
                 u_q_1 = W_pos1[v_c];
                 u_end_1 = W_pos1[(v_c + 1)];
-                if (4 <= (u_end_1 - u_q_1)) {
-                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                }
+                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 if (32 <= (u_end_1 - u_q_1)) {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;
@@ -498,10 +496,8 @@ int min_plus_relax(
                 int64_t u_end_1 = 0;
                 u_q_1 = W_pos1[v_c];
                 u_end_1 = W_pos1[(v_c + 1)];
-                if (4 <= (u_end_1 - u_q_1)) {
-                    EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                    EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                }
+                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                 if (32 <= (u_end_1 - u_q_1)) {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;

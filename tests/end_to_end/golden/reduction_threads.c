@@ -369,10 +369,8 @@ static EP_NOINLINE ep_val_t ep_rows_0(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                if (4 <= (j_end - j_q)) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                }
+                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 if (32 <= (j_end - j_q)) {
                     if (A_gather) {
                         acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
@@ -454,10 +452,8 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                if (4 <= (j_end - j_q)) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                }
+                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                 if (32 <= (j_end - j_q)) {
                     int64_t j_q_bad_2 = 0;
                     while (j_q < j_end) {

@@ -300,10 +300,8 @@ int spgemm_inner(
                 int64_t j_end_2 = 0;
                 j_q_2 = B_pos1[k_c];
                 j_end_2 = B_pos1[(k_c + 1)];
-                if (4 <= (j_end_2 - j_q_2)) {
-                    EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
-                    EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
-                }
+                EP_PREFETCH(&B_crd1[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
+                EP_PREFETCH(&B_vals[ep_min((j_q_2 + 256), B_pos1[B_dim0])]);
                 if (32 <= (j_end_2 - j_q_2)) {
                     int64_t j_q_2_prev = -1;
                     if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
