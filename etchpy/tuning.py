@@ -67,9 +67,10 @@ class Tuning:
         switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
             short_intersect, hide_segment_counters, unhide_one_entry, unswitch, phases,
             pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
-            prefetch, prefetch_row_end, threads, bounded_rows, counting_sort, workspaces,
-            first_store, kept_workspaces, empty_rows_back, fused_checks, check_count_once,
-            entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, algorithm_choice,
+            prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
+            workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
+            check_count_once, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao,
+            algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
             fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
@@ -139,6 +140,7 @@ class Tuning:
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     prefetch_row_end: bool = True     # ... a gathered compressed row's last line too
+    prefetch_past: bool = True        # ... a row's arrays ahead unclamped (imp.Prefetch.ahead)
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
     bounded_rows: bool = True         # threaded sparse rows filled within per-row bounds
                                       # (else each row counted in a pass first)
@@ -209,8 +211,7 @@ class Tuning:
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand (sums, transposes,
                                       # diagonals) under the default semiring is numpy's
-    one_walk: bool = True             # factors over one structure (the same index arrays,
-                                      # checked per call) walked once (runtime.shared)
+    one_walk: bool = True             # factors over the same index arrays walked once
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
@@ -246,7 +247,7 @@ class Tuning:
     prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
                                       # its dimension (0: off; prefetch.near_segment)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
-    run_short: int = 4                # shorter segments prefetch nothing
+    run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches

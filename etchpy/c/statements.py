@@ -173,6 +173,8 @@ class FunctionBody:
                 k = self.local("k_", arr, fill)
                 return (f"{pad}ep_val_t {arr}[{size}];\n"
                         f"{pad}for (int {k} = 0; {k} < {size}; {k}++) {arr}[{k}] = {e(fill)};")
+            case Prefetch(arr, index, write, ahead) if ahead and not write:
+                return f"{pad}EP_PREFETCH_AHEAD(&{arr}[{_bare(e(index))}], {ahead});"
             case Prefetch(arr, index, write):
                 macro = "EP_PREFETCH_W" if write else "EP_PREFETCH"
                 return f"{pad}{macro}(&{arr}[{_bare(e(index))}]);"

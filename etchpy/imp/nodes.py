@@ -215,10 +215,15 @@ class Move:
 class Prefetch:
     """A hint that array[index] will be read soon. It has no effect on results;
     index must be within the array or one past its end (an address C may form;
-    the interpreter checks it). `write`: the hint is that it will be written."""
+    the interpreter checks it). `write`: the hint is that it will be written.
+    `ahead`: the hint is for `ahead` entries past array[index] instead, which
+    may lie past the array's end (a row's arrays ahead of it, not clamped): C
+    adds them to the address as an integer, never forming a pointer past the
+    array, and a prefetch does not fault."""
     array: str
     index: Expr
     write: bool = False
+    ahead: int = 0
 
 
 @dataclass(frozen=True)

@@ -75,8 +75,9 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}opaque {var};"
         case LocalArray(arr, size, fill):
             return f"{pad}local {arr}[{size}] = {show(fill)};"
-        case Prefetch(arr, i, write):
-            return f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}];"
+        case Prefetch(arr, i, write, ahead):
+            return (f"{pad}prefetch{' for writing' if write else ''} {arr}[{show(i)}]"
+                    f"{f' + {ahead} (may be past its end)' if ahead else ''};")
         case Seek(q, end, crd, t, r):
             return f"{pad}{q} = seek({crd}[{q}..{show(end)}] past ({show(t)}, {show(r)}));"
         case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body, width):

@@ -187,7 +187,7 @@ class Emitter:
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
         least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
         init = seq(s.init, far, If(prefetch.runs_wanted(s, least, tn),
-                              prefetch.prefetch_runs(s, tn, self.names))
+                              prefetch.prefetch_runs(s, tn, self.names, start=True))
                    if streams.Runs in s.facts else imp.SKIP, room)
         seg = s.facts.get(streams.Segment)
         hide = streams.hidden(seg.q, tn) if seg and not _one_entry(s, tn) else imp.SKIP

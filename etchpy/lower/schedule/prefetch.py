@@ -110,9 +110,13 @@ def _gather(em, s, blk, t, body: list) -> imp.Expr | None:
 def runs_wanted(s, least: int, tuning) -> imp.Expr:
     """The level's arrays are large (tuning.run_min_entries entries or more: an
     operand in cache gains nothing and pays the tests and prefetches) and this
-    segment has at least `least` entries."""
-    return imp.and_(imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n),
-                    imp.le(Const(least), s.facts.get(streams.Extent).n))
+    segment has at least `least` entries (least <= 0: every segment, with no
+    test of its length: in a row of the checked build that test cost more than
+    the prefetches it saves; docs/performance.md, "Prefetching consecutive rows")."""
+    large = imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n)
+    if least <= 0:
+        return large
+    return imp.and_(large, imp.le(Const(least), s.facts.get(streams.Extent).n))
 
 
 def run_loop(em, s, parts) -> imp.Stmt | None:
@@ -130,10 +134,12 @@ def run_loop(em, s, parts) -> imp.Stmt | None:
                               parts.step(s, s.next, parts.on_ready)))
 
 
-def prefetch_runs(s, tuning, names=None) -> imp.Stmt:
+def prefetch_runs(s, tuning, names=None, start=False) -> imp.Stmt:
     """For a level whose segments follow one another (SpMV's rows): prefetch each
     array it reads at its position (crd, values) tuning.run_ahead entries past
-    the position (streams.Runs), clamped to one past the end. The driver runs it at the start of
+    the position (streams.Runs), clamped to one past the end; at a segment's
+    `start`, with tuning.prefetch_past, not clamped (the address formed as an
+    integer: the clamp cost short rows more than the prefetches). The driver runs it at the start of
     each segment of at least tuning.run_short entries, and at every step of one
     of at least tuning.run_long, when runs_wanted. A level read as counted
     pieces (streams.Pieces: a band, a row of blocks), whose loop no per-step
@@ -151,6 +157,8 @@ def prefetch_runs(s, tuning, names=None) -> imp.Stmt:
     at = imp.min_(imp.add(here, Const(tuning.run_ahead)), n)
     extent = s.facts.get(streams.Extent)
     if names is None or tuning.run_lines <= 1 or streams.Pieces not in s.facts or extent is None:
+        if tuning.prefetch_past and start:    # not clamped (imp.Prefetch.ahead)
+            return seq(*(imp.Prefetch(a, here, ahead=tuning.run_ahead) for a in arrays))
         return seq(*(imp.Prefetch(a, at) for a in arrays))
     k, end = names.fresh(f"{s.var}_pf"), names.fresh(f"{s.var}_pf_end")
     at = imp.add(here, Const(tuning.piece_ahead))

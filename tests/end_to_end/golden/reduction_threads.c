@@ -36,13 +36,20 @@ static inline int64_t ep_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* A hint that memory will be read soon (gathers through coordinates), or
- * written soon (EP_PREFETCH_W: the scattered writes of a counting sort). */
+ * written soon (EP_PREFETCH_W: the scattered writes of a counting sort).
+ * EP_PREFETCH_AHEAD(p, k): k elements past p, which may lie past its array's
+ * end (a row's arrays ahead of it, not clamped to the end): the address is
+ * formed as an integer, not as a pointer past the array, and a prefetch never
+ * faults. */
 #if defined(__GNUC__) || defined(__clang__)
 #define EP_PREFETCH(p) __builtin_prefetch((p), 0, 3)
 #define EP_PREFETCH_W(p) __builtin_prefetch((p), 1, 3)
+#define EP_PREFETCH_AHEAD(p, k) \
+    __builtin_prefetch((const void *)((uintptr_t)(p) + (k) * sizeof *(p)), 0, 3)
 #else
 #define EP_PREFETCH(p) ((void)(p))
 #define EP_PREFETCH_W(p) ((void)(p))
+#define EP_PREFETCH_AHEAD(p, k) ((void)(p))
 #endif
 
 /* The compiler may assume nothing of v's value here: a sparse row's loop steps
@@ -369,10 +376,8 @@ static EP_NOINLINE ep_val_t ep_rows_0(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                if (4 <= (j_end - j_q)) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                }
+                EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
                 if (32 <= (j_end - j_q)) {
                     if (A_gather) {
                         acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
@@ -454,10 +459,8 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                if (4 <= (j_end - j_q)) {
-                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                }
+                EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
                 if (32 <= (j_end - j_q)) {
                     int64_t j_q_bad_2 = 0;
                     while (j_q < j_end) {

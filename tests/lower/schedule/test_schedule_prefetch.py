@@ -46,8 +46,10 @@ def test_gathered_rows_of_large_operands_are_prefetched():
 def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
     """A csr level below a counter whose loop only adds up its values (SpMV's
     rows) prefetches its crd and values tuning.run_ahead entries past each row's start
-    (rows of at least run_short entries), clamped to one past the end, and at
-    every step in rows of at least run_long entries, when it holds at least
+    (every row: run_short 0 makes no test of a row's length, which cost the
+    checked build's rows more than it saved; rows of at least run_short entries
+    otherwise), not clamped (prefetch_past, below), and clamped to one past the
+    end at every step in rows of at least run_long entries, when it holds at least
     run_min_entries entries. Other loops do not: a row
     gathered at another operand's coordinates (Gustavson's B[j,:]), a loop that
     writes (a transpose). Results do not change; the interpreter checks each
@@ -55,9 +57,10 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
     reaches past the end of A's arrays."""
     src = ep.compile(SPMV).c_source
     assert "if (524288 <= A_pos1[A_dim0]) {" in src      # once, before the rows (size_switch)
-    assert "if (4 <= (j_end - j_q)) {" in src
-    assert "EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
-    assert "EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
+    assert "(j_end - j_q)) {\n" not in src.split("EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);")[0]
+    assert "if (4 <= (j_end - j_q)) {" in ep.compile(SPMV, tuning=DEFAULT.with_(run_short=4)).c_source
+    for a in ("crd1", "vals"):     # at every step of a long row
+        assert f"EP_PREFETCH(&A_{a}[ep_min((j_q + 256), A_pos1[A_dim0])]);" in src
     assert "if (32 <= (j_end - j_q)) {" in src
     assert "its arrays prefetched 256 ahead" in src
     B = ep.tensor("B", 2, format="csr")
@@ -77,6 +80,31 @@ def test_rows_that_follow_one_another_prefetch_their_arrays_ahead():
         assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
         np.testing.assert_allclose(final["out"], small @ xs, rtol=1e-12)
 
+
+def test_a_rows_start_prefetches_its_arrays_ahead_unclamped():
+    """tuning.prefetch_past: a row's start prefetches crd and values run_ahead
+    entries past it with no clamp to the end, one EP_PREFETCH_AHEAD each (the
+    distance added to the address as an integer: a prefetch past the arrays'
+    end forms no pointer past them, and does not fault); off, clamped as at
+    every step. The interpreter checks the row start's own index; results are
+    the loop's, in C past the end of A's arrays too (the last rows, run_ahead
+    entries before the end)."""
+    src = ep.compile(SPMV).c_source
+    for a in ("crd1", "vals"):
+        assert src.count(f"EP_PREFETCH_AHEAD(&A_{a}[j_q], 256);") == 2    # lanes or not
+    off = ep.compile(SPMV, tuning=DEFAULT.with_(prefetch_past=False)).c_source
+    assert "EP_PREFETCH_AHEAD(&" not in off
+    assert off.count("EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);") == 4
+    node = ep.imp.Prefetch("A_crd1", ep.imp.Var("q"), ahead=256)
+    assert "+ 256 (may be past its end)" in ep.imp.show(node)
+    M, v = random_csr(300, 200, 3000, 12), np.random.default_rng(6).random(200)
+    forced = DEFAULT.with_(run_min_entries=0, run_ahead=1 << 20)   # every row past the end
+    for t in (forced, forced.with_(prefetch_past=False)):
+        np.testing.assert_allclose(ep.evaluate(SPMV, A=M, x=v, tuning=t), M @ v, rtol=1e-12)
+        final, prog, _ = on_interpreter(SPMV, ep.semirings.get("real"), None,
+                                        {"A": M, "x": v}, tuning=t)
+        assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
+        np.testing.assert_allclose(final["out"], M @ v, rtol=1e-12)
 
 def test_gustavson_prefetches_the_rows_of_b_it_will_read():
     """Σ_j A[i,j]·B[j,k] locates B's row j at A's coordinates: when B is large, the
@@ -149,7 +177,8 @@ def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
     tuning.piece_short entries (8; the runs below set 1) the entry
     tuning.piece_ahead past its position and, in a run of more than 8, every
     8th after it within its Extent, up to tuning.run_lines lines, clamped to
-    its arrays (run_lines=1: one prefetch, run_ahead past). Results do not
+    its arrays (run_lines=1: one prefetch, run_ahead past, as a segment's
+    start: not clamped). Results do not
     change; the interpreter checks every prefetched index lies inside the
     array (or one past it)."""
     A = ep.tensor("A", 2, fmt)
@@ -159,7 +188,8 @@ def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
     assert "(8 <= (" in src and "if (8 < (" in src
     assert "each run's lines prefetched 512 ahead" in src
     one = ep.compile(spmv, tuning=DEFAULT.with_(run_lines=1)).c_source
-    assert "j_pf" not in one and "+ 256), " in one and "prefetched 256 ahead" in one
+    assert "j_pf" not in one and "prefetched 256 ahead" in one
+    assert "EP_PREFETCH_AHEAD(&" in one and ", 256);" in one        # unclamped (prefetch_past)
     rng = np.random.default_rng(6)
     sr = ep.semirings.get("real")
     for lines in (2, 64):

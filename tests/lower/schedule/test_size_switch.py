@@ -24,8 +24,9 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 def test_the_size_test_is_made_once_before_the_rows():
     """SpMV's rows prefetch only when A holds 2^19 entries or more: the test is
-    made once, outside every loop, in both builds; its per-row part (the row's
-    length) stays in the rows. Off, the test is made in every row."""
+    made once, outside every loop, in both builds; a per-row part (the row's
+    length, with run_short > 0) stays in the rows. Off, the test is made in
+    every row."""
     kern = ep.compile(SPMV)
     for checked in (True, False):
         prog = kern.compiled.build(checked)
@@ -35,10 +36,12 @@ def test_the_size_test_is_made_once_before_the_rows():
                 if isinstance(s, imp.If) and test in size_switch.conjuncts(s.cond)] == [test]
         loops = [s for s in imp.statements(prog.body) if isinstance(s, imp.While)]
         assert loops and all(not size_switch.size_tests(loop, {n}) for loop in loops)
-    src = kern.c_source
+    assert kern.c_source.count(f"if ({LARGE}) {{") == 1
+    short = DEFAULT.with_(run_short=4)
+    src = ep.compile(SPMV, tuning=short).c_source
     assert src.count(f"if ({LARGE}) {{") == 1
     assert "if (4 <= (j_end - j_q)) {" in src
-    off = ep.compile(SPMV, tuning=DEFAULT.with_(size_switch=False)).c_source
+    off = ep.compile(SPMV, tuning=short.with_(size_switch=False)).c_source
     assert f"if (({LARGE}) && (4 <= (j_end - j_q))) {{" in off
 
 
