@@ -159,22 +159,18 @@ class Tuning:
                                       # loops (else a count and a test after each walk)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
-    gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real
-                                      # or real32) summed in SIMD lanes where rows are long or
-                                      # irregular (lower.schedule.gather_sums)
+    gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or
+                                      # real32) in SIMD lanes where rows are long or irregular
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
                                       # where the target has them (a pragma heading its C)
-    size_switch: bool = True          # a test of a walked level's size inside loops (are
-                                      # its arrays large enough to prefetch?) made once,
-                                      # before them (lower.schedule.size_switch)
+    size_switch: bool = True          # a test of a walked level's size inside loops (are its
+                                      # arrays large enough to prefetch?) made once, before them
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
-    khatri_rao: bool = True           # ... the Khatri-Rao pair run only when its temporary
-                                      # is no larger than the factor it multiplies on the
-                                      # real sizes, else the fused step (schedule.khatri_rao)
-    algorithm_choice: bool = True     # per intersected level and reused row, the planner
-                                      # picks merge, gallop or per pair, marker or not,
-                                      # from the fibre statistics (plan.algorithms)
+    khatri_rao: bool = True           # ... only when its temporary is no larger than the factor
+                                      # it multiplies (real sizes), else the fused step
+    algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or
+                                      # per pair, marker or not, from the fibre statistics
     hoist_probes: bool = True         # a located factor that is zero unless a test holds
                                       # (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test
@@ -185,32 +181,25 @@ class Tuning:
                                       # operand from lo while < hi (else a leapfrog)
     keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
                                       # its value is a range of that order's codes (expr.keyed)
-    fused_rows: bool = True           # the steps of a dense output that each write every
-                                      # cell once share one loop, the cell's value in a
-                                      # register stored once (no zero fill, no re-read);
+    fused_rows: bool = True           # the steps of a dense output each writing every cell once
+                                      # share one loop, each cell stored once from a register;
                                       # one step writing each cell at most once stores
-    fill_gaps: bool = True            # ... and when that step stores each cell of a box once
-                                      # (windows: a stencil's interior), only the cells
-                                      # outside the box are filled (no zeroed output asked)
-    window_walk: bool = True          # a compressed level read through a step-1 window is
-                                      # walked whole, the window a test per coordinate (no
-                                      # search to lo, no stop at hi; streams.window)
-    fused_temporaries: bool = True    # a temporary made by a step walking a sparse input
-                                      # and read by the next step as a factor runs as a
-                                      # workspace inside its maker's loops (plan.fusion)
-    access_order: bool = True         # loop orders are priced with their strided reads of
-                                      # dense operands, and a temporary is laid out in its
-                                      # reader's loop order where its maker can write it so
-    written_nesting: bool = True      # a Σ nested in a product as written may run as its
-                                      # own step (a temporary) where that is priced cheaper
-                                      # than flattening it into the product (plan.nesting)
+    fill_gaps: bool = True            # ... and when it stores each cell of a box once (a stencil's
+                                      # interior), only the cells outside the box are filled
+    window_walk: bool = True          # a compressed level read through a step-1 window walked
+                                      # whole, the window a test per coordinate (streams.window)
+    fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
+                                      # a factor: a workspace in its maker's loops (plan.fusion)
+    access_order: bool = True         # loop orders priced with their strided dense reads; a
+                                      # temporary laid out in its reader's order where it can be
+    written_nesting: bool = True      # a Σ nested in a product as written may run as its own
+                                      # step where priced cheaper than flattened (plan.nesting)
     keep_last_call: bool = True       # the last call's arrays or Tensors: its binding reused
     call_plans: bool = True           # a call on inputs of a kind already run (types,
                                       # dtypes, size class) runs its plan (call_plans)
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
-    numpy_einsum: bool = True         # ep.einsum of one numpy operand (sums, transposes,
-                                      # diagonals) under the default semiring is numpy's
+    numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     one_walk: bool = True             # factors over the same index arrays walked once
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
@@ -311,8 +300,7 @@ class Tuning:
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
-    lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel under tuning=None
-                                      # (a given tuning's saturation limits win)
+    lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
@@ -336,6 +324,18 @@ class Tuning:
             key = _full(self)
             object.__setattr__(self, "_key", key)
         return key
+
+    def __hash__(self):
+        """The fields' hash (the dataclass's own), worked out once: a compute
+        given a Tuning hashes it on every call (three times: 18 µs)."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash(tuple([getattr(self, f.name) for f in fields(self)]))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self):         # a pickle's process works the hash out afresh
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def __repr__(self):
         """The fields that differ from the defaults: `Tuning(prefetch=False)`."""

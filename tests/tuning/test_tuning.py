@@ -34,6 +34,16 @@ def test_presets_are_hashable_and_distinct():
     assert {tuning.of(name) for name in tuning.PRESETS} == set(presets)
 
 
+def test_a_tunings_hash_is_its_fields_hash_worked_out_once():
+    import pickle
+    t = tuning.Tuning(prefetch=False)
+    assert hash(t) == hash(tuning.Tuning(prefetch=False)) == hash(t)
+    assert hash(t) == hash(tuple(getattr(t, f.name) for f in fields(t)))
+    assert hash(t.with_(prefetch=True)) == hash(tuning.DEFAULT) != hash(t)
+    back = pickle.loads(pickle.dumps(t))     # another process hashes it afresh
+    assert "_hash" not in back.__dict__ and back == t and hash(back) == hash(t)
+
+
 def test_of_accepts_a_tuning_a_preset_name_or_a_dict():
     t = tuning.Tuning(gallop_ratio=3)
     assert tuning.of(None) is tuning.DEFAULT
