@@ -95,7 +95,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
             lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
-            lazy_fast_replay, lazy_c_nodes.
+            lazy_fast_replay, lazy_c_nodes, lazy_c_memo.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -294,12 +294,12 @@ class Tuning:
                                       # (docs/performance.md, lazy programs)
     lazy_libm_cost: float = 5.0       # per entry of a libm map (exp, log) fused in a kernel:
                                       # one call an entry, numpy's loop is SIMD (maps.c_libm)
-    lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks:
-                                      # run by row blocks of X of this size (0: never;
-                                      # etchpy.lazy.rows)
+    lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks: run
+                                      # by row blocks of X of this size (0: never; lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
+    lazy_c_memo: bool = True          # ... finding a pattern by its operands' identity first
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

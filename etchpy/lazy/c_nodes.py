@@ -32,6 +32,9 @@ from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose,
 
 # the last choice use() made; None before the first
 INSTALLED: list = [None]
+# the last (lazy_c_nodes, lazy_c_memo) use() was given; None before the first
+CHOSEN: list = [None]
+DEFAULT = (True, True)          # tuning=None's choice (the same object each time)
 # [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
 # frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
 LOOKUP: list = [None]
@@ -39,7 +42,10 @@ _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
 # a pattern, emptied with the keys' table
 _WRAPS: dict = {}
-keys.DERIVED.append(_WRAPS)
+# emptied with the keys' table: the C memo of patterns (Tuning.lazy_c_memo) finds
+# it empty and empties itself
+_GUARD: dict = {}
+keys.DERIVED += [_WRAPS, _GUARD]
 _PYTHON = {}            # the Python operators, as etchpy.lazy.operators set them
 _MADE: list = []        # [the C operators by name, or None], made once per process
 _DUNDERS = ("__add__", "__radd__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
@@ -66,7 +72,7 @@ def _setup(mod) -> dict:
               Pair.__dict__["a"], Pair.__dict__["b"], Unary.__dict__["a"],
               Map.__dict__["fn"], Map.__dict__["arg"], Leaf.__dict__["value"],
               Leaf.__dict__["constant"])
-    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP)
+    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD)
     fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap)
     made = mod.lazy_setup(classes, fields, tables, fallbacks)
     out = dict(zip(_DUNDERS, made))
@@ -75,11 +81,15 @@ def _setup(mod) -> dict:
     return out
 
 
-def use(on: bool) -> None:
-    """Install the C operators on LazyArray (on), or the Python ones back."""
+def use(on: bool, memo: bool = True) -> None:
+    """Install the C operators on LazyArray (on), or the Python ones back; memo:
+    whether they find a pattern met before by its operands' identity first
+    (Tuning.lazy_c_memo)."""
     with _lock:
         made = _made() if on else None
-        INSTALLED[0] = bool(on)
+        INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if on and memo else (bool(on), bool(memo))
+        if made is not None:
+            binder.module().lazy_memo(bool(memo))
         source = made if made is not None else _PYTHON
         if not source:          # no binder, and the Python operators never replaced
             return

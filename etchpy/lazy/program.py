@@ -117,7 +117,7 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         >>> a = ep.lazy(np.ones((2, 2)))
         >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
     """
-    if tuning is None and not approximation and c_nodes.INSTALLED[0] is True:
+    if tuning is None and not approximation and c_nodes.CHOSEN[0] is c_nodes.DEFAULT:
         look = c_nodes.LOOKUP[0]    # one result over numpy arrays: the lookup in C
         if look is not None and len(arrays) == 1:
             out = look(arrays[0], PROGRAMS._d, optimize, threads)
@@ -153,8 +153,9 @@ def run(nodes: list, optimize: bool, threads, tuning):
     after its arguments are nodes. A tape found under the program's signature
     is replayed; a failed guard or none found runs the program afresh. The
     operators of arrays built after it are the tuning's (lazy.c_nodes)."""
-    if (tuning is None or _c_nodes(tuning)) is not c_nodes.INSTALLED[0]:
-        c_nodes.use(tuning is None or _c_nodes(tuning))
+    chosen = c_nodes.DEFAULT if tuning is None else _c_nodes(tuning)
+    if chosen != c_nodes.CHOSEN[0]:
+        c_nodes.use(*chosen)
     sig, values, leaves = signature(nodes)
     tkey = tuning if tuning is None else tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
@@ -177,13 +178,14 @@ def run(nodes: list, optimize: bool, threads, tuning):
     return results, tape
 
 
-def _c_nodes(tuning) -> bool:
-    """The tuning's lazy_c_nodes (True for a tuning that is not one: its error is
-    the kernels')."""
+def _c_nodes(tuning) -> tuple:
+    """The tuning's (lazy_c_nodes, lazy_c_memo) (True for a tuning that is not
+    one: its error is the kernels')."""
     try:
-        return bool(tuning_of(tuning).lazy_c_nodes)
+        t = tuning_of(tuning)
     except (TypeError, ValueError):
-        return True
+        return c_nodes.DEFAULT
+    return bool(t.lazy_c_nodes), bool(t.lazy_c_memo)
 
 
 def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,

@@ -76,16 +76,17 @@ def _same(x, y, seen: set) -> None:
 @given(st.lists(st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 40),
                           st.integers(0, 40)), min_size=1, max_size=8))
 def test_c_operators_build_the_python_operators_nodes(c_ops, recipe):
-    made = []
-    for on in (True, True, False):          # C twice (patterns met), then Python
-        c_nodes.use(on)
+    made = []                   # C twice (patterns met; from the memo), without it, Python
+    for on, memo in ((True, True), (True, True), (True, False), (False, True)):
+        c_nodes.use(on, memo)
         before = keys.BUILT[0]
         made.append((_build(recipe), keys.BUILT[0] - before))
-    (first, _), (second, n2), (ref, n3) = made
-    assert n2 == n3                         # one node per operation either way
-    for x, y, z in zip(first, second, ref):
-        _same(x, z, set())
-        _same(y, z, set())
+    (ref, n_ref), *others = made[::-1]
+    for k, (nodes, n) in enumerate(others):
+        assert n == n_ref or k == 2         # one node per operation, patterns met
+        for x, z in zip(nodes, ref):
+            _same(x, z, set())
+    c_nodes.use(True)
 
 
 # numpy's steps wherever the plan may choose (few kernels to compile: the tests' time)
@@ -117,8 +118,10 @@ def test_the_tuning_chooses_the_operators(c_ops):
     ep.compute(a * 2, tuning=NUMPY.with_(lazy_c_nodes=False))    # numpy's step
     assert c_nodes.INSTALLED[0] is False
     assert type(LazyArray.__dict__["__add__"]).__name__ == "function"
+    ep.compute(a * 2, tuning=NUMPY.with_(lazy_c_memo=False))
+    assert c_nodes.CHOSEN[0] == (True, False)
     ep.compute(a * 2, tuning=NUMPY)         # on by default
-    assert c_nodes.INSTALLED[0] is True
+    assert c_nodes.INSTALLED[0] is True and c_nodes.CHOSEN[0] is c_nodes.DEFAULT
     assert type(LazyArray.__dict__["__add__"]).__name__ == "method_descriptor"
 
 
