@@ -111,6 +111,12 @@ class LazyArray:
     def __hash__(self):
         return hash(self.key)
 
+    def __getattr__(self, name):    # only for an attribute not set
+        if name == "key" and type(self) not in (Leaf, Const):   # the C operators leave
+            self.key = k = (self.skey, self.lkeys)     # it to be made when read
+            return k
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def __eq__(self, other):
         raise TypeError("== on lazy arrays is not supported: compare computed results")
 

@@ -184,3 +184,25 @@ def test_a_program_met_before_is_replayed_by_the_c_lookup(c_ops):
     assert c_nodes.LOOKUP[0](prog(), PROGRAMS._d, False, 1) is None     # not recorded
     sparse = ep.lazy(sp.eye_array(4, format="csr")) * 2
     assert c_nodes.LOOKUP[0](sparse, PROGRAMS._d, True, 1) is None      # not covered
+
+
+def test_the_memo_leaves_a_key_to_be_made_when_read(c_ops):
+    X, w = RNG.random((3, 3)), RNG.random(3)
+    slot = LazyArray.__dict__["key"]        # the field itself, not __getattr__
+    for memo in (True, False):
+        c_nodes.use(True, memo)
+        for _ in range(2):                  # the patterns met, then from the memo
+            n = ep.lazy(X) @ ep.lazy(w) + 1
+        try:
+            slot.__get__(n)
+            unset = False
+        except AttributeError:
+            unset = True
+        assert unset is memo
+        assert n.key == (n.skey, n.lkeys) == slot.__get__(n) and hash(n) == hash(n.key)
+        with pytest.raises(AttributeError, match="no attribute 'kee'"):
+            n.kee
+    c_nodes.use(True)
+    bare = object.__new__(type(ep.lazy(X)))     # a leaf's key is never made up
+    with pytest.raises(AttributeError):
+        bare.key
