@@ -1,6 +1,6 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
-    python -m bench.lazy_knobs [--rounds N] [--n N ...]
+    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -8,7 +8,9 @@ and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
 blocks, a sparse matvec priced as any library product, as on main before
 2026-11-30) and *after* (the defaults, passed as a Tuning too so that both
 etchpy sides hash one), alternating call by call (bench.timing), medians.
-Prints the speedup over the peer before -> after.
+Prints the speedup over the peer before -> after. With --memo, *before* is the
+C operators without their memo (Tuning.lazy_c_memo off: session 39's) and
+*after* with it, both under tuning=None (its C switch set before each call).
 """
 from __future__ import annotations
 
@@ -26,7 +28,27 @@ BEFORE = dict(lazy_row_block_bytes=0, lazy_matvec_library_work=0.8)
 AFTER = dict(lazy_row_block_bytes=1 << 20, lazy_matvec_library_work=1.0)
 
 
-def rows(n: int, rank: int, rounds: int):
+def _sides(prog, args, memo: bool):
+    """before and after: main's plan and today's (tunings), or with memo, the C
+    operators without and with their memo (tuning=None)."""
+    if memo:                    # the C switch c_nodes.use sets (a C call, not the lock)
+        from etchpy.runtime import binder
+        switch = binder.module().lazy_memo
+
+        def memo_side(on):
+            def call():
+                switch(on)
+                return ep.compute(*prog(ep, *(ep.lazy(a) for a in args)))
+            return call
+        return memo_side(False), memo_side(True)
+
+    def side(knobs):
+        tuning = ep.Tuning(**knobs)
+        return lambda: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=tuning)
+    return side(BEFORE), side(AFTER)
+
+
+def rows(n: int, rank: int, rounds: int, memo: bool = False):
     """(label, peer, before, after) medians for the unfused programs at n."""
     for kind, arrays in (("sparse X", programs.data(n, rank)),
                          ("dense X", programs.dense_data(n, rank))):
@@ -38,11 +60,7 @@ def rows(n: int, rank: int, rounds: int):
             def peer(prog=prog, args=args):
                 return prog(np, *args)
 
-            def side(knobs, prog=prog, args=args):
-                tuning = ep.Tuning(**knobs)
-                return lambda: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)),
-                                          tuning=tuning)
-            before, after = side(BEFORE), side(AFTER)
+            before, after = _sides(prog, args, memo)
             assert programs.same((after(),), peer()) and programs.same((before(),), peer())
             yield (f"n={n} rank={rank} {kind} {name}",
                    *alternating_medians([peer, before, after], rounds))
@@ -52,10 +70,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.lazy_knobs", description=__doc__)
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 500])
+    ap.add_argument("--memo", action="store_true", help="the C operators' memo off -> on")
     args = ap.parse_args(argv)
     for n in args.n:
         for rank in (10, 20):
-            for label, tp, tb, ta in rows(n, rank, args.rounds):
+            for label, tp, tb, ta in rows(n, rank, args.rounds, args.memo):
                 print(f"{label:<48} peer {tp * 1e6:9.1f} µs  before {tb * 1e6:9.1f}  "
                       f"after {ta * 1e6:9.1f}  speedup {tp / tb:.2f} -> {tp / ta:.2f}",
                       flush=True)

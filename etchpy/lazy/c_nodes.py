@@ -83,14 +83,17 @@ def _setup(mod) -> dict:
 
 def use(on: bool, memo: bool = True) -> None:
     """Install the C operators on LazyArray (on), or the Python ones back; memo:
-    whether they find a pattern met before by its operands' identity first
-    (Tuning.lazy_c_memo)."""
+    whether they find a pattern met before by its operands' identity first and
+    leave a node's key to be made when read (Tuning.lazy_c_memo)."""
     with _lock:
         made = _made() if on else None
+        again = INSTALLED[0] is bool(on)
         INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if on and memo else (bool(on), bool(memo))
         if made is not None:
             binder.module().lazy_memo(bool(memo))
         source = made if made is not None else _PYTHON
+        if again and source is made:    # installed: not again (a class's attribute set
+            return                      # empties the method caches)
         if not source:          # no binder, and the Python operators never replaced
             return
         for name in (*_DUNDERS, "T"):

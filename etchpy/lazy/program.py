@@ -117,7 +117,7 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
         >>> a = ep.lazy(np.ones((2, 2)))
         >>> s, t = ep.compute(a.sum(), (a @ a).sum(axis=1))
     """
-    if tuning is None and not approximation and c_nodes.CHOSEN[0] is c_nodes.DEFAULT:
+    if tuning is None and not approximation and c_nodes.INSTALLED[0] is True:
         look = c_nodes.LOOKUP[0]    # one result over numpy arrays: the lookup in C
         if look is not None and len(arrays) == 1:
             out = look(arrays[0], PROGRAMS._d, optimize, threads)
