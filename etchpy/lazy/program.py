@@ -174,6 +174,7 @@ def run(nodes: list, optimize: bool, threads, tuning):
     tape = None
     if ev.values.replayable and tkey is not False:
         tape = Tape(ev, outs)
+        tape.key = key                  # the object the tapes hold it under (c_nodes' lookup)
         PROGRAMS.put(key, tape)
     return results, tape
 

@@ -206,3 +206,30 @@ def test_the_memo_leaves_a_key_to_be_made_when_read(c_ops):
     bare = object.__new__(type(ep.lazy(X)))     # a leaf's key is never made up
     with pytest.raises(AttributeError):
         bare.key
+
+
+def test_the_lookup_keeps_its_last_hit_and_still_probes_the_tapes(c_ops):
+    c_nodes.use(True)
+    a, b = RNG.random((4, 4)), RNG.random(4)
+
+    def prog(a=a, b=b):
+        return (ep.lazy(a) * 2 + ep.lazy(b)) / 4        # numpy's step, tuning=None
+
+    def look(a=a, b=b):
+        return c_nodes.LOOKUP[0](prog(a, b), PROGRAMS._d, True, 1)
+    ep.compute(prog()), ep.compute(prog())              # recorded, replayed
+    for _ in range(2):                                  # found, then from the last hit
+        np.testing.assert_allclose(look(), (a * 2 + b) / 4)
+    a[1, 2] = -3.0                                      # written in place
+    np.testing.assert_allclose(look(), (a * 2 + b) / 4)
+    PROGRAMS.clear()
+    assert look() is None                               # the tapes are probed still
+    np.testing.assert_allclose(ep.compute(prog()), (a * 2 + b) / 4)
+    np.testing.assert_allclose(look(), (a * 2 + b) / 4)
+    for c, d in ((RNG.random((5, 5)), RNG.random(5)),                   # another shape
+                 (a.astype(np.float32), b.astype(np.float32))):         # another dtype
+        assert look(c, d) is None
+        for _ in range(3):
+            np.testing.assert_allclose(ep.compute(prog(c, d)), (c * 2 + d) / 4, rtol=1e-6)
+        np.testing.assert_allclose(look(c, d), (c * 2 + d) / 4, rtol=1e-6)
+        np.testing.assert_allclose(look(), (a * 2 + b) / 4)
