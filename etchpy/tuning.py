@@ -16,10 +16,8 @@ Two kinds of fields:
 Presets:
     DEFAULT      what `tuning=None` means
     NOOPT        every switch off: plain loops
-    FORCE        every threshold at its minimum, so each optimised path fires on
-                 test-sized inputs (workspaces dense)
-    FORCE_HASH   FORCE with every workspace a hash table (the strategy that
-                 excludes the dense workspace)
+    FORCE        every threshold at its minimum: each optimised path fires on tests
+    FORCE_HASH   FORCE with every workspace a hash table (the dense one excluded)
 """
 from __future__ import annotations
 
@@ -106,7 +104,8 @@ class Tuning:
             call_binder (that plan made in C, runtime.binder), numpy_einsum
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
             to numpy, runtime.einsum_calls), one_walk (factors over the same
-            index arrays walked once, flat or by runs of levels, runtime.shared).
+            index arrays walked once, flat or by runs of levels, runtime.shared;
+            sink_located: there, a located table's one-child levels last, expr.sink).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -201,6 +200,7 @@ class Tuning:
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     one_walk: bool = True             # factors over the same index arrays walked once
+    sink_located: bool = True         # ... a located table's one-child levels read last
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

@@ -126,7 +126,9 @@ def q12(tables, mode1: str = "MAIL", mode2: str = "SHIP", date: str = "1994-01-0
     its WHERE written on the date columns as q12_walk writes it: the receipt
     variable is that order's keyed column (Table.var), so its range is one
     range of codes of the first level (a search and a stop, expr.keyed), the
-    lines below it tested; else on the storage order."""
+    lines below it tested, and the order's customer, date and priority read
+    below those tests (expr.sink: only at the lines that pass); else on the
+    storage order."""
     L, O = tables["lineitem"], tables["orders"]
     if LINE_BY_RECEIPT not in L.orders:
         return q12_walk(tables, mode1, mode2, date)

@@ -23,7 +23,7 @@ import weakref
 from dataclasses import replace
 
 from ..errors import EtchpyError
-from ..expr import collapse, shared
+from ..expr import collapse, shared, sink
 from ..formats import positions
 from ..expr.walk import accesses
 from . import keyed
@@ -114,12 +114,15 @@ class OneWalk:
         expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
         order = _order(req.order, {q: old for q, (old, _) in merged.items()})
         read = {n: None for _, names in merged.values() for n in names}
+        if req.tuning.sink_located:
+            order = sink.sunk(expr, order, req.out_indices,
+                              req.out_format is None or req.out_format.is_dense)
         expr, runs = collapse.collapse(expr, tensors - set(read), order, classes_)
         order = _order(order, {q: run[3] for q, run in runs.items()})
         for names, k, j, _ in runs.values():    # right to left within one access
             read.update({n: (read.get(n, ((), None))[0] + ((k, j),), names[0])
                          for n in names})
-        if expr == req.expr:
+        if expr == req.expr and order == req.order:
             return None
         kern = type(self).__new__(type(self))
         try:

@@ -103,6 +103,9 @@ def test_q12_without_an_added_order_gives_duckdbs_rows(fixture):
         for loaded in (tables, keyed):
             got = rows_of(one_order.QUERIES["Q12"](loaded, **case["params"]), query)
             assert got and same(got, [tuple(r) for r in case["rows"]], query), case["params"]
+    kern = keyed["kernels"][one_order._q12_expr_by_receipt]     # its order's attributes
+    walked = [ln for ln in kern.explain().splitlines() if "loop order:" in ln][-1]
+    assert walked.rstrip().endswith("m, c, d, pr)"), walked     # read last: expr.sink
     receipt = keyed["lineitem"].tensor("l_receiptdate").vals
     receipt[:] += 400.0                 # every line received 400 days later
     params = fixture[1]["Q12"][0]["params"]
