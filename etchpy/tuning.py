@@ -18,8 +18,7 @@ Presets:
     NOOPT        every switch off: plain loops
     FORCE        every threshold at its minimum, so each optimised path fires on
                  test-sized inputs (workspaces dense)
-    FORCE_HASH   FORCE with every workspace a hash table (the strategy that
-                 excludes the dense workspace)
+    FORCE_HASH   FORCE with every workspace a hash table (no dense workspace)
 """
 from __future__ import annotations
 
@@ -73,10 +72,10 @@ class Tuning:
             algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
             fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
-        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
-            row_block_lanes, row_block_min, row_stream_count,
-            short_segment, window_walk_long, window_walk_stop, check_block, hash_workspace_dim,
+        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
+            keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
+            row_block_min, row_stream_count, short_segment, window_walk_long,
+            window_walk_stop, window_prefetch, check_block, hash_workspace_dim,
             hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
             prefetch_span, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
             run_ahead, run_short, run_long, run_min_entries, run_lines, piece_ahead,
@@ -233,6 +232,7 @@ class Tuning:
                                       # narrowed by two searches (window_walk)
     window_walk_stop: int = 8         # longer segments of a window walk's sum search and
                                       # stop (checked as read: branch); 0: never
+    window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)
