@@ -209,3 +209,34 @@ def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
             flags = [n for n in imp.statements(prog.body) if isinstance(n, imp.Decl)
                      and n.name.startswith("j_far")]
             assert bool(fetched) == fetches == bool(flags)
+
+
+def test_a_windows_rows_are_checked_ahead_and_its_repeats_summed():
+    """Tuning.check_windows: the checked build runs a window's rows in blocks,
+    each block's segments checked ahead (segment_checks: pos[o + r] <= pos[o + r
+    + 1], pos[o + end] <= nnz, pos[o + c] >= 0), and walks them with no order
+    test (the sum is order-free: its coordinate only says where and whether,
+    fused_checks.order_free). A scipy input with a repeated coordinate in a row
+    is summed as scipy sums it; a row ending before its start inside the window
+    is an InputError naming A. Off: no block loop."""
+    from etchpy import imp
+    d = operand(5, (16, 30))
+    M = sp.csr_array(d)
+    rows = [M.indices[M.indptr[r]:M.indptr[r + 1]] for r in range(16)]
+    vals = [M.data[M.indptr[r]:M.indptr[r + 1]] for r in range(16)]
+    rows[4], vals[4] = np.r_[rows[4], rows[4][:1]], np.r_[vals[4], 5.0]    # a repeat
+    R = sp.csr_array((np.concatenate(vals), np.concatenate(rows),
+                      np.r_[0, np.cumsum([len(r) for r in rows])]), shape=(16, 30))
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
+    kern = ep.compile(expr, tuning={"window_walk_stop": 8})
+    v = np.arange(10.0) + 1
+    np.testing.assert_allclose(kern(A=R, x=v, lo=2, hi=10, lo2=5, hi2=15),
+                               R.toarray()[2:10, 5:15] @ v)
+    R.indptr[6] = R.indptr[5] - 1                           # row 5 ends before it starts
+    with pytest.raises(InputError, match="A"):
+        kern(A=R, x=v, lo=2, hi=10, lo2=5, hi2=15)
+    for tuning, blocks in (({}, True), ({"check_windows": False}, False)):
+        checked = ep.compile(expr, tuning=tuning).compiled.checked
+        assert blocks == any(isinstance(n, imp.Decl) and n.name.endswith("_block")
+                             for n in imp.statements(checked.body))
