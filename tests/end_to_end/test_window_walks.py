@@ -187,7 +187,8 @@ def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
     searched and stopped, and walked whole by length, in a copy of the loops
     under the segment's `far` flag: one kernel for all bounds, on a scipy input
     (checked as walked) and on its ep.Tensor, against the reference; with
-    Tuning.window_prefetch 0, or outside the loops' copy, nothing prefetches."""
+    Tuning.window_prefetch 0, or outside the loops' copy, or where the rows
+    walked are not consecutive (a row window of step 2), nothing prefetches."""
     from etchpy import imp
     d = long_rows(9)
     M = sp.csr_array(d)
@@ -209,6 +210,9 @@ def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
             flags = [n for n in imp.statements(prog.body) if isinstance(n, imp.Decl)
                      and n.name.startswith("j_far")]
             assert bool(fetched) == fetches == bool(flags)
+    strided = ep.compile(ep.sum(j, A[i["lo":"hi":2], j["lo2":"hi2"]] * x[j]),
+                         tuning=PREFETCHED).compiled.program      # rows not consecutive
+    assert not any(isinstance(n, imp.Prefetch) for n in imp.statements(strided.body))
 
 
 def test_a_windows_rows_are_checked_ahead_and_its_repeats_summed():

@@ -59,7 +59,8 @@ def run(em, s, parts) -> imp.Stmt | None:
             return None
     hit = s.index.a if isinstance(s.index, Select) and s.index.cond == s.ready else s.index
     far, fetch = _ahead(em, s, walk, hit, [e.array for e in subterms(value)
-                                           if isinstance(e, Load) and e.index == s.index])
+                                           if isinstance(e, Load) and e.index == s.index]
+                        if _consecutive(parts.init, walk.segment.q) else [])
     init = parts.init
     if em.tuning.window_walk_stop > 0 and walk.stop is not None:
         init = replaced(init, walk.narrow, imp.SKIP)
@@ -84,6 +85,21 @@ def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
     if fetch != imp.SKIP:        # a far segment walks whole up to window_walk_long
         long = max(long, em.tuning.window_walk_long)
     return _by_length(em, s, parts, walk, long, free, fetch)
+
+
+def _consecutive(init, q: str) -> bool:
+    """Whether the segments walked follow one another in storage, so that the
+    entry d states ahead is the one d positions on: the segment starts at
+    pos[p] or pos[o + p] for a position p (a row window of step 1, a compressed
+    parent's counter), not at pos[o + p·s] (a strided row window, whose rows
+    between are never read: prefetching there lost, 1.1–1.9× on random rows
+    of 10 at 30% and 50% windows of step 2)."""
+    starts = [v for n in imp.statements(init) if isinstance(n, (Assign, Decl))
+              and n.name == q and isinstance(v := n.value if isinstance(n, Assign) else n.init,
+                                               Load)]
+    return bool(starts) and all(isinstance(v.index, Var) or (
+        isinstance(v.index, Bin) and v.index.op == "+" and isinstance(v.index.a, Var)
+        and isinstance(v.index.b, Var)) for v in starts)
 
 
 def _ahead(em, s, walk, hit, arrays) -> tuple:
