@@ -5,10 +5,12 @@ faster):
     python -m bench windows [--rounds N] [--only spmv,erosion]
 
 spmv     Σ_j A[i[lo:hi], j[lo:hi]]·x[j] on 1e6-row csr matrices (a 2-D Poisson
-         operator, 1000² grid, and a random one, 5 a row) with windows of 1%, 10%
-         and 50% of the rows and columns, and a strided one (i[lo:hi:2]), one
-         kernel for all (the bounds are parameters), against scipy's
-         `A[lo:hi, lo:hi] @ x` (slice, then multiply); target ≥ 2
+         operator, 1000² grid, random ones, 5 and 10 a row, and scikit-fem's P2
+         disc Laplacian when it imports) with windows of 1%, 10% and 50% of the
+         rows and columns, and a strided one (i[lo:hi:2]), one kernel for all
+         (the bounds are parameters), the operand a scipy csr_matrix and its
+         ep.Tensor, against scipy's `A[lo:hi, lo:hi] @ x` (slice, then
+         multiply); target ≥ 2
 erosion  3×3 binary erosion with scipy.ndimage's border (outside is false), a
          product of nine shifted windows in the boolean semiring, on dense
          boolean images (generated shapes: disks, bars and glyph-like strokes,
@@ -68,22 +70,35 @@ def spmv_rows(rounds):
     plain = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]))
     strided = ep.compile(ep.sum(j, A[i["lo":"hi":2], j["lo2":"hi2"]] * x[j]))
     rng = np.random.default_rng(0)
-    mats = {"poisson 1000²": poisson_2d(1000),
-            "random 1e6, 5 a row": per_row_csr(rng, 10**6, 10**6, 5).tocsr()}
     rows = []
-    for label, M in mats.items():
-        n = M.shape[0]
+    for label, M in spmv_matrices(rng):
+        n, T = M.shape[0], ep.Tensor.from_scipy(M, "csr")
         for frac, step in ((0.01, 1), (0.10, 1), (0.50, 1), (0.10, 2)):
             lo, hi = n // 4, n // 4 + int(frac * n)
             v = rng.random(hi - lo)
             kern = plain if step == 1 else strided
-            y = kern(A=M, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi)
-            assert np.allclose(y, M[lo:hi:step, lo:hi] @ v)
-            med = alternating_medians([lambda: kern(A=M, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi),
-                                       lambda: M[lo:hi:step, lo:hi] @ v], rounds)
-            what = f"{label}, window {frac:.0%}" + (", step 2" if step > 1 else "")
-            rows.append((what, med[0], med[1], "scipy A[lo:hi, lo:hi] @ x", 2.0))
+            for name, op in (("", M), (", Tensor", T)):
+                y = kern(A=op, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi)
+                assert np.allclose(y, M[lo:hi:step, lo:hi] @ v)
+                med = alternating_medians([
+                    lambda: kern(A=op, x=v, lo=lo, hi=hi, lo2=lo, hi2=hi),
+                    lambda: M[lo:hi:step, lo:hi] @ v], rounds)
+                what = f"{label}, window {frac:.0%}" + (", step 2" if step > 1 else "") + name
+                rows.append((what, med[0], med[1], "scipy A[lo:hi, lo:hi] @ x", 2.0))
     return rows
+
+
+def spmv_matrices(rng):
+    """(label, csr_matrix) of the sliced SpMV, each made when reached."""
+    yield "poisson 1000²", poisson_2d(1000)
+    yield "random 1e6, 5 a row", per_row_csr(rng, 10**6, 10**6, 5).tocsr()
+    yield "random 1e6, 10 a row", per_row_csr(rng, 10**6, 10**6, 10).tocsr()
+    from bench.calls_graph import fem_graph
+    try:
+        M = sp.csr_matrix(fem_graph(7))
+    except ImportError:         # scikit-fem not installed
+        return
+    yield f"scikit-fem P2 disc ({M.shape[0]} rows)", M
 
 
 def shapes_image(h: int, w: int, seed: int) -> np.ndarray:

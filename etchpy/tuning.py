@@ -67,14 +67,14 @@ class Tuning:
             pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao,
-            algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
-            fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
-        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread,
-            marker_probe, keyed_marker_cells, unswitch_limit, sum_lanes, row_block,
-            row_block_lanes, row_block_min, row_stream_count,
-            short_segment, window_walk_long, window_walk_stop, check_block, hash_workspace_dim,
+            check_count_once, check_windows, entries, gather_sums, fp_contract, size_switch,
+            blas, khatri_rao, algorithm_choice, hoist_probes, hoist_row_tests, guard_leaves,
+            clip_ranges, keyed_ranges, fused_rows, fill_gaps, window_walk,
+            fused_temporaries, written_nesting, access_order.
+        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
+            keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
+            row_block_min, row_stream_count, short_segment, window_walk_long,
+            window_walk_stop, window_prefetch, check_block, hash_workspace_dim,
             hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
             prefetch_span, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
             run_ahead, run_short, run_long, run_min_entries, run_lines, piece_ahead,
@@ -141,8 +141,7 @@ class Tuning:
     prefetch_row_end: bool = True     # ... a gathered compressed row's last line too
     prefetch_past: bool = True        # ... a row's arrays ahead unclamped (imp.Prefetch.ahead)
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
-    bounded_rows: bool = True         # threaded sparse rows filled within per-row bounds
-                                      # (else each row counted in a pass first)
+    bounded_rows: bool = True         # threaded sparse rows filled in per-row bounds (not counted)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
@@ -156,6 +155,7 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... its bad coordinates in one count, tested after the
                                       # loops (else a count and a test after each walk)
+    check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or
@@ -220,8 +220,8 @@ class Tuning:
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     window_walk_long: int = 32        # a window walk's segments longer than this are first
                                       # narrowed by two searches (window_walk)
-    window_walk_stop: int = 8         # longer segments of a window walk's sum search and
-                                      # stop (checked as read: branch); 0: never
+    window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
+    window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)

@@ -74,7 +74,8 @@ def test_the_sum_over_a_window_walk_has_no_branch_and_its_check_no_search():
     walks whole rows, no search, long ones branching."""
     from etchpy import imp
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    for tuning, n_seeks in (({}, 1), ({"window_walk_stop": 0}, 2)):
+    for tuning, n_seeks in (({"window_prefetch": 0}, 1),
+                            ({"window_walk_stop": 0, "window_prefetch": 0}, 2)):
         kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]), tuning=tuning)
         trusted, checked = kern.compiled.program, kern.compiled.checked
         seeks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.Seek)]
@@ -82,10 +83,16 @@ def test_the_sum_over_a_window_walk_has_no_branch_and_its_check_no_search():
                                                  for n in imp.statements(checked.body))
         walks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.While)
                  and n.walk is not None]
-        selects = [w for w in walks if not any(isinstance(n, imp.If)
+        selects = [w for w in walks if not any(isinstance(n, imp.If) and not _hint(n)
                                                for n in imp.statements(w.body))]
         assert len(selects) == 1 and len(walks) == 2 - n_seeks + 1
         assert checked.fused
+
+
+def _hint(node) -> bool:
+    """An If that only prefetches (Tuning.window_prefetch): no branch of the sum."""
+    from etchpy import imp
+    return all(isinstance(n, (imp.Prefetch, imp.Seq)) for n in imp.statements(node.then))
 
 
 def long_rows(seed: int, shape=(24, 50)) -> np.ndarray:
@@ -168,3 +175,72 @@ def test_a_scipy_operand_changed_in_place_is_checked_by_the_walk(row, stop):  # 
     M.indices[a:b], M.data[a:b] = good, vals
     M.indptr[row + 1] = 10 ** 6                         # a pointer past the entries
     bad_or_right()
+
+
+PREFETCHED = {"prefetch_min_bytes": 0, "prefetch_near_share": 0, "window_prefetch": 3,
+              "window_walk_stop": 4, "window_walk_long": 6}
+
+
+def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
+    """Tuning.window_prefetch: every segment far (no size or span test), 3
+    states ahead (crd read past the segment, up to crd's end), rows walked,
+    searched and stopped, and walked whole by length, in a copy of the loops
+    under the segment's `far` flag: one kernel for all bounds, on a scipy input
+    (checked as walked) and on its ep.Tensor, against the reference; with
+    Tuning.window_prefetch 0, or outside the loops' copy, or where the rows
+    walked are not consecutive (a row window of step 2), nothing prefetches."""
+    from etchpy import imp
+    d = long_rows(9)
+    M = sp.csr_array(d)
+    T = ep.Tensor.from_scipy(M, "csr")
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
+    kern = ep.compile(expr, tuning=PREFETCHED)
+    for lo, hi, lo2, hi2 in ((0, 24, 10, 40), (-3, 24, -5, 20), (2, 18, 45, 70), (5, 9, 0, 50)):
+        v = np.linspace(1, 2, hi2 - lo2)
+        pad = max(0, -lo2)
+        want = d[max(lo, 0):hi, max(lo2, 0):hi2] @ v[pad:pad + d[:, max(lo2, 0):hi2].shape[1]]
+        for operand_ in (M, T):
+            got = kern(A=operand_, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2)
+            np.testing.assert_allclose(got[max(0, -lo):], want)
+    for tuning, fetches in ((PREFETCHED, True), ({**PREFETCHED, "window_prefetch": 0}, False)):
+        compiled = ep.compile(expr, tuning=tuning).compiled
+        for prog in (compiled.program, compiled.checked):
+            fetched = [n for n in imp.statements(prog.body) if isinstance(n, imp.Prefetch)]
+            flags = [n for n in imp.statements(prog.body) if isinstance(n, imp.Decl)
+                     and n.name.startswith("j_far")]
+            assert bool(fetched) == fetches == bool(flags)
+    strided = ep.compile(ep.sum(j, A[i["lo":"hi":2], j["lo2":"hi2"]] * x[j]),
+                         tuning=PREFETCHED).compiled.program      # rows not consecutive
+    assert not any(isinstance(n, imp.Prefetch) for n in imp.statements(strided.body))
+
+
+def test_a_windows_rows_are_checked_ahead_and_its_repeats_summed():
+    """Tuning.check_windows: the checked build runs a window's rows in blocks,
+    each block's segments checked ahead (segment_checks: pos[o + r] <= pos[o + r
+    + 1], pos[o + end] <= nnz, pos[o + c] >= 0), and walks them with no order
+    test (the sum is order-free: its coordinate only says where and whether,
+    fused_checks.order_free). A scipy input with a repeated coordinate in a row
+    is summed as scipy sums it; a row ending before its start inside the window
+    is an InputError naming A. Off: no block loop."""
+    from etchpy import imp
+    d = operand(5, (16, 30))
+    M = sp.csr_array(d)
+    rows = [M.indices[M.indptr[r]:M.indptr[r + 1]] for r in range(16)]
+    vals = [M.data[M.indptr[r]:M.indptr[r + 1]] for r in range(16)]
+    rows[4], vals[4] = np.r_[rows[4], rows[4][:1]], np.r_[vals[4], 5.0]    # a repeat
+    R = sp.csr_array((np.concatenate(vals), np.concatenate(rows),
+                      np.r_[0, np.cumsum([len(r) for r in rows])]), shape=(16, 30))
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
+    kern = ep.compile(expr, tuning={"window_walk_stop": 8})
+    v = np.arange(10.0) + 1
+    np.testing.assert_allclose(kern(A=R, x=v, lo=2, hi=10, lo2=5, hi2=15),
+                               R.toarray()[2:10, 5:15] @ v)
+    R.indptr[6] = R.indptr[5] - 1                           # row 5 ends before it starts
+    with pytest.raises(InputError, match="A"):
+        kern(A=R, x=v, lo=2, hi=10, lo2=5, hi2=15)
+    for tuning, blocks in (({}, True), ({"check_windows": False}, False)):
+        checked = ep.compile(expr, tuning=tuning).compiled.checked
+        assert blocks == any(isinstance(n, imp.Decl) and n.name.endswith("_block")
+                             for n in imp.statements(checked.body))

@@ -41,10 +41,9 @@ from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
 from . import coo_checks, segment_checks
-from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
-                   LocalArray,
-                   Move, Not, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
-                   ShortIntersect, Store, Var, While, and_, lt, or_, seq)
+from .order_free import order_free
+from ...imp import (Assign, Bin, Const, Decl, GatherSum, If, Load, Not, ParallelFor, Prefetch,
+                   Select, Seq, Var, While, and_, lt, or_, seq)
 
 ERROR_CODE = CHECK_FAILED     # the kernel's return code when a fused check fails
 
@@ -200,12 +199,17 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     names = program_names(prog)
     err = names.fresh("input_error")
     body = unnarrowed(prog.body)
-    ahead = segment_checks.plan(prog, levels) if tuning.check_block > 0 else []
-    for loop, lvs in ahead:
+    ahead = segment_checks.plan(replace(prog, body=body), levels) if tuning.check_block > 0 \
+        else []
+    for loop, lvs, off in ahead:
+        if off is not None and not tuning.check_windows:
+            continue
         body = _replace_loop(body, loop, segment_checks.block_loop(
             loop, lvs, err, ERROR_CODE, tuning.check_block, names,
-            tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1)))
-    early = {lv.tensor for _, lvs in ahead for lv in lvs}
+            tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
+            off))
+    early = {lv.tensor for loop, lvs, off in ahead for lv in lvs
+             if off is None or tuning.check_windows}
     bad = names.fresh("input_bad")
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -344,31 +348,3 @@ def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names):
     if lv.bad is not None:
         return loop
     return seq(Decl(bad, "index", Const(0)), loop, If(Bin("!=", Var(bad), Const(0)), fail))
-
-
-def order_free(body, crd_q: Load) -> bool:
-    """Whether a walk loop's `body` gives the same result for any order of its
-    segment's entries, repeats included (their values combined with ⊕): it
-    changes only ⊕-accumulators (acc := acc ⊕ v, out[k] ⊕= v) and uses the
-    coordinate crd[q] (or a name declared as it) only to say where to read or
-    accumulate, never as a value. Then ⊕'s commutativity and associativity and
-    ⊗'s distributivity give the result of the canonical segment."""
-    aliases = {d.name for d in imp.statements(body) if isinstance(d, Decl) and d.init == crd_q}
-    coords = {crd_q, *(Var(a) for a in aliases)}
-    uses = at = 0
-    for node in imp.subterms(body):
-        match node:
-            case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
-                    | Alloc() | Reserve() | LocalArray():
-                return False
-            case Assign(name, value):
-                if name in aliases or (value != Bin("+", Var(name), Const(1)) and not (
-                        isinstance(value, Ring) and value.op == "add"
-                        and value.a == Var(name))):
-                    return False
-            case Decl(name, _, _) if name in aliases:
-                at += 1
-            case Load(_, index) | Accum(_, index, _) | Prefetch(_, index) if index in coords:
-                at += 1
-        uses += node in coords
-    return uses == at

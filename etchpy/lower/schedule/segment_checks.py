@@ -49,15 +49,18 @@ from ...streams import Walk
 
 
 def plan(prog, levels) -> list:
-    """[(a full loop of prog.body, the levels checked ahead of its blocks)]:
-    each of `levels` (fused_checks.Level values) all of whose walks open their
-    segments at pos[c], pos[c+1] inside a full loop over its parents with
-    counter c (`_full`, `_loops_opening`) is listed with each such loop."""
-    out = {}
+    """[(a loop of prog.body, the levels checked ahead of its blocks, the
+    offset of its rows)]: each of `levels` (fused_checks.Level values) all of
+    whose walks open their segments at pos[c], pos[c+1] inside a full loop over
+    its parents with counter c (`_full`, `_loops_opening`; offset None), or at
+    pos[o + c], pos[o + c + 1] as statements of the body of a loop over c of a
+    window's rows (`_window`; offset o), is listed with each such loop."""
+    out, offsets = {}, {}
     for lv in levels:
-        for loop in _loops_opening(prog.body, lv, parent_names(prog, lv.parents)) or ():
+        for loop, off in _loops_opening(prog.body, lv, parent_names(prog, lv.parents)) or ():
             out.setdefault(loop, []).append(lv)
-    return list(out.items())
+            offsets[loop] = off
+    return [(loop, lvs, offsets[loop]) for loop, lvs in out.items()]
 
 
 def parent_names(prog, parents: str) -> set[str]:
@@ -95,6 +98,35 @@ def _single(stmt):
     return stmt.stmts[0] if isinstance(stmt, Seq) and len(stmt.stmts) == 1 else stmt
 
 
+def _window(loop, pos: str):
+    """[(loop, counter)] and the offset o when `loop` is `while (c < n) {...;
+    c := c + 1}` whose body opens, as statements of its own (run at every c,
+    never skipped), a segment at pos[o + c] and pos[o + c + 1] for one o: a
+    window's rows, which the loop reads whatever c starts at, so a block's scan
+    reads only pos entries the loop reads; else None."""
+    match loop:
+        case While(Bin("<", Var(c), Var(_)), body) if _steps_once(body, c):
+            pass
+        case _:
+            return None
+    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    opened = {False: set(), True: set()}
+    for st in stmts:
+        for end in (False, True):
+            got = _opening(_value(st), pos, end) if isinstance(st, (Assign, Decl)) else None
+            if got is not None and got[0] == c and got[1] is not None:
+                opened[end].add(got[1])
+    offs = opened[False]
+    if len(offs) == 1 and offs == opened[True] and \
+            next(iter(offs)).name not in scalars_assigned(body):
+        return [(loop, c)], next(iter(offs))
+    return None
+
+
+def _value(st):
+    return st.value if isinstance(st, Assign) else st.init
+
+
 def _steps_once(body, c: str) -> bool:
     stmts = body.stmts if isinstance(body, Seq) else (body,)
     return (bool(stmts) and stmts[-1] == Assign(c, Bin("+", Var(c), Const(1)))
@@ -120,19 +152,22 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
             case Seq(stmts):
                 for k, s in enumerate(stmts):
                     arms = _full_arms(stmts[k - 1], s, bounds) if k else None
+                    off, window = None, None if arms else _window(s, lv.pos)
+                    if window:
+                        arms, off = window
                     if arms:                         # full loops: their counter opens rows
                         for loop, c in arms:
-                            visit(loop.body, {**active, c: loop})
+                            visit(loop.body, {**active, c: (loop, off)})
                     else:
                         visit(s, active)
                 return
             case ParallelFor(c, Const(0), Var(n), loop_body) if n in bounds:
-                visit(loop_body, {**active, c: node})     # its rows, in any order
+                visit(loop_body, {**active, c: (node, None)})     # its rows, in any order
                 return
             case Assign(name, value) | Decl(name, _, value) if name in qs | ends:
-                c = _opening(value, lv.pos, name in ends)
-                if c in active:
-                    used[active[c]] = None
+                c, off = _opening(value, lv.pos, name in ends) or (None, None)
+                if c in active and active[c][1] == off:
+                    used[active[c][0]] = off
                 elif not (isinstance(node, Decl) and value == Const(0)) and not (
                         name in qs and value in steps):
                     ok = False
@@ -145,45 +180,59 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
             visit(child, active)
 
     visit(body, {})
-    return list(used) if ok and used else None
+    return list(used.items()) if ok and used else None
 
 
-def _opening(value, pos: str, end: bool) -> str | None:
+def _opening(value, pos: str, end: bool) -> tuple | None:
+    """(c, o) when value is pos[o + c] (pos[o + c + 1] for an `end`), o None
+    for pos[c]; else None."""
     match value:
         case Load(a, Var(c)) if a == pos and not end:
-            return c
+            return c, None
         case Load(a, Bin("+", Var(c), Const(1))) if a == pos and end:
-            return c
+            return c, None
+        case Load(a, Bin("+", Var() as o, Var(c))) if a == pos and not end:
+            return c, o
+        case Load(a, Bin("+", Bin("+", Var() as o, Var(c)), Const(1))) if a == pos and end:
+            return c, o
     return None
 
 
 def block_loop(loop, levels, err: str, error_code: int, block: int, names,
-               split: int = 1):
+               split: int = 1, off=None):
     """The full loop `loop` run `block` parents at a time, the segments of
     `levels` (fused_checks.Level values over its parents) checked ahead of each
     block (module docstring); a failed block sets `err` to `error_code`. A
-    parallel loop (`_parallel_blocks`) is cut into at most `split` blocks."""
+    parallel loop (`_parallel_blocks`) is cut into at most `split` blocks. A
+    window's rows (offset `off`: row o + c) test their block's first start too,
+    pos[o + c] >= 0: their chain does not start at pos[0]."""
     if isinstance(loop, ParallelFor):
         return _parallel_blocks(loop, levels, err, error_code, block, names, split)
     c, n = loop.cond.a, loop.cond.b
     end = names.fresh(f"{c.name}_block")
-    scan, bv = _scan(c, Var(end), levels, names, Const(0), c.name)
+    first = Const(0)
+    for lv in levels if off is not None else ():
+        first = Bin("|", first, Bin("<", Load(lv.pos, Bin("+", off, c)), Const(0)))
+    scan, bv = _scan(c, Var(end), levels, names, first, c.name, off)
     stop = If(Bin("!=", bv, Const(0)),
               seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
     return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
                                 scan, stop, While(lt(c, Var(end)), loop.body)))
 
 
-def _scan(c, ev, levels, names, first, base: str):
+def _scan(c, ev, levels, names, first, base: str, off=None):
     """(the branch-free pass testing the segments of [c, ev) for every level,
-    the flag it sets): `first` | [dim = 0] | [nnz <u pos[ev]] | OR pos[r+1] < pos[r]."""
+    the flag it sets): `first` | [dim = 0] | [nnz <u pos[ev]] | OR pos[r+1] < pos[r]
+    (rows o + r with an offset `off`)."""
     r, bad = names.fresh(f"{base}_r"), names.fresh(f"{base}_bad")
     rv, bv = Var(r), Var(bad)
+    row = (lambda e: e) if off is None else (lambda e: Bin("+", off, e))
     test = bv
     for lv in levels:                   # dim 0: no coordinate is inside (fused_checks'
         first = Bin("|", first, Bin("==", Var(lv.dim), Const(0)))     # clamped loops)
-        first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, ev)))
-        test = Bin("|", test, Bin("<", Load(lv.pos, Bin("+", rv, Const(1))), Load(lv.pos, rv)))
+        first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, row(ev))))
+        test = Bin("|", test, Bin("<", Load(lv.pos, row(Bin("+", rv, Const(1)))),
+                                  Load(lv.pos, row(rv))))
     return seq(Decl(r, "index", c), Decl(bad, "bool", first),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1)))))), bv
 

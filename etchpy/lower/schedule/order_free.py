@@ -1,0 +1,69 @@
+"""Whether a walk's body is free of its segment's order (part of fused_checks):
+a fused input whose every walk is order-free needs no order check, only each
+coordinate inside its dimension (proofs_notes/validation.md, "Order-free
+walks")."""
+from __future__ import annotations
+
+from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
+                    Move, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect, Store,
+                    Var)
+
+
+def order_free(body, crd_q: Load) -> bool:
+    """Whether a walk loop's `body` gives the same result for any order of its
+    segment's entries, repeats included (their values combined with ⊕): it
+    changes only ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc,
+    out[k] ⊕= v) and uses the coordinate crd[q] (or a name declared from it)
+    only to say where to read or accumulate or whether to add (an index, a
+    test: a window walk's `(c − lo) <u n`), never as a value added. Then ⊕'s
+    commutativity and associativity and ⊗'s distributivity give the result of
+    the canonical segment (proofs_notes/validation.md, "Order-free walks")."""
+    derived = {crd_q}
+
+    def ok(node, where: bool) -> bool:
+        if node in derived:
+            return where
+        match node:
+            case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
+                    | Alloc() | Reserve() | LocalArray():
+                return False
+            case Decl(name, _, init):
+                if not ok(init, False):         # the coordinate's: read only as one
+                    derived.add(Var(name))
+                return True
+            case Assign(name, value):
+                return Var(name) not in derived and _accumulates(name, value, ok)
+            case Load(_, index) | Prefetch(_, index):
+                return ok(index, True)
+            case Accum(_, index, value):
+                return ok(index, True) and ok(value, False)
+            case Select(cond, a, b):
+                return ok(cond, True) and ok(a, where) and ok(b, where)
+            case If(cond, then, else_):
+                return ok(cond, True) and ok(then, where) and ok(else_, where)
+        return all(ok(part, where) for part in _parts(node))
+
+    return ok(body, False)
+
+
+def _parts(node) -> tuple:
+    """The statements and expressions directly inside node (a loop's note,
+    While.walk, is none of them)."""
+    if isinstance(node, (tuple, list)):
+        return tuple(node)
+    if hasattr(node, "__dataclass_fields__"):
+        return tuple(vars(node)[f] for f in node.__dataclass_fields__ if f != "walk")
+    return ()
+
+
+def _accumulates(name: str, value, ok) -> bool:
+    """`name := value` steps a counter or ⊕-adds a value that `ok` finds clean,
+    under a test at most."""
+    match value:
+        case Bin("+", Var(n), Const(1)) if n == name:
+            return True
+        case Ring("add", Var(n), v) if n == name:
+            return ok(v, False)
+        case Select(cond, Ring("add", Var(n), v), Var(n2)) if n == n2 == name:
+            return ok(cond, True) and ok(v, False)
+    return False
