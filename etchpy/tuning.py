@@ -67,10 +67,10 @@ class Tuning:
             pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_windows, entries, gather_sums, fp_contract, size_switch,
-            blas, khatri_rao, algorithm_choice, hoist_probes, hoist_row_tests, guard_leaves,
-            clip_ranges, keyed_ranges, fused_rows, fill_gaps, window_walk,
-            fused_temporaries, written_nesting, access_order.
+            check_count_once, check_windows, check_twins_once, entries, gather_sums,
+            fp_contract, size_switch, blas, khatri_rao, algorithm_choice, hoist_probes,
+            hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows, fill_gaps,
+            window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long,
@@ -156,6 +156,7 @@ class Tuning:
     check_count_once: bool = True     # ... its bad coordinates in one count, tested after the
                                       # loops (else a count and a test after each walk)
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
+    check_twins_once: bool = True     # ... none for one sharing a checked input's index arrays
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or
@@ -374,8 +375,7 @@ FORCE = Tuning(
 
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
-# a step run many times over one graph (graph.pagerank's C iteration): each segment's arrays
-# prefetched once, 128 ahead of its start, at any size (not at every step: slower there)
+# graph.pagerank's C iteration: segments prefetched once, 128 ahead, at any size (not per step)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)
 
 PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH,

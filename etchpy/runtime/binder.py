@@ -13,7 +13,9 @@ pass, called by its address) and pydata GCXS inputs read as those, scipy coo and
 pydata COO inputs of a coo tensor, windows with int or numpy integer bounds of
 a numpy operand, of a scipy csr/csc one or of an ep.Tensor (not bool, and not a
 second window of the same Tensor, which the Python plan binds once)), it
-makes the same checks in C, calls the kernel through its address and returns the
+makes the same checks in C, calls the kernel through its address (or that of
+its build without fused checks where runtime.twins allows, by the same address
+compares as the Python plan's) and returns the
 output, or MISS for the caller's general path. The output is a dense array, or
 one the kernel grows in a csr/csc layout (outputs.grown_kind): its arrays
 wrapped as numpy arrays freed with the kernel's own free, the scipy array made
@@ -267,13 +269,14 @@ def _bound(b, params) -> tuple:
 
 
 def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=None,
-             grown=None):
+             grown=None, trusted=None):
     """A callable plan(inputs) -> output or `miss` made by the binder for these
     steps (runtime.call_plans: (name, step) pairs, `facts` the sizes that must
     agree and the output's; `n_keys`: the names a call passes, when windows read
     their operand and bounds by name; `grown`: a grown output's kind as
     outputs.grown_kind gives it, with the index dtype, else a dense output), or
-    None when the binder does not cover them."""
+    None when the binder does not cover them. `trusted`: the build without fused
+    checks and its twin pairs (call_plans._builds), or None."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
@@ -294,11 +297,14 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
         if out is None:
             return None
         out_pos, zeroed = 0, ()
-    address = int(lib.ffi.cast("uintptr_t", function))
+    address = 0 if function is None else int(lib.ffi.cast("uintptr_t", function))
     capsule = mod.make_plan(address, len(kern._slots), tuple(described), tuple(equal),
                             tuple(outs), out_pos, kern.semiring.dtype.num,
                             int(kern._calloc_zero), zeroed, not outs, miss, owner, planned,
-                            len(steps) if n_keys is None else n_keys, *out)
+                            len(steps) if n_keys is None else n_keys, *(out or (None,)),
+                            None if trusted is None else (
+                                0 if trusted[0] is None
+                                else int(lib.ffi.cast("uintptr_t", trusted[0])), trusted[1]))
     call = functools.partial(mod.call, capsule)
     call.keeps = (function, lib)        # the kernel's library lives as long as the plan
     call.windows = n_keys is not None

@@ -22,6 +22,10 @@ output and calls the C function:
   C on every call (coo_inputs); a pydata GCXS as the scipy csr/csc it is, its
   compressed axes and fill checked too.
 - an ep.Tensor input: its format, fill and dtypes, its layout check, NaN check.
+- a scipy input whose kernel checks it as it reads it, passed over the index
+  arrays of one checked in full (A @ A as Σ_k A[i,k]·B[k,j] on one matrix): the
+  build without those checks, chosen per call by the arrays' addresses
+  (runtime.twins, Tuning.check_twins_once).
 - every input: its sizes in the size class the plan was made for (each index's
   size and each sparse input's stored entries within the same power of two), and
   the sizes of each shared index equal.
@@ -42,7 +46,7 @@ import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
-from . import binder, coo_inputs, foreign, outputs
+from . import binder, coo_inputs, foreign, outputs, twins
 from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
@@ -159,11 +163,14 @@ def make_plan(owner, made: tuple, inputs: dict):
         return None
     steps = tuple(zip(names, steps))
     share_operands(steps)
-    return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype)
-            or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs)))
+    function, trusted = twins.builds(owner, kern, function, steps, bound)
+    return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
+                  trusted)
+            or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
+                        trusted))
 
 
-def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype):
+def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted):
     """The C binder's plan for these steps (runtime.binder), or None where it makes
     none: a dense output, or a grown one of csr/csc layout (outputs.grown_kind)."""
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
@@ -177,7 +184,7 @@ def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype):
             return None
         grown = (kind, idx_dtype)
     return binder.plan_for(owner, kern, lib, function, steps, facts, planned, MISS,
-                           n_in if windows else None, grown)
+                           n_in if windows else None, grown, trusted)
 
 
 _PLAN = """\
@@ -192,14 +199,15 @@ def plan(inputs):
     if {differ}:
         return MISS
 {alloc}
-    if function(*args):
+    if {call}(*args):
         return MISS            # the general path runs it again and words the error
+                               # (or makes the trusted build: runtime.twins)
     owner._last = planned
     return {result}
 """
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in):
+def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted=None):
     """The plan itself (see make_plan and the module docstring): a function written
     out for this kernel and kind, so that a call runs no loops of its own. Its text
     holds only integers; names and objects are in its namespace."""
@@ -227,7 +235,7 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in):
     text = _PLAN.format(
         n_in=n_in, n_args=len(kern._slots), pulls="\n".join(pulls) or "        pass",
         differ=" or ".join(f"s{k}[{m}] != s{k2}[{m2}]" for k, m, k2, m2 in equal) or "False",
-        alloc=alloc, result=result)
+        alloc=alloc, result=result, call=twins.call_text(trusted, steps, space))
     exec(compile(text, f"<call plan of {kern.name}>", "exec"), space)   # noqa: S102
     return space["plan"]
 

@@ -35,6 +35,7 @@ from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it
 from .. import pipeline
 from .tensor import Tensor, truth_values
 from .windows import WindowInput, source_var
+from ..expr.windows import WindowVar
 
 INT32, INT64 = np.dtype(np.int32), np.dtype(np.int64)
 IDX_TYPE = {INT32: "int32_t", INT64: "int64_t"}
@@ -100,14 +101,41 @@ class Bound:
 TRUSTED = ":trusted"      # appended to the index type: the build without fused checks
 
 
-def variant(idx_type: str, bound: dict, fused) -> str:
+def variant(idx_type: str, bound: dict, fused, twins=frozenset()) -> str:
     """The build a call runs (a key of Kernel.library): `idx_type` when some input
     among `fused` was bound without its full check (its kernel must check it),
     else the build without fused checks (idx_type + TRUSTED). A kernel with no
-    fused input has one build."""
-    if not fused or any(b.unchecked for b in bound.values()):
-        return idx_type
-    return idx_type + TRUSTED
+    fused input has one build. An input bound unchecked over the same index
+    arrays as one checked in full among `twins` (names: `twin_sources`, empty
+    without Tuning.check_twins_once) counts as checked (`twin`)."""
+    if not fused or all(not b.unchecked or (twins and twin(b, bound, twins))
+                        for b in bound.values()):
+        return idx_type + TRUSTED if fused else idx_type
+    return idx_type
+
+
+def twin_sources(kern) -> frozenset:
+    """The names of `kern`'s inputs whose checked binding is a full check of their
+    arrays: bound as they are (no planned conversion), not windows (whose binding
+    may check only the rows the window reads)."""
+    return frozenset(name for name, (_, tv, conv) in kern._inputs.items()
+                     if not conv and not isinstance(tv, WindowVar))
+
+
+def twin(b: Bound, bound: dict, sources) -> bool:
+    """Whether unchecked binding `b` reads the index arrays (same buffers, dtypes,
+    lengths) of a fully checked binding among `bound` (by a name in `sources`: see
+    `twin_sources`), of the same shape, and its
+    values were scanned for NaN or are that binding's too: checked in this call
+    as that one's are (proofs_notes/validation.md, one check of shared arrays)."""
+    ip, ix = b.roles.get("pos1"), b.roles.get("crd1")
+    if ip is None or ix is None or len(b.roles) != 3:
+        return False
+    return any(not o.unchecked and o.shape == b.shape and len(o.roles) == 3
+               and _same(ip, o.roles.get("pos1", ip[:0]))
+               and _same(ix, o.roles.get("crd1", ix[:0]))
+               and (not b.nan_unchecked or _same(b.roles["vals"], o.roles["vals"]))
+               for name, o in bound.items() if o is not b and name in sources)
 
 
 def variant_source(kern, key: str):

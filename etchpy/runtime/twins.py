@@ -1,0 +1,66 @@
+"""One check of index arrays two scipy inputs share (Tuning.check_twins_once).
+
+A kernel with fused checks (proofs_notes/validation.md) checks some scipy inputs
+as it reads them and others in full before the call. When an input of the first
+kind reads the very index arrays of one of the second (`A @ A` written as
+Σ_k A[i,k]·B[k,j] and called with one matrix twice), the full pass has checked
+them in this call, and the build without fused checks runs. The general path
+decides by calling.variant and calling.twin; a call plan by `builds` (which
+builds a plan holds, and the twin pairs) and `call_text` (its Python text
+choosing per call by the arrays' addresses); the C binder by `chosen` in
+codegen_templates/binder.c.j2, the same compares in C.
+"""
+from __future__ import annotations
+
+from .calling import TRUSTED
+from .plan_steps import Sparse
+
+
+def builds(owner, kern, function, steps, bound):
+    """(the build a plan runs by default, the trusted build and its twin pairs
+    (k, k2, values too) or None). With no input bound unchecked: the build the
+    call ran, alone (as ever). Else the build with fused checks, and where every
+    unchecked input (k2) is a scipy one with fused checks and another scipy input
+    checked in full (k) has its layout, the trusted one: a plan runs it on a call
+    where each k2 reads k's index arrays, same shape, and its values too where the
+    kernel checks them for NaN (Tuning.check_twins_once; proofs_notes/validation.md).
+    A build no call has made yet is None here (not compiled for a plan): a call
+    that needs it is a MISS, the general path makes it, and its plan has both."""
+    key = next((key for key, e in kern._entries.items() if e[2] is function), None)
+    loose = [k2 for k2, (name, _) in enumerate(steps) if bound[name].unchecked]
+    if key is None or not loose:
+        return function, None
+    base = key.removesuffix(TRUSTED)
+    checked = kern._entries.get(base)
+    pairs = []
+    for k2 in loose:
+        name, step = steps[k2]
+        twin = next((k for k, (_, s) in enumerate(steps) if type(s) is Sparse
+                     and type(step) is Sparse and not s.fused and step.fused
+                     and s.csr == step.csr and s.idx == step.idx), None)
+        if twin is None or not owner.request.tuning.check_twins_once:
+            return (checked or kern._entry(base))[2], None
+        pairs.append((twin, k2, int(name in kern._fused_nan)))
+    trusted = kern._entries.get(base + TRUSTED)
+    return checked and checked[2], (trusted and trusted[2], tuple(pairs))
+
+
+def _missing(*args) -> int:
+    """A build not made yet, as a plan calls it: nonzero, a MISS."""
+    return 1
+
+
+def call_text(trusted, steps, space) -> str:
+    """The Python plan's text naming the build a call runs (see `builds`): the
+    trusted one when each twin pair's C arguments (the arrays' addresses: cffi
+    compares pointers by address) and shapes agree."""
+    if trusted is None:
+        return "function"
+    space["trusted"] = trusted[0] or _missing               # not made yet: a MISS
+    space["function"] = space["function"] or _missing
+    same = []
+    for k, k2, vals in trusted[1]:
+        a, a2 = steps[k][1].at, steps[k2][1].at
+        same += [f"args[{a[r]}] == args[{a2[r]}]" for r in range(2 + vals)]
+        same.append(f"s{k} == s{k2}")
+    return f"(trusted if {' and '.join(same)} else function)"
