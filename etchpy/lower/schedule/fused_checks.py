@@ -40,7 +40,7 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks, segment_checks
+from . import coo_checks, merge_checks, segment_checks
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, GatherSum, If, Load,
                    LocalArray,
                    Move, Not, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
@@ -192,7 +192,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     coo = _coo_walks(prog) if fused else {}
-    if not levels and not coo:
+    merges = merge_checks.fusable(prog) if tuning.fused_checks else {}    # union merges
+    if not levels and not coo and not merges:
         return None
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
@@ -214,12 +215,12 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
-    body = _flagged(body, err)
+    body = _flagged(merge_checks.rewrite(body, merges, err, ERROR_CODE, names), err)
     if bad in imp.scalars_assigned(body):       # one test after the loops, not one a walk
         body = seq(Decl(bad, "index", Const(0)), body,
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
-                   fused=frozenset(fused), fused_nan=nan)
+                   fused=frozenset(fused) | frozenset(merges), fused_nan=nan)
 
 
 def reads_every_value(prog, name: str) -> bool:
