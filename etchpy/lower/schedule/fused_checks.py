@@ -65,6 +65,8 @@ class Level:
                             # (lower.schedule.segment_checks), not as each opens
     bad: str | None = None  # the kernel's one count of bad coordinates, tested after
                             # its loops, for its serial clamped walks (`_clamped_loop`)
+    merged: bool = False    # read by union merges (merge_checks): its coordinates too
+                            # are checked ahead of each block (segment_checks._scan)
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -195,13 +197,15 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     merges = merge_checks.fusable(prog) if tuning.fused_checks else {}    # union merges
     if not levels and not coo and not merges:
         return None
+    merged = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True)
+              for n, (w, *_) in sorted(merges.items())]
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
     nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
     names = program_names(prog)
     err = names.fresh("input_error")
     body = unnarrowed(prog.body)
-    ahead = segment_checks.plan(prog, levels) if tuning.check_block > 0 else []
+    ahead = segment_checks.plan(prog, levels + merged) if tuning.check_block > 0 else []
     for loop, lvs in ahead:
         body = _replace_loop(body, loop, segment_checks.block_loop(
             loop, lvs, err, ERROR_CODE, tuning.check_block, names,
@@ -215,7 +219,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
-    body = _flagged(merge_checks.rewrite(body, merges, err, ERROR_CODE, names), err)
+    body = _flagged(merge_checks.rewrite(body, {n: ws for n, ws in merges.items()
+                                                if n not in early}, err, ERROR_CODE, names), err)
     if bad in imp.scalars_assigned(body):       # one test after the loops, not one a walk
         body = seq(Decl(bad, "index", Const(0)), body,
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
