@@ -31,7 +31,8 @@ Parts (names for --only):
            coo, ep.Tensor), the same arrays on every call and new ones: the call,
            its C function called with prebuilt arguments, and their difference,
            the time outside the kernel (target: ≤ 2 µs). grown: the same for
-           kernels growing a sparse output, against scipy (bench/calls_grown.py).
+           kernels growing a sparse output, against scipy (bench/calls_grown.py);
+           mergechecks: A+B's in-merge input checks against its unchecked build.
   import   `import etchpy` against `import scipy.sparse`, new processes (target ≤ 1.2×).
   warm     a new process: ep.compile + first call of a cached kernel, SpMV and BLAS
            matmul (target ≤ 10 ms). Both: bench/calls_startup.py.
@@ -69,7 +70,7 @@ from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
 PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
-         "grown", "import", "warm", "graph")
+         "grown", "mergechecks", "import", "warm", "graph")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -382,8 +383,9 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg", "checks", "checks2", "graph", "grown"):
-            module = {"graph": calls_graph, "grown": calls_grown}.get(part, calls_sparse)
+        elif part in ("coo", "cg", "checks", "checks2", "graph", "grown", "mergechecks"):
+            module = {"graph": calls_graph, "grown": calls_grown,
+                      "mergechecks": calls_grown}.get(part, calls_sparse)
             rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
                                                     sys.modules[__name__])
         else:

@@ -13,6 +13,12 @@
        n = 16 and 100 and 5e3 and 5e4 stored entries for scipy csr and
        ep.Tensor inputs.
 
+  mergechecks  A+B into csr (a union merge, which checks its scipy inputs'
+       segments as it opens them: lower.schedule.merge_checks) at 1e3-1e6 stored
+       entries a matrix: its C function's checked build against its unchecked one
+       (target ≤ 1.03×), and the whole call against the kernel built with
+       fused_checks=False (a full check pass before the call) and scipy's A + B.
+
 Each case alternates its calls one at a time (bench.calls.alternate); medians.
 """
 from __future__ import annotations
@@ -21,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
+from etchpy.runtime import calling
 
 from bench.kernels import per_row_csr, rng_for
 from bench.timing import fmt_time
@@ -59,11 +66,18 @@ def _matrices(quick):
     return out
 
 
-def c_call(kern, inputs):
+def c_call(kern, inputs, trusted=False):
     """(the kernel's C function with the arguments of a call on `inputs`, its output
-    arrays freed after it; the same three free calls on NULL: their cffi cost)."""
+    arrays freed after it; the same three free calls on NULL: their cffi cost).
+    `trusted`: its build without fused checks (what an ep.Tensor input runs)."""
     made = kern._make(inputs, None)
-    runner, lib, types, function, in_args, bound, out_shape, _, _ = made
+    runner, lib, types, function, in_args, bound, out_shape, idx, _ = made
+    if trusted:
+        ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
+        plain = runner.library(ctype + calling.TRUSTED)
+        name, = (f for f in dir(plain.lib) if not f.endswith("_free"))
+        function = getattr(plain.lib, name)
+        lib = plain         # its own free: each build keeps its own spare buffers
     args = list(in_args)
     _, grown = runner._output_args(args, None, out_shape, bound, lib, types)
     free = getattr(lib.lib, f"{runner.name}_free")
@@ -71,7 +85,8 @@ def c_call(kern, inputs):
     null = lib.ffi.NULL
 
     def inner():
-        function(*args)
+        if function(*args):
+            raise RuntimeError("the kernel refused its inputs")
         for c in cells:
             free(c[0])
 
@@ -125,4 +140,32 @@ def part_grown(quick, seconds, say, calls) -> list[dict]:
                     f"{fmt_time(new):>9}, C {fmt_time(c):>9}: outside {fmt_time(same - c):>9}"
                     f" / {fmt_time(new - c):>9}; scipy {fmt_time(peer):>9} "
                     f"({same / peer:4.2f}× / {new / peer:4.2f}×)")
+    return rows
+
+
+def part_mergechecks(quick, seconds, say, calls) -> list[dict]:
+    """A+B: checked against unchecked build, and the call against a pass and scipy."""
+    text = OPS["A+B"][0]
+    fused, passed = (ep.compile(text, output="csr", formats={"A": "csr", "B": "csr"},
+                                tuning=ep.Tuning(fused_checks=f)) for f in (True, False))
+    rng, rows = rng_for("calls-mergechecks"), []
+    for nnz in (1e3, 1e4) if quick else (1e3, 1e4, 1e5, 1e6):
+        n = int(nnz) // 5
+        A, B = per_row_csr(rng, n, n, 5), per_row_csr(rng, n, n, 5)
+        got = fused(A=A, B=B)
+        assert abs(got - (A + B)).max() <= 1e-12 * abs(A + B).max()
+        (checked, frees), (plain, _) = c_call(fused, {"A": A, "B": B}), c_call(
+            fused, {"A": A, "B": B}, trusted=True)
+        t = calls.alternate([checked, plain, frees, lambda: fused(A=A, B=B),
+                             lambda: passed(A=A, B=B), lambda: A + B],
+                            seconds * (3 if nnz >= 1e6 else 1), most=3000)
+        case = f"A+B nnz={A.nnz:,}+{B.nnz:,}"
+        rows.append(calls.row("mergechecks", case + ", C checked/unchecked", t[0] - t[2],
+                              "the unchecked build", t[1] - t[2], 1.03, nnz=int(A.nnz)))
+        rows.append(calls.row("mergechecks", case + ", call (fused)", t[3],
+                              "a check pass first", t[4], None, nnz=int(A.nnz)))
+        rows.append(calls.row("mergechecks", case + ", call (fused)", t[3],
+                              "scipy A + B", t[5], None, nnz=int(A.nnz)))
+        for r in rows[-3:]:
+            calls.say_row(r, say)
     return rows

@@ -171,7 +171,10 @@ class Block:
 
 @dataclass(frozen=True)
 class Comment:
+    """`walk`: None, or a note for passes over the program (streams.Merged
+    after a union's init): it changes nothing."""
     text: str
+    walk: object = None
 
 
 @dataclass(frozen=True)

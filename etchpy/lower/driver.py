@@ -183,10 +183,11 @@ class Emitter:
         memory holds it back, and its arrays may be prefetched (prefetch_runs)."""
         tn = self.tuning
         fetch, far = prefetch.prefetch_ahead(self, s)
+        merged = streams.merged_note(s)     # the segments a union walks whole: opened by init
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs]))
         least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
-        init = seq(s.init, far, If(prefetch.runs_wanted(s, least, tn),
+        init = seq(s.init, merged, far, If(prefetch.runs_wanted(s, least, tn),
                               prefetch.prefetch_runs(s, tn, self.names, start=True))
                    if streams.Runs in s.facts else imp.SKIP, room)
         seg = s.facts.get(streams.Segment)

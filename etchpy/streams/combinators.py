@@ -8,8 +8,7 @@
                            plain merge (per level, as the planner chose)
     add(a, b)              union; by iterate-and-locate, by skipping both
                            operands past the front, or by stepping the fronts
-    guard(c, x)            x where c holds, the empty stream elsewhere
-    contract(s, v)         Σ over the level of variable v
+    guard(c, x)            x where c holds, the empty stream elsewhere;  contract(s, v)  Σ over v
     map_leaf(f, s)         f applied to every innermost value
 
 Each one names the facts it keeps (facts.py); every other fact of its operands
@@ -30,6 +29,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk, WindowWalk)
 from .hoist import guard_product
+from .merged import merged as merged_walks
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
@@ -340,11 +340,11 @@ def union_by_stepping_fronts(names, a: Stream, b: Stream, union: Stream) -> Stre
     With ready ≡ true, next moves a stream strictly past its index, so an operand
     at the union's index t is past t after one next, and one whose index is
     greater than t is already past it: skip(t, true) is exactly 'next if at the
-    front'. A counter step becomes q += flag, with no branch."""
+    front'. A counter step becomes q += flag, with no branch. Both run to their
+    ends: its Merged fact lists the operand segments so walked (streams.merged)."""
     fa, fb = names.fresh(f"{a.var}_fa"), names.fresh(f"{a.var}_fb")
     a_first, b_first = order_le(a, b), order_le(b, a)
-    return union.derive(
-        union.facts.keep(Prelude, Split, Most, Locate),
+    return union.derive(union.facts.keep(Prelude, Split, Most, Locate).add(merged_walks(a, b)),
         state=union.state + ((fa, "bool"), (fb, "bool")),
         next=seq(Assign(fa, a_first), Assign(fb, b_first), _advance_if(fa, a),
                  _advance_if(fb, b)))

@@ -26,7 +26,7 @@ KERNELS = [
     ("rowdot", "y[i] = A[i,j] * B[i,j]", {"A": "csr", "B": "csr"}, {}, set()),  # merge
     ("scale_csr", "C[i,j] = A[i,j] * x[j]", {"A": "csr"}, {"output": "csr"}, {"A"}),
     ("add_csr", "C[i,j] = A[i,j] + B[i,j]", {"A": "csr", "B": "csr"}, {"output": "csr"},
-     set()),                                                              # a union
+     {"A", "B"}),            # a union walks both to their ends: checked as opened
     ("spgemm", "C[i,k] = A[i,j] * B[j,k]", {"A": "csr", "B": "csr"}, {"output": "csr"},
      {"B"}),                      # A's rows are also read by a count pass: not fused
     ("spmm", "Y[i,k] = A[i,j] * X[j,k]", {"A": "csr"}, {}, {"A"}),     # rows of X gathered

@@ -40,7 +40,7 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks, segment_checks
+from . import coo_checks, merge_checks, segment_checks
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherSum, If, Load, Not, ParallelFor, Prefetch,
                    Select, Seq, Var, While, and_, lt, or_, seq)
@@ -64,6 +64,8 @@ class Level:
                             # (lower.schedule.segment_checks), not as each opens
     bad: str | None = None  # the kernel's one count of bad coordinates, tested after
                             # its loops, for its serial clamped walks (`_clamped_loop`)
+    merged: bool = False    # read by union merges (merge_checks): its coordinates too
+                            # are checked ahead of each block (segment_checks._scan)
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -191,25 +193,28 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     coo = _coo_walks(prog) if fused else {}
-    if not levels and not coo:
+    merges = merge_checks.fusable(prog) if tuning.fused_checks else {}    # union merges
+    if not levels and not coo and not merges:
         return None
+    merged = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True)
+              for n, (w, *_) in sorted(merges.items())]
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
     nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
     names = program_names(prog)
     err = names.fresh("input_error")
     body = unnarrowed(prog.body)
-    ahead = segment_checks.plan(replace(prog, body=body), levels) if tuning.check_block > 0 \
-        else []
+    planned = segment_checks.plan(replace(prog, body=body), levels + merged) \
+        if tuning.check_block > 0 else []
+    ahead = [a for a in planned if a[2] is None or tuning.check_windows]
+    skipped = {lv.tensor for loop, lvs, off in planned if off is not None
+               and not tuning.check_windows for lv in lvs}   # some segments opened unchecked
     for loop, lvs, off in ahead:
-        if off is not None and not tuning.check_windows:
-            continue
         body = _replace_loop(body, loop, segment_checks.block_loop(
             loop, lvs, err, ERROR_CODE, tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
             off))
-    early = {lv.tensor for loop, lvs, off in ahead for lv in lvs
-             if off is None or tuning.check_windows}
+    early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
     bad = names.fresh("input_bad")
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -218,12 +223,13 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
-    body = _flagged(body, err)
+    body = _flagged(merge_checks.rewrite(body, {n: ws for n, ws in merges.items()
+                                                if n not in early}, err, ERROR_CODE, names), err)
     if bad in imp.scalars_assigned(body):       # one test after the loops, not one a walk
         body = seq(Decl(bad, "index", Const(0)), body,
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
-                   fused=frozenset(fused), fused_nan=nan)
+                   fused=frozenset(fused) | frozenset(merges), fused_nan=nan)
 
 
 def reads_every_value(prog, name: str) -> bool:

@@ -42,10 +42,10 @@ proofs_notes/validation.md, "Checks inside a loop split across threads").
 """
 from __future__ import annotations
 
-from ...imp import (Assign, Bin, Const, Decl, If, Load, ParallelFor, Seek, Seq, ShortIntersect,
-                    Var, While, lt, max_, min_, seq)
+from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFor, Seek, Seq,
+                    ShortIntersect, Var, While, and_, lt, max_, min_, seq)
 from ...imp.analysis import children, scalars_assigned, statements
-from ...streams import Walk
+from ...streams import Merged, Walk
 
 
 def plan(prog, levels) -> list:
@@ -140,10 +140,10 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
     same in every process), when every value
     given to a walk's q or end is such an opening, q + 1 or end (q), or 0 (a
     declaration); else None."""
-    walks = [s.walk for s in statements(body) if isinstance(s, While)
-             and isinstance(s.walk, Walk) and s.walk.crd == lv.crd]
+    walks = _walks(body, lv.crd)
     qs, ends = {w.q for w in walks}, {w.end for w in walks}
     steps = {v for q in qs for v in (Bin("+", Var(q), Const(1)), *(Var(e) for e in ends))}
+    steps |= {Bin("+", Var(q), Var(f)) for q in qs for f in _flags(body) if lv.merged}
     used, ok = {}, True      # loops in the order visited (names are drawn in it)
 
     def visit(node, active: dict):
@@ -181,6 +181,19 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
 
     visit(body, {})
     return list(used.items()) if ok and used else None
+
+
+def _flags(body) -> set[str]:
+    """The variables body declares bool (a union's step flags, 0 or 1)."""
+    return {d.name for d in statements(body) if isinstance(d, Decl) and d.type == "bool"}
+
+
+def _walks(body, crd: str) -> list:
+    """The walks over `crd` in body: loops' and union merges' (q += its flag)."""
+    return [s.walk for s in statements(body) if isinstance(s, While)
+            and isinstance(s.walk, Walk) and s.walk.crd == crd] + [
+        w for s in statements(body) if isinstance(s, Comment) and isinstance(s.walk, Merged)
+        for w in s.walk.walks if w.crd == crd]
 
 
 def _opening(value, pos: str, end: bool) -> tuple | None:
@@ -233,8 +246,38 @@ def _scan(c, ev, levels, names, first, base: str, off=None):
         first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, row(ev))))
         test = Bin("|", test, Bin("<", Load(lv.pos, row(Bin("+", rv, Const(1)))),
                                   Load(lv.pos, row(rv))))
+    crds = [_crd_scan(c, ev, lv, bad, names, base, row) for lv in levels if lv.merged]
     return seq(Decl(r, "index", c), Decl(bad, "bool", first),
-               While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1)))))), bv
+               While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))),
+               *(If(Not(bv), scan) for scan in crds)), bv
+
+
+def _crd_scan(c, ev, lv, bad: str, names, base: str, row=lambda e: e):
+    """The coordinates of the block's segments (pos[c] .. pos[ev], pos already
+    passed): each inside [0, dim), and strictly increasing within each segment.
+    One flat pass counts the descents crd[k-1] >= crd[k] over the block's
+    entries and tests each coordinate; a pass over its parents takes off the
+    descents at the start of each nonempty segment but the first (distinct
+    starts): none is left exactly when no segment has one
+    (proofs_notes/validation.md, "Checks inside a union merge"). A window's
+    parents r are rows `row(r)`."""
+    k, d, r = (names.fresh(f"{base}_{part}") for part in ("k", "d", "rr"))
+    lo, hi, kv, dv, rv = Load(lv.pos, row(c)), Load(lv.pos, row(ev)), Var(k), Var(d), Var(r)
+    crd = lambda i: Load(lv.crd, i)                     # noqa: E731
+    desc = lambda i: Not(lt(crd(Bin("-", i, Const(1))), crd(i)))    # noqa: E731
+    outside = lambda i: Not(Bin("<u", crd(i), Var(lv.dim)))         # noqa: E731
+    start = Load(lv.pos, row(rv))
+    inner = and_(lt(lo, start), lt(start, Load(lv.pos, row(Bin("+", rv, Const(1))))))
+    return seq(
+        Decl(d, "index", Const(0)),
+        If(lt(lo, hi), Assign(bad, Bin("|", Var(bad), outside(lo)))),
+        Decl(k, "index", Bin("+", lo, Const(1))),
+        While(lt(kv, hi), seq(Assign(bad, Bin("|", Var(bad), outside(kv))),
+                              Assign(d, Bin("+", dv, desc(kv))), Assign(k, Bin("+", kv, Const(1))))),
+        Decl(r, "index", Bin("+", c, Const(1))),
+        While(lt(rv, ev), seq(If(and_(inner, desc(start)), Assign(d, Bin("-", dv, Const(1)))),
+                              Assign(r, Bin("+", rv, Const(1))))),
+        Assign(bad, Bin("|", Var(bad), Bin("!=", dv, Const(0)))))
 
 
 def _parallel_blocks(loop: ParallelFor, levels, err, error_code, block, names, split):

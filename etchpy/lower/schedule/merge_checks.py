@@ -1,0 +1,121 @@
+"""Input checks inside a union merge (proofs_notes/validation.md, "Checks
+inside a union merge").
+
+A union by stepping fronts reads every entry of each operand segment it
+walks, in order, and nothing else of it (streams.Merged); the lowering notes
+the walks after the union's init has opened the segments (imp.Comment.walk).
+An input whose every read of its last level's coordinates and values is at
+the q of such a walk (`fusable`) is checked by the kernel where each of its
+segments is opened, before anything reads it (`checked`):
+
+    if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n_parents] < (uint64_t)e)
+        { error = 4; e = q; }        /* unless 0 <= q <= e <= nnz */
+    else {
+        bad := q < e && !(crd[q] <u dim); r := q + 1
+        while (r < e) { bad |= !(crd[r - 1] < crd[r]) | !(crd[r] <u dim); r := r + 1 }
+        if (bad) { error = 4; e = q; }
+    }
+
+so every segment the merge reads lies inside crd and has coordinates inside
+the dimension, strictly increasing: what the full pass establishes for it.
+A failed segment is emptied (e = q): the merge reads nothing of it, and the
+kernel returns the error code (the runtime then checks that input in full and
+raises an InputError naming it, or canonicalises it). The scan is a loop with
+no branch over the entries the merge reads next (they stay in cache), one
+comparison pair each, where the merge spends a compare, a branch and a store.
+An input read any other way (a gallop, a search, an intersection that may
+stop early) is not fused: the runtime checks it in full before the call.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ... import imp
+from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, Prefetch, Var, While,
+                    and_, lt, or_, seq)
+from ...streams import Merged
+
+
+def candidates(prog) -> dict[str, tuple]:
+    """{input: the Walk facts of its segments that unions walk whole}, from the
+    notes (imp.Comment.walk) in prog.body."""
+    arrays = {p.name for p in prog.params if p.kind == "in_array"}
+    out: dict[str, dict] = {}
+    for n in imp.statements(prog.body):
+        if isinstance(n, Comment) and isinstance(n.walk, Merged):
+            for w in n.walk.walks:
+                if w.crd in arrays and w.narrow is None:
+                    out.setdefault(w.tensor, {})[w] = None
+    return {name: tuple(ws) for name, ws in out.items()}
+
+
+def fusable(prog) -> dict[str, tuple]:
+    """The candidates every read of whose coordinates and values is at the q of
+    one of its merge walks (`_reads_at`)."""
+    return {name: ws for name, ws in candidates(prog).items() if _reads_at(prog.body, ws)}
+
+
+def _reads_at(body, walks) -> bool:
+    """Whether every read of the walks' crd and vals arrays is at a walk's q:
+    prefetches may point anywhere and hint reads steer only prefetches; any other
+    node naming crd (a Seek, a short intersection, ...) reads it elsewhere."""
+    at = {}
+    for w in walks:
+        at.setdefault(w.crd, set()).add(Var(w.q))
+        at.setdefault(w.vals, set()).add(Var(w.q))
+    ok = True
+
+    def visit(node):
+        nonlocal ok
+        match node:
+            case Prefetch() | Load(hint=True):
+                return
+            case Load(array, index) if array in at:
+                ok = ok and index in at[array]
+                return
+            case Comment():
+                return
+        if isinstance(node, (tuple, list)):
+            for item in node:
+                visit(item)
+        elif hasattr(node, "__dataclass_fields__"):
+            for f in node.__dataclass_fields__:
+                value = vars(node)[f] if f != "walk" else None
+                if isinstance(value, str) and value in at:
+                    ok = False
+                    return
+                visit(value)
+
+    visit(body)
+    return ok
+
+
+def checked(w, err: str, code: int, names: imp.Names) -> imp.Stmt:
+    """The check of the segment of walk w just opened (module docstring)."""
+    q, e = Var(w.q), Var(w.end)
+    r, bad = names.fresh(f"{w.q}_r"), names.fresh(f"{w.q}_bad")
+    rv, bv = Var(r), Var(bad)
+    crd_r = Load(w.crd, rv)
+    outside = or_(Bin("<u", e, q), Bin("<u", Load(w.pos, Var(w.parents)), e))
+    fail = seq(Assign(err, Const(code)), Assign(w.end, q))
+    first = and_(lt(q, e), Not(Bin("<u", Load(w.crd, q), Var(w.dim))))
+    step = Bin("|", Not(lt(Load(w.crd, Bin("-", rv, Const(1))), crd_r)),
+               Not(Bin("<u", crd_r, Var(w.dim))))
+    scan = seq(Decl(bad, "bool", first), Decl(r, "index", Bin("+", q, Const(1))),
+               While(lt(rv, e), seq(Assign(bad, Bin("|", bv, step)),
+                                    Assign(r, Bin("+", rv, Const(1))))),
+               If(bv, fail))
+    return If(outside, fail, scan)
+
+
+def rewrite(node, fused: dict, err: str, code: int, names: imp.Names):
+    """node with each merge note followed by the checks of its fused walks."""
+    if isinstance(node, Comment) and isinstance(node.walk, Merged):
+        ws = [w for w in node.walk.walks if w in fused.get(w.tensor, ())]
+        return seq(Comment(node.text), *(checked(w, err, code, names) for w in ws))
+    if isinstance(node, tuple):
+        return tuple(rewrite(x, fused, err, code, names) for x in node)
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
+        return replace(node, **{f: rewrite(vars(node)[f], fused, err, code, names)
+                                for f in node.__dataclass_fields__ if f != "walk"})
+    return node

@@ -1,0 +1,56 @@
+"""The segments a union walks to their ends (proofs_notes/validation.md,
+"Checks inside a union merge").
+
+A union by stepping fronts (combinators.union_by_stepping_fronts) advances
+exactly the operands at its front by one each step and runs while either
+operand is valid: it stops only when both have reached their ends. An operand
+with a Walk fact (a unique segment level read at q only, q := q + 1 its next)
+is thus read at every position of its segment crd[q..end), in order, each
+once, and nowhere else; an operand that is itself such a union passes on the
+walks of its own operands. The union records those walks as a `Merged` fact,
+and the lowering notes it after the union's init (imp.Comment.walk,
+lower.driver): a kernel may check each walked segment there, as it is opened
+(lower.schedule.merge_checks), when the input was bound without its full check.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import imp
+from .facts import Fact, Walk
+from .stream import Stream
+
+
+@dataclass(frozen=True)
+class Merged(Fact):
+    """The Walk facts of the operand segments a union reads whole: each
+    segment is opened by the union's init (its q and end set from pos) and
+    read at its q only, while q < end, q stepping by 0 or 1 until it reaches
+    end (module docstring). A window walk's narrowing (Walk.narrow) reads its
+    segment by searches first: such walks are left out."""
+    walks: tuple
+
+
+def walks_of(s: Stream) -> tuple:
+    """The whole walks of operand s: its own Walk, or those its Merged fact lists."""
+    w, m = s.facts.get(Walk), s.facts.get(Merged)
+    if w is not None:
+        return (w,) if w.narrow is None else ()
+    return m.walks if m is not None else ()
+
+
+def merged(a: Stream, b: Stream) -> Merged | None:
+    """The Merged fact of a union by stepping fronts of a and b, None when
+    neither operand is walked whole."""
+    walks = walks_of(a) + walks_of(b)
+    return Merged(walks) if walks else None
+
+
+def note(s: Stream):
+    """The statement noting s's Merged fact where its init has opened the
+    segments (imp.Comment.walk), SKIP when s has none."""
+    m = s.facts.get(Merged)
+    if m is None:
+        return imp.SKIP
+    names = ", ".join(sorted({w.tensor for w in m.walks}))
+    return imp.Comment(f"segments of {names} walked to their ends", walk=m)
