@@ -74,7 +74,7 @@ CENTRAL_IDS = ([CENTRAL] if "ETCHPY_SANITIZE_EXAMPLES" in os.environ
 def test_property_profile_under_asan_and_ubsan(tmp_path):
     env = dict(os.environ, **SANITIZER_ENV, LD_PRELOAD=ASAN, ETCHPY_SANITIZE="1",
                ETCHPY_CACHE_DIR=str(tmp_path / "cache"), HYPOTHESIS_PROFILE="sanitize",
-               ETCHPY_FUZZ_EXAMPLES=os.environ.get("ETCHPY_FUZZ_EXAMPLES", "150"))
+               ETCHPY_FUZZ_EXAMPLES=os.environ.get("ETCHPY_FUZZ_EXAMPLES", "80"))
     selected = [str(HERE / "test_fuzz.py"), str(HERE / "test_tensor_trust.py"),
                 str(HERE / "test_changed_inputs.py"), str(HERE / "test_segment_checks.py"),
                 *CENTRAL_IDS,
