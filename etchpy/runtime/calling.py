@@ -114,10 +114,13 @@ def variant(idx_type: str, bound: dict, fused, twins=frozenset()) -> str:
     return idx_type
 
 
-def twin_sources(kern) -> frozenset:
+def twin_sources(kern, tuning) -> frozenset:
     """The names of `kern`'s inputs whose checked binding is a full check of their
     arrays: bound as they are (no planned conversion), not windows (whose binding
-    may check only the rows the window reads)."""
+    may check only the rows the window reads); none without
+    `tuning.check_twins_once`."""
+    if not tuning.check_twins_once:
+        return frozenset()
     return frozenset(name for name, (_, tv, conv) in kern._inputs.items()
                      if not conv and not isinstance(tv, WindowVar))
 

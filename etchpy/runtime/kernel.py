@@ -260,8 +260,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
         bound, (out_shape, idx_type, idx_dtype, kern, _) = self._bind(inputs)
-        idx_type = calling.variant(idx_type, bound, kern._fused, calling.twin_sources(kern)
-                                   if self.request.tuning.check_twins_once else ())
+        idx_type = calling.variant(idx_type, bound, kern._fused,
+                                   calling.twin_sources(kern, self.request.tuning))
         lib, types, function = kern._entries.get(idx_type) or kern._entry(idx_type)
         args = [None] * len(kern._slots)
         for name, b in bound.items():
@@ -322,8 +322,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
                                                                            sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused,
-                                       calling.twin_sources(runner)
-                                       if self.request.tuning.check_twins_once else ()))
+                                       calling.twin_sources(runner, self.request.tuning)))
         return self
 
     def _variant(self, sr) -> "Kernel":
