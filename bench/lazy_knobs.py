@@ -1,6 +1,6 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
-    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo]
+    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -11,6 +11,11 @@ etchpy sides hash one), alternating call by call (bench.timing), medians.
 Prints the speedup over the peer before -> after. With --memo, *before* is the
 C operators without their memo (Tuning.lazy_c_memo off: session 39's) and
 *after* with it, both under tuning=None (its C switch set before each call).
+With --blas, *before* is a replay's dense products by numpy's matmul and
+*after* by the binder's BLAS call (Tuning.lazy_c_blas), under tuning=None: the
+BLAS unbound before each *before* call (its product then returns None and
+numpy's matmul runs: a C call more than with the switch off) and bound again
+before each *after* call.
 """
 from __future__ import annotations
 
@@ -28,12 +33,23 @@ BEFORE = dict(lazy_row_block_bytes=0, lazy_matvec_library_work=0.8)
 AFTER = dict(lazy_row_block_bytes=1 << 20, lazy_matvec_library_work=1.0)
 
 
-def _sides(prog, args, memo: bool):
-    """before and after: main's plan and today's (tunings), or with memo, the C
-    operators without and with their memo (tuning=None)."""
-    if memo:                    # the C switch c_nodes.use sets (a C call, not the lock)
-        from etchpy.runtime import binder
-        switch = binder.module().lazy_memo
+def _switch(what: str):
+    """fn(on) setting the binder's C switch of `what` ("memo" or "blas")."""
+    from etchpy.lazy import c_nodes
+    from etchpy.runtime import binder, blas
+    mod = binder.module()
+    if what == "memo":          # the C switch c_nodes.use sets (a C call, not the lock)
+        return mod.lazy_memo
+    c_nodes.product()           # bound once, then unbound or bound again per call
+    pointers = tuple(int(p) for p in blas.gemm_pointers())
+    return lambda on: mod.lazy_blas(*(pointers if on else (0,) * 5))
+
+
+def _sides(prog, args, memo: str | None):
+    """before and after: main's plan and today's (tunings), or with memo ("memo"
+    or "blas"), the C switch off and on (tuning=None)."""
+    if memo:
+        switch = _switch(memo)
 
         def memo_side(on):
             def call():
@@ -48,7 +64,7 @@ def _sides(prog, args, memo: bool):
     return side(BEFORE), side(AFTER)
 
 
-def rows(n: int, rank: int, rounds: int, memo: bool = False):
+def rows(n: int, rank: int, rounds: int, memo: str | None = None):
     """(label, peer, before, after) medians for the unfused programs at n."""
     for kind, arrays in (("sparse X", programs.data(n, rank)),
                          ("dense X", programs.dense_data(n, rank))):
@@ -71,10 +87,12 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=31)
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 500])
     ap.add_argument("--memo", action="store_true", help="the C operators' memo off -> on")
+    ap.add_argument("--blas", action="store_true", help="replayed products by BLAS off -> on")
     args = ap.parse_args(argv)
+    switch = "memo" if args.memo else "blas" if args.blas else None
     for n in args.n:
         for rank in (10, 20):
-            for label, tp, tb, ta in rows(n, rank, args.rounds, args.memo):
+            for label, tp, tb, ta in rows(n, rank, args.rounds, switch):
                 print(f"{label:<48} peer {tp * 1e6:9.1f} µs  before {tb * 1e6:9.1f}  "
                       f"after {ta * 1e6:9.1f}  speedup {tp / tb:.2f} -> {tp / ta:.2f}",
                       flush=True)

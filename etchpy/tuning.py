@@ -93,7 +93,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
             lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
-            lazy_fast_replay, lazy_c_nodes, lazy_c_memo.
+            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -288,8 +288,7 @@ class Tuning:
     # -- lazy arrays' fusion plan (etchpy.lazy.fusion; docs/lazy.md) ----------
     lazy_step_cost: float = 2e4       # cost units of one kernel step beyond its work
     lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
-    lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (its
-                                      # loop has no fused input checks; docs/performance.md)
+    lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (no checks)
     lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector: an
                                       # etchpy SpMV kernel is as fast as scipy's matvec
                                       # (docs/performance.md, lazy programs)
@@ -301,6 +300,7 @@ class Tuning:
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
     lazy_c_memo: bool = True          # ... finding a pattern by its operands' identity first
+    lazy_c_blas: bool = True          # a replay's dense products by BLAS from the binder
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

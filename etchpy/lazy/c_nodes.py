@@ -26,7 +26,7 @@ from __future__ import annotations
 import sys
 import threading
 
-from ..runtime import binder
+from ..runtime import binder, blas
 from . import array, keys, operators as ops
 from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose, Unary
 
@@ -48,6 +48,7 @@ _GUARD: dict = {}
 keys.DERIVED += [_WRAPS, _GUARD]
 _PYTHON = {}            # the Python operators, as etchpy.lazy.operators set them
 _MADE: list = []        # [the C operators by name, or None], made once per process
+_PRODUCT: list = []     # [the binder's lazy_product with BLAS bound, or None], once
 _DUNDERS = ("__add__", "__radd__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
             "__matmul__", "__rmatmul__", "__sub__", "__rsub__", "__neg__")
 
@@ -104,3 +105,25 @@ def use(on: bool, memo: bool = True) -> None:
 
 def _package():
     return sys.modules[__name__.rpartition(".")[0]]
+
+
+def product():
+    """The binder's `lazy_product(a, b, flip)` (a dense product step by one BLAS
+    call, or None when not covered: codegen_templates/binder_blas.c.j2), with the
+    BLAS the kernels call bound to it; None without the binder or a BLAS
+    (Tuning.lazy_c_blas: etchpy.lazy.fast_replay)."""
+    if not _PRODUCT:
+        with _lock:
+            if not _PRODUCT:
+                _PRODUCT.append(_bound_product())
+    return _PRODUCT[0]
+
+
+def _bound_product():
+    mod = binder.module()
+    pointers = None if mod is None or not hasattr(mod, "lazy_product") else \
+        blas.gemm_pointers()
+    if pointers is None or not all(pointers[:4]):
+        return None
+    mod.lazy_blas(*(int(p) for p in pointers))
+    return mod.lazy_product

@@ -16,7 +16,9 @@ function (its text holds only slot numbers; objects are in its namespace):
   the kernel's own call plan does; a MISS (an input not of that kind: not
   C-contiguous, a NaN the semiring refuses, a nonzero return code) runs the
   step's own function, which takes the general path and words any error;
-- a dense product step (numpy's `@`, etchpy.lazy.regions) is one matmul;
+- a dense product step (numpy's `@`, etchpy.lazy.regions) is one matmul, or
+  one BLAS call from the binder's extension where it covers the operands
+  (Tuning.lazy_c_blas: codegen_templates/binder_blas.c.j2);
 - any other step is its own function called on the slots;
 - the guards and results are checked inline, as Tape.replay does.
 
@@ -35,6 +37,7 @@ import numpy as np
 
 from ..runtime import fixed_calls
 from ..runtime.call_plans import MISS
+from . import c_nodes
 
 
 def finite(v) -> bool:
@@ -90,7 +93,11 @@ def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
         sa, sb, flip, dtype, shape = mm
         space[f"d{k}"], space[f"s{k}"], space[f"g{k}"] = dtype, shape, fn.finish
         a = f"{_slot(sa, n)}.T" if flip else _slot(sa, n)
-        return [f"    v = matmul({a}, {_slot(sb, n)})",
+        lines = [f"    v = matmul({a}, {_slot(sb, n)})"]
+        if space.get("blas") is not None:     # one BLAS call, else numpy's matmul
+            lines = [f"    v = blas({_slot(sa, n)}, {_slot(sb, n)}, {bool(flip)})",
+                     "    if v is None:", "    " + lines[0]]
+        return [*lines,
                 f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
     return [f"    env[{slot}] = f{k}(env)"]
 
@@ -119,7 +126,7 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: se
     return lines
 
 
-def runners(tape, env: list) -> dict:
+def runners(tape, env: list, blas: bool = False) -> dict:
     """The tape's replay written out, by variant: "run", fn(leaves) -> its results
     on the arrays `leaves` (a list or tuple in the signature's order) as a
     tuple, or None when a guard fails; "single", the same returning the one
@@ -127,9 +134,11 @@ def runners(tape, env: list) -> dict:
     same after testing that `leaves` are numpy arrays of the recording run's
     shapes and dtypes, none the same object (None: not all were; a traced
     function's kind test and replay in one call: etchpy.lazy.traced). `env`: the
-    recording run's values by slot (read now, not kept)."""
+    recording run's values by slot (read now, not kept); blas: a dense product
+    step calls the binder's BLAS product first (Tuning.lazy_c_blas: lazy.c_nodes.
+    product), numpy's matmul where that does not cover it."""
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
-             "nd": np.ndarray}
+             "nd": np.ndarray, "blas": c_nodes.product() if blas else None}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
     head = [f"    {', '.join(leaves)}, = leaves" if n else ""]

@@ -92,7 +92,8 @@ class Tape:
         self.blank = [None] * (self.size - self.nleaves)
         # the replay written out as one function, and the same returning its lone
         # result (a traced function's): etchpy.lazy.fast_replay; else the loop
-        made = runners(self, values.env) if ev.opts.knobs.lazy_fast_replay else {
+        knobs = ev.opts.knobs
+        made = runners(self, values.env, knobs.lazy_c_blas) if knobs.lazy_fast_replay else {
             "run": self.replay, "single": self._single}
         self.run, self.single = made["run"], made["single"]
         # the same after a test that the leaves are numpy arrays of the recorded kind
