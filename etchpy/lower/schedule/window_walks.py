@@ -151,15 +151,15 @@ def _ahead(em, s, walk, hit, arrays, rows_on) -> tuple:
                                                   dim))))
     flag = em.names.fresh(f"{s.var}_far")
     pre, ahead = imp.SKIP, imp.add(q, Const(tn.window_prefetch))
-    inside = lt(ahead, n)
+    guard = lt(ahead, n)
     if rows_on is not None:
         delta = em.names.fresh(f"{s.var}_ahead")
         pre, ahead = Decl(delta, "index", rows_on), imp.add(q, Var(delta))
-        inside = and_(le(imp.ZERO, ahead), lt(ahead, n))
+        guard = and_(le(imp.ZERO, ahead), lt(ahead, n))
     there = Load(seg.crd, ahead, hint=True)
     index = Select(replaced(s.ready, Load(seg.crd, q), there), replaced(hit, Load(seg.crd, q), there),
                    walk.safe)
-    fetch = If(and_(Var(flag), inside), seq(*(Prefetch(a, index) for a in arrays)))
+    fetch = If(and_(Var(flag), guard), seq(*(Prefetch(a, index) for a in arrays)))
     return Decl(flag, "bool", far), pre, fetch
 
 
