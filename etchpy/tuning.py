@@ -74,11 +74,11 @@ class Tuning:
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long,
-            window_walk_stop, window_prefetch, check_block, hash_workspace_dim,
-            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
-            prefetch_span, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
-            run_ahead, run_short, run_long, run_min_entries, run_lines, piece_ahead,
-            piece_short, block_sizes, chunks_per_thread.
+            window_walk_stop, window_prefetch, window_prefetch_rows, check_block,
+            hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
+            prefetch_distance, prefetch_span, prefetch_min_bytes, prefetch_index_bytes,
+            prefetch_near_share, run_ahead, run_short, run_long, run_min_entries, run_lines,
+            piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -219,10 +219,10 @@ class Tuning:
                                       # columns are this long (else row_streams)
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
-    window_walk_long: int = 32        # a window walk's segments longer than this are first
-                                      # narrowed by two searches (window_walk)
+    window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
+    window_prefetch_rows: int = 16    # ... a strided window's: the entries this many rows on
     check_block: int = 1024           # a full loop over a fused input's parents checks
                                       # their segments this many ahead, in a flat pass
                                       # (0: each as it opens; schedule.segment_checks)

@@ -187,8 +187,7 @@ def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
     searched and stopped, and walked whole by length, in a copy of the loops
     under the segment's `far` flag: one kernel for all bounds, on a scipy input
     (checked as walked) and on its ep.Tensor, against the reference; with
-    Tuning.window_prefetch 0, or outside the loops' copy, or where the rows
-    walked are not consecutive (a row window of step 2), nothing prefetches."""
+    Tuning.window_prefetch 0, or outside the loops' copy, nothing prefetches."""
     from etchpy import imp
     d = long_rows(9)
     M = sp.csr_array(d)
@@ -210,9 +209,38 @@ def test_a_window_walk_prefetching_ahead_is_the_restriction_and_the_shift():
             flags = [n for n in imp.statements(prog.body) if isinstance(n, imp.Decl)
                      and n.name.startswith("j_far")]
             assert bool(fetched) == fetches == bool(flags)
-    strided = ep.compile(ep.sum(j, A[i["lo":"hi":2], j["lo2":"hi2"]] * x[j]),
-                         tuning=PREFETCHED).compiled.program      # rows not consecutive
-    assert not any(isinstance(n, imp.Prefetch) for n in imp.statements(strided.body))
+
+
+def test_a_strided_window_prefetches_the_rows_ahead_and_is_the_restriction():
+    """Tuning.window_prefetch_rows: a row window of step s, its rows not
+    consecutive in storage, prefetches at the same place of the row
+    window_prefetch_rows rows on (pos[min(o + p·s + r·s, rows)] − pos[o + p·s]
+    ahead, read only inside crd): steps 2 and 3, shifted, on a scipy input
+    (checked as walked) and its ep.Tensor, against the reference, with a
+    pointer past the entries in a row the window never reads; 0: nothing
+    prefetched."""
+    from etchpy import imp
+    d = long_rows(4, (30, 50))
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    for step in (2, 3):
+        expr = ep.sum(j, A[i["lo":"hi":step], j["lo2":"hi2"]] * x[j])
+        kern = ep.compile(expr, tuning={**PREFETCHED, "window_prefetch_rows": 2})
+        M = sp.csr_array(d)
+        M.indptr[29] = 10 ** 6                              # row 28 is never read
+        T = ep.Tensor.from_scipy(sp.csr_array(d), "csr")
+        for lo, hi, lo2, hi2 in ((0, 27, 10, 40), (-4, 20, -5, 20), (3, 28, 0, 50)):
+            v = np.linspace(1, 2, hi2 - lo2)
+            rows, cols = np.arange(lo, hi, step), np.arange(lo2, hi2)
+            inside = np.zeros((len(rows), len(cols)))            # the fill outside d
+            r_in, c_in = (rows >= 0) & (rows < 30), (cols >= 0) & (cols < 50)
+            inside[np.ix_(r_in, c_in)] = d[np.ix_(rows[r_in], cols[c_in])]
+            for operand_ in (M, T):
+                got = kern(A=operand_, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2)
+                np.testing.assert_allclose(got, inside @ v)
+    off = ep.compile(expr, tuning={**PREFETCHED, "window_prefetch_rows": 0}).compiled
+    for prog, fetches in ((kern.compiled, True), (off, False)):
+        for body in (prog.program.body, prog.checked.body):
+            assert any(isinstance(n, imp.Prefetch) for n in imp.statements(body)) == fetches
 
 
 def test_a_windows_rows_are_checked_ahead_and_its_repeats_summed():

@@ -33,7 +33,9 @@ gathered dimension holds at least tuning.prefetch_min_bytes of values and the
 segment is far (its coordinates span more than 1/tuning.prefetch_near_share of
 that dimension: a random row, not a banded operator's): a hint only, read
 through crd[q + d] while q + d is inside crd, at the window's safe index
-outside the window.
+outside the window. Where the rows walked are a strided window's (not
+consecutive in storage), d is the offset to the same place of the row
+tuning.window_prefetch_rows rows on (`_rows_on`).
 """
 from __future__ import annotations
 
@@ -58,17 +60,17 @@ def run(em, s, parts) -> imp.Stmt | None:
         case _:
             return None
     hit = s.index.a if isinstance(s.index, Select) and s.index.cond == s.ready else s.index
-    far, fetch = _ahead(em, s, walk, hit, [e.array for e in subterms(value)
-                                           if isinstance(e, Load) and e.index == s.index]
-                        if _consecutive(parts.init, walk.segment.q) else [])
+    far, ahead, fetch = _ahead(em, s, walk, hit, [e.array for e in subterms(value)
+                                                  if isinstance(e, Load) and e.index == s.index],
+                               _rows_on(em, parts.init, walk))
     init = parts.init
     if em.tuning.window_walk_stop > 0 and walk.stop is not None:
         init = replaced(init, walk.narrow, imp.SKIP)
     plain = _loops(em, s, parts, walk, acc, value, hit, imp.SKIP)
     if fetch == imp.SKIP:
         return seq(init, plain)
-    return seq(init, far, If(Var(far.name), _loops(em, s, parts, walk, acc, value, hit, fetch),
-                             plain))
+    return seq(init, far, If(Var(far.name),
+                             seq(ahead, _loops(em, s, parts, walk, acc, value, hit, fetch)), plain))
 
 
 def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
@@ -102,17 +104,43 @@ def _consecutive(init, q: str) -> bool:
         and isinstance(v.index.b, Var)) for v in starts)
 
 
-def _ahead(em, s, walk, hit, arrays) -> tuple:
-    """(the segment's `far` flag's declaration, the prefetch each state makes) of
-    the `arrays` the value reads at the window's index (module docstring), or
-    (SKIP, SKIP) when tuning.prefetch or tuning.window_prefetch is off:
+def _rows_on(em, init, walk):
+    """How far ahead in storage the entry d states on is read: None where the
+    segments walked follow one another (`_consecutive`: the entry window_prefetch
+    positions on); for a row window of a constant step s, whose segment starts at
+    pos[o + p·s], the offset to the same place of the segment
+    tuning.window_prefetch_rows rows on, `pos[min(o + p·s + r·s, rows)] − pos[o + p·s]`
+    (an index expression), where `rows` indexes pos's last entry; else False."""
+    seg = walk.segment
+    if _consecutive(init, seg.q):
+        return None
+    rows, last = em.tuning.window_prefetch_rows, seg.crd_len
+    starts = [n.value for n in imp.statements(init) if isinstance(n, Assign)
+              and n.name == seg.q and isinstance(n.value, Load)]
+    match starts[:1], last:
+        case [Load(pos, Bin("+", _, Bin("*", _, Const(step))) as at)], Load(pos2, end) if (
+                rows > 0 and pos == pos2 and isinstance(step, int) and step > 0):
+            there = Load(pos, imp.min_(imp.add(at, Const(rows * step)), end), hint=True)
+            return Bin("-", there, Load(pos, at, hint=True))
+    return False
+
+
+def _ahead(em, s, walk, hit, arrays, rows_on) -> tuple:
+    """(the segment's `far` flag's declaration, what its far copy declares
+    first, the prefetch each state makes) of the `arrays` the value reads at
+    the window's index (module docstring), or SKIPs when tuning.prefetch or
+    tuning.window_prefetch is off:
 
         far := [k <= dim] && !(0 <= q && q + 1 < e && e <= len &&
                                min(crd[e-1] - crd[q], dim)·share <= dim)
-        if (far && q + d < len) prefetch a[ready(q + d) ? hit(q + d) : safe]"""
+        if (far && q + d < len) prefetch a[ready(q + d) ? hit(q + d) : safe]
+
+    where d is tuning.window_prefetch, or, for a strided row window, the offset
+    to the same place tuning.window_prefetch_rows rows on (`_rows_on`, declared
+    in the far copy only; the test is then 0 <= q + d < len)."""
     tn, seg = em.tuning, walk.segment
-    if not (tn.prefetch and tn.window_prefetch > 0 and arrays):
-        return imp.SKIP, imp.SKIP
+    if not (tn.prefetch and tn.window_prefetch > 0 and arrays) or rows_on is False:
+        return imp.SKIP, imp.SKIP, imp.SKIP
     q, e, n, dim = Var(seg.q), Var(seg.end), seg.crd_len, dim_var(s.var)
     far = le(Const(max(1, tn.prefetch_min_bytes // em.sr.dtype.itemsize)), dim)
     if tn.prefetch_near_share > 0:
@@ -122,12 +150,17 @@ def _ahead(em, s, walk, hit, arrays) -> tuple:
         far = and_(far, imp.not_(and_(inside, le(imp.mul(span, Const(tn.prefetch_near_share)),
                                                   dim))))
     flag = em.names.fresh(f"{s.var}_far")
-    ahead = imp.add(q, Const(tn.window_prefetch))
+    pre, ahead = imp.SKIP, imp.add(q, Const(tn.window_prefetch))
+    guard = lt(ahead, n)
+    if rows_on is not None:
+        delta = em.names.fresh(f"{s.var}_ahead")
+        pre, ahead = Decl(delta, "index", rows_on), imp.add(q, Var(delta))
+        guard = and_(le(imp.ZERO, ahead), lt(ahead, n))
     there = Load(seg.crd, ahead, hint=True)
     index = Select(replaced(s.ready, Load(seg.crd, q), there), replaced(hit, Load(seg.crd, q), there),
                    walk.safe)
-    fetch = If(and_(Var(flag), lt(ahead, n)), seq(*(Prefetch(a, index) for a in arrays)))
-    return Decl(flag, "bool", far), fetch
+    fetch = If(and_(Var(flag), guard), seq(*(Prefetch(a, index) for a in arrays)))
+    return Decl(flag, "bool", far), pre, fetch
 
 
 def _by_length(em, s, parts, walk, long: int, free, fetch) -> imp.Stmt:
