@@ -77,6 +77,8 @@ class OneWalk:
         if memo is not None and memo[0] == tuple(inputs) and all(
                 r() is v for r, v in zip(memo[1], inputs.values())):
             return memo[2]
+        if walk[2] and _apart(walk[0], inputs):  # (no shared structure: as written)
+            return None
         one = self._walk_for(walk, inputs)
         if self.request.tuning.call_plans and all(type(v) is Tensor for v in inputs.values()):
             self._walk_memo = (tuple(inputs), tuple(map(weakref.ref, inputs.values())), one)
@@ -89,7 +91,7 @@ class OneWalk:
         fill cannot be rebound, and its dtypes give the semiring), so _one_walk
         keeps it for the last call's Tensors, held weakly (under
         `Tuning.call_plans`)."""
-        groups, names = walk
+        groups, names, _ = walk
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
         if not tensors:              # (numpy, scipy, partitioned inputs: as written)
             return None
@@ -111,14 +113,8 @@ class OneWalk:
 
     def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
         req = self.request
-        expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
-        order = _order(req.order, {q: old for q, (old, _) in merged.items()})
+        expr, order, merged, runs = _rewritten(req, classes_, flats, tensors)
         read = {n: None for _, names in merged.values() for n in names}
-        if req.tuning.sink_located:
-            order = sink.sunk(expr, order, req.out_indices,
-                              req.out_format is None or req.out_format.is_dense)
-        expr, runs = collapse.collapse(expr, tensors - set(read), order, classes_)
-        order = _order(order, {q: run[3] for q, run in runs.items()})
         for names, k, j, _ in runs.values():    # right to left within one access
             read.update({n: (read.get(n, ((), None))[0] + ((k, j),), names[0])
                          for n in names})
@@ -143,9 +139,28 @@ def _order(order, merged: dict):
     return order
 
 
+def _rewritten(req, classes_: dict, flats: set, tensors: set):
+    """(expr, order, merged, runs) of req's kernel for inputs partitioned into
+    structures by `classes_`, `flats` those that may be read as their stored
+    values and `tensors` the ep.Tensor inputs (the kernel's own when nothing
+    applies)."""
+    expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
+    order = _order(req.order, {q: old for q, (old, _) in merged.items()})
+    read = {n for _, names in merged.values() for n in names}
+    if req.tuning.sink_located:
+        order = sink.sunk(expr, order, req.out_indices,
+                          req.out_format is None or req.out_format.is_dense)
+    expr, runs = collapse.collapse(expr, tensors - read, order, classes_)
+    return expr, _order(order, {q: run[3] for q, run in runs.items()}), merged, runs
+
+
 def _candidates(req, names: set):
     """(the groups of expr.shared.groups, the inputs a flat walk or a run of
-    levels may read), or None when the expression has none of them."""
+    levels may read, whether only inputs over one structure can change the
+    kernel), or None when the expression has none of them. The last holds when
+    every input over a structure of its own, each an ep.Tensor that may be read
+    flat, leaves the kernel as it is: then a call whose groups share no
+    structure runs the kernel as written, found without the partition."""
     expr = req.expr
     if not req.tuning.one_walk:
         return None
@@ -154,7 +169,32 @@ def _candidates(req, names: set):
     one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
     _, runs = collapse.collapse(one, names, _order(req.order, {
         q: old for q, (old, _) in merged.items()}))
-    return (groups, tuple(sorted(names))) if groups or merged or runs else None
+    if not (groups or merged or runs):
+        return None
+    alone = _rewritten(req, {n: n for n in names}, names, names)
+    return groups, tuple(sorted(names)), alone[:2] == (expr, req.order)
+
+
+def _apart(groups: tuple, inputs: dict) -> bool:
+    """No two ep.Tensor inputs of one group have their last level array in common
+    (so no two are over one structure: those have all their level arrays in
+    common); False when a Tensor has no level arrays (dense levels only)."""
+    for names in groups:
+        seen = set()
+        for n in names:
+            t = inputs.get(n)
+            if type(t) is not Tensor:
+                continue
+            probe = None
+            for lv in reversed(t._levels):
+                for a in lv.values():
+                    probe = id(a)
+                if probe is not None:
+                    break
+            if probe is None or probe in seen:
+                return False
+            seen.add(probe)
+    return True
 
 
 def run_one_walk(kern, read: dict, out, inputs: dict):

@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.expr import collapse, formula, shared
+from etchpy.runtime import shared as shared_walks
 
 o, n = ep.indices("o n")
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -322,3 +323,26 @@ def test_a_run_through_singleton_levels_is_one_level(rows, t):
     for kern, run in ((by_o, ("n", "i", "j")), (by_os, ("n", "i"))):
         (fused, read), = [v for v in kern._walk_kernels.values() if v is not None]
         assert read["A"] == (((1, len(run)),), "A")
+
+
+def test_inputs_of_structures_of_their_own_skip_the_partition():
+    """A kernel that only a shared structure can change (no Σ over all of one
+    access's indices, no run of summed levels) runs as written, without working out
+    the partition, when the Tensors of each group have no level array in common;
+    over one structure it still runs the fused kernel. A dense-only Tensor has no
+    level array to tell by: it is never taken as apart."""
+    rows = [(0, 0, 1, 2, 0), (0, 1, 3, 1, 2), (2, 1, 2, 5, 4), (3, 3, 2, 2, 1)]
+    rel, _ = load(rows, ["dense", "compressed"])
+    A, B = rel["a"].var("A"), rel["b"].var("B")
+    kern = ep.compile(A[o, n] * B[o, n])
+    apart = copies(rel)
+    want = rel["a"].tensor.to_dense() * rel["b"].tensor.to_dense()
+    assert np.allclose(kern(A=apart["A"], B=apart["B"]), want)
+    assert kern._walk[2] and not fused_ran(kern) and "_walk_memo" not in kern.__dict__
+    assert np.allclose(kern(A=rel["a"].tensor, B=rel["b"].tensor), want) and fused_ran(kern)
+    whole = ep.compile(ep.sum((o, n), A[o, n]))        # a flat walk needs no partner
+    assert whole(A=apart["A"]) == rel["a"].tensor.to_dense().sum()
+    assert whole._walk[2] is False and fused_ran(whole)
+    dense = [ep.Tensor.from_dense(want, "dense") for _ in "AB"]
+    assert not shared_walks._apart((("A", "B"),), dict(zip("AB", dense)))
+    assert shared_walks._apart((("A", "B"),), apart)
