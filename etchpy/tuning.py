@@ -62,9 +62,9 @@ class Tuning:
     changed from the defaults.
 
     Parameters (each a field; the class body comments each one):
-        switches (bool, True by default): markers, keyed_markers, merge_or_gallop, step_fronts,
-            short_intersect, hide_segment_counters, unhide_one_entry, unswitch, phases,
-            pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
+        switches (bool, True by default): markers, keyed_markers, bit_markers, merge_or_gallop,
+            step_fronts, short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
+            phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
@@ -118,6 +118,7 @@ class Tuning:
     markers: bool = True              # scatter a reused compressed row into a dense marker
     keyed_markers: bool = True        # ... one cell per (parent, coordinate), each parent's
                                       # fibre scattered once per call, where priced cheaper
+    bit_markers: bool = True          # ... a marker filled once per call a bit per cell
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
@@ -310,8 +311,7 @@ class Tuning:
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or
                                       # number >= m (stored entries) / this (0: buckets only)
     bucket_count: int = 64            # a bucket is >= 1/this of the largest weight
-    dense_rounds: int = 16            # a round with >= n / this out-edges passes over all n
-                                      # (0: never)
+    dense_rounds: int = 16            # a round with >= n/this out-edges scans all n (0: never)
     scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:

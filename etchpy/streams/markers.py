@@ -18,6 +18,12 @@ O(1) instead of walked. Two shapes (proofs_notes/marker.md):
   alternating), the fills are at most one per parent instead of one per
   entry.
 
+Where every fill stamps 1 (a level's only fibre, lev 0, or keyed), the cells
+only ever go from 0 to 1, so with tuning.bit_markers `mark` is a bit per
+cell (a `bits` array, 1/32 of the index array: a filter of the customers
+probed at each of 1.5M orders stays in the first-level cache) and a probe
+tests that bit (proofs_notes/marker.md, "Bit markers").
+
     KEYED                   plan.algorithms' decision for a keyed marker
     make(names, sr, tuning, scratch, b, storage, seg, lev, parent, keyed)
         -> (Marker, fill statement, extra loop state)
@@ -28,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import imp
-from ..imp import ONE, ZERO, Assign, Const, If, Load, Var, While, eq, incr, lt, select, seq
+from ..imp import ONE, ZERO, Assign, Bin, Const, If, Load, Var, While, eq, incr, lt, select, seq
 from ..plan.algorithms import KEYED
 
 
@@ -41,14 +47,15 @@ class Marker:
     wv: str
     stamp: imp.Expr
     base: imp.Expr | None = None
+    bits: bool = False           # mark is a bit per cell (the stamp is 1)
 
     def cell(self, c: imp.Expr) -> imp.Expr:
         return c if self.base is None else imp.add(self.base, c)
 
     def probe(self, c: imp.Expr, zero) -> imp.Expr:
         at = self.cell(c)
-        return select(eq(Load(self.mark, at), self.stamp), Load(self.wv, at),
-                      Const(zero, "value"))
+        held = imp.Bit(self.mark, at) if self.bits else eq(Load(self.mark, at), self.stamp)
+        return select(held, Load(self.wv, at), Const(zero, "value"))
 
 
 def _cells(parents: imp.Expr, dim: imp.Expr) -> imp.Expr:
@@ -68,21 +75,23 @@ def make(names, sr, tuning, scratch: list, b, storage, seg, lev: int, parent, ke
     dim = Var(f"dim_{var}")                      # from_expr.dim_var
     mark, wv = names.fresh(f"{var}_mark"), names.fresh(f"{var}_wv")
     keyed = keyed and lev >= 1
+    bits = tuning.bit_markers and (keyed or lev == 0)
     if keyed:
         parents = b.positions(lev - 1)
         cells = _cells(parents, dim)
         base = imp.mul(parent[0], dim)
-        marker = Marker(mark, wv, ONE, base)
+        marker = Marker(mark, wv, ONE, base, bits)
     else:
         cells = dim
-        marker = Marker(mark, wv, imp.add(parent[0], ONE))
-    scratch += [(mark, "index", cells, ZERO), (wv, "value", cells, Const(sr.zero, "value"))]
+        marker = Marker(mark, wv, ONE if bits else imp.add(parent[0], ONE), bits=bits)
+    scratch += [(mark, "bits", imp.add(Bin("/", cells, Const(64)), ONE), ZERO) if bits
+                else (mark, "index", cells, ZERO), (wv, "value", cells, Const(sr.zero, "value"))]
     q = names.fresh(f"{var}_fill")
     c = marker.cell(Load(seg.crd, Var(q)))
+    stamp = imp.SetBit(mark, c, True) if bits else imp.Store(mark, c, marker.stamp)
     fill = seq(Assign(q, seg.start),
                While(lt(Var(q), seg.end),
-                     seq(imp.Opaque(q) if tuning.hide_segment_counters else imp.SKIP,
-                         imp.Store(mark, c, marker.stamp),
+                     seq(imp.Opaque(q) if tuning.hide_segment_counters else imp.SKIP, stamp,
                          imp.Store(wv, c, b.value(sr, Var(q))), incr(q))))
     if keyed:
         done = names.fresh(f"{var}_done")
