@@ -156,34 +156,44 @@ def join_estimate(parts, space: frozenset, stats: Stats) -> float:
     factors taken greedily by least multiplier; indices no factor holds are
     broadcast."""
     names = [frozenset(p[0]) for p in parts]
+    n = len(parts)
+    bit = {v: 1 << b for b, v in enumerate(set().union(*names))}   # index sets as bit masks
+    masks = [sum(bit[v] for v in ns) for ns in names]
+    subsets = dict(zip(masks, names))
     memo: dict = {}
 
-    def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
-        hit = memo.get((k, sub))
+    def held(sub: int) -> frozenset:             # the index names of mask `sub`
+        got = subsets.get(sub)
+        if got is None:
+            got = subsets[sub] = frozenset(v for v, b in bit.items() if b & sub)
+        return got
+
+    def keys(k: int, sub: int) -> float:       # V(factor k, sub)
+        hit = memo.get(sub * n + k)
         if hit is None:
-            hit = memo[(k, sub)] = parts[k][1](sub)
+            hit = memo[sub * n + k] = parts[k][1](held(sub))
         return hit
 
-    mine = [keys(k, names[k]) for k in range(len(parts))]
+    mine = [keys(k, masks[k]) for k in range(n)]
     best = math.inf
-    for d in range(len(parts)):
-        est, covered, joined = mine[d], names[d], [d]
-        left = [k for k in range(len(parts)) if k != d]
+    for d in range(n):
+        est, covered, joined = mine[d], masks[d], [d]
+        left = [k for k in range(n) if k != d]
         while left:
             m = k = None
             for c in left:          # the least multiplier, the first factor on a tie
-                shared = names[c] & covered
+                shared = masks[c] & covered
                 if shared:
-                    so_far = min(est, stats.full(shared))
+                    so_far = min(est, stats.full(held(shared)))
                     for j in joined:
-                        if shared <= names[j]:
+                        if shared & masks[j] == shared:
                             so_far = min(so_far, keys(j, shared))
                     mc = mine[c] / max(keys(c, shared), so_far, 1.0)
                 else:
                     mc = mine[c]
                 if m is None or mc < m:
                     m, k = mc, c
-            est, covered = est * m, covered | names[k]
+            est, covered = est * m, covered | masks[k]
             joined.append(k)
             left.remove(k)
         best = min(best, est)
