@@ -32,7 +32,7 @@ import itertools
 import math
 from dataclasses import dataclass, replace
 
-from .cost import Stats, nest_cost, sort_work, support
+from .cost import Stats, nest_cost, operations, sort_work, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
@@ -205,17 +205,31 @@ def search(body, variables, stats: Stats, written_out, made: frozenset):
             spent = sum(c.cost for key, c in convs.items() if key not in made)
             if convs and best is not None and spent + sort >= best[0]:
                 continue
-            new_body = bodies.get(combo)
-            if new_body is None:
-                new_body = bodies[combo] = substitute(
-                    body, {a: c.name for a, (_, c) in zip(bad, combo)},
-                    {c.name: c for _, c in combo})
+            if combo not in bodies:
+                bodies[combo] = _priced(body, bad, combo, variables, stats)
+            new_body, floor = bodies[combo]
+            if convs and best is not None and spent + sort + floor >= best[0]:
+                continue
             cost = nest_cost(new_body, order, stats, independent=True) + spent + sort
             if best is None or cost < best[0]:
                 best = (cost, order, tuple((a, k, c) for a, (k, c) in zip(bad, combo)))
             if not convs:
                 as_declared = min(as_declared, cost)
     return best, as_declared, tuple(claimed)
+
+
+def _priced(body, bad, combo, variables, stats: Stats):
+    """(body reading the conversions of `combo`, a floor of its nest's work in
+    any loop order): the innermost level visits at least the support over all
+    the indices and does the body's operations there (each at least
+    `tuning.contiguous_weight` of it); a hair below, for rounding."""
+    new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
+                          {c.name: c for _, c in combo})
+    if not variables:
+        return new_body, 0.0
+    inner = support(new_body, frozenset(variables), stats, True)
+    return new_body, (inner * (1 + operations(new_body)) * min(1.0, stats.tuning.contiguous_weight)
+                      * (1 - 1e-9))
 
 
 def _ways_in(acc: Access, order, stats: Stats, made: frozenset, known: dict):

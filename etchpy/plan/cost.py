@@ -283,10 +283,9 @@ def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
         step = _fanout(body, seen, v, stats)
         total += max(here, prev * (stats.dim(v) if step is None else step))
         seen, prev, prev_outer = seen | {v}, here, prev
-    ops = operations(body)
+    ops, n, simd = _innermost(body, order[-1] if order else None, loose, stats)
     if stats.tuning.access_order and order:
-        n = strided(body, order[-1], loose)
-        if n == 0 and _dense_inner(body, order[-1]):     # a unit-stride loop: SIMD
+        if simd:                                         # a unit-stride loop: SIMD
             inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
             total -= (1 - stats.tuning.contiguous_weight) * inner
             ops *= stats.tuning.contiguous_weight
@@ -312,8 +311,9 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
         held = stats.nests[key] = [(acc, frozenset(ix.name for ix in acc.indices))
                                    for acc in accesses(body) if not acc.tensor.format.is_dense]
     for acc, mine in held:
-        for p, v in enumerate(order):
-            if v in mine or not mine & set(order[p + 1:]):
+        last = max((p for p, v in enumerate(order) if v in mine), default=0)
+        for p, v in enumerate(order[:last]):
+            if v in mine:
                 continue
             outer = frozenset(order[:p + 1])
             visits = support(body, outer | mine, stats, independent)
@@ -322,6 +322,18 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
                 extra += max(0.0, visits - stats.tensor_nnz(acc))
             break
     return extra
+
+
+def _innermost(body, inner, loose, stats) -> tuple:
+    """(operations, strided reads, whether a loop over `inner` innermost runs in
+    SIMD lanes: no strided read, dense operands only), remembered per body."""
+    key = ("innermost", body, inner, loose)
+    hit = stats.nests.get(key)
+    if hit is None:
+        n = 0 if inner is None else strided(body, inner, loose)
+        hit = stats.nests[key] = (operations(body), n,
+                                  inner is not None and n == 0 and _dense_inner(body, inner))
+    return hit
 
 
 def _revisits(order, out, stats) -> bool:
