@@ -24,7 +24,10 @@ costs least.
 
 For each candidate loop order the conversions are determined (every access
 walked against it is converted to the mode order the loop order visits, or to
-dense), and the order plus conversions of least estimated work is taken.
+dense), and the order plus conversions of least estimated work is taken
+(`search`: run once per body for every converter sharing a Stats memo, and
+not pricing a combination that cannot beat the best so far; the choice is the
+one pricing every order and combination makes).
 """
 from __future__ import annotations
 
@@ -186,9 +189,9 @@ def search(body, variables, stats: Stats, written_out, made: frozenset):
     order: best is (cost, order, ((access, key, Conversion), ...)) or None, each
     Conversion under a name of its key alone (priced the same: nothing prices by
     a converted copy's name), the keys not in `made` claimed in the order met.
-    A combination whose conversions (`made` ones are free) and sorting alone
-    cost at least the best so far is not priced: the nest's work is never
-    negative, so it could not be less."""
+    A combination that converts is not priced when its conversions (`made`
+    ones are free), sort and floor of its nest's work (`_priced`) already cost
+    at least the best so far: its work could not be less."""
     sparse = list(dict.fromkeys(_sparse(body)))
     known, bodies = {}, {}      # (access, modes) -> its ways; combination -> body
     claimed: dict = {}
@@ -200,11 +203,12 @@ def search(body, variables, stats: Stats, written_out, made: frozenset):
             continue
         choices = [_ways_in(a, order, stats, made, known) for a in bad]
         claimed.update((key, None) for ch in choices for key, _ in ch if key not in made)
-        for combo in itertools.islice(itertools.product(*choices), stats.tuning.conversion_choices):
+        most = stats.tuning.conversion_choices
+        for combo in itertools.islice(itertools.product(*choices), most):
             convs = dict(combo)
             spent = sum(c.cost for key, c in convs.items() if key not in made)
             if convs and best is not None and spent + sort >= best[0]:
-                continue
+                continue                                    # before building its body
             if combo not in bodies:
                 bodies[combo] = _priced(body, bad, combo, variables, stats)
             new_body, floor = bodies[combo]
@@ -220,16 +224,17 @@ def search(body, variables, stats: Stats, written_out, made: frozenset):
 
 def _priced(body, bad, combo, variables, stats: Stats):
     """(body reading the conversions of `combo`, a floor of its nest's work in
-    any loop order): the innermost level visits at least the support over all
-    the indices and does the body's operations there (each at least
-    `tuning.contiguous_weight` of it); a hair below, for rounding."""
+    any loop order: cost.nest_cost's innermost level visits at least the
+    support over all the indices and does the body's operations there, each at
+    least `tuning.contiguous_weight` of a unit; other terms are never negative;
+    a hair below, for rounding)."""
     new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
                           {c.name: c for _, c in combo})
     if not variables:
         return new_body, 0.0
+    weight = max(0.0, min(1.0, stats.tuning.contiguous_weight))
     inner = support(new_body, frozenset(variables), stats, True)
-    return new_body, (inner * (1 + operations(new_body)) * min(1.0, stats.tuning.contiguous_weight)
-                      * (1 - 1e-9))
+    return new_body, inner * (1 + operations(new_body)) * weight * (1 - 1e-9)
 
 
 def _ways_in(acc: Access, order, stats: Stats, made: frozenset, known: dict):
