@@ -24,15 +24,18 @@ costs least.
 
 For each candidate loop order the conversions are determined (every access
 walked against it is converted to the mode order the loop order visits, or to
-dense), and the order plus conversions of least estimated work is taken.
+dense), and the order plus conversions of least estimated work is taken
+(`search`: run once per body for every converter sharing a Stats memo, and
+not pricing a combination that cannot beat the best so far; the choice is the
+one pricing every order and combination makes).
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .cost import Stats, nest_cost, sort_work, support
+from .cost import Stats, nest_cost, operations, sort_work, support
 from .reserved import reserved_tensor
 from ..errors import FormatError
 from ..expr.compare import CompareVar
@@ -141,56 +144,35 @@ class Converter:
     def cheapest(self, body, variables, stats, written_out=None):
         """((cost, order, body, conversions) of least estimated work over the
         candidate loop orders, conversions included, or None; the least work
-        of an order that converts nothing, or inf)."""
-        best, as_declared = None, float("inf")
-        for order in candidate_orders(body, variables, stats.tuning.orders_tried):
-            sort = _sort_cost(body, order, stats, written_out)
-            for cost, new_body, convs in self.options(body, order, stats):
-                cost += sort
-                if best is None or cost < best[0]:
-                    best = (cost, order, new_body, convs)
-                if not convs:
-                    as_declared = min(as_declared, cost)
-        return best, as_declared
-
-    def options(self, body, order, stats):
-        """(cost, body, conversions) for each way of converting the accesses that
-        `order` walks against their storage order."""
-        bad = list(dict.fromkeys(a for a in _sparse(body) if not walked_in_order(a, order)))
-        if any(_read_in_place(a) for a in bad):
-            return
-        choices = [self.ways(a, order, stats) for a in bad]
-        most = stats.tuning.conversion_choices
-        for combo in itertools.islice(itertools.product(*choices), most):
-            convs = dict(combo)
-            new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
-                                  {c.name: c for _, c in combo})
-            cost = nest_cost(new_body, order, stats, independent=True)
-            cost += sum(c.cost for key, c in convs.items() if key not in self.made)
-            yield cost, new_body, tuple(convs.items())
+        of an order that converts nothing, or inf). The search (`search`) runs
+        once per (origin, body, variables, written_out, conversions made) for
+        every converter planning with `stats`' memo; here its conversions get
+        this converter's names, claimed in the order the search met them."""
+        made = frozenset(self.made)
+        key = ("conversions", stats.origin_key, body, variables, written_out, made)
+        found = stats.nests.get(key)
+        if found is None:
+            found = stats.nests[key] = search(body, variables, stats, written_out, made)
+        best, as_declared, claimed = found
+        for source_key in claimed:
+            self.fresh(source_key[0], source_key)
+        if best is None:
+            return None, as_declared
+        cost, order, choice = best
+        convs, renamed = {}, {}
+        for acc, source_key, conv in choice:
+            conv = self.made.get(source_key) or replace(conv, name=self.named[source_key])
+            convs.setdefault(source_key, conv)
+            renamed[acc] = conv.name
+        new_body = substitute(body, renamed, {c.name: c for c in convs.values()})
+        return (cost, order, new_body, tuple(convs.items())), as_declared
 
     def ways(self, acc: Access, order, stats):
         """((source, format), Conversion) for each format acc may be converted to."""
-        t = acc.tensor
-        fmts = [permuted(t.format, acc, order)]
-        fmts += sorted((f for name, f in stats.stored if name == t.name and f != fmts[0]
-                        and f.mode_order == fmts[0].mode_order), key=repr)   # stored, other kinds
-        full = stats.full([ix.name for ix in acc.indices])
-        nnz = stats.tensor_nnz(acc)
-        tn = stats.tuning
-        if full <= tn.dense_conversion_elements or nnz >= tn.dense_conversion_share * full:
-            fmts.append(Format.named("dense", t.order))
         out = []
-        for fmt in fmts:
-            key = (t.name, fmt)
-            conv = self.made.get(key)
-            if conv is None and key in stats.stored:    # kept made: its values checked
-                conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, nnz, "")
-            elif conv is None:
-                work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz + positions(
-                    acc, t.format, stats) + positions(acc, fmt, stats))
-                conv = Conversion(self.fresh(t.name, key), t.name, t.format, fmt, work, "")
-            out.append((key, conv))
+        for key, conv in ways(acc, order, stats, frozenset(self.made)):
+            made = self.made.get(key)
+            out.append((key, made or replace(conv, name=self.fresh(key[0], key))))
         return out
 
     def fresh(self, source: str, key) -> str:
@@ -198,6 +180,94 @@ class Converter:
         if key not in self.named:
             self.named[key] = self.names.fresh(f"tmp_{source}")
         return self.named[key]
+
+
+def search(body, variables, stats: Stats, written_out, made: frozenset):
+    """(best, least work converting nothing, claimed) over the candidate loop
+    orders and, per order, up to `tuning.conversion_choices` combinations of
+    the ways (`ways`) to convert the accesses it walks against their storage
+    order: best is (cost, order, ((access, key, Conversion), ...)) or None, each
+    Conversion under a name of its key alone (priced the same: nothing prices by
+    a converted copy's name), the keys not in `made` claimed in the order met.
+    A combination that converts is not priced when its conversions (`made`
+    ones are free), sort and floor of its nest's work (`_priced`) already cost
+    at least the best so far: its work could not be less."""
+    sparse = list(dict.fromkeys(_sparse(body)))
+    known, bodies = {}, {}      # (access, modes) -> its ways; combination -> body
+    claimed: dict = {}
+    best, as_declared = None, math.inf
+    for order in candidate_orders(body, variables, stats.tuning.orders_tried):
+        sort = _sort_cost(body, order, stats, written_out)
+        bad = [a for a in sparse if not walked_in_order(a, order)]
+        if any(_read_in_place(a) for a in bad):
+            continue
+        choices = [_ways_in(a, order, stats, made, known) for a in bad]
+        claimed.update((key, None) for ch in choices for key, _ in ch if key not in made)
+        most = stats.tuning.conversion_choices
+        for combo in itertools.islice(itertools.product(*choices), most):
+            convs = dict(combo)
+            spent = sum(c.cost for key, c in convs.items() if key not in made)
+            if convs and best is not None and spent + sort >= best[0]:
+                continue                                    # before building its body
+            if combo not in bodies:
+                bodies[combo] = _priced(body, bad, combo, variables, stats)
+            new_body, floor = bodies[combo]
+            if convs and best is not None and spent + sort + floor >= best[0]:
+                continue
+            cost = nest_cost(new_body, order, stats, independent=True) + spent + sort
+            if best is None or cost < best[0]:
+                best = (cost, order, tuple((a, k, c) for a, (k, c) in zip(bad, combo)))
+            if not convs:
+                as_declared = min(as_declared, cost)
+    return best, as_declared, tuple(claimed)
+
+
+def _priced(body, bad, combo, variables, stats: Stats):
+    """(body reading the conversions of `combo`, a floor of its nest's work in
+    any loop order: cost.nest_cost's innermost level visits at least the
+    support over all the indices and does the body's operations there, each at
+    least `tuning.contiguous_weight` of a unit; other terms are never negative;
+    a hair below, for rounding)."""
+    new_body = substitute(body, {a: c.name for a, (_, c) in zip(bad, combo)},
+                          {c.name: c for _, c in combo})
+    if not variables:
+        return new_body, 0.0
+    weight = max(0.0, min(1.0, stats.tuning.contiguous_weight))
+    inner = support(new_body, frozenset(variables), stats, True)
+    return new_body, inner * (1 + operations(new_body)) * weight * (1 - 1e-9)
+
+
+def _ways_in(acc: Access, order, stats: Stats, made: frozenset, known: dict):
+    """`ways`, remembered in `known` per (access, the mode order `order` visits)."""
+    pos = {v: k for k, v in enumerate(order)}
+    key = (acc, tuple(sorted(range(len(acc.indices)), key=lambda m: pos[acc.indices[m].name])))
+    if key not in known:
+        known[key] = ways(acc, order, stats, made)
+    return known[key]
+
+
+def ways(acc: Access, order, stats: Stats, made: frozenset):
+    """((source, format), Conversion) for each format acc may be converted to,
+    each Conversion named by its key (`made`: keys whose copy is already made)."""
+    t = acc.tensor
+    fmts = [permuted(t.format, acc, order)]
+    fmts += sorted((f for name, f in stats.stored if name == t.name and f != fmts[0]
+                    and f.mode_order == fmts[0].mode_order), key=repr)   # stored, other kinds
+    full = stats.full([ix.name for ix in acc.indices])
+    nnz = stats.tensor_nnz(acc)
+    tn = stats.tuning
+    if full <= tn.dense_conversion_elements or nnz >= tn.dense_conversion_share * full:
+        fmts.append(Format.named("dense", t.order))
+    out = []
+    for fmt in fmts:
+        key = (t.name, fmt)
+        if key in made or key in stats.stored:     # kept made: its values checked
+            work = nnz
+        else:
+            work = stats.tuning.temp_weight * (full if fmt.is_dense else nnz + positions(
+                acc, t.format, stats) + positions(acc, fmt, stats))
+        out.append((key, Conversion(f"tmp_{t.name}:{fmt!r}", t.name, t.format, fmt, work, "")))
+    return out
 
 
 def positions(acc: Access, fmt: Format, stats: Stats) -> float:

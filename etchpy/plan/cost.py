@@ -156,34 +156,44 @@ def join_estimate(parts, space: frozenset, stats: Stats) -> float:
     factors taken greedily by least multiplier; indices no factor holds are
     broadcast."""
     names = [frozenset(p[0]) for p in parts]
+    n = len(parts)
+    bit = {v: 1 << b for b, v in enumerate(set().union(*names))}   # index sets as bit masks
+    masks = [sum(bit[v] for v in ns) for ns in names]
+    subsets = dict(zip(masks, names))
     memo: dict = {}
 
-    def keys(k: int, sub: frozenset) -> float:       # V(factor k, sub)
-        hit = memo.get((k, sub))
+    def held(sub: int) -> frozenset:             # the index names of mask `sub`
+        got = subsets.get(sub)
+        if got is None:
+            got = subsets[sub] = frozenset(v for v, b in bit.items() if b & sub)
+        return got
+
+    def keys(k: int, sub: int) -> float:       # V(factor k, sub)
+        hit = memo.get(sub * n + k)
         if hit is None:
-            hit = memo[(k, sub)] = parts[k][1](sub)
+            hit = memo[sub * n + k] = parts[k][1](held(sub))
         return hit
 
-    mine = [keys(k, names[k]) for k in range(len(parts))]
+    mine = [keys(k, masks[k]) for k in range(n)]
     best = math.inf
-    for d in range(len(parts)):
-        est, covered, joined = mine[d], names[d], [d]
-        left = [k for k in range(len(parts)) if k != d]
+    for d in range(n):
+        est, covered, joined = mine[d], masks[d], [d]
+        left = [k for k in range(n) if k != d]
         while left:
             m = k = None
             for c in left:          # the least multiplier, the first factor on a tie
-                shared = names[c] & covered
+                shared = masks[c] & covered
                 if shared:
-                    so_far = min(est, stats.full(shared))
+                    so_far = min(est, stats.full(held(shared)))
                     for j in joined:
-                        if shared <= names[j]:
+                        if shared & masks[j] == shared:
                             so_far = min(so_far, keys(j, shared))
                     mc = mine[c] / max(keys(c, shared), so_far, 1.0)
                 else:
                     mc = mine[c]
                 if m is None or mc < m:
                     m, k = mc, c
-            est, covered = est * m, covered | names[k]
+            est, covered = est * m, covered | masks[k]
             joined.append(k)
             left.remove(k)
         best = min(best, est)
@@ -273,10 +283,9 @@ def _nest_cost(body, order, stats, independent, loose, out, outside) -> float:
         step = _fanout(body, seen, v, stats)
         total += max(here, prev * (stats.dim(v) if step is None else step))
         seen, prev, prev_outer = seen | {v}, here, prev
-    ops = operations(body)
+    ops, n, simd = _innermost(body, order[-1] if order else None, loose, stats)
     if stats.tuning.access_order and order:
-        n = strided(body, order[-1], loose)
-        if n == 0 and _dense_inner(body, order[-1]):     # a unit-stride loop: SIMD
+        if simd:                                         # a unit-stride loop: SIMD
             inner = max(here, prev_outer * (stats.dim(order[-1]) if step is None else step))
             total -= (1 - stats.tuning.contiguous_weight) * inner
             ops *= stats.tuning.contiguous_weight
@@ -302,8 +311,9 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
         held = stats.nests[key] = [(acc, frozenset(ix.name for ix in acc.indices))
                                    for acc in accesses(body) if not acc.tensor.format.is_dense]
     for acc, mine in held:
-        for p, v in enumerate(order):
-            if v in mine or not mine & set(order[p + 1:]):
+        last = max((p for p, v in enumerate(order) if v in mine), default=0)
+        for p, v in enumerate(order[:last]):
+            if v in mine:
                 continue
             outer = frozenset(order[:p + 1])
             visits = support(body, outer | mine, stats, independent)
@@ -312,6 +322,18 @@ def rewalks(body: Expr, order, stats: Stats, independent=False) -> float:
                 extra += max(0.0, visits - stats.tensor_nnz(acc))
             break
     return extra
+
+
+def _innermost(body, inner, loose, stats) -> tuple:
+    """(operations, strided reads, whether a loop over `inner` innermost runs in
+    SIMD lanes: no strided read, dense operands only), remembered per body."""
+    key = ("innermost", body, inner, loose)
+    hit = stats.nests.get(key)
+    if hit is None:
+        n = 0 if inner is None else strided(body, inner, loose)
+        hit = stats.nests[key] = (operations(body), n,
+                                  inner is not None and n == 0 and _dense_inner(body, inner))
+    return hit
 
 
 def _revisits(order, out, stats) -> bool:

@@ -40,13 +40,13 @@ class Stats:
         self.memo: dict = {}        # index -> size; an access's keys -> distinct()
         self.nests: dict = {}       # (origin, nest_cost's arguments) -> cost; shared by
                                     # with_origin copies (planning one expression many ways)
-        self.origin_key = tuple(sorted(self.origin.items()))
+        self.origin_key = frozenset(self.origin.items())   # its hash is kept
 
     def with_origin(self, origin) -> "Stats":
         s = Stats(tuning=self.tuning)
         s.dims, s.nnz, s.keys, s.origin = self.dims, self.nnz, self.keys, dict(origin)
         s.runs, s.stored = self.runs, self.stored
-        s.nests, s.origin_key = self.nests, tuple(sorted(s.origin.items()))
+        s.nests, s.origin_key = self.nests, frozenset(s.origin.items())
         return s
 
     def dim(self, name: str) -> float:
