@@ -76,9 +76,9 @@ class Tuning:
             row_block_min, row_stream_count, short_segment, window_walk_long,
             window_walk_stop, window_prefetch, window_prefetch_rows, check_block,
             hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
-            prefetch_distance, prefetch_span, prefetch_min_bytes, prefetch_index_bytes,
-            prefetch_near_share, run_ahead, run_short, run_long, run_min_entries, run_lines,
-            piece_ahead, piece_short, block_sizes, chunks_per_thread.
+            prefetch_distance, prefetch_span, prefetch_values, prefetch_min_bytes,
+            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -233,10 +233,10 @@ class Tuning:
     first_capacity_limit: int = 1 << 24  # a larger bound is not trusted for the first allocation
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
+    prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
-    prefetch_near_share: int = 8      # nor the rows of a segment spanning <= 1/this of
-                                      # its dimension (0: off; prefetch.near_segment)
+    prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)
     run_ahead: int = 256              # entries ahead of a segment's start prefetched
     run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step

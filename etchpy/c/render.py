@@ -125,6 +125,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         uses_gather=imp.GatherSum in found,
         uses_gather_ext=any(isinstance(u, imp.GatherSum) and u.ops != ("+", "*")
                             for u in imp.statements(body)),
+        uses_far_pick=any(isinstance(u, imp.GatherPick) and u.crd is not None
+                          for u in imp.statements(body)),
         uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),

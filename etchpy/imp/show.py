@@ -94,8 +94,11 @@ def show(node, indent: int = 0) -> str:
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
             head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
-        case GatherPick(var, pos, parents):
+        case GatherPick(var, pos, parents, None):
             return f"{pad}index {var} = gather pick({pos}[0..{parents}]);"
+        case GatherPick(var, pos, parents, crd, dim, share, least):
+            return (f"{pad}index {var} = far pick({pos}[0..{parents}], {crd}, {dim}, "
+                    f"1/{share}, from {least});")
         case Fixpoint(steps, limit, body, pairs, until):
             swaps = ", ".join(f"{a} ⇄ {b}" for a, b, _ in pairs)
             return _nest(f"{pad}{steps} = fixpoint ≤ {show(limit)} steps, {swaps} after each, "

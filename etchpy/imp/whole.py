@@ -64,12 +64,21 @@ class GatherSum:
 
 @dataclass(frozen=True)
 class GatherPick:
-    """Declare index `var`: whether this call's gathered sums run in SIMD lanes
-    (C: ep_gather_pick samples the row lengths of pos[0..parents]; 0 where C has
-    no SIMD gathers). The interpreter sets 1. Only speed depends on it."""
+    """Declare index `var`, a pick made once per call from sampled segments of a
+    level (pos[0..parents]). Without `crd`: whether this call's gathered sums run
+    in SIMD lanes (C: ep_gather_pick samples the row lengths; 0 where C has no
+    SIMD gathers). With `crd`: whether the segments are far, so that the values
+    they gather are prefetched (C: ep_far_pick, 1 when `dim` >= `least` and most
+    sampled segments of two entries or more span more than dim / `share`
+    coordinates; it reads pos and crd only inside pos[0] .. pos[parents]). The
+    interpreter sets 1. Only speed depends on it."""
     var: str
     pos: str
     parents: str
+    crd: str | None = None
+    dim: str | None = None
+    share: int = 8
+    least: int = 0
 
 
 @dataclass(frozen=True)

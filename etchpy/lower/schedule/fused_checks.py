@@ -42,8 +42,8 @@ from ...expr.windows import WindowVar
 from ...streams import Walk
 from . import coo_checks, merge_checks, segment_checks
 from .order_free import order_free
-from ...imp import (Assign, Bin, Const, Decl, GatherSum, If, Load, Not, ParallelFor, Prefetch,
-                   Select, Seq, Var, While, and_, lt, or_, seq)
+from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, Not, ParallelFor,
+                   Prefetch, Select, Seq, Var, While, and_, lt, or_, seq)
 
 ERROR_CODE = CHECK_FAILED     # the kernel's return code when a fused check fails
 
@@ -123,8 +123,8 @@ def _walks(body, lv: Level) -> bool:
         if not ok:
             return
         match node:
-            case Prefetch() | Load(hint=True):      # hints: in bounds, steer no result
-                return
+            case Prefetch() | Load(hint=True) | GatherPick():   # hints: in bounds, steer
+                return                                          # no result
             case GatherSum(fallback=loop):      # its reads are its fallback's
                 visit(loop, walk)
                 return

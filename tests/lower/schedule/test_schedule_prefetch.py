@@ -31,7 +31,8 @@ def test_gathered_rows_of_large_operands_are_prefetched():
     assert "EP_PREFETCH(&X_vals[j_pf_at + j_pf]);" in src
     assert "j_pf_n - 1" not in src           # a dense row: no last line of its own
     assert "rows of large operands prefetched ahead" in src
-    assert "EP_PREFETCH(&x_vals" not in ep.compile(SPMV).c_source
+    off = ep.compile(SPMV, tuning=ep.Tuning(prefetch_values=0)).c_source   # values: their
+    assert "EP_PREFETCH(&x_vals" not in off         # own pass (test_value_prefetch.py)
     M = random_csr(3000, 6000, 30000, 8)
     Xv = np.random.default_rng(2).random((6000, 32))          # 1.5 MB: prefetched
     np.testing.assert_allclose(ep.evaluate(spmm, A=M, X=Xv), M @ Xv, rtol=1e-12)
@@ -89,10 +90,10 @@ def test_a_rows_start_prefetches_its_arrays_ahead_unclamped():
     every step. The interpreter checks the row start's own index; results are
     the loop's, in C past the end of A's arrays too (the last rows, run_ahead
     entries before the end)."""
-    src = ep.compile(SPMV).c_source
-    for a in ("crd1", "vals"):
+    src = ep.compile(SPMV, tuning=ep.Tuning(prefetch_values=0)).c_source   # (values far or
+    for a in ("crd1", "vals"):                                             # not: twice more)
         assert src.count(f"EP_PREFETCH_AHEAD(&A_{a}[j_q], 256);") == 2    # lanes or not
-    off = ep.compile(SPMV, tuning=DEFAULT.with_(prefetch_past=False)).c_source
+    off = ep.compile(SPMV, tuning=DEFAULT.with_(prefetch_past=False, prefetch_values=0)).c_source
     assert "EP_PREFETCH_AHEAD(&" not in off
     assert off.count("EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);") == 4
     node = ep.imp.Prefetch("A_crd1", ep.imp.Var("q"), ahead=256)

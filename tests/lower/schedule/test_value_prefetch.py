@@ -1,0 +1,78 @@
+"""Gathered values prefetched (lower.schedule.value_prefetch, Tuning.prefetch_values):
+a walk summing vals[q]·x[crd[q]] also prefetches x[crd[q + d]] where the call's far
+pick (imp.GatherPick with crd, C's ep_far_pick) finds the rows far and x large.
+proofs_notes/gather_sums.md "Gathered values prefetched": the hint read stays in crd, the
+prefetched address inside x, and the pick and the prefetch change no result."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import imp
+from etchpy.errors import InputError
+from tuned import on_interpreter
+
+SPMV = "y[i] = A[i,j] * x[j]"
+SMALL = ep.Tuning(prefetch_min_bytes=0)      # x of any size is large enough
+
+
+def random_rows(rows=400, cols=3000, k=7, seed=3):
+    rng = np.random.default_rng(seed)
+    c = np.sort(np.stack([rng.choice(cols, k, replace=False) for _ in range(rows)]), axis=1)
+    return sp.csr_array((rng.random(rows * k), c.ravel(), np.arange(0, rows * k + 1, k)),
+                        shape=(rows, cols))
+
+
+def stencil(g):
+    one = sp.diags_array([-np.ones(g - 1), 2 * np.ones(g), -np.ones(g - 1)], offsets=[-1, 0, 1])
+    return sp.csr_array(sp.kron(one, sp.eye_array(g)) + sp.kron(sp.eye_array(g), one))
+
+
+def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
+    def text(tuning):
+        return ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning).c_source
+    on = text(None)
+    assert "ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072)" in on
+    assert "EP_PREFETCH(&x_vals[A_ahead" in on and "(j_q + 64)" in on
+    for off in (ep.Tuning(prefetch_values=0), ep.Tuning(prefetch=False), "noopt"):
+        assert "ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
+
+
+@pytest.mark.parametrize("case", ["random rows", "stencil", "rows of one", "empty"])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_prefetching_kernels_agree_with_scipy(case, dtype):
+    A = {"random rows": random_rows(), "stencil": stencil(20),
+         "rows of one": sp.csr_array(sp.eye_array(500) * 3.0),
+         "empty": sp.csr_array((40, 3000))}[case].astype(dtype)
+    rng = np.random.default_rng(1)
+    x = (rng.random(A.shape[1]) + (1j if dtype == np.complex128 else 0) * rng.random(A.shape[1]))
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=SMALL,
+                      semiring="complex" if dtype == np.complex128 else None)
+    np.testing.assert_allclose(kern(A=A, x=x.astype(dtype)), A @ x, rtol=1e-12)
+    T = ep.Tensor.from_scipy(A, "csr")
+    np.testing.assert_allclose(kern(A=T, x=x.astype(dtype)), A @ x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [-1, 3000, 2**31 - 1])
+def test_a_bad_coordinate_ahead_or_here_is_refused_not_read(bad):
+    """The checked build reads crd[q + 64] as a hint before it checks it: a bad
+    coordinate there is prefetched at x[0] and refused where the walk reads it."""
+    A = random_rows()
+    A.indices[A.indptr[100] + 2] = bad
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=SMALL)
+    with pytest.raises(InputError, match="A"):
+        kern(A=A, x=np.ones(A.shape[1]))
+
+
+def test_the_interpreter_runs_the_prefetching_walk_in_bounds():
+    """The interpreter sets every pick (the prefetching walks run) and checks every
+    read's bounds, hints included."""
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+    M = random_rows(rows=50, cols=300)
+    v = np.linspace(-1, 1, 300)
+    final, prog, _ = on_interpreter(ep.sum(j, A[i, j] * x[j]), ep.semirings.real, None,
+                                    {"A": ep.Tensor.from_scipy(M, "csr"), "x": v}, tuning=SMALL)
+    assert any(isinstance(s, imp.GatherPick) and s.crd is not None
+               for s in imp.statements(prog.body))
+    np.testing.assert_allclose(final["out"], M @ v, rtol=1e-12)
