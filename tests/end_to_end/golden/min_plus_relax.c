@@ -541,8 +541,8 @@ int min_plus_relax(
                         while (u_q_1 < u_end_1) {
                             if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                             if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                                int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                                EP_PREFETCH(&x_vals[W_ahead]);
+                                int64_t W_ahead_2 = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
+                                EP_PREFETCH(&x_vals[W_ahead_2]);
                             }
                             EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                             EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
@@ -640,8 +640,8 @@ int min_plus_relax(
                     while (u_q_1 < u_end_1) {
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                         if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                            int64_t W_ahead_2 = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                            EP_PREFETCH(&x_vals[W_ahead_2]);
+                            int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
+                            EP_PREFETCH(&x_vals[W_ahead]);
                         }
                         EP_OPAQUE(u_q_1);
                         cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));

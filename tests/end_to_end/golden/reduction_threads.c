@@ -494,8 +494,8 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                         int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
                         j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
                         if ((j_q + 64) < A_pos1[A_dim0]) {
-                            int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                            EP_PREFETCH(&x_vals[A_ahead]);
+                            int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                            EP_PREFETCH(&x_vals[A_ahead_2]);
                         }
                         EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                         EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
@@ -633,8 +633,8 @@ static EP_NOINLINE ep_val_t ep_rows_3(
                     int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
                     j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
                     if ((j_q + 64) < A_pos1[A_dim0]) {
-                        int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                        EP_PREFETCH(&x_vals[A_ahead_2]);
+                        int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                        EP_PREFETCH(&x_vals[A_ahead]);
                     }
                     EP_OPAQUE(j_q);
                     acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));

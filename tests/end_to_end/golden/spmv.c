@@ -478,8 +478,8 @@ int spmv(
                                 int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
                                 input_bad = (input_bad + !j_q_ok_2);
                                 if ((j_q + 64) < A_pos1[A_dim0]) {
-                                    int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                                    EP_PREFETCH(&x_vals[A_ahead]);
+                                    int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                                    EP_PREFETCH(&x_vals[A_ahead_2]);
                                 }
                                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
@@ -580,8 +580,8 @@ int spmv(
                             int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
                             input_bad = (input_bad + !j_q_ok_5);
                             if ((j_q + 64) < A_pos1[A_dim0]) {
-                                int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                                EP_PREFETCH(&x_vals[A_ahead_2]);
+                                int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                                EP_PREFETCH(&x_vals[A_ahead]);
                             }
                             EP_OPAQUE(j_q);
                             acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
