@@ -72,19 +72,27 @@ def run(prog, semiring, tuning):
 
 
 def _rewrite(node, lv, pick: str, ops: tuple):
+    def lanes(loop, found):
+        acc, q, e, dense = found
+        return GatherSum(acc, q, e, lv.vals, lv.crd, dense, loop, pick, ops=ops)
+    return rewrite_gathered(node, lv, lanes)
+
+
+def rewrite_gathered(node, lv, change):
+    """node with each walk of lv that `gathered` matches (outside GatherSum nodes)
+    replaced by change(the loop, what gathered found)."""
     match node:
         case While() if (found := gathered(node, lv.crd, lv.vals)) is not None:
-            acc, q, e, dense = found
-            return GatherSum(acc, q, e, lv.vals, lv.crd, dense, node, pick, ops=ops)
+            return change(node, found)
         case Seq(stmts):
-            return Seq(tuple(_rewrite(s, lv, pick, ops) for s in stmts))
+            return Seq(tuple(rewrite_gathered(s, lv, change) for s in stmts))
         case GatherSum():
             return node
     if hasattr(node, "__dataclass_fields__") and hasattr(node, "body"):
-        return replace(node, body=_rewrite(node.body, lv, pick, ops))
+        return replace(node, body=rewrite_gathered(node.body, lv, change))
     if isinstance(node, imp.If):
-        return replace(node, then=_rewrite(node.then, lv, pick, ops),
-                       else_=None if node.else_ is None else _rewrite(node.else_, lv, pick, ops))
+        other = None if node.else_ is None else rewrite_gathered(node.else_, lv, change)
+        return replace(node, then=rewrite_gathered(node.then, lv, change), else_=other)
     return node
 
 

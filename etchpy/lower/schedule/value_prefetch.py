@@ -22,9 +22,9 @@ from dataclasses import replace
 import numpy as np
 
 from ... import imp
-from ...imp import Bin, Const, Decl, GatherPick, GatherSum, If, Load, Prefetch, Seq, Var, While
+from ...imp import Bin, Const, Decl, GatherPick, If, Load, Prefetch, Var
 from .fused_checks import candidates, program_names
-from .gather_sums import gathered
+from .gather_sums import rewrite_gathered
 
 
 def run(prog, semiring, tuning):
@@ -54,19 +54,8 @@ def run(prog, semiring, tuning):
 
 
 def _rewrite(node, lv, d: int, names):
-    match node:
-        case While() if (found := gathered(node, lv.crd, lv.vals)) is not None:
-            return replace(node, body=imp.seq(_ahead(found, lv, d, names), node.body))
-        case Seq(stmts):
-            return Seq(tuple(_rewrite(s, lv, d, names) for s in stmts))
-        case GatherSum():
-            return node
-    if hasattr(node, "__dataclass_fields__") and hasattr(node, "body"):
-        return replace(node, body=_rewrite(node.body, lv, d, names))
-    if isinstance(node, If):
-        other = None if node.else_ is None else _rewrite(node.else_, lv, d, names)
-        return replace(node, then=_rewrite(node.then, lv, d, names), else_=other)
-    return node
+    return rewrite_gathered(node, lv, lambda loop, found: replace(
+        loop, body=imp.seq(_ahead(found, lv, d, names), loop.body)))
 
 
 def _ahead(found, lv, d: int, names) -> imp.Stmt:
