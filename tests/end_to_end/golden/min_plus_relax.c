@@ -401,32 +401,6 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
-/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
- * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
- * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
- * entries or more span more than dim / share coordinates (a random row; a
- * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
- * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
- * unchecked rows (a scipy input's) give some answer, never a wrong read. */
-static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
-                           int64_t dim, int64_t share, int64_t least)
-{
-    if (dim < least || n <= 0 || share <= 0)
-        return 0;
-    const int64_t lo = pos[0], hi = pos[n];
-    int64_t k = 0, far = 0;
-    for (int64_t run = 1; run < 8; run += 2) {
-        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
-            const int64_t s = pos[i], e = pos[i + 1];
-            if (!(lo <= s && s + 1 < e && e <= hi))
-                continue;
-            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
-            k++;
-            far += span < 0 || span > dim / share;
-        }
-    }
-    return 2 * far > k && k > 0 ? 1 : 0;
-}
 
 void min_plus_relax_free(void *p) { ep_release(p); }
 
@@ -448,102 +422,37 @@ int min_plus_relax(
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
-    const int64_t W_far = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 131072);
-    if (W_far) {
-        const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
-        if (524288 <= W_pos1[W_dim1]) {
-            if (W_gather) {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                    if (32 <= (u_end_1 - u_q_1)) {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        if (W_gather) {
-                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                            u_q_1 = u_end_1;
-                        } else {
-                            while (u_q_1 < u_end_1) {
-                                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                                u_q_1 = (u_q_1 + 1);
-                            }
-                            if (u_q_1 < u_end_1) {
-                                input_error = 4;
-                            }
-                        }
-                    } else {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        if (W_gather) {
-                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                            u_q_1 = u_end_1;
-                        } else {
-                            while (u_q_1 < u_end_1) {
-                                EP_OPAQUE(u_q_1);
-                                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                                u_q_1 = (u_q_1 + 1);
-                            }
-                            if (u_q_1 < u_end_1) {
-                                input_error = 4;
-                            }
-                        }
+    const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
+    if (524288 <= W_pos1[W_dim1]) {
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                if (32 <= (u_end_1 - u_q_1)) {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
-                }
-            } else {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                    if (32 <= (u_end_1 - u_q_1)) {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
+                    if (W_gather) {
+                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                        u_q_1 = u_end_1;
+                    } else {
                         while (u_q_1 < u_end_1) {
                             if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                                int64_t W_ahead_2 = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                                EP_PREFETCH(&x_vals[W_ahead_2]);
-                            }
                             EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                             EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                             cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
@@ -552,48 +461,8 @@ int min_plus_relax(
                         if (u_q_1 < u_end_1) {
                             input_error = 4;
                         }
-                    } else {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        while (u_q_1 < u_end_1) {
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                                int64_t W_ahead_1 = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                                EP_PREFETCH(&x_vals[W_ahead_1]);
-                            }
-                            EP_OPAQUE(u_q_1);
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
-                }
-            }
-        } else {
-            if (W_gather) {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
+                } else {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;
                         u_end_1 = u_q_1;
@@ -612,231 +481,91 @@ int min_plus_relax(
                             input_error = 4;
                         }
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
                 }
-            } else {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                if (32 <= (u_end_1 - u_q_1)) {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;
                         u_end_1 = u_q_1;
                     }
                     while (u_q_1 < u_end_1) {
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                        if ((u_q_1 + 64) < W_pos1[W_dim1]) {
-                            int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
-                            EP_PREFETCH(&x_vals[W_ahead]);
-                        }
-                        EP_OPAQUE(u_q_1);
+                        EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                        EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
                         cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                         u_q_1 = (u_q_1 + 1);
                     }
                     if (u_q_1 < u_end_1) {
                         input_error = 4;
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
+                } else {
+                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                        input_error = 4;
+                        u_end_1 = u_q_1;
+                    }
+                    while (u_q_1 < u_end_1) {
+                        EP_OPAQUE(u_q_1);
+                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                        u_q_1 = (u_q_1 + 1);
+                    }
+                    if (u_q_1 < u_end_1) {
+                        input_error = 4;
+                    }
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
         }
     } else {
-        const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
-        if (524288 <= W_pos1[W_dim1]) {
-            if (W_gather) {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                    if (32 <= (u_end_1 - u_q_1)) {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        if (W_gather) {
-                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                            u_q_1 = u_end_1;
-                        } else {
-                            while (u_q_1 < u_end_1) {
-                                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                                EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                                EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                                u_q_1 = (u_q_1 + 1);
-                            }
-                            if (u_q_1 < u_end_1) {
-                                input_error = 4;
-                            }
-                        }
-                    } else {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        if (W_gather) {
-                            cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                            u_q_1 = u_end_1;
-                        } else {
-                            while (u_q_1 < u_end_1) {
-                                EP_OPAQUE(u_q_1);
-                                if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                                cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                                u_q_1 = (u_q_1 + 1);
-                            }
-                            if (u_q_1 < u_end_1) {
-                                input_error = 4;
-                            }
-                        }
-                    }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
+        if (W_gather) {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
                 }
-            } else {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                    if (32 <= (u_end_1 - u_q_1)) {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        while (u_q_1 < u_end_1) {
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
-                    } else {
-                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                            input_error = 4;
-                            u_end_1 = u_q_1;
-                        }
-                        while (u_q_1 < u_end_1) {
-                            EP_OPAQUE(u_q_1);
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
-                    }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
-                }
-            }
-        } else {
-            if (W_gather) {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
-                    if (W_gather) {
-                        cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
-                        u_q_1 = u_end_1;
-                    } else {
-                        while (u_q_1 < u_end_1) {
-                            EP_OPAQUE(u_q_1);
-                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                            u_q_1 = (u_q_1 + 1);
-                        }
-                        if (u_q_1 < u_end_1) {
-                            input_error = 4;
-                        }
-                    }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
-                }
-            } else {
-                /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
-                /* out[v] ⊕= x[v]   order (v) */
-                /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
-                int64_t v_c = 0;
-                int64_t v_c_2 = 0;
-                v_c = 0;
-                v_c_2 = 0;
-                while (v_c < dim_v) {
-                    int64_t v_ = v_c;
-                    ep_val_t cell = INFINITY;
-                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t u_q_1 = 0;
-                    int64_t u_end_1 = 0;
-                    u_q_1 = W_pos1[v_c];
-                    u_end_1 = W_pos1[(v_c + 1)];
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
+                if (W_gather) {
+                    cell = ep_gather_ext(cell, u_q_1, u_end_1, W_vals, W_crd1, x_vals, 1, W_dim0, &input_error, W_gather, EP_LANE_MIN, EP_LANE_PLUS);
+                    u_q_1 = u_end_1;
+                } else {
                     while (u_q_1 < u_end_1) {
                         EP_OPAQUE(u_q_1);
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
@@ -846,11 +575,45 @@ int min_plus_relax(
                     if (u_q_1 < u_end_1) {
                         input_error = 4;
                     }
-                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                    out[v_] = cell;
-                    v_c = (v_c + 1);
-                    v_c_2 = (v_c_2 + 1);
                 }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
+            }
+        } else {
+            /* out[v] ⊕= Σ_{u} x[u]·W[u,v]   order (v, u) */
+            /* out[v] ⊕= x[v]   order (v) */
+            /* v: jump; locate into [locate]; 2 steps in lockstep, each cell stored once */
+            int64_t v_c = 0;
+            int64_t v_c_2 = 0;
+            v_c = 0;
+            v_c_2 = 0;
+            while (v_c < dim_v) {
+                int64_t v_ = v_c;
+                ep_val_t cell = INFINITY;
+                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t u_q_1 = 0;
+                int64_t u_end_1 = 0;
+                u_q_1 = W_pos1[v_c];
+                u_end_1 = W_pos1[(v_c + 1)];
+                if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                    input_error = 4;
+                    u_end_1 = u_q_1;
+                }
+                while (u_q_1 < u_end_1) {
+                    EP_OPAQUE(u_q_1);
+                    if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                    cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                    u_q_1 = (u_q_1 + 1);
+                }
+                if (u_q_1 < u_end_1) {
+                    input_error = 4;
+                }
+                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                out[v_] = cell;
+                v_c = (v_c + 1);
+                v_c_2 = (v_c_2 + 1);
             }
         }
     }

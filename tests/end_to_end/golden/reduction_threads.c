@@ -331,32 +331,6 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
-/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
- * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
- * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
- * entries or more span more than dim / share coordinates (a random row; a
- * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
- * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
- * unchecked rows (a scipy input's) give some answer, never a wrong read. */
-static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
-                           int64_t dim, int64_t share, int64_t least)
-{
-    if (dim < least || n <= 0 || share <= 0)
-        return 0;
-    const int64_t lo = pos[0], hi = pos[n];
-    int64_t k = 0, far = 0;
-    for (int64_t run = 1; run < 8; run += 2) {
-        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
-            const int64_t s = pos[i], e = pos[i + 1];
-            if (!(lo <= s && s + 1 < e && e <= hi))
-                continue;
-            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
-            k++;
-            far += span < 0 || span > dim / share;
-        }
-    }
-    return 2 * far > k && k > 0 ? 1 : 0;
-}
 /* The body of each loop split across threads is a function of its own, kept
  * out of line: its arrays are restrict parameters and its scalars values, so it
  * compiles as a serial kernel's loop does. */
@@ -493,10 +467,6 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                         int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                         int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
                         j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
-                        if ((j_q + 64) < A_pos1[A_dim0]) {
-                            int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                            EP_PREFETCH(&x_vals[A_ahead_2]);
-                        }
                         EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                         EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
                         acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
@@ -511,10 +481,6 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                         int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                         int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
                         j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
-                        if ((j_q + 64) < A_pos1[A_dim0]) {
-                            int64_t A_ahead_1 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                            EP_PREFETCH(&x_vals[A_ahead_1]);
-                        }
                         EP_OPAQUE(j_q);
                         acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
                         j_q = (j_q + 1);
@@ -632,288 +598,11 @@ static EP_NOINLINE ep_val_t ep_rows_3(
                     int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                     int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
                     j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
-                    if ((j_q + 64) < A_pos1[A_dim0]) {
-                        int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                        EP_PREFETCH(&x_vals[A_ahead]);
-                    }
                     EP_OPAQUE(j_q);
                     acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
                     j_q = (j_q + 1);
                 }
                 if (j_q_bad_5 != 0) {
-                    input_error = 4;
-                }
-                i_c = (i_c + 1);
-            }
-        }
-    }
-    *input_error_slot = input_error;
-    return acc;
-}
-
-/* Rows [lo, hi) of the loop over i_c_b split across threads. */
-static EP_NOINLINE ep_val_t ep_rows_4(
-    int64_t lo,
-    int64_t hi,
-    int64_t *restrict input_error_slot,
-    const ep_idx_t *restrict A_crd1,
-    const int64_t A_dim0,
-    const int64_t A_dim1,
-    const int64_t A_gather,
-    const ep_idx_t *restrict A_pos1,
-    const ep_val_t *restrict A_vals,
-    const int64_t dim_i,
-    const int64_t i_c_size,
-    const ep_val_t *restrict x_vals)
-{
-    ep_val_t acc = 0.0;
-    int64_t input_error = 0;
-    for (int64_t i_c_b = lo; i_c_b < hi; i_c_b++) {
-        int64_t i_c_lo = (i_c_b * i_c_size);
-        int64_t i_c_block = ep_min((i_c_lo + i_c_size), dim_i);
-        int64_t i_c_r = i_c_lo;
-        int i_c_bad = (((0 | (A_pos1[i_c_lo] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
-        while (i_c_r < i_c_block) {
-            i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
-            i_c_r = (i_c_r + 1);
-        }
-        if (i_c_bad != 0) {
-            input_error = 4;
-        } else {
-            int64_t i_c = i_c_lo;
-            while (i_c < i_c_block) {
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                if (32 <= (j_end - j_q)) {
-                    if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                        j_q = j_end;
-                    } else {
-                        int64_t j_q_bad_6 = 0;
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
-                            j_q_bad_6 = (j_q_bad_6 + !j_q_ok_6);
-                            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
-                            j_q = (j_q + 1);
-                        }
-                        if (j_q_bad_6 != 0) {
-                            input_error = 4;
-                        }
-                    }
-                } else {
-                    if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                        j_q = j_end;
-                    } else {
-                        int64_t j_q_bad_7 = 0;
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_7 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_7 = (j_q_ok_7 ? A_crd1[j_q] : 0);
-                            j_q_bad_7 = (j_q_bad_7 + !j_q_ok_7);
-                            EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_7]));
-                            j_q = (j_q + 1);
-                        }
-                        if (j_q_bad_7 != 0) {
-                            input_error = 4;
-                        }
-                    }
-                }
-                i_c = (i_c + 1);
-            }
-        }
-    }
-    *input_error_slot = input_error;
-    return acc;
-}
-
-/* Rows [lo, hi) of the loop over i_c_b_4 split across threads. */
-static EP_NOINLINE ep_val_t ep_rows_5(
-    int64_t lo,
-    int64_t hi,
-    int64_t *restrict input_error_slot,
-    const ep_idx_t *restrict A_crd1,
-    const int64_t A_dim0,
-    const int64_t A_dim1,
-    const ep_idx_t *restrict A_pos1,
-    const ep_val_t *restrict A_vals,
-    const int64_t dim_i,
-    const int64_t i_c_size_4,
-    const ep_val_t *restrict x_vals)
-{
-    ep_val_t acc = 0.0;
-    int64_t input_error = 0;
-    for (int64_t i_c_b_4 = lo; i_c_b_4 < hi; i_c_b_4++) {
-        int64_t i_c_lo_4 = (i_c_b_4 * i_c_size_4);
-        int64_t i_c_block_4 = ep_min((i_c_lo_4 + i_c_size_4), dim_i);
-        int64_t i_c_r_4 = i_c_lo_4;
-        int i_c_bad_4 = (((0 | (A_pos1[i_c_lo_4] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_4]));
-        while (i_c_r_4 < i_c_block_4) {
-            i_c_bad_4 = (i_c_bad_4 | (A_pos1[(i_c_r_4 + 1)] < A_pos1[i_c_r_4]));
-            i_c_r_4 = (i_c_r_4 + 1);
-        }
-        if (i_c_bad_4 != 0) {
-            input_error = 4;
-        } else {
-            int64_t i_c = i_c_lo_4;
-            while (i_c < i_c_block_4) {
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                if (32 <= (j_end - j_q)) {
-                    int64_t j_q_bad_8 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_8 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_8 = (j_q_ok_8 ? A_crd1[j_q] : 0);
-                        j_q_bad_8 = (j_q_bad_8 + !j_q_ok_8);
-                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_8]));
-                        j_q = (j_q + 1);
-                    }
-                    if (j_q_bad_8 != 0) {
-                        input_error = 4;
-                    }
-                } else {
-                    int64_t j_q_bad_9 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_9 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_9 = (j_q_ok_9 ? A_crd1[j_q] : 0);
-                        j_q_bad_9 = (j_q_bad_9 + !j_q_ok_9);
-                        EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_9]));
-                        j_q = (j_q + 1);
-                    }
-                    if (j_q_bad_9 != 0) {
-                        input_error = 4;
-                    }
-                }
-                i_c = (i_c + 1);
-            }
-        }
-    }
-    *input_error_slot = input_error;
-    return acc;
-}
-
-/* Rows [lo, hi) of the loop over i_c_b_2 split across threads. */
-static EP_NOINLINE ep_val_t ep_rows_6(
-    int64_t lo,
-    int64_t hi,
-    int64_t *restrict input_error_slot,
-    const ep_idx_t *restrict A_crd1,
-    const int64_t A_dim0,
-    const int64_t A_dim1,
-    const int64_t A_gather,
-    const ep_idx_t *restrict A_pos1,
-    const ep_val_t *restrict A_vals,
-    const int64_t dim_i,
-    const int64_t i_c_size_2,
-    const ep_val_t *restrict x_vals)
-{
-    ep_val_t acc = 0.0;
-    int64_t input_error = 0;
-    for (int64_t i_c_b_2 = lo; i_c_b_2 < hi; i_c_b_2++) {
-        int64_t i_c_lo_2 = (i_c_b_2 * i_c_size_2);
-        int64_t i_c_block_2 = ep_min((i_c_lo_2 + i_c_size_2), dim_i);
-        int64_t i_c_r_2 = i_c_lo_2;
-        int i_c_bad_2 = (((0 | (A_pos1[i_c_lo_2] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
-        while (i_c_r_2 < i_c_block_2) {
-            i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
-            i_c_r_2 = (i_c_r_2 + 1);
-        }
-        if (i_c_bad_2 != 0) {
-            input_error = 4;
-        } else {
-            int64_t i_c = i_c_lo_2;
-            while (i_c < i_c_block_2) {
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                if (A_gather) {
-                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                    j_q = j_end;
-                } else {
-                    int64_t j_q_bad_10 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_10 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_10 = (j_q_ok_10 ? A_crd1[j_q] : 0);
-                        j_q_bad_10 = (j_q_bad_10 + !j_q_ok_10);
-                        EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_10]));
-                        j_q = (j_q + 1);
-                    }
-                    if (j_q_bad_10 != 0) {
-                        input_error = 4;
-                    }
-                }
-                i_c = (i_c + 1);
-            }
-        }
-    }
-    *input_error_slot = input_error;
-    return acc;
-}
-
-/* Rows [lo, hi) of the loop over i_c_b_5 split across threads. */
-static EP_NOINLINE ep_val_t ep_rows_7(
-    int64_t lo,
-    int64_t hi,
-    int64_t *restrict input_error_slot,
-    const ep_idx_t *restrict A_crd1,
-    const int64_t A_dim0,
-    const int64_t A_dim1,
-    const ep_idx_t *restrict A_pos1,
-    const ep_val_t *restrict A_vals,
-    const int64_t dim_i,
-    const int64_t i_c_size_5,
-    const ep_val_t *restrict x_vals)
-{
-    ep_val_t acc = 0.0;
-    int64_t input_error = 0;
-    for (int64_t i_c_b_5 = lo; i_c_b_5 < hi; i_c_b_5++) {
-        int64_t i_c_lo_5 = (i_c_b_5 * i_c_size_5);
-        int64_t i_c_block_5 = ep_min((i_c_lo_5 + i_c_size_5), dim_i);
-        int64_t i_c_r_5 = i_c_lo_5;
-        int i_c_bad_5 = (((0 | (A_pos1[i_c_lo_5] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_5]));
-        while (i_c_r_5 < i_c_block_5) {
-            i_c_bad_5 = (i_c_bad_5 | (A_pos1[(i_c_r_5 + 1)] < A_pos1[i_c_r_5]));
-            i_c_r_5 = (i_c_r_5 + 1);
-        }
-        if (i_c_bad_5 != 0) {
-            input_error = 4;
-        } else {
-            int64_t i_c = i_c_lo_5;
-            while (i_c < i_c_block_5) {
-                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t j_q = 0;
-                int64_t j_end = 0;
-                j_q = A_pos1[i_c];
-                j_end = A_pos1[(i_c + 1)];
-                int64_t j_q_bad_11 = 0;
-                while (j_q < j_end) {
-                    int64_t j_q_ok_11 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                    int64_t j_q_at_11 = (j_q_ok_11 ? A_crd1[j_q] : 0);
-                    j_q_bad_11 = (j_q_bad_11 + !j_q_ok_11);
-                    EP_OPAQUE(j_q);
-                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_11]));
-                    j_q = (j_q + 1);
-                }
-                if (j_q_bad_11 != 0) {
                     input_error = 4;
                 }
                 i_c = (i_c + 1);
@@ -945,212 +634,106 @@ int reduction_threads(
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
-    const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
-    if (A_far) {
-        const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-        if (524288 <= A_pos1[A_dim0]) {
-            if (A_gather) {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_first = 0, i_c_b_n = ((dim_i + (i_c_size - 1)) / i_c_size) - i_c_b_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
+    if (524288 <= A_pos1[A_dim0]) {
+        if (A_gather) {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+            {
+                const int64_t i_c_b_first = 0, i_c_b_n = ((dim_i + (i_c_size - 1)) / i_c_size) - i_c_b_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
+                ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
-                        const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
-                        const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
-                        acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
-                                A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+                for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
+                    const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
+                    const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
+                    acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
+                            A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
                 }
-                out[0] = acc;
-            } else {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_1 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_1_first = 0, i_c_b_1_n = ((dim_i + (i_c_size_1 - 1)) / i_c_size_1) - i_c_b_1_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
-    #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-    #endif
-                    for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
-                        const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
-                        const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
-                        acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
-                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
-                }
-                out[0] = acc;
+                for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
+            out[0] = acc;
         } else {
-            if (A_gather) {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_1 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+            {
+                const int64_t i_c_b_1_first = 0, i_c_b_1_n = ((dim_i + (i_c_size_1 - 1)) / i_c_size_1) - i_c_b_1_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
+                ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
-                        const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
-                        const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
-                        acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
-                                A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+                for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
+                    const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
+                    const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
+                    acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
+                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
                 }
-                out[0] = acc;
-            } else {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_3 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_3_first = 0, i_c_b_3_n = ((dim_i + (i_c_size_3 - 1)) / i_c_size_3) - i_c_b_3_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_3_blocks = ep_max(1, ep_min(i_c_b_3_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
-    #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-    #endif
-                    for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
-                        const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
-                        const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
-                        acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
-                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
-                }
-                out[0] = acc;
+                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
+            out[0] = acc;
         }
     } else {
-        const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-        if (524288 <= A_pos1[A_dim0]) {
-            if (A_gather) {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_first = 0, i_c_b_n = ((dim_i + (i_c_size - 1)) / i_c_size) - i_c_b_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
+        if (A_gather) {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+            {
+                const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
+                ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
-                        const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
-                        const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
-                        acc_part[i_c_b_b] = ep_rows_4(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
-                                A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+                for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
+                    const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
+                    const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
+                    acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
+                            A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
                 }
-                out[0] = acc;
-            } else {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_4 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_4_first = 0, i_c_b_4_n = ((dim_i + (i_c_size_4 - 1)) / i_c_size_4) - i_c_b_4_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_4_blocks = ep_max(1, ep_min(i_c_b_4_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
-    #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-    #endif
-                    for (int64_t i_c_b_4_b = 0; i_c_b_4_b < i_c_b_4_blocks; i_c_b_4_b++) {
-                        const int64_t i_c_b_4_lo = i_c_b_4_first + i_c_b_4_n * i_c_b_4_b / i_c_b_4_blocks;
-                        const int64_t i_c_b_4_hi = i_c_b_4_first + i_c_b_4_n * (i_c_b_4_b + 1) / i_c_b_4_blocks;
-                        acc_part[i_c_b_4_b] = ep_rows_5(i_c_b_4_lo, i_c_b_4_hi, &input_error_slots[i_c_b_4_b], A_crd1, A_dim0,
-                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_4, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
-                }
-                out[0] = acc;
+                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
+            out[0] = acc;
         } else {
-            if (A_gather) {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_3 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+            {
+                const int64_t i_c_b_3_first = 0, i_c_b_3_n = ((dim_i + (i_c_size_3 - 1)) / i_c_size_3) - i_c_b_3_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_b_3_blocks = ep_max(1, ep_min(i_c_b_3_n, 32));
+                ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
-                        const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
-                        const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
-                        acc_part[i_c_b_2_b] = ep_rows_6(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
-                                A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+                for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
+                    const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
+                    const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
+                    acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
+                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
                 }
-                out[0] = acc;
-            } else {
-                /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-                ep_val_t acc = 0.0;
-                /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-                int64_t i_c_size_5 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-                {
-                    const int64_t i_c_b_5_first = 0, i_c_b_5_n = ((dim_i + (i_c_size_5 - 1)) / i_c_size_5) - i_c_b_5_first;
-                    /* about 16 blocks of rows per thread */
-                    const int64_t i_c_b_5_blocks = ep_max(1, ep_min(i_c_b_5_n, 32));
-                    ep_val_t acc_part[32];
-                    int64_t input_error_slots[32];
-    #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-    #endif
-                    for (int64_t i_c_b_5_b = 0; i_c_b_5_b < i_c_b_5_blocks; i_c_b_5_b++) {
-                        const int64_t i_c_b_5_lo = i_c_b_5_first + i_c_b_5_n * i_c_b_5_b / i_c_b_5_blocks;
-                        const int64_t i_c_b_5_hi = i_c_b_5_first + i_c_b_5_n * (i_c_b_5_b + 1) / i_c_b_5_blocks;
-                        acc_part[i_c_b_5_b] = ep_rows_7(i_c_b_5_lo, i_c_b_5_hi, &input_error_slots[i_c_b_5_b], A_crd1, A_dim0,
-                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_5, x_vals);
-                    }
-                    for (int64_t b_ = 0; b_ < i_c_b_5_blocks; b_++) acc = acc + acc_part[b_];
-                    for (int64_t b_ = 0; b_ < i_c_b_5_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
-                }
-                out[0] = acc;
+                for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
+            out[0] = acc;
         }
     }
     if (input_error) {

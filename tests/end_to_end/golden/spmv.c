@@ -331,32 +331,6 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
-/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
- * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
- * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
- * entries or more span more than dim / share coordinates (a random row; a
- * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
- * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
- * unchecked rows (a scipy input's) give some answer, never a wrong read. */
-static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
-                           int64_t dim, int64_t share, int64_t least)
-{
-    if (dim < least || n <= 0 || share <= 0)
-        return 0;
-    const int64_t lo = pos[0], hi = pos[n];
-    int64_t k = 0, far = 0;
-    for (int64_t run = 1; run < 8; run += 2) {
-        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
-            const int64_t s = pos[i], e = pos[i + 1];
-            if (!(lo <= s && s + 1 < e && e <= hi))
-                continue;
-            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
-            k++;
-            far += span < 0 || span > dim / share;
-        }
-    }
-    return 2 * far > k && k > 0 ? 1 : 0;
-}
 
 void spmv_free(void *p) { ep_release(p); }
 
@@ -378,420 +352,203 @@ int spmv(
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
     int64_t input_bad = 0;
-    const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
-    if (A_far) {
-        const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-        if (524288 <= A_pos1[A_dim0]) {
-            if (A_gather) {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r = i_c;
-                    int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
-                    while (i_c_r < i_c_block) {
-                        i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
-                        i_c_r = (i_c_r + 1);
-                    }
-                    if (i_c_bad != 0) {
-                        input_error = 4;
-                        i_c_block = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                        if (32 <= (j_end - j_q)) {
-                            if (A_gather) {
-                                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                                j_q = j_end;
-                            } else {
-                                while (j_q < j_end) {
-                                    int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                    int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
-                                    input_bad = (input_bad + !j_q_ok);
-                                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
-                                    j_q = (j_q + 1);
-                                }
-                            }
-                        } else {
-                            if (A_gather) {
-                                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                                j_q = j_end;
-                            } else {
-                                while (j_q < j_end) {
-                                    int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                    int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
-                                    input_bad = (input_bad + !j_q_ok_1);
-                                    EP_OPAQUE(j_q);
-                                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
-                                    j_q = (j_q + 1);
-                                }
-                            }
-                        }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
+    if (524288 <= A_pos1[A_dim0]) {
+        if (A_gather) {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r = i_c;
+                int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
+                while (i_c_r < i_c_block) {
+                    i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
+                    i_c_r = (i_c_r + 1);
                 }
-            } else {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_1 = i_c;
-                    int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
-                    while (i_c_r_1 < i_c_block_1) {
-                        i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
-                        i_c_r_1 = (i_c_r_1 + 1);
-                    }
-                    if (i_c_bad_1 != 0) {
-                        input_error = 4;
-                        i_c_block_1 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_1) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                        if (32 <= (j_end - j_q)) {
-                            while (j_q < j_end) {
-                                int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_2);
-                                if ((j_q + 64) < A_pos1[A_dim0]) {
-                                    int64_t A_ahead_2 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                                    EP_PREFETCH(&x_vals[A_ahead_2]);
-                                }
-                                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
-                                j_q = (j_q + 1);
-                            }
-                        } else {
-                            while (j_q < j_end) {
-                                int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_3);
-                                if ((j_q + 64) < A_pos1[A_dim0]) {
-                                    int64_t A_ahead_1 = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                                    EP_PREFETCH(&x_vals[A_ahead_1]);
-                                }
-                                EP_OPAQUE(j_q);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
-                                j_q = (j_q + 1);
-                            }
-                        }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
+                if (i_c_bad != 0) {
+                    input_error = 4;
+                    i_c_block = i_c;
+                    i_c = dim_i;
                 }
-            }
-        } else {
-            if (A_gather) {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_2 = i_c;
-                    int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
-                    while (i_c_r_2 < i_c_block_2) {
-                        i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
-                        i_c_r_2 = (i_c_r_2 + 1);
-                    }
-                    if (i_c_bad_2 != 0) {
-                        input_error = 4;
-                        i_c_block_2 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_2) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
+                while (i_c < i_c_block) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    if (32 <= (j_end - j_q)) {
                         if (A_gather) {
                             acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
-                                int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_4);
-                                EP_OPAQUE(j_q);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
+                                int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok);
+                                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
                                 j_q = (j_q + 1);
                             }
                         }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
-                }
-            } else {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_3 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_3 = i_c;
-                    int i_c_bad_3 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_3]));
-                    while (i_c_r_3 < i_c_block_3) {
-                        i_c_bad_3 = (i_c_bad_3 | (A_pos1[(i_c_r_3 + 1)] < A_pos1[i_c_r_3]));
-                        i_c_r_3 = (i_c_r_3 + 1);
-                    }
-                    if (i_c_bad_3 != 0) {
-                        input_error = 4;
-                        i_c_block_3 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_3) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
-                            input_bad = (input_bad + !j_q_ok_5);
-                            if ((j_q + 64) < A_pos1[A_dim0]) {
-                                int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
-                                EP_PREFETCH(&x_vals[A_ahead]);
+                    } else {
+                        if (A_gather) {
+                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                            j_q = j_end;
+                        } else {
+                            while (j_q < j_end) {
+                                int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok_1);
+                                EP_OPAQUE(j_q);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
+                                j_q = (j_q + 1);
                             }
-                            EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                        }
+                    }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
+                }
+            }
+        } else {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_1 = i_c;
+                int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+                while (i_c_r_1 < i_c_block_1) {
+                    i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+                    i_c_r_1 = (i_c_r_1 + 1);
+                }
+                if (i_c_bad_1 != 0) {
+                    input_error = 4;
+                    i_c_block_1 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_1) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    if (32 <= (j_end - j_q)) {
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
+                            input_bad = (input_bad + !j_q_ok_2);
+                            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                             j_q = (j_q + 1);
                         }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
+                    } else {
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
+                            input_bad = (input_bad + !j_q_ok_3);
+                            EP_OPAQUE(j_q);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
+                            j_q = (j_q + 1);
+                        }
                     }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
                 }
             }
         }
     } else {
-        const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
-        if (524288 <= A_pos1[A_dim0]) {
-            if (A_gather) {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r = i_c;
-                    int i_c_bad = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block]));
-                    while (i_c_r < i_c_block) {
-                        i_c_bad = (i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r]));
-                        i_c_r = (i_c_r + 1);
-                    }
-                    if (i_c_bad != 0) {
-                        input_error = 4;
-                        i_c_block = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                        if (32 <= (j_end - j_q)) {
-                            if (A_gather) {
-                                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                                j_q = j_end;
-                            } else {
-                                while (j_q < j_end) {
-                                    int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                    int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
-                                    input_bad = (input_bad + !j_q_ok_6);
-                                    EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                    EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
-                                    j_q = (j_q + 1);
-                                }
-                            }
-                        } else {
-                            if (A_gather) {
-                                acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                                j_q = j_end;
-                            } else {
-                                while (j_q < j_end) {
-                                    int64_t j_q_ok_7 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                    int64_t j_q_at_7 = (j_q_ok_7 ? A_crd1[j_q] : 0);
-                                    input_bad = (input_bad + !j_q_ok_7);
-                                    EP_OPAQUE(j_q);
-                                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_7]));
-                                    j_q = (j_q + 1);
-                                }
-                            }
-                        }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
+        if (A_gather) {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_2 = i_c;
+                int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
+                while (i_c_r_2 < i_c_block_2) {
+                    i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
+                    i_c_r_2 = (i_c_r_2 + 1);
                 }
-            } else {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_4 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_4 = i_c;
-                    int i_c_bad_4 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_4]));
-                    while (i_c_r_4 < i_c_block_4) {
-                        i_c_bad_4 = (i_c_bad_4 | (A_pos1[(i_c_r_4 + 1)] < A_pos1[i_c_r_4]));
-                        i_c_r_4 = (i_c_r_4 + 1);
-                    }
-                    if (i_c_bad_4 != 0) {
-                        input_error = 4;
-                        i_c_block_4 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_4) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
-                        if (32 <= (j_end - j_q)) {
-                            while (j_q < j_end) {
-                                int64_t j_q_ok_8 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_8 = (j_q_ok_8 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_8);
-                                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_8]));
-                                j_q = (j_q + 1);
-                            }
-                        } else {
-                            while (j_q < j_end) {
-                                int64_t j_q_ok_9 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_9 = (j_q_ok_9 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_9);
-                                EP_OPAQUE(j_q);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_9]));
-                                j_q = (j_q + 1);
-                            }
+                if (i_c_bad_2 != 0) {
+                    input_error = 4;
+                    i_c_block_2 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_2) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    if (A_gather) {
+                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        j_q = j_end;
+                    } else {
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
+                            input_bad = (input_bad + !j_q_ok_4);
+                            EP_OPAQUE(j_q);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
+                            j_q = (j_q + 1);
                         }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
                     }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
                 }
             }
         } else {
-            if (A_gather) {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_2 = i_c;
-                    int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
-                    while (i_c_r_2 < i_c_block_2) {
-                        i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
-                        i_c_r_2 = (i_c_r_2 + 1);
-                    }
-                    if (i_c_bad_2 != 0) {
-                        input_error = 4;
-                        i_c_block_2 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_2) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        if (A_gather) {
-                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                            j_q = j_end;
-                        } else {
-                            while (j_q < j_end) {
-                                int64_t j_q_ok_10 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_10 = (j_q_ok_10 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_10);
-                                EP_OPAQUE(j_q);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_10]));
-                                j_q = (j_q + 1);
-                            }
-                        }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_3 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_3 = i_c;
+                int i_c_bad_3 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_3]));
+                while (i_c_r_3 < i_c_block_3) {
+                    i_c_bad_3 = (i_c_bad_3 | (A_pos1[(i_c_r_3 + 1)] < A_pos1[i_c_r_3]));
+                    i_c_r_3 = (i_c_r_3 + 1);
                 }
-            } else {
-                /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-                /* i: locate; locate into [jump] */
-                int64_t i_c = 0;
-                i_c = 0;
-                while (i_c < dim_i) {
-                    int64_t i_c_block_5 = ep_min((i_c + 1024), dim_i);
-                    int64_t i_c_r_5 = i_c;
-                    int i_c_bad_5 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_5]));
-                    while (i_c_r_5 < i_c_block_5) {
-                        i_c_bad_5 = (i_c_bad_5 | (A_pos1[(i_c_r_5 + 1)] < A_pos1[i_c_r_5]));
-                        i_c_r_5 = (i_c_r_5 + 1);
+                if (i_c_bad_3 != 0) {
+                    input_error = 4;
+                    i_c_block_3 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_3) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
+                        input_bad = (input_bad + !j_q_ok_5);
+                        EP_OPAQUE(j_q);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                        j_q = (j_q + 1);
                     }
-                    if (i_c_bad_5 != 0) {
-                        input_error = 4;
-                        i_c_block_5 = i_c;
-                        i_c = dim_i;
-                    }
-                    while (i_c < i_c_block_5) {
-                        int64_t i_ = i_c;
-                        ep_val_t acc = 0.0;
-                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                        int64_t j_q = 0;
-                        int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
-                        j_end = A_pos1[(i_c + 1)];
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_11 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_11 = (j_q_ok_11 ? A_crd1[j_q] : 0);
-                            input_bad = (input_bad + !j_q_ok_11);
-                            EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_11]));
-                            j_q = (j_q + 1);
-                        }
-                        out[i_] = acc;
-                        i_c = (i_c + 1);
-                    }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
                 }
             }
         }
