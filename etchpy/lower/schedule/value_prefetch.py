@@ -8,6 +8,12 @@ holds at least tuning.prefetch_min_bytes of values. The pick is made once per
 call (docs/performance.md, "Prefetching gathered values"): random rows gain,
 and the rows of stencils and meshes run as they did.
 
+The switch is made at each statement outside loops that holds such a walk, in
+the way that runs scalar walks at large sizes only (size_switch's test true,
+gather_sums' lanes pick false), so the C holds one more copy of that loop nest,
+not of the whole body; where size_switch's test is false (fewer than
+tuning.run_min_entries entries) no values are prefetched.
+
 crd[q + d] is a hint read (imp.Load.hint) made only while q + d < pos[parents],
 whose reads the runtime keeps inside crd, and a coordinate outside [0, dim) is
 taken as 0: the prefetch's address is inside the dense operand whatever crd
@@ -22,35 +28,111 @@ from dataclasses import replace
 import numpy as np
 
 from ... import imp
-from ...imp import Bin, Const, Decl, GatherPick, If, Load, Prefetch, Var
+from ...imp import (Bin, Const, Decl, GatherPick, GatherSum, If, Load, Opaque, Prefetch, Seq, Var,
+                    While)
 from .fused_checks import candidates, program_names
 from .gather_sums import rewrite_gathered
+from .size_switch import is_size_test
 
 
 def run(prog, semiring, tuning):
     """`prog` with its gathered walks prefetching the values they will gather,
-    under far picks declared first: the body is switched once on them, outside
-    every loop (a test at each state, or at each segment, cost near rows 15-50%,
-    the compiler laying the loops out for both ways); `prog` itself when the
-    pass is off or no walk matches. It runs after size_switch, whose one
-    switch would otherwise find the body too large to copy
-    (tuning.unswitch_limit)."""
+    each loop that holds one switched once on far picks declared first; `prog`
+    itself when the pass is off or no walk matches (`_switched`)."""
     if not (tuning.prefetch and tuning.prefetch_values > 0 and prog.output.mode == "dense"):
         return prog
-    names = program_names(prog)
-    body, picks = prog.body, []
+    stmts = prog.body.stmts if isinstance(prog.body, Seq) else (prog.body,)
+    lanes = {s.var for s in stmts if isinstance(s, GatherPick) and s.crd is None}
+    levels = candidates(prog)
     least = tuning.prefetch_min_bytes // np.dtype(semiring.dtype).itemsize
-    for name, lv in sorted(candidates(prog).items()):
-        pick = names.fresh(f"{name}_far")
-        new = _rewrite(body, lv, tuning.prefetch_values, names)
-        if new != body:
-            body = new
-            picks.append(GatherPick(pick, lv.pos, lv.parents, lv.crd, lv.dim,
-                                    max(1, tuning.prefetch_near_share), least))
-    if not picks:
-        return prog
-    test = functools.reduce(imp.or_, (Var(p.var) for p in picks))
-    return replace(prog, body=imp.seq(*picks, If(test, body, prog.body)))
+    names, picks = program_names(prog), {}
+
+    def far(name):
+        lv = levels[name]
+        return picks.setdefault(name, GatherPick(
+            names.fresh(f"{name}_far"), lv.pos, lv.parents, lv.crd, lv.dim,
+            max(1, tuning.prefetch_near_share), least))
+    counts = {Load(lv.pos, Var(lv.parents)) for lv in levels.values()}
+    body = _switched(prog.body, lambda loop: _prefetching(loop, levels, far, tuning, names),
+                     lanes, counts)
+    return prog if not picks else replace(prog, body=imp.seq(*picks.values(), body))
+
+
+def _switched(node, change, lanes: set, counts: set):
+    """node with each statement outside loops that holds a loop (a leaf) made
+    `if (far) change(leaf) else leaf` where change finds walks. Only the ways
+    that run scalar walks at large sizes are searched: the then-branch of a
+    size test (size_switch) and the else-branch of a lanes pick (gather_sums),
+    so that the C holds one more copy of each such loop, not of the whole body
+    (whose copy cost the first compile dearly); near rows take the loop as it
+    was (a test at each state, or at each segment, cost them: the compiler lays
+    the loops out for both ways; docs/performance.md, "Prefetching gathered
+    values")."""
+    match node:
+        case Seq(stmts):
+            return Seq(tuple(_switched(s, change, lanes, counts) for s in stmts))
+        case If(cond, then, else_) if is_size_test(cond, counts):
+            return replace(node, then=_switched(then, change, lanes, counts))
+        case If(cond, then, else_) if else_ is not None and _is_lanes(cond, lanes):
+            return replace(node, else_=_switched(else_, change, lanes, counts))
+        case If(_, then, else_):
+            other = None if else_ is None else _switched(else_, change, lanes, counts)
+            return replace(node, then=_switched(then, change, lanes, counts), else_=other)
+    return change(node) if _holds_loop(node) else node
+
+
+def _prefetching(loop, levels, far, tuning, names):
+    """`if (far picks) loop, its walks prefetching, else loop`; loop itself when
+    it holds no walk or more than tuning.unswitch_limit statements."""
+    if sum(1 for _ in imp.statements(loop)) > tuning.unswitch_limit:
+        return loop
+    new, used = _one_way(loop), []
+    for name, lv in sorted(levels.items()):
+        ahead = _rewrite(new, lv, tuning.prefetch_values, names)
+        if ahead != new:
+            new = ahead
+            used.append(Var(far(name).var))
+    return If(functools.reduce(imp.or_, used), new, loop) if used else loop
+
+
+def _one_way(node):
+    """node with each If whose two ways are one walk up to prefetches and opaque
+    marks (prefetch.py's long rows and short rows) made its else way: the copy
+    holds one loop there, not two."""
+    match node:
+        case If(_, While() as a, While() as b) if _bare(a) == _bare(b):
+            return b
+        case Seq(stmts):
+            return Seq(tuple(_one_way(s) for s in stmts))
+        case If(_, then, else_):
+            return replace(node, then=_one_way(then),
+                           else_=None if else_ is None else _one_way(else_))
+        case GatherSum():
+            return node
+    if hasattr(node, "__dataclass_fields__") and hasattr(node, "body"):
+        return replace(node, body=_one_way(node.body))
+    return node
+
+
+def _bare(loop):
+    """A loop's test and statements, its prefetches and opaque marks left out."""
+    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    return loop.cond, tuple(s for s in stmts if not isinstance(s, (Opaque, Prefetch)))
+
+
+def _is_lanes(cond, lanes: set) -> bool:
+    """Whether cond is a lanes pick, or an || of them."""
+    match cond:
+        case Var(name):
+            return name in lanes
+        case Bin("||", a, b):
+            return _is_lanes(a, lanes) and _is_lanes(b, lanes)
+    return False
+
+
+def _holds_loop(node) -> bool:
+    """Whether a statement is or holds a loop."""
+    return any(isinstance(s, While) for s in imp.statements(node))
 
 
 def _rewrite(node, lv, d: int, names):

@@ -14,7 +14,8 @@ from tuned import on_interpreter
 
 SPMV = "y[i] = A[i,j] * x[j]"
 ON = ep.Tuning(prefetch_values=64)          # off by default (docs/performance.md)
-SMALL = ON.with_(prefetch_min_bytes=0)      # x of any size is large enough
+# x of any size large enough, and A too (the copy is made where size_switch's test holds)
+SMALL = ON.with_(prefetch_min_bytes=0, run_min_entries=0)
 
 
 def random_rows(rows=400, cols=3000, k=7, seed=3):
@@ -35,6 +36,10 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
     on = text(ON)
     assert "ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072)" in on
     assert "EP_PREFETCH(&x_vals[A_ahead" in on and "(j_q + 64)" in on
+    # one more loop nest, not a second body: the scalar way at large sizes, its
+    # long and short rows one loop (the lanes' ways and small sizes as they were)
+    assert on.count("x_vals[A_ahead") == 1 and "if (A_far) {" in on
+    assert on.count("ep_gather_sum(acc") == text(None).count("ep_gather_sum(acc")
     for off in (None, ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
         assert "ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
 
@@ -73,7 +78,8 @@ def test_the_interpreter_runs_the_prefetching_walk_in_bounds():
     M = random_rows(rows=50, cols=300)
     v = np.linspace(-1, 1, 300)
     final, prog, _ = on_interpreter(ep.sum(j, A[i, j] * x[j]), ep.semirings.real, None,
-                                    {"A": ep.Tensor.from_scipy(M, "csr"), "x": v}, tuning=SMALL)
+                                    {"A": ep.Tensor.from_scipy(M, "csr"), "x": v},
+                                    tuning=SMALL.with_(gather_sums=False))   # no lanes way
     assert any(isinstance(s, imp.GatherPick) and s.crd is not None
                for s in imp.statements(prog.body))
     np.testing.assert_allclose(final["out"], M @ v, rtol=1e-12)
