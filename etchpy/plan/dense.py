@@ -243,7 +243,8 @@ def _operand_split(step, stats):
     tuning, best = stats.tuning, None
     for k, a in enumerate(fs):
         rest = fs[:k] + fs[k + 1:]
-        a_axes = storage_axes(a) if isinstance(a, Access) else None
+        a_axes = (storage_axes(a) if isinstance(a, Access) and values_as_stored(a.tensor)
+                  else None)
         if a_axes is None or not rest or all(isinstance(f, Access) for f in rest):
             continue        # no input, or no element-wise work: a GEMM or Khatri-Rao's
         body = rest[0]
