@@ -1,6 +1,6 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
-    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas]
+    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas | --operands]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -15,7 +15,10 @@ With --blas, *before* is a replay's dense products by numpy's matmul and
 *after* by the binder's BLAS call (Tuning.lazy_c_blas), under tuning=None: the
 BLAS unbound before each *before* call (its product then returns None and
 numpy's matmul runs: a C call more than with the switch off) and bound again
-before each *after* call.
+before each *after* call. With --operands, *before* is a kernel's dense
+contraction over element-wise work in its own loops (Tuning.blas_operands
+off) and *after* as a temporary and a GEMM (on), both passed as a Tuning (each
+compute then pays for its tuning argument: bench.lazy's rows have none).
 """
 from __future__ import annotations
 
@@ -48,6 +51,10 @@ def _switch(what: str):
 def _sides(prog, args, memo: str | None):
     """before and after: main's plan and today's (tunings), or with memo ("memo"
     or "blas"), the C switch off and on (tuning=None)."""
+    if memo == "operands":
+        before, after = ep.Tuning(blas_operands=False), ep.Tuning(blas_operands=True)
+        return tuple((lambda t=t: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=t))
+                     for t in (before, after))
     if memo:
         switch = _switch(memo)
 
@@ -88,8 +95,11 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 500])
     ap.add_argument("--memo", action="store_true", help="the C operators' memo off -> on")
     ap.add_argument("--blas", action="store_true", help="replayed products by BLAS off -> on")
+    ap.add_argument("--operands", action="store_true",
+                    help="element-wise operands of a kernel's GEMM made temporaries off -> on")
     args = ap.parse_args(argv)
-    switch = "memo" if args.memo else "blas" if args.blas else None
+    switch = ("memo" if args.memo else "blas" if args.blas else
+              "operands" if args.operands else None)
     for n in args.n:
         for rank in (10, 20):
             for label, tp, tb, ta in rows(n, rank, args.rounds, switch):

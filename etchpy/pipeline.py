@@ -142,6 +142,8 @@ def compile_request(req: Request) -> Compiled:
     plan = fusion.widen(plan, stats)      # which fused readers may sum more
     if req.order is None:       # dense steps as GEMMs (BLAS): Khatri-Rao, layouts
         plan = dense_plan.khatri_rao(plan, req.semiring, req.tuning, stats.dim)
+        plan = dense_plan.operand_temps(plan, req.semiring, stats,
+                                        req.out_format is None or req.out_format.is_dense)
         plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
     program = lower_program(req, plan)

@@ -38,8 +38,7 @@ class Saturation:
                                  # root (0 or None turns early stopping off) ...
     saturate_below: int = 1000   # ... but only once the graph has this many e-nodes:
                                  # a smaller graph runs to saturation ...
-    idle: int = 8                # ... or until its best cost has not improved for this
-                                 # many iterations (0: no such limit)
+    idle: int = 8                # ... or until its best cost is idle this long (0: no limit)
     check_every: int = 1         # extract the root's best cost every k iterations
     min_gain: float = 1e-3       # a relative decrease below this is no improvement
     goal_step: int = 1           # merges between two checks of a search's goal
@@ -68,9 +67,9 @@ class Tuning:
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
-            fp_contract, size_switch, blas, khatri_rao, algorithm_choice, hoist_probes,
-            hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows, fill_gaps,
-            window_walk, fused_temporaries, written_nesting, access_order.
+            fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
+            fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long,
@@ -86,7 +85,7 @@ class Tuning:
             order walks as declared is converted whatever it says),
             rewrite_margin, measured_relief, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
-            temp_weight, stride_weight, contiguous_weight, blas_gain, cache_cells,
+            temp_weight, stride_weight, contiguous_weight, blas_gain, blas_call, cache_cells,
             orders_tried, conversion_choices, dense_conversion_elements,
             dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
@@ -170,6 +169,7 @@ class Tuning:
                                       # three-factor product may be Khatri-Rao + GEMM
     khatri_rao: bool = True           # ... only when its temporary is no larger than the factor
                                       # it multiplies (real sizes), else the fused step
+    blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM
     algorithm_choice: bool = True     # per intersected level and reused row: merge, gallop or
                                       # per pair, marker or not, from the fibre statistics
     hoist_probes: bool = True         # a located factor that is zero unless a test holds
@@ -274,6 +274,7 @@ class Tuning:
     stride_weight: float = 1.0        # cost of a strided read against a visited record
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
+    blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
     cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
                                       # cache (more: each revisit is priced as strided)
     orders_tried: int = 120           # loop orders priced per step: all permutations up
@@ -290,9 +291,8 @@ class Tuning:
     lazy_step_cost: float = 2e4       # cost units of one kernel step beyond its work
     lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
     lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (no checks)
-    lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector: an
-                                      # etchpy SpMV kernel is as fast as scipy's matvec
-                                      # (docs/performance.md, lazy programs)
+    lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector: an etchpy
+                                      # SpMV kernel is as fast as scipy's (performance.md)
     lazy_libm_cost: float = 5.0       # per entry of a libm map (exp, log) fused in a kernel:
                                       # one call an entry, numpy's loop is SIMD (maps.c_libm)
     lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks: run

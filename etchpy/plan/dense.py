@@ -23,6 +23,15 @@ temporary holds no more cells than the factor it multiplies, so its memory is
 bounded by an input's. Both are judged on the sizes known when planning
 (given, or guessed); the kernel checks the second again on the real sizes
 and runs the fused step instead when it fails (lower.schedule.khatri_rao).
+
+`operand_temps` plans a dense step out = Σ_K A[..]·f(..), whose factors
+besides one dense input A are element-wise work f over dense operands (a
+sum, a map, a scale: `Xᵀ·(X·w − y)`'s `Σ_i X[i,j]·(tmp[i] − y[i])`), as two
+steps: a temporary F = f (no sum, each cell once) and the GEMM out = Σ_K A·F,
+which BLAS runs. It is taken where the cost model prices it lower: the fused
+nest against F's nest, its temporary (plan.cost.temp_work), a BLAS call's
+fixed cost (`tuning.blas_call`) and the GEMM's nest divided by
+`tuning.blas_gain`, as plan.product_cost prices a BLAS product.
 """
 from __future__ import annotations
 
@@ -34,14 +43,17 @@ import numpy as np
 
 from ..expr.nodes import Access, Expr, Index, Mul, TensorVar
 from ..expr.compare import values_as_stored
+from ..expr.walk import accesses
 from ..expr.windows import WindowVar
 from ..imp import Names
 from ..semiring import Semiring
 from . import fusion
+from .cost import nest_cost, temp_work
 from .reserved import reserved_tensor
 
 
 KR_PREFIX = "tmp_kr"     # the name of a Khatri-Rao temporary starts so
+OP_PREFIX = "tmp_op"     # ... and of an element-wise operand made for a GEMM (operand_temps)
 
 
 def has_blas(sr: Semiring) -> bool:
@@ -181,3 +193,100 @@ def _split(step, dim):
 def _temp(name: str, order: int) -> TensorVar:
     """A dense temporary (its name has the prefix reserved for them, `tmp`)."""
     return reserved_tensor(name, order)
+
+
+def operand_temps(plan, sr: Semiring, stats, dense_out: bool = True) -> object:
+    """`plan` with each dense step Σ_K A[..]·f(..) that pays planned as a
+    temporary F = f and the GEMM Σ_K A·F (see the module's docstring); `stats`
+    (a plan.cost.Stats) prices both. Unchanged when BLAS is off (tuning.blas,
+    tuning.blas_operands) or sr has none; a step in a chain of fused
+    temporaries (plan.fusion) or writing a sparse output (`dense_out` False) is
+    left alone: BLAS writes neither."""
+    tuning = stats.tuning
+    if not (tuning.blas and tuning.blas_operands and has_blas(sr)):
+        return plan
+    chained = ({k for chain in fusion.chains(plan) for k in chain.steps}
+               if tuning.fused_temporaries else set())
+    stats = stats.with_origin(plan.origin)
+    steps, temps, names = [], dict(plan.temps), None
+    for n, step in enumerate(plan.steps):
+        split = None
+        if n not in chained and (dense_out or step.target != "out"):
+            split = _operand_split(step, stats)
+        if split is None:
+            steps.append(step)
+            continue
+        if names is None:
+            names = _names(plan)
+        axes, a, rest = split
+        tvar = _temp(names.fresh(OP_PREFIX), len(axes))
+        temps[tvar.name] = tvar
+        steps.append(replace(step, target=tvar.name, out=axes, bound=(), body=rest,
+                             order=axes))
+        steps.append(replace(step, body=Mul(a, Access(tvar, tuple(Index(v) for v in axes)))))
+    if names is None:
+        return plan
+    return replace(plan, steps=tuple(steps), temps=temps)
+
+
+def _names(plan) -> Names:
+    names = Names()
+    for v in list(plan.origin) + list(plan.temps) + [ix for s in plan.steps for ix in s.order]:
+        names.fresh(v)
+    return names
+
+
+def _operand_split(step, stats):
+    """(F's axes, the input A, f) for the cheapest split of step into F = f and
+    the GEMM Σ A·F when it is priced below the fused step, else None."""
+    fs = _product(step.body)
+    tuning, best = stats.tuning, None
+    for k, a in enumerate(fs):
+        rest = fs[:k] + fs[k + 1:]
+        a_axes = (storage_axes(a) if isinstance(a, Access) and values_as_stored(a.tensor)
+                  else None)
+        if a_axes is None or not rest or all(isinstance(f, Access) for f in rest):
+            continue        # no input, or no element-wise work: a GEMM or Khatri-Rao's
+        body = rest[0]
+        for f in rest[1:]:
+            body = Mul(body, f)
+        axes = _operand_axes(a_axes, body, step)
+        if axes is None:
+            continue
+        gemm = Mul(a, Access(_temp(OP_PREFIX, len(axes)), tuple(Index(v) for v in axes)))
+        price = (nest_cost(body, axes, stats, out=axes)
+                 + temp_work(stats.full(axes), tuning) + tuning.blas_call
+                 + nest_cost(gemm, step.order, stats, out=step.out) / tuning.blas_gain)
+        if best is None or price < best[0]:
+            best = (price, axes, a, body)
+    if best is None or best[0] >= nest_cost(step.body, step.order, stats, out=step.out):
+        return None
+    return best[1:]
+
+
+def _product(e: Expr) -> list:
+    return _product(e.a) + _product(e.b) if isinstance(e, Mul) else [e]
+
+
+def _operand_axes(a_axes, body: Expr, step):
+    """The axes of a temporary holding `body` that make Σ A[a_axes]·F one GEMM
+    into step's target (plan.dense.gemm_layouts), or None: body must read only
+    dense arrays as stored and hold at least one index, and F no more cells
+    than one of them or the target (on any sizes: no memory an input lacks)."""
+    held: list = []
+    for acc in accesses(body):
+        if (storage_axes(acc) is None or not acc.tensor.format.is_dense
+                or not values_as_stored(acc.tensor)):
+            return None
+        held += [ix.name for ix in acc.indices if ix.name not in held]
+    covers = [set(step.out)] + [{ix.name for ix in acc.indices} for acc in accesses(body)]
+    if not held or len(held) > 4 or not any(set(held) <= c for c in covers):
+        return None
+    roles = gemm_roles(a_axes, held, step.out, step.bound)
+    if roles is None or (roles[3] and sum(1 for g in roles[:3] if g) < 2):
+        return None
+    for axes in permutations(held):
+        if gemm_layouts(a_axes, axes, step.out, gemm_roles(a_axes, axes, step.out,
+                                                              step.bound)):
+            return tuple(axes)
+    return None
