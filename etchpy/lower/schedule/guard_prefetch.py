@@ -201,15 +201,13 @@ def _walk(cond, body, env, fixed, located, guard):
     """At `while (g && ... && q < e) body`: the fibre found inside a loop over
     one position, or this loop's when it walks a fibre P[X] .. P[X + 1] under
     a guard; None otherwise."""
-    tests = []
-    while isinstance(cond, Bin) and cond.op == "&&":
-        tests.append(cond.a)
-        cond = cond.b
-    match cond:
-        case Bin("<", Var(q), Var(e)):
-            pass
-        case _:
-            return None
+    parts = _conjuncts(cond)
+    at = next((k for k, t in enumerate(parts) if isinstance(t, Bin) and t.op == "<"
+               and isinstance(t.a, Var) and isinstance(t.b, Var)), None)
+    if at is None:
+        return None
+    tests, cond, after = parts[:at], parts[at], parts[at + 1:]
+    q, e = cond.a.name, cond.b.name
     for t in tests[:1] + [cond]:
         _scan(t, env, fixed, located, guard)
     known = [fixed.value(t, env) for t in tests]
@@ -219,14 +217,24 @@ def _walk(cond, body, env, fixed, located, guard):
     if not set(env.get(("if", q), ()) + env.get(("if", e), ())) <= set(test):
         return None                      # bounds set under tests this loop does not make
     q, e = env.get(q), env.get(e)
-    if _one(q, e):
-        return _find(_parts(body), env, fixed, located, test)
+    if _one(q, e):                       # the entry's own tests guard its body too
+        more = [fixed.value(t, env) for t in after]
+        if any(t is None for t in more):
+            return None
+        return _find(_parts(body), env, fixed, located, _and(test, more))
     match q, e:
         case Load(pos, at), Load(pos2, at2) if pos == pos2 and at2 == imp.add(at, imp.ONE):
             reads = _reads_at(body, cond.a.name)
             if test and reads:
                 return test, pos, at, reads
     return None
+
+
+def _conjuncts(e) -> list:
+    """The operands of a chain of `&&`, in the order C evaluates them."""
+    if isinstance(e, Bin) and e.op == "&&":
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [e]
 
 
 def _and(guard: tuple, tests) -> tuple:
