@@ -47,7 +47,7 @@ def test_the_lines_of_an_order_d_on_are_prefetched_where_its_filter_passes():
     assert "EP_PREFETCH(&" not in off.c_source
     assert _AHEAD not in off.c_source
     assert _AHEAD in _kernel(orders, lines, tuning.DEFAULT).c_source     # d = 64: C only
-    on = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=3))
+    on = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=3, call_binder=False))
     assert "(o_c + 3) < dim_o" in on.c_source and "EP_PREFETCH(&L_vals[L_pos1[(o_c + 3)]])" \
         in on.c_source, on.c_source
     args = dict(F=F, O=orders.tensor(), L=lines.tensor("v"))
