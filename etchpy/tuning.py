@@ -72,10 +72,10 @@ class Tuning:
             fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
-            row_block_min, row_stream_count, short_segment, window_walk_long,
-            window_walk_stop, window_prefetch, window_prefetch_rows, check_block,
-            hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
-            prefetch_distance, prefetch_span, prefetch_values, prefetch_min_bytes,
+            row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
+            window_prefetch, window_prefetch_rows, check_block, hash_workspace_dim,
+            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
+            prefetch_span, prefetch_values, prefetch_guarded, prefetch_min_bytes,
             prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
             run_min_entries, run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
@@ -122,8 +122,7 @@ class Tuning:
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
-    unhide_one_entry: bool = True     # ... but a loop over one position (a singleton level's
-                                      # segment) does not: C folds it away
+    unhide_one_entry: bool = True     # ... not a one-position loop (C folds it away)
     unswitch: bool = True             # one loop per way of a per-segment choice
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
@@ -234,6 +233,7 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_values: int = 0          # states ahead a gathered value (x[j]) is prefetched: 64
+    prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)

@@ -20,9 +20,10 @@ At the group point every pass whose switch is on runs, in order, and sees
 the claims made before it; at the others the first pass whose switch is on and
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
-The gathered sums (gather_sums) rewrite the whole program once it is lowered
-(lower.driver.lower_plan); the checks fused into a kernel's reads
-(fused_checks) make a variant of the whole program, which the pipeline declares
+The guarded fibres' prefetch (guard_prefetch) and the gathered sums
+(gather_sums) rewrite the whole program once it is lowered
+(lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
+make a variant of the whole program, which the pipeline declares
 (pipeline.Compiled.checked) and the runtime runs where an input was bound
 without its full check.
 """

@@ -1,0 +1,276 @@
+"""Guarded fibres prefetched ahead, switched by tuning.prefetch_guarded (the
+distance d, in entries; 0: off) and tuning.prefetch.
+
+A counted loop `while (i < E) { ...; i = i + 1 }` (a dense level walked, or a
+compressed one's positions) whose body reaches, on its straight path (plain
+declarations and assignments, and one-position loops `q = X; e = X + 1;
+while (q < e)`, a located level), a hoisted guard over a child fibre:
+
+    g = T;  if (g) { q = P[X]; e = P[X + 1]; }  while (g && q < e) <child>
+
+(streams.hoist: a marker probe, a row test) gets at the top of its body
+
+    if (i + d < E && T[i := i + d]) { prefetch A[P[X[i := i + d]]], ... }
+
+for each array A the child reads at its position q (or at a position a
+one-position loop below takes from it): the lines the child of entry i + d will
+miss on, fetched while entries i .. i + d - 1 run. Where the guard passes
+rarely (a sparse filter of the outer entries: TPC-H Q7's orders of two
+nations' customers), those lines are cache misses at random places that no
+hardware prefetcher foresees (docs/performance.md, "Guarded fibres prefetched").
+
+The ahead test is the guard iteration i + d itself evaluates, its variables
+replaced by their values there (each a function of i and of names the loop
+body never assigns or writes), so it reads only what iteration i + d reads,
+and i + d < E makes that iteration one the loop runs: the pass is as safe as
+the loop, and a prefetch changes no result (proofs_notes/hoist.md, "A guard
+tested ahead").
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+
+from ... import imp
+from ...imp.analysis import children
+from ...imp import (Assign, Bin, Bit, Comment, Const, Decl, If, Load, Not, Opaque, Prefetch,
+                    Seek, Select, Seq, Var, While)
+
+_PURE = (Var, Const, Bin, Not, Load, Bit, Select)
+
+
+def run(prog, tuning):
+    """`prog` with each counted loop over a guarded fibre prefetching the fibre
+    of the entry `prefetch_guarded` on; `prog` itself when off or none matches."""
+    if not (tuning.prefetch and tuning.prefetch_guarded > 0):
+        return prog
+    body = _rewrite(prog.body, tuning.prefetch_guarded)
+    return prog if body == prog.body else replace(prog, body=body)
+
+
+def _rewrite(s, d: int):
+    """s with its outermost matching loops given their ahead prefetch."""
+    if isinstance(s, While):
+        ahead = _ahead(s, d)
+        if ahead is not None:
+            return replace(s, body=imp.seq(ahead, s.body))
+    kids = children(s)
+    if not kids:
+        return s
+    new = tuple(_rewrite(k, d) for k in kids)
+    if new == kids:
+        return s
+    match s:
+        case Seq():
+            return Seq(new)
+        case If(c, _, None):
+            return If(c, new[0])
+        case If(c, _, _):
+            return If(c, new[0], new[1])
+        case While() | imp.Block():
+            return replace(s, body=new[0])
+    return s      # other statements' bodies (sorted walks, library calls) left as they are
+
+
+def _ahead(loop: While, d: int):
+    """The ahead prefetch of a counted loop over a guarded fibre, or None."""
+    match loop.cond:
+        case Bin("<", Var(i), end):
+            pass
+        case _:
+            return None
+    stmts = _parts(loop.body)
+    if not stmts or stmts[-1] != imp.incr(i):
+        return None
+    changed = imp.scalars_assigned(loop.body) | imp.declared_in(loop.body)
+    if i in imp.scalars_assigned(Seq(stmts[:-1])) or imp.names_used(end) & changed:
+        return None
+    fixed = _Fixed(changed - {i}, imp.arrays_written(loop.body))
+    located = {}
+    found = _find(stmts[:-1], {i: Var(i)}, fixed, located, ())
+    if found is None:
+        return None
+    test, pos, at, reads = found
+    if i not in imp.names_used(at):      # the same fibre at every entry: nothing ahead
+        return None
+    located.setdefault(test, []).extend((a, Load(pos, at)) for a in reads)
+    nxt = imp.add(Var(i), Const(d))
+    return If(imp.lt(nxt, end), imp.seq(*(
+        imp.if_(imp.substitute(_test(g), i, nxt), imp.seq(*(
+            Prefetch(a, imp.substitute(x, i, nxt)) for a, x in dict.fromkeys(places))))
+        for g, places in located.items())))
+
+
+class _Fixed:
+    """What the body changes: scalars it assigns or declares, arrays it writes."""
+
+    def __init__(self, scalars, arrays):
+        self.scalars, self.arrays = scalars, arrays
+
+    def value(self, e, env):
+        """e with the body's variables replaced by their values (functions of the
+        counter and of unchanged names), or None where that is not known."""
+        for x in imp.subterms(e):
+            if not isinstance(x, _PURE):
+                return None
+            if isinstance(x, (Load, Bit)) and x.array in self.arrays:
+                return None
+            if isinstance(x, Var) and x.name in self.scalars and env.get(x.name) is None:
+                return None
+        for name in imp.names_used(e) & self.scalars:
+            e = imp.substitute(e, name, env[name])
+        return e
+
+
+def _parts(s) -> tuple:
+    return s.stmts if isinstance(s, Seq) else (s,)
+
+
+def _find(stmts, env: dict, fixed: _Fixed, located: dict, guard):
+    """(guard test, pos array, parent position, arrays read at the child's
+    position) of the first fibre on the straight path walked under a guard
+    (`guard`: the tests of the ifs around stmts), or None. Adds to
+    located[guard] the (array, index) of each read on the path at a place
+    read from an array at the counter (a located level's first random read)."""
+    for k, s in enumerate(stmts):
+        match s:
+            case Decl(x, _, e) | Assign(x, e):
+                _scan(e, env, fixed, located, guard)
+                env[x] = fixed.value(e, env)
+                env.pop(("if", x), None)
+                continue
+            case Opaque() | Comment():
+                continue
+            case If(c, then, None) if fixed.value(c, env) is not None:
+                _scan(c, env, fixed, located, guard)
+                if _sets(then, env, fixed, located, _and(guard, (fixed.value(c, env),))):
+                    continue
+                test = _and(guard, (fixed.value(c, env),))
+                hit = _find(_parts(then), env, fixed, located, test)
+                if hit is not None:
+                    return hit
+            case While(cond, body):
+                hit = _walk(cond, body, env, fixed, located, guard)
+                if hit is not None:
+                    return hit
+        for x in imp.scalars_assigned(s) | imp.declared_in(s):
+            env[x] = None
+    return None
+
+
+def _scan(e, env, fixed, located, guard):
+    """Add to located[guard] the reads e surely makes (not under a lazy
+    operator's second operand) at a place read from an array at the counter."""
+    match e:
+        case Bin("&&" | "||", a, _) | Select(a, _, _):
+            _scan(a, env, fixed, located, guard)
+        case Bin(_, a, b):
+            _scan(a, env, fixed, located, guard)
+            _scan(b, env, fixed, located, guard)
+        case Not(a) | Bit(_, a):
+            _scan(a, env, fixed, located, guard)
+        case Load(_, at):
+            _scan(at, env, fixed, located, guard)
+            match fixed.value(e, env):
+                case Load(a, Load(_, at) as where) if not _reads(at):
+                    located.setdefault(guard, []).append((a, where))
+
+
+def _sets(then, env, fixed, located, guard) -> bool:
+    """Whether `then` (an if's branch) starts with assignments (a guarded
+    loop's start: `if (g) { q = ...; e = ...; }`): then their values, known
+    where the if's test holds, are put in env (with `guard`, the tests under
+    which they hold: a loop reading them must test as much) and True returned."""
+    parts = _parts(then)
+    if not isinstance(parts[0], Assign):
+        return False
+    for s in parts:
+        if isinstance(s, Assign):
+            _scan(s.value, env, fixed, located, guard)
+            env[s.name] = fixed.value(s.value, env)
+            env["if", s.name] = guard      # a value only where these tests hold
+            continue
+        if isinstance(s, If):
+            _scan(s.cond, env, fixed, located, guard)
+        for x in imp.scalars_assigned(s) | imp.declared_in(s):
+            env[x] = None
+    return True
+
+
+def _walk(cond, body, env, fixed, located, guard):
+    """At `while (g && ... && q < e) body`: the fibre found inside a loop over
+    one position, or this loop's when it walks a fibre P[X] .. P[X + 1] under
+    a guard; None otherwise."""
+    parts = _conjuncts(cond)
+    at = next((k for k, t in enumerate(parts) if isinstance(t, Bin) and t.op == "<"
+               and isinstance(t.a, Var) and isinstance(t.b, Var)), None)
+    if at is None:
+        return None
+    tests, cond, after = parts[:at], parts[at], parts[at + 1:]
+    q, e = cond.a.name, cond.b.name
+    for t in tests[:1] + [cond]:
+        _scan(t, env, fixed, located, guard)
+    known = [fixed.value(t, env) for t in tests]
+    if any(t is None for t in known):
+        return None
+    test = _and(guard, known)
+    if not set(env.get(("if", q), ()) + env.get(("if", e), ())) <= set(test):
+        return None                      # bounds set under tests this loop does not make
+    q, e = env.get(q), env.get(e)
+    if _one(q, e):                       # the entry's own tests guard its body too
+        more = [fixed.value(t, env) for t in after]
+        if any(t is None for t in more):
+            return None
+        return _find(_parts(body), env, fixed, located, _and(test, more))
+    match q, e:
+        case Load(pos, at), Load(pos2, at2) if pos == pos2 and at2 == imp.add(at, imp.ONE):
+            reads = _reads_at(body, cond.a.name)
+            if test and reads:
+                return test, pos, at, reads
+    return None
+
+
+def _conjuncts(e) -> list:
+    """The operands of a chain of `&&`, in the order C evaluates them."""
+    if isinstance(e, Bin) and e.op == "&&":
+        return _conjuncts(e.a) + _conjuncts(e.b)
+    return [e]
+
+
+def _and(guard: tuple, tests) -> tuple:
+    """A guard (a tuple of tests, all of which hold) with more tests."""
+    return tuple(dict.fromkeys(guard + tuple(tests)))
+
+
+def _test(guard: tuple):
+    return functools.reduce(imp.and_, guard, imp.TRUE)
+
+
+def _reads(e) -> bool:
+    return any(isinstance(x, (Load, Bit)) for x in imp.subterms(e))
+
+
+def _one(q, e) -> bool:
+    """Whether a loop from q while < e runs once: e is q + 1."""
+    return q is not None and e == imp.add(q, imp.ONE)
+
+
+def _reads_at(child, q: str) -> list[str]:
+    """The arrays `child` reads at position q or at a copy of it (`v = q`, a
+    one-position loop's start below), in order of first read."""
+    same, grew = {q}, True
+    while grew:
+        grew = False
+        for s in imp.statements(child):
+            match s:
+                case Decl(x, _, Var(w)) | Assign(x, Var(w)) if w in same and x not in same:
+                    same.add(x)
+                    grew = True
+    out = []
+    for x in imp.subterms(child):
+        if isinstance(x, Load) and isinstance(x.index, Var) and x.index.name in same:
+            out.append(x.array)
+        elif isinstance(x, Seek) and x.q in same:
+            out.append(x.crd)
+    written = imp.arrays_written(child)
+    return [a for a in dict.fromkeys(out) if a not in written]

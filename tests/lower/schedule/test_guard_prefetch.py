@@ -1,0 +1,65 @@
+"""Guarded fibres prefetched ahead (lower.schedule.guard_prefetch,
+Tuning.prefetch_guarded): a walk over orders whose lines are read only where the
+order's customer passes a sparse filter (TPC-H Q7's shape, small) prefetches
+the lines of the order d on where its filter passes; the kernel's answer, built
+in C (d = 3: the last orders' look-ahead past the loop's end is skipped), equals
+numpy's (the loops with the pass switched off are those without its if)."""
+import numpy as np
+import pytest
+
+import etchpy as ep
+from etchpy import tuning
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+o, c, ln = ep.indices("o c ln")
+_AHEAD = "EP_PREFETCH(&L_vals[L_pos1[(o_c + 64)]])"
+
+
+def _tables(rng, n=40, customers=9):
+    okeys = ep.Keys(np.arange(n), name="o")
+    cust = rng.integers(0, customers, n)
+    orders = ep.table({"o": np.arange(n), "c": cust}, ["o"], keys=["c"],
+                      coding={"o": okeys}, name="O")
+    per = rng.integers(0, 4, n)                       # some orders have no line
+    lo = np.repeat(np.arange(n), per)
+    lnum = np.concatenate([np.arange(k) for k in per])
+    v = rng.random(len(lo))
+    lines = ep.table({"o": lo, "ln": lnum, "v": v}, ["o", "ln"], values=["v"],
+                     coding={"o": okeys}, name="L")
+    return orders, lines, cust, lo, v
+
+
+def _kernel(orders, lines, t):
+    F = ep.tensor("F", 1, "csf")
+    e = ep.sum((o, c, ln), F[c] * orders.var()[o, c] * lines.var("v")[o, ln])
+    return ep.compile(e, optimize=False, order=["o", "c", "ln"], tuning=t)
+
+
+def test_the_lines_of_an_order_d_on_are_prefetched_where_its_filter_passes():
+    rng = np.random.default_rng(0)
+    orders, lines, cust, lo, v = _tables(rng)
+    Fd = np.zeros(9)
+    Fd[[2, 5]] = [1.5, -2.0]
+    F = ep.Tensor.from_dense(Fd, "csf")
+    want = float(np.sum(Fd[cust[lo]] * v))
+    off = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=0))
+    assert "EP_PREFETCH(&" not in off.c_source
+    assert _AHEAD not in off.c_source
+    assert _AHEAD in _kernel(orders, lines, tuning.DEFAULT).c_source     # d = 64: C only
+    on = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=3, call_binder=False))
+    assert "(o_c + 3) < dim_o" in on.c_source and "EP_PREFETCH(&L_vals[L_pos1[(o_c + 3)]])" \
+        in on.c_source, on.c_source
+    args = dict(F=F, O=orders.tensor(), L=lines.tensor("v"))
+    assert on(**args) == pytest.approx(want, rel=1e-12)      # one C build (off's: the same
+                                                             # kernel without the if)
+
+
+def test_no_prefetch_without_a_guard_or_with_prefetch_off():
+    rng = np.random.default_rng(1)
+    orders, lines, *_ = _tables(rng)
+    e = ep.sum((o, c, ln), orders.var()[o, c] * lines.var("v")[o, ln])
+    k = ep.compile(e, optimize=False, order=["o", "c", "ln"])
+    assert _AHEAD not in k.c_source
+    noprefetch = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch=False))
+    assert _AHEAD not in noprefetch.c_source
