@@ -26,7 +26,8 @@ from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
 from .schedule import LoopParts
-from .schedule import entries, gather_sums, prefetch, size_switch, unswitch, value_prefetch
+from .schedule import (entries, far_rows, gather_sums, prefetch, size_switch, unswitch,
+                       value_prefetch)
 from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_cell_once,
                                   written_box)
 from .schedule.bounds import entries_bound, state_decls
@@ -289,8 +290,8 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body.append(target.finish())
     program = Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                       tuple(texts), target.refusals(), algorithms)
-    return value_prefetch.run(size_switch.run(gather_sums.run(program, semiring, tuning),
-                                              tuning), semiring, tuning)
+    program = size_switch.run(gather_sums.run(program, semiring, tuning), tuning)
+    return far_rows.run(value_prefetch.run(program, semiring, tuning), semiring, tuning)
 
 
 def _names_known(box, params, plan) -> bool:
