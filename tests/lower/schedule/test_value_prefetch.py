@@ -36,7 +36,7 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
     assert "ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072)" in on
     assert "EP_PREFETCH(&x_vals[A_ahead" in on and "(j_q + 64)" in on
     for off in (None, ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
-        assert "ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
+        assert "A_far = ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
 
 
 @pytest.mark.parametrize("case", ["random rows", "stencil", "rows of one", "empty"])
