@@ -73,11 +73,11 @@ class Tuning:
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
-            window_prefetch, window_prefetch_rows, check_block, hash_workspace_dim,
-            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance,
-            prefetch_span, prefetch_values, prefetch_guarded, prefetch_min_bytes,
-            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
+            window_prefetch, window_prefetch_rows, check_block, hash_workspace_dim, hash_initial,
+            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
+            prefetch_values, prefetch_guarded, prefetch_min_bytes, prefetch_index_bytes,
+            prefetch_near_share, run_ahead, run_short, run_long, run_min_entries, run_far_bytes,
+            run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -223,9 +223,8 @@ class Tuning:
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
     window_prefetch_rows: int = 16    # ... a strided window's: the entries this many rows on
-    check_block: int = 1024           # a full loop over a fused input's parents checks
-                                      # their segments this many ahead, in a flat pass
-                                      # (0: each as it opens; schedule.segment_checks)
+    check_block: int = 1024           # a full loop over a fused input's parents checks their
+                                      # segments this many ahead in a flat pass (0: as each opens)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays
@@ -241,6 +240,7 @@ class Tuning:
     run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
+    run_far_bytes: int = 1 << 15      # far gathers from more: a row's values not prefetched
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches
     piece_ahead: int = 512            # ... from this many entries past its start
     piece_short: int = 8              # ... when it has this many entries (a line of doubles)

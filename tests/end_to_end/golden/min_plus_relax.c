@@ -401,6 +401,32 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
+/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
+ * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
+ * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
+ * entries or more span more than dim / share coordinates (a random row; a
+ * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
+ * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
+ * unchecked rows (a scipy input's) give some answer, never a wrong read. */
+static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
+                           int64_t dim, int64_t share, int64_t least)
+{
+    if (dim < least || n <= 0 || share <= 0)
+        return 0;
+    const int64_t lo = pos[0], hi = pos[n];
+    int64_t k = 0, far = 0;
+    for (int64_t run = 1; run < 8; run += 2) {
+        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
+            const int64_t s = pos[i], e = pos[i + 1];
+            if (!(lo <= s && s + 1 < e && e <= hi))
+                continue;
+            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
+            k++;
+            far += span < 0 || span > dim / share;
+        }
+    }
+    return 2 * far > k && k > 0 ? 1 : 0;
+}
 
 void min_plus_relax_free(void *p) { ep_release(p); }
 
@@ -422,6 +448,7 @@ int min_plus_relax(
     if (W_dim0 != dim_u) return 2;
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
+    const int64_t W_far_rows = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 4096);
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
     if (524288 <= W_pos1[W_dim1]) {
         if (W_gather) {
@@ -441,7 +468,9 @@ int min_plus_relax(
                 u_q_1 = W_pos1[v_c];
                 u_end_1 = W_pos1[(v_c + 1)];
                 EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                if (!W_far_rows) {
+                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                }
                 if (32 <= (u_end_1 - u_q_1)) {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;
@@ -504,7 +533,9 @@ int min_plus_relax(
                 u_q_1 = W_pos1[v_c];
                 u_end_1 = W_pos1[(v_c + 1)];
                 EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                if (!W_far_rows) {
+                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                }
                 if (32 <= (u_end_1 - u_q_1)) {
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;

@@ -331,6 +331,32 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
+/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
+ * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
+ * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
+ * entries or more span more than dim / share coordinates (a random row; a
+ * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
+ * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
+ * unchecked rows (a scipy input's) give some answer, never a wrong read. */
+static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
+                           int64_t dim, int64_t share, int64_t least)
+{
+    if (dim < least || n <= 0 || share <= 0)
+        return 0;
+    const int64_t lo = pos[0], hi = pos[n];
+    int64_t k = 0, far = 0;
+    for (int64_t run = 1; run < 8; run += 2) {
+        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
+            const int64_t s = pos[i], e = pos[i + 1];
+            if (!(lo <= s && s + 1 < e && e <= hi))
+                continue;
+            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
+            k++;
+            far += span < 0 || span > dim / share;
+        }
+    }
+    return 2 * far > k && k > 0 ? 1 : 0;
+}
 /* The body of each loop split across threads is a function of its own, kept
  * out of line: its arrays are restrict parameters and its scalars values, so it
  * compiles as a serial kernel's loop does. */
@@ -348,6 +374,7 @@ static EP_NOINLINE ep_val_t ep_rows_0(
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const int64_t A_dim1,
+    const int64_t A_far_rows,
     const int64_t A_gather,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
@@ -377,7 +404,9 @@ static EP_NOINLINE ep_val_t ep_rows_0(
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
                 EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                if (!A_far_rows) {
+                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                }
                 if (32 <= (j_end - j_q)) {
                     if (A_gather) {
                         acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
@@ -432,6 +461,7 @@ static EP_NOINLINE ep_val_t ep_rows_1(
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const int64_t A_dim1,
+    const int64_t A_far_rows,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
     const int64_t dim_i,
@@ -460,7 +490,9 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
                 EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                if (!A_far_rows) {
+                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                }
                 if (32 <= (j_end - j_q)) {
                     int64_t j_q_bad_2 = 0;
                     while (j_q < j_end) {
@@ -634,6 +666,7 @@ int reduction_threads(
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
+    const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
@@ -654,7 +687,7 @@ int reduction_threads(
                     const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
                     const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
                     acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
-                            A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
+                            A_far_rows, A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
@@ -678,7 +711,7 @@ int reduction_threads(
                     const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
                     const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
                     acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
-                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                            A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];

@@ -331,6 +331,32 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
 }
 #endif
 
+/* Whether a level's segments are far (imp.GatherPick with crd): 0 when dim <
+ * least; else samples at most 32 segments, four runs of eight from 1/8, 3/8,
+ * 5/8 and 7/8 of the way, and gives 1 when more than half of those with two
+ * entries or more span more than dim / share coordinates (a random row; a
+ * stencil's or a mesh's rows are near). It reads pos[0..n] and crd only at
+ * positions inside [pos[0], pos[n]), which the runtime checks lie inside crd;
+ * unchecked rows (a scipy input's) give some answer, never a wrong read. */
+static int64_t ep_far_pick(const ep_idx_t *pos, const ep_idx_t *crd, int64_t n,
+                           int64_t dim, int64_t share, int64_t least)
+{
+    if (dim < least || n <= 0 || share <= 0)
+        return 0;
+    const int64_t lo = pos[0], hi = pos[n];
+    int64_t k = 0, far = 0;
+    for (int64_t run = 1; run < 8; run += 2) {
+        for (int64_t i = run * (n / 8), t = 0; t < 8 && i < n; i++, t++) {
+            const int64_t s = pos[i], e = pos[i + 1];
+            if (!(lo <= s && s + 1 < e && e <= hi))
+                continue;
+            const int64_t span = (int64_t)crd[e - 1] - (int64_t)crd[s];
+            k++;
+            far += span < 0 || span > dim / share;
+        }
+    }
+    return 2 * far > k && k > 0 ? 1 : 0;
+}
 
 void spmv_free(void *p) { ep_release(p); }
 
@@ -352,6 +378,7 @@ int spmv(
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
     int64_t input_bad = 0;
+    const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
@@ -381,7 +408,9 @@ int spmv(
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    if (!A_far_rows) {
+                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    }
                     if (32 <= (j_end - j_q)) {
                         if (A_gather) {
                             acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
@@ -443,7 +472,9 @@ int spmv(
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    if (!A_far_rows) {
+                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                    }
                     if (32 <= (j_end - j_q)) {
                         while (j_q < j_end) {
                             int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
