@@ -25,8 +25,7 @@ from .outputs import make_output, output_mode
 from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
-from .schedule import (LoopParts, entries, far_rows, gather_sums, guard_prefetch, prefetch,
-                       size_switch, unswitch, value_prefetch)
+from .schedule import LoopParts, entries, prefetch, unswitch
 from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_cell_once,
                                   written_box)
 from .schedule.bounds import entries_bound, state_decls
@@ -289,9 +288,7 @@ def lower_plan(plan: planning.Plan, semiring, tensors: dict, out_format: Format 
     body.append(target.finish())
     program = Program(tuple(params + out_params), seq(*body), output, plan, tuple(dims),
                       tuple(texts), target.refusals(), algorithms)
-    program = gather_sums.run(guard_prefetch.run(program, tuning), semiring, tuning)
-    program = value_prefetch.run(size_switch.run(program, tuning), semiring, tuning)
-    return far_rows.run(program, semiring, tuning)
+    return schedule.finish(program, semiring, tuning)
 
 
 def _names_known(box, params, plan) -> bool:

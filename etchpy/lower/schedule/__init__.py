@@ -15,14 +15,16 @@ are tried at each of their points:
     level  the loops of one stream level inside a nest: run(em, s, ctx)
     loop   the form of one loop whose parts are worked out (`LoopParts`):
            run(em, s, parts) -> the loop's statements or None
+    program  the whole lowered program: run(program, semiring, tuning) ->
+           the program rewritten (`finish` runs them in order)
 
-At the group point every pass whose switch is on runs, in order, and sees
-the claims made before it; at the others the first pass whose switch is on and
+At the group and program points every pass whose switch is on runs, in
+order (at the group point each sees the claims made before it); at the others the first pass whose switch is on and
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
-The guarded fibres' prefetch (guard_prefetch) and the gathered sums
-(gather_sums) rewrite the whole program once it is lowered
-(lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
+The program point's passes (guarded fibres' prefetch, gathered sums, the size
+switch, gathered values' prefetch, far rows' values) rewrite the whole program
+once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
 (pipeline.Compiled.checked) and the runtime runs where an input was bound
 without its full check.
@@ -76,9 +78,10 @@ class Pass:
     run: Callable
 
 
-from . import (blas, blocks, fuse_temps, fused_rows, khatri_rao,  # noqa: E402 - they
-               phases, pieces, prefetch, row_blocks, row_streams, run_sums, threads,
-               unswitch, window_walks)  # need no name above
+from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+               guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks, row_streams,
+               run_sums, size_switch, threads, unswitch, value_prefetch,
+               window_walks)  # they need no name above
 
 PASSES = (
     Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
@@ -95,6 +98,13 @@ PASSES = (
     Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
+    Pass("guarded fibres prefetched", "prefetch", "program",
+         lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
+    Pass("gathered sums", "gather_sums", "program", gather_sums.run),
+    Pass("size switch", "size_switch", "program",
+         lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
+    Pass("gathered values prefetched", "prefetch", "program", value_prefetch.run),
+    Pass("far rows' values", "prefetch", "program", far_rows.run),
 )
 
 
@@ -102,3 +112,11 @@ def at(point: str, tuning) -> tuple:
     """The passes of `point` whose switch `tuning` has on, in their order."""
     on = vars(tuning)
     return tuple(p for p in PASSES if p.at == point and on[p.switch])
+
+
+def finish(program, semiring, tuning):
+    """`program` rewritten by the program point's passes whose switch `tuning` has
+    on, in their order."""
+    for p in at("program", tuning):
+        program = p.run(program, semiring, tuning)
+    return program

@@ -9,7 +9,7 @@ import etchpy as ep
 from etchpy import tuning
 from etchpy.lower import schedule
 
-POINTS = ("group", "call", "step", "level", "loop")
+POINTS = ("group", "call", "step", "level", "loop", "program")
 
 
 def test_each_pass_names_a_point_and_a_boolean_switch():
