@@ -73,7 +73,7 @@ def test_intersection_picks_merge_or_gallop_per_segment_pair():
 @pytest.mark.parametrize("semiring", ["real", "min_plus"])
 def test_short_segments_intersect_at_once(index_dtype, semiring):
     """An innermost intersection of two segments of at most 4 entries is found
-    with one all-pairs compare (SSE2 for int32, AVX2 for int64, the merge
+    with one all-pairs compare (SSE2 for int32, SSE4.2 for int64, the merge
     elsewhere). Lanes past a segment's end hold the next segment's coordinates,
     which must not match: A∘B below is empty, though row 0 of A holds 1, row 0
     of B holds 2 and row 1 of each starts with the other's. The same programs
@@ -141,7 +141,7 @@ def test_short_intersections_equal_reference(seed, semiring, index_dtype, shape,
 
 
 def test_short_intersections_without_simd_merge(monkeypatch):
-    """Built without AVX2 (CFLAGS=-O2), the int64 kernel has no all-pairs compare
+    """Built without SSE4.2 (CFLAGS=-O2), the int64 kernel has no all-pairs compare
     and its short way is the two-finger merge: the same results."""
     monkeypatch.setenv("CFLAGS", "-O2")
     B = ep.tensor("B", 2, format="csr")
