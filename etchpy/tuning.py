@@ -231,7 +231,7 @@ class Tuning:
     first_capacity_limit: int = 1 << 24  # a larger bound is not trusted for the first allocation
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
-    prefetch_values: int = 0          # states ahead a gathered value (x[j]) is prefetched: 64
+    prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index

@@ -81,21 +81,24 @@ def _full(before, loop):
 
 def _full_arms(before, stmt, bounds: set[str]) -> list | None:
     """[(loop, counter)] when `before; stmt` is a full loop over one of `bounds`,
-    or `before; if (t) loop1 else loop2` with each arm a full loop after `before`
-    (lower.schedule.size_switch switches a loop apart from its counter's start;
-    the test assigns nothing, so each arm starts at 0 too); else None."""
-    arms = [stmt]
-    if isinstance(stmt, If) and stmt.else_ is not None:
-        arms = [_single(stmt.then), _single(stmt.else_)]
-    got = [(a, _full(before, a)) for a in arms]
+    or `before; if (t) A else B` with each arm a full loop after `before` or
+    itself such an if (`_arms`: lower.schedule.size_switch switches a loop apart
+    from its counter's start, and value_prefetch switches the large way again
+    on its far pick; tests assign nothing, so each arm starts at 0 too); else
+    None."""
+    got = [(a, _full(before, a)) for a in _arms(stmt)]
     if all(g and g[1] in bounds for _, g in got):
         return [(a, g[0]) for a, g in got]
     return None
 
 
-def _single(stmt):
-    """The one statement of a Seq of one, else stmt."""
-    return stmt.stmts[0] if isinstance(stmt, Seq) and len(stmt.stmts) == 1 else stmt
+def _arms(stmt) -> list:
+    """The leaves of stmt read as a tree of ifs with both arms (a Seq of one
+    read as its statement), in order; [stmt] when it is no such if."""
+    stmt = stmt.stmts[0] if isinstance(stmt, Seq) and len(stmt.stmts) == 1 else stmt
+    if isinstance(stmt, If) and stmt.else_ is not None:
+        return _arms(stmt.then) + _arms(stmt.else_)
+    return [stmt]
 
 
 def _window(loop, pos: str):

@@ -449,6 +449,7 @@ int min_plus_relax(
     if (x_dim0 != dim_v) return 2;
     int64_t input_error = 0;
     const int64_t W_far_rows = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 4096);
+    const int64_t W_far = ep_far_pick(W_pos1, W_crd1, W_dim1, W_dim0, 8, 131072);
     const int64_t W_gather = ep_gather_pick(W_pos1, W_dim1);
     if (524288 <= W_pos1[W_dim1]) {
         if (W_gather) {
@@ -524,52 +525,89 @@ int min_plus_relax(
             int64_t v_c_2 = 0;
             v_c = 0;
             v_c_2 = 0;
-            while (v_c < dim_v) {
-                int64_t v_ = v_c;
-                ep_val_t cell = INFINITY;
-                /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                int64_t u_q_1 = 0;
-                int64_t u_end_1 = 0;
-                u_q_1 = W_pos1[v_c];
-                u_end_1 = W_pos1[(v_c + 1)];
-                EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
-                if (!W_far_rows) {
-                    EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
-                }
-                if (32 <= (u_end_1 - u_q_1)) {
+            if (W_far) {
+                while (v_c < dim_v) {
+                    int64_t v_ = v_c;
+                    ep_val_t cell = INFINITY;
+                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t u_q_1 = 0;
+                    int64_t u_end_1 = 0;
+                    u_q_1 = W_pos1[v_c];
+                    u_end_1 = W_pos1[(v_c + 1)];
+                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                    if (!W_far_rows) {
+                        EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                    }
                     if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
                         input_error = 4;
                         u_end_1 = u_q_1;
                     }
                     while (u_q_1 < u_end_1) {
                         if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
-                        EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                        EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
-                        cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
-                        u_q_1 = (u_q_1 + 1);
-                    }
-                    if (u_q_1 < u_end_1) {
-                        input_error = 4;
-                    }
-                } else {
-                    if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
-                        input_error = 4;
-                        u_end_1 = u_q_1;
-                    }
-                    while (u_q_1 < u_end_1) {
+                        if ((u_q_1 + 64) < W_pos1[W_dim1]) {
+                            int64_t W_ahead = (((uint64_t)W_crd1[(u_q_1 + 64)] < (uint64_t)W_dim0) ? W_crd1[(u_q_1 + 64)] : 0);
+                            EP_PREFETCH(&x_vals[W_ahead]);
+                        }
                         EP_OPAQUE(u_q_1);
-                        if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
                         cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
                         u_q_1 = (u_q_1 + 1);
                     }
                     if (u_q_1 < u_end_1) {
                         input_error = 4;
                     }
+                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                    out[v_] = cell;
+                    v_c = (v_c + 1);
+                    v_c_2 = (v_c_2 + 1);
                 }
-                cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
-                out[v_] = cell;
-                v_c = (v_c + 1);
-                v_c_2 = (v_c_2 + 1);
+            } else {
+                while (v_c < dim_v) {
+                    int64_t v_ = v_c;
+                    ep_val_t cell = INFINITY;
+                    /* Σ u: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t u_q_1 = 0;
+                    int64_t u_end_1 = 0;
+                    u_q_1 = W_pos1[v_c];
+                    u_end_1 = W_pos1[(v_c + 1)];
+                    EP_PREFETCH_AHEAD(&W_crd1[u_q_1], 256);
+                    if (!W_far_rows) {
+                        EP_PREFETCH_AHEAD(&W_vals[u_q_1], 256);
+                    }
+                    if (32 <= (u_end_1 - u_q_1)) {
+                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                            input_error = 4;
+                            u_end_1 = u_q_1;
+                        }
+                        while (u_q_1 < u_end_1) {
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            EP_PREFETCH(&W_crd1[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            EP_PREFETCH(&W_vals[ep_min((u_q_1 + 256), W_pos1[W_dim1])]);
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    } else {
+                        if (((uint64_t)u_end_1 < (uint64_t)u_q_1) || ((uint64_t)W_pos1[W_dim1] < (uint64_t)u_end_1)) {
+                            input_error = 4;
+                            u_end_1 = u_q_1;
+                        }
+                        while (u_q_1 < u_end_1) {
+                            EP_OPAQUE(u_q_1);
+                            if (!((uint64_t)W_crd1[u_q_1] < (uint64_t)W_dim0)) break;
+                            cell = ((cell < (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1]) ? cell : (x_vals[W_crd1[u_q_1]] + W_vals[u_q_1])));
+                            u_q_1 = (u_q_1 + 1);
+                        }
+                        if (u_q_1 < u_end_1) {
+                            input_error = 4;
+                        }
+                    }
+                    cell = ((cell < x_vals[v_c_2] ? cell : x_vals[v_c_2]));
+                    out[v_] = cell;
+                    v_c = (v_c + 1);
+                    v_c_2 = (v_c_2 + 1);
+                }
             }
         }
     } else {

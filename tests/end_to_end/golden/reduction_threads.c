@@ -493,33 +493,21 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                 if (!A_far_rows) {
                     EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
                 }
-                if (32 <= (j_end - j_q)) {
-                    int64_t j_q_bad_2 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
-                        j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
-                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
-                        j_q = (j_q + 1);
+                int64_t j_q_bad_2 = 0;
+                while (j_q < j_end) {
+                    int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                    int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
+                    j_q_bad_2 = (j_q_bad_2 + !j_q_ok_2);
+                    if ((j_q + 64) < A_pos1[A_dim0]) {
+                        int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                        EP_PREFETCH(&x_vals[A_ahead]);
                     }
-                    if (j_q_bad_2 != 0) {
-                        input_error = 4;
-                    }
-                } else {
-                    int64_t j_q_bad_3 = 0;
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
-                        j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
-                        EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
-                        j_q = (j_q + 1);
-                    }
-                    if (j_q_bad_3 != 0) {
-                        input_error = 4;
-                    }
+                    EP_OPAQUE(j_q);
+                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
+                    j_q = (j_q + 1);
+                }
+                if (j_q_bad_2 != 0) {
+                    input_error = 4;
                 }
                 i_c = (i_c + 1);
             }
@@ -537,7 +525,7 @@ static EP_NOINLINE ep_val_t ep_rows_2(
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const int64_t A_dim1,
-    const int64_t A_gather,
+    const int64_t A_far_rows,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
     const int64_t dim_i,
@@ -565,9 +553,24 @@ static EP_NOINLINE ep_val_t ep_rows_2(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                if (A_gather) {
-                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                    j_q = j_end;
+                EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                if (!A_far_rows) {
+                    EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                }
+                if (32 <= (j_end - j_q)) {
+                    int64_t j_q_bad_3 = 0;
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
+                        j_q_bad_3 = (j_q_bad_3 + !j_q_ok_3);
+                        EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q_bad_3 != 0) {
+                        input_error = 4;
+                    }
                 } else {
                     int64_t j_q_bad_4 = 0;
                     while (j_q < j_end) {
@@ -598,6 +601,7 @@ static EP_NOINLINE ep_val_t ep_rows_3(
     const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const int64_t A_dim1,
+    const int64_t A_gather,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
     const int64_t dim_i,
@@ -625,16 +629,76 @@ static EP_NOINLINE ep_val_t ep_rows_3(
                 int64_t j_end = 0;
                 j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
-                int64_t j_q_bad_5 = 0;
+                if (A_gather) {
+                    acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                    j_q = j_end;
+                } else {
+                    int64_t j_q_bad_5 = 0;
+                    while (j_q < j_end) {
+                        int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
+                        j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
+                        EP_OPAQUE(j_q);
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                        j_q = (j_q + 1);
+                    }
+                    if (j_q_bad_5 != 0) {
+                        input_error = 4;
+                    }
+                }
+                i_c = (i_c + 1);
+            }
+        }
+    }
+    *input_error_slot = input_error;
+    return acc;
+}
+
+/* Rows [lo, hi) of the loop over i_c_b_4 split across threads. */
+static EP_NOINLINE ep_val_t ep_rows_4(
+    int64_t lo,
+    int64_t hi,
+    int64_t *restrict input_error_slot,
+    const ep_idx_t *restrict A_crd1,
+    const int64_t A_dim0,
+    const int64_t A_dim1,
+    const ep_idx_t *restrict A_pos1,
+    const ep_val_t *restrict A_vals,
+    const int64_t dim_i,
+    const int64_t i_c_size_4,
+    const ep_val_t *restrict x_vals)
+{
+    ep_val_t acc = 0.0;
+    int64_t input_error = 0;
+    for (int64_t i_c_b_4 = lo; i_c_b_4 < hi; i_c_b_4++) {
+        int64_t i_c_lo_4 = (i_c_b_4 * i_c_size_4);
+        int64_t i_c_block_4 = ep_min((i_c_lo_4 + i_c_size_4), dim_i);
+        int64_t i_c_r_4 = i_c_lo_4;
+        int i_c_bad_4 = (((0 | (A_pos1[i_c_lo_4] < 0)) | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_4]));
+        while (i_c_r_4 < i_c_block_4) {
+            i_c_bad_4 = (i_c_bad_4 | (A_pos1[(i_c_r_4 + 1)] < A_pos1[i_c_r_4]));
+            i_c_r_4 = (i_c_r_4 + 1);
+        }
+        if (i_c_bad_4 != 0) {
+            input_error = 4;
+        } else {
+            int64_t i_c = i_c_lo_4;
+            while (i_c < i_c_block_4) {
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = A_pos1[i_c];
+                j_end = A_pos1[(i_c + 1)];
+                int64_t j_q_bad_6 = 0;
                 while (j_q < j_end) {
-                    int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                    int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
-                    j_q_bad_5 = (j_q_bad_5 + !j_q_ok_5);
+                    int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                    int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
+                    j_q_bad_6 = (j_q_bad_6 + !j_q_ok_6);
                     EP_OPAQUE(j_q);
-                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
                     j_q = (j_q + 1);
                 }
-                if (j_q_bad_5 != 0) {
+                if (j_q_bad_6 != 0) {
                     input_error = 4;
                 }
                 i_c = (i_c + 1);
@@ -667,6 +731,7 @@ int reduction_threads(
     if (x_dim0 != dim_j) return 2;
     int64_t input_error = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
+    const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
@@ -697,53 +762,51 @@ int reduction_threads(
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-            int64_t i_c_size_1 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-            {
-                const int64_t i_c_b_1_first = 0, i_c_b_1_n = ((dim_i + (i_c_size_1 - 1)) / i_c_size_1) - i_c_b_1_first;
-                /* about 16 blocks of rows per thread */
-                const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
-                ep_val_t acc_part[32];
-                int64_t input_error_slots[32];
+            if (A_far) {
+                int64_t i_c_size_1 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+                {
+                    const int64_t i_c_b_1_first = 0, i_c_b_1_n = ((dim_i + (i_c_size_1 - 1)) / i_c_size_1) - i_c_b_1_first;
+                    /* about 16 blocks of rows per thread */
+                    const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
+                    ep_val_t acc_part[32];
+                    int64_t input_error_slots[32];
     #ifdef _OPENMP
-                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
-                    const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
-                    const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
-                    acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
-                            A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                    for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
+                        const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
+                        const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
+                        acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
+                                A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                    }
+                    for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
+                    for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
                 }
-                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
-                for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+            } else {
+                int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+                {
+                    const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
+                    /* about 16 blocks of rows per thread */
+                    const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
+                    ep_val_t acc_part[32];
+                    int64_t input_error_slots[32];
+    #ifdef _OPENMP
+                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+    #endif
+                    for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
+                        const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
+                        const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
+                        acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
+                                A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
+                    }
+                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
+                    for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+                }
             }
             out[0] = acc;
         }
     } else {
         if (A_gather) {
-            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
-            ep_val_t acc = 0.0;
-            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
-            int64_t i_c_size_2 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
-            {
-                const int64_t i_c_b_2_first = 0, i_c_b_2_n = ((dim_i + (i_c_size_2 - 1)) / i_c_size_2) - i_c_b_2_first;
-                /* about 16 blocks of rows per thread */
-                const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
-                ep_val_t acc_part[32];
-                int64_t input_error_slots[32];
-    #ifdef _OPENMP
-                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
-    #endif
-                for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
-                    const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
-                    const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
-                    acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
-                            A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
-                }
-                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
-                for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
-            }
-            out[0] = acc;
-        } else {
             /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
             ep_val_t acc = 0.0;
             /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
@@ -761,10 +824,34 @@ int reduction_threads(
                     const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
                     const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
                     acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
-                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
+                            A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+            }
+            out[0] = acc;
+        } else {
+            /* out[] ⊕= Σ_{i,j} A[i,j]·x[j]   order (i, j) */
+            ep_val_t acc = 0.0;
+            /* Σ i: locate; locate into [jump], split across 2 threads, one accumulator per block */
+            int64_t i_c_size_4 = ep_max(1, ep_min(1024, ((dim_i + 31) / 32)));
+            {
+                const int64_t i_c_b_4_first = 0, i_c_b_4_n = ((dim_i + (i_c_size_4 - 1)) / i_c_size_4) - i_c_b_4_first;
+                /* about 16 blocks of rows per thread */
+                const int64_t i_c_b_4_blocks = ep_max(1, ep_min(i_c_b_4_n, 32));
+                ep_val_t acc_part[32];
+                int64_t input_error_slots[32];
+    #ifdef _OPENMP
+                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+    #endif
+                for (int64_t i_c_b_4_b = 0; i_c_b_4_b < i_c_b_4_blocks; i_c_b_4_b++) {
+                    const int64_t i_c_b_4_lo = i_c_b_4_first + i_c_b_4_n * i_c_b_4_b / i_c_b_4_blocks;
+                    const int64_t i_c_b_4_hi = i_c_b_4_first + i_c_b_4_n * (i_c_b_4_b + 1) / i_c_b_4_blocks;
+                    acc_part[i_c_b_4_b] = ep_rows_4(i_c_b_4_lo, i_c_b_4_hi, &input_error_slots[i_c_b_4_b], A_crd1, A_dim0,
+                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_4, x_vals);
+                }
+                for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) acc = acc + acc_part[b_];
+                for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
             }
             out[0] = acc;
         }

@@ -379,6 +379,7 @@ int spmv(
     int64_t input_error = 0;
     int64_t input_bad = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
+    const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
     const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
@@ -450,101 +451,102 @@ int spmv(
             /* i: locate; locate into [jump] */
             int64_t i_c = 0;
             i_c = 0;
-            while (i_c < dim_i) {
-                int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
-                int64_t i_c_r_1 = i_c;
-                int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
-                while (i_c_r_1 < i_c_block_1) {
-                    i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
-                    i_c_r_1 = (i_c_r_1 + 1);
-                }
-                if (i_c_bad_1 != 0) {
-                    input_error = 4;
-                    i_c_block_1 = i_c;
-                    i_c = dim_i;
-                }
-                while (i_c < i_c_block_1) {
-                    int64_t i_ = i_c;
-                    ep_val_t acc = 0.0;
-                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t j_q = 0;
-                    int64_t j_end = 0;
-                    j_q = A_pos1[i_c];
-                    j_end = A_pos1[(i_c + 1)];
-                    EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
-                    if (!A_far_rows) {
-                        EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+            if (A_far) {
+                while (i_c < dim_i) {
+                    int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+                    int64_t i_c_r_1 = i_c;
+                    int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
+                    while (i_c_r_1 < i_c_block_1) {
+                        i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
+                        i_c_r_1 = (i_c_r_1 + 1);
                     }
-                    if (32 <= (j_end - j_q)) {
+                    if (i_c_bad_1 != 0) {
+                        input_error = 4;
+                        i_c_block_1 = i_c;
+                        i_c = dim_i;
+                    }
+                    while (i_c < i_c_block_1) {
+                        int64_t i_ = i_c;
+                        ep_val_t acc = 0.0;
+                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                        int64_t j_q = 0;
+                        int64_t j_end = 0;
+                        j_q = A_pos1[i_c];
+                        j_end = A_pos1[(i_c + 1)];
+                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                        if (!A_far_rows) {
+                            EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                        }
                         while (j_q < j_end) {
                             int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
                             int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
                             input_bad = (input_bad + !j_q_ok_2);
-                            EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                            EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                            if ((j_q + 64) < A_pos1[A_dim0]) {
+                                int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
+                                EP_PREFETCH(&x_vals[A_ahead]);
+                            }
+                            EP_OPAQUE(j_q);
                             acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                             j_q = (j_q + 1);
                         }
-                    } else {
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
-                            input_bad = (input_bad + !j_q_ok_3);
-                            EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
-                            j_q = (j_q + 1);
-                        }
+                        out[i_] = acc;
+                        i_c = (i_c + 1);
                     }
-                    out[i_] = acc;
-                    i_c = (i_c + 1);
+                }
+            } else {
+                while (i_c < dim_i) {
+                    int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
+                    int64_t i_c_r_2 = i_c;
+                    int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
+                    while (i_c_r_2 < i_c_block_2) {
+                        i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
+                        i_c_r_2 = (i_c_r_2 + 1);
+                    }
+                    if (i_c_bad_2 != 0) {
+                        input_error = 4;
+                        i_c_block_2 = i_c;
+                        i_c = dim_i;
+                    }
+                    while (i_c < i_c_block_2) {
+                        int64_t i_ = i_c;
+                        ep_val_t acc = 0.0;
+                        /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                        int64_t j_q = 0;
+                        int64_t j_end = 0;
+                        j_q = A_pos1[i_c];
+                        j_end = A_pos1[(i_c + 1)];
+                        EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
+                        if (!A_far_rows) {
+                            EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
+                        }
+                        if (32 <= (j_end - j_q)) {
+                            while (j_q < j_end) {
+                                int64_t j_q_ok_3 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_3 = (j_q_ok_3 ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok_3);
+                                EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_3]));
+                                j_q = (j_q + 1);
+                            }
+                        } else {
+                            while (j_q < j_end) {
+                                int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok_4);
+                                EP_OPAQUE(j_q);
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
+                                j_q = (j_q + 1);
+                            }
+                        }
+                        out[i_] = acc;
+                        i_c = (i_c + 1);
+                    }
                 }
             }
         }
     } else {
         if (A_gather) {
-            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
-            /* i: locate; locate into [jump] */
-            int64_t i_c = 0;
-            i_c = 0;
-            while (i_c < dim_i) {
-                int64_t i_c_block_2 = ep_min((i_c + 1024), dim_i);
-                int64_t i_c_r_2 = i_c;
-                int i_c_bad_2 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_2]));
-                while (i_c_r_2 < i_c_block_2) {
-                    i_c_bad_2 = (i_c_bad_2 | (A_pos1[(i_c_r_2 + 1)] < A_pos1[i_c_r_2]));
-                    i_c_r_2 = (i_c_r_2 + 1);
-                }
-                if (i_c_bad_2 != 0) {
-                    input_error = 4;
-                    i_c_block_2 = i_c;
-                    i_c = dim_i;
-                }
-                while (i_c < i_c_block_2) {
-                    int64_t i_ = i_c;
-                    ep_val_t acc = 0.0;
-                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t j_q = 0;
-                    int64_t j_end = 0;
-                    j_q = A_pos1[i_c];
-                    j_end = A_pos1[(i_c + 1)];
-                    if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
-                        j_q = j_end;
-                    } else {
-                        while (j_q < j_end) {
-                            int64_t j_q_ok_4 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_4 = (j_q_ok_4 ? A_crd1[j_q] : 0);
-                            input_bad = (input_bad + !j_q_ok_4);
-                            EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_4]));
-                            j_q = (j_q + 1);
-                        }
-                    }
-                    out[i_] = acc;
-                    i_c = (i_c + 1);
-                }
-            }
-        } else {
             /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
             /* i: locate; locate into [jump] */
             int64_t i_c = 0;
@@ -570,12 +572,55 @@ int spmv(
                     int64_t j_end = 0;
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
+                    if (A_gather) {
+                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        j_q = j_end;
+                    } else {
+                        while (j_q < j_end) {
+                            int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                            int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
+                            input_bad = (input_bad + !j_q_ok_5);
+                            EP_OPAQUE(j_q);
+                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                            j_q = (j_q + 1);
+                        }
+                    }
+                    out[i_] = acc;
+                    i_c = (i_c + 1);
+                }
+            }
+        } else {
+            /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */
+            /* i: locate; locate into [jump] */
+            int64_t i_c = 0;
+            i_c = 0;
+            while (i_c < dim_i) {
+                int64_t i_c_block_4 = ep_min((i_c + 1024), dim_i);
+                int64_t i_c_r_4 = i_c;
+                int i_c_bad_4 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_4]));
+                while (i_c_r_4 < i_c_block_4) {
+                    i_c_bad_4 = (i_c_bad_4 | (A_pos1[(i_c_r_4 + 1)] < A_pos1[i_c_r_4]));
+                    i_c_r_4 = (i_c_r_4 + 1);
+                }
+                if (i_c_bad_4 != 0) {
+                    input_error = 4;
+                    i_c_block_4 = i_c;
+                    i_c = dim_i;
+                }
+                while (i_c < i_c_block_4) {
+                    int64_t i_ = i_c;
+                    ep_val_t acc = 0.0;
+                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                    int64_t j_q = 0;
+                    int64_t j_end = 0;
+                    j_q = A_pos1[i_c];
+                    j_end = A_pos1[(i_c + 1)];
                     while (j_q < j_end) {
-                        int64_t j_q_ok_5 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_5 = (j_q_ok_5 ? A_crd1[j_q] : 0);
-                        input_bad = (input_bad + !j_q_ok_5);
+                        int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                        int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
+                        input_bad = (input_bad + !j_q_ok_6);
                         EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_5]));
+                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
                         j_q = (j_q + 1);
                     }
                     out[i_] = acc;

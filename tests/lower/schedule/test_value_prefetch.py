@@ -3,6 +3,8 @@ a walk summing vals[q]·x[crd[q]] also prefetches x[crd[q + d]] where the call's
 pick (imp.GatherPick with crd, C's ep_far_pick) finds the rows far and x large.
 proofs_notes/gather_sums.md "Gathered values prefetched": the hint read stays in crd, the
 prefetched address inside x, and the pick and the prefetch change no result."""
+import re
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,7 +15,7 @@ from etchpy.errors import InputError
 from tuned import on_interpreter
 
 SPMV = "y[i] = A[i,j] * x[j]"
-ON = ep.Tuning(prefetch_values=64)          # off by default (docs/performance.md)
+ON = ep.Tuning(prefetch_values=64)          # the default since session 43
 # x of any size large enough, and A too (the copy is made where size_switch's test holds)
 SMALL = ON.with_(prefetch_min_bytes=0, run_min_entries=0)
 
@@ -39,9 +41,33 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
     # one more loop nest, not a second body: the scalar way at large sizes, its
     # long and short rows one loop (the lanes' ways and small sizes as they were)
     assert on.count("x_vals[A_ahead") == 1 and "if (A_far) {" in on
-    assert on.count("ep_gather_sum(acc") == text(None).count("ep_gather_sum(acc")
-    for off in (None, ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
+    assert on == text(None)                                 # the default
+    lanes = text(ON.with_(prefetch_values=0)).count("ep_gather_sum(acc")
+    assert on.count("ep_gather_sum(acc") == lanes
+    for off in (ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
         assert "A_far = ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
+
+
+GUARD = re.compile(r"\(uint64_t\)\w*_end\w* < \(uint64_t\)\w*_q")   # a segment's own guard
+
+
+@pytest.mark.parametrize("options", [{}, {"semiring": "integer"}, {"threads": 2},
+                                     {"tuning": {"gather_sums": False}}])
+def test_each_way_of_the_far_pick_keeps_its_rows_checked_ahead(options):
+    """A row loop checked a block ahead (lower.schedule.segment_checks) with the
+    knob off is checked ahead in both ways of the far pick with it on: the copy
+    is one more full loop (the pick assigns nothing), not a loop whose segments
+    fall back to a guard each (proofs_notes/gather_sums.md)."""
+    def kernel(values):
+        o = {"formats": {"A": "csr"}, **options}
+        o["tuning"] = {**o.get("tuning", {}), "prefetch_values": values, "check_block": 1024}
+        c = ep.compile(SPMV, **o).source("int32_t").c
+        c = c[min(c.find(f) % len(c) for f in ("static EP_NOINLINE", "int etchpy_kernel(")):]
+        return c, len(re.findall(r"\bint \w+_bad\w* = ", c))     # a block's scan flag each
+    (off, blocks), (on, more) = kernel(0), kernel(64)
+    assert re.search(r"if \(\w+_far\) \{", on) and "_ahead" in on and "_far)" not in off
+    assert blocks >= 1 and more == blocks + 1, (blocks, more)
+    assert not GUARD.search(off) and not GUARD.search(on)
 
 
 @pytest.mark.parametrize("case", ["random rows", "stencil", "rows of one", "empty"])
@@ -68,6 +94,18 @@ def test_a_bad_coordinate_ahead_or_here_is_refused_not_read(bad):
     kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=SMALL)
     with pytest.raises(InputError, match="A"):
         kern(A=A, x=np.ones(A.shape[1]))
+
+
+def test_a_decreasing_indptr_is_refused_on_the_far_way():
+    """The far way's row loop checks its blocks of indptr ahead as the other
+    way does (random rows: the pick takes the far way)."""
+    A = random_rows().astype(np.int64)
+    x = np.arange(A.shape[1], dtype=A.dtype)
+    kern = ep.compile(SPMV, formats={"A": "csr"}, semiring="integer", tuning=SMALL)
+    np.testing.assert_array_equal(kern(A=A, x=x), A @ x)
+    A.indptr[200] = A.indptr[201] + 1
+    with pytest.raises(InputError, match="A"):
+        kern(A=A, x=x)
 
 
 def test_the_interpreter_runs_the_prefetching_walk_in_bounds():
