@@ -3,9 +3,13 @@
 Σ over a window walk of a compressed level whose ready value is
 `vals[q] ⊗ x[c]` (a windowed SpMV's row), run in two passes where the call's
 far pick (imp.GatherPick with crd: ep_far_pick over the level's segments)
-finds the rows far and the window's x holds from 1/8 of
-tuning.prefetch_min_bytes (smaller, it stays in L2 and the walk loses nothing)
-to under it (where the walk's own prefetch, window_prefetch, does not run):
+finds the rows far, the window's x holds from half of
+tuning.prefetch_min_bytes (smaller, it stays in a 512 KiB L2 and the walk's
+gathers hit it: a mesh's rows at a 20% window, x of 210 KB, ran 2x slower in
+blocks) to under it (where the walk's own prefetch, window_prefetch, does not
+run), and the window keeps at most a quarter of the level's columns (so of a
+far row's entries; the mesh's rows at a 50% window, x of 526 KB and 45% of the
+entries kept, ran 1.5-1.8x slower in blocks):
 
     n := 0
     for each row r:  q, e := its segment;  out[r] := 0
@@ -86,7 +90,8 @@ def run(em, s) -> imp.Stmt | None:
     pick = em.names.fresh(f"{s.var}_blocks")
     most = em.tuning.prefetch_min_bytes
     x = imp.mul(dim_var(v.var), Const(em.sr.dtype.itemsize))
-    small = and_(le(Const(most // 8), x), lt(x, Const(most)))
+    small = and_(and_(le(Const(most // 2), x), lt(x, Const(most))),     # and the window
+                 le(imp.mul(dim_var(v.var), Const(4)), Var(walk.dim)))   # keeps <= 1/4
     two = seq(imp.Comment(f"{s.var}: far rows' window hits gathered in blocks of {size}"),
               LocalArray(buf.vals, size, Const(em.sr.zero, "value")),
               LocalArray(buf.at, size, imp.ZERO, "index"),
