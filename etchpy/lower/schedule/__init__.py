@@ -89,7 +89,7 @@ PASSES = (
     Pass("fused rows", "fused_rows", "group", fused_rows.claim),
     Pass("BLAS steps", "blas", "call", blas.run),
     Pass("threads", "threads", "step", threads.on_threads),
-    Pass("window blocks", "window_blocks", "step", window_blocks.run),
+    Pass("window blocks", "window_walk", "step", window_blocks.run),   # and window_blocks > 0
     Pass("row blocks", "row_blocks", "step", row_blocks.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
