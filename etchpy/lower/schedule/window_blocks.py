@@ -1,7 +1,8 @@
 """Far rows' window hits gathered in blocks, switched by tuning.window_blocks
-(the buffer's entries; 0: off) and tuning.window_walk (the pass's switch): a dense output's rows, each stored once from a
-Σ over a window walk of a compressed level whose ready value is
-`vals[q] ⊗ x[c]` (a windowed SpMV's row), run in two passes where the call's
+(the buffer's entries; 0: off) and tuning.window_walk (the pass's switch): a
+dense output's rows, each stored once from a Σ over a window walk of a
+compressed level whose ready value is `vals[q] ⊗ x[c]` (a windowed SpMV's
+row), run in two passes where the call's
 far pick (imp.GatherPick with crd: ep_far_pick over the level's segments)
 finds the rows far, the window's x holds from half of
 tuning.prefetch_min_bytes (smaller, it stays in a 512 KiB L2 and the walk's
