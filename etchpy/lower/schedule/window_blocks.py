@@ -13,11 +13,12 @@ far row's entries; the mesh's rows at a 50% window, x of 526 KB and 45% of the
 entries kept, ran 1.5-1.8x slower in blocks):
 
     n := 0
-    for each row r:  q, e := its segment;  out[r] := 0
-        if (e − q > K) <the row as without the pass>
+    for each row r:  q, e := its segment;  acc := 0
+        if (e − q > K) <the row's walk into acc, as without the pass>
         else { if (K − n < e − q) flush
-               while (q < e) { hv[n] := vals[q]; hc[n] := at(q); hr[n] := r;
+               while (q < e) { hv[n] := vals[q]; hc[n] := c(q); hr[n] := r;
                                n := n + ok(q); q++ } }
+        out[r] := acc
     flush          (flush: for k < n: out[hr[k]] := out[hr[k]] ⊕ hv[k] ⊗ x[hc[k]]; n := 0)
 
 The first pass keeps each row's in-window entries with no branch; the second

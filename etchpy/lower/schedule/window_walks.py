@@ -36,6 +36,10 @@ through crd[q + d] while q + d is inside crd, at the window's safe index
 outside the window. Where the rows walked are a strided window's (not
 consecutive in storage), d is the offset to the same place of the row
 tuning.window_prefetch_rows rows on (`_rows_on`).
+
+Under lower.schedule.window_blocks (em.buffer set) a sum of `vals[q] ⊗ x[c]`
+is made buffered (`_buffered`): a segment of at most the buffer's size
+appends its states to the buffers, the loops above only for longer ones.
 """
 from __future__ import annotations
 
