@@ -77,7 +77,8 @@ def run(em, s, parts) -> imp.Stmt | None:
     gathered = _gathered(value, walk.segment.q, s.index)
     if em.buffer is None or gathered is None:
         return seq(init, plain)
-    return seq(init, _buffered(em, s, parts, walk, hit, gathered, plain))
+    return seq(init, _buffered(em, s, parts, walk, hit, gathered,
+                               parts.step(s, s.next, parts.on_ready)))
 
 
 def _gathered(value, q: str, index):
@@ -94,7 +95,8 @@ def _gathered(value, q: str, index):
 def _buffered(em, s, parts, walk, hit, gathered, plain) -> imp.Stmt:
     """The segment's hits kept in em.buffer (lower.schedule.window_blocks), the
     buffer flushed first when they might not fit; a segment longer than the
-    buffer runs `plain`. Records the flush in the buffer."""
+    buffer runs `plain`, the walk that branches (one small loop, not a
+    second copy of every form above). Records the flush in the buffer."""
     buf, (vals, x, x_first) = em.buffer, gathered
     seg, n = walk.segment, Var(buf.n)
     k = em.names.fresh(f"{s.var}_k")
