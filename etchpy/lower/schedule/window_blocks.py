@@ -99,6 +99,9 @@ def run(em, s) -> imp.Stmt | None:
               LocalArray(buf.at, size, imp.ZERO, "index"),
               LocalArray(buf.rows, size, imp.ZERO, "index"),
               Decl(buf.n, "index", imp.ZERO), blocked, buf.flush[0])
-    share = max(1, em.tuning.prefetch_near_share)
-    return seq(GatherPick(pick, walk.pos, walk.parents, walk.crd, walk.dim, share, 1),
-               If(and_(Var(pick), small), imp.Block(two), imp.Block(plain)))
+    share, sampled = max(1, em.tuning.prefetch_near_share), em.names.fresh(f"{s.var}_far")
+    return seq(Decl(pick, "bool", imp.FALSE),            # the pick sampled only when small
+               If(small, imp.Block(seq(GatherPick(sampled, walk.pos, walk.parents, walk.crd,
+                                                  walk.dim, share, 1),
+                                       imp.Assign(pick, Var(sampled))))),
+               If(Var(pick), imp.Block(two), imp.Block(plain)))
