@@ -73,8 +73,8 @@ class Tuning:
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
-            window_prefetch, window_prefetch_rows, check_block, hash_workspace_dim, hash_initial,
-            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
+            window_prefetch, window_prefetch_rows, window_blocks, check_block, hash_workspace_dim,
+            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_values, prefetch_guarded, prefetch_min_bytes, prefetch_index_bytes,
             prefetch_near_share, run_ahead, run_short, run_long, run_min_entries, run_far_bytes,
             run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
@@ -205,8 +205,7 @@ class Tuning:
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
-    fibre_spread: float = 8.0         # a level whose longest fibre is this many times its
-                                      # mean keeps the per-pair choice (plan.algorithms)
+    fibre_spread: float = 8.0         # longest fibre / mean from this: per-pair choice kept
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
@@ -223,6 +222,7 @@ class Tuning:
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
     window_prefetch_rows: int = 16    # ... a strided window's: the entries this many rows on
+    window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
     check_block: int = 1024           # a full loop over a fused input's parents checks their
                                       # segments this many ahead in a flat pass (0: as each opens)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables

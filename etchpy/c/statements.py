@@ -169,9 +169,9 @@ class FunctionBody:
                 return parallel.parallel_for(self, s, depth)
             case Opaque(var):
                 return f"{pad}EP_OPAQUE({var});"
-            case LocalArray(arr, size, fill):
+            case LocalArray(arr, size, fill, typ):
                 k = self.local("k_", arr, fill)
-                return (f"{pad}ep_val_t {arr}[{size}];\n"
+                return (f"{pad}{_ARRAY_TYPES[typ]} {arr}[{size}];\n"
                         f"{pad}for (int {k} = 0; {k} < {size}; {k}++) {arr}[{k}] = {e(fill)};")
             case Prefetch(arr, index, write, ahead) if ahead and not write:
                 return f"{pad}EP_PREFETCH_AHEAD(&{arr}[{_bare(e(index))}], {ahead});"

@@ -117,8 +117,8 @@ class Machine:
                 env[array] = self._fresh_array(typ, size, fill)
                 if kept:
                     self.kept[array] = self.eval(fill)
-            case LocalArray(array, size, fill):
-                env[array] = self._fresh_array("value", Const(size), fill)
+            case LocalArray(array, size, fill, typ):
+                env[array] = self._fresh_array(typ, Const(size), fill)
             case Reserve(array, _, size, fill):
                 self._reserve(array, int(self.eval(size)), fill)
             case Move(array, source):

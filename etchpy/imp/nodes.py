@@ -267,12 +267,14 @@ class ForSorted:
 
 @dataclass(frozen=True)
 class LocalArray:
-    """An array of `size` (a constant) values, each set to `fill`, in the scope
-    that declares it: in C an automatic array, which the compiler keeps in
-    registers when every index into it is a constant after unrolling."""
+    """An array of `size` (a constant) values (or indices: `type` "index"), each
+    set to `fill`, in the scope that declares it: in C an automatic array, which
+    the compiler keeps in registers when every index into it is a constant after
+    unrolling."""
     array: str
     size: int
     fill: Expr
+    type: str = "value"
 
 
 @dataclass(frozen=True)

@@ -75,6 +75,7 @@ class Emitter:
         self.threads = threads
         self.markers = markers       # the step fills shared marker scratch in its loops
         self.presence = presence or Presence(sr)     # which values are products
+        self.buffer = None           # window walks' hits gathered in blocks (window_blocks)
 
     def with_target(self, target) -> "Emitter":
         return Emitter(self.names, self.sr, target, self.tuning, self.threads, self.markers,

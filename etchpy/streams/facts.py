@@ -189,6 +189,7 @@ class Walk(Fact):
     parents: str
     dim: str
     narrow: object = None   # a window walk's narrowing of long segments (WindowWalk)
+    appends: tuple = ()     # (n, wheres, values): buffers only ⊕-added out later (order_free)
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,8 @@ def test_the_sum_over_a_window_walk_has_no_branch_and_its_check_no_search():
     walks whole rows, no search, long ones branching."""
     from etchpy import imp
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
-    for tuning, n_seeks in (({"window_prefetch": 0}, 1),
-                            ({"window_walk_stop": 0, "window_prefetch": 0}, 2)):
+    for tuning, n_seeks in (({"window_prefetch": 0, "window_blocks": 0}, 1),
+                            ({"window_walk_stop": 0, "window_prefetch": 0, "window_blocks": 0}, 2)):
         kern = ep.compile(ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j]), tuning=tuning)
         trusted, checked = kern.compiled.program, kern.compiled.checked
         seeks = [n for n in imp.statements(trusted.body) if isinstance(n, imp.Seek)]

@@ -81,7 +81,7 @@ class Pass:
 from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks, row_streams,
                run_sums, size_switch, threads, unswitch, value_prefetch,
-               window_walks)  # they need no name above
+               window_blocks, window_walks)  # they need no name above
 
 PASSES = (
     Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
@@ -89,6 +89,7 @@ PASSES = (
     Pass("fused rows", "fused_rows", "group", fused_rows.claim),
     Pass("BLAS steps", "blas", "call", blas.run),
     Pass("threads", "threads", "step", threads.on_threads),
+    Pass("window blocks", "window_walk", "step", window_blocks.run),   # and window_blocks > 0
     Pass("row blocks", "row_blocks", "step", row_blocks.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),

@@ -269,7 +269,8 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(cond, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output))
+            return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
+                                      node.walk.appends))
         case GatherSum(fallback=While(cond, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
@@ -309,8 +310,9 @@ def _rewrite_field(value, lv, err, names):
 
 
 def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
-                  dense_output: bool):
-    """(the segment's guard, the checked loop after it)."""
+                  dense_output: bool, appends: tuple = ()):
+    """(the segment's guard, the checked loop after it); `appends`: the loop's
+    Walk.appends (order_free)."""
     qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
     nnz = Load(lv.pos, Var(lv.parents))
     outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
@@ -319,7 +321,7 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
     inside = Bin("<u", crd_q, Var(lv.dim))                         # 0 <= crd[q] < n
     if lv.nan:                          # and vals[q] is not NaN
         inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
-    if dense_output and order_free(body, crd_q):
+    if dense_output and order_free(body, crd_q, appends):
         if lv.ahead and not lv.nan:
             return guard, _clamped_loop(q, e, body, lv, fail, names)
         cond = and_(lt(qv, ev), inside)

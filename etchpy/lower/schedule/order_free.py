@@ -9,7 +9,7 @@ from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load,
                     Var)
 
 
-def order_free(body, crd_q: Load) -> bool:
+def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
     """Whether a walk loop's `body` gives the same result for any order of its
     segment's entries, repeats included (their values combined with ⊕): it
     changes only ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc,
@@ -17,13 +17,22 @@ def order_free(body, crd_q: Load) -> bool:
     only to say where to read or accumulate or whether to add (an index, a
     test: a window walk's `(c − lo) <u n`), never as a value added. Then ⊕'s
     commutativity and associativity and ⊗'s distributivity give the result of
-    the canonical segment (proofs_notes/validation.md, "Order-free walks")."""
+    the canonical segment (proofs_notes/validation.md, "Order-free walks").
+    `appends`, (n, wheres, values) from the loop's Walk note: the body may also
+    append each state to buffers at n (a where-array may hold the coordinate,
+    a value-array not) and step n by a test, buffers that its maker only
+    ⊕-adds into a dense output later (lower.schedule.window_blocks)."""
     derived = {crd_q}
+    count, wheres, values = appends or (None, (), ())
 
     def ok(node, where: bool) -> bool:
         if node in derived:
             return where
         match node:
+            case Store(array, Var(at), value) if at == count and array in wheres + values:
+                return ok(value, array in wheres)
+            case Assign(name, Bin("+", Var(n), test)) if name == n == count:
+                return ok(test, True)
             case Store() | SetBit() | ForSorted() | ShortIntersect() | Seek() | Move() \
                     | Alloc() | Reserve() | LocalArray():
                 return False

@@ -36,14 +36,18 @@ through crd[q + d] while q + d is inside crd, at the window's safe index
 outside the window. Where the rows walked are a strided window's (not
 consecutive in storage), d is the offset to the same place of the row
 tuning.window_prefetch_rows rows on (`_rows_on`).
+
+Under lower.schedule.window_blocks (em.buffer set) a sum of `vals[q] ⊗ x[c]`
+is made buffered (`_buffered`): a segment of at most the buffer's size
+appends its states to the buffers, the loops above only for longer ones.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ... import imp
-from ...imp import (Assign, Bin, Block, Const, Decl, If, Load, Prefetch, Ring, Select, Var, While,
-                    and_, le, lt, replaced, seq)
+from ...imp import (Assign, Bin, Block, Const, Decl, If, Load, Prefetch, Ring, Select, Store, Var,
+                    While, and_, le, lt, replaced, seq)
 from ...imp.analysis import subterms
 from ...streams.facts import Walk, WindowWalk
 from ...streams.from_expr import dim_var
@@ -67,10 +71,52 @@ def run(em, s, parts) -> imp.Stmt | None:
     if em.tuning.window_walk_stop > 0 and walk.stop is not None:
         init = replaced(init, walk.narrow, imp.SKIP)
     plain = _loops(em, s, parts, walk, acc, value, hit, imp.SKIP)
-    if fetch == imp.SKIP:
+    if fetch != imp.SKIP:
+        plain = seq(far, If(Var(far.name),
+                            seq(ahead, _loops(em, s, parts, walk, acc, value, hit, fetch)), plain))
+    gathered = _gathered(value, walk.segment.q, s.index)
+    if em.buffer is None or gathered is None:
         return seq(init, plain)
-    return seq(init, far, If(Var(far.name),
-                             seq(ahead, _loops(em, s, parts, walk, acc, value, hit, fetch)), plain))
+    return seq(init, _buffered(em, s, parts, walk, hit, gathered,
+                               parts.step(s, s.next, parts.on_ready)))
+
+
+def _gathered(value, q: str, index):
+    """(vals, x, x first?) when value is vals[q] ⊗ x[index] (either factor
+    first), else None."""
+    match value:
+        case Ring("mul", Load(a, Var(p)), Load(b, at)) if p == q and at == index:
+            return a, b, False
+        case Ring("mul", Load(b, at), Load(a, Var(p))) if p == q and at == index:
+            return a, b, True
+    return None
+
+
+def _buffered(em, s, parts, walk, hit, gathered, plain) -> imp.Stmt:
+    """The segment's hits kept in em.buffer (lower.schedule.window_blocks), the
+    buffer flushed first when they might not fit; a segment longer than the
+    buffer runs `plain`, the walk that branches (one small loop, not a
+    second copy of every form above). Records the flush in the buffer."""
+    buf, (vals, x, x_first) = em.buffer, gathered
+    seg, n = walk.segment, Var(buf.n)
+    k = em.names.fresh(f"{s.var}_k")
+    cell, a, b = Load(buf.rows, Var(k)), Load(buf.vals, Var(k)), Load(x, Load(buf.at, Var(k)))
+    add = Ring("add", Load(buf.out, cell), Ring("mul", b, a) if x_first else Ring("mul", a, b))
+    flush = imp.Block(seq(Decl(k, "index", imp.ZERO), While(lt(Var(k), n), seq(
+        Store(buf.out, cell, add), imp.incr(k))), Assign(buf.n, imp.ZERO)))
+    buf.flush.append(flush)
+    ok, q = em.names.fresh(f"{s.var}_in"), Var(seg.q)
+    keep = seq(Decl(ok, "bool", s.ready),         # a miss's slot is written over: no select
+               Store(buf.vals, n, Load(vals, q)), Store(buf.at, n, hit),
+               Store(buf.rows, n, buf.row), Assign(buf.n, Bin("+", n, Var(ok))))
+    fill = parts.step(s.derive(s.facts, ready=imp.TRUE), s.next, keep)
+    if fill.walk is not None:           # its order matters to no result (order_free)
+        fill = replace(fill, walk=replace(fill.walk, appends=(
+            buf.n, (buf.at, buf.rows), (buf.vals,))))
+    length = Bin("-", Var(seg.end), q)
+    room = Bin("-", Const(buf.size), n)
+    return If(lt(Const(buf.size), length), plain,
+              seq(If(lt(room, length), flush), fill))
 
 
 def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
