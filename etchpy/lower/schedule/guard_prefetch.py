@@ -25,6 +25,15 @@ body never assigns or writes), so it reads only what iteration i + d reads,
 and i + d < E makes that iteration one the loop runs: the pass is as safe as
 the loop, and a prefetch changes no result (proofs_notes/hoist.md, "A guard
 tested ahead").
+
+A one-position level's seek and stop (`if (q < e) seek; while (q < e &&
+crd[q] < hi)`: an order's date in a range) is a range test, not evaluated
+ahead (it passes too often to predict: docs/performance.md, "Reads under a
+range test"); below it no fibre is prefetched, and the located reads
+`A[R[Y]]` whose R is read at a position Y that every entry walks (a
+one-position loop entered with no test) are prefetched
+tuning.prefetch_guard_reads entries ahead with no test (proofs_notes/hoist.md,
+"A read under a range test, prefetched with no test").
 """
 from __future__ import annotations
 
