@@ -75,9 +75,10 @@ class Tuning:
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_blocks, check_block, hash_workspace_dim,
             hash_initial, initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_values, prefetch_guarded, prefetch_min_bytes, prefetch_index_bytes,
-            prefetch_near_share, run_ahead, run_short, run_long, run_min_entries, run_far_bytes,
-            run_lines, piece_ahead, piece_short, block_sizes, chunks_per_thread.
+            prefetch_values, prefetch_guarded, prefetch_guard_reads, prefetch_min_bytes,
+            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
+            chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -233,6 +234,7 @@ class Tuning:
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
+    prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)
@@ -370,16 +372,14 @@ FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
-    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62,
-    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
-
+    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62, pull_alpha=1e9,
+    pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
 # graph.pagerank's C iteration: segments prefetched once, 128 ahead, at any size (not per step)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)
 
-PRESETS = {"default": DEFAULT, "noopt": NOOPT, "force": FORCE, "force_hash": FORCE_HASH,
-           "fixpoint": FIXPOINT}
+PRESETS = dict(default=DEFAULT, noopt=NOOPT, force=FORCE, force_hash=FORCE_HASH, fixpoint=FIXPOINT)
 
 
 def of(x) -> Tuning:

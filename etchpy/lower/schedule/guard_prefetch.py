@@ -25,6 +25,15 @@ body never assigns or writes), so it reads only what iteration i + d reads,
 and i + d < E makes that iteration one the loop runs: the pass is as safe as
 the loop, and a prefetch changes no result (proofs_notes/hoist.md, "A guard
 tested ahead").
+
+A one-position level's seek and stop (`if (q < e) seek; while (q < e &&
+crd[q] < hi)`: an order's date in a range) is a range test, not evaluated
+ahead (it passes too often to predict: docs/performance.md, "Reads under a
+range test"); below it no fibre is prefetched, and the located reads
+`A[R[Y]]` whose R is read at a position Y that every entry walks (a
+one-position loop entered with no test) are prefetched
+tuning.prefetch_guard_reads entries ahead with no test (proofs_notes/hoist.md,
+"A read under a range test, prefetched with no test").
 """
 from __future__ import annotations
 
@@ -37,18 +46,21 @@ from ...imp import (Assign, Bin, Bit, Comment, Const, Decl, If, Load, Not, Opaqu
                     Seek, Select, Seq, Var, While)
 
 _PURE = (Var, Const, Bin, Not, Load, Bit, Select)
+_RANGE = Var("<a one-position seek>")    # in a guard: the range test of a seek (not evaluated)
 
 
 def run(prog, tuning):
     """`prog` with each counted loop over a guarded fibre prefetching the fibre
-    of the entry `prefetch_guarded` on; `prog` itself when off or none matches."""
-    if not (tuning.prefetch and tuning.prefetch_guarded > 0):
+    of the entry `prefetch_guarded` on (and the reads under a range test
+    `prefetch_guard_reads` on); `prog` itself when off or none matches."""
+    d = (tuning.prefetch_guarded, tuning.prefetch_guard_reads)
+    if not (tuning.prefetch and max(d) > 0):
         return prog
-    body = _rewrite(prog.body, tuning.prefetch_guarded)
+    body = _rewrite(prog.body, d)
     return prog if body == prog.body else replace(prog, body=body)
 
 
-def _rewrite(s, d: int):
+def _rewrite(s, d: tuple):
     """s with its outermost matching loops given their ahead prefetch."""
     if isinstance(s, While):
         ahead = _ahead(s, d)
@@ -72,8 +84,9 @@ def _rewrite(s, d: int):
     return s      # other statements' bodies (sorted walks, library calls) left as they are
 
 
-def _ahead(loop: While, d: int):
-    """The ahead prefetch of a counted loop over a guarded fibre, or None."""
+def _ahead(loop: While, d: tuple):
+    """The ahead prefetch of a counted loop over a guarded fibre (d[0] entries
+    on) and of the located reads under a range test (d[1] on), or None."""
     match loop.cond:
         case Bin("<", Var(i), end):
             pass
@@ -88,12 +101,24 @@ def _ahead(loop: While, d: int):
     fixed = _Fixed(changed - {i}, imp.arrays_written(loop.body))
     located = {}
     found = _find(stmts[:-1], {i: Var(i)}, fixed, located, ())
-    if found is None:
-        return None
-    test, pos, at, reads = found
-    if i not in imp.names_used(at):      # the same fibre at every entry: nothing ahead
-        return None
-    located.setdefault(test, []).extend((a, Load(pos, at)) for a in reads)
+    far = [(a, x) for g, places in located.items() if _RANGE in g
+           for a, x in places if x.index in fixed.free and i in imp.names_used(x.index)]
+    ranged = [g for g in located if _RANGE in g]
+    for g in ranged:
+        del located[g]
+    if found is not None and d[0] > 0 and i in imp.names_used(found[2]):
+        test, pos, at, reads = found     # (at without i: the same fibre at every entry)
+        located.setdefault(test, []).extend((a, Load(pos, at)) for a in reads)
+        near = _prefetch(i, end, d[0], located)
+    else:
+        near = None
+    if not (far and d[1] > 0):
+        return near
+    return imp.seq(*([near] if near else []), _prefetch(i, end, d[1], {(): far}))
+
+
+def _prefetch(i: str, end, d: int, located: dict):
+    """`if (i + d < end) { if (test) prefetch ...; ... }` for each guard's places."""
     nxt = imp.add(Var(i), Const(d))
     return If(imp.lt(nxt, end), imp.seq(*(
         imp.if_(imp.substitute(_test(g), i, nxt), imp.seq(*(
@@ -102,10 +127,11 @@ def _ahead(loop: While, d: int):
 
 
 class _Fixed:
-    """What the body changes: scalars it assigns or declares, arrays it writes."""
+    """What the body changes: scalars it assigns or declares, arrays it writes;
+    `free`: the positions of the one-position loops every entry enters."""
 
     def __init__(self, scalars, arrays):
-        self.scalars, self.arrays = scalars, arrays
+        self.scalars, self.arrays, self.free = scalars, arrays, set()
 
     def value(self, e, env):
         """e with the body's variables replaced by their values (functions of the
@@ -132,8 +158,16 @@ def _find(stmts, env: dict, fixed: _Fixed, located: dict, guard):
     (`guard`: the tests of the ifs around stmts), or None. Adds to
     located[guard] the (array, index) of each read on the path at a place
     read from an array at the counter (a located level's first random read)."""
-    for k, s in enumerate(stmts):
+    seek = None                          # a one-position seek's q, the statement before
+    for s in stmts:
+        if seek is not None and not isinstance(s, While):
+            env[seek] = None
+        ranged, seek = seek, None
         match s:
+            case If(Bin("<", Var(q), Var(e)), Seek(q2, Var(e2), _, _, _), None) if (
+                    (q, e) == (q2, e2) and _one(env.get(q), env.get(e))):
+                seek = q                 # q stays env[q] where the loop below runs
+                continue
             case Decl(x, _, e) | Assign(x, e):
                 _scan(e, env, fixed, located, guard)
                 env[x] = fixed.value(e, env)
@@ -150,7 +184,7 @@ def _find(stmts, env: dict, fixed: _Fixed, located: dict, guard):
                 if hit is not None:
                     return hit
             case While(cond, body):
-                hit = _walk(cond, body, env, fixed, located, guard)
+                hit = _walk(cond, body, env, fixed, located, guard, ranged)
                 if hit is not None:
                     return hit
         for x in imp.scalars_assigned(s) | imp.declared_in(s):
@@ -197,10 +231,11 @@ def _sets(then, env, fixed, located, guard) -> bool:
     return True
 
 
-def _walk(cond, body, env, fixed, located, guard):
+def _walk(cond, body, env, fixed, located, guard, ranged=None):
     """At `while (g && ... && q < e) body`: the fibre found inside a loop over
     one position, or this loop's when it walks a fibre P[X] .. P[X + 1] under
-    a guard; None otherwise."""
+    a guard; None otherwise. `ranged`: the q of a one-position seek just
+    before (the loop runs where X passes the seek's test: a range test)."""
     parts = _conjuncts(cond)
     at = next((k for k, t in enumerate(parts) if isinstance(t, Bin) and t.op == "<"
                and isinstance(t.a, Var) and isinstance(t.b, Var)), None)
@@ -208,16 +243,20 @@ def _walk(cond, body, env, fixed, located, guard):
         return None
     tests, cond, after = parts[:at], parts[at], parts[at + 1:]
     q, e = cond.a.name, cond.b.name
+    if ranged is not None and ranged != q:
+        return None
     for t in tests[:1] + [cond]:
         _scan(t, env, fixed, located, guard)
     known = [fixed.value(t, env) for t in tests]
     if any(t is None for t in known):
         return None
-    test = _and(guard, known)
+    test = _and(guard, known + ([_RANGE] if ranged else []))
     if not set(env.get(("if", q), ()) + env.get(("if", e), ())) <= set(test):
         return None                      # bounds set under tests this loop does not make
     q, e = env.get(q), env.get(e)
     if _one(q, e):                       # the entry's own tests guard its body too
+        if not test:
+            fixed.free.add(q)            # a position every entry walks
         more = [fixed.value(t, env) for t in after]
         if any(t is None for t in more):
             return None
@@ -225,7 +264,7 @@ def _walk(cond, body, env, fixed, located, guard):
     match q, e:
         case Load(pos, at), Load(pos2, at2) if pos == pos2 and at2 == imp.add(at, imp.ONE):
             reads = _reads_at(body, cond.a.name)
-            if test and reads:
+            if test and reads and _RANGE not in test:    # (a range test ahead: not kept)
                 return test, pos, at, reads
     return None
 

@@ -63,3 +63,42 @@ def test_no_prefetch_without_a_guard_or_with_prefetch_off():
     assert _AHEAD not in k.c_source
     noprefetch = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch=False))
     assert _AHEAD not in noprefetch.c_source
+
+
+d = ep.indices("d")[0]
+g = ep.indices("g")[0]
+_FAR = "EP_PREFETCH(&C_crd1[O_crd1[(o_c + 3)]])"
+
+
+def test_a_located_read_under_a_range_test_is_prefetched_ahead_unconditionally():
+    """Orders whose date (a one-position level's seek and stop) lies in a range,
+    their customer's segment read at the order's customer (TPC-H Q3's shape):
+    with prefetch_guard_reads the segment of the order 3 on is prefetched with
+    no test (a position every order walks); the lines are not (a range test
+    evaluated ahead costs more than it saves). With it off the C is the same but for
+    that prefetch; the answer equals numpy's."""
+    rng = np.random.default_rng(2)
+    n, nc = 40, 9
+    keys = {"o": ep.Keys(np.arange(n), name="o"), "c": ep.Keys(np.arange(nc), name="c"),
+            "d": ep.Keys(np.arange(10), name="d")}
+    cust, date, seg = rng.integers(0, nc, n), rng.integers(0, 10, n), rng.integers(0, 3, nc)
+    orders = ep.table({"o": np.arange(n), "c": cust, "d": date}, ["o"], keys=["c", "d"],
+                      coding=keys, name="O")
+    customers = ep.table({"c": np.arange(nc), "g": seg}, ["c"], keys=["g"],
+                         coding={"c": keys["c"]}, name="C")
+    _, lines, _, lo, v = _tables(rng, n)
+    S = ep.tensor("S", 1, "csf")
+    e = ep.sum((o, c, d, g, ln), orders.var()[o, c, d] * ep.between(d, "dlo", "dhi")
+               * customers.var()[c, g] * S[g] * lines.var("v")[o, ln])
+    Sd = np.array([0.0, 2.0, -1.0])
+    want = float(np.sum((Sd[seg[cust]] * ((date >= 3) & (date < 7)))[lo] * v))
+    args = dict(O=orders.tensor(), C=customers.tensor(), L=lines.tensor("v"),
+                S=ep.Tensor.from_dense(Sd, "csf"), dlo=3, dhi=7)
+    kern = {far: ep.compile(e, optimize=False, order=["o", "c", "d", "g", "ln"],
+                            tuning=tuning.DEFAULT.with_(prefetch_guard_reads=far,
+                                                        call_binder=False)) for far in (3, 0)}
+    block = "        if ((o_c + 3) < dim_o) {\n            %s;\n        }\n" % _FAR
+    assert block in kern[3].c_source and "EP_PREFETCH(&L_" not in kern[3].c_source
+    body = {far: k.c_source[k.c_source.index(" */"):] for far, k in kern.items()}
+    assert body[0] == body[3].replace(block, "")     # off: the same loops (tuning line aside)
+    assert kern[3](**args) == pytest.approx(want, rel=1e-12)         # one C build
