@@ -76,6 +76,7 @@ def _setup(mod) -> dict:
     tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD)
     fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap)
     made = mod.lazy_setup(classes, fields, tables, fallbacks)
+    keys.COUNTS.append(mod.lazy_built)
     out = dict(zip(_DUNDERS, made))
     out["map_op"], out["T"], out["wrap"], LOOKUP[0] = made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)

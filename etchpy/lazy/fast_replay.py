@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..runtime import fixed_calls
+from ..runtime import binder, fixed_calls
 from ..runtime.call_plans import MISS
 from . import c_nodes
 
@@ -152,7 +152,7 @@ def runners(tape, env: list, blas: bool = False) -> dict:
     exact = {slot for slot, fn in tape.steps
              if getattr(fn, "kernel", None) or getattr(fn, "dense_matmul", None)}
     test = _kind_test(env[:n], space)
-    made: dict = {}
+    made: dict = {"plan": _direct_plan(tape, space, exact)}
     for name, single, tested in (("run", False, False), ("single", True, False),
                                  ("entry", False, True), ("entry single", True, True)):
         single = single and len(tape.outs) == 1
@@ -167,6 +167,21 @@ def runners(tape, env: list, blas: bool = False) -> dict:
         made[name] = space["run"]
         made[name].text = text        # what runs (read by tests and when debugging)
     return made
+
+
+def _direct_plan(tape, space: dict, exact: set):
+    """The binder's plan (its capsule) of a tape that is one kernel step taking
+    the leaves in order, with no guard and that step's dense array its one
+    result, whose "single" runner is then that plan's call and a MISS test: the
+    C lookup calls it without the runner's frame (lazy.c_nodes); else None."""
+    if len(tape.steps) != 1 or tape.guards or len(tape.outs) != 1:
+        return None
+    slot, fn = tape.steps[0]
+    call, (s, _, shape) = space.get("c0"), tape.outs[0]
+    if (call is None or s != slot or s not in exact or not shape
+            or [k for _, k in fn.kernel[1]] != list(range(tape.nleaves))):
+        return None
+    return binder.plan_capsule(call)
 
 
 def _kind_test(values: list, space: dict):

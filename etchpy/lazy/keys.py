@@ -34,13 +34,20 @@ _TABLE: dict = {}
 _NEXT = itertools.count(1)
 # tables holding ints of this one (etchpy.lazy.operators' patterns): emptied with it
 DERIVED: list = []
-# how many nodes were built (the regression tests count the work of a call)
+# how many nodes Python built (the regression tests count the work of a call:
+# built()); COUNTS, the counts of other builders (the C operators': lazy.c_nodes)
 BUILT = [0]
+COUNTS: list = []
 
 
 # the int of a tuple already in the table, else None (`known(t) or intern(t)`
 # saves a call on the common path; the table is emptied in place, never replaced)
 known = _TABLE.get
+
+
+def built() -> int:
+    """How many nodes were built, by Python and by the C operators."""
+    return BUILT[0] + sum(count() for count in COUNTS)
 
 
 def intern(t: tuple) -> int:

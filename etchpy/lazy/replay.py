@@ -96,6 +96,8 @@ class Tape:
         made = runners(self, values.env, knobs.lazy_c_blas) if knobs.lazy_fast_replay else {
             "run": self.replay, "single": self._single}
         self.run, self.single = made["run"], made["single"]
+        # the plan the C lookup calls in place of `single` (fast_replay), or None
+        self.plan = made.get("plan")
         # the same after a test that the leaves are numpy arrays of the recorded kind
         # (a traced function's kind test and replay in one call), or None
         self.entries = (made.get("entry"), made.get("entry single"))

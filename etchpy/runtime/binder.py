@@ -336,3 +336,13 @@ def in_order(plan):
     call = functools.partial(mod.call_in_order, *plan.args)
     call.keeps = plan.keeps
     return call
+
+
+def plan_capsule(call):
+    """The plan's capsule of a call in_order made (the C lookup of a lazy replay
+    runs it: etchpy.lazy.fast_replay), or None for any other callable."""
+    mod = _loaded[0] if _loaded else None
+    if (mod is None or type(call) is not functools.partial
+            or call.func is not mod.call_in_order or len(call.args) != 1 or call.keywords):
+        return None
+    return call.args[0]

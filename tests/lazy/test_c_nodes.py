@@ -79,8 +79,8 @@ def test_c_operators_build_the_python_operators_nodes(c_ops, recipe):
     made = []                   # C twice (patterns met; from the memo), without it, Python
     for on, memo in ((True, True), (True, True), (True, False), (False, True)):
         c_nodes.use(on, memo)
-        before = keys.BUILT[0]
-        made.append((_build(recipe), keys.BUILT[0] - before))
+        before = keys.built()
+        made.append((_build(recipe), keys.built() - before))
     (ref, n_ref), *others = made[::-1]
     for k, (nodes, n) in enumerate(others):
         assert n == n_ref or k == 2         # one node per operation, patterns met
