@@ -267,11 +267,11 @@ def _factors(e):
 def _rewrite(node, lv: Level, err: str, names: imp.Names):
     """`node` with every walk loop of lv checked (see the module docstring)."""
     match node:
-        case While(cond, body) if (q := _walk_var(node, lv)) is not None:
+        case While(_, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
             return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
                                       node.walk.appends))
-        case GatherSum(fallback=While(cond, body) as loop) if (
+        case GatherSum(fallback=While(_, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
             guard, rest = _checked_loop(q, loop.walk.end, body, lv, err, names, lv.dense_output)
