@@ -6,6 +6,7 @@ frozen dataclasses. Decoding runs no code read from the file.
     text = dumps(obj, defer=("plan",))   # a top-level dict's "plan" kept as JSON text
     obj = loads(text, defer=("plan",))   # ... left as a Deferred (one str object),
     obj["plan"].value()                  #  parsed and decoded on first need
+    part = Text.of(obj)        # obj's JSON text, encoded once; dumps writes it as is
 
 Covered: None, bool, int, str, float (non-finite ones too), bytes, tuple, list,
 dict (any covered keys), frozenset, numpy bool/int/float scalars, and instances of
@@ -30,7 +31,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["dumps", "loads", "DataError", "Deferred"]
+__all__ = ["dumps", "loads", "DataError", "Deferred", "Text"]
 
 _NUMPY_KINDS = "biuf"
 
@@ -47,9 +48,33 @@ def dumps(obj, defer=()) -> str:
     string for each, not its thousands of objects (see `loads`)."""
     encoded = _encode(obj)
     if defer and isinstance(obj, dict):
-        encoded = {"~d": [[k, {"~t": _text(v)} if isinstance(k, str) and k in defer else v]
+        encoded = {"~d": [[k, _as_text(v) if isinstance(k, str) and k in defer else v]
                           for k, v in encoded["~d"]]}
     return _text(encoded)
+
+
+class Text:
+    """A value's JSON text, encoded once (`Text.of`): `dumps` writes it where the
+    value would be, as ``{"~t": text}``, which decodes as the value. A value
+    stored several times (a kernel's program in each of its manifests) is encoded
+    once."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    @classmethod
+    def of(cls, obj) -> "Text":
+        """`obj` encoded; TypeError when some part is not covered (as `dumps`)."""
+        return cls(_text(_encode(obj)))
+
+
+def _as_text(encoded) -> dict:
+    """An encoded value as ``{"~t": its text}`` (kept when it already is one)."""
+    if type(encoded) is dict and len(encoded) == 1 and type(encoded.get("~t")) is str:
+        return encoded
+    return {"~t": _text(encoded)}
 
 
 def _text(encoded) -> str:
@@ -133,14 +158,17 @@ def _guarded(decode, *args):
 
 def _encode(x):
     cls = type(x)
-    if cls is str or cls is bool or x is None:
+    if cls is str or cls is int or cls is bool or x is None:
         return x
     if cls is tuple:
         return [_encode(v) for v in x]
     how = _DATACLASSES.get(cls)
-    if how is not None:
+    if how is not None:      # as the dict of its state: its keys are strings
         name, own_state = how
-        return {"~c": [name, _encode(_state(x) if own_state else dict(vars(x)))]}
+        state = _state(x) if own_state else vars(x)
+        return {"~c": [name, {"~d": [[k, _encode(v)] for k, v in state.items()]}]}
+    if cls is Text:
+        return {"~t": x.text}
     match x:
         case None | bool() | str():
             return x

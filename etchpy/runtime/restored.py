@@ -24,7 +24,7 @@ from .. import pipeline
 from . import jsondata
 from ..plan.convert import converted
 
-__all__ = ["CallFace", "Restored", "DEFERRED", "same_program", "materialized"]
+__all__ = ["CallFace", "Restored", "DEFERRED", "same_program", "materialized", "stored_parts"]
 
 DEFERRED = ("plan", "program", "expr", "costs", "nesting")   # decoded on first need
 
@@ -56,14 +56,17 @@ class CallFace:
                    checked.fused_nan if checked is not None else frozenset())
 
 
-def digest_of(compiled) -> str | None:
-    """sha256 of the stored encoding of `compiled`'s program and expression, or
-    None when they cannot be stored."""
+def stored_parts(compiled) -> tuple[dict | None, str | None]:
+    """(the DEFERRED parts of `compiled` as a manifest stores them, each encoded once
+    (jsondata.Text), the sha256 of the stored encoding of its program and
+    expression), or (None, None) when they cannot be stored. The digest is that of
+    ``jsondata.dumps((program, expr))``: a tuple is a JSON array of its items."""
     try:
-        text = jsondata.dumps((compiled.program, compiled.expr))
+        parts = {name: jsondata.Text.of(getattr(compiled, name)) for name in DEFERRED}
     except (TypeError, ValueError, RecursionError):
-        return None
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return None, None
+    text = f"[{parts['program'].text},{parts['expr'].text}]"
+    return parts, hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class Restored:

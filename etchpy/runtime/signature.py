@@ -33,7 +33,7 @@ from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 from ..expr.windows import label
 from .planned import stored_formats
-from .restored import DEFERRED, CallFace, Restored, digest_of, materialized, same_program
+from .restored import DEFERRED, CallFace, Restored, materialized, same_program, stored_parts
 
 
 def index_modes(expr) -> tuple:
@@ -178,16 +178,20 @@ class SignaturePlans:
                                    measured=saved["measured"])
         return Restored(self.request, saved, saved["face"])
 
+    _stored = None     # the compiled parts a manifest keeps, encoded once (stored_parts)
+
     def _save_manifest(self):
         """Best effort: write what this kernel's request made (see _restore)."""
         if self._request is None:
             return
-        c = materialized(self.compiled)
-        if self._face.digest is None:
-            self._face = replace(self._face, digest=digest_of(c))
+        if self._stored is None:
+            self._stored, digest = stored_parts(materialized(self.compiled))
+            if self._face.digest is None:
+                self._face = replace(self._face, digest=digest)
+        if self._stored is None:
+            return
         build.write_manifest(self.name, self._request, {
-            "source_expr": self.source_expr, "plan": c.plan, "program": c.program,
-            "expr": c.expr, "costs": c.costs, "nesting": c.nesting, "texts": self._texts,
+            "source_expr": self.source_expr, **self._stored, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options,
             "face": self._face}, DEFERRED)
 

@@ -1,6 +1,7 @@
 """Kernels restored from their manifests (runtime.restored): a call reads only the
 kernel's call face; the plan, the program and the expression are decoded when
 something asks for them, and are then those the kernel was compiled with."""
+import hashlib
 import json
 import re
 from dataclasses import replace
@@ -11,7 +12,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.runtime import jsondata
-from etchpy.runtime.restored import CallFace, digest_of
+from etchpy.runtime.restored import CallFace, stored_parts
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -62,7 +63,21 @@ def test_the_stored_face_is_the_face_of_the_decoded_program():
     face = again._face
     full = again.compiled.full()
     assert replace(CallFace.of(full), digest=face.digest) == face
-    assert face.digest == digest_of(full)
+    parts, digest = stored_parts(full)
+    assert face.digest == digest
+    assert digest == hashlib.sha256(jsondata.dumps((full.program, full.expr)).encode()).hexdigest()
+    assert jsondata.loads(jsondata.dumps(parts))["program"] == full.program
+
+
+def test_text_parts_are_written_as_they_are_and_decode_to_their_values():
+    value = {"k": (1, float("nan"), frozenset({"a"}))}
+    part = jsondata.Text.of(value)
+    for defer in ((), ("p",)):
+        text = jsondata.dumps({"p": part, "q": 2}, defer=defer)
+        assert text.count(part.text.replace('"', '\\"')) + text.count(part.text) == 1
+        back = jsondata.loads(text, defer=defer)
+        got = back["p"].value() if defer else back["p"]
+        assert repr(got) == repr(value) and back["q"] == 2
 
 
 def test_deferred_values_decode_to_what_was_stored():
