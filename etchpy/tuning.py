@@ -69,7 +69,7 @@ class Tuning:
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
-            fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
+            fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
@@ -189,6 +189,7 @@ class Tuning:
                                       # interior), only the cells outside the box are filled
     window_walk: bool = True          # a compressed level read through a step-1 window walked
                                       # whole, the window a test per coordinate (streams.window)
+    window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
                                       # a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
@@ -250,8 +251,7 @@ class Tuning:
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
-    huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages and grow
-                                      # into fresh blocks
+    huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
     map_bytes: int = 128 << 10        # heap arrays this large are mapped from the system
                                       # directly (and kept for reuse when freed), whatever
                                       # malloc's state; 0: every array from malloc

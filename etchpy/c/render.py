@@ -119,6 +119,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         uses_hash=any(isinstance(x, imp.Probe) or isinstance(x, imp.Bin) and x.op == "hash"
                       for x in imp.subterms(body)),
         uses_bin=any(isinstance(x, imp.Bin) and x.op == "bin" for x in imp.subterms(body)),
+        uses_keep=any(isinstance(x, imp.Bin) and x.op == "keep" for x in imp.subterms(body)),
         uses_short=any(isinstance(u, imp.ShortIntersect) and u.width == SIMD_LANES
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,

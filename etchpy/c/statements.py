@@ -272,6 +272,8 @@ class FunctionBody:
                 return f"ep_hash({e(a)}, {e(b)})"
             case Bin("bin", a, b):       # a's bin among 0..b-1, else -1 (imp.nodes)
                 return f"ep_bin({e(a)}, {e(b)})"
+            case Bin("keep", a, b):      # b where a, else all-zero bytes (imp.interp)
+                return f"ep_keep({e(a)}, {e(b)})"
             case Bin("<u", a, b):        # a < b as unsigned: 0 <= a < b for b >= 0
                 return f"((uint64_t){e(a)} < (uint64_t){e(b)})"
             case Bin(op, a, b):

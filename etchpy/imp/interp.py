@@ -41,6 +41,8 @@ BINOPS = {
     "min": min,
     # the bin of value v among 0..n-1: v when it is an integer there, else -1
     "bin": lambda v, n: int(v) if 0 <= v < n and int(v) == v else -1,
+    # v where ok, else the value of all-zero bytes (C's ep_keep: no branch)
+    "keep": lambda ok, v: v if ok else type(v)(0),
 }
 
 

@@ -37,6 +37,14 @@ outside the window. Where the rows walked are a strided window's (not
 consecutive in storage), d is the offset to the same place of the row
 tuning.window_prefetch_rows rows on (`_rows_on`).
 
+In those prefetching (far) loops the select is also made truly branch-free
+(tuning.window_keep), where the carrier's zero is all-zero bytes (real, int,
+boolean sums): `acc := acc ⊕ keep(ok, value[index := at])`, keep (C's
+ep_keep) the value's bytes masked by the test, so a miss adds the ⊕ identity.
+GCC compiles the select as a branch, mispredicted at about half the states of a
+far row through a wide window; the prefetched gathers then stop waiting on it
+(proofs_notes/windows.md, "Far terms kept by their bytes").
+
 Under lower.schedule.window_blocks (em.buffer set) a sum of `vals[q] ⊗ x[c]`
 is made buffered (`_buffered`): a segment of at most the buffer's size
 appends its states to the buffers, the loops above only for longer ones.
@@ -44,6 +52,8 @@ appends its states to the buffers, the loops above only for longer ones.
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from ... import imp
 from ...imp import (Assign, Bin, Block, Const, Decl, If, Load, Prefetch, Ring, Select, Store, Var,
@@ -124,8 +134,11 @@ def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
     length (`_by_length`); each state runs `fetch` first."""
     ok, at = em.names.fresh(f"{s.var}_in"), em.names.fresh(f"{s.var}_at")
     kept = imp.replaced(value, s.index, Var(at))
+    add = Select(Var(ok), Ring("add", Var(acc), kept), Var(acc))
+    if fetch != imp.SKIP and em.tuning.window_keep and _zero_bytes(em.sr):
+        add = Ring("add", Var(acc), Bin("keep", Var(ok), kept))
     record = seq(Decl(ok, "bool", s.ready), Decl(at, "index", Select(Var(ok), hit, walk.safe)),
-                 fetch, Assign(acc, Select(Var(ok), Ring("add", Var(acc), kept), Var(acc))))
+                 fetch, Assign(acc, add))
     free = parts.step(s.derive(s.facts, ready=imp.TRUE), s.next, record)
     long = em.tuning.window_walk_stop
     if long <= 0 or walk.stop is None:
@@ -133,6 +146,13 @@ def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
     if fetch != imp.SKIP:        # a far segment walks whole up to window_walk_long
         long = max(long, em.tuning.window_walk_long)
     return _by_length(em, s, parts, walk, long, free, fetch)
+
+
+def _zero_bytes(sr) -> bool:
+    """Whether the semiring's zero (its ⊕ identity) is the carrier value of
+    all-zero bytes (0, 0.0, false; not the tropical ∞)."""
+    zero = np.asarray(sr.zero, dtype=sr.dtype)
+    return zero.tobytes() == bytes(zero.nbytes)
 
 
 def _consecutive(init, q: str) -> bool:
