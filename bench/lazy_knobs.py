@@ -1,6 +1,6 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
-    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas | --operands]
+    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas | --operands | --nodes]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -19,6 +19,10 @@ before each *after* call. With --operands, *before* is a kernel's dense
 contraction over element-wise work in its own loops (Tuning.blas_operands
 off) and *after* as a temporary and a GEMM (on), both passed as a Tuning (each
 compute then pays for its tuning argument: bench.lazy's rows have none).
+With --nodes, *before* is the C operators without their node memo and *after*
+with it (Tuning.lazy_node_bytes), under tuning=None: the memo switched off
+before each *before* call, keeping what it holds (the binder's
+`lazy_node_memo(-1)`), and on again before each *after* call.
 """
 from __future__ import annotations
 
@@ -41,6 +45,9 @@ def _switch(what: str):
     from etchpy.lazy import c_nodes
     from etchpy.runtime import binder, blas
     mod = binder.module()
+    if what == "nodes":
+        on_bytes = c_nodes.DEFAULT[2]
+        return lambda on: mod.lazy_node_memo(on_bytes if on else -1)
     if what == "memo":          # the C switch c_nodes.use sets (a C call, not the lock)
         return mod.lazy_memo
     c_nodes.product()           # bound once, then unbound or bound again per call
@@ -95,10 +102,11 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, nargs="+", default=[5000, 500])
     ap.add_argument("--memo", action="store_true", help="the C operators' memo off -> on")
     ap.add_argument("--blas", action="store_true", help="replayed products by BLAS off -> on")
+    ap.add_argument("--nodes", action="store_true", help="the C operators' node memo off -> on")
     ap.add_argument("--operands", action="store_true",
                     help="element-wise operands of a kernel's GEMM made temporaries off -> on")
     args = ap.parse_args(argv)
-    switch = ("memo" if args.memo else "blas" if args.blas else
+    switch = ("memo" if args.memo else "blas" if args.blas else "nodes" if args.nodes else
               "operands" if args.operands else None)
     for n in args.n:
         for rank in (10, 20):

@@ -93,7 +93,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost,
             lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
-            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas.
+            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
             distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below.
@@ -293,16 +293,16 @@ class Tuning:
     lazy_step_cost: float = 2e4       # cost units of one kernel step beyond its work
     lazy_library_step: float = 5e3    # ... of a scipy product step (etchpy.lazy.steps)
     lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (no checks)
-    lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector: an etchpy
-                                      # SpMV kernel is as fast as scipy's (performance.md)
-    lazy_libm_cost: float = 5.0       # per entry of a libm map (exp, log) fused in a kernel:
-                                      # one call an entry, numpy's loop is SIMD (maps.c_libm)
+    lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector (SpMV)
+    lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
     lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks: run
                                       # by row blocks of X of this size (0: never; lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
     lazy_c_memo: bool = True          # ... finding a pattern by its operands' identity first
+    lazy_node_bytes: int = 1 << 18    # ... the same leaf and nodes for the same arrays, each
+                                      # of at most this many bytes (0: off; binder_nodes.c.j2)
     lazy_c_blas: bool = True          # a replay's dense products by BLAS from the binder
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------

@@ -5,12 +5,15 @@ tables, in about a microsecond of Python per operation: on a dense program of
 100² numpy's whole program (5-30 µs) costs less than building its nodes. The
 C binder's extension (runtime.binder, codegen_templates/binder_lazy.c.j2) makes
 the same nodes in C: LazyArray's `+ - * / @` (reflected too), unary `-` and
-`.T`, `ep.exp`/`log`/`sqrt`/`abs` and `ep.lazy` of a numpy array. Each builds,
+`.T`, `.sum`, `ep.exp`/`log`/`sqrt`/`abs` and `ep.lazy` of a numpy array. Each builds,
 on a pattern met before, the node the Python operator builds (class, fields,
 keys, leaves: the same tables probed with the same keys, the leaves merged as
 etchpy.lazy.keys.merge does) and calls that Python operator for anything else
 (first meetings included), so the nodes never depend on which runs
-(proofs_notes/lazy_operators.md).
+(proofs_notes/lazy_operators.md). Their node memo (Tuning.lazy_node_bytes,
+codegen_templates/binder_nodes.c.j2) gives the same leaf for the same small
+array wrapped again and the same node for an operator on the same operand
+objects, so a loop passing the same arrays makes and frees no node.
 
 They are installed on LazyArray by `use(True)`, which ep.compute calls when its
 tuning has `lazy_c_nodes` on (the default) and they are not installed yet, and
@@ -19,6 +22,7 @@ arrays built after a compute are the ones its tuning chose. Where the binder
 cannot be built the Python operators stay.
 
     use(True)        # C operators on LazyArray (when the binder builds)
+    use(True, True, 0)   # ... without the node memo
     INSTALLED[0]     # the last choice made (True or False)
 """
 from __future__ import annotations
@@ -27,14 +31,16 @@ import sys
 import threading
 
 from ..runtime import binder, blas
+from ..tuning import Tuning
 from . import array, keys, operators as ops
 from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose, Unary
 
 # the last choice use() made; None before the first
 INSTALLED: list = [None]
-# the last (lazy_c_nodes, lazy_c_memo) use() was given; None before the first
+# the last (lazy_c_nodes, lazy_c_memo, lazy_node_bytes) use() was given; None before
+# the first
 CHOSEN: list = [None]
-DEFAULT = (True, True)          # tuning=None's choice (the same object each time)
+DEFAULT = (True, True, Tuning().lazy_node_bytes)    # tuning=None's (the same object)
 # [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
 # frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
 LOOKUP: list = [None]
@@ -74,31 +80,39 @@ def _setup(mod) -> dict:
               Map.__dict__["fn"], Map.__dict__["arg"], Leaf.__dict__["value"],
               Leaf.__dict__["constant"])
     tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD)
-    fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap)
+    _PYTHON["sum"] = LazyArray.__dict__["sum"]
+    fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap,
+                 _PYTHON["sum"])
     made = mod.lazy_setup(classes, fields, tables, fallbacks)
     keys.COUNTS.append(mod.lazy_built)
     out = dict(zip(_DUNDERS, made))
-    out["map_op"], out["T"], out["wrap"], LOOKUP[0] = made[len(_DUNDERS):]
+    out["map_op"], out["T"], out["wrap"], out["sum"], LOOKUP[0] = made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
     return out
 
 
-def use(on: bool, memo: bool = True) -> None:
+def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2]) -> None:
     """Install the C operators on LazyArray (on), or the Python ones back; memo:
     whether they find a pattern met before by its operands' identity first and
-    leave a node's key to be made when read (Tuning.lazy_c_memo)."""
+    leave a node's key to be made when read (Tuning.lazy_c_memo); nodes: the
+    most bytes of an array their node memo keeps (Tuning.lazy_node_bytes, 0:
+    off, what it kept let go)."""
     with _lock:
         made = _made() if on else None
         again = INSTALLED[0] is bool(on)
-        INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if on and memo else (bool(on), bool(memo))
+        chosen = (bool(on), bool(memo), int(nodes))
+        INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if chosen == DEFAULT else chosen
         if made is not None:
             binder.module().lazy_memo(bool(memo))
+            binder.module().lazy_node_memo(int(nodes))
+        elif _MADE and _MADE[0] is not None:    # the Python operators: what C kept let go
+            binder.module().lazy_node_memo(0)
         source = made if made is not None else _PYTHON
         if again and source is made:    # installed: not again (a class's attribute set
             return                      # empties the method caches)
         if not source:          # no binder, and the Python operators never replaced
             return
-        for name in (*_DUNDERS, "T"):
+        for name in (*_DUNDERS, "T", "sum"):
             setattr(LazyArray, name, source[name])
         LazyArray._map_op = staticmethod(source["map_op"])
         type(_package()).__call__ = staticmethod(source["wrap"])

@@ -79,7 +79,7 @@ def _template() -> str:
     folder = cache.template_folder()
     return "".join((folder / name).read_text(encoding="utf-8")
                    for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2",
-                                "binder_lazy.c.j2", "binder_blas.c.j2"))
+                                "binder_lazy.c.j2", "binder_nodes.c.j2", "binder_blas.c.j2"))
 
 
 def _source() -> str:

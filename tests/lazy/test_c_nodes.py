@@ -78,7 +78,7 @@ def _same(x, y, seen: set) -> None:
 def test_c_operators_build_the_python_operators_nodes(c_ops, recipe):
     made = []                   # C twice (patterns met; from the memo), without it, Python
     for on, memo in ((True, True), (True, True), (True, False), (False, True)):
-        c_nodes.use(on, memo)
+        c_nodes.use(on, memo, 0)        # no node memo (test_node_memo.py)
         before = keys.built()
         made.append((_build(recipe), keys.built() - before))
     (ref, n_ref), *others = made[::-1]
@@ -119,7 +119,9 @@ def test_the_tuning_chooses_the_operators(c_ops):
     assert c_nodes.INSTALLED[0] is False
     assert type(LazyArray.__dict__["__add__"]).__name__ == "function"
     ep.compute(a * 2, tuning=NUMPY.with_(lazy_c_memo=False))
-    assert c_nodes.CHOSEN[0] == (True, False)
+    assert c_nodes.CHOSEN[0] == (True, False, c_nodes.DEFAULT[2])
+    ep.compute(a * 2, tuning=NUMPY.with_(lazy_node_bytes=0))
+    assert c_nodes.CHOSEN[0] == (True, True, 0)
     ep.compute(a * 2, tuning=NUMPY)         # on by default
     assert c_nodes.INSTALLED[0] is True and c_nodes.CHOSEN[0] is c_nodes.DEFAULT
     assert type(LazyArray.__dict__["__add__"]).__name__ == "method_descriptor"
@@ -190,7 +192,7 @@ def test_the_memo_leaves_a_key_to_be_made_when_read(c_ops):
     X, w = RNG.random((3, 3)), RNG.random(3)
     slot = LazyArray.__dict__["key"]        # the field itself, not __getattr__
     for memo in (True, False):
-        c_nodes.use(True, memo)
+        c_nodes.use(True, memo, 0)
         for _ in range(2):                  # the patterns met, then from the memo
             n = ep.lazy(X) @ ep.lazy(w) + 1
         try:

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy.lazy import keys
+from etchpy.lazy import c_nodes, keys
 from etchpy.lazy.array import binary, lazy, map_node, matmul, reduce_sum, subtract, transpose
 from etchpy.lazy.nodes import Add, Div, Leaf, Mul
 from etchpy.settings import LIMITS
@@ -42,6 +42,18 @@ OPS = {
     "+arr": (lambda a, b: a + b.value if type(b) is Leaf else a + b,
              lambda a, b: binary(Add, a, b.value) if type(b) is Leaf else binary(Add, a, b)),
 }
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_node_memo():
+    """Nodes are counted here: the C operators' node memo, which gives a node met
+    before again (test_node_memo.py), is off while they are installed."""
+    on = c_nodes.INSTALLED[0] is True
+    if on:
+        c_nodes.use(True, True, 0)
+    yield
+    if on:
+        c_nodes.use(True)
 
 
 def same(x, y, seen: set) -> None:

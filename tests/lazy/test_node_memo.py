@@ -1,0 +1,129 @@
+"""The C operators' node memo (Tuning.lazy_node_bytes, codegen_templates/
+binder_nodes.c.j2): the same small array wrapped again gives the same leaf, an
+operator on the same operand objects the same node, and the answers are the
+plain path's: arrays written in place between calls, reshaped or retyped in
+place, float32, operands dropped and their addresses reused. What it keeps is
+let go: an array the caller dropped, one too large or a view never kept, all
+of it when switched off."""
+import weakref
+
+import numpy as np
+import pytest
+
+import etchpy as ep
+from etchpy.lazy import c_nodes, keys
+from etchpy.runtime import binder
+
+pytestmark = pytest.mark.skipif(not binder.available(), reason="no C binder here")
+
+# numpy's steps (no kernel to compile); the C operators and the node memo as by default
+NUMPY = ep.Tuning(lazy_step_cost=1e15, lazy_library_step=0)
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture
+def memo(shared_cache):
+    c_nodes.use(True)
+    if c_nodes._made() is None:
+        pytest.skip("the binder does not build here")
+    yield
+    c_nodes.use(True)
+
+
+def grads(F, X, w, y, V=None, Y=None):
+    """The logistic and least-squares gradients (numpy's steps), and with V and
+    Y the softmax one (a kernel: test_c_nodes.py's, compiled once a session)."""
+    out = (X.T @ (1 / (1 + F.exp(-(X @ w))) - y), X.T @ (X @ w - y))
+    if V is None:
+        return out
+    E = F.exp(X @ V)
+    return (*out, X.T @ (E / E.sum(axis=1, keepdims=True) - Y))
+
+
+def _arrays(n=30, k=4, dtype=np.float64):
+    X, w, y = RNG.random((n, n)) / n, RNG.standard_normal(n), RNG.random(n)
+    V, Y = RNG.random((n, k)), np.eye(k)[RNG.integers(0, k, n)]
+    return [a.astype(dtype) for a in (X, w, y, V, Y)]
+
+
+def _check(arrays, rtol=1e-10):
+    got = ep.compute(*grads(ep, *(ep.lazy(a) for a in arrays)), tuning=NUMPY)
+    c_nodes.use(True, True, 0)              # the plain path: nodes built afresh (a tuning
+    plain = grads(ep, *(ep.lazy(a) for a in arrays))    # saying so is another kernel key)
+    plain = ep.compute(*plain, tuning=NUMPY)
+    for g, p, want in zip(got, plain, grads(np, *arrays)):
+        assert g.dtype == want.dtype and g.shape == want.shape
+        np.testing.assert_allclose(g, want, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(g, p, rtol=rtol, atol=rtol)
+
+
+def test_the_same_arrays_give_the_same_nodes_and_the_right_answers(memo):
+    arrays = _arrays()
+    _check(arrays)                          # kept (the C operators installed by now)
+    first = grads(ep, *(ep.lazy(a) for a in arrays))
+    before = keys.built()
+    again = grads(ep, *(ep.lazy(a) for a in arrays))
+    assert keys.built() == before and all(p is q for p, q in zip(first, again))
+    for _ in range(3):
+        _check(arrays)
+        arrays[1] *= -1.5                   # written in place between calls
+        arrays[3][0, :] += 1.0
+    c_nodes.use(True, True, 0)              # off: built afresh, equal keys
+    fresh = grads(ep, *(ep.lazy(a) for a in arrays))
+    assert keys.built() > before and all(p is not q and p.key == q.key
+                                         for p, q in zip(first, fresh))
+    c_nodes.use(True)
+
+
+def test_an_array_reshaped_or_retyped_in_place_gets_a_new_leaf(memo):
+    arrays = _arrays()[:3]
+    _check(arrays)
+    _check(arrays)
+    old = ep.lazy(arrays[1])
+    arrays[1].shape = (30, 1)               # in place: w is now a column
+    assert ep.lazy(arrays[1]) is not old and ep.lazy(arrays[1]).shape == (30, 1)
+    x = RNG.random(6)
+    lx = ep.lazy(x)
+    x.dtype = np.float32                    # in place: 12 float32s
+    assert ep.lazy(x) is not lx and ep.lazy(x).dtype == np.float32
+    np.testing.assert_array_equal(ep.compute(ep.lazy(x) * 2, tuning=NUMPY), x * 2)
+    arrays[1].shape = (30,)
+    _check(arrays)
+
+
+def test_float32_and_new_arrays_at_reused_addresses(memo):
+    _check(_arrays(dtype=np.float32)[:3], rtol=1e-4)
+    for _ in range(4):                      # dropped each time: addresses reused
+        _check(_arrays()[:3])
+
+
+def test_what_is_kept_is_let_go(memo):
+    a = RNG.random(5)
+    gone = weakref.ref(a)
+    ep.lazy(a) * 2 + 1                      # (a compute's tape holds its last values)
+    assert ep.lazy(a) is ep.lazy(a)
+    del a
+    ep.lazy(RNG.random(5))                  # a new array kept: the dropped one let go
+    assert gone() is None
+    big = np.zeros(c_nodes.DEFAULT[2] // 8 + 1)         # too large to keep
+    view = RNG.random(10)[2:]                           # a view (its base held)
+    for x in (big, view):
+        assert ep.lazy(x) is not ep.lazy(x) and ep.lazy(x).value is x
+    b = RNG.random(5)
+    ep.lazy(b) + 1
+    held = weakref.ref(b)
+    c_nodes.use(True, True, 0)              # off: everything let go
+    del b
+    assert held() is None
+    c_nodes.use(True)
+
+
+def test_the_c_lookup_replays_kept_nodes_on_arrays_written_in_place(memo):
+    a, b = RNG.random((4, 4)), RNG.random(4)
+
+    def prog():
+        return (ep.lazy(a) * 2 + ep.lazy(b)) / 4        # numpy's step, tuning=None
+
+    for k in range(4):
+        np.testing.assert_allclose(ep.compute(prog()), (a * 2 + b) / 4)
+        a[k, k] = -k                                    # written in place
