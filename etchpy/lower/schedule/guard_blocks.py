@@ -237,7 +237,7 @@ def _build(loop, i: str, end, found, tuning, taken: set):
     if set(names) & taken:
         return None
     lst, top, n, t, m = names
-    size, ahead = tuning.guard_blocks, tuning.guard_blocks_ahead
+    size, ahead = min(tuning.guard_blocks, 1 << 13), tuning.guard_blocks_ahead  # (on the stack)
     one = lambda c: Select(c, imp.ONE, imp.ZERO)
     listed = [Decl(top, "index", imp.min_(imp.add(Var(i), Const(size)), end)),
               Decl(n, "index", imp.ZERO), Decl(t, "index", Var(i)),
