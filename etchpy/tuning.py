@@ -68,14 +68,14 @@ class Tuning:
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
-            fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
+            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
+            fused_rows, fill_gaps, window_walk, fused_temporaries, written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_blocks, check_block, hash_workspace_dim,
             hash_initial, initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_blocks,
+            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
             guard_blocks_ahead, prefetch_min_bytes,
             prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
             run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
@@ -156,7 +156,7 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
-    check_twins_once: bool = True     # ... none for one sharing a checked input's index arrays
+    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or
@@ -176,6 +176,7 @@ class Tuning:
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
+    guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
     keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
@@ -183,8 +184,7 @@ class Tuning:
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
                                       # share one loop, each cell stored once from a register;
                                       # one step writing each cell at most once stores
-    fill_gaps: bool = True            # ... and when it stores each cell of a box once (a stencil's
-                                      # interior), only the cells outside the box are filled
+    fill_gaps: bool = True            # ... a box's cells stored once (a stencil's inside): the rest filled
     window_walk: bool = True          # a compressed level read through a step-1 window walked
                                       # whole, the window a test per coordinate (streams.window)
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
@@ -233,7 +233,7 @@ class Tuning:
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
-    guard_blocks: int = 512           # a loop's entries passing its tests listed in blocks (0: off)
+    guard_block: int = 512            # ... guard_blocks' block of entries (0: off)
     guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index

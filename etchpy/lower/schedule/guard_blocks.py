@@ -1,5 +1,5 @@
 """Entries listed in blocks, then walked (the two-phase form), switched by
-tuning.guard_blocks (the entries of a block; 0: off).
+tuning.guard_blocks, with tuning.guard_block entries in a block (0: off).
 
 A counted loop `while (i < E) { prefix; S; suffix; i = i + 1 }` whose S
 walks, on its straight path (one-position loops, a one-position level's
@@ -42,8 +42,8 @@ from .guard_prefetch import _Fixed, _conjuncts, _one, _parts, _reads_at
 
 def run(prog, tuning):
     """`prog` with each counted loop of the shape above split into blocks
-    (`prog` itself when guard_blocks is 0 or none matches)."""
-    if tuning.guard_blocks <= 0:
+    (`prog` itself when guard_block is 0 or none matches)."""
+    if tuning.guard_block <= 0:
         return prog
     body = _rewrite(prog, prog.body, (), tuning)
     return prog if body == prog.body else replace(prog, body=body)
@@ -237,7 +237,7 @@ def _build(loop, i: str, end, found, tuning, taken: set):
     if set(names) & taken:
         return None
     lst, top, n, t, m = names
-    size, ahead = min(tuning.guard_blocks, 1 << 13), tuning.guard_blocks_ahead  # (on the stack)
+    size, ahead = min(tuning.guard_block, 1 << 13), tuning.guard_blocks_ahead  # (on the stack)
     one = lambda c: Select(c, imp.ONE, imp.ZERO)
     listed = [Decl(top, "index", imp.min_(imp.add(Var(i), Const(size)), end)),
               Decl(n, "index", imp.ZERO), Decl(t, "index", Var(i)),

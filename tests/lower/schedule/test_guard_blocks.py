@@ -41,7 +41,7 @@ def _kernels(orders, customers, lines):
     S = ep.tensor("S", 1, "csf")
     e = ep.sum((c, d, g, ln), orders.var()[o, c, d] * ep.between(d, "dlo", "dhi")
                * customers.var()[c, g] * S[g] * lines.var("v")[o, ln])
-    knobs = {"on": dict(guard_blocks=3, guard_blocks_ahead=2), "off": dict(guard_blocks=0)}
+    knobs = {"on": dict(guard_block=3, guard_blocks_ahead=2), "off": dict(guard_blocks=False)}
     return {k: ep.compile(e, optimize=False, order=["o", "c", "d", "g", "ln"], output="csf",
                           tuning=tuning.DEFAULT.with_(call_binder=False, **kw))
             for k, kw in knobs.items()}
@@ -81,7 +81,7 @@ def test_the_split_is_refused_where_a_failing_entry_would_change_anything(kernel
     values, or a count moved, before the tests (neither taken back), it does not."""
     prog = kernels["off"].program
     loop = _loop(prog)
-    t = tuning.DEFAULT.with_(guard_blocks=3)
+    t = tuning.DEFAULT.with_(guard_block=3)
     split = lambda p: any(isinstance(s, imp.LocalArray) for s in imp.statements(
         guard_blocks.run(p, t).body))
     assert split(prog)

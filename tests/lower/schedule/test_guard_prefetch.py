@@ -13,7 +13,7 @@ from etchpy import tuning
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 o, c, ln = ep.indices("o c ln")
-_DEFAULT = tuning.DEFAULT.with_(guard_blocks=0)      # (the loops not split: test_guard_blocks)
+_DEFAULT = tuning.DEFAULT.with_(guard_blocks=False)      # (the loops not split: test_guard_blocks)
 _AHEAD = "EP_PREFETCH(&L_vals[L_pos1[(o_c + 64)]])"
 
 
