@@ -68,17 +68,18 @@ class Tuning:
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, clip_ranges, keyed_ranges, fused_rows,
-            fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting, access_order.
+            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
+            fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting,
+            access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_blocks, check_block, hash_workspace_dim,
             hash_initial, initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_values, prefetch_guarded, prefetch_guard_reads, prefetch_min_bytes,
-            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
-            chunks_per_thread.
+            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
+            guard_blocks_ahead, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
+            run_ahead, run_short, run_long, run_min_entries, run_far_bytes, run_lines,
+            piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -153,18 +154,16 @@ class Tuning:
                                       # the C inputs); one no loop order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
-    check_count_once: bool = True     # ... its bad coordinates in one count, tested after the
-                                      # loops (else a count and a test after each walk)
+    check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
-    check_twins_once: bool = True     # ... none for one sharing a checked input's index arrays
+    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or
                                       # real32) in SIMD lanes where rows are long or irregular
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
                                       # where the target has them (a pragma heading its C)
-    size_switch: bool = True          # a test of a walked level's size inside loops (are its
-                                      # arrays large enough to prefetch?) made once, before them
+    size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
     khatri_rao: bool = True           # ... only when its temporary is no larger than the factor
@@ -176,8 +175,8 @@ class Tuning:
                                       # (a marker probe) tests once above the loops below
     hoist_row_tests: bool = True      # ... joined by `&` with the walked operand's own test
                                       # at that level (a row test of its entry): one branch
-    guard_leaves: bool = True         # ... at a leaf level too: an entry whose tests fail
-                                      # adds nothing to the output (no update of zero)
+    guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
+    guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
     clip_ranges: bool = True          # a product with a range comparison walks the other
                                       # operand from lo while < hi (else a leapfrog)
     keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
@@ -185,8 +184,7 @@ class Tuning:
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
                                       # share one loop, each cell stored once from a register;
                                       # one step writing each cell at most once stores
-    fill_gaps: bool = True            # ... and when it stores each cell of a box once (a stencil's
-                                      # interior), only the cells outside the box are filled
+    fill_gaps: bool = True            # ... a box's cells stored once (a stencil's inside): the rest filled
     window_walk: bool = True          # a compressed level read through a step-1 window walked
                                       # whole, the window a test per coordinate (streams.window)
     window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
@@ -236,6 +234,8 @@ class Tuning:
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
+    guard_block: int = 512            # ... guard_blocks' block of entries (0: off)
+    guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)

@@ -79,8 +79,8 @@ class Pass:
 
 
 from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
-               guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks, row_streams,
-               run_sums, size_switch, threads, unswitch, value_prefetch,
+               guard_blocks, guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks,
+               row_streams, run_sums, size_switch, threads, unswitch, value_prefetch,
                window_blocks, window_walks)  # they need no name above
 
 PASSES = (
@@ -101,6 +101,8 @@ PASSES = (
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
     Pass("guarded fibres prefetched", "prefetch", "program",
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
+    Pass("entries listed in blocks", "guard_blocks", "program",
+         lambda prog, semiring, tuning: guard_blocks.run(prog, tuning)),
     Pass("gathered sums", "gather_sums", "program", gather_sums.run),
     Pass("size switch", "size_switch", "program",
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),

@@ -13,6 +13,7 @@ from etchpy import tuning
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 o, c, ln = ep.indices("o c ln")
+_DEFAULT = tuning.DEFAULT.with_(guard_blocks=False)      # (the loops not split: test_guard_blocks)
 _AHEAD = "EP_PREFETCH(&L_vals[L_pos1[(o_c + 64)]])"
 
 
@@ -43,11 +44,11 @@ def test_the_lines_of_an_order_d_on_are_prefetched_where_its_filter_passes():
     Fd[[2, 5]] = [1.5, -2.0]
     F = ep.Tensor.from_dense(Fd, "csf")
     want = float(np.sum(Fd[cust[lo]] * v))
-    off = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=0))
+    off = _kernel(orders, lines, _DEFAULT.with_(prefetch_guarded=0))
     assert "EP_PREFETCH(&" not in off.c_source
     assert _AHEAD not in off.c_source
-    assert _AHEAD in _kernel(orders, lines, tuning.DEFAULT).c_source     # d = 64: C only
-    on = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch_guarded=3, call_binder=False))
+    assert _AHEAD in _kernel(orders, lines, _DEFAULT).c_source     # d = 64: C only
+    on = _kernel(orders, lines, _DEFAULT.with_(prefetch_guarded=3, call_binder=False))
     assert "(o_c + 3) < dim_o" in on.c_source and "EP_PREFETCH(&L_vals[L_pos1[(o_c + 3)]])" \
         in on.c_source, on.c_source
     args = dict(F=F, O=orders.tensor(), L=lines.tensor("v"))
@@ -61,7 +62,7 @@ def test_no_prefetch_without_a_guard_or_with_prefetch_off():
     e = ep.sum((o, c, ln), orders.var()[o, c] * lines.var("v")[o, ln])
     k = ep.compile(e, optimize=False, order=["o", "c", "ln"])
     assert _AHEAD not in k.c_source
-    noprefetch = _kernel(orders, lines, tuning.DEFAULT.with_(prefetch=False))
+    noprefetch = _kernel(orders, lines, _DEFAULT.with_(prefetch=False))
     assert _AHEAD not in noprefetch.c_source
 
 
@@ -95,7 +96,7 @@ def test_a_located_read_under_a_range_test_is_prefetched_ahead_unconditionally()
     args = dict(O=orders.tensor(), C=customers.tensor(), L=lines.tensor("v"),
                 S=ep.Tensor.from_dense(Sd, "csf"), dlo=3, dhi=7)
     kern = {far: ep.compile(e, optimize=False, order=["o", "c", "d", "g", "ln"],
-                            tuning=tuning.DEFAULT.with_(prefetch_guard_reads=far,
+                            tuning=_DEFAULT.with_(prefetch_guard_reads=far,
                                                         call_binder=False)) for far in (3, 0)}
     block = "        if ((o_c + 3) < dim_o) {\n            %s;\n        }\n" % _FAR
     assert block in kern[3].c_source and "EP_PREFETCH(&L_" not in kern[3].c_source
