@@ -95,8 +95,8 @@ class Tuning:
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
-            distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
-            bucket_count, dense_rounds, scan_below.
+            distance_buckets, bfs_check_first; thresholds pull_alpha, pull_beta,
+            rounds_above, bucket_count, dense_rounds, scan_below.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's
@@ -250,8 +250,7 @@ class Tuning:
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
-    huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages and grow
-                                      # into fresh blocks
+    huge_page_bytes: int = 4 << 20    # heap arrays this large: huge pages, grown in fresh blocks
     map_bytes: int = 128 << 10        # heap arrays this large are mapped from the system
                                       # directly (and kept for reuse when freed), whatever
                                       # malloc's state; 0: every array from malloc
@@ -308,6 +307,7 @@ class Tuning:
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
+    bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or

@@ -143,7 +143,8 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
     with SCRATCH.arrays((max(n, 1), pos.dtype)) as (queue,):
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-              float(tuning.pull_beta), int(most), int(checked), level, queue)
+              float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
+              level, queue)
     return level
 
 
