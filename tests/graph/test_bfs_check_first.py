@@ -1,7 +1,8 @@
 """BFS levels with a scipy matrix under both settings of Tuning.bfs_check_first
 (every index checked in a flat pass before the walk, which then reads them
 untested; or each index tested as the walk reads it and the rows not reached
-after): the levels of csgraph on random and pixel-like graphs, whether the
+after), and a Graph's indices read in that pass or not (Tuning.bfs_warm_bytes):
+the levels of csgraph on random and pixel-like graphs, whether the
 source reaches most vertices or few; a bad index, in a row reached or not,
 gives an InputError naming it; arrays written in place between calls are read
 again."""
@@ -15,7 +16,7 @@ from etchpy import graph
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-SETTINGS = [{}, {"bfs_check_first": False}]
+SETTINGS = [{}, {"bfs_check_first": False}, {"bfs_warm_bytes": 0}]
 
 
 def reference(A, s):
@@ -51,7 +52,7 @@ def graphs():
         yield f"pixels {most}", pixel_graph(48, most, most)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
 def test_levels_are_csgraphs(tuning):
     for name, A in graphs():
         G = graph.Graph(A)
@@ -64,7 +65,7 @@ def test_levels_are_csgraphs(tuning):
             assert np.array_equal(graph.bfs_levels(G, s, tuning=tuning), want), (name, s)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
 def test_a_bad_index_is_named_wherever_it_is(tuning):
     A = pixel_graph(32, 3, 7)
     s = int(A.indices[0])
@@ -83,7 +84,7 @@ def test_a_bad_index_is_named_wherever_it_is(tuning):
         graph.bfs_levels(wide, s, tuning=tuning)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
 def test_arrays_written_in_place_between_calls(tuning):
     A = pixel_graph(32, 3, 8)
     s = int(A.indices[0])
