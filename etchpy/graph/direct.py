@@ -144,7 +144,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     level = np.empty(n, dtype=np.int64)
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
     warm = checked and tuning.bfs_check_first and crd.nbytes <= tuning.bfs_warm_bytes
-    queue = SCRATCH.take(max(n, 1), pos.dtype)    # (not SCRATCH.arrays: a third of its cost)
+    queue = SCRATCH.take(max(n, 1), pos.dtype)    # take/give: a third of SCRATCH.arrays' cost
     try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
               float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
