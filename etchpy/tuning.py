@@ -96,8 +96,8 @@ class Tuning:
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
-            distance_buckets; thresholds pull_alpha, pull_beta, rounds_above,
-            bucket_count, dense_rounds, scan_below.
+            distance_buckets, bfs_check_first; thresholds pull_alpha, pull_beta,
+            rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's
@@ -277,10 +277,8 @@ class Tuning:
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
-    cache_cells: int = 1 << 12        # target cells a loop may leave and come back to in
-                                      # cache (more: each revisit is priced as strided)
-    orders_tried: int = 120           # loop orders priced per step: all permutations up
-                                      # to this many, else this many (plan.convert)
+    cache_cells: int = 1 << 12        # cells a loop may leave and revisit in cache (more: strided)
+    orders_tried: int = 120           # loop orders priced a step (up to this many; plan.convert)
     conversion_choices: int = 16      # combinations of input conversions per loop order
     dense_conversion_elements: int = 1 << 16  # a conversion to dense is priced up to this
     dense_conversion_share: float = 0.25      # many elements, or from this density
@@ -308,6 +306,8 @@ class Tuning:
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
+    bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
+    bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or

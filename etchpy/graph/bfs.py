@@ -96,8 +96,10 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     below n / Tuning.pull_beta (24) frontier vertices; Python when no compiler builds it), "c", or "python" (one
     compiled kernel per level, the cheaper direction in edges read);
     tuning, an etchpy.tuning.Tuning, preset name or dict (its graph fields:
-    pull_rounds, pull_alpha, pull_beta, dense_rounds, scan_below; the Python
-    driver's kernels compile under it); every setting gives the same levels.
+    pull_rounds, pull_alpha, pull_beta, dense_rounds, scan_below, and
+    bfs_check_first: a scipy matrix's indices all checked before the walk,
+    which then reads them untested; the Python driver's kernels compile under
+    it); every setting gives the same levels.
     Returns: an int64 array of n levels; -1 where unreachable.
     Raises: InputError naming A or source for bad input, naming driver for an
     unknown one.

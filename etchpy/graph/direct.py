@@ -137,13 +137,20 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     checked when made) to pull levels through as tuning.pull_alpha and
     pull_beta say, or None (push only);
     checked: pos and crd are private arrays that passed `check` (the rows not
-    reached are then not checked again)."""
+    reached are then not checked again; all are read in a flat pass first,
+    which brings them into cache, when they take at most
+    tuning.bfs_warm_bytes)."""
     n = len(pos) - 1
     level = np.empty(n, dtype=np.int64)
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
-    with SCRATCH.arrays((max(n, 1), pos.dtype)) as (queue,):
+    warm = checked and tuning.bfs_check_first and crd.nbytes <= tuning.bfs_warm_bytes
+    queue = SCRATCH.take(max(n, 1), pos.dtype)    # take/give: a third of SCRATCH.arrays' cost
+    try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-              float(tuning.pull_beta), int(most), int(checked), level, queue)
+              float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
+              int(warm), level, queue)
+    finally:
+        SCRATCH.give(queue)
     return level
 
 
