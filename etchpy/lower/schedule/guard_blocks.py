@@ -37,7 +37,7 @@ from ...imp import (Assign, Bin, Block, Comment, Const, Decl, If, Load, LocalArr
                     Prefetch, Seek, Select, Seq, Store, Var, While)
 from ...imp.analysis import children
 from . import guard_inert as inert
-from .guard_prefetch import _Fixed, _conjuncts, _one, _parts, _reads_at
+from .guard_prefetch import _Fixed, _conjuncts, _one, _parts, _reads_at, counted
 
 
 def run(prog, tuning):
@@ -77,17 +77,9 @@ def _rewrite(prog, s, before: tuple, tuning):
 def _split(prog, loop: While, before: tuple, tuning):
     """The two-phase form of `loop`, or None where its shape or the law's
     conditions do not hold."""
-    match loop.cond:
-        case Bin("<", Var(i), end):
-            pass
-        case _:
-            return None
-    stmts = _parts(loop.body)
-    if len(stmts) < 2 or stmts[-1] != imp.incr(i):
+    if (c := counted(loop)) is None or len(c[2]) < 2:
         return None
-    changed = imp.scalars_assigned(loop.body) | imp.declared_in(loop.body)
-    if i in imp.scalars_assigned(Seq(stmts[:-1])) or imp.names_used(end) & changed:
-        return None
+    i, end, stmts, changed = c
     j = next((k for k, s in enumerate(stmts[:-1])
               if isinstance(s, (While, If)) and not inert.hint(s)), None)
     if j is None:
@@ -175,7 +167,7 @@ def _guard(stmts, env: dict, fixed, conj: list, owner):
                 pass
             case If(c, then, None) if fixed.value(c, env) is not None:
                 return _guard(_parts(then), env, fixed, _and(conj, [fixed.value(c, env)]), s)
-            case While(cond, body):
+            case While():
                 return _loop(s, env, fixed, conj, seek)
             case _:
                 return None

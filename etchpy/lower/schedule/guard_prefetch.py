@@ -87,17 +87,9 @@ def _rewrite(s, d: tuple):
 def _ahead(loop: While, d: tuple):
     """The ahead prefetch of a counted loop over a guarded fibre (d[0] entries
     on) and of the located reads under a range test (d[1] on), or None."""
-    match loop.cond:
-        case Bin("<", Var(i), end):
-            pass
-        case _:
-            return None
-    stmts = _parts(loop.body)
-    if not stmts or stmts[-1] != imp.incr(i):
+    if (c := counted(loop)) is None:
         return None
-    changed = imp.scalars_assigned(loop.body) | imp.declared_in(loop.body)
-    if i in imp.scalars_assigned(Seq(stmts[:-1])) or imp.names_used(end) & changed:
-        return None
+    i, end, stmts, changed = c
     fixed = _Fixed(changed - {i}, imp.arrays_written(loop.body))
     located = {}
     found = _find(stmts[:-1], {i: Var(i)}, fixed, located, ())
@@ -150,6 +142,24 @@ class _Fixed:
 
 def _parts(s) -> tuple:
     return s.stmts if isinstance(s, Seq) else (s,)
+
+
+def counted(loop: While):
+    """(counter i, end, the body's statements, the scalars the body assigns or
+    declares) of a counted loop `while (i < end) { ...; i++; }` in which only the
+    final increment moves i and nothing the body assigns changes end; else None."""
+    match loop.cond:
+        case Bin("<", Var(i), end):
+            pass
+        case _:
+            return None
+    stmts = _parts(loop.body)
+    if not stmts or stmts[-1] != imp.incr(i):
+        return None
+    changed = imp.scalars_assigned(loop.body) | imp.declared_in(loop.body)
+    if i in imp.scalars_assigned(Seq(stmts[:-1])) or imp.names_used(end) & changed:
+        return None
+    return i, end, stmts, changed
 
 
 def _find(stmts, env: dict, fixed: _Fixed, located: dict, guard):
