@@ -14,19 +14,11 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import imp
+from tests.end_to_end.test_window_blocks import random_rows
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
 FAR = {"prefetch_min_bytes": 128, "window_blocks": 0}      # x of 16 values or more is far
-
-
-def random_rows(seed: int, shape=(30, 128), dtype=float) -> np.ndarray:
-    """Rows of 0 to about 12 entries at random columns (far: spans over 1/8)."""
-    rng = np.random.default_rng(seed)
-    d = np.where(rng.random(shape) < rng.random((shape[0], 1)) * 0.08,
-                 rng.integers(1, 9, shape), 0).astype(dtype)
-    d[7] = 0
-    return d
 
 
 def window(d, lo, hi, step, lo2, hi2):

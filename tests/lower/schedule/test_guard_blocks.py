@@ -21,7 +21,7 @@ o, c, d, g, ln = ep.indices("o c d g ln")
 N, NC = 40, 9
 
 
-def _tables(rng):
+def q3_tables(rng):
     keys = {"o": ep.Keys(np.arange(N), name="o"), "c": ep.Keys(np.arange(NC), name="c"),
             "d": ep.Keys(np.arange(10), name="d")}
     cust, date, seg = rng.integers(0, NC, N), rng.integers(0, 10, N), rng.integers(0, 3, NC)
@@ -49,7 +49,7 @@ def _kernels(orders, customers, lines):
 
 @pytest.fixture(scope="module")
 def kernels():
-    return _kernels(*_tables(np.random.default_rng(0))[:3])
+    return _kernels(*q3_tables(np.random.default_rng(0))[:3])
 
 
 def test_the_passing_orders_are_listed_in_blocks_and_the_answers_stay(kernels):
@@ -57,7 +57,7 @@ def test_the_passing_orders_are_listed_in_blocks_and_the_answers_stay(kernels):
     assert "EP_PREFETCH(&L_vals[L_pos1[o_c_list[(o_c_t + 2)]]])" in kernels["on"].c_source
     Sd = np.array([0.0, 2.0, -1.0])
     for seed in range(4):                       # random tables, one build of each kernel
-        orders, customers, lines, (cust, date, seg, lo, v) = _tables(np.random.default_rng(seed))
+        orders, customers, lines, (cust, date, seg, lo, v) = q3_tables(np.random.default_rng(seed))
         want = np.zeros(N)
         np.add.at(want, lo, (Sd[seg[cust]] * ((date >= 3) & (date < 7)))[lo] * v)
         args = dict(O=orders.tensor(), C=customers.tensor(), L=lines.tensor("v"),

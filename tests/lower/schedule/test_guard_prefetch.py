@@ -9,6 +9,7 @@ import pytest
 
 import etchpy as ep
 from etchpy import tuning
+from tests.lower.schedule.test_guard_blocks import q3_tables
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -78,16 +79,7 @@ def test_a_located_read_under_a_range_test_is_prefetched_ahead_unconditionally()
     no test (a position every order walks); the lines are not (a range test
     evaluated ahead costs more than it saves). With it off the C is the same but for
     that prefetch; the answer equals numpy's."""
-    rng = np.random.default_rng(2)
-    n, nc = 40, 9
-    keys = {"o": ep.Keys(np.arange(n), name="o"), "c": ep.Keys(np.arange(nc), name="c"),
-            "d": ep.Keys(np.arange(10), name="d")}
-    cust, date, seg = rng.integers(0, nc, n), rng.integers(0, 10, n), rng.integers(0, 3, nc)
-    orders = ep.table({"o": np.arange(n), "c": cust, "d": date}, ["o"], keys=["c", "d"],
-                      coding=keys, name="O")
-    customers = ep.table({"c": np.arange(nc), "g": seg}, ["c"], keys=["g"],
-                         coding={"c": keys["c"]}, name="C")
-    _, lines, _, lo, v = _tables(rng, n)
+    orders, customers, lines, (cust, date, seg, lo, v) = q3_tables(np.random.default_rng(2))
     S = ep.tensor("S", 1, "csf")
     e = ep.sum((o, c, d, g, ln), orders.var()[o, c, d] * ep.between(d, "dlo", "dhi")
                * customers.var()[c, g] * S[g] * lines.var("v")[o, ln])
