@@ -159,8 +159,8 @@ def run_optimizer(req: Request) -> Optimized | None:
     """The optimizer's result, or None when the request does not optimize."""
     if not req.optimize:
         return None
-    from .optimizer.optimize import optimize     # loaded by the first compile that optimizes
-    return optimize(req.expr, semiring=req.semiring, tuning=req.tuning, **req.options)
+    from .optimizer.optimize import remembered   # loaded by the first compile that optimizes
+    return remembered(req.expr, req.semiring, req.tuning, req.options)
 
 
 def choose_plan(req: Request, optimized: Optimized | None):

@@ -27,7 +27,9 @@ class Limits:
                      use (distributed.resources): Dask's default spilling
                      target, above which a worker starts moving data to disk
     scratch_arrays   workspace arrays of the C helpers kept between calls
-                     (runtime.scratch: the graph algorithms' buffers)"""
+                     (runtime.scratch: the graph algorithms' buffers)
+    optimized        the optimizer's results kept for compiles of the same
+                     expression, options and tuning (optimizer.optimize.remembered)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -37,6 +39,7 @@ class Limits:
     dask_losses: int = 8
     dask_memory_share: float = 0.6
     scratch_arrays: int = 6
+    optimized: int = 128
 
 
 LIMITS = Limits()

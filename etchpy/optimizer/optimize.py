@@ -32,6 +32,7 @@ forms like Σ_j (Σ_i A[i,j])·(Σ_k B[j,k]) cheaper than Σ_{i,j,k} A[i,j]·B[j
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
 
 from ..errors import OrderError
@@ -41,6 +42,7 @@ from ..plan.cost import Stats
 from ..plan.stats import size_notes
 from ..plan.plan import make_plan
 from ..semiring import Semiring, semirings
+from ..settings import LIMITS
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
 from .extract import (alternatives, best_costs, dag_cost, extract_exact, extract_greedy,
@@ -158,6 +160,42 @@ def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
     eg = EGraph(_semiring(expr, semiring), Stats(dims, nnz))
     root = eg.add_expr(expr)
     return dag_cost(eg, root, {c: next(iter(ns)) for c, ns in eg.classes.items()})
+
+
+def remembered(expr: Expr, semiring: Semiring, tuning: Tuning, options: dict) -> Optimized:
+    """`optimize(expr, semiring=..., tuning=..., **options)`, kept for the process.
+
+    The result is a function of those arguments alone; the expression's text is
+    part of the key too (`0.0` and `-0.0`, `1` and `1.0` are equal literals but
+    other programs). The last `LIMITS.optimized` results are kept, so a size
+    class, another backend, output or thread count of one expression does not
+    saturate it again; options that do not hash (a sketch) are optimized anew."""
+    try:
+        key = (repr(expr), expr, semiring, tuning, _frozen(options))
+        hit = _REMEMBERED.get(key)
+    except TypeError:
+        key = hit = None
+    if hit is None:
+        hit = optimize(expr, semiring=semiring, tuning=tuning, **options)
+        if key is not None:
+            with _LOCK:             # compiles may run in several threads (dask)
+                while len(_REMEMBERED) >= max(1, LIMITS.optimized):
+                    del _REMEMBERED[next(iter(_REMEMBERED))]       # the oldest
+                _REMEMBERED[key] = hit
+    return hit
+
+
+_REMEMBERED: dict = {}
+_LOCK = threading.Lock()
+
+
+def _frozen(value):
+    """An options value as hashable data: a dict as its sorted items, a list as a tuple."""
+    if isinstance(value, dict):
+        return tuple(sorted((repr(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def optimize(expr, *, semiring=None, dims: dict | None = None, nnz: dict | None = None,
