@@ -237,7 +237,8 @@ def test_a_strided_window_prefetches_the_rows_ahead_and_is_the_restriction():
             for operand_ in (M, T):
                 got = kern(A=operand_, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2)
                 np.testing.assert_allclose(got, inside @ v)
-    off = ep.compile(expr, tuning={**PREFETCHED, "window_prefetch_rows": 0}).compiled
+    off = ep.compile(expr, tuning={**PREFETCHED, "window_prefetch_rows": 0,
+                                   "window_rows_span": 0}).compiled
     for prog, fetches in ((kern.compiled, True), (off, False)):
         for body in (prog.program.body, prog.checked.body):
             assert any(isinstance(n, imp.Prefetch) for n in imp.statements(body)) == fetches
