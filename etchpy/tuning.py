@@ -75,12 +75,12 @@ class Tuning:
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, check_block, hash_workspace_dim, hash_initial, initial_capacity,
-            first_capacity_limit, prefetch_distance, prefetch_span, prefetch_values,
-            prefetch_guarded, prefetch_guard_reads, guard_block, guard_blocks_ahead,
-            prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
-            run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
-            block_sizes, chunks_per_thread.
+            window_blocks, window_blocks_ahead, check_block, hash_workspace_dim, hash_initial,
+            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
+            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
+            guard_blocks_ahead, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
+            run_ahead, run_short, run_long, run_min_entries, run_far_bytes, run_lines,
+            piece_ahead, piece_short, block_sizes, chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -178,8 +178,7 @@ class Tuning:
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
     guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
-    clip_ranges: bool = True          # a product with a range comparison walks the other
-                                      # operand from lo while < hi (else a leapfrog)
+    clip_ranges: bool = True          # a range test's other operand walked from lo (no leapfrog)
     keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
                                       # its value is a range of that order's codes (expr.keyed)
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
@@ -225,6 +224,7 @@ class Tuning:
     window_rows_ahead: int = 16       # ... its near rows: crd and values this many rows on
     window_rows_span: int = 32        # ... their lines of this many entries (0: off)
     window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
+    window_blocks_ahead: int = 48     # ... x of the hit this many on prefetched; x large too
     check_block: int = 1024           # a full loop over a fused input's parents checks their
                                       # segments this many ahead in a flat pass (0: as each opens)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables

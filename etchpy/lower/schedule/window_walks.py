@@ -120,8 +120,12 @@ def _buffered(em, s, parts, walk, hit, gathered, plain) -> imp.Stmt:
     k = em.names.fresh(f"{s.var}_k")
     cell, a, b = Load(buf.rows, Var(k)), Load(buf.vals, Var(k)), Load(x, Load(buf.at, Var(k)))
     add = Ring("add", Load(buf.out, cell), Ring("mul", b, a) if x_first else Ring("mul", a, b))
+    ahead, fetch = em.tuning.window_blocks_ahead, imp.SKIP
+    if ahead > 0 and em.tuning.prefetch:     # x of the hit `ahead` on (a hit: inside x)
+        on = imp.add(Var(k), Const(ahead))
+        fetch = If(lt(on, n), Prefetch(x, Load(buf.at, on)))
     flush = imp.Block(seq(Decl(k, "index", imp.ZERO), While(lt(Var(k), n), seq(
-        Store(buf.out, cell, add), imp.incr(k))), Assign(buf.n, imp.ZERO)))
+        fetch, Store(buf.out, cell, add), imp.incr(k))), Assign(buf.n, imp.ZERO)))
     buf.flush.append(flush)
     ok, q = em.names.fresh(f"{s.var}_in"), Var(seg.q)
     keep = seq(Decl(ok, "bool", s.ready),         # a miss's slot is written over: no select
