@@ -3,7 +3,7 @@ Tuning.window_rows_ahead rows of the window on (lower.schedule.window_walks.
 _rows_ahead; law in proofs_notes/windows.md, "Strided rows' arrays
 prefetched"): at each row's start t := pos[min(o + p·s + r·s, rows)], and the
 lines of crd and of the values holding window_rows_span entries from t, where t
-is inside crd. A hint only: against the dense reference with steps 2 and 3,
+is inside crd and x holds 1/8 of prefetch_min_bytes or more. A hint only: against the dense reference with steps 2 and 3,
 shifts past both ends, empty windows, bounds as parameters, a scipy operand (its
 checked build, a row the window never reads pointing far past the entries) and
 an ep.Tensor, and semirings whose zero is all-zero bytes (real, integer) and
@@ -18,7 +18,8 @@ from tests.end_to_end.test_window_keep import window
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
-AHEAD = {"window_rows_ahead": 2, "window_rows_span": 8, "window_blocks": 0}
+AHEAD = {"window_rows_ahead": 2, "window_rows_span": 8, "window_blocks": 0,
+         "prefetch_min_bytes": 512}          # x of 8 values or more; no row is far
 
 
 def near_rows(seed: int, shape=(30, 40), dtype=float) -> np.ndarray:

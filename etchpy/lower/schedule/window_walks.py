@@ -201,7 +201,9 @@ def _rows_ahead(em, s, init, walk, arrays) -> imp.Stmt:
     crd and of `arrays` (the values read at q) holding the first
     tuning.window_rows_span entries of the row tuning.window_rows_ahead rows of
     the window on, t := pos[min(o + p·s + r·s, rows)], prefetched where t is
-    inside crd (a hint: pos unchecked may hold anything); SKIP where off or the
+    inside crd (a hint: pos unchecked may hold anything) and the window's x holds
+    1/8 of tuning.prefetch_min_bytes or more (a smaller window's rows stay in
+    cache from call to call: the prefetches only cost); SKIP where off or the
     rows follow one another."""
     tn, seg = em.tuning, walk.segment
     got = None if _consecutive(init, seg.q) else _strided(init, seg)
@@ -213,9 +215,11 @@ def _rows_ahead(em, s, init, walk, arrays) -> imp.Stmt:
                                for a in dict.fromkeys(arrays) if a != seg.crd]
     fetch = [Prefetch(a, Var(t), ahead=k) for a, line in lines
              for k in range(0, tn.window_rows_span, line)]
-    return seq(Decl(t, "index", Load(pos, imp.min_(imp.add(at, Const(tn.window_rows_ahead * step)),
+    body = seq(Decl(t, "index", Load(pos, imp.min_(imp.add(at, Const(tn.window_rows_ahead * step)),
                                                    end), hint=True)),
                If(and_(le(imp.ZERO, Var(t)), le(Var(t), seg.crd_len)), seq(*fetch)))
+    least = max(1, tn.prefetch_min_bytes // 8 // em.sr.dtype.itemsize)
+    return If(le(Const(least), dim_var(s.var)), body)
 
 
 def _rows_on(em, init, walk):
