@@ -74,8 +74,9 @@ class Tuning:
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
-            window_prefetch, window_prefetch_rows, window_blocks, check_block, hash_workspace_dim,
-            hash_initial, initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
+            window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
+            window_blocks, window_blocks_ahead, check_block, hash_workspace_dim, hash_initial,
+            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
             prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
             guard_blocks_ahead, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
             run_ahead, run_short, run_long, run_min_entries, run_far_bytes, run_lines,
@@ -177,8 +178,7 @@ class Tuning:
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
     guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
-    clip_ranges: bool = True          # a product with a range comparison walks the other
-                                      # operand from lo while < hi (else a leapfrog)
+    clip_ranges: bool = True          # a range test's other operand walked from lo (no leapfrog)
     keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
                                       # its value is a range of that order's codes (expr.keyed)
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
@@ -208,8 +208,7 @@ class Tuning:
     fibre_spread: float = 8.0         # longest fibre / mean from this: per-pair choice kept
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
-    unswitch_limit: int = 100         # loop bodies up to this many statements are unswitched
-                                      # (programs, for lower.schedule.size_switch)
+    unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
                                       # accumulators, then a quarter (floats reassociate; 1: one)
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
@@ -222,7 +221,10 @@ class Tuning:
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
     window_prefetch_rows: int = 16    # ... a strided window's: the entries this many rows on
+    window_rows_ahead: int = 16       # ... its near rows: crd and values this many rows on
+    window_rows_span: int = 32        # ... their lines of this many entries (0: off)
     window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
+    window_blocks_ahead: int = 48     # ... x of the hit this many on prefetched; x large too
     check_block: int = 1024           # a full loop over a fused input's parents checks their
                                       # segments this many ahead in a flat pass (0: as each opens)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
@@ -252,9 +254,8 @@ class Tuning:
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
-    map_bytes: int = 128 << 10        # heap arrays this large are mapped from the system
-                                      # directly (and kept for reuse when freed), whatever
-                                      # malloc's state; 0: every array from malloc
+    map_bytes: int = 128 << 10        # heap arrays this large mapped from the system directly
+                                      # (kept for reuse when freed); 0: every array from malloc
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
@@ -282,8 +283,7 @@ class Tuning:
     conversion_choices: int = 16      # combinations of input conversions per loop order
     dense_conversion_elements: int = 1 << 16  # a conversion to dense is priced up to this
     dense_conversion_share: float = 0.25      # many elements, or from this density
-    nesting_exhaustive: int = 4       # factor points up to which every keep/flatten
-                                      # combination is priced (plan.nesting)
+    nesting_exhaustive: int = 4       # every keep/flatten priced up to this many factor points
     layout_slack: float = 1.1         # a temporary is laid out in its reader's order when
                                       # its maker's work grows by at most this (plan.layout)
     saturation: Saturation = Saturation()

@@ -95,3 +95,32 @@ def test_a_bad_scipy_operand_read_in_blocks_is_an_input_error_or_summed():
     R.indices[R.indptr[row]] = 999                                       # out of range
     with pytest.raises(InputError, match="A"):
         kern(A=R, x=v, lo=2, hi=20, lo2=5, hi2=25)
+
+
+def test_hits_gathered_in_blocks_from_a_large_x_prefetch_it_ahead():
+    """Tuning.window_blocks_ahead: x of prefetch_min_bytes or more runs in blocks
+    too (the window still at most a quarter of the columns), each flush
+    prefetching x at the hit 2 on; float, step 1, one kernel for all bounds, a
+    scipy operand (checked as walked) and a Tensor; 0: no prefetch there."""
+    from etchpy import imp
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    d = random_rows(5, shape=(30, 400))
+    M, T = sp.csr_array(d), ep.Tensor.from_scipy(sp.csr_array(d), "csr")
+    expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
+    ahead = {**BLOCKS, "window_blocks_ahead": 2}
+    kern = ep.compile(expr, tuning=ahead)
+    for lo, hi, lo2, hi2 in ((0, 30, 5, 100), (-4, 20, -6, 60), (3, 28, 340, 420),
+                             (2, 9, 50, 50), (1, 29, 100, 140)):
+        v = np.arange(hi2 - lo2) % 7 + 1.0
+        rows, cols = np.arange(lo, hi), np.arange(lo2, hi2)
+        inside = np.zeros((len(rows), len(cols)))                   # the fill outside d
+        r_in, c_in = (rows >= 0) & (rows < 30), (cols >= 0) & (cols < 400)
+        inside[np.ix_(r_in, c_in)] = d[np.ix_(rows[r_in], cols[c_in])]
+        for operand in (M, T):
+            np.testing.assert_allclose(kern(A=operand, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2),
+                                       inside @ v)
+    for tuning, there in ((ahead, True), ({**ahead, "window_blocks_ahead": 0}, False)):
+        prog = ep.compile(expr, tuning=tuning).compiled.program
+        flushes = [n for n in imp.statements(prog.body) if isinstance(n, imp.Prefetch)
+                   and isinstance(n.index, imp.Load) and n.index.array.endswith("_hc")]
+        assert bool(flushes) == there

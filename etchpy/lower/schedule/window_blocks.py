@@ -10,7 +10,11 @@ gathers hit it: a mesh's rows at a 20% window, x of 210 KB, ran 2x slower in
 blocks) to under it (where the walk's own prefetch, window_prefetch, does not
 run), and the window keeps at most a quarter of the level's columns (so of a
 far row's entries; the mesh's rows at a 50% window, x of 526 KB and 45% of the
-entries kept, ran 1.5-1.8x slower in blocks):
+entries kept, ran 1.5-1.8x slower in blocks). With tuning.window_blocks_ahead
+(0: off) the flush prefetches x at the hit that many on, and x of
+prefetch_min_bytes or more runs in blocks too (still at most a quarter of the
+columns: random rows at 20% windows, x of 1.6 MB, ran 1.1-1.3x faster so than
+in the prefetching walk):
 
     n := 0
     for each row r:  q, e := its segment;  acc := 0
@@ -19,7 +23,8 @@ entries kept, ran 1.5-1.8x slower in blocks):
                while (q < e) { hv[n] := vals[q]; hc[n] := c(q); hr[n] := r;
                                n := n + ok(q); q++ } }
         out[r] := acc
-    flush          (flush: for k < n: out[hr[k]] := out[hr[k]] ⊕ hv[k] ⊗ x[hc[k]]; n := 0)
+    flush          (flush: for k < n: out[hr[k]] := out[hr[k]] ⊕ hv[k] ⊗ x[hc[k]]; n := 0;
+                    with the prefetch of x[hc[k + d]] where k + d < n)
 
 The first pass keeps each row's in-window entries with no branch; the second
 gathers x for a block of rows in one flat loop, whose gathers do not wait on
@@ -92,8 +97,9 @@ def run(em, s) -> imp.Stmt | None:
     pick = em.names.fresh(f"{s.var}_blocks")
     most = em.tuning.prefetch_min_bytes
     x = imp.mul(dim_var(v.var), Const(em.sr.dtype.itemsize))
-    small = and_(and_(le(Const(most // 2), x), lt(x, Const(most))),     # and the window
-                 le(imp.mul(dim_var(v.var), Const(4)), Var(walk.dim)))   # keeps <= 1/4
+    small = le(Const(most // 2), x) if em.tuning.window_blocks_ahead > 0 and \
+        em.tuning.prefetch else and_(le(Const(most // 2), x), lt(x, Const(most)))
+    small = and_(small, le(imp.mul(dim_var(v.var), Const(4)), Var(walk.dim)))   # keeps <= 1/4
     two = seq(imp.Comment(f"{s.var}: far rows' window hits gathered in blocks of {size}"),
               LocalArray(buf.vals, size, Const(em.sr.zero, "value")),
               LocalArray(buf.at, size, imp.ZERO, "index"),

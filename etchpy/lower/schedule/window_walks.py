@@ -35,7 +35,11 @@ that dimension: a random row, not a banded operator's): a hint only, read
 through crd[q + d] while q + d is inside crd, at the window's safe index
 outside the window. Where the rows walked are a strided window's (not
 consecutive in storage), d is the offset to the same place of the row
-tuning.window_prefetch_rows rows on (`_rows_on`).
+tuning.window_prefetch_rows rows on (`_rows_on`). Such a window's near rows
+(the copy that does not prefetch x) prefetch instead, at each row's start, the
+lines of crd and of the values holding the first tuning.window_rows_span
+entries of the row tuning.window_rows_ahead rows of the window on
+(`_rows_ahead`): the hardware prefetcher does not follow rows read one in s.
 
 In those prefetching (far) loops the select is also made truly branch-free
 (tuning.window_keep), where the carrier's zero is all-zero bytes (real, int,
@@ -81,6 +85,10 @@ def run(em, s, parts) -> imp.Stmt | None:
     if em.tuning.window_walk_stop > 0 and walk.stop is not None:
         init = replaced(init, walk.narrow, imp.SKIP)
     plain = _loops(em, s, parts, walk, acc, value, hit, imp.SKIP)
+    rows = _rows_ahead(em, s, parts.init, walk, [e.array for e in subterms(value) if isinstance(
+        e, Load) and e.index == Var(walk.segment.q)])
+    if rows != imp.SKIP:
+        plain = seq(rows, plain)
     if fetch != imp.SKIP:
         plain = seq(far, If(Var(far.name),
                             seq(ahead, _loops(em, s, parts, walk, acc, value, hit, fetch)), plain))
@@ -112,8 +120,12 @@ def _buffered(em, s, parts, walk, hit, gathered, plain) -> imp.Stmt:
     k = em.names.fresh(f"{s.var}_k")
     cell, a, b = Load(buf.rows, Var(k)), Load(buf.vals, Var(k)), Load(x, Load(buf.at, Var(k)))
     add = Ring("add", Load(buf.out, cell), Ring("mul", b, a) if x_first else Ring("mul", a, b))
+    ahead, fetch = em.tuning.window_blocks_ahead, imp.SKIP
+    if ahead > 0 and em.tuning.prefetch:     # x of the hit `ahead` on (a hit: inside x)
+        on = imp.add(Var(k), Const(ahead))
+        fetch = If(lt(on, n), Prefetch(x, Load(buf.at, on)))
     flush = imp.Block(seq(Decl(k, "index", imp.ZERO), While(lt(Var(k), n), seq(
-        Store(buf.out, cell, add), imp.incr(k))), Assign(buf.n, imp.ZERO)))
+        fetch, Store(buf.out, cell, add), imp.incr(k))), Assign(buf.n, imp.ZERO)))
     buf.flush.append(flush)
     ok, q = em.names.fresh(f"{s.var}_in"), Var(seg.q)
     keep = seq(Decl(ok, "bool", s.ready),         # a miss's slot is written over: no select
@@ -170,6 +182,46 @@ def _consecutive(init, q: str) -> bool:
         and isinstance(v.index.b, Var)) for v in starts)
 
 
+def _strided(init, seg):
+    """(pos, at, s) where the segment starts at pos[at], at = o + p·s for a
+    constant step s > 0 (a strided row window's), and pos[end] is its last
+    entry (seg.crd_len = pos[end]); else None."""
+    starts = [n.value for n in imp.statements(init) if isinstance(n, Assign)
+              and n.name == seg.q and isinstance(n.value, Load)]
+    match starts[:1], seg.crd_len:
+        case [Load(pos, Bin("+", _, Bin("*", _, Const(step))) as at)], Load(pos2, end) if (
+                pos == pos2 and isinstance(step, int) and step > 0):
+            return pos, at, step, end
+    return None
+
+
+def _rows_ahead(em, s, init, walk, arrays) -> imp.Stmt:
+    """A strided row window's near rows (not consecutive in storage, so the
+    hardware prefetcher does not follow them): at each row's start, the lines of
+    crd and of `arrays` (the values read at q) holding the first
+    tuning.window_rows_span entries of the row tuning.window_rows_ahead rows of
+    the window on, t := pos[min(o + p·s + r·s, rows)], prefetched where t is
+    inside crd (a hint: pos unchecked may hold anything) and the window's x holds
+    1/8 of tuning.prefetch_min_bytes or more (a smaller window's rows stay in
+    cache from call to call: the prefetches only cost); SKIP where off or the
+    rows follow one another."""
+    tn, seg = em.tuning, walk.segment
+    got = None if _consecutive(init, seg.q) else _strided(init, seg)
+    if not (tn.prefetch and tn.window_rows_ahead > 0 and tn.window_rows_span > 0 and got):
+        return imp.SKIP
+    pos, at, step, end = got
+    t = em.names.fresh(f"{s.var}_next")
+    lines = [(seg.crd, 16)] + [(a, max(1, 64 // em.sr.dtype.itemsize))
+                               for a in dict.fromkeys(arrays) if a != seg.crd]
+    fetch = [Prefetch(a, Var(t), ahead=k) for a, line in lines
+             for k in range(0, tn.window_rows_span, line)]
+    body = seq(Decl(t, "index", Load(pos, imp.min_(imp.add(at, Const(tn.window_rows_ahead * step)),
+                                                   end), hint=True)),
+               If(and_(le(imp.ZERO, Var(t)), le(Var(t), seg.crd_len)), seq(*fetch)))
+    least = max(1, tn.prefetch_min_bytes // 8 // em.sr.dtype.itemsize)
+    return If(le(Const(least), dim_var(s.var)), body)
+
+
 def _rows_on(em, init, walk):
     """How far ahead in storage the entry d states on is read: None where the
     segments walked follow one another (`_consecutive`: the entry window_prefetch
@@ -180,15 +232,12 @@ def _rows_on(em, init, walk):
     seg = walk.segment
     if _consecutive(init, seg.q):
         return None
-    rows, last = em.tuning.window_prefetch_rows, seg.crd_len
-    starts = [n.value for n in imp.statements(init) if isinstance(n, Assign)
-              and n.name == seg.q and isinstance(n.value, Load)]
-    match starts[:1], last:
-        case [Load(pos, Bin("+", _, Bin("*", _, Const(step))) as at)], Load(pos2, end) if (
-                rows > 0 and pos == pos2 and isinstance(step, int) and step > 0):
-            there = Load(pos, imp.min_(imp.add(at, Const(rows * step)), end), hint=True)
-            return Bin("-", there, Load(pos, at, hint=True))
-    return False
+    rows, got = em.tuning.window_prefetch_rows, _strided(init, seg)
+    if rows <= 0 or got is None:
+        return False
+    pos, at, step, end = got
+    there = Load(pos, imp.min_(imp.add(at, Const(rows * step)), end), hint=True)
+    return Bin("-", there, Load(pos, at, hint=True))
 
 
 def _ahead(em, s, walk, hit, arrays, rows_on) -> tuple:
