@@ -145,12 +145,15 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
     warm = checked and tuning.bfs_check_first and crd.nbytes <= tuning.bfs_warm_bytes
     queue = SCRATCH.take(max(n, 1), pos.dtype)    # take/give: a third of SCRATCH.arrays' cost
+    narrow = SCRATCH.take(max(n, 1), np.int32) if tuning.bfs_narrow_levels and n < 2**31 else None
     try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
               float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
-              int(warm), level, queue)
+              int(warm), level, narrow, queue)
     finally:
         SCRATCH.give(queue)
+        if narrow is not None:
+            SCRATCH.give(narrow)
     return level
 
 
