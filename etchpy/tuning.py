@@ -96,8 +96,8 @@ class Tuning:
             lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds,
-            distance_buckets, bfs_check_first; thresholds pull_alpha, pull_beta,
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, distance_buckets,
+            bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
@@ -308,6 +308,7 @@ class Tuning:
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
+    bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or
@@ -396,5 +397,4 @@ def of(x) -> Tuning:
                              f"{', '.join(PRESETS)}") from None
     if isinstance(x, dict):
         return Tuning(**x)
-    raise TypeError(f"tuning must be a Tuning, a preset name or a dict, not "
-                    f"{type(x).__name__}")
+    raise TypeError(f"tuning must be a Tuning, a preset name or a dict, not {type(x).__name__}")

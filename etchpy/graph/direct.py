@@ -4,8 +4,8 @@ conversion or a check in Python; the C checks every row pointer and index as
 it reads them (and every weight PageRank and Bellman-Ford read), so a
 malformed matrix, or one whose arrays were written in place since the last
 call, gives an InputError, never a crash. Nothing derived from A is kept
-between calls; the workspaces (BFS's queue, PageRank's second step buffer and
-out-weights, the buckets' round numbers) are kept scratch arrays
+between calls; the workspaces (BFS's queue and int32 levels, PageRank's second step
+buffer and out-weights, the buckets' round numbers) are kept scratch arrays
 (runtime.scratch), whose old contents are never read, so a call faults in
 fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
 `check`).
@@ -139,18 +139,23 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again; all are read in a flat pass first,
     which brings them into cache, when they take at most
-    tuning.bfs_warm_bytes)."""
+    tuning.bfs_warm_bytes); the walk's levels are int32 in a kept scratch
+    array, widened into the int64 result after it, when
+    tuning.bfs_narrow_levels."""
     n = len(pos) - 1
     level = np.empty(n, dtype=np.int64)
     cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
     warm = checked and tuning.bfs_check_first and crd.nbytes <= tuning.bfs_warm_bytes
     queue = SCRATCH.take(max(n, 1), pos.dtype)    # take/give: a third of SCRATCH.arrays' cost
+    narrow = SCRATCH.take(max(n, 1), np.int32) if tuning.bfs_narrow_levels and n < 2**31 else None
     try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
               float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
-              int(warm), level, queue)
+              int(warm), level, narrow, queue)
     finally:
         SCRATCH.give(queue)
+        if narrow is not None:
+            SCRATCH.give(narrow)
     return level
 
 

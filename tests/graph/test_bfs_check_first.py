@@ -1,11 +1,12 @@
 """BFS levels with a scipy matrix under both settings of Tuning.bfs_check_first
 (every index checked in a flat pass before the walk, which then reads them
 untested; or each index tested as the walk reads it and the rows not reached
-after), and a Graph's indices read in that pass or not (Tuning.bfs_warm_bytes):
+after), a Graph's indices read in that pass or not (Tuning.bfs_warm_bytes),
+and the walk's levels int32 or int64 (Tuning.bfs_narrow_levels):
 the levels of csgraph on random and pixel-like graphs, whether the
 source reaches most vertices or few; a bad index, in a row reached or not,
 gives an InputError naming it; arrays written in place between calls are read
-again."""
+again, and kept int32 levels an earlier call left are never read."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,10 +14,11 @@ import scipy.sparse.csgraph as cg
 
 import etchpy as ep
 from etchpy import graph
+from etchpy.runtime.scratch import SCRATCH
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-SETTINGS = [{}, {"bfs_check_first": False}, {"bfs_warm_bytes": 0}]
+SETTINGS = [{}, {"bfs_check_first": False}, {"bfs_warm_bytes": 0, "bfs_narrow_levels": False}]
 
 
 def reference(A, s):
@@ -52,7 +54,7 @@ def graphs():
         yield f"pixels {most}", pixel_graph(48, most, most)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
 def test_levels_are_csgraphs(tuning):
     for name, A in graphs():
         G = graph.Graph(A)
@@ -65,7 +67,7 @@ def test_levels_are_csgraphs(tuning):
             assert np.array_equal(graph.bfs_levels(G, s, tuning=tuning), want), (name, s)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
 def test_a_bad_index_is_named_wherever_it_is(tuning):
     A = pixel_graph(32, 3, 7)
     s = int(A.indices[0])
@@ -84,7 +86,7 @@ def test_a_bad_index_is_named_wherever_it_is(tuning):
         graph.bfs_levels(wide, s, tuning=tuning)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
 def test_arrays_written_in_place_between_calls(tuning):
     A = pixel_graph(32, 3, 8)
     s = int(A.indices[0])
@@ -97,3 +99,15 @@ def test_arrays_written_in_place_between_calls(tuning):
     A.indices[-1] = A.shape[0]                    # out of range now
     with pytest.raises(ep.InputError, match=rf"A\.indices\[{A.nnz - 1}\]"):
         graph.bfs_levels(A, s, tuning=tuning)
+
+
+def test_kept_levels_left_by_another_call_are_not_read():
+    A = pixel_graph(32, 3, 9)
+    n, s = A.shape[0], int(A.indices[0])
+    for junk in (0, 7, -1):         # levels an earlier call could leave in a kept int32 array
+        SCRATCH.clear()
+        SCRATCH.give(np.full(n + 3, junk, dtype=np.int32))
+        SCRATCH.give(np.full(n, junk, dtype=np.int32))
+        assert np.array_equal(graph.bfs_levels(A, s), reference(A, s))
+        assert np.array_equal(graph.bfs_levels(graph.Graph(A), s), reference(A, s))
+    SCRATCH.clear()
