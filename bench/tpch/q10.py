@@ -25,23 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
+from bench.tpch.q4 import _keys, kernel as _kernel
 from bench.tpch.q19 import _code, _is
 from bench.tpch.queries import days
 
 # Q10's carried customer columns, in SQL's order after c_custkey and revenue
 CUSTOMER_ATTRS = ("c_name", "c_acctbal", "n_name", "c_address", "c_phone", "c_comment")
-
-
-def _keys(T, column: str) -> ep.Keys:
-    return T.keys[T.order.index(column)]
-
-
-def _kernel(tables, make, **kw):
-    kept = tables["kernels"]
-    if make not in kept:
-        expr, order = make(tables)
-        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
-    return kept[make]
 
 
 def carried(cols: dict, coding: dict) -> dict:

@@ -33,7 +33,7 @@ import numpy as np
 
 import etchpy as ep
 from bench.tpch.q12 import HIGH
-from bench.tpch.q4 import q4
+from bench.tpch.q4 import kernel as _kernel, q4
 from bench.tpch.q10 import carried, q10, q14
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
@@ -121,14 +121,6 @@ def load(cols: dict, added_orders: bool = True) -> dict:
 
 def _keys(T, column: str) -> ep.Keys:
     return T.keys[T.order.index(column)]
-
-
-def _kernel(tables, make, **kw):
-    kept = tables["kernels"]
-    if make not in kept:
-        expr, order = make(tables)
-        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
-    return kept[make]
 
 
 def _year_mapping(tables, table: str, column: str):
