@@ -15,8 +15,11 @@ Lineitem is stored by order and line, by part (the secondary order, for
 Q9's part filter), by supplier (an order added at load, Table.add_order, for
 Q7, which starts from the two nations' suppliers) and by ship mode (another,
 for Q12: its two modes a skip over the outer level, the lines of the other five
-never read); part by key and by name (Q9's LIKE); supplier by key and by
-nation (Q5). Each query names every level of a table it reads (the levels it
+never read); part by key and by name (Q9's LIKE), its type a key too (Q14
+groups by it); supplier by key and by nation (Q5). Q10 and Q14 are
+bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
+customer code (made at load), and lineitem's return flag is a value column
+of its codes. Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
