@@ -1,5 +1,5 @@
-"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, on the
-shared tables only: its `run` is None) as a catalogue: each one's etchpy
+"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10 and
+Q14, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -79,6 +79,21 @@ WHERE o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date3}'
   AND EXISTS (SELECT * FROM lineitem
               WHERE l_orderkey = o_orderkey AND l_commitdate < l_receiptdate)
 GROUP BY o_orderpriority ORDER BY o_orderpriority""",
+    "Q10": """
+SELECT c_custkey, c_name, sum(l_extendedprice * (1 - l_discount)) AS revenue, c_acctbal,
+       n_name, c_address, c_phone, c_comment
+FROM customer, orders, lineitem, nation
+WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey
+  AND o_orderdate >= {D}'{date}' AND o_orderdate < {D}'{date3}'
+  AND l_returnflag = 'R' AND c_nationkey = n_nationkey
+GROUP BY c_custkey, c_name, c_acctbal, c_phone, n_name, c_address, c_comment
+ORDER BY revenue DESC LIMIT 20""",
+    "Q14": """
+SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l_discount)
+                    ELSE 0 END) / sum(l_extendedprice * (1 - l_discount)) AS promo_revenue
+FROM lineitem, part
+WHERE l_partkey = p_partkey
+  AND l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date1m}'""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -107,8 +122,10 @@ class Query:
         extra = {}
         if "date" in params and self.name in ("Q5", "Q6", "Q12"):
             extra["date1"] = f"{int(params['date'][:4]) + 1}{params['date'][4:]}"
-        if self.name == "Q4":        # three months on
+        if self.name in ("Q4", "Q10"):       # three months on
             extra["date3"] = str(np.datetime64(params["date"], "M") + 3) + "-01"
+        if self.name == "Q14":               # one month on
+            extra["date1m"] = str(np.datetime64(params["date"], "M") + 1) + "-01"
         if self.name == "Q19":
             extra = {f"containers{k}": ", ".join(f"'{c}'" for c in
                                                  params.get(f"containers{k}", CONTAINERS[k - 1]))
@@ -154,7 +171,14 @@ QUERIES = {
 # Q4 is written on the shared tables only (bench/tpch/tables.py, --load-once --tables)
 QUERIES["Q4"] = Query("Q4", None, ({"date": "1993-07-01"}, {"date": "1995-01-01"},
                                    {"date": "1997-04-01"}), ("o_orderpriority", "order_count"))
-VALUE = {"Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
+# Q10 and Q14 too (bench/tpch/q10.py)
+QUERIES["Q10"] = Query("Q10", None, ({"date": "1993-10-01"}, {"date": "1994-02-01"},
+                                     {"date": "1995-01-01"}),
+                       ("c_custkey", "c_name", "revenue", "c_acctbal", "n_name", "c_address",
+                        "c_phone", "c_comment"))
+QUERIES["Q14"] = Query("Q14", None, ({"date": "1995-09-01"}, {"date": "1993-03-01"},
+                                     {"date": "1997-12-01"}), ("promo_revenue",))
+VALUE = {"Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
 

@@ -22,19 +22,21 @@ from pathlib import Path
 
 import numpy as np
 
-# the columns the queries here use (bench/tpch/queries.py, q7.py, q12.py)
+# the columns the queries here use (bench/tpch/queries.py, q7.py, q12.py, q19.py,
+# q4.py, q10.py, q14.py, q1.py)
 COLUMNS = {
     "region": ["r_regionkey", "r_name"],
     "nation": ["n_nationkey", "n_name", "n_regionkey"],
-    "customer": ["c_custkey", "c_nationkey", "c_mktsegment"],
+    "customer": ["c_custkey", "c_nationkey", "c_mktsegment", "c_name", "c_address",
+                 "c_phone", "c_acctbal", "c_comment"],
     "supplier": ["s_suppkey", "s_nationkey"],
-    "part": ["p_partkey", "p_name", "p_brand", "p_container", "p_size"],
+    "part": ["p_partkey", "p_name", "p_brand", "p_container", "p_size", "p_type"],
     "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost"],
     "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority",
                "o_orderpriority"],
     "lineitem": ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
                  "l_discount", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipmode",
-                 "l_linenumber", "l_shipinstruct"],
+                 "l_linenumber", "l_shipinstruct", "l_returnflag", "l_linestatus", "l_tax"],
 }
 PACKAGES = ("duckdb", "duckdb_extension_tpch")
 

@@ -23,6 +23,17 @@ def _keys(T, column: str) -> ep.Keys:
     return T.keys[T.order.index(column)]
 
 
+def kernel(tables, make, **kw):
+    """The kernel of make(tables) = (expression, loop order), compiled once per load
+    and kept in tables["kernels"]; with tables["tuning"] (an ep.Tuning) under it."""
+    kept = tables["kernels"]
+    if make not in kept:
+        expr, order = make(tables)
+        kept[make] = ep.compile(expr, optimize=False, order=order.split(),
+                                tuning=tables.get("tuning"), **kw)
+    return kept[make]
+
+
 def q4_expr(tables):
     o, c, d, pr, ln, p, s, sd, m = ep.indices("o c d pr ln p s sd m")
     L = tables["lineitem"]
@@ -36,15 +47,11 @@ def q4(tables, date: str = "1993-07-01") -> dict:
     """o_orderpriority, order_count: the orders of the quarter from `date` with a
     line received after its commit date, counted per priority."""
     O, L = tables["orders"], tables["lineitem"]
-    kept = tables["kernels"]
-    if q4_expr not in kept:
-        expr, order = q4_expr(tables)
-        kept[q4_expr] = ep.compile(expr, optimize=False, order=order.split(),
-                                   output=ep.Format(["compressed", "compressed"]))
     end = str(np.datetime64(date, "M") + 3) + "-01"
     dlo, dhi = _keys(O, "o_orderdate").codes_between(days(date), days(end))
-    late = kept[q4_expr](O=O.tensor(), Cd=L.tensor("l_commitdate"),
-                         Rd=L.tensor("l_receiptdate"), dlo=dlo, dhi=dhi)
+    late = kernel(tables, q4_expr, output=ep.Format(["compressed", "compressed"]))(
+        O=O.tensor(), Cd=L.tensor("l_commitdate"), Rd=L.tensor("l_receiptdate"),
+        dlo=dlo, dhi=dhi)
     prio = _keys(O, "o_orderpriority")
     count = np.bincount(late.to_coords()[0][1], minlength=len(prio))
     keep = count > 0

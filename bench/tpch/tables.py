@@ -15,8 +15,11 @@ Lineitem is stored by order and line, by part (the secondary order, for
 Q9's part filter), by supplier (an order added at load, Table.add_order, for
 Q7, which starts from the two nations' suppliers) and by ship mode (another,
 for Q12: its two modes a skip over the outer level, the lines of the other five
-never read); part by key and by name (Q9's LIKE); supplier by key and by
-nation (Q5). Each query names every level of a table it reads (the levels it
+never read); part by key and by name (Q9's LIKE), its type a key too (Q14
+groups by it); supplier by key and by nation (Q5). Q10 and Q14 are
+bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
+customer code (made at load), and lineitem's return flag is a value column
+of its codes. Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
@@ -33,7 +36,8 @@ import numpy as np
 
 import etchpy as ep
 from bench.tpch.q12 import HIGH
-from bench.tpch.q4 import q4
+from bench.tpch.q4 import kernel as _kernel, q4
+from bench.tpch.q10 import carried, q10, q14
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
 
@@ -43,13 +47,13 @@ SPEC = {
     "nation": (["n_nationkey"], ["n_regionkey", "n_name"], [], None),
     "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], [], None),
     "supplier": (["s_suppkey"], ["s_nationkey"], [], ["s_nationkey", "s_suppkey"]),
-    "part": (["p_partkey"], ["p_name"], [], ["p_name", "p_partkey"]),
+    "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
     "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost"], None),
     "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], [], None),
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
-                  "l_receiptdate", "ship", "instr"],
+                  "l_receiptdate", "ship", "instr", "rflag"],
                  ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
                   "l_shipmode"]),
 }
@@ -70,6 +74,7 @@ LINE_BY_MODE = ["l_shipmode", "l_orderkey", "l_linenumber", "l_partkey", "l_supp
                 "l_shipdate"]
 Q12_DATES = (("l_commitdate", "Cd"), ("l_receiptdate", "Rd"), ("ship", "Sd"))
 SUPP_BY_NATION = SPEC["supplier"][3]
+PART_BY_NAME = SPEC["part"][3]
 
 
 def load(cols: dict, added_orders: bool = True) -> dict:
@@ -90,6 +95,8 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             t["ship"] = t["l_shipdate"]           # the ship date as a value too (Q12)
             out["instr"] = ep.Keys(t["l_shipinstruct"], name="l_shipinstruct")
             t["instr"] = out["instr"].code(t["l_shipinstruct"])     # its code (Q19)
+            out["rflags"] = ep.Keys(t["l_returnflag"], name="l_returnflag")
+            t["rflag"] = out["rflags"].code(t["l_returnflag"])      # its code (Q10)
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()),
                              skip_unwritten=True)   # the bench writes no value
@@ -110,20 +117,13 @@ def load(cols: dict, added_orders: bool = True) -> dict:
     out["part_attrs"] = {a: coding["p_partkey"].carried(part["p_partkey"], part[a]).astype(
         np.float64) for a in ("p_size", "brand", "container")}
     out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
+    out["customer_attrs"] = carried(cols, coding)     # a customer's name, nation... (Q10)
     out["kernels"] = {}
     return out
 
 
 def _keys(T, column: str) -> ep.Keys:
     return T.keys[T.order.index(column)]
-
-
-def _kernel(tables, make, **kw):
-    kept = tables["kernels"]
-    if make not in kept:
-        expr, order = make(tables)
-        kept[make] = ep.compile(expr, optimize=False, order=order.split(), **kw)
-    return kept[make]
 
 
 def _year_mapping(tables, table: str, column: str):
@@ -225,19 +225,19 @@ def q6(tables, date: str = "1994-01-01", discount: float = 0.06, quantity: int =
 # ---- Q9 -----------------------------------------------------------------------------
 
 def _q9_expr(tables):
-    pn, p, s, n, r, nm, o, ln, sd, m, c, d, pr, y = ep.indices(
-        "pn p s n r nm o ln sd m c d pr y")
+    pn, p, t, s, n, r, nm, o, ln, sd, m, c, d, pr, y = ep.indices(
+        "pn p t s n r nm o ln sd m c d pr y")
     L = tables["lineitem"]
     at = (o, ln, p, s, sd, m)
     G, Y = ep.tensor("G", 1, "csf"), ep.tensor("Y", 2, "csr")
     amount = (L.var("rev", order=LINE_BY_PART, name="Lr")[at]
               - L.var("l_quantity", order=LINE_BY_PART, name="Lq")[at]
               * tables["partsupp"].var("ps_supplycost")[p, s])
-    body = (G[pn] * tables["part"].var(order=["p_name", "p_partkey"])[p, pn] * amount
+    body = (G[pn] * tables["part"].var(order=PART_BY_NAME)[p, pn, t] * amount
             * tables["supplier"].var()[s, n] * tables["nation"].var()[n, r, nm]
             * tables["orders"].var()[o, c, d, pr] * Y[d, y])
-    return ep.sum((pn, p, s, n, r, o, ln, sd, m, c, d, pr), body), \
-        "pn p s n r nm o ln sd m c d pr y"
+    return ep.sum((pn, p, t, s, n, r, o, ln, sd, m, c, d, pr), body), \
+        "pn p t s n r nm o ln sd m c d pr y"
 
 
 def q9(tables, color: str = "green") -> dict:
@@ -245,7 +245,7 @@ def q9(tables, color: str = "green") -> dict:
     Y, years = _year_mapping(tables, "orders", "o_orderdate")
     profit = _kernel(tables, _q9_expr)(
         Lr=L.tensor("rev", order=LINE_BY_PART), Lq=L.tensor("l_quantity", order=LINE_BY_PART),
-        P=P.tensor(order=["p_name", "p_partkey"]), S=tables["supplier"].tensor(),
+        P=P.tensor(order=PART_BY_NAME), S=tables["supplier"].tensor(),
         N=tables["nation"].tensor(), O=tables["orders"].tensor(), Y=Y,
         PS=tables["partsupp"].tensor("ps_supplycost"),
         G=_keys(P, "p_name").like(f"%{color}%", sparse=True))
@@ -372,4 +372,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
-           "Q4": q4}
+           "Q4": q4, "Q10": q10, "Q14": q14}

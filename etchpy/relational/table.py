@@ -130,7 +130,8 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     all; `limit` (None, or an int >= 0) keeps the first rows. `carry`: {name:
     (key column, values by code)}, columns that depend on a key (a customer's
     name, an order's date: `Keys.carried` makes the values by code once),
-    added to the rows before they are sorted (so `order_by` may name them).
+    added to the rows before they are sorted (so `order_by` may name them;
+    when it names none, only the rows `limit` keeps are gathered).
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
@@ -152,14 +153,23 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     coords, vals = _entries(result, len(keys), fill)
     out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
     out[value] = vals
-    out.update(_carried(carry or {}, dict(zip(names, coords)), set(out)))
+    carry = carry or {}
+    by = [order_by] if isinstance(order_by, str) else list(order_by or ())
+    first = any(c in carry for c in by)         # else carried for the kept rows only
+    if first:
+        out.update(_carried(carry, dict(zip(names, coords)), set(out)))
     rows = _sorted_rows(out, order_by, descending, value, len(vals))
     rows = rows if limit is None else rows[:limit]
-    return {n: a[rows] for n, a in out.items()}
+    out = {n: a[rows] for n, a in out.items()}
+    if not first:
+        out.update(_carried(carry, dict(zip(names, coords)), set(out), rows))
+    return out
 
 
-def _carried(carry, codes: dict, taken: set) -> dict:
-    """The carried columns of decode: each one's values at its key's codes."""
+def _carried(carry, codes: dict, taken: set, rows=None) -> dict:
+    """The carried columns of decode: each one's values at its key's codes (at
+    `rows` of them only, when given: a sort by keys and value and a limit
+    need not gather the others)."""
     out = {}
     for name, spec in carry.items():
         if not (isinstance(spec, tuple) and len(spec) == 2 and spec[0] in codes):
@@ -172,7 +182,7 @@ def _carried(carry, codes: dict, taken: set) -> dict:
         if len(c) and int(c.max()) >= len(by_code):
             raise InputError(f"decode: carry[{name!r}] holds {len(by_code)} values, fewer "
                              f"than the codes of {spec[0]!r}")
-        out[name] = by_code[c]
+        out[name] = by_code[c if rows is None else c[rows]]
     return out
 
 

@@ -59,6 +59,13 @@ def test_decode_carries_columns_that_depend_on_a_key():
                     carry={"c_name": ("c_custkey", names)}, order_by="c_name")
     assert out["c_name"].tolist() == ["Al", "Mo", "Zoe"]
     assert out["c_custkey"].tolist() == [3, 9, 7] and out["value"].tolist() == [1.0, 6.0, 8.0]
+    top = ep.decode(O.tensor, [cust], columns=["c_custkey"], order_by="value",
+                    descending=True, limit=2, carry={"c_name": ("c_custkey", names)})
+    assert top["c_name"].tolist() == ["Zoe", "Mo"]    # carried for the rows kept only
+    assert list(top) == ["c_custkey", "value", "c_name"]
+    with pytest.raises(InputError, match="fewer than the codes"):
+        ep.decode(O.tensor, [cust], order_by="value", limit=1,
+                  carry={"n": ("c_custkey", names[:2])})
     with pytest.raises(InputError, match="one value per key"):
         cust.carried(np.array([7, 7, 3, 9]), np.array(["a", "b", "c", "d"]))
     with pytest.raises(InputError, match="must be \\(a key column"):

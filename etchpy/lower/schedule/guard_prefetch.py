@@ -60,16 +60,31 @@ def run(prog, tuning):
     return prog if body == prog.body else replace(prog, body=body)
 
 
-def _rewrite(s, d: tuple):
-    """s with its outermost matching loops given their ahead prefetch."""
+def _rewrite(s, d: tuple, ends: frozenset = frozenset()):
+    """s with its outermost matching loops given their ahead prefetch. `ends`:
+    the names the statements before s assign from a read (a fibre's end,
+    `e = P[X + 1]`) or as one past a position (`e = q + 1`): a loop that stops
+    at one walks one fibre, a few entries in a relation (an order's lines), or
+    one position, so no read d entries on is prefetched there (an entry d on
+    is rarely in it: the test of that costs each entry and gains nothing)."""
     if isinstance(s, While):
-        ahead = _ahead(s, d)
+        fibre = isinstance(s.cond, Bin) and isinstance(s.cond.b, Var) and s.cond.b.name in ends
+        ahead = _ahead(s, (d[0], 0) if fibre else d)
         if ahead is not None:
             return replace(s, body=imp.seq(ahead, s.body))
     kids = children(s)
     if not kids:
         return s
-    new = tuple(_rewrite(k, d) for k in kids)
+    if isinstance(s, Seq):
+        new = []
+        for k in kids:
+            new.append(_rewrite(k, d, ends))
+            if isinstance(k, (Decl, Assign)) and _short(k.init if isinstance(k, Decl)
+                                                        else k.value):
+                ends = ends | {k.name}
+        new = tuple(new)
+    else:
+        new = tuple(_rewrite(k, d, ends) for k in kids)
     if new == kids:
         return s
     match s:
@@ -293,6 +308,11 @@ def _and(guard: tuple, tests) -> tuple:
 
 def _test(guard: tuple):
     return functools.reduce(imp.and_, guard, imp.TRUE)
+
+
+def _short(e) -> bool:
+    """Whether a loop's end assigned e walks one fibre or one position."""
+    return _reads(e) or isinstance(e, Bin) and e.op == "+" and e.b == imp.ONE
 
 
 def _reads(e) -> bool:

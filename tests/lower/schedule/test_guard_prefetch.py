@@ -95,3 +95,31 @@ def test_a_located_read_under_a_range_test_is_prefetched_ahead_unconditionally()
     body = {far: k.c_source[k.c_source.index(" */"):] for far, k in kern.items()}
     assert body[0] == body[3].replace(block, "")     # off: the same loops (tuning line aside)
     assert kern[3](**args) == pytest.approx(want, rel=1e-12)         # one C build
+
+
+def test_no_read_ahead_in_a_loop_over_one_fibre():
+    """Lines whose ship date (a singleton level under the line) lies in a range,
+    each line's part type read at its part (TPC-H Q14's shape): the loop under
+    the range test is a loop over one order's lines (its end read from a pos
+    array), a few entries, so no read 3 entries on is prefetched there (nor in
+    the one-position loops below it); the C is the same as with the pass off."""
+    rng = np.random.default_rng(3)
+    per = rng.integers(0, 4, 20)
+    lo = np.repeat(np.arange(20), per)
+    cols = {"o": lo, "ln": np.concatenate([np.arange(k) for k in per]),
+            "p": rng.integers(0, 6, len(lo)), "sd": rng.integers(0, 9, len(lo)),
+            "v": rng.random(len(lo))}
+    pk = ep.Keys(np.arange(6), name="p")
+    lines = ep.table(cols, ["o", "ln"], keys=["p", "sd"], values=["v"], coding={"p": pk},
+                     name="L")
+    parts = ep.table({"p": np.arange(6), "t": rng.integers(0, 3, 6)}, ["p"], keys=["t"],
+                     coding={"p": pk}, name="P")
+    ln_, p, sd, t = ep.indices("ln p sd t")
+    e = ep.sum((o, ln_, p, sd), lines.var("v")[o, ln_, p, sd] * ep.between(sd, "lo", "hi")
+               * parts.var()[p, t])
+    src = {far: ep.compile(e, optimize=False, order=["o", "ln", "p", "sd", "t"],
+                           tuning=_DEFAULT.with_(prefetch_guard_reads=far)).c_source
+           for far in (3, 0)}
+    assert "EP_PREFETCH(&P_" not in src[3]
+    strip = lambda s: s[s.index(" */"):]
+    assert strip(src[3]) == strip(src[0])
