@@ -1,6 +1,7 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
     python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas | --operands | --nodes]
+                               [--new]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -23,6 +24,12 @@ With --nodes, *before* is the C operators without their node memo and *after*
 with it (Tuning.lazy_node_bytes), under tuning=None: the memo switched off
 before each *before* call, keeping what it holds (the binder's
 `lazy_node_memo(-1)`), and on again before each *after* call.
+With --new, every side (the peer too) is given a new second array each call
+(w, or V: `w + 0.0` made inside the timed call, the last one dropped, as
+`w = w - lr * g` does); alone it compares main's plan and today's as without
+it; with --nodes, *before* is the node memo without and *after* with its giving
+a dropped array's leaf to the new one (the binder's `lazy_rebind`, session 44's
+memo against today's), and with --blas *before* is also without it.
 """
 from __future__ import annotations
 
@@ -40,11 +47,17 @@ BEFORE = dict(lazy_row_block_bytes=0, lazy_matvec_library_work=0.8)
 AFTER = dict(lazy_row_block_bytes=1 << 20, lazy_matvec_library_work=1.0)
 
 
-def _switch(what: str):
-    """fn(on) setting the binder's C switch of `what` ("memo" or "blas")."""
+def _switch(what: str, new: bool = False):
+    """fn(on) setting the binder's C switch of `what` ("memo" or "blas"); with
+    new, the node memo's rebinding (lazy_rebind) too."""
     from etchpy.lazy import c_nodes
     from etchpy.runtime import binder, blas
     mod = binder.module()
+    if new and what == "nodes":         # the node memo on, its rebinding off -> on
+        return mod.lazy_rebind
+    if new:
+        inner = _switch(what)
+        return lambda on: (mod.lazy_rebind(on), inner(on))
     if what == "nodes":
         on_bytes = c_nodes.DEFAULT[2]
         return lambda on: mod.lazy_node_memo(on_bytes if on else -1)
@@ -55,30 +68,38 @@ def _switch(what: str):
     return lambda on: mod.lazy_blas(*(pointers if on else (0,) * 5))
 
 
-def _sides(prog, args, memo: str | None):
+def _fresh(args, new: bool):
+    """fn() giving the arguments: args, or with new a new second array each call."""
+    if not new:
+        return lambda: args
+    return lambda: [args[0], args[1] + 0.0, *args[2:]]
+
+
+def _sides(prog, args, memo: str | None, new: bool = False):
     """before and after: main's plan and today's (tunings), or with memo ("memo"
-    or "blas"), the C switch off and on (tuning=None)."""
+    or "blas"), the C switch off and on (tuning=None); new: a new w each call."""
+    fresh = _fresh(args, new)
     if memo == "operands":
         before, after = ep.Tuning(blas_operands=False), ep.Tuning(blas_operands=True)
-        return tuple((lambda t=t: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=t))
+        return tuple((lambda t=t: ep.compute(*prog(ep, *(ep.lazy(a) for a in fresh())), tuning=t))
                      for t in (before, after))
     if memo:
-        switch = _switch(memo)
+        switch = _switch(memo, new and memo in ("nodes", "blas"))
 
         def memo_side(on):
             def call():
                 switch(on)
-                return ep.compute(*prog(ep, *(ep.lazy(a) for a in args)))
+                return ep.compute(*prog(ep, *(ep.lazy(a) for a in fresh())))
             return call
         return memo_side(False), memo_side(True)
 
     def side(knobs):
         tuning = ep.Tuning(**knobs)
-        return lambda: ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=tuning)
+        return lambda: ep.compute(*prog(ep, *(ep.lazy(a) for a in fresh())), tuning=tuning)
     return side(BEFORE), side(AFTER)
 
 
-def rows(n: int, rank: int, rounds: int, memo: str | None = None):
+def rows(n: int, rank: int, rounds: int, memo: str | None = None, new: bool = False):
     """(label, peer, before, after) medians for the unfused programs at n."""
     for kind, arrays in (("sparse X", programs.data(n, rank)),
                          ("dense X", programs.dense_data(n, rank))):
@@ -87,10 +108,10 @@ def rows(n: int, rank: int, rounds: int, memo: str | None = None):
                 continue
             args = programs.arguments(prog, arrays)
 
-            def peer(prog=prog, args=args):
-                return prog(np, *args)
+            def peer(prog=prog, fresh=_fresh(args, new)):
+                return prog(np, *fresh())
 
-            before, after = _sides(prog, args, memo)
+            before, after = _sides(prog, args, memo, new)
             assert programs.same((after(),), peer()) and programs.same((before(),), peer())
             yield (f"n={n} rank={rank} {kind} {name}",
                    *alternating_medians([peer, before, after], rounds))
@@ -105,12 +126,15 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", action="store_true", help="the C operators' node memo off -> on")
     ap.add_argument("--operands", action="store_true",
                     help="element-wise operands of a kernel's GEMM made temporaries off -> on")
+    ap.add_argument("--new", action="store_true",
+                    help="a new w (or V) each call, every side; with --nodes or --blas, "
+                         "a dropped array's leaf given to the new one off -> on")
     args = ap.parse_args(argv)
     switch = ("memo" if args.memo else "blas" if args.blas else "nodes" if args.nodes else
               "operands" if args.operands else None)
     for n in args.n:
         for rank in (10, 20):
-            for label, tp, tb, ta in rows(n, rank, args.rounds, switch):
+            for label, tp, tb, ta in rows(n, rank, args.rounds, switch, args.new):
                 print(f"{label:<48} peer {tp * 1e6:9.1f} µs  before {tb * 1e6:9.1f}  "
                       f"after {ta * 1e6:9.1f}  speedup {tp / tb:.2f} -> {tp / ta:.2f}",
                       flush=True)
