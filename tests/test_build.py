@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from etchpy import CompileError
-from etchpy.runtime import build, cache
+from etchpy.runtime import build, cache, fingerprint
 
 HAVE_CC = bool(os.environ.get("CC")) or any(map(shutil.which, build.COMPILER_CANDIDATES))
 needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler on PATH")
@@ -435,14 +435,14 @@ def test_damaged_record_means_a_rebuild(damage):
 
 def test_fingerprint_covers_every_subpackage_and_template():
     """A change to any layer (lower, c, streams, ...) must make old manifests unreachable."""
-    files = cache.package_files()
+    files = fingerprint.package_files()
     package = Path(build.__file__).resolve().parents[1]
     subpackages = {d.name for d in package.iterdir() if (d / "__init__.py").is_file()}
     assert subpackages <= {f.parent.name for f in files}
     for needed in ("lower", "c", "streams", "runtime", "expr", "formats", "codegen_templates"):
         assert any(f.parent.name == needed for f in files), needed
     assert any(f.suffix == ".j2" for f in files)
-    assert len(cache.compiler_fingerprint()) == 64
+    assert len(fingerprint.compiler_fingerprint()) == 64
 
 
 def test_manifests_round_trip_and_reject_other_requests():

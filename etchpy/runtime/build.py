@@ -43,7 +43,8 @@ from pathlib import Path
 from . import cache
 from ..version import __version__
 from .cache import compile_error as _error
-from .cache import compiler_fingerprint, read_manifest, write_manifest
+from .cache import read_manifest, write_manifest
+from .fingerprint import compiler_fingerprint
 from .compiler import (COMPILER_CANDIDATES, INSTALL_HINT, Compiler,  # noqa: F401 - public here
                        find_compiler, split_env)
 from ..errors import CompileError

@@ -19,6 +19,8 @@ Layout
                              (plan, Imp program, C text and cdef per index type), so that
                              a new process asking for the same kernel skips planning,
                              lowering and rendering (see runtime.kernel)
+    <name>.same-req-<request[:24]>.json   the size classes whose plan was that
+                             kernel's own program (runtime.signature): not planned again
     probe-<hash[:16]>        a remembered compiler probe answer, "1" or "0" (runtime.build)
     compiler-<hash[:16]>     a remembered first line of a compiler's --version (runtime.compiler)
     .<file>.<pid>.<rand>.tmp an in-flight temporary, renamed into place when complete
@@ -48,7 +50,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 import io
 import os
 import secrets
@@ -63,11 +64,10 @@ from .cachedir import compile_error
 from ..version import __version__
 
 __all__ = ["Entry", "directory", "kernel_key", "open_entry", "publish", "load_verified",
-           "dlopen", "compiler_fingerprint", "read_manifest", "write_manifest",
+           "dlopen", "read_manifest", "write_manifest",
            "compile_error", "debug_note"]
 
 _keys: dict[tuple, str] = {}
-_fingerprint: list[str] = []
 
 
 def debug_note(message: str) -> None:
@@ -283,65 +283,9 @@ _FFI_ARGUMENTS = frozenset({"_version", "_types", "_globals", "_struct_unions", 
 # A manifest remembers what compiling one request produced (plan, Imp program, C
 # text per index type), so that a new process asking for the same kernel skips
 # planning, lowering and rendering; build.load then finds the .so. It is keyed by
-# the request and by a fingerprint of etchpy's own files, so any change to the
+# the request and by a fingerprint of etchpy's own files (runtime.fingerprint), so any change to the
 # compiler makes old manifests unreachable. It is data (runtime.jsondata): reading
 # one runs no code from the file.
-
-def compiler_fingerprint() -> str:
-    """Hash of the (path, size, mtime) of every file of `package_files` (computed once
-    per process: one directory scan and one stat per file)."""
-    if not _fingerprint:
-        h = hashlib.sha256()
-        for path, size, mtime in _package_stats():
-            h.update(f"{path}|{size}|{mtime}\n".encode())
-        _fingerprint.append(h.hexdigest())
-    return _fingerprint[0]
-
-
-def package_files() -> list[Path]:
-    """Every .py and .j2 file of the etchpy package, its subpackages, formats and
-    templates, sorted."""
-    return [Path(path) for path, _, _ in _package_stats()]
-
-
-def template_folder() -> Path:
-    """The folder of codegen_templates (found without importing it)."""
-    spec = importlib.util.find_spec("etchpy.codegen_templates")
-    return Path(spec.submodule_search_locations[0])
-
-
-def _package_folders() -> list[Path]:
-    """etchpy's folder, then formats' and codegen_templates' (separate folders when
-    not installed)."""
-    folders = [Path(__file__).resolve().parent.parent]
-    for pkg in ("formats", "codegen_templates"):
-        spec = importlib.util.find_spec(f"etchpy.{pkg}")
-        if spec is not None and spec.submodule_search_locations:
-            folders.extend(Path(d) for d in spec.submodule_search_locations)
-    return folders
-
-
-def _package_stats() -> list[tuple[str, int, int]]:
-    """(path, size, mtime in ns) of every file of `package_files`, sorted by path."""
-    found: dict[str, tuple] = {}
-    for folder in _package_folders():
-        _scan(str(folder), found)
-    return sorted(found.values())
-
-
-def _scan(folder: str, found: dict) -> None:
-    """Add the .py and .j2 files under `folder` to `found`, not descending into
-    __pycache__ (nothing of ours lives there: a walk through its bytecode took most
-    of a warm load's fingerprint)."""
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir():
-                if entry.name != "__pycache__":
-                    _scan(entry.path, found)
-            elif entry.name.endswith((".py", ".j2")):
-                st = entry.stat()
-                found[entry.path] = (entry.path, st.st_size, st.st_mtime_ns)
-
 
 def manifest_path(name: str, request: str) -> Path:
     return directory() / f"{name}-req-{request[:24]}.json"

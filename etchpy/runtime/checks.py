@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import build, cache
+from . import build, cache, fingerprint
 from .kernel_cache import kept
 from ..version import __version__
 from ..errors import CompileError
@@ -20,7 +20,7 @@ from ..errors import CompileError
 def _library():
     """The checks' library (its texts from the disk cache when made before), or
     None without a working compiler."""
-    request = cache.compiler_fingerprint()        # the source depends on nothing else
+    request = fingerprint.compiler_fingerprint()        # the source depends on nothing else
     saved = cache.read_manifest("etchpy_checks", request)
     if saved is not None:
         src, cdef = saved["texts"]
