@@ -42,7 +42,7 @@ import threading
 
 import numpy as np
 
-from . import cache, checks
+from . import cache, checks, fingerprint
 from .compiler import find_compiler
 from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
@@ -73,13 +73,16 @@ def module():
     return _loaded[0]
 
 
-def _template() -> str:
-    """The binder's template text (its key is made from it: a warm load renders
-    nothing, so it never imports jinja2)."""
-    folder = cache.template_folder()
-    return "".join((folder / name).read_text(encoding="utf-8")
-                   for name in ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2",
-                                "binder_lazy.c.j2", "binder_nodes.c.j2", "binder_blas.c.j2"))
+_TEMPLATES = ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2", "binder_lazy.c.j2",
+              "binder_nodes.c.j2", "binder_blas.c.j2")
+
+
+def _templates_key() -> str:
+    """The binder's templates as its key holds them: their (path, size, mtime) as the
+    package fingerprint read them (any edit changes them), so a warm load reads no
+    template and renders nothing (it never imports jinja2)."""
+    folder = fingerprint.template_folder()
+    return repr(fingerprint.stats_of([folder / name for name in _TEMPLATES]))
 
 
 def _source() -> str:
@@ -89,20 +92,24 @@ def _source() -> str:
 
 
 def _build_or_load():
-    include = sysconfig.get_paths().get("include")
-    if not include or not os.path.exists(os.path.join(include, "Python.h")):
-        return None
+    """The binder from the cache, or built into it. Its key names the interpreter by
+    its version and prefix, not by its headers' folder: sysconfig computes that
+    only where a build needs it (a warm load asks it nothing)."""
     try:
         compiler = find_compiler()
     except CompileError:
         return None
-    flags = ("-O2", "-shared", "-fPIC", f"-I{include}", f"-I{np.get_include()}")
-    key = cache.sha256([_template(), str(MAX_ARGS), *compiler.command, compiler.version,
-                        *flags, sys.version, np.__version__, __version__])
+    flags = ("-O2", "-shared", "-fPIC", f"-I{np.get_include()}")
+    key = cache.sha256([_templates_key(), str(MAX_ARGS), *compiler.command, compiler.version,
+                        *flags, sys.version, sys.base_prefix, sys.abiflags,
+                        np.__version__, __version__])
     entry = cache.Entry.at(cache.directory(), MODULE, key)
     record = cache.read_data(entry.record)
     if not (isinstance(record, dict) and record.get("key") == key and entry.so.exists()):
-        if not _build(_source(), entry, compiler, flags):
+        include = sysconfig.get_paths().get("include")
+        if not include or not os.path.exists(os.path.join(include, "Python.h")):
+            return None
+        if not _build(_source(), entry, compiler, (*flags, f"-I{include}")):
             return None
         record = cache.read_data(entry.record)
     return _load(entry, record["so_sha256"]) if isinstance(record, dict) else None

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import etchpy as ep
 from etchpy.errors import InputError
-from etchpy.runtime import binder
+from etchpy.runtime import binder, fingerprint
 from etchpy.runtime.call_plans import MISS
 
 pytestmark = [pytest.mark.usefixtures("shared_cache"),
@@ -234,3 +234,14 @@ def test_pydata_gcxs_inputs_answer_as_the_python_plan():
         _same(_outcome_any(on, dict(A=M, x=x)), _outcome_any(off, dict(A=M, x=x)))
     on(A=cases[0], x=x)
     assert type(on._plan).__name__ == "partial"
+
+
+def test_the_binder_key_covers_every_binder_template():
+    """The binder's cache key holds its templates' (path, size, mtime) as the
+    package fingerprint read them: every template it includes, so an edit of any
+    of them builds it again."""
+    folder = fingerprint.template_folder()
+    on_disk = sorted(p.name for p in folder.glob("binder*.c.j2"))
+    assert sorted(binder._TEMPLATES) == on_disk
+    key = binder._templates_key()
+    assert all(repr(str(folder / name)) in key for name in on_disk)
