@@ -29,6 +29,7 @@ except ImportError:          # not a POSIX system: no ownership to check
 __all__ = ["directory", "compile_error"]
 
 _fallbacks: dict[tuple, Path] = {}
+_checked: dict[Path, tuple] = {}    # a directory found private -> its _identity then
 _FIX = ("fix: `chmod 700` a directory you own, or set ETCHPY_CACHE_DIR to a new path "
         "(etchpy creates it private)")
 
@@ -45,14 +46,30 @@ def directory() -> Path:
     """The cache directory: private to the user, or refused (see the module docstring)."""
     explicit = os.environ.get("ETCHPY_CACHE_DIR")
     path = Path(explicit).expanduser() if explicit else _default_path()
+    known = _checked.get(path)
+    if known is not None and known == _identity(path):
+        return path
     problem = _make_private(path)
     if problem is None:
+        _checked[path] = _identity(path)
         return path
     if explicit:
         raise compile_error(f"refusing the cache directory ETCHPY_CACHE_DIR={explicit}: "
                             f"{problem}. Its shared objects are loaded as code, so it "
                             f"must be private to you; {_FIX}")
     return _fallback(path, problem)
+
+
+def _identity(path: Path):
+    """What a directory found private keeps while it is the same one, private: its
+    device, inode, mode and owner (None when it cannot be read). Its ancestors are
+    checked once per process: each is owned by the user or by root, who alone can
+    change its mode (the user's own acts are outside the threat model)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mode, st.st_uid)
 
 
 def _default_path() -> Path:

@@ -100,18 +100,17 @@ def _compiler_version(command: tuple[str, ...]) -> str:
 
 def _version_path(command: tuple[str, ...]) -> Path | None:
     """Where a one-word compiler command's version is remembered: a file of the
-    cache named by the resolved executable's path, device, inode, size and mtime
-    (replacing or upgrading it changes them); None for a command of several words
+    cache named by the executable's path and by the device, inode, size and mtime
+    of the file it resolves to (replacing or upgrading it changes them); None for a command of several words
     (`ccache gcc`: the version is the wrapped compiler's) or no usable cache."""
     if len(command) != 1:
         return None
     try:
-        real = os.path.realpath(command[0])
-        st = os.stat(real)
+        st = os.stat(command[0])        # follows links: the identity of what runs
         folder = cache.directory()
     except (OSError, CompileError):
         return None
-    digest = cache.sha256([real, str(st.st_dev), str(st.st_ino), str(st.st_size),
+    digest = cache.sha256([command[0], str(st.st_dev), str(st.st_ino), str(st.st_size),
                            str(st.st_mtime_ns), __version__])
     return folder / f"compiler-{digest[:16]}"
 
