@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import pipeline
+from .signature import PlannedLater
 
 if TYPE_CHECKING:
     from ..c.render import CSource
@@ -49,6 +50,8 @@ class KernelFaces:
     def _current(self):
         """The kernel planned for the last call's size class, else this one."""
         last = self._last
+        if isinstance(last, PlannedLater):
+            last = self._last = last.resolve()
         return self if last is None else last
 
     # ----------------------------------------------------------- C text

@@ -149,6 +149,26 @@ def request_for(req: pipeline.Request, measured: pipeline.Measured) -> pipeline.
     return replace(req, options=options, measured=replace(measured, dims=dims, nnz=nnz))
 
 
+class PlannedLater:
+    """The kernel planned for a size class known to plan its owner's own program
+    (SignaturePlans._same_classes): read from the class's manifest when something
+    asks for it (explain(), the plan), else the owner itself."""
+
+    __slots__ = ("owner", "key", "_kernel")
+
+    def __init__(self, owner, key: str):
+        self.owner, self.key, self._kernel = owner, key, None
+
+    def resolve(self):
+        if self._kernel is None:
+            owner, kern = self.owner, None
+            if build.read_manifest(owner.name, self.key, DEFERRED) is not None:
+                kern = type(owner).of_request(owner.request, key=self.key,
+                                              per_signature=False)
+            self._kernel = kern if kern is not None and kern.from_manifest else owner
+        return self._kernel
+
+
 def class_key(request_key: str | None, cls) -> str | None:
     """The key of a size class's manifest: its kernel's request key and the class."""
     if request_key is None:
@@ -231,6 +251,10 @@ class SignaturePlans:
             self._save_manifest()       # a later process restores this kernel too
         if len(self._planned) >= 64:
             self._planned.clear()
+        key = class_key(self._request, cls)
+        if key is not None and key in self._same_classes():   # planned here before
+            hit = self._planned[cls] = (PlannedLater(self, key), self)
+            return hit
         req = request_for(self.request, measured())
         try:
             kern = type(self).of_request(req, key=class_key(self._request, cls),
@@ -242,8 +266,33 @@ class SignaturePlans:
         if not kern.from_manifest:
             kern._save_manifest()
         same = same_program(kern, self)
+        if same and key is not None:
+            self._same_class(key)
         hit = self._planned[cls] = (kern, self if same else kern)
         return hit
+
+    _same = None       # the class keys whose planned program is this one's (a set)
+
+    def _same_classes(self) -> set:
+        """The keys of the size classes planned before (here or by an earlier
+        process) to this kernel's own program: a call of such a class runs this
+        kernel, and neither measures its inputs nor reads the class's manifest
+        (none under ETCHPY_DEBUG, which shows every stage, as `_restore`)."""
+        if self._same is None:
+            debug = os.environ.get("ETCHPY_DEBUG")
+            saved = None if debug else build.read_manifest(f"{self.name}.same", self._request)
+            keys = saved.get("classes") if saved is not None else None
+            self._same = (set(keys) if isinstance(keys, list)
+                          and all(isinstance(k, str) for k in keys) else set())
+        return self._same
+
+    def _same_class(self, key: str) -> None:
+        """Record (best effort) that size class `key` plans this kernel's program."""
+        same = self._same_classes()
+        if key not in same and len(same) < 256:
+            same.add(key)
+            build.write_manifest(f"{self.name}.same", self._request,
+                                 {"classes": sorted(same)})
 
     def _signature(self, sig, bound, users, inputs) -> tuple:
         """(output shape, index type name, index dtype, runner, planned) for inputs

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import etchpy as ep
 from etchpy.expr.walk import accesses
-from etchpy.runtime import signature
+from etchpy.runtime import build, signature
 from etchpy.testing import assert_same, problems, semiring_values
 
 i, j, k, r, c = ep.indices("i j k r c")
@@ -101,7 +101,7 @@ def test_measured_statistics_of_compressed_levels():
     M = sp.csr_array(np.array([[1.0, 0, 2], [0, 0, 0], [4, 0, 0], [0, 0, 5]]))
     kern = ep.Kernel(SPMV, name="spmv_stats")
     kern(A=M, x=np.ones(3))
-    measured = kern._last.request.measured
+    measured = kern._current().request.measured
     assert measured.dims == (("i", 4), ("j", 3)) and measured.nnz == (("A", 4),)
     assert measured.fibers == (("A", 1, 4, 3, 2, 4 / 3),)
     assert measured.given == (("A", "csr"), ("x", "dense"))
@@ -152,6 +152,29 @@ def test_a_size_class_plan_is_kept_on_disk_as_json(tmp_path):
 def test_class_keys_differ_by_class_and_need_a_request_key():
     assert signature.class_key("a", (1,)) != signature.class_key("a", (2,))
     assert signature.class_key(None, (1,)) is None
+
+
+def test_a_class_planned_to_the_kernels_own_program_is_not_planned_again():
+    """A size class whose plan is the kernel's own program is recorded on disk: a
+    kernel restored from its manifest (as in a new process) runs such a class
+    without measuring its inputs or reading the class's manifest, until explain()
+    asks for that kernel; with the class's manifest gone, explain() shows its own."""
+    M, v = sp.random(300, 300, density=0.05, format="csr", random_state=1), np.arange(300.0)
+    first = ep.Kernel(SPMV, name="spmv_same_class")
+    np.testing.assert_allclose(first(A=M, x=v), M @ v)
+    key = signature.class_key(first._request, next(iter(first._planned)))
+    assert key in first._same_classes()
+    again = ep.Kernel(SPMV, name="spmv_same_class")
+    assert again.from_manifest
+    np.testing.assert_allclose(again(A=M, x=v), M @ v)
+    (shown, runner), = again._planned.values()
+    assert runner is again and isinstance(shown, signature.PlannedLater)
+    assert "sizes measured on the inputs" in again.explain()
+    assert again._last is not again and again._last.from_manifest
+    build.write_manifest("spmv_same_class", key, {})          # the class's manifest unreadable
+    third = ep.Kernel(SPMV, name="spmv_same_class")
+    np.testing.assert_allclose(third(A=M, x=v), M @ v)
+    assert "planned before any input" in third.explain() and third._last is third
 
 
 @st.composite
