@@ -10,8 +10,8 @@ from etchpy.lazy.replay import PROGRAMS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-# blocks of 16 rows of a 200-column X
-SMALL = ep.Tuning(lazy_row_block_bytes=16 * 200 * 8)
+# blocks of 16 rows of a 200-column X, of any size
+SMALL = ep.Tuning(lazy_row_block_bytes=16 * 200 * 8, lazy_row_block_min=0)
 
 
 def logistic(F, X, w, y):
@@ -86,8 +86,9 @@ def test_a_replay_runs_by_blocks_only_where_the_region_goes_by_rows(prog, blocke
     assert _blocked_tapes() == (1 if blocked else 0)
 
 
-@pytest.mark.parametrize("tuning, m", [(ep.Tuning(lazy_row_block_bytes=0), 300), (SMALL, 31)])
-def test_no_blocks_when_switched_off_or_x_is_under_two_blocks(tuning, m):
+@pytest.mark.parametrize("tuning, m", [(ep.Tuning(lazy_row_block_bytes=0), 300), (SMALL, 31),
+                                      (SMALL.with_(lazy_row_block_min=300 * 200 * 8 + 1), 300)])
+def test_no_blocks_when_switched_off_or_x_is_under_two_blocks_or_the_least_bytes(tuning, m):
     PROGRAMS.clear()
     arrays = _arrays(2, m=m)
     for _ in range(2):
