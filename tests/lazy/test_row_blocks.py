@@ -126,3 +126,23 @@ def test_row_blocks_of_other_dtypes_and_layouts_equal_numpy(layout):
         for _ in range(3):
             got = ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=SMALL)
             np.testing.assert_allclose(got, want, rtol=1e-5 if layout == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("layout", ["float64", "float32", "fortran"])
+def test_the_least_bytes_cut_an_x_of_that_many_and_not_one_byte_fewer(layout):
+    """Tuning.lazy_row_block_min: X of exactly that many bytes is cut, of one
+    byte fewer it is not; both equal numpy, X written in place between calls."""
+    arrays = _arrays(9)
+    X = arrays["X"]
+    arrays["X"] = (X.astype(np.float32) if layout == "float32"
+                   else np.asfortranarray(X) if layout == "fortran" else X)
+    for least, blocked in ((arrays["X"].nbytes, 1), (arrays["X"].nbytes + 1, 0)):
+        PROGRAMS.clear()
+        tuning = SMALL.with_(lazy_row_block_min=least)
+        for k in range(3):
+            args = [arrays[n] for n in ("X", "w", "y")]
+            got = ep.compute(*least_squares(ep, *(ep.lazy(a) for a in args)), tuning=tuning)
+            np.testing.assert_allclose(got, least_squares(np, *args)[0],
+                                       rtol=1e-5 if layout == "float32" else 1e-12)
+            arrays["X"][k::7] *= -0.5
+        assert _blocked_tapes() == blocked
