@@ -1,7 +1,7 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
-    python -m bench.lazy_knobs [--rounds N] [--n N ...] [--memo | --blas | --operands | --nodes]
-                               [--new]
+    python -m bench.lazy_knobs [--rounds N] [--n N ...]
+                               [--memo | --blas | --operands | --nodes | --blocks] [--new]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -30,6 +30,9 @@ With --new, every side (the peer too) is given a new second array each call
 it; with --nodes, *before* is the node memo without and *after* with its giving
 a dropped array's leaf to the new one (the binder's `lazy_rebind`, session 44's
 memo against today's), and with --blas *before* is also without it.
+With --blocks, *before* is session 45's row blocks (`lazy_row_block_bytes=1 MiB,
+lazy_row_block_min=0`: any X of two blocks cut) and *after* today's (2 MiB
+blocks, only an X of at least 16 MiB), both passed as a Tuning.
 """
 from __future__ import annotations
 
@@ -44,7 +47,10 @@ from bench import lazy as programs
 from bench.timing import alternating_medians
 
 BEFORE = dict(lazy_row_block_bytes=0, lazy_matvec_library_work=0.8)
-AFTER = dict(lazy_row_block_bytes=1 << 20, lazy_matvec_library_work=1.0)
+AFTER = dict(lazy_row_block_bytes=2 << 20, lazy_row_block_min=16 << 20,
+             lazy_matvec_library_work=1.0)
+BLOCKS = (dict(lazy_row_block_bytes=1 << 20, lazy_row_block_min=0),
+          dict(lazy_row_block_bytes=2 << 20, lazy_row_block_min=16 << 20))
 
 
 def _switch(what: str, new: bool = False):
@@ -79,8 +85,9 @@ def _sides(prog, args, memo: str | None, new: bool = False):
     """before and after: main's plan and today's (tunings), or with memo ("memo"
     or "blas"), the C switch off and on (tuning=None); new: a new w each call."""
     fresh = _fresh(args, new)
-    if memo == "operands":
-        before, after = ep.Tuning(blas_operands=False), ep.Tuning(blas_operands=True)
+    if memo in ("operands", "blocks"):
+        before, after = (ep.Tuning(blas_operands=False), ep.Tuning(blas_operands=True)) \
+            if memo == "operands" else (ep.Tuning(**BLOCKS[0]), ep.Tuning(**BLOCKS[1]))
         return tuple((lambda t=t: ep.compute(*prog(ep, *(ep.lazy(a) for a in fresh())), tuning=t))
                      for t in (before, after))
     if memo:
@@ -126,12 +133,14 @@ def main(argv=None) -> int:
     ap.add_argument("--nodes", action="store_true", help="the C operators' node memo off -> on")
     ap.add_argument("--operands", action="store_true",
                     help="element-wise operands of a kernel's GEMM made temporaries off -> on")
+    ap.add_argument("--blocks", action="store_true",
+                    help="a dense X's row blocks: session 45's (any X) -> today's")
     ap.add_argument("--new", action="store_true",
                     help="a new w (or V) each call, every side; with --nodes or --blas, "
                          "a dropped array's leaf given to the new one off -> on")
     args = ap.parse_args(argv)
     switch = ("memo" if args.memo else "blas" if args.blas else "nodes" if args.nodes else
-              "operands" if args.operands else None)
+              "operands" if args.operands else "blocks" if args.blocks else None)
     for n in args.n:
         for rank in (10, 20):
             for label, tp, tb, ta in rows(n, rank, args.rounds, switch, args.new):

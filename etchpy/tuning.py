@@ -92,10 +92,10 @@ class Tuning:
             orders_tried, conversion_choices, dense_conversion_elements,
             dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
-        lazy arrays (ep.compute's fusion plan): lazy_step_cost,
-            lazy_library_step, lazy_library_work, lazy_matvec_library_work,
-            lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes,
-            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
+        lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step,
+            lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
+            lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_fast_replay,
+            lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, distance_buckets,
             bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -293,8 +293,8 @@ class Tuning:
     lazy_library_work: float = 0.8    # a scipy product's work against a kernel's (no checks)
     lazy_matvec_library_work: float = 1.0   # ... of a sparse input times a vector (SpMV)
     lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
-    lazy_row_block_bytes: int = 1 << 20   # Xᵀ·f(X·W), X dense and larger than two blocks: run
-                                      # by row blocks of X of this size (0: never; lazy.rows)
+    lazy_row_block_bytes: int = 2 << 20   # Xᵀ·f(X·W), X dense of at least lazy_row_block_min
+    lazy_row_block_min: int = 16 << 20    # bytes: by row blocks of X this size (0: never; lazy.rows)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)

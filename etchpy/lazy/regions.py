@@ -77,7 +77,8 @@ class Regions:
         of X with X·W and b's region (etchpy.lazy.rows) when b is computed
         row by row from X·W, each read only there."""
         sx, sb, _ = plain.product
-        rows = block_rows(self.values.env[sx], self.opts.knobs.lazy_row_block_bytes)
+        knobs = self.opts.knobs
+        rows = block_rows(self.values.env[sx], knobs.lazy_row_block_bytes, knobs.lazy_row_block_min)
         if not rows:
             return plain
         uses, values = self.uses, self.values

@@ -60,10 +60,12 @@ def chain(x_slot: int, b_slot: int, steps: dict, single: set):
     return None
 
 
-def block_rows(x: np.ndarray, block_bytes: int, min_rows: int = 16) -> int:
+def block_rows(x: np.ndarray, block_bytes: int, min_bytes: int = 0, min_rows: int = 16) -> int:
     """Rows per block of the 2-d array x (0: do not cut it): blocks of about
-    block_bytes, at least min_rows rows, and x at least two blocks."""
-    if block_bytes <= 0 or x.ndim != 2:
+    block_bytes, at least min_rows rows, and x at least two blocks and at least
+    min_bytes (Tuning.lazy_row_block_min: a smaller X stays in the last-level
+    cache from the first product to the second, and blocks then only add calls)."""
+    if block_bytes <= 0 or x.ndim != 2 or x.nbytes < min_bytes:
         return 0
     rows = block_bytes // max(x.shape[1] * x.itemsize, 1)
     return rows if rows >= min_rows and x.shape[0] >= 2 * rows else 0

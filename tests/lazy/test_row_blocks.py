@@ -10,8 +10,8 @@ from etchpy.lazy.replay import PROGRAMS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-# blocks of 16 rows of a 200-column X
-SMALL = ep.Tuning(lazy_row_block_bytes=16 * 200 * 8)
+# blocks of 16 rows of a 200-column X, of any size
+SMALL = ep.Tuning(lazy_row_block_bytes=16 * 200 * 8, lazy_row_block_min=0)
 
 
 def logistic(F, X, w, y):
@@ -86,8 +86,9 @@ def test_a_replay_runs_by_blocks_only_where_the_region_goes_by_rows(prog, blocke
     assert _blocked_tapes() == (1 if blocked else 0)
 
 
-@pytest.mark.parametrize("tuning, m", [(ep.Tuning(lazy_row_block_bytes=0), 300), (SMALL, 31)])
-def test_no_blocks_when_switched_off_or_x_is_under_two_blocks(tuning, m):
+@pytest.mark.parametrize("tuning, m", [(ep.Tuning(lazy_row_block_bytes=0), 300), (SMALL, 31),
+                                      (SMALL.with_(lazy_row_block_min=300 * 200 * 8 + 1), 300)])
+def test_no_blocks_when_switched_off_or_x_is_under_two_blocks_or_the_least_bytes(tuning, m):
     PROGRAMS.clear()
     arrays = _arrays(2, m=m)
     for _ in range(2):
@@ -125,3 +126,23 @@ def test_row_blocks_of_other_dtypes_and_layouts_equal_numpy(layout):
         for _ in range(3):
             got = ep.compute(*prog(ep, *(ep.lazy(a) for a in args)), tuning=SMALL)
             np.testing.assert_allclose(got, want, rtol=1e-5 if layout == "float32" else 1e-12)
+
+
+@pytest.mark.parametrize("layout", ["float64", "float32", "fortran"])
+def test_the_least_bytes_cut_an_x_of_that_many_and_not_one_byte_fewer(layout):
+    """Tuning.lazy_row_block_min: X of exactly that many bytes is cut, of one
+    byte fewer it is not; both equal numpy, X written in place between calls."""
+    arrays = _arrays(9)
+    X = arrays["X"]
+    arrays["X"] = (X.astype(np.float32) if layout == "float32"
+                   else np.asfortranarray(X) if layout == "fortran" else X)
+    for least, blocked in ((arrays["X"].nbytes, 1), (arrays["X"].nbytes + 1, 0)):
+        PROGRAMS.clear()
+        tuning = SMALL.with_(lazy_row_block_min=least)
+        for k in range(3):
+            args = [arrays[n] for n in ("X", "w", "y")]
+            got = ep.compute(*least_squares(ep, *(ep.lazy(a) for a in args)), tuning=tuning)
+            np.testing.assert_allclose(got, least_squares(np, *args)[0],
+                                       rtol=1e-5 if layout == "float32" else 1e-12)
+            arrays["X"][k::7] *= -0.5
+        assert _blocked_tapes() == blocked
