@@ -198,3 +198,49 @@ def test_short_rows_sorted_by_network_or_rank(net, xs, size):
     assert walk == 0 or (len(xs) > max(net, 2) and net)
     if walk == 0:
         assert list(a[:len(xs)]) == sorted(xs) and not bits.any()
+
+
+RANK_WRAPPER = """
+void rank16_for_test(const ep_idx_t *a, int64_t n, ep_idx_t *r) { ep_rank16(a, n, r); }
+int lane_bytes_for_test(void) { return EP_LANE_BYTES; }
+"""
+
+
+@settings(max_examples=40)
+@given(st.lists(st.integers(0, 2**31 - 2), unique=True, max_size=16))
+def test_ranks_of_a_short_row_in_register_wide_lanes(xs):
+    """ep_rank16 gives each of n <= 16 distinct indices its count of smaller
+    ones, in vectors no wider than the target's registers: GCC splits a generic
+    vector wider than them into one scalar compare per lane (16 int32 lanes in
+    one 64-byte vector ran as 16 `setl`s a step on a host without AVX-512)."""
+    lib = _rank_helpers()
+    src = lib.c_source
+    assert "ep_lanes_t __attribute__((vector_size(16" not in src
+    assert "ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)))" in src
+    assert lib.lib.lane_bytes_for_test() in (32, 64)
+    a = np.array(xs + [-7] * (16 - len(xs)), dtype=np.int32)
+    r = np.full(16, -1, dtype=np.int32)
+    lib.lib.rank16_for_test(_ptr(lib, a), len(xs), _ptr(lib, r))
+    assert list(r[:len(xs)]) == [sorted(xs).index(x) for x in xs]
+
+
+_RANK = {}
+
+
+def _rank_helpers():
+    """The helpers kernel with ep_rank16 (the default tuning), built once."""
+    if not _RANK:
+        body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
+                       imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
+                       imp.Decl("p", "index", ZERO),
+                       imp.ForSorted("v", "a", ZERO, ONE, "b", imp.SKIP, place="p"))
+        prog = SimpleNamespace(params=(), body=body, dims=(), refuse_above=(), error=None,
+                               output=SimpleNamespace(mode="dense", axes=(),
+                                                      arrays={"vals": "out_vals"}))
+        src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
+                       tuning=tuning.DEFAULT)
+        lib = build.load(src.c + RANK_WRAPPER, CDEF + "void rank16_for_test(const idx_t *a, "
+                         "int64_t n, idx_t *r);\nint lane_bytes_for_test(void);\n",
+                         name="helpers_rank_test")
+        _RANK["lib"] = SimpleNamespace(lib=lib.lib, ffi=lib.ffi, c_source=src.c)
+    return _RANK["lib"]

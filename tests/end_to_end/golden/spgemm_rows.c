@@ -311,6 +311,11 @@ static inline int ep_ctz64(uint64_t x)
 }
 
 
+#if defined(__AVX512F__)
+#define EP_LANE_BYTES 64   /* the rank sort's vectors: one 512-bit register */
+#else
+#define EP_LANE_BYTES 32   /* 256-bit registers (AVX2), or two 128-bit ones */
+#endif
 /* Sorts n <= 128 distinct indices by rank: each goes to the place
  * given by the count of indices smaller than it (a permutation, as the indices
  * are distinct). The counts are taken for 16 indices at a time (the last block
@@ -320,23 +325,33 @@ static inline int ep_ctz64(uint64_t x)
  * then one scalar store per index. A block is put together from scalar loads, lane by
  * lane: a vector load of indices just stored one at a time (the touched list)
  * waits until those stores, and the workspace stores before them, have left
- * the store buffer. */
+ * the store buffer. The 16 lanes are held in vectors of EP_LANE_BYTES: GCC
+ * splits a generic vector wider than the target's registers into one scalar
+ * compare per lane (16 int32 lanes without AVX-512 ran as 16 `setl`s). */
 static void ep_rank_sort(ep_idx_t *a, int64_t n)
 {
     ep_idx_t t[128], r[128];
 #if defined(__GNUC__) || defined(__clang__)
-    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(16 * sizeof(ep_idx_t))));
-    const ep_lanes_t lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)));
+    enum { L = EP_LANE_BYTES / sizeof(ep_idx_t), V = 16 / L };
     const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
+    ep_lanes_t lane[V];
+    for (int v = 0; v < V; v++)
+        for (int l = 0; l < L; l++) lane[v][l] = (ep_idx_t)(v * L + l);
     for (int64_t b = 0; b < n; b += 16) {
-        ep_lanes_t x = (ep_lanes_t){0} + top, c = {0};
+        ep_lanes_t x[V], c[V];
+        const ep_lanes_t m = (ep_lanes_t){0} + (ep_idx_t)(n - b);
+        for (int v = 0; v < V; v++) { x[v] = (lane[v] >= m) & top; c[v] = (ep_lanes_t){0}; }
         for (int64_t k = 0; k < 16 && b + k < n; k++) {
-            const ep_lanes_t e = lane == ((ep_lanes_t){0} + (ep_idx_t)k);
-            x = (x & ~e) | (((ep_lanes_t){0} + a[b + k]) & e);
+            const ep_lanes_t e = (ep_lanes_t){0} + (ep_idx_t)k, y = (ep_lanes_t){0} + a[b + k];
+            for (int v = 0; v < V; v++) x[v] |= y & (lane[v] == e);
+            t[b + k] = a[b + k];
         }
-        for (int64_t j = 0; j < n; j++) c -= x > ((ep_lanes_t){0} + a[j]);   /* true is -1 */
-        memcpy(r + b, &c, sizeof c);
-        memcpy(t + b, &x, sizeof x);
+        for (int64_t j = 0; j < n; j++) {
+            const ep_lanes_t y = (ep_lanes_t){0} + a[j];
+            for (int v = 0; v < V; v++) c[v] -= x[v] > y;   /* true is -1 */
+        }
+        memcpy(r + b, c, sizeof c);
     }
 #else
     for (int64_t i = 0; i < n; i++) t[i] = a[i];
@@ -527,16 +542,25 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 static inline void ep_rank16(const ep_idx_t *a, int64_t n, ep_idx_t *r)
 {
 #if defined(__GNUC__) || defined(__clang__)
-    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(16 * sizeof(ep_idx_t))));
-    const ep_lanes_t lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)));
+    enum { L = EP_LANE_BYTES / sizeof(ep_idx_t), V = 16 / L };
     const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
-    ep_lanes_t x = (ep_lanes_t){0} + top, c = {0};
-    for (int64_t k = 0; k < n; k++) {
-        const ep_lanes_t e = lane == ((ep_lanes_t){0} + (ep_idx_t)k);
-        x = (x & ~e) | (((ep_lanes_t){0} + a[k]) & e);
+    ep_lanes_t lane[V], x[V], c[V];
+    const ep_lanes_t m = (ep_lanes_t){0} + (ep_idx_t)n;
+    for (int v = 0; v < V; v++) {
+        for (int l = 0; l < L; l++) lane[v][l] = (ep_idx_t)(v * L + l);
+        x[v] = (lane[v] >= m) & top;
+        c[v] = (ep_lanes_t){0};
     }
-    for (int64_t j = 0; j < n; j++) c -= x > ((ep_lanes_t){0} + a[j]);   /* true is -1 */
-    memcpy(r, &c, sizeof c);
+    for (int64_t k = 0; k < n; k++) {
+        const ep_lanes_t e = (ep_lanes_t){0} + (ep_idx_t)k, y = (ep_lanes_t){0} + a[k];
+        for (int v = 0; v < V; v++) x[v] |= y & (lane[v] == e);
+    }
+    for (int64_t j = 0; j < n; j++) {
+        const ep_lanes_t y = (ep_lanes_t){0} + a[j];
+        for (int v = 0; v < V; v++) c[v] -= x[v] > y;   /* true is -1 */
+    }
+    memcpy(r, c, sizeof c);
 #else
     for (int64_t i = 0; i < n; i++) {
         r[i] = 0;
