@@ -66,7 +66,7 @@ class Tuning:
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_windows, check_twins_once, entries, gather_sums,
+            check_count_once, check_windows, check_after, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
             fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting,
@@ -157,6 +157,7 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
+    check_after: bool = True          # ... and their coordinates after each block (no count)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
@@ -269,8 +270,7 @@ class Tuning:
                                       # this many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
-    measured_relief: float = 1.8      # ... times this when the sizes were measured on the
-                                      # inputs (no guess to hedge against, only the model)
+    measured_relief: float = 1.8      # ... times this for sizes measured on the inputs (no guess)
     default_dim: int = 1000           # an index size guessed when none is known
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one

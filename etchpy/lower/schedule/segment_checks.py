@@ -232,8 +232,30 @@ def block_loop(loop, levels, err: str, error_code: int, block: int, names,
     scan, bv = _scan(c, Var(end), levels, names, first, c.name, off)
     stop = If(Bin("!=", bv, Const(0)),
               seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
+    later = [lv for lv in levels if lv.after] if off is not None else []
+    start = names.fresh(f"{c.name}_start") if later else None
+    after = [_after_scan(Var(start), Var(end), lv, c.name, n, err, error_code, names, off)
+             for lv in later]
     return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
-                                scan, stop, While(lt(c, Var(end)), loop.body)))
+                                *([Decl(start, "index", c)] if later else []),
+                                scan, stop, While(lt(c, Var(end)), loop.body), *after))
+
+
+def _after_scan(start, end, lv, c: str, n, err: str, error_code: int, names, off):
+    """After a block of a window's rows o + r, r in [start, end), has run: its
+    entries' coordinates (pos[o + start] .. pos[o + end], pos passed by the
+    block's scan) each inside [0, dim), in one flat pass with no branch; else
+    the error, and no later block runs (proofs_notes/validation.md,
+    "Coordinates checked after a block")."""
+    k, last, bad = (names.fresh(f"{c}_{part}") for part in ("ck", "clast", "cbad"))
+    kv, hi = Var(k), Var(last)
+    outside = Not(Bin("<u", Load(lv.crd, kv), Var(lv.dim)))
+    return If(lt(start, end), seq(
+        Decl(k, "index", Load(lv.pos, Bin("+", off, start))),
+        Decl(last, "index", Load(lv.pos, Bin("+", off, end))), Decl(bad, "index", Const(0)),
+        While(lt(kv, hi), seq(Assign(bad, Bin("|", Var(bad), outside)),     # 64-bit lanes
+                              Assign(k, Bin("+", kv, Const(1))))),
+        If(Bin("!=", Var(bad), Const(0)), seq(Assign(err, Const(error_code)), Assign(c, n)))))
 
 
 def _scan(c, ev, levels, names, first, base: str, off=None):
