@@ -82,7 +82,7 @@ def test_a_windows_coordinates_checked_after_each_block_answer_or_refuse():
 
 def test_the_switch_restores_the_count_and_the_far_copy_is_order_free():
     """check_after on: the checked program tests each block's coordinates after
-    it (the pass's `_cbad`) and counts none in its walks (no `input_bad`); off:
+    it (the pass's `_cmax`) and counts none in its walks (no `input_bad`); off:
     the walks count them. Either way the far copy (window_keep's terms) walks
     with no order test (no `_prev`), and a repeated coordinate in a far row is
     summed as scipy sums it."""
@@ -90,7 +90,7 @@ def test_the_switch_restores_the_count_and_the_far_copy_is_order_free():
     expr = ep.sum(j, A[i["lo":"hi"], j["lo2":"hi2"]] * x[j])
     for tuning, after in ((TUNING, True), ({**TUNING, "check_after": False}, False)):
         checked = ep.compile(expr, tuning=tuning).compiled.checked
-        assert bool(_names(checked, "_cbad")) == after
+        assert bool(_names(checked, "_cmax")) == after
         assert (not _names(checked, "input_bad")) == after
         assert not _names(checked, "_prev")
     d = random_rows(6)
