@@ -75,12 +75,13 @@ class Tuning:
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, window_blocks_ahead, check_block, hash_workspace_dim, hash_initial,
-            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
-            guard_blocks_ahead, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
-            run_ahead, run_short, run_long, run_min_entries, run_far_bytes, run_lines,
-            piece_ahead, piece_short, block_sizes, chunks_per_thread.
+            window_blocks, window_blocks_ahead, window_blocks_share, check_block,
+            hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
+            prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
+            prefetch_guard_reads, guard_block, guard_blocks_ahead, prefetch_min_bytes,
+            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
+            chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -226,8 +227,8 @@ class Tuning:
     window_rows_span: int = 32        # ... their lines of this many entries (0: off)
     window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
     window_blocks_ahead: int = 48     # ... x of the hit this many on prefetched; x large too
-    check_block: int = 1024           # a full loop over a fused input's parents checks their
-                                      # segments this many ahead in a flat pass (0: as each opens)
+    window_blocks_share: int = 3      # ... where the window keeps <= 1/this of the columns
+    check_block: int = 1024           # parents a fused check's flat pass tests ahead (0: none)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays
@@ -255,8 +256,7 @@ class Tuning:
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
-    map_bytes: int = 128 << 10        # heap arrays this large mapped from the system directly
-                                      # (kept for reuse when freed); 0: every array from malloc
+    map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late

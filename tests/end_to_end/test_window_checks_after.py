@@ -50,7 +50,7 @@ def _names(prog, suffix):
 
 def test_a_windows_coordinates_checked_after_each_block_answer_or_refuse():
     """Blocks (columns 5..30, x of 25 values) and the far copy (columns -6..80
-    and 70..170: more than a quarter of the columns, x of 86 to 100 values);
+    and 70..170: more than a third of the columns, x of 86 to 100 values);
     the scipy operand (checked build) and its Tensor (trusted) agree with the
     reference; a coordinate out of range (-5 or 10**6) in a window's row, in or
     out of the column window, in its first or a later block, is an InputError
