@@ -6,7 +6,7 @@ faster):
 
 spmv     Σ_j A[i[lo:hi], j[lo:hi]]·x[j] on 1e6-row csr matrices (a 2-D Poisson
          operator, 1000² grid, random ones, 5 and 10 a row, and scikit-fem's P2
-         disc Laplacian when it imports) with windows of 1%, 10%, 20%, 30% and 50%
+         disc Laplacian when it imports) with windows of 1%, 10%, 20%, 25%, 30% and 50%
          of the rows and columns, and strided ones (i[lo:hi:2], 10% and 50%), one kernel for all
          (the bounds are parameters), the operand a scipy csr_matrix and its
          ep.Tensor, against scipy's `A[lo:hi, lo:hi] @ x` (slice, then
@@ -73,8 +73,8 @@ def spmv_rows(rounds):
     rows = []
     for label, M in spmv_matrices(rng):
         n, T = M.shape[0], ep.Tensor.from_scipy(M, "csr")
-        for frac, step in ((0.01, 1), (0.10, 1), (0.20, 1), (0.30, 1), (0.50, 1), (0.10, 2),
-                           (0.50, 2)):
+        for frac, step in ((0.01, 1), (0.10, 1), (0.20, 1), (0.25, 1), (0.30, 1), (0.50, 1),
+                           (0.10, 2), (0.50, 2)):
             lo, hi = n // 4, n // 4 + int(frac * n)
             v = rng.random(hi - lo)
             kern = plain if step == 1 else strided

@@ -66,7 +66,7 @@ class Tuning:
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_windows, check_twins_once, entries, gather_sums,
+            check_count_once, check_windows, check_after, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
             fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting,
@@ -75,12 +75,13 @@ class Tuning:
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, window_blocks_ahead, check_block, hash_workspace_dim, hash_initial,
-            initial_capacity, first_capacity_limit, prefetch_distance, prefetch_span,
-            prefetch_values, prefetch_guarded, prefetch_guard_reads, guard_block,
-            guard_blocks_ahead, prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share,
-            run_ahead, run_short, run_long, run_min_entries, run_far_bytes, run_lines,
-            piece_ahead, piece_short, block_sizes, chunks_per_thread.
+            window_blocks, window_blocks_ahead, window_blocks_share, check_block,
+            hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
+            prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
+            prefetch_guard_reads, guard_block, guard_blocks_ahead, prefetch_min_bytes,
+            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
+            run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
+            chunks_per_thread.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -157,6 +158,7 @@ class Tuning:
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
+    check_after: bool = True          # ... and their coordinates after each block (no count)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
@@ -225,8 +227,8 @@ class Tuning:
     window_rows_span: int = 32        # ... their lines of this many entries (0: off)
     window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
     window_blocks_ahead: int = 48     # ... x of the hit this many on prefetched; x large too
-    check_block: int = 1024           # a full loop over a fused input's parents checks their
-                                      # segments this many ahead in a flat pass (0: as each opens)
+    window_blocks_share: int = 3      # ... where the window keeps <= 1/this of the columns
+    check_block: int = 1024           # parents a fused check's flat pass tests ahead (0: none)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays
@@ -254,8 +256,7 @@ class Tuning:
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
-    map_bytes: int = 128 << 10        # heap arrays this large mapped from the system directly
-                                      # (kept for reuse when freed); 0: every array from malloc
+    map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
@@ -269,8 +270,7 @@ class Tuning:
                                       # this many summary words per touched index
     # -- planning and the optimizer ------------------------------------------
     rewrite_margin: float = 0.5       # compile a rewrite when it costs at most this share
-    measured_relief: float = 1.8      # ... times this when the sizes were measured on the
-                                      # inputs (no guess to hedge against, only the model)
+    measured_relief: float = 1.8      # ... times this for sizes measured on the inputs (no guess)
     default_dim: int = 1000           # an index size guessed when none is known
     sparse_density: float = 0.01      # a sparse input's density guessed when none is known
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one

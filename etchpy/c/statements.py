@@ -1,7 +1,8 @@
 """Imp statements and expressions as C text.
 
 `FunctionBody` renders one lowered program's Imp tree. Scalars of type index
-are int64_t; arrays of indices are ep_idx_t; values are ep_val_t (the semiring's
+are int64_t, of type coord ep_idx_t (a stored coordinate at its arrays' own
+width); arrays of indices are ep_idx_t; values are ep_val_t (the semiring's
 carrier); `bits` arrays are uint64_t words. Arrays made by Alloc/Reserve are
 heap arrays with a capacity (`{array}_cap`); an allocation failure jumps to
 `fail`, which the function's frame provides (c.render).
@@ -34,7 +35,7 @@ INDENT = "    "
 SIMD_LANES = 4
 
 _ARRAY_TYPES = {"index": "ep_idx_t", "bool": "int", "value": "ep_val_t", "bits": "uint64_t"}
-_SCALAR_TYPES = {"index": "int64_t", "bool": "int", "value": "ep_val_t"}
+_SCALAR_TYPES = {"index": "int64_t", "coord": "ep_idx_t", "bool": "int", "value": "ep_val_t"}
 
 
 def ctype(typ: str) -> str:

@@ -15,8 +15,7 @@ Propagation is opt-in. A combinator that builds a stream from another names
 the classes it keeps (`facts.keep(Locate, Prelude)`) or builds new facts; a
 fact it does not name is dropped, never inherited, so a new kind of fact is
 absent until each combinator that keeps it has been argued to keep it true.
-Read one with `s.facts.get(Counter)` (None when absent) or `Counter in s.facts`.
-"""
+Read one with `s.facts.get(Counter)` (None when absent) or `Counter in s.facts`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -190,6 +189,7 @@ class Walk(Fact):
     dim: str
     narrow: object = None   # a window walk's narrowing of long segments (WindowWalk)
     appends: tuple = ()     # (n, wheres, values): buffers only ⊕-added out later (order_free)
+    inside: bool = False    # reads at its coordinate only inside its window's test (window_walks)
 
 
 @dataclass(frozen=True)

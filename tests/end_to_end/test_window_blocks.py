@@ -3,7 +3,7 @@ lower.schedule.window_blocks; law in proofs_notes/windows.md, "Hits gathered in
 blocks"): each row's in-window entries kept in a buffer, then ⊕-added into the
 row's cell in one flat loop per block, where the call's far pick finds the rows
 far, x is between half of Tuning.prefetch_min_bytes and it and the window at
-most a quarter of the columns. Small operands here, so the tests lower
+most a third of the columns (window_blocks_share). Small operands here, so the tests lower
 prefetch_min_bytes (x of 16 to 31 values, 40 or more columns) and the
 buffer (3 or 5 entries: flushed between rows, rows longer than it walked as
 before). Against the dense reference: steps, shifts, bounds as parameters,
@@ -99,7 +99,7 @@ def test_a_bad_scipy_operand_read_in_blocks_is_an_input_error_or_summed():
 
 def test_hits_gathered_in_blocks_from_a_large_x_prefetch_it_ahead():
     """Tuning.window_blocks_ahead: x of prefetch_min_bytes or more runs in blocks
-    too (the window still at most a quarter of the columns), each flush
+    too (the window still at most a third of the columns), each flush
     prefetching x at the hit 2 on; float, step 1, one kernel for all bounds, a
     scipy operand (checked as walked) and a Tensor; 0: no prefetch there."""
     from etchpy import imp

@@ -66,6 +66,8 @@ class Level:
                             # its loops, for its serial clamped walks (`_clamped_loop`)
     merged: bool = False    # read by union merges (merge_checks): its coordinates too
                             # are checked ahead of each block (segment_checks._scan)
+    after: bool = False     # its coordinates are checked after each block of a window's
+                            # rows (segment_checks.block_loop): its clamped walks count none
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -209,15 +211,18 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     ahead = [a for a in planned if a[2] is None or tuning.check_windows]
     skipped = {lv.tensor for loop, lvs, off in planned if off is not None
                and not tuning.check_windows for lv in lvs}   # some segments opened unchecked
+    early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
+    after = _after(ahead, early, nan, tuning)
     for loop, lvs, off in ahead:
         body = _replace_loop(body, loop, segment_checks.block_loop(
-            loop, lvs, err, ERROR_CODE, tuning.check_block, names,
+            loop, [replace(lv, after=lv.tensor in after) for lv in lvs], err, ERROR_CODE,
+            tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
             off))
-    early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
     bad = names.fresh("input_bad")
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
+                                      after=lv.tensor in after,
                                       bad=bad if tuning.check_count_once else None),
                         err, names)
     for name, (lv, loop, q) in sorted(coo.items()):
@@ -230,6 +235,19 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
                    fused=frozenset(fused) | frozenset(merges), fused_nan=nan)
+
+
+def _after(ahead, early, nan, tuning) -> frozenset[str]:
+    """The inputs checked ahead (`early`) whose every loop checked so is over a
+    window's rows (an offset), when tuning.check_after holds and their values
+    need no NaN test: each block of rows then checks their coordinates after it
+    runs, in one flat pass, and their clamped walks count none
+    (proofs_notes/validation.md, "Coordinates checked after a block")."""
+    if not tuning.check_after:
+        return frozenset()
+    window = {lv.tensor for loop, lvs, off in ahead for lv in lvs if off is not None}
+    full = {lv.tensor for loop, lvs, off in ahead for lv in lvs if off is None}
+    return frozenset((early & window) - full - nan)
 
 
 def reads_every_value(prog, name: str) -> bool:
@@ -270,7 +288,7 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
         case While(_, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
             return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
-                                      node.walk.appends))
+                                      node.walk.appends, node.walk.inside))
         case GatherSum(fallback=While(_, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
@@ -310,9 +328,9 @@ def _rewrite_field(value, lv, err, names):
 
 
 def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
-                  dense_output: bool, appends: tuple = ()):
-    """(the segment's guard, the checked loop after it); `appends`: the loop's
-    Walk.appends (order_free)."""
+                  dense_output: bool, appends: tuple = (), inside: bool = False):
+    """(the segment's guard, the checked loop after it); `appends`, `inside`:
+    the loop's Walk.appends (order_free) and Walk.inside (`_clamped_loop`)."""
     qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
     nnz = Load(lv.pos, Var(lv.parents))
     outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
@@ -323,7 +341,7 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
         inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
     if dense_output and order_free(body, crd_q, appends):
         if lv.ahead and not lv.nan:
-            return guard, _clamped_loop(q, e, body, lv, fail, names)
+            return guard, _clamped_loop(q, e, body, lv, fail, names, inside)
         cond = and_(lt(qv, ev), inside)
         return guard, seq(While(cond, body), If(lt(qv, ev), fail))
     prev = names.fresh(f"{q}_prev")
@@ -332,7 +350,8 @@ def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
             seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
 
 
-def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names):
+def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names,
+                  inside: bool = False):
     """The walk loop of an order-free body whose segment was checked ahead, its
     coordinate test with no branch (the loop keeps its one exit):
 
@@ -344,10 +363,20 @@ def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names):
     A coordinate outside [0, dim) is read as 0 (dim > 0: segment_checks fails a
     block of a level with dim 0), and the kernel returns the error. Outside a
     parallel loop the count is the kernel's one `lv.bad` (declared 0 first and
-    tested once after all its loops, `fuse`): no test after each walk."""
+    tested once after all its loops, `fuse`): no test after each walk. A level
+    checked after each block (`lv.after`) counts nothing: its block's pass
+    finds the bad coordinate (segment_checks.block_loop); a loop reading
+    memory at its coordinate only inside its window's test (`inside`,
+    Walk.inside) then reads crd[q] unclamped."""
     ok, at = (names.fresh(f"{q}_{part}") for part in ("ok", "at"))
     bad = lv.bad or names.fresh(f"{q}_bad")
     crd_q = Load(lv.crd, Var(q))
+    if lv.after and inside:
+        return While(lt(Var(q), Var(e)), body)
+    if lv.after:
+        return While(lt(Var(q), Var(e)), seq(
+            Decl(at, "index", Select(Bin("<u", crd_q, Var(lv.dim)), crd_q, Const(0))),
+            imp.replaced(body, crd_q, Var(at))))
     step = seq(Decl(ok, "index", Bin("<u", crd_q, Var(lv.dim))),
                Decl(at, "index", Select(Var(ok), crd_q, Const(0))),
                Assign(bad, Bin("+", Var(bad), Not(Var(ok)))),

@@ -13,11 +13,12 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
     """Whether a walk loop's `body` gives the same result for any order of its
     segment's entries, repeats included (their values combined with ⊕): it
     changes only ⊕-accumulators (acc := acc ⊕ v, acc := t ? acc ⊕ v : acc,
-    out[k] ⊕= v) and uses the coordinate crd[q] (or a name declared from it)
-    only to say where to read or accumulate or whether to add (an index, a
-    test: a window walk's `(c − lo) <u n`), never as a value added. Then ⊕'s
-    commutativity and associativity and ⊗'s distributivity give the result of
-    the canonical segment (proofs_notes/validation.md, "Order-free walks").
+    acc := acc ⊕ keep(t, v), out[k] ⊕= v) and uses the coordinate crd[q] (or a
+    name declared from it) only to say where to read or accumulate or whether
+    to add (an index, a test: a window walk's `(c − lo) <u n`), never as a
+    value added. Then ⊕'s commutativity and associativity and ⊗'s
+    distributivity give the result of the canonical segment
+    (proofs_notes/validation.md, "Order-free walks").
     `appends`, (n, wheres, values) from the loop's Walk note: the body may also
     append each state to buffers at n (a where-array may hold the coordinate,
     a value-array not) and step n by a test, buffers that its maker only
@@ -48,6 +49,8 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
                 return ok(index, True) and ok(value, False)
             case Select(cond, a, b):
                 return ok(cond, True) and ok(a, where) and ok(b, where)
+            case Bin("keep", cond, a):          # a where cond, else the zero bytes
+                return ok(cond, True) and ok(a, where)
             case If(cond, then, else_):
                 return ok(cond, True) and ok(then, where) and ok(else_, where)
         return all(ok(part, where) for part in _parts(node))

@@ -42,8 +42,8 @@ proofs_notes/validation.md, "Checks inside a loop split across threads").
 """
 from __future__ import annotations
 
-from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFor, Seek, Seq,
-                    ShortIntersect, Var, While, and_, lt, max_, min_, seq)
+from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFor, Seek, Select,
+                    Seq, ShortIntersect, Var, While, and_, lt, max_, min_, seq)
 from ...imp.analysis import children, scalars_assigned, statements
 from ...streams import Merged, Walk
 
@@ -232,8 +232,34 @@ def block_loop(loop, levels, err: str, error_code: int, block: int, names,
     scan, bv = _scan(c, Var(end), levels, names, first, c.name, off)
     stop = If(Bin("!=", bv, Const(0)),
               seq(Assign(err, Const(error_code)), Assign(end, c), Assign(c.name, n)))
+    later = [lv for lv in levels if lv.after] if off is not None else []
+    start = names.fresh(f"{c.name}_start") if later else None
+    after = [_after_scan(Var(start), Var(end), lv, c.name, n, err, error_code, names, off)
+             for lv in later]
     return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
-                                scan, stop, While(lt(c, Var(end)), loop.body)))
+                                *([Decl(start, "index", c)] if later else []),
+                                scan, stop, While(lt(c, Var(end)), loop.body), *after))
+
+
+def _after_scan(start, end, lv, c: str, n, err: str, error_code: int, names, off):
+    """After a block of a window's rows o + r, r in [start, end), has run: its
+    entries' coordinates (pos[o + start] .. pos[o + end], pos passed by the
+    block's scan) each inside [0, dim), in one flat pass with no branch taking
+    their least and greatest (`coord` scalars: at the arrays' own width, so
+    it vectorises in 32-bit lanes for int32 indices); else the error, and no
+    later block runs (proofs_notes/validation.md, "Coordinates checked after a
+    block")."""
+    k, last, least, most = (names.fresh(f"{c}_{part}") for part in ("ck", "clast", "cmin", "cmax"))
+    kv, at = Var(k), Load(lv.crd, Var(k))
+    return If(lt(start, end), seq(
+        Decl(k, "index", Load(lv.pos, Bin("+", off, start))),
+        Decl(last, "index", Load(lv.pos, Bin("+", off, end))),
+        Decl(least, "coord", Const(0)), Decl(most, "coord", Const(0)),
+        While(lt(kv, Var(last)), seq(Assign(least, Select(lt(at, Var(least)), at, Var(least))),
+                                     Assign(most, Select(lt(Var(most), at), at, Var(most))),
+                                     Assign(k, Bin("+", kv, Const(1))))),
+        If(Bin("|", lt(Var(least), Const(0)), Bin("<=", Var(lv.dim), Var(most))),
+           seq(Assign(err, Const(error_code)), Assign(c, n)))))
 
 
 def _scan(c, ev, levels, names, first, base: str, off=None):

@@ -8,13 +8,14 @@ finds the rows far, the window's x holds from half of
 tuning.prefetch_min_bytes (smaller, it stays in a 512 KiB L2 and the walk's
 gathers hit it: a mesh's rows at a 20% window, x of 210 KB, ran 2x slower in
 blocks) to under it (where the walk's own prefetch, window_prefetch, does not
-run), and the window keeps at most a quarter of the level's columns (so of a
-far row's entries; the mesh's rows at a 50% window, x of 526 KB and 45% of the
-entries kept, ran 1.5-1.8x slower in blocks). With tuning.window_blocks_ahead
+run), and the window keeps at most 1/tuning.window_blocks_share of the
+level's columns (so of a far row's entries; the mesh's rows at a 50% window,
+x of 526 KB and 45% of the entries kept, ran 1.5-1.8x slower in blocks; a
+third since session 46, a quarter before). With tuning.window_blocks_ahead
 (0: off) the flush prefetches x at the hit that many on, and x of
-prefetch_min_bytes or more runs in blocks too (still at most a quarter of the
-columns: random rows at 20% windows, x of 1.6 MB, ran 1.1-1.3x faster so than
-in the prefetching walk):
+prefetch_min_bytes or more runs in blocks too (still at most that share of
+the columns: random rows at 20% windows, x of 1.6 MB, ran 1.1-1.3x faster so
+than in the prefetching walk):
 
     n := 0
     for each row r:  q, e := its segment;  acc := 0
@@ -99,7 +100,8 @@ def run(em, s) -> imp.Stmt | None:
     x = imp.mul(dim_var(v.var), Const(em.sr.dtype.itemsize))
     small = le(Const(most // 2), x) if em.tuning.window_blocks_ahead > 0 and \
         em.tuning.prefetch else and_(le(Const(most // 2), x), lt(x, Const(most)))
-    small = and_(small, le(imp.mul(dim_var(v.var), Const(4)), Var(walk.dim)))   # keeps <= 1/4
+    share = max(1, em.tuning.window_blocks_share)          # the window keeps <= 1/share
+    small = and_(small, le(imp.mul(dim_var(v.var), Const(share)), Var(walk.dim)))
     two = seq(imp.Comment(f"{s.var}: far rows' window hits gathered in blocks of {size}"),
               LocalArray(buf.vals, size, Const(em.sr.zero, "value")),
               LocalArray(buf.at, size, imp.ZERO, "index"),

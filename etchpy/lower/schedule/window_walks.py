@@ -94,9 +94,23 @@ def run(em, s, parts) -> imp.Stmt | None:
                             seq(ahead, _loops(em, s, parts, walk, acc, value, hit, fetch)), plain))
     gathered = _gathered(value, walk.segment.q, s.index)
     if em.buffer is None or gathered is None:
-        return seq(init, plain)
-    return seq(init, _buffered(em, s, parts, walk, hit, gathered,
-                               parts.step(s, s.next, parts.on_ready)))
+        return seq(init, _inside(plain, walk.segment.q))
+    return seq(init, _inside(_buffered(em, s, parts, walk, hit, gathered,
+                                       parts.step(s, s.next, parts.on_ready)), walk.segment.q))
+
+
+def _inside(stmt, q: str):
+    """stmt with the Walk note of each of its loops over q saying `inside`:
+    each form above reads memory at the coordinate only where the window's test
+    holds (a select of the safe index on it, a branch on it, or a hit counted
+    in the buffers by it: the flush reads x only at those), and through hint
+    loads and prefetches, which never fault; so a kernel checking the level
+    after the loop may leave its coordinates unclamped (fused_checks,
+    proofs_notes/validation.md, "Coordinates checked after a block")."""
+    for n in list(imp.statements(stmt)):
+        if isinstance(n, While) and isinstance(n.walk, Walk) and n.walk.q == q:
+            stmt = replaced(stmt, n, replace(n, walk=replace(n.walk, inside=True)))
+    return stmt
 
 
 def _gathered(value, q: str, index):
