@@ -68,9 +68,9 @@ class Tuning:
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
-            fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting,
-            access_order.
+            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
+            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
+            written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
@@ -177,6 +177,7 @@ class Tuning:
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
     guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
+    guard_located: bool = True        # ... tests that guard a located row (a line's part) too
     clip_ranges: bool = True          # a range test's other operand walked from lo (no leapfrog)
     keyed_ranges: bool = True         # a column compared in an order keyed by it: a code range
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
