@@ -236,7 +236,7 @@ class Tuning:
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
-    guard_block: int = 512            # ... guard_blocks' block of entries (0: off)
+    guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)
     guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
