@@ -4,7 +4,9 @@ tuning.guard_blocks, with tuning.guard_block entries in a block (0: off).
 A counted loop `while (i < E) { prefix; S; suffix; i = i + 1 }` whose S
 walks, on its straight path (one-position loops, a one-position level's
 seek and stop, `if`s), into a region where a child fibre starts (`q =
-P[X]; e = P[X + 1]`: an order's lines) is run as
+P[X]; e = P[X + 1]`: an order's lines), or, with tuning.guard_located and
+no such fibre further on, where a located row starts (`q = P[X]; e = P[X]
++ 1`: a line's part) is run as
 
     local L[B];
     while (i < E) {
@@ -26,7 +28,8 @@ loop's state as they found it, S does nothing outside the region but assign
 the body's own names); then the listed entries are those that can change
 anything, visited in the same order, and every result is the same, for
 every semiring (proofs_notes/hoist.md, "Entries listed in blocks").
-Measured on TPC-H Q3 and Q4: docs/performance.md, "Entries listed in blocks".
+Measured on TPC-H Q3 and Q4: docs/performance.md, "Entries listed in blocks";
+on Q14's lines (a located row, blocks of 4096): "Q14: the lines walked as one loop".
 """
 from __future__ import annotations
 
