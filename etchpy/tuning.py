@@ -68,9 +68,9 @@ class Tuning:
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_windows, check_after, check_twins_once, entries, gather_sums,
             fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, clip_ranges, keyed_ranges,
-            fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries, written_nesting,
-            access_order.
+            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
+            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
+            written_nesting, access_order.
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
@@ -108,7 +108,8 @@ class Tuning:
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
             to numpy, runtime.einsum_calls), one_walk (factors over the same
             index arrays walked once, flat or by runs of levels, runtime.shared;
-            sink_located: there, a located table's one-child levels last, expr.sink).
+            sink_located: there, a located table's one-child levels last, expr.sink;
+            dense_runs: a run may start at a dense first level, expr.collapse).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -148,10 +149,8 @@ class Tuning:
     counting_sort: bool = True        # a transposed sparse output by a counting sort
     workspaces: bool = True           # a scattered sparse output through a workspace
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
-    kept_workspaces: bool = True      # a dense workspace's arrays, left zero by its flush,
-                                      # are kept between calls: O(touched) per call, not O(n)
-    empty_rows_back: bool = True      # a workspace's flush that moves nothing out takes back
-                                      # its appended parent position (no empty row stored)
+    kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
+    empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
     conversions: bool = True          # also convert an input when priced cheaper (it changes
                                       # the C inputs); one no loop order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
@@ -180,9 +179,9 @@ class Tuning:
                                       # at that level (a row test of its entry): one branch
     guard_leaves: bool = True         # ... at a leaf level too (a failing entry adds nothing)
     guard_blocks: bool = True         # a loop's entries passing its tests listed in blocks first
+    guard_located: bool = True        # ... tests that guard a located row (a line's part) too
     clip_ranges: bool = True          # a range test's other operand walked from lo (no leapfrog)
-    keyed_ranges: bool = True         # a comparison of a column read in an order keyed by
-                                      # its value is a range of that order's codes (expr.keyed)
+    keyed_ranges: bool = True         # a column compared in an order keyed by it: a code range
     fused_rows: bool = True           # the steps of a dense output each writing every cell once
                                       # share one loop, each cell stored once from a register;
                                       # one step writing each cell at most once stores
@@ -204,6 +203,7 @@ class Tuning:
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     one_walk: bool = True             # factors over the same index arrays walked once
     sink_located: bool = True         # ... a located table's one-child levels read last
+    dense_runs: bool = True           # ... a run of summed levels from a dense first level
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
@@ -238,7 +238,7 @@ class Tuning:
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
-    guard_block: int = 512            # ... guard_blocks' block of entries (0: off)
+    guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)
     guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index

@@ -7,10 +7,10 @@ arrays of levels k..j (proofs_notes/shared.md, "Runs of levels"). A singleton
 level inside the run (the one child of position p is p) composes as the
 identity.
 
-    collapsible(level)              may a level start such a run?
+    collapsible(level, first)       may a level start such a run?
     passes_through(level)           may a level continue one (a singleton)?
     collapsed_format(fmt, k, j)     fmt (in mode order) with levels k..j as one
-    collapsed_levels(levels, k, j)  (the level arrays so, the new level's size)
+    collapsed_levels(levels, k, j, dim)  (the level arrays so, the new level's size)
     head_span(fmt, levels, dim)     the first level's positions and their codes
     leaf_start(fmt, levels, p)      the first last-level position under position p
                                     of the first level (a value-keyed order's
@@ -25,10 +25,12 @@ from ..formats.dense import Dense
 from ..formats.singleton import Singleton
 
 
-def collapsible(level) -> bool:
+def collapsible(level, first: bool = False) -> bool:
     """A unique compressed level (its children of p are [pos[p], pos[p+1])): one
-    that may start a run."""
-    return isinstance(level, Compressed) and level.unique
+    that may start a run; with `first` (the first storage level), a dense one
+    too (the root's children are [0, n): its pos would be [0, n])."""
+    return (isinstance(level, Compressed) or first and isinstance(level, Dense)) \
+        and level.unique
 
 
 def passes_through(level) -> bool:
@@ -42,10 +44,16 @@ def collapsed_format(fmt, k: int, j: int):
     return type(fmt)(list(fmt.levels[:k]) + [Compressed()] + list(fmt.levels[j + 1:]))
 
 
-def collapsed_levels(levels: tuple, k: int, j: int) -> tuple:
+def collapsed_levels(levels: tuple, k: int, j: int, dim: int = 0) -> tuple:
     """(level arrays with levels k..j as one: pos the composition of their pos
-    arrays, crd the positions of level j; the number of those positions)."""
-    starts = np.asarray(levels[k]["pos"])
+    arrays, crd the positions of level j; the number of those positions).
+    A dense first level (k = 0, of size `dim`) composes as the pos [0, dim]."""
+    if "pos" in levels[k]:
+        starts = np.asarray(levels[k]["pos"])
+    else:                                 # (a dense first level: the root's children)
+        ix = next((lv[r].dtype for lv in levels[k + 1:j + 1] for r in ("pos", "crd")
+                   if r in lv), np.int64)
+        starts = np.array([0, dim], dtype=ix)
     for lv in levels[k + 1:j + 1]:
         if "pos" in lv:                   # (a singleton level's positions are its parent's)
             starts = np.asarray(lv["pos"])[starts]

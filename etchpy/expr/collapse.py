@@ -9,7 +9,9 @@ positions under a position p of level k-1 are one range [P(p), P(p+1)) of level
 j's positions, P = pos_j ∘ ... ∘ pos_k (proofs_notes/shared.md, "Runs of
 levels"). So X may be read as X', whose levels k..j are one compressed level
 over those positions (pos P, crd the positions themselves), and the Σ over the
-run's indices as a Σ over one new index.
+run's indices as a Σ over one new index. A dense first level may start the
+run too (its positions are [0, n) under the root: pos [0, n]; `dense`,
+Tuning.dense_runs): lineitem's orders and lines walked as one loop.
 
     collapse(expr, names, order)  (expr with each such run of an access of the
                                   inputs `names` read as one level; the runs)
@@ -32,11 +34,12 @@ from .walk import accesses
 
 
 def collapse(e: Expr, names: set, order: tuple | None,
-             classes: dict | None = None) -> tuple[Expr, dict]:
+             classes: dict | None = None, dense: bool = True) -> tuple[Expr, dict]:
     """(e with each qualifying run read as one level; {new index name: (the input
     names read collapsed, k, j, the names of the indices replaced)}). A value
     predicate's columns must be over one structure (`classes`, input name ->
-    structure, as for expr.shared.fused; None: all one)."""
+    structure, as for expr.shared.fused; None: all one); `dense`: a run may start
+    at a dense first level (Tuning.dense_runs)."""
     summed = {ix.name for ix in _sums(e)}
     ix_uses: dict = {}
     name_uses: dict = {}
@@ -56,7 +59,7 @@ def collapse(e: Expr, names: set, order: tuple | None,
         if len(cols) > 1 and classes is not None and (
                 len({classes.get(n) for n in cols}) != 1 or cols[0] not in classes):
             continue                       # columns of two structures: not aligned
-        for k, j in _runs(acc, summed, ix_uses, ok, order):     # right to left
+        for k, j in _runs(acc, summed, ix_uses, ok, order, dense):     # right to left
             replaced = acc.indices[k:j + 1]
             q = Index("r_" + "_".join(ix.name for ix in replaced))
             cur = _read_as_one(cur, k, j, q)
@@ -96,7 +99,7 @@ def _read_positions(tv) -> set:
                  if n[0] == "cmp" and n[3][0] == "idx"}
 
 
-def _runs(acc: Access, summed, ix_uses, ok, order) -> list:
+def _runs(acc: Access, summed, ix_uses, ok, order, dense: bool) -> list:
     """[(k, j), ...]: the runs of two or more free levels of acc, right to left."""
     tv = acc.tensor
     if type(tv) is TensorVar:
@@ -110,13 +113,13 @@ def _runs(acc: Access, summed, ix_uses, ok, order) -> list:
     fmt = tv.format
     if fmt.mode_order != tuple(range(len(fmt.levels))):
         return []
-    free = [(collapsible(lv) or passes_through(lv)) and ix.name in summed
+    free = [(collapsible(lv, dense and p == 0) or passes_through(lv)) and ix.name in summed
             and ix_uses.get(ix.name) == 1 and p not in read
             for p, (lv, ix) in enumerate(zip(fmt.levels, acc.indices))]
     out, start = [], None
     for p, f in enumerate(free + [False]):
         if f and start is None:
-            start = p if collapsible(fmt.levels[p]) else None    # a run starts compressed
+            start = p if collapsible(fmt.levels[p], dense and p == 0) else None
         elif not f and start is not None:
             if p - start >= 2 and _consecutive(acc.indices[start:p], order):
                 out.append((start, p - 1))

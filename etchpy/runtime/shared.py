@@ -150,7 +150,8 @@ def _rewritten(req, classes_: dict, flats: set, tensors: set):
     if req.tuning.sink_located:
         order = sink.sunk(expr, order, req.out_indices,
                           req.out_format is None or req.out_format.is_dense)
-    expr, runs = collapse.collapse(expr, tensors - read, order, classes_)
+    expr, runs = collapse.collapse(expr, tensors - read, order, classes_,
+                                   req.tuning.dense_runs)
     return expr, _order(order, {q: run[3] for q, run in runs.items()}), merged, runs
 
 
@@ -168,7 +169,7 @@ def _candidates(req, names: set):
         names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
     one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
     _, runs = collapse.collapse(one, names, _order(req.order, {
-        q: old for q, (old, _) in merged.items()}))
+        q: old for q, (old, _) in merged.items()}), dense=req.tuning.dense_runs)
     if not (groups or merged or runs):
         return None
     alone = _rewritten(req, {n: n for n in names}, names, names)
@@ -220,7 +221,7 @@ def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
         other = like.__dict__.get("_etchpy_collapsed", {}).get(runs)
         shape, fmt, levels = t.shape, t.format, t.levels
         for k, j in runs:
-            levels, n = positions.collapsed_levels(levels, k, j)
+            levels, n = positions.collapsed_levels(levels, k, j, shape[k])
             shape = shape[:k] + (n,) + shape[j + 1:]
             fmt = positions.collapsed_format(fmt, k, j)
         if other is not None and _structure(like)[1:] == _structure(t)[1:]:

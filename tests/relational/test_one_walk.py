@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.expr import collapse, formula, shared
+from etchpy.formats import positions
 from etchpy.runtime import shared as shared_walks
 
 o, n = ep.indices("o n")
@@ -346,3 +347,32 @@ def test_inputs_of_structures_of_their_own_skip_the_partition():
     dense = [ep.Tensor.from_dense(want, "dense") for _ in "AB"]
     assert not shared_walks._apart((("A", "B"),), dict(zip("AB", dense)))
     assert shared_walks._apart((("A", "B"),), apart)
+
+
+def test_a_dense_first_level_starts_a_run():
+    """Σ over every order and line of A·S[p] (S read at the line's part, as TPC-H
+    Q14 reads the part table): the dense first level (o) and the lines (n) read
+    by A alone are one level (proofs_notes/shared.md, "A dense first level
+    starting a run"), its pos [0, every line]; with dense=False
+    (Tuning.dense_runs) no run. (Q14 runs so at the TPC-H fixture against
+    DuckDB's rows: tests/end_to_end/test_tpch_tables.py; no C built here.)"""
+    i, j = ep.indices("i j")
+    rng = np.random.default_rng(5)
+    pairs = sorted({(int(x), int(y)) for x, y in rng.integers(1, 4, size=(14, 2))})
+    cols = {"o": np.array([x for x, _ in pairs]), "n": np.array([y for _, y in pairs])}
+    cols.update(p=rng.integers(0, 4, len(pairs)), s=rng.integers(0, 4, len(pairs)),
+                a=rng.random(len(pairs)))
+    keys = ep.Keys(np.arange(4), name="k")
+    T = ep.table(cols, ["o", "n"], keys=["p", "s"], values=["a"], name="R",
+                 coding=dict.fromkeys("onps", keys))
+    assert "dense, compressed, singleton, singleton" in T.explain()
+    S = ep.tensor("S", 1, "dense")
+    e = ep.sum((o, n, i, j), T.var("a", name="A")[o, n, i, j] * S[i])
+    order = ("o", "n", "i", "j")
+    got, runs = collapse.collapse(e, {"A", "S"}, order)
+    assert runs == {"r_o_n": (("A",), 0, 1, ("o", "n"))} and "A[r_o_n,i,j]" in str(got)
+    assert collapse.collapse(e, {"A", "S"}, order, dense=False)[1] == {}
+    t = T.tensor("a")
+    levels, count = positions.collapsed_levels(t.levels, 0, 1, t.shape[0])
+    assert count == len(pairs) and levels[0]["pos"].tolist() == [0, len(pairs)]
+    assert levels[0]["crd"].tolist() == list(range(len(pairs))) and levels[1:] == t.levels[2:]

@@ -4,7 +4,9 @@ tuning.guard_blocks, with tuning.guard_block entries in a block (0: off).
 A counted loop `while (i < E) { prefix; S; suffix; i = i + 1 }` whose S
 walks, on its straight path (one-position loops, a one-position level's
 seek and stop, `if`s), into a region where a child fibre starts (`q =
-P[X]; e = P[X + 1]`: an order's lines) is run as
+P[X]; e = P[X + 1]`: an order's lines), or, with tuning.guard_located and
+no such fibre further on, where a located row starts (`q = P[X]; e = P[X]
++ 1`: a line's part) is run as
 
     local L[B];
     while (i < E) {
@@ -26,7 +28,8 @@ loop's state as they found it, S does nothing outside the region but assign
 the body's own names); then the listed entries are those that can change
 anything, visited in the same order, and every result is the same, for
 every semiring (proofs_notes/hoist.md, "Entries listed in blocks").
-Measured on TPC-H Q3 and Q4: docs/performance.md, "Entries listed in blocks".
+Measured on TPC-H Q3 and Q4: docs/performance.md, "Entries listed in blocks";
+on Q14's lines (a located row, blocks of 4096): "Q14: the lines walked as one loop".
 """
 from __future__ import annotations
 
@@ -85,7 +88,7 @@ def _split(prog, loop: While, before: tuple, tuning):
     if j is None:
         return None
     fixed = _Fixed(changed - {i}, imp.arrays_written(loop.body))
-    found = _guard(stmts[:j + 1], {i: Var(i)}, fixed, [], None)
+    found = _guard(stmts[:j + 1], {i: Var(i)}, fixed, [], None, tuning.guard_located)
     local = imp.declared_in(loop.body)
     if found is None or not found[0] or not _local_only(stmts[j], local, found[1]):
         return None
@@ -140,25 +143,29 @@ def _local_only(s, local: set, region) -> bool:
     return False
 
 
-def _guard(stmts, env: dict, fixed, conj: list, owner):
+def _guard(stmts, env: dict, fixed, conj: list, owner, located: bool):
     """(tests, region, fibre) on the straight path through stmts (`owner`: the
     statement whose body they are), or None. The region is the statement
     whose body starts the child fibre; the tests, each a function of the
     counter, are those the path makes before it, in order; the fibre is (P,
-    X, the arrays read at its position, the test of the if around its start)."""
-    seek = None
+    X, the arrays read at its position, the test of the if around its start).
+    A located row (`located`) is the region only where the path past it
+    reaches no other (with tests of its own: a customer's segment, then the
+    order's lines)."""
+    seek, row = None, None
     for k, s in enumerate(stmts):
-        pair = _pair(stmts[k:], env, fixed)
-        if pair is not None:
-            return conj, owner, pair
+        pair = _pair(stmts[k:], env, fixed, located)
+        if pair is not None and not pair[4]:
+            return conj, owner, pair[:4]
+        row = row or (pair and (conj, owner, pair[:4]))
         if seek is not None and not isinstance(s, While):
-            return None
+            return row
         match s:
             case If(Bin("<", Var(q), Var(e)), Seek(q2, Var(e2), crd, t, r), None) if (
                     (q, e) == (q2, e2) and _one(env.get(q), env.get(e))):
                 seek = (q, fixed.value(_passes(Load(crd, env[q]), t, r), env))
                 if seek[1] is None:
-                    return None
+                    return row
             case Decl(x, _, e) | Assign(x, e):
                 env[x] = fixed.value(e, env)
             case Opaque() | Comment() | Prefetch() | Store():   # (stores: _local_only, _inert)
@@ -166,15 +173,16 @@ def _guard(stmts, env: dict, fixed, conj: list, owner):
             case If() if inert.hint(s):
                 pass
             case If(c, then, None) if fixed.value(c, env) is not None:
-                return _guard(_parts(then), env, fixed, _and(conj, [fixed.value(c, env)]), s)
+                return _guard(_parts(then), env, fixed, _and(conj, [fixed.value(c, env)]), s,
+                              located) or row
             case While():
-                return _loop(s, env, fixed, conj, seek)
+                return _loop(s, env, fixed, conj, seek, located) or row
             case _:
-                return None
-    return None
+                return row
+    return row
 
 
-def _loop(loop: While, env, fixed, conj, seek):
+def _loop(loop: While, env, fixed, conj, seek, located: bool):
     """_guard inside a loop over one position (`seek`: the q of a seek just
     before it and its test)."""
     parts = _conjuncts(loop.cond)
@@ -191,23 +199,26 @@ def _loop(loop: While, env, fixed, conj, seek):
     if any(t is None for t in tests):
         return None
     tests[at:at] = [seek[1]] if seek else []
-    return _guard(body[:-1], env, fixed, _and(conj, tests), loop)
+    return _guard(body[:-1], env, fixed, _and(conj, tests), loop, located)
 
 
-def _pair(stmts, env, fixed):
+def _pair(stmts, env, fixed, located: bool):
     """(P, X, arrays read at the fibre's position, the test guarding its start
-    or None) where stmts start the fibre P[X] .. P[X + 1]; else None."""
+    or None, whether it is a located row) where stmts start the fibre P[X] ..
+    P[X + 1], or the one position P[X] of a located level (`q = P[X]; e = P[X]
+    + 1`: a line's part, its table's row; with `located`: Tuning.guard_located);
+    else None."""
     test = None
     match stmts:
         case (If(c, then, None), *rest):
             test, stmts = fixed.value(c, env), _parts(then) + tuple(rest)
     match stmts:
-        case (Assign(q, Load(p, x)), Assign(_, Load(p2, x2)), *rest) if (
-                p == p2 and x2 == imp.add(x, imp.ONE)):
+        case (Assign(q, Load(p, x) as start), Assign(_, end), *rest) if end == Load(
+                p, imp.add(x, imp.ONE)) or located and end == imp.add(start, imp.ONE):
             at = fixed.value(x, env)
             reads = _reads_at(Seq(tuple(rest)), q)
             if at is not None and reads:
-                return p, at, reads, test
+                return p, at, reads, test, end != Load(p, imp.add(x, imp.ONE))
     return None
 
 

@@ -91,3 +91,32 @@ def test_the_split_is_refused_where_a_failing_entry_would_change_anything(kernel
                 [imp.Assign(count, imp.add(imp.Var(count), imp.ONE))]):
         assert not split(_with(prog, loop, bad)), bad
     assert split(_with(prog, loop, [imp.Decl("mine", "index", imp.Var("o_c"))]))
+
+
+def test_lines_whose_date_passes_are_listed_before_their_parts_row():
+    """TPC-H Q14's shape: each line's date a range test (a singleton level), then
+    its part's row located (`q = P[X]; e = P[X] + 1`, Tuning.guard_located): the
+    passing lines are listed in blocks, the part rows of the line 2 on
+    prefetched; the answers equal numpy's; with guard_located off the loop is
+    not split."""
+    l, p, t = ep.indices("l p t")
+    rng = np.random.default_rng(1)
+    M, NP = 50, 7
+    part, date, v = rng.integers(0, NP, M), rng.integers(0, 10, M), rng.random(M)
+    types = rng.integers(0, 3, NP)
+    keys = {"p": ep.Keys(np.arange(NP), name="p"), "d": ep.Keys(np.arange(10), name="d")}
+    lines = ep.table({"l": np.arange(M), "p": part, "d": date, "v": v}, ["l"], keys=["p", "d"],
+                     values=["v"], coding=keys, name="L")
+    parts = ep.table({"p": np.arange(NP), "t": types}, ["p"], keys=["t"],
+                     coding={"p": keys["p"]}, name="P")
+    e = ep.sum((l, p, d), lines.var("v")[l, p, d] * ep.between(d, "dlo", "dhi")
+               * parts.var()[p, t])
+    kern = {k: ep.compile(e, optimize=False, order=["l", "p", "d", "t"],
+                          tuning=tuning.DEFAULT.with_(call_binder=False, guard_block=3,
+                                                      guard_blocks_ahead=2, guard_located=on))
+            for k, on in (("on", True), ("off", False))}
+    assert "l_c_list[3]" in kern["on"].c_source and "_list[" not in kern["off"].c_source
+    assert "EP_PREFETCH(&P_crd1[L_crd1[l_c_list[(l_c_t + 2)]]])" in kern["on"].c_source
+    want = np.bincount(types[part], weights=v * ((date >= 3) & (date < 7)), minlength=3)
+    got = kern["on"](L=lines.tensor("v"), P=parts.tensor(), dlo=3, dhi=7)     # (one C build)
+    assert np.allclose(got, want, rtol=1e-12)
