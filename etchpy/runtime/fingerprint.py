@@ -23,16 +23,15 @@ __all__ = ["compiler_fingerprint", "package_files", "stats_of", "template_folder
 _SUFFIXES = (".py", ".j2")
 _stats: list[tuple[str, int, int]] = []       # once per process, sorted by path
 _fingerprint: list[str] = []
+_folders: dict[str, list[Path]] = {}          # subpackage -> its folders, once per process
 
 
 def compiler_fingerprint() -> str:
     """Hash of the (path, size, mtime) of every file of `package_files` (once per
     process)."""
     if not _fingerprint:
-        h = hashlib.sha256()
-        for path, size, mtime in _package_stats():
-            h.update(f"{path}|{size}|{mtime}\n".encode())
-        _fingerprint.append(h.hexdigest())
+        text = "".join([f"{path}|{size}|{mtime}\n" for path, size, mtime in _package_stats()])
+        _fingerprint.append(hashlib.sha256(text.encode()).hexdigest())
     return _fingerprint[0]
 
 
@@ -52,19 +51,25 @@ def stats_of(paths) -> tuple:
 
 def template_folder() -> Path:
     """The folder of codegen_templates (found without importing it)."""
-    spec = importlib.util.find_spec("etchpy.codegen_templates")
-    return Path(spec.submodule_search_locations[0])
+    return _subpackage_folders("codegen_templates")[0]
 
 
 def _package_folders() -> list[Path]:
     """etchpy's folder, then formats' and codegen_templates' (separate folders when
     not installed)."""
-    folders = [Path(__file__).resolve().parent.parent]
-    for pkg in ("formats", "codegen_templates"):
+    return [Path(__file__).resolve().parent.parent, *_subpackage_folders("formats"),
+            *_subpackage_folders("codegen_templates")]
+
+
+def _subpackage_folders(pkg: str) -> list[Path]:
+    """The folders of etchpy.<pkg> (found without importing it; once per process)."""
+    found = _folders.get(pkg)
+    if found is None:
         spec = importlib.util.find_spec(f"etchpy.{pkg}")
-        if spec is not None and spec.submodule_search_locations:
-            folders.extend(Path(d) for d in spec.submodule_search_locations)
-    return folders
+        found = _folders[pkg] = ([Path(d) for d in spec.submodule_search_locations]
+                                 if spec is not None and spec.submodule_search_locations
+                                 else [])
+    return found
 
 
 def _package_stats() -> list[tuple[str, int, int]]:
