@@ -101,8 +101,9 @@ def _compiler_version(command: tuple[str, ...]) -> str:
 def _version_path(command: tuple[str, ...]) -> Path | None:
     """Where a one-word compiler command's version is remembered: a file of the
     cache named by the executable's path and by the device, inode, size and mtime
-    of the file it resolves to (replacing or upgrading it changes them); None for a command of several words
-    (`ccache gcc`: the version is the wrapped compiler's) or no usable cache."""
+    of the file it resolves to (replacing or upgrading it changes them); None for
+    a command of several words (`ccache gcc`: the version is the wrapped
+    compiler's) or no usable cache."""
     if len(command) != 1:
         return None
     try:

@@ -257,8 +257,7 @@ class SignaturePlans:
             return hit
         req = request_for(self.request, measured())
         try:
-            kern = type(self).of_request(req, key=class_key(self._request, cls),
-                                         per_signature=False)
+            kern = type(self).of_request(req, key=key, per_signature=False)
         except EtchpyError:     # the plan made from the hints runs these inputs too
             hit = self._planned[cls] = (None, self)
             return hit
