@@ -55,7 +55,7 @@ class Tuning:
             prefetch_guard_reads, guard_block, guard_blocks_ahead, prefetch_min_bytes,
             prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
             run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
-            chunks_per_thread.
+            chunks_per_thread, thread_min_work.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -228,6 +228,7 @@ class Tuning:
     block_sizes: tuple = (16, 32)     # extents of an output's last axis kept in registers
     keep_call_bytes: int = 1 << 20    # a kept call's inputs hold at most this many bytes
     chunks_per_thread: int = 16       # blocks of rows per thread, taken dynamically
+    thread_min_work: int = 1 << 16    # loop iterations below which threads stay asleep (0: off)
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
     map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
@@ -342,8 +343,8 @@ FORCE = Tuning(
     unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
-    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, hash_workspace_dim=1 << 62, pull_alpha=1e9,
-    pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
+    block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
+    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
 # graph.pagerank's C iteration: segments prefetched once, 128 ahead, at any size (not per step)

@@ -38,13 +38,27 @@ def parallel_for(fb, s: imp.ParallelFor, depth: int) -> str:
                   f"{red} = {fb.sr.add.render(red, f'{part}[{b}]')};"]
         guard = f"{part}[{fb.c_name(f'{var}_b')}] = "
     slots, raise_ = _flag_slots(fb, s, p2)
-    return "\n".join([
-        f"{pad}{{", *_blocks_decl(fb, s, p2), *partials, *slots,
-        "#ifdef _OPENMP",
-        f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
-        "#endif",
-        *_block_loop(fb, var, call, p2, guard), *add_up, *raise_,
-        f"{pad}}}"])
+    pragma = ["#ifdef _OPENMP",
+              f"{p2}#pragma omp parallel for schedule(dynamic, 1) num_threads({s.threads})",
+              "#endif"]
+    if s.parallel_if is None:
+        loops = [*pragma, *_block_loop(fb, var, call, p2, guard)]
+    else:                   # the same blocks in order where threads would not pay
+        p3 = p2 + INDENT
+        loops = [f"{p2}if ({fb.expr(s.parallel_if)}) {{",
+                 *(ln if ln.startswith("#") else INDENT + ln for ln in pragma),
+                 *_block_loop(fb, var, call, p3, guard),
+                 f"{p2}}} else {{", *_block_loop(fb, var, call, p3, guard), f"{p2}}}"]
+    return "\n".join([f"{pad}{{", *_blocks_decl(fb, s, p2), *partials, *slots, *loops,
+                      *add_up, *raise_, f"{pad}}}"])
+
+
+def _if(fb, s: imp.ParallelFor) -> str:
+    """The pragma's `if` clause of a loop with per-thread arrays: it runs on
+    threads only where s.parallel_if holds, else its blocks run in order on the
+    calling thread (the same partials and slots: a result does not depend on it).
+    `parallel_for` branches instead, with no OpenMP call on the serial side."""
+    return "" if s.parallel_if is None else f" if({fb.expr(s.parallel_if)})"
 
 
 def _flag_slots(fb, s: imp.ParallelFor, pad) -> tuple[list[str], list[str]]:
@@ -154,7 +168,7 @@ def _private(fb, s: imp.ParallelFor, depth: int) -> str:
              *_blocks_decl(fb, s, p2), *slots,
              f"{p2}int {failed} = 0;",
              "#ifdef _OPENMP",
-             f"{p2}#pragma omp parallel num_threads({s.threads})",
+             f"{p2}#pragma omp parallel num_threads({s.threads}){_if(fb, s)}",
              "#endif",
              f"{p2}{{"]
     for arr, typ, size, _ in s.private:

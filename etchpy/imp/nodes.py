@@ -14,7 +14,7 @@
                | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
                | Opaque(x) | ForSorted(x, a, e, e, a?, s)
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
-               | ParallelFor(x, e, e, s, threads, reduce?, private, flag?)
+               | ParallelFor(x, e, e, s, threads, reduce?, private, flag?, parallel_if?)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
                | GatherSum(x, x, x, a, a, a, s, x, x?, x?) | GatherPick(x, a, x)
                | Fixpoint(x, e, s, ((a, a, e)...), e)
@@ -347,6 +347,9 @@ class ParallelFor:
     the constant when any copy holds it (a flag raised by any block; the fused
     input checks' error, lower.schedule.fused_checks). Nothing else reads it
     inside the loop but the iterations that set it.
+    With `parallel_if` (an index expression of names in scope before the loop),
+    C splits the loop only where it is nonzero and otherwise runs the same
+    blocks in order on the calling thread (lower.schedule.thread_work).
     """
     var: str
     start: Expr
@@ -356,6 +359,7 @@ class ParallelFor:
     reduce: str | None = None
     private: tuple = ()
     flag: str | None = None
+    parallel_if: Expr | None = None
 
 
 from .whole import Fixpoint, GatherPick, GatherSum, Gemm  # noqa: E402

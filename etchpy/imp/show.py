@@ -83,8 +83,9 @@ def show(node, indent: int = 0) -> str:
         case ShortIntersect(qa, ea, crd_a, qb, eb, crd_b, body, width):
             return _nest(f"{pad}for ({qa}, {qb}) in {crd_a}[{qa}..{ea}) ∩ {crd_b}[{qb}..{eb}) "
                          f"(≤{width} each)", body, indent)
-        case ParallelFor(var, a, b, body, threads, red, private, flag):
+        case ParallelFor(var, a, b, body, threads, red, private, flag, when):
             flag = f", flag {flag}" if flag else ""
+            flag += f", if {show(when)}" if when is not None else ""
             return _nest(f"{pad}{_parallel(threads, red, private)[:-1]}{flag}) for {var} in "
                          f"[{show(a)}, {show(b)})", body, indent)
         case Gemm():

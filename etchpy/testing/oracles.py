@@ -21,6 +21,7 @@ from ..runtime.inputs import bind_inputs, index_sizes, make_output
 from ..runtime.kernel import make_request
 from ..runtime.planned import with_conversions
 from ..semiring import Semiring, semirings
+from ..tuning import of as tuning_of
 
 
 def assert_same(actual, expected, sr: Semiring, what: str = "") -> None:
@@ -59,12 +60,15 @@ def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order
     on each of `backends` ("c", "streams", "imp"); assert they all agree with the
     reference (`assert_same`). `semiring`, `order`, `output` and `tuning` (a
     Tuning, a preset name or a dict) are as for ep.evaluate; `kw` goes to every
-    backend. Returns the reference value.
+    backend. With `threads` > 1 in `kw`, split loops run on threads whatever
+    the inputs' size (tuning.thread_min_work 0). Returns the reference value.
 
         >>> check_backends(ep.sum(j, A[i, j] * x[j]), {"A": M, "x": v},
         ...                semiring="min_plus", backends=("c",))
     """
     sr = semirings.get(semiring or semirings.real)
+    if kw.get("threads", 1) > 1:
+        tuning = tuning_of(tuning).with_(thread_min_work=0)
     want = evaluate(expr, semiring=sr, backend="reference", output="dense", **inputs)
     for b in backends:
         if b == "imp":

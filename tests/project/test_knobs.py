@@ -15,6 +15,10 @@ FACTS = {
     ("c/statements.py", "SIMD_LANES"): "the width the C helper's SIMD intersection is "
                                        "written for; tuning.short_segment selects it",
     ("runtime/convert.py", "INT32_LIMIT"): "the largest int32",
+    ("lower/schedule/thread_work.py", "CAP"): "each factor of the work estimate at most "
+                                             "2**20, so three and a range stay in int64",
+    ("lower/schedule/thread_work.py", "DEPTH"): "the nested loops the work estimate "
+                                               "multiplies, so three CAPs bound it",
     ("runtime/convert.py", "INT64_LIMIT"): "the largest int64",
     ("optimizer/sketch/match.py", "FREE_COST"): "an epsilon: a class already paid "
                                                 "for costs almost nothing, but not 0",

@@ -23,7 +23,8 @@ order (at the group point each sees the claims made before it); at the others th
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
 The program point's passes (guarded fibres' prefetch, gathered sums, the size
-switch, gathered values' prefetch, far rows' values) rewrite the whole program
+switch, gathered values' prefetch, far rows' values, threads only for work that
+pays) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
 (pipeline.Compiled.checked) and the runtime runs where an input was bound
@@ -80,8 +81,8 @@ class Pass:
 
 from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks,
-               row_streams, run_sums, size_switch, threads, unswitch, value_prefetch,
-               window_blocks, window_walks)  # they need no name above
+               row_streams, run_sums, size_switch, thread_work, threads, unswitch,
+               value_prefetch, window_blocks, window_walks)  # they need no name above
 
 PASSES = (
     Pass("Khatri-Rao pairs", "khatri_rao", "group", khatri_rao.claim),
@@ -108,6 +109,8 @@ PASSES = (
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
     Pass("gathered values prefetched", "prefetch", "program", value_prefetch.run),
     Pass("far rows' values", "prefetch", "program", far_rows.run),
+    Pass("threads for work that pays", "threads", "program",
+         lambda prog, semiring, tuning: thread_work.run(prog, tuning)),
 )
 
 

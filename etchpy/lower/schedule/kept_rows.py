@@ -8,6 +8,8 @@ itself. Correct for any order of iterations: a slot is read only when its tag
 is the position it is read for, and filled (then tagged) otherwise."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import imp
 from ...imp import Alloc, ParallelFor
 
@@ -24,7 +26,6 @@ def with_kept_rows(lows, loops: imp.Stmt) -> list:
         mine = tuple(a for a in arrays if a[0] in imp.names_used(node.body))
         if mine:
             inside |= {a[0] for a in mine}
-            new = ParallelFor(node.var, node.start, node.end, node.body, node.threads,
-                              node.reduce, node.private + mine, node.flag)
+            new = replace(node, private=node.private + mine)
             loops = imp.replaced(loops, node, new)
     return [Alloc(*a) for a in arrays if a[0] not in inside] + [loops]

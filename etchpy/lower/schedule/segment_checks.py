@@ -335,4 +335,4 @@ def _parallel_blocks(loop: ParallelFor, levels, err, error_code, block, names, s
     count = Bin("/", Bin("+", n, Bin("-", Var(size), Const(1))), Var(size))
     return seq(Decl(size, "index", max_(Const(1), min_(Const(block), per))),
                ParallelFor(b, Const(0), count, body, loop.threads, loop.reduce, loop.private,
-                           loop.flag))
+                           loop.flag, loop.parallel_if))

@@ -745,14 +745,23 @@ int reduction_threads(
                 const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
+                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))) >= 65536)) {
     #ifdef _OPENMP
-                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
-                    const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
-                    const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
-                    acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
-                            A_far_rows, A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
+                    for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
+                        const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
+                        const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
+                        acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
+                                A_far_rows, A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
+                    }
+                } else {
+                    for (int64_t i_c_b_b = 0; i_c_b_b < i_c_b_blocks; i_c_b_b++) {
+                        const int64_t i_c_b_lo = i_c_b_first + i_c_b_n * i_c_b_b / i_c_b_blocks;
+                        const int64_t i_c_b_hi = i_c_b_first + i_c_b_n * (i_c_b_b + 1) / i_c_b_blocks;
+                        acc_part[i_c_b_b] = ep_rows_0(i_c_b_lo, i_c_b_hi, &input_error_slots[i_c_b_b], A_crd1, A_dim0, A_dim1,
+                                A_far_rows, A_gather, A_pos1, A_vals, dim_i, i_c_size, x_vals);
+                    }
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
@@ -770,14 +779,23 @@ int reduction_threads(
                     const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
                     ep_val_t acc_part[32];
                     int64_t input_error_slots[32];
+                    if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                        #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
-                        const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
-                        const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
-                        acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
-                                A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                        for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
+                            const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
+                            const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
+                            acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
+                                    A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                        }
+                    } else {
+                        for (int64_t i_c_b_1_b = 0; i_c_b_1_b < i_c_b_1_blocks; i_c_b_1_b++) {
+                            const int64_t i_c_b_1_lo = i_c_b_1_first + i_c_b_1_n * i_c_b_1_b / i_c_b_1_blocks;
+                            const int64_t i_c_b_1_hi = i_c_b_1_first + i_c_b_1_n * (i_c_b_1_b + 1) / i_c_b_1_blocks;
+                            acc_part[i_c_b_1_b] = ep_rows_1(i_c_b_1_lo, i_c_b_1_hi, &input_error_slots[i_c_b_1_b], A_crd1, A_dim0,
+                                    A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_1, x_vals);
+                        }
                     }
                     for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) acc = acc + acc_part[b_];
                     for (int64_t b_ = 0; b_ < i_c_b_1_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
@@ -790,14 +808,23 @@ int reduction_threads(
                     const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
                     ep_val_t acc_part[32];
                     int64_t input_error_slots[32];
+                    if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))) >= 65536)) {
     #ifdef _OPENMP
-                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                        #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                    for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
-                        const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
-                        const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
-                        acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
-                                A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
+                        for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
+                            const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
+                            const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
+                            acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
+                                    A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
+                        }
+                    } else {
+                        for (int64_t i_c_b_2_b = 0; i_c_b_2_b < i_c_b_2_blocks; i_c_b_2_b++) {
+                            const int64_t i_c_b_2_lo = i_c_b_2_first + i_c_b_2_n * i_c_b_2_b / i_c_b_2_blocks;
+                            const int64_t i_c_b_2_hi = i_c_b_2_first + i_c_b_2_n * (i_c_b_2_b + 1) / i_c_b_2_blocks;
+                            acc_part[i_c_b_2_b] = ep_rows_2(i_c_b_2_lo, i_c_b_2_hi, &input_error_slots[i_c_b_2_b], A_crd1, A_dim0,
+                                    A_dim1, A_far_rows, A_pos1, A_vals, dim_i, i_c_size_2, x_vals);
+                        }
                     }
                     for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) acc = acc + acc_part[b_];
                     for (int64_t b_ = 0; b_ < i_c_b_2_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
@@ -817,14 +844,23 @@ int reduction_threads(
                 const int64_t i_c_b_3_blocks = ep_max(1, ep_min(i_c_b_3_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
+                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
-                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
-                    const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
-                    const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
-                    acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
-                            A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
+                    for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
+                        const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
+                        const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
+                        acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
+                                A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
+                    }
+                } else {
+                    for (int64_t i_c_b_3_b = 0; i_c_b_3_b < i_c_b_3_blocks; i_c_b_3_b++) {
+                        const int64_t i_c_b_3_lo = i_c_b_3_first + i_c_b_3_n * i_c_b_3_b / i_c_b_3_blocks;
+                        const int64_t i_c_b_3_hi = i_c_b_3_first + i_c_b_3_n * (i_c_b_3_b + 1) / i_c_b_3_blocks;
+                        acc_part[i_c_b_3_b] = ep_rows_3(i_c_b_3_lo, i_c_b_3_hi, &input_error_slots[i_c_b_3_b], A_crd1, A_dim0,
+                                A_dim1, A_gather, A_pos1, A_vals, dim_i, i_c_size_3, x_vals);
+                    }
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_3_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
@@ -841,14 +877,23 @@ int reduction_threads(
                 const int64_t i_c_b_4_blocks = ep_max(1, ep_min(i_c_b_4_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
+                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
-                #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
+                    #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
-                for (int64_t i_c_b_4_b = 0; i_c_b_4_b < i_c_b_4_blocks; i_c_b_4_b++) {
-                    const int64_t i_c_b_4_lo = i_c_b_4_first + i_c_b_4_n * i_c_b_4_b / i_c_b_4_blocks;
-                    const int64_t i_c_b_4_hi = i_c_b_4_first + i_c_b_4_n * (i_c_b_4_b + 1) / i_c_b_4_blocks;
-                    acc_part[i_c_b_4_b] = ep_rows_4(i_c_b_4_lo, i_c_b_4_hi, &input_error_slots[i_c_b_4_b], A_crd1, A_dim0,
-                            A_dim1, A_pos1, A_vals, dim_i, i_c_size_4, x_vals);
+                    for (int64_t i_c_b_4_b = 0; i_c_b_4_b < i_c_b_4_blocks; i_c_b_4_b++) {
+                        const int64_t i_c_b_4_lo = i_c_b_4_first + i_c_b_4_n * i_c_b_4_b / i_c_b_4_blocks;
+                        const int64_t i_c_b_4_hi = i_c_b_4_first + i_c_b_4_n * (i_c_b_4_b + 1) / i_c_b_4_blocks;
+                        acc_part[i_c_b_4_b] = ep_rows_4(i_c_b_4_lo, i_c_b_4_hi, &input_error_slots[i_c_b_4_b], A_crd1, A_dim0,
+                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_4, x_vals);
+                    }
+                } else {
+                    for (int64_t i_c_b_4_b = 0; i_c_b_4_b < i_c_b_4_blocks; i_c_b_4_b++) {
+                        const int64_t i_c_b_4_lo = i_c_b_4_first + i_c_b_4_n * i_c_b_4_b / i_c_b_4_blocks;
+                        const int64_t i_c_b_4_hi = i_c_b_4_first + i_c_b_4_n * (i_c_b_4_b + 1) / i_c_b_4_blocks;
+                        acc_part[i_c_b_4_b] = ep_rows_4(i_c_b_4_lo, i_c_b_4_hi, &input_error_slots[i_c_b_4_b], A_crd1, A_dim0,
+                                A_dim1, A_pos1, A_vals, dim_i, i_c_size_4, x_vals);
+                    }
                 }
                 for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) acc = acc + acc_part[b_];
                 for (int64_t b_ = 0; b_ < i_c_b_4_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
