@@ -152,9 +152,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
                                 for pos, (kind, tname, _, ctype) in enumerate(self._slots)
                                 if kind not in ("dim", "in_array"))
         # a dense output from np.zeros already holds the zero when its bits are all 0
-        zero = np.asarray(self.semiring.zero, dtype=self.semiring.dtype)
         self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
-                             and not zero.tobytes().strip(b"\0"))
+                             and self.semiring.zero_bytes)
         self._dense_out = (self.out_format is None
                            and any(k == "out_dense" for k, *_ in self._slots))
         self._users = user_tensors(self.tensors)    # the inputs a caller passes

@@ -9,7 +9,7 @@ import pytest
 
 import etchpy as ep
 from etchpy import maps
-from etchpy.semiring import check_axioms
+from etchpy.semiring_laws import check_axioms
 
 GAUSSIAN = [complex(a, b) for a, b in itertools.product((-2, 0, 1, 3), (-1, 0, 2))]
 CX = (ep.semirings.complex, ep.semirings.complex64)

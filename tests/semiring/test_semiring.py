@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import etchpy as ep
-from etchpy.semiring import check_axioms
+from etchpy.semiring_laws import check_axioms
 from etchpy.testing import max_min, semiring_values
 
 

@@ -57,8 +57,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
 from ... import imp
 from ...imp import (Assign, Bin, Block, Const, Decl, If, Load, Prefetch, Ring, Select, Store, Var,
                     While, and_, le, lt, replaced, seq)
@@ -161,7 +159,7 @@ def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
     ok, at = em.names.fresh(f"{s.var}_in"), em.names.fresh(f"{s.var}_at")
     kept = imp.replaced(value, s.index, Var(at))
     add = Select(Var(ok), Ring("add", Var(acc), kept), Var(acc))
-    if fetch != imp.SKIP and em.tuning.window_keep and _zero_bytes(em.sr):
+    if fetch != imp.SKIP and em.tuning.window_keep and em.sr.zero_bytes:
         add = Ring("add", Var(acc), Bin("keep", Var(ok), kept))
     record = seq(Decl(ok, "bool", s.ready), Decl(at, "index", Select(Var(ok), hit, walk.safe)),
                  fetch, Assign(acc, add))
@@ -172,13 +170,6 @@ def _loops(em, s, parts, walk, acc, value, hit, fetch) -> imp.Stmt:
     if fetch != imp.SKIP:        # a far segment walks whole up to window_walk_long
         long = max(long, em.tuning.window_walk_long)
     return _by_length(em, s, parts, walk, long, free, fetch)
-
-
-def _zero_bytes(sr) -> bool:
-    """Whether the semiring's zero (its ⊕ identity) is the carrier value of
-    all-zero bytes (0, 0.0, false; not the tropical ∞)."""
-    zero = np.asarray(sr.zero, dtype=sr.dtype)
-    return zero.tobytes() == bytes(zero.nbytes)
 
 
 def _consecutive(init, q: str) -> bool:
