@@ -67,10 +67,10 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
             optimizer_options: dict | None = None, tuning=None) -> Kernel:
     """Compile an expression (or an "y[i] = A[i,j] * x[j]" string) into a Kernel.
 
-    Kernels are kept in process (runtime.kernel_cache), by every argument and
-    the Tuning's key. The expression is compiled to an Imp program now; the C is
-    built into a shared object lazily, on the first call of each input
-    signature, or ahead of time with `Kernel.build(**example_inputs)`.
+    Kernels are kept in process (runtime.kernel_cache) by every argument, the
+    Tuning's key and the build environment. The expression is compiled to an
+    Imp program now; the C is built on the first call of each input signature,
+    or ahead of time with `Kernel.build(**example_inputs)`.
 
     Parameters:
         expr: an expression, or a statement string (einsum convention: indices
@@ -78,26 +78,25 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
         semiring: a Semiring or a built-in name; None (default) follows the
             inputs' common dtype on each call: float32 -> real32, float64 ->
             real, integers -> integer (int64), bool -> boolean, complex -> complex.
-        output: "dense" (default), a named sparse format or an ep.Format.
-        order: a fixed loop order (indices or names, outermost first).
-        out_indices: the output's index order (default: the free indices).
+        output: "dense" (default), a named sparse format or an ep.Format. order: a
+            fixed loop order (outermost first); out_indices: the output's.
         formats: {tensor name: format}, for the string front end only.
         name: the C function's name. threads: OpenMP threads (default
             ETCHPY_NUM_THREADS, else 1). optimize: run the optimizer (default:
-            unless `order` is given). optimizer_options: its keyword arguments.
-        tuning: an etchpy.tuning.Tuning, a preset name or a dict of fields.
-    Returns: a Kernel; call it with the inputs by tensor name, see what it made
-    with `kern.explain()`, build it ahead of time with `kern.build(...)`.
+            unless `order` is given), with `optimizer_options`. tuning: an
+            ep.Tuning, a preset name or a dict of fields.
+    Returns: a Kernel, called with the inputs by tensor name (`kern.explain()`).
     Raises: ExpressionTypeError, FormatError, SemiringError, OrderError.
 
-        >>> i, j = ep.indices("i j")
-        >>> A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
-        >>> kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
+        >>> kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": "csr"})
         >>> y = kern(A=scipy_csr, x=numpy_vector)
     """
-    tuned = tuning_.of(tuning)
+    last = statements.last_args(expr, formats, output, semiring, name, threads, optimize,
+                                order, out_indices, tuning, optimizer_options)
+    if (kern := statements.last_kernel(last)) is not None:      # None for args None
+        return kern
     options = statements.options_key(semiring, order, name, threads, optimize,
-                                     optimizer_options, tuned)
+                                     optimizer_options, tuned := tuning_.of(tuning))
     text_key = statements.statement_key(expr, formats, out_indices, output, options)
     kern = KERNELS.get(("compile", text_key))          # None for no text key
     if kern is None:
@@ -106,9 +105,10 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
                None if out_indices is None else tuple(out_indices), *options)
         kern = KERNELS.made(("compile", key), lambda: Kernel(
             expr, semiring=semiring, output=output, order=order, out_indices=out_indices,
-            name=name, threads=threads, optimize=optimize,
-            optimizer_options=optimizer_options, tuning=tuned))
+            name=name, threads=threads, optimize=optimize, optimizer_options=optimizer_options,
+            tuning=tuned))
         KERNELS.put(("compile", text_key or key), kern)
+    statements.remember(last, kern)
     return kern
 
 
@@ -203,26 +203,28 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     """
     if args:
         raise positional_error(tensors(_front_end(e, None, None, output)[0]), "ep.evaluate")
-    _refuse_inputs_as_options(semiring=semiring, backend=backend, output=output,
-                              order=order, out_indices=out_indices, check=check,
-                              threads=threads, optimize=optimize, tuning=tuning,
-                              optimizer_options=optimizer_options)
-    tuned = tuning_.of(tuning)
+    if not (semiring is None and order is None and out_indices is None and threads is None
+            and optimize is None and tuning is None and optimizer_options is None
+            and type(backend) is str and type(output) is str and type(check) is bool):
+        _refuse_inputs_as_options(semiring=semiring, backend=backend, output=output,
+                                  order=order, out_indices=out_indices, check=check,
+                                  threads=threads, optimize=optimize, tuning=tuning,
+                                  optimizer_options=optimizer_options)
     if backend == "c":
         kern = compile(e, semiring=semiring, output=output, order=order,
                        out_indices=out_indices, threads=threads, optimize=optimize,
-                       optimizer_options=optimizer_options, tuning=tuned)
+                       optimizer_options=optimizer_options, tuning=tuning)
         return kern(out=out, **inputs)
+    tuning_.of(tuning)                  # (a bad tuning= is refused on every backend)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
     if out is not None and output not in (None, "dense"):
         raise InputError(f"out= needs a dense output, not {output!r}")
     result = _interpret(as_expr(e), backend, semiring, output, order, out_indices, check,
                         out, inputs)
-    if out is None:
-        return result
-    np.copyto(out, result)
-    return out
+    if out is not None:
+        np.copyto(out, result)
+    return result if out is None else out
 
 
 _PLAIN = frozenset({str, bool, int, float, tuple, list, dict})     # never an array

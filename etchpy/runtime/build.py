@@ -144,8 +144,9 @@ def cache_directory() -> Path:
 _ENV_NAMES = ("CC", "CFLAGS", "ETCHPY_CACHE_DIR", "XDG_CACHE_HOME", "ETCHPY_SANITIZE")
 
 
-def _make_env_reader():
-    """A fast reader of the variables that select a build, for the memo key.
+def env_reader(names: tuple):
+    """A fast reader of the environment variables `names`: reader() -> their
+    values now, None where unset (bytes on POSIX, str elsewhere).
 
     ``os.environ.get`` costs about 2 us per missing name (it raises KeyError inside);
     CPython keeps the live environment in the plain dict ``os.environ._data`` (updated
@@ -154,12 +155,15 @@ def _make_env_reader():
     data = getattr(os.environ, "_data", None)
     encode = getattr(os.environ, "encodekey", None)
     if isinstance(data, dict) and encode is not None:
-        get, (cc, cflags, cache, xdg, san) = data.get, map(encode, _ENV_NAMES)
-        return lambda: (get(cc), get(cflags), get(cache), get(xdg), get(san))
-    return lambda: tuple(map(os.environ.get, _ENV_NAMES))
+        get, keys = data.get, tuple(map(encode, names))
+        if len(keys) == 1:
+            key, = keys
+            return lambda: (get(key),)
+        return lambda: tuple([get(k) for k in keys])
+    return lambda: tuple(map(os.environ.get, names))
 
 
-environment = _make_env_reader()
+environment = env_reader(_ENV_NAMES)
 """environment() -> the values of CC, CFLAGS, ETCHPY_CACHE_DIR, XDG_CACHE_HOME and
 ETCHPY_SANITIZE now (None where unset): what selects a build besides its source, so
 that whatever keeps built code in process keys it on this too."""

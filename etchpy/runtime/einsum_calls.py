@@ -38,13 +38,12 @@ on each call, selects as ep.compile would.
 """
 from __future__ import annotations
 
-import os
 from functools import partial
 from operator import methodcaller
 
 import numpy as np
 
-from . import fixed_calls, matmul
+from . import build, fixed_calls, matmul
 from .call_plans import MISS
 from .tensor import Tensor
 from .. import tuning as tuning_
@@ -181,18 +180,7 @@ def _semiring(semiring, dtype):
     return getattr(semirings, semiring, None) if isinstance(semiring, str) else None
 
 
-def _threads_reader():
-    """A function giving ETCHPY_NUM_THREADS, to compare with an earlier reading:
-    os.environ's own stored (encoded) value where it keeps a dict (a dictionary
-    lookup; os.environ.get decodes and costs about a microsecond), else
-    os.environ.get's."""
-    data, encode = getattr(os.environ, "_data", None), getattr(os.environ, "encodekey", None)
-    if type(data) is not dict or encode is None:
-        return lambda: os.environ.get(THREADS_VARIABLE)
-    return partial(data.get, encode(THREADS_VARIABLE))
-
-
-_threads = _threads_reader()
+_threads = build.env_reader((THREADS_VARIABLE,))    # (its value now,), compared
 _UNTRIED = object()
 
 

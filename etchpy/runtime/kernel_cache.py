@@ -50,6 +50,8 @@ class KernelCache:
         self._key = _per_build if per_build else _same
         self._d: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
+        self.generation = 0     # counts clears and evictions: a front end's memo of one
+                                # entry holds while it is unchanged (api.compile)
 
     def get(self, key, default=None):
         """The entry under `key` (now the most recently used), else `default`."""
@@ -98,10 +100,12 @@ class KernelCache:
         self._d.move_to_end(key)
         while len(self._d) > self.size:
             self._d.popitem(last=False)
+            self.generation += 1
 
     def clear(self) -> None:
         with self._lock:
             self._d.clear()
+            self.generation += 1
 
     def __len__(self) -> int:
         return len(self._d)

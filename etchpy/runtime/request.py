@@ -59,10 +59,20 @@ def request_key(req: pipeline.Request) -> str | None:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
+_threads_env = build.env_reader(("ETCHPY_NUM_THREADS",))
+_threads_seen: list = [None, 1]     # the last value read and its thread count
+
+
 def default_threads() -> int:
-    """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked)."""
-    value = os.environ.get("ETCHPY_NUM_THREADS", "1")
+    """ETCHPY_NUM_THREADS, else 1 (single-threaded unless asked); read on every
+    call (a fast read of the live environment), parsed when it changed."""
+    raw, = _threads_env()
+    if raw is _threads_seen[0]:
+        return _threads_seen[1]
+    value = "1" if raw is None else os.fsdecode(raw) if isinstance(raw, bytes) else raw
     try:
-        return max(1, int(value))
+        n = max(1, int(value))
     except ValueError:
         raise EtchpyError(f"ETCHPY_NUM_THREADS must be an integer, got {value!r}") from None
+    _threads_seen[:] = [raw, n]
+    return n

@@ -4,6 +4,9 @@
                                  parsed once per text and formats
     options_key(...)             the part of a compile key every front end shares
     statement_key(...)           a statement's key by its text (one lookup per call)
+    last_args(...), last_kernel(args), remember(args, kern)
+                                 compile's last statement with plain options, found
+                                 again by comparing its arguments (no key built)
 
 Options are keyed by value, but a Semiring by its id (hashing one hashes its
 callables): the cached kernel holds it, so the id is not reused while the entry
@@ -13,11 +16,16 @@ could hand its id to another name.
 from __future__ import annotations
 
 from ..expr.parse import parse
+from .build import environment
+from .kernel_cache import KERNELS
 from .request import default_threads
 
-__all__ = ["options_key", "parsed", "statement_key"]
+__all__ = ["last_args", "last_kernel", "options_key", "parsed", "remember", "statement_key"]
 
 _statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
+# compile's last statement: [its arguments with the environment that selects a build and
+# KERNELS' generation, its kernel]: a cheaper key into KERNELS while nothing left it
+_last: list = [None, None]
 
 
 def parsed(text: str, formats: dict | None) -> tuple:
@@ -58,3 +66,34 @@ def statement_key(expr, formats, out_indices, output, options):
     except TypeError:
         return None
     return ("statement", expr, fmts, str(output), *options)
+
+
+def last_args(expr, formats, output, semiring, name, threads, optimize, order, out_indices,
+              tuning, optimizer_options):
+    """ep.compile's arguments as the key of its last statement (`last_kernel`), or
+    None unless `expr` is a statement string and every option is None or plain
+    (str, int, bool; `formats` a dict). With them: ETCHPY_NUM_THREADS, the build
+    environment (runtime.build.environment) and KERNELS' generation now."""
+    if not (type(expr) is str and order is None and out_indices is None and tuning is None
+            and optimizer_options is None and type(output) is str and type(name) is str
+            and (semiring is None or type(semiring) is str)
+            and (threads is None or type(threads) is int)
+            and (optimize is None or type(optimize) is bool)
+            and (formats is None or type(formats) is dict)):
+        return None
+    return (expr, formats and tuple(formats.items()), output, semiring, name, threads,
+            optimize, default_threads(), environment(), KERNELS.generation)
+
+
+def last_kernel(args):
+    """The kernel of the last statement compiled when `args` are its arguments
+    (equal values, the same environment, nothing cleared from or evicted by
+    KERNELS since), else None (always for args None)."""
+    return _last[1] if args is not None and _last[0] == args else None
+
+
+def remember(args, kern) -> None:
+    """`kern` is compile's answer to `args` (last_args; None: nothing kept),
+    kept in KERNELS."""
+    if args is not None:
+        _last[:] = [args[:-1] + (KERNELS.generation,), kern]

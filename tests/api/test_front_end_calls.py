@@ -51,3 +51,24 @@ def test_evaluate_of_a_statement_gives_the_kernels_value():
         assert np.array_equal(ep.evaluate(TEXT, A=A, x=x), A @ x)
     with pytest.raises(ep.EtchpyError, match="option order= got an array"):
         ep.evaluate("y[i] = order[i]", order=np.ones(2))
+
+
+def test_the_last_statement_is_found_again_only_while_its_kernel_is_kept(monkeypatch):
+    """compile's memo of its last statement (runtime.statements.last_kernel) is a
+    cheaper key into KERNELS: cleared or evicted entries, another build
+    environment or thread count, or other formats are not served from it."""
+    from etchpy.runtime.kernel_cache import KERNELS
+    monkeypatch.delenv("ETCHPY_NUM_THREADS", raising=False)
+    kern = ep.compile(TEXT, formats={"A": "csr"})
+    assert ep.compile(TEXT, formats={"A": "csr"}) is kern         # an equal new dict
+    assert ep.compile(TEXT, formats={"A": "csc"}) is not kern
+    assert ep.compile(TEXT, formats={"A": "csr"}) is kern
+    KERNELS.clear()
+    again = ep.compile(TEXT, formats={"A": "csr"})
+    assert again is not kern and ep.compile(TEXT, formats={"A": "csr"}) is again
+    monkeypatch.setenv("ETCHPY_NUM_THREADS", "2")
+    assert ep.compile(TEXT, formats={"A": "csr"}).threads == 2
+    monkeypatch.setenv("ETCHPY_NUM_THREADS", "1")
+    assert ep.compile(TEXT, formats={"A": "csr"}) is again
+    monkeypatch.setenv("CFLAGS", "-O1")                              # another build
+    assert ep.compile(TEXT, formats={"A": "csr"}) is not again
