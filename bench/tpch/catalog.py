@@ -198,7 +198,7 @@ QUERIES["Q13"] = Query("Q13", None, ({"word1": "special", "word2": "requests"},
                                      {"word1": "pending", "word2": "deposits"},
                                      {"word1": "express", "word2": "packages"}),
                        ("c_count", "custdist"))
-QUERIES["Q18"] = Query("Q18", None, ({"quantity": 300}, {"quantity": 315}, {"quantity": 250}),
+QUERIES["Q18"] = Query("Q18", None, ({"quantity": 300}, {"quantity": 250}, {"quantity": 200}),
                        ("c_name", "c_custkey", "o_orderkey", "o_orderdate", "o_totalprice",
                         "sum(l_quantity)"))
 VALUE = {"Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
