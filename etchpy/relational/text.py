@@ -37,14 +37,18 @@ class TextIndex:
         if not ((grid != 0).sum(axis=1) == np.char.str_len(values)).all():
             return                                    # a NUL inside a value
         self.buf = raw.tobytes()
-        word = ~np.isin(grid, np.frombuffer(SEPARATORS, dtype=np.uint8))
+        separator = np.zeros(256, dtype=bool)
+        separator[np.frombuffer(SEPARATORS, dtype=np.uint8)] = True
+        word = ~separator[grid]
         starts = word.copy()
         starts[:, 1:] &= ~word[:, :-1]
         owner = np.repeat(np.arange(self.size), starts.sum(axis=1))
         words = np.array(self.buf.replace(b"\x00", b" ").split(),
                          dtype="S")
-        self.vocab, which = np.unique(words, return_inverse=True)
-        order = np.argsort(which, kind="stable")
+        self.vocab = np.unique(words)           # hashed, then each word searched
+        which = np.searchsorted(self.vocab, words)
+        small = np.uint16 if len(self.vocab) <= 2**16 else np.int64   # (a radix sort)
+        order = np.argsort(which.astype(small), kind="stable")
         self.owners = owner[order]
         self.first = np.searchsorted(which[order], np.arange(len(self.vocab) + 1))
 
