@@ -19,7 +19,9 @@ never read); part by key and by name (Q9's LIKE), its type a key too (Q14
 groups by it); supplier by key and by nation (Q5). Q10 and Q14 are
 bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
 customer code (made at load), and lineitem's return flag is a value column
-of its codes. Each query names every level of a table it reads (the levels it
+of its codes. Q13 and Q18 are bench/tpch/q13.py's: orders store each order's
+comment code (the comment coded once at load, its text index made then for
+NOT LIKE). Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
