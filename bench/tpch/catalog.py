@@ -1,5 +1,5 @@
-"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10 and
-Q14, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+"""The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
+Q14, Q13 and Q18, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -94,6 +94,21 @@ SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' THEN l_extendedprice * (1 - l
 FROM lineitem, part
 WHERE l_partkey = p_partkey
   AND l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date1m}'""",
+    "Q13": """
+SELECT c_count, count(*) AS custdist FROM (
+  SELECT c_custkey, count(o_orderkey) AS c_count
+  FROM customer LEFT OUTER JOIN orders
+    ON c_custkey = o_custkey AND o_comment NOT LIKE '%{word1}%{word2}%'
+  GROUP BY c_custkey) AS c_orders
+GROUP BY c_count ORDER BY custdist DESC, c_count DESC""",
+    "Q18": """
+SELECT c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice, sum(l_quantity)
+FROM customer, orders, lineitem
+WHERE o_orderkey IN (SELECT l_orderkey FROM lineitem GROUP BY l_orderkey
+                     HAVING sum(l_quantity) > {quantity})
+  AND c_custkey = o_custkey AND o_orderkey = l_orderkey
+GROUP BY c_name, c_custkey, o_orderkey, o_orderdate, o_totalprice
+ORDER BY o_totalprice DESC, o_orderdate LIMIT 100""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -178,7 +193,15 @@ QUERIES["Q10"] = Query("Q10", None, ({"date": "1993-10-01"}, {"date": "1994-02-0
                         "c_phone", "c_comment"))
 QUERIES["Q14"] = Query("Q14", None, ({"date": "1995-09-01"}, {"date": "1993-03-01"},
                                      {"date": "1997-12-01"}), ("promo_revenue",))
-VALUE = {"Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
+# Q13 and Q18 too (bench/tpch/q13.py)
+QUERIES["Q13"] = Query("Q13", None, ({"word1": "special", "word2": "requests"},
+                                     {"word1": "pending", "word2": "deposits"},
+                                     {"word1": "express", "word2": "packages"}),
+                       ("c_count", "custdist"))
+QUERIES["Q18"] = Query("Q18", None, ({"quantity": 300}, {"quantity": 250}, {"quantity": 200}),
+                       ("c_name", "c_custkey", "o_orderkey", "o_orderdate", "o_totalprice",
+                        "sum(l_quantity)"))
+VALUE = {"Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
 

@@ -19,7 +19,9 @@ never read); part by key and by name (Q9's LIKE), its type a key too (Q14
 groups by it); supplier by key and by nation (Q5). Q10 and Q14 are
 bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
 customer code (made at load), and lineitem's return flag is a value column
-of its codes. Each query names every level of a table it reads (the levels it
+of its codes. Q13 and Q18 are bench/tpch/q13.py's: orders store each order's
+comment code (the comment coded once at load, its text index made then for
+NOT LIKE). Each query names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
@@ -38,6 +40,7 @@ import etchpy as ep
 from bench.tpch.q12 import HIGH
 from bench.tpch.q4 import kernel as _kernel, q4
 from bench.tpch.q10 import carried, q10, q14
+from bench.tpch.q13 import q13, q18
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
 
@@ -49,7 +52,8 @@ SPEC = {
     "supplier": (["s_suppkey"], ["s_nationkey"], [], ["s_nationkey", "s_suppkey"]),
     "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
     "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost"], None),
-    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], [], None),
+    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], ["comment"],
+               None),
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
@@ -97,6 +101,9 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             t["instr"] = out["instr"].code(t["l_shipinstruct"])     # its code (Q19)
             out["rflags"] = ep.Keys(t["l_returnflag"], name="l_returnflag")
             t["rflag"] = out["rflags"].code(t["l_returnflag"])      # its code (Q10)
+        if name == "orders":      # the comment coded once, each order's code (Q13)
+            out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
+            out["comments"].prepare_like()
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()),
                              skip_unwritten=True)   # the bench writes no value
@@ -109,7 +116,7 @@ def load(cols: dict, added_orders: bool = True) -> dict:
     orders = _table(cols, "orders")       # an order's date and priority by its code (Q3)
     keys = coding["o_orderkey"]
     out["order_attrs"] = {a: keys.carried(orders["o_orderkey"], orders[a])
-                          for a in ("o_orderdate", "o_shippriority")}
+                          for a in ("o_orderdate", "o_shippriority", "o_totalprice")}
     nation = _table(cols, "nation")       # each nation key code's name (Q7)
     out["nation_names"] = nation["n_name"][np.argsort(coding["n_nationkey"].code(
         nation["n_nationkey"]))]
@@ -372,4 +379,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
-           "Q4": q4, "Q10": q10, "Q14": q14}
+           "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18}

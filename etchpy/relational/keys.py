@@ -251,11 +251,12 @@ class Keys:
                              f"value per key value ({self.size}), got shape {hold.shape}")
         return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
 
-    def like(self, pattern: str, *, sparse: bool = False):
+    def like(self, pattern: str, *, sparse: bool = False, negate: bool = False):
         """A 0/1 float vector over the codes: 1 where the key value (a string)
         matches SQL's `LIKE pattern`: `%` any run of characters, `_` one
         character, anything else itself (no escapes); `sparse` as for `mask`
-        (the matching codes, a skip). It searches a text index
+        (the matching codes, a skip); `negate`: SQL's NOT LIKE, 1 at the other
+        codes (every code is some value of the column). It searches a text index
         of the values (relational.text: fixed-width bytes and a word index),
         made on first use or by `prepare_like` and kept in this coding: it
         depends only on the values. Nothing of the pattern is kept.
@@ -263,10 +264,13 @@ class Keys:
             >>> names = Keys(np.array(["forest green", "navy", "green"]))
             >>> names.like("%green%"), names.like("green%"), names.like("_avy")
             (array([1., 1., 0.]), array([0., 1., 0.]), array([0., 0., 1.]))
+            >>> names.like("%green%", negate=True)
+            array([0., 0., 1.])
         """
         if not isinstance(pattern, str):
             raise InputError(f"keys {self.name!r}: a LIKE pattern is a str, got {pattern!r}")
         hold = text.like(self._table, self.prepare_like(), pattern)
+        hold = ~hold if negate else hold
         return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
 
     def prepare_like(self) -> text.TextIndex:

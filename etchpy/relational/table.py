@@ -127,7 +127,8 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
     entries). `order_by`: None (code order, i.e. key order), `value`, or a key
     column's name, or a list of them (first is major); `descending` applies to
-    all; `limit` (None, or an int >= 0) keeps the first rows. `carry`: {name:
+    all, or a list of one bool per `order_by` column (ORDER BY a DESC, b); `limit`
+    (None, or an int >= 0) keeps the first rows. `carry`: {name:
     (key column, values by code)}, columns that depend on a key (a customer's
     name, an order's date: `Keys.carried` makes the values by code once),
     added to the rows before they are sorted (so `order_by` may name them;
@@ -290,5 +291,17 @@ def _sorted_rows(out, order_by, descending, value, n) -> np.ndarray:
             raise InputError(f"decode: cannot order by {c!r}; columns are {list(out)}")
     if not by:
         return np.arange(n)
-    rows = np.lexsort([out[c] for c in reversed(by)])
-    return rows[::-1] if descending else rows
+    if isinstance(descending, (bool, np.bool_)):
+        rows = np.lexsort([out[c] for c in reversed(by)])
+        return rows[::-1] if descending else rows
+    down = list(descending)
+    if len(down) != len(by) or not all(isinstance(x, (bool, np.bool_)) for x in down):
+        raise InputError(f"decode: descending must be a bool or one bool per order_by "
+                         f"column ({by}), got {descending!r}")
+    ranks = [_rank(out[c]) for c in by]       # ORDER BY a DESC, b: -rank(a), rank(b)
+    return np.lexsort([-r if d else r for r, d in zip(reversed(ranks), reversed(down))])
+
+
+def _rank(column: np.ndarray) -> np.ndarray:
+    """Each row's rank among the distinct values of `column` (any sortable dtype)."""
+    return np.unique(column, return_inverse=True)[1].astype(np.int64).ravel()

@@ -37,14 +37,18 @@ class TextIndex:
         if not ((grid != 0).sum(axis=1) == np.char.str_len(values)).all():
             return                                    # a NUL inside a value
         self.buf = raw.tobytes()
-        word = ~np.isin(grid, np.frombuffer(SEPARATORS, dtype=np.uint8))
+        separator = np.zeros(256, dtype=bool)
+        separator[np.frombuffer(SEPARATORS, dtype=np.uint8)] = True
+        word = ~separator[grid]
         starts = word.copy()
         starts[:, 1:] &= ~word[:, :-1]
         owner = np.repeat(np.arange(self.size), starts.sum(axis=1))
         words = np.array(self.buf.replace(b"\x00", b" ").split(),
                          dtype="S")
-        self.vocab, which = np.unique(words, return_inverse=True)
-        order = np.argsort(which, kind="stable")
+        self.vocab = np.unique(words)           # hashed, then each word searched
+        which = np.searchsorted(self.vocab, words)
+        small = np.uint16 if len(self.vocab) <= 2**16 else np.int64   # (a radix sort)
+        order = np.argsort(which.astype(small), kind="stable")
         self.owners = owner[order]
         self.first = np.searchsorted(which[order], np.arange(len(self.vocab) + 1))
 
@@ -59,8 +63,10 @@ class TextIndex:
         lit = piece.encode("ascii")
         if not any(c in SEPARATORS for c in lit):
             hits = np.flatnonzero(np.char.find(self.vocab, lit) >= 0)
-            parts = [self.owners[self.first[w]:self.first[w + 1]] for w in hits]
-            return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
+            hold = np.zeros(self.size, dtype=bool)       # (a value may hold a word twice)
+            for w in hits:
+                hold[self.owners[self.first[w]:self.first[w + 1]]] = True
+            return np.flatnonzero(hold)
         rows, at = [], self.buf.find(lit)
         while at >= 0:              # one search per matching value, then the next
             rows.append(at // self.width)
@@ -70,17 +76,43 @@ class TextIndex:
 
 def like(values: np.ndarray, index: TextIndex, pattern: str) -> np.ndarray:
     """A bool per code: its value matches SQL's LIKE `pattern` (`%` any run of
-    characters, `_` one character, anything else itself). The codes holding
-    the pattern's longest literal piece are found through `index`; only they
-    are matched against the whole pattern (none when the pattern is
-    '%literal%')."""
+    characters, `_` one character, anything else itself). Only the codes
+    holding every literal piece of the pattern (each found through `index`)
+    are matched against the whole pattern: a pattern without `_` by a greedy
+    search of its pieces left to right on those values, in numpy (the
+    leftmost match of each piece after the previous one is the one that
+    leaves most room for the rest), else by a regular expression."""
     parts = pattern.split("%")
-    longest = max((p for part in parts for p in part.split("_")), key=len)
-    rows = index.containing(longest, values)
+    pieces = sorted({p for part in parts for p in part.split("_") if p}, key=len,
+                    reverse=True)
     hold = np.zeros(len(values), dtype=bool)
-    if parts == ["", longest, ""]:
+    rows = index.containing(pieces[0] if pieces else "", values)
+    for piece in pieces[1:]:        # the codes holding every piece
+        rows = rows[np.isin(rows, index.containing(piece, values), assume_unique=True)] \
+            if len(rows) else rows
+    if parts == ["", pieces[0] if pieces else "", ""] and len(pieces) <= 1:
         hold[rows] = True
+    elif "_" not in pattern:
+        hold[rows] = _greedy(values[rows], parts)
     else:
         rx = re.compile(".*".join(re.escape(p).replace("_", ".") for p in parts), re.DOTALL)
         hold[rows] = [rx.fullmatch(v) is not None for v in values[rows].tolist()]
     return hold
+
+
+def _greedy(vals: np.ndarray, parts: list) -> np.ndarray:
+    """`vals` match the `%`-separated literal `parts` (no `_`): the first part a
+    prefix, the last a suffix, the others found in turn, each leftmost after
+    the one before."""
+    if len(parts) == 1:
+        return vals == parts[0]
+    ok = np.strings.startswith(vals, parts[0])
+    pos = np.full(len(vals), len(parts[0]), dtype=np.int64)
+    for piece in parts[1:-1]:
+        if piece:
+            at = np.strings.find(vals, piece, pos)
+            ok &= at >= 0
+            pos = np.where(at >= 0, at + len(piece), pos)
+    last = parts[-1]
+    return ok & np.strings.endswith(vals, last) & \
+        (np.strings.str_len(vals) - len(last) >= pos)

@@ -139,3 +139,28 @@ def test_q12_without_an_added_order_gives_duckdbs_rows(fixture):
     walked = one_order.q12_walk(keyed, **params)
     for column in moved:
         np.testing.assert_array_equal(moved[column], walked[column])
+
+
+def test_q13_with_a_pattern_no_comment_matches_counts_every_order(fixture, loaded):
+    """Q13's NOT LIKE keeping every order: the histogram of the orders per
+    customer (numpy's bincount), the customers with none at 0."""
+    cols = fixture[0]
+    custkey = loaded["customer"].keys[0]
+    per_customer = np.bincount(custkey.code(cols["orders.o_custkey"]), minlength=len(custkey))
+    want = np.bincount(per_customer)
+    got = shared.QUERIES["Q13"](loaded, word1="zzz", word2="qqq")
+    assert dict(zip(got["c_count"].tolist(), got["custdist"].tolist())) == \
+        {k: float(v) for k, v in enumerate(want) if v}
+
+
+def test_q18s_having_reads_quantities_written_in_place(fixture, loaded):
+    """Doubling every line's quantity in place between calls doubles each order's
+    sum: the orders over 2t are then those over t before (on a load of its own,
+    the kernels the other load's)."""
+    tables = {**shared.load(fixture[0]), "kernels": loaded["kernels"]}
+    before = shared.QUERIES["Q18"](tables, quantity=250)
+    tables["lineitem"].tensor("l_quantity").vals[:] *= 2.0
+    after = shared.QUERIES["Q18"](tables, quantity=500)
+    assert len(before["o_orderkey"]) and \
+        after["o_orderkey"].tolist() == before["o_orderkey"].tolist()
+    np.testing.assert_array_equal(after["sum(l_quantity)"], 2 * before["sum(l_quantity)"])

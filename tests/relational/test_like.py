@@ -30,6 +30,9 @@ def test_like_matches_sql_like_on_every_value(values, patterns, ascii_only):
     for pattern in patterns:
         want = [sql_like(v, pattern) for v in k.values().tolist()]
         assert k.like(pattern).tolist() == [float(w) for w in want], pattern
+        # NOT LIKE: the other codes (as a skip too)
+        assert k.like(pattern, sparse=True, negate=True).to_dense().tolist() == \
+            [float(not w) for w in want]
 
 
 def test_the_text_index_is_made_once_and_each_pattern_is_evaluated():
