@@ -42,6 +42,8 @@ one call to the next; what is kept is in proofs_notes/call_plans.md.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..settings import LIMITS
@@ -164,6 +166,7 @@ def make_plan(owner, made: tuple, inputs: dict):
     steps = tuple(zip(names, steps))
     share_operands(steps)
     function, trusted = twins.builds(owner, kern, function, steps, bound)
+    trusted = (trusted, twins.sources(steps, owner.request.tuning))
     return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
                   trusted)
             or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
@@ -207,11 +210,13 @@ def plan(inputs):
 """
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted=None):
+def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted):
     """The plan itself (see make_plan and the module docstring): a function written
     out for this kernel and kind, so that a call runs no loops of its own. Its text
-    holds only integers; names and objects are in its namespace."""
+    holds only integers; names and objects are in its namespace. `trusted`: (the
+    trusted build and twin pairs or None, twins.sources)."""
     equal, outs = facts
+    trusted, sources = trusted
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
              "out_type": types["val_t[]"], "function": function, "owner": owner,
@@ -222,7 +227,9 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
         if type(step) is Dense:        # written out here: no call of its own
             pulls += dense_lines(k, step, space)
         elif type(step) is Sparse:
-            pulls += sparse_lines(k, step, space)
+            j = sources.get(k)
+            pulls += sparse_lines(k, step, space, None if j is None else functools.partial(
+                twins.source_lines, k, j, steps[j][1]), k in sources.values())
         elif getattr(step, "whole", False):     # a window's: its operand and bounds
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs, args)")

@@ -154,12 +154,11 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=F
                   (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
 
 
-def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
-    """The plan's lines for scipy input number `k` (see Sparse): its type (and a
-    GCXS's axes and fill), dtypes, 1-d arrays of matching lengths in the plan's
-    class, the structure checks of its route (calling._bounds_in_o1 inlined with
-    fused checks, else check_compressed), NaN, sizes; its arguments into `args`,
-    its shape in `s{k}`."""
+def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> list[str]:
+    """The plan's lines for scipy input `k` (see Sparse): its type (a GCXS's axes, fill),
+    dtypes, 1-d arrays of matching lengths in the plan's class, its structure checks
+    (calling._bounds_in_o1 inlined if fused, else check_compressed, or
+    `source`'s), NaN, sizes; its arguments into `args`, its shape in `s{k}`."""
     space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
                   f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
                   f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
@@ -174,6 +173,9 @@ def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
     else:
         check = [f"r = check_compressed(ip, ix, {major}, {minor})",
                  "if r is None or r[0] != 0:"]
+    check, nan = [*check, "    return MISS"], [f"refuse_nan(dv, sr, nm{k})"] if d.nan else []
+    if source is not None:           # twins.source_lines (`kept`: a source's arrays kept)
+        check, nan = source(major, minor, check, nan)
     a, b, c = d.at
     return ["        " + line for line in [
         f"v = inputs[name{k}]",
@@ -184,8 +186,7 @@ def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
         f"if (dv.dtype != dt{k} or ix.dtype != it{k} or ip.dtype != it{k} or dv.ndim != 1",
         f"        or ix.ndim != 1 or ip.ndim != 1 or len(ix) != n or not {lo_n} <= n < {hi_n}):",
         "    return MISS",
-        f"s{k} = v.shape", *check, "    return MISS",
-        *([f"refuse_nan(dv, sr, nm{k})"] if d.nan else []),
+        f"s{k} = v.shape", *check, *nan, *[f"ip{k}, ix{k}, dv{k} = ip, ix, dv"] * kept,
         f"if not ({lo0} <= s{k}[0] < {hi0} and {lo1} <= s{k}[1] < {hi1}):",
         "    return MISS",
         f"args[{p0}], args[{p1}] = s{k}",
