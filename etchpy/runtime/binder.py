@@ -44,7 +44,8 @@ import numpy as np
 
 from . import cache, checks, fingerprint
 from .compiler import find_compiler
-from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
+from .coo_steps import CooFacts
+from .plan_steps import Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
 from ..errors import CompileError
@@ -149,8 +150,8 @@ def _load(entry, sha256_hex):
 def _input(step, ffi, source=-1):
     """The binder's description of one plan step (kind, name, type, value and index
     type numbers, ndim, NaN refused, csr, stored entries' class, dim slots, array
-    positions, a Tensor's fill, format and array slots; a scipy input's check and
-    `source`, twins.sources' step or -1), or None when it does not cover the step."""
+    positions, a Tensor's fill, format and array slots; a scipy or coo input's check
+    and `source`, twins.sources' step or -1), or None when it does not cover the step."""
     if type(step) is Dense:
         if step.ndim > 4:
             return None
@@ -178,7 +179,7 @@ def _input(step, ffi, source=-1):
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
                 facts.at, facts.fill, None, (),
-                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
+                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)), source)
     return None
 
 

@@ -49,7 +49,8 @@ import numpy as np
 from ..settings import LIMITS
 from . import inputs as io_
 from . import binder, coo_inputs, foreign, outputs, twins
-from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
+from .coo_steps import coo_step
+from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
@@ -236,6 +237,8 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
         else:
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
+            if k in sources:                 # a coo step after one over its arrays
+                step.source[0] = steps[sources[k]][1].binder
     shape = "".join(f"s{k}[{m}], " for k, m in outs)
     alloc, result = (_grown(owner, kern, lib, types, space, shape) if _sparse_out(owner, kern)
                      else _dense(kern, shape, "out" if outs else "out[()]"))

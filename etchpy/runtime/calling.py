@@ -301,7 +301,7 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
         return None
     layout = getattr(value, "format", None)
     if layout == "coo":
-        return _coo_bind(value, tv, sr, fused)
+        return _coo_bind(value, tv, sr, fused, seen)
     if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
         layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -329,12 +329,12 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
                  nan_unchecked=nan_left)
 
 
-def _coo_bind(value, tv, sr, fused=False):
+def _coo_bind(value, tv, sr, fused=False, seen=None):
     """A scipy coo or pydata COO input of a coo tensor bound over its own arrays when
     they are in row-major order without repeats (coo_inputs: one pass in C), or,
     with `fused` (the kernel checks each coordinate's range as it reads it and
     takes any order), whatever their order, unchecked; else None."""
-    got = coo_inputs.as_is(value, tv, sr, fused)
+    got = coo_inputs.as_is(value, tv, sr, fused, seen)
     if got is None:
         return None
     coords, data = got

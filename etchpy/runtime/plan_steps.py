@@ -10,7 +10,7 @@ is enough, is in proofs_notes/call_plans.md.
     dense_step(...), dense_lines(...)                    numpy (written into the plan)
     sparse_step(...), sparse_lines(...)                  scipy csr/csc or GCXS (likewise)
     tensor_step(...)                                     ep.Tensor
-    coo_step(...)                                        scipy coo / pydata COO (coo_inputs)
+    coo_steps.coo_step(...)                              scipy coo / pydata COO (coo_inputs)
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import coo_inputs
 from .calling import refuse_nan
 from .checks import check_compressed
 from .tensor import Tensor
@@ -297,91 +296,3 @@ class TensorFacts(NamedTuple):
     shape: tuple
     dims: tuple
     arrays: tuple
-
-
-def _coo_slots(value, positions, fused=False):
-    """(check function (None when `fused`), its where cell, (position, lo, hi) of mode 0's dim and of mode
-    1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
-    stored entries, else None."""
-    got = coo_inputs.arrays(value)
-    check = coo_inputs.entry(got[0][0].dtype) if got is not None else None
-    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
-    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
-    if (check is None or sorted(at) != ["crd0", "crd1", "pos0", "vals"] or len(slots) != 2
-            or not len(got[1])):
-        return None
-    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
-    return (None if fused else check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
-            (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
-
-
-def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
-    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound over
-    its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order
-    check in C every call (coo_inputs, on the kernel's C arguments; none when `fused`:
-    the kernel checks as it reads), NaN, sizes; else a miss. Arguments held as sparse's."""
-    slots = _coo_slots(value, positions, fused)
-    if slots is None:
-        return None
-    fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
-    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
-    idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
-    held, pos0 = [None], [None]
-
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind or (pydata and v.fill_value != fill):
-            raise Miss
-        coords, data, shape = v.coords, v.data, v.shape
-        row, col = coords[0], coords[1]
-        n = len(data)
-        if (len(coords) != 2 or data.dtype != dtype or row.dtype != idx or col.dtype != idx
-                or data.ndim != 1 or row.ndim != 1 or col.ndim != 1
-                or len(row) != n or len(col) != n or not lo_n <= n < hi_n
-                or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
-            raise Miss
-        last = held[0]              # one read: another thread may replace it
-        if (last is not None and last[0] is row and last[1] is col and last[2] is data
-                and (row.strides, col.strides, data.strides) == last[4]):
-            made = last[3]
-        else:
-            made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
-                    from_buffer(val_type, data))
-            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
-            held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
-                       if small and not pydata else None)
-        if fn is not None and fn(made[0], made[1], n, shape[0], shape[1], where):
-            raise Miss
-        if nan:
-            refuse_nan(data, sr, name)
-        (args[at_row], args[at_col], args[at_vals]), (args[p0], args[p1]) = made, shape
-        pos = pos0[0]
-        if pos is None or pos[0] != n:
-            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
-        args[at_pos] = pos[1]
-        return shape
-    step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
-    return step
-
-
-class CooFacts(NamedTuple):
-    """What a coo input's step checks, for the C binder (runtime.binder): its name,
-    exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
-    refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
-    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
-
-    name: str
-    kind: type
-    pydata: bool
-    fill: object
-    dtype: np.dtype
-    idx: np.dtype
-    lo_n: int
-    hi_n: int
-    nan: bool
-    dims: tuple
-    at: tuple
-    check: object

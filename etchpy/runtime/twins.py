@@ -13,12 +13,14 @@ codegen_templates/binder.c.j2, the same compares in C.
 An input checked in full over the index arrays of one checked in full before it
 in the same call (both bound unfused: A ⊙ B over one pattern) has its pass (and
 its NaN scan, over the same values) skipped: `sources` names, per step, the one
-whose arrays a call compares (Python plan: `sparse_lines`; C: `sparse` in
-binder_inputs.c.j2; the general path: calling's `seen`).
+whose arrays a call compares (Python plan: `sparse_lines`, coo_steps; C: `sparse`
+and `coo` in binder_inputs.c.j2; the general path: `seen`, checks.check_once and
+coo_inputs.as_is). A coo input likewise, over another coo input's coordinates.
 """
 from __future__ import annotations
 
 from .calling import TRUSTED
+from .coo_steps import CooFacts
 from .plan_steps import Sparse
 
 
@@ -52,15 +54,23 @@ def builds(owner, kern, function, steps, bound):
 
 
 def sources(steps, tuning) -> dict:
-    """{k: j}: step k a scipy input checked in full, j the first step before it
-    checked in full with its index dtype (its arrays compared with k's per call,
-    with the extents of their compressed levels: csr or csc alike); empty without
-    Tuning.check_twins_once."""
+    """{k: j}: step k an input checked in full (a scipy csr/csc or GCXS one, or a coo
+    one), j the first step before it of its kind checked in full with its index dtype
+    (their arrays compared per call, and the extents of their compressed levels: csr
+    or csc alike; a coo one's shape); empty without Tuning.check_twins_once."""
     if not tuning.check_twins_once:
         return {}
-    full = [(k, s.idx) for k, (_, s) in enumerate(steps) if type(s) is Sparse and not s.fused]
-    return {k: j for n, (k, idx) in enumerate(full)
-            for j in [next((j for j, i in full[:n] if i == idx), None)] if j is not None}
+    full = [(k, key) for k, (_, s) in enumerate(steps) if (key := _full(s)) is not None]
+    return {k: j for n, (k, key) in enumerate(full)
+            for j in [next((j for j, y in full[:n] if y == key), None)] if j is not None}
+
+
+def _full(step):
+    """(kind, index dtype) of a step whose input is checked in full, else None."""
+    if type(step) is Sparse:
+        return None if step.fused else ("compressed", step.idx)
+    facts = getattr(step, "binder", None)
+    return ("coo", facts.idx) if type(facts) is CooFacts and facts.check is not None else None
 
 
 def source_lines(k, j, o, major, minor, check, nan):

@@ -1,6 +1,6 @@
 """Index arrays two scipy inputs share, both checked in full before the call, are
 checked once (Tuning.check_twins_once; proofs_notes/validation.md, "One full check
-of shared arrays"): C = A ⊙ B over one pattern. A second input over the same
+of shared arrays"): C = A ⊙ B over one pattern, csr or coo inputs. A second input over the same
 memory (the same object, another csr object over the same arrays, views of them)
 skips its pass and NaN scan in the C binder, the Python plan and the general path;
 anything else is checked: a prefix of the arrays, another extent, a copy. A bad
@@ -14,6 +14,7 @@ from etchpy.runtime import checks
 
 MUL = "C[i, j] = A[i, j] * B[i, j]"
 CSR = {"A": "csr", "B": "csr"}
+COO = {"A": "coo", "B": "coo"}
 
 
 @pytest.fixture(scope="module")
@@ -22,10 +23,11 @@ def kernels(tmp_path_factory):
     (one build: these knobs do not change the C), in the session's shared cache."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
-        kerns = [ep.compile(MUL, output="csr", formats=CSR, tuning=ep.Tuning(**knobs))
+        kerns = [ep.compile(MUL, output="csr", formats=fmt, tuning=ep.Tuning(**knobs))
+                 for fmt in (CSR, COO)
                  for knobs in ({}, {"call_binder": False}, {"call_plans": False})]
-        for kern in kerns:
-            kern(A=_matrix(), B=_matrix())          # built (and the binder) once
+        for kern, m in zip(kerns, [_matrix()] * 3 + [sp.coo_array(_matrix())] * 3):
+            kern(A=m, B=m)                          # built (and the binder) once
         yield kerns
 
 
@@ -52,14 +54,14 @@ def _shares(m, data=None):
 
 def test_shared_patterns_answer_as_the_dense_reference(kernels):
     M = _matrix()
-    for kern in kernels:
+    for kern in kernels[:3]:
         for B in (M, _shares(M), M.copy(), _shares(M), M):    # a plan made, then each case
             want = M.toarray() * B.toarray()
             np.testing.assert_allclose(kern(A=M, B=B).toarray(), want, rtol=1e-12)
 
 
 def test_a_bad_pattern_shared_by_both_is_refused(kernels):
-    for kern in kernels:
+    for kern in kernels[:3]:
         M = _matrix()
         kern(A=M, B=_shares(M))                    # the plans made on good arrays
         kern(A=M, B=_shares(M))
@@ -69,7 +71,7 @@ def test_a_bad_pattern_shared_by_both_is_refused(kernels):
 
 
 def test_arrays_written_in_place_between_calls_are_checked_again(kernels):
-    for kern in kernels:
+    for kern in kernels[:3]:
         M = _matrix()
         B = _shares(M)
         for _ in range(2):
@@ -82,7 +84,7 @@ def test_arrays_written_in_place_between_calls_are_checked_again(kernels):
 
 
 def test_a_prefix_of_the_same_arrays_is_not_counted_as_checked(kernels):
-    for kern in kernels:
+    for kern in kernels[:3]:
         M = _matrix()
         for _ in range(2):
             kern(A=M, B=_shares(M))
@@ -113,7 +115,7 @@ def test_check_once_skips_only_the_same_memory_and_extents():
         return real(*args)
 
     ip, ix, dv = M.indptr, M.indices, M.data
-    seen = []
+    seen = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(checks, "check_compressed", counted)
         assert checks.check_once(seen, ip, ix, dv, 30, 30) == ((0, 0), False)
@@ -125,3 +127,26 @@ def test_check_once_skips_only_the_same_memory_and_extents():
         checks.check_once(seen, ip.copy(), ix, dv, 30, 30)       # a copy
         checks.check_once(None, ip, ix, dv, 30, 30)              # the knob off: no list
         assert len(calls) == 5
+
+
+def _coo_shares(m, rows=None):
+    """A coo array over `m`'s coordinate arrays (views; the first `rows` entries)."""
+    n = m.nnz if rows is None else rows
+    return sp.coo_array((m.data[:n] * 3 - 1, (m.coords[0][:n], m.coords[1][:n])), shape=m.shape)
+
+
+def test_coo_inputs_over_one_pattern_are_checked_once(kernels):
+    for kern in kernels[3:]:
+        M = sp.coo_array(_matrix())
+        for B in (M, _coo_shares(M), sp.coo_array(M.copy()), _coo_shares(M, M.nnz - 1),
+                  _coo_shares(M), M):
+            want = M.toarray() * B.toarray()
+            np.testing.assert_allclose(kern(A=M, B=B).toarray(), want, rtol=1e-12)
+        k = 7                                  # written in place: out of order, then out of range
+        M.coords[1][k], M.coords[1][k + 1] = M.coords[1][k + 1], M.coords[1][k]
+        B = _coo_shares(M)
+        np.testing.assert_allclose(kern(A=M, B=B).toarray(), M.toarray() * B.toarray(),
+                                   rtol=1e-12)
+        M.coords[1][k] = M.shape[1] + 2        # seen through B's views too
+        with pytest.raises(ep.InputError, match="'A'"):
+            kern(A=M, B=B)
