@@ -180,7 +180,7 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here;
     `fused_nan`: and its values for NaN, so they are not scanned here either.
-    `seen`: this call's list of arrays checked in full (checks.check_once)."""
+    `seen`: this call's record of arrays checked in full (checks.check_once)."""
     if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
         return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
