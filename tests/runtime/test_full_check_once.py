@@ -150,3 +150,19 @@ def test_coo_inputs_over_one_pattern_are_checked_once(kernels):
         M.coords[1][k] = M.shape[1] + 2        # seen through B's views too
         with pytest.raises(ep.InputError, match="'A'"):
             kern(A=M, B=B)
+
+
+def test_a_csc_transpose_over_the_same_arrays_is_checked_once(kernels):
+    """B = A.T, a csc array over A's csr arrays: the same compressed level (its
+    extents compared per layout), so A's pass stands for B's."""
+    expr, fmt = "C[i, j] = A[i, j] * B[j, i]", {"A": "csr", "B": "csc"}
+    for knobs in ({}, {"call_binder": False}, {"call_plans": False}):
+        kern = ep.compile(expr, output="csr", formats=fmt, tuning=ep.Tuning(**knobs))
+        M = sp.csr_array(sp.random_array((40, 30), density=0.15, format="csr", random_state=2))
+        M.sort_indices()
+        for B in (M.T, sp.csc_array(M.T.copy()), M.T):
+            np.testing.assert_allclose(kern(A=M, B=B).toarray(), M.toarray() * B.toarray().T,
+                                       rtol=1e-12)
+        M.indices[5] = M.shape[1] + 1          # seen through B = M.T as well
+        with pytest.raises(ep.InputError, match="tensor 'A'"):
+            kern(A=M, B=M.T)
