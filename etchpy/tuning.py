@@ -132,7 +132,8 @@ class Tuning:
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
-    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays
+    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
+                                      # nor checked in full twice (A ⊙ B on one pattern)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or

@@ -44,7 +44,8 @@ import numpy as np
 
 from . import cache, checks, fingerprint
 from .compiler import find_compiler
-from .plan_steps import CooFacts, Dense, Sparse, TensorFacts
+from .coo_steps import CooFacts
+from .plan_steps import Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
 from ..errors import CompileError
@@ -146,11 +147,11 @@ def _load(entry, sha256_hex):
     return mod
 
 
-def _input(step, ffi):
+def _input(step, ffi, source=-1):
     """The binder's description of one plan step (kind, name, type, value and index
     type numbers, ndim, NaN refused, csr, stored entries' class, dim slots, array
-    positions, a Tensor's fill, format and array slots), or None when it does not
-    cover the step."""
+    positions, a Tensor's fill, format and array slots; a scipy or coo input's check
+    and `source`, twins.sources' step or -1), or None when it does not cover the step."""
     if type(step) is Dense:
         if step.ndim > 4:
             return None
@@ -164,7 +165,7 @@ def _input(step, ffi):
         return (1, sys.intern(step.name), step.kind, step.dtype.num, step.idx.num, 2,
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
                 step.fill if step.pydata else None, step.axes if step.pydata else None, (),
-                check)
+                check, source)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
     if (type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4
             and facts.dtype.kind != "b"):           # bool: truth_values' check, in Python
@@ -178,7 +179,7 @@ def _input(step, ffi):
         return (3, sys.intern(facts.name), facts.kind, facts.dtype.num, facts.idx.num, 2,
                 int(facts.nan), int(facts.pydata), facts.lo_n, facts.hi_n, facts.dims,
                 facts.at, facts.fill, None, (),
-                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)))
+                0 if facts.check is None else int(ffi.cast("uintptr_t", facts.check)), source)
     return None
 
 
@@ -282,14 +283,15 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     agree and the output's; `n_keys`: the names a call passes, when windows read
     their operand and bounds by name; `grown`: a grown output's kind as
     outputs.grown_kind gives it, with the index dtype, else a dense output), or
-    None when the binder does not cover them. `trusted`: the build without fused
-    checks and its twin pairs (call_plans._builds), or None."""
+    None when the binder does not cover them. `trusted`: (the build without fused
+    checks and its twin pairs (twins.builds) or None, twins.sources)."""
     if not owner.request.tuning.call_binder or len(kern._slots) > MAX_ARGS:
         return None
     mod = module()
     if mod is None:
         return None
-    described = [_input(step, lib.ffi) for _, step in steps]
+    trusted, sources = trusted or (None, {})
+    described = [_input(step, lib.ffi, sources.get(k, -1)) for k, (_, step) in enumerate(steps)]
     if None in described or len(described) > 8:
         return None
     equal, outs = facts

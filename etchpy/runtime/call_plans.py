@@ -42,12 +42,15 @@ one call to the next; what is kept is in proofs_notes/call_plans.md.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
 from . import binder, coo_inputs, foreign, outputs, twins
-from .plan_steps import (Dense, Miss, Sparse, coo_step, dense_lines, dense_step,
+from .coo_steps import coo_step
+from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step,
                          sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
@@ -164,6 +167,7 @@ def make_plan(owner, made: tuple, inputs: dict):
     steps = tuple(zip(names, steps))
     share_operands(steps)
     function, trusted = twins.builds(owner, kern, function, steps, bound)
+    trusted = (trusted, twins.sources(steps, owner.request.tuning))
     return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
                   trusted)
             or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
@@ -207,11 +211,13 @@ def plan(inputs):
 """
 
 
-def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted=None):
+def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, trusted):
     """The plan itself (see make_plan and the module docstring): a function written
     out for this kernel and kind, so that a call runs no loops of its own. Its text
-    holds only integers; names and objects are in its namespace."""
+    holds only integers; names and objects are in its namespace. `trusted`: (the
+    trusted build and twin pairs or None, twins.sources)."""
     equal, outs = facts
+    trusted, sources = trusted
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
              "out_type": types["val_t[]"], "function": function, "owner": owner,
@@ -222,13 +228,17 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
         if type(step) is Dense:        # written out here: no call of its own
             pulls += dense_lines(k, step, space)
         elif type(step) is Sparse:
-            pulls += sparse_lines(k, step, space)
+            j = sources.get(k)
+            pulls += sparse_lines(k, step, space, None if j is None else functools.partial(
+                twins.source_lines, k, j, steps[j][1]), k in sources.values())
         elif getattr(step, "whole", False):     # a window's: its operand and bounds
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs, args)")
         else:
             space[f"step{k}"] = step
             pulls.append(f"        s{k} = step{k}(inputs[name{k}], args)")
+            if k in sources:                 # a coo step after one over its arrays
+                step.source[0] = steps[sources[k]][1].binder
     shape = "".join(f"s{k}[{m}], " for k, m in outs)
     alloc, result = (_grown(owner, kern, lib, types, space, shape) if _sparse_out(owner, kern)
                      else _dense(kern, shape, "out" if outs else "out[()]"))

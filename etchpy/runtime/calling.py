@@ -30,7 +30,7 @@ import numpy as np
 
 from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
-from .checks import check_compressed
+from .checks import check_compressed, check_once, same as _same
 from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it here
 from .. import pipeline
 from .tensor import Tensor, truth_values
@@ -172,14 +172,15 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     return out
 
 
-def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False) -> Bound:
+def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None) -> Bound:
     """`value` validated as input `tv` of a kernel over semiring `sr`.
 
     `on_convert(name, note)` is called when the value's layout is not the declared
     format's, so that binding it converts it (on every call); see
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here;
-    `fused_nan`: and its values for NaN, so they are not scanned here either."""
+    `fused_nan`: and its values for NaN, so they are not scanned here either.
+    `seen`: this call's record of arrays checked in full (checks.check_once)."""
     if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
         return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
@@ -192,7 +193,7 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False) -> Bound:
         if hit is not None:
             value.check_layout()
             return hit[0]
-    fast = _fast_bind(value, tv, sr, fused, fused_nan)
+    fast = _fast_bind(value, tv, sr, fused, fused_nan, seen)
     if fast is not None:
         return fast
     io_.check_order(value, tv)
@@ -230,12 +231,6 @@ def _same_arrays(a: Tensor, b: Tensor) -> bool:
     return _same(a.vals, b.vals) and len(a.levels) == len(b.levels) and all(
         x.keys() == y.keys() and all(_same(x[k], y[k]) for k in x)
         for x, y in zip(a.levels, b.levels))
-
-
-def _same(x: np.ndarray, y: np.ndarray) -> bool:
-    return x is y or (x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
-                      and x.dtype == y.dtype and x.shape == y.shape
-                      and x.strides == y.strides)
 
 
 def _bind_window(value, tv, sr, on_convert, fused) -> Bound:
@@ -283,7 +278,7 @@ def _all_int32(roles: dict):
     return (dtypes == {INT32}) if dtypes else None
 
 
-def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
+def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
     """A matching, already-canonical input bound without any copy, else None.
 
     Covers C-contiguous numpy arrays of the carrier dtype for dense tensors,
@@ -306,7 +301,7 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
         return None
     layout = getattr(value, "format", None)
     if layout == "coo":
-        return _coo_bind(value, tv, sr, fused)
+        return _coo_bind(value, tv, sr, fused, seen)
     if layout == "gcxs":             # pydata GCXS: csr / csc over its own arrays
         layout = foreign.compressed_layout(value, sr)
     if layout not in ("csr", "csc") or fmt.name != layout or not hasattr(value, "indptr"):
@@ -317,15 +312,16 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
             or len(data) != len(indices) or not data.flags.c_contiguous):
         return None
     major, minor = value.shape if layout == "csr" else value.shape[::-1]
+    nan_seen = False
     if fused:
         if not _bounds_in_o1(value, indptr, indices, major):
             return None
     else:
-        res = check_compressed(indptr, indices, major, minor)
+        res, nan_seen = check_once(seen, indptr, indices, data, major, minor)
         if res is None or res[0] != 0:
             return None             # the general path words errors and canonicalises
     nan_left = bool(fused and fused_nan)
-    if not nan_left:
+    if not (nan_left or nan_seen):
         refuse_nan(data, sr, tv.name)
     vals = truth_values(data)
     return Bound(value.shape, {"pos1": indptr, "crd1": indices, "vals": vals},
@@ -333,12 +329,12 @@ def _fast_bind(value, tv, sr, fused=False, fused_nan=False):
                  nan_unchecked=nan_left)
 
 
-def _coo_bind(value, tv, sr, fused=False):
+def _coo_bind(value, tv, sr, fused=False, seen=None):
     """A scipy coo or pydata COO input of a coo tensor bound over its own arrays when
     they are in row-major order without repeats (coo_inputs: one pass in C), or,
     with `fused` (the kernel checks each coordinate's range as it reads it and
     takes any order), whatever their order, unchecked; else None."""
-    got = coo_inputs.as_is(value, tv, sr, fused)
+    got = coo_inputs.as_is(value, tv, sr, fused, seen)
     if got is None:
         return None
     coords, data = got

@@ -25,6 +25,7 @@ import numpy as np
 
 from .kernel_cache import kept
 from . import build
+from .checks import same
 from ..errors import CompileError
 from ..formats import Format
 
@@ -152,7 +153,7 @@ def check(coords, shape):
                                                     ffi.new("int64_t *"))
 
 
-def as_is(value, tv, sr, fused=False):
+def as_is(value, tv, sr, fused=False, seen=None):
     """(coordinate arrays, values) of coo input `value` when tensor `tv` (over
     semiring `sr`) can read them as they are: `tv` declared coo of the input's
     order, the values of the carrier dtype and 1-d C-contiguous, a pydata fill
@@ -160,7 +161,9 @@ def as_is(value, tv, sr, fused=False):
     or with `fused` (the kernel checks each coordinate as it reads it,
     lower.schedule.coo_checks; any order will do) only 1-d C-contiguous int32 or
     int64 arrays of one dtype and length (`readable`). Else None (the general
-    path converts, sorts or words the error)."""
+    path converts, sorts or words the error). `seen`: the call's record of arrays
+    checked in full (checks.check_once): coordinates checked before in this call
+    (the same memory, shape) are not checked again."""
     got = arrays(value)
     if got is None or tv.format != Format.named("coo", tv.order):
         return None
@@ -175,7 +178,14 @@ def as_is(value, tv, sr, fused=False):
         return None
     if fused:
         return (coords, data) if readable(coords) else None
-    return (coords, data) if check(coords, shape) == 0 else None
+    if any(sh == shape and len(cs) == len(coords) and all(map(same, cs, coords))
+           for cs, sh in (() if seen is None else seen.get("coo", ()))):
+        return coords, data
+    if check(coords, shape) != 0:
+        return None
+    if seen is not None:
+        seen.setdefault("coo", []).append((coords, shape))
+    return coords, data
 
 
 def readable(coords) -> bool:

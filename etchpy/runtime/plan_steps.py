@@ -10,7 +10,7 @@ is enough, is in proofs_notes/call_plans.md.
     dense_step(...), dense_lines(...)                    numpy (written into the plan)
     sparse_step(...), sparse_lines(...)                  scipy csr/csc or GCXS (likewise)
     tensor_step(...)                                     ep.Tensor
-    coo_step(...)                                        scipy coo / pydata COO (coo_inputs)
+    coo_steps.coo_step(...)                              scipy coo / pydata COO (coo_inputs)
 """
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import coo_inputs
 from .calling import refuse_nan
 from .checks import check_compressed
 from .tensor import Tensor
@@ -154,12 +153,11 @@ def sparse_step(name, value, positions, sr, fused, types, max_bytes, fused_nan=F
                   (types["idx_t[]"], types["val_t[]"]), int(max_bytes))
 
 
-def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
-    """The plan's lines for scipy input number `k` (see Sparse): its type (and a
-    GCXS's axes and fill), dtypes, 1-d arrays of matching lengths in the plan's
-    class, the structure checks of its route (calling._bounds_in_o1 inlined with
-    fused checks, else check_compressed), NaN, sizes; its arguments into `args`,
-    its shape in `s{k}`."""
+def sparse_lines(k: int, d: Sparse, space: dict, source=None, kept=False) -> list[str]:
+    """The plan's lines for scipy input `k` (see Sparse): its type (a GCXS's axes, fill),
+    dtypes, 1-d arrays of matching lengths in the plan's class, its structure checks
+    (calling._bounds_in_o1 inlined if fused, else check_compressed, or
+    `source`'s), NaN, sizes; its arguments into `args`, its shape in `s{k}`."""
     space.update({f"kind{k}": d.kind, f"fill{k}": d.fill, f"axes{k}": d.axes,
                   f"dt{k}": d.dtype, f"it{k}": d.idx, f"ityp{k}": d.types[0],
                   f"vtyp{k}": d.types[1], f"held{k}": [None], f"nm{k}": d.name,
@@ -174,6 +172,9 @@ def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
     else:
         check = [f"r = check_compressed(ip, ix, {major}, {minor})",
                  "if r is None or r[0] != 0:"]
+    check, nan = [*check, "    return MISS"], [f"refuse_nan(dv, sr, nm{k})"] if d.nan else []
+    if source is not None:           # twins.source_lines (`kept`: a source's arrays kept)
+        check, nan = source(major, minor, check, nan)
     a, b, c = d.at
     return ["        " + line for line in [
         f"v = inputs[name{k}]",
@@ -184,8 +185,7 @@ def sparse_lines(k: int, d: Sparse, space: dict) -> list[str]:
         f"if (dv.dtype != dt{k} or ix.dtype != it{k} or ip.dtype != it{k} or dv.ndim != 1",
         f"        or ix.ndim != 1 or ip.ndim != 1 or len(ix) != n or not {lo_n} <= n < {hi_n}):",
         "    return MISS",
-        f"s{k} = v.shape", *check, "    return MISS",
-        *([f"refuse_nan(dv, sr, nm{k})"] if d.nan else []),
+        f"s{k} = v.shape", *check, *nan, *[f"ip{k}, ix{k}, dv{k} = ip, ix, dv"] * kept,
         f"if not ({lo0} <= s{k}[0] < {hi0} and {lo1} <= s{k}[1] < {hi1}):",
         "    return MISS",
         f"args[{p0}], args[{p1}] = s{k}",
@@ -296,91 +296,3 @@ class TensorFacts(NamedTuple):
     shape: tuple
     dims: tuple
     arrays: tuple
-
-
-def _coo_slots(value, positions, fused=False):
-    """(check function (None when `fused`), its where cell, (position, lo, hi) of mode 0's dim and of mode
-    1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
-    stored entries, else None."""
-    got = coo_inputs.arrays(value)
-    check = coo_inputs.entry(got[0][0].dtype) if got is not None else None
-    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
-    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
-    if (check is None or sorted(at) != ["crd0", "crd1", "pos0", "vals"] or len(slots) != 2
-            or not len(got[1])):
-        return None
-    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
-    return (None if fused else check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
-            (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
-
-
-def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
-    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 bound over
-    its own arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order
-    check in C every call (coo_inputs, on the kernel's C arguments; none when `fused`:
-    the kernel checks as it reads), NaN, sizes; else a miss. Arguments held as sparse's."""
-    slots = _coo_slots(value, positions, fused)
-    if slots is None:
-        return None
-    fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
-    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
-    idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
-    nan = not sr.allows_nan and dtype.kind == "f"
-    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
-    held, pos0 = [None], [None]
-
-    def step(v, args):
-        # from_buffer refuses an array that is not C-contiguous (ValueError: a miss)
-        if type(v) is not kind or (pydata and v.fill_value != fill):
-            raise Miss
-        coords, data, shape = v.coords, v.data, v.shape
-        row, col = coords[0], coords[1]
-        n = len(data)
-        if (len(coords) != 2 or data.dtype != dtype or row.dtype != idx or col.dtype != idx
-                or data.ndim != 1 or row.ndim != 1 or col.ndim != 1
-                or len(row) != n or len(col) != n or not lo_n <= n < hi_n
-                or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
-            raise Miss
-        last = held[0]              # one read: another thread may replace it
-        if (last is not None and last[0] is row and last[1] is col and last[2] is data
-                and (row.strides, col.strides, data.strides) == last[4]):
-            made = last[3]
-        else:
-            made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
-                    from_buffer(val_type, data))
-            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
-            held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
-                       if small and not pydata else None)
-        if fn is not None and fn(made[0], made[1], n, shape[0], shape[1], where):
-            raise Miss
-        if nan:
-            refuse_nan(data, sr, name)
-        (args[at_row], args[at_col], args[at_vals]), (args[p0], args[p1]) = made, shape
-        pos = pos0[0]
-        if pos is None or pos[0] != n:
-            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
-        args[at_pos] = pos[1]
-        return shape
-    step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
-                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
-    return step
-
-
-class CooFacts(NamedTuple):
-    """What a coo input's step checks, for the C binder (runtime.binder): its name,
-    exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
-    refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
-    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
-
-    name: str
-    kind: type
-    pydata: bool
-    fill: object
-    dtype: np.dtype
-    idx: np.dtype
-    lo_n: int
-    hi_n: int
-    nan: bool
-    dims: tuple
-    at: tuple
-    check: object

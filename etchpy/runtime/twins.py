@@ -9,10 +9,18 @@ decides by calling.variant and calling.twin; a call plan by `builds` (which
 builds a plan holds, and the twin pairs) and `call_text` (its Python text
 choosing per call by the arrays' addresses); the C binder by `chosen` in
 codegen_templates/binder.c.j2, the same compares in C.
+
+An input checked in full over the index arrays of one checked in full before it
+in the same call (both bound unfused: A ⊙ B over one pattern) has its pass (and
+its NaN scan, over the same values) skipped: `sources` names, per step, the one
+whose arrays a call compares (Python plan: `sparse_lines`, coo_steps; C: `sparse`
+and `coo` in binder_inputs.c.j2; the general path: `seen`, checks.check_once and
+coo_inputs.as_is). A coo input likewise, over another coo input's coordinates.
 """
 from __future__ import annotations
 
 from .calling import TRUSTED
+from .coo_steps import CooFacts
 from .plan_steps import Sparse
 
 
@@ -43,6 +51,43 @@ def builds(owner, kern, function, steps, bound):
         pairs.append((twin, k2, int(name in kern._fused_nan)))
     trusted = kern._entries.get(base + TRUSTED)
     return checked and checked[2], (trusted and trusted[2], tuple(pairs))
+
+
+def sources(steps, tuning) -> dict:
+    """{k: j}: step k an input checked in full (a scipy csr/csc or GCXS one, or a coo
+    one), j the first step before it of its kind checked in full with its index dtype
+    (their arrays compared per call, and the extents of their compressed levels: csr
+    or csc alike; a coo one's shape); empty without Tuning.check_twins_once."""
+    if not tuning.check_twins_once:
+        return {}
+    full = [(k, key) for k, (_, s) in enumerate(steps) if (key := _full(s)) is not None]
+    return {k: j for n, (k, key) in enumerate(full)
+            for j in [next((j for j, y in full[:n] if y == key), None)] if j is not None}
+
+
+def _full(step):
+    """(kind, index dtype) of a step whose input is checked in full, else None."""
+    if type(step) is Sparse:
+        return None if step.fused else ("compressed", step.idx)
+    facts = getattr(step, "binder", None)
+    return ("coo", facts.idx) if type(facts) is CooFacts and facts.check is not None else None
+
+
+def source_lines(k, j, o, major, minor, check, nan):
+    """Step k's lines of its full check and NaN scan, skipped over the arrays of step
+    j (Sparse `o`, its arrays kept as ip{j}, ix{j}, dv{j}): the same objects, or the
+    same addresses (cffi compares pointers by address; j's in `args`, contiguous, as
+    from_buffer's of k's are) and lengths, and the same extents."""
+    mj, nj = (f"s{j}[0]", f"s{j}[1]") if o.csr else (f"s{j}[1]", f"s{j}[0]")
+    a, b, c = o.at
+    same = (f"(ip is ip{j} or from_buffer(ityp{k}, ip) == args[{a}] and len(ip) == len(ip{j}))"
+            f" and (ix is ix{j} or from_buffer(ityp{k}, ix) == args[{b}] and n == len(ix{j}))"
+            f" and {major} == {mj} and {minor} == {nj}")
+    check = [f"if not ({same}):", *["    " + line for line in check]]
+    if nan and o.nan:
+        nan = [f"if not (dv is dv{j} or from_buffer(vtyp{k}, dv) == args[{c}] and {same}):",
+               "    " + nan[0]]
+    return check, nan
 
 
 def _missing(*args) -> int:

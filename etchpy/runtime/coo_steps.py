@@ -1,0 +1,113 @@
+"""A call plan's step for a scipy coo or pydata COO input of a coo tensor of order
+2 (runtime.call_plans; plan_steps has the others): bound over its own arrays, its
+order checked in C on every call (coo_inputs), or not at all where the kernel
+checks as it reads, or where a coo input checked in full before it in the same
+call has the same arrays (twins.sources; proofs_notes/validation.md, "One full
+check of shared arrays").
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from . import coo_inputs
+from .calling import refuse_nan
+from .plan_steps import Miss, class_range, dim_slots
+
+
+def _coo_slots(value, positions, fused=False):
+    """(check function (None when `fused`), its where cell, (position, lo, hi) of mode 0's dim and of mode
+    1's, the positions of pos0, crd0, crd1 and vals) of a coo input of order 2 with
+    stored entries, else None."""
+    got = coo_inputs.arrays(value)
+    check = coo_inputs.entry(got[0][0].dtype) if got is not None else None
+    at = {role: pos for pos, kind, role, _ in positions if kind == "in_array"}
+    slots = sorted(dim_slots(positions, value.shape), key=lambda d: d[1])
+    if (check is None or sorted(at) != ["crd0", "crd1", "pos0", "vals"] or len(slots) != 2
+            or not len(got[1])):
+        return None
+    (p0, _, lo0, hi0), (p1, _, lo1, hi1) = slots
+    return (None if fused else check[0], check[2], (p0, lo0, hi0), (p1, lo1, hi1),
+            (at["pos0"], at["crd0"], at["crd1"], at["vals"]))
+
+
+def coo_step(name, value, positions, sr, types, max_bytes, fused=False):
+    """The step of a scipy coo or pydata COO input of a coo tensor of order 2 over its own
+    arrays (calling._coo_bind): type, dtypes, lengths, pydata fill, the order check in C
+    (coo_inputs; none if `fused`, or `step.source[0]`'s: _checked_before), NaN, sizes;
+    else a miss (from_buffer's ValueError on a strided array too). Arguments held."""
+    slots = _coo_slots(value, positions, fused)
+    if slots is None:
+        return None
+    fn, where, (p0, lo0, hi0), (p1, lo1, hi1), (at_pos, at_row, at_col, at_vals) = slots
+    kind, pydata, fill = type(value), hasattr(value, "fill_value"), getattr(value, "fill_value", 0)
+    idx, dtype, (lo_n, hi_n) = value.coords[0].dtype, value.data.dtype, class_range(value.nnz)
+    idx_type, val_type, from_buffer = types["idx_t[]"], types["val_t[]"], types["ffi"].from_buffer
+    nan, held, pos0, src = not sr.allows_nan and dtype.kind == "f", [None], [None], [None]
+
+    def step(v, args):
+        if type(v) is not kind or (pydata and v.fill_value != fill):
+            raise Miss
+        coords, data, shape = v.coords, v.data, v.shape
+        row, col = coords[0], coords[1]
+        n = len(data)
+        if (len(coords) != 2 or data.dtype != dtype or row.dtype != idx or col.dtype != idx
+                or data.ndim != 1 or row.ndim != 1 or col.ndim != 1
+                or len(row) != n or len(col) != n or not lo_n <= n < hi_n
+                or not (lo0 <= shape[0] < hi0 and lo1 <= shape[1] < hi1)):
+            raise Miss
+        last = held[0]              # one read: another thread may replace it
+        if (last is not None and last[0] is row and last[1] is col and last[2] is data
+                and (row.strides, col.strides, data.strides) == last[4]):
+            made = last[3]
+        else:
+            made = (from_buffer(idx_type, row), from_buffer(idx_type, col),
+                    from_buffer(val_type, data))
+            small = row.nbytes + col.nbytes + data.nbytes <= max_bytes
+            held[0] = ((row, col, data, made, (row.strides, col.strides, data.strides))
+                       if small and not pydata else None)
+        seen = _checked_before(src[0], made, args, n, shape)
+        if fn is not None and not seen and fn(made[0], made[1], n, shape[0], shape[1], where):
+            raise Miss
+        if nan and not (seen and src[0].nan and made[2] == args[src[0].at[3]]):
+            refuse_nan(data, sr, name)
+        (args[at_row], args[at_col], args[at_vals]), (args[p0], args[p1]) = made, shape
+        pos = pos0[0]
+        if pos is None or pos[0] != n:
+            pos = pos0[0] = (n, from_buffer(idx_type, np.array([0, n], dtype=idx)))
+        args[at_pos] = pos[1]
+        return shape
+    step.source = src
+    step.binder = CooFacts(name, kind, pydata, fill, dtype, idx, lo_n, hi_n, nan,
+                           ((p0, 0, lo0, hi0), (p1, 1, lo1, hi1)), slots[4], fn)
+    return step
+
+
+def _checked_before(o, made, args, n, shape) -> bool:
+    """Whether coo step `o` (its CooFacts, or None), checked in full before this one
+    in this call, has the same coordinate arrays (cffi compares pointers by address),
+    length and shape: its order check (and NaN scan, over the same values) stands
+    for this one's (proofs_notes/validation.md, "One full check of shared arrays")."""
+    return (o is not None and made[0] == args[o.at[1]] and made[1] == args[o.at[2]]
+            and args[o.at[0]][1] == n and shape == (args[o.dims[0][0]], args[o.dims[1][0]]))
+
+
+class CooFacts(NamedTuple):
+    """What a coo input's step checks, for the C binder (runtime.binder): its name,
+    exact type, pydata?, fill, value and index dtypes, stored entries' class, NaN
+    refused, dim slots, the positions of pos0, crd0, crd1 and vals, and the C
+    order check (coo_inputs) it runs (None: the kernel checks as it reads)."""
+
+    name: str
+    kind: type
+    pydata: bool
+    fill: object
+    dtype: np.dtype
+    idx: np.dtype
+    lo_n: int
+    hi_n: int
+    nan: bool
+    dims: tuple
+    at: tuple
+    check: object
