@@ -50,7 +50,11 @@ class CompareVar(TensorVar):
     (none: the semiring's one there). `keyed` ((column name, mode, format),
     ...): of a value predicate, its columns read in an order keyed by their
     value (`KeyedVar`); of a range, the column whose values its bounds are
-    (expr.keyed: the codes of that mode where they pass, bound at call time)."""
+    (expr.keyed: the codes of that mode where they pass, bound at call time).
+    `bins` ((column, n), ...): of a value predicate made by expr.shared from a
+    product with onehots over its structure (expr.bins), its last indices, one
+    per pair: the bin 0..n-1 that column's value names (a formats.Bins level
+    each, below its structure's levels; no bin, no entry)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -59,6 +63,7 @@ class CompareVar(TensorVar):
     columns: tuple = ()
     weights: tuple = ()
     keyed: tuple = ()
+    bins: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))

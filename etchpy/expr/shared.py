@@ -33,7 +33,8 @@ import hashlib
 from dataclasses import replace
 
 from . import formula
-from ..formats import Format
+from ..formats import Bins, Format
+from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
 from .walk import spine
@@ -48,9 +49,11 @@ def _member(f: Expr):
         return None
     if type(tv) is TensorVar and not tv.iso:
         return (tv.name,), (f.indices, tv.format)
-    if isinstance(tv, CompareVar) and tv.kind == "value" and all(
+    if isinstance(tv, CompareVar) and tv.kind == "value" and not tv.bins and all(
             fmt == tv.format for _, fmt, at in tv.columns if at is None):
         return tuple(c[0] for c in tv.columns if c[2] is None), (f.indices, tv.format)
+    if isinstance(tv, CompareVar) and tv.kind == "bins" and not tv.columns[0][1].is_dense:
+        return (tv.source,), (f.indices[:-1], tv.columns[0][1])     # its bins index apart
     return None
 
 
@@ -111,6 +114,7 @@ def _fused_product(fs: list, classes: dict) -> Expr:
             buckets.setdefault((m[1], cls.pop()), []).append(k)
     out = list(fs)
     for ks in buckets.values():
+        ks = _distinct_bins(fs, ks)
         if len(ks) > 1:
             out[ks[0]] = one_walk([fs[k] for k in ks])
             for k in ks[1:]:
@@ -122,14 +126,34 @@ def _fused_product(fs: list, classes: dict) -> Expr:
     return prod
 
 
+def _distinct_bins(fs: list, ks: list) -> list:
+    """ks without the onehots whose bins index another factor of ks has too."""
+    seen = {ix for k in ks if not is_bins(fs[k].tensor) for ix in fs[k].indices}
+    out = []
+    for k in ks:
+        if is_bins(fs[k].tensor):
+            if fs[k].indices[-1] in seen:
+                continue
+            seen.add(fs[k].indices[-1])
+        out.append(k)
+    return out
+
+
 def one_walk(factors: list) -> Access:
     """The value predicate that is the product of `factors` (accesses over one
-    structure, at one index tuple): their columns in order, the AND of their
-    tests, the plain factors' columns as weights."""
-    columns, weights, tests = [], [], []
+    structure, at one index tuple, and onehots of its columns, each over one
+    more index): their columns in order, the AND of their tests, the plain
+    factors' columns as weights, the onehots' columns as its bins (their
+    indices last, in order)."""
+    columns, weights, tests, bins, extra = [], [], [], [], []
     for f in factors:
         tv = f.tensor
         at = len(columns)
+        if is_bins(tv):
+            bins.append((at, tv.tests[0][1]))
+            extra.append(f.indices[-1])
+            columns.append(tv.columns[0])
+            continue
         if type(tv) is TensorVar:
             weights.append(at)
             columns.append((tv.name, tv.format, None))
@@ -144,12 +168,17 @@ def one_walk(factors: list) -> Access:
     for t in tests:
         test = t if test == formula.TRUE else ("and", test, t)
     names = "_".join(dict.fromkeys(c[0] for c in columns))
-    digest = hashlib.sha1(repr((columns, test, weights)).encode()).hexdigest()[:8]
-    first = factors[0]
-    var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(first.indices),
-                     columns[0][1], kind="value", tests=test, source=columns[0][0],
-                     columns=tuple(columns), weights=tuple(weights))
-    return Access(var, first.indices)
+    digest = hashlib.sha1(repr((columns, test, weights, bins)).encode()).hexdigest()[:8]
+    plain = [f for f in factors if not is_bins(f.tensor)]
+    at = plain[0].indices if plain else factors[0].indices[:-1]
+    fmt = columns[0][1]
+    if bins:              # one level of bins each, below the structure's (formats.Bins)
+        fmt = Format((*fmt.levels, *(Bins() for _ in bins)),
+                     (*fmt.mode_order, *range(len(at), len(at) + len(bins))))
+    var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(at) + len(bins),
+                     fmt, kind="value", tests=test, source=columns[0][0],
+                     columns=tuple(columns), weights=tuple(weights), bins=tuple(bins))
+    return Access(var, (*at, *extra))
 
 
 def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
@@ -227,7 +256,8 @@ def _flat_access(body: Expr, summed: list, ok: set, classes):
         return Access(TensorVar(tv.name, 1, vector), (q,))
     one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
         n in classes for n in _names(tv))
-    if isinstance(tv, CompareVar) and tv.kind == "value" and set(_names(tv)) <= ok and one and all(
+    if isinstance(tv, CompareVar) and tv.kind == "value" and not tv.bins and set(
+            _names(tv)) <= ok and one and all(
             c[2] is None for c in tv.columns) and not any(
             n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests)):
         columns = tuple((c[0], vector, None) for c in tv.columns)

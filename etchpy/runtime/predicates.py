@@ -52,7 +52,7 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            order = tv.order - (tv.kind == "bins")           # a onehot's source: one less
+            order = tv.order - len(bins.count(tv))          # a onehot's source: one less
             for col, fmt, at in tv.columns:
                 out.setdefault(col, TensorVar(col, order if at is None else len(at), fmt))
             for col, _, fmt in tv.keyed if tv.kind == "range" else ():   # expr.keyed
@@ -200,7 +200,7 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "bins":
         return bins.dense(t, sr)
     if isinstance(tv, CompareVar) and tv.kind == "value":
-        coords, v0 = t.to_coords()
+        coords, v0 = bins.source(t, len(tv.bins)).to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
 
         def column(k):
@@ -216,6 +216,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
             comps.get(f"{tv.name}__p", ()))), v0.shape)
         w = functools.reduce(sr.mul, [column(k) for k in tv.weights]) \
             if tv.weights else sr.one
+        if tv.bins:                             # its bins: coordinates read off columns
+            coords, keep = bins.placed(tv, column, coords, keep)
         out[tuple(coords[:, keep])] = np.broadcast_to(w, v0.shape)[keep]
         return out
     if not stores_nothing(tv):
@@ -230,7 +232,8 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     companions (see the module docstring). O(1) when the columns share one
     structure (the same index arrays: relations built with values=[...])."""
     aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
-    ts = {k: as_tensor(inputs[col], TensorVar(col, tv.order if at is None else len(at), fmt),
+    order = tv.order - len(tv.bins)            # its structure's (its bins below)
+    ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
                        sr) for k, (col, fmt, at) in enumerate(tv.columns)}
     src = ts[0]
     for k, (col, _, at) in enumerate(tv.columns):
@@ -244,6 +247,8 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
         structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
         got = dict(zip(aligned[1:], cols))
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
+    if tv.bins:
+        structure = bins.extended(tv, structure, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
     slots = formula.slots(tv.tests)

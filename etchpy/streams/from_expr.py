@@ -175,7 +175,10 @@ class Lowerer:
             return self.index_compare(acc, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
             names = [ix.name for ix in acc.indices]
-            b = Binding(b.format, b.vals, b.levels, b.name, False,
+            arrays = b.levels[:len(b.levels) - len(acc.tensor.bins)] + tuple(   # formats.bins
+                {"src": b.vals if k == 0 else f"{acc.tensor.name}__c{k}_vals"}
+                for k, _ in acc.tensor.bins)
+            b = Binding(b.format, b.vals, arrays, b.name, False,
                         row_value(acc.tensor, b.vals, names, self.sr), {})
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "bins":   # formats.bins
             b = Binding(b.format, b.vals, (*b.levels[:-1], {"src": b.vals}), b.name, True)
@@ -325,8 +328,12 @@ class Lowerer:
         if b.test is None:
             return b
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
-        c = Bin("-", child[0], here.first) if isinstance(here, (shapes.Range, shapes.Lookup)) \
-            else Load(here.crd, child[0])
+        if isinstance(here, shapes.Spike):            # a bin (its value's), at its parent's
+            c = here.coord
+        else:
+            c = Bin("-", child[0], here.first) if isinstance(here, (shapes.Range,
+                                                                    shapes.Lookup)) \
+                else Load(here.crd, child[0])
         return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
 
     @staticmethod
