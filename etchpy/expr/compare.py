@@ -54,7 +54,11 @@ class CompareVar(TensorVar):
     `bins` ((column, n), ...): of a value predicate made by expr.shared from a
     product with onehots over its structure (expr.bins), its last indices, one
     per pair: the bin 0..n-1 that column's value names (a formats.Bins level
-    each, below its structure's levels; no bin, no entry)."""
+    each, below its structure's levels; no bin, no entry). `terms` ((column or
+    None, (located columns...)), ...): of one made from a product with a sum
+    over its structure, its value is also ⊗ the ⊕ of its terms, each its
+    column's value (one for None) ⊗ its located columns' (dense tensors at its
+    last indices, a dense level each, below its bins)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -64,6 +68,7 @@ class CompareVar(TensorVar):
     weights: tuple = ()
     keyed: tuple = ()
     bins: tuple = ()
+    terms: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))

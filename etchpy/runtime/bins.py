@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SemiringError
+from ..expr.bins import levels_below
 from ..expr.nodes import TensorVar
 from ..formats import Format
 from .inputs import as_tensor
@@ -25,15 +26,30 @@ def count(tv) -> tuple:
     return tuple(n for _, n in tv.bins) if kind == "value" else ()
 
 
-def extended(tv, structure: Tensor, cols: list, sr) -> Tensor:
-    """The structure of a value predicate with bins (expr.shared: a product with
-    onehots over it), its Bins levels below, over its own arrays."""
-    if np.dtype(sr.dtype).kind == "c" or any(cols[k].dtype.kind == "c" for k, _ in tv.bins):
+def full_shape(tv, structure: tuple, ts: dict) -> tuple:
+    """A value predicate's shape: its structure's, its bins' counts, then the
+    sizes of its terms' indices, read off the located columns `ts` there."""
+    out = list(structure + count(tv))
+    out += [0] * (levels_below(tv) - len(tv.bins))
+    first = len(structure) + len(tv.bins)
+    for _, located in tv.terms:
+        for k in located:
+            for p, n in zip(tv.columns[k][2], ts[k].shape):
+                if p >= first:
+                    out[p] = max(out[p], n)
+    return tuple(out)
+
+
+def extended(tv, structure: Tensor, shape: tuple, cols: list, sr) -> Tensor:
+    """The structure of a value predicate with bins or terms (expr.shared: a
+    product with onehots, a sum, over it), its Bins and dense levels below,
+    over its own arrays."""
+    if tv.bins and (np.dtype(sr.dtype).kind == "c" or any(
+            cols[k].dtype.kind == "c" for k, _ in tv.bins)):
         raise SemiringError(f"ep.onehot over {tv.source}: complex values have no order, so "
                             f"they name no bin; take the bins of a real input")
-    levels = (*structure.levels, *({} for _ in tv.bins))
-    return Tensor._of((structure.shape + count(tv), tv.format, levels, structure.vals,
-                       structure.fill), tv.name)
+    levels = (*structure.levels, *({} for _ in range(levels_below(tv))))
+    return Tensor._of((shape, tv.format, levels, structure.vals, structure.fill), tv.name)
 
 
 def view(tv, inputs, sr) -> Tensor:

@@ -41,6 +41,7 @@ from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
+from ..expr.bins import levels_below
 from . import bins, keyed, windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -52,7 +53,7 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            order = tv.order - len(bins.count(tv))          # a onehot's source: one less
+            order = tv.order - (1 if tv.kind == "bins" else levels_below(tv))   # its source
             for col, fmt, at in tv.columns:
                 out.setdefault(col, TensorVar(col, order if at is None else len(at), fmt))
             for col, _, fmt in tv.keyed if tv.kind == "range" else ():   # expr.keyed
@@ -232,12 +233,13 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     companions (see the module docstring). O(1) when the columns share one
     structure (the same index arrays: relations built with values=[...])."""
     aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
-    order = tv.order - len(tv.bins)            # its structure's (its bins below)
+    order = tv.order - levels_below(tv)          # its structure's (its bins, terms below)
     ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
                        sr) for k, (col, fmt, at) in enumerate(tv.columns)}
     src = ts[0]
+    full = bins.full_shape(tv, src.shape, ts)
     for k, (col, _, at) in enumerate(tv.columns):
-        want = src.shape if at is None else tuple(src.shape[p] for p in at)
+        want = src.shape if at is None else tuple(full[p] for p in at)
         if ts[k].shape != want:
             raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
                              f"{col} {ts[k].shape}; they are compared entry by entry")
@@ -247,8 +249,8 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
         structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
         got = dict(zip(aligned[1:], cols))
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
-    if tv.bins:
-        structure = bins.extended(tv, structure, [structure.vals, *cols], sr)
+    if levels_below(tv):
+        structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
     slots = formula.slots(tv.tests)

@@ -13,6 +13,7 @@ from typing import Callable
 
 from .. import imp, maps
 from ..formats import level as shapes
+from ..expr.bins import levels_below as bins_below
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Lit, Map, Mul
 from ..expr.windows import WindowVar
@@ -175,9 +176,10 @@ class Lowerer:
             return self.index_compare(acc, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
             names = [ix.name for ix in acc.indices]
-            arrays = b.levels[:len(b.levels) - len(acc.tensor.bins)] + tuple(   # formats.bins
-                {"src": b.vals if k == 0 else f"{acc.tensor.name}__c{k}_vals"}
-                for k, _ in acc.tensor.bins)
+            tv, below = acc.tensor, bins_below(acc.tensor)      # its bins: formats.bins
+            n = len(b.levels) - below
+            arrays = b.levels[:n] + tuple({"src": b.vals if k == 0 else f"{tv.name}__c{k}_vals"}
+                                          for k, _ in tv.bins) + b.levels[n + len(tv.bins):]
             b = Binding(b.format, b.vals, arrays, b.name, False,
                         row_value(acc.tensor, b.vals, names, self.sr), {})
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "bins":   # formats.bins
@@ -334,7 +336,8 @@ class Lowerer:
             c = Bin("-", child[0], here.first) if isinstance(here, (shapes.Range,
                                                                     shapes.Lookup)) \
                 else Load(here.crd, child[0])
-        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
+        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test,
+                       {**b.coords, v: c, f"@{lev}": child[0]})     # (row_test: positions)
 
     @staticmethod
     def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:

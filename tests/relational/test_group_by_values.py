@@ -100,3 +100,32 @@ def test_it_is_one_walk_with_its_bins_read_at_each_entry():
 def _accesses(e):
     from etchpy.expr.walk import accesses
     return accesses(e)
+
+
+@pytest.mark.parametrize("kinds", KINDS[:3], ids=lambda k: "/".join(k))
+def test_several_sums_by_group_are_one_walk(kinds):
+    """Σ G·(Q·E0[k] + D·E1[k] + E2[k]): three sums by group (a measure, another,
+    a count) over one more index k, each term a column times a dense vector at
+    k, is one value predicate whose terms are read at each entry."""
+    rows = [(0, 0, 0, 1, 2, 3), (0, 1, 2, 0, 5, 1), (1, 0, 1, 1, 7, 9), (3, 2, 2, 1, 1, 2),
+            (4, 3, 1, 0, -1, 0), (2, 2, 2.5, 1, 4, 4)]
+    rel = load(rows, kinds)
+    at, k = (o, n), ep.Index("k")
+    E = [ep.tensor(f"E{j}", 1) for j in range(3)]
+    G = (ep.onehot(f, rel["f"].var("F")[at], 3) * ep.onehot(g, rel["g"].var("G")[at], 2)
+         * (rel["d"].var("D")[at] <= "most"))
+    sums = rel["q"].var("Q")[at] * E[0][k] + rel["d"].var("D")[at] * E[1][k] + E[2][k]
+    expr = ep.sum(at, G * sums)
+    units = {f"E{j}": np.eye(3)[j] for j in range(3)}
+    kern = ep.compile(expr, order=["o", "n", "f", "g", "k"], optimize=False)
+    got = kern(**inputs(rel), **units, most=5)
+    entries = stored(rows, kinds, rel["q"].shape)
+    for j, column in enumerate((2, 3, None)):
+        want = reference({x: (*v[:2], 1 if column is None else v[column], v[3])
+                          for x, v in entries.items()}, 5)
+        np.testing.assert_allclose(got[:, :, j], want)
+    accs = list(_accesses(kern._walked.request.expr))
+    assert len(accs) == 1 and len(accs[0].tensor.terms) == 3
+    off = ep.compile(expr, order=["o", "n", "f", "g", "k"], optimize=False,
+                     tuning=ep.Tuning(one_walk=False))
+    np.testing.assert_allclose(off(**inputs(rel), **units, most=5), got)
