@@ -115,6 +115,14 @@ def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
     return value
 
 
+def level_arrays(tv: CompareVar, levels: tuple, first: str) -> tuple:
+    """A value predicate's level arrays: its structure's, then each bins level's
+    column as its source (formats.bins: role "src"), then its dense levels'."""
+    n = len(levels) - levels_below(tv)
+    return levels[:n] + tuple({"src": first if k == 0 else f"{tv.name}__c{k}_vals"}
+                              for k, _ in tv.bins) + levels[n + len(tv.bins):]
+
+
 def _structure_position(tv: CompareVar, at: imp.Expr, coords: dict) -> imp.Expr:
     """The position of tv's structure's entry: `at` itself below its bins levels
     (each its parent's position); with dense levels of its terms below, the
