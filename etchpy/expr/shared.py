@@ -84,13 +84,24 @@ def groups(e: Expr) -> tuple[tuple[str, ...], ...]:
             m = _member(f)
             if m is not None:
                 by_key.setdefault(m[1], []).append(m[0])
-            for t in _addends(f):                # an Add's terms (`_terms`)
-                for g in t:
-                    if (m := _member(g)) is not None and not is_bins(g.tensor):
-                        by_key.setdefault(m[1], []).append(m[0])
+        for f in fs:                             # an Add of terms over one (`_terms`)
+            for key in list(by_key):
+                for member, _ in _terms(f, key, 0, _ANY, set(key[0])) or ():
+                    if member is not None:
+                        by_key[key].append((member.tensor.name,))
         out += [tuple(dict.fromkeys(n for names in ms for n in names))
                 for ms in by_key.values() if len(ms) > 1]
     return tuple(dict.fromkeys(out))
+
+
+class _Any(dict):
+    """Every input name in one class (`groups`: the terms that may join)."""
+
+    def get(self, key, default=None):
+        return 0
+
+
+_ANY = _Any()
 
 
 def _addends(f: Expr) -> list:
@@ -212,7 +223,8 @@ def one_walk(factors: list, terms: tuple | None = None) -> Access:
     at = plain[0].indices if plain else factors[0].indices[:-1]
     fmt = columns[0][1]
     summed, over = _summed(terms, columns, len(at) + len(extra))
-    digest = hashlib.sha1(repr((columns, test, weights, bins, summed)).encode()).hexdigest()[:8]
+    key = (columns, test, weights) + ((tuple(bins), summed) if bins or summed else ())
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
     tail = (*(Bins() for _ in bins), *(Dense() for _ in over))   # below the structure's
     fmt = Format((*fmt.levels, *tail), (*fmt.mode_order, *range(len(at), len(at) + len(tail))))
     var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(at) + len(tail),
