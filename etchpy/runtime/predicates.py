@@ -201,6 +201,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "bins":
         return bins.dense(t, sr)
     if isinstance(tv, CompareVar) and tv.kind == "value":
+        if tv.terms:                 # (made by runtime.shared only: never a reference's)
+            raise InputError(f"{tv.name}: a predicate with terms has no dense value here")
         coords, v0 = bins.source(t, len(tv.bins)).to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
 
