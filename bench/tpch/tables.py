@@ -19,9 +19,11 @@ never read); part by key and by name (Q9's LIKE), its type a key too (Q14
 groups by it); supplier by key and by nation (Q5). Q10 and Q14 are
 bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
 customer code (made at load), and lineitem's return flag is a value column
-of its codes. Q13 and Q18 are bench/tpch/q13.py's: orders store each order's
-comment code (the comment coded once at load, its text index made then for
-NOT LIKE). Each query names every level of a table it reads (the levels it
+of its codes (its line status too: Q1, bench/tpch/q1.py, groups by both, read
+as indices by ep.onehot, in one walk of lineitem). Q13 and Q18 are
+bench/tpch/q13.py's: orders store each order's comment code (the comment
+coded once at load, its text index made then for NOT LIKE). Each query
+names every level of a table it reads (the levels it
 does not use are summed, a loop of one entry under a primary key). Columns of
 lineitem multiplied or compared at the same levels are walked once
 (runtime.shared); Q6 tests its ship date as a value column too, so that its
@@ -37,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
+from bench.tpch.q1 import q1
 from bench.tpch.q12 import HIGH
 from bench.tpch.q4 import kernel as _kernel, q4
 from bench.tpch.q10 import carried, q10, q14
@@ -57,7 +60,8 @@ SPEC = {
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
-                  "l_receiptdate", "ship", "instr", "rflag"],
+                  "l_receiptdate", "ship", "instr", "rflag", "lstatus", "l_extendedprice",
+                  "charge"],
                  ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
                   "l_shipmode"]),
 }
@@ -101,6 +105,9 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             t["instr"] = out["instr"].code(t["l_shipinstruct"])     # its code (Q19)
             out["rflags"] = ep.Keys(t["l_returnflag"], name="l_returnflag")
             t["rflag"] = out["rflags"].code(t["l_returnflag"])      # its code (Q10)
+            out["lstatuses"] = ep.Keys(t["l_linestatus"], name="l_linestatus")
+            t["lstatus"] = out["lstatuses"].code(t["l_linestatus"])  # its code (Q1)
+            t["charge"] = t["rev"] * (1.0 + t["l_tax"])          # a computed column (Q1)
         if name == "orders":      # the comment coded once, each order's code (Q13)
             out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
             out["comments"].prepare_like()
@@ -380,3 +387,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18}
+QUERIES["Q1"] = q1

@@ -66,3 +66,12 @@ def is_bins(tv) -> bool:
 def bins_count(tv) -> int:
     """The number of bins of a onehot's tensor."""
     return tv.tests[0][1]
+
+
+def levels_below(tv) -> int:
+    """The levels of a value predicate below its structure's (expr.shared): a
+    bins level per bin, a dense level per index its terms add; 0 for others."""
+    if not isinstance(tv, CompareVar) or tv.kind != "value":
+        return 0
+    over = {p for _, located in tv.terms for k in located for p in tv.columns[k][2]}
+    return len(tv.bins) + len(over)

@@ -143,8 +143,8 @@ def _read_as_one(acc: Access, k: int, j: int, q: Index) -> Access:
     if type(tv) is TensorVar:
         return Access(TensorVar(tv.name, len(idx), fmt), idx)
     moved = {p: p if p < k else p - gone for p in range(len(acc.indices))}
-    columns = tuple((n, fmt if at is None else f, at if at is None else tuple(
-        moved[p] for p in at)) for n, f, at in tv.columns)
+    columns = tuple((n, collapsed_format(f, k, j), None) if at is None else  # (not its bins)
+                    (n, f, tuple(moved[p] for p in at)) for n, f, at in tv.columns)
     tests = tv.tests if tv.tests == formula.TRUE else formula.remapped(
         tv.tests, {c: c for c in range(len(tv.columns))}, moved)
     return Access(replace(tv, order=len(idx), format=fmt, columns=columns, tests=tests), idx)

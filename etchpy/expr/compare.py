@@ -50,7 +50,15 @@ class CompareVar(TensorVar):
     (none: the semiring's one there). `keyed` ((column name, mode, format),
     ...): of a value predicate, its columns read in an order keyed by their
     value (`KeyedVar`); of a range, the column whose values its bounds are
-    (expr.keyed: the codes of that mode where they pass, bound at call time)."""
+    (expr.keyed: the codes of that mode where they pass, bound at call time).
+    `bins` ((column, n), ...): of a value predicate made by expr.shared from a
+    product with onehots over its structure (expr.bins), its last indices, one
+    per pair: the bin 0..n-1 that column's value names (a formats.Bins level
+    each, below its structure's levels; no bin, no entry). `terms` ((column or
+    None, (located columns...)), ...): of one made from a product with a sum
+    over its structure, its value is also ⊗ the ⊕ of its terms, each its
+    column's value (one for None) ⊗ its located columns' (dense tensors at its
+    last indices, a dense level each, below its bins)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -59,6 +67,8 @@ class CompareVar(TensorVar):
     columns: tuple = ()
     weights: tuple = ()
     keyed: tuple = ()
+    bins: tuple = ()
+    terms: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))

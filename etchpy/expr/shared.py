@@ -33,7 +33,8 @@ import hashlib
 from dataclasses import replace
 
 from . import formula
-from ..formats import Format
+from ..formats import Bins, Dense, Format
+from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
 from .walk import spine
@@ -48,9 +49,11 @@ def _member(f: Expr):
         return None
     if type(tv) is TensorVar and not tv.iso:
         return (tv.name,), (f.indices, tv.format)
-    if isinstance(tv, CompareVar) and tv.kind == "value" and all(
+    if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and all(
             fmt == tv.format for _, fmt, at in tv.columns if at is None):
         return tuple(c[0] for c in tv.columns if c[2] is None), (f.indices, tv.format)
+    if isinstance(tv, CompareVar) and tv.kind == "bins" and not tv.columns[0][1].is_dense:
+        return (tv.source,), (f.indices[:-1], tv.columns[0][1])     # its bins index apart
     return None
 
 
@@ -81,9 +84,56 @@ def groups(e: Expr) -> tuple[tuple[str, ...], ...]:
             m = _member(f)
             if m is not None:
                 by_key.setdefault(m[1], []).append(m[0])
+        for f in fs:                             # an Add of terms over one (`_terms`)
+            for key in list(by_key):
+                for member, _ in _terms(f, key, 0, _ANY, set(key[0])) or ():
+                    if member is not None:
+                        by_key[key].append((member.tensor.name,))
         out += [tuple(dict.fromkeys(n for names in ms for n in names))
                 for ms in by_key.values() if len(ms) > 1]
     return tuple(dict.fromkeys(out))
+
+
+class _Any(dict):
+    """Every input name in one class (`groups`: the terms that may join)."""
+
+    def get(self, key, default=None):
+        return 0
+
+
+_ANY = _Any()
+
+
+def _addends(f: Expr) -> list:
+    """The factor lists of the addends of an Add `f` ([] for any other factor)."""
+    return [list(spine(t, Mul)) for t in spine(f, Add)] if isinstance(f, Add) else []
+
+
+def _terms(f: Expr, key, cls, classes: dict, inner: set):
+    """((member or None, (dense accesses...)), ...) when `f` is an Add each of
+    whose addends is at most one plain column over the structure (`key`, class
+    `cls`) times dense tensors at one tuple of other indices (not in `inner`),
+    the same in every addend; else None."""
+    out, extra = [], None
+    for fs in _addends(f):
+        member, dense = None, []
+        for g in fs:
+            m = _member(g)
+            if m is not None and type(g.tensor) is TensorVar and m[1] == key and {
+                    classes.get(n) for n in m[0]} == {cls} and member is None:
+                member = g
+            elif isinstance(g, Access) and type(g.tensor) is TensorVar and \
+                    g.tensor.format.is_dense and not g.tensor.iso and not (
+                    set(g.indices) & inner) and len(set(g.indices)) == len(g.indices):
+                dense.append(g)
+            else:
+                return None
+        ix = tuple(dict.fromkeys(i for g in dense for i in g.indices))
+        if not ix or extra not in (None, ix):
+            return None
+        extra = ix
+        out.append((member, tuple(dense)))
+    return tuple(out) if out else None
 
 
 def fused(e: Expr, classes: dict) -> Expr:
@@ -110,10 +160,14 @@ def _fused_product(fs: list, classes: dict) -> Expr:
         if len(cls) == 1 and None not in cls:
             buckets.setdefault((m[1], cls.pop()), []).append(k)
     out = list(fs)
-    for ks in buckets.values():
-        if len(ks) > 1:
-            out[ks[0]] = one_walk([fs[k] for k in ks])
-            for k in ks[1:]:
+    for (key, cls), ks in buckets.items():
+        ks = _distinct_bins(fs, ks)
+        inner = {ix for k in ks for ix in fs[k].indices}
+        terms = next(((a, t) for a, f in enumerate(fs) if out[a] is not None and (
+            t := _terms(f, key, cls, classes, inner)) is not None), None)
+        if len(ks) > 1 or terms is not None:
+            out[ks[0]] = one_walk([fs[k] for k in ks], terms and terms[1])
+            for k in ks[1:] + ([terms[0]] if terms else []):
                 out[k] = None
     kept = [f for f in out if f is not None]
     prod = kept[0]
@@ -122,14 +176,35 @@ def _fused_product(fs: list, classes: dict) -> Expr:
     return prod
 
 
-def one_walk(factors: list) -> Access:
+def _distinct_bins(fs: list, ks: list) -> list:
+    """ks without the onehots whose bins index another factor of ks has too."""
+    seen = {ix for k in ks if not is_bins(fs[k].tensor) for ix in fs[k].indices}
+    out = []
+    for k in ks:
+        if is_bins(fs[k].tensor):
+            if fs[k].indices[-1] in seen:
+                continue
+            seen.add(fs[k].indices[-1])
+        out.append(k)
+    return out
+
+
+def one_walk(factors: list, terms: tuple | None = None) -> Access:
     """The value predicate that is the product of `factors` (accesses over one
-    structure, at one index tuple): their columns in order, the AND of their
-    tests, the plain factors' columns as weights."""
-    columns, weights, tests = [], [], []
+    structure, at one index tuple, and onehots of its columns, each over one
+    more index) and of the sum `terms` (`_terms`): their columns in order, the
+    AND of their tests, the plain factors' columns as weights, the onehots'
+    columns as its bins (their indices next, in order), each term's column and
+    its dense tensors (located at its other indices, last) as its `terms`."""
+    columns, weights, tests, bins, extra = [], [], [], [], []
     for f in factors:
         tv = f.tensor
         at = len(columns)
+        if is_bins(tv):
+            bins.append((at, tv.tests[0][1]))
+            extra.append(f.indices[-1])
+            columns.append(tv.columns[0])
+            continue
         if type(tv) is TensorVar:
             weights.append(at)
             columns.append((tv.name, tv.format, None))
@@ -144,12 +219,40 @@ def one_walk(factors: list) -> Access:
     for t in tests:
         test = t if test == formula.TRUE else ("and", test, t)
     names = "_".join(dict.fromkeys(c[0] for c in columns))
-    digest = hashlib.sha1(repr((columns, test, weights)).encode()).hexdigest()[:8]
-    first = factors[0]
-    var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(first.indices),
-                     columns[0][1], kind="value", tests=test, source=columns[0][0],
-                     columns=tuple(columns), weights=tuple(weights))
-    return Access(var, first.indices)
+    plain = [f for f in factors if not is_bins(f.tensor)]
+    at = plain[0].indices if plain else factors[0].indices[:-1]
+    fmt = columns[0][1]
+    summed, over = _summed(terms, columns, len(at) + len(extra))
+    key = (columns, test, weights) + ((tuple(bins), summed) if bins or summed else ())
+    digest = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
+    tail = (*(Bins() for _ in bins), *(Dense() for _ in over))   # below the structure's
+    fmt = Format((*fmt.levels, *tail), (*fmt.mode_order, *range(len(at), len(at) + len(tail))))
+    var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(at) + len(tail),
+                     fmt, kind="value", tests=test, source=columns[0][0],
+                     columns=tuple(columns), weights=tuple(weights), bins=tuple(bins),
+                     terms=summed)
+    return Access(var, (*at, *extra, *over))
+
+
+def _summed(terms, columns: list, first: int) -> tuple:
+    """(the predicate's `terms`: ((column or None, (located columns...)), ...),
+    the indices they add, from position `first` on), appending their columns."""
+    if not terms:
+        return (), ()
+    over = tuple(dict.fromkeys(ix for _, dense in terms for g in dense for ix in g.indices))
+    out = []
+    for member, dense in terms:
+        col = None
+        if member is not None:
+            col = len(columns)
+            columns.append((member.tensor.name, member.tensor.format, None))
+        located = []
+        for g in dense:
+            located.append(len(columns))
+            columns.append((g.tensor.name, g.tensor.format,
+                            tuple(first + over.index(ix) for ix in g.indices)))
+        out.append((col, tuple(located)))
+    return tuple(out), over
 
 
 def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
@@ -227,7 +330,8 @@ def _flat_access(body: Expr, summed: list, ok: set, classes):
         return Access(TensorVar(tv.name, 1, vector), (q,))
     one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
         n in classes for n in _names(tv))
-    if isinstance(tv, CompareVar) and tv.kind == "value" and set(_names(tv)) <= ok and one and all(
+    if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and set(
+            _names(tv)) <= ok and one and all(
             c[2] is None for c in tv.columns) and not any(
             n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests)):
         columns = tuple((c[0], vector, None) for c in tv.columns)

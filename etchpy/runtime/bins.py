@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import SemiringError
+from ..expr.bins import levels_below
 from ..expr.nodes import TensorVar
 from ..formats import Format
 from .inputs import as_tensor
@@ -17,8 +18,38 @@ from .tensor import Tensor
 
 
 def count(tv) -> tuple:
-    """(n,) for a onehot's tensor of n bins (the size of its last index), else ()."""
-    return (tv.tests[0][1],) if getattr(tv, "kind", None) == "bins" else ()
+    """(n,) for a onehot's tensor of n bins (the size of its last index); the
+    sizes of a value predicate's bins (expr.shared: its last indices); else ()."""
+    kind = getattr(tv, "kind", None)
+    if kind == "bins":
+        return (tv.tests[0][1],)
+    return tuple(n for _, n in tv.bins) if kind == "value" else ()
+
+
+def full_shape(tv, structure: tuple, ts: dict) -> tuple:
+    """A value predicate's shape: its structure's, its bins' counts, then the
+    sizes of its terms' indices, read off the located columns `ts` there."""
+    out = list(structure + count(tv))
+    out += [0] * (levels_below(tv) - len(tv.bins))
+    first = len(structure) + len(tv.bins)
+    for _, located in tv.terms:
+        for k in located:
+            for p, n in zip(tv.columns[k][2], ts[k].shape):
+                if p >= first:
+                    out[p] = max(out[p], n)
+    return tuple(out)
+
+
+def extended(tv, structure: Tensor, shape: tuple, cols: list, sr) -> Tensor:
+    """The structure of a value predicate with bins or terms (expr.shared: a
+    product with onehots, a sum, over it), its Bins and dense levels below,
+    over its own arrays."""
+    if tv.bins and (np.dtype(sr.dtype).kind == "c" or any(
+            cols[k].dtype.kind == "c" for k, _ in tv.bins)):
+        raise SemiringError(f"ep.onehot over {tv.source}: complex values have no order, so "
+                            f"they name no bin; take the bins of a real input")
+    levels = (*structure.levels, *({} for _ in range(levels_below(tv))))
+    return Tensor._of((shape, tv.format, levels, structure.vals, structure.fill), tv.name)
 
 
 def view(tv, inputs, sr) -> Tensor:
@@ -33,21 +64,39 @@ def view(tv, inputs, sr) -> Tensor:
                        src.fill), tv.name)
 
 
-def source(t: Tensor) -> Tensor:
-    """The tensor a onehot's view was made over (its levels but the last)."""
+def source(t: Tensor, n: int = 1) -> Tensor:
+    """The tensor a onehot's view was made over (its levels but the last n)."""
+    if not n:
+        return t
     f = t.format
-    fmt = Format(f.levels[:-1], f.mode_order[:-1])
-    return Tensor._of((t.shape[:-1], fmt, t.levels[:-1], t.vals, t.fill), t.name)
+    fmt = Format(f.levels[:-n], f.mode_order[:-n])
+    return Tensor._of((t.shape[:-n], fmt, t.levels[:-n], t.vals, t.fill), t.name)
+
+
+def _binned(v: np.ndarray, n: int) -> tuple:
+    """(v as int64 bins, where v is an integer in 0..n-1)."""
+    v = np.asarray(v)
+    ok = (v >= 0) & (v < n)
+    ok[ok] &= v[ok].astype(np.int64) == v[ok]
+    return np.where(ok, v, 0).astype(np.int64), ok
+
+
+def placed(tv, column, coords: np.ndarray, keep: np.ndarray) -> tuple:
+    """(coords with a value predicate's bins below, keep where every bin is one):
+    its structure's entries at `coords`, `column(k)` column k's values there."""
+    rows = [coords]
+    for k, n in tv.bins:
+        b, ok = _binned(column(k), n)
+        rows.append(b[None, :])
+        keep = keep & ok
+    return np.vstack(rows), keep
 
 
 def dense(t: Tensor, sr) -> np.ndarray:
     """One at (idx, v) for each stored entry of the source at idx whose value v is
     an integer in 0..n-1, zero elsewhere."""
     coords, v = source(t).to_coords()
-    n = t.shape[-1]
-    v = np.asarray(v)
-    ok = (v >= 0) & (v < n)
-    ok[ok] &= v[ok].astype(np.int64) == v[ok]
+    b, ok = _binned(v, t.shape[-1])
     out = np.full(t.shape, sr.zero, dtype=sr.dtype)
-    out[(*coords[:, ok], v[ok].astype(np.int64))] = sr.one
+    out[(*coords[:, ok], b[ok])] = sr.one
     return out

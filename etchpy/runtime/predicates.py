@@ -41,6 +41,7 @@ from ..expr.walk import accesses
 from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
+from ..expr.bins import levels_below
 from . import bins, keyed, windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -52,7 +53,7 @@ def caller_inputs(declared: dict) -> dict:
     out: dict = {}
     for tv in declared.values():
         if isinstance(tv, CompareVar):
-            order = tv.order - (tv.kind == "bins")           # a onehot's source: one less
+            order = tv.order - (1 if tv.kind == "bins" else levels_below(tv))   # its source
             for col, fmt, at in tv.columns:
                 out.setdefault(col, TensorVar(col, order if at is None else len(at), fmt))
             for col, _, fmt in tv.keyed if tv.kind == "range" else ():   # expr.keyed
@@ -200,7 +201,9 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "bins":
         return bins.dense(t, sr)
     if isinstance(tv, CompareVar) and tv.kind == "value":
-        coords, v0 = t.to_coords()
+        if tv.terms:                 # (made by runtime.shared only: never a reference's)
+            raise InputError(f"{tv.name}: a predicate with terms has no dense value here")
+        coords, v0 = bins.source(t, len(tv.bins)).to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
 
         def column(k):
@@ -216,6 +219,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
             comps.get(f"{tv.name}__p", ()))), v0.shape)
         w = functools.reduce(sr.mul, [column(k) for k in tv.weights]) \
             if tv.weights else sr.one
+        if tv.bins:                             # its bins: coordinates read off columns
+            coords, keep = bins.placed(tv, column, coords, keep)
         out[tuple(coords[:, keep])] = np.broadcast_to(w, v0.shape)[keep]
         return out
     if not stores_nothing(tv):
@@ -230,11 +235,13 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     companions (see the module docstring). O(1) when the columns share one
     structure (the same index arrays: relations built with values=[...])."""
     aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
-    ts = {k: as_tensor(inputs[col], TensorVar(col, tv.order if at is None else len(at), fmt),
+    order = tv.order - levels_below(tv)          # its structure's (its bins, terms below)
+    ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
                        sr) for k, (col, fmt, at) in enumerate(tv.columns)}
     src = ts[0]
+    full = bins.full_shape(tv, src.shape, ts)
     for k, (col, _, at) in enumerate(tv.columns):
-        want = src.shape if at is None else tuple(src.shape[p] for p in at)
+        want = src.shape if at is None else tuple(full[p] for p in at)
         if ts[k].shape != want:
             raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
                              f"{col} {ts[k].shape}; they are compared entry by entry")
@@ -244,6 +251,8 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
         structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
         got = dict(zip(aligned[1:], cols))
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
+    if levels_below(tv):
+        structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
     slots = formula.slots(tv.tests)

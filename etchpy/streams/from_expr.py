@@ -24,7 +24,7 @@ from .combinators import (add, bounded_range, contract, guard, map_leaf, mul, ra
                           replicate)
 from .facts import Block, Blocks, Locate, Prelude
 from .levels import input_facts, level_stream
-from .row_test import row_value
+from .row_test import level_arrays, row_value
 from .shift_rows import Rings
 from .stream import Stream, Value
 
@@ -175,8 +175,8 @@ class Lowerer:
             return self.index_compare(acc, levels)
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value":
             names = [ix.name for ix in acc.indices]
-            b = Binding(b.format, b.vals, b.levels, b.name, False,
-                        row_value(acc.tensor, b.vals, names, self.sr), {})
+            b = Binding(b.format, b.vals, level_arrays(acc.tensor, b.levels, b.vals), b.name,
+                        False, row_value(acc.tensor, b.vals, names, self.sr), {})
         if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "bins":   # formats.bins
             b = Binding(b.format, b.vals, (*b.levels[:-1], {"src": b.vals}), b.name, True)
         names = [ix.name for ix in acc.indices]
@@ -320,14 +320,14 @@ class Lowerer:
 
     @staticmethod
     def _entered(b: Binding, lev, v, parent, child) -> Binding:
-        """b, with the coordinate of storage level lev (over v) at position
-        child[0] noted, for a value predicate's test (else b itself)."""
+        """b with level lev's coordinate (over v) at child[0] noted (a value predicate)."""
         if b.test is None:
             return b
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
-        c = Bin("-", child[0], here.first) if isinstance(here, (shapes.Range, shapes.Lookup)) \
-            else Load(here.crd, child[0])
-        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, v: c})
+        c = here.coord if isinstance(here, shapes.Spike) else Bin("-", child[0], here.first) \
+            if isinstance(here, (shapes.Range, shapes.Lookup)) else Load(here.crd, child[0])
+        at = {v: c, f"@{lev}": child[0]}            # and the position (row_test's "@<level>")
+        return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, **at})
 
     @staticmethod
     def _row_blocks(b: Binding, storage, levels, k, lev, parent) -> tuple:

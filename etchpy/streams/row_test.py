@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import imp
+from ..errors import CompileError
 from ..expr import formula
+from ..expr.bins import levels_below
 from ..expr.compare import CompareVar
 from ..imp import ZERO, Const, Load, Ring, lt, select
 
@@ -28,14 +30,7 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
     the indices (located), at their coordinates (row-major); slot s its
     companion <name>__p at s (runtime.predicates binds them)."""
     def column(k, at, coords):
-        arr = first if k == 0 else f"{tv.name}__c{k}_vals"
-        where = tv.columns[k][2]
-        if where is None:
-            return Load(arr, at)
-        flat: imp.Expr = ZERO
-        for p in where:
-            flat = imp.add(imp.mul(flat, dim_var(names[p])), coords[names[p]])
-        return Load(arr, flat)
+        return _column(tv, first, names, k, at, coords)
 
     def test(at: imp.Expr, coords: dict) -> imp.Expr:
         slot = iter(range(1 << 30))
@@ -65,6 +60,20 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
     return test
 
 
+def _column(tv: CompareVar, first: str, names: list[str], k: int, at: imp.Expr,
+            coords: dict) -> imp.Expr:
+    """Column k of value predicate tv: read at position `at` of its structure,
+    or, located, at its indices' coordinates (row-major)."""
+    arr = first if k == 0 else f"{tv.name}__c{k}_vals"
+    where = tv.columns[k][2]
+    if where is None:
+        return Load(arr, at)
+    flat: imp.Expr = ZERO
+    for p in where:
+        flat = imp.add(imp.mul(flat, dim_var(names[p])), coords[names[p]])
+    return Load(arr, flat)
+
+
 def _both(fold, op: str, a: imp.Expr, b: imp.Expr) -> imp.Expr:
     """a AND b (op "&") or a OR b ("|") with both sides evaluated: every load of a
     row test reads an entry's own position or located coordinates, in bounds
@@ -82,13 +91,47 @@ def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
     columns' values there (the semiring's one when it has none), else zero;
     with no test (expr.formula.TRUE) the product alone."""
     test = row_test(tv, first, names)
+    one = Const(sr.one, "value")
+
+    def times(w, x):
+        return x if w == one else Ring("mul", w, x)
 
     def value(at: imp.Expr, coords: dict) -> imp.Expr:
-        w: imp.Expr = Const(sr.one, "value")
+        at = _structure_position(tv, at, coords)
+        w: imp.Expr = one
         for k in tv.weights:
-            arr = first if k == 0 else f"{tv.name}__c{k}_vals"
-            w = Load(arr, at) if w == Const(sr.one, "value") else Ring("mul", w, Load(arr, at))
+            w = times(w, _column(tv, first, names, k, at, coords))
+        if tv.terms:                      # ⊗ the ⊕ of its terms (expr.shared._terms)
+            total = None
+            for col, located in tv.terms:
+                t = one if col is None else _column(tv, first, names, col, at, coords)
+                for k in located:
+                    t = times(t, _column(tv, first, names, k, at, coords))
+                total = t if total is None else Ring("add", total, t)
+            w = times(w, total)
         if tv.tests == formula.TRUE:
             return w
         return select(test(at, coords), w, Const(sr.zero, "value"))
     return value
+
+
+def level_arrays(tv: CompareVar, levels: tuple, first: str) -> tuple:
+    """A value predicate's level arrays: its structure's, then each bins level's
+    column as its source (formats.bins: role "src"), then its dense levels'."""
+    n = len(levels) - levels_below(tv)
+    return levels[:n] + tuple({"src": first if k == 0 else f"{tv.name}__c{k}_vals"}
+                              for k, _ in tv.bins) + levels[n + len(tv.bins):]
+
+
+def _structure_position(tv: CompareVar, at: imp.Expr, coords: dict) -> imp.Expr:
+    """The position of tv's structure's entry: `at` itself below its bins levels
+    (each its parent's position); with dense levels of its terms below, the
+    position entered at its structure's last level (streams.from_expr notes it
+    as "@<level>")."""
+    below = levels_below(tv)
+    if below == len(tv.bins):
+        return at
+    key = f"@{tv.order - below - 1}"
+    if key not in coords:
+        raise CompileError(f"{tv.name}: its structure's position is not known at its leaf")
+    return coords[key]
