@@ -1,0 +1,170 @@
+"""Input checks in a union's own steps (proofs_notes/validation.md, "Checks in
+a union's steps"), switched by Tuning.merge_steps.
+
+A union by stepping fronts whose loops are its phases (lower.schedule.phases,
+each noted streams.Stepped) takes one step per coordinate of the union of its
+operands' segments, in order; every coordinate of a walked segment is the
+union's coordinate at one step, in its segment's order. So the walked
+segments are strictly increasing and inside [0, dim) exactly when the step
+coordinates are (the steps' own sequence being strictly increasing when they
+are). A merge whose steps use their coordinate only as data (`_safe`: stored,
+compared, never an address) is checked in them, with no pass over its
+coordinates and no branch in its loops:
+
+    after the merge note, each walked segment's bounds (merge_checks.opened):
+        if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n] < (uint64_t)e) { error = 4; e = q; }
+    index prev = -1;
+    each phase loop, after its coordinate j is declared:
+        prev = (j | (j <= prev) * 2^62) & (2^63 - 1);   /* out of order: >= 2^62 */
+    after the last phase loop:
+        if (prev >= min(dim, 2^62)) error = 4;
+
+prev is -1, then never below 0. A coordinate out of order, or below 0 (so at
+most prev), makes prev at least 2^62, and it stays so (a later j > prev is
+itself at least 2^62); a coordinate at or past dim leaves prev at or past dim
+(strictly increasing from there, or stuck). The steps run on what they read: a
+bad coordinate is only stored into the output, which the kernel drops when it
+returns the error code (the runtime then checks the input in full and raises
+an InputError naming it, or canonicalises it). A merge used any other way
+keeps merge_checks' checks.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import reduce
+
+from ... import imp
+from ...imp import (Accum, Assign, Bin, Comment, Const, Decl, If, Load, Not, Ring, Select, Seq,
+                    Store, Var, While, min_, or_, seq)
+from ...streams import Merged, Stepped
+from . import merge_checks
+
+_PLAIN = (Var, Const, Bin, Not, Select, Load, Ring, Decl, Assign, Store, Accum, If, Seq, Comment)
+
+
+def split(prog, tuning) -> tuple[dict, dict, dict]:
+    """(merge_checks.fusable(prog), the part of it checked in the merges' steps
+    (its inputs whose every merge is `eligible`), the rest); all empty when
+    fused_checks is off."""
+    merges = merge_checks.fusable(prog) if tuning.fused_checks else {}
+    stepped = eligible(prog.body, merges) if tuning.merge_steps else frozenset()
+    return (merges, {n: ws for n, ws in merges.items() if n in stepped},
+            {n: ws for n, ws in merges.items() if n not in stepped})
+
+
+def eligible(body, merges: dict) -> frozenset[str]:
+    """The inputs of `merges` ({name: walks}) every merge note of which, in
+    body, is followed in its sequence by its phase loops (streams.Stepped),
+    each `_safe`."""
+    ok: dict[str, bool] = {}
+    for node in imp.statements(body):
+        if not isinstance(node, Seq):
+            continue
+        for k, st in enumerate(node.stmts):
+            if isinstance(st, Comment) and isinstance(st.walk, Merged):
+                loops = _steps(node.stmts[k + 1:], st.walk)
+                good = bool(loops) and all(_safe(loop, st.walk) for loop in loops)
+                for w in st.walk.walks:
+                    ok[w.tensor] = ok.get(w.tensor, True) and good
+    return frozenset(n for n in merges if ok.get(n))
+
+
+def _steps(stmts, merged) -> list:
+    return [s for s in stmts if isinstance(s, While) and isinstance(s.walk, Stepped)
+            and s.walk.merged == merged]
+
+
+def _first(loop: While):
+    """The loop's first statement when it declares the step's coordinate, else None."""
+    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    st = body[0] if body else None
+    return st if isinstance(st, Decl) and st.init == loop.walk.index else None
+
+
+def _safe(loop: While, merged) -> bool:
+    """Whether the loop's body declares its coordinate first, holds only plain
+    statements and expressions (`_PLAIN`), and no address in it (of a load or
+    a store) depends on a coordinate: the step's, a walked crd's, or a
+    variable computed from one (the walks' counters q, stepped by 0 or 1 while
+    q < end, excepted)."""
+    first = _first(loop)
+    if first is None:
+        return False
+    crds, qs = {w.crd for w in merged.walks}, {w.q for w in merged.walks}
+    nodes = list(_nodes(loop.body))
+    if not all(isinstance(n, _PLAIN) or not hasattr(n, "__dataclass_fields__") for n in nodes):
+        return False
+    tainted, grew = {first.name}, True
+    while grew:
+        grew = False
+        for n in nodes:
+            if isinstance(n, (Decl, Assign)) and n.name not in qs | tainted and _reads(
+                    n.init if isinstance(n, Decl) else n.value, tainted, crds):
+                tainted.add(n.name)
+                grew = True
+    return not any(isinstance(n, (Load, Store, Accum)) and _reads(n.index, tainted, crds)
+                   for n in nodes)
+
+
+def _nodes(node):
+    """node and every node inside it (statements, expressions, field values)."""
+    yield node
+    if isinstance(node, tuple):
+        for x in node:
+            yield from _nodes(x)
+    elif hasattr(node, "__dataclass_fields__") and not isinstance(node, Comment):
+        for f in node.__dataclass_fields__:
+            yield from _nodes(vars(node)[f])
+
+
+def _reads(expr, tainted: set, crds: set) -> bool:
+    return any(isinstance(n, Var) and n.name in tainted or isinstance(n, Load) and n.array in crds
+               for n in _nodes(expr))
+
+
+def rewrite(node, stepped: dict, err: str, code: int, names: imp.Names):
+    """node with each merge of a `stepped` input ({name: walks}) checked in
+    its steps (module docstring)."""
+    if isinstance(node, Seq):
+        return Seq(_rewrite_seq(tuple(rewrite(s, stepped, err, code, names)
+                                      for s in node.stmts), stepped, err, code, names))
+    if isinstance(node, tuple):
+        return tuple(rewrite(x, stepped, err, code, names) for x in node)
+    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
+        return replace(node, **{f: rewrite(vars(node)[f], stepped, err, code, names)
+                                for f in node.__dataclass_fields__ if f != "walk"})
+    return node
+
+
+def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
+    """stmts with the merge notes of stepped inputs among them followed by their
+    segments' bounds and prev, their phase loops stepping prev, the last one
+    followed by prev's test."""
+    out, prevs, tests = [], {}, {}      # by id of a phase loop: its prev; the last's test
+    for k, st in enumerate(stmts):
+        out.append(_stepped(st, prevs[id(st)]) if id(st) in prevs else st)
+        if id(st) in tests:
+            out.append(tests[id(st)])
+        merged = st.walk if isinstance(st, Comment) and isinstance(st.walk, Merged) else None
+        ws = [w for w in merged.walks if w in stepped.get(w.tensor, ())] if merged else []
+        loops = _steps(stmts[k + 1:], merged) if ws else []
+        if not loops:
+            continue
+        prev = Var(names.fresh(f"{ws[0].q}_prev"))
+        out += [merge_checks.opened(w, err, code) for w in ws]
+        out.append(Decl(prev.name, "index", Const(-1)))
+        prevs.update({id(lp): prev for lp in loops})
+        dims = list({w.dim: None for w in merged.walks})
+        tests[id(loops[-1])] = If(reduce(or_, [Bin(">=", prev, min_(Var(d), Const(1 << 62)))
+                                               for d in dims]), Assign(err, Const(code)))
+    return tuple(out)
+
+
+def _stepped(loop: While, prev: Var) -> While:
+    """The phase loop with prev := (j | (j <= prev) * 2^62) & (2^63 - 1) after
+    its coordinate j."""
+    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    j = Var(body[0].name)
+    stuck = Bin("*", Bin("<=", j, prev), Const(1 << 62))     # out of order: at least 2^62
+    step = Assign(prev.name, Bin("&", Bin("|", j, stuck), Const((1 << 63) - 1)))
+    return replace(loop, body=seq(body[0], step, *body[1:]))
