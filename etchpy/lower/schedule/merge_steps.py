@@ -13,20 +13,19 @@ coordinates and no branch in its loops:
 
     after the merge note, each walked segment's bounds (merge_checks.opened):
         if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n] < (uint64_t)e) { error = 4; e = q; }
-    index prev = -1;
+    index prev = -1, bad = 0;
     each phase loop, after its coordinate j is declared:
-        prev = (j | (j <= prev) * 2^62) & (2^63 - 1);   /* out of order: >= 2^62 */
+        bad |= gap(j, prev) | j; prev = j;      /* gap: j - prev - 1 modulo 2^64 */
     after the last phase loop:
-        if (prev >= min(dim, 2^62)) error = 4;
+        if (bad < 0 || prev >= dim) error = 4;
 
-prev is -1, then never below 0. A coordinate out of order, or below 0 (so at
-most prev), makes prev at least 2^62, and it stays so (a later j > prev is
-itself at least 2^62); a coordinate at or past dim leaves prev at or past dim
-(strictly increasing from there, or stuck). The steps run on what they read: a
-bad coordinate is only stored into the output, which the kernel drops when it
-returns the error code (the runtime then checks the input in full and raises
-an InputError naming it, or canonicalises it). A merge used any other way
-keeps merge_checks' checks.
+bad's sign is set when some j is below 0, else exactly when some j <= prev:
+while every j so far is at least 0, prev is in [-1, 2^63) and j - prev - 1 in
+[-2^63, 2^63), no wrap. With none, the steps rise strictly from 0 to prev < dim.
+The steps run on what they read: a bad coordinate is only stored into the
+output, which the kernel drops when it returns the error code (the runtime
+then checks the input in full and raises an InputError naming it, or
+canonicalises it). A merge used any other way keeps merge_checks' checks.
 """
 from __future__ import annotations
 
@@ -35,7 +34,7 @@ from functools import reduce
 
 from ... import imp
 from ...imp import (Accum, Assign, Bin, Comment, Const, Decl, If, Load, Not, Ring, Select, Seq,
-                    Store, Var, While, min_, or_, seq)
+                    Store, Var, While, lt, or_, seq)
 from ...streams import Merged, Stepped
 from . import merge_checks
 
@@ -150,21 +149,20 @@ def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
         loops = _steps(stmts[k + 1:], merged) if ws else []
         if not loops:
             continue
-        prev = Var(names.fresh(f"{ws[0].q}_prev"))
+        prev, bad = (Var(names.fresh(f"{ws[0].q}_{part}")) for part in ("prev", "bad"))
         out += [merge_checks.opened(w, err, code) for w in ws]
-        out.append(Decl(prev.name, "index", Const(-1)))
-        prevs.update({id(lp): prev for lp in loops})
-        dims = list({w.dim: None for w in merged.walks})
-        tests[id(loops[-1])] = If(reduce(or_, [Bin(">=", prev, min_(Var(d), Const(1 << 62)))
-                                               for d in dims]), Assign(err, Const(code)))
+        out += [Decl(prev.name, "index", Const(-1)), Decl(bad.name, "index", Const(0))]
+        prevs.update({id(lp): (prev, bad) for lp in loops})
+        tests[id(loops[-1])] = If(reduce(or_, [lt(bad, Const(0))] + [
+            Bin(">=", prev, Var(d)) for d in dict.fromkeys(w.dim for w in merged.walks)]),
+            Assign(err, Const(code)))
     return tuple(out)
 
 
-def _stepped(loop: While, prev: Var) -> While:
-    """The phase loop with prev := (j | (j <= prev) * 2^62) & (2^63 - 1) after
-    its coordinate j."""
+def _stepped(loop: While, marks) -> While:
+    """The phase loop with bad |= gap(j, prev) | j; prev := j after its coordinate j."""
+    prev, bad = marks
     body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
     j = Var(body[0].name)
-    stuck = Bin("*", Bin("<=", j, prev), Const(1 << 62))     # out of order: at least 2^62
-    step = Assign(prev.name, Bin("&", Bin("|", j, stuck), Const((1 << 63) - 1)))
-    return replace(loop, body=seq(body[0], step, *body[1:]))
+    step = (Assign(bad.name, Bin("|", bad, Bin("|", Bin("gap", j, prev), j))), Assign(prev.name, j))
+    return replace(loop, body=seq(body[0], *step, *body[1:]))

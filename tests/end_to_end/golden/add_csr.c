@@ -282,6 +282,7 @@ int add_csr(
             j_end_2 = j_q_2;
         }
         int64_t j_q_prev = -1;
+        int64_t j_q_bad = 0;
         if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_crd1_cap) {
             int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_crd1_cap);
             ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
@@ -296,7 +297,8 @@ int add_csr(
         }
         while ((j_q < j_end) && (j_q_2 < j_end_2)) {
             int64_t j__1 = (((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_crd1[j_q] : B_crd1[j_q_2]);
-            j_q_prev = ((j__1 | ((j__1 <= j_q_prev) * 4611686018427387904)) & 9223372036854775807);
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__1 + ~(uint64_t)j_q_prev) | j__1));
+            j_q_prev = j__1;
             int64_t out_p1 = out_count1;
             out_crd1[out_p1] = j__1;
             out_count1 = (out_count1 + 1);
@@ -308,7 +310,8 @@ int add_csr(
         }
         while ((j_q < j_end) && !(j_q_2 < j_end_2)) {
             int64_t j__2 = A_crd1[j_q];
-            j_q_prev = ((j__2 | ((j__2 <= j_q_prev) * 4611686018427387904)) & 9223372036854775807);
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__2 + ~(uint64_t)j_q_prev) | j__2));
+            j_q_prev = j__2;
             int64_t out_p1 = out_count1;
             out_crd1[out_p1] = j__2;
             out_count1 = (out_count1 + 1);
@@ -320,7 +323,8 @@ int add_csr(
         }
         while (!(j_q < j_end) && (j_q_2 < j_end_2)) {
             int64_t j__3 = B_crd1[j_q_2];
-            j_q_prev = ((j__3 | ((j__3 <= j_q_prev) * 4611686018427387904)) & 9223372036854775807);
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__3 + ~(uint64_t)j_q_prev) | j__3));
+            j_q_prev = j__3;
             int64_t out_p1 = out_count1;
             out_crd1[out_p1] = j__3;
             out_count1 = (out_count1 + 1);
@@ -330,7 +334,7 @@ int add_csr(
             j_q = (j_q + j_fa);
             j_q_2 = (j_q_2 + j_fb);
         }
-        if ((j_q_prev >= ep_min(A_dim1, 4611686018427387904)) || (j_q_prev >= ep_min(B_dim1, 4611686018427387904))) {
+        if (((j_q_bad < 0) || (j_q_prev >= A_dim1)) || (j_q_prev >= B_dim1)) {
             input_error = 4;
         }
         out_pos1[(i_ + 1)] = out_count1;
