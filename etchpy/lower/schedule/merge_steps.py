@@ -54,17 +54,24 @@ def split(prog, tuning) -> tuple[dict, dict, dict]:
 def eligible(body, merges: dict) -> frozenset[str]:
     """The inputs of `merges` ({name: walks}) every merge note of which, in
     body, is followed in its sequence by its phase loops (streams.Stepped),
-    each `_safe`."""
+    each `_safe`, and no phase loop of its merge stands anywhere else."""
     ok: dict[str, bool] = {}
+    found, noted = {}, {}       # phase loops by merge: after its notes, anywhere
     for node in imp.statements(body):
+        if isinstance(node, While) and isinstance(node.walk, Stepped):
+            noted[node.walk.merged] = noted.get(node.walk.merged, 0) + 1
         if not isinstance(node, Seq):
             continue
         for k, st in enumerate(node.stmts):
             if isinstance(st, Comment) and isinstance(st.walk, Merged):
                 loops = _steps(node.stmts[k + 1:], st.walk)
+                found[st.walk] = found.get(st.walk, 0) + len(loops)
                 good = bool(loops) and all(_safe(loop, st.walk) for loop in loops)
                 for w in st.walk.walks:
                     ok[w.tensor] = ok.get(w.tensor, True) and good
+    for m, n in noted.items():      # a phase loop away from its note: not checked here
+        for w in m.walks:
+            ok[w.tensor] = ok.get(w.tensor, True) and found.get(m) == n
     return frozenset(n for n in merges if ok.get(n))
 
 
