@@ -41,27 +41,30 @@ def _well_formed(m) -> bool:
         len(q) == 0 or (q.min() >= 0 and q.max() < m.shape[1]))
 
 
-@pytest.mark.parametrize("threads", [1, 2])
-def test_refuses_exactly_the_malformed_segments(threads):
+@pytest.mark.parametrize("text, names, threads", [
+    (ADD, "AB", 1), (ADD, "AB", 2), ("C[i, j] = A[i, j] + B[i, j] + D[i, j]", "ABD", 1)])
+def test_refuses_exactly_the_malformed_segments(text, names, threads):
     """Random coordinates written into random rows (in range or not, in order
-    or not): the kernel returns CHECK_FAILED exactly when a segment is out of
-    order or out of range, and its answer is A + B otherwise."""
-    kern = ep.compile(ADD, output="csr", formats=CSR, threads=threads)
+    or not), of two operands or three (a union of a union): the kernel returns
+    CHECK_FAILED exactly when a segment is out of order or out of range, and
+    its answer is the sum otherwise."""
+    kern = ep.compile(text, output="csr", formats=dict.fromkeys(names, "csr"), threads=threads)
+    assert stepped(kern)
     rng = np.random.default_rng(threads)
     seen = set()
     for trial in range(30):
-        A, B = (sp.random_array((9, 7), density=0.4, format="csr", random_state=int(s))
-                for s in rng.integers(1 << 30, size=2))
-        M = A if trial % 2 else B
+        Ms = [sp.random_array((9, 7), density=0.4, format="csr", random_state=int(s))
+              for s in rng.integers(1 << 30, size=len(names))]
+        M = Ms[trial % len(names)]
         for _ in range(int(rng.integers(1, 3))):
             if M.nnz:
                 M.indices[rng.integers(M.nnz)] = rng.integers(-3, 10)
-        good = _well_formed(A) and _well_formed(B)
+        good = all(_well_formed(m) for m in Ms)
         seen.add(good)
-        rc = kernel_rc(kern, {"A": A, "B": B})
-        assert rc == (0 if good else calling.CHECK_FAILED), (trial, A.indices, B.indices)
+        values = dict(zip(names, Ms))
+        assert kernel_rc(kern, values) == (0 if good else calling.CHECK_FAILED), (trial, values)
         if good:
-            np.testing.assert_allclose(kern(A=A, B=B).toarray(), A.toarray() + B.toarray())
+            np.testing.assert_allclose(kern(**values).toarray(), sum(m.toarray() for m in Ms))
     assert seen == {True, False}
 
 
