@@ -11,8 +11,9 @@ are). A merge whose steps use their coordinate only as data (`_safe`: stored,
 compared, never an address) is checked in them, with no pass over its
 coordinates and no branch in its loops:
 
-    after the merge note, each walked segment's bounds (merge_checks.opened):
-        if ((uint64_t)e < (uint64_t)q || (uint64_t)pos[n] < (uint64_t)e) { error = 4; e = q; }
+    after the merge note, the walked segments' bounds, one branch for all:
+        if (OR over them of (uint64_t)e < (uint64_t)q | (uint64_t)pos[n] < (uint64_t)e)
+            { error = 4; e = q for each; }
     index prev = -1, bad = 0;
     each phase loop, after its coordinate j is declared:
         bad |= gap(j, prev) | j; prev = j;      /* gap: j - prev - 1 modulo 2^64 */
@@ -157,13 +158,23 @@ def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
         if not loops:
             continue
         prev, bad = (Var(names.fresh(f"{ws[0].q}_{part}")) for part in ("prev", "bad"))
-        out += [merge_checks.opened(w, err, code) for w in ws]
+        out.append(_bounds(ws, err, code))
         out += [Decl(prev.name, "index", Const(-1)), Decl(bad.name, "index", Const(0))]
         prevs.update({id(lp): (prev, bad) for lp in loops})
         tests[id(loops[-1])] = If(reduce(or_, [lt(bad, Const(0))] + [
             Bin(">=", prev, Var(d)) for d in dict.fromkeys(w.dim for w in merged.walks)]),
             Assign(err, Const(code)))
     return tuple(out)
+
+
+def _bounds(ws, err: str, code: int) -> If:
+    """The test that every segment of walks ws just opened lies inside its crd
+    (merge_checks.opened's, ORed with no short circuit: one branch), else the
+    error and all of them emptied."""
+    tests = [Bin("|", Bin("<u", Var(w.end), Var(w.q)),
+                 Bin("<u", Load(w.pos, Var(w.parents)), Var(w.end))) for w in ws]
+    return If(reduce(lambda a, b: Bin("|", a, b), tests),
+              seq(Assign(err, Const(code)), *(Assign(w.end, Var(w.q)) for w in ws)))
 
 
 def _stepped(loop: While, marks) -> While:

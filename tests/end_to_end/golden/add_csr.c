@@ -273,12 +273,9 @@ int add_csr(
         j_q_2 = B_pos1[i_c];
         j_end_2 = B_pos1[(i_c + 1)];
         /* segments of A, B walked to their ends */
-        if (((uint64_t)j_end < (uint64_t)j_q) || ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) {
+        if ((((uint64_t)j_end < (uint64_t)j_q) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) | (((uint64_t)j_end_2 < (uint64_t)j_q_2) | ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2))) {
             input_error = 4;
             j_end = j_q;
-        }
-        if (((uint64_t)j_end_2 < (uint64_t)j_q_2) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2)) {
-            input_error = 4;
             j_end_2 = j_q_2;
         }
         int64_t j_q_prev = -1;
