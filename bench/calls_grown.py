@@ -13,11 +13,14 @@
        n = 16 and 100 and 5e3 and 5e4 stored entries for scipy csr and
        ep.Tensor inputs.
 
-  mergechecks  A+B into csr (a union merge, which checks its scipy inputs'
-       segments as it opens them: lower.schedule.merge_checks) at 1e3-1e6 stored
-       entries a matrix: its C function's checked build against its unchecked one
-       (target ≤ 1.03×), and the whole call against the kernel built with
-       fused_checks=False (a full check pass before the call) and scipy's A + B.
+  mergechecks  A+B into csr (a union merge, which checks its scipy inputs in its
+       own steps: lower.schedule.merge_steps) at 1e3-1e6 stored entries a matrix,
+       random rows and 5-point stencils, real on one thread and two and min_plus
+       (the last two at the two largest sizes): its C function's checked build
+       against its unchecked one (target ≤ 1.03×), the checked build of session 40
+       (merge_steps=False: each block's coordinates checked ahead) against the
+       same, and the whole call against the kernel built with fused_checks=False
+       (a full check pass before the call) and scipy's A + B.
 
 Each case alternates its calls one at a time (bench.calls.alternate); medians.
 """
@@ -29,7 +32,7 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.runtime import calling
 
-from bench.kernels import per_row_csr, rng_for
+from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
 OPS = {"A+B": ("C[i, j] = A[i, j] + B[i, j]", lambda A, B: A + B),
@@ -143,29 +146,72 @@ def part_grown(quick, seconds, say, calls) -> list[dict]:
     return rows
 
 
-def part_mergechecks(quick, seconds, say, calls) -> list[dict]:
-    """A+B: checked against unchecked build, and the call against a pass and scipy."""
-    text = OPS["A+B"][0]
-    fused, passed = (ep.compile(text, output="csr", formats={"A": "csr", "B": "csr"},
-                                tuning=ep.Tuning(fused_checks=f)) for f in (True, False))
-    rng, rows = rng_for("calls-mergechecks"), []
+def _merge_pairs(rng, quick):
+    """(label, A, B) at 1e3-1e6 stored entries a matrix: k = 5 random columns a
+    row (both), and a 5-point stencil with the same pattern plus a diagonal
+    three above (values new)."""
     for nnz in (1e3, 1e4) if quick else (1e3, 1e4, 1e5, 1e6):
         n = int(nnz) // 5
-        A, B = per_row_csr(rng, n, n, 5), per_row_csr(rng, n, n, 5)
-        got = fused(A=A, B=B)
-        assert abs(got - (A + B)).max() <= 1e-12 * abs(A + B).max()
-        (checked, frees), (plain, _) = c_call(fused, {"A": A, "B": B}), c_call(
-            fused, {"A": A, "B": B}, trusted=True)
-        t = calls.alternate([checked, plain, frees, lambda: fused(A=A, B=B),
-                             lambda: passed(A=A, B=B), lambda: A + B],
-                            seconds * (3 if nnz >= 1e6 else 1), most=3000)
-        case = f"A+B nnz={A.nnz:,}+{B.nnz:,}"
-        rows.append(calls.row("mergechecks", case + ", C checked/unchecked", t[0] - t[2],
-                              "the unchecked build", t[1] - t[2], 1.03, nnz=int(A.nnz)))
-        rows.append(calls.row("mergechecks", case + ", call (fused)", t[3],
-                              "a check pass first", t[4], None, nnz=int(A.nnz)))
-        rows.append(calls.row("mergechecks", case + ", call (fused)", t[3],
-                              "scipy A + B", t[5], None, nnz=int(A.nnz)))
-        for r in rows[-3:]:
-            calls.say_row(r, say)
+        yield "random rows", per_row_csr(rng, n, n, 5), per_row_csr(rng, n, n, 5)
+        A = stencil_csr(int(round((nnz / 5) ** 0.5)))
+        B = sp.csr_array(A + sp.eye_array(A.shape[0], k=3, format="csr"))
+        B.data = rng.random(B.nnz)
+        yield "stencil", A, B
+
+
+MERGE_KINDS = (("real", 1), ("real", 2), ("min_plus", 1))     # semiring, threads
+
+
+def part_mergechecks(quick, seconds, say, calls) -> list[dict]:
+    """A+B: checked against unchecked build (in its steps, and session 40's
+    checks ahead: merge_steps off), and the call against a pass and scipy."""
+    text, rows = OPS["A+B"][0], []
+    pairs = list(_merge_pairs(rng_for("calls-mergechecks"), quick))
+    for sr, threads in MERGE_KINDS:
+        fused, ahead, passed = (ep.compile(
+            text, output="csr", formats={"A": "csr", "B": "csr"}, threads=threads,
+            semiring=getattr(ep.semirings, sr), tuning=ep.Tuning(**kw))
+            for kw in ({}, {"merge_steps": False}, {"fused_checks": False}))
+        for label, A, B in pairs if sr == "real" and threads == 1 else pairs[-4:]:
+            rows += _merge_case(calls, say, seconds, (fused, ahead, passed), A, B,
+                                f"A+B {sr}{', 2 threads' if threads > 1 else ''} {label}")
+    return rows
+
+
+def _entries(M, op, width=None):
+    """The values of M's stored entries in row-major order, those of rows r and
+    r + n (A stacked over B, `width` given) combined by ufunc op."""
+    coo = M.tocoo()
+    rows = coo.row % (coo.shape[0] // 2) if width is not None else coo.row
+    keys = rows.astype(np.int64) * coo.shape[1] + coo.col
+    order = np.argsort(keys, kind="stable")
+    keys, vals = keys[order], coo.data[order]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return op.reduceat(vals, starts) if len(vals) else vals
+
+
+def _merge_case(calls, say, seconds, kernels, A, B, case) -> list[dict]:
+    fused, ahead, passed = kernels
+    got = fused(A=A, B=B)
+    got = got.to_scipy(keep_fill=True) if isinstance(got, ep.Tensor) else got
+    np.testing.assert_allclose(_entries(got, np.add), _entries(sp.vstack([A, B]).tocoo(), (
+        np.add if fused.semiring.name == "real" else np.minimum), A.shape[1]))
+    values = {"A": A, "B": B}
+    (checked, frees), (plain, _), (before, _) = (c_call(fused, values), c_call(
+        fused, values, trusted=True), c_call(ahead, values))
+    t = calls.alternate([checked, plain, frees, before, lambda: fused(A=A, B=B),
+                         lambda: passed(A=A, B=B), lambda: A + B],
+                        seconds * (3 if A.nnz >= 1e6 else 1), most=3000)
+    case += f" nnz={A.nnz:,}+{B.nnz:,}"
+    c = t[1] - t[2]
+    rows = [calls.row("mergechecks", case + ", C checked/unchecked", t[0] - t[2],
+                      "the unchecked build", c, 1.03, nnz=int(A.nnz)),
+            calls.row("mergechecks", case + ", C ahead/unchecked", t[3] - t[2],
+                      "the unchecked build", c, None, nnz=int(A.nnz)),
+            calls.row("mergechecks", case + ", call (fused)", t[4],
+                      "a check pass first", t[5], None, nnz=int(A.nnz)),
+            calls.row("mergechecks", case + ", call (fused)", t[4],
+                      "scipy A + B", t[6], None, nnz=int(A.nnz))]
+    for r in rows:
+        calls.say_row(r, say)
     return rows

@@ -40,8 +40,8 @@ class Tuning:
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_windows, check_after, check_twins_once, entries, gather_sums,
-            fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            check_count_once, check_windows, check_after, check_twins_once, merge_steps, entries,
+            gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
             written_nesting, access_order.
@@ -134,6 +134,7 @@ class Tuning:
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
+    merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or

@@ -29,6 +29,7 @@ BINOPS = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
     "<u": lambda a, b: int(a) % (1 << 64) < int(b) % (1 << 64),    # as C's uint64_t
+    "gap": lambda a, b: (int(a) - int(b) - 1 + (1 << 63)) % (1 << 64) - (1 << 63),  # no overflow
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
     "/": lambda a, b: a // b,

@@ -20,7 +20,7 @@ def show(node, indent: int = 0) -> str:
             return name
         case Const(v, _):
             return _number(v)
-        case Bin(op, a, b) if op in ("max", "min", "hash", "keep"):
+        case Bin(op, a, b) if op in ("max", "min", "hash", "keep", "gap"):
             return f"{op}({show(a)}, {show(b)})"
         case Bin(op, a, b):
             return f"({show(a)} {op} {show(b)})"

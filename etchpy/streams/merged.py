@@ -31,6 +31,19 @@ class Merged(Fact):
     walks: tuple
 
 
+@dataclass(frozen=True)
+class Stepped:
+    """A note on a loop of a union by stepping fronts with a Merged fact
+    (imp.While.walk, set by lower.schedule.phases): each run of its body is
+    one step of the union, ready, at coordinate `index`, and the loops so
+    noted after one merge note (imp.Comment.walk == merged) make all its steps,
+    in order. The union's coordinates are then strictly increasing over its
+    steps exactly when every walked segment's are, and each walked coordinate
+    is one of them (proofs_notes/validation.md, "Checks in a union's steps")."""
+    index: imp.Expr
+    merged: Merged
+
+
 def walks_of(s: Stream) -> tuple:
     """The whole walks of operand s: its own Walk, or those its Merged fact lists."""
     w, m = s.facts.get(Walk), s.facts.get(Merged)

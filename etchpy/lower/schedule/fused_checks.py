@@ -40,7 +40,7 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks, merge_checks, segment_checks
+from . import coo_checks, merge_checks, merge_steps, segment_checks
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, Not, ParallelFor,
                    Prefetch, Select, Seq, Var, While, and_, lt, or_, seq)
@@ -195,17 +195,17 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     coo = _coo_walks(prog) if fused else {}
-    merges = merge_checks.fusable(prog) if tuning.fused_checks else {}    # union merges
-    if not levels and not coo and not merges:
+    merges, stepped, rest = merge_steps.split(prog, tuning)     # union merges: in their steps,
+    if not levels and not coo and not merges:                   # or ahead (merge_checks)
         return None
     merged = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True)
-              for n, (w, *_) in sorted(merges.items())]
+              for n, (w, *_) in sorted(rest.items())]
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
     nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
     names = program_names(prog)
     err = names.fresh("input_error")
-    body = unnarrowed(prog.body)
+    body = merge_steps.rewrite(unnarrowed(prog.body), stepped, err, ERROR_CODE, names)
     planned = segment_checks.plan(replace(prog, body=body), levels + merged) \
         if tuning.check_block > 0 else []
     ahead = [a for a in planned if a[2] is None or tuning.check_windows]
@@ -228,8 +228,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
-    body = _flagged(merge_checks.rewrite(body, {n: ws for n, ws in merges.items()
-                                                if n not in early}, err, ERROR_CODE, names), err)
+    body = _flagged(merge_checks.rewrite(body, {n: ws for n, ws in rest.items() if n not in early},
+                                         err, ERROR_CODE, names), err)
     if bad in imp.scalars_assigned(body):       # one test after the loops, not one a walk
         body = seq(Decl(bad, "index", Const(0)), body,
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))

@@ -90,13 +90,20 @@ def _reads_at(body, walks) -> bool:
     return ok
 
 
+def opened(w, err: str, code: int) -> imp.Stmt:
+    """The test that the segment of walk w just opened lies inside crd, 0 <= q
+    <= e <= nnz, else the error and the segment emptied (module docstring)."""
+    q, e = Var(w.q), Var(w.end)
+    outside = or_(Bin("<u", e, q), Bin("<u", Load(w.pos, Var(w.parents)), e))
+    return If(outside, seq(Assign(err, Const(code)), Assign(w.end, q)))
+
+
 def checked(w, err: str, code: int, names: imp.Names) -> imp.Stmt:
     """The check of the segment of walk w just opened (module docstring)."""
     q, e = Var(w.q), Var(w.end)
     r, bad = names.fresh(f"{w.q}_r"), names.fresh(f"{w.q}_bad")
     rv, bv = Var(r), Var(bad)
     crd_r = Load(w.crd, rv)
-    outside = or_(Bin("<u", e, q), Bin("<u", Load(w.pos, Var(w.parents)), e))
     fail = seq(Assign(err, Const(code)), Assign(w.end, q))
     first = and_(lt(q, e), Not(Bin("<u", Load(w.crd, q), Var(w.dim))))
     step = Bin("|", Not(lt(Load(w.crd, Bin("-", rv, Const(1))), crd_r)),
@@ -105,7 +112,7 @@ def checked(w, err: str, code: int, names: imp.Names) -> imp.Stmt:
                While(lt(rv, e), seq(Assign(bad, Bin("|", bv, step)),
                                     Assign(r, Bin("+", rv, Const(1))))),
                If(bv, fail))
-    return If(outside, fail, scan)
+    return If(opened(w, err, code).cond, fail, scan)
 
 
 def rewrite(node, fused: dict, err: str, code: int, names: imp.Names):

@@ -22,10 +22,11 @@ def phases(s, record) -> list:
     folded in the records and in the statements of next that come before it
     moves any state. An exhausted operand stays exhausted, so the phases only
     ever move forward in this order, and the four loops visit the states of
-    the one loop `while valid: …` in the same order."""
+    the one loop `while valid: …` in the same order. A union with a Merged
+    fact notes its index on each loop (streams.Stepped)."""
     split = s.facts.get(streams.Split)
     va, vb = split.a_valid, split.b_valid
-    loops = []
+    merged, loops = s.facts.get(streams.Merged), []
     for facts in ({va: True, vb: True}, {va: True, vb: False},
                   {va: False, vb: True}, {va: False, vb: False}):
         holds = imp.and_(imp.and_(va if facts[va] else imp.not_(va),
@@ -36,8 +37,9 @@ def phases(s, record) -> list:
         v = dataclasses.replace(s, valid=holds, ready=imp.assume(s.ready, facts),
                                 index=imp.assume(s.index, facts),
                                 value=imp.assume(s.value, facts))
+        note = None if merged is None else streams.Stepped(v.index, merged)
         loops.append(While(v.valid, seq(imp.if_(v.ready, record(v)),
-                                        assume_ahead(s.next, facts))))
+                                        assume_ahead(s.next, facts)), note))
     return loops
 
 

@@ -260,120 +260,82 @@ int add_csr(
     int64_t i_c = 0;
     i_c = 0;
     while (i_c < dim_i) {
-        int64_t i_c_block = ep_min((i_c + 1024), dim_i);
-        int64_t i_c_r = i_c;
-        int i_c_bad = ((((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block])) | (B_dim1 == 0)) | ((uint64_t)B_pos1[B_dim0] < (uint64_t)B_pos1[i_c_block]));
-        while (i_c_r < i_c_block) {
-            i_c_bad = ((i_c_bad | (A_pos1[(i_c_r + 1)] < A_pos1[i_c_r])) | (B_pos1[(i_c_r + 1)] < B_pos1[i_c_r]));
-            i_c_r = (i_c_r + 1);
-        }
-        if (!i_c_bad) {
-            int64_t i_c_d = 0;
-            if (A_pos1[i_c] < A_pos1[i_c_block]) {
-                i_c_bad = (i_c_bad | !((uint64_t)A_crd1[A_pos1[i_c]] < (uint64_t)A_dim1));
-            }
-            int64_t i_c_k = (A_pos1[i_c] + 1);
-            while (i_c_k < A_pos1[i_c_block]) {
-                i_c_bad = (i_c_bad | !((uint64_t)A_crd1[i_c_k] < (uint64_t)A_dim1));
-                i_c_d = (i_c_d + !(A_crd1[(i_c_k - 1)] < A_crd1[i_c_k]));
-                i_c_k = (i_c_k + 1);
-            }
-            int64_t i_c_rr = (i_c + 1);
-            while (i_c_rr < i_c_block) {
-                if (((A_pos1[i_c] < A_pos1[i_c_rr]) && (A_pos1[i_c_rr] < A_pos1[(i_c_rr + 1)])) && !(A_crd1[(A_pos1[i_c_rr] - 1)] < A_crd1[A_pos1[i_c_rr]])) {
-                    i_c_d = (i_c_d - 1);
-                }
-                i_c_rr = (i_c_rr + 1);
-            }
-            i_c_bad = (i_c_bad | (i_c_d != 0));
-        }
-        if (!i_c_bad) {
-            int64_t i_c_d_1 = 0;
-            if (B_pos1[i_c] < B_pos1[i_c_block]) {
-                i_c_bad = (i_c_bad | !((uint64_t)B_crd1[B_pos1[i_c]] < (uint64_t)B_dim1));
-            }
-            int64_t i_c_k_1 = (B_pos1[i_c] + 1);
-            while (i_c_k_1 < B_pos1[i_c_block]) {
-                i_c_bad = (i_c_bad | !((uint64_t)B_crd1[i_c_k_1] < (uint64_t)B_dim1));
-                i_c_d_1 = (i_c_d_1 + !(B_crd1[(i_c_k_1 - 1)] < B_crd1[i_c_k_1]));
-                i_c_k_1 = (i_c_k_1 + 1);
-            }
-            int64_t i_c_rr_1 = (i_c + 1);
-            while (i_c_rr_1 < i_c_block) {
-                if (((B_pos1[i_c] < B_pos1[i_c_rr_1]) && (B_pos1[i_c_rr_1] < B_pos1[(i_c_rr_1 + 1)])) && !(B_crd1[(B_pos1[i_c_rr_1] - 1)] < B_crd1[B_pos1[i_c_rr_1]])) {
-                    i_c_d_1 = (i_c_d_1 - 1);
-                }
-                i_c_rr_1 = (i_c_rr_1 + 1);
-            }
-            i_c_bad = (i_c_bad | (i_c_d_1 != 0));
-        }
-        if (i_c_bad != 0) {
+        int64_t i_ = i_c;
+        /* j: union [linear, then gallop] with [linear, then gallop] */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        int64_t j_q_2 = 0;
+        int64_t j_end_2 = 0;
+        int j_fa = 0;
+        int j_fb = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        j_q_2 = B_pos1[i_c];
+        j_end_2 = B_pos1[(i_c + 1)];
+        /* segments of A, B walked to their ends */
+        if ((((uint64_t)j_end < (uint64_t)j_q) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)j_end)) | (((uint64_t)j_end_2 < (uint64_t)j_q_2) | ((uint64_t)B_pos1[B_dim0] < (uint64_t)j_end_2))) {
             input_error = 4;
-            i_c_block = i_c;
-            i_c = dim_i;
+            j_end = j_q;
+            j_end_2 = j_q_2;
         }
-        while (i_c < i_c_block) {
-            int64_t i_ = i_c;
-            /* j: union [linear, then gallop] with [linear, then gallop] */
-            int64_t j_q = 0;
-            int64_t j_end = 0;
-            int64_t j_q_2 = 0;
-            int64_t j_end_2 = 0;
-            int j_fa = 0;
-            int j_fb = 0;
-            j_q = A_pos1[i_c];
-            j_end = A_pos1[(i_c + 1)];
-            j_q_2 = B_pos1[i_c];
-            j_end_2 = B_pos1[(i_c + 1)];
-            /* segments of A, B walked to their ends */
-            if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_crd1_cap) {
-                int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_crd1_cap);
-                ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
-                if (!grown_) goto fail;
-                out_crd1 = grown_; out_crd1_cap = cap_;
-            }
-            if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_vals_cap) {
-                int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_vals_cap);
-                ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
-                if (!grown_) goto fail;
-                out_vals = grown_; out_vals_cap = cap_;
-            }
-            while ((j_q < j_end) && (j_q_2 < j_end_2)) {
-                int64_t j__1 = (((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_crd1[j_q] : B_crd1[j_q_2]);
-                int64_t out_p1 = out_count1;
-                out_crd1[out_p1] = j__1;
-                out_count1 = (out_count1 + 1);
-                out_vals[out_p1] = ((((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_vals[j_q] : 0.0) + (((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])) ? B_vals[j_q_2] : 0.0));
-                j_fa = ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2]));
-                j_fb = ((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q]));
-                j_q = (j_q + j_fa);
-                j_q_2 = (j_q_2 + j_fb);
-            }
-            while ((j_q < j_end) && !(j_q_2 < j_end_2)) {
-                int64_t j__2 = A_crd1[j_q];
-                int64_t out_p1 = out_count1;
-                out_crd1[out_p1] = j__2;
-                out_count1 = (out_count1 + 1);
-                out_vals[out_p1] = (A_vals[j_q] + 0.0);
-                j_fa = 1;
-                j_fb = 0;
-                j_q = (j_q + j_fa);
-                j_q_2 = (j_q_2 + j_fb);
-            }
-            while (!(j_q < j_end) && (j_q_2 < j_end_2)) {
-                int64_t j__3 = B_crd1[j_q_2];
-                int64_t out_p1 = out_count1;
-                out_crd1[out_p1] = j__3;
-                out_count1 = (out_count1 + 1);
-                out_vals[out_p1] = (0.0 + B_vals[j_q_2]);
-                j_fa = 0;
-                j_fb = 1;
-                j_q = (j_q + j_fa);
-                j_q_2 = (j_q_2 + j_fb);
-            }
-            out_pos1[(i_ + 1)] = out_count1;
-            i_c = (i_c + 1);
+        int64_t j_q_prev = -1;
+        int64_t j_q_bad = 0;
+        if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_crd1_cap) {
+            int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_crd1_cap);
+            ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
+            if (!grown_) goto fail;
+            out_crd1 = grown_; out_crd1_cap = cap_;
         }
+        if ((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))) > out_vals_cap) {
+            int64_t cap_ = ep_max((out_count1 + ((j_end - j_q) + (j_end_2 - j_q_2))), 2 * out_vals_cap);
+            ep_val_t *grown_ = (ep_val_t *)ep_grow(out_vals, (size_t)out_vals_cap * sizeof(ep_val_t), (size_t)cap_ * sizeof(ep_val_t));
+            if (!grown_) goto fail;
+            out_vals = grown_; out_vals_cap = cap_;
+        }
+        while ((j_q < j_end) && (j_q_2 < j_end_2)) {
+            int64_t j__1 = (((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_crd1[j_q] : B_crd1[j_q_2]);
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__1 + ~(uint64_t)j_q_prev) | j__1));
+            j_q_prev = j__1;
+            int64_t out_p1 = out_count1;
+            out_crd1[out_p1] = j__1;
+            out_count1 = (out_count1 + 1);
+            out_vals[out_p1] = ((((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2])) ? A_vals[j_q] : 0.0) + (((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q])) ? B_vals[j_q_2] : 0.0));
+            j_fa = ((A_crd1[j_q] < B_crd1[j_q_2]) || (A_crd1[j_q] == B_crd1[j_q_2]));
+            j_fb = ((B_crd1[j_q_2] < A_crd1[j_q]) || (B_crd1[j_q_2] == A_crd1[j_q]));
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
+        }
+        while ((j_q < j_end) && !(j_q_2 < j_end_2)) {
+            int64_t j__2 = A_crd1[j_q];
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__2 + ~(uint64_t)j_q_prev) | j__2));
+            j_q_prev = j__2;
+            int64_t out_p1 = out_count1;
+            out_crd1[out_p1] = j__2;
+            out_count1 = (out_count1 + 1);
+            out_vals[out_p1] = (A_vals[j_q] + 0.0);
+            j_fa = 1;
+            j_fb = 0;
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
+        }
+        while (!(j_q < j_end) && (j_q_2 < j_end_2)) {
+            int64_t j__3 = B_crd1[j_q_2];
+            j_q_bad = (j_q_bad | ((int64_t)((uint64_t)j__3 + ~(uint64_t)j_q_prev) | j__3));
+            j_q_prev = j__3;
+            int64_t out_p1 = out_count1;
+            out_crd1[out_p1] = j__3;
+            out_count1 = (out_count1 + 1);
+            out_vals[out_p1] = (0.0 + B_vals[j_q_2]);
+            j_fa = 0;
+            j_fb = 1;
+            j_q = (j_q + j_fa);
+            j_q_2 = (j_q_2 + j_fb);
+        }
+        if (((j_q_bad < 0) || (j_q_prev >= A_dim1)) || (j_q_prev >= B_dim1)) {
+            input_error = 4;
+        }
+        out_pos1[(i_ + 1)] = out_count1;
+        i_c = (i_c + 1);
     }
     int64_t out_r1 = 0;
     while (out_r1 < dim_i) {
