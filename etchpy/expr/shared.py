@@ -33,7 +33,7 @@ import hashlib
 from dataclasses import replace
 
 from . import formula
-from ..formats import Bins, Dense, Format
+from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
@@ -225,7 +225,7 @@ def one_walk(factors: list, terms: tuple | None = None) -> Access:
     summed, over = _summed(terms, columns, len(at) + len(extra))
     key = (columns, test, weights) + ((tuple(bins), summed) if bins or summed else ())
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
-    tail = (*(Bins() for _ in bins), *(Dense() for _ in over))   # below the structure's
+    tail = (*(Bins() for _ in bins), *("dense" for _ in over))  # below the structure's
     fmt = Format((*fmt.levels, *tail), (*fmt.mode_order, *range(len(at), len(at) + len(tail))))
     var = CompareVar(f"{COMPARE_PREFIX}row_{names[:40]}_{digest}", len(at) + len(tail),
                      fmt, kind="value", tests=test, source=columns[0][0],
