@@ -14,7 +14,8 @@ sibling loops and multiplied down nested ones (at most `DEPTH` deep):
 - a whole walk of an input's segment level (streams.Walk, imp.While.walk) over
   `parents` parent positions: pos[parents] / parents, its mean segment (the
   runtime checks pos's length and its ends before every call, so the read is
-  in bounds with or without the fused checks);
+  in bounds with or without the fused checks); a union's steps
+  (streams.merged.Stepped): the sum of its walked segments' means;
 - a counted loop `v < bound` whose bound reads no name the body declares or
   assigns: `bound`;
 - any other loop (a merge, a search): one.
@@ -32,6 +33,7 @@ from ...imp import Bin, Const, Load, ParallelFor, Var, While
 from ...imp.analysis import children, declared_in, names_used, scalars_assigned
 from ...imp.construct import add, max_, min_, mul
 from ...streams import Walk
+from ...streams.merged import Stepped
 
 DEPTH = 3          # nested loops looked into below the split one
 CAP = 1 << 20      # each factor at most this (three of them and a range stay in int64)
@@ -79,13 +81,24 @@ def _per_parent(loop: While, params: set, local: set):
     segment, a counted loop's bound, else one (each capped at CAP)."""
     w = loop.walk
     if isinstance(w, Walk) and {w.pos, w.parents} <= params:
-        n = Var(w.parents)
-        return _capped(Bin("/", Load(w.pos, n), max_(n, Const(1))))
+        return _mean_segment(w)
+    if isinstance(w, Stepped):          # a union's steps: its walked segments' together
+        out = Const(0)
+        for walk in w.merged.walks:
+            if {walk.pos, walk.parents} <= params:
+                out = add(out, _mean_segment(walk))
+        return out if out != Const(0) else Const(1)
     c = loop.cond
     if (isinstance(c, Bin) and c.op == "<" and isinstance(c.a, Var)
             and not names_used(c.b) & local):
         return _capped(c.b)
     return Const(1)
+
+
+def _mean_segment(w: Walk):
+    """pos[parents] / parents of a walked level, capped."""
+    n = Var(w.parents)
+    return _capped(Bin("/", Load(w.pos, n), max_(n, Const(1))))
 
 
 def _capped(e):

@@ -77,3 +77,14 @@ def _eval(e, env):
                    "max": lambda: max(a, b), "/": lambda: a // b}
             return ops[op]()
     raise AssertionError(e)
+
+
+def test_a_unions_steps_count_its_walked_segments():
+    """A union's phase loops (streams.merged.Stepped) count the mean segments of
+    the operands they walk, so a large A + B still splits."""
+    kern = ep.compile("C[i, j] = A[i, j] + B[i, j]", formats={"A": "csr", "B": "csr"},
+                      output="csr", threads=2, tuning=ep.Tuning(thread_min_work=777))
+    A = _matrix(60, seed=1)
+    assert abs(kern(A=A, B=_matrix(60, seed=2)) - (A + _matrix(60, seed=2))).max() < 1e-12
+    tests = [ln for ln in kern.c_source.splitlines() if ">= 777" in ln]
+    assert any("A_pos1[A_dim0]" in ln and "B_pos1[B_dim0]" in ln for ln in tests)
