@@ -30,7 +30,7 @@ import numpy as np
 
 from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
-from .checks import check_compressed, check_once, same as _same
+from .checks import check_once, same as _same
 from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it here
 from .. import pipeline
 from .tensor import Tensor, truth_values
