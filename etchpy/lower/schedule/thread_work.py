@@ -18,7 +18,9 @@ sibling loops and multiplied down nested ones (at most `DEPTH` deep):
   (streams.merged.Stepped): the sum of its walked segments' means;
 - a counted loop `v < bound` whose bound reads no name the body declares or
   assigns: `bound`;
-- any other loop (a merge, a search): one.
+- any other loop (a merge, a search): one;
+and at least the values the inputs store, summed (read from their level
+arrays: a compressed level under another is such an uncounted loop).
 Each factor is capped at `CAP`, so the product stays within int64. The
 estimate decides only where the blocks run, never what they compute: a split
 loop's blocks and their partials depend on its range and thread count alone
@@ -32,6 +34,9 @@ from ... import imp
 from ...imp import Bin, Const, Load, ParallelFor, Var, While
 from ...imp.analysis import children, declared_in, names_used, scalars_assigned
 from ...imp.construct import add, max_, min_, mul
+from .bounds import stored_entries
+from ...expr.windows import WindowVar
+from ...expr.walk import accesses
 from ...streams import Walk
 from ...streams.merged import Stepped
 
@@ -48,13 +53,30 @@ def run(prog, tuning):
     if not splits:
         return prog
     params = {p.name for p in prog.params}
-    body = prog.body
+    body, stored = prog.body, _stored(prog, params)
     for loop in splits:
         span = loop.end if loop.start == Const(0) else Bin("-", loop.end, loop.start)
         work = mul(_capped(span), add(Const(1), _work(loop.body, params, inner(loop), DEPTH)))
+        work = work if stored == Const(0) else max_(work, stored)
         when = Bin(">=", work, Const(tuning.thread_min_work))
         body = imp.replaced(body, loop, replace(loop, parallel_if=when))
     return replace(prog, body=body)
+
+
+def _stored(prog, params: set):
+    """The values the kernel's inputs store, summed (each capped): a floor of the
+    estimate, for loops it cannot count (a compressed level under another)."""
+    out, seen = Const(0), set()
+    for step in prog.plan.steps:
+        for acc in accesses(step.body):
+            tv = acc.tensor
+            if tv.name in seen or tv.name in prog.plan.temps or isinstance(tv, WindowVar):
+                continue
+            seen.add(tv.name)
+            n = stored_entries(tv.name, tv.format)      # (params only: a tensor's own)
+            if names_used(n) <= params:
+                out = add(out, _capped(n))
+    return out
 
 
 def inner(loop) -> set:

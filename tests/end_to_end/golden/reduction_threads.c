@@ -745,7 +745,7 @@ int reduction_threads(
                 const int64_t i_c_b_blocks = ep_max(1, ep_min(i_c_b_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
-                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))) >= 65536)) {
+                if ((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(x_dim0, 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
                     #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
@@ -779,7 +779,7 @@ int reduction_threads(
                     const int64_t i_c_b_1_blocks = ep_max(1, ep_min(i_c_b_1_n, 32));
                     ep_val_t acc_part[32];
                     int64_t input_error_slots[32];
-                    if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
+                    if ((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(x_dim0, 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
                         #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
@@ -808,7 +808,7 @@ int reduction_threads(
                     const int64_t i_c_b_2_blocks = ep_max(1, ep_min(i_c_b_2_n, 32));
                     ep_val_t acc_part[32];
                     int64_t input_error_slots[32];
-                    if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))) >= 65536)) {
+                    if ((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576)))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(x_dim0, 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
                         #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
@@ -844,7 +844,7 @@ int reduction_threads(
                 const int64_t i_c_b_3_blocks = ep_max(1, ep_min(i_c_b_3_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
-                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
+                if ((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(x_dim0, 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
                     #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif
@@ -877,7 +877,7 @@ int reduction_threads(
                 const int64_t i_c_b_4_blocks = ep_max(1, ep_min(i_c_b_4_n, 32));
                 ep_val_t acc_part[32];
                 int64_t input_error_slots[32];
-                if (((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))) >= 65536)) {
+                if ((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(x_dim0, 0), 1048576))) >= 65536)) {
     #ifdef _OPENMP
                     #pragma omp parallel for schedule(dynamic, 1) num_threads(2)
     #endif

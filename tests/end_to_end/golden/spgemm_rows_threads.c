@@ -889,7 +889,7 @@ int spgemm_rows_threads(
         int64_t input_error_slots[32];
         int i_c_failed = 0;
     #ifdef _OPENMP
-        #pragma omp parallel num_threads(2) if(((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))) + 1))) >= 65536))
+        #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
         {
             const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
@@ -945,7 +945,7 @@ int spgemm_rows_threads(
         int64_t input_error_slots[32];
         int i_c_failed = 0;
     #ifdef _OPENMP
-        #pragma omp parallel num_threads(2) if(((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))))) >= 65536))
+        #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
         {
             const int64_t ws_vals_cap = ep_max(dim_k, 1);

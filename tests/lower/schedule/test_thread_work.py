@@ -88,3 +88,18 @@ def test_a_unions_steps_count_its_walked_segments():
     assert abs(kern(A=A, B=_matrix(60, seed=2)) - (A + _matrix(60, seed=2))).max() < 1e-12
     tests = [ln for ln in kern.c_source.splitlines() if ">= 777" in ln]
     assert any("A_pos1[A_dim0]" in ln and "B_pos1[B_dim0]" in ln for ln in tests)
+
+
+def test_the_inputs_stored_values_are_a_floor_of_the_estimate():
+    """A compressed level under another is a loop the estimate cannot count; the
+    values the inputs store are a floor (a csf MTTKRP's nonzeros split it)."""
+    i, j, k, r = ep.indices("i j k r")
+    B, C, D = ep.tensor("B", 3, "csf"), ep.tensor("C", 2), ep.tensor("D", 2)
+    kern = ep.compile(ep.sum((j, k), B[i, j, k] * C[j, r] * D[k, r]), threads=2,
+                      tuning=ep.Tuning(thread_min_work=777))
+    rng = np.random.default_rng(3)
+    dense = rng.random((6, 5, 4)) * (rng.random((6, 5, 4)) < 0.3)
+    Bt, Cv, Dv = ep.Tensor.from_dense(dense, "csf"), rng.random((5, 3)), rng.random((4, 3))
+    np.testing.assert_allclose(kern(B=Bt, C=Cv, D=Dv), np.einsum("ijk,jr,kr->ir", dense, Cv, Dv))
+    test, = [ln for ln in kern.c_source.splitlines() if ">= 777" in ln][:1]
+    assert "B_pos2[B_pos1[B_pos0[1]]]" in test and "C_dim0 * C_dim1" in test
