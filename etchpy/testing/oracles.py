@@ -67,7 +67,7 @@ def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order
         ...                semiring="min_plus", backends=("c",))
     """
     sr = semirings.get(semiring or semirings.real)
-    if kw.get("threads", 1) > 1:
+    if (kw.get("threads") or 1) > 1:      # (threads=None: the default, one)
         tuning = tuning_of(tuning).with_(thread_min_work=0)
     want = evaluate(expr, semiring=sr, backend="reference", output="dense", **inputs)
     for b in backends:

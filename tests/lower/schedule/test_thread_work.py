@@ -103,3 +103,15 @@ def test_the_inputs_stored_values_are_a_floor_of_the_estimate():
     np.testing.assert_allclose(kern(B=Bt, C=Cv, D=Dv), np.einsum("ijk,jr,kr->ir", dense, Cv, Dv))
     test, = [ln for ln in kern.c_source.splitlines() if ">= 777" in ln][:1]
     assert "B_pos2[B_pos1[B_pos0[1]]]" in test and "C_dim0 * C_dim1" in test
+
+
+def test_check_backends_takes_threads_none_and_splits_with_threads():
+    """etchpy.testing.check_backends: threads=None is the default (one thread);
+    threads=2 splits even a small loop (thread_min_work 0), so the threaded C runs."""
+    from etchpy.testing import check_backends
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    inputs = {"A": np.arange(12.0).reshape(3, 4), "x": np.ones(4)}
+    for threads in (None, 2):
+        want = check_backends(ep.sum(j, A[i, j] * x[j]), inputs, backends=("c",), threads=threads)
+        np.testing.assert_allclose(want, inputs["A"].sum(axis=1))
