@@ -11,7 +11,8 @@ dictionary, a 0/1 vector over comment codes, read at each order's comment
 code through `ep.onehot` (the value as an index). The count of each
 customer's orders is a dense output over customer codes, so a customer with
 no order is a 0 (the LEFT OUTER JOIN); the number of customers per count is a
-histogram of that result, `ep.sum(c, ep.onehot(k, Cnt[c], n))`.
+histogram of that result, `ep.sum(c, ep.onehot(k, Cnt[c], "nbins"))`, its
+number of bins a parameter given at call time (one kernel for every count).
 
 Q18: HAVING is a comparison of a result: the first kernel sums each order's
 quantities (a dense output over order codes), the second reads that array as
@@ -39,13 +40,11 @@ def _q13_counts_expr(tables):
     return ep.sum((o, d, pr, cm), body), "o c d pr cm"
 
 
-def _histogram(n: int):
-    """The histogram of a count per customer, `n` bins (one kernel per n, kept)."""
-    def make(tables):
-        c, k = ep.indices("c k")
-        return ep.sum(c, ep.onehot(k, ep.tensor("Cnt", 1)[c], n)), "c k"
-    make.__name__ = f"q13_histogram_{n}"
-    return make
+def _histogram(tables):
+    """The histogram of a count per customer, its number of bins a parameter
+    `nbins` (one kernel for every number of bins)."""
+    c, k = ep.indices("c k")
+    return ep.sum(c, ep.onehot(k, ep.tensor("Cnt", 1)[c], "nbins")), "c k"
 
 
 def q13(tables, word1: str = "special", word2: str = "requests") -> dict:
@@ -56,9 +55,7 @@ def q13(tables, word1: str = "special", word2: str = "requests") -> dict:
     counts = _kernel(tables, _q13_counts_expr)(Oc=tables["orders"].tensor("comment"),
                                                Keep=keep)
     n = int(counts.max(initial=0)) + 1
-    makers = tables.setdefault("q13_histograms", {})
-    make = makers.setdefault(n, _histogram(n))
-    dist = _kernel(tables, make)(Cnt=counts)
+    dist = _kernel(tables, _histogram)(Cnt=counts, nbins=n)
     return ep.decode(dist, [ep.Keys(np.arange(n), name="c_count")], value="custdist",
                      order_by=["custdist", "c_count"], descending=True)
 

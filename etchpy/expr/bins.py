@@ -29,9 +29,11 @@ from .compare import CompareVar, Predicate, _plain
 from .nodes import COMPARE_PREFIX, Access, Index, TensorVar, show
 
 
-def onehot(b: Index, acc, n: int) -> Access:
+def onehot(b: Index, acc, n: int | str) -> Access:
     """The one-hot of the values of `acc` (a tensor access) over the new index
-    `b` of size n (see the module docstring):
+    `b` of size n (see the module docstring); n may be the name of a parameter
+    passed at call time (`kernel(A=..., nbins=40)`), so that one kernel serves
+    every number of bins:
 
         >>> i, j, b = ep.indices("i j b")
         >>> I = ep.tensor("I", 2, format="rle")
@@ -47,13 +49,19 @@ def onehot(b: Index, acc, n: int) -> Access:
     if b in acc.indices:
         raise ExpressionTypeError(f"ep.onehot({b}, {show(acc)}, ...): the index of the bins "
                                   f"must be a new one, not one of {show(acc)}'s")
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+    if isinstance(n, str):
+        if not n.isidentifier() or n.startswith(COMPARE_PREFIX):
+            raise ExpressionTypeError(f"ep.onehot({b}, {show(acc)}, n): a parameter n is "
+                                      f"named by an identifier, got {n!r}")
+    elif isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
         raise ExpressionTypeError(f"ep.onehot({b}, {show(acc)}, n): n, the number of bins, "
-                                  f"is a positive int, got {n!r}")
+                                  f"is a positive int or a parameter's name, got {n!r}")
+    else:
+        n = int(n)
     t = acc.tensor
     fmt = Format((*t.format.levels, Bins()), (*t.format.mode_order, t.order))
-    var = CompareVar(f"{COMPARE_PREFIX}{t.name}_bins_{int(n)}", t.order + 1, fmt,
-                     kind="bins", tests=(("bins", int(n)),), source=t.name,
+    var = CompareVar(f"{COMPARE_PREFIX}{t.name}_bins_{n}", t.order + 1, fmt,
+                     kind="bins", tests=(("bins", n),), source=t.name,
                      columns=((t.name, t.format, None),))
     return Predicate(var, (*acc.indices, b))
 
@@ -63,8 +71,9 @@ def is_bins(tv) -> bool:
     return isinstance(tv, CompareVar) and tv.kind == "bins"
 
 
-def bins_count(tv) -> int:
-    """The number of bins of a onehot's tensor."""
+def bins_count(tv) -> int | str:
+    """The number of bins of a onehot's tensor, or the name of the parameter
+    that gives it at call time."""
     return tv.tests[0][1]
 
 

@@ -53,9 +53,10 @@ class CompareVar(TensorVar):
     (expr.keyed: the codes of that mode where they pass, bound at call time).
     `bins` ((column, n), ...): of a value predicate made by expr.shared from a
     product with onehots over its structure (expr.bins), its last indices, one
-    per pair: the bin 0..n-1 that column's value names (a formats.Bins level
-    each, below its structure's levels; no bin, no entry). `terms` ((column or
-    None, (located columns...)), ...): of one made from a product with a sum
+    per pair: the bin 0..n-1 that column's value names (n a number or a
+    parameter's name; a formats.Bins level each, below its structure's
+    levels; no bin, no entry). `terms` ((column or None, (located
+    columns...)), ...): of one made from a product with a sum
     over its structure, its value is also ⊗ the ⊕ of its terms, each its
     column's value (one for None) ⊗ its located columns' (dense tensors at its
     last indices, a dense level each, below its bins)."""
@@ -77,7 +78,8 @@ class CompareVar(TensorVar):
     def params(self) -> tuple[str, ...]:
         """The names of the parameters its bounds read at call time."""
         if self.kind in ("value", "codes"):
-            return formula.params(self.tests)
+            return (*formula.params(self.tests),
+                    *(n for _, n in self.bins if isinstance(n, str)))
         return tuple(b for _, b in self.tests if isinstance(b, str))
 
     @property

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SemiringError
+from ..errors import InputError, SemiringError
 from ..expr.bins import levels_below
 from ..expr.nodes import TensorVar
 from ..formats import Format
@@ -17,19 +17,35 @@ from .inputs import as_tensor
 from .tensor import Tensor
 
 
-def count(tv) -> tuple:
+def count(tv, inputs) -> tuple:
     """(n,) for a onehot's tensor of n bins (the size of its last index); the
-    sizes of a value predicate's bins (expr.shared: its last indices); else ()."""
+    sizes of a value predicate's bins (expr.shared: its last indices); else ().
+    A count written as a parameter's name is read from `inputs` (the call's
+    arguments); InputError where it is missing or not a positive integer."""
     kind = getattr(tv, "kind", None)
     if kind == "bins":
-        return (tv.tests[0][1],)
-    return tuple(n for _, n in tv.bins) if kind == "value" else ()
+        return (_number(tv, tv.tests[0][1], inputs),)
+    return tuple(_number(tv, n, inputs) for _, n in tv.bins) if kind == "value" else ()
 
 
-def full_shape(tv, structure: tuple, ts: dict) -> tuple:
+def _number(tv, n, inputs) -> int:
+    if not isinstance(n, str):
+        return n
+    if n not in inputs:
+        raise InputError(f"missing parameter {n} (the number of bins of {tv.name})")
+    v = inputs[n]
+    a = np.asarray(v)
+    if isinstance(v, (bool, np.bool_)) or a.shape != () or a.dtype.kind not in "iu" \
+            or not 1 <= a.item() < 2**62:
+        raise InputError(f"parameter {n} (the number of bins of {tv.name}) must be a "
+                         f"positive integer, got {v!r}")
+    return int(a.item())
+
+
+def full_shape(tv, structure: tuple, ts: dict, inputs) -> tuple:
     """A value predicate's shape: its structure's, its bins' counts, then the
     sizes of its terms' indices, read off the located columns `ts` there."""
-    out = list(structure + count(tv))
+    out = list(structure + count(tv, inputs))
     out += [0] * (levels_below(tv) - len(tv.bins))
     first = len(structure) + len(tv.bins)
     for _, located in tv.terms:
@@ -60,7 +76,7 @@ def view(tv, inputs, sr) -> Tensor:
     if np.dtype(sr.dtype).kind == "c" or src.dtype.kind == "c":
         raise SemiringError(f"ep.onehot over {col}: complex values have no order, so they "
                             f"name no bin; take the bins of a real input")
-    return Tensor._of((src.shape + count(tv), tv.format, (*src.levels, {}), src.vals,
+    return Tensor._of((src.shape + count(tv, inputs), tv.format, (*src.levels, {}), src.vals,
                        src.fill), tv.name)
 
 
@@ -81,11 +97,12 @@ def _binned(v: np.ndarray, n: int) -> tuple:
     return np.where(ok, v, 0).astype(np.int64), ok
 
 
-def placed(tv, column, coords: np.ndarray, keep: np.ndarray) -> tuple:
+def placed(tv, column, coords: np.ndarray, keep: np.ndarray, shape: tuple) -> tuple:
     """(coords with a value predicate's bins below, keep where every bin is one):
-    its structure's entries at `coords`, `column(k)` column k's values there."""
+    its structure's entries at `coords`, `column(k)` column k's values there;
+    `shape` the predicate's (its bins' counts after its structure's sizes)."""
     rows = [coords]
-    for k, n in tv.bins:
+    for (k, _), n in zip(tv.bins, shape[len(coords):]):
         b, ok = _binned(column(k), n)
         rows.append(b[None, :])
         keep = keep & ok

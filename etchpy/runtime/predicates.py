@@ -101,7 +101,7 @@ def _index_sizes(e, inputs) -> dict[str, int]:
             continue
         shape = getattr(inputs[src], "shape", None)
         shape = np.shape(inputs[src]) if shape is None else tuple(shape)
-        shape += bins.count(tv)
+        shape += bins.count(tv, inputs)
         for ix, n in zip(acc.indices, shape):
             sizes.setdefault(ix.name, int(n))
     return sizes
@@ -220,7 +220,7 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
         w = functools.reduce(sr.mul, [column(k) for k in tv.weights]) \
             if tv.weights else sr.one
         if tv.bins:                             # its bins: coordinates read off columns
-            coords, keep = bins.placed(tv, column, coords, keep)
+            coords, keep = bins.placed(tv, column, coords, keep, t.shape)
         out[tuple(coords[:, keep])] = np.broadcast_to(w, v0.shape)[keep]
         return out
     if not stores_nothing(tv):
@@ -239,7 +239,7 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
                        sr) for k, (col, fmt, at) in enumerate(tv.columns)}
     src = ts[0]
-    full = bins.full_shape(tv, src.shape, ts)
+    full = bins.full_shape(tv, src.shape, ts, inputs)
     for k, (col, _, at) in enumerate(tv.columns):
         want = src.shape if at is None else tuple(full[p] for p in at)
         if ts[k].shape != want:
