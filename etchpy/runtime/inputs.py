@@ -148,7 +148,8 @@ def check_iso(value, vals: np.ndarray, name: str, sr: Semiring) -> None:
 def check_names(declared, given):
     """Nothing when the names `given` are exactly those `declared`; else an
     InputError naming each unknown name (with the closest declared name) and
-    each missing one, and listing the expression's tensors."""
+    each missing one (a tensor, or a parameter of a comparison, a window or a
+    onehot), and listing the expression's tensors."""
     unknown = [n for n in given if n not in declared]
     missing = [n for n in declared if n not in given]
     if not unknown and not missing:
@@ -158,10 +159,14 @@ def check_names(declared, given):
         close = _closest(n, missing or list(declared))
         hint = f" (did you mean {close}?)" if close else ""
         parts.append(f"unknown input {n}{hint}: {n} is not a tensor of the expression")
-    if missing:
-        parts.append(f"missing input for tensor {', '.join(missing)}")
+    param = {n for n in declared if getattr(declared[n], "name", n) != n}  # not a tensor
+    if gone := [n for n in missing if n not in param]:
+        parts.append(f"missing input for tensor {', '.join(gone)}")
+    if gone := [n for n in missing if n in param]:
+        parts.append(f"missing parameter {', '.join(gone)}")
     raise InputError("; ".join(parts) + "; the expression's tensors are "
-                     + ", ".join(declared))
+                     + ", ".join(n for n in declared if n not in param)
+                     + (f" and its parameters {', '.join(sorted(param))}" if param else ""))
 
 
 def _closest(name, candidates):

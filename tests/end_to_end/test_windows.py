@@ -164,7 +164,7 @@ def test_bad_offset_bounds_are_refused_naming_them():
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     kern = ep.compile(ep.sum(j, A[i["lo+2":"hi"], j] * x[j]))
     M = sp.random(30, 25, density=0.3, format="csr", random_state=1)
-    with pytest.raises(InputError, match="missing input for tensor lo"):
+    with pytest.raises(InputError, match="missing parameter lo"):
         kern(A=M, x=np.ones(25), hi=5)
     with pytest.raises(InputError, match="parameter lo .* must be one integer"):
         kern(A=M, x=np.ones(25), lo=0.5, hi=5)

@@ -54,7 +54,8 @@ def test_a_bad_count_names_its_parameter(bad):
     kern = ep.compile(ep.sum(c, ep.onehot(k, ep.tensor("Cnt", 1)[c], "nbins")))
     with pytest.raises(ep.InputError, match="nbins"):
         kern(Cnt=CNT, nbins=bad)
-    with pytest.raises(ep.InputError, match="nbins"):
+    with pytest.raises(ep.InputError, match="missing parameter nbins; the expression's "
+                                            "tensors are Cnt and its parameters nbins"):
         kern(Cnt=CNT)
 
 
