@@ -97,7 +97,8 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     shifts past either end and steps 1..3; evaluate and compiled kernels bind
     them, not the lower-level harnesses); allow_onehot, whether an access of a
     tensor may be read as the bins of its values over another drawn index
-    (`ep.onehot(b, A[i, j], |b|)`, expr.bins; its tensor then holds integers
+    (`ep.onehot(b, A[i, j], |b|)`, expr.bins, |b| written or a parameter
+    among the inputs; its tensor then holds integers
     from -1 to |b| where it stores entries; not for complex semirings; evaluate
     and compiled kernels bind it); simplest, which simplest problem (the one
     Hypothesis tries first): its number of indices and its tensors' formats
@@ -121,7 +122,7 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
     e = make_walkable(e, drawing.fmts)
     inputs = {name: draw(sparse_arrays(shape, sr)) for name, shape in drawing.shapes.items()}
     _binned_values(draw, inputs, drawing.binned, sr)
-    return Problem(e, inputs, sr, drawing.fmts)
+    return Problem(e, {**inputs, **drawing.params}, sr, drawing.fmts)
 
 
 def _binned_values(draw, inputs, binned, sr) -> None:
@@ -166,6 +167,9 @@ def _indices(draw, names, low, high, max_size, max_cells, simplest):
 LITERAL = (False,) * 7 + (True,)
 COMPARED = (False,) * 5 + (True,)
 BINNED = (False,) * 3 + (True,)    # one access in four read as bins (allow_onehot)
+# a onehot's count is a number or, two times in three, one of these parameters
+# (names the generated C uses), an input of the problem (a numpy int64)
+BIN_PARAMETERS = ("n", "pos")
 SUMMED = (False, False, True)
 REUSED = (False, False, True)
 # A new tensor's order (kept to the number of indices drawn): 2 the most likely,
@@ -195,6 +199,7 @@ class _Drawing:
         self.shapes: dict[str, tuple] = {}
         self.fmts: dict[str, Format] = {}
         self.binned: dict[str, int] = {}      # a onehot's tensor: its number of bins
+        self.params: dict[str, np.int64] = {}   # a onehot's count given at call time
 
     def reused(self):
         """An access to a tensor drawn before (same shape, distinct indices of its
@@ -272,7 +277,10 @@ class _Drawing:
             return acc
         b = self.draw(st.sampled_from(others))
         self.binned[acc.tensor.name] = self.size[b]
-        return onehot(b, acc, self.size[b])
+        count = self.draw(st.sampled_from((self.size[b], *BIN_PARAMETERS)))
+        if isinstance(count, str):                 # given at call time (an input)
+            self.params[count] = np.int64(self.size[b])
+        return onehot(b, acc, count)
 
     def expr(self, depth, top=False, needed=False):
         """A subexpression of at most `depth` levels. At the `top`: never a
