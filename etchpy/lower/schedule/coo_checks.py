@@ -63,12 +63,8 @@ def _loads(node, arrays):
         return
     if isinstance(node, Load) and node.array in arrays:
         yield node
-    if isinstance(node, (tuple, list)):
-        for x in node:
-            yield from _loads(x, arrays)
-    elif hasattr(node, "__dataclass_fields__"):
-        for f in node.__dataclass_fields__:
-            yield from _loads(vars(node)[f], arrays)
+    for x in imp.parts(node, notes=True):
+        yield from _loads(x, arrays)
 
 
 def _entry_counters(body, q: str) -> dict | None:
@@ -109,12 +105,7 @@ def _reads_at(node, arrays, at: set, counters: dict) -> bool:
         inner = at | {node.cond.a.name}
         return _reads_at(node.cond, arrays, at, counters) and \
             _reads_at(node.body, arrays, inner, counters)
-    if isinstance(node, (tuple, list)):
-        return all(_reads_at(x, arrays, at, counters) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return all(_reads_at(vars(node)[f], arrays, at, counters)
-                   for f in node.__dataclass_fields__)
-    return True
+    return all(_reads_at(x, arrays, at, counters) for x in imp.parts(node, notes=True))
 
 
 def _without_setup(body, q: str, counters: dict):
