@@ -37,7 +37,7 @@ from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
-from .walk import spine
+from .walk import map_operands, spine
 
 
 def _member(f: Expr):
@@ -143,13 +143,7 @@ def fused(e: Expr, classes: dict) -> Expr:
     match e:
         case Mul():
             return _fused_product([fused(f, classes) for f in spine(e, Mul)], classes)
-        case Add(a, b):
-            return Add(fused(a, classes), fused(b, classes))
-        case Sum(ix, body):
-            return Sum(ix, fused(body, classes))
-        case Map(fn, a, arg):
-            return Map(fn, fused(a, classes), arg)
-    return e
+    return map_operands(e, lambda x: fused(x, classes))
 
 
 def _fused_product(fs: list, classes: dict) -> Expr:
@@ -309,13 +303,7 @@ def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
             for ix in reversed(summed):
                 out = Sum(ix, out)
             return out
-        case Mul(a, b):
-            return Mul(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
-        case Add(a, b):
-            return Add(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
-        case Map(fn, a, arg):
-            return Map(fn, _flat(a, ok, merged, classes), arg)
-    return e
+    return map_operands(e, lambda x: _flat(x, ok, merged, classes))
 
 
 def _flat_access(body: Expr, summed: list, ok: set, classes):

@@ -1,5 +1,5 @@
 """Walks over expressions: their subexpressions, accesses, tensors and
-product spines."""
+product spines, and the one rebuild of a node from its operands."""
 from __future__ import annotations
 
 import functools
@@ -19,6 +19,22 @@ def subexprs(e: Expr) -> Iterator[Expr]:
             yield from subexprs(b)
         case Sum(_, body) | Map(_, body, _):
             yield from subexprs(body)
+
+
+def map_operands(e: Expr, f) -> Expr:
+    """e rebuilt with f applied to each operand, left to right: a product's or
+    a sum's two, a map's one, a Σ's body (its index kept); an access or a
+    literal as it is."""
+    match e:
+        case Mul(a, b):
+            return Mul(f(a), f(b))
+        case Add(a, b):
+            return Add(f(a), f(b))
+        case Map(fn, a, arg):
+            return Map(fn, f(a), arg)
+        case Sum(ix, body):
+            return Sum(ix, f(body))
+    return e
 
 
 def accesses(e: Expr) -> Iterator[Access]:
