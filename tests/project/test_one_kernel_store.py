@@ -41,8 +41,8 @@ def scan(text: str, rel: str) -> list[str]:
                 d.split(".")[-1] in ("cache", "lru_cache") for d in decos):
             bad.append(f"{rel}:{fn.lineno} a functools cache around {fn.name}")
         loads = [c for c in ast.walk(fn) if isinstance(c, ast.Call)
-                 and isinstance(c.func, ast.Attribute) and c.func.attr == "load"
-                 and ast.unparse(c.func) == "build.load"]
+                 and isinstance(c.func, ast.Attribute) and c.func.attr.startswith("load")
+                 and ast.unparse(c.func).startswith("build.load")]
         if loads and "kept" not in decos and rel not in LOADERS:
             bad.append(f"{rel}:{fn.lineno} {fn.name} loads a library outside a kept maker")
     return bad
