@@ -36,6 +36,12 @@ def children(s) -> tuple:
     return ()
 
 
+def seq_parts(s) -> tuple:
+    """The statements s runs one after another at its own level: a Seq's parts
+    (as they are, not flattened further), else s alone."""
+    return s.stmts if isinstance(s, Seq) else (s,)
+
+
 def most_on_a_path(s, hit) -> int:
     """The most statements inside s (s included) for which hit(statement) holds
     that one pass through s's structure runs: a Seq adds its parts', an If

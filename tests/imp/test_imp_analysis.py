@@ -101,3 +101,9 @@ def test_parts_and_map_parts_see_a_loop_note_only_when_asked():
     renamed = imp.map_parts(loop, lambda x: ("b",) if x == note else x, notes=True)
     assert renamed.walk == ("b",) and renamed.cond == loop.cond
     assert imp.map_parts((Var("a"), 2), lambda x: x) == (Var("a"), 2)
+
+
+def test_seq_parts_are_a_seqs_statements_or_the_statement_alone():
+    a, b = imp.incr("i"), imp.incr("j")
+    assert imp.seq_parts(imp.Seq((a, b))) == (a, b)
+    assert imp.seq_parts(a) == (a,)

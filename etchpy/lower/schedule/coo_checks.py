@@ -77,7 +77,7 @@ def _entry_counters(body, q: str) -> dict | None:
     for n in imp.subterms(body):
         if isinstance(n, While) and isinstance(n.cond, Bin) and n.cond.op == "<" and \
                 isinstance(n.cond.a, Var) and isinstance(n.cond.b, Var):
-            stmts = n.body.stmts if isinstance(n.body, Seq) else (n.body,)
+            stmts = imp.seq_parts(n.body)
             if stmts and stmts[-1] == imp.incr(n.cond.a.name):
                 out[n.cond.a.name] = n.cond.b.name
     for p, pe in out.items():

@@ -83,7 +83,7 @@ def _steps(stmts, merged) -> list:
 
 def _first(loop: While):
     """The loop's first statement when it declares the step's coordinate, else None."""
-    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    body = imp.seq_parts(loop.body)
     st = body[0] if body else None
     return st if isinstance(st, Decl) and st.init == loop.walk.index else None
 
@@ -174,7 +174,7 @@ def _bounds(ws, err: str, code: int) -> If:
 def _stepped(loop: While, marks) -> While:
     """The phase loop with bad |= gap(j, prev) | j; prev := j after its coordinate j."""
     prev, bad = marks
-    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    body = imp.seq_parts(loop.body)
     j = Var(body[0].name)
     step = (Assign(bad.name, Bin("|", bad, Bin("|", Bin("gap", j, prev), j))), Assign(prev.name, j))
     return replace(loop, body=seq(body[0], *step, *body[1:]))

@@ -41,7 +41,7 @@ def run(prog, tuning):
     if not found or sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit:
         return prog
     test = found[0]
-    stmts = prog.body.stmts if isinstance(prog.body, Seq) else (prog.body,)
+    stmts = imp.seq_parts(prog.body)
     return replace(prog, body=Seq(tuple(_switched(s, test, counts) for s in stmts)))
 
 
