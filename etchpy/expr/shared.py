@@ -37,7 +37,7 @@ from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
-from .walk import map_operands, spine
+from .walk import map_operands, spine, sum_chain
 
 
 def _member(f: Expr):
@@ -289,10 +289,7 @@ def _names(tv) -> tuple:
 def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
     match e:
         case Sum():
-            summed, body = [], e
-            while isinstance(body, Sum):
-                summed.append(body.index)
-                body = body.body
+            summed, body = sum_chain(e)
             flat_body = _flat_access(body, summed, ok, classes)
             if flat_body is not None:
                 q = flat_body.indices[0]
@@ -306,7 +303,7 @@ def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
     return map_operands(e, lambda x: _flat(x, ok, merged, classes))
 
 
-def _flat_access(body: Expr, summed: list, ok: set, classes):
+def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     """The access of the stored values of `body` over one new index, or None."""
     if not isinstance(body, Access) or set(body.indices) != set(summed) \
             or len(summed) != len(body.indices):

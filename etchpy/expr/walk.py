@@ -37,6 +37,16 @@ def map_operands(e: Expr, f) -> Expr:
     return e
 
 
+def sum_chain(e: Expr) -> tuple[tuple, Expr]:
+    """The indices of e's chain of Σ, outermost first, and the body under them
+    (`(), e` when e is no Σ)."""
+    idx = []
+    while isinstance(e, Sum):
+        idx.append(e.index)
+        e = e.body
+    return tuple(idx), e
+
+
 def accesses(e: Expr) -> Iterator[Access]:
     """Every tensor access in `e`, left to right."""
     return (x for x in subexprs(e) if isinstance(x, Access))

@@ -3,7 +3,7 @@ import pytest
 
 import etchpy as ep
 from etchpy.expr.nodes import Add, IdentityVar, Lit, Mul, Sum, free_indices
-from etchpy.expr.walk import accesses, map_operands
+from etchpy.expr.walk import accesses, map_operands, sum_chain
 
 i, j, k, l = ep.indices("i j k l")
 A = ep.tensor("A", 2, format="csr")
@@ -133,3 +133,11 @@ def test_map_operands_rebuilds_each_kind_left_to_right():
     assert map_operands(product, mark) == product and seen[1:] == [product.a, product.b]
     assert map_operands(A[i, j], mark) == A[i, j] and len(seen) == 3
     assert map_operands(Lit(2), mark) == Lit(2)
+
+
+def test_sum_chain_reads_nested_sums_outermost_first():
+    i, j, k = ep.indices("i j k")
+    A = ep.tensor("A", 3)
+    body = A[i, j, k]
+    assert sum_chain(ep.sum(j, ep.sum(k, body))) == ((j, k), body)
+    assert sum_chain(body) == ((), body)
