@@ -449,3 +449,9 @@ def test_manifests_round_trip_and_reject_other_requests():
     cache.write_manifest("m", "a" * 64, {"texts": ("src", "cdef")})
     assert cache.read_manifest("m", "a" * 64) == {"texts": ("src", "cdef"), "request": "a" * 64}
     assert cache.read_manifest("m", "b" * 64) is None
+
+
+
+def test_load_helper_is_none_without_a_compiler(monkeypatch):
+    monkeypatch.setenv("CC", "/nonexistent/etchpy-no-such-cc")
+    assert build.load_helper(DOT_SOURCE, DOT_CDEF, "probe") is None

@@ -25,7 +25,7 @@ def entry_test_loop(printer, head: str, test: str, body, depth: int, indent: str
     """`while (head && test) body` (head and test: C text) as a loop on head that
     breaks on !test; `indent` is one level of indentation."""
     pad = indent * depth
-    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    stmts = imp.seq_parts(body)
     lead = 0
     while lead < len(stmts) and isinstance(stmts[lead], Opaque):
         lead += 1

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..expr.nodes import Access, Sum
-from ..expr.walk import subexprs
+from ..expr.walk import subexprs, sum_chain
 
 
 @dataclass(frozen=True)
@@ -40,11 +40,7 @@ class Split:
 
 
 def _top_sums(e) -> set:
-    names = set()
-    while isinstance(e, Sum):
-        names.add(e.index.name)
-        e = e.body
-    return names
+    return {ix.name for ix in sum_chain(e)[0]}
 
 
 def _modes_of(expr, name, index) -> set:

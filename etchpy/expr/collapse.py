@@ -30,7 +30,7 @@ from . import formula
 from ..formats.positions import collapsed_format, collapsible, passes_through
 from .compare import CompareVar
 from .nodes import Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
-from .walk import accesses
+from .walk import accesses, map_operands
 
 
 def collapse(e: Expr, names: set, order: tuple | None,
@@ -159,10 +159,4 @@ def _rewrite(e: Expr, new: dict, firsts: dict, gone: set) -> Expr:
             if ix.name in gone:
                 return inner
             return Sum(firsts.get(ix.name, ix), inner)
-        case Mul(a, b):
-            return Mul(_rewrite(a, new, firsts, gone), _rewrite(b, new, firsts, gone))
-        case Add(a, b):
-            return Add(_rewrite(a, new, firsts, gone), _rewrite(b, new, firsts, gone))
-        case Map(fn, a, arg):
-            return Map(fn, _rewrite(a, new, firsts, gone), arg)
-    return e
+    return map_operands(e, lambda x: _rewrite(x, new, firsts, gone))

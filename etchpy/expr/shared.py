@@ -37,7 +37,7 @@ from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
-from .walk import spine
+from .walk import map_operands, spine, sum_chain
 
 
 def _member(f: Expr):
@@ -143,13 +143,7 @@ def fused(e: Expr, classes: dict) -> Expr:
     match e:
         case Mul():
             return _fused_product([fused(f, classes) for f in spine(e, Mul)], classes)
-        case Add(a, b):
-            return Add(fused(a, classes), fused(b, classes))
-        case Sum(ix, body):
-            return Sum(ix, fused(body, classes))
-        case Map(fn, a, arg):
-            return Map(fn, fused(a, classes), arg)
-    return e
+    return map_operands(e, lambda x: fused(x, classes))
 
 
 def _fused_product(fs: list, classes: dict) -> Expr:
@@ -295,10 +289,7 @@ def _names(tv) -> tuple:
 def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
     match e:
         case Sum():
-            summed, body = [], e
-            while isinstance(body, Sum):
-                summed.append(body.index)
-                body = body.body
+            summed, body = sum_chain(e)
             flat_body = _flat_access(body, summed, ok, classes)
             if flat_body is not None:
                 q = flat_body.indices[0]
@@ -309,16 +300,10 @@ def _flat(e: Expr, ok: set, merged: dict, classes) -> Expr:
             for ix in reversed(summed):
                 out = Sum(ix, out)
             return out
-        case Mul(a, b):
-            return Mul(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
-        case Add(a, b):
-            return Add(_flat(a, ok, merged, classes), _flat(b, ok, merged, classes))
-        case Map(fn, a, arg):
-            return Map(fn, _flat(a, ok, merged, classes), arg)
-    return e
+    return map_operands(e, lambda x: _flat(x, ok, merged, classes))
 
 
-def _flat_access(body: Expr, summed: list, ok: set, classes):
+def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     """The access of the stored values of `body` over one new index, or None."""
     if not isinstance(body, Access) or set(body.indices) != set(summed) \
             or len(summed) != len(body.indices):

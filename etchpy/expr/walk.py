@@ -1,5 +1,5 @@
 """Walks over expressions: their subexpressions, accesses, tensors and
-product spines."""
+product spines, and the one rebuild of a node from its operands."""
 from __future__ import annotations
 
 import functools
@@ -19,6 +19,32 @@ def subexprs(e: Expr) -> Iterator[Expr]:
             yield from subexprs(b)
         case Sum(_, body) | Map(_, body, _):
             yield from subexprs(body)
+
+
+def map_operands(e: Expr, f) -> Expr:
+    """e rebuilt with f applied to each operand, left to right: a product's or
+    a sum's two, a map's one, a Σ's body (its index kept); an access or a
+    literal as it is."""
+    match e:
+        case Mul(a, b):
+            return Mul(f(a), f(b))
+        case Add(a, b):
+            return Add(f(a), f(b))
+        case Map(fn, a, arg):
+            return Map(fn, f(a), arg)
+        case Sum(ix, body):
+            return Sum(ix, f(body))
+    return e
+
+
+def sum_chain(e: Expr) -> tuple[tuple, Expr]:
+    """The indices of e's chain of Σ, outermost first, and the body under them
+    (`(), e` when e is no Σ)."""
+    idx = []
+    while isinstance(e, Sum):
+        idx.append(e.index)
+        e = e.body
+    return tuple(idx), e
 
 
 def accesses(e: Expr) -> Iterator[Access]:

@@ -6,14 +6,15 @@ the modules inside may be split or renamed without touching the importers.
     nodes      the syntax (its docstring has the grammar) and its constants
     construct  smart constructors that fold constants
     names      the name supply every generated name comes from
-    analysis   facts read off a program's syntax, and the rewrites they allow
+    analysis   facts read off a program's syntax, the rewrites they allow, and the
+               one walk over a node's parts (`parts`, `map_parts`) passes build on
     interp     the interpreter (`Machine`), the oracle between streams and C
     show       a readable listing, for debugging
     params     a kernel function's parameters (`Param`: its C ABI)
 """
 from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, most_on_a_path,
-                       names_used, rename, replaced, scalars_assigned, statements, substitute,
-                       subterms)
+                       map_parts, names_used, parts, rename, replaced, scalars_assigned,
+                       seq_parts, statements, substitute, subterms)
 from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound, mul, not_,
                         or_, select, seq, sort_bits_words, sum_bound)
 from .interp import ImpRuntimeError, Machine
@@ -37,6 +38,6 @@ __all__ = [
     "seq", "if_", "and_", "or_", "not_", "add", "mul", "lt", "le", "eq", "max_", "min_",
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
     # names, analysis, interpreter, listing
-    "Names", "Param", "statements", "most_on_a_path", "subterms", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
+    "Names", "Param", "statements", "seq_parts", "most_on_a_path", "subterms", "parts", "map_parts", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
     "names_used", "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
 ]

@@ -36,6 +36,12 @@ def children(s) -> tuple:
     return ()
 
 
+def seq_parts(s) -> tuple:
+    """The statements s runs one after another at its own level: a Seq's parts
+    (as they are, not flattened further), else s alone."""
+    return s.stmts if isinstance(s, Seq) else (s,)
+
+
 def most_on_a_path(s, hit) -> int:
     """The most statements inside s (s included) for which hit(statement) holds
     that one pass through s's structure runs: a Seq adds its parts', an If
@@ -88,6 +94,32 @@ def subterms(x):
         push([getattr(x, f) for f in reversed(fields)])
 
 
+def parts(node, notes: bool = False) -> tuple:
+    """What is directly inside node: a tuple's or list's items, or a node's
+    fields in order (any dataclass's; a loop's or a comment's note, `walk`,
+    only with notes); () for anything else (a name, a number)."""
+    if isinstance(node, (tuple, list)):
+        return tuple(node)
+    names = getattr(node, "__dataclass_fields__", None)
+    if names is None:
+        return ()
+    return tuple(getattr(node, f) for f in names if notes or f != "walk")
+
+
+def map_parts(node, f, notes: bool = False):
+    """node rebuilt with f applied to each of its parts (see parts): a tuple's
+    items, or a node's fields (the others, a note without notes, kept);
+    anything else, a list included, as it is. Nodes are frozen: the result is
+    a new node wherever node is one."""
+    if isinstance(node, tuple):
+        return tuple(f(x) for x in node)
+    names = getattr(node, "__dataclass_fields__", None)
+    if names is None:
+        return node
+    return dataclasses.replace(node, **{k: f(getattr(node, k)) for k in names
+                                        if notes or k != "walk"})
+
+
 def substitute(node, name: str, value: Expr):
     """node (a statement or expression) with every read of the variable `name`
     replaced by `value`. Sound where `name` holds `value` throughout node and
@@ -95,13 +127,7 @@ def substitute(node, name: str, value: Expr):
     match node:
         case Var(n) if n == name:
             return value
-        case tuple():
-            return tuple(substitute(x, name, value) for x in node)
-        case _ if hasattr(node, "__dataclass_fields__"):
-            return dataclasses.replace(node, **{
-                f: substitute(getattr(node, f), name, value)
-                for f in node.__dataclass_fields__})
-    return node
+    return map_parts(node, lambda x: substitute(x, name, value), notes=True)
 
 
 def assume(e: Expr, facts: dict) -> Expr:
@@ -246,9 +272,4 @@ def replaced(node, old, new):
     replaced by `new`."""
     if node == old:
         return new
-    if isinstance(node, tuple):
-        return tuple(replaced(x, old, new) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return dataclasses.replace(node, **{f: replaced(getattr(node, f), old, new)
-                                            for f in node.__dataclass_fields__})
-    return node
+    return map_parts(node, lambda x: replaced(x, old, new), notes=True)

@@ -33,7 +33,7 @@ from functools import partial
 
 from .. import maps
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, as_expr
-from ..expr.walk import spine
+from ..expr.walk import spine, sum_chain
 from ..plan import cost
 from ..plan.cost import Stats, base_name
 from ..semiring import Semiring
@@ -321,11 +321,8 @@ class EGraph:
             case Add():
                 return self.add_of([self.add_expr(p) for p in spine(e, Add)])
             case Sum():
-                idx = []
-                while isinstance(e, Sum):
-                    idx.append(e.index.name)
-                    e = e.body
-                return self.sum_of(idx, self.add_expr(e))
+                idx, body = sum_chain(e)
+                return self.sum_of([i.name for i in idx], self.add_expr(body))
             case Map(fn, a, arg):
                 return self.add(("map", (fn, arg), (self.add_expr(a),)))
         raise TypeError(f"not an expression: {e!r}")

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, Sum, as_expr, free_indices
-from ..expr.walk import spine
+from ..expr.walk import spine, sum_chain
 from .gauss import exact
 from .monomials import monomial_key
 from ..expr.nodes import sum as ep_sum
@@ -107,11 +107,8 @@ def to_ra(e: Expr):
         case Add():
             return Union(tuple(to_ra(p) for p in spine(e, Add)))
         case Sum():
-            attrs = []
-            while isinstance(e, Sum):
-                attrs.append(e.index)
-                e = e.body
-            return Agg(tuple(attrs), to_ra(e))
+            attrs, body = sum_chain(e)
+            return Agg(attrs, to_ra(body))
         case Map(fn, a, arg):
             return Apply(fn, arg, to_ra(a))
     raise TypeError(f"not an expression: {e!r}")

@@ -41,7 +41,7 @@ from ..errors import FormatError
 from ..expr.compare import CompareVar
 from ..expr.windows import WindowVar, label
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul, TensorVar
-from ..expr.walk import accesses
+from ..expr.walk import accesses, map_operands
 from ..formats import NAMED_FORMATS, Format, singleton
 
 
@@ -318,12 +318,8 @@ def substitute(e: Expr, renamed: dict, convs: dict) -> Expr:
             return Access(convs[renamed[e]].tensor, idx)
         case Access() | Lit():
             return e
-        case Mul(a, b):
-            return Mul(substitute(a, renamed, convs), substitute(b, renamed, convs))
-        case Add(a, b):
-            return Add(substitute(a, renamed, convs), substitute(b, renamed, convs))
-        case Map(fn, a, arg):
-            return Map(fn, substitute(a, renamed, convs), arg)
+        case Mul() | Add() | Map():
+            return map_operands(e, lambda x: substitute(x, renamed, convs))
     raise TypeError(f"not a Σ-free expression: {e!r}")
 
 

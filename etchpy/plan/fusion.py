@@ -44,7 +44,7 @@ from dataclasses import dataclass, replace
 from ..expr.compare import CompareVar
 from ..expr.windows import WindowVar
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, TensorVar
-from ..expr.walk import accesses, spine
+from ..expr.walk import accesses, map_operands, spine
 from .reserved import reserved_tensor
 
 
@@ -195,12 +195,8 @@ def read_workspace(body: Expr, link: Link) -> Expr:
                           tuple(Index(v) for v in link.rest))
         case Access() | Lit():
             return body
-        case Mul(a, b):
-            return Mul(read_workspace(a, link), read_workspace(b, link))
-        case Add(a, b):
-            return Add(read_workspace(a, link), read_workspace(b, link))
-        case Map(fn, a, arg):
-            return Map(fn, read_workspace(a, link), arg)
+        case Mul() | Add() | Map():
+            return map_operands(body, lambda x: read_workspace(x, link))
     raise TypeError(f"not a Σ-free body: {body!r}")
 
 

@@ -21,8 +21,8 @@ from itertools import islice, permutations, product
 from . import dense, fusion
 from .cost import nest_cost
 from .orders import legal_orders
-from ..expr.nodes import Access, Add, Expr, Map, Mul, Sum
-from ..expr.walk import accesses
+from ..expr.nodes import Access, Expr
+from ..expr.walk import accesses, map_operands
 
 
 
@@ -103,13 +103,7 @@ def _permuted(e: Expr, name: str, perm: tuple) -> Expr:
     match e:
         case Access(t, idx) if t.name == name:
             return Access(t, tuple(idx[a] for a in perm))
-        case Mul(a, b) | Add(a, b):
-            return type(e)(_permuted(a, name, perm), _permuted(b, name, perm))
-        case Map(fn, a, arg):
-            return Map(fn, _permuted(a, name, perm), arg)
-        case Sum(i, body):
-            return Sum(i, _permuted(body, name, perm))
-    return e
+    return map_operands(e, lambda x: _permuted(x, name, perm))
 
 
 def for_blas(plan, sr, stats, limit: int = 512):

@@ -38,6 +38,7 @@ from .orders import cheapest_order, choose_order
 from .reserved import reserved_tensor
 from ..errors import OrderError
 from ..expr.nodes import Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar, free_indices
+from ..expr.walk import map_operands
 from ..imp import Names
 
 
@@ -182,12 +183,8 @@ def _rename_apart(e: Expr, env: dict, names: Names, origin: dict) -> Expr:
             return Access(t, tuple(env.get(ix, ix) for ix in idx))
         case Lit():
             return e
-        case Mul(a, b):
-            return Mul(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
-        case Add(a, b):
-            return Add(_rename_apart(a, env, names, origin), _rename_apart(b, env, names, origin))
-        case Map(fn, a, arg):
-            return Map(fn, _rename_apart(a, env, names, origin), arg)
+        case Mul() | Add() | Map():
+            return map_operands(e, lambda x: _rename_apart(x, env, names, origin))
         case Sum(i, body):
             new = Index(names.fresh(i.name))
             origin[new.name] = i.name

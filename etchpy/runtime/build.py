@@ -128,6 +128,15 @@ def load(c_source: str, cdef: str, *, name: str = "kernel",
     return library
 
 
+def load_helper(c_source: str, cdef: str, name: str) -> Library | None:
+    """A C helper's library (as load), or None without a working compiler: its
+    callers then take their numpy path."""
+    try:
+        return load(c_source, cdef, name=name)
+    except CompileError:
+        return None
+
+
 def clear_memo() -> None:
     """Forget in-process results, so the next ``load`` consults the disk cache."""
     with _lock:

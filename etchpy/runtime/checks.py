@@ -14,7 +14,6 @@ import numpy as np
 from . import build, cache, fingerprint
 from .kernel_cache import kept
 from ..version import __version__
-from ..errors import CompileError
 
 @kept("helper.checks")
 def _library():
@@ -28,10 +27,7 @@ def _library():
         from ..c.render import checks_source    # c/: not loaded by `import etchpy`
         src, cdef = checks_source(__version__)
         cache.write_manifest("etchpy_checks", request, {"texts": (src, cdef)})
-    try:
-        return build.load(src, cdef, name="etchpy_checks")
-    except CompileError:
-        return None
+    return build.load_helper(src, cdef, "etchpy_checks")
 
 
 def check_compressed(pos: np.ndarray, crd: np.ndarray, n_parents: int, size: int):

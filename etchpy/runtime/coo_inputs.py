@@ -26,7 +26,6 @@ import numpy as np
 from .kernel_cache import kept
 from . import build
 from .checks import same
-from ..errors import CompileError
 from ..formats import Format
 
 _C = r"""
@@ -86,10 +85,7 @@ _IDX = {np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t"}
 def _library():
     """The loaded check library (built on first need, kept in the one store of
     runtime.kernel_cache), or None without a compiler."""
-    try:
-        return build.load(_C, _CDEF, name="etchpy_coo_checks")
-    except CompileError:
-        return None
+    return build.load_helper(_C, _CDEF, "etchpy_coo_checks")
 
 
 _entries: dict = {}

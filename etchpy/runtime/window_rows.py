@@ -20,7 +20,6 @@ import numpy as np
 
 from . import build
 from .kernel_cache import kept
-from ..errors import CompileError
 
 _C = r"""
 #include <stdint.h>
@@ -56,10 +55,7 @@ _IDX = {np.dtype(np.int32): "int32_t", np.dtype(np.int64): "int64_t"}
 def _library():
     """The loaded check (built on first need, kept in runtime.kernel_cache's one
     store), or None without a compiler."""
-    try:
-        return build.load(_C, _CDEF, name="etchpy_window_rows")
-    except CompileError:
-        return None
+    return build.load_helper(_C, _CDEF, "etchpy_window_rows")
 
 
 _entries: dict = {}

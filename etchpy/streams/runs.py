@@ -26,7 +26,7 @@ from ..imp import (FALSE, ONE, TRUE, ZERO, Assign, If, Load, Var, While, and_, e
 from .facts import Covers, Extent, Fact, Facts, Flat, Most, Pieces
 from .shift_rows import keepers
 from .shift_runs import group_shifts
-from .stream import Stream
+from .stream import Stream, built, unchanged
 
 
 def runs_level(names, var, size: imp.Expr, ends: str, start: imp.Expr, end: imp.Expr,
@@ -128,16 +128,12 @@ class Meets(Fact):
     made: tuple
 
 
-def _fields(s: Stream) -> tuple:
-    return s.init, s.valid, s.value, s.next, s.skip
-
-
 def meet_of(s: Stream) -> tuple:
     """The operands of s when s is a meet as built (its Meets fact is its own:
     no combinator has changed its init, test, value, step or skip since),
     else (s,)."""
     f = s.facts.get(Meets)
-    same = f is not None and all(x is y for x, y in zip(f.made, _fields(s)))
+    same = f is not None and unchanged(f.made, s)
     return f.operands if same else (s,)
 
 
@@ -187,7 +183,7 @@ def meet_runs(names, a: Stream, b: Stream, combine, shifts: bool = False,
                          f"skipped whole",
                   facts=ops[0].facts.keep(Most, Extent).add(
                       Pieces(ps[0].counter, m, advance), Flat()))
-    return meet.derive(meet.facts.add(Meets(made, _fields(meet))))
+    return meet.derive(meet.facts.add(Meets(made, built(meet))))
 
 
 def join_runs(names, a: Stream, b: Stream, value, most=None) -> Stream:

@@ -24,7 +24,7 @@ from .. import imp
 from ..imp import FALSE, ONE, TRUE, ZERO, Assign, Bin, Const, If, Load, Var, While, and_, \
     eq, le, lt, max_, min_, not_, or_, select, seq
 from .facts import Extent, Fact, Facts, Flat, Most, Pieces
-from .stream import Stream, is_stream
+from .stream import Stream, built, is_stream, unchanged
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,24 +43,19 @@ class Shifted(Fact):
     made: tuple
 
 
-def _fields(s: Stream) -> tuple:
-    return s.init, s.valid, s.value, s.next, s.skip
-
-
 def shifted(s: Stream, key, lo: imp.Expr, step: imp.Expr, spec: tuple) -> Stream:
     """s (a window_runs stream) with its Shifted fact, or s itself when it has
     no key, a shift or step given at call time or a step other than 1."""
     if key is None or step != ONE or not isinstance(lo, Const) or \
             not isinstance(lo.value, (int, np.integer)):
         return s
-    return s.derive(s.facts.add(Shifted(key, int(lo.value), spec, _fields(s))))
+    return s.derive(s.facts.add(Shifted(key, int(lo.value), spec, built(s))))
 
 
 def _shift(s: Stream) -> Shifted | None:
     """s's Shifted fact when it is s's own and s's value a leaf, else None."""
     f = s.facts.get(Shifted)
-    ok = f is not None and not is_stream(s.value) and \
-        all(x is y for x, y in zip(f.made, _fields(s)))
+    ok = f is not None and not is_stream(s.value) and unchanged(f.made, s)
     return f if ok else None
 
 

@@ -64,6 +64,18 @@ def is_stream(x) -> bool:
     return isinstance(x, Stream)
 
 
+def built(s: Stream) -> tuple:
+    """What a fact valid only on the stream it was made for records of it: its
+    init, valid, value, next and skip, compared by identity (`unchanged`)."""
+    return s.init, s.valid, s.value, s.next, s.skip
+
+
+def unchanged(recorded: tuple, s: Stream) -> bool:
+    """Whether s's fields are, object for object, those `built` recorded: no
+    combinator has changed its init, test, value, step or skip since."""
+    return all(x is y for x, y in zip(recorded, built(s)))
+
+
 def levels_of(s: Value) -> list[Stream]:
     """The levels of s, outermost first (s, s.value, ... while they are streams)."""
     out = []

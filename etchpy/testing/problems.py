@@ -17,9 +17,9 @@ import numpy as np
 from ..errors import FormatError, OrderError
 from ..expr.bins import bins_count, is_bins, onehot
 from ..expr.compare import compare, stores_nothing
+from ..expr.walk import map_operands
 from ..expr.windows import Window, WindowVar, rewindowed
-from ..expr.nodes import (Access, Add, Expr, Index, Lit, Map, Mul, Sum, TensorVar,
-                          free_indices)
+from ..expr.nodes import Access, Expr, Index, Lit, TensorVar, free_indices
 from ..expr.nodes import sum as ep_sum
 from ..formats import Format
 from ..plan.plan import make_plan
@@ -341,12 +341,4 @@ def with_formats(e: Expr, fmts: dict) -> Expr:
         case Access(t, idx) if not stores_nothing(t):
             return TensorVar(t.name, t.order, fmts.get(t.name, t.format))[idx] if idx \
                 else Access(TensorVar(t.name, t.order, fmts.get(t.name, t.format)), ())
-        case Mul(a, b):
-            return Mul(with_formats(a, fmts), with_formats(b, fmts))
-        case Add(a, b):
-            return Add(with_formats(a, fmts), with_formats(b, fmts))
-        case Sum(i, body):
-            return Sum(i, with_formats(body, fmts))
-        case Map(fn, a, arg):
-            return Map(fn, with_formats(a, fmts), arg)
-    return e
+    return map_operands(e, lambda x: with_formats(x, fmts))

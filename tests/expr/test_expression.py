@@ -3,7 +3,7 @@ import pytest
 
 import etchpy as ep
 from etchpy.expr.nodes import Add, IdentityVar, Lit, Mul, Sum, free_indices
-from etchpy.expr.walk import accesses
+from etchpy.expr.walk import accesses, map_operands, sum_chain
 
 i, j, k, l = ep.indices("i j k l")
 A = ep.tensor("A", 2, format="csr")
@@ -116,3 +116,28 @@ def test_free_indices_respect_shadowing():
     # the bound i inside the sum is not the free i of x
     e = ep.sum(i, A[i, j]) * x[i]
     assert set(free_indices(e)) == {i, j}
+
+
+def test_map_operands_rebuilds_each_kind_left_to_right():
+    i, j = ep.indices("i j")
+    A, x = ep.tensor("A", 2), ep.tensor("x", 1)
+    e = ep.sum(j, ep.map("exp", A[i, j]) * x[j] + A[i, j])
+    seen = []
+
+    def mark(s):
+        seen.append(s)
+        return s
+
+    assert map_operands(e, mark) == e and seen == [e.body]
+    product = e.body.a
+    assert map_operands(product, mark) == product and seen[1:] == [product.a, product.b]
+    assert map_operands(A[i, j], mark) == A[i, j] and len(seen) == 3
+    assert map_operands(Lit(2), mark) == Lit(2)
+
+
+def test_sum_chain_reads_nested_sums_outermost_first():
+    i, j, k = ep.indices("i j k")
+    A = ep.tensor("A", 3)
+    body = A[i, j, k]
+    assert sum_chain(ep.sum(j, ep.sum(k, body))) == ((j, k), body)
+    assert sum_chain(body) == ((), body)

@@ -87,3 +87,23 @@ def test_most_on_a_path_takes_the_larger_branch_and_a_loop_body_once():
     assert imp.most_on_a_path(imp.If(imp.Var("g"), other, loop), hit) == 1
     assert imp.most_on_a_path(imp.seq(loop, imp.If(imp.Var("g"), st)), hit) == 2
     assert imp.most_on_a_path(imp.seq(other, imp.If(imp.Var("g"), other)), hit) == 0
+
+
+def test_parts_and_map_parts_see_a_loop_note_only_when_asked():
+    note = ("a note",)
+    loop = imp.While(imp.lt(Var("q"), Var("e")), imp.incr("q"), walk=note)
+    assert imp.parts(loop) == (loop.cond, loop.body)
+    assert imp.parts(loop, notes=True) == (loop.cond, loop.body, note)
+    assert imp.parts((1, "x")) == (1, "x") and imp.parts("x") == ()
+    seen = []
+    same = imp.map_parts(loop, lambda x: seen.append(x) or x)
+    assert same == loop and seen == [loop.cond, loop.body]
+    renamed = imp.map_parts(loop, lambda x: ("b",) if x == note else x, notes=True)
+    assert renamed.walk == ("b",) and renamed.cond == loop.cond
+    assert imp.map_parts((Var("a"), 2), lambda x: x) == (Var("a"), 2)
+
+
+def test_seq_parts_are_a_seqs_statements_or_the_statement_alone():
+    a, b = imp.incr("i"), imp.incr("j")
+    assert imp.seq_parts(imp.Seq((a, b))) == (a, b)
+    assert imp.seq_parts(a) == (a,)

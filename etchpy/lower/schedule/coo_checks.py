@@ -63,12 +63,8 @@ def _loads(node, arrays):
         return
     if isinstance(node, Load) and node.array in arrays:
         yield node
-    if isinstance(node, (tuple, list)):
-        for x in node:
-            yield from _loads(x, arrays)
-    elif hasattr(node, "__dataclass_fields__"):
-        for f in node.__dataclass_fields__:
-            yield from _loads(vars(node)[f], arrays)
+    for x in imp.parts(node, notes=True):
+        yield from _loads(x, arrays)
 
 
 def _entry_counters(body, q: str) -> dict | None:
@@ -81,7 +77,7 @@ def _entry_counters(body, q: str) -> dict | None:
     for n in imp.subterms(body):
         if isinstance(n, While) and isinstance(n.cond, Bin) and n.cond.op == "<" and \
                 isinstance(n.cond.a, Var) and isinstance(n.cond.b, Var):
-            stmts = n.body.stmts if isinstance(n.body, Seq) else (n.body,)
+            stmts = imp.seq_parts(n.body)
             if stmts and stmts[-1] == imp.incr(n.cond.a.name):
                 out[n.cond.a.name] = n.cond.b.name
     for p, pe in out.items():
@@ -109,12 +105,7 @@ def _reads_at(node, arrays, at: set, counters: dict) -> bool:
         inner = at | {node.cond.a.name}
         return _reads_at(node.cond, arrays, at, counters) and \
             _reads_at(node.body, arrays, inner, counters)
-    if isinstance(node, (tuple, list)):
-        return all(_reads_at(x, arrays, at, counters) for x in node)
-    if hasattr(node, "__dataclass_fields__"):
-        return all(_reads_at(vars(node)[f], arrays, at, counters)
-                   for f in node.__dataclass_fields__)
-    return True
+    return all(_reads_at(x, arrays, at, counters) for x in imp.parts(node, notes=True))
 
 
 def _without_setup(body, q: str, counters: dict):

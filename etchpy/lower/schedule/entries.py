@@ -20,8 +20,6 @@ coordinate once, in order).
 """
 from __future__ import annotations
 
-from dataclasses import fields, replace
-
 from ... import imp
 from ...imp import ONE, Assign, Var, seq
 from ... import streams
@@ -107,11 +105,8 @@ def _replace(node, old, new):
         return new
     if isinstance(node, imp.Seq):           # flattened, SKIPs dropped
         return seq(*[_replace(x, old, new) for x in node.stmts])
-    if isinstance(node, tuple):
-        return tuple(_replace(x, old, new) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not is_stream(node):
-        return replace(node, **{f.name: _replace(vars(node)[f.name], old, new)
-                                for f in fields(node) if f.init})
-    return node
+    if is_stream(node):
+        return node
+    return imp.map_parts(node, lambda x: _replace(x, old, new), notes=True)
 
 

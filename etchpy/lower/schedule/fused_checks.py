@@ -139,16 +139,12 @@ def _walks(body, lv: Level) -> bool:
                 if walk is None or index != Var(walk):
                     ok = False
                 return
-        if isinstance(node, (tuple, list)):
-            for item in node:
-                visit(item, walk)
-        elif hasattr(node, "__dataclass_fields__"):
-            for f in node.__dataclass_fields__:
-                value = vars(node)[f] if f != "walk" else None      # a note, not a read
-                if isinstance(value, str) and value == lv.crd:
-                    ok = False          # a Seek, a short intersection, ... reads crd
-                    return
-                visit(value, walk)
+        inside = imp.parts(node)          # a loop's note is not a read
+        if not isinstance(node, (tuple, list)) and lv.crd in inside:
+            ok = False          # a Seek, a short intersection, ... reads crd
+            return
+        for value in inside:
+            visit(value, walk)
 
     visit(body, None)
     return ok and found
@@ -162,12 +158,9 @@ def _flagged(node, err: str):
     if isinstance(node, ParallelFor) and err in imp.scalars_assigned(node.body) | {
             n.error for n in imp.statements(node.body) if isinstance(n, GatherSum)}:
         return replace(node, body=_flagged(node.body, err), flag=err)
-    if isinstance(node, tuple):
-        return tuple(_flagged(x, err) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: _flagged(vars(node)[f], err)
-                                for f in node.__dataclass_fields__})
-    return node
+    if isinstance(node, (Load, Var, Const, Bin)):
+        return node
+    return imp.map_parts(node, lambda x: _flagged(x, err), notes=True)
 
 
 def _walk_var(loop: While, lv: Level) -> str | None:
@@ -301,30 +294,18 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
         case ParallelFor() if lv.bad is not None:      # threads: a count per walk
             return _rewrite(node, replace(lv, bad=None), err, names)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: _rewrite_field(vars(node)[f], lv, err, names)
-                                for f in node.__dataclass_fields__})
-    return node
+    if isinstance(node, (Load, Var, Const, Bin)):
+        return node
+    return imp.map_parts(node, lambda x: _rewrite(x, lv, err, names), notes=True)
 
 
 def _replace_loop(node, loop: While, by):
     """node with the loop `loop` (one occurrence) replaced by the statement `by`."""
     if node == loop:
         return by
-    if isinstance(node, tuple):
-        return tuple(_replace_loop(x, loop, by) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: _replace_loop(vars(node)[f], loop, by)
-                                for f in node.__dataclass_fields__})
-    return node
-
-
-def _rewrite_field(value, lv, err, names):
-    if isinstance(value, tuple):
-        return tuple(_rewrite_field(v, lv, err, names) for v in value)
-    if hasattr(value, "__dataclass_fields__"):
-        return _rewrite(value, lv, err, names)
-    return value
+    if isinstance(node, (Load, Var, Const, Bin)):
+        return node
+    return imp.map_parts(node, lambda x: _replace_loop(x, loop, by), notes=True)
 
 
 def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,

@@ -105,7 +105,7 @@ def gathered(loop: While, crd: str, vals: str):
             pass
         case _:
             return None
-    stmts = [s for s in (loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,))
+    stmts = [s for s in imp.seq_parts(loop.body)
              if not isinstance(s, (Opaque, Prefetch))]
     if len(stmts) != 2 or stmts[1] != imp.incr(q):
         return None

@@ -40,7 +40,7 @@ from ...imp import (Assign, Bin, Block, Comment, Const, Decl, If, Load, LocalArr
                     Prefetch, Seek, Select, Seq, Store, Var, While)
 from ...imp.analysis import children
 from . import guard_inert as inert
-from .guard_prefetch import _Fixed, _conjuncts, _one, _parts, _reads_at, counted
+from .guard_prefetch import _Fixed, _conjuncts, _one, _reads_at, counted
 
 
 def run(prog, tuning):
@@ -173,7 +173,7 @@ def _guard(stmts, env: dict, fixed, conj: list, owner, located: bool):
             case If() if inert.hint(s):
                 pass
             case If(c, then, None) if fixed.value(c, env) is not None:
-                return _guard(_parts(then), env, fixed, _and(conj, [fixed.value(c, env)]), s,
+                return _guard(imp.seq_parts(then), env, fixed, _and(conj, [fixed.value(c, env)]), s,
                               located) or row
             case While():
                 return _loop(s, env, fixed, conj, seek, located) or row
@@ -191,7 +191,7 @@ def _loop(loop: While, env, fixed, conj, seek, located: bool):
     if at is None:
         return None
     q, e = parts[at].a.name, parts[at].b.name
-    body = _parts(loop.body)
+    body = imp.seq_parts(loop.body)
     if (seek is not None and seek[0] != q) or not _one(env.get(q), env.get(e)) \
             or body[-1] != imp.incr(q) or {q, e} & imp.scalars_assigned(Seq(body[:-1])):
         return None
@@ -211,7 +211,7 @@ def _pair(stmts, env, fixed, located: bool):
     test = None
     match stmts:
         case (If(c, then, None), *rest):
-            test, stmts = fixed.value(c, env), _parts(then) + tuple(rest)
+            test, stmts = fixed.value(c, env), imp.seq_parts(then) + tuple(rest)
     match stmts:
         case (Assign(q, Load(p, x) as start), Assign(_, end), *rest) if end == Load(
                 p, imp.add(x, imp.ONE)) or located and end == imp.add(start, imp.ONE):
@@ -261,7 +261,7 @@ def _build(loop, i: str, end, found, tuning, taken: set):
         nxt = imp.add(Var(t), Const(ahead))
         start = Load(pos, imp.substitute(at, i, Load(lst, nxt)))
         fetch = If(imp.lt(nxt, Var(n)), imp.seq(*(Prefetch(a, start) for a in reads)))
-    body = _parts(loop.body)[:-1]
+    body = imp.seq_parts(loop.body)[:-1]
     while fetch is not None and inert.hint(body[0]):
         body = body[1:]            # (prefetches by the counter: the listed entries' own instead)
     walk = While(imp.lt(Var(t), Var(n)), imp.seq(

@@ -22,7 +22,7 @@ of the offsets; None: not known.
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, Opaque, Prefetch, Seq,
+from ...imp import (Assign, Bin, Comment, Const, Decl, If, Not, Opaque, Prefetch, Seq,
                     Store, Var)
 
 
@@ -132,7 +132,7 @@ def hint(s) -> bool:
 
 
 def _branch(c, then, els, env, skip, stores):
-    parts = lambda s: () if s is None else (s.stmts if isinstance(s, Seq) else (s,))
+    parts = lambda s: () if s is None else imp.seq_parts(s)
     t = value(c, env)
     if t is not None and t[0] == "k":
         return run(parts(then if t[1] else els), env, skip, stores)

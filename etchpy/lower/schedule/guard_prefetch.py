@@ -155,10 +155,6 @@ class _Fixed:
         return e
 
 
-def _parts(s) -> tuple:
-    return s.stmts if isinstance(s, Seq) else (s,)
-
-
 def counted(loop: While):
     """(counter i, end, the body's statements, the scalars the body assigns or
     declares) of a counted loop `while (i < end) { ...; i++; }` in which only the
@@ -168,7 +164,7 @@ def counted(loop: While):
             pass
         case _:
             return None
-    stmts = _parts(loop.body)
+    stmts = imp.seq_parts(loop.body)
     if not stmts or stmts[-1] != imp.incr(i):
         return None
     changed = imp.scalars_assigned(loop.body) | imp.declared_in(loop.body)
@@ -205,7 +201,7 @@ def _find(stmts, env: dict, fixed: _Fixed, located: dict, guard):
                 if _sets(then, env, fixed, located, _and(guard, (fixed.value(c, env),))):
                     continue
                 test = _and(guard, (fixed.value(c, env),))
-                hit = _find(_parts(then), env, fixed, located, test)
+                hit = _find(imp.seq_parts(then), env, fixed, located, test)
                 if hit is not None:
                     return hit
             case While(cond, body):
@@ -240,7 +236,7 @@ def _sets(then, env, fixed, located, guard) -> bool:
     loop's start: `if (g) { q = ...; e = ...; }`): then their values, known
     where the if's test holds, are put in env (with `guard`, the tests under
     which they hold: a loop reading them must test as much) and True returned."""
-    parts = _parts(then)
+    parts = imp.seq_parts(then)
     if not isinstance(parts[0], Assign):
         return False
     for s in parts:
@@ -285,7 +281,7 @@ def _walk(cond, body, env, fixed, located, guard, ranged=None):
         more = [fixed.value(t, env) for t in after]
         if any(t is None for t in more):
             return None
-        return _find(_parts(body), env, fixed, located, _and(test, more))
+        return _find(imp.seq_parts(body), env, fixed, located, _and(test, more))
     match q, e:
         case Load(pos, at), Load(pos2, at2) if pos == pos2 and at2 == imp.add(at, imp.ONE):
             reads = _reads_at(body, cond.a.name)

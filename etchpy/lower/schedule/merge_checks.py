@@ -28,8 +28,6 @@ stop early) is not fused: the runtime checks it in full before the call.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ... import imp
 from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, Prefetch, Var, While,
                     and_, lt, or_, seq)
@@ -75,16 +73,13 @@ def _reads_at(body, walks) -> bool:
                 return
             case Comment():
                 return
-        if isinstance(node, (tuple, list)):
-            for item in node:
-                visit(item)
-        elif hasattr(node, "__dataclass_fields__"):
-            for f in node.__dataclass_fields__:
-                value = vars(node)[f] if f != "walk" else None
-                if isinstance(value, str) and value in at:
-                    ok = False
-                    return
-                visit(value)
+        inside = imp.parts(node)
+        if not isinstance(node, (tuple, list)) and any(
+                isinstance(v, str) and v in at for v in inside):
+            ok = False          # a field naming crd
+            return
+        for value in inside:
+            visit(value)
 
     visit(body)
     return ok
@@ -120,9 +115,6 @@ def rewrite(node, fused: dict, err: str, code: int, names: imp.Names):
     if isinstance(node, Comment) and isinstance(node.walk, Merged):
         ws = [w for w in node.walk.walks if w in fused.get(w.tensor, ())]
         return seq(Comment(node.text), *(checked(w, err, code, names) for w in ws))
-    if isinstance(node, tuple):
-        return tuple(rewrite(x, fused, err, code, names) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: rewrite(vars(node)[f], fused, err, code, names)
-                                for f in node.__dataclass_fields__ if f != "walk"})
-    return node
+    if isinstance(node, (Load, Var, Const, Bin)):
+        return node
+    return imp.map_parts(node, lambda x: rewrite(x, fused, err, code, names))

@@ -83,7 +83,7 @@ def _steps(stmts, merged) -> list:
 
 def _first(loop: While):
     """The loop's first statement when it declares the step's coordinate, else None."""
-    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    body = imp.seq_parts(loop.body)
     st = body[0] if body else None
     return st if isinstance(st, Decl) and st.init == loop.walk.index else None
 
@@ -116,12 +116,9 @@ def _safe(loop: While, merged) -> bool:
 def _nodes(node):
     """node and every node inside it (statements, expressions, field values)."""
     yield node
-    if isinstance(node, tuple):
-        for x in node:
+    if not isinstance(node, Comment):
+        for x in imp.parts(node, notes=True):
             yield from _nodes(x)
-    elif hasattr(node, "__dataclass_fields__") and not isinstance(node, Comment):
-        for f in node.__dataclass_fields__:
-            yield from _nodes(vars(node)[f])
 
 
 def _reads(expr, tainted: set, crds: set) -> bool:
@@ -135,12 +132,9 @@ def rewrite(node, stepped: dict, err: str, code: int, names: imp.Names):
     if isinstance(node, Seq):
         return Seq(_rewrite_seq(tuple(rewrite(s, stepped, err, code, names)
                                       for s in node.stmts), stepped, err, code, names))
-    if isinstance(node, tuple):
-        return tuple(rewrite(x, stepped, err, code, names) for x in node)
-    if hasattr(node, "__dataclass_fields__") and not isinstance(node, (Load, Var, Const, Bin)):
-        return replace(node, **{f: rewrite(vars(node)[f], stepped, err, code, names)
-                                for f in node.__dataclass_fields__ if f != "walk"})
-    return node
+    if isinstance(node, (Load, Var, Const, Bin)):
+        return node
+    return imp.map_parts(node, lambda x: rewrite(x, stepped, err, code, names))
 
 
 def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
@@ -180,7 +174,7 @@ def _bounds(ws, err: str, code: int) -> If:
 def _stepped(loop: While, marks) -> While:
     """The phase loop with bad |= gap(j, prev) | j; prev := j after its coordinate j."""
     prev, bad = marks
-    body = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    body = imp.seq_parts(loop.body)
     j = Var(body[0].name)
     step = (Assign(bad.name, Bin("|", bad, Bin("|", Bin("gap", j, prev), j))), Assign(prev.name, j))
     return replace(loop, body=seq(body[0], *step, *body[1:]))

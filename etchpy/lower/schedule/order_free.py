@@ -4,6 +4,7 @@ coordinate inside its dimension (proofs_notes/validation.md, "Order-free
 walks")."""
 from __future__ import annotations
 
+from ... import imp
 from ...imp import (Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load, LocalArray,
                     Move, Prefetch, Reserve, Ring, Seek, Select, SetBit, ShortIntersect, Store,
                     Var)
@@ -53,19 +54,9 @@ def order_free(body, crd_q: Load, appends: tuple = ()) -> bool:
                 return ok(cond, True) and ok(a, where)
             case If(cond, then, else_):
                 return ok(cond, True) and ok(then, where) and ok(else_, where)
-        return all(ok(part, where) for part in _parts(node))
+        return all(ok(part, where) for part in imp.parts(node))      # a loop's note is none
 
     return ok(body, False)
-
-
-def _parts(node) -> tuple:
-    """The statements and expressions directly inside node (a loop's note,
-    While.walk, is none of them)."""
-    if isinstance(node, (tuple, list)):
-        return tuple(node)
-    if hasattr(node, "__dataclass_fields__"):
-        return tuple(vars(node)[f] for f in node.__dataclass_fields__ if f != "walk")
-    return ()
 
 
 def _accumulates(name: str, value, ok) -> bool:

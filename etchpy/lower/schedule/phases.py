@@ -47,7 +47,7 @@ def assume_ahead(nxt, facts) -> imp.Stmt:
     """next with the facts folded into its leading assignments, up to the first
     statement that could change a variable the facts read."""
     reads = set().union(*(imp.names_used(f) for f in facts))
-    stmts = list(nxt.stmts) if isinstance(nxt, imp.Seq) else [nxt]
+    stmts = list(imp.seq_parts(nxt))
     for k, st in enumerate(stmts):
         if not (isinstance(st, Assign) and st.name not in reads):
             break

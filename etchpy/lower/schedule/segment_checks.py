@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFor, Seek, Select,
                     Seq, ShortIntersect, Var, While, and_, lt, max_, min_, seq)
-from ...imp.analysis import children, scalars_assigned, statements
+from ...imp.analysis import children, scalars_assigned, seq_parts, statements
 from ...streams import Merged, Walk
 
 
@@ -112,7 +112,7 @@ def _window(loop, pos: str):
             pass
         case _:
             return None
-    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    stmts = seq_parts(body)
     opened = {False: set(), True: set()}
     for st in stmts:
         for end in (False, True):
@@ -131,7 +131,7 @@ def _value(st):
 
 
 def _steps_once(body, c: str) -> bool:
-    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    stmts = seq_parts(body)
     return (bool(stmts) and stmts[-1] == Assign(c, Bin("+", Var(c), Const(1)))
             and c not in scalars_assigned(Seq(stmts[:-1])))
 

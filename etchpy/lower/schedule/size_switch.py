@@ -41,7 +41,7 @@ def run(prog, tuning):
     if not found or sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit:
         return prog
     test = found[0]
-    stmts = prog.body.stmts if isinstance(prog.body, Seq) else (prog.body,)
+    stmts = imp.seq_parts(prog.body)
     return replace(prog, body=Seq(tuple(_switched(s, test, counts) for s in stmts)))
 
 
@@ -88,12 +88,9 @@ def is_size_test(e, counts: set) -> bool:
 
 def fold(node):
     """node with &&, || and If over the constants true and false folded away."""
-    if isinstance(node, tuple):
-        return tuple(fold(x) for x in node)
-    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (Var, Const, Load)):
+    if isinstance(node, (Var, Const, Load)):
         return node
-    node = replace(node, **{f: fold(vars(node)[f]) for f in node.__dataclass_fields__
-                            if f != "walk"})
+    node = imp.map_parts(node, fold)
     match node:
         case Bin("&&", a, b):
             return imp.and_(a, b)

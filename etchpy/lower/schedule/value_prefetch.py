@@ -41,7 +41,7 @@ def run(prog, semiring, tuning):
     itself when the pass is off or no walk matches (`_switched`)."""
     if not (tuning.prefetch and tuning.prefetch_values > 0 and prog.output.mode == "dense"):
         return prog
-    stmts = prog.body.stmts if isinstance(prog.body, Seq) else (prog.body,)
+    stmts = imp.seq_parts(prog.body)
     lanes = {s.var for s in stmts if isinstance(s, GatherPick) and s.crd is None}
     levels = candidates(prog)
     least = tuning.prefetch_min_bytes // np.dtype(semiring.dtype).itemsize
@@ -116,7 +116,7 @@ def _one_way(node):
 
 def _bare(loop):
     """A loop's test and statements, its prefetches and opaque marks left out."""
-    stmts = loop.body.stmts if isinstance(loop.body, Seq) else (loop.body,)
+    stmts = imp.seq_parts(loop.body)
     return loop.cond, tuple(s for s in stmts if not isinstance(s, (Opaque, Prefetch)))
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 from ...errors import SketchError
 from ...expr.nodes import Access, Add, Index, Lit, Map, Mul, Sum, as_expr
-from ...expr.walk import spine
+from ...expr.walk import spine, sum_chain
 from ...plan.cost import base_name
 
 __all__ = ["Sketch", "hole", "tensor", "mul", "add", "sum", "materialised", "contains",
@@ -230,11 +230,8 @@ def of(expr) -> Sketch:
             kids = [of(p) for p in spine(e, type(e)) if not isinstance(p, Lit)]
             return _flat(op, kids) if kids else Hole()
         case Sum():
-            idx = []
-            while isinstance(e, Sum):
-                idx.append(e.index.name)
-                e = e.body
-            return SumOf(tuple(sorted(base_name(n) for n in idx)), of(e))
+            idx, body = sum_chain(e)
+            return SumOf(tuple(sorted(base_name(i.name) for i in idx)), of(body))
     raise SketchError(f"not an expression: {expr!r}")
 
 
