@@ -26,6 +26,7 @@ repeated edge is followed once (BFS, components) or its weights add up
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 
@@ -57,9 +58,10 @@ def _library(idx_type: str):
 
 
 def is_direct(A) -> bool:
-    """Whether A is read by this module: a scipy.sparse matrix or array."""
-    import scipy.sparse as sp
-    return sp.issparse(A)
+    """Whether A is read by this module: a scipy.sparse matrix or array (none
+    can exist before scipy.sparse is imported, so it is not imported here)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(A)
 
 
 def arrays(A, name: str, either_way: bool = False):
@@ -91,11 +93,14 @@ def _call(kind: str, M, name: str, pos, crd, *args):
     """Call the C function `kind` on (n, nnz, pos, crd, *args, where), arrays
     and None passed as pointers; raise InputError naming the bad array of M
     (`name`) for the C's error codes."""
-    fns, ffi = _library(C_ARRAYS[pos.dtype][:-2])
-    where = np.zeros(1, dtype=np.int64)
-    c_args = [len(pos) - 1, len(crd), pointer(ffi, pos), pointer(ffi, crd)]
-    c_args += [pointer(ffi, a) if a is None or isinstance(a, np.ndarray) else a for a in args]
-    code = fns[kind](*c_args, pointer(ffi, where))
+    idx = C_ARRAYS[pos.dtype]
+    fns, ffi = _library.plain(idx[:-2])
+    where, buf, null = ffi.new("int64_t[1]"), ffi.from_buffer, ffi.NULL
+    c_args = [len(pos) - 1, len(crd), buf(idx, pos), buf(idx, crd)]
+    for a in args:
+        c_args.append(buf(C_ARRAYS[a.dtype], a) if isinstance(a, np.ndarray)
+                      else null if a is None else a)
+    code = fns[kind](*c_args, where)
     if code == -2:
         raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
     if code in _MALFORMED:
