@@ -224,11 +224,14 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     d = np.full(n, np.inf)
     d[s] = 0.0
     start = np.array([s], dtype=pos.dtype)
-    with SCRATCH.arrays((n, np.int64)) as (at,):      # round numbers: not returned
+    at = SCRATCH.take(n, np.int64)                    # round numbers: not returned
+    try:
         at.fill(-1)
         ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
         code = fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
                                int(tuning.dense_rounds))
+    finally:
+        SCRATCH.give(at)
     if code == -2:
         raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
     return d
