@@ -156,7 +156,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
               float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
-              int(warm), level, narrow, queue)
+              int(warm), int(tuning.pull_measured), level, narrow, queue)
     finally:
         SCRATCH.give(queue)
         if narrow is not None:
