@@ -286,7 +286,7 @@ class Tuning:
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
-    pull_measured: bool = True        # after a pull, pulls priced by the share it read
+    pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or

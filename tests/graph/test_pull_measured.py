@@ -1,5 +1,6 @@
-"""BFS on a Graph with its pulls priced by what the last pull read
-(Tuning.pull_measured) or by pull_alpha and pull_beta alone, or pushing only:
+"""BFS on a Graph with its pulls priced by a sample's estimate and then by
+what the last pull read (Tuning.pull_measured), or by pull_alpha and
+pull_beta alone, or pushing only:
 the levels of csgraph on a clustered graph (points joined to their near
 neighbours, where a pull reads most unvisited in-edges) and on a random
 expander (where it reads few), from several sources, unreachable vertices
