@@ -71,8 +71,8 @@ class Tuning:
             lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
             lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_fast_replay,
             lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, distance_buckets,
-            bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured,
+            distance_buckets, bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
@@ -286,6 +286,7 @@ class Tuning:
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
+    pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
     rounds_above: int = 64            # rounds before buckets while F's out-edges double or
@@ -346,7 +347,8 @@ FORCE = Tuning(
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
-    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0)
+    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0,
+    pull_measured=False)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
 # graph.pagerank's C iteration: segments prefetched once, 128 ahead, at any size (not per step)

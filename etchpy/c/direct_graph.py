@@ -18,7 +18,8 @@ CDEF = """\
 int64_t {name}_bfs(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                    const {idx} *cpos, const {idx} *ccrd, int64_t s, double alpha, double beta,
                    int64_t max_degree, int64_t checked, int64_t first, int64_t warm,
-                   int64_t *level, int32_t *narrow, {idx} *queue, int64_t *where);
+                   int64_t measured, int64_t *level, int32_t *narrow, {idx} *queue,
+                   int64_t *where);
 int64_t {name}_check(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                      int64_t *where);
 int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,

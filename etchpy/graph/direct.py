@@ -26,6 +26,7 @@ repeated edge is followed once (BFS, components) or its weights add up
 from __future__ import annotations
 
 import re
+import sys
 
 import numpy as np
 
@@ -57,9 +58,10 @@ def _library(idx_type: str):
 
 
 def is_direct(A) -> bool:
-    """Whether A is read by this module: a scipy.sparse matrix or array."""
-    import scipy.sparse as sp
-    return sp.issparse(A)
+    """Whether A is read by this module: a scipy.sparse matrix or array (none
+    can exist before scipy.sparse is imported, so it is not imported here)."""
+    sp = sys.modules.get("scipy.sparse")
+    return sp is not None and sp.issparse(A)
 
 
 def arrays(A, name: str, either_way: bool = False):
@@ -91,11 +93,14 @@ def _call(kind: str, M, name: str, pos, crd, *args):
     """Call the C function `kind` on (n, nnz, pos, crd, *args, where), arrays
     and None passed as pointers; raise InputError naming the bad array of M
     (`name`) for the C's error codes."""
-    fns, ffi = _library(C_ARRAYS[pos.dtype][:-2])
-    where = np.zeros(1, dtype=np.int64)
-    c_args = [len(pos) - 1, len(crd), pointer(ffi, pos), pointer(ffi, crd)]
-    c_args += [pointer(ffi, a) if a is None or isinstance(a, np.ndarray) else a for a in args]
-    code = fns[kind](*c_args, pointer(ffi, where))
+    idx = C_ARRAYS[pos.dtype]
+    fns, ffi = _library.plain(idx[:-2])
+    where, buf, null = ffi.new("int64_t[1]"), ffi.from_buffer, ffi.NULL
+    c_args = [len(pos) - 1, len(crd), buf(idx, pos), buf(idx, crd)]
+    for a in args:
+        c_args.append(buf(C_ARRAYS[a.dtype], a) if isinstance(a, np.ndarray)
+                      else null if a is None else a)
+    code = fns[kind](*c_args, where)
     if code == -2:
         raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
     if code in _MALFORMED:
@@ -151,7 +156,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     try:
         _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
               float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
-              int(warm), level, narrow, queue)
+              int(warm), int(tuning.pull_measured), level, narrow, queue)
     finally:
         SCRATCH.give(queue)
         if narrow is not None:
@@ -219,11 +224,14 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     d = np.full(n, np.inf)
     d[s] = 0.0
     start = np.array([s], dtype=pos.dtype)
-    with SCRATCH.arrays((n, np.int64)) as (at,):      # round numbers: not returned
+    at = SCRATCH.take(n, np.int64)                    # round numbers: not returned
+    try:
         at.fill(-1)
         ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
         code = fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
                                int(tuning.dense_rounds))
+    finally:
+        SCRATCH.give(at)
     if code == -2:
         raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
     return d

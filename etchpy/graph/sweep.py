@@ -98,10 +98,13 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G, tuning.bucket_count)
     fn, ptr = fns["_buckets"], functools.partial(pointer, ffi)
-    with SCRATCH.arrays((G.n, np.int64)) as (at,):    # round numbers: not returned
+    at = SCRATCH.take(G.n, np.int64)                  # round numbers: not returned
+    try:
         at.fill(-1)
         taken = fn(G.n, ptr(pos), ptr(crd), ptr(val), ptr(d), ptr(at), ptr(start),
                    len(start), delta, nb, int(tuning.rounds_above), int(tuning.dense_rounds))
+    finally:
+        SCRATCH.give(at)
     if taken == -2:
         raise MemoryError(f"{name}: the buckets of {G.n} vertices could not be allocated")
     return int(taken)
@@ -163,7 +166,8 @@ def _inputs(G, semiring, d, start, values):
     _check(d, n, semiring.dtype, "d")
     pos, crd = G.cached("csr:compact", compact)
     start = np.ascontiguousarray(start, dtype=pos.dtype)
-    if start.ndim != 1 or (len(start) and (start.min() < 0 or start.max() >= n)):
+    if start.ndim != 1 or not (0 <= int(start[0]) < n if len(start) == 1 else   # (one: no
+                               not len(start) or 0 <= start.min() <= start.max() < n):  # reductions)
         raise InputError(f"start is a list of vertex numbers in [0, {n})")
     val = G.cached(f"data:{semiring.dtype}", lambda m: m.data.astype(semiring.dtype)) \
         if values else None

@@ -117,11 +117,18 @@ KERNELS = KernelCache(LIMITS.kernel_cache, per_build=True)
 def kept(front: str):
     """A decorator: the function's result kept in KERNELS under (front, its
     arguments), made on first need (its arguments must hash). For makers of
-    kernels and helpers whose key is their arguments."""
+    kernels and helpers whose key is their arguments. `f.plain(*args)` is
+    f(*args) looked up without the store's lock (KernelCache.plain_get), for
+    positional arguments whose hash and == run no Python code (str, int)."""
     def wrap(make):
         def get(*args, **kwargs):
             key = (front, args, tuple(sorted(kwargs.items())))
             return KERNELS.made(key, lambda: make(*args, **kwargs))
+
+        def plain(*args):
+            got = KERNELS.plain_get((front, args, ()), _MISSING)
+            return get(*args) if got is _MISSING else got
         get.__doc__, get.__name__, get.__wrapped__ = make.__doc__, make.__name__, make
+        get.plain = plain
         return get
     return wrap

@@ -33,12 +33,15 @@ class Scratch:
         """An array of n elements of dtype: a kept one of n to 2n elements (its
         first n), else a new one; contents unspecified."""
         dtype = np.dtype(dtype)
-        with self._lock:
-            fits = [k for k, a in enumerate(self._kept)
-                    if a.dtype == dtype and n <= len(a) <= 2 * n + 64]
-            if fits:
-                a = self._kept.pop(min(fits, key=lambda k: len(self._kept[k])))
-                return a[:n]
+        with self._lock:                 # the smallest that fits, in one plain loop
+            kept, best, size = self._kept, -1, 0
+            for k in range(len(kept)):
+                m = len(kept[k])
+                if n <= m <= 2 * n + 64 and kept[k].dtype == dtype and (best < 0 or m < size):
+                    best, size = k, m
+            if best >= 0:
+                a = kept.pop(best)
+                return a if size == n else a[:n]
         return np.empty(n, dtype=dtype)
 
     def give(self, a: np.ndarray) -> None:

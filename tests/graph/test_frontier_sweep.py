@@ -208,8 +208,9 @@ def test_bad_arguments_name_the_input():
         sw.sweep(G, semirings.min_plus, np.zeros(4, np.float32), [0], at, max_iter=5)
     with pytest.raises(ep.InputError, match="at is"):
         sw.sweep(G, semirings.min_plus, np.zeros(4), [0], at[:3], max_iter=5)
-    with pytest.raises(ep.InputError, match="start"):
-        sw.sweep(G, semirings.min_plus, np.zeros(4), [4], at, max_iter=5)
+    for start in ([4], [-1], [0, 4], [-1, 2]):         # one vertex, or several
+        with pytest.raises(ep.InputError, match="start"):
+            sw.sweep(G, semirings.min_plus, np.zeros(4), start, at, max_iter=5)
     with pytest.raises(ep.SemiringError):
         sw.sweep(G, semirings.real, np.zeros(4), [0], at, max_iter=5)
     with pytest.raises(ep.InputError, match="square"):

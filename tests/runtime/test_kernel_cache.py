@@ -55,6 +55,19 @@ def test_kept_keys_by_front_and_arguments():
     assert KERNELS.get(("test.front", (1,), (("b", 2),))) == (1, 2)
 
 
+def test_kept_plain_looks_up_the_same_entry_and_makes_it_when_missing():
+    calls = []
+
+    @kept("test.plain")
+    def make(a):
+        calls.append(a)
+        return [a]
+
+    first = make.plain("x")                       # missing: made through the locked path
+    assert first == ["x"] and make("x") is first and make.plain("x") is first
+    assert calls == ["x"]
+
+
 def test_compile_and_graph_share_the_store():
     i, j = ep.indices("i j")
     A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
