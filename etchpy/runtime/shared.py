@@ -108,8 +108,9 @@ class OneWalk:
         shows it below the kernel's own (plan, program and c_source stay the
         kernel's own: a caller binds its arguments by them, etchpy.distributed)."""
         res = run_one_walk(*one, out, inputs)
-        if self._walked is None and not self.from_manifest:
-            self._save_manifest()    # a later process restores this kernel (not lowered again)
+        if self._walked is None and not self.from_manifest and self.lowered:
+            self._save_manifest()    # a later process restores this kernel (not lowered again;
+            # one never lowered is made again unlowered, runtime.deferred)
         self._walked = one[0]._current()
         return res
 
