@@ -19,6 +19,8 @@ whose calls never take one walk, lowers when made, as before.
 """
 from __future__ import annotations
 
+import os
+
 from .. import pipeline
 from . import calling
 from .restored import CallFace
@@ -40,9 +42,11 @@ class Deferred:
     def _deferred(self, req: pipeline.Request) -> bool:
         """Whether this kernel (per signature, its fields up to `_users` set) lowers
         `req` on first need: under tuning.defer_written, when its calls may run one
-        walk. Then `req` is planned now (its errors raised) and its one-walk
+        walk (not under ETCHPY_DEBUG, which prints every stage when the kernel is
+        made). Then `req` is planned now (its errors raised) and its one-walk
         candidates kept for runtime.shared."""
-        if not (req.tuning.defer_written and self._per_signature):
+        if not (req.tuning.defer_written and self._per_signature) or os.environ.get(
+                "ETCHPY_DEBUG"):
             return False
         walk = self._walk = _candidates(req, set(self._users))
         self._walk_kernels = {}

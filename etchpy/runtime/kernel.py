@@ -31,7 +31,7 @@ from . import signature as sig_
 from .last_call import LastCall
 from .call_plans import MISS, CallPlans
 from .window_steps import caller_names
-from .shared import OneWalk
+from .shared import OneWalk, walk_inputs
 from .deferred import Deferred
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
@@ -289,6 +289,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
 
         Parameters: example inputs by tensor name, as for a call (only their
         types, dtypes and index dtypes matter; sizes are checked to agree).
+        Inputs a call would run by one walk (runtime.shared) build that kernel.
         Returns: this kernel, so that `kern = ep.compile(e).build(A=M, x=v)` works.
         Raises: as a call does for bad inputs; CompileError if the C compiler fails.
 
@@ -299,6 +300,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         io_.check_names(self._users, inputs)
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
+        if one := kern._one_walk(inputs):        # what a call on them runs (runtime.shared)
+            one[0].build(**walk_inputs(one[1], inputs))
+            return self
         bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
                                                                            sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused,

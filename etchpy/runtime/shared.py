@@ -204,12 +204,17 @@ def _apart(groups: tuple, inputs: dict) -> bool:
 def run_one_walk(kern, read: dict, out, inputs: dict):
     """Call the fused kernel `kern`: each input it reads flat as its values, each
     it reads with a run of levels as one as that Tensor (made once, kept)."""
+    return kern(out=out, **walk_inputs(read, inputs))
+
+
+def walk_inputs(read: dict, inputs: dict) -> dict:
+    """The inputs of a fused kernel that reads them as `read` says (run_one_walk)."""
     got = dict(inputs)
     for n, how in read.items():
         t = inputs[n]
         t.check_layout()            # the values as a kernel reads them: not handed
         got[n] = t._vals if how is None else _collapsed(t, how[0], inputs[how[1]])
-    return kern(out=out, **got)
+    return got
 
 
 def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:

@@ -77,3 +77,13 @@ def test_off_lowers_when_made_and_a_kernel_with_no_walk_does_too():
     assert np.allclose(eager(t=2, **{c.upper(): rel[c].tensor for c in "abc"}), WANT)
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     assert ep.Kernel(ep.sum(n, A[o, n] * x[n]), name="deferred_e").lowered
+
+
+def test_build_on_columns_of_one_structure_builds_the_fused_kernel_only():
+    rel = relation()
+    one = {c.upper(): rel[c].tensor for c in "abc"}
+    kern = ep.Kernel(expression(rel), name="deferred_f").build(t=2, **one)
+    fused = next(k for k in kern._walk_kernels.values() if k is not None)[0]
+    assert not kern.lowered and not kern._libs
+    assert any(k._libs for k in (fused, *[r for _, r in fused._planned.values()]))
+    assert np.allclose(kern(t=2, **one), WANT)
