@@ -65,36 +65,36 @@ class Deferred:
         return self._planned_parts is None
 
     def __getattr__(self, name):
-        """A LOWERED attribute of a deferred kernel: the written form lowered now."""
+        """A LOWERED attribute of a deferred kernel: the written form lowered now
+        (by each thread that asks before the first has set them all at once)."""
         parts = self.__dict__.get("_planned_parts") if name in LOWERED else None
         if parts is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        compiled = pipeline.lower_planned(self.request, parts)
+        self._set_compiled(pipeline.lower_planned(self.request, parts))
         self._planned_parts = None
-        self._set_compiled(compiled)
         return getattr(self, name)
 
     def _set_compiled(self, compiled) -> None:
         """Set up what a call reads of `compiled` (a pipeline.Compiled, or a
-        runtime.restored.Restored): its face, optimizer result and C slots."""
-        self.compiled = compiled
-        self._face = getattr(compiled, "face", None) or CallFace.of(compiled)
-        self._optimized = compiled.optimized
-        face = self._face
-        self._slots = calling.slots(face.params)
-        self._inputs = bindings_of(self.tensors, face.conversions, face.replaced)  # + conversions
-        # the slots each input fills, and the output's, as (position, kind, name, C type)
-        self._in_slots = {name: tuple((pos, kind, role, ctype)
-                                      for pos, (kind, tname, role, ctype) in enumerate(self._slots)
-                                      if tname == name and kind in ("dim", "in_array"))
-                          for name in self._inputs}
-        self._out_slots = tuple((pos, kind, tname, ctype)
-                                for pos, (kind, tname, _, ctype) in enumerate(self._slots)
-                                if kind not in ("dim", "in_array"))
-        # a dense output from np.zeros already holds the zero when its bits are all 0
-        self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
-                             and self.semiring.zero_bytes)
-        self._dense_out = (self.out_format is None
-                           and any(k == "out_dense" for k, *_ in self._slots))
-        self._fused, self._fused_nan = face.fused, face.fused_nan   # the checked build's
-        self._by_input = inputs_of(self._inputs)        # for last_call
+        runtime.restored.Restored): its face, optimizer result and C slots, the
+        LOWERED attributes, set in one dict update."""
+        face = getattr(compiled, "face", None) or CallFace.of(compiled)
+        slots = calling.slots(face.params)
+        inputs = bindings_of(self.tensors, face.conversions, face.replaced)  # + conversions
+        self.__dict__.update(
+            compiled=compiled, _face=face, _optimized=compiled.optimized, _slots=slots,
+            _inputs=inputs,
+            # the slots each input fills, and the output's, as (position, kind, name, C type)
+            _in_slots={name: tuple((pos, kind, role, ctype)
+                                   for pos, (kind, tname, role, ctype) in enumerate(slots)
+                                   if tname == name and kind in ("dim", "in_array"))
+                       for name in inputs},
+            _out_slots=tuple((pos, kind, tname, ctype)
+                             for pos, (kind, tname, _, ctype) in enumerate(slots)
+                             if kind not in ("dim", "in_array")),
+            # a dense output from np.zeros already holds the zero when its bits are all 0
+            _calloc_zero=(any(k == "out_zeroed" for k, *_ in slots)
+                          and self.semiring.zero_bytes),
+            _dense_out=(self.out_format is None and any(k == "out_dense" for k, *_ in slots)),
+            _fused=face.fused, _fused_nan=face.fused_nan,     # the checked build's
+            _by_input=inputs_of(inputs))                      # for last_call
