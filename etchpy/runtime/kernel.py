@@ -54,13 +54,15 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
 
     Made by `ep.compile` (which also caches it in-process). The expression is
     compiled to an Imp program when the kernel is made, from the size hints
-    (optimizer_options dims, nnz) or guesses; the first call of each size class
-    of the inputs (layouts, index dtype, powers of two of the sizes and stored
-    entries) plans it again from the sizes measured on them (the caller's hints
-    win), and its C is built into a shared object on the first call for each
-    input signature (index dtype and, with no semiring given, value dtype), or
-    ahead of time by `build`. After a call, `plan`, `c_source` and `explain()`
-    describe the plan of the last call's size class.
+    (optimizer_options dims, nnz) or guesses (one whose calls may run one
+    walk is planned then and lowered on first need: runtime.deferred); the
+    first call of each size class of the inputs (layouts, index dtype, powers
+    of two of the sizes and stored entries) plans it again from the sizes
+    measured on them (the caller's hints win), and its C is built into a
+    shared object on the first call for each input signature (index dtype
+    and, with no semiring given, value dtype), or ahead of time by `build`.
+    After a call, `plan`, `c_source` and `explain()` describe the plan of the
+    last call's size class.
 
     Parameters: expr, an expression; semiring, a Semiring or a built-in name,
     or None to follow the inputs' dtype on each call (float32 -> real32,
