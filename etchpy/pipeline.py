@@ -8,7 +8,8 @@
       → lower_program  → Program            streams per step, one Imp program (lower)
       → render_c       → CSource            C text for one index type (c.render)
 
-`compile_request` runs the stages up to the Imp program, in this order; the C
+`compile_request` runs the stages up to the Imp program, in this order
+(`plan_request` those before lowering, `lower_planned` the rest); the C
 text is rendered per index type when a kernel first needs it (runtime.kernel).
 Under ETCHPY_DEBUG=1 each stage prints its result to stderr, headed
 `---- etchpy <stage> ----` (optimizer, plan, streams, imp, c). Every knob comes
@@ -133,6 +134,13 @@ class Compiled:
 
 def compile_request(req: Request) -> Compiled:
     """Run the stages, top to bottom, up to the Imp program."""
+    return lower_planned(req, plan_request(req))
+
+
+def plan_request(req: Request) -> tuple:
+    """The stages before lowering: (optimized, plan, costs, nesting lines), the
+    plan as `lower_planned` lowers it. A request that cannot be planned (an
+    order that walks no sparse input as stored, ...) raises here."""
     optimized = run_optimizer(req)
     if optimized is not None:
         dump("optimizer", optimized.explain)
@@ -146,6 +154,12 @@ def compile_request(req: Request) -> Compiled:
                                         req.out_format is None or req.out_format.is_dense)
         plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
+    return optimized, plan, costs, nested
+
+
+def lower_planned(req: Request, planned: tuple) -> Compiled:
+    """The Compiled of `req` from `plan_request(req)`'s result: its plan lowered."""
+    optimized, plan, costs, nested = planned
     program = lower_program(req, plan)
     dump("streams", lambda: "\n".join(program.streams_text))
     dump("imp", lambda: imp.show(program.body))

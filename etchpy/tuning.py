@@ -83,7 +83,9 @@ class Tuning:
             to numpy, runtime.einsum_calls), one_walk (factors over the same
             index arrays walked once, flat or by runs of levels, runtime.shared;
             sink_located: there, a located table's one-child levels last, expr.sink;
-            dense_runs: a run may start at a dense first level, expr.collapse).
+            dense_runs: a run may start at a dense first level, expr.collapse;
+            defer_written: such a kernel plans its written form when made and
+            lowers it on first need, runtime.deferred).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -180,6 +182,8 @@ class Tuning:
     one_walk: bool = True             # factors over the same index arrays walked once
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
+    defer_written: bool = True        # ... a kernel whose calls may run one walk lowers
+                                      # its written form on first need (runtime.deferred)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

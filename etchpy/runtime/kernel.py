@@ -13,7 +13,8 @@ caller's size hints or the guesses (c_source, explain() and export_c before any
 call show it). The first call of each size class of the inputs
 (runtime.signature) plans again from the sizes measured on them, in a kernel
 of its own whose manifest is keyed by the class; when its program is the same,
-this kernel's shared object runs it.
+this kernel's shared object runs it. A kernel whose calls may run one walk
+(runtime.shared) lowers its written form on first need (runtime.deferred).
 """
 from __future__ import annotations
 
@@ -27,17 +28,16 @@ from . import calling, outputs
 from . import planned
 from . import inputs as io_
 from . import signature as sig_
-from .last_call import LastCall, inputs_of
+from .last_call import LastCall
 from .call_plans import MISS, CallPlans
 from .window_steps import caller_names
-from .restored import CallFace
-from .shared import OneWalk
+from .shared import OneWalk, walk_inputs
+from .deferred import Deferred
 from .identity import has_implicit, onehots_only, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from .request import make_request, request_key
 from ..errors import InputError, warn_performance
-from ..plan.convert import bindings_of
 from ..expr.walk import uses_negation
 
 
@@ -49,18 +49,20 @@ def _partitioned(inputs):
     return None
 
 
-class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
+class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
     """A compiled expression: call it with the inputs by tensor name.
 
     Made by `ep.compile` (which also caches it in-process). The expression is
     compiled to an Imp program when the kernel is made, from the size hints
-    (optimizer_options dims, nnz) or guesses; the first call of each size class
-    of the inputs (layouts, index dtype, powers of two of the sizes and stored
-    entries) plans it again from the sizes measured on them (the caller's hints
-    win), and its C is built into a shared object on the first call for each
-    input signature (index dtype and, with no semiring given, value dtype), or
-    ahead of time by `build`. After a call, `plan`, `c_source` and `explain()`
-    describe the plan of the last call's size class.
+    (optimizer_options dims, nnz) or guesses (one whose calls may run one
+    walk is planned then and lowered on first need: runtime.deferred); the
+    first call of each size class of the inputs (layouts, index dtype, powers
+    of two of the sizes and stored entries) plans it again from the sizes
+    measured on them (the caller's hints win), and its C is built into a
+    shared object on the first call for each input signature (index dtype
+    and, with no semiring given, value dtype), or ahead of time by `build`.
+    After a call, `plan`, `c_source` and `explain()` describe the plan of the
+    last call's size class.
 
     Parameters: expr, an expression; semiring, a Semiring or a built-in name,
     or None to follow the inputs' dtype on each call (float32 -> real32,
@@ -89,22 +91,24 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
                                  out_indices=out_indices, name=name, threads=threads,
                                  optimize=optimize, optimizer_options=optimizer_options,
                                  every_size=every_size, tuning=tuning),
-                    infer=semiring is None)
+                    infer=semiring is None, defer=True)
 
     @classmethod
     def of_request(cls, req: pipeline.Request, *, key: str | None = None,
-                   per_signature: bool = True) -> "Kernel":
+                   per_signature: bool = True, defer: bool = False) -> "Kernel":
         """The kernel of an already normalised request `req` (a pipeline.Request,
         made by runtime.request.make_request); `key`, its manifest's key (default
-        request_key(req)); `per_signature`, plan again per size class of the inputs.
+        request_key(req)); `per_signature`, plan again per size class of the inputs;
+        `defer`, lower the written form on first need where runtime.deferred allows.
 
             >>> kern = ep.Kernel.of_request(make_request(expr, semiring="min_plus"))
         """
         kern = cls.__new__(cls)
-        kern._setup(req, key=key, per_signature=per_signature)
+        kern._setup(req, key=key, per_signature=per_signature, defer=defer)
         return kern
 
-    def _setup(self, req: pipeline.Request, infer=False, key=None, per_signature=True):
+    def _setup(self, req: pipeline.Request, infer=False, key=None, per_signature=True,
+               defer=False):
         self.request = req
         self._per_signature = per_signature
         self._planned: dict[tuple, tuple] = {}          # size class -> (shown, runner)
@@ -121,11 +125,6 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self._request = request_key(req) if key is None else key
         self._larger = None
         self._texts: dict[str, tuple[str, str]] = {}     # idx type -> (C text, cdef)
-        restored = self._restore()
-        self.from_manifest = restored is not None
-        self.compiled = restored if restored is not None else pipeline.compile_request(req)
-        self._face = getattr(self.compiled, "face", None) or CallFace.of(self.compiled)
-        self._optimized = self.compiled.optimized
         self._sources: dict[tuple, pipeline.CSource] = {}
         self._libs: dict[str, build.Library] = {}
         self._entries: dict[str, tuple] = {}     # idx type -> (library, C types, function)
@@ -133,34 +132,18 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         self._plans: dict[tuple, tuple] = {}            # input kind -> its call plans
         self._plan, self._plan_first = None, False   # the last one learnt or used; _use
         self._unplanned: set = set()                    # kinds no plan covers
-        self._setup_slots()
+        self._users = user_tensors(self.tensors)    # the inputs a caller passes
+        self._iso = frozenset(n for n, tv in self.tensors.items() if tv.iso)
+        self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
+        self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
             req.tuning.keep_last_call and not (self._identities and not onehots_only(
                 self.tensors) or self._iso)))   # a onehot reads its source's arrays
-
-    def _setup_slots(self):
-        face = self._face
-        self._slots = calling.slots(face.params)
-        self._inputs = bindings_of(self.tensors, face.conversions, face.replaced)  # + conversions
-        self._iso = frozenset(n for n, tv in self.tensors.items() if tv.iso)
-        # the slots each input fills, and the output's, as (position, kind, name, C type)
-        self._in_slots = {name: tuple((pos, kind, role, ctype)
-                                      for pos, (kind, tname, role, ctype) in enumerate(self._slots)
-                                      if tname == name and kind in ("dim", "in_array"))
-                          for name in self._inputs}
-        self._out_slots = tuple((pos, kind, tname, ctype)
-                                for pos, (kind, tname, _, ctype) in enumerate(self._slots)
-                                if kind not in ("dim", "in_array"))
-        # a dense output from np.zeros already holds the zero when its bits are all 0
-        self._calloc_zero = (any(k == "out_zeroed" for k, *_ in self._slots)
-                             and self.semiring.zero_bytes)
-        self._dense_out = (self.out_format is None
-                           and any(k == "out_dense" for k, *_ in self._slots))
-        self._users = user_tensors(self.tensors)    # the inputs a caller passes
-        self._fused, self._fused_nan = face.fused, face.fused_nan   # the checked build's
-        self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
-        self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
-        self._by_input = inputs_of(self._inputs)        # for last_call
+        restored = self._restore()
+        self.from_manifest = restored is not None
+        if restored is None and defer and self._deferred(req):    # lowered on first need
+            return
+        self._set_compiled(restored if restored is not None else pipeline.compile_request(req))
 
     @property
     def optimized(self):
@@ -308,6 +291,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
 
         Parameters: example inputs by tensor name, as for a call (only their
         types, dtypes and index dtypes matter; sizes are checked to agree).
+        Inputs a call would run by one walk (runtime.shared) build that kernel.
         Returns: this kernel, so that `kern = ep.compile(e).build(A=M, x=v)` works.
         Raises: as a call does for bad inputs; CompileError if the C compiler fails.
 
@@ -318,6 +302,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         io_.check_names(self._users, inputs)
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
+        if one := kern._one_walk(inputs):        # what a call on them runs (runtime.shared)
+            one[0].build(**walk_inputs(one[1], inputs))
+            return self
         bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
                                                                            sr, self.request.expr))
         runner.library(calling.variant(idx_type, bound, runner._fused,
@@ -329,7 +316,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk):
         kern = self._variants.get(sr.name)
         if kern is None:
             io_.prepare_semiring(self.request.expr, sr)     # its maps and comparisons
-            kern = Kernel.of_request(replace(self.request, semiring=sr))
+            kern = Kernel.of_request(replace(self.request, semiring=sr), defer=True)
             kern._warned = self._warned
             self._variants[sr.name] = kern
         return kern

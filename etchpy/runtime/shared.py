@@ -108,8 +108,9 @@ class OneWalk:
         shows it below the kernel's own (plan, program and c_source stay the
         kernel's own: a caller binds its arguments by them, etchpy.distributed)."""
         res = run_one_walk(*one, out, inputs)
-        if self._walked is None and not self.from_manifest:
-            self._save_manifest()    # a later process restores this kernel (not lowered again)
+        if self._walked is None and not self.from_manifest and self.lowered:
+            self._save_manifest()    # a later process restores this kernel (not lowered again;
+            # one never lowered is made again unlowered, runtime.deferred)
         self._walked = one[0]._current()
         return res
 
@@ -203,12 +204,17 @@ def _apart(groups: tuple, inputs: dict) -> bool:
 def run_one_walk(kern, read: dict, out, inputs: dict):
     """Call the fused kernel `kern`: each input it reads flat as its values, each
     it reads with a run of levels as one as that Tensor (made once, kept)."""
+    return kern(out=out, **walk_inputs(read, inputs))
+
+
+def walk_inputs(read: dict, inputs: dict) -> dict:
+    """The inputs of a fused kernel that reads them as `read` says (run_one_walk)."""
     got = dict(inputs)
     for n, how in read.items():
         t = inputs[n]
         t.check_layout()            # the values as a kernel reads them: not handed
         got[n] = t._vals if how is None else _collapsed(t, how[0], inputs[how[1]])
-    return kern(out=out, **got)
+    return got
 
 
 def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:
