@@ -52,10 +52,10 @@ def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None) -> di
     each window's input (runtime.windows)."""
     extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
              if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
-    inputs = windows.with_windows(declared, {**inputs, **extra} if extra else inputs)
-    if expr is None or not any(isinstance(tv, CompareVar) for tv in declared.values()):
-        return inputs
-    return with_predicates(expr, inputs, sr)
+    compares = expr is not None and any(isinstance(tv, CompareVar) for tv in declared.values())
+    inputs = windows.with_windows(declared, {**inputs, **extra} if extra else inputs,
+                                  keep=compares)
+    return with_predicates(expr, inputs, sr) if compares else inputs
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:

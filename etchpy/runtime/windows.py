@@ -54,15 +54,20 @@ def parameter_names(declared: dict) -> set[str]:
     return {p for tv in declared.values() if isinstance(tv, WindowVar) for p in tv.params}
 
 
-def with_windows(declared: dict, inputs: dict) -> dict:
+def with_windows(declared: dict, inputs: dict, keep: bool = False) -> dict:
     """`inputs` plus a WindowInput for every WindowVar of `declared` whose source
-    is among them (a missing source is left for check_names to name)."""
+    is among them (a missing source is left for check_names to name), less the
+    windows' sources and parameters that `declared` does not name itself, unless
+    `keep` (a comparison or onehot may read the same source: runtime.predicates
+    then keeps only what the expression reads)."""
     memo: dict = {}
     wins = tuple(tv for tv in declared.values() if isinstance(tv, WindowVar))
     extra = {tv.name: WindowInput(inputs[tv.source], extended_shape(tv, inputs), memo)
              for tv in wins if tv.source in inputs}
     if not extra:
         return inputs
+    if keep:
+        return {**inputs, **extra}
     gone = {x for tv in wins for x in (tv.source, *tv.params)} - declared.keys()
     return {**{k: v for k, v in inputs.items() if k not in gone}, **extra}
 
