@@ -1,5 +1,5 @@
 """The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
-Q14, Q13 and Q18, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+Q14, Q13, Q18, Q1, Q17 and Q11, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -118,6 +118,20 @@ SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,
        avg(l_discount) AS avg_disc, count(*) AS count_order
 FROM lineitem WHERE l_shipdate <= {D}'{shipped}'
 GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus""",
+    "Q17": """
+SELECT sum(l_extendedprice) / 7.0 AS avg_yearly
+FROM lineitem, part
+WHERE p_partkey = l_partkey AND p_brand = '{brand}' AND p_container = '{container}'
+  AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)""",
+    "Q11": """
+SELECT ps_partkey, sum(ps_supplycost * ps_availqty) AS value
+FROM partsupp, supplier, nation
+WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{nation}'
+GROUP BY ps_partkey HAVING sum(ps_supplycost * ps_availqty) > (
+  SELECT sum(ps_supplycost * ps_availqty) * {fraction}
+  FROM partsupp, supplier, nation
+  WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{nation}')
+ORDER BY value DESC, ps_partkey""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -217,7 +231,17 @@ QUERIES["Q1"] = Query("Q1", None, ({"delta": 90}, {"delta": 60}, {"delta": 120})
                       ("l_returnflag", "l_linestatus", "sum_qty", "sum_base_price",
                        "sum_disc_price", "sum_charge", "avg_qty", "avg_price", "avg_disc",
                        "count_order"))
-VALUE = {"Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
+# Q17 too (bench/tpch/q17.py); parameter sets whose parts have lines at sf 0.01
+QUERIES["Q17"] = Query("Q17", None, ({"brand": "Brand#34", "container": "WRAP BAG"},
+                                     {"brand": "Brand#51", "container": "JUMBO PKG"},
+                                     {"brand": "Brand#42", "container": "LG DRUM"}),
+                       ("avg_yearly",))
+# Q11 too (bench/tpch/q11.py); fraction 0.0001 / sf at sf 1 (TPC-H), more at sf 0.01
+QUERIES["Q11"] = Query("Q11", None, ({"nation": "GERMANY", "fraction": 0.0001},
+                                     {"nation": "JAPAN", "fraction": 0.0002},
+                                     {"nation": "PERU", "fraction": 0.001}),
+                       ("ps_partkey", "value"))
+VALUE = {"Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
                 "avg_price", "avg_disc"), "Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 

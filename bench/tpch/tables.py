@@ -43,7 +43,9 @@ from bench.tpch.q1 import q1
 from bench.tpch.q12 import HIGH
 from bench.tpch.q4 import kernel as _kernel, q4
 from bench.tpch.q10 import carried, q10, q14
+from bench.tpch.q11 import q11
 from bench.tpch.q13 import q13, q18
+from bench.tpch.q17 import q17
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
 from bench.tpch.queries import _table, _year, days
 
@@ -54,7 +56,7 @@ SPEC = {
     "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], [], None),
     "supplier": (["s_suppkey"], ["s_nationkey"], [], ["s_nationkey", "s_suppkey"]),
     "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
-    "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost"], None),
+    "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost", "ps_value"], None),
     "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], ["comment"],
                None),
     "lineitem": (["l_orderkey", "l_linenumber"],
@@ -108,6 +110,9 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             out["lstatuses"] = ep.Keys(t["l_linestatus"], name="l_linestatus")
             t["lstatus"] = out["lstatuses"].code(t["l_linestatus"])  # its code (Q1)
             t["charge"] = t["rev"] * (1.0 + t["l_tax"])          # a computed column (Q1)
+        if name == "partsupp" and "ps_availqty" in t:     # the stock value (Q11)
+            t["ps_value"] = t["ps_supplycost"] * t["ps_availqty"]
+        values = [v for v in values if v in t]    # (columns without ps_availqty: no Q11)
         if name == "orders":      # the comment coded once, each order's code (Q13)
             out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
             out["comments"].prepare_like()
@@ -388,3 +393,5 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18}
 QUERIES["Q1"] = q1
+QUERIES["Q17"] = q17
+QUERIES["Q11"] = q11
