@@ -1,5 +1,5 @@
 """The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
-Q14, Q13, Q18, Q1, Q17 and Q11, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+Q14, Q13, Q18, Q1, Q17, Q11 and Q16, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -132,6 +132,15 @@ GROUP BY ps_partkey HAVING sum(ps_supplycost * ps_availqty) > (
   FROM partsupp, supplier, nation
   WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{nation}')
 ORDER BY value DESC, ps_partkey""",
+    "Q16": """
+SELECT p_brand, p_type, p_size, count(DISTINCT ps_suppkey) AS supplier_cnt
+FROM partsupp, part
+WHERE p_partkey = ps_partkey AND p_brand <> '{brand}' AND p_type NOT LIKE '{type_}%'
+  AND p_size IN {sizes}
+  AND ps_suppkey NOT IN (SELECT s_suppkey FROM supplier
+                         WHERE s_comment LIKE '%Customer%Complaints%')
+GROUP BY p_brand, p_type, p_size
+ORDER BY supplier_cnt DESC, p_brand, p_type, p_size""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -241,7 +250,15 @@ QUERIES["Q11"] = Query("Q11", None, ({"nation": "GERMANY", "fraction": 0.0001},
                                      {"nation": "JAPAN", "fraction": 0.0002},
                                      {"nation": "PERU", "fraction": 0.001}),
                        ("ps_partkey", "value"))
-VALUE = {"Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
+# Q16 too (bench/tpch/q16.py)
+QUERIES["Q16"] = Query("Q16", None, ({"brand": "Brand#45", "type_": "MEDIUM POLISHED",
+                                      "sizes": (49, 14, 23, 45, 19, 3, 36, 9)},
+                                     {"brand": "Brand#12", "type_": "LARGE BRUSHED",
+                                      "sizes": (1, 5, 10, 15, 20, 25, 30, 35)},
+                                     {"brand": "Brand#33", "type_": "SMALL PLATED",
+                                      "sizes": (50, 2, 7, 44, 18, 33, 27, 11)}),
+                       ("p_brand", "p_type", "p_size", "supplier_cnt"))
+VALUE = {"Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
                 "avg_price", "avg_disc"), "Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
