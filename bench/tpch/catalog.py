@@ -1,5 +1,5 @@
 """The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
-Q14, Q13, Q18, Q1, Q17, Q11 and Q16, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+Q14, Q13, Q18, Q1, Q17, Q11, Q16 and Q22, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -141,6 +141,14 @@ WHERE p_partkey = ps_partkey AND p_brand <> '{brand}' AND p_type NOT LIKE '{type
                          WHERE s_comment LIKE '%Customer%Complaints%')
 GROUP BY p_brand, p_type, p_size
 ORDER BY supplier_cnt DESC, p_brand, p_type, p_size""",
+    "Q22": """
+SELECT cntrycode, count(*) AS numcust, sum(c_acctbal) AS totacctbal FROM (
+  SELECT substring(c_phone FROM 1 FOR 2) AS cntrycode, c_acctbal FROM customer
+  WHERE substring(c_phone FROM 1 FOR 2) IN {codes}
+    AND c_acctbal > (SELECT avg(c_acctbal) FROM customer WHERE c_acctbal > 0.00
+                     AND substring(c_phone FROM 1 FOR 2) IN {codes})
+    AND NOT EXISTS (SELECT * FROM orders WHERE o_custkey = c_custkey)) AS custsale
+GROUP BY cntrycode ORDER BY cntrycode""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -258,7 +266,12 @@ QUERIES["Q16"] = Query("Q16", None, ({"brand": "Brand#45", "type_": "MEDIUM POLI
                                      {"brand": "Brand#33", "type_": "SMALL PLATED",
                                       "sizes": (50, 2, 7, 44, 18, 33, 27, 11)}),
                        ("p_brand", "p_type", "p_size", "supplier_cnt"))
-VALUE = {"Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
+# Q22 too (bench/tpch/q22.py)
+QUERIES["Q22"] = Query("Q22", None, ({"codes": ("13", "31", "23", "29", "30", "18", "17")},
+                                     {"codes": ("10", "11", "20", "21", "33", "34", "12")},
+                                     {"codes": ("15", "16", "19", "22", "25", "27", "32")}),
+                       ("cntrycode", "numcust", "totacctbal"))
+VALUE = {"Q22": "totacctbal", "Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
                 "avg_price", "avg_disc"), "Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 

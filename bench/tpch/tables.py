@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
+from bench.tpch.derived import derive
 from bench.tpch.q1 import q1
 from bench.tpch.q12 import HIGH
 from bench.tpch.q4 import kernel as _kernel, q4
@@ -47,13 +48,14 @@ from bench.tpch.q13 import q13, q18
 from bench.tpch.q16 import q16
 from bench.tpch.q17 import q17
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
+from bench.tpch.q22 import q22
 from bench.tpch.queries import _table, _year, days
 
 # table -> (primary key, other key columns, value columns, secondary order)
 SPEC = {
     "region": (["r_regionkey"], ["r_name"], [], None),
     "nation": (["n_nationkey"], ["n_regionkey", "n_name"], [], None),
-    "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], [], None),
+    "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], ["acctbal", "cntry"], None),
     "supplier": (["s_suppkey"], ["s_nationkey"], ["scomment"], ["s_nationkey", "s_suppkey"]),
     "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
     "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost", "ps_value"], None),
@@ -110,11 +112,7 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             out["lstatuses"] = ep.Keys(t["l_linestatus"], name="l_linestatus")
             t["lstatus"] = out["lstatuses"].code(t["l_linestatus"])  # its code (Q1)
             t["charge"] = t["rev"] * (1.0 + t["l_tax"])          # a computed column (Q1)
-        if name == "partsupp" and "ps_availqty" in t:     # the stock value (Q11)
-            t["ps_value"] = t["ps_supplycost"] * t["ps_availqty"]
-        if name == "supplier" and "s_comment" in t:       # coded once (Q16)
-            out["supp_comments"], t["scomment"] = ep.Keys.coded(t["s_comment"], name="s_cm")
-            out["supp_comments"].prepare_like()
+        derive(out, name, t)      # Q11's stock value, Q16's and Q22's codes (derived.py)
         if name == "orders":      # the comment coded once, each order's code (Q13)
             out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
             out["comments"].prepare_like()
@@ -397,4 +395,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18, "Q1": q1, "Q17": q17,
-           "Q11": q11, "Q16": q16}
+           "Q11": q11, "Q16": q16, "Q22": q22}
