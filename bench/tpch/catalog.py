@@ -1,5 +1,5 @@
 """The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
-Q14, Q13, Q18, Q1, Q17, Q11, Q16 and Q22, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+Q14, Q13, Q18, Q1, Q17, Q11, Q16, Q22 and Q21, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -149,6 +149,18 @@ SELECT cntrycode, count(*) AS numcust, sum(c_acctbal) AS totacctbal FROM (
                      AND substring(c_phone FROM 1 FOR 2) IN {codes})
     AND NOT EXISTS (SELECT * FROM orders WHERE o_custkey = c_custkey)) AS custsale
 GROUP BY cntrycode ORDER BY cntrycode""",
+    "Q21": """
+SELECT s_name, count(*) AS numwait
+FROM supplier, lineitem l1, orders, nation
+WHERE s_suppkey = l1.l_suppkey AND o_orderkey = l1.l_orderkey AND o_orderstatus = 'F'
+  AND l1.l_receiptdate > l1.l_commitdate
+  AND EXISTS (SELECT * FROM lineitem l2
+              WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)
+  AND NOT EXISTS (SELECT * FROM lineitem l3
+                  WHERE l3.l_orderkey = l1.l_orderkey AND l3.l_suppkey <> l1.l_suppkey
+                    AND l3.l_receiptdate > l3.l_commitdate)
+  AND s_nationkey = n_nationkey AND n_name = '{nation}'
+GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -271,7 +283,10 @@ QUERIES["Q22"] = Query("Q22", None, ({"codes": ("13", "31", "23", "29", "30", "1
                                      {"codes": ("10", "11", "20", "21", "33", "34", "12")},
                                      {"codes": ("15", "16", "19", "22", "25", "27", "32")}),
                        ("cntrycode", "numcust", "totacctbal"))
-VALUE = {"Q22": "totacctbal", "Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
+# Q21 too (bench/tpch/q21.py)
+QUERIES["Q21"] = Query("Q21", None, ({"nation": "SAUDI ARABIA"}, {"nation": "JAPAN"},
+                                     {"nation": "KENYA"}), ("s_name", "numwait"))
+VALUE = {"Q21": "numwait", "Q22": "totacctbal", "Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
                 "avg_price", "avg_disc"), "Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 

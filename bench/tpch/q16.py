@@ -30,7 +30,7 @@ SIZES = (49, 14, 23, 45, 19, 3, 36, 9)
 def _suppliers_expr(tables):
     s, n, cm = ep.indices("s n cm")
     Sc = tables["supplier"].var("scomment", name="Sc")[s, n]
-    body = ep.onehot(cm, Sc, len(tables["supp_comments"])) * ep.tensor("Keep", 1)[cm]
+    body = ep.onehot(cm, Sc, len(tables["supp_comments"])) * ep.tensor("Keep", 1, "csf")[cm]
     return ep.sum((n, cm), body), "s n cm"
 
 
@@ -52,7 +52,7 @@ def q16(tables, brand: str = "Brand#45", type_: str = "MEDIUM POLISHED",
     of distinct suppliers without complaints of the parts that pass, by count
     descending, then brand, type and size."""
     P, attrs = tables["part"], tables["part_attrs"]
-    keep = tables["supp_comments"].like("%Customer%Complaints%", negate=True)
+    keep = tables["supp_comments"].like("%Customer%Complaints%", negate=True, sparse=True)
     sk = _kernel(tables, _suppliers_expr, output=ep.Format(["compressed"]))(
         Sc=tables["supplier"].tensor("scomment"), Keep=keep)
     types = _keys(P, "p_type")
@@ -61,7 +61,8 @@ def q16(tables, brand: str = "Brand#45", type_: str = "MEDIUM POLISHED",
         Tk=types.like(f"{type_}%", sparse=True, negate=True), PB=attrs["brand"],
         PZ=attrs["p_size"], b=_code(tables["brands"], brand),
         **{f"z{j}": float(z) for j, z in enumerate(sizes)})
-    (p, s), _ = rows.to_coords()
+    (p, s), kept = rows.to_coords()
+    p, s = p[kept != 0], s[kept != 0]         # (a row a factor made 0 is stored: no row)
     b, t, z = attrs["brand"][p].astype(np.int64), attrs["type"][p], attrs["p_size"][p]
     group = (b * len(types) + t) * 64 + z.astype(np.int64)
     pairs = np.unique(group * (int(s.max(initial=0)) + 1) + s) // (int(s.max(initial=0)) + 1)

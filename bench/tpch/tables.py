@@ -48,6 +48,7 @@ from bench.tpch.q13 import q13, q18
 from bench.tpch.q16 import q16
 from bench.tpch.q17 import q17
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
+from bench.tpch.q21 import q21
 from bench.tpch.q22 import q22
 from bench.tpch.queries import _table, _year, days
 
@@ -59,13 +60,13 @@ SPEC = {
     "supplier": (["s_suppkey"], ["s_nationkey"], ["scomment"], ["s_nationkey", "s_suppkey"]),
     "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
     "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost", "ps_value"], None),
-    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], ["comment"],
-               None),
+    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"],
+               ["comment", "ostatus"], None),
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
                   "l_receiptdate", "ship", "instr", "rflag", "lstatus", "l_extendedprice",
-                  "charge"],
+                  "charge", "supp", "supp2"],
                  ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
                   "l_shipmode"]),
 }
@@ -112,7 +113,7 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             out["lstatuses"] = ep.Keys(t["l_linestatus"], name="l_linestatus")
             t["lstatus"] = out["lstatuses"].code(t["l_linestatus"])  # its code (Q1)
             t["charge"] = t["rev"] * (1.0 + t["l_tax"])          # a computed column (Q1)
-        derive(out, name, t)      # Q11's stock value, Q16's and Q22's codes (derived.py)
+        derive(out, name, t, coding)   # Q11's stock value, Q16's and Q22's codes (derived.py)
         if name == "orders":      # the comment coded once, each order's code (Q13)
             out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
             out["comments"].prepare_like()
@@ -395,4 +396,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18, "Q1": q1, "Q17": q17,
-           "Q11": q11, "Q16": q16, "Q22": q22}
+           "Q11": q11, "Q16": q16, "Q22": q22, "Q21": q21}
