@@ -65,11 +65,14 @@ def q16(tables, brand: str = "Brand#45", type_: str = "MEDIUM POLISHED",
     p, s = p[kept != 0], s[kept != 0]         # (a row a factor made 0 is stored: no row)
     b, t, z = attrs["brand"][p].astype(np.int64), attrs["type"][p], attrs["p_size"][p]
     group = (b * len(types) + t) * 64 + z.astype(np.int64)
-    pairs = np.unique(group * (int(s.max(initial=0)) + 1) + s) // (int(s.max(initial=0)) + 1)
-    groups, count = np.unique(pairs, return_counts=True)
+    width = int(s.max(initial=0)) + 1
+    pairs = np.sort(group * width + s)          # by group, then supplier (np.unique hashes)
+    pairs = pairs[np.diff(pairs, prepend=-1) != 0] // width    # one per (group, supplier)
+    first = np.flatnonzero(np.diff(pairs, prepend=-1))    # each group's first pair
+    groups, count = pairs[first], np.diff(first, append=len(pairs))
     b, rest = np.divmod(groups, len(types) * 64)
     t, z = np.divmod(rest, 64)
-    out = {"p_brand": tables["brands"].values()[b], "p_type": types.values()[t],
-           "p_size": z, "supplier_cnt": count}
-    order = np.lexsort((z, out["p_type"], out["p_brand"], -count))
-    return {k: v[order] for k, v in out.items()}
+    order = np.lexsort((z, t, b, -count))      # codes keep the order of the values
+    return {"p_brand": tables["brands"].values()[b[order]],
+            "p_type": types.values()[t[order]], "p_size": z[order],
+            "supplier_cnt": count[order]}
