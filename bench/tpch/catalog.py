@@ -293,8 +293,10 @@ VALUE = {"Q21": "numwait", "Q22": "totacctbal", "Q16": "supplier_cnt", "Q11": "v
 
 def rows_of(result: dict, query: Query) -> list[tuple]:
     """A result's rows as tuples in the query's column order (dates as ISO text)."""
-    cols = [result[c] for c in query.columns]
-    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
+    cols = [[_plain(c, v) for v in result[c]] if c.endswith("date") or
+            not isinstance(result[c], np.ndarray) else result[c].tolist()    # (as .item())
+            for c in query.columns]
+    return list(zip(*cols))
 
 
 def _plain(col, v):
