@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 import etchpy as ep
-from bench.tpch.q4 import _keys, kernel as _kernel
+from bench.tpch.q4 import kernel as _kernel
 
 CODES = ("13", "31", "23", "29", "30", "18", "17")
 UNITS = {"E0": np.array([1.0, 0.0]), "E1": np.array([0.0, 1.0])}
