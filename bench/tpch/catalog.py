@@ -1,5 +1,5 @@
 """The TPC-H queries of bench/tpch/queries.py, q7.py, q12.py, q19.py (and Q4, Q10,
-Q14, Q13 and Q18, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
+Q14, Q13, Q18, Q1, Q17, Q11, Q16, Q22 and Q21, on the shared tables only: their `run` is None) as a catalogue: each one's etchpy
 function, its SQL (DuckDB or SQLite dialect), three sets of substitution
 parameters, and the comparison of its rows with a database's.
 
@@ -118,6 +118,49 @@ SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,
        avg(l_discount) AS avg_disc, count(*) AS count_order
 FROM lineitem WHERE l_shipdate <= {D}'{shipped}'
 GROUP BY l_returnflag, l_linestatus ORDER BY l_returnflag, l_linestatus""",
+    "Q17": """
+SELECT sum(l_extendedprice) / 7.0 AS avg_yearly
+FROM lineitem, part
+WHERE p_partkey = l_partkey AND p_brand = '{brand}' AND p_container = '{container}'
+  AND l_quantity < (SELECT 0.2 * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)""",
+    "Q11": """
+SELECT ps_partkey, sum(ps_supplycost * ps_availqty) AS value
+FROM partsupp, supplier, nation
+WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{nation}'
+GROUP BY ps_partkey HAVING sum(ps_supplycost * ps_availqty) > (
+  SELECT sum(ps_supplycost * ps_availqty) * {fraction}
+  FROM partsupp, supplier, nation
+  WHERE ps_suppkey = s_suppkey AND s_nationkey = n_nationkey AND n_name = '{nation}')
+ORDER BY value DESC, ps_partkey""",
+    "Q16": """
+SELECT p_brand, p_type, p_size, count(DISTINCT ps_suppkey) AS supplier_cnt
+FROM partsupp, part
+WHERE p_partkey = ps_partkey AND p_brand <> '{brand}' AND p_type NOT LIKE '{type_}%'
+  AND p_size IN {sizes}
+  AND ps_suppkey NOT IN (SELECT s_suppkey FROM supplier
+                         WHERE s_comment LIKE '%Customer%Complaints%')
+GROUP BY p_brand, p_type, p_size
+ORDER BY supplier_cnt DESC, p_brand, p_type, p_size""",
+    "Q22": """
+SELECT cntrycode, count(*) AS numcust, sum(c_acctbal) AS totacctbal FROM (
+  SELECT substring(c_phone FROM 1 FOR 2) AS cntrycode, c_acctbal FROM customer
+  WHERE substring(c_phone FROM 1 FOR 2) IN {codes}
+    AND c_acctbal > (SELECT avg(c_acctbal) FROM customer WHERE c_acctbal > 0.00
+                     AND substring(c_phone FROM 1 FOR 2) IN {codes})
+    AND NOT EXISTS (SELECT * FROM orders WHERE o_custkey = c_custkey)) AS custsale
+GROUP BY cntrycode ORDER BY cntrycode""",
+    "Q21": """
+SELECT s_name, count(*) AS numwait
+FROM supplier, lineitem l1, orders, nation
+WHERE s_suppkey = l1.l_suppkey AND o_orderkey = l1.l_orderkey AND o_orderstatus = 'F'
+  AND l1.l_receiptdate > l1.l_commitdate
+  AND EXISTS (SELECT * FROM lineitem l2
+              WHERE l2.l_orderkey = l1.l_orderkey AND l2.l_suppkey <> l1.l_suppkey)
+  AND NOT EXISTS (SELECT * FROM lineitem l3
+                  WHERE l3.l_orderkey = l1.l_orderkey AND l3.l_suppkey <> l1.l_suppkey
+                    AND l3.l_receiptdate > l3.l_commitdate)
+  AND s_nationkey = n_nationkey AND n_name = '{nation}'
+GROUP BY s_name ORDER BY numwait DESC, s_name LIMIT 100""",
     "Q19": "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue\nFROM lineitem, part\n"
            "WHERE " + "\n   OR ".join(f"""(p_partkey = l_partkey AND p_brand = '{{brand{k}}}'
        AND p_container IN ({{containers{k}}})
@@ -217,15 +260,43 @@ QUERIES["Q1"] = Query("Q1", None, ({"delta": 90}, {"delta": 60}, {"delta": 120})
                       ("l_returnflag", "l_linestatus", "sum_qty", "sum_base_price",
                        "sum_disc_price", "sum_charge", "avg_qty", "avg_price", "avg_disc",
                        "count_order"))
-VALUE = {"Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
+# Q17 too (bench/tpch/q17.py); parameter sets whose parts have lines at sf 0.01
+QUERIES["Q17"] = Query("Q17", None, ({"brand": "Brand#34", "container": "WRAP BAG"},
+                                     {"brand": "Brand#51", "container": "JUMBO PKG"},
+                                     {"brand": "Brand#42", "container": "LG DRUM"}),
+                       ("avg_yearly",))
+# Q11 too (bench/tpch/q11.py); fraction 0.0001 / sf at sf 1 (TPC-H), more at sf 0.01
+QUERIES["Q11"] = Query("Q11", None, ({"nation": "GERMANY", "fraction": 0.0001},
+                                     {"nation": "JAPAN", "fraction": 0.0002},
+                                     {"nation": "PERU", "fraction": 0.001}),
+                       ("ps_partkey", "value"))
+# Q16 too (bench/tpch/q16.py)
+QUERIES["Q16"] = Query("Q16", None, ({"brand": "Brand#45", "type_": "MEDIUM POLISHED",
+                                      "sizes": (49, 14, 23, 45, 19, 3, 36, 9)},
+                                     {"brand": "Brand#12", "type_": "LARGE BRUSHED",
+                                      "sizes": (1, 5, 10, 15, 20, 25, 30, 35)},
+                                     {"brand": "Brand#33", "type_": "SMALL PLATED",
+                                      "sizes": (50, 2, 7, 44, 18, 33, 27, 11)}),
+                       ("p_brand", "p_type", "p_size", "supplier_cnt"))
+# Q22 too (bench/tpch/q22.py)
+QUERIES["Q22"] = Query("Q22", None, ({"codes": ("13", "31", "23", "29", "30", "18", "17")},
+                                     {"codes": ("10", "11", "20", "21", "33", "34", "12")},
+                                     {"codes": ("15", "16", "19", "22", "25", "27", "32")}),
+                       ("cntrycode", "numcust", "totacctbal"))
+# Q21 too (bench/tpch/q21.py)
+QUERIES["Q21"] = Query("Q21", None, ({"nation": "SAUDI ARABIA"}, {"nation": "JAPAN"},
+                                     {"nation": "KENYA"}), ("s_name", "numwait"))
+VALUE = {"Q21": "numwait", "Q22": "totacctbal", "Q16": "supplier_cnt", "Q11": "value", "Q17": "avg_yearly", "Q1": ("sum_qty", "sum_base_price", "sum_disc_price", "sum_charge", "avg_qty",
                 "avg_price", "avg_disc"), "Q13": "custdist", "Q18": "sum(l_quantity)", "Q10": "revenue", "Q14": "promo_revenue", "Q4": "order_count", "Q5": "revenue", "Q9": "sum_profit", "Q3": "revenue", "Q6": "revenue",
          "Q7": "revenue", "Q12": "high_line_count", "Q19": "revenue"}
 
 
 def rows_of(result: dict, query: Query) -> list[tuple]:
     """A result's rows as tuples in the query's column order (dates as ISO text)."""
-    cols = [result[c] for c in query.columns]
-    return [tuple(_plain(c, v) for c, v in zip(query.columns, row)) for row in zip(*cols)]
+    cols = [[_plain(c, v) for v in result[c]] if c.endswith("date") or
+            not isinstance(result[c], np.ndarray) else result[c].tolist()    # (as .item())
+            for c in query.columns]
+    return list(zip(*cols))
 
 
 def _plain(col, v):

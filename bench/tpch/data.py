@@ -23,17 +23,17 @@ from pathlib import Path
 import numpy as np
 
 # the columns the queries here use (bench/tpch/queries.py, q7.py, q12.py, q19.py,
-# q4.py, q10.py, q14.py, q1.py, q13.py)
+# q4.py, q10.py, q14.py, q1.py, q13.py, q17.py)
 COLUMNS = {
     "region": ["r_regionkey", "r_name"],
     "nation": ["n_nationkey", "n_name", "n_regionkey"],
     "customer": ["c_custkey", "c_nationkey", "c_mktsegment", "c_name", "c_address",
                  "c_phone", "c_acctbal", "c_comment"],
-    "supplier": ["s_suppkey", "s_nationkey"],
+    "supplier": ["s_suppkey", "s_nationkey", "s_name", "s_comment"],
     "part": ["p_partkey", "p_name", "p_brand", "p_container", "p_size", "p_type"],
-    "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost"],
+    "partsupp": ["ps_partkey", "ps_suppkey", "ps_supplycost", "ps_availqty"],
     "orders": ["o_orderkey", "o_custkey", "o_orderdate", "o_shippriority",
-               "o_orderpriority", "o_totalprice", "o_comment"],
+               "o_orderpriority", "o_totalprice", "o_comment", "o_orderstatus"],
     "lineitem": ["l_orderkey", "l_partkey", "l_suppkey", "l_quantity", "l_extendedprice",
                  "l_discount", "l_shipdate", "l_commitdate", "l_receiptdate", "l_shipmode",
                  "l_linenumber", "l_shipinstruct", "l_returnflag", "l_linestatus", "l_tax"],

@@ -21,47 +21,52 @@ bench/tpch/q10.py's: the customer's columns Q10 reports are carried by
 customer code (made at load), and lineitem's return flag is a value column
 of its codes (its line status too: Q1, bench/tpch/q1.py, groups by both, read
 as indices by ep.onehot, in one walk of lineitem). Q13 and Q18 are
-bench/tpch/q13.py's: orders store each order's comment code (the comment
-coded once at load, its text index made then for NOT LIKE). Each query
-names every level of a table it reads (the levels it
-does not use are summed, a loop of one entry under a primary key). Columns of
-lineitem multiplied or compared at the same levels are walked once
-(runtime.shared); Q6 tests its ship date as a value column too, so that its
-sum reads no level at all: one loop over lineitem's stored positions. Q19's
-part attributes (size, brand and container codes) are carried by part code
-(Keys.carried, made at load) and read at a line's part; it reads lineitem in
-its part order, where the OR of its clauses' part tests (a factor implied by
-the OR: expr.logic) is a test at each part, and the lines of the parts that
-fail it are skipped.
+bench/tpch/q13.py's: orders store each order's comment code (the comment coded once
+at load, its text index made then for NOT LIKE; the supplier's too, Q16: q16.py; Q17
+and Q11: q17.py, q11.py). Each query names every level of a table it reads (those it
+does not use are summed). Columns of lineitem multiplied or compared at the same
+levels are walked once (runtime.shared); Q6 tests its ship date as a value column
+too, so that its sum reads no level at all: one loop over lineitem's stored
+positions. Q19's part attributes (size, brand and container codes) are carried by
+part code (Keys.carried, made at load) and read at a line's part; it reads lineitem
+in its part order, where the OR of its clauses' part tests (a factor implied by the
+OR: expr.logic) is a test at each part, and the lines of the parts that fail it are
+skipped.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import etchpy as ep
+from bench.tpch.derived import derive
 from bench.tpch.q1 import q1
 from bench.tpch.q12 import HIGH
 from bench.tpch.q4 import kernel as _kernel, q4
 from bench.tpch.q10 import carried, q10, q14
+from bench.tpch.q11 import q11
 from bench.tpch.q13 import q13, q18
+from bench.tpch.q16 import q16
+from bench.tpch.q17 import q17
 from bench.tpch.q19 import CONTAINERS, SIZES, _code, _is
+from bench.tpch.q21 import q21
+from bench.tpch.q22 import q22
 from bench.tpch.queries import _table, _year, days
 
 # table -> (primary key, other key columns, value columns, secondary order)
 SPEC = {
     "region": (["r_regionkey"], ["r_name"], [], None),
     "nation": (["n_nationkey"], ["n_regionkey", "n_name"], [], None),
-    "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], [], None),
-    "supplier": (["s_suppkey"], ["s_nationkey"], [], ["s_nationkey", "s_suppkey"]),
+    "customer": (["c_custkey"], ["c_nationkey", "c_mktsegment"], ["acctbal", "cntry"], None),
+    "supplier": (["s_suppkey"], ["s_nationkey"], ["scomment"], ["s_nationkey", "s_suppkey"]),
     "part": (["p_partkey"], ["p_name", "p_type"], [], ["p_name", "p_partkey", "p_type"]),
-    "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost"], None),
-    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"], ["comment"],
-               None),
+    "partsupp": (["ps_partkey", "ps_suppkey"], [], ["ps_supplycost", "ps_value"], None),
+    "orders": (["o_orderkey"], ["o_custkey", "o_orderdate", "o_orderpriority"],
+               ["comment", "ostatus"], None),
     "lineitem": (["l_orderkey", "l_linenumber"],
                  ["l_partkey", "l_suppkey", "l_shipdate", "l_shipmode"],
                  ["rev", "disc_price", "l_quantity", "l_discount", "l_commitdate",
                   "l_receiptdate", "ship", "instr", "rflag", "lstatus", "l_extendedprice",
-                  "charge"],
+                  "charge", "supp", "supp2"],
                  ["l_partkey", "l_suppkey", "l_orderkey", "l_linenumber", "l_shipdate",
                   "l_shipmode"]),
 }
@@ -108,9 +113,11 @@ def load(cols: dict, added_orders: bool = True) -> dict:
             out["lstatuses"] = ep.Keys(t["l_linestatus"], name="l_linestatus")
             t["lstatus"] = out["lstatuses"].code(t["l_linestatus"])  # its code (Q1)
             t["charge"] = t["rev"] * (1.0 + t["l_tax"])          # a computed column (Q1)
+        derive(out, name, t, coding)   # Q11's stock value, Q16's and Q22's codes (derived.py)
         if name == "orders":      # the comment coded once, each order's code (Q13)
             out["comments"], t["comment"] = ep.Keys.coded(t["o_comment"], name="o_comment")
             out["comments"].prepare_like()
+        values = [v for v in values if v in t]    # (columns without them: no Q11, Q16)
         out[name] = ep.table(t, primary, keys=keys, values=values, secondary=secondary,
                              coding=coding, name=names.get(name, name[0].upper()),
                              skip_unwritten=True)   # the bench writes no value
@@ -131,6 +138,8 @@ def load(cols: dict, added_orders: bool = True) -> dict:
     out["part_attrs"] = {a: coding["p_partkey"].carried(part["p_partkey"], part[a]).astype(
         np.float64) for a in ("p_size", "brand", "container")}
     out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
+    out["part_attrs"]["type"] = coding["p_partkey"].carried(     # its type code (Q16)
+        part["p_partkey"], _keys(out["part"], "p_type").code(part["p_type"]))
     out["customer_attrs"] = carried(cols, coding)     # a customer's name, nation... (Q10)
     out["kernels"] = {}
     return out
@@ -386,5 +395,5 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 
 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
-           "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18}
-QUERIES["Q1"] = q1
+           "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18, "Q1": q1, "Q17": q17,
+           "Q11": q11, "Q16": q16, "Q22": q22, "Q21": q21}

@@ -188,7 +188,8 @@ def compare(a, op: str, b) -> Access:
                              ("cmp", op, ("col", 0), operand(b)), a.indices, keyed_of(a))
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
                               f"index with a bound, a tensor access with a bound, or two "
-                              f"tensor accesses with the same indices")
+                              f"tensor accesses with the same indices (or one at some "
+                              f"of the other's, dense)")
 
 
 def operand(b) -> tuple:
@@ -207,7 +208,17 @@ def _plain(a) -> bool:
 
 
 def _pair(a: Access, op: str, b: Access) -> Access:
-    """A[idx] op B[idx]: the entries both store where A's value op B's value."""
+    """A[idx] op B[idx]: the entries both store where A's value op B's value.
+    A[idx] op B[sub] (sub some of idx, B row-major dense), either side: A's
+    entries where A's value op B's value at the entry's coordinates of sub
+    (B located, as a row test reads a dense column: a correlated subquery's
+    per-group value)."""
+    if a.indices != b.indices and (_located(a, b) or _located(b, a)):
+        s, t, o = (a, b, op) if _located(a, b) else (b, a, formula.FLIPPED[op])
+        pos = tuple(s.indices.index(ix) for ix in t.indices)
+        cols = ((s.tensor.name, s.tensor.format, None), (t.tensor.name, t.tensor.format, pos))
+        return row_predicate(cols, ("cmp", o, ("col", 0), ("col", 1)), s.indices,
+                             keyed_of(s))
     if a.indices != b.indices or a.tensor.order != b.tensor.order:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)}: two tensor accesses are "
                                   f"compared at the same indices, in the same order")
@@ -216,6 +227,13 @@ def _pair(a: Access, op: str, b: Access) -> Access:
     cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
     return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices,
                          keyed_of(a, b))
+
+
+def _located(s: Access, t: Access) -> bool:
+    """t can be read at s's entries: its indices are distinct, some of s's, and it
+    is row-major dense."""
+    return (len(set(t.indices)) == len(t.indices) and set(t.indices) < set(s.indices)
+            and t.tensor.format.is_row_major_dense and s.tensor.name != t.tensor.name)
 
 
 def _index_value(a: Access, op: str, i: Index) -> Predicate:
