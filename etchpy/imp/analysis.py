@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import weakref
 
 from .construct import and_, not_, or_, select
 from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, Fixpoint,
@@ -160,14 +161,28 @@ def arrays_loaded_at(node, index) -> list[str]:
                               and (index is None or x.index == index)))
 
 
-def names_used(node) -> set[str]:
+def names_used(node, kept: bool = True) -> set[str]:
     """Every variable or array name read or written inside an Imp statement or
-    expression (comments name nothing)."""
+    expression (comments name nothing); a new set each call.
+
+    With `kept`, a loop's names (While, ForSorted, ParallelFor, Fixpoint) are worked out
+    once per loop node and kept beside it while it lives (nodes are frozen), so
+    walking a nest from the inside out (a loop's state declarations at every
+    level, a pass's name supply) reads each loop once; kept=False walks all."""
+    if kept and type(node) in _LOOPS:
+        return set(_loop_names(node))
+    return _walk_names(node, kept)
+
+
+def _walk_names(node, kept: bool) -> set[str]:
     out: set[str] = set()
     add, stack, plans = out.add, [node], _NAMING.get
     pop, push = stack.pop, stack.extend
     while stack:
         x = pop()
+        if kept and type(x) in _LOOPS and x is not node:
+            out |= _loop_names(x)
+            continue
         plan = plans(type(x))
         if plan is None:
             plan = _naming(type(x))
@@ -186,6 +201,31 @@ def names_used(node) -> set[str]:
             case Fixpoint(pairs=pairs):
                 out.update(name for a, b, _ in pairs for name in (a, b))
     return out
+
+
+def _loop_names(loop) -> frozenset[str]:
+    """names_used of a loop node, worked out once while the node lives: kept in
+    _KEPT by the node's id beside a weak reference to it (not on the node, so
+    nothing of it reaches a pickle or a stored manifest)."""
+    key = id(loop)
+    hit = _KEPT.get(key)
+    if hit is not None and hit[0]() is loop:
+        return hit[1]
+    names = frozenset(_walk_names(loop, True))
+    _KEPT[key] = (weakref.ref(loop, lambda ref: _forget(key, ref)), names)
+    return names
+
+
+def _forget(key: int, ref) -> None:
+    """Drop a dead loop's entry (unless its id already names a newer loop's)."""
+    hit = _KEPT.get(key)
+    if hit is not None and hit[0] is ref:
+        _KEPT.pop(key, None)
+
+
+_LOOPS = frozenset((While, ForSorted, ParallelFor, Fixpoint))
+# id of a loop node -> (a weak reference to it, its names), dropped when it dies
+_KEPT: dict[int, tuple] = {}
 
 
 def _naming(cls):
