@@ -120,41 +120,40 @@ def _pool(rng, shape, n):
     return [rng.random(shape) for _ in range(n)]
 
 
+def compiled(text):
+    """The kernel of `text`, A and B csr, a 2-d output csr (compiled when a case runs)."""
+    output = "csr" if text.startswith("C[") else "dense"
+    return ep.compile(text, formats={n: "csr" for n in "AB" if f"{n}[" in text}, output=output)
+
+
 def cases(A, rng):
-    """(kernel name, etchpy call maker, scipy call maker, check) for one matrix: each
-    maker returns a function of no arguments cycling through new dense operands."""
+    """(kernel name, statement, etchpy call, scipy call, pool of dense operands) for one
+    matrix: each call takes the kernel and one of the pool's operands."""
     n, m = A.shape
     few = 8 if A.nnz < 100_000 else 3
-    out = []
-    for cols in (4, 16):
-        kern = ep.compile("Y[i, k] = A[i, j] * X[j, k]", formats={"A": "csr"})
-        Xs = _pool(rng, (m, cols), few)
-        out.append((f"SpMM X of {cols} columns", kern, lambda k, X: k(A=A, X=X),
-                    lambda X: A @ X, Xs))
-    kern = ep.compile("y[j] = A[i, j] * x[i]", formats={"A": "csr"})
-    out.append(("SpMVᵀ (csr)", kern, lambda k, x: k(A=A, x=x), lambda x: A.T @ x,
-                _pool(rng, n, few)))
-    kern = ep.compile("y[i] = A[i, j]", formats={"A": "csr"})
-    out.append(("row sums", kern, lambda k, _: k(A=A), lambda _: A.sum(axis=1), [None]))
-    kern = ep.compile("s = x[i] * A[i, j] * y[j]", formats={"A": "csr"})
-    xs = [(a, b) for a, b in zip(_pool(rng, n, few), _pool(rng, m, few))]
-    out.append(("x·(A y)", kern, lambda k, p: k(A=A, x=p[0], y=p[1]),
+    out = [(f"SpMM X of {cols} columns", "Y[i, k] = A[i, j] * X[j, k]",
+            lambda k, X: k(A=A, X=X), lambda X: A @ X, _pool(rng, (m, cols), few))
+           for cols in (4, 16)]
+    out.append(("SpMVᵀ (csr)", "y[j] = A[i, j] * x[i]", lambda k, x: k(A=A, x=x),
+                lambda x: A.T @ x, _pool(rng, n, few)))
+    out.append(("row sums", "y[i] = A[i, j]", lambda k, _: k(A=A), lambda _: A.sum(axis=1),
+                [None]))
+    xs = list(zip(_pool(rng, n, few), _pool(rng, m, few)))
+    out.append(("x·(A y)", "s = x[i] * A[i, j] * y[j]", lambda k, p: k(A=A, x=p[0], y=p[1]),
                 lambda p: p[0] @ (A @ p[1]), xs))
     return out
 
 
 def sparse_cases(A, rng):
-    """(kernel name, kernel, etchpy call, scipy call, [B]) for the sparse outputs."""
-    fm = {"A": "csr", "B": "csr"}
-    add = ep.compile("C[i, j] = A[i, j] + B[i, j]", formats=fm, output="csr")
-    mul = ep.compile("C[i, j] = A[i, j] * B[i, j]", formats=fm, output="csr")
+    """cases' rows for the sparse outputs, the pool the one B."""
+    add, mul = "C[i, j] = A[i, j] + B[i, j]", "C[i, j] = A[i, j] * B[i, j]"
     out = []
     for label, B in (("same pattern", same_pattern(A, rng)), ("other pattern", other_pattern(A))):
         out.append((f"A+B {label}", add, lambda k, B: k(A=A, B=B), lambda B: A + B, [B]))
         out.append((f"A∘B {label}", mul, lambda k, B: k(A=A, B=B), lambda B: A.multiply(B), [B]))
     if A.nnz <= 20_000:
-        gemm = ep.compile("C[i, j] = A[i, k] * B[k, j]", formats=fm, output="csr")
-        out.append(("A·A (SpGEMM)", gemm, lambda k, B: k(A=A, B=B), lambda B: A @ B, [A]))
+        out.append(("A·A (SpGEMM)", "C[i, j] = A[i, k] * B[k, j]", lambda k, B: k(A=A, B=B),
+                    lambda B: A @ B, [A]))
     return out
 
 
@@ -164,8 +163,9 @@ def _close(ours, theirs):
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-9 * (np.abs(theirs).max() + 1))
 
 
-def run_case(name, kern, ours, theirs, pool, seconds):
+def run_case(text, ours, theirs, pool, seconds):
     """(cpu, wall) medians of etchpy and scipy on one case, the answers compared first."""
+    kern = compiled(text)
     _close(ours(kern, pool[0]), theirs(pool[0]))
     a, b = itertools.cycle(pool).__next__, itertools.cycle(pool).__next__
     return alternate_cpu([lambda: ours(kern, a()), lambda: theirs(b())], seconds, most=4000)
@@ -177,8 +177,8 @@ def part_kernels(quick, seconds, say, calls) -> list[dict]:
     for family, target, A in matrices(quick):
         rng = rng_for(f"calls-kernels-{family}-{target}")
         say(f"  {family}: n={A.shape[0]:,} nnz={A.nnz:,}")
-        for name, kern, ours, theirs, pool in cases(A, rng) + sparse_cases(A, rng):
-            (oc, ow), (pc, pw) = run_case(name, kern, ours, theirs, pool,
+        for name, text, ours, theirs, pool in cases(A, rng) + sparse_cases(A, rng):
+            (oc, ow), (pc, pw) = run_case(text, ours, theirs, pool,
                                           seconds * (2 if A.nnz > 5e5 else 1))
             rows.append({"part": "kernels", "case": f"{name}, {family} nnz={A.nnz:,}",
                          "kernel": name, "family": family, "nnz": int(A.nnz),
