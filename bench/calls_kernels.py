@@ -176,13 +176,16 @@ def run_case(text, ours, theirs, pool, seconds):
     return alternate_cpu([lambda: ours(kern, a()), lambda: theirs(b())], seconds, most=4000)
 
 
-def part_kernels(quick, seconds, say, calls) -> list[dict]:
-    """The survey: one row per matrix and kernel."""
+def part_kernels(quick, seconds, say, calls, source=None, only=None) -> list[dict]:
+    """The survey: one row per matrix and kernel. `source`: (family, target, matrix)
+    triples in place of `matrices(quick)`; `only`: the names of the cases to run."""
     rows = []
-    for family, target, A in matrices(quick):
+    for family, target, A in matrices(quick) if source is None else source:
         rng = rng_for(f"calls-kernels-{family}-{target}")
         say(f"  {family}: n={A.shape[0]:,} nnz={A.nnz:,}")
         for name, text, ours, theirs, pool in cases(A, rng) + sparse_cases(A, rng):
+            if only is not None and name not in only:
+                continue
             (oc, ow), (pc, pw) = run_case(text, ours, theirs, pool,
                                           seconds * (2 if A.nnz > 5e5 else 1))
             rows.append({"part": "kernels", "case": f"{name}, {family} nnz={A.nnz:,}",
