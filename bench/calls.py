@@ -36,6 +36,7 @@ Parts (names for --only):
   import   `import etchpy` against `import scipy.sparse`, new processes (target ≤ 1.2×).
   warm     a new process: ep.compile + first call of a cached kernel, SpMV and BLAS
            matmul (target ≤ 10 ms). Both: bench/calls_startup.py.
+  kernels  other kernels (SpMM, Aᵀx, A+B, ...) vs scipy, real matrices (bench/calls_kernels.py).
   graph    BFS, components, Bellman-Ford and PageRank, a scipy csr matrix passed each
            call and a reused ep.graph.Graph, against csgraph and python-graphblas;
            grids 300² to 1000² and two real graphs (bench/calls_graph.py; ≤ 1.0×).
@@ -65,12 +66,12 @@ import scipy.sparse as sp
 
 import etchpy as ep
 
-from bench import calls_graph, calls_grown, calls_sparse, calls_startup
+from bench import calls_graph, calls_grown, calls_kernels, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
 from bench.timing import fmt_time
 
 PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
-         "grown", "mergechecks", "import", "warm", "graph")
+         "grown", "mergechecks", "import", "warm", "graph", "kernels")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
@@ -383,11 +384,10 @@ def main(argv=None) -> int:
         if part in ("import", "warm"):
             measure = getattr(calls_startup, f"measure_{part}")
             rows += measure(runs, say)
-        elif part in ("coo", "cg", "checks", "checks2", "graph", "grown", "mergechecks"):
-            module = {"graph": calls_graph, "grown": calls_grown,
+        elif f"part_{part}" not in globals():
+            module = {"graph": calls_graph, "grown": calls_grown, "kernels": calls_kernels,
                       "mergechecks": calls_grown}.get(part, calls_sparse)
-            rows += getattr(module, f"part_{part}")(args.quick, seconds, say,
-                                                    sys.modules[__name__])
+            rows += getattr(module, f"part_{part}")(args.quick, seconds, say, sys.modules[__name__])
         else:
             rows += globals()[f"part_{part}"](args.quick, seconds, say)
     from bench.run import machine_info
