@@ -247,3 +247,23 @@ def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) 
         if not all(np.isclose(float(g[i]), float(w[i]), rtol=rtol, atol=1e-6) for i in vis):
             return False
     return True
+# Q8, Q2, Q20 and Q15 (bench/tpch/q8.py, q2.py), on the shared tables only
+SQL["Q8"] = """
+SELECT o_year, sum(CASE WHEN nation = '{nation}' THEN volume ELSE 0 END) / sum(volume)
+       AS mkt_share FROM (
+  SELECT {year} AS o_year, l_extendedprice * (1 - l_discount) AS volume, n2.n_name AS nation
+  FROM part, supplier, lineitem, orders, customer, nation n1, nation n2, region
+  WHERE p_partkey = l_partkey AND s_suppkey = l_suppkey AND l_orderkey = o_orderkey
+    AND o_custkey = c_custkey AND c_nationkey = n1.n_nationkey
+    AND n1.n_regionkey = r_regionkey AND r_name = '{region}'
+    AND s_nationkey = n2.n_nationkey
+    AND o_orderdate BETWEEN {D}'1995-01-01' AND {D}'1996-12-31'
+    AND p_type = '{type}') AS all_nations
+GROUP BY o_year ORDER BY o_year"""
+QUERIES["Q8"] = Query("Q8", None, ({"nation": "BRAZIL", "region": "AMERICA",
+                                    "type": "ECONOMY ANODIZED STEEL"},
+                                   {"nation": "GERMANY", "region": "EUROPE",
+                                    "type": "LARGE BRUSHED BRASS"},
+                                   {"nation": "CHINA", "region": "ASIA",
+                                    "type": "PROMO POLISHED TIN"}), ("o_year", "mkt_share"))
+VALUE["Q8"] = "mkt_share"
