@@ -267,3 +267,20 @@ QUERIES["Q8"] = Query("Q8", None, ({"nation": "BRAZIL", "region": "AMERICA",
                                    {"nation": "CHINA", "region": "ASIA",
                                     "type": "PROMO POLISHED TIN"}), ("o_year", "mkt_share"))
 VALUE["Q8"] = "mkt_share"
+SQL["Q2"] = """
+SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
+FROM part, supplier, partsupp, nation, region
+WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND p_size = {size}
+  AND p_type LIKE '%{type}' AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey
+  AND r_name = '{region}'
+  AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, supplier, nation, region
+                       WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey
+                         AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey
+                         AND r_name = '{region}')
+ORDER BY s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100"""
+QUERIES["Q2"] = Query("Q2", None, ({"size": 15, "type": "BRASS", "region": "EUROPE"},
+                                   {"size": 10, "type": "STEEL", "region": "ASIA"},
+                                   {"size": 40, "type": "TIN", "region": "AMERICA"}),
+                      ("s_acctbal", "s_name", "n_name", "p_partkey", "p_mfgr", "s_address",
+                       "s_phone", "s_comment"))
+VALUE["Q2"] = "s_acctbal"

@@ -54,7 +54,7 @@ def q8(tables, nation: str = "BRAZIL", region: str = "AMERICA",
         S=tables["supplier"].tensor(), O=O.tensor(), Y=Y, C=tables["customer"].tensor(),
         N=tables["nation"].tensor(), R=tables["region"].tensor(),
         Rm=_keys(tables["region"], "r_name").mask(lambda v: v == region, sparse=True),
-        dlo=dlo, dhi=dhi).T                  # (n2, y) in loop order: by year
+        dlo=dlo, dhi=dhi).T       # axes (n2, y): first appearance; by year
     mine = tables["nation_names"] == nation          # the nation key codes named so
     total = vol.sum(axis=1)
     keep = total != 0

@@ -388,4 +388,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18}
 QUERIES["Q1"] = q1
-QUERIES.update(__import__("bench.tpch.more", fromlist=["MORE"]).MORE)   # Q8, Q2, Q20, Q15
+load = __import__("bench.tpch.more", fromlist=["extend"]).extend(load, QUERIES)  # Q8, Q2...
