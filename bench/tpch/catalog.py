@@ -284,3 +284,21 @@ QUERIES["Q2"] = Query("Q2", None, ({"size": 15, "type": "BRASS", "region": "EURO
                       ("s_acctbal", "s_name", "n_name", "p_partkey", "p_mfgr", "s_address",
                        "s_phone", "s_comment"))
 VALUE["Q2"] = "s_acctbal"
+SQL["Q20"] = """
+SELECT s_name, s_address FROM supplier, nation
+WHERE s_suppkey IN (
+    SELECT ps_suppkey FROM partsupp
+    WHERE ps_partkey IN (SELECT p_partkey FROM part WHERE p_name LIKE '{color}%')
+      AND ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem
+                         WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey
+                           AND l_shipdate >= {D}'{date}'
+                           AND l_shipdate < {D}'{date}' + INTERVAL 1 YEAR))
+  AND s_nationkey = n_nationkey AND n_name = '{nation}'
+ORDER BY s_name"""
+QUERIES["Q20"] = Query("Q20", None, ({"color": "forest", "date": "1994-01-01",
+                                      "nation": "CANADA"},
+                                     {"color": "green", "date": "1995-01-01",
+                                      "nation": "GERMANY"},
+                                     {"color": "ivory", "date": "1997-01-01",
+                                      "nation": "JAPAN"}), ("s_name", "s_address"))
+VALUE["Q20"] = ()

@@ -9,18 +9,26 @@ from __future__ import annotations
 
 import functools
 
+import etchpy as ep
 from bench.tpch.q2 import SUPPLIER_ATTRS, q2
 from bench.tpch.q8 import q8
+from bench.tpch.q20 import q20
 
-MORE = {"Q8": q8, "Q2": q2}
+MORE = {"Q8": q8, "Q2": q2, "Q20": q20}
 
 
 def carried(cols: dict, tables: dict) -> None:
     """Adds "supplier_more" (Q2's supplier columns and the nation's name, by
-    supplier code) and "part_more" (p_mfgr by part code) to `tables`."""
+    supplier code), "part_more" (p_mfgr by part code) and "ps_avail" (partsupp's
+    available quantity, a table keyed as partsupp, Q20) to `tables`."""
     def table(name):
         return {k.split(".")[1]: v for k, v in cols.items() if k.startswith(name + ".")}
-    supp, nation, part = table("supplier"), table("nation"), table("part")
+    supp, nation, part, ps = (table(t) for t in ("supplier", "nation", "part", "partsupp"))
+    if "ps_availqty" in ps:
+        keys = tables["partsupp"].keys
+        tables["ps_avail"] = ep.table(ps, ["ps_partkey", "ps_suppkey"], values=["ps_availqty"],
+                                      coding={"ps_partkey": keys[0], "ps_suppkey": keys[1]},
+                                      name="Av", skip_unwritten=True)
     if not all(a in supp for a in SUPPLIER_ATTRS) or "p_mfgr" not in part:
         return
     suppkey, nationkey = (tables[t].keys[0] for t in ("supplier", "nation"))
