@@ -302,3 +302,16 @@ QUERIES["Q20"] = Query("Q20", None, ({"color": "forest", "date": "1994-01-01",
                                      {"color": "ivory", "date": "1997-01-01",
                                       "nation": "JAPAN"}), ("s_name", "s_address"))
 VALUE["Q20"] = ()
+SQL["Q15"] = """
+WITH revenue0 AS (
+  SELECT l_suppkey AS supplier_no, sum(l_extendedprice * (1 - l_discount)) AS total_revenue
+  FROM lineitem
+  WHERE l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date}' + INTERVAL 3 MONTH
+  GROUP BY l_suppkey)
+SELECT s_suppkey, s_name, s_address, s_phone, total_revenue FROM supplier, revenue0
+WHERE s_suppkey = supplier_no AND total_revenue = (SELECT max(total_revenue) FROM revenue0)
+ORDER BY s_suppkey"""
+QUERIES["Q15"] = Query("Q15", None, ({"date": "1996-01-01"}, {"date": "1993-04-01"},
+                                     {"date": "1997-07-01"}),
+                       ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue"))
+VALUE["Q15"] = "total_revenue"

@@ -12,9 +12,10 @@ import functools
 import etchpy as ep
 from bench.tpch.q2 import SUPPLIER_ATTRS, q2
 from bench.tpch.q8 import q8
+from bench.tpch.q15 import q15
 from bench.tpch.q20 import q20
 
-MORE = {"Q8": q8, "Q2": q2, "Q20": q20}
+MORE = {"Q8": q8, "Q2": q2, "Q20": q20, "Q15": q15}
 
 
 def carried(cols: dict, tables: dict) -> None:

@@ -1,4 +1,4 @@
-"""TPC-H Q8, Q2 and Q20 (the queries of bench/tpch/more.py) written as
+"""TPC-H Q8, Q2, Q20 and Q15 (the queries of bench/tpch/more.py) written as
 docs/relational.md teaches give DuckDB's rows at scale 0.01 for three
 parameter sets each on the tables loaded once (bench/tpch/tables.py); DuckDB's
 rows and the columns the fixture lacks are stored beside it
