@@ -10,8 +10,9 @@ names: part read in its name order, and lineitem in its part order, so only
 those parts' lines are walked; the year a range of ship date codes): a sparse
 output over (part, supplier), holding only the pairs with lines, as the
 subquery's sum is NULL (and the comparison false) for the others. A second
-kernel compares partsupp's available quantity with it where both store an
-entry (`A > B` of two relations), keeps the suppliers of the nation
+kernel compares it with partsupp's available quantity where both store an
+entry (`B < A` of two relations: the first one's entries, the few pairs
+with lines, are looked up in the second on each call), keeps the suppliers of the nation
 (supplier, nation and a sparse mask over nation names) and counts the
 passing parts per supplier (a dense output over supplier codes): IN is a
 count > 0. `ep.decode` carries the supplier's name and address and sorts
@@ -41,9 +42,10 @@ def _half_shipped_expr(tables):
 
 def _suppliers_expr(tables):
     p, s, n, r, nm = ep.indices("p s n r nm")
-    Half, Nm = ep.tensor("Half", 2, "dcsr"), ep.tensor("Nm", 1, "csf")
+    Half = ep.tensor("Half", 2, ep.Format(["compressed", "compressed"]))
+    Nm = ep.tensor("Nm", 1, "csf")
     avail = tables["ps_avail"].var("ps_availqty", name="Av")[p, s]
-    body = ((avail > Half[p, s]) * tables["supplier"].var()[s, n]
+    body = ((Half[p, s] < avail) * tables["supplier"].var()[s, n]
             * tables["nation"].var()[n, r, nm] * Nm[nm])
     return ep.sum((p, n, r, nm), body), "p s n r nm"
 
