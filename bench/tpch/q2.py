@@ -12,15 +12,14 @@ region (supplier, nation, region, and a sparse mask over region names): a
 sparse output over (part, supplier). The correlated MIN subquery is a second
 kernel over that output in the min_plus semiring: the least cost per part
 (a dense output, +inf where a part has no candidate). The rows whose cost
-equals their part's least are kept in numpy (a value compared with a vector
+equals their part's least are kept in numpy over the first output's entries
+(listed by its own levels, not by a row pointer over every part) (a value compared with a vector
 read at one of its indices: not in the relational API here), and
 `ep.decode` carries the supplier's balance, name, address, phone and comment,
 its nation's name and the part's maker, and sorts and limits (ORDER BY
 s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100).
 """
 from __future__ import annotations
-
-import numpy as np
 
 import etchpy as ep
 from bench.tpch.q4 import _keys, kernel as _kernel
@@ -41,7 +40,7 @@ def _candidates_expr(tables):
 
 def _least_expr(tables):
     p, s = ep.indices("p s")
-    return ep.sum(s, ep.tensor("X", 2, "csr")[p, s]), "p s"
+    return ep.sum(s, ep.tensor("X", 2, ep.Format(["compressed", "compressed"]))[p, s]), "p s"
 
 
 def q2(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE",
@@ -56,15 +55,14 @@ def q2(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE",
         Pc=tables["partsupp"].tensor("ps_supplycost"), S=tables["supplier"].tensor(),
         N=tables["nation"].tensor(), R=R.tensor(),
         Rm=_keys(R, "r_name").mask(lambda v: v == region, sparse=True))
-    cost = cost.to_scipy().tocsr() if isinstance(cost, ep.Tensor) else cost.tocsr()
     least = _kernel(tables, _least_expr, semiring=ep.semirings.min_plus)(X=cost)
-    rows = np.repeat(np.arange(cost.shape[0]), np.diff(cost.indptr))
-    cost.data = np.where(cost.data == least[rows], 1.0, 0.0)      # = the part's MIN
-    cost.eliminate_zeros()
+    coords, vals = cost.to_coords()              # the few parts listed, not every part
+    at_least = vals == least[coords[0]]          # = the part's MIN
+    best = ep.Tensor.from_coords(coords[:, at_least], vals[at_least], cost.shape, cost.format)
     attrs = tables["supplier_more"]
     carry = {a: ("s_suppkey", attrs[a]) for a in (*SUPPLIER_ATTRS, "n_name")}
     carry["p_mfgr"] = ("p_partkey", tables["part_more"]["p_mfgr"])
-    return ep.decode(cost, [_keys(P, "p_partkey"), _keys(tables["supplier"], "s_suppkey")],
+    return ep.decode(best, [_keys(P, "p_partkey"), _keys(tables["supplier"], "s_suppkey")],
                      columns=["p_partkey", "s_suppkey"], carry=carry,
                      order_by=["s_acctbal", "n_name", "s_name", "p_partkey"],
                      descending=[True, False, False, False], limit=limit)
