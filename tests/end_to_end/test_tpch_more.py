@@ -13,6 +13,8 @@ from bench.tpch.catalog import QUERIES, rows_of, same
 from bench.tpch.more import MORE
 from bench.tpch.more_answers import fixture_columns
 
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
 STEM = Path(__file__).parent / "data" / "tpch_more_sf0.01"
 
 
