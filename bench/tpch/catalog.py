@@ -318,3 +318,71 @@ def same(got: list[tuple], want: list[tuple], query: Query, rtol: float = 1e-9) 
         if not all(np.isclose(float(g[i]), float(w[i]), rtol=rtol, atol=1e-6) for i in vis):
             return False
     return True
+# Q8, Q2, Q20 and Q15 (bench/tpch/q8.py, q2.py), on the shared tables only
+SQL["Q8"] = """
+SELECT o_year, sum(CASE WHEN nation = '{nation}' THEN volume ELSE 0 END) / sum(volume)
+       AS mkt_share FROM (
+  SELECT {year} AS o_year, l_extendedprice * (1 - l_discount) AS volume, n2.n_name AS nation
+  FROM part, supplier, lineitem, orders, customer, nation n1, nation n2, region
+  WHERE p_partkey = l_partkey AND s_suppkey = l_suppkey AND l_orderkey = o_orderkey
+    AND o_custkey = c_custkey AND c_nationkey = n1.n_nationkey
+    AND n1.n_regionkey = r_regionkey AND r_name = '{region}'
+    AND s_nationkey = n2.n_nationkey
+    AND o_orderdate BETWEEN {D}'1995-01-01' AND {D}'1996-12-31'
+    AND p_type = '{type}') AS all_nations
+GROUP BY o_year ORDER BY o_year"""
+QUERIES["Q8"] = Query("Q8", None, ({"nation": "BRAZIL", "region": "AMERICA",
+                                    "type": "ECONOMY ANODIZED STEEL"},
+                                   {"nation": "GERMANY", "region": "EUROPE",
+                                    "type": "LARGE BRUSHED BRASS"},
+                                   {"nation": "CHINA", "region": "ASIA",
+                                    "type": "PROMO POLISHED TIN"}), ("o_year", "mkt_share"))
+VALUE["Q8"] = "mkt_share"
+SQL["Q2"] = """
+SELECT s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment
+FROM part, supplier, partsupp, nation, region
+WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey AND p_size = {size}
+  AND p_type LIKE '%{type}' AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey
+  AND r_name = '{region}'
+  AND ps_supplycost = (SELECT min(ps_supplycost) FROM partsupp, supplier, nation, region
+                       WHERE p_partkey = ps_partkey AND s_suppkey = ps_suppkey
+                         AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey
+                         AND r_name = '{region}')
+ORDER BY s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100"""
+QUERIES["Q2"] = Query("Q2", None, ({"size": 15, "type": "BRASS", "region": "EUROPE"},
+                                   {"size": 10, "type": "STEEL", "region": "ASIA"},
+                                   {"size": 40, "type": "TIN", "region": "AMERICA"}),
+                      ("s_acctbal", "s_name", "n_name", "p_partkey", "p_mfgr", "s_address",
+                       "s_phone", "s_comment"))
+VALUE["Q2"] = "s_acctbal"
+SQL["Q20"] = """
+SELECT s_name, s_address FROM supplier, nation
+WHERE s_suppkey IN (
+    SELECT ps_suppkey FROM partsupp
+    WHERE ps_partkey IN (SELECT p_partkey FROM part WHERE p_name LIKE '{color}%')
+      AND ps_availqty > (SELECT 0.5 * sum(l_quantity) FROM lineitem
+                         WHERE l_partkey = ps_partkey AND l_suppkey = ps_suppkey
+                           AND l_shipdate >= {D}'{date}'
+                           AND l_shipdate < {D}'{date}' + INTERVAL 1 YEAR))
+  AND s_nationkey = n_nationkey AND n_name = '{nation}'
+ORDER BY s_name"""
+QUERIES["Q20"] = Query("Q20", None, ({"color": "forest", "date": "1994-01-01",
+                                      "nation": "CANADA"},
+                                     {"color": "green", "date": "1995-01-01",
+                                      "nation": "GERMANY"},
+                                     {"color": "ivory", "date": "1997-01-01",
+                                      "nation": "JAPAN"}), ("s_name", "s_address"))
+VALUE["Q20"] = ()
+SQL["Q15"] = """
+WITH revenue0 AS (
+  SELECT l_suppkey AS supplier_no, sum(l_extendedprice * (1 - l_discount)) AS total_revenue
+  FROM lineitem
+  WHERE l_shipdate >= {D}'{date}' AND l_shipdate < {D}'{date}' + INTERVAL 3 MONTH
+  GROUP BY l_suppkey)
+SELECT s_suppkey, s_name, s_address, s_phone, total_revenue FROM supplier, revenue0
+WHERE s_suppkey = supplier_no AND total_revenue = (SELECT max(total_revenue) FROM revenue0)
+ORDER BY s_suppkey"""
+QUERIES["Q15"] = Query("Q15", None, ({"date": "1996-01-01"}, {"date": "1993-04-01"},
+                                     {"date": "1997-07-01"}),
+                       ("s_suppkey", "s_name", "s_address", "s_phone", "total_revenue"))
+VALUE["Q15"] = "total_revenue"

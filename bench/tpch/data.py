@@ -160,3 +160,11 @@ def _sqlite_column(name: str, a: np.ndarray) -> list:
     if name.endswith("date"):
         return a.astype("datetime64[D]").astype(str).tolist()
     return a.tolist()
+
+
+# the columns of bench/tpch/more.py's queries (Q2: the part's maker, the supplier's
+# name, address, phone, balance and comment; Q20: partsupp's available quantity)
+for _table, _more in {"part": ["p_mfgr"], "partsupp": ["ps_availqty"],
+                      "supplier": ["s_name", "s_address", "s_phone", "s_acctbal",
+                                   "s_comment"]}.items():
+    COLUMNS[_table] += [c for c in _more if c not in COLUMNS[_table]]

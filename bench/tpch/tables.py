@@ -397,3 +397,4 @@ def q19(tables, brand1: str = "Brand#12", brand2: str = "Brand#23", brand3: str 
 QUERIES = {"Q5": q5, "Q3": q3, "Q6": q6, "Q9": q9, "Q7": q7, "Q12": q12, "Q19": q19,
            "Q4": q4, "Q10": q10, "Q14": q14, "Q13": q13, "Q18": q18, "Q1": q1, "Q17": q17,
            "Q11": q11, "Q16": q16, "Q22": q22, "Q21": q21}
+load = __import__("bench.tpch.more", fromlist=["extend"]).extend(load, QUERIES)  # Q8, Q2...
