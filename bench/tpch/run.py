@@ -1,8 +1,8 @@
 """The relational section: TPC-H Q5, Q9, Q3, Q6, Q7, Q12, Q19 (and Q4, Q10, Q14, Q13,
-Q18, Q1, Q17, Q11, Q16, Q22, Q21, on the shared tables only): etchpy against DuckDB, SQLite.
+Q18, Q1, Q17, Q11, Q16, Q22, Q21, Q8, Q2, Q20, Q15, on the shared tables only): etchpy against DuckDB, SQLite.
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
-                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4,Q10,Q14,Q13,Q18,Q1,Q17,Q11,Q16,Q22,Q21]
+                         [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4,Q10,Q14,Q13,Q18,Q1,Q17,Q11,Q16,Q22,Q21,Q8,Q2,Q20,Q15]
                          [--load-once [--tables] [--one-order]]
 
 (--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
@@ -130,7 +130,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the JSON list there")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--sqlite-rounds", type=int, default=3)
-    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4,Q10,Q14,Q13,Q18,Q1,Q17,Q11,Q16,Q22,Q21")
+    ap.add_argument("--queries", default="Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4,Q10,Q14,Q13,Q18,Q1,Q17,Q11,Q16,Q22,Q21,"
+                    "Q8,Q2,Q20,Q15")
     ap.add_argument("--load-once", action="store_true",
                     help="load the tables once, run every query on that load "
                          "(bench/tpch/loaded.py)")
