@@ -24,7 +24,8 @@ from ..expr.nodes import sum as ep_sum
 from ..formats import Format
 from ..plan.plan import make_plan
 from ..semiring import Semiring
-from .strategies import formats_for, semiring_values, semirings_st, sparse_arrays
+from .strategies import (formats_for, semiring_values, semirings_st, sparse_arrays,
+                         stored_values)
 
 from hypothesis import strategies as st
 
@@ -127,11 +128,12 @@ def problems(draw, max_indices=4, max_occurrences=4, semiring=None, allow_add=Tr
 
 def _binned_values(draw, inputs, binned, sr) -> None:
     """Each input read as bins (`binned`: name -> number of bins) gets integer values
-    from -1 to that number where it stores entries: values that fall in bins, and
-    some not."""
+    from -1 (0 where the semiring's values are not negative: max_times) to that
+    number where it stores entries: values that fall in bins, and some not."""
+    low = 0 if all(np.real(v) >= 0 for v in stored_values(sr)) else -1
     for name, n in binned.items():
         a = inputs[name]
-        bins = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(-1, n + 1, a.shape)
+        bins = np.random.default_rng(draw(st.integers(0, 2 ** 16))).integers(low, n + 1, a.shape)
         inputs[name] = a if a.dtype == np.bool_ else np.where(a != sr.zero, bins, a).astype(
             sr.dtype)
 
