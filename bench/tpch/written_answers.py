@@ -1,5 +1,5 @@
-"""DuckDB's rows for Q11, Q16, Q21 and Q22 (written from relational.md: bench/tpch/q11.py
-...) at the test fixture's columns and those stored beside it
+"""DuckDB's rows for Q11, Q16, Q17, Q21 and Q22 (written from relational.md:
+bench/tpch/q11.py ...) at the test fixture's columns and those stored beside it
 (tpch_extra_sf0.01.npz), written to tests/end_to_end/data/tpch_written_sf0.01.json,
 so that the test needs no DuckDB.
 
@@ -15,7 +15,7 @@ import numpy as np
 from bench.tpch.more_answers import answers
 
 DATA = Path("tests/end_to_end/data")
-WRITTEN = ("Q11", "Q16", "Q21", "Q22")
+WRITTEN = ("Q11", "Q16", "Q17", "Q21", "Q22")
 
 
 def columns(folder: Path) -> dict:
