@@ -54,12 +54,9 @@ from bench import _env  # noqa: F401  (environment first)
 
 import argparse
 import datetime
-import gc
 import itertools
 import json
-import random
 import sys
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -68,40 +65,16 @@ import etchpy as ep
 
 from bench import calls_graph, calls_grown, calls_kernels, calls_sparse, calls_startup
 from bench.kernels import per_row_csr, rng_for, stencil_csr
-from bench.timing import fmt_time
+from bench.timing import alternate_clocks, fmt_time
 
 PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2", "outside",
          "grown", "mergechecks", "import", "warm", "graph", "kernels")
 
 
 def alternate(fns, seconds: float, most: int = 20000) -> list[float]:
-    """Median seconds of each of `fns`, called alternately one call at a time until
-    about `seconds` have passed (at least 15 calls each), the collector paused.
-    Each round calls them in a new order (a seeded shuffle), so that each follows
-    every other about equally often: a call right after another library's runs in
-    that one's cache and branch state (any dense 300² matvec right after a plain
-    np.einsum measured about 1 µs slower, 2026-11-30)."""
-    for fn in fns:
-        fn()
-    t0 = time.perf_counter()
-    for fn in fns:
-        fn()
-    first = time.perf_counter() - t0
-    calls = int(min(most, max(15, seconds / max(first, 1e-7))))
-    samples = [[] for _ in fns]
-    clock = time.perf_counter
-    gc.disable()
-    try:
-        order, shuffle = list(zip(fns, samples)), random.Random(0).shuffle
-        for _ in range(calls):
-            shuffle(order)
-            for fn, out in order:
-                t = clock()
-                fn()
-                out.append(clock() - t)
-    finally:
-        gc.enable()
-    return [float(np.median(s)) for s in samples]
+    """Median wall seconds of each of `fns`, called alternately one call at a time
+    (bench.timing.alternate_clocks)."""
+    return [wall for _, wall in alternate_clocks(fns, seconds, most)]
 
 
 def cycling(pool):

@@ -21,10 +21,7 @@ collector paused) and reports the medians of the thread's CPU time
 """
 from __future__ import annotations
 
-import gc
 import itertools
-import random
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -32,37 +29,9 @@ import scipy.sparse as sp
 import etchpy as ep
 
 from bench.kernels import rng_for
-from bench.timing import fmt_time
+from bench.timing import alternate_clocks, fmt_time
 
 TARGETS = (1_000, 10_000, 100_000, 1_000_000)
-
-
-def alternate_cpu(fns, seconds: float, most: int = 20000):
-    """[(median thread CPU seconds, median wall seconds)] of each of `fns`, called
-    alternately one call at a time (a new seeded order each round) until about
-    `seconds` have passed, at least 15 calls each, the collector paused."""
-    for fn in fns:
-        fn()
-    t0 = time.perf_counter()
-    for fn in fns:
-        fn()
-    first = time.perf_counter() - t0
-    calls = int(min(most, max(15, seconds / max(first, 1e-7))))
-    cpu, wall = [[] for _ in fns], [[] for _ in fns]
-    order = list(zip(fns, cpu, wall))
-    shuffle, tclock, wclock = random.Random(0).shuffle, time.thread_time, time.perf_counter
-    gc.disable()
-    try:
-        for _ in range(calls):
-            shuffle(order)
-            for fn, c, w in order:
-                t, u = tclock(), wclock()
-                fn()
-                w.append(wclock() - u)
-                c.append(tclock() - t)
-    finally:
-        gc.enable()
-    return [(float(np.median(c)), float(np.median(w))) for c, w in zip(cpu, wall)]
 
 
 def _canonical(A):
@@ -173,7 +142,7 @@ def run_case(text, ours, theirs, pool, seconds):
     kern = compiled(text)
     _close(ours(kern, pool[0]), theirs(pool[0]))
     a, b = itertools.cycle(pool).__next__, itertools.cycle(pool).__next__
-    return alternate_cpu([lambda: ours(kern, a()), lambda: theirs(b())], seconds, most=4000)
+    return alternate_clocks([lambda: ours(kern, a()), lambda: theirs(b())], seconds, most=4000)
 
 
 def part_kernels(quick, seconds, say, calls, source=None, only=None) -> list[dict]:
