@@ -63,9 +63,9 @@ class Tuning:
             order walks as declared is converted whatever it says),
             rewrite_margin, measured_relief, default_dim and sparse_density
             (the sizes guessed when none are given; explain() says which were),
-            temp_weight, stride_weight, contiguous_weight, blas_gain, blas_call, cache_cells,
-            orders_tried, conversion_choices, dense_conversion_elements,
-            dense_conversion_share, nesting_exhaustive, layout_slack,
+            temp_weight, stride_weight, contiguous_weight, scatter_weight, blas_gain,
+            blas_call, cache_cells, orders_tried, conversion_choices,
+            dense_conversion_elements, dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
         lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step,
             lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
@@ -257,6 +257,8 @@ class Tuning:
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
     stride_weight: float = 1.0        # cost of a strided read against a visited record
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
+    scatter_weight: float = 1.0       # ... of a record written to a dense temporary at the
+                                      # position a sparse walk found (0: not priced)
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
     cache_cells: int = 1 << 12        # cells a loop may leave and revisit in cache (more: strided)

@@ -29,7 +29,7 @@ from ..expr.nodes import sum as ep_sum
 def node_cost(eg: EGraph, node: tuple) -> float:
     """Estimated work of one node given its children's classes (the module
     docstring); what depends on the loop order (outer levels' visits, strided
-    reads, re-walks) is the planner's. Leaves cost 1, |i| nodes ∞ (never chosen)."""
+    reads, re-walks, scatters into temporaries: plan.scatter) is the planner's. Leaves cost 1, |i| nodes ∞ (never chosen)."""
     op, payload, kids = node
     if op == "dim":
         return math.inf

@@ -31,8 +31,8 @@ functions below too (docs/optimizer.md, "One cost model"); sizes: plan.stats.
     merge_steps(parts, S, stats)  the entries a sum's merge steps through
     temp_work(cells, tuning)      a dense temporary's work
     nest_cost(body, order, stats) work of one loop nest (strided reads included)
-    plan_cost(plan, stats)        work of a whole plan (steps, temporaries and the
-                                  conversions it plans, priced when planned)
+    plan_cost(plan, stats)        work of a whole plan (steps, temporaries, scatters into
+                                  them: plan.scatter; conversions, priced when planned)
 """
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ import math
 
 from .. import maps
 from . import fusion
+from .scatter import scatters
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..expr.walk import accesses
 from .stats import Stats, base_name  # noqa: F401  (importers take them from here)
@@ -392,4 +393,8 @@ def plan_cost(plan, stats: Stats | None = None) -> float:
             total += nest_cost(step.body, step.order, stats, out=step.out)
         if step.target in plan.temps and step.target not in fused:
             total += temp_work(stats.full(step.out), stats.tuning)
+            if stats.tuning.access_order and scatters(step):      # plan.scatter
+                total += stats.tuning.scatter_weight * support(step.body, frozenset(step.order),
+                                                               stats)
     return total + sum(c.cost for c in getattr(plan, "conversions", ()))
+

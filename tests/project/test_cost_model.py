@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 PKG = ROOT / "etchpy"
 
 MODEL_FIELDS = frozenset({"default_dim", "sparse_density", "temp_weight", "stride_weight",
-                          "contiguous_weight", "blas_gain", "blas_call", "cache_cells"})
+                          "contiguous_weight", "scatter_weight", "blas_gain", "blas_call", "cache_cells"})
 
 
 def model_reads(text: str) -> list[tuple[str, int]]:

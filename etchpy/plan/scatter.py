@@ -1,0 +1,45 @@
+"""Scatters: a loop nest whose innermost loop walks stored coordinates and writes
+a dense temporary at each of them (`tmp[j] ⊕= x[i]·A[i,j]` over a csr A, order
+(i, j)). Each record then reads and writes a cell at a position found in the
+data, where a walk that sums its innermost index (`acc ⊕= A[i,j]·y[j]`) keeps
+its running value in a register. plan.cost prices such a record
+`tuning.scatter_weight` above a visited one, so that of two nestings of equal
+work the one that reads the stored order without a scatter is planned.
+
+    walks_sparse(e, v)   whether a loop over v finds e's points by walking
+                         stored coordinates (None: e does not hold v)
+    scatters(step)       whether a step's innermost loop is such a scatter
+"""
+from __future__ import annotations
+
+from ..expr.nodes import Access, Add, Expr, Mul
+
+
+def walks_sparse(e: Expr, v: str) -> bool | None:
+    """Whether a loop over `v` finds e's points by walking stored coordinates (a
+    level that is not located), as plan.cost.fanout steps them: a product walks
+    when any factor does (the others are looked up), a sum only when every
+    operand does (one that holds every position makes the loop dense); None
+    when e does not hold v."""
+    match e:
+        case Access():
+            names = [ix.name for ix in e.indices]
+            if v not in names:
+                return None
+            fmt = e.tensor.format
+            return not (fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located)
+        case Mul(a, b):
+            wa, wb = walks_sparse(a, v), walks_sparse(b, v)
+            return wb if wa is None else wa if wb is None else (wa or wb)
+        case Add(a, b):
+            wa, wb = walks_sparse(a, v), walks_sparse(b, v)
+            return bool(wa and wb)
+    return None
+
+
+def scatters(step) -> bool:
+    """Whether `step` (a plan.plan.Step) writes its target at positions its
+    innermost loop finds by walking stored coordinates: that loop's index is one
+    of the target's axes."""
+    return bool(step.order) and step.order[-1] in step.out \
+        and bool(walks_sparse(step.body, step.order[-1]))

@@ -1,0 +1,55 @@
+"""Scatters priced (plan.scatter, Tuning.scatter_weight): of two nestings of equal
+work, the one that reads a sparse input in its stored order and sums into a
+register is planned, not the one that adds into a dense temporary at the
+positions the walk finds; the weight at 0 prices them alike again."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.plan.scatter import scatters, walks_sparse
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+i, j, k = ep.indices("i j k")
+
+
+def _scattering(kern):
+    plan = kern.plan
+    return [s.target for s in plan.steps if s.target in plan.temps and scatters(s)]
+
+
+def _inputs(fmt, n=400, per_row=40):
+    rng = np.random.default_rng(3)
+    A = sp.random(n, n, density=per_row / n, format=fmt, random_state=4)
+    return A, rng.random(n), rng.random(n)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+@pytest.mark.parametrize("text", ["s = x[i] * A[i, j] * y[j]", "s = y[j] * A[i, j] * x[i]"])
+def test_a_bilinear_form_reads_the_stored_order_without_a_scatter(fmt, text):
+    A, x, y = _inputs(fmt)
+    kern = ep.compile(text, formats={"A": fmt})
+    assert np.isclose(kern(A=A, x=x, y=y), x @ (A @ y))
+    assert _scattering(kern) == []
+
+
+def test_the_weight_at_zero_leaves_the_tie_to_the_written_scatter():
+    """The string front end nests Σ_i first (tmp[j] ⊕= x[i]·A[i,j]): a scatter
+    over a csr A, kept when scatters are not priced."""
+    A, x, y = _inputs("csr")
+    kern = ep.compile("s = x[i] * A[i, j] * y[j]", formats={"A": "csr"},
+                      tuning={"scatter_weight": 0.0})
+    assert np.isclose(kern(A=A, x=x, y=y), x @ (A @ y))
+    assert _scattering(kern) == ["tmp"]
+
+
+def test_walks_sparse_follows_how_the_loop_finds_its_points():
+    A, B = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+    x, D = ep.tensor("x", 1), ep.tensor("D", 2)
+    assert walks_sparse(A[i, j], "j") and not walks_sparse(A[i, j], "i")   # i: located
+    assert walks_sparse(A[i, j] * x[j], "j")                   # x looked up
+    assert walks_sparse(x[i], "i") is False and walks_sparse(x[i], "j") is None
+    assert walks_sparse(A[i, j] + B[i, j], "j")                # a union of two walks
+    assert not walks_sparse(A[i, j] + D[i, j], "j")            # D holds every position
+    assert walks_sparse(A[i, k] * D[k, j], "j") is False       # a dense inner loop
