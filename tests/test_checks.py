@@ -91,3 +91,19 @@ def test_crossing_descents_are_not_unsorted():
     assert check_compressed(pos, crd, 4, 10)[0] == 0
     crd[7] = 0                                               # now a duplicate inside row 3
     assert check_compressed(pos, crd, 4, 10) == (5, 7)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_edges_of_the_index_type_and_wild_positions(dtype):
+    """A size beyond the index type (its largest coordinate is then in range), and
+    positions far outside crd: found in row order, never read through."""
+    top = int(np.iinfo(dtype).max)
+    big, high = (2**40, top) if dtype == np.int32 else (top, top - 1)
+    pos, crd = np.array([0, 2, 3], dtype), np.array([0, high, 5], dtype)
+    assert check_compressed(pos, crd, 2, big)[0] == 0
+    assert check_compressed(pos, crd, 2, high) == (4, 1)
+    for wild in (-(2**30), top, -1):
+        pos = np.array([0, 1, wild, 3], dtype)
+        crd = np.array([1, 2, 3], dtype)
+        got = check_compressed(pos, crd, 3, 10)
+        assert got == reference(pos, crd, 3, 10), (wild, got)
