@@ -3,28 +3,34 @@ the tables loaded once (bench/tpch/tables.py `load`).
 
     q16(tables, brand="Brand#45", type_="MEDIUM POLISHED", sizes=(49, 14, ...))
 
-The supplier's comment is coded once at load (orders' comment likewise, Q13)
-and supplier stores each one's code; the suppliers NOT IN the set whose
-comment is LIKE '%Customer%Complaints%' are a sparse filter over supplier
-codes made per call by a kernel (`Keys.like(..., negate=True)` read at each
-supplier's comment code through `ep.onehot`), probed at each partsupp row's
-supplier. The part's tests are written on its attributes carried by part
-code (`p_brand <> b` is `~` of an equality, `p_size IN (...)` an OR of
-equalities) and on its type, a key of part (NOT LIKE a sparse mask over the
-type codes). The kernel's output is the partsupp rows that pass, a sparse
-output over (part, supplier). COUNT(DISTINCT ps_suppkey) per (brand, type,
-size) has no kernel form (a count of distinct values: docs/relational.md):
-it is numpy over those rows, the distinct (group, supplier) pairs counted.
+COUNT(DISTINCT ps_suppkey) GROUP BY p_brand, p_type, p_size in its kernel form
+(docs/relational.md, "COUNT(DISTINCT)"): a first kernel sums the rows that pass
+into a sparse output over (brand, type, size, supplier), so each distinct
+(group, supplier) is one stored entry (its value the number of its parts, at
+least 1); a second counts each group's stored entries, Σ_s (D[b,t,z,s] > 0),
+into a sparse output over the groups, which `ep.decode` orders. Partsupp is
+read in a second table of it stored by its part's brand, type and size codes,
+then part and supplier (`partsupp_groups`, made at load: bench/tpch/derived.py,
+with the three Keys in `part_groups`), so the groups come in order and the
+first output is written group by group through its row workspace. The part's
+tests are sparse masks over those levels' codes (`p_brand <> b` the other
+brands, `p_type NOT LIKE` the other types, `p_size IN (...)` the sizes
+listed): skips over groups before any of their rows is read. The supplier's
+comment is coded once at load and supplier stores each one's code; the
+suppliers NOT IN the set whose comment is LIKE '%Customer%Complaints%' are a
+sparse filter over supplier codes made per call by a kernel
+(`Keys.like(..., negate=True)` read at each supplier's comment code through
+`ep.onehot`), probed at each row's supplier.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import etchpy as ep
-from bench.tpch.q4 import _keys, kernel as _kernel
-from bench.tpch.q19 import _code, _is
+from bench.tpch.q4 import kernel as _kernel
 
 SIZES = (49, 14, 23, 45, 19, 3, 36, 9)
+GROUPS = ["p_brand", "p_type", "p_size"]
 
 
 def _suppliers_expr(tables):
@@ -34,16 +40,20 @@ def _suppliers_expr(tables):
     return ep.sum((n, cm), body), "s n cm"
 
 
-def _q16_expr(tables):
-    p, pn, t, s = ep.indices("p pn t s")
-    PB, PZ = ep.tensor("PB", 1), ep.tensor("PZ", 1)
-    sized = _is(PZ[p], "z0")
-    for j in range(1, len(SIZES)):
-        sized = sized | _is(PZ[p], f"z{j}")
-    Tk, Sk = ep.tensor("Tk", 1, "csf"), ep.tensor("Sk", 1, ep.Format(["compressed"]))
-    body = (tables["part"].var()[p, pn, t] * Tk[t] * ~_is(PB[p], "b") * sized
-            * tables["partsupp"].var(name="PSc")[p, s] * Sk[s])
-    return ep.sum((pn, t), body), "p pn t s"
+def _pairs_expr(tables):
+    """D[b,t,z,s]: the parts of each group that pass, per supplier that passes."""
+    b, t, z, p, s = ep.indices("b t z p s")
+    Bm, Tm, Zm = (ep.tensor(n, 1, "csf") for n in ("Bm", "Tm", "Zm"))
+    Sk = ep.tensor("Sk", 1, ep.Format(["compressed"]))
+    body = tables["partsupp_groups"].var()[b, t, z, p, s] * Bm[b] * Tm[t] * Zm[z] * Sk[s]
+    return ep.sum(p, body), "b t z p s"
+
+
+def _count_expr(tables):
+    """Per group, its stored (group, supplier) entries: COUNT(DISTINCT s)."""
+    b, t, z, s = ep.indices("b t z s")
+    D = ep.tensor("D", 4, ep.Format(["compressed"] * 4))
+    return ep.sum(s, D[b, t, z, s] > 0), "b t z s"
 
 
 def q16(tables, brand: str = "Brand#45", type_: str = "MEDIUM POLISHED",
@@ -51,28 +61,17 @@ def q16(tables, brand: str = "Brand#45", type_: str = "MEDIUM POLISHED",
     """p_brand, p_type, p_size, supplier_cnt: per brand, type and size, the number
     of distinct suppliers without complaints of the parts that pass, by count
     descending, then brand, type and size."""
-    P, attrs = tables["part"], tables["part_attrs"]
     keep = tables["supp_comments"].like("%Customer%Complaints%", negate=True, sparse=True)
     sk = _kernel(tables, _suppliers_expr, output=ep.Format(["compressed"]))(
         Sc=tables["supplier"].tensor("scomment"), Keep=keep)
-    types = _keys(P, "p_type")
-    rows = _kernel(tables, _q16_expr, output=ep.Format(["compressed", "compressed"]))(
-        P=P.tensor(), PSc=tables["partsupp"].tensor(), Sk=sk,
-        Tk=types.like(f"{type_}%", sparse=True, negate=True), PB=attrs["brand"],
-        PZ=attrs["p_size"], b=_code(tables["brands"], brand),
-        **{f"z{j}": float(z) for j, z in enumerate(sizes)})
-    (p, s), kept = rows.to_coords()
-    p, s = p[kept != 0], s[kept != 0]         # (a row a factor made 0 is stored: no row)
-    b, t, z = attrs["brand"][p].astype(np.int64), attrs["type"][p], attrs["p_size"][p]
-    group = (b * len(types) + t) * 64 + z.astype(np.int64)
-    width = int(s.max(initial=0)) + 1
-    pairs = np.sort(group * width + s)          # by group, then supplier (np.unique hashes)
-    pairs = pairs[np.diff(pairs, prepend=-1) != 0] // width    # one per (group, supplier)
-    first = np.flatnonzero(np.diff(pairs, prepend=-1))    # each group's first pair
-    groups, count = pairs[first], np.diff(first, append=len(pairs))
-    b, rest = np.divmod(groups, len(types) * 64)
-    t, z = np.divmod(rest, 64)
-    order = np.lexsort((z, t, b, -count))      # codes keep the order of the values
-    return {"p_brand": tables["brands"].values()[b[order]],
-            "p_type": types.values()[t[order]], "p_size": z[order],
-            "supplier_cnt": count[order]}
+    brands, types, size_keys = (k for k, _ in tables["part_groups"])
+    pairs = _kernel(tables, _pairs_expr, output=ep.Format(["compressed"] * 4))(
+        PSG=tables["partsupp_groups"].tensor(), Sk=sk,
+        Bm=brands.mask(lambda v: v != brand, sparse=True),
+        Tm=types.like(f"{type_}%", sparse=True, negate=True),
+        Zm=size_keys.mask(lambda v: np.isin(v, sizes), sparse=True))
+    count = _kernel(tables, _count_expr, output=ep.Format(["compressed"] * 3))(D=pairs)
+    out = ep.decode(count, [brands, types, size_keys], columns=GROUPS, value="supplier_cnt",
+                    order_by=["supplier_cnt", *GROUPS], descending=[True, False, False, False])
+    out["supplier_cnt"] = out["supplier_cnt"].astype(np.int64)
+    return out

@@ -138,8 +138,6 @@ def load(cols: dict, added_orders: bool = True) -> dict:
     out["part_attrs"] = {a: coding["p_partkey"].carried(part["p_partkey"], part[a]).astype(
         np.float64) for a in ("p_size", "brand", "container")}
     out["brands"], out["containers"] = ep.Keys(part["p_brand"]), ep.Keys(part["p_container"])
-    out["part_attrs"]["type"] = coding["p_partkey"].carried(     # its type code (Q16)
-        part["p_partkey"], _keys(out["part"], "p_type").code(part["p_type"]))
     out["customer_attrs"] = carried(cols, coding)     # a customer's name, nation... (Q10)
     out["kernels"] = {}
     return out

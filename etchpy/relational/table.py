@@ -152,16 +152,17 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
                          f"ep.Keys(..., name=...), default 'keys') and the value with "
                          f"value=...")
     coords, vals = _entries(result, len(keys), fill)
-    out = {n: k.decode(c) for n, k, c in zip(names, keys, coords)}
+    out = dict(zip(names, coords))              # codes: decoded once sorted and cut
     out[value] = vals
     carry = carry or {}
     by = [order_by] if isinstance(order_by, str) else list(order_by or ())
     first = any(c in carry for c in by)         # else carried for the kept rows only
     if first:
         out.update(_carried(carry, dict(zip(names, coords)), set(out)))
-    rows = _sorted_rows(out, order_by, descending, value, len(vals))
+    rows = _sorted_rows(out, order_by, descending, value, len(vals), set(names))
     rows = rows if limit is None else rows[:limit]
-    out = {n: a[rows] for n, a in out.items()}
+    decoded = dict(zip(names, keys))
+    out = {n: decoded[n].decode(a[rows]) if n in decoded else a[rows] for n, a in out.items()}
     if not first:
         out.update(_carried(carry, dict(zip(names, coords)), set(out), rows))
     return out
@@ -281,7 +282,10 @@ def _entries(result, order, fill):
     return coords[:, keep], vals[keep]
 
 
-def _sorted_rows(out, order_by, descending, value, n) -> np.ndarray:
+def _sorted_rows(out, order_by, descending, value, n, coded: set) -> np.ndarray:
+    """The rows of `out` in the order `order_by` asks. The columns named in
+    `coded` hold codes, which keep the order of their Keys' values: they are
+    ordered as they are, so that decoded strings are never compared."""
     if order_by is None:
         by = [c for c in out if c != value]
     else:
@@ -298,10 +302,36 @@ def _sorted_rows(out, order_by, descending, value, n) -> np.ndarray:
     if len(down) != len(by) or not all(isinstance(x, (bool, np.bool_)) for x in down):
         raise InputError(f"decode: descending must be a bool or one bool per order_by "
                          f"column ({by}), got {descending!r}")
-    ranks = [_rank(out[c]) for c in by]       # ORDER BY a DESC, b: -rank(a), rank(b)
-    return np.lexsort([-r if d else r for r, d in zip(reversed(ranks), reversed(down))])
+    ranks = [np.asarray(out[c], dtype=np.int64) if c in coded else _rank(out[c])
+             for c in by]                     # ORDER BY a DESC, b: -rank(a), rank(b)
+    return _by_ranks([-r if d else r for r, d in zip(ranks, down)], n)
+
+
+def _by_ranks(ranks: list, n: int) -> np.ndarray:
+    """The rows in the order of `ranks` (integer arrays, first is major; ties
+    keep the row order, as np.lexsort): one sort of one integer key per row
+    (the ranks and the row number, mixed radix) when it fits in 62 bits, else
+    np.lexsort."""
+    key, span = np.zeros(n, dtype=np.int64), 1
+    for r in ranks:
+        lo = int(r.min(initial=0))
+        width = int(r.max(initial=0)) - lo + 1
+        span *= width
+        if span * max(n, 1) >= 1 << 62:
+            return np.lexsort(ranks[::-1])
+        key = key * width + (r - lo)
+    return np.argsort(key * n + np.arange(n), kind="quicksort")
 
 
 def _rank(column: np.ndarray) -> np.ndarray:
-    """Each row's rank among the distinct values of `column` (any sortable dtype)."""
-    return np.unique(column, return_inverse=True)[1].astype(np.int64).ravel()
+    """An integer per row that orders the rows as `column` does (any sortable
+    dtype; equal values, equal integers): a column of whole numbers (a count)
+    spanning at most four times its length less its least value, with no sort;
+    otherwise each row's rank among the distinct values."""
+    c = np.asarray(column).ravel()
+    if c.dtype.kind in "iuf" and len(c):
+        lo, hi = c.min(), c.max()
+        if (np.isfinite(lo) and np.isfinite(hi) and float(hi) - float(lo) <= 4 * len(c)
+                and (c.dtype.kind != "f" or bool(np.all(c == np.floor(c))))):
+            return (c - lo).astype(np.int64)
+    return np.unique(c, return_inverse=True)[1].astype(np.int64).ravel()

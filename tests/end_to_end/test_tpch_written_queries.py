@@ -6,8 +6,9 @@ tables (bench/tpch/tables.py `load`):
   kernel, the stock value per part a dense output, HAVING against a fraction
   of its total a sparse output;
 - Q16 (q16.py): NOT IN a supplier set made by a kernel from NOT LIKE over the
-  coded comments, `<>`, NOT LIKE and IN on the part, the passing partsupp rows
-  a sparse output, the distinct suppliers per group counted in numpy;
+  coded comments, `<>`, NOT LIKE and IN masks over the group's levels of
+  partsupp stored by its part's group, COUNT(DISTINCT) in its kernel form (a
+  sparse output over group and supplier, then its positive entries counted);
 - Q17 (q17.py): the correlated subquery a first kernel's per-part sums, the
   line's quantity compared with its part's limit, a dense vector read at the
   line's part;
