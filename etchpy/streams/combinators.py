@@ -134,8 +134,8 @@ def run_meet(names, sr, tuning: Tuning, a: Stream, b: Stream, combine, rings):
 def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:
     """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
     marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
-    return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
-                         sr.zero, tuning.hoist_probes,
+    return guard_product(names, iterate_locate(names, it, loc, combine),
+                         loc.facts.get(Locate).at, sr.zero, tuning.hoist_probes,
                          lambda test, s: guard(names, sr, test, s), tuning.hoist_row_tests,
                          tuning.hoist_row_tests and tuning.guard_leaves)
 
