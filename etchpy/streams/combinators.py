@@ -28,7 +28,7 @@ from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, Facts, Flat, Full,
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk, WindowWalk)
-from .hoist import guard_product
+from .hoist import Distinct, guard_product
 from .merged import merged as merged_walks
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
@@ -268,7 +268,7 @@ def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
     fetch = blocks_of(loc, Blocks) if Ahead in it.facts else ()
     prefetch = blocks_of(it, Prefetch) + fetch
     facts = it.facts.keep(Counter, Full, Extent, Most, Choice, Split, Ahead, Segment,
-                          Walk, Short, Runs, Pieces, Entries, WindowWalk).add(
+                          Walk, Short, Runs, Pieces, Entries, WindowWalk, Distinct).add(
         Prelude.of(seq(prelude(it), prelude(loc))),
         Prefetch(prefetch) if prefetch else None,
         None if it_at is None else Locate(lambda t: combine(it_at.at(t), at(t))))

@@ -28,13 +28,23 @@ proofs_notes/hoist.md states the law.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from .. import imp
 from ..imp import TRUE, Assign, Bin, Const, If, Ring, Select, Var, While, and_, eq, not_, seq
 from ..imp.analysis import arrays_written, names_used
-from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split, Walk
+from .facts import (Ahead, Choice, Extent, Fact, Most, Prefetch, Prelude, Runs, Segment,
+                    Split, Walk)
 from .stream import Stream, Value, is_stream
+
+
+@dataclass(frozen=True)
+class Distinct(Fact):
+    """No two states of the run share an index (its indices strictly increase),
+    though some states may not be ready: a guard's stream over one whose every
+    state was ready. Kept by iterate_locate (the run is the walked side's) and
+    by the guards here; a guard over such a stream keeps its step."""
 
 
 def zero_unless(value: Value, zero, eager: bool = False) -> imp.Expr | None:
@@ -119,14 +129,15 @@ def guard_state(names: imp.Names, s: Stream, test: imp.Expr) -> Stream:
 
 def _step(names: imp.Names, s: Stream, ready: imp.Expr) -> tuple:
     """(state, next, facts) of s guarded to `ready` (⊆ s.ready). Every state of s
-    ready: s's own (its indices strictly increase, so lowering ready repeats no
-    (index, ready)). Else next := (t := index; s.next; while valid ∧ index = t ∧
-    ¬ready: s.next): on past the states at the index it left that are not ready,
-    so that a state (t, false) is never followed by another; Choice, Segment and
-    Walk (which describe s's next) are dropped."""
+    ready, or s Distinct: s's own (its indices strictly increase, so lowering
+    ready repeats no (index, ready)), and the result is Distinct. Else next :=
+    (t := index; s.next; while valid ∧ index = t ∧ ¬ready: s.next): on past the
+    states at the index it left that are not ready, so that a state (t, false)
+    is never followed by another; Choice, Segment and Walk (which describe s's
+    next) are dropped."""
     kept = (Prelude, Most, Split, Extent, Ahead, Prefetch, Runs)
-    if s.ready == TRUE:
-        return s.state, s.next, s.facts.keep(*kept, Choice, Segment, Walk)
+    if s.ready == TRUE or Distinct in s.facts:
+        return s.state, s.next, s.facts.keep(*kept, Choice, Segment, Walk).add(Distinct())
     t = names.fresh(f"{s.var}_left")
     stay = and_(s.valid, and_(eq(s.index, Var(t)), not_(ready)))
     nxt = seq(Assign(t, s.index), s.next, While(stay, s.next))
