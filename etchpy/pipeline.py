@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 from . import imp
 from .version import __version__
 from . import tuning as tuning_
-from .errors import OrderError
+from .errors import FormatError, OrderError
 from .expr.nodes import Expr, Index
 from .expr.walk import keeps_sizes, tensors
 from .formats import Format
@@ -232,7 +232,9 @@ def _margin(req: Request) -> float:
 def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
     """The optimizer's term in its best nesting or one of its alternatives as
     nested (Optimized.alternatives: the e-graph's estimate ties where the plan model
-    does not), whichever plans cheapest; None when no loop order walks any of them.
+    does not), whichever plans cheapest; None when no loop order walks any of them
+    (an OrderError, or the FormatError of a onehot, comparison or window that no
+    order reads in its storage order: the rewrite moved it against another).
     An alternative is another term of the same e-graph, whose flattened forms are
     terms of it too: pricing it as nested keeps planning time linear in their
     number. A sketched result (optimizer_options sketch=) keeps the nesting the
@@ -246,7 +248,7 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
         try:
             got = nesting.best(e, req.out_indices, req.order, stats, req.out_format,
                                only_written=sketched or n > 0)
-        except OrderError:
+        except (OrderError, FormatError):   # a onehot, comparison or window in no order
             continue
         if best is None or got.price < best.price:
             best = got

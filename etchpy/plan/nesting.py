@@ -28,7 +28,7 @@ import math
 from dataclasses import dataclass
 
 from .plan import Plan, make_plan, total_cost
-from ..errors import OrderError
+from ..errors import FormatError, OrderError
 from ..expr.nodes import Add, Expr, Map, Mul, Sum
 
 
@@ -98,8 +98,10 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
     plan.cost.Stats; its tuning's `written_nesting` off: the flat nest, as plain
     loops). `plan_stats=False` plans each nesting's steps without the cost model
     (heuristic loop orders, as without the optimizer); `only_written=True` prices
-    the written nesting alone (every point kept). Raises OrderError only when no
-    nesting is walkable under the user's `order`."""
+    the written nesting alone (every point kept). A nesting no loop order walks
+    (an OrderError, or the FormatError of a onehot, comparison or window read in
+    no order) is priced ∞. Raises the flat nest's error when no nesting is
+    walkable, and OrderError when `only_written` and the written one is not."""
     points = factor_points(e)
     given = stats if plan_stats else None
     priced: dict[frozenset, tuple[float, Plan | None]] = {}
@@ -111,7 +113,7 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
                                  out_format=out_format)
                 priced[kept] = (total_cost(plan, stats.with_origin(plan.origin),
                                            out_format), plan)
-            except OrderError:
+            except (OrderError, FormatError):   # this nesting walks no order; another may
                 priced[kept] = (math.inf, None)
         return priced[kept][0]
 
@@ -124,8 +126,9 @@ def best(e: Expr, out, order, stats, out_format=None, plan_stats=True,
     for kept in [written] if only_written else _candidates(points, price, most):
         price(kept)
     ok = {k: v for k, v in priced.items() if v[1] is not None}
-    if not ok:
-        make_plan(e, out, order, stats=given, out_format=out_format)   # its OrderError
+    if not ok:     # the flat nest's error; with only_written, the flat nest may walk
+        make_plan(e, out, order, stats=given, out_format=out_format)
+        raise OrderError("no loop order walks the nesting as written")
     chosen = min(ok, key=lambda k: (ok[k][0], len(k), sorted(map(str, k))))
     return Nesting(ok[chosen][1], ok[chosen][0], chosen, points, price(written),
                    math.nan if only_written else price(flat))

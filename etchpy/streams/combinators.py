@@ -28,7 +28,7 @@ from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, Facts, Flat, Full,
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk, WindowWalk)
-from .hoist import guard_product
+from .hoist import Distinct, guard_product
 from .merged import merged as merged_walks
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
@@ -134,8 +134,8 @@ def run_meet(names, sr, tuning: Tuning, a: Stream, b: Stream, combine, rings):
 def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:
     """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
     marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
-    return guard_product(iterate_locate(names, it, loc, combine), loc.facts.get(Locate).at,
-                         sr.zero, tuning.hoist_probes,
+    return guard_product(names, iterate_locate(names, it, loc, combine),
+                         loc.facts.get(Locate).at, sr.zero, tuning.hoist_probes,
                          lambda test, s: guard(names, sr, test, s), tuning.hoist_row_tests,
                          tuning.hoist_row_tests and tuning.guard_leaves)
 
@@ -268,7 +268,7 @@ def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
     fetch = blocks_of(loc, Blocks) if Ahead in it.facts else ()
     prefetch = blocks_of(it, Prefetch) + fetch
     facts = it.facts.keep(Counter, Full, Extent, Most, Choice, Split, Ahead, Segment,
-                          Walk, Short, Runs, Pieces, Entries, WindowWalk).add(
+                          Walk, Short, Runs, Pieces, Entries, WindowWalk, Distinct).add(
         Prelude.of(seq(prelude(it), prelude(loc))),
         Prefetch(prefetch) if prefetch else None,
         None if it_at is None else Locate(lambda t: combine(it_at.at(t), at(t))))

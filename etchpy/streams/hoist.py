@@ -17,17 +17,34 @@ segment test skips its order's lineitems instead of multiplying them by zero).
                                  (the located test joined with the walked operand's
                                  own row test, without branches between them)
 
+Both keep (index, ready) strictly increasing: where s has states that are not
+ready, several may share an index (a strided window's off-stride coordinate
+before its stride point, a leapfrog's operands apart then met), and a guard
+that fails at the later one would repeat the earlier's (index, false); their
+`next` then steps on past the states at the index it left that the guard made
+not ready (`_step`).
+
 proofs_notes/hoist.md states the law.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from .. import imp
-from ..imp import TRUE, Bin, Const, If, Ring, Select, While, and_, eq, not_, seq
+from ..imp import TRUE, Assign, Bin, Const, If, Ring, Select, Var, While, and_, eq, not_, seq
 from ..imp.analysis import arrays_written, names_used
-from .facts import Ahead, Choice, Extent, Most, Prefetch, Prelude, Runs, Segment, Split, Walk
+from .facts import (Ahead, Choice, Extent, Fact, Most, Prefetch, Prelude, Runs, Segment,
+                    Split, Walk)
 from .stream import Stream, Value, is_stream
+
+
+@dataclass(frozen=True)
+class Distinct(Fact):
+    """No two states of the run share an index (its indices strictly increase),
+    though some states may not be ready: a guard's stream over one whose every
+    state was ready. Kept by iterate_locate (the run is the walked side's) and
+    by the guards here; a guard over such a stream keeps its step."""
 
 
 def zero_unless(value: Value, zero, eager: bool = False) -> imp.Expr | None:
@@ -67,10 +84,12 @@ def _both(a: imp.Expr, b: imp.Expr | None, eager: bool = False) -> imp.Expr:
     return Bin("&", a, b) if eager and joined not in (a, b, imp.FALSE) else joined
 
 
-def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
+def guard_ready(names: imp.Names, s: Stream,
+                test: Callable[[imp.Expr], imp.Expr | None]) -> Stream:
     """s (a product that walks one operand and locates another, its value a
     nested stream) ready only where `test(index)` holds as well. Its run is
-    s's: the states are the same, some no longer ready, so a skip to (t, r)
+    s's but for states at one index that the guard made not ready (`_step`):
+    the ready states are the same, some no longer ready, so a skip to (t, r)
     that lands at index t where the test fails goes on past t (no state at t
     is ready). Facts about the
     run that do not speak of ready states stay; Counter and Full (every state
@@ -85,31 +104,47 @@ def guard_ready(s: Stream, test: Callable[[imp.Expr], imp.Expr | None]) -> Strea
         past = and_(s.valid, and_(eq(s.index, t), not_(here)))
         return seq(s.skip(t, r), If(past, s.skip(t, TRUE)))
 
-    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Walk, Extent, Ahead, Prefetch,
-                         Runs)
-    return s.derive(facts, ready=and_(s.ready, here), skip=skip,
+    ready = and_(s.ready, here)
+    state, nxt, facts = _step(names, s, ready)
+    return s.derive(facts, state=state, ready=ready, skip=skip, next=nxt,
                     search=f"{s.search}, guarded by the located test")
 
 
-def guard_state(s: Stream, test: imp.Expr) -> Stream:
+def guard_state(names: imp.Names, s: Stream, test: imp.Expr) -> Stream:
     """s ready only at the states where `test` holds too (a test of the state:
     it may read s's own position, as a row test of the walked table's entry
     does). A skip to (t, r) that lands at index t on a state no longer ready
     steps on while it is at t and not ready (several states may share an
-    index); facts as for `guard_ready`."""
+    index); its step as `guard_ready`'s; facts as there."""
     ready = and_(s.ready, test)
 
     def skip(t, r):
         stay = and_(s.valid, and_(eq(s.index, t), not_(ready)))
         return seq(s.skip(t, r), While(stay, s.next))
 
-    facts = s.facts.keep(Prelude, Most, Choice, Split, Segment, Walk, Extent, Ahead, Prefetch,
-                         Runs)
-    return s.derive(facts, ready=ready, skip=skip,
+    state, nxt, facts = _step(names, s, ready)
+    return s.derive(facts, state=state, ready=ready, skip=skip, next=nxt,
                     search=f"{s.search}, guarded by the located and row tests")
 
 
-def guard_product(s: Stream, located_at: Callable, zero, on: bool,
+def _step(names: imp.Names, s: Stream, ready: imp.Expr) -> tuple:
+    """(state, next, facts) of s guarded to `ready` (⊆ s.ready). Every state of s
+    ready, or s Distinct: s's own (its indices strictly increase, so lowering
+    ready repeats no (index, ready)), and the result is Distinct. Else next :=
+    (t := index; s.next; while valid ∧ index = t ∧ ¬ready: s.next): on past the
+    states at the index it left that are not ready, so that a state (t, false)
+    is never followed by another; Choice, Segment and Walk (which describe s's
+    next) are dropped."""
+    kept = (Prelude, Most, Split, Extent, Ahead, Prefetch, Runs)
+    if s.ready == TRUE or Distinct in s.facts:
+        return s.state, s.next, s.facts.keep(*kept, Choice, Segment, Walk).add(Distinct())
+    t = names.fresh(f"{s.var}_left")
+    stay = and_(s.valid, and_(eq(s.index, Var(t)), not_(ready)))
+    nxt = seq(Assign(t, s.index), s.next, While(stay, s.next))
+    return s.state + ((t, "index"),), nxt, s.facts.keep(*kept)
+
+
+def guard_product(names: imp.Names, s: Stream, located_at: Callable, zero, on: bool,
                   whole: Callable | None = None, rows: bool = False,
                   leaves: bool = False) -> Stream:
     """`guard_ready` for the product s whose located operand has value
@@ -138,13 +173,13 @@ def guard_product(s: Stream, located_at: Callable, zero, on: bool,
     if not is_stream(s.value):
         if leaves and here is not None:     # a leaf with a row test: its update made
             every = zero_unless(s.value, zero, eager=True)     # only where both hold
-            return s if every is None or every == here else guard_state(s, every)
+            return s if every is None or every == here else guard_state(names, s, every)
         return s
     if rows and here is not None:
         every = zero_unless(s.value, zero, eager=True)
         if every is not None and every != here:
-            return guard_state(s, every)
-    return guard_ready(s, test)
+            return guard_state(names, s, every)
+    return guard_ready(names, s, test)
 
 
 def _invariant(test: imp.Expr, s: Stream) -> bool:
