@@ -250,7 +250,8 @@ def _build(loop, i: str, end, found, tuning, taken: set):
     listed = [Decl(top, "index", imp.min_(imp.add(Var(i), Const(size)), end)),
               Decl(n, "index", imp.ZERO), Decl(t, "index", Var(i))]
     if masked:
-        listed += guard_mask.listing(tests[:masked], i, names, tuning.guard_mask)
+        listed += guard_mask.listing(tests[:masked], i, names,
+                                     min(tuning.guard_mask, 64))   # (a group is unrolled)
     else:
         listed.append(While(imp.lt(Var(t), Var(top)), imp.seq(
             Store(lst, Var(n), Var(t)),

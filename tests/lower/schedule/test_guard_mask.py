@@ -2,7 +2,8 @@
 TPC-H Q14's shape (each line's date a range test, then its part's row), the
 lines listed through a mask of both ends of the range, in groups; the answers
 equal numpy's for blocks and groups that do and do not divide the lines, and
-for ranges no line, some lines and every line passes. Which tests the mask
+for ranges no line, some lines and every line passes (compiled to C, and
+the program run by the Imp interpreter). Which tests the mask
 takes: those reading at the counter only what the first reads there."""
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import etchpy as ep
 from etchpy import tuning
 from etchpy.imp import Bin, Const, Load, Select, Var
 from etchpy.lower.schedule import guard_mask
+from etchpy.testing.oracles import imp_evaluate
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -45,6 +47,13 @@ def test_lines_listed_through_a_mask_give_numpys_sums():
         for g, k in kern.items():
             got = k(L=lines.tensor("v"), P=parts.tensor(), dlo=lo, dhi=hi)
             assert np.allclose(got, want, rtol=1e-12, atol=0), (g, lo, hi)
+    on = tuning.DEFAULT.with_(guard_block=40, guard_mask=8, guard_blocks_far=3)
+    dates = ep.Tensor.from_coords(np.arange(3, 7)[None, :], np.ones(4), (10,), "csf")
+    got = imp_evaluate(e, {"L": lines.tensor("v"), "P": parts.tensor(),       # the Imp run
+                           "cmp_d_ge_p_dlo_lt_p_dhi": dates},      # (the range, as made per call)
+                       order=["l", "p", "d", "t"], tuning=on, optimize=False)
+    want = np.bincount(types[part], weights=v * ((date >= 3) & (date < 7)), minlength=3)
+    assert np.allclose(got, want, rtol=1e-12, atol=0)
 
 
 def test_the_mask_takes_the_tests_reading_the_first_tests_places():
