@@ -52,10 +52,10 @@ class Tuning:
             window_blocks, window_blocks_ahead, window_blocks_share, check_block,
             hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
             prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
-            prefetch_guard_reads, guard_block, guard_blocks_ahead, prefetch_min_bytes,
-            prefetch_index_bytes, prefetch_near_share, run_ahead, run_short, run_long,
-            run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short, block_sizes,
-            chunks_per_thread, thread_min_work.
+            prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask,
+            prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
+            run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
+            block_sizes, chunks_per_thread, thread_min_work.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -220,6 +220,9 @@ class Tuning:
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
     guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)
     guard_blocks_ahead: int = 8       # ... a listed entry's fibre prefetched this many on (0: off)
+    guard_blocks_far: int = 16        # ... its own reads (a line's part code) this many on (0: off)
+    guard_mask: int = 8               # ... its first tests a mask over the block, listed by
+                                      # groups of this many entries, none-passing skipped (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)

@@ -21,7 +21,11 @@ where T1, T2, ... are the tests on the path to the region, in the order the
 body makes them (each a function of the counter and of names the loop never
 changes), each evaluated only for the entries that passed the ones before
 (so it reads only what the body reads), and d is tuning.guard_blocks_ahead
-(0: no prefetch). The body itself is unchanged: each listed entry runs all
+(0: no prefetch), and the arrays the body reads at the listed entry's own
+position tuning.guard_blocks_far on (0: off). Where the first tests read
+arrays only at the counter, the block is listed through a mask of them
+(lower.schedule.guard_mask, tuning.guard_mask). The body itself is
+unchanged: each listed entry runs all
 of it, tests included. The form is chosen only where an entry whose tests
 fail is inert (lower.schedule.guard_inert: its prefix and suffix leave the
 loop's state as they found it, S does nothing outside the region but assign
@@ -39,7 +43,7 @@ from ... import imp
 from ...imp import (Assign, Bin, Block, Comment, Const, Decl, If, Load, LocalArray, Not, Opaque,
                     Prefetch, Seek, Select, Seq, Store, Var, While)
 from ...imp.analysis import children
-from . import guard_inert as inert
+from . import guard_inert as inert, guard_mask
 from .guard_prefetch import _Fixed, _conjuncts, _one, _reads_at, counted
 
 
@@ -236,19 +240,24 @@ def _and(conj: list, tests) -> list:
 def _build(loop, i: str, end, found, tuning, taken: set):
     """The block loop (module docstring) for `loop`."""
     tests, _, (pos, at, reads, guarded) = found
-    names = [f"{i}_{x}" for x in ("list", "top", "n", "t", "m")]
-    if set(names) & taken:
+    names = {x: f"{i}_{x}" for x in ("list", "top", "n", "t", "m", "mask", "w", "g")}
+    if set(names.values()) & taken:
         return None
-    lst, top, n, t, m = names
+    lst, top, n, t, m = (names[x] for x in ("list", "top", "n", "t", "m"))
     size, ahead = min(tuning.guard_block, 1 << 13), tuning.guard_blocks_ahead  # (on the stack)
+    masked = guard_mask.prefix(tests, i) if tuning.guard_mask > 0 else 0
     one = lambda c: Select(c, imp.ONE, imp.ZERO)
     listed = [Decl(top, "index", imp.min_(imp.add(Var(i), Const(size)), end)),
-              Decl(n, "index", imp.ZERO), Decl(t, "index", Var(i)),
-              While(imp.lt(Var(t), Var(top)), imp.seq(
-                  Store(lst, Var(n), Var(t)),
-                  Assign(n, imp.add(Var(n), one(imp.substitute(tests[0], i, Var(t))))),
-                  imp.incr(t)))]
-    for test in tests[1:]:
+              Decl(n, "index", imp.ZERO), Decl(t, "index", Var(i))]
+    if masked:
+        listed += guard_mask.listing(tests[:masked], i, names,
+                                     min(tuning.guard_mask, 64))   # (a group is unrolled)
+    else:
+        listed.append(While(imp.lt(Var(t), Var(top)), imp.seq(
+            Store(lst, Var(n), Var(t)),
+            Assign(n, imp.add(Var(n), one(imp.substitute(tests[0], i, Var(t))))),
+            imp.incr(t))))
+    for test in tests[max(masked, 1):]:
         listed += [Assign(m, imp.ZERO), Assign(t, imp.ZERO),
                    While(imp.lt(Var(t), Var(n)), imp.seq(
                        Store(lst, Var(m), Load(lst, Var(t))),
@@ -265,7 +274,21 @@ def _build(loop, i: str, end, found, tuning, taken: set):
     while fetch is not None and inert.hint(body[0]):
         body = body[1:]            # (prefetches by the counter: the listed entries' own instead)
     walk = While(imp.lt(Var(t), Var(n)), imp.seq(
-        fetch, Assign(i, Load(lst, Var(t))), *body, imp.incr(t)))
+        _far(body, i, lst, t, n, tuning.guard_blocks_far if fetch else 0), fetch,
+        Assign(i, Load(lst, Var(t))), *body, imp.incr(t)))
+    mask = [LocalArray(names["mask"], size, imp.ZERO, "bool"),
+            Decl(names["g"], "index", imp.ZERO)] if masked else []
     return Block(imp.seq(
-        LocalArray(lst, size, imp.ZERO, "index"), Decl(m, "index", imp.ZERO),
+        LocalArray(lst, size, imp.ZERO, "index"), *mask, Decl(m, "index", imp.ZERO),
         While(loop.cond, imp.seq(*listed, Assign(t, imp.ZERO), walk, Assign(i, Var(top))))))
+
+
+def _far(body, i: str, lst: str, t: str, n: str, far: int):
+    """The prefetch of what the listed entry `far` on reads at its own position
+    (a line's part code, from which the nearer prefetch finds the part's row:
+    its miss then overlaps the walk instead of stalling it), or SKIP."""
+    reads = _reads_at(Seq(tuple(body)), i) if far > 0 else []
+    if not reads:
+        return imp.SKIP
+    nxt = imp.add(Var(t), Const(far))
+    return If(imp.lt(nxt, Var(n)), imp.seq(*(Prefetch(a, Load(lst, nxt)) for a in reads)))
