@@ -184,6 +184,8 @@ class Tuning:
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
     defer_written: bool = True        # ... a kernel whose calls may run one walk lowers
                                       # its written form on first need (runtime.deferred)
+    aligned_once: bool = True         # columns of different structures compared: their
+                                      # alignment kept for the same Tensors (runtime.align)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
