@@ -99,7 +99,15 @@ def eq(a, b) -> Expr:
     if isinstance(a, Index) and isinstance(b, Index):
         raise ExpressionTypeError(f"ep.eq({a}, {b}) of two indices: write one index "
                                   f"for both (A[i, i] is a diagonal)")
+    a, b = _bound_right(a, b)
     return conjunction(compare(a, "<=", b), compare(a, ">=", b))
+
+
+def _bound_right(a, b) -> tuple:
+    """(a, b), or (b, a) when a is a bound (a number or a parameter name) and b
+    is not: = and <> are symmetric, and a comparison takes its bound second."""
+    return (b, a) if isinstance(a, (str, int, float)) and isinstance(b, (Expr, Index)) \
+        else (a, b)
 
 
 def ne(a, b) -> Expr:
@@ -110,6 +118,7 @@ def ne(a, b) -> Expr:
         >>> ep.ne(i, 3)
         cmp_i_or_idx_lt_3_idx_gt_3_33591bbb[i]
     """
+    a, b = _bound_right(a, b)
     return disjunction(compare(a, "<", b), compare(a, ">", b))
 
 

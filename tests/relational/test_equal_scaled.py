@@ -92,6 +92,7 @@ def test_equality_with_a_bound_a_parameter_and_a_code():
     kern = ep.compile(ep.sum(s, ep.eq(C, "t")))
     assert kern(Pc=Pc.tensor, t=2.0).tolist() == [1.0, 0.0, 1.0]
     assert kern(Pc=Pc.tensor, t=2.5).tolist() == [0.0, 0.0, 0.0]
+    assert ep.eq(2.0, C) == ep.eq(C, 2.0) and ep.ne("t", C) == ep.ne(C, "t")
     for backend in BACKENDS:
         at = ep.evaluate(ep.sum(s, ep.eq(C, s)), backend=backend, Pc=Pc.tensor)
         assert np.asarray(at).tolist() == [0.0, 1.0, 1.0]       # cost 1 at code 1, 2 at 2
