@@ -1,6 +1,7 @@
 """TPC-H Q20 (potential part promotion) written as docs/relational.md teaches, on
 the tables loaded once (bench/tpch/tables.py `load`, with partsupp's available
-quantity and the supplier's columns made at load: bench/tpch/more.py `carried`).
+quantity added to partsupp's table and the supplier's columns made at load:
+bench/tpch/more.py `carried`).
 
     q20(tables, color="forest", date="1994-01-01", nation="CANADA")
 
@@ -13,7 +14,7 @@ subquery's sum is NULL (and the comparison false) for the others. A second
 kernel compares partsupp's available quantity with half of it where both
 store an entry (`Av[p, s] > 0.5 * Sum[p, s]`, as SQL writes it: a scaled
 operand; the relation with fewer entries, the pairs with lines, is the one
-listed, and partsupp's coordinates are sorted once, runtime.predicates),
+listed, and partsupp's coordinates are sorted once, runtime.align),
 keeps the suppliers of the nation
 (supplier, nation and a sparse mask over nation names) and counts the
 passing parts per supplier (a dense output over supplier codes): IN is a
@@ -46,7 +47,7 @@ def _suppliers_expr(tables):
     p, s, n, r, nm = ep.indices("p s n r nm")
     Sum = ep.tensor("Sum", 2, ep.Format(["compressed", "compressed"]))
     Nm = ep.tensor("Nm", 1, "csf")
-    avail = tables["ps_avail"].var("ps_availqty", name="Av")[p, s]
+    avail = tables["partsupp"].var("ps_availqty", name="Av")[p, s]
     body = ((avail > 0.5 * Sum[p, s]) * tables["supplier"].var()[s, n]
             * tables["nation"].var()[n, r, nm] * Nm[nm])
     return ep.sum((p, n, r, nm), body), "p s n r nm"
@@ -64,7 +65,7 @@ def q20(tables, color: str = "forest", date: str = "1994-01-01",
         G=_keys(P, "p_name").like(f"{color}%", sparse=True), P=P.tensor(order=PART_BY_NAME),
         Lq=L.tensor("l_quantity", order=LINE_BY_PART), dlo=dlo, dhi=dhi)
     count = _kernel(tables, _suppliers_expr)(
-        Sum=shipped, Av=tables["ps_avail"].tensor("ps_availqty"), S=tables["supplier"].tensor(),
+        Sum=shipped, Av=tables["partsupp"].tensor("ps_availqty"), S=tables["supplier"].tensor(),
         N=N.tensor(), Nm=_keys(N, "n_name").mask(lambda v: v == nation, sparse=True))
     attrs = tables["supplier_more"]
     out = ep.decode(np.asarray(count), [_keys(tables["supplier"], "s_suppkey")],
