@@ -30,13 +30,11 @@ def aligned(tv, ts: list, sr: Semiring, reuse: bool = True):
     """(structure, [values of ts[1:] at its entries]) for the row predicate `tv`
     over Tensors `ts` (see the module docstring); the structure's values are
     ts[0]'s there (ts[0] itself when every one of its entries is found)."""
-    src = ts[0]
-    for t in ts:
-        if any(lv.roles == () for lv in t.format.levels[1:]) or t.format.is_dense:
-            raise InputError(f"comparison {tv.name}: {t.name if t is not src else tv.source} "
-                             f"has dense levels, so the columns "
-                             f"({', '.join(c[0] for c in tv.columns)}) must share one "
-                             f"structure; give them one (ep.relation(..., values=[...]))")
+    src = ts[0]          # (the others may be dense: every cell of theirs is an entry)
+    if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
+        raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
+                         f"columns ({', '.join(c[0] for c in tv.columns)}) must share its "
+                         f"structure; give them one (ep.relation(..., values=[...]))")
     memo = src.__dict__.setdefault("_etchpy_aligned", {}) if reuse else {}
     key = tuple(id(t) for t in ts)
     kept = memo.get(key)

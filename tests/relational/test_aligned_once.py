@@ -70,9 +70,12 @@ def test_the_same_tensors_are_aligned_once():
     assert float(kern(A=A, B=_tensor([(3, 3)], [11.0]))) == 0.0   # another structure
 
 
-def test_dense_levels_are_refused_with_the_fix():
-    A = ep.Tensor.from_dense(np.ones((5, 5)), "dense")
-    B = _tensor([(0, 0)], [1.0])
+def test_a_dense_second_column_stores_every_cell_and_a_dense_first_is_refused():
+    D = ep.Tensor.from_dense(np.arange(25.0).reshape(5, 5), "dense")
+    S = _tensor([(0, 0), (2, 3), (4, 4)], [1.0, 1.0, 30.0])
     X, Y = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "dense")
-    with pytest.raises(ep.InputError, match="share one structure"):
-        ep.evaluate(X[i, j] > Y[i, j], A=B, B=A)
+    kern = ep.compile(ep.sum(j, X[i, j] > 0.5 * Y[i, j]))
+    assert kern(A=S, B=D).tolist() == [1.0, 0.0, 0.0, 0.0, 1.0]    # 1 > 0, 1 > 6.5 no, 30 > 12
+    with pytest.raises(ep.InputError, match="must share its structure"):
+        ep.evaluate(ep.tensor("A", 2, "dense")[i, j] > ep.tensor("B", 2, "csr")[i, j],
+                    A=D, B=S)
