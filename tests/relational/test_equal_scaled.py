@@ -121,3 +121,21 @@ def test_equality_is_a_function_and_a_truth_value_is_refused():
         ep.eq(p, s)
     with pytest.raises(ExpressionTypeError, match="cannot compare"):
         (A[p, s] + 1.0) < B[p]                    # an offset is not a scale
+
+
+@pytest.mark.parametrize("kinds", [["dense", "compressed"], ["compressed", "compressed"],
+                                   ["compressed", "singleton"]])
+def test_equality_with_a_located_least_on_each_level_kind(kinds):
+    cols = {"part": np.array([0, 1, 1, 2]), "supp": np.array([0, 1, 2, 3]),
+            "cost": np.array([2.0, 3.0, 1.0, 2.0])}
+    if kinds[1] == "singleton":                  # one supplier per part: a singleton level
+        cols = {k: v[[0, 1, 3]] for k, v in cols.items()}
+    Pc = ep.relation(cols, ["part", "supp"], values="cost", levels=kinds, name="Pc")
+    least = ep.evaluate(ep.sum(s, Pc.var()[p, s]), semiring=ep.semirings.min_plus,
+                        Pc=Pc.tensor)
+    C, Least = Pc.var()[p, s], ep.tensor("Least", 1)[p]
+    want = per_part([tuple(r) for r in zip(*cols.values())], lambda c, m: c == m)
+    for backend in BACKENDS:
+        got = ep.evaluate(ep.sum(s, C * ep.eq(C, Least)), backend=backend, Pc=Pc.tensor,
+                          Least=least)
+        assert _decoded(got, Pc.keys[0]) == pytest.approx(want), (kinds, backend)
