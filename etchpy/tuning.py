@@ -85,7 +85,8 @@ class Tuning:
             sink_located: there, a located table's one-child levels last, expr.sink;
             dense_runs: a run may start at a dense first level, expr.collapse;
             defer_written: such a kernel plans its written form when made and
-            lowers it on first need, runtime.deferred).
+            lowers it on first need, runtime.deferred), aligned_once (columns of
+            different structures compared: their alignment kept, runtime.align).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
