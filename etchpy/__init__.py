@@ -22,6 +22,7 @@ from .runtime.tensor import Tensor
 from .expr.nodes import sum  # noqa: A004 - ep.sum is the public name
 from .expr.maps import map  # noqa: A004 - ep.map is the public name
 from .expr.compare import between
+from .expr.logic import eq, ne
 from .expr.bins import onehot
 from .formats import (Banded, BlockList, ByteMap, Compressed, Dense, Format, Hash, Runs,
                       Singleton)

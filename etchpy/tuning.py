@@ -85,7 +85,8 @@ class Tuning:
             sink_located: there, a located table's one-child levels last, expr.sink;
             dense_runs: a run may start at a dense first level, expr.collapse;
             defer_written: such a kernel plans its written form when made and
-            lowers it on first need, runtime.deferred).
+            lowers it on first need, runtime.deferred), aligned_once (columns of
+            different structures compared: their alignment kept, runtime.align).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -184,6 +185,8 @@ class Tuning:
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
     defer_written: bool = True        # ... a kernel whose calls may run one walk lowers
                                       # its written form on first need (runtime.deferred)
+    aligned_once: bool = True         # columns of different structures compared: their
+                                      # alignment kept for the same Tensors (runtime.align)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     gallop_ratio: int = 16            # gallop when one segment is this many times longer

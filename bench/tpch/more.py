@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 
-import etchpy as ep
 from bench.tpch.q2 import SUPPLIER_ATTRS, q2
 from bench.tpch.q8 import q8
 from bench.tpch.q15 import q15
@@ -20,16 +19,14 @@ MORE = {"Q8": q8, "Q2": q2, "Q20": q20, "Q15": q15}
 
 def carried(cols: dict, tables: dict) -> None:
     """Adds "supplier_more" (Q2's supplier columns and the nation's name, by
-    supplier code), "part_more" (p_mfgr by part code) and "ps_avail" (partsupp's
-    available quantity, a table keyed as partsupp, Q20) to `tables`."""
+    supplier code) and "part_more" (p_mfgr by part code) to `tables`, and
+    partsupp's available quantity (Q20) to the partsupp table loaded once, as
+    a value column over its structure (Table.add_values)."""
     def table(name):
         return {k.split(".")[1]: v for k, v in cols.items() if k.startswith(name + ".")}
     supp, nation, part, ps = (table(t) for t in ("supplier", "nation", "part", "partsupp"))
-    if "ps_availqty" in ps:
-        keys = tables["partsupp"].keys
-        tables["ps_avail"] = ep.table(ps, ["ps_partkey", "ps_suppkey"], values=["ps_availqty"],
-                                      coding={"ps_partkey": keys[0], "ps_suppkey": keys[1]},
-                                      name="Av", skip_unwritten=True)
+    if "ps_availqty" in ps and "ps_availqty" not in tables["partsupp"].values:
+        tables["partsupp"].add_values(ps, "ps_availqty")
     if not all(a in supp for a in SUPPLIER_ATTRS) or "p_mfgr" not in part:
         return
     suppkey, nationkey = (tables[t].keys[0] for t in ("supplier", "nation"))

@@ -46,7 +46,7 @@ def _q17_expr(tables):
     at, by_part = (o, ln, p, s, sd, m), L.secondary
     qty = L.var("l_quantity", order=by_part, name="Lq")[at]
     price = L.var("l_extendedprice", order=by_part, name="Lp")[at]
-    body = price * _part(p) * (qty < ep.tensor("Lim", 1)[p])
+    body = price * _part(p) * (qty < 0.2 * ep.tensor("Avg", 1)[p])
     return ep.sum(at, body), "p s o ln sd m"
 
 
@@ -59,7 +59,7 @@ def q17(tables, brand: str = "Brand#23", container: str = "MED BOX") -> dict:
             "b": _code(tables["brands"], brand), "c": _code(tables["containers"], container)}
     qty = L.tensor("l_quantity", order=by_part)
     sums = _kernel(tables, _q17_sums_expr)(Lq=qty, Lc=L.tensor(order=by_part), **part, **UNITS)
-    limit = 0.2 * sums[:, 0] / np.maximum(sums[:, 1], 1.0)
+    avg = sums[:, 0] / np.maximum(sums[:, 1], 1.0)
     total = _kernel(tables, _q17_expr)(Lq=qty, Lp=L.tensor("l_extendedprice", order=by_part),
-                                       Lim=limit, **part)
+                                       Avg=avg, **part)
     return {"avg_yearly": np.array([float(total) / 7.0])}

@@ -11,10 +11,10 @@ mask over the part's type codes, a key of part) and the suppliers of the
 region (supplier, nation, region, and a sparse mask over region names): a
 sparse output over (part, supplier). The correlated MIN subquery is a second
 kernel over that output in the min_plus semiring: the least cost per part
-(a dense output, +inf where a part has no candidate). The rows whose cost
-equals their part's least are kept in numpy over the first output's entries
-(listed by its own levels, not by a row pointer over every part) (a value compared with a vector
-read at one of its indices: not in the relational API here), and
+(a dense output, +inf where a part has no candidate). A third kernel keeps
+the rows whose cost equals their part's least (`ep.eq(X[p, s], Least[p])`: a
+value against a vector read at one of its indices, tested in the kernel's
+walk of the first output), and
 `ep.decode` carries the supplier's balance, name, address, phone and comment,
 its nation's name and the part's maker, and sorts and limits (ORDER BY
 s_acctbal DESC, n_name, s_name, p_partkey LIMIT 100).
@@ -43,6 +43,12 @@ def _least_expr(tables):
     return ep.sum(s, ep.tensor("X", 2, ep.Format(["compressed", "compressed"]))[p, s]), "p s"
 
 
+def _best_expr(tables):
+    p, s = ep.indices("p s")
+    X = ep.tensor("X", 2, ep.Format(["compressed", "compressed"]))
+    return X[p, s] * ep.eq(X[p, s], ep.tensor("Least", 1)[p]), "p s"
+
+
 def q2(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE",
        limit: int = 100) -> dict:
     """s_acctbal, s_name, n_name, p_partkey, p_mfgr, s_address, s_phone, s_comment:
@@ -56,9 +62,8 @@ def q2(tables, size: int = 15, type: str = "BRASS", region: str = "EUROPE",
         N=tables["nation"].tensor(), R=R.tensor(),
         Rm=_keys(R, "r_name").mask(lambda v: v == region, sparse=True))
     least = _kernel(tables, _least_expr, semiring=ep.semirings.min_plus)(X=cost)
-    coords, vals = cost.to_coords()              # the few parts listed, not every part
-    at_least = vals == least[coords[0]]          # = the part's MIN
-    best = ep.Tensor.from_coords(coords[:, at_least], vals[at_least], cost.shape, cost.format)
+    best = _kernel(tables, _best_expr, output=ep.Format(["compressed", "compressed"]))(
+        X=cost, Least=least)                     # ps_supplycost = the part's MIN
     attrs = tables["supplier_more"]
     carry = {a: ("s_suppkey", attrs[a]) for a in (*SUPPLIER_ATTRS, "n_name")}
     carry["p_mfgr"] = ("p_partkey", tables["part_more"]["p_mfgr"])

@@ -20,7 +20,8 @@ import numpy as np
 from ..errors import ExpressionTypeError, SemiringError
 from ..formats import Format
 from . import formula
-from .nodes import COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, TensorVar, show
+from .nodes import (COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, Lit, Mul, TensorVar,
+                    show)
 
 OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
@@ -162,12 +163,15 @@ def compare(a, op: str, b) -> Access:
     bound, a tensor access and a bound (a number or a parameter name), two
     tensor accesses at the same indices (A[i] < B[i]: where both store entries),
     or a tensor access and one of its indices (A[i, j] < j: each value against
-    its coordinate, a code).
+    its coordinate, a code). A tensor access may be scaled by a number written
+    in the expression (`A[i] < 0.5 * B[i]`, `2 * A[i] >= t`, `-A[i] < j`): its
+    value times that number, in ordinary arithmetic (not the semiring's ⊗).
 
         >>> i, j = ep.indices("i j")
         >>> i < j
         cmp_i_lt_j[i,j]
     """
+    (a, ca), (b, cb) = scaled(a), scaled(b)
     if isinstance(a, Index) and isinstance(b, Index):
         if a == b:
             raise ExpressionTypeError(f"{a} {op} {a} compares an index with itself")
@@ -175,21 +179,47 @@ def compare(a, op: str, b) -> Access:
                          tests=((op, None),))
         return Predicate(var, (a, b))
     if isinstance(a, Index) and _plain(b):
-        return _index_value(b, formula.FLIPPED[op], a)
+        return _index_value(b, formula.FLIPPED[op], a, cb)
     if isinstance(b, Index) and _plain(a):
-        return _index_value(a, op, b)
+        return _index_value(a, op, b, ca)
     if isinstance(a, Index):
         return between(a, tests=((op, b),))
     if _plain(a) and _plain(b):
-        return _pair(a, op, b)
+        return _pair(a, op, b, ca, cb)
     if _plain(a):
         token(b)                                       # a number or a parameter name
         return row_predicate(((a.tensor.name, a.tensor.format, None),),
-                             ("cmp", op, ("col", 0), operand(b)), a.indices, keyed_of(a))
+                             ("cmp", op, column(0, ca), operand(b)), a.indices, keyed_of(a))
     raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
                               f"index with a bound, a tensor access with a bound, or two "
                               f"tensor accesses with the same indices (or one at some "
-                              f"of the other's, dense)")
+                              f"of the other's, dense), each access maybe times a number")
+
+
+def scaled(x) -> tuple:
+    """(x, 1), or for a product of number literals and one plain tensor access
+    (`0.5 * A[i]`, `A[i] * 2`, `-A[i]`), (that access, the literals' product)."""
+    if not isinstance(x, Mul):
+        return x, 1
+    for lit, rest in ((x.a, x.b), (x.b, x.a)):
+        if isinstance(lit, Lit) and _real(lit.value):
+            inner, c = scaled(rest)
+            if _plain(inner):
+                return inner, lit.value * c
+    return x, 1
+
+
+def _real(v) -> bool:
+    return isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_)) \
+        and np.isreal(v) and bool(np.isfinite(v))
+
+
+def column(k: int, scale=1) -> tuple:
+    """The formula operand of column k, times `scale` (a number; 1: the column)."""
+    if scale == 1:
+        return ("col", k)
+    return ("scaled", ("col", k), int(scale) if isinstance(scale, numbers.Integral)
+            else float(scale))
 
 
 def operand(b) -> tuple:
@@ -207,17 +237,18 @@ def _plain(a) -> bool:
     return type(a) is Access and not isinstance(a.tensor, (CompareVar, IdentityVar))
 
 
-def _pair(a: Access, op: str, b: Access) -> Access:
+def _pair(a: Access, op: str, b: Access, ca=1, cb=1) -> Access:
     """A[idx] op B[idx]: the entries both store where A's value op B's value.
     A[idx] op B[sub] (sub some of idx, B row-major dense), either side: A's
     entries where A's value op B's value at the entry's coordinates of sub
     (B located, as a row test reads a dense column: a correlated subquery's
-    per-group value)."""
+    per-group value). ca, cb: the scales of a and b (`compare`)."""
     if a.indices != b.indices and (_located(a, b) or _located(b, a)):
-        s, t, o = (a, b, op) if _located(a, b) else (b, a, formula.FLIPPED[op])
+        s, t, o, cs, ct = (a, b, op, ca, cb) if _located(a, b) else \
+            (b, a, formula.FLIPPED[op], cb, ca)
         pos = tuple(s.indices.index(ix) for ix in t.indices)
         cols = ((s.tensor.name, s.tensor.format, None), (t.tensor.name, t.tensor.format, pos))
-        return row_predicate(cols, ("cmp", o, ("col", 0), ("col", 1)), s.indices,
+        return row_predicate(cols, ("cmp", o, column(0, cs), column(1, ct)), s.indices,
                              keyed_of(s))
     if a.indices != b.indices or a.tensor.order != b.tensor.order:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)}: two tensor accesses are "
@@ -225,7 +256,7 @@ def _pair(a: Access, op: str, b: Access) -> Access:
     if a.tensor.name == b.tensor.name:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
     cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
-    return row_predicate(cols, ("cmp", op, ("col", 0), ("col", 1)), a.indices,
+    return row_predicate(cols, ("cmp", op, column(0, ca), column(1, cb)), a.indices,
                          keyed_of(a, b))
 
 
@@ -236,14 +267,14 @@ def _located(s: Access, t: Access) -> bool:
             and t.tensor.format.is_row_major_dense and s.tensor.name != t.tensor.name)
 
 
-def _index_value(a: Access, op: str, i: Index) -> Predicate:
-    """A[idx] op i, i one of idx: each entry's value against its coordinate (a
-    code) at i."""
+def _index_value(a: Access, op: str, i: Index, scale=1) -> Predicate:
+    """A[idx] op i, i one of idx: each entry's value (times `scale`) against its
+    coordinate (a code) at i."""
     if i not in a.indices:
         raise ExpressionTypeError(f"{show(a)} {op} {i}: an index is compared with the "
                                   f"values of a tensor accessed at it; {i} is not among "
                                   f"{', '.join(ix.name for ix in a.indices)}")
-    f = ("cmp", op, ("col", 0), ("idx", a.indices.index(i)))
+    f = ("cmp", op, column(0, scale), ("idx", a.indices.index(i)))
     return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices,
                          keyed_of(a))
 
@@ -295,12 +326,21 @@ Comparable.build = staticmethod(compare)
 def refuse_unordered(accessed, sr) -> None:
     """SemiringError when semiring `sr` has a complex carrier and one of the
     accesses `accessed` is a comparison of values (`A[i] >= t`): complex numbers
-    have no order (proofs_notes/complex.md)."""
-    if np.dtype(sr.dtype).kind != "c":
-        return
+    have no order (proofs_notes/complex.md); and when a comparison scales a
+    value by a number its carrier does not hold (a fraction of an integer, any
+    scale of a boolean)."""
+    kind = np.dtype(sr.dtype).kind
     for acc in accessed:
-        if isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value" \
-                and acc.tensor.tests != formula.TRUE:
+        if not (isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"):
+            continue
+        if kind == "c" and acc.tensor.tests != formula.TRUE:
             raise SemiringError(f"{show(acc)} compares values, and the values of "
                                 f"semiring {sr.name} are complex numbers, which have no "
                                 f"order; compare indices, or a real input")
+        for n in formula.walk(acc.tensor.tests):
+            for x in n[2:] if n[0] == "cmp" else ():
+                if x[0] == "scaled" and (kind == "b" or kind in "iu" and x[2] != int(x[2])):
+                    raise SemiringError(f"{show(acc)} scales a value by {x[2]}, which the "
+                                        f"values of semiring {sr.name} ({sr.dtype}) cannot "
+                                        f"hold; compare unscaled values, or use a "
+                                        f"semiring over floats")

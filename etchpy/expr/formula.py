@@ -9,9 +9,10 @@ A formula is a nested tuple (hashable, so a CompareVar holding one is a cache ke
 
 and an operand is ("col", k), the value of the predicate's k-th column at the
 entry; ("idx", p), the coordinate of the predicate's p-th index (("idx",): of
-a one-index predicate's index); ("par", name), a
-parameter passed at call time; or ("num", x), a number written in the
-expression. A column operand is always on the left of a cmp (a bound on the
+a one-index predicate's index); ("scaled", ("col", k), c), that value times the
+number c (ordinary arithmetic, written in the expression: `0.5 * B[i]`);
+("par", name), a parameter passed at call time; or ("num", x), a number written
+in the expression. A column operand is always on the left of a cmp (a bound on the
 right). Each ("par") and ("num") operand is one *slot*, numbered in the order
 `slots` walks the formula: the value a kernel reads for it at call time.
 """
@@ -70,6 +71,8 @@ def evaluate(f, column, index, slot_values) -> np.ndarray:
                 return column(x[1])
             case "idx":
                 return index(x[1] if len(x) > 1 else 0)
+            case "scaled":
+                return x[2] * operand(x[1])
         return slot_values[next(counter)]
 
     def ev(n):
@@ -94,6 +97,8 @@ def remapped(f, cols: dict, idx: dict):
             return ("col", cols[x[1]])
         if x[0] == "idx":
             return ("idx", idx[x[1] if len(x) > 1 else 0])
+        if x[0] == "scaled":
+            return ("scaled", op(x[1]), x[2])
         return x
     if f[0] == "cmp":
         return ("cmp", f[1], op(f[2]), op(f[3]))
@@ -107,7 +112,8 @@ def token(f, names, bound_token) -> str:
     a formula beyond one comparison gets a digest (the words alone do not show
     its parentheses)."""
     def word(x):
-        return {"col": lambda: names[x[1]], "idx": lambda: "idx" + "".join(map(str, x[1:]))}.get(
+        return {"col": lambda: names[x[1]], "idx": lambda: "idx" + "".join(map(str, x[1:])),
+                "scaled": lambda: f"{bound_token(x[2])}x{word(x[1])}"}.get(
             x[0], lambda: bound_token(x[1]))()
 
     if f[0] == "cmp":

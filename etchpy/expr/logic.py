@@ -25,7 +25,7 @@ from ..errors import ExpressionTypeError
 from . import formula
 from .compare import (CompareVar, Predicate, between, code_predicate, compare, operand,
                       row_predicate)
-from .nodes import Add, Expr, Mul, show
+from .nodes import Add, Expr, Index, Mul, show
 from .walk import spine
 
 
@@ -82,6 +82,44 @@ def negation(a) -> Expr:
             return _and(negation(x), negation(y))
     raise ExpressionTypeError(f"~{show(a)}: NOT applies to comparisons and to their "
                               f"combinations by &, | and ~, not to a tensor's values")
+
+
+def eq(a, b) -> Expr:
+    """`a = b` as a 0/1 factor, the operands as `compare` takes them (`==` of two
+    expressions is their structural equality, so this is a function): a
+    tensor access with a bound, another access (at the same indices, or a
+    dense one at some of them: `ep.eq(Pc[p, s], Least[p])`) or one of its
+    indices; an index with a bound. It is (a <= b) & (a >= b): one test per
+    entry, or one code of the index. NaN equals nothing.
+
+        >>> (i,) = ep.indices("i")
+        >>> ep.eq(i, 3)
+        cmp_i_le_3_ge_3[i]
+    """
+    if isinstance(a, Index) and isinstance(b, Index):
+        raise ExpressionTypeError(f"ep.eq({a}, {b}) of two indices: write one index "
+                                  f"for both (A[i, i] is a diagonal)")
+    a, b = _bound_right(a, b)
+    return conjunction(compare(a, "<=", b), compare(a, ">=", b))
+
+
+def _bound_right(a, b) -> tuple:
+    """(a, b), or (b, a) when a is a bound (a number or a parameter name) and b
+    is not: = and <> are symmetric, and a comparison takes its bound second."""
+    return (b, a) if isinstance(a, (str, int, float)) and isinstance(b, (Expr, Index)) \
+        else (a, b)
+
+
+def ne(a, b) -> Expr:
+    """`a <> b` as a 0/1 factor (operands as `eq`): (a < b) | (a > b), so, as SQL's
+    <> with a NULL, a NaN value passes no test.
+
+        >>> (i,) = ep.indices("i")
+        >>> ep.ne(i, 3)
+        cmp_i_or_idx_lt_3_idx_gt_3_33591bbb[i]
+    """
+    a, b = _bound_right(a, b)
+    return disjunction(compare(a, "<", b), compare(a, ">", b))
 
 
 def _and(a, b) -> Expr:

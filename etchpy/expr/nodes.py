@@ -211,7 +211,8 @@ class Expr(Comparable):
         """`np.float64(2) * e` (a numpy scalar on the left) builds an expression as
         `2.0 * e` does; any other numpy ufunc raises a TypeError."""
         op = _NUMPY_OPERATORS.get(ufunc.__name__)
-        args = tuple(a.item() if isinstance(a, np.generic) else a for a in args)
+        args = tuple(int(a) if isinstance(a, np.bool_) else a.item()     # (a numpy bool is
+                     if isinstance(a, np.generic) else a for a in args)   # no `==` result)
         if (op and method == "__call__" and not kwargs and len(args) == 2
                 and all(isinstance(a, (Expr, numbers.Number)) for a in args)):
             return op(as_expr(args[0]), as_expr(args[1]))
@@ -319,6 +320,10 @@ for _node in (Access, Lit, Mul, Add, Sum, Map):
 def as_expr(x) -> Expr:
     if isinstance(x, Expr):
         return x
+    if isinstance(x, bool):            # (what `==` of two expressions gives)
+        raise ExpressionTypeError(f"a truth value ({x!r}) in an expression: `==` and `!=` "
+                                  f"of expressions are their structural equality, not a "
+                                  f"comparison; write ep.eq(a, b) or ep.ne(a, b)")
     if isinstance(x, numbers.Number):
         return Lit(x)
     if isinstance(x, TensorVar):

@@ -16,6 +16,7 @@ child per parent position: `_stored_order`). Queries read these tries:
     T.tensor(value, order=None)  the Tensor to pass for it
     T.relation(value)            the Relation of a value column (storage order)
     T.add_order(order)           store another order too, made once, kept and shared
+    T.add_values(columns, names) value columns added over the stored rows (relational.added)
     T.explain(kernel=None)       the stored orders, their level kinds and sizes (and
                                  the one a compiled query reads: relational.orders)
     T.orders                     the orders stored (storage order first)
@@ -45,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import by_value as value_keyed, orders
+from . import added, by_value as value_keyed, orders
 from ..runtime.bits import same_bits as _same_bits
 from .keys import Keys
 from .table import Relation, dense_span, relation
@@ -182,6 +183,18 @@ class Table:
         if order != self.order and order not in self._orders:
             self._orders[order] = _stored_order(self, order, self._relations[None].tensor)
         return order
+
+    def add_values(self, columns: Mapping[str, object], values) -> tuple:
+        """Add value columns `values` (names) of `columns`, a mapping also holding
+        the key columns of the rows the table was loaded from (in any order);
+        InputError when those rows are not the table's. Returns the table's
+        value columns (relational.added).
+
+            >>> T.add_values({"o": np.array([1, 2]), "p": np.array([9, 7]),
+            ...               "w": np.array([0.5, 2.0])}, "w")
+            ('q', 'w')
+        """
+        return added.add_values(self, columns, values)
 
     def value_keys(self, order: Sequence[str]) -> Keys:
         """The Keys of a value-keyed order's first level (its value's distinct
@@ -322,7 +335,9 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
                         levels=levels, semiring=semiring, name=name)
     if levels is None:
         by_value = _singletons(by_value)
-    return Table(name, by_value, None if second == tuple(order) else second, skip_unwritten)
+    out = Table(name, by_value, None if second == tuple(order) else second, skip_unwritten)
+    out.semiring = semiring                 # (add_values combines rows by it)
+    return out
 
 
 def _singletons(by_value: dict) -> dict:

@@ -45,17 +45,18 @@ def onehots_only(declared: dict) -> bool:
                if isinstance(tv, (IdentityVar, CompareVar, WindowVar)))
 
 
-def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None) -> dict:
+def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None,
+                    reuse: bool = True) -> dict:
     """`inputs` plus the identity of every IdentityVar in `declared` that it lacks
     (one whose source input is missing is left out, for bind_inputs to name), and,
-    given the expression `expr`, its comparisons' tensors (runtime.predicates); and
-    each window's input (runtime.windows)."""
+    given the expression `expr`, its comparisons' tensors (runtime.predicates,
+    `reuse` its alignments); and each window's input (runtime.windows)."""
     extra = {name: identity(tv, inputs[tv.source], sr) for name, tv in declared.items()
              if type(tv) is IdentityVar and name not in inputs and tv.source in inputs}
     compares = expr is not None and any(isinstance(tv, CompareVar) for tv in declared.values())
     inputs = windows.with_windows(declared, {**inputs, **extra} if extra else inputs,
                                   keep=compares)
-    return with_predicates(expr, inputs, sr) if compares else inputs
+    return with_predicates(expr, inputs, sr, reuse) if compares else inputs
 
 
 def identity(tv: IdentityVar, source, sr: Semiring) -> Tensor:

@@ -237,7 +237,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         """A call's binding: (the kernel that runs it, its library, cffi types, C function,
         C arguments (inputs' filled in), bound inputs, out shape, index dtype, plan's kernel)."""
         if self._identities:
-            inputs = with_identities(self.tensors, inputs, self.semiring, self.request.expr)
+            inputs = with_identities(self.tensors, inputs, self.semiring, self.request.expr,
+                                     self.request.tuning.aligned_once)
         if out is not None and not self._dense_out:
             raise InputError(f"out= needs a kernel with a dense output; this one returns "
                              f"{self.out_format or 'a sparse output'}")
@@ -305,8 +306,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         if one := kern._one_walk(inputs):        # what a call on them runs (runtime.shared)
             one[0].build(**walk_inputs(one[1], inputs))
             return self
-        bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(self.tensors, inputs,
-                                                                           sr, self.request.expr))
+        bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(
+            self.tensors, inputs, sr, self.request.expr, self.request.tuning.aligned_once))
         runner.library(calling.variant(idx_type, bound, runner._fused,
                                        calling.twin_sources(runner, self.request.tuning)))
         return self

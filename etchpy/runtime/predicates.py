@@ -17,7 +17,8 @@ comparison holds and nothing elsewhere:
             and its companions: each further column's values, aligned with the
             first's entries (the same arrays when the columns share one
             structure, checked by identity; else gathered, and the structure
-            restricted to the entries every column stores), and one slot per
+            restricted to the entries every column stores: runtime.align,
+            found once for the same Tensors), and one slot per
             bound. The kernel tests each entry in its loop (streams.from_expr),
             so values written in place between calls are read as they are.
 
@@ -42,7 +43,7 @@ from ..semiring import Semiring
 from .inputs import as_tensor
 from .tensor import Tensor
 from ..expr.bins import levels_below
-from . import bins, keyed, windows
+from . import align, bins, keyed, windows
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -68,9 +69,11 @@ def parameter_names(declared: dict) -> set[str]:
         | windows.parameter_names(declared)
 
 
-def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
+def with_predicates(e, inputs: dict, sr: Semiring, reuse: bool = True) -> dict:
     """`inputs` without the parameters, plus the tensor of every comparison of the
-    expression `e` (each input a caller passes must be present: check_names)."""
+    expression `e` (each input a caller passes must be present: check_names);
+    `reuse` (Tuning.aligned_once): keep the alignment of columns of different
+    structures for the same Tensors (runtime.align)."""
     preds = {a.tensor.name: a for a in accesses(e) if isinstance(a.tensor, CompareVar)}
     if not preds:
         return inputs
@@ -81,7 +84,7 @@ def with_predicates(e, inputs: dict, sr: Semiring) -> dict:
         tv = acc.tensor
         if tv.kind in ("value", "bins"):
             if all(c[0] in inputs for c in tv.columns):    # else check_names names it
-                out.update(_row(tv, inputs, sr) if tv.kind == "value" else
+                out.update(_row(tv, inputs, sr, reuse) if tv.kind == "value" else
                            {name: bins.view(tv, inputs, sr)})
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
@@ -230,10 +233,11 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     return np.where(holds, sr.one, sr.zero).astype(sr.dtype)
 
 
-def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
+def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
     """A value predicate's inputs: its structure (under its own name) and its
     companions (see the module docstring). O(1) when the columns share one
-    structure (the same index arrays: relations built with values=[...])."""
+    structure (the same index arrays: relations built with values=[...]);
+    else aligned by runtime.align (kept for the same Tensors when `reuse`)."""
     aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
     order = tv.order - levels_below(tv)          # its structure's (its bins, terms below)
     ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
@@ -248,7 +252,7 @@ def _row(tv: CompareVar, inputs, sr: Semiring) -> dict:
     if all(_same_structure(src, ts[k]) for k in aligned[1:]):
         structure, got = src, {k: ts[k].vals for k in aligned[1:]}
     else:
-        structure, cols = _aligned(tv, [ts[k] for k in aligned], sr)
+        structure, cols = align.aligned(tv, [ts[k] for k in aligned], sr, reuse)
         got = dict(zip(aligned[1:], cols))
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
     if levels_below(tv):
@@ -280,38 +284,6 @@ def _same_structure(a: Tensor, b: Tensor) -> bool:
     return same
 
 
-def _aligned(tv: CompareVar, ts: list, sr: Semiring):
-    """(structure, further columns) for columns of different structures: the
-    first's entries that every column stores, each column's values there. A
-    numpy pass per call (the fast case is one structure)."""
-    src = ts[0]
-    if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
-        raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
-                         f"columns ({', '.join(c[0] for c in tv.columns)}) must share its "
-                         f"structure; give them one (ep.relation(..., values=[...]))")
-    coords, v0 = src.to_coords()
-    found, cols = np.ones(len(v0), dtype=bool), []
-    for t in ts[1:]:
-        hit, w = _gather(t, coords, src.shape)
-        found &= hit
-        cols.append(w)
-    structure = Tensor.from_coords(coords[:, found], v0[found], src.shape, src.format,
-                                   semiring=sr, name=tv.name)
-    return structure, [c[found] for c in cols]
-
-
-def _gather(t: Tensor, coords: np.ndarray, shape):
-    """(found, values): t's value at each coordinate column (found False, value
-    0 where t stores nothing)."""
-    b, bv = t.to_coords()
-    ka, kb = _linear(coords, shape), _linear(b, shape)
-    if not len(kb):
-        return np.zeros(len(ka), dtype=bool), np.zeros(len(ka), dtype=bv.dtype)
-    order = np.argsort(kb, kind="stable")
-    at = np.minimum(np.searchsorted(kb[order], ka), len(kb) - 1)
-    return kb[order][at] == ka, bv[order][at]
-
-
 def _slot(tv: CompareVar, op: str, b, inputs, sr: Semiring):
     """The number a kernel compares a value with for bound b under `op`: for
     integer values, the integer threshold that decides the test alike (v < 2.5
@@ -337,11 +309,3 @@ def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     levels = ({"pos": np.array([0, len(on)], dtype=idx), "crd": on.astype(idx)},)
     vals = np.full(len(on), sr.one, dtype=sr.dtype)
     return Tensor._of(((n,), tv.format, levels, vals, sr.zero), tv.name)
-
-
-def _linear(coords: np.ndarray, shape) -> np.ndarray:
-    """Coordinates as sortable keys: row-major positions, or records compared
-    lexicographically when the positions would pass int64's range."""
-    if math.prod(int(n) for n in shape) < 2**63:
-        return np.ravel_multi_index(tuple(coords), tuple(int(n) for n in shape)).astype(np.int64)
-    return np.rec.fromarrays(list(coords.astype(np.int64)))

@@ -41,6 +41,8 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                     return column(x[1], at, coords)
                 case "idx":
                     return coords[names[x[1]]]
+                case "scaled":                 # arithmetic, not the semiring's ⊗
+                    return imp.Bin("*", Const(x[2], "value"), operand(x[1]))
             return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
 
         def holds(n):

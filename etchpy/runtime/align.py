@@ -1,0 +1,110 @@
+"""Columns of different structures aligned for a row predicate (runtime.predicates).
+
+A value predicate over columns that do not share one structure (`A[i, j] <
+B[i, j]` of two relations built apart) holds at the entries every column
+stores. `aligned` finds them: the column with the fewest entries is listed
+and each of its coordinates looked up in the others, whose coordinates are
+sorted once per Tensor and kept on it (a Tensor's index arrays never change:
+runtime.tensor). The result, a structure (the entries found, in the first
+column's format) and for each column the positions of those entries among
+its own values, is kept on the first column's Tensor for that tuple of
+Tensors (`reuse`), so a later call on the same Tensors only gathers their
+current values at those positions: values written in place are read as they
+are, and another Tensor (another structure) is aligned afresh.
+proofs_notes/predicates.md ("Aligned columns").
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from ..errors import InputError
+from ..semiring import Semiring
+from .convert import storage_coords
+from .tensor import Tensor
+
+
+def aligned(tv, ts: list, sr: Semiring, reuse: bool = True):
+    """(structure, [values of ts[1:] at its entries]) for the row predicate `tv`
+    over Tensors `ts` (see the module docstring); the structure's values are
+    ts[0]'s there (ts[0] itself when every one of its entries is found)."""
+    src = ts[0]          # (the others may be dense: every cell of theirs is an entry)
+    if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
+        raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
+                         f"columns ({', '.join(c[0] for c in tv.columns)}) must share its "
+                         f"structure; give them one (ep.relation(..., values=[...]))")
+    memo = src.__dict__.setdefault("_etchpy_aligned", {}) if reuse else {}
+    key = tuple(id(t) for t in ts)
+    kept = memo.get(key)
+    if kept is None or any(r() is not t for r, t in zip(kept[0], ts)):
+        kept = (tuple(weakref.ref(t) for t in ts), *_alignment(tv, ts, reuse))
+        if reuse:
+            for k in [k for k, v in memo.items() if any(r() is None for r in v[0])]:
+                del memo[k]                            # another's Tensors are gone
+            memo[key] = kept
+    _, levels, where = kept
+    vals = [t.vals if w is None else t.vals[w] for t, w in zip(ts, where)]
+    if levels is None:
+        return src, vals[1:]
+    return Tensor._of((src.shape, src.format, levels, vals[0], src.fill), tv.name), vals[1:]
+
+
+def _alignment(tv, ts: list, reuse: bool):
+    """(the structure's levels, None for ts[0]'s own; per Tensor the positions of
+    the entries found among its values, None for all of them in order)."""
+    src = ts[0]
+    lead = min(range(len(ts)), key=lambda k: len(ts[k].vals))
+    coords, positions = _coords(ts[lead])
+    keys = _linear(coords, src.shape)
+    found = np.ones(len(keys), dtype=bool)
+    pos = []
+    for k, t in enumerate(ts):
+        if k == lead:
+            pos.append(positions)
+            continue
+        hit, at = _lookup(t, keys, src.shape, reuse)
+        found &= hit
+        pos.append(at)
+    pos = [p[found] for p in pos]
+    if lead == 0 and found.all() and np.array_equal(positions, np.arange(len(src.vals))):
+        return None, [None] + pos[1:]
+    order = np.arange(1, int(found.sum()) + 1, dtype=np.float64)  # exact below 2**53
+    made = Tensor.from_coords(coords[:, found], order, src.shape, src.format, name=tv.name)
+    perm = made.vals.astype(np.int64) - 1                     # the entries in its order
+    return made.levels, [p[perm] for p in pos]
+
+
+def _lookup(t: Tensor, keys: np.ndarray, shape, reuse: bool):
+    """(found, position among t's values) of each linear key of `keys` in t."""
+    kept = t.__dict__.get("_etchpy_sorted") if reuse else None
+    if kept is None or kept[0] != tuple(shape):
+        coords, positions = _coords(t)
+        kb = _linear(coords, shape)
+        order = np.argsort(kb, kind="stable")
+        kept = (tuple(shape), kb[order], positions[order])
+        if reuse:
+            t.__dict__["_etchpy_sorted"] = kept
+    _, sorted_keys, order = kept
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool), np.zeros(len(keys), dtype=np.int64)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys, order[at]
+
+
+def _coords(t: Tensor):
+    """(t's stored coordinates (order, n) in logical mode order, the position of
+    each among t's values)."""
+    storage, positions = storage_coords(t)
+    coords = np.empty_like(storage)
+    coords[list(t.format.mode_order)] = storage
+    return coords, np.asarray(positions, dtype=np.int64)
+
+
+def _linear(coords: np.ndarray, shape) -> np.ndarray:
+    """Coordinates as sortable keys: row-major positions, or records compared
+    lexicographically when the positions would pass int64's range."""
+    if math.prod(int(n) for n in shape) < 2**63:
+        return np.ravel_multi_index(tuple(coords), tuple(int(n) for n in shape)).astype(np.int64)
+    return np.rec.fromarrays(list(coords.astype(np.int64)))
