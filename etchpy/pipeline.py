@@ -144,7 +144,7 @@ def plan_request(req: Request) -> tuple:
     optimized = run_optimizer(req)
     if optimized is not None:
         dump("optimizer", optimized.explain)
-    plan, costs, nested = choose_plan(req, optimized)
+    plan, costs, nested, expr = choose_plan(req, optimized)
     stats = Stats(req.options.get("dims"), req.options.get("nnz"), plan.origin,
                   req.tuning, req.measured.fibers if req.measured is not None else ())
     plan = fusion.widen(plan, stats)      # which fused readers may sum more
@@ -154,16 +154,15 @@ def plan_request(req: Request) -> tuple:
                                         req.out_format is None or req.out_format.is_dense)
         plan = plan_layout.for_blas(plan, req.semiring, stats)
     dump("plan", plan.explain)
-    return optimized, plan, costs, nested
+    return optimized, plan, costs, nested, expr
 
 
 def lower_planned(req: Request, planned: tuple) -> Compiled:
     """The Compiled of `req` from `plan_request(req)`'s result: its plan lowered."""
-    optimized, plan, costs, nested = planned
+    optimized, plan, costs, nested, expr = planned
     program = lower_program(req, plan)
     dump("streams", lambda: "\n".join(program.streams_text))
     dump("imp", lambda: imp.show(program.body))
-    expr = optimized.expr if costs is not None and costs[2] else req.expr
     compiled = Compiled(req, optimized, plan, costs, expr, program, nested)
     dump("c", lambda: render_c(compiled).c)
     return compiled
@@ -178,8 +177,10 @@ def run_optimizer(req: Request) -> Optimized | None:
 
 
 def choose_plan(req: Request, optimized: Optimized | None):
-    """(plan, costs, nesting lines): the plan to compile, what it cost when the
-    optimizer ran, and explain()'s lines on the written nesting.
+    """(plan, costs, nesting lines, expression): the plan to compile, what it cost
+    when the optimizer ran, explain()'s lines on the written nesting, and the
+    expression the plan computes (the written one, the optimizer's, or the one of
+    its tied alternatives that planned cheapest).
 
     The written expression is planned in its cheapest nesting (plan.nesting): each
     Σ nested in a product as its own step, as written, or flattened into the
@@ -207,18 +208,18 @@ def choose_plan(req: Request, optimized: Optimized | None):
     written = nesting.best(req.expr, req.out_indices, req.order, stats, out_format,
                            plan_stats=optimized is not None)
     if optimized is None:
-        return written.plan, None, tuple(written.lines())
+        return written.plan, None, tuple(written.lines()), req.expr
     cost_written = written.price
     unchanged = (cost_written, cost_written, False), tuple(written.lines())
     if (optimized.expr == req.expr or tensors(optimized.expr) != req.tensors
             or not keeps_sizes(optimized.expr, req.expr)):
-        return (written.plan, *unchanged)
-    rewritten = _cheapest_rewrite(req, optimized, stats)
+        return (written.plan, *unchanged, req.expr)
+    rewritten, expr = _cheapest_rewrite(req, optimized, stats)
     if rewritten is None:       # a user order cannot walk the rewrite's sparse inputs
-        return written.plan, (cost_written, math.inf, False), unchanged[1]
+        return written.plan, (cost_written, math.inf, False), unchanged[1], req.expr
     if rewritten.price <= _margin(req) * cost_written:
-        return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1]
-    return written.plan, (cost_written, rewritten.price, False), unchanged[1]
+        return rewritten.plan, (cost_written, rewritten.price, True), unchanged[1], expr
+    return written.plan, (cost_written, rewritten.price, False), unchanged[1], req.expr
 
 
 def _margin(req: Request) -> float:
@@ -230,16 +231,17 @@ def _margin(req: Request) -> float:
 
 
 def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
-    """The optimizer's term in its best nesting or one of its alternatives as
+    """(the optimizer's term in its best nesting or one of its alternatives as
     nested (Optimized.alternatives: the e-graph's estimate ties where the plan model
-    does not), whichever plans cheapest; None when no loop order walks any of them
-    (an OrderError, or the FormatError of a onehot, comparison or window that no
-    order reads in its storage order: the rewrite moved it against another).
+    does not), whichever plans cheapest, and that term); (None, None) when no loop
+    order walks any of them (an OrderError, or the FormatError of a onehot,
+    comparison or window that no order reads in its storage order: the rewrite
+    moved it against another).
     An alternative is another term of the same e-graph, whose flattened forms are
     terms of it too: pricing it as nested keeps planning time linear in their
     number. A sketched result (optimizer_options sketch=) keeps the nesting the
     sketch states."""
-    best = None
+    best, best_expr = None, None
     sketched = bool(optimized.searches)     # a sketch states the nesting: kept as it is
     for n, e in enumerate((optimized.expr,) if sketched
                           else (optimized.expr, *optimized.alternatives)):
@@ -251,8 +253,8 @@ def _cheapest_rewrite(req: Request, optimized: Optimized, stats: Stats):
         except (OrderError, FormatError):   # a onehot, comparison or window in no order
             continue
         if best is None or got.price < best.price:
-            best = got
-    return best
+            best, best_expr = got, e
+    return best, best_expr
 
 
 def lower_program(req: Request, plan: planning.Plan) -> lower.Program:

@@ -44,7 +44,7 @@ class Tuning:
             gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
-            written_nesting, access_order.
+            written_nesting, access_order; met_checks (False by default).
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
@@ -138,6 +138,7 @@ class Tuning:
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
+    met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or

@@ -186,7 +186,7 @@ class Emitter:
         merged = streams.merged_note(s)     # the segments a union walks whole: opened by init
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs],
-                                      streams.Merged))   # the same stream: phases note it
+                                      streams.Merged, streams.Met))   # phases note them
         least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
         init = seq(s.init, merged, far, If(prefetch.runs_wanted(s, least, tn),
                               prefetch.prefetch_runs(s, tn, self.names, start=True))

@@ -17,7 +17,7 @@ from .facts import (NO_FACTS, RUN_FACTS, Ahead, Block, Blocks, Choice, Counter, 
                     Full, Extent, Fact, Facts, Flat, Span, Hint, Locate, Most, Pieces, Prefetch, Prelude,
                     Repeats, Runs, Scatter, Segment, Short, Split, Walk)
 from .from_expr import Binding, Lowerer, array_names, dim_var, hidden, lower_step
-from .merged import Merged, Stepped, note as merged_note
+from .merged import Merged, Met, Stepped, note as merged_note
 from .levels import blocks_level, dense_level, level_stream, segment_level, band_level
 from .runs import has_runs, is_runs, join_runs, meet_runs, runs_product, zip_runs, runs_level
 from .stream import (Stream, Value, blocks_of, counter_range, is_stream, levels_of,
@@ -29,7 +29,7 @@ __all__ = [
     "Fact", "Hint", "Facts", "NO_FACTS", "RUN_FACTS", "Locate", "Prelude", "Most", "Full",
     "Counter", "Choice", "Split", "Segment", "Short", "Extent", "Blocks", "Ahead",
     "Prefetch", "Runs", "Block", "Pieces", "Flat", "Covers", "Span", "Entries", "Repeats",
-    "Walk", "Scatter", "Merged", "Stepped", "merged_note",
+    "Walk", "Scatter", "Merged", "Met", "Stepped", "merged_note",
     "range_stream", "replicate", "mul", "add", "guard", "contract", "map_leaf", "order_le",
     "prelude", "iterate_locate", "intersect_by_leapfrog", "intersect_by_merge_or_leapfrog",
     "union_by_skipping", "union_by_stepping_fronts",

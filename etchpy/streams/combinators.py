@@ -29,7 +29,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk, WindowWalk)
 from .hoist import Distinct, guard_product
-from .merged import merged as merged_walks
+from .merged import Met, met, merged as merged_walks
 from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
@@ -168,10 +168,10 @@ def intersect_by_leapfrog(names, a: Stream, b: Stream, combine) -> Stream:
     ready = and_(and_(a.ready, b.ready), eq(a.index, b.index))
     merged = _merged(names, a, b, and_(a.valid, b.valid), max_(a.index, b.index), ready,
                      combine(a.value, b.value), f"intersect [{a.search}] with [{b.search}]")
-    # each ready state is a distinct ready state of both operands (they both
-    # move past it), so either operand's bound holds
+    # each ready state is a distinct one of both operands': either operand's bound holds
     most = imp.min_bound(most_bound(a), most_bound(b))
-    return merged.derive(merged.facts.keep(Prelude).add(None if most is None else Most(most)))
+    return merged.derive(merged.facts.keep(Prelude).add(None if most is None else Most(most),
+                                                        met(a, b)))   # streams.merged
 
 
 def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
@@ -192,7 +192,7 @@ def intersect_by_merge_or_leapfrog(names, tuning: Tuning, a: Stream, b: Stream,
               + (f", all pairs at once when both have ≤{tuning.short_segment}"
                      if short else ""))
     return leap.derive(
-        leap.facts.keep(Prelude, Most).add(Choice(g), short),
+        leap.facts.keep(Prelude, Most, Met).add(Choice(g), short),
         state=leap.state + ((g, "bool"), (fa, "bool"), (fb, "bool")),
         init=seq(leap.init, choose), skip=_merge_skip(a, b, leap, g),
         index=select(Var(g), leap.index, select(lt(a.index, b.index), a.index, b.index)),
@@ -207,7 +207,7 @@ def intersect_by_merge(names, a: Stream, b: Stream, leap: Stream) -> Stream:
     merge_next = seq(Assign(fa, le(a.index, b.index)), Assign(fb, le(b.index, a.index)),
                      _advance_if(fa, a), _advance_if(fb, b))
     return leap.derive(
-        leap.facts.keep(Prelude, Most),
+        leap.facts.keep(Prelude, Most, Met),
         state=leap.state + ((fa, "bool"), (fb, "bool")), skip=_merge_skip(a, b, leap, None),
         index=select(lt(a.index, b.index), a.index, b.index), next=merge_next,
         search=f"merge [{a.search}] with [{b.search}] (planned)")

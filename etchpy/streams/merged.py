@@ -44,6 +44,37 @@ class Stepped:
     merged: Merged
 
 
+@dataclass(frozen=True)
+class Met(Fact):
+    """The Walk facts of the operand segments an intersection reads in part
+    (combinators.intersect_by_leapfrog and the merges built on it): each
+    segment is opened by the intersection's init (its q and end set from pos)
+    and read only inside it, at its q while q < end, q moved forward to at
+    most end (a step of 0 or 1, a seek over crd[q..end), a short intersection
+    whose reads past end are masked); the intersection may stop before either
+    end, so a kernel may check these segments only whole, ahead of the rows
+    that open them, each row of the level once (proofs_notes/validation.md,
+    "Checks ahead of an intersection")."""
+    walks: tuple
+
+
+def met_walks(s: Stream) -> tuple:
+    """The segments of operand s an intersection reads in part: its own Walk,
+    or those its Met fact lists (an intersection reads its operands' segments
+    no further than they do)."""
+    w, m = s.facts.get(Walk), s.facts.get(Met)
+    if w is not None:
+        return (w,) if w.narrow is None else ()
+    return m.walks if m is not None else ()
+
+
+def met(a: Stream, b: Stream) -> Met | None:
+    """The Met fact of an intersection of a and b (its operands read only inside
+    their segments), None when neither has a segment so read."""
+    walks = met_walks(a) + met_walks(b)
+    return Met(walks) if walks else None
+
+
 def walks_of(s: Stream) -> tuple:
     """The whole walks of operand s: its own Walk, or those its Merged fact lists."""
     w, m = s.facts.get(Walk), s.facts.get(Merged)
@@ -60,10 +91,11 @@ def merged(a: Stream, b: Stream) -> Merged | None:
 
 
 def note(s: Stream):
-    """The statement noting s's Merged fact where its init has opened the
-    segments (imp.Comment.walk), SKIP when s has none."""
-    m = s.facts.get(Merged)
+    """The statement noting s's Merged (or Met) fact where its init has opened
+    the segments (imp.Comment.walk), SKIP when s has neither."""
+    m = s.facts.get(Merged) or s.facts.get(Met)
     if m is None:
         return imp.SKIP
     names = ", ".join(sorted({w.tensor for w in m.walks}))
-    return imp.Comment(f"segments of {names} walked to their ends", walk=m)
+    how = "walked to their ends" if isinstance(m, Merged) else "read in part"
+    return imp.Comment(f"segments of {names} {how}", walk=m)

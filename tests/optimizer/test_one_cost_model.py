@@ -34,7 +34,7 @@ def test_the_egraph_and_the_planner_rank_written_and_rewritten_alike(name):
     expr, kwargs = CASES[name]
     req = make_request(expr, **kwargs)
     opt = pipeline.run_optimizer(req)
-    _, (written, rewritten, _), _ = pipeline.choose_plan(req, opt)
+    _, (written, rewritten, _), _, _ = pipeline.choose_plan(req, opt)
     assert _rank(opt.cost_before, opt.cost_after) == _rank(written, rewritten), (
         f"{name}: e-graph {opt.cost_before:.4g} -> {opt.cost_after:.4g}, "
         f"plan {written:.4g} -> {rewritten:.4g}")
@@ -45,7 +45,7 @@ def test_the_optimizer_bench_rewrites_are_cheaper_in_both():
         expr, kwargs = CASES[name]
         req = make_request(expr, **kwargs)
         opt = pipeline.run_optimizer(req)
-        _, (written, rewritten, used), _ = pipeline.choose_plan(req, opt)
+        _, (written, rewritten, used), _, _ = pipeline.choose_plan(req, opt)
         assert opt.cost_after < opt.cost_before and rewritten < written and used, name
 
 

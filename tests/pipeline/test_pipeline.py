@@ -47,7 +47,7 @@ def test_without_the_optimizer_there_is_no_optimizer_stage(monkeypatch, capsys):
 def test_each_stage_is_a_function_of_the_request():
     req = make_request(SPMV, tuning="force")
     optimized = pipeline.run_optimizer(req)
-    plan, costs, _ = pipeline.choose_plan(req, optimized)
+    plan, costs, _, _ = pipeline.choose_plan(req, optimized)
     program = pipeline.lower_program(req, plan)
     compiled = pipeline.compile_request(req)
     assert compiled.plan == plan and compiled.costs == costs
@@ -63,10 +63,10 @@ def test_choose_plan_compiles_a_rewrite_only_within_the_margin():
     req = make_request(e)
     optimized = pipeline.run_optimizer(req)
     assert optimized.expr != e
-    _, (written, rewritten, used), _ = pipeline.choose_plan(req, optimized)
+    _, (written, rewritten, used), _, _ = pipeline.choose_plan(req, optimized)
     assert used and rewritten <= req.tuning.rewrite_margin * written
     never = replace(req, tuning=req.tuning.with_(rewrite_margin=0.0))
-    plan, (_, _, used), _ = pipeline.choose_plan(never, optimized)
+    plan, (_, _, used), _, _ = pipeline.choose_plan(never, optimized)
     assert not used and len(plan.steps) == 1       # the written expression, fused
     always = replace(req, tuning=req.tuning.with_(rewrite_margin=math.inf))
     assert pipeline.choose_plan(always, optimized)[1][2]

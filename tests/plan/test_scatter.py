@@ -53,3 +53,16 @@ def test_walks_sparse_follows_how_the_loop_finds_its_points():
     assert walks_sparse(A[i, j] + B[i, j], "j")                # a union of two walks
     assert not walks_sparse(A[i, j] + D[i, j], "j")            # D holds every position
     assert walks_sparse(A[i, k] * D[k, j], "j") is False       # a dense inner loop
+
+
+def test_explain_shows_the_expression_of_the_tie_compiled():
+    """The optimizer's own term sums columns first; the plan model picks the
+    rows-first alternative of its tie (pipeline._cheapest_rewrite), and explain()'s
+    expression line is that one, not the optimizer's chosen form."""
+    A, x, y = _inputs("csr")
+    kern = ep.compile("s = x[i] * A[i, j] * y[j]", formats={"A": "csr"})
+    assert np.isclose(kern(A=A, x=x, y=y), x @ (A @ y))
+    line = next(ln.strip() for ln in kern.explain().splitlines() if "expression:" in ln)
+    assert line == "expression: Σ_i x[i]·(Σ_j A[i,j]·y[j])"
+    assert "optimized" in kern.explain() and "Σ_j y[j]·(Σ_i A[i,j]·x[i])" in kern.explain()
+    assert kern.c_source.splitlines()[2].strip() == "* " + line

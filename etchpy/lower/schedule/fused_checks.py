@@ -40,7 +40,7 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks, merge_checks, merge_steps, segment_checks
+from . import coo_checks, merge_checks, merge_steps, met_checks, segment_checks
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, Not, ParallelFor,
                    Prefetch, Select, Seq, Var, While, and_, lt, or_, seq)
@@ -68,6 +68,8 @@ class Level:
                             # are checked ahead of each block (segment_checks._scan)
     after: bool = False     # its coordinates are checked after each block of a window's
                             # rows (segment_checks.block_loop): its clamped walks count none
+    met: bool = False       # read by intersections (met_checks): their seeks and short
+                            # intersections move its q inside its segments
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -189,15 +191,15 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     coo = _coo_walks(prog) if fused else {}
     merges, stepped, rest = merge_steps.split(prog, tuning)     # union merges: in their steps,
-    if not levels and not coo and not merges:                   # or ahead (merge_checks)
+    met = _met(prog, tuning)                                    # or ahead (merge_checks)
+    if not levels and not coo and not merges and not met:       # intersections: ahead, whole
         return None
     merged = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True)
-              for n, (w, *_) in sorted(rest.items())]
+              for n, (w, *_) in sorted(rest.items())] + met
     refuses = (semiring is not None and not semiring.allows_nan
                and np.dtype(semiring.dtype).kind == "f")
     nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
-    names = program_names(prog)
-    err = names.fresh("input_error")
+    err = (names := program_names(prog)).fresh("input_error")
     body = merge_steps.rewrite(unnarrowed(prog.body), stepped, err, ERROR_CODE, names)
     planned = segment_checks.plan(replace(prog, body=body), levels + merged) \
         if tuning.check_block > 0 else []
@@ -211,7 +213,7 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
             loop, [replace(lv, after=lv.tensor in after) for lv in lvs], err, ERROR_CODE,
             tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
-            off))
+            off, tuning.prefetch))
     bad = names.fresh("input_bad")
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -227,7 +229,19 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
         body = seq(Decl(bad, "index", Const(0)), body,
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
-                   fused=frozenset(fused) | frozenset(merges), fused_nan=nan)
+                   fused=fused | frozenset(merges) | {m.tensor for m in met}, fused_nan=nan)
+
+
+def _met(prog, tuning) -> list[Level]:
+    """The levels of inputs read only by intersections (met_checks.fusable) whose
+    every segment a full loop over their parents opens (segment_checks.plan,
+    no window's rows): each is checked whole, a block of parents ahead."""
+    cands = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True, met=True)
+             for n, (w, *_) in sorted(met_checks.fusable(prog, tuning).items())]
+    planned = segment_checks.plan(prog, cands) if cands else []
+    full = {lv.tensor for _, lvs, off in planned if off is None for lv in lvs}
+    full -= {lv.tensor for _, lvs, off in planned if off is not None for lv in lvs}
+    return [lv for lv in cands if lv.tensor in full]
 
 
 def _after(ahead, early, nan, tuning) -> frozenset[str]:

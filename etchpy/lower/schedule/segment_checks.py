@@ -45,7 +45,8 @@ from __future__ import annotations
 from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFor, Seek, Select,
                     Seq, ShortIntersect, Var, While, and_, lt, max_, min_, seq)
 from ...imp.analysis import children, scalars_assigned, seq_parts, statements
-from ...streams import Merged, Walk
+from ...streams import Merged, Met, Walk
+from .met_checks import lanes_scan, next_block
 
 
 def plan(prog, levels) -> list:
@@ -145,6 +146,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
     declaration); else None."""
     walks = _walks(body, lv.crd)
     qs, ends = {w.q for w in walks}, {w.end for w in walks}
+    spans = {(w.q, Var(w.end), w.crd) for w in walks}
     steps = {v for q in qs for v in (Bin("+", Var(q), Const(1)), *(Var(e) for e in ends))}
     steps |= {Bin("+", Var(q), Var(f)) for q in qs for f in _flags(body) if lv.merged}
     used, ok = {}, True      # loops in the order visited (names are drawn in it)
@@ -175,9 +177,7 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
                         name in qs and value in steps):
                     ok = False
                 return
-            case Seek(q=name) if name in qs | ends:
-                ok = False
-            case ShortIntersect(qa=qa, qb=qb) if {qa, qb} & (qs | ends):
+            case Seek() | ShortIntersect() if not _moves_inside(node, lv, qs | ends, spans):
                 ok = False
         for child in children(node):
             visit(child, active)
@@ -186,16 +186,31 @@ def _loops_opening(body, lv, bounds: set[str]) -> list | None:
     return list(used.items()) if ok and used else None
 
 
+def _moves_inside(node, lv, names: set, spans: set) -> bool:
+    """Whether the seek or short intersection `node` moves none of the walks' q
+    (among `names`), or, for an intersection's level (lv.met, met_checks), moves
+    each q it names inside its segment, one of the `spans` (q, Var(end), crd):
+    forward to at most end (imp.Seek, imp.ShortIntersect)."""
+    if isinstance(node, Seek):
+        sides = ((node.q, node.end, node.crd),)
+    else:
+        sides = ((node.qa, Var(node.ea), node.crd_a), (node.qb, Var(node.eb), node.crd_b))
+    touched = [(q, e, c) for q, e, c in sides if q in names]
+    return not touched or (lv.met and all(side in spans for side in touched))
+
+
 def _flags(body) -> set[str]:
     """The variables body declares bool (a union's step flags, 0 or 1)."""
     return {d.name for d in statements(body) if isinstance(d, Decl) and d.type == "bool"}
 
 
 def _walks(body, crd: str) -> list:
-    """The walks over `crd` in body: loops' and union merges' (q += its flag)."""
+    """The walks over `crd` in body: loops', union merges' (q += its flag) and
+    intersections' (streams.Met: q += its flag, seeks, short intersections)."""
     return [s.walk for s in statements(body) if isinstance(s, While)
             and isinstance(s.walk, Walk) and s.walk.crd == crd] + [
-        w for s in statements(body) if isinstance(s, Comment) and isinstance(s.walk, Merged)
+        w for s in statements(body) if isinstance(s, Comment)
+        and isinstance(s.walk, (Merged, Met))
         for w in s.walk.walks if w.crd == crd]
 
 
@@ -215,13 +230,15 @@ def _opening(value, pos: str, end: bool) -> tuple | None:
 
 
 def block_loop(loop, levels, err: str, error_code: int, block: int, names,
-               split: int = 1, off=None):
+               split: int = 1, off=None, ahead: bool = False):
     """The full loop `loop` run `block` parents at a time, the segments of
     `levels` (fused_checks.Level values over its parents) checked ahead of each
     block (module docstring); a failed block sets `err` to `error_code`. A
     parallel loop (`_parallel_blocks`) is cut into at most `split` blocks. A
     window's rows (offset `off`: row o + c) test their block's first start too,
-    pos[o + c] >= 0: their chain does not start at pos[0]."""
+    pos[o + c] >= 0: their chain does not start at pos[0]. `ahead`: each row of a
+    serial loop hints the coordinates of the intersections' levels (`lv.met`)
+    one block on (met_checks.next_block)."""
     if isinstance(loop, ParallelFor):
         return _parallel_blocks(loop, levels, err, error_code, block, names, split)
     c, n = loop.cond.a, loop.cond.b
@@ -236,9 +253,11 @@ def block_loop(loop, levels, err: str, error_code: int, block: int, names,
     start = names.fresh(f"{c.name}_start") if later else None
     after = [_after_scan(Var(start), Var(end), lv, c.name, n, err, error_code, names, off)
              for lv in later]
+    fetch = [next_block(lv, c, n, block) for lv in levels if lv.met and ahead]
     return While(loop.cond, seq(Decl(end, "index", min_(Bin("+", c, Const(block)), n)),
                                 *([Decl(start, "index", c)] if later else []),
-                                scan, stop, While(lt(c, Var(end)), loop.body), *after))
+                                scan, stop, While(lt(c, Var(end)), seq(*fetch, loop.body)),
+                                *after))
 
 
 def _after_scan(start, end, lv, c: str, n, err: str, error_code: int, names, off):
@@ -275,7 +294,8 @@ def _scan(c, ev, levels, names, first, base: str, off=None):
         first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, row(ev))))
         test = Bin("|", test, Bin("<", Load(lv.pos, row(Bin("+", rv, Const(1)))),
                                   Load(lv.pos, row(rv))))
-    crds = [_crd_scan(c, ev, lv, bad, names, base, row) for lv in levels if lv.merged]
+    crds = [(lanes_scan if lv.met else _crd_scan)(c, ev, lv, bad, names, base, row)
+            for lv in levels if lv.merged]
     return seq(Decl(r, "index", c), Decl(bad, "bool", first),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))),
                *(If(Not(bv), scan) for scan in crds)), bv
