@@ -15,9 +15,15 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # vector paths compiled): the same C in about half the compiler's time of -O3, and as
 # fast to run as at -O1 (-O0 made the tests that run large inputs up to 40x slower;
 # docs/status.md, Testing). The central property (tests/end_to_end/test_backends.py)
-# builds with etchpy's own flags.
-USER_CFLAGS = os.environ.get("CFLAGS")
-os.environ.setdefault("CFLAGS", "-Og -march=native")
+# builds with etchpy's own flags. The caller's CFLAGS are recorded in the environment
+# before the default is set, so that pytest-xdist's workers, which inherit the
+# controller's environment with the default in it, read the caller's and not the default.
+if "ETCHPY_SUITE_CFLAGS" in os.environ:          # a worker: the controller recorded them
+    USER_CFLAGS = os.environ["ETCHPY_SUITE_CFLAGS"] or None
+else:
+    USER_CFLAGS = os.environ.get("CFLAGS") or None
+    os.environ["ETCHPY_SUITE_CFLAGS"] = USER_CFLAGS or ""
+    os.environ.setdefault("CFLAGS", "-Og -march=native")
 
 
 @pytest.fixture
