@@ -109,7 +109,7 @@ PASSES = (
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
     Pass("gathered values prefetched", "prefetch", "program", value_prefetch.run),
     Pass("far rows' values", "prefetch", "program", far_rows.run),
-    Pass("intersections' rows prefetched", "met_prefetch", "program", met_prefetch.run),
+    Pass("intersections' rows prefetched", "prefetch", "program", met_prefetch.run),
     Pass("threads for work that pays", "threads", "program",
          lambda prog, semiring, tuning: thread_work.run(prog, tuning)),
 )
