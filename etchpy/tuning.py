@@ -49,7 +49,7 @@ class Tuning:
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, window_blocks_ahead, window_blocks_share, check_block,
+            window_blocks, window_blocks_ahead, window_blocks_share, check_block, met_prefetch,
             hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
             prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
             prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask,
@@ -139,6 +139,7 @@ class Tuning:
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
+    met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a
                                       # time, a scatter, where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (an SpMV row, real or

@@ -80,8 +80,8 @@ class Pass:
 
 
 from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
-               guard_blocks, guard_prefetch, khatri_rao, phases, pieces, prefetch, row_blocks,
-               row_streams, run_sums, size_switch, thread_work, threads, unswitch,
+               guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
+               row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
 
 PASSES = (
@@ -109,6 +109,7 @@ PASSES = (
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
     Pass("gathered values prefetched", "prefetch", "program", value_prefetch.run),
     Pass("far rows' values", "prefetch", "program", far_rows.run),
+    Pass("intersections' rows prefetched", "prefetch", "program", met_prefetch.run),
     Pass("threads for work that pays", "threads", "program",
          lambda prog, semiring, tuning: thread_work.run(prog, tuning)),
 )

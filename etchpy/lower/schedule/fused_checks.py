@@ -213,7 +213,7 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
             loop, [replace(lv, after=lv.tensor in after) for lv in lvs], err, ERROR_CODE,
             tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
-            off, tuning.prefetch))
+            off, tuning.prefetch and not tuning.met_prefetch))   # else met_prefetch hints
     bad = names.fresh("input_bad")
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
