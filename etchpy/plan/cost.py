@@ -40,7 +40,7 @@ import math
 
 from .. import maps
 from . import fusion
-from .scatter import scatters
+from .scatter import holds_every, scatters
 from ..expr.nodes import Access, Add, Expr, Lit, Map, Mul
 from ..expr.walk import accesses
 from .stats import Stats, base_name  # noqa: F401  (importers take them from here)
@@ -221,9 +221,9 @@ def fanout(e: Expr, seen: frozenset, v: str, stats: Stats) -> float | None:
             names = [ix.name for ix in e.indices]
             if v not in names:
                 return None
-            fmt = e.tensor.format
-            if fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located:
+            if holds_every(e, v):
                 return stats.dim(v)         # a level holding every coordinate
+            fmt = e.tensor.format
             mine = set(names) & seen
             parents = max(1.0, stats.distinct(e, mine))
             lev = fmt.mode_order.index(names.index(v))

@@ -6,6 +6,7 @@ its running value in a register. plan.cost prices such a record
 `tuning.scatter_weight` above a visited one, so that of two nestings of equal
 work the one that reads the stored order without a scatter is planned.
 
+    holds_every(e, v)    whether e's level of v holds every coordinate
     walks_sparse(e, v)   whether a loop over v finds e's points by walking
                          stored coordinates (None: e does not hold v)
     scatters(step)       whether a step's innermost loop is such a scatter
@@ -13,6 +14,15 @@ work the one that reads the stored order without a scatter is planned.
 from __future__ import annotations
 
 from ..expr.nodes import Access, Add, Expr, Mul
+
+
+def holds_every(e: Access, v: str) -> bool:
+    """Whether the level of e's tensor that stores index v (one of e's) holds every
+    coordinate (a dense tensor, or a located level), so a loop over v finds e's
+    points without walking stored coordinates."""
+    fmt = e.tensor.format
+    names = [ix.name for ix in e.indices]
+    return fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located
 
 
 def walks_sparse(e: Expr, v: str) -> bool | None:
@@ -23,11 +33,7 @@ def walks_sparse(e: Expr, v: str) -> bool | None:
     when e does not hold v."""
     match e:
         case Access():
-            names = [ix.name for ix in e.indices]
-            if v not in names:
-                return None
-            fmt = e.tensor.format
-            return not (fmt.is_dense or fmt.levels[fmt.mode_order.index(names.index(v))].located)
+            return None if v not in [ix.name for ix in e.indices] else not holds_every(e, v)
         case Mul(a, b):
             wa, wb = walks_sparse(a, v), walks_sparse(b, v)
             return wb if wa is None else wa if wb is None else (wa or wb)

@@ -29,18 +29,19 @@ stop early) is not fused: the runtime checks it in full before the call.
 from __future__ import annotations
 
 from ... import imp
-from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, Prefetch, Var, While,
-                    and_, lt, or_, seq)
+from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, Prefetch, Seek,
+                    ShortIntersect, Var, While, and_, lt, or_, seq)
 from ...streams import Merged
 
 
-def candidates(prog) -> dict[str, tuple]:
-    """{input: the Walk facts of its segments that unions walk whole}, from the
-    notes (imp.Comment.walk) in prog.body."""
+def candidates(prog, note=Merged) -> dict[str, tuple]:
+    """{input: the Walk facts of its segments that unions walk whole (note Merged;
+    streams.Met: that intersections read in part)}, from the notes
+    (imp.Comment.walk) in prog.body."""
     arrays = {p.name for p in prog.params if p.kind == "in_array"}
     out: dict[str, dict] = {}
     for n in imp.statements(prog.body):
-        if isinstance(n, Comment) and isinstance(n.walk, Merged):
+        if isinstance(n, Comment) and isinstance(n.walk, note):
             for w in n.walk.walks:
                 if w.crd in arrays and w.narrow is None:
                     out.setdefault(w.tensor, {})[w] = None
@@ -49,14 +50,15 @@ def candidates(prog) -> dict[str, tuple]:
 
 def fusable(prog) -> dict[str, tuple]:
     """The candidates every read of whose coordinates and values is at the q of
-    one of its merge walks (`_reads_at`)."""
-    return {name: ws for name, ws in candidates(prog).items() if _reads_at(prog.body, ws)}
+    one of its merge walks (`reads_at`)."""
+    return {name: ws for name, ws in candidates(prog).items() if reads_at(prog.body, ws)}
 
 
-def _reads_at(body, walks) -> bool:
-    """Whether every read of the walks' crd and vals arrays is at a walk's q:
-    prefetches may point anywhere and hint reads steer only prefetches; any other
-    node naming crd (a Seek, a short intersection, ...) reads it elsewhere."""
+def reads_at(body, walks, spans=frozenset()) -> bool:
+    """Whether every read of the walks' crd and vals arrays is at a walk's q, or (for
+    spans, a set of (q, end, crd) of segments read in part) a seek or a short
+    intersection over one of spans: prefetches may point anywhere and hint reads
+    steer only prefetches; any other node naming crd reads it elsewhere."""
     at = {}
     for w in walks:
         at.setdefault(w.crd, set()).add(Var(w.q))
@@ -66,12 +68,20 @@ def _reads_at(body, walks) -> bool:
     def visit(node):
         nonlocal ok
         match node:
-            case Prefetch() | Load(hint=True):
+            case Prefetch() | Load(hint=True) | Comment():
                 return
             case Load(array, index) if array in at:
                 ok = ok and index in at[array]
                 return
-            case Comment():
+            case Seek(q, Var(end), crd, t, r) if crd in at:
+                ok = ok and (q, end, crd) in spans
+                visit(t)
+                visit(r)
+                return
+            case ShortIntersect(qa, ea, ca, qb, eb, cb, inner):
+                for side in ((qa, ea, ca), (qb, eb, cb)):
+                    ok = ok and (side[2] not in at or side in spans)
+                visit(inner)
                 return
         inside = imp.parts(node)
         if not isinstance(node, (tuple, list)) and any(

@@ -23,74 +23,26 @@ window's rows, another reader of the arrays) it keeps the pass before the call.
 """
 from __future__ import annotations
 
-from ... import imp
-from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Prefetch, Seek, Select,
-                    ShortIntersect, Var, While, lt, max_, min_, seq)
+from ...imp import (Assign, Bin, Const, Decl, If, Load, Prefetch, Select, Var, While, lt,
+                    max_, min_, seq)
 from ...streams import Met
+from . import merge_checks
 
 
 def candidates(prog) -> dict[str, tuple]:
     """{input: the Walk facts of its segments that intersections read}, from the
     notes (imp.Comment.walk) in prog.body."""
-    arrays = {p.name for p in prog.params if p.kind == "in_array"}
-    out: dict[str, dict] = {}
-    for n in imp.statements(prog.body):
-        if isinstance(n, Comment) and isinstance(n.walk, Met):
-            for w in n.walk.walks:
-                if w.crd in arrays and w.narrow is None:
-                    out.setdefault(w.tensor, {})[w] = None
-    return {name: tuple(ws) for name, ws in out.items()}
+    return merge_checks.candidates(prog, Met)
 
 
 def fusable(prog, tuning) -> dict[str, tuple]:
     """The candidates every read of whose coordinates and values is inside one of
-    their noted segments (`_reads_inside`); none when tuning.met_checks,
+    their noted segments (`merge_checks.reads_at` with their segments as spans); none when tuning.met_checks,
     fused_checks or check_block is off."""
     if not (tuning.fused_checks and tuning.met_checks and tuning.check_block > 0):
         return {}
     return {name: ws for name, ws in candidates(prog).items()
-            if _reads_inside(prog.body, ws)}
-
-
-def _reads_inside(body, walks) -> bool:
-    """Whether every read of the walks' crd and vals arrays is a load at a walk's q,
-    a seek or a short intersection over a walk's (q, end, crd); prefetches and hint
-    reads steer only prefetches; any other node naming the arrays reads them
-    elsewhere."""
-    at, spans = {}, {(w.q, w.end, w.crd) for w in walks}
-    for w in walks:
-        at.setdefault(w.crd, set()).add(Var(w.q))
-        at.setdefault(w.vals, set()).add(Var(w.q))
-    ok = True
-
-    def visit(node):
-        nonlocal ok
-        match node:
-            case Prefetch() | Load(hint=True) | Comment():
-                return
-            case Load(array, index) if array in at:
-                ok = ok and index in at[array]
-                return
-            case Seek(q, Var(end), crd, t, r) if crd in at:
-                ok = ok and (q, end, crd) in spans
-                visit(t)
-                visit(r)
-                return
-            case ShortIntersect(qa, ea, ca, qb, eb, cb, body):
-                for side in ((qa, ea, ca), (qb, eb, cb)):
-                    ok = ok and (side[2] not in at or side in spans)
-                visit(body)
-                return
-        inside = imp.parts(node)
-        if not isinstance(node, (tuple, list)) and any(
-                isinstance(v, str) and v in at for v in inside):
-            ok = False          # a field naming crd or vals
-            return
-        for value in inside:
-            visit(value)
-
-    visit(body)
-    return ok
+            if merge_checks.reads_at(prog.body, ws, {(w.q, w.end, w.crd) for w in ws})}
 
 
 def next_block(lv, c, n, block: int):
