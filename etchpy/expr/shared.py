@@ -113,7 +113,10 @@ def _terms(f: Expr, key, cls, classes: dict, inner: set):
     """((member or None, (dense accesses...)), ...) when `f` is an Add each of
     whose addends is at most one plain column over the structure (`key`, class
     `cls`) times dense tensors at one tuple of other indices (not in `inner`),
-    the same in every addend; else None."""
+    the same in every addend; else None (and None over a structure whose last
+    level takes no level below: the dense tensors' indices are levels below it)."""
+    if not key[1].takes_levels_below:
+        return None
     out, extra = [], None
     for fs in _addends(f):
         member, dense = None, []
