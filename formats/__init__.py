@@ -195,6 +195,13 @@ class Format:
         return not (self.levels and getattr(self.levels[-1], "last_only", None))
 
     @property
+    def values_are_entries(self) -> bool:
+        """Is every position of the values a stored entry (no last level that lists
+        its stored coordinates apart from its positions: formats.level's `stored`,
+        a hash's empty slots, a bytemap's absent cells)?"""
+        return not (self.levels and getattr(self.levels[-1], "stored", None))
+
+    @property
     def is_dense(self) -> bool:
         """True when every level is dense (worked out once)."""
         return self._once("_dense", lambda: all(isinstance(lv, Dense) for lv in self.levels))

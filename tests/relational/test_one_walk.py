@@ -380,3 +380,15 @@ def test_a_dense_first_level_starts_a_run():
     levels, count = positions.collapsed_levels(t.levels, 0, 1, t.shape[0])
     assert count == len(pairs) and levels[0]["pos"].tolist() == [0, len(pairs)]
     assert levels[0]["crd"].tolist() == list(range(len(pairs))) and levels[1:] == t.levels[2:]
+
+
+def test_a_flat_walk_reads_no_value_position_that_is_not_an_entry():
+    """Σ_i A[i], A hash: a write in place over every value (its empty slots too,
+    as a dev-profile draw of test_last_call did) leaves the sum of the entries;
+    a flat walk of the values would have read the empty slot's 1."""
+    i = ep.Index("i")
+    t = ep.Tensor.from_dense(np.array([1.0]), "hash", name="A")
+    kern = ep.compile(ep.sum(i, ep.tensor("A", 1, "hash")[i]))
+    assert kern(A=t) == 1.0
+    t.vals[:] = np.where(t.vals == 0, 1.0, 0.0)       # the entry 0, the empty slot 1
+    assert kern(A=t) == 0.0
