@@ -189,6 +189,19 @@ class Format:
         return bool(self.levels) and getattr(self.levels[-1], "writes_runs", False)
 
     @property
+    def takes_levels_below(self) -> bool:
+        """May a level other than an `under_last` one (a dense level, say) be
+        stored below this format's last level (formats.level's `last_only`)?"""
+        return not (self.levels and getattr(self.levels[-1], "last_only", None))
+
+    @property
+    def values_are_entries(self) -> bool:
+        """Is every position of the values a stored entry (no last level that lists
+        its stored coordinates apart from its positions: formats.level's `stored`,
+        a hash's empty slots, a bytemap's absent cells)?"""
+        return not (self.levels and getattr(self.levels[-1], "stored", None))
+
+    @property
     def is_dense(self) -> bool:
         """True when every level is dense (worked out once)."""
         return self._once("_dense", lambda: all(isinstance(lv, Dense) for lv in self.levels))

@@ -113,7 +113,10 @@ def _terms(f: Expr, key, cls, classes: dict, inner: set):
     """((member or None, (dense accesses...)), ...) when `f` is an Add each of
     whose addends is at most one plain column over the structure (`key`, class
     `cls`) times dense tensors at one tuple of other indices (not in `inner`),
-    the same in every addend; else None."""
+    the same in every addend; else None (and None over a structure whose last
+    level takes no level below: the dense tensors' indices are levels below it)."""
+    if not key[1].takes_levels_below:
+        return None
     out, extra = [], None
     for fs in _addends(f):
         member, dense = None, []
@@ -254,8 +257,8 @@ def flat(e: Expr, names: set, classes: dict | None = None) -> tuple[Expr, dict]:
     of its stored positions: Σ_q X'[q], X' the vector of X's stored values;
     {the new index's name: (the names of the indices it replaces, the inputs
     read as their stored values)}). Only for an
-    access whose inputs are all in `names` (ep.Tensors whose fill is the zero,
-    runtime.shared) and read nowhere else in e, a plain tensor or a value
+    access whose inputs are all in `names` (ep.Tensors whose fill is the zero and
+    whose every value position is a stored entry, runtime.shared) and read nowhere else in e, a plain tensor or a value
     predicate that reads no coordinate and no located column: its value at a
     stored entry is a function of the position alone (proofs_notes/shared.md);
     a predicate's columns must be over one structure (`classes`: input name ->

@@ -97,7 +97,8 @@ class OneWalk:
             return None
         sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
-                                              and inputs[n]._vals.ndim == 1), tensors)
+                                              and inputs[n]._vals.ndim == 1
+                                              and inputs[n].format.values_are_entries), tensors)
         kept = self._walk_kernels
         if key not in kept:
             kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))

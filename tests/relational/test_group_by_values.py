@@ -129,3 +129,17 @@ def test_several_sums_by_group_are_one_walk(kinds):
     off = ep.compile(expr, order=["o", "n", "f", "g", "k"], optimize=False,
                      tuning=ep.Tuning(one_walk=False))
     np.testing.assert_allclose(off(**inputs(rel), **units, most=5), got)
+
+
+def test_terms_are_not_read_below_a_level_that_must_be_last():
+    """(A[k] + A[k])·A[k]·B[i], B rle: a run takes no level below it, so the sum
+    at k is not a term of B's walk (a dev-profile draw of the central problems
+    raised a FormatError building that walk's format)."""
+    k, i = ep.indices("k i")
+    A, B = ep.tensor("A", 1), ep.tensor("B", 1, "rle")
+    a, b = np.array([1.0, 0.5]), np.array([1.0, 0.0, 3.0])
+    want = np.outer((a + a) * a, b)
+    for out in (None, "csr"):
+        got = ep.compile((A[k] + A[k]) * A[k] * B[i], output=out)(
+            A=a, B=ep.Tensor.from_dense(b, "rle"))
+        np.testing.assert_allclose(got if out is None else got.toarray(), want)
