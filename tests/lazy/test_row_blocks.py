@@ -146,3 +146,30 @@ def test_the_least_bytes_cut_an_x_of_that_many_and_not_one_byte_fewer(layout):
                                        rtol=1e-5 if layout == "float32" else 1e-12)
             arrays["X"][k::7] *= -0.5
         assert _blocked_tapes() == blocked
+
+
+@pytest.mark.parametrize("l2, least, prog, blocked", [
+    (64 << 10, 64 << 10, least_squares, True),      # X (480 KB) over the host's L2: halves
+    (64 << 10, 64 << 10, scaled, False),            # a matrix W: not by this rule
+    (64 << 10, 0, least_squares, False),            # Tuning.lazy_row_block_l2 off
+    (64 << 10, 128 << 10, least_squares, False),    # the host's L2 under the least
+    (1 << 20, 64 << 10, least_squares, False),      # X within the host's L2
+    (0, 64 << 10, least_squares, False)])           # no L2 reported
+def test_an_x_larger_than_the_hosts_l2_is_cut_into_its_halves(monkeypatch, l2, least, prog,
+                                                              blocked):
+    from etchpy.lazy import rows
+    monkeypatch.setattr(rows, "host_l2", lambda: l2)
+    PROGRAMS.clear()
+    tuning = ep.Tuning(lazy_row_block_l2=least)
+    arrays = _arrays(11)
+    for _ in range(3):
+        _run(prog, arrays, tuning)
+        arrays["X"][::5] *= -0.5
+    assert _blocked_tapes() == blocked
+    if blocked:
+        assert rows.block_rows(arrays["X"], 0, 1 << 40, l2_least=least) == (l2 // 2) // (200 * 8)
+
+
+def test_the_hosts_l2_is_read_as_bytes_or_zero():
+    from etchpy.lazy import rows
+    assert isinstance(rows.host_l2(), int) and rows.host_l2() >= 0
