@@ -17,7 +17,6 @@ multiplies them as written.
 """
 from __future__ import annotations
 
-import functools
 import os
 
 import numpy as np
@@ -63,10 +62,18 @@ def chain(x_slot: int, b_slot: int, steps: dict, single: set):
     return None
 
 
-@functools.lru_cache(maxsize=1)
+_L2: list = []      # [host_l2's answer], read once per process
+
+
 def host_l2() -> int:
     """The bytes of one core's level-2 cache as the OS reports it (Linux's
-    /sys/devices/system/cpu/cpu0/cache), or 0 where it does not."""
+    /sys/devices/system/cpu/cpu0/cache), or 0 where it does not; read once."""
+    if not _L2:
+        _L2.append(_read_l2())
+    return _L2[0]
+
+
+def _read_l2() -> int:
     base = "/sys/devices/system/cpu/cpu0/cache"
     try:
         for entry in sorted(os.listdir(base)):
@@ -87,7 +94,7 @@ def host_l2() -> int:
 
 
 def block_rows(x: np.ndarray, block_bytes: int, min_bytes: int = 0, min_rows: int = 16,
-               l2_least: int = 0) -> int:
+               l2_least: int = 0, l2: int | None = None) -> int:
     """Rows per block of the 2-d array x (0: do not cut it): blocks of about
     block_bytes, at least min_rows rows, and x at least two blocks and at least
     min_bytes (Tuning.lazy_row_block_min: a smaller X stays in the last-level
@@ -95,8 +102,8 @@ def block_rows(x: np.ndarray, block_bytes: int, min_bytes: int = 0, min_rows: in
     Where the host's level-2 cache (host_l2) holds at least l2_least bytes
     (Tuning.lazy_row_block_l2; 0: not asked), an x larger than it is cut into
     blocks of half of it: the second product then reads each block from that
-    cache, not from the last level."""
-    l2 = host_l2() if l2_least > 0 else 0
+    cache, not from the last level (l2: that cache's bytes, None: host_l2())."""
+    l2 = (host_l2() if l2 is None else l2) if l2_least > 0 else 0
     if l2 >= l2_least > 0 and x.ndim == 2 and x.nbytes > l2:
         block_bytes, min_bytes = l2 // 2, 0
     if block_bytes <= 0 or x.ndim != 2 or x.nbytes < min_bytes:
