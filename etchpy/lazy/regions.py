@@ -39,13 +39,20 @@ class Regions:
     # ------------------------------------------------------ library products
     def library_product(self, n: LazyArray) -> bool:
         """Whether n is a product of a 2-d input (sparse or dense, or its
-        transpose) and a dense operand that is an input or materialised (scipy's
-        product or numpy's `@` runs it)."""
+        transpose), or with Tuning.lazy_dense_products of a dense 2-d value
+        materialised (or its transpose), and a dense operand that is an input or
+        materialised (scipy's product or numpy's `@` runs it)."""
         if not self.opts.optimize or not isinstance(n, MatMul):
             return False
         b = n.b
-        return (library_input(n.a) and not isinstance(b, Const)
-                and self.support(b) is None and self.boundary(b, 1))
+        if isinstance(b, Const) or self.support(b) is not None or not self.boundary(b, 1):
+            return False
+        if library_input(n.a):
+            return True
+        a = n.a.a if isinstance(n.a, Transpose) else n.a
+        return (self.opts.knobs.lazy_dense_products and a.ndim == 2
+                and not isinstance(a, Const) and self.support(a) is None
+                and self.boundary(a, 1))
 
     def _scipy_product(self, n: MatMul):
         a, b = n.args
