@@ -130,7 +130,8 @@ class Regions:
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
         reads: list = []
-        fn = region_function(node, functools.partial(self._region_operand, reads))
+        fn = region_function(node, functools.partial(self._region_operand, reads),
+                             self.opts.knobs.lazy_region_scalars)
         fn.rows = region_rows(node.shape, reads, not fn.transposes)
         return _dry(fn, node.shape, node.dtype) if self.opts.dry else fn
 
