@@ -88,9 +88,12 @@ def test_another_shape_or_dtype_replays_its_own_program(tuning=None):
 def test_the_tall_call_equals_numpys_matmul(dtype):
     """lazy_product's fourth argument (Tuning.lazy_blas_tall): a thin result over an
     operand of at least that many bytes is made with the long extent as BLAS's M
-    and transposed into place; wide results, vectors and smaller operands as before."""
+    and transposed into place (a itself, not flipped, only over an inner extent of
+    at least 128 and 8 times the result's columns); wide results, vectors and
+    smaller operands as before."""
     rng = np.random.default_rng(3)
-    for r, c, n in [(7, 5, 3), (60, 40, 2), (33, 70, 5), (20, 20, 20), (9, 6, 12), (8, 8, 1)]:
+    for r, c, n in [(7, 5, 3), (60, 40, 2), (33, 70, 5), (20, 20, 20), (9, 6, 12), (8, 8, 1),
+                    (20, 130, 3), (140, 9, 2), (30, 128, 16)]:     # a long inner extent
         a = rng.random((r, c)).astype(dtype)
         for flip in (False, True):
             b = rng.random((r if flip else c, n)).astype(dtype)
