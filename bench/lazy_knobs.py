@@ -1,7 +1,9 @@
 """The lazy programs with nothing to fuse, main's plan against today's, in one process.
 
     python -m bench.lazy_knobs [--rounds N] [--n N ...]
-                               [--memo | --blas | --operands | --nodes | --blocks] [--new]
+                               [--memo | --blas | --operands | --nodes | --blocks | --tall
+                                | --l2]
+                               [--new]
 
 For each of bench.lazy's programs with nothing to fuse (sparse X n×n at 1%,
 and dense X n/5 × n/5), ranks 10 and 20: the peer (numpy/scipy as written),
@@ -33,6 +35,12 @@ memo against today's), and with --blas *before* is also without it.
 With --blocks, *before* is session 45's row blocks (`lazy_row_block_bytes=1 MiB,
 lazy_row_block_min=0`: any X of two blocks cut) and *after* today's (2 MiB
 blocks, only an X of at least 16 MiB), both passed as a Tuning.
+With --tall, *before* is a replay's thin dense products by BLAS as written
+(`lazy_blas_tall=0`) and *after* with the long extent as BLAS's M over an
+operand of at least 1 MiB (the default), both passed as a Tuning.
+With --l2, *before* is a dense X cut into row blocks by lazy_row_block_min only
+(`lazy_row_block_l2=0`) and *after* also when X is larger than a host level-2
+cache of at least 1 MiB, by its halves (the default), both passed as a Tuning.
 """
 from __future__ import annotations
 
@@ -85,9 +93,11 @@ def _sides(prog, args, memo: str | None, new: bool = False):
     """before and after: main's plan and today's (tunings), or with memo ("memo"
     or "blas"), the C switch off and on (tuning=None); new: a new w each call."""
     fresh = _fresh(args, new)
-    if memo in ("operands", "blocks"):
-        before, after = (ep.Tuning(blas_operands=False), ep.Tuning(blas_operands=True)) \
-            if memo == "operands" else (ep.Tuning(**BLOCKS[0]), ep.Tuning(**BLOCKS[1]))
+    if memo in ("operands", "blocks", "tall", "l2"):
+        before, after = {"operands": (ep.Tuning(blas_operands=False), ep.Tuning()),
+                         "blocks": (ep.Tuning(**BLOCKS[0]), ep.Tuning(**BLOCKS[1])),
+                         "tall": (ep.Tuning(lazy_blas_tall=0), ep.Tuning()),
+                         "l2": (ep.Tuning(lazy_row_block_l2=0), ep.Tuning())}[memo]
         return tuple((lambda t=t: ep.compute(*prog(ep, *(ep.lazy(a) for a in fresh())), tuning=t))
                      for t in (before, after))
     if memo:
@@ -135,12 +145,18 @@ def main(argv=None) -> int:
                     help="element-wise operands of a kernel's GEMM made temporaries off -> on")
     ap.add_argument("--blocks", action="store_true",
                     help="a dense X's row blocks: session 45's (any X) -> today's")
+    ap.add_argument("--tall", action="store_true",
+                    help="a replay's thin dense products with the long extent as BLAS's M "
+                         "off -> on")
+    ap.add_argument("--l2", action="store_true",
+                    help="a dense X larger than the host's L2 by row blocks off -> on")
     ap.add_argument("--new", action="store_true",
                     help="a new w (or V) each call, every side; with --nodes or --blas, "
                          "a dropped array's leaf given to the new one off -> on")
     args = ap.parse_args(argv)
     switch = ("memo" if args.memo else "blas" if args.blas else "nodes" if args.nodes else
-              "operands" if args.operands else "blocks" if args.blocks else None)
+              "operands" if args.operands else "blocks" if args.blocks else
+              "tall" if args.tall else "l2" if args.l2 else None)
     for n in args.n:
         for rank in (10, 20):
             for label, tp, tb, ta in rows(n, rank, args.rounds, switch, args.new):

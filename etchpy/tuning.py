@@ -69,8 +69,9 @@ class Tuning:
             saturation (an etchpy.tuning.Saturation).
         lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step,
             lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
-            lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_fast_replay,
-            lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_node_bytes.
+            lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2,
+            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall,
+            lazy_dense_products, lazy_region_scalars, lazy_node_bytes.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured,
             distance_buckets, bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -286,6 +287,7 @@ class Tuning:
     lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
     lazy_row_block_bytes: int = 2 << 20   # Xᵀ·f(X·W), X dense of at least lazy_row_block_min
     lazy_row_block_min: int = 16 << 20    # bytes: by row blocks of X this size (0: never; lazy.rows)
+    lazy_row_block_l2: int = 1 << 20  # ... or X > a host L2 of at least this, by its halves (0: no)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
@@ -293,6 +295,10 @@ class Tuning:
     lazy_node_bytes: int = 1 << 18    # ... the same leaf and nodes for the same arrays, each
                                       # of at most this many bytes (0: off; binder_nodes.c.j2)
     lazy_c_blas: bool = True          # a replay's dense products by BLAS from the binder
+    lazy_blas_tall: int = 1 << 20     # ... a thin result over an operand of these bytes with
+                                      # the long extent as BLAS's M (0: never; binder_blas.c.j2)
+    lazy_dense_products: bool = True  # a product of dense values materialised by BLAS (@)
+    lazy_region_scalars: bool = True  # a numpy region's scalars as 0-d arrays of their dtype
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

@@ -95,7 +95,7 @@ def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
         a = f"{_slot(sa, n)}.T" if flip else _slot(sa, n)
         lines = [f"    v = matmul({a}, {_slot(sb, n)})"]
         if space.get("blas") is not None:     # one BLAS call, else numpy's matmul
-            lines = [f"    v = blas({_slot(sa, n)}, {_slot(sb, n)}, {bool(flip)})",
+            lines = [f"    v = blas({_slot(sa, n)}, {_slot(sb, n)}, {bool(flip)}, tall)",
                      "    if v is None:", "    " + lines[0]]
         return [*lines,
                 f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
@@ -126,7 +126,7 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: se
     return lines
 
 
-def runners(tape, env: list, blas: bool = False) -> dict:
+def runners(tape, env: list, blas: bool = False, tall: int = 0) -> dict:
     """The tape's replay written out, by variant: "run", fn(leaves) -> its results
     on the arrays `leaves` (a list or tuple in the signature's order) as a
     tuple, or None when a guard fails; "single", the same returning the one
@@ -136,9 +136,11 @@ def runners(tape, env: list, blas: bool = False) -> dict:
     function's kind test and replay in one call: etchpy.lazy.traced). `env`: the
     recording run's values by slot (read now, not kept); blas: a dense product
     step calls the binder's BLAS product first (Tuning.lazy_c_blas: lazy.c_nodes.
-    product), numpy's matmul where that does not cover it."""
+    product), numpy's matmul where that does not cover it; tall, the bytes of a
+    product's dense operand from which a thin result is made with the long
+    extent as BLAS's M (Tuning.lazy_blas_tall; 0: never)."""
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
-             "nd": np.ndarray, "blas": c_nodes.product() if blas else None}
+             "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
     head = [f"    {', '.join(leaves)}, = leaves" if n else ""]

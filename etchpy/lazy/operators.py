@@ -128,6 +128,32 @@ def map_op(fn: str, a):
     return n
 
 
+def map_arg(fn: str, a, arg):
+    """ep.maximum(a, c) and the other maps taking a scalar argument (map_node's
+    node), kept by (Map, fn, a's skey, the argument's type and value): a python
+    int, float or bool argument only (a numpy scalar, or a nan that equals no
+    key, runs the builder)."""
+    if not isinstance(a, LazyArray) or type(arg) not in (int, float, bool):
+        return map_node(fn, a, arg)
+    t = (Map, fn, a.skey, type(arg), arg)
+    hit = _UNARY.get(t)
+    if hit is None:
+        n = map_node(fn, a, arg)
+        if type(n) is Map and n.a is a and n.arg is arg:
+            _keep(_UNARY, t, (n.shape, n.dtype, n.skey))
+        return n
+    BUILT[0] += 1
+    n = _new(Map)
+    n.fn, n.arg, n.a = fn, arg, a
+    n.shape, n.dtype, k = hit
+    lkeys = a.lkeys
+    n.key = (k, lkeys)
+    n.skey = k
+    n.lkeys = lkeys
+    n._leaves = (a,) if a._leaves is None else a._leaves
+    return n
+
+
 def _transposed(a):
     """The transpose (itself for fewer than two axes)."""
     if type(a) is Transpose:

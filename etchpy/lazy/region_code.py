@@ -26,14 +26,16 @@ def negated(n: LazyArray) -> bool:
     return False
 
 
-def region_function(root: LazyArray, operand):
+def region_function(root: LazyArray, operand, scalars: bool = True):
     """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
     dense element-wise region; operand(n) is the slot of n's value when the
     region reads n from the slots (n materialised), else None. fn.block(env)
     is the same function without the final reshape (its operands may be row
     blocks: etchpy.lazy.rows) nor numpy's errors ignored (its caller ignores
-    them), and fn.transposes whether the region transposes an operand."""
-    code = _Code(operand, root)
+    them), and fn.transposes whether the region transposes an operand;
+    scalars: a python number is passed as a 0-d array of the dtype of the
+    operation reading it where that holds it exactly (Tuning.lazy_region_scalars)."""
+    code = _Code(operand, root, scalars)
     var, _ = code.emit(root)
     code.space.update(ndarray=np.ndarray, array=np.array, dtype=root.dtype, shape=root.shape)
     text = "\n".join([
@@ -90,8 +92,9 @@ def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
 class _Code:
     """The lines of a region function and the objects they name (its namespace)."""
 
-    def __init__(self, operand, root: LazyArray):
+    def __init__(self, operand, root: LazyArray, scalars: bool = True):
         self.operand, self.root, self.lines, self.space = operand, root, [], {}
+        self.scalars = scalars
         self.transposes = False
 
     def name(self, obj) -> str:
@@ -99,6 +102,20 @@ class _Code:
         key = f"c{len(self.space)}"
         self.space[key] = obj
         return key
+
+    def scalar(self, c, n: LazyArray) -> str:
+        """A name standing for the scalar c read by n's ufunc: a 0-d array of n's
+        dtype when the operation's other operands are of that dtype and c converts to it
+        exactly (the ufunc then skips the type resolution of a python scalar
+        against an array, and computes with c in n's dtype, as numpy does for a
+        python number), else c itself (a number of another kind, a numpy
+        scalar: numpy's promotion of them is kept)."""
+        if self.scalars and type(c) in (int, float, bool) and n.dtype.kind in "fc":
+            with np.errstate(all="ignore"):
+                d = np.asarray(c, dtype=n.dtype)
+            if d == c and all(a.dtype == n.dtype for a in n.args if not isinstance(a, Const)):
+                return self.name(d)
+        return self.name(c)
 
     def temp(self, expr: str) -> str:
         """A local assigned expr (a line of the function); its name."""
@@ -134,8 +151,11 @@ class _Code:
 
     def ufunc(self, n: LazyArray, u, operands: list, extra: tuple = ()) -> tuple:
         """n = u(operands..., *extra), its result written over the first fresh
-        operand of n's shape and dtype."""
-        done = [self.emit(m) for m in operands]
+        operand of n's shape and dtype; a scalar operand (a Const, or extra's
+        objects) that n's dtype holds exactly is passed as a 0-d array of it."""
+        done = [(self.scalar(m.value, n), False) if isinstance(m, Const) else self.emit(m)
+                for m in operands]
+        extra = tuple(self.scalar(self.space[e], n) for e in extra)
         args = ", ".join([v for v, _ in done] + list(extra))
         fn = self.name(u)
         reuse = [v for m, (v, fresh) in zip(operands, done) if _fresh(n, m, fresh)]

@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from .kernel import Dry, is_sparse
+from . import c_nodes
 from .library import product
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Transpose
 from .show import show
@@ -38,13 +39,20 @@ class Regions:
     # ------------------------------------------------------ library products
     def library_product(self, n: LazyArray) -> bool:
         """Whether n is a product of a 2-d input (sparse or dense, or its
-        transpose) and a dense operand that is an input or materialised (scipy's
-        product or numpy's `@` runs it)."""
+        transpose), or with Tuning.lazy_dense_products of a dense 2-d value
+        materialised (or its transpose), and a dense operand that is an input or
+        materialised (scipy's product or numpy's `@` runs it)."""
         if not self.opts.optimize or not isinstance(n, MatMul):
             return False
         b = n.b
-        return (library_input(n.a) and not isinstance(b, Const)
-                and self.support(b) is None and self.boundary(b, 1))
+        if isinstance(b, Const) or self.support(b) is not None or not self.boundary(b, 1):
+            return False
+        if library_input(n.a):
+            return True
+        a = n.a.a if isinstance(n.a, Transpose) else n.a
+        return (self.opts.knobs.lazy_dense_products and a.ndim == 2
+                and not isinstance(a, Const) and self.support(a) is None
+                and self.boundary(a, 1))
 
     def _scipy_product(self, n: MatMul):
         a, b = n.args
@@ -77,19 +85,25 @@ class Regions:
         of X with X·W and b's region (etchpy.lazy.rows) when b is computed
         row by row from X·W, each read only there."""
         sx, sb, _ = plain.product
-        knobs = self.opts.knobs
-        rows = block_rows(self.values.env[sx], knobs.lazy_row_block_bytes, knobs.lazy_row_block_min)
-        if not rows:
-            return plain
-        uses, values = self.uses, self.values
+        knobs, uses, values = self.opts.knobs, self.uses, self.values
         single = {s for k, s in values.slots.items() if uses[k] == 1}
         found = chain(sx, sb, dict(values.steps), single)
         if found is None:
             return plain
+        # the host's L2 rule for a vector W only (two gemvs, each streaming X; a
+        # thin matrix W's products are made tall instead: Tuning.lazy_blas_tall)
+        vector = np.ndim(values.env[found[1].product[1]]) == 1
+        rows = block_rows(values.env[sx], knobs.lazy_row_block_bytes, knobs.lazy_row_block_min,
+                          l2_least=knobs.lazy_row_block_l2 if vector else 0)
+        if not rows:
+            return plain
         names = self.report.names
         self.note(lambda: f"  replayed by blocks of {rows} rows of {names.get(self._key_of(sx))}:"
                           f" the product, the region and this product in each block")
-        return plain if self.opts.dry else blocked_step(plain, sx, *found, rows)
+        if self.opts.dry:
+            return plain
+        blas = c_nodes.product() if knobs.lazy_c_blas else None
+        return blocked_step(plain, sx, *found, rows, blas)
 
     def _key_of(self, slot: int):
         return next(k for k, s in self.values.slots.items() if s == slot)
@@ -116,7 +130,8 @@ class Regions:
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
         reads: list = []
-        fn = region_function(node, functools.partial(self._region_operand, reads))
+        fn = region_function(node, functools.partial(self._region_operand, reads),
+                             self.opts.knobs.lazy_region_scalars)
         fn.rows = region_rows(node.shape, reads, not fn.transposes)
         return _dry(fn, node.shape, node.dtype) if self.opts.dry else fn
 

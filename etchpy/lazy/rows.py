@@ -17,6 +17,8 @@ multiplies them as written.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -60,25 +62,73 @@ def chain(x_slot: int, b_slot: int, steps: dict, single: set):
     return None
 
 
-def block_rows(x: np.ndarray, block_bytes: int, min_bytes: int = 0, min_rows: int = 16) -> int:
+_L2: list = []      # [host_l2's answer], read once per process
+
+
+def host_l2() -> int:
+    """The bytes of one core's level-2 cache as the OS reports it (Linux's
+    /sys/devices/system/cpu/cpu0/cache), or 0 where it does not; read once."""
+    if not _L2:
+        _L2.append(_read_l2())
+    return _L2[0]
+
+
+def _read_l2() -> int:
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        for entry in sorted(os.listdir(base)):
+            if not entry.startswith("index"):
+                continue
+            with open(os.path.join(base, entry, "level")) as f:
+                level = f.read().strip()
+            with open(os.path.join(base, entry, "type")) as f:
+                kind = f.read().strip()
+            if level == "2" and kind in ("Unified", "Data"):
+                with open(os.path.join(base, entry, "size")) as f:
+                    size = f.read().strip().upper()
+                scale = {"K": 1 << 10, "M": 1 << 20}.get(size[-1:], 1)
+                return int(size.rstrip("KM")) * scale
+    except (OSError, ValueError):
+        return 0
+    return 0
+
+
+def block_rows(x: np.ndarray, block_bytes: int, min_bytes: int = 0, min_rows: int = 16,
+               l2_least: int = 0, l2: int | None = None) -> int:
     """Rows per block of the 2-d array x (0: do not cut it): blocks of about
     block_bytes, at least min_rows rows, and x at least two blocks and at least
     min_bytes (Tuning.lazy_row_block_min: a smaller X stays in the last-level
-    cache from the first product to the second, and blocks then only add calls)."""
+    cache from the first product to the second, and blocks then only add calls).
+    Where the host's level-2 cache (host_l2) holds at least l2_least bytes
+    (Tuning.lazy_row_block_l2; 0: not asked), an x larger than it is cut into
+    blocks of half of it: the second product then reads each block from that
+    cache, not from the last level (l2: that cache's bytes, None: host_l2())."""
+    l2 = (host_l2() if l2 is None else l2) if l2_least > 0 else 0
+    if l2 >= l2_least > 0 and x.ndim == 2 and x.nbytes > l2:
+        block_bytes, min_bytes = l2 // 2, 0
     if block_bytes <= 0 or x.ndim != 2 or x.nbytes < min_bytes:
         return 0
     rows = block_bytes // max(x.shape[1] * x.itemsize, 1)
     return rows if rows >= min_rows and x.shape[0] >= 2 * rows else 0
 
 
-def blocked_step(plain, x_slot: int, s0: int, first, region, rows: int):
+def blocked_step(plain, x_slot: int, s0: int, first, region, rows: int, blas=None):
     """fn(env): Xᵀ·b by blocks of `rows` rows of X (slot x_slot) when b's value
     is not in env (its steps dropped by a replay), else plain(env). first is
     the step of X·W (slot s0; its `product` (x, w, flip) attribute), region the step of
     b from X·W or None (its `rows` attribute: the slots cut and read whole;
-    its `block` attribute: the region's function on row blocks)."""
+    its `block` attribute: the region's function on row blocks); blas, the
+    binder's product (lazy.c_nodes.product: a block's products by one BLAS
+    call each, numpy's matmul where it declines) or None."""
     w_slot, b_slot = first.product[1], plain.product[1]
-    matmul, add = np.matmul, np.add
+    add = np.add
+    if blas is None:
+        def matmul(a, b, flip):
+            return np.matmul(a.T if flip else a, b)
+    else:
+        def matmul(a, b, flip):
+            v = blas(a, b, flip)
+            return np.matmul(a.T if flip else a, b) if v is None else v
     cut = () if region is None else tuple(s for s in region.rows[0] if s != s0)
     block = None if region is None else region.block
 
@@ -91,13 +141,13 @@ def blocked_step(plain, x_slot: int, s0: int, first, region, rows: int):
         benv = list(env)
         for i in range(0, x.shape[0], rows):
             xb = x[i:i + rows]
-            r = matmul(xb, w)
+            r = matmul(xb, w, False)
             if block is not None:
                 benv[s0] = r
                 for s in cut:
                     benv[s] = env[s][i:i + rows]
                 r = block(benv)
-            part = matmul(xb.T, r)
+            part = matmul(xb, r, True)
             total = part if total is None else add(total, part, out=total)
         return plain.finish(total)
     step.replaces = (s0, b_slot) if region is not None else (b_slot,)

@@ -81,3 +81,45 @@ def test_another_shape_or_dtype_replays_its_own_program(tuning=None):
             want = logistic(np, *args)
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12)
+
+
+@needs_blas
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_tall_call_equals_numpys_matmul(dtype):
+    """lazy_product's fourth argument (Tuning.lazy_blas_tall): a thin result over an
+    operand of at least that many bytes is made with the long extent as BLAS's M
+    and transposed into place (a itself, not flipped, only over an inner extent of
+    at least 128 and 8 times the result's columns); wide results, vectors and
+    smaller operands as before."""
+    rng = np.random.default_rng(3)
+    for r, c, n in [(7, 5, 3), (60, 40, 2), (33, 70, 5), (20, 20, 20), (9, 6, 12), (8, 8, 1),
+                    (20, 130, 3), (140, 9, 2), (30, 128, 16)]:     # a long inner extent
+        a = rng.random((r, c)).astype(dtype)
+        for flip in (False, True):
+            b = rng.random((r if flip else c, n)).astype(dtype)
+            want = (a.T if flip else a) @ b
+            for tall in (1, a.nbytes, a.nbytes + 1, 0):
+                got = PRODUCT(a, b, flip, tall)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                assert got.flags.c_contiguous
+                np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+    assert PRODUCT(a, b, False, 2, 3) is None
+
+
+def softmax(F, X, V, Y):
+    E = F.exp(X @ V)
+    return X.T @ (E / E.sum(axis=1, keepdims=True) - Y)
+
+
+@pytest.mark.parametrize("tall", [0, 1])
+def test_a_replay_with_the_tall_call_equals_numpy(tall):
+    tuning = ep.Tuning(lazy_blas_tall=tall)
+    tape = _tape(softmax, _data(0, k=4), tuning)
+    assert ("tall)" in tape.run.text) == (PRODUCT is not None)
+    assert tape.run.__globals__["tall"] == tall
+    args = _data(1, k=4)
+    for seed in range(2, 5):
+        got = ep.compute(softmax(ep, *(ep.lazy(x) for x in args)), tuning=tuning)
+        np.testing.assert_allclose(got, softmax(np, *args), rtol=1e-12)
+        for old, x in zip(args, _data(seed, k=4)):       # written in place between calls
+            old[...] = x

@@ -109,3 +109,27 @@ def test_a_region_meeting_inf_and_nan_warns_nothing_and_gives_numpys_values():
     with np.errstate(all="ignore"):
         want = np.exp(a) / b - b
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("scalars", [True, False])
+def test_a_regions_python_numbers_give_numpys_dtypes_and_values(dtype, scalars):
+    """Tuning.lazy_region_scalars: a python number read by a region's ufunc as a
+    0-d array of the operation's dtype where it holds the number exactly; the
+    results' dtypes and values are numpy's either way (0.1 in float32, 2**60 in
+    float32, 1e300 and nan kept as numbers)."""
+    rng = np.random.default_rng(6)
+    a = (rng.standard_normal((5, 4)) * 10).astype(dtype)
+    b = (rng.standard_normal(4) * 10).astype(dtype)
+
+    def prog(F, a, b):
+        return (F.maximum(a * 2 + 1, 0) - 0.1 * b, 2 ** 60 + a, (a + 1e300) * 0 + b,
+                F.minimum(a, 3) + float("nan") * b, 1 / (1 + a * a) + 0.5)
+    tuning = ep.Tuning(lazy_region_scalars=scalars)
+    for _ in range(2):
+        with np.errstate(all="ignore"):
+            got = ep.compute(*prog(ep, ep.lazy(a), ep.lazy(b)), tuning=tuning)
+            want = prog(np, a, b)
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-6 if dtype == np.float32 else 1e-12)

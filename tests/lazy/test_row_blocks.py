@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import etchpy as ep
+from etchpy.lazy import rows as row_blocks
 from etchpy.lazy.replay import PROGRAMS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -146,3 +147,37 @@ def test_the_least_bytes_cut_an_x_of_that_many_and_not_one_byte_fewer(layout):
                                        rtol=1e-5 if layout == "float32" else 1e-12)
             arrays["X"][k::7] *= -0.5
         assert _blocked_tapes() == blocked
+
+
+
+@pytest.mark.parametrize("l2, least, rows", [
+    (64 << 10, 64 << 10, (32 << 10) // 1600),      # X (480 KB) over the L2: its halves
+    (64 << 10, 0, 0),                              # Tuning.lazy_row_block_l2 off
+    (64 << 10, 128 << 10, 0),                      # the L2 under the least
+    (1 << 20, 64 << 10, 0),                        # X within the L2
+    (0, 64 << 10, 0)])                             # no L2 reported
+def test_an_x_larger_than_the_l2_is_cut_into_its_halves(l2, least, rows):
+    x = _arrays(11)["X"]
+    assert row_blocks.block_rows(x, 0, 1 << 40, l2_least=least, l2=l2) == rows
+
+
+L2 = row_blocks.host_l2()
+
+
+@pytest.mark.skipif(not L2 or L2 > 8 << 20, reason="no L2 reported, or one too large to pass")
+@pytest.mark.parametrize("prog, least, blocked", [
+    (least_squares, 1, True), (logistic, 1, True),
+    (scaled, 1, False),                            # a matrix W: not by this rule
+    (least_squares, 0, False), (least_squares, L2 + 1, False)])
+def test_a_replay_over_an_x_larger_than_the_hosts_l2_goes_by_blocks(prog, least, blocked):
+    PROGRAMS.clear()
+    tuning = ep.Tuning(lazy_row_block_l2=least)
+    arrays = _arrays(11, m=L2 // (200 * 8) + 40)
+    for _ in range(3):
+        _run(prog, arrays, tuning)
+        arrays["X"][::5] *= -0.5
+    assert _blocked_tapes() == blocked
+
+
+def test_the_hosts_l2_is_read_as_bytes_or_zero():
+    assert isinstance(L2, int) and L2 >= 0
