@@ -117,6 +117,17 @@ def test_malformed_arrays_give_an_input_error_naming_them(call):
         call(short)
 
 
+def test_bfs_names_a_bad_pointer_before_a_bad_index():
+    """BFS checks the indices in a flat pass before the pointers' (the fill's):
+    with both wrong, the pointers are still the ones named."""
+    M = sp.csr_array((3, 3))
+    M.indptr, M.indices = np.array([0, 2, 1, 3], np.int32), np.array([9, 0, 1], np.int32)
+    M.data = np.ones(3)
+    for tuning in (None, {"bfs_check_first": False}):
+        with pytest.raises(ep.InputError, match=r"A\.indptr"):
+            graph.bfs_levels(M, 0, tuning=tuning)
+
+
 def test_pagerank_names_bad_weights():
     A = random_graph(20, 0.2, 3)
     for bad, what in [(-1.0, "negative weight"), (np.nan, "not finite"), (np.inf, "not finite")]:
