@@ -6,8 +6,8 @@ malformed matrix, or one whose arrays were written in place since the last
 call, gives an InputError, never a crash. Nothing derived from A is kept
 between calls; the workspaces (BFS's queue and int32 levels, PageRank's second step
 buffer and out-weights, the buckets' round numbers) are kept scratch arrays
-(runtime.scratch), whose old contents are never read, so a call faults in
-fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
+(runtime.scratch; new ones below LIMITS.scratch_least bytes), whose old
+contents are never read, so a call faults in fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
 `check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
@@ -173,32 +173,47 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again; all are read in a flat pass first,
     which brings them into cache, when they take at most
-    tuning.bfs_warm_bytes); the walk's levels are int32 in a kept scratch
-    array, widened into the int64 result after it, when
+    tuning.bfs_warm_bytes); the walk's levels are int32 in a scratch array
+    (_workspaces), widened into the int64 result after it, when
     tuning.bfs_narrow_levels."""
     n = len(pos) - 1
     level = np.empty(n, dtype=np.int64)
     t = tuning
     cpos, ccrd, most = csc if csc is not None and t.pull_rounds else (None, None, 0)
     warm = checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
-    queue = SCRATCH.take(n or 1, pos.dtype)
-    narrow = SCRATCH.take(n or 1, np.int32) if t.bfs_narrow_levels and n < 2**31 else None
     fns, ffi, types = _lib(pos.dtype)
     buf, null, idx, where = ffi.from_buffer, ffi.NULL, types[pos.dtype], ffi.new("int64_t[1]")
+    queue, narrow, taken = _workspaces(n, pos.dtype, t.bfs_narrow_levels and n < 2**31, ffi,
+                                       types)
     try:                        # bools and ints as cffi's int64_t and double take them
         code = fns["bfs"](n, len(crd), buf(idx, pos), buf(idx, crd),
                           null if cpos is None else buf(types[cpos.dtype], cpos),
                           null if ccrd is None else buf(types[ccrd.dtype], ccrd), s, t.pull_alpha,
                           t.pull_beta, most, checked, t.bfs_check_first, warm,
-                          t.pull_measured, buf(types[level.dtype], level),
-                          null if narrow is None else buf(types[narrow.dtype], narrow),
-                          buf(types[queue.dtype], queue), where)
+                          t.pull_measured, buf(types[level.dtype], level), narrow, queue, where)
     finally:
-        SCRATCH.give(queue)
-        if narrow is not None:
-            SCRATCH.give(narrow)
+        for a in taken:
+            SCRATCH.give(a)
     _checked(code, "bfs", where, M, name, pos, crd)
     return level
+
+
+def _workspaces(n: int, idx_dtype, narrow: bool, ffi, types):
+    """(queue, its int32 levels or NULL, arrays to give back to SCRATCH): cffi
+    pointers to BFS's workspaces of n entries, the queue of idx_dtype and,
+    when narrow, the walk's levels. Both in one new int32 array when that
+    takes fewer than SCRATCH.least bytes (one allocation and one buffer),
+    else kept scratch arrays (their pages warm)."""
+    m = n or 1
+    if narrow and idx_dtype == np.int32 and 8 * m < SCRATCH.least:
+        block = ffi.from_buffer(types[idx_dtype], np.empty(2 * m, dtype=np.int32))
+        return block, block + m, ()         # block keeps the array alive for the call
+    queue = SCRATCH.take(m, idx_dtype)
+    if not narrow:
+        return ffi.from_buffer(types[idx_dtype], queue), ffi.NULL, (queue,)
+    levels = SCRATCH.take(m, np.int32)
+    return (ffi.from_buffer(types[idx_dtype], queue),
+            ffi.from_buffer(types[levels.dtype], levels), (queue, levels))
 
 
 def check(M, pos, crd, name: str = "A") -> bool:
