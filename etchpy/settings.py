@@ -31,7 +31,7 @@ class Limits:
     scratch_least    the bytes below which a workspace is made new at each take
                      and not kept (the allocator hands such blocks back from
                      memory it holds, with no page to zero: cheaper than the
-                     store's search)
+                     store's search; 0: every workspace from the store)
     optimized        the optimizer's results kept for compiles of the same
                      expression, options and tuning (optimizer.optimize.remembered)"""
 
