@@ -28,6 +28,10 @@ class Limits:
                      target, above which a worker starts moving data to disk
     scratch_arrays   workspace arrays of the C helpers kept between calls
                      (runtime.scratch: the graph algorithms' buffers)
+    scratch_least    the bytes below which a workspace is made new at each take
+                     and not kept (the allocator hands such blocks back from
+                     memory it holds, with no page to zero: cheaper than the
+                     store's search; 0: every workspace from the store)
     optimized        the optimizer's results kept for compiles of the same
                      expression, options and tuning (optimizer.optimize.remembered)"""
 
@@ -39,6 +43,7 @@ class Limits:
     dask_losses: int = 8
     dask_memory_share: float = 0.6
     scratch_arrays: int = 6
+    scratch_least: int = 1 << 16
     optimized: int = 128
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import CompileError
 from ..runtime.kernel_cache import kept
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
@@ -108,8 +109,13 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
         >>> bfs_levels(scipy.sparse.csr_array([[0, 1], [0, 0]]), 0)
         array([0, 1])
     """
-    t = tuning_of(tuning)
+    t = DEFAULT if tuning is None else tuning_of(tuning)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
+        if driver == "auto":                            # choose's, without its closures
+            try:
+                return direct.bfs(A, source, tuning=t)
+            except CompileError:
+                return bfs_levels(A, source, driver="python", tuning=t)
         return choose(driver, lambda: direct.bfs(A, source, tuning=t),
                       lambda: bfs_levels(A, source, driver="python", tuning=t))
     G = adj.as_graph(A)

@@ -6,8 +6,8 @@ malformed matrix, or one whose arrays were written in place since the last
 call, gives an InputError, never a crash. Nothing derived from A is kept
 between calls; the workspaces (BFS's queue and int32 levels, PageRank's second step
 buffer and out-weights, the buckets' round numbers) are kept scratch arrays
-(runtime.scratch), whose old contents are never read, so a call faults in
-fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
+(runtime.scratch; new ones below LIMITS.scratch_least bytes), whose old
+contents are never read, so a call faults in fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
 `check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
@@ -34,27 +34,33 @@ from ..c.direct_graph import CODES, direct_source
 from ..errors import InputError
 from ..semiring import semirings
 from ..runtime import build
-from ..runtime.kernel_cache import kept
+from ..runtime.build import environment
+from ..runtime.kernel_cache import KERNELS, kept
 from ..runtime.scratch import SCRATCH
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
 from .fixpoint import ConvergenceError
-from .sweep import C_ARRAYS, bucket_plan, frontier_library, pointer
+from .sweep import C_ARRAYS, bucket_plan, library
 
 INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
 @kept("helper.direct_graph")
 def _library(idx_type: str):
-    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi) for
-    index arrays of C type idx_type, built (or found in the cache) once per
-    process."""
+    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi,
+    {numpy dtype: its cffi array type}) for index arrays of C type idx_type,
+    built (or found in the cache) once per process."""
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
     kinds = ("bfs", "components", "rank", "weights", "check")
-    return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi
+    types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
+    return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
+
+
+# an index array's dtype -> the C type _library is built for
+_IDX_TYPES = {np.dtype(d): C_ARRAYS[np.dtype(d)][:-2] for d in INDEX_TYPES}
 
 
 def is_direct(A) -> bool:
@@ -73,12 +79,13 @@ def arrays(A, name: str, either_way: bool = False):
     if A.dtype.kind not in "biuf":
         raise InputError(f"{name} is an adjacency matrix of real weights, not of "
                          f"{A.dtype} values")
-    if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
+    shape = A.shape
+    if len(shape) != 2 or shape[0] != shape[1]:
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
-                         f"{'x'.join(map(str, A.shape))}")
+                         f"{'x'.join(map(str, shape))}")
     if A.format != "csr" and not (either_way and A.format == "csc"):
         A = A.tocsr()
-    n, pos, crd = A.shape[0], A.indptr, A.indices
+    n, pos, crd = shape[0], A.indptr, A.indices
     for what, a in (("indptr", pos), ("indices", crd)):
         if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
             raise InputError(f"{name}.{what} is a 1-d array of integers")
@@ -89,22 +96,44 @@ def arrays(A, name: str, either_way: bool = False):
     return A, np.ascontiguousarray(pos, dtype=idt), np.ascontiguousarray(crd, dtype=idt)
 
 
+def _lib(dtype):
+    """_library's answer for index arrays of `dtype`, remembered while KERNELS
+    holds the same entries (its generation) and the build environment is the
+    same (what plain's key holds, without its cost)."""
+    env, got, generation = environment(), _LAST.get(dtype), KERNELS.generation
+    if got is not None and got[0] == generation and got[1] == env:
+        return got[2]
+    lib = _library.plain(_IDX_TYPES[dtype])
+    _LAST[dtype] = (generation, env, lib)
+    return lib
+
+
+# index dtype -> (KERNELS.generation, build environment, _library's answer) then
+_LAST: dict = {}
+
+
 def _call(kind: str, M, name: str, pos, crd, *args):
     """Call the C function `kind` on (n, nnz, pos, crd, *args, where), arrays
     and None passed as pointers; raise InputError naming the bad array of M
     (`name`) for the C's error codes."""
-    idx = C_ARRAYS[pos.dtype]
-    fns, ffi = _library.plain(idx[:-2])
+    fns, ffi, types = _lib(pos.dtype)
     where, buf, null = ffi.new("int64_t[1]"), ffi.from_buffer, ffi.NULL
-    c_args = [len(pos) - 1, len(crd), buf(idx, pos), buf(idx, crd)]
-    for a in args:
-        c_args.append(buf(C_ARRAYS[a.dtype], a) if isinstance(a, np.ndarray)
-                      else null if a is None else a)
-    code = fns[kind](*c_args, where)
-    if code == -2:
-        raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
-    if code in _MALFORMED:
-        raise _malformed(_MALFORMED[code], int(where[0]), M, name, len(pos) - 1, len(crd))
+    idx = types[pos.dtype]
+    code = fns[kind](len(pos) - 1, len(crd), buf(idx, pos), buf(idx, crd),
+                     *[buf(types[a.dtype], a) if isinstance(a, np.ndarray)
+                       else null if a is None else a for a in args], where)
+    return _checked(code, kind, where, M, name, pos, crd)
+
+
+def _checked(code: int, kind: str, where, M, name: str, pos, crd) -> int:
+    """code, the C function `kind`'s answer, unless it is an error code (below
+    -1): then MemoryError, or InputError naming the bad array of M (`name`)."""
+    if code < -1:
+        if code == -2:
+            raise MemoryError(f"{kind} on {name}: the workspaces could not be allocated")
+        if code in _MALFORMED:
+            raise _malformed(_MALFORMED[code], int(where[0]), M, name, len(pos) - 1,
+                             len(crd))
     return code
 
 
@@ -144,24 +173,47 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again; all are read in a flat pass first,
     which brings them into cache, when they take at most
-    tuning.bfs_warm_bytes); the walk's levels are int32 in a kept scratch
-    array, widened into the int64 result after it, when
+    tuning.bfs_warm_bytes); the walk's levels are int32 in a scratch array
+    (_workspaces), widened into the int64 result after it, when
     tuning.bfs_narrow_levels."""
     n = len(pos) - 1
     level = np.empty(n, dtype=np.int64)
-    cpos, ccrd, most = csc if csc is not None and tuning.pull_rounds else (None, None, 0)
-    warm = checked and tuning.bfs_check_first and crd.nbytes <= tuning.bfs_warm_bytes
-    queue = SCRATCH.take(max(n, 1), pos.dtype)    # take/give: a third of SCRATCH.arrays' cost
-    narrow = SCRATCH.take(max(n, 1), np.int32) if tuning.bfs_narrow_levels and n < 2**31 else None
-    try:
-        _call("bfs", M, name, pos, crd, cpos, ccrd, s, float(tuning.pull_alpha),
-              float(tuning.pull_beta), int(most), int(checked), int(tuning.bfs_check_first),
-              int(warm), int(tuning.pull_measured), level, narrow, queue)
+    t = tuning
+    cpos, ccrd, most = csc if csc is not None and t.pull_rounds else (None, None, 0)
+    warm = checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
+    fns, ffi, types = _lib(pos.dtype)
+    buf, null, idx, where = ffi.from_buffer, ffi.NULL, types[pos.dtype], ffi.new("int64_t[1]")
+    queue, narrow, taken = _workspaces(n, pos.dtype, t.bfs_narrow_levels and n < 2**31, ffi,
+                                       types)
+    try:                        # bools and ints as cffi's int64_t and double take them
+        code = fns["bfs"](n, len(crd), buf(idx, pos), buf(idx, crd),
+                          null if cpos is None else buf(types[cpos.dtype], cpos),
+                          null if ccrd is None else buf(types[ccrd.dtype], ccrd), s, t.pull_alpha,
+                          t.pull_beta, most, checked, t.bfs_check_first, warm,
+                          t.pull_measured, buf(types[level.dtype], level), narrow, queue, where)
     finally:
-        SCRATCH.give(queue)
-        if narrow is not None:
-            SCRATCH.give(narrow)
+        for a in taken:
+            SCRATCH.give(a)
+    _checked(code, "bfs", where, M, name, pos, crd)
     return level
+
+
+def _workspaces(n: int, idx_dtype, narrow: bool, ffi, types):
+    """(queue, its int32 levels or NULL, arrays to give back to SCRATCH): cffi
+    pointers to BFS's workspaces of n entries, the queue of idx_dtype and,
+    when narrow, the walk's levels. Both in one new int32 array when that
+    takes fewer than SCRATCH.least bytes (one allocation and one buffer),
+    else kept scratch arrays (their pages warm)."""
+    m = n or 1
+    if narrow and idx_dtype == np.int32 and 8 * m < SCRATCH.least:
+        block = ffi.from_buffer(types[idx_dtype], np.empty(2 * m, dtype=np.int32))
+        return block, block + m, ()         # block keeps the array alive for the call
+    queue = SCRATCH.take(m, idx_dtype)
+    if not narrow:
+        return ffi.from_buffer(types[idx_dtype], queue), ffi.NULL, (queue,)
+    levels = SCRATCH.take(m, np.int32)
+    return (ffi.from_buffer(types[idx_dtype], queue),
+            ffi.from_buffer(types[levels.dtype], levels), (queue, levels))
 
 
 def check(M, pos, crd, name: str = "A") -> bool:
@@ -211,27 +263,30 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     naming `name` or source for a malformed matrix, a NaN or infinite weight,
     a bad vertex."""
     M, pos, crd = arrays(A, name)
-    n = M.shape[0]
+    n = len(pos) - 1
     s = check_vertex(source, n)
     val = np.ascontiguousarray(M.data, dtype=np.float64)
-    crd = crd[:len(val)]
+    if len(val) < len(crd):
+        crd = crd[:len(val)]
     stats = np.empty(3)
     canonical = _call("weights", M, name, pos, crd, val, stats)
-    plan = bucket_plan(stats[0], stats[1], n, tuning.bucket_count)
-    if not canonical or stats[2] or plan is None:
+    least, top, negative = stats.tolist()           # floats: bucket_plan's arithmetic in Python's
+    plan = bucket_plan(least, top, n, tuning.bucket_count)
+    if not canonical or negative or plan is None:
         return None
-    fns, ffi = frontier_library(semirings.min_plus, C_ARRAYS[pos.dtype][:-2], True)
+    fns, ffi = library(semirings.min_plus, _IDX_TYPES[pos.dtype], True)
     d = np.full(n, np.inf)
     d[s] = 0.0
-    start = np.array([s], dtype=pos.dtype)
     at = SCRATCH.take(n, np.int64)                    # round numbers: not returned
     try:
         at.fill(-1)
-        ptr = [pointer(ffi, a) for a in (pos, crd, val, d, at, start)]
-        code = fns["_buckets"](n, *ptr, 1, plan[0], plan[1], int(tuning.rounds_above),
-                               int(tuning.dense_rounds))
+        buf, idx = ffi.from_buffer, C_ARRAYS[pos.dtype]
+        code = fns["_buckets"](n, buf(idx, pos), buf(idx, crd), buf("double[]", val),
+                               buf("double[]", d), buf("int64_t[]", at), ffi.new(idx, [s]), 1,
+                               plan[0], plan[1], tuning.rounds_above, tuning.dense_rounds)
     finally:
         SCRATCH.give(at)
     if code == -2:
         raise MemoryError(f"bellman_ford: the buckets of {n} vertices could not be allocated")
     return d
+

@@ -78,16 +78,15 @@ def bellman_ford(A, source: int, *, max_iter: int | None = None, driver: str = "
     s = adj.check_vertex(source, G.n)
     _check_max_iter(max_iter)
     limit = G.n + 1 if max_iter is None else int(max_iter)
-    cycle = NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
-                               "shortest distances are unbounded")
     try:
-        d = choose(driver, lambda: _rounds_in_c(G, s, max_iter, t),
-                   lambda: _rounds_in_python(G, s, limit, t))
+        d, settled = choose(driver, lambda: _rounds_in_c(G, s, max_iter, t),
+                            lambda: (_rounds_in_python(G, s, limit, t), False))
     except ConvergenceError:
         if max_iter is not None:
             raise
-        raise cycle from None
-    if np.isneginf(d).any():        # a cycle so negative that its distances reached -inf
+        raise NegativeCycleError(f"{G.name} has a negative cycle reachable from source={s}: "
+                                 "shortest distances are unbounded") from None
+    if not settled and np.isneginf(d).any():   # a cycle so negative that distances reached -inf
         raise NegativeCycleError(f"{G.name}: distances from source={s} fall below the "
                                  "float64 range (a negative cycle, or weights too large)")
     return d
@@ -109,21 +108,21 @@ def _check_max_iter(max_iter) -> None:
         raise InputError(f"max_iter is a positive integer or None, not {max_iter!r}")
 
 
-def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning) -> np.ndarray:
-    """In one C call: by buckets of distances when no weight is negative and no
-    round limit is asked for (each vertex is taken about once), else by rounds
-    (graph.sweep)."""
+def _rounds_in_c(G, s: int, max_iter: int | None, t: Tuning):
+    """(distances, settled) in one C call: settled by buckets of distances when
+    no weight is negative and no round limit is asked for (each vertex is taken
+    about once; no distance is then below 0), else by rounds (graph.sweep)."""
     d = np.full(G.n, np.inf)
     d[s] = 0.0
     if max_iter is None and t.distance_buckets and bucket_width(G, t.bucket_count) is not None:
         settle(G, semirings.min_plus, d, np.array([s]), name="bellman_ford", tuning=t)
-        return d
+        return d, True
     at = np.full(G.n, -1, dtype=np.int64)
     at[s] = 0
     limit = G.n + 1 if max_iter is None else max_iter
     sweep(G, semirings.min_plus, d, np.array([s]), at, max_iter=limit, name="bellman_ford",
           tuning=t)
-    return d
+    return d, False
 
 
 def _rounds_in_python(G, s: int, limit: int, tuning: Tuning) -> np.ndarray:

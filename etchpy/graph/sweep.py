@@ -31,6 +31,7 @@ from ..c.frontier import frontier_source, pulls
 from ..errors import CompileError, InputError, SemiringError
 from ..runtime import build
 from ..runtime.scratch import SCRATCH
+from ..semiring import semirings
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .fixpoint import ConvergenceError
@@ -50,6 +51,20 @@ def frontier_library(semiring, idx_type: str, values: bool):
             if name + suffix + "(" in cdef}, lib.ffi
 
 
+@kept("helper.frontier_builtin")
+def _builtin_library(name: str, idx_type: str, values: bool):
+    return frontier_library(getattr(semirings, name), idx_type, values)
+
+
+def library(semiring, idx_type: str, values: bool):
+    """frontier_library(semiring, idx_type, values), a built-in semiring's (one of
+    `semirings`) looked up by its name without the store's lock (a key of
+    strings: a Semiring's own hash runs Python code)."""
+    if getattr(semirings, semiring.name, None) is semiring:
+        return _builtin_library.plain(semiring.name, idx_type, values)
+    return frontier_library(semiring, idx_type, values)
+
+
 def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
           max_iter: int, values: bool = True, pull: bool = False,
           name: str = "fixpoint", tuning: Tuning = DEFAULT) -> int:
@@ -66,7 +81,7 @@ def sweep(G, semiring, d: np.ndarray, start: np.ndarray, at: np.ndarray, *,
     n = G.n
     _check(at, n, np.dtype(np.int64), "at")
     pos, crd, start, val = _inputs(G, semiring, d, start, values)
-    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], values)
+    fns, ffi = library(semiring, C_ARRAYS[pos.dtype][:-2], values)
     fn, ptr = fns[""], functools.partial(pointer, ffi)
     cpos = ccrd = cval = None
     if pull and tuning.pull_rounds and pulls(semiring) and n:
@@ -95,7 +110,7 @@ def settle(G, semiring, d: np.ndarray, start: np.ndarray, *, name: str = "fixpoi
     `bucket_width(G, tuning.bucket_count)`.
     Returns the number of vertices taken from buckets; raises as `sweep`."""
     pos, crd, start, val = _inputs(G, semiring, d, start, True)
-    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], True)
+    fns, ffi = library(semiring, C_ARRAYS[pos.dtype][:-2], True)
     delta, nb = bucket_width(G, tuning.bucket_count)
     fn, ptr = fns["_buckets"], functools.partial(pointer, ffi)
     at = SCRATCH.take(G.n, np.int64)                  # round numbers: not returned
@@ -121,7 +136,7 @@ def seeded(G, semiring, d: np.ndarray, label: np.ndarray, *, name: str = "fixpoi
     n = G.n
     _check(label, n, np.dtype(np.int64), "label")
     pos, crd, _, _ = _inputs(G, semiring, d, np.zeros(0), False)
-    fns, ffi = frontier_library(semiring, C_ARRAYS[pos.dtype][:-2], False)
+    fns, ffi = library(semiring, C_ARRAYS[pos.dtype][:-2], False)
     if "_seeded" not in fns:
         raise SemiringError(f"semiring {semiring.name}: one does not absorb its ⊕, so a "
                             "vertex at one is not final; seeded fixpoints need that")

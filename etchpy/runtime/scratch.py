@@ -22,10 +22,11 @@ from ..settings import LIMITS
 
 
 class Scratch:
-    """A store of at most `most` numpy arrays waiting to be used again."""
+    """A store of at most `most` numpy arrays waiting to be used again; arrays
+    of fewer than `least` bytes are made new at each take and never kept."""
 
-    def __init__(self, most: int):
-        self.most = most
+    def __init__(self, most: int, least: int = 0):
+        self.most, self.least = most, least
         self._kept: list[np.ndarray] = []
         self._lock = threading.Lock()
 
@@ -33,6 +34,8 @@ class Scratch:
         """An array of n elements of dtype: a kept one of n to 2n elements (its
         first n), else a new one; contents unspecified."""
         dtype = np.dtype(dtype)
+        if n * dtype.itemsize < self.least:
+            return np.empty(n, dtype=dtype)
         with self._lock:                 # the smallest that fits, in one plain loop
             kept, best, size = self._kept, -1, 0
             for k in range(len(kept)):
@@ -48,6 +51,8 @@ class Scratch:
         """Keep a (an array from `take`, given back once), in place of the
         smallest kept one when the store is full and that one is smaller."""
         base = a if a.base is None else a.base
+        if base.nbytes < self.least:
+            return
         with self._lock:
             if len(self._kept) < self.most:
                 self._kept.append(base)
@@ -71,4 +76,4 @@ class Scratch:
             self._kept.clear()
 
 
-SCRATCH = Scratch(LIMITS.scratch_arrays)
+SCRATCH = Scratch(LIMITS.scratch_arrays, LIMITS.scratch_least)

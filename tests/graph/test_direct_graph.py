@@ -10,6 +10,9 @@ import scipy.sparse.csgraph as cg
 
 import etchpy as ep
 from etchpy import graph
+from etchpy.graph import direct
+from etchpy.runtime.kernel_cache import KERNELS
+from etchpy.settings import LIMITS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -114,6 +117,17 @@ def test_malformed_arrays_give_an_input_error_naming_them(call):
         call(short)
 
 
+def test_bfs_names_a_bad_pointer_before_a_bad_index():
+    """BFS checks the indices in a flat pass before the pointers' (the fill's):
+    with both wrong, the pointers are still the ones named."""
+    M = sp.csr_array((3, 3))
+    M.indptr, M.indices = np.array([0, 2, 1, 3], np.int32), np.array([9, 0, 1], np.int32)
+    M.data = np.ones(3)
+    for tuning in (None, {"bfs_check_first": False}):
+        with pytest.raises(ep.InputError, match=r"A\.indptr"):
+            graph.bfs_levels(M, 0, tuning=tuning)
+
+
 def test_pagerank_names_bad_weights():
     A = random_graph(20, 0.2, 3)
     for bad, what in [(-1.0, "negative weight"), (np.nan, "not finite"), (np.inf, "not finite")]:
@@ -205,12 +219,24 @@ def test_pagerank_ranks_end_in_a_new_array_whichever_buffer_the_last_step_wrote(
     assert np.allclose(got[0], ref, atol=1e-15) and not np.allclose(got[0], wrong)
 
 
-def test_kept_workspaces_carry_nothing_from_one_call_to_the_next():
+def sparse_graph(n, per_row, seed):
+    rng = np.random.default_rng(seed)
+    rows, cols = np.repeat(np.arange(n), per_row), rng.integers(0, n, n * per_row)
+    return sp.csr_array((rng.uniform(1, 10, n * per_row), (rows, cols)), shape=(n, n))
+
+
+@pytest.mark.parametrize("sizes", [(90, 50), (40000, 20000)])
+def test_kept_workspaces_carry_nothing_from_one_call_to_the_next(sizes):
     """Calls on graphs of other sizes, and calls that stopped at a malformed
-    array half way, leave the kept workspaces (BFS's queue, PageRank's buffers,
+    array half way, leave the workspaces (BFS's queue, PageRank's buffers,
     the buckets' round numbers) in any state: the next call's answers are
-    still csgraph's and the Graph path's."""
-    big, small = random_graph(90, 0.04, 9), random_graph(50, 0.06, 10)
+    still csgraph's and the Graph path's. Those of the small graphs are made
+    new; those of the large ones, above LIMITS.scratch_least, kept."""
+    if sizes[0] < 1000:
+        big, small = random_graph(90, 0.04, 9), random_graph(50, 0.06, 10)
+    else:
+        big, small = sparse_graph(sizes[0], 3, 9), sparse_graph(sizes[1], 4, 10)
+        assert sizes[1] * 4 >= LIMITS.scratch_least
     bad = small.copy()
     bad.indices = bad.indices.copy()
     bad.indices[len(bad.indices) // 2] = 10**6
@@ -228,3 +254,14 @@ def test_kept_workspaces_carry_nothing_from_one_call_to_the_next():
             assert np.array_equal(graph.bfs_levels(M, s), bfs_reference(M, s))
             assert np.array_equal(graph.bellman_ford(M, s), cg.dijkstra(M, indices=s))
         assert np.allclose(graph.pagerank(M), graph.pagerank(graph.Graph(M)), atol=1e-14)
+
+
+def test_the_remembered_library_follows_the_kernel_store():
+    """direct's library, remembered between calls, is looked up again once
+    KERNELS changed (cleared here): the calls still answer."""
+    A = random_graph(40, 0.1, 11)
+    first = graph.bfs_levels(A, 0)
+    KERNELS.clear()
+    assert np.array_equal(graph.bfs_levels(A, 0), first)
+    assert direct._LAST[A.indptr.dtype][0] == KERNELS.generation
+    assert np.array_equal(graph.bellman_ford(A, 0), cg.dijkstra(A, indices=0))

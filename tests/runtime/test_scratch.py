@@ -53,3 +53,13 @@ def test_threads_never_hold_the_same_array():
     for t in ts:
         t.join()
     assert not any(clash)
+
+
+def test_arrays_below_least_bytes_are_made_new_and_never_kept():
+    s = Scratch(2, least=1024)
+    a = s.take(100, np.float64)                 # 800 bytes: new, not from the store
+    s.give(a)
+    assert not s._kept and not np.shares_memory(a, s.take(100, np.float64))
+    big = s.take(200, np.float64)               # 1600 bytes: kept as before
+    s.give(big)
+    assert np.shares_memory(big, s.take(200, np.float64))
