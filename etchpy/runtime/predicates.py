@@ -259,7 +259,7 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
         structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
-    slots = formula.slots(tv.tests)
+    slots = formula.slots(tv.every_test)
     if slots:
         out[f"{tv.name}__p"] = np.array([_slot(tv, op, b, inputs, sr) for op, b in slots],
                                         dtype=sr.dtype)

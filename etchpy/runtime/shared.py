@@ -148,7 +148,8 @@ def _rewritten(req, classes_: dict, flats: set, tensors: set):
     structures by `classes_`, `flats` those that may be read as their stored
     values and `tensors` the ep.Tensor inputs (the kernel's own when nothing
     applies)."""
-    expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
+    most = req.tuning.one_walk_terms
+    expr, merged = shared.flat(shared.fused(req.expr, classes_, most), flats, classes_)
     order = _order(req.order, {q: old for q, (old, _) in merged.items()})
     read = {n for _, names in merged.values() for n in names}
     if req.tuning.sink_located:
@@ -169,9 +170,10 @@ def _candidates(req, names: set):
     expr = req.expr
     if not req.tuning.one_walk:
         return None
-    groups = shared.groups(expr) + tuple(    # and each comparison's columns
+    most = req.tuning.one_walk_terms
+    groups = shared.groups(expr, most) + tuple(    # and each comparison's columns
         names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
-    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
+    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0), most), names)
     _, runs = collapse.collapse(one, names, _order(req.order, {
         q: old for q, (old, _) in merged.items()}), dense=req.tuning.dense_runs)
     if not (groups or merged or runs):
