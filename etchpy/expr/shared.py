@@ -137,22 +137,52 @@ def fused(e: Expr, classes: dict, most: int) -> Expr:
 def _alone(e: Add, classes: dict, most: int):
     """Sum e as one value predicate, when each of its products holds a member over
     one structure (expr.sums.terms, alone), times the factors every product holds
-    (`sums.common`: a·x + b·x = (a + b)·x), else None."""
+    (`sums.common`: a·x + b·x = (a + b)·x); else, its products grouped by their
+    factors of other structures (`sums.by_others`), each group one predicate
+    times those factors, when that makes fewer walks; else None."""
     prods = sums.products(e, most)
     for g in (prods or [[]])[0]:
         m = _member(g)
         cls = {classes.get(n) for n in m[0]} if m is not None else {None}
         if len(cls) != 1 or None in cls:
             continue
-        cls = cls.pop()
-        shared_, rest = sums.common(prods, m[1], cls, classes)
-        terms = sums.terms(rest, m[1], cls, classes, set(), most, alone=True)
-        if terms is not None:
-            out = one_walk([], terms, m[1][0])
-            for f in shared_:
-                out = Mul(fused(f, classes, most), out)
+        key, cls = m[1], cls.pop()
+        whole = _walked(prods, key, cls, classes, most)
+        if whole is not None:
+            return whole
+        parts = sums.by_others(prods, key, cls, classes)
+        walks = [_walked(p, key, cls, classes, most) if len(p) > 1 else None for p in parts]
+        if len(parts) < len(prods) and any(w is not None for w in walks):
+            out = None
+            for p, w in zip(parts, walks):
+                w = w if w is not None else fused(_sum(p), classes, most)
+                out = w if out is None else Add(out, w)
             return out
     return None
+
+
+def _walked(prods: list, key, cls, classes: dict, most: int):
+    """The products `prods` as one value predicate over the structure of `key`
+    and class `cls` times the factors they all hold, or None."""
+    shared_, rest = sums.common(prods, key, cls, classes)
+    terms = sums.terms(rest, key, cls, classes, set(), most, alone=True)
+    if terms is None:
+        return None
+    out = one_walk([], terms, key[0])
+    for f in shared_:
+        out = Mul(fused(f, classes, most), out)
+    return out
+
+
+def _sum(prods: list) -> Expr:
+    """The sum of the products `prods` (lists of factors)."""
+    out = None
+    for fs in prods:
+        prod = fs[0]
+        for f in fs[1:]:
+            prod = Mul(prod, f)
+        out = prod if out is None else Add(out, prod)
+    return out
 
 
 def _fused_product(fs: list, classes: dict, most: int) -> Expr:

@@ -12,12 +12,17 @@ the products' walks is S's walk itself (proofs_notes/shared.md, "Terms").
                               sums multiplied out; None past `most` products
     common(products, key, cls, classes)
                               the factors every product holds, and the rest
+    by_others(products, key, cls, classes)
+                              the products grouped by their factors of other
+                              structures
     terms(f, key, cls, classes, bins, most, alone)
                               the products of f as terms over the structure of
                               `key` and class `cls`, or None
     members_by_key(f, most)   {key: [input names...]} of the members in f's products
 """
 from __future__ import annotations
+
+import collections
 
 from . import formula
 from .compare import CompareVar
@@ -90,9 +95,7 @@ def common(prods: list, key, cls, classes: dict) -> tuple:
     which terms read, nor a product's last factor."""
     shared, rest = [], [list(fs) for fs in prods]
     for g in prods[0]:
-        m = member(g)
-        if isinstance(g, Lit) or _dense(g) or (m is not None and m[1] == key and {
-                classes.get(n) for n in m[0]} == {cls}):
+        if _read(g, key, cls, classes):
             continue
         if not all(g in fs for fs in rest) or any(len(fs) == 1 for fs in rest):
             continue
@@ -100,6 +103,24 @@ def common(prods: list, key, cls, classes: dict) -> tuple:
         for fs in rest:
             fs.remove(g)
     return (tuple(shared), rest) if shared else ((), prods)
+
+
+def _read(g, key, cls, classes: dict) -> bool:
+    """Is factor g one a term reads (a number, a dense tensor, a member over the
+    structure of `key` and class `cls`)?"""
+    m = member(g)
+    return isinstance(g, Lit) or _dense(g) or (m is not None and m[1] == key and {
+        classes.get(n) for n in m[0]} == {cls})
+
+
+def by_others(prods: list, key, cls, classes: dict) -> list:
+    """prods grouped by the factors each holds that a term does not read (of
+    other structures), as many of each; groups in order of first appearance."""
+    out: dict = {}
+    for fs in prods:
+        others = collections.Counter(g for g in fs if not _read(g, key, cls, classes))
+        out.setdefault(frozenset(others.items()), []).append(fs)
+    return list(out.values())
 
 
 def terms(f, key, cls, classes: dict, bins: set, most: int, alone: bool = False):

@@ -5,7 +5,8 @@ factors, value comparisons, sums nested in products) are one value predicate
 whose terms are read at each stored entry, against a pure-Python relational
 reference (rows as dicts) on every level kind that can store them, with
 per-group factors that miss groups (zeros) and a sparse factor of another
-relation that misses groups (taken out of the sum: a·x + b·x = (a + b)·x);
+relation that misses groups (taken out of the sum: a·x + b·x = (a + b)·x;
+products with different such factors grouped by them, a walk per group);
 `ep.Tuning(one_walk=False)` and `one_walk_terms=0` give the same answers."""
 import collections
 import operator
@@ -135,6 +136,36 @@ def test_a_factor_every_product_holds_is_taken_out(rows, kinds, t, present):
     over = [a for a in walked(kern) if isinstance(a.tensor, CompareVar)]
     assert "compressed" not in kinds or len(walked(kern)) == 2 and len(over) == 1 and len(
         over[0].tensor.terms) == 2
+
+
+@settings(max_examples=10, deadline=None)
+@given(rows=st.lists(row, min_size=1, max_size=12, unique_by=lambda r: r[:2]),
+       kinds=st.sampled_from(KINDS[:3]), xs=st.sets(st.integers(0, 4), max_size=5),
+       ys=st.sets(st.integers(0, 4), max_size=5))
+def test_products_grouped_by_their_factors_of_other_relations(rows, kinds, xs, ys):
+    """X·a·E0 + X·b·E1 + Y·c·E2 + Y·[c < b]·a·E3: two walks of the relation (one
+    per sparse factor of another relation, each missing groups), merged."""
+    rel = load(rows, kinds)
+    A, B, C = (rel[c].var(c.upper())[o, n] for c in "abc")
+    Y = ep.tensor("Y", 1, "csf")[o]
+    expr = ep.sum(n, X * A * E[0] + X * B * E[1] + Y * C * E[2] + Y * (C < B) * A * E[3])
+    if ("grouped", *kinds) not in KERNELS:
+        KERNELS["grouped", *kinds] = ep.compile(expr)
+    kern = KERNELS["grouped", *kinds]
+
+    def sparse(codes):
+        have = np.array(sorted(codes), dtype=np.int64)
+        return ep.Tensor.from_coords(have[None, :], have + 1.0, (5,), "csf")
+    got = kern(**columns(rel), X=sparse(xs), Y=sparse(ys), **UNITS)
+    want = np.zeros((5, 4))
+    for (x, _), (a, b, c) in stored(rows, kinds).items():
+        if x in xs:
+            want[x, :2] += (x + 1) * np.array([a, b])
+        if x in ys:
+            want[x, 2:] += (x + 1) * np.array([c, a * (c < b)])
+    np.testing.assert_allclose(got, want)
+    over = [a for a in walked(kern) if isinstance(a.tensor, CompareVar)]
+    assert len(walked(kern)) == 4 and [len(a.tensor.terms) for a in over] == [2, 2]
 
 
 def test_a_sum_alone_with_no_other_index_and_numbers():
