@@ -196,17 +196,40 @@ def _fused_product(fs: list, classes: dict, most: int) -> Expr:
     for (key, cls), ks in buckets.items():
         ks = _distinct_bins(fs, ks)
         bins = {fs[k].indices[-1] for k in ks if is_bins(fs[k].tensor)}
-        terms = next(((a, t) for a, f in enumerate(fs) if out[a] is not None and most and (
-            t := sums.terms(f, key, cls, classes, bins, most)) is not None), None)
+        terms = _sum_factors(fs, out, key, cls, classes, bins, most)
         if len(ks) > 1 or terms is not None:
             out[ks[0]] = one_walk([fs[k] for k in ks], terms and terms[1], key[0])
-            for k in ks[1:] + ([terms[0]] if terms else []):
+            for k in ks[1:] + (terms[0] if terms else []):
                 out[k] = None
     kept = [fused(f, classes, most) if isinstance(f, Add) else f for f in out if f is not None]
     prod = kept[0]
     for f in kept[1:]:
         prod = Mul(prod, f)
     return prod
+
+
+def _sum_factors(fs: list, out: list, key, cls, classes: dict, bins: set, most: int):
+    """([the positions of the sums among fs, not yet taken (`out`), that are
+    terms over the structure], their terms): all of them multiplied out
+    together (a·(b + c)·(d + e): their product's products), else the first
+    one alone that is; None when none is."""
+    adds = [a for a, f in enumerate(fs) if isinstance(f, Add) and out[a] is not None]
+    if not most or not adds:
+        return None
+    if len(adds) > 1:
+        prods = [[]]
+        for a in adds:
+            got = sums.products(fs[a], most)
+            prods = None if got is None or prods is None or len(prods) * len(got) > most \
+                else [p + q for p in prods for q in got]
+        t = sums.terms(prods, key, cls, classes, bins, most) if prods else None
+        if t is not None:
+            return adds, t
+    for a in adds:
+        t = sums.terms(fs[a], key, cls, classes, bins, most)
+        if t is not None:
+            return [a], t
+    return None
 
 
 def _distinct_bins(fs: list, ks: list) -> list:

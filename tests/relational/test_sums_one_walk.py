@@ -181,6 +181,20 @@ def test_a_sum_alone_with_no_other_index_and_numbers():
     assert kern(**columns(rel)) == sum(3 * a + (c <= 2) + c for _, _, a, _, c in rows)
 
 
+def test_a_product_of_sums_is_multiplied_out():
+    """Σ_n a·(b + E0)·(c + E1): four products, one walk; the same in integers."""
+    rows = [(0, 0, 1, 2, 3), (0, 1, -2, 1, 0), (2, 3, 4, 4, 2), (4, 1, 1, -1, 4)]
+    rel = load(rows, ["compressed", "compressed"])
+    A, B, C = (rel[c].var(c.upper())[o, n] for c in "abc")
+    kern = ep.compile(ep.sum(n, A * (B + E[0]) * (C + E[1])))
+    got = kern(**columns(rel), **TWO)
+    want = np.zeros((5, 4))
+    for x, _, a, b, c in rows:
+        want[x] += a * (b + np.eye(4)[0]) * (c + np.eye(4)[1])
+    np.testing.assert_allclose(got, want)
+    assert len(walked(kern)) == 1
+
+
 def test_min_plus_terms():
     """In min_plus a sum is a min and a product a +: min over n of min(a, b + c)."""
     rows = [(0, 0, 5, 2, 3), (0, 1, 9, 1, 0), (2, 3, 4, 4, 2)]
