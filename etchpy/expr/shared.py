@@ -155,7 +155,7 @@ def _alone(e: Add, classes: dict, most: int):
         if len(parts) < len(prods) and any(w is not None for w in walks):
             out = None
             for p, w in zip(parts, walks):
-                w = w if w is not None else fused(_sum(p), classes, most)
+                w = w if w is not None else fused(sums.added(p), classes, most)
                 out = w if out is None else Add(out, w)
             return out
     return None
@@ -171,17 +171,6 @@ def _walked(prods: list, key, cls, classes: dict, most: int):
     out = one_walk([], terms, key[0])
     for f in shared_:
         out = Mul(fused(f, classes, most), out)
-    return out
-
-
-def _sum(prods: list) -> Expr:
-    """The sum of the products `prods` (lists of factors)."""
-    out = None
-    for fs in prods:
-        prod = fs[0]
-        for f in fs[1:]:
-            prod = Mul(prod, f)
-        out = prod if out is None else Add(out, prod)
     return out
 
 
@@ -249,10 +238,12 @@ def one_walk(factors: list, terms: tuple | None, at: tuple) -> Access:
     """The value predicate that is the product of `factors` (accesses over one
     structure, at index tuple `at`, and onehots of its columns, each over one
     more index) and of the sum `terms` (expr.sums.terms): their columns in
-    order, the AND of their tests, the plain factors' columns as weights, the
-    onehots' columns as its bins (their indices next, in order), and each
-    term's columns, test, located dense tensors (at the structure's indices or
-    at its other indices, last) and numbers as its `terms`."""
+    order, the AND of their tests (and, when every term has a test, of their
+    OR: an entry where no term holds is none, as in their union), the plain
+    factors' columns as weights, the onehots' columns as its bins (their
+    indices next, in order), and each term's columns, test, located dense
+    tensors (at the structure's indices or at its other indices, last) and
+    numbers as its `terms`."""
     columns, weights, tests, bins, extra = [], [], [], [], []
     for f in factors:
         tv = f.tensor
@@ -262,10 +253,15 @@ def one_walk(factors: list, terms: tuple | None, at: tuple) -> Access:
             columns.append(tv.columns[0])
             continue
         _read(f, columns, weights, tests)
-    test = _all(tests)
     names = "_".join(dict.fromkeys(c[0] for c in columns))
     summed, over = _summed(terms, columns, at, len(at) + len(extra))
     names = names or "_".join(dict.fromkeys(c[0] for c in columns))   # a sum alone
+    if summed and formula.TRUE not in (t[2] for t in summed):   # no term holds: no entry
+        either = summed[0][2]
+        for t in summed[1:]:
+            either = ("or", either, t[2])
+        tests.append(either)
+    test = _all(tests)
     fmt = columns[0][1]
     key = (columns, test, weights) + ((tuple(bins), summed) if bins or summed else ())
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:8]

@@ -19,6 +19,7 @@ the products' walks is S's walk itself (proofs_notes/shared.md, "Terms").
                               the products of f as terms over the structure of
                               `key` and class `cls`, or None
     members_by_key(f, most)   {key: [input names...]} of the members in f's products
+    added(products)           their sum as an expression
 """
 from __future__ import annotations
 
@@ -174,4 +175,15 @@ def members_by_key(f: Expr, most: int) -> dict:
             m = member(g)
             if m is not None:
                 out.setdefault(m[1], []).append(m[0])
+    return out
+
+
+def added(prods: list) -> Expr:
+    """The sum of the products `prods` (lists of factors), as written."""
+    out = None
+    for fs in prods:
+        prod = fs[0]
+        for f in fs[1:]:
+            prod = Mul(prod, f)
+        out = prod if out is None else Add(out, prod)
     return out

@@ -195,6 +195,19 @@ def test_a_product_of_sums_is_multiplied_out():
     assert len(walked(kern)) == 1
 
 
+def test_a_sparse_output_stores_no_entry_where_no_term_holds():
+    """[c < b]·a + [c >= 3]·a into a sparse output: the entries where neither
+    test holds are not stored, as the written union stores none there."""
+    rows = [(0, 0, 1, 2, 3), (0, 1, 2, 1, 0), (2, 3, 4, 4, 2), (4, 1, 1, 3, 1), (3, 3, 5, 1, 2)]
+    rel = load(rows, ["compressed", "compressed"])
+    A, B, C = (rel[c].var(c.upper())[o, n] for c in "abc")
+    expr, fmt = (C < B) * A + (C >= 3) * A, ep.Format(["compressed", "compressed"])
+    got = ep.compile(expr, output=fmt)(**columns(rel))
+    want = ep.compile(expr, output=fmt, tuning=ep.Tuning(one_walk=False))(**columns(rel))
+    np.testing.assert_array_equal(got.to_dense(), want.to_dense())
+    assert got.nnz == want.nnz == 4                    # not (3, 3): neither holds
+
+
 def test_min_plus_terms():
     """In min_plus a sum is a min and a product a +: min over n of min(a, b + c)."""
     rows = [(0, 0, 5, 2, 3), (0, 1, 9, 1, 0), (2, 3, 4, 4, 2)]
