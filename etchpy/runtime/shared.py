@@ -26,7 +26,7 @@ from ..errors import EtchpyError
 from ..expr import collapse, shared, sink
 from ..formats import positions
 from ..expr.walk import accesses
-from . import keyed
+from . import inputs as io_, keyed
 from .tensor import Tensor
 
 _UNSET = object()
@@ -75,22 +75,25 @@ class OneWalk:
             # runs it; the general path words a missing input)
         memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
         if memo is not None and memo[0] == tuple(inputs) and all(
-                r() is v for r, v in zip(memo[1], inputs.values())):
+                _same(m, v) for m, v in zip(memo[1], inputs.values())):
             return memo[2]
         if walk[2] and _apart(walk[0], inputs):  # (no shared structure: as written)
             return None
         one = self._walk_for(walk, inputs)
-        if self.request.tuning.call_plans and all(type(v) is Tensor for v in inputs.values()):
-            self._walk_memo = (tuple(inputs), tuple(map(weakref.ref, inputs.values())), one)
+        if self.request.tuning.call_plans:
+            self._walk_memo = (tuple(inputs), tuple(
+                weakref.ref(v) if type(v) is Tensor else None if n in self._params else
+                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one)
         return one
 
     def _walk_for(self, walk, inputs: dict):
         """_one_walk's answer worked out: the partition of the inputs' structures
-        and the kernel kept for it. For inputs that are all ep.Tensors it is a
-        function of which Tensors they are (a Tensor's arrays, format, shape and
-        fill cannot be rebound, and its dtypes give the semiring), so _one_walk
-        keeps it for the last call's Tensors, held weakly (under
-        `Tuning.call_plans`)."""
+        and the kernel kept for it. It is a function of which Tensors the
+        ep.Tensor inputs are (a Tensor's arrays, format, shape and fill cannot be
+        rebound, and its dtypes give the semiring) and of the other inputs' types
+        and value dtypes (the semiring; their values are not read), so _one_walk
+        keeps it for the last call's Tensors, held weakly, and those types and
+        dtypes (under `Tuning.call_plans`)."""
         groups, names, _ = walk
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
         if not tensors:              # (numpy, scipy, partitioned inputs: as written)
@@ -131,6 +134,17 @@ class OneWalk:
             return None
         kern._warned = self._warned
         return kern, read
+
+
+def _same(seen, v) -> bool:
+    """Is input v what the last call's `seen` notes (`_walk_memo`): the same
+    Tensor, a parameter (None: its value is not read), or another input of the
+    same type and value dtype?"""
+    if seen is None:
+        return True
+    if type(seen) is tuple:
+        return type(v) is seen[0] and io_.value_dtype(v) == seen[1]
+    return seen() is v
 
 
 def _order(order, merged: dict):

@@ -208,6 +208,28 @@ def test_a_sparse_output_stores_no_entry_where_no_term_holds():
     assert got.nnz == want.nnz == 4                    # not (3, 3): neither holds
 
 
+def test_the_last_calls_answer_is_kept_for_arrays_of_one_dtype():
+    """The walked kernel kept for the same Tensors and numpy inputs of the same
+    types and dtypes (runtime.shared `_walk_memo`); other dtypes work it out again
+    (the semiring inferred from them), and new arrays are read as they are."""
+    rows = [(0, 0, 1, 2, 3), (0, 1, 2, 1, 0), (2, 3, 4, 4, 2)]
+    cols = {c: np.array([r[m] for r in rows]) for m, c in enumerate("onabc")}
+    rel = ep.relation(cols, ["o", "n"], values=["a", "b"], levels=["dense", "compressed"],
+                      coding={c: ep.Keys(np.arange(5), name="k") for c in "on"}, name="L")
+    A, B = rel["a"].var("A")[o, n], rel["b"].var("B")[o, n]
+    kern = ep.compile(ep.sum(n, A * E[0] + B * E[1]))
+    ins = {"A": rel["a"].tensor, "B": rel["b"].tensor}
+    first = kern(**ins, E0=np.eye(2, dtype=np.int64)[0], E1=np.eye(2, dtype=np.int64)[1])
+    assert first.tolist() == [[3, 3], [0, 0], [4, 4]] + [[0, 0]] * 2
+    again = kern(**ins, E0=np.array([2, 0]), E1=np.array([0, 1]))
+    assert again.tolist() == [[6, 3], [0, 0], [8, 4]] + [[0, 0]] * 2
+    real = kern(**ins, E0=np.eye(2)[0], E1=np.eye(2)[1])
+    assert real.tolist() == first.tolist()
+    memo = kern._walk_memo[1]
+    assert [type(m) for m in memo[2:]] == [tuple, tuple] and memo[2][1] == np.float64
+    assert kern._walked is not None
+
+
 def test_min_plus_terms():
     """In min_plus a sum is a min and a product a +: min over n of min(a, b + c)."""
     rows = [(0, 0, 5, 2, 3), (0, 1, 9, 1, 0), (2, 3, 4, 4, 2)]
