@@ -85,6 +85,7 @@ class Tuning:
             index arrays walked once, flat or by runs of levels, runtime.shared;
             sink_located: there, a located table's one-child levels last, expr.sink;
             dense_runs: a run may start at a dense first level, expr.collapse;
+            one_walk_terms: the most products of a sum so walked, expr.sums;
             defer_written: such a kernel plans its written form when made and
             lowers it on first need, runtime.deferred), aligned_once (columns of
             different structures compared: their alignment kept, runtime.align).
@@ -192,6 +193,8 @@ class Tuning:
                                       # alignment kept for the same Tensors (runtime.align)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
+    one_walk_terms: int = 64          # a sum over one structure walked once: at most this
+                                      # many products multiplied out (0: no sum; expr.sums)
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
     fibre_spread: float = 8.0         # longest fibre / mean from this: per-pair choice kept
     marker_probe: float = 0.6         # a marker probe's cost against one merge step

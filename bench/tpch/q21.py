@@ -13,8 +13,10 @@ suppliers are not all one (EXISTS), its late lines' suppliers are all one
 (its variance is 0; exact in float64 for supplier codes and an order's few
 lines): a first query sums, per order, the line count, the supplier's code
 and its square (lineitem value columns made at load), over all lines and
-over the late ones: three sums at one more index k, each a walk of lineitem;
-numpy makes the two spreads per order; the second query counts the late
+over the late ones: six sums at one more index k, written as one sum of
+products (`n·E0 + v·E1 + v2·E2 + late·(n·E3 + v·E4 + v2·E5)`), one walk of
+lineitem (docs/relational.md, "Grouping by value columns"); numpy makes the
+two spreads per order; the second query counts the late
 lines of the nation's suppliers (a sparse filter over supplier codes, made
 by a kernel as Q11's) under the orders whose spreads pass (`Al[o] > 0`,
 `~(Lt[o] > 0)`, tested at each order) and whose status is 'F', by supplier.
@@ -28,30 +30,24 @@ from bench.tpch.q11 import _suppliers_expr
 from bench.tpch.q19 import _code, _is
 from bench.tpch.q4 import _keys, kernel as _kernel
 
-UNITS = {f"E{j}": np.eye(3)[j] for j in range(3)}
+UNITS = {f"E{j}": np.eye(6)[j] for j in range(6)}
 
 
 def _late(L, at):
     return L.var("l_commitdate", name="Cd")[at] < L.var("l_receiptdate", name="Rd")[at]
 
 
-def _spread(tables, lines):
-    """Per order, over the lines `lines(L, at)` keeps: their count, the sum of their
-    supplier codes and of the squares (k = 0, 1, 2), one walk of lineitem."""
+def _q21_spread_expr(tables):
+    """Per order: the count of its lines, the sum of their supplier codes and of
+    the squares (k = 0, 1, 2), and the same over its late lines (k = 3, 4, 5)."""
     o, ln, p, s, sd, m, k = ep.indices("o ln p s sd m k")
     L = tables["lineitem"]
     at = (o, ln, p, s, sd, m)
-    E = [ep.tensor(f"E{j}", 1)[k] for j in range(3)]
-    sums = (E[0] + L.var("supp", name="Sv")[at] * E[1] + L.var("supp2", name="Sq")[at] * E[2])
-    return ep.sum(at[1:], lines(L, at) * sums), "o ln p s sd m k"
-
-
-def _q21_all_expr(tables):
-    return _spread(tables, lambda L, at: L.var(name="Ln")[at])
-
-
-def _q21_late_expr(tables):
-    return _spread(tables, _late)
+    n, v, v2 = (L.var(c, name=x)[at] for c, x in ((None, "Ln"), ("supp", "Sv"),
+                                                    ("supp2", "Sq")))
+    E = [ep.tensor(f"E{j}", 1)[k] for j in range(6)]
+    body = n * E[0] + v * E[1] + v2 * E[2] + _late(L, at) * (n * E[3] + v * E[4] + v2 * E[5])
+    return ep.sum(at[1:], body), "o ln p s sd m k"
 
 
 def _q21_expr(tables):
@@ -70,11 +66,10 @@ def q21(tables, nation: str = "SAUDI ARABIA", limit: int = 100) -> dict:
     in the orders ('F') where they alone were late among several suppliers."""
     L, O = tables["lineitem"], tables["orders"]
     late = {"Cd": L.tensor("l_commitdate"), "Rd": L.tensor("l_receiptdate")}
-    supp = {"Sv": L.tensor("supp"), "Sq": L.tensor("supp2"), **UNITS}
-    every = _kernel(tables, _q21_all_expr)(Ln=L.tensor(), **supp)
-    spread_all = every[:, 0] * every[:, 2] - every[:, 1] ** 2   # > 0: several suppliers
-    lat = _kernel(tables, _q21_late_expr)(**late, **supp)
-    spread_late = lat[:, 0] * lat[:, 2] - lat[:, 1] ** 2        # 0: one late supplier
+    got = _kernel(tables, _q21_spread_expr)(Ln=L.tensor(), Sv=L.tensor("supp"),
+                                           Sq=L.tensor("supp2"), **late, **UNITS)
+    spread_all = got[:, 0] * got[:, 2] - got[:, 1] ** 2          # > 0: several suppliers
+    spread_late = got[:, 3] * got[:, 5] - got[:, 4] ** 2         # 0: one late supplier
     names = _keys(tables["nation"], "n_name").mask(lambda v: v == nation, sparse=True)
     sk = _kernel(tables, _suppliers_expr, output=ep.Format(["compressed"]))(
         S=tables["supplier"].tensor(), N=tables["nation"].tensor(), Nm=names)

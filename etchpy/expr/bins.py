@@ -82,5 +82,6 @@ def levels_below(tv) -> int:
     bins level per bin, a dense level per index its terms add; 0 for others."""
     if not isinstance(tv, CompareVar) or tv.kind != "value":
         return 0
-    over = {p for _, located in tv.terms for k in located for p in tv.columns[k][2]}
+    structure = len(tv.columns[0][1].levels) if tv.columns else 0
+    over = {p for t in tv.terms for k in t[1] for p in tv.columns[k][2] if p >= structure}
     return len(tv.bins) + len(over)

@@ -56,11 +56,14 @@ class CompareVar(TensorVar):
     product with onehots over its structure (expr.bins), its last indices, one
     per pair: the bin 0..n-1 that column's value names (n a number or a
     parameter's name; a formats.Bins level each, below its structure's
-    levels; no bin, no entry). `terms` ((column or None, (located
-    columns...)), ...): of one made from a product with a sum
-    over its structure, its value is also ⊗ the ⊕ of its terms, each its
-    column's value (one for None) ⊗ its located columns' (dense tensors at its
-    last indices, a dense level each, below its bins)."""
+    levels; no bin, no entry). `terms` (((columns...), (located columns...),
+    test, (numbers...)), ...): of one made from a sum of products over its
+    structure (expr.sums), its value is also ⊗ the ⊕ of its terms, each,
+    where its test (a formula as `tests`) holds, the ⊗ of its numbers, its
+    columns' values and its located columns' (dense tensors at the
+    structure's indices or at its last indices, a dense level each, below its
+    bins), and zero where it fails; a term's slots follow `tests`' and the
+    terms before it (`every_test`)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -79,9 +82,18 @@ class CompareVar(TensorVar):
     def params(self) -> tuple[str, ...]:
         """The names of the parameters its bounds read at call time."""
         if self.kind in ("value", "codes"):
-            return (*formula.params(self.tests),
+            return (*formula.params(self.every_test),
                     *(n for _, n in self.bins if isinstance(n, str)))
         return tuple(b for _, b in self.tests if isinstance(b, str))
+
+    @property
+    def every_test(self):
+        """Its tests and then each term's, joined (the order of their slots:
+        expr.formula.slots); only that order is meant, not their AND."""
+        out = self.tests
+        for t in self.terms:
+            out = ("and", out, t[2])
+        return out
 
     @property
     def companions(self) -> tuple["CompareVar", ...]:
@@ -92,7 +104,7 @@ class CompareVar(TensorVar):
             return ()
         out = [CompareVar(f"{self.name}__c{k}", 1, "dense", kind="column", source=name)
                for k, (name, _, _) in enumerate(self.columns) if k]
-        if formula.slots(self.tests):
+        if formula.slots(self.every_test):
             out.append(CompareVar(f"{self.name}__p", 1, "dense", kind="slots"))
         return tuple(out)
 

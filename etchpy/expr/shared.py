@@ -11,12 +11,16 @@ kind "value"): its columns are the factors' columns, its test the AND of the
 factors' tests (formula.TRUE for none), and its `weights` the columns of the
 plain factors, whose values multiply into its value where the test holds.
 
-    groups(expr)          per product, the factors over one index tuple and one
-                          sparse format that may share a structure: their input
-                          names (what runtime.shared checks at call time)
-    fused(expr, classes)  expr with each product's factors that `classes`
+    groups(expr, most)    per product (and per sum), the factors over one index
+                          tuple and one sparse format that may share a
+                          structure: their input names (what runtime.shared
+                          checks at call time)
+    fused(expr, classes, most)
+                          expr with each product's factors that `classes`
                           (input name -> structure) puts over one structure
-                          replaced by one value predicate
+                          replaced by one value predicate, a sum of products
+                          over that structure among them (expr.sums) its terms,
+                          and each other such sum one value predicate alone
     flat(expr, names)     expr with each Σ over all the indices of one access
                           alone a walk of its stored positions (one flat loop)
 
@@ -32,29 +36,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import replace
 
-from . import formula
+from . import formula, sums
 from ..formats import Bins, Format
 from .bins import is_bins
 from .compare import CompareVar
 from .nodes import COMPARE_PREFIX, Access, Add, Expr, Index, Map, Mul, Sum, TensorVar
+from .sums import member
 from .walk import map_operands, spine, sum_chain
 
 
-def _member(f: Expr):
-    """(input names, key) of a factor that may join a group, else None."""
-    if not isinstance(f, Access):
-        return None
-    tv = f.tensor
-    if tv.format.is_dense:
-        return None
-    if type(tv) is TensorVar and not tv.iso:
-        return (tv.name,), (f.indices, tv.format)
-    if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and all(
-            fmt == tv.format for _, fmt, at in tv.columns if at is None):
-        return tuple(c[0] for c in tv.columns if c[2] is None), (f.indices, tv.format)
-    if isinstance(tv, CompareVar) and tv.kind == "bins" and not tv.columns[0][1].is_dense:
-        return (tv.source,), (f.indices[:-1], tv.columns[0][1])     # its bins index apart
-    return None
+_member = member
 
 
 def _products(e: Expr):
@@ -74,9 +65,25 @@ def _products(e: Expr):
             yield from _products(a)
 
 
-def groups(e: Expr) -> tuple[tuple[str, ...], ...]:
+def _adds(e: Expr):
+    """Every Add of e."""
+    match e:
+        case Add(a, b):
+            yield e
+            yield from _adds(a)
+            yield from _adds(b)
+        case Mul(a, b):
+            yield from _adds(a)
+            yield from _adds(b)
+        case Sum(_, a) | Map(_, a, _):
+            yield from _adds(a)
+
+
+def groups(e: Expr, most: int) -> tuple[tuple[str, ...], ...]:
     """The input names of each product's factors that may share one structure
-    (two or more factors with one key: see the module docstring)."""
+    (two or more factors with one key: see the module docstring), with those of
+    a sum among them that would be its terms (expr.sums, at most `most`
+    products), and of each sum that would be one walk alone."""
     out = []
     for fs in _products(e):
         by_key: dict = {}
@@ -84,14 +91,20 @@ def groups(e: Expr) -> tuple[tuple[str, ...], ...]:
             m = _member(f)
             if m is not None:
                 by_key.setdefault(m[1], []).append(m[0])
-        for f in fs:                             # an Add of terms over one (`_terms`)
+        for f in fs:
             for key in list(by_key):
-                for member, _ in _terms(f, key, 0, _ANY, set(key[0])) or ():
-                    if member is not None:
-                        by_key[key].append((member.tensor.name,))
-        out += [tuple(dict.fromkeys(n for names in ms for n in names))
-                for ms in by_key.values() if len(ms) > 1]
+                if most and sums.terms(f, key, 0, _ANY, set(), most) is not None:
+                    by_key[key] += sums.members_by_key(f, most).get(key, [])
+        out += _grouped(by_key)
+    for a in _adds(e):
+        if most and _alone(a, _ANY, most) is not None:
+            out += _grouped(sums.members_by_key(a, most))
     return tuple(dict.fromkeys(out))
+
+
+def _grouped(by_key: dict) -> list:
+    return [tuple(dict.fromkeys(n for names in ms for n in names))
+            for ms in by_key.values() if len(ms) > 1]
 
 
 class _Any(dict):
@@ -104,52 +117,64 @@ class _Any(dict):
 _ANY = _Any()
 
 
-def _addends(f: Expr) -> list:
-    """The factor lists of the addends of an Add `f` ([] for any other factor)."""
-    return [list(spine(t, Mul)) for t in spine(f, Add)] if isinstance(f, Add) else []
-
-
-def _terms(f: Expr, key, cls, classes: dict, inner: set):
-    """((member or None, (dense accesses...)), ...) when `f` is an Add each of
-    whose addends is at most one plain column over the structure (`key`, class
-    `cls`) times dense tensors at one tuple of other indices (not in `inner`),
-    the same in every addend; else None (and None over a structure whose last
-    level takes no level below: the dense tensors' indices are levels below it)."""
-    if not key[1].takes_levels_below:
-        return None
-    out, extra = [], None
-    for fs in _addends(f):
-        member, dense = None, []
-        for g in fs:
-            m = _member(g)
-            if m is not None and type(g.tensor) is TensorVar and m[1] == key and {
-                    classes.get(n) for n in m[0]} == {cls} and member is None:
-                member = g
-            elif isinstance(g, Access) and type(g.tensor) is TensorVar and \
-                    g.tensor.format.is_dense and not g.tensor.iso and not (
-                    set(g.indices) & inner) and len(set(g.indices)) == len(g.indices):
-                dense.append(g)
-            else:
-                return None
-        ix = tuple(dict.fromkeys(i for g in dense for i in g.indices))
-        if not ix or extra not in (None, ix):
-            return None
-        extra = ix
-        out.append((member, tuple(dense)))
-    return tuple(out) if out else None
-
-
-def fused(e: Expr, classes: dict) -> Expr:
+def fused(e: Expr, classes: dict, most: int) -> Expr:
     """e with the factors of each product that one key and one structure (every
     input name of a factor mapped by `classes` to one value) join replaced by
-    one value predicate, at the first one's place."""
+    one value predicate, at the first one's place, a factor that is a sum over
+    that structure among them (expr.sums, at most `most` products: 0, none);
+    and each other sum over one structure one value predicate."""
     match e:
         case Mul():
-            return _fused_product([fused(f, classes) for f in spine(e, Mul)], classes)
-    return map_operands(e, lambda x: fused(x, classes))
+            fs = [f if isinstance(f, Add) else fused(f, classes, most) for f in spine(e, Mul)]
+            return _fused_product(fs, classes, most)
+        case Add() if most:
+            alone = _alone(e, classes, most)
+            if alone is not None:
+                return alone
+    return map_operands(e, lambda x: fused(x, classes, most))
 
 
-def _fused_product(fs: list, classes: dict) -> Expr:
+def _alone(e: Add, classes: dict, most: int):
+    """Sum e as one value predicate, when each of its products holds a member over
+    one structure (expr.sums.terms, alone), times the factors every product holds
+    (`sums.common`: a·x + b·x = (a + b)·x); else, its products grouped by their
+    factors of other structures (`sums.by_others`), each group one predicate
+    times those factors, when that makes fewer walks; else None."""
+    prods = sums.products(e, most)
+    for g in (prods or [[]])[0]:
+        m = _member(g)
+        cls = {classes.get(n) for n in m[0]} if m is not None else {None}
+        if len(cls) != 1 or None in cls:
+            continue
+        key, cls = m[1], cls.pop()
+        whole = _walked(prods, key, cls, classes, most)
+        if whole is not None:
+            return whole
+        parts = sums.by_others(prods, key, cls, classes)
+        walks = [_walked(p, key, cls, classes, most) if len(p) > 1 else None for p in parts]
+        if len(parts) < len(prods) and any(w is not None for w in walks):
+            out = None
+            for p, w in zip(parts, walks):
+                w = w if w is not None else fused(sums.added(p), classes, most)
+                out = w if out is None else Add(out, w)
+            return out
+    return None
+
+
+def _walked(prods: list, key, cls, classes: dict, most: int):
+    """The products `prods` as one value predicate over the structure of `key`
+    and class `cls` times the factors they all hold, or None."""
+    shared_, rest = sums.common(prods, key, cls, classes)
+    terms = sums.terms(rest, key, cls, classes, set(), most, alone=True)
+    if terms is None:
+        return None
+    out = one_walk([], terms, key[0])
+    for f in shared_:
+        out = Mul(fused(f, classes, most), out)
+    return out
+
+
+def _fused_product(fs: list, classes: dict, most: int) -> Expr:
     buckets: dict = {}
     for k, f in enumerate(fs):
         m = _member(f)
@@ -159,18 +184,41 @@ def _fused_product(fs: list, classes: dict) -> Expr:
     out = list(fs)
     for (key, cls), ks in buckets.items():
         ks = _distinct_bins(fs, ks)
-        inner = {ix for k in ks for ix in fs[k].indices}
-        terms = next(((a, t) for a, f in enumerate(fs) if out[a] is not None and (
-            t := _terms(f, key, cls, classes, inner)) is not None), None)
+        bins = {fs[k].indices[-1] for k in ks if is_bins(fs[k].tensor)}
+        terms = _sum_factors(fs, out, key, cls, classes, bins, most)
         if len(ks) > 1 or terms is not None:
-            out[ks[0]] = one_walk([fs[k] for k in ks], terms and terms[1])
-            for k in ks[1:] + ([terms[0]] if terms else []):
+            out[ks[0]] = one_walk([fs[k] for k in ks], terms and terms[1], key[0])
+            for k in ks[1:] + (terms[0] if terms else []):
                 out[k] = None
-    kept = [f for f in out if f is not None]
+    kept = [fused(f, classes, most) if isinstance(f, Add) else f for f in out if f is not None]
     prod = kept[0]
     for f in kept[1:]:
         prod = Mul(prod, f)
     return prod
+
+
+def _sum_factors(fs: list, out: list, key, cls, classes: dict, bins: set, most: int):
+    """([the positions of the sums among fs, not yet taken (`out`), that are
+    terms over the structure], their terms): all of them multiplied out
+    together (a·(b + c)·(d + e): their product's products), else the first
+    one alone that is; None when none is."""
+    adds = [a for a, f in enumerate(fs) if isinstance(f, Add) and out[a] is not None]
+    if not most or not adds:
+        return None
+    if len(adds) > 1:
+        prods = [[]]
+        for a in adds:
+            got = sums.products(fs[a], most)
+            prods = None if got is None or prods is None or len(prods) * len(got) > most \
+                else [p + q for p in prods for q in got]
+        t = sums.terms(prods, key, cls, classes, bins, most) if prods else None
+        if t is not None:
+            return adds, t
+    for a in adds:
+        t = sums.terms(fs[a], key, cls, classes, bins, most)
+        if t is not None:
+            return [a], t
+    return None
 
 
 def _distinct_bins(fs: list, ks: list) -> list:
@@ -186,40 +234,35 @@ def _distinct_bins(fs: list, ks: list) -> list:
     return out
 
 
-def one_walk(factors: list, terms: tuple | None = None) -> Access:
+def one_walk(factors: list, terms: tuple | None, at: tuple) -> Access:
     """The value predicate that is the product of `factors` (accesses over one
-    structure, at one index tuple, and onehots of its columns, each over one
-    more index) and of the sum `terms` (`_terms`): their columns in order, the
-    AND of their tests, the plain factors' columns as weights, the onehots'
-    columns as its bins (their indices next, in order), each term's column and
-    its dense tensors (located at its other indices, last) as its `terms`."""
+    structure, at index tuple `at`, and onehots of its columns, each over one
+    more index) and of the sum `terms` (expr.sums.terms): their columns in
+    order, the AND of their tests (and, when every term has a test, of their
+    OR: an entry where no term holds is none, as in their union), the plain
+    factors' columns as weights, the onehots' columns as its bins (their
+    indices next, in order), and each term's columns, test, located dense
+    tensors (at the structure's indices or at its other indices, last) and
+    numbers as its `terms`."""
     columns, weights, tests, bins, extra = [], [], [], [], []
     for f in factors:
         tv = f.tensor
-        at = len(columns)
         if is_bins(tv):
-            bins.append((at, tv.tests[0][1]))
+            bins.append((len(columns), tv.tests[0][1]))
             extra.append(f.indices[-1])
             columns.append(tv.columns[0])
             continue
-        if type(tv) is TensorVar:
-            weights.append(at)
-            columns.append((tv.name, tv.format, None))
-            continue
-        columns += list(tv.columns)
-        weights += [at + w for w in tv.weights]
-        idx = {p: p for p in range(len(f.indices))}
-        if tv.tests != formula.TRUE:
-            tests.append(formula.remapped(tv.tests, {k: at + k for k in range(
-                len(tv.columns))}, idx))
-    test = formula.TRUE
-    for t in tests:
-        test = t if test == formula.TRUE else ("and", test, t)
+        _read(f, columns, weights, tests)
     names = "_".join(dict.fromkeys(c[0] for c in columns))
-    plain = [f for f in factors if not is_bins(f.tensor)]
-    at = plain[0].indices if plain else factors[0].indices[:-1]
+    summed, over = _summed(terms, columns, at, len(at) + len(extra))
+    names = names or "_".join(dict.fromkeys(c[0] for c in columns))   # a sum alone
+    if summed and formula.TRUE not in (t[2] for t in summed):   # no term holds: no entry
+        either = summed[0][2]
+        for t in summed[1:]:
+            either = ("or", either, t[2])
+        tests.append(either)
+    test = _all(tests)
     fmt = columns[0][1]
-    summed, over = _summed(terms, columns, len(at) + len(extra))
     key = (columns, test, weights) + ((tuple(bins), summed) if bins or summed else ())
     digest = hashlib.sha1(repr(key).encode()).hexdigest()[:8]
     tail = (*(Bins() for _ in bins), *("dense" for _ in over))  # below the structure's
@@ -231,24 +274,49 @@ def one_walk(factors: list, terms: tuple | None = None) -> Access:
     return Access(var, (*at, *extra, *over))
 
 
-def _summed(terms, columns: list, first: int) -> tuple:
-    """(the predicate's `terms`: ((column or None, (located columns...)), ...),
-    the indices they add, from position `first` on), appending their columns."""
+def _read(f: Access, columns: list, weights: list, tests: list) -> None:
+    """Append member f's columns (a plain column: one weight; a value predicate:
+    its columns, weights and test, renumbered) to the predicate's."""
+    tv, at = f.tensor, len(columns)
+    if type(tv) is TensorVar:
+        weights.append(at)
+        columns.append((tv.name, tv.format, None))
+        return
+    columns += list(tv.columns)
+    weights += [at + w for w in tv.weights]
+    if tv.tests != formula.TRUE:
+        tests.append(formula.remapped(tv.tests, {k: at + k for k in range(
+            len(tv.columns))}, {p: p for p in range(len(f.indices))}))
+
+
+def _all(tests: list):
+    """The AND of `tests` (formula.TRUE for none)."""
+    test = formula.TRUE
+    for t in tests:
+        test = t if test == formula.TRUE else ("and", test, t)
+    return test
+
+
+def _summed(terms, columns: list, at: tuple, first: int) -> tuple:
+    """(the predicate's `terms`: ((columns...), (located columns...), test,
+    (numbers...)), ...), the indices they add, from position `first` on),
+    appending their columns; a dense tensor at indices of the structure `at` is
+    located at their positions."""
     if not terms:
         return (), ()
-    over = tuple(dict.fromkeys(ix for _, dense in terms for g in dense for ix in g.indices))
+    over = tuple(dict.fromkeys(ix for _, dense, _ in terms for g in dense
+                               for ix in g.indices if ix not in at))
     out = []
-    for member, dense in terms:
-        col = None
-        if member is not None:
-            col = len(columns)
-            columns.append((member.tensor.name, member.tensor.format, None))
+    for members, dense, numbers in terms:
+        cols, tests = [], []
+        for g in members:
+            _read(g, columns, cols, tests)
         located = []
         for g in dense:
             located.append(len(columns))
-            columns.append((g.tensor.name, g.tensor.format,
-                            tuple(first + over.index(ix) for ix in g.indices)))
-        out.append((col, tuple(located)))
+            columns.append((g.tensor.name, g.tensor.format, tuple(
+                at.index(ix) if ix in at else first + over.index(ix) for ix in g.indices)))
+        out.append((tuple(cols), tuple(located), _all(tests), tuple(numbers)))
     return tuple(out), over
 
 

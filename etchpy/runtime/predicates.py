@@ -240,8 +240,9 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
     else aligned by runtime.align (kept for the same Tensors when `reuse`)."""
     aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
     order = tv.order - levels_below(tv)          # its structure's (its bins, terms below)
-    ts = {k: as_tensor(inputs[col], TensorVar(col, order if at is None else len(at), fmt),
-                       sr) for k, (col, fmt, at) in enumerate(tv.columns)}
+    ts = {k: _located(inputs[col], col, at, sr) or as_tensor(
+        inputs[col], TensorVar(col, order if at is None else len(at), fmt), sr)
+        for k, (col, fmt, at) in enumerate(tv.columns)}
     src = ts[0]
     full = bins.full_shape(tv, src.shape, ts, inputs)
     for k, (col, _, at) in enumerate(tv.columns):
@@ -259,11 +260,31 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
         structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
-    slots = formula.slots(tv.tests)
+    slots = formula.slots(tv.every_test)
     if slots:
         out[f"{tv.name}__p"] = np.array([_slot(tv, op, b, inputs, sr) for op, b in slots],
                                         dtype=sr.dtype)
     return out
+
+
+class _Dense:
+    """A located column passed as a numpy array: its shape and its values in
+    row-major order (what `_row` reads of a Tensor)."""
+    __slots__ = ("shape", "vals")
+
+    def __init__(self, shape, vals):
+        self.shape, self.vals = shape, vals
+
+
+def _located(x, col: str, at, sr: Semiring):
+    """A located column (`at` not None) given as a C-contiguous numpy array of the
+    semiring's dtype and of one axis per index, read as it is (the semiring's
+    checks of its values made, as as_tensor makes them); else None (as_tensor)."""
+    if at is None or type(x) is not np.ndarray or x.dtype != sr.dtype or \
+            x.ndim != len(at) or not x.flags.c_contiguous or x.dtype.kind not in "fiu":
+        return None
+    vals = sr.cast(x, what=f"input {col}")
+    return _Dense(vals.shape, vals.reshape(-1)) if vals is x else None
 
 
 def _same_structure(a: Tensor, b: Tensor) -> bool:

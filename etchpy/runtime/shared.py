@@ -26,7 +26,7 @@ from ..errors import EtchpyError
 from ..expr import collapse, shared, sink
 from ..formats import positions
 from ..expr.walk import accesses
-from . import keyed
+from . import inputs as io_, keyed
 from .tensor import Tensor
 
 _UNSET = object()
@@ -75,22 +75,25 @@ class OneWalk:
             # runs it; the general path words a missing input)
         memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
         if memo is not None and memo[0] == tuple(inputs) and all(
-                r() is v for r, v in zip(memo[1], inputs.values())):
+                _same(m, v) for m, v in zip(memo[1], inputs.values())):
             return memo[2]
         if walk[2] and _apart(walk[0], inputs):  # (no shared structure: as written)
             return None
         one = self._walk_for(walk, inputs)
-        if self.request.tuning.call_plans and all(type(v) is Tensor for v in inputs.values()):
-            self._walk_memo = (tuple(inputs), tuple(map(weakref.ref, inputs.values())), one)
+        if self.request.tuning.call_plans:
+            self._walk_memo = (tuple(inputs), tuple(
+                weakref.ref(v) if type(v) is Tensor else None if n in self._params else
+                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one)
         return one
 
     def _walk_for(self, walk, inputs: dict):
         """_one_walk's answer worked out: the partition of the inputs' structures
-        and the kernel kept for it. For inputs that are all ep.Tensors it is a
-        function of which Tensors they are (a Tensor's arrays, format, shape and
-        fill cannot be rebound, and its dtypes give the semiring), so _one_walk
-        keeps it for the last call's Tensors, held weakly (under
-        `Tuning.call_plans`)."""
+        and the kernel kept for it. It is a function of which Tensors the
+        ep.Tensor inputs are (a Tensor's arrays, format, shape and fill cannot be
+        rebound, and its dtypes give the semiring) and of the other inputs' types
+        and value dtypes (the semiring; their values are not read), so _one_walk
+        keeps it for the last call's Tensors, held weakly, and those types and
+        dtypes (under `Tuning.call_plans`)."""
         groups, names, _ = walk
         tensors = tuple(n for n in names if type(inputs[n]) is Tensor)
         if not tensors:              # (numpy, scipy, partitioned inputs: as written)
@@ -133,6 +136,17 @@ class OneWalk:
         return kern, read
 
 
+def _same(seen, v) -> bool:
+    """Is input v what the last call's `seen` notes (`_walk_memo`): the same
+    Tensor, a parameter (None: its value is not read), or another input of the
+    same type and value dtype?"""
+    if seen is None:
+        return True
+    if type(seen) is tuple:
+        return type(v) is seen[0] and io_.value_dtype(v) == seen[1]
+    return seen() is v
+
+
 def _order(order, merged: dict):
     """A fixed loop order with each new index where the first it replaces
     (merged: new index -> the names it replaces) stood."""
@@ -148,7 +162,8 @@ def _rewritten(req, classes_: dict, flats: set, tensors: set):
     structures by `classes_`, `flats` those that may be read as their stored
     values and `tensors` the ep.Tensor inputs (the kernel's own when nothing
     applies)."""
-    expr, merged = shared.flat(shared.fused(req.expr, classes_), flats, classes_)
+    most = req.tuning.one_walk_terms
+    expr, merged = shared.flat(shared.fused(req.expr, classes_, most), flats, classes_)
     order = _order(req.order, {q: old for q, (old, _) in merged.items()})
     read = {n for _, names in merged.values() for n in names}
     if req.tuning.sink_located:
@@ -169,9 +184,10 @@ def _candidates(req, names: set):
     expr = req.expr
     if not req.tuning.one_walk:
         return None
-    groups = shared.groups(expr) + tuple(    # and each comparison's columns
+    most = req.tuning.one_walk_terms
+    groups = shared.groups(expr, most) + tuple(    # and each comparison's columns
         names_ for a in accesses(expr) if len(names_ := collapse.inputs(a.tensor)) > 1)
-    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0)), names)
+    one, merged = shared.flat(shared.fused(expr, dict.fromkeys(names, 0), most), names)
     _, runs = collapse.collapse(one, names, _order(req.order, {
         q: old for q, (old, _) in merged.items()}), dense=req.tuning.dense_runs)
     if not (groups or merged or runs):

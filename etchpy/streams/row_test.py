@@ -29,11 +29,17 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
     its companion <name>__c<k>, read at `at` or, for a column read at some of
     the indices (located), at their coordinates (row-major); slot s its
     companion <name>__p at s (runtime.predicates binds them)."""
+    return lambda at, coords: formula_test(tv, first, names)(tv.tests, 0, at, coords)
+
+
+def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
+    """`row_test` of any formula f over tv's columns, its slots numbered from
+    `start` (a term's test: expr.compare's `every_test` gives the order)."""
     def column(k, at, coords):
         return _column(tv, first, names, k, at, coords)
 
-    def test(at: imp.Expr, coords: dict) -> imp.Expr:
-        slot = iter(range(1 << 30))
+    def test(f, start: int, at: imp.Expr, coords: dict) -> imp.Expr:
+        slot = iter(range(start, 1 << 30))
 
         def operand(x):
             match x[0]:
@@ -58,7 +64,7 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                 case "true":
                     return imp.TRUE
             return imp.not_(holds(n[1]))
-        return holds(tv.tests)
+        return holds(f)
     return test
 
 
@@ -90,31 +96,45 @@ def _both(fold, op: str, a: imp.Expr, b: imp.Expr) -> imp.Expr:
 def row_value(tv: CompareVar, first: str, names: list[str], sr) -> Callable:
     """The leaf value of value predicate tv at position `at` and coordinates
     `coords`: where its test (`row_test`) holds, the ⊗ of its `weights`
-    columns' values there (the semiring's one when it has none), else zero;
-    with no test (expr.formula.TRUE) the product alone."""
-    test = row_test(tv, first, names)
+    columns' values there (the semiring's one when it has none), ⊗ the ⊕ of
+    its terms' values (`_terms`), else zero; with no test (expr.formula.TRUE)
+    the product alone."""
+    test = formula_test(tv, first, names)
     one = Const(sr.one, "value")
-
-    def times(w, x):
-        return x if w == one else Ring("mul", w, x)
 
     def value(at: imp.Expr, coords: dict) -> imp.Expr:
         at = _structure_position(tv, at, coords)
         w: imp.Expr = one
         for k in tv.weights:
-            w = times(w, _column(tv, first, names, k, at, coords))
-        if tv.terms:                      # ⊗ the ⊕ of its terms (expr.shared._terms)
-            total = None
-            for col, located in tv.terms:
-                t = one if col is None else _column(tv, first, names, col, at, coords)
-                for k in located:
-                    t = times(t, _column(tv, first, names, k, at, coords))
-                total = t if total is None else Ring("add", total, t)
-            w = times(w, total)
+            w = _times(one, w, _column(tv, first, names, k, at, coords))
+        if tv.terms:
+            w = _times(one, w, _terms(tv, first, names, sr, test, at, coords))
         if tv.tests == formula.TRUE:
             return w
-        return select(test(at, coords), w, Const(sr.zero, "value"))
+        return select(test(tv.tests, 0, at, coords), w, Const(sr.zero, "value"))
     return value
+
+
+def _times(one, w, x):
+    return x if w == one else Ring("mul", w, x)
+
+
+def _terms(tv: CompareVar, first: str, names: list, sr, test, at, coords) -> imp.Expr:
+    """The ⊕ of tv's terms (expr.sums) at position `at`: each, where its test
+    holds, the ⊗ of its numbers and its columns' values, else zero."""
+    one, total = Const(sr.one, "value"), None
+    start = len(formula.slots(tv.tests))
+    for cols, located, holds, numbers in tv.terms:
+        t: imp.Expr = one
+        for c in numbers:
+            t = _times(one, t, Const(sr.literal(c), "value"))
+        for k in cols + located:
+            t = _times(one, t, _column(tv, first, names, k, at, coords))
+        if holds != formula.TRUE:
+            t = select(test(holds, start, at, coords), t, Const(sr.zero, "value"))
+            start += len(formula.slots(holds))
+        total = t if total is None else Ring("add", total, t)
+    return total
 
 
 def level_arrays(tv: CompareVar, levels: tuple, first: str) -> tuple:

@@ -135,20 +135,22 @@ def test_groups_are_factors_of_one_product_at_one_index_tuple_and_format():
     Z = ep.tensor("Z", 2, "dcsr")
     D = ep.tensor("D", 2)
     I = ep.tensor("I", 2, "csr", iso=True)
-    assert shared.groups(ep.sum(n, X[o, n] * Y[o, n] * D[o, n])) == (("X", "Y"),)
-    assert shared.groups(X[o, n] * Y[n, o]) == ()             # other index order
-    assert shared.groups(X[o, n] * Z[o, n]) == ()             # other format
-    assert shared.groups(X[o, n] * I[o, n]) == ()             # iso: no values to read
-    assert shared.groups(X[o, n] + Y[o, n]) == ()             # not a product
+    most = ep.Tuning().one_walk_terms
+    assert shared.groups(ep.sum(n, X[o, n] * Y[o, n] * D[o, n]), most) == (("X", "Y"),)
+    assert shared.groups(X[o, n] * Y[n, o], most) == ()             # other index order
+    assert shared.groups(X[o, n] * Z[o, n], most) == ()             # other format
+    assert shared.groups(X[o, n] * I[o, n], most) == ()             # iso: no values to read
+    assert shared.groups(X[o, n] + Y[o, n], most) == (("X", "Y"),)  # a sum of both (sums)
+    assert shared.groups(X[o, n] + Y[o, n], 0) == ()                # ... unless none is
     pred = X[o, n] * (Y[o, n] > 2)
-    assert shared.groups(pred) == (("X", "Y"),)
-    one = shared.fused(pred, {"X": "X", "Y": "X"})
+    assert shared.groups(pred, most) == (("X", "Y"),)
+    one = shared.fused(pred, {"X": "X", "Y": "X"}, most)
     tv = one.tensor
     assert [c[0] for c in tv.columns] == ["X", "Y"] and tv.weights == (0,)
     assert tv.tests == ("cmp", ">", ("col", 1), ("num", 2))
-    both = shared.fused(X[o, n] * Y[o, n], {"X": "X", "Y": "X"}).tensor
+    both = shared.fused(X[o, n] * Y[o, n], {"X": "X", "Y": "X"}, most).tensor
     assert both.tests == formula.TRUE and both.weights == (0, 1)
-    assert shared.fused(pred, {"X": "X", "Y": "Y"}) == pred   # two structures: as written
+    assert shared.fused(pred, {"X": "X", "Y": "Y"}, most) == pred   # two structures: as written
 
 
 @settings(max_examples=15, deadline=None)
@@ -182,7 +184,7 @@ def test_a_flat_walk_needs_a_test_free_of_coordinates_and_the_only_read():
     by_code = ep.sum((o, n), A[o, n] * (B[o, n] > n))           # reads a coordinate
     twice = ep.sum((o, n), A[o, n]) + ep.sum((o, n), A[o, n] * X[o, n])
     names = {"A", "B", "X"}
-    assert shared.flat(shared.fused(by_code, {"A": 0, "B": 0}), names)[1] == {}
+    assert shared.flat(shared.fused(by_code, {"A": 0, "B": 0}, 64), names)[1] == {}
     flat, merged = shared.flat(twice, names)
     assert merged == {} and flat == twice                       # A is read twice
     only, merged = shared.flat(ep.sum((o, n), A[o, n]), names)
