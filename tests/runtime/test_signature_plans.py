@@ -8,6 +8,8 @@ import subprocess
 import sys
 import textwrap
 
+import uuid
+
 import numpy as np
 import scipy.sparse as sp
 from hypothesis import given, settings
@@ -159,20 +161,21 @@ def test_a_class_planned_to_the_kernels_own_program_is_not_planned_again():
     kernel restored from its manifest (as in a new process) runs such a class
     without measuring its inputs or reading the class's manifest, until explain()
     asks for that kernel; with the class's manifest gone, explain() shows its own."""
+    name = f"spmv_same_class_{uuid.uuid4().hex[:8]}"   # a name no earlier run wrote
     M, v = sp.random(300, 300, density=0.05, format="csr", random_state=1), np.arange(300.0)
-    first = ep.Kernel(SPMV, name="spmv_same_class")
+    first = ep.Kernel(SPMV, name=name)
     np.testing.assert_allclose(first(A=M, x=v), M @ v)
     key = signature.class_key(first._request, next(iter(first._planned)))
     assert key in first._same_classes()
-    again = ep.Kernel(SPMV, name="spmv_same_class")
+    again = ep.Kernel(SPMV, name=name)
     assert again.from_manifest
     np.testing.assert_allclose(again(A=M, x=v), M @ v)
     (shown, runner), = again._planned.values()
     assert runner is again and isinstance(shown, signature.PlannedLater)
     assert "sizes measured on the inputs" in again.explain()
     assert again._last is not again and again._last.from_manifest
-    build.write_manifest("spmv_same_class", key, {})          # the class's manifest unreadable
-    third = ep.Kernel(SPMV, name="spmv_same_class")
+    build.write_manifest(name, key, {})          # the class's manifest unreadable
+    third = ep.Kernel(SPMV, name=name)
     np.testing.assert_allclose(third(A=M, x=v), M @ v)
     assert "planned before any input" in third.explain() and third._last is third
 
