@@ -79,7 +79,8 @@ def _setup(mod) -> dict:
               Pair.__dict__["a"], Pair.__dict__["b"], Unary.__dict__["a"],
               Map.__dict__["fn"], Map.__dict__["arg"], Leaf.__dict__["value"],
               Leaf.__dict__["constant"])
-    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD)
+    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD,
+              array._FLOATS)
     _PYTHON["sum"] = LazyArray.__dict__["sum"]
     fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap,
                  _PYTHON["sum"])
