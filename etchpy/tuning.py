@@ -71,7 +71,8 @@ class Tuning:
             lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
             lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall,
-            lazy_dense_products, lazy_region_scalars, lazy_node_bytes.
+            lazy_dense_products, lazy_region_scalars, lazy_node_bytes, lazy_spmm_columns,
+            lazy_spmm_work.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured,
             distance_buckets, bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -302,6 +303,8 @@ class Tuning:
                                       # the long extent as BLAS's M (0: never; binder_blas.c.j2)
     lazy_dense_products: bool = True  # a product of dense values materialised by BLAS (@)
     lazy_region_scalars: bool = True  # a numpy region's scalars as 0-d arrays of their dtype
+    lazy_spmm_columns: int = 16       # sparse input @ dense of ≥ these columns (0: never)
+    lazy_spmm_work: int = 1 << 17     # ... and nnz·columns: a kernel, not scipy (lazy.spmm)
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

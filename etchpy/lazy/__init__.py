@@ -11,7 +11,7 @@ import types
 
 from .array import lazy
 from .nodes import LazyArray
-from .operators import map_arg, wrap   # LazyArray's operators, made fast (lazy.operators)
+from .operators import wrap   # LazyArray's operators, made fast (lazy.operators)
 from .program import compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
@@ -86,7 +86,7 @@ def maximum(a, c) -> LazyArray:
 
         >>> relu = ep.maximum(ep.lazy(x) @ ep.lazy(w), 0)
     """
-    return map_arg("maximum", a, c)
+    return LazyArray._map_arg("maximum", a, c)
 
 
 def minimum(a, c) -> LazyArray:
@@ -97,7 +97,7 @@ def minimum(a, c) -> LazyArray:
 
         >>> clipped = ep.minimum(ep.lazy(x), 1.0)
     """
-    return map_arg("minimum", a, c)
+    return LazyArray._map_arg("minimum", a, c)
 
 
 __all__ = ["LazyArray", "Function", "function", "Approximation", "approximate", "lazy", "compute", "explain", "equivalent", "to_expr", "exp", "log", "sqrt", "absolute",

@@ -17,6 +17,7 @@ user's back.
 from __future__ import annotations
 
 import numbers
+import struct
 
 import numpy as np
 
@@ -80,6 +81,7 @@ def leaf_value(x):
 # the sparse array types ep.lazy wraps as they are (filled as they are met)
 _WRAPPED: set = set()
 _F64 = np.dtype(np.float64)
+_UNSIGNED = struct.Struct("<Q")     # float_bits' 8 bytes as the bits' unsigned int
 
 
 def _is_scalar(x) -> bool:
@@ -92,6 +94,9 @@ def _is_scalar(x) -> bool:
 # (the small ints of `1 / a`, `1 + a`, `-a` also by value, a probe cheaper than the key)
 _CONSTS: dict = {}
 _INTS: dict = {}
+# the python floats' nodes of _CONSTS by their bit pattern as an unsigned int (the
+# C operators' probe for a float operand: etchpy.lazy.c_nodes), emptied with it
+_FLOATS: dict = {}
 
 
 def as_node(x) -> LazyArray:
@@ -106,10 +111,13 @@ def as_node(x) -> LazyArray:
         if node is None:
             if len(_CONSTS) >= 1024:
                 _CONSTS.clear()
+                _FLOATS.clear()
             dtype = _F64 if type(x) is float else np.asarray(x).dtype
             node = _CONSTS[k] = Const(x, dtype=dtype)
             if type(x) is int and -2 <= x <= 2:
                 _INTS[x] = node
+            elif type(x) is float:
+                _FLOATS[_UNSIGNED.unpack(k[1])[0]] = node
         return node
     return lazy(x)
 

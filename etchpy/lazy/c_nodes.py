@@ -5,7 +5,8 @@ tables, in about a microsecond of Python per operation: on a dense program of
 100² numpy's whole program (5-30 µs) costs less than building its nodes. The
 C binder's extension (runtime.binder, codegen_templates/binder_lazy.c.j2) makes
 the same nodes in C: LazyArray's `+ - * / @` (reflected too), unary `-` and
-`.T`, `.sum`, `ep.exp`/`log`/`sqrt`/`abs` and `ep.lazy` of a numpy array. Each builds,
+`.T`, `.sum`, `ep.exp`/`log`/`sqrt`/`abs`, `ep.maximum`/`minimum` of a python
+number and `ep.lazy` of a numpy array. Each builds,
 on a pattern met before, the node the Python operator builds (class, fields,
 keys, leaves: the same tables probed with the same keys, the leaves merged as
 etchpy.lazy.keys.merge does) and calls that Python operator for anything else
@@ -79,14 +80,17 @@ def _setup(mod) -> dict:
               Pair.__dict__["a"], Pair.__dict__["b"], Unary.__dict__["a"],
               Map.__dict__["fn"], Map.__dict__["arg"], Leaf.__dict__["value"],
               Leaf.__dict__["constant"])
-    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD)
+    tables = (ops._PAIRS, ops._UNARY, array._INTS, _WRAPS, keys.BUILT, ops._RECIP, _GUARD,
+              array._FLOATS)
     _PYTHON["sum"] = LazyArray.__dict__["sum"]
+    _PYTHON["map_arg"] = LazyArray._map_arg
     fallbacks = (*(_PYTHON[name] for name in _DUNDERS), ops.map_op, ops._transposed, ops.wrap,
-                 _PYTHON["sum"])
+                 _PYTHON["sum"], ops.map_arg)
     made = mod.lazy_setup(classes, fields, tables, fallbacks)
     keys.COUNTS.append(mod.lazy_built)
     out = dict(zip(_DUNDERS, made))
-    out["map_op"], out["T"], out["wrap"], out["sum"], LOOKUP[0] = made[len(_DUNDERS):]
+    out["map_op"], out["T"], out["wrap"], out["sum"], out["map_arg"], LOOKUP[0] = \
+        made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
     return out
 
@@ -115,6 +119,7 @@ def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2]) -> None:
         for name in (*_DUNDERS, "T", "sum"):
             setattr(LazyArray, name, source[name])
         LazyArray._map_op = staticmethod(source["map_op"])
+        LazyArray._map_arg = staticmethod(source["map_arg"])
         type(_package()).__call__ = staticmethod(source["wrap"])
 
 

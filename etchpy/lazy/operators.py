@@ -259,3 +259,4 @@ LazyArray.__neg__ = _negative
 LazyArray.T = property(_transposed)
 LazyArray.sum = _summed
 LazyArray._map_op = staticmethod(map_op)     # ep.exp and the others' (lazy.c_nodes swaps it)
+LazyArray._map_arg = staticmethod(map_arg)   # ep.maximum and ep.minimum's (the same)

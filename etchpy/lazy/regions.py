@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from .kernel import Dry, is_sparse
-from . import c_nodes
+from . import c_nodes, spmm
 from .library import product
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Transpose
 from .show import show
@@ -71,10 +71,14 @@ class Regions:
         if self.opts.dry:
             return lambda env: Dry(shape, dtype, False)
         view = Transposed() if flip else None
+        knobs = self.opts.knobs
+        columns, work = knobs.lazy_spmm_columns, knobs.lazy_spmm_work
 
         def step(env):
             x, d = env[sa], env[sb]
-            y = product(x, flip, d)     # scipy's loop, without `@`'s dispatch
+            y = spmm.product(x, flip, d, columns, work)    # many columns: a kernel
+            if y is None:
+                y = product(x, flip, d)     # scipy's loop, without `@`'s dispatch
             if y is None:
                 y = (view.of(x) if flip else x) @ d
             return np.asarray(y, dtype=dtype).reshape(shape)

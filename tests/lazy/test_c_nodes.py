@@ -28,7 +28,9 @@ OPS = [lambda a, b: a + b, lambda a, b: a - b, lambda a, b: a * b, lambda a, b: 
        lambda a, b: 1 + a, lambda a, b: 1 - a, lambda a, b: a - 1, lambda a, b: 2 * a,
        lambda a, b: 1 / a, lambda a, b: a / 2.0, lambda a, b: ep.exp(a),
        lambda a, b: ep.log(a), lambda a, b: a.sum(axis=1, keepdims=True),
-       lambda a, b: a + ARRAYS[1], lambda a, b: ep.sqrt(a) * b.T]
+       lambda a, b: a + ARRAYS[1], lambda a, b: ep.sqrt(a) * b.T, lambda a, b: 0.1 * a,
+       lambda a, b: a - 0.5, lambda a, b: -0.0 * a, lambda a, b: ep.maximum(a, 0),
+       lambda a, b: ep.minimum(a, 0.5), lambda a, b: ep.maximum(a, True)]
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +142,36 @@ def test_what_c_does_not_cover_runs_the_python_operators(c_ops):
     for _ in range(2):
         np.testing.assert_array_equal(ep.compute(ep.lazy(big) * 2 + ep.lazy(big),
                                                  tuning=NUMPY), 3 * big)
+
+
+def test_a_float_operand_is_the_python_operators_const(c_ops):
+    a = ep.lazy(RNG.random((3, 3)))
+    for c in (0.1, 0.0, -0.0, float("nan"), 1e300, 0.1):
+        for on in (False, True, True):      # Python's first (the const made), then C
+            c_nodes.use(on, True, 0)
+            n, m = c * a, a + c
+            assert n.a is array.as_node(c) and m.b is array.as_node(c)
+    c_nodes.use(True)
+    assert (0.0 * a).a is not (-0.0 * a).a          # 1/x tells them apart
+    np.testing.assert_array_equal(ep.compute(-0.0 * a + 0.25, tuning=NUMPY), -0.0 * a.value + 0.25)
+
+
+def test_maximum_of_a_number_is_made_in_c_as_python_makes_it(c_ops):
+    a = ep.lazy(RNG.random((3, 3)) - 0.5)
+    for c in (0, 0.25, -0.0, 1e300, np.float64(0.5)):
+        made = []
+        for on in (False, True, True):      # Python's first (the pattern kept), then C
+            c_nodes.use(on, True, 0)
+            before = keys.built()
+            made.append((ep.maximum(a, c), keys.built() - before))
+        c_nodes.use(True)
+        (ref, n_ref), *others = made
+        for n, k in others:
+            _same(n, ref, set())
+            assert n.arg is c and k == n_ref == 1
+    assert type(LazyArray.__dict__["_map_arg"].__func__).__name__ == "builtin_function_or_method"
+    np.testing.assert_array_equal(ep.compute(ep.minimum(a, 0.0), tuning=NUMPY),
+                                  np.minimum(a.value, 0.0))
 
 
 def test_c_patterns_start_over_with_the_keys_table(c_ops):

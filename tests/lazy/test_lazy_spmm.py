@@ -1,0 +1,43 @@
+"""A sparse input times a dense matrix of many columns (Tuning.lazy_spmm_columns,
+lazy_spmm_work; etchpy.lazy.spmm) runs as an etchpy kernel in a scipy product
+step, X·W and Xᵀ·W, csr and csc, equal to scipy's to rounding, on replays and
+arrays written in place; below the columns or the work, or switched off,
+scipy's loop runs it."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.lazy import spmm
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+ON = ep.Tuning(lazy_spmm_work=0)
+OFF = ep.Tuning(lazy_spmm_columns=0)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_products_of_many_columns_run_as_kernels_equal_to_scipy(fmt):
+    rng = np.random.default_rng(0)
+    X = sp.random_array((40, 30), density=0.2, format=fmt, random_state=1)
+    W, V = rng.standard_normal((30, 16)), rng.standard_normal((40, 16))
+    spmm._KERNELS.clear()         # made on first use: which ran
+    for _ in range(3):                  # recorded, replayed, then written in place
+        H, G = ep.compute(ep.lazy(X) @ ep.lazy(W), ep.lazy(X).T @ ep.lazy(V), tuning=ON)
+        np.testing.assert_allclose(H, X @ W, rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(G, X.T @ V, rtol=1e-13, atol=1e-14)
+        X.data *= -1.5
+        W[0] += 1.0
+    assert set(spmm._KERNELS) == {(fmt, False), (fmt, True)}
+
+
+def test_few_columns_little_work_or_off_run_scipys_loop():
+    rng = np.random.default_rng(2)
+    X = sp.random_array((40, 30), density=0.2, format="csr", random_state=3)
+    spmm._KERNELS.clear()
+    for W, tuning in ((rng.standard_normal((30, 15)), ON), (rng.standard_normal((30, 16)), OFF),
+                      (rng.standard_normal((30, 16)), None)):     # 240 entries · 16 < the work
+        for _ in range(2):
+            np.testing.assert_allclose(ep.compute(ep.lazy(X) @ ep.lazy(W), tuning=tuning), X @ W,
+                                       rtol=1e-13, atol=1e-14)
+    assert not spmm._KERNELS
