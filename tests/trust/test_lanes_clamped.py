@@ -33,6 +33,7 @@ def test_the_switch_chooses_the_clamped_lanes():
     assert "ep_gather_max_out(" in c_text()
     assert "ep_gather_clamped(" not in c_text(ep.Tuning(check_lanes_once=False))
     assert "ep_gather_clamped(" not in c_text(ep.Tuning(check_count_once=False))
+    assert "ep_gather_clamped(" not in c_text(ep.Tuning(check_block=0))     # dim not tested
     kern = ep.compile(SPMV, formats={"A": "csr"}, threads=2)
     assert "ep_gather_clamped(acc" not in pipeline.render_c(kern.compiled, "int32_t").c
 

@@ -294,7 +294,8 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
  * too) before x is read through it, and *mx keeps the unsigned maximum of all of
  * them (masked lanes load 0), which ep_gather_max_out compares with dim. A sum
  * through a clamped coordinate is wrong, and unused: the kernel then returns 4.
- * With dim 0, *err is set to 4 and nothing is read. */
+ * dim >= 1: the walk runs only in blocks of rows whose pass tested dim != 0
+ * (lower.schedule.segment_checks), so no test of it here (one cost 8%). */
 typedef __m512i ep_gather_max_t;
 #define EP_GATHER_MAX_ZERO _mm512_setzero_si512()
 #define EP_GATHER_MAXU(a, c) _mm512_max_epu64((a), (c))
@@ -302,20 +303,15 @@ typedef __m512i ep_gather_max_t;
 #define EP_GATHER_TOP(dim) ((dim) - 1)
 static inline int ep_gather_max_out(ep_gather_max_t mx, int64_t dim)
 {
-    return dim <= 0 || EP_GATHER_OUT8(mx, EP_GATHER_LIM(dim));
+    return EP_GATHER_OUT8(mx, EP_GATHER_LIM(dim));
 }
 static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
                                          const ep_val_t *restrict v,
                                          const ep_idx_t *restrict crd,
                                          const ep_val_t *restrict x, int64_t dim,
-                                         ep_gather_max_t *restrict mx, int64_t *restrict err,
-                                         int64_t mode)
+                                         ep_gather_max_t *restrict mx, int64_t mode)
 {
     (void)mode;
-    if (dim <= 0) {
-        *err = 4;
-        return acc;
-    }
     const ep_gather_lim_t top = EP_GATHER_TOP(dim);
     ep_gather_max_t most = *mx;
     EP_LANES s = EP_LANES_ZERO;
@@ -379,10 +375,9 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
                                          const ep_val_t *restrict v,
                                          const ep_idx_t *restrict crd,
                                          const ep_val_t *restrict x, int64_t dim,
-                                         ep_gather_max_t *restrict mx, int64_t *restrict err,
-                                         int64_t mode)
+                                         ep_gather_max_t *restrict mx, int64_t mode)
 {
-    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)dim; (void)mx; (void)err;
+    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)dim; (void)mx;
     (void)mode;
     return acc;     /* never called: ep_gather_pick is 0 */
 }
@@ -478,7 +473,7 @@ int spmv(
                     }
                     if (32 <= (j_end - j_q)) {
                         if (A_gather) {
-                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, &input_error, A_gather);
+                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
@@ -493,7 +488,7 @@ int spmv(
                         }
                     } else {
                         if (A_gather) {
-                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, &input_error, A_gather);
+                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
@@ -637,7 +632,7 @@ int spmv(
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     if (A_gather) {
-                        acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, &input_error, A_gather);
+                        acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                         j_q = j_end;
                     } else {
                         while (j_q < j_end) {
