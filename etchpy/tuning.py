@@ -40,8 +40,8 @@ class Tuning:
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_windows, check_after, check_twins_once, merge_steps, entries,
-            gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            check_count_once, check_lanes_once, check_windows, check_after, check_twins_once,
+            merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
             written_nesting, access_order; met_checks (False by default).
@@ -136,6 +136,7 @@ class Tuning:
     fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
                                       # the kernel's own reads (else in full before the call)
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
+    check_lanes_once: bool = True     # ... and SIMD lanes' clamped, their maximum tested after
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;

@@ -124,6 +124,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                        for u in imp.statements(body)),
         uses_seek=imp.Seek in found,
         uses_gather=imp.GatherSum in found,
+        uses_gather_max=bool(lanes_maxima(body)),
         uses_gather_ext=any(isinstance(u, imp.GatherSum) and u.ops != ("+", "*")
                             for u in imp.statements(body)),
         uses_far_pick=any(isinstance(u, imp.GatherPick) and u.crd is not None
@@ -173,7 +174,11 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
         lines.append(f"if (dim_{var} > {most}) return 3;   /* needs the hash-table build */")
     for arr, typ in fb.heap.items():
         lines.append(f"{fb.ctype(typ)} *{arr} = NULL; int64_t {fb.cap(arr)} = 0;")
+    lanes = lanes_maxima(prog.body)
+    lines += [f"ep_gather_max_t {m} = EP_GATHER_MAX_ZERO;" for m in lanes]
     lines.append(fb.stmt(prog.body, 0))
+    lines += [f"if (ep_gather_max_out({m}, {dim})) {err} = {ERROR_CODE};"
+              for m, (dim, err) in lanes.items()]
     if error is not None:
         lines.append(f"if ({error}) {{")
         lines += [f"    ep_release({arr});" for arr in fb.heap]
@@ -189,6 +194,14 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
         lines += ["fail:", *(f"ep_release({arr});" for arr in fb.heap), "return 1;"]
     return "\n".join(INDENT + ln if ln and not ln.startswith("fail:") else ln
                      for ln in "\n".join(lines).split("\n"))
+
+
+def lanes_maxima(body) -> dict:
+    """{C name of a SIMD maximum: (its level's dim, the error variable)} of the
+    gathered sums of `body` whose lanes clamp their coordinates
+    (imp.GatherSum.lanes_max): declared before the program, tested after it."""
+    return {s.lanes_max: (s.dim, s.error) for s in imp.statements(body)
+            if isinstance(s, imp.GatherSum) and s.lanes_max}
 
 
 def _dimensions(fb: FunctionBody) -> list[str]:

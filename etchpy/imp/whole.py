@@ -48,7 +48,12 @@ class GatherSum:
     it; C runs ep_gather_sum / ep_gather_ext (SIMD lanes, the reduction
     reassociated) where `pick` (a GatherPick's variable) is set, else the loop.
     With `dim` (a checked walk, lower.schedule.fused_checks), a coordinate
-    outside [0, dim) sets `error` and ends the sum, reading nothing there."""
+    outside [0, dim) sets `error` and ends the sum, reading nothing there; with
+    `lanes_max` too (C's name of a SIMD maximum; serial kernels, a level whose
+    blocks' pass tested dim != 0 first: lower.schedule.segment_checks), C's
+    lanes read x at such a coordinate clamped into [0, dim) instead, keep the
+    unsigned maximum of the coordinates in `lanes_max`, and the kernel sets
+    `error` after its program when that is dim or more (c.render.function_body)."""
     acc: str
     q: str
     end: str
@@ -60,6 +65,7 @@ class GatherSum:
     dim: str | None = None
     error: str | None = None
     ops: tuple = ("+", "*")
+    lanes_max: str | None = None
 
 
 @dataclass(frozen=True)

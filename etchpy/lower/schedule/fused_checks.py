@@ -64,6 +64,8 @@ class Level:
                             # (lower.schedule.segment_checks), not as each opens
     bad: str | None = None  # the kernel's one count of bad coordinates, tested after
                             # its loops, for its serial clamped walks (`_clamped_loop`)
+    lanes: str | None = None    # with `bad`: C's SIMD maximum of its lanes' coordinates,
+                                # tested after the program (imp.GatherSum.lanes_max)
     merged: bool = False    # read by union merges (merge_checks): its coordinates too
                             # are checked ahead of each block (segment_checks._scan)
     after: bool = False     # its coordinates are checked after each block of a window's
@@ -214,12 +216,12 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
             tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
             off, tuning.prefetch and not tuning.met_prefetch))   # else met_prefetch hints
-    bad = names.fresh("input_bad")
+    bad, once = names.fresh("input_bad"), tuning.check_count_once   # (lanes: their maximum)
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
-                                      after=lv.tensor in after,
-                                      bad=bad if tuning.check_count_once else None),
-                        err, names)
+                                      after=lv.tensor in after, bad=bad if once else None,
+                                      lanes=once and tuning.check_lanes_once
+                                      and names.fresh(f"{bad}_lanes") or None), err, names)
     for name, (lv, loop, q) in sorted(coo.items()):
         body = _replace_loop(body, loop, coo_checks.checked(loop, q, lv,
                                                             Assign(err, Const(ERROR_CODE))))
@@ -303,11 +305,13 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone
-            return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err))
+            lanes = lv.lanes if lv.bad is not None and lv.ahead and node.ops == ("+", "*") \
+                else None       # ahead: its blocks' pass tested dim != 0 (ep_gather_clamped)
+            return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err, lanes_max=lanes))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))
         case ParallelFor() if lv.bad is not None:      # threads: a count per walk
-            return _rewrite(node, replace(lv, bad=None), err, names)
+            return _rewrite(node, replace(lv, bad=None, lanes=None), err, names)
     if isinstance(node, (Load, Var, Const, Bin)):
         return node
     return imp.map_parts(node, lambda x: _rewrite(x, lv, err, names), notes=True)

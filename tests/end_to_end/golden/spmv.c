@@ -288,6 +288,47 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
     }
     return acc + EP_LANES_SUM(s);
 }
+/* ep_gather_sum of a checked walk in a kernel that tests its lanes' coordinates
+ * once, after its program (imp.GatherSum.lanes_max), instead of a branch a chunk:
+ * each coordinate is clamped to dim - 1 (compared as unsigned: a negative one
+ * too) before x is read through it, and *mx keeps the unsigned maximum of all of
+ * them (masked lanes load 0), which ep_gather_max_out compares with dim. A sum
+ * through a clamped coordinate is wrong, and unused: the kernel then returns 4.
+ * dim >= 1: the walk runs only in blocks of rows whose pass tested dim != 0
+ * (lower.schedule.segment_checks), so no test of it here (one cost 8%). */
+typedef __m512i ep_gather_max_t;
+#define EP_GATHER_MAX_ZERO _mm512_setzero_si512()
+#define EP_GATHER_MAXU(a, c) _mm512_max_epu64((a), (c))
+#define EP_GATHER_CLAMP(c, top) _mm512_min_epu64((c), _mm512_set1_epi64(top))
+#define EP_GATHER_TOP(dim) ((dim) - 1)
+static inline int ep_gather_max_out(ep_gather_max_t mx, int64_t dim)
+{
+    return EP_GATHER_OUT8(mx, EP_GATHER_LIM(dim));
+}
+static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
+                                         const ep_val_t *restrict v,
+                                         const ep_idx_t *restrict crd,
+                                         const ep_val_t *restrict x, int64_t dim,
+                                         ep_gather_max_t *restrict mx, int64_t mode)
+{
+    (void)mode;
+    const ep_gather_lim_t top = EP_GATHER_TOP(dim);
+    ep_gather_max_t most = *mx;
+    EP_LANES s = EP_LANES_ZERO;
+    for (; q + 8 <= e; q += 8) {
+        const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        most = EP_GATHER_MAXU(most, c);
+        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(EP_GATHER_CLAMP(c, top), x), s);
+    }
+    if (q < e) {
+        const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
+        const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
+        most = EP_GATHER_MAXU(most, c);
+        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, EP_GATHER_CLAMP(c, top), x), s);
+    }
+    *mx = most;
+    return acc + EP_LANES_SUM(s);
+}
 
 /* Samples at most 32 rows, four runs of eight consecutive rows from 1/8, 3/8,
  * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
@@ -320,6 +361,23 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      int64_t *restrict err, int64_t mode)
 {
     (void)q; (void)e; (void)v; (void)crd; (void)x; (void)checked; (void)dim; (void)err;
+    (void)mode;
+    return acc;     /* never called: ep_gather_pick is 0 */
+}
+typedef int ep_gather_max_t;
+#define EP_GATHER_MAX_ZERO 0
+static inline int ep_gather_max_out(ep_gather_max_t mx, int64_t dim)
+{
+    (void)mx; (void)dim;
+    return 0;       /* no lanes ran: the scalar loops counted */
+}
+static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
+                                         const ep_val_t *restrict v,
+                                         const ep_idx_t *restrict crd,
+                                         const ep_val_t *restrict x, int64_t dim,
+                                         ep_gather_max_t *restrict mx, int64_t mode)
+{
+    (void)q; (void)e; (void)v; (void)crd; (void)x; (void)dim; (void)mx;
     (void)mode;
     return acc;     /* never called: ep_gather_pick is 0 */
 }
@@ -376,6 +434,7 @@ int spmv(
     const int64_t dim_i = A_dim0;
     const int64_t dim_j = A_dim1;
     if (x_dim0 != dim_j) return 2;
+    ep_gather_max_t input_bad_lanes = EP_GATHER_MAX_ZERO;
     int64_t input_error = 0;
     int64_t input_bad = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
@@ -414,7 +473,7 @@ int spmv(
                     }
                     if (32 <= (j_end - j_q)) {
                         if (A_gather) {
-                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
@@ -429,7 +488,7 @@ int spmv(
                         }
                     } else {
                         if (A_gather) {
-                            acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                            acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
@@ -573,7 +632,7 @@ int spmv(
                     j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     if (A_gather) {
-                        acc = ep_gather_sum(acc, j_q, j_end, A_vals, A_crd1, x_vals, 1, A_dim1, &input_error, A_gather);
+                        acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
                         j_q = j_end;
                     } else {
                         while (j_q < j_end) {
@@ -632,6 +691,7 @@ int spmv(
     if (input_bad != 0) {
         input_error = 4;
     }
+    if (ep_gather_max_out(input_bad_lanes, A_dim1)) input_error = 4;
     if (input_error) {
         return (int)input_error;
     }
