@@ -39,13 +39,17 @@ def in_format(want: np.ndarray, fmt) -> np.ndarray:
     position of its last sparse level brings every cell of the located levels
     below it (a dense tail, as TTM's (i, j) fibers bring their r block), and a
     level that stores every coordinate of its fibres (formats.level's
-    every_coordinate) brings every cell below a stored parent."""
+    every_coordinate) brings every cell below a stored parent: a parent is stored
+    where a product is below its last level not located, and always when every
+    level above is located (a dense row with no product holds one run of zeros)."""
     order = list(fmt.mode_order)
     w = want.transpose(order)
     covering = [k for k, lv in enumerate(fmt.levels) if getattr(lv, "every_coordinate", False)]
     if covering:            # a level storing every coordinate of its fibres (a run list)
-        w = np.broadcast_to(w.any(axis=tuple(range(covering[0], len(order))), keepdims=True),
-                            w.shape)
+        above = [k for k in range(covering[0]) if not fmt.levels[k].located]
+        start = above[-1] + 1 if above else 0
+        w = np.broadcast_to(w.any(axis=tuple(range(start, len(order))), keepdims=True)
+                            if start else np.True_, w.shape)
     tail = tuple(range(sparse_prefix(fmt), len(order)))
     if tail:
         w = np.broadcast_to(w.any(axis=tail, keepdims=True), w.shape)
@@ -93,6 +97,20 @@ def test_pattern_is_the_products(data):
     if ran:
         got = imp_evaluate(p.expr, p.inputs, semiring=p.semiring, output=fmt, tuning=tuned)
         assert (stored(got, want.shape) == want).all(), (p, fmt, "imp")
+
+
+def test_a_run_list_under_dense_rows_stores_every_cell():
+    """A[i,j] into rle (dense, runs) with one entry: every row is a stored fibre of
+    the dense level, so its run list covers every column, rows with no product
+    included (dev profile seed 5005 drew this; the oracle listed row 0 only)."""
+    A = ep.tensor("A", 2, format="csr")
+    a = np.zeros((3, 3))
+    a[0, 0] = 1.0
+    fmt = ep.Tensor.from_dense(a, "rle").format
+    want = in_format(produced(A[i, j], {"A": a}, semirings.real), fmt)
+    assert want.all()
+    got = ep.evaluate(A[i, j], output=fmt, A=sp.csr_array(a))
+    assert (stored(got, (3, 3)) == want).all()
 
 
 def _scipy_pattern(m):
