@@ -17,7 +17,6 @@ from etchpy import tuning
 from etchpy.errors import OrderError
 from etchpy.expr.nodes import Access, free_indices
 from etchpy.expr.walk import accesses
-from etchpy.lower.targets.append import sparse_prefix
 from etchpy.semiring import semirings
 from etchpy.testing import dense_value, formats_for, imp_evaluate, problems
 from tuned import as_scipy, random_csr
@@ -35,25 +34,18 @@ def produced(e, inputs: dict, sr) -> np.ndarray:
 
 
 def in_format(want: np.ndarray, fmt) -> np.ndarray:
-    """The cells an output of format fmt stores for the products `want`: a
-    position of its last sparse level brings every cell of the located levels
-    below it (a dense tail, as TTM's (i, j) fibers bring their r block), and a
-    level that stores every coordinate of its fibres (formats.level's
-    every_coordinate) brings every cell below a stored parent: a parent is stored
-    where a product is below its last level not located, and always when every
-    level above is located (a dense row with no product holds one run of zeros)."""
-    order = list(fmt.mode_order)
-    w = want.transpose(order)
-    covering = [k for k, lv in enumerate(fmt.levels) if getattr(lv, "every_coordinate", False)]
-    if covering:            # a level storing every coordinate of its fibres (a run list)
-        above = [k for k in range(covering[0]) if not fmt.levels[k].located]
-        start = above[-1] + 1 if above else 0
-        w = np.broadcast_to(w.any(axis=tuple(range(start, len(order))), keepdims=True)
-                            if start else np.True_, w.shape)
-    tail = tuple(range(sparse_prefix(fmt), len(order)))
-    if tail:
-        w = np.broadcast_to(w.any(axis=tail, keepdims=True), w.shape)
-    return w.transpose(np.argsort(order))
+    """The cells an output of format fmt stores for the products `want`: the cells
+    that packing the products' coordinates in fmt stores (Tensor.from_coords).
+    Beyond the products these are: a position of its last sparse level brings every
+    cell of the located levels below it (a dense tail, as TTM's (i, j) fibers bring
+    their r block); a level that stores every coordinate of its fibres
+    (formats.level's every_coordinate, a run list) every cell below a stored
+    parent, a dense row with no product included; a band every cell between its
+    fibre's lowest and highest coordinate (a uniform band: between the lowest and
+    highest over all its fibres, in every fibre)."""
+    coords = np.array(np.nonzero(want)).reshape(want.ndim, -1)
+    packed = ep.Tensor.from_coords(coords, np.ones(coords.shape[1]), want.shape, fmt)
+    return stored(packed, want.shape)
 
 
 def stored(x, shape) -> np.ndarray:
@@ -99,18 +91,30 @@ def test_pattern_is_the_products(data):
         assert (stored(got, want.shape) == want).all(), (p, fmt, "imp")
 
 
-def test_a_run_list_under_dense_rows_stores_every_cell():
-    """A[i,j] into rle (dense, runs) with one entry: every row is a stored fibre of
-    the dense level, so its run list covers every column, rows with no product
-    included (dev profile seed 5005 drew this; the oracle listed row 0 only)."""
-    A = ep.tensor("A", 2, format="csr")
+FILLED = {   # format, A's entries, the cells stored
+    "rle": (lambda: ep.Tensor.from_dense(np.eye(1), "rle").format, [(0, 0)], np.ones((3, 3))),
+    "banded": (lambda: ep.Format(["compressed", "banded"], (1, 0)), [(0, 0), (2, 0)],
+               np.array([[1, 0, 0], [1, 0, 0], [1, 0, 0]])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FILLED))
+def test_outputs_storing_more_than_the_products(case):
+    """A[i,j] into formats that store cells no product made (dev profile seeds
+    5005 and 5006 drew these; the oracle listed the products only): under rle
+    (dense, runs) every row is a stored fibre of the dense level and its run list
+    covers every column, rows with no product included; a band stores every cell
+    between its fibre's lowest and highest coordinate."""
+    make, cells, stores = FILLED[case]
     a = np.zeros((3, 3))
-    a[0, 0] = 1.0
-    fmt = ep.Tensor.from_dense(a, "rle").format
+    for c in cells:
+        a[c] = 1.0
+    fmt, A = make(), ep.tensor("A", 2, format="csr")
     want = in_format(produced(A[i, j], {"A": a}, semirings.real), fmt)
-    assert want.all()
-    got = ep.evaluate(A[i, j], output=fmt, A=sp.csr_array(a))
-    assert (stored(got, (3, 3)) == want).all()
+    assert (want == stores.astype(bool)).all()
+    for threads in (1, 2):
+        got = ep.evaluate(A[i, j], output=fmt, threads=threads, A=sp.csr_array(a))
+        assert (stored(got, (3, 3)) == want).all()
 
 
 def _scipy_pattern(m):
