@@ -160,6 +160,20 @@ def test_refused_split_says_why_and_which_modes_work(client):
         upper(A=rows)
 
 
+def test_a_free_index_summed_again_inside_is_refused(client):
+    """out[i] = A[i]·(Σ_i A[i])·B[i] split along B's i: each block would cut A to its
+    rows, so the inner Σ_i would sum the block's part of A only (dev profile seed
+    5011 drew it: 3 for the whole sum 5)."""
+    A, B = ep.tensor("A", 1, "csf"), ep.tensor("B", 1)
+    kern = ep.compile(A[i] * ep.sum(i, A[i]) * B[i])
+    a, b = np.array([1.0, 2.0, -1.0, 3.0]), np.array([1.0, 0.0, 0.0, 0.0])
+    assert "summed inside" in split._why_not(kern, "B", 0)
+    parts = ep.partition(b, mode=0, blocks=2, client=client)
+    with pytest.raises(ep.InputError, match="free in the output but also summed inside"):
+        kern(A=a, B=parts)
+    assert kern(A=a, B=b)[0] == 5.0
+
+
 def test_memory_limit_is_checked_with_sizes():
     one, two = {"tcp://a": int(1.5e9)}, {"tcp://a": int(1.5e9), "tcp://b": int(1.5e9)}
     with pytest.raises(ep.InputError, match=r"block 1 needs 1\.40 GB .* limit is 1\.50 GB"):
