@@ -189,6 +189,14 @@ class Format:
         return bool(self.levels) and getattr(self.levels[-1], "writes_runs", False)
 
     @property
+    def drops_fill(self) -> bool:
+        """Does an output in this format leave out the cells whose value is the fill,
+        products or not (formats.level's `run_starts`: a sparse run list stores no
+        run of the zero), however it is written (as runs, or as coordinate records
+        packed after the call)?"""
+        return bool(self.levels) and getattr(self.levels[-1], "run_starts", False)
+
+    @property
     def takes_levels_below(self) -> bool:
         """May a level other than an `under_last` one (a dense level, say) be
         stored below this format's last level (formats.level's `last_only`)?"""
