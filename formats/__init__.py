@@ -204,10 +204,13 @@ class Format:
 
     @property
     def values_are_entries(self) -> bool:
-        """Is every position of the values a stored entry (no last level that lists
+        """Is every position of the values one stored entry (no last level that lists
         its stored coordinates apart from its positions: formats.level's `stored`,
-        a hash's empty slots, a bytemap's absent cells)?"""
-        return not (self.levels and getattr(self.levels[-1], "stored", None))
+        a hash's empty slots, a bytemap's absent cells; nor one whose positions are
+        runs, formats.level's `writes_runs`, a run's one value standing for each of
+        its coordinates)?"""
+        last = self.levels[-1] if self.levels else None
+        return not (getattr(last, "stored", None) or getattr(last, "writes_runs", False))
 
     @property
     def is_dense(self) -> bool:
