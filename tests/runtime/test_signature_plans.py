@@ -154,11 +154,14 @@ def test_class_keys_differ_by_class_and_need_a_request_key():
     assert signature.class_key(None, (1,)) is None
 
 
-def test_a_class_planned_to_the_kernels_own_program_is_not_planned_again():
+def test_a_class_planned_to_the_kernels_own_program_is_not_planned_again(tmp_path, monkeypatch):
     """A size class whose plan is the kernel's own program is recorded on disk: a
     kernel restored from its manifest (as in a new process) runs such a class
     without measuring its inputs or reading the class's manifest, until explain()
-    asks for that kernel; with the class's manifest gone, explain() shows its own."""
+    asks for that kernel; with the class's manifest gone, explain() shows its own.
+    (A cache of its own: the class's manifest it spoils would be read by its next
+    run in a kept cache.)"""
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path / "cache"))
     M, v = sp.random(300, 300, density=0.05, format="csr", random_state=1), np.arange(300.0)
     first = ep.Kernel(SPMV, name="spmv_same_class")
     np.testing.assert_allclose(first(A=M, x=v), M @ v)
