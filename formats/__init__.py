@@ -189,6 +189,14 @@ class Format:
         return bool(self.levels) and getattr(self.levels[-1], "writes_runs", False)
 
     @property
+    def drops_fill(self) -> bool:
+        """Does an output in this format leave out the cells whose value is the fill,
+        products or not (formats.level's `run_starts`: a sparse run list stores no
+        run of the zero), however it is written (as runs, or as coordinate records
+        packed after the call)?"""
+        return bool(self.levels) and getattr(self.levels[-1], "run_starts", False)
+
+    @property
     def takes_levels_below(self) -> bool:
         """May a level other than an `under_last` one (a dense level, say) be
         stored below this format's last level (formats.level's `last_only`)?"""
@@ -196,10 +204,13 @@ class Format:
 
     @property
     def values_are_entries(self) -> bool:
-        """Is every position of the values a stored entry (no last level that lists
+        """Is every position of the values one stored entry (no last level that lists
         its stored coordinates apart from its positions: formats.level's `stored`,
-        a hash's empty slots, a bytemap's absent cells)?"""
-        return not (self.levels and getattr(self.levels[-1], "stored", None))
+        a hash's empty slots, a bytemap's absent cells; nor one whose positions are
+        runs, formats.level's `writes_runs`, a run's one value standing for each of
+        its coordinates)?"""
+        last = self.levels[-1] if self.levels else None
+        return not (getattr(last, "stored", None) or getattr(last, "writes_runs", False))
 
     @property
     def is_dense(self) -> bool:

@@ -21,7 +21,8 @@ entry a run of one coordinate and `merge` then joins neighbours of equal
 value with no gap between them, so a packed level holds maximal runs. An
 output in this format is written a run at a time (lower.targets.runs) where
 the loops enter its cells in order, else produced as coordinate records and
-packed (which merges equal neighbours).
+packed (which merges equal neighbours), the records of the fill left out
+(Format.drops_fill), so that either way no run of the fill is stored.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ block. Let i be A's index at mode m. Splitting is exact when
 
 Every other input that carries i is cut to the block's range along the modes
 where it does (on the worker, from one broadcast copy). Anything else (i bound
-by an inner sum, A accessed twice, a diagonal, inputs partitioned along
+by an inner sum, even one that shadows a free i, A accessed twice, a diagonal, inputs partitioned along
 different indices or bounds) is refused with a message saying which split would
 work; `describe` gives the same text for explain().
 """
@@ -71,6 +71,9 @@ def _why_not(kern, pname, mode) -> str | None:
         return f"{pname} repeats index {index} (a diagonal)"
     inner = [n for n in subexprs(expr) if isinstance(n, Sum) and n.index.name == index]
     free = index in [ix.name for ix in kern.out_indices]
+    if free and inner:
+        return (f"index {index} (mode {mode} of {pname}) is free in the output but also "
+                f"summed inside the expression, where a block would sum only its own range")
     if not free and (index not in _top_sums(expr) or len(inner) != 1):
         return (f"index {index} (mode {mode} of {pname}) is contracted inside the "
                 f"expression, not by the sum at its top, so block results would not combine "

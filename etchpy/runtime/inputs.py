@@ -336,10 +336,21 @@ def make_output(values, shape, output, sr: Semiring):
     if isinstance(values, dict):
         coords = np.array(list(values.keys()), dtype=np.int64).reshape(-1, len(shape)).T
         vals = np.array(list(values.values()), dtype=sr.dtype)
-        t = Tensor.from_coords(coords, vals, shape, fmt, semiring=sr, name="output")
+        t = Tensor.from_coords(*records_kept(fmt, coords, vals, sr), shape, fmt, semiring=sr,
+                               name="output")
     else:
         t = Tensor.from_dense(dense, fmt, semiring=sr, name="output")
     return t.to_scipy() if returns_scipy(fmt, sr) else t
+
+
+def records_kept(fmt: Format, coords, vals, sr: Semiring) -> tuple:
+    """An output's coordinate records (coords (order, n), vals (n,)) that its format
+    stores: all of them, but those of the fill left out where the format drops the
+    fill (Format.drops_fill, as the runs writer does; a NaN is kept)."""
+    if not fmt.drops_fill:
+        return coords, vals
+    keep = vals != sr.zero
+    return coords[:, keep], vals[keep]
 
 
 def scipy_layouts() -> tuple[Format, Format]:

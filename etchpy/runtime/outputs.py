@@ -101,8 +101,8 @@ def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
         coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
                            for m in range(len(shape))]) if shape else \
             np.zeros((0, n), dtype=np.int64)
-        t = Tensor.from_coords(coords, take("vals", n, sr.dtype), shape, out_format,
-                               semiring=sr, name="output")
+        records = io_.records_kept(out_format, coords, take("vals", n, sr.dtype), sr)
+        t = Tensor.from_coords(*records, shape, out_format, semiring=sr, name="output")
     elif scipy:
         # csr / csc: straight into scipy (sorted and canonical by construction)
         import scipy.sparse as sp      # loaded by then; not at `import etchpy`

@@ -387,7 +387,12 @@ def test_a_dense_first_level_starts_a_run():
 def test_a_flat_walk_reads_no_value_position_that_is_not_an_entry():
     """Σ_i A[i], A hash: a write in place over every value (its empty slots too,
     as a dev-profile draw of test_last_call did) leaves the sum of the entries;
-    a flat walk of the values would have read the empty slot's 1."""
+    a flat walk of the values would have read the empty slot's 1. A run list's value
+    stands for each coordinate of its run: Σ of rle [1, 1, 0] is 2, not 1 (seed 5063)."""
+    for fmt in ("rle", "sparse_rle"):
+        runs = ep.Tensor.from_dense(np.array([1.0, 1.0, 0.0]), fmt, name="A")
+        assert ep.compile(ep.sum(ep.Index("i"), ep.tensor("A", 1, fmt)[ep.Index("i")]))(
+            A=runs) == 2.0
     i = ep.Index("i")
     t = ep.Tensor.from_dense(np.array([1.0]), "hash", name="A")
     kern = ep.compile(ep.sum(i, ep.tensor("A", 1, "hash")[i]))
