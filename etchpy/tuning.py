@@ -6,7 +6,6 @@ key (in process and on disk), so a kernel built under one setting is never
 returned for another. docs/performance.md has one section per optimisation:
 its rule, the field that controls it, what it was measured to gain, and the
 test that covers it.
-
 Two kinds of fields:
 - switches (bool): each optimisation, strategy choice or schedule pass can be
   turned off; with every switch off lowering still emits correct plain loops
