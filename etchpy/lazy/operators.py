@@ -109,23 +109,7 @@ def map_op(fn: str, a):
     """ep.exp(a) and the other maps taking no argument (map_node's node)."""
     if not isinstance(a, LazyArray):
         return map_node(fn, a)
-    t = (Map, fn, a.skey)
-    hit = _UNARY.get(t)
-    if hit is None:
-        n = map_node(fn, a)
-        if type(n) is Map and n.a is a and n.arg is None:
-            _keep(_UNARY, t, (n.shape, n.dtype, n.skey))
-        return n
-    BUILT[0] += 1
-    n = _new(Map)
-    n.fn, n.arg, n.a = fn, None, a
-    n.shape, n.dtype, k = hit
-    lkeys = a.lkeys
-    n.key = (k, lkeys)
-    n.skey = k
-    n.lkeys = lkeys
-    n._leaves = (a,) if a._leaves is None else a._leaves
-    return n
+    return _kept_map((Map, fn, a.skey), fn, a, None)
 
 
 def map_arg(fn: str, a, arg):
@@ -135,10 +119,16 @@ def map_arg(fn: str, a, arg):
     key, runs the builder)."""
     if not isinstance(a, LazyArray) or type(arg) not in (int, float, bool):
         return map_node(fn, a, arg)
-    t = (Map, fn, a.skey, type(arg), arg)
+    return _kept_map((Map, fn, a.skey, type(arg), arg), fn, a, arg)
+
+
+def _kept_map(t, fn: str, a, arg):
+    """The Map node of fn over a (with arg, or None), from the probe t of _UNARY
+    when one was kept: the builder's node field by field; else map_node's,
+    kept under t when it is a plain Map of a."""
     hit = _UNARY.get(t)
     if hit is None:
-        n = map_node(fn, a, arg)
+        n = map_node(fn, a) if arg is None else map_node(fn, a, arg)
         if type(n) is Map and n.a is a and n.arg is arg:
             _keep(_UNARY, t, (n.shape, n.dtype, n.skey))
         return n
