@@ -193,8 +193,8 @@ class FunctionBody:
                 return gemm.gemm(self, s, depth)
             case GatherSum():
                 return walks.gather_sum(self, s, depth, INDENT)
-            case GatherPick(var, pos, parents, None):
-                return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents});"
+            case GatherPick(var, pos, parents, None, _, _, least):
+                return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents}, {least});"
             case GatherPick(var, pos, parents, crd, dim, share, least):
                 return (f"{pad}const int64_t {var} = ep_far_pick({pos}, {crd}, {parents}, "
                         f"{dim}, {share}, {least});")

@@ -64,7 +64,8 @@ def run(prog, semiring, tuning):
         new = _rewrite(body, lv, pick, ops)
         if new != body:
             body = new
-            picks.append(GatherPick(pick, lv.pos, lv.parents))
+            least = tuning.gather_from if ops == ("+", "*") else 0
+            picks.append(GatherPick(pick, lv.pos, lv.parents, least=least))
     if not picks:
         return prog
     lanes = functools.reduce(or_, (Var(p.var) for p in picks))

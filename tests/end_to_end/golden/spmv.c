@@ -335,10 +335,11 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
  * grid's side would sample only its boundary rows): 1 (the lanes) when their
  * lengths differ from their successors' in more than a quarter of the samples
  * (a scalar loop mispredicts the end of every row), or when rows of their one
- * length L (the mean, rounded) take few enough chunks of eight: 6 * ceil(L / 8)
- * <= L (a chunk's gather and the lanes' sum cost about six scalar steps: lanes
- * for L = 7, 8 and from 12, the scalar loop for 1-6, 9-11), else 0. */
-static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+ * length L (the mean, rounded) are at least `from` long (real sums:
+ * Tuning.gather_from; shorter rows take the scalar loop faster), or, with
+ * `from` 0 (min and max lanes), take few enough chunks of eight: 6 * ceil(L / 8)
+ * <= L (lanes for L = 7, 8 and from 12), else 0. */
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
 {
     int64_t k = 0, same = 0, total = 0;
     for (int64_t run = 1; run < 8; run += 2) {
@@ -352,7 +353,8 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
     if (k == 0)
         return 0;
     const int64_t len = (total + k / 2) / k;
-    return 4 * same < 3 * k || 6 * ((len + 7) / 8) <= len ? 1 : 0;
+    const int64_t one = from > 0 ? len >= from : 6 * ((len + 7) / 8) <= len;
+    return 4 * same < 3 * k || one ? 1 : 0;
 }
 #else
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
@@ -382,9 +384,9 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
     return acc;     /* never called: ep_gather_pick is 0 */
 }
 
-static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n)
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
 {
-    (void)pos; (void)n;
+    (void)pos; (void)n; (void)from;
     return 0;
 }
 #endif
@@ -439,7 +441,7 @@ int spmv(
     int64_t input_bad = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
     const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
-    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0);
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0, 6);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
             /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */

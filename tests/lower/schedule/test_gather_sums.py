@@ -3,7 +3,8 @@ vals[q]·x[crd[q]] becomes imp.GatherSum, run in SIMD lanes where the call's
 GatherPick says so. proofs_notes/gather_sums.md: the node is the loop up to the
 reassociation of its sum, reads only what the loop reads, and is checked as the
 loop is. Matrices below take both picks: long rows, short rows of irregular
-lengths (SIMD lanes) and short rows of one length (the loop)."""
+lengths (SIMD lanes) and short rows of one length (the loop below
+Tuning.gather_from entries)."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -67,6 +68,27 @@ def test_gathered_sums_agree_with_scipy(case, threads, idx):
         np.testing.assert_allclose(kern(A=A, x=x), want, rtol=1e-12, atol=1e-12)
         tensor = ep.Tensor.from_scipy(A, "csr")             # the build without checks
         np.testing.assert_allclose(kern(A=tensor, x=x), want, rtol=1e-12, atol=1e-12)
+
+
+def rows_of(n, length, rng):
+    """n rows of `length` distinct random columns each (one length: the pick's threshold)."""
+    cols = np.sort(rng.integers(0, 4 * n - length, (n, length)), axis=1) + np.arange(length)
+    return sp.csr_array((rng.standard_normal(n * length), cols.ravel(),
+                         np.arange(0, n * length + 1, length)), shape=(n, 4 * n))
+
+
+def test_the_pick_takes_real_rows_of_one_length_from_tuning_gather_from():
+    assert "ep_gather_pick(A_pos1, A_dim0, 6);" in c_text()
+    assert "ep_gather_pick(A_pos1, A_dim0, 11);" in c_text(tuning=ep.Tuning(gather_from=11))
+    assert "ep_gather_pick(A_pos1, A_dim0, 0);" in c_text(semiring="min_plus")  # chunk rule
+    rng = np.random.default_rng(4)
+    for length in (5, 6, 10):
+        A = rows_of(200, length, rng)
+        x = rng.standard_normal(A.shape[1])
+        for least in (6, 11):                               # lanes, then the loop, for rows of 10
+            kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=ep.Tuning(gather_from=least))
+            for given in (A, ep.Tensor.from_scipy(A, "csr")):
+                np.testing.assert_allclose(kern(A=given, x=x), A @ x, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("idx", [np.int32, np.int64])
