@@ -19,7 +19,7 @@ import numpy as np
 
 from .checks import check_compressed
 from .entries import combine, group_starts, sort_order, sort_storage
-from .structured_inputs import dia_format, from_bsr, from_dia
+from .structured_inputs import checked, dia_format, from_bsr, from_dia
 from ..errors import InputError
 from ..formats import Format
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
@@ -122,6 +122,7 @@ def from_scipy(m, format, sr, name) -> Parts:
     if m.format in ("csr", "csc") and m.ndim == 2:
         return _from_scipy_compressed(m, format or m.format, sr, name)
     if m.format in ("dia", "bsr"):             # runtime.structured_inputs
+        m = checked(m, name)
         fmt = Format.parse(format or (dia_format(m) if m.format == "dia" else "blocks"), 2)
         got = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
         if got is not None:
