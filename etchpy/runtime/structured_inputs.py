@@ -2,7 +2,7 @@
 
 Each returns (level dicts, values) for runtime.convert to make its Parts of.
 
-    checked(m, name)             a dia or bsr array whose arrays describe a
+    checked(m, where)            a dia or bsr array whose arrays describe a
                                  matrix (else an InputError naming it), dia
                                  without the diagonals that hold no cell: what
                                  every other step, scipy's conversions
@@ -38,7 +38,7 @@ from ..formats.blocks import spread
 from ..formats.compressed import check_pointers, check_range, index_array
 
 
-def checked(m, name):
+def checked(m, where: str):
     """`m` (a scipy dia or bsr array) checked: its arrays' dimensions, dtypes and
     lengths agree with its shape and with one another, and bsr's indptr and
     indices are well formed, else an InputError naming the input. Its arrays
@@ -46,8 +46,7 @@ def checked(m, name):
     conversions trust them (a dia offset beyond int32 wraps in dia_tocsr and
     writes past its output). A dia array comes back without the diagonals that
     hold no cell, as a new array over the same data (the caller's is never
-    modified); a bsr array as is."""
-    where = f"tensor {name!r} (scipy {m.format} input)"
+    modified); a bsr array as is. Errors name `where`."""
     data = np.asarray(m.data)
     if data.dtype.kind not in "biufc":
         raise InputError(f"{where}: data must hold numbers, got dtype {data.dtype}")
