@@ -87,7 +87,8 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
                [4., 0.]])
     """
     keys = _key_names(columns, keys, name)
-    coding = {k: (coding or {}).get(k) or Keys(_column(columns, k, name), name=k)
+    given = codings(coding, name)
+    coding = {k: given[k] if k in given else Keys(_column(columns, k, name), name=k)
               for k in keys}
     rows = len(_column(columns, keys[0], name)) if keys else 1
     codes = np.stack([_codes(columns, k, coding[k], (codes or {}).get(k), rows, name)
@@ -198,6 +199,20 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
         raise InputError(f"relation {name!r}: the key columns have different lengths "
                          f"({shown} rows); every column of a table has one value per row")
     return keys
+
+
+def codings(coding, name) -> dict:
+    """`coding` (None or a mapping of key column names to ep.Keys, None for a
+    column coded from its values) as a new dict without the Nones, or an
+    InputError naming the relation and the column whose coding is not a Keys."""
+    if coding is not None and not isinstance(coding, Mapping):
+        raise InputError(f"relation {name!r}: coding= is a dict of key column names to "
+                         f"ep.Keys, got {type(coding).__name__}")
+    for k, keys in (coding or {}).items():
+        if keys is not None and not isinstance(keys, Keys):
+            raise InputError(f"relation {name!r}: the coding of column {k!r} must be an "
+                             f"ep.Keys, got {type(keys).__name__}")
+    return {k: keys for k, keys in (coding or {}).items() if keys is not None}
 
 
 def _codes(columns, k, keys: Keys, given, rows, name) -> np.ndarray:
