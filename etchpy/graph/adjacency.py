@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.scipy_arrays import checked_scipy
 from ..runtime.tensor import Tensor
 from ..tuning import DEFAULT
 
@@ -71,6 +72,8 @@ def as_csr(A, name: str = "A"):
         if A.dtype.kind not in "biuf":
             raise InputError(f"{name} is an adjacency matrix of real weights, not of "
                              f"{A.dtype} values")
+        if A.format != "csr":                # scipy's conversions trust the arrays
+            A = checked_scipy(A, name)
         try:
             M = sp.csr_array(A, dtype=np.float64)
         except ValueError as err:            # scipy's own check of its arrays
