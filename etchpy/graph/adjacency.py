@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.scipy_arrays import checked_scipy
 from ..runtime.tensor import Tensor
 from ..tuning import DEFAULT
 
@@ -71,6 +72,8 @@ def as_csr(A, name: str = "A"):
         if A.dtype.kind not in "biuf":
             raise InputError(f"{name} is an adjacency matrix of real weights, not of "
                              f"{A.dtype} values")
+        if A.format != "csr":                # scipy's conversions trust the arrays
+            A = checked_scipy(A, name)
         try:
             M = sp.csr_array(A, dtype=np.float64)
         except ValueError as err:            # scipy's own check of its arrays
@@ -85,7 +88,7 @@ def as_csr(A, name: str = "A"):
     if M.shape[0] != M.shape[1]:
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
                          f"{M.shape[0]}x{M.shape[1]}")
-    _check_arrays(M, name)
+    M = _check_arrays(M, name)
     if not M.has_canonical_format:     # sorted, without duplicates; never A's arrays
         M = M.copy()
         M.sum_duplicates()
@@ -94,17 +97,34 @@ def as_csr(A, name: str = "A"):
     return M
 
 
-def _check_arrays(M, name: str) -> None:
-    """InputError naming `name` unless M's row pointers start at 0, never
-    decrease and end within its indices, and every index is a vertex (the C
-    behind a Graph reads its arrays unchecked)."""
+def _check_arrays(M, name: str):
+    """M, with int64 index arrays if they were integers of another type; an
+    InputError naming `name` unless they are 1-d integer arrays, M's row
+    pointers start at 0, never decrease and end within its indices, and every
+    index is a vertex (the C behind a Graph reads its arrays unchecked, and
+    scipy's own code takes only int32 and int64)."""
     n, ptr, idx = M.shape[0], M.indptr, M.indices
+    for what, a in (("indptr", ptr), ("indices", idx)):
+        if a.ndim != 1 or a.dtype.kind not in "iu":
+            raise InputError(f"{name}.{what} is a 1-d array of integers, not a "
+                             f"{a.ndim}-d {a.dtype} array")
+    if {ptr.dtype, idx.dtype} - {np.dtype(np.int32), np.dtype(np.int64)}:
+        ptr, idx = _as_int64(ptr, name, "indptr"), _as_int64(idx, name, "indices")
+        M = type(M)((M.data, idx, ptr), shape=M.shape, copy=False)
     if len(ptr) != n + 1 or ptr[0] != 0 or ptr[-1] > len(idx) or np.any(ptr[1:] < ptr[:-1]):
         raise InputError(f"{name}.indptr is not a row pointer array of {len(idx)} entries")
     used = idx[:ptr[-1]]
     if len(used) and (used.min() < 0 or used.max() >= n):
         raise InputError(f"{name}.indices has an entry that is not a vertex of a graph of "
                          f"{n} vertices")
+    return M
+
+
+def _as_int64(a, name: str, what: str):
+    """`a` (integers) as int64; an InputError when a value does not fit."""
+    if a.dtype.kind == "u" and len(a) and a.max() > np.iinfo(np.int64).max:
+        raise InputError(f"{name}.{what} has an entry beyond int64: {a.max()}")
+    return a.astype(np.int64)
 
 
 def both_ways(M):

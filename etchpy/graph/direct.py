@@ -37,6 +37,7 @@ from ..runtime import build
 from ..runtime.build import environment
 from ..runtime.kernel_cache import KERNELS, kept
 from ..runtime.scratch import SCRATCH
+from ..runtime.scipy_arrays import checked_scipy
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
@@ -84,7 +85,7 @@ def arrays(A, name: str, either_way: bool = False):
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
                          f"{'x'.join(map(str, shape))}")
     if A.format != "csr" and not (either_way and A.format == "csc"):
-        A = A.tocsr()
+        A = checked_scipy(A, name).tocsr()      # scipy's conversion trusts the arrays
     n, pos, crd = shape[0], A.indptr, A.indices
     for what, a in (("indptr", pos), ("indices", crd)):
         if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":

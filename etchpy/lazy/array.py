@@ -29,7 +29,7 @@ from .keys import scalar_key
 from .nodes import (RUN, Add, Binary, Const, Div, LazyArray, Leaf, Map, MatMul, Mul, Pow,
                     Sum, Transpose, leaf, pair, unary)
 from .wrap import canonical as _canonical, check_dtype as _check_dtype, \
-    leaf_value as _leaf_value, ones as _ones
+    checked as _checked, leaf_value as _leaf_value, ones as _ones
 
 
 def lazy(x, constant: bool = False) -> LazyArray:
@@ -73,6 +73,8 @@ def leaf_value(x):
         _check_dtype(value.dtype, "ep.lazy")
         if value is x:
             _WRAPPED.add(t)
+    elif t is not np.ndarray:
+        value = _checked(x)          # its arrays (wrap.checked)
     if type(value) is not np.ndarray and not value.has_canonical_format:
         value = _canonical(value)     # duplicates summed, on a copy (wrap.canonical)
     return value

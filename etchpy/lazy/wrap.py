@@ -9,6 +9,7 @@ import weakref
 import numpy as np
 
 from ..errors import InputError
+from ..runtime.scipy_arrays import checked_scipy, compressed_arrays
 from ..runtime.tensor import Tensor
 
 
@@ -27,6 +28,7 @@ def leaf_value(x):
         if x.ndim != 2:
             raise InputError(f"ep.lazy takes 1-d or 2-d arrays, got a sparse array of "
                              f"shape {x.shape}")
+        x = checked(x)
         if isinstance(x, sps.sparray) and x.format in ("csr", "csc"):
             return x
         return _array_view(x, sps)
@@ -40,6 +42,42 @@ def leaf_value(x):
                      f"ep.Tensor, got {type(x).__name__}")
 
 
+def checked(x):
+    """The scipy matrix `x` when its arrays describe it, else an InputError: every
+    step of a program hands it to scipy or to a kernel, and scipy's code trusts
+    them (it reads past them, or crashes). Checked in full by
+    runtime.scipy_arrays the first time a matrix is wrapped with its arrays and
+    shape, and again whenever an array is rebound or the shape changes; arrays
+    written in place after that are not seen (as scipy's cached flags do not
+    see them). A csr or csc matrix gets its canonical flag from the check
+    (scipy's own pass over its arrays is then not made)."""
+    arrays = _arrays(x)
+    ids = (*map(id, arrays), x.shape)
+    hit = _CHECKED.get(id(x))
+    if hit is not None and hit[1] == ids and hit[0]() is x:
+        return x if hit[3] is None else hit[3]
+    where = f"ep.lazy's operand (a scipy {x.format} matrix of shape {x.shape})"
+    if x.format in ("csr", "csc"):
+        x.has_canonical_format, value = compressed_arrays(x, where)[3], x
+    else:
+        value = checked_scipy(x, where)
+    key, kept = id(x), None if value is x else value        # never x itself: a cycle
+    _CHECKED[key] = (weakref.ref(x, lambda _, k=key, d=_CHECKED: d.pop(k, None)), ids,
+                     arrays, kept)       # the arrays kept alive: their ids stay theirs
+    return value
+
+
+def _arrays(x) -> tuple:
+    """The arrays of the scipy matrix `x` (those of csr and csc first, fast)."""
+    try:
+        return x.data, x.indices, x.indptr
+    except AttributeError:
+        return tuple(getattr(x, a, None) for a in ("data", "offsets", "row", "col"))
+
+
+# id of a checked scipy matrix -> (a weak reference to it, its arrays' ids, its
+# arrays, what checked gave when it is not the matrix itself)
+_CHECKED: dict = {}
 # id of a wrapped scipy matrix -> (a weak reference to it, its arrays, its array view)
 _VIEWS: dict = {}
 

@@ -49,7 +49,7 @@ import numpy as np
 from . import added, by_value as value_keyed, orders
 from ..runtime.bits import same_bits as _same_bits
 from .keys import Keys
-from .table import Relation, dense_span, relation
+from .table import Relation, codings, dense_span, relation
 from ..errors import InputError
 from ..expr.compare import KeyedVar
 from ..expr.nodes import TensorVar, tensor as tensor_var
@@ -330,7 +330,7 @@ def table(columns: Mapping[str, object], primary: Sequence[str], *,
     if second is not None and sorted(second) != sorted(order):
         raise InputError(f"table {name!r}: secondary {second} must list the key columns "
                          f"{tuple(order)} once each")
-    coding, codes = _coded(columns, order, dict(coding or {}), name)
+    coding, codes = _coded(columns, order, codings(coding, name), name)
     by_value = relation(columns, order, values=[None] + values, coding=coding, codes=codes,
                         levels=levels, semiring=semiring, name=name)
     if levels is None:

@@ -87,8 +87,7 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
                [4., 0.]])
     """
     keys = _key_names(columns, keys, name)
-    coding = {k: (coding or {}).get(k) or Keys(_column(columns, k, name), name=k)
-              for k in keys}
+    coding = codings(coding, name, columns, keys)
     rows = len(_column(columns, keys[0], name)) if keys else 1
     codes = np.stack([_codes(columns, k, coding[k], (codes or {}).get(k), rows, name)
                       for k in keys]) if keys else np.zeros((0, rows), dtype=np.int64)
@@ -198,6 +197,22 @@ def _key_names(columns, keys, name) -> tuple[str, ...]:
         raise InputError(f"relation {name!r}: the key columns have different lengths "
                          f"({shown} rows); every column of a table has one value per row")
     return keys
+
+
+def codings(coding, name, columns=None, keys=()) -> dict:
+    """`coding` (None or a mapping of key column names to ep.Keys, None for a
+    column coded from its values) as a new dict without the Nones, plus a Keys
+    coded from its values for each column of `keys` it lacks; an InputError
+    naming the relation and the column whose coding is not a Keys."""
+    if coding is not None and not isinstance(coding, Mapping):
+        raise InputError(f"relation {name!r}: coding= is a dict of key column names to "
+                         f"ep.Keys, got {type(coding).__name__}")
+    for k, ks in (coding or {}).items():
+        if ks is not None and not isinstance(ks, Keys):
+            raise InputError(f"relation {name!r}: the coding of column {k!r} must be an "
+                             f"ep.Keys, got {type(ks).__name__}")
+    given = {k: ks for k, ks in (coding or {}).items() if ks is not None}
+    return given | {k: Keys(_column(columns, k, name), name=k) for k in keys if k not in given}
 
 
 def _codes(columns, k, keys: Keys, given, rows, name) -> np.ndarray:

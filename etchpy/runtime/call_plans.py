@@ -365,5 +365,6 @@ class CallPlans:
             if len(self._inferred) >= 64:
                 self._inferred.clear()
             sr = self._inferred[dtypes] = io_.infer_semiring(
-                dtypes, self._literals, self._negation)
+                dtypes, self._literals, self._negation,
+                names=[n for n in inputs if n not in self._params])
         return sr

@@ -17,13 +17,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .checks import check_compressed
 from .entries import combine, group_starts, sort_order, sort_storage
+from .scipy_arrays import checked_scipy, compressed_arrays, coo_coords
 from .structured_inputs import dia_format, from_bsr, from_dia
 from ..errors import InputError
 from ..formats import Format
-from ..formats.compressed import (check_pointers, check_range, first_order_violation,
-                                  index_array)
+from ..formats.compressed import check_range
 
 __all__ = ["Parts", "from_coords", "from_dense", "from_scipy", "to_coords", "to_dense",
            "convert", "to_scipy", "as_shape"]
@@ -122,6 +121,7 @@ def from_scipy(m, format, sr, name) -> Parts:
     if m.format in ("csr", "csc") and m.ndim == 2:
         return _from_scipy_compressed(m, format or m.format, sr, name)
     if m.format in ("dia", "bsr"):             # runtime.structured_inputs
+        m = checked_scipy(m, f"tensor {name!r} (scipy {m.format} input)")
         fmt = Format.parse(format or (dia_format(m) if m.format == "dia" else "blocks"), 2)
         got = (from_dia if m.format == "dia" else from_bsr)(m, fmt, sr, name)
         if got is not None:
@@ -135,14 +135,8 @@ def from_scipy(m, format, sr, name) -> Parts:
 def _from_scipy_compressed(m, format, sr, name) -> Parts:
     layout = m.format
     where = f"tensor {name!r} (scipy {layout} input)"
-    major, minor = m.shape if layout == "csr" else m.shape[::-1]
-    indptr = index_array(m.indptr, f"{where}: indptr")
-    indices = index_array(m.indices, f"{where}: indices")
-    data = np.asarray(m.data)
-    if data.ndim != 1 or len(data) != len(indices):
-        raise InputError(f"{where}: data has shape {data.shape} but indices has "
-                         f"{len(indices)} entries; they must match")
-    canonical = _check_scipy_compressed(indptr, indices, major, minor, where, layout)
+    major = m.shape[0] if layout == "csr" else m.shape[1]
+    indptr, indices, data, canonical = compressed_arrays(m, where)
     values = sr.cast(data, what=f"{where} data")
     fmt = format if isinstance(format, Format) else Format.parse(format, 2)
     if canonical and fmt == Format.named(layout, 2):
@@ -154,33 +148,10 @@ def _from_scipy_compressed(m, format, sr, name) -> Parts:
     return from_coords(coords, values, m.shape, fmt, sr, name)
 
 
-def _check_scipy_compressed(indptr, indices, major, minor, where, layout) -> bool:
-    """Raise InputError if indptr/indices are malformed; else whether every segment is
-    strictly increasing (canonical). One compiled pass when a C compiler is available."""
-    fast = check_compressed(indptr, indices, major, minor)
-    if fast is None or fast[0] not in (0, 5):
-        check_pointers(indptr, major, len(indices), where, pos_name="indptr",
-                       crd_name="indices", parents="rows" if layout == "csr" else "columns")
-        check_range(indices, minor, f"{where}: indices")
-        if fast is not None:   # the compiled check saw a problem the numpy one missed
-            raise InputError(f"{where}: malformed indptr/indices (check code "
-                             f"{fast[0]} at {fast[1]})")
-        return first_order_violation(indptr, indices, strict=True) < 0
-    return fast[0] == 0
-
-
 def _from_scipy_coo(m, format, sr, name) -> Parts:
     where = f"tensor {name!r} (scipy coo input)"
-    coords = getattr(m, "coords", None)
-    if coords is None:
-        coords = (m.row, m.col)
-    data = np.asarray(m.data)
-    for mode, c in enumerate(coords):
-        index_array(np.asarray(c), f"{where}: coordinates of mode {mode}")
-        if len(c) != len(data):
-            raise InputError(f"{where}: mode {mode} has {len(c)} coordinates but "
-                             f"data has {len(data)} entries")
-    values = sr.cast(data, what=f"{where} data")
+    coords = coo_coords(m, where)
+    values = sr.cast(np.asarray(m.data), what=f"{where} data")
     if len(coords) == 0:
         coords = np.zeros((0, len(values)), dtype=np.int64)
     return from_coords(coords, values, m.shape, format, sr, name)

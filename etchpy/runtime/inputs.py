@@ -62,7 +62,7 @@ def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
         sr = semirings.get(semiring)
     elif inputs is not None:
         sr = infer_semiring([value_dtype(v) for v in inputs.values()], literal_values(e),
-                            uses_negation(e))
+                            uses_negation(e), names=list(inputs))
     elif any(isinstance(v, complex) for v in literal_values(e)):
         sr = semirings.complex         # a complex literal needs the complex field
     else:
@@ -74,10 +74,16 @@ def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
     return sr
 
 
-def infer_semiring(dtypes, literals=(), negation=False) -> Semiring:
+def infer_semiring(dtypes, literals=(), negation=False, names=()) -> Semiring:
     """The built-in semiring for the common dtype of the inputs' `dtypes` and the
     expression's `literals` (Python numbers, which take part as numpy's weak
-    scalars do): see `semirings.for_dtype`. Neither gives `real`."""
+    scalars do): see `semirings.for_dtype`. Neither gives `real`. An input whose
+    dtype holds no numbers (object, strings, datetimes) is an InputError naming
+    it (`names`, the inputs' names in the order of `dtypes`)."""
+    for name, dt in zip(names, dtypes):
+        if dt.kind not in "biufc":
+            raise InputError(f"tensor {name!r} has dtype {dt}, which no built-in semiring "
+                             f"computes in; convert it or pass semiring=")
     if not dtypes and not literals:
         return semirings.real
     return semirings.for_dtype(np.result_type(*dtypes, *literals), negation=negation)

@@ -2,6 +2,11 @@
 
 Each returns (level dicts, values) for runtime.convert to make its Parts of.
 
+    checked(m, where)            a dia or bsr array whose arrays describe a
+                                 matrix (else an InputError naming it), dia
+                                 without the diagonals that hold no cell: what
+                                 every other step, scipy's conversions
+                                 included, may trust
     dia_format(m)                the format a dia_array reads into by default:
                                  uniform_band, or banded when its band is
                                  wider than a row
@@ -30,7 +35,54 @@ import numpy as np
 from ..errors import InputError
 from ..formats import Format
 from ..formats.blocks import spread
-from ..formats.compressed import check_pointers
+from ..formats.compressed import check_pointers, check_range, index_array
+
+
+def checked(m, where: str):
+    """`m` (a scipy dia or bsr array) checked: its arrays' dimensions, dtypes and
+    lengths agree with its shape and with one another, and bsr's indptr and
+    indices are well formed, else an InputError naming the input. Its arrays
+    may have been written or rebound since scipy built it, and scipy's own
+    conversions trust them (a dia offset beyond int32 wraps in dia_tocsr and
+    writes past its output). A dia array comes back without the diagonals that
+    hold no cell, as a new array over the same data (the caller's is never
+    modified); a bsr array as is. Errors name `where`."""
+    data = np.asarray(m.data)
+    if data.dtype.kind not in "biufc":
+        raise InputError(f"{where}: data must hold numbers, got dtype {data.dtype}")
+    if m.format == "dia":
+        return _checked_dia(m, data, where)
+    if data.ndim != 3 or 0 in data.shape[1:]:
+        raise InputError(f"{where}: data must hold blocks (3-d, blocks of at least one "
+                         f"cell), got shape {data.shape}")
+    (R, C), (nrows, ncols) = data.shape[1:], m.shape
+    if nrows % R or ncols % C:
+        raise InputError(f"{where}: blocksize {(R, C)} does not divide shape {m.shape}")
+    indptr = index_array(np.asarray(m.indptr), f"{where}: indptr")
+    indices = index_array(np.asarray(m.indices), f"{where}: indices")
+    if len(indices) != len(data):
+        raise InputError(f"{where}: indices has {len(indices)} entries but data "
+                         f"{len(data)} blocks; they must match")
+    check_pointers(indptr, nrows // R, len(indices), where, "indptr", "indices", "block rows")
+    check_range(indices, ncols // C, f"{where}: indices")
+    return m
+
+
+def _checked_dia(m, data, where):
+    offsets = index_array(np.asarray(m.offsets), f"{where}: offsets")
+    if data.ndim != 2 or data.shape[0] != len(offsets):
+        raise InputError(f"{where}: data must be 2-d with one row per offset ("
+                         f"{len(offsets)}), got shape {data.shape}")
+    if len(np.unique(offsets)) != len(offsets):     # scipy checks when built, not after
+        raise InputError(f"{where}: offsets must be distinct, got {offsets.tolist()}")
+    nrows, ncols = m.shape
+    held = (offsets > -nrows) & (offsets < min(ncols, data.shape[1]))
+    if held.all():
+        return m
+    import scipy.sparse as sp
+
+    kept = (data[held], offsets[held].astype(np.int64))
+    return (sp.dia_array if isinstance(m, sp.sparray) else sp.dia_matrix)(kept, shape=m.shape)
 
 
 def dia_format(m) -> str:
@@ -48,15 +100,12 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
     cell left out); cells of no stored diagonal hold the semiring's zero.
     Format uniform_band stores every row's band at its full width (ushape:
     offset min(offsets), step 1), banded each row's clipped band. None for
-    another format, or a uniform band wider than a row. Offsets made equal
-    since `m` was built raise an InputError naming it."""
+    another format, or a uniform band wider than a row. `m` has been `checked`."""
     uniform = fmt == Format.named("uniform_band", 2)
     if not uniform and fmt != Format.named("banded", 2):
         return None
     where = f"tensor {name!r} (scipy dia input)"
-    offsets = np.asarray(m.offsets, dtype=np.int64)
-    if len(np.unique(offsets)) != len(offsets):     # scipy checks when built, not after
-        raise InputError(f"{where}: offsets must be distinct, got {offsets.tolist()}")
+    offsets = np.asarray(m.offsets, dtype=np.int64)     # checked: distinct, in one row
     nrows, ncols = m.shape
     data = sr.cast(np.asarray(m.data), what=f"{where} data")
     width = min(ncols, data.shape[1])
@@ -88,8 +137,8 @@ def from_dia(m, fmt, sr, name) -> tuple | None:
 def from_bsr(m, fmt, sr, name) -> tuple | None:
     """Rows of dense blocks of the canonical bsr array `m`: row i of block row br
     holds one run of C columns per block of br (adjacent blocks stay separate
-    runs). Its indptr and indices are checked here, on every call (written in
-    place since the last, they raise an InputError naming the input)."""
+    runs). `m` has been `checked` (on every call: its arrays may have been written
+    in place since the last)."""
     if fmt != Format.named("blocks", 2) or not m.has_canonical_format:
         return None
     where = f"tensor {name!r} (scipy bsr input)"
@@ -97,7 +146,6 @@ def from_bsr(m, fmt, sr, name) -> tuple | None:
     nrows = m.shape[0]
     indptr = np.asarray(m.indptr, dtype=np.int64)
     indices = np.asarray(m.indices, dtype=np.int64)
-    check_pointers(indptr, nrows // R, len(indices), where, "indptr", "indices", "block rows")
     data = sr.cast(np.asarray(m.data), what=f"{where} data")
     rows = np.arange(nrows, dtype=np.int64)
     owner, offset, begin = spread(indptr[rows // R], indptr[rows // R + 1])

@@ -1,0 +1,86 @@
+"""The arrays of scipy inputs checked before anything reads them.
+
+scipy's own conversions and operations trust a matrix's arrays, and a user may
+rebind or write them after scipy built it. Every scipy input passes here first:
+
+    checked_scipy(m, where)       m whose arrays describe it (csr, csc, coo, dia,
+                                  bsr; a dia without the diagonals that hold no
+                                  cell), else an InputError naming `where`
+    compressed_arrays(m, where)   (indptr, indices, data, canonical) of a csr or
+                                  csc matrix, checked; canonical: every segment
+                                  strictly increasing
+    coo_coords(m, where)          a coo matrix's coordinates: integers, one array
+                                  per mode, each as long as its data
+
+runtime.convert builds Tensors from them; ep.lazy wraps them (lazy.wrap).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .checks import check_compressed
+from .structured_inputs import checked
+from ..errors import InputError
+from ..formats.compressed import (check_pointers, check_range, first_order_violation,
+                                  index_array)
+
+
+def checked_scipy(m, where: str):
+    """`m`, a 2-d scipy matrix or array, whose arrays describe it, else an
+    InputError naming `where`: csr and csc (`compressed_arrays`), coo (its
+    coordinates in range), dia and bsr (structured_inputs.checked, a dia
+    without the diagonals that hold no cell); other formats as they are."""
+    match m.format:
+        case "csr" | "csc":
+            compressed_arrays(m, where)
+        case "coo":
+            for mode, c in enumerate(coo_coords(m, where)):
+                check_range(np.asarray(c), m.shape[mode],
+                            f"{where}: coordinates of mode {mode}")
+        case "dia" | "bsr":
+            return checked(m, where)
+    return m
+
+
+def compressed_arrays(m, where: str):
+    """(indptr, indices, data, canonical) of the scipy csr or csc matrix `m`,
+    whose arrays must describe it (else an InputError naming `where`)."""
+    major, minor = m.shape if m.format == "csr" else m.shape[::-1]
+    indptr = index_array(m.indptr, f"{where}: indptr")
+    indices = index_array(m.indices, f"{where}: indices")
+    data = np.asarray(m.data)
+    if data.ndim != 1 or len(data) != len(indices):
+        raise InputError(f"{where}: data has shape {data.shape} but indices has "
+                         f"{len(indices)} entries; they must match")
+    return indptr, indices, data, _check_compressed_arrays(indptr, indices, major, minor,
+                                                          where, m.format)
+
+
+def _check_compressed_arrays(indptr, indices, major, minor, where, layout) -> bool:
+    """Raise InputError if indptr/indices are malformed; else whether every segment is
+    strictly increasing (canonical). One compiled pass when a C compiler is available."""
+    fast = check_compressed(indptr, indices, major, minor)
+    if fast is None or fast[0] not in (0, 5):
+        check_pointers(indptr, major, len(indices), where, pos_name="indptr",
+                       crd_name="indices", parents="rows" if layout == "csr" else "columns")
+        check_range(indices, minor, f"{where}: indices")
+        if fast is not None:   # the compiled check saw a problem the numpy one missed
+            raise InputError(f"{where}: malformed indptr/indices (check code "
+                             f"{fast[0]} at {fast[1]})")
+        return first_order_violation(indptr, indices, strict=True) < 0
+    return fast[0] == 0
+
+
+def coo_coords(m, where):
+    """The scipy coo matrix `m`'s coordinates, checked: integer arrays, one per
+    mode, each as long as its data."""
+    coords = getattr(m, "coords", None)
+    if coords is None:
+        coords = (m.row, m.col)
+    data = np.asarray(m.data)
+    for mode, c in enumerate(coords):
+        index_array(np.asarray(c), f"{where}: coordinates of mode {mode}")
+        if len(c) != len(data):
+            raise InputError(f"{where}: mode {mode} has {len(c)} coordinates but "
+                             f"data has {len(data)} entries")
+    return coords
