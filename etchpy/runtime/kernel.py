@@ -349,10 +349,11 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
     def _bind_for(self, kern, inputs) -> dict:
         """The inputs bound as kernel `kern` reads them: its planned conversions, and
         fused (left to the kernel's own checks) where `kern` checks them itself."""
-        sr, seen = self.semiring, {} if self.request.tuning.check_twins_once else None
+        tuned = self.request.tuning
+        sr, seen = self.semiring, {} if tuned.check_twins_once else None
         bound = {name: planned.bind(inputs[src], tv, sr) if conv else calling.bind(
                      inputs[src], tv, sr, self._warn_conversion, name in kern._fused,
-                     name in kern._fused_nan, seen)
+                     name in kern._fused_nan, seen, tuned.scipy_transpose)
                  for name, (src, tv, conv) in kern._inputs.items()}
         if self._iso:                 # ep.tensor(..., iso=True): only the semiring's one
             for name, (src, _, _) in kern._inputs.items():
