@@ -80,7 +80,8 @@ class Tuning:
             call_plans (a call on inputs of a kind already run runs that kind's call plan, runtime.call_plans;
             sparse_plans: for sparse outputs too; plan_casts: numpy inputs cast or copied contiguous),
             scipy_transpose (a canonical scipy csr given for csc, or back, converted by scipy's own
-            transposition, runtime.calling), input_formats (ep.evaluate of a statement string declares
+            transposition, runtime.calling; adopt_layouts: a kernel planned per size class declares it so,
+            runtime.adopt), input_formats (ep.evaluate of a statement string declares
             each tensor its input's format: scipy csr/csc/coo, an ep.Tensor's, else dense),
             call_binder (that plan made in C, runtime.binder), numpy_einsum
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
@@ -186,6 +187,7 @@ class Tuning:
     call_plans: bool = True           # a call on inputs of a kind already run runs its plan
     plan_casts: bool = True           # ... numpy inputs it casts or copies contiguous too
     scipy_transpose: bool = True      # csr given for csc (or back): scipy's transposition
+    adopt_layouts: bool = True        # ... or a kernel planned declaring it so (runtime.adopt)
     input_formats: bool = True        # ep.evaluate of a statement: the inputs' own formats
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
@@ -327,11 +329,8 @@ class Tuning:
     scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:
-        """A stable text of every field (nested ones too), for cache keys.
-
-            >>> Tuning().key()
-            'Tuning(markers=True, merge_or_gallop=True, ...)'
-        """
+        """A stable text of every field (nested ones too), for cache keys:
+        >>> Tuning().key()    # 'Tuning(markers=True, merge_or_gallop=True, ...)'"""
         key = self.__dict__.get("_key")
         if key is None:           # worked out once: the fields of a frozen Tuning never change
             key = _full(self)
@@ -354,7 +353,8 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed by name: `tuning.NOOPT.with_(prefetch=True)`."""
+        """A copy with some fields changed by name:
+        >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
 
 

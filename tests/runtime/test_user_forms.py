@@ -18,7 +18,9 @@ from etchpy.runtime.call_plans import MISS
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
 SPMV = "y[i] = A[i, j] * x[j]"
-OFF = {"plan_casts": False, "scipy_transpose": False, "input_formats": False}
+OFF = {"plan_casts": False, "scipy_transpose": False, "adopt_layouts": False,
+       "input_formats": False}
+TRANSPOSE = {"adopt_layouts": False}
 
 
 def _matrix(fmt="csr", n=40, m=37, seed=0, idx=np.int32):
@@ -96,7 +98,7 @@ def test_a_cast_plan_still_refuses_bad_vectors(strided):
 
 @pytest.mark.parametrize("declared,given", [("csr", "csc"), ("csc", "csr")])
 @pytest.mark.parametrize("idx", [np.int32, np.int64])
-@pytest.mark.parametrize("tuning", [None, OFF])
+@pytest.mark.parametrize("tuning", [None, TRANSPOSE, OFF])
 def test_the_other_compressed_layout_answers_as_scipy(declared, given, idx, tuning):
     kern = ep.compile(SPMV, formats={"A": declared}, tuning=tuning)
     rng = np.random.default_rng(6)
@@ -112,8 +114,9 @@ def test_the_other_compressed_layout_answers_as_scipy(declared, given, idx, tuni
         np.testing.assert_allclose(kern(A=B.T, x=x), B.T @ x, rtol=1e-12, atol=1e-12)
 
 
-def test_the_other_layout_unsorted_or_broken():
-    kern = ep.compile(SPMV, formats={"A": "csr"})
+@pytest.mark.parametrize("tuning", [None, TRANSPOSE])
+def test_the_other_layout_unsorted_or_broken(tuning):
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning)
     A = _matrix("csc", seed=7)
     x = np.random.default_rng(7).standard_normal(A.shape[1])
     with warnings.catch_warnings():
@@ -131,6 +134,39 @@ def test_the_other_layout_unsorted_or_broken():
         A.indices[2] = -1
         with pytest.raises(ep.InputError):
             kern(A=A, x=x)
+
+
+def test_an_adopted_layout_runs_a_kernel_declaring_it_and_does_not_warn():
+    kern = ep.compile(SPMV, formats={"A": "csr"})
+    A = _matrix("csr", seed=13)
+    x = np.random.default_rng(13).standard_normal(A.shape[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for M in (A.T, sp.csc_array(A.T), sp.csc_matrix(A.T)):
+            np.testing.assert_allclose(kern(A=M, x=x), M @ x, rtol=1e-12, atol=1e-12)
+            assert kern._last.tensors["A"].format.name == "csc"
+        y = np.random.default_rng(14).standard_normal(A.shape[1])
+        np.testing.assert_allclose(kern(A=A, x=y), A @ y, rtol=1e-12)  # csr: as declared
+        assert kern._last is None or kern._last.tensors["A"].format.name == "csr"
+
+
+@pytest.mark.parametrize("out", ["dense", "csr", "csc"])
+@pytest.mark.parametrize("given", ["csr", "csc"])
+def test_adopted_layouts_of_other_kernels(out, given):
+    i, j, k = ep.indices("i j k")
+    A, B = (ep.tensor(n, 2, format="csr") for n in "AB")
+    exprs = [A[i, j] + B[i, j], A[i, j] * B[i, j], ep.sum(k, A[i, k] * B[k, j]),
+             ep.sum(j, A[i, j] * A[j, i])]
+    M, N = _matrix(given, 30, 30, seed=15), _matrix(given, 30, 30, seed=16)
+    want = [M + N, M * N, M @ N, (M * M.T).sum(axis=1)]
+    for e, w in zip(exprs, want):
+        if out != "dense" and len(ep.expr.nodes.free_indices(e)) != 2:
+            continue
+        got = ep.compile(e, output=out)(A=M, B=N) if "B" in str(e) else \
+            ep.compile(e, output=out)(A=M)
+        got = got.toarray() if sp.issparse(got) else got
+        w = w.toarray() if sp.issparse(w) else np.asarray(w)
+        np.testing.assert_allclose(got, w, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo", "tensor"])
