@@ -26,6 +26,7 @@ from .. import pipeline
 from . import blas, build
 from . import calling, outputs
 from . import planned
+from .adopt import Converts, refuse_conversion
 from . import inputs as io_
 from . import signature as sig_
 from .last_call import LastCall
@@ -327,13 +328,14 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         kernel that runs them, the kernel planned for them or None)). The signature read
         per call is O(1) an input: shape, index dtype, log2 of its entries, layout."""
         last = self._runner      # the last call's runner: its binding is reused when
-        if last is not None:     # these inputs' class under it is known
-            notes = []           # (its conversions warned of when it runs them)
-            bound = self._bind_for(last, inputs, lambda *note: notes.append(note))
-            found = self._signatures.get((last, sig_.call_class(last._inputs, bound, inputs)))
+        if last is not None:     # these inputs' class under it is known, and it reads
+            try:                 # them as they are (else they go to this kernel's binding)
+                bound = self._bind_for(last, inputs, refuse_conversion)
+            except Converts:
+                bound = None
+            found = bound and self._signatures.get(
+                (last, sig_.call_class(last._inputs, bound, inputs)))
             if found is not None:
-                for note in notes:
-                    self._warn_conversion(*note)
                 self._last = found[4]
                 return bound, found
         notes = []                  # conversions: warned of unless the runner reads as given

@@ -150,6 +150,32 @@ def test_an_adopted_layout_runs_a_kernel_declaring_it_and_does_not_warn():
         assert kern._last is None or kern._last.tensors["A"].format.name == "csr"
 
 
+@pytest.mark.parametrize("declared", ["csr", "csc"])
+@pytest.mark.parametrize("semiring", ["real", "min_plus"])
+def test_a_coo_input_of_a_compressed_tensor(declared, semiring):
+    kern = ep.compile(SPMV, formats={"A": declared}, semiring=semiring)
+    ref = ep.compile(SPMV, formats={"A": declared}, semiring=semiring,
+                     tuning={"adopt_layouts": False})
+    rng = np.random.default_rng(17)
+    M = _matrix("csr", seed=17)
+    x = np.abs(rng.standard_normal(M.shape[1]))
+    rows, cols = M.nonzero()
+    vals = np.asarray(M[rows, cols]).ravel()
+    cases = [sp.coo_array(M), sp.coo_array(sp.csc_array(M)),           # row-, column-major
+             sp.coo_array((np.r_[vals, vals[:5]], (np.r_[rows, rows[:5]], np.r_[cols, cols[:5]])),
+                          shape=M.shape)]                              # repeated entries
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ep.PerformanceWarning)
+        for C in cases:
+            np.testing.assert_allclose(kern(A=C, x=x), ref(A=C, x=x), rtol=1e-12, atol=1e-12)
+        if semiring == "real":
+            np.testing.assert_allclose(kern(A=cases[2], x=x), cases[2].tocsr() @ x, rtol=1e-12)
+        bad = sp.coo_array(M)
+        bad.col[1] = M.shape[1] + 2                     # out of range
+        with pytest.raises(ep.InputError):
+            kern(A=bad, x=x)
+
+
 @pytest.mark.parametrize("out", ["dense", "csr", "csc"])
 @pytest.mark.parametrize("given", ["csr", "csc"])
 def test_adopted_layouts_of_other_kernels(out, given):
