@@ -345,7 +345,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
             bound, inputs), inputs)
         self._last, runner = found[4], found[3]
         for name, note in notes:    # not when it declares the input's layout (runtime.adopt)
-            if runner is self or sig_.layout(inputs[name]) != getattr(
+            if runner is self or sig_.layout(inputs.get(name)) != getattr(
                     getattr(runner.tensors.get(name), "format", None), "name", None):
                 self._warn_conversion(name, note)
         if runner is not self and (runner._inputs != self._inputs
