@@ -183,7 +183,7 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     """Evaluate `e` on inputs given by tensor name, with one of three backends.
 
     Parameters:
-        e: an expression (or a statement string, for the "c" backend).
+        e: an expression, or a statement string ("c" backend; statements.input_formats).
         semiring, output, order, out_indices, threads, optimize,
             optimizer_options, tuning: as for `compile`. With no semiring the
             result's dtype follows the inputs' (float32 in, float32 out).
@@ -211,10 +211,10 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
                                   threads=threads, optimize=optimize, tuning=tuning,
                                   optimizer_options=optimizer_options)
     if backend == "c":
-        kern = compile(e, semiring=semiring, output=output, order=order,
+        formats = statements.input_formats(e, inputs, tuning)    # a statement's: sparse ones
+        return compile(e, semiring=semiring, output=output, order=order, formats=formats,
                        out_indices=out_indices, threads=threads, optimize=optimize,
-                       optimizer_options=optimizer_options, tuning=tuning)
-        return kern(out=out, **inputs)
+                       optimizer_options=optimizer_options, tuning=tuning)(out=out, **inputs)
     tuning_.of(tuning)                  # (a bad tuning= is refused on every backend)
     if backend not in BACKENDS:
         raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")

@@ -77,8 +77,12 @@ class Tuning:
             rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
-            call_plans (a call on inputs of a kind already run runs that kind's
-            call plan, runtime.call_plans; sparse_plans: for sparse outputs too),
+            call_plans (a call on inputs of a kind already run runs that kind's call plan, runtime.call_plans;
+            sparse_plans: for sparse outputs too; plan_casts: numpy inputs cast or copied contiguous),
+            scipy_transpose (a canonical scipy csr given for csc, or back, converted by scipy's own
+            transposition, runtime.calling; adopt_layouts: a kernel planned per size class declares it so,
+            runtime.adopt), input_formats (ep.evaluate of a statement string declares
+            each tensor its input's format: scipy csr/csc/coo, an ep.Tensor's, else dense),
             call_binder (that plan made in C, runtime.binder), numpy_einsum
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
             to numpy, runtime.einsum_calls), one_walk (factors over the same
@@ -179,8 +183,11 @@ class Tuning:
     written_nesting: bool = True      # a Σ nested in a product as written may run as its own
                                       # step where priced cheaper than flattened (plan.nesting)
     keep_last_call: bool = True       # the last call's arrays or Tensors: its binding reused
-    call_plans: bool = True           # a call on inputs of a kind already run (types,
-                                      # dtypes, size class) runs its plan (call_plans)
+    call_plans: bool = True           # a call on inputs of a kind already run runs its plan
+    plan_casts: bool = True           # ... numpy inputs it casts or copies contiguous too
+    scipy_transpose: bool = True      # csr given for csc (or back): scipy's transposition
+    adopt_layouts: bool = True        # ... or a kernel planned declaring it so (runtime.adopt)
+    input_formats: bool = True        # ep.evaluate of a statement: the inputs' own formats
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
@@ -322,11 +329,8 @@ class Tuning:
     scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:
-        """A stable text of every field (nested ones too), for cache keys.
-
-            >>> Tuning().key()
-            'Tuning(markers=True, merge_or_gallop=True, ...)'
-        """
+        """A stable text of every field (nested ones too), for cache keys:
+        >>> Tuning().key()    # 'Tuning(markers=True, merge_or_gallop=True, ...)'"""
         key = self.__dict__.get("_key")
         if key is None:           # worked out once: the fields of a frozen Tuning never change
             key = _full(self)
@@ -334,8 +338,7 @@ class Tuning:
         return key
 
     def __hash__(self):
-        """The fields' hash (the dataclass's own), worked out once: a compute
-        given a Tuning hashes it on every call (three times: 18 µs)."""
+        """The fields' hash, worked out once (a compute hashes its Tuning thrice a call)."""
         h = self.__dict__.get("_hash")
         if h is None:
             h = hash(tuple([getattr(self, f.name) for f in fields(self)]))
@@ -350,10 +353,8 @@ class Tuning:
         return f"Tuning({', '.join(_changed(self, Tuning()))})"
 
     def with_(self, **changes) -> "Tuning":
-        """A copy with some fields changed (keyword arguments, by field name).
-
-            >>> tuning.NOOPT.with_(prefetch=True)
-        """
+        """A copy with some fields changed by name:
+        >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
 
 
@@ -377,8 +378,7 @@ FORCE = Tuning(
     pull_measured=False)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 
-# graph.pagerank's C iteration: segments prefetched once, 128 ahead, at any size (not per step)
-FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)
+FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)  # pagerank's C loop
 
 PRESETS = dict(default=DEFAULT, noopt=NOOPT, force=FORCE, force_hash=FORCE_HASH, fixpoint=FIXPOINT)
 

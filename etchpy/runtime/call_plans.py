@@ -12,7 +12,9 @@ arrays, repeats the checks the general path makes on every call, allocates the
 output and calls the C function:
 
 - a numpy input: C-contiguous, the carrier dtype, same ndim (else a miss); its
-  NaN check when the semiring refuses NaN.
+  NaN check when the semiring refuses NaN. One the general path copies (a dtype
+  the carrier holds exactly, or not C-contiguous; Tuning.plan_casts): the same
+  dtype and ndim as when the plan was made, copied as the general path does.
 - a scipy csr/csc input of the declared layout: its index and value dtypes, 1-d
   C-contiguous arrays of matching lengths, and the same checks of its structure
   the general path makes: in O(1) (calling._bounds_in_o1) when the kernel checks
@@ -50,8 +52,8 @@ from ..settings import LIMITS
 from . import inputs as io_
 from . import binder, coo_inputs, foreign, outputs, twins
 from .coo_steps import coo_step
-from .plan_steps import (Dense, Miss, Sparse, dense_lines, dense_step,
-                         sparse_lines, sparse_step, tensor_step)
+from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
+                         dense_step, sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -65,9 +67,13 @@ def plan_key(inputs: dict) -> tuple:
     return (*inputs, *map(type, inputs.values()))
 
 
-def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0):
+def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False):
     """The step for input `name` as the general call bound it, or None when its kind
-    is not one a plan covers."""
+    is not one a plan covers. `casts`: a numpy input bound as a copy (another dtype,
+    not C-contiguous) gets a step making that copy (Tuning.plan_casts)."""
+    if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
+            and (value.dtype != sr.dtype or not value.flags.c_contiguous)):
+        return cast_step(name, value, positions, sr, types)
     if not bound.own:
         return None
     if type(value) is np.ndarray:
@@ -157,7 +163,8 @@ def make_plan(owner, made: tuple, inputs: dict):
                                owner.request.tuning.keep_call_bytes)
         else:
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
-                         idx_dtype, types, owner.request.tuning.keep_call_bytes)
+                         idx_dtype, types, owner.request.tuning.keep_call_bytes,
+                         owner.request.tuning.plan_casts)
         if step is None:
             return None
         steps.append(step)
@@ -227,6 +234,8 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
         space[f"name{k}"] = name
         if type(step) is Dense:        # written out here: no call of its own
             pulls += dense_lines(k, step, space)
+        elif type(step) is DenseCast:
+            pulls += cast_lines(k, step, space)
         elif type(step) is Sparse:
             j = sources.get(k)
             pulls += sparse_lines(k, step, space, None if j is None else functools.partial(

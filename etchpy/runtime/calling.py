@@ -30,7 +30,7 @@ import numpy as np
 
 from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
-from .checks import check_once, same as _same
+from .checks import check_once, same as _same, transposed
 from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it here
 from .. import pipeline
 from .tensor import Tensor, truth_values
@@ -172,7 +172,8 @@ def checked_inputs(declared: dict, inputs: dict, sr, fused) -> dict:
     return out
 
 
-def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None) -> Bound:
+def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None,
+         transpose=False) -> Bound:
     """`value` validated as input `tv` of a kernel over semiring `sr`.
 
     `on_convert(name, note)` is called when the value's layout is not the declared
@@ -180,14 +181,13 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None
     inputs.conversion_note. `fused`: the kernel checks this input's index arrays
     as it reads them, so a scipy csr/csc input gets only the O(1) checks here;
     `fused_nan`: and its values for NaN, so they are not scanned here either.
-    `seen`: this call's record of arrays checked in full (checks.check_once)."""
+    `seen`: this call's record of arrays checked in full (checks.check_once).
+    `transpose`: a scipy csr/csc of the other layout transposed by scipy (checks.transposed)."""
     if type(value) is WindowInput:     # the source's own arrays (runtime.windows)
         return _bind_window(value, tv, sr, on_convert, fused)
     reused = type(value) is Tensor
     if reused:
-        # A Tensor passed again: reuse its binding (a Tensor's arrays are validated
-        # once, when it is built, and its attributes cannot be rebound), after the
-        # check that none of its arrays had its dtype, shape or strides changed.
+        # A Tensor again: its binding reused (arrays validated once, never rebound)
         memo = value.__dict__.setdefault("_etchpy_bound", {})
         hit = memo.get((id(tv), id(sr)))
         if hit is not None:
@@ -201,21 +201,21 @@ def bind(value, tv, sr, on_convert=None, fused=False, fused_nan=False, seen=None
         note = io_.conversion_note(value, tv)
         if note is not None:
             on_convert(tv.name, note)
-    if foreign.kind(value):
+    if transpose and (other := transposed(value, tv, sr)) is not None:
+        value, fast = other, _fast_bind(other, tv, sr, fused, fused_nan, seen)
+    elif foreign.kind(value):
         value = foreign.adapt(value, tv, sr)     # GCXS as scipy csr/csc: bound as is
         fast = _fast_bind(value, tv, sr)
-        if fast is not None:
-            return fast
+    if fast is not None:
+        return fast
     t = io_.as_tensor(value, tv, sr)
-    # the values as the kernel reads them, not handed out (Tensor.unwritten_mark);
-    # t.levels checks the layout
+    # the values as the kernel reads them (Tensor.unwritten_mark); t.levels checks layout
     roles = {"vals": t._vals}
     for k, arrays in enumerate(t.levels):
         for key, arr in arrays.items():
             roles[f"{key}{k}"] = arr
-    # only a binding of the Tensor's own arrays is reused (itself, or the same
-    # arrays under the semiring's zero as fill): a converted or cast copy would
-    # keep the values the Tensor had when it was made
+    # only a binding of the Tensor's own arrays is reused (itself, or its arrays under the
+    # semiring's zero as fill): a converted or cast copy keeps the values it had when made
     reused = reused and (t is value or _same_arrays(t, value))
     b = Bound(t.shape, roles, _all_int32(roles), reused=reused)
     if reused:

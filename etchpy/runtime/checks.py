@@ -86,3 +86,24 @@ def _entry(lib, dtype):
                lib.ffi.typeof("int64_t *"))
         _entries[(id(lib), dtype)] = got
     return got
+
+
+_TRANSPOSED = {"csr": "csc", "csc": "csr"}
+
+
+def transposed(value, tv, sr):
+    """A scipy csr (csc) input of a csc (csr) tensor, canonical and of the carrier
+    dtype, as scipy's own compiled transposition of it (its other layout, canonical:
+    an O(entries + dims) counting pass, no sort); None for anything else. The
+    structure is checked first (one compiled pass; values as many as indices):
+    scipy's code trusts it."""
+    layout = getattr(value, "format", None)
+    if (layout in _TRANSPOSED and tv.format.name == _TRANSPOSED[layout]
+            and type(value).__module__.startswith("scipy.sparse") and hasattr(value, "indptr")
+            and value.ndim == 2 and value.data.dtype == sr.dtype
+            and value.data.shape == value.indices.shape):
+        major, minor = value.shape if layout == "csr" else value.shape[::-1]
+        res = check_compressed(value.indptr, value.indices, major, minor)
+        if res is not None and res[0] == 0:     # canonical: safe for scipy's own code
+            return value.tocsc() if layout == "csr" else value.tocsr()
+    return None

@@ -26,6 +26,7 @@ from .. import pipeline
 from . import blas, build
 from . import calling, outputs
 from . import planned
+from .adopt import Converts, refuse_conversion
 from . import inputs as io_
 from . import signature as sig_
 from .last_call import LastCall
@@ -327,17 +328,26 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         kernel that runs them, the kernel planned for them or None)). The signature read
         per call is O(1) an input: shape, index dtype, log2 of its entries, layout."""
         last = self._runner      # the last call's runner: its binding is reused when
-        if last is not None:     # these inputs' class under it is known
-            bound = self._bind_for(last, inputs)
-            found = self._signatures.get((last, sig_.call_class(last._inputs, bound, inputs)))
+        if last is not None:     # these inputs' class under it is known, and it reads
+            try:                 # them as they are (else they go to this kernel's binding)
+                bound = self._bind_for(last, inputs, refuse_conversion)
+            except Converts:
+                bound = None
+            found = bound and self._signatures.get(
+                (last, sig_.call_class(last._inputs, bound, inputs)))
             if found is not None:
                 self._last = found[4]
                 return bound, found
-        bound = self._bind_for(self, inputs)
+        notes = []                  # conversions: warned of unless the runner reads as given
+        bound = self._bind_for(self, inputs, lambda *note: notes.append(note))
         sig = sig_.call_class(self._inputs, bound, inputs)
         found = self._signatures.get(sig) or self._signature(sig, bound, self._as_declared(
             bound, inputs), inputs)
         self._last, runner = found[4], found[3]
+        for name, note in notes:    # not when it declares the input's layout (runtime.adopt)
+            if runner is self or sig_.layout(inputs.get(name)) != getattr(
+                    getattr(runner.tensors.get(name), "format", None), "name", None):
+                self._warn_conversion(name, note)
         if runner is not self and (runner._inputs != self._inputs
                                    or runner._fused != self._fused):
             bound = self._bind_for(runner, inputs)
@@ -346,13 +356,15 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
                 self._signatures[(runner, sig_.call_class(runner._inputs, bound, inputs))] = found
         return bound, found
 
-    def _bind_for(self, kern, inputs) -> dict:
+    def _bind_for(self, kern, inputs, warn=None) -> dict:
         """The inputs bound as kernel `kern` reads them: its planned conversions, and
-        fused (left to the kernel's own checks) where `kern` checks them itself."""
-        sr, seen = self.semiring, {} if self.request.tuning.check_twins_once else None
+        fused (left to the kernel's own checks) where `kern` checks them itself;
+        `warn(name, note)` told of each conversion (default: _warn_conversion)."""
+        tuned, warn = self.request.tuning, warn or self._warn_conversion
+        sr, seen = self.semiring, {} if tuned.check_twins_once else None
         bound = {name: planned.bind(inputs[src], tv, sr) if conv else calling.bind(
-                     inputs[src], tv, sr, self._warn_conversion, name in kern._fused,
-                     name in kern._fused_nan, seen)
+                     inputs[src], tv, sr, warn, name in kern._fused,
+                     name in kern._fused_nan, seen, tuned.scipy_transpose)
                  for name, (src, tv, conv) in kern._inputs.items()}
         if self._iso:                 # ep.tensor(..., iso=True): only the semiring's one
             for name, (src, _, _) in kern._inputs.items():

@@ -94,6 +94,58 @@ def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
     return ["        " + line for line in lines]
 
 
+class DenseCast(NamedTuple):
+    """A numpy input the general path copies (Tuning.plan_casts): of a dtype the
+    carrier holds exactly (numpy's safe cast), or not C-contiguous. The plan makes
+    the same copy on every call, never held across calls."""
+
+    name: str
+    given: np.dtype
+    dtype: np.dtype
+    ndim: int
+    nan: bool
+    dims: tuple
+    at: int
+    val_type: object
+
+
+def cast_step(name, value, positions, sr, types):
+    """The step of a numpy input bound as a copy (a DenseCast), or None when the copy
+    is not one a plan makes: a cast numpy calls unsafe, booleans, complex, one values
+    slot only."""
+    vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
+    given = value.dtype
+    if (len(vals) != 1 or given.kind not in "iuf" or sr.dtype.kind not in "iufc"
+            or not np.can_cast(given, sr.dtype, "safe")):
+        return None
+    return DenseCast(name, given, sr.dtype, value.ndim, not sr.allows_nan and given.kind == "f",
+                     dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]])
+
+
+def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
+    """The plan's lines for numpy input number `k` (see DenseCast): a miss unless it
+    is a numpy array of the dtype and ndim the plan was made for, with elements, its
+    sizes in the plan's classes; its NaN check; a C-contiguous copy in the carrier
+    dtype (as the general path's Tensor.from_dense makes), passed to C."""
+    space.update({f"dg{k}": d.given, f"dt{k}": d.dtype, f"vt{k}": d.val_type,
+                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
+                  "contiguous": np.ascontiguousarray})
+    v = f"v{k}"
+    lines = [f"{v} = inputs[name{k}]",
+             f"if type({v}) is not ndarray or {v}.dtype != dg{k} or {v}.ndim != {d.ndim}"
+             f" or not {v}.size:",
+             "    return MISS"]
+    if d.nan:
+        lines.append(f"refuse_nan({v}, sr, nm{k})")
+    lines.append(f"s{k} = {v}.shape")
+    if d.dims:
+        ranges = " and ".join(f"{lo} <= s{k}[{mode}] < {hi}" for _, mode, lo, hi in d.dims)
+        lines += [f"if not ({ranges}):", "    return MISS"]
+    lines += [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+    lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({v}, dtype=dt{k}))")
+    return ["        " + line for line in lines]
+
+
 def sparse_slots(value, positions):
     """((position, lo, hi) of mode 0's dim and of mode 1's, the positions of pos1, crd1
     and vals) of a scipy csr/csc input's C slots, else None."""

@@ -37,15 +37,11 @@ import numpy as np
 from . import calling
 from .bits import same_bits
 from . import convert as cv
-from .checks import check_compressed
 from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
 __all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure",
            "has_structure", "store_structure", "stored_formats"]
-
-_TRANSPOSED = {"csr": "csc", "csc": "csr"}
-
 
 def kernel_inputs(plan, tensors: dict) -> dict:
     """The kernel's inputs: name -> (the user's tensor it is bound from, its
@@ -57,15 +53,9 @@ def bind(value, tv, sr) -> calling.Bound:
     """`value` (the user's input) as input `tv`, a planned conversion of it."""
     if type(value) is Tensor:
         return _tensor_bind(value, tv, sr)
-    layout = getattr(value, "format", None)
-    if (type(value).__module__.startswith("scipy.sparse") and layout in _TRANSPOSED
-            and tv.format.name == _TRANSPOSED[layout] and hasattr(value, "indptr")
-            and value.ndim == 2 and value.data.dtype == sr.dtype):
-        major, minor = value.shape if layout == "csr" else value.shape[::-1]
-        res = check_compressed(value.indptr, value.indices, major, minor)
-        if res is not None and res[0] == 0:     # canonical: safe for scipy's own code
-            other = value.tocsc() if layout == "csr" else value.tocsr()
-            return calling.bind(other, tv, sr)
+    other = calling.transposed(value, tv, sr)
+    if other is not None:
+        return calling.bind(other, tv, sr)
     return calling.bind(value, tv, sr)
 
 

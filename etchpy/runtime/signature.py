@@ -32,6 +32,7 @@ from . import build, calling
 from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 from ..expr.windows import label
+from .adopt import adopted, redeclared
 from .planned import stored_formats
 from .restored import DEFERRED, CallFace, Restored, materialized, same_program, stored_parts
 
@@ -228,12 +229,14 @@ class SignaturePlans:
         cls = size_class(self._modes, bound, inputs, idx32)
         hit = self._planned.get(cls)
         if hit is None:
+            layouts = (adopted(self.tensors, inputs, self.request.tuning)
+                       if self.request.order is None else None)
             hit = self.planned_for_class(cls, lambda: measure(
                 self._modes, bound, inputs, cls,
-                {n: tv.format for n, tv in self.tensors.items()}))
+                {n: tv.format for n, tv in self.tensors.items()}), layouts)
         return hit
 
-    def planned_for_class(self, cls: tuple, measured) -> tuple:
+    def planned_for_class(self, cls: tuple, measured, layouts=None) -> tuple:
         """The kernel planned for a size class: (planned, runner) as _planned_for
         gives them, planned on first need and remembered.
 
@@ -241,6 +244,9 @@ class SignaturePlans:
         returning the class's pipeline.Measured, called only when the class is
         new. etchpy.distributed plans a call over blocks with it, from the
         blocks' sizes added up.
+
+        `layouts`: {tensor name: layout} of inputs given in another compressed
+        layout, which the class's kernel declares so (runtime.adopt).
 
             >>> _, runner = kern.planned_for_class(("mine",), lambda: measured)
         """
@@ -256,6 +262,8 @@ class SignaturePlans:
             hit = self._planned[cls] = (PlannedLater(self, key), self)
             return hit
         req = request_for(self.request, measured())
+        if layouts and (expr := redeclared(req.expr, layouts)) is not None:
+            req = replace(req, expr=expr)
         try:
             kern = type(self).of_request(req, key=key, per_signature=False)
         except EtchpyError:     # the plan made from the hints runs these inputs too

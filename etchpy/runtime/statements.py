@@ -2,6 +2,8 @@
 
     parsed(text, formats)        (expression, output indices, output Format or None),
                                  parsed once per text and formats
+    input_formats(text, inputs)  the formats ep.evaluate declares a statement's
+                                 tensors in: their inputs' own (Tuning.input_formats)
     options_key(...)             the part of a compile key every front end shares
     statement_key(...)           a statement's key by its text (one lookup per call)
     last_args(...), last_kernel(args), remember(args, kern)
@@ -15,12 +17,17 @@ could hand its id to another name.
 """
 from __future__ import annotations
 
+from .. import tuning as tuning_
 from ..expr.parse import parse
+from ..expr.walk import tensors
+from .inputs import is_scipy_sparse
+from .tensor import Tensor
 from .build import environment
 from .kernel_cache import KERNELS
 from .request import default_threads
 
-__all__ = ["last_args", "last_kernel", "options_key", "parsed", "remember", "statement_key"]
+__all__ = ["input_formats", "last_args", "last_kernel", "options_key", "parsed", "remember",
+           "statement_key"]
 
 _statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
 # compile's last statement: [its arguments with the environment that selects a build and
@@ -44,6 +51,30 @@ def parsed(text: str, formats: dict | None) -> tuple:
                 _statements.clear()
             _statements[key] = hit
     return hit
+
+
+def input_formats(text, inputs: dict, tuning=None) -> dict | None:
+    """{tensor name: format} for the inputs of statement `text` stored sparse: a 2-d
+    scipy csr, csc or coo matrix or array of a 2-d tensor by its layout, an ep.Tensor
+    of the tensor's order by its format (each then bound as it is, not converted);
+    None when there is none (every tensor dense, as `formats=None` declares it), for
+    an expression, or with `tuning`'s input_formats off (ep.evaluate's "c" backend).
+    Inputs named nowhere in the statement are left to the kernel's checks."""
+    if type(text) is not str or not tuning_.of(tuning).input_formats:
+        return None
+    names = tensors(parsed(text, None)[0])
+    out = {}
+    for name, value in inputs.items():
+        tv = names.get(name)
+        if tv is None:
+            continue
+        if type(value) is Tensor:
+            if len(value.shape) == tv.order:
+                out[name] = value.format
+        elif (is_scipy_sparse(value) and tv.order == 2 and getattr(value, "ndim", 0) == 2
+              and getattr(value, "format", None) in ("csr", "csc", "coo")):
+            out[name] = value.format
+    return out or None
 
 
 def options_key(semiring, order, name, threads, optimize, optimizer_options, tuned) -> tuple:

@@ -30,9 +30,12 @@ def test_a_dense_array_for_a_csr_input_warns_once_per_kernel_and_input():
 
 
 def test_scipy_in_another_layout_warns_and_matching_inputs_do_not():
-    kern = ep.compile(SPMV, name="warns_layout")
+    kern = ep.compile(SPMV, name="warns_layout", tuning={"adopt_layouts": False})
     with pytest.warns(ep.PerformanceWarning, match="input A .*csc"):
         kern(A=sp.csc_array(M), x=V)
+    with warnings.catch_warnings():     # read as it is (runtime.adopt): nothing converted
+        warnings.simplefilter("error")
+        ep.compile(SPMV, name="adopts_layout")(A=sp.csc_array(M), x=V)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ep.compile(SPMV, name="silent")(A=M, x=V)

@@ -1,0 +1,78 @@
+"""Inputs read in their own compressed layout (Tuning.adopt_layouts).
+
+A scipy csr input of a tensor declared csc (or a csc one of a csr tensor: `A.T` of
+a csr matrix is one; or a coo one of either) would be converted on every call
+(runtime.calling.bind; a coo input by a sort). A
+kernel planned per size class (runtime.signature) plans instead, for the classes
+whose inputs come so, the expression with those tensors declared in the layout
+they come in: the same value, read without a conversion. The class key holds
+each input's layout as given, so inputs of the declared layout keep the declared
+kernel. A coo input is read by a coo kernel in any order (runtime.coo_inputs
+checks its order per call and canonicalises one out of order). Only plain 2-d
+csr/csc declarations of tensors read as they are adopt
+(no windows, no iso values, no fixed loop order); a kernel that does not compile
+so keeps the conversion (signature.planned_for_class).
+
+    adopted(tensors, inputs, tuning)   {name: layout} of the inputs to read as given
+    redeclared(expr, layouts)          expr with those tensors in those layouts
+    refuse_conversion, Converts        a binding's `on_convert` stopping it before a
+                                       conversion (Kernel._bind: the last call's runner
+                                       is tried only on inputs it reads as they are)
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..expr.nodes import Access, TensorVar
+from ..expr.walk import map_operands
+from ..formats import Format
+
+_OTHER = {"csr": "csc", "csc": "csr"}
+_GIVEN = ("csr", "csc", "coo")
+
+
+def adopted(tensors: dict, inputs: dict, tuning) -> dict:
+    """{tensor name: "csr", "csc" or "coo"} for each scipy csr, csc or coo input whose
+    tensor is a plain TensorVar declared csr or csc, not in the input's layout
+    (none without tuning.adopt_layouts)."""
+    if not tuning.adopt_layouts:
+        return {}
+    out = {}
+    for name, tv in tensors.items():
+        value = inputs.get(name)
+        layout = getattr(value, "format", None)
+        if (layout in _GIVEN and type(tv) is TensorVar and not tv.iso and tv.order == 2
+                and tv.format.name in _OTHER and tv.format.name != layout
+                and tv.format == Format.named(tv.format.name, 2)
+                and type(value).__module__.startswith("scipy.sparse")
+                and getattr(value, "ndim", 0) == 2):
+            out[name] = layout
+    return out
+
+
+def redeclared(e, layouts: dict):
+    """`e` with each access of a tensor named in `layouts` declared in that layout
+    (its other fields kept); None when such a tensor is read through a window or
+    a diagonal (those keep their declared format)."""
+    if type(e) is Access and e.tensor.name in layouts:
+        t = e.tensor
+        if type(t) is not TensorVar:        # a window's (expr.windows.WindowVar)
+            return None
+        return Access(replace(t, format=Format.named(layouts[t.name], 2)), e.indices)
+    parts = []
+
+    def each(x):
+        got = redeclared(x, layouts)
+        parts.append(got)
+        return x if got is None else got
+    out = map_operands(e, each)
+    return None if any(p is None for p in parts) else out
+
+
+class Converts(Exception):
+    """Raised by `refuse_conversion`: an input the binding would convert."""
+
+
+def refuse_conversion(name, note):
+    """A binding's `on_convert` (calling.bind) refusing any conversion."""
+    raise Converts(name)
