@@ -17,7 +17,7 @@ from hypothesis import example, given, settings, strategies as st
 import etchpy as ep
 from etchpy.expr.nodes import free_indices
 from etchpy.expr.walk import accesses
-from etchpy.testing import (Problem, assert_same, check_backends, formats_for, problems,
+from etchpy.testing import (INPUT_KINDS, Problem, assert_same, check_backends, formats_for, problems,
                             stored_values)
 from central import EXAMPLES_PER_SEMIRING, SEMIRINGS, central_problems
 from tuned import on_interpreter
@@ -61,15 +61,19 @@ ORDER3 = Chosen(ep.sum(k, _t("T", 3, "coo")[i, j, k] * _t("U", 3, ep.Format(
 
 @pytest.mark.parametrize("m", range(len(SEMIRINGS)), ids=[sr.name for sr in SEMIRINGS])
 @settings(max_examples=EXAMPLES_PER_SEMIRING)
-@given(case=st.data())
-@example(case=CSC)
-@example(case=COO)
-@example(case=ORDER3)
-def test_c_equals_streams_equals_reference(m, case):
-    """Random problems over the m-th semiring (5 each, 50 in all: complex and complex64 among them) and the chosen ones."""
+@given(case=st.data(), kind=st.sampled_from(INPUT_KINDS))
+@example(case=CSC, kind="scipy")
+@example(case=COO, kind="shared")
+@example(case=ORDER3, kind="tensor")
+def test_c_equals_streams_equals_reference(m, case, kind):
+    """Random problems over the m-th semiring (5 each, 50 in all: complex and complex64
+    among them) and the chosen ones; the compiled kernel is also called on the inputs
+    as numpy arrays, ep.Tensors (some over one structure) or scipy arrays (`kind`),
+    twice, on others with other values and after a write in place (kinds.check_calls)."""
     p = case.on(SEMIRINGS[m]) if isinstance(case, Chosen) else \
         case.draw(central_problems(m), label="problem")
-    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
+    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
+                   input_kind=kind)
 
 
 @settings(max_examples=min(20, settings.default.max_examples))   # fewer in a smaller profile
