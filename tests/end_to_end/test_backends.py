@@ -79,17 +79,18 @@ def test_c_equals_streams_equals_reference(m, case, kind):
 @settings(max_examples=min(20, settings.default.max_examples))   # fewer in a smaller profile
 @given(problems(max_indices=3, allow_compare=True, min_free=1),
        st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
-       st.data())
-def test_sparse_outputs_match_reference(p, fmt, data):
+       st.data(), st.sampled_from(INPUT_KINDS))
+def test_sparse_outputs_match_reference(p, fmt, data, kind):
     """Sparse outputs: the named formats, and half the time any format of the
     output's order formats_for draws (every level kind that can be written:
-    hash, bytemap, run-length, banded and block-list levels, permuted)."""
+    hash, bytemap, run-length, banded and block-list levels, permuted); the
+    kernel also called on the inputs as `kind`, as in the central property."""
     out = free_indices(p.expr)
     if (len(out) != 2 and fmt != "csf" and fmt != "coo"
             or data.draw(st.booleans(), label="any format of the order")):
         fmt = data.draw(formats_for(len(out)))     # any mix of level kinds
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
-                   output=fmt)
+                   output=fmt, input_kind=kind)
 
 
 @settings(max_examples=12)
