@@ -10,8 +10,9 @@ problem's inputs as one of `INPUT_KINDS` and calls the compiled kernel
 2. on a second set of the same kind over the same index arrays, other values
    (nothing kept for the first set may answer for it),
 3. after writing new values in place into the first set's value arrays (numpy
-   arrays, scipy data, a Tensor's `vals`): the right answer or an InputError,
-   never the answer before the write;
+   arrays, scipy data, a Tensor's `vals`; a scipy array's entries also put out of
+   order in place): the right answer or an InputError, never the answer before
+   the write;
 
 and checks that the first call's result still holds its answer after them.
 
@@ -130,9 +131,20 @@ def _other(v, sr):
 
 
 def _write(v, sr) -> bool:
-    """Write other values into v's own value array in place; whether it has one."""
+    """Write other values into v's own value array in place; whether it has one. A
+    scipy array's entries are also put in reverse order within each row (column for
+    csc; all of them for coo), in place: out of order, which no check may have seen."""
     arr = v if isinstance(v, np.ndarray) else v.vals if isinstance(v, Tensor) else v.data
     if not arr.flags.writeable or not arr.size:
         return False
     arr[...] = _shifted(arr, sr)
+    if isinstance(v, (np.ndarray, Tensor)):
+        return True
+    if v.format == "coo":
+        for a in (*v.coords, v.data):
+            a[...] = a[::-1].copy()
+        return True
+    for lo, hi in zip(v.indptr[:-1], v.indptr[1:]):
+        for a in (v.indices, v.data):
+            a[lo:hi] = a[lo:hi][::-1].copy()
     return True
