@@ -144,3 +144,24 @@ def test_a_covering_run_stream_writes_every_cell_without_a_fill(case, runs):
     out = np.full(inputs["A"].shape, 7.5)
     got = kern(out=out, **inputs)
     np.testing.assert_array_equal(got, ep.evaluate(e, backend="reference", **inputs))
+
+
+RUN_FORMATS = {"rle": "rle", "sparse_rle": ep.Format(["dense", "sparse_runs"]),
+               "runs_permuted": ep.Format(["compressed", "runs"], (1, 0))}
+
+
+@pytest.mark.parametrize("fmt", RUN_FORMATS.values(), ids=list(RUN_FORMATS))
+def test_a_value_predicate_over_a_run_list_reads_each_run_at_its_position(fmt):
+    """A value comparison of a run-length tensor, and B·B over one structure (the one
+    walk fuses it into a value predicate, runtime.shared), compile and agree with the
+    reference: a run list's position holds a run of coordinates, so lowering notes
+    the position alone (it raised AttributeError, 'RunList' has no crd; session 51,
+    seeds 5102/5103, B·B on Tensors in the central property)."""
+    M = np.array([[1, 0, 0], [0, -2, 0], [3, 3, -1]])
+    B = ep.tensor("B", 2, format=fmt)
+    T = ep.Tensor.from_dense(M, fmt, semiring="integer")
+    for e in ((B[i, j] > 0) * B[i, j], B[i, j] * B[i, j], ep.sum(j, (B[i, j] > 0) * B[i, j])):
+        want = ep.evaluate(e, semiring="integer", backend="reference", B=M)
+        kern = ep.compile(e, semiring="integer")
+        for given in (M, T, T):
+            assert np.array_equal(kern(B=given), want), (str(e), type(given))
