@@ -319,13 +319,11 @@ class Lowerer:
 
     @staticmethod
     def _entered(b: Binding, lev, v, parent, child) -> Binding:
-        """b with level lev's position and coordinate (over v; none at a run list) noted."""
+        """b with level lev's position and coordinate (over v, where one is known) noted."""
         if b.test is None:
             return b
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
-        c = here.coord if isinstance(here, shapes.Spike) else Bin("-", child[0], here.first) \
-            if isinstance(here, (shapes.Range, shapes.Lookup)) else Load(here.crd, child[0]) \
-            if not isinstance(here, shapes.RunList) else None   # (a run: many coordinates)
+        c = shapes.coordinate_at(here, child[0])    # (None: a run's or a block's position)
         at = {f"@{lev}": child[0], **({v: c} if c is not None else {})}   # (row_test)
         return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, **at})
 
