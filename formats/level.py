@@ -105,7 +105,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..imp import Expr
+from ..imp import Bin, Expr, Load
 
 
 @dataclass(frozen=True)
@@ -224,3 +224,19 @@ class Spike:
 
     coord: Expr
     at: Expr
+
+
+def coordinate_at(read, q: Expr) -> Expr | None:
+    """The coordinate held at position q (a child position) of a level's `read`
+    shape, or None where one position holds many coordinates (a RunList's run) or
+    the coordinate needs the block the position is in (Blocks): a value predicate
+    notes it for its test (streams.from_expr)."""
+    if isinstance(read, Spike):
+        return read.coord
+    if isinstance(read, (Range, Lookup)):
+        return Bin("-", q, read.first)
+    if isinstance(read, Band):
+        return Bin("-", q, read.at)
+    if isinstance(read, (Segment, Hashed)):
+        return Load(read.crd, q)        # (a Hashed position is a slot: crd[slot])
+    return None

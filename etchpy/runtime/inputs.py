@@ -292,7 +292,7 @@ def conversion_note(value, tvar) -> str | None:
     else:
         have = "dense"
         fix = f"ep.Tensor.from_dense({name}, {str(fmt)!r})"
-    if str(have) == str(fmt):
+    if have == fmt or str(have) == str(fmt):    # (a Format: equal whatever its name)
         return None
     if not fmt.name:
         fix = fix.replace(repr(str(fmt)), "<the declared ep.Format>")

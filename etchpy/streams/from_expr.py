@@ -44,10 +44,9 @@ class Binding:
     source: str = ""         # a WindowVar's operand name (streams.shift_runs)
 
     def value(self, sr, at: imp.Expr, coords: dict | None = None) -> imp.Expr:
-        """The stored value at position `at`: the semiring's one for an iso tensor
-        (its values are not read), `test`'s for a value predicate (streams.row_test:
-        its formula tested in the loop, at `coords` or the coordinates entered,
-        one or its weights' product where it holds), else vals[at]."""
+        """The stored value at position `at`: the semiring's one for an iso tensor (its
+        values are not read), `test`'s for a value predicate (streams.row_test: its formula
+        tested at `coords` or the coordinates entered; its weights' product where it holds)."""
         if self.test is not None:
             return self.test(at, coords if coords is not None else self.coords or {})
         return Const(sr.one, "value") if self.iso else Load(self.vals, at)
@@ -320,13 +319,12 @@ class Lowerer:
 
     @staticmethod
     def _entered(b: Binding, lev, v, parent, child) -> Binding:
-        """b with level lev's coordinate (over v) at child[0] noted (a value predicate)."""
+        """b with level lev's position and coordinate (over v, where one is known) noted."""
         if b.test is None:
             return b
         here = b.format.levels[lev].read(parent[0], parent[1], dim_var(v), b.levels[lev])
-        c = here.coord if isinstance(here, shapes.Spike) else Bin("-", child[0], here.first) \
-            if isinstance(here, (shapes.Range, shapes.Lookup)) else Load(here.crd, child[0])
-        at = {v: c, f"@{lev}": child[0]}            # and the position (row_test's "@<level>")
+        c = shapes.coordinate_at(here, child[0])    # (None: a run's or a block's position)
+        at = {f"@{lev}": child[0], **({v: c} if c is not None else {})}   # (row_test)
         return Binding(b.format, b.vals, b.levels, b.name, b.iso, b.test, {**b.coords, **at})
 
     @staticmethod

@@ -46,7 +46,7 @@ def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                 case "col":
                     return column(x[1], at, coords)
                 case "idx":
-                    return coords[names[x[1]]]
+                    return _coord(tv, coords, names[x[1]])
                 case "scaled":                 # arithmetic, not the semiring's ⊗
                     return imp.Bin("*", Const(x[2], "value"), operand(x[1]))
             return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
@@ -78,8 +78,17 @@ def _column(tv: CompareVar, first: str, names: list[str], k: int, at: imp.Expr,
         return Load(arr, at)
     flat: imp.Expr = ZERO
     for p in where:
-        flat = imp.add(imp.mul(flat, dim_var(names[p])), coords[names[p]])
+        flat = imp.add(imp.mul(flat, dim_var(names[p])), _coord(tv, coords, names[p]))
     return Load(arr, flat)
+
+
+def _coord(tv: CompareVar, coords: dict, name: str) -> imp.Expr:
+    """The coordinate of index `name` at tv's entry; CompileError when its level
+    notes none (a run list: one position holds a run of coordinates)."""
+    if name not in coords:
+        raise CompileError(f"{tv.name}: its test reads index {name}, whose level stores "
+                           f"runs of coordinates (one position, many coordinates)")
+    return coords[name]
 
 
 def _both(fold, op: str, a: imp.Expr, b: imp.Expr) -> imp.Expr:

@@ -24,15 +24,19 @@ Oracles (`etchpy.testing.oracles`)
 `check_backends(expr, inputs, ..., tuning=None)` evaluates on every backend
 and asserts that they agree with the dense reference semantics; besides the
 backends of `ep.evaluate` it knows "imp": the compiled Imp program run on the
-Imp interpreter (`imp_evaluate`).
+Imp interpreter (`imp_evaluate`); with `input_kind=` (one of `INPUT_KINDS`,
+etchpy.testing.kinds) it also calls the kernel on the inputs as ep.Tensors
+(some over one structure) or scipy arrays, twice, on others with other values,
+and after a write in place.
 """
+from .kinds import INPUT_KINDS
 from .oracles import (assert_same, check_backends, dense_value, imp_evaluate,
                       run_plan_imp)
 from .problems import INDEX_NAMES, Problem, make_walkable, problems, with_formats
 from .strategies import (formats_for, max_min, random_formats, semiring_values,
                          semirings_st, sparse_arrays, stored_values)
 
-__all__ = ["INDEX_NAMES", "Problem", "assert_same", "check_backends", "dense_value",
+__all__ = ["INDEX_NAMES", "INPUT_KINDS", "Problem", "assert_same", "check_backends", "dense_value",
            "formats_for", "imp_evaluate", "make_walkable", "max_min", "problems",
            "random_formats", "run_plan_imp", "semiring_values", "semirings_st",
            "sparse_arrays", "stored_values", "with_formats"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import pipeline
-from ..api import evaluate, imp_env
+from ..api import compile as compile_kernel, evaluate, imp_env
 from ..expr.walk import tensors as tensors_of
 from ..lower import lower_plan, run_program
 from ..plan.convert import kernel_tensors
@@ -22,6 +22,7 @@ from ..runtime.kernel import make_request
 from ..runtime.planned import with_conversions
 from ..semiring import Semiring, semirings
 from ..tuning import of as tuning_of
+from .kinds import check_calls
 
 
 def assert_same(actual, expected, sr: Semiring, what: str = "") -> None:
@@ -55,13 +56,17 @@ def dense_value(x, sr: Semiring):
 
 
 def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order=None,
-                   output="dense", tuning=None, **kw):
+                   output="dense", tuning=None, input_kind=None, **kw):
     """Evaluate `expr` on `inputs` ({name: array}) with the reference semantics and
     on each of `backends` ("c", "streams", "imp"); assert they all agree with the
     reference (`assert_same`). `semiring`, `order`, `output` and `tuning` (a
     Tuning, a preset name or a dict) are as for ep.evaluate; `kw` goes to every
     backend. With `threads` > 1 in `kw`, split loops run on threads whatever
-    the inputs' size (tuning.thread_min_work 0). Returns the reference value.
+    the inputs' size (tuning.thread_min_work 0). With `input_kind` (one of
+    kinds.INPUT_KINDS: "numpy", "tensor", "shared", "scipy") the "c" backend's kernel
+    is also called on the inputs as that kind, twice, on others of that kind with
+    other values, and after a write in place (kinds.check_calls). Returns the
+    reference value.
 
         >>> check_backends(ep.sum(j, A[i, j] * x[j]), {"A": M, "x": v},
         ...                semiring="min_plus", backends=("c",))
@@ -78,6 +83,15 @@ def check_backends(expr, inputs, semiring=None, backends=("streams", "c"), order
             got = evaluate(expr, semiring=sr, backend=b, order=order, output=output,
                            check=(b == "streams"), tuning=tuning, **inputs, **kw)
         assert_same(got, want, sr, what=f"backend {b} on {expr}")
+    if input_kind is not None and "c" in backends:
+        kern = compile_kernel(expr, semiring=sr, order=order, output=output, tuning=tuning,
+                              **kw)
+        check_calls(kern, expr, inputs, sr, input_kind,
+                    lambda values: evaluate(expr, semiring=sr, backend="reference",
+                                            output="dense", **{
+                                                n: dense_value(v, sr) for n, v in
+                                                values.items()}),
+                    lambda got, ref, what: assert_same(got, ref, sr, f"{what} on {expr}"))
     return want
 
 

@@ -17,7 +17,7 @@ from hypothesis import example, given, settings, strategies as st
 import etchpy as ep
 from etchpy.expr.nodes import free_indices
 from etchpy.expr.walk import accesses
-from etchpy.testing import (Problem, assert_same, check_backends, formats_for, problems,
+from etchpy.testing import (INPUT_KINDS, Problem, assert_same, check_backends, formats_for, problems,
                             stored_values)
 from central import EXAMPLES_PER_SEMIRING, SEMIRINGS, central_problems
 from tuned import on_interpreter
@@ -61,31 +61,36 @@ ORDER3 = Chosen(ep.sum(k, _t("T", 3, "coo")[i, j, k] * _t("U", 3, ep.Format(
 
 @pytest.mark.parametrize("m", range(len(SEMIRINGS)), ids=[sr.name for sr in SEMIRINGS])
 @settings(max_examples=EXAMPLES_PER_SEMIRING)
-@given(case=st.data())
-@example(case=CSC)
-@example(case=COO)
-@example(case=ORDER3)
-def test_c_equals_streams_equals_reference(m, case):
-    """Random problems over the m-th semiring (5 each, 50 in all: complex and complex64 among them) and the chosen ones."""
+@given(case=st.data(), kind=st.sampled_from(INPUT_KINDS))
+@example(case=CSC, kind="scipy")
+@example(case=COO, kind="shared")
+@example(case=ORDER3, kind="tensor")
+def test_c_equals_streams_equals_reference(m, case, kind):
+    """Random problems over the m-th semiring (5 each, 50 in all: complex and complex64
+    among them) and the chosen ones; the compiled kernel is also called on the inputs
+    as numpy arrays, ep.Tensors (some over one structure) or scipy arrays (`kind`),
+    twice, on others with other values and after a write in place (kinds.check_calls)."""
     p = case.on(SEMIRINGS[m]) if isinstance(case, Chosen) else \
         case.draw(central_problems(m), label="problem")
-    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"))
+    check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
+                   input_kind=kind)
 
 
 @settings(max_examples=min(20, settings.default.max_examples))   # fewer in a smaller profile
 @given(problems(max_indices=3, allow_compare=True, min_free=1),
        st.sampled_from(["csr", "csc", "dcsr", "coo", "csf"]),
-       st.data())
-def test_sparse_outputs_match_reference(p, fmt, data):
+       st.data(), st.sampled_from(INPUT_KINDS))
+def test_sparse_outputs_match_reference(p, fmt, data, kind):
     """Sparse outputs: the named formats, and half the time any format of the
     output's order formats_for draws (every level kind that can be written:
-    hash, bytemap, run-length, banded and block-list levels, permuted)."""
+    hash, bytemap, run-length, banded and block-list levels, permuted); the
+    kernel also called on the inputs as `kind`, as in the central property."""
     out = free_indices(p.expr)
     if (len(out) != 2 and fmt != "csf" and fmt != "coo"
             or data.draw(st.booleans(), label="any format of the order")):
         fmt = data.draw(formats_for(len(out)))     # any mix of level kinds
     check_backends(p.expr, p.inputs, semiring=p.semiring, backends=("streams", "c"),
-                   output=fmt)
+                   output=fmt, input_kind=kind)
 
 
 @settings(max_examples=12)

@@ -96,3 +96,17 @@ def test_a_sparse_input_too_large_to_make_dense_names_its_format(backend):
     sparse_total = ep.sum((i, j), ep.tensor("A", 2, format="coo")[i, j])
     assert ep.evaluate(sparse_total, backend=backend, A=big) == 1.0
 
+
+
+def test_a_tensor_of_the_declared_format_under_another_name_is_not_said_to_be_converted():
+    """A Tensor stored "rle" bound where Format(["dense", "runs"]) (the same format,
+    unnamed: what the one walk's fused predicate declares, runtime.shared) is
+    declared is taken as it is: no PerformanceWarning (it named the fused kernel's
+    internal input and claimed a conversion on every call; session 51)."""
+    import warnings
+    B = ep.tensor("B", 2, format=ep.Format(["dense", "runs"]))
+    T = ep.Tensor.from_dense(np.array([[1, 1, 0], [0, 2, 2]]), "rle", semiring="integer")
+    kern = ep.compile(B[i, j] * B[i, j], semiring="integer")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ep.PerformanceWarning)
+        assert np.array_equal(kern(B=T), [[1, 1, 0], [0, 4, 4]])

@@ -144,3 +144,30 @@ def test_a_covering_run_stream_writes_every_cell_without_a_fill(case, runs):
     out = np.full(inputs["A"].shape, 7.5)
     got = kern(out=out, **inputs)
     np.testing.assert_array_equal(got, ep.evaluate(e, backend="reference", **inputs))
+
+
+RUN_FORMATS = {"rle": "rle", "sparse_rle": ep.Format(["dense", "sparse_runs"]),
+               "runs_permuted": ep.Format(["compressed", "runs"], (1, 0)),
+               "blocks_permuted": ep.Format(["blocks", "compressed"], (1, 0)),
+               "dense_blocks": ep.Format(["dense", "blocks"]),
+               "banded": ep.Format(["dense", "banded"]), "hash": ep.Format(["dense", "hash"])}
+
+
+@pytest.mark.parametrize("fmt", RUN_FORMATS.values(), ids=list(RUN_FORMATS))
+def test_a_value_predicate_reads_each_entry_at_its_position(fmt):
+    """A value comparison of a tensor stored with runs, blocks or bands, and B·B
+    over one structure (the one walk fuses it into a value predicate,
+    runtime.shared), compile and agree with the reference: lowering notes the
+    coordinate of a position where the level's read shape gives one
+    (formats.level.coordinate_at: a run's position holds many, a block's needs
+    its block) and the position always (it raised AttributeError, 'RunList' or
+    'Blocks' has no crd, and a band read a crd it has not; session 51, seeds
+    5102/5103, B·B on Tensors in the central property)."""
+    M = np.array([[1, 0, 0, 0, -2, 0], [-1, 0, 0, 0, 1, 0], [0, 3, 3, 0, 0, -1]])
+    B = ep.tensor("B", 2, format=fmt)
+    T = ep.Tensor.from_dense(M, fmt, semiring="integer")
+    for e in ((B[i, j] > 0) * B[i, j], B[i, j] * B[i, j], ep.sum(j, (B[i, j] > 0) * B[i, j])):
+        want = ep.evaluate(e, semiring="integer", backend="reference", B=M)
+        kern = ep.compile(e, semiring="integer")
+        for given in (M, T, T):
+            assert np.array_equal(kern(B=given), want), (str(e), type(given))
