@@ -65,17 +65,14 @@ def dense_step(name, value, positions, sr, types, max_bytes):
                  vals[0][0], types[vals[0][1]], int(max_bytes))
 
 
-def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
-    """The plan's lines for numpy input number `k` (see Dense): a miss unless it is
-    exactly a numpy array of the plan's dtype and ndim with elements, its sizes in
-    the plan's classes (from_buffer refuses one not C-contiguous: a ValueError, a
-    miss too); its NaN check; its dims and values filled into `args`; its shape
-    in `s{k}`. The objects it names are put into `space`."""
-    space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
-                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan})
+def _numpy_head(k: int, dtype: str, d) -> list[str]:
+    """The first lines of numpy input number `k`'s step (a Dense or a DenseCast `d`):
+    a miss unless it is a numpy array of dtype `dtype` (a name in the plan's space)
+    and d.ndim with elements, its sizes in the plan's classes; its NaN check; its
+    dims filled into `args`, its shape in `s{k}`."""
     v = f"v{k}"
     lines = [f"{v} = inputs[name{k}]",
-             f"if type({v}) is not ndarray or {v}.dtype != dt{k} or {v}.ndim != {d.ndim}"
+             f"if type({v}) is not ndarray or {v}.dtype != {dtype} or {v}.ndim != {d.ndim}"
              f" or not {v}.size:",
              "    return MISS"]
     if d.nan:
@@ -84,7 +81,18 @@ def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
     if d.dims:
         ranges = " and ".join(f"{lo} <= s{k}[{mode}] < {hi}" for _, mode, lo, hi in d.dims)
         lines += [f"if not ({ranges}):", "    return MISS"]
-    lines += [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+    return lines + [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+
+
+def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
+    """The plan's lines for numpy input number `k` (see Dense): a miss unless it is
+    exactly a numpy array of the plan's dtype and ndim with elements, its sizes in
+    the plan's classes (from_buffer refuses one not C-contiguous: a ValueError, a
+    miss too); its NaN check; its dims and values filled into `args`; its shape
+    in `s{k}`. The objects it names are put into `space`."""
+    space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
+                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan})
+    v, lines = f"v{k}", _numpy_head(k, f"dt{k}", d)
     lines += [f"h = held{k}[0]           # one read: another thread may replace it",
               f"if h is not None and h[0] is {v}:",
               f"    args[{d.at}] = h[1]",
@@ -130,18 +138,7 @@ def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
     space.update({f"dg{k}": d.given, f"dt{k}": d.dtype, f"vt{k}": d.val_type,
                   f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
                   "contiguous": np.ascontiguousarray})
-    v = f"v{k}"
-    lines = [f"{v} = inputs[name{k}]",
-             f"if type({v}) is not ndarray or {v}.dtype != dg{k} or {v}.ndim != {d.ndim}"
-             f" or not {v}.size:",
-             "    return MISS"]
-    if d.nan:
-        lines.append(f"refuse_nan({v}, sr, nm{k})")
-    lines.append(f"s{k} = {v}.shape")
-    if d.dims:
-        ranges = " and ".join(f"{lo} <= s{k}[{mode}] < {hi}" for _, mode, lo, hi in d.dims)
-        lines += [f"if not ({ranges}):", "    return MISS"]
-    lines += [f"args[{pos}] = s{k}[{mode}]" for pos, mode, _, _ in d.dims]
+    v, lines = f"v{k}", _numpy_head(k, f"dg{k}", d)
     lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({v}, dtype=dt{k}))")
     return ["        " + line for line in lines]
 
