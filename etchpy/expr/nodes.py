@@ -17,6 +17,7 @@ windows (`A[i[lo:hi:s], j]`): expr.windows (proofs_notes/ has a note on each).
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 from dataclasses import dataclass
@@ -88,6 +89,20 @@ IDENTITY_PREFIX, COMPARE_PREFIX = "eq_", "cmp_"  # diagonals' δ, comparisons' 0
 RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX, "win_")  # win_: windows
 
 
+@functools.lru_cache(maxsize=1024)
+def _checked(name, order, fmt) -> Format:
+    """The Format of tensor `name` of `order` modes declared `fmt`, checked (raising as
+    TensorVar does); kept per (name, order, format name): loops rebuild tensors."""
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ExpressionTypeError(f"tensor name must be an identifier, got {name!r}")
+    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIXES):
+        raise ExpressionTypeError(f"tensor name {name!r} is reserved for etchpy's "
+                                  f"own arrays; choose another name")
+    if not isinstance(order, int) or order < 0:
+        raise ExpressionTypeError(f"tensor {name}: order must be a non-negative int")
+    return Format.parse(fmt, order)
+
+
 @dataclass(frozen=True)
 class TensorVar:
     """A named tensor of fixed order with a declared storage format (made by
@@ -97,8 +112,7 @@ class TensorVar:
     out_...); order, the number of indices; format, a format name ("dense",
     "csr", "csc", "dcsr", "coo", "csf") or an ep.Format; iso (see `tensor`).
 
-        >>> A = ep.TensorVar("A", 2, "csr")
-        >>> A[i, j]
+        >>> ep.TensorVar("A", 2, "csr")[i, j]
         A[i,j]
     """
 
@@ -110,14 +124,9 @@ class TensorVar:
     diagonal = None            # A[i, i]: expr.diagonal.diagonal, set there
 
     def __post_init__(self):
-        if not (isinstance(self.name, str) and self.name.isidentifier()):
-            raise ExpressionTypeError(f"tensor name must be an identifier, got {self.name!r}")
-        if self.name in RESERVED_NAMES or self.name.startswith(RESERVED_PREFIXES):
-            raise ExpressionTypeError(f"tensor name {self.name!r} is reserved for etchpy's "
-                                      f"own arrays; choose another name")
-        if not isinstance(self.order, int) or self.order < 0:
-            raise ExpressionTypeError(f"tensor {self.name}: order must be a non-negative int")
-        object.__setattr__(self, "format", Format.parse(self.format, self.order))
+        plain = type(self.name) is type(self.format) is str and type(self.order) is int
+        fmt = (_checked if plain else _checked.__wrapped__)(self.name, self.order, self.format)
+        object.__setattr__(self, "format", fmt)
 
     def __getitem__(self, idx) -> "Access":
         if not isinstance(idx, tuple):
@@ -150,10 +159,9 @@ tensor.__doc__ = TENSOR_DOC     # help(ep.tensor): each format's zero-copy input
 
 @dataclass(frozen=True)
 class IdentityVar(TensorVar):
-    """The implicit identity δ of a diagonal access `source[..., i, ..., i, ...]`:
-    an n×n csr tensor holding the semiring's one at (c, c), where n is the size
-    of mode `modes[0]` of `source`, which must equal that of mode `modes[1]`. No
-    user passes it: the runtime binds it from the source's shape."""
+    """The implicit identity δ of a diagonal access `source[..., i, ..., i, ...]`: an
+    n×n csr tensor holding the semiring's one at (c, c), n the size of mode `modes[0]`
+    of `source` (equal to mode `modes[1]`'s); the runtime binds it, never a user."""
 
     source: str = ""
     modes: tuple[int, int] = (0, 1)
