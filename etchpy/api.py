@@ -67,10 +67,9 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
             optimizer_options: dict | None = None, tuning=None) -> Kernel:
     """Compile an expression (or an "y[i] = A[i,j] * x[j]" string) into a Kernel.
 
-    Kernels are kept in process (runtime.kernel_cache) by every argument, the
-    Tuning's key and the build environment. The expression is compiled to an
-    Imp program now; the C is built on the first call of each input signature,
-    or ahead of time with `Kernel.build(**example_inputs)`.
+    Kernels are kept in process (runtime.kernel_cache) by every argument, the Tuning's key
+    and the build environment. The expression becomes an Imp program now; its C is built
+    on each input signature's first call, or ahead of time by `Kernel.build(**inputs)`.
 
     Parameters:
         expr: an expression, or a statement string (einsum convention: indices
@@ -98,7 +97,7 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
     options = statements.options_key(semiring, order, name, threads, optimize,
                                      optimizer_options, tuned := tuning_.of(tuning))
     text_key = statements.statement_key(expr, formats, out_indices, output, options)
-    kern = KERNELS.get(("compile", text_key))          # None for no text key
+    kern = None if text_key is None else KERNELS.get(("compile", text_key))
     if kern is None:
         expr, out_indices, output = _front_end(expr, formats, out_indices, output)
         key = (expr, literal_bits(expr), str(output),
@@ -107,7 +106,8 @@ def compile(expr: Expr | str, *, semiring: Semiring | str | None = None,  # noqa
             expr, semiring=semiring, output=output, order=order, out_indices=out_indices,
             name=name, threads=threads, optimize=optimize, optimizer_options=optimizer_options,
             tuning=tuned))
-        KERNELS.put(("compile", text_key or key), kern)
+        if text_key is not None:        # (an expression's: kept by `made` alone)
+            KERNELS.put(("compile", text_key), kern)
     statements.remember(last, kern)
     return kern
 

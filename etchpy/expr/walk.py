@@ -82,9 +82,20 @@ def literal_bits(e: Expr) -> tuple:
     """The bit patterns of e's float literals and map arguments, in order: what
     Expr equality misses (Lit(0.0) == Lit(-0.0), yet 1/x differs), for caches
     keyed by an expression."""
-    vals = [x.value if isinstance(x, Lit) else x.arg for x in subexprs(e)
-            if isinstance(x, Lit) or isinstance(x, Map) and x.arg is not None]
-    return tuple(float_bits(v) for v in vals)
+    vals, todo = [], [e]            # (subexprs' order, without its generators:
+    while todo:                     # compile keys each expression by this per call)
+        x = todo.pop()
+        if isinstance(x, (Mul, Add)):
+            todo += (x.b, x.a)
+        elif isinstance(x, Sum):
+            todo.append(x.body)
+        elif isinstance(x, Map):
+            if x.arg is not None:
+                vals.append(x.arg)
+            todo.append(x.a)
+        elif isinstance(x, Lit):
+            vals.append(x.value)
+    return tuple([float_bits(v) for v in vals])
 
 
 def float_bits(v):

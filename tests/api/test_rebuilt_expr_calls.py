@@ -1,0 +1,83 @@
+"""An expression rebuilt in the caller's loop (issue 39): ep.compile finds the kernel
+made for an equal expression by one lookup of its structural key, and the memo of
+each tensor's checked format (expr.nodes._checked) keeps what would tell kernels apart."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.expr.nodes import Lit, Map, _checked
+from etchpy.expr.walk import float_bits, literal_bits, subexprs
+from etchpy.runtime.kernel_cache import KERNELS
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+
+i, j = ep.indices("i j")
+
+
+def spmv(fmt="csr", scale=None, name="A", order=2):
+    a, x = ep.tensor(name, order, format=fmt), ep.tensor("x", 1)
+    body = a[i, j] * x[j] if scale is None else a[i, j] * x[j] * scale
+    return ep.sum(j, body)
+
+
+def test_a_rebuilt_expression_finds_its_kernel_and_keeps_one_entry():
+    kern = ep.compile(spmv())
+    before = len(KERNELS)
+    assert ep.compile(spmv()) is kern and len(KERNELS) == before
+    KERNELS.clear()
+    ep.compile(spmv())
+    assert len(KERNELS) == 1            # the expression's key only (no text key)
+    A = sp.random(7, 5, density=0.4, format="csr", random_state=1)
+    x = np.arange(5.0)
+    np.testing.assert_allclose(ep.evaluate(spmv(), A=A, x=x), A @ x)
+
+
+@pytest.mark.parametrize("other", [dict(fmt="csc"), dict(fmt="dense"), dict(name="B"),
+                                   dict(scale=2.0), dict(scale=-0.0)])
+def test_a_changed_expression_gets_another_kernel(other):
+    assert ep.compile(spmv(**other)) is not ep.compile(spmv())
+    assert ep.compile(spmv(**other)) is ep.compile(spmv(**other))
+
+
+def test_signed_zero_literals_key_apart():
+    assert ep.compile(spmv(scale=0.0)) is not ep.compile(spmv(scale=-0.0))
+
+
+@pytest.mark.parametrize("option", [dict(tuning="noopt"), dict(semiring="min_plus"),
+                                    dict(threads=2), dict(output="coo")])
+def test_a_changed_option_gets_another_kernel(option):
+    assert ep.compile(spmv(), **option) is not ep.compile(spmv())
+
+
+def test_checked_formats_are_kept_per_name_order_and_format():
+    assert ep.tensor("A", 2, format="csr").format is ep.tensor("A", 2, "csr").format
+    assert ep.tensor("A", 2, format="csc").format != ep.tensor("A", 2, "csr").format
+    assert ep.tensor("A", 1, format="dense").format.order == 1
+    assert ep.tensor("A", 3, format="dense").format.order == 3
+    named = ep.Format([ep.Dense(), ep.Compressed()], name="mine")
+    assert ep.tensor("A", 2, format=named).format is named    # a Format: as given
+    assert ep.tensor("A", True).format.order == 1             # bool order: unkept path
+    hits = _checked.cache_info().hits
+    ep.tensor("A", 2, format="csr")
+    assert _checked.cache_info().hits == hits + 1
+
+
+@pytest.mark.parametrize("args", [("1A", 2, "csr"), ("out", 1), ("tmp_x", 1), ("A", -1),
+                                  ("A", 1, "csr"), ("A", 2, "nope"), ("A", 2.0, "csr")])
+def test_a_bad_tensor_is_refused_every_time(args):
+    for _ in range(2):                  # (an error is not kept: raised again)
+        with pytest.raises((ep.errors.ExpressionTypeError, ep.errors.FormatError)):
+            ep.tensor(*args)
+
+
+def test_literal_bits_in_the_order_of_subexprs():
+    def by_walk(e):
+        return tuple(float_bits(x.value if isinstance(x, Lit) else x.arg)
+                     for x in subexprs(e)
+                     if isinstance(x, Lit) or isinstance(x, Map) and x.arg is not None)
+    x = ep.tensor("x", 1)
+    for e in [spmv(), spmv(scale=-0.0) + 1.5,
+              ep.map("minimum", 2 * ep.map("maximum", x[i] + 7, -0.0), 4.0),
+              ep.sum(j, (spmv(scale=0.5) + 3) * ep.tensor("z", 1)[j]) * -2.0]:
+        assert literal_bits(e) == by_walk(e)
