@@ -30,6 +30,7 @@ __all__ = ["input_formats", "last_args", "last_kernel", "options_key", "parsed",
            "statement_key"]
 
 _statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
+_orders: dict = {}          # text -> {tensor name: order}, for input_formats
 # compile's last statement: [its arguments with the environment that selects a build and
 # KERNELS' generation, its kernel]: a cheaper key into KERNELS while nothing left it
 _last: list = [None, None]
@@ -62,16 +63,21 @@ def input_formats(text, inputs: dict, tuning=None) -> dict | None:
     Inputs named nowhere in the statement are left to the kernel's checks."""
     if type(text) is not str or not tuning_.of(tuning).input_formats:
         return None
-    names = tensors(parsed(text, None)[0])
+    orders = _orders.get(text)
+    if orders is None:          # (the walk once per text, not per call)
+        orders = {name: t.order for name, t in tensors(parsed(text, None)[0]).items()}
+        if len(_orders) >= 256:
+            _orders.clear()
+        _orders[text] = orders
     out = {}
     for name, value in inputs.items():
-        tv = names.get(name)
-        if tv is None:
+        order = orders.get(name)
+        if order is None:
             continue
         if type(value) is Tensor:
-            if len(value.shape) == tv.order:
+            if len(value.shape) == order:
                 out[name] = value.format
-        elif (is_scipy_sparse(value) and tv.order == 2 and getattr(value, "ndim", 0) == 2
+        elif (is_scipy_sparse(value) and order == 2 and getattr(value, "ndim", 0) == 2
               and getattr(value, "format", None) in ("csr", "csc", "coo")):
             out[name] = value.format
     return out or None

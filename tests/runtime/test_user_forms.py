@@ -224,6 +224,20 @@ def test_input_formats_names_only_the_statement_s_sparse_tensors():
     assert statements.input_formats(e, {"A": A, "x": x}) is None     # an expression
 
 
+
+def test_input_formats_walks_a_text_once_and_keys_by_its_text():
+    A, x = _matrix(seed=13), np.ones(37)
+    statements._orders.clear()
+    for _ in range(2):
+        assert statements.input_formats(SPMV, {"A": A, "x": x}) == {"A": "csr"}
+    assert statements._orders == {SPMV: {"A": 2, "x": 1}}
+    # another text naming A with another order: its own entry, A not declared sparse
+    assert statements.input_formats("y[i] = A[i] * x[i]", {"A": A, "x": x}) is None
+    assert statements.input_formats(SPMV, {"A": A, "x": x}) == {"A": "csr"}
+    for k in range(300):                        # bounded
+        statements.input_formats(f"y[i] = A{k}[i, j] * x[j]", {"x": x})
+    assert len(statements._orders) <= 256
+
 def test_evaluate_of_a_statement_still_refuses_bad_inputs():
     A = _matrix(seed=10)
     x = np.ones(A.shape[1])
