@@ -364,18 +364,17 @@ def sum(idx: Index | tuple[Index, ...] | list[Index],  # noqa: A001 - public nam
 
 
 def free_indices(e: Expr) -> tuple[Index, ...]:
-    match e:
-        case Access(_, idx):
-            return idx
-        case Lit():
-            return ()
-        case Mul(a, b) | Add(a, b):
-            fa = free_indices(a)
-            return fa + tuple(i for i in free_indices(b) if i not in fa)
-        case Sum(i, body):
-            return tuple(j for j in free_indices(body) if j != i)
-        case Map(_, a, _):
-            return free_indices(a)
+    if isinstance(e, Access):       # (isinstance, not match: ep.sum checks per call)
+        return e.indices
+    if isinstance(e, Lit):
+        return ()
+    if isinstance(e, (Mul, Add)):
+        fa = free_indices(e.a)
+        return fa + tuple([i for i in free_indices(e.b) if i not in fa])
+    if isinstance(e, Sum):
+        return tuple([j for j in free_indices(e.body) if j != e.index])
+    if isinstance(e, Map):
+        return free_indices(e.a)
     raise ExpressionTypeError(f"not an expression: {e!r}")
 
 

@@ -81,3 +81,14 @@ def test_literal_bits_in_the_order_of_subexprs():
               ep.map("minimum", 2 * ep.map("maximum", x[i] + 7, -0.0), 4.0),
               ep.sum(j, (spmv(scale=0.5) + 3) * ep.tensor("z", 1)[j]) * -2.0]:
         assert literal_bits(e) == by_walk(e)
+
+
+def test_free_indices_in_order_of_first_appearance():
+    k = ep.indices("k")[0]
+    a, x, z = ep.tensor("A", 2), ep.tensor("x", 1), ep.tensor("z", 1)
+    assert (a[i, j] * x[j]).free == (i, j)
+    assert (x[j] * a[i, j] + z[k]).free == (j, i, k)
+    assert ep.sum(j, ep.map("maximum", a[i, j] * 2.0, 0.0) * x[j]).free == (i,)
+    assert ep.sum((i, j), a[i, j]).free == () and (3 * x[i]).free == (i,)
+    with pytest.raises(ep.errors.ExpressionTypeError):
+        ep.sum(k, a[i, j])
