@@ -151,7 +151,12 @@ class TensorVar:
 
 
 def tensor(name: str, order: int, format: str | Format = "dense", *, iso=False) -> TensorVar:
+    if type(name) is type(format) is str and type(order) is int and type(iso) is bool:
+        return _interned(name, order, format, iso)     # one object: keys compare by `is`
     return TensorVar(name, order, format, iso)
+
+
+_interned = functools.lru_cache(maxsize=1024)(TensorVar)   # (nodes are immutable)
 
 
 tensor.__doc__ = TENSOR_DOC     # help(ep.tensor): each format's zero-copy inputs, orders
@@ -205,10 +210,7 @@ class Expr(Comparable):
     def __pow__(self, n):
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ExpressionTypeError(f"e ** n needs an integer n >= 1, got {n!r}")
-        out = self
-        for _ in range(int(n) - 1):
-            out = Mul(out, self)
-        return out
+        return functools.reduce(Mul, [self] * int(n))        # ((e·e)·e)...
 
     @property
     def free(self) -> tuple[Index, ...]:
@@ -313,16 +315,15 @@ def _kept(made):
     """A node's hash (its fields'), worked out once: nodes are immutable, and the
     planner hashes the same bodies many times (its memo keys hold them)."""
     def __hash__(self):
-        try:
-            return self._hash
-        except AttributeError:
-            object.__setattr__(self, "_hash", made(self))
-            return self._hash
+        if (h := getattr(self, "_hash", None)) is None:     # (no exception raised)
+            object.__setattr__(self, "_hash", h := made(self))
+        return h
     return __hash__
 
 
-for _node in (Access, Lit, Mul, Add, Sum, Map):
+for _node in (Access, Lit, Mul, Add, Sum, Map, TensorVar, Index):
     _node.__hash__ = _kept(_node.__hash__)
+TensorVar.__getstate__ = Index.__getstate__ = Expr.__getstate__
 
 
 def as_expr(x) -> Expr:
