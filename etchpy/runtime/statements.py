@@ -7,8 +7,8 @@
     options_key(...)             the part of a compile key every front end shares
     statement_key(...)           a statement's key by its text (one lookup per call)
     last_args(...), last_kernel(args), remember(args, kern)
-                                 compile's last statement with plain options, found
-                                 again by comparing its arguments (no key built)
+                                 compile's last statement (or expression object) with
+                                 plain options, found again by comparing its arguments
 
 Options are keyed by value, but a Semiring by its id (hashing one hashes its
 callables): the cached kernel holds it, so the id is not reused while the entry
@@ -18,6 +18,7 @@ could hand its id to another name.
 from __future__ import annotations
 
 from .. import tuning as tuning_
+from ..expr.nodes import Expr
 from ..expr.parse import parse
 from ..expr.walk import tensors
 from .inputs import is_scipy_sparse
@@ -108,10 +109,14 @@ def statement_key(expr, formats, out_indices, output, options):
 def last_args(expr, formats, output, semiring, name, threads, optimize, order, out_indices,
               tuning, optimizer_options):
     """ep.compile's arguments as the key of its last statement (`last_kernel`), or
-    None unless `expr` is a statement string and every option is None or plain
-    (str, int, bool; `formats` a dict). With them: ETCHPY_NUM_THREADS, the build
-    environment (runtime.build.environment) and KERNELS' generation now."""
-    if not (type(expr) is str and order is None and out_indices is None and tuning is None
+    None unless `expr` is a statement string or an expression (found again only as
+    the same object: equal expressions may differ in their literals' types) and every
+    option is None or plain (str, int, bool; `formats` a dict). With them:
+    ETCHPY_NUM_THREADS, the build environment (runtime.build.environment) and
+    KERNELS' generation now."""
+    if type(expr) is not str:
+        expr = _Same(expr) if isinstance(expr, Expr) else None
+    if not (expr is not None and order is None and out_indices is None and tuning is None
             and optimizer_options is None and type(output) is str and type(name) is str
             and (semiring is None or type(semiring) is str)
             and (threads is None or type(threads) is int)
@@ -120,6 +125,18 @@ def last_args(expr, formats, output, semiring, name, threads, optimize, order, o
         return None
     return (expr, formats and tuple(formats.items()), output, semiring, name, threads,
             optimize, default_threads(), environment(), KERNELS.generation)
+
+
+class _Same:
+    """An expression in compile's last arguments: equal to itself alone (and holding
+    it, so its id is not reused while kept)."""
+    __slots__ = ("expr",)
+
+    def __init__(self, expr):
+        self.expr = expr
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.expr is self.expr
 
 
 def last_kernel(args):

@@ -1,6 +1,10 @@
 """An expression rebuilt in the caller's loop (issue 39): ep.compile finds the kernel
 made for an equal expression by one lookup of its structural key, and the memo of
-each tensor's checked format (expr.nodes._checked) keeps what would tell kernels apart."""
+each tensor's checked format (expr.nodes._checked) keeps what would tell kernels apart;
+`ep.tensor` of plain arguments gives one object, and the same expression object
+compiled again is found by identity (runtime.statements.last_args)."""
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -8,6 +12,7 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.expr.nodes import Lit, Map, _checked
 from etchpy.expr.walk import float_bits, literal_bits, subexprs
+from etchpy.runtime import jsondata
 from etchpy.runtime.kernel_cache import KERNELS
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -59,8 +64,42 @@ def test_checked_formats_are_kept_per_name_order_and_format():
     assert ep.tensor("A", 2, format=named).format is named    # a Format: as given
     assert ep.tensor("A", True).format.order == 1             # bool order: unkept path
     hits = _checked.cache_info().hits
-    ep.tensor("A", 2, format="csr")
+    ep.TensorVar("A", 2, "csr")
     assert _checked.cache_info().hits == hits + 1
+
+
+def test_plain_tensors_are_one_object_and_others_are_not():
+    assert ep.tensor("A", 2, format="csr") is ep.tensor("A", 2, "csr")
+    assert ep.tensor("A", 2, "csr") is not ep.tensor("A", 2, "csc")
+    assert ep.tensor("A", 2, "csr") is not ep.tensor("A", 2, "csr", iso=True)
+    named = ep.Format([ep.Dense(), ep.Compressed()], name="mine")
+    assert ep.tensor("A", 2, format=named) == ep.tensor("A", 2, format=named)
+    assert ep.tensor("A", True).order is True               # (not the order-1 tensor's)
+
+
+def test_kept_hashes_do_not_travel():
+    """A node's hash is kept on it once worked out; pickling and jsondata leave it out
+    (strings hash differently in another process)."""
+    e = spmv(scale=2.0)
+    hash(e)
+    for node in (e, e.body.a.a, e.body.a.a.tensor, e.index):
+        assert "_hash" in vars(node)
+        assert "_hash" not in vars(pickle.loads(pickle.dumps(node)))
+        assert "_hash" not in jsondata.dumps(node)
+        assert pickle.loads(pickle.dumps(node)) == node
+        assert hash(pickle.loads(pickle.dumps(node))) == hash(node)
+
+
+def test_the_same_expression_object_finds_its_kernel_by_identity():
+    e = spmv(scale=0.0)
+    kern = ep.compile(e)
+    assert ep.compile(e) is kern
+    assert ep.compile(spmv(scale=-0.0)) is not kern     # equal, but not the same kernel
+    assert ep.compile(e) is kern
+    KERNELS.clear()                                     # (a cleared cache: made again)
+    again = ep.compile(e)
+    assert again is not kern and ep.compile(e) is again
+    assert ep.compile(e, semiring="min_plus") is not again
 
 
 @pytest.mark.parametrize("args", [("1A", 2, "csr"), ("out", 1), ("tmp_x", 1), ("A", -1),
