@@ -143,6 +143,13 @@ def _(d):
     return ours, (lambda: A @ px()), None
 
 
+@case("ep.evaluate(expr), expr built once", "A @ x")
+def _(d):
+    A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
+    e = ep.sum(j, ep.tensor("A", 2, format="csr")[i, j] * ep.tensor("x", 1)[j])
+    return (lambda: ep.evaluate(e, A=A, x=nx())), (lambda: A @ px()), None
+
+
 @case("nested Σj P·(Σk Q·x), scipy, new x", "P @ (Q @ x)")
 def _(d):
     P, Q, nx, px = d.A, d.B, cycling(d.xs), cycling(d.xs)
