@@ -56,7 +56,7 @@ Result = Union[np.ndarray, np.generic, "scipy.sparse.sparray", Tensor]
 
 _einsum_calls = einsum_calls.Calls()       # ep.einsum's prepared calls (runtime.einsum_calls)
 _calls = _einsum_calls.calls               # its table, looked up in one step (None: no key)
-_dots = _einsum_calls.dots                 # its ndarray.dot calls by spec, dtypes and axes
+_dots = _einsum_calls.dots                 # its matmul.Dot calls by spec, dtypes and axes
 _NDARRAY = np.ndarray                       # (the two-numpy-operand key, built inline)
 
 
@@ -307,7 +307,10 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
                 dot_key = (spec, a.dtype, b.dtype, a.ndim, b.ndim)
                 dot = _dots.get(dot_key)
                 if dot is not None:
-                    try:
+                    try:        # ndarray.dot on fresh or contiguous arrays, else the Dot
+                        if ((a.base is None or a.flags.forc)
+                                and (b.base is None or b.flags.forc)):
+                            return _NDARRAY.dot(a, b)
                         return dot(a, b)
                     except ValueError:      # sizes that disagree: named on the path below
                         pass

@@ -7,9 +7,8 @@ returned for another. docs/performance.md has one section per optimisation:
 its rule, the field that controls it, what it was measured to gain, and the
 test that covers it.
 Two kinds of fields:
-- switches (bool): each optimisation, strategy choice or schedule pass can be
-  turned off; with every switch off lowering still emits correct plain loops
-  (one write path per output kind);
+- switches (bool): each optimisation, strategy choice or schedule pass can be turned
+  off; with every switch off lowering still emits correct plain loops (one write path per output kind);
 - thresholds and sizes: when an optimisation fires, and how big its pieces are.
 
 Presets:
@@ -85,7 +84,8 @@ class Tuning:
             each tensor its input's format: scipy csr/csc/coo, an ep.Tensor's, else dense),
             call_binder (that plan made in C, runtime.binder), numpy_einsum
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
-            to numpy, runtime.einsum_calls), one_walk (factors over the same
+            to numpy, runtime.einsum_calls; blas_casts: a dense real product of other dtypes
+            cast, then numpy's matmul; strided_copy_bytes, runtime.matmul), one_walk (factors over the same
             index arrays walked once, flat or by runs of levels, runtime.shared;
             sink_located: there, a located table's one-child levels last, expr.sink;
             dense_runs: a run may start at a dense first level, expr.collapse;
@@ -191,6 +191,7 @@ class Tuning:
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
+    blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
@@ -277,18 +278,17 @@ class Tuning:
     temp_weight: float = 4.0          # cost of a materialised entry against a visited one
     stride_weight: float = 1.0        # cost of a strided read against a visited record
     contiguous_weight: float = 0.5    # cost of a record of a unit-stride dense inner loop
-    scatter_weight: float = 1.0       # ... of a record written to a dense temporary at the
-                                      # position a sparse walk found (0: not priced)
+    scatter_weight: float = 1.0       # ... of a dense temporary's record a sparse walk placed (0: none)
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
+    strided_copy_bytes: int = 1 << 18  # ep.einsum: a strided matrix copied for BLAS up to this
     cache_cells: int = 1 << 12        # cells a loop may leave and revisit in cache (more: strided)
     orders_tried: int = 120           # loop orders priced a step (up to this many; plan.convert)
     conversion_choices: int = 16      # combinations of input conversions per loop order
     dense_conversion_elements: int = 1 << 16  # a conversion to dense is priced up to this
     dense_conversion_share: float = 0.25      # many elements, or from this density
     nesting_exhaustive: int = 4       # every keep/flatten priced up to this many factor points
-    layout_slack: float = 1.1         # a temporary is laid out in its reader's order when
-                                      # its maker's work grows by at most this (plan.layout)
+    layout_slack: float = 1.1         # a temporary in its reader's order if its work grows <= this
     saturation: Saturation = Saturation()
     # -- lazy arrays' fusion plan (etchpy.lazy.fusion; docs/lazy.md) ----------
     lazy_step_cost: float = 2e4       # cost units of one kernel step beyond its work

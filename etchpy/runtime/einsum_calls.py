@@ -23,7 +23,11 @@ A dense product that is one matrix product (runtime.matmul) of two numpy float64
 (float32) operands in the real (real32) semiring, with a dense output and
 `Tuning.blas` on, runs as numpy's matmul: BLAS with numpy's own dispatch and
 nothing around it but the transposes and reshapes (with none, `ndarray.dot` for
-operands of at most 2 axes, which is matmul there: runtime.matmul). With the
+operands of at most 2 axes, which is matmul there, or matmul for strided ones:
+runtime.matmul). Operands of other dtypes that numpy casts safely to the
+semiring's carrier (an int64 or float32 operand of a float64 product: the real
+semiring the dtypes give) are cast first, then so multiplied, as numpy's matmul
+does (`Tuning.blas_casts`). With the
 default options a call on two numpy operands is keyed in a few steps
 (`plain_key`) and looked up in one. One numpy operand under the
 default semiring (None: the one its dtype gives, when that computes in the
@@ -104,10 +108,11 @@ class Calls:
     `calls.get(key)` the same in one lookup, and `put(key, call, *held)`; `held`
     are the option objects keyed by identity, kept alive with the entry. At most
     `limit` entries: a full table is emptied before it takes another.
-    `dots`: `ndarray.dot` by (spec, dtypes, numbers of axes) of two numpy
+    `dots`: the `matmul.Dot` by (spec, dtypes, numbers of axes) of two numpy
     operands under the default options, put with `dot_key`: a plain product of
     at most two axes each is that call whatever the sizes (numpy raises
-    ValueError for sizes that disagree; the caller then takes the full path)."""
+    ValueError for sizes that disagree; the caller then takes the full path).
+    The caller calls `ndarray.dot` itself on contiguous operands."""
 
     def __init__(self, limit: int = 256):
         self.limit = limit
@@ -123,7 +128,7 @@ class Calls:
             self.clear()
         self.calls[key] = call
         self._held[key] = held
-        if dot_key is not None and call is np.ndarray.dot:
+        if dot_key is not None and type(call) is matmul.Dot:
             self.dots[dot_key] = call
 
     def clear(self) -> None:
@@ -136,21 +141,43 @@ class Calls:
 
 
 def matmul_call(parts, operands, semiring, output, tuning):
-    """The Matmul running einsum `parts` (an expr.einsum.Einsum) on `operands`
-    when it is one dense real product (see the module docstring), numpy.matmul
-    itself when it needs nothing around it, else None."""
+    """The product running einsum `parts` (an expr.einsum.Einsum) on `operands`
+    when it is one dense real product (see the module docstring): numpy's product
+    itself when it needs nothing around it (runtime.matmul's `direct`), else a
+    Matmul; either behind a `matmul.Cast` for operands of other dtypes. None
+    otherwise."""
     if output not in (None, "dense") or len(operands) != 2:
         return None
     a, b = operands
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype:
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
         return None
-    sr = _semiring(semiring, a.dtype)
-    if sr not in (semirings.real, semirings.real32) or sr.dtype != a.dtype:
-        return None
-    if not tuning_.of(tuning).blas:
+    tuned = tuning_.of(tuning)
+    carrier = _carrier(semiring, a.dtype, b.dtype, tuned)
+    if carrier is None or not tuned.blas:
         return None
     made = matmul.recipe(parts.names, [ix.name for ix in parts.out], [a.shape, b.shape])
-    return None if made is None else made.direct((a.ndim, b.ndim))
+    if made is None:
+        return None
+    call = made.direct((a.ndim, b.ndim), tuned.strided_copy_bytes)
+    return call if a.dtype == b.dtype == carrier else matmul.Cast(carrier, call)
+
+
+def _carrier(semiring, da, db, tuned):
+    """The dtype (float64 or float32) a real (real32) product of operands of dtypes
+    da and db computes in: the semiring's (None: the one numpy's result type
+    gives, as ep.einsum infers it). Operands of another dtype need
+    `Tuning.blas_casts` and a cast numpy makes safely (bool, integers, floats);
+    None when the product is not so."""
+    sr = _semiring(semiring, da if da == db else np.result_type(da, db))
+    if sr not in (semirings.real, semirings.real32):
+        return None
+    dt = sr.dtype
+    if da == db == dt:
+        return dt
+    if not tuned.blas_casts or not all(d.kind in "biuf" and np.can_cast(d, dt)
+                                       for d in (da, db)):
+        return None
+    return dt
 
 
 def numpy_call(spec, parts, operands, semiring, output, tuning):

@@ -22,14 +22,25 @@ output's shape: a fresh C-contiguous array, or a numpy scalar for no output
 index, as a compiled kernel returns. An operand without free indices and no
 batch stays a vector (matmul's matrix-vector and dot forms). A recipe is made
 for fixed shapes; the caller keys it by them.
+
+A product of at most two axes each with nothing around it is `ndarray.dot`
+(numpy's matmul there, dispatched for less) through `Dot`, which turns to
+`numpy.matmul` for a matrix operand that is neither C- nor F-contiguous (a
+strided view) of more than `Tuning.strided_copy_bytes`: ndarray.dot copies such
+an operand before BLAS, while matmul passes BLAS its leading dimension (a unit
+stride), or reads it once in its own strided loop; past that size the copy costs
+more than it saves (below it, the copy is cheap and dot's dispatch cheaper). `Cast` runs a
+product of operands of other dtypes after casting each to the carrier, as numpy's
+matmul does for mixed dtypes (`Tuning.blas_casts`).
 """
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
-__all__ = ["Matmul", "recipe"]
+__all__ = ["Cast", "Dot", "Matmul", "dot", "recipe"]
 
 
 class Matmul:
@@ -58,17 +69,54 @@ class Matmul:
         c = np.matmul(a, b)
         return c if self.shape_out is None else c.reshape(self.shape_out)
 
-    def direct(self, ndims=(3, 3)):
+    def direct(self, ndims=(3, 3), limit: int = 1 << 18):
         """numpy's product itself when it needs no transpose, reshape or swap (a
         call then costs numpy's dispatch alone), else this Matmul. `ndims`: the
-        operands' numbers of axes. With none above 2 that is `ndarray.dot`, which
-        is matmul there (the same BLAS gemm or gemv, the same result types) and is
-        dispatched without the ufunc machinery (about 0.25 µs less); else
+        operands' numbers of axes. With none above 2 that is a `Dot` (`limit`):
+        `ndarray.dot`, which is matmul there (the same BLAS gemm or gemv, the same
+        result types) and is dispatched without the ufunc machinery (about 0.25 µs
+        less), but for strided operands (see the module docstring); else
         `numpy.matmul`."""
         plain = (self.perm_l, self.shape_l, self.perm_r, self.shape_r, self.shape_out)
         if self.swap or plain != (None,) * 5:
             return self
-        return np.ndarray.dot if max(ndims) <= 2 else np.matmul
+        return Dot(dot, limit=limit) if max(ndims) <= 2 else np.matmul
+
+
+class Dot(partial):
+    """`dot(a, b, limit)` (a partial of `dot`, called without a Python frame of its
+    own): ndarray.dot or, for strided matrix operands, matmul."""
+
+    __slots__ = ()
+
+    @property
+    def limit(self) -> int:
+        return self.keywords["limit"]
+
+
+def dot(a, b, limit: int):
+    """a·b of two numpy operands of at most two axes each: `numpy.matmul` when a
+    matrix operand of more than `limit` bytes is neither C- nor F-contiguous (see
+    the module docstring), else `ndarray.dot`. Both compute numpy's matmul of a
+    and b."""
+    if ((a.nbytes > limit and a.ndim == 2 and not a.flags.forc)
+            or (b.nbytes > limit and b.ndim == 2 and not b.flags.forc)):
+        return np.matmul(a, b)
+    return np.ndarray.dot(a, b)
+
+
+class Cast:
+    """`product(a', b')` of the operands cast to `dtype` (a no-op for an operand of
+    that dtype), a product of operands of other dtypes as numpy's matmul runs it."""
+
+    __slots__ = ("dtype", "product")
+
+    def __init__(self, dtype, product):
+        self.dtype, self.product = dtype, product
+
+    def __call__(self, a, b):
+        dt = self.dtype
+        return self.product(a.astype(dt, copy=False), b.astype(dt, copy=False))
 
 
 def recipe(names, out, shapes) -> Matmul | None:

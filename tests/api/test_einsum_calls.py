@@ -13,7 +13,7 @@ import etchpy as ep
 from etchpy import api
 from etchpy.expr.einsum import einsum_parts
 from etchpy.runtime import einsum_calls
-from etchpy.runtime.matmul import Matmul, recipe
+from etchpy.runtime.matmul import Cast, Dot, Matmul, recipe
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -89,10 +89,10 @@ def test_dense_real_products_run_as_matmul(spec, s0, s1, dtype):
         assert np.asarray(got).dtype == dtype
         assert np.allclose(got, want, rtol=1e-5)
     call = entry(spec, a, b)     # numpy's product itself when nothing surrounds it:
-    direct = (np.ndarray.dot, np.matmul)     # ndarray.dot, which is matmul up to 2-d
-    assert isinstance(call, Matmul) or call in direct
-    assert (call in direct) or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik")
-    assert (call is np.matmul) == (a.ndim > 2 and call in direct)
+    direct = type(call) is Dot or call is np.matmul    # ndarray.dot (matmul up to 2-d)
+    assert isinstance(call, Matmul) or direct
+    assert direct or spec not in ("ij,jk->ik", "ij,j->i", "bij,bjk->bik")
+    assert (call is np.matmul) == (a.ndim > 2 and direct)
     assert np.allclose(full_path(spec, a, b), want, rtol=1e-5)
 
 
@@ -260,7 +260,7 @@ def test_plain_products_are_found_by_spec_dtypes_and_axes():
     rng = np.random.default_rng(7)
     a, x = rng.random((3, 4)), rng.random(4)
     assert np.allclose(ep.einsum("ij,j->i", a, x), a @ x)
-    assert api._dots.get(("ij,j->i", a.dtype, x.dtype, 2, 1)) is np.ndarray.dot
+    assert type(api._dots.get(("ij,j->i", a.dtype, x.dtype, 2, 1))) is Dot
     for n, m in [(5, 6), (1, 9), (0, 3)]:
         b, y = rng.random((n, m)), rng.random(m)
         assert np.allclose(ep.einsum("ij,j->i", b, y), b @ y)
@@ -270,7 +270,68 @@ def test_plain_products_are_found_by_spec_dtypes_and_axes():
     with pytest.raises(ep.ExpressionTypeError, match="3 dimensions"):
         ep.einsum("ij,j->i", np.ones((2, 3, 4)), x)
     calls = einsum_calls.Calls(limit=1)
-    calls.put(("k", 1), np.ndarray.dot, dot_key=("d", 1))
-    assert calls.dots == {("d", 1): np.ndarray.dot}
+    dot = Dot(np.ndarray.dot)
+    calls.put(("k", 1), dot, dot_key=("d", 1))
+    assert calls.dots == {("d", 1): dot}
     calls.put(("k", 2), len, dot_key=("d", 2))
     assert calls.dots == {}
+
+
+MIXED = [("ij,jk->ik", (5, 4), (4, 3), np.int64, np.float64),
+         ("ij,j->i", (5, 4), (4,), np.float32, np.float64),
+         ("ij,j->i", (5, 4), (4,), np.int32, np.float32),     # numpy: float64
+         ("ij,kj->ik", (5, 4), (3, 4), np.float64, np.bool_),
+         ("bij,bjk->bik", (2, 5, 4), (2, 4, 3), np.float16, np.float32),
+         ("ij,jk->ki", (5, 4), (4, 3), np.uint8, np.float64)]
+
+
+@pytest.mark.parametrize("spec, s0, s1, d0, d1", MIXED, ids=[f"{m[0]} {np.dtype(m[3])} "
+                                                             f"{np.dtype(m[4])}" for m in MIXED])
+def test_products_of_other_dtypes_cast_then_run_as_matmul(spec, s0, s1, d0, d1):
+    """A dense real product of operands of other dtypes that numpy casts safely to
+    the carrier (the real semiring numpy's result type gives) casts them and runs
+    as numpy's matmul: numpy's dtype and values, new arrays each call; with
+    Tuning.blas_casts off, the kernel gives the same."""
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        a, b = (rng.random(s0) * 10).astype(d0), (rng.random(s1) * 10).astype(d1)
+        want = np.einsum(spec, a, b)
+        got = ep.einsum(spec, a, b)
+        assert got.dtype == want.dtype and np.allclose(got, want, rtol=1e-5)
+    assert isinstance(entry(spec, a, b), Cast)
+    off = ep.einsum(spec, a, b, tuning=ep.Tuning(blas_casts=False))
+    assert not isinstance(entry(spec, a, b, tuning=ep.Tuning(blas_casts=False)), Cast)
+    assert off.dtype == want.dtype and np.allclose(off, want, rtol=1e-5)
+
+
+def test_products_numpy_does_not_cast_safely_keep_their_kernel():
+    """A product with a complex operand (the complex semiring) and one of two
+    integer operands (the integer semiring) are not cast into a real matmul."""
+    a, b = np.arange(6).reshape(2, 3), np.ones((3, 2), np.complex128)
+    assert not isinstance(entry("ij,jk->ik", a, b) or einsum_entry("ij,jk->ik", a, b), Cast)
+    c = np.arange(6).reshape(3, 2)
+    assert np.array_equal(ep.einsum("ij,jk->ik", a, c), a @ c)
+    assert not isinstance(entry("ij,jk->ik", a, c), Cast)
+
+
+def einsum_entry(spec, a, b):
+    ep.einsum(spec, a, b)
+    return entry(spec, a, b)
+
+
+@pytest.mark.parametrize("limit", [0, 1 << 18, 1 << 40])
+def test_strided_operands_give_numpys_product(limit):
+    """Strided views (columns or rows skipped, transposed slices) of any size,
+    below and above Tuning.strided_copy_bytes: numpy's matmul's answer, through
+    the default options' lookup and through a Tuning."""
+    rng = np.random.default_rng(9)
+    tuned = ep.Tuning(strided_copy_bytes=limit)
+    for n in (4, 40, 200):
+        a, b, v = rng.random((n, n)), rng.random((n, n)), rng.random(n)
+        for x, y, spec in [(a[:, ::2], v[::2], "ij,j->i"), (a[::2, :], v, "ij,j->i"),
+                           (a[:, ::2], b[::2, ::3], "ij,jk->ik"), (a[::2].T, b[::2], "ij,jk->ik"),
+                           (v[::3], a[::3, ::2], "j,jk->k")]:
+            want = x @ y
+            for _ in range(2):
+                assert np.allclose(ep.einsum(spec, x, y), want)
+                assert np.allclose(ep.einsum(spec, x, y, tuning=tuned), want)
