@@ -281,7 +281,7 @@ class Tuning:
     scatter_weight: float = 1.0       # ... of a dense temporary's record a sparse walk placed (0: none)
     blas_gain: float = 7.0            # dense loops' multiply-add over BLAS's (product_cost)
     blas_call: float = 2e3            # ... and a BLAS call's fixed cost (plan.dense.operand_temps)
-    strided_copy_bytes: int = 1 << 18  # ep.einsum: a strided matrix copied for BLAS up to this
+    strided_copy_bytes: int = 1 << 20  # ep.einsum: a strided matrix copied for BLAS up to this
     cache_cells: int = 1 << 12        # cells a loop may leave and revisit in cache (more: strided)
     orders_tried: int = 120           # loop orders priced a step (up to this many; plan.convert)
     conversion_choices: int = 16      # combinations of input conversions per loop order

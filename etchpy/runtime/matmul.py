@@ -69,7 +69,7 @@ class Matmul:
         c = np.matmul(a, b)
         return c if self.shape_out is None else c.reshape(self.shape_out)
 
-    def direct(self, ndims=(3, 3), limit: int = 1 << 18):
+    def direct(self, ndims=(3, 3), limit: int = 1 << 20):
         """numpy's product itself when it needs no transpose, reshape or swap (a
         call then costs numpy's dispatch alone), else this Matmul. `ndims`: the
         operands' numbers of axes. With none above 2 that is a `Dot` (`limit`):
@@ -80,21 +80,21 @@ class Matmul:
         plain = (self.perm_l, self.shape_l, self.perm_r, self.shape_r, self.shape_out)
         if self.swap or plain != (None,) * 5:
             return self
-        return Dot(dot, limit=limit) if max(ndims) <= 2 else np.matmul
+        return Dot(dot, limit) if max(ndims) <= 2 else np.matmul
 
 
 class Dot(partial):
-    """`dot(a, b, limit)` (a partial of `dot`, called without a Python frame of its
-    own): ndarray.dot or, for strided matrix operands, matmul."""
+    """`Dot(dot, limit)(a, b)` is `dot(limit, a, b)` (a partial, called without a
+    Python frame of its own): ndarray.dot or, for strided matrix operands, matmul."""
 
     __slots__ = ()
 
     @property
     def limit(self) -> int:
-        return self.keywords["limit"]
+        return self.args[0]
 
 
-def dot(a, b, limit: int):
+def dot(limit: int, a, b):
     """a·b of two numpy operands of at most two axes each: `numpy.matmul` when a
     matrix operand of more than `limit` bytes is neither C- nor F-contiguous (see
     the module docstring), else `ndarray.dot`. Both compute numpy's matmul of a

@@ -13,7 +13,7 @@ import etchpy as ep
 from etchpy import api
 from etchpy.expr.einsum import einsum_parts
 from etchpy.runtime import einsum_calls
-from etchpy.runtime.matmul import Cast, Dot, Matmul, recipe
+from etchpy.runtime.matmul import Cast, Dot, Matmul, dot as matmul_dot, recipe
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -270,7 +270,7 @@ def test_plain_products_are_found_by_spec_dtypes_and_axes():
     with pytest.raises(ep.ExpressionTypeError, match="3 dimensions"):
         ep.einsum("ij,j->i", np.ones((2, 3, 4)), x)
     calls = einsum_calls.Calls(limit=1)
-    dot = Dot(np.ndarray.dot)
+    dot = Dot(matmul_dot, 1 << 20)
     calls.put(("k", 1), dot, dot_key=("d", 1))
     assert calls.dots == {("d", 1): dot}
     calls.put(("k", 2), len, dot_key=("d", 2))
