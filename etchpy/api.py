@@ -289,9 +289,10 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         for operands whose shapes disagree.
     A call is prepared once per spec, options and operands' types, dtypes and
     shapes, and looked up in one step after that (runtime.einsum_calls); a
-    dense float64/float32 product in the real semiring that is one matrix
-    product (matmul, matrix-vector, batched, transposed) runs as numpy's matmul
-    unless `Tuning.blas` is off; one numpy operand under the default semiring
+    dense float or complex product in the real (real32, complex, complex64)
+    semiring that is one matrix product (matmul, matrix-vector, batched,
+    transposed) runs as numpy's matmul unless `Tuning.blas` is off, operands of
+    other dtypes cast to the carrier first (`Tuning.blas_casts`); one numpy operand under the default semiring
     (sums over axes, transposes, diagonals) is numpy's einsum itself, its views
     included (a transpose or a diagonal is a view of the operand, as with
     np.einsum), unless `Tuning.numpy_einsum` is off.

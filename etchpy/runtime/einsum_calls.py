@@ -20,7 +20,8 @@ else by identity (a Semiring, a Tuning, a Format), the entry holding them so
 that their ids stay theirs; a tuning given as a dict is not keyed.
 
 A dense product that is one matrix product (runtime.matmul) of two numpy float64
-(float32) operands in the real (real32) semiring, with a dense output and
+(float32, complex128, complex64) operands in the real (real32, complex,
+complex64) semiring, with a dense output and
 `Tuning.blas` on, runs as numpy's matmul: BLAS with numpy's own dispatch and
 nothing around it but the transposes and reshapes (with none, `ndarray.dot` for
 operands of at most 2 axes, which is matmul there, or matmul for strided ones:
@@ -140,6 +141,9 @@ class Calls:
         return len(self.calls)
 
 
+_FIELDS = (semirings.real, semirings.real32, semirings.complex, semirings.complex64)
+
+
 def matmul_call(parts, operands, semiring, output, tuning):
     """The product running einsum `parts` (an expr.einsum.Einsum) on `operands`
     when it is one dense real product (see the module docstring): numpy's product
@@ -163,18 +167,18 @@ def matmul_call(parts, operands, semiring, output, tuning):
 
 
 def _carrier(semiring, da, db, tuned):
-    """The dtype (float64 or float32) a real (real32) product of operands of dtypes
-    da and db computes in: the semiring's (None: the one numpy's result type
-    gives, as ep.einsum infers it). Operands of another dtype need
-    `Tuning.blas_casts` and a cast numpy makes safely (bool, integers, floats);
-    None when the product is not so."""
+    """The dtype a product over the real, real32, complex or complex64 field of
+    operands of dtypes da and db computes in: the semiring's (None: the one numpy's
+    result type gives, as ep.einsum infers it). Operands of another dtype need
+    `Tuning.blas_casts` and a cast numpy makes safely (bool, integers, floats,
+    complex); None when the product is not so."""
     sr = _semiring(semiring, da if da == db else np.result_type(da, db))
-    if sr not in (semirings.real, semirings.real32):
+    if sr not in _FIELDS:
         return None
     dt = sr.dtype
     if da == db == dt:
         return dt
-    if not tuned.blas_casts or not all(d.kind in "biuf" and np.can_cast(d, dt)
+    if not tuned.blas_casts or not all(d.kind in "biufc" and np.can_cast(d, dt)
                                        for d in (da, db)):
         return None
     return dt
@@ -198,10 +202,10 @@ def numpy_call(spec, parts, operands, semiring, output, tuning):
 
 
 def _semiring(semiring, dtype):
-    """The semiring a kernel over operands of `dtype` computes in."""
+    """The semiring a kernel over operands of `dtype` computes in (None: not a
+    float or complex one)."""
     if semiring is None:
-        return semirings.real if dtype == np.float64 else (
-            semirings.real32 if dtype == np.float32 else None)
+        return semirings.for_dtype(dtype) if dtype.kind in "fc" else None
     if isinstance(semiring, Semiring):
         return semiring
     return getattr(semirings, semiring, None) if isinstance(semiring, str) else None
