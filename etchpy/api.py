@@ -292,8 +292,9 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
     dense float or complex product in the real (real32, complex, complex64)
     semiring that is one matrix product (matmul, matrix-vector, batched,
     transposed) runs as numpy's matmul unless `Tuning.blas` is off, operands of
-    other dtypes cast to the carrier first (`Tuning.blas_casts`); one numpy operand under the default semiring
-    (sums over axes, transposes, diagonals) is numpy's einsum itself, its views
+    other dtypes cast to the carrier (`Tuning.blas_casts`); one numpy operand
+    under the default semiring (sums over axes, transposes, diagonals) is
+    numpy's einsum itself, its views
     included (a transpose or a diagonal is a view of the operand, as with
     np.einsum), unless `Tuning.numpy_einsum` is off.
 
@@ -308,9 +309,9 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
                 dot_key = (spec, a.dtype, b.dtype, a.ndim, b.ndim)
                 dot = _dots.get(dot_key)
                 if dot is not None:
-                    try:        # ndarray.dot on fresh or contiguous arrays, else the Dot
-                        if ((a.base is None or a.flags.forc)
-                                and (b.base is None or b.flags.forc)):
+                    try:        # ndarray.dot on fresh, contiguous or small arrays, else the Dot
+                        if ((a.base is None or a.flags.forc) and (b.base is None or b.flags.forc)
+                                or a.nbytes <= dot.args[0] >= b.nbytes):
                             return _NDARRAY.dot(a, b)
                         return dot(a, b)
                     except ValueError:      # sizes that disagree: named on the path below

@@ -116,7 +116,11 @@ class Cast:
 
     def __call__(self, a, b):
         dt = self.dtype
-        return self.product(a.astype(dt, copy=False), b.astype(dt, copy=False))
+        if a.dtype != dt:
+            a = a.astype(dt)
+        if b.dtype != dt:
+            b = b.astype(dt)
+        return self.product(a, b)
 
 
 def recipe(names, out, shapes) -> Matmul | None:
