@@ -27,10 +27,10 @@ nothing around it but the transposes and reshapes (with none, `ndarray.dot` for
 operands of at most 2 axes, which is matmul there, or matmul for strided ones:
 runtime.matmul). Operands of other dtypes that numpy casts safely to the
 semiring's carrier (an int64 or float32 operand of a float64 product: the real
-semiring the dtypes give) run so too (`Tuning.blas_casts`): numpy casts them to
-its result type, the carrier, itself; where the carrier is another dtype (float16
-operands, whose semiring is real32; a semiring given), `matmul.Cast` casts them
-first. With the
+semiring the dtypes give) run so too (`Tuning.blas_casts`): `ndarray.dot` casts
+them to its result type, the carrier, itself; elsewhere (a product with transposes
+or batches, as numpy's matmul casts a transposed operand slowly; float16 operands,
+whose semiring is real32; a semiring given) `matmul.Cast` casts them first. With the
 default options a call on two numpy operands is keyed in a few steps
 (`plain_key`) and looked up in one. One numpy operand under the
 default semiring (None: the one its dtype gives, when that computes in the
@@ -165,10 +165,12 @@ def matmul_call(parts, operands, semiring, output, tuning):
     if made is None:
         return None
     call = made.direct((a.ndim, b.ndim), tuned.strided_copy_bytes)
-    if np.result_type(a.dtype, b.dtype) == carrier:
-        return call             # numpy casts the operands to the carrier itself
-    # cast first: then numpy's matmul itself (no Python frame of a Dot's own, and
-    # an operand left as it is read in place when strided)
+    if a.dtype == b.dtype == carrier or (
+            type(call) is matmul.Dot and np.result_type(a.dtype, b.dtype) == carrier):
+        return call             # (ndarray.dot casts the operands to the carrier itself)
+    # cast first (numpy's matmul casts a transposed or strided operand slowly), then
+    # numpy's matmul itself (no Python frame of a Dot's own; an operand left as it
+    # is read in place when strided)
     return matmul.Cast(carrier, np.matmul if type(call) is matmul.Dot else call)
 
 

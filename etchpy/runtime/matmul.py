@@ -97,10 +97,11 @@ class Dot(partial):
 def dot(limit: int, a, b):
     """a·b of two numpy operands of at most two axes each: `numpy.matmul` when a
     matrix operand of more than `limit` bytes is neither C- nor F-contiguous (see
-    the module docstring), else `ndarray.dot`. Both compute numpy's matmul of a
-    and b."""
-    if ((a.nbytes > limit and a.ndim == 2 and not a.flags.forc)
-            or (b.nbytes > limit and b.ndim == 2 and not b.flags.forc)):
+    the module docstring) and both are of one dtype (matmul casts a strided operand
+    slowly; dot's cast is its copy), else `ndarray.dot`. Both compute numpy's
+    matmul of a and b."""
+    if a.dtype == b.dtype and ((a.nbytes > limit and a.ndim == 2 and not a.flags.forc)
+                               or (b.nbytes > limit and b.ndim == 2 and not b.flags.forc)):
         return np.matmul(a, b)
     return np.ndarray.dot(a, b)
 
