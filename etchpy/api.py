@@ -285,18 +285,14 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
         semiring: None (default) follows the operands' dtype, as numpy does.
         output, backend, tuning: as for `evaluate`.
     Returns: as `evaluate`.
-    Raises: FrontendError (an ExpressionTypeError) for a bad spec; InputError
-        for operands whose shapes disagree.
+    Raises: FrontendError (ExpressionTypeError) for a bad spec; InputError for shapes that disagree.
     A call is prepared once per spec, options and operands' types, dtypes and
-    shapes, and looked up in one step after that (runtime.einsum_calls); a
-    dense float or complex product in the real (real32, complex, complex64)
-    semiring that is one matrix product (matmul, matrix-vector, batched,
-    transposed) runs as numpy's matmul unless `Tuning.blas` is off, operands of
-    other dtypes cast to the carrier (`Tuning.blas_casts`); one numpy operand
-    under the default semiring (sums over axes, transposes, diagonals) is
-    numpy's einsum itself, its views
-    included (a transpose or a diagonal is a view of the operand, as with
-    np.einsum), unless `Tuning.numpy_einsum` is off.
+    shapes, and looked up in one step after that (runtime.einsum_calls); a dense
+    float or complex product that is one matrix product (matmul, matrix-vector,
+    batched, transposed) runs as numpy's matmul unless `Tuning.blas` is off,
+    operands of other dtypes cast to the carrier (`Tuning.blas_casts`); one numpy
+    operand under the default semiring (sums over axes, transposes, diagonals) is
+    numpy's einsum itself, its views included, unless `Tuning.numpy_einsum` is off.
 
         >>> ep.einsum("ij,j->i", np.eye(2, dtype=np.float32), np.ones(2, np.float32))
         array([1., 1.], dtype=float32)
