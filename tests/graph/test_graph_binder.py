@@ -1,0 +1,144 @@
+"""BFS levels made in C (etchpy.graph.binder): the same levels as the general path
+and csgraph on every input the binder takes; anything it does not cover (other
+classes, index kinds, sources, sizes) falls to the general path with the same
+answer or error; arrays written in place between calls are read again (an
+InputError naming the array, or the new answer), never a stale answer."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.csgraph as cg
+
+import etchpy as ep
+from etchpy import graph
+from etchpy.errors import InputError
+from etchpy.graph import binder, direct
+from etchpy.runtime.kernel_cache import KERNELS
+from etchpy.tuning import DEFAULT
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+OFF = DEFAULT.with_(graph_binder=False)
+
+
+def reference(A, s):
+    lv = cg.shortest_path(A, unweighted=True, indices=s)
+    return np.where(np.isinf(lv), -1, lv).astype(np.int64)
+
+
+def small(seed=0, n=60, density=0.06):
+    rng = np.random.default_rng(seed)
+    return sp.csr_array(np.where(rng.random((n, n)) < density, rng.uniform(1, 5, (n, n)), 0.0))
+
+
+@pytest.fixture
+def in_c_only(monkeypatch):
+    """The general path of a scipy matrix and of a Graph fails: what answers ran in C."""
+    if binder.plan_for(DEFAULT) is None:
+        pytest.skip("no graph binder here (no compiler or Python headers)")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("the general path ran")
+    monkeypatch.setattr(direct, "bfs", fail)
+    monkeypatch.setattr(direct, "levels", fail)
+
+
+@pytest.mark.parametrize("kind", [sp.csr_array, sp.csr_matrix])
+def test_small_csr_matrices_and_graphs_are_called_in_c(in_c_only, kind):
+    for seed in range(4):
+        A = kind(small(seed))
+        G = graph.Graph(A)
+        for s in (0, 5, 59):
+            want = reference(A, s)
+            assert np.array_equal(graph.bfs_levels(A, s), want)
+            assert np.array_equal(graph.bfs_levels(G, s), want)
+
+
+def test_the_answers_equal_the_general_paths_under_every_setting():
+    for seed in range(3):
+        A = small(seed, n=200, density=0.03)
+        for t in (DEFAULT, DEFAULT.with_(bfs_narrow_levels=False),
+                  DEFAULT.with_(bfs_check_first=False), DEFAULT.with_(pull_rounds=False)):
+            for M in (A, graph.Graph(A)):
+                assert np.array_equal(graph.bfs_levels(M, 3, tuning=t),
+                                      graph.bfs_levels(M, 3, tuning=t.with_(graph_binder=False)))
+
+
+def test_a_graph_that_pulls_gives_the_same_levels():
+    A = small(7, n=400, density=0.2)           # dense enough that the frontier pulls
+    A = sp.csr_array(A + A.T)
+    G = graph.Graph(A)
+    assert np.array_equal(graph.bfs_levels(G, 0), reference(A, 0))
+    assert np.array_equal(graph.bfs_levels(G, 0, tuning=OFF), reference(A, 0))
+
+
+def test_arrays_written_in_place_between_calls_are_read_again():
+    A = small(3)
+    first = graph.bfs_levels(A, 0)
+    saved = A.indices[4]
+    A.indices[4] = 1000                         # out of range: named, not read
+    with pytest.raises(InputError, match=r"A\.indices\[4\]"):
+        graph.bfs_levels(A, 0)
+    A.indices[4] = saved
+    assert np.array_equal(graph.bfs_levels(A, 0), first)
+    A.indices[:] = (A.indices + 7) % 60         # other valid edges: the new levels
+    assert np.array_equal(graph.bfs_levels(A, 0), reference(A, 0))
+    A.indptr[10] = A.indptr[11] + 1             # a decreasing pointer
+    with pytest.raises(InputError, match=r"A\.indptr"):
+        graph.bfs_levels(A, 0)
+
+
+@pytest.mark.parametrize("source, error", [(np.int64(2), None), (np.int32(2), None),
+                                           (True, "source"), (2.0, "source"), (-1, "source"),
+                                           (60, "source"), (2**70, "source")])
+def test_sources_the_binder_misses_get_the_general_answer_or_error(source, error):
+    A = small(5)
+    if error:
+        with pytest.raises(InputError, match=error):
+            graph.bfs_levels(A, source)
+    else:
+        assert np.array_equal(graph.bfs_levels(A, source), reference(A, 2))
+
+
+def test_other_index_kinds_and_classes_get_the_general_answer():
+    A = small(6)
+    want = reference(A, 1)
+    wide = sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr.astype(np.int64)),
+                        shape=A.shape)
+    strided = sp.csr_array((A.data, np.repeat(A.indices, 2)[::2], A.indptr), shape=A.shape)
+    mixed = sp.csr_array((A.data, A.indices.astype(np.int64), A.indptr), shape=A.shape)
+
+    class Mine(sp.csr_array):
+        pass
+    for M in (wide, wide, strided, mixed, Mine(A), A.astype(bool), A.astype(np.int8),
+              A.tocsc(), A.tocoo(), A.toarray()):
+        assert np.array_equal(graph.bfs_levels(M, 1), want)
+    with pytest.raises(InputError, match="real"):
+        graph.bfs_levels(A.astype(complex), 1)
+    with pytest.raises(InputError, match="square"):
+        graph.bfs_levels(sp.csr_array(np.ones((3, 4))), 1)
+
+
+def test_a_graph_above_the_workspace_bound_takes_the_general_path():
+    side = 120                                  # 14,400 vertices: 8 bytes each >= 64 KiB
+    A = sp.csr_array(sp.kronsum(sp.diags([1.0, 1.0], [-1, 1], (side, side)),
+                                sp.diags([1.0, 1.0], [-1, 1], (side, side))))
+    assert np.array_equal(graph.bfs_levels(A, 77), reference(A, 77))
+    assert np.array_equal(graph.bfs_levels(graph.Graph(A), 77), reference(A, 77))
+
+
+def test_the_plan_follows_the_kernel_store_and_the_switch():
+    A = small(8)
+    first = graph.bfs_levels(A, 0)
+    made = binder.plan_for(DEFAULT)
+    KERNELS.clear()
+    assert np.array_equal(graph.bfs_levels(A, 0), first)
+    again = binder.plan_for(DEFAULT)
+    assert made is None or again is not made
+    assert binder.plan_for(OFF) is None
+    assert np.array_equal(graph.bfs_levels(A, 0, tuning=OFF), first)
+    assert np.array_equal(graph.bfs_levels(A, 0, tuning=ep.Tuning(graph_binder=False)), first)
+
+
+def test_an_empty_graph_and_one_vertex():
+    assert np.array_equal(graph.bfs_levels(sp.csr_array((1, 1)), 0), [0])
+    with pytest.raises(InputError, match="source"):
+        graph.bfs_levels(sp.csr_array((0, 0)), 0)
