@@ -55,7 +55,7 @@ def _library(idx_type: str):
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights", "check")
+    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows")
     types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
 
@@ -160,20 +160,54 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     """BFS levels from the vertex `source` along A's stored entries A[j, i] as
     edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
     InputError naming `name` or source for a bad matrix or vertex."""
+    if A.format == "coo" and tuning.coo_rows:
+        got = _coo_bfs(A, source, name, tuning)
+        if got is not None:
+            return got
     M, pos, crd = arrays(A, name)
     s = check_vertex(source, M.shape[0])
     return levels(M, pos, crd, None, s, tuning, name)
 
 
+def _coo_bfs(A, source, name: str, tuning: Tuning):
+    """bfs of a coo matrix through its csr pattern (the C's coo_rows, into scratch
+    arrays: every row and col index checked, no sort, no sum of repeats, values
+    not read), or None when its coordinates are not two contiguous index arrays
+    of one dtype that the general path then converts (or rejects)."""
+    shape, row, col = A.shape, getattr(A, "row", None), getattr(A, "col", None)
+    if A.dtype.kind not in "biuf" or len(shape) != 2 or shape[0] != shape[1] \
+            or not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous
+                       for a in (row, col)) \
+            or row.dtype != col.dtype or row.dtype not in INDEX_TYPES or len(row) != len(col) \
+            or (row.dtype == np.int32 and len(row) >= 2**31 - 1):
+        return None
+    n, nnz = shape[0], len(row)
+    s = check_vertex(source, n)
+    fns, ffi, types = _lib(row.dtype)
+    idx, buf, where = types[row.dtype], ffi.from_buffer, ffi.new("int64_t[1]")
+    pos, crd = SCRATCH.take(n + 1, row.dtype), SCRATCH.take(max(nnz, 1), row.dtype)
+    try:
+        code = fns["coo_rows"](n, nnz, buf(idx, row), buf(idx, col), buf(idx, pos),
+                               buf(idx, crd), where)
+        if code:
+            what = "row" if code == CODES["indptr"] else "col"
+            raise InputError(f"{name}.{what}[{int(where[0])}] is not a vertex of a graph of "
+                             f"{n} vertices")
+        return levels(A, pos, crd[:nnz], None, s, tuning, name, checked=True, warm=False)
+    finally:
+        SCRATCH.give(pos)
+        SCRATCH.give(crd)
+
+
 def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
-           checked: bool = False):
+           checked: bool = False, warm: bool = True):
     """BFS levels from s over the csr arrays (pos, crd) of M (its data named in
     errors); csc, (pos, crd, the longest row's length) of M in csc (a Graph's,
     checked when made) to pull levels through as tuning.pull_alpha and
     pull_beta say, or None (push only);
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again; all are read in a flat pass first,
-    which brings them into cache, when they take at most
+    which brings them into cache, when `warm` and they take at most
     tuning.bfs_warm_bytes); the walk's levels are int32 in a scratch array
     (_workspaces), widened into the int64 result after it, when
     tuning.bfs_narrow_levels."""
@@ -181,7 +215,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     level = np.empty(n, dtype=np.int64)
     t = tuning
     cpos, ccrd, most = csc if csc is not None and t.pull_rounds else (None, None, 0)
-    warm = checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
+    warm = warm and checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
     fns, ffi, types = _lib(pos.dtype)
     buf, null, idx, where = ffi.from_buffer, ffi.NULL, types[pos.dtype], ffi.new("int64_t[1]")
     queue, narrow, taken = _workspaces(n, pos.dtype, t.bfs_narrow_levels and n < 2**31, ffi,
