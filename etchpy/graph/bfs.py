@@ -87,8 +87,8 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     ignored; pass a symmetric A for an undirected graph). A scipy matrix is
     read as it is (graph.direct: its csr arrays checked in C, its values not
     read, every level pushed); a Graph reuses its cached arrays and can pull.
-    On a small graph either call is made in C with no Python around the BFS
-    (graph.binder, Tuning.graph_binder); the levels are the same.
+    Either call is made in C with no Python around the BFS (graph.binder,
+    Tuning.graph_binder; below 32 MiB of workspaces); the levels are the same.
 
     Each level pushes the frontier through A's out-edges or pulls the unvisited
     vertices' in-edges; both are masked by the vertices not visited yet.

@@ -1,4 +1,4 @@
-"""Graph calls made in C: `bfs_levels` on a small scipy csr matrix or a Graph with
+"""Graph calls made in C: `bfs_levels` on a scipy csr matrix or a Graph with
 no Python between the call and the BFS's C function (codegen_templates/graph_binder.c.j2,
 a CPython extension built once per Python, numpy and etchpy version into the
 kernel cache, as runtime.binder's module is, and loaded under the same checks).
@@ -12,9 +12,10 @@ int32 and int64 index arrays (the second loaded on the first int64 miss); it is
 made again once the kernel store changed (KERNELS.generation), as graph.direct's
 own memo of its library is. The C makes every check graph.direct's Python makes
 before its C call and misses on anything else (another class, a source that is
-not a Python int of [0, n), workspaces of LIMITS.scratch_least bytes or more: those
-come from runtime.scratch on the general path); the BFS checks A's arrays as
-before, and any error code it returns is a miss, so the general path words it.
+not a Python int of [0, n), workspaces of 32 MiB or more: those come from
+runtime.scratch on the general path, smaller ones from malloc); the BFS checks
+A's arrays as before, and any error code it returns is a miss, so the general
+path words it.
 """
 from __future__ import annotations
 
@@ -33,7 +34,6 @@ from ..runtime import cache, fingerprint
 from ..runtime.binder import _build, available
 from ..runtime.compiler import find_compiler
 from ..runtime.kernel_cache import KERNELS
-from ..settings import LIMITS
 from ..tuning import Tuning
 from ..version import __version__
 from . import direct
@@ -81,8 +81,7 @@ def _make(t: Tuning):
         return None
     plan = mod.make_plan((sp.csr_array, sp.csr_matrix), MISS, float(t.pull_alpha),
                          float(t.pull_beta), int(t.bfs_check_first), int(t.bfs_warm_bytes),
-                         int(t.pull_measured), int(t.bfs_narrow_levels), int(t.pull_rounds),
-                         int(LIMITS.scratch_least))
+                         int(t.pull_measured), int(t.bfs_narrow_levels), int(t.pull_rounds))
     mod.set_function(plan, False, int(ffi.cast("uintptr_t", fns["bfs"])))
     return plan
 
