@@ -142,3 +142,35 @@ def test_an_empty_graph_and_one_vertex():
     assert np.array_equal(graph.bfs_levels(sp.csr_array((1, 1)), 0), [0])
     with pytest.raises(InputError, match="source"):
         graph.bfs_levels(sp.csr_array((0, 0)), 0)
+
+
+def test_a_coo_matrix_is_read_through_its_pattern_built_in_c():
+    rng = np.random.default_rng(9)
+    for seed in range(3):
+        A = small(seed, n=80, density=0.05).tocoo()
+        want = reference(A, 2)
+        order = rng.permutation(A.nnz)           # out of order, and a repeated entry
+        shuffled = sp.coo_array((A.data[order], (A.row[order], A.col[order])), shape=A.shape)
+        repeated = sp.coo_array((np.r_[A.data, 1.0], (np.r_[A.row, A.row[0]],
+                                                      np.r_[A.col, A.col[0]])), shape=A.shape)
+        wide = sp.coo_array((A.data, (A.row.astype(np.int64), A.col.astype(np.int64))),
+                            shape=A.shape)
+        for M in (A, shuffled, repeated, wide, sp.coo_matrix(A)):
+            assert np.array_equal(graph.bfs_levels(M, 2), want)
+            assert np.array_equal(graph.bfs_levels(M, 2, tuning=DEFAULT.with_(coo_rows=False)),
+                                  want)
+    assert np.array_equal(graph.bfs_levels(sp.coo_array((5, 5)), 4), [-1, -1, -1, -1, 0])
+
+
+@pytest.mark.parametrize("what", ["row", "col"])
+def test_a_coo_index_out_of_range_is_named(what):
+    A = small(2).tocoo()
+    first = graph.bfs_levels(A, 0)
+    a = getattr(A, what)
+    saved = a[3]
+    for bad in (60, -1):
+        a[3] = bad                              # written in place between calls
+        with pytest.raises(InputError, match=rf"A\.{what}\[3\]"):
+            graph.bfs_levels(A, 0)
+    a[3] = saved
+    assert np.array_equal(graph.bfs_levels(A, 0), first)
