@@ -12,7 +12,7 @@ int32 and int64 index arrays (the second loaded on the first int64 miss); it is
 made again once the kernel store changed (KERNELS.generation), as graph.direct's
 own memo of its library is. The C makes every check graph.direct's Python makes
 before its C call and misses on anything else (another class, a source that is
-not a Python int of [0, n), workspaces of 32 MiB or more: those come from
+not a Python or numpy integer of [0, n), workspaces of 32 MiB or more: those come from
 runtime.scratch on the general path, smaller ones from malloc); the BFS checks
 A's arrays as before, and any error code it returns is a miss, so the general
 path words it.

@@ -46,7 +46,7 @@ def test_small_csr_matrices_and_graphs_are_called_in_c(in_c_only, kind):
     for seed in range(4):
         A = kind(small(seed))
         G = graph.Graph(A)
-        for s in (0, 5, 59):
+        for s in (0, 5, 59, np.int64(7), np.uint8(3)):
             want = reference(A, s)
             assert np.array_equal(graph.bfs_levels(A, s), want)
             assert np.array_equal(graph.bfs_levels(G, s), want)
