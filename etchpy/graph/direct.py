@@ -18,8 +18,9 @@ contents are never read, so a call faults in fresh pages for its output alone. A
 BFS and components read the pattern only (every stored entry is an edge; its
 value is not read). A csr matrix is read as it is, a csc one as it is for
 components (its arrays are the csr arrays of Aᵀ, which has the same weak
-components) and through scipy's `tocsr()` otherwise; other formats through
-`tocsr()`. Unsorted or repeated entries need no canonical order here: a
+components); a BFS reads a coo or csc matrix through its csr pattern made in C
+(coo_rows, csc_rows: `Tuning.bfs_pattern`); otherwise other formats go through
+scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
 repeated edge is followed once (BFS, components) or its weights add up
 (PageRank), as scipy's canonical form sums them.
 """
@@ -55,7 +56,7 @@ def _library(idx_type: str):
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows")
+    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows", "csc_rows")
     types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
 
@@ -160,8 +161,8 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     """BFS levels from the vertex `source` along A's stored entries A[j, i] as
     edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
     InputError naming `name` or source for a bad matrix or vertex."""
-    if A.format == "coo" and tuning.coo_rows:
-        got = _coo_bfs(A, source, name, tuning)
+    if A.format in ("coo", "csc") and tuning.bfs_pattern:
+        got = _pattern_bfs(A, source, name, tuning)
         if got is not None:
             return got
     M, pos, crd = arrays(A, name)
@@ -169,34 +170,45 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     return levels(M, pos, crd, None, s, tuning, name)
 
 
-def _coo_bfs(A, source, name: str, tuning: Tuning):
-    """bfs of a coo matrix through its csr pattern (the C's coo_rows, into scratch
-    arrays: every row and col index checked, no sort, no sum of repeats, values
-    not read), or None when its coordinates are not two contiguous index arrays
-    of one dtype that the general path then converts (or rejects)."""
-    shape, row, col = A.shape, getattr(A, "row", None), getattr(A, "col", None)
+def _pattern_bfs(A, source, name: str, tuning: Tuning):
+    """bfs of a coo or csc matrix through its csr pattern, made by the C's coo_rows
+    or csc_rows into scratch arrays (every index and pointer checked, a counting
+    sort, no sort within rows, no sum of repeats, values not read), or None when
+    its arrays are not two contiguous index arrays of one dtype of the right
+    lengths: the general path then converts (or rejects) it."""
+    shape, coo = A.shape, A.format == "coo"
+    a, b = (getattr(A, "row", None), getattr(A, "col", None)) if coo else (A.indptr, A.indices)
     if A.dtype.kind not in "biuf" or len(shape) != 2 or shape[0] != shape[1] \
-            or not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.flags.c_contiguous
-                       for a in (row, col)) \
-            or row.dtype != col.dtype or row.dtype not in INDEX_TYPES or len(row) != len(col) \
-            or (row.dtype == np.int32 and len(row) >= 2**31 - 1):
+            or not all(isinstance(x, np.ndarray) and x.ndim == 1 and x.flags.c_contiguous
+                       for x in (a, b)) \
+            or a.dtype != b.dtype or a.dtype not in INDEX_TYPES \
+            or len(a) != (len(b) if coo else shape[0] + 1) \
+            or (a.dtype == np.int32 and len(b) >= 2**31 - 1):
         return None
-    n, nnz = shape[0], len(row)
+    n, nnz, idt = shape[0], len(b), a.dtype
     s = check_vertex(source, n)
-    fns, ffi, types = _lib(row.dtype)
-    idx, buf, where = types[row.dtype], ffi.from_buffer, ffi.new("int64_t[1]")
-    pos, crd = SCRATCH.take(n + 1, row.dtype), SCRATCH.take(max(nnz, 1), row.dtype)
+    fns, ffi, types = _lib(idt)
+    idx, buf, where = types[idt], ffi.from_buffer, ffi.new("int64_t[1]")
+    pos, crd = SCRATCH.take(n + 1, idt), SCRATCH.take(max(nnz, 1), idt)
     try:
-        code = fns["coo_rows"](n, nnz, buf(idx, row), buf(idx, col), buf(idx, pos),
-                               buf(idx, crd), where)
+        code = fns["coo_rows" if coo else "csc_rows"](n, nnz, buf(idx, a), buf(idx, b),
+                                                      buf(idx, pos), buf(idx, crd), where)
         if code:
-            what = "row" if code == CODES["indptr"] else "col"
-            raise InputError(f"{name}.{what}[{int(where[0])}] is not a vertex of a graph of "
-                             f"{n} vertices")
-        return levels(A, pos, crd[:nnz], None, s, tuning, name, checked=True, warm=False)
+            raise _pattern_error(code, int(where[0]), coo, name, n, nnz)
+        return levels(A, pos, crd[:pos[n]], None, s, tuning, name, checked=True, warm=False)
     finally:
         SCRATCH.give(pos)
         SCRATCH.give(crd)
+
+
+def _pattern_error(code: int, at: int, coo: bool, name: str, n: int, nnz: int):
+    if coo:
+        what = "row" if code == CODES["indptr"] else "col"
+        return InputError(f"{name}.{what}[{at}] is not a vertex of a graph of {n} vertices")
+    if code == CODES["indptr"]:
+        return InputError(f"{name}.indptr is not a column pointer array of {nnz} entries at "
+                          f"column {at}: pointers must be nondecreasing within [0, {nnz}]")
+    return InputError(f"{name}.indices[{at}] is not a vertex of a graph of {n} vertices")
 
 
 def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",

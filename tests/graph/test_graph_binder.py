@@ -29,6 +29,14 @@ def small(seed=0, n=60, density=0.06):
     return sp.csr_array(np.where(rng.random((n, n)) < density, rng.uniform(1, 5, (n, n)), 0.0))
 
 
+def csc_of(A, dtype):
+    """A coo A as a csc array of index dtype `dtype`, its columns' rows unsorted."""
+    by_col = np.lexsort((-A.row, A.col))
+    ptr = np.r_[0, np.cumsum(np.bincount(A.col, minlength=A.shape[1]))]
+    return sp.csc_array((A.data[by_col], A.row[by_col].astype(dtype), ptr.astype(dtype)),
+                        shape=A.shape)
+
+
 @pytest.fixture
 def in_c_only(monkeypatch):
     """The general path of a scipy matrix and of a Graph fails: what answers ran in C."""
@@ -144,7 +152,7 @@ def test_an_empty_graph_and_one_vertex():
         graph.bfs_levels(sp.csr_array((0, 0)), 0)
 
 
-def test_a_coo_matrix_is_read_through_its_pattern_built_in_c():
+def test_coo_and_csc_matrices_are_read_through_their_pattern_made_in_c():
     rng = np.random.default_rng(9)
     for seed in range(3):
         A = small(seed, n=80, density=0.05).tocoo()
@@ -155,9 +163,10 @@ def test_a_coo_matrix_is_read_through_its_pattern_built_in_c():
                                                       np.r_[A.col, A.col[0]])), shape=A.shape)
         wide = sp.coo_array((A.data, (A.row.astype(np.int64), A.col.astype(np.int64))),
                             shape=A.shape)
-        for M in (A, shuffled, repeated, wide, sp.coo_matrix(A)):
+        for M in (A, shuffled, repeated, wide, sp.coo_matrix(A), A.tocsc(), sp.csc_matrix(A),
+                  csc_of(A, np.int64)):
             assert np.array_equal(graph.bfs_levels(M, 2), want)
-            assert np.array_equal(graph.bfs_levels(M, 2, tuning=DEFAULT.with_(coo_rows=False)),
+            assert np.array_equal(graph.bfs_levels(M, 2, tuning=DEFAULT.with_(bfs_pattern=False)),
                                   want)
     assert np.array_equal(graph.bfs_levels(sp.coo_array((5, 5)), 4), [-1, -1, -1, -1, 0])
 
@@ -174,3 +183,17 @@ def test_a_coo_index_out_of_range_is_named(what):
             graph.bfs_levels(A, 0)
     a[3] = saved
     assert np.array_equal(graph.bfs_levels(A, 0), first)
+
+
+def test_a_csc_matrix_written_in_place_between_calls_is_named():
+    A = small(2).tocsc()
+    first = graph.bfs_levels(A, 0)
+    saved = A.indices[3]
+    A.indices[3] = 60
+    with pytest.raises(InputError, match=r"A\.indices\[3\]"):
+        graph.bfs_levels(A, 0)
+    A.indices[3] = saved
+    assert np.array_equal(graph.bfs_levels(A, 0), first)
+    A.indptr[5] = A.indptr[6] + 1
+    with pytest.raises(InputError, match=r"A\.indptr"):
+        graph.bfs_levels(A, 0)
