@@ -72,7 +72,7 @@ class Tuning:
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall,
             lazy_dense_products, lazy_region_scalars, lazy_node_bytes, lazy_spmm_columns,
             lazy_spmm_work.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, bfs_pattern,
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c,
             bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
@@ -320,7 +320,7 @@ class Tuning:
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
-    bfs_pattern: bool = True          # a coo or csc matrix's BFS through its csr pattern made in C
+    rows_in_c: bool = True            # a coo or csc matrix's rows made in C (BFS, Bellman-Ford)
     pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this

@@ -19,7 +19,7 @@ BFS and components read the pattern only (every stored entry is an edge; its
 value is not read). A csr matrix is read as it is, a csc one as it is for
 components (its arrays are the csr arrays of Aᵀ, which has the same weak
 components); a BFS reads a coo or csc matrix through its csr pattern made in C
-(coo_rows, csc_rows: `Tuning.bfs_pattern`); otherwise other formats go through
+(coo_rows, csc_rows: `Tuning.rows_in_c`); otherwise other formats go through
 scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
 repeated edge is followed once (BFS, components) or its weights add up
 (PageRank), as scipy's canonical form sums them.
@@ -161,7 +161,7 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     """BFS levels from the vertex `source` along A's stored entries A[j, i] as
     edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
     InputError naming `name` or source for a bad matrix or vertex."""
-    if A.format in ("coo", "csc") and tuning.bfs_pattern:
+    if A.format in ("coo", "csc") and tuning.rows_in_c:
         got = _pattern_bfs(A, source, name, tuning)
         if got is not None:
             return got
@@ -171,11 +171,29 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
 
 
 def _pattern_bfs(A, source, name: str, tuning: Tuning):
-    """bfs of a coo or csc matrix through its csr pattern, made by the C's coo_rows
-    or csc_rows into scratch arrays (every index and pointer checked, a counting
-    sort, no sort within rows, no sum of repeats, values not read), or None when
-    its arrays are not two contiguous index arrays of one dtype of the right
-    lengths: the general path then converts (or rejects) it."""
+    """bfs of a coo or csc matrix through its rows made in C (`rows`), or None when
+    `rows` does not take it (the general path then converts or rejects it)."""
+    made = rows(A, name, False)
+    if made is None:
+        return None
+    pos, crd, _, taken = made
+    try:
+        s = check_vertex(source, len(pos) - 1)
+        return levels(A, pos, crd, None, s, tuning, name, checked=True, warm=False)
+    finally:
+        for a in taken:
+            SCRATCH.give(a)
+
+
+def rows(A, name: str, values: bool):
+    """(pos, crd, values or None, the scratch arrays to give back): the csr rows of
+    the square coo or csc matrix A, made by the C's coo_rows or csc_rows into
+    scratch arrays (every index and pointer checked, a stable counting sort on
+    the rows, no sort within them, no sum of repeats; float64 values when
+    `values`), or None when A's arrays are not two contiguous index arrays of
+    one dtype and the right lengths (and values of as many entries): the
+    general path then converts (or rejects) it. InputError naming A's array
+    for an index out of range or bad pointers."""
     shape, coo = A.shape, A.format == "coo"
     a, b = (getattr(A, "row", None), getattr(A, "col", None)) if coo else (A.indptr, A.indices)
     if A.dtype.kind not in "biuf" or len(shape) != 2 or shape[0] != shape[1] \
@@ -183,22 +201,26 @@ def _pattern_bfs(A, source, name: str, tuning: Tuning):
                        for x in (a, b)) \
             or a.dtype != b.dtype or a.dtype not in INDEX_TYPES \
             or len(a) != (len(b) if coo else shape[0] + 1) \
-            or (a.dtype == np.int32 and len(b) >= 2**31 - 1):
+            or (a.dtype == np.int32 and len(b) >= 2**31 - 1) \
+            or (values and len(A.data) != len(b)):
         return None
     n, nnz, idt = shape[0], len(b), a.dtype
-    s = check_vertex(source, n)
     fns, ffi, types = _lib(idt)
-    idx, buf, where = types[idt], ffi.from_buffer, ffi.new("int64_t[1]")
-    pos, crd = SCRATCH.take(n + 1, idt), SCRATCH.take(max(nnz, 1), idt)
-    try:
-        code = fns["coo_rows" if coo else "csc_rows"](n, nnz, buf(idx, a), buf(idx, b),
-                                                      buf(idx, pos), buf(idx, crd), where)
-        if code:
-            raise _pattern_error(code, int(where[0]), coo, name, n, nnz)
-        return levels(A, pos, crd[:pos[n]], None, s, tuning, name, checked=True, warm=False)
-    finally:
-        SCRATCH.give(pos)
-        SCRATCH.give(crd)
+    idx, buf, null, where = types[idt], ffi.from_buffer, ffi.NULL, ffi.new("int64_t[1]")
+    val = np.ascontiguousarray(A.data, dtype=np.float64) if values else None
+    taken = [SCRATCH.take(n + 1, idt), SCRATCH.take(max(nnz, 1), idt)]
+    if values:
+        taken.append(SCRATCH.take(max(nnz, 1), np.float64))
+    pos, crd = taken[0], taken[1]
+    code = fns["coo_rows" if coo else "csc_rows"](
+        n, nnz, buf(idx, a), buf(idx, b), buf("double[]", val) if values else null,
+        buf(idx, pos), buf(idx, crd), buf("double[]", taken[2]) if values else null, where)
+    if code:
+        for t in taken:
+            SCRATCH.give(t)
+        raise _pattern_error(code, int(where[0]), coo, name, n, nnz)
+    used = int(pos[n])
+    return pos, crd[:used], taken[2][:used] if values else None, taken
 
 
 def _pattern_error(code: int, at: int, coo: bool, name: str, n: int, nnz: int):
@@ -309,14 +331,45 @@ def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     that could overflow; the caller then takes the Graph path. InputError
     naming `name` or source for a malformed matrix, a NaN or infinite weight,
     a bad vertex."""
-    M, pos, crd = arrays(A, name)
+    made = rows(A, name, True) if A.format in ("coo", "csc") and tuning.rows_in_c else None
+    if made is None:
+        return _distances(A, source, tuning, name)
+    try:
+        pos, crd, val, _ = made
+        return _distances(_Rows(val), source, tuning, name, (pos, crd, val), A)
+    finally:
+        for a in made[3]:
+            SCRATCH.give(a)
+
+
+class _Rows:
+    """What the weights' errors read of a matrix (its values) for rows made in C."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+def _distances(M, source, tuning: Tuning, name: str, arrays_of=None, given=None):
+    """distances over M's csr arrays, or arrays_of = (pos, crd, values) made from
+    `given` (the caller's coo or csc matrix, whose values an error names)."""
+    if arrays_of is None:
+        M, pos, crd = arrays(M, name)
+        val = np.ascontiguousarray(M.data, dtype=np.float64)
+    else:
+        pos, crd, val = arrays_of
     n = len(pos) - 1
     s = check_vertex(source, n)
-    val = np.ascontiguousarray(M.data, dtype=np.float64)
     if len(val) < len(crd):
         crd = crd[:len(val)]
     stats = np.empty(3)
-    canonical = _call("weights", M, name, pos, crd, val, stats)
+    try:
+        canonical = _call("weights", M, name, pos, crd, val, stats)
+    except InputError:
+        if given is None:
+            raise
+        at = int(np.flatnonzero(~np.isfinite(np.asarray(given.data, dtype=np.float64)))[0])
+        raise InputError(f"{name} has a stored value that is not finite (NaN or inf) at "
+                         f"entry {at}") from None
     least, top, negative = stats.tolist()           # floats: bucket_plan's arithmetic in Python's
     plan = bucket_plan(least, top, n, tuning.bucket_count)
     if not canonical or negative or plan is None:

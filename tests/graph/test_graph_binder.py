@@ -166,7 +166,7 @@ def test_coo_and_csc_matrices_are_read_through_their_pattern_made_in_c():
         for M in (A, shuffled, repeated, wide, sp.coo_matrix(A), A.tocsc(), sp.csc_matrix(A),
                   csc_of(A, np.int64)):
             assert np.array_equal(graph.bfs_levels(M, 2), want)
-            assert np.array_equal(graph.bfs_levels(M, 2, tuning=DEFAULT.with_(bfs_pattern=False)),
+            assert np.array_equal(graph.bfs_levels(M, 2, tuning=DEFAULT.with_(rows_in_c=False)),
                                   want)
     assert np.array_equal(graph.bfs_levels(sp.coo_array((5, 5)), 4), [-1, -1, -1, -1, 0])
 
@@ -197,3 +197,34 @@ def test_a_csc_matrix_written_in_place_between_calls_is_named():
     A.indptr[5] = A.indptr[6] + 1
     with pytest.raises(InputError, match=r"A\.indptr"):
         graph.bfs_levels(A, 0)
+
+
+def test_bellman_ford_on_coo_and_csc_rows_made_in_c():
+    rng = np.random.default_rng(4)
+    for seed in range(3):
+        A = small(seed, n=70, density=0.08).tocoo()
+        want = cg.dijkstra(A.tocsr(), indices=1)
+        order = rng.permutation(A.nnz)
+        shuffled = sp.coo_array((A.data[order], (A.row[order], A.col[order])), shape=A.shape)
+        for M in (A, shuffled, A.tocsc(), csc_of(A, np.int64), A.astype(np.float32)):
+            for t in (DEFAULT, DEFAULT.with_(rows_in_c=False)):
+                assert np.allclose(graph.bellman_ford(M, 1, tuning=t), want, rtol=1e-6)
+    A = small(1, n=70, density=0.08).tocoo()          # a repeated entry: weights summed
+    rep = sp.coo_array((np.r_[A.data, 2.5], (np.r_[A.row, A.row[0]], np.r_[A.col, A.col[0]])),
+                       shape=A.shape)
+    assert np.allclose(graph.bellman_ford(rep, 0), cg.dijkstra(rep.tocsr(), indices=0))
+    neg = A.copy()
+    neg.data[0] = -0.5                                 # a negative weight: the Graph path
+    assert np.allclose(graph.bellman_ford(neg, 0),
+                       graph.bellman_ford(neg, 0, tuning=DEFAULT.with_(rows_in_c=False)))
+
+
+def test_bellman_ford_names_a_coo_value_that_is_not_finite():
+    A = small(3, n=70, density=0.08).tocoo()
+    A.data[5] = np.nan
+    with pytest.raises(InputError, match="entry 5"):
+        graph.bellman_ford(A, 0)
+    A.data[5] = 1.0
+    A.col[2] = 70
+    with pytest.raises(InputError, match=r"A\.col\[2\]"):
+        graph.bellman_ford(A, 0)
