@@ -112,15 +112,14 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
         array([0, 1])
     """
     t = DEFAULT if tuning is None else tuning_of(tuning)
-    if driver == "auto":                                # made in C (graph.binder) or a miss
-        made = binder.plan_for(t)
-        if made is not None:
-            plan, c = made
-            got = c.bfs_graph(plan, _graph_arrays(A), source) if isinstance(A, adj.Graph) \
-                else c.bfs(plan, A, source)
-            if got is not binder.MISS:
-                return got
-            binder.wide_miss(made, A)
+    made = binder.plan_for(t) if driver == "auto" else None   # in C (graph.binder), or a miss
+    if made is not None:
+        plan, c = made
+        got = c.bfs_graph(plan, _graph_arrays(A), source) if isinstance(A, adj.Graph) \
+            else c.bfs(plan, A, source)
+        if got is not binder.MISS:
+            return got
+        binder.wide_miss(made, A)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
         if driver == "auto":                            # choose's, without its closures
             try:

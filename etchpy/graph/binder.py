@@ -42,7 +42,8 @@ MODULE = "etchpy_graph_binder"
 MISS = object()
 _lock = threading.Lock()
 _loaded: list = []          # [module or None], once per process
-_plans: dict = {}           # id(tuning) -> (tuning, KERNELS.generation, plan or None)
+_plans: dict = {}           # id(tuning) -> (tuning, KERNELS.generation, plan or None,
+#                             the C functions whose addresses the plan holds: kept alive)
 
 
 def module():
@@ -62,15 +63,16 @@ def plan_for(t: Tuning):
     got = _plans.get(id(t))
     if got is not None and got[0] is t and got[1] == KERNELS.generation:
         return got[2]
-    plan = _make(t) if t.graph_binder else None
-    plan = None if plan is None else (plan, module())
+    generation, keep = KERNELS.generation, []
+    plan = _make(t, keep) if t.graph_binder else None
+    made = None if plan is None else (plan, module())
     if len(_plans) >= 16:
         _plans.clear()
-    _plans[id(t)] = (t, KERNELS.generation, plan)
-    return plan
+    _plans[id(t)] = (t, generation, made, keep)
+    return made
 
 
-def _make(t: Tuning):
+def _make(t: Tuning, keep: list):
     mod = module()
     if mod is None:
         return None
@@ -83,6 +85,7 @@ def _make(t: Tuning):
                          float(t.pull_beta), int(t.bfs_check_first), int(t.bfs_warm_bytes),
                          int(t.pull_measured), int(t.bfs_narrow_levels), int(t.pull_rounds))
     mod.set_function(plan, False, int(ffi.cast("uintptr_t", fns["bfs"])))
+    keep.append(fns)
     return plan
 
 
@@ -96,7 +99,10 @@ def wide_miss(made, A) -> None:
             fns, ffi, _ = direct._lib(ptr.dtype)
         except CompileError:
             return
-        made[1].set_function(made[0], True, int(ffi.cast("uintptr_t", fns["bfs"])))
+        for record in _plans.values():
+            if record[2] is made:
+                record[3].append(fns)         # kept alive while the plan holds its address
+                made[1].set_function(made[0], True, int(ffi.cast("uintptr_t", fns["bfs"])))
 
 
 def _source() -> str:

@@ -11,7 +11,7 @@ import scipy.sparse.csgraph as cg
 import etchpy as ep
 from etchpy import graph
 from etchpy.errors import InputError
-from etchpy.graph import binder, direct
+from etchpy.graph import bfs, binder
 from etchpy.runtime.kernel_cache import KERNELS
 from etchpy.tuning import DEFAULT
 
@@ -38,26 +38,37 @@ def csc_of(A, dtype):
 
 
 @pytest.fixture
-def in_c_only(monkeypatch):
-    """The general path of a scipy matrix and of a Graph fails: what answers ran in C."""
-    if binder.plan_for(DEFAULT) is None:
+def made():
+    """The default Tuning's plan and the binder module (skips where there is none)."""
+    got = binder.plan_for(DEFAULT)
+    if got is None:
         pytest.skip("no graph binder here (no compiler or Python headers)")
-
-    def fail(*args, **kwargs):
-        raise AssertionError("the general path ran")
-    monkeypatch.setattr(direct, "bfs", fail)
-    monkeypatch.setattr(direct, "levels", fail)
+    return got
 
 
 @pytest.mark.parametrize("kind", [sp.csr_array, sp.csr_matrix])
-def test_small_csr_matrices_and_graphs_are_called_in_c(in_c_only, kind):
+def test_small_csr_matrices_and_graphs_are_called_in_c(made, kind):
+    plan, c = made
     for seed in range(4):
         A = kind(small(seed))
         G = graph.Graph(A)
         for s in (0, 5, 59, np.int64(7), np.uint8(3)):
             want = reference(A, s)
+            assert np.array_equal(c.bfs(plan, A, s), want)
+            assert np.array_equal(c.bfs_graph(plan, bfs._graph_arrays(G), s), want)
             assert np.array_equal(graph.bfs_levels(A, s), want)
             assert np.array_equal(graph.bfs_levels(G, s), want)
+
+
+def test_what_the_binder_does_not_cover_is_a_miss(made):
+    plan, c = made
+    A = small(1)
+    bad = A.copy()
+    bad.indices[2] = 99
+    for M, s in ((A, True), (A, 2.0), (A, -1), (A, 60), (A, 2**70), (A.tocsc(), 0),
+                 (A.tocoo(), 0), (A.astype(complex), 0), (A.toarray(), 0), (bad, 0),
+                 (sp.csr_array(np.ones((3, 4))), 0)):
+        assert c.bfs(plan, M, s) is binder.MISS
 
 
 def test_the_answers_equal_the_general_paths_under_every_setting():
