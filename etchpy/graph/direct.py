@@ -18,9 +18,9 @@ contents are never read, so a call faults in fresh pages for its output alone. A
 BFS and components read the pattern only (every stored entry is an edge; its
 value is not read). A csr matrix is read as it is, a csc one as it is for
 components (its arrays are the csr arrays of Aᵀ, which has the same weak
-components); a BFS reads a coo or csc matrix through its csr pattern made in C
-(coo_rows, csc_rows: `Tuning.rows_in_c`); otherwise other formats go through
-scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
+components); BFS and Bellman-Ford read a coo or csc matrix through its rows
+made in C (coo_rows, csc_rows: `Tuning.rows_in_c`); otherwise other formats go
+through scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
 repeated edge is followed once (BFS, components) or its weights add up
 (PageRank), as scipy's canonical form sums them.
 """
@@ -325,7 +325,8 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndar
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     """Bellman-Ford's distances from `source` (graph.bellman_ford without
-    max_iter) by buckets (graph.sweep.settle) straight from A's arrays, or None
+    max_iter) by buckets (graph.sweep.settle) straight from A's arrays (a coo
+    or csc matrix's rows made in C, `rows`), or None
     when buckets do not apply as they are: a negative weight, rows not sorted
     or with a repeated index (the canonical form sums repeats), bucket numbers
     that could overflow; the caller then takes the Graph path. InputError
