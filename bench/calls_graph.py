@@ -104,28 +104,31 @@ def graphs(quick: bool):
         yield f"scikit-fem P2 disc r{k}", fem_graph(k)
 
 
-def cases(A):
+def cases(A, given=None, **kw):
     """(algorithm, etchpy call of an adjacency argument, peer name, peer call,
-    agree(etchpy answer, peer-side answer), peer-side answer maker)."""
+    agree(etchpy answer, peer-side answer), peer-side answer maker); csgraph's
+    calls get `given` (A in another scipy kind; default A); kw (tuning=) goes to
+    every etchpy call."""
+    P = A if given is None else given
     _, label = cg.connected_components(A, directed=False)
     big = np.flatnonzero(label == np.argmax(np.bincount(label)))
     s = int(big[len(big) // 2])        # the middle vertex of the largest component
     peer_graph = gp.prepare(A, True).get("G")
     out = [
-        ("bfs_levels", lambda M: graph.bfs_levels(M, s), "csgraph.breadth_first_order",
-         lambda: cg.breadth_first_order(A, s, return_predecessors=False),
+        ("bfs_levels", lambda M: graph.bfs_levels(M, s, **kw), "csgraph.breadth_first_order",
+         lambda: cg.breadth_first_order(P, s, return_predecessors=False),
          lambda: gp.levels_of(*cg.breadth_first_order(A, s), s), np.array_equal),
-        ("components", lambda M: graph.connected_components(M, directed=False),
+        ("components", lambda M: graph.connected_components(M, directed=False, **kw),
          "csgraph.connected_components",
-         lambda: cg.connected_components(A, directed=False),
+         lambda: cg.connected_components(P, directed=False),
          lambda: cg.connected_components(A, directed=False)[1], same_partition),
-        ("bellman_ford", lambda M: graph.bellman_ford(M, s), "csgraph.dijkstra",
-         lambda: cg.dijkstra(A, indices=s), lambda: cg.dijkstra(A, indices=s),
+        ("bellman_ford", lambda M: graph.bellman_ford(M, s, **kw), "csgraph.dijkstra",
+         lambda: cg.dijkstra(P, indices=s), lambda: cg.dijkstra(A, indices=s),
          lambda a, b: np.allclose(a, b, rtol=1e-12)),
     ]
     if peer_graph is not None:
         rank = gp.pagerank_peers({"scipy": A, "G": peer_graph}, TOL)["gb-algorithms"]
-        out.append(("pagerank", lambda M: graph.pagerank(M, tol=TOL), "graphblas pagerank",
+        out.append(("pagerank", lambda M: graph.pagerank(M, tol=TOL, **kw), "graphblas pagerank",
                     rank, rank, lambda a, b: float(np.abs(a - b).sum()) < 2 * len(a) * TOL))
     return out
 

@@ -71,9 +71,9 @@ class Tuning:
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall,
             lazy_dense_products, lazy_region_scalars, lazy_node_bytes, lazy_spmm_columns,
             lazy_spmm_work.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured,
-            distance_buckets, bfs_check_first, bfs_narrow_levels; thresholds pull_alpha, pull_beta,
-            rounds_above, bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c,
+            bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
+            bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
             binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
             call_plans (a call on inputs of a kind already run runs that kind's call plan, runtime.call_plans;
@@ -319,18 +319,18 @@ class Tuning:
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
+    graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
+    rows_in_c: bool = True            # a coo or csc matrix's rows made in C (BFS, Bellman-Ford)
     pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
-    rounds_above: int = 64            # rounds before buckets while F's out-edges double or
-                                      # number >= m (stored entries) / this (0: buckets only)
+    rounds_above: int = 64            # rounds before buckets while F's out-edges double or are >= nnz/this (0: none)
     bucket_count: int = 64            # a bucket is >= 1/this of the largest weight
     dense_rounds: int = 16            # a round with >= n/this out-edges scans all n (0: never)
     scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:
-        """A stable text of every field (nested ones too), for cache keys:
-        >>> Tuning().key()    # 'Tuning(markers=True, merge_or_gallop=True, ...)'"""
+        """A stable text of every field (nested ones too), for cache keys: 'Tuning(markers=True, ...)'."""
         key = self.__dict__.get("_key")
         if key is None:           # worked out once: the fields of a frozen Tuning never change
             key = _full(self)

@@ -1,11 +1,14 @@
 """C text of the graph algorithms that read a scipy csr matrix's own arrays
 (codegen_templates/direct_graph.c.j2): BFS levels, weakly connected components
-(union-find), PageRank (pushed through the rows) and the weight statistics of
-Bellman-Ford's buckets, each checking every row and index it reads, so that
+(union-find), PageRank (pushed through the rows), the weight statistics of
+Bellman-Ford's buckets and a coo or csc matrix's rows (coo_rows, csc_rows:
+for a BFS or Bellman-Ford's buckets),
+each checking every row and index it reads, so that
 nothing is converted or validated in Python first.
 
     c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank,
-                                                         # f_weights, f_check
+                                                         # f_weights, f_check, f_coo_rows,
+                                                         # f_csc_rows
 
 Codes the functions return (besides -2, out of memory): CODES.
 """
@@ -22,6 +25,12 @@ int64_t {name}_bfs(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                    int64_t *where);
 int64_t {name}_check(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                      int64_t *where);
+int64_t {name}_coo_rows(int64_t n, int64_t nnz, const {idx} *row, const {idx} *col,
+                        const double *val, {idx} *pos, {idx} *crd, double *rval,
+                        int64_t *where);
+int64_t {name}_csc_rows(int64_t n, int64_t nnz, const {idx} *cpos, const {idx} *ccrd,
+                        const double *val, {idx} *pos, {idx} *crd, double *rval,
+                        int64_t *where);
 int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                           int64_t *label, int64_t *where);
 int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,

@@ -23,7 +23,7 @@ from ..semiring import semirings
 from ..api import compile as ep_compile
 from ..tuning import DEFAULT, Tuning, of as tuning_of
 from ..runtime.tensor import Tensor
-from . import adjacency as adj, direct
+from . import adjacency as adj, binder, direct
 from .fixpoint import fixpoint
 from .paths import no_frontier, push_kernel
 from .sweep import choose, compact, csc_arrays
@@ -87,6 +87,8 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     ignored; pass a symmetric A for an undirected graph). A scipy matrix is
     read as it is (graph.direct: its csr arrays checked in C, its values not
     read, every level pushed); a Graph reuses its cached arrays and can pull.
+    Either call is made in C with no Python around the BFS (graph.binder,
+    Tuning.graph_binder; below 32 MiB of workspaces); the levels are the same.
 
     Each level pushes the frontier through A's out-edges or pulls the unvisited
     vertices' in-edges; both are masked by the vertices not visited yet.
@@ -110,6 +112,14 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
         array([0, 1])
     """
     t = DEFAULT if tuning is None else tuning_of(tuning)
+    made = binder.plan_for(t) if driver == "auto" else None   # in C (graph.binder), or a miss
+    if made is not None:
+        plan, c = made
+        got = c.bfs_graph(plan, _graph_arrays(A), source) if isinstance(A, adj.Graph) \
+            else c.bfs(plan, A, source)
+        if got is not binder.MISS:
+            return got
+        binder.wide_miss(made, A)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
         if driver == "auto":                            # choose's, without its closures
             try:
@@ -127,11 +137,21 @@ def _levels_in_c(G, s: int, t: Tuning) -> np.ndarray:
     """Every level in one C call (graph.direct's BFS) over G's int32 csr, pulling
     through its csc (both cached on G: private copies, checked once) as t's
     pull fields say."""
-    pos, crd = G.cached("csr:compact", compact)
-    G.cached("csr:compact checked", lambda m: direct.check(m, pos, crd, G.name))
-    csc = G.cached("csc:bool:False", lambda m: csc_arrays(m, pos.dtype, np.bool_, False))
-    most = G.cached("max_degree", lambda m: int(np.diff(m.indptr).max(initial=0)))
-    return direct.levels(G.csr, pos, crd, (*csc[:2], most), s, t, G.name, checked=True)
+    pos, crd, cpos, ccrd, most = _graph_arrays(G)
+    return direct.levels(G.csr, pos, crd, (cpos, ccrd, most), s, t, G.name, checked=True)
+
+
+def _graph_arrays(G) -> tuple:
+    """(pos, crd, cpos, ccrd, the longest row's length): G's compact csr, checked,
+    and its csc, made once per Graph (kept in its cache under "bfs arrays")."""
+    got = G._cache.get("bfs arrays")
+    if got is None:
+        pos, crd = G.cached("csr:compact", compact)
+        G.cached("csr:compact checked", lambda m: direct.check(m, pos, crd, G.name))
+        csc = G.cached("csc:bool:False", lambda m: csc_arrays(m, pos.dtype, np.bool_, False))
+        most = int(np.diff(G.csr.indptr).max(initial=0))
+        got = G._cache["bfs arrays"] = (pos, crd, csc[0], csc[1], most)
+    return got
 
 
 def _levels_in_python(G, s: int, t: Tuning) -> np.ndarray:

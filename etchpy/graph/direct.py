@@ -18,8 +18,9 @@ contents are never read, so a call faults in fresh pages for its output alone. A
 BFS and components read the pattern only (every stored entry is an edge; its
 value is not read). A csr matrix is read as it is, a csc one as it is for
 components (its arrays are the csr arrays of Aᵀ, which has the same weak
-components) and through scipy's `tocsr()` otherwise; other formats through
-`tocsr()`. Unsorted or repeated entries need no canonical order here: a
+components); BFS and Bellman-Ford read a coo or csc matrix through its rows
+made in C (coo_rows, csc_rows: `Tuning.rows_in_c`); otherwise other formats go
+through scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
 repeated edge is followed once (BFS, components) or its weights add up
 (PageRank), as scipy's canonical form sums them.
 """
@@ -55,7 +56,7 @@ def _library(idx_type: str):
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights", "check")
+    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows", "csc_rows")
     types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
 
@@ -160,20 +161,87 @@ def bfs(A, source, name: str = "A", tuning: Tuning = DEFAULT) -> np.ndarray:
     """BFS levels from the vertex `source` along A's stored entries A[j, i] as
     edges j -> i; -1 where unreachable (graph.bfs_levels), every level pushed.
     InputError naming `name` or source for a bad matrix or vertex."""
+    if A.format in ("coo", "csc") and tuning.rows_in_c:
+        got = _pattern_bfs(A, source, name, tuning)
+        if got is not None:
+            return got
     M, pos, crd = arrays(A, name)
     s = check_vertex(source, M.shape[0])
     return levels(M, pos, crd, None, s, tuning, name)
 
 
+def _pattern_bfs(A, source, name: str, tuning: Tuning):
+    """bfs of a coo or csc matrix through its rows made in C (`rows`), or None when
+    `rows` does not take it (the general path then converts or rejects it)."""
+    made = rows(A, name, False)
+    if made is None:
+        return None
+    pos, crd, _, taken = made
+    try:
+        s = check_vertex(source, len(pos) - 1)
+        return levels(A, pos, crd, None, s, tuning, name, checked=True, warm=False)
+    finally:
+        for a in taken:
+            SCRATCH.give(a)
+
+
+def rows(A, name: str, values: bool):
+    """(pos, crd, values or None, the scratch arrays to give back): the csr rows of
+    the square coo or csc matrix A, made by the C's coo_rows or csc_rows into
+    scratch arrays (every index and pointer checked, a stable counting sort on
+    the rows, no sort within them, no sum of repeats; float64 values when
+    `values`), or None when A's arrays are not two contiguous index arrays of
+    one dtype and the right lengths (and values of as many entries): the
+    general path then converts (or rejects) it. InputError naming A's array
+    for an index out of range or bad pointers."""
+    shape, coo = A.shape, A.format == "coo"
+    a, b = (getattr(A, "row", None), getattr(A, "col", None)) if coo else (A.indptr, A.indices)
+    if A.dtype.kind not in "biuf" or len(shape) != 2 or shape[0] != shape[1] \
+            or not all(isinstance(x, np.ndarray) and x.ndim == 1 and x.flags.c_contiguous
+                       for x in (a, b)) \
+            or a.dtype != b.dtype or a.dtype not in INDEX_TYPES \
+            or len(a) != (len(b) if coo else shape[0] + 1) \
+            or (a.dtype == np.int32 and len(b) >= 2**31 - 1) \
+            or (values and len(A.data) != len(b)):
+        return None
+    n, nnz, idt = shape[0], len(b), a.dtype
+    fns, ffi, types = _lib(idt)
+    idx, buf, null, where = types[idt], ffi.from_buffer, ffi.NULL, ffi.new("int64_t[1]")
+    val = np.ascontiguousarray(A.data, dtype=np.float64) if values else None
+    taken = [SCRATCH.take(n + 1, idt), SCRATCH.take(max(nnz, 1), idt)]
+    if values:
+        taken.append(SCRATCH.take(max(nnz, 1), np.float64))
+    pos, crd = taken[0], taken[1]
+    code = fns["coo_rows" if coo else "csc_rows"](
+        n, nnz, buf(idx, a), buf(idx, b), buf("double[]", val) if values else null,
+        buf(idx, pos), buf(idx, crd), buf("double[]", taken[2]) if values else null, where)
+    if code:
+        for t in taken:
+            SCRATCH.give(t)
+        raise _pattern_error(code, int(where[0]), coo, name, n, nnz)
+    used = int(pos[n])
+    return pos, crd[:used], taken[2][:used] if values else None, taken
+
+
+def _pattern_error(code: int, at: int, coo: bool, name: str, n: int, nnz: int):
+    if coo:
+        what = "row" if code == CODES["indptr"] else "col"
+        return InputError(f"{name}.{what}[{at}] is not a vertex of a graph of {n} vertices")
+    if code == CODES["indptr"]:
+        return InputError(f"{name}.indptr is not a column pointer array of {nnz} entries at "
+                          f"column {at}: pointers must be nondecreasing within [0, {nnz}]")
+    return InputError(f"{name}.indices[{at}] is not a vertex of a graph of {n} vertices")
+
+
 def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
-           checked: bool = False):
+           checked: bool = False, warm: bool = True):
     """BFS levels from s over the csr arrays (pos, crd) of M (its data named in
     errors); csc, (pos, crd, the longest row's length) of M in csc (a Graph's,
     checked when made) to pull levels through as tuning.pull_alpha and
     pull_beta say, or None (push only);
     checked: pos and crd are private arrays that passed `check` (the rows not
     reached are then not checked again; all are read in a flat pass first,
-    which brings them into cache, when they take at most
+    which brings them into cache, when `warm` and they take at most
     tuning.bfs_warm_bytes); the walk's levels are int32 in a scratch array
     (_workspaces), widened into the int64 result after it, when
     tuning.bfs_narrow_levels."""
@@ -181,7 +249,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     level = np.empty(n, dtype=np.int64)
     t = tuning
     cpos, ccrd, most = csc if csc is not None and t.pull_rounds else (None, None, 0)
-    warm = checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
+    warm = warm and checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
     fns, ffi, types = _lib(pos.dtype)
     buf, null, idx, where = ffi.from_buffer, ffi.NULL, types[pos.dtype], ffi.new("int64_t[1]")
     queue, narrow, taken = _workspaces(n, pos.dtype, t.bfs_narrow_levels and n < 2**31, ffi,
@@ -257,20 +325,52 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndar
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):
     """Bellman-Ford's distances from `source` (graph.bellman_ford without
-    max_iter) by buckets (graph.sweep.settle) straight from A's arrays, or None
+    max_iter) by buckets (graph.sweep.settle) straight from A's arrays (a coo
+    or csc matrix's rows made in C, `rows`), or None
     when buckets do not apply as they are: a negative weight, rows not sorted
     or with a repeated index (the canonical form sums repeats), bucket numbers
     that could overflow; the caller then takes the Graph path. InputError
     naming `name` or source for a malformed matrix, a NaN or infinite weight,
     a bad vertex."""
-    M, pos, crd = arrays(A, name)
+    made = rows(A, name, True) if A.format in ("coo", "csc") and tuning.rows_in_c else None
+    if made is None:
+        return _distances(A, source, tuning, name)
+    try:
+        pos, crd, val, _ = made
+        return _distances(_Rows(val), source, tuning, name, (pos, crd, val), A)
+    finally:
+        for a in made[3]:
+            SCRATCH.give(a)
+
+
+class _Rows:
+    """What the weights' errors read of a matrix (its values) for rows made in C."""
+
+    def __init__(self, data):
+        self.data = data
+
+
+def _distances(M, source, tuning: Tuning, name: str, arrays_of=None, given=None):
+    """distances over M's csr arrays, or arrays_of = (pos, crd, values) made from
+    `given` (the caller's coo or csc matrix, whose values an error names)."""
+    if arrays_of is None:
+        M, pos, crd = arrays(M, name)
+        val = np.ascontiguousarray(M.data, dtype=np.float64)
+    else:
+        pos, crd, val = arrays_of
     n = len(pos) - 1
     s = check_vertex(source, n)
-    val = np.ascontiguousarray(M.data, dtype=np.float64)
     if len(val) < len(crd):
         crd = crd[:len(val)]
     stats = np.empty(3)
-    canonical = _call("weights", M, name, pos, crd, val, stats)
+    try:
+        canonical = _call("weights", M, name, pos, crd, val, stats)
+    except InputError:
+        if given is None:
+            raise
+        at = int(np.flatnonzero(~np.isfinite(np.asarray(given.data, dtype=np.float64)))[0])
+        raise InputError(f"{name} has a stored value that is not finite (NaN or inf) at "
+                         f"entry {at}") from None
     least, top, negative = stats.tolist()           # floats: bucket_plan's arithmetic in Python's
     plan = bucket_plan(least, top, n, tuning.bucket_count)
     if not canonical or negative or plan is None:
