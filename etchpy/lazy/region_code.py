@@ -26,6 +26,30 @@ def negated(n: LazyArray) -> bool:
     return False
 
 
+def epilogue_of(n: LazyArray):
+    """(p, op, e) when n is one operation of the binder's product epilogue on
+    its operand p (binder_blas.c.j2): op 1 maximum(p, c), 2 minimum(p, c), e the
+    python float c (a number its dtype holds exactly, not -0.0); 3 p - e, 5 p + e,
+    e a node; else None. Which operand is a product is the caller's to check."""
+    if isinstance(n, Map):
+        c = n.arg
+        if n.fn not in ("maximum", "minimum") or type(c) not in (int, float):
+            return None
+        try:                # exact in the dtype, and not -0.0 (a tie's sign)
+            with np.errstate(all="ignore"):
+                if np.asarray(c, dtype=n.dtype) != c or (c == 0 and np.signbit(c)):
+                    return None
+        except (OverflowError, ValueError):
+            return None
+        return n.a, 1 if n.fn == "maximum" else 2, float(c)
+    if not isinstance(n, Add) or isinstance(n.a, Const) or isinstance(n.b, Const):
+        return None
+    if negated(n.b) or negated(n.a):
+        a, b = n.args if negated(n.b) else n.args[::-1]
+        return (a, 3, b.b) if not isinstance(b.b, Const) else None
+    return n.a, 5, n.b
+
+
 def region_function(root: LazyArray, operand, scalars: bool = True):
     """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
     dense element-wise region; operand(n) is the slot of n's value when the
