@@ -134,8 +134,9 @@ class Regions:
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
         reads: list = []
+        knobs = self.opts.knobs
         fn = region_function(node, functools.partial(self._region_operand, reads),
-                             self.opts.knobs.lazy_region_scalars)
+                             knobs.lazy_region_scalars, knobs.lazy_region_direct)
         fn.rows = region_rows(node.shape, reads, not fn.transposes)
         if self.opts.dry:
             return _dry(fn, node.shape, node.dtype)
