@@ -102,6 +102,59 @@ def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
     return [f"    env[{slot}] = f{k}(env)"]
 
 
+def _fused(steps: list, keep: set, space: dict) -> dict:
+    """{k: the index of the product step fused into step k}: a region step whose
+    epilogue (etchpy.lazy.regions) names the slot of the step before it, a dense
+    product whose value nothing else reads (not a result nor a guard); the
+    replay makes both by one call of the binder's product (its epilogue)."""
+    if space.get("blas") is None:
+        return {}
+    found = {}
+    for k in range(1, len(steps)):
+        ep = getattr(steps[k][1], "epilogue", None)
+        if (ep is not None and steps[k - 1][0] == ep[0] and ep[0] not in keep
+                and getattr(steps[k - 1][1], "dense_matmul", None) is not None):
+            found[k] = k - 1
+    return found
+
+
+def _fused_lines(k: int, slot: int, fn, j: int, pslot: int, space: dict, n: int) -> list:
+    """The lines computing env[slot] by the region step k and the product step j
+    it reads (slot pslot) in one call; the two steps as written when that call
+    does not cover the operands (None)."""
+    space[f"f{k}"] = fn
+    _, op, e = fn.epilogue
+    sa, sb, flip, _, _ = space[f"p{j}"].dense_matmul
+    if isinstance(e, float):
+        space[f"e{k}"] = e
+    arg = f"e{k}" if isinstance(e, float) else _slot(e, n)
+    a = f"{_slot(sa, n)}.T" if flip else _slot(sa, n)
+    return [f"    v = blas({_slot(sa, n)}, {_slot(sb, n)}, {bool(flip)}, tall, {op}, {arg})",
+            "    if v is None:",
+            f"        v = matmul({a}, {_slot(sb, n)})",
+            f"        env[{pslot}] = v if v.shape == s{j} and v.dtype == d{j} else g{j}(v)",
+            f"        v = f{k}(env)",
+            f"    env[{slot}] = v"]
+
+
+def _steps_lines(tape, env: list, space: dict, epilogue: bool) -> list:
+    """The lines of the tape's steps (a product step and the region step after it
+    as one call where `_fused` finds them and epilogue is on)."""
+    n, head = tape.nleaves, []
+    keep = {s for s, _ in tape.guards} | {s for s, _, _ in tape.outs}
+    fused = _fused(tape.steps, keep, space) if epilogue else {}
+    into = set(fused.values())
+    for k, (slot, fn) in enumerate(tape.steps):
+        lines = _step_lines(k, slot, fn, env, space, n)
+        if k in into:           # made with the region step after it
+            space[f"p{k}"] = fn
+        elif k in fused:
+            head += _fused_lines(k, slot, fn, fused[k], tape.steps[fused[k]][0], space, n)
+        else:
+            head += lines
+    return head
+
+
 def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: set) -> list:
     """The lines returning the results (replay.result's, inline where a value is
     already a numpy array of the result's dtype and shape; as it is from a slot
@@ -126,7 +179,7 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: se
     return lines
 
 
-def runners(tape, env: list, blas: bool = False, tall: int = 0) -> dict:
+def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool = False) -> dict:
     """The tape's replay written out, by variant: "run", fn(leaves) -> its results
     on the arrays `leaves` (a list or tuple in the signature's order) as a
     tuple, or None when a guard fails; "single", the same returning the one
@@ -138,15 +191,16 @@ def runners(tape, env: list, blas: bool = False, tall: int = 0) -> dict:
     step calls the binder's BLAS product first (Tuning.lazy_c_blas: lazy.c_nodes.
     product), numpy's matmul where that does not cover it; tall, the bytes of a
     product's dense operand from which a thin result is made with the long
-    extent as BLAS's M (Tuning.lazy_blas_tall; 0: never)."""
+    extent as BLAS's M (Tuning.lazy_blas_tall; 0: never); epilogue, a region
+    step that is one operation on the product made just before it, read by it
+    alone, is made in that product's call (Tuning.lazy_blas_epilogue)."""
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
              "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
     head = [f"    {', '.join(leaves)}, = leaves" if n else ""]
     head.append(f"    env = [{', '.join(leaves + ['None'] * (tape.size - n))}]")
-    for k, (slot, fn) in enumerate(tape.steps):
-        head += _step_lines(k, slot, fn, env, space, n)
+    head += _steps_lines(tape, env, space, epilogue)
     head += [f"    if finite(env[{s}]) is not {bool(want)}:\n        return None"
              for s, want in tape.guards]
     # slots whose step returns a numpy array of the node's dtype and shape (a dense

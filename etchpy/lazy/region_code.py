@@ -26,7 +26,39 @@ def negated(n: LazyArray) -> bool:
     return False
 
 
-def region_function(root: LazyArray, operand, scalars: bool = True):
+def epilogue_of(n: LazyArray):
+    """(p, op, e) when n is one operation of the binder's product epilogue on
+    its operand p (binder_blas.c.j2): op 1 maximum(p, c), 2 minimum(p, c), e the
+    python float c (a number its dtype holds exactly, not -0.0); 3 p - e, 5 p + e,
+    e a node; else None. Which operand is a product is the caller's to check."""
+    if isinstance(n, Map):
+        c = n.arg
+        if n.fn not in ("maximum", "minimum") or type(c) not in (int, float):
+            return None
+        try:                # exact in the dtype, and not -0.0 (a tie's sign)
+            with np.errstate(all="ignore"):
+                if np.asarray(c, dtype=n.dtype) != c or (c == 0 and np.signbit(c)):
+                    return None
+        except (OverflowError, ValueError):
+            return None
+        return n.a, 1 if n.fn == "maximum" else 2, float(c)
+    if not isinstance(n, Add) or isinstance(n.a, Const) or isinstance(n.b, Const):
+        return None
+    if negated(n.b) or negated(n.a):
+        a, b = n.args if negated(n.b) else n.args[::-1]
+        return (a, 3, b.b) if not isinstance(b.b, Const) else None
+    return n.a, 5, n.b
+
+
+# maps whose numpy form (etchpy.maps) is one ufunc call: (that ufunc, the python
+# number before the operand or None); a region calls it without the form's frame
+_UFUNCS = {"exp": (np.exp, None), "log": (np.log, None), "sqrt": (np.sqrt, None),
+           "abs": (np.absolute, None), "neg": (np.negative, None), "conj": (np.conjugate, None),
+           "maximum": (np.maximum, None), "minimum": (np.minimum, None),
+           "recip": (np.true_divide, 1)}
+
+
+def region_function(root: LazyArray, operand, scalars: bool = True, direct: bool = True):
     """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
     dense element-wise region; operand(n) is the slot of n's value when the
     region reads n from the slots (n materialised), else None. fn.block(env)
@@ -34,8 +66,10 @@ def region_function(root: LazyArray, operand, scalars: bool = True):
     blocks: etchpy.lazy.rows) nor numpy's errors ignored (its caller ignores
     them), and fn.transposes whether the region transposes an operand;
     scalars: a python number is passed as a 0-d array of the dtype of the
-    operation reading it where that holds it exactly (Tuning.lazy_region_scalars)."""
-    code = _Code(operand, root, scalars)
+    operation reading it where that holds it exactly (Tuning.lazy_region_scalars);
+    direct: a map whose numpy form is one ufunc call is that call, and a ufunc's
+    out is passed positionally (Tuning.lazy_region_direct)."""
+    code = _Code(operand, root, scalars, direct)
     var, _ = code.emit(root)
     code.space.update(ndarray=np.ndarray, array=np.array, dtype=root.dtype, shape=root.shape)
     text = "\n".join([
@@ -54,6 +88,7 @@ def region_function(root: LazyArray, operand, scalars: bool = True):
     exec(compile(text, "<lazy numpy region>", "exec"), code.space)   # noqa: S102
     fn = ignoring_errors(code.space["region"])
     fn.block, fn.transposes = code.space["block"], code.transposes
+    fn.text = text          # what runs (read by tests and when debugging)
     return fn
 
 
@@ -92,9 +127,9 @@ def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
 class _Code:
     """The lines of a region function and the objects they name (its namespace)."""
 
-    def __init__(self, operand, root: LazyArray, scalars: bool = True):
+    def __init__(self, operand, root: LazyArray, scalars: bool = True, direct: bool = True):
         self.operand, self.root, self.lines, self.space = operand, root, [], {}
-        self.scalars = scalars
+        self.scalars, self.direct = scalars, direct
         self.transposes = False
 
     def name(self, obj) -> str:
@@ -143,6 +178,11 @@ class _Code:
                 return self.temp(f"{self.emit(a)[0]}.T"), False
             case Binary():
                 return self.ufunc(n, n.ufunc, list(n.args))
+            case Map(a, fn, arg) if self.direct and fn in _UFUNCS:
+                u, first = _UFUNCS[fn]      # the ufunc its numpy form calls, called here
+                if first is not None:       # 1 / a: recip's form
+                    return self.ufunc(n, u, [first, a])
+                return self.ufunc(n, u, [a], () if arg is None else (self.name(arg),))
             case Map(a, fn, arg) if maps.MAPS[fn].writes_out:     # as a ufunc of a
                 py, c = maps.MAPS[fn].py, 0 if arg is None else arg
                 return self.ufunc(n, py, [a], (self.name(c),))
@@ -151,15 +191,18 @@ class _Code:
 
     def ufunc(self, n: LazyArray, u, operands: list, extra: tuple = ()) -> tuple:
         """n = u(operands..., *extra), its result written over the first fresh
-        operand of n's shape and dtype; a scalar operand (a Const, or extra's
-        objects) that n's dtype holds exactly is passed as a 0-d array of it."""
-        done = [(self.scalar(m.value, n), False) if isinstance(m, Const) else self.emit(m)
+        operand of n's shape and dtype; a scalar operand (a Const, a python
+        number, or extra's objects) that n's dtype holds exactly is passed as a
+        0-d array of it."""
+        done = [self.emit(m) if isinstance(m, LazyArray) and not isinstance(m, Const)
+                else (self.scalar(m.value if isinstance(m, Const) else m, n), False)
                 for m in operands]
         extra = tuple(self.scalar(self.space[e], n) for e in extra)
         args = ", ".join([v for v, _ in done] + list(extra))
         fn = self.name(u)
         reuse = [v for m, (v, fresh) in zip(operands, done) if _fresh(n, m, fresh)]
-        if reuse:
-            self.lines.append(f"    {fn}({args}, out={reuse[0]})")
+        if reuse:           # a ufunc's out positional (parsed faster than out=)
+            out = reuse[0] if self.direct and isinstance(u, np.ufunc) else f"out={reuse[0]}"
+            self.lines.append(f"    {fn}({args}, {out})")
             return reuse[0], True
         return self.temp(f"{fn}({args})"), n.ndim > 0

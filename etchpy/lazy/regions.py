@@ -16,7 +16,7 @@ from . import c_nodes, spmm
 from .library import product
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Transpose
 from .show import show
-from .region_code import region_function
+from .region_code import epilogue_of, region_function
 from .rows import block_rows, blocked_step, chain, region_rows
 
 
@@ -134,10 +134,43 @@ class Regions:
         self.note(lambda: f"numpy element-wise {node.shape} on dense operands "
                         f"-> dense: {show(node, self.report.names)}")
         reads: list = []
+        knobs = self.opts.knobs
         fn = region_function(node, functools.partial(self._region_operand, reads),
-                             self.opts.knobs.lazy_region_scalars)
+                             knobs.lazy_region_scalars, knobs.lazy_region_direct)
         fn.rows = region_rows(node.shape, reads, not fn.transposes)
-        return _dry(fn, node.shape, node.dtype) if self.opts.dry else fn
+        if self.opts.dry:
+            return _dry(fn, node.shape, node.dtype)
+        fn.epilogue = self._epilogue(node, {slot for slot, _ in reads})
+        return fn
+
+    def _epilogue(self, node: LazyArray, read: set):
+        """(the product's slot, op, e) when the region `node` is one operation of
+        lazy_product's epilogue (binder_blas.c.j2) on a dense product step's value
+        read by it alone and an operand e of node's shape and dtype (its slot) or a
+        number the dtype holds exactly (a float), both read from their slots
+        (`read`): the replay then makes both in one call (etchpy.lazy.fast_replay);
+        else None."""
+        if node.dtype not in (np.float64, np.float32) or not node.shape:
+            return None
+        found = epilogue_of(node)
+        if found is None:
+            return None
+        p, code, e = found
+        slots, steps = self.values.slots, dict(self.values.steps)
+
+        def product(n) -> bool:     # a dense product step's value, read here alone
+            return (isinstance(n, LazyArray) and n.shape == node.shape and n.dtype == node.dtype
+                    and self.uses.get(n.key) == 1 and slots.get(n.key) in read and
+                    getattr(steps.get(slots[n.key]), "dense_matmul", None) is not None)
+        if not product(p):
+            if code < 3 or not product(e):
+                return None
+            p, e, code = e, p, 4 if code == 3 else code       # e - p, or e + p
+        if isinstance(e, LazyArray):
+            if e.shape != node.shape or e.dtype != node.dtype or slots.get(e.key) not in read:
+                return None
+            return slots[p.key], code, slots[e.key]
+        return slots[p.key], code, e
 
     def _region_operand(self, reads: list, n: LazyArray):
         """The slot of n's value when a numpy region reads it materialised (n

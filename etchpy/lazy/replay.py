@@ -93,7 +93,8 @@ class Tape:
         # the replay written out as one function, and the same returning its lone
         # result (a traced function's): etchpy.lazy.fast_replay; else the loop
         knobs = ev.opts.knobs
-        made = runners(self, values.env, knobs.lazy_c_blas, knobs.lazy_blas_tall) \
+        made = runners(self, values.env, knobs.lazy_c_blas, knobs.lazy_blas_tall,
+                       knobs.lazy_blas_epilogue) \
             if knobs.lazy_fast_replay else {
             "run": self.replay, "single": self._single}
         self.run, self.single = made["run"], made["single"]
