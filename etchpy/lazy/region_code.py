@@ -58,6 +58,9 @@ _UFUNCS = {"exp": (np.exp, None), "log": (np.log, None), "sqrt": (np.sqrt, None)
            "recip": (np.true_divide, 1)}
 
 
+_OUT_KEYWORD = (np.maximum, np.minimum)     # numpy 2.4 deprecates their positional out
+
+
 def region_function(root: LazyArray, operand, scalars: bool = True, direct: bool = True):
     """fn(env) -> root's value (a numpy array of root's shape and dtype), root a
     dense element-wise region; operand(n) is the slot of n's value when the
@@ -68,7 +71,7 @@ def region_function(root: LazyArray, operand, scalars: bool = True, direct: bool
     scalars: a python number is passed as a 0-d array of the dtype of the
     operation reading it where that holds it exactly (Tuning.lazy_region_scalars);
     direct: a map whose numpy form is one ufunc call is that call, and a ufunc's
-    out is passed positionally (Tuning.lazy_region_direct)."""
+    out is passed positionally but to maximum and minimum (Tuning.lazy_region_direct)."""
     code = _Code(operand, root, scalars, direct)
     var, _ = code.emit(root)
     code.space.update(ndarray=np.ndarray, array=np.array, dtype=root.dtype, shape=root.shape)
@@ -202,7 +205,8 @@ class _Code:
         fn = self.name(u)
         reuse = [v for m, (v, fresh) in zip(operands, done) if _fresh(n, m, fresh)]
         if reuse:           # a ufunc's out positional (parsed faster than out=)
-            out = reuse[0] if self.direct and isinstance(u, np.ufunc) else f"out={reuse[0]}"
+            positional = self.direct and isinstance(u, np.ufunc) and u not in _OUT_KEYWORD
+            out = reuse[0] if positional else f"out={reuse[0]}"
             self.lines.append(f"    {fn}({args}, {out})")
             return reuse[0], True
         return self.temp(f"{fn}({args})"), n.ndim > 0
