@@ -40,8 +40,8 @@ class Tuning:
             check_count_once, check_lanes_once, check_windows, check_after, check_twins_once,
             merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
-            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
-            written_nesting, access_order; met_checks (False by default).
+            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
+            fused_temporaries, written_nesting, access_order; met_checks (False by default).
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
@@ -175,6 +175,7 @@ class Tuning:
     window_walk: bool = True          # a compressed level read through a step-1 window walked
                                       # whole, the window a test per coordinate (streams.window)
     window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
+    window_fill_lanes: bool = True    # ... window_blocks' fill in AVX-512 lanes, hits compressed
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
                                       # a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
