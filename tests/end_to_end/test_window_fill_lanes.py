@@ -4,8 +4,9 @@ ep_fill_hits in codegen_templates/kernel.c.j2; law in proofs_notes/windows.md,
 int32 coordinates and values of 4 or 8 bytes tests 16 entries at a time and
 compresses the hits into the buffers, else runs the loop it replaces. Rows of
 0 to 40 entries (chunks of 16 and a masked tail), windows that start before
-0, end past the columns or lie past int32, float64, float32, int64 and
-complex values (the last by the loop), int32 and int64 indices, a scipy operand
+0, end past the columns or lie past int32, float64, float32, int64,
+complex64 (8 bytes, copied by their bits) and complex128 values (the last by
+the loop), int32 and int64 indices, a scipy operand
 (the checked build) written in place between calls and a Tensor; every answer
 the dense reference's, and the same with the switch off."""
 import numpy as np
@@ -45,7 +46,8 @@ BOUNDS = ((0, 40, 0, 300), (-4, 30, -6, 120), (3, 38, 20, 340), (2, 9, 50, 50),
 
 
 @pytest.mark.parametrize("dtype, semiring", [(np.float64, "real"), (np.float32, "real32"),
-                                             (np.int64, "integer"), (np.complex128, "complex")])
+                                             (np.int64, "integer"), (np.complex64, "complex64"),
+                                             (np.complex128, "complex")])
 def test_the_fill_in_lanes_is_the_restriction_and_the_shift(dtype, semiring):
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     d = long_rows(1, dtype)
