@@ -1,10 +1,9 @@
 """Every knob of the compiler, in one frozen value passed explicitly.
 
-A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c`
-(`tuning=`); nothing reads a module global. It is part of every kernel cache
-key (in process and on disk), so a kernel built under one setting is never
-returned for another. docs/performance.md has one section per optimisation:
-its rule, the field that controls it, what it was measured to gain, its test.
+A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c` (`tuning=`); nothing reads
+a module global. It is part of every kernel cache key (in process and on disk), so a kernel
+built under one setting is never returned for another. docs/performance.md has one section per
+optimisation: its rule, the field that controls it, what it was measured to gain, its test.
 Two kinds of fields:
 - switches (bool): each optimisation, strategy choice or schedule pass can be turned
   off; with every switch off lowering still emits correct plain loops (one write path per output kind);
