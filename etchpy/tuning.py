@@ -1,11 +1,9 @@
 """Every knob of the compiler, in one frozen value passed explicitly.
 
-A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c`
-(`tuning=`); nothing reads a module global. It is part of every kernel cache
-key (in process and on disk), so a kernel built under one setting is never
-returned for another. docs/performance.md has one section per optimisation:
-its rule, the field that controls it, what it was measured to gain, and the
-test that covers it.
+A `Tuning` is given to `ep.compile`, `ep.evaluate` and `ep.export_c` (`tuning=`); nothing reads
+a module global. It is part of every kernel cache key (in process and on disk), so a kernel
+built under one setting is never returned for another. docs/performance.md has one section per
+optimisation: its rule, the field that controls it, what it was measured to gain, its test.
 Two kinds of fields:
 - switches (bool): each optimisation, strategy choice or schedule pass can be turned
   off; with every switch off lowering still emits correct plain loops (one write path per output kind);
@@ -41,14 +39,14 @@ class Tuning:
             check_count_once, check_lanes_once, check_windows, check_after, check_twins_once,
             merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
-            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, fused_temporaries,
-            written_nesting, access_order; met_checks (False by default).
+            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
+            fused_temporaries, written_nesting, access_order; met_checks (False by default).
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
             keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, window_blocks_ahead, window_blocks_share, check_block, met_prefetch,
-            hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
+            window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
+            met_prefetch, hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
             prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
             prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask,
             prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
@@ -175,6 +173,7 @@ class Tuning:
     window_walk: bool = True          # a compressed level read through a step-1 window walked
                                       # whole, the window a test per coordinate (streams.window)
     window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
+    window_fill_lanes: bool = True    # ... window_blocks' fill in AVX-512 lanes, hits compressed
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
                                       # a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
@@ -225,6 +224,7 @@ class Tuning:
     window_blocks: int = 1024         # ... far rows' hits (x small) kept, gathered in blocks
     window_blocks_ahead: int = 48     # ... x of the hit this many on prefetched; x large too
     window_blocks_share: int = 3      # ... where the window keeps <= 1/this of the columns
+    window_blocks_wide: int = 1 << 21  # ... or x holds this many bytes or more (0: never)
     check_block: int = 1024           # parents a fused check's flat pass tests ahead (0: none)
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)

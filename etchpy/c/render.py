@@ -21,6 +21,7 @@ from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from ..lower.schedule.fused_checks import ERROR_CODE
 from .prototype import CParam, CSource, Prototype, prototype
+from . import walks
 from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 
 __all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CParam", "Prototype"]
@@ -129,6 +130,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                             for u in imp.statements(body)),
         uses_far_pick=any(isinstance(u, imp.GatherPick) and u.crd is not None
                           for u in imp.statements(body)),
+        uses_fill_hits=tuning.window_fill_lanes and any(
+            walks.fill_hits(u, walks.local_arrays(body)) for u in imp.statements(body)),
         uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),

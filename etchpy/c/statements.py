@@ -77,6 +77,7 @@ class FunctionBody:
         self.tuning = tuning
         self.heap = heap_arrays(prog.body)               # name -> Imp type
         self.kept = kept_arrays(prog.body)               # name -> fill (Const)
+        self.local_arrays = walks.local_arrays(prog.body)
         self.helpers: list[str] = []
         self.fails = False
         self.arrays, self.scalars = self._kernel_names()
@@ -144,6 +145,9 @@ class FunctionBody:
             case Accum(arr, i, v):
                 cell = f"{arr}[{e(i)}]"
                 return f"{pad}{cell} = {self.sr.add.render(cell, e(v))};"
+            case While() if self.tuning.window_fill_lanes and (
+                    hits := walks.fill_hits(s, self.local_arrays)):
+                return walks.fill_hits_call(self, hits, depth, INDENT)
             case While(Bin("&&", Bin("<", Var(q), Var()) as a, b), body) if walks.tests_entry(b, q):
                 return walks.entry_test_loop(self, _bare(e(a)), _bare(e(b)), body, depth, INDENT)
             case While(c, body):

@@ -9,11 +9,15 @@
   else the two-finger merge.
 - imp.GatherSum: the call of ep_gather_sum (codegen_templates/kernel.c.j2)
   where its pick is set, its fallback loop otherwise.
+- A window walk's fill of window_blocks' buffers (`fill_hits`): the call of
+  ep_fill_hits (kernel.c.j2), which runs the same loop, or with AVX-512 the
+  window test in lanes and the hits compressed into the buffers
+  (tuning.window_fill_lanes).
 """
 from __future__ import annotations
 
 from .. import imp
-from ..imp import Load, Opaque, Seq, Var
+from ..imp import Assign, Bin, Const, Decl, Load, Opaque, Seq, Store, Var, While
 
 
 def tests_entry(test, q: str) -> bool:
@@ -89,3 +93,44 @@ def short_intersect(printer, s: imp.ShortIntersect, depth: int, indent: str,
         "#else", *merge, "#endif"]
     return "\n".join([f"{pad}{{", *(simd if s.width == lanes else merge),
                       f"{p2}{qa} = {ea};", f"{p2}{qb} = {eb};", f"{pad}}}"])
+
+
+def fill_hits(s, local: frozenset) -> tuple | None:
+    """The parts (q, end, crd, vals, off, dim, row, hv, hc, hr, n) when s is the
+    fill of window_blocks' buffers (lower.schedule.window_walks._buffered) as
+    the trusted build or a check_after checked one has it, every entry's
+    coordinate read unclamped:
+
+        while (q < end) { ok := (crd[q] − off) <u dim; hv[n] := vals[q];
+                          hc[n] := crd[q] − off; hr[n] := row; n := n + ok; q := q + 1 }
+
+    with off, dim, row and end plain names or constants and hv, hc, hr among
+    `local` (the program's LocalArrays: buffers read below n only); else None."""
+    if not isinstance(s, While):
+        return None
+    plain = (Var, Const)
+    match s:
+        case While(Bin("<", Var(q), Var() as end), Seq((
+                Decl(ok, "bool", Bin("<u", Bin("-", Load(crd, Var(q1)), off) as hit, dim)),
+                Store(hv, Var(n), Load(vals, Var(q2))), Store(hc, Var(n2), hit2),
+                Store(hr, Var(n3), row), Assign(n4, Bin("+", Var(n5), Var(ok2))),
+                Assign(q3, Bin("+", Var(q4), Const(1)))))) if (
+                q == q1 == q2 == q3 == q4 and n == n2 == n3 == n4 == n5 and ok == ok2
+                and hit == hit2 and all(isinstance(x, plain) for x in (off, dim, row))
+                and len({hv, hc, hr, crd, vals}) == 5 and n not in (q, end.name)
+                and {hv, hc, hr} <= local):
+            return q, end, crd, vals, off, dim, row, hv, hc, hr, n
+    return None
+
+
+def fill_hits_call(printer, parts, depth: int, indent: str) -> str:
+    """`n = ep_fill_hits(...); q = end;`: the loop `fill_hits` matched."""
+    q, end, crd, vals, off, dim, row, hv, hc, hr, n = parts
+    e, pad = printer.expr, indent * depth
+    return (f"{pad}{n} = ep_fill_hits({crd}, {vals}, {q}, {e(end)}, {e(off)}, {e(dim)}, "
+            f"{e(row)}, {hv}, {hc}, {hr}, {n});\n{pad}{q} = {e(end)};")
+
+
+def local_arrays(body) -> frozenset:
+    """The names of the LocalArrays of a program's body."""
+    return frozenset(u.array for u in imp.statements(body) if isinstance(u, imp.LocalArray))

@@ -3,7 +3,8 @@ lower.schedule.window_blocks; law in proofs_notes/windows.md, "Hits gathered in
 blocks"): each row's in-window entries kept in a buffer, then ⊕-added into the
 row's cell in one flat loop per block, where the call's far pick finds the rows
 far, x is between half of Tuning.prefetch_min_bytes and it and the window at
-most a third of the columns (window_blocks_share). Small operands here, so the tests lower
+most a third of the columns (window_blocks_share) or x of window_blocks_wide bytes
+or more. Small operands here, so the tests lower
 prefetch_min_bytes (x of 16 to 31 values, 40 or more columns) and the
 buffer (3 or 5 entries: flushed between rows, rows longer than it walked as
 before). Against the dense reference: steps, shifts, bounds as parameters,
@@ -124,3 +125,46 @@ def test_hits_gathered_in_blocks_from_a_large_x_prefetch_it_ahead():
         flushes = [n for n in imp.statements(prog.body) if isinstance(n, imp.Prefetch)
                    and isinstance(n.index, imp.Load) and n.index.array.endswith("_hc")]
         assert bool(flushes) == there
+
+
+def test_hits_gathered_in_blocks_from_a_wide_x_whatever_the_share():
+    """Tuning.window_blocks_wide: x of that many bytes or more runs in blocks
+    whatever share of the columns the window keeps (here 50 values or more: the
+    wide windows below keep 40% to all of the 128 columns, over the third of
+    window_blocks_share); under it, and with 0, the share test holds. Float,
+    steps 1 and 2, one kernel for all bounds; a scipy operand whose values and
+    coordinates are written in place between calls (read again each call) and
+    a Tensor; every answer the dense one."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    d = random_rows(6)
+    M, T = sp.csr_array(d), ep.Tensor.from_scipy(sp.csr_array(d), "csr")
+    wide = {**BLOCKS, "window_blocks_ahead": 2, "window_blocks_wide": 400}
+
+    def dense(m, lo, hi, step, lo2, hi2, v):
+        rows, cols = np.arange(lo, hi, step), np.arange(lo2, hi2)
+        inside = np.zeros((len(rows), len(cols)))                   # the fill outside m
+        r_in, c_in = (rows >= 0) & (rows < m.shape[0]), (cols >= 0) & (cols < m.shape[1])
+        inside[np.ix_(r_in, c_in)] = m[np.ix_(rows[r_in], cols[c_in])]
+        return inside @ v
+
+    for step in (1, 2):
+        rows = i["lo":"hi":step] if step > 1 else i["lo":"hi"]
+        expr = ep.sum(j, A[rows, j["lo2":"hi2"]] * x[j])
+        kerns = [ep.compile(expr, tuning=t) for t in (wide, {**wide, "window_blocks_wide": 0})]
+        assert "400" in kerns[0].c_source and "400" not in kerns[1].c_source
+        for lo, hi, lo2, hi2 in ((0, 30, 0, 128), (-4, 20, -6, 70), (3, 28, 20, 140),
+                                 (2, 9, 50, 50), (1, 29, 10, 61), (0, 30, 0, 40)):
+            v = np.arange(hi2 - lo2) % 7 + 1.0
+            for kern in kerns:
+                for operand in (M, T):
+                    np.testing.assert_allclose(
+                        kern(A=operand, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2),
+                        dense(d, lo, hi, step, lo2, hi2, v))
+                W = M.copy()                       # written in place between calls
+                for _ in range(2):
+                    W.data *= -1.5
+                    r = next(r for r in range(30) if W.indptr[r + 1] - W.indptr[r] >= 1)
+                    W.indices[W.indptr[r]] = 0             # a first coordinate moved to 0
+                    np.testing.assert_allclose(
+                        kern(A=W, x=v, lo=lo, hi=hi, lo2=lo2, hi2=hi2),
+                        dense(W.toarray(), lo, hi, step, lo2, hi2, v))

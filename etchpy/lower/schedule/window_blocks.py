@@ -15,7 +15,10 @@ third since session 46, a quarter before). With tuning.window_blocks_ahead
 (0: off) the flush prefetches x at the hit that many on, and x of
 prefetch_min_bytes or more runs in blocks too (still at most that share of
 the columns: random rows at 20% windows, x of 1.6 MB, ran 1.1-1.3x faster so
-than in the prefetching walk):
+than in the prefetching walk), and x of tuning.window_blocks_wide bytes or more
+(0: never) runs in blocks whatever share of the columns the window keeps (an x
+out of a 2 MiB L2: random rows at 40-80% windows, x of 3-6 MB, ran 1.05-1.35x
+faster so than in the prefetching walk; the mesh's x of 526 KB stays under it):
 
     n := 0
     for each row r:  q, e := its segment;  acc := 0
@@ -95,13 +98,7 @@ def run(em, s) -> imp.Stmt | None:
     if not buf.flush:
         return None
     plain = em.emit(s, em.top())
-    pick = em.names.fresh(f"{s.var}_blocks")
-    most = em.tuning.prefetch_min_bytes
-    x = imp.mul(dim_var(v.var), Const(em.sr.dtype.itemsize))
-    small = le(Const(most // 2), x) if em.tuning.window_blocks_ahead > 0 and \
-        em.tuning.prefetch else and_(le(Const(most // 2), x), lt(x, Const(most)))
-    share = max(1, em.tuning.window_blocks_share)          # the window keeps <= 1/share
-    small = and_(small, le(imp.mul(dim_var(v.var), Const(share)), Var(walk.dim)))
+    pick, small = em.names.fresh(f"{s.var}_blocks"), _small(em, v, walk)
     two = seq(imp.Comment(f"{s.var}: far rows' window hits gathered in blocks of {size}"),
               LocalArray(buf.vals, size, Const(em.sr.zero, "value")),
               LocalArray(buf.at, size, imp.ZERO, "index"),
@@ -113,3 +110,20 @@ def run(em, s) -> imp.Stmt | None:
                                                   walk.dim, share, 1),
                                        imp.Assign(pick, Var(sampled))))),
                If(Var(pick), imp.Block(two), imp.Block(plain)))
+
+
+def _small(em, v, walk) -> imp.Expr:
+    """The call's size test of the blocks (module docstring): x from half of
+    prefetch_min_bytes (to under it without the flush's prefetch), and the
+    window keeping at most 1/window_blocks_share of the columns or, with the
+    prefetch, x of window_blocks_wide bytes or more."""
+    most, ahead = em.tuning.prefetch_min_bytes, em.tuning.window_blocks_ahead > 0
+    x = imp.mul(dim_var(v.var), Const(em.sr.dtype.itemsize))
+    small = le(Const(most // 2), x) if ahead and em.tuning.prefetch else \
+        and_(le(Const(most // 2), x), lt(x, Const(most)))
+    share = max(1, em.tuning.window_blocks_share)          # the window keeps <= 1/share
+    kept = le(imp.mul(dim_var(v.var), Const(share)), Var(walk.dim))
+    wide = em.tuning.window_blocks_wide
+    if wide > 0 and ahead and em.tuning.prefetch:
+        kept = imp.or_(kept, le(Const(wide), x))            # x out of L2: any share
+    return and_(small, kept)
