@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (blas, blocks, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
                row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
@@ -104,6 +104,7 @@ PASSES = (
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
     Pass("entries listed in blocks", "guard_blocks", "program",
          lambda prog, semiring, tuning: guard_blocks.run(prog, tuning)),
+    Pass("flat sums' tests as a mask", "flat_mask", "program", flat_mask.run),
     Pass("gathered sums", "gather_sums", "program", gather_sums.run),
     Pass("size switch", "size_switch", "program",
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
