@@ -240,7 +240,7 @@ class Tuning:
     guard_blocks_far: int = 16        # ... its own reads (a line's part code) this many on (0: off)
     guard_mask: int = 8               # ... its first tests a mask over the block, listed by
                                       # groups of this many entries, none-passing skipped (0: off)
-    flat_mask: int = 0                # a flat sum's tests a byte mask over blocks of this many (0: off)
+    flat_mask: int = 0                # ... a flat sum's tests a byte mask over blocks of this many (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)

@@ -104,7 +104,7 @@ PASSES = (
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
     Pass("entries listed in blocks", "guard_blocks", "program",
          lambda prog, semiring, tuning: guard_blocks.run(prog, tuning)),
-    Pass("flat sums' tests as a mask", "flat_mask", "program", flat_mask.run),
+    Pass("flat sums' tests as a mask", "guard_blocks", "program", flat_mask.run),  # flat_mask > 0
     Pass("gathered sums", "gather_sums", "program", gather_sums.run),
     Pass("size switch", "size_switch", "program",
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),

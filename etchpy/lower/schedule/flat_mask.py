@@ -1,5 +1,5 @@
-"""A flat sum's tests as a byte mask over blocks of entries, switched by
-tuning.flat_mask (the block's entries; 0: off).
+"""A flat sum's tests as a byte mask over blocks of entries, with
+tuning.guard_blocks on and tuning.flat_mask entries in a block (0, the default: off).
 
 A counted loop that adds a selected value into an accumulator and does nothing
 else (a flat walk's sum under value tests: Q6's lines)
