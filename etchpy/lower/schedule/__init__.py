@@ -22,8 +22,8 @@ At the group and program points every pass whose switch is on runs, in
 order (at the group point each sees the claims made before it); at the others the first pass whose switch is on and
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
-The program point's passes (guarded fibres' prefetch, gathered sums, the size
-switch, gathered values' prefetch, far rows' values, threads only for work that
+The program point's passes (guarded fibres' prefetch, flat sums' tests as a
+mask, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
 pays) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares

@@ -42,6 +42,7 @@ from ... import imp
 from ...imp import (Assign, Bin, Block, Const, Decl, If, Load, LocalArray, Not, Ring, Select,
                     Seq, Store, Var, While)
 
+
 def run(prog, semiring, tuning):
     """`prog` with each loop of the shapes above blocked (`prog` itself when
     tuning.flat_mask is below 8 or none matches)."""
@@ -136,6 +137,8 @@ def _starts_signed(acc: str, before: tuple) -> bool:
 
 
 def _blocked(loop: While, before: tuple, how: tuple, taken: set):
+    """The blocked form of `loop` (module docstring), or None where its shape or
+    the law's conditions do not hold (`before`, `how`: as for _rewrite)."""
     found = _shape(loop)
     if found is None:
         return None
