@@ -5,7 +5,9 @@ do and do not divide the entries, in both forms the loop takes: the selected sum
 of a one-walk row predicate (TPC-H Q6's shape: value columns of one table) and
 the guarded sum over dense vectors; compiled to C and run by the Imp
 interpreter. The pass refuses what its law does not cover: an accumulator that
-may start at -0.0, a read at another place than the counter."""
+may start at -0.0, a read at another place than the counter. (The central
+property's problems reach neither shape: 508 loops of 10 of its draws tried, none
+blocked, session 52; so these properties draw the shapes themselves.)"""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -124,3 +126,4 @@ def test_what_the_law_does_not_cover_is_left_as_written():
     assert flat_mask._blocked(loop, before, how, set()) is None
     before, loop = _loop(0.0)
     assert flat_mask._blocked(loop, before, (16, False, True), set()) is None  # not a plain +
+
