@@ -48,7 +48,7 @@ class Tuning:
             window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
             met_prefetch, hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
             prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
-            prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask,
+            prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask, flat_mask,
             prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
             run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
             block_sizes, chunks_per_thread, thread_min_work, gather_from.
@@ -240,6 +240,7 @@ class Tuning:
     guard_blocks_far: int = 16        # ... its own reads (a line's part code) this many on (0: off)
     guard_mask: int = 8               # ... its first tests a mask over the block, listed by
                                       # groups of this many entries, none-passing skipped (0: off)
+    flat_mask: int = 0                # ... a flat sum's tests a byte mask over blocks of this many (0: off)
     prefetch_min_bytes: int = 1 << 20  # smaller operands are not prefetched
     prefetch_index_bytes: int = 4     # ... a compressed row's entry counted with its index
     prefetch_near_share: int = 8      # nor a segment's spanning <= 1/this of its dim (0: off)
@@ -374,10 +375,9 @@ FORCE = Tuning(
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
-    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0,
-    pull_measured=False)
+    pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0, pull_measured=False,
+    flat_mask=16)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
-
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)  # pagerank's C loop
 
 PRESETS = dict(default=DEFAULT, noopt=NOOPT, force=FORCE, force_hash=FORCE_HASH, fixpoint=FIXPOINT)

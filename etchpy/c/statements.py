@@ -34,7 +34,8 @@ INDENT = "    "
 # (ep_short_match): a ShortIntersect of another width is always merged.
 SIMD_LANES = 4
 
-_ARRAY_TYPES = {"index": "ep_idx_t", "bool": "int", "value": "ep_val_t", "bits": "uint64_t"}
+_ARRAY_TYPES = {"index": "ep_idx_t", "bool": "int", "value": "ep_val_t", "bits": "uint64_t",
+                "byte": "int8_t"}
 _SCALAR_TYPES = {"index": "int64_t", "coord": "ep_idx_t", "bool": "int", "value": "ep_val_t"}
 
 

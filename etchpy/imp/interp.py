@@ -181,7 +181,7 @@ class Machine:
         return int(v) if arr.dtype.kind in "iu" else v
 
     def _dtype(self, typ):
-        return {"index": np.int64, "bool": np.bool_, "bits": np.uint64}.get(
+        return {"index": np.int64, "bool": np.bool_, "bits": np.uint64, "byte": np.int8}.get(
             typ, self.semiring.dtype)
 
     def _fresh_array(self, typ, size: Expr, fill: Expr | None):

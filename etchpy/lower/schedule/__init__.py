@@ -22,8 +22,8 @@ At the group and program points every pass whose switch is on runs, in
 order (at the group point each sees the claims made before it); at the others the first pass whose switch is on and
 whose `run` gives statements wins; where none does, the driver emits the plain
 loop. A new pass is a module here, a `Pass` in `PASSES` and a Tuning switch.
-The program point's passes (guarded fibres' prefetch, gathered sums, the size
-switch, gathered values' prefetch, far rows' values, threads only for work that
+The program point's passes (guarded fibres' prefetch, flat sums' tests as a
+mask, gathered sums, the size switch, gathered values' prefetch, far rows' values, threads only for work that
 pays) rewrite the whole program
 once it is lowered (lower.driver.lower_plan); the checks fused into a kernel's reads (fused_checks)
 make a variant of the whole program, which the pipeline declares
@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (blas, blocks, far_rows, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (blas, blocks, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
                row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
@@ -104,6 +104,7 @@ PASSES = (
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
     Pass("entries listed in blocks", "guard_blocks", "program",
          lambda prog, semiring, tuning: guard_blocks.run(prog, tuning)),
+    Pass("flat sums' tests as a mask", "guard_blocks", "program", flat_mask.run),  # flat_mask > 0
     Pass("gathered sums", "gather_sums", "program", gather_sums.run),
     Pass("size switch", "size_switch", "program",
          lambda prog, semiring, tuning: size_switch.run(prog, tuning)),
