@@ -331,17 +331,16 @@ class Tuning:
     scan_below: int = 1 << 18         # driver="python": smaller graphs scan every vertex
 
     def key(self) -> str:
-        """A stable text of every field (nested ones too), for cache keys: 'Tuning(markers=True, ...)'."""
-        key = self.__dict__.get("_key")
-        if key is None:           # worked out once: the fields of a frozen Tuning never change
+        """A stable text of every field (nested ones too), for cache keys:
+        >>> Tuning().key()    # 'Tuning(markers=True, merge_or_gallop=True, ...)'"""
+        if (key := self.__dict__.get("_key")) is None:  # once: a frozen Tuning's fields stay
             key = _full(self)
             object.__setattr__(self, "_key", key)
         return key
 
     def __hash__(self):
         """The fields' hash, worked out once (a compute hashes its Tuning thrice a call)."""
-        h = self.__dict__.get("_hash")
-        if h is None:
+        if (h := self.__dict__.get("_hash")) is None:
             h = hash(tuple([getattr(self, f.name) for f in fields(self)]))
             object.__setattr__(self, "_hash", h)
         return h
