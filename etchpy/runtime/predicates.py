@@ -206,15 +206,17 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "value":
         if tv.terms:                 # (made by runtime.shared only: never a reference's)
             raise InputError(f"{tv.name}: a predicate with terms has no dense value here")
-        coords, v0 = bins.source(t, len(tv.bins)).to_coords()
+        src = bins.source(t, len(tv.bins))
+        coords, v0 = src.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
 
         def column(k):
             if k == 0:
                 return v0
             vals, at = comps[f"{tv.name}__c{k}"], tv.columns[k][2]
-            if at is None:
-                return vals
+            if at is None:             # at the structure's positions (a hash's slots too)
+                return Tensor._of((src.shape, src.format, src.levels, vals, src.fill),
+                                  src.name).to_coords()[1]
             shape = tuple(t.shape[p] for p in at)
             return vals.reshape(shape)[tuple(coords[p] for p in at)]
         out = np.full(t.shape, sr.zero, dtype=sr.dtype)
