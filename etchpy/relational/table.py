@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import counted
 from .keys import Keys
 from ..errors import InputError
 from ..expr.nodes import TensorVar, tensor as tensor_var
@@ -118,7 +119,7 @@ def _one_structure(tensors: list, name: str) -> list:
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,
            value: str = "value", order_by=None, descending: bool = False,
            limit: int | None = None, fill=0,
-           carry: Mapping[str, tuple] | None = None) -> dict[str, np.ndarray]:
+           carry: Mapping[str, tuple] | None = None, count=None) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
     (the Keys of each result mode; named by
     `columns`, default the Keys' names; InputError when two columns, the value
@@ -131,7 +132,10 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     (key column, values by code)}, columns that depend on a key (a customer's
     name, an order's date: `Keys.carried` makes the values by code once),
     added to the rows before they are sorted (so `order_by` may name them;
-    when it names none, only the rows `limit` keeps are gathered).
+    when it names none, only the rows `limit` keeps are gathered). `count`:
+    COUNT(*) of each cell of `result` (same shape; relational.counted): the
+    rows are then the cells with rows, whatever their value (SQL's GROUP BY
+    row of a SUM of 0), and a result of no keys over no rows is NaN (NULL).
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
@@ -150,7 +154,8 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
                          f"the key columns with columns=[...] (a Keys is named by "
                          f"ep.Keys(..., name=...), default 'keys') and the value with "
                          f"value=...")
-    coords, vals = _entries(result, len(keys), fill)
+    coords, vals = _entries(result, len(keys), fill) if count is None else \
+        counted.entries(result, count, len(keys), fill, _entries)
     out = dict(zip(names, coords))              # codes: decoded once sorted and cut
     out[value] = vals
     carry = carry or {}
