@@ -83,7 +83,9 @@ class CompareVar(TensorVar):
         if self.kind in ("value", "codes"):
             return (*formula.params(self.every_test),
                     *(n for _, n in self.bins if isinstance(n, str)))
-        return tuple(b for _, b in self.tests if isinstance(b, str))
+        return tuple(dict.fromkeys(n for _, b in self.tests for n in (
+            (b,) if isinstance(b, str) else formula.bound_params(b) if isinstance(b, tuple)
+            else ())))
 
     @property
     def every_test(self):

@@ -147,18 +147,25 @@ def remapped(f, cols: dict, idx: dict):
     return (f[0],) + tuple(remapped(g, cols, idx) for g in f[1:])
 
 
+def operand_word(x, names, bound_token) -> str:
+    """Operand x as part of an identifier (`token`)."""
+    def w(y):
+        return operand_word(y, names, bound_token)
+    return {"col": lambda: names[x[1]], "idx": lambda: "idx" + "".join(map(str, x[1:])),
+            "scaled": lambda: f"{w(x[2]) if isinstance(x[2], tuple) else bound_token(x[2])}"
+                              f"x{w(x[1])}",
+            "plus": lambda: f"{w(x[1])}_plus_{w(x[2])}",
+            "lin": lambda: "_".join([bound_token(x[1])] + [
+                f"{bound_token(k)}x{bound_token(n)}" for n, k in x[2]])}.get(
+        x[0], lambda: bound_token(x[1]))()
+
+
 def token(f, names, bound_token) -> str:
     """A readable identifier for f: columns by `names`, bounds by `bound_token`;
     a formula beyond one comparison gets a digest (the words alone do not show
     its parentheses)."""
     def word(x):
-        return {"col": lambda: names[x[1]], "idx": lambda: "idx" + "".join(map(str, x[1:])),
-                "scaled": lambda: f"{word(x[2]) if isinstance(x[2], tuple) else bound_token(x[2])}"
-                                  f"x{word(x[1])}",
-                "plus": lambda: f"{word(x[1])}_plus_{word(x[2])}",
-                "lin": lambda: "_".join([bound_token(x[1])] + [
-                    f"{bound_token(k)}x{bound_token(n)}" for n, k in x[2]])}.get(
-            x[0], lambda: bound_token(x[1]))()
+        return operand_word(x, names, bound_token)
 
     if f[0] == "cmp":
         return f"{word(f[2])}_{OPS[f[1]]}_{word(f[3])}"

@@ -153,7 +153,8 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
         t = inputs[col]             # as given: one read with runs of levels as one too
         if not (isinstance(t, Tensor) and t.dtype == np.dtype(sr.dtype)):
             t = as_tensor(t, TensorVar(col, fmt.order, fmt), sr)
-        lo, hi = keyed.code_range(t, by, [(op, _slot(tv, op, operand(b), inputs, sr))
+        lo, hi = keyed.code_range(t, by, [(op, _slot(tv, op, b if isinstance(b, tuple)
+                                                     else operand(b), inputs, sr))
                                           for op, b in tv.tests], col)
         tests = ()
     else:

@@ -208,3 +208,34 @@ def test_affine_operands_outside_a_comparison_are_refused():
     with pytest.raises(SemiringError, match="offsets"):
         ep.evaluate(ep.sum(n, V + 1 < W), semiring=ep.semirings.boolean, V=B2["v"].tensor,
                     W=B2["w"].tensor)
+
+
+def test_an_offset_column_on_its_value_keyed_order_is_a_range_of_codes():
+    """`Day + 1 >= lo`, `Day - s < hi` on an order keyed by the day are ranges of
+    the day's codes (expr.keyed: a search and a stop, bounds lo - 1 and hi + s
+    worked out at call time), with the rows' answers."""
+    from etchpy.expr import keyed
+    from etchpy.expr.compare import CompareVar
+    from etchpy.expr.walk import accesses
+    rng = np.random.default_rng(4)
+    m = 40
+    cols = {"order": np.sort(rng.integers(0, 5, m)), "line": np.arange(m),
+            "part": rng.integers(0, 4, m), "rev": rng.integers(1, 9, m).astype(float),
+            "day": rng.integers(0, 8, m).astype(float)}
+    by_day = ("day", "order", "line", "part")
+    T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
+    T.add_order(by_day)
+    d, ln, p = ep.indices("d ln p")
+    Rev, Day = (T.var(c, order=by_day, name=c[0].upper())[d, o, ln, p] for c in ("rev", "day"))
+    expr = ep.sum((d, ln, p), Rev * ((Day + 1 >= "lo") & (Day - "s" < "hi")))
+    ranges = [a.tensor for a in accesses(keyed.ranges(expr))
+              if isinstance(a.tensor, CompareVar) and a.tensor.kind == "range"]
+    assert len(ranges) == 1 and ranges[0].keyed and set(ranges[0].params) == {"lo", "hi", "s"}
+    kern = ep.compile(expr)
+    order = ep.Keys(cols["order"]).code(cols["order"])
+    for lo, hi, s in ((2, 5, 1), (0, 9, 0), (4.5, 6, 2.5), (9, 1, 0)):
+        keep = (cols["day"] + 1 >= lo) & (cols["day"] - s < hi)
+        want = np.bincount(order[keep], cols["rev"][keep], minlength=5)
+        got = kern(R=T.tensor("rev", order=by_day), D=T.tensor("day", order=by_day),
+                   lo=lo, hi=hi, s=s)
+        assert got[:5].tolist() == want.tolist(), (lo, hi, s)
