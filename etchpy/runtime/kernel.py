@@ -196,9 +196,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
         input's layout is not the declared format's, so it is converted per call.
-        A call on the last call's arrays, same layouts, reuses its binding and reads
-        their current values; the kernel holds them (≤ 1 MiB) till then (last_call);
-        factors over the same index arrays run as one walk (runtime.shared).
+        A call on the last call's arrays, same layouts, reuses its binding and reads their
+        current values (last_call); factors over one structure are one walk (shared).
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
