@@ -95,8 +95,8 @@ def _sums(e: Expr):
 def _read_positions(tv) -> set:
     """The index positions whose coordinates a value predicate reads."""
     at = {p for c in tv.columns if c[2] is not None for p in c[2]}
-    return at | {(n[3][1:] or (0,))[0] for n in formula.walk(tv.tests)
-                 if n[0] == "cmp" and n[3][0] == "idx"}
+    return at | {(formula.coordinate(n[3])[1:] or (0,))[0] for n in formula.walk(tv.tests)
+                 if n[0] == "cmp" and formula.coordinate(n[3])}
 
 
 def _runs(acc: Access, summed, ix_uses, ok, order, dense: bool) -> list:

@@ -19,9 +19,8 @@ import numpy as np
 
 from ..errors import ExpressionTypeError, SemiringError
 from ..formats import Format
-from . import formula
-from .nodes import (COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, Lit, Mul, TensorVar,
-                    show)
+from . import affine, formula
+from .nodes import COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, TensorVar, show
 
 OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
 
@@ -84,7 +83,9 @@ class CompareVar(TensorVar):
         if self.kind in ("value", "codes"):
             return (*formula.params(self.every_test),
                     *(n for _, n in self.bins if isinstance(n, str)))
-        return tuple(b for _, b in self.tests if isinstance(b, str))
+        return tuple(dict.fromkeys(n for _, b in self.tests for n in (
+            (b,) if isinstance(b, str) else formula.bound_params(b) if isinstance(b, tuple)
+            else ())))
 
     @property
     def every_test(self):
@@ -175,63 +176,66 @@ def compare(a, op: str, b) -> Access:
     bound, a tensor access and a bound (a number or a parameter name), two
     tensor accesses at the same indices (A[i] < B[i]: where both store entries),
     or a tensor access and one of its indices (A[i, j] < j: each value against
-    its coordinate, a code). A tensor access may be scaled by a number written
-    in the expression (`A[i] < 0.5 * B[i]`, `2 * A[i] >= t`, `-A[i] < j`): its
-    value times that number, in ordinary arithmetic (not the semiring's ⊗).
+    its coordinate, a code). A tensor access may be scaled and offset by
+    numbers or parameters (`A[i] < 0.5 * B[i]`, `B[i] + 1 < A[i]`, `2 * A[i] >=
+    t`, `A[i] > 0.5 * B[i] + "t"`, `A[i, j] + 2 < j`: expr.affine): a·value +
+    b in ordinary arithmetic (not the semiring's ⊗ and ⊕); the offsets are
+    moved to the right side, a·x op c·y + (d - b) (exact for integers).
 
         >>> i, j = ep.indices("i j")
         >>> i < j
         cmp_i_lt_j[i,j]
     """
-    (a, ca), (b, cb) = scaled(a), scaled(b)
-    if isinstance(a, Index) and isinstance(b, Index):
-        if a == b:
-            raise ExpressionTypeError(f"{a} {op} {a} compares an index with itself")
-        var = CompareVar(f"{COMPARE_PREFIX}{a}_{OPS[op]}_{b}", 2, "dense", kind="index",
-                         tests=((op, None),))
-        return Predicate(var, (a, b))
-    if isinstance(a, Index) and _plain(b):
-        return _index_value(b, formula.FLIPPED[op], a, cb)
-    if isinstance(b, Index) and _plain(a):
-        return _index_value(a, op, b, ca)
-    if isinstance(a, Index):
-        return between(a, tests=((op, b),))
-    if _plain(a) and _plain(b):
-        return _pair(a, op, b, ca, cb)
-    if _plain(a):
-        token(b)                                       # a number or a parameter name
-        return row_predicate(((a.tensor.name, a.tensor.format, None),),
-                             ("cmp", op, column(0, ca), operand(b)), a.indices, keyed_of(a))
-    raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
-                              f"index with a bound, a tensor access with a bound, or two "
-                              f"tensor accesses with the same indices (or one at some "
-                              f"of the other's, dense), each access maybe times a number")
+    sa, sb = affine.affine(a), affine.affine(b)
+    if sa is None or sb is None or sa[0] is None and sb[0] is None:
+        raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: compare two indices, an "
+                                  f"index with a bound, a tensor access with a bound, or two "
+                                  f"tensor accesses with the same indices (or one at some "
+                                  f"of the other's, dense), each access maybe times a number "
+                                  f"or a parameter, plus one")
+    if sa[0] is None or isinstance(sb[0], Index) and not isinstance(sa[0], Index):
+        (a, b), (sa, sb), op = (b, a), (sb, sa), formula.FLIPPED[op]
+    x, y = sa[0], sb[0]
+    if isinstance(x, Index):                  # (an index is no Expr: never scaled)
+        if isinstance(y, Index):
+            if x == y:
+                raise ExpressionTypeError(f"{x} {op} {x} compares an index with itself")
+            var = CompareVar(f"{COMPARE_PREFIX}{x}_{OPS[op]}_{y}", 2, "dense", kind="index",
+                             tests=((op, None),))
+            return Predicate(var, (x, y))
+        if y is None:
+            return between(x, tests=((op, _raw(sb[2], b)),))
+        return _index_value(y, formula.FLIPPED[op], x, sb[1], sb[2])
+    if not _plain(x) or y is not None and not isinstance(y, Index) and not _plain(y):
+        raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: a comparison's tensor "
+                                  f"accesses are of inputs (not of a comparison)")
+    d = sb[2] + affine.Lin.of(-1).times(sa[2])         # the offsets moved to the right
+    if y is not None:
+        return _pair(x, op, y, sa[1], sb[1], d)
+    return row_predicate(((x.tensor.name, x.tensor.format, None),),
+                         ("cmp", op, column(0, sa[1]), affine.operand(d)), x.indices,
+                         keyed_of(x))
 
 
-def scaled(x) -> tuple:
-    """(x, 1), or for a product of number literals and one plain tensor access
-    (`0.5 * A[i]`, `A[i] * 2`, `-A[i]`), (that access, the literals' product)."""
-    if not isinstance(x, Mul):
-        return x, 1
-    for lit, rest in ((x.a, x.b), (x.b, x.a)):
-        if isinstance(lit, Lit) and _real(lit.value):
-            inner, c = scaled(rest)
-            if _plain(inner):
-                return inner, lit.value * c
-    return x, 1
+def _raw(lin, b):
+    """A bound Lin as a number or a parameter's name (what ranges take)."""
+    got = affine.operand(lin)
+    if got[0] == "lin":
+        raise ExpressionTypeError(f"an index's bound is a number or a parameter's name, got "
+                                  f"{b!r}: give the sum as one parameter")
+    return got[1]
 
 
-def _real(v) -> bool:
-    return isinstance(v, (numbers.Real, np.number)) and not isinstance(v, (bool, np.bool_)) \
-        and np.isreal(v) and bool(np.isfinite(v))
-
-
-def column(k: int, scale=1) -> tuple:
-    """The formula operand of column k, times `scale` (a number; 1: the column)."""
-    if scale == 1:
-        return ("col", k)
-    return ("scaled", ("col", k), int(scale) if isinstance(scale, numbers.Integral)
-            else float(scale))
+def column(k: int, scale=1, offset=affine.ZERO) -> tuple:
+    """The formula operand of column k (or ("idx", k) when k is a tuple: that
+    operand), times `scale` (a number or a Lin), plus `offset` (a Lin)."""
+    x = k if isinstance(k, tuple) else ("col", k)
+    if isinstance(scale, affine.Lin):
+        scale = scale.number if scale.number is not None else affine.operand(scale)
+    if isinstance(scale, tuple) or scale != 1:
+        x = ("scaled", x, scale if isinstance(scale, tuple) else
+             int(scale) if isinstance(scale, numbers.Integral) else float(scale))
+    return x if offset == affine.ZERO else ("plus", x, affine.operand(offset))
 
 
 def operand(b) -> tuple:
@@ -249,18 +253,18 @@ def _plain(a) -> bool:
     return type(a) is Access and not isinstance(a.tensor, (CompareVar, IdentityVar))
 
 
-def _pair(a: Access, op: str, b: Access, ca=1, cb=1) -> Access:
-    """A[idx] op B[idx]: the entries both store where A's value op B's value.
+def _pair(a: Access, op: str, b: Access, ca=1, cb=1, d=affine.ZERO) -> Access:
+    """ca·A[idx] op cb·B[idx] + d: the entries both store where it holds.
     A[idx] op B[sub] (sub some of idx, B row-major dense), either side: A's
     entries where A's value op B's value at the entry's coordinates of sub
     (B located, as a row test reads a dense column: a correlated subquery's
-    per-group value). ca, cb: the scales of a and b (`compare`)."""
+    per-group value). ca, cb: scales, d: an offset (Lins or numbers: `compare`)."""
     if a.indices != b.indices and (_located(a, b) or _located(b, a)):
-        s, t, o, cs, ct = (a, b, op, ca, cb) if _located(a, b) else \
-            (b, a, formula.FLIPPED[op], cb, ca)
+        s, t, o, cs, ct, d = (a, b, op, ca, cb, d) if _located(a, b) else \
+            (b, a, formula.FLIPPED[op], cb, ca, affine.Lin.of(-1).times(d))
         pos = tuple(s.indices.index(ix) for ix in t.indices)
         cols = ((s.tensor.name, s.tensor.format, None), (t.tensor.name, t.tensor.format, pos))
-        return row_predicate(cols, ("cmp", o, column(0, cs), column(1, ct)), s.indices,
+        return row_predicate(cols, ("cmp", o, column(0, cs), column(1, ct, d)), s.indices,
                              keyed_of(s))
     if a.indices != b.indices or a.tensor.order != b.tensor.order:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)}: two tensor accesses are "
@@ -268,7 +272,7 @@ def _pair(a: Access, op: str, b: Access, ca=1, cb=1) -> Access:
     if a.tensor.name == b.tensor.name:
         raise ExpressionTypeError(f"{show(a)} {op} {show(b)} compares a tensor with itself")
     cols = ((a.tensor.name, a.tensor.format, None), (b.tensor.name, b.tensor.format, None))
-    return row_predicate(cols, ("cmp", op, column(0, ca), column(1, cb)), a.indices,
+    return row_predicate(cols, ("cmp", op, column(0, ca), column(1, cb, d)), a.indices,
                          keyed_of(a, b))
 
 
@@ -279,14 +283,15 @@ def _located(s: Access, t: Access) -> bool:
             and t.tensor.format.is_row_major_dense and s.tensor.name != t.tensor.name)
 
 
-def _index_value(a: Access, op: str, i: Index, scale=1) -> Predicate:
-    """A[idx] op i, i one of idx: each entry's value (times `scale`) against its
-    coordinate (a code) at i."""
+def _index_value(a: Access, op: str, i: Index, scale=1, offset=affine.ZERO) -> Predicate:
+    """scale·A[idx] + offset op i, i one of idx: each entry's value against its
+    coordinate (a code) at i (the offset moved to the coordinate's side)."""
     if i not in a.indices:
         raise ExpressionTypeError(f"{show(a)} {op} {i}: an index is compared with the "
                                   f"values of a tensor accessed at it; {i} is not among "
                                   f"{', '.join(ix.name for ix in a.indices)}")
-    f = ("cmp", op, column(0, scale), ("idx", a.indices.index(i)))
+    f = ("cmp", op, column(0, scale), column(("idx", a.indices.index(i)), 1,
+                                              affine.Lin.of(-1).times(offset)))
     return row_predicate(((a.tensor.name, a.tensor.format, None),), f, a.indices,
                          keyed_of(a))
 
@@ -339,8 +344,8 @@ def refuse_unordered(accessed, sr) -> None:
     """SemiringError when semiring `sr` has a complex carrier and one of the
     accesses `accessed` is a comparison of values (`A[i] >= t`): complex numbers
     have no order (proofs_notes/complex.md); and when a comparison scales a
-    value by a number its carrier does not hold (a fraction of an integer, any
-    scale of a boolean)."""
+    value by a number its carrier does not hold (a fraction of an integer), or
+    scales or offsets a boolean."""
     kind = np.dtype(sr.dtype).kind
     for acc in accessed:
         if not (isinstance(acc.tensor, CompareVar) and acc.tensor.kind == "value"):
@@ -350,9 +355,18 @@ def refuse_unordered(accessed, sr) -> None:
                                 f"semiring {sr.name} are complex numbers, which have no "
                                 f"order; compare indices, or a real input")
         for n in formula.walk(acc.tensor.tests):
-            for x in n[2:] if n[0] == "cmp" else ():
-                if x[0] == "scaled" and (kind == "b" or kind in "iu" and x[2] != int(x[2])):
-                    raise SemiringError(f"{show(acc)} scales a value by {x[2]}, which the "
-                                        f"values of semiring {sr.name} ({sr.dtype}) cannot "
-                                        f"hold; compare unscaled values, or use a "
-                                        f"semiring over floats")
+            for x in _arith(n[2:]) if n[0] == "cmp" else ():
+                c = x[2] if x[0] == "scaled" and not isinstance(x[2], tuple) else 1
+                if kind == "b" or kind in "iu" and c != int(c):
+                    what = f"scales a value by {c}" if c != 1 else "scales or offsets a value"
+                    raise SemiringError(f"{show(acc)} {what}, which the values of semiring "
+                                        f"{sr.name} ({sr.dtype}) cannot hold; compare "
+                                        f"values as they are, or use a semiring over floats")
+
+
+def _arith(operands):
+    """The scaled and plus operands among `operands`, and those inside them."""
+    for x in operands:
+        if x[0] in ("scaled", "plus"):
+            yield x
+            yield from _arith((x[1],))

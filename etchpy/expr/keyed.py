@@ -55,10 +55,10 @@ def _split(acc: Access) -> Expr:
     tests: dict[str, list] = {}
     rest = []
     for c in _conjuncts(tv.tests):
-        if c[0] == "cmp" and c[2][0] == "col" and c[3][0] in ("par", "num"):
+        if c[0] == "cmp" and c[2][0] == "col" and c[3][0] in formula.BOUNDS:
             name, _, at = tv.columns[c[2][1]]
-            if at is None and name in keyed:
-                tests.setdefault(name, []).append((c[1], c[3][1]))
+            if at is None and name in keyed:        # (a "lin" bound, t - 1, as it is)
+                tests.setdefault(name, []).append((c[1], c[3] if c[3][0] == "lin" else c[3][1]))
                 continue
         rest.append(c)
     if not tests:
@@ -73,7 +73,8 @@ def _split(acc: Access) -> Expr:
 def keyed_range(i, name: str, by: int, fmt, tests: tuple) -> Predicate:
     """The codes of index i (mode `by` of keyed column `name`, stored in `fmt`)
     whose value passes every (op, bound) of `tests`."""
-    words = [f"{OPS[o]}_{token(b)}" for o, b in tests]
+    words = [f"{OPS[o]}_{formula.operand_word(b, [], token) if isinstance(b, tuple) else token(b)}"
+             for o, b in tests]
     var = CompareVar("_".join([f"{COMPARE_PREFIX}{i}_of_{name}"] + words), 1,
                      Format(["compressed"]), kind="range", tests=tests, source=name,
                      keyed=((name, by, fmt),))

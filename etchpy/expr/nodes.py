@@ -175,6 +175,18 @@ class IdentityVar(TensorVar):
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
 
 
+def _arith(op: str, right: bool = False):
+    """Expr's `e op x` (`x op e` when `right`); x a parameter's name (a str):
+    a comparison's operand (expr.affine), not an expression."""
+    def method(self, other):
+        if isinstance(other, str):
+            return self.with_param(self, op, other, right)
+        a, b = (as_expr(other), self) if right else (self, as_expr(other))
+        return {"*": Mul, "+": Add}[op](a, b) if op != "-" else \
+            Add(a, Mul(Lit(-1, negation=True), b))
+    return method
+
+
 class Expr(Comparable):
     """An index expression: tensor accesses combined with `*` (the semiring's
     product, broadcasting by index name), `+` (its sum over the union of
@@ -186,23 +198,10 @@ class Expr(Comparable):
         (Index('i'),)
     """
 
-    def __mul__(self, other):
-        return Mul(self, as_expr(other))
-
-    def __rmul__(self, other):
-        return Mul(as_expr(other), self)
-
-    def __add__(self, other):
-        return Add(self, as_expr(other))
-
-    def __radd__(self, other):
-        return Add(as_expr(other), self)
-
-    def __sub__(self, other):
-        return Add(self, Mul(Lit(-1, negation=True), as_expr(other)))
-
-    def __rsub__(self, other):
-        return Add(as_expr(other), Mul(Lit(-1, negation=True), self))
+    with_param = None   # `e + "t"`: a comparison's operand (expr.affine.with_param)
+    __mul__, __rmul__ = _arith("*"), _arith("*", True)
+    __add__, __radd__ = _arith("+"), _arith("+", True)
+    __sub__, __rsub__ = _arith("-"), _arith("-", True)
 
     def __neg__(self):
         return Mul(Lit(-1, negation=True), self)

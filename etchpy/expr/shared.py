@@ -389,7 +389,7 @@ def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and set(
             _names(tv)) <= ok and one and all(
             c[2] is None for c in tv.columns) and not any(
-            n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests)):
+            n[0] == "cmp" and formula.coordinate(n[3]) for n in formula.walk(tv.tests)):
         columns = tuple((c[0], vector, None) for c in tv.columns)
         return Access(replace(tv, order=1, format=vector, columns=columns), (q,))
     return None

@@ -80,7 +80,7 @@ def _in_term(g: Access) -> bool:
     if type(tv) is TensorVar:
         return True
     return tv.kind == "value" and not tv.keyed and not any(
-        n[0] == "cmp" and n[3][0] == "idx" for n in formula.walk(tv.tests))
+        n[0] == "cmp" and formula.coordinate(n[3]) for n in formula.walk(tv.tests))
 
 
 def _dense(g) -> bool:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import counted
 from .keys import Keys
 from ..errors import InputError
 from ..expr.nodes import TensorVar, tensor as tensor_var
@@ -118,20 +119,21 @@ def _one_structure(tensors: list, name: str) -> list:
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,
            value: str = "value", order_by=None, descending: bool = False,
            limit: int | None = None, fill=0,
-           carry: Mapping[str, tuple] | None = None) -> dict[str, np.ndarray]:
+           carry: Mapping[str, tuple] | None = None, count=None) -> dict[str, np.ndarray]:
     """A query `result` over codes as decoded columns: one array per key of `keys`
-    (the Keys of each result mode; named by
-    `columns`, default the Keys' names; InputError when two columns, the value
-    column included, have one name) and `value`, one row per entry that is
-    not `fill` (a numpy array, a scipy sparse array or an ep.Tensor's stored
-    entries). `order_by`: None (code order, i.e. key order), `value`, or a key
-    column's name, or a list of them (first is major); `descending` applies to
-    all, or a list of one bool per `order_by` column (ORDER BY a DESC, b); `limit`
-    (None, or an int >= 0) keeps the first rows. `carry`: {name:
-    (key column, values by code)}, columns that depend on a key (a customer's
-    name, an order's date: `Keys.carried` makes the values by code once),
-    added to the rows before they are sorted (so `order_by` may name them;
-    when it names none, only the rows `limit` keeps are gathered).
+    (the Keys of each result mode; named by `columns`, default the Keys' names;
+    InputError when two columns, the value column included, have one name) and
+    `value`, one row per entry that is not `fill` (a numpy array, a scipy sparse
+    array or an ep.Tensor's stored entries). `order_by`: None (code order), `value`,
+    or a key column's name, or a list of them (first is major); `descending`
+    applies to all, or a list of one bool per `order_by` column (ORDER BY a DESC,
+    b); `limit` (None, or an int >= 0) keeps the first rows. `carry`: {name: (key
+    column, values by code)}, columns that depend on a key (a customer's name:
+    `Keys.carried` makes the values by code once), added to the rows before they
+    are sorted (so `order_by` may name them; when it names none, only the rows
+    `limit` keeps are gathered). `count`: COUNT(*)
+    of each cell of `result` (its shape): the rows are the cells with rows, whatever
+    their value, and no keys over no rows is NaN, as SQL (relational.counted).
 
         >>> k = Keys(np.array(["x", "y", "z"]), name="n")
         >>> decode(np.array([0.0, 5.0, 2.0]), [k], order_by="value", descending=True)
@@ -139,8 +141,7 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, numbers.Integral)
                               or limit < 0):
-        raise InputError(f"decode: limit must be None or a count of rows (an int >= 0), "
-                         f"got {limit!r}")
+        raise InputError(f"decode: limit must be None or a count of rows (int >= 0), got {limit!r}")
     names = list(columns) if columns is not None else [k.name for k in keys]
     if len(names) != len(keys):
         raise InputError(f"decode: {len(keys)} key codings but {len(names)} column names")
@@ -150,9 +151,9 @@ def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None
                          f"the key columns with columns=[...] (a Keys is named by "
                          f"ep.Keys(..., name=...), default 'keys') and the value with "
                          f"value=...")
-    coords, vals = _entries(result, len(keys), fill)
-    out = dict(zip(names, coords))              # codes: decoded once sorted and cut
-    out[value] = vals
+    coords, vals = _entries(result, len(keys), fill) if count is None else \
+        counted.entries(result, count, len(keys), fill, _entries)
+    out = {**dict(zip(names, coords)), value: vals}    # codes: decoded once sorted, cut
     carry = carry or {}
     by = [order_by] if isinstance(order_by, str) else list(order_by or ())
     first = any(c in carry for c in by)         # else carried for the kept rows only

@@ -24,17 +24,17 @@ import numpy as np
 
 from .. import pipeline
 from . import blas, build
-from . import calling, outputs
-from . import planned
+from . import calling, outputs, planned
 from .adopt import Converts, refuse_conversion
 from . import inputs as io_
 from . import signature as sig_
+from . import kept_rows
 from .last_call import LastCall
 from .call_plans import MISS, CallPlans
 from .window_steps import caller_names
 from .shared import OneWalk, walk_inputs
 from .deferred import Deferred
-from .identity import has_implicit, onehots_only, user_tensors, with_identities
+from .identity import has_implicit, user_tensors, with_identities
 from .predicates import parameter_names
 from .kernel_faces import KernelFaces
 from .request import make_request, request_key
@@ -138,8 +138,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         self._identities = has_implicit(self.tensors)   # diagonals' δ, comparisons
         self._params = parameter_names(self.tensors)    # comparisons' bounds, not tensors
         self._kept = LastCall(req.semiring, req.tuning.keep_call_bytes, on=(
-            req.tuning.keep_last_call and not (self._identities and not onehots_only(
-                self.tensors) or self._iso)))   # a onehot reads its source's arrays
+            req.tuning.keep_last_call and not (self._identities and not kept_rows.eligible(
+                self.tensors) or self._iso)))   # a onehot, a row test read their sources
         restored = self._restore()
         self.from_manifest = restored is not None
         if restored is None and defer and self._deferred(req):    # lowered on first need
@@ -196,9 +196,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
         input's layout is not the declared format's, so it is converted per call.
-        A call on the last call's arrays, same layouts, reuses its binding and reads
-        their current values; the kernel holds them (≤ 1 MiB) till then (last_call);
-        factors over the same index arrays run as one walk (runtime.shared).
+        A call on the last call's arrays, same layouts, reuses its binding and reads their
+        current values (last_call); factors over one structure are one walk (shared).
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
@@ -229,7 +228,8 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         if (rc := function(*args)) != 0:
             return self._after(rc, out, inputs, kern)
         if fresh and out is None:
-            self._kept.keep(inputs, kern._by_input, bound, made)
+            self._kept.keep(inputs, kern._by_input, bound, made, self._identities and
+                            kept_rows.rows(self, kern, bound, self.semiring))
             self._learn(inputs, made)
         return out if out is not None else kern._result(out_dense, out_shape, self.semiring, lib,
                                                          grown, idx_dtype)

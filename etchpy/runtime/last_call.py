@@ -17,11 +17,18 @@ same objects, under the same names in the same order, with the same layouts:
   onehot of it (expr.bins) is bound over those same buffers (checked by
   address), so it is kept with it.
 
+- a kernel's value predicates (runtime.predicates, `rows`): kept when each
+  array bound for them (structure, columns) is a buffer of the kept inputs
+  (columns of one structure, a located column passed as it is: not an
+  alignment's gathered copy), so written values are read through them; the
+  parameters are not matched but read again, each call's bounds worked out
+  anew (runtime.kept_rows, which swaps in a new slots array when they differ).
+
 Every other call binds in full: scipy, pydata sparse and python-graphblas
 inputs (their arrays can be rebound), bool arrays (their bytes decide truth
-values: tensor.truth_values), parameters, inputs that binding converts or
-copies, calls with `out=`, and kernels with implicit identities (onehots of a
-Tensor passed as it is aside) or iso inputs.
+values: tensor.truth_values), inputs that binding converts or copies, calls
+with `out=`, and kernels with other implicit tensors (identities, ranges,
+windows) or iso inputs.
 A kept call references its inputs until the kernel's next call, so a call
 whose inputs hold more than `max_bytes` is not kept. The knobs are
 Tuning.keep_last_call (off: every call binds in full) and
@@ -44,20 +51,22 @@ class LastCall:
     __slots__ = ("state", "sr", "max_bytes", "hits")
 
     def __init__(self, sr, max_bytes: int, on: bool = True):
-        self.state = None           # ((name, value, layout or None, check NaN), ...), made
+        self.state = None   # ((name, value, layout or None, check NaN), ...), made, refresh
         self.sr, self.max_bytes, self.hits = sr, max_bytes if on else None, 0
 
     def match(self, inputs: dict):
         state = self.state          # one read: another thread may replace it
         if state is None:
             return None
-        kept, made = state
+        kept, made, refresh = state
         if len(kept) != len(inputs):
             return None
         for (name, value, _, _), (given, v) in zip(kept, inputs.items()):
-            if v is not value or given != name:
+            if v is not value and value is not PARAM or given != name:
                 return None
         for name, value, layout, nan in kept:
+            if value is PARAM:
+                continue
             if layout is None:
                 value.check_layout()            # InputError naming it, as binding does
             elif (value.shape, value.strides, value.dtype) != layout:
@@ -65,19 +74,27 @@ class LastCall:
             elif nan:
                 refuse_nan(value, self.sr, name)
         self.hits += 1
-        return made
+        return made if refresh is None else refresh(inputs, made)
 
-    def keep(self, inputs: dict, by_input, bound: dict, made) -> None:
+    def keep(self, inputs: dict, by_input, bound: dict, made, rows=None) -> None:
         """Keep `made` for `inputs` when each input qualifies; `by_input` maps each
         input's name to the names of the kernel inputs bound from it (None when a
         planned conversion copies one: see inputs_of), `bound` is the call's
-        Bound values by those names."""
+        Bound values by those names. `rows` (runtime.kept_rows): (the parameters,
+        the names of the bound inputs a refresh remakes, refresh(inputs, made)
+        -> made) for a kernel with value predicates, whose other bound inputs
+        are made from the caller's (their buffers checked)."""
         self.state = None
-        if self.max_bytes is None or by_input is None or len(by_input) != len(inputs):
+        params, remade, refresh = rows or ((), (), None)
+        if self.max_bytes is None or by_input is None or (
+                not rows and len(by_input) != len(inputs)):
             return
-        kept, total, nan = [], 0, not self.sr.allows_nan
+        kept, total, nan, own = [], 0, not self.sr.allows_nan, set()
         for name, value in inputs.items():
-            names = by_input.get(name)
+            if name in params:
+                kept.append((name, PARAM, None, False))
+                continue
+            names = by_input.get(name, () if rows else None)
             if names is None:
                 return
             kind = type(value)
@@ -98,8 +115,25 @@ class LastCall:
                     return
                 if kind is Tensor:
                     total += b.nbytes()
+            if rows:
+                own |= _buffers(value)
+        if rows:                         # the predicates' inputs: over the kept buffers
+            mine = {n for name in inputs for n in by_input.get(name, ())}
+            for n, b in bound.items():
+                if n not in mine and n not in remade and not _buffers(b.roles.values()) <= own:
+                    return
         if total <= self.max_bytes:
-            self.state = (tuple(kept), made)
+            self.state = (tuple(kept), made, refresh)
+
+
+PARAM = object()     # a kept call's parameter: not matched, read by its refresh
+
+
+def _buffers(x) -> set:
+    """The addresses of the nonempty arrays of x (a Tensor, an array, or arrays)."""
+    arrays = (x.vals, *(a for lv in x.levels for a in lv.values())) if type(x) is Tensor \
+        else (x,) if type(x) is np.ndarray else x
+    return {a.ctypes.data for a in arrays if a.size}
 
 
 def inputs_of(kinputs: dict):

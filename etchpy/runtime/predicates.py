@@ -27,6 +27,7 @@ proofs_notes/predicates.md.
 """
 from __future__ import annotations
 
+import fractions
 import functools
 import math
 import numbers
@@ -152,7 +153,8 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
         t = inputs[col]             # as given: one read with runs of levels as one too
         if not (isinstance(t, Tensor) and t.dtype == np.dtype(sr.dtype)):
             t = as_tensor(t, TensorVar(col, fmt.order, fmt), sr)
-        lo, hi = keyed.code_range(t, by, [(op, _slot(tv, op, operand(b), inputs, sr))
+        lo, hi = keyed.code_range(t, by, [(op, _slot(tv, op, b if isinstance(b, tuple)
+                                                     else operand(b), inputs, sr))
                                           for op, b in tv.tests], col)
         tests = ()
     else:
@@ -206,15 +208,17 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "value":
         if tv.terms:                 # (made by runtime.shared only: never a reference's)
             raise InputError(f"{tv.name}: a predicate with terms has no dense value here")
-        coords, v0 = bins.source(t, len(tv.bins)).to_coords()
+        src = bins.source(t, len(tv.bins))
+        coords, v0 = src.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
 
         def column(k):
             if k == 0:
                 return v0
             vals, at = comps[f"{tv.name}__c{k}"], tv.columns[k][2]
-            if at is None:
-                return vals
+            if at is None:             # at the structure's positions (a hash's slots too)
+                return Tensor._of((src.shape, src.format, src.levels, vals, src.fill),
+                                  src.name).to_coords()[1]
             shape = tuple(t.shape[p] for p in at)
             return vals.reshape(shape)[tuple(coords[p] for p in at)]
         out = np.full(t.shape, sr.zero, dtype=sr.dtype)
@@ -308,15 +312,34 @@ def _same_structure(a: Tensor, b: Tensor) -> bool:
 def _slot(tv: CompareVar, op: str, b, inputs, sr: Semiring):
     """The number a kernel compares a value with for bound b under `op`: for
     integer values, the integer threshold that decides the test alike (v < 2.5
-    iff v < 3), held in the values' dtype (clamped to its range)."""
-    x = _bound(tv, b[1], inputs) if b[0] == "par" else b[1]
+    iff v < 3; v < w + 2.5 iff v < w + 3), held in the values' dtype (clamped to
+    its range); op "*" (a scale): an integer, for integer values (InputError)."""
+    x = _bound(tv, b[1], inputs) if b[0] == "par" else _lin(tv, b, inputs) \
+        if b[0] == "lin" else b[1]
     dt = np.dtype(sr.dtype)
     if dt.kind == "f":
         return float(x)
-    if isinstance(x, float) and not math.isinf(x):
+    inf = isinstance(x, float) and math.isinf(x)
+    if op == "*" and (inf or x != int(x)):
+        raise InputError(f"parameter {formula.bound_params(b)[0]} scales a value of "
+                         f"{tv.name}, whose values are integers ({dt}); give an integer, "
+                         f"not {x!r}")
+    if not (isinstance(x, int) or inf):
         x = math.ceil(x) if op in ("<", ">=") else math.floor(x)
     info = np.iinfo(dt) if dt.kind in "iu" else np.iinfo(np.int8)
     return min(max(x, info.min), info.max) if dt.kind in "iu" else min(max(x, 0), 1)
+
+
+def _lin(tv: CompareVar, b, inputs):
+    """The number of bound ("lin", c, ((name, k), ...)) (expr.formula): exact (a
+    fraction) when its parts are finite."""
+    parts = [b[1]] + [k * _bound(tv, n, inputs) for n, k in b[2]]
+    if any(isinstance(x, float) and math.isinf(x) for x in parts):
+        total = sum(x for x in parts if isinstance(x, float) and math.isinf(x))
+        if math.isnan(total):
+            raise InputError(f"comparison {tv.name}: its bound {b} is inf - inf")
+        return total
+    return sum((fractions.Fraction(x) for x in parts), fractions.Fraction(0))
 
 
 def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import weakref
 from dataclasses import replace
 
+import numpy as np
+
 from ..errors import EtchpyError
 from ..expr import collapse, shared, sink
 from ..formats import positions
@@ -74,9 +76,12 @@ class OneWalk:
             return None    # (a kernel that runs one plan given, as a worker's shipped one,
             # runs it; the general path words a missing input)
         memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
-        if memo is not None and memo[0] == tuple(inputs) and all(
-                _same(m, v) for m, v in zip(memo[1], inputs.values())):
-            return memo[2]
+        if memo is not None and memo[0] == tuple(inputs):
+            for m, v in zip(memo[1], inputs.values()):
+                if not (m is None or _same(m, v)):
+                    break
+            else:
+                return memo[2]
         if walk[2] and _apart(walk[0], inputs):  # (no shared structure: as written)
             return None
         one = self._walk_for(walk, inputs)
@@ -133,7 +138,10 @@ class OneWalk:
         except EtchpyError:          # e.g. a fused column the plan would have converted
             return None
         kern._warned = self._warned
-        return kern, read
+        kern._walk = None            # (its walks are one already: not fused again)
+        if any(how is not None for how in read.values()):
+            kern._kept.max_bytes = None   # its inputs made per call (_collapsed): no call
+        return kern, read                 # would match, and none holds their values
 
 
 def _same(seen, v) -> bool:
@@ -143,7 +151,8 @@ def _same(seen, v) -> bool:
     if seen is None:
         return True
     if type(seen) is tuple:
-        return type(v) is seen[0] and io_.value_dtype(v) == seen[1]
+        return type(v) is seen[0] and (v.dtype if seen[0] is np.ndarray
+                                       else io_.value_dtype(v)) == seen[1]
     return seen() is v
 
 

@@ -48,7 +48,12 @@ def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
                 case "idx":
                     return _coord(tv, coords, names[x[1]])
                 case "scaled":                 # arithmetic, not the semiring's ⊗
-                    return imp.Bin("*", Const(x[2], "value"), operand(x[1]))
+                    inner = operand(x[1])          # (its slots first: formula.slots)
+                    return imp.Bin("*", operand(x[2]) if isinstance(x[2], tuple)
+                                   else Const(x[2], "value"), inner)
+                case "plus":                   # nor its ⊕
+                    inner = operand(x[1])
+                    return imp.Bin("+", inner, operand(x[2]))
             return Load(f"{tv.name}__p_vals", imp.Const(next(slot)))
 
         def holds(n):

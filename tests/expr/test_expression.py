@@ -92,8 +92,12 @@ def test_literals_sub_neg_pow():
         A[i, j] ** 0
     with pytest.raises(ep.ExpressionTypeError):
         A[i, j] ** 1.5
+    with pytest.raises(ep.ExpressionTypeError, match="operand only"):   # a parameter's
+        ep.sum(j, A[i, j] * "two")             # name scales a comparison's operand only
     with pytest.raises(ep.ExpressionTypeError):
-        A[i, j] * "two"
+        x[j] * (A[i, j] * "two")
+    with pytest.raises(ep.ExpressionTypeError, match="numbers and parameter names"):
+        A[i, j] * "two" * x[j]
 
 
 def test_format_checked_against_order():

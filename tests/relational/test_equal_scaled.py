@@ -120,7 +120,7 @@ def test_equality_is_a_function_and_a_truth_value_is_refused():
     with pytest.raises(ExpressionTypeError, match="two indices"):
         ep.eq(p, s)
     with pytest.raises(ExpressionTypeError, match="cannot compare"):
-        (A[p, s] + 1.0) < B[p]                    # an offset is not a scale
+        (A[p, s] + B[p]) < 1.0                    # a sum of two accesses is no operand
 
 
 @pytest.mark.parametrize("kinds", [["dense", "compressed"], ["compressed", "compressed"],

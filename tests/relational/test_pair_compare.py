@@ -75,3 +75,16 @@ def test_pair_comparisons_are_refused_when_they_do_not_line_up():
     large = ep.Tensor.from_coords([[0], [0]], [1.0], (3, 3), "csr")
     with pytest.raises(InputError, match="compared entry by entry"):
         ep.evaluate(ep.sum((i, j), A[i, j] < B[i, j]), backend="c", A=small, B=large)
+
+
+def test_the_reference_reads_a_hash_levels_columns_at_its_slots():
+    """A hash level's values sit at its tables' slots, not in entry order: the
+    reference backend's dense value of A < B read B there (it failed on shapes)."""
+    t = {"o": np.array([0, 1]), "n": np.array([0, 2]), "a": np.array([-2.0, 1.0]),
+         "b": np.array([-2.0, 3.0])}
+    L = ep.relation(t, ["o", "n"], values=["a", "b"], levels=["dense", "hash"], name="L")
+    A, B = L["a"].var("A"), L["b"].var("B")
+    for backend in ("c", "reference"):
+        got = ep.evaluate(ep.sum(ln, A[o, ln] < B[o, ln]), backend=backend,
+                          A=L["a"].tensor, B=L["b"].tensor)
+        assert np.asarray(got).tolist() == [0.0, 1.0], backend
