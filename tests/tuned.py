@@ -18,6 +18,14 @@ def tuned_kernel(expr, tuning, **kw) -> ep.Kernel:
     return ep.Kernel(expr, tuning=tuning, **kw)
 
 
+def hinted_c(expr, tuning=DEFAULT, **kw) -> str:
+    """The C of `expr` planned from the hints alone (a fresh kernel, int64 indices).
+    Not ep.compile(...).c_source: ep.compile hands every caller in the process one
+    kernel per arguments, and after any call its c_source shows the plan of that
+    call's size class (an adopted csc input's, say), whoever made the call."""
+    return ep.Kernel(expr, tuning=tuning, **kw).c_source
+
+
 def export_tuned(expr, name, directory, tuning, index_type="int64_t", **kw):
     """ep.export_c's files (name.c, name.h), of a kernel compiled under `tuning`."""
     return ep.export_c(expr, name, directory, index_type=index_type, tuning=tuning, **kw)

@@ -7,7 +7,7 @@ import etchpy as ep
 from etchpy import lower
 from etchpy.testing import assert_same
 from etchpy.tuning import DEFAULT
-from tuned import on_interpreter, random_csr, tuned_kernel
+from tuned import hinted_c, on_interpreter, random_csr, tuned_kernel
 
 i, j, k, r = ep.indices("i j k r")
 A_csr = ep.tensor("A", 2, format="csr")
@@ -28,22 +28,22 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
         return {ln.split("_cap = ")[0].strip(): ln.split("_cap = ")[1]
                 for ln in src.split("\n") if "_cap = ep_" in ln}
     lim = DEFAULT.first_capacity_limit
-    plus = ep.compile(A_csr[i, j] + B[i, j], output="csr").c_source
+    plus = hinted_c(A_csr[i, j] + B[i, j], output="csr")
     sum_ = f"ep_max(ep_min(ep_max((A_pos1[A_dim0] + B_pos1[B_dim0]), 1024), {lim}), 1);"
     assert caps(plus)["out_crd1"] == caps(plus)["out_vals"] == sum_
     assert "k_ < out_vals_cap" not in plus and "k_ < out_crd1_cap" not in plus  # no fill
-    times = ep.compile(A_csr[i, j] * B[i, j], output="csr").c_source
+    times = hinted_c(A_csr[i, j] * B[i, j], output="csr")
     assert "ep_min(A_pos1[A_dim0], B_pos1[B_dim0])" in caps(times)["out_crd1"]
-    scaled = ep.compile(A_csr[i, j] * x[j], output="csr").c_source
+    scaled = hinted_c(A_csr[i, j] * x[j], output="csr")
     assert caps(scaled)["out_crd1"] == f"ep_max(ep_min(ep_max(A_pos1[A_dim0], 1024), {lim}), 1);"
-    gus = ep.compile(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr").c_source
+    gus = hinted_c(ep.sum(j, A_csr[i, j] * B[j, k]), output="csr")
     assert caps(gus)["out_crd1"] == f"ep_max(ep_min(ep_max(join_size, 1024), {lim}), 1);"
     Bd = ep.tensor("B", 2, format="dcsr")     # rows not located by j: no join size
-    gus_d = ep.compile(ep.sum(j, A_csr[i, j] * Bd[j, k]), output="csr").c_source
+    gus_d = hinted_c(ep.sum(j, A_csr[i, j] * Bd[j, k]), output="csr")
     assert caps(gus_d)["out_crd1"] == "ep_max(1024, 1);"
     T = ep.tensor("T", 3, "csf")
     fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
-    ttm = ep.compile(ep.sum(k, T[i, j, k] * B[k, r]), output=fibers).c_source
+    ttm = hinted_c(ep.sum(k, T[i, j, k] * B[k, r]), output=fibers)
     assert caps(ttm)["out_vals"] == \
         f"ep_max((ep_min(ep_max(T_pos2[T_pos1[T_pos0[1]]], 1024), {lim}) * dim_r), 1);"
     tvs = {"D": D}
@@ -56,6 +56,25 @@ def test_union_output_is_allocated_once_from_the_input_sizes():
                                            B=N).toarray(), (M + N).toarray())
     np.testing.assert_allclose(ep.evaluate(A_csr[i, j] * B[i, j], output="csr", A=M,
                                            B=N).toarray(), M.multiply(N).toarray())
+
+
+def test_the_bounds_read_a_kernel_no_call_has_replanned():
+    """ep.compile hands one kernel per arguments to the whole process, and after a
+    call its c_source shows that call's size-class plan: csc inputs (an adopted
+    layout, runtime.adopt) leave no input bound in it. The tests above read a fresh
+    kernel's C (tuned.hinted_c), which no earlier test's calls change (run after
+    tests/runtime/test_user_forms.py's csc calls of A + B into csr, reading
+    ep.compile(...).c_source failed). The name keeps this kernel from other tests."""
+    B = ep.tensor("B", 2, format="csr")
+    bound = "(A_pos1[A_dim0] + B_pos1[B_dim0])"
+    shared = ep.compile(A_csr[i, j] + B[i, j], output="csr", name="replanned_probe")
+    assert bound in shared.c_source
+    M, N = random_csr(30, 30, 135, 1), random_csr(30, 30, 135, 2)
+    np.testing.assert_allclose(shared(A=M.tocsc(), B=N.tocsc()).toarray(), (M + N).toarray())
+    assert bound not in shared.c_source          # the csc call's plan, shown to every holder
+    again = ep.compile(A_csr[i, j] + B[i, j], output="csr", name="replanned_probe")
+    assert again is shared and bound not in again.c_source
+    assert bound in hinted_c(A_csr[i, j] + B[i, j], output="csr", name="replanned_probe")
 
 
 @pytest.mark.parametrize("fa, fb", [("csr", "csr"), ("dcsr", "csr"), ("csr", "dense")])
@@ -92,7 +111,7 @@ def test_outputs_past_the_first_capacity_limit_still_grow():
     T, W = ep.tensor("T", 3, "csf"), ep.tensor("W", 2)
     fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
     e = ep.sum(k, T[i, j, k] * W[k, r])
-    src = ep.compile(e, output=fibers).c_source
+    src = hinted_c(e, output=fibers)
     assert "out_vals = (ep_val_t *)ep_calloc(" in src
     assert "for (int64_t k_ = out_vals_cap; k_ < cap_; k_++) grown_[k_] = 0.0;" in src
     rng = np.random.default_rng(5)
