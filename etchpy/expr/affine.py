@@ -114,7 +114,7 @@ def with_param(e: Expr, op: str, name: str, right: bool) -> Affine:
     return Affine(e)._with(op, name, right)
 
 
-Expr.with_param = staticmethod(with_param)
+Expr._with_param = staticmethod(with_param)
 
 
 def bound(x) -> Lin | None:

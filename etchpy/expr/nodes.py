@@ -180,7 +180,7 @@ def _arith(op: str, right: bool = False):
     a comparison's operand (expr.affine), not an expression."""
     def method(self, other):
         if isinstance(other, str):
-            return self.with_param(self, op, other, right)
+            return self._with_param(self, op, other, right)
         a, b = (as_expr(other), self) if right else (self, as_expr(other))
         return {"*": Mul, "+": Add}[op](a, b) if op != "-" else \
             Add(a, Mul(Lit(-1, negation=True), b))
@@ -198,7 +198,7 @@ class Expr(Comparable):
         (Index('i'),)
     """
 
-    with_param = None   # `e + "t"`: a comparison's operand (expr.affine.with_param)
+    _with_param = None  # `e + "t"`: a comparison's operand (expr.affine.with_param)
     __mul__, __rmul__ = _arith("*"), _arith("*", True)
     __add__, __radd__ = _arith("+"), _arith("+", True)
     __sub__, __rsub__ = _arith("-"), _arith("-", True)
