@@ -19,20 +19,14 @@ path words it.
 """
 from __future__ import annotations
 
-import importlib.machinery
 import importlib.resources
-import importlib.util
-import os
-import sys
-import sysconfig
 import threading
 
 import numpy as np
 
 from ..errors import CompileError
-from ..runtime import cache, fingerprint
-from ..runtime.binder import _build, available
-from ..runtime.compiler import find_compiler
+from ..runtime import extension, fingerprint
+from ..runtime.binder import available
 from ..runtime.kernel_cache import KERNELS
 from ..tuning import Tuning
 from ..version import __version__
@@ -114,35 +108,6 @@ def _source() -> str:
 
 
 def _build_or_load():
-    """The module from the cache, or built into it (runtime.binder's way)."""
-    try:
-        compiler = find_compiler()
-    except CompileError:
-        return None
-    flags = ("-O2", "-shared", "-fPIC", f"-I{np.get_include()}")
+    """The module from the cache, or built into it (runtime.extension)."""
     stats = fingerprint.stats_of([fingerprint.template_folder() / "graph_binder.c.j2"])
-    key = cache.sha256([repr(stats), *compiler.command, compiler.version, *flags,
-                        sys.version, sys.base_prefix, sys.abiflags, np.__version__,
-                        __version__])
-    entry = cache.Entry.at(cache.directory(), MODULE, key)
-    record = cache.read_data(entry.record)
-    if not (isinstance(record, dict) and record.get("key") == key and entry.so.exists()):
-        include = sysconfig.get_paths().get("include")
-        if not include or not os.path.exists(os.path.join(include, "Python.h")):
-            return None
-        if not _build(_source(), entry, compiler, (*flags, f"-I{include}")):
-            return None
-        record = cache.read_data(entry.record)
-    return _load(entry, record["so_sha256"]) if isinstance(record, dict) else None
-
-
-def _load(entry, sha256_hex):
-    """The module at entry.so when its bytes have the recorded sha256, else None."""
-    if not cache.has_sha256(entry.so, sha256_hex):
-        cache.unlink(entry.so)
-        return None
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(entry.so))
-    spec = importlib.util.spec_from_file_location(MODULE, str(entry.so), loader=loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return extension.built(MODULE, [repr(stats)], _source)

@@ -32,23 +32,17 @@ before), and only under `Tuning.call_binder`.
 from __future__ import annotations
 
 import functools
-import importlib.machinery
-import importlib.util
 import os
-import subprocess
 import sys
-import sysconfig
 import threading
 
 import numpy as np
 
-from . import cache, checks, fingerprint
-from .compiler import find_compiler
+from . import checks, extension, fingerprint
 from .coo_steps import CooFacts
 from .plan_steps import Dense, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
-from ..errors import CompileError
 from ..version import __version__
 
 MODULE = "etchpy_binder"
@@ -93,58 +87,8 @@ def _source() -> str:
 
 
 def _build_or_load():
-    """The binder from the cache, or built into it. Its key names the interpreter by
-    its version and prefix, not by its headers' folder: sysconfig computes that
-    only where a build needs it (a warm load asks it nothing)."""
-    try:
-        compiler = find_compiler()
-    except CompileError:
-        return None
-    flags = ("-O2", "-shared", "-fPIC", f"-I{np.get_include()}")
-    key = cache.sha256([_templates_key(), str(MAX_ARGS), *compiler.command, compiler.version,
-                        *flags, sys.version, sys.base_prefix, sys.abiflags,
-                        np.__version__, __version__])
-    entry = cache.Entry.at(cache.directory(), MODULE, key)
-    record = cache.read_data(entry.record)
-    if not (isinstance(record, dict) and record.get("key") == key and entry.so.exists()):
-        include = sysconfig.get_paths().get("include")
-        if not include or not os.path.exists(os.path.join(include, "Python.h")):
-            return None
-        if not _build(_source(), entry, compiler, (*flags, f"-I{include}")):
-            return None
-        record = cache.read_data(entry.record)
-    return _load(entry, record["so_sha256"]) if isinstance(record, dict) else None
-
-
-def _build(source, entry, compiler, flags) -> bool:
-    """Compile the binder into the cache (a temporary, renamed into place once its
-    record is written); False when the compiler fails (no headers, ...)."""
-    cache.write_atomic(entry.c, source)
-    tmp = cache.temp_path(entry.so, ".so")
-    try:
-        done = subprocess.run([*compiler.command, *flags, str(entry.c), "-o", str(tmp)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            cache.debug_note(f"the call binder did not build: {done.stderr.strip()[:400]}")
-            return False
-        cache.write_data(entry.record, {"key": entry.key,
-                                        "so_sha256": cache.file_sha256(tmp)})
-        os.replace(tmp, entry.so)
-        return True
-    finally:
-        cache.unlink(tmp)
-
-
-def _load(entry, sha256_hex):
-    """The module at entry.so when its bytes have the recorded sha256, else None."""
-    if not cache.has_sha256(entry.so, sha256_hex):
-        cache.unlink(entry.so)
-        return None
-    loader = importlib.machinery.ExtensionFileLoader(MODULE, str(entry.so))
-    spec = importlib.util.spec_from_file_location(MODULE, str(entry.so), loader=loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    """The binder from the cache, or built into it (runtime.extension)."""
+    return extension.built(MODULE, [_templates_key(), str(MAX_ARGS)], _source)
 
 
 def _input(step, ffi, source=-1):
