@@ -36,8 +36,8 @@ class Tuning:
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_lanes_once, check_windows, check_after, check_twins_once,
-            merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            check_count_once, check_lanes_once, check_windows, check_after, check_first,
+            check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
             fused_temporaries, written_nesting, access_order; met_checks (False by default).
@@ -46,8 +46,8 @@ class Tuning:
             row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
             window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
-            met_prefetch, hash_workspace_dim, hash_initial, initial_capacity, first_capacity_limit,
-            prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
+            check_first_block, met_prefetch, hash_workspace_dim, hash_initial, initial_capacity,
+            first_capacity_limit, prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
             prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask, flat_mask,
             prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
             run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
@@ -133,12 +133,12 @@ class Tuning:
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
     conversions: bool = True          # also convert an input when priced cheaper (it changes
                                       # the C inputs); one no loop order walks as declared is too
-    fused_checks: bool = True         # a scipy csr/csc input walked linearly is checked by
-                                      # the kernel's own reads (else in full before the call)
+    fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_lanes_once: bool = True     # ... and SIMD lanes' clamped, their maximum tested after
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
+    check_first: bool = True          # ... a full loop's: before each block (read unclamped)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
@@ -226,6 +226,7 @@ class Tuning:
     window_blocks_share: int = 3      # ... where the window keeps <= 1/this of the columns
     window_blocks_wide: int = 1 << 21  # ... or x holds this many bytes or more (0: never)
     check_block: int = 1024           # parents a fused check's flat pass tests ahead (0: none)
+    check_first_block: int = 64       # ... a block's where check_first tests its coordinates too
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays

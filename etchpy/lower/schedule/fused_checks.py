@@ -40,7 +40,7 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import coo_checks, merge_checks, merge_steps, met_checks, segment_checks
+from . import checks_first, coo_checks, merge_checks, merge_steps, met_checks, segment_checks
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, Not, ParallelFor,
                    Prefetch, Select, Seq, Var, While, and_, lt, or_, seq)
@@ -70,6 +70,7 @@ class Level:
                             # are checked ahead of each block (segment_checks._scan)
     after: bool = False     # its coordinates are checked after each block of a window's
                             # rows (segment_checks.block_loop): its clamped walks count none
+    first: bool = False     # its coordinates tested before each block (lower.schedule.checks_first)
     met: bool = False       # read by intersections (met_checks): their seeks and short
                             # intersections move its q inside its segments
 
@@ -210,12 +211,8 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
                and not tuning.check_windows for lv in lvs}   # some segments opened unchecked
     early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
     after = _after(ahead, early, nan, tuning)
-    for loop, lvs, off in ahead:
-        body = _replace_loop(body, loop, segment_checks.block_loop(
-            loop, [replace(lv, after=lv.tensor in after) for lv in lvs], err, ERROR_CODE,
-            tuning.check_block, names,
-            tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
-            off, tuning.prefetch and not tuning.met_prefetch))   # else met_prefetch hints
+    first = checks_first.inputs(ahead, early, nan, merged, tuning)
+    body = _blocks(body, ahead, after, first, err, names, tuning)
     bad, once = names.fresh("input_bad"), tuning.check_count_once   # (lanes: their maximum)
     for lv in levels:
         body = _rewrite(body, replace(lv, nan=lv.tensor in nan, ahead=lv.tensor in early,
@@ -232,6 +229,22 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
                    If(Bin("!=", Var(bad), Const(0)), Assign(err, Const(ERROR_CODE))))
     return replace(prog, body=seq(Decl(err, "index", Const(0)), body), error=err,
                    fused=fused | frozenset(merges) | {m.tensor for m in met}, fused_nan=nan)
+
+
+def _blocks(body, ahead, after, first, err: str, names, tuning):
+    """body with each loop of `ahead` run a block of parents at a time, its
+    levels' segments checked ahead (segment_checks.block_loop), and in the
+    loops checks_first.unclamped takes, their coordinates too."""
+    for loop, lvs, off in ahead:
+        within, now = checks_first.unclamped(loop, lvs, first, lambda n, lv: _rewrite(
+            n, replace(lv, ahead=True, first=True), err, names))
+        body = _replace_loop(body, loop, segment_checks.block_loop(
+            within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
+                     for lv in lvs], err, ERROR_CODE,
+            tuning.check_first_block if now else tuning.check_block, names,
+            tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
+            off, tuning.prefetch and not tuning.met_prefetch))   # else met_prefetch hints
+    return body
 
 
 def _met(prog, tuning) -> list[Level]:
@@ -366,11 +379,12 @@ def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names,
     checked after each block (`lv.after`) counts nothing: its block's pass
     finds the bad coordinate (segment_checks.block_loop); a loop reading
     memory at its coordinate only inside its window's test (`inside`,
-    Walk.inside) then reads crd[q] unclamped."""
+    Walk.inside) then reads crd[q] unclamped, as does one whose coordinates its
+    block's pass tested before the block (`lv.first`)."""
     ok, at = (names.fresh(f"{q}_{part}") for part in ("ok", "at"))
     bad = lv.bad or names.fresh(f"{q}_bad")
     crd_q = Load(lv.crd, Var(q))
-    if lv.after and inside:
+    if lv.first or (lv.after and inside):
         return While(lt(Var(q), Var(e)), body)
     if lv.after:
         return While(lt(Var(q), Var(e)), seq(

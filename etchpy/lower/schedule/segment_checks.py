@@ -46,6 +46,7 @@ from ...imp import (Assign, Bin, Comment, Const, Decl, If, Load, Not, ParallelFo
                     Seq, ShortIntersect, Var, While, and_, lt, max_, min_, seq)
 from ...imp.analysis import children, scalars_assigned, seq_parts, statements
 from ...streams import Merged, Met, Walk
+from .checks_first import range_scan
 from .met_checks import lanes_scan, next_block
 
 
@@ -296,6 +297,7 @@ def _scan(c, ev, levels, names, first, base: str, off=None):
                                   Load(lv.pos, row(rv))))
     crds = [(lanes_scan if lv.met else _crd_scan)(c, ev, lv, bad, names, base, row)
             for lv in levels if lv.merged]
+    crds += [range_scan(c, ev, lv, bad, names, base) for lv in levels if lv.first]
     return seq(Decl(r, "index", c), Decl(bad, "bool", first),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))),
                *(If(Not(bv), scan) for scan in crds)), bv

@@ -479,12 +479,12 @@ int spmv(
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
-                                int64_t j_q_ok = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at = (j_q_ok ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok);
+                                int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok_1);
                                 EP_PREFETCH(&A_crd1[ep_min((j_q + 256), A_pos1[A_dim0])]);
                                 EP_PREFETCH(&A_vals[ep_min((j_q + 256), A_pos1[A_dim0])]);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at]));
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
                                 j_q = (j_q + 1);
                             }
                         }
@@ -494,11 +494,11 @@ int spmv(
                             j_q = j_end;
                         } else {
                             while (j_q < j_end) {
-                                int64_t j_q_ok_1 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                                int64_t j_q_at_1 = (j_q_ok_1 ? A_crd1[j_q] : 0);
-                                input_bad = (input_bad + !j_q_ok_1);
+                                int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                                int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
+                                input_bad = (input_bad + !j_q_ok_2);
                                 EP_OPAQUE(j_q);
-                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_1]));
+                                acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                                 j_q = (j_q + 1);
                             }
                         }
@@ -514,12 +514,24 @@ int spmv(
             i_c = 0;
             if (A_far) {
                 while (i_c < dim_i) {
-                    int64_t i_c_block_1 = ep_min((i_c + 1024), dim_i);
+                    int64_t i_c_block_1 = ep_min((i_c + 64), dim_i);
                     int64_t i_c_r_1 = i_c;
                     int i_c_bad_1 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_1]));
                     while (i_c_r_1 < i_c_block_1) {
                         i_c_bad_1 = (i_c_bad_1 | (A_pos1[(i_c_r_1 + 1)] < A_pos1[i_c_r_1]));
                         i_c_r_1 = (i_c_r_1 + 1);
+                    }
+                    if (!i_c_bad_1) {
+                        int64_t i_c_fk = A_pos1[i_c];
+                        int64_t i_c_flast = A_pos1[i_c_block_1];
+                        ep_idx_t i_c_fmin = 0;
+                        ep_idx_t i_c_fmax = 0;
+                        while (i_c_fk < i_c_flast) {
+                            i_c_fmin = ((A_crd1[i_c_fk] < i_c_fmin) ? A_crd1[i_c_fk] : i_c_fmin);
+                            i_c_fmax = ((i_c_fmax < A_crd1[i_c_fk]) ? A_crd1[i_c_fk] : i_c_fmax);
+                            i_c_fk = (i_c_fk + 1);
+                        }
+                        i_c_bad_1 = (i_c_bad_1 | ((i_c_fmin < 0) | (A_dim1 <= i_c_fmax)));
                     }
                     if (i_c_bad_1 != 0) {
                         input_error = 4;
@@ -539,15 +551,12 @@ int spmv(
                             EP_PREFETCH_AHEAD(&A_vals[j_q], 256);
                         }
                         while (j_q < j_end) {
-                            int64_t j_q_ok_2 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                            int64_t j_q_at_2 = (j_q_ok_2 ? A_crd1[j_q] : 0);
-                            input_bad = (input_bad + !j_q_ok_2);
                             if ((j_q + 64) < A_pos1[A_dim0]) {
                                 int64_t A_ahead = (((uint64_t)A_crd1[(j_q + 64)] < (uint64_t)A_dim1) ? A_crd1[(j_q + 64)] : 0);
                                 EP_PREFETCH(&x_vals[A_ahead]);
                             }
                             EP_OPAQUE(j_q);
-                            acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
+                            acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                             j_q = (j_q + 1);
                         }
                         out[i_] = acc;

@@ -1,0 +1,70 @@
+"""Coordinates checked before each block of a full loop's parents
+(Tuning.check_first, check_first_block; proofs_notes/validation.md,
+"Coordinates checked before a block"): which fused inputs qualify, in which
+loops (the far copies of their scalar walks), and the flat pass a block runs
+first (segment_checks._scan calls `range_scan`). fused_checks.fuse applies it.
+"""
+from __future__ import annotations
+
+from ... import imp
+from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, ParallelFor, Prefetch, Select, Var,
+                    While, lt, seq)
+
+
+def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
+    """The inputs checked ahead whose every loop checked so is a full loop over
+    their parents (no window's rows), read by no merge, their values needing no
+    NaN test, when tuning.check_first holds: each block's pass of such a loop
+    that is a far copy of its walks (`far_walks`) also tests the coordinates its
+    segments hold, and its walks read them unclamped
+    (proofs_notes/validation.md, "Coordinates checked before a block")."""
+    if not tuning.check_first:
+        return frozenset()
+    window = {lv.tensor for loop, lvs, off in ahead for lv in lvs if off is not None}
+    full = {lv.tensor for loop, lvs, off in ahead for lv in lvs if off is None}
+    return frozenset((early & full) - window - nan - {lv.tensor for lv in merged})
+
+
+def unclamped(loop, lvs, first, rewrite):
+    """(loop with the walks of each level of `lvs` named in `first` that it
+    walks as a serial far copy (`far_walks`; loops split across threads keep
+    their clamp: not measured) made `rewrite(loop, lv)`, their walks reading
+    coordinates unclamped; the names of those levels, whose coordinates the
+    loop's blocks must then test first)."""
+    now = {lv.tensor for lv in lvs if lv.tensor in first and far_walks(loop, lv)
+           and not isinstance(loop, ParallelFor)}
+    for lv in lvs:
+        if lv.tensor in now:
+            loop = rewrite(loop, lv)
+    return loop, now
+
+
+def far_walks(loop, lv) -> bool:
+    """Whether `loop` is a far copy of lv's scalar walks (value_prefetch: it
+    prefetches another array's values, the ones its walks gather, the call's
+    far pick true) and sums none of its segments in SIMD lanes (imp.GatherSum):
+    there the clamp costs more than a pass testing a small block's coordinates
+    first; near rows and lanes keep the clamp (docs/performance.md, session 52)."""
+    stmts = list(imp.statements(loop))
+    return (not any(isinstance(s, GatherSum) and s.crd == lv.crd for s in stmts)
+            and any(isinstance(s, Prefetch) and s.array not in (lv.pos, lv.crd, lv.vals)
+                    for s in stmts))
+
+
+def range_scan(c, ev, lv, bad: str, names, base: str):
+    """The coordinates of the block's segments (pos[c] .. pos[ev], pos already
+    passed) each inside [0, dim): one flat pass with no branch taking their
+    least and greatest at the arrays' own width (it vectorises), as
+    segment_checks._after_scan's, but before the block runs
+    (fused_checks.Level.first)."""
+    k, last, least, most = (names.fresh(f"{base}_{part}")
+                            for part in ("fk", "flast", "fmin", "fmax"))
+    kv, at = Var(k), Load(lv.crd, Var(k))
+    return seq(
+        Decl(k, "index", Load(lv.pos, c)), Decl(last, "index", Load(lv.pos, ev)),
+        Decl(least, "coord", Const(0)), Decl(most, "coord", Const(0)),
+        While(lt(kv, Var(last)), seq(Assign(least, Select(lt(at, Var(least)), at, Var(least))),
+                                     Assign(most, Select(lt(Var(most), at), at, Var(most))),
+                                     Assign(k, Bin("+", kv, Const(1))))),
+        Assign(bad, Bin("|", Var(bad), Bin("|", lt(Var(least), Const(0)),
+                                           Bin("<=", Var(lv.dim), Var(most))))))

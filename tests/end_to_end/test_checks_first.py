@@ -1,0 +1,75 @@
+"""A full loop's coordinates checked before each block of its rows
+(Tuning.check_first, check_first_block; lower.schedule.checks_first,
+fused_checks.fuse; law in proofs_notes/validation.md, "Coordinates checked
+before a block"): the checked build of a scipy operand walked by a serial loop
+over all its rows in the far copy (value_prefetch: random rows, the call's far
+pick true; small operands here: run_min_entries 0, prefetch_min_bytes 8), its
+segments summed in no SIMD lanes, tests each block's coordinates in one flat
+pass first, then walks the block reading them unclamped, with no count.
+Against scipy: rows of one length (the scalar loop) and lanes off, a bad
+coordinate (-5, the dimension, 10**6) in the first, a middle and the last block, unsorted and repeated coordinates (order-free sums);
+the switch off restores the clamped walks."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy import imp
+from etchpy.errors import InputError
+
+pytestmark = pytest.mark.usefixtures("shared_cache")
+i, j = ep.indices("i j")
+SMALL = {"check_first_block": 4, "run_min_entries": 0, "prefetch_min_bytes": 8}   # far copy
+TUNINGS = (SMALL, {**SMALL, "gather_sums": False})
+
+
+def _names(prog, part):
+    return [n.name for n in imp.statements(prog.body) if isinstance(n, imp.Decl)
+            and part in n.name]
+
+
+def rows_of(length: int, n: int = 40, cols: int = 50, seed: int = 3):
+    """A csr of n rows of `length` random sorted columns each."""
+    rng = np.random.default_rng(seed)
+    crd = np.concatenate([np.sort(rng.choice(cols, length, replace=False)) for _ in range(n)])
+    pos = np.arange(n + 1) * length
+    return sp.csr_array((rng.random(n * length) + 0.5, crd.astype(np.int32), pos), (n, cols))
+
+
+@pytest.mark.parametrize("tuning", TUNINGS)
+def test_coordinates_checked_before_each_block_answer_or_refuse(tuning):
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]), tuning=tuning)
+    for length in (3, 5, 9):
+        M = rows_of(length)
+        v = np.arange(M.shape[1]) % 7 + 1.0
+        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
+        for row in (1, 21, M.shape[0] - 1):                   # first, a middle, the last block
+            for bad in (-5, M.shape[1], 10**6):
+                R = M.copy()
+                R.indices[R.indptr[row] + length // 2] = bad
+                with pytest.raises(InputError, match="A"):
+                    kern(A=R, x=v)
+        U = M.copy()                                          # unsorted, repeated: summed
+        U.indices[U.indptr[5]:U.indptr[6]] = U.indices[U.indptr[5]:U.indptr[6]][::-1].copy()
+        U.indices[U.indptr[9] + 1] = U.indices[U.indptr[9]]
+        np.testing.assert_allclose(kern(A=U, x=v), U.toarray() @ v)
+
+
+def test_the_switch_restores_the_clamped_walks():
+    """check_first on: the checked program's far copy of its scalar loop over
+    rows tests each block's coordinates first (`_fmax`, one such pass) and its
+    walks clamp none; off: no such pass. The near loops and the lanes' arm
+    keep their clamp (`_at`) either way; the default sizes (the far copy only
+    from run_min_entries entries) too."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i, j] * x[j])
+    for first in (True, False):
+        checked = ep.compile(expr, tuning={**SMALL, "gather_sums": False,
+                                           "check_first": first}).compiled.checked
+        assert len(_names(checked, "_fmax")) == first
+        assert _names(checked, "_at")
+    lanes = ep.compile(expr, tuning=SMALL).compiled.checked
+    sums = [s for s in imp.statements(lanes.body) if isinstance(s, imp.GatherSum)]
+    assert sums and all(s.lanes_max for s in sums)              # the lanes' arm: clamped
+    assert len(_names(lanes, "_fmax")) == 1                     # the far copy: tested first
