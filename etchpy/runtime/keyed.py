@@ -27,6 +27,8 @@ on a value-keyed order").
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from ..errors import InputError
@@ -86,15 +88,8 @@ def _searched(t: Tensor, tests):
 
 
 def _least(n: int, holds) -> int:
-    """The least i in 0..n where `holds` (false, then true; true at n)."""
-    lo, hi = 0, n
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if holds(mid):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    """The least i in 0..n where `holds` (false, then true; true at n): a bisection."""
+    return bisect.bisect_left(range(n), True, key=holds)
 
 
 def _checked(t: Tensor, by: int, tests, name: str) -> tuple[int, int]:

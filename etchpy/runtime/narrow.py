@@ -28,6 +28,7 @@ not by scaling the bound (which rounds).
 """
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 from dataclasses import dataclass
@@ -77,16 +78,8 @@ class Narrow:
 
     def _least(self, holds, lo: int, hi: int) -> int:
         """The least k in lo..hi where the monotone test `holds` (false below,
-        true from some k on) is true; hi + 1 when there is none."""
-        if not holds(hi):
-            return hi + 1
-        while lo < hi:                   # bisection: at most 32 steps for int32
-            mid = (lo + hi) // 2
-            if holds(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
+        true from some k on) is true; hi + 1 when there is none (a bisection)."""
+        return lo + bisect.bisect_left(range(lo, hi + 1), True, key=holds)
 
 
 def _real(bound):
