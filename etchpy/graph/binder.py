@@ -20,7 +20,6 @@ path words it.
 from __future__ import annotations
 
 import importlib.resources
-import threading
 
 import numpy as np
 
@@ -34,8 +33,6 @@ from . import direct
 
 MODULE = "etchpy_graph_binder"
 MISS = object()
-_lock = threading.Lock()
-_loaded: list = []          # [module or None], once per process
 _plans: dict = {}           # id(tuning) -> (tuning, KERNELS.generation, plan or None,
 #                             the C functions whose addresses the plan holds: kept alive)
 
@@ -43,12 +40,7 @@ _plans: dict = {}           # id(tuning) -> (tuning, KERNELS.generation, plan or
 def module():
     """The extension module, built or found in the cache once per process; None where
     it cannot be (runtime.binder.available, no compiler or no Python headers)."""
-    if _loaded:
-        return _loaded[0]
-    with _lock:
-        if not _loaded:
-            _loaded.append(_build_or_load() if available() else None)
-    return _loaded[0]
+    return _module()
 
 
 def plan_for(t: Tuning):
@@ -111,3 +103,6 @@ def _build_or_load():
     """The module from the cache, or built into it (runtime.extension)."""
     stats = fingerprint.stats_of([fingerprint.template_folder() / "graph_binder.c.j2"])
     return extension.built(MODULE, [repr(stats)], _source)
+
+
+_module = extension.Once(lambda: _build_or_load() if available() else None)

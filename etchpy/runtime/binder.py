@@ -34,7 +34,6 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import threading
 
 import numpy as np
 
@@ -47,8 +46,6 @@ from ..version import __version__
 
 MODULE = "etchpy_binder"
 MAX_ARGS = 40           # kernel parameters a plan may feed (the C call's switch width)
-_lock = threading.Lock()
-_loaded: list = []      # [module or None], once per process
 
 
 def available() -> bool:
@@ -60,12 +57,7 @@ def available() -> bool:
 def module():
     """The binder module, built or found in the cache once per process; None where
     it cannot be (see the module docstring)."""
-    if _loaded:
-        return _loaded[0]
-    with _lock:
-        if not _loaded:
-            _loaded.append(_build_or_load() if available() else None)
-    return _loaded[0]
+    return _module()
 
 
 _TEMPLATES = ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2", "binder_lazy.c.j2",
@@ -281,7 +273,7 @@ def in_order(plan):
     """`plan` (one plan_for made) as a callable taking its inputs positionally, in
     the order of the inputs' names in the call the plan was made from; None for
     a plan the binder did not make."""
-    mod = _loaded[0] if _loaded else None
+    mod = _module.kept()
     if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
         return None
     if getattr(plan, "windows", False):
@@ -294,8 +286,11 @@ def in_order(plan):
 def plan_capsule(call):
     """The plan's capsule of a call in_order made (the C lookup of a lazy replay
     runs it: etchpy.lazy.fast_replay), or None for any other callable."""
-    mod = _loaded[0] if _loaded else None
+    mod = _module.kept()
     if (mod is None or type(call) is not functools.partial
             or call.func is not mod.call_in_order or len(call.args) != 1 or call.keywords):
         return None
     return call.args[0]
+
+
+_module = extension.Once(lambda: _build_or_load() if available() else None)

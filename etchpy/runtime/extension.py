@@ -4,6 +4,7 @@ both, under the cache's checks (runtime.cache: a record holding the module's
 sha256, checked before it is loaded).
 
     mod = extension.built(name, key_parts, source)    # None: not here (see `built`)
+    module = extension.Once(make)       # module(): make() once per process; .kept()
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import threading
 
 import numpy as np
 
@@ -20,6 +22,25 @@ from . import cache
 from .compiler import find_compiler
 from ..errors import CompileError
 from ..version import __version__
+
+
+class Once:
+    """`make()`'s value (None too), made on the first call under a lock and kept for
+    the process; `kept()` reads it without making it (None before)."""
+
+    def __init__(self, make):
+        self._make, self._lock, self._kept = make, threading.Lock(), []
+
+    def __call__(self):
+        if self._kept:
+            return self._kept[0]
+        with self._lock:
+            if not self._kept:
+                self._kept.append(self._make())
+        return self._kept[0]
+
+    def kept(self):
+        return self._kept[0] if self._kept else None
 
 
 def built(name: str, key_parts: list, source):
