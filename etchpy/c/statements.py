@@ -288,6 +288,8 @@ class FunctionBody:
                 return f"({e(a)} {op} {e(b)})"
             case Not(a):
                 return f"!{e(a)}"
+            case Load(arr, i, _, view) if view:
+                return f"((const {view}_t *){arr})[{e(i)}]"
             case Load(arr, i):
                 return f"{arr}[{e(i)}]"
             case Bit(arr, i):

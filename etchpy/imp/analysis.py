@@ -149,8 +149,8 @@ def assume(e: Expr, facts: dict) -> Expr:
             return select(assume(c, facts), assume(a, facts), assume(b, facts))
         case Ring(op, a, b):
             return Ring(op, assume(a, facts), assume(b, facts))
-        case Load(array, i):
-            return Load(array, assume(i, facts))
+        case Load(_, i):
+            return dataclasses.replace(e, index=assume(i, facts))
     return e
 
 

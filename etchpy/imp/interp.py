@@ -73,6 +73,8 @@ class Machine:
                 return BINOPS[op](self.eval(a), self.eval(b))
             case Not(a):
                 return not self.eval(a)
+            case Load(array, index, _, view) if view:
+                return int(self.env[array].view(view)[self.eval(index)])
             case Load(array, index):
                 return self._load(array, self.eval(index))
             case Bit(array, index):

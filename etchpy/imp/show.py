@@ -26,6 +26,8 @@ def show(node, indent: int = 0) -> str:
             return f"({show(a)} {op} {show(b)})"
         case Not(a):
             return f"!{show(a)}"
+        case Load(arr, i, _, view) if view:
+            return f"({view}){arr}[{show(i)}]"
         case Load(arr, i):
             return f"{arr}[{show(i)}]"
         case Bit(arr, i):
