@@ -86,10 +86,11 @@ class Tuning:
             index arrays walked once, flat or by runs of levels, runtime.shared;
             sink_located: there, a located table's one-child levels last, expr.sink;
             dense_runs: a run may start at a dense first level, expr.collapse;
-            one_walk_terms: the most products of a sum so walked, expr.sums;
-            defer_written: such a kernel plans its written form when made and
-            lowers it on first need, runtime.deferred), aligned_once (columns of
-            different structures compared: their alignment kept, runtime.align).
+            one_walk_terms: the most products of a sum so walked, expr.sums; narrow_compared:
+            a column only compared there read as its narrow integer twin, its loop then
+            blocked by flat_mask (of this many entries; else not narrow), runtime.narrow;
+            defer_written: written form lowered on first need, runtime.deferred), aligned_once
+            (columns of different structures compared: alignment kept, runtime.align).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -193,10 +194,9 @@ class Tuning:
     one_walk: bool = True             # factors over the same index arrays walked once
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
-    defer_written: bool = True        # ... a kernel whose calls may run one walk lowers
-                                      # its written form on first need (runtime.deferred)
-    aligned_once: bool = True         # columns of different structures compared: their
-                                      # alignment kept for the same Tensors (runtime.align)
+    defer_written: bool = True        # ... the written form lowered on first need (runtime.deferred)
+    narrow_compared: int = 0          # ... compared-only columns read narrow, flat_mask blocks (0: off)
+    aligned_once: bool = True         # compared columns of other structures: alignment kept (runtime.align)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     one_walk_terms: int = 64          # a sum over one structure walked once: at most this

@@ -62,7 +62,11 @@ class CompareVar(TensorVar):
     columns' values and its located columns' (dense tensors at the
     structure's indices or at its last indices, a dense level each, below its
     bins), and zero where it fails; a term's slots follow `tests`' and the
-    terms before it (`every_test`)."""
+    terms before it (`every_test`). `narrow` ((k, dtype, scale, step), ...):
+    of a value predicate's one-walk kernel (runtime.shared, Tuning.narrow_compared),
+    columns k >= 1 only compared with bounds, read as integers of `dtype`, each
+    standing for k / scale, their companions and their bounds packed into the
+    value arrays (runtime.narrow; a bound's slot at element slot * step)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -73,6 +77,7 @@ class CompareVar(TensorVar):
     keyed: tuple = ()
     bins: tuple = ()
     terms: tuple = ()
+    narrow: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))

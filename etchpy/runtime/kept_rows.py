@@ -22,7 +22,7 @@ from ..expr.compare import CompareVar
 from ..expr.nodes import IdentityVar
 from ..expr.windows import WindowVar
 from . import calling
-from .predicates import _slot
+from .predicates import slot_array
 
 _NUMBERS = (int, float, np.integer, np.floating)
 
@@ -54,8 +54,8 @@ def rows(kernel, kern, bound: dict, sr):
             return made
         new = {}
         for n, tv, sl in slots:
-            vals = np.array([_slot(tv, op, b, inputs, sr) for op, b in sl], dtype=sr.dtype)
-            if not np.array_equal(vals, kept[n]):
+            vals = slot_array(tv, inputs, sr)
+            if vals.tobytes() != kept[n].tobytes():     # (packed bytes: runtime.narrow)
                 new[n] = vals
         if not new:
             if all(isinstance(v, _NUMBERS) for _, v in key):

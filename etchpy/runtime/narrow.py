@@ -9,6 +9,19 @@ the bounds it is compared with converted to that dtype exactly
                               every stored k of the form's range,
                               (k / scale) op bound  iff  k op t
 
+Read so by a kernel (Tuning.narrow_compared; runtime.shared's one walk):
+
+    twin(t)                   an ep.Tensor's narrow form and its integers packed
+                              into an array of its value dtype, kept on t while
+                              Tensor.unwritten_mark says nothing wrote its values
+    compared_only(tv)         the columns a value predicate only compares with bounds
+    candidates(req), narrowed_expr(...)   which inputs may be read narrow, and a
+                              one-walk expression with its predicates so marked
+                              (CompareVar.narrow)
+    blocked(program)          are its narrow reads all in flat_mask's blocked sums?
+    slot_columns, read_slots  which slots a narrow column is compared with; the
+                              slots array read back as numbers (the interpreters)
+
 The rule (chosen from the values, never from their dtype alone):
 - integers, or floats that are all whole numbers: scale 1;
 - else floats that are all two-digit decimals, each value exactly the float64
@@ -29,13 +42,19 @@ not by scaling the bound (which rounds).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import imp
 from ..errors import InputError
+from ..expr import formula
+from ..expr.compare import CompareVar
+from ..expr.nodes import Access
+from ..expr.walk import accesses, map_operands
 
 DTYPES = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32))
 SCALES = (1, 100)
@@ -122,3 +141,147 @@ def _fitting(lo: int, hi: int, scale: int) -> Narrow | None:
         if info.min < lo and hi < info.max:
             return Narrow(dt, scale)
     return None
+
+
+# ---- a value predicate's columns read narrow (Tuning.narrow_compared) ----------
+
+def compared_only(tv, first: bool = False) -> set[int]:
+    """The columns k >= 1 (k >= 0 with `first`) of value predicate tv
+    (expr.compare) that it reads only
+    as `("cmp", op, ("col", k), bound)`, a bound on the right: at the structure's
+    positions, not a weight, bin or term column, never scaled, offset or
+    compared with another column."""
+    used = {k for k, _ in tv.bins} | set(tv.weights) | {
+        k for cols, located, _, _ in tv.terms for k in cols + located}
+    plain, other = set(), set()
+    for n in formula.walk(tv.every_test):
+        if n[0] != "cmp":
+            continue
+        if n[2][0] == "col" and n[3][0] in formula.BOUNDS:
+            plain.add(n[2][1])
+        else:
+            other |= set(_columns(n[2])) | set(_columns(n[3]))
+    return {k for k in plain - other - used
+            if (first or k >= 1) and tv.columns[k][2] is None} if not tv.keyed else set()
+
+
+def _columns(x):
+    if x[0] == "col":
+        yield x[1]
+    elif x[0] in ("scaled", "plus"):
+        yield from _columns(x[1])
+        if isinstance(x[2], tuple):
+            yield from _columns(x[2])
+
+
+def twin(t) -> tuple | None:
+    """(Narrow, the stored integers packed into an array of t's value dtype) of
+    ep.Tensor t's values, or None (no narrow form, or t's values may be held
+    elsewhere now: Tensor.unwritten_mark is None). Made once and kept on t while
+    its mark stays the same (a write needs a hand-out of its values, which moves
+    the mark: proofs_notes/unwritten.md); then O(1)."""
+    mark = t.unwritten_mark()
+    if mark is None:
+        return None
+    kept = t.__dict__.get("_etchpy_narrow")
+    if kept is not None and kept[0] == mark:
+        return kept[1]
+    form = narrowed(t._vals)
+    made = None if form is None else (form, packed(form.stored(t._vals), t._vals.dtype))
+    t.__dict__["_etchpy_narrow"] = (t.unwritten_mark(), made)
+    return made
+
+
+def packed(stored: np.ndarray, dtype) -> np.ndarray:
+    """The bytes of `stored` as an array of `dtype` (zero bytes after them up to a
+    whole element): what a kernel reads back as stored's integers (imp Load view)."""
+    dtype = np.dtype(dtype)
+    n = -(-stored.nbytes // dtype.itemsize)
+    out = np.zeros(max(n, 1), dtype=dtype)
+    out.view(np.uint8)[:stored.nbytes] = stored.view(np.uint8)
+    return out
+
+
+def fits(form: Narrow, dtype) -> bool:
+    """Can an array of `dtype` (a semiring's float values) carry form's integers
+    packed (runtime.predicates reads the slots back as those integers too)?"""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" and dtype.itemsize >= form.dtype.itemsize
+
+
+def slot_columns(f, forms: dict):
+    """(slot, k) for each slot of formula f (expr.formula.slots order) that is the
+    bound of a comparison of column k, k among `forms`."""
+    s = 0
+    for n in formula.walk(f):
+        if n[0] != "cmp":
+            continue
+        if n[2][0] == "col" and n[2][1] in forms:
+            yield s, n[2][1]
+        s += sum(1 for x in n[2:] for _ in formula._slots(x, n[1]))
+
+
+def candidates(req) -> tuple[str, ...]:
+    """The inputs of request `req` (a kernel's) that some value predicate reads
+    only by comparisons with bounds (any column of it): those whose narrow twin
+    a one-walk kernel may read (runtime.shared)."""
+    out = set()
+    for a in accesses(req.expr):
+        tv = a.tensor
+        if isinstance(tv, CompareVar) and tv.kind == "value":
+            out |= {tv.columns[k][0] for k in compared_only(tv, first=True)}
+    return tuple(sorted(out))
+
+
+def narrowed_expr(expr, forms: dict, flat: set, sr):
+    """(expr with each value predicate's columns k >= 1 that it only compares,
+    whose input is among `forms` (name -> (dtype name, scale)) and `flat` (read
+    as its stored values) and read by nothing else, marked narrow (CompareVar
+    `narrow`), the names of those inputs)."""
+    uses: dict = {}
+    for a in accesses(expr):
+        tv = a.tensor
+        cols = [c[0] for c in tv.columns] if isinstance(tv, CompareVar) else [tv.name]
+        for n in cols:
+            uses[n] = uses.get(n, 0) + 1
+    done: set = set()
+
+    def one(tv):
+        ks = sorted(k for k in compared_only(tv) if tv.columns[k][0] in forms
+                    and tv.columns[k][0] in flat and uses[tv.columns[k][0]] == 1)
+        done.update(tv.columns[k][0] for k in ks)
+        item = np.dtype(sr.dtype).itemsize
+        return tuple((k, *forms[tv.columns[k][0]],
+                      item // np.dtype(forms[tv.columns[k][0]][0]).itemsize) for k in ks)
+
+    def walk(e):
+        if isinstance(e, Access):
+            tv = e.tensor
+            if isinstance(tv, CompareVar) and tv.kind == "value" and (nar := one(tv)):
+                return dataclasses.replace(e, tensor=dataclasses.replace(tv, narrow=nar))
+            return e
+        return map_operands(e, walk)
+    out = walk(expr)
+    return (out, done) if done else (expr, done)
+
+
+def blocked(program) -> bool:
+    """Is every narrow read (an Imp Load with a view) of the lowered `program`
+    inside a flat sum blocked by its tests' byte mask (lower.schedule.flat_mask),
+    the form in which narrow columns pay (docs/performance.md)?"""
+    def views(x):
+        return sum(1 for y in imp.subterms(x) if isinstance(y, imp.Load) and y.view)
+    inside = sum(views(x) for x in imp.subterms(program.body) if isinstance(x, imp.Block)
+                 and any(isinstance(y, imp.LocalArray) and y.array.endswith("_fm_mask")
+                         for y in imp.seq_parts(x.body)))
+    return inside == views(program.body)
+
+
+def read_slots(tv, p) -> list:
+    """The slots array `p` of value predicate tv as numbers: each slot of a
+    comparison of a narrow column (tv.narrow) read back as its integer."""
+    out = list(p)
+    forms = {k: (np.dtype(dt), step) for k, dt, _, step in tv.narrow}
+    for s, k in slot_columns(tv.every_test, forms):
+        out[s] = int(np.asarray(p).view(forms[k][0])[s * forms[k][1]])
+    return out

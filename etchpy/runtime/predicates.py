@@ -21,6 +21,10 @@ comparison holds and nothing elsewhere:
             found once for the same Tensors), and one slot per
             bound. The kernel tests each entry in its loop (streams.from_expr),
             so values written in place between calls are read as they are.
+            A column of `tv.narrow` (runtime.shared's one walk) is passed as
+            its packed narrow twin and bound as it is, its slots the integers
+            that decide its stored integers as the slots decide its values
+            (runtime.narrow; `slot_array`).
 
 The sizes of the indices are read off the inputs that use them.
 proofs_notes/predicates.md.
@@ -45,6 +49,7 @@ from .inputs import as_tensor
 from .tensor import Tensor
 from ..expr.bins import levels_below
 from . import align, bins, keyed, windows
+from . import narrow as narrow_
 
 _OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
@@ -200,7 +205,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     conversion the plan made): for an index comparison, which stores nothing,
     one where r op c holds at (r, c) and zero elsewhere; for a value predicate
     (its companions among `bound`), one at the entries whose test holds; else
-    t.to_dense(); for a window, its dense window (runtime.windows)."""
+    t.to_dense(); for a window, its dense window (runtime.windows). Narrow
+    columns and their slots (tv.narrow) are read as their integers, as the C does."""
     if isinstance(t, windows.WindowTensor):
         return windows.dense_window(tv, t.to_dense(), t.shape, sr.zero)
     if isinstance(tv, CompareVar) and tv.kind == "bins":
@@ -211,19 +217,23 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
         src = bins.source(t, len(tv.bins))
         coords, v0 = src.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
+        slot_values = narrow_.read_slots(tv, comps.get(f"{tv.name}__p", ()))
+        packed = {k: np.dtype(dt) for k, dt, _, _ in tv.narrow}   # read as the C reads them
 
         def column(k):
             if k == 0:
                 return v0
             vals, at = comps[f"{tv.name}__c{k}"], tv.columns[k][2]
+            if k in packed:
+                return vals.view(packed[k])[:len(v0)]
             if at is None:             # at the structure's positions (a hash's slots too)
                 return Tensor._of((src.shape, src.format, src.levels, vals, src.fill),
                                   src.name).to_coords()[1]
             shape = tuple(t.shape[p] for p in at)
             return vals.reshape(shape)[tuple(coords[p] for p in at)]
         out = np.full(t.shape, sr.zero, dtype=sr.dtype)
-        keep = np.broadcast_to(formula.evaluate(tv.tests, column, lambda p: coords[p], list(
-            comps.get(f"{tv.name}__p", ()))), v0.shape)
+        keep = np.broadcast_to(formula.evaluate(tv.tests, column, lambda p: coords[p],
+                                                slot_values), v0.shape)
         w = functools.reduce(sr.mul, [column(k) for k in tv.weights]) \
             if tv.weights else sr.one
         if tv.bins:                             # its bins: coordinates read off columns
@@ -242,12 +252,15 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
     companions (see the module docstring). O(1) when the columns share one
     structure (the same index arrays: relations built with values=[...]);
     else aligned by runtime.align (kept for the same Tensors when `reuse`)."""
-    aligned = [k for k, c in enumerate(tv.columns) if c[2] is None]
+    narrow = {k: dt for k, dt, _, _ in tv.narrow}   # packed twins (runtime.shared)
+    aligned = [k for k, c in enumerate(tv.columns) if c[2] is None and k not in narrow]
     order = tv.order - levels_below(tv)          # its structure's (its bins, terms below)
     ts = {k: _located(inputs[col], col, at, sr) or as_tensor(
         inputs[col], TensorVar(col, order if at is None else len(at), fmt), sr)
-        for k, (col, fmt, at) in enumerate(tv.columns)}
+        for k, (col, fmt, at) in enumerate(tv.columns) if k not in narrow}
     src = ts[0]
+    for k, dt in narrow.items():
+        ts[k] = _Dense(src.shape, _packed(inputs[tv.columns[k][0]], dt, len(src.vals), sr))
     full = bins.full_shape(tv, src.shape, ts, inputs)
     for k, (col, _, at) in enumerate(tv.columns):
         want = src.shape if at is None else tuple(full[p] for p in at)
@@ -264,11 +277,34 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
         structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
     out = {tv.name: structure}
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
-    slots = formula.slots(tv.every_test)
-    if slots:
-        out[f"{tv.name}__p"] = np.array([_slot(tv, op, b, inputs, sr) for op, b in slots],
-                                        dtype=sr.dtype)
+    if formula.slots(tv.every_test):
+        out[f"{tv.name}__p"] = slot_array(tv, inputs, sr)
     return out
+
+
+def slot_array(tv: CompareVar, inputs, sr: Semiring) -> np.ndarray:
+    """The slots of value predicate tv (`_slot` each, in the semiring's dtype); a
+    slot compared with a column of tv.narrow holds, in the bytes of its element
+    (at element slot * step of them read as the narrow type), the integer that
+    decides the stored integers as `_slot`'s number decides the values
+    (runtime.narrow.Narrow.slot)."""
+    slots = formula.slots(tv.every_test)
+    out = np.array([_slot(tv, op, b, inputs, sr) for op, b in slots], dtype=sr.dtype)
+    if tv.narrow:
+        forms = {k: narrow_.Narrow(np.dtype(dt), scale) for k, dt, scale, _ in tv.narrow}
+        for s, k in narrow_.slot_columns(tv.every_test, forms):
+            op, step = slots[s][0], out.itemsize // forms[k].dtype.itemsize
+            out.view(forms[k].dtype)[s * step] = forms[k].slot(op, out[s].item())
+    return out
+
+
+def _packed(x, dt: str, n: int, sr: Semiring) -> np.ndarray:
+    """A narrow column as runtime.shared passes it: an array of the semiring's
+    dtype packing at least n integers of dt (runtime.narrow.packed)."""
+    if type(x) is not np.ndarray or x.dtype != sr.dtype or x.ndim != 1 or \
+            not x.flags.c_contiguous or x.nbytes < n * np.dtype(dt).itemsize:
+        raise InputError(f"a narrow column ({dt}) of {n} entries was not passed packed")
+    return x
 
 
 class _Dense:

@@ -13,6 +13,11 @@ Tensors again, its answer is kept: `_walk_memo`); the kernel for a given
 partition of the inputs into structures is made once and kept. Inputs
 that do not share (arrays equal but not the same objects, other Tensors, scipy
 or numpy inputs) run the kernel as written, so a call is right either way.
+With Tuning.narrow_compared, the columns a fused row predicate only compares
+with bounds are read as their narrow integer twins where the Tensor has one
+now (runtime.narrow.twin: part of the kernel's key, with its dtype and scale),
+the loop's tests then a flat_mask over blocks of that many entries; a kernel
+whose loops that pass does not block reads them wide (narrow alone is slower).
 
     kernel._one_walk(inputs)   the kernel that runs these inputs with shared
                                structures walked once, or None (run self)
@@ -28,7 +33,7 @@ from ..errors import EtchpyError
 from ..expr import collapse, shared, sink
 from ..formats import positions
 from ..expr.walk import accesses
-from . import inputs as io_, keyed
+from . import inputs as io_, keyed, narrow
 from .tensor import Tensor
 
 _UNSET = object()
@@ -75,8 +80,9 @@ class OneWalk:
         if walk is None or not self._per_signature or inputs.keys() != self._users.keys():
             return None    # (a kernel that runs one plan given, as a worker's shipped one,
             # runs it; the general path words a missing input)
+        sig = narrow_sig(self, walk, inputs)        # (runtime.narrow: () when off)
         memo = self.__dict__.get("_walk_memo")      # the last call's, for the same Tensors
-        if memo is not None and memo[0] == tuple(inputs):
+        if memo is not None and memo[0] == tuple(inputs) and memo[3] == sig:
             for m, v in zip(memo[1], inputs.values()):
                 if not (m is None or _same(m, v)):
                     break
@@ -84,14 +90,14 @@ class OneWalk:
                 return memo[2]
         if walk[2] and _apart(walk[0], inputs):  # (no shared structure: as written)
             return None
-        one = self._walk_for(walk, inputs)
+        one = self._walk_for(walk, inputs, sig)
         if self.request.tuning.call_plans:
             self._walk_memo = (tuple(inputs), tuple(
                 weakref.ref(v) if type(v) is Tensor else None if n in self._params else
-                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one)
+                (type(v), io_.value_dtype(v)) for n, v in inputs.items()), one, sig)
         return one
 
-    def _walk_for(self, walk, inputs: dict):
+    def _walk_for(self, walk, inputs: dict, sig: tuple = ()):
         """_one_walk's answer worked out: the partition of the inputs' structures
         and the kernel kept for it. It is a function of which Tensors the
         ep.Tensor inputs are (a Tensor's arrays, format, shape and fill cannot be
@@ -106,10 +112,11 @@ class OneWalk:
         sr = self._semiring_of(inputs)
         key = (classes(groups, inputs), tuple(n for n in tensors if inputs[n].fill == sr.zero
                                               and inputs[n]._vals.ndim == 1
-                                              and inputs[n].format.values_are_entries), tensors)
+                                              and inputs[n].format.values_are_entries), tensors,
+               sig, sr.dtype)
         kept = self._walk_kernels
         if key not in kept:
-            kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]))
+            kept[key] = self._fused_kernel(dict(key[0]), set(key[1]), set(key[2]), sig, sr)
         return kept[key]
 
     def _run_walk(self, one: tuple, out, inputs: dict):
@@ -123,7 +130,20 @@ class OneWalk:
         self._walked = one[0]._current()
         return res
 
-    def _fused_kernel(self, classes_: dict, flats: set, tensors: set):
+    def _made(self, req):
+        """A kernel of this one's class for request `req`, or None when it cannot
+        be made; a narrow one's loops blocked by flat_mask (runtime.narrow)."""
+        if any(getattr(a.tensor, "narrow", ()) for a in accesses(req.expr)):
+            t = req.tuning
+            req = replace(req, tuning=t.with_(flat_mask=t.flat_mask or t.narrow_compared))
+        kern = type(self).__new__(type(self))
+        try:
+            kern._setup(req, infer=self._infer)
+        except EtchpyError:
+            return None
+        return kern
+
+    def _fused_kernel(self, classes_: dict, flats: set, tensors: set, sig=(), sr=None):
         req = self.request
         expr, order, merged, runs = _rewritten(req, classes_, flats, tensors)
         read = {n: None for _, names in merged.values() for n in names}
@@ -132,14 +152,20 @@ class OneWalk:
                          for n in names})
         if expr == req.expr and order == req.order:
             return None
-        kern = type(self).__new__(type(self))
-        try:
-            kern._setup(replace(req, expr=expr, order=order), infer=self._infer)
-        except EtchpyError:          # e.g. a fused column the plan would have converted
+        wide = expr
+        if sig:
+            expr, narrowed = narrow.narrowed_expr(expr, {n: f for n, *f in sig}, {
+                n for n, how in read.items() if how is None}, sr)
+            read.update(dict.fromkeys(narrowed, NARROW))
+        kern = self._made(replace(req, expr=expr, order=order))
+        if kern is not None and expr is not wide and not narrow.blocked(kern.program):
+            kern = self._made(replace(req, expr=wide, order=order))  # (narrow alone: slower)
+            read = {n: None if how is NARROW else how for n, how in read.items()}
+        if kern is None:             # e.g. a fused column the plan would have converted
             return None
         kern._warned = self._warned
         kern._walk = None            # (its walks are one already: not fused again)
-        if any(how is not None for how in read.values()):
+        if any(how not in (None, NARROW) for how in read.values()):
             kern._kept.max_bytes = None   # its inputs made per call (_collapsed): no call
         return kern, read                 # would match, and none holds their values
 
@@ -239,8 +265,35 @@ def walk_inputs(read: dict, inputs: dict) -> dict:
     for n, how in read.items():
         t = inputs[n]
         t.check_layout()            # the values as a kernel reads them: not handed
-        got[n] = t._vals if how is None else _collapsed(t, how[0], inputs[how[1]])
+        got[n] = t._vals if how is None else narrow.twin(t)[1] if how is NARROW else \
+            _collapsed(t, how[0], inputs[how[1]])
     return got
+
+
+NARROW = "narrow"       # `read`'s mark of an input read as its packed narrow twin
+
+
+def narrow_sig(kern, walk, inputs: dict) -> tuple:
+    """((input name, dtype name, scale), ...) of the inputs that a one-walk kernel
+    may read narrow (Tuning.narrow_compared: columns only compared, of an ep.Tensor
+    with a narrow twin now, runtime.narrow) under a semiring of float values
+    that allows NaN; () when none (or off)."""
+    names = kern.__dict__.get("_narrow_names")
+    if names is None:
+        names = kern._narrow_names = narrow.candidates(kern.request) \
+            if kern.request.tuning.narrow_compared > 0 else ()
+    if not names:
+        return ()
+    sr = kern._semiring_of(inputs)
+    if not sr.allows_nan or sr.dtype.kind != "f":
+        return ()
+    out = []
+    for n in names:
+        t = inputs.get(n)
+        made = narrow.twin(t) if type(t) is Tensor and t._vals.ndim == 1 else None
+        if made is not None and narrow.fits(made[0], sr.dtype):
+            out.append((n, made[0].dtype.name, made[0].scale))
+    return tuple(out)
 
 
 def _collapsed(t: Tensor, runs: tuple, like: Tensor) -> Tensor:

@@ -34,7 +34,11 @@ def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
 
 def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
     """`row_test` of any formula f over tv's columns, its slots numbered from
-    `start` (a term's test: expr.compare's `every_test` gives the order)."""
+    `start` (a term's test: expr.compare's `every_test` gives the order). A
+    column of tv.narrow is read as its integer type, and so is each bound it is
+    compared with (at its slot times the step)."""
+    narrow = {k[0]: k for k in tv.narrow}
+
     def column(k, at, coords):
         return _column(tv, first, names, k, at, coords)
 
@@ -59,7 +63,12 @@ def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
         def holds(n):
             match n[0]:
                 case "cmp":
-                    a, b = operand(n[2]), operand(n[3])
+                    if n[2][0] == "col" and n[2][1] in narrow:     # runtime.narrow
+                        _, view, _, step = narrow[n[2][1]]
+                        a = column(n[2][1], at, coords)
+                        b = Load(f"{tv.name}__p_vals", Const(next(slot) * step), view=view)
+                    else:
+                        a, b = operand(n[2]), operand(n[3])
                     return {"<": lambda: lt(a, b), "<=": lambda: imp.le(a, b),
                             ">": lambda: lt(b, a), ">=": lambda: imp.le(b, a)}[n[1]]()
                 case "and":
@@ -79,8 +88,9 @@ def _column(tv: CompareVar, first: str, names: list[str], k: int, at: imp.Expr,
     or, located, at its indices' coordinates (row-major)."""
     arr = first if k == 0 else f"{tv.name}__c{k}_vals"
     where = tv.columns[k][2]
+    view = next((v for j, v, _, _ in tv.narrow if j == k), "")
     if where is None:
-        return Load(arr, at)
+        return Load(arr, at, view=view)
     flat: imp.Expr = ZERO
     for p in where:
         flat = imp.add(imp.mul(flat, dim_var(names[p])), _coord(tv, coords, names[p]))
