@@ -11,7 +11,7 @@ the bounds it is compared with converted to that dtype exactly
 
 Read so by a kernel (Tuning.narrow_compared; runtime.shared's one walk):
 
-    twin(t)                   an ep.Tensor's narrow form and its integers packed
+    twin(t), kept(t)          an ep.Tensor's narrow form and its integers packed
                               into an array of its value dtype, kept on t while
                               Tensor.unwritten_mark says nothing wrote its values
     compared_only(tv)         the columns a value predicate only compares with bounds
@@ -190,6 +190,13 @@ def twin(t) -> tuple | None:
     made = None if form is None else (form, packed(form.stored(t._vals), t._vals.dtype))
     t.__dict__["_etchpy_narrow"] = (t.unwritten_mark(), made)
     return made
+
+
+def kept(t) -> np.ndarray:
+    """The packed twin `twin(t)` last made (the one this call's kernel was chosen
+    by: a write from another thread while a call runs is a race, as for any
+    input's values)."""
+    return t.__dict__["_etchpy_narrow"][1][1]
 
 
 def packed(stored: np.ndarray, dtype) -> np.ndarray:

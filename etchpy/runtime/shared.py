@@ -265,7 +265,7 @@ def walk_inputs(read: dict, inputs: dict) -> dict:
     for n, how in read.items():
         t = inputs[n]
         t.check_layout()            # the values as a kernel reads them: not handed
-        got[n] = t._vals if how is None else narrow.twin(t)[1] if how is NARROW else \
+        got[n] = t._vals if how is None else narrow.kept(t) if how is NARROW else \
             _collapsed(t, how[0], inputs[how[1]])
     return got
 
