@@ -6,7 +6,9 @@ accumulator (an SpMV row), its sum is split over tuning.sum_lanes accumulators
 added together after, then what is left over a quarter as many, so that the
 adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
-proofs_notes/levels.md)."""
+proofs_notes/levels.md). A piece of exactly tuning.short_pieces states is
+added straight-line instead, after one test of its length (the loop
+unrolled: the same result bit for bit)."""
 from __future__ import annotations
 
 from ... import imp, streams
