@@ -42,8 +42,8 @@ class Tuning:
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
             fused_temporaries, written_nesting, access_order; met_checks (False by default).
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
-            keyed_marker_cells, unswitch_limit, sum_lanes, row_block, row_block_lanes,
-            row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
+            keyed_marker_cells, unswitch_limit, sum_lanes, short_pieces, row_block,
+            row_block_lanes, row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
             window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
             check_first_block, met_prefetch, hash_workspace_dim, hash_initial, initial_capacity,
@@ -206,8 +206,8 @@ class Tuning:
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
-    sum_lanes: int = 16               # a run's sum (a band, a block) split over this many
-                                      # accumulators, then a quarter (floats reassociate; 1: one)
+    sum_lanes: int = 16               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one)
+    short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
     row_block_lanes: int = 4          # ... accumulators a row over the shared columns
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared

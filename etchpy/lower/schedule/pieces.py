@@ -6,7 +6,9 @@ accumulator (an SpMV row), its sum is split over tuning.sum_lanes accumulators
 added together after, then what is left over a quarter as many, so that the
 adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
-proofs_notes/levels.md)."""
+proofs_notes/levels.md). A piece of exactly tuning.short_pieces states is
+added straight-line instead, after one test of its length (the loop
+unrolled: the same result bit for bit)."""
 from __future__ import annotations
 
 from ... import imp, streams
@@ -25,6 +27,7 @@ def run(em, s, parts) -> imp.Stmt | None:
     inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
                 While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
                                    incr(pieces.counter))))
+    inner = short_sum(em, s, parts, pieces, inner)
     if pieces.advance == imp.SKIP:          # one piece
         return seq(parts.init, inner)
     return seq(parts.init, While(s.valid, seq(inner, pieces.advance)))
@@ -54,6 +57,24 @@ def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
     return imp.If(fits, seq(*[Decl(a, "value", zero) for a in names],
                             While(fits, seq(*adds, Assign(c, imp.add(Var(c), Const(lanes))))),
                             Assign(acc, Ring("add", Var(acc), total[0]))))
+
+
+def short_sum(em, s, parts, pieces, rest: imp.Stmt) -> imp.Stmt:
+    """A piece of exactly tuning.short_pieces states (a band of 3: the narrowest
+    band, a P1 operator's rows) added straight-line: one test of its length,
+    then its states with no test between them, in the plain loop's order (so it
+    rounds as the loop does), the counter left at the piece's end as the loop
+    leaves it; `rest` (the lane stages and the loop) for any other piece.
+    `rest` unchanged under the conditions of split_sum, or short_pieces below 1."""
+    n = em.tuning.short_pieces
+    found = _summed(parts.on_ready)
+    if n < 1 or found is None or parts.fetch != imp.SKIP or s.ready != imp.TRUE:
+        return rest
+    acc, v = found
+    c, end = pieces.counter, Var(pieces.end)
+    at = lambda k: imp.add(Var(c), Const(k)) if k else Var(c)
+    adds = [Assign(acc, Ring("add", Var(acc), imp.substitute(v, c, at(k)))) for k in range(n)]
+    return imp.If(imp.eq(end, at(n)), seq(*adds, Assign(c, end)), rest)
 
 
 def _summed(stmt):
