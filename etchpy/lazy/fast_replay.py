@@ -99,7 +99,25 @@ def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
                      "    if v is None:", "    " + lines[0]]
         return [*lines,
                 f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
+    made = _c_region(fn, space)
+    if made is not None:        # numpy's loops called by the binder, else the function
+        space[f"cr{k}"] = made
+        args = "".join(f", {_slot(s, n)}" for s in fn.c_ops[1])
+        return [f"    v = region(cr{k}{args})",
+                f"    env[{slot}] = f{k}(env) if v is None else v"]
     return [f"    env[{slot}] = f{k}(env)"]
+
+
+def _c_region(fn, space: dict):
+    """The binder's description of the region step fn (its capsule), or None
+    when the runner calls no C region or fn is not one it covers."""
+    ops = getattr(fn, "c_ops", None)
+    if ops is None or space.get("region") is None:
+        return None
+    try:
+        return binder.module().lazy_region_make(type(np.exp), *ops[0])
+    except Exception:       # noqa: BLE001 - not covered: the step's own function runs
+        return None
 
 
 def _fused(steps: list, keep: set, space: dict) -> dict:
@@ -179,7 +197,8 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: se
     return lines
 
 
-def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool = False) -> dict:
+def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool = False,
+            region: bool = False) -> dict:
     """The tape's replay written out, by variant: "run", fn(leaves) -> its results
     on the arrays `leaves` (a list or tuple in the signature's order) as a
     tuple, or None when a guard fails; "single", the same returning the one
@@ -193,9 +212,14 @@ def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool =
     product's dense operand from which a thin result is made with the long
     extent as BLAS's M (Tuning.lazy_blas_tall; 0: never); epilogue, a region
     step that is one operation on the product made just before it, read by it
-    alone, is made in that product's call (Tuning.lazy_blas_epilogue)."""
+    alone, is made in that product's call (Tuning.lazy_blas_epilogue); region, a
+    region step of ufuncs over operands of its shape calls numpy's loops from the
+    binder first (Tuning.lazy_region_c: binder_region.c.j2), its function where
+    that does not cover the operands."""
+    mod = binder.module() if region else None
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
-             "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall}
+             "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall,
+             "region": getattr(mod, "lazy_region", None)}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
     head = [f"    {', '.join(leaves)}, = leaves" if n else ""]
