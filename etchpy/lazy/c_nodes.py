@@ -45,6 +45,9 @@ DEFAULT = (True, True, Tuning().lazy_node_bytes)    # tuning=None's (the same ob
 # [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
 # frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
 LOOKUP: list = [None]
+# [the replayed tapes' OrderedDict] (etchpy.lazy.program sets it): ep.compute's C
+# entry looks programs up in it (the binder's lazy_compute)
+TAPES: list = [None]
 _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
 # a pattern, emptied with the keys' table
@@ -92,6 +95,9 @@ def _setup(mod) -> dict:
     out["map_op"], out["T"], out["wrap"], out["sum"], out["map_arg"], LOOKUP[0] = \
         made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
+    _PYTHON["compute"] = type(_package().compute).__wrapped__
+    out["compute"] = mod.lazy_compute(_PYTHON["compute"], INSTALLED, TAPES[0]) \
+        if hasattr(mod, "lazy_compute") and TAPES[0] is not None else _PYTHON["compute"]
     return out
 
 
@@ -121,6 +127,7 @@ def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2]) -> None:
         LazyArray._map_op = staticmethod(source["map_op"])
         LazyArray._map_arg = staticmethod(source["map_arg"])
         type(_package()).__call__ = staticmethod(source["wrap"])
+        type(_package().compute).__call__ = staticmethod(source["compute"])
 
 
 def _package():

@@ -258,3 +258,4 @@ def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
 
 
 RUN.update(compute=compute, explain=explain)
+c_nodes.TAPES[0] = PROGRAMS._d      # where ep.compute's C entry looks (lazy.c_nodes)
