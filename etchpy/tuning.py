@@ -66,7 +66,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue, lazy_dense_products,
-            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_node_bytes, lazy_node_large, lazy_spmm_columns.
+            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c,
             bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -111,8 +111,7 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
-    row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block
-                                      # of rows at a time over their shared columns
+    row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block of rows at a time over their shared columns
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
@@ -312,6 +311,7 @@ class Tuning:
     lazy_region_scalars: bool = True  # a numpy region's scalars as 0-d arrays of their dtype
     lazy_region_direct: bool = True   # ... its maps as their ufunc's call, out positional
     lazy_region_c: bool = True        # ... replayed by numpy's loops from the binder
+    lazy_c_tape: bool = True          # a replay whose every step the binder makes run by it
     lazy_spmm_columns: int = 16       # sparse input @ dense of ≥ these columns (0: never)
     lazy_spmm_work: int = 1 << 17     # ... and nnz·columns: a kernel, not scipy (lazy.spmm)
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
