@@ -123,6 +123,15 @@ def ignoring_errors(fn):
     return ignoring
 
 
+def _exact(c, dtype) -> bool:
+    """Whether the python number c converts to dtype exactly (not -0.0 from 0)."""
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.asarray(c, dtype=dtype) == c) and np.isfinite(c)
+    except (OverflowError, ValueError):
+        return False
+
+
 def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
     """Whether n's result may be written over its operand m's value (fresh)."""
     return fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0
@@ -262,6 +271,11 @@ class _Code:
             elif (type(self.space.get(a)) is np.ndarray and self.space[a].ndim == 0
                   and self.space[a].dtype == root.dtype):
                 self.consts.append(self.space[a])
+                refs.append(("const", len(self.consts) - 1))
+            elif type(self.space.get(a)) in (int, float) and _exact(self.space[a], root.dtype):
+                # a python number (numpy casts it to the other operands' dtype): that
+                # value as a 0-d array of the dtype, which holds it exactly
+                self.consts.append(np.asarray(self.space[a], dtype=root.dtype))
                 refs.append(("const", len(self.consts) - 1))
             else:
                 self.ops = None

@@ -23,6 +23,7 @@ PROGRAMS = {
     "recip": lambda F, a, b: 1 / (a + 2.0) * b,
     "scaled sum": lambda F, a, b: a * b - 0.1 * a / b,
     "exp minus": lambda F, a, b: F.exp(a) - b,
+    "tanh link": lambda F, a, b: 2 / (1 + F.exp(-2 * a)) - 1 - b,      # a python int operand
 }
 
 
@@ -46,7 +47,9 @@ def _runner(prog, args, tuning=None):
 @pytest.mark.parametrize("special", [False, True])
 def test_the_c_region_gives_the_bits_of_the_function(name, dtype, special):
     prog = PROGRAMS[name]
-    assert "region(" in _runner(prog, _args(dtype, 0))
+    # (float32 - 1 with the lazy int constant -1·1 is a float64 node: not described)
+    covered = not (name == "tanh link" and dtype == np.float32)
+    assert ("region(" in _runner(prog, _args(dtype, 0))) is covered
     assert "region(" not in _runner(prog, _args(dtype, 0), OFF)
     with np.errstate(all="ignore"):
         for seed in (1, 2, 3):
