@@ -63,11 +63,10 @@ class Tuning:
             blas_call, cache_cells, orders_tried, conversion_choices,
             dense_conversion_elements, dense_conversion_share, nesting_exhaustive, layout_slack,
             saturation (an etchpy.tuning.Saturation).
-        lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step,
-            lazy_library_work, lazy_matvec_library_work, lazy_libm_cost, lazy_exhaustive,
-            lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
-            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue,
-            lazy_dense_products, lazy_region_scalars, lazy_region_direct, lazy_node_bytes, lazy_spmm_columns.
+        lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step, lazy_library_work, lazy_matvec_library_work,
+            lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
+            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue, lazy_dense_products,
+            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c,
             bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -113,8 +112,7 @@ class Tuning:
     phases: bool = True               # a union runs in phases (both valid, one, none)
     pieces: bool = True               # a level read as dense runs (a band, blocks) loops
                                       # per run (streams.Pieces), its sums split in lanes
-    row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block
-                                      # of rows at a time over their shared columns
+    row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block of rows at a time over their shared columns
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
@@ -305,13 +303,15 @@ class Tuning:
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
     lazy_c_memo: bool = True          # ... finding a pattern by its operands' identity first
     lazy_node_bytes: int = 1 << 18    # ... the same nodes for the same arrays of ≤ these bytes (0: off)
+    lazy_node_large: int = 4 << 20    # ... and for one larger array of ≤ these (0: none; binder_nodes)
     lazy_c_blas: bool = True          # a replay's dense products by BLAS from the binder
-    lazy_blas_tall: int = 1 << 20     # ... a thin result over an operand of these bytes with
-                                      # the long extent as BLAS's M (0: never; binder_blas.c.j2)
+    lazy_blas_tall: int = 1 << 20     # ... thin results over ≥ these bytes, M long (0: never)
     lazy_blas_epilogue: bool = True   # ... with the one operation of a region reading it alone
     lazy_dense_products: bool = True  # a product of dense values materialised by BLAS (@)
     lazy_region_scalars: bool = True  # a numpy region's scalars as 0-d arrays of their dtype
     lazy_region_direct: bool = True   # ... its maps as their ufunc's call, out positional
+    lazy_region_c: bool = True        # ... replayed by numpy's loops from the binder
+    lazy_c_tape: bool = True          # a replay whose every step the binder makes run by it
     lazy_spmm_columns: int = 16       # sparse input @ dense of ≥ these columns (0: never)
     lazy_spmm_work: int = 1 << 17     # ... and nnz·columns: a kernel, not scipy (lazy.spmm)
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)

@@ -12,7 +12,7 @@ import types
 from .array import lazy
 from .nodes import LazyArray
 from .operators import wrap   # LazyArray's operators, made fast (lazy.operators)
-from .program import compute, explain
+from .program import compute as _compute, explain
 from .approx import Approximation, approximate
 from .ra import equivalent, to_expr
 from .traced import Function, function
@@ -32,6 +32,25 @@ class _Package(types.ModuleType):
 # the package's module object becomes a _Package (a module type may be changed
 # to a subclass of ModuleType), so that `ep.lazy(x)` calls it
 setattr(sys.modules[__name__], "__class__", _Package)
+
+
+class _Compute:
+    """ep.compute: etchpy.lazy.program.compute (its __wrapped__, whose docstring
+    and signature these are), called through this class's __call__, which
+    etchpy.lazy.c_nodes sets to the binder's C entry over it while the C
+    operators are installed (the lookup of a program met before without the
+    Python function's frame; anything else is that function's)."""
+
+    __call__ = staticmethod(_compute)
+    __wrapped__ = staticmethod(_compute)
+    __doc__ = _compute.__doc__
+    __name__ = "compute"
+
+    def __repr__(self) -> str:
+        return "<function etchpy.lazy.compute>"
+
+
+compute = _Compute()
 
 
 def exp(a) -> LazyArray:

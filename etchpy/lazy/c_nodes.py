@@ -38,13 +38,16 @@ from .nodes import LazyArray, Leaf, Map, MatMul, Mul, Add, Div, Pair, Transpose,
 
 # the last choice use() made; None before the first
 INSTALLED: list = [None]
-# the last (lazy_c_nodes, lazy_c_memo, lazy_node_bytes) use() was given; None before
-# the first
+# the last (lazy_c_nodes, lazy_c_memo, lazy_node_bytes, lazy_node_large) use() was
+# given; None before the first
 CHOSEN: list = [None]
-DEFAULT = (True, True, Tuning().lazy_node_bytes)    # tuning=None's (the same object)
+DEFAULT = (True, True, Tuning().lazy_node_bytes, Tuning().lazy_node_large)  # tuning=None's
 # [lookup(node, tapes, optimize, threads)]: a program met before replayed in one C
 # frame (ep.compute's, with tuning=None), or [None] where the binder cannot be built
 LOOKUP: list = [None]
+# [the replayed tapes' OrderedDict] (etchpy.lazy.program sets it): ep.compute's C
+# entry looks programs up in it (the binder's lazy_compute)
+TAPES: list = [None]
 _lock = threading.Lock()
 # (dtype address, shape) -> (skey, dtype) of the leaves the C `ep.lazy` built from
 # a pattern, emptied with the keys' table
@@ -92,23 +95,29 @@ def _setup(mod) -> dict:
     out["map_op"], out["T"], out["wrap"], out["sum"], out["map_arg"], LOOKUP[0] = \
         made[len(_DUNDERS):]
     out["T"] = property(out["T"], doc=_PYTHON["T"].__doc__)
+    _PYTHON["compute"] = type(_package().compute).__wrapped__
+    out["compute"] = mod.lazy_compute(_PYTHON["compute"], INSTALLED, TAPES[0]) \
+        if hasattr(mod, "lazy_compute") and TAPES[0] is not None else _PYTHON["compute"]
     return out
 
 
-def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2]) -> None:
+def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2], large: int = DEFAULT[3]) -> None:
     """Install the C operators on LazyArray (on), or the Python ones back; memo:
     whether they find a pattern met before by its operands' identity first and
     leave a node's key to be made when read (Tuning.lazy_c_memo); nodes: the
     most bytes of an array their node memo keeps (Tuning.lazy_node_bytes, 0:
-    off, what it kept let go)."""
+    off, what it kept let go); large: the most bytes of the one larger array it
+    keeps besides (Tuning.lazy_node_large, 0: none)."""
     with _lock:
         made = _made() if on else None
         again = INSTALLED[0] is bool(on)
-        chosen = (bool(on), bool(memo), int(nodes))
+        chosen = (bool(on), bool(memo), int(nodes), int(large))
         INSTALLED[0], CHOSEN[0] = bool(on), DEFAULT if chosen == DEFAULT else chosen
         if made is not None:
             binder.module().lazy_memo(bool(memo))
             binder.module().lazy_node_memo(int(nodes))
+            if hasattr(binder.module(), "lazy_node_large"):
+                binder.module().lazy_node_large(int(large))
         elif _MADE and _MADE[0] is not None:    # the Python operators: what C kept let go
             binder.module().lazy_node_memo(0)
         source = made if made is not None else _PYTHON
@@ -121,6 +130,7 @@ def use(on: bool, memo: bool = True, nodes: int = DEFAULT[2]) -> None:
         LazyArray._map_op = staticmethod(source["map_op"])
         LazyArray._map_arg = staticmethod(source["map_arg"])
         type(_package()).__call__ = staticmethod(source["wrap"])
+        type(_package().compute).__call__ = staticmethod(source["compute"])
 
 
 def _package():

@@ -82,9 +82,14 @@ def _slot(s: int, nleaves: int) -> str:
 def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
     """The lines computing env[slot] by step k (n: the number of leaves)."""
     space[f"f{k}"] = fn
+    space["step"] = None        # the step as the binder's tape describes it, or None
     call = _fixed(fn, env)
     if call is not None:
         space[f"c{k}"] = call
+        plan, v = binder.plan_capsule(call), env[slot]
+        if plan is not None and type(v) is np.ndarray and v.ndim:
+            space["step"] = (2, slot, v.dtype.num, v.shape, plan,
+                             tuple(s for _, s in fn.kernel[1]))
         args = ", ".join(_slot(s, n) for _, s in fn.kernel[1])
         return [f"    v = c{k}({args})",
                 f"    env[{slot}] = f{k}(env) if v is MISS else v"]
@@ -97,9 +102,31 @@ def _step_lines(k: int, slot: int, fn, env: list, space: dict, n: int) -> list:
         if space.get("blas") is not None:     # one BLAS call, else numpy's matmul
             lines = [f"    v = blas({_slot(sa, n)}, {_slot(sb, n)}, {bool(flip)}, tall)",
                      "    if v is None:", "    " + lines[0]]
+            if shape:
+                space["step"] = (0, slot, np.dtype(dtype).num, tuple(shape), sa, sb,
+                                 bool(flip), space["tall"], 0, None)
         return [*lines,
                 f"    env[{slot}] = v if v.shape == s{k} and v.dtype == d{k} else g{k}(v)"]
+    made = _c_region(fn, space)
+    if made is not None:        # numpy's loops called by the binder, else the function
+        space[f"cr{k}"] = made
+        space["step"] = (1, slot, fn.c_ops[0][0], fn.c_ops[0][1], made, fn.c_ops[1])
+        args = "".join(f", {_slot(s, n)}" for s in fn.c_ops[1])
+        return [f"    v = region(cr{k}{args})",
+                f"    env[{slot}] = f{k}(env) if v is None else v"]
     return [f"    env[{slot}] = f{k}(env)"]
+
+
+def _c_region(fn, space: dict):
+    """The binder's description of the region step fn (its capsule), or None
+    when the runner calls no C region or fn is not one it covers."""
+    ops = getattr(fn, "c_ops", None)
+    if ops is None or space.get("region") is None:
+        return None
+    try:
+        return binder.module().lazy_region_make(type(np.exp), *ops[0])
+    except Exception:       # noqa: BLE001 - not covered: the step's own function runs
+        return None
 
 
 def _fused(steps: list, keep: set, space: dict) -> dict:
@@ -124,7 +151,9 @@ def _fused_lines(k: int, slot: int, fn, j: int, pslot: int, space: dict, n: int)
     does not cover the operands (None)."""
     space[f"f{k}"] = fn
     _, op, e = fn.epilogue
-    sa, sb, flip, _, _ = space[f"p{j}"].dense_matmul
+    sa, sb, flip, dtype, shape = space[f"p{j}"].dense_matmul
+    space["step"] = (0, slot, np.dtype(dtype).num, tuple(shape), sa, sb, bool(flip),
+                     space["tall"], op, e) if shape else None
     if isinstance(e, float):
         space[f"e{k}"] = e
     arg = f"e{k}" if isinstance(e, float) else _slot(e, n)
@@ -144,14 +173,21 @@ def _steps_lines(tape, env: list, space: dict, epilogue: bool) -> list:
     keep = {s for s, _ in tape.guards} | {s for s, _, _ in tape.outs}
     fused = _fused(tape.steps, keep, space) if epilogue else {}
     into = set(fused.values())
+    described: list | None = []     # the steps as the binder's tape describes them
     for k, (slot, fn) in enumerate(tape.steps):
         lines = _step_lines(k, slot, fn, env, space, n)
         if k in into:           # made with the region step after it
             space[f"p{k}"] = fn
-        elif k in fused:
+            continue
+        if k in fused:
             head += _fused_lines(k, slot, fn, fused[k], tape.steps[fused[k]][0], space, n)
         else:
             head += lines
+        if described is not None and space["step"] is not None:
+            described.append(space["step"])
+        else:
+            described = None
+    space["described"] = described
     return head
 
 
@@ -179,7 +215,8 @@ def _result_lines(outs: list, nleaves: int, single: bool, space: dict, exact: se
     return lines
 
 
-def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool = False) -> dict:
+def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool = False,
+            region: bool = False, whole: bool = False) -> dict:
     """The tape's replay written out, by variant: "run", fn(leaves) -> its results
     on the arrays `leaves` (a list or tuple in the signature's order) as a
     tuple, or None when a guard fails; "single", the same returning the one
@@ -193,9 +230,12 @@ def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool =
     product's dense operand from which a thin result is made with the long
     extent as BLAS's M (Tuning.lazy_blas_tall; 0: never); epilogue, a region
     step that is one operation on the product made just before it, read by it
-    alone, is made in that product's call (Tuning.lazy_blas_epilogue)."""
+    alone, is made in that product's call (Tuning.lazy_blas_epilogue); region: a
+    region of ufuncs calls numpy's loops from the binder first (Tuning.lazy_region_c);
+    whole: made["plan"] may be the binder's run of the whole tape (_c_tape)."""
     space = {"MISS": MISS, "matmul": np.matmul, "finite": finite, "result": result,
-             "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall}
+             "nd": np.ndarray, "blas": c_nodes.product() if blas else None, "tall": tall,
+             "region": getattr(binder.module() if region else None, "lazy_region", None)}
     n = tape.nleaves
     leaves = [f"a{k}" for k in range(n)]
     head = [f"    {', '.join(leaves)}, = leaves" if n else ""]
@@ -209,6 +249,8 @@ def runners(tape, env: list, blas: bool = False, tall: int = 0, epilogue: bool =
              if getattr(fn, "kernel", None) or getattr(fn, "dense_matmul", None)}
     test = _kind_test(env[:n], space)
     made: dict = {"plan": _direct_plan(tape, space, exact)}
+    if made["plan"] is None and whole:
+        made["plan"] = _c_tape(tape, space["described"])
     for name, single, tested in (("run", False, False), ("single", True, False),
                                  ("entry", False, True), ("entry single", True, True)):
         single = single and len(tape.outs) == 1
@@ -238,6 +280,23 @@ def _direct_plan(tape, space: dict, exact: set):
             or [k for _, k in fn.kernel[1]] != list(range(tape.nleaves))):
         return None
     return binder.plan_capsule(call)
+
+
+def _c_tape(tape, described):
+    """The binder's description of the whole tape (its capsule: the C lookup runs
+    it, this runner where a step declines; Tuning.lazy_c_tape, binder_tape.c.j2)
+    when it has one result, made by a step, of at least one axis, no guard, and
+    every step one the binder makes (a product, a region, a kernel's plan),
+    described in `described`; else None."""
+    if not described or tape.guards or len(tape.outs) != 1:
+        return None
+    s, _, shape = tape.outs[0]
+    if s < tape.nleaves or not shape or binder.module() is None:
+        return None
+    try:
+        return binder.module().lazy_tape_make(tape.size, s, tuple(described))
+    except Exception:       # noqa: BLE001 - not covered: the runner runs
+        return None
 
 
 def _kind_test(values: list, space: dict):

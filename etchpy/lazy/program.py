@@ -180,13 +180,14 @@ def run(nodes: list, optimize: bool, threads, tuning):
 
 
 def _c_nodes(tuning) -> tuple:
-    """The tuning's (lazy_c_nodes, lazy_c_memo, lazy_node_bytes) (the defaults
-    for a tuning that is not one: its error is the kernels')."""
+    """The tuning's (lazy_c_nodes, lazy_c_memo, lazy_node_bytes, lazy_node_large)
+    (the defaults for a tuning that is not one: its error is the kernels')."""
     try:
         t = tuning_of(tuning)
     except (TypeError, ValueError):
         return c_nodes.DEFAULT
-    return bool(t.lazy_c_nodes), bool(t.lazy_c_memo), int(t.lazy_node_bytes)
+    return (bool(t.lazy_c_nodes), bool(t.lazy_c_memo), int(t.lazy_node_bytes),
+            int(t.lazy_node_large))
 
 
 def explain(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None,
@@ -258,3 +259,4 @@ def _name_leaves(ev: Evaluator, nodes, seen: set) -> None:
 
 
 RUN.update(compute=compute, explain=explain)
+c_nodes.TAPES[0] = PROGRAMS._d      # where ep.compute's C entry looks (lazy.c_nodes)

@@ -91,6 +91,7 @@ def region_function(root: LazyArray, operand, scalars: bool = True, direct: bool
     exec(compile(text, "<lazy numpy region>", "exec"), code.space)   # noqa: S102
     fn = ignoring_errors(code.space["region"])
     fn.block, fn.transposes = code.space["block"], code.transposes
+    fn.c_ops = code.c_ops(var)
     fn.text = text          # what runs (read by tests and when debugging)
     return fn
 
@@ -122,6 +123,15 @@ def ignoring_errors(fn):
     return ignoring
 
 
+def _exact(c, dtype) -> bool:
+    """Whether the python number c converts to dtype exactly (not -0.0 from 0)."""
+    try:
+        with np.errstate(all="ignore"):
+            return bool(np.asarray(c, dtype=dtype) == c) and np.isfinite(c)
+    except (OverflowError, ValueError):
+        return False
+
+
 def _fresh(n: LazyArray, m: LazyArray, fresh: bool) -> bool:
     """Whether n's result may be written over its operand m's value (fresh)."""
     return fresh and m.shape == n.shape and m.dtype == n.dtype and n.ndim > 0
@@ -134,6 +144,12 @@ class _Code:
         self.operand, self.root, self.lines, self.space = operand, root, [], {}
         self.scalars, self.direct = scalars, direct
         self.transposes = False
+        # the region as ufunc calls on value indices (c_ops), or None once an
+        # operation is not one: inputs (slot -> index), consts (0-d arrays), temps
+        self.ops: list | None = [] if root.ndim > 0 and root.dtype.kind == "f" else None
+        self.inputs: dict = {}
+        self.consts: list = []
+        self.temps: dict = {}
 
     def name(self, obj) -> str:
         """A name in the function's namespace standing for obj."""
@@ -177,7 +193,7 @@ class _Code:
             return self.ufunc(n, np.subtract, [a, b.b])
         match n:
             case Transpose(a):
-                self.transposes = True
+                self.transposes, self.ops = True, None
                 return self.temp(f"{self.emit(a)[0]}.T"), False
             case Binary():
                 return self.ufunc(n, n.ufunc, list(n.args))
@@ -189,6 +205,7 @@ class _Code:
             case Map(a, fn, arg) if maps.MAPS[fn].writes_out:     # as a ufunc of a
                 py, c = maps.MAPS[fn].py, 0 if arg is None else arg
                 return self.ufunc(n, py, [a], (self.name(c),))
+        self.ops = None
         args = ", ".join(self.emit(a)[0] for a in n.args)
         return self.temp(f"{self.name(entrywise(n))}([{args}])"), False
 
@@ -208,5 +225,60 @@ class _Code:
             positional = self.direct and isinstance(u, np.ufunc) and u not in _OUT_KEYWORD
             out = reuse[0] if positional else f"out={reuse[0]}"
             self.lines.append(f"    {fn}({args}, {out})")
+            self.record(n, u, [v for v, _ in done] + list(extra), operands, reuse[0])
             return reuse[0], True
-        return self.temp(f"{fn}({args})"), n.ndim > 0
+        var = self.temp(f"{fn}({args})")
+        self.record(n, u, [v for v, _ in done] + list(extra), operands, var)
+        return var, n.ndim > 0
+
+    def c_ops(self, var: str):
+        """(lazy_region_make's arguments but the first, the slots of the inputs in
+        order) of the region whose value is the local var, when self.ops holds
+        it (binder_region.c.j2); else None."""
+        if not self.ops or var not in self.temps:
+            return None
+        nin, nc = len(self.inputs), len(self.consts)
+        base = {"in": 0, "const": nin, "temp": nin + nc}
+        ops = tuple((u, *(base[kind] + i for kind, i in refs))
+                    for u, *refs in self.ops)
+        root = self.root
+        return ((np.dtype(root.dtype).num, tuple(root.shape), nin, tuple(self.consts),
+                 len(self.temps), base["temp"] + self.temps[var], ops),
+                tuple(sorted(self.inputs, key=self.inputs.get)))
+
+    def record(self, n: LazyArray, u, args: list, nodes: list, out: str) -> None:
+        """Note n = u(args) (locals, env[slot] or names; nodes: the operands
+        args begin with) writing the local out in self.ops, or give self.ops up
+        when that is not a ufunc of the region's dtype over operands of its
+        shape and dtype or 0-d arrays of it."""
+        root = self.root
+        if self.ops is None:
+            return
+        if (not isinstance(u, np.ufunc) or u.nout != 1 or u.nin != len(args)
+                or n.shape != root.shape or n.dtype != root.dtype):
+            self.ops = None
+            return
+        refs = []
+        for k, a in enumerate(args):
+            m = nodes[k] if k < len(nodes) else None
+            if a.startswith("env[") and (m.shape != root.shape or m.dtype != root.dtype):
+                self.ops = None
+                return
+            if a.startswith("env["):
+                refs.append(("in", self.inputs.setdefault(int(a[4:-1]), len(self.inputs))))
+            elif a in self.temps:
+                refs.append(("temp", self.temps[a]))
+            elif (type(self.space.get(a)) is np.ndarray and self.space[a].ndim == 0
+                  and self.space[a].dtype == root.dtype):
+                self.consts.append(self.space[a])
+                refs.append(("const", len(self.consts) - 1))
+            elif type(self.space.get(a)) in (int, float) and _exact(self.space[a], root.dtype):
+                # a python number (numpy casts it to the other operands' dtype): that
+                # value as a 0-d array of the dtype, which holds it exactly
+                self.consts.append(np.asarray(self.space[a], dtype=root.dtype))
+                refs.append(("const", len(self.consts) - 1))
+            else:
+                self.ops = None
+                return
+        self.temps.setdefault(out, len(self.temps))
+        self.ops.append((u, ("temp", self.temps[out]), *refs))

@@ -94,7 +94,7 @@ class Tape:
         # result (a traced function's): etchpy.lazy.fast_replay; else the loop
         knobs = ev.opts.knobs
         made = runners(self, values.env, knobs.lazy_c_blas, knobs.lazy_blas_tall,
-                       knobs.lazy_blas_epilogue) \
+                       knobs.lazy_blas_epilogue, knobs.lazy_region_c, knobs.lazy_c_tape) \
             if knobs.lazy_fast_replay else {
             "run": self.replay, "single": self._single}
         self.run, self.single = made["run"], made["single"]

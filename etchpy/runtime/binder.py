@@ -61,7 +61,8 @@ def module():
 
 
 _TEMPLATES = ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2", "binder_lazy.c.j2",
-              "binder_nodes.c.j2", "binder_blas.c.j2")
+              "binder_nodes.c.j2", "binder_blas.c.j2", "binder_region.c.j2",
+              "binder_tape.c.j2")
 
 
 def _templates_key() -> str:

@@ -121,9 +121,9 @@ def test_the_tuning_chooses_the_operators(c_ops):
     assert c_nodes.INSTALLED[0] is False
     assert type(LazyArray.__dict__["__add__"]).__name__ == "function"
     ep.compute(a * 2, tuning=NUMPY.with_(lazy_c_memo=False))
-    assert c_nodes.CHOSEN[0] == (True, False, c_nodes.DEFAULT[2])
+    assert c_nodes.CHOSEN[0] == (True, False, *c_nodes.DEFAULT[2:])
     ep.compute(a * 2, tuning=NUMPY.with_(lazy_node_bytes=0))
-    assert c_nodes.CHOSEN[0] == (True, True, 0)
+    assert c_nodes.CHOSEN[0] == (True, True, 0, c_nodes.DEFAULT[3])
     ep.compute(a * 2, tuning=NUMPY)         # on by default
     assert c_nodes.INSTALLED[0] is True and c_nodes.CHOSEN[0] is c_nodes.DEFAULT
     assert type(LazyArray.__dict__["__add__"]).__name__ == "method_descriptor"

@@ -4,7 +4,10 @@ operator on the same operand objects the same node, and the answers are the
 plain path's: arrays written in place between calls, reshaped or retyped in
 place, float32, operands dropped and their addresses reused. What it keeps is
 let go: an array the caller dropped, one too large or a view never kept, all
-of it when switched off."""
+of it when switched off; of the arrays larger than lazy_node_bytes, one (of at
+most lazy_node_large bytes) is kept at a time, let go at the next wrap once the
+caller dropped it."""
+import gc
 import weakref
 
 import numpy as np
@@ -105,7 +108,7 @@ def test_what_is_kept_is_let_go(memo):
     del a
     ep.lazy(RNG.random(5))                  # a new array kept: the dropped one let go
     assert gone() is None
-    big = np.zeros(c_nodes.DEFAULT[2] // 8 + 1)         # too large to keep
+    big = np.zeros(c_nodes.DEFAULT[3] // 8 + 1)         # too large to keep
     view = RNG.random(10)[2:]                           # a view (its base held)
     for x in (big, view):
         assert ep.lazy(x) is not ep.lazy(x) and ep.lazy(x).value is x
@@ -163,3 +166,53 @@ def test_a_new_w_each_call_takes_the_dropped_ones_nodes(memo):
     w3 = w * 3.0                            # another array: its own leaf, kept's untouched
     assert ep.lazy(w3) is not kept and (ep.lazy(X) @ kept).key == k1
     np.testing.assert_allclose(ep.compute(ep.lazy(X) @ kept, tuning=NUMPY), X @ w)
+
+
+def test_one_large_array_is_kept_and_let_go_once_dropped(memo):
+    small, large = c_nodes.DEFAULT[2:]
+    L1, L2 = RNG.random(small // 8 + 1), RNG.random(large // 8)    # both large, kept
+    w = RNG.random(5)
+
+    def kept(x):        # (no assert holds the nodes: pytest keeps what it compares)
+        return ep.lazy(x) is ep.lazy(x) and ep.lazy(x) * 2 is ep.lazy(x) * 2
+
+    same = kept(L1)
+    assert same
+    np.testing.assert_array_equal(ep.compute(ep.lazy(L1) * 2), L1 * 2)
+    held = weakref.ref(L1)
+    same = kept(L2)                                   # another: the first given up
+    assert same
+    del L1
+    gc.collect()        # (a first run's evaluator is a cycle holding its leaves)
+    assert held() is None
+    held = weakref.ref(L2)
+    del L2
+    alive = held() is not None                        # held until the next wrap
+    assert alive
+    ep.lazy(w)
+    assert held() is None
+    L3 = RNG.random(small // 8 + 1)
+    c_nodes.use(True, True, small, 0)                 # none kept beyond lazy_node_bytes
+    same = ep.lazy(L3) is ep.lazy(L3)
+    assert not same
+    c_nodes.use(True)
+    same = kept(L3)
+    assert same
+    held = weakref.ref(L3)
+    c_nodes.use(True, True, small, 0)                 # switched off: let go
+    del L3
+    assert held() is None
+    c_nodes.use(True)
+
+
+def test_a_large_array_written_in_place_between_calls(memo):
+    n = c_nodes.DEFAULT[2] // 8 // 64 * 2             # X of 2 lazy_node_bytes: large
+    X, w, y = RNG.random((n, 64)), RNG.random(64), RNG.random(n)
+    for _ in range(3):
+        got = ep.compute(ep.lazy(X).T @ (ep.exp(ep.lazy(X) @ ep.lazy(w)) - ep.lazy(y)))
+        np.testing.assert_allclose(got, X.T @ (np.exp(X @ w) - y), rtol=1e-12)
+        X *= 0.5
+        X[0, 0] = np.nan
+        got = ep.compute(ep.lazy(X).T @ (ep.exp(ep.lazy(X) @ ep.lazy(w)) - ep.lazy(y)))
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(X.T @ (np.exp(X @ w) - y)))
+        X[0, 0] = 1.0
