@@ -9,7 +9,9 @@ codings shared by the joins), and into DuckDB once (`data.duckdb_with`: CREATE
 TABLE ... AS SELECT from the registered numpy columns, one thread), reporting
 both load times; then runs every query on that one load, each system called in
 turn for each parameter set, with the answers compared. One JSON object: the
-load times and, per query, the wall-clock medians and the ratio.
+load times and, per query, the medians of wall-clock and CPU time (the process's
+threads, time.process_time) over every call and, under "by_params", over each
+parameter set's calls (--per-params prints them).
 
 With --tables the load is bench/tpch/tables.py `load`: one ep.table per table,
 its storage order (primary key first) and at most one secondary order, shared
@@ -35,6 +37,13 @@ def _timed(fn):
     t = time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t
+
+
+def _clocks(fn) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process's threads) of one call."""
+    w, c = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - w, time.process_time() - c
 
 
 def run_loaded(sf: float, names, rounds: int, tables: bool = False,
@@ -64,28 +73,52 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False,
             correct &= same(etch(), [tuple(str(v) if hasattr(v, "isoformat") else v
                                            for v in r) for r in duck()], q)
             calls.append((etch, duck))
-        times = {"etchpy": [], "duckdb1": []}
+        times = [{"etchpy": [], "duckdb1": []} for _ in calls]
         for _ in range(rounds):
-            for etch, duck in calls:
-                times["etchpy"].append(_timed(etch)[1])
-                times["duckdb1"].append(_timed(duck)[1])
-        ms = {k: 1e3 * float(np.median(v)) for k, v in times.items()}
-        queries.append({"query": name, "etchpy_ms": ms["etchpy"], "duckdb1_ms": ms["duckdb1"],
-                        "correct": bool(correct)})
+            for (etch, duck), t in zip(calls, times):
+                t["etchpy"].append(_clocks(etch))
+                t["duckdb1"].append(_clocks(duck))
+        queries.append({"query": name, **_medians([x for t in times for x in t["etchpy"]],
+                                                  [x for t in times for x in t["duckdb1"]]),
+                        "correct": bool(correct),
+                        "by_params": [{"params": p, **_medians(t["etchpy"], t["duckdb1"])}
+                                      for p, t in zip(q.params, times)]})
     return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s, "load_duckdb1_ms": 1e3 * duck_s,
             "tables": tables, "one_order": one_order, "not_on_tables": skipped,
             "queries": queries, "rounds": rounds, **data.versions()}
 
 
-def report_loaded(r: dict) -> str:
+def _medians(etch: list, duck: list) -> dict:
+    """The medians (ms) of the (wall, CPU) pairs of both systems' calls."""
+    return {f"{k}_{c}ms": 1e3 * float(np.median([x[i] for x in v]))
+            for k, v in (("etchpy", etch), ("duckdb1", duck))
+            for i, c in ((0, ""), (1, "cpu_"))}
+
+
+def _ratios(r: dict) -> str:
+    return (f"{r['etchpy_ms']:>10.2f}{r['duckdb1_ms']:>10.2f}"
+            f"{r['duckdb1_ms'] / r['etchpy_ms']:>11.2f}x"
+            f"{r['duckdb1_cpu_ms'] / max(r['etchpy_cpu_ms'], 1e-6):>9.2f}x")
+
+
+def _short(params: dict) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+def report_loaded(r: dict, per_params: bool = False) -> str:
+    """The load line and a line per query (`per_params`: and one per parameter
+    set below it, each the median of its rounds)."""
     lines = [f"load (sf {r['sf']:g}): etchpy {r['load_etchpy_ms']:.0f} ms, DuckDB (one thread) "
              f"{r['load_duckdb1_ms']:.0f} ms: {r['load_etchpy_ms'] / r['load_duckdb1_ms']:.2f}x",
-             f"{'query':<6}{'etchpy':>10}{'duckdb1':>10}{'duck1/etch':>12}  correct"]
+             f"{'query':<6}{'etchpy':>10}{'duckdb1':>10}{'duck1/etch':>12}{'cpu d1/e':>10}"
+             "  correct"]
     for q in r["queries"]:
-        lines.append(f"{q['query']:<6}{q['etchpy_ms']:>10.2f}{q['duckdb1_ms']:>10.2f}"
-                     f"{q['duckdb1_ms'] / q['etchpy_ms']:>11.2f}x  {q['correct']}")
+        lines.append(f"{q['query']:<6}{_ratios(q)}  {q['correct']}")
+        for b in q.get("by_params", ()) if per_params else ():
+            lines.append(f"{'':<6}{_ratios(b)}  {_short(b['params'])}")
     if r.get("not_on_tables"):
         where = "not written on the shared tables" if r["tables"] else \
             "written on the shared tables only (--tables)"
         lines.append(f"{where}: {', '.join(r['not_on_tables'])}")
-    return "\n".join(lines) + "\n(ms, wall-clock; every query on the one load)"
+    return "\n".join(lines) + ("\n(ms, wall-clock medians; cpu d1/e: the ratio of the same "
+                               "calls' CPU times; every query on the one load)")

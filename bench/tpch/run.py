@@ -3,7 +3,7 @@ Q18, Q1, Q17, Q11, Q16, Q22, Q21, Q8, Q2, Q20, Q15, on the shared tables only): 
 
     python -m bench tpch --sf SF [--json PATH] [--rounds N] [--sqlite-rounds N]
                          [--queries Q5,Q9,Q3,Q6,Q7,Q12,Q19,Q4,Q10,Q14,Q13,Q18,Q1,Q17,Q11,Q16,Q22,Q21,Q8,Q2,Q20,Q15]
-                         [--load-once [--tables] [--one-order]]
+                         [--load-once [--tables] [--one-order] [--per-params]]
 
 (--load-once: one load of the tables serves every query; bench/tpch/loaded.py;
 --tables: that load is one ep.table per table, bench/tpch/tables.py; --one-order:
@@ -142,11 +142,13 @@ def main(argv=None) -> int:
                     help="with --load-once: --tables with no key order added to "
                          "lineitem, an order keyed by its receipt date instead "
                          "(bench/tpch/one_order.py)")
+    ap.add_argument("--per-params", action="store_true",
+                    help="with --load-once: a line per parameter set under each query")
     args = ap.parse_args(argv)
     if args.load_once:
         loaded = run_loaded(args.sf, args.queries.split(","), args.rounds, args.tables,
                             args.one_order)
-        print(report_loaded(loaded))
+        print(report_loaded(loaded, args.per_params))
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(loaded, f, indent=1)

@@ -15,11 +15,11 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 
 
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "integer"])
-@pytest.mark.parametrize("rank", [3, 4, 8, 16, 32])
+@pytest.mark.parametrize("rank", [3, 4, 6, 8, 16, 32])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
     """MTTKRP adds, over two contracted levels, into one block out[i, 0:rank]:
-    with rank 4, 8, 16 or 32 (tuning.block_sizes) the nest runs with the rank a constant and
+    with rank 4, 6, 8, 16 or 32 (tuning.block_sizes) the nest runs with the rank a constant and
     the block in a local array, stored into out once per i; with rank 3 the
     nest writes out directly. SpMM (one contracted level) takes the block too,
     as out is zero on entry and its one step visits each i once (FRESH); the
@@ -55,6 +55,7 @@ def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
         assert ("if (dim_r == 16) {" in kern.c_source) == blocked, kern.explain()
         assert ("if (dim_r == 32) {" in kern.c_source) == blocked
         assert ("if (dim_r == 4) {" in kern.c_source) == blocked
+        assert ("if (dim_r == 6) {" in kern.c_source) == blocked
         if blocked:
             assert re.search(r"out\[\(\(i_\w* \* (16|32)\) \+ r_t\w*\)\] = r_blk", kern.c_source)
         want = ep.evaluate(e, semiring=sr, backend="reference", **inputs)
@@ -66,7 +67,7 @@ def test_output_blocks_in_registers_equal_reference(semiring, rank, threads):
 @pytest.mark.parametrize("semiring", ["real", "min_plus", "integer"])
 def test_fresh_tail_blocks_are_stored_not_added(semiring):
     """TTM into (i,j) fibers with a dense r tail: each appended fiber's block is
-    zero and written by nothing but its Σ_k, so with r of extent 4, 8, 16 or 32 the k
+    zero and written by nothing but its Σ_k, so with r of extent 4, 6, 8, 16 or 32 the k
     loop adds into a local block that is then stored (the output is never read);
     other extents add into the output as before. One and two threads (rows within
     bounds, and counted), C and the Imp interpreter agree with the reference.
