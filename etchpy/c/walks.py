@@ -53,7 +53,7 @@ def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
     pad = indent * depth
     check = f"1, {s.dim}, &{s.error}" if s.dim else "0, -1, NULL"
     name, ops = "ep_gather_sum", ""
-    if s.lanes_max:             # clamped lanes, their maximum tested after the program
+    if s.lanes_max:             # masked lanes, their maximum tested after the program
         name, check = "ep_gather_clamped", f"{s.dim}, &{s.lanes_max}"
     elif s.ops != ("+", "*"):
         name, ops = "ep_gather_ext", ", " + ", ".join(_LANE_OPS[o] for o in s.ops)

@@ -30,6 +30,9 @@ def c_text(tuning=None):
 
 def test_the_switch_chooses_the_clamped_lanes():
     assert "ep_gather_clamped(acc" in c_text()
+    # the lanes outside [0, dim) are masked out of the gather (no clamp, session 53)
+    assert "EP_GATHER_XM(EP_GATHER_IN8(c, lim), c, x)" in c_text()
+    assert "EP_GATHER_CLAMP" not in c_text()
     assert "ep_gather_max_out(" in c_text()
     assert "ep_gather_clamped(" not in c_text(ep.Tuning(check_lanes_once=False))
     assert "ep_gather_clamped(" not in c_text(ep.Tuning(check_count_once=False))

@@ -319,7 +319,7 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone
             lanes = lv.lanes if lv.bad is not None and lv.ahead and node.ops == ("+", "*") \
-                else None       # ahead: its blocks' pass tested dim != 0 (ep_gather_clamped)
+                else None       # ahead: measured so (ep_gather_clamped masks its lanes)
             return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err, lanes_max=lanes))
         case Seq(stmts):
             return Seq(tuple(_rewrite(s, lv, err, names) for s in stmts))

@@ -244,6 +244,8 @@ static inline __mmask8 ep_gather_all(void)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
+#define EP_GATHER_IN8(c, lim) _mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim))
+#define EP_GATHER_INM(m, c, lim) _mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)

@@ -251,6 +251,8 @@ static inline __mmask8 ep_gather_all(void)
 #define EP_GATHER_OUT8(c, lim) (_mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim)) != 0xFF)
 #define EP_GATHER_OUTM(m, c, lim) \
     (_mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim)) != (m))
+#define EP_GATHER_IN8(c, lim) _mm512_cmplt_epu64_mask((c), _mm512_set1_epi64(lim))
+#define EP_GATHER_INM(m, c, lim) _mm512_mask_cmplt_epu64_mask((m), (c), _mm512_set1_epi64(lim))
 #define EP_GATHER_LOAD8(p) _mm512_loadu_si512((const void *)(p))
 #define EP_GATHER_LOADM(m, p) _mm512_maskz_loadu_epi64((m), (p))
 #define EP_GATHER_XM(m, c, x) _mm512_mask_i64gather_pd(_mm512_setzero_pd(), (m), (c), (x), 8)
@@ -290,17 +292,16 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
 }
 /* ep_gather_sum of a checked walk in a kernel that tests its lanes' coordinates
  * once, after its program (imp.GatherSum.lanes_max), instead of a branch a chunk:
- * each coordinate is clamped to dim - 1 (compared as unsigned: a negative one
- * too) before x is read through it, and *mx keeps the unsigned maximum of all of
+ * a lane whose coordinate is not below dim (compared as unsigned: a negative one
+ * too) is masked out of the gather, so x is read only through coordinates inside
+ * [0, dim) (none when dim is 0), and *mx keeps the unsigned maximum of all of
  * them (masked lanes load 0), which ep_gather_max_out compares with dim. A sum
- * through a clamped coordinate is wrong, and unused: the kernel then returns 4.
- * dim >= 1: the walk runs only in blocks of rows whose pass tested dim != 0
- * (lower.schedule.segment_checks), so no test of it here (one cost 8%). */
+ * missing a masked lane is wrong, and unused: the kernel then returns 4. (The
+ * session-50 form clamped each coordinate to dim - 1 instead: one operation
+ * more a chunk, the all-lanes mask copied for each gather.) */
 typedef __m512i ep_gather_max_t;
 #define EP_GATHER_MAX_ZERO _mm512_setzero_si512()
 #define EP_GATHER_MAXU(a, c) _mm512_max_epu64((a), (c))
-#define EP_GATHER_CLAMP(c, top) _mm512_min_epu64((c), _mm512_set1_epi64(top))
-#define EP_GATHER_TOP(dim) ((dim) - 1)
 static inline int ep_gather_max_out(ep_gather_max_t mx, int64_t dim)
 {
     return EP_GATHER_OUT8(mx, EP_GATHER_LIM(dim));
@@ -312,19 +313,19 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
                                          ep_gather_max_t *restrict mx, int64_t mode)
 {
     (void)mode;
-    const ep_gather_lim_t top = EP_GATHER_TOP(dim);
+    const ep_gather_lim_t lim = EP_GATHER_LIM(dim);
     ep_gather_max_t most = *mx;
     EP_LANES s = EP_LANES_ZERO;
     for (; q + 8 <= e; q += 8) {
         const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
         most = EP_GATHER_MAXU(most, c);
-        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(EP_GATHER_CLAMP(c, top), x), s);
+        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_XM(EP_GATHER_IN8(c, lim), c, x), s);
     }
     if (q < e) {
         const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
         const __typeof__(EP_GATHER_LOADM(m, crd)) c = EP_GATHER_LOADM(m, crd + q);
         most = EP_GATHER_MAXU(most, c);
-        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, EP_GATHER_CLAMP(c, top), x), s);
+        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(EP_GATHER_INM(m, c, lim), c, x), s);
     }
     *mx = most;
     return acc + EP_LANES_SUM(s);
