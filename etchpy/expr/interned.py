@@ -1,18 +1,19 @@
 """Hash-consed expression nodes: the syntax (`A[i, j]`, `a * b`, `a + b`, `a - b`,
-`-a`, `a ** n`, ep.sum, a Python number as a literal, ep.indices) gives one node per
-operation and operands, so that an expression rebuilt in the caller's loop is the
-object built before, and what is keyed by an expression finds it by identity
+`-a`, `a ** n`, ep.sum, ep.map, a Python number as a literal, ep.indices) gives one
+node per operation and operands, so that an expression rebuilt in the caller's loop
+is the object built before, and what is keyed by an expression finds it by identity
 (ep.compile's last arguments: runtime.statements.last_args), its hash kept on it.
 
     NODES.get(key), NODES.made(key, make, *args), NODES.keep(key, node)
     ids_key(tag, head, items)      (tag, id(head), id of each item): an access's key
     literal_key(value, negation)   a literal's key, None for a literal not kept
 
-A node is kept under a tag of its operation ("*", "+", "-", "Σ", Access) and its
-operands' ids; it holds those operands, so while it is kept no other object can have
-their ids, and a key found names the very operands the node was built from. Nodes are
-immutable, so the kept node is the one a new build would equal, and a lookup before
-any check is sound: the checks passed when it was made. An index is kept by its name.
+A node is kept under a tag of its operation ("*", "+", "-", "Σ", Access, "map") and
+its operands' ids; it holds those operands, so while it is kept no other object can
+have their ids, and a key found names the very operands the node was built from.
+Nodes are immutable, so the kept node is the one a new build would equal, and a
+lookup before any check is sound: the checks passed when it was made. An index is
+kept by its name; a map also by its function's name and its argument's literal key.
 A literal is kept by its type, value and, for a zero, its sign (1, 1.0, True; 0.0 and
 -0.0 are apart; a NaN is found only as the same float object), int, float and bool
 only. Nodes built otherwise (their classes called, unpickled, rewritten by the

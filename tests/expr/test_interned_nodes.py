@@ -39,7 +39,8 @@ def test_a_rebuilt_expression_is_the_object_built_before():
     for build in [lambda: x[i] + z[i], lambda: x[i] - z[i], lambda: -x[i],
                   lambda: x[i] ** 3, lambda: 2 * x[i] + z[i] * 0.5,
                   lambda: ep.sum((i, j), ep.tensor("A", 2)[i, j]),
-                  lambda: ep.indices("i j")[1]]:
+                  lambda: ep.indices("i j")[1], lambda: ep.map("exp", x[i]),
+                  lambda: ep.map("maximum", x[i] - 1, 0.0)]:
         assert build() is build()
 
 
@@ -64,6 +65,17 @@ def test_a_negation_literal_is_not_the_plain_minus_one():
     x, z = ep.tensor("x", 1), ep.tensor("z", 1)
     minus, times = x[i] - z[i], x[i] + -1 * z[i]
     assert minus.b.a.negation and not times.b.a.negation and minus != times
+
+
+def test_map_arguments_of_another_type_or_sign_stay_apart():
+    x = ep.tensor("x", 1)
+    for a, b in [(0.0, -0.0), (1, 1.0)]:
+        ma, mb = ep.map("maximum", x[i], a), ep.map("maximum", x[i], b)
+        assert ma is not mb and repr(ma.arg) == repr(a) and repr(mb.arg) == repr(b)
+    with pytest.raises(ep.errors.MapError):
+        ep.map("maximum", x[i])
+    with pytest.raises(ep.errors.MapError):
+        ep.map("maximum", x[i])
 
 
 def test_nan_literals_hold_their_own_value():
