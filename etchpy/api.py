@@ -203,28 +203,23 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     """
     if args:
         raise positional_error(tensors(_front_end(e, None, None, output)[0]), "ep.evaluate")
-    if not (semiring is None and order is None and out_indices is None and threads is None
-            and optimize is None and tuning is None and optimizer_options is None
-            and type(backend) is str and type(output) is str and type(check) is bool):
+    if not (plain := semiring is None and order is None and out_indices is None
+            and threads is None and optimize is None and tuning is None
+            and optimizer_options is None and type(backend) is str and type(output) is str
+            and type(check) is bool):
         _refuse_inputs_as_options(semiring=semiring, backend=backend, output=output,
                                   order=order, out_indices=out_indices, check=check,
                                   threads=threads, optimize=optimize, tuning=tuning,
                                   optimizer_options=optimizer_options)
     if backend == "c":
         formats = statements.input_formats(e, inputs, tuning)    # a statement's: sparse ones
+        if plain and (kern := statements.last_default(e, formats, output)) is not None:
+            return kern(out=out, **inputs)          # (compile's last: its call skipped)
         return compile(e, semiring=semiring, output=output, order=order, formats=formats,
                        out_indices=out_indices, threads=threads, optimize=optimize,
                        optimizer_options=optimizer_options, tuning=tuning)(out=out, **inputs)
-    tuning_.of(tuning)                  # (a bad tuning= is refused on every backend)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
-    if out is not None and output not in (None, "dense"):
-        raise InputError(f"out= needs a dense output, not {output!r}")
-    result = _interpret(as_expr(e), backend, semiring, output, order, out_indices, check,
-                        out, inputs)
-    if out is not None:
-        np.copyto(out, result)
-    return result if out is None else out
+    return _interpret(e, backend, semiring, output, order, out_indices, check, out, tuning,
+                      inputs)
 
 
 _PLAIN = frozenset({str, bool, int, float, tuple, list, dict})     # never an array
@@ -244,8 +239,14 @@ def _refuse_inputs_as_options(**options):
                               f"ep.compile(...)({name}=...)")
 
 
-def _interpret(e, backend, semiring, output, order, out_indices, check, out, inputs):
+def _interpret(e, backend, semiring, output, order, out_indices, check, out, tuning, inputs):
     """The value of e on the "streams" or "reference" backend (see evaluate)."""
+    tuning_.of(tuning)                  # (a bad tuning= is refused on every backend)
+    if backend not in BACKENDS:
+        raise ValueError(f"unknown backend {backend!r}; choose one of {BACKENDS}")
+    if out is not None and output not in (None, "dense"):
+        raise InputError(f"out= needs a dense output, not {output!r}")
+    e = as_expr(e)
     check_names(user_tensors(tensors(e)), inputs)
     params = parameter_names(tensors(e))
     sr = prepare_semiring(e, semiring, {k: v for k, v in inputs.items() if k not in params})
@@ -269,7 +270,9 @@ def _interpret(e, backend, semiring, output, order, out_indices, check, out, inp
     else:
         values = run_plan_streams(plan, bound, sizes, sr, check=check)
         result = make_output(values, shape, output, sr)
-    return result
+    if out is not None:
+        np.copyto(out, result)
+    return result if out is None else out
 
 
 def einsum(spec: str, *operands, semiring: Semiring | str | None = None,

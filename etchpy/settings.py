@@ -33,7 +33,9 @@ class Limits:
                      memory it holds, with no page to zero: cheaper than the
                      store's search; 0: every workspace from the store)
     optimized        the optimizer's results kept for compiles of the same
-                     expression, options and tuning (optimizer.optimize.remembered)"""
+                     expression, options and tuning (optimizer.optimize.remembered)
+    interned_nodes   expression nodes the syntax keeps, one per operation and
+                     operands, before the table starts over (expr.interned; 0: none)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -45,6 +47,7 @@ class Limits:
     scratch_arrays: int = 6
     scratch_least: int = 1 << 16
     optimized: int = 128
+    interned_nodes: int = 4096
 
 
 LIMITS = Limits()

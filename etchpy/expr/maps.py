@@ -8,6 +8,7 @@ computes it.
 from __future__ import annotations
 
 from .. import maps
+from .interned import NODES, literal_key
 from .nodes import Expr, Map, as_expr
 from .walk import subexprs
 
@@ -21,13 +22,17 @@ def map(fn: str, e, arg: float | None = None) -> Expr:  # noqa: A001 - public na
     recip: a float or complex one; maximum and minimum: not complex), see
     etchpy.maps; log and sqrt of a negative real give nan, as numpy's do.
 
-    Returns: a Map expression. Raises: MapError (a TypeError and a
-    ValueError) naming fn, for an unknown fn or a missing or extra arg.
+    Returns: a Map expression (one node per fn, e and arg: expr.interned).
+    Raises: MapError (a TypeError and a ValueError) naming fn, for an unknown fn
+    or a missing or extra arg.
 
         >>> relu = ep.map("maximum", ep.sum(j, A[i, j] * x[j]), 0.0)
         >>> ex = ep.map("exp", A[i, j])            # dense, even for A csr
     """
-    return Map(fn, as_expr(e), arg)
+    a = as_expr(e)
+    if type(fn) is not str or (arg is not None and (bits := literal_key(arg, False)) is None):
+        return Map(fn, a, arg)              # (kept only for a name and a plain arg)
+    return NODES.made(("map", fn, id(a), arg if arg is None else bits), Map, fn, a, arg)
 
 
 def maps_of(e: Expr) -> list[Map]:

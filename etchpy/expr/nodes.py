@@ -12,8 +12,10 @@ Grammar (every node is a frozen, hashable dataclass):
 
 Sugar: `a - b` is `a + (-1)*b` (the -1 marked: rings only); `e ** n` is n-fold `*`.
 Free indices are in order of first appearance; type errors are raised as the
-expression is built. Diagonals (A[i, i]): expr.diagonal; comparisons: expr.compare;
-windows (`A[i[lo:hi:s], j]`): expr.windows (proofs_notes/ has a note on each).
+expression is built; the syntax gives one node per operation and operands, so an
+expression rebuilt is the object built before (expr.interned). Diagonals (A[i, i]):
+expr.diagonal; comparisons: expr.compare; windows (`A[i[lo:hi:s], j]`): expr.windows
+(proofs_notes/ has a note on each).
 """
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ import numpy as np
 from .. import maps
 from ..errors import ExpressionTypeError
 from ..formats import Format
-from .tensor_help import TENSOR_DOC
+from .interned import NODES, ids_key, kept_hash, literal_key
+from .tensor_help import (COMPARE_PREFIX, IDENTITY_PREFIX, RESERVED_NAMES,  # noqa: F401
+                          RESERVED_PREFIXES, TENSOR_DOC, checked as _checked)
 
 
 def _comparison(op: str):
@@ -81,26 +85,7 @@ def indices(names: str) -> tuple[Index, ...]:
     parts = names.replace(",", " ").split()
     if not parts:
         raise ExpressionTypeError("ep.indices needs at least one name")
-    return tuple(Index(p) for p in parts) if len(parts) > 1 else (Index(parts[0]),)
-
-
-RESERVED_NAMES = {"out", "dim", "acc"}
-IDENTITY_PREFIX, COMPARE_PREFIX = "eq_", "cmp_"  # diagonals' δ, comparisons' 0/1 tensors
-RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX, "win_")  # win_: windows
-
-
-@functools.lru_cache(maxsize=1024)
-def _checked(name, order, fmt) -> Format:
-    """The Format of tensor `name` of `order` modes declared `fmt`, checked (raising as
-    TensorVar does); kept per (name, order, format name): loops rebuild tensors."""
-    if not (isinstance(name, str) and name.isidentifier()):
-        raise ExpressionTypeError(f"tensor name must be an identifier, got {name!r}")
-    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIXES):
-        raise ExpressionTypeError(f"tensor name {name!r} is reserved for etchpy's "
-                                  f"own arrays; choose another name")
-    if not isinstance(order, int) or order < 0:
-        raise ExpressionTypeError(f"tensor {name}: order must be a non-negative int")
-    return Format.parse(fmt, order)
+    return tuple([NODES.made((Index, p), Index, p) for p in parts])   # (expr.interned)
 
 
 @dataclass(frozen=True)
@@ -131,6 +116,8 @@ class TensorVar:
     def __getitem__(self, idx) -> "Access":
         if not isinstance(idx, tuple):
             idx = (idx,)
+        if (acc := NODES.get(key := ids_key(Access, self, idx))) is not None:
+            return acc      # (built before from these very objects: expr.interned)
         if (windowed := self.windowed(self, idx)) is not None:   # expr.windows
             return windowed
         for ix in idx:
@@ -143,7 +130,7 @@ class TensorVar:
                                       f"indexed with {len(idx)} indices: {self.name}[{shown}]")
         if len(set(idx)) < len(idx):
             return self.diagonal(self, tuple(idx))
-        return Access(self, tuple(idx))
+        return NODES.keep(key, Access(self, idx))
 
     def __repr__(self):
         fmt = repr(self.format.name or self.format) + (", iso=True" if self.iso else "")
@@ -179,12 +166,30 @@ def _arith(op: str, right: bool = False):
     """Expr's `e op x` (`x op e` when `right`); x a parameter's name (a str):
     a comparison's operand (expr.affine), not an expression."""
     def method(self, other):
+        a, b = (other, self) if right else (self, other)
+        if (node := NODES.get((op, id(a), id(b)))) is not None:
+            return node     # (two expressions met before: no check, no new node)
         if isinstance(other, str):
             return self._with_param(self, op, other, right)
-        a, b = (as_expr(other), self) if right else (self, as_expr(other))
-        return {"*": Mul, "+": Add}[op](a, b) if op != "-" else \
-            Add(a, Mul(Lit(-1, negation=True), b))
+        return made(op, as_expr(a), b) if right else made(op, a, as_expr(b))
     return method
+
+
+def made(op: str, a, b):
+    """The node of `a op b` (op "*", "+", "-"; "Σ": Σ_a b), one per op and operands
+    (expr.interned); checked as its class checks when first made."""
+    return NODES.made((op, id(a), id(b)), _new, op, a, b)
+
+
+def _new(op, a, b):
+    return Mul(a, b) if op == "*" else Add(a, b) if op == "+" else Sum(a, b) if op == "Σ" \
+        else Add(a, made("*", _lit(-1, True), b))
+
+
+def _lit(value, negation: bool = False):
+    """Lit(value, negation), one node per literal key (expr.interned.literal_key)."""
+    key = literal_key(value, negation)
+    return Lit(value, negation) if key is None else NODES.made(key, Lit, value, negation)
 
 
 class Expr(Comparable):
@@ -204,12 +209,12 @@ class Expr(Comparable):
     __sub__, __rsub__ = _arith("-"), _arith("-", True)
 
     def __neg__(self):
-        return Mul(Lit(-1, negation=True), self)
+        return made("*", _lit(-1, True), self)
 
     def __pow__(self, n):
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
             raise ExpressionTypeError(f"e ** n needs an integer n >= 1, got {n!r}")
-        return functools.reduce(Mul, [self] * int(n))        # ((e·e)·e)...
+        return functools.reduce(lambda a, b: made("*", a, b), [self] * int(n))  # ((e·e)·e)...
 
     @property
     def free(self) -> tuple[Index, ...]:
@@ -310,18 +315,8 @@ class Map(Expr):
             raise ExpressionTypeError(f"ep.map({self.fn!r}, e): e is {self.a!r}")
 
 
-def _kept(made):
-    """A node's hash (its fields'), worked out once: nodes are immutable, and the
-    planner hashes the same bodies many times (its memo keys hold them)."""
-    def __hash__(self):
-        if (h := getattr(self, "_hash", None)) is None:     # (no exception raised)
-            object.__setattr__(self, "_hash", h := made(self))
-        return h
-    return __hash__
-
-
 for _node in (Access, Lit, Mul, Add, Sum, Map, TensorVar, Index):
-    _node.__hash__ = _kept(_node.__hash__)
+    _node.__hash__ = kept_hash(_node.__hash__)     # worked out once (expr.interned)
 TensorVar.__getstate__ = Index.__getstate__ = Expr.__getstate__
 
 
@@ -333,7 +328,7 @@ def as_expr(x) -> Expr:
                                   f"of expressions are their structural equality, not a "
                                   f"comparison; write ep.eq(a, b) or ep.ne(a, b)")
     if isinstance(x, numbers.Number):
-        return Lit(x)
+        return _lit(x)
     if isinstance(x, TensorVar):
         if x.order == 0:
             return Access(x, ())
@@ -354,12 +349,14 @@ def sum(idx: Index | tuple[Index, ...] | list[Index],  # noqa: A001 - public nam
         >>> y = ep.sum(j, A[i, j] * x[j])             # y[i] = Σ_j A[i,j]·x[j]
         >>> s = ep.sum((i, j), A[i, j])               # every entry, a scalar
     """
+    if (node := NODES.get(("Σ", id(idx), id(body)))) is not None:
+        return node         # (made before of this index and body: expr.interned)
     body = as_expr(body)
     idxs = idx if isinstance(idx, (tuple, list)) else (idx,)
     if not idxs:
         raise ExpressionTypeError("ep.sum needs at least one index")
     for ix in reversed(idxs):
-        body = Sum(ix, body)
+        body = made("Σ", ix, body)
     return body
 
 

@@ -1,6 +1,31 @@
-"""The help text of ep.tensor (`help(ep.tensor)`), kept here so that expr.nodes stays
-short; tests/api/test_tensor_help.py checks that it has a row for every named format
-of etchpy.formats.NAMED_FORMATS."""
+"""The help text of ep.tensor (`help(ep.tensor)`) and the check of its arguments, kept
+here so that expr.nodes stays short; tests/api/test_tensor_help.py checks that the
+text has a row for every named format of etchpy.formats.NAMED_FORMATS."""
+from __future__ import annotations
+
+import functools
+
+from ..errors import ExpressionTypeError
+from ..formats import Format
+
+RESERVED_NAMES = {"out", "dim", "acc"}
+IDENTITY_PREFIX, COMPARE_PREFIX = "eq_", "cmp_"  # diagonals' δ, comparisons' 0/1 tensors
+RESERVED_PREFIXES = ("tmp", "out_", IDENTITY_PREFIX, COMPARE_PREFIX, "win_")  # win_: windows
+
+
+@functools.lru_cache(maxsize=1024)
+def checked(name, order, fmt) -> Format:
+    """The Format of tensor `name` of `order` modes declared `fmt`, checked (raising as
+    TensorVar does); kept per (name, order, format name): loops rebuild tensors."""
+    if not (isinstance(name, str) and name.isidentifier()):
+        raise ExpressionTypeError(f"tensor name must be an identifier, got {name!r}")
+    if name in RESERVED_NAMES or name.startswith(RESERVED_PREFIXES):
+        raise ExpressionTypeError(f"tensor name {name!r} is reserved for etchpy's "
+                                  f"own arrays; choose another name")
+    if not isinstance(order, int) or order < 0:
+        raise ExpressionTypeError(f"tensor {name}: order must be a non-negative int")
+    return Format.parse(fmt, order)
+
 
 TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`.
 

@@ -59,7 +59,8 @@ def request_key(req: pipeline.Request) -> str | None:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-_threads_env = build.env_reader(("ETCHPY_NUM_THREADS",))
+THREADS_VARIABLE = "ETCHPY_NUM_THREADS"
+_threads_env = build.env_reader((THREADS_VARIABLE,))
 _threads_seen: list = [None, 1]     # the last value read and its thread count
 
 

@@ -6,7 +6,7 @@
                                  tensors in: their inputs' own (Tuning.input_formats)
     options_key(...)             the part of a compile key every front end shares
     statement_key(...)           a statement's key by its text (one lookup per call)
-    last_args(...), last_kernel(args), remember(args, kern)
+    last_args(...), last_kernel(args), remember(args, kern), last_default(...)
                                  compile's last statement (or expression object) with
                                  plain options, found again by comparing its arguments
 
@@ -17,24 +17,30 @@ could hand its id to another name.
 """
 from __future__ import annotations
 
+from numpy import ndarray
+
 from .. import tuning as tuning_
 from ..expr.nodes import Expr
 from ..expr.parse import parse
 from ..expr.walk import tensors
 from .inputs import is_scipy_sparse
 from .tensor import Tensor
-from .build import environment
+from .build import ENV_NAMES, env_reader
 from .kernel_cache import KERNELS
-from .request import default_threads
+from .request import THREADS_VARIABLE, default_threads
 
-__all__ = ["input_formats", "last_args", "last_kernel", "options_key", "parsed", "remember",
-           "statement_key"]
+__all__ = ["input_formats", "last_args", "last_default", "last_kernel", "options_key", "parsed",
+           "remember", "statement_key"]
 
 _statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
 _orders: dict = {}          # text -> {tensor name: order}, for input_formats
-# compile's last statement: [its arguments with the environment that selects a build and
-# KERNELS' generation, its kernel]: a cheaper key into KERNELS while nothing left it
-_last: list = [None, None]
+# compile's last statement, one tuple (read at once): (its text or expression object, its
+# options with the environment that selects a build and KERNELS' generation, its kernel):
+# a cheaper key into KERNELS while nothing left it
+_last: list = [(None, None, None)]
+# the build environment (build.environment's names) and ETCHPY_NUM_THREADS, read at once
+# as the environment holds them (a thread count read equal parses as it did)
+_environment_now = env_reader(ENV_NAMES + (THREADS_VARIABLE,))
 
 
 def parsed(text: str, formats: dict | None) -> tuple:
@@ -73,14 +79,14 @@ def input_formats(text, inputs: dict, tuning=None) -> dict | None:
     out = {}
     for name, value in inputs.items():
         order = orders.get(name)
-        if order is None:
+        if order is None or type(value) is ndarray:
             continue
         if type(value) is Tensor:
             if len(value.shape) == order:
                 out[name] = value.format
-        elif (is_scipy_sparse(value) and order == 2 and getattr(value, "ndim", 0) == 2
-              and getattr(value, "format", None) in ("csr", "csc", "coo")):
-            out[name] = value.format
+        elif (order == 2 and is_scipy_sparse(value) and getattr(value, "ndim", 0) == 2
+              and (fmt := getattr(value, "format", None)) in ("csr", "csc", "coo")):
+            out[name] = fmt
     return out or None
 
 
@@ -108,46 +114,48 @@ def statement_key(expr, formats, out_indices, output, options):
 
 def last_args(expr, formats, output, semiring, name, threads, optimize, order, out_indices,
               tuning, optimizer_options):
-    """ep.compile's arguments as the key of its last statement (`last_kernel`), or
-    None unless `expr` is a statement string or an expression (found again only as
-    the same object: equal expressions may differ in their literals' types) and every
-    option is None or plain (str, int, bool; `formats` a dict). With them:
-    ETCHPY_NUM_THREADS, the build environment (runtime.build.environment) and
-    KERNELS' generation now."""
-    if type(expr) is not str:
-        expr = _Same(expr) if isinstance(expr, Expr) else None
-    if not (expr is not None and order is None and out_indices is None and tuning is None
+    """ep.compile's arguments as the key of its last statement (`last_kernel`): (the
+    statement string or the expression, the options with the build environment
+    (runtime.build.environment), ETCHPY_NUM_THREADS and KERNELS' generation now), or None
+    unless `expr` is a statement string or an expression and every option is None or
+    plain (str, int, bool; `formats` a dict). An expression is found again only as the
+    same object (equal expressions may differ in their literals' types; the syntax
+    gives a rebuilt expression as the same object: expr.interned)."""
+    if not (order is None and out_indices is None and tuning is None
             and optimizer_options is None and type(output) is str and type(name) is str
             and (semiring is None or type(semiring) is str)
             and (threads is None or type(threads) is int)
             and (optimize is None or type(optimize) is bool)
-            and (formats is None or type(formats) is dict)):
+            and (formats is None or type(formats) is dict)
+            and (type(expr) is str or isinstance(expr, Expr))):
         return None
-    return (expr, formats and tuple(formats.items()), output, semiring, name, threads,
-            optimize, default_threads(), environment(), KERNELS.generation)
-
-
-class _Same:
-    """An expression in compile's last arguments: equal to itself alone (and holding
-    it, so its id is not reused while kept)."""
-    __slots__ = ("expr",)
-
-    def __init__(self, expr):
-        self.expr = expr
-
-    def __eq__(self, other):
-        return type(other) is _Same and other.expr is self.expr
+    return expr, (formats and tuple(formats.items()), output, semiring, name, threads,
+                  optimize, _environment_now(), KERNELS.generation)
 
 
 def last_kernel(args):
-    """The kernel of the last statement compiled when `args` are its arguments
-    (equal values, the same environment, nothing cleared from or evicted by
-    KERNELS since), else None (always for args None)."""
-    return _last[1] if args is not None and _last[0] == args else None
+    """The kernel of the last statement compiled when `args` are its arguments (the
+    same expression object or an equal text, equal options, the same environment,
+    nothing cleared from or evicted by KERNELS since), else None (always for None)."""
+    if args is None:
+        return None
+    e, options, kern = _last[0]
+    expr = args[0]
+    return kern if (e is expr or type(e) is str and e == expr) and options == args[1] \
+        else None
+
+
+def last_default(expr, formats, output: str):
+    """last_kernel(last_args(...)) of `expr` with `formats` and `output` and every other
+    option compile's default (ep.evaluate's call), without the call of compile."""
+    e, options, kern = _last[0]
+    return kern if (e is expr or type(e) is str and e == expr) and options == (
+        formats and tuple(formats.items()), output, None, "etchpy_kernel", None, None,
+        _environment_now(), KERNELS.generation) else None
 
 
 def remember(args, kern) -> None:
     """`kern` is compile's answer to `args` (last_args; None: nothing kept),
     kept in KERNELS."""
     if args is not None:
-        _last[:] = [args[:-1] + (KERNELS.generation,), kern]
+        _last[0] = (args[0], args[1][:-1] + (KERNELS.generation,), kern)

@@ -131,3 +131,33 @@ def test_free_indices_in_order_of_first_appearance():
     assert ep.sum((i, j), a[i, j]).free == () and (3 * x[i]).free == (i,)
     with pytest.raises(ep.errors.ExpressionTypeError):
         ep.sum(k, a[i, j])
+
+
+def test_evaluate_finds_compiles_last_kernel_only_while_it_holds(monkeypatch):
+    """ep.evaluate with default options asks runtime.statements.last_default, not
+    compile: the same expression object (or text and input formats), the same output,
+    build environment, thread default and KERNELS' generation, else compile runs."""
+    from etchpy.runtime import statements
+    for name in ("ETCHPY_NUM_THREADS", "CFLAGS"):
+        monkeypatch.delenv(name, raising=False)
+    A = sp.random(7, 5, density=0.4, format="csr", random_state=2)
+    x = np.arange(5.0)
+    e = spmv()
+    np.testing.assert_allclose(ep.evaluate(e, A=A, x=x), A @ x)
+    kern = statements.last_default(e, None, "dense")
+    assert kern is ep.compile(e) and statements.last_default(spmv(), None, "dense") is kern
+    assert statements.last_default(e, None, "coo") is None
+    assert statements.last_default(e, {"A": "csr"}, "dense") is None
+    for name, value in (("ETCHPY_NUM_THREADS", "2"), ("CFLAGS", "-O1")):
+        monkeypatch.setenv(name, value)
+        assert statements.last_default(e, None, "dense") is None
+        monkeypatch.delenv(name)
+        assert statements.last_default(e, None, "dense") is kern
+    KERNELS.clear()
+    assert statements.last_default(e, None, "dense") is None
+    np.testing.assert_allclose(ep.evaluate(e, A=A, x=x), A @ x)
+    text = "y[i] = A[i,j] * x[j]"
+    np.testing.assert_allclose(ep.evaluate(text, A=A, x=x), A @ x)
+    assert statements.last_default(text, {"A": "csr"}, "dense") is not None
+    assert statements.last_default(text, {"A": "csc"}, "dense") is None
+    np.testing.assert_allclose(ep.evaluate(text, A=A.tocsc(), x=x), A @ x)
