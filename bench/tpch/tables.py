@@ -3,8 +3,7 @@
     tables = load(cols)            the eight tables (cols: data.tables(sf)), one trie
                                    each in storage order (primary key first), a
                                    secondary order for lineitem, part and supplier;
-                                   skip_unwritten=True (the bench writes no value:
-                                   the copies in other orders are not compared per call)
+                                   skip_unwritten=True (the bench writes no value)
     QUERIES[name](tables, **params)   one warm query on that load (catalog's params)
 
 Unlike bench/tpch/queries.py (`build`: each query's own tries, in the level
@@ -78,8 +77,7 @@ JOINS = {"orderkey": ("orders.o_orderkey", "l_orderkey"),
          "nationkey": ("nation.n_nationkey", "c_nationkey", "s_nationkey"),
          "regionkey": ("region.r_regionkey", "n_regionkey")}
 LINE_BY_PART = SPEC["lineitem"][3]
-# the queries' kernels: a column only compared read as its narrow twin (Q6's three),
-# sound for writes through Python references as skip_unwritten is (docs/relational.md)
+# a column only compared read as its narrow twin (Q6's; as sound as skip_unwritten)
 TUNING = ep.Tuning(narrow_compared=256)
 # lineitem supplier first (Q7), an order added at load (Table.add_order)
 LINE_BY_SUPP = ["l_suppkey", "l_orderkey", "l_linenumber", "l_partkey", "l_shipdate",
