@@ -1,11 +1,10 @@
 """Factors of a product over one structure walked once (expr.shared, runtime.shared;
-proofs_notes/shared.md): value columns of one relation multiplied together and
-with value comparisons, against a pure-Python relational reference (rows as
-dicts), on every level kind that can store them; the fused kernel runs only when
-the columns' index arrays are the same objects, and a call on equal copies (or
-on one column replaced) is right too; values written in place between calls are
-read as they are. A sum over every index walks the stored positions flat; a run
-of summed levels read by one access alone is one level (expr.collapse)."""
+proofs_notes/shared.md): value columns of one relation multiplied together and with
+value comparisons, against a pure-Python relational reference (rows as dicts), on every
+level kind that can store them; the fused kernel runs only when the columns' index
+arrays are the same objects; equal copies, a column replaced and values written in
+place between calls are right too. A sum over every index walks the stored positions
+flat; summed levels read by one access alone are one level (expr.collapse)."""
 import collections
 import operator
 
