@@ -20,10 +20,12 @@ from .fixpoint import ConvergenceError
 
 
 def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A",
-         tuning: Tuning = DEFAULT) -> np.ndarray:
+         tuning: Tuning = DEFAULT, by_runs: bool = True) -> np.ndarray:
     """PageRank of the scipy matrix A (graph.pagerank, arguments checked by the
     caller): a csc or coo A as it is (`arrays_of`) when tuning.rows_in_c, else
-    graph.direct.rank (which reads a csr A as it is and converts the rest).
+    graph.direct.rank (which reads a csr A as it is and converts the rest);
+    by_runs: a coo A whose rows do not decrease takes its first step in one
+    pass over each row's run of entries, as a csr A does (else two passes).
     Raises InputError naming `name` for a malformed matrix or a negative or
     non-finite weight, ConvergenceError after max_iter steps."""
     got = arrays_of(A) if A.format in ("csc", "coo") and tuning.rows_in_c else None
@@ -39,7 +41,7 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A",
             n, len(src), null if cpos is None else buf(idx, cpos), buf(idx, src),
             null if dst is None else buf(idx, dst), buf("double[]", val), float(alpha),
             float(tol), int(max_iter), buf("double[]", out), buf("double[]", z),
-            buf("double[]", inv), buf("double[]", w), where)
+            buf("double[]", inv), buf("double[]", w), bool(by_runs), where)
     if steps == direct.CODES["no entries"]:
         return np.zeros(n)
     if steps == direct.CODES["data"]:

@@ -143,3 +143,22 @@ def test_the_callers_arrays_are_not_changed():
         graph.pagerank(M)
         after = (M.data, *((M.indptr, M.indices) if M.format == "csc" else (M.row, M.col)))
         assert all(np.array_equal(a, b) for a, b in zip(before, after))
+
+
+def test_a_coo_in_row_order_takes_its_first_step_by_runs_with_the_same_ranks():
+    """by_runs (rows that do not decrease: one pass, as csr) against the two
+    passes every other coo takes; a bad entry named the same either way."""
+    A = random_graph(90, 0.05, 6)
+    C = A.tocoo()
+    for tol in (1e-2, 1e-6, 1e-10):
+        runs = rank_as_is.rank(C, 0.85, tol, 100, "A", by_runs=True)
+        entries = rank_as_is.rank(C, 0.85, tol, 100, "A", by_runs=False)
+        assert np.allclose(runs, entries, rtol=0, atol=1e-14)
+        assert np.array_equal(runs, graph.pagerank(A, tol=tol))   # csr's sums, in its order
+    last = C.nnz - 1                                   # a row out of range, still in order
+    for what, k, value in [("row", last, 90), ("col", 7, -1), ("data", 7, np.nan)]:
+        M = C.copy()
+        getattr(M, what)[k] = value
+        for by_runs in (True, False):
+            with pytest.raises(ep.InputError, match=rf"A\.(row|col)\[{k}\]|not finite"):
+                rank_as_is.rank(M, 0.85, 1e-6, 100, "A", by_runs=by_runs)
