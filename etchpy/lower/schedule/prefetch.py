@@ -189,6 +189,5 @@ def runs_read(s, on_ready: imp.Stmt, tuning):
     if arrays == runs.arrays:
         return s
     if not arrays:
-        return s.derive(s.facts.keep(*[type(f) for f in s.facts.items
-                                       if type(f) is not streams.Runs]))
+        return s.derive(streams.Facts(tuple(f for f in s.facts.items if f is not runs)))
     return s.derive(s.facts.add(replace(runs, arrays=arrays)))
