@@ -115,8 +115,11 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     if tuning.sort_near_share < 0:
         raise ValueError(f"tuning.sort_near_share must be at least 0, not "
                          f"{tuning.sort_near_share}")
+    if imp.loose_breaks(body):
+        raise ValueError("an imp.Break outside a While (through If, Seq and Block only)")
     found = {type(u) for u in imp.statements(body)}
     return dict(
+        uses_rare=any(isinstance(u, imp.If) and u.rare for u in imp.statements(body)),
         uses_sort=imp.ForSorted in found,
         uses_hash=any(isinstance(x, imp.Probe) or isinstance(x, imp.Bin) and x.op == "hash"
                       for x in imp.subterms(body)),
