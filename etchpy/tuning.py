@@ -37,7 +37,7 @@ class Tuning:
             prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_lanes_once, check_windows, check_after, check_first,
-            check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            check_rows, check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
             fused_temporaries, written_nesting, access_order; met_checks (False by default).
@@ -130,14 +130,14 @@ class Tuning:
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
-    conversions: bool = True          # also convert an input when priced cheaper (it changes
-                                      # the C inputs); one no loop order walks as declared is too
+    conversions: bool = True          # also convert an input when priced cheaper (C inputs change); one no order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_lanes_once: bool = True     # ... and SIMD lanes' clamped, their maximum tested after
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
+    check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)

@@ -40,7 +40,8 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import checks_first, coo_checks, merge_checks, merge_steps, met_checks, segment_checks
+from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, row_checks,
+               segment_checks)
 from .checked_walks import checked_loop
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, ParallelFor,
@@ -235,10 +236,15 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
 def _blocks(body, ahead, after, first, err: str, names, tuning):
     """body with each loop of `ahead` run a block of parents at a time, its
     levels' segments checked ahead (segment_checks.block_loop), and in the
-    loops checks_first.unclamped takes, their coordinates too."""
+    loops checks_first.unclamped takes, their coordinates too; or, where
+    tuning.check_rows holds and row_checks.takes it, each row testing its own
+    segment as it opens (row_checks.row_loop)."""
     for loop, lvs, off in ahead:
         within, now = checks_first.unclamped(loop, lvs, first, lambda n, lv: _rewrite(
             n, replace(lv, ahead=True, first=True), err, names))
+        if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
+            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
+            continue
         body = _replace_loop(body, loop, segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
                      for lv in lvs], err, ERROR_CODE,
