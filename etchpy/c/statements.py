@@ -199,7 +199,8 @@ class FunctionBody:
                 return gemm.gemm(self, s, depth)
             case GatherSum():
                 return walks.gather_sum(self, s, depth, INDENT)
-            case GatherPick(var, pos, parents, None, _, _, least):
+            case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+                least = f"{far} ? {far_least} : {least}" if far else least
                 return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents}, {least});"
             case GatherPick(var, pos, parents, crd, dim, share, least):
                 return (f"{pad}const int64_t {var} = ep_far_pick({pos}, {crd}, {parents}, "

@@ -98,7 +98,8 @@ def show(node, indent: int = 0) -> str:
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
             head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
-        case GatherPick(var, pos, parents, None, _, _, least):
+        case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+            least = f"{far} ? {far_least} : {least}" if far else least
             return f"{pad}index {var} = gather pick({pos}[0..{parents}], from {least});"
         case GatherPick(var, pos, parents, crd, dim, share, least):
             return (f"{pad}index {var} = far pick({pos}[0..{parents}], {crd}, {dim}, "
