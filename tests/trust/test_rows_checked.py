@@ -5,7 +5,8 @@ opens (Tuning.check_rows, lower.schedule.row_checks; proofs_notes/validation.md,
 five (a 2-D stencil: the near scalar loop): good inputs give scipy's result;
 indptr past nnz, decreasing or negative, a coordinate outside [0, dim) and a
 matrix of no columns are refused (an InputError naming A) or answered, never
-read past; arrays changed in place between calls too."""
+read past; arrays changed in place between calls too. (Under ASan and UBSan:
+test_segment_checks.py's property, which holds two check_rows kernels.)"""
 import numpy as np
 import pytest
 import scipy.sparse as sp

@@ -77,7 +77,6 @@ def test_property_profile_under_asan_and_ubsan(tmp_path):
                ETCHPY_FUZZ_EXAMPLES=os.environ.get("ETCHPY_FUZZ_EXAMPLES", "80"))
     selected = [str(HERE / "test_fuzz.py"), str(HERE / "test_tensor_trust.py"),
                 str(HERE / "test_changed_inputs.py"), str(HERE / "test_segment_checks.py"),
-                str(HERE / "test_rows_checked.py"),
                 str(HERE / "test_scipy_structured_arrays.py"), str(HERE / "test_lazy_inputs.py"),
                 *CENTRAL_IDS,
                 f"{TESTS / 'end_to_end' / 'test_backends.py'}::test_sparse_outputs_match_reference"]
