@@ -37,7 +37,7 @@ class Tuning:
             prefetch, prefetch_row_end, prefetch_past, prefetch_read, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_lanes_once, check_windows, check_after, check_first,
-            check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
+            check_rows, check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
             hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
             fused_temporaries, written_nesting, access_order; met_checks (False by default).
@@ -51,7 +51,7 @@ class Tuning:
             prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask, flat_mask,
             prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
             run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
-            block_sizes, chunks_per_thread, thread_min_work, gather_from.
+            block_sizes, chunks_per_thread, thread_min_work, gather_from, gather_from_far.
         the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
             sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
         planning and the optimizer: conversions (also read an input converted
@@ -130,21 +130,20 @@ class Tuning:
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
-    conversions: bool = True          # also convert an input when priced cheaper (it changes
-                                      # the C inputs); one no loop order walks as declared is too
+    conversions: bool = True          # also convert an input when priced cheaper (C inputs change); one no order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
     check_lanes_once: bool = True     # ... and SIMD lanes' clamped, their maximum tested after
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
+    check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
-    entries: bool = True              # a non-unique level (coo's first) read one entry at a
-                                      # time, a scatter, where the output ⊕-accumulates
+    entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
                                       # where the target has them (a pragma heading its C)
@@ -213,6 +212,7 @@ class Tuning:
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     gather_from: int = 6              # ... real sums' rows of one length >= this (irregular: all)
+    gather_from_far: int = 5          # ... this where the far pick holds (0: gather_from)
     window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead

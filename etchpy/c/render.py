@@ -50,6 +50,8 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
     `semiring`, with index arrays of C type idx_type (int32_t or int64_t).
     `banner` lines head the files' comments; with include_header the source
     includes `{name}.h`. The knobs of the C text come from `tuning`."""
+    if imp.loose_breaks(prog.body):
+        raise ValueError("an imp.Break outside a While (through If, Seq and Block only)")
     proto = prototype(prog, name)
     error = prog.error
     fb = FunctionBody(prog, semiring, tuning)
@@ -117,6 +119,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                          f"{tuning.sort_near_share}")
     found = {type(u) for u in imp.statements(body)}
     return dict(
+        uses_rare=any(isinstance(u, imp.If) and u.rare for u in imp.statements(body)),
         uses_sort=imp.ForSorted in found,
         uses_hash=any(isinstance(x, imp.Probe) or isinstance(x, imp.Bin) and x.op == "hash"
                       for x in imp.subterms(body)),

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import imp, maps
 from .. import tuning as _tuning
-from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
+from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Break, Comment, Const, Decl, Fixpoint,
                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
                    Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While)
@@ -153,11 +153,12 @@ class FunctionBody:
                 return walks.entry_test_loop(self, _bare(e(a)), _bare(e(b)), body, depth, INDENT)
             case While(c, body):
                 return self.nest(f"{pad}while ({_bare(e(c))})", body, depth)
-            case If(c, then, None):
-                return self.nest(f"{pad}if ({_bare(e(c))})", then, depth)
-            case If(c, then, else_):
-                return (self.nest(f"{pad}if ({_bare(e(c))})", then, depth)
-                        + self.nest(" else", else_, depth))
+            case If(c, then, else_, rare):
+                test = f"EP_RARE({_bare(e(c))})" if rare else _bare(e(c))
+                return self.nest(f"{pad}if ({test})", then, depth) + (
+                    "" if else_ is None else self.nest(" else", else_, depth))
+            case Break():
+                return f"{pad}break;"
             case Seq(stmts):
                 return "\n".join(self.stmt(t, depth) for t in stmts if t != imp.SKIP)
             case Block(body):
@@ -198,7 +199,8 @@ class FunctionBody:
                 return gemm.gemm(self, s, depth)
             case GatherSum():
                 return walks.gather_sum(self, s, depth, INDENT)
-            case GatherPick(var, pos, parents, None, _, _, least):
+            case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+                least = f"{far} ? {far_least} : {least}" if far else least
                 return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents}, {least});"
             case GatherPick(var, pos, parents, crd, dim, share, least):
                 return (f"{pad}const int64_t {var} = ep_far_pick({pos}, {crd}, {parents}, "

@@ -12,7 +12,8 @@ the modules inside may be split or renamed without touching the importers.
     show       a readable listing, for debugging
     params     a kernel function's parameters (`Param`: its C ABI)
 """
-from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, most_on_a_path,
+from .analysis import (arrays_loaded_at, arrays_written, assume, declared_in, loose_breaks,
+                       most_on_a_path,
                        map_parts, names_used, parts, rename, replaced, scalars_assigned,
                        seq_parts, statements, substitute, subterms)
 from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound, mul, not_,
@@ -20,7 +21,8 @@ from .construct import (add, and_, eq, if_, incr, le, lt, max_, min_, min_bound,
 from .interp import ImpRuntimeError, Machine
 from .names import Names
 from .params import Param
-from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Comment,
+from .nodes import (FALSE, ONE, SKIP, TRUE, ZERO, Accum, Alloc, Assign, Bin, Bit, Block, Break,
+                    Comment,
                     Const, Decl, Expr, Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load,
                     LocalArray, Move, Not, Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring,
                     Seek,
@@ -30,7 +32,7 @@ from .show import show
 __all__ = [
     # syntax
     "Expr", "Stmt", "Var", "Const", "Bin", "Not", "Load", "Bit", "Probe", "Select", "Ring",
-    "Decl", "Assign", "Store", "Accum", "While", "If", "Seq", "Block", "Comment", "Alloc",
+    "Decl", "Assign", "Store", "Accum", "While", "If", "Break", "Seq", "Block", "Comment", "Alloc",
     "Reserve", "Move", "Prefetch", "SetBit", "ForSorted", "LocalArray", "Opaque",
     "ShortIntersect", "Seek", "ParallelFor", "Gemm", "GatherSum", "GatherPick", "Fixpoint",
     "TRUE", "FALSE", "ZERO", "ONE", "SKIP",
@@ -39,5 +41,5 @@ __all__ = [
     "select", "incr", "min_bound", "sum_bound", "sort_bits_words",
     # names, analysis, interpreter, listing
     "Names", "Param", "statements", "seq_parts", "most_on_a_path", "subterms", "parts", "map_parts", "substitute", "rename", "replaced", "assume", "arrays_loaded_at",
-    "names_used", "declared_in", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
+    "names_used", "declared_in", "loose_breaks", "scalars_assigned", "arrays_written", "Machine", "ImpRuntimeError", "show",
 ]

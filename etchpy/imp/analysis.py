@@ -5,7 +5,7 @@ import dataclasses
 import weakref
 
 from .construct import and_, not_, or_, select
-from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Decl, Expr, Fixpoint,
+from .nodes import (FALSE, TRUE, Accum, Alloc, Assign, Bin, Block, Break, Decl, Expr, Fixpoint,
                     ForSorted,
                     GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not, ParallelFor,
                     Reserve, Ring, Seek, Select, Seq, SetBit, ShortIntersect, Store, Var, While)
@@ -35,6 +35,19 @@ def children(s) -> tuple:
         case If(_, then, else_):
             return (then,) if else_ is None else (then, else_)
     return ()
+
+
+def loose_breaks(s, inside: bool = False) -> list:
+    """The imp.Break statements of s that leave no While of s through If, Seq and
+    Block only (nodes.Break: each must; `inside`: s itself is in such a loop)."""
+    match s:
+        case Break():
+            return [] if inside else [s]
+        case While(_, body):
+            return loose_breaks(body, True)
+        case If() | Seq() | Block():
+            return [b for u in children(s) for b in loose_breaks(u, inside)]
+    return [b for u in children(s) for b in loose_breaks(u, False)]
 
 
 def seq_parts(s) -> tuple:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import maps
 from .construct import sort_bits_words
-from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Expr,
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Break, Comment, Const, Decl, Expr,
                     Fixpoint, ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move,
                     Not, Probe,
                     Opaque, ParallelFor, Prefetch, Reserve, Ring, Seek, Select, Seq, SetBit,
@@ -20,6 +20,13 @@ from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl,
 
 class ImpRuntimeError(RuntimeError):
     """An Imp program misbehaved (e.g. read out of bounds): a compiler bug."""
+
+
+class _Exit(Exception):
+    """An imp.Break on its way to its While."""
+
+
+_CLOSED = (ParallelFor, ForSorted, ShortIntersect, Gemm, GatherSum, Fixpoint)   # no Break out
 
 
 BINOPS = {
@@ -94,6 +101,15 @@ class Machine:
         raise ImpRuntimeError(f"not an Imp expression: {e!r}")
 
     def exec(self, s: Stmt):
+        if not isinstance(s, _CLOSED):
+            return self._exec(s)
+        try:
+            self._exec(s)
+        except _Exit:
+            raise ImpRuntimeError(f"a Break leaves a {type(s).__name__}, not a While "
+                                  "(imp.Break)") from None
+
+    def _exec(self, s: Stmt):
         env = self.env
         match s:
             case Decl(name, _, value) | Assign(name, value):
@@ -104,8 +120,13 @@ class Machine:
                 i = self._at(array, self.eval(index))
                 env[array][i] = self.semiring.add(env[array][i], self.eval(value))
             case While(cond, body):
-                while self.eval(cond):
-                    self.exec(body)
+                try:
+                    while self.eval(cond):
+                        self.exec(body)
+                except _Exit:
+                    pass
+            case Break():
+                raise _Exit
             case If(cond, then, else_):
                 if self.eval(cond):
                     self.exec(then)

@@ -9,7 +9,8 @@
            op ::= + - * / & < <= == != && || max min hash bin
 
     stmt   s ::= Decl(x, t, e) | Assign(x, e) | Store(a, e, e) | Accum(a, e, e)
-               | While(e, s) | If(e, s, s?) | Seq(s...) | Block(s) | Comment(text)
+               | While(e, s) | If(e, s, s?, rare?) | Break | Seq(s...) | Block(s)
+               | Comment(text)
                | Alloc(a, t, e, e?, kept?) | Reserve(a, t, e, e?) | Move(a, a)
                | Prefetch(a, e, write) | SetBit(a, e, on) | LocalArray(a, n, e)
                | Opaque(x) | ForSorted(x, a, e, e, a?, s)
@@ -156,9 +157,22 @@ class While:
 
 @dataclass(frozen=True)
 class If:
+    """`rare`: a hint that `cond` almost never holds (a failed input check): C
+    lays the `then` arm out of the hot path (EP_RARE, __builtin_expect). It
+    changes nothing the statement does."""
     cond: Expr
     then: "Stmt"
     else_: "Stmt | None" = None
+    rare: bool = False
+
+
+@dataclass(frozen=True)
+class Break:
+    """Leave the innermost While around it now (C's `break`): its condition is
+    not tested again and the statement after the loop runs next. Only If, Seq
+    and Block may stand between a Break and its While (`analysis.loose_breaks`
+    finds one that does not: in C a ParallelFor, a ForSorted, ... is a loop or
+    a call of its own). proofs_notes/imp_break.md."""
 
 
 @dataclass(frozen=True)
@@ -368,7 +382,7 @@ class ParallelFor:
 
 from .whole import Fixpoint, GatherPick, GatherSum, Gemm  # noqa: E402
 
-Stmt = Union[Decl, Assign, Store, Accum, While, If, Seq, Block, Comment, Alloc, Reserve,
+Stmt = Union[Decl, Assign, Store, Accum, While, If, Break, Seq, Block, Comment, Alloc, Reserve,
              Move, SetBit, ForSorted, ShortIntersect, Seek, ParallelFor, Prefetch, Opaque,
              LocalArray, Gemm, GatherSum, GatherPick, Fixpoint]
 

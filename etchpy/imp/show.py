@@ -6,7 +6,7 @@ holds them.
 """
 from __future__ import annotations
 
-from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Comment, Const, Decl, Fixpoint,
+from .nodes import (Accum, Alloc, Assign, Bin, Bit, Block, Break, Comment, Const, Decl, Fixpoint,
                     ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
                     Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                     ShortIntersect, Store, Var, While)
@@ -52,10 +52,11 @@ def show(node, indent: int = 0) -> str:
             return f"{pad}{arr}[{show(i)}] ⊕= {show(v)};"
         case While(c, body):
             return _nest(f"{pad}while {show(c)}", body, indent)
-        case If(c, t, None):
-            return _nest(f"{pad}if {show(c)}", t, indent)
-        case If(c, t, e):
-            return _nest(f"{pad}if {show(c)}", t, indent) + _nest(" else", e, indent)
+        case If(c, t, e, rare):
+            head = f"{pad}if {'rarely ' if rare else ''}{show(c)}"
+            return _nest(head, t, indent) + ("" if e is None else _nest(" else", e, indent))
+        case Break():
+            return f"{pad}break;"
         case Seq(stmts):
             return "\n".join(show(t, indent) for t in stmts)
         case Block(body):
@@ -97,7 +98,8 @@ def show(node, indent: int = 0) -> str:
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
             head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
-        case GatherPick(var, pos, parents, None, _, _, least):
+        case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+            least = f"{far} ? {far_least} : {least}" if far else least
             return f"{pad}index {var} = gather pick({pos}[0..{parents}], from {least});"
         case GatherPick(var, pos, parents, crd, dim, share, least):
             return (f"{pad}index {var} = far pick({pos}[0..{parents}], {crd}, {dim}, "

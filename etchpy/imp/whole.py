@@ -78,7 +78,9 @@ class GatherPick:
     they gather are prefetched (C: ep_far_pick, 1 when `dim` >= `least` and most
     sampled segments of two entries or more span more than dim / `share`
     coordinates; it reads pos and crd only inside pos[0] .. pos[parents]). The
-    interpreter sets 1. Only speed depends on it."""
+    interpreter sets 1. Only speed depends on it. Without `crd`, with `far` (the
+    variable of a far pick declared before it): rows of one length take the
+    lanes from `far_least` entries where that pick is set."""
     var: str
     pos: str
     parents: str
@@ -86,6 +88,8 @@ class GatherPick:
     dim: str | None = None
     share: int = 8
     least: int = 0
+    far: str | None = None
+    far_least: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """Segments checked a block ahead (lower.schedule.segment_checks,
 proofs_notes/validation.md): a full loop over a fused input's rows checks the
 next `check_block` rows' indptr entries in a flat pass before opening them,
-instead of a guard per row. Whatever is written into a scipy input's indptr,
+instead of a guard per row (or each row tests its own as it opens: Tuning.check_rows,
+lower.schedule.row_checks). Whatever is written into a scipy input's indptr,
 in any block, a call answers right or raises an InputError naming the input,
 never reads outside the arrays (tests/trust/test_sanitizer.py runs this file
 under ASan and UBSan)."""
@@ -129,6 +130,8 @@ def canonical(m):
 
 KERNELS = {(block, None): spmv(block) for block in (1, 2, 3, 7, 1024, 0)}
 KERNELS |= {(block, 2): spmv(block, threads=2) for block in (1024, 0)}   # blocks of 1-2 rows
+KERNELS |= {("rows", lanes): ep.compile(SPMV, formats={"A": "csr"}, tuning={   # each row tests
+    "check_rows": True, "gather_sums": lanes}) for lanes in (True, False)}    # its own (row_checks)
 
 
 @given(rows=st.integers(1, 40), seed=st.integers(0, 2**16),

@@ -40,10 +40,12 @@ from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
-from . import checks_first, coo_checks, merge_checks, merge_steps, met_checks, segment_checks
+from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, row_checks,
+               segment_checks)
+from .checked_walks import checked_loop
 from .order_free import order_free
-from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, Not, ParallelFor,
-                   Prefetch, Select, Seq, Var, While, and_, lt, or_, seq)
+from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, ParallelFor,
+                   Prefetch, Seq, Var, While, seq)
 
 ERROR_CODE = CHECK_FAILED     # the kernel's return code when a fused check fails
 
@@ -63,7 +65,7 @@ class Level:
     ahead: bool = False     # its segments are checked ahead of the loop opening them
                             # (lower.schedule.segment_checks), not as each opens
     bad: str | None = None  # the kernel's one count of bad coordinates, tested after
-                            # its loops, for its serial clamped walks (`_clamped_loop`)
+                            # its loops, for its serial clamped walks (checked_walks.clamped_loop)
     lanes: str | None = None    # with `bad`: C's SIMD maximum of its lanes' coordinates,
                                 # tested after the program (imp.GatherSum.lanes_max)
     merged: bool = False    # read by union merges (merge_checks): its coordinates too
@@ -234,10 +236,15 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
 def _blocks(body, ahead, after, first, err: str, names, tuning):
     """body with each loop of `ahead` run a block of parents at a time, its
     levels' segments checked ahead (segment_checks.block_loop), and in the
-    loops checks_first.unclamped takes, their coordinates too."""
+    loops checks_first.unclamped takes, their coordinates too; or, where
+    tuning.check_rows holds and row_checks.takes it, each row testing its own
+    segment as it opens (row_checks.row_loop)."""
     for loop, lvs, off in ahead:
         within, now = checks_first.unclamped(loop, lvs, first, lambda n, lv: _rewrite(
             n, replace(lv, ahead=True, first=True), err, names))
+        if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
+            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
+            continue
         body = _replace_loop(body, loop, segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
                      for lv in lvs], err, ERROR_CODE,
@@ -309,12 +316,12 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(_, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return seq(*_checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
-                                      node.walk.appends, node.walk.inside))
+            return seq(*checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
+                                     node.walk.appends, node.walk.inside))
         case GatherSum(fallback=While(_, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
-            guard, rest = _checked_loop(q, loop.walk.end, body, lv, err, names, lv.dense_output)
+            guard, rest = checked_loop(q, loop.walk.end, body, lv, err, names, lv.dense_output)
             if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone
@@ -337,64 +344,3 @@ def _replace_loop(node, loop: While, by):
     if isinstance(node, (Load, Var, Const, Bin)):
         return node
     return imp.map_parts(node, lambda x: _replace_loop(x, loop, by), notes=True)
-
-
-def _checked_loop(q: str, e: str, body, lv: Level, err: str, names: imp.Names,
-                  dense_output: bool, appends: tuple = (), inside: bool = False):
-    """(the segment's guard, the checked loop after it); `appends`, `inside`:
-    the loop's Walk.appends (order_free) and Walk.inside (`_clamped_loop`)."""
-    qv, ev, crd_q = Var(q), Var(e), Load(lv.crd, Var(q))
-    nnz = Load(lv.pos, Var(lv.parents))
-    outside = or_(Bin("<u", ev, qv), Bin("<u", nnz, ev))     # not 0 <= q <= e <= nnz
-    fail = Assign(err, Const(ERROR_CODE))
-    guard = seq() if lv.ahead else seq(If(outside, seq(fail, Assign(e, qv))))
-    inside = Bin("<u", crd_q, Var(lv.dim))                         # 0 <= crd[q] < n
-    if lv.nan:                          # and vals[q] is not NaN
-        inside = and_(inside, Bin("==", Load(lv.vals, qv), Load(lv.vals, qv)))
-    if dense_output and order_free(body, crd_q, appends):
-        if lv.ahead and not lv.nan:
-            return guard, _clamped_loop(q, e, body, lv, fail, names, inside)
-        cond = and_(lt(qv, ev), inside)
-        return guard, seq(While(cond, body), If(lt(qv, ev), fail))
-    prev = names.fresh(f"{q}_prev")
-    cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), inside))
-    return (seq(Decl(prev, "index", Const(-1)), guard),
-            seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
-
-
-def _clamped_loop(q: str, e: str, body, lv: Level, fail, names: imp.Names,
-                  inside: bool = False):
-    """The walk loop of an order-free body whose segment was checked ahead, its
-    coordinate test with no branch (the loop keeps its one exit):
-
-        bad := 0
-        while (q < e) { ok := crd[q] <u dim; at := ok ? crd[q] : 0; bad += !ok;
-                        body with at for crd[q] }
-        if (bad) fail
-
-    A coordinate outside [0, dim) is read as 0 (dim > 0: segment_checks fails a
-    block of a level with dim 0), and the kernel returns the error. Outside a
-    parallel loop the count is the kernel's one `lv.bad` (declared 0 first and
-    tested once after all its loops, `fuse`): no test after each walk. A level
-    checked after each block (`lv.after`) counts nothing: its block's pass
-    finds the bad coordinate (segment_checks.block_loop); a loop reading
-    memory at its coordinate only inside its window's test (`inside`,
-    Walk.inside) then reads crd[q] unclamped, as does one whose coordinates its
-    block's pass tested before the block (`lv.first`)."""
-    ok, at = (names.fresh(f"{q}_{part}") for part in ("ok", "at"))
-    bad = lv.bad or names.fresh(f"{q}_bad")
-    crd_q = Load(lv.crd, Var(q))
-    if lv.first or (lv.after and inside):
-        return While(lt(Var(q), Var(e)), body)
-    if lv.after:
-        return While(lt(Var(q), Var(e)), seq(
-            Decl(at, "index", Select(Bin("<u", crd_q, Var(lv.dim)), crd_q, Const(0))),
-            imp.replaced(body, crd_q, Var(at))))
-    step = seq(Decl(ok, "index", Bin("<u", crd_q, Var(lv.dim))),
-               Decl(at, "index", Select(Var(ok), crd_q, Const(0))),
-               Assign(bad, Bin("+", Var(bad), Not(Var(ok)))),
-               imp.replaced(body, crd_q, Var(at)))
-    loop = While(lt(Var(q), Var(e)), step)
-    if lv.bad is not None:
-        return loop
-    return seq(Decl(bad, "index", Const(0)), loop, If(Bin("!=", Var(bad), Const(0)), fail))

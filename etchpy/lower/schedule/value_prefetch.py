@@ -55,7 +55,23 @@ def run(prog, semiring, tuning):
     counts = {Load(lv.pos, Var(lv.parents)) for lv in levels.values()}
     body = _switched(prog.body, lambda loop: _prefetching(loop, levels, far, tuning, names),
                      lanes, counts)
-    return prog if not picks else replace(prog, body=imp.seq(*picks.values(), body))
+    if not picks:
+        return prog
+    return replace(prog, body=imp.seq(*picks.values(), *_lanes_when_far(body, picks, levels,
+                                                                        tuning)))
+
+
+def _lanes_when_far(body, picks: dict, levels: dict, tuning) -> tuple:
+    """body's statements, each lanes pick (gather_sums) of a level with a far
+    pick taking rows of one length into the lanes from tuning.gather_from_far
+    entries where that pick is set (imp.GatherPick.far; 0: not): far rows over a
+    dense operand of prefetch_min_bytes or more, whose scalar gathers wait on
+    memory (docs/performance.md, session 54)."""
+    far = {levels[name].pos: pick.var for name, pick in picks.items()}
+    return tuple(replace(s, far=far[s.pos], far_least=tuning.gather_from_far)
+                 if isinstance(s, GatherPick) and s.crd is None and s.pos in far
+                 and s.least > 0 and tuning.gather_from_far > 0 else s
+                 for s in imp.seq_parts(body))
 
 
 def _switched(node, change, lanes: set, counts: set):

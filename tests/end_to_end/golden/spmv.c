@@ -442,7 +442,7 @@ int spmv(
     int64_t input_bad = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
     const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
-    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0, 6);
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
             /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */

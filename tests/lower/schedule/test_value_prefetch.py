@@ -48,6 +48,26 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
         assert "A_far = ep_far_pick(" not in text(off) and "x_vals[A_ahead" not in text(off)
 
 
+def test_far_rows_take_the_lanes_from_gather_from_far_entries():
+    """The lanes pick reads the far pick declared before it (imp.GatherPick.far,
+    Tuning.gather_from_far, session 54): far rows of one length take the lanes
+    from 5 entries, near ones from gather_from's 6; 0 keeps gather_from; min/max
+    lanes keep their own rule. Both ways give scipy's answer."""
+    def text(**kw):
+        return ep.compile(SPMV, formats={"A": "csr"}, tuning=ON.with_(**kw)).c_source
+    assert "A_far = ep_far_pick(" in text() and \
+        "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6);" in text()
+    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, 6);" in text(gather_from_far=0)
+    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 4 : 7);" in text(
+        gather_from_far=4, gather_from=7)
+    minimum = ep.compile(SPMV, formats={"A": "csr"}, semiring="min_plus").c_source
+    assert "A_far ?" not in minimum
+    A, x = random_rows(rows=3000, cols=20000, k=5), np.random.default_rng(1).random(20000)
+    for kw in ({}, {"gather_from_far": 0}):
+        kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=SMALL.with_(**kw))
+        np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)
+
+
 GUARD = re.compile(r"\(uint64_t\)\w*_end\w* < \(uint64_t\)\w*_q")   # a segment's own guard
 
 
