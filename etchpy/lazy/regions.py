@@ -79,8 +79,9 @@ class Regions:
             x, d = env[sa], env[sb]
             y = spmm.product(x, flip, d, columns, work)    # a kernel: checks x's arrays
             if y is None:
-                if seen[0] is not env or seen[1] is not x:     # once per run and matrix
-                    seen[0], seen[1] = env, trusted(x)  # scipy's code trusts x's arrays
+                last = seen[0]
+                if last[0] is not env or last[1] is not x:     # once per run and matrix
+                    seen[0] = (env, trusted(x))     # scipy's code trusts x's arrays
                 y = product(x, flip, d)     # scipy's loop, without `@`'s dispatch
                 if y is None:
                     y = (view.of(x) if flip else x) @ d
@@ -185,10 +186,11 @@ class Regions:
         return self.slot(n)
 
 
-# (env, x) of the last sparse input a scipy product step checked: a run's env is a
-# new list (kept alive here, so no later run's can be the same object), and no
-# step writes an input, so x's arrays are as checked for the rest of that run
-_SEEN: list = [None, None]
+# [(env, x)] of the last sparse input a scipy product step checked (one tuple:
+# threads replace it whole): a run's env is a new list (kept alive here, so no
+# later run's can be the same object), and no step writes an input, so x's
+# arrays are as checked for the rest of that run
+_SEEN: list = [(None, None)]
 
 
 def _dry(step, shape, dtype):
