@@ -38,6 +38,7 @@ import numpy as np
 from ..runtime import binder, fixed_calls
 from ..runtime.call_plans import MISS
 from . import c_nodes
+from .wrap import trusted
 
 
 def finite(v) -> bool:
@@ -53,7 +54,7 @@ def result(v, dtype, shape, is_leaf: bool):
         return v
     if type(v) is not np.ndarray and hasattr(v, "tocsr"):
         import scipy.sparse as sps
-        return sps.csr_array(v, copy=True)
+        return sps.csr_array(trusted(v) if is_leaf else v, copy=True)   # scipy trusts them
     arr = np.asarray(v, dtype=dtype).reshape(shape)
     return arr[()] if arr.ndim == 0 else (arr.copy() if is_leaf else arr)
 

@@ -11,6 +11,7 @@ from .nodes import LazyArray
 from .show import show
 from ..runtime.kernel_cache import KERNELS
 from .translate import Translator
+from .wrap import trusted
 
 
 
@@ -142,7 +143,7 @@ def squeeze(v, drop: tuple):
     """v without its axes `drop` (each of size one)."""
     if not drop or isinstance(v, Dry):
         return v
-    dense = v.toarray() if is_sparse(v) else np.asarray(v)
+    dense = trusted(v).toarray() if is_sparse(v) else np.asarray(v)
     return dense.reshape(tuple(n for d, n in enumerate(dense.shape) if d not in drop))
 
 

@@ -5,7 +5,8 @@ shapes and dtypes cost more than the loop at a few thousand entries). A
 transposed operand needs no transpose: Xᵀ of a csr X is the csc matrix over
 the same arrays. What the routine reads is what `@` would give it; anything
 else (other dtypes, a strided operand, no such routine in this scipy) is left
-to `@` (product returns None)."""
+to `@` (product returns None). Both trust x's arrays: the caller (the product
+step of etchpy.lazy.regions) checks them first (etchpy.lazy.wrap.trusted)."""
 from __future__ import annotations
 
 import numpy as np
@@ -27,9 +28,9 @@ def _sparsetools():
 
 
 def product(x, flip: bool, d):
-    """x @ d (x.T @ d when flip) for a csr or csc array x and a float64 numpy
-    array d (1-d, or 2-d C-contiguous) matching it, as a new float64 array; None
-    when the direct call does not apply."""
+    """x @ d (x.T @ d when flip) for a csr or csc array x whose arrays were
+    checked and a float64 numpy array d (1-d, or 2-d C-contiguous) matching it,
+    as a new float64 array; None when the direct call does not apply."""
     tools = _TOOLS[0] if _TOOLS else _sparsetools()
     if (tools is None or type(d) is not np.ndarray or d.dtype != _F64
             or x.data.dtype != _F64 or x.indices.dtype != x.indptr.dtype

@@ -46,6 +46,7 @@ from .show import show
 from .replay import PROGRAMS, Tape, finite as finite_value, signature, tuning_key
 from .state import Options
 from .steps import Evaluator, to_result
+from .wrap import reworded
 from .translate import expand_squares, share
 
 
@@ -131,7 +132,7 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
                 sig, values, _ = signature(arrays)
                 tape = PROGRAMS.plain_get((sig, optimize, threads, None))
                 if tape is not None:
-                    out = tape.single(values) if len(arrays) == 1 else tape.run(values)
+                    out = _replayed(tape, values, len(arrays) == 1)
                     if out is not None:
                         return out
     if approximation:
@@ -147,6 +148,16 @@ def compute(*arrays, optimize: bool = True, threads: int | None = 1, tuning=None
     return results[0] if len(results) == 1 else results
 
 
+def _replayed(tape, values: list, single: bool):
+    """The tape's replay on the leaves `values` (its one result when single), an
+    InputError from a kernel's check of a sparse leaf named for ep.lazy's
+    operand (lazy.wrap.reworded)."""
+    try:
+        return tape.single(values) if single else tape.run(values)
+    except InputError as err:
+        raise reworded(err, values)
+
+
 def run(nodes: list, optimize: bool, threads, tuning):
     """(the results of the lazy arrays `nodes`, as a tuple; the tape their run
     replayed or recorded, or None when it is not replayable): compute's work
@@ -160,7 +171,7 @@ def run(nodes: list, optimize: bool, threads, tuning):
     tkey = tuning if tuning is None else tuning_key(tuning)
     key = (sig, optimize, threads, tkey)
     tape = PROGRAMS.get(key) if tkey is not False else None
-    results = None if tape is None else tape.run(values)
+    results = None if tape is None else _replayed(tape, values, False)
     if results is not None:
         return results, tape
     checked: list = []
@@ -168,9 +179,12 @@ def run(nodes: list, optimize: bool, threads, tuning):
     finite = all(ok for _, ok in checked)    # else no kernel may distribute either
     ev = Evaluator(uses, Options(optimize, threads, tuning, finite=finite), leaves)
     ev.values.guards += [(ev.slot(leaf), ok) for leaf, ok in checked]
-    if optimize:
-        fusion.choose(ev, outs)
-    results = tuple(to_result(o, ev.value(o)) for o in outs)
+    try:
+        if optimize:
+            fusion.choose(ev, outs)
+        results = tuple(to_result(o, ev.value(o)) for o in outs)
+    except InputError as err:       # named for ep.lazy's operand where it is one's
+        raise reworded(err, values)
     tape = None
     if ev.values.replayable and tkey is not False:
         tape = Tape(ev, outs)

@@ -19,6 +19,7 @@ from ..expr.nodes import Index, Mul as EMul
 from .array import matmul, transpose
 from .kernel import Dry, KernelContext, is_sparse
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Mul, Pow, Sum, Transpose
+from .wrap import trusted
 
 
 def elementwise(n: LazyArray) -> bool:
@@ -105,7 +106,7 @@ def _sample(ev, node: LazyArray, sparse: LazyArray, s_val):
         return Dry(node.shape, node.dtype, True), None
     ss = ev.slot(sparse)
     ps = ss if s_val.format == "csr" else ev.values.derived(
-        ("csr", ss), lambda env: env[ss].tocsr(), False)
+        ("csr", ss), lambda env: trusted(env[ss]).tocsr(), False)
     fn = _on(Sampler(ev, ps).values(node, False), ps, node.dtype)
     return fn(ev.values.env), fn
 
@@ -115,7 +116,7 @@ def _on(f, ps: int, dtype):
     import scipy.sparse as sps
 
     def fn(env):
-        p = env[ps]
+        p = trusted(env[ps])        # a leaf's arrays: its pattern is read as given
         with np.errstate(all="ignore"):
             vals = f(env)
         vals = np.broadcast_to(np.asarray(vals, dtype=dtype), p.data.shape).copy()
@@ -191,7 +192,7 @@ class Sampler:
                 if not flip and _same(v, p):
                     return v.data
                 r, c = (p.indices, env[rows].r) if flip else (env[rows].r, p.indices)
-                return np.asarray(v.tocsr()[r, c]).ravel()
+                return np.asarray(trusted(v).tocsr()[r, c]).ravel()
             return fn
         return lambda env: _dense_at(np.asarray(env[s]), env[ps], env[rows], flip)
 
@@ -238,6 +239,7 @@ class Sampler:
 
 def _ones(p):
     import scipy.sparse as sps
+    trusted(p)          # p.nnz is indptr[-1]: the pattern's arrays are read as given
     return sps.csr_array((np.ones(p.nnz), p.indices, p.indptr), shape=p.shape)
 
 

@@ -30,6 +30,7 @@ from .regions import Regions
 from .replay import finite as finite_value, result
 from .state import Facts, Options, Report, Values
 from . import sample
+from .wrap import trusted
 
 
 def keeps_zero(node: Map) -> bool:
@@ -129,6 +130,8 @@ class Evaluator(Regions):
 
         def step(env):
             x = env[s]
+            if is_sparse(x):        # scipy's conversions trust its arrays
+                trusted(x)
             with np.errstate(all="ignore"):
                 if keep:
                     out = x.tocsr(copy=True)
@@ -208,7 +211,7 @@ class Evaluator(Regions):
         sa, sb, dtype = self.slot(n.a), self.slot(n.b), n.dtype
 
         def step(env):
-            va, vb = (v.toarray() if is_sparse(v) else v for v in (env[sa], env[sb]))
+            va, vb = (trusted(v).toarray() if is_sparse(v) else v for v in (env[sa], env[sb]))
             with np.errstate(all="ignore"):
                 return np.asarray(va * vb, dtype=dtype)
         return step

@@ -36,6 +36,7 @@ from .array import lazy, leaf_value
 from .nodes import LazyArray
 from .program import run
 from .replay import _leaf_sig, signature
+from .wrap import reworded
 
 _NDARRAY = np.ndarray
 
@@ -203,7 +204,10 @@ class Function:
         key = _kind(values)
         trace = self.traces.get(key)
         if trace is not None:
-            out = trace.replay(values)
+            try:
+                out = trace.replay(values)
+            except InputError as err:   # named for ep.lazy's operand where it is one's
+                raise reworded(err, [*values, *trace.fixed])
             if out is not None:
                 return out
         return self._trace(key, values)

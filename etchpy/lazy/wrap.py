@@ -11,6 +11,7 @@ import numpy as np
 from ..errors import InputError
 from ..runtime.scipy_arrays import checked_scipy, compressed_arrays
 from ..runtime.tensor import Tensor
+from .fits import fits
 
 
 def _dense_of_tensor(t: Tensor):
@@ -65,6 +66,36 @@ def checked(x):
     _CHECKED[key] = (weakref.ref(x, lambda _, k=key, d=_CHECKED: d.pop(k, None)), ids,
                      arrays, kept)       # the arrays kept alive: their ids stay theirs
     return value
+
+
+def trusted(x):
+    """The scipy csr or csc array `x` when its index arrays describe it now (an
+    index in range, pointers nondecreasing from 0 to the entries), else an
+    InputError naming ep.lazy's operand: called before each step hands a
+    sparse value to code that trusts its arrays (scipy's loops, conversions and
+    indexing), as arrays written in place since `checked` are not seen there.
+    One compiled pass over the index arrays (etchpy.lazy.fits); unsorted or
+    duplicate entries pass (those steps sum them)."""
+    indptr, indices = x.indptr, x.indices
+    major, minor = x.shape if x.format == "csr" else x.shape[::-1]
+    if not fits(indptr, indices, major, minor) or len(x.data) != len(indices):
+        compressed_arrays(x, f"ep.lazy's operand (a scipy {x.format} matrix of shape "
+                             f"{x.shape})")
+    return x
+
+
+def reworded(err, values):
+    """The InputError naming ep.lazy's operand for the first sparse value of
+    `values` (a program's leaves) whose arrays no longer describe it, else
+    err: a kernel step's check of those arrays names its own tensor."""
+    for v in values:
+        if type(v) is not np.ndarray and getattr(v, "format", None) in ("csr", "csc"):
+            try:
+                trusted(v)
+            except InputError as e:
+                e.__cause__ = err
+                return e
+    return err
 
 
 def _arrays(x) -> tuple:

@@ -41,3 +41,19 @@ def test_few_columns_little_work_or_off_run_scipys_loop():
             np.testing.assert_allclose(ep.compute(ep.lazy(X) @ ep.lazy(W), tuning=tuning), X @ W,
                                        rtol=1e-13, atol=1e-14)
     assert not spmm._KERNELS
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_vectors_run_as_kernels_unless_switched_off(fmt):
+    """A product by a vector is the kernel (its loop checks X's arrays); with
+    lazy_spmm_columns 0, scipy's loop after etchpy.lazy.fits' pass."""
+    rng = np.random.default_rng(4)
+    X = sp.random_array((40, 30), density=0.2, format=fmt, random_state=5)
+    w, v = rng.standard_normal(30), rng.standard_normal(40)
+    for tuning, made in ((OFF, set()), (None, {(fmt, False, 1), (fmt, True, 1)})):
+        spmm._KERNELS.clear()
+        for _ in range(2):
+            a, b = ep.compute(ep.lazy(X) @ ep.lazy(w), ep.lazy(X).T @ ep.lazy(v), tuning=tuning)
+            np.testing.assert_allclose(a, X @ w, rtol=1e-13, atol=1e-14)
+            np.testing.assert_allclose(b, X.T @ v, rtol=1e-13, atol=1e-14)
+        assert set(spmm._KERNELS) == made
