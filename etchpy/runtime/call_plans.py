@@ -302,6 +302,18 @@ class CallPlans:
         res = self._by_plan(inputs)
         return self(**inputs) if res is MISS else res
 
+    def call_first(self, inputs: dict, out=None):
+        """`kernel(out=out, **inputs)` for a dict `inputs` of the inputs by tensor name
+        (ep.evaluate's call of a kept kernel), by the route that call takes: the plan it
+        tries first (when `out` is None), else the call itself; the same result, checks
+        and errors. `out`: as for `Kernel.__call__`.
+
+            >>> y = kern.call_first({"A": scipy_csr, "x": numpy_vector})
+        """
+        if out is None and self._plan_first and (res := self._plan(inputs)) is not MISS:
+            return res
+        return self(out=out, **inputs)
+
     def _by_plan(self, inputs, tried=None):
         """The result of a call on `inputs` by `_plan`, else by another plan kept for
         their key (which becomes `_plan`: inputs of one kind in several size
