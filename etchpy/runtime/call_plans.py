@@ -70,7 +70,9 @@ def plan_key(inputs: dict) -> tuple:
 def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False):
     """The step for input `name` as the general call bound it, or None when its kind
     is not one a plan covers. `casts`: a numpy input bound as a copy (another dtype,
-    not C-contiguous) gets a step making that copy (Tuning.plan_casts)."""
+    not C-contiguous) gets a step making that copy (Tuning.plan_casts), for a tensor
+    stored row-major dense only (the copy's layout; another mode order reads it
+    transposed)."""
     if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
             and (value.dtype != sr.dtype or not value.flags.c_contiguous)):
         return cast_step(name, value, positions, sr, types)
@@ -164,7 +166,8 @@ def make_plan(owner, made: tuple, inputs: dict):
         else:
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
                          idx_dtype, types, owner.request.tuning.keep_call_bytes,
-                         owner.request.tuning.plan_casts)
+                         owner.request.tuning.plan_casts and tv is not None
+                         and tv.format.is_row_major_dense)   # (a C-order copy: its layout)
         if step is None:
             return None
         steps.append(step)
