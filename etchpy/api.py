@@ -44,6 +44,7 @@ from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checke
                              index_sizes, is_scipy_sparse, make_output, positional_error,
                              prepare_semiring)
 from .runtime import einsum_calls, foreign, statements
+from .runtime.call_plans import MISS
 from .runtime.kernel import Kernel
 from .runtime.kernel_cache import KERNELS
 from .runtime.tensor import Tensor
@@ -200,8 +201,8 @@ def evaluate(e: Expr | str, /, *args, **inputs) -> Result:
     """
     if not args and _OPTIONS.isdisjoint(inputs):     # no option: the call most loops make
         formats = statements.input_formats(e, inputs) if type(e) is str else None
-        if (kern := statements.last_default(e, formats, "dense")) is not None:
-            return kern.call_first(inputs)          # (compile's last: its call skipped)
+        if (res := statements.last_call(e, formats, inputs)) is not MISS:
+            return res                              # (compile's last: its call skipped)
     return _evaluate(e, *args, **inputs)
 
 
@@ -224,7 +225,7 @@ def _evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
     if backend == "c":     # a statement's sparse inputs declared as given (None: an Expr)
         formats = statements.input_formats(e, inputs, tuning) if type(e) is str else None
         if plain and (kern := statements.last_default(e, formats, output)) is not None:
-            return kern.call_first(inputs, out)     # (compile's last: its call skipped)
+            return kern(out=out, **inputs)          # (compile's last: its call skipped)
         return compile(e, semiring=semiring, output=output, order=order, formats=formats,
                        out_indices=out_indices, threads=threads, optimize=optimize,
                        optimizer_options=optimizer_options, tuning=tuning)(out=out, **inputs)

@@ -291,7 +291,10 @@ class CallPlans:
     """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
     call plans (`_plans`: plan_key -> the plans of that key, the most recent first,
     at most LIMITS.call_plans_per_key of them, for at most 64 keys; `_unplanned`:
-    the kinds no plan covers; `_plan`: the one tried first)."""
+    the kinds no plan covers; `_plan`: the one tried first; `_first`: it, when a call
+    tries it before anything else, else None)."""
+
+    _first = None
 
     def call_with(self, inputs: dict):
         """`kernel(**inputs)` for a dict of inputs by tensor name (numpy or scipy
@@ -304,18 +307,6 @@ class CallPlans:
         """
         res = self._by_plan(inputs)
         return self(**inputs) if res is MISS else res
-
-    def call_first(self, inputs: dict, out=None):
-        """`kernel(out=out, **inputs)` for a dict `inputs` of the inputs by tensor name
-        (ep.evaluate's call of a kept kernel), by the route that call takes: the plan it
-        tries first (when `out` is None), else the call itself; the same result, checks
-        and errors. `out`: as for `Kernel.__call__`.
-
-            >>> y = kern.call_first({"A": scipy_csr, "x": numpy_vector})
-        """
-        if out is None and self._plan_first and (res := self._plan(inputs)) is not MISS:
-            return res
-        return self(out=out, **inputs)
 
     def _by_plan(self, inputs, tried=None):
         """The result of a call on `inputs` by `_plan`, else by another plan kept for
@@ -341,6 +332,7 @@ class CallPlans:
         self._plan = plan
         walk = self.__dict__.get("_walk", plan)     # not worked out yet: not first
         self._plan_first = walk is None or Tensor not in key
+        self._first = plan if self._plan_first else None
 
     def _learn(self, inputs, made=None, variant=None) -> None:
         """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,

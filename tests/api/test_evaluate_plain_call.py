@@ -1,6 +1,6 @@
 """ep.evaluate called with inputs only (no option), the call a user's loop makes
 (issue 39): it binds no option, finds compile's last kernel (statements.last_default)
-and runs the plan that kernel's keyword call tries first (Kernel.call_first), with the
+and runs the plan that kernel's keyword call tries first (statements.last_call), with the
 same results, checks and errors as `ep.compile(e)(**inputs)`; any option takes the
 full path. ep.tensor's and an access's lookups of nodes made before (expr.nodes)."""
 import inspect
@@ -83,16 +83,22 @@ def test_options_and_tensors_named_like_them_take_the_full_path():
     np.testing.assert_allclose(ep.evaluate(named_e, A=A, e=x), A @ x)   # (positional-only)
 
 
-def test_call_first_is_the_keyword_call():
+def test_last_call_is_the_keyword_call_of_the_last_kernel_only():
+    from etchpy.runtime import statements
+    from etchpy.runtime.call_plans import MISS
     A = matrices()["csr"]
-    kern = ep.compile(spmv())
+    e = spmv()
+    kern = ep.compile(e)
     for n in range(3):
         x = np.full(30, float(n))
-        np.testing.assert_array_equal(kern.call_first({"A": A, "x": x}), kern(A=A, x=x))
-    out = np.empty(40)
-    assert kern.call_first({"A": A, "x": x}, out) is out
+        np.testing.assert_array_equal(statements.last_call(e, None, {"A": A, "x": x}),
+                                      kern(A=A, x=x))
+    assert statements.last_call(spmv("csc"), None, {"A": A, "x": x}) is MISS
+    assert statements.last_call(e, {"A": "csr"}, {"A": A, "x": x}) is MISS
     with pytest.raises(InputError):
-        kern.call_first({"A": A, "x": np.ones(2)})
+        statements.last_call(e, None, {"A": A, "x": np.ones(2)})
+    ep.compile(spmv("csc"))                             # another kernel compiled last
+    assert statements.last_call(e, None, {"A": A, "x": x}) is MISS
 
 
 def test_tensor_lookups_keep_the_checks_of_plain_arguments():
