@@ -127,3 +127,21 @@ def test_access_keys_for_one_two_and_more_indices():
         t2[i]
     with pytest.raises(ExpressionTypeError):
         t1["i"]
+
+
+@pytest.mark.parametrize("kind", ["csr", "csc", "coo", "Tensor"])
+def test_einsum_of_a_sparse_operand_runs_the_kernel_s_first_plan(kind):
+    """ep.einsum's kernel call (einsum_calls.KernelCall) on sparse operands tries the
+    plan the kernel's keyword call tries first, else that call: the same answers and
+    errors, new vectors each call."""
+    A = matrices()[kind]
+    ref = matrices()["csr"]
+    rng = np.random.default_rng(7)
+    for n in range(4):
+        x = rng.standard_normal(30)
+        np.testing.assert_allclose(ep.einsum("ij,j->i", A, x), ref @ x, rtol=1e-12)
+        w = rng.standard_normal(40)
+        np.testing.assert_allclose(ep.einsum("ji,j->i", A, w), ref.T @ w, rtol=1e-12)
+    with pytest.raises(InputError):
+        ep.einsum("ij,j->i", A, np.ones(31))
+    np.testing.assert_allclose(ep.einsum("ij,j->i", A, x), ref @ x, rtol=1e-12)
