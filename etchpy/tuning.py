@@ -34,7 +34,7 @@ class Tuning:
         switches (bool, True by default): markers, keyed_markers, bit_markers, merge_or_gallop,
             step_fronts, short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
             phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
-            prefetch, prefetch_row_end, prefetch_past, threads, bounded_rows, counting_sort,
+            prefetch, prefetch_row_end, prefetch_past, prefetch_read, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_lanes_once, check_windows, check_after, check_first,
             check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
@@ -88,8 +88,7 @@ class Tuning:
             one_walk_terms: the most products of a sum so walked, expr.sums; narrow_compared:
             a column only compared there read as its narrow integer twin, its loop then
             blocked by flat_mask (of this many entries; else not narrow), runtime.narrow;
-            defer_written: written form lowered on first need, runtime.deferred), aligned_once
-            (columns of different structures compared: alignment kept, runtime.align).
+            defer_written: written form lowered on first need, runtime.deferred), aligned_once (columns of different structures compared: alignment kept, runtime.align).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -123,6 +122,7 @@ class Tuning:
     prefetch: bool = True             # prefetch gathered rows and consecutive rows
     prefetch_row_end: bool = True     # ... a gathered compressed row's last line too
     prefetch_past: bool = True        # ... a row's arrays ahead unclamped (imp.Prefetch.ahead)
+    prefetch_read: bool = True        # ... a run's arrays only those its loop reads
     threads: bool = True              # honour threads > 1 (OpenMP row blocks)
     bounded_rows: bool = True         # threaded sparse rows filled in per-row bounds (not counted)
     counting_sort: bool = True        # a transposed sparse output by a counting sort
@@ -322,7 +322,7 @@ class Tuning:
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
-    rows_in_c: bool = True            # a coo or csc matrix's rows made in C (BFS, Bellman-Ford)
+    rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford rows; PageRank as is
     pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this

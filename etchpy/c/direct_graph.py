@@ -1,6 +1,7 @@
 """C text of the graph algorithms that read a scipy csr matrix's own arrays
 (codegen_templates/direct_graph.c.j2): BFS levels, weakly connected components
-(union-find), PageRank (pushed through the rows), the weight statistics of
+(union-find), PageRank (pushed through the rows; rank_as_is: pulled through a
+csc matrix's columns or pushed along a coo one's entries), the weight statistics of
 Bellman-Ford's buckets and a coo or csc matrix's rows (coo_rows, csc_rows:
 for a BFS or Bellman-Ford's buckets),
 each checking every row and index it reads, so that
@@ -8,7 +9,7 @@ nothing is converted or validated in Python first.
 
     c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank,
                                                          # f_weights, f_check, f_coo_rows,
-                                                         # f_csc_rows
+                                                         # f_csc_rows, f_rank_as_is
 
 Codes the functions return (besides -2, out of memory): CODES.
 """
@@ -36,6 +37,10 @@ int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} 
 int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                     const double *val, double alpha, double tol, int64_t max_iter,
                     double *out, double *z, double *inv, int64_t *where);
+int64_t {name}_rank_as_is(int64_t n, int64_t nnz, const {idx} *cpos, const {idx} *src,
+                          const {idx} *dst, const double *val, double alpha, double tol,
+                          int64_t max_iter, double *out, double *z, double *inv, double *w,
+                          int64_t by_runs, int64_t *where);
 int64_t {name}_weights(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                        const double *val, double *stats, int64_t *where);"""
 

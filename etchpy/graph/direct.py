@@ -56,7 +56,8 @@ def _library(idx_type: str):
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows", "csc_rows")
+    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows", "csc_rows",
+             "rank_as_is")
     types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
 

@@ -34,7 +34,7 @@ from ..runtime import build
 from ..runtime.scratch import SCRATCH
 from ..version import __version__
 from ..tuning import DEFAULT, FIXPOINT, Tuning, of as tuning_of
-from . import adjacency as adj, direct
+from . import adjacency as adj, direct, rank_as_is
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
 
@@ -78,7 +78,8 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     [0, 1); tol (> 0), converged when Σ|x' - x| < n·tol; max_iter, the
     most power iterations; driver, "auto" (every step in one C call: the compiled pull through a
     Graph's cached csc in an imp.Fixpoint, or, for a scipy matrix,
-    graph.direct pushing along its own arrays, checked in C; Python when no
+    graph.direct pushing along its own arrays (a csc one's pulled, a coo
+    one's pushed entry by entry: graph.rank_as_is), checked in C; Python when no
     compiler builds it), "c", or "python" (one compiled kernel per step);
     tuning, an etchpy.tuning.Tuning, preset name or dict the pull is compiled
     under (default: "default" per step, "fixpoint" in one C call). Every
@@ -93,7 +94,8 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     """
     _check_arguments(alpha, tol, max_iter)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
-        return choose(driver, lambda: direct.rank(A, alpha, tol, max_iter),
+        t = DEFAULT if tuning is None else tuning_of(tuning)
+        return choose(driver, lambda: rank_as_is.rank(A, alpha, tol, max_iter, "A", t),
                       lambda: pagerank(A, alpha, tol=tol, max_iter=max_iter, driver="python",
                                        tuning=tuning))
     G = adj.as_graph(A)

@@ -187,6 +187,7 @@ class Emitter:
         if not (runs and tn.prefetch):
             s = s.derive(s.facts.keep(*[k for k in streams.RUN_FACTS if k is not streams.Runs],
                                       streams.Merged, streams.Met))   # phases note them
+        s = prefetch.runs_read(s, on_ready := record(s), tn)   # (its prefetches: what it reads)
         least = tn.piece_short if streams.Pieces in s.facts else tn.run_short
         init = seq(s.init, merged, far, If(prefetch.runs_wanted(s, least, tn),
                               prefetch.prefetch_runs(s, tn, self.names, start=True))
@@ -198,7 +199,6 @@ class Emitter:
             return While(v.valid, seq(hide, fetch, imp.if_(v.ready, on_ready), nxt),
                          streams.walk_of(v, nxt))
 
-        on_ready = record(s)
         parts = LoopParts(init, step, on_ready, record,
                           unswitch.size(on_ready) <= tn.unswitch_limit, fetch)
         body = next((b for p in schedule.at("loop", tn)

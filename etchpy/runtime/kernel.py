@@ -305,7 +305,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         sr = self._semiring_of(inputs)
         kern = self if sr is self.semiring else self._variant(sr)
         if one := kern._one_walk(inputs):        # what a call on them runs (runtime.shared)
-            one[0].build(**walk_inputs(one[1], inputs))
+            one[0].build(**walk_inputs(one[1], inputs, one[0]))
             return self
         bound, (_, idx_type, _, runner, _) = kern._bind(with_identities(
             self.tensors, inputs, sr, self.request.expr, self.request.tuning.aligned_once))

@@ -165,6 +165,7 @@ class OneWalk:
             return None
         kern._warned = self._warned
         kern._walk = None            # (its walks are one already: not fused again)
+        kern._declared = _declared(req.expr)
         if any(how not in (None, NARROW) for how in read.values()):
             kern._kept.max_bytes = None   # its inputs made per call (_collapsed): no call
         return kern, read                 # would match, and none holds their values
@@ -256,18 +257,41 @@ def _apart(groups: tuple, inputs: dict) -> bool:
 def run_one_walk(kern, read: dict, out, inputs: dict):
     """Call the fused kernel `kern`: each input it reads flat as its values, each
     it reads with a run of levels as one as that Tensor (made once, kept)."""
-    return kern(out=out, **walk_inputs(read, inputs))
+    return kern(out=out, **walk_inputs(read, inputs, kern))
 
 
-def walk_inputs(read: dict, inputs: dict) -> dict:
-    """The inputs of a fused kernel that reads them as `read` says (run_one_walk)."""
+def walk_inputs(read: dict, inputs: dict, kern=None) -> dict:
+    """The inputs of a fused kernel `kern` that reads them as `read` says
+    (run_one_walk); one read by runs of levels whose format is not the one the
+    kernel declares for it (a table's singleton levels where it declares
+    compressed ones) converted to that format first (its runs were chosen for it)."""
     got = dict(inputs)
+    declared = getattr(kern, "_declared", {})
     for n, how in read.items():
         t = inputs[n]
         t.check_layout()            # the values as a kernel reads them: not handed
-        got[n] = t._vals if how is None else narrow.kept(t) if how is NARROW else \
-            _collapsed(t, how[0], inputs[how[1]])
+        if how is None or how is NARROW:
+            got[n] = t._vals if how is None else narrow.kept(t)
+            continue
+        like = inputs[how[1]]
+        if declared.get(n, t.format) != t.format:
+            t, like = t.convert(declared[n]), None
+        got[n] = _collapsed(t, how[0], like if like is not None else t)
     return got
+
+
+def _declared(expr) -> dict:
+    """{input name: the format expr declares for it} of the inputs its accesses
+    (and its value predicates' columns) read at their own positions."""
+    out = {}
+    for a in accesses(expr):
+        tv = a.tensor
+        cols = getattr(tv, "columns", None)
+        if cols is None or getattr(tv, "kind", None) != "value":
+            out.setdefault(tv.name, tv.format)
+        else:
+            out.update({c[0]: c[1] for c in cols if c[2] is None and c[0] not in out})
+    return out
 
 
 NARROW = "narrow"       # `read`'s mark of an input read as its packed narrow twin

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 from ... import imp, streams
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, If, Load, Var, While, lt, seq
@@ -169,3 +170,24 @@ def prefetch_runs(s, tuning, names=None, start=False) -> imp.Stmt:
                While(lt(Var(k), Var(end)), seq(*(imp.Prefetch(a, Var(k)) for a in arrays),
                                                Assign(k, imp.add(Var(k), Const(8))))))
     return seq(first, If(lt(Const(8), extent.n), rest))
+
+
+def runs_read(s, on_ready: imp.Stmt, tuning):
+    """s with its Runs hint's arrays cut to those its loop reads (in `on_ready`,
+    the code of one ready record, or in its valid, ready and next): a prefetch
+    of an array no load follows only adds memory traffic (the crd of a summed
+    unique level whose coordinate nothing reads: a table's one-line levels
+    walked under a run of them, as TPC-H Q15's supplier, ship date and mode);
+    the hint dropped when it keeps none. s itself with Tuning.prefetch_read off."""
+    runs = s.facts.get(streams.Runs)
+    if runs is None or not tuning.prefetch_read:
+        return s
+    read = set(imp.arrays_loaded_at(seq(on_ready, s.next), None))
+    for e in (s.valid, s.ready):
+        read.update(imp.arrays_loaded_at(e, None))
+    arrays = tuple(a for a in runs.arrays if a in read)
+    if arrays == runs.arrays:
+        return s
+    if not arrays:
+        return s.derive(streams.Facts(tuple(f for f in s.facts.items if f is not runs)))
+    return s.derive(s.facts.add(replace(runs, arrays=arrays)))

@@ -203,3 +203,27 @@ def test_counted_runs_prefetch_their_whole_run_ahead(fmt):
             if d.any():
                 assert any(isinstance(u, ep.imp.Prefetch) for u in ep.imp.statements(prog.body))
             np.testing.assert_allclose(final["out"], d @ xs, rtol=1e-12)
+
+
+def test_a_run_prefetches_only_the_arrays_its_loop_reads():
+    """Row sums Σ_j A[i,j] never read j's coordinate: its crd is not prefetched
+    (a prefetch no load follows only adds memory traffic), the values are; with
+    Tuning(prefetch_read=False) both are, as before. SpMV reads both (x[j] at the
+    coordinate). Results equal, in C and on the interpreter (which checks every
+    prefetched index)."""
+    sums = ep.sum(j, A_csr[i, j])
+    src = ep.compile(sums).c_source
+    assert "EP_PREFETCH_AHEAD(&A_vals[j_q], 256);" in src
+    assert "PREFETCH_AHEAD(&A_crd1" not in src and "EP_PREFETCH(&A_crd1" not in src
+    old = ep.compile(sums, tuning=ep.Tuning(prefetch_read=False)).c_source
+    assert "EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);" in old
+    assert "EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);" in ep.compile(SPMV).c_source
+    M = random_csr(3000, 6000, 30000, 8)
+    want = np.asarray(M.sum(axis=1)).ravel()
+    for t in (DEFAULT, DEFAULT.with_(prefetch_read=False)):
+        np.testing.assert_allclose(ep.evaluate(sums, A=M, tuning=t), want, rtol=1e-12)
+    tiny = DEFAULT.with_(run_min_entries=0, run_ahead=3)
+    small = random_csr(40, 50, 300, 3)
+    final, prog, _ = on_interpreter(sums, ep.semirings.get("real"), None, {"A": small},
+                                    tuning=tiny)
+    np.testing.assert_allclose(final["out"], np.asarray(small.sum(axis=1)).ravel())
