@@ -2,17 +2,17 @@
 
     python -m bench.user_forms [--quick] [--only WORD[,WORD]] [--seconds S] [--json PATH]
 
-`python -m bench calls` times the forms issue 39 names (a csr matrix and a new x,
-prebuilt kernels, plain float64). This survey times the others a demanding user
-writes, one call at a time alternated with the peer (bench.timing.alternate_clocks,
-medians of thread CPU time): ep.einsum with scipy operands, mixed dtypes,
-transposed / strided / Fortran-order views; the string front end and expressions
-rebuilt in the loop; nested written forms; SpMV with csc, int64-index, transposed,
-float32 and strided inputs; min-plus SpMV; sparse outputs from csc / coo inputs;
-graph algorithms with a scipy matrix; lazy programs. Sizes: about 1e3, 1e5 and 1e6
-stored entries (sparse: scikit-fem's P1 Laplacian; dense: n×n of as many
-elements); --quick stops at 1e5. Every case checks its answer against the peer's
-once before it is timed. A ratio is etchpy / peer (below 1: etchpy faster).
+`python -m bench calls` times the forms issue 39 names (a csr matrix and a new x, prebuilt
+kernels, plain float64). This survey times the others a demanding user writes, one call at
+a time alternated with the peer (bench.timing.alternate_clocks, medians of thread CPU time):
+ep.einsum with scipy operands, mixed dtypes, transposed / strided / Fortran-order views;
+the string front end and expressions rebuilt in the loop (Aᵀx as Σ over i, a new scipy
+matrix, float32, a column slice, a Fortran-order dense matrix); nested and chained forms;
+SpMV with csc, int64-index, transposed, float32 and strided inputs; min-plus SpMV; sparse
+outputs from csc / coo inputs; graph algorithms with a scipy matrix; lazy programs. Sizes:
+about 1e3, 1e5 and 1e6 stored entries (sparse: scikit-fem's P1 Laplacian; dense: n×n of as
+many elements); --quick stops at 1e5. Every case checks its answer against the peer's once
+before it is timed. A ratio is etchpy / peer (below 1: etchpy faster).
 """
 from __future__ import annotations
 
@@ -150,6 +150,73 @@ def _(d):
     return (lambda: ep.evaluate(e, A=A, x=nx())), (lambda: A @ px()), None
 
 
+@case("Aᵀx as Σi A[i,j]·x[i], rebuilt, scipy csr", "A.T @ x")
+def _(d):
+    A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
+
+    def ours():
+        a, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        return ep.evaluate(ep.sum(i, a[i, j] * x[i]), A=A, x=nx())
+    return ours, (lambda: A.T @ px()), None
+
+
+@case("Expr rebuilt, a new csr_array each call", "csr_array(...) @ x")
+def _(d):
+    A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
+    parts = [(A.data * (1 + q), A.indices, A.indptr) for q in range(POOL)]
+    na, pa = cycling(parts), cycling(parts)
+
+    def ours():
+        a, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        return ep.evaluate(ep.sum(j, a[i, j] * x[j]), A=sp.csr_array(na(), shape=A.shape),
+                           x=nx())
+    return ours, (lambda: sp.csr_array(pa(), shape=A.shape) @ px()), None
+
+
+@case("Expr rebuilt, float32 A and x", "A32 @ x32")
+def _(d):
+    A, xs = d.A.astype(np.float32), [x.astype(np.float32) for x in d.xs]
+    nx, px = cycling(xs), cycling(xs)
+
+    def ours():
+        a, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        return ep.evaluate(ep.sum(j, a[i, j] * x[j]), A=A, x=nx())
+    return ours, (lambda: A @ px()), None
+
+
+@case("Expr rebuilt, x a column slice X[:, 0]", "A @ X[:, 0]")
+def _(d):
+    A, xs = d.A, [np.stack([x, x], axis=1)[:, 0] for x in d.xs]
+    nx, px = cycling(xs), cycling(xs)
+
+    def ours():
+        a, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        return ep.evaluate(ep.sum(j, a[i, j] * x[j]), A=A, x=nx())
+    return ours, (lambda: A @ px()), None
+
+
+@case("dense matvec, Fortran-order a, rebuilt", "a_F @ v")
+def _(d):
+    a, v = np.asfortranarray(d.a), d.v
+
+    def ours():
+        m, x = ep.tensor("M", 2), ep.tensor("x", 1)
+        return ep.evaluate(ep.sum(j, m[i, j] * x[j]), M=a, x=v)
+    return ours, (lambda: a @ v), None
+
+
+@case("ep.einsum('ij,jk,k->i', A, A, x) (a chain)", "A @ (A @ x)")
+def _(d):
+    A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
+    return (lambda: ep.einsum("ij,jk,k->i", A, A, nx())), (lambda: A @ (A @ px())), None
+
+
+@case("ep.einsum('ji,j->i', A_csr, x) (Aᵀx)", "A.T @ x")
+def _(d):
+    A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
+    return (lambda: ep.einsum("ji,j->i", A, nx())), (lambda: A.T @ px()), None
+
+
 @case("nested Σj P·(Σk Q·x), scipy, new x", "P @ (Q @ x)")
 def _(d):
     P, Q, nx, px = d.A, d.B, cycling(d.xs), cycling(d.xs)
@@ -236,8 +303,7 @@ def graph_case(name, peer_name, ours_fn, peer_fn, same, conv=lambda A: A):
 
 
 def _levels(A):
-    order = cg.breadth_first_order(A, 0, return_predecessors=False)
-    return order
+    return cg.breadth_first_order(A, 0, return_predecessors=False)
 
 
 graph_case("graph.bfs_levels(csr_matrix)", "csgraph.breadth_first_order",

@@ -1,5 +1,5 @@
-"""The public entry points `compile`, `export_c`, `evaluate` and `einsum`, and the
-stream backend's driver.
+"""The public entry points `compile`, `export_c`, `evaluate` and `einsum` (the stream
+backend's driver: runtime.stream_run).
 
     compile(e, semiring=..., output="dense", order=None, tuning=None) -> Kernel
     export_c(e, name, directory, ...)        -> (name.c, name.h)
@@ -15,6 +15,7 @@ knobs; only the "c" backend's code depends on them.
 """
 from __future__ import annotations
 
+import inspect
 import pathlib
 from dataclasses import replace
 from functools import partial
@@ -25,7 +26,6 @@ import numpy as np
 if TYPE_CHECKING:
     import scipy.sparse
 
-from . import imp
 from . import tuning as tuning_
 from .c import gemm
 from .c.export_names import check_export_name
@@ -44,9 +44,11 @@ from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checke
                              index_sizes, is_scipy_sparse, make_output, positional_error,
                              prepare_semiring)
 from .runtime import einsum_calls, foreign, statements
+from .runtime.call_plans import MISS
 from .runtime.kernel import Kernel
 from .runtime.kernel_cache import KERNELS
 from .runtime.tensor import Tensor
+from .runtime.stream_run import imp_env, run_plan_streams  # noqa: F401 (api.imp_env: tests)
 
 BACKENDS = ("c", "streams", "reference")
 
@@ -175,11 +177,7 @@ def _front_end(expr, formats, out_indices, output, strict=True):
     return as_expr(expr), out_indices, output
 
 
-def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
-             backend: str = "c", output: str | Format = "dense", order=None,
-             out_indices=None, check: bool = False, threads: int | None = None,
-             optimize: bool | None = None, optimizer_options: dict | None = None,
-             tuning=None, out: np.ndarray | None = None, **inputs) -> Result:
+def evaluate(e: Expr | str, /, *args, **inputs) -> Result:
     """Evaluate `e` on inputs given by tensor name, with one of three backends.
 
     Parameters:
@@ -201,6 +199,19 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
 
         >>> y = ep.evaluate(ep.sum(j, A[i, j] * x[j]), A=scipy_csr, x=numpy_vector)
     """
+    if not args and _OPTIONS.isdisjoint(inputs):     # no option: the call most loops make
+        formats = statements.input_formats(e, inputs) if type(e) is str else None
+        if (res := statements.last_call(e, formats, inputs)) is not MISS:
+            return res                              # (compile's last: its call skipped)
+    return _evaluate(e, *args, **inputs)
+
+
+def _evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
+              backend: str = "c", output: str | Format = "dense", order=None,
+              out_indices=None, check: bool = False, threads: int | None = None,
+              optimize: bool | None = None, optimizer_options: dict | None = None,
+              tuning=None, out: np.ndarray | None = None, **inputs) -> Result:
+    """ep.evaluate with its options bound (its signature: `evaluate.__signature__`)."""
     if args:
         raise positional_error(tensors(_front_end(e, None, None, output)[0]), "ep.evaluate")
     if not (plain := semiring is None and order is None and out_indices is None
@@ -211,8 +222,8 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
                                   order=order, out_indices=out_indices, check=check,
                                   threads=threads, optimize=optimize, tuning=tuning,
                                   optimizer_options=optimizer_options)
-    if backend == "c":
-        formats = statements.input_formats(e, inputs, tuning)    # a statement's: sparse ones
+    if backend == "c":     # a statement's sparse inputs declared as given (None: an Expr)
+        formats = statements.input_formats(e, inputs, tuning) if type(e) is str else None
         if plain and (kern := statements.last_default(e, formats, output)) is not None:
             return kern(out=out, **inputs)          # (compile's last: its call skipped)
         return compile(e, semiring=semiring, output=output, order=order, formats=formats,
@@ -223,6 +234,8 @@ def evaluate(e: Expr | str, /, *args, semiring: Semiring | str | None = None,
 
 
 _PLAIN = frozenset({str, bool, int, float, tuple, list, dict})     # never an array
+_OPTIONS = frozenset(inspect.signature(_evaluate).parameters) - {"e", "args", "inputs"}
+evaluate.__signature__ = inspect.signature(_evaluate)      # (help, inspect: the options)
 
 
 def _refuse_inputs_as_options(**options):
@@ -340,59 +353,3 @@ def _einsum_new(spec, operands, key, dot_key, semiring, output, backend, tuning)
                                         out_indices=parts.out, tuning=tuning), parts.tensors)
     _einsum_calls.put(key, call, semiring, output, tuning, dot_key=dot_key)
     return call(*operands)
-
-
-# ------------------------------------------------------------------- streams
-
-
-def imp_env(bound: dict[str, Tensor], sizes: dict[str, int]) -> dict:
-    """The Imp environment: index sizes as dim_<index>, tensor arrays by their names."""
-    from . import streams        # the interpreter's backend: not loaded by `import etchpy`
-    env = {f"dim_{v}": n for v, n in sizes.items()}
-    for name, t in bound.items():
-        env.update({f"{name}_dim{m}": n for m, n in enumerate(t.shape)})
-        b = streams.array_names(name, t.format)
-        env[b.vals] = t.vals
-        for arrays, names in zip(t.levels, b.levels):
-            for key, arr_name in names.items():
-                env[arr_name] = arrays[key]
-    return env
-
-
-def run_plan_streams(plan: planning.Plan, bound, sizes, sr, check=False) -> dict:
-    """Run every step of the plan with the stream interpreter; the output as a dict."""
-    from . import streams        # the interpreter's backend: not loaded by `import etchpy`
-    tensors_now = dict(bound)
-    machine = imp.Machine(sr, imp_env(bound, sizes))
-    result: dict = {}
-    for step in plan.steps:
-        bindings = {name: streams.array_names(name, t.format)
-                    for name, t in tensors_now.items()}
-        low = streams.Lowerer(sr, bindings, imp.Names(), keep_rows=True)
-        s = streams.lower_step(sr, bindings, step.body, step.order, step.bound, lowerer=low)
-        for ring in low.rings.arrays if low.rings else ():
-            machine.exec(imp.Alloc(*ring))      # rows kept (streams.shift_rows)
-        target = result if step.target == "out" else {}
-        perm = _level_to_axis(step)
-        values: dict = {}
-        streams.run_stream(s, machine, values, check=check)
-        for key, v in values.items():
-            coord = tuple(key[p] for p in perm)
-            target[coord] = sr.add(target[coord], v) if coord in target else v
-        if step.target != "out":
-            shape = tuple(sizes[v] for v in step.out)
-            dense = np.full(shape, sr.zero, dtype=sr.dtype)
-            for coord, v in target.items():
-                dense[coord] = v
-            t = Tensor.from_dense(dense, None, semiring=sr, name=step.target)
-            tensors_now[step.target] = t
-            b = streams.array_names(step.target, t.format)
-            machine.env[b.vals] = t.vals
-    return result
-
-
-def _level_to_axis(step: planning.Step) -> list[int]:
-    """Positions, within a stream key (free indices in loop order), of each output axis."""
-    free_in_order = [v for v in step.order if v not in step.bound]
-    return [free_in_order.index(v) for v in step.out]
-

@@ -11,11 +11,10 @@ Grammar (every node is a frozen, hashable dataclass):
                                value of e, after e's sums (built by ep.map)
 
 Sugar: `a - b` is `a + (-1)*b` (the -1 marked: rings only); `e ** n` is n-fold `*`.
-Free indices are in order of first appearance; type errors are raised as the
-expression is built; the syntax gives one node per operation and operands, so an
-expression rebuilt is the object built before (expr.interned). Diagonals (A[i, i]):
-expr.diagonal; comparisons: expr.compare; windows (`A[i[lo:hi:s], j]`): expr.windows
-(proofs_notes/ has a note on each).
+Free indices are in order of first appearance; type errors are raised as the expression
+is built; the syntax gives one node per operation and operands, so an expression rebuilt is
+the object built before (expr.interned; ep.tensor's too). Diagonals (A[i, i]): expr.diagonal;
+comparisons: expr.compare; windows (`A[i[lo:hi:s], j]`): expr.windows (proofs_notes/).
 """
 from __future__ import annotations
 
@@ -29,7 +28,7 @@ import numpy as np
 from .. import maps
 from ..errors import ExpressionTypeError
 from ..formats import Format
-from .interned import NODES, ids_key, kept_hash, literal_key
+from .interned import NODES, Nodes, ids_key, kept_hash, literal_key
 from .tensor_help import (COMPARE_PREFIX, IDENTITY_PREFIX, RESERVED_NAMES,  # noqa: F401
                           RESERVED_PREFIXES, TENSOR_DOC, checked as _checked)
 
@@ -93,9 +92,9 @@ class TensorVar:
     """A named tensor of fixed order with a declared storage format (made by
     `ep.tensor`); index it with ep.indices to build an expression.
 
-    Parameters: name, an identifier naming the input (not out, dim, acc, tmp...,
-    out_...); order, the number of indices; format, a format name ("dense",
-    "csr", "csc", "dcsr", "coo", "csf") or an ep.Format; iso (see `tensor`).
+    Parameters: name, an identifier naming the input (not out, dim, acc, tmp..., out_...);
+    order, the number of indices; format, a format name ("dense", "csr", "csc", "dcsr",
+    "coo", "csf") or an ep.Format; iso (see `tensor`).
 
         >>> ep.TensorVar("A", 2, "csr")[i, j]
         A[i,j]
@@ -114,9 +113,12 @@ class TensorVar:
         object.__setattr__(self, "format", fmt)
 
     def __getitem__(self, idx) -> "Access":
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if (acc := NODES.get(key := ids_key(Access, self, idx))) is not None:
+        if isinstance(idx, tuple):     # (keys spelled out for 1 and 2 indices: their cost)
+            key = (Access, id(self), id(idx[0]), id(idx[1])) if len(idx) == 2 else \
+                ids_key(Access, self, idx)
+        else:
+            key, idx = (Access, id(self), id(idx)), (idx,)
+        if (acc := _get(key)) is not None:
             return acc      # (built before from these very objects: expr.interned)
         if (windowed := self.windowed(self, idx)) is not None:   # expr.windows
             return windowed
@@ -138,14 +140,18 @@ class TensorVar:
 
 
 def tensor(name: str, order: int, format: str | Format = "dense", *, iso=False) -> TensorVar:
+    try:        # one object per plain (name, int order, format name, iso): keys use `is`
+        if (t := _tensor_get((name, order, format, iso))) is not None and type(order) is int:
+            return t    # (kept for arguments `==` to these: a str's equals are strs)
+    except TypeError:   # (an argument that does not hash: not a plain one)
+        pass
     if type(name) is type(format) is str and type(order) is int and type(iso) is bool:
-        return _interned(name, order, format, iso)     # one object: keys compare by `is`
+        return _TENSORS.keep((name, order, format, iso), TensorVar(name, order, format, iso))
     return TensorVar(name, order, format, iso)
 
 
-_interned = functools.lru_cache(maxsize=1024)(TensorVar)   # (nodes are immutable)
-
-
+_TENSORS = Nodes(1024)      # ep.tensor's of plain arguments (nodes are immutable)
+_get, _tensor_get = NODES.get, _TENSORS.get     # (the tables' dict.get: a clear keeps it)
 tensor.__doc__ = TENSOR_DOC     # help(ep.tensor): each format's zero-copy inputs, orders
 
 
@@ -163,11 +169,10 @@ class IdentityVar(TensorVar):
 
 
 def _arith(op: str, right: bool = False):
-    """Expr's `e op x` (`x op e` when `right`); x a parameter's name (a str):
-    a comparison's operand (expr.affine), not an expression."""
+    """Expr's `e op x` (`x op e` when `right`); x a str: a comparison's operand (expr.affine)."""
     def method(self, other):
         a, b = (other, self) if right else (self, other)
-        if (node := NODES.get((op, id(a), id(b)))) is not None:
+        if (node := _get((op, id(a), id(b)))) is not None:
             return node     # (two expressions met before: no check, no new node)
         if isinstance(other, str):
             return self._with_param(self, op, other, right)
@@ -193,11 +198,10 @@ def _lit(value, negation: bool = False):
 
 
 class Expr(Comparable):
-    """An index expression: tensor accesses combined with `*` (the semiring's
-    product, broadcasting by index name), `+` (its sum over the union of
-    supports), `-` (rings only), `e ** n` and ep.sum. numpy functions and ufuncs
-    and Python's sum() are refused with a TypeError: indices are named, so sum
-    with ep.sum(index, e). `e.free` gives the free indices; & | ~: expr.logic.
+    """An index expression: tensor accesses combined with `*` (the semiring's product,
+    broadcasting by index name), `+` (its sum over the union of supports), `-` (rings only),
+    `e ** n` and ep.sum. numpy functions and ufuncs and Python's sum() are refused with a
+    TypeError: indices are named, so sum with ep.sum(index, e). `e.free`; & | ~: expr.logic.
 
         >>> (ep.sum(j, A[i, j] * x[j]) + 2 * y[i]).free
         (Index('i'),)
@@ -349,7 +353,7 @@ def sum(idx: Index | tuple[Index, ...] | list[Index],  # noqa: A001 - public nam
         >>> y = ep.sum(j, A[i, j] * x[j])             # y[i] = Σ_j A[i,j]·x[j]
         >>> s = ep.sum((i, j), A[i, j])               # every entry, a scalar
     """
-    if (node := NODES.get(("Σ", id(idx), id(body)))) is not None:
+    if (node := _get(("Σ", id(idx), id(body)))) is not None:
         return node         # (made before of this index and body: expr.interned)
     body = as_expr(body)
     idxs = idx if isinstance(idx, (tuple, list)) else (idx,)

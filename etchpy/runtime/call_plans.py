@@ -70,7 +70,9 @@ def plan_key(inputs: dict) -> tuple:
 def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False):
     """The step for input `name` as the general call bound it, or None when its kind
     is not one a plan covers. `casts`: a numpy input bound as a copy (another dtype,
-    not C-contiguous) gets a step making that copy (Tuning.plan_casts)."""
+    not C-contiguous) gets a step making that copy (Tuning.plan_casts), for a tensor
+    stored row-major dense only (the copy's layout; another mode order reads it
+    transposed)."""
     if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
             and (value.dtype != sr.dtype or not value.flags.c_contiguous)):
         return cast_step(name, value, positions, sr, types)
@@ -164,7 +166,8 @@ def make_plan(owner, made: tuple, inputs: dict):
         else:
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
                          idx_dtype, types, owner.request.tuning.keep_call_bytes,
-                         owner.request.tuning.plan_casts)
+                         owner.request.tuning.plan_casts and tv is not None
+                         and tv.format.is_row_major_dense)   # (a C-order copy: its layout)
         if step is None:
             return None
         steps.append(step)
@@ -288,7 +291,10 @@ class CallPlans:
     """The half of runtime.kernel.Kernel that picks a call's semiring and keeps its
     call plans (`_plans`: plan_key -> the plans of that key, the most recent first,
     at most LIMITS.call_plans_per_key of them, for at most 64 keys; `_unplanned`:
-    the kinds no plan covers; `_plan`: the one tried first)."""
+    the kinds no plan covers; `_plan`: the one tried first; `_first`: it, when a call
+    tries it before anything else, else None)."""
+
+    _first = None
 
     def call_with(self, inputs: dict):
         """`kernel(**inputs)` for a dict of inputs by tensor name (numpy or scipy
@@ -326,6 +332,7 @@ class CallPlans:
         self._plan = plan
         walk = self.__dict__.get("_walk", plan)     # not worked out yet: not first
         self._plan_first = walk is None or Tensor not in key
+        self._first = plan if self._plan_first else None
 
     def _learn(self, inputs, made=None, variant=None) -> None:
         """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,

@@ -244,7 +244,9 @@ class KernelCall:
             res = fixed(*operands)
             if res is not MISS:
                 return res
-        res = self.kern(**dict(zip(self.names, operands)))
+        kern, inputs = self.kern, dict(zip(self.names, operands))
+        if (first := kern._first) is None or (res := first(inputs)) is MISS:
+            res = kern(**inputs)        # (else the plan its keyword call tries first)
         if fixed is _UNTRIED:
             self.fixed = fixed_calls.make(self.kern, self.names, operands)
         return res

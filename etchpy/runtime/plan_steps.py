@@ -133,12 +133,15 @@ def cast_step(name, value, positions, sr, types):
 def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
     """The plan's lines for numpy input number `k` (see DenseCast): a miss unless it
     is a numpy array of the dtype and ndim the plan was made for, with elements, its
-    sizes in the plan's classes; its NaN check; a C-contiguous copy in the carrier
+    sizes in the plan's classes (and, of the carrier's dtype, not C-contiguous: that
+    kind is a Dense step's plan); its NaN check; a C-contiguous copy in the carrier
     dtype (as the general path's Tensor.from_dense makes), passed to C."""
     space.update({f"dg{k}": d.given, f"dt{k}": d.dtype, f"vt{k}": d.val_type,
                   f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
                   "contiguous": np.ascontiguousarray})
     v, lines = f"v{k}", _numpy_head(k, f"dg{k}", d)
+    if d.given == d.dtype:      # made for a layout only: a C-contiguous one is a Dense's
+        lines += [f"if {v}.flags.c_contiguous:", "    return MISS"]   # (the binder's)
     lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({v}, dtype=dt{k}))")
     return ["        " + line for line in lines]
 

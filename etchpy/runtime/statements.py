@@ -9,6 +9,8 @@
     last_args(...), last_kernel(args), remember(args, kern), last_default(...)
                                  compile's last statement (or expression object) with
                                  plain options, found again by comparing its arguments
+    last_call(expr, formats, inputs)   ep.evaluate(expr, **inputs) with no option by that
+                                 kernel, or MISS
 
 Options are keyed by value, but a Semiring by its id (hashing one hashes its
 callables): the cached kernel holds it, so the id is not reused while the entry
@@ -26,10 +28,12 @@ from ..expr.walk import tensors
 from .inputs import is_scipy_sparse
 from .tensor import Tensor
 from .build import ENV_NAMES, env_reader
+from .call_plans import MISS
 from .kernel_cache import KERNELS
 from .request import THREADS_VARIABLE, default_threads
 
-__all__ = ["input_formats", "last_args", "last_default", "last_kernel", "options_key", "parsed",
+__all__ = ["input_formats", "last_args", "last_call", "last_default", "last_kernel",
+           "options_key", "parsed",
            "remember", "statement_key"]
 
 _statements: dict = {}      # (text, formats) -> (expr, output indices, output format)
@@ -152,6 +156,21 @@ def last_default(expr, formats, output: str):
     return kern if (e is expr or type(e) is str and e == expr) and options == (
         formats and tuple(formats.items()), output, None, "etchpy_kernel", None, None,
         _environment_now(), KERNELS.generation) else None
+
+
+def last_call(expr, formats, inputs: dict):
+    """ep.evaluate(expr, **inputs) with every option its default, by compile's last kernel
+    when last_default(expr, formats, "dense") is that kernel: the plan its keyword call
+    tries first (Kernel._use), else that call (the same result, checks and errors); MISS
+    when the last kernel is not expr's (ep.evaluate then compiles)."""
+    e, options, kern = _last[0]
+    if (e is expr or type(e) is str and e == expr) and options == (
+            formats and tuple(formats.items()), "dense", None, "etchpy_kernel", None, None,
+            _environment_now(), KERNELS.generation):
+        if (first := kern._first) is None or (res := first(inputs)) is MISS:
+            return kern(**inputs)
+        return res
+    return MISS
 
 
 def remember(args, kern) -> None:

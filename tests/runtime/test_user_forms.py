@@ -96,6 +96,44 @@ def test_a_cast_plan_still_refuses_bad_vectors(strided):
             A=_matrix(seed=5).astype(np.int64), x=np.full(A.shape[1], 0.5))
 
 
+def test_a_contiguous_vector_after_a_strided_one_gets_its_own_plan():
+    """A copy plan made for a strided float64 x misses a C-contiguous one (else every
+    later call of the kind copied x in the Python plan): that call learns the plan of
+    a Dense step, which the calls after it run; both kinds keep answering."""
+    kern = ep.compile(SPMV, formats={"A": "csr"})
+    A, rng = _matrix(seed=8), np.random.default_rng(8)
+    m = A.shape[1]
+    for _ in range(2):
+        strided = np.repeat(rng.standard_normal(m), 2)[::2]
+        np.testing.assert_allclose(kern(A=A, x=strided), A @ strided, rtol=1e-12)
+    assert _has_cast_plan(kern)
+    for _ in range(3):
+        x = rng.standard_normal(m)
+        np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)
+    assert "contiguous" not in getattr(kern._plan, "__globals__", ())   # a Dense's plan
+    for x in (strided, x, strided[::-1], x):
+        np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_dense_tensor_stored_column_major_takes_no_c_order_copy(dtype):
+    """A dense tensor declared with mode order (1, 0): its numpy inputs, C- or
+    Fortran-order, of the carrier's dtype or another, answer right on every call (a
+    plan's C-order copy would be read transposed, so no copy plan is made for it)."""
+    i, j = ep.indices("i j")
+    column_major = ep.Format([ep.Dense(), ep.Dense()], mode_order=(1, 0))
+    kern = ep.compile(ep.sum(j, ep.tensor("M", 2, column_major)[i, j] * ep.tensor("x", 1)[j]))
+    rng = np.random.default_rng(6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ep.PerformanceWarning)
+        for _ in range(3):
+            a = (rng.standard_normal((7, 5)) * 4).astype(dtype)
+            x = rng.standard_normal(5)
+            for m in (np.asfortranarray(a), a, a[:, ::-1].copy()[:, ::-1]):
+                np.testing.assert_allclose(kern(M=m, x=x), a.astype(np.float64) @ x,
+                                           rtol=1e-12)
+
+
 @pytest.mark.parametrize("declared,given", [("csr", "csc"), ("csc", "csr")])
 @pytest.mark.parametrize("idx", [np.int32, np.int64])
 @pytest.mark.parametrize("tuning", [None, TRANSPOSE, OFF])
