@@ -33,7 +33,7 @@ class Tuning:
     Parameters (each a field; the class body comments each one):
         switches (bool, True by default): markers, keyed_markers, bit_markers, merge_or_gallop,
             step_fronts, short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
+            phases, pieces, band_rows, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
             prefetch, prefetch_row_end, prefetch_past, prefetch_read, threads, bounded_rows, counting_sort,
             workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
             check_count_once, check_lanes_once, check_windows, check_after, check_first,
@@ -42,7 +42,7 @@ class Tuning:
             keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
             fused_temporaries, written_nesting, access_order; met_checks (False by default).
         thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
-            keyed_marker_cells, unswitch_limit, sum_lanes, short_pieces, row_block,
+            keyed_marker_cells, unswitch_limit, sum_lanes, short_pieces, band_widths, row_block,
             row_block_lanes, row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
             window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
@@ -109,8 +109,8 @@ class Tuning:
     unhide_one_entry: bool = True     # ... not a one-position loop (C folds it away)
     unswitch: bool = True             # one loop per way of a per-segment choice
     phases: bool = True               # a union runs in phases (both valid, one, none)
-    pieces: bool = True               # a level read as dense runs (a band, blocks) loops
-                                      # per run (streams.Pieces), its sums split in lanes
+    pieces: bool = True               # a level read as dense runs (a band, blocks) loops per run
+    band_rows: bool = True            # ... a band of one width per call (uniform): rows unclipped
     row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block of rows at a time over their shared columns
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
@@ -205,10 +205,10 @@ class Tuning:
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = 16               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
+    band_widths: tuple = (3, 5, 7, 9)  # band_rows' widths fixed as constants, straight-line rows
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
     row_block_lanes: int = 4          # ... accumulators a row over the shared columns
-    row_block_min: int = 512          # ... only where the rows' mean run and a block's shared
-                                      # columns are this long (else row_streams)
+    row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     gather_from: int = 6              # ... real sums' rows of one length >= this (irregular: all)

@@ -32,7 +32,7 @@ from .. import imp
 from ..errors import InputError
 from ..formats.compressed import check_pointers, index_array, require_keys
 from ..formats.level import Hashed
-from ..imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Const, Decl, ForSorted, If, Load,
+from ..imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Block, Const, Decl, ForSorted, If, Load,
                    Reserve, Store, Var, While, eq, incr, lt, not_, or_, seq)
 
 EMPTY = Const(-1)          # an empty slot's coordinate
@@ -72,7 +72,8 @@ class Hash:
     inserts = True           # written in any order under located parents (begin..end)
     last_only = "its values sit at the slots of its tables"
     locates = True           # formats.level (optional): a probe finds a coordinate in O(1)
-    scratch_roles = ("n", "list", "cap", "h", "t", "keys", "vals", "slot", "tmp", "w", "g")
+    scratch_roles = ("n", "list", "cap", "h", "t", "keys", "vals", "slot", "tmp", "w", "g", "p",
+                     "e")
 
     def __str__(self):
         return "hash"
@@ -204,39 +205,53 @@ class Hash:
         return self.place(s, at, zero), s.vals, Var(s.h)
 
     def end(self, arrays, s, var, r, count, parents, size, vals, zero) -> imp.Stmt:
-        """After the last insert: spos counts each parent's (t / size) touched
-        cells, hpos sizes their tables, then the touched cells, sorted, move
-        (t mod size, the value at their slot) into their parent's table, hsrt
-        listing the slots in order."""
+        """After the last insert: the touched cells, sorted, are listed in s.slot
+        (the table grows no more) while spos counts each parent's, the parent p
+        of cell t kept as t passes (p·size <= t < (p + 1)·size, no division: the
+        sorted cells' parents do not decrease); hpos sizes their tables; then
+        the listed cells move (t − p·size, the value at their slot) into their
+        parent's table in that order, hsrt listing the slots."""
+        spos, t = arrays["spos"], Var(s.t)
+        at = imp.add(Var(s.p), ONE)
         return seq(Decl(count, "index", ZERO), Decl(s.w, "index", ZERO),
-                   Decl(s.g, "index", ZERO), self._pointers(arrays, s, r, parents, size),
+                   Decl(s.g, "index", ZERO), Decl(s.p, "index", ZERO), Decl(s.e, "index", size),
+                   Alloc(spos, "index", imp.add(parents, ONE), ZERO),
+                   Alloc(arrays["hpos"], "index", imp.add(parents, ONE), ZERO),
+                   ForSorted(var, s.list, Var(s.n), imp.mul(parents, size), None, seq(
+                       self._parent(s, Var(var), size), Store(spos, at, imp.add(Load(spos, at), ONE)),
+                       Store(s.slot, Var(count), Var(var)), incr(count))),
+                   self._pointers(arrays, s, r, parents),
                    Alloc(arrays["hcrd"], "index", Load(arrays["hpos"], parents), EMPTY),
                    Alloc(vals, "value", Load(arrays["hpos"], parents), zero),
                    Alloc(arrays["hsrt"], "index", imp.max_(Var(s.n), ONE), None),
-                   ForSorted(var, s.list, Var(s.n), imp.mul(parents, size), None,
-                             self._move(arrays, s, Var(var), count, size, vals)))
+                   Assign(count, ZERO), Assign(s.p, ZERO), Assign(s.e, size),
+                   Assign(s.t, ZERO), While(lt(t, Var(s.n)), seq(Block(seq(
+                       Decl(var, "index", Load(s.slot, t)), self._parent(s, Var(var), size),
+                       self._move(arrays, s, Var(var), count, size, vals))), incr(s.t))))
 
-    def _pointers(self, arrays, s, r, parents, size) -> imp.Stmt:
+    def _parent(self, s, key, size) -> imp.Stmt:
+        """s.p := the parent of `key` (s.e = (s.p + 1)·size), stepping up from the
+        previous key's (keys ascending)."""
+        return While(imp.le(Var(s.e), key), seq(incr(s.p), Assign(s.e, imp.add(Var(s.e), size))))
+
+    def _pointers(self, arrays, s, r, parents) -> imp.Stmt:
+        """hpos from spos's counts (each table a power of two, more than twice its
+        count), spos made their running sums."""
         hpos, spos = arrays["hpos"], arrays["spos"]
-        t, rv, w = Var(s.t), Var(r), Var(s.w)
-        at = imp.add(Bin("/", Load(s.list, t), size), ONE)
+        rv, w = Var(r), Var(s.w)
         nxt = imp.add(rv, ONE)
         grow = seq(Assign(s.w, ONE), While(lt(w, imp.mul(Const(2), Load(spos, nxt))),
                                            Assign(s.w, imp.mul(Const(2), w))))
-        return seq(Alloc(spos, "index", imp.add(parents, ONE), ZERO),
-                   Alloc(hpos, "index", imp.add(parents, ONE), ZERO),
-                   Assign(s.t, ZERO), While(lt(t, Var(s.n)), seq(
-                       Store(spos, at, imp.add(Load(spos, at), ONE)), incr(s.t))),
-                   Decl(r, "index", ZERO), While(lt(rv, parents), seq(
-                       grow, Store(hpos, nxt, imp.add(Load(hpos, rv), w)),
-                       Store(spos, nxt, imp.add(Load(spos, nxt), Load(spos, rv))), incr(r))))
+        return seq(Decl(r, "index", ZERO), While(lt(rv, parents), seq(
+            grow, Store(hpos, nxt, imp.add(Load(hpos, rv), w)),
+            Store(spos, nxt, imp.add(Load(spos, nxt), Load(spos, rv))), incr(r))))
 
     def _move(self, arrays, s, t, count, size, vals) -> imp.Stmt:
         hpos, hcrd = arrays["hpos"], arrays["hcrd"]
-        parent = Bin("/", t, size)
+        parent = Var(s.p)
         base = Load(hpos, parent)
         mask = Bin("-", Bin("-", Load(hpos, imp.add(parent, ONE)), base), ONE)
-        c, g = Bin("-", t, imp.mul(parent, size)), Var(s.g)
+        c, g = Bin("-", t, Bin("-", Var(s.e), size)), Var(s.g)
         return seq(self.probe(s, t, lambda at: eq(at, t)),
                    Assign(s.g, imp.add(base, Bin("hash", c, mask))),
                    While(not_(eq(Load(hcrd, g), EMPTY)), Assign(s.g, imp.add(base, Bin(

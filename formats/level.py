@@ -156,11 +156,25 @@ class Band:
     coordinate c at position at + c. No coordinate is loaded and any one inside
     the run is found in O(1). A band reads so: per-parent arrays (formats.banded:
     lo = bfirst[p]) or one shape for every parent (formats.uniform_band: lo, hi
-    and at affine in p, clipped)."""
+    and at affine in p, clipped). `fixed`: where some parents' bands all have one
+    width, unclipped (a Fixed), else None."""
 
     lo: Expr
     hi: Expr
     at: Expr
+    fixed: "Fixed | None" = None
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The parents rows[0] .. rows[1] - 1 (parent positions; the bounds read no
+    parent position) have the band lo = first, hi = first + width, where width
+    reads no parent position: one width per call (proofs_notes/band.md, "Fixed
+    width")."""
+
+    rows: tuple
+    first: Expr
+    width: Expr
 
 
 @dataclass(frozen=True)

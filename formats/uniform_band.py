@@ -30,7 +30,7 @@ from .. import imp
 from ..errors import InputError
 from ..formats.blocks import distinct, spread
 from ..formats.compressed import index_array, require_keys
-from ..formats.level import Band
+from ..formats.level import Band, Fixed
 from ..imp import Bin, Const, Load
 
 OFFSET, WIDTH, STEP, PARENTS, SIZE = range(5)
@@ -128,7 +128,8 @@ class UniformBand:
         width = Load(shape, Const(WIDTH))
         first = imp.add(imp.mul(Load(shape, Const(STEP)), lo), Load(shape, Const(OFFSET)))
         return Band(imp.max_(first, Const(0)), imp.min_(imp.add(first, width), size),
-                    Bin("-", imp.mul(lo, width), first))
+                    Bin("-", imp.mul(lo, width), first),
+                    Fixed(_unclipped(shape, size), first, width))
 
     def describe(self, k, axis, arrays, parents, size=None, count=None):
         """The header text of level k over `axis` (of dimension `size`, C text;
@@ -142,6 +143,25 @@ class UniformBand:
                 f"{shape}[2]*p + {shape}[0] + s at position p*{shape}[1] + s for s < "
                 f"{shape}[1], where that coordinate lies in [0, {size}) (the other "
                 f"slots hold the fill); {count} positions."), count
+
+
+def _unclipped(shape: str, size) -> tuple:
+    """The parents p whose band f(p) .. f(p) + width - 1 lies inside [0, size), an
+    interval [a, b) of the parents since f = step·p + offset, step >= 0: a is
+    the first p with step·p >= -offset (0 when offset >= 0; none when step = 0
+    and offset < 0), b - 1 the last with step·p <= size - width - offset (none
+    when that is negative); both at most the parents' count
+    (proofs_notes/band.md, "Fixed width")."""
+    step, offset, parents = (Load(shape, Const(k)) for k in (STEP, OFFSET, PARENTS))
+    one = imp.max_(step, Const(1))
+    below = imp.max_(Bin("-", Const(0), offset), Const(0))
+    flat = imp.eq(step, Const(0))
+    first = imp.select(flat, imp.select(imp.lt(offset, Const(0)), parents, Const(0)),
+                       Bin("/", imp.add(below, Bin("-", one, Const(1))), one))
+    room = Bin("-", Bin("-", size, Load(shape, Const(WIDTH))), offset)
+    last = imp.select(imp.lt(room, Const(0)), Const(0),
+                      imp.select(flat, parents, imp.add(Bin("/", room, one), Const(1))))
+    return imp.min_(first, parents), imp.min_(last, parents)
 
 
 def _shape(parents, coords, n_parents, size):

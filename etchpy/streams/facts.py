@@ -1,21 +1,20 @@
 """What lowering may assume of a stream, as typed values (proofs_notes/facts.md).
 
 A stream's record (stream.py) says what it means: its run and its values. What
-a combinator or lowering may *assume* of it beyond that is a fact: a frozen
-value whose docstring is its contract, true of the stream in every state in
-which lowering reads it. A `Facts` value holds at most one fact of each class.
+a combinator or lowering may *assume* of it beyond that is a fact: a frozen value
+whose docstring is its contract, true in every state lowering reads. A `Facts`
+value holds at most one fact of each class.
 
-Facts are the stream's correctness assumptions: code that relies on one gives
-the same result as the plain loop `init; while valid { if ready {value}; next }`
-only because the fact holds. Hints are facts read only to choose a schedule
-(merge or gallop, prefetch addresses, which loop gets a prefetch): they are
-never read for results, and dropping one never changes a result.
+Facts are the stream's correctness assumptions: code relying on one gives the
+result of the plain loop `init; while valid { if ready {value}; next }` only
+because the fact holds. Hints are facts read only to choose a schedule (merge
+or gallop, prefetch addresses): never read for results, nor missed when dropped.
 
-Propagation is opt-in. A combinator that builds a stream from another names
-the classes it keeps (`facts.keep(Locate, Prelude)`) or builds new facts; a
-fact it does not name is dropped, never inherited, so a new kind of fact is
-absent until each combinator that keeps it has been argued to keep it true.
-Read one with `s.facts.get(Counter)` (None when absent) or `Counter in s.facts`."""
+Propagation is opt-in. A combinator that builds a stream from another names the
+classes it keeps (`facts.keep(Locate, Prelude)`) or builds new facts; a fact it
+does not name is dropped, never inherited: a new kind of fact is absent until
+each combinator keeping it is argued to keep it true. Read one with
+`s.facts.get(Counter)` (None when absent) or `Counter in s.facts`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -122,15 +121,16 @@ class Full(Fact):
 
 @dataclass(frozen=True)
 class Counter(Fact):
-    """The run is a plain counted loop: `init` sets `name` := first (and runs
-    the Prelude, if any), `valid` is name < end, `ready` is true, `next` is
-    name := name + 1, and `index` and `value` read no other state of the stream
-    itself. Lowering may split [first, end) across threads (when there is no
-    Prelude) and use `name` as the position of the current state."""
+    """The run is a plain counted loop: `init` sets `name` := first (and the
+    Prelude), `valid` is name < end, `ready` true, `next` name := name + 1; `index`
+    and `value` read no other state. Lowering may split [first, end) across threads
+    (no Prelude) and use `name` as the position. `fixed` (a band's): (parent p, a
+    formats.level.Fixed): for p in its rows, first = its first, end = first + width."""
 
     name: str
     first: imp.Expr
     end: imp.Expr
+    fixed: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -147,8 +147,9 @@ def level_stream(names, level, var, size, arrays, parent, child, crd_len=None,
         case shapes.Blocks(first, pos, start, end):
             return blocks_level(names, var, first, pos, start, end, child,
                                 crd_len if in_order else None)
-        case shapes.Band(lo_c, hi_c, at):
-            return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None)
+        case shapes.Band(lo_c, hi_c, at, fixed):
+            return band_level(names, var, lo_c, hi_c, at, child, crd_len if in_order else None,
+                              None if fixed is None else (lo, fixed))
         case shapes.RunList(ends, start, end, starts):
             return runs_level(names, var, size, ends, start, end, child, starts)
         case shapes.Lookup(crd, start, end, first, present):
@@ -272,13 +273,14 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
 
 
 def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
-               n: imp.Expr | None = None) -> Stream:
+               n: imp.Expr | None = None, fixed: tuple | None = None) -> Stream:
     """The coordinates lo .. hi - 1 at positions at + c (a formats.level.Band: a
     band): a counted loop (state c, end) whose value reads the counter alone (the
     shift `at` is recomputed, loop-invariant, so Counter holds), one piece (its
     advance does nothing); skip jumps. `n`: the level's positions, given when
     its parents are visited in order, so that successive bands follow one
-    another in memory (the Runs hint, for prefetching)."""
+    another in memory (the Runs hint, for prefetching). `fixed`: (the parent
+    position, a formats.level.Fixed), kept in the Counter fact."""
     c, e = (names.fresh(f"{var}_{x}") for x in ("c", "end"))
     cv, ev = Var(c), Var(e)
     p = imp.add(at, cv)
@@ -293,7 +295,7 @@ def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
                   init=seq(Assign(c, lo), Assign(e, hi)), valid=lt(cv, ev),
                   index=cv, ready=TRUE, value=value, next=incr(c),
                   skip=skip, search="jump (a band)",
-                  facts=Facts.of(Counter(c, lo, hi), Most(Bin("-", ev, cv)),
+                  facts=Facts.of(Counter(c, lo, hi, fixed), Most(Bin("-", ev, cv)),
                                  Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP), runs))
 
 

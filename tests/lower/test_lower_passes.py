@@ -17,6 +17,7 @@ T, C, D = ep.tensor("T", 3, "csf"), ep.tensor("C", 2), ep.tensor("D", 2)
 x = ep.tensor("x", 1)
 U = ep.tensor("U", 2, "csr")
 G, H = ep.tensor("G", 2, "blocks"), ep.tensor("H", 2, "banded")
+V = ep.tensor("V", 2, "uniform_band")
 a, b, c = ep.indices("a b c")
 rng = np.random.default_rng(3)
 
@@ -32,7 +33,8 @@ INPUTS = {"A": _csr(12, 10, 0.4, 1), "B": _csr(12, 10, 0.4, 2), "x": rng.random(
                                      (5, 6, 5), "csf"),
           "G": ep.Tensor.from_dense(np.kron(np.eye(4)[::-1], np.ones((3, 3))) + np.eye(12),
                                     "blocks"),
-          "H": ep.Tensor.from_dense(np.triu(np.tril(rng.random((12, 10)), 4), -3), "banded")}
+          "H": ep.Tensor.from_dense(np.triu(np.tril(rng.random((12, 10)), 4), -3), "banded"),
+          "V": ep.Tensor.from_dense(np.triu(np.tril(rng.random((12, 10)), 1), -1), "uniform_band")}
 B_rows = _csr(10, 9, 0.4, 5)
 
 
@@ -75,6 +77,7 @@ CASES = [
     ("pieces", ep.sum(j, H[i, j] * x[j]), None, 1, {}, lambda p: "_lane" in imp.show(p.body)),
     ("row_streams", ep.sum(j, H[i, j] * x[j]), None, 1, {}, has(imp.Comment, "interleaved")),
     ("row_blocks", ep.sum(j, H[i, j] * x[j]), None, 1, {}, has(imp.Comment, "rows in blocks")),
+    ("band_rows", ep.sum(j, V[i, j] * x[j]), None, 1, {}, has(imp.Comment, "straight-line")),
 ]
 
 

@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (blas, blocks, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
                row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
@@ -92,6 +92,7 @@ PASSES = (
     Pass("threads", "threads", "step", threads.on_threads),
     Pass("window blocks", "window_walk", "step", window_blocks.run),   # and window_blocks > 0
     Pass("row blocks", "row_blocks", "step", row_blocks.run),
+    Pass("band rows", "band_rows", "step", band_rows.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("window walks", "window_walk", "loop", window_walks.run),

@@ -18,7 +18,7 @@ with runs [lo_k, hi_k):
 (a block is tried at each t with K rows left). This loop runs where the rows'
 mean run (the Runs hint's positions over the rows, one test before it) is at
 least tuning.row_block_min long; elsewhere the rows run as row streams do
-(or one by one when those are off). Each row's run is split
+(or in band rows' ranges, or one by one). Each row's run is split
 into three disjoint ranges that cover it (proofs_notes/band.md, "Rows in
 blocks"), so each row gets the sum of the same terms; the sum is reassociated
 (floats may round differently, as with split sums). Each row is written by its
@@ -30,7 +30,7 @@ from __future__ import annotations
 from ... import imp, streams
 from ...imp import (Assign, Block, Const, Decl, If, Ring, Var, While, incr, le, lt, max_,
                     min_, seq)
-from . import row_streams
+from . import band_rows, row_streams
 from .threads import plain_counted
 
 
@@ -64,7 +64,9 @@ def run(em, s) -> imp.Stmt | None:
                      If(lt(imp.add(Var(t), Const(k_rows - 1)), end), Block(whole)),
                      If(imp.eq(Var(stride), Const(1)), plain(Var(t))),
                      Assign(t, imp.add(Var(t), Var(stride))))))
-    other = row_streams.run(em, s) if tn.row_streams else None
+    other = band_rows.run(em, s) if tn.band_rows else None
+    if other is None and tn.row_streams:
+        other = row_streams.run(em, s)
     if other is None:
         other = seq(Decl(t, "index", start), While(lt(Var(t), end), seq(plain(Var(t)), incr(t))))
     rows = imp.Bin("max", imp.Bin("-", end, start), Const(0))

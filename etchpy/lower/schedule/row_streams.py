@@ -21,10 +21,17 @@ def run(em, s) -> imp.Stmt | None:
     count = em.tuning.row_stream_count
     if count < 2 or em.markers or not plain_counted(s) or s.contracted:
         return None
-    if em.target.dense_axes is None or not _reads_runs(s.value):
+    if em.target.dense_axes is None or not reads_runs(s.value):
         return None
     c, start, end = streams.counter_range(s)
-    body = em.row_body(s, em.top())
+    return seq(imp.Comment(f"{s.var}: {s.search}, rows in {count} interleaved streams"),
+               interleave(em, c, start, end, em.row_body(s, em.top()), count))
+
+
+def interleave(em, c: str, start: imp.Expr, end: imp.Expr, body: imp.Stmt,
+               count: int) -> imp.Stmt:
+    """`body` run at c = start .. end - 1 as `count` interleaved chunks, then the
+    rows left over one by one (the module docstring)."""
     t, q = em.names.fresh(f"{c}_t"), em.names.fresh(f"{c}_q")
 
     def row(at):
@@ -32,8 +39,7 @@ def run(em, s) -> imp.Stmt | None:
     spread = imp.Bin("max", imp.Bin("-", end, start), Const(0))
     rows = [row(Var(t) if k == 0 else imp.add(Var(t), imp.Bin("*", Var(q), Const(k))))
             for k in range(count)]
-    return seq(imp.Comment(f"{s.var}: {s.search}, rows in {count} interleaved streams"),
-               Decl(q, "index", imp.Bin("/", spread, Const(count))),
+    return seq(Decl(q, "index", imp.Bin("/", spread, Const(count))),
                Decl(t, "index", start),
                While(lt(Var(t), imp.add(start, Var(q))),
                      seq(*rows, Assign(t, imp.add(Var(t), Const(1))))),
@@ -41,7 +47,7 @@ def run(em, s) -> imp.Stmt | None:
                While(lt(Var(t), end), seq(row(Var(t)), Assign(t, imp.add(Var(t), Const(1))))))
 
 
-def _reads_runs(v) -> bool:
+def reads_runs(v) -> bool:
     """Some level below the row is read as counted runs that are not runs of one
     value (those are summed once per run, not streamed)."""
     return any(streams.Pieces in lv.facts and streams.Flat not in lv.facts
