@@ -11,20 +11,11 @@ from hypothesis import example, given, settings, strategies as st
 import etchpy as ep
 from etchpy.expr.compare import KeyedVar
 from etchpy.formats import Format
+from lines import lines
 
 BY_DAY = ("day", "order", "line", "part")
 d, o, ln, p = ep.indices("d o ln p")
 GENERAL = Format(["dense", "compressed", "compressed", "compressed"])
-
-
-def _lines(rng, n):
-    order = np.sort(rng.integers(0, 5, n))
-    line = np.zeros(n, dtype=np.int64)
-    for k in range(1, n):
-        line[k] = line[k - 1] + 1 if order[k] == order[k - 1] else 0
-    return {"order": order, "line": line, "part": rng.integers(0, 4, n),
-            "rev": rng.integers(1, 9, n).astype(float),
-            "day": rng.integers(0, 6, n).astype(float)}
 
 
 @settings(max_examples=25, deadline=None)
@@ -35,7 +26,7 @@ def test_runs_of_levels_read_in_the_format_the_kernel_declares(seed, n, hi):
     R, D = ep.tensor("R", 4, GENERAL), KeyedVar("D", 4, GENERAL, by=0)
     kern = ep.compile(ep.sum((d, ln, p), R[d, o, ln, p] * (D[d, o, ln, p] < "hi")),
                       order=["d", "o", "ln", "p"])
-    cols = _lines(np.random.default_rng(seed), n)
+    cols = lines(np.random.default_rng(seed), n)
     T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
     T.add_order(BY_DAY)
     order = ep.Keys(cols["order"]).code(cols["order"])

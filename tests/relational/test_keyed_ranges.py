@@ -15,6 +15,7 @@ from etchpy.expr.compare import CompareVar, KeyedVar
 from etchpy.expr.walk import accesses
 from etchpy.formats import Format
 from etchpy.runtime import keyed
+from lines import lines
 
 BY_DAY = ("day", "order", "line", "part")
 d, o, ln, p = ep.indices("d o ln p")
@@ -25,16 +26,6 @@ def _table(cols, **kw):
                  **kw)
     T.add_order(BY_DAY)
     return T
-
-
-def _lines(rng, n, days=6):
-    order = np.sort(rng.integers(0, 5, n))
-    line = np.zeros(n, dtype=np.int64)
-    for k in range(1, n):
-        line[k] = line[k - 1] + 1 if order[k] == order[k - 1] else 0
-    return {"order": order, "line": line, "part": rng.integers(0, 4, n),
-            "rev": rng.integers(1, 9, n).astype(float),
-            "day": rng.integers(0, days, n).astype(float)}
 
 
 def _expr(T):
@@ -80,7 +71,7 @@ def _same(got, want):
 
 
 def test_the_day_comparisons_are_a_range_of_its_codes(in_range):
-    T = _table(_lines(np.random.default_rng(1), 5))
+    T = _table(lines(np.random.default_rng(1), 5))
     assert isinstance(T.var("day", order=BY_DAY), KeyedVar)          # the order's value
     assert not isinstance(T.var("rev", order=BY_DAY), KeyedVar)
     expr = ep.compile(_expr(T), order=["d", "o", "ln", "p"]).request.expr
@@ -101,7 +92,7 @@ def test_the_day_comparisons_are_a_range_of_its_codes(in_range):
        hi=st.sampled_from([0, 2, 2.5, 4, 6, np.inf]), most=st.sampled_from([3, 9]),
        skip=st.booleans())
 def test_a_keyed_range_matches_the_rows_it_keeps(in_range, seed, n, lo, hi, most, skip):
-    cols = _lines(np.random.default_rng(seed), n)
+    cols = lines(np.random.default_rng(seed), n)
     T = _table(cols, skip_unwritten=skip)
     _same(_call(in_range, T, lo=lo, hi=hi, most=most), _want(cols, lo, hi, most))
 
@@ -111,7 +102,7 @@ def test_values_written_in_place_between_calls():
     summed levels below the line read as one, runtime.shared), the key value
     and another column written between calls."""
     rng = np.random.default_rng(3)
-    cols = _lines(rng, 12)
+    cols = lines(rng, 12)
     T = _table(cols)
     at = (d, o, ln, p)
     Rev, Day = T.var("rev", order=BY_DAY, name="R")[at], T.var("day", order=BY_DAY, name="D")[at]
@@ -131,7 +122,7 @@ def test_values_written_in_place_between_calls():
 
 
 def test_a_tensor_not_keyed_by_its_values_is_checked(in_range):
-    cols = _lines(np.random.default_rng(4), 10)
+    cols = lines(np.random.default_rng(4), 10)
     T = _table(cols)
     D = T.tensor("day", order=BY_DAY)
     loose = ep.Tensor(D.shape, D.format, D.levels, D.vals.copy(), name="D")   # unmarked
@@ -174,7 +165,7 @@ def test_the_searched_range_is_the_checked_one(seed, n, days, tests):
     """The binary searches on a table's (marked) copy of its order's value column
     give the codes the one-pass check gives, and those are the codes whose value
     passes (the table's own levels: singleton ones where its rows allow)."""
-    T = _table(_lines(np.random.default_rng(seed), n, days))
+    T = _table(lines(np.random.default_rng(seed), n, days))
     D = T.tensor("day", order=BY_DAY)
     loose = ep.Tensor(D.shape, D.format, D.levels, D.vals.copy(), name="D")
     got = keyed.code_range(D, 0, tests, "D")

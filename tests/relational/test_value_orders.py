@@ -7,18 +7,9 @@ import pytest
 
 import etchpy as ep
 from etchpy.errors import InputError
+from lines import lines
 
 BY_DAY = ("day", "order", "line", "part")
-
-
-def _lines(rng, n=12):
-    order = np.sort(rng.integers(0, 5, n))
-    line = np.zeros(n, dtype=np.int64)
-    for k in range(1, n):
-        line[k] = line[k - 1] + 1 if order[k] == order[k - 1] else 0
-    return {"order": order, "line": line, "part": rng.integers(0, 4, n),
-            "rev": rng.integers(1, 9, n).astype(float),
-            "day": rng.integers(0, 6, n).astype(float)}
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +17,7 @@ def by_day_sum():
     """Σ over the rows of one order whose day lies in [lo, hi), read by the day's
     range: one kernel for every test (its C compiled once)."""
     d, o, ln, p = ep.indices("d o ln p")
-    T = ep.table(_lines(np.random.default_rng(0)), ["order", "line"], keys=["part"],
+    T = ep.table(lines(np.random.default_rng(0)), ["order", "line"], keys=["part"],
                  values=["rev", "day"], name="L")
     T.add_order(BY_DAY)
     expr = ep.sum((d, ln, p), T.var("rev", order=BY_DAY)[d, o, ln, p]
@@ -47,7 +38,7 @@ def _expected(cols, lo, hi):
 @pytest.mark.parametrize("seed", range(4))
 def test_a_range_of_the_value_is_the_rows_in_it(by_day_sum, seed):
     rng = np.random.default_rng(seed)
-    cols = _lines(rng)
+    cols = lines(rng)
     T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L",
                  skip_unwritten=bool(seed % 2))
     assert T.add_order(BY_DAY) == BY_DAY and BY_DAY in T.orders
@@ -74,7 +65,7 @@ def test_a_range_of_the_value_is_the_rows_in_it(by_day_sum, seed):
 
 
 def test_value_keyed_orders_refuse_what_they_cannot_be():
-    cols = _lines(np.random.default_rng(1))
+    cols = lines(np.random.default_rng(1))
     T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
     with pytest.raises(InputError, match="a value column .* then the key columns"):
         T.add_order(["day", "order", "line"])
@@ -92,7 +83,7 @@ def test_value_keyed_orders_refuse_what_they_cannot_be():
 def test_a_value_keyed_order_holds_each_row_at_its_values_code(order):
     """Keys in storage order (the levels below the primary key gathered, not
     sorted again) or in another order (every level sorted and packed)."""
-    cols = _lines(np.random.default_rng(5), n=20)
+    cols = lines(np.random.default_rng(5), n=20)
     T = ep.table(cols, ["order", "line"], keys=["part"], values=["rev", "day"], name="L")
     T.add_order(order)
     keys = T.value_keys(order)
