@@ -3,8 +3,8 @@ reads a band of one width per call (streams.Counter's `fixed`, a uniform band's:
 formats.level.Fixed) run in three ranges. The rows whose band is clipped by the
 dimension (its first and last few) run as before; the rows in between run with
 the band's bounds replaced by first and first + width, so that no row computes
-a clip, and, when the call's width is tuning.short_pieces, by a width that is
-that constant: one test per call, and each row is its straight-line piece with
+a clip, and, when the call's width is one of tuning.band_widths, by a width that
+is that constant: one test per call, and each row is its straight-line piece with
 no length test (the adds in the loop's order, so the same bits). The middle
 rows run as row streams do (interleaved chunks) when those are on. Each row is
 written by its own body alone (the conditions of row streams), so the ranges'
