@@ -18,7 +18,7 @@ class Saturation:
 
     nodes: int = 10_000
     iterations: int = 30
-    seconds: float = 1.0
+    seconds: float = 1.0         # CPU seconds of the saturating thread (not wall time)
     match_limit: int = 100       # matches per rule and iteration before backoff
     ban_length: int = 2          # iterations a rule sits out (doubles each ban)
     patience: int = 3            # stop after this many iterations without a cheaper

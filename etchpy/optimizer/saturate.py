@@ -5,7 +5,10 @@ found, then rebuilds the e-graph. A node is searched again by a rule only when
 one of its child classes has grown (its earlier matches are already in the
 graph). The limits are an `etchpy.tuning.Saturation`:
 
-- `nodes`, `iterations`, `seconds`: hard limits;
+- `nodes`, `iterations`, `seconds`: hard limits; `seconds` is CPU time of the
+  saturating thread (`time.thread_time`), not wall time, so a loaded machine,
+  a descheduled worker or another thread's work does not cut a search short
+  (the result still depends on the host's speed, not on its load);
 - `match_limit`, `ban_length`: a rule with more than match_limit·2^b new
   matches in one iteration (b = its bans so far) sits out ban_length·2^b
   iterations instead (`Backoff`);
@@ -126,6 +129,7 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
     lim = limits if limits is not None else Saturation()
     stats = SaturationStats()
     start = time.perf_counter()
+    cpu = time.thread_time()
     backoff, seen = Backoff(lim), set()
     first = WIDE if focus is None else AIMED if aim is not None else FOCUSED
     tier = first
@@ -138,7 +142,7 @@ def saturate(eg: EGraph, rules, limits: Saturation | None = None,
         keep = aim(only) if tier == AIMED else None
         matches, any_banned = _matches(eg, rules, it, backoff, seen, only, keep)
         before = eg.num_nodes(), len(eg.classes)
-        stop = _apply(eg, matches, stats, lim, start, until)
+        stop = _apply(eg, matches, stats, lim, cpu, until)
         eg.rebuild()
         grew = (eg.num_nodes(), len(eg.classes)) != before
         if not stop and not grew and not any_banned and only is None:
@@ -213,7 +217,7 @@ def _search(eg: EGraph, rule: Rule, seen: set, by_op: dict):
     return keys, found
 
 
-def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: float,
+def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, cpu_start: float,
            until=None) -> str:
     """Apply the matches in order; the name of the limit hit, "goal reached"
     (`until` asked every lim.goal_step merges, the graph rebuilt), or ""."""
@@ -229,6 +233,6 @@ def _apply(eg: EGraph, matches, stats: SaturationStats, lim: Saturation, start: 
                     return "goal reached"
         if len(eg.memo) > lim.nodes:
             return "node limit"
-        if time.perf_counter() - start > lim.seconds:
+        if time.thread_time() - cpu_start > lim.seconds:
             return "time limit"
     return ""

@@ -154,3 +154,38 @@ def test_small_sums_of_repeats_saturate():
             opt = optimize(e, semiring=sr, limits=dict(seconds=PATIENT))
             assert opt.stats["stop"] == "saturated", (str(e), sr, opt.stats)
             assert opt.stats["iterations"] <= 8, (str(e), sr, opt.stats)
+
+
+def test_the_time_limit_counts_the_searching_threads_cpu_not_wall_time():
+    """`Saturation.seconds` is the saturating thread's CPU time: rules whose
+    appliers wait (a loaded machine, a descheduled worker: wall time passes, no
+    CPU is spent) do not cut the search short, and the rewrite is still found."""
+    import dataclasses
+    import time
+
+    from etchpy.optimizer.egraph import EGraph
+    from etchpy.optimizer.rules import rules_for
+    from etchpy.optimizer.saturate import saturate
+    from etchpy.plan.cost import Stats
+
+    waits = [100]                   # the first 100 matches wait 5 ms each
+
+    def waiting(rule):
+        def applier(eg, n, b):
+            if waits[0] > 0:
+                waits[0] -= 1
+                time.sleep(0.005)
+            return rule.applier(eg, n, b)
+        return dataclasses.replace(rule, applier=applier)
+
+    X = ep.tensor("X", 2, "csr")
+    U, V = ep.tensor("U", 1), ep.tensor("V", 1)
+    e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
+    eg = EGraph(ep.semirings.real, Stats({"i": 300, "j": 300}, {"X": 1800}))
+    root = eg.add_expr(e)
+    start = time.perf_counter()
+    stats = saturate(eg, [waiting(r) for r in rules_for(eg.sr)],
+                     Saturation(seconds=0.3), root=root)
+    assert time.perf_counter() - start > 0.3       # the wall clock passed the limit ...
+    assert stats.stop != "time limit"              # ... and it did not count
+    assert stats.costs[-1][1] < stats.costs[0][1]  # the squared loss was factored
