@@ -1,0 +1,132 @@
+"""Fused checks and gathered sums under several tunings, one process (session 55).
+
+    python -m bench.checks_ab [--seconds S] [--whole] [TUNING ...]
+
+Each TUNING is `field=value[,field=value]` of ep.Tuning (e.g. `gather_sums=False`,
+`check_rows=True`); the default Tuning is always the first. Without --whole,
+for each matrix, the SpMV kernel's C function of every tuning is called with
+prebuilt arguments (what bench.calls' `checks` part times): its build with fused
+checks (a scipy input's) and its build without them (an ep.Tensor's), a new x
+from a pool of three on every call. With --whole, the whole call
+`kern(A=A, x=x)` on the scipy csr input of every tuning against scipy's `A @ x`.
+All the calls of a matrix alternate in a shuffled order in one process, in
+batches of about 2e5 entries (1e5 with --whole); medians of thread CPU time.
+Ratios: to the default build without checks (or to scipy with --whole).
+
+Matrices: 2-D 5-point Poisson 45² and 141², 3-D 7-point Poisson 23³ (as
+bench.calls' spmv part), rows of 10 random columns (1e4 rows) and rows of 40
+(2500 rows): the last takes the scalar loop's long rows where the lanes are off.
+"""
+from __future__ import annotations
+
+from bench import _env  # noqa: F401  (environment first)
+
+import argparse
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+import etchpy as ep
+from etchpy.runtime import calling
+
+from bench.calls import stencil3_csr, stencil_csr
+from bench.kernels import rng_for
+
+SPMV = "y[i] = A[i, j] * x[j]"
+
+
+def matrices():
+    """(label, canonical csr matrix with int32 indices)."""
+    rng = rng_for("checks-ab")
+
+    def rows(n, per):
+        cols = np.sort(np.stack([rng.choice(n, per, replace=False) for _ in range(n)]), axis=1)
+        return sp.csr_array((rng.random(n * per), cols.ravel().astype(np.int32),
+                             np.arange(0, n * per + 1, per, dtype=np.int32)), shape=(n, n))
+    yield "2-D Poisson 45²", stencil_csr(45)
+    yield "2-D Poisson 141²", stencil_csr(141)
+    yield "3-D Poisson 23³", stencil3_csr(23)
+    yield "rows of 10, 1e4 rows", rows(10_000, 10)
+    yield "rows of 40, 2500 rows", rows(2500, 40)
+
+
+def tuning_of(spec: str) -> ep.Tuning:
+    """ep.Tuning from `field=value[,field=value]` (True/False, else an int)."""
+    kw = {}
+    for part in spec.split(","):
+        k, v = part.split("=")
+        kw[k] = v == "True" if v in ("True", "False") else int(v)
+    return ep.Tuning(**kw)
+
+
+def c_calls(kern, A, pool):
+    """The checked and the unchecked C function of kern on A, each a call with
+    prebuilt arguments taking the next x of `pool` (as bench.calls_sparse.part_checks)."""
+    runner, lib, types, checked, in_args, bound, out_shape, idx, _ = kern._make(
+        {"A": A, "x": pool[0]}, None)
+    args = list(in_args)
+    runner._output_args(args, None, out_shape, bound, lib, types)
+    ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
+    trusted = runner.library(ctype + calling.TRUSTED)
+    name, = (f for f in dir(trusted.lib) if not f.endswith("_free"))
+    xs = [lib.ffi.from_buffer("double[]", x) for x in pool]
+    at = [i for i, a in enumerate(args) if a == lib.ffi.from_buffer("double[]", pool[0])][0]
+    out = []
+    for f in (checked, getattr(trusted.lib, name)):
+        def call(f=f, args=list(args), k=[0]):
+            k[0] += 1
+            args[at] = xs[k[0] % len(xs)]
+            if f(*args):
+                raise RuntimeError("the kernel refused its inputs")
+        out.append(call)
+    return out
+
+
+def medians(calls, batch: int, seconds: float) -> list[float]:
+    """Median thread CPU seconds a call of each, the calls run `batch` at a time
+    in a shuffled order until `seconds` of thread time have passed."""
+    ts = [[] for _ in calls]
+    order, end = list(range(len(calls))), time.thread_time() + seconds
+    rng = np.random.default_rng(0)
+    while time.thread_time() < end:
+        rng.shuffle(order)
+        for k in order:
+            a = time.thread_time()
+            for _ in range(batch):
+                calls[k]()
+            ts[k].append((time.thread_time() - a) / batch)
+    return [float(np.median(t)) for t in ts]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("tunings", nargs="*")
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--whole", action="store_true")
+    args = ap.parse_args(argv)
+    specs = {"default": ep.Tuning(), **{s: tuning_of(s) for s in args.tunings}}
+    kerns = {k: ep.compile(SPMV, formats={"A": "csr"}, tuning=t) for k, t in specs.items()}
+    for label, A in matrices():
+        pool = [rng_for(f"checks-ab-x-{k}").random(A.shape[1]) for k in range(3)]
+        if args.whole:
+            def whole(f, c=[0]):
+                c[0] += 1
+                return f(pool[c[0] % 3])
+            calls = [lambda k=k: whole(lambda x: k(A=A, x=x)) for k in kerns.values()]
+            calls.append(lambda: whole(lambda x: A @ x))
+            names = [f"{k}" for k in kerns] + ["scipy"]
+        else:
+            calls, names = [], []
+            for k, kern in kerns.items():
+                calls += c_calls(kern, A, pool)
+                names += [f"{k} checked", f"{k} unchecked"]
+        med = medians(calls, max(1, int((1e5 if args.whole else 2e5) / A.nnz)), args.seconds)
+        base = med[-1] if args.whole else med[1]
+        shown = "  ".join(f"{n} {m / base:.3f}" for n, m in zip(names, med) if m is not base)
+        print(f"{label:22s} nnz={A.nnz:7d}  {'scipy' if args.whole else 'default unchecked'} "
+              f"{base * 1e6:7.2f} µs | {shown}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
