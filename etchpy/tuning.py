@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from .saturation import Saturation, changed as _changed
+from .saturation import Saturation, changed as _changed, full as _full
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Tuning:
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue, lazy_dense_products,
             lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c,
+        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c, graph_block_checks,
             bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
         calls: keep_last_call (a call on the last call's arrays reuses its
@@ -323,6 +323,7 @@ class Tuning:
     bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
     rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford rows; PageRank as is
+    graph_block_checks: bool = True   # ... PageRank's entries checked by blocks, then read untested
     pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this
@@ -357,13 +358,6 @@ class Tuning:
         """A copy with some fields changed by name:
         >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
-
-
-def _full(value) -> str:
-    """Every field, nested dataclasses included (the dataclass's own repr form)."""
-    parts = [f"{f.name}={_full(v) if hasattr(v, '__dataclass_fields__') else repr(v)}"
-             for f in fields(value) for v in [getattr(value, f.name)]]
-    return f"{type(value).__name__}({', '.join(parts)})"
 
 
 DEFAULT = Tuning()

@@ -40,7 +40,7 @@ int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
 int64_t {name}_rank_as_is(int64_t n, int64_t nnz, const {idx} *cpos, const {idx} *src,
                           const {idx} *dst, const double *val, double alpha, double tol,
                           int64_t max_iter, double *out, double *z, double *inv, double *w,
-                          int64_t by_runs, int64_t *where);
+                          int64_t by_runs, int64_t blocked, int64_t *where);
 int64_t {name}_weights(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                        const double *val, double *stats, int64_t *where);"""
 

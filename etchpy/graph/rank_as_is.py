@@ -5,7 +5,9 @@ would otherwise pay each time). The C checks every
 pointer, index and weight in a first pass, as graph.direct's rank does for a
 csr matrix, so a malformed matrix or one written in place since the last call
 gives an InputError, never a crash; nothing is kept between calls.
-`Tuning.rows_in_c` switches it (off: scipy's conversion, then graph.direct.rank).
+`Tuning.rows_in_c` switches it (off: scipy's conversion, then graph.direct.rank);
+`Tuning.graph_block_checks`: the entries checked by blocks ahead of the loops
+that read them untested, and a coo's rows found to decrease in those checks.
 
     ranks = rank(A, alpha, tol, max_iter, "A", tuning)   # any scipy matrix
 """
@@ -41,7 +43,8 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A",
             n, len(src), null if cpos is None else buf(idx, cpos), buf(idx, src),
             null if dst is None else buf(idx, dst), buf("double[]", val), float(alpha),
             float(tol), int(max_iter), buf("double[]", out), buf("double[]", z),
-            buf("double[]", inv), buf("double[]", w), bool(by_runs), where)
+            buf("double[]", inv), buf("double[]", w), bool(by_runs),
+            bool(tuning.graph_block_checks), where)
     if steps == direct.CODES["no entries"]:
         return np.zeros(n)
     if steps == direct.CODES["data"]:
