@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-__all__ = ["Saturation", "changed"]
+__all__ = ["Saturation", "changed", "full"]
 
 
 @dataclass(frozen=True)
@@ -44,3 +44,11 @@ def changed(value, default) -> list[str]:
     (the reprs of Saturation and Tuning)."""
     return [f"{f.name}={getattr(value, f.name)!r}" for f in fields(value)
             if getattr(value, f.name) != getattr(default, f.name)]
+
+
+def full(value) -> str:
+    """Every field of the dataclass `value`, nested dataclasses included (the
+    dataclass's own repr form: Tuning.key's text)."""
+    parts = [f"{f.name}={full(v) if hasattr(v, '__dataclass_fields__') else repr(v)}"
+             for f in fields(value) for v in [getattr(value, f.name)]]
+    return f"{type(value).__name__}({', '.join(parts)})"
