@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-__all__ = ["Saturation", "changed"]
+__all__ = ["Saturation", "changed", "full"]
 
 
 @dataclass(frozen=True)

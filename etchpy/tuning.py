@@ -66,7 +66,7 @@ class Tuning:
         lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step, lazy_library_work, lazy_matvec_library_work,
             lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
             lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue, lazy_dense_products,
-            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns.
+            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns, lazy_thin_loop.
         graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c, graph_block_checks,
             bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
             bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
@@ -314,6 +314,7 @@ class Tuning:
     lazy_c_tape: bool = True          # a replay whose every step the binder makes run by it
     lazy_spmm_columns: int = 16       # sparse input @ dense of ≥ these columns (0: never)
     lazy_spmm_work: int = 1 << 17     # ... and nnz·columns: a kernel, not scipy (lazy.spmm)
+    lazy_thin_loop: bool = True       # else ≤ 16 columns: a checked C loop, not scipy's (lazy.thin)
     lazy_seconds: float = 0.1         # e-graph seconds per lazy kernel (tuning=None only)
     # -- graph fixpoints (etchpy.graph, c/frontier.py; docs/graphs.md) --------
     pull_rounds: bool = True          # a boolean round may pull in-edges (Beamer et al.)

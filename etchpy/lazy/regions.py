@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from .kernel import Dry, is_sparse
-from . import c_nodes, spmm
+from . import c_nodes, spmm, thin
 from .library import product
 from .wrap import trusted
 from .nodes import Binary, Const, LazyArray, Leaf, Map, MatMul, Pow, Transpose
@@ -74,10 +74,13 @@ class Regions:
         view = Transposed() if flip else None
         knobs, seen = self.opts.knobs, _SEEN
         columns, work = knobs.lazy_spmm_columns, knobs.lazy_spmm_work
+        thin_loop = thin.product if knobs.lazy_thin_loop else _none
 
         def step(env):
             x, d = env[sa], env[sb]
             y = spmm.product(x, flip, d, columns, work)    # a kernel: checks x's arrays
+            if y is None:
+                y = thin_loop(x, flip, d)       # a C loop: checks x's arrays in its walk
             if y is None:
                 last = seen[0]
                 if last[0] is not env or last[1] is not x:     # once per run and matrix
@@ -191,6 +194,11 @@ class Regions:
 # later run's can be the same object), and no step writes an input, so x's
 # arrays are as checked for the rest of that run
 _SEEN: list = [(None, None)]
+
+
+def _none(*_):
+    """Tuning.lazy_thin_loop off: no thin product (scipy's loop runs it)."""
+    return None
 
 
 def _dry(step, shape, dtype):

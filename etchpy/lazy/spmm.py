@@ -8,7 +8,8 @@ the sparse input's entries in stored order and add each entry's row of B
 into the same row of the result: the same sums in the same order, each
 product added as a fused multiply-add where the host has one
 (proofs_notes/lazy_spmm.md). A scipy product step of etchpy.lazy.regions
-calls `product` first; None leaves it to scipy.
+calls `product` first; None leaves it to etchpy.lazy.thin's loop (1-16
+columns) or scipy's.
 
 A vector operand (1-d) goes to the kernel of `Σ_k A[i,k]·b[k]` (`Σ_i A[i,k]·b[i]`
 for Xᵀ·b) whatever its size (unless lazy_spmm_columns is 0): the kernel checks

@@ -25,6 +25,8 @@ FACTS = {
     ("runtime/binder.py", "MAX_ARGS"): "the width of the binder's C switch of call "
                                        "signatures (a kernel with more runs the Python plan)",
     ("cli.py", "REPEATS"): "the demo's timing repeats (the demo, not the compiler)",
+    ("lazy/thin.py", "COLUMNS"): "the column counts the C switch of etchpy.lazy.thin's "
+                                 "loops is written for; Tuning.lazy_thin_loop switches it",
 }
 
 
