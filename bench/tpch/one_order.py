@@ -1,9 +1,11 @@
 """The bench's queries on the tables with no key order added: lineitem read in
-its storage order (order, line), its one secondary order (part first) and its
-order keyed by receipt date (a value column: Table.add_order, made at load).
+its storage order (order, line), its one secondary order (part first), its
+order keyed by receipt date (a value column: Table.add_order, made at load) and
+its order by ship date (its keys permuted, made at load: Q15's quarter).
 
     tables = load(cols)                  tables.load(cols, added_orders=False), then
                                          lineitem by receipt date (by_receipt=True)
+                                         and by ship date (by_ship=True)
     QUERIES[name](tables, **params)      Q7 and Q12 written without an added key
                                          order; the others as bench/tpch/tables.py
 
@@ -31,6 +33,7 @@ import numpy as np
 import etchpy as ep
 from bench.tpch import tables as shared
 from bench.tpch.q12 import HIGH
+from bench.tpch.q15 import LINE_BY_SHIP
 from bench.tpch.queries import days
 from bench.tpch.tables import Q12_DATES, _kernel, _keys, _year_mapping
 
@@ -175,17 +178,22 @@ def _q12_rows(tables, modes, counts) -> dict:
             "low_line_count": lo[keep].astype(np.int64)}
 
 
-def load(cols: dict, by_receipt: bool = True) -> dict:
+def load(cols: dict, by_receipt: bool = True, by_ship: bool = True) -> dict:
     """The tables with no order added (tables.load(cols, added_orders=False)),
     and with `by_receipt` lineitem's order keyed by its receipt date
     (LINE_BY_RECEIPT, Table.add_order with a value column first) and its
-    three dates' copies in it, made at load."""
+    three dates' copies in it, made at load; with `by_ship` lineitem ship
+    date first (q15.LINE_BY_SHIP, a permutation of its keys) and its revenue's
+    copy in it (Q15)."""
     tables = shared.load(cols, added_orders=False)
+    L = tables["lineitem"]
     if by_receipt:
-        L = tables["lineitem"]
         L.add_order(LINE_BY_RECEIPT)
         for value, _ in Q12_DATES:
             L.tensor(value, order=LINE_BY_RECEIPT)
+    if by_ship:
+        L.add_order(LINE_BY_SHIP)
+        L.tensor("rev", order=LINE_BY_SHIP)
     return tables
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 import etchpy as ep
 from bench.tpch.q4 import _keys, kernel as _kernel
+from bench.tpch.q15 import LINE_BY_SHIP
 from bench.tpch.q19 import _code, _is
 from bench.tpch.queries import days
 
@@ -80,13 +81,26 @@ def q14_expr(tables):
     return ep.sum((o, ln, p, s, sd, m, pn), body), "o ln p s sd m pn t"
 
 
-def q14(tables, date: str = "1995-09-01") -> dict:
+def q14_expr_by_ship(tables):
+    o, ln, p, s, sd, m, pn, t = ep.indices("o ln p s sd m pn t")
+    body = (tables["lineitem"].var("rev", order=LINE_BY_SHIP, name="Lr")[o, ln, p, s, sd, m]
+            * ep.between(sd, "slo", "shi") * tables["part"].var()[p, pn, t])
+    return ep.sum((o, ln, p, s, sd, m, pn), body), "sd o ln p s m pn t"
+
+
+def q14(tables, date: str = "1995-09-01", walk: bool = False) -> dict:
     """promo_revenue: 100 times the share of the revenue of the lines shipped in
-    the month from `date` that comes from parts whose type starts with PROMO."""
+    the month from `date` that comes from parts whose type starts with PROMO (on
+    lineitem's ship date order when the load made it and not `walk`: the month
+    a range of its first level, only its lines read)."""
     L, P = tables["lineitem"], tables["part"]
     end = str(np.datetime64(date, "M") + 1) + "-01"
     slo, shi = _keys(L, "l_shipdate").codes_between(days(date), days(end))
-    by_type = _kernel(tables, q14_expr)(Lr=L.tensor("rev"), P=P.tensor(), slo=slo, shi=shi)
+    if walk or LINE_BY_SHIP not in L.orders:
+        by_type = _kernel(tables, q14_expr)(Lr=L.tensor("rev"), P=P.tensor(), slo=slo, shi=shi)
+    else:
+        by_type = _kernel(tables, q14_expr_by_ship)(Lr=L.tensor("rev", order=LINE_BY_SHIP),
+                                                    P=P.tensor(), slo=slo, shi=shi)
     promo = _keys(P, "p_type").like("PROMO%")
     total = by_type.sum()
     share = 100.0 * float(by_type @ promo) / total if total else np.nan

@@ -141,6 +141,50 @@ def test_q12_without_an_added_order_gives_duckdbs_rows(fixture):
         np.testing.assert_array_equal(moved[column], walked[column])
 
 
+def _q15_reference(cols, date):
+    """Q15's view in numpy: the revenue of the quarter from `date` by supplier key."""
+    lo = np.datetime64(date, "D")
+    hi = (np.datetime64(date, "M") + 3).astype("datetime64[D]")
+    ship = cols["lineitem.l_shipdate"].astype(np.int64)
+    keep = (ship >= lo.astype(np.int64)) & (ship < hi.astype(np.int64))
+    rev = cols["lineitem.l_extendedprice"] * (1.0 - cols["lineitem.l_discount"])
+    return np.bincount(cols["lineitem.l_suppkey"][keep], weights=rev[keep])
+
+
+@pytest.mark.heavy          # four kernels compiled: about 12 s on a fresh cache
+def test_q15_and_q14_on_lineitem_by_ship_date_read_their_dates_alone(fixture):
+    """bench/tpch/one_order.py's load stores lineitem ship date first (q15's
+    LINE_BY_SHIP): Q15's view (revenue by supplier over a quarter) walks it, the
+    quarter a range of its first level (a search and a stop: the only lines
+    read), equal to numpy's for each parameter set and to the walk of every
+    line (q15_walk's), also after revenues are written (the order's copy
+    gathered again); its top supplier the same. Q14's month reads that order
+    too, its share the walk's."""
+    from bench.tpch import one_order, q10, q15
+    keyed = one_order.load(fixture[0], by_receipt=False)
+    assert "order added ('l_shipdate', 'l_orderkey'" in keyed["lineitem"].explain()
+    keys = keyed["supplier"].keys[0].values()
+    rev = keyed["lineitem"].tensor("rev").vals
+    for written in (False, True):
+        if written:
+            rev[::3] *= 5.0                 # a third of the lines' revenues written
+        for params in QUERIES["Q15"].params:
+            got = q15.view(keyed, **params)
+            np.testing.assert_allclose(got, q15.view(keyed, **params, walk=True), rtol=1e-12)
+            if not written:
+                want = _q15_reference(fixture[0], **params)[keys]
+                np.testing.assert_allclose(got, want, rtol=1e-12)
+                assert got.argmax() == want.argmax(), params
+        for params in QUERIES["Q14"].params:       # Q14's month: the same order
+            by_ship, walked = (q10.q14(keyed, **params, walk=w) for w in (False, True))
+            np.testing.assert_allclose(by_ship["promo_revenue"], walked["promo_revenue"],
+                                       rtol=1e-12)
+    for make in (q15._revenue_expr_by_ship, q10.q14_expr_by_ship):
+        streams = keyed["kernels"][make].explain()
+        assert "loop order: out over (sd, o, ln, p, s, m" in streams
+        assert "out: Σ sd: jump (a range)" in streams    # the quarter alone: its dense positions
+
+
 def test_q13_with_a_pattern_no_comment_matches_counts_every_order(fixture, loaded):
     """Q13's NOT LIKE keeping every order: the histogram of the orders per
     customer (numpy's bincount), the customers with none at 0."""
