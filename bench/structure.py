@@ -2,7 +2,7 @@
 csr and their peers, one thread, alternating with the peer call by call in one
 process, ratios of medians (etchpy's time over the peer's: below 1 is faster):
 
-    python -m bench structure [--rounds N] [--only band,triangle,blocks,fem,factor]
+    python -m bench structure [--rounds N] [--only band,triangle,blocks,fem,blend,factor]
                               [--widths 3,15,63,255] [--sizes 2,3,4,5,6,7,8] [--cpu]
 
 band      y = Σ_j A[i,j]·x[j], A with 2h+1 diagonals (width 3 .. 255) at n = 1e6
@@ -21,6 +21,10 @@ fem       scikit-fem operators renumbered by reverse Cuthill-McKee: Laplacians
           quadrilaterals (a channel 4 elements wide, 4e5 long), in uniform_band,
           banded and blocks against etchpy's csr (beside: real operators that
           nobody generated as bands)
+blend     I[i,j] + M[i,j] of run-length images (bench.structure_rle's masks with
+          its grey image, 1 and 16 MP): written as runs (output="rle", the blend of
+          run-length images is one) against numpy's img + mask (≤ 1/3); into a
+          dense output beside (it stores every pixel: bound by the stores)
 factor    y = U·x, U the upper factor of a 3-D Poisson LU (32³, RCM, scipy's
           splu): a real triangle whose rows end anywhere (mean row ≈ 570), in
           banded against csr and against banded without row blocks (beside)
@@ -250,6 +254,38 @@ def factor(time_them, m=32):
                    "without row blocks", None)]
 
 
+def blend(time_them, sizes=(1.0, 16.0)):
+    """Each mask of bench.structure_rle plus its grey image, both rle: the
+    blend written as runs against numpy (the row with a target), and into a
+    dense output beside; values checked first."""
+    from bench.structure_rle import _sources, _tiled
+    I, M = ep.tensor("I", 2, format="rle"), ep.tensor("M", 2, format="rle")
+    runs, dense = ep.compile(I[i, j] + M[i, j], output="rle"), ep.compile(I[i, j] + M[i, j])
+    sources, out = _sources(), []
+    masks = [(name, small) for name, (kind, small) in sources.items() if kind == "mask"]
+    for mp in sizes:
+        grey = next(_tiled(a, mp) for kind, a in sources.values() if kind == "grey")
+        out += _blends(time_them, runs, dense, masks, grey, mp)
+    return out
+
+
+def _blends(time_them, runs, dense, masks, grey, mp):
+    from bench.structure_rle import _tiled, mean_run
+    out = []
+    for name, small in masks:
+        img = _tiled(small, mp)
+        reps = (-(-img.shape[0] // grey.shape[0]), -(-img.shape[1] // grey.shape[1]))
+        g = np.ascontiguousarray(np.tile(grey, reps)[:img.shape[0], :img.shape[1]])
+        t, gt = ep.Tensor.from_dense(img, "rle"), ep.Tensor.from_dense(g, "rle")
+        assert np.array_equal(runs(I=gt, M=t).to_dense(), g + img)
+        label = f"blend {name} {mp:g} MP run {mean_run(img):.0f}"
+        med = time_them([lambda: runs(I=gt, M=t), lambda: g + img])
+        out.append((label + " (rle out)", med, "numpy img + mask", 1 / 3))
+        med = time_them([lambda: dense(I=gt, M=t), lambda: g + img])
+        out.append((label + " (dense out)", med, "numpy img + mask", None))
+    return out
+
+
 def cpu_medians(fns, rounds: int) -> list[float]:
     """alternating_medians by the calling thread's CPU time: on a machine shared by
     more runnable jobs than cores a call's wall time counts the slices it waited
@@ -284,6 +320,7 @@ def main(argv=None) -> int:
              "triangle": lambda: triangle(time_them),
              "blocks": lambda: blocks(time_them, sizes),
              "fem": lambda: fem(time_them),
+             "blend": lambda: blend(time_them),
              "factor": lambda: factor(time_them)}
     missed = 0
     print(f"{'case':<30} {'etchpy':>9} {'peer':>9}  {'ratio':>5} {'target':>6}  peer")

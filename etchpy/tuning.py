@@ -46,7 +46,7 @@ class Tuning:
             row_block_lanes, row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
             window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
             window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
-            check_first_block, met_prefetch, hash_workspace_dim, hash_initial, initial_capacity,
+            check_first_block, met_prefetch, hash_workspace_dim, hash_initial, hash_output_initial, initial_capacity,
             first_capacity_limit, prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
             prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask, flat_mask,
             prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
@@ -145,8 +145,7 @@ class Tuning:
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
-    fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA
-                                      # where the target has them (a pragma heading its C)
+    fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA where the target has them (a pragma heading its C)
     size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
                                       # three-factor product may be Khatri-Rao + GEMM
@@ -227,6 +226,7 @@ class Tuning:
     check_first_block: int = 64       # ... a block's where check_first tests its coordinates too
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
+    hash_output_initial: int = 8192   # a hash output's first table (slots, rounded up to a power of two; 0: hash_initial)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays
     first_capacity_limit: int = 1 << 24  # a larger bound is not trusted for the first allocation
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
@@ -366,7 +366,7 @@ DEFAULT = Tuning()
 NOOPT = Tuning(**{f.name: False for f in fields(Tuning) if f.type in ("bool", bool)})
 
 FORCE = Tuning(
-    unswitch_limit=10**9, hash_initial=2, initial_capacity=1, first_capacity_limit=1,
+    unswitch_limit=10**9, hash_initial=2, hash_output_initial=2, initial_capacity=1, first_capacity_limit=1,
     prefetch_min_bytes=0, run_ahead=1, run_short=0, run_long=1, run_min_entries=0,
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,

@@ -148,7 +148,7 @@ class Hash:
         return seq(Decl(s.n, "index", ZERO), Decl(s.cap, "index", first),
                    Decl(s.h, "index", ZERO), Decl(s.t, "index", ZERO),
                    Alloc(s.list, "index", first, None), Alloc(s.keys, "index", first, EMPTY),
-                   Alloc(s.vals, "value", first, zero), Alloc(s.slot, "index", first, ZERO),
+                   Alloc(s.vals, "value", first, None), Alloc(s.slot, "index", first, None),
                    Alloc(s.tmp, "value", ONE, zero))
 
     def probe(self, s, key, until) -> imp.Stmt:

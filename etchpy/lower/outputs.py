@@ -73,6 +73,13 @@ def _order_matches(step: planning.Step, fmt: Format, out, skip_last=False) -> bo
     return list(step.order[:len(storage)]) == storage
 
 
+def first_table(tuning) -> int:
+    """An inserted output's first table size (a hash's slots): tuning.hash_output_initial,
+    or tuning.hash_initial where that is 0, rounded up to a power of two."""
+    first = max(1, tuning.hash_output_initial or tuning.hash_initial)
+    return 1 << (first - 1).bit_length()
+
+
 def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=None,
                 hash_workspace=True):
     """(target, its parameters, the Output record) of an output of this mode.
@@ -98,7 +105,7 @@ def make_output(mode, axes, fmt, sr, names: imp.Names, tuning, bound=None, step=
                 else RunsTarget
             t = runs([axes[m] for m in fmt.mode_order], sr, names, tuning, bound)
         case "insert":
-            t = InsertTarget(axes, fmt, sr, names, tuning.hash_initial)
+            t = InsertTarget(axes, fmt, sr, names, first_table(tuning))
         case "workspace":
             t = WorkspaceTarget(axes, fmt, sr, names, tuning, bound)
             t = t if hash_workspace else t.way(False)

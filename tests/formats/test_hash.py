@@ -163,3 +163,25 @@ def test_an_output_inserted_in_any_order_grows_its_table(tuning):
                       output="hash", tuning=tuning)
     got.validate()
     assert got.nnz == np.count_nonzero(a.T @ b)
+
+
+def test_the_hash_outputs_first_table_changes_no_bit():
+    """Tuning.hash_output_initial sizes a hash output's first table (rounded up to a
+    power of two; 0: hash_initial, the workspace's): the kernel's C starts there, and
+    the output's arrays are the same bit for bit whatever the first size (the values
+    accumulate in the loops' order; the table only places them)."""
+    rng = np.random.default_rng(5)
+    a = sp.random_array((400, 60), density=0.05, random_state=rng, format="csr")
+    b = sp.random_array((400, 900), density=0.02, random_state=rng, format="csr")
+    e = ep.sum(k, ep.tensor("A", 2, "csr")[k, i] * ep.tensor("B", 2, "csr")[k, j])
+    got = {}
+    for first, cap in ((0, 256), (3, 4), (2, 2), (8192, 8192), (5000, 8192)):
+        kern = ep.compile(e, output="hash", tuning=ep.Tuning(hash_output_initial=first))
+        t = kern(A=a, B=b)
+        assert f"int64_t ins_cap = {cap};" in kern.c_source
+        t.validate()
+        got[first] = [t.vals.tobytes()] + [t.levels[1][r].tobytes() for r in
+                                           ("hpos", "hcrd", "spos", "hsrt")]
+    assert ep.Tuning().hash_output_initial == 8192 and t.nnz > 4096   # past the first table
+    assert all(arrays == got[0] for arrays in got.values())
+    assert np.allclose(t.to_dense(), (a.T @ b).toarray())
