@@ -44,3 +44,11 @@ def changed(value, default) -> list[str]:
     (the reprs of Saturation and Tuning)."""
     return [f"{f.name}={getattr(value, f.name)!r}" for f in fields(value)
             if getattr(value, f.name) != getattr(default, f.name)]
+
+
+def full_text(value) -> str:
+    """Every field, nested dataclasses included (the dataclass's own repr form: the
+    cache keys of Tuning, etchpy.tuning.Tuning.key)."""
+    parts = [f"{f.name}={full_text(v) if hasattr(v, '__dataclass_fields__') else repr(v)}"
+             for f in fields(value) for v in [getattr(value, f.name)]]
+    return f"{type(value).__name__}({', '.join(parts)})"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 
-from .saturation import Saturation, changed as _changed
+from .saturation import Saturation, changed as _changed, full_text as _full
 
 
 @dataclass(frozen=True)
@@ -357,13 +357,6 @@ class Tuning:
         """A copy with some fields changed by name:
         >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
-
-
-def _full(value) -> str:
-    """Every field, nested dataclasses included (the dataclass's own repr form)."""
-    parts = [f"{f.name}={_full(v) if hasattr(v, '__dataclass_fields__') else repr(v)}"
-             for f in fields(value) for v in [getattr(value, f.name)]]
-    return f"{type(value).__name__}({', '.join(parts)})"
 
 
 DEFAULT = Tuning()
