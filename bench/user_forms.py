@@ -7,7 +7,8 @@ kernels, plain float64). This survey times the others a demanding user writes, o
 a time alternated with the peer (bench.timing.alternate_clocks, medians of thread CPU time):
 ep.einsum with scipy operands, mixed dtypes, transposed / strided / Fortran-order views;
 the string front end and expressions rebuilt in the loop (Aᵀx as Σ over i, a new scipy
-matrix, float32, a column slice, a Fortran-order dense matrix); nested and chained forms;
+matrix, float32, a column slice); nested and chained forms; dense operands in Fortran
+order, transposed, strided or cast (bench.user_forms_layouts);
 SpMV with csc, int64-index, transposed, float32 and strided inputs; min-plus SpMV; sparse
 outputs from csc / coo inputs; graph algorithms with a scipy matrix; lazy programs. Sizes:
 about 1e3, 1e5 and 1e6 stored entries (sparse: scikit-fem's P1 Laplacian; dense: n×n of as
@@ -34,6 +35,7 @@ import etchpy as ep
 from bench.calls_kernels import fem_p1
 from bench.kernels import rng_for
 from bench.timing import alternate_clocks, fmt_time
+from bench.user_forms_layouts import CASES as LAYOUT_CASES
 
 SIZES = {"1e3": (4, 32), "1e5": (7, 316), "1e6": (9, 1000)}   # label: (P1 refinements, n)
 POOL = 4                                  # distinct new vectors cycled through
@@ -195,16 +197,6 @@ def _(d):
     return ours, (lambda: A @ px()), None
 
 
-@case("dense matvec, Fortran-order a, rebuilt", "a_F @ v")
-def _(d):
-    a, v = np.asfortranarray(d.a), d.v
-
-    def ours():
-        m, x = ep.tensor("M", 2), ep.tensor("x", 1)
-        return ep.evaluate(ep.sum(j, m[i, j] * x[j]), M=a, x=v)
-    return ours, (lambda: a @ v), None
-
-
 @case("ep.einsum('ij,jk,k->i', A, A, x) (a chain)", "A @ (A @ x)")
 def _(d):
     A, nx, px = d.A, cycling(d.xs), cycling(d.xs)
@@ -343,6 +335,9 @@ def _(d):
     nw, pw = cycling(ws), cycling(ws)
     grad = ep.lazy.function(lambda X, w, y: X.T @ (1 / (1 + ep.exp(-(X @ w))) - y))
     return (lambda: grad(X, nw(), y)), (lambda: X.T @ (1 / (1 + np.exp(-(X @ pw()))) - y)), None
+
+
+CASES += LAYOUT_CASES      # dense operands in Fortran order, transposed, strided, cast
 
 
 def run(quick, seconds, only, say):

@@ -76,9 +76,10 @@ class Tuning:
             sparse_plans: for sparse outputs too; plan_casts: numpy inputs cast or copied contiguous),
             scipy_transpose (a canonical scipy csr given for csc, or back, converted by scipy's own
             transposition, runtime.calling; adopt_layouts: a kernel planned per size class declares it so,
-            runtime.adopt), input_formats (ep.evaluate of a statement string declares
+            runtime.adopt; dense_orders: a Fortran-order numpy array read as stored,
+            runtime.dense_orders), input_formats (ep.evaluate of a statement string declares
             each tensor its input's format: scipy csr/csc/coo, an ep.Tensor's, else dense),
-            call_binder (that plan made in C, runtime.binder), numpy_einsum
+            call_binder (that plan made in C, runtime.binder; binder_casts: its copies too), numpy_einsum
             (ep.einsum hands one numpy operand's sums, transposes and diagonals
             to numpy, runtime.einsum_calls; blas_casts: a dense real product of other dtypes
             cast, then numpy's matmul; strided_copy_bytes, runtime.matmul), one_walk (factors over the same
@@ -182,8 +183,11 @@ class Tuning:
     plan_casts: bool = True           # ... numpy inputs it casts or copies contiguous too
     scipy_transpose: bool = True      # csr given for csc (or back): scipy's transposition
     adopt_layouts: bool = True        # ... or a kernel planned declaring it so (runtime.adopt)
+    dense_orders: bool = True         # ... a numpy array in Fortran (any permuted) order too
+                                      # (runtime.dense_orders)
     input_formats: bool = True        # ep.evaluate of a statement: the inputs' own formats
     call_binder: bool = True          # ... made in C where its inputs allow (runtime.binder)
+    binder_casts: bool = True         # ... its copy or cast of a strided / other-dtype array too
     sparse_plans: bool = True         # ... for sparse outputs too (arrays the kernel grows)
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul

@@ -11,9 +11,12 @@ kernel. A coo input is read by a coo kernel in any order (runtime.coo_inputs
 checks its order per call and canonicalises one out of order). Only plain 2-d
 csr/csc declarations of tensors read as they are adopt
 (no windows, no iso values, no fixed loop order); a kernel that does not compile
-so keeps the conversion (signature.planned_for_class).
+so keeps the conversion (signature.planned_for_class). A numpy array whose buffer
+is contiguous in another mode order (Fortran order, a transposed view) of a
+tensor declared row-major dense is read likewise, its tensor declared dense in
+that order (Tuning.dense_orders, runtime.dense_orders).
 
-    adopted(tensors, inputs, tuning)   {name: layout} of the inputs to read as given
+    adopted(tensors, inputs, tuning)   {name: layout or Format} of the inputs to read as given
     redeclared(expr, layouts)          expr with those tensors in those layouts
     refuse_conversion, Converts        a binding's `on_convert` stopping it before a
                                        conversion (Kernel._bind: the last call's runner
@@ -26,6 +29,7 @@ from dataclasses import replace
 from ..expr.nodes import Access, TensorVar
 from ..expr.walk import map_operands
 from ..formats import Format
+from .dense_orders import dense_in, given_order
 
 _OTHER = {"csr": "csc", "csc": "csr"}
 _GIVEN = ("csr", "csc", "coo")
@@ -33,13 +37,21 @@ _GIVEN = ("csr", "csc", "coo")
 
 def adopted(tensors: dict, inputs: dict, tuning) -> dict:
     """{tensor name: "csr", "csc" or "coo"} for each scipy csr, csc or coo input whose
-    tensor is a plain TensorVar declared csr or csc, not in the input's layout
-    (none without tuning.adopt_layouts)."""
+    tensor is a plain TensorVar declared csr or csc, not in the input's layout;
+    {tensor name: the dense Format in its order} for each numpy array stored in
+    another mode order (dense_orders.stored_order) whose tensor is a plain
+    TensorVar declared row-major dense (none without tuning.adopt_layouts, the
+    latter none without tuning.dense_orders)."""
     if not tuning.adopt_layouts:
         return {}
     out = {}
     for name, tv in tensors.items():
         value = inputs.get(name)
+        if tuning.dense_orders and (order := given_order(value)) is not None:
+            if (type(tv) is TensorVar and not tv.iso and tv.order == len(order)
+                    and tv.format.is_row_major_dense):
+                out[name] = dense_in(order)
+            continue
         layout = getattr(value, "format", None)
         if (layout in _GIVEN and type(tv) is TensorVar and not tv.iso and tv.order == 2
                 and tv.format.name in _OTHER and tv.format.name != layout
@@ -52,13 +64,15 @@ def adopted(tensors: dict, inputs: dict, tuning) -> dict:
 
 def redeclared(e, layouts: dict):
     """`e` with each access of a tensor named in `layouts` declared in that layout
-    (its other fields kept); None when such a tensor is read through a window or
-    a diagonal (those keep their declared format)."""
+    (a layout's name or a Format; its other fields kept); None when such a tensor
+    is read through a window or a diagonal (those keep their declared format)."""
     if type(e) is Access and e.tensor.name in layouts:
         t = e.tensor
         if type(t) is not TensorVar:        # a window's (expr.windows.WindowVar)
             return None
-        return Access(replace(t, format=Format.named(layouts[t.name], 2)), e.indices)
+        fmt = layouts[t.name]
+        fmt = fmt if isinstance(fmt, Format) else Format.named(fmt, 2)
+        return Access(replace(t, format=fmt), e.indices)
     parts = []
 
     def each(x):

@@ -39,7 +39,7 @@ import numpy as np
 
 from . import checks, extension, fingerprint
 from .coo_steps import CooFacts
-from .plan_steps import Dense, Sparse, TensorFacts
+from .plan_steps import Dense, DenseCast, Sparse, TensorFacts
 from .window_steps import DenseWindowStep, RowsWindowStep, TensorWindowStep
 from ..expr.windows import split_bound
 from ..version import __version__
@@ -84,16 +84,25 @@ def _build_or_load():
     return extension.built(MODULE, [_templates_key(), str(MAX_ARGS)], _source)
 
 
-def _input(step, ffi, source=-1):
+# numpy type numbers the binder's cast copy reads from and writes (binder_inputs.c.j2)
+_CAST_FROM = frozenset(np.dtype(t).num for t in (
+    np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+    np.longlong, np.ulonglong, np.float32, np.float64))
+_CAST_TO = frozenset(np.dtype(t).num for t in (np.float64, np.float32, np.int64, np.longlong))
+
+
+def _input(step, ffi, source=-1, casts=None):
     """The binder's description of one plan step (kind, name, type, value and index
-    type numbers, ndim, NaN refused, csr, stored entries' class, dim slots, array
-    positions, a Tensor's fill, format and array slots; a scipy or coo input's check
+    type numbers (a DenseCast's: the carrier's, the given one's), ndim, NaN refused,
+    csr (a DenseCast's: the most bytes of its kept scratch), stored entries' class, dim slots, array
+    positions, a Tensor's fill, format (a numpy input's: the mode order its buffer
+    holds, or None for C order) and array slots; a scipy or coo input's check
     and `source`, twins.sources' step or -1), or None when it does not cover the step."""
     if type(step) is Dense:
         if step.ndim > 4:
             return None
         return (0, sys.intern(step.name), None, step.dtype.num, 0, step.ndim, int(step.nan),
-                0, 0, 0, tuple(step.dims), (step.at,), None, None, (), 0)
+                0, 0, 0, tuple(step.dims), (step.at,), None, step.order, (), 0)
     if type(step) is Sparse:
         check = 0 if step.fused else _check_address(step.idx)
         if check is None:
@@ -103,6 +112,13 @@ def _input(step, ffi, source=-1):
                 int(step.nan), int(step.csr), *step.n_range, dims, tuple(step.at),
                 step.fill if step.pydata else None, step.axes if step.pydata else None, (),
                 check, source)
+    if type(step) is DenseCast:         # a copy in C (`casts`: the most bytes its scratch
+        if (casts is None or step.ndim > 4 or step.given.num not in _CAST_FROM  # keeps)
+                or step.dtype.num not in _CAST_TO):
+            return None
+        return (7, sys.intern(step.name), None, step.dtype.num, step.given.num, step.ndim,
+                int(step.nan), int(casts), 0, 0, tuple(step.dims), (step.at,), None,
+                step.order, (), 0)
     facts = getattr(step, "binder", None)       # plan_steps.tensor_step's, coo_step's
     if (type(facts) is TensorFacts and len(facts.arrays) <= 12 and len(facts.shape) <= 4
             and facts.dtype.kind != "b"):           # bool: truth_values' check, in Python
@@ -228,7 +244,10 @@ def plan_for(owner, kern, lib, function, steps, facts, planned, miss, n_keys=Non
     if mod is None:
         return None
     trusted, sources = trusted or (None, {})
-    described = [_input(step, lib.ffi, sources.get(k, -1)) for k, (_, step) in enumerate(steps)]
+    tuning = owner.request.tuning
+    casts = tuning.keep_call_bytes if tuning.binder_casts else None
+    described = [_input(step, lib.ffi, sources.get(k, -1), casts)
+                 for k, (_, step) in enumerate(steps)]
     if None in described or len(described) > 8:
         return None
     equal, outs = facts

@@ -67,21 +67,22 @@ def plan_key(inputs: dict) -> tuple:
     return (*inputs, *map(type, inputs.values()))
 
 
-def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False):
+def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, casts=False,
+          order=None):
     """The step for input `name` as the general call bound it, or None when its kind
-    is not one a plan covers. `casts`: a numpy input bound as a copy (another dtype,
-    not C-contiguous) gets a step making that copy (Tuning.plan_casts), for a tensor
-    stored row-major dense only (the copy's layout; another mode order reads it
-    transposed)."""
+    is not one a plan covers. `order`: the mode order of the dense tensor the
+    kernel declares (None: not dense). `casts`: a numpy input bound as a copy
+    (another dtype, not contiguous in `order`) gets a step making that copy in
+    that order (Tuning.plan_casts)."""
     if (casts and type(value) is np.ndarray and set(bound.roles) == {"vals"}
-            and (value.dtype != sr.dtype or not value.flags.c_contiguous)):
-        return cast_step(name, value, positions, sr, types)
+            and not bound.own):
+        return cast_step(name, value, positions, sr, types, _permuted(order))
     if not bound.own:
         return None
     if type(value) is np.ndarray:
         if value.dtype != sr.dtype or value.dtype.kind == "b" or set(bound.roles) != {"vals"}:
             return None
-        return dense_step(name, value, positions, sr, types, max_bytes)
+        return dense_step(name, value, positions, sr, types, max_bytes, _permuted(order))
     if type(value) is Tensor:
         if value.vals.dtype != sr.dtype or any(
                 arr.dtype != idx_dtype for lv in value.levels for arr in lv.values()):
@@ -102,6 +103,11 @@ def _step(name, value, bound, positions, sr, idx_dtype, types, max_bytes=0, cast
         return None
     return sparse_step(name, value, positions, sr, bound.unchecked, types, max_bytes,
                        bound.nan_unchecked)
+
+
+def _permuted(order):
+    """A dense mode order other than the modes' own, else None (row-major)."""
+    return None if order is None or order == tuple(range(len(order))) else tuple(order)
 
 
 def _shape_facts(owner, names, bound, out_shape):
@@ -163,11 +169,12 @@ def make_plan(owner, made: tuple, inputs: dict):
             step = window_step(name, tv, inputs, bound[name], kern._in_slots[name], sr,
                                name in kern._fused, lib, types, idx_dtype,
                                owner.request.tuning.keep_call_bytes)
-        else:
+        else:       # the format the kernel that runs it declares (runtime.adopt)
+            fmt = getattr(kern.tensors.get(name), "format", None)
             step = _step(name, inputs[name], bound[name], kern._in_slots[name], sr,
                          idx_dtype, types, owner.request.tuning.keep_call_bytes,
-                         owner.request.tuning.plan_casts and tv is not None
-                         and tv.format.is_row_major_dense)   # (a C-order copy: its layout)
+                         owner.request.tuning.plan_casts and fmt is not None and fmt.is_dense,
+                         fmt.mode_order if fmt is not None and fmt.is_dense else None)
         if step is None:
             return None
         steps.append(step)

@@ -31,6 +31,7 @@ import numpy as np
 from . import coo_inputs, foreign, window_rows
 from . import inputs as io_
 from .checks import check_once, same as _same, transposed
+from .dense_orders import own_values
 from ..errors import CHECK_FAILED, InputError  # noqa: F401 - kernel.py reads it here
 from .. import pipeline
 from .tensor import Tensor, truth_values
@@ -281,24 +282,25 @@ def _all_int32(roles: dict):
 def _fast_bind(value, tv, sr, fused=False, fused_nan=False, seen=None):
     """A matching, already-canonical input bound without any copy, else None.
 
-    Covers C-contiguous numpy arrays of the carrier dtype for dense tensors,
-    scipy csr/csc (and pydata GCXS of 2 modes, foreign.compressed_layout) of the
+    Covers numpy arrays of the carrier dtype contiguous in a dense tensor's storage
+    order (C order; Fortran order for mode order (1, 0): dense_orders), scipy
+    csr/csc (and pydata GCXS of 2 modes, foreign.compressed_layout) of the
     declared layout with matching index dtypes, and scipy coo / pydata COO in
-    order for a coo tensor (coo_inputs); anything
-    else goes through Tensor conversion. NaN is still refused where the
+    order for a coo tensor (coo_inputs); anything else goes through Tensor
+    conversion. NaN is still refused where the
     semiring forbids it, and the structure is checked in one compiled pass, or
     with `fused` (the kernel checks the rest as it reads) only in O(1); with
     `fused_nan` as well, NaN in a csr/csc input's values is left to the kernel.
     """
     fmt = tv.format
     if type(value) is np.ndarray:
-        if (fmt.is_row_major_dense and value.ndim == tv.order
-                and value.dtype == sr.dtype and value.flags.c_contiguous):
-            refuse_nan(value, sr, tv.name)
-            flat = value.ravel()          # a view, the array being C-contiguous
-            vals = truth_values(flat)
-            return Bound(value.shape, {"vals": vals}, None, own=vals is flat)
-        return None
+        flat = (own_values(value, fmt) if value.ndim == tv.order and value.dtype == sr.dtype
+                else None)       # a view of its buffer in fmt's order (runtime.dense_orders)
+        if flat is None:
+            return None
+        refuse_nan(value, sr, tv.name)
+        vals = truth_values(flat)
+        return Bound(value.shape, {"vals": vals}, None, own=vals is flat)
     layout = getattr(value, "format", None)
     if layout == "coo":
         return _coo_bind(value, tv, sr, fused, seen)

@@ -43,7 +43,10 @@ class Dense(NamedTuple):
     """A numpy input's step, written into the plan's own text (`dense_lines`) rather
     than called: its dtype, ndim, whether NaN is refused, its dim slots, the C
     argument position and type of its values, the bytes up to which the C
-    argument of the last call's array is held for the same array object."""
+    argument of the last call's array is held for the same array object; `order`:
+    None for a C-contiguous array, else the mode order its buffer holds it in
+    (runtime.dense_orders: a Fortran-order array, (1, 0)), which the kernel's
+    tensor declares."""
 
     name: str
     dtype: np.dtype
@@ -53,16 +56,17 @@ class Dense(NamedTuple):
     at: int
     val_type: object
     max_bytes: int
+    order: tuple | None = None
 
 
-def dense_step(name, value, positions, sr, types, max_bytes):
+def dense_step(name, value, positions, sr, types, max_bytes, order=None):
     """The step of a numpy input (a Dense), or None when it has not one values slot."""
     vals = [(pos, ctype) for pos, kind, _, ctype in positions if kind == "in_array"]
     if len(vals) != 1:
         return None
     nan = not sr.allows_nan and value.dtype.kind == "f"
     return Dense(name, value.dtype, value.ndim, nan, dim_slots(positions, value.shape),
-                 vals[0][0], types[vals[0][1]], int(max_bytes))
+                 vals[0][0], types[vals[0][1]], int(max_bytes), order)
 
 
 def _numpy_head(k: int, dtype: str, d) -> list[str]:
@@ -91,13 +95,18 @@ def dense_lines(k: int, d: Dense, space: dict) -> list[str]:
     miss too); its NaN check; its dims and values filled into `args`; its shape
     in `s{k}`. The objects it names are put into `space`."""
     space.update({f"dt{k}": d.dtype, f"vt{k}": d.val_type, f"held{k}": [None],
-                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan})
+                  f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
+                  f"ord{k}": d.order})
     v, lines = f"v{k}", _numpy_head(k, f"dt{k}", d)
+    buffer = v
+    if d.order is not None:     # its buffer in that order: C order is the C plan's kind
+        lines += [f"if {v}.flags.c_contiguous:", "    return MISS"]
+        buffer = f"{v}.transpose(ord{k})"      # from_buffer: C-contiguous, or a miss
     lines += [f"h = held{k}[0]           # one read: another thread may replace it",
               f"if h is not None and h[0] is {v}:",
               f"    args[{d.at}] = h[1]",
               "else:",
-              f"    args[{d.at}] = c = from_buffer(vt{k}, {v})",
+              f"    args[{d.at}] = c = from_buffer(vt{k}, {buffer})",
               f"    held{k}[0] = ({v}, c) if {v}.nbytes <= {d.max_bytes} else None"]
     return ["        " + line for line in lines]
 
@@ -115,9 +124,10 @@ class DenseCast(NamedTuple):
     dims: tuple
     at: int
     val_type: object
+    order: tuple | None = None      # the kernel's tensor's mode order (None: row-major)
 
 
-def cast_step(name, value, positions, sr, types):
+def cast_step(name, value, positions, sr, types, order=None):
     """The step of a numpy input bound as a copy (a DenseCast), or None when the copy
     is not one a plan makes: a cast numpy calls unsafe, booleans, complex, one values
     slot only."""
@@ -127,7 +137,7 @@ def cast_step(name, value, positions, sr, types):
             or not np.can_cast(given, sr.dtype, "safe")):
         return None
     return DenseCast(name, given, sr.dtype, value.ndim, not sr.allows_nan and given.kind == "f",
-                     dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]])
+                     dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]], order)
 
 
 def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
@@ -135,14 +145,19 @@ def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
     is a numpy array of the dtype and ndim the plan was made for, with elements, its
     sizes in the plan's classes (and, of the carrier's dtype, not C-contiguous: that
     kind is a Dense step's plan); its NaN check; a C-contiguous copy in the carrier
-    dtype (as the general path's Tensor.from_dense makes), passed to C."""
+    dtype (as the general path's Tensor.from_dense makes), passed to C; for a kernel
+    whose tensor is stored in another mode order (`d.order`) a copy in that order,
+    and, of the carrier's dtype, an array in that order a miss too (a Dense's kind)."""
     space.update({f"dg{k}": d.given, f"dt{k}": d.dtype, f"vt{k}": d.val_type,
                   f"nm{k}": d.name, "ndarray": np.ndarray, "refuse_nan": refuse_nan,
-                  "contiguous": np.ascontiguousarray})
+                  "contiguous": np.ascontiguousarray, f"ord{k}": d.order})
     v, lines = f"v{k}", _numpy_head(k, f"dg{k}", d)
+    src = v if d.order is None else f"{v}.transpose(ord{k})"
     if d.given == d.dtype:      # made for a layout only: a C-contiguous one is a Dense's
         lines += [f"if {v}.flags.c_contiguous:", "    return MISS"]   # (the binder's)
-    lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({v}, dtype=dt{k}))")
+        if d.order is not None:
+            lines += [f"if {src}.flags.c_contiguous:", "    return MISS"]
+    lines.append(f"args[{d.at}] = from_buffer(vt{k}, contiguous({src}, dtype=dt{k}))")
     return ["        " + line for line in lines]
 
 

@@ -33,6 +33,7 @@ from ..errors import EtchpyError, InputError
 from ..expr.walk import accesses
 from ..expr.windows import label
 from .adopt import adopted, redeclared
+from .dense_orders import stored_order
 from .planned import stored_formats
 from .restored import DEFERRED, CallFace, Restored, materialized, same_program, stored_parts
 
@@ -48,9 +49,11 @@ def index_modes(expr) -> tuple:
 
 def layout(value) -> str:
     """How an input was given: a scipy or pydata layout ("csr", "coo", ...), "dense"
-    for a numpy array, a Tensor's format, else its type's name."""
+    for a numpy array ("dense(1, 0)" for one whose buffer holds it in that mode
+    order: runtime.dense_orders), a Tensor's format, else its type's name."""
     if type(value) is np.ndarray:
-        return "dense"
+        order = stored_order(value)
+        return "dense" if order is None else f"dense{order}"
     fmt = getattr(value, "format", None)
     if fmt is not None:
         return str(fmt)
@@ -59,10 +62,13 @@ def layout(value) -> str:
 
 def call_class(kinputs, bound, inputs) -> tuple:
     """A call's size class: per input its shape, index dtype, power of two of its
-    stored entries and layout as given (O(1) per input)."""
+    stored entries and layout as given (a numpy array's: the mode order its
+    buffer holds it in, dense_orders.stored_order; O(1) per input)."""
     return tuple([(b.shape, b.idx32, len(b.roles["vals"]).bit_length(),
-                   getattr(inputs[src], "format", None))
-                  for name, (src, _, _) in kinputs.items() for b in (bound[name],)])
+                   getattr(v, "format", None) if type(v) is not np.ndarray
+                   else None if v.flags.c_contiguous else stored_order(v))
+                  for name, (src, _, _) in kinputs.items()
+                  for b, v in ((bound[name], inputs[src]),)])
 
 
 def _stored(b) -> int | None:

@@ -20,6 +20,8 @@ pytestmark = pytest.mark.usefixtures("shared_cache")
 SPMV = "y[i] = A[i, j] * x[j]"
 OFF = {"plan_casts": False, "scipy_transpose": False, "adopt_layouts": False,
        "input_formats": False}
+PY_CASTS = {"binder_casts": False}     # the copies in the plan's Python (the binder's:
+                                       # tests/runtime/test_binder_casts.py)
 TRANSPOSE = {"adopt_layouts": False}
 
 
@@ -57,7 +59,7 @@ def test_cast_and_strided_vectors_answer_as_scipy(tuning):
 
 
 def test_a_cast_vector_has_a_plan_that_answers():
-    kern = ep.compile(SPMV, formats={"A": "csr"})
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=PY_CASTS)
     rng = np.random.default_rng(4)
     A = _matrix(seed=4)
     for x, new in zip(_vectors(rng, A.shape[1]), _vectors(rng, A.shape[1])):
@@ -77,7 +79,8 @@ def test_a_cast_plan_still_refuses_bad_vectors(strided):
     x = rng.standard_normal(A.shape[1]).astype(np.float32)
     kern(A=A, x=x)
     kern(A=A, x=x[::-1])
-    low = ep.compile(SPMV, formats={"A": "csr"}, semiring="min_plus")   # refuses NaN
+    low = ep.compile(SPMV, formats={"A": "csr"}, semiring="min_plus",   # refuses NaN
+                     tuning=PY_CASTS)
     w = np.abs(x) if not strided else np.repeat(np.abs(x), 2)[::2]
     np.testing.assert_allclose(low(A=A, x=w), low(A=A, x=w.astype(np.float64)))
     assert _has_cast_plan(low)
@@ -100,7 +103,7 @@ def test_a_contiguous_vector_after_a_strided_one_gets_its_own_plan():
     """A copy plan made for a strided float64 x misses a C-contiguous one (else every
     later call of the kind copied x in the Python plan): that call learns the plan of
     a Dense step, which the calls after it run; both kinds keep answering."""
-    kern = ep.compile(SPMV, formats={"A": "csr"})
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=PY_CASTS)
     A, rng = _matrix(seed=8), np.random.default_rng(8)
     m = A.shape[1]
     for _ in range(2):
