@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from . import imp
+from . import host_facts, imp
 from .version import __version__
 from . import tuning as tuning_
 from .errors import FormatError, OrderError
@@ -367,7 +367,8 @@ def tuning_changes(t: Tuning) -> list[str]:
     the preset's name when `t` is one); empty for DEFAULT."""
     changed = [f"{f.name}={getattr(t, f.name)!r}" for f in fields(t)
                if getattr(t, f.name) != getattr(tuning_.DEFAULT, f.name)]
-    preset = [f"{name}:" for name, p in tuning_.PRESETS.items() if p == t]
+    preset = [f"{name}:" for name, p in tuning_.PRESETS.items() if name != "default"
+              and (p == t or host_facts.resolved(p) == t)]      # the host's facts resolved
     return preset[:1] + changed if changed else []
 
 

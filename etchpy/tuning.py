@@ -214,8 +214,8 @@ class Tuning:
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
-    gather_from: int = 6              # ... real sums' rows of one length >= this (irregular: all)
-    gather_from_far: int = 5          # ... this where the far pick holds (0: gather_from)
+    gather_from: int = -1             # ... real sums' rows of one length >= this, ragged of a mean >= half (-1: the host's, host_facts)
+    gather_from_far: int = -1         # ... this where the far pick holds (0: gather_from; -1: the host's)
     window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead

@@ -9,7 +9,7 @@ import os
 
 from .. import pipeline
 from ..version import __version__
-from .. import tuning as tuning_
+from .. import host_facts, tuning as tuning_
 from . import build
 from . import inputs as io_
 from ..errors import EtchpyError
@@ -24,7 +24,7 @@ def make_request(expr, *, semiring=None, output="dense", order=None, out_indices
                  every_size=False, tuning=None) -> pipeline.Request:
     """A compile request from Kernel's arguments, checked and normalised. The
     optimizer option `rewrite_margin` sets the Tuning field of that name."""
-    tuned = tuning_.of(tuning)
+    tuned = host_facts.resolved(tuning_.of(tuning))   # AUTO fields: this host's values, in the key
     expr = as_expr(expr)
     if tuned.keyed_ranges:              # a keyed column's comparisons: ranges of codes
         expr = keyed.ranges(expr)

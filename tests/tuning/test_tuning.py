@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy import tuning
+from etchpy import host_facts, tuning
 from etchpy.expr.nodes import free_indices
 from etchpy.plan.cost import Stats, plan_cost
 from etchpy.plan.plan import make_plan
@@ -82,7 +82,8 @@ def test_knobs_are_part_of_the_kernel_cache_key():
     before = ep.compile(e)
     after = ep.compile(e, tuning=tuning.Tuning(gallop_ratio=3))
     assert after is not before and after._request != before._request
-    assert before.tuning is tuning.DEFAULT and after.tuning.gallop_ratio == 3
+    # the kernel keeps the Tuning with the host's facts resolved (etchpy.host_facts)
+    assert before.tuning == host_facts.resolved(tuning.DEFAULT) and after.tuning.gallop_ratio == 3
     assert ep.compile(e, tuning={"gallop_ratio": 3}) is after
     assert ep.compile(e, tuning=tuning.Tuning(gallop_ratio=3)) is after
     assert ep.compile(e, tuning="noopt") is ep.compile(e, tuning=tuning.NOOPT)
@@ -98,7 +99,7 @@ def test_a_manifest_is_restored_only_under_its_own_tuning(tmp_path, monkeypatch)
     first(A=M, x=v)                                    # builds, and writes the manifest
     assert not first.from_manifest
     again = ep.Kernel(e, tuning=tuning.FORCE)
-    assert again.from_manifest and again.tuning is tuning.FORCE
+    assert again.from_manifest and again.tuning == host_facts.resolved(tuning.FORCE)
     np.testing.assert_array_equal(again(A=M, x=v), M @ v)
     assert not ep.Kernel(e, tuning="force_hash").from_manifest
     assert not ep.Kernel(e).from_manifest
@@ -106,8 +107,11 @@ def test_a_manifest_is_restored_only_under_its_own_tuning(tmp_path, monkeypatch)
 
 def test_explain_shows_the_fields_that_differ_from_the_default():
     e = ep.sum(j, A[i, j] * x[j])
-    assert "tuning:" not in ep.compile(e).explain()
-    assert "tuning:     prefetch=False, gallop_ratio=3\n" in ep.compile(
+    # the default shows only the host's facts (etchpy.host_facts), resolved at compile time
+    facts = repr(host_facts.resolved(tuning.DEFAULT))[len("Tuning("):-1]
+    assert facts.startswith("gather_from=")
+    assert f"tuning:     {facts}\n" in ep.compile(e).explain()
+    assert f"tuning:     prefetch=False, gallop_ratio=3, {facts}\n" in ep.compile(
         e, tuning={"gallop_ratio": 3, "prefetch": False}).explain()
     noopt = ep.compile(e, tuning="noopt")
     assert "tuning:     noopt: markers=False," in noopt.explain()

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ... import imp
+from ... import host_facts, imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
                     While, or_, seq)
 from .fused_checks import candidates, program_names
@@ -64,7 +64,7 @@ def run(prog, semiring, tuning):
         new = _rewrite(body, lv, pick, ops)
         if new != body:
             body = new
-            least = tuning.gather_from if ops == ("+", "*") else 0
+            least = host_facts.resolved(tuning).gather_from if ops == ("+", "*") else 0
             picks.append(GatherPick(pick, lv.pos, lv.parents, least=least))
     if not picks:
         return prog

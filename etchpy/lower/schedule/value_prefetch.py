@@ -27,7 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ... import imp
+from ... import host_facts, imp
 from ...imp import (Bin, Const, Decl, GatherPick, GatherSum, If, Load, Opaque, Prefetch, Seq, Var,
                     While)
 from .fused_checks import candidates, program_names
@@ -68,9 +68,10 @@ def _lanes_when_far(body, picks: dict, levels: dict, tuning) -> tuple:
     dense operand of prefetch_min_bytes or more, whose scalar gathers wait on
     memory (docs/performance.md, session 54)."""
     far = {levels[name].pos: pick.var for name, pick in picks.items()}
-    return tuple(replace(s, far=far[s.pos], far_least=tuning.gather_from_far)
+    least = host_facts.resolved(tuning).gather_from_far
+    return tuple(replace(s, far=far[s.pos], far_least=least)
                  if isinstance(s, GatherPick) and s.crd is None and s.pos in far
-                 and s.least > 0 and tuning.gather_from_far > 0 else s
+                 and s.least > 0 and least > 0 else s
                  for s in imp.seq_parts(body))
 
 

@@ -5,6 +5,7 @@
  * threads:    1
  * formats:    A: csr, x: dense
  * output:     dense over (i)
+ * tuning:     gather_from=6, gather_from_far=5
  * loop order: out over (i, j)
  */
 /* A floating multiply-add is one fused instruction where the target has it, as
@@ -335,9 +336,10 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
  * 5/8 and 7/8 of the way (runs, not a stride: a stride that is a multiple of a
  * grid's side would sample only its boundary rows): 1 (the lanes) when their
  * lengths differ from their successors' in more than a quarter of the samples
- * (a scalar loop mispredicts the end of every row), or when rows of their one
- * length L (the mean, rounded) are at least `from` long (real sums:
- * Tuning.gather_from; shorter rows take the scalar loop faster), or, with
+ * (a scalar loop mispredicts the end of every row) and, with `from` > 0, their
+ * mean length L (rounded) is at least from / 2, or when rows of their one
+ * length L are at least `from` long (real sums: Tuning.gather_from, the host's:
+ * etchpy/host_facts.py; shorter rows take the scalar loop faster), or, with
  * `from` 0 (min and max lanes), take few enough chunks of eight: 6 * ceil(L / 8)
  * <= L (lanes for L = 7, 8 and from 12), else 0. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
@@ -353,9 +355,10 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
     }
     if (k == 0)
         return 0;
-    const int64_t len = (total + k / 2) / k;
-    const int64_t one = from > 0 ? len >= from : 6 * ((len + 7) / 8) <= len;
-    return 4 * same < 3 * k || one ? 1 : 0;
+    const int64_t len = (total + k / 2) / k, ragged = 4 * same < 3 * k;
+    if (from > 0)
+        return len >= from || (ragged && 2 * len >= from) ? 1 : 0;
+    return ragged || 6 * ((len + 7) / 8) <= len ? 1 : 0;
 }
 #else
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,

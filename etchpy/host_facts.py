@@ -1,0 +1,67 @@
+"""Facts of the host, read once per process and turned into Tuning values at
+compile time: a Tuning field whose default is -1 (the host's) is resolved here, by
+`resolved`, before the request's cache key is taken, so the value the kernel was
+compiled with is in its key and its Tuning's repr (explain()); an explicit value
+always wins.
+
+The facts so far: `gather_from`, the row length from which a real SpMV's rows
+of one length run in ep_gather_sum's AVX-512 gather lanes instead of the scalar
+loop (lower/schedule/gather_sums.py, ep_gather_pick; ragged rows from half
+that mean), and `gather_from_far`, the same where the rows gather from a far x
+(lower/schedule/value_prefetch.py; 0: gather_from). They are a table of CPU facts
+(/proc/cpuinfo's vendor and family), not a calibration: the kernels compile on
+hosts loaded by other work, where a few-millisecond timing of lanes against the
+scalar loop would flip between processes, and with it the C, its cache key and
+golden files; the vendor and family do not. The values were measured
+(docs/performance.md, "The SpMV row arm from the host", session 55): on Intel
+(sessions 35-54) the lanes win from rows of 6 (5 far); on AMD Zen 3/4 (family
+25) from rows of about 24, ragged ones of a mean of about 12, far or not.
+"""
+from __future__ import annotations
+
+import functools
+
+@functools.cache
+def cpu() -> tuple[str, int]:
+    """(vendor_id, cpu family) of the first processor in /proc/cpuinfo, or
+    ("", 0) where it cannot be read (another OS: the Intel values apply)."""
+    vendor, family = "", 0
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key, value = key.strip(), value.strip()
+                if key == "vendor_id" and not vendor:
+                    vendor = value
+                elif key == "cpu family" and not family and value.isdigit():
+                    family = int(value)
+                if vendor and family:
+                    break
+    except OSError:
+        pass
+    return vendor, family
+
+
+def zen(facts: tuple[str, int] | None = None) -> bool:
+    """Whether the CPU (facts: (vendor, family), this host's by default) is an AMD
+    Zen 3 or later (family 25 and on)."""
+    vendor, family = cpu() if facts is None else facts
+    return vendor == "AuthenticAMD" and family >= 25
+
+
+def gather_from(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.gather_from."""
+    return 24 if zen(facts) else 6
+
+
+def gather_from_far(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.gather_from_far (0: gather_from's)."""
+    return 0 if zen(facts) else 5
+
+
+def resolved(tuning):
+    """tuning with each field at -1 set to the host's value (tuning itself when none is)."""
+    changes = {name: value() for name, value in (("gather_from", gather_from),
+                                                  ("gather_from_far", gather_from_far))
+               if getattr(tuning, name) == -1}
+    return tuning.with_(**changes) if changes else tuning

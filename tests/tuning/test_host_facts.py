@@ -1,0 +1,57 @@
+"""etchpy.host_facts: Tuning.gather_from's AUTO default resolved from the CPU's
+vendor and family at compile time, in the kernel's key and banner; explicit
+values win."""
+import etchpy as ep
+from etchpy import host_facts
+from etchpy.runtime.request import make_request, request_key
+
+i, j = ep.indices("i j")
+A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+SPMV = ep.sum(j, A[i, j] * x[j])
+
+
+def test_the_table():
+    for facts, near, far in [(("GenuineIntel", 6), 6, 5), (("AuthenticAMD", 25), 24, 0),
+                             (("AuthenticAMD", 26), 24, 0),
+                             (("AuthenticAMD", 23), 6, 5),     # Zen 2: not measured
+                             (("", 0), 6, 5)]:                 # no /proc/cpuinfo
+        assert (host_facts.gather_from(facts), host_facts.gather_from_far(facts)) == (near, far)
+
+
+def test_the_default_is_auto_and_explicit_values_win():
+    assert ep.Tuning().gather_from == ep.Tuning().gather_from_far == -1
+    assert host_facts.resolved(ep.Tuning()).gather_from == host_facts.gather_from()
+    assert host_facts.resolved(ep.Tuning(gather_from=9)).gather_from == 9
+    assert make_request(SPMV, tuning={"gather_from": 9}).tuning.gather_from == 9
+
+
+def test_the_resolved_value_is_in_the_key_and_the_c():
+    req = make_request(SPMV)
+    host = host_facts.gather_from()
+    assert req.tuning.gather_from == host
+    assert request_key(req) == request_key(make_request(SPMV, tuning={"gather_from": host}))
+    assert request_key(req) != request_key(make_request(SPMV, tuning={"gather_from": host + 1}))
+    kern = ep.compile(SPMV)
+    assert f"A_dim0, {host});" in kern.c_source or f"? 5 : {host});" in kern.c_source  # `from`
+    assert f"gather_from={host}" in kern.explain()
+
+
+def test_every_arm_of_the_pick_agrees_with_scipy():
+    """Rows of one length and ragged rows under the Intel and the Zen values
+    (ragged rows take the lanes from a mean of half gather_from): the pick only
+    chooses between two computations of the same sum."""
+    import numpy as np
+    import scipy.sparse as sp
+    rng = np.random.default_rng(5)
+    n = 400
+    for lens in (np.full(n, 10), rng.integers(1, 10, n), rng.integers(1, 40, n)):
+        ptr = np.concatenate([[0], np.cumsum(lens)])
+        crd = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in lens])
+        M = sp.csr_array((rng.standard_normal(ptr[-1]), crd, ptr), shape=(n, n))
+        v = rng.standard_normal(n)
+        for facts in (("GenuineIntel", 6), ("AuthenticAMD", 25)):
+            t = ep.Tuning(gather_from=host_facts.gather_from(facts),
+                          gather_from_far=host_facts.gather_from_far(facts))
+            kern = ep.compile(SPMV, tuning=t)
+            for given in (M, ep.Tensor.from_scipy(M, "csr")):
+                np.testing.assert_allclose(kern(A=given, x=v), M @ v, rtol=1e-12, atol=1e-12)
