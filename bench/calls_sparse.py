@@ -103,29 +103,36 @@ def part_checks(quick, seconds, say, calls, threads=None, part="checks") -> list
     for family, A in calls.spmv_matrices(quick):
         n = A.shape[1]
         pool = [rng_for(f"calls-x-{n}").random(n) for _ in range(3)]
-        runner, lib, types, checked, in_args, bound, out_shape, idx, _ = kern._make(
-            {"A": A, "x": pool[0]}, None)
-        args = list(in_args)
-        runner._output_args(args, None, out_shape, bound, lib, types)
-        ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
-        trusted = runner.library(ctype + calling.TRUSTED)
-        name, = (f for f in dir(trusted.lib) if not f.endswith("_free"))
-        unchecked = getattr(trusted.lib, name)
-        xs = [lib.ffi.from_buffer("double[]", x) for x in pool]
-        at = [i for i, a in enumerate(args) if a == lib.ffi.from_buffer("double[]", pool[0])]
-        fns = []
-        for f in (checked, unchecked):
-            def call(f=f, nxt=calls.cycling(xs), args=list(args), at=at[0]):
-                args[at] = nxt()
-                if f(*args):
-                    raise RuntimeError("the kernel refused its inputs")
-            fns.append(call)
+        fns = c_calls(kern, A, pool, calls.cycling)
         t = calls.alternate(fns, seconds * (2 if A.nnz > 1e6 else 1), most=5000)
         rows.append(calls.row(part, f"{family} n={A.shape[0]:,} nnz={A.nnz:,}", t[0],
                               "the unchecked build", t[1], 1.03, nnz=int(A.nnz),
                               family=family))
         calls.say_row(rows[-1], say)
     return rows
+
+
+def c_calls(kern, A, pool, cycling) -> list:
+    """The checked and the unchecked C function of kern (y[i] = A[i, j]·x[j]) on A,
+    each a call with prebuilt arguments taking the next x of `pool` (cycling(pool)
+    gives them in turn); either raises if the kernel refuses its inputs."""
+    runner, lib, types, checked, in_args, bound, out_shape, idx, _ = kern._make(
+        {"A": A, "x": pool[0]}, None)
+    args = list(in_args)
+    runner._output_args(args, None, out_shape, bound, lib, types)
+    ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
+    trusted = runner.library(ctype + calling.TRUSTED)
+    name, = (f for f in dir(trusted.lib) if not f.endswith("_free"))
+    xs = [lib.ffi.from_buffer("double[]", x) for x in pool]
+    at = [i for i, a in enumerate(args) if a == lib.ffi.from_buffer("double[]", pool[0])][0]
+    fns = []
+    for f in (checked, getattr(trusted.lib, name)):
+        def call(f=f, nxt=cycling(xs), args=list(args)):
+            args[at] = nxt()
+            if f(*args):
+                raise RuntimeError("the kernel refused its inputs")
+        fns.append(call)
+    return fns
 
 
 def part_checks2(quick, seconds, say, calls) -> list[dict]:

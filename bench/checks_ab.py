@@ -28,8 +28,8 @@ import numpy as np
 import scipy.sparse as sp
 
 import etchpy as ep
-from etchpy.runtime import calling
 
+from bench import calls_sparse
 from bench.calls import stencil3_csr, stencil_csr
 from bench.kernels import rng_for
 
@@ -62,25 +62,17 @@ def tuning_of(spec: str) -> ep.Tuning:
 
 def c_calls(kern, A, pool):
     """The checked and the unchecked C function of kern on A, each a call with
-    prebuilt arguments taking the next x of `pool` (as bench.calls_sparse.part_checks)."""
-    runner, lib, types, checked, in_args, bound, out_shape, idx, _ = kern._make(
-        {"A": A, "x": pool[0]}, None)
-    args = list(in_args)
-    runner._output_args(args, None, out_shape, bound, lib, types)
-    ctype = "int32_t" if np.dtype(idx) == np.int32 else "int64_t"
-    trusted = runner.library(ctype + calling.TRUSTED)
-    name, = (f for f in dir(trusted.lib) if not f.endswith("_free"))
-    xs = [lib.ffi.from_buffer("double[]", x) for x in pool]
-    at = [i for i, a in enumerate(args) if a == lib.ffi.from_buffer("double[]", pool[0])][0]
-    out = []
-    for f in (checked, getattr(trusted.lib, name)):
-        def call(f=f, args=list(args), k=[0]):
-            k[0] += 1
-            args[at] = xs[k[0] % len(xs)]
-            if f(*args):
-                raise RuntimeError("the kernel refused its inputs")
-        out.append(call)
-    return out
+    prebuilt arguments taking the next x of `pool` (bench.calls_sparse.c_calls)."""
+    return calls_sparse.c_calls(kern, A, pool, _cycling)
+
+
+def _cycling(items):
+    k = [0]
+
+    def nxt():
+        k[0] += 1
+        return items[k[0] % len(items)]
+    return nxt
 
 
 def medians(calls, batch: int, seconds: float) -> list[float]:
