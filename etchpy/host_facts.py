@@ -1,8 +1,9 @@
 """Facts of the host, read once per process and turned into Tuning values at
 compile time: a Tuning field whose default is -1 (the host's) is resolved here, by
-`resolved`, before the request's cache key is taken, so the value the kernel was
-compiled with is in its key and its Tuning's repr (explain()); an explicit value
-always wins.
+`resolved`, where it is read: by the passes that use it, in the kernel's key on disk
+(runtime.request.request_key) and in its banner (explain()), so the value the
+kernel was compiled with is named there; a kernel keeps the Tuning it was given
+(its `tuning`), and an explicit value always wins.
 
 The facts so far: `gather_from`, the row length from which a real SpMV's rows
 of one length run in ep_gather_sum's AVX-512 gather lanes instead of the scalar

@@ -363,8 +363,9 @@ def _costs_text(costs: tuple[float, float, bool]) -> str:
 
 
 def tuning_changes(t: Tuning) -> list[str]:
-    """The fields of `t` that differ from tuning.DEFAULT, as `name=value` (after
-    the preset's name when `t` is one); empty for DEFAULT."""
+    """The fields of `t`, its host fields resolved (etchpy.host_facts), that differ
+    from tuning.DEFAULT, as `name=value` (after the preset's name when `t` is one)."""
+    t = host_facts.resolved(t)
     changed = [f"{f.name}={getattr(t, f.name)!r}" for f in fields(t)
                if getattr(t, f.name) != getattr(tuning_.DEFAULT, f.name)]
     preset = [f"{name}:" for name, p in tuning_.PRESETS.items() if name != "default"

@@ -24,7 +24,7 @@ def make_request(expr, *, semiring=None, output="dense", order=None, out_indices
                  every_size=False, tuning=None) -> pipeline.Request:
     """A compile request from Kernel's arguments, checked and normalised. The
     optimizer option `rewrite_margin` sets the Tuning field of that name."""
-    tuned = host_facts.resolved(tuning_.of(tuning))   # AUTO fields: this host's values, in the key
+    tuned = tuning_.of(tuning)          # as given: its host fields (-1) resolved where read
     expr = as_expr(expr)
     if tuned.keyed_ranges:              # a keyed column's comparisons: ranges of codes
         expr = keyed.ranges(expr)
@@ -52,7 +52,8 @@ def request_key(req: pipeline.Request) -> str | None:
     if getattr(semirings, req.semiring.name, None) is not req.semiring:
         return None
     fmts = sorted((n, repr(tv.format), tv.order, tv.iso) for n, tv in req.tensors.items())
-    parts = (__version__, build.compiler_fingerprint(), req.tuning.key(), str(req.expr),
+    parts = (__version__, build.compiler_fingerprint(), host_facts.resolved(req.tuning).key(),
+             str(req.expr),
              repr(req.expr), fmts, req.semiring.name, repr(req.out_format), req.order,
              [ix.name for ix in req.out_indices], req.name, req.threads, req.optimize,
              repr(sorted(req.options.items())), req.every_size)
