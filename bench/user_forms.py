@@ -35,19 +35,13 @@ import etchpy as ep
 from bench.calls_kernels import fem_p1
 from bench.kernels import rng_for
 from bench.timing import alternate_clocks, fmt_time
-from bench.user_forms_layouts import CASES as LAYOUT_CASES
+from bench.user_forms_layouts import CASES as LAYOUT_CASES, registrar
 
 SIZES = {"1e3": (4, 32), "1e5": (7, 316), "1e6": (9, 1000)}   # label: (P1 refinements, n)
 POOL = 4                                  # distinct new vectors cycled through
 i, j, k = ep.indices("i j k")
 CASES = []                                # (name, peer label, make(data) -> (ours, peer, same))
-
-
-def case(name, peer):
-    def register(make):
-        CASES.append((name, peer, make))
-        return make
-    return register
+case = registrar(CASES)
 
 
 def cycling(pool):

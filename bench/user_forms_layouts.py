@@ -22,11 +22,18 @@ ROWDOTS = ep.compile(ep.sum(j, M_[i, j] * N_[i, j]))
 CASES = []                  # (name, peer label, make(data) -> (ours, peer, same))
 
 
-def case(name, peer):
-    def register(make):
-        CASES.append((name, peer, make))
-        return make
-    return register
+def registrar(cases: list):
+    """case(name, peer): a decorator adding (name, peer, make) to `cases` (this
+    module's and bench.user_forms's lists)."""
+    def case(name, peer):
+        def register(make):
+            cases.append((name, peer, make))
+            return make
+        return register
+    return case
+
+
+case = registrar(CASES)
 
 
 def _pool(d, prep=lambda v: v):
