@@ -2,6 +2,8 @@
 the limits come from tuning.Saturation, early stopping, exact extraction."""
 import math
 
+import pytest
+
 import etchpy as ep
 from etchpy.optimizer.optimize import equivalent, optimize, saturation_limits
 from etchpy.tuning import Saturation
@@ -183,9 +185,12 @@ def test_the_time_limit_counts_the_searching_threads_cpu_not_wall_time():
     e = ep.sum((i, j), (X[i, j] - U[i] * V[j]) ** 2)
     eg = EGraph(ep.semirings.real, Stats({"i": 300, "j": 300}, {"X": 1800}))
     root = eg.add_expr(e)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     stats = saturate(eg, [waiting(r) for r in rules_for(eg.sr)],
                      Saturation(seconds=1.0), root=root)
-    assert time.perf_counter() - start > 1.0       # the wall clock passed the limit ...
+    wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+    assert wall > 1.0                              # the wall clock passed the limit ...
+    if cpu > 0.9:   # a host whose thread clock counts sleeps, or a search slowed 13x
+        pytest.skip(f"the search's thread spent {cpu:.2f} s of CPU on this host")
     assert stats.stop != "time limit"              # ... and it did not count
     assert stats.costs[-1][1] < stats.costs[0][1]  # the squared loss was factored
