@@ -30,66 +30,17 @@ class Tuning:
     "noopt", "force", "force_hash") or a dict of fields. Its repr shows the fields
     changed from the defaults.
 
-    Parameters (each a field; the class body comments each one):
-        switches (bool, True by default): markers, keyed_markers, bit_markers, merge_or_gallop,
-            step_fronts, short_intersect, hide_segment_counters, unhide_one_entry, unswitch,
-            phases, pieces, band_rows, row_blocks, row_streams, runs, shift_runs, shift_rows, register_blocks,
-            prefetch, prefetch_row_end, prefetch_past, prefetch_read, threads, bounded_rows, counting_sort,
-            workspaces, first_store, kept_workspaces, empty_rows_back, fused_checks,
-            check_count_once, check_lanes_once, check_windows, check_after, check_first,
-            check_rows, check_twins_once, merge_steps, entries, gather_sums, fp_contract, size_switch, blas, khatri_rao, blas_operands, algorithm_choice,
-            hoist_probes, hoist_row_tests, guard_leaves, guard_blocks, guard_located, clip_ranges,
-            keyed_ranges, fused_rows, fill_gaps, window_walk, window_keep, window_fill_lanes,
-            fused_temporaries, written_nesting, access_order; met_checks (False by default).
-        thresholds and sizes: seek_linear, gallop_ratio, fibre_spread, marker_probe,
-            keyed_marker_cells, unswitch_limit, sum_lanes, short_pieces, band_widths, row_block,
-            row_block_lanes, row_block_min, row_stream_count, short_segment, window_walk_long, window_walk_stop,
-            window_prefetch, window_prefetch_rows, window_rows_ahead, window_rows_span,
-            window_blocks, window_blocks_ahead, window_blocks_share, window_blocks_wide, check_block,
-            check_first_block, met_prefetch, hash_workspace_dim, hash_initial, hash_output_initial, initial_capacity,
-            first_capacity_limit, prefetch_distance, prefetch_span, prefetch_values, prefetch_guarded,
-            prefetch_guard_reads, guard_block, guard_blocks_ahead, guard_blocks_far, guard_mask, flat_mask,
-            prefetch_min_bytes, prefetch_index_bytes, prefetch_near_share, run_ahead, run_short,
-            run_long, run_min_entries, run_far_bytes, run_lines, piece_ahead, piece_short,
-            block_sizes, chunks_per_thread, thread_min_work, gather_from, gather_from_far.
-        the C helpers: huge_page_bytes, map_bytes, sort_run, sort_near_places, rank_sort_max,
-            sort_net, sort_place, sort_near_share, marks_walk_min, marks_walk_spread.
-        planning and the optimizer: conversions (also read an input converted
-            when that is priced cheaper, docs/formats.md; an input no loop
-            order walks as declared is converted whatever it says),
-            rewrite_margin, measured_relief, default_dim and sparse_density
-            (the sizes guessed when none are given; explain() says which were),
-            temp_weight, stride_weight, contiguous_weight, scatter_weight, blas_gain,
-            blas_call, cache_cells, orders_tried, conversion_choices,
-            dense_conversion_elements, dense_conversion_share, nesting_exhaustive, layout_slack,
-            saturation (an etchpy.tuning.Saturation).
-        lazy arrays (ep.compute's fusion plan): lazy_step_cost, lazy_library_step, lazy_library_work, lazy_matvec_library_work,
-            lazy_libm_cost, lazy_exhaustive, lazy_seconds, lazy_row_block_bytes, lazy_row_block_min, lazy_row_block_l2, lazy_spmm_work,
-            lazy_fast_replay, lazy_c_nodes, lazy_c_memo, lazy_c_blas, lazy_blas_tall, lazy_blas_epilogue, lazy_dense_products,
-            lazy_region_scalars, lazy_region_direct, lazy_region_c, lazy_c_tape, lazy_node_bytes, lazy_node_large, lazy_spmm_columns, lazy_thin_loop.
-        graph fixpoints (etchpy.graph, `tuning=`): switches pull_rounds, pull_measured, distance_buckets, rows_in_c, graph_block_checks,
-            bfs_check_first, bfs_narrow_levels, graph_binder; thresholds pull_alpha, pull_beta, rounds_above,
-            bucket_count, dense_rounds, scan_below, bfs_warm_bytes.
-        calls: keep_last_call (a call on the last call's arrays reuses its
-            binding, runtime.last_call), keep_call_bytes (the most its inputs hold),
-            call_plans (a call on inputs of a kind already run runs that kind's call plan, runtime.call_plans;
-            sparse_plans: for sparse outputs too; plan_casts: numpy inputs cast or copied contiguous),
-            scipy_transpose (a canonical scipy csr given for csc, or back, converted by scipy's own
-            transposition, runtime.calling; adopt_layouts: a kernel planned per size class declares it so,
-            runtime.adopt; dense_orders: a Fortran-order numpy array read as stored,
-            runtime.dense_orders), input_formats (ep.evaluate of a statement string declares
-            each tensor its input's format: scipy csr/csc/coo, an ep.Tensor's, else dense),
-            call_binder (that plan made in C, runtime.binder; binder_casts: its copies too), numpy_einsum
-            (ep.einsum hands one numpy operand's sums, transposes and diagonals
-            to numpy, runtime.einsum_calls; blas_casts: a dense real product of other dtypes
-            cast, then numpy's matmul; strided_copy_bytes, runtime.matmul), one_walk (factors over the same
-            index arrays walked once, flat or by runs of levels, runtime.shared;
-            sink_located: there, a located table's one-child levels last, expr.sink;
-            dense_runs: a run may start at a dense first level, expr.collapse;
-            one_walk_terms: the most products of a sum so walked, expr.sums; narrow_compared:
-            a column only compared there read as its narrow integer twin, its loop then
-            blocked by flat_mask (of this many entries; else not narrow), runtime.narrow;
-            defer_written: written form lowered on first need, runtime.deferred), aligned_once (columns of different structures compared: alignment kept, runtime.align).
+    Fields (each commented in the class body below; docs/performance.md's knob
+    table gives each one's default, rule and measurement), in groups: switches
+    (bool, True by default but met_checks: an optimisation, strategy or schedule
+    pass each); thresholds and sizes (when an optimisation fires, how big its
+    pieces are; -1 in gather_from and gather_from_far: the host's value,
+    etchpy.host_facts); the C helpers (sorts, huge pages, marks); planning and the
+    optimizer (conversions, the cost weights, the sizes guessed when none are
+    given, `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`:
+    ep.compute's fusion plan); graph fixpoints (etchpy.graph's switches and
+    thresholds); calls (keep_last_call, call_plans, call_binder and the other
+    ways a call binds its inputs: runtime/).
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
