@@ -129,13 +129,14 @@ def bind_inputs(declared: dict, inputs: dict, sr: Semiring) -> dict[str, Tensor]
            for name, tv in declared.items()}
     for name, tv in declared.items():
         if tv.iso:
-            check_iso(inputs[name], out[name].vals, name, sr)
+            check_iso(inputs[name], out[name].vals, name, sr, out[name]._levels[-1].get("hsrt"))
     return out
 
 
-def check_iso(value, vals: np.ndarray, name: str, sr: Semiring) -> None:
+def check_iso(value, vals: np.ndarray, name: str, sr: Semiring, slots=None) -> None:
     """Nothing when every stored value `vals` of the input `value` bound to the iso
-    tensor `name` (ep.tensor(..., iso=True)) is the semiring's one; else an
+    tensor `name` (ep.tensor(..., iso=True)) is the semiring's one (only those at
+    `slots`, a hash level's entries: its empty slots hold the zero); else an
     InputError naming it. A Tensor whose values nothing can write
     (Tensor.pattern) is checked once, then remembered."""
     memo = None
@@ -143,6 +144,8 @@ def check_iso(value, vals: np.ndarray, name: str, sr: Semiring) -> None:
         memo = value.__dict__.setdefault("_etchpy_iso", {})
         if memo.get(repr(sr.one)) is vals:
             return
+    if slots is not None:
+        vals = vals[slots]
     if vals.size and not np.all(vals == sr.one):
         raise InputError(f"input {name} is declared iso (every stored value the "
                          f"semiring's one, {sr.one}) but stores other values; pass "

@@ -369,7 +369,9 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         if self._iso:                 # ep.tensor(..., iso=True): only the semiring's one
             for name, (src, _, _) in kern._inputs.items():
                 if src in self._iso:
-                    io_.check_iso(inputs[src], bound[name].roles["vals"], src, sr)
+                    roles = bound[name].roles
+                    io_.check_iso(inputs[src], roles["vals"], src, sr,
+                                  next((a for r, a in roles.items() if r.startswith("hsrt")), None))
         return bound
 
     def _warn_conversion(self, name, note):
