@@ -67,6 +67,8 @@ class Tuning:
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
+    constant_sums: bool = True        # a Σ of a value no state of a counted loop changes
+                                      # (an iso operand's one): once, n-fold (Semiring.repeat)
     shift_runs: bool = True           # windows of one run list at shifts filling an interval
                                       # met as one stream (⊗ idempotent: an erosion's rows)
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows

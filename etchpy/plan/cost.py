@@ -1,10 +1,9 @@
 """Estimated work of loop nests and plans under the stream model (Etch §8).
 
 A loop nest over order (v1, ..., vn) visits, at depth k, one record per point of
-the body's support projected onto {v1..vk}. Every visit costs one unit, every
-innermost record also pays one unit per operation of the body, and a dense
-temporary pays `tuning.temp_weight` units per element (it is allocated, zeroed,
-written and read back, usually from memory rather than registers or cache).
+the body's support projected onto {v1..vk}. A visit costs one unit, an innermost
+record one per operation of the body (none for a product by an iso operand's one),
+a dense temporary `tuning.temp_weight` per element (allocated, zeroed, read back).
 
 Support sizes are estimates from `Stats`: an index has a size (default
 `tuning.default_dim`) and a tensor a nonzero count (default: full for dense
@@ -203,8 +202,9 @@ def join_estimate(parts, space: frozenset, stats: Stats) -> float:
 
 def operations(e: Expr) -> int:
     match e:
-        case Mul(a, b) | Add(a, b):
-            return 1 + operations(a) + operations(b)
+        case Mul(a, b) | Add(a, b):     # a·1 (combinators.mul folds it): no ⊗
+            iso = type(e) is Mul and any(type(x) is Access and x.tensor.iso for x in (a, b))
+            return (not iso) + operations(a) + operations(b)
         case Map(_, a, _):
             return 1 + operations(a)
     return 0

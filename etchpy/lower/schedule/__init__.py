@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
                row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
@@ -98,6 +98,7 @@ PASSES = (
     Pass("window walks", "window_walk", "loop", window_walks.run),
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),
+    Pass("constant sums", "constant_sums", "loop", constant_sums.run),
     Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
