@@ -382,8 +382,8 @@ def _flat_access(body: Expr, summed: tuple, ok: set, classes):
     tv = body.tensor
     q = Index("q_" + "_".join(ix.name for ix in body.indices))
     vector = Format.parse("dense", 1)
-    if type(tv) is TensorVar and not tv.iso and tv.name in ok:
-        return Access(TensorVar(tv.name, 1, vector), (q,))
+    if type(tv) is TensorVar and tv.name in ok:       # (an iso one's stored values: ones)
+        return Access(TensorVar(tv.name, 1, vector, tv.iso), (q,))
     one = classes is None or len({classes.get(n) for n in _names(tv)} - {None}) == 1 and all(
         n in classes for n in _names(tv))
     if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and set(

@@ -38,7 +38,7 @@ def member(f: Expr):
     tv = f.tensor
     if tv.format.is_dense:
         return None
-    if type(tv) is TensorVar and not tv.iso:
+    if type(tv) is TensorVar:
         return (tv.name,), (f.indices, tv.format)
     if isinstance(tv, CompareVar) and tv.kind == "value" and not (tv.bins or tv.terms) and all(
             fmt == tv.format for _, fmt, at in tv.columns if at is None):
