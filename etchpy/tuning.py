@@ -17,6 +17,7 @@ Presets:
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, fields, replace
 
 from .saturation import Saturation, changed as _changed, full as _full
@@ -40,7 +41,8 @@ class Tuning:
     given, `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`:
     ep.compute's fusion plan); graph fixpoints (etchpy.graph's switches and
     thresholds); calls (keep_last_call, call_plans, call_binder and the other
-    ways a call binds its inputs: runtime/).
+    ways a call binds its inputs: runtime/). Every field, in the class body's
+    order, is listed at the end of this text.
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -315,6 +317,10 @@ class Tuning:
         >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
 
+
+if Tuning.__doc__:                          # None under python -OO
+    Tuning.__doc__ += "\n    Every field: " + textwrap.fill(
+        ", ".join(f.name for f in fields(Tuning)), 88, subsequent_indent="        ") + ".\n"
 
 DEFAULT = Tuning()
 
