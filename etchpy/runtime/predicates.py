@@ -174,9 +174,16 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     hi = max(hi, lo)
     idx = np.int32 if n < 2**31 - 1 else np.int64
     crd, ones = _codes(n, np.dtype(idx)), _ones(n, np.dtype(sr.dtype), sr.one)
-    levels = ({"pos": np.array([0, hi - lo], dtype=idx), "crd": crd[lo:hi]},)
+    levels = (_segment(tv.format, np.array([0, hi - lo], dtype=idx), crd[lo:hi]),)
     # consistent by construction: not checked again (a check would read the range)
     return Tensor._of(((n,), tv.format, levels, ones[:hi - lo], sr.zero), tv.name)
+
+
+def _segment(fmt, starts: np.ndarray, coords: np.ndarray) -> dict:
+    """A sparse vector's one level: `starts` and `coords` under the roles its level
+    stores a segment in (formats.level `segment_roles`), not named here."""
+    start_role, coord_role = fmt.levels[0].segment_roles
+    return {start_role: starts, coord_role: coords}
 
 
 @functools.lru_cache(maxsize=4)
@@ -386,6 +393,6 @@ def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     codes = np.arange(n)
     on = np.flatnonzero(formula.evaluate(tv.tests, None, lambda p: codes, slots))
     idx = np.int32 if n < 2**31 - 1 else np.int64
-    levels = ({"pos": np.array([0, len(on)], dtype=idx), "crd": on.astype(idx)},)
+    levels = (_segment(tv.format, np.array([0, len(on)], dtype=idx), on.astype(idx)),)
     vals = np.full(len(on), sr.one, dtype=sr.dtype)
     return Tensor._of(((n,), tv.format, levels, vals, sr.zero), tv.name)
