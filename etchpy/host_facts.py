@@ -17,6 +17,13 @@ golden files; the vendor and family do not. The values were measured
 (docs/performance.md, "The SpMV row arm from the host", session 55): on Intel
 (sessions 35-54) the lanes win from rows of 6 (5 far); on AMD Zen 3/4 (family
 25) from rows of about 24, ragged ones of a mean of about 12, far or not.
+
+`bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
+output, or over the int64 output itself) is read by etchpy.graph where a BFS
+runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
+on Intel (session 45) the int32 walk won; on AMD Zen 4 (session 56,
+docs/performance.md "BFS levels on an AMD host") the int64 walk, with no
+widening pass after it, is 0-25% faster.
 """
 from __future__ import annotations
 
@@ -58,6 +65,17 @@ def gather_from(facts: tuple[str, int] | None = None) -> int:
 def gather_from_far(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.gather_from_far (0: gather_from's)."""
     return 0 if zen(facts) else 5
+
+
+def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:
+    """The host's Tuning.bfs_narrow_levels: not on AMD Zen 3 and later."""
+    return not zen(facts)
+
+
+def narrow_levels(tuning) -> bool:
+    """tuning.bfs_narrow_levels, the host's where it is -1."""
+    v = tuning.bfs_narrow_levels
+    return bfs_narrow_levels() if v == -1 else bool(v)
 
 
 def resolved(tuning):

@@ -35,8 +35,8 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from and gather_from_far: the host's value,
-    etchpy.host_facts); the C helpers (sorts, huge pages, marks); planning and the
+    pieces are; -1 in gather_from, gather_from_far and bfs_narrow_levels: the
+    host's value, etchpy.host_facts); the C helpers (sorts, huge pages, marks); planning and the
     optimizer (conversions, the cost weights, the sizes guessed when none are
     given, `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`:
     ep.compute's fusion plan); graph fixpoints (etchpy.graph's switches and
@@ -278,7 +278,7 @@ class Tuning:
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
-    bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
+    bfs_narrow_levels: int = -1       # BFS walks int32 levels, widened into its int64 output (-1: the host's)
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
     rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford rows; PageRank as is
     graph_block_checks: bool = True   # ... PageRank's entries checked by blocks, then read untested

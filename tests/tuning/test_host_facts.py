@@ -57,3 +57,17 @@ def test_every_arm_of_the_pick_agrees_with_scipy():
             kern = ep.compile(SPMV, tuning=t)
             for given in (M, ep.Tensor.from_scipy(M, "csr")):
                 np.testing.assert_allclose(kern(A=given, x=v), M @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_bfs_narrow_levels_is_the_hosts_and_explicit_values_win():
+    """Tuning.bfs_narrow_levels: -1 is the host's (int32 levels but on AMD Zen 3
+    and later), read where a BFS runs; it is in no kernel's key."""
+    assert ep.Tuning().bfs_narrow_levels == -1
+    for facts, narrow in [(("GenuineIntel", 6), True), (("AuthenticAMD", 25), False),
+                          (("AuthenticAMD", 23), True), (("", 0), True)]:
+        assert host_facts.bfs_narrow_levels(facts) is narrow
+    assert host_facts.narrow_levels(ep.Tuning()) == host_facts.bfs_narrow_levels()
+    for v in (True, False, 1, 0):
+        assert host_facts.narrow_levels(ep.Tuning(bfs_narrow_levels=v)) is bool(v)
+    assert request_key(make_request(SPMV)) == request_key(
+        make_request(SPMV, tuning={"bfs_narrow_levels": -1}))
