@@ -22,7 +22,7 @@ proofs_notes/predicates.md ("Boolean structure").
 from __future__ import annotations
 
 from ..errors import ExpressionTypeError
-from . import formula
+from . import formula, offsets
 from .compare import (CompareVar, Predicate, between, code_predicate, compare, operand,
                       row_predicate)
 from .nodes import Add, Expr, Index, Mul, show
@@ -74,8 +74,7 @@ def negation(a) -> Expr:
         case Predicate() if _on_codes(a):
             return code_predicate(a.indices[0], formula.negated(_code_formula(a)))
         case Predicate() if _kind(a) == "index":
-            x, y = a.indices
-            return compare(x, formula.NEGATED[a.tensor.tests[0][0]], y)
+            return offsets.negated(a)
         case Mul(x, y):
             return disjunction(negation(x), negation(y))
         case Add(x, y):
@@ -96,9 +95,8 @@ def eq(a, b) -> Expr:
         >>> ep.eq(i, 3)
         cmp_i_le_3_ge_3[i]
     """
-    if isinstance(a, Index) and isinstance(b, Index):
-        raise ExpressionTypeError(f"ep.eq({a}, {b}) of two indices: write one index "
-                                  f"for both (A[i, i] is a diagonal)")
+    if (same := offsets.equal(a, b)) is not None:   # i = j + d: one code (expr.offsets)
+        return same
     a, b = _bound_right(a, b)
     return conjunction(compare(a, "<=", b), compare(a, ">=", b))
 
