@@ -204,7 +204,7 @@ def compare(a, op: str, b) -> Access:
     if isinstance(x, Index):     # (never scaled; offset by integers: expr.offsets)
         d = sb[2] + affine.Lin.of(-1).times(sa[2])     # x op y + d
         if isinstance(y, Index):
-            return offsets.pair(x, op, y, d.number)
+            return index_pair(x, op, y, d.number)
         if y is None:
             return between(x, tests=((op, _raw(d, b)),))
         return _index_value(y, formula.FLIPPED[op], x, sb[1], d)
@@ -217,6 +217,20 @@ def compare(a, op: str, b) -> Access:
     return row_predicate(((x.tensor.name, x.tensor.format, None),),
                          ("cmp", op, column(0, sa[1]), affine.operand(d)), x.indices,
                          keyed_of(x))
+
+
+def index_pair(x: Index, op: str, y: Index, d: int):
+    """x op y + d (op one of < <= > >= ==) as an index comparison (kind "index")."""
+    if x == y:
+        raise ExpressionTypeError(f"{x} {op} {y}{'' if not d else f' + {d}'} compares an "
+                                  f"index with itself")
+    d = offsets.checked(d, f"{x} {op} {y} + {d}")
+    if op == "==" and d == 0:
+        raise ExpressionTypeError(f"ep.eq({x}, {y}) of two indices: write one index for "
+                                  f"both (A[i, i] is a diagonal)")
+    word = f"{COMPARE_PREFIX}{x}_{OPS.get(op, 'eq')}_{y}" + (f"_plus_{token(d)}" if d else "")
+    var = CompareVar(word, 2, "dense", kind="index", tests=((op, d if d else None),))
+    return Predicate(var, (x, y))
 
 
 def _raw(lin, b):

@@ -5,7 +5,8 @@
 else (no tensor is accessed at it: `A[i + 1]` is refused; a shift is a window,
 `A[i[1:]]`). A comparison of two such terms is moved to one offset on the right,
 `a op b + d` (d = the right's offset minus the left's), and is the index
-comparison of expr.compare (kind "index", tests ((op, d),)), which stores nothing:
+comparison of expr.compare (`index_pair`: kind "index", tests ((op, d),); NOT
+and ep.eq of them: expr.logic), which stores nothing:
 its stream is the outer index's every coordinate c and a bounded range of the
 inner one whose ends are read off c with d folded in and clamped to [0, dim)
 (streams.from_expr `index_compare`); `==` is the one code c ∓ d of the inner index.
@@ -19,14 +20,12 @@ import numbers
 import numpy as np
 
 from ..errors import ExpressionTypeError
-from . import affine, formula
-from .nodes import COMPARE_PREFIX, Expr, Index
-
-LIMIT = 2 ** 62            # |d| beyond it could overflow the kernel's int64 index arithmetic
-WORDS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
+from . import affine
+from .nodes import Expr, Index
 
 
-def _offset(x, what: str) -> int:
+
+def checked(x, what: str) -> int:
     """x as an index offset: an integer written in the expression (else an
     ExpressionTypeError naming it)."""
     if isinstance(x, (Index, IndexOffset)):
@@ -44,7 +43,7 @@ def _offset(x, what: str) -> int:
             f"{x!r} ({kind}); indices are integer codes (for a fractional bound compare the "
             f"index with a number: `i < 2.5`; for a bound given at call time, a parameter: "
             f"`i < \"hi\"`)")
-    if abs(int(x)) >= LIMIT:
+    if abs(int(x)) >= 2 ** 62:     # beyond, x ± d could overflow the kernel's int64
         raise ExpressionTypeError(f"{what}: an index offset must be below 2**62 in "
                                   f"magnitude, got {x!r}")
     return int(x)
@@ -76,7 +75,7 @@ class IndexOffset(affine.Affine):
         if op not in "+-":
             raise ExpressionTypeError(f"{written}: an index is offset by an integer, never "
                                       f"scaled (compare indices, each plus an integer)")
-        k = _offset(other, written)
+        k = checked(other, written)
         return IndexOffset(self.base, self.k + (k if op == "+" else -k))
 
     def __neg__(self):
@@ -110,44 +109,9 @@ def index_term(x):
     return None
 
 
-def pair(x: Index, op: str, y: Index, d: int):
-    """x op y + d (op one of < <= > >= ==) as an index comparison (kind "index")."""
-    from .compare import CompareVar, Predicate, token
-    if x == y:
-        raise ExpressionTypeError(f"{x} {op} {y}{'' if not d else f' + {d}'} compares an "
-                                  f"index with itself")
-    d = _offset(d, f"{x} {op} {y} + {d}")
-    if op == "==" and d == 0:
-        raise ExpressionTypeError(f"ep.eq({x}, {y}) of two indices: write one index for "
-                                  f"both (A[i, i] is a diagonal)")
-    word = f"{COMPARE_PREFIX}{x}_{WORDS[op]}_{y}" + (f"_plus_{token(d)}" if d else "")
-    var = CompareVar(word, 2, "dense", kind="index",
-                     tests=((op, d if d else None),))
-    return Predicate(var, (x, y))
-
-
 def offset_of(tv) -> int:
     """The offset d of an index comparison x op y + d (0 for a plain one)."""
     return tv.tests[0][1] or 0
-
-
-def equal(a, b):
-    """ep.eq of two index terms (an index, maybe plus an integer), else None."""
-    ta, tb = index_term(a), index_term(b)
-    if ta is None or tb is None:
-        return None
-    return pair(ta[0], "==", tb[0], tb[1] - ta[1])
-
-
-def negated(p):
-    """NOT of an index comparison: the opposite test (== : < or >)."""
-    from .logic import disjunction
-    (op, _), = p.tensor.tests
-    x, y = p.indices
-    d = offset_of(p.tensor)
-    if op == "==":
-        return disjunction(pair(x, "<", y, d), pair(x, ">", y, d))
-    return pair(x, formula.NEGATED[op], y, d)
 
 
 def bounds(op: str, t, dim, imp, plain: bool):

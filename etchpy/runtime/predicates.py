@@ -8,8 +8,9 @@ comparison holds and nothing elsewhere:
     range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
             (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1;
             a bound past the codes, ±inf or a huge int, is open; NaN is refused)
-    index   c0 op c1 + d on two indices (d an integer, expr.offsets): nothing stored (a dense tensor without
-            values; its stream makes the pairs from the coordinates)
+    index   c0 op c1 + d on two indices (d an integer, expr.offsets): nothing
+            stored (a dense tensor without values; its stream makes the pairs
+            from the coordinates)
     codes   a formula of tests of one index (~ and | of ranges): a sparse
             vector of the codes that pass, worked out over the index's codes
     value   a row predicate (expr.formula over value columns of one structure):
