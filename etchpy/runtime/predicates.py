@@ -8,8 +8,9 @@ comparison holds and nothing elsewhere:
     range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
             (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1;
             a bound past the codes, ±inf or a huge int, is open; NaN is refused)
-    index   c0 op c1 on two indices: nothing stored (a dense tensor without
-            values; its stream makes the pairs from the coordinates)
+    index   c0 op c1 + d on two indices (d an integer, expr.offsets): nothing
+            stored (a dense tensor without values; its stream makes the pairs
+            from the coordinates)
     codes   a formula of tests of one index (~ and | of ranges): a sparse
             vector of the codes that pass, worked out over the index's codes
     value   a row predicate (expr.formula over value columns of one structure):
@@ -51,7 +52,8 @@ from ..expr.bins import levels_below
 from . import align, bins, keyed, windows
 from . import narrow as narrow_
 
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+        "==": operator.eq}
 
 
 def caller_inputs(declared: dict) -> dict:
@@ -250,7 +252,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if not stores_nothing(tv):
         return t.to_dense()
     n, m = t.shape
-    holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None], np.arange(m)[None, :])
+    holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None],      # x op y + d (expr.offsets)
+                                 np.arange(m)[None, :] + (tv.tests[0][1] or 0))
     return np.where(holds, sr.one, sr.zero).astype(sr.dtype)
 
 
