@@ -17,6 +17,14 @@ golden files; the vendor and family do not. The values were measured
 (docs/performance.md, "The SpMV row arm from the host", session 55): on Intel
 (sessions 35-54) the lanes win from rows of 6 (5 far); on AMD Zen 3/4 (family
 25) from rows of about 24, ragged ones of a mean of about 12, far or not.
+
+`lazy_row_block_l2` (a lazy program's Xᵀ·f(X·w) by row blocks of half the L2
+when a dense X exceeds it, etchpy.lazy.rows) is a host fact read by the lazy
+plan only (no kernel reads it: it is resolved where read, by `row_block_l2`,
+not in a kernel's key or banner): on AMD Zen 3/4 the blocks lose at every size
+measured (docs/performance.md, "ep.lazy's row blocks by the L2 off on AMD
+Zen", session 56: its L3 feeds a core's gemv about as fast as the L2 saves,
+less than a block's calls cost), so 0 (off) there, 1 MiB elsewhere.
 """
 from __future__ import annotations
 
@@ -58,6 +66,17 @@ def gather_from(facts: tuple[str, int] | None = None) -> int:
 def gather_from_far(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.gather_from_far (0: gather_from's)."""
     return 0 if zen(facts) else 5
+
+
+def lazy_row_block_l2(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.lazy_row_block_l2 (0: the L2 rule off)."""
+    return 0 if zen(facts) else 1 << 20
+
+
+def row_block_l2(tuning) -> int:
+    """tuning's lazy_row_block_l2, the host's value where it is -1."""
+    value = tuning.lazy_row_block_l2
+    return lazy_row_block_l2() if value == -1 else value
 
 
 def resolved(tuning):
