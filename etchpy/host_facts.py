@@ -24,6 +24,13 @@ runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
 on Intel (session 45) the int32 walk won; on AMD Zen 4 (session 56,
 docs/performance.md "BFS levels on an AMD host") the int64 walk, with no
 widening pass after it, is 0-25% faster.
+`lazy_row_block_l2` (a lazy program's Xᵀ·f(X·w) by row blocks of half the L2
+when a dense X exceeds it, etchpy.lazy.rows) is a host fact read by the lazy
+plan only (no kernel reads it: it is resolved where read, by `row_block_l2`,
+not in a kernel's key or banner): on AMD Zen 3/4 the blocks lose at every size
+measured (docs/performance.md, "ep.lazy's row blocks by the L2 off on AMD
+Zen", session 56: its L3 feeds a core's gemv about as fast as the L2 saves,
+less than a block's calls cost), so 0 (off) there, 1 MiB elsewhere.
 """
 from __future__ import annotations
 
@@ -76,6 +83,17 @@ def narrow_levels(tuning) -> bool:
     """tuning.bfs_narrow_levels, the host's where it is -1."""
     v = tuning.bfs_narrow_levels
     return bfs_narrow_levels() if v == -1 else bool(v)
+
+
+def lazy_row_block_l2(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.lazy_row_block_l2 (0: the L2 rule off)."""
+    return 0 if zen(facts) else 1 << 20
+
+
+def row_block_l2(tuning) -> int:
+    """tuning's lazy_row_block_l2, the host's value where it is -1."""
+    value = tuning.lazy_row_block_l2
+    return lazy_row_block_l2() if value == -1 else value
 
 
 def resolved(tuning):

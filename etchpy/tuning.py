@@ -35,11 +35,12 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from, gather_from_far and bfs_narrow_levels: the
-    host's value, etchpy.host_facts); the C helpers (sorts, huge pages, marks); planning and the
-    optimizer (conversions, the cost weights, the sizes guessed when none are
-    given, `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`:
-    ep.compute's fusion plan); graph fixpoints (etchpy.graph's switches and
+    pieces are; -1 in gather_from, gather_from_far, bfs_narrow_levels and
+    lazy_row_block_l2: the host's value, etchpy.host_facts); the C helpers
+    (sorts, huge pages, marks); planning and the optimizer (conversions, the cost
+    weights, the sizes guessed when none are given, `saturation`: an
+    etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's fusion plan);
+    graph fixpoints (etchpy.graph's switches and
     thresholds); calls (keep_last_call, call_plans, call_binder and the other
     ways a call binds its inputs: runtime/). Every field, in the class body's
     order, is listed at the end of this text.
@@ -254,7 +255,7 @@ class Tuning:
     lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
     lazy_row_block_bytes: int = 2 << 20   # Xᵀ·f(X·W), X dense of at least lazy_row_block_min
     lazy_row_block_min: int = 16 << 20    # bytes: by row blocks of X this size (0: never; lazy.rows)
-    lazy_row_block_l2: int = 1 << 20  # ... or X > a host L2 of at least this, by its halves (0: no)
+    lazy_row_block_l2: int = -1       # ... or X > a host L2 of at least this, by its halves (0: no; -1: the host's)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)

@@ -18,6 +18,18 @@ def test_the_table():
         assert (host_facts.gather_from(facts), host_facts.gather_from_far(facts)) == (near, far)
 
 
+def test_the_lazy_row_block_l2_table_and_its_default():
+    """Tuning.lazy_row_block_l2: 0 (the L2 rule off) on AMD Zen 3/4, 1 MiB
+    elsewhere; -1 by default, resolved by the lazy plan (not a kernel's)."""
+    for facts, l2 in [(("GenuineIntel", 6), 1 << 20), (("AuthenticAMD", 25), 0),
+                      (("AuthenticAMD", 23), 1 << 20), (("", 0), 1 << 20)]:
+        assert host_facts.lazy_row_block_l2(facts) == l2
+    assert ep.Tuning().lazy_row_block_l2 == -1
+    assert host_facts.row_block_l2(ep.Tuning()) == host_facts.lazy_row_block_l2()
+    assert host_facts.row_block_l2(ep.Tuning(lazy_row_block_l2=7)) == 7
+    assert host_facts.resolved(ep.Tuning()).lazy_row_block_l2 == -1
+
+
 def test_the_default_is_auto_and_explicit_values_win():
     assert ep.Tuning().gather_from == ep.Tuning().gather_from_far == -1
     assert host_facts.resolved(ep.Tuning()).gather_from == host_facts.gather_from()
