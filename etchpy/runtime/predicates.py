@@ -182,8 +182,7 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
 
 
 def _segment(fmt, starts: np.ndarray, coords: np.ndarray) -> dict:
-    """A sparse vector's one level: `starts` and `coords` under the roles its level
-    stores a segment in (formats.level `segment_roles`), not named here."""
+    """A sparse vector's one level under its level's `segment_roles` (unnamed here)."""
     start_role, coord_role = fmt.levels[0].segment_roles
     return {start_role: starts, coord_role: coords}
 
