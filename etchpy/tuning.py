@@ -35,12 +35,12 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from, gather_from_far, bfs_narrow_levels and
-    lazy_row_block_l2: the host's value, etchpy.host_facts); the C helpers
-    (sorts, huge pages, marks); planning and the optimizer (conversions, the cost
-    weights, the sizes guessed when none are given, `saturation`: an
-    etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's fusion plan);
-    graph fixpoints (etchpy.graph's switches and
+    pieces are; -1 in gather_from, gather_ragged_from, gather_from_far,
+    bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
+    the C helpers (sorts, huge pages, marks); planning and the optimizer
+    (conversions, the cost weights, the sizes guessed when none are given,
+    `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
+    fusion plan); graph fixpoints (etchpy.graph's switches and
     thresholds); calls (keep_last_call, call_plans, call_binder and the other
     ways a call binds its inputs: runtime/). Every field, in the class body's
     order, is listed at the end of this text.
@@ -168,8 +168,9 @@ class Tuning:
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
-    gather_from: int = -1             # ... real sums' rows of one length >= this, ragged of a mean >= half (-1: the host's, host_facts)
-    gather_from_far: int = -1         # ... this where the far pick holds (0: gather_from; -1: the host's)
+    gather_from: int = -1             # ... real sums' rows of one length >= this (-1: the host's, host_facts)
+    gather_ragged_from: int = -1      # ... ragged rows of a mean >= this (0: half of gather_from; -1: the host's)
+    gather_from_far: int = -1         # ... gather_from where the far pick holds (0: gather_from; -1: the host's)
     window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
