@@ -197,7 +197,7 @@ def make_plan(owner, made: tuple, inputs: dict):
 
 def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted):
     """The C binder's plan for these steps (runtime.binder), or None where it makes
-    none: a dense output, or a grown one of csr/csc layout (outputs.grown_kind)."""
+    none: a dense output, or a grown one of csr/csc or rle layout (outputs.grown_kind)."""
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
                   for _, step in steps)
     if n_in != len(steps) and not windows:
