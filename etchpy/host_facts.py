@@ -7,20 +7,38 @@ kernel was compiled with is named there; a kernel keeps the Tuning it was given
 
 The facts so far: `gather_from`, the row length from which a real SpMV's rows
 of one length run in ep_gather_sum's AVX-512 gather lanes instead of the scalar
-loop (lower/schedule/gather_sums.py, ep_gather_pick; ragged rows from half
-that mean), and `gather_from_far`, the same where the rows gather from a far x
+loop (lower/schedule/gather_sums.py, ep_gather_pick), `gather_ragged_from`, the
+mean row length from which ragged rows do (0: half of the pick's gather_from),
+and `gather_from_far`, the same as gather_from where the rows gather from a far x
 (lower/schedule/value_prefetch.py; 0: gather_from). They are a table of CPU facts
 (/proc/cpuinfo's vendor and family), not a calibration: the kernels compile on
 hosts loaded by other work, where a few-millisecond timing of lanes against the
 scalar loop would flip between processes, and with it the C, its cache key and
 golden files; the vendor and family do not. The values were measured
 (docs/performance.md, "The SpMV row arm from the host", session 55): on Intel
-(sessions 35-54) the lanes win from rows of 6 (5 far); on AMD Zen 3/4 (family
-25) from rows of about 24, ragged ones of a mean of about 12, far or not.
+(sessions 35-54) the lanes win from rows of 6 (5 far), ragged ones from half
+that; on AMD Zen 3/4 (family 25) from rows of about 24, far or not, and ragged
+ones (scikit-fem meshes' rows) from a mean of about 36 (session 56).
+
+`bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
+output, or over the int64 output itself) is read by etchpy.graph where a BFS
+runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
+on Intel (session 45) the int32 walk won; on AMD Zen 4 (session 56,
+docs/performance.md "BFS levels on an AMD host") the int64 walk, with no
+widening pass after it, is 0-25% faster.
+`lazy_row_block_l2` (a lazy program's Xᵀ·f(X·w) by row blocks of half the L2
+when a dense X exceeds it, etchpy.lazy.rows) is a host fact read by the lazy
+plan only (no kernel reads it: it is resolved where read, by `row_block_l2`,
+not in a kernel's key or banner): on AMD Zen 3/4 the blocks lose at every size
+measured (docs/performance.md, "ep.lazy's row blocks by the L2 off on AMD
+Zen", session 56: its L3 feeds a core's gemv about as fast as the L2 saves,
+less than a block's calls cost), so 0 (off) there, 1 MiB elsewhere.
 """
 from __future__ import annotations
 
 import functools
+
+from .errors import InputError
 
 @functools.cache
 def cpu() -> tuple[str, int]:
@@ -55,14 +73,50 @@ def gather_from(facts: tuple[str, int] | None = None) -> int:
     return 24 if zen(facts) else 6
 
 
+def gather_ragged_from(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.gather_ragged_from (0: half of the pick's gather_from)."""
+    return 36 if zen(facts) else 0
+
+
 def gather_from_far(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.gather_from_far (0: gather_from's)."""
     return 0 if zen(facts) else 5
 
 
+FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
+          ("gather_from_far", gather_from_far))
+
+
+def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:
+    """The host's Tuning.bfs_narrow_levels: not on AMD Zen 3 and later."""
+    return not zen(facts)
+
+
+def narrow_levels(tuning) -> bool:
+    """tuning.bfs_narrow_levels, the host's where it is -1."""
+    v = tuning.bfs_narrow_levels
+    return bfs_narrow_levels() if v == -1 else bool(v)
+
+
+def lazy_row_block_l2(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.lazy_row_block_l2 (0: the L2 rule off)."""
+    return 0 if zen(facts) else 1 << 20
+
+
+def row_block_l2(tuning) -> int:
+    """tuning's lazy_row_block_l2, the host's value where it is -1."""
+    value = tuning.lazy_row_block_l2
+    return lazy_row_block_l2() if value == -1 else value
+
+
 def resolved(tuning):
-    """tuning with each field at -1 set to the host's value (tuning itself when none is)."""
-    changes = {name: value() for name, value in (("gather_from", gather_from),
-                                                  ("gather_from_far", gather_from_far))
-               if getattr(tuning, name) == -1}
+    """tuning with each field at -1 set to the host's value (tuning itself when none
+    is); a field that is not an int of -1 or more is refused (InputError), since
+    it is written into the C."""
+    for name, _ in FIELDS:
+        value = getattr(tuning, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+            raise InputError(f"Tuning.{name} must be an int >= 0, or -1 for the host's "
+                             f"value; got {value!r}")
+    changes = {name: value() for name, value in FIELDS if getattr(tuning, name) == -1}
     return tuning.with_(**changes) if changes else tuning

@@ -62,7 +62,9 @@ class MapFn:
     complex numbers, refused under a complex semiring). `c_libm`: the C form is
     a libm call the compiler does not vectorise (exp, log): a kernel computes it
     one entry at a time, numpy's loop in SIMD (the lazy fusion plan prices it,
-    Tuning.lazy_libm_cost)."""
+    Tuning.lazy_libm_cost). `ufunc`: (u, first) when py is the one call u(x[, arg])
+    (u(first, x) when first is not None), so that a lazy numpy region calls u
+    itself, without py's frame (etchpy.lazy.region_code); None: it is not."""
 
     name: str
     c_float: str
@@ -74,6 +76,7 @@ class MapFn:
     writes_out: bool = False
     c_complex: str | None = None
     c_libm: bool = False
+    ufunc: tuple | None = field(default=None, compare=False)
 
     @property
     def real(self) -> bool:
@@ -98,31 +101,33 @@ def _imag(x, a):
 _NAN_FIRST = "(({x}) != ({x}) || ({x}) {op} ({a}) ? ({x}) : ({a}))"
 MAPS: dict[str, MapFn] = {m.name: m for m in (
     MapFn("exp", "exp({x})", None, lambda x, a, out=None: np.exp(x, out=out),
-          numpy_name="exp", writes_out=True,
+          numpy_name="exp", writes_out=True, ufunc=(np.exp, None),
           c_complex="cexp{f}({x})", c_libm=True),
     MapFn("log", "log({x})", None, lambda x, a, out=None: np.log(x, out=out),
-          numpy_name="log", writes_out=True,
+          numpy_name="log", writes_out=True, ufunc=(np.log, None),
           c_complex="clog{f}({x})", c_libm=True),
     MapFn("sqrt", "sqrt({x})", None, lambda x, a, out=None: np.sqrt(x, out=out),
-          numpy_name="sqrt", writes_out=True,
+          numpy_name="sqrt", writes_out=True, ufunc=(np.sqrt, None),
           c_complex="csqrt{f}({x})"),
     MapFn("recip", "(1.0 / ({x}))", None,
           lambda x, a, out=None: np.true_divide(1, x, out=out),
-          numpy_name="reciprocal", writes_out=True,
+          numpy_name="reciprocal", writes_out=True, ufunc=(np.true_divide, 1),
           c_complex="(1.0{f} / ({x}))"),
     MapFn("abs", "fabs({x})", "(({x}) < 0 ? -({x}) : ({x}))",
           lambda x, a, out=None: np.abs(x, out=out),
-          numpy_name="absolute", keeps_finite=True, writes_out=True,
+          numpy_name="absolute", keeps_finite=True, writes_out=True, ufunc=(np.absolute, None),
           c_complex="cabs{f}({x})"),
     MapFn("neg", "(-({x}))", "(-({x}))", lambda x, a, out=None: np.negative(x, out=out),
-          numpy_name="negative", keeps_finite=True, writes_out=True,
+          numpy_name="negative", keeps_finite=True, writes_out=True, ufunc=(np.negative, None),
           c_complex="(-({x}))"),
     MapFn("maximum", _NAN_FIRST.replace("{op}", ">"), "(({x}) > ({a}) ? ({x}) : ({a}))",
-          _max, takes_arg=True, numpy_name="maximum", keeps_finite=True, writes_out=True),
+          _max, takes_arg=True, numpy_name="maximum", keeps_finite=True, writes_out=True,
+          ufunc=(np.maximum, None)),
     MapFn("minimum", _NAN_FIRST.replace("{op}", "<"), "(({x}) < ({a}) ? ({x}) : ({a}))",
-          _min, takes_arg=True, numpy_name="minimum", keeps_finite=True, writes_out=True),
+          _min, takes_arg=True, numpy_name="minimum", keeps_finite=True, writes_out=True,
+          ufunc=(np.minimum, None)),
     MapFn("conj", "({x})", "({x})", lambda x, a, out=None: np.conjugate(x, out=out),
-          numpy_name="conjugate", keeps_finite=True, writes_out=True,
+          numpy_name="conjugate", keeps_finite=True, writes_out=True, ufunc=(np.conjugate, None),
           c_complex="conj{f}({x})"),
     MapFn("real", "({x})", "({x})", lambda x, a: np.real(x), keeps_finite=True,
           c_complex="creal{f}({x})"),

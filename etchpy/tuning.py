@@ -17,6 +17,7 @@ Presets:
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass, fields, replace
 
 from .saturation import Saturation, changed as _changed, full as _full
@@ -34,13 +35,15 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from and gather_from_far: the host's value,
-    etchpy.host_facts); the C helpers (sorts, huge pages, marks); planning and the
-    optimizer (conversions, the cost weights, the sizes guessed when none are
-    given, `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`:
-    ep.compute's fusion plan); graph fixpoints (etchpy.graph's switches and
+    pieces are; -1 in gather_from, gather_ragged_from, gather_from_far,
+    bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
+    the C helpers (sorts, huge pages, marks); planning and the optimizer
+    (conversions, the cost weights, the sizes guessed when none are given,
+    `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
+    fusion plan); graph fixpoints (etchpy.graph's switches and
     thresholds); calls (keep_last_call, call_plans, call_binder and the other
-    ways a call binds its inputs: runtime/).
+    ways a call binds its inputs: runtime/). Every field, in the class body's
+    order, is listed at the end of this text.
 
         >>> from etchpy.tuning import Tuning
         >>> t = Tuning(prefetch=False, default_dim=10_000)
@@ -167,8 +170,9 @@ class Tuning:
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
     row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
     short_segment: int = 4            # entries of a short segment (the SIMD width)
-    gather_from: int = -1             # ... real sums' rows of one length >= this, ragged of a mean >= half (-1: the host's, host_facts)
-    gather_from_far: int = -1         # ... this where the far pick holds (0: gather_from; -1: the host's)
+    gather_from: int = -1             # ... real sums' rows of one length >= this (-1: the host's, host_facts)
+    gather_ragged_from: int = -1      # ... ragged rows of a mean >= this (0: half of gather_from; -1: the host's)
+    gather_from_far: int = -1         # ... gather_from where the far pick holds (0: gather_from; -1: the host's)
     window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead
@@ -254,7 +258,7 @@ class Tuning:
     lazy_libm_cost: float = 5.0       # per entry of a libm map fused in a kernel (maps.c_libm)
     lazy_row_block_bytes: int = 2 << 20   # Xᵀ·f(X·W), X dense of at least lazy_row_block_min
     lazy_row_block_min: int = 16 << 20    # bytes: by row blocks of X this size (0: never; lazy.rows)
-    lazy_row_block_l2: int = 1 << 20  # ... or X > a host L2 of at least this, by its halves (0: no)
+    lazy_row_block_l2: int = -1       # ... or X > a host L2 of at least this, by its halves (0: no; -1: the host's)
     lazy_exhaustive: int = 6          # candidates searched exhaustively; more greedily
     lazy_fast_replay: bool = True     # a replay as one written-out function (lazy.fast_replay)
     lazy_c_nodes: bool = True         # operators in C for arrays built after (lazy.c_nodes)
@@ -278,7 +282,7 @@ class Tuning:
     distance_buckets: bool = True     # Bellman-Ford without negative weights by buckets
     bfs_check_first: bool = True      # a scipy input's BFS checks every index before its walk
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
-    bfs_narrow_levels: bool = True    # BFS walks int32 levels, widened into its int64 output
+    bfs_narrow_levels: int = -1       # BFS walks int32 levels, widened into its int64 output (-1: the host's)
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
     rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford rows; PageRank as is
     graph_block_checks: bool = True   # ... PageRank's entries checked by blocks, then read untested
@@ -317,6 +321,10 @@ class Tuning:
         >>> tuning.NOOPT.with_(prefetch=True)"""
         return replace(self, **changes)
 
+
+if Tuning.__doc__:                          # None under python -OO
+    Tuning.__doc__ += "\n    Every field: " + textwrap.fill(
+        ", ".join(f.name for f in fields(Tuning)), 88, subsequent_indent="        ") + ".\n"
 
 DEFAULT = Tuning()
 

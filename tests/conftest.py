@@ -39,8 +39,12 @@ def full_flags(monkeypatch):
 def shared_cache(tmp_path_factory, monkeypatch):
     """ETCHPY_CACHE_DIR set to one kernel cache that the session's tests share,
     under pytest's base temporary directory (a test module asks for it with
-    pytestmark = pytest.mark.usefixtures("shared_cache"))."""
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "cache"))
+    pytestmark = pytest.mark.usefixtures("shared_cache")); under pytest-xdist the
+    workers share it (their base's parent): a kernel one built the other loads."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(base / "cache"))
 
 
 def pytest_addoption(parser):

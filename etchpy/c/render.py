@@ -134,8 +134,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                             for u in imp.statements(body)),
         uses_far_pick=any(isinstance(u, imp.GatherPick) and u.crd is not None
                           for u in imp.statements(body)),
-        uses_fill_hits=tuning.window_fill_lanes and any(
-            walks.fill_hits(u, walks.local_arrays(body)) for u in imp.statements(body)),
+        uses_fill_hits=tuning.window_fill_lanes and _fills_hits(body),
         uses_kept=bool(kept_arrays(body)),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),
@@ -236,6 +235,13 @@ def _dimensions(fb: FunctionBody) -> list[str]:
               for p in fb.prog.params
               if p.kind == "dim" and p.name not in sized and p.name not in used]
     return lines
+
+
+def _fills_hits(body) -> bool:
+    """Whether a statement of `body` counts a window's fill hits (walks.fill_hits),
+    the program's local arrays found once (not once per statement)."""
+    local = walks.local_arrays(body)
+    return any(walks.fill_hits(u, local) for u in imp.statements(body))
 
 
 def _c_bytes(n: int) -> str:

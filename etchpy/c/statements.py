@@ -199,9 +199,10 @@ class FunctionBody:
                 return gemm.gemm(self, s, depth)
             case GatherSum():
                 return walks.gather_sum(self, s, depth, INDENT)
-            case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+            case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged):
                 least = f"{far} ? {far_least} : {least}" if far else least
-                return f"{pad}const int64_t {var} = ep_gather_pick({pos}, {parents}, {least});"
+                return (f"{pad}const int64_t {var} = "
+                        f"ep_gather_pick({pos}, {parents}, {least}, {ragged});")
             case GatherPick(var, pos, parents, crd, dim, share, least):
                 return (f"{pad}const int64_t {var} = ep_far_pick({pos}, {crd}, {parents}, "
                         f"{dim}, {share}, {least});")

@@ -2,4 +2,4 @@
 
 Importing the package registers the meaning of comparisons (compare.py), of
 &, | and ~ on them (logic.py), of windows (windows.py) and of diagonals (diagonal.py)."""
-from . import compare, diagonal, logic, windows  # noqa: F401
+from . import compare, diagonal, logic, offsets, windows  # noqa: F401

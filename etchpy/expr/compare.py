@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import ExpressionTypeError, SemiringError
 from ..formats import Format
-from . import affine, formula
+from . import affine, formula, offsets
 from .nodes import COMPARE_PREFIX, Access, Comparable, IdentityVar, Index, TensorVar, show
 
 OPS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge"}
@@ -201,16 +201,13 @@ def compare(a, op: str, b) -> Access:
     if sa[0] is None or isinstance(sb[0], Index) and not isinstance(sa[0], Index):
         (a, b), (sa, sb), op = (b, a), (sb, sa), formula.FLIPPED[op]
     x, y = sa[0], sb[0]
-    if isinstance(x, Index):                  # (an index is no Expr: never scaled)
+    if isinstance(x, Index):     # (never scaled; offset by integers: expr.offsets)
+        d = sb[2] + affine.Lin.of(-1).times(sa[2])     # x op y + d
         if isinstance(y, Index):
-            if x == y:
-                raise ExpressionTypeError(f"{x} {op} {x} compares an index with itself")
-            var = CompareVar(f"{COMPARE_PREFIX}{x}_{OPS[op]}_{y}", 2, "dense", kind="index",
-                             tests=((op, None),))
-            return Predicate(var, (x, y))
+            return index_pair(x, op, y, d.number)
         if y is None:
-            return between(x, tests=((op, _raw(sb[2], b)),))
-        return _index_value(y, formula.FLIPPED[op], x, sb[1], sb[2])
+            return between(x, tests=((op, _raw(d, b)),))
+        return _index_value(y, formula.FLIPPED[op], x, sb[1], d)
     if not _plain(x) or y is not None and not isinstance(y, Index) and not _plain(y):
         raise ExpressionTypeError(f"cannot compare {a!r} {op} {b!r}: a comparison's tensor "
                                   f"accesses are of inputs (not of a comparison)")
@@ -220,6 +217,20 @@ def compare(a, op: str, b) -> Access:
     return row_predicate(((x.tensor.name, x.tensor.format, None),),
                          ("cmp", op, column(0, sa[1]), affine.operand(d)), x.indices,
                          keyed_of(x))
+
+
+def index_pair(x: Index, op: str, y: Index, d: int):
+    """x op y + d (op one of < <= > >= ==) as an index comparison (kind "index")."""
+    if x == y:
+        raise ExpressionTypeError(f"{x} {op} {y}{'' if not d else f' + {d}'} compares an "
+                                  f"index with itself")
+    d = offsets.checked(d, f"{x} {op} {y} + {d}")
+    if op == "==" and d == 0:
+        raise ExpressionTypeError(f"ep.eq({x}, {y}) of two indices: write one index for "
+                                  f"both (A[i, i] is a diagonal)")
+    word = f"{COMPARE_PREFIX}{x}_{OPS.get(op, 'eq')}_{y}" + (f"_plus_{token(d)}" if d else "")
+    var = CompareVar(word, 2, "dense", kind="index", tests=((op, d if d else None),))
+    return Predicate(var, (x, y))
 
 
 def _raw(lin, b):

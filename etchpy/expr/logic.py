@@ -22,9 +22,9 @@ proofs_notes/predicates.md ("Boolean structure").
 from __future__ import annotations
 
 from ..errors import ExpressionTypeError
-from . import formula
-from .compare import (CompareVar, Predicate, between, code_predicate, compare, operand,
-                      row_predicate)
+from . import formula, offsets
+from .compare import (CompareVar, Predicate, between, code_predicate, compare, index_pair,
+                      operand, row_predicate)
 from .nodes import Add, Expr, Index, Mul, show
 from .walk import spine
 
@@ -74,8 +74,7 @@ def negation(a) -> Expr:
         case Predicate() if _on_codes(a):
             return code_predicate(a.indices[0], formula.negated(_code_formula(a)))
         case Predicate() if _kind(a) == "index":
-            x, y = a.indices
-            return compare(x, formula.NEGATED[a.tensor.tests[0][0]], y)
+            return _index_negated(a)
         case Mul(x, y):
             return disjunction(negation(x), negation(y))
         case Add(x, y):
@@ -96,11 +95,28 @@ def eq(a, b) -> Expr:
         >>> ep.eq(i, 3)
         cmp_i_le_3_ge_3[i]
     """
-    if isinstance(a, Index) and isinstance(b, Index):
-        raise ExpressionTypeError(f"ep.eq({a}, {b}) of two indices: write one index "
-                                  f"for both (A[i, i] is a diagonal)")
+    if (same := _index_equal(a, b)) is not None:   # i = j + d: one code (expr.offsets)
+        return same
     a, b = _bound_right(a, b)
     return conjunction(compare(a, "<=", b), compare(a, ">=", b))
+
+
+def _index_equal(a, b):
+    """ep.eq of two index terms (an index, maybe plus an integer), else None."""
+    ta, tb = offsets.index_term(a), offsets.index_term(b)
+    if ta is None or tb is None:
+        return None
+    return index_pair(ta[0], "==", tb[0], tb[1] - ta[1])
+
+
+def _index_negated(p):
+    """NOT of an index comparison: the opposite test (== : < or >)."""
+    (op, _), = p.tensor.tests
+    x, y = p.indices
+    d = offsets.offset_of(p.tensor)
+    if op == "==":
+        return disjunction(index_pair(x, "<", y, d), index_pair(x, ">", y, d))
+    return index_pair(x, formula.NEGATED[op], y, d)
 
 
 def _bound_right(a, b) -> tuple:

@@ -102,7 +102,7 @@ def bfs_levels(A, source: int, *, driver: str = "auto", tuning=None):
     pull_rounds, pull_alpha, pull_beta, dense_rounds, scan_below, and
     bfs_check_first: a scipy matrix's indices all checked before the walk,
     which then reads them untested; bfs_narrow_levels: the walk's levels
-    int32; the Python driver's kernels compile under it); every setting gives
+    int32 (-1: the host's, etchpy.host_facts); the Python driver's kernels compile under it); every setting gives
     the same levels.
     Returns: an int64 array of n levels; -1 where unreachable.
     Raises: InputError naming A or source for bad input, naming driver for an

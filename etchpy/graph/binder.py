@@ -23,6 +23,7 @@ import importlib.resources
 
 import numpy as np
 
+from .. import host_facts
 from ..errors import CompileError
 from ..runtime import extension, fingerprint
 from ..runtime.binder import available
@@ -69,7 +70,7 @@ def _make(t: Tuning, keep: list):
         return None
     plan = mod.make_plan((sp.csr_array, sp.csr_matrix), MISS, float(t.pull_alpha),
                          float(t.pull_beta), int(t.bfs_check_first), int(t.bfs_warm_bytes),
-                         int(t.pull_measured), int(t.bfs_narrow_levels), int(t.pull_rounds))
+                         int(t.pull_measured), int(host_facts.narrow_levels(t)), int(t.pull_rounds))
     mod.set_function(plan, False, int(ffi.cast("uintptr_t", fns["bfs"])))
     keep.append(fns)
     return plan

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..c.direct_graph import CODES, direct_source
 from ..errors import InputError
+from ..host_facts import narrow_levels
 from ..semiring import semirings
 from ..runtime import build
 from ..runtime.build import environment
@@ -245,7 +246,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     which brings them into cache, when `warm` and they take at most
     tuning.bfs_warm_bytes); the walk's levels are int32 in a scratch array
     (_workspaces), widened into the int64 result after it, when
-    tuning.bfs_narrow_levels."""
+    tuning.bfs_narrow_levels (-1: the host's, host_facts.narrow_levels)."""
     n = len(pos) - 1
     level = np.empty(n, dtype=np.int64)
     t = tuning
@@ -253,7 +254,7 @@ def levels(M, pos, crd, csc, s: int, tuning: Tuning = DEFAULT, name: str = "A",
     warm = warm and checked and t.bfs_check_first and crd.nbytes <= t.bfs_warm_bytes
     fns, ffi, types = _lib(pos.dtype)
     buf, null, idx, where = ffi.from_buffer, ffi.NULL, types[pos.dtype], ffi.new("int64_t[1]")
-    queue, narrow, taken = _workspaces(n, pos.dtype, t.bfs_narrow_levels and n < 2**31, ffi,
+    queue, narrow, taken = _workspaces(n, pos.dtype, narrow_levels(t) and n < 2**31, ffi,
                                        types)
     try:                        # bools and ints as cffi's int64_t and double take them
         code = fns["bfs"](n, len(crd), buf(idx, pos), buf(idx, crd),

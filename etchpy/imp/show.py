@@ -98,9 +98,10 @@ def show(node, indent: int = 0) -> str:
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
             head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
-        case GatherPick(var, pos, parents, None, _, _, least, far, far_least):
+        case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged):
             least = f"{far} ? {far_least} : {least}" if far else least
-            return f"{pad}index {var} = gather pick({pos}[0..{parents}], from {least});"
+            ragged = f", ragged from {ragged}" if ragged else ""
+            return f"{pad}index {var} = gather pick({pos}[0..{parents}], from {least}{ragged});"
         case GatherPick(var, pos, parents, crd, dim, share, least):
             return (f"{pad}index {var} = far pick({pos}[0..{parents}], {crd}, {dim}, "
                     f"1/{share}, from {least});")

@@ -50,14 +50,6 @@ def epilogue_of(n: LazyArray):
     return n.a, 5, n.b
 
 
-# maps whose numpy form (etchpy.maps) is one ufunc call: (that ufunc, the python
-# number before the operand or None); a region calls it without the form's frame
-_UFUNCS = {"exp": (np.exp, None), "log": (np.log, None), "sqrt": (np.sqrt, None),
-           "abs": (np.absolute, None), "neg": (np.negative, None), "conj": (np.conjugate, None),
-           "maximum": (np.maximum, None), "minimum": (np.minimum, None),
-           "recip": (np.true_divide, 1)}
-
-
 _OUT_KEYWORD = (np.maximum, np.minimum)     # numpy 2.4 deprecates their positional out
 
 
@@ -197,8 +189,8 @@ class _Code:
                 return self.temp(f"{self.emit(a)[0]}.T"), False
             case Binary():
                 return self.ufunc(n, n.ufunc, list(n.args))
-            case Map(a, fn, arg) if self.direct and fn in _UFUNCS:
-                u, first = _UFUNCS[fn]      # the ufunc its numpy form calls, called here
+            case Map(a, fn, arg) if self.direct and maps.MAPS[fn].ufunc is not None:
+                u, first = maps.MAPS[fn].ufunc      # the one call its numpy form makes
                 if first is not None:       # 1 / a: recip's form
                     return self.ufunc(n, u, [first, a])
                 return self.ufunc(n, u, [a], () if arg is None else (self.name(arg),))

@@ -11,6 +11,7 @@ import weakref
 
 import numpy as np
 
+from .. import host_facts
 from .kernel import Dry, is_sparse
 from . import c_nodes, spmm, thin
 from .library import product
@@ -105,7 +106,7 @@ class Regions:
         # thin matrix W's products are made tall instead: Tuning.lazy_blas_tall)
         vector = np.ndim(values.env[found[1].product[1]]) == 1
         rows = block_rows(values.env[sx], knobs.lazy_row_block_bytes, knobs.lazy_row_block_min,
-                          l2_least=knobs.lazy_row_block_l2 if vector else 0)
+                          l2_least=host_facts.row_block_l2(knobs) if vector else 0)
         if not rows:
             return plain
         names = self.report.names

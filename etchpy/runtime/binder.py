@@ -17,9 +17,10 @@ makes the same checks in C, calls the kernel through its address (or that of
 its build without fused checks where runtime.twins allows, by the same address
 compares as the Python plan's) and returns the
 output, or MISS for the caller's general path. The output is a dense array, or
-one the kernel grows in a csr/csc layout (outputs.grown_kind): its arrays
+one the kernel grows in a csr/csc or rle layout (outputs.grown_kind): its arrays
 wrapped as numpy arrays freed with the kernel's own free, the scipy array made
-as outputs.compressed makes it, or an ep.Tensor by a finish made once per plan.
+as outputs.compressed makes it, or an ep.Tensor by a finish made once per plan
+(its index arrays read-only over the kernel's buffers, kept without a copy).
 
     binder.plan_for(owner, kern, function, steps, facts, planned, miss)
         -> a callable like the Python plan, or None (not covered, or no binder here)

@@ -38,8 +38,9 @@ Key
 ---
 ``kernel_key`` is a sha256 over, length-prefixed and in this order: the C source, the
 cdef, the compiler command (resolved path plus any extra words of ``CC``), the first
-line of the compiler's ``--version``, the final flag list, the openmp request and
-``etchpy.__version__``.  Anything that can change the machine code changes the key, so
+line of the compiler's ``--version``, the final flag list, the openmp request,
+``etchpy.__version__`` and, where a flag targets the native CPU (``-march=native``), that
+CPU's identity (runtime.host_cpu: a cache directory shared by hosts of other CPUs).  Anything that can change the machine code changes the key, so
 an entry never needs invalidating; old entries may simply be deleted.
 
 Publishing is atomic: files are written under a unique temporary name in the cache
@@ -59,7 +60,7 @@ from pathlib import Path
 
 import _cffi_backend
 
-from . import cachedir, jsondata
+from . import cachedir, host_cpu, jsondata
 from .cachedir import compile_error
 from ..version import __version__
 
@@ -84,14 +85,17 @@ def directory() -> Path:
 # --------------------------------------------------------------------------- keys
 
 def kernel_key(c_source: str, cdef: str, compiler, flags: tuple[str, ...],
-               openmp: bool) -> str:
+               openmp: bool, cpu: str | None = None) -> str:
     """The cache key of one build (see the module docstring); ``compiler`` has
-    ``command`` and ``version``."""
-    memo_key = (c_source, cdef, compiler, flags, openmp)
+    ``command`` and ``version``; ``cpu``: the CPU a native build targets (default
+    this host's, runtime.host_cpu.isa_key: "" without a native flag)."""
+    memo_key = (c_source, cdef, compiler, flags, openmp, cpu)
     key = _keys.get(memo_key)
     if key is None:
+        isa = host_cpu.isa_key(flags) if cpu is None else cpu
         key = sha256([c_source, cdef, "\0".join(compiler.command), compiler.version,
-                      "\0".join(flags), f"openmp={int(openmp)}", __version__])
+                      "\0".join(flags), f"openmp={int(openmp)}", __version__]
+                     + ([f"cpu={isa}"] if isa else []))
         _keys[memo_key] = key
     return key
 

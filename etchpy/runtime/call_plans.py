@@ -52,8 +52,8 @@ from ..settings import LIMITS
 from . import inputs as io_
 from . import binder, coo_inputs, foreign, outputs, twins
 from .coo_steps import coo_step
-from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
-                         dense_step, sparse_lines, sparse_step, tensor_step)
+from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, copy_notes,
+                         dense_lines, dense_step, sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -185,6 +185,10 @@ def make_plan(owner, made: tuple, inputs: dict):
     share_operands(steps)
     function, trusted = twins.builds(owner, kern, function, steps, bound)
     trusted = (trusted, twins.sources(steps, owner.request.tuning))
+    copies = owner.__dict__.setdefault("_copies", {})      # shown by explain()
+    if len(copies) >= 64:
+        copies.clear()
+    copies[plan_key(inputs)] = copy_notes(steps, inputs)    # the latest plan's of a key
     return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
                   trusted)
             or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
@@ -193,7 +197,7 @@ def make_plan(owner, made: tuple, inputs: dict):
 
 def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, trusted):
     """The C binder's plan for these steps (runtime.binder), or None where it makes
-    none: a dense output, or a grown one of csr/csc layout (outputs.grown_kind)."""
+    none: a dense output, or a grown one of csr/csc or rle layout (outputs.grown_kind)."""
     windows = any(type(step) in (RowsWindowStep, DenseWindowStep, TensorWindowStep)
                   for _, step in steps)
     if n_in != len(steps) and not windows:

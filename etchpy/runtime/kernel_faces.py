@@ -100,7 +100,9 @@ class KernelFaces:
         formats, output, loop orders, tuning changed), the optimizer's rewrites, the
         estimated costs and which sizes were given, measured on the inputs or
         guessed, the plan, and its streams. After a call, of the plan made for
-        that call's size class; before any, of the one made from the hints.
+        that call's size class; before any, of the one made from the hints. The
+        inputs a call plan copies on every call (strided, or cast to the
+        carrier's dtype), with the copy's bytes.
 
             >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
         """
@@ -110,6 +112,10 @@ class KernelFaces:
             text += ("\nsizes: planned before any input was seen; the first call of each "
                      "size class\n  of the inputs plans again from the sizes measured on "
                      "them")
+        copies = sorted({n for notes in tuple(self.__dict__.get("_copies", {}).values())
+                         for n in notes})
+        if copies:                            # a call plan's copy of an input (issue 39)
+            text += "\ncall plans' copies:\n" + "\n".join(f"  {n}" for n in copies)
         walked = self._walked
         if walked is not None:                # a call ran one walk (runtime.shared)
             text += ("\none walk (runtime.shared): the last call whose factors shared one "

@@ -3,16 +3,19 @@ as numpy, scipy or a Tensor.
 
     sparse_output(...)             a sparse result's malloc'ed arrays as numpy/scipy/Tensor
     reader(...)                    the same, made once per kernel (a call plan's output)
-    grown_kind(...)                how the C binder makes a csr/csc-shaped result
+    grown_kind(...)                how the C binder makes a csr/csc- or rle-shaped result
     compressed(...)                a scipy csr/csc array over arrays etchpy wrote
     read_output(...)               a sparse result from its arrays, wherever they live
+    made(...)                      the output Tensor of a kernel's arrays, not validated again
 """
 from __future__ import annotations
+
+from types import MappingProxyType
 
 import numpy as np
 
 from . import inputs as io_
-from .tensor import Tensor
+from .tensor import Tensor, _immutable, _layout_of, truth_values
 
 
 def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
@@ -69,24 +72,46 @@ def grown_kind(program, out_format, sr):
     from its three arrays: (the output variables of pos1, crd1, vals and count1, the
     mode whose size + 1 is pos1's length, the scipy class, the fields `compressed`
     gives it (None: its constructor is called), None), or for a Tensor result
-    (inputs.returns_scipy false) (..., None, None, finish(vals, crd, pos, shape))
-    making it as read_output does; None for any other output."""
+    (inputs.returns_scipy false; rle too, rseg1 and rend1 in pos1's and crd1's
+    places) (..., None, None, finish(vals, crd, pos, shape)) making it as
+    read_output does, its index arrays kept (`made`, sealed); None for any other
+    output."""
     out = program.output
-    if (out.mode == "coords" or out_format.order != 2 or out_format not in io_.scipy_layouts()
-            or out.arrays.keys() != {"vals", "crd1", "pos1"} or "count1" not in out.counts):
+    roles = _two_arrays(out, out_format)
+    if roles is None:
         return None
-    names = (out.arrays["pos1"], out.arrays["crd1"], out.arrays["vals"], out.counts["count1"])
+    names = (out.arrays[roles[0]], out.arrays[roles[1]], out.arrays["vals"],
+             out.counts["count1"])
     major = out_format.mode_order[0]
     if not io_.returns_scipy(out_format, sr):
+        keys = (roles[0][:-1], roles[1][:-1])        # "pos", "crd" / "rseg", "rend"
+
         def finish(vals, crd, pos, shape):
-            return Tensor._made(shape, out_format, ({}, {"pos": pos, "crd": crd}), vals,
-                                sr.zero)
+            # the binder's index arrays: read-only over the kernel's buffer, which
+            # nothing else holds (binder_outputs.c.j2): kept as they are
+            return made(shape, out_format, ({}, {keys[0]: pos, keys[1]: crd}), vals,
+                        sr.zero, sealed=True)
         return names, major, None, None, finish
     import scipy.sparse as sp          # loaded by then: the output is scipy's
     make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
     if make not in _made:               # learnt from one constructor call
         compressed(make, np.zeros(0), np.zeros(0, np.int32), np.zeros(2, np.int32), (1, 1))
     return names, major, make, _made[make], None
+
+
+def _two_arrays(out, fmt):
+    """The roles of a grown output's segment and index arrays when it is a 2-d
+    output of one dense level over one that takes them and vals (count1 counting
+    the latter): ("pos1", "crd1") of csr/csc, ("rseg1", "rend1") of rle (row or
+    column runs, written in order as runs: lower.targets.runs); else None."""
+    if out.mode == "coords" or fmt.order != 2 or "count1" not in out.counts:
+        return None
+    if fmt in io_.scipy_layouts() and out.arrays.keys() == {"vals", "crd1", "pos1"}:
+        return "pos1", "crd1"
+    if (out.arrays.keys() == {"vals", "rseg1", "rend1"} and fmt.writes_runs
+            and [str(lv) for lv in fmt.levels] == ["dense", "runs"]):
+        return "rseg1", "rend1"
+    return None
 
 
 def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
@@ -126,7 +151,28 @@ def _assemble(fmt, sr, take, counts, shape, idx_dtype) -> Tensor:
     vals = take("vals", parents, sr.dtype)
     # canonical and in bounds by construction (sorted, no duplicates; the tests check
     # it): built without validating again, its index arrays frozen as any Tensor's
-    return Tensor._made(shape, fmt, tuple(levels), vals, sr.zero)
+    return made(shape, fmt, tuple(levels), vals, sr.zero)
+
+
+def made(shape: tuple, fmt, levels: tuple, vals, fill, sealed: bool = False) -> Tensor:
+    """A kernel's output Tensor "output" from its parts as read here: shape a tuple
+    of ints, fmt a Format of its order, levels dicts of 1-d index arrays, vals a
+    1-d C-contiguous array, fill a value of its dtype (the semiring's zero). What
+    Tensor._of does, less the normalisation and validation those already satisfy
+    (a small output's call was mostly this Python; the kernel writes canonical
+    arrays: proofs_notes/runs.md law 4, for runs). Each index array becomes an
+    immutable copy (tensor._immutable), but with `sealed` one that is read-only is
+    kept: the C binder's (`grown_kind`'s finish), over the kernel's own buffer,
+    which nothing else holds and whose base has no writable buffer, so that its
+    flag cannot be set writeable again (binder_outputs.c.j2)."""
+    t = Tensor.__new__(Tensor)
+    levels = tuple(MappingProxyType({k: a if sealed and not a.flags.writeable
+                                     else _immutable(a) for k, a in lv.items()})
+                   for lv in levels)
+    vals = truth_values(vals).view()
+    t.__dict__.update(name="output", shape=shape, format=fmt, _levels=levels, _vals=vals,
+                      fill=vals.dtype.type(fill), _layout=_layout_of(vals, levels))
+    return t
 
 
 _FIELDS = {"_shape", "maxprint", "data", "indices", "indptr"}

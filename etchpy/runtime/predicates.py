@@ -8,8 +8,9 @@ comparison holds and nothing elsewhere:
     range   lo <= c < hi on one index: a sparse vector of the codes lo..hi-1,
             (an integer c has c >= b iff c >= ceil(b), c > b iff c >= floor(b)+1;
             a bound past the codes, ±inf or a huge int, is open; NaN is refused)
-    index   c0 op c1 on two indices: nothing stored (a dense tensor without
-            values; its stream makes the pairs from the coordinates)
+    index   c0 op c1 + d on two indices (d an integer, expr.offsets): nothing
+            stored (a dense tensor without values; its stream makes the pairs
+            from the coordinates)
     codes   a formula of tests of one index (~ and | of ranges): a sparse
             vector of the codes that pass, worked out over the index's codes
     value   a row predicate (expr.formula over value columns of one structure):
@@ -51,7 +52,8 @@ from ..expr.bins import levels_below
 from . import align, bins, keyed, windows
 from . import narrow as narrow_
 
-_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+        "==": operator.eq}
 
 
 def caller_inputs(declared: dict) -> dict:
@@ -174,9 +176,15 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     hi = max(hi, lo)
     idx = np.int32 if n < 2**31 - 1 else np.int64
     crd, ones = _codes(n, np.dtype(idx)), _ones(n, np.dtype(sr.dtype), sr.one)
-    levels = ({"pos": np.array([0, hi - lo], dtype=idx), "crd": crd[lo:hi]},)
+    levels = (_segment(tv.format, np.array([0, hi - lo], dtype=idx), crd[lo:hi]),)
     # consistent by construction: not checked again (a check would read the range)
     return Tensor._of(((n,), tv.format, levels, ones[:hi - lo], sr.zero), tv.name)
+
+
+def _segment(fmt, starts: np.ndarray, coords: np.ndarray) -> dict:
+    """A sparse vector's one level under its level's `segment_roles` (unnamed here)."""
+    start_role, coord_role = fmt.levels[0].segment_roles
+    return {start_role: starts, coord_role: coords}
 
 
 @functools.lru_cache(maxsize=4)
@@ -243,7 +251,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if not stores_nothing(tv):
         return t.to_dense()
     n, m = t.shape
-    holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None], np.arange(m)[None, :])
+    holds = _OPS[tv.tests[0][0]](np.arange(n)[:, None],      # x op y + d (expr.offsets)
+                                 np.arange(m)[None, :] + (tv.tests[0][1] or 0))
     return np.where(holds, sr.one, sr.zero).astype(sr.dtype)
 
 
@@ -386,6 +395,6 @@ def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
     codes = np.arange(n)
     on = np.flatnonzero(formula.evaluate(tv.tests, None, lambda p: codes, slots))
     idx = np.int32 if n < 2**31 - 1 else np.int64
-    levels = ({"pos": np.array([0, len(on)], dtype=idx), "crd": on.astype(idx)},)
+    levels = (_segment(tv.format, np.array([0, len(on)], dtype=idx), on.astype(idx)),)
     vals = np.full(len(on), sr.one, dtype=sr.dtype)
     return Tensor._of(((n,), tv.format, levels, vals, sr.zero), tv.name)

@@ -83,21 +83,6 @@ class Tensor:
         t._init(str(name), *parts)
         return t
 
-    @classmethod
-    def _made(cls, shape: tuple, fmt: Format, levels: tuple, vals, fill) -> "Tensor":
-        """A kernel's output "output" from its parts as runtime.outputs reads them:
-        shape a tuple of ints, fmt a Format of its order, levels dicts of 1-d
-        index arrays, vals a 1-d C-contiguous array, fill a value of its dtype
-        (the semiring's zero). What `_of` does, less the normalisation those
-        already satisfy: a small output's call was mostly this Python."""
-        t = cls.__new__(cls)
-        levels = tuple(MappingProxyType({k: _immutable(a) for k, a in lv.items()})
-                       for lv in levels)
-        vals = truth_values(vals).view()
-        t.__dict__.update(name="output", shape=shape, format=fmt, _levels=levels, _vals=vals,
-                          fill=vals.dtype.type(fill), _layout=_layout_of(vals, levels))
-        return t
-
     def __setattr__(self, attr, value):
         raise AttributeError(f"tensor {self.name!r}: {attr} cannot be rebound; build a new "
                              f"Tensor (its values may be written in place)")

@@ -13,6 +13,7 @@ from typing import Callable
 
 from .. import imp, maps
 from ..formats import level as shapes
+from ..expr import offsets
 from ..expr.compare import CompareVar
 from ..expr.nodes import Access, Add, Lit, Map, Mul
 from ..expr.windows import WindowVar
@@ -204,22 +205,21 @@ class Lowerer:
         return build(0)
 
     def index_compare(self, acc: Access, levels) -> Value:
-        """An index comparison a op b (expr.compare, kind "index"), which stores
-        nothing: the first of a, b in `levels` is every coordinate c (it
-        locates), the other a bounded range whose ends are read off c (a < b
+        """An index comparison a op b + d (expr.compare, kind "index"; d an
+        integer, expr.offsets), which stores nothing: the first of a, b in
+        `levels` is every coordinate c (it locates), the other a bounded range
+        whose ends are read off c, d folded in and clamped to [0, dim) (a < b
         with a outer: b in c+1..dim_b-1), one there; the other levels
         replicate. O(1) memory, and a product walks only the range."""
         a, b = (ix.name for ix in acc.indices)
-        op = acc.tensor.tests[0][0]
+        op, d = acc.tensor.tests[0][0], offsets.offset_of(acc.tensor)
         outer, inner = (a, b) if levels.index(a) < levels.index(b) else (b, a)
-        if outer == b:                 # a op c as c op' a
-            op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
-        dim = dim_var(inner)
+        if outer == a:                 # c op x + d as x op' c - d
+            op, d = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "=="}[op], -d
 
-        def ends(c):                   # the x with c op x
-            return {"<": (imp.add(c, ONE), dim), "<=": (c, dim),
-                    ">": (ZERO, imp.min_(c, dim)),
-                    ">=": (ZERO, imp.min_(imp.add(c, ONE), dim))}[op]
+        def ends(c):                   # the x with x op c + d
+            t = c if not d else imp.add(c, Const(d)) if d > 0 else Bin("-", c, Const(-d))
+            return offsets.bounds(op, t, dim_var(inner), imp, plain=not d)
 
         def build(k, c) -> Value:
             if k == len(levels):

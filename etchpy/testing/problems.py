@@ -4,9 +4,10 @@ semiring and inputs (re-exported by etchpy.testing).
 A problem has up to 4 indices named from `INDEX_NAMES` (names the generated C
 uses among them), sizes 1..8 with a bounded index space, 1 to 4 tensor
 occurrences (the same tensor possibly twice, orders 0 to 3), nested *, + and
-Σ, literals and index comparisons, a format per tensor from `formats_for`, a
-semiring and inputs from `sparse_arrays`. Draws are shaped, not filtered:
-parameters ask for free indices or occurrences and the draw provides them.
+Σ, literals and index comparisons (a op b + d: expr.offsets), a format per
+tensor from `formats_for`, a semiring and inputs from `sparse_arrays`. Draws are
+shaped, not filtered: parameters ask for free indices or occurrences and the
+draw provides them.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import numpy as np
 from ..errors import FormatError, OrderError
 from ..expr.bins import bins_count, is_bins, onehot
 from ..expr.compare import compare, stores_nothing
+from ..expr.logic import eq
 from ..expr.walk import map_operands
 from ..expr.windows import Window, WindowVar, rewindowed
 from ..expr.nodes import Access, Expr, Index, Lit, TensorVar, free_indices
@@ -60,6 +62,8 @@ INDEX_NAMES = ("i", "j", "k", "l", "pos", "row", "out", "n", "q", "acc", "p", "s
 INDEX_SIZES = (3, 2, 1, 4, 5, 6, 7, 8)
 INDEX_COUNTS = (2, 3, 1, 4)
 OCCURRENCES = (2, 3, 1, 4)
+# Offsets of an index comparison's right side (a op b + d), past the sizes' ends too.
+OFFSETS = (0, 1, -1, 2, -3, 9, -9)
 
 
 @dataclass(frozen=True)
@@ -264,7 +268,9 @@ class _Drawing:
         acc = self.binned_access(self.access(scalar_ok=not alone))
         if self.options.allow_compare and len(acc.indices) > 1 and self.draw(st.sampled_from(COMPARED)):
             a, b = self.draw(st.permutations(acc.indices))[:2]   # sizes from acc
-            acc = acc * compare(a, self.draw(st.sampled_from(["<", "<=", ">", ">="])), b)
+            d = self.draw(st.sampled_from(OFFSETS))              # b + d: expr.offsets
+            op = self.draw(st.sampled_from(["<", "<=", ">", ">="] + ["=="] * bool(d)))
+            acc = acc * (eq(a, b + d) if op == "==" else compare(a, op, b + d))
         return acc
 
     def binned_access(self, acc):

@@ -18,7 +18,9 @@ from etchpy.runtime.scratch import SCRATCH
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
-SETTINGS = [{}, {"bfs_check_first": False}, {"bfs_warm_bytes": 0, "bfs_narrow_levels": False}]
+SETTINGS = [{}, {"bfs_check_first": False}, {"bfs_warm_bytes": 0, "bfs_narrow_levels": False},
+            {"bfs_narrow_levels": True}, {"bfs_check_first": False, "bfs_narrow_levels": True}]
+IDS = ["first", "as read", "cold wide", "narrow", "as read narrow"]
 
 
 def reference(A, s):
@@ -54,7 +56,7 @@ def graphs():
         yield f"pixels {most}", pixel_graph(48, most, most)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=IDS)
 def test_levels_are_csgraphs(tuning):
     for name, A in graphs():
         G = graph.Graph(A)
@@ -67,7 +69,7 @@ def test_levels_are_csgraphs(tuning):
             assert np.array_equal(graph.bfs_levels(G, s, tuning=tuning), want), (name, s)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=IDS)
 def test_a_bad_index_is_named_wherever_it_is(tuning):
     A = pixel_graph(32, 3, 7)
     s = int(A.indices[0])
@@ -86,7 +88,7 @@ def test_a_bad_index_is_named_wherever_it_is(tuning):
         graph.bfs_levels(wide, s, tuning=tuning)
 
 
-@pytest.mark.parametrize("tuning", SETTINGS, ids=["first", "as read", "cold wide"])
+@pytest.mark.parametrize("tuning", SETTINGS, ids=IDS)
 def test_arrays_written_in_place_between_calls(tuning):
     A = pixel_graph(32, 3, 8)
     s = int(A.indices[0])

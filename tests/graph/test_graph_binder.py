@@ -75,6 +75,7 @@ def test_the_answers_equal_the_general_paths_under_every_setting():
     for seed in range(3):
         A = small(seed, n=200, density=0.03)
         for t in (DEFAULT, DEFAULT.with_(bfs_narrow_levels=False),
+                  DEFAULT.with_(bfs_narrow_levels=True),
                   DEFAULT.with_(bfs_check_first=False), DEFAULT.with_(pull_rounds=False)):
             for M in (A, graph.Graph(A)):
                 assert np.array_equal(graph.bfs_levels(M, 3, tuning=t),

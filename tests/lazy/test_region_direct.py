@@ -50,3 +50,24 @@ def test_direct_calls_give_the_bits_of_the_maps_numpy_forms(name, dtype):
             np.testing.assert_array_equal(got, off)
             assert got.dtype == off.dtype
             np.testing.assert_allclose(got, prog(np, *args), rtol=1e-6 if dtype == np.float32 else 1e-13)
+
+
+def test_a_registered_maps_one_call_is_read_from_maps():
+    """lazy/ keeps no table of maps' ufuncs: a map registered with `ufunc` is
+    called directly by a region (u(x)), one without it through its numpy form
+    (py(x, arg)), both with numpy's answer."""
+    from etchpy import maps
+    x = np.random.default_rng(0).standard_normal((20, 7))
+    prog = lambda F, a, b: np.cbrt(a) + b      # np.cbrt on lazy arrays builds the map
+    for name, u, form in (("cbrt_direct", (np.cbrt, None), False), ("cbrt_form", None, True)):
+        maps.register(maps.MapFn(name, "cbrt({x})", None,
+                                 lambda x, a, out=None: np.cbrt(x, out=out), numpy_name="cbrt",
+                                 keeps_finite=True, writes_out=True, ufunc=u))
+        try:
+            texts = _regions(prog, (x, x + 1), None)
+            assert texts and any("(env[0], " in t for t in texts) == form, texts
+            assert any("(env[0])" in t for t in texts) != form, texts
+            got = ep.compute(prog(np, ep.lazy(x), ep.lazy(x + 1)))
+            np.testing.assert_allclose(got, np.cbrt(x) + x + 1, rtol=1e-13)
+        finally:
+            maps.unregister(name)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import etchpy as ep
+from etchpy import host_facts
 from etchpy.lazy import rows as row_blocks
 from etchpy.lazy.replay import PROGRAMS
 
@@ -177,6 +178,21 @@ def test_a_replay_over_an_x_larger_than_the_hosts_l2_goes_by_blocks(prog, least,
         _run(prog, arrays, tuning)
         arrays["X"][::5] *= -0.5
     assert _blocked_tapes() == blocked
+
+
+@pytest.mark.skipif(not L2 or L2 > 8 << 20, reason="no L2 reported, or one too large to pass")
+@pytest.mark.parametrize("tuning", [ep.Tuning(), ep.Tuning(lazy_row_block_l2=-1)])
+def test_the_default_l2_rule_is_the_hosts(tuning):
+    """Tuning.lazy_row_block_l2's default (-1) is the host's, read where the plan
+    cuts X (etchpy.host_facts: 0, off, on AMD Zen 3/4; 1 MiB elsewhere): an X
+    over this host's L2 is cut on replays exactly when that value asks."""
+    host = host_facts.lazy_row_block_l2()
+    PROGRAMS.clear()
+    arrays = _arrays(11, m=L2 // (200 * 8) + 40)
+    for _ in range(3):
+        _run(least_squares, arrays, tuning)
+        arrays["X"][::5] *= -0.5
+    assert _blocked_tapes() == (0 < host <= L2)
 
 
 def test_the_hosts_l2_is_read_as_bytes_or_zero():

@@ -7,16 +7,27 @@ import pathlib
 import re
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-PYTHON_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+# a python block, also one indented under a list item (its fences indented alike)
+PYTHON_BLOCK = re.compile(r"^( *)```python\n(.*?)^\1```", re.S | re.M)
 
 
 def python_blocks(path: pathlib.Path) -> list[str]:
-    return PYTHON_BLOCK.findall(path.read_text(encoding="utf-8"))
+    return blocks_of(path.read_text(encoding="utf-8"))
+
+
+def blocks_of(text: str) -> list[str]:
+    return [textwrap.dedent(body) for _, body in PYTHON_BLOCK.findall(text)]
+
+
+def test_blocks_under_list_items_are_found():
+    text = "```python\na = 1\n```\n- item:\n\n  ```python\n  b = a\n  ```\n"
+    assert blocks_of(text) == ["a = 1\n", "b = a\n"]
 
 
 def run_blocks(path: pathlib.Path, tmp_path, monkeypatch) -> dict:

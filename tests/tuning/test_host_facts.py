@@ -1,6 +1,8 @@
-"""etchpy.host_facts: Tuning.gather_from's AUTO default resolved from the CPU's
-vendor and family at compile time, in the kernel's key and banner; explicit
-values win."""
+"""etchpy.host_facts: Tuning.gather_from's (gather_ragged_from's, gather_from_far's)
+AUTO default resolved from the CPU's vendor and family at compile time, in the
+kernel's key and banner; explicit values win."""
+import pytest
+
 import etchpy as ep
 from etchpy import host_facts
 from etchpy.runtime.request import make_request, request_key
@@ -11,11 +13,25 @@ SPMV = ep.sum(j, A[i, j] * x[j])
 
 
 def test_the_table():
-    for facts, near, far in [(("GenuineIntel", 6), 6, 5), (("AuthenticAMD", 25), 24, 0),
-                             (("AuthenticAMD", 26), 24, 0),
-                             (("AuthenticAMD", 23), 6, 5),     # Zen 2: not measured
-                             (("", 0), 6, 5)]:                 # no /proc/cpuinfo
-        assert (host_facts.gather_from(facts), host_facts.gather_from_far(facts)) == (near, far)
+    for facts, near, ragged, far in [(("GenuineIntel", 6), 6, 0, 5),  # ragged 0: half of from
+                                     (("AuthenticAMD", 25), 24, 36, 0),
+                                     (("AuthenticAMD", 26), 24, 36, 0),
+                                     (("AuthenticAMD", 23), 6, 0, 5),  # Zen 2: not measured
+                                     (("", 0), 6, 0, 5)]:              # no /proc/cpuinfo
+        assert (host_facts.gather_from(facts), host_facts.gather_ragged_from(facts),
+                host_facts.gather_from_far(facts)) == (near, ragged, far)
+
+
+def test_the_lazy_row_block_l2_table_and_its_default():
+    """Tuning.lazy_row_block_l2: 0 (the L2 rule off) on AMD Zen 3/4, 1 MiB
+    elsewhere; -1 by default, resolved by the lazy plan (not a kernel's)."""
+    for facts, l2 in [(("GenuineIntel", 6), 1 << 20), (("AuthenticAMD", 25), 0),
+                      (("AuthenticAMD", 23), 1 << 20), (("", 0), 1 << 20)]:
+        assert host_facts.lazy_row_block_l2(facts) == l2
+    assert ep.Tuning().lazy_row_block_l2 == -1
+    assert host_facts.row_block_l2(ep.Tuning()) == host_facts.lazy_row_block_l2()
+    assert host_facts.row_block_l2(ep.Tuning(lazy_row_block_l2=7)) == 7
+    assert host_facts.resolved(ep.Tuning()).lazy_row_block_l2 == -1
 
 
 def test_the_default_is_auto_and_explicit_values_win():
@@ -23,6 +39,13 @@ def test_the_default_is_auto_and_explicit_values_win():
     assert host_facts.resolved(ep.Tuning()).gather_from == host_facts.gather_from()
     assert host_facts.resolved(ep.Tuning(gather_from=9)).gather_from == 9
     assert make_request(SPMV, tuning={"gather_from": 9}).tuning.gather_from == 9
+    assert ep.Tuning().gather_ragged_from == -1
+    assert host_facts.resolved(ep.Tuning()).gather_ragged_from == host_facts.gather_ragged_from()
+    for pinned in (0, 7):                       # 0 (half of gather_from) is a value, not AUTO
+        assert host_facts.resolved(ep.Tuning(gather_ragged_from=pinned)).gather_ragged_from == pinned
+    for bad in ("a", -2, 1.5, True):            # written into the C: refused, named
+        with pytest.raises(ep.EtchpyError, match="gather_ragged_from"):
+            ep.compile(SPMV, tuning=ep.Tuning(gather_ragged_from=bad)).c_source
     given = ep.Tuning(seek_linear=2)            # a kernel keeps the Tuning it was given
     assert ep.compile(SPMV, tuning=given).tuning is given
 
@@ -34,26 +57,46 @@ def test_the_resolved_value_is_in_the_key_and_the_c():
     assert request_key(req) == request_key(make_request(SPMV, tuning={"gather_from": host}))
     assert request_key(req) != request_key(make_request(SPMV, tuning={"gather_from": host + 1}))
     kern = ep.compile(SPMV)
-    assert f"A_dim0, {host});" in kern.c_source or f"? 5 : {host});" in kern.c_source  # `from`
+    ragged = host_facts.gather_ragged_from()
+    assert (f"A_dim0, {host}, {ragged});" in kern.c_source
+            or f"? 5 : {host}, {ragged});" in kern.c_source)                  # `from`, ragged
     assert f"gather_from={host}" in kern.explain()
+    assert f"gather_ragged_from={ragged}" in kern.explain()
+    assert request_key(req) != request_key(make_request(SPMV, tuning={"gather_ragged_from": 99}))
 
 
 def test_every_arm_of_the_pick_agrees_with_scipy():
     """Rows of one length and ragged rows under the Intel and the Zen values
-    (ragged rows take the lanes from a mean of half gather_from): the pick only
+    (ragged rows take the lanes from a mean of gather_ragged_from): the pick only
     chooses between two computations of the same sum."""
     import numpy as np
     import scipy.sparse as sp
     rng = np.random.default_rng(5)
     n = 400
-    for lens in (np.full(n, 10), rng.integers(1, 10, n), rng.integers(1, 40, n)):
+    for lens in (np.full(n, 10), rng.integers(1, 10, n), rng.integers(1, 40, n),
+                 rng.integers(1, 80, n)):                    # ragged of a mean of 40: Zen lanes
         ptr = np.concatenate([[0], np.cumsum(lens)])
         crd = np.concatenate([np.sort(rng.choice(n, k, replace=False)) for k in lens])
         M = sp.csr_array((rng.standard_normal(ptr[-1]), crd, ptr), shape=(n, n))
         v = rng.standard_normal(n)
         for facts in (("GenuineIntel", 6), ("AuthenticAMD", 25)):
             t = ep.Tuning(gather_from=host_facts.gather_from(facts),
+                          gather_ragged_from=host_facts.gather_ragged_from(facts),
                           gather_from_far=host_facts.gather_from_far(facts))
             kern = ep.compile(SPMV, tuning=t)
             for given in (M, ep.Tensor.from_scipy(M, "csr")):
                 np.testing.assert_allclose(kern(A=given, x=v), M @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_bfs_narrow_levels_is_the_hosts_and_explicit_values_win():
+    """Tuning.bfs_narrow_levels: -1 is the host's (int32 levels but on AMD Zen 3
+    and later), read where a BFS runs; it is in no kernel's key."""
+    assert ep.Tuning().bfs_narrow_levels == -1
+    for facts, narrow in [(("GenuineIntel", 6), True), (("AuthenticAMD", 25), False),
+                          (("AuthenticAMD", 23), True), (("", 0), True)]:
+        assert host_facts.bfs_narrow_levels(facts) is narrow
+    assert host_facts.narrow_levels(ep.Tuning()) == host_facts.bfs_narrow_levels()
+    for v in (True, False, 1, 0):
+        assert host_facts.narrow_levels(ep.Tuning(bfs_narrow_levels=v)) is bool(v)
+    assert request_key(make_request(SPMV)) == request_key(
+        make_request(SPMV, tuning={"bfs_narrow_levels": -1}))

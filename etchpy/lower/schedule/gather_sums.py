@@ -64,8 +64,10 @@ def run(prog, semiring, tuning):
         new = _rewrite(body, lv, pick, ops)
         if new != body:
             body = new
-            least = host_facts.resolved(tuning).gather_from if ops == ("+", "*") else 0
-            picks.append(GatherPick(pick, lv.pos, lv.parents, least=least))
+            host = host_facts.resolved(tuning)
+            least, ragged = ((host.gather_from, host.gather_ragged_from) if ops == ("+", "*")
+                             else (0, 0))
+            picks.append(GatherPick(pick, lv.pos, lv.parents, least=least, ragged=ragged))
     if not picks:
         return prog
     lanes = functools.reduce(or_, (Var(p.var) for p in picks))

@@ -5,7 +5,7 @@
  * threads:    1
  * formats:    A: csr, x: dense
  * output:     dense over (i)
- * tuning:     gather_from=6, gather_from_far=5
+ * tuning:     gather_from=6, gather_ragged_from=0, gather_from_far=5
  * loop order: out over (i, j)
  */
 /* A floating multiply-add is one fused instruction where the target has it, as
@@ -337,12 +337,13 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
  * grid's side would sample only its boundary rows): 1 (the lanes) when their
  * lengths differ from their successors' in more than a quarter of the samples
  * (a scalar loop mispredicts the end of every row) and, with `from` > 0, their
- * mean length L (rounded) is at least from / 2, or when rows of their one
- * length L are at least `from` long (real sums: Tuning.gather_from, the host's:
+ * mean length L (rounded) is at least `ragged_from` (Tuning.gather_ragged_from,
+ * above or below `from`; 0: from / 2), or when rows of their one length L are
+ * at least `from` long (real sums: Tuning.gather_from; both the host's:
  * etchpy/host_facts.py; shorter rows take the scalar loop faster), or, with
- * `from` 0 (min and max lanes), take few enough chunks of eight: 6 * ceil(L / 8)
- * <= L (lanes for L = 7, 8 and from 12), else 0. */
-static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
+ * `from` 0 (min and max lanes), take few enough chunks of eight:
+ * 6 * ceil(L / 8) <= L (lanes for L = 7, 8 and from 12), else 0. */
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
 {
     int64_t k = 0, same = 0, total = 0;
     for (int64_t run = 1; run < 8; run += 2) {
@@ -356,8 +357,10 @@ static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
     if (k == 0)
         return 0;
     const int64_t len = (total + k / 2) / k, ragged = 4 * same < 3 * k;
+    if (from > 0 && ragged)
+        return (ragged_from > 0 ? len >= ragged_from : 2 * len >= from) ? 1 : 0;
     if (from > 0)
-        return len >= from || (ragged && 2 * len >= from) ? 1 : 0;
+        return len >= from ? 1 : 0;
     return ragged || 6 * ((len + 7) / 8) <= len ? 1 : 0;
 }
 #else
@@ -388,9 +391,9 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
     return acc;     /* never called: ep_gather_pick is 0 */
 }
 
-static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from)
+static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
 {
-    (void)pos; (void)n; (void)from;
+    (void)pos; (void)n; (void)from; (void)ragged_from;
     return 0;
 }
 #endif
@@ -445,7 +448,7 @@ int spmv(
     int64_t input_bad = 0;
     const int64_t A_far_rows = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 4096);
     const int64_t A_far = ep_far_pick(A_pos1, A_crd1, A_dim0, A_dim1, 8, 131072);
-    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6);
+    const int64_t A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6, 0);
     if (524288 <= A_pos1[A_dim0]) {
         if (A_gather) {
             /* out[i] ⊕= Σ_{j} A[i,j]·x[j]   order (i, j) */

@@ -54,12 +54,12 @@ def test_far_rows_take_the_lanes_from_gather_from_far_entries():
     from 5 entries, near ones from gather_from's 6; 0 keeps gather_from; min/max
     lanes keep their own rule. Both ways give scipy's answer."""
     def text(**kw):
-        intel = dict(gather_from=6, gather_from_far=5)    # etchpy.host_facts' Intel values
+        intel = dict(gather_from=6, gather_from_far=5, gather_ragged_from=0)  # host_facts' Intel
         return ep.compile(SPMV, formats={"A": "csr"}, tuning=ON.with_(**{**intel, **kw})).c_source
     assert "A_far = ep_far_pick(" in text() and \
-        "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6);" in text()
-    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, 6);" in text(gather_from_far=0)
-    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 4 : 7);" in text(
+        "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6, 0);" in text()
+    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, 6, 0);" in text(gather_from_far=0)
+    assert "A_gather = ep_gather_pick(A_pos1, A_dim0, A_far ? 4 : 7, 0);" in text(
         gather_from_far=4, gather_from=7)
     minimum = ep.compile(SPMV, formats={"A": "csr"}, semiring="min_plus").c_source
     assert "A_far ?" not in minimum
