@@ -83,8 +83,14 @@ def gather_from_far(facts: tuple[str, int] | None = None) -> int:
     return 0 if zen(facts) else 5
 
 
+def prefetch_values_from(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.prefetch_values_from (0: prefetch_min_bytes): 4 MiB on AMD
+    Zen, whose L3 serves a gathered x of a few MiB faster than its prefetches do."""
+    return 4 << 20 if zen(facts) else 0
+
+
 FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
-          ("gather_from_far", gather_from_far))
+          ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

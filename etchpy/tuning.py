@@ -35,7 +35,7 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from, gather_ragged_from, gather_from_far,
+    pieces are; -1 in gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
     bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -193,6 +193,7 @@ class Tuning:
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
+    prefetch_values_from: int = -1    # ... when its operand has this many bytes (0: prefetch_min_bytes; -1: the host's)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
     guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)

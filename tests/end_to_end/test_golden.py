@@ -24,7 +24,9 @@ def test_golden_c(name):
     intel = ("GenuineIntel", 6)
     case["tuning"] = {"gather_from": host_facts.gather_from(intel),
                       "gather_ragged_from": host_facts.gather_ragged_from(intel),
-                      "gather_from_far": host_facts.gather_from_far(intel), **case.get("tuning", {})}
+                      "gather_from_far": host_facts.gather_from_far(intel),
+                      "prefetch_values_from": host_facts.prefetch_values_from(intel),
+                      **case.get("tuning", {})}
     src = Kernel(case.pop("expr"), name=name, **case).c_source
     path = GOLDEN / f"{name}.c"
     if os.environ.get("ETCHPY_REGEN_GOLDEN"):

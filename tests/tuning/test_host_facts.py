@@ -100,3 +100,21 @@ def test_bfs_narrow_levels_is_the_hosts_and_explicit_values_win():
         assert host_facts.narrow_levels(ep.Tuning(bfs_narrow_levels=v)) is bool(v)
     assert request_key(make_request(SPMV)) == request_key(
         make_request(SPMV, tuning={"bfs_narrow_levels": -1}))
+
+
+def test_prefetch_values_from_is_the_hosts_and_sets_the_far_picks_least():
+    """Tuning.prefetch_values_from: the bytes a gathered x holds from which its
+    values are prefetched; 0 (prefetch_min_bytes) on Intel, 4 MiB on AMD Zen 3/4;
+    -1 by default, resolved in the key and the C; an explicit value wins."""
+    for facts, least in [(("GenuineIntel", 6), 0), (("AuthenticAMD", 25), 4 << 20),
+                         (("AuthenticAMD", 23), 0), (("", 0), 0)]:
+        assert host_facts.prefetch_values_from(facts) == least
+    assert ep.Tuning().prefetch_values_from == -1
+    assert (host_facts.resolved(ep.Tuning()).prefetch_values_from
+            == host_facts.prefetch_values_from())
+    min_bytes = ep.Tuning().prefetch_min_bytes
+    for given, elements in ((0, min_bytes // 8), (8 << 20, 1 << 20), (24 << 20, 3 << 20)):
+        src = ep.compile(SPMV, tuning={"prefetch_values_from": given}).c_source
+        assert f", {elements})" in src and "ep_far_pick" in src, given
+    assert (request_key(make_request(SPMV, tuning={"prefetch_values_from": 8 << 20}))
+            != request_key(make_request(SPMV, tuning={"prefetch_values_from": 0})))

@@ -4,7 +4,8 @@
 gathered) also prefetches dense[crd[q + d]], the value d states on, when the
 call's far pick (imp.GatherPick with crd: ep_far_pick) finds the level's
 segments far (random rows, whose gathers miss the cache) and the dense operand
-holds at least tuning.prefetch_min_bytes of values. The pick is made once per
+holds at least tuning.prefetch_values_from bytes of values (0: prefetch_min_bytes;
+-1: the host's, etchpy.host_facts). The pick is made once per
 call (docs/performance.md, "Prefetching gathered values"): random rows gain,
 and the rows of stencils and meshes run as they did.
 
@@ -44,7 +45,8 @@ def run(prog, semiring, tuning):
     stmts = imp.seq_parts(prog.body)
     lanes = {s.var for s in stmts if isinstance(s, GatherPick) and s.crd is None}
     levels = candidates(prog)
-    least = tuning.prefetch_min_bytes // np.dtype(semiring.dtype).itemsize
+    least = (host_facts.resolved(tuning).prefetch_values_from or tuning.prefetch_min_bytes) \
+        // np.dtype(semiring.dtype).itemsize
     names, picks = program_names(prog), {}
 
     def far(name):

@@ -15,7 +15,8 @@ from etchpy.errors import InputError
 from tuned import on_interpreter
 
 SPMV = "y[i] = A[i,j] * x[j]"
-ON = ep.Tuning(prefetch_values=64)          # the default since session 43
+ON = ep.Tuning(prefetch_values=64,           # the default since session 43
+               prefetch_values_from=0)      # far from prefetch_min_bytes (Intel's rule)
 # x of any size large enough, and A too (the copy is made where size_switch's test holds)
 SMALL = ON.with_(prefetch_min_bytes=0, run_min_entries=0)
 
@@ -41,7 +42,7 @@ def test_the_pick_and_the_prefetch_are_in_the_c_and_switch_off():
     # one more loop nest, not a second body: the scalar way at large sizes, its
     # long and short rows one loop (the lanes' ways and small sizes as they were)
     assert on.count("x_vals[A_ahead") == 1 and "if (A_far) {" in on
-    assert on == text(None)                                 # the default
+    assert on == text({"prefetch_values_from": 0})        # the default, Intel's far rule
     lanes = text(ON.with_(prefetch_values=0)).count("ep_gather_sum(acc")
     assert on.count("ep_gather_sum(acc") == lanes
     for off in (ON.with_(prefetch_values=0), ON.with_(prefetch=False), "noopt"):
