@@ -92,18 +92,21 @@ def probe(n, rng):
     return f"probe   y = A·x, A 100000×{n} nnz {A.nnz}, x nnz 10000 (only probed)", calls
 
 
+def _weighted_products(A, B, x) -> dict:
+    """Σ_k x[k]·A[k,i]·B[k,j] (A, B csr, x csf) called into each sparse output kind."""
+    Av, Bv, X = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr"), ep.tensor("x", 1, "csf")
+    e = ep.sum(k, X[k] * Av[k, i] * Bv[k, j])
+    return {name: (lambda kk=ep.compile(e, output=name): kk(A=A, B=B, x=x))
+            for name in ("hash", "csr", "dcsr", "coo")}
+
+
 def picked(n, rng, nx):
     K = 1_000_000
     A, B = _matrix(K, 1000, 4, rng), _matrix(K, n, 8, rng)
     x = np.zeros(K)
     x[rng.choice(K, nx, replace=False)] = rng.random(nx) + 0.01
     xt, xs = ep.Tensor.from_dense(x, "csf"), sp.diags_array(x, format="csr")
-    Av, Bv, X = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr"), ep.tensor("x", 1, "csf")
-    e = ep.sum(k, X[k] * Av[k, i] * Bv[k, j])
-    calls = {}
-    for name in ("hash", "csr", "dcsr", "coo"):
-        kern = ep.compile(e, output=name)
-        calls[name] = (lambda kk=kern: kk(A=A, B=B, x=xt))
+    calls = _weighted_products(A, B, xt)
     calls["scipy once"] = lambda: (A.T @ xs) @ B
     return (f"picked  Σ_k x[k]·A[k,i]·B[k,j], A {K}×1000 nnz {A.nnz}, B {K}×{n} nnz "
             f"{B.nnz}, x nnz {nx}"), calls
@@ -121,12 +124,7 @@ def fem(refine, picks=350):
     w = np.zeros(ne)
     w[rng.choice(ne, picks, replace=False)] = rng.random(picks) + 0.01
     wt = ep.Tensor.from_dense(w, "csf")
-    Av, Bv, X = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr"), ep.tensor("x", 1, "csf")
-    e = ep.sum(k, X[k] * Av[k, i] * Bv[k, j])
-    calls = {}
-    for name in ("hash", "csr", "dcsr", "coo"):
-        kern = ep.compile(e, output=name)
-        calls[name] = (lambda kk=kern: kk(A=E, B=E, x=wt))
+    calls = _weighted_products(E, E, wt)
     return (f"fem     Σ_e w[e]·E[e,i]·E[e,j], P1 refined {refine}: {ne} elements, "
             f"{basis.N} DOFs, w nnz {picks} (beside)"), calls
 
