@@ -148,6 +148,8 @@ class Tuning:
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
+    blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's
+                                      # cython_blas imported (runtime.blas)
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
     defer_written: bool = True        # ... the written form lowered on first need (runtime.deferred)
