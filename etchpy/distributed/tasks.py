@@ -66,9 +66,11 @@ def shipped(kern, client, idx_types, workers) -> dict:
 
 
 class BlockRun:
-    """One call's block tasks (see the module docstring)."""
+    """One call's block tasks (see the module docstring); `limits` (settings.Limits)
+    bounds the sends and re-runs."""
 
-    def __init__(self, kern, parts, split, names, others):
+    def __init__(self, kern, parts, split, names, others, limits=LIMITS):
+        self.limits = limits
         self.kern, self.parts, self.split, self.names = kern, parts, split, names
         self.others, self.shared, self.losses = others, {n: {} for n in others}, 0
         self.first = next(iter(parts.values()))
@@ -102,7 +104,7 @@ class BlockRun:
         connection, an address the scheduler just removed, a block cancelled as it
         is looked up) or a cluster without workers (their nannies starting new ones)
         is tried again, for about 25 s."""
-        for attempt in range(LIMITS.dask_losses):
+        for attempt in range(self.limits.dask_losses):
             try:
                 return self._send(which)
             except (OSError, TimeoutError, KeyError, CancelledError):
@@ -111,11 +113,14 @@ class BlockRun:
 
     def _holders(self, which) -> dict:
         """{block: the worker holding it} for blocks `which`, after making again
-        the lost ones (a block the scheduler has no holder for counts as lost)."""
+        the lost ones (a block the scheduler has no holder for counts as lost).
+        A dask array's block that went down with its worker ("lost") is one Dask
+        is making again: it is waited for as long as that takes (its task may
+        queue behind the block tasks still running), not counted as a failed send."""
         for p in self.parts.values():
             p.restore(which)
         wait([p.futures[b] for p in self.parts.values() for b in which
-              if p.futures[b].status == "pending"])        # blocks Dask is making
+              if p.futures[b].status in ("pending", "lost")])    # blocks Dask is making
         futures = {b: self.first.futures[b] for b in which}
         where = self.client.who_has(list(futures.values()))
         gone = [b for b, f in futures.items() if not where.get(f.key)]
@@ -138,13 +143,14 @@ class BlockRun:
                       for n in self.names]
             fut = client.submit(run_block, kernel[w], self.names, values, cuts, *bounds[b],
                                 key=f"etchpy-run-{self.call_id}-{self.losses}-{b}",
-                                retries=LIMITS.dask_retries, pure=False)
+                                retries=self.limits.dask_retries, pure=False)
             self.pending[fut] = b
 
     def _resubmit(self, lost):
         self.losses += 1
-        if self.losses > LIMITS.dask_losses:
-            raise EtchpyError(f"kernel {self.kern.name!r}: workers died {LIMITS.dask_losses} times in "
+        most = self.limits.dask_losses
+        if self.losses > most:
+            raise EtchpyError(f"kernel {self.kern.name!r}: workers died {most} times in "
                               f"one call, taking blocks {sorted(lost)} with them; check "
                               "the cluster's workers (memory, crashes)")
         for b in lost:
