@@ -62,7 +62,8 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     Graph's cached csc in an imp.Fixpoint, or, for a scipy matrix,
     the same loop around the pull through a csc one's own arrays or the
     compiled push along a csr one's, after its checked out-degrees:
-    graph.rank_scipy; Python when no compiler builds it), "c", or "python" (one compiled kernel per step);
+    graph.rank_scipy; Python when no compiler builds it), "c", or "python"
+    (one compiled kernel per step);
     tuning, an etchpy.tuning.Tuning, preset name or dict the pull is compiled
     under (default: "default" per step, "fixpoint" in one C call). Every
     driver and setting gives the same ranks, to rounding.
