@@ -33,7 +33,7 @@ from ..version import __version__
 from . import direct
 from . import rank_program as power
 from .fixpoint import ConvergenceError
-from .sweep import C_ARRAYS, pointer
+from .sweep import C_ARRAYS
 
 
 @kept("graph.rank_degrees")
@@ -140,12 +140,15 @@ def _ranks(A, fmt, pos, crd, val, alpha, tol, max_iter, name, tuning):
     if n == 0 or pos[n] == pos[0]:
         return np.zeros(n)
     fn, ffi, roles = _lib(fmt, pos.dtype, tuning)
-    x, steps = np.full(n, 1.0 / n), np.zeros(1, dtype=np.int64)
-    consts = np.array([alpha, (1.0 - alpha) / n, alpha / n, n * tol])
-    with SCRATCH.arrays((n, np.float64), (n, np.float64), (n, np.float64)) as (y, w, inv):
-        given = {"out": y, "w_vals": w, "x": x, "consts": consts, "steps": steps, "inv": inv,
-                 "A_pos1": pos, "A_crd1": crd, "A_vals": val}
-        code = fn(*[n if r == "dim" else pointer(ffi, given[r]) for r in roles], max_iter)
+    x, buf, idx = np.full(n, 1.0 / n), ffi.from_buffer, C_ARRAYS[pos.dtype]
+    steps = ffi.new("int64_t[1]")
+    consts = ffi.new("double[4]", [alpha, (1.0 - alpha) / n, alpha / n, n * tol])
+    with SCRATCH.arrays((3 * n, np.float64)) as (block,):     # y, w, inv: written first
+        b = buf("double[]", block)
+        given = {"out": b, "w_vals": b + n, "inv": b + 2 * n, "x": buf("double[]", x),
+                 "consts": consts, "steps": steps, "A_pos1": buf(idx, pos),
+                 "A_crd1": buf(idx, crd), "A_vals": buf("double[]", val)}
+        code = fn(*[n if r == "dim" else given[r] for r in roles], max_iter)
     if code == ERROR_CODE:
         raise _diagnosed(A, fmt, pos, crd, val, name)
     if code:
