@@ -32,7 +32,7 @@ def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
                       semiring=semirings.real, tuning=tuning, threads=threads)
 
 
-def _iteration(step, push: bool = False, degrees=None):
+def _iteration(step, push: bool = False, degrees=None, last=None):
     """PageRank's power iteration as one program: an imp.Fixpoint around the
     compiled step `step`: the pull x'[i] = c + Σ_j A[j, i]·w[j] (A in csc),
     which adds |x'[i] − x[i]| to the distance at the store of each x'[i]
@@ -41,7 +41,7 @@ def _iteration(step, push: bool = False, degrees=None):
     distance. Each step first writes w[j] = (inv[j]·alpha)·x[j] and sums x
     over the dangling vertices (inv[j] = 0) in one loop; c = (1−alpha)/n +
     alpha/n·that. degrees: None (inv given), or the checked program of
-    deg[j] = Σ_i A[j, i] run first (_checked_degrees). Returns (the program, each
+    deg[j] = Σ_i A[j, i] run first (_checked_degrees; `last` there). Returns (the program, each
     parameter's role: "dim" for a size, else its name in `step` or _parameters')."""
     names = program_names(step)
     for used in () if degrees is None else sorted(imp.names_used(degrees.body)):
@@ -80,16 +80,17 @@ def _iteration(step, push: bool = False, degrees=None):
         return replace(step, params=params, body=imp.seq(made, loop)), roles
     bad = names.fresh("input_error")
     program = imp.seq(made, imp.Decl(bad, "index", imp.ZERO),
-                      _checked_degrees(degrees, inv, bad, names, n, loop))
+                      _checked_degrees(degrees, inv, bad, names, n, loop, last))
     return replace(step, params=params, body=program, error=bad, fused=degrees.fused), roles
 
 
-def _checked_degrees(degrees, inv: str, bad: str, names, n, then):
+def _checked_degrees(degrees, inv: str, bad: str, names, n, then, last=None):
     """degrees' body (Compiled.checked of deg[j] = Σ_i A[j, i] over the step's
     A: deg into inv, its fused checks of A's pointers and indices reporting in
-    `bad`) in its own scope, then every value A's entries [pos[0], pos[n])
-    hold checked (nonnegative, at most the largest double: no NaN, no inf),
-    then, when all passed, inv = 1/deg (0 where deg = 0) and `then`; else
+    `bad`) in its own scope, then every value of A's entries [pos[0],
+    pos[last]) checked (pos: its first pointer array; last: n, or an Imp
+    index): nonnegative, at most the largest double (no NaN, no inf); then,
+    when all passed, inv = 1/deg (0 where deg = 0) and `then`; else
     bad = ERROR_CODE (graph.rank_scipy, proofs_notes/fixpoint_loop.md)."""
     body = imp.rename(degrees.body, {"out": inv, degrees.error: bad})
     body = imp.replaced(imp.substitute(body, "out_zeroed", imp.ZERO),
@@ -103,7 +104,7 @@ def _checked_degrees(degrees, inv: str, bad: str, names, n, then):
                  imp.Bin("<=", at, imp.Const(float(np.finfo(np.float64).max), "value")))
     values = imp.seq(
         imp.Decl(e, "index", imp.Load(walk, imp.ZERO)), imp.Decl(fine, "index", imp.ZERO),
-        imp.While(imp.lt(V(e), imp.Load(walk, n)), imp.seq(
+        imp.While(imp.lt(V(e), imp.Load(walk, n if last is None else last)), imp.seq(
             imp.Assign(fine, imp.Bin("|", V(fine), imp.Not(ok))), imp.incr(e))))
     invert = imp.seq(imp.Decl(j, "index", imp.ZERO), imp.While(imp.lt(V(j), n), imp.seq(
         imp.Decl(d, "value", imp.Load(inv, V(j))),

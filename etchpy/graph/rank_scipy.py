@@ -1,9 +1,10 @@
 """PageRank of a scipy matrix passed as it is, compiled from its expressions: a
 csc matrix's arrays bound as A in csc for the compiled pull, a csr one's as A
-in csr for the compiled push (graph.power._iteration: an imp.Fixpoint around
-the step), without a copy when they are int32 or int64 index arrays of one
-dtype and float64 values; a coo matrix's rows made in C first (graph.direct.rows,
-`Tuning.rows_in_c`; off: scipy's conversion), other formats converted by scipy.
+in csr for the compiled push, a coo one's as A in coo for the same push
+entry by entry (graph.rank_program._iteration: an imp.Fixpoint around the
+step), without a copy when they are int32 or int64 index arrays of one
+dtype and float64 values; other formats (and coo with `Tuning.rows_in_c`
+off) converted by scipy's `tocsr()`.
 The program first runs the compiled, checked kernel of the out-degrees
 deg[j] = Σ_i A[j, i] over the same arrays (its fused checks test every
 pointer and index: lower.schedule.fused_checks) and tests every value, and
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import imp
 from ..api import compile as ep_compile
 from ..c.render import render as c_render
 from ..errors import InputError
@@ -45,10 +47,11 @@ def _degrees_kernel(fmt: str, tuning: Tuning):
 
 
 @kept("graph.rank_push")
-def _push_kernel(tuning: Tuning):
-    """y[i] = Σ_j A[j, i]·w[j], A in csr (each row pushed), serial."""
+def _push_kernel(fmt: str, tuning: Tuning):
+    """y[i] = Σ_j A[j, i]·w[j], A in `fmt` (csr: each row pushed; coo: each
+    entry), serial."""
     i, j = indices("i j")
-    A, w = etensor("A", 2, format="csr"), etensor("w", 1)
+    A, w = etensor("A", 2, format=fmt), etensor("w", 1)
     return ep_compile(esum(j, A[j, i] * w[j]), semiring=semirings.real, tuning=tuning,
                       threads=1)
 
@@ -56,14 +59,17 @@ def _push_kernel(tuning: Tuning):
 @kept("helper.pagerank_scipy")
 def _library(fmt: str, idx_type: str, tuning: Tuning):
     """(the C function of PageRank over a `fmt` matrix's own arrays, ffi, the
-    role of each parameter): power._iteration around the pull (csc) or the push
-    (csr), after the checked out-degrees. CompileError without a compiler."""
-    step = (power._pull_kernel(False, tuning, 1) if fmt == "csc" else _push_kernel(tuning))
+    role of each parameter): rank_program._iteration around the pull (csc) or
+    the push (csr, coo), after the checked out-degrees. CompileError without
+    a compiler."""
+    step = (power._pull_kernel(False, tuning, 1) if fmt == "csc"
+            else _push_kernel(fmt, tuning))
     degrees = _degrees_kernel(fmt, tuning).compiled.checked
     if degrees is None:
         raise InputError(f"pagerank of a scipy matrix needs fused checks (Tuning.fused_checks "
                          f"is off); pass an ep.graph.Graph")
-    prog, roles = power._iteration(step.compiled.program, fmt == "csr", degrees)
+    prog, roles = power._iteration(step.compiled.program, fmt != "csc", degrees,
+                                   imp.ONE if fmt == "coo" else None)
     name = f"etchpy_pagerank_{fmt}_{idx_type[:-2]}"
     src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
                    tuning=tuning)
@@ -101,43 +107,34 @@ def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A",
     if len(A.shape) != 2 or A.shape[0] != A.shape[1]:
         raise InputError(f"{name} is an adjacency matrix and must be square, not "
                          f"{'x'.join(map(str, A.shape))}")
-    taken = ()
-    if A.format == "coo" and t.rows_in_c:
-        made = direct.rows(A, name, True)
-        if made is not None:
-            pos, crd, val, taken = made
-            return _given_back(taken, lambda: _ranks(A, "csr", pos, crd, val, alpha, tol,
-                                                     max_iter, name, t))
-    if A.format not in ("csr", "csc"):
+    if A.format not in ("csr", "csc", "coo") or A.format == "coo" and not t.rows_in_c:
         A = checked_scipy(A, name).tocsr()      # scipy's conversion trusts the arrays
-    pos, crd = A.indptr, A.indices
+    coo = A.format == "coo"
+    what = ("row", "col") if coo else ("indptr", "indices")
+    pos, crd = (getattr(A, w) for w in what)
     if not all(isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype.kind in "iu"
                for a in (pos, crd)):
-        raise InputError(f"{name}.indptr and {name}.indices are 1-d arrays of integers")
+        raise InputError(f"{name}.{what[0]} and {name}.{what[1]} are 1-d arrays of integers")
     idt = pos.dtype if pos.dtype == crd.dtype and pos.dtype in direct.INDEX_TYPES \
         else np.dtype(np.int64)
     pos, crd = np.ascontiguousarray(pos, dtype=idt), np.ascontiguousarray(crd, dtype=idt)
     val = np.ascontiguousarray(A.data, dtype=np.float64)
+    if coo and not len(pos) == len(crd) == len(val):
+        raise InputError(f"{name}.row, {name}.col and {name}.data differ in length")
     return _ranks(A, A.format, pos, crd, val, alpha, tol, max_iter, name, t)
 
 
-def _given_back(taken, run):
-    try:
-        return run()
-    finally:
-        for a in taken:
-            SCRATCH.give(a)
-
-
 def _ranks(A, fmt, pos, crd, val, alpha, tol, max_iter, name, tuning):
-    n = A.shape[0]
-    if len(pos) != n + 1:
+    n, coo = A.shape[0], fmt == "coo"
+    if coo:                                 # rows, cols: the entries [0, nnz) of level 0
+        pos, crd, row = np.array([0, len(crd)], dtype=pos.dtype), crd, pos
+    if len(pos) != n + 1 and not coo:
         raise InputError(f"{name}.indptr has {len(pos)} entries; a matrix of {n} rows "
                          f"has {n + 1}")
     nnz = min(len(crd), len(val))
-    if n and not 0 <= pos[0] <= pos[n] <= nnz:
+    if n and not coo and not 0 <= pos[0] <= pos[n] <= nnz:
         raise _pointers(fmt, name, nnz, 0 if not 0 <= pos[0] <= nnz else n)
-    if n == 0 or pos[n] == pos[0]:
+    if n == 0 or pos[-1] == pos[0]:
         return np.zeros(n)
     fn, ffi, roles = _lib(fmt, pos.dtype, tuning)
     x, buf, idx = np.full(n, 1.0 / n), ffi.from_buffer, C_ARRAYS[pos.dtype]
@@ -146,11 +143,13 @@ def _ranks(A, fmt, pos, crd, val, alpha, tol, max_iter, name, tuning):
     with SCRATCH.arrays((3 * n, np.float64)) as (block,):     # y, w, inv: written first
         b = buf("double[]", block)
         given = {"out": b, "w_vals": b + n, "inv": b + 2 * n, "x": buf("double[]", x),
-                 "consts": consts, "steps": steps, "A_pos1": buf(idx, pos),
+                 "consts": consts, "steps": steps, f"A_pos{int(not coo)}": buf(idx, pos),
                  "A_crd1": buf(idx, crd), "A_vals": buf("double[]", val)}
+        if coo:
+            given["A_crd0"] = buf(idx, row)
         code = fn(*[n if r == "dim" else given[r] for r in roles], max_iter)
     if code == ERROR_CODE:
-        raise _diagnosed(A, fmt, pos, crd, val, name)
+        raise _diagnosed(A, fmt, pos, (row, crd) if coo else (crd,), val, name)
     if code:
         raise MemoryError(f"pagerank: the C iteration failed (code {code})")
     if steps[0] < 0:
@@ -164,19 +163,21 @@ def _pointers(fmt: str, name: str, nnz: int, at: int) -> InputError:
                       f"{what} {at}: pointers must be nondecreasing within [0, {nnz}]")
 
 
-def _diagnosed(A, fmt, pos, crd, val, name) -> InputError:
+def _diagnosed(A, fmt, pos, crds, val, name) -> InputError:
     """The InputError naming what the program's checks found wrong in A (its
-    arrays pos, crd, val as bound): the first bad pointer, index, then value."""
-    n, nnz = len(pos) - 1, min(len(crd), len(val))
+    arrays pos, crds (a coo's rows and columns, else the indices), val as
+    bound): the first bad pointer, index, then value."""
+    n, nnz = A.shape[0], min(len(crds[-1]), len(val))
     p = pos.astype(np.int64)
     wrong = (p[:-1] > p[1:]) | (p[:-1] < 0) | (p[1:] > nnz)
     if wrong.any():
         return _pointers(fmt, name, nnz, int(np.flatnonzero(wrong)[0]))
-    used = slice(int(p[0]), int(p[n]))
-    bad = np.flatnonzero((crd[used] < 0) | (crd[used] >= n))
-    if len(bad):
-        return InputError(f"{name}.indices[{bad[0] + used.start}] is not a vertex of a graph "
-                          f"of {n} vertices")
+    used = slice(int(p[0]), int(p[-1]))
+    for what, crd in zip(("row", "col") if fmt == "coo" else ("indices",), crds):
+        bad = np.flatnonzero((crd[used] < 0) | (crd[used] >= n))
+        if len(bad):
+            return InputError(f"{name}.{what}[{bad[0] + used.start}] is not a vertex of a "
+                              f"graph of {n} vertices")
     data = np.asarray(A.data, dtype=np.float64)     # the caller's order (a coo's entries)
     found = np.flatnonzero(~((data >= 0) & np.isfinite(data)))
     if not len(found):
