@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import imp
 from ..api import compile as ep_compile
+from ..errors import CompileError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..lower import Param
 from ..lower.fixpoint import at_each_cell
@@ -32,7 +33,7 @@ def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
                       semiring=semirings.real, tuning=tuning, threads=threads)
 
 
-def _iteration(step, push: bool = False, degrees=None, last=None):
+def _iteration(step, push: bool = False, degrees=None):
     """PageRank's power iteration as one program: an imp.Fixpoint around the
     compiled step `step`: the pull x'[i] = c + Σ_j A[j, i]·w[j] (A in csc),
     which adds |x'[i] − x[i]| to the distance at the store of each x'[i]
@@ -41,7 +42,7 @@ def _iteration(step, push: bool = False, degrees=None, last=None):
     distance. Each step first writes w[j] = (inv[j]·alpha)·x[j] and sums x
     over the dangling vertices (inv[j] = 0) in one loop; c = (1−alpha)/n +
     alpha/n·that. degrees: None (inv given), or the checked program of
-    deg[j] = Σ_i A[j, i] run first (_checked_degrees; `last` there). Returns (the program, each
+    deg[j] = Σ_i A[j, i] run first (_checked_degrees). Returns (the program, each
     parameter's role: "dim" for a size, else its name in `step` or _parameters')."""
     names = program_names(step)
     for used in () if degrees is None else sorted(imp.names_used(degrees.body)):
@@ -80,40 +81,41 @@ def _iteration(step, push: bool = False, degrees=None, last=None):
         return replace(step, params=params, body=imp.seq(made, loop)), roles
     bad = names.fresh("input_error")
     program = imp.seq(made, imp.Decl(bad, "index", imp.ZERO),
-                      _checked_degrees(degrees, inv, bad, names, n, loop, last))
+                      _checked_degrees(degrees, inv, bad, names, n, loop))
     return replace(step, params=params, body=program, error=bad, fused=degrees.fused), roles
 
 
-def _checked_degrees(degrees, inv: str, bad: str, names, n, then, last=None):
+def _checked_degrees(degrees, inv: str, bad: str, names, n, then):
     """degrees' body (Compiled.checked of deg[j] = Σ_i A[j, i] over the step's
     A: deg into inv, its fused checks of A's pointers and indices reporting in
-    `bad`) in its own scope, then every value of A's entries [pos[0],
-    pos[last]) checked (pos: its first pointer array; last: n, or an Imp
-    index): nonnegative, at most the largest double (no NaN, no inf); then,
-    when all passed, inv = 1/deg (0 where deg = 0) and `then`; else
-    bad = ERROR_CODE (graph.rank_scipy, proofs_notes/fixpoint_loop.md)."""
+    `bad`) in its own scope, each value it reads checked where it is read
+    (nonnegative, at most the largest double: no NaN, no inf; it reads every
+    value the step reads); then, when all passed, inv = 1/deg (0 where deg
+    = 0) and `then`; else bad = ERROR_CODE (graph.rank_scipy,
+    proofs_notes/fixpoint_loop.md). CompileError when its body reads no value."""
     body = imp.rename(degrees.body, {"out": inv, degrees.error: bad})
     body = imp.replaced(imp.substitute(body, "out_zeroed", imp.ZERO),
                         imp.Decl(bad, "index", imp.ZERO), imp.Assign(bad, imp.ZERO))
-    walk = next(p.name for p in degrees.params if p.kind == "in_array" and p.type == "index")
     vals = next(p.name for p in degrees.params if p.kind == "in_array" and p.type == "value")
-    e, fine, d, j = (names.fresh(b) for b in ("e", "values_bad", "d", "j"))
-    V, zero = imp.Var, imp.Const(0.0, "value")
-    at = imp.Load(vals, V(e))
-    ok = imp.Bin("&", imp.Bin(">=", at, zero),
-                 imp.Bin("<=", at, imp.Const(float(np.finfo(np.float64).max), "value")))
-    values = imp.seq(
-        imp.Decl(e, "index", imp.Load(walk, imp.ZERO)), imp.Decl(fine, "index", imp.ZERO),
-        imp.While(imp.lt(V(e), imp.Load(walk, n if last is None else last)), imp.seq(
-            imp.Assign(fine, imp.Bin("|", V(fine), imp.Not(ok))), imp.incr(e))))
+    fine, d, j = (names.fresh(b) for b in ("values_bad", "d", "j"))
+    V, zero, top = imp.Var, imp.Const(0.0, "value"), float(np.finfo(np.float64).max)
+    reads = {(s, x) for s in imp.statements(body) if isinstance(s, (imp.Assign, imp.Accum))
+             for x in imp.subterms(s.value) if isinstance(x, imp.Load) and x.array == vals
+             and not x.hint}
+    if not reads:
+        raise CompileError("the out-degree kernel reads no value: none could be checked")
+    for s, at in sorted(reads, key=repr):
+        ok = imp.Bin("&", imp.Bin(">=", at, zero), imp.Bin("<=", at, imp.Const(top, "value")))
+        body = imp.replaced(body, s, imp.seq(s, imp.Assign(fine, imp.Bin("|", V(fine),
+                                                                          imp.Not(ok)))))
     invert = imp.seq(imp.Decl(j, "index", imp.ZERO), imp.While(imp.lt(V(j), n), imp.seq(
         imp.Decl(d, "value", imp.Load(inv, V(j))),
         imp.Store(inv, V(j), imp.select(imp.Bin(">", V(d), zero),
                                         imp.Bin("/", imp.Const(1.0, "value"), V(d)), zero)),
         imp.incr(j))))
-    return imp.seq(imp.Block(body), imp.If(imp.eq(V(bad), imp.ZERO), imp.seq(
-        values, imp.If(imp.eq(V(fine), imp.ZERO), imp.seq(invert, then),
-                       imp.Assign(bad, imp.Const(ERROR_CODE))))))
+    return imp.seq(imp.Decl(fine, "index", imp.ZERO), imp.Block(body), imp.If(
+        imp.eq(imp.Bin("|", V(bad), V(fine)), imp.ZERO), imp.seq(invert, then),
+        imp.If(imp.eq(V(bad), imp.ZERO), imp.Assign(bad, imp.Const(ERROR_CODE)))))
 
 
 def _parameters(step, w: str, mine: tuple, written: bool) -> tuple[tuple, tuple]:

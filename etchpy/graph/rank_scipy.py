@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import imp
 from ..api import compile as ep_compile
 from ..c.render import render as c_render
 from ..errors import InputError
@@ -68,8 +67,7 @@ def _library(fmt: str, idx_type: str, tuning: Tuning):
     if degrees is None:
         raise InputError(f"pagerank of a scipy matrix needs fused checks (Tuning.fused_checks "
                          f"is off); pass an ep.graph.Graph")
-    prog, roles = power._iteration(step.compiled.program, fmt != "csc", degrees,
-                                   imp.ONE if fmt == "coo" else None)
+    prog, roles = power._iteration(step.compiled.program, fmt != "csc", degrees)
     name = f"etchpy_pagerank_{fmt}_{idx_type[:-2]}"
     src = c_render(prog, semirings.real, name=name, idx_type=idx_type, version=__version__,
                    tuning=tuning)
