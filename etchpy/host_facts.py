@@ -10,7 +10,11 @@ of one length run in ep_gather_sum's AVX-512 gather lanes instead of the scalar
 loop (lower/schedule/gather_sums.py, ep_gather_pick), `gather_ragged_from`, the
 mean row length from which ragged rows do (0: half of the pick's gather_from),
 and `gather_from_far`, the same as gather_from where the rows gather from a far x
-(lower/schedule/value_prefetch.py; 0: gather_from). They are a table of CPU facts
+(lower/schedule/value_prefetch.py; 0: gather_from). `run_mean_below`: the mean
+row length (entries over rows, exact, tested once a call with the level's size)
+from which consecutive rows' arrays are not prefetched (lower/schedule/prefetch.py,
+runs_wanted; 0: no limit, Intel's C unchanged; 16 on AMD Zen 4, session 57:
+docs/performance.md, "Long rows left to the hardware prefetcher on AMD Zen"). They are a table of CPU facts
 (/proc/cpuinfo's vendor and family), not a calibration: the kernels compile on
 hosts loaded by other work, where a few-millisecond timing of lanes against the
 scalar loop would flip between processes, and with it the C, its cache key and
@@ -89,8 +93,16 @@ def prefetch_values_from(facts: tuple[str, int] | None = None) -> int:
     return 4 << 20 if zen(facts) else 0
 
 
+def run_mean_below(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.run_mean_below (0: rows of any mean length prefetch their
+    arrays): 16 on AMD Zen, whose hardware prefetcher follows rows of 16 entries
+    and more at least as well as one prefetch a row does."""
+    return 16 if zen(facts) else 0
+
+
 FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
-          ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from))
+          ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
+          ("run_mean_below", run_mean_below))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

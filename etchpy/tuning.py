@@ -36,7 +36,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
+    run_mean_below, bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
     `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
@@ -148,6 +148,8 @@ class Tuning:
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
+    blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's
+                                      # cython_blas imported (runtime.blas)
     sink_located: bool = True         # ... a located table's one-child levels read last
     dense_runs: bool = True           # ... a run of summed levels from a dense first level
     defer_written: bool = True        # ... the written form lowered on first need (runtime.deferred)
@@ -209,6 +211,7 @@ class Tuning:
     run_short: int = 0                # shorter segments prefetch nothing (0: no test)
     run_long: int = 32                # longer segments prefetch at every step
     run_min_entries: int = 1 << 19    # levels with fewer entries prefetch nothing
+    run_mean_below: int = -1          # ... nor those of a mean segment this long (0: any; -1: the host's)
     run_far_bytes: int = 1 << 15      # far gathers from more: a row's values not prefetched
     run_lines: int = 32               # lines a counted run (band, row of blocks) prefetches
     piece_ahead: int = 512            # ... from this many entries past its start

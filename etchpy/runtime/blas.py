@@ -8,10 +8,13 @@ bound (no BLAS found) runs its fused loops instead, with the same results up to
 rounding. The addresses come from the first of these that works, so that a
 first call need not import scipy.linalg (50-250 ms) nor load a second BLAS:
 
-1. `scipy.linalg.cython_blas`, when something imported it already: its PyCapsules.
-2. the OpenBLAS a numpy wheel bundles (`numpy.libs/libscipy_openblas*.so`), which
+1. the OpenBLAS a numpy wheel bundles (`numpy.libs/libscipy_openblas*.so`), which
    `import numpy` has loaded already: its symbols scipy_dgemm_64_, ... (ILP64) or
-   scipy_dgemm_, ...; a lookup, nothing loaded.
+   scipy_dgemm_, ...; a lookup, nothing loaded. The BLAS numpy's own `a @ v` calls:
+   the same gemv and gemm kernels, and one thread pool in the process, not two
+   (Tuning.blas_numpy_first; off, `scipy.linalg.cython_blas`'s capsules come first
+   when something imported it already).
+2. `scipy.linalg.cython_blas`, when something imported it already: its PyCapsules.
 3. the OpenBLAS a scipy wheel bundles (`scipy.libs/libscipy_openblas*.so`, found
    without importing scipy): its symbols scipy_dgemm_, ... (the functions
    cython_blas wraps); loading it takes a millisecond or two.
@@ -34,34 +37,38 @@ from ..c.gemm import BIND_SYMBOL
 
 _bound: set[str] = set()
 _lock = threading.Lock()
-_pointers: list = []
-_source: list = []        # where _pointers came from
+_pointers: dict = {}      # numpy_first -> the addresses (or None)
+_source: dict = {}        # numpy_first -> where they came from
 NAMES = ("dgemm", "sgemm", "dgemv", "sgemv")
 
 
-def gemm_pointers() -> tuple[int, int, int, int, int] | None:
+def gemm_pointers(numpy_first: bool = True) -> tuple[int, int, int, int, int] | None:
     """(dgemm, sgemm, dgemv, sgemv) addresses and 1 when they take 64-bit extents
     (else 0), or None without a BLAS (see the module docstring for where they come
-    from)."""
-    if not _pointers:
+    from; numpy_first False: an imported scipy.linalg.cython_blas before numpy's
+    OpenBLAS)."""
+    if numpy_first not in _pointers:
         found = [("capsules", lambda: _from_capsules(
                      sys.modules.get("scipy.linalg.cython_blas"))),
                  ("numpy", lambda: bundled_library("numpy")),
                  ("bundled", lambda: bundled_library("scipy")),
                  ("capsules", lambda: _from_capsules(load_cython_blas()))]
+        if numpy_first:
+            found[:2] = found[1::-1]
+        pointers = None
         for where, find in found:
             pointers = find()
             if pointers is not None:
-                _source[:] = [where]
+                _source[numpy_first] = where
                 break
-        _pointers.append(pointers)
-    return _pointers[0]
+        _pointers[numpy_first] = pointers
+    return _pointers[numpy_first]
 
 
-def source() -> str | None:
+def source(numpy_first: bool = True) -> str | None:
     """Where the bound addresses came from: "capsules", "numpy" (numpy's OpenBLAS),
     "bundled" (scipy's) or None (not yet, or no BLAS found)."""
-    return _source[0] if _source else None
+    return _source.get(numpy_first)
 
 
 def _from_capsules(module) -> tuple | None:
@@ -144,16 +151,18 @@ def load_cython_blas():
     return cython_blas
 
 
-def bind(library, c_source: str) -> bool:
+def bind(library, c_source: str, numpy_first: bool = True) -> bool:
     """Hand BLAS's gemm to `library` (a runtime.build.Library) when its C source
-    calls it; once per shared object. True when the library now calls BLAS."""
+    calls it; once per shared object (a kernel of Tuning.blas_numpy_first False has
+    C text of its own: its banner names the field). True when the library now calls
+    BLAS."""
     if BIND_SYMBOL not in c_source:
         return False
     key = str(library.path)
     with _lock:
         if key in _bound:
             return True
-        pointers = gemm_pointers()
+        pointers = gemm_pointers(numpy_first)
         if pointers is None:
             return False
         # the same path is the same loaded object (dlopen counts references)

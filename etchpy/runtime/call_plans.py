@@ -52,8 +52,9 @@ from ..settings import LIMITS
 from . import inputs as io_
 from . import binder, coo_inputs, foreign, outputs, twins
 from .coo_steps import coo_step
-from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, copy_notes,
-                         dense_lines, dense_step, sparse_lines, sparse_step, tensor_step)
+from .copy_notes import note_general, plan_notes
+from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
+                         dense_step, sparse_lines, sparse_step, tensor_step)
 from .tensor import Tensor
 from .window_steps import (DenseWindowStep, RowsWindowStep, TensorWindowStep, caller_names,
                            share_operands, window_step, windows_only)
@@ -188,7 +189,7 @@ def make_plan(owner, made: tuple, inputs: dict):
     copies = owner.__dict__.setdefault("_copies", {})      # shown by explain()
     if len(copies) >= 64:
         copies.clear()
-    copies[plan_key(inputs)] = copy_notes(steps, inputs)    # the latest plan's of a key
+    copies[plan_key(inputs)] = plan_notes(steps, inputs)    # the latest plan's of a key
     return (_in_c(owner, kern, lib, function, steps, facts, planned, len(inputs), idx_dtype,
                   trusted)
             or _closure(owner, kern, lib, types, function, steps, facts, planned, len(inputs),
@@ -352,9 +353,9 @@ class CallPlans:
         function of the inputs' value dtypes, which every plan checks. Types and
         value dtypes no plan covers are remembered, so that their calls do not try
         again."""
-        if not self.request.tuning.call_plans:
-            return
         key = plan_key(inputs)
+        if not self.request.tuning.call_plans:      # explain()'s copies (runtime.copy_notes)
+            return note_general(self, made, inputs, key)
         kind = (key, tuple([io_.value_dtype(v) for v in inputs.values()]))
         if kind in self._unplanned:
             return
@@ -366,6 +367,7 @@ class CallPlans:
         if plan is None:
             if key not in self._plans:      # else another kind of these types has one
                 self._unplanned.add(kind)
+                note_general(self, made, inputs, key)       # every call's copies
         else:
             kept = self._plans.get(key, ())[: LIMITS.call_plans_per_key - 1]
             self._plans[key] = (plan, *kept)

@@ -170,7 +170,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
                 text = self._texts[idx_type] = (src.c, src.cdef)
                 self._save_manifest()
             lib = build.load(text[0], text[1], name=self.name, openmp=self.threads > 1)
-            blas.bind(lib, text[0])
+            blas.bind(lib, text[0], self.request.tuning.blas_numpy_first)
             self._libs[idx_type] = lib
         return lib
 

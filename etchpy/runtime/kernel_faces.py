@@ -102,7 +102,9 @@ class KernelFaces:
         guessed, the plan, and its streams. After a call, of the plan made for
         that call's size class; before any, of the one made from the hints. The
         inputs a call plan copies on every call (strided, or cast to the
-        carrier's dtype), with the copy's bytes.
+        carrier's dtype), with the copy's bytes; those the general path copies on
+        every call no plan runs (call_plans off, or a kind of inputs no plan
+        covers), likewise.
 
             >>> print(ep.compile(ep.sum(j, A[i, j] * x[j])).explain())
         """
@@ -116,6 +118,10 @@ class KernelFaces:
                          for n in notes})
         if copies:                            # a call plan's copy of an input (issue 39)
             text += "\ncall plans' copies:\n" + "\n".join(f"  {n}" for n in copies)
+        copies = sorted({n for notes in tuple(self.__dict__.get("_general_copies", {}).values())
+                         for n in notes})
+        if copies:                            # the general path's, of calls no plan runs
+            text += "\ngeneral path's copies:\n" + "\n".join(f"  {n}" for n in copies)
         walked = self._walked
         if walked is not None:                # a call ran one walk (runtime.shared)
             text += ("\none walk (runtime.shared): the last call whose factors shared one "

@@ -140,22 +140,6 @@ def cast_step(name, value, positions, sr, types, order=None):
                      dim_slots(positions, value.shape), vals[0][0], types[vals[0][1]], order)
 
 
-def copy_notes(steps, inputs: dict) -> list[str]:
-    """explain()'s lines for the copies a plan of `steps` makes on every call (issue
-    39: each DenseCast's input, why it is copied and the copy's bytes at `inputs`)."""
-    notes = []
-    for name, d in steps:
-        if type(d) is DenseCast:
-            v = inputs[name]
-            src = v if d.order is None else v.transpose(d.order)
-            why = ([] if src.flags.c_contiguous else ["strided"] if not (
-                v.flags.c_contiguous or v.flags.f_contiguous) else ["not in the kernel's order"])
-            why += [f"{d.given} cast to {d.dtype}"] if d.given != d.dtype else []
-            notes.append(f"input {name}: {', '.join(why)}, copied per call "
-                         f"({v.size * d.dtype.itemsize} bytes)")
-    return notes
-
-
 def cast_lines(k: int, d: DenseCast, space: dict) -> list[str]:
     """The plan's lines for numpy input number `k` (see DenseCast): a miss unless it
     is a numpy array of the dtype and ndim the plan was made for, with elements, its

@@ -22,10 +22,7 @@ def test_golden_c(name):
     case = dict(CASES[name])
     # the host's facts pinned (etchpy.host_facts): the golden C is the same on every host
     intel = ("GenuineIntel", 6)
-    case["tuning"] = {"gather_from": host_facts.gather_from(intel),
-                      "gather_ragged_from": host_facts.gather_ragged_from(intel),
-                      "gather_from_far": host_facts.gather_from_far(intel),
-                      "prefetch_values_from": host_facts.prefetch_values_from(intel),
+    case["tuning"] = {**{name: fact(intel) for name, fact in host_facts.FIELDS},
                       **case.get("tuning", {})}
     src = Kernel(case.pop("expr"), name=name, **case).c_source
     path = GOLDEN / f"{name}.c"

@@ -3,7 +3,7 @@ input on every call (strided, or cast to the carrier's dtype: a DenseCast step,
 made in C by the binder or by the plan's Python) is named by the kernel's
 explain() with the copy's bytes; an input read as it is, is not. explain()
 names the copies of the latest plan made for each kind of call (its inputs'
-names and types)."""
+names and types); without call plans, those the general path makes on every call."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -47,9 +47,30 @@ def test_a_matrix_in_another_order_than_the_kernels_is_named_so():
     assert "input M: not in the kernel's order, copied per call (96 bytes)" in kern.explain()
 
 
-def test_without_call_plans_nothing_is_named():
-    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning={"call_plans": False},
-                      name="copies_no_plans")
-    for _ in range(2):
-        kern(A=A, x=X[::-1])
-    assert "copied per call" not in kern.explain()
+@pytest.mark.parametrize("tuning", [{"call_plans": False},
+                                    {"call_plans": False, "keep_last_call": False}])
+def test_without_call_plans_the_general_paths_copy_is_named_so(tuning):
+    """call_plans off: the general path (calling.bind) copies the same inputs on
+    every call; explain() names them in the same words, under their own heading."""
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning,
+                      name=f"copies_no_plans_{len(tuning)}")
+    for x, why in KINDS:
+        for _ in range(2):
+            np.testing.assert_allclose(kern(A=A, x=x), A @ x.astype(np.float64), rtol=1e-12)
+        text = kern.explain()
+        assert "call plans' copies" not in text
+        if why is None:
+            assert "copied per call" not in text
+        else:
+            assert f"general path's copies:\n  input x: {why}, copied per call (400 bytes)" in text
+
+
+def test_without_call_plans_a_matrix_in_another_order_is_named_so():
+    kern = ep.compile("y[i] = M[i, j] * x[j]", name="copies_fortran_no_plans",
+                      tuning={"dense_orders": False, "call_plans": False})
+    M = np.asfortranarray(np.arange(12.0).reshape(4, 3))
+    np.testing.assert_allclose(kern(M=M, x=X[:3]), M @ X[:3], rtol=1e-12)
+    text = kern.explain()
+    assert "general path's copies:\n  input M: not in the kernel's order, copied per call " \
+           "(96 bytes)" in text
+    assert "input x" not in text                # read as it is

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import replace
 
-from ... import imp, streams
+from ... import host_facts, imp, streams
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, If, Load, Var, While, lt, seq
 
 
@@ -114,10 +114,25 @@ def runs_wanted(s, least: int, tuning) -> imp.Expr:
     segment has at least `least` entries (least <= 0: every segment, with no
     test of its length: in a row of the checked build that test cost more than
     the prefetches it saves; docs/performance.md, "Prefetching consecutive rows")."""
-    large = imp.le(Const(tuning.run_min_entries), s.facts.get(streams.Runs).n)
+    large = large_runs(s.facts.get(streams.Runs).n, tuning)
     if least <= 0:
         return large
     return imp.and_(large, imp.le(Const(least), s.facts.get(streams.Extent).n))
+
+
+def large_runs(n, tuning) -> imp.Expr:
+    """`run_min_entries <= n`, the level's entry count n (pos[parents]); with
+    the host's tuning.run_mean_below > 0 (host_facts), and n read as
+    pos[parents], also n < run_mean_below · parents (rows of a shorter mean), as
+    one unsigned comparison: (uint64) (n - least) < (uint64) (max(mean ·
+    parents, least) - least), false when that range is empty. It reads only
+    constants, n and parents: size_switch makes it once, before the loops."""
+    least = Const(tuning.run_min_entries)
+    mean = host_facts.resolved(tuning).run_mean_below
+    if mean <= 0 or not (isinstance(n, Load) and isinstance(n.index, Var)):
+        return imp.le(least, n)
+    most = imp.max_(Bin("*", Const(mean), n.index), least)
+    return Bin("<u", Bin("-", n, least), Bin("-", most, least))
 
 
 def run_loop(em, s, parts) -> imp.Stmt | None:

@@ -28,7 +28,8 @@ from ...imp import Bin, Const, If, Load, ParallelFor, Seq, Var, While
 from ...imp.analysis import children
 from .fused_checks import candidates
 
-_TESTS = ("<", "<=", ">", ">=", "==", "!=")
+_TESTS = ("<", "<=", ">", ">=", "==", "!=", "<u")
+_ARITH = ("+", "-", "*", "max", "min")
 
 
 def run(prog, tuning):
@@ -78,12 +79,27 @@ def conjuncts(e) -> list:
 
 
 def is_size_test(e, counts: set) -> bool:
-    """A comparison of constants and entry counts (`counts`), one at least."""
+    """A comparison of constants and entry counts (`counts`), one at least, or
+    of sums, differences, products and maxima of them and the counts' parents
+    (prefetch.large_runs' mean row length: C parameters, fixed for the call)."""
     if not (isinstance(e, Bin) and e.op in _TESTS):
         return False
     sides = (e.a, e.b)
-    return (all(isinstance(s, Const) or s in counts for s in sides)
-            and any(s in counts for s in sides))
+    parents = {c.index for c in counts if isinstance(c, Load)}
+    return (all(_call_fixed(s, counts, parents) for s in sides)
+            and any(_holds_count(s, counts) for s in sides))
+
+
+def _call_fixed(e, counts, parents) -> bool:
+    if isinstance(e, Const) or e in counts or e in parents:
+        return True
+    return (isinstance(e, Bin) and e.op in _ARITH and _call_fixed(e.a, counts, parents)
+            and _call_fixed(e.b, counts, parents))
+
+
+def _holds_count(e, counts) -> bool:
+    return e in counts or (isinstance(e, Bin) and e.op in _ARITH and (
+        _holds_count(e.a, counts) or _holds_count(e.b, counts)))
 
 
 def fold(node):
