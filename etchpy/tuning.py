@@ -288,8 +288,7 @@ class Tuning:
     bfs_warm_bytes: int = 2 << 20     # ... a Graph's too when they take at most this many bytes
     bfs_narrow_levels: int = -1       # BFS walks int32 levels, widened into its int64 output (-1: the host's)
     graph_binder: bool = True         # a small graph's BFS called in C (graph.binder)
-    rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford rows; PageRank as is
-    graph_block_checks: bool = True   # ... PageRank's entries checked by blocks, then read untested
+    rows_in_c: bool = True            # coo/csc read in C: BFS, Bellman-Ford, PageRank rows
     pull_measured: bool = True        # pulls priced by the in-edge share one reads (sampled)
     pull_alpha: float = 4.0           # pull when F's out-edges > unreached in-edges / this
     pull_beta: float = 24.0           # push again when |F| < n / this

@@ -1,15 +1,14 @@
 """C text of the graph algorithms that read a scipy csr matrix's own arrays
 (codegen_templates/direct_graph.c.j2): BFS levels, weakly connected components
-(union-find), PageRank (pushed through the rows; rank_as_is: pulled through a
-csc matrix's columns or pushed along a coo one's entries), the weight statistics of
+(union-find), the weight statistics of
 Bellman-Ford's buckets and a coo or csc matrix's rows (coo_rows, csc_rows:
 for a BFS or Bellman-Ford's buckets),
 each checking every row and index it reads, so that
 nothing is converted or validated in Python first.
 
-    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components, f_rank,
+    c_text, cdef = direct_source("int32_t", name="f")   # f_bfs, f_components,
                                                          # f_weights, f_check, f_coo_rows,
-                                                         # f_csc_rows, f_rank_as_is
+                                                         # f_csc_rows
 
 Codes the functions return (besides -2, out of memory): CODES.
 """
@@ -34,22 +33,15 @@ int64_t {name}_csc_rows(int64_t n, int64_t nnz, const {idx} *cpos, const {idx} *
                         int64_t *where);
 int64_t {name}_components(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                           int64_t *label, int64_t *where);
-int64_t {name}_rank(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
-                    const double *val, double alpha, double tol, int64_t max_iter,
-                    double *out, double *z, double *inv, int64_t *where);
-int64_t {name}_rank_as_is(int64_t n, int64_t nnz, const {idx} *cpos, const {idx} *src,
-                          const {idx} *dst, const double *val, double alpha, double tol,
-                          int64_t max_iter, double *out, double *z, double *inv, double *w,
-                          int64_t by_runs, int64_t blocked, int64_t *where);
 int64_t {name}_weights(int64_t n, int64_t nnz, const {idx} *pos, const {idx} *crd,
                        const double *val, double *stats, int64_t *where);"""
 
-# the C's return codes: a malformed array (the caller names it and *where), or no entry
-CODES = {"indptr": -3, "indices": -4, "data": -5, "no entries": -6}
+# the C's return codes: a malformed array (the caller names it and *where)
+CODES = {"indptr": -3, "indices": -4, "data": -5}
 
 
 def direct_source(idx_type: str, *, name: str, version: str = "") -> tuple[str, str]:
-    """(C source, cffi cdef) of `name`_bfs, `name`_components and `name`_rank (CDEF)
+    """(C source, cffi cdef) of `name`_bfs, `name`_components and the rest of CDEF
     over index arrays of C type idx_type ("int32_t" or "int64_t").
     Raises SemiringError for another idx_type."""
     if idx_type not in ("int32_t", "int64_t"):

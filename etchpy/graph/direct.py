@@ -1,18 +1,18 @@
-"""BFS levels, components, PageRank and Bellman-Ford on a scipy.sparse matrix
-passed as it is: its csr arrays go to C (c.direct_graph) without a copy, a
+"""BFS levels, components and Bellman-Ford on a scipy.sparse matrix
+passed as it is (PageRank: graph.rank_scipy, compiled): its csr arrays go to C
+(c.direct_graph) without a copy, a
 conversion or a check in Python; the C checks every row pointer and index as
-it reads them (and every weight PageRank and Bellman-Ford read), so a
+it reads them (and every weight Bellman-Ford reads), so a
 malformed matrix, or one whose arrays were written in place since the last
 call, gives an InputError, never a crash. Nothing derived from A is kept
-between calls; the workspaces (BFS's queue and int32 levels, PageRank's second step
-buffer and out-weights, the buckets' round numbers) are kept scratch arrays
+between calls; the workspaces (BFS's queue and int32 levels, the buckets'
+round numbers) are kept scratch arrays
 (runtime.scratch; new ones below LIMITS.scratch_least bytes), whose old
 contents are never read, so a call faults in fresh pages for its output alone. A Graph's BFS runs here too (`levels`,
 `check`).
 
     if is_direct(A): levels = bfs(A, source, "A")     # source checked here
     labels = components(A, "A")
-    ranks = rank(A, alpha, tol, max_iter, "A")
     d = distances(A, source, tuning)                    # None: take the Graph path
 
 BFS and components read the pattern only (every stored entry is an edge; its
@@ -21,8 +21,7 @@ components (its arrays are the csr arrays of Aᵀ, which has the same weak
 components); BFS and Bellman-Ford read a coo or csc matrix through its rows
 made in C (coo_rows, csc_rows: `Tuning.rows_in_c`); otherwise other formats go
 through scipy's `tocsr()`. Unsorted or repeated entries need no canonical order here: a
-repeated edge is followed once (BFS, components) or its weights add up
-(PageRank), as scipy's canonical form sums them.
+repeated edge is followed once (BFS, components).
 """
 from __future__ import annotations
 
@@ -51,14 +50,13 @@ INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 @kept("helper.direct_graph")
 def _library(idx_type: str):
-    """({"bfs", "components", "rank", "weights", "check"}: C functions, ffi,
+    """({"bfs", "components", "weights", "check", "coo_rows", "csc_rows"}: C functions, ffi,
     {numpy dtype: its cffi array type}) for index arrays of C type idx_type,
     built (or found in the cache) once per process."""
     name = "etchpy_direct_graph_" + re.sub(r"\W", "_", idx_type)
     c_text, cdef = direct_source(idx_type, name=name, version=__version__)
     lib = build.load(c_text, cdef, name=name)
-    kinds = ("bfs", "components", "rank", "weights", "check", "coo_rows", "csc_rows",
-             "rank_as_is")
+    kinds = ("bfs", "components", "weights", "check", "coo_rows", "csc_rows")
     types = {np.dtype(d): lib.ffi.typeof(t) for d, t in C_ARRAYS.items()}
     return {k: getattr(lib.lib, f"{name}_{k}") for k in kinds}, lib.ffi, types
 
@@ -141,7 +139,7 @@ def _checked(code: int, kind: str, where, M, name: str, pos, crd) -> int:
     return code
 
 
-_MALFORMED = {code: what for what, code in CODES.items() if what != "no entries"}
+_MALFORMED = {code: what for what, code in CODES.items()}
 
 
 def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError:
@@ -151,10 +149,6 @@ def _malformed(what: str, at: int, M, name: str, n: int, nnz: int) -> InputError
     if what == "indices":
         return InputError(f"{name}.indices[{at}] is not a vertex of a graph of {n} "
                           "vertices")
-    v = float(M.data[at])
-    if np.isfinite(v):
-        return InputError(f"{name} has a negative weight ({v} at entry {at}); PageRank "
-                          "needs nonnegative weights")
     return InputError(f"{name} has a stored value that is not finite (NaN or inf) at "
                       f"entry {at}")
 
@@ -301,28 +295,6 @@ def components(A, name: str = "A") -> np.ndarray:
     label = np.empty(M.shape[0], dtype=np.int64)
     _call("components", M, name, pos, crd, label)
     return label
-
-
-def rank(A, alpha: float, tol: float, max_iter: int, name: str = "A") -> np.ndarray:
-    """PageRank of A's weighted graph (graph.pagerank, arguments checked by the
-    caller); zeros when A stores no entry. Raises InputError naming `name` for a
-    negative or non-finite weight, ConvergenceError after max_iter steps.
-    The ranks are written into a new array of zeros (fresh zero pages, not
-    filled), the other step buffer and the out-weights are kept scratch."""
-    M, pos, crd = arrays(A, name)
-    n = M.shape[0]
-    val = np.ascontiguousarray(M.data, dtype=np.float64)
-    if len(val) < len(crd):
-        crd = crd[:len(val)]
-    out = np.zeros(n)
-    with SCRATCH.arrays((n, np.float64), (n, np.float64)) as (z, inv):
-        steps = _call("rank", M, name, pos, crd, val, float(alpha), float(tol),
-                      int(max_iter), out, z, inv)
-    if steps == CODES["no entries"]:
-        return out
-    if steps < 0:
-        raise ConvergenceError(f"pagerank did not converge in max_iter={max_iter} steps")
-    return out
 
 
 def distances(A, source, tuning: Tuning = DEFAULT, name: str = "A"):

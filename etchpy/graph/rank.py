@@ -15,39 +15,21 @@ w = s·x and the dangling sum in loops of the same step.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from ..runtime.kernel_cache import kept
 from ..errors import InputError
 from ..runtime.tensor import Tensor
-from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..semiring import semirings
-from ..api import compile as ep_compile
 from ..c.render import render as c_render
-from ..lower import Param
-from ..lower.fixpoint import at_each_cell
-from ..lower.schedule.fused_checks import program_names
-from .. import imp
 from ..runtime import build
 from ..runtime.scratch import SCRATCH
 from ..version import __version__
-from ..tuning import DEFAULT, FIXPOINT, Tuning, of as tuning_of
-from . import adjacency as adj, direct, rank_as_is
+from ..tuning import FIXPOINT, Tuning, of as tuning_of
+from . import adjacency as adj, direct, rank_scipy
+from .rank_program import _iteration, _pull_kernel
 from .fixpoint import ConvergenceError, fixpoint, within
 from .sweep import C_ARRAYS, choose, pointer
-
-
-@kept("graph.rank_pull")
-def _pull_kernel(iso: bool = False, tuning: Tuning = DEFAULT,
-                 threads: int | None = None):
-    """The step's kernel; `iso`: A is a pattern (every weight 1), its values unread;
-    threads: as ep.compile's (1 for the C iteration, whose loop is serial)."""
-    i, j = indices("i j")
-    A, w = etensor("A", 2, format="csc", iso=iso), etensor("w", 1)
-    return ep_compile(etensor("c", 0)[()] + esum(j, A[j, i] * w[j]),
-                      semiring=semirings.real, tuning=tuning, threads=threads)
 
 
 def _operand(G):
@@ -78,9 +60,10 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     [0, 1); tol (> 0), converged when Σ|x' - x| < n·tol; max_iter, the
     most power iterations; driver, "auto" (every step in one C call: the compiled pull through a
     Graph's cached csc in an imp.Fixpoint, or, for a scipy matrix,
-    graph.direct pushing along its own arrays (a csc one's pulled, a coo
-    one's pushed entry by entry: graph.rank_as_is), checked in C; Python when no
-    compiler builds it), "c", or "python" (one compiled kernel per step);
+    the same loop around the pull through a csc one's own arrays or the
+    compiled push along a csr one's, after its checked out-degrees:
+    graph.rank_scipy; Python when no compiler builds it), "c", or "python"
+    (one compiled kernel per step);
     tuning, an etchpy.tuning.Tuning, preset name or dict the pull is compiled
     under (default: "default" per step, "fixpoint" in one C call). Every
     driver and setting gives the same ranks, to rounding.
@@ -94,8 +77,8 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
     """
     _check_arguments(alpha, tol, max_iter)
     if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
-        t = DEFAULT if tuning is None else tuning_of(tuning)
-        return choose(driver, lambda: rank_as_is.rank(A, alpha, tol, max_iter, "A", t),
+        t = FIXPOINT if tuning is None else tuning_of(tuning)
+        return choose(driver, lambda: rank_scipy.rank(A, alpha, tol, max_iter, "A", t),
                       lambda: pagerank(A, alpha, tol=tol, max_iter=max_iter, driver="python",
                                        tuning=tuning))
     G = adj.as_graph(A)
@@ -168,10 +151,9 @@ def _call_of(G, tuning: Tuning):
     T, iso = _operand(G)
     pos, crd = T.levels[1]["pos"], T.levels[1]["crd"]
     fn, ffi, roles = _library(C_ARRAYS[pos.dtype][:-2], iso, tuning)
-    inv, dmask = G.cached("pagerank scale", _scale)
-    dangling = np.flatnonzero(dmask).astype(pos.dtype)
-    fixed = {"A_pos1": pos, "A_crd1": crd, "A_vals": T.vals, "inv": inv, "dangling": dangling}
-    sizes = {"dim": G.n, "dangles": len(dangling)}
+    inv, _ = G.cached("pagerank scale", _scale)
+    fixed = {"A_pos1": pos, "A_crd1": crd, "A_vals": T.vals, "inv": inv}
+    sizes = {"dim": G.n}
     slots = [sizes[role] if role in sizes else pointer(ffi, fixed[role]) if role in fixed
              else role for role in roles[:-1]]
     return fn, ffi, slots
@@ -188,64 +170,6 @@ def _library(idx_type: str, iso: bool, tuning: Tuning):
                    tuning=tuning)
     lib = build.load(src.c, src.cdef, name=name)
     return getattr(lib.lib, name), lib.ffi, roles
-
-
-def _iteration(pull):
-    """PageRank's power iteration as one program: an imp.Fixpoint around the
-    compiled pull `pull`, x'[i] = c + Σ_j A[j, i]·w[j]. Each step sums x over
-    the dangling vertices (c = (1−alpha)/n + alpha/n·that), writes w[j] =
-    (inv[j]·alpha)·x[j] in one loop (vectorised), and runs the pull, which adds
-    |x'[i] − x[i]| to the distance at the store of each x'[i]
-    (lower.fixpoint.at_each_cell). Returns (the program, each parameter's
-    role: "dim" for a size, else its name in `pull` or below). Its own
-    parameters: x (the ranks, in and out), inv, dangling (the dangling
-    vertices, an index array), consts (alpha, (1−alpha)/n, alpha/n, n·tol),
-    steps (the steps taken, -1 when not converged), dangles (how many are),
-    max_iter."""
-    names = program_names(pull)
-    x, inv, dl, k, steps, nd, limit, err, mass, c, j, q = (names.fresh(b) for b in (
-        "x", "inv", "dangling", "consts", "steps", "dangles", "max_iter", "err", "mass", "c",
-        "j", "q"))
-    w, y, n = "w_vals", pull.output.arrays["vals"], imp.Var(f"dim_{pull.output.axes[0]}")
-    V, zero = imp.Var, imp.Const(0.0, "value")
-    const = lambda at: imp.Load(k, imp.Const(at))                   # noqa: E731
-    plus = lambda a, b: imp.Ring("add", a, b)                       # noqa: E731
-    times = lambda a, b: imp.Ring("mul", a, b)                      # noqa: E731
-    held = imp.While(imp.lt(V(q), V(nd)), imp.seq(                  # the dangling mass
-        imp.Assign(mass, plus(V(mass), imp.Load(x, imp.Load(dl, V(q))))), imp.incr(q)))
-    scale = imp.While(imp.lt(V(j), n), imp.seq(                     # w = s·x
-        imp.Store(w, V(j), times(times(imp.Load(inv, V(j)), const(0)), imp.Load(x, V(j)))),
-        imp.incr(j)))
-    gap = lambda i, v: imp.Assign(err, plus(V(err), imp.Ring(      # noqa: E731
-        "abs", imp.Bin("-", v, imp.Load(x, i)), zero)))
-    step = imp.replaced(at_each_cell(pull, names, gap).body,
-                        imp.Load("c_vals", imp.ZERO), V(c))
-    body = imp.seq(imp.Assign(mass, zero), imp.Decl(q, "index", imp.ZERO), held,
-                   imp.Decl(j, "index", imp.ZERO), scale,
-                   imp.Decl(c, "value", plus(const(1), times(const(2), V(mass)))),
-                   imp.Assign(err, zero), step)
-    loop = imp.Fixpoint(steps, V(limit), body, ((x, y, n),), imp.lt(V(err), const(3)))
-    program = imp.seq(imp.Decl(mass, "value", zero), imp.Decl(err, "value", zero),
-                      imp.Decl(steps, "index", imp.Const(-1)), loop)
-    params, roles = _parameters(pull, w, (x, inv, dl, k, steps, nd, limit))
-    return replace(pull, params=params, body=program), roles
-
-
-def _parameters(pull, w: str, mine: tuple) -> tuple[tuple, tuple]:
-    """(the iteration's parameters: pull's but c, w written, then `mine`; the
-    role of each, see _iteration)."""
-    params = [replace(p, kind="out_dense") if p.name == w else p
-              for p in pull.params if p.name != "c_vals"]
-    roles = ["dim" if p.kind == "dim" else p.name for p in params]
-    docs = (("out_dense", "value", "the ranks: the start, then the result"),
-            ("in_array", "value", "1/outdeg, 0 where dangling"),
-            ("in_array", "index", "the dangling vertices"),
-            ("in_array", "value", "alpha, (1-alpha)/n, alpha/n, n*tol"),
-            ("out_count", "index", "the steps taken, -1: not converged"),
-            ("dim", "index", "how many vertices dangle"), ("dim", "index", "the most steps"))
-    params += [Param(name, *doc) for name, doc in zip(mine, docs)]
-    roles += ["x", "inv", "dangling", "consts", "steps", "dangles", "max_iter"]
-    return tuple(params), tuple(roles)
 
 
 def _scale(M):

@@ -1,14 +1,16 @@
-"""PageRank of a scipy csc or coo matrix read as it is (etchpy.graph.rank_as_is):
-the ranks of the csr path for every order, repeat, dtype and switch; malformed
-arrays, bad weights and arrays written in place between calls give an
-InputError naming the array, never a crash; the caller's arrays untouched."""
+"""PageRank of a scipy matrix compiled from its expressions (etchpy.graph.rank_scipy:
+the compiled pull or push in an imp.Fixpoint after the checked out-degrees):
+the dense power iteration's ranks for csr, csc and coo of int32 and int64
+indices, every order, repeat and switch; malformed arrays, bad weights and
+arrays written in place between calls give an InputError naming the array,
+never a crash; the caller's arrays untouched; the compiled program runs."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import graph
-from etchpy.graph import rank_as_is
+from etchpy.graph import rank_scipy
 from etchpy.graph.fixpoint import ConvergenceError
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -57,7 +59,6 @@ def test_ranks_are_the_csr_paths_for_every_form(seed, ones):
     A = random_graph(80, 0.04, seed, ones)
     want = graph.pagerank(A)
     for name, M in forms(A, seed):
-        assert rank_as_is.arrays_of(M) is not None, name
         got = graph.pagerank(M)
         assert np.allclose(got, want, rtol=0, atol=1e-14), name
         assert np.allclose(graph.pagerank(M, tuning=OFF), want, rtol=0, atol=1e-14), name
@@ -69,7 +70,6 @@ def test_other_arrays_take_the_conversion():
     A = random_graph(30, 0.1, 3)
     M = sp.csc_array(A)
     M.indices = M.indices.astype(np.int64)       # pointers int32, indices int64
-    assert rank_as_is.arrays_of(M) is None
     assert np.allclose(graph.pagerank(M), graph.pagerank(A), atol=1e-14)
     assert np.allclose(graph.pagerank(A.astype(bool).tocsc()),
                        graph.pagerank(A.astype(bool)), atol=1e-14)
@@ -145,20 +145,67 @@ def test_the_callers_arrays_are_not_changed():
         assert all(np.array_equal(a, b) for a, b in zip(before, after))
 
 
-def test_a_coo_in_row_order_takes_its_first_step_by_runs_with_the_same_ranks():
-    """by_runs (rows that do not decrease: one pass, as csr) against the two
-    passes every other coo takes; a bad entry named the same either way."""
-    A = random_graph(90, 0.05, 6)
-    C = A.tocoo()
-    for tol in (1e-2, 1e-6, 1e-10):
-        runs = rank_as_is.rank(C, 0.85, tol, 100, "A", by_runs=True)
-        entries = rank_as_is.rank(C, 0.85, tol, 100, "A", by_runs=False)
-        assert np.allclose(runs, entries, rtol=0, atol=1e-14)
-        assert np.array_equal(runs, graph.pagerank(A, tol=tol))   # csr's sums, in its order
-    last = C.nnz - 1                                   # a row out of range, still in order
-    for what, k, value in [("row", last, 90), ("col", 7, -1), ("data", 7, np.nan)]:
-        M = C.copy()
-        getattr(M, what)[k] = value
-        for by_runs in (True, False):
-            with pytest.raises(ep.InputError, match=rf"A\.(row|col)\[{k}\]|not finite"):
-                rank_as_is.rank(M, 0.85, 1e-6, 100, "A", by_runs=by_runs)
+def dense_ranks(M, alpha=0.85, tol=1e-6, max_iter=100):
+    """The power iteration of networkx / graphblas-algorithms over M as a dense array."""
+    D = np.asarray(M.toarray(), dtype=float)
+    n, deg = len(D), D.sum(axis=1)
+    x = np.full(n, 1.0 / n)
+    for _ in range(max_iter):
+        w = np.where(deg > 0, alpha * x / np.where(deg > 0, deg, 1), 0)
+        new = (1 - alpha) / n + alpha / n * x[deg == 0].sum() + D.T @ w
+        if np.abs(new - x).sum() < n * tol:
+            return new
+        x = new
+    raise AssertionError("no convergence")
+
+
+def each_form(A):
+    """A as csr, csc and coo arrays and matrices, with int32 and int64 indices."""
+    for make in (sp.csr_array, sp.csc_array, sp.coo_array, sp.csr_matrix, sp.coo_matrix):
+        for idx in (np.int32, np.int64):
+            M = make(A)
+            for field in ("indptr", "indices", "row", "col"):
+                if hasattr(M, field):
+                    setattr(M, field, getattr(M, field).astype(idx))
+            yield f"{type(M).__name__} {idx.__name__}", M
+
+
+def test_every_form_and_index_width_gives_the_dense_ranks():
+    A = random_graph(70, 0.05, 7)
+    A = sp.csr_array(A.toarray() * (np.arange(70) % 9 != 0)[:, None])     # dangling rows
+    want = dense_ranks(A, tol=1e-10)
+    for name, M in each_form(A):
+        assert np.allclose(graph.pagerank(M, tol=1e-10), want, rtol=0, atol=1e-13), name
+
+
+def test_a_matrix_changed_in_place_between_calls_gives_its_new_ranks_or_an_error():
+    A = random_graph(40, 0.1, 8)
+    for name, M in each_form(A):
+        graph.pagerank(M)
+        M.data[2] *= 3.0                                     # another weight
+        assert np.allclose(graph.pagerank(M), dense_ranks(M), rtol=0, atol=1e-12), name
+        M.data[2] = -1.0
+        with pytest.raises(ep.InputError, match="negative weight"):
+            graph.pagerank(M)
+        M.data[2] = 1.0
+        index = M.indices if hasattr(M, "indices") else M.col
+        index[1] = 40
+        with pytest.raises(ep.InputError, match=r"A\.(indices|col)\[1\]"):
+            graph.pagerank(M)
+
+
+def test_a_scipy_matrix_runs_the_compiled_iteration():
+    """Each form is run by rank_scipy's program, built by graph.rank._iteration
+    around the compiled step (no hand-written rank is left in graph.direct)."""
+    rank_scipy._LAST.clear()
+    A = random_graph(30, 0.1, 9)
+    for _, M in each_form(A):
+        graph.pagerank(M)
+    assert sorted({key[0] for key in rank_scipy._LAST}) == ["coo", "csc", "csr"]
+    fns = graph.direct._lib(np.dtype(np.int32))[0]
+    assert not any("rank" in kind for kind in fns)
+    step = rank_scipy._push_kernel("csr", ep.tuning.FIXPOINT).compiled.program
+    degrees = rank_scipy._degrees_kernel("csr", ep.tuning.FIXPOINT).compiled.checked
+    prog, _ = graph.rank._iteration(step, True, degrees)
+    assert prog.error is not None and any(
+        type(s).__name__ == "Fixpoint" for s in ep.imp.statements(prog.body))
