@@ -8,7 +8,7 @@ term is recorded once, at k = c when first <= c < end, with c put for k
     Σ_k [k = c]·f(k) = f(c)              (k summed: the record ⊕-s into the sum)
     out[k] ⊕= Σ_t [k = c_t]·f_t(k)  =  out[c_t] ⊕= f_t(c_t), each t in turn
 
-(k free: only into a target whose write ⊕-s into the cell of its coordinate
+(k free: only into a target that `adds_into`: its write ⊕-s into the cell of its coordinate
 and leaves the others as they are: a register block, or a dense output that
 is added into, not stored, and keeps no flags). proofs_notes/fixed_coordinates.md.
 """
@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from ... import imp, streams
 from ...imp import Bin, If, Ring, Select, Var, seq
-from ..targets.block import BlockTarget
-from ..targets.dense import DenseTarget
 
 
 def run(em, s, parts) -> imp.Stmt | None:
@@ -25,7 +23,7 @@ def run(em, s, parts) -> imp.Stmt | None:
     or None."""
     counter = s.facts.get(streams.Counter)
     if (counter is None or streams.is_stream(s.value) or s.ready != imp.TRUE
-            or s.index != Var(counter.name) or not (s.contracted or _adds(em.target))):
+            or s.index != Var(counter.name) or not (s.contracted or em.target.adds_into)):
         return None
     state = {name for name, _ in s.state} | {counter.name}
     zero = imp.Const(em.sr.zero, "value")
@@ -40,14 +38,6 @@ def run(em, s, parts) -> imp.Stmt | None:
         inside = imp.and_(imp.le(Var(counter.name), c), imp.lt(c, counter.end))
         out.append(If(inside, parts.record(s.derive(s.facts.keep(), index=c, value=x))))
     return seq(*out)
-
-
-def _adds(target) -> bool:
-    """Does a write of `target` ⊕ into its coordinate's cell alone?"""
-    if isinstance(target, BlockTarget):
-        return True
-    return (isinstance(target, DenseTarget) and not target.store and target.has is None
-            and not target.sparse_writes)
 
 
 def _terms(v, k, state: set, zero) -> list | None:
