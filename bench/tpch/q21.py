@@ -14,8 +14,10 @@ suppliers are not all one (EXISTS), its late lines' suppliers are all one
 lines): a first query sums, per order, the line count, the supplier's code
 and its square (lineitem value columns made at load), over all lines and
 over the late ones: six sums at one more index k, written as one sum of
-products (`n·E0 + v·E1 + v2·E2 + late·(n·E3 + v·E4 + v2·E5)`), one walk of
-lineitem (docs/relational.md, "Grouping by value columns"); numpy makes the
+products (`n·P0 + v·P1 + v2·P2 + late·(n·P3 + v·P4 + v2·P5)`, P_j = [k = j]·K[k]
+with ep.eq, K ones giving k its size: each term adds into its own sum, no loop
+over k), one walk of lineitem (docs/relational.md, "Grouping by value
+columns"); numpy makes the
 two spreads per order; the second query counts the late
 lines of the nation's suppliers (a sparse filter over supplier codes, made
 by a kernel as Q11's) under the orders whose spreads pass (`Al[o] > 0`,
@@ -30,7 +32,7 @@ from bench.tpch.q11 import _suppliers_expr
 from bench.tpch.q19 import _code, _is
 from bench.tpch.q4 import _keys, kernel as _kernel
 
-UNITS = {f"E{j}": np.eye(6)[j] for j in range(6)}
+UNITS = {"K": np.ones(6)}      # k's size (6), read once per term
 
 
 def _late(L, at):
@@ -45,7 +47,8 @@ def _q21_spread_expr(tables):
     at = (o, ln, p, s, sd, m)
     n, v, v2 = (L.var(c, name=x)[at] for c, x in ((None, "Ln"), ("supp", "Sv"),
                                                     ("supp2", "Sq")))
-    E = [ep.tensor(f"E{j}", 1)[k] for j in range(6)]
+    K = ep.tensor("K", 1)[k]      # ones: the size of k, which ep.eq alone does not give
+    E = [ep.eq(k, j) * K for j in range(6)]
     body = n * E[0] + v * E[1] + v2 * E[2] + _late(L, at) * (n * E[3] + v * E[4] + v2 * E[5])
     return ep.sum(at[1:], body), "o ln p s sd m k"
 

@@ -56,12 +56,13 @@ class CompareVar(TensorVar):
     per pair: the bin 0..n-1 that column's value names (n a number or a
     parameter's name; a formats.Bins level each, below its structure's
     levels; no bin, no entry). `terms` (((columns...), (located columns...),
-    test, (numbers...)), ...): of one made from a sum of products over its
+    test, (numbers...), ((p, c)...)), ...): of one made from a sum of products over its
     structure (expr.sums), its value is also ⊗ the ⊕ of its terms, each,
     where its test (a formula as `tests`) holds, the ⊗ of its numbers, its
     columns' values and its located columns' (dense tensors at the
     structure's indices or at its last indices, a dense level each, below its
-    bins), and zero where it fails; a term's slots follow `tests`' and the
+    bins), and zero where it fails or where index p is not c for one of its
+    pins (ep.eq(i, c), expr.sums.pin); a term's slots follow `tests`' and the
     terms before it (`every_test`). `narrow` ((k, dtype, scale, step), ...):
     of a value predicate's one-walk kernel (runtime.shared, Tuning.narrow_compared),
     columns k >= 1 only compared with bounds, read as integers of `dtype`, each

@@ -304,10 +304,10 @@ def _summed(terms, columns: list, at: tuple, first: int) -> tuple:
     located at their positions."""
     if not terms:
         return (), ()
-    over = tuple(dict.fromkeys(ix for _, dense, _ in terms for g in dense
+    over = tuple(dict.fromkeys(ix for _, dense, *_ in terms for g in dense
                                for ix in g.indices if ix not in at))
     out = []
-    for members, dense, numbers in terms:
+    for members, dense, numbers, pins in terms:
         cols, tests = [], []
         for g in members:
             _read(g, columns, cols, tests)
@@ -316,7 +316,8 @@ def _summed(terms, columns: list, at: tuple, first: int) -> tuple:
             located.append(len(columns))
             columns.append((g.tensor.name, g.tensor.format, tuple(
                 at.index(ix) if ix in at else first + over.index(ix) for ix in g.indices)))
-        out.append((tuple(cols), tuple(located), _all(tests), tuple(numbers)))
+        out.append((tuple(cols), tuple(located), _all(tests), tuple(numbers),
+                    tuple((first + over.index(ix), c) for ix, c in pins)))
     return tuple(out), over
 
 

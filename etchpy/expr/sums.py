@@ -83,6 +83,22 @@ def _in_term(g: Access) -> bool:
         n[0] == "cmp" and formula.coordinate(n[3]) for n in formula.walk(tv.tests))
 
 
+def pin(g):
+    """(i, c) when factor g is `ep.eq(i, c)`, c an integer written in the
+    expression (a range whose tests are i <= c and i >= c), else None: in a
+    term over an index below the structure, it fixes i to c (`terms`)."""
+    if not (isinstance(g, Access) and isinstance(g.tensor, CompareVar)
+            and g.tensor.kind == "range"):
+        return None
+    tests = g.tensor.tests
+    if sorted(op for op, _ in tests) != ["<=", ">="] or len({b for _, b in tests}) != 1:
+        return None
+    b = tests[0][1]
+    if isinstance(b, (str, bool)) or not float(b).is_integer():
+        return None
+    return g.indices[0], int(b)
+
+
 def _dense(g) -> bool:
     return isinstance(g, Access) and type(g.tensor) is TensorVar and \
         g.tensor.format.is_dense and not g.tensor.iso and \
@@ -110,6 +126,8 @@ def _read(g, key, cls, classes: dict) -> bool:
     """Is factor g one a term reads (a number, a dense tensor, a member over the
     structure of `key` and class `cls`)?"""
     m = member(g)
+    if (p := pin(g)) is not None and p[0] not in key[0]:
+        return True
     return isinstance(g, Lit) or _dense(g) or (m is not None and m[1] == key and {
         classes.get(n) for n in m[0]} == {cls})
 
@@ -125,10 +143,12 @@ def by_others(prods: list, key, cls, classes: dict) -> list:
 
 
 def terms(f, key, cls, classes: dict, bins: set, most: int, alone: bool = False):
-    """((members, dense, numbers), ...) when `f` is an Add (or a list of
+    """((members, dense, numbers, pins), ...) when `f` is an Add (or a list of
     products) each of whose products (`products`) is members over the structure (`key`, every input name mapped
     by `classes` to `cls`), dense tensors at indices of the structure or at
-    other indices (none in `bins`) and numbers (a product without some of the
+    other indices (none in `bins`), numbers and pins (`pin`: ep.eq(i, c), i one
+    of those other indices, which some product's dense tensor reads, so that
+    its size is known; the term is zero off i = c) (a product without some of the
     other indices is the same at each of their coordinates, as an addend of a
     sum is); else None. `alone` (f is not multiplied by another factor over
     the structure): every product must hold a member, or it would not vanish
@@ -142,12 +162,15 @@ def terms(f, key, cls, classes: dict, bins: set, most: int, alone: bool = False)
         return None
     if prods is None:
         return None
-    out, extra = [], None
+    out, extra, pinned = [], None, set()
     for fs in prods:
-        members, dense, numbers = [], [], []
+        members, dense, numbers, pins = [], [], [], []
         for g in fs:
             m = member(g)
-            if isinstance(g, Lit):
+            if (p := pin(g)) is not None and p[0] not in key[0] and p[0] not in bins:
+                pins.append(p)
+                pinned.add(p[0])
+            elif isinstance(g, Lit):
                 numbers.append(g.value)
             elif m is not None and m[1] == key and (
                     type(g.tensor) is TensorVar or g.tensor.kind == "value"):
@@ -161,8 +184,8 @@ def terms(f, key, cls, classes: dict, bins: set, most: int, alone: bool = False)
         if alone and not members:
             return None
         extra = (extra or set()) | {i for g in dense for i in g.indices if i not in key[0]}
-        out.append((tuple(members), tuple(dense), tuple(numbers)))
-    if extra and not key[1].takes_levels_below:
+        out.append((tuple(members), tuple(dense), tuple(numbers), tuple(pins)))
+    if extra and not key[1].takes_levels_below or pinned - (extra or set()):
         return None
     return tuple(out) if out else None
 

@@ -121,6 +121,10 @@ class Target(Protocol):
                               ready states, each on its own (lower.schedule.rows)?
     writes_spans              can a write stand for a piece of its last level's
                               cells, all one value (Context.span: a run output)?
+    adds_into                 does each write ⊕ into its own cell alone, every
+                              other cell as it was, unwritten cells already
+                              zero (no store, no flag, no entry made)?
+                              (lower.schedule.fixed_coordinates)
     """
 
     sparse_writes: bool
@@ -130,6 +134,7 @@ class Target(Protocol):
     workspace: bool
     tail: tuple
     writes_spans: bool
+    adds_into: bool
 
     def setup(self) -> imp.Stmt: ...
     def reserve(self, var: str, most, ctx: Context) -> tuple[imp.Stmt, Context]: ...
@@ -177,6 +182,7 @@ class FlatTarget:
     workspace = False
     tail: tuple = ()
     writes_spans = False
+    adds_into = False
 
     def refusals(self) -> tuple:
         return ()

@@ -48,7 +48,7 @@ def full_shape(tv, structure: tuple, ts: dict, inputs) -> tuple:
     out = list(structure + count(tv, inputs))
     out += [0] * (levels_below(tv) - len(tv.bins))
     first = len(structure) + len(tv.bins)
-    for _, located, _, _ in tv.terms:
+    for _, located, *_ in tv.terms:
         for k in located:
             for p, n in zip(tv.columns[k][2], ts[k].shape):
                 if p >= first:

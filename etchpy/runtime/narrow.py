@@ -152,7 +152,7 @@ def compared_only(tv, first: bool = False) -> set[int]:
     positions, not a weight, bin or term column, never scaled, offset or
     compared with another column."""
     used = {k for k, _ in tv.bins} | set(tv.weights) | {
-        k for cols, located, _, _ in tv.terms for k in cols + located}
+        k for cols, located, *_ in tv.terms for k in cols + located}
     plain, other = set(), set()
     for n in formula.walk(tv.every_test):
         if n[0] != "cmp":

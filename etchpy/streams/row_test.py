@@ -145,10 +145,11 @@ def _times(one, w, x):
 
 def _terms(tv: CompareVar, first: str, names: list, sr, test, at, coords) -> imp.Expr:
     """The ⊕ of tv's terms (expr.sums) at position `at`: each, where its test
-    holds, the ⊗ of its numbers and its columns' values, else zero."""
+    holds and its pinned coordinates are its constants, the ⊗ of its numbers
+    and its columns' values, else zero."""
     one, total = Const(sr.one, "value"), None
     start = len(formula.slots(tv.tests))
-    for cols, located, holds, numbers in tv.terms:
+    for cols, located, holds, numbers, pins in tv.terms:
         t: imp.Expr = one
         for c in numbers:
             t = _times(one, t, Const(sr.literal(c), "value"))
@@ -157,6 +158,11 @@ def _terms(tv: CompareVar, first: str, names: list, sr, test, at, coords) -> imp
         if holds != formula.TRUE:
             t = select(test(holds, start, at, coords), t, Const(sr.zero, "value"))
             start += len(formula.slots(holds))
+        if pins:                # outermost: schedule.fixed_coordinates finds it
+            fixed = imp.TRUE
+            for p, c in pins:
+                fixed = imp.and_(fixed, imp.eq(_coord(tv, coords, names[p]), Const(c, "index")))
+            t = select(fixed, t, Const(sr.zero, "value"))
         total = t if total is None else Ring("add", total, t)
     return total
 

@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, constant_sums, far_rows, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
                row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
@@ -95,6 +95,7 @@ PASSES = (
     Pass("band rows", "band_rows", "step", band_rows.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
+    Pass("fixed coordinates", "fixed_coordinates", "loop", fixed_coordinates.run),
     Pass("window walks", "window_walk", "loop", window_walks.run),
     Pass("phases", "phases", "loop", phases.run),
     Pass("unswitching", "unswitch", "loop", unswitch.run),

@@ -8,6 +8,8 @@ from ..target import FlatTarget
 class BlockTarget(FlatTarget):
     """blk[r] ⊕= v into the local array `array` over index `var`."""
 
+    adds_into = True
+
     def __init__(self, array: str, var: str):
         self.array, self.var = array, var
 

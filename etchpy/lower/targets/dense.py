@@ -85,6 +85,11 @@ class DenseTarget(FlatTarget):
         return seq(Decl(k, "index", a), While(lt(Var(k), b), seq(
             Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
 
+    @property
+    def adds_into(self) -> bool:
+        """Added into, not stored once per cell, and no flags (Target)."""
+        return not self.store and self.has is None
+
     def write(self, ctx, v, once=False):
         """out[cell] ⊕= v; a store when every cell is written once (`store`), or
         this cell is (`once`: a fresh block's flush)."""
