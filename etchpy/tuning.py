@@ -74,6 +74,7 @@ class Tuning:
                                       # (an iso operand's one): once, n-fold (Semiring.repeat)
     fixed_coordinates: bool = True    # a counted loop whose terms are each pinned to k = c
                                       # (ep.eq in a one-walk sum): each term once, at c
+    saturated_sums: bool = True       # a Σ whose ⊕ one absorbs (boolean) stops once it is one
     shift_runs: bool = True           # windows of one run list at shifts filling an interval
                                       # met as one stream (⊗ idempotent: an erosion's rows)
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
@@ -168,6 +169,7 @@ class Tuning:
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = 16               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
+    saturated_block: int = 256        # saturated_sums' terms between its tests (< 1: off)
     band_widths: tuple = (3, 5, 7, 9)  # band_rows' widths fixed as constants, straight-line rows
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
     row_block_lanes: int = 4          # ... accumulators a row over the shared columns

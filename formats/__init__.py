@@ -47,11 +47,16 @@ Each level kind lives in its own module and provides the packing of arrays
 array roles, how it is read (a Range or a Segment) and how it is written
 (located, or appended in the segment layout), answering the protocol of
 formats.level; nothing outside formats/ branches on a level's kind. A new level
-kind is a new module here, plus its name in _LEVEL_NAMES.
+kind is a new module here, its class registered by one line, `@kind("name")`
+(formats.level; `named=` also names a format of dense levels over it): every
+module here is imported below, so _LEVEL_NAMES, the named formats and
+etchpy.testing's draws read it off the registration.
 """
 from __future__ import annotations
 
 import functools
+import importlib
+import pkgutil
 
 from dataclasses import dataclass
 
@@ -62,6 +67,7 @@ from ..formats.blocks import BlockList
 from ..formats.bytemap import ByteMap
 from ..formats.compressed import Compressed
 from ..formats.dense import Dense
+from ..formats import level
 from ..formats.hashtable import Hash
 from ..formats.runs import Runs
 from ..formats.singleton import Singleton
@@ -71,15 +77,14 @@ from ..formats.uniform_band import UniformBand
 __all__ = ["Format", "Dense", "Compressed", "Singleton", "Banded", "BlockList",
            "Runs", "SparseRuns", "ByteMap", "Hash", "UniformBand", "NAMED_FORMATS"]
 
-NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band",
-                 "blocks", "rle", "sparse_rle", "bytemap", "hash")
+for _module in pkgutil.iter_modules(__path__):   # each registers its kind (level.kind)
+    importlib.import_module(f"{__name__}.{_module.name}")
 
-_LEVEL_NAMES = {"dense": Dense, "compressed": Compressed, "singleton": Singleton,
-                "banded": Banded, "blocks": BlockList, "runs": Runs, "bytemap": ByteMap,
-                "hash": Hash, "sparse_runs": SparseRuns, "uniform_band": UniformBand}
-# the named formats of dense levels over one last level of a kind
-_LAST_LEVEL_FORMATS = {"banded": "banded", "uniform_band": "uniform_band", "blocks": "blocks", "rle": "runs",
-                       "sparse_rle": "sparse_runs", "bytemap": "bytemap", "hash": "hash"}
+# the registered level kinds by name, and the named formats of dense levels over
+# one last level of a kind (format name -> kind name), both from formats.level.kind
+_LEVEL_NAMES = level.KINDS
+_LAST_LEVEL_FORMATS = level.NAMED
+NAMED_FORMATS = ("dense", "csr", "csc", "dcsr", "coo", "csf", *_LAST_LEVEL_FORMATS)
 _MADE_AT_CALL = (Bins,)     # level kinds no caller names: a onehot's bins (expr.bins)
 
 

@@ -25,10 +25,11 @@ import numpy as np
 from .. import imp
 from ..formats.blocks import check_runs, distinct, runs_of
 from ..formats.compressed import require_keys
-from ..formats.level import Band
+from ..formats.level import Band, kind
 from ..imp import ONE, Bin, Load
 
 
+@kind("banded", named="banded")
 @dataclass(frozen=True)
 class Banded:
     """A banded level: one band of consecutive coordinates per parent (bfirst,

@@ -29,10 +29,11 @@ import numpy as np
 from .. import imp
 from ..errors import InputError
 from ..formats.compressed import check_pointers, index_array, require_keys
-from ..formats.level import Blocks
+from ..formats.level import Blocks, kind
 from ..imp import ONE, Load
 
 
+@kind("blocks", named="blocks")
 @dataclass(frozen=True)
 class BlockList:
     """A block-list level: per parent, a segment of blocks of consecutive

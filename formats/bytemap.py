@@ -31,11 +31,12 @@ from .. import imp
 from ..errors import InputError
 from ..formats.compressed import (check_pointers, check_range, first_order_violation,
                                   index_array, require_keys)
-from ..formats.level import Lookup
+from ..formats.level import Lookup, kind
 from ..imp import (ONE, ZERO, Alloc, Bin, Bit, Decl, ForSorted, If, Load, Not, SetBit,
                    Store, Var, While, incr, lt, seq)
 
 
+@kind("bytemap", named="bytemap")
 @dataclass(frozen=True)
 class ByteMap:
     """A bytemap level: located positions p·size + c, and per parent its stored

@@ -19,12 +19,13 @@ import numpy as np
 
 from .. import imp
 from ..errors import InputError
-from ..formats.level import Segment
+from ..formats.level import Segment, kind
 from ..imp import ONE, ZERO, Alloc, Decl, If, Load, Reserve, Store, Var, While, incr, lt, seq
 
 INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
+@kind("compressed")
 @dataclass(frozen=True)
 class Compressed:
     """A compressed level: pos[p]..pos[p+1] delimit the children of parent p, crd

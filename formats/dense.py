@@ -12,9 +12,10 @@ import numpy as np
 
 from .. import imp
 from ..errors import InputError
-from ..formats.level import Range
+from ..formats.level import Range, kind
 
 
+@kind("dense")
 @dataclass(frozen=True)
 class Dense:
     """A dense level: every coordinate 0..n-1 is present (no index arrays).

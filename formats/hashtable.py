@@ -31,7 +31,7 @@ import numpy as np
 from .. import imp
 from ..errors import InputError
 from ..formats.compressed import check_pointers, index_array, require_keys
-from ..formats.level import Hashed
+from ..formats.level import Hashed, kind
 from ..imp import (ONE, ZERO, Accum, Alloc, Assign, Bin, Block, Const, Decl, ForSorted, If, Load,
                    Reserve, Store, Var, While, eq, incr, lt, not_, or_, seq)
 
@@ -54,6 +54,7 @@ def table_sizes(counts):
     return caps
 
 
+@kind("hash", named="hash")
 @dataclass(frozen=True)
 class Hash:
     """A hash level: per parent an open-addressing table of its stored coordinates

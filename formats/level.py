@@ -3,7 +3,10 @@
 Nothing outside formats/ branches on a level's kind; readers (streams) and
 writers (lower's output targets) ask a level through these members instead.
 A new level kind is one module here implementing them (proofs_notes/levels.md
-states the law of each).
+states the law of each), its class registered by one line, `@kind(name)` (or
+`@kind(name, named=format)`: also the named format of dense levels over one
+level of it); formats/__init__.py imports every module here, so that nothing
+else names the kind.
 
 Arrays. A level stores named arrays; `roles` lists their roles in C-argument
 order, and a tensor's level k passes the array of role r as `<tensor>_<r><k>`
@@ -106,6 +109,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..imp import Bin, Expr, Load
+
+# The registered level kinds (formats._LEVEL_NAMES): name -> class, and the named
+# formats of dense levels over one last level: format name -> that level's name.
+KINDS: dict = {}
+NAMED: dict = {}
+
+
+def kind(name: str, named: str | None = None):
+    """Register the decorated level class as the kind `name` (a Format's level
+    spec), and, with `named`, the named format (dense..., name) of that name."""
+    def register(cls):
+        if (KINDS.get(name, cls).__qualname__ != cls.__qualname__
+                or NAMED.get(named, name) != name):
+            raise ValueError(f"level kind {name!r} (named format {named!r}) is "
+                             f"registered twice")
+        KINDS[name] = cls
+        if named:
+            NAMED[named] = name
+        return cls
+    return register
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from .. import imp
 from ..errors import InputError
 from ..formats.blocks import spread
 from ..formats.compressed import check_pointers, index_array, require_keys
-from ..formats.level import RunList
+from ..formats.level import RunList, kind
 from ..imp import ONE, Load
 
 
@@ -51,6 +51,7 @@ class RunSegments:
         return Load(arrays["rseg"], lo), Load(arrays["rseg"], hi)
 
 
+@kind("runs", named="rle")
 @dataclass(frozen=True)
 class Runs(RunSegments):
     """A run-length level: per parent, runs of equal values covering its fibre

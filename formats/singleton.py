@@ -22,9 +22,10 @@ import numpy as np
 
 from ..errors import FormatError, InputError
 from ..formats.compressed import Compressed, check_range, index_array, require_keys
-from ..formats.level import Segment
+from ..formats.level import Segment, kind
 
 
+@kind("singleton")
 @dataclass(frozen=True)
 class Singleton:
     """A singleton level: exactly one child per parent position, its coordinate in

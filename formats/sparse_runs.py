@@ -34,11 +34,12 @@ from .. import imp
 from ..errors import InputError
 from ..formats.blocks import spread
 from ..formats.compressed import check_pointers, index_array, require_keys
-from ..formats.level import RunList
+from ..formats.level import RunList, kind
 from ..formats.runs import RunSegments
 from ..imp import ONE, Load
 
 
+@kind("sparse_runs", named="sparse_rle")
 @dataclass(frozen=True)
 class SparseRuns(RunSegments):
     """A sparse run-length level: per parent, runs of equal values with the fill

@@ -30,12 +30,13 @@ from .. import imp
 from ..errors import InputError
 from ..formats.blocks import distinct, spread
 from ..formats.compressed import index_array, require_keys
-from ..formats.level import Band, Fixed
+from ..formats.level import Band, Fixed, kind
 from ..imp import Bin, Const, Load
 
 OFFSET, WIDTH, STEP, PARENTS, SIZE = range(5)
 
 
+@kind("uniform_band", named="uniform_band")
 @dataclass(frozen=True)
 class UniformBand:
     """A uniform band level: parent p holds the coordinates step·p + offset + s,

@@ -34,7 +34,7 @@ TENSOR_DOC = """A TensorVar: input `name` of `order` indices, stored in `format`
 Parameters: name, an identifier (the keyword its input is passed by); order, the
 number of indices (0 for a scalar); format, the layout the kernel reads: "dense"
 (the default), "csr", "csc", "dcsr", "coo", "csf", "banded", "uniform_band", "blocks", "rle",
-"sparse_rle" or an ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
+"sparse_rle", "bytemap", "hash", "ellpack" or an ep.Format(levels, mode_order); iso=True, every stored value is the semiring's one and is never read
 (another value is an InputError; ep.Tensor.pattern makes an input checked once).
 Raises: ExpressionTypeError for a bad name or order, FormatError for an unknown
 format or one the order does not allow.
@@ -67,6 +67,9 @@ allows; "the semiring's dtype" is float64 for `real`, bool for `boolean`, ...):
                     in O(1); ep.Tensor.from_dense(x, "bytemap"))
     hash     1, 2, 3, 4  an ep.Tensor in hash (per row a hash table of its stored
                     coordinates, listed in order; an output inserted in any order)
+    ellpack  1, 2, 3, 4  an ep.Tensor in ellpack (rows of at most one width:
+                    ep.Tensor(shape, "ellpack", ({}, {"elen", "ecrd", "ewidth"}),
+                    vals) over a KDTree query's or a GPU library's arrays)
 
 An ep.Tensor binds as it is when its format is the declared one and its values
 have the semiring's dtype; it is validated once, when built, and a later call with

@@ -20,13 +20,15 @@ import pathlib
 
 import pytest
 
+from etchpy.formats import _LAST_LEVEL_FORMATS, _LEVEL_NAMES
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "etchpy"
-KINDS = {"Dense", "Compressed", "Singleton", "Banded", "BlockList", "Runs", "SparseRuns",
-         "ByteMap", "Hash", "UniformBand"}
-KIND_WORDS = {w + s for w in ("compressed", "singleton") for s in ("", "-nonunique", "-nu")} \
-    | {"banded", "uniform_band", "blocks", "runs", "rle", "sparse_runs", "sparse_rle",
-       "bytemap"} | KINDS           # a class name compared as a string
+# every registered kind (formats.level.kind), its names and its named format's
+KINDS = {kind.__name__ for kind in _LEVEL_NAMES.values()}
+KIND_WORDS = {w + s for w in set(_LEVEL_NAMES) - {"dense", "hash"}
+              for s in ("", "-nonunique", "-nu")} \
+    | (set(_LAST_LEVEL_FORMATS) - {"hash"}) | KINDS     # a class name compared as a string
 # ("hash" is left out: it is also the name of an Imp operator, imp.Bin("hash", k, mask),
 # which c/render.py and c/statements.py compare with; the class name Hash is in KINDS)
 ALLOWED = {"__init__.py"}                 # the public API's re-export

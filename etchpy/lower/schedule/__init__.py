@@ -81,7 +81,7 @@ class Pass:
 
 from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
-               row_blocks, row_streams, run_sums, size_switch, thread_work, threads, unswitch,
+               row_blocks, row_streams, run_sums, saturated_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
 
 PASSES = (
@@ -102,6 +102,7 @@ PASSES = (
     Pass("constant sums", "constant_sums", "loop", constant_sums.run),
     Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
+    Pass("saturated sums", "saturated_sums", "loop", saturated_sums.run),
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
     Pass("guarded fibres prefetched", "prefetch", "program",
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),
