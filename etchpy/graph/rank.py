@@ -76,8 +76,8 @@ def pagerank(A, alpha: float = 0.85, *, tol: float = 1e-6, max_iter: int = 100,
         array([0.5, 0.5])
     """
     _check_arguments(alpha, tol, max_iter)
-    if driver != "python" and direct.is_direct(A):     # its arrays as they are, checked in C
-        t = FIXPOINT if tuning is None else tuning_of(tuning)
+    t = FIXPOINT if tuning is None else tuning_of(tuning)
+    if driver != "python" and direct.is_direct(A) and t.fused_checks:   # as they are, checked in C
         return choose(driver, lambda: rank_scipy.rank(A, alpha, tol, max_iter, "A", t),
                       lambda: pagerank(A, alpha, tol=tol, max_iter=max_iter, driver="python",
                                        tuning=tuning))

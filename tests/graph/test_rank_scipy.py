@@ -209,3 +209,18 @@ def test_a_scipy_matrix_runs_the_compiled_iteration():
     prog, _ = graph.rank._iteration(step, True, degrees)
     assert prog.error is not None and any(
         type(s).__name__ == "Fixpoint" for s in ep.imp.statements(prog.body))
+
+
+def test_with_fused_checks_off_a_scipy_matrix_still_gets_its_ranks():
+    """The compiled scipy path needs the checked build; with Tuning.fused_checks
+    off pagerank reads the matrix as a checked Graph instead, never refusing it."""
+    A = random_graph(40, 0.1, 10)
+    want = dense_ranks(A, tol=1e-10)
+    off = ep.Tuning(fused_checks=False)
+    for name, M in each_form(A):
+        got = graph.pagerank(M, tol=1e-10, tuning=off)
+        assert np.allclose(got, want, rtol=0, atol=1e-12), name
+    M = sp.csr_array(A)
+    M.indices[0] = 40
+    with pytest.raises(ep.InputError):
+        graph.pagerank(M, tuning=off)
