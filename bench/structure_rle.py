@@ -1,7 +1,7 @@
 """Run-length images against numpy on the dense image (issue 40), one thread,
 alternating call by call in one process, ratios of medians:
 
-    python -m bench structure_rle [--rounds N] [--sizes 1,16]
+    python -m bench structure_rle [--rounds N] [--sizes 1,16] [--cpu]
 
 Images: real ones from scikit-image (`skimage.data`: the horse silhouette and the
 text page thresholded, binary masks; the camera posterised to 8 grey levels and
@@ -22,6 +22,8 @@ hist     Σ_ij onehot(b, I[i,j], 256)   vs the faster of np.bincount and np.hist
 sparse   Σ_ij S[i,j]·T[i,j], both sparse_rle: a mask times itself shifted 7 columns
          (one piece per overlap of their runs) vs np.vdot, and vs the same kernel with
          Tuning(runs=False) (a leapfrog cell by cell, as before law 6 of runs.md)
+--cpu times each call by its thread's CPU time (the calls and peers run on the
+calling thread) instead of the wall clock.
 masked and blend pair each mask with the grey image (tiled and cut to its shape).
 The target of each is a ratio ≤ 1/3 (etchpy at least 3× faster), but rows marked
 "beside", which are printed and not counted. The machine may be shared: the ratios
@@ -81,7 +83,7 @@ def _packed(img):
     return t, seconds
 
 
-def cases(mp, rounds):
+def cases(mp, rounds, clock=alternating_medians):
     i, j = ep.indices("i j")
     I, M = ep.tensor("I", 2, format="rle"), ep.tensor("M", 2, format="rle")
     rowsum = ep.compile(ep.sum(j, I[i, j]))
@@ -97,26 +99,26 @@ def cases(mp, rounds):
         t, pack = _packed(img)
         head = f"{name} {img.shape[0]}×{img.shape[1]} run {mean_run(img):.0f}"
         print(f"  {head}: {len(t.vals)} runs, packed in {fmt_time(pack)}")
-        yield f"rowsum  {head}", alternating_medians(
+        yield f"rowsum  {head}", clock(
             [lambda: rowsum(I=t), lambda: img.sum(axis=1)], rounds)
-        yield from _histograms(hist, t, img, head, rounds)
+        yield from _histograms(hist, t, img, head, rounds, clock)
         if kind != "mask":
             continue
         reps = (-(-img.shape[0] // grey.shape[0]), -(-img.shape[1] // grey.shape[1]))
         g = np.ascontiguousarray(np.tile(grey, reps)[:img.shape[0], :img.shape[1]])
         gt, _ = _packed(g)
-        yield f"masked  {head}", _best_peer(alternating_medians(
+        yield f"masked  {head}", _best_peer(clock(
             [lambda: masked(I=gt, M=t), lambda: np.vdot(g, img), lambda: (g * img).sum()],
             rounds))
         assert np.array_equal(blend_rle(I=gt, M=t).to_dense(), g + img)
-        meds = alternating_medians([lambda: blend(I=gt, M=t), lambda: blend_rle(I=gt, M=t),
+        meds = clock([lambda: blend(I=gt, M=t), lambda: blend_rle(I=gt, M=t),
                                     lambda: g + img], rounds)
         yield f"blend   {head}", [meds[1], meds[2]]
         yield f"blend dense {head}", [meds[0], meds[2]], BESIDE
-        yield from _sparse_masked(img, head, rounds)
+        yield from _sparse_masked(img, head, rounds, clock)
 
 
-def _sparse_masked(img, head, rounds):
+def _sparse_masked(img, head, rounds, clock):
     """A mask times its shift by 7 columns, both sparse run lists, against
     numpy's vdot and against the leapfrog (runs off); values checked first."""
     i, j = ep.indices("i j")
@@ -126,13 +128,13 @@ def _sparse_masked(img, head, rounds):
     shifted = np.ascontiguousarray(np.roll(img, 7, axis=1))
     s, t = (ep.Tensor.from_dense(x, "sparse_rle") for x in (img, shifted))
     assert meet(S=s, T=t) == cells(S=s, T=t) == np.vdot(img, shifted)
-    meds = alternating_medians([lambda: meet(S=s, T=t), lambda: np.vdot(img, shifted),
+    meds = clock([lambda: meet(S=s, T=t), lambda: np.vdot(img, shifted),
                                 lambda: cells(S=s, T=t)], rounds)
     yield f"sparse  {head} / numpy", [meds[0], meds[1]]
     yield f"sparse  {head} / runs off", [meds[0], meds[2]]
 
 
-def _histograms(hist, t, img, head, rounds):
+def _histograms(hist, t, img, head, rounds, clock):
     """The 256-bin histogram of the rle image against numpy's (the faster of
     bincount and histogram) and OpenCV's on the dense uint8 image; the counts
     are checked equal first."""
@@ -146,7 +148,7 @@ def _histograms(hist, t, img, head, rounds):
         fns.append(lambda: cv2.calcHist([u8], [0], None, [256], [0, 256]))
     except ImportError:
         print("    (no cv2: pip install opencv-python-headless for cv2.calcHist)")
-    meds = alternating_medians(fns, rounds)
+    meds = clock(fns, rounds)
     yield f"hist    {head} / numpy", [meds[0], min(meds[1:3])]
     if len(meds) > 3:
         yield f"hist    {head} / cv2", [meds[0], meds[3]]
@@ -160,12 +162,19 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench structure_rle", description=__doc__)
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--sizes", default="1,16", help="megapixels, comma-separated")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time each call by its thread's CPU time (bench.structure.cpu_medians), "
+                         "not the wall clock")
     args = ap.parse_args(argv)
+    if args.cpu:
+        from bench.structure import cpu_medians as clock
+    else:
+        clock = alternating_medians
     missed = 0
     for mp in (float(s) for s in args.sizes.split(",")):
         print(f"about {mp:g} megapixels (float64, one thread; etchpy / numpy, target ≤ "
               f"{TARGET:.2f}):")
-        for label, (ours, peer), *target in cases(mp, args.rounds):
+        for label, (ours, peer), *target in cases(mp, args.rounds, clock):
             goal = target[0] if target else TARGET
             missed += goal is not None and ours / peer > goal
             print(f"    {label:<40} {fmt_time(ours):>9} {fmt_time(peer):>9}  "

@@ -69,6 +69,8 @@ class Tuning:
     row_blocks: bool = True           # a dense output's rows, each a Σ over a band, a block of rows at a time over their shared columns
     row_streams: bool = True          # a dense output's rows over counted runs (bands,
                                       # blocks) in interleaved chunks (schedule.row_streams)
+    runs_reserve: bool = True         # a run output's row reserves its cells of runs once, pushes unchecked
+    runs_last: bool = True            # ... a push compares with the last run's value kept in a variable
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     constant_sums: bool = True        # a Σ of a value no state of a counted loop changes
                                       # (an iso operand's one): once, n-fold (Semiring.repeat)

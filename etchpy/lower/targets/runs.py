@@ -17,6 +17,17 @@ where two equal values compare unequal (NaN). A sparse run list (a level with
 no run of the zero: a write of the zero is dropped, and a run extends the
 row's last one only when it starts where that one ends with its value.
 proofs_notes/runs.md, law 4.
+
+Capacity (tuning.runs_reserve; an output with row levels): a row's runs are
+disjoint, non-empty and inside the row, so a row holds at most its cells
+(dim of the last axis) runs. Each row reserves that many entries past the
+runs written when it opens (one check per row), and the pushes in the row
+store without a check; the first allocation adds one row's cells to the
+estimate, so a call whose estimate is a true bound never grows. A vector
+output (no rows) and the knob off check the capacity at each push.
+proofs_notes/runs.md, law 9. A push compares its value with the last run's
+held in a variable that every push sets (tuning.runs_last), not loaded back
+from vals: the same value, read without the store-to-load wait.
 """
 from __future__ import annotations
 
@@ -57,6 +68,8 @@ class RunsTarget(FlatTarget):
         self.n, self.first, self.cov, self.next_row = (
             names.fresh(x) for x in ("out_runs", "out_first", "out_cov", "out_row"))
         self.names = names
+        self.ahead = bool(tuning.runs_reserve and self.rows)
+        self.last = names.fresh("out_last") if tuning.runs_last else None
 
     def counts(self):
         return {f"count{self.k}": self.n}
@@ -67,14 +80,28 @@ class RunsTarget(FlatTarget):
     def setup(self):
         pre: list = []
         cap = self._first_capacity(pre)
+        last = () if self.last is None else (Decl(self.last, "value", self.zero()),)
         return seq(*pre, *(Decl(x, "index", ZERO) for x in (self.n, self.first, self.cov,
-                                                            self.next_row)),
+                                                            self.next_row)), *last,
                    Alloc(self.rseg, "index", imp.add(cells(self.rows), ONE), ZERO),
                    *self._run_arrays(cap))
 
     def _run_arrays(self, cap: imp.Expr) -> tuple:
         """The allocations of the arrays with one entry per run."""
         return Alloc(self.rend, "index", cap, None), Alloc(self.vals, "value", cap, None)
+
+    def _typed_run_arrays(self) -> tuple:
+        """(array, element type) of each array with one entry per run."""
+        return (self.rend, "index"), (self.vals, "value")
+
+    def _grow(self, need: imp.Expr) -> tuple:
+        """Each run array reserved to hold `need` runs."""
+        return tuple(Reserve(a, t, need) for a, t in self._typed_run_arrays())
+
+    def _push_room(self) -> tuple:
+        """Room for one more run before a push: nothing when the row reserved
+        its cells ahead (law 9), else a check of each array."""
+        return () if self.ahead else self._grow(imp.add(Var(self.n), ONE))
 
     def _first_capacity(self, pre: list) -> imp.Expr:
         """The runs allocated up front (pushes grow them): `bound(axes, pre)`, the
@@ -85,19 +112,29 @@ class RunsTarget(FlatTarget):
         only: a run output may hold more runs than it (a product's), and grows."""
         first = Const(self.tuning.initial_capacity)
         b = None if self.bound is None else self.bound(self.axes, pre)
-        if b is None:
-            return first
-        return imp.min_(imp.max_(b, first), Const(self.tuning.first_capacity_limit))
+        cap = first if b is None else imp.min_(imp.max_(b, first),
+                                                 Const(self.tuning.first_capacity_limit))
+        return imp.add(cap, dim_var(self.col)) if self.ahead else cap
+
+    def _last_value(self) -> imp.Expr:
+        """The value of the last run written: a variable each push sets
+        (tuning.runs_last), else loaded from vals."""
+        if self.last is not None:
+            return Var(self.last)
+        return Load(self.vals, Bin("-", Var(self.n), ONE))
+
+    def _keep_last(self, v: imp.Expr) -> tuple:
+        return () if self.last is None else (Assign(self.last, v),)
 
     def push(self, end: imp.Expr, v: imp.Expr) -> imp.Stmt:
         """The run [covered, end) of v (v a variable or constant): the row's last
         run extended when it holds v, else a new run."""
         n, last = Var(self.n), Bin("-", Var(self.n), ONE)
-        same = and_(lt(Var(self.first), n), eq(Load(self.vals, last), v))
-        new = seq(Reserve(self.rend, "index", imp.add(n, ONE)),
-                  Reserve(self.vals, "value", imp.add(n, ONE)),
+        same = and_(lt(Var(self.first), n), eq(self._last_value(), v))
+        new = seq(*self._push_room(),
                   Store(self.rend, n, end), Store(self.vals, n, v), incr(self.n))
-        return seq(If(same, Store(self.rend, last, end), new), Assign(self.cov, end))
+        return seq(If(same, Store(self.rend, last, end), new), *self._keep_last(v),
+                   Assign(self.cov, end))
 
     def write(self, ctx, v, once=False):
         c = ctx.coord(self.col)
@@ -114,7 +151,9 @@ class RunsTarget(FlatTarget):
                    Assign(self.next_row, imp.add(row, ONE)))
 
     def open(self) -> imp.Stmt:
-        return seq(Assign(self.first, Var(self.n)), Assign(self.cov, ZERO))
+        """A row's start; with `ahead`, room for as many runs as it has cells."""
+        room = self._grow(imp.add(Var(self.n), dim_var(self.col))) if self.ahead else ()
+        return seq(*room, Assign(self.first, Var(self.n)), Assign(self.cov, ZERO))
 
     def row_of(self, ctx) -> imp.Expr:
         flat: imp.Expr = ZERO
@@ -157,19 +196,21 @@ class SparseRunsTarget(RunsTarget):
     def _run_arrays(self, cap: imp.Expr) -> tuple:
         return (*super()._run_arrays(cap), Alloc(self.rbeg, "index", cap, None))
 
+    def _typed_run_arrays(self) -> tuple:
+        return (self.rbeg, "index"), *super()._typed_run_arrays()
+
     def write(self, ctx, v, once=False):
         c = ctx.coord(self.col)
         end = ctx.span if ctx.span is not None else imp.add(c, ONE)
         wv = self.names.fresh("out_v")
         n, last = Var(self.n), Bin("-", Var(self.n), ONE)
         same = and_(and_(lt(Var(self.first), n), eq(Load(self.rend, last), c)),
-                    eq(Load(self.vals, last), Var(wv)))
-        new = seq(*(Reserve(a, t, imp.add(n, ONE)) for a, t in
-                    ((self.rbeg, "index"), (self.rend, "index"), (self.vals, "value"))),
-                  Store(self.rbeg, n, c), Store(self.rend, n, end), Store(self.vals, n, Var(wv)),
+                    eq(self._last_value(), Var(wv)))
+        new = seq(*self._push_room(), Store(self.rbeg, n, c), Store(self.rend, n, end), Store(self.vals, n, Var(wv)),
                   incr(self.n))
         return seq(Decl(wv, "value", v),
-                   If(not_(eq(Var(wv), self.zero())), If(same, Store(self.rend, last, end), new)))
+                   If(not_(eq(Var(wv), self.zero())),
+                      seq(If(same, Store(self.rend, last, end), new), *self._keep_last(Var(wv)))))
 
     def close(self, row: imp.Expr) -> imp.Stmt:
         """The row's end: its bound (cells not written are the fill, not stored)."""
