@@ -26,6 +26,7 @@ def test_golden_c(name):
                       "gather_ragged_from": host_facts.gather_ragged_from(intel),
                       "gather_from_far": host_facts.gather_from_far(intel),
                       "prefetch_values_from": host_facts.prefetch_values_from(intel),
+                      "row_stream_count": host_facts.row_stream_count(intel),
                       **case.get("tuning", {})}
     src = Kernel(case.pop("expr"), name=name, **case).c_source
     path = GOLDEN / f"{name}.c"

@@ -91,7 +91,7 @@ def _fixed(v, c: str) -> tuple | None:
 def _rows(em, s, c: str, start, end, body) -> imp.Stmt:
     """`body` at c = start .. end - 1: interleaved as row streams run them when
     those are on and apply, else one by one."""
-    count = em.tuning.row_stream_count
+    count = em.tuning.band_row_streams
     if em.tuning.row_streams and count >= 2 and row_streams.reads_runs(s.value):
         return seq(imp.Comment(f"{s.var}: rows in {count} interleaved streams"),
                    row_streams.interleave(em, c, start, end, body, count))
