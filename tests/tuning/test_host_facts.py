@@ -142,3 +142,10 @@ def test_row_stream_count_is_the_hosts_and_band_rows_keep_theirs():
                                        a.sum(1))
         host = ep.compile(spmv).c_source
         assert ("4 interleaved streams" in host) == (band_rows or host_facts.row_stream_count() == 4)
+    # a uniform band of a width band_rows does not fix (any width at call time) takes
+    # row_stream_count: one more set of streams than the fixed widths' own
+    fixed = len(ep.Tuning().band_widths)
+    U = ep.tensor("U", 2, "uniform_band")
+    for count in (1, 4):
+        c = ep.compile(ep.sum(j, U[i, j] * x[j]), tuning=ep.Tuning(row_stream_count=count)).c_source
+        assert c.count("4 interleaved streams") == fixed + (count == 4)
