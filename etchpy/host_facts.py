@@ -24,6 +24,13 @@ golden files; the vendor and family do not. The values were measured
 that; on AMD Zen 3/4 (family 25) from rows of about 24, far or not, and ragged
 ones (scikit-fem meshes' rows) from a mean of about 36 (session 56).
 
+`row_stream_count`, the interleaved streams in which a dense output's rows over
+bands or block lists run (lower/schedule/row_streams.py; band_rows' fixed-width
+rows take Tuning.band_row_streams, 4 on every host): 4 on Intel (session 53);
+1 (one stream, rows in order) on AMD Zen 4, where four streams made block lists
+1.5-2x and bands of 15 to 255 1.05-2x slower than one (docs/performance.md,
+"Row streams on AMD Zen: one", session 57).
+
 `bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
 output, or over the int64 output itself) is read by etchpy.graph where a BFS
 runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
@@ -100,9 +107,16 @@ def run_mean_below(facts: tuple[str, int] | None = None) -> int:
     return 16 if zen(facts) else 0
 
 
+def row_stream_count(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.row_stream_count (< 2: rows one by one): 1 on AMD Zen,
+    whose prefetchers follow one stream of band or block rows faster than four."""
+    return 1 if zen(facts) else 4
+
+
 FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
-          ("run_mean_below", run_mean_below))
+          ("run_mean_below", run_mean_below),
+          ("row_stream_count", row_stream_count))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

@@ -36,7 +36,8 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, bfs_narrow_levels and lazy_row_block_l2: the host's value, etchpy.host_facts);
+    run_mean_below, row_stream_count, bfs_narrow_levels and lazy_row_block_l2: the host's
+    value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
     `saturation`: an etchpy.tuning.Saturation); lazy arrays (`lazy_*`: ep.compute's
@@ -176,7 +177,7 @@ class Tuning:
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)
     row_block_lanes: int = 4          # ... accumulators a row over the shared columns
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
-    row_stream_count: int = 4         # ... the chunks (memory streams) of row_streams
+    band_row_streams: int = 4         # band_rows' fixed-width rows in this many interleaved streams (< 2: off)
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     gather_from: int = -1             # ... real sums' rows of one length >= this (-1: the host's, host_facts)
     gather_ragged_from: int = -1      # ... ragged rows of a mean >= this (0: half of gather_from; -1: the host's)
@@ -202,6 +203,7 @@ class Tuning:
     prefetch_span: int = 64           # values of each gathered row prefetched
     prefetch_values: int = 64         # states ahead a gathered value (x[j]) is prefetched (0: off)
     prefetch_values_from: int = -1    # ... when its operand has this many bytes (0: prefetch_min_bytes; -1: the host's)
+    row_stream_count: int = -1        # row_streams' chunks, memory streams of rows (< 2: off; -1: the host's)
     prefetch_guarded: int = 64        # entries ahead a guarded fibre is prefetched (0: off)
     prefetch_guard_reads: int = 32    # ... a located read under a range test (0: off)
     guard_block: int = 4096           # ... guard_blocks' block of entries (0: off)
@@ -345,7 +347,7 @@ FORCE = Tuning(
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0, pull_measured=False,
-    flat_mask=16)
+    flat_mask=16, row_stream_count=4)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)  # pagerank's C loop
 

@@ -118,3 +118,34 @@ def test_prefetch_values_from_is_the_hosts_and_sets_the_far_picks_least():
         assert f", {elements})" in src and "ep_far_pick" in src, given
     assert (request_key(make_request(SPMV, tuning={"prefetch_values_from": 8 << 20}))
             != request_key(make_request(SPMV, tuning={"prefetch_values_from": 0})))
+
+
+def test_row_stream_count_is_the_hosts_and_band_rows_keep_theirs():
+    """Tuning.row_stream_count: 4 streams on Intel, 1 (rows in order) on AMD Zen
+    3/4, resolved into the C; a uniform band's fixed-width rows (band_rows) take
+    band_row_streams on every host; either way the product is the same."""
+    import numpy as np
+    for facts, count in [(("GenuineIntel", 6), 4), (("AuthenticAMD", 25), 1),
+                         (("AuthenticAMD", 23), 4), (("", 0), 4)]:
+        assert host_facts.row_stream_count(facts) == count
+    assert ep.Tuning().row_stream_count == -1
+    assert host_facts.resolved(ep.Tuning()).row_stream_count == host_facts.row_stream_count()
+    a = np.triu(np.tril(np.arange(1.0, 401.0).reshape(20, 20), 1), -1)      # 3 diagonals
+    for fmt, band_rows in (("blocks", False), ("uniform_band", True)):
+        B = ep.tensor("B", 2, fmt)
+        spmv = ep.sum(j, B[i, j] * x[j])
+        for count in (1, 4):
+            kern = ep.compile(spmv, tuning=ep.Tuning(row_stream_count=count))
+            streams = "4 interleaved streams" in kern.c_source
+            assert streams == (band_rows or count == 4), (fmt, count)
+            np.testing.assert_allclose(kern(B=ep.Tensor.from_dense(a, fmt), x=np.ones(20)),
+                                       a.sum(1))
+        host = ep.compile(spmv).c_source
+        assert ("4 interleaved streams" in host) == (band_rows or host_facts.row_stream_count() == 4)
+    # a uniform band of a width band_rows does not fix (any width at call time) takes
+    # row_stream_count: one more set of streams than the fixed widths' own
+    fixed = len(ep.Tuning().band_widths)
+    U = ep.tensor("U", 2, "uniform_band")
+    for count in (1, 4):
+        c = ep.compile(ep.sum(j, U[i, j] * x[j]), tuning=ep.Tuning(row_stream_count=count)).c_source
+        assert c.count("4 interleaved streams") == fixed + (count == 4)

@@ -15,7 +15,7 @@ import copy
 import dataclasses
 import functools
 
-from ... import imp, streams
+from ... import host_facts, imp, streams
 from ...imp import Assign, Block, Const, Decl, If, Var, While, incr, lt, seq
 from . import row_streams
 from .threads import plain_counted
@@ -41,7 +41,8 @@ def run(em, s) -> imp.Stmt | None:
         row = imp.replaced(imp.replaced(_straight(em, s, pieces, n), lo, fixed.first), hi,
                            imp.add(fixed.first, fixed.width))
         row = imp.replaced(row, fixed.width, Const(n))
-        middle = If(imp.eq(fixed.width, Const(n)), Block(_rows(em, s, c, Var(a), Var(b), row)),
+        rows = _rows(em, s, c, Var(a), Var(b), row, em.tuning.band_row_streams)
+        middle = If(imp.eq(fixed.width, Const(n)), Block(rows),
                     None if middle == imp.SKIP else Block(middle))
     first, last = fixed.rows
     ranges = seq(imp.Comment(f"{s.var}: {s.search}, rows of unclipped bands of width "
@@ -50,7 +51,8 @@ def run(em, s) -> imp.Stmt | None:
                  Decl(b, "index", imp.min_(imp.max_(last, Var(a)), end)),
                  _plain(em, c, start, Var(a), edge), middle, _plain(em, c, Var(b), end, edge))
     known = functools.reduce(imp.or_, [imp.eq(fixed.width, Const(n)) for n in widths])
-    return If(known, Block(ranges), Block(_rows(em, s, c, start, end, body)))
+    other = host_facts.resolved(em.tuning).row_stream_count      # any other width
+    return If(known, Block(ranges), Block(_rows(em, s, c, start, end, body, other)))
 
 
 def _straight(em, s, pieces, n: int) -> imp.Stmt:
@@ -88,10 +90,11 @@ def _fixed(v, c: str) -> tuple | None:
     return None
 
 
-def _rows(em, s, c: str, start, end, body) -> imp.Stmt:
-    """`body` at c = start .. end - 1: interleaved as row streams run them when
-    those are on and apply, else one by one."""
-    count = em.tuning.row_stream_count
+def _rows(em, s, c: str, start, end, body, count: int) -> imp.Stmt:
+    """`body` at c = start .. end - 1: interleaved in `count` streams as row
+    streams run them when those are on and apply (count >= 2), else one by one
+    (the fixed widths' rows take tuning.band_row_streams, others the host's
+    row_stream_count)."""
     if em.tuning.row_streams and count >= 2 and row_streams.reads_runs(s.value):
         return seq(imp.Comment(f"{s.var}: rows in {count} interleaved streams"),
                    row_streams.interleave(em, c, start, end, body, count))

@@ -1,4 +1,4 @@
-"""Row streams, switched by tuning.row_streams (and tuning.row_stream_count > 1):
+"""Row streams, switched by tuning.row_streams (and a row_stream_count > 1, the host's at -1):
 the rows of a dense output whose row reads counted runs (streams.Pieces without
 Flat: a band, a row of blocks) run as `row_stream_count` interleaved chunks in
 one thread. Iteration t runs row start + t, then row start + q + t, ..., with q
@@ -11,14 +11,14 @@ hardware prefetcher follows at once, where one stream alone is held below the
 memory's bandwidth (docs/performance.md, "Row streams"; proofs_notes/band.md)."""
 from __future__ import annotations
 
-from ... import imp, streams
+from ... import host_facts, imp, streams
 from ...imp import Assign, Block, Const, Decl, Var, While, lt, seq
 from .threads import plain_counted
 
 
 def run(em, s) -> imp.Stmt | None:
     """The pass at a step's loop nest: the interleaved rows, or None."""
-    count = em.tuning.row_stream_count
+    count = host_facts.resolved(em.tuning).row_stream_count
     if count < 2 or em.markers or not plain_counted(s) or s.contracted:
         return None
     if em.target.dense_axes is None or not reads_runs(s.value):

@@ -94,4 +94,5 @@ def test_banded_and_blocks_are_untouched():
         B = ep.tensor("A", 2, fmt)
         e = ep.sum(j, B[i, j] * x[j])
         on, off = ep.compile(e).c_source, ep.compile(e, tuning=ep.Tuning(band_rows=False)).c_source
-        assert on == off.replace(" * tuning:     band_rows=False, ", " * tuning:     ")  # host facts
+        flat_on, flat_off = " ".join(on.split()), " ".join(off.split())   # the banner rewraps
+        assert flat_on == flat_off.replace(" * tuning: band_rows=False, ", " * tuning: ")  # host facts
