@@ -115,8 +115,8 @@ def test_tuning_changes_lists_what_differs_from_the_default():
             f"gather_ragged_from={host_facts.gather_ragged_from()}",
             f"gather_from_far={host_facts.gather_from_far()}",
             f"prefetch_values_from={host_facts.prefetch_values_from()}",
-            f"run_mean_below={host_facts.run_mean_below()}",
-            f"row_stream_count={host_facts.row_stream_count()}"]
+            f"row_stream_count={host_facts.row_stream_count()}",
+            f"run_mean_below={host_facts.run_mean_below()}"]
     assert pipeline.tuning_changes(tuning.DEFAULT) == host
     assert pipeline.tuning_changes(tuning.Tuning(seek_linear=2)) == ["seek_linear=2"] + host
     assert pipeline.tuning_changes(tuning.FORCE_HASH)[0] == "force_hash:"
