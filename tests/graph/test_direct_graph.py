@@ -128,15 +128,6 @@ def test_bfs_names_a_bad_pointer_before_a_bad_index():
             graph.bfs_levels(M, 0, tuning=tuning)
 
 
-def test_pagerank_names_bad_weights():
-    A = random_graph(20, 0.2, 3)
-    for bad, what in [(-1.0, "negative weight"), (np.nan, "not finite"), (np.inf, "not finite")]:
-        M = A.copy()
-        M.data[5] = bad
-        with pytest.raises(ep.InputError, match=f"A has a .*{what}"):
-            graph.pagerank(M)
-
-
 def test_arrays_written_in_place_between_calls_are_read_again():
     A = random_graph(60, 0.05, 4)
     first = (graph.bfs_levels(A, 0), graph.connected_components(A), graph.pagerank(A))

@@ -12,6 +12,7 @@ import etchpy as ep
 from etchpy import graph
 from etchpy.graph import rank_scipy
 from etchpy.graph.fixpoint import ConvergenceError
+from tests.graph.test_rank_iteration import _power as dense_ranks   # the dense reference
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -111,7 +112,7 @@ def test_malformed_arrays_give_an_input_error_naming_them():
 
 def test_bad_weights_are_named():
     A = random_graph(20, 0.2, 3)
-    for M in (sp.csc_array(A), A.tocoo()):
+    for M in (A, sp.csc_array(A), A.tocoo()):     # csr, csc, coo
         for bad, what in [(-1.0, "negative weight"), (np.nan, "not finite"),
                           (np.inf, "not finite")]:
             N = M.copy()
@@ -143,20 +144,6 @@ def test_the_callers_arrays_are_not_changed():
         graph.pagerank(M)
         after = (M.data, *((M.indptr, M.indices) if M.format == "csc" else (M.row, M.col)))
         assert all(np.array_equal(a, b) for a, b in zip(before, after))
-
-
-def dense_ranks(M, alpha=0.85, tol=1e-6, max_iter=100):
-    """The power iteration of networkx / graphblas-algorithms over M as a dense array."""
-    D = np.asarray(M.toarray(), dtype=float)
-    n, deg = len(D), D.sum(axis=1)
-    x = np.full(n, 1.0 / n)
-    for _ in range(max_iter):
-        w = np.where(deg > 0, alpha * x / np.where(deg > 0, deg, 1), 0)
-        new = (1 - alpha) / n + alpha / n * x[deg == 0].sum() + D.T @ w
-        if np.abs(new - x).sum() < n * tol:
-            return new
-        x = new
-    raise AssertionError("no convergence")
 
 
 def each_form(A):

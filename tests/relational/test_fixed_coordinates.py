@@ -14,6 +14,7 @@ import pytest
 from hypothesis import Phase, given, settings, strategies as st
 
 import etchpy as ep
+from tests.relational.test_sums_one_walk import load, stored
 
 ADD = {"real": np.add, "min_plus": np.minimum, "max_plus": np.maximum}
 MUL = {"real": np.multiply, "min_plus": np.add, "max_plus": np.add}
@@ -23,25 +24,6 @@ KINDS = (["dense", "compressed"], ["compressed", "compressed"], ["compressed", "
 DIM = 4
 row = st.tuples(st.integers(0, 4), st.integers(0, 3), *[st.integers(-2, 4)] * 3)
 OFF = ep.Tuning(fixed_coordinates=False)
-
-
-def load(rows, kinds):
-    cols = {c: np.array([r[m] for r in rows], dtype=float) for m, c in enumerate("onabc")}
-    cols["o"], cols["n"] = cols["o"].astype(int), cols["n"].astype(int)
-    keys = ep.Keys(np.arange(5), name="key")
-    return ep.relation(cols, ["o", "n"], values=["a", "b", "c"], levels=kinds,
-                       coding={"o": keys, "n": keys}, name="L")
-
-
-def stored(rows, kinds) -> dict:
-    """(o, n) -> (a, b, c) at every stored entry (a dense last level stores the
-    cells no row gave: zero in every column)."""
-    out = {(r[0], r[1]): r[2:] for r in rows}
-    if kinds[1] == "dense":
-        for x in (range(5) if kinds[0] == "dense" else {r[0] for r in rows}):
-            for y in range(5):
-                out.setdefault((x, y), (0, 0, 0))
-    return out
 
 
 def expression(rel, name: str, pins: list, summed: bool):
