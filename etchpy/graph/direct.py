@@ -98,19 +98,27 @@ def arrays(A, name: str, either_way: bool = False):
     return A, np.ascontiguousarray(pos, dtype=idt), np.ascontiguousarray(crd, dtype=idt)
 
 
+def remembered(memo: dict, key, make, keep=None):
+    """make()'s answer kept in `memo` under `key` while KERNELS holds the same
+    entries (its generation), the build environment is the same (what a kept
+    maker's key holds, without its cost) and the object `keep` is the one given
+    then (a key holding an id); at most 16 answers, then `memo` starts again."""
+    env, got, generation = environment(), memo.get(key), KERNELS.generation
+    if got is not None and got[0] == generation and got[1] == env and got[2] is keep:
+        return got[3]
+    if len(memo) >= 16:
+        memo.clear()
+    made = make()
+    memo[key] = (generation, env, keep, made)
+    return made
+
+
 def _lib(dtype):
-    """_library's answer for index arrays of `dtype`, remembered while KERNELS
-    holds the same entries (its generation) and the build environment is the
-    same (what plain's key holds, without its cost)."""
-    env, got, generation = environment(), _LAST.get(dtype), KERNELS.generation
-    if got is not None and got[0] == generation and got[1] == env:
-        return got[2]
-    lib = _library.plain(_IDX_TYPES[dtype])
-    _LAST[dtype] = (generation, env, lib)
-    return lib
+    """_library's answer for index arrays of `dtype` (remembered)."""
+    return remembered(_LAST, dtype, lambda: _library.plain(_IDX_TYPES[dtype]))
 
 
-# index dtype -> (KERNELS.generation, build environment, _library's answer) then
+# index dtype -> (KERNELS.generation, build environment, None, _library's answer)
 _LAST: dict = {}
 
 

@@ -24,8 +24,7 @@ from ..errors import InputError
 from ..expr.nodes import indices, sum as esum, tensor as etensor
 from ..lower.schedule.fused_checks import ERROR_CODE
 from ..runtime import build
-from ..runtime.build import environment
-from ..runtime.kernel_cache import KERNELS, kept
+from ..runtime.kernel_cache import kept
 from ..runtime.scipy_arrays import checked_scipy
 from ..runtime.scratch import SCRATCH
 from ..semiring import semirings
@@ -76,17 +75,10 @@ def _library(fmt: str, idx_type: str, tuning: Tuning):
 
 
 def _lib(fmt: str, dtype, tuning: Tuning):
-    """_library's answer, remembered while KERNELS holds the same entries and the
-    build environment is the same (as graph.direct._lib)."""
-    key, env, generation = (fmt, dtype, id(tuning)), environment(), KERNELS.generation
-    got = _LAST.get(key)
-    if got is not None and got[0] == generation and got[1] == env and got[2] is tuning:
-        return got[3]
-    made = _library.plain(fmt, C_ARRAYS[dtype][:-2], tuning)
-    if len(_LAST) >= 16:
-        _LAST.clear()
-    _LAST[key] = (generation, env, tuning, made)
-    return made
+    """_library's answer for `fmt`, index arrays of `dtype` and `tuning` (the very
+    object), remembered as graph.direct's (direct.remembered)."""
+    return direct.remembered(_LAST, (fmt, dtype, id(tuning)),
+                             lambda: _library.plain(fmt, C_ARRAYS[dtype][:-2], tuning), tuning)
 
 
 _LAST: dict = {}
