@@ -100,6 +100,7 @@ class Tuning:
     check_windows: bool = True        # ... a window's rows too checked ahead (check_block)
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
+    check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
     check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)

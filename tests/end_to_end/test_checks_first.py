@@ -73,3 +73,53 @@ def test_the_switch_restores_the_clamped_walks():
     sums = [s for s in imp.statements(lanes.body) if isinstance(s, imp.GatherSum)]
     assert sums and all(s.lanes_max for s in sums)              # the lanes' arm: clamped
     assert len(_names(lanes, "_fmax")) == 1                     # the far copy: tested first
+
+
+NEAR = {"check_first_near": True, "check_first_block": 4}
+NEAR_TUNINGS = (NEAR, {**NEAR, "gather_from": 1, "gather_ragged_from": 1},   # lanes taken
+                {**NEAR, "gather_sums": False}, {**NEAR, **SMALL})           # far copy too
+
+
+@pytest.mark.parametrize("tuning", NEAR_TUNINGS)
+def test_near_rows_and_lanes_checked_first_answer_or_refuse(tuning):
+    """check_first_near: every serial full loop's walks, near rows' scalar loops
+    and SIMD lanes (an unchecked imp.GatherSum) included, read their coordinates
+    unclamped after their block's pass; a bad coordinate anywhere, a bad row
+    pointer, or an unsorted row: the same answers and refusals as the clamp's."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    kern = ep.compile(ep.sum(j, A[i, j] * x[j]), tuning=tuning)
+    checked = kern.compiled.checked
+    assert _names(checked, "_fmax") and not _names(checked, "_at")
+    assert all(s.dim is None for s in imp.statements(checked.body)
+               if isinstance(s, imp.GatherSum))
+    for length in (3, 9, 40):
+        M = rows_of(length, cols=60)
+        v = np.arange(M.shape[1]) % 7 + 1.0
+        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
+        for row in (0, 21, M.shape[0] - 1):                   # first, a middle, the last block
+            for bad in (-1, M.shape[1], 2**31 - 1):
+                R = M.copy()
+                R.indices[R.indptr[row] + length // 2] = bad
+                with pytest.raises(InputError, match="A"):
+                    kern(A=R, x=v)
+        P = M.copy()                                          # row pointers descending
+        P.indptr[20] = P.indptr[22]
+        with pytest.raises(InputError, match="A"):
+            kern(A=P, x=v)
+        U = M.copy()                                          # unsorted, repeated: summed
+        U.indices[U.indptr[5]:U.indptr[6]] = U.indices[U.indptr[5]:U.indptr[6]][::-1].copy()
+        np.testing.assert_allclose(kern(A=U, x=v), U.toarray() @ v)
+
+
+def test_near_switch_off_keeps_the_clamp():
+    """check_first_near off (the default): the near loops and the lanes' arm
+    keep their clamp (`_at`, GatherSum.lanes_max); on: neither, in the same
+    program; the far copy's pass is there either way."""
+    A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
+    expr = ep.sum(j, A[i, j] * x[j])
+    for near in (False, True):
+        checked = ep.compile(expr, tuning={**SMALL, "check_first_near": near}).compiled.checked
+        sums = [s for s in imp.statements(checked.body) if isinstance(s, imp.GatherSum)]
+        assert sums and all(bool(s.lanes_max) != near for s in sums)
+        assert bool(_names(checked, "_at")) != near
+        assert _names(checked, "_fmax")

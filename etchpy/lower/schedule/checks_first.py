@@ -25,13 +25,15 @@ def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
     return frozenset((early & full) - window - nan - {lv.tensor for lv in merged})
 
 
-def unclamped(loop, lvs, first, rewrite):
+def unclamped(loop, lvs, first, rewrite, near: bool = False):
     """(loop with the walks of each level of `lvs` named in `first` that it
-    walks as a serial far copy (`far_walks`; loops split across threads keep
-    their clamp: not measured) made `rewrite(loop, lv)`, their walks reading
-    coordinates unclamped; the names of those levels, whose coordinates the
-    loop's blocks must then test first)."""
-    now = {lv.tensor for lv in lvs if lv.tensor in first and far_walks(loop, lv)
+    walks as a serial far copy (`far_walks`), or in any serial loop where `near`
+    (Tuning.check_first_near, off by default: its near rows' scalar walks and its
+    SIMD lanes too; loops split across threads keep their clamp: not measured)
+    made `rewrite(loop, lv)`, their walks reading coordinates unclamped (lanes:
+    an unchecked imp.GatherSum); the names of those levels, whose coordinates
+    the loop's blocks must then test first)."""
+    now = {lv.tensor for lv in lvs if lv.tensor in first and (near or far_walks(loop, lv))
            and not isinstance(loop, ParallelFor)}
     for lv in lvs:
         if lv.tensor in now:

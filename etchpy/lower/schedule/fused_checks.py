@@ -241,7 +241,7 @@ def _blocks(body, ahead, after, first, err: str, names, tuning):
     segment as it opens (row_checks.row_loop)."""
     for loop, lvs, off in ahead:
         within, now = checks_first.unclamped(loop, lvs, first, lambda n, lv: _rewrite(
-            n, replace(lv, ahead=True, first=True), err, names))
+            n, replace(lv, ahead=True, first=True), err, names), tuning.check_first_near)
         if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
             body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
             continue
@@ -325,6 +325,8 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
             if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone
+            if lv.first:        # its block's pass tested its coordinates: lanes unchecked
+                return seq(guard, replace(node, fallback=rest))
             lanes = lv.lanes if lv.bad is not None and lv.ahead and node.ops == ("+", "*") \
                 else None       # ahead: measured so (ep_gather_clamped masks its lanes)
             return seq(guard, replace(node, fallback=rest, dim=lv.dim, error=err, lanes_max=lanes))
