@@ -35,9 +35,10 @@ from bench.tpch.queries import build
 
 
 def _timed(fn):
-    t = time.perf_counter()
+    """(fn's answer, (wall seconds, CPU seconds of this process's threads))."""
+    w, c = time.perf_counter(), time.process_time()
     out = fn()
-    return out, time.perf_counter() - t
+    return out, (time.perf_counter() - w, time.process_time() - c)
 
 
 def _clocks(fn) -> tuple[float, float]:
@@ -84,7 +85,8 @@ def run_loaded(sf: float, names, rounds: int, tables: bool = False,
                         "correct": bool(correct),
                         "by_params": [{"params": p, **_medians(t["etchpy"], t["duckdb1"])}
                                       for p, t in zip(q.params, times)]})
-    return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s, "load_duckdb1_ms": 1e3 * duck_s,
+    return {"sf": sf, "load_etchpy_ms": 1e3 * etch_s[0], "load_duckdb1_ms": 1e3 * duck_s[0],
+            "load_etchpy_cpu_ms": 1e3 * etch_s[1], "load_duckdb1_cpu_ms": 1e3 * duck_s[1],
             "tables": tables, "one_order": one_order, "not_on_tables": skipped,
             "queries": queries, "rounds": rounds, **data.versions()}
 
@@ -110,7 +112,10 @@ def report_loaded(r: dict, per_params: bool = False) -> str:
     """The load line and a line per query (`per_params`: and one per parameter
     set below it, each the median of its rounds)."""
     lines = [f"load (sf {r['sf']:g}): etchpy {r['load_etchpy_ms']:.0f} ms, DuckDB (one thread) "
-             f"{r['load_duckdb1_ms']:.0f} ms: {r['load_etchpy_ms'] / r['load_duckdb1_ms']:.2f}x",
+             f"{r['load_duckdb1_ms']:.0f} ms: {r['load_etchpy_ms'] / r['load_duckdb1_ms']:.2f}x"
+             + (f"; CPU {r['load_etchpy_cpu_ms']:.0f} ms, {r['load_duckdb1_cpu_ms']:.0f} ms: "
+                f"{r['load_etchpy_cpu_ms'] / r['load_duckdb1_cpu_ms']:.2f}x"
+                if "load_etchpy_cpu_ms" in r else ""),
              f"{'query':<6}{'etchpy':>10}{'duckdb1':>10}{'duck1/etch':>12}{'cpu d1/e':>10}"
              "  correct"]
     for q in r["queries"]:
