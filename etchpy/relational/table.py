@@ -101,19 +101,34 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
     tensors = Tensor.from_coords_columns(
         codes, [_values(columns, v, rows, sr, name) for v in names], shape, fmt,
         semiring=sr, name=name)
-    tensors = _one_structure(tensors, name)
+    tensors = _one_structure(tensors, names, name)
     out = {v: Relation(t, keys, ks, v) for v, t in zip(names, tensors)} if several else None
     return out if several else Relation(tensors[0], keys, ks,
                                         values if isinstance(values, str) else None)
 
 
-def _one_structure(tensors: list, name: str) -> list:
+def _one_structure(tensors: list, names: list, name: str) -> list:
     """The tensors over the first one's index arrays (the same objects), so that
     comparing two value columns finds them aligned by identity, in O(1)
-    (runtime.predicates)."""
+    (runtime.predicates). A last level that merges equal neighbouring values
+    (run lengths) gives each column its own structure: InputError where two
+    differ, since their values do not lie over one structure."""
     first = tensors[0]
+    for t, v in zip(tensors[1:], names[1:]):
+        if t.levels is not first.levels and not _same_levels(t.levels, first.levels):
+            raise InputError(
+                f"relation {name!r}: its last level ({first.format.levels[-1]}) "
+                f"merges equal neighbouring values, and the value columns {names[0]!r} "
+                f"and {v!r} change at different keys, so they cannot share one structure "
+                f"(values=[...]); load them as separate relations, or with a level "
+                f"that stores each row (levels=[..., 'compressed'])")
     return [first] + [Tensor._of((t.shape, t.format, first.levels, t.vals, t.fill), name)
                       for t in tensors[1:]]
+
+
+def _same_levels(a, b) -> bool:
+    return all(x.keys() == y.keys() and all(np.array_equal(x[r], y[r]) for r in x)
+               for x, y in zip(a, b))
 
 
 def decode(result, keys: Sequence[Keys], *, columns: Sequence[str] | None = None,

@@ -187,3 +187,20 @@ def test_several_value_columns_share_one_structure():
     assert rels["b"].tensor.to_dense().tolist() == [6.0, 12.0]
     counts = ep.relation(t, ["k"])
     assert counts.tensor.to_dense().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("last", ["runs", "sparse_runs"])
+def test_value_columns_over_a_run_level_share_one_structure_or_are_refused(last):
+    """A run level merges equal neighbouring values, so each column would pack its
+    own runs: columns whose runs agree share them; columns that change at
+    different keys are an InputError naming the relation and the columns, not
+    one column's values laid over another's runs."""
+    t = {"o": np.array([0, 0, 0, 1]), "n": np.array([0, 1, 2, 0]),
+         "a": np.array([1.0, 1.0, 2.0, 3.0]), "b": np.array([5.0, 5.0, 6.0, 7.0]),
+         "c": np.array([4.0, 8.0, 8.0, 7.0])}
+    rel = ep.relation(t, ["o", "n"], values=["a", "b"], levels=["dense", last], name="R")
+    a, b = (rel[v].tensor.levels[1] for v in "ab")
+    assert all(a[r] is b[r] for r in a)                # the same index arrays
+    np.testing.assert_array_equal(rel["b"].tensor.to_dense(), [[5, 5, 6], [7, 0, 0]])
+    with pytest.raises(InputError, match="relation 'R'.*'a' and 'c'"):
+        ep.relation(t, ["o", "n"], values=["a", "c"], levels=["dense", last], name="R")
