@@ -58,3 +58,16 @@ def test_the_coo_cg_and_checks_parts_write_their_rows():
     assert len(said) == 6
     S = sparse_parts.spd(small[1][1])
     assert abs(S - S.T).max() == 0 and S.has_canonical_format
+
+
+def test_cpu_clock_times_the_thread_not_the_wall():
+    """--cpu: the medians are thread CPU time (a sleeping call costs next to none of
+    it, its whole sleep in wall time); wall time is the default."""
+    import time
+    nap = lambda: time.sleep(0.002)       # noqa: E731
+    (cpu,) = calls.alternate([nap], 0.001, clock="cpu")
+    (wall,) = calls.alternate([nap], 0.001, clock="wall")
+    (default,) = calls.alternate([nap], 0.001)
+    assert cpu < 0.001 <= min(wall, default)
+    assert calls.parser().parse_args(["--cpu", "--json", "x"]).cpu
+    assert not calls.parser().parse_args(["--json", "x"]).cpu
