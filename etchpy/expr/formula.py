@@ -81,11 +81,6 @@ def coordinate(x):
     return x if x[0] == "idx" else None
 
 
-def arithmetic(f) -> bool:
-    """Does formula f scale or offset an operand (`0.5 * B[i]`, `B[i] + 1`)?"""
-    return any(x[0] in ("scaled", "plus") for n in walk(f) if n[0] == "cmp" for x in n[2:])
-
-
 def negated(f):
     """not f, with a not of a comparison folded into its negated operator."""
     if f[0] == "cmp":

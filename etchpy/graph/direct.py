@@ -42,7 +42,6 @@ from ..runtime.scipy_arrays import checked_scipy
 from ..tuning import DEFAULT, Tuning
 from ..version import __version__
 from .adjacency import check_vertex
-from .fixpoint import ConvergenceError
 from .sweep import C_ARRAYS, bucket_plan, library
 
 INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))

@@ -52,13 +52,6 @@ def sort_storage(storage, values):
     return storage.take(perm, axis=1), values[perm]
 
 
-def linear_key(storage):
-    """Row-major linear index of each column (same order as lexicographic), or
-    None when it could overflow int64."""
-    key, whole = prefix_key(storage)
-    return key if whole else None
-
-
 def prefix_key(storage):
     """(the row-major linear index of each column over the longest prefix of rows
     whose index fits int64 below 2**62, whether that prefix is every row)."""

@@ -38,13 +38,6 @@ def has_implicit(declared: dict) -> bool:
                for tv in declared.values())
 
 
-def onehots_only(declared: dict) -> bool:
-    """Is every tensor of `declared` that no caller passes a onehot's (expr.bins:
-    bound over its source's own arrays, so a last call on them may be kept)?"""
-    return all(getattr(tv, "kind", None) == "bins" for tv in declared.values()
-               if isinstance(tv, (IdentityVar, CompareVar, WindowVar)))
-
-
 def with_identities(declared: dict, inputs: dict, sr: Semiring, expr=None,
                     reuse: bool = True) -> dict:
     """`inputs` plus the identity of every IdentityVar in `declared` that it lacks

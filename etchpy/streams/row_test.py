@@ -2,7 +2,7 @@
 
 A value predicate's stream is its structure's access stream whose leaf value at
 position q is one where its formula (expr.formula) holds and zero elsewhere
-(streams.from_expr, Binding.test); `row_test` builds that formula's Imp
+(streams.from_expr, Binding.test); `formula_test` builds that formula's Imp
 expression from the position and the coordinates of the levels entered.
 proofs_notes/predicates.md ("Row predicates").
 """
@@ -22,21 +22,12 @@ def dim_var(var: str) -> imp.Expr:
     return imp.Var(f"dim_{var}")
 
 
-def row_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
-    """The test of value predicate tv (expr.formula) at position `at` of its
-    structure and the coordinates `coords` (index name -> Imp expression) of
-    its indices `names`: column 0 is `first` (its structure's values), column k
-    its companion <name>__c<k>, read at `at` or, for a column read at some of
-    the indices (located), at their coordinates (row-major); slot s its
-    companion <name>__p at s (runtime.predicates binds them)."""
-    return lambda at, coords: formula_test(tv, first, names)(tv.tests, 0, at, coords)
-
-
 def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
-    """`row_test` of any formula f over tv's columns, its slots numbered from
-    `start` (a term's test: expr.compare's `every_test` gives the order). A
-    column of tv.narrow is read as its integer type, and so is each bound it is
-    compared with (at its slot times the step)."""
+    """test(f, start, at, coords): formula f of value predicate tv at position `at`
+    of its structure and coordinates `coords` of its indices `names` (column 0
+    `first`, column k <name>__c<k>, slot s <name>__p at s, numbered from `start`:
+    expr.compare's `every_test`; runtime.predicates binds them). A column of
+    tv.narrow is read as its integer type, as is each bound compared with it."""
     narrow = {k[0]: k for k in tv.narrow}
 
     def column(k, at, coords):

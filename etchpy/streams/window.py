@@ -34,7 +34,7 @@ from typing import Callable
 from .. import imp
 from ..imp import ONE, TRUE, ZERO, Assign, Bin, Const, If, Var, and_, eq, le, lt, select, seq
 from .facts import Counter, Fact, Facts, Locate, Most, Prelude, Segment, WindowWalk
-from .stream import Stream, Value, is_stream
+from .stream import Stream, Value
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,8 +147,3 @@ def intersect_inside(names: imp.Names, a: Stream, b: Stream, combine) -> Stream:
                   search=f"intersect windows [{a.search}] and [{b.search}]",
                   facts=Facts.of(located, Counter(c, lo, hi),
                                  Most(imp.max_(Bin("-", ev, cv), ZERO)), Inside(lo, hi, at)))
-
-
-def is_inside(x: Value) -> bool:
-    return is_stream(x) and Inside in x.facts
-

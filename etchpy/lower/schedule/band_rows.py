@@ -16,7 +16,7 @@ import dataclasses
 import functools
 
 from ... import host_facts, imp, streams
-from ...imp import Assign, Block, Const, Decl, If, Var, While, incr, lt, seq
+from ...imp import Block, Const, Decl, If, Var, While, incr, lt, seq
 from . import row_streams
 from .threads import plain_counted
 

@@ -42,11 +42,6 @@ def lane_ops(semiring) -> tuple | None:
     return ops if None not in ops and ops != ("+", "+") else None
 
 
-def applies(semiring) -> bool:
-    """Whether the semiring's sums can run in lanes (`lane_ops`)."""
-    return lane_ops(semiring) is not None
-
-
 def run(prog, semiring, tuning):
     """`prog` with its gathered sums made imp.GatherSum, each level's pick
     declared first; `prog` itself when the pass is off or nothing matches.
