@@ -82,7 +82,7 @@ def test_the_table_starts_dense_and_ends_with_records():
 CHOSEN = {
     "dense": "dense dense dense dense", "csr": "append bucket append workspace",
     "csc": "bucket append bucket workspace", "dcsr": "append coords append workspace",
-    "coo": "coords coords coords coords", "csf": "append coords append workspace",
+    "coo": "listed coords listed coords", "csf": "append coords append workspace",
     "blocks": "coords coords coords coords", "banded": "coords coords coords coords",
     "bytemap": "insert insert insert insert", "hash": "insert insert insert insert",
     "rle": "spans dense spans dense", "sparse_rle": "spans coords spans coords",
