@@ -202,6 +202,13 @@ class Format:
         return bool(self.levels) and getattr(self.levels[-1], "run_starts", False)
 
     @property
+    def every_cell(self) -> bool:
+        """Located levels over one that stores every coordinate of its fibre
+        (formats.level's `every_coordinate`): an output stores every cell?"""
+        return (bool(self.levels) and getattr(self.levels[-1], "every_coordinate", False)
+                and all(lv.located for lv in self.levels[:-1]))
+
+    @property
     def takes_levels_below(self) -> bool:
         """May a level other than an `under_last` one (a dense level, say) be
         stored below this format's last level (formats.level's `last_only`)?"""

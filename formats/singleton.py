@@ -116,13 +116,18 @@ class Singleton:
     def describe(self, k, axis, arrays, parents, size=None, count=None):
         """The header text of level k over `axis` (of dimension `size`, C text;
         default dim_<axis>) below `parents` positions, and its number of positions
-        (the same). Never an output level (formats.level: `appends` is False)."""
+        (the same). Not appended (`appends` is False): written as an output only
+        under a repeating level whose entries are written in order."""
         crd = arrays["crd"]
         order = "strictly increasing" if self.unique else "nondecreasing"
         return (f"level {k} ({self}, {axis}): {crd} has {parents} entries, one per parent "
                 f"position (position p's only child is p, at coordinate {crd}[p]), each in "
                 f"[0, {size or f'dim_{axis}'}); {order} along each run of positions whose "
                 f"coordinates above are equal."), parents
+
+    def assemble(self, take, k, parents, size, count):
+        """crd (one entry per parent position); as many positions (formats.level)."""
+        return {"crd": take(f"crd{k}", parents)}, parents
 
 
 def first_run_violation(crd, run_starts, strict):

@@ -21,7 +21,7 @@ from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
 from .. import streams
 from ..streams import is_stream
 from ..tuning import DEFAULT, Tuning
-from .outputs import make_output, output_mode
+from .outputs import make_output
 from .produced import Presence, note
 from .program import Program, input_params
 from . import schedule
@@ -31,7 +31,7 @@ from .schedule.fused_rows import (writes_each_cell_at_most_once, writes_every_ce
 from .schedule.bounds import entries_bound, state_decls
 from .schedule.bucket_threads import blocked_passes
 from .schedule.kept_rows import with_kept_rows
-from .target import Context, CountThenFill, Either, cells
+from .target import Context, CountThenFill, Either, Want, cells
 from .targets.dense import DenseTarget
 
 
@@ -328,13 +328,12 @@ def _lower_groups(lw: Lowering):
 def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
     """The output's target, parameters and record. A sparse output computed by one
     step may size its first allocation by a bound on its entries."""
-    mode = output_mode(plan, out_format, tuning)
     out_steps = [step for step in plan.steps if step.target == "out"]
     only = out_steps[0] if len(out_steps) == 1 else None
     bound = None if only is None else (
         lambda axes, pre: entries_bound(only.body, axes, tensors, names, pre))
-    return make_output(mode, plan.out, out_format, sr, names, tuning, bound, only,
-                       hash_workspace)
+    return make_output(Want(out_format, plan.out, only, tuning, sr, names, bound,
+                            hash_workspace))
 
 
 def _step_stream(step, sr, bindings, names, tuning, algorithms):

@@ -14,15 +14,23 @@ from ..formats import Format
 from ..plan import plan as planning
 from ..plan.algorithms import NONE as NO_ALGORITHMS, Algorithms
 from ..imp import Param      # (defined below lower/: runtime.restored decodes it)
+from .target import OUTPUTS
 
 
 @dataclass(frozen=True)
 class Output:
-    mode: str                       # dense | append | workspace | bucket | coords
+    mode: str                       # the row of lower.outputs.table() that writes it
     axes: tuple[str, ...]
     format: Format | None
     arrays: dict = field(default_factory=dict)   # role -> Imp array name
     counts: dict = field(default_factory=dict)   # role -> Imp variable holding a length
+
+    @property
+    def records(self) -> bool:
+        """Is it (coordinates, value) records, in loop order, that the runtime
+        canonicalises (sorts, combines equal coordinates with ⊕), not the format's
+        own level arrays (its row's `records`, lower.target.output)?"""
+        return any(row.records for row in OUTPUTS.values() if row.mode == self.mode)
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,7 @@ def describe_output(out: Output) -> list[str]:
         return [f"{out.arrays['vals']}: row-major over ({', '.join(out.axes)}), "
                 "one value per coordinate."]
     vals = out.arrays["vals"]
-    if out.mode == "coords":
+    if out.records:
         crds = ", ".join(f"{out.arrays[f'crd{m}']}[n] (index {ax})"
                          for m, ax in enumerate(out.axes))
         return [f"{crds} and {vals}[n], for n < count: one record per value produced,",

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from types import SimpleNamespace
-from typing import Protocol
+from typing import Callable, Protocol
 
 from .. import imp
-from ..imp import ONE, ZERO
+from ..imp import ONE, ZERO, Param
 from ..streams import dim_var
 
 
@@ -125,6 +125,14 @@ class Target(Protocol):
                               other cell as it was, unwritten cells already
                               zero (no store, no flag, no entry made)?
                               (lower.schedule.fixed_coordinates)
+
+    A target of a kernel's output also has `arrays` (role -> Imp array: what
+    the runtime reads back), counts() (role -> Imp variable holding a length)
+    and params() (its C parameters; FlatTarget's: grown arrays), and its
+    module registers it by one line, `@output(mode, rank, chooses)` on the
+    function that makes it (see `output`): lower.outputs imports every module
+    of lower/targets/ and gives a step's output to the first row, by rank,
+    whose `chooses(want)` holds. Nothing else names a mode.
     """
 
     sparse_writes: bool
@@ -169,6 +177,55 @@ class CountThenFill:
     count: object
     between: imp.Stmt
     fill: object
+
+
+@dataclass(frozen=True)
+class Want:
+    """What an output target is chosen by and made from (lower.outputs): its format
+    (None: dense), axes (mode -> index), the one step writing it (or None), and
+    the constructors' arguments (`bound`: lower.driver's; `hash_workspace`)."""
+
+    fmt: object
+    axes: tuple
+    step: object
+    tuning: object
+    sr: object
+    names: object
+    bound: object
+    hash_workspace: bool
+
+    @property
+    def storage(self) -> list:
+        """The output's index names in storage order."""
+        return [self.axes[m] for m in self.fmt.mode_order]
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row of the output table (`output`); `records`: the runtime sorts and
+    combines its (coordinates, value) records, else reads the format's arrays."""
+
+    mode: str
+    rank: int
+    chooses: Callable
+    make: Callable
+    records: bool = False
+
+
+OUTPUTS: dict = {}      # rank -> Row
+
+
+def output(mode: str, rank: int, chooses: Callable, records: bool = False):
+    """Register the decorated `make(want) -> target` as the target of output
+    `mode`, tried at `rank` (a mode may have several rows). Ranks are unique."""
+    def register(make):
+        row = Row(mode, rank, chooses, make, records)
+        old = OUTPUTS.setdefault(rank, row)
+        if (old.mode, old.make.__qualname__) != (mode, make.__qualname__):
+            raise ValueError(f"output rank {rank} ({mode!r}) is registered twice")
+        OUTPUTS[rank] = row
+        return make
+    return register
 
 
 class FlatTarget:
@@ -222,6 +279,15 @@ class FlatTarget:
 
     def counts(self) -> dict:
         return {}
+
+    def params(self) -> list:
+        """A sparse output's C parameters: its arrays, grown, and their counts."""
+        out = [Param(arr, "out_grown", "value" if role == "vals" else "index",
+                     f"output {role}: set to a malloc'ed array; the caller frees it")
+               for role, arr in self.arrays.items()]
+        return out + [Param(var, "out_count", "index",
+                            f"output {role}: number of entries written")
+                      for role, var in self.counts().items()]
 
 
 def fresh_names(names: imp.Names, bases: str) -> SimpleNamespace:

@@ -36,7 +36,7 @@ def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
         return np.frombuffer(ffi.buffer(owned[role], n * np.dtype(dtype).itemsize),
                              dtype=dtype)
 
-    return read_output(out.mode, out_format, sr, take, counts, shape, idx_dtype)
+    return read_output(out, out_format, sr, take, counts, shape, idx_dtype)
 
 
 def reader(program, out_format, sr, lib, name, idx_dtype):
@@ -45,7 +45,7 @@ def reader(program, out_format, sr, lib, name, idx_dtype):
     call plan's output: runtime.call_plans)."""
     out = program.output
     roles = {"vals", "crd1", "pos1"}
-    if (out.mode == "coords" or not io_.returns_scipy(out_format, sr)
+    if (out.records or not io_.returns_scipy(out_format, sr)
             or out.arrays.keys() != roles or "count1" not in out.counts):
         return lambda grown, shape: sparse_output(program, out_format, sr, lib, name, grown,
                                                   shape, idx_dtype)
@@ -104,7 +104,7 @@ def _two_arrays(out, fmt):
     output of one dense level over one that takes them and vals (count1 counting
     the latter): ("pos1", "crd1") of csr/csc, ("rseg1", "rend1") of rle (row or
     column runs, written in order as runs: lower.targets.runs); else None."""
-    if out.mode == "coords" or fmt.order != 2 or "count1" not in out.counts:
+    if out.records or fmt.order != 2 or "count1" not in out.counts:
         return None
     if fmt in io_.scipy_layouts() and out.arrays.keys() == {"vals", "crd1", "pos1"}:
         return "pos1", "crd1"
@@ -114,14 +114,15 @@ def _two_arrays(out, fmt):
     return None
 
 
-def read_output(mode, out_format, sr, take, counts, shape, idx_dtype):
+def read_output(out, out_format, sr, take, counts, shape, idx_dtype):
     """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
     entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
-    the lengths by role ("count", "count1", ...); `mode` is the program's
-    output mode (lower.Output). A scipy array when inputs.returns_scipy says
-    so, else a Tensor carrying the semiring's zero as its fill."""
+    the lengths by role ("count", "count1", ...); `out` is the program's
+    output (lower.Output: records, or its format's level arrays). A scipy array
+    when inputs.returns_scipy says so, else a Tensor carrying the semiring's
+    zero as its fill."""
     scipy = io_.returns_scipy(out_format, sr)
-    if mode == "coords":
+    if out.records:
         n = counts["count"]
         coords = np.stack([take(f"crd{m}", n, idx_dtype).astype(np.int64)
                            for m in range(len(shape))]) if shape else \

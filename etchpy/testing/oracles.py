@@ -122,7 +122,7 @@ def imp_evaluate(expr, inputs, semiring=None, order=None, output="dense", tuning
         return make_output(final[dense[0]].reshape(shape), shape, output, sr)
     out = program.output
     counts = {role: int(final[var]) for role, var in out.counts.items()}
-    return read_output(out.mode, req.out_format, sr,
+    return read_output(out, req.out_format, sr,
                        lambda role, n, dtype: np.asarray(final[out.arrays[role]][:n],
                                                          dtype=dtype),
                        counts, shape, np.dtype(np.int64))

@@ -178,6 +178,15 @@ def test_every_level_answers_the_protocol(lv):
     assert len(lv.children(Var("lo"), Var("hi"), Var("n"), arrays)) == 2
 
 
+def test_a_singleton_level_assembles_what_it_packs():
+    """A singleton output level (lower/targets/listed.py: coo written in order)
+    takes one coordinate per parent position from the kernel's arrays."""
+    t = Tensor.from_coords([[0, 0, 2], [1, 3, 0]], [1.0, 2.0, 3.0], (3, 4), "coo")
+    arrays, n = t.format.levels[1].assemble(lambda key, m: t.levels[1][key[:-1]][:m], 1, 3,
+                                            4, None)
+    assert n == 3 and np.array_equal(arrays["crd"], t.levels[1]["crd"])
+
+
 @given(st.integers(1, 5), st.data())
 def test_appending_builds_what_pack_builds(n_parents, data):
     """start, then append (with room) in order, close after each parent's last

@@ -9,7 +9,7 @@ from ... import imp
 from ...formats import Format
 from ...imp import ONE, Accum, Alloc, Const, Load, Reserve, Store, Var, seq
 from ... import streams
-from ..target import FlatTarget, product
+from ..target import FlatTarget, output, product
 
 
 def appendable(fmt: Format) -> bool:
@@ -24,6 +24,24 @@ def sparse_prefix(fmt: Format) -> int:
     """The number of levels up to and including the last one not located."""
     sparse = [k for k, lv in enumerate(fmt.levels) if not lv.located]
     return sparse[-1] + 1 if sparse else 0
+
+
+def in_order(w, skip_last=False) -> bool:
+    """One step writes the output (lower.target.Want), its format appendable, and
+    its loop order starts with the output's levels down to the last appending one
+    (all but the last level: `skip_last`, a workspace's); trailing located levels
+    may come anywhere later, since their block is allocated when its parent is
+    appended."""
+    if w.step is None or not appendable(w.fmt):
+        return False
+    storage = w.storage[:sparse_prefix(w.fmt)]
+    storage = storage[:-1] if skip_last else storage
+    return list(w.step.order[:len(storage)]) == storage
+
+
+@output("append", 10, in_order)
+def _append(w):
+    return AppendTarget(w.axes, w.fmt, w.sr, w.names, w.tuning, w.bound)
 
 
 class AppendTarget(FlatTarget):

@@ -8,7 +8,7 @@ from ...formats import Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, If, Load, Reserve, Store,
                     Var, While, eq, incr, lt, not_, seq)
 from ... import streams
-from ..target import EMPTY, CountThenFill, FlatTarget, fresh_names
+from ..target import EMPTY, CountThenFill, FlatTarget, fresh_names, output
 from .rows import prefix_sums
 
 
@@ -18,6 +18,15 @@ def bucketable(fmt: Format) -> bool:
     appending level's index first."""
     return (len(fmt.levels) == 2 and fmt.levels[0].located and fmt.levels[1].appends
             and fmt.levels[1].segment_roles is not None)
+
+
+@output("bucket", 60, lambda w: (w.step is not None and w.tuning.counting_sort
+                                  and bucketable(w.fmt)
+                                  and tuple(w.step.order[:1]) == (w.storage[1],)))
+def _bucket(w):
+    order = list(w.step.order)
+    return BucketTarget(w.axes, w.fmt, any(v in w.step.bound for v in
+                                           order[:order.index(w.storage[0])]), w.names)
 
 
 class BucketTarget(FlatTarget):

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from ... import imp
 from ...imp import ONE, ZERO, Alloc, Const, Decl, Reserve, Store, Var, incr, seq
-from ..target import FlatTarget
+from ..target import FlatTarget, output
+
+
+@output("coords", 100, lambda w: True, records=True)
+def _coords(w):
+    """Any output no other row writes."""
+    return CoordsTarget(w.axes, w.sr, w.names, w.tuning)
 
 
 class CoordsTarget(FlatTarget):

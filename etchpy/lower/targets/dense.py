@@ -3,10 +3,21 @@ out[flat(coordinates)] ⊕= v over a row-major array."""
 from __future__ import annotations
 
 from ... import imp
-from ...imp import ZERO, Accum, Const, Decl, Store, Var, While, incr, lt, not_, seq
+from ...imp import ZERO, Accum, Const, Decl, Param, Store, Var, While, incr, lt, not_, seq
 from ...imp import add, max_, min_, mul
 from ... import streams
-from ..target import FlatTarget, cells
+from ..target import FlatTarget, cells, output
+
+
+@output("dense", 0, lambda w: w.fmt is None or w.fmt.is_dense)
+@output("dense", 40, lambda w: w.fmt.every_cell)
+def _dense(w):
+    """A dense output; also one that stores every cell (rle) not written as spans:
+    computed dense, in place, and packed after the call (runtime make_output,
+    `Tensor.from_dense`), its stored size the dense size, where records would be
+    one per product, sorted."""
+    array, zeroed = w.names.fresh("out"), w.names.fresh("out_zeroed")
+    return DenseTarget(array, w.axes, w.sr, w.names, zeroed=zeroed)
 
 
 class DenseTarget(FlatTarget):
@@ -23,7 +34,7 @@ class DenseTarget(FlatTarget):
     def __init__(self, array: str, axes, sr, names: imp.Names, zeroed: str | None = None,
                  has: str | None = None):
         self.array, self.axes, self.sr, self.zeroed = array, tuple(axes), sr, zeroed
-        self.has = has
+        self.has, self.arrays = has, {"vals": array}
         self.dense_axes = self.axes
         self.keeps_flags = self.sparse_writes = has is not None
         self.k = names.fresh("out_k") if zeroed else None
@@ -84,6 +95,14 @@ class DenseTarget(FlatTarget):
         k = self.names.fresh("out_gap")
         return seq(Decl(k, "index", a), While(lt(Var(k), b), seq(
             Store(self.array, Var(k), Const(self.sr.zero, "value")), incr(k))))
+
+    def params(self) -> list:
+        """A kernel's dense output: the array and its zeroed flag."""
+        return [Param(self.array, "out_dense", "value",
+                      "output, row-major over (" + ", ".join(self.axes) + "); filled by the kernel"),
+                Param(self.zeroed, "out_zeroed", "index",
+                      "nonzero if out already holds the semiring's zero in every cell "
+                      "(the kernel then skips its fill), else 0")]
 
     @property
     def adds_into(self) -> bool:

@@ -11,13 +11,25 @@ from ... import imp
 from ...formats import Format
 from ...imp import Accum, Const, seq
 from ... import streams
-from ..target import FlatTarget, cells
+from ..target import FlatTarget, cells, output
 
 
 def insertable(fmt: Format) -> bool:
     """Located levels over one last level that inserts in any order."""
     return (bool(fmt.levels) and fmt.levels[-1].inserts
             and all(lv.located for lv in fmt.levels[:-1]))
+
+
+def first_table(tuning) -> int:
+    """An inserted output's first table size (a hash's slots): tuning.hash_output_initial,
+    or tuning.hash_initial where that is 0, rounded up to a power of two."""
+    first = max(1, tuning.hash_output_initial or tuning.hash_initial)
+    return 1 << (first - 1).bit_length()
+
+
+@output("insert", 50, lambda w: w.step is not None and insertable(w.fmt))
+def _insert(w):
+    return InsertTarget(w.axes, w.fmt, w.sr, w.names, first_table(w.tuning))
 
 
 class InsertTarget(FlatTarget):

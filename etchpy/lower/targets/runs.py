@@ -35,7 +35,7 @@ from ... import imp
 from ...imp import ONE, ZERO, Alloc, Assign, Bin, Const, Decl, If, Load, Reserve, Store, Var
 from ...imp import While, and_, eq, incr, lt, not_, seq
 from ...streams import dim_var
-from ..target import FlatTarget, cells
+from ..target import FlatTarget, cells, output
 
 
 def runs_writable(fmt, step, out_axes) -> bool:
@@ -50,6 +50,12 @@ def runs_writable(fmt, step, out_axes) -> bool:
             and all(lv.located for lv in fmt.levels[:-1])
             and tuple(step.order[:n]) == tuple(out_axes)
             and set(step.order[n:]) <= set(step.bound))
+
+
+@output("spans", 30, lambda w: w.step is not None and runs_writable(w.fmt, w.step, w.storage))
+def _runs(w):           # its levels' axes, in storage order
+    runs = SparseRunsTarget if w.fmt.drops_fill else RunsTarget
+    return runs(w.storage, w.sr, w.names, w.tuning, w.bound)
 
 
 class RunsTarget(FlatTarget):

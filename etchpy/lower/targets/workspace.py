@@ -11,8 +11,8 @@ from ...formats import Format
 from ...imp import (ONE, ZERO, Accum, Alloc, Assign, Const, Decl, ForSorted, If,
                     Load, Reserve, Store, Var, eq, incr, lt, select, seq)
 from ... import streams
-from ..target import Either, fresh_names
-from .append import AppendTarget
+from ..target import Either, fresh_names, output
+from .append import AppendTarget, in_order
 
 
 # The dense workspace is one bytemap row (formats/bytemap.py): its values at
@@ -56,6 +56,13 @@ def move_out(v, vals: str, crd: str, at: str, k: imp.Expr, zero: imp.Expr | None
     reset = None if zero is None else Store(v.ws_vals, k, zero)
     return seq(Store(crd, Var(at), k), Store(vals, Var(at), Load(v.ws_vals, k)), reset,
                incr(at))
+
+
+@output("workspace", 20, lambda w: (w.tuning.workspaces and in_order(w, skip_last=True)
+                                     and w.fmt.levels[-1].appends))
+def _workspace(w):
+    t = WorkspaceTarget(w.axes, w.fmt, w.sr, w.names, w.tuning, w.bound)
+    return t if w.hash_workspace else t.way(False)
 
 
 class WorkspaceTarget(AppendTarget):
