@@ -31,6 +31,13 @@ rows take Tuning.band_row_streams, 4 on every host): 4 on Intel (session 53);
 1.5-2x and bands of 15 to 255 1.05-2x slower than one (docs/performance.md,
 "Row streams on AMD Zen: one", session 57).
 
+`hash_probe_lanes`, the slots a hash level's probe (ep_probe: a probed hash
+operand, a hash output's and a hash workspace's table) compares at once before
+stepping by one: 0 (one slot a step, Intel's C unchanged) on Intel; 8 on AMD
+Zen (AVX-512 lanes, or AVX2's 4 where the build has no AVX-512), where the
+one-by-one loop's exit, taken or not by how full the table is, cost a probed
+vector 2-3x (docs/performance.md, "Hash probes in lanes on AMD Zen", session 58).
+
 `bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
 output, or over the int64 output itself) is read by etchpy.graph where a BFS
 runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
@@ -113,10 +120,15 @@ def row_stream_count(facts: tuple[str, int] | None = None) -> int:
     return 1 if zen(facts) else 4
 
 
+def hash_probe_lanes(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.hash_probe_lanes (< 2: one slot a step): 8 on AMD Zen."""
+    return 8 if zen(facts) else 0
+
+
 FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below),
-          ("row_stream_count", row_stream_count))
+          ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

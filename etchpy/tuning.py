@@ -36,7 +36,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, row_stream_count, bfs_narrow_levels and lazy_row_block_l2: the host's
+    run_mean_below, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
     value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -198,6 +198,7 @@ class Tuning:
     hash_workspace_dim: int = 1 << 22  # workspaces over larger dimensions are hash tables
     hash_initial: int = 256           # a hash workspace's first table size (a power of two)
     hash_output_initial: int = 8192   # a hash output's first table (slots, rounded up to a power of two; 0: hash_initial)
+    hash_probe_lanes: int = -1        # a hash probe's first slots compared at once: 8 (AVX-512), 4 (AVX2) (< 2: off; -1: the host's)
     initial_capacity: int = 1024      # first allocation of a sparse output's arrays
     first_capacity_limit: int = 1 << 24  # a larger bound is not trusted for the first allocation
     prefetch_distance: int = 16       # states ahead a gathered row is prefetched
@@ -348,7 +349,7 @@ FORCE = Tuning(
     piece_ahead=1, piece_short=1, row_block_min=0, window_walk_long=1,
     block_sizes=(1, 2, 3, 4), chunks_per_thread=1, thread_min_work=0, hash_workspace_dim=1 << 62,
     pull_alpha=1e9, pull_beta=1.0, rounds_above=1, bucket_count=1, scan_below=0, pull_measured=False,
-    flat_mask=16, row_stream_count=4)
+    flat_mask=16, row_stream_count=4, hash_probe_lanes=8)
 FORCE_HASH = FORCE.with_(hash_workspace_dim=0)
 FIXPOINT = DEFAULT.with_(run_ahead=128, run_short=1, run_long=1 << 62, run_min_entries=0)  # pagerank's C loop
 

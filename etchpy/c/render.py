@@ -16,7 +16,7 @@ from importlib import resources
 
 import numpy as np
 
-from .. import imp
+from .. import host_facts, imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from ..lower.schedule.fused_checks import ERROR_CODE
@@ -136,6 +136,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
                           for u in imp.statements(body)),
         uses_fill_hits=tuning.window_fill_lanes and _fills_hits(body),
         uses_kept=bool(kept_arrays(body)),
+        probe_lanes=_probe_lanes(tuning),
         seek_linear=tuning.seek_linear,
         huge_page=_c_bytes(tuning.huge_page_bytes),
         huge_page_text=_bytes_text(tuning.huge_page_bytes),
@@ -151,6 +152,15 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         sort_net=tuning.sort_net if tuning.rank_sort_max else 0,
         sort_place=bool(tuning.sort_place and tuning.rank_sort_max),
         net_widths=[(w, _net_steps(w)) for w in (16, 32) if w <= tuning.sort_net])
+
+
+def _probe_lanes(tuning: _tuning.Tuning) -> int:
+    """The slots ep_probe compares at once: the host's hash_probe_lanes (4 or 8;
+    0 for off, any value below 2)."""
+    lanes = host_facts.resolved(tuning).hash_probe_lanes
+    if lanes > 1 and lanes not in (4, 8):
+        raise ValueError(f"tuning.hash_probe_lanes must be 4 or 8 (or below 2: off), not {lanes}")
+    return lanes if lanes > 1 else 0
 
 
 def _net_steps(width: int) -> list[tuple[str, str]]:

@@ -114,6 +114,7 @@ def test_tuning_changes_lists_what_differs_from_the_default():
     host = [f"gather_from={host_facts.gather_from()}",
             f"gather_ragged_from={host_facts.gather_ragged_from()}",
             f"gather_from_far={host_facts.gather_from_far()}",
+            f"hash_probe_lanes={host_facts.hash_probe_lanes()}",
             f"prefetch_values_from={host_facts.prefetch_values_from()}",
             f"row_stream_count={host_facts.row_stream_count()}",
             f"run_mean_below={host_facts.run_mean_below()}"]
