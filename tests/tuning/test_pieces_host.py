@@ -1,6 +1,8 @@
 """The host's facts on the counted pieces of block lists and bands
-(lower/schedule/pieces.py): Tuning.sum_lanes (16; 4 on AMD Zen 3/4). Every
-setting gives the dense product; the C shows which ran."""
+(lower/schedule/pieces.py, prefetch.py): Tuning.sum_lanes (16; 4 on AMD Zen
+3/4) and Tuning.run_mean_below reaching a block list's and a uniform band's
+rows (their entries counted as pos[seg[rows]] and rows · width). Every setting
+gives the dense product; the C shows which ran."""
 import numpy as np
 import pytest
 
@@ -49,3 +51,28 @@ def test_the_lanes_each_setting_gives_the_dense_product():
     for fmt in ("blocks", "uniform_band", "banded"):
         host = spmv(fmt).c_source
         assert ("acc_lane_15" in host) == (host_facts.sum_lanes() == 16), fmt
+
+
+@pytest.mark.parametrize("fmt, entries", [("blocks", "A_bpos1[A_bseg1[A_dim0]]"),
+                                          ("uniform_band", "(A_dim0 * A_ushape1[1])")])
+def test_run_mean_below_reaches_block_lists_and_uniform_bands(fmt, entries):
+    """With run_mean_below > 0 a block list's (or a uniform band's) rows prefetch
+    their runs only where their mean length, entries over rows, is below it: one
+    test on the level's entries against mean · rows; 0 keeps the old test on the
+    entries alone (Intel's C). With every run prefetched from the first entry
+    (run_min_entries=0), a block list's rows of a mean above and below the line
+    give the dense product."""
+    for mean in (0, 16):
+        kern = spmv(fmt, run_mean_below=mean, run_min_entries=0, piece_ahead=1, piece_short=1)
+        src = kern.c_source
+        if mean:
+            assert f"(uint64_t)({entries} - 0) < (uint64_t)(ep_max((16 * A_dim0), 0) - 0)" in src
+        else:
+            assert f"(0 <= {entries})" in src
+        if fmt != "blocks" or not mean:            # compiled: the new test, a block list's
+            continue
+        for h in (2, 12):                          # rows of about 5 and 25 entries
+            a = banded(80, h, h + mean)
+            v = np.random.default_rng(h).random(80)
+            np.testing.assert_allclose(kern(A=ep.Tensor.from_dense(a, fmt), x=v), a @ v,
+                                       rtol=1e-13)
