@@ -38,6 +38,13 @@ Zen (AVX-512 lanes, or AVX2's 4 where the build has no AVX-512), where the
 one-by-one loop's exit, taken or not by how full the table is, cost a probed
 vector 2-3x (docs/performance.md, "Hash probes in lanes on AMD Zen", session 58).
 
+`sum_lanes`, the accumulators of a band's or a block's run sum
+(lower/schedule/pieces.py: that many, then a quarter as many): 16 on Intel;
+4 on AMD Zen 4, where gcc leaves the 4-lane stage that follows a 16-lane one
+scalar, and the runs of 4 to 15 entries of block lists (d = 2..5) and bands of
+15 are summed there (docs/performance.md, "Sums of runs in four lanes on AMD
+Zen", session 58).
+
 `bfs_narrow_levels` (a BFS's walk over int32 levels widened into its int64
 output, or over the int64 output itself) is read by etchpy.graph where a BFS
 runs (`narrow_levels`), not by a kernel's passes, so it is in no kernel's key:
@@ -125,7 +132,15 @@ def hash_probe_lanes(facts: tuple[str, int] | None = None) -> int:
     return 8 if zen(facts) else 0
 
 
-FIELDS = (("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
+def sum_lanes(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.sum_lanes: 16 (four 4-wide vectors, then a quarter as
+    many); 4 on AMD Zen, where gcc, given a 16-lane stage first, leaves the
+    4-lane stage after it scalar, and runs of 4 to 15 entries (block lists of
+    d = 2..5, bands of 5 to 15) are summed by that stage."""
+    return 4 if zen(facts) else 16
+
+
+FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below),
           ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))

@@ -35,7 +35,7 @@ class Tuning:
     table gives each one's default, rule and measurement), in groups: switches
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
-    pieces are; -1 in gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
+    pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
     run_mean_below, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
     value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
@@ -171,7 +171,7 @@ class Tuning:
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
-    sum_lanes: int = 16               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one)
+    sum_lanes: int = -1               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one; -1: the host's)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
     saturated_block: int = 256        # saturated_sums' terms between its tests (< 1: off)
     band_widths: tuple = (3, 5, 7, 9)  # band_rows' widths fixed as constants, straight-line rows

@@ -109,7 +109,7 @@ def test_explain_shows_the_fields_that_differ_from_the_default():
     e = ep.sum(j, A[i, j] * x[j])
     # the default shows only the host's facts (etchpy.host_facts), resolved at compile time
     facts = repr(host_facts.resolved(tuning.DEFAULT))[len("Tuning("):-1]
-    assert facts.startswith("gather_from=")
+    assert facts.startswith("sum_lanes=")
     def flat(text):                                 # the banner wraps its lines at 76
         return " ".join(text.split())
     assert f"tuning: {facts} loop order:" in flat(ep.compile(e).explain())

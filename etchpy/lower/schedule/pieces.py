@@ -3,6 +3,7 @@
 inside a loop over the runs. The inner loop loads no coordinate and tests
 nothing but its counter. When it only adds up a leaf's values into one
 accumulator (an SpMV row), its sum is split over tuning.sum_lanes accumulators
+(-1: the host's, etchpy.host_facts)
 added together after, then what is left over a quarter as many, so that the
 adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
@@ -11,7 +12,7 @@ added straight-line instead, after one test of its length (the loop
 unrolled: the same result bit for bit)."""
 from __future__ import annotations
 
-from ... import imp, streams
+from ... import host_facts, imp, streams
 from ...imp import Assign, Const, Decl, Ring, Var, While, incr, lt, seq
 
 
@@ -22,7 +23,7 @@ def run(em, s, parts) -> imp.Stmt | None:
     pieces = s.facts.get(streams.Pieces)
     if pieces is None:
         return None
-    lanes = em.tuning.sum_lanes
+    lanes = host_facts.resolved(em.tuning).sum_lanes
     stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
     inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
                 While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),

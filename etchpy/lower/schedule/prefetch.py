@@ -123,16 +123,27 @@ def runs_wanted(s, least: int, tuning) -> imp.Expr:
 def large_runs(n, tuning) -> imp.Expr:
     """`run_min_entries <= n`, the level's entry count n (pos[parents]); with
     the host's tuning.run_mean_below > 0 (host_facts), and n read as
-    pos[parents], also n < run_mean_below · parents (rows of a shorter mean), as
-    one unsigned comparison: (uint64) (n - least) < (uint64) (max(mean ·
+    pos[parents] (or as `_parents` reads it), also n < run_mean_below ·
+    parents (rows of a shorter mean), as one unsigned comparison: (uint64) (n - least) < (uint64) (max(mean ·
     parents, least) - least), false when that range is empty. It reads only
     constants, n and parents: size_switch makes it once, before the loops."""
     least = Const(tuning.run_min_entries)
     mean = host_facts.resolved(tuning).run_mean_below
-    if mean <= 0 or not (isinstance(n, Load) and isinstance(n.index, Var)):
+    parents = _parents(n)
+    if mean <= 0 or parents is None:
         return imp.le(least, n)
-    most = imp.max_(Bin("*", Const(mean), n.index), least)
+    most = imp.max_(Bin("*", Const(mean), parents), least)
     return Bin("<u", Bin("-", n, least), Bin("-", most, least))
+
+
+def _parents(n) -> Var | None:
+    """The parents whose entries n counts, where n reads as pos[parents] (a
+    segment level, a banded level), pos[seg[parents]] (a block list: its runs'
+    positions) or parents · w (a uniform band: w entries a row); else None."""
+    match n:
+        case Load(_, Var() as p) | Load(_, Load(_, Var() as p)) | Bin("*", Var() as p, _):
+            return p
+    return None
 
 
 def run_loop(em, s, parts) -> imp.Stmt | None:
