@@ -75,6 +75,7 @@ PARTS = ("einsum", "matvec", "spmv", "spmv32", "coo", "cg", "checks", "checks2",
 
 
 CLOCKS = ("cpu", "wall")     # alternate_clocks' pair, in its order
+_run = {"clock": "wall"}     # the clock of the run main() is making (--cpu)
 
 
 def alternate(fns, seconds: float, most: int = 20000, clock: str | None = None) -> list[float]:
@@ -83,9 +84,6 @@ def alternate(fns, seconds: float, most: int = 20000, clock: str | None = None) 
     where `clock` (default: the run's, main's --cpu) is "cpu"."""
     at = CLOCKS.index(clock or _run["clock"])
     return [pair[at] for pair in alternate_clocks(fns, seconds, most)]
-
-
-_run = {"clock": "wall"}     # the clock of the run main() is making (--cpu)
 
 
 def cycling(pool):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
-import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,18 +20,7 @@ import scipy.sparse as sp
 os.environ.setdefault("ETCHPY_CACHE_DIR", tempfile.mkdtemp(prefix="etchpy-listed-"))
 import etchpy as ep  # noqa: E402
 from etchpy.lower.target import OUTPUTS  # noqa: E402
-
-
-def _medians(f, g, reps):
-    a, b = [], []
-    for _ in range(reps):
-        t = time.thread_time()
-        f()
-        a.append(time.thread_time() - t)
-        t = time.thread_time()
-        g()
-        b.append(time.thread_time() - t)
-    return float(np.median(a)), float(np.median(b))
+from bench.timing import paired_medians  # noqa: E402
 
 
 def _records_kernel(expr, **kw):
@@ -71,7 +59,7 @@ def main(argv=None):
         for a, b in zip(x.levels, y.levels):
             assert all(np.array_equal(a[r], b[r]) for r in a)
         assert np.array_equal(x.vals, y.vals)
-        a, b = _medians(lambda: listed(**given), lambda: records(**given), args.reps)
+        a, b = paired_medians(lambda: listed(**given), lambda: records(**given), args.reps)
         print(f"{name:28s} nnz {x.nnz:8d}  listed {a * 1e3:8.3f} ms  records {b * 1e3:8.3f} ms"
               f"  records/listed {b / a:5.2f}")
 

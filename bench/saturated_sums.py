@@ -9,23 +9,12 @@ frontier sizes; each answer checked against numpy first."""
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
 import etchpy as ep
 
-
-def _medians(f, g, reps):
-    a, b = [], []
-    for _ in range(reps):
-        t = time.thread_time()
-        f()
-        a.append(time.thread_time() - t)
-        t = time.thread_time()
-        g()
-        b.append(time.thread_time() - t)
-    return float(np.median(a)), float(np.median(b))
+from bench.timing import paired_medians
 
 
 def main(argv=None):
@@ -47,7 +36,7 @@ def main(argv=None):
         want = (m if frontier is None else m & given["x"]).any(1)
         kon, koff = (ep.compile(e, semiring="boolean", tuning=t) for t in (on, off))
         assert np.array_equal(kon(**given), want) and np.array_equal(koff(**given), want)
-        a, b = _medians(lambda: kon(**given), lambda: koff(**given), args.reps)
+        a, b = paired_medians(lambda: kon(**given), lambda: koff(**given), args.reps)
         print(f"{name:28s} on {a * 1e3:8.3f} ms  off {b * 1e3:8.3f} ms  off/on {b / a:6.2f}")
 
 

@@ -114,3 +114,17 @@ def fmt_ratio(r) -> str:
     if r is None:
         return "—"
     return f"{r:.2f}" if r >= 0.1 else f"{r:.2g}"
+
+
+def paired_medians(f, g, reps: int) -> tuple[float, float]:
+    """(median thread CPU seconds of f, of g) over `reps` rounds, f and g called
+    in turn in each round."""
+    a, b = [], []
+    for _ in range(reps):
+        t = time.thread_time()
+        f()
+        a.append(time.thread_time() - t)
+        t = time.thread_time()
+        g()
+        b.append(time.thread_time() - t)
+    return float(np.median(a)), float(np.median(b))
