@@ -110,12 +110,13 @@ def relation(columns: Mapping[str, object], keys: Sequence[str], *, values=None,
 def _one_structure(tensors: list, names: list, name: str) -> list:
     """The tensors over the first one's index arrays (the same objects), so that
     comparing two value columns finds them aligned by identity, in O(1)
-    (runtime.predicates). A last level that merges equal neighbouring values
-    (run lengths) gives each column its own structure: InputError where two
-    differ, since their values do not lie over one structure."""
+    (runtime.predicates). Other levels' structures are the codes' alone, equal
+    by construction; a last level that merges equal neighbouring values (run
+    lengths: Format.writes_runs) gives each column its own, compared here:
+    InputError where two differ, since their values do not lie over one."""
     first = tensors[0]
     for t, v in zip(tensors[1:], names[1:]):
-        if t.levels is not first.levels and not _same_levels(t.levels, first.levels):
+        if first.format.writes_runs and not _same_levels(t.levels, first.levels):
             raise InputError(
                 f"relation {name!r}: its last level ({first.format.levels[-1]}) "
                 f"merges equal neighbouring values, and the value columns {names[0]!r} "
