@@ -62,6 +62,14 @@ def dag_cost(eg: EGraph, root: int, choice: dict) -> float:
         todo.extend(node[2])
     return total
 
+
+def term_dag_cost(eg: EGraph, e: Expr) -> float:
+    """The DAG cost of expression e as written (each distinct subterm once) under
+    eg's semiring and statistics (optimizer.optimize.cost, the sketch searches)."""
+    g = EGraph(eg.sr, eg.stats)
+    r = g.add_expr(e)
+    return dag_cost(g, r, {c: next(iter(ns)) for c, ns in g.classes.items()})
+
 # -- greedy -----------------------------------------------------------------------
 
 
@@ -78,25 +86,28 @@ def best_costs(eg: EGraph) -> dict:
 def _greedy(eg: EGraph):
     best: dict[int, float] = {c: math.inf for c in eg.classes}
     choice: dict[int, tuple] = {}
-    find = eg.find
-    rows = []
-    for c, ns in eg.classes.items():
-        for n in ns:
-            own = node_cost(eg, n)
-            if own != math.inf:           # |i| nodes are never chosen
-                rows.append((c, n, own, tuple({find(k): None for k in n[2]})))
-    rows.sort(key=lambda r: r[0])       # children are mostly older classes: few passes
+    rows = sorted(((c, n) for c, ns in eg.classes.items() for n in ns), key=lambda r: r[0])
+    greedy(rows, {n: node_cost(eg, n) for _, n in rows}, eg.find, best.__getitem__, best, choice)
+    return best, choice
+
+
+def greedy(rows, own: dict, find, price, best: dict, choice: dict) -> None:
+    """The least tree cost per class of `rows` [(class, node)] (children are mostly
+    older classes: sorted by class, few passes), a bottom-up fixpoint over node
+    costs `own`, into `best` and `choice` (which hold the other classes' already;
+    a repeated operand class counted once; an operand class k costs price(k));
+    |i| nodes (cost ∞) are never chosen. Shared with optimizer.sketch.match."""
+    work = [(c, n, own[n], tuple({find(k): None for k in n[2]}))
+            for c, n in rows if own[n] != math.inf]
     changed = True
     while changed:
         changed = False
-        for c, n, own, kids in rows:
-            cost = own
+        for c, n, cost, kids in work:
             for k in kids:
-                cost += best[k]
-            if cost < best[c]:
+                cost += price(k)
+            if cost < best.get(c, math.inf):
                 best[c], choice[c] = cost, n
                 changed = True
-    return best, choice
 
 def alternatives(eg: EGraph, root: int, choice: dict, per_class: int = 3,
                  most: int = 8, best: dict | None = None) -> list[dict]:

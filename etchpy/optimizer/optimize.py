@@ -46,7 +46,7 @@ from ..settings import LIMITS
 from ..tuning import DEFAULT, Saturation, Tuning, of as tuning_of
 from .egraph import EGraph
 from .extract import (alternatives, best_costs, dag_cost, extract_exact, extract_greedy,
-                      ties, to_expr)
+                      term_dag_cost, ties, to_expr)
 from .ra import canonical, equivalent, from_ra, to_ra
 from .rules import RULES_BY_NAME, rules_for
 from .saturate import saturate
@@ -157,9 +157,7 @@ def saturation_limits(tuning=None, limits=None) -> Saturation:
 def cost(expr, *, semiring=None, dims=None, nnz=None) -> float:
     """Estimated work of `expr` as written (shared subexpressions counted once)."""
     expr = as_expr(expr)
-    eg = EGraph(_semiring(expr, semiring), Stats(dims, nnz))
-    root = eg.add_expr(expr)
-    return dag_cost(eg, root, {c: next(iter(ns)) for c, ns in eg.classes.items()})
+    return term_dag_cost(EGraph(_semiring(expr, semiring), Stats(dims, nnz)), expr)
 
 
 def remembered(expr: Expr, semiring: Semiring, tuning: Tuning, options: dict) -> Optimized:

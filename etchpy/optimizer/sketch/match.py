@@ -33,7 +33,7 @@ import math
 
 from ...expr.nodes import Expr
 from ..egraph import EGraph
-from ..extract import build_node, node_cost, to_expr
+from ..extract import build_node, greedy, node_cost, to_expr
 from .language import Contains, Either, Hole, Materialised, Op, Sketch, SumOf, Tensor, walk
 from ...plan.cost import base_name
 
@@ -119,7 +119,7 @@ class SketchMatch:
             for part in self.parts.values():
                 part.pop(c, None)
         price = self._price
-        _greedy_own(self.rows, self.own, find, price, self.best, self.choice)
+        greedy(self.rows, self.own, find, price, self.best, self.choice)
         for _, n in self.rows:
             self.base[n] = self.own[n] + _total(price(find(k)) for k in n[2])
         holes = self.table[id(HOLE)]
@@ -342,24 +342,6 @@ def _chosen_classes(eg: EGraph, c: int, choice: dict, out: set) -> None:
         if k not in out or k == c:
             out.add(k)
             todo.extend(x for x in choice[k][2] if eg.find(x) not in out)
-
-
-def _greedy_own(rows, own: dict, find, price, best: dict, choice: dict) -> None:
-    """optimizer.extract's greedy extraction (least tree cost per class, a repeated
-    operand class counted once) over node costs already computed, for the classes
-    of `rows`; `best` holds the other classes' costs already; an operand class k
-    costs price(k) (its best, or less for a class already paid for)."""
-    work = [(c, n, own[n], tuple({find(k): None for k in n[2]}))
-            for c, n in rows if own[n] != math.inf]
-    changed = True
-    while changed:
-        changed = False
-        for c, n, cost, kids in work:
-            for k in kids:
-                cost += price(k)
-            if cost < best.get(c, math.inf):
-                best[c], choice[c] = cost, n
-                changed = True
 
 
 def _keep(d: dict, mask: int, cost: float, plan: tuple) -> None:

@@ -34,7 +34,7 @@ from ...plan.cost import Stats
 from ...semiring import Semiring
 from ...tuning import Saturation
 from ..egraph import EGraph
-from ..extract import dag_cost
+from ..extract import term_dag_cost
 from ..rules import rules_for
 from ..saturate import saturate
 from .language import Sketch, as_sketch
@@ -146,14 +146,6 @@ def shared_extract(eg: EGraph, s: Sketch, root: int, m: SketchMatch,
             break
         best, best_cost, used = other, other_cost, again
     return best
-
-
-def term_dag_cost(eg: EGraph, e: Expr) -> float:
-    """The DAG cost of expression e (optimizer.optimize.cost) under eg's semiring
-    and statistics: each distinct subterm once."""
-    g = EGraph(eg.sr, eg.stats)
-    r = g.add_expr(e)
-    return dag_cost(g, r, {c: next(iter(ns)) for c, ns in g.classes.items()})
 
 
 def _unsatisfied(k: int, s: Sketch, m: SketchMatch, st) -> str:
