@@ -2,7 +2,7 @@
 count (26,043 lines of `find etchpy formats -name '*.py' | xargs cat | wc -l`,
 commit b830918e, 2026-11-28) split by commit into issue 41's own work and the rest:
 
-    python -m bench.size41 [--list] [--base COMMIT] [--head COMMIT]
+    python -m bench.size41 [--list] [--code] [--base COMMIT] [--head COMMIT]
 
 Each commit without merges in base..head is charged its own net .py lines under
 etchpy/ and formats/ (git log --numstat: added - deleted). A commit is issue 41's
@@ -11,10 +11,13 @@ deliverables, whose messages name the work, not the issue: read off `git log`);
 RULE_41 lists commits that brought other issues' features under 41's counters
 (shown apart, charged to neither). What merges changed themselves (conflict
 resolutions) is the difference between the whole diff and the commits' sum.
+--code splits issue 41's lines into code and prose: docstrings, comments and
+blank lines (`code_lines`, each changed file before and after the commit).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 import subprocess
 
@@ -93,6 +96,30 @@ def commits(base: str, head: str) -> list[tuple[str, str, int]]:
     return [tuple(c) for c in out]
 
 
+def code_lines(text: str) -> int:
+    """The lines of a python source that are not blank, a comment or in a docstring."""
+    lines = text.splitlines()
+    if not lines:
+        return 0
+    prose = {i for i, line in enumerate(lines, 1) if line.strip()[:1] in ("", "#")}
+    for node in ast.walk(ast.parse(text)):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            prose.update(range(body[0].lineno, body[0].end_lineno + 1))
+    return len(lines) - len(prose)
+
+
+def code_net(h: str) -> int:
+    """Commit h's net code lines (code_lines) in its .py files under PATHS."""
+    files = _git("diff", "--no-renames", "--name-only", f"{h}^", h, "--", *PATHS).split()
+    at = lambda rev, f: subprocess.run(["git", "show", f"{rev}:{f}"], capture_output=True,  # noqa: E731
+                                       text=True).stdout
+    return sum(code_lines(at(h, f)) - code_lines(at(f"{h}^", f)) for f in files
+               if f.endswith(".py"))
+
+
 def kind(h: str, message: str) -> str:
     if any(h.startswith(k) for k in ISSUE_41) or re.search(r"issue 41\b", message, re.I):
         return "41"
@@ -104,16 +131,20 @@ def main(argv=None) -> None:
     ap.add_argument("--base", default=BASE)
     ap.add_argument("--head", default="HEAD")
     ap.add_argument("--list", action="store_true", help="print each of issue 41's commits")
+    ap.add_argument("--code", action="store_true", help="split issue 41's lines: code, prose")
     args = ap.parse_args(argv)
     base, head = lines_at(args.base), lines_at(args.head)
     sums = {"41": 0, "rule": 0, "other": 0}
     n = {"41": 0, "rule": 0, "other": 0}
+    code = 0
     for h, subject, net in commits(args.base, args.head):
         k = kind(h, _git("show", "-s", "--format=%B", h))
         sums[k] += net
         n[k] += 1
+        mine = code_net(h) if args.code and k == "41" else None
+        code += mine or 0
         if args.list and k != "other":
-            print(f"{k:5} {net:+6d} {h} {subject[:90]}")
+            print(f"{k:5} {net:+6d} {'' if mine is None else f'code {mine:+5d} '}{h} {subject[:90]}")
     merges = head - base - sum(sums.values())
     print(f"base {args.base}: {base} lines; head {args.head}: {head} ({head - base:+d})")
     print(f"issue 41's commits ({n['41']}): {sums['41']:+d}")
@@ -122,6 +153,9 @@ def main(argv=None) -> None:
     print(f"merges' own changes: {merges:+d}")
     print(f"with issue 41 alone: {base + sums['41']} (base {base}, "
           f"{'below' if sums['41'] < 0 else 'above'} it by {abs(sums['41'])})")
+    if args.code:
+        print(f"issue 41's {sums['41']:+d}: code {code:+d}, docstrings, comments and blank "
+              f"lines {sums['41'] - code:+d}")
 
 
 if __name__ == "__main__":

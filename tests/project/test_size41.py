@@ -31,3 +31,11 @@ def test_a_commit_is_charged_its_net_python_lines(monkeypatch):
     (h, subject, net), = size41.commits("7e2a74cb~1", "7e2a74cb")
     assert h.startswith("7e2a74cb") and "kernel store" in subject
     assert net == size41.lines_at("7e2a74cb") - size41.lines_at("7e2a74cb~1")
+
+
+def test_code_lines_leave_out_docstrings_comments_and_blank_lines():
+    text = ('"""A module.\n\nIts doc."""\nimport os\n\n\n# a comment\n'
+            'def f(x):\n    """Its doc."""\n    return x  # kept: code\n\n\n'
+            'class C:\n    """One\n    two."""\n    y = "not a docstring"\n')
+    assert size41.code_lines(text) == 5       # import, def, return, class, y
+    assert size41.code_lines("") == 0
