@@ -1,4 +1,6 @@
 import os
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -61,3 +63,47 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session):
+    _rewrite_a_share(session.config)
+
+
+def _rewrite_a_share(config):
+    """Under pytest-xdist every worker imports every test module, and pytest rewrites
+    each one's asserts (most of its collection's CPU time) unless its __pycache__
+    holds the rewritten code already. Worker n of N first rewrites and
+    writes every N-th of the test files it was given, so that the others find the
+    code written: the suite's files are rewritten about once instead of once per
+    worker. The code is pytest's own (its import checks each file against its
+    source as usual); without the private functions, or where no bytecode is
+    written, each worker rewrites what it imports, as before."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if (not worker.startswith("gw") or count < 2 or sys.dont_write_bytecode
+            or config.getoption("assertmode") != "rewrite"):
+        return
+    try:
+        from _pytest.assertion import rewrite
+        state = config.stash[rewrite.assertstate_key]
+        tail, read, make, write = (rewrite.PYC_TAIL, rewrite._read_pyc,
+                                   rewrite._rewrite_test, rewrite._write_pyc)
+    except (ImportError, AttributeError, KeyError):
+        return
+    files = set()
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0])
+        if path.is_dir():      # not under hidden directories (a venv, say)
+            files.update(f for f in path.rglob("test_*.py")
+                         if not any(p.startswith(".") for p in f.relative_to(path).parts))
+        elif path.name.startswith("test_"):
+            files.add(path)
+    for fn in sorted(files)[int(worker[2:]) % count::count]:
+        pyc = rewrite.get_cache_dir(fn) / (fn.name[:-3] + tail)
+        try:
+            if read(fn, pyc, state.trace) is None and rewrite.try_makedirs(pyc.parent):
+                source_hash, code = make(fn, config)
+                write(state, code, source_hash, pyc)
+        except (OSError, SyntaxError):
+            continue          # the import reports it as it would have
