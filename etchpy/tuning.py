@@ -135,6 +135,7 @@ class Tuning:
                                       # whole, the window a test per coordinate (streams.window)
     window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
     window_fill_lanes: bool = True    # ... window_blocks' fill in AVX-512 lanes, hits compressed
+    bool_product_min: bool = True     # a boolean product of n factors as the bytes' unsigned minimum, one test
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
                                       # a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a

@@ -20,8 +20,8 @@ from .. import host_facts, imp
 from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from ..lower.schedule.fused_checks import ERROR_CODE
+from . import bool_product, walks
 from .prototype import CParam, CSource, Prototype, prototype
-from . import walks
 from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 
 __all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CParam", "Prototype"]
@@ -62,7 +62,8 @@ def render(prog: Program, semiring, *, name: str, idx_type: str = "int64_t",
                fp_contract=tuning.fp_contract and _contracts(prog, semiring),
                include_header=include_header, refuses=bool(prog.refuse_above),
                checks=error is not None, check_code=ERROR_CODE,
-               helpers=fb.helpers, **_helper_switches(prog.body, tuning))
+               helpers=fb.helpers, **_helper_switches(prog.body, tuning),
+               uses_and_min=bool_product.uses(semiring, tuning, prog.body))
     t = templates()
     c = t.get_template("kernel.c.j2").render(
         prototype=proto.render("ep_idx_t", "ep_val_t"), body=body, **env)

@@ -26,7 +26,7 @@ from ..imp import (Accum, Alloc, Assign, Bin, Bit, Block, Break, Comment, Const,
                    ForSorted, GatherPick, GatherSum, Gemm, If, Load, LocalArray, Move, Not,
                    Opaque, ParallelFor, Prefetch, Probe, Reserve, Ring, Seek, Select, Seq, SetBit,
                    ShortIntersect, Store, Var, While)
-from . import fixpoint, gemm, parallel, sorted_walk, walks
+from . import bool_product, fixpoint, gemm, parallel, sorted_walk, walks
 
 INDENT = "    "
 
@@ -305,6 +305,8 @@ class FunctionBody:
                 return maps.render(op, e(a), e(b), self.sr.dtype)
             case Ring("repeat", a, n):      # the n-fold ⊕ (Semiring.repeat)
                 return f"({self.sr.repeat.render(e(a), e(n))})"
+            case Ring("mul", a, b) if bool_product.applies(self.sr, self.tuning):
+                return bool_product.render(self, x, e)
             case Ring(op, a, b):
                 fn = self.sr.add if op == "add" else self.sr.mul
                 return f"({fn.render(e(a), e(b))})"
