@@ -13,7 +13,7 @@ unrolled: the same result bit for bit)."""
 from __future__ import annotations
 
 from ... import host_facts, imp, streams
-from ...imp import Assign, Const, Decl, Ring, Var, While, incr, lt, seq
+from ...imp import Assign, Bin, Const, Decl, Ring, Var, While, incr, lt, seq
 
 
 def run(em, s, parts) -> imp.Stmt | None:
@@ -25,13 +25,35 @@ def run(em, s, parts) -> imp.Stmt | None:
         return None
     lanes = host_facts.resolved(em.tuning).sum_lanes
     stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
-    inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
-                While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
-                                   incr(pieces.counter))))
-    inner = short_sum(em, s, parts, pieces, inner)
-    if pieces.advance == imp.SKIP:          # one piece
+    split = [split_sum(em, s, parts, pieces, n) for n in stages]
+    plain = While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
+                               incr(pieces.counter)))
+    inner = short_sum(em, s, parts, pieces, seq(*split, plain))
+    short = short_mean(em.tuning, pieces)
+    if pieces.advance == imp.SKIP:          # one piece (a band): its plain loop
+        flat = short_sum(em, s, parts, pieces, plain)
+    else:                                   # the stream's own loop, no loop a piece
+        inner = While(s.valid, seq(inner, pieces.advance))
+        flat = parts.step(s, s.next, parts.on_ready)
+    if short is None or all(x == imp.SKIP for x in split):
         return seq(parts.init, inner)
-    return seq(parts.init, While(s.valid, seq(inner, pieces.advance)))
+    return seq(parts.init, imp.If(short, flat, inner))
+
+
+def short_mean(tuning, pieces) -> imp.Expr | None:
+    """`total < short_mean · count` (Pieces.sizes): the level's mean piece is
+    shorter than tuning.short_mean states. Its pieces are then walked as the
+    stream's own flat loop (a test of the piece's end at each state), with no
+    per-piece stages: on pieces of a few states (a block list of 2×2 blocks, runs
+    of 6) their tests and sums cost more than the adds they overlap, and a
+    row's values are prefetched once (prefetch.prefetch_runs) as a csr row's
+    are (docs/performance.md, "Short blocks"). The test reads only the level's
+    counts: size_switch makes it once, before the loops. None when
+    tuning.short_mean is 0 or the sizes are unknown."""
+    if tuning.short_mean <= 0 or not pieces.sizes:
+        return None
+    total, count = pieces.sizes
+    return lt(total, Bin("*", Const(tuning.short_mean), count))
 
 
 def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
@@ -84,3 +106,4 @@ def _summed(stmt):
         case Assign(acc, Ring("add", Var(a), v)) if a == acc and acc not in imp.names_used(v):
             return acc, v
     return None
+
