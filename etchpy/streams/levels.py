@@ -269,7 +269,7 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
                   valid=lt(cv, ev), index=cv, ready=TRUE, value=value,
                   next=seq(incr(c), If(le(ev, cv), advance)), skip=skip,
                   search="blocks: jump to the block, then within it",
-                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance, _sizes(n, True)),
+                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance, _sizes(n)),
                                  runs))
 
 
@@ -297,19 +297,15 @@ def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
                   index=cv, ready=TRUE, value=value, next=incr(c),
                   skip=skip, search="jump (a band)",
                   facts=Facts.of(Counter(c, lo, hi, fixed), Most(Bin("-", ev, cv)),
-                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP, _sizes(n, False)),
-                                 runs))
+                                 Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP), runs))
 
 
-def _sizes(n: imp.Expr | None, blocks: bool) -> tuple:
-    """Pieces.sizes of a level of n positions: (n, its pieces), a block list's n
-    read as pos[seg[parents]] (its pieces seg[parents]), a band's as pos[parents]
-    or parents · w (a piece a parent); () where n is unknown."""
+def _sizes(n: imp.Expr | None) -> tuple:
+    """Pieces.sizes of a block list of n positions: (n, its blocks), n read as
+    pos[seg[parents]] and its blocks seg[parents]; () where n is unknown."""
     match n:
-        case Load(_, Load() as count) if blocks:
+        case Load(_, Load() as count):
             return (n, count)
-        case Load(_, Var() as parents) | Bin("*", Var() as parents, _) if not blocks:
-            return (n, parents)
     return ()
 
 

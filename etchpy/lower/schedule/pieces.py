@@ -9,7 +9,8 @@ adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
 proofs_notes/levels.md). A piece of exactly tuning.short_pieces states is
 added straight-line instead, after one test of its length (the loop
-unrolled: the same result bit for bit)."""
+unrolled: the same result bit for bit). A block list whose mean block is
+shorter than tuning.short_mean is walked flat instead (`short_mean`)."""
 from __future__ import annotations
 
 from ... import host_facts, imp, streams
@@ -29,27 +30,27 @@ def run(em, s, parts) -> imp.Stmt | None:
     plain = While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
                                incr(pieces.counter)))
     inner = short_sum(em, s, parts, pieces, seq(*split, plain))
+    if pieces.advance == imp.SKIP:          # one piece
+        return seq(parts.init, inner)
+    inner = While(s.valid, seq(inner, pieces.advance))
     short = short_mean(em.tuning, pieces)
-    if pieces.advance == imp.SKIP:          # one piece (a band): its plain loop
-        flat = short_sum(em, s, parts, pieces, plain)
-    else:                                   # the stream's own loop, no loop a piece
-        inner = While(s.valid, seq(inner, pieces.advance))
-        flat = parts.step(s, s.next, parts.on_ready)
     if short is None or all(x == imp.SKIP for x in split):
         return seq(parts.init, inner)
-    return seq(parts.init, imp.If(short, flat, inner))
+    return seq(parts.init, imp.If(short, parts.step(s, s.next, parts.on_ready), inner))
 
 
 def short_mean(tuning, pieces) -> imp.Expr | None:
-    """`total < short_mean · count` (Pieces.sizes): the level's mean piece is
-    shorter than tuning.short_mean states. Its pieces are then walked as the
-    stream's own flat loop (a test of the piece's end at each state), with no
-    per-piece stages: on pieces of a few states (a block list of 2×2 blocks, runs
-    of 6) their tests and sums cost more than the adds they overlap, and a
-    row's values are prefetched once (prefetch.prefetch_runs) as a csr row's
-    are (docs/performance.md, "Short blocks"). The test reads only the level's
-    counts: size_switch makes it once, before the loops. None when
-    tuning.short_mean is 0 or the sizes are unknown."""
+    """`total < short_mean · count` (Pieces.sizes, several pieces a parent: a
+    block list): the level's mean piece is shorter than tuning.short_mean
+    states. Its rows are then walked as the stream's own flat loop (a test of
+    the piece's end at each state), with no loop a piece and no lanes: on
+    pieces of a few states (a block list of 2×2 blocks, runs of 6) their tests
+    and sums cost more than the adds they overlap, and a row's values are
+    prefetched once (prefetch.prefetch_runs) as a csr row's are
+    (docs/performance.md, "Short blocks walked flat"). A band (one piece a row)
+    keeps its lanes: its plain loop measured slower on short rows. The test
+    reads only the level's counts: size_switch makes it once, before the
+    loops. None when tuning.short_mean is 0 or the sizes are unknown."""
     if tuning.short_mean <= 0 or not pieces.sizes:
         return None
     total, count = pieces.sizes

@@ -1,11 +1,10 @@
-"""Short pieces walked flat (Tuning.short_mean, lower/schedule/pieces.py
-`short_mean`): where a level read as pieces has a mean piece shorter than
-short_mean states (its positions < short_mean · its pieces), a block list's row
-is walked as the stream's own loop (no loop per block, no lanes) and a band's
-row as its plain loop; the test is made once, before the loops (size_switch).
-The flat walk adds in the loop's order, so it gives the bits of `pieces=False`
-(blocks) or `sum_lanes=1` (bands); longer pieces keep the lanes
-(proofs_notes/levels.md, "Short pieces walked flat")."""
+"""Short blocks walked flat (Tuning.short_mean, lower/schedule/pieces.py
+`short_mean`): where a block list's mean block is shorter than short_mean
+entries (its positions < short_mean · its blocks), its rows are walked as the
+stream's own loop (no loop per block, no lanes); the test is made once, before
+the loops (size_switch). The flat walk adds in the loop's order, so it gives
+the bits of `pieces=False`; longer blocks, and bands, keep the lanes
+(proofs_notes/levels.md, "Short blocks walked flat")."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -50,28 +49,31 @@ def test_short_blocks_walk_flat(d):
     t = ep.Tensor.from_scipy(m, "blocks")
     v = rng.random(m.shape[0]) - 0.5
     on, off = spmv("blocks"), spmv("blocks", short_mean=0)
-    src = on.c_source
-    assert TEST in src and TEST not in off.c_source
-    assert src.index(TEST) < src.index("while (i_c < dim_i)")       # made once
+    assert TEST in on.c_source and TEST not in off.c_source
+    for mean in (16, 0):          # made once, before the rows; also where the
+        src = spmv("blocks", run_mean_below=mean).c_source    # prefetch's is a size test
+        assert src.index(TEST) < src.index("while (i_c < dim_i)")
     got = on(A=t, x=v)
     np.testing.assert_allclose(got, m @ v, rtol=1e-12, atol=1e-12)
     same = spmv("blocks", pieces=False) if d < 3 else off
     assert np.array_equal(got, same(A=t, x=v))
 
 
-def test_short_bands_take_the_plain_loop():
-    """A banded level of rows of 5 (mean < 8): the plain loop's bits (sum_lanes=1),
-    rows of exactly 3 still straight-line; a band of 9 keeps its lanes."""
+def test_bands_keep_their_lanes():
+    """A band is one piece a row: rows of 5 keep the lanes (no test in the C, the
+    bits of short_mean=0): a band's plain loop measured slower on short rows."""
     rng = np.random.default_rng(5)
-    for offsets, plain in (((-2, -1, 0, 1, 2), True), (tuple(range(-4, 5)), False)):
-        m = sp.diags([rng.random(300 - abs(o)) - 0.5 for o in offsets], offsets,
-                     shape=(300, 300)).tocsr()
-        t = ep.Tensor.from_scipy(m, "banded")
+    offsets = (-2, -1, 0, 1, 2)
+    m = sp.diags([rng.random(300 - abs(o)) - 0.5 for o in offsets], offsets,
+                 shape=(300, 300)).tocsr()
+    for fmt in ("banded", "uniform_band"):
+        t = ep.Tensor.from_scipy(m, fmt)
         v = rng.random(300) - 0.5
-        got = spmv("banded")(A=t, x=v)
+        on = spmv(fmt)
+        assert "8 * " not in on.c_source
+        got = on(A=t, x=v)
         np.testing.assert_allclose(got, m @ v, rtol=1e-12, atol=1e-12)
-        ref = spmv("banded", sum_lanes=1) if plain else spmv("banded", short_mean=0)
-        assert np.array_equal(got, ref(A=t, x=v))
+        assert np.array_equal(got, spmv(fmt, short_mean=0)(A=t, x=v))
 
 
 def test_blocks_past_the_test_read_in_bounds():
