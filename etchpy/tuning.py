@@ -174,6 +174,7 @@ class Tuning:
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = -1               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one; -1: the host's)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
+    short_mean: int = 8               # ... a block list of a shorter mean block (positions / blocks) walked flat, its rows prefetched once (0: off)
     saturated_block: int = 256        # saturated_sums' terms between its tests (< 1: off)
     band_widths: tuple = (3, 5, 7, 9)  # band_rows' widths fixed as constants, straight-line rows
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)

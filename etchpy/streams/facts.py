@@ -199,13 +199,12 @@ class Scatter(Fact):
     at a time (Entries, run = q + 1), each level below it having one child per
     parent position (formats.level one_per_parent), so that its position is q.
     The stream's loop is `while (q < end)` with `q := q + 1` as its last
-    statement; q runs over the segment pos[0] .. pos[1] of `pos`, all the
-    input's positions; entry q's coordinate at storage level m is crds[m][q],
-    below the C size dims[m], and its value is vals[q]. Set by the entries
-    split from the Entries fact that carries it; a loop built from the stream's
-    own fields says so (imp.While.walk): a kernel may check the coordinates
-    where it reads them (lower.schedule.coo_checks) when the input was bound
-    without its full check."""
+    statement; q runs over the segment pos[0] .. pos[1] of `pos`, all the input's
+    positions; entry q's coordinate at level m is crds[m][q], below the C size
+    dims[m], and its value is vals[q]. Set by the entries split from the Entries
+    fact that carries it; a loop built from the stream's own fields says so
+    (imp.While.walk): a kernel may check the coordinates where it reads them
+    (lower.schedule.coo_checks) when the input was bound without its full check."""
 
     tensor: str
     q: str
@@ -247,13 +246,15 @@ class Pieces(Fact):
     is `counter := counter + 1; if counter >= end: advance`, and `advance`
     either starts the next piece (counter < end again) or leaves counter >= end
     for good; `index` and `value` read the counter and state that only
-    `advance` and `init` write. Lowering may run each piece as its own counted
-    loop: `while counter < end { while counter < end { ready code; counter++ };
-    advance }` visits the same states in the same order."""
+    `advance` and `init` write. Lowering may run each piece as its own counted loop:
+    `while counter < end { while counter < end { ready code; counter++ }; advance }`
+    visits the same states in the same order. `sizes`: (the level's positions, its
+    pieces), fixed for the call, where its parents are visited in order, else ()."""
 
     counter: str
     end: str
     advance: imp.Stmt
+    sizes: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -331,8 +332,7 @@ class Block:
 @dataclass(frozen=True)
 class Extent(Hint):
     """The number of states left, read right after init (a segment's end − start).
-    Chooses merge or leapfrog and whether a segment prefetches; any value
-    gives the same result."""
+    Chooses merge or leapfrog and whether a segment prefetches; any value does."""
 
     n: imp.Expr
 

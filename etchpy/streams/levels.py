@@ -269,7 +269,8 @@ def blocks_level(names, var, first: str, pos: str, start: imp.Expr, end: imp.Exp
                   valid=lt(cv, ev), index=cv, ready=TRUE, value=value,
                   next=seq(incr(c), If(le(ev, cv), advance)), skip=skip,
                   search="blocks: jump to the block, then within it",
-                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance), runs))
+                  facts=Facts.of(Most(left), Extent(left), Pieces(c, e, advance, _sizes(n)),
+                                 runs))
 
 
 def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
@@ -297,6 +298,15 @@ def band_level(names, var, lo: imp.Expr, hi: imp.Expr, at: imp.Expr, child,
                   skip=skip, search="jump (a band)",
                   facts=Facts.of(Counter(c, lo, hi, fixed), Most(Bin("-", ev, cv)),
                                  Extent(Bin("-", ev, cv)), Pieces(c, e, imp.SKIP), runs))
+
+
+def _sizes(n: imp.Expr | None) -> tuple:
+    """Pieces.sizes of a block list of n positions: (n, its blocks), n read as
+    pos[seg[parents]] and its blocks seg[parents]; () where n is unknown."""
+    match n:
+        case Load(_, Load() as count):
+            return (n, count)
+    return ()
 
 
 def _length(pos: str, b: imp.Expr) -> imp.Expr:

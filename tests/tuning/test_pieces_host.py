@@ -63,7 +63,8 @@ def test_run_mean_below_reaches_block_lists_and_uniform_bands(fmt, entries):
     (run_min_entries=0), a block list's rows of a mean above and below the line
     give the dense product."""
     for mean in (0, 16):
-        kern = spmv(fmt, run_mean_below=mean, run_min_entries=0, piece_ahead=1, piece_short=1)
+        kern = spmv(fmt, run_mean_below=mean, run_min_entries=0, piece_ahead=1, piece_short=1,
+                    short_mean=0)         # (short blocks prefetch at any mean)
         src = kern.c_source
         if mean:
             assert f"(uint64_t)({entries} - 0) < (uint64_t)(ep_max((16 * A_dim0), 0) - 0)" in src

@@ -9,11 +9,12 @@ adds do not wait on one another
 (floats: the sum is reassociated, so it may round differently;
 proofs_notes/levels.md). A piece of exactly tuning.short_pieces states is
 added straight-line instead, after one test of its length (the loop
-unrolled: the same result bit for bit)."""
+unrolled: the same result bit for bit). A block list whose mean block is
+shorter than tuning.short_mean is walked flat instead (`short_mean`)."""
 from __future__ import annotations
 
 from ... import host_facts, imp, streams
-from ...imp import Assign, Const, Decl, Ring, Var, While, incr, lt, seq
+from ...imp import Assign, Bin, Const, Decl, Ring, Var, While, incr, lt, seq
 
 
 def run(em, s, parts) -> imp.Stmt | None:
@@ -25,13 +26,35 @@ def run(em, s, parts) -> imp.Stmt | None:
         return None
     lanes = host_facts.resolved(em.tuning).sum_lanes
     stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
-    inner = seq(*[split_sum(em, s, parts, pieces, n) for n in stages],
-                While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
-                                   incr(pieces.counter))))
-    inner = short_sum(em, s, parts, pieces, inner)
+    split = [split_sum(em, s, parts, pieces, n) for n in stages]
+    plain = While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
+                               incr(pieces.counter)))
+    inner = short_sum(em, s, parts, pieces, seq(*split, plain))
     if pieces.advance == imp.SKIP:          # one piece
         return seq(parts.init, inner)
-    return seq(parts.init, While(s.valid, seq(inner, pieces.advance)))
+    inner = While(s.valid, seq(inner, pieces.advance))
+    short = short_mean(em.tuning, pieces)
+    if short is None or all(x == imp.SKIP for x in split):
+        return seq(parts.init, inner)
+    return seq(parts.init, imp.If(short, parts.step(s, s.next, parts.on_ready), inner))
+
+
+def short_mean(tuning, pieces) -> imp.Expr | None:
+    """`total < short_mean · count` (Pieces.sizes, several pieces a parent: a
+    block list): the level's mean piece is shorter than tuning.short_mean
+    states. Its rows are then walked as the stream's own flat loop (a test of
+    the piece's end at each state), with no loop a piece and no lanes: on
+    pieces of a few states (a block list of 2×2 blocks, runs of 6) their tests
+    and sums cost more than the adds they overlap, and a row's values are
+    prefetched once (prefetch.prefetch_runs) as a csr row's are
+    (docs/performance.md, "Short blocks walked flat"). A band (one piece a row)
+    keeps its lanes: its plain loop measured slower on short rows. The test
+    reads only the level's counts: size_switch makes it once, before the
+    loops. None when tuning.short_mean is 0 or the sizes are unknown."""
+    if tuning.short_mean <= 0 or not pieces.sizes:
+        return None
+    total, count = pieces.sizes
+    return lt(total, Bin("*", Const(tuning.short_mean), count))
 
 
 def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
@@ -84,3 +107,4 @@ def _summed(stmt):
         case Assign(acc, Ring("add", Var(a), v)) if a == acc and acc not in imp.names_used(v):
             return acc, v
     return None
+

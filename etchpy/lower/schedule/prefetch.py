@@ -7,6 +7,7 @@ import functools
 from dataclasses import replace
 
 from ... import host_facts, imp, streams
+from . import pieces
 from ...imp import ONE, ZERO, Assign, Bin, Const, Decl, If, Load, Var, While, lt, seq
 
 
@@ -125,7 +126,9 @@ def large_runs(n, tuning) -> imp.Expr:
     the host's tuning.run_mean_below > 0 (host_facts), and n read as
     pos[parents] (or as `_parents` reads it), also n < run_mean_below ·
     parents (rows of a shorter mean), as one unsigned comparison: (uint64) (n - least) < (uint64) (max(mean ·
-    parents, least) - least), false when that range is empty. It reads only
+    parents, least) - least), false when that range is empty; a block list's
+    rows at any mean where its mean block is shorter than tuning.short_mean
+    (n < short_mean · seg[parents] too: pieces.short_mean). It reads only
     constants, n and parents: size_switch makes it once, before the loops."""
     least = Const(tuning.run_min_entries)
     mean = host_facts.resolved(tuning).run_mean_below
@@ -133,6 +136,9 @@ def large_runs(n, tuning) -> imp.Expr:
     if mean <= 0 or parents is None:
         return imp.le(least, n)
     most = imp.max_(Bin("*", Const(mean), parents), least)
+    match n:       # a block list's (pos[seg[parents]]) of short blocks: any row
+        case Load(_, Load() as blocks) if tuning.short_mean > 0:
+            most = imp.max_(most, Bin("*", Const(tuning.short_mean), blocks))
     return Bin("<u", Bin("-", n, least), Bin("-", most, least))
 
 
@@ -175,7 +181,8 @@ def prefetch_runs(s, tuning, names=None, start=False) -> imp.Stmt:
     past the position (up to 8 · tuning.run_lines of them) it prefetches the
     first (clamped to one past the end) and, in a run of more than 8, every
     8th after it below the end: one per 64-byte line of 8-byte values (a line
-    the last one misses is the next run's first)."""
+    the last one misses is the next run's first); where its mean piece is short
+    (pieces.short_mean: walked flat), one prefetch of each, as a segment's."""
     runs = s.facts.get(streams.Runs)
     if runs is None:
         return imp.SKIP
@@ -183,10 +190,12 @@ def prefetch_runs(s, tuning, names=None, start=False) -> imp.Stmt:
     arrays, n = runs.arrays, runs.n
     at = imp.min_(imp.add(here, Const(tuning.run_ahead)), n)
     extent = s.facts.get(streams.Extent)
+    if tuning.prefetch_past and start:    # not clamped (imp.Prefetch.ahead)
+        single = seq(*(imp.Prefetch(a, here, ahead=tuning.run_ahead) for a in arrays))
+    else:
+        single = seq(*(imp.Prefetch(a, at) for a in arrays))
     if names is None or tuning.run_lines <= 1 or streams.Pieces not in s.facts or extent is None:
-        if tuning.prefetch_past and start:    # not clamped (imp.Prefetch.ahead)
-            return seq(*(imp.Prefetch(a, here, ahead=tuning.run_ahead) for a in arrays))
-        return seq(*(imp.Prefetch(a, at) for a in arrays))
+        return single
     k, end = names.fresh(f"{s.var}_pf"), names.fresh(f"{s.var}_pf_end")
     at = imp.add(here, Const(tuning.piece_ahead))
     span = imp.min_(extent.n, Const(8 * tuning.run_lines))
@@ -195,7 +204,11 @@ def prefetch_runs(s, tuning, names=None, start=False) -> imp.Stmt:
                Decl(end, "index", imp.min_(imp.add(at, span), n)),
                While(lt(Var(k), Var(end)), seq(*(imp.Prefetch(a, Var(k)) for a in arrays),
                                                Assign(k, imp.add(Var(k), Const(8))))))
-    return seq(first, If(lt(Const(8), extent.n), rest))
+    lines = seq(first, If(lt(Const(8), extent.n), rest))
+    short = pieces.short_mean(tuning, s.facts.get(streams.Pieces))
+    if short is None:
+        return lines
+    return If(short, single, lines)      # short pieces walked flat: one per row, as csr's
 
 
 def runs_read(s, on_ready: imp.Stmt, tuning):

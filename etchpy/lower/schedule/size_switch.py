@@ -38,12 +38,40 @@ def run(prog, tuning):
     if not tuning.size_switch:
         return prog
     counts = {Load(lv.pos, Var(lv.parents)) for lv in candidates(prog).values()}
+    blocks = block_counts(prog)
+    counts |= blocks
     found = size_tests(prog.body, counts)
+    segs = {c.index for c in blocks}        # a block list's blocks, seg[parents]
+    found.sort(key=lambda t: not (_holds_count(t.a, blocks) and _holds_count(t.b, segs)))
     if not found or sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit:
         return prog
     test = found[0]
     stmts = imp.seq_parts(prog.body)
     return replace(prog, body=Seq(tuple(_switched(s, test, counts) for s in stmts)))
+
+
+def block_counts(prog) -> set:
+    """The entry counts pos[seg[parents]] of block lists (formats.blocks) read in
+    `prog`'s tests, pos and seg input arrays, parents a dimension: validated with
+    the input before the call (seg has parents + 1 entries, pos seg[parents] + 1),
+    so read in bounds before any loop. A test of a block list's mean block (its
+    entries against its blocks: pieces.short_mean) is switched before the others:
+    it picks the rows' whole loop, a prefetch test only hints."""
+    arrays = {p.name for p in prog.params if p.kind == "in_array"}
+    dims = {p.name for p in prog.params if p.kind == "dim"}
+    found = set()
+
+    def visit(e):
+        match e:
+            case Load(str() as pos, Load(str() as seg, Var(d))) if (
+                    pos in arrays and seg in arrays and d in dims):
+                found.add(e)
+        if not isinstance(e, (Var, Const, Load)):
+            imp.map_parts(e, lambda c: (visit(c), c)[1])
+    for node in imp.statements(prog.body):
+        if isinstance(node, If):
+            visit(node.cond)
+    return found
 
 
 def _switched(stmt, test, counts):
