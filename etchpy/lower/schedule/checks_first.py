@@ -7,8 +7,8 @@ first (segment_checks._scan calls `range_scan`). fused_checks.fuse applies it.
 from __future__ import annotations
 
 from ... import host_facts, imp
-from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, ParallelFor, Prefetch, Select, Var,
-                    While, lt, seq)
+from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, Opaque, ParallelFor, Prefetch, Ring,
+                    Select, Var, While, lt, seq)
 
 
 def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
@@ -90,7 +90,6 @@ def long_rows(loop, lvs, first, now, tuning):
     least = host.check_first_from
     if least <= 0 or tuning.check_first_near or isinstance(loop, ParallelFor):
         return None
-    from .gather_sums import gathered       # (gather_sums imports fused_checks)
     stmts = list(imp.statements(loop))
     short = 0 < host.run_mean_below <= least
     for lv in lvs:
@@ -101,4 +100,32 @@ def long_rows(loop, lvs, first, now, tuning):
                 for s in stmts):
             parents = Var(lv.parents)
             return Bin("<=", Bin("*", Const(least), parents), Load(lv.pos, parents))
+    return None
+
+
+def gathered(loop: While, crd: str, vals: str):
+    """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
+    dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque
+    marks around it), else None (gather_sums' walk; here for long_rows, since
+    gather_sums imports fused_checks, which imports this module)."""
+    match loop.cond:
+        case Bin("<", Var(q), Var(e)):
+            pass
+        case _:
+            return None
+    stmts = [s for s in imp.seq_parts(loop.body)
+             if not isinstance(s, (Opaque, Prefetch))]
+    if len(stmts) != 2 or stmts[1] != imp.incr(q):
+        return None
+    match stmts[0]:
+        case Assign(acc, Ring("add", Var(a), Ring("mul", x, y))) if a == acc and acc != q:
+            pass
+        case _:
+            return None
+    at = Var(q)
+    for value, gather in ((x, y), (y, x)):
+        match value, gather:
+            case Load(v, i), Load(dense, Load(c, j)) if (
+                    v == vals and c == crd and i == at and j == at and dense not in (vals, crd)):
+                return acc, q, e, dense
     return None
