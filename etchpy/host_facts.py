@@ -24,6 +24,13 @@ golden files; the vendor and family do not. The values were measured
 that; on AMD Zen 3/4 (family 25) from rows of about 24, far or not, and ragged
 ones (scikit-fem meshes' rows) from a mean of about 36 (session 56).
 
+`check_first_from`, the mean row length (entries over rows, exact, tested once
+a call) from which a checked SpMV's near scalar rows are tested a block at a
+time before their walks instead of clamped (lower/schedule/checks_first.py,
+long_rows): 0 (off, Intel's C unchanged) on Intel; 20 on AMD Zen 4, where
+tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
+(docs/performance.md, sessions 58 and 59).
+
 `row_stream_count`, the interleaved streams in which a dense output's rows over
 bands or block lists run (lower/schedule/row_streams.py; band_rows' fixed-width
 rows take Tuning.band_row_streams, 4 on every host): 4 on Intel (session 53);
@@ -121,6 +128,13 @@ def run_mean_below(facts: tuple[str, int] | None = None) -> int:
     return 16 if zen(facts) else 0
 
 
+def check_first_from(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.check_first_from (0: off): 20 on AMD Zen, whose scalar
+    walks of rows of about 25 entries run 7-8% faster tested before their block
+    than clamped, where rows of 5-12 run slower (session 58 and 59)."""
+    return 20 if zen(facts) else 0
+
+
 def row_stream_count(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.row_stream_count (< 2: rows one by one): 1 on AMD Zen,
     whose prefetchers follow one stream of band or block rows faster than four."""
@@ -142,7 +156,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
-          ("run_mean_below", run_mean_below),
+          ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
           ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 

@@ -36,7 +36,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
+    run_mean_below, check_first_from, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
     value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -101,6 +101,7 @@ class Tuning:
     check_after: bool = True          # ... and their coordinates after each block (no count)
     check_first: bool = True          # ... a full loop's: before each block (read unclamped)
     check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
+    check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
     check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)

@@ -6,9 +6,9 @@ first (segment_checks._scan calls `range_scan`). fused_checks.fuse applies it.
 """
 from __future__ import annotations
 
-from ... import imp
-from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, ParallelFor, Prefetch, Select, Var,
-                    While, lt, seq)
+from ... import host_facts, imp
+from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, Opaque, ParallelFor, Prefetch, Ring,
+                    Select, Var, While, lt, seq)
 
 
 def inputs(ahead, early, nan, merged, tuning) -> frozenset[str]:
@@ -70,3 +70,62 @@ def range_scan(c, ev, lv, bad: str, names, base: str):
                                      Assign(k, Bin("+", kv, Const(1))))),
         Assign(bad, Bin("|", Var(bad), Bin("|", lt(Var(least), Const(0)),
                                            Bin("<=", Var(lv.dim), Var(most))))))
+
+
+def long_rows(loop, lvs, first, now, tuning):
+    """The Imp condition on which the call tests the serial near rows' scalar
+    walks of a level of `lvs` (`loop` a full loop over its parents, no SIMD
+    lanes, not a far copy: `now` lacks it) before each block instead of
+    clamping them, where they are gathered sums (gather_sums.gathered: an
+    SpMV's rows; a csc input's scattered columns were not measured): its rows'
+    mean length (entries over rows, pos[parents] / parents, exact) at least
+    Tuning.check_first_from (the host's at -1; 0: never); None where nothing qualifies, where check_first_near already
+    tests every loop first, for a loop split across threads, or for a copy
+    whose rows prefetch their own arrays where only rows of a mean below
+    run_mean_below <= check_first_from reach it (prefetch.runs_wanted: the
+    test could not hold there). Either arm is sound alone
+    (proofs_notes/validation.md, "Near rows checked first by their mean
+    length"): the mean only picks one."""
+    host = host_facts.resolved(tuning)
+    least = host.check_first_from
+    if least <= 0 or tuning.check_first_near or isinstance(loop, ParallelFor):
+        return None
+    stmts = list(imp.statements(loop))
+    short = 0 < host.run_mean_below <= least
+    for lv in lvs:
+        sums = any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in stmts)
+        if sums and lv.tensor in first and lv.tensor not in now and not any(
+                isinstance(s, GatherSum) and s.crd == lv.crd
+                or short and isinstance(s, Prefetch) and s.array == lv.crd
+                for s in stmts):
+            parents = Var(lv.parents)
+            return Bin("<=", Bin("*", Const(least), parents), Load(lv.pos, parents))
+    return None
+
+
+def gathered(loop: While, crd: str, vals: str):
+    """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
+    dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque
+    marks around it), else None (gather_sums' walk; here for long_rows, since
+    gather_sums imports fused_checks, which imports this module)."""
+    match loop.cond:
+        case Bin("<", Var(q), Var(e)):
+            pass
+        case _:
+            return None
+    stmts = [s for s in imp.seq_parts(loop.body)
+             if not isinstance(s, (Opaque, Prefetch))]
+    if len(stmts) != 2 or stmts[1] != imp.incr(q):
+        return None
+    match stmts[0]:
+        case Assign(acc, Ring("add", Var(a), Ring("mul", x, y))) if a == acc and acc != q:
+            pass
+        case _:
+            return None
+    at = Var(q)
+    for value, gather in ((x, y), (y, x)):
+        match value, gather:
+            case Load(v, i), Load(dense, Load(c, j)) if (
+                    v == vals and c == crd and i == at and j == at and dense not in (vals, crd)):
+                return acc, q, e, dense
+    return None

@@ -239,18 +239,27 @@ def _blocks(body, ahead, after, first, err: str, names, tuning):
     loops checks_first.unclamped takes, their coordinates too; or, where
     tuning.check_rows holds and row_checks.takes it, each row testing its own
     segment as it opens (row_checks.row_loop)."""
-    for loop, lvs, off in ahead:
-        within, now = checks_first.unclamped(loop, lvs, first, lambda n, lv: _rewrite(
-            n, replace(lv, ahead=True, first=True), err, names), tuning.check_first_near)
-        if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
-            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
-            continue
-        body = _replace_loop(body, loop, segment_checks.block_loop(
+    def blocked(loop, lvs, within, now, off):
+        return segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
                      for lv in lvs], err, ERROR_CODE,
             tuning.check_first_block if now else tuning.check_block, names,
             tuning.chunks_per_thread * (loop.threads if isinstance(loop, ParallelFor) else 1),
-            off, tuning.prefetch and not tuning.met_prefetch))   # else met_prefetch hints
+            off, tuning.prefetch and not tuning.met_prefetch)   # else met_prefetch hints
+
+    def unclamp(n, lv):
+        return _rewrite(n, replace(lv, ahead=True, first=True), err, names)
+
+    for loop, lvs, off in ahead:
+        within, now = checks_first.unclamped(loop, lvs, first, unclamp, tuning.check_first_near)
+        if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
+            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
+            continue
+        new = blocked(loop, lvs, within, now, off)
+        if (long := checks_first.long_rows(loop, lvs, first, now, tuning)) is not None:
+            tested, them = checks_first.unclamped(loop, lvs, first, unclamp, True)
+            new = If(long, blocked(loop, lvs, tested, them, off), new)   # by the rows' mean
+        body = _replace_loop(body, loop, new)
     return body
 
 

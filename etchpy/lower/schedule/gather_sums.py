@@ -22,6 +22,7 @@ import numpy as np
 from ... import host_facts, imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
                     While, or_, seq)
+from .checks_first import gathered
 from .fused_checks import candidates, program_names
 
 
@@ -92,30 +93,3 @@ def rewrite_gathered(node, lv, change):
         other = None if node.else_ is None else rewrite_gathered(node.else_, lv, change)
         return replace(node, then=rewrite_gathered(node.then, lv, change), else_=other)
     return node
-
-
-def gathered(loop: While, crd: str, vals: str):
-    """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
-    dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque
-    marks around it), else None."""
-    match loop.cond:
-        case Bin("<", Var(q), Var(e)):
-            pass
-        case _:
-            return None
-    stmts = [s for s in imp.seq_parts(loop.body)
-             if not isinstance(s, (Opaque, Prefetch))]
-    if len(stmts) != 2 or stmts[1] != imp.incr(q):
-        return None
-    match stmts[0]:
-        case Assign(acc, Ring("add", Var(a), Ring("mul", x, y))) if a == acc and acc != q:
-            pass
-        case _:
-            return None
-    at = Var(q)
-    for value, gather in ((x, y), (y, x)):
-        match value, gather:
-            case Load(v, i), Load(dense, Load(c, j)) if (
-                    v == vals and c == crd and i == at and j == at and dense not in (vals, crd)):
-                return acc, q, e, dense
-    return None

@@ -5,9 +5,9 @@
  * threads:    1
  * formats:    A: csr, x: dense
  * output:     dense over (i)
- * tuning:     sum_lanes=16, gather_from=6, gather_ragged_from=0, gather_from_far=5,
- *             hash_probe_lanes=0, prefetch_values_from=0, row_stream_count=4,
- *             run_mean_below=0
+ * tuning:     check_first_from=0, sum_lanes=16, gather_from=6, gather_ragged_from=0,
+ *             gather_from_far=5, hash_probe_lanes=0, prefetch_values_from=0,
+ *             row_stream_count=4, run_mean_below=0
  * loop order: out over (i, j)
  */
 /* A floating multiply-add is one fused instruction where the target has it, as
@@ -309,6 +309,9 @@ static inline int ep_gather_max_out(ep_gather_max_t mx, int64_t dim)
 {
     return EP_GATHER_OUT8(mx, EP_GATHER_LIM(dim));
 }
+/* A chunk's coordinates in one register, loaded once: given the load, gcc reads
+ * crd again for the maximum and for the gather (three loads a chunk). */
+#define EP_GATHER_ONCE(c) __asm__("" : "+v"(c))
 static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
                                          const ep_val_t *restrict v,
                                          const ep_idx_t *restrict crd,
@@ -320,7 +323,8 @@ static inline ep_val_t ep_gather_clamped(ep_val_t acc, int64_t q, int64_t e,
     ep_gather_max_t most = *mx;
     EP_LANES s = EP_LANES_ZERO;
     for (; q + 8 <= e; q += 8) {
-        const __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        __typeof__(EP_GATHER_LOAD8(crd)) c = EP_GATHER_LOAD8(crd + q);
+        EP_GATHER_ONCE(c);
         most = EP_GATHER_MAXU(most, c);
         s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_XM(EP_GATHER_IN8(c, lim), c, x), s);
     }
