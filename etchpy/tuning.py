@@ -186,6 +186,9 @@ class Tuning:
     gather_from: int = -1             # ... real sums' rows of one length >= this (-1: the host's, host_facts)
     gather_ragged_from: int = -1      # ... ragged rows of a mean >= this (0: half of gather_from; -1: the host's)
     gather_from_far: int = -1         # ... gather_from where the far pick holds (0: gather_from; -1: the host's)
+    gather_ragged_far: int = 28       # ... gather_ragged_from where far_rows' pick holds, if below it (0: off)
+    gather_mild_far: int = 18         # ... and far ragged rows of a mean >= this (0: off) ...
+    gather_mild_spread: int = 4       # ... whose lengths' sd is <= their mean / this
     window_walk_long: int = 32        # window walks' longer segments narrowed by two searches
     window_walk_stop: int = 8         # longer segments of its sum search and stop (0: never)
     window_prefetch: int = 128        # ... its far gathers prefetched this many states ahead

@@ -133,8 +133,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         uses_gather_max=bool(lanes_maxima(body)),
         uses_gather_ext=any(isinstance(u, imp.GatherSum) and u.ops != ("+", "*")
                             for u in imp.statements(body)),
-        uses_far_pick=any(isinstance(u, imp.GatherPick) and u.crd is not None
-                          for u in imp.statements(body)),
+        **_picks(body),
         uses_fill_hits=tuning.window_fill_lanes and _fills_hits(body),
         uses_kept=bool(kept_arrays(body)),
         probe_lanes=_probe_lanes(tuning),
@@ -153,6 +152,13 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         sort_net=tuning.sort_net if tuning.rank_sort_max else 0,
         sort_place=bool(tuning.sort_place and tuning.rank_sort_max),
         net_widths=[(w, _net_steps(w)) for w in (16, 32) if w <= tuning.sort_net])
+
+
+def _picks(body) -> dict:
+    """Which pick helpers (imp.GatherPick) of kernel.c.j2 the program needs."""
+    picks = [u for u in imp.statements(body) if isinstance(u, imp.GatherPick)]
+    return dict(uses_gather_spread=any(u.rows_far and u.far_mild for u in picks),
+                uses_far_pick=any(u.crd is not None for u in picks))
 
 
 def _probe_lanes(tuning: _tuning.Tuning) -> int:

@@ -199,8 +199,13 @@ class FunctionBody:
                 return gemm.gemm(self, s, depth)
             case GatherSum():
                 return walks.gather_sum(self, s, depth, INDENT)
-            case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged):
+            case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged,
+                            rows_far, far_ragged, far_mild, far_spread):
                 least = f"{far} ? {far_least} : {least}" if far else least
+                wide = far_ragged or ragged
+                if rows_far and far_mild:
+                    wide = f"ep_gather_spread({pos}, {parents}, {wide}, {far_mild}, {far_spread})"
+                ragged = f"{rows_far} ? {wide} : {ragged}" if rows_far else ragged
                 return (f"{pad}const int64_t {var} = "
                         f"ep_gather_pick({pos}, {parents}, {least}, {ragged});")
             case GatherPick(var, pos, parents, crd, dim, share, least):

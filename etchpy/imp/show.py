@@ -98,9 +98,13 @@ def show(node, indent: int = 0) -> str:
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
             head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
-        case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged):
+        case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged, rows_far,
+                        far_ragged, far_mild, far_spread):
             least = f"{far} ? {far_least} : {least}" if far else least
             ragged = f", ragged from {ragged}" if ragged else ""
+            if rows_far:
+                ragged += (f"; if {rows_far}: ragged from {far_ragged or 'that'}, or "
+                           f"{far_mild or '∞'} when their spread ≤ 1/{far_spread}")
             return f"{pad}index {var} = gather pick({pos}[0..{parents}], from {least}{ragged});"
         case GatherPick(var, pos, parents, crd, dim, share, least):
             return (f"{pad}index {var} = far pick({pos}[0..{parents}], {crd}, {dim}, "

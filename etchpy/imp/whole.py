@@ -80,7 +80,11 @@ class GatherPick:
     coordinates; it reads pos and crd only inside pos[0] .. pos[parents]). The
     interpreter sets 1. Only speed depends on it. Without `crd`, with `far` (the
     variable of a far pick declared before it): rows of one length take the
-    lanes from `far_least` entries where that pick is set."""
+    lanes from `far_least` entries where that pick is set. With `rows_far` (a
+    far pick's variable, lower/schedule/far_rows.py): where that pick is set,
+    ragged rows take the lanes from a mean of `far_ragged` (0: `ragged`), and
+    from `far_mild` (0: not) when their lengths' standard deviation is at most
+    the mean / `far_spread` (C: ep_gather_spread)."""
     var: str
     pos: str
     parents: str
@@ -91,6 +95,10 @@ class GatherPick:
     far: str | None = None
     far_least: int = 0
     ragged: int = 0
+    rows_far: str | None = None
+    far_ragged: int = 0
+    far_mild: int = 0
+    far_spread: int = 4
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,9 @@ def test_the_resolved_value_is_in_the_key_and_the_c():
     kern = ep.compile(SPMV)
     ragged = host_facts.gather_ragged_from()
     assert (f"A_dim0, {host}, {ragged});" in kern.c_source
-            or f"? 5 : {host}, {ragged});" in kern.c_source)                  # `from`, ragged
+            or f"? 5 : {host}, {ragged});" in kern.c_source                   # `from`, ragged
+            or f"A_dim0, {host}, A_far_rows ? " in kern.c_source and f" : {ragged});" in
+            kern.c_source)                  # far ragged rows' own (tests/c/test_gather_mild.py)
     assert f"gather_from={host}" in kern.explain()
     assert f"gather_ragged_from={ragged}" in kern.explain()
     assert request_key(req) != request_key(make_request(SPMV, tuning={"gather_ragged_from": 99}))

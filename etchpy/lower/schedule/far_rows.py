@@ -47,7 +47,34 @@ def run(prog, semiring, tuning):
                                 max(1, tuning.prefetch_near_share), least))
     if not picks:
         return prog
-    return replace(prog, body=imp.seq(*picks, body))
+    return replace(prog, body=imp.seq(*picks, *_ragged_when_far(body, picks, tuning)))
+
+
+def _ragged_when_far(body, picks: list, tuning) -> tuple:
+    """body's statements, each lanes pick (gather_sums) of a level with a far
+    pick here taking ragged rows into the lanes where that pick is set
+    (imp.GatherPick.rows_far) from a mean of tuning.gather_ragged_far, and from
+    one of tuning.gather_mild_far when their lengths' standard deviation is at
+    most the mean / tuning.gather_mild_spread; each only when below the pick's
+    own ragged rule (gather_ragged_from; 0: half of its `least`), 0: off. Such
+    rows (random ones, meshes' P2 tetrahedra) gather from a dense operand of
+    run_far_bytes or more, past the first-level cache, where the scalar loop,
+    which mispredicts each ragged row's end, lost to the lanes on AMD Zen 4
+    (docs/performance.md, session 59); Intel's rule (half of gather_from) is
+    below both, so its C is unchanged."""
+    far = {p.pos: p.var for p in picks}
+
+    out = []
+    for s in imp.seq_parts(body):
+        if isinstance(s, GatherPick) and s.crd is None and s.pos in far and s.least > 0:
+            rule = s.ragged if s.ragged > 0 else (s.least + 1) // 2
+            ragged = tuning.gather_ragged_far if 0 < tuning.gather_ragged_far < rule else 0
+            mild = tuning.gather_mild_far if 0 < tuning.gather_mild_far < (ragged or rule) else 0
+            if ragged or mild:
+                s = replace(s, rows_far=far[s.pos], far_ragged=ragged, far_mild=mild,
+                            far_spread=max(1, tuning.gather_mild_spread))
+        out.append(s)
+    return tuple(out)
 
 
 def _row_starts(body, lv) -> list:

@@ -81,7 +81,8 @@ def test_the_pick_takes_real_rows_of_one_length_from_tuning_gather_from():
     intel = ep.Tuning(gather_from=6, gather_from_far=5, gather_ragged_from=0)  # host_facts' Intel
     assert "ep_gather_pick(A_pos1, A_dim0, A_far ? 5 : 6, 0);" in c_text(tuning=intel)  # far: gather_from_far
     assert "ep_gather_pick(A_pos1, A_dim0, 11, 30);" in c_text(
-        tuning=ep.Tuning(gather_from=11, gather_from_far=0, gather_ragged_from=30))
+        tuning=ep.Tuning(gather_from=11, gather_from_far=0, gather_ragged_from=30,
+                         gather_ragged_far=0, gather_mild_far=0))   # far ragged rows: off
     assert "ep_gather_pick(A_pos1, A_dim0, 0, 0);" in c_text(semiring="min_plus")  # chunk rule
     rng = np.random.default_rng(4)
     for length in (5, 6, 10):
