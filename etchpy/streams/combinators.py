@@ -30,7 +30,7 @@ from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, 
                     Walk, WindowWalk)
 from .hoist import Distinct, guard_product
 from .merged import Met, met, merged as merged_walks
-from .runs import has_runs, is_runs, join_runs, runs_product, zip_runs
+from .runs import LISTS, has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
 from .stream import Stream, Value, blocks_of, is_stream, most_bound
 from .window import Inside, intersect_inside
@@ -386,8 +386,8 @@ def contract(s: Value, var: str) -> Value:
     The run of every level is unchanged, so each keeps its facts about its run."""
     assert is_stream(s), f"no level {var} to contract"
     if s.var == var:
-        return s.derive(s.facts.keep(*RUN_FACTS), contracted=True)
-    return s.derive(s.facts.keep(*RUN_FACTS), value=contract(s.value, var))
+        return s.derive(s.facts.keep(*RUN_FACTS, *LISTS), contracted=True)
+    return s.derive(s.facts.keep(*RUN_FACTS, *LISTS), value=contract(s.value, var))
 
 
 def map_leaf(f: Callable[[imp.Expr], imp.Expr], s: Value) -> Value:

@@ -51,12 +51,54 @@ def runs_level(names, var, size: imp.Expr, ends: str, start: imp.Expr, end: imp.
         return seq(imp.While(and_(lt(cv, ev), le(ev, target)), seq(Assign(c, ev), advance)),
                    Assign(c, max_(cv, target)))
 
-    return Stream(var=var, state=tuple((x, "index") for x in (r, re, c, e)), init=init,
-                  valid=lt(cv, ev), index=cv, ready=imp.TRUE, value=child((rv, imp.add(rv, ONE))),
-                  next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
-                  search="runs: jump over whole runs, then within one",
-                  facts=Facts.of(Most(size), Extent(size), Pieces(c, e, advance), Flat(),
-                                 Covers() if starts is None else None))
+    s = Stream(var=var, state=tuple((x, "index") for x in (r, re, c, e)), init=init,
+               valid=lt(cv, ev), index=cv, ready=imp.TRUE, value=child((rv, imp.add(rv, ONE))),
+               next=seq(imp.incr(c), If(le(ev, cv), advance)), skip=skip,
+               search="runs: jump over whole runs, then within one",
+               facts=Facts.of(Most(size), Extent(size), Pieces(c, e, advance), Flat(),
+                              Covers() if starts is None else None))
+    if starts is not None:
+        return s
+    return s.derive(s.facts.add(DenseRuns(ends, start, end, r, size, built(s))))
+
+
+@dataclass(frozen=True, eq=False)
+class DenseRuns(Fact):
+    """The stream is runs_level's over a dense run list, as built (`made`): the
+    runs start..end-1 cover 0..size-1, run r ends at ends[r] and the state `run`
+    holds r. A pass that walks the runs itself (lower/schedule/run_lanes.py)
+    reads them here. Valid only on the very stream it was made for."""
+
+    ends: str
+    start: imp.Expr
+    end: imp.Expr
+    run: str
+    size: imp.Expr
+    made: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class Zipped(Fact):
+    """The stream is zip_runs of `operands`, as built (`made`). Valid only on
+    the very stream it was made for (`zipped_of`)."""
+
+    operands: tuple
+    made: tuple
+
+
+LISTS = (DenseRuns, Zipped)     # kept by a Σ (combinators.contract), as facts.RUN_FACTS
+
+
+def zipped_of(s: Stream) -> tuple | None:
+    """The DenseRuns facts of the two operands of s when s is a zip of two dense
+    run lists as built, none of them changed since; else None."""
+    z = s.facts.get(Zipped)
+    if z is None or not unchanged(z.made, s):
+        return None
+    lists = [o.facts.get(DenseRuns) for o in z.operands]
+    if any(f is None or not unchanged(f.made, o) for f, o in zip(lists, z.operands)):
+        return None
+    return tuple(lists)
 
 
 def is_runs(s) -> bool:
@@ -85,13 +127,14 @@ def zip_runs(names, a: Stream, b: Stream, combine) -> Stream:
         return seq(a.skip(t, rf), b.skip(t, rf), Assign(pa.counter, max_(ca, Var(pb.counter))),
                    Assign(pb.counter, ca), close)
 
-    return Stream(var=a.var, state=a.state + b.state + ((m, "index"),),
-                  init=seq(a.init, b.init, close), valid=lt(ca, mv), index=ca, ready=imp.TRUE,
-                  value=combine(a.value, b.value),
-                  next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
-                  search="runs with runs: one piece per overlap of their runs",
-                  facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
-                                                             Flat(), Covers()))
+    z = Stream(var=a.var, state=a.state + b.state + ((m, "index"),),
+               init=seq(a.init, b.init, close), valid=lt(ca, mv), index=ca, ready=imp.TRUE,
+               value=combine(a.value, b.value),
+               next=seq(imp.incr(pa.counter), If(le(mv, ca), advance)), skip=skip,
+               search="runs with runs: one piece per overlap of their runs",
+               facts=a.facts.keep(Most, Extent).add(Pieces(pa.counter, m, advance),
+                                                    Flat(), Covers()))
+    return z.derive(z.facts.add(Zipped((a, b), built(z))))
 
 
 def runs_product(names, a: Stream, b: Stream, combine, shifts: bool = False,

@@ -81,7 +81,7 @@ class Pass:
 
 from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, phases, pieces, prefetch,
-               row_blocks, row_streams, run_sums, saturated_sums, size_switch, thread_work, threads, unswitch,
+               row_blocks, row_streams, run_lanes, run_sums, saturated_sums, size_switch, thread_work, threads, unswitch,
                value_prefetch, window_blocks, window_walks)  # they need no name above
 
 PASSES = (
@@ -94,6 +94,7 @@ PASSES = (
     Pass("row blocks", "row_blocks", "step", row_blocks.run),
     Pass("band rows", "band_rows", "step", band_rows.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
+    Pass("run lanes", "runs", "step", run_lanes.run),              # and run_lanes >= 2
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("fixed coordinates", "fixed_coordinates", "loop", fixed_coordinates.run),
     Pass("window walks", "window_walk", "loop", window_walks.run),
