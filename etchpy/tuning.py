@@ -183,6 +183,7 @@ class Tuning:
     row_block_min: int = 512          # ... only where the rows' mean run and a block's shared columns are this long
     band_row_streams: int = 4         # band_rows' fixed-width rows in this many interleaved streams (< 2: off)
     run_lanes: int = 2                # a full Σ over a zip of two run lists a row: chunks of rows in this many lockstep lanes (< 2: off)
+    run_lanes_below: int = 48         # ... where the list of fewer runs has a mean run below this many cells (0: any)
     short_segment: int = 4            # entries of a short segment (the SIMD width)
     gather_from: int = -1             # ... real sums' rows of one length >= this (-1: the host's, host_facts)
     gather_ragged_from: int = -1      # ... ragged rows of a mean >= this (0: half of gather_from; -1: the host's)

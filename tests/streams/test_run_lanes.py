@@ -15,13 +15,13 @@ I, M = ep.tensor("I", 2, format="rle"), ep.tensor("M", 2, format="rle")
 LANES = "lanes in lockstep"
 
 
-def _runs(rng, shape, levels):
+def _runs(rng, shape, levels, longest=8):
     """An image of runs: random values held for random lengths along each row."""
     a = np.zeros(shape)
     for r in range(shape[0]):
         c = 0
         while c < shape[1]:
-            n = int(rng.integers(1, 9))
+            n = int(rng.integers(1, longest + 1))
             a[r, c:c + n] = rng.integers(0, levels)
             c += n
     return a
@@ -30,7 +30,7 @@ def _runs(rng, shape, levels):
 SHAPES = [(0, 5), (3, 0), (1, 1), (1, 7), (2, 9), (3, 4), (5, 33), (17, 40), (64, 3)]
 
 
-@pytest.mark.parametrize("lanes", [0, 2, 3])
+@pytest.mark.parametrize("lanes", [0, 3])
 def test_lanes_sum_the_products_and_sums_of_two_run_lists(lanes):
     tuning = {"run_lanes": lanes}
     prod = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]), tuning=tuning)
@@ -79,3 +79,17 @@ def test_lanes_add_in_floating_point_within_rounding():
     ta, tb = ep.Tensor.from_dense(a, "rle"), ep.Tensor.from_dense(b, "rle")
     k = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]))
     assert k(I=ta, M=tb) == pytest.approx(np.vdot(a, b), rel=1e-12)
+
+
+@pytest.mark.parametrize("below", [0, 48, 10**6])
+def test_long_runs_take_the_plain_loop_and_both_paths_agree(below):
+    """run_lanes_below: lanes only where the list of fewer runs has a mean run
+    below it (tested once a call); 0 takes the lanes with no test."""
+    k = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]), tuning={"run_lanes_below": below})
+    assert LANES in k.c_source
+    assert ("* 48)" in k.c_source) == (below == 48)
+    rng = np.random.default_rng(below % 97)
+    for longest in (4, 200):                 # mean runs about 2.5 and 100
+        a, b = _runs(rng, (7, 600), 5, longest), _runs(rng, (7, 600), 2, longest)
+        ta, tb = ep.Tensor.from_dense(a, "rle"), ep.Tensor.from_dense(b, "rle")
+        assert k(I=ta, M=tb) == np.vdot(a, b)

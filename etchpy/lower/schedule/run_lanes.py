@@ -17,6 +17,9 @@ first is not predictable on real images, and the loop with a branch a list
 paid a misprediction on most pieces. The lanes run in one loop while every
 lane has runs left, so their loads and adds overlap; then each lane's rest
 alone; then the lanes' sums are added in lane order into the accumulator.
+Where the runs are long (the list of fewer runs has a mean run of
+tuning.run_lanes_below cells or more, tested once a call) the branches of the
+plain loop are predicted and it runs instead.
 
 The sum is the plain loop's, taken in another order (one sum a lane): exact
 in a ring of integers or booleans, in floating point within rounding as
@@ -51,7 +54,16 @@ def run(em, s) -> imp.Stmt | None:
     state = {name for name, _ in s.state + z.state} | {c}
     if not imp.names_used(z.value) & state <= set(runs):
         return None
-    return _lanes(em, s, c, first, end, lists, lanes)
+    lanes_code = _lanes(em, s, c, first, end, lists, lanes)
+    below = em.tuning.run_lanes_below
+    if below < 1:
+        return lanes_code
+    a, b = lists
+    cells = imp.mul(imp.Bin("max", Bin("-", end, first), ZERO), a.size)
+    fewer = min_(Bin("-", _at(a.start, c, end), _at(a.start, c, first)),
+                 Bin("-", _at(b.start, c, end), _at(b.start, c, first)))
+    return imp.If(lt(cells, imp.mul(fewer, Const(below))), lanes_code,
+                  Block(em.emit(s, em.top())))
 
 
 def _rows_follow(f, c: str) -> bool:
