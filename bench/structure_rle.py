@@ -12,6 +12,8 @@ outside the timing (`ep.Tensor.from_dense(img, "rle")`, time printed).
 
 rowsum   Σ_j I[i,j]                    vs img.sum(axis=1)
 masked   Σ_ij I[i,j]·M[i,j]            vs the faster of np.vdot(img, mask) and (img*mask).sum()
+masked / lanes off  the same kernel against itself with Tuning(run_lanes=0) (its rows
+                                          one by one, a branch a list: beside)
 blend    I[i,j] + M[i,j], output="rle" vs img + mask (written as runs, one per overlap:
                                           the blend of run-length images is one)
 blend dense  the same into a dense output, beside (no target: it stores every
@@ -88,6 +90,7 @@ def cases(mp, rounds, clock=alternating_medians):
     I, M = ep.tensor("I", 2, format="rle"), ep.tensor("M", 2, format="rle")
     rowsum = ep.compile(ep.sum(j, I[i, j]))
     masked = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]))
+    masked_off = ep.compile(ep.sum((i, j), I[i, j] * M[i, j]), tuning={"run_lanes": 0})
     blend = ep.compile(I[i, j] + M[i, j])
     blend_rle = ep.compile(I[i, j] + M[i, j], output="rle")
     b = ep.indices("b")[0]
@@ -107,9 +110,10 @@ def cases(mp, rounds, clock=alternating_medians):
         reps = (-(-img.shape[0] // grey.shape[0]), -(-img.shape[1] // grey.shape[1]))
         g = np.ascontiguousarray(np.tile(grey, reps)[:img.shape[0], :img.shape[1]])
         gt, _ = _packed(g)
-        yield f"masked  {head}", _best_peer(clock(
-            [lambda: masked(I=gt, M=t), lambda: np.vdot(g, img), lambda: (g * img).sum()],
-            rounds))
+        meds = clock([lambda: masked(I=gt, M=t), lambda: np.vdot(g, img),
+                      lambda: (g * img).sum(), lambda: masked_off(I=gt, M=t)], rounds)
+        yield f"masked  {head}", _best_peer(meds[:3])
+        yield f"masked  {head} / lanes off", [meds[0], meds[3]], BESIDE
         assert np.array_equal(blend_rle(I=gt, M=t).to_dense(), g + img)
         meds = clock([lambda: blend(I=gt, M=t), lambda: blend_rle(I=gt, M=t),
                                     lambda: g + img], rounds)
