@@ -106,6 +106,7 @@ class Tuning:
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
+    merge_bounds_ahead: bool = False  # ... its segments' bounds a block of rows ahead (check_block), not per row
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates

@@ -75,6 +75,8 @@ class Level:
     first: bool = False     # its coordinates tested before each block (lower.schedule.checks_first)
     met: bool = False       # read by intersections (met_checks): their seeks and short
                             # intersections move its q inside its segments
+    stepped: bool = False   # with `merged`: checked in a union's steps (merge_steps), only
+                            # its segments' bounds ahead of each block (no coordinate scan)
 
 
 def candidates(prog) -> dict[str, Level]:
@@ -205,15 +207,19 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
                and np.dtype(semiring.dtype).kind == "f")
     nan = frozenset(lv.tensor for lv in levels if refuses and reads_every_value(prog, lv.tensor))
     err = (names := program_names(prog)).fresh("input_error")
-    body = merge_steps.rewrite(unnarrowed(prog.body), stepped, err, ERROR_CODE, names)
-    planned = segment_checks.plan(replace(prog, body=body), levels + merged) \
+    steps = [Level(n, w.pos, w.crd, w.vals, w.dim, w.parents, merged=True, stepped=True)
+             for n, (w, *_) in sorted(stepped.items()) if n not in fused]
+    steps = merge_steps.bounds_ahead(prog, steps, tuning)       # their bounds: a block ahead
+    body = merge_steps.rewrite(unnarrowed(prog.body), stepped, err, ERROR_CODE, names,
+                               frozenset(lv.tensor for lv in steps))
+    planned = segment_checks.plan(replace(prog, body=body), levels + merged + steps) \
         if tuning.check_block > 0 else []
     ahead = [a for a in planned if a[2] is None or tuning.check_windows]
     skipped = {lv.tensor for loop, lvs, off in planned if off is not None
                and not tuning.check_windows for lv in lvs}   # some segments opened unchecked
     early = {lv.tensor for loop, lvs, off in ahead for lv in lvs} - skipped
     after = _after(ahead, early, nan, tuning)
-    first = checks_first.inputs(ahead, early, nan, merged, tuning)
+    first = checks_first.inputs(ahead, early, nan, merged + steps, tuning)
     body = _blocks(body, ahead, after, first, err, names, tuning)
     bad, once = names.fresh("input_bad"), tuning.check_count_once   # (lanes: their maximum)
     for lv in levels:

@@ -26,7 +26,10 @@ while every j so far is at least 0, prev is in [-1, 2^63) and j - prev - 1 in
 The steps run on what they read: a bad coordinate is only stored into the
 output, which the kernel drops when it returns the error code (the runtime
 then checks the input in full and raises an InputError naming it, or
-canonicalises it). A merge used any other way keeps merge_checks' checks.
+canonicalises it). A merge used any other way keeps merge_checks' checks. Where a full loop over
+the parents opens every segment of an input (`bounds_ahead`, Tuning.
+merge_bounds_ahead), its bounds test is left out: the loop's blocks test their
+pos chain first (segment_checks.block_loop; fused_checks.Level.stepped).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ from ... import imp
 from ...imp import (Accum, Assign, Bin, Comment, Const, Decl, If, Load, Not, Ring, Select, Seq,
                     Store, Var, While, lt, or_, seq)
 from ...streams import Merged, Stepped
-from . import merge_checks
+from . import merge_checks, segment_checks
 
 _PLAIN = (Var, Const, Bin, Not, Select, Load, Ring, Decl, Assign, Store, Accum, If, Seq, Comment)
 
@@ -126,21 +129,36 @@ def _reads(expr, tainted: set, crds: set) -> bool:
                for n in _nodes(expr))
 
 
-def rewrite(node, stepped: dict, err: str, code: int, names: imp.Names):
+def bounds_ahead(prog, levels: list, tuning) -> list:
+    """The levels (fused_checks.Level, stepped) of `levels` whose every segment
+    a full loop over their parents opens (segment_checks.plan, no window's
+    rows), when tuning.merge_bounds_ahead and check_block hold: their bounds
+    are tested a block of parents ahead (segment_checks.block_loop: pos rises
+    over the block and its last end is inside crd), not as each segment opens."""
+    if not (tuning.merge_bounds_ahead and tuning.check_block > 0 and levels):
+        return []
+    planned = segment_checks.plan(prog, levels)
+    full = {lv.tensor for _, lvs, off in planned if off is None for lv in lvs}
+    full -= {lv.tensor for _, lvs, off in planned if off is not None for lv in lvs}
+    return [lv for lv in levels if lv.tensor in full]
+
+
+def rewrite(node, stepped: dict, err: str, code: int, names: imp.Names, ahead=frozenset()):
     """node with each merge of a `stepped` input ({name: walks}) checked in
-    its steps (module docstring)."""
+    its steps (module docstring); the segments of inputs in `ahead` open with
+    no bounds test (checked a block of parents ahead: `bounds_ahead`)."""
     if isinstance(node, Seq):
-        return Seq(_rewrite_seq(tuple(rewrite(s, stepped, err, code, names)
-                                      for s in node.stmts), stepped, err, code, names))
+        return Seq(_rewrite_seq(tuple(rewrite(s, stepped, err, code, names, ahead)
+                                      for s in node.stmts), stepped, err, code, names, ahead))
     if isinstance(node, (Load, Var, Const, Bin)):
         return node
-    return imp.map_parts(node, lambda x: rewrite(x, stepped, err, code, names))
+    return imp.map_parts(node, lambda x: rewrite(x, stepped, err, code, names, ahead))
 
 
-def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
+def _rewrite_seq(stmts: tuple, stepped, err, code, names, ahead) -> tuple:
     """stmts with the merge notes of stepped inputs among them followed by their
-    segments' bounds and prev, their phase loops stepping prev, the last one
-    followed by prev's test."""
+    segments' bounds (those not checked `ahead`) and prev, their phase loops
+    stepping prev, the last one followed by prev's test."""
     out, prevs, tests = [], {}, {}      # by id of a phase loop: its prev; the last's test
     for k, st in enumerate(stmts):
         out.append(_stepped(st, prevs[id(st)]) if id(st) in prevs else st)
@@ -152,7 +170,8 @@ def _rewrite_seq(stmts: tuple, stepped, err, code, names) -> tuple:
         if not loops:
             continue
         prev, bad = (Var(names.fresh(f"{ws[0].q}_{part}")) for part in ("prev", "bad"))
-        out.append(_bounds(ws, err, code))
+        if any(w.tensor not in ahead for w in ws):
+            out.append(_bounds([w for w in ws if w.tensor not in ahead], err, code))
         out += [Decl(prev.name, "index", Const(-1)), Decl(bad.name, "index", Const(0))]
         prevs.update({id(lp): (prev, bad) for lp in loops})
         tests[id(loops[-1])] = If(reduce(or_, [lt(bad, Const(0))] + [

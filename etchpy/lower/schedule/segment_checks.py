@@ -291,12 +291,13 @@ def _scan(c, ev, levels, names, first, base: str, off=None):
     row = (lambda e: e) if off is None else (lambda e: Bin("+", off, e))
     test = bv
     for lv in levels:                   # dim 0: no coordinate is inside (fused_checks'
-        first = Bin("|", first, Bin("==", Var(lv.dim), Const(0)))     # clamped loops)
+        if not lv.stepped:              # clamped loops; a union's steps test dim themselves)
+            first = Bin("|", first, Bin("==", Var(lv.dim), Const(0)))
         first = Bin("|", first, Bin("<u", Load(lv.pos, Var(lv.parents)), Load(lv.pos, row(ev))))
         test = Bin("|", test, Bin("<", Load(lv.pos, row(Bin("+", rv, Const(1)))),
                                   Load(lv.pos, row(rv))))
     crds = [(lanes_scan if lv.met else _crd_scan)(c, ev, lv, bad, names, base, row)
-            for lv in levels if lv.merged]
+            for lv in levels if lv.merged and not lv.stepped]
     crds += [range_scan(c, ev, lv, bad, names, base) for lv in levels if lv.first]
     return seq(Decl(r, "index", c), Decl(bad, "bool", first),
                While(lt(rv, ev), seq(Assign(bad, test), Assign(r, Bin("+", rv, Const(1))))),

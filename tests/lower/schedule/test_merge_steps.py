@@ -82,3 +82,35 @@ def test_extreme_int64_coordinates_are_refused():
         assert kernel_rc(kern, {"A": A, "B": B}) == calling.CHECK_FAILED, bad
         with pytest.raises(ep.InputError, match="'A'"):
             kern(A=A, B=B)
+
+
+@pytest.mark.parametrize("threads, ahead", [(1, True), (2, True), (1, False)])
+def test_bounds_checked_a_block_ahead_refuse_every_bad_indptr(threads, ahead):
+    """Tuning.merge_bounds_ahead: a merge whose segments a full loop over the rows
+    opens has no bounds test a row; each block of rows' indptr is tested first
+    (segment_checks.block_loop). Indptr decreasing, beyond nnz or negative, in
+    the first block of rows or a later one: refused (CHECK_FAILED, then an
+    InputError naming the input), as with the test a row (off)."""
+    kern = ep.compile(ADD, output="csr", formats=CSR, threads=threads,
+                      tuning={"merge_bounds_ahead": ahead})
+    assert stepped(kern) and ("(uint64_t)j_end <" in kern.c_source) != ahead
+    n = 2500                    # rows: blocks of 1024 (Tuning.check_block)
+    B = sp.random_array((n, 40), density=0.1, format="csr", random_state=1)
+    for row in (3, 1500):
+        for how in ("decreasing", "beyond", "negative", "beyond_decreasing"):
+            A = sp.random_array((n, 40), density=0.1, format="csr", random_state=row)
+            p = A.indptr
+            match how:
+                case "decreasing":
+                    p[row + 1] = p[row] - 1
+                case "beyond":
+                    p[row + 1:n] = A.nnz + 3       # rising, then down to nnz at the end
+                case "negative":
+                    p[row] = -4
+                case "beyond_decreasing":
+                    p[row + 1] = 2 ** 30
+            assert kernel_rc(kern, {"A": A, "B": B}) == calling.CHECK_FAILED, (row, how)
+            with pytest.raises(ep.InputError, match="'A'"):
+                kern(A=A, B=B)
+    good = sp.random_array((n, 40), density=0.1, format="csr", random_state=7)
+    np.testing.assert_allclose(kern(A=good, B=B).toarray(), (good + B).toarray())
