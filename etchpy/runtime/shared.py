@@ -272,17 +272,30 @@ def apart_first(kern, plan, walk, miss):
     """A call plan's guard that lets it go first (Kernel._first) where its calls may
     be ep.Tensor inputs and a shared walk competes, when only inputs over one
     structure can change the kernel (`walk[2]`; not a walk: not worked out yet),
-    under Tuning.apart_first: the plan's answer for inputs apart (`_apart`: what
-    _one_walk would run is then the kernel as written, which the plan calls), else
-    `miss` (call_plans.MISS: the call goes on to _one_walk, then the plans); None
-    where that does not hold. (Deciding apart only picks which correct kernel runs:
-    proofs_notes/shared.md.)"""
+    under Tuning.apart_first: for inputs apart (`_apart`: what _one_walk would run
+    is then the kernel as written, which the plans call) the plan's answer, else
+    that of another plan of their key (Kernel._by_plan, which makes it the first),
+    else `miss` (call_plans.MISS: the call goes on to _one_walk, then the plans);
+    None where that does not hold. Made once per plan the kernel keeps (`_plans`).
+    (Deciding apart only picks which correct kernel runs: proofs_notes/shared.md.)"""
     if type(walk) is not tuple or not walk[2] or not kern.request.tuning.apart_first:
         return None
-    groups = walk[0]
+    made = kern.__dict__.setdefault("_apart_guards", {})
+    if plan not in made:            # (those of plans the kernel no longer keeps dropped)
+        kept = {p for plans in kern._plans.values() for p in plans}
+        for old in [p for p in made if p not in kept]:
+            del made[old]
+        made[plan] = _guard(kern, plan, walk[0], miss)
+    return made[plan]
+
+
+def _guard(kern, plan, groups: tuple, miss):
+    def run(inputs):
+        res = plan(inputs)
+        return res if res is not miss else kern._by_plan(inputs, plan)
 
     def first(inputs):
-        return plan(inputs) if _apart(groups, inputs) else miss
+        return run(inputs) if _apart(groups, inputs) else miss
     if len(groups) != 1 or len(groups[0]) != 2:
         return first
     a, b = groups[0]
@@ -292,7 +305,8 @@ def apart_first(kern, plan, walk, miss):
         q = getattr(inputs.get(b), "_etchpy_probe", None)
         if p is not q and p is not None and q is not None and p is not _NO_ARRAY \
                 and q is not _NO_ARRAY:
-            return plan(inputs)
+            res = plan(inputs)
+            return res if res is not miss else kern._by_plan(inputs, plan)
         return first(inputs)
     return first_of_two
 

@@ -109,3 +109,23 @@ def test_other_kinds_and_the_switch_off_give_the_same_answers():
     for _ in range(3):
         np.testing.assert_allclose(dense(A=X, B=Y), want)
     assert shared._probe(X) is False and not shared._apart((("A", "B"),), {"A": X, "B": Y})
+
+
+def test_tensors_of_two_size_classes_in_turn_run_their_plans():
+    """Tensors apart of two size classes called in turn: each class keeps a plan of
+    the key, and the guard of one tries the other (Kernel._by_plan) before any walk
+    is worked out; the guard is made once per plan."""
+    text, ufunc = OPS["A+B"]
+    kern = ep.compile(text, output="csr", formats=CSR)
+    small = [ep.Tensor.from_scipy(M, "csr") for M in _pair(31)]
+    big = [ep.Tensor.from_scipy(sp.random_array((40, 50), density=0.3, format="csr",
+                                                random_state=s), "csr") for s in (1, 2)]
+    for _ in range(2):
+        for X, Y in (small, big):
+            kern(A=X, B=Y)
+    counted = _Counted(kern)
+    guards = dict(kern._apart_guards)
+    for _ in range(3):
+        for X, Y in (small, big):
+            np.testing.assert_allclose(_dense(kern(A=X, B=Y)), ufunc(X.to_dense(), Y.to_dense()))
+    assert counted.n == 0 and kern._apart_guards == guards and len(guards) == 2
