@@ -114,7 +114,8 @@ def test_other_kinds_and_the_switch_off_give_the_same_answers():
 def test_tensors_of_two_size_classes_in_turn_run_their_plans():
     """Tensors apart of two size classes called in turn: each class keeps a plan of
     the key, and the guard of one tries the other (Kernel._by_plan) before any walk
-    is worked out; the guard is made once per plan."""
+    is worked out; the guard is made once per plan. (ep.compile may return a kernel
+    an earlier test called: its plans and guards are there too.)"""
     text, ufunc = OPS["A+B"]
     kern = ep.compile(text, output="csr", formats=CSR)
     small = [ep.Tensor.from_scipy(M, "csr") for M in _pair(31)]
@@ -128,4 +129,4 @@ def test_tensors_of_two_size_classes_in_turn_run_their_plans():
     for _ in range(3):
         for X, Y in (small, big):
             np.testing.assert_allclose(_dense(kern(A=X, B=Y)), ufunc(X.to_dense(), Y.to_dense()))
-    assert counted.n == 0 and kern._apart_guards == guards and len(guards) == 2
+    assert counted.n == 0 and kern._apart_guards == guards     # (no guard made again)
