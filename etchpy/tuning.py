@@ -158,6 +158,7 @@ class Tuning:
     numpy_einsum: bool = True         # ep.einsum of one numpy operand under (+, ×) is numpy's
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
+    apart_first: bool = True          # ... ep.Tensor calls apart: the plan before the walk
     blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's
                                       # cython_blas imported (runtime.blas)
     sink_located: bool = True         # ... a located table's one-child levels read last

@@ -50,7 +50,7 @@ import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
-from . import binder, coo_inputs, foreign, outputs, twins
+from . import binder, coo_inputs, foreign, outputs, shared, twins
 from .coo_steps import coo_step
 from .copy_notes import note_general, plan_notes
 from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
@@ -338,13 +338,13 @@ class CallPlans:
 
     def _use(self, plan, key) -> None:
         """Make `plan` (kept for inputs of `key`) the one tried first; a call tries it
-        before anything else (`_plan_first`) when no call it accepts can be one a
-        shared walk runs (runtime.shared: ep.Tensor inputs only, and a plan checks
-        each input's exact type), so that such a call is the plan alone."""
+        before anything else (`_first`) when no call it accepts can be one a shared
+        walk runs (`_plan_first`: runtime.shared takes ep.Tensor inputs only; a plan
+        checks each input's exact type), else behind shared.apart_first's guard."""
         self._plan = plan
         walk = self.__dict__.get("_walk", plan)     # not worked out yet: not first
         self._plan_first = walk is None or Tensor not in key
-        self._first = plan if self._plan_first else None
+        self._first = plan if self._plan_first else shared.apart_first(self, plan, walk, MISS)
 
     def _learn(self, inputs, made=None, variant=None) -> None:
         """Keep a plan for calls on inputs of the kind of `inputs`: made from `made`,

@@ -201,7 +201,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
-        first = self._plan if self._plan_first else None   # no shared walk competes (_use)
+        first = self._first    # no shared walk competes, or guarded (_use, shared.apart_first)
         if first is not None and out is None and not args and (res := first(inputs)) is not MISS:
             return res
         if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)

@@ -282,17 +282,20 @@ def test_a_plan_goes_first_unless_a_shared_walk_could_take_its_call():
     assert spmv._plan is not None and spmv._plan_first     # an SpMV has no shared walk
 
     class Plans(CallPlans):
-        pass
+        request, _plans = spmv.request, {}
     k, plan = Plans(), object()
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))       # before the walk is worked out
-    assert k._plan is plan and not k._plan_first
-    k._walk = ((("A", "B"),), ("A", "B"))               # the expression has a walk
+    assert k._plan is plan and not k._plan_first and k._first is None
+    k._walk = ((("A", "B"),), ("A", "B"), False)        # the expression has a walk
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))
-    assert not k._plan_first
+    assert not k._plan_first and k._first is None
     k._use(plan, ("A", "B", ep.Tensor, np.ndarray))
-    assert not k._plan_first
+    assert not k._plan_first and k._first is None
     k._use(plan, ("A", "B", sp.csr_array, np.ndarray))
-    assert k._plan_first
+    assert k._plan_first and k._first is plan
+    k._walk = ((("A", "B"),), ("A", "B"), True)         # only inputs over one structure
+    k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))      # change it: the plan first when
+    assert not k._plan_first and k._first not in (None, plan)   # they are apart (guarded)
     k._walk = None                                      # none: every plan goes first
     k._use(plan, ("A", "B", ep.Tensor, ep.Tensor))
-    assert k._plan_first
+    assert k._plan_first and k._first is plan

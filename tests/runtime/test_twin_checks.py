@@ -37,7 +37,7 @@ def _routes():
         for k in (kern, *kern._variants.values()):
             k._plans.clear()
             k._unplanned.clear()
-            k._plan, k._plan_first = None, False
+            k._plan, k._plan_first, k._first = None, False, None
         yield route, kern
 
 
@@ -100,7 +100,7 @@ def test_a_plan_made_on_twins_alone_leaves_other_arrays_to_the_general_path():
         runner = _runner(kern)
         runner._entries.clear()              # as in a fresh process: no build resolved
         runner._plans.clear()
-        runner._plan = None
+        runner._plan = runner._first = None
         kern(A=M, B=M)                       # the plan knows the trusted build alone
         assert [key.endswith(calling.TRUSTED) for key in runner._entries] == [True]
         for _ in range(2):                   # a MISS, then a plan with both builds
