@@ -60,6 +60,7 @@ class Tuning:
     bit_markers: bool = True          # ... a marker filled once per call a bit per cell
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
+    keep_union_index: bool = True     # a union over levels below keeps its index in a variable
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
     unhide_one_entry: bool = True     # ... not a one-position loop (C folds it away)
