@@ -3,6 +3,7 @@
 
     codes_filter(hold, name, sparse, sparse_below)   a 0/1 vector over the codes
     mapping_tensor(cols, n, m, name)                 a 0/1 (n, m) "csr" Tensor
+    pair_filter(xs, ys, predicate, name, format)     Keys.pairs: a 0/1 (n, m) Tensor
 
 A filter's storage is chosen by how many codes pass: the codes that pass as a
 "csf" vector (one stored per code: walked as its index's outer factor it visits
@@ -66,3 +67,19 @@ def mapping_tensor(cols: np.ndarray, n: int, m: int, name: str) -> Tensor:
     idx = np.int32 if max(n, m) < 2**31 - 1 else np.int64
     return Tensor((n, m), "csr", [{}, {"pos": np.arange(n + 1, dtype=idx),
                                        "crd": cols.astype(idx)}], np.ones(n), name=name)
+
+
+def pair_filter(xs: np.ndarray, ys: np.ndarray, predicate, name: str, format: str) -> Tensor:
+    """Keys.pairs: the (i, j) where predicate(xs[i], ys[j]) holds, as a 0/1
+    Tensor of shape (len(xs), len(ys)) in `format` ("csr" or "dcsr")."""
+    if format not in ("csr", "dcsr"):
+        raise InputError(f"keys {name!r}: a pair filter is stored \"csr\" or \"dcsr\", "
+                         f"got {format!r}")
+    hold = np.asarray(predicate(xs[:, None], ys[None, :]), dtype=bool)
+    if hold.shape != (len(xs), len(ys)):
+        raise InputError(f"keys {name!r}: the predicate must give one truth value per "
+                         f"pair of values {(len(xs), len(ys))}, got shape {hold.shape}")
+    at = np.nonzero(hold)
+    t = Tensor.from_coords(np.array(at), np.ones(len(at[0])), hold.shape, format)
+    t.__dict__[_FILTER] = True
+    return t

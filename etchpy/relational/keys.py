@@ -257,8 +257,8 @@ class Keys:
              sparse_below: float | None = None, tuning=None) -> Tensor:
         """A 0/1 ep.Tensor over the codes: 1 where the key value (a string)
         matches SQL's `LIKE pattern`: `%` any run of characters, `_` one
-        character, anything else itself (no escapes); its storage as for `mask`;
-        `negate`: SQL's NOT LIKE, 1 at the other codes (every code is some
+        character, anything else itself (no escapes); its storage (`sparse`,
+        `sparse_below`, `tuning`) as for `mask`; `negate`: SQL's NOT LIKE, 1 at the other codes (every code is some
         value of the column). It searches a text index of the values
         (relational.text), made on first use or by `prepare_like` and kept in
         this coding: it depends only on the values. Nothing of the pattern is kept.
@@ -312,6 +312,18 @@ class Keys:
             raise InputError(f"keys {self.name!r}: the carried column must give one value "
                              f"per key (a key has two)")
         return out
+
+    def pairs(self, other: "Keys", predicate: Callable, *, format: str = "csr") -> Tensor:
+        """A 0/1 ep.Tensor over (this key's codes, `other`'s): 1 where `predicate(x, y)`
+        (vectorised, broadcast over every pair of values) holds; `format` "csr" or
+        "dcsr". It evaluates every pair: for small dictionaries (nations, regions).
+
+            >>> n = Keys(np.array(["FR", "DE", "US"]))
+            >>> n.pairs(n, lambda x, y: (x == "FR") & (y == "DE")).to_dense()[1]  # FR's row
+            array([1., 0., 0.])
+        """
+        return filters.pair_filter(self.values(), other.values(), predicate, self.name,
+                                   format)
 
     def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
                 *, name: str | None = None) -> tuple[Tensor, "Keys"]:

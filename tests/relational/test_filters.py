@@ -89,3 +89,14 @@ def test_bad_filter_options_name_the_keys():
         k.mask(lambda v: v == "a", sparse="yes")
     with pytest.raises(InputError, match="'item'.*sparse_below"):
         k.like("a%", sparse_below=2.0)
+
+
+def test_a_pair_filter_holds_the_pairs_of_values_that_pass():
+    n = ep.Keys(np.array([3, 7, 9, 12]), name="nation")
+    pair = n.pairs(n, lambda x, y: ((x == 7) & (y == 12)) | ((x == 12) & (y == 7)))
+    assert pair.format.name == "csr" and pair.to_dense().tolist() == [
+        [0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 0, 0], [0, 1, 0, 0]]
+    same = n.pairs(n, lambda x, y: (x == 9) & (y == 9), format="dcsr")
+    assert same.format.name == "dcsr" and same.nnz == 1
+    with pytest.raises(InputError, match="'nation'.*csr"):
+        n.pairs(n, lambda x, y: x == y, format="csf")
