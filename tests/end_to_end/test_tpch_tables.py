@@ -212,10 +212,10 @@ def test_q18s_having_reads_quantities_written_in_place(fixture, loaded):
 
 @pytest.mark.slow
 def test_q7_written_with_the_nation_pair_on_the_one_order_load(fixture):
-    """bench/tpch/one_order.py's Q7 writes the pair as `(n1 = a AND n2 = b) OR (n1 =
-    b AND n2 = a)` and the customers' nations as `n2 = a OR n2 = b` (no Tensor
-    built by hand): DuckDB's rows for every parameter set, and for a pair of
-    one nation twice (each row once)."""
+    """bench/tpch/one_order.py's Q7 builds its pair with Keys.pairs from `(n1 = a AND
+    n2 = b) OR (n1 = b AND n2 = a)` and writes the customers' nations as `n2 = a
+    OR n2 = b` (no Tensor built by hand): DuckDB's rows for every parameter set,
+    and for a pair of one nation twice (each row once)."""
     from bench.tpch import one_order
     tables, query = one_order.load(fixture[0]), QUERIES["Q7"]
     for case in fixture[1]["Q7"]:
