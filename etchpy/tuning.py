@@ -60,6 +60,7 @@ class Tuning:
     bit_markers: bool = True          # ... a marker filled once per call a bit per cell
     merge_or_gallop: bool = True      # per segment pair: two-finger merge or leapfrog
     step_fronts: bool = True          # a union of always-ready operands steps its fronts
+    keep_union_index: bool = True     # a union over levels below keeps its index in a variable
     short_intersect: bool = True      # two short segments intersected at once (SIMD)
     hide_segment_counters: bool = True  # segment loops hide their counter from the vectoriser
     unhide_one_entry: bool = True     # ... not a one-position loop (C folds it away)
@@ -173,6 +174,7 @@ class Tuning:
     gallop_ratio: int = 16            # gallop when one segment is this many times longer
     fibre_spread: float = 8.0         # longest fibre / mean from this: per-pair choice kept
     marker_probe: float = 0.6         # a marker probe's cost against one merge step
+    filter_sparse_below: float = 0.125  # Keys.mask/like: stored sparse when at most this share of codes pass
     keyed_marker_cells: int = 1 << 21  # a keyed marker's largest scratch (parents x dim)
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = -1               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one; -1: the host's)

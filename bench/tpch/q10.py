@@ -101,7 +101,7 @@ def q14(tables, date: str = "1995-09-01", walk: bool = False) -> dict:
     else:
         by_type = _kernel(tables, q14_expr_by_ship)(Lr=L.tensor("rev", order=LINE_BY_SHIP),
                                                     P=P.tensor(), slo=slo, shi=shi)
-    promo = _keys(P, "p_type").like("PROMO%")
+    promo = _keys(P, "p_type").like("PROMO%", sparse=False).to_dense()
     total = by_type.sum()
     share = 100.0 * float(by_type @ promo) / total if total else np.nan
     return {"promo_revenue": np.array([share])}

@@ -283,9 +283,9 @@ def q9(tables, color: str = "green") -> dict:
 def _q7_expr(tables):
     o, ln, p, s, sd, m, y, n1, r1, nm1, c, d, pr, n2, g, r2, nm2 = ep.indices(
         "o ln p s sd m y n1 r1 nm1 c d pr n2 g r2 nm2")
-    NP, Y = ep.tensor("NP", 2, "dcsr"), ep.tensor("Y", 2, "csr")
-    N = tables["nation"]
-    body = (N.var(name="Na")[n1, r1, nm1] * NP[n1, n2]
+    Y, N = ep.tensor("Y", 2, "csr"), tables["nation"]
+    pair = (ep.eq(n1, "a") & ep.eq(n2, "b")) | (ep.eq(n1, "b") & ep.eq(n2, "a"))
+    body = (N.var(name="Na")[n1, r1, nm1] * pair
             * tables["supplier"].var(order=SUPP_BY_NATION)[s, n1]
             * tables["lineitem"].var("rev", order=LINE_BY_SUPP)[o, ln, p, s, sd, m]
             * ep.between(sd, "dlo", "dhi") * Y[sd, y] * tables["orders"].var()[o, c, d, pr]
@@ -295,20 +295,19 @@ def _q7_expr(tables):
 
 
 def q7(tables, nation1: str = "FRANCE", nation2: str = "GERMANY") -> dict:
-    """Supplier first: the pair's nations, their suppliers (supplier by nation),
+    """Supplier first: the pair's nations (`(n1 = a AND n2 = b) OR (n1 = b AND n2 =
+    a)` on the nation codes, its implied n1 in {a, b} a skip), their suppliers (supplier by nation),
     then each supplier's lines (lineitem in the order added at load for it,
     Table.add_order) and their orders and customers, so that only the lines of
     the two nations' suppliers are visited."""
     names = tables["nation_names"]
     a, b = (int(np.flatnonzero(names == x)[0]) for x in (nation1, nation2))
-    pairs = np.array(sorted({(a, b), (b, a)})).T
-    pair = ep.Tensor.from_coords(pairs, np.ones(pairs.shape[1]), (len(names),) * 2, "dcsr")
     L = tables["lineitem"]
     dlo, dhi = _keys(L, "l_shipdate").codes_between(days("1995-01-01"), days("1997-01-01"))
     Y, years = _year_mapping(tables, "lineitem", "l_shipdate")
     nation = tables["nation"].tensor()
     vol = _kernel(tables, _q7_expr)(
-        Na=nation, Nb=nation, NP=pair, S=tables["supplier"].tensor(order=SUPP_BY_NATION),
+        Na=nation, Nb=nation, a=a, b=b, S=tables["supplier"].tensor(order=SUPP_BY_NATION),
         L=L.tensor("rev", order=LINE_BY_SUPP), Y=Y, O=tables["orders"].tensor(),
         C=tables["customer"].tensor(), dlo=dlo, dhi=dhi)
     n_name = _keys(tables["nation"], "n_name")

@@ -17,7 +17,7 @@ the same `Keys` (build it from the union of their columns with `Keys.of`).
 Codes keep the order of the values, so a range of key values is a range of
 codes. Mappings between codings (a computed index such as the year of a date)
 and 0/1 masks (a predicate on the key values, such as a string match) are
-relations too: `Keys.mapping` and `Keys.mask` build them.
+relations too: `Keys.mapping` and `Keys.mask` build them (ep.Tensors: relational.filters).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..runtime.tensor import Tensor
-from . import bounds, text
+from . import bounds, filters, text
 from .columns import as_probe, distinct_ranks, joined, lookup_from, occurring, range_codes
 
 
@@ -231,47 +231,49 @@ class Keys:
             return int(t) - self.low
         return int(np.searchsorted(self._table, self.dtype.type(t), side="left"))
 
-    def mask(self, predicate: Callable[[np.ndarray], np.ndarray], *, sparse: bool = False):
-        """A 0/1 float vector over the codes: 1 where `predicate` (a vectorised
+    def mask(self, predicate: Callable[[np.ndarray], np.ndarray], *, sparse: bool | None = None,
+             sparse_below: float | None = None, tuning=None) -> Tensor:
+        """A 0/1 ep.Tensor over the codes: 1 where `predicate` (a vectorised
         function of the key values) holds. Multiplied into a query on this key's
-        index, it is a filter the query applies itself. `sparse=True`: an
-        ep.Tensor of the codes that hold (format "csf", one stored per code), a
-        skip: walked as its index's outer factor it visits only those codes,
-        located under another it tests them (declare it ep.tensor(name, 1, "csf")).
+        index, it is a filter the query applies itself. Stored as the codes that
+        pass ("csf", a skip) when at most `sparse_below` of the codes pass (None:
+        `tuning`'s Tuning.filter_sparse_below, 1/8 by default), else "dense" (a
+        located factor); `sparse=True`/`False` forces either (relational.filters:
+        a kernel declared for either format reads both).
 
             >>> names = Keys(np.array(["forest green", "navy", "green"]))
-            >>> names.mask(lambda v: np.char.find(v, "green") >= 0)
+            >>> names.mask(lambda v: np.char.find(v, "green") >= 0).to_dense()
             array([1., 1., 0.])
-            >>> names.mask(lambda v: v == "navy", sparse=True).to_dense()   # codes in order
-            array([0., 0., 1.])
+            >>> names.mask(lambda v: v == "navy", sparse=True).format.name   # codes in order
+            'csf'
         """
         hold = np.asarray(predicate(self.values()), dtype=bool)
         if hold.shape != (self.size,):
             raise InputError(f"keys {self.name!r}: the predicate must give one truth "
                              f"value per key value ({self.size}), got shape {hold.shape}")
-        return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
+        return filters.codes_filter(hold, self.name, sparse, sparse_below, tuning)
 
-    def like(self, pattern: str, *, sparse: bool = False, negate: bool = False):
-        """A 0/1 float vector over the codes: 1 where the key value (a string)
+    def like(self, pattern: str, *, sparse: bool | None = None, negate: bool = False,
+             sparse_below: float | None = None, tuning=None) -> Tensor:
+        """A 0/1 ep.Tensor over the codes: 1 where the key value (a string)
         matches SQL's `LIKE pattern`: `%` any run of characters, `_` one
-        character, anything else itself (no escapes); `sparse` as for `mask`
-        (the matching codes, a skip); `negate`: SQL's NOT LIKE, 1 at the other
-        codes (every code is some value of the column). It searches a text index
-        of the values (relational.text: fixed-width bytes and a word index),
-        made on first use or by `prepare_like` and kept in this coding: it
-        depends only on the values. Nothing of the pattern is kept.
+        character, anything else itself (no escapes); its storage (`sparse`,
+        `sparse_below`, `tuning`) as for `mask`; `negate`: SQL's NOT LIKE, 1 at the other codes (every code is some
+        value of the column). It searches a text index of the values
+        (relational.text), made on first use or by `prepare_like` and kept in
+        this coding: it depends only on the values. Nothing of the pattern is kept.
 
             >>> names = Keys(np.array(["forest green", "navy", "green"]))
-            >>> names.like("%green%"), names.like("green%"), names.like("_avy")
-            (array([1., 1., 0.]), array([0., 1., 0.]), array([0., 0., 1.]))
-            >>> names.like("%green%", negate=True)
+            >>> [names.like(p).to_dense() for p in ("%green%", "green%", "_avy")]
+            [array([1., 1., 0.]), array([0., 1., 0.]), array([0., 0., 1.])]
+            >>> names.like("%green%", negate=True).to_dense()
             array([0., 0., 1.])
         """
         if not isinstance(pattern, str):
             raise InputError(f"keys {self.name!r}: a LIKE pattern is a str, got {pattern!r}")
         hold = text.like(self._table, self.prepare_like(), pattern)
         hold = ~hold if negate else hold
-        return _codes_of(hold, self.name) if sparse else hold.astype(np.float64)
+        return filters.codes_filter(hold, self.name, sparse, sparse_below, tuning)
 
     def prepare_like(self) -> text.TextIndex:
         """The text index `like` searches, made now if it was not (a table-build
@@ -311,41 +313,41 @@ class Keys:
                              f"per key (a key has two)")
         return out
 
+    def pairs(self, other: "Keys", predicate: Callable, *, format: str = "csr") -> Tensor:
+        """A 0/1 ep.Tensor over (this key's codes, `other`'s): 1 where `predicate(x, y)`
+        (vectorised, broadcast over every pair of values) holds; `format` "csr" or
+        "dcsr". It evaluates every pair: for small dictionaries (nations, regions).
+
+            >>> n = Keys(np.array(["FR", "DE", "US"]))
+            >>> n.pairs(n, lambda x, y: (x == "FR") & (y == "DE")).to_dense()[1]  # FR's row
+            array([1., 0., 0.])
+        """
+        return filters.pair_filter(self.values(), other.values(), predicate, self.name,
+                                   format)
+
     def mapping(self, function: Callable[[np.ndarray], np.ndarray], into: "Keys | None" = None,
-                *, name: str | None = None):
+                *, name: str | None = None) -> tuple[Tensor, "Keys"]:
         """A computed index: `function` (vectorised) maps every key value to a
         value of another coding `into` (built from the function's values when
-        None). Returns (M, into), M a csr 0/1 scipy matrix of shape
-        (len(self), len(into)) with M[c, d] = 1 where function(decode(c)) ==
-        into.decode(d). Summed over this key, `M` regroups by the computed key,
-        e.g. a date key to its year; `name` names the new coding.
+        None). Returns (M, into), M a 0/1 ep.Tensor ("csr", one stored per row)
+        of shape (len(self), len(into)) with M[c, d] = 1 where
+        function(decode(c)) == into.decode(d). Summed over this key, `M`
+        regroups by the computed key, e.g. a date key to its year; `name` names
+        the new coding (and M).
 
             >>> dates = Keys(np.array(["1994-03-01", "1995-07-02"], dtype="datetime64[D]"))
             >>> m, years = dates.mapping(lambda d: d.astype("datetime64[Y]"), name="year")
-            >>> m.toarray(), years.values()
+            >>> m.to_dense(), years.values()
             (array([[1., 0.],
                    [0., 1.]]), array(['1994', '1995'], dtype='datetime64[Y]'))
         """
-        import scipy.sparse as sp
         image = np.asarray(function(self.values()))
         if image.shape[:1] != (self.size,):
             raise InputError(f"keys {self.name!r}: the mapping must give one value "
                              f"per key value ({self.size}), got shape {image.shape}")
         into = into if into is not None else Keys(image, name=name or f"{self.name}'")
-        idx = np.int32 if max(self.size, len(into)) < 2**31 - 1 else np.int64
-        cols = into.code(image).astype(idx)        # int32 where they fit: a kernel
-        m = sp.csr_array((np.ones(self.size), cols,          # reading it with tables'
-                          np.arange(self.size + 1, dtype=idx)),   # int32 arrays copies none
-                         shape=(self.size, len(into)))
-        return m, into
-
-
-def _codes_of(hold: np.ndarray, name: str):
-    """The codes where `hold` is true as a sparse 0/1 vector (an ep.Tensor, "csf")."""
-    on = np.flatnonzero(hold)
-    idx = np.int32 if len(hold) < 2**31 - 1 else np.int64
-    return Tensor((len(hold),), "csf", [{"pos": np.array([0, len(on)], dtype=idx),
-                                        "crd": on.astype(idx)}], np.ones(len(on)), name=name)
+        cols = into.code(image)       # int32 where they fit: a kernel reading them copies none
+        return filters.mapping_tensor(cols, self.size, len(into), into.name), into
 
 
 def _as_column(values, name) -> np.ndarray:

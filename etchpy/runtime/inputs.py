@@ -282,6 +282,8 @@ def conversion_note(value, tvar) -> str | None:
     declared format's (a conversion repeated on every call), with the way to
     convert once; None when the layout matches."""
     fmt, name = tvar.format, tvar.name
+    if isinstance(value, Tensor) and value.__dict__.get("_etchpy_filter"):
+        return None     # a key's filter: a vector over its codes (relational.filters)
     if isinstance(value, Tensor):
         have, fix = value.format, f"{name}.convert({str(fmt)!r})"
     elif is_scipy_sparse(value):

@@ -6,16 +6,16 @@
     mul(a, b)              intersection; by iterate-and-locate, by leapfrog, by
                            merge-or-leapfrog chosen per segment pair, or by a
                            plain merge (per level, as the planner chose)
-    add(a, b)              union; by iterate-and-locate, by skipping both
-                           operands past the front, or by stepping the fronts
+    add(a, b)              union; by iterate-and-locate, by skipping both operands past
+                           the front, or by stepping the fronts (its index kept: kept_index)
     guard(c, x)            x where c holds, the empty stream elsewhere;  contract(s, v)  Σ over v
     map_leaf(f, s)         f applied to every innermost value
 
 Each one names the facts it keeps (facts.py); every other fact of its operands
 is dropped. The strategy switches (merge_or_gallop, short_intersect,
 step_fronts) and the gallop ratio come from the Tuning passed in; with every
-switch off, products leapfrog and unions skip, which is correct on its own.
-proofs_notes/ has one note per combinator and facts.md for the facts.
+switch off, products leapfrog and unions skip, which is correct on its own
+(proofs_notes/: one note per combinator, facts.md for the facts).
 """
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ from ..tuning import Tuning
 from .facts import (RUN_FACTS, Ahead, Blocks, Choice, Counter, Entries, Extent, Facts, Flat, Full,
                     Interval, Locate, Most, Pieces, Prefetch, Prelude, Runs, Segment, Short, Split,
                     Walk, WindowWalk)
-from .hoist import Distinct, guard_product
+from .hoist import Distinct, guard_product, once
+from .kept_index import kept_index
 from .merged import Met, met, merged as merged_walks
 from .runs import LISTS, has_runs, is_runs, join_runs, runs_product, zip_runs
 from .shift_runs import mul_idempotent
@@ -132,10 +133,11 @@ def run_meet(names, sr, tuning: Tuning, a: Stream, b: Stream, combine, rings):
 
 
 def _walk_locate(names, sr, tuning: Tuning, it: Stream, loc: Stream, combine) -> Stream:
-    """Walk `it`, locate `loc`; when loc's value is zero unless a test holds (a
-    marker probe) and levels lie below, the test guards them (hoist.guard_product)."""
-    return guard_product(names, iterate_locate(names, it, loc, combine),
-                         loc.facts.get(Locate).at, sr.zero, tuning.hoist_probes,
+    """Walk `it`, locate `loc` (its value read once: hoist.once); when that value is zero unless
+    a test holds (a marker probe) and levels lie below, the test guards them (guard_product)."""
+    at = once(loc.facts.get(Locate).at)
+    return guard_product(names, iterate_locate(names, it, loc, combine, at), at, sr.zero,
+                         tuning.hoist_probes,
                          lambda test, s: guard(names, sr, test, s), tuning.hoist_row_tests,
                          tuning.hoist_row_tests and tuning.guard_leaves)
 
@@ -258,13 +260,11 @@ def _merged(names, a: Stream, b: Stream, valid, index, ready, value, search) -> 
                   facts=Facts.of(Prelude.of(seq(prelude(a), prelude(b)))))
 
 
-def iterate_locate(names, it: Stream, loc: Stream, combine) -> Stream:
-    """Walk `it` and read `loc` at each of its coordinates (loc has Locate).
-
-    loc's prelude still runs (it may fill a marker); its state is kept for that.
-    The run is it's, so it's facts about the run stay true.
-    """
-    at, it_at = loc.facts.get(Locate).at, it.facts.get(Locate)
+def iterate_locate(names, it: Stream, loc: Stream, combine, at=None) -> Stream:
+    """Walk `it` and read `loc` at each of its coordinates (loc has Locate; `at`:
+    its located value, when not loc's own). loc's prelude still runs (it may fill
+    a marker); its state is kept for that. The run is it's, so its facts stay."""
+    at, it_at = at or loc.facts.get(Locate).at, it.facts.get(Locate)
     fetch = blocks_of(loc, Blocks) if Ahead in it.facts else ()
     prefetch = blocks_of(it, Prefetch) + fetch
     facts = it.facts.keep(Counter, Full, Extent, Most, Choice, Split, Ahead, Segment,
@@ -302,9 +302,9 @@ def add(names: imp.Names, sr, tuning: Tuning, a: Value, b: Value) -> Value:
             names, sr, tuning, guard(names, sr, ia, a.value), guard(names, sr, ib, b.value)),
             imp.sum_bound(most_bound(a), most_bound(b)))
     union = union_by_skipping(names, sr, tuning, a, b)
-    if not (tuning.step_fronts and a.ready == TRUE and b.ready == TRUE):
-        return union
-    return union_by_stepping_fronts(names, a, b, union)
+    if tuning.step_fronts and a.ready == TRUE and b.ready == TRUE:
+        union = union_by_stepping_fronts(names, a, b, union)
+    return kept_index(names, union) if tuning.keep_union_index else union
 
 
 def union_by_skipping(names, sr, tuning: Tuning, a: Stream, b: Stream) -> Stream:

@@ -179,7 +179,27 @@ def guard_product(names: imp.Names, s: Stream, located_at: Callable, zero, on: b
         every = zero_unless(s.value, zero, eager=True)
         if every is not None and every != here:
             return guard_state(names, s, every)
-    return guard_ready(names, s, test)
+    return guard_ready(names, s, lambda _: here)     # (the test at s.index, read once)
+
+
+def once(at: Callable) -> Callable:
+    """`at` (a located operand's value at an index: a stream built anew on each
+    call, with its own located operands' values below) evaluated once per index:
+    its product reads it for its value (iterate_locate) and for its guard
+    (guard_product). Read afresh by each, a located operand whose levels
+    locate in turn was built a number of times that multiplies at each level
+    (an OR of two indices' tests over many loop levels: Q7's nation pair);
+    read once, once per level. The same program up to fresh names (the guard
+    reads only the value's test): proofs_notes/kept_index.md."""
+    seen: list = []
+
+    def read(t):
+        for k, v in seen:
+            if k is t or k == t:
+                return v
+        seen.append((t, v := at(t)))
+        return v
+    return read
 
 
 def _invariant(test: imp.Expr, s: Stream) -> bool:

@@ -208,3 +208,18 @@ def test_q18s_having_reads_quantities_written_in_place(fixture, loaded):
     assert len(before["o_orderkey"]) and \
         after["o_orderkey"].tolist() == before["o_orderkey"].tolist()
     np.testing.assert_array_equal(after["sum(l_quantity)"], 2 * before["sum(l_quantity)"])
+
+
+@pytest.mark.slow
+def test_q7_written_with_the_nation_pair_on_the_one_order_load(fixture):
+    """bench/tpch/one_order.py's Q7 builds its pair with Keys.pairs from `(n1 = a AND
+    n2 = b) OR (n1 = b AND n2 = a)` and writes the customers' nations as `n2 = a
+    OR n2 = b` (no Tensor built by hand): DuckDB's rows for every parameter set,
+    and for a pair of one nation twice (each row once)."""
+    from bench.tpch import one_order
+    tables, query = one_order.load(fixture[0]), QUERIES["Q7"]
+    for case in fixture[1]["Q7"]:
+        got = rows_of(one_order.QUERIES["Q7"](tables, **case["params"]), query)
+        assert got and same(got, [tuple(r) for r in case["rows"]], query), case["params"]
+    twice = rows_of(one_order.q7(tables, "BRAZIL", "BRAZIL"), query)
+    assert all(r[0] == r[1] == "BRAZIL" for r in twice) and len(twice) == 2
