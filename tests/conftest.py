@@ -38,13 +38,16 @@ def full_flags(monkeypatch):
 
 
 @pytest.fixture
-def shared_cache(tmp_path_factory, monkeypatch):
+def shared_cache(request, tmp_path_factory, monkeypatch):
     """ETCHPY_CACHE_DIR set to one kernel cache that the session's tests share,
     under pytest's base temporary directory (a test module asks for it with
     pytestmark = pytest.mark.usefixtures("shared_cache")); under pytest-xdist the
-    workers share it (their base's parent): a kernel one built the other loads."""
+    workers share it (their base's parent): a kernel one built the other loads.
+    A worker is told by its config's workerinput, not by PYTEST_XDIST_WORKER: a
+    pytest that a worker's test starts (tests/trust/test_sanitizer.py) inherits
+    that variable, and its base's parent is pytest's root of every run."""
     base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
+    if hasattr(request.config, "workerinput"):
         base = base.parent
     monkeypatch.setenv("ETCHPY_CACHE_DIR", str(base / "cache"))
 
@@ -79,8 +82,9 @@ def _rewrite_a_share(config):
     worker. The code is pytest's own (its import checks each file against its
     source as usual); without the private functions, or where no bytecode is
     written, each worker rewrites what it imports, as before."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    workerinput = getattr(config, "workerinput", {})    # not a nested run's inherited env
+    worker = str(workerinput.get("workerid", ""))
+    count = int(workerinput.get("workercount", 1))
     if (not worker.startswith("gw") or count < 2 or sys.dont_write_bytecode
             or config.getoption("assertmode") != "rewrite"):
         return

@@ -46,6 +46,22 @@ def run_child(cache_dir, **extra):
     return out
 
 
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A cache that one new process filled (the kernels compiled once for the
+    module's tests; each test takes its own copy)."""
+    cache_dir = tmp_path_factory.mktemp("built") / "c"
+    first = run_child(cache_dir)
+    assert first.returncode == 0, first.stderr
+    return cache_dir
+
+
+def copy_of(built, tmp_path):
+    cache_dir = tmp_path / "c"
+    shutil.copytree(built, cache_dir, symlinks=True)
+    return cache_dir
+
+
 class Planted:
     """A pickle that prints when it is unpickled."""
 
@@ -54,12 +70,10 @@ class Planted:
 
 
 @needs_cc
-def test_nothing_read_from_the_cache_is_executed_but_the_so(tmp_path):
+def test_nothing_read_from_the_cache_is_executed_but_the_so(built, tmp_path):
     """Every cached file but the .so files replaced by Python code and by a pickle
     whose __reduce__ prints: the next process runs neither, and answers right."""
-    cache_dir = tmp_path / "c"
-    first = run_child(cache_dir)
-    assert first.returncode == 0, first.stderr
+    cache_dir = copy_of(built, tmp_path)
     files = [f for f in cache_dir.iterdir() if f.suffix != ".so" and f.is_file()]
     assert files and not [f for f in files if f.suffix in (".py", ".pkl", ".pyc")]
     for n, f in enumerate(files):
@@ -74,9 +88,8 @@ def test_nothing_read_from_the_cache_is_executed_but_the_so(tmp_path):
 
 
 @needs_cc
-def test_manifests_survive_a_new_process_as_json(tmp_path):
-    cache_dir = tmp_path / "c"
-    assert run_child(cache_dir).returncode == 0
+def test_manifests_survive_a_new_process_as_json(built, tmp_path):
+    cache_dir = copy_of(built, tmp_path)
     second = run_child(cache_dir)
     assert json.loads(second.stdout)["manifest"] == [True, True]
     manifests = list(cache_dir.glob("etchpy_kernel-req-*.json"))

@@ -72,7 +72,12 @@ CENTRAL_IDS = ([CENTRAL] if "ETCHPY_SANITIZE_EXAMPLES" in os.environ
 @pytest.mark.heavy
 @needs_asan
 def test_property_profile_under_asan_and_ubsan(tmp_path):
-    env = dict(os.environ, **SANITIZER_ENV, LD_PRELOAD=ASAN, ETCHPY_SANITIZE="1",
+    # the nested pytest is not an xdist worker: without the worker's variables, and
+    # its base temporary directory (where shared_cache's modules keep their cache)
+    # in tmp_path, so no kernel it builds outlives this test or comes from another run
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("PYTEST_XDIST_") and k != "PYTEST_CURRENT_TEST"}
+    env.update(SANITIZER_ENV, LD_PRELOAD=ASAN, ETCHPY_SANITIZE="1",
                ETCHPY_CACHE_DIR=str(tmp_path / "cache"), HYPOTHESIS_PROFILE="sanitize",
                ETCHPY_FUZZ_EXAMPLES=os.environ.get("ETCHPY_FUZZ_EXAMPLES", "80"))
     selected = [str(HERE / "test_fuzz.py"), str(HERE / "test_tensor_trust.py"),
@@ -80,13 +85,15 @@ def test_property_profile_under_asan_and_ubsan(tmp_path):
                 str(HERE / "test_scipy_structured_arrays.py"), str(HERE / "test_lazy_inputs.py"),
                 *CENTRAL_IDS,
                 f"{TESTS / 'end_to_end' / 'test_backends.py'}::test_sparse_outputs_match_reference"]
-    out = subprocess.run([sys.executable, "-c", RUNNER, EXAMPLES, *selected],
+    out = subprocess.run([sys.executable, "-c", RUNNER, EXAMPLES,
+                          f"--basetemp={tmp_path / 'base'}", *selected],
                          env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     report = out.stdout[-3000:] + out.stderr[-3000:]
     assert out.returncode == 0, report
     assert "Sanitizer" not in out.stderr and "runtime error" not in out.stderr, report
-    kernels = list((tmp_path / "cache").glob("etchpy_kernel-*.so"))
-    assert kernels and all(b"__asan" in so.read_bytes() for so in kernels)
+    own = list((tmp_path / "cache").glob("etchpy_kernel-*.so"))
+    shared = list((tmp_path / "base" / "cache").glob("etchpy_kernel-*.so"))
+    assert own and shared and all(b"__asan" in so.read_bytes() for so in own + shared)
 
 
 OVERFLOW = textwrap.dedent("""
