@@ -9,13 +9,11 @@ pass first, then walks the block reading them unclamped, with no count.
 Against scipy: rows of one length (the scalar loop) and lanes off, a bad
 coordinate (-5, the dimension, 10**6) in the first, a middle and the last block, unsorted and repeated coordinates (order-free sums);
 the switch off restores the clamped walks."""
-import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import etchpy as ep
+from checked_rows import answers_or_refuses, rows_of
 from etchpy import imp
-from etchpy.errors import InputError
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j = ep.indices("i j")
@@ -29,32 +27,13 @@ def _names(prog, part):
             and part in n.name]
 
 
-def rows_of(length: int, n: int = 40, cols: int = 50, seed: int = 3):
-    """A csr of n rows of `length` random sorted columns each."""
-    rng = np.random.default_rng(seed)
-    crd = np.concatenate([np.sort(rng.choice(cols, length, replace=False)) for _ in range(n)])
-    pos = np.arange(n + 1) * length
-    return sp.csr_array((rng.random(n * length) + 0.5, crd.astype(np.int32), pos), (n, cols))
-
-
 @pytest.mark.parametrize("tuning", TUNINGS)
 def test_coordinates_checked_before_each_block_answer_or_refuse(tuning):
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
     kern = ep.compile(ep.sum(j, A[i, j] * x[j]), tuning=tuning)
     for length in (3, 5, 9):
-        M = rows_of(length)
-        v = np.arange(M.shape[1]) % 7 + 1.0
-        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
-        for row in (1, 21, M.shape[0] - 1):                   # first, a middle, the last block
-            for bad in (-5, M.shape[1], 10**6):
-                R = M.copy()
-                R.indices[R.indptr[row] + length // 2] = bad
-                with pytest.raises(InputError, match="A"):
-                    kern(A=R, x=v)
-        U = M.copy()                                          # unsorted, repeated: summed
-        U.indices[U.indptr[5]:U.indptr[6]] = U.indices[U.indptr[5]:U.indptr[6]][::-1].copy()
-        U.indices[U.indptr[9] + 1] = U.indices[U.indptr[9]]
-        np.testing.assert_allclose(kern(A=U, x=v), U.toarray() @ v)
+        answers_or_refuses(kern, rows_of(length), length, (1, 21, 39), (-5, 50, 10**6),
+                           descending=False)
 
 
 def test_the_switch_restores_the_clamped_walks():
@@ -94,22 +73,8 @@ def test_near_rows_and_lanes_checked_first_answer_or_refuse(tuning):
     assert all(s.dim is None for s in imp.statements(checked.body)
                if isinstance(s, imp.GatherSum))
     for length in (3, 9, 40):
-        M = rows_of(length, cols=60)
-        v = np.arange(M.shape[1]) % 7 + 1.0
-        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
-        for row in (0, 21, M.shape[0] - 1):                   # first, a middle, the last block
-            for bad in (-1, M.shape[1], 2**31 - 1):
-                R = M.copy()
-                R.indices[R.indptr[row] + length // 2] = bad
-                with pytest.raises(InputError, match="A"):
-                    kern(A=R, x=v)
-        P = M.copy()                                          # row pointers descending
-        P.indptr[20] = P.indptr[22]
-        with pytest.raises(InputError, match="A"):
-            kern(A=P, x=v)
-        U = M.copy()                                          # unsorted, repeated: summed
-        U.indices[U.indptr[5]:U.indptr[6]] = U.indices[U.indptr[5]:U.indptr[6]][::-1].copy()
-        np.testing.assert_allclose(kern(A=U, x=v), U.toarray() @ v)
+        answers_or_refuses(kern, rows_of(length, cols=60), length, (0, 21, 39),
+                           (-1, 60, 2**31 - 1), repeated=False)
 
 
 def test_near_switch_off_keeps_the_clamp():

@@ -8,11 +8,10 @@ coordinates in one pass first and reads them unclamped, the other keeps the
 clamp and count. Rows of 4 (the clamp) and of 6 (the pass) against
 scipy: a bad coordinate in the first, a middle and the last block, descending
 row pointers, unsorted rows; off (0) no switch; the host's value."""
-import numpy as np
 import pytest
-import scipy.sparse as sp
 
 import etchpy as ep
+from checked_rows import answers_or_refuses, rows_of
 from etchpy import host_facts, imp
 from etchpy.errors import InputError
 
@@ -35,13 +34,6 @@ def _switches(prog):
             and isinstance(s.cond.b, imp.Load)]
 
 
-def rows_of(length: int, n: int = 40, cols: int = 60, seed: int = 5):
-    rng = np.random.default_rng(seed)
-    crd = np.concatenate([np.sort(rng.choice(cols, length, replace=False)) for _ in range(n)])
-    pos = np.arange(n + 1) * length
-    return sp.csr_array((rng.random(n * length) + 0.5, crd.astype(np.int32), pos), (n, cols))
-
-
 @pytest.mark.parametrize("tuning", TUNINGS)
 def test_long_rows_tested_first_answer_or_refuse(tuning):
     A, x = ep.tensor("A", 2, "csr"), ep.tensor("x", 1)
@@ -53,23 +45,8 @@ def test_long_rows_tested_first_answer_or_refuse(tuning):
         assert _names(s.then, "_fmax") and not _names(s.then, "_at")
         assert _names(s.else_, "_at")
     for length in (4, 6):          # one size class: 160 and 240 entries, 40 rows
-        M = rows_of(length)
-        v = np.arange(M.shape[1]) % 7 + 1.0
-        np.testing.assert_allclose(kern(A=M, x=v), M @ v)
-        for row in (0, 21, M.shape[0] - 1):                   # first, a middle, the last block
-            for bad in (-1, M.shape[1], 2**31 - 1):
-                R = M.copy()
-                R.indices[R.indptr[row] + length // 2] = bad
-                with pytest.raises(InputError, match="A"):
-                    kern(A=R, x=v)
-        P = M.copy()                                          # row pointers descending
-        P.indptr[20] = P.indptr[22]
-        with pytest.raises(InputError, match="A"):
-            kern(A=P, x=v)
-        U = M.copy()                                          # unsorted, repeated: summed
-        U.indices[U.indptr[5]:U.indptr[6]] = U.indices[U.indptr[5]:U.indptr[6]][::-1].copy()
-        U.indices[U.indptr[9] + 1] = U.indices[U.indptr[9]]
-        np.testing.assert_allclose(kern(A=U, x=v), U.toarray() @ v)
+        answers_or_refuses(kern, rows_of(length, cols=60, seed=5), length, (0, 21, 39),
+                           (-1, 60, 2**31 - 1))
 
 
 def test_off_and_near_make_no_switch():
