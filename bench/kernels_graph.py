@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .cases import Case, Impl
-from .kernel_impls import _gb, etchpy_impls
+from .kernel_impls import _gb, etchpy_impls, gb_impl
 from .kernel_inputs import (er_degree_ordered_upper, per_row_csr, rmat_degree_ordered_upper,
                             rng_for)
 
@@ -93,19 +93,12 @@ def gen_orand(ctx):
         return fn
     impls.append(Impl("numpy", build, note="np.logical_or.reduceat(f[csc rows]) per column"))
     if _gb(ctx):
-        gb = _gb(ctx)
-
-        def build_gb():
-            Wg = gb.io.from_scipy_sparse(G["W"].astype(bool))
-            fg = gb.Vector.from_coo(np.flatnonzero(f), True, size=n, dtype=bool)
-
-            def fn():
-                y = fg.vxm(Wg, gb.semiring.lor_land).new()
-                y.wait()
-                return y
-            return fn, lambda v: v.to_dense(fill_value=False)
-        impls.append(Impl("GraphBLAS", build_gb,
-                          note="f.vxm(W, lor_land) with f a sparse bool vector (push)"))
+        impls.append(gb_impl(
+            ctx, lambda gb: (gb.io.from_scipy_sparse(G["W"].astype(bool)),
+                             gb.Vector.from_coo(np.flatnonzero(f), True, size=n, dtype=bool)),
+            lambda gb, Wg, fg: fg.vxm(Wg, gb.semiring.lor_land),
+            lambda gb, v: v.to_dense(fill_value=False),
+            "f.vxm(W, lor_land) with f a sparse bool vector (push)"))
     yield Case("orand", f"n={n:,} {G['k']}/row frontier {int(f.sum()):,}", impls,
                sizes={"n": n, "per_row": G["k"], "nnz": int(Wb.nnz), "frontier": int(f.sum())},
                notes=["etchpy: W csr and the frontier a sparse bool vector (push), the "

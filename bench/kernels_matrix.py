@@ -9,7 +9,7 @@ import etchpy as ep
 
 from . import exprs
 from .cases import Case, Impl, check_csr_sorted
-from .kernel_impls import _gb, etchpy_impls, gb_spmv_impl, prebuild, tensora_impl
+from .kernel_impls import _gb, etchpy_impls, gb_impl, gb_spmv_impl, prebuild, tensora_impl
 from .kernel_inputs import overlapping_csr, per_row_csr, random_csr, rng_for, stencil_csr
 from .timing import summarize, timed
 
@@ -131,17 +131,10 @@ def gen_spmm(ctx):
     impls = etchpy_impls("spmm", {"A": A, "X": X}, info)
     impls.append(Impl("scipy", lambda: (lambda: A @ X), note="csr @ dense (n x 32)"))
     if _gb(ctx):
-        gb = _gb(ctx)
-
-        def build():
-            Ag, Xg = gb.io.from_scipy_sparse(A), gb.Matrix.from_dense(X)
-
-            def f():
-                Y = Ag.mxm(Xg, gb.semiring.plus_times).new()
-                Y.wait()
-                return Y
-            return f, lambda Y: Y.to_dense(fill_value=0.0)
-        impls.append(Impl("GraphBLAS", build, note="A.mxm(X full, plus_times), 1 thread"))
+        impls.append(gb_impl(
+            ctx, lambda gb: (gb.io.from_scipy_sparse(A), gb.Matrix.from_dense(X)),
+            lambda gb, Ag, Xg: Ag.mxm(Xg, gb.semiring.plus_times),
+            lambda gb, Y: Y.to_dense(fill_value=0.0), "A.mxm(X full, plus_times), 1 thread"))
     yield Case("spmm", f"n={n:,} nnz={A.nnz:,} × {cols} cols", impls,
                sizes={"n": n, "nnz": int(A.nnz), "cols": cols}, info=info)
 
@@ -169,22 +162,18 @@ def _spgemm_case(ctx, n, k):
                       note="A @ B then C.sort_indices(): like for like with etchpy's "
                            "sorted rows"))
     if _gb(ctx):
-        gb = _gb(ctx)
-
-        def build():
-            Ag, Bg = gb.io.from_scipy_sparse(A), gb.io.from_scipy_sparse(B)
-
-            def f():
-                C = Ag.mxm(Bg, gb.semiring.plus_times).new()
-                C.wait()          # finishes pending work (incl. sorting jumbled rows)
-                return C
-            return f, lambda C: gb.io.to_scipy_sparse(C, format="csr")
-        impls.append(Impl("GraphBLAS", build,
-                          note="A.mxm(B, plus_times).new(); wait() (materialized)"))
+        impls.append(gb_impl(
+            ctx, lambda gb: (gb.io.from_scipy_sparse(A), gb.io.from_scipy_sparse(B)),
+            lambda gb, Ag, Bg: Ag.mxm(Bg, gb.semiring.plus_times), _gb_csr,
+            "A.mxm(B, plus_times).new(); wait() (materialized)"))
     yield Case("spgemm", f"n={n:,} {k}/row nnz={A.nnz:,}", impls, check=check_csr_sorted,
                sizes={"n": n, "per_row": k, "nnz_A": int(A.nnz), "nnz_B": int(B.nnz)},
                notes=["etchpy outputs sorted rows; scipy does not (see scipy+sort)"],
                info=info)
+
+
+def _gb_csr(gb, C):
+    return gb.io.to_scipy_sparse(C, format="csr")
 
 
 def gen_ewise(ctx):
@@ -200,18 +189,11 @@ def gen_ewise(ctx):
         impls.append(Impl("scipy", lambda sfn=sfn: sfn,
                           note="A + B" if label == "A+B" else "A.multiply(B)"))
         if _gb(ctx):
-            gb = _gb(ctx)
-
-            def build(gop=gop, gname=gname):
-                Ag, Bg = gb.io.from_scipy_sparse(A), gb.io.from_scipy_sparse(B)
-                op = getattr(gb.binary, gname)
-
-                def f():
-                    C = getattr(Ag, gop)(Bg, op).new()
-                    C.wait()
-                    return C
-                return f, lambda C: gb.io.to_scipy_sparse(C, format="csr")
-            impls.append(Impl("GraphBLAS", build, note=f"A.{gop}(B, {gname})"))
+            impls.append(gb_impl(
+                ctx, lambda gb: (gb.io.from_scipy_sparse(A), gb.io.from_scipy_sparse(B)),
+                lambda gb, Ag, Bg, gop=gop, gname=gname: getattr(Ag, gop)(
+                    Bg, getattr(gb.binary, gname)),
+                _gb_csr, f"A.{gop}(B, {gname})"))
         yield Case("ewise", f"{label} n={n:,} nnz={A.nnz:,}+{B.nnz:,}", impls,
                    sizes={"n": n, "nnz_A": int(A.nnz), "nnz_B": int(B.nnz)},
                    notes=["B shares about half of A's coordinates"], info=info)
@@ -225,17 +207,9 @@ def gen_transpose(ctx):
     impls = etchpy_impls("transpose", {"A": A}, info)
     impls.append(Impl("scipy", lambda: A.tocsc, note="A.tocsc() (sorted rows)"))
     if _gb(ctx):
-        gb = _gb(ctx)
-
-        def build():
-            Ag = gb.io.from_scipy_sparse(A)
-
-            def f():
-                C = Ag.T.new()
-                C.wait()
-                return C
-            return f, lambda C: gb.io.to_scipy_sparse(C, format="csr").T
-        impls.append(Impl("GraphBLAS", build, note="A.T.new(), by rows (= csc of A)"))
+        impls.append(gb_impl(ctx, lambda gb: (gb.io.from_scipy_sparse(A),),
+                             lambda gb, Ag: Ag.T, lambda gb, C: _gb_csr(gb, C).T,
+                             "A.T.new(), by rows (= csc of A)"))
     yield Case("transpose", f"csr → csc n={n:,} nnz={A.nnz:,}", impls,
                sizes={"n": n, "nnz": int(A.nnz)}, info=info)
 

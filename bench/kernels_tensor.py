@@ -62,12 +62,19 @@ def gen_ttm(ctx):
     M = rng_for("ttm").random((K, R))
     pd = ctx.peers.get("sparse")
 
-    def pydata_impl():
-        def build_pd():
-            Bs = B.pydata(pd)
-            return (lambda: pd.tensordot(Bs, M, axes=([2], [0]))), _pydata_dense
-        return Impl("pydata sparse", build_pd,
-                    note="sparse.tensordot(B, M, axes=(2, 0)) (dense I x J x R result)")
+    def peer_impls(out_formats):
+        """pydata sparse and tensora (its output levels `out_formats`), where present."""
+        found = []
+        if pd is not None:
+            def build_pd():
+                Bs = B.pydata(pd)
+                return (lambda: pd.tensordot(Bs, M, axes=([2], [0]))), _pydata_dense
+            found.append(Impl("pydata sparse", build_pd,
+                              note="sparse.tensordot(B, M, axes=(2, 0)) (dense I x J x R result)"))
+        if "tensora" in ctx.peers:
+            found.append(tensora_impl(ctx, "A(i,j,r) = B(i,j,k) * M(k,r)", out_formats,
+                                      {"B": ("sss", B), "M": ("dd", M)}))
+        return found
 
     # 1. sparse output: (i, j) fibers compressed, r dense
     info = {}
@@ -84,11 +91,7 @@ def gen_ttm(ctx):
         return (lambda: Bf @ M), norm
     impls.append(Impl("scipy", build,
                       note="(present (i,j) fibers x K csr) @ M -> #fibers x R dense"))
-    if pd is not None:
-        impls.append(pydata_impl())
-    if "tensora" in ctx.peers:
-        impls.append(tensora_impl(ctx, "A(i,j,r) = B(i,j,k) * M(k,r)", "ssd",
-                                  {"B": ("sss", B), "M": ("dd", M)}))
+    impls += peer_impls("ssd")
     yield Case("ttm", f"{_dims_txt(B)} R={R} → sparse (i,j), dense r", impls,
                sizes={"dims": B.dims, "nnz": B.nnz, "R": R},
                notes=["etchpy output format (compressed, compressed, dense)"], info=info)
@@ -102,11 +105,7 @@ def gen_ttm(ctx):
         return lambda: (U3 @ M).reshape(I, J, R)
     impls.append(Impl("scipy", build_dense,
                       note="mode-3 unfolding (I·J x K csr) @ M, reshaped (dense)"))
-    if pd is not None:
-        impls.append(pydata_impl())
-    if "tensora" in ctx.peers:
-        impls.append(tensora_impl(ctx, "A(i,j,r) = B(i,j,k) * M(k,r)", "ddd",
-                                  {"B": ("sss", B), "M": ("dd", M)}))
+    impls += peer_impls("ddd")
     yield Case("ttm", f"{_dims_txt(B)} R={R} → dense", impls,
                sizes={"dims": B.dims, "nnz": B.nnz, "R": R},
                notes=["dense output I x J x R"], info=info)

@@ -11,17 +11,11 @@ import pytest
 import etchpy as ep
 from etchpy.semiring import Semiring
 
+from tests.streams.test_shift_runs import stencil
+
 pytestmark = pytest.mark.usefixtures("shared_cache")
 i, j, k = ep.indices("i j k")
 ON, OFF = {"bool_product_min": True}, {"bool_product_min": False}
-
-
-def stencil(img, offsets, h, w):
-    e = None
-    for di, dj in offsets:
-        a = img[i[di:di + h], j[dj:dj + w]]
-        e = a if e is None else e * a
-    return e
 
 
 def numpy_stencil(im, offsets):
