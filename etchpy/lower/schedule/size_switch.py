@@ -17,7 +17,8 @@ has parents + 1 entries (the runtime checks pos's length and 0 <= pos[0] <=
 pos[parents] <= len(crd) before every call), so the read is in bounds before
 any fused check runs. Only the first such test found is switched (at most two
 copies of the body); a program of more than tuning.unswitch_limit statements
-keeps its tests in place.
+keeps its tests in place, but for a block list's mean-block test, which picks
+the rows' whole loop (left in the row loop it cost what the flat walk saves).
 """
 from __future__ import annotations
 
@@ -42,8 +43,12 @@ def run(prog, tuning):
     counts |= blocks
     found = size_tests(prog.body, counts)
     segs = {c.index for c in blocks}        # a block list's blocks, seg[parents]
-    found.sort(key=lambda t: not (_holds_count(t.a, blocks) and _holds_count(t.b, segs)))
-    if not found or sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit:
+
+    def mean(t):                            # a block list's mean block (pieces.short_mean)
+        return _holds_count(t.a, blocks) and _holds_count(t.b, segs)
+    found.sort(key=lambda t: not mean(t))
+    if not found or (sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit
+                     and not mean(found[0])):
         return prog
     test = found[0]
     stmts = imp.seq_parts(prog.body)
