@@ -135,6 +135,14 @@ def check_first_from(facts: tuple[str, int] | None = None) -> int:
     return 20 if zen(facts) else 0
 
 
+def short_mean(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.short_mean (0: off): 8 on AMD Zen, where block lists of
+    blocks of 6 walked flat ran 1.31 -> 1.00 of csr (session 59); 3 elsewhere,
+    where blocks of 3 and 4 in rows of 27-36 entries ran 1.6x slower flat than
+    split (and blocks of 1 and 2 twice as fast flat; session 61, Intel Xeon)."""
+    return 8 if zen(facts) else 3
+
+
 def row_stream_count(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.row_stream_count (< 2: rows one by one): 1 on AMD Zen,
     whose prefetchers follow one stream of band or block rows faster than four."""
@@ -157,7 +165,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
-          ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
+          ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

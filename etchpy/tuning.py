@@ -36,7 +36,7 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, check_first_from, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
+    run_mean_below, check_first_from, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
     value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -179,7 +179,7 @@ class Tuning:
     unswitch_limit: int = 100         # bodies up to this many statements unswitched (size_switch's)
     sum_lanes: int = -1               # a run's sum (band, block) over this many accumulators, then a quarter (floats reassociate; 1: one; -1: the host's)
     short_pieces: int = 3             # ... a run of exactly this many added straight-line (0: off)
-    short_mean: int = 8               # ... a block list of a shorter mean block (positions / blocks) walked flat, its rows prefetched once (0: off)
+    short_mean: int = -1              # ... a block list of a shorter mean block (positions / blocks) walked flat, its rows prefetched once (0: off; -1: the host's)
     saturated_block: int = 256        # saturated_sums' terms between its tests (< 1: off)
     band_widths: tuple = (3, 5, 7, 9)  # band_rows' widths fixed as constants, straight-line rows
     row_block: int = 12               # rows in a block of row_blocks (< 2: off)

@@ -112,7 +112,8 @@ def test_requests_are_normalised():
 def test_tuning_changes_lists_what_differs_from_the_default():
     from etchpy import host_facts       # the host's fields (-1 in DEFAULT) are named resolved
     host = [f"check_first_from={host_facts.check_first_from()}",
-            f"sum_lanes={host_facts.sum_lanes()}", f"gather_from={host_facts.gather_from()}",
+            f"sum_lanes={host_facts.sum_lanes()}", f"short_mean={host_facts.short_mean()}",
+            f"gather_from={host_facts.gather_from()}",
             f"gather_ragged_from={host_facts.gather_ragged_from()}",
             f"gather_from_far={host_facts.gather_from_far()}",
             f"hash_probe_lanes={host_facts.hash_probe_lanes()}",

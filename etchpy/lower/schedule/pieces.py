@@ -50,11 +50,13 @@ def short_mean(tuning, pieces) -> imp.Expr | None:
     (docs/performance.md, "Short blocks walked flat"). A band (one piece a row)
     keeps its lanes: its plain loop measured slower on short rows. The test
     reads only the level's counts: size_switch makes it once, before the
-    loops. None when tuning.short_mean is 0 or the sizes are unknown."""
-    if tuning.short_mean <= 0 or not pieces.sizes:
+    loops. None when tuning.short_mean (the host's at -1) is 0 or the sizes
+    are unknown."""
+    mean = host_facts.resolved(tuning).short_mean
+    if mean <= 0 or not pieces.sizes:
         return None
     total, count = pieces.sizes
-    return lt(total, Bin("*", Const(tuning.short_mean), count))
+    return lt(total, Bin("*", Const(mean), count))
 
 
 def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:

@@ -131,14 +131,15 @@ def large_runs(n, tuning) -> imp.Expr:
     (n < short_mean · seg[parents] too: pieces.short_mean). It reads only
     constants, n and parents: size_switch makes it once, before the loops."""
     least = Const(tuning.run_min_entries)
-    mean = host_facts.resolved(tuning).run_mean_below
+    host = host_facts.resolved(tuning)
+    mean, short = host.run_mean_below, host.short_mean
     parents = _parents(n)
     if mean <= 0 or parents is None:
         return imp.le(least, n)
     most = imp.max_(Bin("*", Const(mean), parents), least)
     match n:       # a block list's (pos[seg[parents]]) of short blocks: any row
-        case Load(_, Load() as blocks) if tuning.short_mean > 0:
-            most = imp.max_(most, Bin("*", Const(tuning.short_mean), blocks))
+        case Load(_, Load() as blocks) if short > 0:
+            most = imp.max_(most, Bin("*", Const(short), blocks))
     return Bin("<u", Bin("-", n, least), Bin("-", most, least))
 
 
