@@ -249,7 +249,11 @@ class Table:
         """Store the order `wanted()` names first, paid for at least `least` times,
         as the table's one secondary order (made as `secondary=` makes one); a
         secondary order already stored stays unless `replace` (then dropped).
-        Returns the secondary order then (relational.secondary)."""
+        Returns the secondary order then (relational.secondary).
+
+            >>> T.keep_wanted_order(least=2)     # nothing wanted: the one it has
+            ('p', 'o')
+        """
         return second.keep(self, least, replace)
 
     def explain(self, kernel=None, name: str | None = None) -> str:
