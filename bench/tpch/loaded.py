@@ -18,8 +18,8 @@ With --tables the load is bench/tpch/tables.py `load`: one ep.table per table,
 its storage order (primary key first) and at most one secondary order, shared
 by the queries written there (tables.QUERIES); the others are left out and
 listed under "not_on_tables". With --one-order (implies --tables) lineitem has
-neither tables.py's supplier nor ship-mode order (its storage and secondary
-orders, an order keyed by its receipt date and one by ship date: one_order.load) and Q7 and Q12 are
+neither tables.py's supplier nor ship-mode order, nor any other added order (its
+storage and secondary orders alone: one_order.load) and Q7 and Q12 are
 bench/tpch/one_order.py's.
 """
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The bench's queries on the tables with no key order added: lineitem read in
-its storage order (order, line), its one secondary order (part first), its
-order keyed by receipt date (a value column: Table.add_order, made at load) and
-its order by ship date (its keys permuted, made at load: Q15's quarter).
+its storage order (order, line) and its one secondary order (part first). On
+request the load adds by hand an order keyed by receipt date (a value column:
+Table.add_order, made at load) and an order by ship date (its keys permuted:
+Q15's quarter, Q14's month); the queries read them when present.
 
-    tables = load(cols)                  tables.load(cols, added_orders=False), then
-                                         lineitem by receipt date (by_receipt=True)
-                                         and by ship date (by_ship=True)
+    tables = load(cols)                  tables.load(cols, added_orders=False): one
+                                         secondary order a table; by_receipt=True
+                                         adds lineitem by receipt date, by_ship=True
+                                         by ship date (bench/tpch/orders_ab.py)
     QUERIES[name](tables, **params)      Q7 and Q12 written without an added key
                                          order; the others as bench/tpch/tables.py
 
@@ -182,9 +184,11 @@ def _q12_rows(tables, modes, counts) -> dict:
             "low_line_count": lo[keep].astype(np.int64)}
 
 
-def load(cols: dict, by_receipt: bool = True, by_ship: bool = True) -> dict:
-    """The tables with no order added (tables.load(cols, added_orders=False)),
-    and with `by_receipt` lineitem's order keyed by its receipt date
+def load(cols: dict, by_receipt: bool = False, by_ship: bool = False) -> dict:
+    """The tables with no order added (tables.load(cols, added_orders=False)):
+    lineitem in its storage order and its one secondary order (part first),
+    every query on them (Q12, Q14 and Q15 walk lineitem in storage order).
+    With `by_receipt` lineitem's order keyed by its receipt date
     (LINE_BY_RECEIPT, Table.add_order with a value column first) and its
     three dates' copies in it, made at load; with `by_ship` lineitem ship
     date first (q15.LINE_BY_SHIP, a permutation of its keys) and its revenue's

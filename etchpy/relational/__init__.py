@@ -7,6 +7,8 @@
             decode(): a result over codes back to key columns, sorted and cut
     stored  table(): a table loaded once, one trie in its storage order (primary key
             first) plus at most one secondary order, shared by every query
+    secondary  that secondary order: given at load, or the order the queries'
+            planned conversions were paid to most (Table.keep_wanted_order)
 """
 from .keys import Keys
 from .table import Relation, decode, relation

@@ -54,7 +54,7 @@ def add_values(t, columns: Mapping[str, object], values: Sequence[str] | str) ->
                             t.name)
         t._relations[v] = Relation(tensor, t.order, t.keys, v)
         for order, (fmt, *_) in t._orders.items():
-            if order not in t._keyed:           # as relational.stored._stored_order
+            if order not in t._keyed:           # as relational.secondary.stored_order
                 store_structure(tensor, fmt, like=first)
     t.values = (*t.values, *names)
     return t.values

@@ -9,7 +9,7 @@ lies over that one structure. `secondary=` names at most one other order of
 the key columns, made at load too, for the joins that walk the table by
 another key (lineitem by part); a key column that depends on the ones above
 it is a singleton level (`_singletons`; in another order, each level with one
-child per parent position: `_stored_order`). Queries read these tries:
+child per parent position: relational.secondary). Queries read these tries:
 
     T.var(value, order=None)     the expression variable of a value column (None:
                                  the row count), in storage order or `order`
@@ -21,6 +21,9 @@ child per parent position: `_stored_order`). Queries read these tries:
                                  the one a compiled query reads: relational.orders)
     T.orders                     the orders stored (storage order first)
     T.value_keys(order)          the Keys of an order keyed by a value column
+    T.wanted()                   the orders queries were converted to, not stored
+    T.keep_wanted_order()        the one wanted most kept as the secondary order
+                                 (relational.secondary)
 
 An order the table does not store is refused by `var` and `tensor`, naming
 the orders it stores and `add_order` (which converts the structure once, as
@@ -46,17 +49,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import added, by_value as value_keyed, orders
+from . import added, by_value as value_keyed, orders, secondary as second
 from ..runtime.bits import same_bits as _same_bits
 from .keys import Keys
-from .table import Relation, codings, dense_span, relation
+from .table import Relation, codings, relation
 from ..errors import InputError
 from ..expr.compare import KeyedVar
 from ..expr.nodes import TensorVar, tensor as tensor_var
 from ..formats import Format
 from ..formats import singleton
 from ..runtime import keyed as keyed_copy
-from ..runtime.planned import store_structure
 from ..runtime.tensor import Tensor
 
 
@@ -86,7 +88,7 @@ class Table:
         self._copies: dict = {}     # (order, value) -> (Tensor, values it holds, mark)
         self._keyed: dict = {}      # value-keyed order -> (Keys, values it was built of, mark)
         if secondary is not None:
-            self._orders[secondary] = _stored_order(self, secondary, first.tensor)
+            self._orders[secondary] = second.stored_order(self, secondary, first.tensor)
             for v in sorted(by_value, key=lambda v: v is not None):   # None first
                 self._copies[secondary, v] = self._copy(secondary, v)
 
@@ -181,7 +183,7 @@ class Table:
                              f"columns {self.order} once each (or a value column, "
                              f"then the key columns)")
         if order != self.order and order not in self._orders:
-            self._orders[order] = _stored_order(self, order, self._relations[None].tensor)
+            self._orders[order] = second.stored_order(self, order, self._relations[None].tensor)
         return order
 
     def add_values(self, columns: Mapping[str, object], values) -> tuple:
@@ -234,6 +236,26 @@ class Table:
         self._keyed[order] = (keys, values, t.unwritten_mark())
         return keys
 
+    def wanted(self) -> dict:
+        """order -> the calls that paid the planner's conversion of a column to it,
+        for the orders the table does not store, most first (relational.secondary).
+
+            >>> T.wanted()
+            {}
+        """
+        return second.wanted(self)
+
+    def keep_wanted_order(self, least: int = 1, replace: bool = False):
+        """Store the order `wanted()` names first, paid for at least `least` times,
+        as the table's one secondary order (made as `secondary=` makes one); a
+        secondary order already stored stays unless `replace` (then dropped).
+        Returns the secondary order then (relational.secondary).
+
+            >>> T.keep_wanted_order(least=2)     # nothing wanted: the one it has
+            ('p', 'o')
+        """
+        return second.keep(self, least, replace)
+
     def explain(self, kernel=None, name: str | None = None) -> str:
         """The orders stored, their level kinds and sizes; with a compiled `kernel`
         (after a call: its plan for those inputs), the order it reads input
@@ -251,6 +273,7 @@ class Table:
             what = "secondary order" if order == self.secondary else (
                 "order keyed by a value" if order in self._keyed else "order added")
             lines.append(f"  {what} {order}: {_kinds(fmt)}")
+        lines += second.lines(self)
         if kernel is not None:
             lines += orders.lines(self, kernel, name or self.name)
         return "\n".join(lines)
@@ -370,30 +393,6 @@ def _coded(columns, order, coding: dict, name) -> tuple[dict, dict]:
         else:
             coding[k], codes[k] = Keys.coded(col, name=k)
     return coding, codes
-
-
-def _stored_order(t: Table, order: tuple, stored: Tensor) -> tuple:
-    """(format, levels, where, missing) of `order`: the planner's conversion of
-    the storage structure (converted_structure), each level whose every parent
-    position has one child there a singleton level (singleton.dependent: a key
-    that depends on the keys above, as a line's date under its order and line)."""
-    fmt = _format_of(t, order, stored)
-    levels, where, missing = store_structure(stored, fmt)
-    for r in t._relations.values():     # what a planned conversion of a column to it finds
-        store_structure(r.tensor, fmt, like=stored)
-    kinds, levels = singleton.dependent(fmt.levels, levels)
-    return Format(kinds, mode_order=fmt.mode_order), tuple(levels), where, missing
-
-
-def _format_of(t: Table, order: tuple, stored: Tensor) -> Format:
-    """The secondary order's format: the storage order's level kinds, compressed
-    first when the first key's domain spans more codes a row than a dense first
-    level of the storage order may (table.dense_span)."""
-    kinds = singleton.independent(stored.format.levels)
-    first = t.keys[t.order.index(order[0])]
-    if kinds[0].located and len(first) > dense_span(len(kinds)) * max(stored.nnz, 1):
-        kinds[0] = "compressed"
-    return Format(kinds, mode_order=tuple(t.order.index(k) for k in order))
 
 
 def _kinds(fmt: Format) -> str:

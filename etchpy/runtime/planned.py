@@ -14,6 +14,10 @@ whose layout is not the declared one).
     store_structure(t, fmt)        kept as a stored order (a table's): the planner
                                    prices a read of it as a check of the values
     stored_formats(t)              the formats stored so
+    unstore_structure(t, fmt)      no longer a stored order (its kept values dropped)
+    wanted_formats(t)              format -> how many calls converted `t` to it
+                                   without a stored order (a table's demand:
+                                   relational.secondary)
 
 Only an `ep.Tensor`'s conversion is kept across calls: its structure cannot be
 rebound, so the converted index arrays and, for each converted position, the
@@ -41,7 +45,8 @@ from .tensor import Tensor, truth_values
 from ..plan.convert import bindings
 
 __all__ = ["kernel_inputs", "bind", "with_conversions", "converted_structure",
-           "has_structure", "store_structure", "stored_formats"]
+           "has_structure", "store_structure", "stored_formats", "unstore_structure",
+           "wanted_formats"]
 
 def kernel_inputs(plan, tensors: dict) -> dict:
     """The kernel's inputs: name -> (the user's tensor it is bound from, its
@@ -127,6 +132,21 @@ def stored_formats(t) -> tuple:
     return tuple(t.__dict__.get("_etchpy_stored", ())) if type(t) is Tensor else ()
 
 
+def unstore_structure(t: Tensor, fmt) -> None:
+    """`fmt` no longer a stored order of `t` (a table's secondary order replaced):
+    a planned read of it is priced and gathered as any conversion again."""
+    t.__dict__.get("_etchpy_stored", set()).discard(fmt)
+    gathered = t.__dict__.get("_etchpy_gathered", {})
+    for key in [k for k in gathered if k[0] == fmt]:
+        del gathered[key]
+
+
+def wanted_formats(t) -> dict:
+    """format -> the calls that read Tensor `t` converted to it while it was not
+    a stored order of `t` (each counted in `_tensor_bind`)."""
+    return dict(t.__dict__.get("_etchpy_wanted", {})) if type(t) is Tensor else {}
+
+
 def _one_structure(a: Tensor, b: Tensor) -> bool:
     """Whether a and b are over the same index arrays (the same objects)."""
     return a.format == b.format and len(a.levels) == len(b.levels) and all(
@@ -139,8 +159,11 @@ def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
     once per format and kept on `t`, and `t`'s current values gathered into it."""
     hit = converted_structure(t, tv.format)
     levels, where, missing = hit
-    kept = t.__dict__.get("_etchpy_gathered", {}).get((tv.format, sr.name)) \
-        if tv.format in t.__dict__.get("_etchpy_stored", ()) else None
+    stored = tv.format in t.__dict__.get("_etchpy_stored", ())
+    if not stored:                             # a conversion paid: the table's demand
+        wanted = t.__dict__.setdefault("_etchpy_wanted", {})
+        wanted[tv.format] = wanted.get(tv.format, 0) + 1
+    kept = t.__dict__.get("_etchpy_gathered", {}).get((tv.format, sr.name)) if stored else None
     if kept is not None and same_bits(t.vals, kept[0]):
         vals = kept[1]                       # the values as they were gathered
     else:
@@ -149,7 +172,7 @@ def _tensor_bind(t: Tensor, tv, sr) -> calling.Bound:
         if missing is not None:
             vals[missing] = sr.zero
         vals = truth_values(vals)
-        if tv.format in t.__dict__.get("_etchpy_stored", ()):
+        if stored:
             t.__dict__.setdefault("_etchpy_gathered", {})[tv.format, sr.name] = (
                 t.vals.copy(), vals)
     roles = {"vals": vals}

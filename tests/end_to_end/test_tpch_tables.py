@@ -120,9 +120,10 @@ def test_q12_without_an_added_order_gives_duckdbs_rows(fixture):
     Q7, on the part order, is checked by the bench against DuckDB: two more
     kernels to compile here.)"""
     from bench.tpch import one_order
-    tables = shared.load(fixture[0], added_orders=False)
-    assert "order added" not in tables["lineitem"].explain()
-    keyed = one_order.load(fixture[0])
+    tables = one_order.load(fixture[0])           # the bench's --one-order load
+    primary, keys, _, _ = shared.SPEC["lineitem"]
+    assert tables["lineitem"].orders == (tuple(primary + keys), tuple(shared.LINE_BY_PART))
+    keyed = one_order.load(fixture[0], by_receipt=True)
     assert "order keyed by a value ('l_receiptdate'" in keyed["lineitem"].explain()
     query = QUERIES["Q12"]
     for case in fixture[1]["Q12"]:
@@ -161,7 +162,7 @@ def test_q15_and_q14_on_lineitem_by_ship_date_read_their_dates_alone(fixture):
     gathered again); its top supplier the same. Q14's month reads that order
     too, its share the walk's."""
     from bench.tpch import one_order, q10, q15
-    keyed = one_order.load(fixture[0], by_receipt=False)
+    keyed = one_order.load(fixture[0], by_ship=True)
     assert "order added ('l_shipdate', 'l_orderkey'" in keyed["lineitem"].explain()
     keys = keyed["supplier"].keys[0].values()
     rev = keyed["lineitem"].tensor("rev").vals
