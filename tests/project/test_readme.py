@@ -31,9 +31,12 @@ def test_blocks_under_list_items_are_found():
 
 
 def run_blocks(path: pathlib.Path, tmp_path, monkeypatch) -> dict:
-    """Run a file's python blocks in order in one namespace, in a fresh cache
-    directory and working directory, with stdout swallowed."""
-    monkeypatch.setenv("ETCHPY_CACHE_DIR", str(tmp_path / "cache"))
+    """Run a file's python blocks in order in one namespace, in a fresh working
+    directory, with stdout swallowed. The kernel cache is the session's
+    (shared_cache): no block reads the cache, and a fresh one per page built the
+    call binder again for each (a cold cache's first compile is the rest of the
+    suite's; tests/runtime/test_cache.py and tests/trust/test_cache_trust.py
+    test a fresh directory)."""
     monkeypatch.chdir(tmp_path)
     env: dict = {"__name__": f"doc_{path.stem}"}
     rel = path.relative_to(ROOT)
@@ -46,6 +49,7 @@ def run_blocks(path: pathlib.Path, tmp_path, monkeypatch) -> dict:
     return env
 
 
+@pytest.mark.usefixtures("shared_cache")
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
     assert len(python_blocks(ROOT / "README.md")) >= 3
     run_blocks(ROOT / "README.md", tmp_path, monkeypatch)
@@ -53,6 +57,7 @@ def test_readme_python_blocks_run(tmp_path, monkeypatch):
     assert (tmp_path / "out" / "spmv.h").exists()
 
 
+@pytest.mark.usefixtures("shared_cache")
 @pytest.mark.parametrize("path", DOCS, ids=[p.name for p in DOCS])
 def test_docs_python_blocks_run(path, tmp_path, monkeypatch):
     run_blocks(path, tmp_path, monkeypatch)

@@ -4,7 +4,9 @@ subprocess with the ASan runtime preloaded; and a C program drives exported kern
 (the golden cases, plus one per format × semiring) under the same flags. Any
 sanitizer report ends that process with an error. Longer runs: see the README.
 """
+import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -85,15 +87,28 @@ def test_property_profile_under_asan_and_ubsan(tmp_path):
                 str(HERE / "test_scipy_structured_arrays.py"), str(HERE / "test_lazy_inputs.py"),
                 *CENTRAL_IDS,
                 f"{TESTS / 'end_to_end' / 'test_backends.py'}::test_sparse_outputs_match_reference"]
-    out = subprocess.run([sys.executable, "-c", RUNNER, EXAMPLES,
-                          f"--basetemp={tmp_path / 'base'}", *selected],
-                         env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
-    report = out.stdout[-3000:] + out.stderr[-3000:]
-    assert out.returncode == 0, report
-    assert "Sanitizer" not in out.stderr and "runtime error" not in out.stderr, report
-    own = list((tmp_path / "cache").glob("etchpy_kernel-*.so"))
-    shared = list((tmp_path / "base" / "cache").glob("etchpy_kernel-*.so"))
-    assert own and shared and all(b"__asan" in so.read_bytes() for so in own + shared)
+    with kernels_removed(tmp_path / "cache", tmp_path / "base"):
+        out = subprocess.run([sys.executable, "-c", RUNNER, EXAMPLES,
+                              f"--basetemp={tmp_path / 'base'}", *selected],
+                             env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+        report = out.stdout[-3000:] + out.stderr[-3000:]
+        assert out.returncode == 0, report
+        assert "Sanitizer" not in out.stderr and "runtime error" not in out.stderr, report
+        own = list((tmp_path / "cache").glob("etchpy_kernel-*.so"))
+        shared = list((tmp_path / "base" / "cache").glob("etchpy_kernel-*.so"))
+        assert own and shared and all(b"__asan" in so.read_bytes() for so in own + shared)
+
+
+@contextlib.contextmanager
+def kernels_removed(*folders):
+    """The ASan kernels a test built (about a hundred a run) removed when it ends,
+    passed or failed: pytest keeps the temporary directories of its last three runs,
+    and the sanitizer's report, not its kernels, says what went wrong."""
+    try:
+        yield
+    finally:
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 OVERFLOW = textwrap.dedent("""
@@ -111,8 +126,9 @@ def test_the_profile_reports_a_read_past_an_array(tmp_path):
     """The same environment turns a one-element overread into a fatal report."""
     env = dict(os.environ, **SANITIZER_ENV, LD_PRELOAD=ASAN, ETCHPY_SANITIZE="1",
                ETCHPY_CACHE_DIR=str(tmp_path / "cache"))
-    out = subprocess.run([sys.executable, "-c", OVERFLOW], env=env, capture_output=True,
-                         text=True, timeout=300)
+    with kernels_removed(tmp_path / "cache"):
+        out = subprocess.run([sys.executable, "-c", OVERFLOW], env=env, capture_output=True,
+                             text=True, timeout=300)
     assert out.returncode != 0 and "AddressSanitizer" in out.stderr, out.stderr[-2000:]
 
 
@@ -231,6 +247,7 @@ def test_exported_kernels_under_asan_and_ubsan(tmp_path):
                                 "-lm"], capture_output=True, text=True)
         assert built.returncode == 0, (name, built.stderr)
         ran = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, env=env)
+        exe.unlink()                  # its C stays; the ASan program is rebuilt at will
         assert ran.returncode == 0 and not ran.stderr, (name, ran.stdout, ran.stderr)
         count, values = expected(kern, tensors)
         printed = ran.stdout.split()
