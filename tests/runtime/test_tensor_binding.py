@@ -1,6 +1,6 @@
 """An ep.Tensor input bound by a call plan (runtime.binder: its attributes read from
-the Tensor's instance dict, its layout check in C; plan_steps.tensor_step without
-the binder): whatever path runs,
+the Tensor's instance dict, its layout check in C, the apart guard in C under
+Tuning.apart_in_c; plan_steps.tensor_step without the binder): whatever path runs,
 a Tensor whose array had its dtype, shape or strides changed in place, or whose
 values or levels were put in place of its own through its __dict__, is refused
 with an InputError naming it on every later call, never read; a Tensor as built
@@ -14,10 +14,12 @@ import pytest
 import scipy.sparse as sp
 
 import etchpy as ep
+from etchpy.runtime import binder, shared
 
 TEXT = "C[i, j] = A[i, j] + B[i, j]"
 CSR = {"A": "csr", "B": "csr"}
-TUNINGS = {"default": ep.Tuning(), "python plan": ep.Tuning(call_binder=False)}
+TUNINGS = {"default": ep.Tuning(), "python guard": ep.Tuning(apart_in_c=False),
+           "python plan": ep.Tuning(call_binder=False)}
 
 
 def _pair(seed, shape=(5, 6)):
@@ -68,7 +70,9 @@ def test_the_names_the_binder_reads_from_the_dict_are_no_class_attributes():
     """binder_inputs.c.j2 reads these from a Tensor's dict: what getattr gives only
     while the class defines no descriptor (property) of the same name."""
     A, _ = _pair(1)
-    for name in ("_layout", "_parts", "_vals", "_levels", "fill", "format", "shape"):
+    shared._probe(A)
+    for name in ("_layout", "_parts", "_vals", "_levels", "fill", "format", "shape",
+                 shared._PROBE):
         assert not hasattr(ep.Tensor, name) and name in A.__dict__
 
 
@@ -97,6 +101,33 @@ def test_a_shape_changed_back_is_read_again():
     B._vals.shape = (n,)
     B.vals[:] = 2.0                                  # written in place: read
     np.testing.assert_allclose(_dense(kern(A=A, B=B)), A.to_dense() + B.to_dense())
+
+
+def test_the_guard_in_c_runs_where_the_binder_does_and_answers_as_the_python_one():
+    """With the binder, the plan goes first behind the guard in C; with apart_in_c off
+    behind the Python guard. Tensors apart run the plan (no walk worked out), one
+    Tensor twice is not apart (the walk is worked out, every call), a scipy input
+    beside a Tensor is skipped by the guard: the same answers and the same route on
+    both."""
+    kerns = {t: _kernel(t) for t in ("default", "python guard")}
+    if binder.module() is not None:
+        assert kerns["default"]._first.func.__name__ == "call_apart"
+    assert getattr(kerns["python guard"]._first, "func", None) is None
+    A, B = _pair(11)
+    M = sp.csr_array(B.to_dense())
+    for kern in kerns.values():
+        walks = []
+        kern._one_walk = lambda inputs, kern=kern: walks.append(1) or type(kern)._one_walk(
+            kern, inputs)             # (an instance attribute: counts the kernel's own)
+        for inputs, walked in (({"A": A, "B": B}, 0), ({"A": A, "B": A}, 1),
+                               ({"A": A, "B": M}, 1), ({"A": B, "B": A}, 0),
+                               ({"A": A, "B": A}, 1), ({"A": A, "B": B}, 0)):
+            want = sum(v.to_dense() if isinstance(v, ep.Tensor) else v.toarray()
+                       for v in inputs.values())
+            before = len(walks)
+            np.testing.assert_allclose(_dense(kern(**inputs)), want)
+            assert len(walks) - before == walked, inputs
+    assert A.__dict__[shared._PROBE] is A._levels[-1]["crd"]
 
 
 @pytest.mark.parametrize("tuning", sorted(TUNINGS))
