@@ -41,7 +41,8 @@ class Tensor:
     read-only mapping, and the index arrays are the Tensor's own immutable copies
     (read-only, over an immutable buffer, so their flags cannot be set writeable
     again). The values may be written in place. An array whose dtype, shape or
-    strides are changed in place is refused (InputError) on the next access.
+    strides are changed in place is refused (InputError) on the next access, and
+    so are values or levels put in place of its own through its ``__dict__``.
 
     ``validate=True`` checks every structural invariant. A caller that guarantees
     the order of the coordinates may pass ``unsafe_skip_order_check=True``: the
