@@ -160,6 +160,7 @@ class Tuning:
     blas_casts: bool = True           # ... of a real product of other dtypes: cast, then matmul
     one_walk: bool = True             # factors over the same index arrays walked once
     apart_first: bool = True          # ... ep.Tensor calls apart: the plan before the walk
+    apart_in_c: bool = True           # ... its guard made in C with the binder's plan
     blas_numpy_first: bool = True     # BLAS kernels call numpy's OpenBLAS, even with scipy's
                                       # cython_blas imported (runtime.blas)
     sink_located: bool = True         # ... a located table's one-child levels read last

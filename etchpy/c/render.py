@@ -29,7 +29,7 @@ __all__ = ["render", "checks_source", "templates", "prototype", "CSource", "CPar
 _TEMPLATES = ("kernel.c.j2", "kernel.h.j2", "cdef.j2", "checks.c.j2", "checks.cdef.j2",
               "frontier.c.j2", "direct_graph.c.j2", "binder.c.j2",
               "binder_inputs.c.j2", "binder_outputs.c.j2", "binder_lazy.c.j2",
-              "binder_nodes.c.j2", "binder_blas.c.j2", "binder_region.c.j2",
+              "binder_apart.c.j2", "binder_nodes.c.j2", "binder_blas.c.j2", "binder_region.c.j2",
               "binder_tape.c.j2")
 
 

@@ -62,7 +62,7 @@ def module():
 
 
 _TEMPLATES = ("binder.c.j2", "binder_inputs.c.j2", "binder_outputs.c.j2", "binder_lazy.c.j2",
-              "binder_nodes.c.j2", "binder_blas.c.j2", "binder_region.c.j2",
+              "binder_apart.c.j2", "binder_nodes.c.j2", "binder_blas.c.j2", "binder_region.c.j2",
               "binder_tape.c.j2")
 
 
@@ -300,6 +300,22 @@ def in_order(plan):
     if getattr(plan, "windows", False):
         return None             # a window reads its operand and bounds by name
     call = functools.partial(mod.call_in_order, *plan.args)
+    call.keeps = plan.keeps
+    return call
+
+
+def apart_guard(plan, groups: tuple, tensor_type, probe: str, unsure, retry):
+    """`plan` (one plan_for made) behind the apart guard in C (runtime.shared's, made
+    the same: binder_apart.c.j2), a callable guard(inputs) -> output or MISS; None
+    for a plan the binder did not make. `groups`: tuples of input names; `probe`:
+    the name of the probe each `tensor_type` input keeps in its dict; `unsure(inputs)`
+    answers a call with a Tensor not probed yet, `retry(inputs)` one the plan missed."""
+    mod = _module.kept()
+    if mod is None or type(plan) is not functools.partial or plan.func is not mod.call:
+        return None
+    groups = tuple(tuple(sys.intern(str(n)) for n in names) for names in groups)
+    guard = mod.apart_make(plan.args[0], groups, tensor_type, probe, unsure, retry)
+    call = functools.partial(mod.call_apart, guard)
     call.keeps = plan.keeps
     return call
 

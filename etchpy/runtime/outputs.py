@@ -15,7 +15,7 @@ from types import MappingProxyType
 import numpy as np
 
 from . import inputs as io_
-from .tensor import Tensor, _immutable, _layout_of, truth_values
+from .tensor import Tensor, _immutable, recorded, truth_values
 
 
 def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
@@ -172,7 +172,7 @@ def made(shape: tuple, fmt, levels: tuple, vals, fill, sealed: bool = False) -> 
                    for lv in levels)
     vals = truth_values(vals).view()
     t.__dict__.update(name="output", shape=shape, format=fmt, _levels=levels, _vals=vals,
-                      fill=vals.dtype.type(fill), _layout=_layout_of(vals, levels))
+                      fill=vals.dtype.type(fill), **recorded(vals, levels))
     return t
 
 

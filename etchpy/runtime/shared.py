@@ -33,7 +33,7 @@ from ..errors import EtchpyError
 from ..expr import collapse, shared, sink
 from ..formats import positions
 from ..expr.walk import accesses
-from . import inputs as io_, keyed, narrow
+from . import binder, inputs as io_, keyed, narrow
 from .tensor import Tensor
 
 _UNSET = object()
@@ -242,7 +242,7 @@ def _apart(groups: tuple, inputs: dict) -> bool:
             t = inputs.get(n)
             if type(t) is not Tensor:
                 continue
-            probe = t.__dict__.get("_etchpy_probe", _UNSET)
+            probe = t.__dict__.get(_PROBE, _UNSET)
             if probe is _UNSET:
                 probe = _probe(t)
             if probe is _NO_ARRAY or id(probe) in seen:
@@ -251,20 +251,19 @@ def _apart(groups: tuple, inputs: dict) -> bool:
     return True
 
 
-_NO_ARRAY = False       # a probe's mark of a Tensor with no level array
+_NO_ARRAY, _PROBE = False, "_etchpy_probe"  # a probe of no level array; its __dict__ key
 
 
 def _probe(t: Tensor):
-    """Tensor t's last level array (that of its last level that has one), or
-    _NO_ARRAY; kept on t, whose levels cannot be rebound nor its level mappings
-    written (Tensor), so it is t's for t's life."""
+    """Tensor t's last level array (of its last level with one), or _NO_ARRAY; kept on
+    t, whose levels and level mappings cannot change (Tensor): t's for its life."""
     probe = _NO_ARRAY
     for lv in reversed(t._levels):
         for a in lv.values():
             probe = a
         if probe is not _NO_ARRAY:
             break
-    t.__dict__["_etchpy_probe"] = probe
+    t.__dict__[_PROBE] = probe
     return probe
 
 
@@ -272,12 +271,11 @@ def apart_first(kern, plan, walk, miss):
     """A call plan's guard that lets it go first (Kernel._first) where its calls may
     be ep.Tensor inputs and a shared walk competes, when only inputs over one
     structure can change the kernel (`walk[2]`; not a walk: not worked out yet),
-    under Tuning.apart_first: for inputs apart (`_apart`: what _one_walk would run
-    is then the kernel as written, which the plans call) the plan's answer, else
-    that of another plan of their key (Kernel._by_plan, which makes it the first),
-    else `miss` (call_plans.MISS: the call goes on to _one_walk, then the plans);
-    None where that does not hold. Made once per plan the kernel keeps (`_plans`).
-    (Deciding apart only picks which correct kernel runs: proofs_notes/shared.md.)"""
+    under Tuning.apart_first: for inputs apart (`_apart`: _one_walk would run the
+    kernel as written, which the plans call) the plan's answer, else that of another
+    plan of their key (Kernel._by_plan, which makes it the first), else `miss` (the
+    call goes on to _one_walk, then the plans); None where that does not hold. Made
+    once per plan the kernel keeps; in C for the binder's (proofs_notes/shared.md)."""
     if type(walk) is not tuple or not walk[2] or not kern.request.tuning.apart_first:
         return None
     made = kern.__dict__.setdefault("_apart_guards", {})
@@ -290,23 +288,25 @@ def apart_first(kern, plan, walk, miss):
 
 
 def _guard(kern, plan, groups: tuple, miss):
-    def run(inputs):
-        res = plan(inputs)
-        return res if res is not miss else kern._by_plan(inputs, plan)
-
+    def retry(inputs):              # the key's other plans, after the plan's MISS
+        return kern._by_plan(inputs, plan)
     def first(inputs):
-        return run(inputs) if _apart(groups, inputs) else miss
-    if len(groups) != 1 or len(groups[0]) != 2:
-        return first
+        if not _apart(groups, inputs):
+            return miss
+        res = plan(inputs)
+        return res if res is not miss else retry(inputs)
+    made = kern.request.tuning.apart_in_c and binder.apart_guard(   # in C, for the binder's
+        plan, groups, Tensor, _PROBE, first, retry)                 # plans (Tuning.apart_in_c)
+    if made or len(groups) != 1 or len(groups[0]) != 2:
+        return made or first
     a, b = groups[0]
 
     def first_of_two(inputs):      # a group of two: two Tensors probed before (_probe)
-        p = getattr(inputs.get(a), "_etchpy_probe", None)
-        q = getattr(inputs.get(b), "_etchpy_probe", None)
+        p, q = getattr(inputs.get(a), _PROBE, None), getattr(inputs.get(b), _PROBE, None)
         if p is not q and p is not None and q is not None and p is not _NO_ARRAY \
                 and q is not _NO_ARRAY:
             res = plan(inputs)
-            return res if res is not miss else kern._by_plan(inputs, plan)
+            return res if res is not miss else retry(inputs)
         return first(inputs)
     return first_of_two
 

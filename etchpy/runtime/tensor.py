@@ -41,7 +41,8 @@ class Tensor:
     read-only mapping, and the index arrays are the Tensor's own immutable copies
     (read-only, over an immutable buffer, so their flags cannot be set writeable
     again). The values may be written in place. An array whose dtype, shape or
-    strides are changed in place is refused (InputError) on the next access.
+    strides are changed in place is refused (InputError) on the next access, and
+    so are values or levels put in place of its own through its ``__dict__``.
 
     ``validate=True`` checks every structural invariant. A caller that guarantees
     the order of the coordinates may pass ``unsafe_skip_order_check=True``: the
@@ -73,7 +74,7 @@ class Tensor:
         vals = _as_vals(vals, name)
         attrs = {"name": name, "shape": shape, "format": Format.parse(format, len(shape)),
                  "_levels": levels, "_vals": vals, "fill": _as_fill(fill, vals.dtype, name),
-                 "_layout": _layout_of(vals, levels)}
+                 **recorded(vals, levels)}
         self.__dict__.update(attrs)
 
     @classmethod
@@ -123,10 +124,15 @@ class Tensor:
 
     def check_layout(self):
         """Raises InputError when one of the tensor's arrays had its dtype, shape or
-        strides changed in place since it was built (its values may change).
+        strides changed in place since it was built (its values may change), or
+        when its values or levels are not the objects it was built with.
 
             >>> t.check_layout()          # None: every array as it was built
         """
+        vals, levels = self._parts
+        if self._vals is not vals or self._levels is not levels:
+            raise InputError(f"tensor {self.name!r}: its values or levels were replaced "
+                             f"(through its __dict__) since it was built; build a new Tensor")
         for a, dtype, shape, strides in self._layout:
             if a.shape != shape or a.dtype != dtype or a.strides != strides:
                 raise InputError(f"tensor {self.name!r}: one of its arrays had its dtype, "
@@ -319,6 +325,13 @@ def _as_level(level, name):
         raise InputError(f"tensor {name!r}: each level is a dict of arrays, "
                          f"got {type(level).__name__}")
     return MappingProxyType({key: _immutable(np.asarray(a)) for key, a in level.items()})
+
+
+def recorded(vals, levels) -> dict:
+    """A tensor's attributes that check_layout reads: `_layout` (_layout_of) and
+    `_parts`, the values and levels objects themselves (so that one put in their
+    place through the instance dict is refused, not read)."""
+    return {"_layout": _layout_of(vals, levels), "_parts": (vals, levels)}
 
 
 def _layout_of(vals, levels) -> tuple:
