@@ -290,11 +290,11 @@ def apart_first(kern, plan, walk, miss):
 def _guard(kern, plan, groups: tuple, miss):
     def retry(inputs):              # the key's other plans, after the plan's MISS
         return kern._by_plan(inputs, plan)
-    def first(inputs):
-        if not _apart(groups, inputs):
-            return miss
+    def run(inputs):                # the plan, else the key's other plans
         res = plan(inputs)
         return res if res is not miss else retry(inputs)
+    def first(inputs):
+        return run(inputs) if _apart(groups, inputs) else miss
     made = kern.request.tuning.apart_in_c and binder.apart_guard(   # in C, for the binder's
         plan, groups, Tensor, _PROBE, first, retry)                 # plans (Tuning.apart_in_c)
     if made or len(groups) != 1 or len(groups[0]) != 2:
@@ -305,8 +305,7 @@ def _guard(kern, plan, groups: tuple, miss):
         p, q = getattr(inputs.get(a), _PROBE, None), getattr(inputs.get(b), _PROBE, None)
         if p is not q and p is not None and q is not None and p is not _NO_ARRAY \
                 and q is not _NO_ARRAY:
-            res = plan(inputs)
-            return res if res is not miss else retry(inputs)
+            return run(inputs)
         return first(inputs)
     return first_of_two
 
