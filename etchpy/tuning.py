@@ -168,6 +168,7 @@ class Tuning:
     defer_written: bool = True        # ... the written form lowered on first need (runtime.deferred)
     narrow_compared: int = 0          # ... compared-only columns read narrow, flat_mask blocks (0: off)
     aligned_once: bool = True         # compared columns of other structures: alignment kept (runtime.align)
+    aligned_in_kernel: bool = True    # ... read through kept positions, not gathered (expr.through)
     # -- thresholds and sizes -------------------------------------------------
     seek_linear: int = 8              # single steps of a skip before it gallops
     one_walk_terms: int = 64          # a sum over one structure walked once: at most this

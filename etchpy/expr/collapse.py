@@ -80,6 +80,18 @@ def inputs(tv) -> tuple:
     return (tv.name,)
 
 
+def declared(expr) -> dict:
+    """{input name: the format expr declares for it} of the inputs its accesses
+    (and its value predicates' columns) read at their own positions."""
+    out = {}
+    for a in accesses(expr):
+        tv = a.tensor
+        if getattr(tv, "kind", None) != "value" or getattr(tv, "columns", None) is None:
+            out.setdefault(tv.name, tv.format)
+        else:
+            out.update({c[0]: c[1] for c in tv.columns if c[2] is None and c[0] not in out})
+    return out
+
 def _sums(e: Expr):
     match e:
         case Sum(ix, body):

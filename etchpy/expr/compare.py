@@ -67,7 +67,11 @@ class CompareVar(TensorVar):
     of a value predicate's one-walk kernel (runtime.shared, Tuning.narrow_compared),
     columns k >= 1 only compared with bounds, read as integers of `dtype`, each
     standing for k / scale, their companions and their bounds packed into the
-    value arrays (runtime.narrow; a bound's slot at element slot * step)."""
+    value arrays (runtime.narrow; a bound's slot at element slot * step).
+    `through` (k, ...): of a value predicate's one-walk kernel whose columns are
+    Tensors of different structures (runtime.shared, Tuning.aligned_in_kernel),
+    the columns read at `<name>__w<k>`'s int64 positions among their own values
+    (`<name>__c0` column 0's), the alignment runtime.align keeps per Tensors."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -79,6 +83,7 @@ class CompareVar(TensorVar):
     bins: tuple = ()
     terms: tuple = ()
     narrow: tuple = ()
+    through: tuple = ()
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))
@@ -110,7 +115,9 @@ class CompareVar(TensorVar):
         if self.kind != "value":
             return ()
         out = [CompareVar(f"{self.name}__c{k}", 1, "dense", kind="column", source=name)
-               for k, (name, _, _) in enumerate(self.columns) if k]
+               for k, (name, _, _) in enumerate(self.columns) if k or k in self.through]
+        out += [CompareVar(f"{self.name}__w{k}", 1, "dense", kind="positions")
+                for k in self.through]
         if formula.slots(self.every_test):
             out.append(CompareVar(f"{self.name}__p", 1, "dense", kind="slots"))
         return tuple(out)

@@ -66,9 +66,9 @@ class Load:
     """array[index]. `hint`: a read whose value only steers prefetching (never a
     result), in bounds by the guard around it without any input check, so
     lower.schedule.fused_checks does not count it as a read of the level.
-    `view` ("int8", "int16", "int32"; "" for none): the array's bytes read as
-    that integer type, element `index` of them (a narrow column packed into a
-    value array: runtime.narrow)."""
+    `view` ("int8", "int16", "int32", "int64"; "" for none): the array's bytes
+    read as that integer type, element `index` of them (a narrow column packed
+    into a value array: runtime.narrow; a column's positions: runtime.align)."""
     array: str
     index: "Expr"
     hint: bool = False

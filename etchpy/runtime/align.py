@@ -10,7 +10,9 @@ column's format) and for each column the positions of those entries among
 its own values, is kept on the first column's Tensor for that tuple of
 Tensors (`reuse`), so a later call on the same Tensors only gathers their
 current values at those positions: values written in place are read as they
-are, and another Tensor (another structure) is aligned afresh.
+are, and another Tensor (another structure) is aligned afresh. A kernel that
+reads its columns through positions (CompareVar.through: expr.through) gets
+`through`'s instead: the same alignment's positions, kept, and no gather.
 proofs_notes/predicates.md ("Aligned columns").
 """
 from __future__ import annotations
@@ -30,6 +32,40 @@ def aligned(tv, ts: list, sr: Semiring, reuse: bool = True):
     """(structure, [values of ts[1:] at its entries]) for the row predicate `tv`
     over Tensors `ts` (see the module docstring); the structure's values are
     ts[0]'s there (ts[0] itself when every one of its entries is found)."""
+    src = ts[0]
+    levels, where, _ = _kept(tv, ts, reuse)
+    vals = [t.vals if w is None else t.vals[w] if len(t.vals) else
+            np.zeros(len(w), t.vals.dtype) for t, w in zip(ts, where)]
+    if levels is None:
+        return src, vals[1:]
+    return Tensor._of((src.shape, src.format, levels, vals[0], src.fill), tv.name), vals[1:]
+
+
+def through(tv, ts: list, sr: Semiring, reuse: bool = True):
+    """(structure, [positions of each of ts]) for a kernel that reads each column
+    of the row predicate `tv` through its positions (CompareVar.through): the
+    structure of `aligned` (its values zeros, never read), and per Tensor the
+    int64 positions of the structure's entries among its values, viewed as the
+    semiring's dtype (8 bytes: int64's), each in bounds of that Tensor's values
+    (its own coordinates' positions). Nothing is gathered: the kernel reads the
+    values as they are now; made once for the same Tensors when `reuse`."""
+    src = ts[0]
+    levels, where, made = _kept(tv, ts, reuse)
+    key = ("through", np.dtype(sr.dtype))
+    if key not in made:
+        n = len(src.vals) if levels is None else len(where[0])
+        pos = [np.arange(n, dtype=np.int64) if w is None else
+               np.ascontiguousarray(w, dtype=np.int64) for w in where]
+        structure = src if levels is None else Tensor._of(
+            (src.shape, src.format, levels, np.zeros(n, sr.dtype), src.fill), tv.name)
+        made[key] = (structure, [p.view(sr.dtype) for p in pos])
+    return made[key]
+
+
+def _kept(tv, ts: list, reuse: bool):
+    """(the structure's levels, None for ts[0]'s own; per Tensor the positions of
+    its entries among its values, None for all in order; a dict of what callers
+    made from them), kept on ts[0] for that tuple of Tensors when `reuse`."""
     src = ts[0]          # (the others may be dense: every cell of theirs is an entry)
     if any(lv.roles == () for lv in src.format.levels[1:]) or src.format.is_dense:
         raise InputError(f"comparison {tv.name}: {tv.source} has dense levels, so its "
@@ -39,16 +75,30 @@ def aligned(tv, ts: list, sr: Semiring, reuse: bool = True):
     key = tuple(id(t) for t in ts)
     kept = memo.get(key)
     if kept is None or any(r() is not t for r, t in zip(kept[0], ts)):
-        kept = (tuple(weakref.ref(t) for t in ts), *_alignment(tv, ts, reuse))
+        kept = (tuple(weakref.ref(t) for t in ts), *_alignment(tv, ts, reuse), {})
         if reuse:
             for k in [k for k, v in memo.items() if any(r() is None for r in v[0])]:
                 del memo[k]                            # another's Tensors are gone
             memo[key] = kept
-    _, levels, where = kept
-    vals = [t.vals if w is None else t.vals[w] for t, w in zip(ts, where)]
-    if levels is None:
-        return src, vals[1:]
-    return Tensor._of((src.shape, src.format, levels, vals[0], src.fill), tv.name), vals[1:]
+    return kept[1:]
+
+
+def same_structure(a: Tensor, b: Tensor) -> bool:
+    """Do a and b store the same entries in the same positions? By identity of
+    their index arrays (immutable: runtime.tensor), else compared once and
+    remembered on a while b's arrays live."""
+    if a.format != b.format or len(a.vals) != len(b.vals):
+        return False
+    pairs = [(x[r], y[r]) for x, y in zip(a.levels, b.levels) for r in x]
+    if all(p is q for p, q in pairs):
+        return True
+    memo = a.__dict__.setdefault("_etchpy_same", {})
+    if memo.get(id(b)) is b.levels:
+        return True
+    same = all(np.array_equal(p, q) for p, q in pairs)
+    if same:
+        memo[id(b)] = b.levels
+    return same
 
 
 def _alignment(tv, ts: list, reuse: bool):
@@ -72,8 +122,9 @@ def _alignment(tv, ts: list, reuse: bool):
         return None, [None] + pos[1:]
     order = np.arange(1, int(found.sum()) + 1, dtype=np.float64)  # exact below 2**53
     made = Tensor.from_coords(coords[:, found], order, src.shape, src.format, name=tv.name)
-    perm = made.vals.astype(np.int64) - 1                     # the entries in its order
-    return made.levels, [p[perm] for p in pos]
+    perm = np.maximum(made.vals.astype(np.int64) - 1, 0)  # its entries in order; an
+    return made.levels, [p[perm] if len(p) else np.zeros(len(perm), np.int64)   # empty
+                         for p in pos]                      # slot's (never read): any
 
 
 def _lookup(t: Tensor, keys: np.ndarray, shape, reuse: bool):

@@ -19,7 +19,8 @@ comparison holds and nothing elsewhere:
             first's entries (the same arrays when the columns share one
             structure, checked by identity; else gathered, and the structure
             restricted to the entries every column stores: runtime.align,
-            found once for the same Tensors), and one slot per
+            found once for the same Tensors; a kernel of `through` columns
+            gets their positions instead: no gather), and one slot per
             bound. The kernel tests each entry in its loop (streams.from_expr),
             so values written in place between calls are read as they are.
             A column of `tv.narrow` (runtime.shared's one walk) is passed as
@@ -32,6 +33,7 @@ proofs_notes/predicates.md.
 """
 from __future__ import annotations
 
+import collections
 import fractions
 import functools
 import math
@@ -183,8 +185,7 @@ def _range(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
 
 def _segment(fmt, starts: np.ndarray, coords: np.ndarray) -> dict:
     """A sparse vector's one level under its level's `segment_roles` (unnamed here)."""
-    start_role, coord_role = fmt.levels[0].segment_roles
-    return {start_role: starts, coord_role: coords}
+    return dict(zip(fmt.levels[0].segment_roles, (starts, coords)))
 
 
 @functools.lru_cache(maxsize=4)
@@ -220,8 +221,8 @@ def dense_value(tv, t: Tensor, sr: Semiring, bound: dict | None = None) -> np.nd
     if isinstance(tv, CompareVar) and tv.kind == "bins":
         return bins.dense(t, sr)
     if isinstance(tv, CompareVar) and tv.kind == "value":
-        if tv.terms:                 # (made by runtime.shared only: never a reference's)
-            raise InputError(f"{tv.name}: a predicate with terms has no dense value here")
+        if tv.terms or tv.through:   # (made by runtime.shared only: never a reference's)
+            raise InputError(f"{tv.name}: a one-walk kernel's predicate has no dense value")
         src = bins.source(t, len(tv.bins))
         coords, v0 = src.to_coords()
         comps = {c.name: bound[c.name].vals for c in tv.companions}
@@ -276,7 +277,12 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
         if ts[k].shape != want:
             raise InputError(f"comparison {tv.name}: {tv.source} has shape {src.shape} and "
                              f"{col} {ts[k].shape}; they are compared entry by entry")
-    if all(_same_structure(src, ts[k]) for k in aligned[1:]):
+    got, out = {}, {}
+    if tv.through:                  # each column read through its positions, not gathered
+        structure, ws = align.through(tv, [ts[k] for k in tv.through], sr, reuse)
+        out = {f"{tv.name}__w{k}": w for k, w in zip(tv.through, ws)}
+        out[f"{tv.name}__c0"] = np.ascontiguousarray(src.vals)
+    elif all(align.same_structure(src, ts[k]) for k in aligned[1:]):
         structure, got = src, {k: ts[k].vals for k in aligned[1:]}
     else:
         structure, cols = align.aligned(tv, [ts[k] for k in aligned], sr, reuse)
@@ -284,7 +290,7 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
     if levels_below(tv):
         structure = bins.extended(tv, structure, full, [structure.vals, *cols], sr)
-    out = {tv.name: structure}
+    out[tv.name] = structure
     out.update({f"{tv.name}__c{k}": np.ascontiguousarray(c) for k, c in enumerate(cols, 1)})
     if formula.slots(tv.every_test):
         out[f"{tv.name}__p"] = slot_array(tv, inputs, sr)
@@ -316,13 +322,9 @@ def _packed(x, dt: str, n: int, sr: Semiring) -> np.ndarray:
     return x
 
 
-class _Dense:
-    """A located column passed as a numpy array: its shape and its values in
-    row-major order (what `_row` reads of a Tensor)."""
-    __slots__ = ("shape", "vals")
-
-    def __init__(self, shape, vals):
-        self.shape, self.vals = shape, vals
+# A located column passed as a numpy array: its shape and its values in row-major
+# order (what `_row` reads of a Tensor).
+_Dense = collections.namedtuple("_Dense", "shape vals")
 
 
 def _located(x, col: str, at, sr: Semiring):
@@ -334,24 +336,6 @@ def _located(x, col: str, at, sr: Semiring):
         return None
     vals = sr.cast(x, what=f"input {col}")
     return _Dense(vals.shape, vals.reshape(-1)) if vals is x else None
-
-
-def _same_structure(a: Tensor, b: Tensor) -> bool:
-    """Do a and b store the same entries in the same positions? By identity of
-    their index arrays (immutable: runtime.tensor), else compared once and
-    remembered on a while b's arrays live."""
-    if a.format != b.format or len(a.vals) != len(b.vals):
-        return False
-    pairs = [(x[r], y[r]) for x, y in zip(a.levels, b.levels) for r in x]
-    if all(p is q for p, q in pairs):
-        return True
-    memo = a.__dict__.setdefault("_etchpy_same", {})
-    if memo.get(id(b)) is b.levels:
-        return True
-    same = all(np.array_equal(p, q) for p, q in pairs)
-    if same:
-        memo[id(b)] = b.levels
-    return same
 
 
 def _slot(tv: CompareVar, op: str, b, inputs, sr: Semiring):

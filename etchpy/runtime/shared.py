@@ -8,11 +8,12 @@ every column at the same position, where the kernel as written merges their
 identical segments level by level (proofs_notes/shared.md). Which inputs share
 a structure is a fact of the call, checked on every call in O(levels) by
 identity of the level arrays (with format, shape, fill and stored count), as
-predicates._same_structure does for a comparison's columns (for the last call's
+align.same_structure does for a comparison's columns (for the last call's
 Tensors again, its answer is kept: `_walk_memo`); the kernel for a given
 partition of the inputs into structures is made once and kept. Inputs
 that do not share (arrays equal but not the same objects, other Tensors, scipy
-or numpy inputs) run the kernel as written, so a call is right either way.
+or numpy inputs) run the kernel as written, so a call is right either way; a
+row predicate over Tensors apart is read through positions (expr.through).
 With Tuning.narrow_compared, the columns a fused row predicate only compares
 with bounds are read as their narrow integer twins where the Tensor has one
 now (runtime.narrow.twin: part of the kernel's key, with its dtype and scale),
@@ -30,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import EtchpyError
-from ..expr import collapse, shared, sink
+from ..expr import collapse, shared, sink, through
 from ..formats import positions
 from ..expr.walk import accesses
 from . import binder, inputs as io_, keyed, narrow
@@ -145,7 +146,8 @@ class OneWalk:
 
     def _fused_kernel(self, classes_: dict, flats: set, tensors: set, sig=(), sr=None):
         req = self.request
-        expr, order, merged, runs = _rewritten(req, classes_, flats, tensors)
+        expr, order, merged, runs = _rewritten(req, classes_, flats, tensors,
+                                               sr.dtype if sr is not None else None)
         read = {n: None for _, names in merged.values() for n in names}
         for names, k, j, _ in runs.values():    # right to left within one access
             read.update({n: (read.get(n, ((), None))[0] + ((k, j),), names[0])
@@ -165,7 +167,7 @@ class OneWalk:
             return None
         kern._warned = self._warned
         kern._walk = None            # (its walks are one already: not fused again)
-        kern._declared = _declared(req.expr)
+        kern._declared = collapse.declared(req.expr)
         if any(how not in (None, NARROW) for how in read.values()):
             kern._kept.max_bytes = None   # its inputs made per call (_collapsed): no call
         return kern, read                 # would match, and none holds their values
@@ -193,13 +195,16 @@ def _order(order, merged: dict):
     return order
 
 
-def _rewritten(req, classes_: dict, flats: set, tensors: set):
+def _rewritten(req, classes_: dict, flats: set, tensors: set, dtype=None):
     """(expr, order, merged, runs) of req's kernel for inputs partitioned into
     structures by `classes_`, `flats` those that may be read as their stored
     values and `tensors` the ep.Tensor inputs (the kernel's own when nothing
-    applies)."""
+    applies); row predicates over Tensors apart read through positions when
+    values of `dtype` can hold them (expr.through, Tuning.aligned_in_kernel)."""
     most = req.tuning.one_walk_terms
-    expr, merged = shared.flat(shared.fused(req.expr, classes_, most), flats, classes_)
+    expr = through.marked(req.expr, classes_, tensors, dtype) \
+        if req.tuning.aligned_in_kernel and dtype is not None else req.expr
+    expr, merged = shared.flat(shared.fused(expr, classes_, most), flats, classes_)
     order = _order(req.order, {q: old for q, (old, _) in merged.items()})
     read = {n for _, names in merged.values() for n in names}
     if req.tuning.sink_located:
@@ -228,7 +233,7 @@ def _candidates(req, names: set):
         q: old for q, (old, _) in merged.items()}), dense=req.tuning.dense_runs)
     if not (groups or merged or runs):
         return None
-    alone = _rewritten(req, {n: n for n in names}, names, names)
+    alone = _rewritten(req, {n: n for n in names}, names, names, req.semiring.dtype)
     return groups, tuple(sorted(names)), alone[:2] == (expr, req.order)
 
 
@@ -334,20 +339,6 @@ def walk_inputs(read: dict, inputs: dict, kern=None) -> dict:
             t, like = t.convert(declared[n]), None
         got[n] = _collapsed(t, how[0], like if like is not None else t)
     return got
-
-
-def _declared(expr) -> dict:
-    """{input name: the format expr declares for it} of the inputs its accesses
-    (and its value predicates' columns) read at their own positions."""
-    out = {}
-    for a in accesses(expr):
-        tv = a.tensor
-        cols = getattr(tv, "columns", None)
-        if cols is None or getattr(tv, "kind", None) != "value":
-            out.setdefault(tv.name, tv.format)
-        else:
-            out.update({c[0]: c[1] for c in cols if c[2] is None and c[0] not in out})
-    return out
 
 
 NARROW = "narrow"       # `read`'s mark of an input read as its packed narrow twin

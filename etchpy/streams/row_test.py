@@ -75,11 +75,14 @@ def formula_test(tv: CompareVar, first: str, names: list[str]) -> Callable:
 
 def _column(tv: CompareVar, first: str, names: list[str], k: int, at: imp.Expr,
             coords: dict) -> imp.Expr:
-    """Column k of value predicate tv: read at position `at` of its structure,
-    or, located, at its indices' coordinates (row-major)."""
-    arr = first if k == 0 else f"{tv.name}__c{k}_vals"
+    """Column k of value predicate tv: read at position `at` of its structure
+    (of `tv.through`: at the position its positions array holds there), or,
+    located, at its indices' coordinates (row-major)."""
+    arr = first if k == 0 and k not in tv.through else f"{tv.name}__c{k}_vals"
     where = tv.columns[k][2]
     view = next((v for j, v, _, _ in tv.narrow if j == k), "")
+    if k in tv.through:
+        return Load(arr, Load(f"{tv.name}__w{k}_vals", at, view="int64"))
     if where is None:
         return Load(arr, at, view=view)
     flat: imp.Expr = ZERO

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
-from etchpy.runtime.predicates import _same_structure
+from etchpy.runtime.align import same_structure as _same_structure
 
 o, p = ep.indices("o p")
 row = st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 9), st.integers(0, 9))

@@ -1,0 +1,153 @@
+"""Columns of different structures compared in the kernel's loop, not gathered per
+call (expr.through, Tuning.aligned_in_kernel): a row predicate over ep.Tensors
+apart is read through the positions of its entries among each column's values,
+kept for the same Tensors (runtime.align.through). Against a pure-Python
+relational reference: random formulas over three columns stored apart, the
+first column on several level kinds, values written in place between calls,
+another structure afterwards, the knob off, and semirings whose values cannot
+carry the positions (the gather then, the same answers)."""
+import operator
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import etchpy as ep
+
+i, j = ep.indices("i j")
+OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+SHAPE = (6, 5)
+FIRST = (["dense", "compressed"], ["compressed", "compressed"], ["dense", "hash"],
+         ["compressed", "bytemap"])
+cells = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=20,
+                 unique=True)
+leaf = st.one_of(
+    st.tuples(st.just("cc"), st.integers(0, 2), st.sampled_from(sorted(OPS)),
+              st.integers(0, 2)).filter(lambda t: t[1] != t[3]),
+    st.tuples(st.just("cn"), st.integers(0, 2), st.sampled_from(sorted(OPS)),
+              st.integers(-1, 4)))
+formulas = st.recursive(leaf, lambda inner: st.one_of(
+    st.tuples(st.just("and"), inner, inner), st.tuples(st.just("or"), inner, inner),
+    st.tuples(st.just("not"), inner)), max_leaves=3)
+
+
+def predicate(f, V):
+    match f:
+        case ("cc", x, op, y):
+            return OPS[op](V[x][i, j], V[y][i, j])
+        case ("cn", x, op, c):
+            return OPS[op](V[x][i, j], c)
+        case ("and", g, h):
+            return predicate(g, V) & predicate(h, V)
+        case ("or", g, h):
+            return predicate(g, V) | predicate(h, V)
+    return ~predicate(f[1], V)
+
+
+def holds(f, row) -> bool:
+    match f:
+        case ("cc", x, op, y):
+            return OPS[op](row[x], row[y])
+        case ("cn", x, op, c):
+            return OPS[op](row[x], c)
+        case ("and", g, h):
+            return holds(g, row) and holds(h, row)
+        case ("or", g, h):
+            return holds(g, row) or holds(h, row)
+    return not holds(f[1], row)
+
+
+def entries(t) -> dict:
+    coords, v = t.to_coords()
+    return {tuple(int(c) for c in key): float(x) for key, x in zip(zip(*coords), v)}
+
+
+def reference(ts, f) -> list:
+    """Per i, the count of cells every column stores where f holds."""
+    cols = [entries(t) for t in ts]
+    out = [0.0] * SHAPE[0]
+    for key in set(cols[0]).intersection(*cols[1:]):
+        if holds(f, [c[key] for c in cols]):
+            out[key[0]] += 1.0
+    return out
+
+
+def column(pairs, rng, fmt):
+    rows, cols = zip(*pairs)
+    return ep.Tensor.from_coords([np.array(rows), np.array(cols)],
+                                 rng.integers(0, 4, len(pairs)).astype(float), SHAPE, fmt)
+
+
+def read_through(*ts) -> bool:
+    """Did a call keep positions for a kernel that reads through them (on the
+    Tensor of the predicate's first column, one of ts)?"""
+    return any(("through", np.dtype(float)) in kept[-1] for t in ts
+               for kept in t.__dict__.get("_etchpy_aligned", {}).values())
+
+
+@settings(max_examples=12, deadline=None)
+@given(ps=st.tuples(cells, cells, cells), f=formulas, seed=st.integers(0, 99),
+       first=st.sampled_from(FIRST), on=st.booleans())
+def test_columns_apart_match_the_relational_reference_after_writes(ps, f, seed, first, on):
+    rng = np.random.default_rng(seed)
+    ts = [column(ps[0], rng, ep.Format(first)), column(ps[1], rng, "csr"),
+          column(ps[2], rng, "dcsr")]
+    V = [ep.tensor("a", 2, ep.Format(first)), ep.tensor("b", 2, "csr"),
+         ep.tensor("c", 2, "dcsr")]
+    for k in (1, 2):               # every column in the one predicate: an OR that holds
+        f = ("and", f, ("or", ("cc", 0, "<", k), ("cc", 0, ">=", k)))
+    kern = ep.compile(ep.sum(j, predicate(f, V)), tuning={"aligned_in_kernel": on})
+    for _ in range(2):
+        got = kern(a=ts[0], b=ts[1], c=ts[2])
+        assert got.tolist() == reference(ts, f)
+        for t in ts:                                   # written in place
+            t.vals[:] = rng.integers(0, 4, len(t.vals))
+    assert read_through(*ts) == on
+    ts[1] = column(ps[0][::-1][:4], rng, "csr")        # another structure
+    assert kern(a=ts[0], b=ts[1], c=ts[2]).tolist() == reference(ts, f)
+
+
+def test_the_positions_are_kept_and_no_value_is_gathered():
+    rng = np.random.default_rng(1)
+    A = column([(0, 0), (1, 2), (3, 3), (4, 1), (5, 4)], rng, "csr")
+    B = column([(1, 2), (3, 3), (5, 4)], rng, "csr")
+    X, Y = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+    kern = ep.compile(ep.sum((i, j), X[i, j] > Y[i, j]))
+    A.vals[:], B.vals[:] = [5.0, 1.0, 7.0, 2.0, 0.0], [1.0, 9.0, 0.0]
+    assert float(kern(A=A, B=B)) == 0.0                # 1 > 1, 7 > 9, 0 > 0: none
+    kept = [dict(v[-1]) for v in A.__dict__["_etchpy_aligned"].values()]
+    A.vals[2] = 10.0                                   # (3, 3): 10 > 9
+    assert float(kern(A=A, B=B)) == 1.0
+    again = [dict(v[-1]) for v in A.__dict__["_etchpy_aligned"].values()]
+    (structure, pos), = kept[0].values()
+    (structure2, pos2), = again[0].values()
+    assert structure is structure2 and all(p is q for p, q in zip(pos, pos2))
+    assert [p.view(np.int64).tolist() for p in pos] == [[1, 2, 4], [0, 1, 2]]
+    assert "__w1" in kern.explain() or read_through(A)
+
+
+@pytest.mark.parametrize("sr", ["real32", "min_plus", "integer", "max_times", "boolean"])
+def test_semirings_whose_values_do_or_do_not_carry_positions(sr):
+    rng = np.random.default_rng(2)
+    A = column([(0, 0), (1, 2), (3, 3), (4, 1)], rng, "csr")
+    B = column([(1, 2), (3, 3), (4, 1)], rng, "csr")
+    X, Y = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+    A.vals[:], B.vals[:] = [1.0, 0.0, 1.0, 1.0], [0.0, 1.0, 1.0]   # (boolean's 0/1 too)
+    kern = ep.compile(ep.sum(j, (X[i, j] >= Y[i, j]) * X[i, j]), semiring=sr)
+    want = ep.evaluate(ep.sum(j, (X[i, j] >= Y[i, j]) * X[i, j]), semiring=sr,
+                       backend="reference", A=A, B=B)
+    got = kern(A=A, B=B)
+    assert np.array_equal(np.asarray(got, float), np.asarray(want, float))
+
+
+@pytest.mark.parametrize("on", [False, True])
+@pytest.mark.parametrize("first", [["dense", "hash"], ["compressed", "bytemap"]])
+def test_no_common_entry_over_slotted_levels(first, on):
+    """A first column over slots (a hash's, a bytemap's) sharing no entry with the
+    other: nothing holds (its empty slots' positions are never read; an
+    IndexError before)."""
+    rng = np.random.default_rng(3)
+    A, B = column([(0, 0), (2, 1)], rng, ep.Format(first)), column([(0, 1)], rng, "csr")
+    X, Y = ep.tensor("A", 2, ep.Format(first)), ep.tensor("B", 2, "csr")
+    kern = ep.compile(ep.sum(j, X[i, j] >= Y[i, j]), tuning={"aligned_in_kernel": on})
+    assert kern(A=A, B=B).tolist() == [0.0] * SHAPE[0]
