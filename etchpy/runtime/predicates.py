@@ -83,7 +83,7 @@ def with_predicates(e, inputs: dict, sr: Semiring, reuse: bool = True) -> dict:
     """`inputs` without the parameters, plus the tensor of every comparison of the
     expression `e` (each input a caller passes must be present: check_names);
     `reuse` (Tuning.aligned_once): keep the alignment of columns of different
-    structures for the same Tensors (runtime.align)."""
+    structures for the same Tensors (runtime.align), and a formula's codes."""
     preds = {a.tensor.name: a for a in accesses(e) if isinstance(a.tensor, CompareVar)}
     if not preds:
         return inputs
@@ -98,9 +98,8 @@ def with_predicates(e, inputs: dict, sr: Semiring, reuse: bool = True) -> dict:
                            {name: bins.view(tv, inputs, sr)})
             continue
         dims = tuple(_size(sizes, ix.name, name) for ix in acc.indices)
-        kinds = {"range": _range, "codes": _code_set}
-        out[name] = kinds[tv.kind](tv, dims[0], inputs, sr) if tv.kind in kinds \
-            else _pairs(tv, dims, sr)
+        out[name] = _range(tv, dims[0], inputs, sr) if tv.kind == "range" else _pairs(
+            tv, dims, sr) if tv.kind != "codes" else _code_set(tv, dims[0], inputs, sr, reuse)
     return out
 
 
@@ -371,14 +370,20 @@ def _lin(tv: CompareVar, b, inputs):
     return sum((fractions.Fraction(x) for x in parts), fractions.Fraction(0))
 
 
-def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring) -> Tensor:
+def _code_set(tv: CompareVar, n: int, inputs, sr: Semiring, reuse: bool = True) -> Tensor:
     """The codes 0..n-1 where tv's formula of tests holds, a sparse vector: each
-    bound first clamped to -1..n+1, as for a range."""
-    slots = [min(max(_bound(tv, b[1], inputs) if b[0] == "par" else b[1], -1), n + 1)
-             for _, b in formula.slots(tv.tests)]
+    bound first clamped to -1..n+1, as for a range; kept for the same formula,
+    size, bounds and semiring when `reuse` (nothing a kernel is given is written)."""
+    slots = tuple(min(max(_bound(tv, b[1], inputs) if b[0] == "par" else b[1], -1), n + 1)
+                  for _, b in formula.slots(tv.tests))
+    made = _codes_passing if reuse else _codes_passing.__wrapped__
+    return made(tv, n, slots, np.dtype(sr.dtype), sr.one, sr.zero)
+
+
+@functools.lru_cache(maxsize=8)       # (at most 8 sets of codes held)
+def _codes_passing(tv: CompareVar, n: int, slots: tuple, dtype, one, zero) -> Tensor:
     codes = np.arange(n)
     on = np.flatnonzero(formula.evaluate(tv.tests, None, lambda p: codes, slots))
     idx = np.int32 if n < 2**31 - 1 else np.int64
     levels = (_segment(tv.format, np.array([0, len(on)], dtype=idx), on.astype(idx)),)
-    vals = np.full(len(on), sr.one, dtype=sr.dtype)
-    return Tensor._of(((n,), tv.format, levels, vals, sr.zero), tv.name)
+    return Tensor._of(((n,), tv.format, levels, _ones(n, dtype, one)[:len(on)], zero), tv.name)
