@@ -30,7 +30,7 @@ _NUMBERS = (int, float, np.integer, np.floating)
 def eligible(declared: dict) -> bool:
     """Is every implicit tensor of `declared` a onehot's or a value predicate's
     (its structure, its columns, its slots)?"""
-    return all(getattr(tv, "kind", None) in ("bins", "value", "column", "slots")
+    return all(getattr(tv, "kind", None) in ("bins", "value", "column", "slots", "positions")
                for tv in declared.values()
                if isinstance(tv, (IdentityVar, CompareVar, WindowVar)))
 
