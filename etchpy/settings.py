@@ -35,7 +35,11 @@ class Limits:
     optimized        the optimizer's results kept for compiles of the same
                      expression, options and tuning (optimizer.optimize.remembered)
     interned_nodes   expression nodes the syntax keeps, one per operation and
-                     operands, before the table starts over (expr.interned; 0: none)"""
+                     operands, before the table starts over (expr.interned; 0: none)
+    aligned_arrays   alignments of compared columns kept by their index arrays,
+                     for inputs bound as a new Tensor each call (a scipy
+                     matrix's), each with a copy of those arrays that the next
+                     call's are compared with (runtime.align; 0: none)"""
 
     kernel_cache: int = 1024
     lazy_programs: int = 64
@@ -48,6 +52,7 @@ class Limits:
     scratch_least: int = 1 << 16
     optimized: int = 128
     interned_nodes: int = 4096
+    aligned_arrays: int = 4
 
 
 LIMITS = Limits()

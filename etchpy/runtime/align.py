@@ -17,6 +17,7 @@ proofs_notes/predicates.md ("Aligned columns").
 """
 from __future__ import annotations
 
+import collections
 import math
 import weakref
 
@@ -24,16 +25,19 @@ import numpy as np
 
 from ..errors import InputError
 from ..semiring import Semiring
+from ..settings import LIMITS
 from .convert import storage_coords
 from .tensor import Tensor
 
 
-def aligned(tv, ts: list, sr: Semiring, reuse: bool = True):
+def aligned(tv, ts: list, sr: Semiring, reuse: bool = True, fresh: bool = False):
     """(structure, [values of ts[1:] at its entries]) for the row predicate `tv`
     over Tensors `ts` (see the module docstring); the structure's values are
-    ts[0]'s there (ts[0] itself when every one of its entries is found)."""
+    ts[0]'s there (ts[0] itself when every one of its entries is found).
+    `fresh`: some of ts were made for this call (a scipy input's), so the
+    alignment is also kept by their index arrays (`_by_arrays`)."""
     src = ts[0]
-    levels, where, _ = _kept(tv, ts, reuse)
+    levels, where, _ = _kept(tv, ts, reuse, fresh)
     vals = [t.vals if w is None else t.vals[w] if len(t.vals) else
             np.zeros(len(w), t.vals.dtype) for t, w in zip(ts, where)]
     if levels is None:
@@ -62,7 +66,7 @@ def through(tv, ts: list, sr: Semiring, reuse: bool = True):
     return made[key]
 
 
-def _kept(tv, ts: list, reuse: bool):
+def _kept(tv, ts: list, reuse: bool, fresh: bool = False):
     """(the structure's levels, None for ts[0]'s own; per Tensor the positions of
     its entries among its values, None for all in order; a dict of what callers
     made from them), kept on ts[0] for that tuple of Tensors when `reuse`."""
@@ -75,12 +79,54 @@ def _kept(tv, ts: list, reuse: bool):
     key = tuple(id(t) for t in ts)
     kept = memo.get(key)
     if kept is None or any(r() is not t for r, t in zip(kept[0], ts)):
-        kept = (tuple(weakref.ref(t) for t in ts), *_alignment(tv, ts, reuse), {})
+        found = _by_arrays(ts) if reuse and fresh else None
+        kept = (tuple(weakref.ref(t) for t in ts), *(found or _alignment(tv, ts, reuse)), {})
         if reuse:
+            if fresh and found is None:
+                _keep_by_arrays(ts, kept[1:3])
             for k in [k for k, v in memo.items() if any(r() is None for r in v[0])]:
                 del memo[k]                            # another's Tensors are gone
             memo[key] = kept
     return kept[1:]
+
+
+_BY_ARRAYS: collections.OrderedDict = collections.OrderedDict()   # see _by_arrays
+
+
+def _arrays(ts: list) -> list:
+    return [a for t in ts for lv in t.levels for a in lv.values()]
+
+
+def _coarse(ts: list) -> tuple:
+    return tuple((t.shape, t.format, tuple((a.dtype.str, a.shape) for a in _arrays([t])))
+                 for t in ts)
+
+
+def _by_arrays(ts: list):
+    """(levels, positions) of an alignment made for Tensors of the same shapes,
+    formats and index arrays (compared with the copies kept: equal contents,
+    one pass, no sort), made for an earlier call whose inputs were bound as new
+    Tensors (a scipy matrix's arrays are copied into each); else None. At most
+    LIMITS.aligned_arrays are kept, the least recently used dropped."""
+    hit = _BY_ARRAYS.get(key := _coarse(ts))
+    if hit is None:
+        return None
+    copies, alignment = hit
+    if all(np.array_equal(c, a) for c, a in zip(copies, _arrays(ts))):
+        _BY_ARRAYS.move_to_end(key)
+        return alignment
+    return None
+
+
+def _keep_by_arrays(ts: list, alignment) -> None:
+    """Keep `alignment` for _by_arrays, with a copy of ts' index arrays (in
+    place of an earlier one of the same shapes, formats and array sizes)."""
+    if LIMITS.aligned_arrays <= 0:
+        return
+    _BY_ARRAYS[_coarse(ts)] = ([a.copy() for a in _arrays(ts)], alignment)
+    _BY_ARRAYS.move_to_end(_coarse(ts))
+    while len(_BY_ARRAYS) > LIMITS.aligned_arrays:
+        _BY_ARRAYS.popitem(last=False)
 
 
 def same_structure(a: Tensor, b: Tensor) -> bool:

@@ -284,7 +284,8 @@ def _row(tv: CompareVar, inputs, sr: Semiring, reuse: bool = True) -> dict:
     elif all(align.same_structure(src, ts[k]) for k in aligned[1:]):
         structure, got = src, {k: ts[k].vals for k in aligned[1:]}
     else:
-        structure, cols = align.aligned(tv, [ts[k] for k in aligned], sr, reuse)
+        structure, cols = align.aligned(tv, [ts[k] for k in aligned], sr, reuse, any(
+            ts[k] is not inputs[tv.columns[k][0]] for k in aligned))   # made for the call
         got = dict(zip(aligned[1:], cols))
     cols = [got[k] if k in got else ts[k].vals for k in range(1, len(tv.columns))]
     if levels_below(tv):

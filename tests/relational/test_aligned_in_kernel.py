@@ -151,3 +151,28 @@ def test_no_common_entry_over_slotted_levels(first, on):
     X, Y = ep.tensor("A", 2, ep.Format(first)), ep.tensor("B", 2, "csr")
     kern = ep.compile(ep.sum(j, X[i, j] >= Y[i, j]), tuning={"aligned_in_kernel": on})
     assert kern(A=A, B=B).tolist() == [0.0] * SHAPE[0]
+
+
+def test_scipy_inputs_apart_are_aligned_once_while_their_index_arrays_hold():
+    """scipy matrices are bound as a new Tensor each call: their alignment is kept
+    by their index arrays, each compared with a copy (runtime.align._by_arrays),
+    so a call on the same matrices sorts nothing, and an index array written in
+    place is noticed (aligned again: the right answer)."""
+    from etchpy.runtime import align
+    sp = pytest.importorskip("scipy.sparse")
+    A = sp.csr_array(np.array([[5.0, 0, 1], [0, 7, 0], [2, 0, 3]]))
+    B = sp.csr_array(np.array([[1.0, 2, 0], [0, 9, 0], [0, 0, 1]]))
+    X, Y = ep.tensor("A", 2, "csr"), ep.tensor("B", 2, "csr")
+    kern = ep.compile(ep.sum(j, X[i, j] > Y[i, j]))
+    align._BY_ARRAYS.clear()
+    assert kern(A=A, B=B).tolist() == [1.0, 0.0, 1.0]       # 5 > 1; 7 > 9 no; 3 > 1
+    (key, (_, first)), = align._BY_ARRAYS.items()
+    A.data[1] = 0.5                                          # values: read as they are
+    assert kern(A=A, B=B).tolist() == [1.0, 0.0, 1.0]
+    assert align._BY_ARRAYS[key][1] is first                 # the same alignment
+    A.indices[1] = 1                                         # (0, 2) -> (0, 1): B has 2
+    assert kern(A=A, B=B).tolist() == [1.0, 0.0, 1.0]        # 5 > 1, 0.5 > 2 no
+    A.data[1] = 4.0
+    assert kern(A=A, B=B).tolist() == [2.0, 0.0, 1.0]        # and 4 > 2
+    assert align._BY_ARRAYS[key][1] is not first
+    assert len(align._BY_ARRAYS) == 1
