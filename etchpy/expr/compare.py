@@ -70,8 +70,9 @@ class CompareVar(TensorVar):
     value arrays (runtime.narrow; a bound's slot at element slot * step).
     `through` (k, ...): of a value predicate's one-walk kernel whose columns are
     Tensors of different structures (runtime.shared, Tuning.aligned_in_kernel),
-    the columns read at `<name>__w<k>`'s int64 positions among their own values
-    (`<name>__c0` column 0's), the alignment runtime.align keeps per Tensors."""
+    the columns read at `<name>__w<k>`'s positions among their own values
+    (`<name>__c0` column 0's), the alignment runtime.align keeps per Tensors,
+    read as integers of `through_view` ("int64", or "int32" for 4-byte values)."""
 
     kind: str = "range"
     tests: tuple = ()
@@ -84,6 +85,7 @@ class CompareVar(TensorVar):
     terms: tuple = ()
     narrow: tuple = ()
     through: tuple = ()
+    through_view: str = "int64"
 
     def __post_init__(self):   # its reserved name is made here, never by a user
         object.__setattr__(self, "format", Format.parse(self.format, self.order))

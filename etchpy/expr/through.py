@@ -7,7 +7,7 @@ kernel reads each further column at the structure's position, so every call
 gathers those columns' values at the aligned positions (a numpy pass over the
 common entries). `marked` rewrites such a predicate for a call whose inputs
 are known apart (runtime.shared's partition of the inputs into structures):
-its columns are read through int64 position arrays (`CompareVar.through`),
+its columns are read through int64 (int32) position arrays (`CompareVar.through`),
 `values[positions[q]]` at the structure's entry q, so a call passes each
 column's values as they are and the positions kept for its Tensors.
 proofs_notes/predicates.md ("Aligned columns").
@@ -29,11 +29,12 @@ def marked(e: Expr, classes: dict, tensors: set, dtype) -> Expr:
     ep.Tensor inputs of the call), not all of one class of `classes` (input
     name -> the first input over its structure), and the predicate has no bins,
     terms, narrow or keyed columns; e itself when none is marked, or when
-    `dtype`, the values' (and so the position arrays') dtype, is not 8 bytes
-    of numbers (the positions ride as int64 in arrays of that dtype)."""
+    `dtype`, the values' (and so the position arrays') dtype, is not numbers
+    of 4 or 8 bytes (the positions ride as int32 or int64 in arrays of it)."""
     dt = np.dtype(dtype)
-    if dt.itemsize != 8 or dt.kind not in "fiu":
+    if dt.itemsize not in (4, 8) or dt.kind not in "fiu":
         return e
+    view = f"int{dt.itemsize * 8}"
 
     def one(tv: CompareVar) -> CompareVar:
         ks = tuple(k for k, c in enumerate(tv.columns) if c[2] is None)
@@ -42,7 +43,7 @@ def marked(e: Expr, classes: dict, tensors: set, dtype) -> Expr:
                 or ks[0] != 0 or not set(names) <= tensors \
                 or len({classes.get(n, n) for n in names}) == 1:
             return tv
-        return dataclasses.replace(tv, through=ks)
+        return dataclasses.replace(tv, through=ks, through_view=view)
 
     def walk(x: Expr) -> Expr:
         if isinstance(x, Access):

@@ -49,17 +49,24 @@ def through(tv, ts: list, sr: Semiring, reuse: bool = True):
     """(structure, [positions of each of ts]) for a kernel that reads each column
     of the row predicate `tv` through its positions (CompareVar.through): the
     structure of `aligned` (its values zeros, never read), and per Tensor the
-    int64 positions of the structure's entries among its values, viewed as the
-    semiring's dtype (8 bytes: int64's), each in bounds of that Tensor's values
-    (its own coordinates' positions). Nothing is gathered: the kernel reads the
-    values as they are now; made once for the same Tensors when `reuse`."""
+    positions of the structure's entries among its values, integers of
+    tv.through_view held in an array of the semiring's dtype (of that width),
+    each in bounds of that Tensor's values (its own coordinates' positions).
+    Nothing is gathered: the kernel reads the values as they are now; made once
+    for the same Tensors when `reuse`. InputError when a Tensor holds more
+    values than int32 positions reach under an int32 view."""
     src = ts[0]
     levels, where, made = _kept(tv, ts, reuse)
     key = ("through", np.dtype(sr.dtype))
     if key not in made:
+        dt = np.dtype(tv.through_view)
+        if any(len(t.vals) > np.iinfo(dt).max for t in ts):
+            raise InputError(f"comparison {tv.name}: a column holds more than "
+                             f"{np.iinfo(dt).max} values, past {dt} positions; compile "
+                             f"with ep.Tuning(aligned_in_kernel=False)")
         n = len(src.vals) if levels is None else len(where[0])
-        pos = [np.arange(n, dtype=np.int64) if w is None else
-               np.ascontiguousarray(w, dtype=np.int64) for w in where]
+        pos = [np.arange(n, dtype=dt) if w is None else
+               np.ascontiguousarray(w, dtype=dt) for w in where]
         structure = src if levels is None else Tensor._of(
             (src.shape, src.format, levels, np.zeros(n, sr.dtype), src.fill), tv.name)
         made[key] = (structure, [p.view(sr.dtype) for p in pos])

@@ -82,7 +82,7 @@ def _column(tv: CompareVar, first: str, names: list[str], k: int, at: imp.Expr,
     where = tv.columns[k][2]
     view = next((v for j, v, _, _ in tv.narrow if j == k), "")
     if k in tv.through:
-        return Load(arr, Load(f"{tv.name}__w{k}_vals", at, view="int64"))
+        return Load(arr, Load(f"{tv.name}__w{k}_vals", at, view=tv.through_view))
     if where is None:
         return Load(arr, at, view=view)
     flat: imp.Expr = ZERO
