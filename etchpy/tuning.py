@@ -94,6 +94,9 @@ class Tuning:
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
+    zero_on_append: bool = True       # a sparse output's dense-tail value blocks taken unzeroed
+                                      # (kept blocks reused), each zeroed as its position is
+                                      # appended (off: the whole capacity zeroed up front)
     conversions: bool = True          # also convert an input when priced cheaper (C inputs change); one no order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
