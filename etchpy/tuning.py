@@ -249,6 +249,8 @@ class Tuning:
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
     map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
+    spare_age: int = 8                # ... a kept one untaken through this many releases is
+                                      # replaced by any freed one (0: off, only by a larger one)
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
