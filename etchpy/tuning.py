@@ -94,6 +94,9 @@ class Tuning:
     first_store: bool = True          # a dense workspace's first touch stores (0 ⊕ v = v)
     kept_workspaces: bool = True      # a dense workspace's arrays (zero after its flush) kept
     empty_rows_back: bool = True      # a flush that moves nothing takes back its parent position
+    zero_on_append: bool = True       # a sparse output's dense-tail value blocks taken unzeroed
+                                      # (kept blocks reused), each zeroed as its position is
+                                      # appended (off: the whole capacity zeroed up front)
     conversions: bool = True          # also convert an input when priced cheaper (C inputs change); one no order walks as declared is too
     fused_checks: bool = True         # a scipy csr/csc input walked linearly: checked by its reads
     check_count_once: bool = True     # ... bad coordinates counted once, tested after the loops
@@ -247,6 +250,8 @@ class Tuning:
     # -- the C kernel's helpers (codegen_templates/kernel.c.j2) ---------------
     huge_page_bytes: int = 4 << 20    # heap arrays this large ask for huge pages, grow anew
     map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
+    spare_age: int = 8                # ... a kept one untaken through this many releases is
+                                      # replaced by any freed one (0: off, only by a larger one)
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late

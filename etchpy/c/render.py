@@ -142,6 +142,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         huge_page_text=_bytes_text(tuning.huge_page_bytes),
         map_bytes=_c_bytes(tuning.map_bytes) if tuning.map_bytes > 0 else None,
         map_text=_bytes_text(tuning.map_bytes),
+        spare_age=max(tuning.spare_age, 0),
         sort_run=tuning.sort_run,
         rank_sort_max=tuning.rank_sort_max,
         sort_base=max(tuning.sort_run, tuning.rank_sort_max),

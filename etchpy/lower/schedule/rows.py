@@ -66,8 +66,7 @@ def counted_rows(em, s) -> imp.Stmt:
                            f"on {em.threads} threads"),
                before, passes[0], prefix_sums(pos, rows, em.names.fresh("out_r")),
                Reserve(t.segment(1)[1], "index", total),
-               Reserve(t.vals, "value", imp.mul(total, t.block),
-                       t.zero() if t.tail else None),
+               Reserve(t.vals, "value", imp.mul(total, t.block), t.value_fill()),
                passes[1], Assign(count, total), after)
 
 
@@ -98,7 +97,7 @@ def bounded_rows(em, s, col) -> imp.Stmt:
                imp.ParallelFor(c, start, end, seq(*decls, bound), em.threads),
                prefix_sums(bd[0], rows, em.names.fresh("out_r")),
                Alloc(bd[1], "index", room, None),
-               Alloc(bd[2], "value", imp.mul(room, t.block), t.zero() if t.tail else None),
+               Alloc(bd[2], "value", imp.mul(room, t.block), t.value_fill()),
                imp.ParallelFor(c, start, end, fill.row_body(s, it), em.threads),
                prefix_sums(pos, rows, em.names.fresh("out_r2")),
                # every row met its bound: the ranges are the output's layout

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ... import imp
 from ...formats import Format
-from ...imp import ONE, Accum, Alloc, Const, Load, Reserve, Store, Var, seq
+from ...imp import ONE, Accum, Alloc, Const, Decl, Load, Reserve, Store, Var, While, seq
 from ... import streams
 from ..target import FlatTarget, output, product
 
@@ -47,7 +47,9 @@ def _append(w):
 class AppendTarget(FlatTarget):
     """Located levels, appending levels, and a located tail. Appending a position
     at the last appending level also appends its zero-filled block of the tail,
-    into which the tail's values accumulate.
+    into which the tail's values accumulate: zeroed as the position is appended
+    (`tuning.zero_on_append`: vals is allocated and grown unzeroed, so a kept
+    block serves it), else by vals being zero past the appended blocks.
 
     bound(axes, pre): an upper bound, read from the inputs at entry, on the
     distinct coordinates over those axes (schedule.bounds.entries_bound), or
@@ -75,6 +77,7 @@ class AppendTarget(FlatTarget):
         for k in self.count:
             self.at[k] = names.fresh(f"out_p{k}")
         self.fill_r = {k: names.fresh(f"out_r{k}") for k in self.count}
+        self.zero_k = names.fresh("out_z")
 
     def level_arrays(self, k) -> dict:
         """Level k's output arrays by role (see formats.level)."""
@@ -112,10 +115,10 @@ class AppendTarget(FlatTarget):
             out.append(Alloc(self.vals, "value", size, self.zero()))
         else:
             # without a tail each value is stored when appended; with one, values
-            # accumulate into their block, so vals is zero everywhere past the
-            # appended blocks: allocated zeroed (calloc: no pass) and grown zeroed
+            # accumulate into their block: zeroed as appended (zero_on_append), or
+            # vals zero everywhere past the appended blocks (calloc, grown zeroed)
             cap = imp.mul(self._first_capacity(self.head - 1), self.block)
-            out.append(Alloc(self.vals, "value", cap, self.zero() if self.tail else None))
+            out.append(Alloc(self.vals, "value", cap, self.value_fill()))
         return seq(*self.bound_pre, *out)
 
     def _first_capacity(self, k):
@@ -143,7 +146,26 @@ class AppendTarget(FlatTarget):
         cnt, p = self.count[k], self.at[k]
         grow = imp.SKIP if var in ctx.reserved else self._room(k, imp.add(Var(cnt), ONE))
         stmts = self.fmt.levels[k].append(self.level_arrays(k), cnt, p, index, grow)
+        if self.owns_block(k) and self.zeroes_on_append():
+            stmts = seq(stmts, self.zero_block(self.vals, Var(p)))
         return stmts, ctx.bind(var, index, pos=Var(p), fresh=self.owns_block(k))
+
+    def zeroes_on_append(self) -> bool:
+        """Is each tail block zeroed when its position is appended (and vals
+        allocated and grown unzeroed)? Only a plain append's, with a tail, under
+        tuning.zero_on_append."""
+        return self.owns_block(self.head - 1) and self.tuning.zero_on_append
+
+    def value_fill(self):
+        """The fill of vals's allocated and grown cells: the zero where a tail's
+        blocks rely on vals being zero past the appended ones, else None."""
+        return self.zero() if self.tail and not self.zeroes_on_append() else None
+
+    def zero_block(self, vals: str, p) -> imp.Stmt:
+        """The tail block of position p in `vals` set to the zero (its own scope)."""
+        k, at = self.zero_k, imp.mul(p, self.block)
+        return imp.Block(seq(Decl(k, "index", imp.ZERO), While(imp.lt(Var(k), self.block), seq(
+            Store(vals, imp.add(at, Var(k)), self.zero()), imp.incr(k)))))
 
     sparse_writes = True
 
@@ -157,7 +179,8 @@ class AppendTarget(FlatTarget):
 
     def settle(self, var, ctx, made):
         """Unless made, the position appended last at var's level is free again
-        (nothing was written in its tail block, which is still zero)."""
+        (nothing was written in its tail block, which is still zero, or is zeroed
+        again when the position is appended again: zeroes_on_append)."""
         cnt = self.count[self.level_of[var]]
         return imp.if_(imp.not_(made), imp.Assign(cnt, imp.Bin("-", Var(cnt), ONE)))
 
@@ -186,14 +209,13 @@ class AppendTarget(FlatTarget):
 
     def _room(self, k, n):
         """Room for positions 0..n-1 at appending level k: its own, and the level
-        below's for n parents, or the value blocks under them (already zero when
-        there is a tail: vals is kept zero past the appended blocks)."""
+        below's for n parents, or the value blocks under them (grown with
+        value_fill: zero where vals is kept zero past the appended blocks)."""
         grow = [self.fmt.levels[k].room(self.level_arrays(k), n)]
         if k + 1 < self.head:
             grow.append(self.fmt.levels[k + 1].parent_room(self.level_arrays(k + 1), n))
         else:
-            grow.append(Reserve(self.vals, "value", imp.mul(n, self.block),
-                                self.zero() if self.tail else None))
+            grow.append(Reserve(self.vals, "value", imp.mul(n, self.block), self.value_fill()))
         return seq(*grow)
 
     def zero(self):

@@ -97,8 +97,21 @@ class RowFillTarget(RowCountTarget):
             return imp.SKIP, ctx.bind(var, index)
         p = self.base.at[1]
         store = Store(self.crd, Var(p), index) if ctx.made is None else imp.SKIP   # settle
-        return (seq(Decl(p, "index", Var(self.q)), incr(self.q), store),
+        return (seq(Decl(p, "index", Var(self.q)), incr(self.q), store, self.zero_block(p, ctx)),
                 ctx.bind(var, index, pos=Var(p), fresh=self.base.owns_block(1)))
+
+    def zero_block(self, p: str, ctx) -> imp.Stmt:
+        """Where the output zeroes its tail blocks as appended (zeroes_on_append):
+        position p's block, when p lies in this row's range (a position taken
+        back at the row's end is the next row's first, another thread's)."""
+        if not self.base.zeroes_on_append():
+            return imp.SKIP
+        end = Load(self.starts, imp.add(ctx.row, ONE))
+        return imp.If(lt(Var(p), end), self.base.zero_block(self.vals_out(), Var(p)))
+
+    def vals_out(self) -> str:
+        """The values array this pass writes."""
+        return self.base.vals
 
     def write(self, ctx, v, once=False):
         return self.base.write(ctx, v, once=once)
@@ -137,6 +150,9 @@ class RowBoundFillTarget(RowFillTarget):
 
     def write(self, ctx, v, once=False):
         return self.base.write(ctx, v, once=once, vals=self.vals)
+
+    def vals_out(self) -> str:
+        return self.vals
 
     def after(self, var, ctx):
         if var != self.row_var:

@@ -115,8 +115,9 @@ static inline void *ep_from_malloc(void *b, size_t n)
 
 #if EP_MAP
 /* Mapped blocks (their headers) kept for reuse, under a spin lock held for a
- * few loads and stores only: never across a system call. */
-static struct { size_t *b[EP_SPARES]; char lock; } ep_spares;
+ * few loads and stores only: never across a system call. age: the releases
+ * each kept block has sat through untaken. */
+static struct { size_t *b[EP_SPARES]; unsigned age[EP_SPARES]; char lock; } ep_spares;
 
 static inline void ep_lock(void)
 {
@@ -137,9 +138,11 @@ static void *ep_map(size_t n)
     return (char *)b + EP_HEAD;
 }
 
-/* Keeps the mapped block with header b in an empty slot, or in place of the
- * smallest kept block when that is smaller, its pages after the header's
- * handed back lazily; unmaps whichever block is not kept. */
+/* Keeps the mapped block with header b in an empty slot, else in place of the
+ * first kept block that has sat through 8 releases untaken (one no later
+ * request took: Tuning.spare_age), or in place of the smallest kept block when
+ * that is smaller, its pages after the header's handed back lazily; unmaps whichever
+ * block is not kept. */
 static void ep_unmap(size_t *b)
 {
     size_t *out = b;
@@ -147,11 +150,16 @@ static void ep_unmap(size_t *b)
     if (*b > 4096 && madvise((char *)b + 4096, *b - 4096, MADV_FREE) == 0) {
         ep_lock();
         int at = -1;
-        for (int s = 0; s < EP_SPARES; s++) {
-            if (!ep_spares.b[s]) { at = s; break; }
+        for (int s = 0; at < 0 && s < EP_SPARES; s++)
+            if (!ep_spares.b[s]) at = s;
+        for (int s = 0; at < 0 && s < EP_SPARES; s++)
+            if (ep_spares.age[s] >= 8u) at = s;
+        const int found = at >= 0;     /* an empty slot, or a stale block */
+        for (int s = 0; s < EP_SPARES; s++)
+            if (ep_spares.age[s] < 8u) ep_spares.age[s]++;
+        for (int s = 0; !found && s < EP_SPARES; s++)
             if (*ep_spares.b[s] < *b && (at < 0 || *ep_spares.b[s] < *ep_spares.b[at])) at = s;
-        }
-        if (at >= 0) { out = ep_spares.b[at]; ep_spares.b[at] = b; }
+        if (at >= 0) { out = ep_spares.b[at]; ep_spares.b[at] = b; ep_spares.age[at] = 0; }
         ep_unlock();
     }
 #endif

@@ -106,21 +106,28 @@ def test_outputs_past_the_first_capacity_limit_still_grow():
     got = kern(A=M, B=N)
     np.testing.assert_allclose(got.toarray(), (M + N).toarray())
     assert got.nnz > 16 * 100
-    # a dense tail (TTM's fibers): vals starts zeroed (calloc, no fill loop), and
-    # each growth zeroes the grown part, so every appended block starts at zero
+    # a dense tail (TTM's fibers), zero_on_append off: vals starts zeroed (calloc,
+    # no fill loop), and each growth zeroes the grown part, so every appended block
+    # starts at zero; on: vals from ep_malloc, grown unfilled, each block zeroed as
+    # appended (tests/lower/targets/test_zero_on_append.py)
     T, W = ep.tensor("T", 3, "csf"), ep.tensor("W", 2)
     fibers = ep.Format([ep.Compressed(), ep.Compressed(), ep.Dense()])
     e = ep.sum(k, T[i, j, k] * W[k, r])
-    src = hinted_c(e, output=fibers)
+    off = DEFAULT.with_(zero_on_append=False, first_capacity_limit=16)
+    src = hinted_c(e, off, output=fibers)
     assert "out_vals = (ep_val_t *)ep_calloc(" in src
     assert "for (int64_t k_ = out_vals_cap; k_ < cap_; k_++) grown_[k_] = 0.0;" in src
+    src = hinted_c(e, off.with_(zero_on_append=True), output=fibers)
+    assert "out_vals = (ep_val_t *)ep_malloc(" in src and "grown_[k_] = 0.0;" not in src
     rng = np.random.default_rng(5)
     dense = np.where(rng.random((30, 20, 10)) < 0.2, rng.random((30, 20, 10)), 0.0)
     Wv = rng.random((10, 3))
     for semiring in ("real", "min_plus"):
         want = ep.evaluate(e, semiring=semiring, backend="reference", T=dense, W=Wv)
-        got = ep.evaluate(e, semiring=semiring, output=fibers, T=dense, W=Wv)
-        assert_same(got.to_dense(), want, ep.semirings.get(semiring), what=semiring)
+        for tuning in (off, off.with_(zero_on_append=True)):
+            got = ep.evaluate(e, semiring=semiring, output=fibers, T=dense, W=Wv,
+                              tuning=tuning)
+            assert_same(got.to_dense(), want, ep.semirings.get(semiring), what=semiring)
 
 
 def test_outputs_past_4_mib_grow_into_fresh_advised_blocks():
