@@ -1,6 +1,6 @@
 """Fused checks and gathered sums under several tunings, one process (session 55).
 
-    python -m bench.checks_ab [--seconds S] [--whole] [TUNING ...]
+    python -m bench.checks_ab [--seconds S] [--whole] [--real MOST] [TUNING ...]
 
 Each TUNING is `field=value[,field=value]` of ep.Tuning (e.g. `gather_sums=False`,
 `check_rows=True`); the default Tuning is always the first. Without --whole,
@@ -16,12 +16,15 @@ Ratios: to the default build without checks (or to scipy with --whole).
 Matrices: 2-D 5-point Poisson 45² and 141², 3-D 7-point Poisson 23³ (as
 bench.calls' spmv part), rows of 10 random columns (1e4 rows) and rows of 40
 (2500 rows): the last takes the scalar loop's long rows where the lanes are off.
+With --real MOST, then scikit-fem's matrices of bench.audit39 of at most MOST
+stored entries (csr, int32 indices; needs scikit-fem, the bench extra).
 """
 from __future__ import annotations
 
 from bench import _env  # noqa: F401  (environment first)
 
 import argparse
+import itertools
 import time
 
 import numpy as np
@@ -49,6 +52,15 @@ def matrices():
     yield "3-D Poisson 23³", stencil3_csr(23)
     yield "rows of 10, 1e4 rows", rows(10_000, 10)
     yield "rows of 40, 2500 rows", rows(2500, 40)
+
+
+def real_matrices(most: int):
+    """(label, canonical csr matrix with int32 indices) of bench.audit39's
+    scikit-fem ladder up to `most` stored entries."""
+    from bench import audit39
+    for label, A in audit39.matrices(most):
+        yield label, sp.csr_array((A.data, A.indices.astype(np.int32), A.indptr.astype(np.int32)),
+                                  shape=A.shape)
 
 
 def tuning_of(spec: str) -> ep.Tuning:
@@ -96,10 +108,12 @@ def main(argv=None):
     ap.add_argument("tunings", nargs="*")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--real", type=int, default=0, metavar="MOST")
     args = ap.parse_args(argv)
     specs = {"default": ep.Tuning(), **{s: tuning_of(s) for s in args.tunings}}
     kerns = {k: ep.compile(SPMV, formats={"A": "csr"}, tuning=t) for k, t in specs.items()}
-    for label, A in matrices():
+    both = itertools.chain(matrices(), real_matrices(args.real) if args.real else ())
+    for label, A in both:
         pool = [rng_for(f"checks-ab-x-{k}").random(A.shape[1]) for k in range(3)]
         if args.whole:
             def whole(f, c=[0]):

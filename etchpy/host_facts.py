@@ -31,6 +31,13 @@ long_rows): 0 (off, Intel's C unchanged) on Intel; 20 on AMD Zen 4, where
 tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
 (docs/performance.md, sessions 58 and 59).
 
+`row_checks`, 1 where a checked kernel's serial loop of scalar walks (an SpMV's
+near rows below the prefetched sizes) tests each row's segment as it opens, its
+start carried by the walk, instead of a pass over pos a block ahead
+(Tuning.check_rows' form, lower/schedule/row_checks.py): 1 on Intel (session 62:
+rows of 5 at 1.01-1.02 of the unchecked build, from 1.10-1.12); 0 on AMD Zen,
+where the rows' test lost to the pass (session 55, before the start was carried).
+
 `row_stream_count`, the interleaved streams in which a dense output's rows over
 bands or block lists run (lower/schedule/row_streams.py; band_rows' fixed-width
 rows take Tuning.band_row_streams, 4 on every host): 4 on Intel (session 53);
@@ -135,6 +142,15 @@ def check_first_from(facts: tuple[str, int] | None = None) -> int:
     return 20 if zen(facts) else 0
 
 
+def row_checks(facts: tuple[str, int] | None = None) -> int:
+    """The host's Tuning.row_checks (0: off): 1 on Intel, where a checked SpMV's
+    scalar rows of 5 ran 1.10-1.12 of the unchecked build with the pass over pos
+    and 1.01-1.02 tested as each opens, its start carried (session 62); 0 on AMD
+    Zen, where the rows' test without the carried start was slower (session 55)
+    and the carried one is not measured."""
+    return 0 if zen(facts) else 1
+
+
 def short_mean(facts: tuple[str, int] | None = None) -> int:
     """The host's Tuning.short_mean (0: off): 8 on AMD Zen, where block lists of
     blocks of 6 walked flat ran 1.31 -> 1.00 of csr (session 59); 3 elsewhere,
@@ -165,7 +181,7 @@ def sum_lanes(facts: tuple[str, int] | None = None) -> int:
 FIELDS = (("sum_lanes", sum_lanes), ("gather_from", gather_from), ("gather_ragged_from", gather_ragged_from),
           ("gather_from_far", gather_from_far), ("prefetch_values_from", prefetch_values_from),
           ("run_mean_below", run_mean_below), ("check_first_from", check_first_from),
-          ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
+          ("row_checks", row_checks), ("short_mean", short_mean), ("row_stream_count", row_stream_count), ("hash_probe_lanes", hash_probe_lanes))
 
 
 def bfs_narrow_levels(facts: tuple[str, int] | None = None) -> bool:

@@ -36,7 +36,8 @@ class Tuning:
     (bool, True by default but met_checks: an optimisation, strategy or schedule
     pass each); thresholds and sizes (when an optimisation fires, how big its
     pieces are; -1 in sum_lanes, gather_from, gather_ragged_from, gather_from_far, prefetch_values_from,
-    run_mean_below, check_first_from, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and lazy_row_block_l2: the host's
+    run_mean_below, check_first_from, row_checks, short_mean, row_stream_count, hash_probe_lanes, bfs_narrow_levels and
+    lazy_row_block_l2: the host's
     value, etchpy.host_facts);
     the C helpers (sorts, huge pages, marks); planning and the optimizer
     (conversions, the cost weights, the sizes guessed when none are given,
@@ -107,6 +108,7 @@ class Tuning:
     check_first_near: bool = False    # ... near rows' and SIMD lanes' too, not only far rows'
     check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
     check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
+    row_checks: int = -1              # ... check_rows for a scalar loop where this is 1 (0: off; -1: the host's)
     check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
                                       # nor checked in full twice (A ⊙ B on one pattern)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)

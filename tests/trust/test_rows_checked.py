@@ -17,6 +17,8 @@ from etchpy.errors import InputError
 
 SPMV = "y[i] = A[i, j] * x[j]"
 ON = ep.Tuning(check_rows=True)
+OFF = ep.Tuning(check_rows=False, row_checks=0)
+HOST = ep.Tuning(row_checks=1)          # the host fact's way in (Intel's default)
 
 
 def stencil(side, idx):
@@ -32,19 +34,34 @@ def test_the_switch_tests_rows_in_the_scalar_loop_only():
     src = pipeline.render_c(kern.compiled, "int32_t").c
     assert src.count("if (EP_RARE(") == 1 and "break;" in src    # the near scalar loop
     assert "ep_gather_clamped(acc" in src                         # lanes keep their blocks
-    off = ep.compile(SPMV, formats={"A": "csr"})
+    off = ep.compile(SPMV, formats={"A": "csr"}, tuning=OFF)
     assert "EP_RARE" not in pipeline.render_c(off.compiled, "int32_t").c
+    host = ep.compile(SPMV, formats={"A": "csr"}, tuning=HOST)
+    body = src[src.rindex("int etchpy_kernel("):]                     # the banner aside
+    assert pipeline.render_c(host.compiled, "int32_t").c.endswith(body)
     two = ep.compile(SPMV, formats={"A": "csr"}, tuning=ON, threads=2)
     assert "EP_RARE" not in pipeline.render_c(two.compiled, "int32_t").c
 
 
+def test_the_rows_start_is_carried_by_the_walk():
+    """Each row's walk starts where the last one ended (a variable, not a load
+    of pos[c]), and the row's test compares pos[c+1] with it
+    (proofs_notes/validation.md, "The row's start carried")."""
+    src = pipeline.render_c(ep.compile(SPMV, formats={"A": "csr"}, tuning=ON).compiled,
+                            "int32_t").c
+    at = src[src.index("int64_t i_c_at"):]
+    assert "int64_t i_c_at = A_pos1[i_c];" in src
+    assert "(A_pos1[(i_c + 1)] < i_c_at)" in at and "j_q = i_c_at;" in at
+    assert "i_c_at = j_q;" in at and "j_q = A_pos1[i_c];" not in at[:at.index("i_c_at = j_q;")]
+
+
 @pytest.mark.parametrize("idx", [np.int32, np.int64])
-@pytest.mark.parametrize("on", [True, False])
-def test_bad_segments_and_coordinates_are_refused(idx, on):
+@pytest.mark.parametrize("tuning", [ON, OFF, HOST], ids=["check_rows", "off", "row_checks"])
+def test_bad_segments_and_coordinates_are_refused(idx, tuning):
     A = stencil(30, idx)
     n, nnz = A.shape[0], A.nnz
     x = np.random.default_rng(5).random(n)
-    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=ep.Tuning(check_rows=on))
+    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning)
     np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)
 
     def spoiled(where, at, value):
@@ -52,11 +69,15 @@ def test_bad_segments_and_coordinates_are_refused(idx, on):
         getattr(B, where)[at] = value
         return B
     bad = [("indptr", 7, nnz + 3), ("indptr", 400, A.indptr[398]),       # past nnz, decreasing
+           ("indptr", n - 1, A.indptr[n - 2] - 1),                        # the last row's start
            ("indptr", 200, -5), ("indptr", n - 1, nnz + 1),                # negative, the last row
            ("indices", 0, n), ("indices", 3 * nnz // 4, -1), ("indices", nnz - 1, 2**31 - 1)]
     for where, at, value in bad:
         with pytest.raises(InputError, match="A"):
             kern(A=spoiled(where, at, value), x=x)
+    for at in (1, 300, n - 1):                  # an empty row (its entries the next row's):
+        B = spoiled("indptr", at, A.indptr[at - 1])                     # still a matrix
+        np.testing.assert_allclose(kern(A=B, x=x), B @ x, rtol=1e-12)
     np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)     # good again after
 
 
@@ -83,3 +104,24 @@ def test_no_columns():
     kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=ON)
     A = sp.csr_array((40, 0))
     np.testing.assert_array_equal(kern(A=A, x=np.zeros(0)), np.zeros(40))
+
+
+def test_only_a_full_walk_carries_its_start():
+    """row_checks.carried: `q := pos[c]; e := pos[c+1]; while (q < e) {...; q
+    := q + 1}` carries; a walk that can leave early (a break) or moves q or e
+    elsewhere does not (its q at the end need not be pos[c+1])."""
+    from types import SimpleNamespace
+    from etchpy.imp import Assign, Bin, Break, Const, If, Load, Var, While, incr, lt, seq
+    from etchpy.lower.schedule import row_checks
+    lv, c = SimpleNamespace(pos="P"), Var("c")
+    head = [Assign("q", Load("P", c)), Assign("e", Load("P", Bin("+", c, Const(1))))]
+    step = Assign("s", Bin("+", Var("s"), Load("V", Var("q"))))
+
+    def row(*walk_body, after=()):
+        return seq(*head, While(lt(Var("q"), Var("e")), seq(*walk_body)), *after)
+    assert row_checks.carried(row(step, incr("q")), lv, c) == ("q", 0, 2)
+    assert row_checks.carried(row(If(Var("s"), Break()), step, incr("q")), lv, c) is None
+    assert row_checks.carried(row(step, Assign("q", Var("e")), incr("q")), lv, c) is None
+    assert row_checks.carried(row(step, Assign("e", Var("q")), incr("q")), lv, c) is None
+    assert row_checks.carried(row(step, incr("q"), after=[incr("q")]), lv, c) is None
+    assert row_checks.carried(row(incr("q"), step), lv, c) is None       # not the last step

@@ -20,7 +20,9 @@ GUARD = "(uint64_t)j_end < (uint64_t)j_q"       # the per-segment guard's test
 
 
 def spmv(block, threads=None, **options):
-    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block},
+    """The SpMV kernel checking its rows a block ahead (`row_checks` 0: not each
+    row as it opens, the host's way on Intel: test_rows_checked.py)."""
+    return ep.compile(SPMV, formats={"A": "csr"}, tuning={"check_block": block, "row_checks": 0},
                       threads=threads, **options)
 
 
@@ -43,7 +45,7 @@ def test_a_loop_switched_on_the_inputs_size_is_still_a_full_loop(options):
     """Without gathered sums (other value types, or switched off) the size
     switch puts the row loop apart from its counter's start (`i_c = 0; if
     (large) loop else loop`): each way is still a full loop, checked ahead."""
-    tuning = {"check_block": 1024, **options.pop("tuning", {})}
+    tuning = {"check_block": 1024, "row_checks": 0, **options.pop("tuning", {})}
     kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning, **options)
     text = kern.source("int32_t").c
     kernel = text[text.index("int etchpy_kernel("):]

@@ -22,6 +22,17 @@ def test_the_table():
                 host_facts.gather_from_far(facts)) == (near, ragged, far)
 
 
+def test_the_row_checks_table():
+    """Tuning.row_checks: 1 (scalar rows tested as each opens, the start carried)
+    on Intel and where the CPU is not read, 0 on AMD Zen 3/4; explicit values win."""
+    for facts, on in [(("GenuineIntel", 6), 1), (("AuthenticAMD", 25), 0),
+                      (("AuthenticAMD", 26), 0), (("", 0), 1)]:
+        assert host_facts.row_checks(facts) == on
+    assert ep.Tuning().row_checks == -1
+    assert host_facts.resolved(ep.Tuning()).row_checks == host_facts.row_checks()
+    assert host_facts.resolved(ep.Tuning(row_checks=0)).row_checks == 0
+
+
 def test_the_lazy_row_block_l2_table_and_its_default():
     """Tuning.lazy_row_block_l2: 0 (the L2 rule off) on AMD Zen 3/4, 1 MiB
     elsewhere; -1 by default, resolved by the lazy plan (not a kernel's)."""

@@ -103,6 +103,12 @@ def long_rows(loop, lvs, first, now, tuning):
     return None
 
 
+def sums(loop, lv) -> bool:
+    """Whether some walk in `loop` is a gathered sum of lv's segment (`gathered`:
+    an SpMV's rows), the walks Tuning.row_checks was measured on."""
+    return any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in imp.statements(loop))
+
+
 def gathered(loop: While, crd: str, vals: str):
     """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
     dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ... import imp
+from ... import host_facts, imp
 from ... import tuning as _tuning
 from ...expr.nodes import Access, Lit, Mul
 from ...errors import CHECK_FAILED
@@ -243,8 +243,9 @@ def _blocks(body, ahead, after, first, err: str, names, tuning):
     """body with each loop of `ahead` run a block of parents at a time, its
     levels' segments checked ahead (segment_checks.block_loop), and in the
     loops checks_first.unclamped takes, their coordinates too; or, where
-    tuning.check_rows holds and row_checks.takes it, each row testing its own
-    segment as it opens (row_checks.row_loop)."""
+    tuning.check_rows holds (or the host's row_checks is 1 and the loop's walks
+    are gathered sums: an SpMV's rows) and row_checks.takes it, each row testing
+    its own segment as it opens (row_checks.row_loop)."""
     def blocked(loop, lvs, within, now, off):
         return segment_checks.block_loop(
             within, [replace(lv, after=lv.tensor in after, first=lv.tensor in now)
@@ -256,10 +257,12 @@ def _blocks(body, ahead, after, first, err: str, names, tuning):
     def unclamp(n, lv):
         return _rewrite(n, replace(lv, ahead=True, first=True), err, names)
 
+    host_rows = host_facts.resolved(tuning).row_checks > 0
     for loop, lvs, off in ahead:
         within, now = checks_first.unclamped(loop, lvs, first, unclamp, tuning.check_first_near)
-        if tuning.check_rows and off is None and row_checks.takes(loop, lvs, body, now):
-            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE))
+        rows = tuning.check_rows or host_rows and all(checks_first.sums(loop, lv) for lv in lvs)
+        if rows and off is None and row_checks.takes(loop, lvs, body, now):
+            body = _replace_loop(body, loop, row_checks.row_loop(within, lvs, err, ERROR_CODE, names))
             continue
         new = blocked(loop, lvs, within, now, off)
         if (long := checks_first.long_rows(loop, lvs, first, now, tuning)) is not None:

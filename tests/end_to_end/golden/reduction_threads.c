@@ -5,7 +5,7 @@
  * threads:    2
  * formats:    A: csr, x: dense
  * output:     dense over ()
- * tuning:     check_first_from=0, sum_lanes=16, short_mean=3, gather_from=6,
+ * tuning:     check_first_from=0, row_checks=1, sum_lanes=16, short_mean=3, gather_from=6,
  *             gather_ragged_from=0, gather_from_far=5, hash_probe_lanes=0,
  *             prefetch_values_from=0, row_stream_count=4, run_mean_below=0
  * loop order: out over (i, j)
@@ -273,7 +273,18 @@ typedef int64_t ep_gather_lim_t;
 #define EP_LANES_FMA(a, b, s) _mm512_fmadd_pd((a), (b), (s))
 #define EP_LANES_LOAD(p) _mm512_loadu_pd(p)
 #define EP_LANES_LOADM(m, p) _mm512_maskz_loadu_pd((m), (p))
-#define EP_LANES_SUM(s) _mm512_reduce_add_pd(s)
+/* eight double lanes: the sum of a 512-bit register, halves, then quarters, then
+ * the pair: the additions and order of gcc's _mm512_reduce_add_pd (the same
+ * bits), written out so that the pair's sum is one shuffle and one add. gcc's
+ * own form ends in two scalar lanes, which its register allocation may copy
+ * first (a checked kernel's lanes arm: one more shuffle a row). */
+static inline double ep_lanes_sum_pd(__m512d s)
+{
+    const __m256d q = _mm256_add_pd(_mm512_extractf64x4_pd(s, 1), _mm512_castpd512_pd256(s));
+    const __m128d h = _mm_add_pd(_mm256_extractf128_pd(q, 1), _mm256_castpd256_pd128(q));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+#define EP_LANES_SUM(s) ep_lanes_sum_pd(s)
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      const ep_val_t *restrict v, const ep_idx_t *restrict crd,
                                      const ep_val_t *restrict x, const int checked, int64_t dim,

@@ -5,7 +5,7 @@
  * threads:    1
  * formats:    A: csr, x: dense
  * output:     dense over (i)
- * tuning:     check_first_from=0, sum_lanes=16, short_mean=3, gather_from=6,
+ * tuning:     check_first_from=0, row_checks=1, sum_lanes=16, short_mean=3, gather_from=6,
  *             gather_ragged_from=0, gather_from_far=5, hash_probe_lanes=0,
  *             prefetch_values_from=0, row_stream_count=4, run_mean_below=0
  * loop order: out over (i, j)
@@ -63,6 +63,14 @@ static inline int64_t ep_min(int64_t a, int64_t b) { return a < b ? a : b; }
 #define EP_OPAQUE(v) __asm__("" : "+r"(v))
 #else
 #define EP_OPAQUE(v) ((void)0)
+#endif
+
+/* A test that almost never holds (imp.If.rare: a failed input check): the
+ * compiler lays its arm out of the loop's straight path. */
+#if defined(__GNUC__) || defined(__clang__)
+#define EP_RARE(c) __builtin_expect(!!(c), 0)
+#else
+#define EP_RARE(c) (c)
 #endif
 
 /* Heap arrays of 4 MiB or more ask for transparent huge pages before they are
@@ -273,7 +281,18 @@ typedef int64_t ep_gather_lim_t;
 #define EP_LANES_FMA(a, b, s) _mm512_fmadd_pd((a), (b), (s))
 #define EP_LANES_LOAD(p) _mm512_loadu_pd(p)
 #define EP_LANES_LOADM(m, p) _mm512_maskz_loadu_pd((m), (p))
-#define EP_LANES_SUM(s) _mm512_reduce_add_pd(s)
+/* eight double lanes: the sum of a 512-bit register, halves, then quarters, then
+ * the pair: the additions and order of gcc's _mm512_reduce_add_pd (the same
+ * bits), written out so that the pair's sum is one shuffle and one add. gcc's
+ * own form ends in two scalar lanes, which its register allocation may copy
+ * first (a checked kernel's lanes arm: one more shuffle a row). */
+static inline double ep_lanes_sum_pd(__m512d s)
+{
+    const __m256d q = _mm256_add_pd(_mm512_extractf64x4_pd(s, 1), _mm512_castpd512_pd256(s));
+    const __m128d h = _mm_add_pd(_mm256_extractf128_pd(q, 1), _mm256_castpd256_pd128(q));
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+#define EP_LANES_SUM(s) ep_lanes_sum_pd(s)
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      const ep_val_t *restrict v, const ep_idx_t *restrict crd,
                                      const ep_val_t *restrict x, const int checked, int64_t dim,
@@ -685,38 +704,34 @@ int spmv(
             /* i: locate; locate into [jump] */
             int64_t i_c = 0;
             i_c = 0;
+            if ((i_c < dim_i) && (0 | (A_dim1 == 0))) {
+                input_error = 4;
+                i_c = dim_i;
+            }
+            int64_t i_c_at = A_pos1[i_c];
             while (i_c < dim_i) {
-                int64_t i_c_block_4 = ep_min((i_c + 1024), dim_i);
-                int64_t i_c_r_4 = i_c;
-                int i_c_bad_4 = ((0 | (A_dim1 == 0)) | ((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[i_c_block_4]));
-                while (i_c_r_4 < i_c_block_4) {
-                    i_c_bad_4 = (i_c_bad_4 | (A_pos1[(i_c_r_4 + 1)] < A_pos1[i_c_r_4]));
-                    i_c_r_4 = (i_c_r_4 + 1);
-                }
-                if (i_c_bad_4 != 0) {
+                if (EP_RARE(0 | (((uint64_t)A_pos1[A_dim0] < (uint64_t)A_pos1[(i_c + 1)]) | (A_pos1[(i_c + 1)] < i_c_at)))) {
                     input_error = 4;
-                    i_c_block_4 = i_c;
-                    i_c = dim_i;
+                    break;
                 }
-                while (i_c < i_c_block_4) {
-                    int64_t i_ = i_c;
-                    ep_val_t acc = 0.0;
-                    /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
-                    int64_t j_q = 0;
-                    int64_t j_end = 0;
-                    j_q = A_pos1[i_c];
-                    j_end = A_pos1[(i_c + 1)];
-                    while (j_q < j_end) {
-                        int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
-                        int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
-                        input_bad = (input_bad + !j_q_ok_6);
-                        EP_OPAQUE(j_q);
-                        acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
-                        j_q = (j_q + 1);
-                    }
-                    out[i_] = acc;
-                    i_c = (i_c + 1);
+                int64_t i_ = i_c;
+                ep_val_t acc = 0.0;
+                /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
+                int64_t j_q = 0;
+                int64_t j_end = 0;
+                j_q = i_c_at;
+                j_end = A_pos1[(i_c + 1)];
+                while (j_q < j_end) {
+                    int64_t j_q_ok_6 = ((uint64_t)A_crd1[j_q] < (uint64_t)A_dim1);
+                    int64_t j_q_at_6 = (j_q_ok_6 ? A_crd1[j_q] : 0);
+                    input_bad = (input_bad + !j_q_ok_6);
+                    EP_OPAQUE(j_q);
+                    acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
+                    j_q = (j_q + 1);
                 }
+                i_c_at = j_q;
+                out[i_] = acc;
+                i_c = (i_c + 1);
             }
         }
     }
