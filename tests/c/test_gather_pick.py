@@ -5,9 +5,7 @@ session 56), min and max lanes (`from` 0) by their chunk rule."""
 import numpy as np
 import pytest
 
-import etchpy as ep
-from etchpy import pipeline
-from etchpy.runtime import build
+from tests.c.spmv_source import with_wrapper
 
 WRAPPER = """
 int64_t pick_for_test(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
@@ -18,11 +16,7 @@ CDEF = "int64_t pick_for_test(const int32_t *pos, int64_t n, int64_t from, int64
 
 @pytest.fixture(scope="module")
 def pick():
-    i, j = ep.indices("i j")
-    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
-    lib = build.load(pipeline.render_c(kern.compiled, "int32_t").c + WRAPPER, CDEF,
-                     name="gather_pick_test")
+    lib = with_wrapper(WRAPPER, CDEF, "gather_pick_test")
 
     def call(lengths, start, ragged_from):
         pos = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 import etchpy as ep
-from etchpy import pipeline
-from etchpy.runtime import build
+from tests.c.spmv_source import spmv_source, with_wrapper
 
 WRAPPER = """
 #ifdef EP_LANES_SUM
@@ -31,12 +30,9 @@ CDEF = "int lanes_for_test(const double *v, int64_t n, double *ours, double *gcc
 
 @pytest.fixture(scope="module")
 def lanes():
-    i, j = ep.indices("i j")
-    A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
-    kern = ep.compile(ep.sum(j, A[i, j] * x[j]))
-    src = pipeline.render_c(kern.compiled, "int32_t").c
+    src = spmv_source()
     assert "ep_lanes_sum_pd" in src or "EP_LANES_SUM" not in src
-    lib = build.load(src + WRAPPER, CDEF, name="lanes_sum_test")
+    lib = with_wrapper(WRAPPER, CDEF, "lanes_sum_test", src)
 
     def call(v):
         v = np.ascontiguousarray(v, dtype=np.float64)

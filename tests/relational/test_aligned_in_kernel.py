@@ -6,55 +6,19 @@ relational reference: random formulas over three columns stored apart, the
 first column on several level kinds, values written in place between calls,
 another structure afterwards, the knob off, and semirings whose values cannot
 carry the positions (the gather then, the same answers)."""
-import operator
-
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
+from tests.relational.test_row_predicates import _uses, formulas, holds, n, predicate
 
 i, j = ep.indices("i j")
-OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 SHAPE = (6, 5)
 FIRST = (["dense", "compressed"], ["compressed", "compressed"], ["dense", "hash"],
          ["compressed", "bytemap"])
 cells = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 4)), min_size=1, max_size=20,
                  unique=True)
-leaf = st.one_of(
-    st.tuples(st.just("cc"), st.integers(0, 2), st.sampled_from(sorted(OPS)),
-              st.integers(0, 2)).filter(lambda t: t[1] != t[3]),
-    st.tuples(st.just("cn"), st.integers(0, 2), st.sampled_from(sorted(OPS)),
-              st.integers(-1, 4)))
-formulas = st.recursive(leaf, lambda inner: st.one_of(
-    st.tuples(st.just("and"), inner, inner), st.tuples(st.just("or"), inner, inner),
-    st.tuples(st.just("not"), inner)), max_leaves=3)
-
-
-def predicate(f, V):
-    match f:
-        case ("cc", x, op, y):
-            return OPS[op](V[x][i, j], V[y][i, j])
-        case ("cn", x, op, c):
-            return OPS[op](V[x][i, j], c)
-        case ("and", g, h):
-            return predicate(g, V) & predicate(h, V)
-        case ("or", g, h):
-            return predicate(g, V) | predicate(h, V)
-    return ~predicate(f[1], V)
-
-
-def holds(f, row) -> bool:
-    match f:
-        case ("cc", x, op, y):
-            return OPS[op](row[x], row[y])
-        case ("cn", x, op, c):
-            return OPS[op](row[x], c)
-        case ("and", g, h):
-            return holds(g, row) and holds(h, row)
-        case ("or", g, h):
-            return holds(g, row) or holds(h, row)
-    return not holds(f[1], row)
 
 
 def entries(t) -> dict:
@@ -62,12 +26,13 @@ def entries(t) -> dict:
     return {tuple(int(c) for c in key): float(x) for key, x in zip(zip(*coords), v)}
 
 
-def reference(ts, f) -> list:
-    """Per i, the count of cells every column stores where f holds."""
-    cols = [entries(t) for t in ts]
+def reference(ts, f, t) -> list:
+    """Per row, the count of cells every column stores where f holds (parameter
+    t; a coordinate test reads the cell's (row, column))."""
+    cols = [entries(x) for x in ts]
     out = [0.0] * SHAPE[0]
     for key in set(cols[0]).intersection(*cols[1:]):
-        if holds(f, [c[key] for c in cols]):
+        if holds(f, [c[key] for c in cols], t, key):
             out[key[0]] += 1.0
     return out
 
@@ -86,9 +51,11 @@ def read_through(*ts) -> bool:
 
 
 @settings(max_examples=12, deadline=None)
-@given(ps=st.tuples(cells, cells, cells), f=formulas, seed=st.integers(0, 99),
-       first=st.sampled_from(FIRST), on=st.booleans())
-def test_columns_apart_match_the_relational_reference_after_writes(ps, f, seed, first, on):
+@given(ps=st.tuples(cells, cells, cells), f=formulas, t=st.integers(-1, 4),
+       seed=st.integers(0, 99), first=st.sampled_from(FIRST), on=st.booleans())
+def test_columns_apart_match_the_relational_reference_after_writes(ps, f, t, seed, first, on):
+    """test_row_predicates' formulas (value, parameter and coordinate tests, AND,
+    OR, NOT), its columns here three Tensors built apart."""
     rng = np.random.default_rng(seed)
     ts = [column(ps[0], rng, ep.Format(first)), column(ps[1], rng, "csr"),
           column(ps[2], rng, "dcsr")]
@@ -96,15 +63,16 @@ def test_columns_apart_match_the_relational_reference_after_writes(ps, f, seed, 
          ep.tensor("c", 2, "dcsr")]
     for k in (1, 2):               # every column in the one predicate: an OR that holds
         f = ("and", f, ("or", ("cc", 0, "<", k), ("cc", 0, ">=", k)))
-    kern = ep.compile(ep.sum(j, predicate(f, V)), tuning={"aligned_in_kernel": on})
+    kern = ep.compile(ep.sum(n, predicate(f, V)), tuning={"aligned_in_kernel": on})
+    params = {"t": t} if _uses(f, "t") else {}
     for _ in range(2):
-        got = kern(a=ts[0], b=ts[1], c=ts[2])
-        assert got.tolist() == reference(ts, f)
-        for t in ts:                                   # written in place
-            t.vals[:] = rng.integers(0, 4, len(t.vals))
+        got = kern(a=ts[0], b=ts[1], c=ts[2], **params)
+        assert got.tolist() == reference(ts, f, t)
+        for x in ts:                                   # written in place
+            x.vals[:] = rng.integers(0, 4, len(x.vals))
     assert read_through(*ts) == on
     ts[1] = column(ps[0][::-1][:4], rng, "csr")        # another structure
-    assert kern(a=ts[0], b=ts[1], c=ts[2]).tolist() == reference(ts, f)
+    assert kern(a=ts[0], b=ts[1], c=ts[2], **params).tolist() == reference(ts, f, t)
 
 
 def test_the_positions_are_kept_and_no_value_is_gathered():
