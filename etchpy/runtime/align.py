@@ -120,8 +120,8 @@ def _by_arrays(ts: list):
         return None
     copies, alignment = hit
     if all(np.array_equal(c, a) for c, a in zip(copies, _arrays(ts))):
-        _BY_ARRAYS.move_to_end(key)
-        return alignment
+        _BY_ARRAYS[key] = _BY_ARRAYS.pop(key, hit)     # the most recent (another
+        return alignment                               # thread may have dropped it)
     return None
 
 
@@ -130,8 +130,9 @@ def _keep_by_arrays(ts: list, alignment) -> None:
     place of an earlier one of the same shapes, formats and array sizes)."""
     if LIMITS.aligned_arrays <= 0:
         return
-    _BY_ARRAYS[_coarse(ts)] = ([a.copy() for a in _arrays(ts)], alignment)
-    _BY_ARRAYS.move_to_end(_coarse(ts))
+    key = _coarse(ts)
+    _BY_ARRAYS.pop(key, None)
+    _BY_ARRAYS[key] = ([a.copy() for a in _arrays(ts)], alignment)
     while len(_BY_ARRAYS) > LIMITS.aligned_arrays:
         _BY_ARRAYS.popitem(last=False)
 
