@@ -144,6 +144,8 @@ class Tuning:
     window_keep: bool = True          # ... its far rows' terms kept by their bytes, no branch
     window_fill_lanes: bool = True    # ... window_blocks' fill in AVX-512 lanes, hits compressed
     bool_product_min: bool = True     # a boolean product of n factors as the bytes' unsigned minimum, one test
+    overlap_tail: bool = True         # a dense store loop of bytes in blocks of overlap_values, its last
+    overlap_values: int = 32          # block overlapping the one before (lower.schedule.overlap_tail)
     fused_temporaries: bool = True    # a temporary a sparse walk makes and the next step reads as
                                       # a factor: a workspace in its maker's loops (plan.fusion)
     access_order: bool = True         # loop orders priced with their strided dense reads; a
