@@ -40,9 +40,9 @@ from .plan import plan as planning
 from .runtime.identity import user_tensors, with_identities
 from .runtime.predicates import dense_value, parameter_names
 from .runtime.planned import with_conversions
-from .runtime.inputs import (bind_inputs, check_names, check_out_indices, checked_out,
-                             index_sizes, is_scipy_sparse, make_output, positional_error,
-                             prepare_semiring)
+from .runtime.given_out import checked_out
+from .runtime.inputs import (bind_inputs, check_names, check_out_indices, index_sizes,
+                             is_scipy_sparse, make_output, positional_error, prepare_semiring)
 from .runtime import einsum_calls, foreign, statements
 from .runtime.call_plans import MISS
 from .runtime.kernel import Kernel

@@ -32,12 +32,10 @@ output and calls the C function:
   size and each sparse input's stored entries within the same power of two), and
   the sizes of each shared index equal.
 
-A kernel growing a sparse output (`_sparse_out`) gets a plan too; the C binder
-(runtime.binder) makes the plans it covers, dense outputs and csr/csc grown ones.
-Anything else is a miss (MISS): the caller takes its general path, which words
-errors, converts and canonicalises; so is a kernel's nonzero return code (the
-general path runs the call again). Nothing about an input's values is kept from
-one call to the next; what is kept is in proofs_notes/call_plans.md.
+A sparse output gets a plan too; the C binder (runtime.binder) makes those it covers
+(dense outputs, the call's out= among them: `plan(inputs, out)`; csr/csc grown ones).
+Anything else, or a nonzero return code, is a miss (MISS): the general path words errors,
+converts and runs again. No input's values are kept (proofs_notes/call_plans.md).
 
     plan = make_plan(kern, made, inputs)      # after a general call; None if none fits
     y = plan(inputs)                          # the result, or MISS
@@ -50,7 +48,7 @@ import numpy as np
 
 from ..settings import LIMITS
 from . import inputs as io_
-from . import binder, coo_inputs, foreign, outputs, shared, twins
+from . import binder, coo_inputs, foreign, given_out, outputs, shared, twins
 from .coo_steps import coo_step
 from .copy_notes import note_general, plan_notes
 from .plan_steps import (Dense, DenseCast, Miss, Sparse, cast_lines, cast_step, dense_lines,
@@ -214,7 +212,7 @@ def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, tr
 
 
 _PLAN = """\
-def plan(inputs):
+def plan(inputs, given=None):
     if len(inputs) != {n_in}:
         return MISS
     args = [None] * {n_args}
@@ -243,7 +241,7 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
     space = {"MISS": MISS, "Miss": Miss, "fresh": np.zeros if kern._calloc_zero else np.empty,
              "dtype": kern.semiring.dtype, "from_buffer": lib.ffi.from_buffer,
              "out_type": types["val_t[]"], "function": function, "owner": owner,
-             "planned": planned, "sr": owner.semiring}
+             "planned": planned, "sr": owner.semiring, "fits": given_out.out_fits}
     pulls = []
     for k, (name, step) in enumerate(steps):
         space[f"name{k}"] = name
@@ -275,13 +273,15 @@ def _closure(owner, kern, lib, types, function, steps, facts, planned, n_in, tru
 
 
 def _dense(kern, shape, result):
-    """(the plan's lines allocating a dense output into `args`, its result)."""
-    lines = [f"    out = fresh(({shape}), dtype=dtype)",
+    """(the plan's lines giving `args` a dense output: the call's out= where it fits
+    (inputs.out_fits), else MISS; a fresh array without one; its result)."""
+    lines = [f"    out = fresh(({shape}), dtype=dtype) if given is None else given",
+             f"    if given is not None and not fits(given, ({shape}), dtype):\n        return MISS",
              f"    args[{[p for p, kind, _, _ in kern._out_slots if kind == 'out_dense'][0]}]"
              " = from_buffer(out_type, out)"]
-    lines += [f"    args[{pos}] = {int(kern._calloc_zero)}"
+    lines += [f"    args[{pos}] = {int(kern._calloc_zero)} and given is None"
               for pos, kind, _, _ in kern._out_slots if kind == "out_zeroed"]
-    return "\n".join(lines), result
+    return "\n".join(lines), f"out if given is not None else {result}"
 
 
 def _grown(owner, kern, lib, types, space, shape):
@@ -290,7 +290,7 @@ def _grown(owner, kern, lib, types, space, shape):
     space.update({"new": lib.ffi.new, "read": outputs.reader(
         kern.compiled.program, owner.out_format, owner.semiring, lib, kern.name,
         types["idx_dtype"])})
-    lines, cells = [], []
+    lines, cells = ["    if given is not None:\n        return MISS"], []
     for j, (pos, _, tname, ctype) in enumerate(kern._out_slots):
         space[f"ct{j}"], space[f"tn{j}"] = types[ctype], tname
         lines.append(f"    args[{pos}] = g{j} = new(ct{j})")

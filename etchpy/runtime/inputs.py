@@ -35,24 +35,6 @@ from ..semiring import Semiring, semirings
 from .tensor import Tensor, frozen, truth_values
 from .windows import WindowInput, bound_tensor
 
-def checked_out(out, shape, sr, inputs) -> np.ndarray:
-    """`out` when a dense result of `shape` may be written there: a C-contiguous,
-    writeable numpy array of the semiring's dtype sharing no memory with any of
-    the `inputs` arrays (a kernel clears out before reading them). Else
-    InputError."""
-    if not isinstance(out, np.ndarray):
-        raise InputError(f"out must be a numpy array, not {type(out).__name__}")
-    if out.shape != shape or out.dtype != sr.dtype:
-        raise InputError(f"out must have shape {shape} and dtype {np.dtype(sr.dtype)} "
-                         f"(semiring {sr.name}); got shape {out.shape}, dtype {out.dtype}")
-    if not (out.flags.c_contiguous and out.flags.writeable):
-        raise InputError("out must be C-contiguous and writeable")
-    if any(np.may_share_memory(out, arr) for arr in inputs):
-        raise InputError("out shares memory with an input; the kernel would overwrite "
-                         "what it reads")
-    return out
-
-
 def prepare_semiring(e: Expr, semiring, inputs=None) -> Semiring:
     """The semiring of one evaluation: `semiring` (a Semiring or a built-in name),
     else the one the `inputs` (a dict by tensor name) call for (`infer_semiring`),

@@ -8,12 +8,11 @@ on first need (`pipeline.render_c`) and loads it as a shared object
 marshals its inputs (runtime.calling) and picks the int32 or int64 variant from
 the index arrays.
 
-Plans per input signature: the program made when the kernel is made uses the
-caller's size hints or the guesses (c_source, explain() and export_c before any
-call show it). The first call of each size class of the inputs
-(runtime.signature) plans again from the sizes measured on them, in a kernel
-of its own whose manifest is keyed by the class; when its program is the same,
-this kernel's shared object runs it. A kernel whose calls may run one walk
+Plans per input signature: the program made with the kernel uses the caller's
+size hints or guesses (c_source, explain(), export_c show it). The first call of
+each size class (runtime.signature) plans again from the sizes measured, in a
+kernel whose manifest is keyed by the class (this kernel's shared object runs
+it when the program is the same). A kernel whose calls may run one walk
 (runtime.shared) lowers its written form on first need (runtime.deferred).
 """
 from __future__ import annotations
@@ -26,6 +25,7 @@ from .. import pipeline
 from . import blas, build
 from . import calling, outputs, planned
 from .adopt import Converts, refuse_conversion
+from .given_out import checked_out, out_apart as apart
 from . import inputs as io_
 from . import signature as sig_
 from . import kept_rows
@@ -175,8 +175,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         return lib
 
     def _entry(self, idx_type: str) -> tuple:
-        """(library, cffi types, the C function) of build `idx_type`: resolved once
-        rather than parsed and looked up on every call."""
+        """(library, cffi types, the C function) of build `idx_type`, resolved once."""
         lib = self.library(idx_type)
         types = {t: lib.ffi.typeof(t) for t in (
             "idx_t[]", "val_t[]", "idx_t **", "val_t **", "int64_t *")}
@@ -196,21 +195,21 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         unknown or missing names, wrong orders, sizes that disagree, values the
         semiring cannot hold. Warns (PerformanceWarning, once per input) when an
         input's layout is not the declared format's, so it is converted per call.
-        A call on the last call's arrays, same layouts, reuses its binding and reads their
-        current values (last_call); factors over one structure are one walk (shared).
 
             >>> y = kern(A=scipy_csr, x=numpy_vector)
         """
         first = self._first    # no shared walk competes, or guarded (_use, shared.apart_first)
-        if first is not None and out is None and not args and (res := first(inputs)) is not MISS:
-            return res
+        if first is not None and not args and (out is None or self._plan_first
+                                               and apart(out, inputs)):   # out= by the plan
+            if (res := first(inputs) if out is None else first(inputs, out)) is not MISS:
+                return res
         if not args and (one := self._one_walk(inputs)):   # one structure (runtime.shared)
             return self._run_walk(one, out, inputs)
         made = None
-        if out is None and not args:
-            if (res := self._by_plan(inputs, first)) is not MISS:    # (call_plans)
-                return res
-            made = self._kept.match(inputs)
+        if not args and (out is not None or (res := self._by_plan(inputs, first)) is MISS):
+            made = self._kept.match(inputs)                 # (call_plans, then last_call)
+        elif not args:
+            return res
         if made is None:
             if args or _partitioned(inputs):  # an error, or a call for etchpy.distributed
                 return self._elsewhere(args, out, inputs)
@@ -227,7 +226,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         out_dense, grown = kern._output_args(args, out, out_shape, bound, lib, types)
         if (rc := function(*args)) != 0:
             return self._after(rc, out, inputs, kern)
-        if fresh and out is None:
+        if fresh:
             self._kept.keep(inputs, kern._by_input, bound, made, self._identities and
                             kept_rows.rows(self, kern, bound, self.semiring))
             self._learn(inputs, made)
@@ -268,8 +267,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
         raise InputError(f"kernel rejected its inputs (code {rc}): sizes disagree")
 
     def _elsewhere(self, args, out, inputs):
-        """Positional inputs are an error; a partitioned input (its type has
-        `etchpy_distributed_call`: distributed.Partitioned) runs the call on its cluster."""
+        """Positional inputs: an error; a partitioned input runs on its cluster (distributed)."""
         if args:
             raise io_.positional_error(self._users)
         return _partitioned(inputs).etchpy_distributed_call(self, out, inputs)
@@ -390,7 +388,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
                 if out is None:
                     out_dense = (np.zeros if self._calloc_zero else np.empty)(out_shape, sr.dtype)
                 else:
-                    out_dense = io_.checked_out(out, out_shape, sr, [
+                    out_dense = checked_out(out, out_shape, sr, [
                         a for b in bound.values() for a in b.roles.values()])
                 args[pos] = lib.ffi.from_buffer(types["val_t[]"], out_dense)
             elif kind == "out_zeroed":
