@@ -28,7 +28,7 @@ Parts (names for --only):
   checks2  the same on two threads, and the two-thread call against a check
            pass before it and against the one-thread call.
   outside  a 4×4 SpMV (≤ 16 entries) per input kind of A (numpy, scipy csr, csc,
-           coo, ep.Tensor), the same arrays on every call and new ones: the call,
+           coo, ep.Tensor), the same arrays each call, new ones, new ones into out=: the call,
            its C function called with prebuilt arguments, and their difference,
            the time outside the kernel (target: ≤ 2 µs). grown: the same for
            kernels growing a sparse output, against scipy (bench/calls_grown.py);
@@ -323,19 +323,20 @@ def part_outside(quick, seconds, say) -> list[dict]:
     rows = []
     for name, fmt, make in _kinds(A):
         kern = ep.compile("y[i] = A[i, j] * x[j]", formats={"A": fmt})
-        for arrays in ("same arrays", "new arrays"):
+        for arrays in ("same arrays", "new arrays", "new arrays, out="):
+            out = {"out": np.empty(4)} if "out" in arrays else {}
             if arrays == "same arrays":
                 a0, x0 = make(), xs[0]
                 call = lambda: kern(A=a0, x=x0)           # noqa: E731
             else:
                 next_a, next_x = cycling([make() for _ in range(16)]), cycling(xs)
-                call = lambda: kern(A=next_a(), x=next_x())    # noqa: E731
+                call = lambda: kern(A=next_a(), x=next_x(), **out)    # noqa: E731
             inner = c_call(kern, {"A": make(), "x": xs[0]})
             full, c = alternate([call, inner], seconds / 2)
             rows.append({"part": "outside", "case": f"4×4 SpMV, A {name}, {arrays}",
                          "etchpy_s": full, "c_call_s": c, "outside_s": full - c,
                          "target_s": 2e-6, "met": full - c <= 2e-6})
-            say(f"    A {name:<16} {arrays:<12} call {fmt_time(full):>9}, C function "
+            say(f"    A {name:<16} {arrays:<16} call {fmt_time(full):>9}, C function "
                 f"{fmt_time(c):>9}: outside {fmt_time(full - c):>9} (target ≤ 2 µs: "
                 f"{'ok' if rows[-1]['met'] else 'MISSED'})")
     return rows
