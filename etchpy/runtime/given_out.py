@@ -35,8 +35,8 @@ def checked_out(out, shape, sr, inputs) -> np.ndarray:
 
 def _arrays(value):
     """The arrays a call reads of an input `value` (a number: none), or None for
-    a kind not listed: a numpy array, an ep.Tensor, a scipy or pydata csr, csc or
-    coo array (their `data` and index arrays)."""
+    a kind not listed: a numpy array, an ep.Tensor, a scipy or pydata csr, csc, gcxs
+    or coo array (their `data` and index arrays)."""
     if type(value) is np.ndarray:
         return (value,)
     if isinstance(value, Tensor):
@@ -44,7 +44,7 @@ def _arrays(value):
     if isinstance(value, (int, float, np.generic)):
         return ()
     fmt = getattr(value, "format", None)
-    if fmt in ("csr", "csc") and hasattr(value, "indptr"):
+    if fmt in ("csr", "csc", "gcxs") and hasattr(value, "indptr"):
         return (value.data, value.indices, value.indptr)
     if fmt == "coo" and hasattr(value, "coords"):
         return (value.data, *value.coords)
