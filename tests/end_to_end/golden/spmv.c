@@ -578,13 +578,14 @@ int spmv(
                         i_c_block_1 = i_c;
                         i_c = dim_i;
                     }
+                    int64_t i_c_from = ((i_c < i_c_block_1) ? A_pos1[i_c] : 0);
                     while (i_c < i_c_block_1) {
                         int64_t i_ = i_c;
                         ep_val_t acc = 0.0;
                         /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                         int64_t j_q = 0;
                         int64_t j_end = 0;
-                        j_q = A_pos1[i_c];
+                        j_q = i_c_from;
                         j_end = A_pos1[(i_c + 1)];
                         EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                         if (!A_far_rows) {
@@ -599,6 +600,7 @@ int spmv(
                             acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                             j_q = (j_q + 1);
                         }
+                        i_c_from = j_q;
                         out[i_] = acc;
                         i_c = (i_c + 1);
                     }
