@@ -6,16 +6,18 @@ rows c of a compressed level,
                     while (q < e) {...; q := q + 1}; ...; c := c + 1 }
 
 (c assigned only by its last statement, so the rows run c, c+1, ... with none
-skipped; the walk a statement of the row's own, under no if, with no break,
-q and e assigned nowhere else in the row: `carried`), the walk of row c starts
-where row c-1's ended, a register, instead of a load of pos[c]:
+skipped; the walk a statement of the row's own, with no break, q and e
+assigned nowhere else in the row: `carried`; or, in its place, a gathered sum
+of the segment whose fallback is that walk, or an if each of whose two arms
+runs one of these: a size switch's arms, the SIMD lanes' pick), the walk of
+row c starts where row c-1's ended, a register, instead of a load of pos[c]:
 
     at := pos[c]   (or c < n ? pos[c] : 0, where c's start is not 0)
     while (c < n) { ...; q := at; e := pos[c+1]; ...; while (q < e) {...};
                     at := q; ...; c := c + 1 }
 
-For a valid segment (pos[c] <= pos[c+1]) the walk ends with q = pos[c+1], so
-`at` is pos[c] at every row. The program point's pass (`run`) carries every
+For a valid segment (pos[c] <= pos[c+1]) each of these ends with q =
+pos[c+1] (a gathered sum's lanes set q := e), so `at` is pos[c] at every row. The program point's pass (`run`) carries every
 such walk of an input's segment level (a level whose format stores segments,
 formats.level segment_roles: compressed) in the build without fused checks,
 whose inputs are valid (an ep.Tensor is checked when it is made, any other
@@ -35,8 +37,8 @@ from dataclasses import replace
 
 from ... import imp
 from ...expr.walk import accesses
-from ...imp import (Assign, Bin, Break, Const, Decl, GatherSum, Load, Not, Select, Seq, Var, While,
-                    lt)
+from ...imp import (Assign, Bin, Break, Const, Decl, GatherSum, If, Load, Not, Select, Seq, Var,
+                    While, lt)
 from ..program import program_names
 from .segment_checks import steps_once
 
@@ -89,7 +91,7 @@ def _row_loop(before, loop: While, starts, names, flat: bool):
             return loop
     decls, row = [], Seq(_flat(body)) if flat else body
     for pos in sorted(starts):
-        while (walk := carried(row, pos, Var(c))) is not None:
+        while (walk := carried(row, pos, Var(c), arms=True)) is not None:
             row = carry_walk(row, walk, at := names.fresh(f"{c}_from"))
             decls.append(Decl(at, "index", _first(before, c, bound, pos)))
     return Seq((*decls, replace(loop, body=row))) if decls else loop
@@ -110,26 +112,53 @@ def _first(before, c: str, bound, pos: str):
     return Select(lt(Var(c), bound), Load(pos, Var(c)), Const(0))
 
 
-def carried(body, pos: str, c):
+def carried(body, pos: str, c, arms: bool = False):
     """(q, the index of `q := pos[c]` among body's parts, the index of the walk)
     where the row's parts read a segment of `pos` as `q := pos[c]; e :=
     pos[c+1]; ...; while (q < e) {...; q := q + 1}` with no break in the walk
-    and q and e assigned nowhere else in the row; else None."""
+    and q and e assigned nowhere else in the row; with `arms`, the walk may
+    also be a gathered sum of the segment or an if each of whose arms holds one
+    such walk (`_ends`); else None."""
     parts = imp.seq_parts(body)
     first = {p.name: k for k, p in enumerate(parts)
              if isinstance(p, Assign) and p.value == Load(pos, c)}
     last = {p.name: k for k, p in enumerate(parts)
             if isinstance(p, Assign) and p.value == Load(pos, Bin("+", c, Const(1)))}
     for k, p in enumerate(parts):
-        match p:
-            case While(Bin("<", Var(q), Var(e)), wbody) if q in first and e in last:
-                inner = imp.seq_parts(wbody)
-                if (first[q] < k and last[e] < k and inner and inner[-1] == imp.incr(q)
-                        and not any(isinstance(u, Break) for u in imp.statements(wbody))
-                        and q not in _assigned(inner[:-1]) and e not in imp.scalars_assigned(wbody)
-                        and _once(parts, q, first[q], k) and _once(parts, e, last[e], k)):
-                    return q, first[q], k
+        for q, e in ((q, e) for q in first for e in last if first[q] < k and last[e] < k):
+            if (_ends(p, q, e, arms) and _once(parts, q, first[q], k)
+                    and _once(parts, e, last[e], k)):
+                return q, first[q], k
     return None
+
+
+def _ends(p, q: str, e: str, arms: bool) -> bool:
+    """Whether statement p, run with q <= e, leaves q = e and e as it was: a
+    full loop `while (q < e) {...; q := q + 1}` (no break, q stepped only by
+    its last statement); with `arms`, also a gathered sum of [q, e) whose
+    fallback is such a loop (its lanes set q := e), or an if each of whose two
+    arms runs one such statement and moves q and e nowhere else, with no
+    break."""
+    match p:
+        case While(Bin("<", Var(a), Var(b)), wbody) if (a, b) == (q, e):
+            inner = imp.seq_parts(wbody)
+            return (bool(inner) and inner[-1] == imp.incr(q) and not _breaks(wbody)
+                    and q not in _assigned(inner[:-1]) and e not in imp.scalars_assigned(wbody))
+        case GatherSum(q=a, end=b, fallback=loop) if arms and (a, b) == (q, e):
+            return _ends(loop, q, e, arms)
+        case If(_, then, other) if arms and other is not None and not _breaks(p):
+            return all(_arm_ends(arm, q, e) for arm in (then, other))
+    return False
+
+
+def _arm_ends(arm, q: str, e: str) -> bool:
+    parts = imp.seq_parts(arm)
+    walks = [k for k, u in enumerate(parts) if _ends(u, q, e, True)]
+    return len(walks) == 1 and not {q, e} & _assigned(parts[:walks[0]] + parts[walks[0] + 1:])
+
+
+def _breaks(s) -> bool:
+    return any(isinstance(u, Break) for u in imp.statements(s))
 
 
 def _assigned(stmts) -> set[str]:

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy import pipeline
 from etchpy.errors import InputError
-from etchpy.imp import (Assign, Bin, Const, Decl, If, Load, Names, ParallelFor, Select, Var,
-                        While, incr, lt, seq)
+from etchpy.imp import (Assign, Bin, Const, Decl, GatherSum, If, Load, Names, ParallelFor, Select,
+                        Var, While, incr, lt, seq)
 from etchpy.lower.schedule import fused_checks, row_starts
 
 SPMV = "y[i] = A[i, j] * x[j]"
@@ -184,3 +184,22 @@ def test_which_loops_carry():
     for loop in (two, under_if, parallel):
         assert row_starts.carry(seq(start, loop), frozenset({"P"}), Names()) == seq(start, loop)
     assert row_starts.carry(seq(start, _row()), frozenset({"R"}), Names()) == seq(start, _row())
+
+
+def test_arms_that_each_end_the_walk_carry():
+    """A gathered sum whose fallback is the walk (its lanes leave q := e) and an
+    if whose two arms each run one walk carry; an arm without the walk, or one
+    that moves e too, or a guard that cuts the segment (a checked walk's
+    `e := q`) does not."""
+    c, walk = Var("c"), _row().body.stmts[2]
+    head = [Assign("q", Load("P", c)), Assign("e", Load("P", Bin("+", c, Const(1))))]
+    gather = GatherSum("s", "q", "e", "V", "K", "x", walk, "pick")
+
+    def carried(*parts):
+        return row_starts.carried(seq(*head, *parts, incr("c")), "P", c, arms=True)
+    assert carried(gather) == ("q", 0, 2)
+    assert carried(If(lt(Var("q"), Var("e")), walk, gather)) == ("q", 0, 2)
+    assert carried(If(Var("t"), walk, Assign("s", Const(0)))) is None
+    assert carried(If(Var("t"), walk, seq(walk, Assign("e", Var("q"))))) is None
+    assert carried(If(Var("t"), Assign("e", Var("q"))), walk) is None
+    assert row_starts.carried(seq(*head, gather, incr("c")), "P", c) is None    # arms off
