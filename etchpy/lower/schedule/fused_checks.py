@@ -187,10 +187,10 @@ def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     read (`reads_every_value`) has its values checked there too (each value
     equal to itself): its `fused_nan` names those inputs. Made from `prog` with
     its rows' starts read from pos again (row_starts.undone), it carries them
-    where its rows' walks keep their plain form (Tuning.carry_row_start:
-    row_starts.carry)."""
+    where its rows' walks keep their plain form (Tuning.carry_row_start and
+    carry_checked_start: row_starts.carry)."""
     got = _fuse(replace(prog, body=row_starts.undone(prog.body)), tuning, semiring)
-    if got is None or not tuning.carry_row_start:
+    if got is None or not (tuning.carry_row_start and tuning.carry_checked_start):
         return got
     return replace(got, body=row_starts.carry(got.body, row_starts.segment_starts(got),
                                               program_names(got), flat=True))

@@ -514,12 +514,11 @@ static EP_NOINLINE ep_val_t ep_rows_1(
             input_error = 4;
         } else {
             int64_t i_c = i_c_lo_1;
-            int64_t i_c_from = ((i_c < i_c_block_1) ? A_pos1[i_c] : 0);
             while (i_c < i_c_block_1) {
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                 int64_t j_q = 0;
                 int64_t j_end = 0;
-                j_q = i_c_from;
+                j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
                 EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                 if (!A_far_rows) {
@@ -538,7 +537,6 @@ static EP_NOINLINE ep_val_t ep_rows_1(
                     acc = (acc + (A_vals[j_q] * x_vals[j_q_at_2]));
                     j_q = (j_q + 1);
                 }
-                i_c_from = j_q;
                 if (j_q_bad_2 != 0) {
                     input_error = 4;
                 }
@@ -580,12 +578,11 @@ static EP_NOINLINE ep_val_t ep_rows_2(
             input_error = 4;
         } else {
             int64_t i_c = i_c_lo_2;
-            int64_t i_c_from_1 = ((i_c < i_c_block_2) ? A_pos1[i_c] : 0);
             while (i_c < i_c_block_2) {
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                 int64_t j_q = 0;
                 int64_t j_end = 0;
-                j_q = i_c_from_1;
+                j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
                 EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                 if (!A_far_rows) {
@@ -619,7 +616,6 @@ static EP_NOINLINE ep_val_t ep_rows_2(
                         input_error = 4;
                     }
                 }
-                i_c_from_1 = j_q;
                 i_c = (i_c + 1);
             }
         }
@@ -718,12 +714,11 @@ static EP_NOINLINE ep_val_t ep_rows_4(
             input_error = 4;
         } else {
             int64_t i_c = i_c_lo_4;
-            int64_t i_c_from_2 = ((i_c < i_c_block_4) ? A_pos1[i_c] : 0);
             while (i_c < i_c_block_4) {
                 /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                 int64_t j_q = 0;
                 int64_t j_end = 0;
-                j_q = i_c_from_2;
+                j_q = A_pos1[i_c];
                 j_end = A_pos1[(i_c + 1)];
                 int64_t j_q_bad_6 = 0;
                 while (j_q < j_end) {
@@ -734,7 +729,6 @@ static EP_NOINLINE ep_val_t ep_rows_4(
                     acc = (acc + (A_vals[j_q] * x_vals[j_q_at_6]));
                     j_q = (j_q + 1);
                 }
-                i_c_from_2 = j_q;
                 if (j_q_bad_6 != 0) {
                     input_error = 4;
                 }

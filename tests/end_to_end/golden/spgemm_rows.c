@@ -663,13 +663,12 @@ int spgemm_rows(
     int64_t i_c = 0;
     i_c = 0;
     if (87381 <= B_pos1[B_dim0]) {
-        int64_t i_c_from = ((i_c < dim_i) ? A_pos1[i_c] : 0);
         while (i_c < dim_i) {
             int64_t i_ = i_c;
             /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
             int64_t j_end = 0;
-            j_q = i_c_from;
+            j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
             int j_far = !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j));
             while (j_q < j_end) {
@@ -726,7 +725,6 @@ int spgemm_rows(
                 }
                 j_q = (j_q + 1);
             }
-            i_c_from = j_q;
             if ((out_count1 + ws_n) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
                 ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));
@@ -785,13 +783,12 @@ int spgemm_rows(
             i_c = (i_c + 1);
         }
     } else {
-        int64_t i_c_from_1 = ((i_c < dim_i) ? A_pos1[i_c] : 0);
         while (i_c < dim_i) {
             int64_t i_ = i_c;
             /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
             int64_t j_q = 0;
             int64_t j_end = 0;
-            j_q = i_c_from_1;
+            j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
             int j_far = 0;
             while (j_q < j_end) {
@@ -826,7 +823,6 @@ int spgemm_rows(
                 }
                 j_q = (j_q + 1);
             }
-            i_c_from_1 = j_q;
             if ((out_count1 + ws_n) > out_crd1_cap) {
                 int64_t cap_ = ep_max((out_count1 + ws_n), 2 * out_crd1_cap);
                 ep_idx_t *grown_ = (ep_idx_t *)ep_grow(out_crd1, (size_t)out_crd1_cap * sizeof(ep_idx_t), (size_t)cap_ * sizeof(ep_idx_t));

@@ -501,14 +501,13 @@ int spmv(
                     i_c_block = i_c;
                     i_c = dim_i;
                 }
-                int64_t i_c_from = ((i_c < i_c_block) ? A_pos1[i_c] : 0);
                 while (i_c < i_c_block) {
                     int64_t i_ = i_c;
                     ep_val_t acc = 0.0;
                     /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                     int64_t j_q = 0;
                     int64_t j_end = 0;
-                    j_q = i_c_from;
+                    j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                     if (!A_far_rows) {
@@ -544,7 +543,6 @@ int spmv(
                             }
                         }
                     }
-                    i_c_from = j_q;
                     out[i_] = acc;
                     i_c = (i_c + 1);
                 }
@@ -580,14 +578,13 @@ int spmv(
                         i_c_block_1 = i_c;
                         i_c = dim_i;
                     }
-                    int64_t i_c_from_1 = ((i_c < i_c_block_1) ? A_pos1[i_c] : 0);
                     while (i_c < i_c_block_1) {
                         int64_t i_ = i_c;
                         ep_val_t acc = 0.0;
                         /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                         int64_t j_q = 0;
                         int64_t j_end = 0;
-                        j_q = i_c_from_1;
+                        j_q = A_pos1[i_c];
                         j_end = A_pos1[(i_c + 1)];
                         EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                         if (!A_far_rows) {
@@ -602,7 +599,6 @@ int spmv(
                             acc = (acc + (A_vals[j_q] * x_vals[A_crd1[j_q]]));
                             j_q = (j_q + 1);
                         }
-                        i_c_from_1 = j_q;
                         out[i_] = acc;
                         i_c = (i_c + 1);
                     }
@@ -621,14 +617,13 @@ int spmv(
                         i_c_block_2 = i_c;
                         i_c = dim_i;
                     }
-                    int64_t i_c_from_2 = ((i_c < i_c_block_2) ? A_pos1[i_c] : 0);
                     while (i_c < i_c_block_2) {
                         int64_t i_ = i_c;
                         ep_val_t acc = 0.0;
                         /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                         int64_t j_q = 0;
                         int64_t j_end = 0;
-                        j_q = i_c_from_2;
+                        j_q = A_pos1[i_c];
                         j_end = A_pos1[(i_c + 1)];
                         EP_PREFETCH_AHEAD(&A_crd1[j_q], 256);
                         if (!A_far_rows) {
@@ -654,7 +649,6 @@ int spmv(
                                 j_q = (j_q + 1);
                             }
                         }
-                        i_c_from_2 = j_q;
                         out[i_] = acc;
                         i_c = (i_c + 1);
                     }
@@ -680,14 +674,13 @@ int spmv(
                     i_c_block_3 = i_c;
                     i_c = dim_i;
                 }
-                int64_t i_c_from_3 = ((i_c < i_c_block_3) ? A_pos1[i_c] : 0);
                 while (i_c < i_c_block_3) {
                     int64_t i_ = i_c;
                     ep_val_t acc = 0.0;
                     /* Σ j: linear, then gallop; locate into [locate]; its arrays prefetched 256 ahead */
                     int64_t j_q = 0;
                     int64_t j_end = 0;
-                    j_q = i_c_from_3;
+                    j_q = A_pos1[i_c];
                     j_end = A_pos1[(i_c + 1)];
                     if (A_gather) {
                         acc = ep_gather_clamped(acc, j_q, j_end, A_vals, A_crd1, x_vals, A_dim1, &input_bad_lanes, A_gather);
@@ -702,7 +695,6 @@ int spmv(
                             j_q = (j_q + 1);
                         }
                     }
-                    i_c_from_3 = j_q;
                     out[i_] = acc;
                     i_c = (i_c + 1);
                 }

@@ -20,6 +20,7 @@ from etchpy.lower.schedule import fused_checks, row_starts
 
 SPMV = "y[i] = A[i, j] * x[j]"
 ON, OFF = ep.Tuning(), ep.Tuning(carry_row_start=False)
+CHECKED = ep.Tuning(carry_checked_start=True)     # the checked build's rows carry too
 
 
 def c_of(kern, checked: bool) -> str:
@@ -46,14 +47,15 @@ def test_the_unchecked_scalar_rows_carry_their_start():
 
 def test_the_checked_rows_carry_after_their_blocks_pass():
     """row_checks=0: the near scalar rows run a block of 1024 at a time after a
-    pass over pos; the block's rows carry their start from its first row."""
-    t = ep.Tuning(row_checks=0)
+    pass over pos; with carry_checked_start the block's rows carry their start
+    from its first row (off by default: the checked build is the C of before)."""
+    t = CHECKED.with_(row_checks=0)
     src = c_of(ep.compile(SPMV, formats={"A": "csr"}, tuning=t), checked=True)
     near = src[src.rindex("ep_min((i_c + 1024), dim_i)"):]
     carries(near, r"\(\(i_c < i_c_block\w*\) \? A_pos1\[i_c\] : 0\)")
-    off = c_of(ep.compile(SPMV, formats={"A": "csr"}, tuning=t.with_(carry_row_start=False)),
-               checked=True)
-    assert "i_c_from" not in off
+    for off in (t.with_(carry_row_start=False), t.with_(carry_checked_start=False)):
+        assert "i_c_from" not in c_of(ep.compile(SPMV, formats={"A": "csr"}, tuning=off),
+                                      checked=True)
 
 
 def _cases():
@@ -75,11 +77,13 @@ def _cases():
 def test_the_switch_off_is_the_program_before(name, case):
     """Carried, then read from pos again (row_starts.undone, what fused_checks
     starts from): the program the switch off makes, so the checked build's
-    rewrite sees what it saw before."""
+    rewrite sees what it saw before; by default (carry_checked_start off) the
+    checked build is the one of before."""
     on = ep.Kernel(tuning=ON, **case).compiled
     off = ep.Kernel(tuning=OFF, **case).compiled
     assert row_starts.undone(on.program.body) == off.program.body
     assert fused_checks.fuse(on.program, OFF) == fused_checks.fuse(off.program, OFF)
+    assert fused_checks.fuse(on.program, ON) == fused_checks.fuse(off.program, OFF)  # default
 
 
 def matrix_with_empty_rows(n=60, seed=3):
@@ -100,7 +104,7 @@ def matrix_with_empty_rows(n=60, seed=3):
 def test_answers_with_the_switch_on_and_off(fmt, threads):
     M = matrix_with_empty_rows()
     x = np.random.default_rng(4).random(M.shape[1])
-    for t in (ON, OFF):
+    for t in (ON, OFF, CHECKED):
         kern = ep.compile(SPMV, formats={"A": fmt}, tuning=t, threads=threads)
         np.testing.assert_allclose(kern(A=ep.Tensor.from_scipy(M, fmt), x=x), M @ x)
         if fmt in ("csr", "csc"):
@@ -126,8 +130,8 @@ def test_a_tensor_of_three_modes_with_empty_fibres():
     assert "_q_from = " in ep.compile(e, tuning=ON).c_source
 
 
-@pytest.mark.parametrize("tuning,threads", [(ON, 1), (ep.Tuning(row_checks=0), 1),
-                                            (ep.Tuning(row_checks=0), 2)],
+@pytest.mark.parametrize("tuning,threads", [(CHECKED, 1), (CHECKED.with_(row_checks=0), 1),
+                                            (CHECKED.with_(row_checks=0), 2)],
                          ids=["default", "blocks", "blocks threads"])
 def test_bad_scipy_inputs_are_still_refused(tuning, threads):
     """The checked build's rows carry only after their block's pass over pos:
