@@ -23,7 +23,8 @@ formats.level segment_roles: compressed) in the build without fused checks,
 whose inputs are valid (an ep.Tensor is checked when it is made, any other
 input in full before the call). The build with fused checks
 (lower.schedule.fused_checks) is made from the program with its starts read
-again (`undone`) and carries them after its rewrite (`carry`): there a fused
+again (`undone`) and, where Tuning.carry_checked_start holds, carries them
+after its rewrite (`carry`): there a fused
 level's walk keeps the plain form only where its segments were checked ahead
 of the rows (a block's pass over pos, or row_checks' test as each row opens,
 which carries its own start); a walk that tests its segment or can leave
