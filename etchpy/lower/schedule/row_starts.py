@@ -38,13 +38,11 @@ from dataclasses import replace
 
 from ... import imp
 from ...expr.walk import accesses
-from ...imp import (Assign, Bin, Break, Const, Decl, GatherSum, If, Load, Not, Select, Seq, Var,
-                    While, lt)
+from ...imp import (Assign, Bin, Break, Const, Decl, GatherSum, If, Load, Select, Seq, Var, While,
+                    lt)
+from ...imp.analysis import children
 from ..program import program_names
 from .segment_checks import steps_once
-
-_EXPRS = (Var, Const, Bin, Not, Load, Select)
-
 
 def run(prog, semiring, tuning):
     """`prog` with the walks of its serial row loops carried (module docstring);
@@ -53,7 +51,7 @@ def run(prog, semiring, tuning):
     if not starts:
         return prog
     body = carry(prog.body, starts, program_names(prog))
-    return prog if body == prog.body else replace(prog, body=body)
+    return prog if body is prog.body else replace(prog, body=body)
 
 
 def segment_starts(prog) -> frozenset[str]:
@@ -70,16 +68,28 @@ def carry(node, starts: frozenset, names: imp.Names, flat: bool = False, before=
     it `carried` starting where the row before ended; `before`: the statement
     run just before node, if any. With `flat`, a row's Seqs inside its Seq are
     read as its parts (the checked build's walk and its count: fused_checks)."""
-    if isinstance(node, _EXPRS) or isinstance(node, GatherSum):   # a gather's fallback:
-        return node                                                # one loop, its walk
+    if isinstance(node, GatherSum) or not (isinstance(node, tuple) or children(node)):
+        return node             # a gather's fallback (one loop, its walk); no statements
     if isinstance(node, Seq):
         out = []
         for k, s in enumerate(node.stmts):
             new = carry(s, starts, names, flat, node.stmts[k - 1] if k else None)
             out += new.stmts if isinstance(new, Seq) and isinstance(s, While) else [new]
-        return Seq(tuple(out))
-    node = imp.map_parts(node, lambda x: carry(x, starts, names, flat))
+        return node if len(out) == len(node.stmts) and all(
+            a is b for a, b in zip(out, node.stmts)) else Seq(tuple(out))
+    node = _mapped(node, lambda x: carry(x, starts, names, flat))
     return _row_loop(before, node, starts, names, flat) if isinstance(node, While) else node
+
+
+def _mapped(node, f):
+    """imp.map_parts(node, f) for a statement or a tuple, notes kept, but node
+    itself where f changed none of its parts (untouched subtrees not rebuilt)."""
+    if isinstance(node, tuple):
+        new = tuple(f(x) for x in node)
+        return node if all(a is b for a, b in zip(new, node)) else new
+    parts = {k: v for k, v in vars(node).items() if k != "walk"}     # a statement's fields
+    new = {k: f(v) for k, v in parts.items()}
+    return node if all(new[k] is v for k, v in parts.items()) else replace(node, **new)
 
 
 def _row_loop(before, loop: While, starts, names, flat: bool):
@@ -185,10 +195,10 @@ def carry_walk(body, walk, at: str):
 def undone(node):
     """node with every start `carry` carried read from pos again: the program
     `carry` was given (fused_checks rewrites the walks of that form)."""
-    if isinstance(node, _EXPRS) or isinstance(node, GatherSum):
+    if isinstance(node, GatherSum) or not (isinstance(node, tuple) or children(node)):
         return node
-    node = imp.map_parts(node, undone)
-    if not isinstance(node, Seq):
+    node = _mapped(node, undone)
+    if not isinstance(node, Seq) or not any(isinstance(s, Decl) for s in node.stmts):
         return node
     out = []
     for s in node.stmts:
