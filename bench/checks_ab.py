@@ -1,6 +1,7 @@
 """Fused checks and gathered sums under several tunings, one process (session 55).
 
-    python -m bench.checks_ab [--seconds S] [--whole] [--real MOST] [TUNING ...]
+    python -m bench.checks_ab [--seconds S] [--whole | --tensor] [--alternate] [--real MOST]
+                              [TUNING ...]
 
 Each TUNING is `field=value[,field=value]` of ep.Tuning (e.g. `gather_sums=False`,
 `check_rows=True`); the default Tuning is always the first. Without --whole,
@@ -8,10 +9,14 @@ for each matrix, the SpMV kernel's C function of every tuning is called with
 prebuilt arguments (what bench.calls' `checks` part times): its build with fused
 checks (a scipy input's) and its build without them (an ep.Tensor's), a new x
 from a pool of three on every call. With --whole, the whole call
-`kern(A=A, x=x)` on the scipy csr input of every tuning against scipy's `A @ x`.
+`kern(A=A, x=x)` on the scipy csr input of every tuning against scipy's `A @ x`;
+with --tensor, the whole call on an ep.Tensor made from it (the build without
+checks), ratios to the default tuning's call.
 All the calls of a matrix alternate in a shuffled order in one process, in
-batches of about 2e5 entries (1e5 with --whole); medians of thread CPU time.
-Ratios: to the default build without checks (or to scipy with --whole).
+batches of about 2e5 entries (1e5 with --whole), or with --alternate one call at a
+time (bench.timing.alternate_clocks); medians of thread CPU time.
+Ratios: to the default build without checks (or to scipy with --whole, to the
+default's call with --tensor).
 
 Matrices: 2-D 5-point Poisson 45² and 141², 3-D 7-point Poisson 23³ (as
 bench.calls' spmv part), rows of 10 random columns (1e4 rows) and rows of 40
@@ -35,6 +40,7 @@ import etchpy as ep
 from bench import calls_sparse
 from bench.calls import stencil3_csr, stencil_csr
 from bench.kernels import rng_for
+from bench.timing import alternate_clocks
 
 SPMV = "y[i] = A[i, j] * x[j]"
 
@@ -108,6 +114,8 @@ def main(argv=None):
     ap.add_argument("tunings", nargs="*")
     ap.add_argument("--seconds", type=float, default=3.0)
     ap.add_argument("--whole", action="store_true")
+    ap.add_argument("--tensor", action="store_true")
+    ap.add_argument("--alternate", action="store_true")
     ap.add_argument("--real", type=int, default=0, metavar="MOST")
     args = ap.parse_args(argv)
     specs = {"default": ep.Tuning(), **{s: tuning_of(s) for s in args.tunings}}
@@ -115,11 +123,12 @@ def main(argv=None):
     both = itertools.chain(matrices(), real_matrices(args.real) if args.real else ())
     for label, A in both:
         pool = [rng_for(f"checks-ab-x-{k}").random(A.shape[1]) for k in range(3)]
-        if args.whole:
+        if args.whole or args.tensor:
             def whole(f, c=[0]):
                 c[0] += 1
                 return f(pool[c[0] % 3])
-            calls = [lambda k=k: whole(lambda x: k(A=A, x=x)) for k in kerns.values()]
+            given = ep.Tensor.from_scipy(A) if args.tensor else A
+            calls = [lambda k=k: whole(lambda x: k(A=given, x=x)) for k in kerns.values()]
             calls.append(lambda: whole(lambda x: A @ x))
             names = [f"{k}" for k in kerns] + ["scipy"]
         else:
@@ -127,11 +136,15 @@ def main(argv=None):
             for k, kern in kerns.items():
                 calls += c_calls(kern, A, pool)
                 names += [f"{k} checked", f"{k} unchecked"]
-        med = medians(calls, max(1, int((1e5 if args.whole else 2e5) / A.nnz)), args.seconds)
-        base = med[-1] if args.whole else med[1]
-        shown = "  ".join(f"{n} {m / base:.3f}" for n, m in zip(names, med) if m is not base)
-        print(f"{label:22s} nnz={A.nnz:7d}  {'scipy' if args.whole else 'default unchecked'} "
-              f"{base * 1e6:7.2f} µs | {shown}", flush=True)
+        per = 1e5 if args.whole or args.tensor else 2e5
+        med = [cpu for cpu, _ in alternate_clocks(calls, args.seconds, most=10**6)] \
+            if args.alternate else medians(calls, max(1, int(per / A.nnz)), args.seconds)
+        at = -1 if args.whole else 0 if args.tensor else 1
+        base = med[at]
+        shown = "  ".join(f"{n} {m / base:.3f}" for k, (n, m) in enumerate(zip(names, med))
+                          if k != at % len(med))
+        what = "scipy" if args.whole else "default" if args.tensor else "default unchecked"
+        print(f"{label:22s} nnz={A.nnz:7d}  {what} {base * 1e6:7.2f} µs | {shown}", flush=True)
 
 
 if __name__ == "__main__":

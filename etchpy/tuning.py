@@ -117,6 +117,9 @@ class Tuning:
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
+    carry_row_start: bool = True      # a serial row loop's walk starts where the last row's ended
+                                      # (a register, not a load of pos[c]: schedule.row_starts)
+    carry_checked_start: bool = False  # ... in the build with fused checks too (after a block's pass)
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA where the target has them (a pragma heading its C)
     size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
     blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense

@@ -56,6 +56,15 @@ class Program:
     fused_nan: frozenset = frozenset()
 
 
+def program_names(prog) -> imp.Names:
+    """A name supply that has claimed every name `prog` uses, parameters included:
+    what a pass over a lowered program declares comes from it."""
+    names = imp.Names()
+    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
+        names.fresh(used)
+    return names
+
+
 def describe_output(out: Output) -> list[str]:
     """How the output arrays are laid out, for the exported header."""
     if out.mode == "dense":

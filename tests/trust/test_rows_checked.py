@@ -49,7 +49,7 @@ def test_the_rows_start_is_carried_by_the_walk():
     (proofs_notes/validation.md, "The row's start carried")."""
     src = pipeline.render_c(ep.compile(SPMV, formats={"A": "csr"}, tuning=ON).compiled,
                             "int32_t").c
-    at = src[src.index("int64_t i_c_at"):]
+    at = src[src.index("int64_t i_c_at = "):]
     assert "int64_t i_c_at = A_pos1[i_c];" in src
     assert "(A_pos1[(i_c + 1)] < i_c_at)" in at and "j_q = i_c_at;" in at
     assert "i_c_at = j_q;" in at and "j_q = A_pos1[i_c];" not in at[:at.index("i_c_at = j_q;")]
@@ -107,21 +107,21 @@ def test_no_columns():
 
 
 def test_only_a_full_walk_carries_its_start():
-    """row_checks.carried: `q := pos[c]; e := pos[c+1]; while (q < e) {...; q
+    """row_starts.carried: `q := pos[c]; e := pos[c+1]; while (q < e) {...; q
     := q + 1}` carries; a walk that can leave early (a break) or moves q or e
     elsewhere does not (its q at the end need not be pos[c+1])."""
-    from types import SimpleNamespace
     from etchpy.imp import Assign, Bin, Break, Const, If, Load, Var, While, incr, lt, seq
-    from etchpy.lower.schedule import row_checks
-    lv, c = SimpleNamespace(pos="P"), Var("c")
+    from etchpy.lower.schedule.row_starts import carried
+    c = Var("c")
     head = [Assign("q", Load("P", c)), Assign("e", Load("P", Bin("+", c, Const(1))))]
     step = Assign("s", Bin("+", Var("s"), Load("V", Var("q"))))
 
     def row(*walk_body, after=()):
         return seq(*head, While(lt(Var("q"), Var("e")), seq(*walk_body)), *after)
-    assert row_checks.carried(row(step, incr("q")), lv, c) == ("q", 0, 2)
-    assert row_checks.carried(row(If(Var("s"), Break()), step, incr("q")), lv, c) is None
-    assert row_checks.carried(row(step, Assign("q", Var("e")), incr("q")), lv, c) is None
-    assert row_checks.carried(row(step, Assign("e", Var("q")), incr("q")), lv, c) is None
-    assert row_checks.carried(row(step, incr("q"), after=[incr("q")]), lv, c) is None
-    assert row_checks.carried(row(incr("q"), step), lv, c) is None       # not the last step
+    assert carried(row(step, incr("q")), "P", c) == ("q", 0, 2)
+    assert carried(row(step, incr("q")), "R", c) is None                 # another array's
+    assert carried(row(If(Var("s"), Break()), step, incr("q")), "P", c) is None
+    assert carried(row(step, Assign("q", Var("e")), incr("q")), "P", c) is None
+    assert carried(row(step, Assign("e", Var("q")), incr("q")), "P", c) is None
+    assert carried(row(step, incr("q"), after=[incr("q")]), "P", c) is None
+    assert carried(row(incr("q"), step), "P", c) is None       # not the last step

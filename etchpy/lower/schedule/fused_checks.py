@@ -41,7 +41,8 @@ from ...errors import CHECK_FAILED
 from ...expr.windows import WindowVar
 from ...streams import Walk
 from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, row_checks,
-               segment_checks)
+               row_starts, segment_checks)
+from ..program import program_names
 from .checked_walks import checked_loop
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, ParallelFor,
@@ -178,22 +179,25 @@ def _walk_var(loop: While, lv: Level) -> str | None:
     return w.q if isinstance(w, Walk) and w.crd == lv.crd else None
 
 
-def program_names(prog) -> imp.Names:
-    """A name supply that has claimed every name `prog` uses, parameters included:
-    what a pass over a lowered program declares comes from it."""
-    names = imp.Names()
-    for used in sorted(imp.names_used(prog.body) | {p.name for p in prog.params}):
-        names.fresh(used)
-    return names
-
-
 def fuse(prog, tuning: _tuning.Tuning = _tuning.DEFAULT, semiring=None):
     """`prog` with the checks of every fused input in its walk loops: its `fused`
     names them and its `error` is the variable the checks report in; None when
     nothing is fused (the pass is a program variant, Compiled.checked). Where
     `semiring` refuses NaN, a fused input whose every stored value the walks
     read (`reads_every_value`) has its values checked there too (each value
-    equal to itself): its `fused_nan` names those inputs."""
+    equal to itself): its `fused_nan` names those inputs. Made from `prog` with
+    its rows' starts read from pos again (row_starts.undone), it carries them
+    where its rows' walks keep their plain form (Tuning.carry_row_start and
+    carry_checked_start: row_starts.carry)."""
+    got = _fuse(replace(prog, body=row_starts.undone(prog.body)), tuning, semiring)
+    if got is None or not (tuning.carry_row_start and tuning.carry_checked_start):
+        return got
+    return replace(got, body=row_starts.carry(got.body, row_starts.segment_starts(got),
+                                              program_names(got), flat=True))
+
+
+def _fuse(prog, tuning, semiring):
+    """fuse's program from `prog`, its starts read from pos."""
     fused = fused_tensors(prog, tuning)
     levels = [lv for name, lv in sorted(candidates(prog).items()) if name in fused]
     coo = _coo_walks(prog) if fused else {}

@@ -21,8 +21,8 @@ test (docs/performance.md, session 54).
 
 Where a level's walk in the row is a full segment loop (`q := pos[c]; e :=
 pos[c+1]; while (q < e) {...; q := q + 1}`, no break, q and e changed by
-nothing else: `carried`), the row's start is carried instead of read: `at :=
-pos[c]` before the loop, the walk starts at `at` and leaves `at := q`, and
+nothing else: row_starts.carried), the row's start is carried instead of
+read: `at := pos[c]` before the loop, the walk starts at `at` and leaves `at := q`, and
 the test is `(nnz <u pos[c+1]) | (pos[c+1] < at)`. A row that passes has
 at <= pos[c+1], so its walk ends with q = pos[c+1]: `at` is pos[c] at every
 row's test, as above (proofs_notes/validation.md, "The row's start carried").
@@ -34,6 +34,7 @@ from __future__ import annotations
 from ... import imp
 from ...imp import (Assign, Bin, Break, Const, Decl, GatherSum, If, Load, ParallelFor, Prefetch,
                     Var, While, and_, lt, seq)
+from .row_starts import carried, carry_walk
 
 
 def takes(loop, lvs, body, first: set) -> bool:
@@ -63,10 +64,10 @@ def row_loop(loop: While, levels, err: str, error_code: int, names=None):
     out, empty, body, starts = Const(0), Const(0), loop.body, []
     for lv in levels:
         end, start = Load(lv.pos, nxt), Load(lv.pos, c)
-        walk = carried(body, lv, c) if names is not None else None
+        walk = carried(body, lv.pos, c) if names is not None else None
         if walk is not None:
             at = names.fresh(f"{c.name}_at")
-            body, start = _carry(body, walk, at), Var(at)
+            body, start = carry_walk(body, walk, at), Var(at)
             starts.append(Decl(at, "index", Load(lv.pos, c)))
         out = Bin("|", out, Bin("|", Bin("<u", Load(lv.pos, Var(lv.parents)), end),
                                 Bin("<", end, start)))
@@ -75,45 +76,3 @@ def row_loop(loop: While, levels, err: str, error_code: int, names=None):
     return seq(If(and_(lt(c, n), empty), seq(fail, Assign(c.name, n))), *starts,
                While(loop.cond, seq(If(out, seq(fail, Break()), rare=True), body),
                      loop.walk))
-
-
-def carried(body, lv, c):
-    """(q, the index of `q := pos[c]` among body's parts, the index of the walk)
-    where the row's parts read lv's segment as `q := pos[c]; e := pos[c+1]; ...;
-    while (q < e) {...; q := q + 1}` with no break in the walk and q and e
-    assigned nowhere else in the row; else None."""
-    parts = imp.seq_parts(body)
-    first = {p.name: k for k, p in enumerate(parts)
-             if isinstance(p, Assign) and p.value == Load(lv.pos, c)}
-    last = {p.name: k for k, p in enumerate(parts)
-            if isinstance(p, Assign) and p.value == Load(lv.pos, Bin("+", c, Const(1)))}
-    for k, p in enumerate(parts):
-        match p:
-            case While(Bin("<", Var(q), Var(e)), wbody) if q in first and e in last:
-                inner = imp.seq_parts(wbody)
-                if (first[q] < k and last[e] < k and inner and inner[-1] == imp.incr(q)
-                        and not any(isinstance(u, Break) for u in imp.statements(wbody))
-                        and q not in _assigned(inner[:-1]) and e not in imp.scalars_assigned(wbody)
-                        and _once(parts, q, first[q], k) and _once(parts, e, last[e], k)):
-                    return q, first[q], k
-    return None
-
-
-def _assigned(stmts) -> set[str]:
-    return set().union(*(imp.scalars_assigned(s) for s in stmts)) if stmts else set()
-
-
-def _once(parts, name: str, at: int, walk: int) -> bool:
-    """Whether `name` is assigned in the row's parts only at part `at` (and in
-    the walk, part `walk`, by its own increment)."""
-    return all(name not in imp.scalars_assigned(p) for k, p in enumerate(parts)
-               if k not in (at, walk))
-
-
-def _carry(body, walk, at: str):
-    """body with its walk's `q := pos[c]` made `q := at`, and `at := q` after it."""
-    q, first, k = walk
-    parts = list(imp.seq_parts(body))
-    parts[first] = Assign(q, Var(at))
-    parts.insert(k + 1, Assign(at, Var(q)))
-    return seq(*parts)

@@ -76,7 +76,7 @@ def _full(before, loop):
     """(counter, bound) when `before; loop` is a full loop, else None."""
     match before, loop:
         case (Assign(c, Const(0)) | Decl(c, _, Const(0)), While(Bin("<", Var(c2), Var(n)), body)) \
-                if c == c2 and _steps_once(body, c):
+                if c == c2 and steps_once(body, c):
             return c, n
     return None
 
@@ -110,7 +110,7 @@ def _window(loop, pos: str):
     window's rows, which the loop reads whatever c starts at, so a block's scan
     reads only pos entries the loop reads; else None."""
     match loop:
-        case While(Bin("<", Var(c), Var(_)), body) if _steps_once(body, c):
+        case While(Bin("<", Var(c), Var(_)), body) if steps_once(body, c):
             pass
         case _:
             return None
@@ -132,7 +132,9 @@ def _value(st):
     return st.value if isinstance(st, Assign) else st.init
 
 
-def _steps_once(body, c: str) -> bool:
+def steps_once(body, c: str) -> bool:
+    """Whether a loop's body steps its counter c by one as its last statement
+    and assigns it nowhere else (its rows run c, c + 1, ..., none skipped)."""
     stmts = seq_parts(body)
     return (bool(stmts) and stmts[-1] == Assign(c, Bin("+", Var(c), Const(1)))
             and c not in scalars_assigned(Seq(stmts[:-1])))

@@ -291,6 +291,7 @@ int mttkrp(
             j_q = T_pos1[i_q];
             j_end = T_pos1[(i_q + 1)];
             int j_far_5 = ((131072 <= (dim_j * 4)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+            int64_t j_q_from = ((j_q < j_end) ? T_pos2[j_q] : 0);
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
                 if ((j_far_5 && (131072 <= (dim_j * 4))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -306,7 +307,7 @@ int mttkrp(
                 /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                 int64_t k_q = 0;
                 int64_t k_end = 0;
-                k_q = T_pos2[j_q];
+                k_q = j_q_from;
                 k_end = T_pos2[(j_q + 1)];
                 int k_far_5 = ((131072 <= (dim_k * 4)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                 while (k_q < k_end) {
@@ -331,6 +332,7 @@ int mttkrp(
                     }
                     k_q = (k_q + 1);
                 }
+                j_q_from = k_q;
                 j_q = (j_q + 1);
             }
             int64_t r_t_4 = 0;
@@ -349,6 +351,7 @@ int mttkrp(
                 j_q = T_pos1[i_q];
                 j_end = T_pos1[(i_q + 1)];
                 int j_far_4 = ((131072 <= (dim_j * 6)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                int64_t j_q_from_1 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                 while (j_q < j_end) {
                     EP_OPAQUE(j_q);
                     if ((j_far_4 && (131072 <= (dim_j * 6))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -364,7 +367,7 @@ int mttkrp(
                     /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                     int64_t k_q = 0;
                     int64_t k_end = 0;
-                    k_q = T_pos2[j_q];
+                    k_q = j_q_from_1;
                     k_end = T_pos2[(j_q + 1)];
                     int k_far_4 = ((131072 <= (dim_k * 6)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                     while (k_q < k_end) {
@@ -389,6 +392,7 @@ int mttkrp(
                         }
                         k_q = (k_q + 1);
                     }
+                    j_q_from_1 = k_q;
                     j_q = (j_q + 1);
                 }
                 int64_t r_t_3 = 0;
@@ -407,6 +411,7 @@ int mttkrp(
                     j_q = T_pos1[i_q];
                     j_end = T_pos1[(i_q + 1)];
                     int j_far_3 = ((131072 <= (dim_j * 8)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                    int64_t j_q_from_2 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                     while (j_q < j_end) {
                         EP_OPAQUE(j_q);
                         if ((j_far_3 && (131072 <= (dim_j * 8))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -422,7 +427,7 @@ int mttkrp(
                         /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                         int64_t k_q = 0;
                         int64_t k_end = 0;
-                        k_q = T_pos2[j_q];
+                        k_q = j_q_from_2;
                         k_end = T_pos2[(j_q + 1)];
                         int k_far_3 = ((131072 <= (dim_k * 8)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                         while (k_q < k_end) {
@@ -447,6 +452,7 @@ int mttkrp(
                             }
                             k_q = (k_q + 1);
                         }
+                        j_q_from_2 = k_q;
                         j_q = (j_q + 1);
                     }
                     int64_t r_t_2 = 0;
@@ -465,6 +471,7 @@ int mttkrp(
                         j_q = T_pos1[i_q];
                         j_end = T_pos1[(i_q + 1)];
                         int j_far_2 = ((131072 <= (dim_j * 16)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                        int64_t j_q_from_3 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                         while (j_q < j_end) {
                             EP_OPAQUE(j_q);
                             if ((j_far_2 && (131072 <= (dim_j * 16))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -480,7 +487,7 @@ int mttkrp(
                             /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                             int64_t k_q = 0;
                             int64_t k_end = 0;
-                            k_q = T_pos2[j_q];
+                            k_q = j_q_from_3;
                             k_end = T_pos2[(j_q + 1)];
                             int k_far_2 = ((131072 <= (dim_k * 16)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                             while (k_q < k_end) {
@@ -505,6 +512,7 @@ int mttkrp(
                                 }
                                 k_q = (k_q + 1);
                             }
+                            j_q_from_3 = k_q;
                             j_q = (j_q + 1);
                         }
                         int64_t r_t_1 = 0;
@@ -523,6 +531,7 @@ int mttkrp(
                             j_q = T_pos1[i_q];
                             j_end = T_pos1[(i_q + 1)];
                             int j_far_1 = ((131072 <= (dim_j * 32)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                            int64_t j_q_from_4 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                             while (j_q < j_end) {
                                 EP_OPAQUE(j_q);
                                 if ((j_far_1 && (131072 <= (dim_j * 32))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -538,7 +547,7 @@ int mttkrp(
                                 /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                                 int64_t k_q = 0;
                                 int64_t k_end = 0;
-                                k_q = T_pos2[j_q];
+                                k_q = j_q_from_4;
                                 k_end = T_pos2[(j_q + 1)];
                                 int k_far_1 = ((131072 <= (dim_k * 32)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                 while (k_q < k_end) {
@@ -563,6 +572,7 @@ int mttkrp(
                                     }
                                     k_q = (k_q + 1);
                                 }
+                                j_q_from_4 = k_q;
                                 j_q = (j_q + 1);
                             }
                             int64_t r_t = 0;
@@ -577,6 +587,7 @@ int mttkrp(
                             j_q = T_pos1[i_q];
                             j_end = T_pos1[(i_q + 1)];
                             int j_far = ((131072 <= (dim_j * dim_r)) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= T_pos1[T_pos0[1]]))) && ((ep_min((T_crd1[(j_end - 1)] - T_crd1[j_q]), dim_j) * 8) <= dim_j)));
+                            int64_t j_q_from_5 = ((j_q < j_end) ? T_pos2[j_q] : 0);
                             while (j_q < j_end) {
                                 EP_OPAQUE(j_q);
                                 if ((j_far && (131072 <= (dim_j * dim_r))) && ((j_q + 16) < T_pos1[T_pos0[1]])) {
@@ -592,7 +603,7 @@ int mttkrp(
                                 /* Σ k: linear, then gallop; locate into [jump]; locate into [locate]; rows of large operands prefetched ahead */
                                 int64_t k_q = 0;
                                 int64_t k_end = 0;
-                                k_q = T_pos2[j_q];
+                                k_q = j_q_from_5;
                                 k_end = T_pos2[(j_q + 1)];
                                 int k_far = ((131072 <= (dim_k * dim_r)) && !(((0 <= k_q) && (((k_q + 1) < k_end) && (k_end <= T_pos2[T_pos1[T_pos0[1]]]))) && ((ep_min((T_crd2[(k_end - 1)] - T_crd2[k_q]), dim_k) * 8) <= dim_k)));
                                 while (k_q < k_end) {
@@ -617,6 +628,7 @@ int mttkrp(
                                     }
                                     k_q = (k_q + 1);
                                 }
+                                j_q_from_5 = k_q;
                                 j_q = (j_q + 1);
                             }
                         }
