@@ -32,7 +32,7 @@ tetP2's rows of 25 ran 7-8% faster so and rows of 5-12 slower
 (docs/performance.md, sessions 58 and 59).
 
 `row_checks`, 1 where a checked kernel's serial loop of scalar walks (an SpMV's
-near rows below the prefetched sizes) tests each row's segment as it opens, its
+near rows below the prefetched sizes, a csc SpMV's scattered columns) tests each row's segment as it opens, its
 start carried by the walk, instead of a pass over pos a block ahead
 (Tuning.check_rows' form, lower/schedule/row_checks.py): 1 on Intel (session 62:
 rows of 5 at 1.01-1.02 of the unchecked build, from 1.10-1.12); 0 on AMD Zen,
@@ -147,7 +147,8 @@ def row_checks(facts: tuple[str, int] | None = None) -> int:
     scalar rows of 5 ran 1.10-1.12 of the unchecked build with the pass over pos
     and 1.01-1.02 tested as each opens, its start carried (session 62); 0 on AMD
     Zen, where the rows' test without the carried start was slower (session 55)
-    and the carried one is not measured."""
+    and the carried one is not measured. A csc SpMV's scattered columns take it
+    too (docs/performance.md, "A csc SpMV's columns tested as each opens")."""
     return 0 if zen(facts) else 1
 
 

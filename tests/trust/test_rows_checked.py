@@ -21,12 +21,14 @@ OFF = ep.Tuning(check_rows=False, row_checks=0)
 HOST = ep.Tuning(row_checks=1)          # the host fact's way in (Intel's default)
 
 
-def stencil(side, idx):
-    """The 5-point Laplacian on a side² grid, csr with `idx` index arrays."""
+def stencil(side, idx, fmt="csr"):
+    """The 5-point Laplacian on a side² grid, csr (or csc: the same arrays, the
+    matrix symmetric) with `idx` index arrays."""
     one = sp.diags_array([-1.0, 2.0, -1.0], offsets=[-1, 0, 1], shape=(side, side))
     A = sp.csr_array(sp.kronsum(one, one, format="csr"))
     A.sort_indices()
-    return sp.csr_array((A.data, A.indices.astype(idx), A.indptr.astype(idx)), shape=A.shape)
+    kind = sp.csr_array if fmt == "csr" else sp.csc_array
+    return kind((A.data, A.indices.astype(idx), A.indptr.astype(idx)), shape=A.shape)
 
 
 def test_the_switch_tests_rows_in_the_scalar_loop_only():
@@ -43,6 +45,35 @@ def test_the_switch_tests_rows_in_the_scalar_loop_only():
     assert "EP_RARE" not in pipeline.render_c(two.compiled, "int32_t").c
 
 
+def test_the_host_default_tests_a_csc_scatters_columns_as_each_opens():
+    """The host's row_checks takes scattered sums (a csc SpMV's columns,
+    checks_first.scattered) as it takes gathered ones; off, the block pass."""
+    src = pipeline.render_c(ep.compile(SPMV, formats={"A": "csc"}, tuning=HOST).compiled,
+                            "int32_t").c
+    assert src.count("if (EP_RARE(") == 1 and "break;" in src and "_block" not in src
+    off = pipeline.render_c(ep.compile(SPMV, formats={"A": "csc"}, tuning=OFF).compiled,
+                            "int32_t").c
+    assert "EP_RARE" not in off and "j_c_block" in off
+
+
+def test_a_scatter_is_told_from_other_walks():
+    """checks_first.scattered: `i := crd[q]; out[i] ⊕= ...vals[q]...; q := q + 1`
+    over q < e, the output another array; not a walk that writes crd's or vals'
+    array, reads no vals[q], or does more."""
+    from etchpy.imp import Accum, Assign, Const, Decl, Load, Ring, Var, While, incr, lt, seq
+    from etchpy.lower.schedule.checks_first import scattered
+    q = Var("q")
+
+    def walk(out="y", value=Ring("mul", Load("V", q), Load("x", Var("j"))), *more):
+        return While(lt(q, Var("e")), seq(Decl("i", "index", Load("C", q)),
+                                          Accum(out, Var("i"), value), *more, incr("q")))
+    assert scattered(walk(), "C", "V") == ("q", "e", "y")
+    assert scattered(walk(), "D", "V") is None                          # another level's
+    assert scattered(walk("V"), "C", "V") is None                       # into vals
+    assert scattered(walk("y", Load("x", Var("j"))), "C", "V") is None  # no vals[q]
+    assert scattered(walk("y", Load("V", q), Assign("s", Const(1))), "C", "V") is None
+
+
 def test_the_rows_start_is_carried_by_the_walk():
     """Each row's walk starts where the last one ended (a variable, not a load
     of pos[c]), and the row's test compares pos[c+1] with it
@@ -55,13 +86,14 @@ def test_the_rows_start_is_carried_by_the_walk():
     assert "i_c_at = j_q;" in at and "j_q = A_pos1[i_c];" not in at[:at.index("i_c_at = j_q;")]
 
 
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
 @pytest.mark.parametrize("idx", [np.int32, np.int64])
 @pytest.mark.parametrize("tuning", [ON, OFF, HOST], ids=["check_rows", "off", "row_checks"])
-def test_bad_segments_and_coordinates_are_refused(idx, tuning):
-    A = stencil(30, idx)
+def test_bad_segments_and_coordinates_are_refused(idx, tuning, fmt):
+    A = stencil(30, idx, fmt)
     n, nnz = A.shape[0], A.nnz
     x = np.random.default_rng(5).random(n)
-    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=tuning)
+    kern = ep.compile(SPMV, formats={"A": fmt}, tuning=tuning)
     np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)
 
     def spoiled(where, at, value):
@@ -81,10 +113,11 @@ def test_bad_segments_and_coordinates_are_refused(idx, tuning):
     np.testing.assert_allclose(kern(A=A, x=x), A @ x, rtol=1e-12)     # good again after
 
 
-def test_arrays_changed_in_place_between_calls():
-    A = stencil(20, np.int32)
+@pytest.mark.parametrize("fmt", ["csr", "csc"])
+def test_arrays_changed_in_place_between_calls(fmt):
+    A = stencil(20, np.int32, fmt)
     x = np.ones(A.shape[0])
-    kern = ep.compile(SPMV, formats={"A": "csr"}, tuning=ON)
+    kern = ep.compile(SPMV, formats={"A": fmt}, tuning=ON if fmt == "csr" else HOST)
     np.testing.assert_allclose(kern(A=A, x=x), A @ x)
     keep = A.indptr[50]
     A.indptr[50] = A.indptr[49] - 1                 # a segment that runs backwards

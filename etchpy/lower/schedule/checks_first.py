@@ -7,7 +7,7 @@ first (segment_checks._scan calls `range_scan`). fused_checks.fuse applies it.
 from __future__ import annotations
 
 from ... import host_facts, imp
-from ...imp import (Assign, Bin, Const, Decl, GatherSum, Load, Opaque, ParallelFor, Prefetch, Ring,
+from ...imp import (Accum, Assign, Bin, Const, Decl, GatherSum, Load, Opaque, ParallelFor, Prefetch, Ring,
                     Select, Var, While, lt, seq)
 
 
@@ -105,8 +105,31 @@ def long_rows(loop, lvs, first, now, tuning):
 
 def sums(loop, lv) -> bool:
     """Whether some walk in `loop` is a gathered sum of lv's segment (`gathered`:
-    an SpMV's rows), the walks Tuning.row_checks was measured on."""
-    return any(isinstance(s, While) and gathered(s, lv.crd, lv.vals) for s in imp.statements(loop))
+    an SpMV's rows) or a scattered one (`scattered`: a csc SpMV's columns), the
+    walks Tuning.row_checks was measured on."""
+    return any(isinstance(s, While) and (gathered(s, lv.crd, lv.vals) or scattered(s, lv.crd, lv.vals))
+               for s in imp.statements(loop))
+
+
+def scattered(loop: While, crd: str, vals: str):
+    """(q, e, out) when `loop` is `while (q < e) { i := crd[q]; out[i] ⊕= v; q :=
+    q + 1 }` with v reading vals[q] and `out` another array (prefetches and
+    opaque marks around it), else None: a column of a csc matrix times a value,
+    added into a dense output."""
+    match loop.cond:
+        case Bin("<", Var(q), Var(e)):
+            pass
+        case _:
+            return None
+    stmts = [s for s in imp.seq_parts(loop.body) if not isinstance(s, (Opaque, Prefetch))]
+    if len(stmts) != 3 or stmts[2] != imp.incr(q):
+        return None
+    match stmts[0], stmts[1]:
+        case Decl(i, _, Load(c, Var(at))), Accum(out, Var(j), value) if (
+                c == crd and at == q and j == i and out not in (crd, vals)
+                and Load(vals, Var(q)) in imp.subterms(value)):
+            return q, e, out
+    return None
 
 
 def gathered(loop: While, crd: str, vals: str):

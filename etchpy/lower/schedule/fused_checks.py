@@ -248,7 +248,7 @@ def _blocks(body, ahead, after, first, err: str, names, tuning):
     levels' segments checked ahead (segment_checks.block_loop), and in the
     loops checks_first.unclamped takes, their coordinates too; or, where
     tuning.check_rows holds (or the host's row_checks is 1 and the loop's walks
-    are gathered sums: an SpMV's rows) and row_checks.takes it, each row testing
+    are gathered or scattered sums: an SpMV's rows, a csc SpMV's columns) and row_checks.takes it, each row testing
     its own segment as it opens (row_checks.row_loop)."""
     def blocked(loop, lvs, within, now, off):
         return segment_checks.block_loop(
