@@ -320,6 +320,15 @@ def apart_guard(plan, groups: tuple, tensor_type, probe: str, unsure, retry):
     return call
 
 
+def out_test():
+    """The binder's test of a given output against a call's inputs,
+    out_apart(out, inputs, tensor_type) -> 1 apart, 0 not, -1 for a kind it
+    leaves to runtime.given_out.out_apart (binder_outputs.c.j2), or None where
+    the binder is not loaded (it is never built for this)."""
+    mod = _module.kept()
+    return None if mod is None else mod.out_apart
+
+
 def plan_capsule(call):
     """The plan's capsule of a call in_order made (the C lookup of a lazy replay
     runs it: etchpy.lazy.fast_replay), or None for any other callable."""

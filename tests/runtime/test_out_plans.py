@@ -8,10 +8,12 @@ output by calloc clears a given one itself."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings, strategies as st
 
 import etchpy as ep
 from etchpy.errors import InputError
 from etchpy.runtime.call_plans import MISS
+from etchpy.runtime import given_out
 from etchpy.runtime.given_out import out_apart
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
@@ -99,3 +101,49 @@ def test_a_scalar_output_given_as_a_zero_dimensional_array():
     out = np.empty(())
     for _ in range(2):
         assert kern(x=x, out=out) is out and out[()] == 30.0
+
+
+def _spans(draw_ints):
+    """One buffer and views of it, strided and reversed, and arrays apart."""
+    buf = np.arange(64.0)
+    a, b, step = draw_ints
+    views = [buf[a:a + 8], buf[b::step], buf[::-step][:5], buf[a:a], np.arange(8.0)]
+    return buf, views
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 56), st.integers(0, 56), st.integers(1, 9), st.data())
+def test_the_binders_out_test_is_the_python_one(a, b, step, data):
+    """binder_outputs.c.j2's out_apart answers as given_out.apart_in_python for
+    numpy arrays (views of one buffer, strided, reversed, empty), numbers, scipy
+    csr, csc and coo arrays over those views and ep.Tensors over them, and leaves
+    a kind it does not list (a list: -1) to it."""
+    from etchpy.runtime import binder
+    ep.compile(SPMV, formats={"A": "csr"})(A=sp.csr_array(np.eye(3)), x=np.ones(3))
+    test = binder.out_test()
+    if test is None:
+        pytest.skip("no C binder on this machine")
+    buf, views = _spans((a, b, step))
+    pick = lambda: views[data.draw(st.integers(0, len(views) - 1))]     # noqa: E731
+    full = lambda: views[data.draw(st.sampled_from([0, 1, 2, 4]))][:1]   # noqa: E731
+    out = pick()
+    idx = np.arange(8, dtype=np.int64)
+    kinds = {
+        "array": pick(), "number": data.draw(st.sampled_from([2, 2.5, np.float32(1), True])),
+        "csr": sp.csr_array((full(), idx[:1], np.array([0, 1], np.int64)), shape=(1, 8)),
+        "csc": sp.csc_array((buf[40:41], idx[:1], np.array([0, 1], np.int64)), shape=(8, 1)),
+        "coo": sp.coo_array((full(), (idx[:1], idx[:1])), shape=(8, 8)),
+        "tensor": ep.Tensor.from_scipy(sp.csr_array(np.eye(3)), "csr"),
+        "tensor over buf": ep.Tensor((8,), ep.Format(["compressed"]), [{"pos": np.array([0, 1]), "crd": idx[:1]}],
+                                     full()),
+        "list": [1.0, 2.0],
+    }
+    names = data.draw(st.lists(st.sampled_from(sorted(kinds)), min_size=1, max_size=4, unique=True))
+    inputs = {n: kinds[n] for n in names}
+    got = test(out, inputs, ep.Tensor)
+    if "list" in names and got != 0:
+        assert got == -1 and not given_out.apart_in_python(out, inputs)
+    else:
+        assert got == int(given_out.apart_in_python(out, inputs)), (names, got)
+    assert out_apart(out, inputs) == given_out.apart_in_python(out, inputs)
+    assert test(list(out), inputs, ep.Tensor) == 0          # no ndarray: not apart
