@@ -1,10 +1,12 @@
 """ep.compute's C entry (the binder's lazy_compute, etchpy.lazy.c_nodes): while the C
-operators are installed, compute(a) of one lazy array is the lookup of its
-program without the Python function's frame; every other call (keywords,
+operators are installed, compute(a) of one lazy array (its keywords, if any,
+the defaults spelled out: optimize=True, threads=1) is the lookup of its
+program without the Python function's frame; every other call (other keywords,
 several results, a program met first, a sparse leaf, an error) is the Python
 compute's, so the answers and errors are the same; ep.compute keeps that
 function's docstring and signature."""
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -58,3 +60,33 @@ def test_its_answers_are_the_python_computes():
         ep.compute()
     with pytest.raises(InputError):
         ep.compute("not an array")
+
+
+def test_the_defaults_spelled_out_take_the_lookup_and_others_python():
+    rng = np.random.default_rng(1)
+    X, w = rng.random((30, 20)), rng.random(20)
+
+    def prog():
+        a = ep.lazy(X)
+        return a.T @ (a @ ep.lazy(w))
+    want = program.compute(prog())
+    ep.compute(prog())
+    ep.compute(prog())                  # met, then replayed
+    framed = []
+
+    def spy(frame, event, arg):
+        if event == "call" and frame.f_code is program.compute.__code__:
+            framed.append(frame.f_locals.get("optimize"))
+
+    def run(**kw):
+        sys.setprofile(spy)
+        try:
+            return ep.compute(prog(), **kw)
+        finally:
+            sys.setprofile(None)
+    for kw in ({}, {"optimize": True}, {"threads": 1}, {"optimize": True, "threads": 1}):
+        np.testing.assert_array_equal(run(**kw), want)
+    assert framed == []
+    for kw in ({"optimize": False}, {"threads": np.int64(1)}, {"optimize": 1}):
+        np.testing.assert_allclose(run(**kw), want, rtol=1e-12)
+    assert len(framed) == 3
