@@ -116,14 +116,9 @@ def scattered(loop: While, crd: str, vals: str):
     q + 1 }` with v reading vals[q] and `out` another array (prefetches and
     opaque marks around it), else None: a column of a csc matrix times a value,
     added into a dense output."""
-    match loop.cond:
-        case Bin("<", Var(q), Var(e)):
-            pass
-        case _:
-            return None
-    stmts = [s for s in imp.seq_parts(loop.body) if not isinstance(s, (Opaque, Prefetch))]
-    if len(stmts) != 3 or stmts[2] != imp.incr(q):
+    if (walk := _steps(loop, 2)) is None:
         return None
+    q, e, stmts = walk
     match stmts[0], stmts[1]:
         case Decl(i, _, Load(c, Var(at))), Accum(out, Var(j), value) if (
                 c == crd and at == q and j == i and out not in (crd, vals)
@@ -132,20 +127,26 @@ def scattered(loop: While, crd: str, vals: str):
     return None
 
 
-def gathered(loop: While, crd: str, vals: str):
-    """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
-    dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque
-    marks around it), else None (gather_sums' walk; here for long_rows, since
-    gather_sums imports fused_checks, which imports this module)."""
+def _steps(loop: While, n: int):
+    """(q, e, its n statements) when `loop` is `while (q < e) { n statements; q :=
+    q + 1 }` (prefetches and opaque marks aside), else None."""
     match loop.cond:
         case Bin("<", Var(q), Var(e)):
             pass
         case _:
             return None
-    stmts = [s for s in imp.seq_parts(loop.body)
-             if not isinstance(s, (Opaque, Prefetch))]
-    if len(stmts) != 2 or stmts[1] != imp.incr(q):
+    stmts = [s for s in imp.seq_parts(loop.body) if not isinstance(s, (Opaque, Prefetch))]
+    return (q, e, stmts[:n]) if len(stmts) == n + 1 and stmts[n] == imp.incr(q) else None
+
+
+def gathered(loop: While, crd: str, vals: str):
+    """(acc, q, e, dense) when `loop` is `while (q < e) { acc := acc + vals[q] *
+    dense[crd[q]]; q := q + 1 }` (either factor first; prefetches and opaque
+    marks around it), else None (gather_sums' walk; here for long_rows, since
+    gather_sums imports fused_checks, which imports this module)."""
+    if (walk := _steps(loop, 1)) is None:
         return None
+    q, e, stmts = walk
     match stmts[0]:
         case Assign(acc, Ring("add", Var(a), Ring("mul", x, y))) if a == acc and acc != q:
             pass
