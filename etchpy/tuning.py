@@ -266,7 +266,8 @@ class Tuning:
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
     sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
-    sort_place: bool = True           # ... those of <= 16 ranked, written to their places
+    sort_place: bool = True           # ... those it would rank (below marks_walk_min, at least
+                                      # 16) ranked in place, written to their places
     marks_walk_min: int = 17          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most
                                       # this many summary words per touched index

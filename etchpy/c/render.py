@@ -21,6 +21,7 @@ from .. import tuning as _tuning
 from ..lower import Program, describe_inputs, describe_output
 from ..lower.schedule.fused_checks import ERROR_CODE
 from . import bool_product, walks
+from .sorted_walk import place_max
 from .prototype import CParam, CSource, Prototype, prototype
 from .statements import INDENT, SIMD_LANES, FunctionBody, kept_arrays
 
@@ -105,19 +106,6 @@ def checks_source(version: str = "") -> tuple[str, str]:
 
 def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
     """Which helpers of kernel.c.j2 the program needs, and their knobs."""
-    if tuning.sort_run < 2:
-        raise ValueError(f"tuning.sort_run must be at least 2, not {tuning.sort_run}")
-    if not 0 <= tuning.rank_sort_max <= 1024:
-        raise ValueError(f"tuning.rank_sort_max must be within 0..1024, not "
-                         f"{tuning.rank_sort_max}")
-    if tuning.sort_near_places < 1:
-        raise ValueError(f"tuning.sort_near_places must be at least 1, not "
-                         f"{tuning.sort_near_places}")
-    if tuning.sort_net not in (0, 16, 32):
-        raise ValueError(f"tuning.sort_net must be 0, 16 or 32, not {tuning.sort_net}")
-    if tuning.sort_near_share < 0:
-        raise ValueError(f"tuning.sort_near_share must be at least 0, not "
-                         f"{tuning.sort_near_share}")
     found = {type(u) for u in imp.statements(body)}
     return dict(
         uses_rare=any(isinstance(u, imp.If) and u.rare for u in imp.statements(body)),
@@ -143,6 +131,26 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         map_bytes=_c_bytes(tuning.map_bytes) if tuning.map_bytes > 0 else None,
         map_text=_bytes_text(tuning.map_bytes),
         spare_age=max(tuning.spare_age, 0),
+        **_sort_switches(tuning))
+
+
+def _sort_switches(tuning: _tuning.Tuning) -> dict:
+    """The knobs of the sorted walk's helpers (ep_sort_idx, ep_marks_walkable,
+    ep_marks_ranked), checked."""
+    if tuning.sort_run < 2:
+        raise ValueError(f"tuning.sort_run must be at least 2, not {tuning.sort_run}")
+    if not 0 <= tuning.rank_sort_max <= 1024:
+        raise ValueError(f"tuning.rank_sort_max must be within 0..1024, not "
+                         f"{tuning.rank_sort_max}")
+    if tuning.sort_near_places < 1:
+        raise ValueError(f"tuning.sort_near_places must be at least 1, not "
+                         f"{tuning.sort_near_places}")
+    if tuning.sort_net not in (0, 16, 32):
+        raise ValueError(f"tuning.sort_net must be 0, 16 or 32, not {tuning.sort_net}")
+    if tuning.sort_near_share < 0:
+        raise ValueError(f"tuning.sort_near_share must be at least 0, not "
+                         f"{tuning.sort_near_share}")
+    return dict(
         sort_run=tuning.sort_run,
         rank_sort_max=tuning.rank_sort_max,
         sort_base=max(tuning.sort_run, tuning.rank_sort_max),
@@ -152,6 +160,7 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         marks_walk_spread=tuning.marks_walk_spread,
         sort_net=tuning.sort_net if tuning.rank_sort_max else 0,
         sort_place=bool(tuning.sort_place and tuning.rank_sort_max),
+        place_max=place_max(tuning),
         net_widths=[(w, _net_steps(w)) for w in (16, 32) if w <= tuning.sort_net])
 
 

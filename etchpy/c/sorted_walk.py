@@ -39,6 +39,13 @@ def for_sorted(printer, fs, depth: int, indent: str) -> str:
         f"{pad}}}"])
 
 
+def place_max(tuning) -> int:
+    """The longest touched list ep_marks_ranked ranks into its places: one the
+    list would otherwise sort by rank (below marks_walk_min, at most
+    rank_sort_max), at least a block of 16."""
+    return min(max(16, tuning.marks_walk_min - 1), tuning.rank_sort_max)
+
+
 def _ranked(printer, fs, size_c, depth, indent) -> list[str]:
     """The opening of the ranked way (ep_marks_ranked's 2): each index of the
     list in turn, the body's counter at the index's rank, then n further on."""
@@ -48,7 +55,7 @@ def _ranked(printer, fs, size_c, depth, indent) -> list[str]:
                                                      "base", "t")
     return [
         f"{p2}int64_t {lo} = 0, {hi} = -1;",
-        f"{p2}ep_idx_t {r}[16];",
+        f"{p2}ep_idx_t {r}[{-(-place_max(printer.tuning) // 16) * 16}];",
         f"{p2}const int {way} = ep_marks_ranked({arr}, {count}, {bits}, {size_c}, "
         f"&{lo}, &{hi}, {r});",
         f"{p2}if ({way} == 2) {{",

@@ -201,34 +201,79 @@ def test_short_rows_sorted_by_network_or_rank(net, xs, size):
 
 
 RANK_WRAPPER = """
-void rank16_for_test(const ep_idx_t *a, int64_t n, ep_idx_t *r) { ep_rank16(a, n, r); }
+void ranks_for_test(const ep_idx_t *a, int64_t n, ep_idx_t *t, ep_idx_t *r)
+{ ep_ranks(a, n, t, r); }
+int ranked_for_test(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo,
+                    int64_t *hi, ep_idx_t *r)
+{ return ep_marks_ranked(a, n, bits, size, lo, hi, r); }
 int lane_bytes_for_test(void) { return EP_LANE_BYTES; }
+"""
+RANK_CDEF = """void ranks_for_test(const idx_t *a, int64_t n, idx_t *t, idx_t *r);
+int ranked_for_test(idx_t *a, int64_t n, uint64_t *bits, int64_t size, int64_t *lo,
+                    int64_t *hi, idx_t *r);
+int lane_bytes_for_test(void);
 """
 
 
 @settings(max_examples=40)
-@given(st.lists(st.integers(0, 2**31 - 2), unique=True, max_size=16))
-def test_ranks_of_a_short_row_in_register_wide_lanes(xs):
-    """ep_rank16 gives each of n <= 16 distinct indices its count of smaller
-    ones, in vectors no wider than the target's registers: GCC splits a generic
-    vector wider than them into one scalar compare per lane (16 int32 lanes in
-    one 64-byte vector ran as 16 `setl`s a step on a host without AVX-512)."""
+@given(st.lists(st.integers(0, 2**31 - 2), unique=True, max_size=48), st.booleans())
+def test_ranks_of_a_row_in_register_wide_lanes(xs, copy):
+    """ep_ranks gives each of n distinct indices its count of smaller ones (and
+    copies them to t when given one), 16 at a time, in vectors no wider than the
+    target's registers: GCC splits a generic vector wider than them into one
+    scalar compare per lane (16 int32 lanes in one 64-byte vector ran as 16
+    `setl`s a step on a host without AVX-512)."""
     lib = _rank_helpers()
     src = lib.c_source
     assert "ep_lanes_t __attribute__((vector_size(16" not in src
     assert "ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)))" in src
     assert lib.lib.lane_bytes_for_test() in (32, 64)
-    a = np.array(xs + [-7] * (16 - len(xs)), dtype=np.int32)
-    r = np.full(16, -1, dtype=np.int32)
-    lib.lib.rank16_for_test(_ptr(lib, a), len(xs), _ptr(lib, r))
+    a = np.array(xs + [-7] * (48 - len(xs)), dtype=np.int32)
+    r, t = np.full(48, -1, dtype=np.int32), np.full(48, -5, dtype=np.int32)
+    lib.lib.ranks_for_test(_ptr(lib, a), len(xs), _ptr(lib, t) if copy else lib.ffi.NULL,
+                           _ptr(lib, r))
     assert list(r[:len(xs)]) == [sorted(xs).index(x) for x in xs]
+    assert list(t[:len(xs)]) == (xs if copy else [-5] * len(xs))
+
+
+@settings(max_examples=60)
+@given(st.lists(st.integers(0, 20000), unique=True, max_size=60),
+       st.lists(st.tuples(st.integers(0, 30), st.integers(1, 3)), max_size=4), st.booleans())
+def test_rows_up_to_the_place_limit_are_ranked_in_place(xs, swaps, near):
+    """ep_marks_ranked answers 2 (marks cleared, each index's rank in r, the list
+    as it was) for a list of 2 to place_max indices (below marks_walk_min, at
+    most rank_sort_max) unless it is at most sort_run long and its ends are near
+    (then ep_marks_walkable's ways); a longer list goes to ep_marks_walkable."""
+    from etchpy.c.sorted_walk import place_max
+    xs = nearly_sorted(xs[:16], swaps) if near else xs
+    lib, t = _rank_helpers(), tuning.DEFAULT
+    most, size = place_max(t), 20001
+    a = np.zeros(size, dtype=np.int32)
+    a[:len(xs)] = xs
+    bits = np.zeros(size // 64 + 1 + size // 4096 + 1, dtype=np.uint64)
+    for x in xs:
+        bits[x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    r = np.full(-(-most // 16) * 16, -1, dtype=np.int32)
+    lo, hi = lib.ffi.new("int64_t *"), lib.ffi.new("int64_t *")
+    way = lib.lib.ranked_for_test(_ptr(lib, a), len(xs), _ptr(lib, bits, "uint64_t *"), size,
+                                  lo, hi, _ptr(lib, r))
+    w = size // t.sort_near_share
+    near_ends = len(xs) < 2 or (abs(xs[-1] - xs[0]) <= w and abs(xs[len(xs) // 2] - xs[0]) <= w)
+    ranked = 1 < len(xs) <= most and (len(xs) > t.sort_run or not near_ends)
+    assert (way == 2) == ranked
+    if ranked:
+        assert list(a[:len(xs)]) == xs and not bits.any()
+        assert list(r[:len(xs)]) == [sorted(xs).index(x) for x in xs]
+    elif way == 0:
+        assert list(a[:len(xs)]) == sorted(xs) and not bits.any()
 
 
 _RANK = {}
 
 
 def _rank_helpers():
-    """The helpers kernel with ep_rank16 (the default tuning), built once."""
+    """The helpers kernel with ep_ranks and ep_marks_ranked (the default tuning),
+    built once."""
     if not _RANK:
         body = imp.seq(imp.Alloc("a", "index", ONE, ZERO),
                        imp.Alloc("b", "bits", imp.sort_bits_words(ONE), ZERO),
@@ -239,8 +284,6 @@ def _rank_helpers():
                                                       arrays={"vals": "out_vals"}))
         src = c.render(prog, ep.semirings.get("real"), name="helpers", idx_type="int32_t",
                        tuning=tuning.DEFAULT)
-        lib = build.load(src.c + RANK_WRAPPER, CDEF + "void rank16_for_test(const idx_t *a, "
-                         "int64_t n, idx_t *r);\nint lane_bytes_for_test(void);\n",
-                         name="helpers_rank_test")
+        lib = build.load(src.c + RANK_WRAPPER, CDEF + RANK_CDEF, name="helpers_rank_test")
         _RANK["lib"] = SimpleNamespace(lib=lib.lib, ffi=lib.ffi, c_source=src.c)
     return _RANK["lib"]

@@ -1,9 +1,9 @@
 """SpGEMM's sorted row write on the paths a touched row takes by default (the
-near insertion, rows of at most 16 written to their ranked places, the
+near insertion, rows below marks_walk_min written to their ranked places, the
 network, the marks walk, the quicksort), complex, on two threads, against the
 dense reference: rows of 0, 1 and many entries, banded rows (repeated columns,
 nearly sorted touched rows within 1/8 of the dimension) and random ones; and
-rows of exactly 0, 1, 16, 17, 32 and 33 out."""
+rows of exactly 0, 1, 16, 17, 32, 33, 40, 41 and 48 out."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -72,9 +72,10 @@ def test_spgemm_rows_equal_the_dense_product(name, data):
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_rows_of_0_1_16_17_and_32_entries(name):
     """Each output row is one row of B (A a permutation): rows of exactly 0, 1,
-    16, 17, 32 and 33 random columns, around the network's and the rank's widths."""
+    16, 17, 32, 33, 40, 41 and 48 random columns, around the network's and the
+    rank's widths and the ranked places' limit (c.sorted_walk.place_max)."""
     rng = np.random.default_rng(38)
-    sizes = [0, 1, 16, 17, 32, 33, 2, 15]
+    sizes = [0, 1, 16, 17, 32, 33, 40, 41, 48, 2, 15]
     cols = [rng.choice(5000, k, replace=False) for k in sizes]
     B = sp.csr_array((np.arange(1.0, 1 + sum(sizes)), np.concatenate(cols),
                       np.cumsum([0] + sizes)), shape=(len(sizes), 5000))

@@ -327,21 +327,21 @@ static inline int ep_ctz64(uint64_t x)
 #else
 #define EP_LANE_BYTES 32   /* 256-bit registers (AVX2), or two 128-bit ones */
 #endif
-/* Sorts n <= 128 distinct indices by rank: each goes to the place
- * given by the count of indices smaller than it (a permutation, as the indices
- * are distinct). The counts are taken for 16 indices at a time (the last block
- * padded with the largest ep_idx_t, which no index reaches), each index of the
- * list compared with the whole block: a fixed-width compare-and-add the
- * compiler keeps in vector registers, n·⌈n/16⌉ lanes and no branch on the data,
- * then one scalar store per index. A block is put together from scalar loads, lane by
- * lane: a vector load of indices just stored one at a time (the touched list)
- * waits until those stores, and the workspace stores before them, have left
- * the store buffer. The 16 lanes are held in vectors of EP_LANE_BYTES: GCC
- * splits a generic vector wider than the target's registers into one scalar
- * compare per lane (16 int32 lanes without AVX-512 ran as 16 `setl`s). */
-static void ep_rank_sort(ep_idx_t *a, int64_t n)
+/* The rank of each of n <= 128 distinct indices of a among them (the
+ * count of smaller ones) into r (room for n rounded up to 16), and, when t is
+ * not NULL, a copy of a into t. The counts are taken for 16 indices at a time
+ * (the last block padded with the largest ep_idx_t, which no index reaches),
+ * each index of the list compared with the whole block: a fixed-width
+ * compare-and-add the compiler keeps in vector registers, n·⌈n/16⌉ lanes and no
+ * branch on the data, each block's ranks written by one vector store. A block
+ * is put together from scalar loads, lane by lane: a vector load of indices just
+ * stored one at a time (the touched list) waits until those stores, and the
+ * workspace stores before them, have left the store buffer. The 16 lanes are
+ * held in vectors of EP_LANE_BYTES: GCC splits a generic vector wider than the
+ * target's registers into one scalar compare per lane (16 int32 lanes without
+ * AVX-512 ran as 16 `setl`s). */
+static inline void ep_ranks(const ep_idx_t *a, int64_t n, ep_idx_t *t, ep_idx_t *r)
 {
-    ep_idx_t t[128], r[128];
 #if defined(__GNUC__) || defined(__clang__)
     typedef ep_idx_t ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)));
     enum { L = EP_LANE_BYTES / sizeof(ep_idx_t), V = 16 / L };
@@ -356,7 +356,7 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
         for (int64_t k = 0; k < 16 && b + k < n; k++) {
             const ep_lanes_t e = (ep_lanes_t){0} + (ep_idx_t)k, y = (ep_lanes_t){0} + a[b + k];
             for (int v = 0; v < V; v++) x[v] |= y & (lane[v] == e);
-            t[b + k] = a[b + k];
+            if (t) t[b + k] = a[b + k];
         }
         for (int64_t j = 0; j < n; j++) {
             const ep_lanes_t y = (ep_lanes_t){0} + a[j];
@@ -365,12 +365,21 @@ static void ep_rank_sort(ep_idx_t *a, int64_t n)
         memcpy(r + b, c, sizeof c);
     }
 #else
-    for (int64_t i = 0; i < n; i++) t[i] = a[i];
     for (int64_t i = 0; i < n; i++) {
+        if (t) t[i] = a[i];
         r[i] = 0;
-        for (int64_t j = 0; j < n; j++) r[i] += t[j] < t[i];
+        for (int64_t j = 0; j < n; j++) r[i] += a[j] < a[i];
     }
 #endif
+}
+
+/* Sorts n <= 128 distinct indices by rank: each goes to the place
+ * ep_ranks gives it (a permutation, as the indices are distinct), one scalar
+ * store per index. */
+static void ep_rank_sort(ep_idx_t *a, int64_t n)
+{
+    ep_idx_t t[128], r[128];
+    ep_ranks(a, n, t, r);
     for (int64_t k = 0; k < n; k++) {   /* scalar stores: as AVX-512 scatters they stalled */
         int64_t at = r[k];
         EP_OPAQUE(at);
@@ -547,39 +556,6 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
     return 1;
 }
 
-/* The rank of each of n <= 16 distinct indices of a among them (the count of
- * smaller ones) into r: the rank sort's counting in vector lanes, its block put
- * together from scalar loads, and r written by one vector store. */
-static inline void ep_rank16(const ep_idx_t *a, int64_t n, ep_idx_t *r)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    typedef ep_idx_t ep_lanes_t __attribute__((vector_size(EP_LANE_BYTES)));
-    enum { L = EP_LANE_BYTES / sizeof(ep_idx_t), V = 16 / L };
-    const ep_idx_t top = (ep_idx_t)(((uint64_t)1 << (8 * sizeof(ep_idx_t) - 1)) - 1);
-    ep_lanes_t lane[V], x[V], c[V];
-    const ep_lanes_t m = (ep_lanes_t){0} + (ep_idx_t)n;
-    for (int v = 0; v < V; v++) {
-        for (int l = 0; l < L; l++) lane[v][l] = (ep_idx_t)(v * L + l);
-        x[v] = (lane[v] >= m) & top;
-        c[v] = (ep_lanes_t){0};
-    }
-    for (int64_t k = 0; k < n; k++) {
-        const ep_lanes_t e = (ep_lanes_t){0} + (ep_idx_t)k, y = (ep_lanes_t){0} + a[k];
-        for (int v = 0; v < V; v++) x[v] |= y & (lane[v] == e);
-    }
-    for (int64_t j = 0; j < n; j++) {
-        const ep_lanes_t y = (ep_lanes_t){0} + a[j];
-        for (int v = 0; v < V; v++) c[v] -= x[v] > y;   /* true is -1 */
-    }
-    memcpy(r, c, sizeof c);
-#else
-    for (int64_t i = 0; i < n; i++) {
-        r[i] = 0;
-        for (int64_t j = 0; j < n; j++) r[i] += a[j] < a[i];
-    }
-#endif
-}
-
 /* ep_marks_walkable's ways (1: walk the marks; 0: a sorted), and a third for a
  * short list that is not tried as nearly sorted: 2, the marks cleared and the
  * rank of each index of a in r (a left as it was), so that the caller writes
@@ -589,7 +565,7 @@ static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, uint64_t *bits, int64_
 {
     if (n > 1 && n <= 16 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
         ep_clear_marks(a, n, bits);
-        ep_rank16(a, n, r);
+        ep_ranks(a, n, NULL, r);
         return 2;
     }
     return ep_marks_walkable(a, n, bits, size, lo, hi);
