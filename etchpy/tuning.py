@@ -268,7 +268,7 @@ class Tuning:
     sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
     sort_place: bool = True           # ... those it would rank (below marks_walk_min, at least
                                       # 16) ranked in place, written to their places
-    marks_walk_min: int = 17          # fewer touched indices are sorted, not walked by marks
+    marks_walk_min: int = 41          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most
                                       # this many summary words per touched index
     # -- planning and the optimizer ------------------------------------------

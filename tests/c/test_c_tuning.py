@@ -29,7 +29,7 @@ def test_default_text_is_the_golden_text():
     assert "n >= ((size_t)4 << 20)" in text and "Heap arrays of 4 MiB or more" in text
     assert "while (n > 128)" in text and "if (n <= 128) {" in text
     assert "if (n > 16 || !ep_sort_near(a, n)) ep_rank_sort(a, n);" in text
-    assert "if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
+    assert "if (n < 41 || (h >> 12) - (l >> 12) + 1 > 4 * n)" in text
     assert "if (n <= 16 && ep_near_ends(a, n, size / 8)\n        && ep_sort_near(a, n)) {" in text
     assert "k >= i - 2 && a[k] > v" in text
 

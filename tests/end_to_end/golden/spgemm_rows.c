@@ -538,13 +538,13 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
     }
 #endif
     int64_t l = n ? a[0] : 0, h = l;
-    if (n >= 17) {      /* a short list is sorted: no range needed */
+    if (n >= 41) {      /* a short list is sorted: no range needed */
         for (int64_t i = 1; i < n; i++) {
             if (a[i] < l) l = a[i];
             if (a[i] > h) h = a[i];
         }
     }
-    if (n < 17 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
+    if (n < 41 || (h >> 12) - (l >> 12) + 1 > 4 * n) {
         ep_clear_marks(a, n, bits);
         if (n <= 128) ep_rank_sort(a, n);   /* short: by rank */
         else ep_sort_idx(a, n);
@@ -563,7 +563,7 @@ static int ep_marks_walkable(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t siz
 static inline int ep_marks_ranked(ep_idx_t *a, int64_t n, uint64_t *bits, int64_t size,
                                   int64_t *lo, int64_t *hi, ep_idx_t *r)
 {
-    if (n > 1 && n <= 16 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
+    if (n > 1 && n <= 40 && (n > 16 || !ep_near_ends(a, n, size / 8))) {
         ep_clear_marks(a, n, bits);
         ep_ranks(a, n, NULL, r);
         return 2;
@@ -716,7 +716,7 @@ int spgemm_rows(
             {
                 const int64_t ws_k_n = ws_n;
                 int64_t ws_k_lo = 0, ws_k_hi = -1;
-                ep_idx_t ws_k_r[16];
+                ep_idx_t ws_k_r[48];
                 const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
                 if (ws_k_way == 2) {
                     const int64_t ws_k_base = out_count1;
@@ -814,7 +814,7 @@ int spgemm_rows(
             {
                 const int64_t ws_k_n = ws_n;
                 int64_t ws_k_lo = 0, ws_k_hi = -1;
-                ep_idx_t ws_k_r[16];
+                ep_idx_t ws_k_r[48];
                 const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
                 if (ws_k_way == 2) {
                     const int64_t ws_k_base = out_count1;
