@@ -8,24 +8,32 @@ and the program becomes
 
 with each copy's conditions folded (`fold`), for each statement of the body
 that holds the test (the statements between keep their declarations in
-scope). Left in the loop, the test and its branch ran once per segment, and
+scope); then each outermost loop that still holds a size test (a later step's,
+over another level's count) is switched on its first one the same way. Left
+in the loop, the test and its branch ran once per segment, and
 short segments (SpMV rows of five entries) paid for it even where neither way
 prefetches anything (docs/performance.md, "Size tests switched once").
 
 The entry count is read where the loops read it anyway: a walked level's pos
 has parents + 1 entries (the runtime checks pos's length and 0 <= pos[0] <=
 pos[parents] <= len(crd) before every call), so the read is in bounds before
-any fused check runs. Only the first such test found is switched (at most two
-copies of the body); a program of more than tuning.unswitch_limit statements
-keeps its tests in place, but for a block list's mean-block test, which picks
-the rows' whole loop (left in the row loop it cost what the flat walk saves).
+any fused check runs. The program's first test is switched over the whole
+body when it has at most tuning.unswitch_limit statements, each loop's after it
+when the loop has at most that many: at most two copies of each loop, two of
+the body for its first test, more only where a loop's copy holds another
+loop's test (a program of more statements keeps the tests of its larger
+loops in place), but for a block list's mean-block test, which picks the rows'
+whole loop (left in the row loop it cost what the flat walk saves). Before
+session 65 only the program's first test was switched, none in a program over
+the limit: a nested product's two SpMV steps (Σ_j A·(Σ_k B·x)) kept both
+tests in their row loops.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from ... import imp
-from ...imp import Bin, Const, If, Load, ParallelFor, Seq, Var, While
+from ...imp import Bin, Const, Decl, If, Load, ParallelFor, Seq, Var, While
 from ...imp.analysis import children
 from .fused_checks import candidates
 
@@ -34,25 +42,57 @@ _ARITH = ("+", "-", "*", "max", "min")
 
 
 def run(prog, tuning):
-    """`prog` with its first size test made once (module docstring); `prog`
-    itself when the pass is off or no loop holds such a test."""
+    """`prog` with each outermost loop's first size test made once (module
+    docstring); `prog` itself when the pass is off or no loop holds such a test."""
     if not tuning.size_switch:
         return prog
     counts = {Load(lv.pos, Var(lv.parents)) for lv in candidates(prog).values()}
     blocks = block_counts(prog)
     counts |= blocks
-    found = size_tests(prog.body, counts)
     segs = {c.index for c in blocks}        # a block list's blocks, seg[parents]
 
     def mean(t):                            # a block list's mean block (pieces.short_mean)
         return _holds_count(t.a, blocks) and _holds_count(t.b, segs)
-    found.sort(key=lambda t: not mean(t))
-    if not found or (sum(1 for _ in imp.statements(prog.body)) > tuning.unswitch_limit
-                     and not mean(found[0])):
-        return prog
-    test = found[0]
-    stmts = imp.seq_parts(prog.body)
-    return replace(prog, body=Seq(tuple(_switched(s, test, counts) for s in stmts)))
+    found = sorted(size_tests(prog.body, counts), key=lambda t: not mean(t))
+    body, limit = prog.body, tuning.unswitch_limit
+    if found and (sum(1 for _ in imp.statements(body)) <= limit or mean(found[0])):
+        body = Seq(tuple(_switched(s, found[0], counts) for s in imp.seq_parts(body)))
+    body = _nests(body, counts, mean, limit)
+    return prog if body is prog.body else replace(prog, body=body)
+
+
+def _switched(stmt, test, counts):
+    """stmt as `if (test) stmt[test: true] else stmt[test: false]` when a loop
+    of it holds `test`; stmt itself otherwise (its declarations stay in scope for
+    the statements after it)."""
+    if test not in size_tests(stmt, counts):
+        return stmt
+    on, off = (_copy(stmt, test, v) for v in (imp.TRUE, imp.FALSE))
+    return If(test, on, off)
+
+
+def _nests(node, counts, mean, limit):
+    """node with each outermost loop that still holds a size test switched on its
+    first one (a block list's mean test before the others): `if (test) loop[true]
+    else loop[false]`, when the loop has at most `limit` statements or the test
+    is a mean test; node itself where nothing changes."""
+    if isinstance(node, (While, ParallelFor)):
+        found = sorted(size_tests(node, counts), key=lambda t: not mean(t))
+        if not found or (sum(1 for _ in imp.statements(node)) > limit and not mean(found[0])):
+            return node
+        return If(found[0], *(_copy(node, found[0], v) for v in (imp.TRUE, imp.FALSE)))
+    kids = {id(k) for k in children(node)}
+    if not kids:
+        return node
+
+    def inner(x):
+        if id(x) in kids:
+            return _nests(x, counts, mean, limit)
+        if isinstance(x, tuple) and any(id(y) in kids for y in x):
+            return tuple(inner(y) for y in x)
+        return x
+    new = imp.map_parts(node, inner)
+    return node if new == node else new
 
 
 def block_counts(prog) -> set:
@@ -79,14 +119,16 @@ def block_counts(prog) -> set:
     return found
 
 
-def _switched(stmt, test, counts):
-    """stmt as `if (test) stmt[test: true] else stmt[test: false]` when a loop
-    of it holds `test`; stmt itself otherwise (its declarations stay in scope for
-    the statements after it)."""
-    if test not in size_tests(stmt, counts):
-        return stmt
-    on, off = (fold(imp.replaced(stmt, test, v)) for v in (imp.TRUE, imp.FALSE))
-    return If(test, on, off)
+def _copy(stmt, test, value):
+    """stmt with `test` read as `value` and folded, less the declarations the fold
+    left constant and unread (a prefetch's `far = test && ...` whose reads were
+    folded away: C warns of an unused variable)."""
+    out = fold(imp.replaced(stmt, test, value))
+    for d in [u for u in imp.statements(out) if isinstance(u, Decl) and isinstance(u.init, Const)]:
+        rest = imp.replaced(out, d, imp.SKIP)
+        if d.name not in imp.names_used(rest, kept=False):
+            out = rest
+    return out
 
 
 def size_tests(body, counts: set) -> list:

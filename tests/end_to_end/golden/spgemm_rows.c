@@ -766,7 +766,6 @@ int spgemm_rows(
             int64_t j_end = 0;
             j_q = A_pos1[i_c];
             j_end = A_pos1[(i_c + 1)];
-            int j_far = 0;
             while (j_q < j_end) {
                 EP_OPAQUE(j_q);
                 /* k: linear, then gallop; locate into [jump] */

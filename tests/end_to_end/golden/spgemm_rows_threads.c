@@ -606,13 +606,13 @@ static EP_NOINLINE void ep_rows_0(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far = !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if (j_far && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if (j_far && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf = 0;
                 int64_t j_pf_at = B_pos1[j_ahead];
@@ -674,6 +674,69 @@ static EP_NOINLINE void ep_rows_1(
     int64_t hi,
     int64_t *restrict input_error_slot,
     const ep_idx_t *restrict A_crd1,
+    const ep_idx_t *restrict A_pos1,
+    const ep_idx_t *restrict B_crd1,
+    const int64_t B_dim0,
+    const int64_t B_dim1,
+    const ep_idx_t *restrict B_pos1,
+    ep_idx_t *restrict out_pos1,
+    uint64_t *restrict ws_bits,
+    ep_idx_t *restrict ws_list)
+{
+    int64_t input_error = 0;
+    for (int64_t i_c = lo; i_c < hi; i_c++) {
+        int64_t i_ = i_c;
+        int64_t row_n = 0;
+        /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        while (j_q < j_end) {
+            EP_OPAQUE(j_q);
+            /* k: linear, then gallop; locate into [jump] */
+            int64_t k_q_1 = 0;
+            int64_t k_end_1 = 0;
+            k_q_1 = B_pos1[A_crd1[j_q]];
+            k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+            int64_t k_q_1_prev_1 = -1;
+            if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                input_error = 4;
+                k_end_1 = k_q_1;
+            }
+            while (k_q_1 < k_end_1) {
+                if (!((k_q_1_prev_1 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                k_q_1_prev_1 = B_crd1[k_q_1];
+                EP_OPAQUE(k_q_1);
+                int64_t k_ = B_crd1[k_q_1];
+                if (!((ws_bits[(k_) >> 6] >> ((k_) & 63)) & 1)) {
+                    ws_bits[(k_) >> 6] |= (uint64_t)1 << ((k_) & 63);
+                    ws_list[row_n] = k_;
+                    row_n = (row_n + 1);
+                }
+                k_q_1 = (k_q_1 + 1);
+            }
+            if (k_q_1 < k_end_1) {
+                input_error = 4;
+            }
+            j_q = (j_q + 1);
+        }
+        int64_t ws_t = 0;
+        while (ws_t < row_n) {
+            ws_bits[(ws_list[ws_t]) >> 6] &= ~((uint64_t)1 << ((ws_list[ws_t]) & 63));
+            ws_t = (ws_t + 1);
+        }
+        out_pos1[(i_ + 1)] = row_n;
+    }
+    *input_error_slot = input_error;
+}
+
+/* Rows [lo, hi) of the loop over i_c split across threads. */
+static EP_NOINLINE void ep_rows_2(
+    int64_t lo,
+    int64_t hi,
+    int64_t *restrict input_error_slot,
+    const ep_idx_t *restrict A_crd1,
     const int64_t A_dim0,
     const ep_idx_t *restrict A_pos1,
     const ep_val_t *restrict A_vals,
@@ -701,13 +764,13 @@ static EP_NOINLINE void ep_rows_1(
         int64_t j_end = 0;
         j_q = A_pos1[i_c];
         j_end = A_pos1[(i_c + 1)];
-        int j_far_1 = ((87381 <= B_pos1[B_dim0]) && !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j)));
+        int j_far_1 = !(((0 <= j_q) && (((j_q + 1) < j_end) && (j_end <= A_pos1[A_dim0]))) && ((ep_min((A_crd1[(j_end - 1)] - A_crd1[j_q]), dim_j) * 8) <= dim_j));
         while (j_q < j_end) {
             EP_OPAQUE(j_q);
-            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 32) < A_pos1[A_dim0])) {
+            if (j_far_1 && ((j_q + 32) < A_pos1[A_dim0])) {
                 EP_PREFETCH(&B_pos1[A_crd1[(j_q + 32)]]);
             }
-            if ((j_far_1 && (87381 <= B_pos1[B_dim0])) && ((j_q + 16) < A_pos1[A_dim0])) {
+            if (j_far_1 && ((j_q + 16) < A_pos1[A_dim0])) {
                 int64_t j_ahead_1 = (((uint64_t)A_crd1[(j_q + 16)] < (uint64_t)dim_j) ? A_crd1[(j_q + 16)] : 0);
                 int64_t j_pf_2 = 0;
                 int64_t j_pf_at_2 = B_pos1[j_ahead_1];
@@ -731,14 +794,123 @@ static EP_NOINLINE void ep_rows_1(
             int64_t k_end_1 = 0;
             k_q_1 = B_pos1[A_crd1[j_q]];
             k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
-            int64_t k_q_1_prev_1 = -1;
+            int64_t k_q_1_prev_2 = -1;
             if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
                 input_error = 4;
                 k_end_1 = k_q_1;
             }
             while (k_q_1 < k_end_1) {
-                if (!((k_q_1_prev_1 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
-                k_q_1_prev_1 = B_crd1[k_q_1];
+                if (!((k_q_1_prev_2 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                k_q_1_prev_2 = B_crd1[k_q_1];
+                EP_OPAQUE(k_q_1);
+                int64_t k__1 = B_crd1[k_q_1];
+                if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
+                    ws_bits[(k__1) >> 6] |= (uint64_t)1 << ((k__1) & 63);
+                    ws_list[ws_n] = k__1;
+                    ws_n = (ws_n + 1);
+                    ws_vals[k__1] = (A_vals[j_q] * B_vals[k_q_1]);
+                } else {
+                    ws_vals[k__1] = ws_vals[k__1] + (A_vals[j_q] * B_vals[k_q_1]);
+                }
+                k_q_1 = (k_q_1 + 1);
+            }
+            if (k_q_1 < k_end_1) {
+                input_error = 4;
+            }
+            j_q = (j_q + 1);
+        }
+        {
+            const int64_t ws_k_n = ws_n;
+            int64_t ws_k_lo = 0, ws_k_hi = -1;
+            ep_idx_t ws_k_r[48];
+            const int ws_k_way = ep_marks_ranked(ws_list, ws_k_n, ws_bits, dim_k, &ws_k_lo, &ws_k_hi, ws_k_r);
+            if (ws_k_way == 2) {
+                const int64_t ws_k_base = row_q;
+                for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                    row_q = ws_k_base + ws_k_r[ws_k_t];
+                    const int64_t ws_k = ws_list[ws_k_t];
+                    out_crd1[row_q] = ws_k;
+                    out_vals[row_q] = ws_vals[ws_k];
+                    row_q = (row_q + 1);
+                }
+                row_q = ws_k_base + ws_k_n;
+            } else if (ws_k_way == 1) {
+                uint64_t *ws_k_sum = ws_bits + ((dim_k) >> 6) + 1;
+                for (int64_t ws_k_s = ws_k_lo; ws_k_s <= ws_k_hi; ws_k_s++) {
+                    uint64_t ws_k_m = ws_k_sum[ws_k_s];
+                    ws_k_sum[ws_k_s] = 0;
+                    for (; ws_k_m; ws_k_m &= ws_k_m - 1) {
+                        const int64_t ws_k_w = (ws_k_s << 6) + ep_ctz64(ws_k_m);
+                        uint64_t ws_k_x = ws_bits[ws_k_w];
+                        ws_bits[ws_k_w] = 0;
+                        for (; ws_k_x; ws_k_x &= ws_k_x - 1) {
+                            const int64_t ws_k = (ws_k_w << 6) + ep_ctz64(ws_k_x);
+                            out_crd1[row_q] = ws_k;
+                            out_vals[row_q] = ws_vals[ws_k];
+                            row_q = (row_q + 1);
+                        }
+                    }
+                }
+            } else {
+                for (int64_t ws_k_t = 0; ws_k_t < ws_k_n; ws_k_t++) {
+                    const int64_t ws_k = ws_list[ws_k_t];
+                    out_crd1[row_q] = ws_k;
+                    out_vals[row_q] = ws_vals[ws_k];
+                    row_q = (row_q + 1);
+                }
+            }
+        }
+        ws_n = 0;
+    }
+    *input_error_slot = input_error;
+}
+
+/* Rows [lo, hi) of the loop over i_c split across threads. */
+static EP_NOINLINE void ep_rows_3(
+    int64_t lo,
+    int64_t hi,
+    int64_t *restrict input_error_slot,
+    const ep_idx_t *restrict A_crd1,
+    const ep_idx_t *restrict A_pos1,
+    const ep_val_t *restrict A_vals,
+    const ep_idx_t *restrict B_crd1,
+    const int64_t B_dim0,
+    const int64_t B_dim1,
+    const ep_idx_t *restrict B_pos1,
+    const ep_val_t *restrict B_vals,
+    const int64_t dim_k,
+    ep_idx_t *restrict out_crd1,
+    const ep_idx_t *restrict out_pos1,
+    ep_val_t *restrict out_vals,
+    uint64_t *restrict ws_bits,
+    ep_idx_t *restrict ws_list,
+    ep_val_t *restrict ws_vals)
+{
+    int64_t input_error = 0;
+    for (int64_t i_c = lo; i_c < hi; i_c++) {
+        int64_t i__1 = i_c;
+        int64_t row_q = out_pos1[i__1];
+        int64_t ws_n = 0;
+        /* Σ j: linear, then gallop; locate into [locate]; rows of large operands prefetched ahead */
+        int64_t j_q = 0;
+        int64_t j_end = 0;
+        j_q = A_pos1[i_c];
+        j_end = A_pos1[(i_c + 1)];
+        while (j_q < j_end) {
+            EP_OPAQUE(j_q);
+            /* k: linear, then gallop; locate into [jump] */
+            int64_t k_q_1 = 0;
+            int64_t k_end_1 = 0;
+            k_q_1 = B_pos1[A_crd1[j_q]];
+            k_end_1 = B_pos1[(A_crd1[j_q] + 1)];
+            int64_t k_q_1_prev_3 = -1;
+            if (((uint64_t)k_end_1 < (uint64_t)k_q_1) || ((uint64_t)B_pos1[B_dim0] < (uint64_t)k_end_1)) {
+                input_error = 4;
+                k_end_1 = k_q_1;
+            }
+            while (k_q_1 < k_end_1) {
+                if (!((k_q_1_prev_3 < B_crd1[k_q_1]) && ((uint64_t)B_crd1[k_q_1] < (uint64_t)B_dim1))) break;
+                k_q_1_prev_3 = B_crd1[k_q_1];
                 EP_OPAQUE(k_q_1);
                 int64_t k__1 = B_crd1[k_q_1];
                 if (!((ws_bits[(k__1) >> 6] >> ((k__1) & 63)) & 1)) {
@@ -869,44 +1041,86 @@ int spgemm_rows_threads(
     }
     /* out[i,k] ⊕= Σ_{j} A[i,j]·B[j,k]   order (i, j, k) */
     /* i: locate; locate into [jump]; rows counted, then filled, on 2 threads */
-    {
-        const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
-        /* about 16 blocks of rows per thread */
-        const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
-        int64_t input_error_slots[32];
-        int i_c_failed = 0;
-    #ifdef _OPENMP
-        #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
-    #endif
+    if (87381 <= B_pos1[B_dim0]) {
         {
-            const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
-            uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
-            const int64_t ws_list_cap = ep_max(dim_k, 1);
-            ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
-            const int i_c_ok = ws_bits != NULL && ws_list != NULL;
-            if (i_c_ok) {
-                for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
-                for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
-            } else {
+            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+            /* about 16 blocks of rows per thread */
+            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+            int64_t input_error_slots[32];
+            int i_c_failed = 0;
     #ifdef _OPENMP
-                #pragma omp atomic write
+            #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
-                i_c_failed = 1;
-            }
+            {
+                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
+                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int64_t ws_list_cap = ep_max(dim_k, 1);
+                ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int i_c_ok = ws_bits != NULL && ws_list != NULL;
+                if (i_c_ok) {
+                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                } else {
     #ifdef _OPENMP
-            #pragma omp for schedule(dynamic, 1)
+                    #pragma omp atomic write
     #endif
-            for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                if (i_c_ok) ep_rows_0(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, B_crd1,
-                        B_dim0, B_dim1, B_pos1, B_vals, dim_j, out_pos1, ws_bits, ws_list);
+                    i_c_failed = 1;
+                }
+    #ifdef _OPENMP
+                #pragma omp for schedule(dynamic, 1)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    if (i_c_ok) ep_rows_0(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, B_crd1,
+                            B_dim0, B_dim1, B_pos1, B_vals, dim_j, out_pos1, ws_bits, ws_list);
+                }
+                ep_release(ws_bits);
+                ep_release(ws_list);
             }
-            ep_release(ws_bits);
-            ep_release(ws_list);
+            if (i_c_failed) goto fail;
+            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
         }
-        if (i_c_failed) goto fail;
-        for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+    } else {
+        {
+            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+            /* about 16 blocks of rows per thread */
+            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+            int64_t input_error_slots[32];
+            int i_c_failed = 0;
+    #ifdef _OPENMP
+            #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + ((ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576))) + 1))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
+    #endif
+            {
+                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
+                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int64_t ws_list_cap = ep_max(dim_k, 1);
+                ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int i_c_ok = ws_bits != NULL && ws_list != NULL;
+                if (i_c_ok) {
+                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                } else {
+    #ifdef _OPENMP
+                    #pragma omp atomic write
+    #endif
+                    i_c_failed = 1;
+                }
+    #ifdef _OPENMP
+                #pragma omp for schedule(dynamic, 1)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    if (i_c_ok) ep_rows_1(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_pos1, B_crd1, B_dim0,
+                            B_dim1, B_pos1, out_pos1, ws_bits, ws_list);
+                }
+                ep_release(ws_bits);
+                ep_release(ws_list);
+            }
+            if (i_c_failed) goto fail;
+            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+        }
     }
     int64_t out_r = 0;
     while (out_r < dim_i) {
@@ -925,49 +1139,96 @@ int spgemm_rows_threads(
         if (!grown_) goto fail;
         out_vals = grown_; out_vals_cap = cap_;
     }
-    {
-        const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
-        /* about 16 blocks of rows per thread */
-        const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
-        int64_t input_error_slots[32];
-        int i_c_failed = 0;
-    #ifdef _OPENMP
-        #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
-    #endif
+    if (87381 <= B_pos1[B_dim0]) {
         {
-            const int64_t ws_vals_cap = ep_max(dim_k, 1);
-            ep_val_t *ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
-            const int64_t ws_list_cap = ep_max(dim_k, 1);
-            ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
-            const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
-            uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
-            const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_bits != NULL;
-            if (i_c_ok) {
-                for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
-                for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
-                for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
-            } else {
+            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+            /* about 16 blocks of rows per thread */
+            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+            int64_t input_error_slots[32];
+            int i_c_failed = 0;
     #ifdef _OPENMP
-                #pragma omp atomic write
+            #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + (2 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576)))))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
     #endif
-                i_c_failed = 1;
-            }
+            {
+                const int64_t ws_vals_cap = ep_max(dim_k, 1);
+                ep_val_t *ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
+                const int64_t ws_list_cap = ep_max(dim_k, 1);
+                ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
+                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_bits != NULL;
+                if (i_c_ok) {
+                    for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
+                    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                } else {
     #ifdef _OPENMP
-            #pragma omp for schedule(dynamic, 1)
+                    #pragma omp atomic write
     #endif
-            for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
-                const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
-                const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
-                if (i_c_ok) ep_rows_1(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, A_vals,
-                        B_crd1, B_dim0, B_dim1, B_pos1, B_vals, dim_j, dim_k, out_crd1, out_pos1,
-                        out_vals, ws_bits, ws_list, ws_vals);
+                    i_c_failed = 1;
+                }
+    #ifdef _OPENMP
+                #pragma omp for schedule(dynamic, 1)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    if (i_c_ok) ep_rows_2(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_dim0, A_pos1, A_vals,
+                            B_crd1, B_dim0, B_dim1, B_pos1, B_vals, dim_j, dim_k, out_crd1, out_pos1,
+                            out_vals, ws_bits, ws_list, ws_vals);
+                }
+                ep_release(ws_vals);
+                ep_release(ws_list);
+                ep_release(ws_bits);
             }
-            ep_release(ws_vals);
-            ep_release(ws_list);
-            ep_release(ws_bits);
+            if (i_c_failed) goto fail;
+            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
         }
-        if (i_c_failed) goto fail;
-        for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+    } else {
+        {
+            const int64_t i_c_first = 0, i_c_n = dim_i - i_c_first;
+            /* about 16 blocks of rows per thread */
+            const int64_t i_c_blocks = ep_max(1, ep_min(i_c_n, 32));
+            int64_t input_error_slots[32];
+            int i_c_failed = 0;
+    #ifdef _OPENMP
+            #pragma omp parallel num_threads(2) if((ep_max((ep_min(ep_max(dim_i, 0), 1048576) * (1 + (ep_min(ep_max((A_pos1[A_dim0] / ep_max(A_dim0, 1)), 0), 1048576) * (1 + ep_min(ep_max((B_pos1[B_dim0] / ep_max(B_dim0, 1)), 0), 1048576))))), (ep_min(ep_max(A_pos1[A_dim0], 0), 1048576) + ep_min(ep_max(B_pos1[B_dim0], 0), 1048576))) >= 65536))
+    #endif
+            {
+                const int64_t ws_vals_cap = ep_max(dim_k, 1);
+                ep_val_t *ws_vals = (ep_val_t *)ep_malloc((size_t)ws_vals_cap * sizeof(ep_val_t));
+                const int64_t ws_list_cap = ep_max(dim_k, 1);
+                ep_idx_t *ws_list = (ep_idx_t *)ep_malloc((size_t)ws_list_cap * sizeof(ep_idx_t));
+                const int64_t ws_bits_cap = ep_max((((dim_k / 64) + 1) + ((dim_k / 4096) + 1)), 1);
+                uint64_t *ws_bits = (uint64_t *)ep_malloc((size_t)ws_bits_cap * sizeof(uint64_t));
+                const int i_c_ok = ws_vals != NULL && ws_list != NULL && ws_bits != NULL;
+                if (i_c_ok) {
+                    for (int64_t k_ = 0; k_ < ws_vals_cap; k_++) ws_vals[k_] = 0.0;
+                    for (int64_t k_ = 0; k_ < ws_list_cap; k_++) ws_list[k_] = 0;
+                    for (int64_t k_ = 0; k_ < ws_bits_cap; k_++) ws_bits[k_] = 0;
+                } else {
+    #ifdef _OPENMP
+                    #pragma omp atomic write
+    #endif
+                    i_c_failed = 1;
+                }
+    #ifdef _OPENMP
+                #pragma omp for schedule(dynamic, 1)
+    #endif
+                for (int64_t i_c_b = 0; i_c_b < i_c_blocks; i_c_b++) {
+                    const int64_t i_c_lo = i_c_first + i_c_n * i_c_b / i_c_blocks;
+                    const int64_t i_c_hi = i_c_first + i_c_n * (i_c_b + 1) / i_c_blocks;
+                    if (i_c_ok) ep_rows_3(i_c_lo, i_c_hi, &input_error_slots[i_c_b], A_crd1, A_pos1, A_vals, B_crd1,
+                            B_dim0, B_dim1, B_pos1, B_vals, dim_k, out_crd1, out_pos1, out_vals, ws_bits,
+                            ws_list, ws_vals);
+                }
+                ep_release(ws_vals);
+                ep_release(ws_list);
+                ep_release(ws_bits);
+            }
+            if (i_c_failed) goto fail;
+            for (int64_t b_ = 0; b_ < i_c_blocks; b_++) if (input_error_slots[b_]) input_error = input_error_slots[b_];
+        }
     }
     out_count1 = out_pos1[dim_i];
     int64_t out_r1 = 0;

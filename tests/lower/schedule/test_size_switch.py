@@ -80,3 +80,28 @@ def test_only_tests_of_constants_and_entry_counts_are_switched():
     assert folded == imp.While(loop.cond, imp.SKIP)
     assert size_switch.fold(imp.replaced(loop, both.a, imp.TRUE)) == imp.While(
         loop.cond, imp.If(both.b, imp.SKIP))
+
+
+def test_each_step_switches_its_own_level_s_test():
+    """A nested product Σ_j A[i,j]·(Σ_k B[j,k]·x[k]) runs two SpMV steps, one over
+    B's entries and one over A's, each asking whether its own level is large: each
+    test is made once before its step's loops (the program is over
+    unswitch_limit statements, and the first test's copies do not hold the
+    second's), in both builds; with the whole-body limit alone (before session 65)
+    both stayed in their row loops. The interpreter gives the product either way."""
+    B_csr = ep.tensor("B", 2, format="csr")
+    nested = ep.sum(j, A_csr[i, j] * ep.sum(k, B_csr[j, k] * x_vec[k]))
+    kern = ep.compile(nested)
+    counts = {imp.Load(f"{t}_pos1", imp.Var(f"{t}_dim0")) for t in "AB"}
+    for checked in (True, False):
+        prog = kern.compiled.build(checked)
+        assert sum(1 for _ in imp.statements(prog.body)) > DEFAULT.unswitch_limit
+        loops = [s for s in imp.statements(prog.body) if isinstance(s, imp.While)]
+        assert loops and all(not size_switch.size_tests(loop, counts) for loop in loops)
+    assert "if (524288 <= B_pos1[B_dim0]) {" in kern.c_source and LARGE in kern.c_source
+    rng = np.random.default_rng(5)
+    A, B, x = random_csr(30, 20, 200, 1), random_csr(20, 25, 150, 2), rng.random(25)
+    sr = ep.semirings.get("real")
+    for tuning in (DEFAULT.with_(run_min_entries=0), DEFAULT.with_(size_switch=False)):
+        final, _, _ = on_interpreter(nested, sr, None, {"A": A, "B": B, "x": x}, tuning=tuning)
+        np.testing.assert_allclose(final["out"], A @ (B @ x), rtol=1e-12)
