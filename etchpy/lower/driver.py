@@ -10,7 +10,6 @@ passes' (lower.schedule), each switched by its Tuning field.
 """
 from __future__ import annotations
 
-
 from .. import imp
 from ..formats import Format
 from dataclasses import dataclass
@@ -338,8 +337,7 @@ def _output(plan, sr, tensors, out_format, names, tuning, hash_workspace):
 
 def _step_stream(step, sr, bindings, names, tuning, algorithms):
     """(the stream lowerer, the stream) of one step."""
-    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning,
-                          algorithms=algorithms)
+    low = streams.Lowerer(sr, bindings, names, markers=True, tuning=tuning, algorithms=algorithms)
     return low, streams.lower_step(sr, bindings, step.body, step.order, step.bound,
                                    lowerer=low)
 
@@ -348,8 +346,9 @@ def _lower_step(step, lw: Lowering):
     """(statements, description, whether it stores every cell of a dense output
     once) of one step of the plan. With `lw.presence` (the output is sparse), a
     temporary whose cells may get no product keeps flags (lower.produced),
-    recorded in presence.has for the steps that read it."""
-    stmts, sr, names, presence = [], lw.sr, lw.names, lw.presence
+    recorded in presence.has for the steps that read it. A temporary that its
+    one step stores each cell of once is not filled first (tuning.first_store)."""
+    stmts, sr, names, presence, has = [], lw.sr, lw.names, lw.presence, None
     low, s = lw.stream(step)
     if step.target == "out":
         target = lw.target
@@ -357,7 +356,6 @@ def _lower_step(step, lw: Lowering):
         tvals = lw.bindings[step.target].vals
         size = cells(step.out)
         stmts.append(Alloc(tvals, "value", size, Const(sr.zero, "value")))
-        has = None
         if presence is not None and not presence.certain(s):
             has = presence.has[tvals] = names.fresh(f"{tvals}_has")
             stmts.append(Alloc(has, "bool", size, imp.FALSE))
@@ -367,6 +365,10 @@ def _lower_step(step, lw: Lowering):
     only = sum(1 for st in lw.plan.steps if st.target == "out") == 1
     if step.target == "out" and only and target.dense_axes is not None:
         filled = _owned(target, s, len(step.out), lw.tuning)
+    elif step.target != "out" and has is None and lw.tuning.first_store and sum(
+            st.target == step.target for st in lw.plan.steps) == 1 and target.own(
+            writes_every_cell_once(s, len(step.out), lw.tuning.runs)):
+        stmts[0], filled = Alloc(tvals, "value", size, None), True
     text = f"{step.target}: " + "; ".join(streams.describe(s))
     stmts.append(imp.Comment(f"{step.target}[{','.join(step.out)}] ⊕= "
                              + (f"Σ_{{{','.join(step.bound)}}} " if step.bound else "")
@@ -381,7 +383,7 @@ def _lower_step(step, lw: Lowering):
     stmts += [Alloc(arr, typ, size, fill) for arr, typ, size, fill in low.scratch
               if arr in used]
     stmts += with_kept_rows([low], loops)
-    return stmts, text, filled
+    return stmts, text, filled if step.target == "out" else False
 
 
 def _owned(target, s, n_axes, tuning):
