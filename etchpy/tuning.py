@@ -259,6 +259,7 @@ class Tuning:
     map_bytes: int = 128 << 10        # heap arrays this large mmapped, kept when freed (0: none)
     spare_age: int = 8                # ... a kept one untaken through this many releases is
                                       # replaced by any freed one (0: off, only by a larger one)
+    kept_pages_below: int = 1 << 20   # ... one smaller keeps its pages (no MADV_FREE; 0: none)
     sort_run: int = 16                # ep_sort_idx insertion-sorts runs this short (>= 2),
                                       # and nearly sorted ones before a rank sort
     sort_near_places: int = 2         # ... nearly: no index more than this many places late
@@ -266,8 +267,7 @@ class Tuning:
     rank_sort_max: int = 128          # ... and sorts runs this short by rank, counting the
                                       # smaller indices: no branch on the data (0: off)
     sort_net: int = 16                # ... those of <= this (16, 32; 0: off) by a network
-    sort_place: bool = True           # ... those it would rank (below marks_walk_min, at least
-                                      # 16) ranked in place, written to their places
+    sort_place: bool = True           # ... those it would rank written to their ranked places
     marks_walk_min: int = 41          # fewer touched indices are sorted, not walked by marks
     marks_walk_spread: int = 4        # marks are walked when their range spans at most
                                       # this many summary words per touched index

@@ -131,6 +131,8 @@ def _helper_switches(body, tuning: _tuning.Tuning) -> dict:
         map_bytes=_c_bytes(tuning.map_bytes) if tuning.map_bytes > 0 else None,
         map_text=_bytes_text(tuning.map_bytes),
         spare_age=max(tuning.spare_age, 0),
+        kept_pages=_c_bytes(max(tuning.kept_pages_below, 0)),
+        kept_pages_text=_bytes_text(max(tuning.kept_pages_below, 0)),
         **_sort_switches(tuning))
 
 

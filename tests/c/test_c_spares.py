@@ -28,7 +28,7 @@ def helpers(t: tuning.Tuning):
                            refuse_above=(), error=None,
                            output=SimpleNamespace(mode="dense", axes=(), arrays={"vals": "v"}))
     src = c.render(prog, ep.semirings.get("real"), name="spares", idx_type="int64_t", tuning=t)
-    return build.load(src.c + WRAPPERS, CDEF, name=f"spares_test_{t.spare_age}")
+    return build.load(src.c + WRAPPERS, CDEF, name=f"spares_test_{t.spare_age}_{t.map_bytes}_{t.kept_pages_below}")
 
 
 def reused_rounds(age: int, rounds: int = 20) -> int:
@@ -57,3 +57,35 @@ def test_a_stale_larger_block_gives_its_slot_to_a_smaller_freed_one(age):
 
 def test_off_a_kept_block_is_replaced_only_by_a_larger_one():
     assert reused_rounds(0) == 0
+
+
+def lazy_free_kib() -> int:
+    """The process's pages handed back with MADV_FREE and not yet reclaimed (KiB)."""
+    with open("/proc/self/smaps_rollup") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("LazyFree:"))
+
+
+@pytest.mark.parametrize("below", [1 << 20, 0])
+def test_a_kept_block_below_kept_pages_below_keeps_its_pages(below):
+    """A freed mapped block smaller than Tuning.kept_pages_below is kept with its
+    pages (no madvise: each release cost a system call and a TLB flush); at 0
+    every kept block's pages after the header go back lazily (MADV_FREE), which
+    /proc/self/smaps_rollup counts as LazyFree until they are written again."""
+    try:
+        lazy_free_kib()
+    except (OSError, StopIteration):
+        pytest.skip("no LazyFree in /proc/self/smaps_rollup (not Linux 4.14+)")
+    lib = helpers(tuning.DEFAULT.with_(map_bytes=1 << 15, kept_pages_below=below))   # its own slots
+    f, ffi = lib.lib, lib.ffi
+    p = ffi.cast("char *", f.malloc_for_test(512 << 10))
+    ffi.memmove(p, b"\1" * (512 << 10), 512 << 10)      # every page touched
+    before = lazy_free_kib()
+    f.release_for_test(p)
+    handed = lazy_free_kib() - before
+    f.release_for_test(f.malloc_for_test(512 << 10))    # taken back: the slot emptied
+    if below:
+        assert handed < 64
+    elif handed == 0:
+        pytest.skip("the kernel answered MADV_FREE by unmapping (no lazy free here)")
+    else:
+        assert handed >= 400

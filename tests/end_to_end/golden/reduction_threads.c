@@ -141,13 +141,14 @@ static void *ep_map(size_t n)
 /* Keeps the mapped block with header b in an empty slot, else in place of the
  * first kept block that has sat through 8 releases untaken (one no later
  * request took: Tuning.spare_age), or in place of the smallest kept block when
- * that is smaller, its pages after the header's handed back lazily; unmaps whichever
- * block is not kept. */
+ * that is smaller, its pages after the header's handed back lazily (MADV_FREE) unless
+ * it is smaller than 1 MiB (Tuning.kept_pages_below: the call's madvise and the
+ * TLB flush it costs every thread of the process); unmaps whichever block is not kept. */
 static void ep_unmap(size_t *b)
 {
     size_t *out = b;
 #ifdef MADV_FREE
-    if (*b > 4096 && madvise((char *)b + 4096, *b - 4096, MADV_FREE) == 0) {
+    if (*b < ((size_t)1 << 20) || (*b > 4096 && madvise((char *)b + 4096, *b - 4096, MADV_FREE) == 0)) {
         ep_lock();
         int at = -1;
         for (int s = 0; at < 0 && s < EP_SPARES; s++)
