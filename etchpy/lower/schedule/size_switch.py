@@ -18,15 +18,14 @@ The entry count is read where the loops read it anyway: a walked level's pos
 has parents + 1 entries (the runtime checks pos's length and 0 <= pos[0] <=
 pos[parents] <= len(crd) before every call), so the read is in bounds before
 any fused check runs. The program's first test is switched over the whole
-body when it has at most tuning.unswitch_limit statements, each loop's after it
-when the loop has at most that many: at most two copies of each loop, two of
-the body for its first test, more only where a loop's copy holds another
-loop's test (a program of more statements keeps the tests of its larger
-loops in place), but for a block list's mean-block test, which picks the rows'
-whole loop (left in the row loop it cost what the flat walk saves). Before
-session 65 only the program's first test was switched, none in a program over
-the limit: a nested product's two SpMV steps (Σ_j A·(Σ_k B·x)) kept both
-tests in their row loops.
+body when the body has at most tuning.unswitch_limit statements; then each
+outermost loop of at most that many that still holds a test is switched on its
+own first one, so a loop has at most four copies (two for the body's test, two
+for its own). A larger program or loop keeps its tests in place, but for a
+block list's mean-block test, which picks the rows' whole loop (left in the
+row loop it cost what the flat walk saves). Before session 65 only the
+program's first test was switched, none in a program over the limit: a nested
+product's two SpMV steps (Σ_j A·(Σ_k B·x)) kept both tests in their row loops.
 """
 from __future__ import annotations
 
