@@ -125,18 +125,27 @@ def on_interpreter(expr, sr, out_format, inputs, threads=1, tuning=DEFAULT):
     """The lowered program of expr run on the Imp interpreter, with a zeroed dense
     `out` when out_format is None: (final environment, program, output shape)."""
     pl = planning.make_plan(expr)
-    bound = with_conversions(pl, binding.bind_inputs(tensors(expr), inputs, sr))
-    sizes = binding.index_sizes(pl, bound)
     prog = lower.lower_plan(pl, sr, kernel_tensors(pl, tensors(expr)), out_format,
                             threads=threads, tuning=tuning)
+    final, shape = run_plan_program(expr, pl, prog, sr, inputs, out_format is None)
+    return final, prog, shape
+
+
+def run_plan_program(expr, pl, prog, sr, inputs, zero_out=True):
+    """Program `prog` of plan `pl` (of expr) run on the Imp interpreter over
+    `inputs`, its dense output zeroed first when `zero_out`: (final environment,
+    output shape)."""
+    bound = with_conversions(pl, binding.bind_inputs(tensors(expr), inputs, sr))
+    sizes = binding.index_sizes(pl, bound)
     env = api.imp_env(bound, sizes)
     for name, t in bound.items():
         for m, n in enumerate(t.shape):
             env[f"{name}_dim{m}"] = n
     shape = tuple(sizes[v] for v in pl.out)
-    if out_format is None:
-        env["out"] = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=sr.dtype)
-    return lower.run_program(prog, sr, env), prog, shape
+    if zero_out:
+        env[prog.output.arrays["vals"]] = np.zeros(int(np.prod(shape, dtype=np.int64)),
+                                                   dtype=sr.dtype)
+    return lower.run_program(prog, sr, env), shape
 
 
 def csr_on_interpreter(expr, sr, threads=1, tuning=DEFAULT, **inputs):

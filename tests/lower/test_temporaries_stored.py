@@ -7,12 +7,9 @@ import numpy as np
 import pytest
 
 import etchpy as ep
-from etchpy import api, imp, lower, semirings
-from etchpy.expr.walk import tensors
-from etchpy.runtime import inputs as binding
-from etchpy.runtime.planned import with_conversions
+from etchpy import imp, semirings
 from etchpy.tuning import DEFAULT
-from tuned import random_csr
+from tuned import random_csr, run_plan_program
 
 i, j, k = ep.indices("i j k")
 A, B = ep.tensor("A", 2, format="csr"), ep.tensor("B", 2, format="csr")
@@ -26,16 +23,9 @@ def interpreted(expr, sr, inputs, tuning):
     """The compiled kernel's program (its plan keeps the written nesting) run on
     the Imp interpreter: (the dense output, the program)."""
     compiled = ep.compile(expr, semiring=sr, tuning=tuning).compiled
-    pl, prog = compiled.plan, compiled.build(False)
-    bound = with_conversions(pl, binding.bind_inputs(tensors(expr), inputs, sr))
-    sizes = binding.index_sizes(pl, bound)
-    env = api.imp_env(bound, sizes)
-    for name, t in bound.items():
-        for m, n in enumerate(t.shape):
-            env[f"{name}_dim{m}"] = n
-    env[prog.output.arrays["vals"]] = np.zeros(int(np.prod([sizes[v] for v in pl.out])),
-                                               dtype=sr.dtype)
-    return lower.run_program(prog, sr, env)[prog.output.arrays["vals"]], prog
+    prog = compiled.build(False)
+    final, _ = run_plan_program(expr, compiled.plan, prog, sr, inputs)
+    return final[prog.output.arrays["vals"]], prog
 
 
 def temp_allocs(prog):
