@@ -222,7 +222,8 @@ def function_body(fb: FunctionBody, error: str | None = None) -> str:
     for p in prog.params:
         if p.kind in ("out_grown", "out_count"):
             lines.append(f"*{p.name}_ret = {p.name};")
-    lines += [f"ep_give_kept({arr}, {fb.fill_bits(arr, typ)});" if arr in fb.kept
+    lines += [f"ep_give_kept({arr}, (size_t){fb.cap(arr)}, {fb.fill_bits(arr, typ)});"
+              if arr in fb.kept
               else f"ep_release({arr});" for arr, typ in fb.heap.items() if arr not in published]
     lines.append("return 0;")
     if fb.heap or fb.fails:

@@ -21,14 +21,18 @@ from etchpy.runtime import build
 WRAPPERS = """
 void *take_for_test(size_t n, double fill) { return ep_take_kept(n, sizeof(double),
     ep_fill_bits(&fill, sizeof(double))); }
-void give_for_test(void *p, double fill) { ep_give_kept(p, sizeof(double),
+void give_for_test(void *p, size_t n, double fill) { ep_give_kept(p, n, sizeof(double),
     ep_fill_bits(&fill, sizeof(double))); }
 void *calloc_for_test(size_t n) { return ep_calloc(n, 1); }
+void *malloc_for_test(size_t n) { return ep_malloc(n); }
+void release_for_test(void *p) { ep_release(p); }
 """
 CDEF = """
 void *take_for_test(size_t n, double fill);
-void give_for_test(void *p, double fill);
+void give_for_test(void *p, size_t n, double fill);
 void *calloc_for_test(size_t n);
+void *malloc_for_test(size_t n);
+void release_for_test(void *p);
 """
 
 
@@ -42,7 +46,7 @@ def kept_helpers(t: tuning.Tuning):
     array), with exported wrappers."""
     prog = _program(imp.seq(imp.Alloc("a", "value", ONE, Const(0.0, "value"), kept=True)))
     src = c.render(prog, ep.semirings.get("real"), name="kept", idx_type="int64_t", tuning=t)
-    return build.load(src.c + WRAPPERS, CDEF, name="kept_test")
+    return build.load(src.c + WRAPPERS, CDEF, name=f"kept_test_{t.map_bytes}")
 
 
 def spgemm():
@@ -57,7 +61,7 @@ def test_a_given_back_block_is_taken_again_only_for_its_fill_and_about_its_size(
     n = 1 << 16                                   # doubles: 512 KiB, a mapped block
     assert f.take_for_test(n, 0.0) == null        # nothing kept yet
     p = f.calloc_for_test(8 * n)
-    f.give_for_test(p, 0.0)
+    f.give_for_test(p, n, 0.0)
     assert f.take_for_test(n, np.inf) == null     # another fill
     assert f.take_for_test(n // 4, 0.0) == null   # far smaller: not this block
     assert f.take_for_test(2 * n, 0.0) == null    # larger: not this block
@@ -65,18 +69,41 @@ def test_a_given_back_block_is_taken_again_only_for_its_fill_and_about_its_size(
     assert q == p
     assert f.take_for_test(n, 0.0) == null        # taken out of the pool
     small = f.calloc_for_test(64)                 # from malloc: released, never kept
-    f.give_for_test(small, 0.0)
+    f.give_for_test(small, 8, 0.0)
     assert f.take_for_test(8, 0.0) == null
-    f.give_for_test(q, 0.0)
-    f.give_for_test(null, 0.0)
+    f.give_for_test(q, n - 10, 0.0)
+    f.give_for_test(null, 0, 0.0)
 
 
 def test_without_mapping_nothing_is_kept():
     lib = kept_helpers(tuning.DEFAULT.with_(map_bytes=0))
     f, null = lib.lib, lib.ffi.NULL
     p = f.calloc_for_test(1 << 20)
-    f.give_for_test(p, 0.0)
+    f.give_for_test(p, 1 << 17, 0.0)
     assert f.take_for_test(1 << 17, 0.0) == null
+
+
+@pytest.mark.parametrize("fill", [0.0, np.inf, -2.5])
+def test_a_kept_block_holds_the_fill_over_every_taken_element(fill):
+    """Only the array given back holds the fill, not the rest of its block: a
+    block reused by a small ep_calloc after an array left garbage in it, given
+    back with its few elements, then taken for many more, holds the fill in all
+    of them (the bytes its last array did not cover are filled on taking)."""
+    lib = kept_helpers(tuning.DEFAULT.with_(map_bytes=1))       # every array mapped
+    f, ffi = lib.lib, lib.ffi
+    g = f.malloc_for_test(3000)                  # a 4 KiB block, garbage written over it
+    ffi.memmove(g, b"\xab" * 3000, 3000)
+    f.release_for_test(g)                        # a spare slot
+    z = ffi.cast("double *", f.malloc_for_test(24))   # reuses it: 3 elements
+    assert z == ffi.cast("double *", g)
+    z[0] = z[1] = z[2] = fill
+    f.give_for_test(z, 3, fill)
+    for n in (3, 300, 5, 370):                   # up and down within the block
+        t = f.take_for_test(n, fill)
+        assert t == z
+        got = np.frombuffer(ffi.buffer(t, 8 * n), dtype=np.float64)
+        assert (got == fill).all(), (n, np.flatnonzero(got != fill)[:5])
+        f.give_for_test(t, n, fill)
 
 
 def _pair(seed, n, per_row):

@@ -245,17 +245,30 @@ static inline uint64_t ep_fill_bits(const void *x, size_t size)
 
 #if EP_MAP
 /* Arrays that a kernel gives back holding nothing but their fill (Imp's
- * Alloc kept): up to EP_KEPT mapped blocks, with their fill's bytes in the
- * header after the length, wait in the library, pages resident, for an array
- * of that fill and about their size from a later call (on any thread), which
- * then needs no fill pass: a workspace of n cells that a call touches t of
+ * Alloc kept): up to EP_KEPT mapped blocks, with their fill's bytes and how many
+ * bytes from the start hold it in the header after the length (only the array's
+ * own length: the rest of its block may hold what an earlier array left), wait
+ * in the library, pages resident, for an array of that fill and about their
+ * size from a later call (on any thread), which then needs no fill pass beyond
+ * the bytes not yet filled: a workspace of n cells that a call touches t of
  * costs O(t), not O(n). */
 #define EP_KEPT 4
 static size_t *ep_kept[EP_KEPT];   /* under ep_spares.lock */
 
+/* Writes the bytes [from, to) of p with the 8 bytes of a fill repeated (those
+ * of an element start at every multiple of its size, a divisor of 8 or 16). */
+static void ep_fill_tail(char *p, size_t from, size_t to, uint64_t fill)
+{
+    const unsigned char *f = (const unsigned char *)&fill;
+    for (; from < to && (from & 7); from++) p[from] = (char)f[from & 7];
+    for (; from + 8 <= to; from += 8) memcpy(p + from, &fill, 8);
+    for (; from < to; from++) p[from] = (char)f[from & 7];
+}
+
 /* n elements of `size` bytes, each with the bytes of `fill`, from the kept
- * blocks (the smallest of at least n and at most about 2n elements), or NULL:
- * the caller then allocates and fills the array itself. */
+ * blocks (the smallest of at least n and at most about 2n elements; the bytes
+ * its last array did not cover filled here), or NULL: the caller then allocates
+ * and fills the array itself. */
 static void *ep_take_kept(size_t n, size_t size, uint64_t fill)
 {
     if (n > (SIZE_MAX - EP_HEAD - 4096) / size || n * size < EP_MAP_BYTES ||
@@ -272,18 +285,21 @@ static void *ep_take_kept(size_t n, size_t size, uint64_t fill)
     size_t *b = at < 0 ? NULL : ep_kept[at];
     if (b) ep_kept[at] = NULL;
     ep_unlock();
-    return b ? (char *)b + EP_HEAD : NULL;
+    if (!b) return NULL;
+    if (b[2] < n * size) ep_fill_tail((char *)b + EP_HEAD, b[2], n * size, fill);
+    return (char *)b + EP_HEAD;
 }
 
-/* Gives back an array whose every element holds the bytes of `fill`: a mapped
- * one is kept (in an empty slot, or in place of the smallest smaller kept
- * block, which is released); any other is released. */
-static void ep_give_kept(void *p, size_t size, uint64_t fill)
+/* Gives back an array of n elements of `size` bytes, every one holding the
+ * bytes of `fill`: a mapped one is kept (in an empty slot, or in place of the
+ * smallest smaller kept block, which is released); any other is released. */
+static void ep_give_kept(void *p, size_t n, size_t size, uint64_t fill)
 {
     if (!p) return;
     size_t *b = ep_head(p), *out = b;
     if (*b && !(size > 8 && fill == EP_FILL_NONE)) {
         b[1] = fill;
+        b[2] = n * size;
         ep_lock();
         int at = -1;
         for (int s = 0; s < EP_KEPT; s++) {
@@ -304,9 +320,9 @@ static inline void *ep_take_kept(size_t n, size_t size, uint64_t fill)
     return NULL;
 }
 
-static inline void ep_give_kept(void *p, size_t size, uint64_t fill)
+static inline void ep_give_kept(void *p, size_t n, size_t size, uint64_t fill)
 {
-    (void)size; (void)fill;
+    (void)n; (void)size; (void)fill;
     ep_release(p);
 }
 #endif
@@ -879,7 +895,7 @@ int spgemm_rows(
     *out_count1_ret = out_count1;
     ep_release(ws_vals);
     ep_release(ws_list);
-    ep_give_kept(ws_bits, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
+    ep_give_kept(ws_bits, (size_t)ws_bits_cap, sizeof(uint64_t), ep_fill_bits(&(const uint64_t){0}, sizeof(uint64_t)));
     return 0;
 fail:
     ep_release(out_pos1);
