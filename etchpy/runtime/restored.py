@@ -18,6 +18,7 @@ one-to-one, so equal encodings are equal programs.
 from __future__ import annotations
 
 import hashlib
+import threading
 from dataclasses import dataclass
 
 from .. import pipeline
@@ -73,13 +74,15 @@ class Restored:
     """A pipeline.Compiled read from a manifest: `request`, `optimized` (None) and
     `face` at once; every other attribute of the Compiled (plan, program, expr,
     costs, nesting, checked, build) from the Compiled decoded on first need. A
-    part that fails to decode is compiled again from the request."""
+    part that fails to decode is compiled again from the request. Safe from
+    several threads: one decodes while the others wait for its Compiled."""
 
     optimized = None
 
     def __init__(self, request, saved: dict, face: CallFace):
         self.request, self.face = request, face
         self._saved, self._full = saved, None
+        self._lock = threading.Lock()
 
     @property
     def decoded(self) -> bool:
@@ -88,20 +91,24 @@ class Restored:
 
     def full(self) -> pipeline.Compiled:
         """The whole Compiled (decoded once)."""
-        if self._full is None:
-            from .. import lower    # its classes: jsondata decodes only imported ones
-            s = self._saved
-            try:
-                self._full = pipeline.Compiled(
-                    self.request, None, s["plan"].value(), s["costs"].value(),
-                    s["expr"].value(), s["program"].value(), tuple(s["nesting"].value()))
-            except (jsondata.DataError, KeyError, AttributeError):
-                self._full = pipeline.compile_request(self.request)
-            self._saved = None
-        return self._full
+        full = self._full
+        if full is not None:
+            return full
+        with self._lock:        # another thread may be decoding it, then clear _saved
+            if self._full is None:
+                from .. import lower    # its classes: jsondata decodes only imported ones
+                s = self._saved
+                try:
+                    self._full = pipeline.Compiled(
+                        self.request, None, s["plan"].value(), s["costs"].value(),
+                        s["expr"].value(), s["program"].value(), tuple(s["nesting"].value()))
+                except (jsondata.DataError, KeyError, AttributeError):
+                    self._full = pipeline.compile_request(self.request)
+                self._saved = None
+            return self._full
 
     def __getattr__(self, name):
-        if name.startswith("__") or name in ("_saved", "_full"):
+        if name.startswith("__") or name in ("_saved", "_full", "_lock"):
             raise AttributeError(name)
         return getattr(self.full(), name)
 

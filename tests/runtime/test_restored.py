@@ -4,6 +4,8 @@ something asks for them, and are then those the kernel was compiled with."""
 import hashlib
 import json
 import re
+import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -12,7 +14,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy.runtime import jsondata
-from etchpy.runtime.restored import CallFace, stored_parts
+from etchpy.runtime.restored import CallFace, Restored, stored_parts
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -117,3 +119,44 @@ def test_a_malformed_deferred_value_is_refused_when_decoded():
         lazy["plan"].value()
     with pytest.raises(jsondata.DataError):
         jsondata.loads(text)
+
+
+class _SlowPart:
+    """A stored part whose decoding takes a while and is counted."""
+
+    def __init__(self, value, counts, name):
+        self._value, self._counts, self._name = value, counts, name
+
+    def value(self):
+        self._counts[self._name] = self._counts.get(self._name, 0) + 1
+        time.sleep(0.02)
+        return self._value
+
+
+def test_threads_asking_at_once_share_one_decoding():
+    """Several threads ask a restored kernel's program at once (kernels are called
+    from Python threads; the first call of a sparse output reads it): it is decoded
+    once, every thread gets the same Compiled, and none finds the stored parts
+    already cleared by the thread that decoded them (a TypeError before)."""
+    counts, parts = {}, {"plan": "P", "costs": None, "expr": "E", "program": "G", "nesting": []}
+    saved = {name: _SlowPart(v, counts, name) for name, v in parts.items()}
+    restored = Restored("request", saved, face=None)
+    got, errors, start = [], [], threading.Barrier(4)
+
+    def ask():
+        try:
+            start.wait()
+            got.append(restored.full() if len(got) % 2 else restored.program)
+        except Exception as exc:                # reported on the main thread
+            errors.append(exc)
+
+    pool = [threading.Thread(target=ask) for _ in range(4)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    assert not errors, errors[0]
+    assert counts == {name: 1 for name in parts}
+    full = restored.full()
+    assert full.program == "G" and full.plan == "P"
+    assert all(g is full or g == "G" for g in got) and len(got) == 4
