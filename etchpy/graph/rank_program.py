@@ -92,8 +92,11 @@ def _checked_degrees(degrees, inv: str, bad: str, names, n, then):
     (nonnegative, at most the largest double: no NaN, no inf; it reads every
     value the step reads); then, when all passed, inv = 1/deg (0 where deg
     = 0) and `then`; else bad = ERROR_CODE (graph.rank_scipy,
-    proofs_notes/fixpoint_loop.md). CompileError when its body reads no value."""
-    body = imp.rename(degrees.body, {"out": inv, degrees.error: bad})
+    proofs_notes/fixpoint_loop.md). Its sums in SIMD lanes (imp.GatherSum) run as
+    their loops: lanes read values no statement shows, and may report a bad
+    coordinate only after the whole program. CompileError when its body reads no
+    value."""
+    body = imp.rename(_loops_only(degrees.body), {"out": inv, degrees.error: bad})
     body = imp.replaced(imp.substitute(body, "out_zeroed", imp.ZERO),
                         imp.Decl(bad, "index", imp.ZERO), imp.Assign(bad, imp.ZERO))
     vals = next(p.name for p in degrees.params if p.kind == "in_array" and p.type == "value")
@@ -134,3 +137,17 @@ def _parameters(step, w: str, mine: tuple, written: bool) -> tuple[tuple, tuple]
     params += [Param(name, *doc) for name, doc in zip(mine, docs)]
     roles += ["x", "inv", "consts", "steps", "max_iter"]
     return tuple(params), tuple(roles)
+
+
+def _loops_only(node):
+    """node with each imp.GatherSum replaced by its fallback (the walk loop with
+    the same effect, checks included) and each pick set to 0 (a pick only
+    chooses between computations of the same result: the one without lanes)."""
+    match node:
+        case imp.GatherSum(fallback=loop):
+            return _loops_only(loop)
+        case imp.GatherPick(var=var):
+            return imp.Decl(var, "index", imp.ZERO)
+        case imp.Load() | imp.Var() | imp.Const() | imp.Bin():
+            return node
+    return imp.map_parts(node, _loops_only, notes=True)
