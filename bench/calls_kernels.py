@@ -107,6 +107,8 @@ def cases(A, rng):
                 lambda x: A.T @ x, _pool(rng, n, few)))
     out.append(("row sums", "y[i] = A[i, j]", lambda k, _: k(A=A), lambda _: A.sum(axis=1),
                 [None]))
+    out.append(("sum of all entries", "s = A[i, j]", lambda k, _: k(A=A), lambda _: A.sum(),
+                [None]))
     xs = list(zip(_pool(rng, n, few), _pool(rng, m, few)))
     out.append(("x·(A y)", "s = x[i] * A[i, j] * y[j]", lambda k, p: k(A=A, x=p[0], y=p[1]),
                 lambda p: p[0] @ (A @ p[1]), xs))

@@ -16,8 +16,8 @@ def test_the_kernels_part_writes_a_row_per_case():
     rng = np.random.default_rng(0)
     names = [c[0] for c in kernels.cases(A, rng) + kernels.sparse_cases(A, rng)]
     assert names == ["SpMM X of 4 columns", "SpMM X of 16 columns", "SpMVᵀ (csr)", "row sums",
-                     "x·(A y)", "A+B same pattern", "A∘B same pattern", "A+B other pattern",
-                     "A∘B other pattern", "A·A (SpGEMM)"]
+                     "sum of all entries", "x·(A y)", "A+B same pattern", "A∘B same pattern",
+                     "A+B other pattern", "A∘B other pattern", "A·A (SpGEMM)"]
     said = []
     rows = kernels.part_kernels(True, 0.001, said.append, None, source=[("P1", 1_000, A)],
                                 only={"row sums"})
