@@ -109,21 +109,21 @@ class Tuning:
     check_first_from: int = -1        # ... near scalar rows' too where entries/rows >= this (0: off; -1: the host's)
     check_rows: bool = False          # ... a full loop's segments as each row opens (no pass)
     row_checks: int = -1              # ... check_rows for a scalar loop where this is 1 (0: off; -1: the host's)
-    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays;
-                                      # nor checked in full twice (A ⊙ B on one pattern)
+    check_twins_once: bool = True     # ... not one sharing a checked input's index arrays; nor twice (A ⊙ B)
     merge_steps: bool = True          # ... a union's by its steps (no pass over coordinates)
     merge_bounds_ahead: bool = False  # ... its segments' bounds a block of rows ahead (check_block), not per row
     met_checks: bool = False          # ... an intersection's whole, a block of rows ahead
     met_prefetch: int = 0             # an intersection's rows hint the row this many on (0: off)
     entries: bool = True              # a non-unique level (coo's first) read one entry at a time (a scatter) where the output ⊕-accumulates
     gather_sums: bool = True          # a segment's dot with a dense vector (SpMV rows) in SIMD lanes
+    plain_sum_lanes: bool = True      # ... and a plain sum of its values (row sums; with gather_sums)
+    plain_sum_from: int = 5           # ... in lanes where rows of one length are this long (ragged ones: all)
     carry_row_start: bool = True      # a serial row loop's walk starts where the last row's ended
                                       # (a register, not a load of pos[c]: schedule.row_starts)
     carry_checked_start: bool = False  # ... in the build with fused checks too (after a block's pass)
     fp_contract: bool = True          # a float kernel's multiply-adds contracted into FMA where the target has them (a pragma heading its C)
     size_switch: bool = True          # a walked level's size test (prefetch?) made before loops
-    blas: bool = True                 # a dense real GEMM-shaped step calls BLAS, and a dense
-                                      # three-factor product may be Khatri-Rao + GEMM
+    blas: bool = True                 # a dense real GEMM-shaped step calls BLAS; a three-factor one may be Khatri-Rao + GEMM
     khatri_rao: bool = True           # ... only when its temporary is no larger than the factor
                                       # it multiplies (real sizes), else the fused step
     blas_operands: bool = True        # ... Σ A·f, f element-wise: f a temporary, then a GEMM

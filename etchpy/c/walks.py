@@ -49,7 +49,8 @@ _LANE_OPS = {"min": "EP_LANE_MIN", "max": "EP_LANE_MAX", "*": "EP_LANE_TIMES",
 def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
     """`if (pick) { acc = ep_gather_sum(...); q = end; } else { fallback }`
     (ep_gather_ext, its (⊕, ⊗) as constants, for the semirings other than real;
-    ep_gather_clamped where its coordinates' maximum is tested after the program)."""
+    ep_gather_clamped where its coordinates' maximum is tested after the program; x NULL
+    for a plain sum, no `dense`)."""
     pad = indent * depth
     check = f"1, {s.dim}, &{s.error}" if s.dim else "0, -1, NULL"
     name, ops = "ep_gather_sum", ""
@@ -58,7 +59,7 @@ def gather_sum(printer, s: imp.GatherSum, depth: int, indent: str) -> str:
     elif s.ops != ("+", "*"):
         name, ops = "ep_gather_ext", ", " + ", ".join(_LANE_OPS[o] for o in s.ops)
     call = (f"{pad}{indent}{s.acc} = {name}({s.acc}, {s.q}, {s.end}, {s.vals}, "
-            f"{s.crd}, {s.dense}, {check}, {s.pick}{ops});\n{pad}{indent}{s.q} = {s.end};")
+            f"{s.crd}, {s.dense or 'NULL'}, {check}, {s.pick}{ops});\n{pad}{indent}{s.q} = {s.end};")
     return f"{pad}if ({s.pick}) {{\n{call}\n{pad}}}" + printer.nest(" else", s.fallback, depth)
 
 

@@ -17,7 +17,7 @@
                | ShortIntersect(x, x, a, x, x, a, s, width) | Seek(x, e, a, e, e)
                | ParallelFor(x, e, e, s, threads, reduce?, private, flag?, parallel_if?)
                | Gemm(e, e, e, a, trans, e, a, trans, e, a, e, batch, overwrite, s)
-               | GatherSum(x, x, x, a, a, a, s, x, x?, x?) | GatherPick(x, a, x)
+               | GatherSum(x, x, x, a, a, a?, s, x, x?, x?) | GatherPick(x, a, x)
                | Fixpoint(x, e, s, ((a, a, e)...), e)
 
 `/` is integer division, `&` bitwise and, `hash k mask` a slot of a hash

@@ -96,7 +96,8 @@ def show(node, indent: int = 0) -> str:
         case GatherSum(acc, q, end, vals, crd, dense, fallback, pick, dim, _, (add, mul)):
             checked = f", coordinates < {dim}" if dim else ""
             red, times = ("Σ ", "·") if (add, mul) == ("+", "*") else (f"{add} ", f" {mul} ")
-            head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{times}{dense}[{crd}[p]]"
+            term = f"{times}{dense}[{crd}[p]]" if dense else ""
+            head = f"{pad}if {pick}: {acc} {add}= gathered {red}{vals}[p]{term}"
             return _nest(f"{head} for p in [{q}, {end}){checked} else", fallback, indent)
         case GatherPick(var, pos, parents, None, _, _, least, far, far_least, ragged, rows_far,
                         far_ragged, far_mild, far_spread):

@@ -42,7 +42,8 @@ class Gemm:
 
 @dataclass(frozen=True)
 class GatherSum:
-    """acc := acc ⊕ ⨁_{p in [q, end)} vals[p] ⊗ dense[crd[p]]; then q := end, over
+    """acc := acc ⊕ ⨁_{p in [q, end)} vals[p] ⊗ dense[crd[p]] (with `dense` None, a
+    plain sum: acc ⊕ ⨁ vals[p], crd read only by checks); then q := end, over
     float64 with (⊕, ⊗) = `ops`: ("+", "*"), or min/max with + or *. `fallback` is
     the walk loop with the same effect, checks included: the interpreter runs
     it; C runs ep_gather_sum / ep_gather_ext (SIMD lanes, the reduction
@@ -59,7 +60,7 @@ class GatherSum:
     end: str
     vals: str
     crd: str
-    dense: str
+    dense: str | None
     fallback: "Stmt"
     pick: str
     dim: str | None = None

@@ -159,3 +159,18 @@ def gathered(loop: While, crd: str, vals: str):
                     v == vals and c == crd and i == at and j == at and dense not in (vals, crd)):
                 return acc, q, e, dense
     return None
+
+
+def summed(loop: While, crd: str, vals: str):
+    """(acc, q, e, None) when `loop` is `while (q < e) { acc := acc ⊕ vals[q]; q :=
+    q + 1 }` (prefetches and opaque marks around it; its checks, when fused,
+    read crd), else None: a plain sum of a segment's values (row sums, a sum of
+    all entries), gather_sums' lanes with no gather."""
+    if (walk := _steps(loop, 1)) is None:
+        return None
+    q, e, stmts = walk
+    match stmts[0]:
+        case Assign(acc, Ring("add", Var(a), Load(v, Var(at)))) if (
+                a == acc and acc != q and v == vals and at == q and vals != crd):
+            return acc, q, e, None
+    return None

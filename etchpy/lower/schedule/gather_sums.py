@@ -22,7 +22,7 @@ import numpy as np
 from ... import host_facts, imp
 from ...imp import (Assign, Bin, GatherPick, GatherSum, Load, Opaque, Prefetch, Ring, Seq, Var,
                     While, or_, seq)
-from .checks_first import gathered
+from .checks_first import gathered, summed
 from .fused_checks import candidates, program_names
 
 
@@ -57,12 +57,14 @@ def run(prog, semiring, tuning):
     body, picks = prog.body, []
     for name, lv in sorted(candidates(prog).items()):
         pick = names.fresh(f"{name}_gather")
-        new = _rewrite(body, lv, pick, ops)
+        new = _rewrite(body, lv, pick, ops, tuning.plain_sum_lanes)
         if new != body:
             body = new
             host = host_facts.resolved(tuning)
             least, ragged = ((host.gather_from, host.gather_ragged_from) if ops == ("+", "*")
                              else (0, 0))
+            if _plain_only(new, pick):  # no gather: ragged rows pay at every length
+                least, ragged = max(tuning.plain_sum_from, 1), 1
             picks.append(GatherPick(pick, lv.pos, lv.parents, least=least, ragged=ragged))
     if not picks:
         return prog
@@ -70,26 +72,37 @@ def run(prog, semiring, tuning):
     return replace(prog, body=seq(*picks, imp.If(lanes, body, prog.body)))
 
 
-def _rewrite(node, lv, pick: str, ops: tuple):
+def _rewrite(node, lv, pick: str, ops: tuple, plain: bool):
     def lanes(loop, found):
         acc, q, e, dense = found
         return GatherSum(acc, q, e, lv.vals, lv.crd, dense, loop, pick, ops=ops)
-    return rewrite_gathered(node, lv, lanes)
+    matched = _gathered_or_summed if plain else gathered
+    return rewrite_gathered(node, lv, lanes, matched)
 
 
-def rewrite_gathered(node, lv, change):
-    """node with each walk of lv that `gathered` matches (outside GatherSum nodes)
-    replaced by change(the loop, what gathered found)."""
+def _gathered_or_summed(loop, crd, vals):
+    return gathered(loop, crd, vals) or summed(loop, crd, vals)
+
+
+def rewrite_gathered(node, lv, change, matched=gathered):
+    """node with each walk of lv that `matched` (`gathered`, or also `summed`)
+    matches (outside GatherSum nodes) replaced by change(the loop, what it found)."""
     match node:
-        case While() if (found := gathered(node, lv.crd, lv.vals)) is not None:
+        case While() if (found := matched(node, lv.crd, lv.vals)) is not None:
             return change(node, found)
         case Seq(stmts):
-            return Seq(tuple(rewrite_gathered(s, lv, change) for s in stmts))
+            return Seq(tuple(rewrite_gathered(s, lv, change, matched) for s in stmts))
         case GatherSum():
             return node
     if hasattr(node, "__dataclass_fields__") and hasattr(node, "body"):
-        return replace(node, body=rewrite_gathered(node.body, lv, change))
+        return replace(node, body=rewrite_gathered(node.body, lv, change, matched))
     if isinstance(node, imp.If):
-        other = None if node.else_ is None else rewrite_gathered(node.else_, lv, change)
-        return replace(node, then=rewrite_gathered(node.then, lv, change), else_=other)
+        other = None if node.else_ is None else rewrite_gathered(node.else_, lv, change, matched)
+        return replace(node, then=rewrite_gathered(node.then, lv, change, matched), else_=other)
     return node
+
+
+def _plain_only(body, pick: str) -> bool:
+    """Whether every GatherSum of `pick` in body is a plain sum (no `dense`)."""
+    return all(n.dense is None for n in imp.statements(body)
+               if isinstance(n, GatherSum) and n.pick == pick)

@@ -265,6 +265,7 @@ typedef int64_t ep_gather_lim_t;
 #define EP_LANES __m512d
 #define EP_LANES_ZERO _mm512_setzero_pd()
 #define EP_LANES_FMA(a, b, s) _mm512_fmadd_pd((a), (b), (s))
+#define EP_LANES_ADD(a, s) _mm512_add_pd((a), (s))
 #define EP_LANES_LOAD(p) _mm512_loadu_pd(p)
 #define EP_LANES_LOADM(m, p) _mm512_maskz_loadu_pd((m), (p))
 /* eight double lanes: the sum of a 512-bit register, halves, then quarters, then
@@ -279,6 +280,8 @@ static inline double ep_lanes_sum_pd(__m512d s)
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 #define EP_LANES_SUM(s) ep_lanes_sum_pd(s)
+/* x NULL (a constant at the call: imp.GatherSum without `dense`, a plain sum of
+ * the values, row sums) gathers nothing: the lanes add the values alone. */
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      const ep_val_t *restrict v, const ep_idx_t *restrict crd,
                                      const ep_val_t *restrict x, const int checked, int64_t dim,
@@ -293,7 +296,8 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
             *err = 4;
             return acc;
         }
-        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s);
+        s = x ? EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s)
+              : EP_LANES_ADD(EP_LANES_LOAD(v + q), s);
     }
     if (q < e) {
         const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
@@ -302,7 +306,8 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
             *err = 4;
             return acc;
         }
-        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s);
+        s = x ? EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s)
+              : EP_LANES_ADD(EP_LANES_LOADM(m, v + q), s);
     }
     return acc + EP_LANES_SUM(s);
 }
@@ -346,7 +351,8 @@ static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const doubl
             *err = 4;
             return acc;
         }
-        const __m512d p = EP_LANE_MUL(mul, _mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), 512);
+        const __m512d p = x ? EP_LANE_MUL(mul, _mm512_loadu_pd(v + q), EP_GATHER_X8(c, x), 512)
+                            : _mm512_loadu_pd(v + q);
         bad |= _mm512_cmp_pd_mask(p, p, _CMP_UNORD_Q);
         s = EP_LANE_RED(add, s, p, 512);
     }
@@ -357,8 +363,9 @@ static inline double ep_gather_ext(double acc, int64_t q, int64_t e, const doubl
             *err = 4;
             return acc;
         }
-        const __m512d p = EP_LANE_MUL(mul, _mm512_maskz_loadu_pd(m, v + q),
-                                      EP_GATHER_XM(m, c, x), 512);
+        const __m512d p = x ? EP_LANE_MUL(mul, _mm512_maskz_loadu_pd(m, v + q),
+                                          EP_GATHER_XM(m, c, x), 512)
+                            : _mm512_maskz_loadu_pd(m, v + q);
         bad |= _mm512_mask_cmp_pd_mask(m, p, p, _CMP_UNORD_Q);
         s = EP_LANE_REDM(add, s, m, p, 512);
     }

@@ -272,6 +272,7 @@ typedef int64_t ep_gather_lim_t;
 #define EP_LANES __m512d
 #define EP_LANES_ZERO _mm512_setzero_pd()
 #define EP_LANES_FMA(a, b, s) _mm512_fmadd_pd((a), (b), (s))
+#define EP_LANES_ADD(a, s) _mm512_add_pd((a), (s))
 #define EP_LANES_LOAD(p) _mm512_loadu_pd(p)
 #define EP_LANES_LOADM(m, p) _mm512_maskz_loadu_pd((m), (p))
 /* eight double lanes: the sum of a 512-bit register, halves, then quarters, then
@@ -286,6 +287,8 @@ static inline double ep_lanes_sum_pd(__m512d s)
     return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 #define EP_LANES_SUM(s) ep_lanes_sum_pd(s)
+/* x NULL (a constant at the call: imp.GatherSum without `dense`, a plain sum of
+ * the values, row sums) gathers nothing: the lanes add the values alone. */
 static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
                                      const ep_val_t *restrict v, const ep_idx_t *restrict crd,
                                      const ep_val_t *restrict x, const int checked, int64_t dim,
@@ -300,7 +303,8 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
             *err = 4;
             return acc;
         }
-        s = EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s);
+        s = x ? EP_LANES_FMA(EP_LANES_LOAD(v + q), EP_GATHER_X8(c, x), s)
+              : EP_LANES_ADD(EP_LANES_LOAD(v + q), s);
     }
     if (q < e) {
         const __mmask8 m = (__mmask8)((1u << (e - q)) - 1u);
@@ -309,7 +313,8 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
             *err = 4;
             return acc;
         }
-        s = EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s);
+        s = x ? EP_LANES_FMA(EP_LANES_LOADM(m, v + q), EP_GATHER_XM(m, c, x), s)
+              : EP_LANES_ADD(EP_LANES_LOADM(m, v + q), s);
     }
     return acc + EP_LANES_SUM(s);
 }
