@@ -6,8 +6,6 @@ product, a traced lazy function and BFS levels, on sizes up and down. Every
 answer equals scipy's. Two bugs this kind of run found are tested on their own:
 tests/c/test_c_kept.py (a kept block's fill) and tests/runtime/test_restored.py
 (a restored kernel decoded from two threads)."""
-import threading
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -16,6 +14,7 @@ import scipy.sparse.csgraph as cg
 import etchpy as ep
 from etchpy import tuning
 from etchpy.runtime.kernel_cache import KERNELS
+from in_threads import run_threads
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -65,24 +64,15 @@ def test_threads_calling_different_kernels_at_once_get_right_answers():
             f(A, B, np.ones(A.shape[0]), np.ones(A.shape[0]))
     KERNELS.clear()         # the same kernels read back from their manifests, not decoded
     kinds = _kinds()
-    errors, start = [], threading.Barrier(4)
 
     def work(t):
         rng = np.random.default_rng(t)
-        try:
-            start.wait()
-            for r in range(20 * len(kinds)):        # the threads on one kind at a time
-                A, B = pairs[(t + r) % len(pairs)]
-                which = (r // 4) % len(kinds)
-                got, want = kinds[which](A, B, rng.random(A.shape[0]), rng.random(A.shape[0]))
-                got, want = _dense(got), _dense(want)
-                assert got.shape == want.shape and np.allclose(got, want), (t, r, which)
-        except Exception as exc:                     # reported on the main thread
-            errors.append(exc)
+        for r in range(20 * len(kinds)):            # the threads on one kind at a time
+            A, B = pairs[(t + r) % len(pairs)]
+            which = (r // 4) % len(kinds)
+            got, want = kinds[which](A, B, rng.random(A.shape[0]), rng.random(A.shape[0]))
+            got, want = _dense(got), _dense(want)
+            assert got.shape == want.shape and np.allclose(got, want), (t, r, which)
 
-    pool = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for th in pool:
-        th.start()
-    for th in pool:
-        th.join()
+    errors = run_threads(work, 4)
     assert not errors, errors[0]

@@ -7,7 +7,6 @@ do, misses the arrays a Dense plan reads as they are, reads values written in pl
 between calls, refuses NaN where the semiring does, and two threads calling at once
 do not share a scratch."""
 import functools
-import threading
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.runtime import binder
 from etchpy.runtime.call_plans import MISS
+from in_threads import run_threads
 
 pytestmark = [pytest.mark.usefixtures("shared_cache"),
               pytest.mark.skipif(binder.module() is None, reason="no binder on this machine")]
@@ -119,9 +119,4 @@ def test_threads_calling_at_once_do_not_share_a_scratch(keep):
             q = (k + r) % len(xs)
             if not np.allclose(kern(A=A, x=xs[q]), wants[q], rtol=1e-12, atol=1e-12):
                 errors.append(q)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_threads(work, 4) and not errors

@@ -4,7 +4,6 @@ something asks for them, and are then those the kernel was compiled with."""
 import hashlib
 import json
 import re
-import threading
 import time
 from dataclasses import replace
 
@@ -15,6 +14,7 @@ import scipy.sparse as sp
 import etchpy as ep
 from etchpy.runtime import jsondata
 from etchpy.runtime.restored import CallFace, Restored, stored_parts
+from in_threads import run_threads
 
 pytestmark = pytest.mark.usefixtures("shared_cache")
 
@@ -141,20 +141,9 @@ def test_threads_asking_at_once_share_one_decoding():
     counts, parts = {}, {"plan": "P", "costs": None, "expr": "E", "program": "G", "nesting": []}
     saved = {name: _SlowPart(v, counts, name) for name, v in parts.items()}
     restored = Restored("request", saved, face=None)
-    got, errors, start = [], [], threading.Barrier(4)
-
-    def ask():
-        try:
-            start.wait()
-            got.append(restored.full() if len(got) % 2 else restored.program)
-        except Exception as exc:                # reported on the main thread
-            errors.append(exc)
-
-    pool = [threading.Thread(target=ask) for _ in range(4)]
-    for th in pool:
-        th.start()
-    for th in pool:
-        th.join()
+    got = []
+    errors = run_threads(lambda t: got.append(restored.full() if t % 2 else restored.program),
+                         4)
     assert not errors, errors[0]
     assert counts == {name: 1 for name in parts}
     full = restored.full()

@@ -4,6 +4,7 @@ import threading
 import numpy as np
 
 from etchpy.runtime.scratch import Scratch
+from in_threads import run_threads
 
 
 def test_an_array_given_back_is_taken_again_and_never_twice_at_once():
@@ -37,7 +38,7 @@ def test_threads_never_hold_the_same_array():
     s, held, clash = Scratch(4), set(), []
     lock = threading.Lock()
 
-    def work():
+    def work(_):
         for _ in range(200):
             with s.arrays((64, np.float64)) as (a,):
                 key = a.__array_interface__["data"][0]
@@ -47,12 +48,7 @@ def test_threads_never_hold_the_same_array():
                 with lock:
                     held.discard(key)
 
-    ts = [threading.Thread(target=work) for _ in range(4)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    assert not any(clash)
+    assert not run_threads(work, 4) and not any(clash)
 
 
 def test_arrays_below_least_bytes_are_made_new_and_never_kept():
