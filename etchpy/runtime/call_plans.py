@@ -203,7 +203,7 @@ def _in_c(owner, kern, lib, function, steps, facts, planned, n_in, idx_dtype, tr
         return None
     grown = None
     if _sparse_out(owner, kern):
-        kind = outputs.grown_kind(kern.compiled.program, owner.out_format, owner.semiring)
+        kind = outputs.grown_kind(kern._face.output, owner.out_format, owner.semiring)
         if kind is None:
             return None
         grown = (kind, idx_dtype)
@@ -288,7 +288,7 @@ def _grown(owner, kern, lib, types, space, shape):
     """(the plan's lines giving a sparse output's arrays and counts their cells in
     `args`, its result: those arrays read back as Kernel._result reads them)."""
     space.update({"new": lib.ffi.new, "read": outputs.reader(
-        kern.compiled.program, owner.out_format, owner.semiring, lib, kern.name,
+        kern._face.output, owner.out_format, owner.semiring, lib, kern.name,
         types["idx_dtype"])})
     lines, cells = ["    if given is not None:\n        return MISS"], []
     for j, (pos, _, tname, ctype) in enumerate(kern._out_slots):

@@ -69,6 +69,10 @@ class Text:
         """`obj` encoded; TypeError when some part is not covered (as `dumps`)."""
         return cls(_text(_encode(obj)))
 
+    def value(self):
+        """The value decoded from the text (anew each time, as `loads`)."""
+        return loads(self.text)
+
 
 def _as_text(encoded) -> dict:
     """An encoded value as ``{"~t": its text}`` (kept when it already is one)."""

@@ -278,7 +278,7 @@ class Kernel(KernelFaces, sig_.SignaturePlans, CallPlans, OneWalk, Deferred):
             if self.out_format is None:
                 return out_dense[()] if out_dense.ndim == 0 else out_dense
             return io_.make_output(out_dense, out_shape, self.out_format, sr)
-        return outputs.sparse_output(self.compiled.program, self.out_format, sr, lib, self.name,
+        return outputs.sparse_output(self._face.output, self.out_format, sr, lib, self.name,
                                      grown, out_shape, idx_dtype)
 
     def build(self, /, *args, **inputs) -> "Kernel":

@@ -68,6 +68,7 @@ class KernelFaces:
         if src is None:
             src = kern._sources[key] = pipeline.render_c(kern.compiled, idx_type,
                                                          include_header)
+            kern._keep_encoded()
         return src
 
     @property

@@ -18,13 +18,13 @@ from . import inputs as io_
 from .tensor import Tensor, _immutable, recorded, truth_values
 
 
-def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
-    """Wrap kernel `name`'s malloc'ed output arrays as numpy arrays (no copies).
+def sparse_output(out, out_format, sr, lib, name, grown, shape, idx_dtype):
+    """Wrap kernel `name`'s malloc'ed output arrays as numpy arrays (no copies);
+    `out` is its program's output (runtime.restored.OutputFace).
 
     Each array owns its C buffer through cffi's gc hook, which frees it with
     the kernel's own free once numpy lets go of it.
     """
-    out = program.output
     ffi = lib.ffi
     counts = {role: int(grown[var][0]) for role, var in out.counts.items()}
     free = getattr(lib.lib, f"{name}_free")
@@ -39,15 +39,14 @@ def sparse_output(program, out_format, sr, lib, name, grown, shape, idx_dtype):
     return read_output(out, out_format, sr, take, counts, shape, idx_dtype)
 
 
-def reader(program, out_format, sr, lib, name, idx_dtype):
-    """`read(grown, shape)`: `sparse_output(program, out_format, sr, lib, name, grown,
+def reader(out, out_format, sr, lib, name, idx_dtype):
+    """`read(grown, shape)`: `sparse_output(out, out_format, sr, lib, name, grown,
     shape, idx_dtype)`, with what does not depend on the call worked out once (a
     call plan's output: runtime.call_plans)."""
-    out = program.output
     roles = {"vals", "crd1", "pos1"}
     if (out.records or not io_.returns_scipy(out_format, sr)
             or out.arrays.keys() != roles or "count1" not in out.counts):
-        return lambda grown, shape: sparse_output(program, out_format, sr, lib, name, grown,
+        return lambda grown, shape: sparse_output(out, out_format, sr, lib, name, grown,
                                                   shape, idx_dtype)
     import scipy.sparse as sp          # loaded by then: the output is scipy's
     make = sp.csc_array if tuple(out_format.mode_order) == (1, 0) else sp.csr_array
@@ -67,7 +66,7 @@ def reader(program, out_format, sr, lib, name, idx_dtype):
     return read
 
 
-def grown_kind(program, out_format, sr):
+def grown_kind(out, out_format, sr):
     """How the C binder (runtime.binder) makes a grown result of csr or csc layout
     from its three arrays: (the output variables of pos1, crd1, vals and count1, the
     mode whose size + 1 is pos1's length, the scipy class, the fields `compressed`
@@ -75,8 +74,7 @@ def grown_kind(program, out_format, sr):
     (inputs.returns_scipy false; rle too, rseg1 and rend1 in pos1's and crd1's
     places) (..., None, None, finish(vals, crd, pos, shape)) making it as
     read_output does, its index arrays kept (`made`, sealed); None for any other
-    output."""
-    out = program.output
+    output. `out`: the program's output (runtime.restored.OutputFace)."""
     roles = _two_arrays(out, out_format)
     if roles is None:
         return None
@@ -118,9 +116,9 @@ def read_output(out, out_format, sr, take, counts, shape, idx_dtype):
     """A sparse result from its arrays: `take(role, n, dtype)` gives the first n
     entries of the array of that role ("vals", "pos1", "crd1", ...), `counts`
     the lengths by role ("count", "count1", ...); `out` is the program's
-    output (lower.Output: records, or its format's level arrays). A scipy array
-    when inputs.returns_scipy says so, else a Tensor carrying the semiring's
-    zero as its fill."""
+    output (a lower.program.Output or its runtime.restored.OutputFace: records,
+    or its format's level arrays). A scipy array when inputs.returns_scipy says
+    so, else a Tensor carrying the semiring's zero as its fill."""
     scipy = io_.returns_scipy(out_format, sr)
     if out.records:
         n = counts["count"]

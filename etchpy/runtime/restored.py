@@ -25,9 +25,26 @@ from .. import pipeline
 from . import jsondata
 from ..plan.convert import converted
 
-__all__ = ["CallFace", "Restored", "DEFERRED", "same_program", "materialized", "stored_parts"]
+__all__ = ["CallFace", "OutputFace", "Restored", "DEFERRED", "same_program", "materialized", "stored_parts"]
 
 DEFERRED = ("plan", "program", "expr", "costs", "nesting")   # decoded on first need
+
+
+@dataclass(frozen=True)
+class OutputFace:
+    """What reading a sparse result needs of a program's lower.program.Output (its
+    fields of those names): `arrays` and `counts`, role -> C variable, and
+    `records`. A class of this module, so that a manifest's face decodes before
+    lower/ is imported."""
+
+    arrays: dict
+    counts: dict
+    records: bool
+
+    @classmethod
+    def of(cls, out) -> "OutputFace":
+        """The face of `out`, a lower.program.Output."""
+        return cls(dict(out.arrays), dict(out.counts), out.records)
 
 
 @dataclass(frozen=True)
@@ -37,7 +54,8 @@ class CallFace:
     its checked build checks as it reads them; `conversions` and `replaced`, as
     plan.convert.converted gives them; `digest`, the sha256 of the stored program
     and expression (None until stored); `fused_nan`, those of `fused` whose values
-    it also checks for NaN."""
+    it also checks for NaN; `output`, what reading a sparse result needs of the
+    program's output (`OutputFace`)."""
 
     params: tuple
     dims: tuple
@@ -46,6 +64,7 @@ class CallFace:
     replaced: frozenset
     digest: str | None = None
     fused_nan: frozenset = frozenset()
+    output: "OutputFace | None" = None
 
     @classmethod
     def of(cls, compiled, digest: str | None = None) -> "CallFace":
@@ -54,7 +73,8 @@ class CallFace:
         return cls(compiled.program.params, compiled.program.dims,
                    checked.fused if checked is not None else frozenset(),
                    *converted(compiled.plan), digest,
-                   checked.fused_nan if checked is not None else frozenset())
+                   checked.fused_nan if checked is not None else frozenset(),
+                   OutputFace.of(compiled.program.output))
 
 
 def stored_parts(compiled) -> tuple[dict | None, str | None]:
@@ -71,7 +91,8 @@ def stored_parts(compiled) -> tuple[dict | None, str | None]:
 
 
 class Restored:
-    """A pipeline.Compiled read from a manifest: `request`, `optimized` (None) and
+    """A pipeline.Compiled read from a manifest, or encoded for one (a kernel
+    compiled here keeps that, runtime.signature): `request`, `optimized` (None) and
     `face` at once; every other attribute of the Compiled (plan, program, expr,
     costs, nesting, checked, build) from the Compiled decoded on first need. A
     part that fails to decode is compiled again from the request. Safe from

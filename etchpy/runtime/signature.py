@@ -208,7 +208,8 @@ class SignaturePlans:
     _stored = None     # the compiled parts a manifest keeps, encoded once (stored_parts)
 
     def _save_manifest(self):
-        """Best effort: write what this kernel's request made (see _restore)."""
+        """Best effort: write what this kernel's request made (see _restore), and
+        keep its program as that encoding from then on (`_keep_encoded`)."""
         if self._request is None:
             return
         if self._stored is None:
@@ -217,10 +218,21 @@ class SignaturePlans:
                 self._face = replace(self._face, digest=digest)
         if self._stored is None:
             return
+        self._keep_encoded()
         build.write_manifest(self.name, self._request, {
             "source_expr": self.source_expr, **self._stored, "texts": self._texts,
             "measured": self.request.measured, "options": self.request.options,
             "face": self._face}, DEFERRED)
+
+    def _keep_encoded(self) -> None:
+        """Once its manifest's parts are encoded (`_stored`), `compiled` as that
+        encoding, decoded again on first need, as a kernel read from disk is (a
+        runtime.restored.Restored): a process holding many kernels holds their
+        text, not their programs' thousands of objects, which each full
+        collection of the garbage collector would walk."""
+        if self._stored is not None and (not isinstance(self.compiled, Restored)
+                                         or self.compiled.decoded):
+            self.compiled = Restored(self.compiled.request, self._stored, self._face)
 
     def _as_declared(self, bound, inputs) -> dict:
         """The bound inputs by the caller's names, each bound in its declared format:

@@ -85,7 +85,9 @@ print(json.dumps([float(v) for v in (a * 2).compute()] + [callable(ep.lazy.funct
 
 def test_a_known_kernel_loads_in_a_new_process_without_compiling_or_rendering(tmp_path):
     first = child(_KNOWN, tmp_path)
-    assert first["compiles"] >= 2 and all(first["decoded"])
+    # compiled here, each kernel let its program go once its manifest's parts were
+    # encoded (runtime.signature._keep_encoded): it is the same text as a restored one
+    assert first["compiles"] >= 2 and first["decoded"] and not any(first["decoded"])
     again = child(_KNOWN, tmp_path)
     assert again["compiles"] == 0 and again["loaded"] == []
     # restored from their manifests, the programs were never decoded: a call reads

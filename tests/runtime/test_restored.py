@@ -3,8 +3,10 @@ kernel's call face; the plan, the program and the expression are decoded when
 something asks for them, and are then those the kernel was compiled with."""
 import hashlib
 import json
+import gc
 import re
 import time
+import weakref
 from dataclasses import replace
 
 import numpy as np
@@ -35,7 +37,7 @@ def _cases():
 @pytest.mark.parametrize("case", range(3))
 def test_a_restored_kernel_decodes_its_program_only_when_asked(case):
     expr, options, inputs, want = _cases()[case]
-    if inputs is None:                         # a sparse output reads the program
+    if inputs is None:                         # a sparse output: read by its face
         A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
         expr, inputs = A[i, j] * x[j], {"A": sp.eye_array(5, format="csr"), "x": np.ones(5)}
         want = sp.eye_array(5).toarray()
@@ -48,14 +50,45 @@ def test_a_restored_kernel_decodes_its_program_only_when_asked(case):
         out = out.toarray() if hasattr(out, "toarray") else out
         np.testing.assert_allclose(out, want, rtol=1e-12)
     shown = again._current()              # the kernel planned for the call's size class
-    if not options:
-        assert not again.compiled.decoded and not shown.compiled.decoded
+    assert not again.compiled.decoded and not shown.compiled.decoded
     np.testing.assert_allclose(got.toarray() if hasattr(got, "toarray") else got, want,
                                rtol=1e-12)
     assert again.program == first.program and again.plan == first.plan
     assert again.expr == first.expr and shown.compiled.decoded
     timeless = lambda text: re.sub(r"[0-9.]+ ms", "ms", text)     # noqa: E731
     assert timeless(again.explain()) == timeless(first.explain())
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_a_kernel_compiled_here_lets_its_program_go_once_encoded(case):
+    """A kernel compiled in this process keeps its program as its stored encoding
+    once its first build is rendered (the Compiled's objects freed), for itself
+    and the kernel planned for its calls; asking for the program decodes the same
+    program, which the next build rendered lets go again."""
+    expr, options, inputs, want = _cases()[case]
+    if inputs is None:
+        A, x = ep.tensor("A", 2, format="csr"), ep.tensor("x", 1)
+        expr, inputs = A[i, j] * x[j] * 3.5, {"A": sp.eye_array(7, format="csr"),
+                                              "x": np.ones(7)}
+        want = 3.5 * sp.eye_array(7).toarray()
+    kern = ep.Kernel(expr, **options, tuning=ep.Tuning(fused_checks=False))
+    program, first = kern.compiled.program, weakref.ref(kern.compiled)
+    for _ in range(2):
+        out = kern(**inputs)
+        np.testing.assert_allclose(out.toarray() if hasattr(out, "toarray") else out, want,
+                                   rtol=1e-12)
+    gc.collect()
+    shown = kern._current()
+    assert isinstance(kern.compiled, Restored) and not kern.compiled.decoded
+    assert isinstance(shown.compiled, Restored) and not shown.compiled.decoded
+    assert first() is None
+    stored = jsondata.dumps((shown.program, shown.expr)).encode()
+    assert hashlib.sha256(stored).hexdigest() == shown._face.digest
+    assert shown.compiled.decoded
+    other = "int64_t" if "int32_t" in kern._libs else "int32_t"
+    kern.library(other)                   # rendered from the shown kernel's program
+    assert not shown.compiled.decoded
+    assert kern.compiled.program == program and kern.compiled.decoded
 
 
 def test_the_stored_face_is_the_face_of_the_decoded_program():
@@ -135,7 +168,7 @@ class _SlowPart:
 
 def test_threads_asking_at_once_share_one_decoding():
     """Several threads ask a restored kernel's program at once (kernels are called
-    from Python threads; the first call of a sparse output reads it): it is decoded
+    from Python threads; explain() and a build's rendering read it): it is decoded
     once, every thread gets the same Compiled, and none finds the stored parts
     already cleared by the thread that decoded them (a TypeError before)."""
     counts, parts = {}, {"plan": "P", "costs": None, "expr": "E", "program": "G", "nesting": []}
