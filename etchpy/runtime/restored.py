@@ -1,15 +1,18 @@
 """A compiled kernel as a call needs it, and as a new process reads it back.
 
 A call reads only a few facts of a kernel's compiled program: its C parameters,
-which tensor mode gives each index its size, the inputs its fused checks cover
-and the conversions its plan reads (`CallFace`). A kernel's manifest on disk
-(runtime.signature) stores them beside the whole program, and a new process
+which tensor mode gives each index its size, the inputs its fused checks cover,
+the conversions its plan reads and the arrays a sparse result is read from
+(`CallFace`). A kernel's manifest on disk (runtime.signature) stores them
+beside the whole program, and a new process
 that loads a known kernel decodes only them: the plan, the program and the
 expression (hundreds of objects) stay parsed JSON until something asks for them
 (`Restored`, delegating to the `pipeline.Compiled` it decodes on first need:
-explain(), c_source, a new index type's C text). Two programs are the same
-program when their stored encodings are equal (`same_program`): the codec is
-one-to-one, so equal encodings are equal programs.
+explain(), c_source, a new index type's C text). A kernel compiled in this
+process keeps the same encoding once it has made it (runtime.signature,
+`_keep_encoded`), so a process holding many kernels holds their text, not their
+trees. Two programs are the same program when their stored encodings are equal
+(`same_program`): the codec is one-to-one, so equal encodings are equal programs.
 
     face = CallFace.of(compiled)            # from a program compiled here
     restored = Restored(request, saved)     # from a manifest read with DEFERRED
@@ -25,7 +28,8 @@ from .. import pipeline
 from . import jsondata
 from ..plan.convert import converted
 
-__all__ = ["CallFace", "OutputFace", "Restored", "DEFERRED", "same_program", "materialized", "stored_parts"]
+__all__ = ["CallFace", "OutputFace", "Restored", "DEFERRED", "same_program", "materialized",
+           "stored_parts"]
 
 DEFERRED = ("plan", "program", "expr", "costs", "nesting")   # decoded on first need
 
