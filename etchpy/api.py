@@ -321,13 +321,11 @@ def einsum(spec: str, *operands, semiring: Semiring | str | None = None,
                 dot_key = (spec, a.dtype, b.dtype, a.ndim, b.ndim)
                 dot = _dots.get(dot_key)
                 if dot is not None:
-                    try:        # ndarray.dot on fresh, small or contiguous arrays (a view's
-                        # flags read last: 35 ns each), else the Dot
-                        if (a.base is None and b.base is None or a.nbytes <= dot.args[0]
-                                >= b.nbytes or (a.base is None or a.flags.forc)
-                                and (b.base is None or b.flags.forc)):
+                    try:        # ndarray.dot on fresh (no bases), small or contiguous arrays
+                        if (a.base is None is b.base or a.nbytes <= dot.args[0] >= b.nbytes or (
+                                a.base is None or a.flags.forc) and (b.base is None or b.flags.forc)):
                             return _NDARRAY.dot(a, b)
-                        return dot(a, b)
+                        return dot(a, b)        # else the Dot (a view's flags read last: 35 ns)
                     except ValueError:      # sizes that disagree: named on the path below
                         pass
                 call = _calls.get((spec, a.dtype, a.shape, b.dtype, b.shape))
