@@ -77,9 +77,9 @@ class Tuning:
     runs: bool = True                 # a Σ over a run once per run; runs × runs per overlap
     constant_sums: bool = True        # a Σ of a value no state of a counted loop changes
                                       # (an iso operand's one): once, n-fold (Semiring.repeat)
-    fixed_coordinates: bool = True    # a counted loop whose terms are each pinned to k = c
-                                      # (ep.eq in a one-walk sum): each term once, at c
+    fixed_coordinates: bool = True    # a counted loop's terms each pinned to k = c (ep.eq): once, at c
     saturated_sums: bool = True       # a Σ whose ⊕ one absorbs (boolean) stops once it is one
+    flat_walks: bool = True           # a Σ over every parent's segment in turn walked as one segment
     shift_runs: bool = True           # windows of one run list at shifts filling an interval
                                       # met as one stream (⊗ idempotent: an erosion's rows)
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows

@@ -75,7 +75,8 @@ class GatherPick:
     level (pos[0..parents]). Without `crd`: whether this call's gathered sums run
     in SIMD lanes (C: ep_gather_pick samples the row lengths: 1 for irregular
     ones of a mean length >= `ragged` (0: `least` / 2), or rows of one length L >= `least`, or with `least` 0 those of
-    6·ceil(L/8) <= L; 0 where C has no SIMD gathers). With `crd`: whether the segments are far, so that the values
+    6·ceil(L/8) <= L, or with `least` < 0 always (a flat walk: one segment);
+    0 where C has no SIMD gathers). With `crd`: whether the segments are far, so that the values
     they gather are prefetched (C: ep_far_pick, 1 when `dim` >= `least` and most
     sampled segments of two entries or more span more than dim / `share`
     coordinates; it reads pos and crd only inside pos[0] .. pos[parents]). The

@@ -1,19 +1,17 @@
 """What lowering may assume of a stream, as typed values (proofs_notes/facts.md).
 
-A stream's record (stream.py) says what it means: its run and its values. What
-a combinator or lowering may *assume* of it beyond that is a fact: a frozen value
-whose docstring is its contract, true in every state lowering reads. A `Facts`
-value holds at most one fact of each class.
+A stream's record (stream.py) says what it means: its run and its values. What a combinator or
+lowering may *assume* of it beyond that is a fact: a frozen value whose docstring is its
+contract, true in every state lowering reads (at most one of each class in a `Facts` value).
 
-Facts are the stream's correctness assumptions: code relying on one gives the
-result of the plain loop `init; while valid { if ready {value}; next }` only
-because the fact holds. Hints are facts read only to choose a schedule (merge
-or gallop, prefetch addresses): never read for results, nor missed when dropped.
+Facts are the stream's correctness assumptions: code relying on one gives the result of the
+plain loop `init; while valid { if ready {value}; next }` only because the fact holds. Hints are
+facts read only to choose a schedule (merge or gallop, prefetches): never for results.
 
-Propagation is opt-in. A combinator that builds a stream from another names the
+Propagation is opt-in: a combinator building a stream from another names the
 classes it keeps (`facts.keep(Locate, Prelude)`) or builds new facts; a fact it
-does not name is dropped, never inherited: a new kind of fact is absent until
-each combinator keeping it is argued to keep it true. Read one with
+does not name is dropped, never inherited, so a new kind is absent until each
+combinator keeping it is argued to keep it true. Read one with
 `s.facts.get(Counter)` (None when absent) or `Counter in s.facts`."""
 from __future__ import annotations
 
@@ -171,12 +169,13 @@ class Segment(Fact):
 class Walk(Fact):
     """A whole walk of the last level of input `tensor`, a unique segment level
     below one located level: the stream's loop is `while (q < end)` (Segment's q
-    and end) with `q := q + 1` as its last statement, it reads the level's
-    coordinates `crd` and values `vals` at q only, and each parent position p
-    (there are `parents` of them, a C size) has its segment at pos[p] ..
-    pos[p+1] of `pos`, coordinates below the size `dim`. A loop built from the
+    and end) with `q := q + 1` last, it reads the level's coordinates `crd` and
+    values `vals` at q only, and each parent position p (`parents` of them, a C
+    size) has its segment at pos[p] .. pos[p+1] of `pos`, coordinates below the
+    size `dim`; with `rows` (first, end), it walks the segments of parents
+    first..end-1 as one (lower.schedule.flat_walks). A loop built from the
     stream's own fields says so (imp.While.walk, lower.driver): a kernel may
-    check that level's entries where it reads them (lower.schedule.fused_checks)
+    check the level's entries where it reads them (lower.schedule.fused_checks)
     when the input was bound without its full check."""
 
     tensor: str
@@ -190,6 +189,7 @@ class Walk(Fact):
     narrow: object = None   # a window walk's narrowing of long segments (WindowWalk)
     appends: tuple = ()     # (n, wheres, values): buffers only ⊕-added out later (order_free)
     inside: bool = False    # reads at its coordinate only inside its window's test (window_walks)
+    rows: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -331,8 +331,8 @@ class Block:
 
 @dataclass(frozen=True)
 class Extent(Hint):
-    """The number of states left, read right after init (a segment's end − start).
-    Chooses merge or leapfrog and whether a segment prefetches; any value does."""
+    """The number of states left, read right after init (a segment's end − start):
+    chooses merge or leapfrog, whether a segment prefetches; any value does."""
 
     n: imp.Expr
 
@@ -369,9 +369,9 @@ class Runs(Hint):
     """A unique segment level (or a band) whose successive segments follow one
     another in memory (its parent's position is a counter, not a gathered
     coordinate): `arrays` are those it reads at its own position (its crd, a
-    leaf's values, a child level's pos), each holding at least n entries. The
-    position is `at` (a band's shift plus its counter), or the Segment's q when
-    `at` is None. Lowering may prefetch them ahead at each segment's start."""
+    leaf's values, a child level's pos), each holding at least n entries, at
+    `at` (a band's shift plus its counter), or the Segment's q when `at` is
+    None. Lowering may prefetch them ahead at each segment's start."""
 
     arrays: tuple
     n: imp.Expr

@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
@@ -96,6 +96,7 @@ PASSES = (
     Pass("band rows", "band_rows", "step", band_rows.run),
     Pass("row streams", "row_streams", "step", row_streams.run),
     Pass("run lanes", "runs", "step", run_lanes.run),              # and run_lanes >= 2
+    Pass("flat walks", "flat_walks", "level", flat_walks.run),
     Pass("register blocks", "register_blocks", "level", blocks.run),
     Pass("fixed coordinates", "fixed_coordinates", "loop", fixed_coordinates.run),
     Pass("window walks", "window_walk", "loop", window_walks.run),

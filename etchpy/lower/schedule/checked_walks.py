@@ -4,6 +4,7 @@ plan; proofs_notes/validation.md argues each form):
 - `checked_loop`: the segment's guard, then the loop testing each entry it
   reads (its coordinate inside the dimension, in order unless the body is
   order free, its value not NaN where asked), leaving at the first that fails;
+- `rows_in_order`: a flat walk's test of its parents' pointers, first;
 - `clamped_loop`: an order-free walk whose segment was checked ahead, its
   coordinates clamped and counted, tested after the loops.
 """
@@ -36,6 +37,20 @@ def checked_loop(q: str, e: str, body, lv, err: str, names: imp.Names,
     cond = and_(lt(qv, ev), and_(lt(Var(prev), crd_q), test))
     return (seq(Decl(prev, "index", Const(-1)), guard),
             seq(While(cond, seq(Assign(prev, crd_q), body)), If(lt(qv, ev), fail)))
+
+
+def rows_in_order(walk, lv, err: str, names: imp.Names):
+    """A flat walk's (Walk.rows: lower.schedule.flat_walks) test that pos is
+    nondecreasing over its parents first..end, before its segment's guard: one
+    branch-free pass over those pointers; where it fails the kernel reports
+    and the walk is left empty (end := q)."""
+    first, end = walk.rows
+    r, bad = names.fresh(f"{walk.q}_row"), names.fresh(f"{walk.q}_disorder")
+    down = Bin("<", Load(lv.pos, imp.add(Var(r), imp.ONE)), Load(lv.pos, Var(r)))
+    return seq(Decl(r, "index", first), Decl(bad, "index", Const(0)),
+               While(lt(Var(r), end), seq(Assign(bad, Bin("|", Var(bad), down)), imp.incr(r))),
+               If(Bin("!=", Var(bad), Const(0)),
+                  seq(Assign(err, Const(ERROR_CODE)), Assign(walk.end, Var(walk.q)))))
 
 
 def clamped_loop(q: str, e: str, body, lv, fail, names: imp.Names,

@@ -43,7 +43,7 @@ from ...streams import Walk
 from . import (checks_first, coo_checks, merge_checks, merge_steps, met_checks, row_checks,
                row_starts, segment_checks)
 from ..program import program_names
-from .checked_walks import checked_loop
+from .checked_walks import checked_loop, rows_in_order
 from .order_free import order_free
 from ...imp import (Assign, Bin, Const, Decl, GatherPick, GatherSum, If, Load, ParallelFor,
                    Prefetch, Seq, Var, While, seq)
@@ -338,12 +338,14 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     match node:
         case While(_, body) if (q := _walk_var(node, lv)) is not None:
             body = _rewrite(body, lv, err, names)
-            return seq(*checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
+            return seq(_in_order(node.walk, lv, err, names),
+                       *checked_loop(q, node.walk.end, body, lv, err, names, lv.dense_output,
                                      node.walk.appends, node.walk.inside))
         case GatherSum(fallback=While(_, body) as loop) if (
                 node.crd == lv.crd and (q := _walk_var(loop, lv)) is not None):
             body = _rewrite(body, lv, err, names)
             guard, rest = checked_loop(q, loop.walk.end, body, lv, err, names, lv.dense_output)
+            guard = seq(_in_order(loop.walk, lv, err, names), guard)
             if not (lv.dense_output and order_free(body, Load(lv.crd, Var(q)))) or (
                     lv.nan and node.ops == ("+", "*")):
                 return seq(guard, rest)     # the loop checks the order or NaN: it alone
@@ -359,6 +361,11 @@ def _rewrite(node, lv: Level, err: str, names: imp.Names):
     if isinstance(node, (Load, Var, Const, Bin)):
         return node
     return imp.map_parts(node, lambda x: _rewrite(x, lv, err, names), notes=True)
+
+
+def _in_order(walk: Walk, lv: Level, err: str, names: imp.Names):
+    """A flat walk's test of its rows' order (checked_walks.rows_in_order); else nothing."""
+    return seq() if walk.rows is None else rows_in_order(walk, lv, err, names)
 
 
 def _replace_loop(node, loop: While, by):

@@ -65,6 +65,8 @@ def run(prog, semiring, tuning):
                              else (0, 0))
             if _plain_only(new, pick):  # no gather: ragged rows pay at every length
                 least, ragged = max(tuning.plain_sum_from, 1), 1
+            if _flat_only(new, pick):   # one segment of every row (flat_walks): lanes
+                least, ragged = -1, 0
             picks.append(GatherPick(pick, lv.pos, lv.parents, least=least, ragged=ragged))
     if not picks:
         return prog
@@ -100,6 +102,12 @@ def rewrite_gathered(node, lv, change, matched=gathered):
         other = None if node.else_ is None else rewrite_gathered(node.else_, lv, change, matched)
         return replace(node, then=rewrite_gathered(node.then, lv, change, matched), else_=other)
     return node
+
+
+def _flat_only(body, pick: str) -> bool:
+    """Whether every GatherSum of `pick` in body walks a flat segment (Walk.rows)."""
+    return all(n.fallback.walk is not None and n.fallback.walk.rows is not None
+               for n in imp.statements(body) if isinstance(n, GatherSum) and n.pick == pick)
 
 
 def _plain_only(body, pick: str) -> bool:

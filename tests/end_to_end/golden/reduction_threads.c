@@ -329,9 +329,12 @@ static inline ep_val_t ep_gather_sum(ep_val_t acc, int64_t q, int64_t e,
  * at least `from` long (real sums: Tuning.gather_from; both the host's:
  * etchpy/host_facts.py; shorter rows take the scalar loop faster), or, with
  * `from` 0 (min and max lanes), take few enough chunks of eight:
- * 6 * ceil(L / 8) <= L (lanes for L = 7, 8 and from 12), else 0. */
+ * 6 * ceil(L / 8) <= L (lanes for L = 7, 8 and from 12), else 0. With `from`
+ * < 0 (a flat walk: every row's segment as one, lower.schedule.flat_walks), 1. */
 static int64_t ep_gather_pick(const ep_idx_t *pos, int64_t n, int64_t from, int64_t ragged_from)
 {
+    if (from < 0)
+        return 1;
     int64_t k = 0, same = 0, total = 0;
     for (int64_t run = 1; run < 8; run += 2) {
         for (int64_t i = run * (n / 8), t = 0; t < 8 && i + 2 <= n; i++, t++, k++) {

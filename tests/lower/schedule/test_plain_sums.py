@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import etchpy as ep
 from etchpy import imp, pipeline
+from etchpy.tuning import of as tuning_of
 from etchpy.errors import InputError
 from tuned import on_interpreter
 
@@ -20,6 +21,8 @@ OFF = ep.Tuning(plain_sum_lanes=False)
 
 
 def c_text(text, semiring=None, tuning=None):
+    """The C of text (a total's rows walked one by one: no flat walk, test_flat_walks)."""
+    tuning = tuning_of(tuning).with_(flat_walks=False) if tuning != "noopt" else tuning
     kern = ep.compile(text, formats={"A": "csr"}, semiring=semiring, tuning=tuning)
     return pipeline.render_c(kern.compiled, "int32_t").c
 
