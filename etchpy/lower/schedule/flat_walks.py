@@ -52,11 +52,10 @@ def flattened(s) -> streams.Stream | None:
     mine = {counter.name, *(name for name, _ in s.state)}
     if mine & imp.names_used(init) or mine & _names_read(child):
         return None
-    count = child.facts.get(Counter)
-    if count is not None and (count.first, count.end) == (opens[0].value, opens[1].value):
-        count = Counter(count.name, *(Load(walk.pos, r) for r in rows))
-    elif count is not None and (count.first, count.end) != (opens[0].value, Var(walk.end)):
-        count = None        # a counter of other bounds: not known to hold of the flat walk
+    count = child.facts.get(Counter)      # its bounds as init's, else dropped
+    ends = {opens[1].value: Load(walk.pos, rows[1]), Var(walk.end): Var(walk.end)}
+    count = None if count is None or count.first != opens[0].value or count.end not in ends \
+        else Counter(count.name, Load(walk.pos, rows[0]), ends[count.end])
     keep = child.facts.keep(Segment, streams.Most, streams.Extent, streams.Ahead)
     return child.derive(keep.add(replace(walk, rows=rows), count), init=init)
 
