@@ -80,8 +80,8 @@ class Tuning:
     fixed_coordinates: bool = True    # a counted loop's terms each pinned to k = c (ep.eq): once, at c
     saturated_sums: bool = True       # a Σ whose ⊕ one absorbs (boolean) stops once it is one
     flat_walks: bool = True           # a Σ over every parent's segment in turn walked as one segment
-    shift_runs: bool = True           # windows of one run list at shifts filling an interval
-                                      # met as one stream (⊗ idempotent: an erosion's rows)
+    counted_lanes: bool = True        # a dense level's float Σ over sum_lanes accumulators (reassociated)
+    shift_runs: bool = True           # a run list's windows at shifts filling an interval met as one (⊗ idempotent)
     shift_rows: bool = True           # ... and each row's once, kept in a ring for the rows
     register_blocks: bool = True      # a dense output's last axis in registers
     prefetch: bool = True             # prefetch gathered rows and consecutive rows

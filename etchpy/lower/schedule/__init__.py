@@ -79,7 +79,7 @@ class Pass:
     run: Callable
 
 
-from . import (band_rows, blas, blocks, constant_sums, far_rows, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
+from . import (band_rows, blas, blocks, constant_sums, counted_sums, far_rows, fixed_coordinates, flat_mask, flat_walks, fuse_temps, fused_rows, gather_sums,  # noqa: E402
                guard_blocks, guard_prefetch, khatri_rao, met_prefetch, overlap_tail, phases, pieces,
                prefetch, row_blocks, row_starts, row_streams, run_lanes, run_sums, saturated_sums,
                size_switch, thread_work, threads, unswitch, value_prefetch, window_blocks,
@@ -106,6 +106,7 @@ PASSES = (
     Pass("run sums", "runs", "loop", run_sums.run),
     Pass("pieces", "pieces", "loop", pieces.run),
     Pass("saturated sums", "saturated_sums", "loop", saturated_sums.run),
+    Pass("counted sums in lanes", "counted_lanes", "loop", counted_sums.run),
     Pass("prefetched runs", "prefetch", "loop", prefetch.run_loop),
     Pass("guarded fibres prefetched", "prefetch", "program",
          lambda prog, semiring, tuning: guard_prefetch.run(prog, tuning)),

@@ -26,7 +26,7 @@ def run(em, s, parts) -> imp.Stmt | None:
         return None
     lanes = host_facts.resolved(em.tuning).sum_lanes
     stages = [lanes] + ([lanes // 4] if lanes // 4 >= 2 else [])
-    split = [split_sum(em, s, parts, pieces, n) for n in stages]
+    split = [split_sum(em, s, parts, pieces.counter, Var(pieces.end), n) for n in stages]
     plain = While(s.valid, seq(parts.fetch, imp.if_(s.ready, parts.on_ready),
                                incr(pieces.counter)))
     inner = short_sum(em, s, parts, pieces, seq(*split, plain))
@@ -59,8 +59,8 @@ def short_mean(tuning, pieces) -> imp.Expr | None:
     return lt(total, Bin("*", Const(mean), count))
 
 
-def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
-    """The first states of a piece, `lanes` at a time into as many accumulators,
+def split_sum(em, s, parts, c: str, end: imp.Expr, lanes: int) -> imp.Stmt:
+    """The first states of a piece (counter c up to `end`), `lanes` at a time into as many accumulators,
     added into the accumulator after (all of it skipped when the piece has
     fewer states left: a short band pays one test); the rest of the piece is left to the
     next stage (a quarter as many lanes) and the plain loop. SKIP unless the
@@ -70,7 +70,6 @@ def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
     if lanes < 2 or found is None or parts.fetch != imp.SKIP or s.ready != imp.TRUE:
         return imp.SKIP
     acc, v = found
-    c = pieces.counter
     names = [em.names.fresh(f"{acc}_lane") for _ in range(lanes)]
     adds = [Assign(a, Ring("add", Var(a), imp.substitute(v, c, imp.add(Var(c), Const(k)))))
             for k, a in enumerate(names)]
@@ -79,7 +78,7 @@ def split_sum(em, s, parts, pieces, lanes: int) -> imp.Stmt:
         total = [Ring("add", total[k], total[k + 1]) if k + 1 < len(total) else total[k]
                  for k in range(0, len(total), 2)]
     zero = Const(em.sr.zero, "value")
-    fits = lt(imp.add(Var(c), Const(lanes - 1)), Var(pieces.end))
+    fits = lt(imp.add(Var(c), Const(lanes - 1)), end)
     return imp.If(fits, seq(*[Decl(a, "value", zero) for a in names],
                             While(fits, seq(*adds, Assign(c, imp.add(Var(c), Const(lanes))))),
                             Assign(acc, Ring("add", Var(acc), total[0]))))
